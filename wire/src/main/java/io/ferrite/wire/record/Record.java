@@ -1,0 +1,263 @@
+package io.ferrite.wire.record;
+
+import io.ferrite.wire.ProtocolException;
+import io.ferrite.wire.Varints;
+import org.agrona.DirectBuffer;
+
+/**
+ * Flyweight over one record of a v2 batch:
+ * <pre>
+ *   length: varint              bytes after this field
+ *   attributes: int8            unused, 0
+ *   timestampDelta: varlong     from the batch's base timestamp
+ *   offsetDelta: varint         from the batch's base offset
+ *   keyLength: varint           -1 for a null key
+ *   key: byte[keyLength]
+ *   valueLength: varint         -1 for a null value
+ *   value: byte[valueLength]
+ *   headerCount: varint
+ *   headers: [keyLength: varint (not null), key, valueLength: varint (-1 null), value]
+ * </pre>
+ * {@link #wrap} checks the whole record against its declared length, as Kafka does, and records
+ * where the key, value and headers are; headers are walked with {@link #nextHeader()}.
+ */
+public final class Record
+{
+    private DirectBuffer buffer;
+    private int offset;
+    private int end;
+    private long baseOffset;
+    private long baseTimestamp;
+    private long logAppendTime;
+    private byte attributes;
+    private long timestampDelta;
+    private int offsetDelta;
+    private int keyAt;
+    private int keyLength;
+    private int valueAt;
+    private int valueLength;
+    private int headerCount;
+    private int headersAt;
+
+    private int headerIndex;
+    private int nextHeaderAt;
+    private int headerKeyAt;
+    private int headerKeyLength;
+    private int headerValueAt;
+    private int headerValueLength;
+
+    /**
+     * Checks and wraps the record at {@code offset}, reading nothing at or past {@code limit}.
+     *
+     * @param logAppendTime the batch's max timestamp when its timestamps are LogAppendTime, else
+     *                      {@link RecordBatchDescriptor#NO_TIMESTAMP}
+     * @return the offset after the record
+     * @throws CorruptRecordException when the record does not hold together
+     */
+    public int wrap(
+        final DirectBuffer buffer, final int offset, final int limit, final long baseOffset, final long baseTimestamp,
+        final long logAppendTime)
+    {
+        this.buffer = buffer;
+        this.offset = offset;
+        this.baseOffset = baseOffset;
+        this.baseTimestamp = baseTimestamp;
+        this.logAppendTime = logAppendTime;
+        try
+        {
+            long v = Varints.readVarint(buffer, offset, limit, "length");
+            final int bodyLength = Varints.value(v);
+            int p = offset + Varints.size(v);
+            if (bodyLength < 0 || bodyLength > limit - p)
+            {
+                throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
+                    " bytes in record payload, but the buffer has only " + (limit - p) + " remaining bytes");
+            }
+            final int bodyEnd = p + bodyLength;
+            if (p >= bodyEnd)
+            {
+                throw new CorruptRecordException("Invalid record size: empty record body");
+            }
+            attributes = buffer.getByte(p++);
+            final int tsSize = Varints.varlongSize(buffer, p, bodyEnd, "timestampDelta");
+            timestampDelta = Varints.readVarlongUnchecked(buffer, p);
+            p += tsSize;
+            v = Varints.readVarint(buffer, p, bodyEnd, "offsetDelta");
+            offsetDelta = Varints.value(v);
+            p += Varints.size(v);
+
+            v = Varints.readVarint(buffer, p, bodyEnd, "keyLength");
+            keyLength = Varints.value(v);
+            keyAt = p + Varints.size(v);
+            p = skip(keyAt, keyLength, bodyEnd, true, "key");
+
+            v = Varints.readVarint(buffer, p, bodyEnd, "valueLength");
+            valueLength = Varints.value(v);
+            valueAt = p + Varints.size(v);
+            p = skip(valueAt, valueLength, bodyEnd, true, "value");
+
+            v = Varints.readVarint(buffer, p, bodyEnd, "headerCount");
+            headerCount = Varints.value(v);
+            p += Varints.size(v);
+            if (headerCount < 0)
+            {
+                throw new CorruptRecordException("Found invalid number of record headers " + headerCount);
+            }
+            headersAt = p;
+            for (int i = 0; i < headerCount; i++)
+            {
+                v = Varints.readVarint(buffer, p, bodyEnd, "headerKeyLength");
+                p = skip(p + Varints.size(v), Varints.value(v), bodyEnd, false, "header key");
+                v = Varints.readVarint(buffer, p, bodyEnd, "headerValueLength");
+                p = skip(p + Varints.size(v), Varints.value(v), bodyEnd, true, "header value");
+            }
+            if (p != bodyEnd)
+            {
+                throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
+                    " bytes in record payload, but instead read " + (p - (bodyEnd - bodyLength)));
+            }
+            this.end = bodyEnd;
+            headerIndex = 0;
+            nextHeaderAt = headersAt;
+            return bodyEnd;
+        }
+        catch (final ProtocolException ex)
+        {
+            throw new CorruptRecordException("Invalid record: " + ex.getMessage());
+        }
+    }
+
+    private static int skip(final int at, final int length, final int end, final boolean nullable, final String what)
+    {
+        if (length < 0)
+        {
+            if (length == -1 && nullable)
+            {
+                return at;
+            }
+            throw new CorruptRecordException("Invalid negative " + what + " size " + length);
+        }
+        if (length > end - at)
+        {
+            throw new CorruptRecordException("Invalid " + what + " size " + length + ": only " + (end - at) + " bytes remain");
+        }
+        return at + length;
+    }
+
+    public DirectBuffer buffer()
+    {
+        return buffer;
+    }
+
+    /** Where the record starts (its length field). */
+    public int encodedOffset()
+    {
+        return offset;
+    }
+
+    public int sizeInBytes()
+    {
+        return end - offset;
+    }
+
+    public byte attributes()
+    {
+        return attributes;
+    }
+
+    public long timestampDelta()
+    {
+        return timestampDelta;
+    }
+
+    public int offsetDelta()
+    {
+        return offsetDelta;
+    }
+
+    public long offset()
+    {
+        return baseOffset + offsetDelta;
+    }
+
+    /** The record's timestamp: the batch's LogAppendTime when it has one, else base + delta. */
+    public long timestamp()
+    {
+        return logAppendTime != RecordBatchDescriptor.NO_TIMESTAMP ? logAppendTime : baseTimestamp + timestampDelta;
+    }
+
+    public int keyLength()
+    {
+        return keyLength;
+    }
+
+    public int keyOffset()
+    {
+        return keyAt;
+    }
+
+    public boolean hasKey()
+    {
+        return keyLength >= 0;
+    }
+
+    public int valueLength()
+    {
+        return valueLength;
+    }
+
+    public int valueOffset()
+    {
+        return valueAt;
+    }
+
+    public boolean hasValue()
+    {
+        return valueLength >= 0;
+    }
+
+    public int headerCount()
+    {
+        return headerCount;
+    }
+
+    /** Moves to the next header (from the first after each {@link #wrap}); false when there is none. */
+    public boolean nextHeader()
+    {
+        if (headerIndex >= headerCount)
+        {
+            return false;
+        }
+        // checked by wrap, so only decoded here
+        long v = Varints.readVarint(buffer, nextHeaderAt, end, "headerKeyLength");
+        headerKeyLength = Varints.value(v);
+        headerKeyAt = nextHeaderAt + Varints.size(v);
+        v = Varints.readVarint(buffer, headerKeyAt + headerKeyLength, end, "headerValueLength");
+        headerValueLength = Varints.value(v);
+        headerValueAt = headerKeyAt + headerKeyLength + Varints.size(v);
+        nextHeaderAt = headerValueAt + Math.max(headerValueLength, 0);
+        headerIndex++;
+        return true;
+    }
+
+    public int headerKeyOffset()
+    {
+        return headerKeyAt;
+    }
+
+    public int headerKeyLength()
+    {
+        return headerKeyLength;
+    }
+
+    public int headerValueOffset()
+    {
+        return headerValueAt;
+    }
+
+    /** -1 for a null header value. */
+    public int headerValueLength()
+    {
+        return headerValueLength;
+    }
+}
