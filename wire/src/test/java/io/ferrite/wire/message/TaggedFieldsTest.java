@@ -32,6 +32,48 @@ class TaggedFieldsTest
     }
 
     @Test
+    void anyUnknownTaggedFieldsAreSkippedWhereverTheyAre()
+    {
+        io.ferrite.wire.testing.Property.check("unknown tagged fields", 500, r ->
+        {
+            final short version = (short)(12 + r.nextInt(7));
+            final FetchRequestData kafka = new FetchRequestData().setMaxWaitMs(r.nextInt(1000)).setMinBytes(r.nextInt(9))
+                .setClusterId(r.nextBoolean() ? null : io.ferrite.wire.testing.Property.string(r, 8, false));
+            final FetchRequestData.FetchTopic topic = new FetchRequestData.FetchTopic().setTopic("t")
+                .setTopicId(org.apache.kafka.common.Uuid.randomUuid());
+            kafka.topics().add(topic);
+            final FetchRequestData.FetchPartition partition = new FetchRequestData.FetchPartition().setPartition(r.nextInt(50))
+                .setFetchOffset(r.nextLong() >>> 1);
+            topic.partitions().add(partition);
+            int expected = 0;
+            for (final java.util.List<RawTaggedField> where : java.util.List.of(
+                kafka.unknownTaggedFields(), topic.unknownTaggedFields(), partition.unknownTaggedFields()))
+            {
+                int tag = 10;
+                for (int i = r.nextInt(3); i > 0; i--)
+                {
+                    tag += 1 + r.nextInt(1000);
+                    final byte[] data = new byte[r.nextInt(r.nextBoolean() ? 300 : 5)];
+                    r.nextBytes(data);
+                    where.add(new RawTaggedField(tag, data));
+                    expected += where == kafka.unknownTaggedFields() ? 1 : 0;
+                }
+            }
+            final byte[] bytes = KafkaCrossValidationTest.KafkaMessages.serialize(kafka, version);
+            final FetchRequestDecoder d = new FetchRequestDecoder();
+            assertEquals(bytes.length, d.wrap(new UnsafeBuffer(bytes), 0, bytes.length, version));
+            assertEquals(expected, d.unknownTaggedFields());
+            assertEquals(kafka.clusterId(), d.clusterId());
+            assertEquals(kafka.maxWaitMs(), d.maxWaitMs());
+            final FetchRequestDecoder.FetchTopic t = d.topics().next();
+            assertEquals(topic.unknownTaggedFields().size(), t.unknownTaggedFields());
+            final FetchRequestDecoder.FetchPartition p = t.partitions().next();
+            assertEquals(partition.unknownTaggedFields().size(), p.unknownTaggedFields());
+            assertEquals(partition.fetchOffset(), p.fetchOffset());
+        });
+    }
+
+    @Test
     void aTaggedFieldWhoseValueDoesNotFillItsSizeIsRefused()
     {
         // FetchRequest v12: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch,

@@ -1,0 +1,166 @@
+package io.ferrite.perf.results;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * Writes {@code jmh-results/RESULTS.md} from the recorded runs: each {@code NAME.json} (JMH's JSON
+ * output) with its {@code NAME.meta.json} (date, commit, JDK, CPU, cores, command, written by
+ * {@code perf/bin/jmh-record}). The markdown is only ever generated, never edited.
+ *
+ * <p>{@code ResultsReport <dir>} rewrites the file; {@code ResultsReport --check <dir>} exits 1
+ * when the file differs from what the JSON gives.
+ */
+public final class ResultsReport
+{
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private ResultsReport()
+    {
+    }
+
+    public static void main(final String[] args) throws IOException
+    {
+        final boolean check = args.length == 2 && args[0].equals("--check");
+        final Path dir = Path.of(args[args.length - 1]);
+        final String markdown = render(dir);
+        final Path file = dir.resolve("RESULTS.md");
+        if (check)
+        {
+            final String current = Files.exists(file) ? Files.readString(file) : "";
+            if (!current.equals(markdown))
+            {
+                System.err.println(file + " is not what the JSON in " + dir + " gives; run perf/bin/jmh-report");
+                System.exit(1);
+            }
+            return;
+        }
+        Files.writeString(file, markdown, StandardCharsets.UTF_8);
+        System.out.println("wrote " + file);
+    }
+
+    public static String render(final Path dir) throws IOException
+    {
+        final Map<String, Path> runs = new TreeMap<>();
+        try (Stream<Path> files = Files.list(dir))
+        {
+            files.filter(p -> p.getFileName().toString().endsWith(".json") && !p.getFileName().toString().endsWith(".meta.json"))
+                .forEach(p -> runs.put(p.getFileName().toString().replaceFirst("\\.json$", ""), p));
+        }
+        final StringBuilder md = new StringBuilder();
+        md.append("# Benchmark results\n\n");
+        md.append("Generated from the JSON files in this folder by `perf/bin/jmh-report`; do not edit by hand.\n");
+        md.append("Record a run with `perf/bin/jmh-record NAME [JMH options]` (it always adds `-prof gc`).\n");
+        md.append("Scores are JMH's mean with its 99.9% confidence half-width, and the median of the measurement\n");
+        md.append("iterations; allocation is `gc.alloc.rate.norm` in bytes per operation. These machines are small\n");
+        md.append("and shared: compare within one run, and read ratios rather than absolute figures.\n");
+        for (final Map.Entry<String, Path> run : runs.entrySet())
+        {
+            final Path metaFile = dir.resolve(run.getKey() + ".meta.json");
+            if (!Files.exists(metaFile))
+            {
+                throw new IllegalStateException(run.getValue() + " has no " + metaFile.getFileName() + ": record runs with jmh-record");
+            }
+            section(md, run.getKey(), MAPPER.readTree(metaFile.toFile()), MAPPER.readTree(run.getValue().toFile()));
+        }
+        return md.toString();
+    }
+
+    private static void section(final StringBuilder md, final String name, final JsonNode meta, final JsonNode results)
+    {
+        md.append("\n## ").append(name).append("\n\n");
+        md.append("- date: ").append(meta.path("date").asText()).append(", commit `").append(meta.path("commit").asText()).append("`\n");
+        final JsonNode first = results.size() > 0 ? results.get(0) : MAPPER.createObjectNode();
+        md.append("- JDK: ").append(first.path("jdkVersion").asText(meta.path("jdk").asText())).append(" (")
+            .append(first.path("vmName").asText()).append(' ').append(first.path("vmVersion").asText()).append(")\n");
+        md.append("- machine: ").append(meta.path("cpu").asText()).append(", ").append(meta.path("cores").asText())
+            .append(" cores, ").append(meta.path("os").asText()).append('\n');
+        md.append("- JMH: ").append(first.path("forks").asInt()).append(" fork(s), ")
+            .append(first.path("warmupIterations").asInt()).append(" x ").append(first.path("warmupTime").asText())
+            .append(" warm-up, ").append(first.path("measurementIterations").asInt()).append(" x ")
+            .append(first.path("measurementTime").asText()).append(" measurement; command `")
+            .append(meta.path("command").asText()).append("`\n\n");
+        md.append("| benchmark | params | mode | score | ± error | median | unit | alloc B/op |\n");
+        md.append("|---|---|---|---:|---:|---:|---|---:|\n");
+        for (final JsonNode r : results)
+        {
+            final JsonNode primary = r.path("primaryMetric");
+            final String benchmark = r.path("benchmark").asText().replaceFirst("^io\\.ferrite\\.perf\\.", "");
+            md.append("| ").append(benchmark)
+                .append(" | ").append(params(r.path("params")))
+                .append(" | ").append(r.path("mode").asText())
+                .append(" | ").append(number(primary.path("score").asDouble()))
+                .append(" | ").append(number(primary.path("scoreError").asDouble()))
+                .append(" | ").append(number(median(primary.path("rawData"))))
+                .append(" | ").append(primary.path("scoreUnit").asText())
+                .append(" | ").append(allocation(r.path("secondaryMetrics").path("gc.alloc.rate.norm")))
+                .append(" |\n");
+        }
+    }
+
+    private static String params(final JsonNode params)
+    {
+        if (params.isMissingNode() || params.size() == 0)
+        {
+            return "";
+        }
+        final List<String> parts = new ArrayList<>();
+        params.fields().forEachRemaining(e -> parts.add(e.getKey() + "=" + e.getValue().asText()));
+        return String.join(", ", parts);
+    }
+
+    private static String allocation(final JsonNode metric)
+    {
+        if (metric.isMissingNode())
+        {
+            return "not measured";
+        }
+        return number(metric.path("score").asDouble()) + " ± " + number(metric.path("scoreError").asDouble());
+    }
+
+    static double median(final JsonNode rawData)
+    {
+        final List<Double> values = new ArrayList<>();
+        for (final JsonNode fork : rawData)
+        {
+            for (final JsonNode v : fork)
+            {
+                values.add(v.asDouble());
+            }
+        }
+        if (values.isEmpty())
+        {
+            return Double.NaN;
+        }
+        final double[] sorted = values.stream().mapToDouble(Double::doubleValue).toArray();
+        Arrays.sort(sorted);
+        final int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    static String number(final double v)
+    {
+        if (Double.isNaN(v))
+        {
+            return "n/a";
+        }
+        final double a = Math.abs(v);
+        if (a >= 100 || v == 0)
+        {
+            return String.format(Locale.ROOT, "%.0f", v);
+        }
+        return a >= 1 ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.3f", v);
+    }
+}

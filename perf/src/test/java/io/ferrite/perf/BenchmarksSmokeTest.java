@@ -1,0 +1,66 @@
+package io.ferrite.perf;
+
+import io.ferrite.perf.results.ResultsReport;
+import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * CI does not measure: it checks that every benchmark runs (in-process, one short iteration) and
+ * that the committed RESULTS.md is what the committed JSON gives.
+ */
+class BenchmarksSmokeTest
+{
+    @Test
+    void everyBenchmarkRuns() throws RunnerException
+    {
+        final Collection<RunResult> results = new Runner(new OptionsBuilder()
+            .include("io\\.ferrite\\.perf\\..*")
+            .forks(0)
+            .warmupIterations(0)
+            .measurementIterations(1)
+            .measurementTime(TimeValue.milliseconds(50))
+            .shouldFailOnError(true)
+            .build()).run();
+        // one line per benchmark in the list the annotation processor generates
+        final long declared;
+        try (var in = getClass().getClassLoader().getResourceAsStream("META-INF/BenchmarkList"))
+        {
+            declared = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
+                .filter(l -> !l.isBlank()).count();
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+        assertTrue(declared >= 7, "benchmarks declared: " + declared);
+        assertEquals(declared, results.size(), "benchmarks run");
+        for (final RunResult r : results)
+        {
+            assertTrue(r.getPrimaryResult().getScore() > 0, r.getParams().getBenchmark());
+        }
+    }
+
+    @Test
+    void resultsMarkdownIsGeneratedFromTheJson() throws IOException
+    {
+        final Path dir = Path.of("..", "jmh-results");
+        if (!Files.exists(dir.resolve("RESULTS.md")))
+        {
+            return; // nothing recorded yet
+        }
+        assertEquals(ResultsReport.render(dir), Files.readString(dir.resolve("RESULTS.md")),
+            "jmh-results/RESULTS.md differs from what its JSON gives: run perf/bin/jmh-report");
+    }
+}
