@@ -27,6 +27,12 @@ public final class ResultsReport
 {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
+    /** Ferrite benchmarks and the kafka-clients baseline doing the same work, for the ratio table. */
+    private static final Map<String, String> BASELINES = Map.of(
+        "wire.ProduceRequestBenchmark.decode", "wire.KafkaBaselineBenchmark.produceRequestDecode",
+        "wire.ProduceRequestBenchmark.encode", "wire.KafkaBaselineBenchmark.produceRequestEncode",
+        "wire.RecordBatchBenchmark.iterate", "wire.KafkaBaselineBenchmark.recordBatchIterate");
+
     private ResultsReport()
     {
     }
@@ -64,8 +70,9 @@ public final class ResultsReport
         md.append("Generated from the JSON files in this folder by `perf/bin/jmh-report`; do not edit by hand.\n");
         md.append("Record a run with `perf/bin/jmh-record NAME [JMH options]` (it always adds `-prof gc`).\n");
         md.append("Scores are JMH's mean with its 99.9% confidence half-width, and the median of the measurement\n");
-        md.append("iterations; allocation is `gc.alloc.rate.norm` in bytes per operation. These machines are small\n");
-        md.append("and shared: compare within one run, and read ratios rather than absolute figures.\n");
+        md.append("iterations; allocation is `gc.alloc.rate.norm` in bytes per operation (a few thousandths of a byte is\n");
+        md.append("JMH's own bookkeeping spread over the operations: the code under test allocated nothing). These\n");
+        md.append("machines are small and shared: compare within one run, and read ratios rather than absolute figures.\n");
         for (final Map.Entry<String, Path> run : runs.entrySet())
         {
             final Path metaFile = dir.resolve(run.getKey() + ".meta.json");
@@ -94,6 +101,11 @@ public final class ResultsReport
             .append(meta.path("command").asText()).append("`\n\n");
         md.append("| benchmark | params | mode | score | ± error | median | unit | alloc B/op |\n");
         md.append("|---|---|---|---:|---:|---:|---|---:|\n");
+        final Map<String, JsonNode> byName = new TreeMap<>();
+        for (final JsonNode r : results)
+        {
+            byName.put(r.path("benchmark").asText().replaceFirst("^io\\.ferrite\\.perf\\.", ""), r);
+        }
         for (final JsonNode r : results)
         {
             final JsonNode primary = r.path("primaryMetric");
@@ -107,6 +119,28 @@ public final class ResultsReport
                 .append(" | ").append(primary.path("scoreUnit").asText())
                 .append(" | ").append(allocation(r.path("secondaryMetrics").path("gc.alloc.rate.norm")))
                 .append(" |\n");
+        }
+        final StringBuilder ratios = new StringBuilder();
+        for (final Map.Entry<String, String> pair : new TreeMap<>(BASELINES).entrySet())
+        {
+            final JsonNode ours = byName.get(pair.getKey());
+            final JsonNode theirs = byName.get(pair.getValue());
+            if (ours != null && theirs != null)
+            {
+                final double o = median(ours.path("primaryMetric").path("rawData"));
+                final double t = median(theirs.path("primaryMetric").path("rawData"));
+                ratios.append("| ").append(pair.getKey()).append(" | ").append(number(o)).append(" | ")
+                    .append(number(t)).append(" | ").append(String.format(Locale.ROOT, "%.2f", o / t))
+                    .append(" | ").append(allocation(theirs.path("secondaryMetrics").path("gc.alloc.rate.norm")))
+                    .append(" |\n");
+            }
+        }
+        if (ratios.length() > 0)
+        {
+            md.append("\nFerrite against kafka-clients doing the same work (medians, lower is faster):\n\n");
+            md.append("| work | Ferrite | kafka-clients | ratio | kafka-clients alloc B/op |\n");
+            md.append("|---|---:|---:|---:|---:|\n");
+            md.append(ratios);
         }
     }
 
