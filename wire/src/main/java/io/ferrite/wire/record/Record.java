@@ -1,6 +1,5 @@
 package io.ferrite.wire.record;
 
-import io.ferrite.wire.ProtocolException;
 import io.ferrite.wire.Varints;
 import org.agrona.DirectBuffer;
 
@@ -26,6 +25,7 @@ public final class Record
     private DirectBuffer buffer;
     private int offset;
     private int end;
+    private int pos;
     private long baseOffset;
     private long baseTimestamp;
     private long logAppendTime;
@@ -63,67 +63,118 @@ public final class Record
         this.baseOffset = baseOffset;
         this.baseTimestamp = baseTimestamp;
         this.logAppendTime = logAppendTime;
-        try
+        pos = offset;
+        final int bodyLength = varint(limit, "length");
+        if (bodyLength < 0 || bodyLength > limit - pos)
         {
-            long v = Varints.readVarint(buffer, offset, limit, "length");
-            final int bodyLength = Varints.value(v);
-            int p = offset + Varints.size(v);
-            if (bodyLength < 0 || bodyLength > limit - p)
-            {
-                throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
-                    " bytes in record payload, but the buffer has only " + (limit - p) + " remaining bytes");
-            }
-            final int bodyEnd = p + bodyLength;
-            if (p >= bodyEnd)
-            {
-                throw new CorruptRecordException("Invalid record size: empty record body");
-            }
-            attributes = buffer.getByte(p++);
-            final int tsSize = Varints.varlongSize(buffer, p, bodyEnd, "timestampDelta");
-            timestampDelta = Varints.readVarlongUnchecked(buffer, p);
-            p += tsSize;
-            v = Varints.readVarint(buffer, p, bodyEnd, "offsetDelta");
-            offsetDelta = Varints.value(v);
-            p += Varints.size(v);
-
-            v = Varints.readVarint(buffer, p, bodyEnd, "keyLength");
-            keyLength = Varints.value(v);
-            keyAt = p + Varints.size(v);
-            p = skip(keyAt, keyLength, bodyEnd, true, "key");
-
-            v = Varints.readVarint(buffer, p, bodyEnd, "valueLength");
-            valueLength = Varints.value(v);
-            valueAt = p + Varints.size(v);
-            p = skip(valueAt, valueLength, bodyEnd, true, "value");
-
-            v = Varints.readVarint(buffer, p, bodyEnd, "headerCount");
-            headerCount = Varints.value(v);
-            p += Varints.size(v);
-            if (headerCount < 0)
-            {
-                throw new CorruptRecordException("Found invalid number of record headers " + headerCount);
-            }
-            headersAt = p;
-            for (int i = 0; i < headerCount; i++)
-            {
-                v = Varints.readVarint(buffer, p, bodyEnd, "headerKeyLength");
-                p = skip(p + Varints.size(v), Varints.value(v), bodyEnd, false, "header key");
-                v = Varints.readVarint(buffer, p, bodyEnd, "headerValueLength");
-                p = skip(p + Varints.size(v), Varints.value(v), bodyEnd, true, "header value");
-            }
-            if (p != bodyEnd)
-            {
-                throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
-                    " bytes in record payload, but instead read " + (p - (bodyEnd - bodyLength)));
-            }
-            this.end = bodyEnd;
-            headerIndex = 0;
-            nextHeaderAt = headersAt;
-            return bodyEnd;
+            throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
+                " bytes in record payload, but the buffer has only " + (limit - pos) + " remaining bytes");
         }
-        catch (final ProtocolException ex)
+        final int bodyStart = pos;
+        final int bodyEnd = pos + bodyLength;
+        if (pos >= bodyEnd)
         {
-            throw new CorruptRecordException("Invalid record: " + ex.getMessage());
+            throw new CorruptRecordException("Invalid record size: empty record body");
+        }
+        attributes = buffer.getByte(pos++);
+        timestampDelta = varlong(bodyEnd);
+        offsetDelta = varint(bodyEnd, "offsetDelta");
+        keyLength = varint(bodyEnd, "keyLength");
+        keyAt = pos;
+        pos = skip(keyAt, keyLength, bodyEnd, true, "key");
+        valueLength = varint(bodyEnd, "valueLength");
+        valueAt = pos;
+        pos = skip(valueAt, valueLength, bodyEnd, true, "value");
+        headerCount = varint(bodyEnd, "headerCount");
+        if (headerCount < 0)
+        {
+            throw new CorruptRecordException("Found invalid number of record headers " + headerCount);
+        }
+        headersAt = pos;
+        for (int i = 0; i < headerCount; i++)
+        {
+            final int k = varint(bodyEnd, "headerKeyLength");
+            pos = skip(pos, k, bodyEnd, false, "header key");
+            final int v = varint(bodyEnd, "headerValueLength");
+            pos = skip(pos, v, bodyEnd, true, "header value");
+        }
+        if (pos != bodyEnd)
+        {
+            throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
+                " bytes in record payload, but instead read " + (pos - bodyStart));
+        }
+        this.end = bodyEnd;
+        headerIndex = 0;
+        nextHeaderAt = headersAt;
+        return bodyEnd;
+    }
+
+    /** A zig-zag varint (at most five bytes) at {@link #pos}, advancing it, never reading at or past {@code limit}. */
+    private int varint(final int limit, final String field)
+    {
+        int p = pos;
+        if (p < limit)
+        {
+            // most record fields are one byte: deltas, small lengths, no headers
+            final int b = buffer.getByte(p);
+            if ((b & 0x80) == 0)
+            {
+                pos = p + 1;
+                return (b >>> 1) ^ -(b & 1);
+            }
+        }
+        int raw = 0;
+        for (int shift = 0; ; shift += 7)
+        {
+            if (p >= limit)
+            {
+                throw new CorruptRecordException("Invalid record: truncated " + field);
+            }
+            final int b = buffer.getByte(p++);
+            raw |= (b & 0x7F) << shift;
+            if ((b & 0x80) == 0)
+            {
+                pos = p;
+                return (raw >>> 1) ^ -(raw & 1);
+            }
+            if (shift == 28)
+            {
+                throw new CorruptRecordException("Invalid record: " + field + " varint longer than 5 bytes");
+            }
+        }
+    }
+
+    /** A zig-zag varlong (at most ten bytes) at {@link #pos}, advancing it. */
+    private long varlong(final int limit)
+    {
+        int p = pos;
+        if (p < limit)
+        {
+            final int b = buffer.getByte(p);
+            if ((b & 0x80) == 0)
+            {
+                pos = p + 1;
+                return (b >>> 1) ^ -(b & 1);
+            }
+        }
+        long raw = 0;
+        for (int shift = 0; ; shift += 7)
+        {
+            if (p >= limit)
+            {
+                throw new CorruptRecordException("Invalid record: truncated timestampDelta");
+            }
+            final long b = buffer.getByte(p++);
+            raw |= (b & 0x7F) << shift;
+            if ((b & 0x80) == 0)
+            {
+                pos = p;
+                return (raw >>> 1) ^ -(raw & 1);
+            }
+            if (shift == 63)
+            {
+                throw new CorruptRecordException("Invalid record: timestampDelta varlong longer than 10 bytes");
+            }
         }
     }
 
