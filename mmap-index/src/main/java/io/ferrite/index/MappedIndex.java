@@ -1,0 +1,296 @@
+package io.ferrite.index;
+
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * A file of fixed-size entries, memory-mapped whole. A writable index is preallocated to its
+ * maximum size (rounded down to whole entries) and trimmed to its entries when it stops taking
+ * appends; a read-only one is mapped at its real size.
+ *
+ * <p>The search looks first at the warm section, the last {@link #WARM_SECTION_BYTES} of entries,
+ * then at the rest. Why: readers are nearly all tailing consumers, whose targets lie in the newest
+ * entries; 8192 bytes keep those lookups within the same two or three pages, so they stay in the CPU
+ * and page caches while the cold part of a large index is only touched by rare catch-up reads (the
+ * same reasoning as Kafka's {@code AbstractIndex}).
+ */
+abstract class MappedIndex implements AutoCloseable
+{
+    static final int WARM_SECTION_BYTES = 8192;
+
+    private static final VarHandle ENTRIES;
+
+    static
+    {
+        try
+        {
+            ENTRIES = MethodHandles.lookup().findVarHandle(MappedIndex.class, "entries", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    protected final Path file;
+    protected final long baseOffset;
+    protected final int entrySize;
+    protected final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
+    private final boolean writable;
+    private FileChannel channel;
+    private MappedByteBuffer mapped;
+    private int maxEntries;
+    @SuppressWarnings("unused") // accessed through ENTRIES
+    private volatile int entries;
+
+    MappedIndex(final Path file, final long baseOffset, final int entrySize, final int maxIndexSize, final boolean writable)
+        throws IOException
+    {
+        this.file = file;
+        this.baseOffset = baseOffset;
+        this.entrySize = entrySize;
+        this.writable = writable;
+        final boolean existed = Files.exists(file);
+        channel = writable ?
+            FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE) :
+            FileChannel.open(file, StandardOpenOption.READ);
+        try
+        {
+            final long length = channel.size();
+            if (length % entrySize != 0)
+            {
+                throw new CorruptIndexException("index " + file + " has " + length + " bytes, not whole " + entrySize + "-byte entries");
+            }
+            final int existing = (int)(length / entrySize);
+            final int capacity = writable ? Math.max(maxIndexSize / entrySize, existing) : existing;
+            if (writable && length < (long)capacity * entrySize)
+            {
+                setLength((long)capacity * entrySize); // preallocate (sparse)
+            }
+            map(capacity);
+            ENTRIES.setRelease(this, existed ? existing : 0);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            channel.close();
+            throw ex;
+        }
+    }
+
+    private void map(final int capacity) throws IOException
+    {
+        maxEntries = capacity;
+        if (capacity == 0)
+        {
+            mapped = null;
+            buffer.wrap(0, 0);
+            return;
+        }
+        mapped = channel.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0,
+            (long)capacity * entrySize);
+        buffer.wrap(mapped);
+    }
+
+    public Path file()
+    {
+        return file;
+    }
+
+    public long baseOffset()
+    {
+        return baseOffset;
+    }
+
+    /** Entries readers may see (acquire). */
+    public int entries()
+    {
+        return (int)ENTRIES.getAcquire(this);
+    }
+
+    public int maxEntries()
+    {
+        return maxEntries;
+    }
+
+    public boolean isFull()
+    {
+        return entries() >= maxEntries;
+    }
+
+    /** Bytes of the entries (the size the file has after {@link #trimToValidSize()}). */
+    public long sizeInBytes()
+    {
+        return (long)entries() * entrySize;
+    }
+
+    /** Publishes {@code n} entries (release): the bytes of entry {@code n - 1} must be written before. */
+    protected final void publishEntries(final int n)
+    {
+        ENTRIES.setRelease(this, n);
+    }
+
+    /** Forgets every entry (before the segment's index is rebuilt). */
+    public void reset()
+    {
+        requireWritable();
+        publishEntries(0);
+        onTruncated();
+    }
+
+    /** Keeps only the first {@code n} entries. */
+    protected final void truncateToEntries(final int n)
+    {
+        requireWritable();
+        publishEntries(Math.min(n, entries()));
+        onTruncated();
+    }
+
+    /** Lets a subclass refresh cached facts about its last entry. */
+    protected abstract void onTruncated();
+
+    protected final void requireWritable()
+    {
+        if (!writable)
+        {
+            throw new IllegalStateException("index " + file + " is read-only");
+        }
+    }
+
+    /**
+     * Cuts the file to its entries; the index then takes no more appends. Called when its segment
+     * stops being the active one, and on close. The mapping stays as it is: readers may be searching
+     * it, and they never look past the entries, which the file still holds.
+     */
+    public void trimToValidSize() throws IOException
+    {
+        requireWritable();
+        final int n = entries();
+        maxEntries = n;
+        if (channel.size() != (long)n * entrySize)
+        {
+            channel.truncate((long)n * entrySize);
+        }
+    }
+
+    /**
+     * Remaps the file for up to {@code maxIndexSize} bytes of entries (rounded down to whole
+     * entries, never below those it has): reopening the last segment of a log for appends. Only
+     * while no reader can hold the index — when the log is being opened.
+     */
+    public void resize(final int maxIndexSize) throws IOException
+    {
+        requireWritable();
+        final int capacity = Math.max(maxIndexSize / entrySize, entries());
+        unmap();
+        if (channel.size() > (long)capacity * entrySize)
+        {
+            channel.truncate((long)capacity * entrySize);
+        }
+        else
+        {
+            setLength((long)capacity * entrySize);
+        }
+        map(capacity);
+    }
+
+    private void setLength(final long length) throws IOException
+    {
+        try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw"))
+        {
+            raf.setLength(length);
+        }
+    }
+
+    public void flush()
+    {
+        if (mapped != null && writable)
+        {
+            mapped.force();
+        }
+    }
+
+    private void unmap()
+    {
+        if (mapped != null)
+        {
+            final MappedByteBuffer m = mapped;
+            mapped = null;
+            buffer.wrap(0, 0);
+            IoUtil.unmap(m);
+        }
+    }
+
+    /**
+     * Index of the largest entry whose key is at most {@code target}, or -1 when every key is
+     * larger (or there are no entries): the warm section first, then the cold part.
+     */
+    protected final int search(final long target, final int n)
+    {
+        if (n == 0 || key(0) > target)
+        {
+            return -1;
+        }
+        final int warmFirst = Math.max(0, n - WARM_SECTION_BYTES / entrySize);
+        if (key(warmFirst) <= target)
+        {
+            return binarySearch(target, warmFirst, n - 1);
+        }
+        return binarySearch(target, 0, warmFirst);
+    }
+
+    private int binarySearch(final long target, final int from, final int to)
+    {
+        // invariant: key(lo) <= target; answer in [lo, hi]
+        int lo = from;
+        int hi = to;
+        while (lo < hi)
+        {
+            final int mid = (lo + hi + 1) >>> 1;
+            if (key(mid) <= target)
+            {
+                lo = mid;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** The search key of entry {@code i}: an offset or a timestamp. */
+    protected abstract long key(int i);
+
+    /** Trims (when writable) and unmaps: only once no reader can hold the index any more. */
+    @Override
+    public void close() throws IOException
+    {
+        if (channel.isOpen())
+        {
+            if (writable)
+            {
+                trimToValidSize();
+                flush();
+            }
+            unmap();
+            channel.close();
+        }
+    }
+
+    /** Closes (without trimming) and deletes the file. */
+    public void delete() throws IOException
+    {
+        unmap();
+        channel.close();
+        Files.deleteIfExists(file);
+    }
+}
