@@ -1,0 +1,39 @@
+package io.ferrite.log;
+
+import java.nio.channels.FileChannel;
+
+/**
+ * A read's answer: {@code length} bytes of whole batches at {@code position} of a segment's
+ * channel, ready for {@code FileChannel.transferTo}. Reused by its reader (no allocation per read).
+ * The channel stays open for at least {@code file.delete.delay.ms} after its segment is deleted.
+ */
+public final class FileRegion
+{
+    public FileChannel channel;
+    public long position;
+    public int length;
+    /** The base offset of the first batch in the region (at or below the requested offset), or -1. */
+    public long firstBatchOffset;
+    /** The offset after the last batch in the region. */
+    public long nextOffset;
+
+    void empty(final long next)
+    {
+        channel = null;
+        position = 0;
+        length = 0;
+        firstBatchOffset = -1;
+        nextOffset = next;
+    }
+
+    public boolean isEmpty()
+    {
+        return length == 0;
+    }
+
+    @Override
+    public String toString()
+    {
+        return "FileRegion(position " + position + ", length " + length + ", first batch " + firstBatchOffset + ")";
+    }
+}

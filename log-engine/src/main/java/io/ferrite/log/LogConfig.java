@@ -1,0 +1,208 @@
+package io.ferrite.log;
+
+import io.ferrite.log.config.ConfigCatalogue;
+import io.ferrite.log.config.ConfigException;
+import io.ferrite.log.config.ConfigKey;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static io.ferrite.log.config.ConfigKey.Type.BOOLEAN;
+import static io.ferrite.log.config.ConfigKey.Type.DOUBLE;
+import static io.ferrite.log.config.ConfigKey.Type.INT;
+import static io.ferrite.log.config.ConfigKey.Type.LIST;
+import static io.ferrite.log.config.ConfigKey.Type.LONG;
+import static io.ferrite.log.config.ConfigKey.Type.STRING;
+import static io.ferrite.log.config.ConfigKey.Validator.NONE;
+import static io.ferrite.log.config.ConfigKey.Validator.atLeast;
+import static io.ferrite.log.config.ConfigKey.Validator.between;
+import static io.ferrite.log.config.ConfigKey.Validator.in;
+
+/**
+ * A partition's configuration: Kafka's topic configs (names, defaults and validation of Kafka
+ * 4.4) and Ferrite's own, under {@code ferrite.}. Immutable; the hot path reads the typed fields.
+ *
+ * <p>Every Kafka topic config is accepted so that tools and clients that set them keep working;
+ * {@link ConfigKey#implemented()} says which ones Ferrite acts on.
+ */
+public final class LogConfig
+{
+    public static final String SEGMENT_BYTES = "segment.bytes";
+    /** Kafka's testing-only override of {@code segment.bytes}, below its 1 MiB minimum. */
+    public static final String INTERNAL_SEGMENT_BYTES = "internal.segment.bytes";
+    public static final String SEGMENT_MS = "segment.ms";
+    public static final String SEGMENT_JITTER_MS = "segment.jitter.ms";
+    public static final String SEGMENT_INDEX_BYTES = "segment.index.bytes";
+    public static final String INDEX_INTERVAL_BYTES = "index.interval.bytes";
+    public static final String FLUSH_MESSAGES = "flush.messages";
+    public static final String FLUSH_MS = "flush.ms";
+    public static final String RETENTION_BYTES = "retention.bytes";
+    public static final String RETENTION_MS = "retention.ms";
+    public static final String MAX_MESSAGE_BYTES = "max.message.bytes";
+    public static final String MAX_DECOMPRESSED_MESSAGE_BYTES = "max.decompressed.message.bytes";
+    public static final String MESSAGE_TIMESTAMP_TYPE = "message.timestamp.type";
+    public static final String MESSAGE_TIMESTAMP_BEFORE_MAX_MS = "message.timestamp.before.max.ms";
+    public static final String MESSAGE_TIMESTAMP_AFTER_MAX_MS = "message.timestamp.after.max.ms";
+    public static final String FILE_DELETE_DELAY_MS = "file.delete.delay.ms";
+    public static final String CLEANUP_POLICY = "cleanup.policy";
+    public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
+    public static final String COMPRESSION_TYPE = "compression.type";
+    /** {@code flush}: acknowledge once in the page cache, flush per flush.messages/flush.ms (Kafka's way);
+     *  {@code fsync}: acknowledge only once an fsync covers the append (group commit). */
+    public static final String DURABILITY = "ferrite.durability";
+
+    public static final String DURABILITY_FLUSH = "flush";
+    public static final String DURABILITY_FSYNC = "fsync";
+    public static final String CREATE_TIME = "CreateTime";
+    public static final String LOG_APPEND_TIME = "LogAppendTime";
+
+    /** Every topic config, in the order DescribeConfigs lists them. */
+    public static final ConfigCatalogue CATALOGUE = new ConfigCatalogue()
+        .define(CLEANUP_POLICY, LIST, "delete", in("delete", "compact"), false,
+            "delete: old segments are removed by retention; compact is accepted but not carried out yet")
+        .define(COMPRESSION_TYPE, STRING, "producer", in("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), false,
+            "stored; batches are kept as the producer compressed them")
+        .define("compression.gzip.level", INT, "-1", NONE, false, "stored")
+        .define("compression.lz4.level", INT, "9", NONE, false, "stored")
+        .define("compression.zstd.level", INT, "3", NONE, false, "stored")
+        .define("delete.retention.ms", LONG, "86400000", atLeast(0), false, "stored (compaction)")
+        .define(FILE_DELETE_DELAY_MS, LONG, "60000", atLeast(0), true,
+            "how long a deleted segment's file stays open for reads already under way")
+        .define(FLUSH_MESSAGES, LONG, Long.toString(Long.MAX_VALUE), atLeast(1), true,
+            "fsync after this many messages (flush durability)")
+        .define(FLUSH_MS, LONG, Long.toString(Long.MAX_VALUE), atLeast(0), true, "fsync at this interval (flush durability)")
+        .define(INDEX_INTERVAL_BYTES, INT, "4096", atLeast(0), true, "bytes of log between offset index entries")
+        .define("local.retention.bytes", LONG, "-2", NONE, false, "stored (tiered storage)")
+        .define("local.retention.ms", LONG, "-2", NONE, false, "stored (tiered storage)")
+        .define("max.compaction.lag.ms", LONG, Long.toString(Long.MAX_VALUE), atLeast(1), false, "stored (compaction)")
+        .define(MAX_DECOMPRESSED_MESSAGE_BYTES, INT, "2147483639", atLeast(0), true,
+            "largest decompressed size of a batch's records")
+        .define(MAX_MESSAGE_BYTES, INT, "1048588", atLeast(0), true, "largest batch accepted")
+        .define(MESSAGE_TIMESTAMP_AFTER_MAX_MS, LONG, "3600000", atLeast(0), true,
+            "how far a CreateTime timestamp may lie in the future")
+        .define(MESSAGE_TIMESTAMP_BEFORE_MAX_MS, LONG, Long.toString(Long.MAX_VALUE), atLeast(0), true,
+            "how far a CreateTime timestamp may lie in the past")
+        .define(MESSAGE_TIMESTAMP_TYPE, STRING, CREATE_TIME, in(CREATE_TIME, LOG_APPEND_TIME), true,
+            "CreateTime keeps the producer's timestamps; LogAppendTime sets the broker's")
+        .define("message.downconversion.enable", BOOLEAN, "true", NONE, false, "stored (no down-conversion in Kafka 4)")
+        .define(MIN_INSYNC_REPLICAS, INT, "1", atLeast(1), true, "replicas that must have an acks=all write")
+        .define("min.cleanable.dirty.ratio", DOUBLE, "0.5", NONE, false, "stored (compaction)")
+        .define("min.compaction.lag.ms", LONG, "0", atLeast(0), false, "stored (compaction)")
+        .define("preallocate", BOOLEAN, "false", NONE, false, "Ferrite always preallocates the active segment (sparse)")
+        .define("remote.storage.enable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
+        .define("remote.log.copy.disable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
+        .define("remote.log.delete.on.disable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
+        .define("remote.copy.lag.ms", LONG, "-1", NONE, false, "stored (tiered storage)")
+        .define("remote.copy.lag.bytes", LONG, "-1", NONE, false, "stored (tiered storage)")
+        .define(RETENTION_BYTES, LONG, "-1", NONE, true, "largest size of the log before old segments are deleted; -1 for none")
+        .define(RETENTION_MS, LONG, "604800000", atLeast(-1), true, "age after which segments are deleted; -1 for none")
+        .define(SEGMENT_BYTES, INT, "1073741824", atLeast(1024 * 1024), true, "size at which a segment rolls")
+        .define(INTERNAL_SEGMENT_BYTES, INT, null, atLeast(14), true, "testing only: segment.bytes below its minimum")
+        .define(SEGMENT_INDEX_BYTES, INT, "10485760", atLeast(4), true, "preallocated size of a segment's indexes")
+        .define(SEGMENT_JITTER_MS, LONG, "0", atLeast(0), true, "random jitter subtracted from segment.ms")
+        .define(SEGMENT_MS, LONG, "604800000", atLeast(1), true, "age at which a segment rolls")
+        .define("unclean.leader.election.enable", BOOLEAN, "false", NONE, false, "stored")
+        .define("errors.deadletterqueue.group.enable", BOOLEAN, "false", NONE, false, "stored")
+        .define(DURABILITY, STRING, DURABILITY_FLUSH, in(DURABILITY_FLUSH, DURABILITY_FSYNC), true,
+            "flush: acknowledge from the page cache (Kafka's way); fsync: acknowledge after a group fsync covers the append");
+
+    public final int segmentBytes;
+    public final long segmentMs;
+    public final long segmentJitterMs;
+    public final int segmentIndexBytes;
+    public final int indexIntervalBytes;
+    public final long flushMessages;
+    public final long flushMs;
+    public final long retentionBytes;
+    public final long retentionMs;
+    public final int maxMessageBytes;
+    public final int maxDecompressedMessageBytes;
+    public final boolean logAppendTime;
+    public final long timestampBeforeMaxMs;
+    public final long timestampAfterMaxMs;
+    public final long fileDeleteDelayMs;
+    public final int minInsyncReplicas;
+    public final boolean fsyncDurability;
+    public final List<String> cleanupPolicy;
+
+    private final Map<String, String> overrides;
+
+    private LogConfig(final Map<String, String> overrides)
+    {
+        this.overrides = Map.copyOf(overrides);
+        final Map<String, Object> parsed = CATALOGUE.parse(overrides);
+        final Integer internal = (Integer)parsed.get(INTERNAL_SEGMENT_BYTES);
+        segmentBytes = internal != null ? internal : intOf(parsed, SEGMENT_BYTES);
+        segmentMs = longOf(parsed, SEGMENT_MS);
+        segmentJitterMs = longOf(parsed, SEGMENT_JITTER_MS);
+        segmentIndexBytes = intOf(parsed, SEGMENT_INDEX_BYTES);
+        indexIntervalBytes = intOf(parsed, INDEX_INTERVAL_BYTES);
+        flushMessages = longOf(parsed, FLUSH_MESSAGES);
+        flushMs = longOf(parsed, FLUSH_MS);
+        retentionBytes = longOf(parsed, RETENTION_BYTES);
+        retentionMs = longOf(parsed, RETENTION_MS);
+        maxMessageBytes = intOf(parsed, MAX_MESSAGE_BYTES);
+        maxDecompressedMessageBytes = intOf(parsed, MAX_DECOMPRESSED_MESSAGE_BYTES);
+        logAppendTime = LOG_APPEND_TIME.equals(valueOf(parsed, MESSAGE_TIMESTAMP_TYPE));
+        timestampBeforeMaxMs = longOf(parsed, MESSAGE_TIMESTAMP_BEFORE_MAX_MS);
+        timestampAfterMaxMs = longOf(parsed, MESSAGE_TIMESTAMP_AFTER_MAX_MS);
+        fileDeleteDelayMs = longOf(parsed, FILE_DELETE_DELAY_MS);
+        minInsyncReplicas = intOf(parsed, MIN_INSYNC_REPLICAS);
+        fsyncDurability = DURABILITY_FSYNC.equals(valueOf(parsed, DURABILITY));
+        @SuppressWarnings("unchecked")
+        final List<String> policy = (List<String>)valueOf(parsed, CLEANUP_POLICY);
+        cleanupPolicy = policy;
+    }
+
+    /** Kafka's defaults and Ferrite's. */
+    public static LogConfig defaults()
+    {
+        return new LogConfig(Map.of());
+    }
+
+    /**
+     * A config from topic overrides on top of the defaults.
+     *
+     * @throws ConfigException for an unknown name or an invalid value
+     */
+    public static LogConfig of(final Map<String, String> overrides)
+    {
+        return new LogConfig(overrides);
+    }
+
+    /** This config with more overrides on top. */
+    public LogConfig with(final Map<String, String> more)
+    {
+        final Map<String, String> merged = new HashMap<>(overrides);
+        merged.putAll(more);
+        return new LogConfig(merged);
+    }
+
+    /** The overrides this config was made from (what a topic stores). */
+    public Map<String, String> overrides()
+    {
+        return overrides;
+    }
+
+    private static Object valueOf(final Map<String, Object> parsed, final String name)
+    {
+        return parsed.containsKey(name) ? parsed.get(name) : CATALOGUE.key(name).defaultParsed();
+    }
+
+    private static int intOf(final Map<String, Object> parsed, final String name)
+    {
+        return (Integer)valueOf(parsed, name);
+    }
+
+    private static long longOf(final Map<String, Object> parsed, final String name)
+    {
+        return (Long)valueOf(parsed, name);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "LogConfig" + overrides;
+    }
+}

@@ -1,0 +1,51 @@
+package io.ferrite.log;
+
+/** What a partition log needs from its manager: background flushing and deferred closing. */
+interface LogEnvironment
+{
+    /** Asks the group committer of the log's disk to fsync it soon (durable acks, flush.messages). */
+    void requestFlush(PartitionLog log);
+
+    /** Flushes a rolled segment in the background and then moves the recovery point past it. */
+    void flushInBackground(PartitionLog log);
+
+    /** Closes (and unmaps) a deleted segment once readers that may hold it are done. */
+    void closeLater(Segment segment, long delayMs);
+
+    DurabilityListener durabilityListener();
+
+    /** For tests and the embedded API: everything inline, nothing in the background. */
+    LogEnvironment INLINE = new LogEnvironment()
+    {
+        @Override
+        public void requestFlush(final PartitionLog log)
+        {
+            log.flushQuietly();
+        }
+
+        @Override
+        public void flushInBackground(final PartitionLog log)
+        {
+            log.flushQuietly();
+        }
+
+        @Override
+        public void closeLater(final Segment segment, final long delayMs)
+        {
+            try
+            {
+                segment.close();
+            }
+            catch (final java.io.IOException ignored)
+            {
+                // its files are deleted already
+            }
+        }
+
+        @Override
+        public DurabilityListener durabilityListener()
+        {
+            return DurabilityListener.NONE;
+        }
+    };
+}

@@ -1,0 +1,267 @@
+package io.ferrite.log;
+
+import io.ferrite.index.CorruptIndexException;
+import io.ferrite.wire.record.RecordBatch;
+import org.agrona.concurrent.EpochClock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Opens a partition's directory. The recovery philosophy, as Kafka's: after a clean shutdown the
+ * files are trusted (indexes still get a sanity check); otherwise every segment from the one holding
+ * the recovery point (the last offset known to be on disk) to the end is scanned — frame, magic,
+ * CRC and offset order of each batch — its indexes are rebuilt, the log is cut at the first byte
+ * that does not check, and later segments are dropped. Recovery time therefore grows with the data
+ * not yet flushed, not with the size of the log. Producer state comes from the newest snapshot at or
+ * below where recovery starts, plus the batches replayed after it.
+ */
+final class LogLoader
+{
+    private static final Logger LOG = LoggerFactory.getLogger(LogLoader.class);
+
+    private LogLoader()
+    {
+    }
+
+    static PartitionLog load(
+        final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
+        final EpochClock clock, final LogEnvironment env, final boolean cleanShutdown, final long checkpointedRecoveryPoint,
+        final long checkpointedLogStart) throws IOException
+    {
+        Files.createDirectories(dir);
+        removeStrayFiles(dir);
+        final long now = clock.time();
+        final List<Long> bases = segmentBases(dir);
+        final ProducerStateManager producers = new ProducerStateManager(dir);
+        final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
+        if (bases.isEmpty())
+        {
+            final long start = Math.max(0, checkpointedLogStart);
+            final Segment first = Segment.create(dir, start, config, strategy, now);
+            producers.clear(start);
+            ProducerStateManager.deleteSnapshotsAbove(dir, start);
+            log.loaded(new Segment[] {first}, start, start, start);
+            return log;
+        }
+
+        final List<Segment> segments = new ArrayList<>();
+        int recoverFrom = cleanShutdown ? bases.size() : 0;
+        try
+        {
+            for (int i = 0; i < bases.size(); i++)
+            {
+                final long base = bases.get(i);
+                final boolean last = i == bases.size() - 1;
+                final boolean indexesMissing = !Files.exists(dir.resolve(Segment.fileName(base, Segment.INDEX_SUFFIX))) ||
+                    !Files.exists(dir.resolve(Segment.fileName(base, Segment.TIME_INDEX_SUFFIX)));
+                final int fileSize = (int)Math.min(Integer.MAX_VALUE, Files.size(dir.resolve(Segment.fileName(base, Segment.LOG_SUFFIX))));
+                final Segment s = Segment.open(dir, base, config, strategy, last, fileSize, now);
+                segments.add(s);
+                if (!cleanShutdown && base <= checkpointedRecoveryPoint)
+                {
+                    recoverFrom = i; // the segment holding the recovery point (the last one at or below it)
+                }
+                if (indexesMissing || !indexesSane(s))
+                {
+                    LOG.warn("{}: indexes of segment {} are missing or fail the sanity check; rebuilding", dir.getFileName(), base);
+                    recoverFrom = Math.min(recoverFrom, i);
+                }
+            }
+            if (!cleanShutdown && checkpointedRecoveryPoint < bases.get(0))
+            {
+                recoverFrom = 0;
+            }
+
+            final long logEnd;
+            if (recoverFrom < segments.size())
+            {
+                logEnd = recover(dir, segments, recoverFrom, producers);
+                reopenLastForAppends(dir, segments, config, strategy, now);
+            }
+            else
+            {
+                logEnd = nextOffset(segments.get(segments.size() - 1));
+                final long snapshot = producers.loadSnapshot(logEnd);
+                if (snapshot < logEnd)
+                {
+                    replay(segments, Math.max(0, snapshot), logEnd, producers);
+                }
+            }
+            ProducerStateManager.deleteSnapshotsAbove(dir, logEnd);
+            final long logStart = Math.max(checkpointedLogStart, segments.get(0).baseOffset);
+            log.loaded(segments.toArray(new Segment[0]), logStart, logEnd, logEnd);
+            if (recoverFrom < bases.size())
+            {
+                log.flush(); // what recovery kept is now on disk: the recovery point can move to the log end
+            }
+            return log;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            for (final Segment s : segments)
+            {
+                try
+                {
+                    s.close();
+                }
+                catch (final IOException suppressed)
+                {
+                    ex.addSuppressed(suppressed);
+                }
+            }
+            throw ex;
+        }
+    }
+
+    private static boolean indexesSane(final Segment s)
+    {
+        try
+        {
+            s.offsetIndex.sanityCheck();
+            s.timeIndex.sanityCheck();
+            return true;
+        }
+        catch (final CorruptIndexException ex)
+        {
+            return false;
+        }
+    }
+
+    /** Recovers segments from {@code from} to the end; returns the log end offset. */
+    private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers)
+        throws IOException
+    {
+        final long start = segments.get(from).baseOffset;
+        final long snapshot = producers.loadSnapshot(start);
+        replay(segments, Math.max(0, snapshot), start, producers);
+        long next = start;
+        for (int i = from; i < segments.size(); i++)
+        {
+            final Segment s = segments.get(i);
+            if (s.baseOffset < next)
+            {
+                LOG.warn("{}: segment {} overlaps the offsets before it; deleting it and the rest", dir.getFileName(), s.baseOffset);
+                dropFrom(segments, i);
+                break;
+            }
+            final int before = s.size();
+            final int limit = s.isActive() ? s.log.capacity() : before;
+            next = s.recover(s.baseOffset, limit, producers::update);
+            if (s.size() < before && !s.isActive())
+            {
+                LOG.warn("{}: segment {} truncated from {} to {} bytes; deleting the segments after it",
+                    dir.getFileName(), s.baseOffset, before, s.size());
+                dropFrom(segments, i + 1);
+                break;
+            }
+            next = Math.max(next, s.baseOffset);
+        }
+        return Math.max(next, nextOffset(segments.get(segments.size() - 1)));
+    }
+
+    /** After segments were dropped, the last one kept takes the appends: reopen it writable. */
+    private static void reopenLastForAppends(final Path dir, final List<Segment> segments, final LogConfig config,
+        final WriteStrategy strategy, final long now) throws IOException
+    {
+        final int i = segments.size() - 1;
+        final Segment last = segments.get(i);
+        if (!last.isActive())
+        {
+            final int size = last.size();
+            last.close();
+            segments.set(i, Segment.open(dir, last.baseOffset, config, strategy, true, size, now));
+        }
+    }
+
+    /** Deletes segments from index {@code i} on (they followed a corrupt one). */
+    private static void dropFrom(final List<Segment> segments, final int i) throws IOException
+    {
+        while (segments.size() > i)
+        {
+            final Segment s = segments.remove(segments.size() - 1);
+            s.deleteFiles();
+            s.close();
+        }
+    }
+
+    /** Rebuilds producer state from the batches in {@code [from, to)} of segments not being recovered. */
+    private static void replay(final List<Segment> segments, final long from, final long to, final ProducerStateManager producers)
+    {
+        final RecordBatch batch = new RecordBatch();
+        for (final Segment s : segments)
+        {
+            if (s.baseOffset >= to)
+            {
+                break;
+            }
+            final int size = s.size();
+            for (int p = s.positionOf(from, size); p >= 0 && p < size; p += s.batchSize(p))
+            {
+                batch.wrap(s.log.view(), p);
+                if (batch.lastOffset() >= to)
+                {
+                    return;
+                }
+                if (batch.lastOffset() >= from)
+                {
+                    producers.update(batch);
+                }
+            }
+        }
+    }
+
+    /** The offset after the last batch of {@code s} (its base offset when empty), from its index and a short scan. */
+    static long nextOffset(final Segment s)
+    {
+        final int size = s.size();
+        int p = s.offsetIndex.lookup(Long.MAX_VALUE);
+        long next = s.baseOffset;
+        while (p < size)
+        {
+            next = s.batchLastOffset(p) + 1;
+            p += s.batchSize(p);
+        }
+        return next;
+    }
+
+    static List<Long> segmentBases(final Path dir) throws IOException
+    {
+        final List<Long> bases = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir))
+        {
+            files.map(p -> p.getFileName().toString())
+                .filter(n -> n.endsWith(Segment.LOG_SUFFIX) && n.length() == 20 + Segment.LOG_SUFFIX.length())
+                .forEach(n -> bases.add(Long.parseLong(n.substring(0, 20))));
+        }
+        bases.sort(Long::compare);
+        return bases;
+    }
+
+    /** Leftovers of interrupted work: temporary files, and indexes whose log is gone. */
+    private static void removeStrayFiles(final Path dir) throws IOException
+    {
+        try (Stream<Path> files = Files.list(dir))
+        {
+            for (final Path p : (Iterable<Path>)files::iterator)
+            {
+                final String name = p.getFileName().toString();
+                if (name.endsWith(".tmp") || name.endsWith(".deleted") || name.endsWith(".cleaned") || name.endsWith(".swap"))
+                {
+                    Files.deleteIfExists(p);
+                }
+                else if ((name.endsWith(Segment.INDEX_SUFFIX) || name.endsWith(Segment.TIME_INDEX_SUFFIX)) &&
+                    !Files.exists(dir.resolve(name.substring(0, 20) + Segment.LOG_SUFFIX)))
+                {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,578 @@
+package io.ferrite.log;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The logs of one process: opens the log directories (recovering what an unclean stop left),
+ * creates and deletes partition logs, and runs the background work — group commit per directory,
+ * flushes of rolled segments, retention, flush.ms, checkpoints. This is the embedded API:
+ * <pre>
+ *   try (LogManager logs = LogManager.open(LogManagerConfig.of(Path.of("data"))))
+ *   {
+ *       PartitionLog log = logs.createLog("orders", 0, Map.of("segment.bytes", "268435456"));
+ *       log.append(buffer, 0, length, result);
+ *       log.read(offset, 1 << 20, log.logEndOffset(), true, region);
+ *   }
+ * </pre>
+ * Each directory is locked ({@code .lock}) against a second process; a clean close leaves Kafka's
+ * {@code .kafka_cleanshutdown} marker, which lets the next open skip recovery.
+ */
+public final class LogManager implements AutoCloseable
+{
+    static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
+    static final String LOCK_FILE = ".lock";
+    static final String PARTITION_CONFIG_FILE = "partition.properties";
+    private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+    private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
+
+    private final LogManagerConfig config;
+    private final ConcurrentHashMap<String, PartitionLog> logs = new ConcurrentHashMap<>();
+    private final Map<Path, GroupCommitter> committers = new LinkedHashMap<>();
+    private final Map<Path, FileChannel> lockChannels = new HashMap<>();
+    private final Map<Path, FileLock> locks = new HashMap<>();
+    private final Map<Path, LogEnvironment> environments = new HashMap<>();
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final java.util.Queue<Segment> pendingCloses = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
+
+    private LogManager(final LogManagerConfig config)
+    {
+        this.config = config;
+        this.scheduler = new ScheduledThreadPoolExecutor(1, r ->
+        {
+            final Thread t = new Thread(r, "ferrite-log-scheduler");
+            t.setDaemon(true);
+            return t;
+        });
+        this.scheduler.setRemoveOnCancelPolicy(true);
+        // on close, deleted segments waiting out file.delete.delay.ms are closed at once instead
+        this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    }
+
+    /**
+     * Opens (creating) the log directories and every partition log in them.
+     *
+     * @throws IOException when a directory is in use by another process or cannot be read
+     */
+    public static LogManager open(final LogManagerConfig config) throws IOException
+    {
+        final LogManager manager = new LogManager(config);
+        try
+        {
+            for (final Path dir : config.logDirs())
+            {
+                manager.openDir(dir.toAbsolutePath().normalize());
+            }
+            manager.startBackgroundWork();
+            return manager;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            manager.closeQuietly();
+            throw ex;
+        }
+    }
+
+    private void openDir(final Path dir) throws IOException
+    {
+        Files.createDirectories(dir);
+        final FileChannel lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        final FileLock lock = lockChannel.tryLock();
+        if (lock == null)
+        {
+            lockChannel.close();
+            throw new IOException("log directory " + dir + " is in use by another process");
+        }
+        lockChannels.put(dir, lockChannel);
+        locks.put(dir, lock);
+        final GroupCommitter committer = new GroupCommitter("ferrite-group-commit-" + committers.size(), () -> logsIn(dir));
+        committers.put(dir, committer);
+        final LogEnvironment env = new DirEnvironment(committer);
+        environments.put(dir, env);
+
+        final Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
+        final boolean clean = Files.exists(marker);
+        final Map<String, Long> recoveryPoints = OffsetCheckpoint.read(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS));
+        final Map<String, Long> logStarts = OffsetCheckpoint.read(dir.resolve(OffsetCheckpoint.LOG_START_OFFSETS));
+        final List<Path> partitionDirs = new ArrayList<>();
+        try (Stream<Path> children = Files.list(dir))
+        {
+            children.filter(Files::isDirectory).sorted().forEach(partitionDirs::add);
+        }
+        for (final Path p : partitionDirs)
+        {
+            final String name = p.getFileName().toString();
+            if (name.endsWith("-delete"))
+            {
+                deleteRecursively(p);
+                continue;
+            }
+            final int dash = name.lastIndexOf('-');
+            if (dash <= 0)
+            {
+                continue;
+            }
+            final String topic = name.substring(0, dash);
+            final int partition;
+            try
+            {
+                partition = Integer.parseInt(name.substring(dash + 1));
+            }
+            catch (final NumberFormatException ex)
+            {
+                continue; // not a partition directory
+            }
+            final String key = OffsetCheckpoint.key(topic, partition);
+            final LogConfig logConfig = config.defaultLogConfig().with(readOverrides(p));
+            final PartitionLog log = LogLoader.load(topic, partition, p, logConfig, config.writeStrategy(), config.clock(), env,
+                clean, recoveryPoints.getOrDefault(key, -1L), logStarts.getOrDefault(key, 0L));
+            if (logs.putIfAbsent(key, log) != null)
+            {
+                log.close();
+                throw new IOException("partition " + key + " is in two log directories");
+            }
+        }
+        if (clean)
+        {
+            Files.delete(marker);
+            OffsetCheckpoint.fsyncDirectory(dir);
+        }
+        LOG.info("opened {} ({} partitions, {} shutdown)", dir, partitionDirs.size(), clean ? "clean" : "unclean");
+    }
+
+    private void startBackgroundWork()
+    {
+        committers.values().forEach(GroupCommitter::start);
+        scheduler.scheduleWithFixedDelay(this::checkpointQuietly, config.checkpointIntervalMs(), config.checkpointIntervalMs(),
+            TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::retentionQuietly, config.retentionCheckIntervalMs(),
+            config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::flushDueLogs, config.flushCheckIntervalMs(), config.flushCheckIntervalMs(),
+            TimeUnit.MILLISECONDS);
+    }
+
+    // ---- partitions ----
+
+    /**
+     * Creates a partition's log with topic config {@code overrides} on top of the defaults.
+     *
+     * @throws IllegalArgumentException for an illegal topic name or partition, or one that exists
+     * @throws io.ferrite.log.config.ConfigException for an invalid config
+     */
+    public synchronized PartitionLog createLog(final String topic, final int partition, final Map<String, String> overrides)
+        throws IOException
+    {
+        requireOpen();
+        validateName(topic, partition);
+        final String key = OffsetCheckpoint.key(topic, partition);
+        if (logs.containsKey(key))
+        {
+            throw new IllegalArgumentException("partition " + key + " exists");
+        }
+        final LogConfig logConfig = config.defaultLogConfig().with(overrides);
+        final Path dir = chooseDir();
+        final Path partitionDir = dir.resolve(key);
+        Files.createDirectories(partitionDir);
+        writeOverrides(partitionDir, overrides);
+        OffsetCheckpoint.fsyncDirectory(dir);
+        final PartitionLog log = LogLoader.load(topic, partition, partitionDir, logConfig, config.writeStrategy(), config.clock(),
+            environments.get(dir), false, 0, 0);
+        logs.put(key, log);
+        return log;
+    }
+
+    /** The log of a partition, or null. */
+    public PartitionLog log(final String topic, final int partition)
+    {
+        return logs.get(OffsetCheckpoint.key(topic, partition));
+    }
+
+    public Collection<PartitionLog> logs()
+    {
+        return Collections.unmodifiableCollection(logs.values());
+    }
+
+    /** Replaces a partition's topic overrides (persisted); new appends and background work see them. */
+    public synchronized void updateConfig(final String topic, final int partition, final Map<String, String> overrides)
+        throws IOException
+    {
+        final PartitionLog log = requireLog(topic, partition);
+        final LogConfig logConfig = config.defaultLogConfig().with(overrides);
+        writeOverrides(log.dir(), overrides);
+        log.updateConfig(logConfig);
+    }
+
+    /** Closes a partition's log and deletes its directory (renamed first, as Kafka does, then removed). */
+    public synchronized void deleteLog(final String topic, final int partition) throws IOException
+    {
+        final PartitionLog log = requireLog(topic, partition);
+        logs.remove(OffsetCheckpoint.key(topic, partition));
+        log.close();
+        final Path renamed = log.dir().resolveSibling(log.dir().getFileName() + "." + UUID.randomUUID().toString().replace("-", "") +
+            "-delete");
+        Files.move(log.dir(), renamed);
+        OffsetCheckpoint.fsyncDirectory(renamed.getParent());
+        deleteRecursively(renamed);
+    }
+
+    private PartitionLog requireLog(final String topic, final int partition)
+    {
+        final PartitionLog log = log(topic, partition);
+        if (log == null)
+        {
+            throw new IllegalArgumentException("no partition " + topic + "-" + partition);
+        }
+        return log;
+    }
+
+    static void validateName(final String topic, final int partition)
+    {
+        if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals(".."))
+        {
+            throw new IllegalArgumentException("illegal topic name '" + topic + "'");
+        }
+        if (partition < 0)
+        {
+            throw new IllegalArgumentException("illegal partition " + partition);
+        }
+    }
+
+    /** The directory holding the fewest partitions, as Kafka chooses. */
+    private Path chooseDir()
+    {
+        return committers.keySet().stream()
+            .min(Comparator.comparingLong(d -> logs.values().stream().filter(l -> l.dir().getParent().equals(d)).count()))
+            .orElseThrow();
+    }
+
+    private Iterable<PartitionLog> logsIn(final Path dir)
+    {
+        final List<PartitionLog> in = new ArrayList<>();
+        for (final PartitionLog log : logs.values())
+        {
+            if (log.dir().getParent().equals(dir))
+            {
+                in.add(log);
+            }
+        }
+        return in;
+    }
+
+    private static Map<String, String> readOverrides(final Path partitionDir) throws IOException
+    {
+        final Path file = partitionDir.resolve(PARTITION_CONFIG_FILE);
+        final Map<String, String> overrides = new HashMap<>();
+        if (Files.exists(file))
+        {
+            final Properties props = new Properties();
+            try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8))
+            {
+                props.load(in);
+            }
+            props.forEach((k, v) -> overrides.put((String)k, (String)v));
+        }
+        return overrides;
+    }
+
+    private static void writeOverrides(final Path partitionDir, final Map<String, String> overrides) throws IOException
+    {
+        final Properties props = new Properties();
+        props.putAll(overrides);
+        final Path tmp = partitionDir.resolve(PARTITION_CONFIG_FILE + ".tmp");
+        try (Writer out = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8))
+        {
+            props.store(out, "topic config overrides of this partition");
+        }
+        Files.move(tmp, partitionDir.resolve(PARTITION_CONFIG_FILE), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    // ---- background work ----
+
+    /** Runs retention on every log now (also run every log.retention.check.interval.ms). */
+    public void runRetention()
+    {
+        final long now = config.clock().time();
+        for (final PartitionLog log : logs.values())
+        {
+            try
+            {
+                if (!log.isClosed())
+                {
+                    log.deleteOldSegments(now);
+                }
+            }
+            catch (final IOException ex)
+            {
+                LOG.error("retention of {} failed", log, ex);
+            }
+        }
+    }
+
+    private void retentionQuietly()
+    {
+        try
+        {
+            runRetention();
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.error("retention failed", ex);
+        }
+    }
+
+    private void flushDueLogs()
+    {
+        final long now = config.clock().time();
+        for (final PartitionLog log : logs.values())
+        {
+            if (!log.isClosed() && log.flushDue(now))
+            {
+                environmentOf(log).requestFlush(log);
+            }
+        }
+    }
+
+    private LogEnvironment environmentOf(final PartitionLog log)
+    {
+        return environments.get(log.dir().getParent());
+    }
+
+    /** Writes the recovery-point and log-start-offset checkpoints of every directory. */
+    public void checkpoint() throws IOException
+    {
+        for (final Path dir : committers.keySet())
+        {
+            final Map<String, Long> recovery = new HashMap<>();
+            final Map<String, Long> starts = new HashMap<>();
+            final Map<String, String[]> names = new HashMap<>();
+            for (final PartitionLog log : logsIn(dir))
+            {
+                final String key = OffsetCheckpoint.key(log.topic(), log.partition());
+                recovery.put(key, log.recoveryPoint());
+                starts.put(key, log.logStartOffset());
+                names.put(key, new String[] {log.topic(), Integer.toString(log.partition())});
+            }
+            OffsetCheckpoint.write(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS), recovery, names);
+            OffsetCheckpoint.write(dir.resolve(OffsetCheckpoint.LOG_START_OFFSETS), starts, names);
+        }
+    }
+
+    private void checkpointQuietly()
+    {
+        try
+        {
+            checkpoint();
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            LOG.error("checkpoint failed", ex);
+        }
+    }
+
+    private void requireOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("log manager is closed");
+        }
+    }
+
+    /** Clean shutdown: flushes and closes every log, writes checkpoints and the clean-shutdown markers. */
+    @Override
+    public synchronized void close() throws IOException
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        scheduler.shutdown();
+        try
+        {
+            scheduler.awaitTermination(30, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        committers.values().forEach(GroupCommitter::close);
+        closePendingSegments();
+        IOException failure = null;
+        for (final PartitionLog log : logs.values())
+        {
+            try
+            {
+                log.close();
+            }
+            catch (final IOException ex)
+            {
+                LOG.error("closing {} failed", log, ex);
+                failure = ex;
+            }
+        }
+        if (failure == null)
+        {
+            checkpoint();
+            for (final Path dir : committers.keySet())
+            {
+                Files.createFile(dir.resolve(CLEAN_SHUTDOWN_FILE));
+                OffsetCheckpoint.fsyncDirectory(dir);
+            }
+        }
+        releaseLocks();
+        if (failure != null)
+        {
+            throw failure;
+        }
+    }
+
+    private void closePendingSegments()
+    {
+        Segment s;
+        while ((s = pendingCloses.poll()) != null)
+        {
+            try
+            {
+                s.close();
+            }
+            catch (final IOException ex)
+            {
+                LOG.warn("closing deleted segment {} failed", s, ex);
+            }
+        }
+    }
+
+    private void closeQuietly()
+    {
+        closed = true;
+        scheduler.shutdownNow();
+        committers.values().forEach(GroupCommitter::close);
+        closePendingSegments();
+        for (final PartitionLog log : logs.values())
+        {
+            try
+            {
+                log.close();
+            }
+            catch (final IOException | RuntimeException ignored)
+            {
+                // already failing
+            }
+        }
+        releaseLocks();
+    }
+
+    private void releaseLocks()
+    {
+        for (final Path dir : lockChannels.keySet())
+        {
+            try
+            {
+                locks.get(dir).release();
+                lockChannels.get(dir).close();
+            }
+            catch (final IOException ignored)
+            {
+                // the process is ending its use of the directory either way
+            }
+        }
+    }
+
+    private static void deleteRecursively(final Path dir) throws IOException
+    {
+        try (Stream<Path> files = Files.walk(dir))
+        {
+            for (final Path p : (Iterable<Path>)files.sorted(Comparator.reverseOrder())::iterator)
+            {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    /** The environment of the logs of one directory. */
+    private final class DirEnvironment implements LogEnvironment
+    {
+        private final GroupCommitter committer;
+
+        DirEnvironment(final GroupCommitter committer)
+        {
+            this.committer = committer;
+        }
+
+        @Override
+        public void requestFlush(final PartitionLog log)
+        {
+            committer.request(log);
+        }
+
+        @Override
+        public void flushInBackground(final PartitionLog log)
+        {
+            if (!scheduler.isShutdown())
+            {
+                scheduler.execute(log::flushQuietly);
+            }
+        }
+
+        @Override
+        public void closeLater(final Segment segment, final long delayMs)
+        {
+            pendingCloses.add(segment);
+            final Runnable close = () ->
+            {
+                if (pendingCloses.remove(segment))
+                {
+                    try
+                    {
+                        segment.close();
+                    }
+                    catch (final IOException ex)
+                    {
+                        LOG.warn("closing deleted segment {} failed", segment, ex);
+                    }
+                }
+            };
+            if (scheduler.isShutdown())
+            {
+                close.run();
+            }
+            else
+            {
+                scheduler.schedule(close, delayMs, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        @Override
+        public DurabilityListener durabilityListener()
+        {
+            return config.durabilityListener();
+        }
+    }
+}

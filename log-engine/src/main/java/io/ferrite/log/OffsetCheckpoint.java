@@ -1,0 +1,93 @@
+package io.ferrite.log;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Kafka's offset checkpoint files in a log directory ({@code recovery-point-offset-checkpoint},
+ * {@code log-start-offset-checkpoint}): a version line (0), a count line, then
+ * {@code <topic> <partition> <offset>} per line. Written whole to a temporary file, fsynced and
+ * renamed over the old one, then the directory is fsynced, so a crash leaves one or the other.
+ */
+final class OffsetCheckpoint
+{
+    static final String RECOVERY_POINTS = "recovery-point-offset-checkpoint";
+    static final String LOG_START_OFFSETS = "log-start-offset-checkpoint";
+
+    private OffsetCheckpoint()
+    {
+    }
+
+    static String key(final String topic, final int partition)
+    {
+        return topic + "-" + partition;
+    }
+
+    /** The offsets in {@code file} by {@code topic-partition}; empty when the file is missing or unreadable. */
+    static Map<String, Long> read(final Path file) throws IOException
+    {
+        final Map<String, Long> offsets = new HashMap<>();
+        if (!Files.exists(file))
+        {
+            return offsets;
+        }
+        final List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        if (lines.size() < 2 || !lines.get(0).trim().equals("0"))
+        {
+            return offsets; // an unknown version: recover as if there were no checkpoint
+        }
+        for (int i = 2; i < lines.size(); i++)
+        {
+            final String[] parts = lines.get(i).trim().split(" ");
+            if (parts.length == 3)
+            {
+                offsets.put(key(parts[0], Integer.parseInt(parts[1])), Long.parseLong(parts[2]));
+            }
+        }
+        return offsets;
+    }
+
+    /** Writes {@code offsets} (keyed by topic and partition) atomically and durably. */
+    static void write(final Path file, final Map<String, Long> offsetsByKey, final Map<String, String[]> topicPartitions)
+        throws IOException
+    {
+        final StringBuilder sb = new StringBuilder("0\n").append(offsetsByKey.size()).append('\n');
+        for (final Map.Entry<String, Long> e : new TreeMap<>(offsetsByKey).entrySet())
+        {
+            final String[] tp = topicPartitions.get(e.getKey());
+            sb.append(tp[0]).append(' ').append(tp[1]).append(' ').append(e.getValue()).append('\n');
+        }
+        final Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING))
+        {
+            final ByteBuffer bytes = ByteBuffer.wrap(sb.toString().getBytes(StandardCharsets.UTF_8));
+            while (bytes.hasRemaining())
+            {
+                channel.write(bytes);
+            }
+            channel.force(true);
+        }
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        fsyncDirectory(file.getParent());
+    }
+
+    /** Makes a file's creation, rename or deletion in {@code dir} durable. */
+    static void fsyncDirectory(final Path dir) throws IOException
+    {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ))
+        {
+            channel.force(true);
+        }
+    }
+}

@@ -1,0 +1,853 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.compress.Codecs;
+import io.ferrite.wire.record.CorruptRecordException;
+import io.ferrite.wire.record.Record;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordBatchDescriptor;
+import io.ferrite.wire.record.RecordReader;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.EpochClock;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static io.ferrite.wire.record.RecordBatchDescriptor.*;
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * The log of one partition: an ordered list of {@link Segment}s in {@code <log.dirs>/<topic>-<partition>/}.
+ *
+ * <p><b>Threading.</b> Single writer: one thread appends (an {@code assert} catches a second);
+ * any number of threads read. Offsets and segment sizes are published with release semantics after
+ * the bytes, so readers never see a partial batch. The segment list is copy-on-write; the writer
+ * (roll) and the retention task change it under a lock that readers never take.
+ *
+ * <p><b>Append</b> takes one RecordBatch v2 in a mutable (normally off-heap) buffer, checks it as
+ * Kafka's validator does, assigns offsets by patching the base offset (and partition leader epoch)
+ * in place, and copies the bytes to the active segment. The CRC is rewritten only for
+ * LogAppendTime. Nothing allocates on this path.
+ */
+public final class PartitionLog implements AutoCloseable
+{
+    /** {@link #read} status: the offset is below the log start or above the log end. */
+    public static final int OFFSET_OUT_OF_RANGE = -1;
+    public static final int READ_OK = 0;
+
+    private static final VarHandle LOG_END_OFFSET;
+    private static final VarHandle FLUSH_REQUESTED;
+
+    static
+    {
+        try
+        {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            LOG_END_OFFSET = lookup.findVarHandle(PartitionLog.class, "logEndOffset", long.class);
+            FLUSH_REQUESTED = lookup.findVarHandle(PartitionLog.class, "flushRequested", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final String topic;
+    private final int partition;
+    private final Path dir;
+    private final WriteStrategy strategy;
+    private final EpochClock clock;
+    private final LogEnvironment env;
+    private final ReentrantLock segmentsLock = new ReentrantLock();
+    private final Codecs codecs = new Codecs();
+    final ProducerStateManager producers;
+
+    private volatile LogConfig config;
+    private volatile Segment[] segments;
+    @SuppressWarnings("unused") // through LOG_END_OFFSET
+    private volatile long logEndOffset;
+    private volatile long logStartOffset;
+    private volatile long highWatermark;
+    private volatile long durableOffset;
+    private volatile long recoveryPoint;
+    private volatile boolean closed;
+    @SuppressWarnings("unused") // through FLUSH_REQUESTED
+    private volatile int flushRequested;
+    private volatile long flushedMessages;
+    private volatile long appendedMessages;
+    private volatile long lastFlushMs;
+    private volatile int durableWaiters;
+
+    // writer state
+    private Thread writer;
+    private final RecordBatch batch = new RecordBatch();
+    private RecordReader validator;
+    private int validatorLimit;
+    private int leaderEpoch;
+
+    PartitionLog(final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
+        final EpochClock clock, final LogEnvironment env, final ProducerStateManager producers)
+    {
+        this.topic = topic;
+        this.partition = partition;
+        this.dir = dir;
+        this.config = config;
+        this.strategy = strategy;
+        this.clock = clock;
+        this.env = env;
+        this.producers = producers;
+        this.validator = new RecordReader(codecs, config.maxDecompressedMessageBytes);
+        this.validatorLimit = config.maxDecompressedMessageBytes;
+        this.lastFlushMs = clock.time();
+    }
+
+    /** Sets the state recovery found; called once, before the log is shared. */
+    void loaded(final Segment[] segments, final long logStartOffset, final long logEndOffset, final long recoveryPoint)
+    {
+        this.segments = segments;
+        this.logStartOffset = logStartOffset;
+        this.recoveryPoint = recoveryPoint;
+        this.durableOffset = recoveryPoint;
+        this.highWatermark = logEndOffset;
+        LOG_END_OFFSET.setRelease(this, logEndOffset);
+    }
+
+    public String topic()
+    {
+        return topic;
+    }
+
+    public int partition()
+    {
+        return partition;
+    }
+
+    public Path dir()
+    {
+        return dir;
+    }
+
+    public LogConfig config()
+    {
+        return config;
+    }
+
+    /** The offset the next append gets (acquire). */
+    public long logEndOffset()
+    {
+        return (long)LOG_END_OFFSET.getAcquire(this);
+    }
+
+    public long logStartOffset()
+    {
+        return logStartOffset;
+    }
+
+    /** Appends at or above this offset may still be lost in a crash of the machine (fsync durability). */
+    public long durableOffset()
+    {
+        return durableOffset;
+    }
+
+    public long recoveryPoint()
+    {
+        return recoveryPoint;
+    }
+
+    /** Set by the owner (the broker: the log end on one node, or what replication agrees). */
+    public long highWatermark()
+    {
+        return highWatermark;
+    }
+
+    public void highWatermark(final long offset)
+    {
+        this.highWatermark = offset;
+    }
+
+    /** The partition leader epoch stamped on appended batches. */
+    public void leaderEpoch(final int epoch)
+    {
+        this.leaderEpoch = epoch;
+    }
+
+    public int segmentCount()
+    {
+        return segments.length;
+    }
+
+    public long sizeInBytes()
+    {
+        long total = 0;
+        for (final Segment s : segments)
+        {
+            total += s.size();
+        }
+        return total;
+    }
+
+    Segment[] segments()
+    {
+        return segments;
+    }
+
+    void updateConfig(final LogConfig newConfig)
+    {
+        this.config = newConfig;
+    }
+
+    /** Hands the single-writer role to the calling thread (when a log moves between threads). */
+    public void claimWriter()
+    {
+        writer = Thread.currentThread();
+    }
+
+    private boolean onWriterThread()
+    {
+        if (writer == null)
+        {
+            writer = Thread.currentThread();
+        }
+        return writer == Thread.currentThread();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // append
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Appends one batch (single writer). On success the buffer holds the batch as written: base
+     * offset, partition leader epoch and (for LogAppendTime) timestamp type, max timestamp and CRC.
+     */
+    public void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    {
+        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        result.reset();
+        if (closed)
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
+            return;
+        }
+        final LogConfig cfg = config;
+        result.logStartOffset = logStartOffset;
+        if (length > cfg.maxMessageBytes)
+        {
+            result.fail(AppendResult.RECORD_TOO_LARGE, "The record batch size in the append to " + this + " is " + length +
+                " bytes which exceeds the maximum configured value of " + cfg.maxMessageBytes + ".");
+            return;
+        }
+        if (!checkBatch(buffer, offset, length, cfg, result))
+        {
+            return;
+        }
+        final long now = clock.time();
+        if (!validateRecords(cfg, now, result))
+        {
+            return;
+        }
+        if (batch.producerId() != NO_PRODUCER_ID)
+        {
+            final int status = producers.check(batch, result);
+            if (status != AppendResult.OK)
+            {
+                result.status = status;
+                return;
+            }
+        }
+
+        final long base = (long)LOG_END_OFFSET.getOpaque(this);
+        final long last = base + batch.lastOffsetDelta();
+        try
+        {
+            maybeRoll(cfg, length, base, last, batch.maxTimestamp(), now);
+        }
+        catch (final IOException ex)
+        {
+            result.fail(AppendResult.STORAGE_ERROR, "cannot roll " + this + ": " + ex);
+            return;
+        }
+        buffer.putLong(offset + BASE_OFFSET_OFFSET, base, BIG_ENDIAN);
+        buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch, BIG_ENDIAN);
+        if (cfg.logAppendTime)
+        {
+            buffer.putShort(offset + ATTRIBUTES_OFFSET, (short)(batch.attributes() | TIMESTAMP_TYPE_MASK), BIG_ENDIAN);
+            buffer.putLong(offset + MAX_TIMESTAMP_OFFSET, now, BIG_ENDIAN);
+            buffer.putInt(offset + CRC_OFFSET, batch.computeCrc(), BIG_ENDIAN);
+            result.logAppendTime = now;
+        }
+        final Segment active = segments[segments.length - 1];
+        try
+        {
+            active.append(buffer, offset, length, last, batch.maxTimestamp());
+        }
+        catch (final IOException ex)
+        {
+            result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + this + ": " + ex);
+            return;
+        }
+        producers.update(batch);
+        LOG_END_OFFSET.setRelease(this, last + 1);
+        result.firstOffset = base;
+        result.lastOffset = last;
+        result.status = AppendResult.OK;
+
+        final long appended = appendedMessages + batch.recordCount();
+        appendedMessages = appended;
+        if (cfg.fsyncDurability || appended - flushedMessages >= cfg.flushMessages)
+        {
+            requestFlush();
+        }
+    }
+
+    private boolean checkBatch(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
+        final AppendResult result)
+    {
+        batch.wrap(buffer, offset);
+        final int check = batch.check(length);
+        if (check != RecordBatch.OK)
+        {
+            if (check == RecordBatch.UNSUPPORTED_MAGIC)
+            {
+                result.fail(AppendResult.UNSUPPORTED_MAGIC, "Produce requests are only allowed to contain record batches with magic version 2");
+            }
+            else
+            {
+                result.fail(AppendResult.CORRUPT_MESSAGE, "Record batch is corrupt (check " + check + ")");
+            }
+            return false;
+        }
+        if (batch.sizeInBytes() != length)
+        {
+            result.fail(AppendResult.INVALID_RECORD, "An append holds exactly one record batch");
+            return false;
+        }
+        if (batch.isControl())
+        {
+            result.fail(AppendResult.INVALID_RECORD, "Clients are not allowed to write control records");
+            return false;
+        }
+        final int count = batch.recordCount();
+        if (count == 0 || batch.lastOffsetDelta() != count - 1)
+        {
+            result.fail(AppendResult.INVALID_RECORD, "Record batch declares " + count + " records but a last offset delta of " +
+                batch.lastOffsetDelta());
+            return false;
+        }
+        if (batch.isTransactional() && batch.producerId() == NO_PRODUCER_ID)
+        {
+            result.fail(AppendResult.INVALID_RECORD, "A transactional record batch must carry a producer id");
+            return false;
+        }
+        if (cfg.maxDecompressedMessageBytes != validatorLimit)
+        {
+            validator = new RecordReader(codecs, cfg.maxDecompressedMessageBytes);
+            validatorLimit = cfg.maxDecompressedMessageBytes;
+        }
+        return true;
+    }
+
+    /** Kafka's per-record checks: offsets in order, and CreateTime timestamps within the configured window. */
+    private boolean validateRecords(final LogConfig cfg, final long now, final AppendResult result)
+    {
+        try
+        {
+            validator.reset(batch);
+            int i = 0;
+            while (validator.hasNext())
+            {
+                final Record r = validator.next();
+                if (r.offsetDelta() != i)
+                {
+                    result.recordIndex = i;
+                    result.fail(AppendResult.INVALID_RECORD, "Record " + i + " has offset delta " + r.offsetDelta());
+                    return false;
+                }
+                if (!cfg.logAppendTime)
+                {
+                    final long ts = r.timestamp();
+                    if (ts != NO_TIMESTAMP &&
+                        ((ts < now && now - ts > cfg.timestampBeforeMaxMs) || (ts > now && ts - now > cfg.timestampAfterMaxMs)))
+                    {
+                        result.recordIndex = i;
+                        result.fail(AppendResult.INVALID_TIMESTAMP, "Timestamp " + ts + " of message with offset " + i +
+                            " is out of range. The timestamp should be within [" + (now - cfg.timestampBeforeMaxMs) + ", " +
+                            (now + cfg.timestampAfterMaxMs) + "]");
+                        return false;
+                    }
+                }
+                i++;
+            }
+            return true;
+        }
+        catch (final CorruptRecordException ex)
+        {
+            result.fail(AppendResult.CORRUPT_MESSAGE, ex.getMessage());
+            return false;
+        }
+    }
+
+    private void maybeRoll(final LogConfig cfg, final int length, final long base, final long last, final long maxTimestamp,
+        final long now) throws IOException
+    {
+        final Segment active = segments[segments.length - 1];
+        final int size = active.size();
+        if (size == 0)
+        {
+            return;
+        }
+        final boolean full = size > cfg.segmentBytes - length;
+        final boolean indexFull = active.indexesFull();
+        final boolean offsetOverflow = last - active.baseOffset > Integer.MAX_VALUE;
+        final boolean aged = active.timeWaitedForRoll(now, maxTimestamp) > cfg.segmentMs - cfg.segmentJitterMs;
+        if (full || indexFull || offsetOverflow || aged)
+        {
+            roll(base, now);
+        }
+    }
+
+    /** Starts a new active segment at {@code baseOffset} (the log end); the old one is flushed in the background. */
+    private void roll(final long baseOffset, final long now) throws IOException
+    {
+        segmentsLock.lock();
+        try
+        {
+            final Segment[] current = segments;
+            final Segment old = current[current.length - 1];
+            final Segment next = Segment.create(dir, baseOffset, config, strategy, now);
+            old.deactivate();
+            producers.takeSnapshot();
+            final Segment[] updated = Arrays.copyOf(current, current.length + 1);
+            updated[current.length] = next;
+            segments = updated;
+        }
+        finally
+        {
+            segmentsLock.unlock();
+        }
+        env.flushInBackground(this);
+    }
+
+    /**
+     * Work the writer can do while it has nothing to append: allocating the active segment's next
+     * blocks ahead of time (mapped strategy), so appends never do it.
+     */
+    public void doIdleWork()
+    {
+        try
+        {
+            segments[segments.length - 1].preallocate();
+        }
+        catch (final IOException ignored)
+        {
+            // the append that needs the space reports it as a storage error
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // durability
+    // ------------------------------------------------------------------------------------------
+
+    private void requestFlush()
+    {
+        if ((int)FLUSH_REQUESTED.getOpaque(this) == 0 && FLUSH_REQUESTED.compareAndSet(this, 0, 1))
+        {
+            env.requestFlush(this);
+        }
+    }
+
+    /**
+     * Fsyncs everything appended so far (from a flushing thread, not the writer), moves the durable
+     * offset and the recovery point, and tells the durability listener.
+     */
+    void flush() throws IOException
+    {
+        FLUSH_REQUESTED.setVolatile(this, 0);
+        final long target = logEndOffset();
+        final long messages = appendedMessages;
+        for (final Segment s : segments)
+        {
+            s.flush();
+        }
+        flushedMessages = messages;
+        lastFlushMs = clock.time();
+        if (target > durableOffset)
+        {
+            durableOffset = target;
+            recoveryPoint = target;
+            env.durabilityListener().onDurable(this, target);
+            if (durableWaiters > 0)
+            {
+                synchronized (this)
+                {
+                    notifyAll();
+                }
+            }
+        }
+    }
+
+    /** {@link #flush()} for background callers: a segment deleted meanwhile is not an error. */
+    void flushQuietly()
+    {
+        try
+        {
+            flush();
+        }
+        catch (final java.nio.channels.ClosedChannelException ignored)
+        {
+            // a segment retention deleted while we flushed; its data is gone on purpose
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
+    /** Whether flush.ms has passed since the last flush with appends not yet flushed. */
+    boolean flushDue(final long nowMs)
+    {
+        return appendedMessages != flushedMessages && nowMs - lastFlushMs >= config.flushMs;
+    }
+
+    /**
+     * Blocks until an fsync covers {@code offset} (exclusive) or the timeout passes: for embedded
+     * callers in fsync durability. Returns whether it is covered.
+     */
+    public boolean awaitDurable(final long offset, final long timeoutMs) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        synchronized (this)
+        {
+            durableWaiters++;
+            try
+            {
+                while (durableOffset < offset)
+                {
+                    final long left = deadline - System.nanoTime();
+                    if (left <= 0)
+                    {
+                        return false;
+                    }
+                    wait(Math.max(1, left / 1_000_000L));
+                }
+                return true;
+            }
+            finally
+            {
+                durableWaiters--;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // reads
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Finds whole batches from the one holding {@code startOffset}: at most {@code maxBytes} (but at
+     * least one batch when {@code minOneBatch}), none with an offset at or above
+     * {@code maxOffset} (the high watermark or last stable offset). Safe from any thread;
+     * allocates nothing.
+     *
+     * @return {@link #READ_OK} (the region may be empty) or {@link #OFFSET_OUT_OF_RANGE}
+     */
+    public int read(final long startOffset, final int maxBytes, final long maxOffset, final boolean minOneBatch, final FileRegion out)
+    {
+        final long end = logEndOffset();
+        if (startOffset < logStartOffset || startOffset > end)
+        {
+            out.empty(startOffset);
+            return OFFSET_OUT_OF_RANGE;
+        }
+        final long bound = Math.min(maxOffset, end);
+        out.empty(startOffset);
+        if (startOffset >= bound)
+        {
+            return READ_OK;
+        }
+        final Segment[] segs = segments;
+        for (int i = floor(segs, startOffset); i < segs.length; i++)
+        {
+            final Segment seg = segs[i];
+            final int size = seg.size();
+            final int start = seg.positionOf(startOffset, size);
+            if (start < 0)
+            {
+                continue;
+            }
+            int p = start;
+            long next = startOffset;
+            while (p < size && seg.batchLastOffset(p) < bound)
+            {
+                final int batchSize = seg.batchSize(p);
+                if (p - start > maxBytes - batchSize && !(minOneBatch && p == start))
+                {
+                    break;
+                }
+                next = seg.batchLastOffset(p) + 1;
+                p += batchSize;
+            }
+            if (p > start)
+            {
+                out.channel = seg.log.channel();
+                out.position = start;
+                out.length = p - start;
+                out.firstBatchOffset = seg.batchBaseOffset(start);
+                out.nextOffset = next;
+            }
+            return READ_OK;
+        }
+        return READ_OK;
+    }
+
+    /** The index of the last segment whose base offset is at most {@code offset} (0 when none is). */
+    private static int floor(final Segment[] segs, final long offset)
+    {
+        int lo = 0;
+        int hi = segs.length - 1;
+        while (lo < hi)
+        {
+            final int mid = (lo + hi + 1) >>> 1;
+            if (segs[mid].baseOffset <= offset)
+            {
+                lo = mid;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /**
+     * ListOffsets by timestamp, as Kafka answers it: the first record whose timestamp is at least
+     * {@code timestamp}, found through the time index and the first batch whose max timestamp reaches
+     * it. Not for the hot path (may decompress).
+     */
+    public TimestampOffset offsetForTimestamp(final long timestamp, final TimestampOffset out)
+    {
+        out.set(-1, -1);
+        final long start = logStartOffset;
+        final long end = logEndOffset();
+        final RecordReader reader = new RecordReader(new Codecs(), config.maxDecompressedMessageBytes);
+        final RecordBatch b = new RecordBatch();
+        for (final Segment seg : segments)
+        {
+            if (seg.maxTimestamp() < timestamp)
+            {
+                continue;
+            }
+            final int size = seg.size();
+            int p = seg.offsetIndex.lookup(Math.max(start, seg.timeIndex.lookup(timestamp)));
+            while (p < size)
+            {
+                if (seg.batchMaxTimestamp(p) >= timestamp && seg.batchLastOffset(p) >= start)
+                {
+                    b.wrap(seg.log.view(), p);
+                    reader.reset(b);
+                    while (reader.hasNext())
+                    {
+                        final Record r = reader.next();
+                        if (r.timestamp() >= timestamp && r.offset() >= start && r.offset() < end)
+                        {
+                            return out.set(r.timestamp(), r.offset());
+                        }
+                    }
+                }
+                p += seg.batchSize(p);
+            }
+        }
+        return out;
+    }
+
+    /** ListOffsets MAX_TIMESTAMP: the largest timestamp in the log and the offset of its first record. */
+    public TimestampOffset maxTimestampOffset(final TimestampOffset out)
+    {
+        out.set(-1, -1);
+        Segment best = null;
+        for (final Segment seg : segments)
+        {
+            if (seg.maxTimestamp() != NO_TIMESTAMP && (best == null || seg.maxTimestamp() > best.maxTimestamp()))
+            {
+                best = seg;
+            }
+        }
+        if (best == null)
+        {
+            return out;
+        }
+        final long max = best.maxTimestamp();
+        final int p = best.positionOf(best.offsetOfMaxTimestamp(), best.size());
+        if (p < 0)
+        {
+            return out;
+        }
+        final RecordBatch b = new RecordBatch().wrap(best.log.view(), p);
+        final RecordReader reader = new RecordReader(new Codecs(), config.maxDecompressedMessageBytes).reset(b);
+        while (reader.hasNext())
+        {
+            final Record r = reader.next();
+            if (r.timestamp() == max)
+            {
+                return out.set(max, r.offset());
+            }
+        }
+        return out.set(max, b.lastOffset());
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // retention
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Deletes whole segments (never the active one) past retention.ms or beyond retention.bytes,
+     * or wholly below the log start offset, and moves the log start offset to the first kept one.
+     *
+     * @return the number of segments deleted
+     */
+    public int deleteOldSegments(final long nowMs) throws IOException
+    {
+        return deleteSegments(nowMs, false);
+    }
+
+    private int deleteSegments(final long nowMs, final boolean onlyBelowStart) throws IOException
+    {
+        final LogConfig cfg = config;
+        segmentsLock.lock();
+        final Segment[] removed;
+        try
+        {
+            final Segment[] segs = segments;
+            long total = 0;
+            for (final Segment s : segs)
+            {
+                total += s.size();
+            }
+            int n = 0;
+            while (n < segs.length - 1)
+            {
+                final Segment s = segs[n];
+                final boolean belowStart = segs[n + 1].baseOffset <= logStartOffset;
+                final boolean expired = !onlyBelowStart && cfg.retentionMs >= 0 && nowMs - largestTimestamp(s) > cfg.retentionMs;
+                final boolean tooBig = !onlyBelowStart && cfg.retentionBytes >= 0 && total - s.size() >= cfg.retentionBytes;
+                if (!(belowStart || expired || tooBig))
+                {
+                    break;
+                }
+                total -= s.size();
+                n++;
+            }
+            if (n == 0)
+            {
+                return 0;
+            }
+            removed = Arrays.copyOf(segs, n);
+            segments = Arrays.copyOfRange(segs, n, segs.length);
+            logStartOffset = Math.max(logStartOffset, segments[0].baseOffset);
+        }
+        finally
+        {
+            segmentsLock.unlock();
+        }
+        for (final Segment s : removed)
+        {
+            s.deleteFiles();
+            env.closeLater(s, cfg.fileDeleteDelayMs);
+        }
+        ProducerStateManager.deleteSnapshotsBelow(dir, logStartOffset);
+        return removed.length;
+    }
+
+    private static long largestTimestamp(final Segment s)
+    {
+        final long max = s.maxTimestamp();
+        if (max != NO_TIMESTAMP)
+        {
+            return max;
+        }
+        return s.log.path().toFile().lastModified();
+    }
+
+    /**
+     * DeleteRecords: makes {@code offset} the log start offset (it may not pass the high watermark)
+     * and deletes the segments wholly below it.
+     *
+     * @return the new log start offset, or -1 when {@code offset} is above the high watermark
+     */
+    public long deleteRecordsBefore(final long offset) throws IOException
+    {
+        if (offset > highWatermark)
+        {
+            return -1;
+        }
+        segmentsLock.lock();
+        try
+        {
+            if (offset > logStartOffset)
+            {
+                logStartOffset = offset;
+            }
+        }
+        finally
+        {
+            segmentsLock.unlock();
+        }
+        deleteSegments(clock.time(), true);
+        return logStartOffset;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // lifecycle
+    // ------------------------------------------------------------------------------------------
+
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    /** Flushes, snapshots producer state, trims the active segment and closes every file. */
+    @Override
+    public void close() throws IOException
+    {
+        segmentsLock.lock();
+        try
+        {
+            if (closed)
+            {
+                return;
+            }
+            closed = true;
+            flush();
+            producers.takeSnapshot();
+            IOException failure = null;
+            for (final Segment s : segments)
+            {
+                try
+                {
+                    s.close();
+                }
+                catch (final IOException ex)
+                {
+                    failure = ex;
+                }
+            }
+            if (failure != null)
+            {
+                throw failure;
+            }
+        }
+        finally
+        {
+            segmentsLock.unlock();
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return topic + "-" + partition;
+    }
+}

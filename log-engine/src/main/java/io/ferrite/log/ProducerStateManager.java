@@ -1,0 +1,298 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.record.Crc32c;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordBatchDescriptor;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * Idempotent producer state of one partition: validation of epochs and sequences (Kafka's rules),
+ * duplicate detection, and snapshots in Kafka's {@code <offset>.snapshot} format:
+ * <pre>
+ *   version: int16 (1)
+ *   crc: uint32                       CRC32C of everything after this field
+ *   entries: int32 count, then per producer:
+ *     producer id: int64, epoch: int16, last sequence: int32, last offset: int64,
+ *     offset delta: int32, timestamp: int64, coordinator epoch: int32, current txn first offset: int64
+ * </pre>
+ * A snapshot keeps each producer's last batch; the other cached batches come back from the log
+ * tail replayed on recovery. Single writer (the partition's appender).
+ */
+final class ProducerStateManager
+{
+    static final String SNAPSHOT_SUFFIX = ".snapshot";
+    private static final short SNAPSHOT_VERSION = 1;
+    private static final int HEADER = 2 + 4 + 4;
+    private static final int ENTRY = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8;
+
+    private final Long2ObjectHashMap<ProducerState> producers = new Long2ObjectHashMap<>();
+    private final Path dir;
+    private long mapEndOffset;
+
+    ProducerStateManager(final Path dir)
+    {
+        this.dir = dir;
+    }
+
+    /** The offset up to which the state reflects the log. */
+    long mapEndOffset()
+    {
+        return mapEndOffset;
+    }
+
+    int producerCount()
+    {
+        return producers.size();
+    }
+
+    ProducerState producer(final long producerId)
+    {
+        return producers.get(producerId);
+    }
+
+    /**
+     * Checks a client's idempotent batch against the producer's state.
+     *
+     * @return {@link AppendResult#OK}, {@link AppendResult#DUPLICATE} (with the original offsets filled in),
+     *         {@link AppendResult#INVALID_PRODUCER_EPOCH} or {@link AppendResult#OUT_OF_ORDER_SEQUENCE}
+     */
+    int check(final RecordBatch batch, final AppendResult result)
+    {
+        final ProducerState state = producers.get(batch.producerId());
+        if (state == null)
+        {
+            return AppendResult.OK; // a producer this partition has not seen (or has forgotten): any sequence
+        }
+        final short epoch = batch.producerEpoch();
+        if (epoch < state.epoch)
+        {
+            result.message = "Epoch of producer " + batch.producerId() + " is " + epoch + ", which is smaller than the last seen epoch " +
+                state.epoch;
+            return AppendResult.INVALID_PRODUCER_EPOCH;
+        }
+        final int first = batch.baseSequence();
+        if (epoch == state.epoch)
+        {
+            final int duplicate = state.findDuplicate(first, batch.lastSequence());
+            if (duplicate >= 0)
+            {
+                result.lastOffset = state.cachedLastOffset(duplicate);
+                result.firstOffset = result.lastOffset - state.cachedOffsetDelta(duplicate);
+                result.logAppendTime = -1;
+                return AppendResult.DUPLICATE;
+            }
+            final int last = state.lastSequence();
+            if (state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH && !state.isEmpty() && !inSequence(last, first))
+            {
+                result.message = "Out of order sequence number for producer " + batch.producerId() + ": " + first +
+                    " (incoming seq. number), " + last + " (current end sequence number)";
+                return AppendResult.OUT_OF_ORDER_SEQUENCE;
+            }
+        }
+        else if (first != 0 && state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH)
+        {
+            result.message = "Invalid sequence number for new epoch of producer " + batch.producerId() + ": " + epoch +
+                " (request epoch), " + first + " (seq. number), " + state.epoch + " (current producer epoch)";
+            return AppendResult.OUT_OF_ORDER_SEQUENCE;
+        }
+        return AppendResult.OK;
+    }
+
+    /** {@code sequence - decrement}, wrapping below zero to Integer.MAX_VALUE as Kafka's sequences do. */
+    static int decrementSequence(final int sequence, final int decrement)
+    {
+        return sequence < decrement ? Integer.MAX_VALUE - (decrement - sequence) + 1 : sequence - decrement;
+    }
+
+    static boolean inSequence(final int last, final int next)
+    {
+        return next == last + 1L || (next == 0 && last == Integer.MAX_VALUE);
+    }
+
+    /** Records an appended (or recovered) batch carrying a producer id; advances the map end. */
+    void update(final RecordBatch batch)
+    {
+        final long pid = batch.producerId();
+        if (pid != RecordBatchDescriptor.NO_PRODUCER_ID)
+        {
+            ProducerState state = producers.get(pid);
+            if (state == null)
+            {
+                state = new ProducerState(pid);
+                producers.put(pid, state);
+            }
+            if (!batch.isControl())
+            {
+                state.addBatch(batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(), batch.lastOffset(),
+                    batch.lastOffsetDelta(), batch.maxTimestamp());
+            }
+        }
+        mapEndOffset = batch.lastOffset() + 1;
+    }
+
+    /** Forgets producers whose last batch is older than {@code expiryMs} before {@code nowMs}. */
+    void expire(final long nowMs, final long expiryMs)
+    {
+        producers.values().removeIf(s -> s.lastTimestamp != RecordBatchDescriptor.NO_TIMESTAMP &&
+            nowMs - s.lastTimestamp >= expiryMs);
+    }
+
+    void clear(final long offset)
+    {
+        producers.clear();
+        mapEndOffset = offset;
+    }
+
+    // ---- snapshots ----
+
+    static Path snapshotFile(final Path dir, final long offset)
+    {
+        return dir.resolve(Segment.fileName(offset, SNAPSHOT_SUFFIX));
+    }
+
+    /** Writes {@code <mapEndOffset>.snapshot} and fsyncs it (snapshots happen on roll and on close). */
+    void takeSnapshot() throws IOException
+    {
+        final List<ProducerState> states = new ArrayList<>(producers.values());
+        final ByteBuffer buffer = ByteBuffer.allocate(HEADER + states.size() * ENTRY).order(BIG_ENDIAN);
+        buffer.putShort(SNAPSHOT_VERSION).putInt(0).putInt(states.size());
+        for (final ProducerState s : states)
+        {
+            buffer.putLong(s.producerId).putShort(s.epoch).putInt(s.lastSequence()).putLong(s.lastOffset())
+                .putInt(s.lastOffsetDelta()).putLong(s.lastBatchTimestamp()).putInt(s.coordinatorEpoch)
+                .putLong(s.currentTxnFirstOffset);
+        }
+        final UnsafeBuffer view = new UnsafeBuffer(buffer.array());
+        view.putInt(2, new Crc32c().compute(view, 6, buffer.capacity() - 6), BIG_ENDIAN);
+        final Path file = snapshotFile(dir, mapEndOffset);
+        final Path tmp = dir.resolve(file.getFileName() + ".tmp");
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING))
+        {
+            buffer.flip();
+            while (buffer.hasRemaining())
+            {
+                channel.write(buffer);
+            }
+            channel.force(true);
+        }
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /**
+     * Loads the newest valid snapshot at or below {@code maxOffset}, deleting damaged ones.
+     *
+     * @return the snapshot's offset (the state's map end), or -1 when there is none (state empty)
+     */
+    long loadSnapshot(final long maxOffset) throws IOException
+    {
+        for (final long offset : snapshotOffsets(dir))
+        {
+            if (offset > maxOffset)
+            {
+                continue;
+            }
+            final Path file = snapshotFile(dir, offset);
+            if (read(file))
+            {
+                mapEndOffset = offset;
+                return offset;
+            }
+            Files.deleteIfExists(file);
+        }
+        clear(0);
+        return -1;
+    }
+
+    private boolean read(final Path file) throws IOException
+    {
+        final byte[] bytes = Files.readAllBytes(file);
+        if (bytes.length < HEADER)
+        {
+            return false;
+        }
+        final UnsafeBuffer b = new UnsafeBuffer(bytes);
+        final int count = b.getInt(6, BIG_ENDIAN);
+        if (b.getShort(0, BIG_ENDIAN) != SNAPSHOT_VERSION || count < 0 || bytes.length != HEADER + (long)count * ENTRY ||
+            b.getInt(2, BIG_ENDIAN) != new Crc32c().compute(b, 6, bytes.length - 6))
+        {
+            return false;
+        }
+        producers.clear();
+        for (int i = 0, p = HEADER; i < count; i++, p += ENTRY)
+        {
+            final ProducerState s = new ProducerState(b.getLong(p, BIG_ENDIAN));
+            final short epoch = b.getShort(p + 8, BIG_ENDIAN);
+            final int lastSeq = b.getInt(p + 10, BIG_ENDIAN);
+            final long lastOffset = b.getLong(p + 14, BIG_ENDIAN);
+            final int delta = b.getInt(p + 22, BIG_ENDIAN);
+            final long ts = b.getLong(p + 26, BIG_ENDIAN);
+            s.coordinatorEpoch = b.getInt(p + 34, BIG_ENDIAN);
+            s.currentTxnFirstOffset = b.getLong(p + 38, BIG_ENDIAN);
+            s.epoch = epoch;
+            if (lastOffset >= 0)
+            {
+                final int firstSeq = lastSeq == RecordBatchDescriptor.NO_SEQUENCE ? lastSeq : decrementSequence(lastSeq, delta);
+                s.addBatch(epoch, firstSeq, lastSeq, lastOffset, delta, ts);
+            }
+            producers.put(s.producerId, s);
+        }
+        return true;
+    }
+
+    /** Snapshot offsets in the directory, newest first. */
+    static List<Long> snapshotOffsets(final Path dir) throws IOException
+    {
+        final List<Long> offsets = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir))
+        {
+            files.map(p -> p.getFileName().toString())
+                .filter(n -> n.endsWith(SNAPSHOT_SUFFIX) && n.length() == 20 + SNAPSHOT_SUFFIX.length())
+                .forEach(n -> offsets.add(Long.parseLong(n.substring(0, 20))));
+        }
+        offsets.sort((a, b) -> Long.compare(b, a));
+        return offsets;
+    }
+
+    /** Deletes snapshots below {@code offset} except the newest of them (retention moved past them). */
+    static void deleteSnapshotsBelow(final Path dir, final long offset) throws IOException
+    {
+        boolean keptOne = false;
+        for (final long o : snapshotOffsets(dir))
+        {
+            if (o < offset)
+            {
+                if (keptOne)
+                {
+                    Files.deleteIfExists(snapshotFile(dir, o));
+                }
+                keptOne = true;
+            }
+        }
+    }
+
+    /** Deletes snapshots above {@code offset} (the log was truncated or recovered to it). */
+    static void deleteSnapshotsAbove(final Path dir, final long offset) throws IOException
+    {
+        for (final long o : snapshotOffsets(dir))
+        {
+            if (o > offset)
+            {
+                Files.deleteIfExists(snapshotFile(dir, o));
+            }
+        }
+    }
+}

@@ -1,0 +1,396 @@
+package io.ferrite.log;
+
+import io.ferrite.index.OffsetIndex;
+import io.ferrite.index.TimeIndex;
+import io.ferrite.wire.record.RecordBatchDescriptor;
+import org.agrona.DirectBuffer;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * One segment: {@code <base offset>.log} with its {@code .index} and {@code .timeindex}, named as
+ * Kafka names them (20-digit zero-padded base offset).
+ *
+ * <p>One writer appends; readers use {@link #size()} (acquire), which is published (release)
+ * after the bytes are written and before the index entries that point at them.
+ */
+final class Segment implements AutoCloseable
+{
+    static final String LOG_SUFFIX = ".log";
+    static final String INDEX_SUFFIX = ".index";
+    static final String TIME_INDEX_SUFFIX = ".timeindex";
+
+    private static final VarHandle SIZE;
+
+    static
+    {
+        try
+        {
+            SIZE = MethodHandles.lookup().findVarHandle(Segment.class, "size", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    final long baseOffset;
+    final SegmentFile log;
+    final OffsetIndex offsetIndex;
+    final TimeIndex timeIndex;
+    private final int indexIntervalBytes;
+    private final int maxIndexBytes;
+    @SuppressWarnings("unused") // through SIZE
+    private volatile int size;
+
+    // writer state
+    private int bytesSinceLastIndexEntry;
+    private long maxTimestampSoFar = RecordBatchDescriptor.NO_TIMESTAMP;
+    private long offsetOfMaxTimestampSoFar;
+    private long rollingBasedTimestamp = RecordBatchDescriptor.NO_TIMESTAMP;
+    private long lastOffset = -1;
+    private final long createdMs;
+    private volatile boolean active;
+    private int flushedSize;
+
+    private Segment(final long baseOffset, final SegmentFile log, final OffsetIndex offsetIndex, final TimeIndex timeIndex,
+        final LogConfig config, final int size, final boolean active, final long createdMs)
+    {
+        this.baseOffset = baseOffset;
+        this.log = log;
+        this.offsetIndex = offsetIndex;
+        this.timeIndex = timeIndex;
+        this.indexIntervalBytes = config.indexIntervalBytes;
+        this.maxIndexBytes = config.segmentIndexBytes;
+        this.active = active;
+        this.createdMs = createdMs;
+        SIZE.setRelease(this, size);
+        maxTimestampSoFar = timeIndex.lastTimestamp();
+        offsetOfMaxTimestampSoFar = timeIndex.lastOffset();
+    }
+
+    static String fileName(final long baseOffset, final String suffix)
+    {
+        return String.format("%020d%s", baseOffset, suffix);
+    }
+
+    /** Creates the files of a new, empty, active segment. */
+    static Segment create(final Path dir, final long baseOffset, final LogConfig config, final WriteStrategy strategy,
+        final long nowMs) throws IOException
+    {
+        final Path logFile = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
+        Files.deleteIfExists(logFile);
+        Files.deleteIfExists(dir.resolve(fileName(baseOffset, INDEX_SUFFIX)));
+        Files.deleteIfExists(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX)));
+        return open(dir, baseOffset, config, strategy, true, 0, nowMs);
+    }
+
+    /**
+     * Opens a segment's files. An active one is mapped for appends at its capacity; its data size
+     * comes from recovery or, after a clean shutdown, from the file's length.
+     */
+    static Segment open(final Path dir, final long baseOffset, final LogConfig config, final WriteStrategy strategy,
+        final boolean active, final int dataSize, final long nowMs) throws IOException
+    {
+        final Path logFile = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
+        final int capacity = capacity(config);
+        final SegmentFile log = active ?
+            SegmentFile.openWritable(logFile, strategy, capacity, dataSize) : SegmentFile.openReadOnly(logFile, strategy);
+        OffsetIndex offsetIndex = null;
+        try
+        {
+            // a rolled segment's indexes keep their size: no room to append, none preallocated
+            final int maxIndexBytes = active ? config.segmentIndexBytes : 0;
+            offsetIndex = new OffsetIndex(dir.resolve(fileName(baseOffset, INDEX_SUFFIX)), baseOffset, maxIndexBytes, true);
+            final TimeIndex timeIndex = new TimeIndex(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX)), baseOffset,
+                maxIndexBytes, true);
+            return new Segment(baseOffset, log, offsetIndex, timeIndex, config, active ? dataSize : log.capacity(), active, nowMs);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            log.close();
+            if (offsetIndex != null)
+            {
+                offsetIndex.close();
+            }
+            throw ex;
+        }
+    }
+
+    /** Room for a full segment, and always for one batch of the largest size allowed. */
+    static int capacity(final LogConfig config)
+    {
+        return (int)Math.min(Integer.MAX_VALUE, Math.max(config.segmentBytes, (long)config.maxMessageBytes + 64));
+    }
+
+    /** Bytes of data readers may read (acquire). */
+    int size()
+    {
+        return (int)SIZE.getAcquire(this);
+    }
+
+    boolean isActive()
+    {
+        return active;
+    }
+
+    long maxTimestamp()
+    {
+        return maxTimestampSoFar;
+    }
+
+    long offsetOfMaxTimestamp()
+    {
+        return offsetOfMaxTimestampSoFar;
+    }
+
+    /**
+     * How long the segment has been open for segment.ms, as Kafka counts it: from the first batch's
+     * max timestamp to the incoming batch's, or from the segment's creation when it has no timestamp.
+     */
+    long timeWaitedForRoll(final long nowMs, final long incomingMaxTimestamp)
+    {
+        return rollingBasedTimestamp >= 0 ? incomingMaxTimestamp - rollingBasedTimestamp : nowMs - createdMs;
+    }
+
+    /** The last offset appended to this segment, or -1 for an empty one (writer state). */
+    long lastOffset()
+    {
+        return lastOffset;
+    }
+
+    /** Whether the indexes have room for one more entry and the closing time-index entry. */
+    boolean indexesFull()
+    {
+        return offsetIndex.entries() >= offsetIndex.maxEntries() - 1 || timeIndex.entries() >= timeIndex.maxEntries() - 1;
+    }
+
+    /**
+     * Appends one batch (single writer): the bytes, then the published size, then index entries
+     * Kafka's way — one when more than {@code index.interval.bytes} were written since the last.
+     *
+     * @return the batch's position in the file
+     */
+    int append(final DirectBuffer src, final int offset, final int length, final long batchLastOffset,
+        final long batchMaxTimestamp) throws IOException
+    {
+        final int position = size();
+        log.write(src, offset, length, position);
+        SIZE.setRelease(this, position + length);
+        indexed(position, length, batchLastOffset, batchMaxTimestamp);
+        return position;
+    }
+
+    /** Index bookkeeping for a batch at {@code position} (append and recovery alike). */
+    private void indexed(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
+    {
+        if (position == 0)
+        {
+            rollingBasedTimestamp = batchMaxTimestamp;
+        }
+        if (batchMaxTimestamp > maxTimestampSoFar)
+        {
+            maxTimestampSoFar = batchMaxTimestamp;
+            offsetOfMaxTimestampSoFar = batchLastOffset;
+        }
+        if (bytesSinceLastIndexEntry > indexIntervalBytes)
+        {
+            offsetIndex.append(batchLastOffset, position);
+            timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, false);
+            bytesSinceLastIndexEntry = 0;
+        }
+        bytesSinceLastIndexEntry += length;
+        lastOffset = batchLastOffset;
+    }
+
+    /** Allocates ahead of the write position while the writer is idle (mapped strategy). */
+    void preallocate() throws IOException
+    {
+        final int position = size();
+        if (log.allocatedAhead(position) < SegmentFile.PREALLOCATION_CHUNK / 2)
+        {
+            log.allocate(position + 1);
+        }
+    }
+
+    /**
+     * Stops taking appends: the closing time-index entry (so the segment's largest timestamp
+     * survives a restart), then indexes and file cut to their data.
+     */
+    void deactivate() throws IOException
+    {
+        if (maxTimestampSoFar != RecordBatchDescriptor.NO_TIMESTAMP)
+        {
+            timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+        }
+        offsetIndex.trimToValidSize();
+        timeIndex.trimToValidSize();
+        log.trim(size());
+        active = false;
+    }
+
+    /** fsync of the log and, for a segment that no longer takes appends, its indexes. */
+    void flush() throws IOException
+    {
+        final int s = size();
+        if (s != flushedSize)
+        {
+            log.flush();
+            flushedSize = s;
+        }
+        if (!active)
+        {
+            offsetIndex.flush();
+            timeIndex.flush();
+        }
+    }
+
+    // ---- reads ----
+
+    long batchBaseOffset(final int position)
+    {
+        return log.view().getLong(position + RecordBatchDescriptor.BASE_OFFSET_OFFSET, BIG_ENDIAN);
+    }
+
+    int batchSize(final int position)
+    {
+        return RecordBatchDescriptor.LOG_OVERHEAD + log.view().getInt(position + RecordBatchDescriptor.BATCH_LENGTH_OFFSET, BIG_ENDIAN);
+    }
+
+    long batchLastOffset(final int position)
+    {
+        return batchBaseOffset(position) + log.view().getInt(position + RecordBatchDescriptor.LAST_OFFSET_DELTA_OFFSET, BIG_ENDIAN);
+    }
+
+    long batchMaxTimestamp(final int position)
+    {
+        return log.view().getLong(position + RecordBatchDescriptor.MAX_TIMESTAMP_OFFSET, BIG_ENDIAN);
+    }
+
+    /**
+     * The position of the first batch whose last offset is at least {@code target}, scanning from
+     * the offset index's answer; -1 when the segment has no such batch below {@code limit}.
+     */
+    int positionOf(final long target, final int limit)
+    {
+        int p = offsetIndex.lookup(target);
+        while (p < limit)
+        {
+            if (batchLastOffset(p) >= target)
+            {
+                return p;
+            }
+            p += batchSize(p);
+        }
+        return -1;
+    }
+
+    // ---- recovery ----
+
+    /**
+     * Rebuilds the indexes from the log, checking each batch (frame, magic, CRC, offsets following
+     * on from {@code nextOffset}), and cuts the log at the first byte that does not check.
+     *
+     * @param visitor sees each valid batch (producer state is rebuilt from them)
+     * @return the log end offset after the last valid batch
+     */
+    long recover(final long nextOffset, final int limit, final BatchVisitor visitor) throws IOException
+    {
+        // no reader holds the indexes yet: give them room to be rebuilt whole
+        offsetIndex.resize(maxIndexBytes);
+        timeIndex.resize(maxIndexBytes);
+        offsetIndex.reset();
+        timeIndex.reset();
+        bytesSinceLastIndexEntry = 0;
+        maxTimestampSoFar = RecordBatchDescriptor.NO_TIMESTAMP;
+        rollingBasedTimestamp = RecordBatchDescriptor.NO_TIMESTAMP;
+        lastOffset = -1;
+        final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+        long expected = nextOffset;
+        int p = 0;
+        while (p < limit)
+        {
+            batch.wrap(log.view(), p);
+            if (batch.check(limit - p) != io.ferrite.wire.record.RecordBatch.OK ||
+                batch.baseOffset() < expected || batch.lastOffsetDelta() < 0 ||
+                !offsetIndex.canAppendOffset(batch.lastOffset()))
+            {
+                break;
+            }
+            final int length = batch.sizeInBytes();
+            indexed(p, length, batch.lastOffset(), batch.maxTimestamp());
+            visitor.visit(batch);
+            expected = batch.lastOffset() + 1;
+            p += length;
+        }
+        if (p != size() || p < log.capacity())
+        {
+            log.truncateTo(p);
+        }
+        SIZE.setRelease(this, p);
+        if (!active)
+        {
+            deactivate();
+        }
+        return expected;
+    }
+
+    /** Sees the batches recovery keeps. */
+    @FunctionalInterface
+    interface BatchVisitor
+    {
+        void visit(io.ferrite.wire.record.RecordBatch batch);
+    }
+
+    /** Drops batches from {@code offset} on (the log is being truncated there). */
+    void truncateTo(final long offset) throws IOException
+    {
+        final int p = positionOf(offset, size());
+        if (p < 0)
+        {
+            return;
+        }
+        offsetIndex.truncateTo(offset);
+        timeIndex.truncateTo(offset);
+        log.truncateTo(p);
+        SIZE.setRelease(this, p);
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        try
+        {
+            if (active)
+            {
+                deactivate();
+            }
+        }
+        finally
+        {
+            offsetIndex.close();
+            timeIndex.close();
+            log.close();
+        }
+    }
+
+    /** Deletes the segment's files; open channels stay readable until {@link #close()}. */
+    void deleteFiles() throws IOException
+    {
+        Files.deleteIfExists(log.path());
+        Files.deleteIfExists(offsetIndex.file());
+        Files.deleteIfExists(timeIndex.file());
+    }
+
+    @Override
+    public String toString()
+    {
+        return "Segment(" + log.path() + ", size " + size() + ")";
+    }
+}

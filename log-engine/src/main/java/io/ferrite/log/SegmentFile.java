@@ -1,0 +1,235 @@
+package io.ferrite.log;
+
+import org.agrona.DirectBuffer;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The {@code .log} file of a segment: a channel (for {@code transferTo} and {@code fsync}) and a
+ * memory mapping (for reading batch headers without system calls, and for writing in the
+ * {@link WriteStrategy#MAPPED} strategy).
+ *
+ * <p>A writable file is preallocated (sparse) to its capacity so the mapping never changes while
+ * the segment is active; {@link #trim(int)} cuts it to its data when the segment rolls, keeping the
+ * mapping for readers (they never read past the published size). Single writer.
+ */
+final class SegmentFile implements AutoCloseable
+{
+    /** Blocks allocated (and pages touched) ahead of the write position, per step: 1 MiB, 256 pages. */
+    static final int PREALLOCATION_CHUNK = 1 << 20;
+    private static final int PAGE = 4096;
+
+    private final Path path;
+    private final FileChannel channel;
+    private final WriteStrategy strategy;
+    private final boolean writable;
+    private final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+    private final io.ferrite.wire.BufferView source = new io.ferrite.wire.BufferView();
+    private MappedByteBuffer mapped;
+    private int capacity;
+    private int allocatedUpTo;
+    private ByteBuffer zeros;
+
+    private SegmentFile(final Path path, final FileChannel channel, final WriteStrategy strategy, final boolean writable,
+        final int capacity, final int dataSize) throws IOException
+    {
+        this.path = path;
+        this.channel = channel;
+        this.strategy = strategy;
+        this.writable = writable;
+        this.capacity = capacity;
+        this.allocatedUpTo = dataSize;
+        if (capacity > 0)
+        {
+            mapped = channel.map(writable && strategy == WriteStrategy.MAPPED ?
+                FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, capacity);
+            view.wrap(mapped);
+        }
+    }
+
+    /**
+     * Opens (creating if needed) a segment's log file for appends, sized to {@code capacity}.
+     *
+     * @param dataSize the bytes of data it already holds (the rest is preallocation)
+     */
+    static SegmentFile openWritable(final Path path, final WriteStrategy strategy, final int capacity, final int dataSize)
+        throws IOException
+    {
+        final FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try
+        {
+            final int size = (int)Math.max(capacity, Math.min(channel.size(), Integer.MAX_VALUE));
+            setLength(path, size);
+            return new SegmentFile(path, channel, strategy, true, size, dataSize);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            channel.close();
+            throw ex;
+        }
+    }
+
+    /** Opens a rolled segment's log file for reading. */
+    static SegmentFile openReadOnly(final Path path, final WriteStrategy strategy) throws IOException
+    {
+        final FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try
+        {
+            final int size = (int)Math.min(channel.size(), Integer.MAX_VALUE);
+            return new SegmentFile(path, channel, strategy, false, size, size);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            channel.close();
+            throw ex;
+        }
+    }
+
+    private static void setLength(final Path path, final long length) throws IOException
+    {
+        try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw"))
+        {
+            raf.setLength(length);
+        }
+    }
+
+    Path path()
+    {
+        return path;
+    }
+
+    FileChannel channel()
+    {
+        return channel;
+    }
+
+    /** The mapping: bytes below the segment's published size may be read from any thread. */
+    DirectBuffer view()
+    {
+        return view;
+    }
+
+    int capacity()
+    {
+        return capacity;
+    }
+
+    /**
+     * Writes {@code length} bytes at {@code position} (the current end of data).
+     *
+     * @throws IOException when the disk refuses them (full, failed); nothing is then published
+     */
+    void write(final DirectBuffer src, final int offset, final int length, final int position) throws IOException
+    {
+        if (position + (long)length > capacity)
+        {
+            throw new IOException("segment " + path + " has no room for " + length + " bytes at " + position);
+        }
+        if (strategy == WriteStrategy.MAPPED)
+        {
+            if (position + length > allocatedUpTo)
+            {
+                allocate(position + length);
+            }
+            view.putBytes(position, src, offset, length);
+        }
+        else
+        {
+            final ByteBuffer bb = source.of(src, offset, length);
+            long at = position;
+            while (bb.hasRemaining())
+            {
+                at += channel.write(bb, at);
+            }
+        }
+    }
+
+    /**
+     * Allocates disk blocks and touches the pages for the next {@link #PREALLOCATION_CHUNK} (at
+     * least up to {@code end}) ahead of the writes: off the hot path when called while idle.
+     */
+    void allocate(final int end) throws IOException
+    {
+        if (strategy != WriteStrategy.MAPPED || end <= allocatedUpTo)
+        {
+            return;
+        }
+        final int target = (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + PREALLOCATION_CHUNK));
+        if (zeros == null)
+        {
+            zeros = ByteBuffer.allocateDirect(64 * 1024);
+        }
+        long at = allocatedUpTo;
+        while (at < target)
+        {
+            zeros.clear().limit((int)Math.min(zeros.capacity(), target - at));
+            at += channel.write(zeros, at);
+        }
+        for (int page = (allocatedUpTo + PAGE - 1) & -PAGE; page < target; page += PAGE)
+        {
+            view.putByte(page, (byte)0); // maps the page writable now, not during an append
+        }
+        allocatedUpTo = target;
+    }
+
+    /** Bytes allocated ahead of {@code position}. */
+    int allocatedAhead(final int position)
+    {
+        return strategy == WriteStrategy.MAPPED ? allocatedUpTo - position : Integer.MAX_VALUE;
+    }
+
+    /** fsync of the data (and the metadata needed to read it back). */
+    void flush() throws IOException
+    {
+        channel.force(false);
+    }
+
+    /**
+     * Cuts the file to its {@code size} bytes of data when the segment stops taking appends. The
+     * mapping stays: readers may be using it, and they never read past the data.
+     */
+    void trim(final int size) throws IOException
+    {
+        if (channel.size() != size)
+        {
+            channel.truncate(size);
+        }
+        allocatedUpTo = Math.min(allocatedUpTo, size);
+    }
+
+    /**
+     * Drops everything from {@code size} on (recovery, or a log truncated to an offset), leaving a
+     * hole of zeros up to the capacity so that no stale batch can ever look valid past the new end.
+     * Only while no reader looks past {@code size}.
+     */
+    void truncateTo(final int size) throws IOException
+    {
+        channel.truncate(size);
+        if (writable)
+        {
+            setLength(path, capacity);
+        }
+        allocatedUpTo = Math.min(allocatedUpTo, size);
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        if (mapped != null)
+        {
+            final MappedByteBuffer m = mapped;
+            mapped = null;
+            view.wrap(0, 0);
+            IoUtil.unmap(m);
+        }
+        channel.close();
+    }
+}

@@ -1,0 +1,131 @@
+package io.ferrite.log.config;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One configuration: its Kafka name, type, default (as Kafka prints it), documentation and
+ * validation. {@code implemented} says whether Ferrite acts on it; the others are accepted and
+ * stored, and described as such, so that tools that set them keep working.
+ */
+public record ConfigKey(String name, Type type, String defaultValue, Validator validator, boolean implemented, String doc)
+{
+    public enum Type
+    {
+        BOOLEAN, INT, LONG, DOUBLE, STRING, LIST, PASSWORD
+    }
+
+    /** Checks a parsed value; throws {@link ConfigException}. */
+    @FunctionalInterface
+    public interface Validator
+    {
+        void check(String name, Object value);
+
+        Validator NONE = (n, v) -> { };
+
+        static Validator atLeast(final long min)
+        {
+            return (n, v) ->
+            {
+                if (v != null && ((Number)v).doubleValue() < min)
+                {
+                    throw new ConfigException(n, v, "Value must be at least " + min);
+                }
+            };
+        }
+
+        static Validator between(final long min, final long max)
+        {
+            return (n, v) ->
+            {
+                if (v != null && (((Number)v).doubleValue() < min || ((Number)v).doubleValue() > max))
+                {
+                    throw new ConfigException(n, v, "Value must be between " + min + " and " + max);
+                }
+            };
+        }
+
+        static Validator in(final String... allowed)
+        {
+            final List<String> list = Arrays.asList(allowed);
+            return (n, v) ->
+            {
+                if (v instanceof List<?> values)
+                {
+                    for (final Object e : values)
+                    {
+                        if (!list.contains(String.valueOf(e)))
+                        {
+                            throw new ConfigException(n, v, "String must be one of: " + String.join(", ", list));
+                        }
+                    }
+                }
+                else if (v != null && !list.contains(String.valueOf(v)))
+                {
+                    throw new ConfigException(n, v, "String must be one of: " + String.join(", ", list));
+                }
+            };
+        }
+    }
+
+    /**
+     * Parses {@code text} to this key's type and validates it.
+     *
+     * @throws ConfigException naming this key
+     */
+    public Object parse(final String text)
+    {
+        final Object value;
+        try
+        {
+            value = parseRaw(text == null ? null : text.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new ConfigException(name, text, "Not a number of type " + type);
+        }
+        validator.check(name, value);
+        return value;
+    }
+
+    private Object parseRaw(final String t)
+    {
+        if (t == null)
+        {
+            return null;
+        }
+        switch (type)
+        {
+            case BOOLEAN:
+                if (t.equalsIgnoreCase("true") || t.equalsIgnoreCase("false"))
+                {
+                    return Boolean.parseBoolean(t);
+                }
+                throw new ConfigException(name, t, "Expected value to be either true or false");
+            case INT:
+                return Integer.parseInt(t);
+            case LONG:
+                return Long.parseLong(t);
+            case DOUBLE:
+                return Double.parseDouble(t);
+            case LIST:
+                final List<String> list = new ArrayList<>();
+                for (final String part : t.split(","))
+                {
+                    if (!part.isBlank())
+                    {
+                        list.add(part.trim());
+                    }
+                }
+                return List.copyOf(list);
+            default:
+                return t;
+        }
+    }
+
+    public Object defaultParsed()
+    {
+        return parse(defaultValue);
+    }
+}
