@@ -63,6 +63,7 @@ public final class PartitionLog implements AutoCloseable
     private final LogEnvironment env;
     private final ReentrantLock segmentsLock = new ReentrantLock();
     private final Codecs codecs = new Codecs();
+    private final Object flushLock = new Object();
     final ProducerStateManager producers;
 
     private volatile LogConfig config;
@@ -460,29 +461,34 @@ public final class PartitionLog implements AutoCloseable
 
     /**
      * Fsyncs everything appended so far (from a flushing thread, not the writer), moves the durable
-     * offset and the recovery point, and tells the durability listener.
+     * offset and the recovery point, and tells the durability listener. Flushes of one log are
+     * serialised (the group committer, a rolled segment's background flush and close may meet), so
+     * the listener sees durable offsets in order, from one thread at a time.
      */
     void flush() throws IOException
     {
-        FLUSH_REQUESTED.setVolatile(this, 0);
-        final long target = logEndOffset();
-        final long messages = appendedMessages;
-        for (final Segment s : segments)
+        synchronized (flushLock)
         {
-            s.flush();
-        }
-        flushedMessages = messages;
-        lastFlushMs = clock.time();
-        if (target > durableOffset)
-        {
-            durableOffset = target;
-            recoveryPoint = target;
-            env.durabilityListener().onDurable(this, target);
-            if (durableWaiters > 0)
+            FLUSH_REQUESTED.setVolatile(this, 0);
+            final long target = logEndOffset();
+            final long messages = appendedMessages;
+            for (final Segment s : segments)
             {
-                synchronized (this)
+                s.flush();
+            }
+            flushedMessages = messages;
+            lastFlushMs = clock.time();
+            if (target > durableOffset)
+            {
+                durableOffset = target;
+                recoveryPoint = target;
+                env.durabilityListener().onDurable(this, target);
+                if (durableWaiters > 0)
                 {
-                    notifyAll();
+                    synchronized (this)
+                    {
+                        notifyAll();
+                    }
                 }
             }
         }
