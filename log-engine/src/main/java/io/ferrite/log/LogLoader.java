@@ -59,8 +59,8 @@ final class LogLoader
             {
                 final long base = bases.get(i);
                 final boolean last = i == bases.size() - 1;
-                final boolean indexesMissing = !Files.exists(dir.resolve(Segment.fileName(base, Segment.INDEX_SUFFIX))) ||
-                    !Files.exists(dir.resolve(Segment.fileName(base, Segment.TIME_INDEX_SUFFIX)));
+                final boolean indexesMissing = !wholeEntries(dir.resolve(Segment.fileName(base, Segment.INDEX_SUFFIX)), 8) ||
+                    !wholeEntries(dir.resolve(Segment.fileName(base, Segment.TIME_INDEX_SUFFIX)), 12);
                 final int fileSize = (int)Math.min(Integer.MAX_VALUE, Files.size(dir.resolve(Segment.fileName(base, Segment.LOG_SUFFIX))));
                 final Segment s = Segment.open(dir, base, config, strategy, last, fileSize, now);
                 segments.add(s);
@@ -120,13 +120,19 @@ final class LogLoader
         }
     }
 
+    /** Whether an index file exists and holds whole entries (else it is replaced and rebuilt). */
+    private static boolean wholeEntries(final Path file, final int entrySize) throws IOException
+    {
+        return Files.exists(file) && Files.size(file) % entrySize == 0;
+    }
+
     private static boolean indexesSane(final Segment s)
     {
         try
         {
             s.offsetIndex.sanityCheck();
             s.timeIndex.sanityCheck();
-            return true;
+            return s.lastIndexEntryMatches();
         }
         catch (final CorruptIndexException ex)
         {
@@ -145,9 +151,10 @@ final class LogLoader
         for (int i = from; i < segments.size(); i++)
         {
             final Segment s = segments.get(i);
-            if (s.baseOffset < next)
+            if (i > from && s.baseOffset != next)
             {
-                LOG.warn("{}: segment {} overlaps the offsets before it; deleting it and the rest", dir.getFileName(), s.baseOffset);
+                LOG.warn("{}: segment {} does not start where the one before it ends ({}); deleting it and the rest",
+                    dir.getFileName(), s.baseOffset, next);
                 dropFrom(segments, i);
                 break;
             }

@@ -107,9 +107,9 @@ final class Segment implements AutoCloseable
         {
             // a rolled segment's indexes keep their size: no room to append, none preallocated
             final int maxIndexBytes = active ? config.segmentIndexBytes : 0;
-            offsetIndex = new OffsetIndex(dir.resolve(fileName(baseOffset, INDEX_SUFFIX)), baseOffset, maxIndexBytes, true);
-            final TimeIndex timeIndex = new TimeIndex(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX)), baseOffset,
-                maxIndexBytes, true);
+            offsetIndex = openOffsetIndex(dir.resolve(fileName(baseOffset, INDEX_SUFFIX)), baseOffset, maxIndexBytes);
+            final TimeIndex timeIndex = openTimeIndex(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX)), baseOffset,
+                maxIndexBytes);
             return new Segment(baseOffset, log, offsetIndex, timeIndex, config, active ? dataSize : log.capacity(), active, nowMs);
         }
         catch (final IOException | RuntimeException ex)
@@ -120,6 +120,33 @@ final class Segment implements AutoCloseable
                 offsetIndex.close();
             }
             throw ex;
+        }
+    }
+
+    /** An index file that is not even whole entries is replaced by an empty one (the loader then rebuilds it). */
+    private static OffsetIndex openOffsetIndex(final Path file, final long baseOffset, final int maxIndexBytes) throws IOException
+    {
+        try
+        {
+            return new OffsetIndex(file, baseOffset, maxIndexBytes, true);
+        }
+        catch (final io.ferrite.index.CorruptIndexException ex)
+        {
+            Files.delete(file);
+            return new OffsetIndex(file, baseOffset, maxIndexBytes, true);
+        }
+    }
+
+    private static TimeIndex openTimeIndex(final Path file, final long baseOffset, final int maxIndexBytes) throws IOException
+    {
+        try
+        {
+            return new TimeIndex(file, baseOffset, maxIndexBytes, true);
+        }
+        catch (final io.ferrite.index.CorruptIndexException ex)
+        {
+            Files.delete(file);
+            return new TimeIndex(file, baseOffset, maxIndexBytes, true);
         }
     }
 
@@ -280,6 +307,10 @@ final class Segment implements AutoCloseable
     int positionOf(final long target, final int limit)
     {
         int p = offsetIndex.lookup(target);
+        if (p != 0 && !plausibleBatchAt(p, target, limit))
+        {
+            p = 0; // indexes carry no checksum: one that points at no batch is ignored, and the scan starts over
+        }
         while (p < limit)
         {
             if (batchLastOffset(p) >= target)
@@ -289,6 +320,32 @@ final class Segment implements AutoCloseable
             p += batchSize(p);
         }
         return -1;
+    }
+
+    /** Whether a batch header that could hold offsets up to {@code target} starts at {@code p}. */
+    private boolean plausibleBatchAt(final int p, final long target, final int limit)
+    {
+        if (p < 0 || p > limit - RecordBatchDescriptor.HEADER_LENGTH ||
+            log.view().getByte(p + RecordBatchDescriptor.MAGIC_OFFSET) != RecordBatchDescriptor.MAGIC_V2)
+        {
+            return false;
+        }
+        final long base = batchBaseOffset(p);
+        final int size = batchSize(p);
+        return base >= baseOffset && base <= target && size >= RecordBatchDescriptor.HEADER_LENGTH && size <= limit - p;
+    }
+
+    /** Whether the last offset-index entry points at the batch it names (a cheap check on open). */
+    boolean lastIndexEntryMatches()
+    {
+        final int n = offsetIndex.entries();
+        if (n == 0)
+        {
+            return true;
+        }
+        final int p = offsetIndex.position(n - 1);
+        final long offset = baseOffset + offsetIndex.relativeOffset(n - 1);
+        return plausibleBatchAt(p, offset, size()) && batchLastOffset(p) == offset;
     }
 
     // ---- recovery ----
@@ -317,8 +374,10 @@ final class Segment implements AutoCloseable
         while (p < limit)
         {
             batch.wrap(log.view(), p);
+            // offsets run on without a gap: the base offset is outside the CRC, so this is what
+            // catches a damaged one
             if (batch.check(limit - p) != io.ferrite.wire.record.RecordBatch.OK ||
-                batch.baseOffset() < expected || batch.lastOffsetDelta() < 0 ||
+                batch.baseOffset() != expected || batch.lastOffsetDelta() < 0 ||
                 !offsetIndex.canAppendOffset(batch.lastOffset()))
             {
                 break;
