@@ -1,0 +1,97 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.compress.CompressionType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kafka's own {@code DumpLogSegments} (kafka-tools 4.4, in a child JVM) reads our segment files,
+ * offset and time indexes and producer snapshots, deep-iterating every record and verifying the
+ * indexes against the log, and reports no error.
+ */
+class DumpLogSegmentsCompatibilityTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void kafkasDumpLogSegmentsReadsOurFilesWithoutComplaint() throws Exception
+    {
+        final List<Path> files = new ArrayList<>();
+        final int records;
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = manager.createLog("dump", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "6000",
+                LogConfig.INDEX_INTERVAL_BYTES, "512", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE)));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            long sequence = 0;
+            for (int i = 0; i < 120; i++)
+            {
+                final boolean idempotent = i % 3 == 0;
+                batches.build(1 + i % 7, i, 1_700_000_000_000L + i * 100L, CompressionType.values()[i % 5],
+                    idempotent ? 77 : -1, (short)(idempotent ? 0 : -1), idempotent ? (int)sequence : -1);
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status, result.toString());
+                if (idempotent)
+                {
+                    sequence += 1 + i % 7;
+                }
+            }
+            records = (int)log.logEndOffset();
+            assertTrue(log.segmentCount() > 3);
+        }
+        try (Stream<Path> all = Files.list(dir.resolve("dump-0")))
+        {
+            all.filter(p -> p.toString().matches(".*\\.(log|index|timeindex|snapshot)$")).sorted().forEach(files::add);
+        }
+        final String joined = String.join(",", files.stream().map(Path::toString).toList());
+
+        final String checked = dump("--files", joined, "--deep-iteration", "--index-sanity-check");
+        assertClean(checked);
+        final String verified = dump("--files", joined, "--deep-iteration", "--verify-index-only");
+        assertClean(verified);
+        final String printed = dump("--files", joined, "--deep-iteration", "--print-data-log");
+        assertClean(printed);
+        // every record of every segment was read back by Kafka's code
+        final long recordLines = printed.lines().filter(l -> l.trim().startsWith("| offset:")).count();
+        assertEquals(records, recordLines, printed.lines().limit(40).reduce("", (a, b) -> a + "\n" + b));
+    }
+
+    private static void assertClean(final String output)
+    {
+        for (final String line : output.lines().toList())
+        {
+            final String l = line.toLowerCase();
+            assertTrue(!l.contains("mismatch") && !l.contains("invalid") && !l.contains("corrupt") && !l.contains("exception") &&
+                !l.contains("error") && !l.contains("out of order") && !l.contains("not match") && !l.contains("failed"),
+                "DumpLogSegments complained: " + line + "\n---\n" + output);
+        }
+    }
+
+    private static String dump(final String... args) throws IOException, InterruptedException
+    {
+        final List<String> command = new ArrayList<>(List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp", System.getProperty("java.class.path"), "org.apache.kafka.tools.DumpLogSegments"));
+        command.addAll(List.of(args));
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), output);
+        return output;
+    }
+}
