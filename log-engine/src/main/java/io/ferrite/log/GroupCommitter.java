@@ -30,7 +30,7 @@ final class GroupCommitter implements AutoCloseable, Runnable
     private final Thread thread;
     private volatile boolean overflowed;
     private volatile boolean running = true;
-    private long rounds;
+    private volatile long rounds;
 
     GroupCommitter(final String name, final java.util.function.Supplier<Iterable<PartitionLog>> allLogs)
     {

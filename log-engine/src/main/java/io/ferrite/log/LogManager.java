@@ -213,6 +213,17 @@ public final class LogManager implements AutoCloseable
         return logs.get(OffsetCheckpoint.key(topic, partition));
     }
 
+    /** Group-commit rounds done so far, over every directory (each round is one fsync per log it covers). */
+    public long groupCommitRounds()
+    {
+        long rounds = 0;
+        for (final GroupCommitter c : committers.values())
+        {
+            rounds += c.rounds();
+        }
+        return rounds;
+    }
+
     public Collection<PartitionLog> logs()
     {
         return Collections.unmodifiableCollection(logs.values());

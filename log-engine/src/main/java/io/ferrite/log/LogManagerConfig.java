@@ -54,6 +54,12 @@ public record LogManagerConfig(
             checkpointIntervalMs, flushCheckIntervalMs, listener);
     }
 
+    public LogManagerConfig withFlushCheckIntervalMs(final long intervalMs)
+    {
+        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, retentionCheckIntervalMs,
+            checkpointIntervalMs, intervalMs, durabilityListener);
+    }
+
     public LogManagerConfig withRetentionCheckIntervalMs(final long intervalMs)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, intervalMs, checkpointIntervalMs,

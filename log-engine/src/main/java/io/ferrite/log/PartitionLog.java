@@ -417,9 +417,19 @@ public final class PartitionLog implements AutoCloseable
         {
             final Segment[] current = segments;
             final Segment old = current[current.length - 1];
+            // what can fail (a full disk) comes before anything that changes the log
             final Segment next = Segment.create(dir, baseOffset, config, strategy, now);
-            old.deactivate();
-            producers.takeSnapshot();
+            try
+            {
+                producers.takeSnapshot();
+                old.deactivate();
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                next.deleteFiles();
+                next.close();
+                throw ex;
+            }
             final Segment[] updated = Arrays.copyOf(current, current.length + 1);
             updated[current.length] = next;
             segments = updated;

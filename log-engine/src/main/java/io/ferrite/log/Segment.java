@@ -208,6 +208,12 @@ final class Segment implements AutoCloseable
         final long batchMaxTimestamp) throws IOException
     {
         final int position = size();
+        if (bytesSinceLastIndexEntry > indexIntervalBytes)
+        {
+            // claim the index space first: once the batch is published its entries must not fail
+            offsetIndex.ensureRoomAllocated();
+            timeIndex.ensureRoomAllocated();
+        }
         log.write(src, offset, length, position);
         SIZE.setRelease(this, position + length);
         indexed(position, length, batchLastOffset, batchMaxTimestamp);
@@ -252,6 +258,7 @@ final class Segment implements AutoCloseable
      */
     void deactivate() throws IOException
     {
+        timeIndex.ensureRoomAllocated();
         if (maxTimestampSoFar != RecordBatchDescriptor.NO_TIMESTAMP)
         {
             timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);

@@ -37,6 +37,7 @@ final class SegmentFile implements AutoCloseable
     private int capacity;
     private int allocatedUpTo;
     private ByteBuffer zeros;
+    private java.nio.file.FileStore store;
 
     private SegmentFile(final Path path, final FileChannel channel, final WriteStrategy strategy, final boolean writable,
         final int capacity, final int dataSize) throws IOException
@@ -162,7 +163,40 @@ final class SegmentFile implements AutoCloseable
         {
             return;
         }
-        final int target = (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + PREALLOCATION_CHUNK));
+        // on a nearly full disk, claim only what this write needs: the rest stays free for others
+        final boolean room = store().getUsableSpace() > 4L * PREALLOCATION_CHUNK;
+        final int chunk = room ? (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + PREALLOCATION_CHUNK)) : end;
+        int target;
+        try
+        {
+            target = writeZerosUpTo(chunk);
+        }
+        catch (final IOException ex)
+        {
+            if (chunk <= end)
+            {
+                throw ex;
+            }
+            target = writeZerosUpTo(end); // a nearly full disk: claim only what this write needs
+        }
+        for (int page = (allocatedUpTo + PAGE - 1) & -PAGE; page < target; page += PAGE)
+        {
+            view.putByte(page, (byte)0); // maps the page writable now, not during an append
+        }
+        allocatedUpTo = target;
+    }
+
+    private java.nio.file.FileStore store() throws IOException
+    {
+        if (store == null)
+        {
+            store = java.nio.file.Files.getFileStore(path);
+        }
+        return store;
+    }
+
+    private int writeZerosUpTo(final int target) throws IOException
+    {
         if (zeros == null)
         {
             zeros = ByteBuffer.allocateDirect(64 * 1024);
@@ -173,11 +207,7 @@ final class SegmentFile implements AutoCloseable
             zeros.clear().limit((int)Math.min(zeros.capacity(), target - at));
             at += channel.write(zeros, at);
         }
-        for (int page = (allocatedUpTo + PAGE - 1) & -PAGE; page < target; page += PAGE)
-        {
-            view.putByte(page, (byte)0); // maps the page writable now, not during an append
-        }
-        allocatedUpTo = target;
+        return target;
     }
 
     /** Bytes allocated ahead of {@code position}. */

@@ -49,6 +49,8 @@ abstract class MappedIndex implements AutoCloseable
     private FileChannel channel;
     private MappedByteBuffer mapped;
     private int maxEntries;
+    private long allocatedBytes;
+    private java.nio.ByteBuffer zeros;
     @SuppressWarnings("unused") // accessed through ENTRIES
     private volatile int entries;
 
@@ -78,6 +80,7 @@ abstract class MappedIndex implements AutoCloseable
             }
             map(capacity);
             ENTRIES.setRelease(this, existed ? existing : 0);
+            allocatedBytes = (long)entries() * entrySize;
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -132,6 +135,35 @@ abstract class MappedIndex implements AutoCloseable
         return (long)entries() * entrySize;
     }
 
+    /**
+     * Makes sure disk blocks exist for the next entry, allocating {@value #ALLOCATION_CHUNK} bytes at
+     * a time with {@code write()} of zeros. Why: the file is preallocated sparse, and a store into an
+     * unallocated page of a mapping on a full disk is a SIGBUS, where a write is an IOException the
+     * log can report — so the space is claimed here, before the segment takes the batch.
+     */
+    public void ensureRoomAllocated() throws IOException
+    {
+        final long needed = (long)(entries() + 1) * entrySize;
+        if (needed <= allocatedBytes || entries() >= maxEntries)
+        {
+            return;
+        }
+        final long target = Math.min((long)maxEntries * entrySize, Math.max(needed, allocatedBytes + ALLOCATION_CHUNK));
+        if (zeros == null)
+        {
+            zeros = java.nio.ByteBuffer.allocateDirect(ALLOCATION_CHUNK);
+        }
+        long at = allocatedBytes;
+        while (at < target)
+        {
+            zeros.clear().limit((int)Math.min(ALLOCATION_CHUNK, target - at));
+            at += channel.write(zeros, at);
+        }
+        allocatedBytes = target;
+    }
+
+    private static final int ALLOCATION_CHUNK = 64 * 1024;
+
     /** Publishes {@code n} entries (release): the bytes of entry {@code n - 1} must be written before. */
     protected final void publishEntries(final int n)
     {
@@ -175,6 +207,7 @@ abstract class MappedIndex implements AutoCloseable
         requireWritable();
         final int n = entries();
         maxEntries = n;
+        allocatedBytes = Math.min(allocatedBytes, (long)n * entrySize);
         if (channel.size() != (long)n * entrySize)
         {
             channel.truncate((long)n * entrySize);
@@ -200,6 +233,7 @@ abstract class MappedIndex implements AutoCloseable
             setLength((long)capacity * entrySize);
         }
         map(capacity);
+        allocatedBytes = (long)entries() * entrySize;
     }
 
     private void setLength(final long length) throws IOException
