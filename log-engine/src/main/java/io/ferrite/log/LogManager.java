@@ -60,6 +60,7 @@ public final class LogManager implements AutoCloseable
     private final ScheduledThreadPoolExecutor scheduler;
     private final java.util.Queue<Segment> pendingCloses = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile boolean closed;
+    private Thread preallocator;
 
     private LogManager(final LogManagerConfig config)
     {
@@ -169,6 +170,12 @@ public final class LogManager implements AutoCloseable
     private void startBackgroundWork()
     {
         committers.values().forEach(GroupCommitter::start);
+        if (config.writeStrategy() == WriteStrategy.MAPPED)
+        {
+            preallocator = new Thread(this::preallocateLoop, "ferrite-preallocator");
+            preallocator.setDaemon(true);
+            preallocator.start();
+        }
         scheduler.scheduleWithFixedDelay(this::checkpointQuietly, config.checkpointIntervalMs(), config.checkpointIntervalMs(),
             TimeUnit.MILLISECONDS);
         scheduler.scheduleWithFixedDelay(this::retentionQuietly, config.retentionCheckIntervalMs(),
@@ -346,6 +353,27 @@ public final class LogManager implements AutoCloseable
         }
     }
 
+    /**
+     * Keeps the active segments' next pages allocated and touched ahead of their writers (mapped
+     * strategy), so that an append is a memory copy, not a page fault or a block allocation. Why a
+     * thread and not the writer: allocating 1 MiB costs around a millisecond, which is the tail
+     * latency an append would otherwise see once per MiB.
+     */
+    private void preallocateLoop()
+    {
+        while (!closed)
+        {
+            for (final PartitionLog log : logs.values())
+            {
+                log.preallocate();
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(PREALLOCATION_PERIOD_NS);
+        }
+    }
+
+    /** How often the preallocator looks: 1 MiB of lookahead lasts several ms even at 200 MB/s. */
+    private static final long PREALLOCATION_PERIOD_NS = 1_000_000L;
+
     private void retentionQuietly()
     {
         try
@@ -434,6 +462,7 @@ public final class LogManager implements AutoCloseable
             Thread.currentThread().interrupt();
         }
         committers.values().forEach(GroupCommitter::close);
+        stopPreallocator();
         closePendingSegments();
         IOException failure = null;
         for (final PartitionLog log : logs.values())
@@ -464,6 +493,21 @@ public final class LogManager implements AutoCloseable
         }
     }
 
+    private void stopPreallocator()
+    {
+        if (preallocator != null)
+        {
+            try
+            {
+                preallocator.join(10_000);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private void closePendingSegments()
     {
         Segment s;
@@ -485,6 +529,7 @@ public final class LogManager implements AutoCloseable
         closed = true;
         scheduler.shutdownNow();
         committers.values().forEach(GroupCommitter::close);
+        stopPreallocator();
         closePendingSegments();
         for (final PartitionLog log : logs.values())
         {

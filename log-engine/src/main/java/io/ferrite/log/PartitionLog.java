@@ -195,6 +195,15 @@ public final class PartitionLog implements AutoCloseable
         return segments;
     }
 
+    /**
+     * Appends to the active segment that had to allocate disk blocks themselves because the
+     * preallocator had not kept ahead (mapped strategy): each is a latency spike.
+     */
+    public long allocationStalls()
+    {
+        return segments[segments.length - 1].log.stalls();
+    }
+
     void updateConfig(final LogConfig newConfig)
     {
         this.config = newConfig;
@@ -442,11 +451,15 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /**
-     * Work the writer can do while it has nothing to append: allocating the active segment's next
-     * blocks ahead of time (mapped strategy), so appends never do it.
+     * Allocates the active segment's next blocks ahead of the writer (mapped strategy), so appends
+     * never do it: called by the log manager's preallocator thread, or by a writer while idle.
      */
-    public void doIdleWork()
+    public void preallocate()
     {
+        if (closed)
+        {
+            return;
+        }
         try
         {
             segments[segments.length - 1].preallocate();

@@ -163,7 +163,11 @@ final class ProducerStateManager
         return dir.resolve(Segment.fileName(offset, SNAPSHOT_SUFFIX));
     }
 
-    /** Writes {@code <mapEndOffset>.snapshot} and fsyncs it (snapshots happen on roll and on close). */
+    /**
+     * Writes {@code <mapEndOffset>.snapshot} (on roll and on close). Not fsynced: a snapshot that a
+     * crash damages fails its CRC and recovery falls back to an older one plus replay, so the
+     * fsync would only cost the writer latency at every roll.
+     */
     void takeSnapshot() throws IOException
     {
         final List<ProducerState> states = new ArrayList<>(producers.values());
@@ -187,7 +191,6 @@ final class ProducerStateManager
             {
                 channel.write(buffer);
             }
-            channel.force(true);
         }
         Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }

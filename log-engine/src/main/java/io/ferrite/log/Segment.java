@@ -242,13 +242,12 @@ final class Segment implements AutoCloseable
         lastOffset = batchLastOffset;
     }
 
-    /** Allocates ahead of the write position while the writer is idle (mapped strategy). */
+    /** Allocates ahead of the write position (mapped strategy); safe from the preallocator thread. */
     void preallocate() throws IOException
     {
-        final int position = size();
-        if (log.allocatedAhead(position) < SegmentFile.PREALLOCATION_CHUNK / 2)
+        if (active)
         {
-            log.allocate(position + 1);
+            log.allocateAhead(size());
         }
     }
 

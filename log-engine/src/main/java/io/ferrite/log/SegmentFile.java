@@ -35,7 +35,12 @@ final class SegmentFile implements AutoCloseable
     private final io.ferrite.wire.BufferView source = new io.ferrite.wire.BufferView();
     private MappedByteBuffer mapped;
     private int capacity;
-    private int allocatedUpTo;
+    /** Written by the appender and the preallocator under this object's monitor; read by the appender unlocked. */
+    private volatile int allocatedUpTo;
+    /** Set when the segment stops taking appends (or closes): nothing more is allocated or touched. */
+    private boolean sealed;
+    /** Appends that had to allocate blocks themselves (writer only). */
+    private long stalls;
     private ByteBuffer zeros;
     private java.nio.file.FileStore store;
 
@@ -138,7 +143,8 @@ final class SegmentFile implements AutoCloseable
         {
             if (position + length > allocatedUpTo)
             {
-                allocate(position + length);
+                stalls++; // the writer outran the preallocator: it allocates what it needs, no more
+                allocate(position + length, false);
             }
             view.putBytes(position, src, offset, length);
         }
@@ -154,17 +160,43 @@ final class SegmentFile implements AutoCloseable
     }
 
     /**
-     * Allocates disk blocks and touches the pages for the next {@link #PREALLOCATION_CHUNK} (at
-     * least up to {@code end}) ahead of the writes: off the hot path when called while idle.
+     * Keeps at least {@link #LOOKAHEAD} allocated ahead of {@code position}: called by the
+     * preallocator thread (or an idle writer) so that appends find their pages ready.
      */
-    void allocate(final int end) throws IOException
+    void allocateAhead(final int position) throws IOException
     {
-        if (strategy != WriteStrategy.MAPPED || end <= allocatedUpTo)
+        if (strategy == WriteStrategy.MAPPED && allocatedUpTo - position < LOOKAHEAD)
+        {
+            allocate(Math.min(capacity, position + LOOKAHEAD), true);
+        }
+    }
+
+    long stalls()
+    {
+        return stalls;
+    }
+
+    /** Bytes allocated (and touched) beyond {@code position}. */
+    int allocatedAhead(final int position)
+    {
+        return allocatedUpTo - position;
+    }
+
+    /** Allocated ahead of the writer before the preallocator tops it up: two chunks. */
+    static final int LOOKAHEAD = 2 * PREALLOCATION_CHUNK;
+
+    /**
+     * Allocates disk blocks and touches the pages up to {@code end} — or, {@code chunked}, for the
+     * next {@link #PREALLOCATION_CHUNK} beyond what is allocated (the preallocator's way).
+     */
+    synchronized void allocate(final int end, final boolean chunked) throws IOException
+    {
+        if (strategy != WriteStrategy.MAPPED || end <= allocatedUpTo || sealed)
         {
             return;
         }
-        // on a nearly full disk, claim only what this write needs: the rest stays free for others
-        final boolean room = store().getUsableSpace() > 4L * PREALLOCATION_CHUNK;
+        // on a nearly full disk, claim only what is needed: the rest stays free for others
+        final boolean room = chunked && store().getUsableSpace() > 4L * PREALLOCATION_CHUNK;
         final int chunk = room ? (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + PREALLOCATION_CHUNK)) : end;
         int target;
         try
@@ -210,12 +242,6 @@ final class SegmentFile implements AutoCloseable
         return target;
     }
 
-    /** Bytes allocated ahead of {@code position}. */
-    int allocatedAhead(final int position)
-    {
-        return strategy == WriteStrategy.MAPPED ? allocatedUpTo - position : Integer.MAX_VALUE;
-    }
-
     /** fsync of the data (and the metadata needed to read it back). */
     void flush() throws IOException
     {
@@ -226,8 +252,9 @@ final class SegmentFile implements AutoCloseable
      * Cuts the file to its {@code size} bytes of data when the segment stops taking appends. The
      * mapping stays: readers may be using it, and they never read past the data.
      */
-    void trim(final int size) throws IOException
+    synchronized void trim(final int size) throws IOException
     {
+        sealed = true;
         if (channel.size() != size)
         {
             channel.truncate(size);
@@ -240,7 +267,7 @@ final class SegmentFile implements AutoCloseable
      * hole of zeros up to the capacity so that no stale batch can ever look valid past the new end.
      * Only while no reader looks past {@code size}.
      */
-    void truncateTo(final int size) throws IOException
+    synchronized void truncateTo(final int size) throws IOException
     {
         channel.truncate(size);
         if (writable)
@@ -251,8 +278,9 @@ final class SegmentFile implements AutoCloseable
     }
 
     @Override
-    public void close() throws IOException
+    public synchronized void close() throws IOException
     {
+        sealed = true;
         if (mapped != null)
         {
             final MappedByteBuffer m = mapped;

@@ -31,6 +31,8 @@ class BenchmarksSmokeTest
             .warmupIterations(0)
             .measurementIterations(1)
             .measurementTime(TimeValue.milliseconds(50))
+            .param("logMiB", "2")
+            .param("mebibytes", "2")
             .shouldFailOnError(true)
             .build()).run();
         // one line per benchmark in the list the annotation processor generates

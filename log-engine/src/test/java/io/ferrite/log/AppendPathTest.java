@@ -1,0 +1,88 @@
+package io.ferrite.log;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The hot path's promises, checked exactly (no timing): appending and reading allocate nothing,
+ * and with the mapped strategy the preallocator keeps the writer from ever allocating disk
+ * blocks itself.
+ */
+class AppendPathTest
+{
+    private static final com.sun.management.ThreadMXBean THREADS =
+        (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void appendAndReadAllocateNothing() throws IOException
+    {
+        for (final WriteStrategy strategy : WriteStrategy.values())
+        {
+            try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve(strategy.name())).withWriteStrategy(strategy)))
+            {
+                final PartitionLog log = manager.createLog("alloc", 0, Map.of(LogConfig.INDEX_INTERVAL_BYTES, "256"));
+                final Batches batches = new Batches();
+                final AppendResult result = new AppendResult();
+                final FileRegion region = new FileRegion();
+                batches.records(4, 1, System.currentTimeMillis());
+                final byte[] template = batches.bytes();
+                final Runnable work = () ->
+                {
+                    batches.buffer.putBytes(0, template);
+                    log.append(batches.buffer, 0, template.length, result);
+                    log.read(result.firstOffset, 1 << 20, log.logEndOffset(), true, region);
+                };
+                // The fewest bytes any of several windows of 20000 appends and reads allocated: code
+                // that allocates per call fails every window, while a window that happens to hold a
+                // JIT tier change (interpreted and C1 code allocate what C2 eliminates; the
+                // preallocator's first calls can deoptimise the writer's methods) does not count.
+                long fewest = Long.MAX_VALUE;
+                for (int window = 0; window < 8 && fewest > 0; window++)
+                {
+                    final long before = THREADS.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < 20_000; i++)
+                    {
+                        work.run();
+                    }
+                    fewest = Math.min(fewest, THREADS.getCurrentThreadAllocatedBytes() - before);
+                }
+                assertEquals(AppendResult.OK, result.status);
+                assertEquals(0, fewest, strategy + ": bytes allocated by 20000 appends and reads");
+            }
+        }
+    }
+
+    @Test
+    void thePreallocatorKeepsAheadOfTheWriter() throws Exception
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withWriteStrategy(WriteStrategy.MAPPED)))
+        {
+            final PartitionLog log = manager.createLog("ahead", 0, Map.of());
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            batches.records(200, 1, System.currentTimeMillis()); // ~12 KiB
+            log.append(batches.buffer, 0, batches.length, result);
+            final long first = log.allocationStalls(); // the first append of a segment allocates for itself
+            for (int i = 0; i < 600; i++) // ~7 MiB: several preallocation chunks
+            {
+                final Segment active = log.segments()[0];
+                DurabilityTest.waitFor(() -> active.log.allocatedAhead(active.size()) >= SegmentFile.LOOKAHEAD / 2,
+                    "the preallocator keeps ahead");
+                batches.records(200, i, System.currentTimeMillis());
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            assertEquals(first, log.allocationStalls(), "no append allocated blocks itself");
+        }
+    }
+}
