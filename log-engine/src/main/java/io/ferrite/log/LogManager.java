@@ -53,6 +53,8 @@ public final class LogManager implements AutoCloseable
 
     private final LogManagerConfig config;
     private final ConcurrentHashMap<String, PartitionLog> logs = new ConcurrentHashMap<>();
+    /** The logs as an array for the background loops: iterating it allocates nothing (the map's iterators would). */
+    private volatile PartitionLog[] logArray = new PartitionLog[0];
     private final Map<Path, GroupCommitter> committers = new LinkedHashMap<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
     private final Map<Path, FileLock> locks = new HashMap<>();
@@ -158,6 +160,7 @@ public final class LogManager implements AutoCloseable
                 log.close();
                 throw new IOException("partition " + key + " is in two log directories");
             }
+            logArray = logs.values().toArray(new PartitionLog[0]);
         }
         if (clean)
         {
@@ -211,6 +214,7 @@ public final class LogManager implements AutoCloseable
         final PartitionLog log = LogLoader.load(topic, partition, partitionDir, logConfig, config.writeStrategy(), config.clock(),
             environments.get(dir), false, 0, 0);
         logs.put(key, log);
+        logArray = logs.values().toArray(new PartitionLog[0]);
         return log;
     }
 
@@ -251,6 +255,7 @@ public final class LogManager implements AutoCloseable
     {
         final PartitionLog log = requireLog(topic, partition);
         logs.remove(OffsetCheckpoint.key(topic, partition));
+        logArray = logs.values().toArray(new PartitionLog[0]);
         log.close();
         final Path renamed = log.dir().resolveSibling(log.dir().getFileName() + "." + UUID.randomUUID().toString().replace("-", "") +
             "-delete");
@@ -363,7 +368,7 @@ public final class LogManager implements AutoCloseable
     {
         while (!closed)
         {
-            for (final PartitionLog log : logs.values())
+            for (final PartitionLog log : logArray)
             {
                 log.preallocate();
             }
@@ -389,7 +394,7 @@ public final class LogManager implements AutoCloseable
     private void flushDueLogs()
     {
         final long now = config.clock().time();
-        for (final PartitionLog log : logs.values())
+        for (final PartitionLog log : logArray)
         {
             if (!log.isClosed() && log.flushDue(now))
             {

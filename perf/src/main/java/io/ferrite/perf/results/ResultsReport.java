@@ -70,9 +70,13 @@ public final class ResultsReport
         md.append("Generated from the JSON files in this folder by `perf/bin/jmh-report`; do not edit by hand.\n");
         md.append("Record a run with `perf/bin/jmh-record NAME [JMH options]` (it always adds `-prof gc`).\n");
         md.append("Scores are JMH's mean with its 99.9% confidence half-width, and the median of the measurement\n");
-        md.append("iterations; allocation is `gc.alloc.rate.norm` in bytes per operation (a few thousandths of a byte is\n");
-        md.append("JMH's own bookkeeping spread over the operations: the code under test allocated nothing). These\n");
-        md.append("machines are small and shared: compare within one run, and read ratios rather than absolute figures.\n");
+        md.append("iterations; allocation is `gc.alloc.rate.norm` in bytes per operation. That figure counts every\n");
+        md.append("thread of the benchmark JVM, JMH's own included (about 100-200 KB/s here): a few thousandths of a\n");
+        md.append("byte per operation is that bookkeeping spread over millions of operations, and benchmarks doing few\n");
+        md.append("operations per second (paced, or 16 KiB appends) show it as whole bytes. Whether the code under\n");
+        md.append("test allocates is checked exactly, per thread, by `AllocationTest` (wire) and `AppendPathTest`\n");
+        md.append("(log-engine). These machines are small and shared: compare within one run, and read ratios rather\n");
+        md.append("than absolute figures.\n");
         for (final Map.Entry<String, Path> run : runs.entrySet())
         {
             final Path metaFile = dir.resolve(run.getKey() + ".meta.json");
@@ -119,6 +123,28 @@ public final class ResultsReport
                 .append(" | ").append(primary.path("scoreUnit").asText())
                 .append(" | ").append(allocation(r.path("secondaryMetrics").path("gc.alloc.rate.norm")))
                 .append(" |\n");
+        }
+        final StringBuilder percentiles = new StringBuilder();
+        for (final JsonNode r : results)
+        {
+            final JsonNode p = r.path("primaryMetric").path("scorePercentiles");
+            if ("sample".equals(r.path("mode").asText()) && p.has("50.0"))
+            {
+                percentiles.append("| ").append(r.path("benchmark").asText().replaceFirst("^io\\.ferrite\\.perf\\.", ""))
+                    .append(" | ").append(params(r.path("params")));
+                for (final String q : new String[] {"50.0", "90.0", "99.0", "99.9", "99.99", "100.0"})
+                {
+                    percentiles.append(" | ").append(number(p.path(q).asDouble()));
+                }
+                percentiles.append(" | ").append(r.path("primaryMetric").path("scoreUnit").asText()).append(" |\n");
+            }
+        }
+        if (percentiles.length() > 0)
+        {
+            md.append("\nLatency distributions of the sample-mode benchmarks (all samples of the run):\n\n");
+            md.append("| benchmark | params | p50 | p90 | p99 | p99.9 | p99.99 | max | unit |\n");
+            md.append("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+            md.append(percentiles);
         }
         final StringBuilder ratios = new StringBuilder();
         for (final Map.Entry<String, String> pair : new TreeMap<>(BASELINES).entrySet())
