@@ -608,6 +608,14 @@ public final class PartitionLog implements AutoCloseable
             }
             int p = start;
             long next = startOffset;
+            // jump through the index to the last indexed batch that still fits: every batch before
+            // it is in the region when it starts at or below the offset bound
+            final int jump = seg.offsetIndex.positionAtOrBelow((int)Math.min(size, (long)start + maxBytes));
+            if (jump > start && seg.batchBaseOffset(jump) <= bound)
+            {
+                p = jump;
+                next = seg.batchBaseOffset(jump);
+            }
             while (p < size && seg.batchLastOffset(p) < bound)
             {
                 final int batchSize = seg.batchSize(p);

@@ -118,6 +118,32 @@ public final class OffsetIndex extends MappedIndex
         return next < n ? position(next) : -1;
     }
 
+    /**
+     * The largest indexed position that is at most {@code maxPosition}, or -1: lets a read find the
+     * end of a byte-limited region without walking every batch header up to it.
+     */
+    public int positionAtOrBelow(final int maxPosition)
+    {
+        int lo = 0;
+        int hi = entries() - 1;
+        int found = -1;
+        while (lo <= hi)
+        {
+            final int mid = (lo + hi) >>> 1;
+            final int position = position(mid);
+            if (position <= maxPosition)
+            {
+                found = position;
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+        return found;
+    }
+
     /** Removes the entries whose offset is {@code offset} or more (the log is being truncated there). */
     public void truncateTo(final long offset)
     {

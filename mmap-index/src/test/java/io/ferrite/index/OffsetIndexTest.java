@@ -46,6 +46,9 @@ class OffsetIndexTest
                     assertEquals(floor == null ? 0 : floor.getValue(), index.lookup(target), "seed " + seed + " target " + target);
                     final var ceiling = model.ceilingEntry(target);
                     assertEquals(ceiling == null ? -1 : ceiling.getValue(), index.positionAtOrAfter(target));
+                    final int maxPosition = r.nextInt(position + 100);
+                    final int below = model.values().stream().filter(p -> p <= maxPosition).mapToInt(Integer::intValue).max().orElse(-1);
+                    assertEquals(below, index.positionAtOrBelow(maxPosition));
                 }
                 index.sanityCheck();
             }
