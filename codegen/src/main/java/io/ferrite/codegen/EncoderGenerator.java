@@ -242,6 +242,24 @@ final class EncoderGenerator
                 valueSetter(f, s, cls, null, n, "final DirectBuffer src, final int offset, final int length",
                     "Encoding.bytes(out, src, offset, length, " + compact + ")",
                     dn ? "true" : "length != 0");
+                if (t.kind() == Kind.RECORDS && !f.isTagged())
+                {
+                    // zero-copy: the length prefix here, the bytes spliced in by the sender (sendfile)
+                    w.blank();
+                    w.line("/**");
+                    w.line(" * Writes only the length prefix of {@code %s}: its {@code length} bytes follow in the message", f.name());
+                    w.line(" * but are not written here — the caller sends them from elsewhere (a file region) at");
+                    w.line(" * the current position of the output. Returns that position.");
+                    w.line(" */");
+                    w.line("public int %s(final int length) {", Model.checkName(s.name(), n + "External", methods));
+                    enter(f);
+                    w.line("if (!(%s)) {", present);
+                    w.line("throw Encoding.nonDefault(\"%s\", v);", f.name());
+                    w.line("}");
+                    w.line("Encoding.lengthPrefix(out, length, %s);", compact);
+                    w.line("return out.position();");
+                    w.line("}");
+                }
                 if (hasNull)
                 {
                     nullSetter(f, s, cls, methods, present, nullable, "Encoding.nullValue(out, " + compact + ", true, false, \"" + f.name() + "\");");

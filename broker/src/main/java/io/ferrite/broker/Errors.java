@@ -1,0 +1,65 @@
+package io.ferrite.broker;
+
+import io.ferrite.log.AppendResult;
+
+/** Kafka's error codes (those Ferrite answers with), and the mapping from the log's append codes. */
+public final class Errors
+{
+    public static final short NONE = 0;
+    public static final short OFFSET_OUT_OF_RANGE = 1;
+    public static final short CORRUPT_MESSAGE = 2;
+    public static final short UNKNOWN_TOPIC_OR_PARTITION = 3;
+    public static final short INVALID_FETCH_SIZE = 4;
+    public static final short LEADER_NOT_AVAILABLE = 5;
+    public static final short NOT_LEADER_OR_FOLLOWER = 6;
+    public static final short REQUEST_TIMED_OUT = 7;
+    public static final short MESSAGE_TOO_LARGE = 10;
+    public static final short COORDINATOR_NOT_AVAILABLE = 15;
+    public static final short NOT_COORDINATOR = 16;
+    public static final short INVALID_TOPIC_EXCEPTION = 17;
+    public static final short RECORD_LIST_TOO_LARGE = 18;
+    public static final short NOT_ENOUGH_REPLICAS = 19;
+    public static final short INVALID_REQUIRED_ACKS = 21;
+    public static final short INVALID_TIMESTAMP = 32;
+    public static final short UNSUPPORTED_SASL_MECHANISM = 33;
+    public static final short UNSUPPORTED_VERSION = 35;
+    public static final short TOPIC_ALREADY_EXISTS = 36;
+    public static final short INVALID_PARTITIONS = 37;
+    public static final short INVALID_REPLICATION_FACTOR = 38;
+    public static final short INVALID_REPLICA_ASSIGNMENT = 39;
+    public static final short INVALID_CONFIG = 40;
+    public static final short INVALID_REQUEST = 42;
+    public static final short UNSUPPORTED_FOR_MESSAGE_FORMAT = 43;
+    public static final short OUT_OF_ORDER_SEQUENCE_NUMBER = 45;
+    public static final short INVALID_PRODUCER_EPOCH = 47;
+    public static final short TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
+    public static final short KAFKA_STORAGE_ERROR = 56;
+    public static final short UNKNOWN_LEADER_EPOCH = 75;
+    public static final short FENCED_LEADER_EPOCH = 74;
+    public static final short INVALID_RECORD = 87;
+    public static final short UNKNOWN_TOPIC_ID = 100;
+    public static final short INCONSISTENT_TOPIC_ID = 103;
+
+    private Errors()
+    {
+    }
+
+    /** The Kafka error for a failed append. */
+    public static short ofAppend(final int status)
+    {
+        switch (status)
+        {
+            case AppendResult.OK:
+            case AppendResult.DUPLICATE: return NONE;
+            case AppendResult.CORRUPT_MESSAGE: return CORRUPT_MESSAGE;
+            case AppendResult.RECORD_TOO_LARGE: return MESSAGE_TOO_LARGE;
+            case AppendResult.UNSUPPORTED_MAGIC: return UNSUPPORTED_FOR_MESSAGE_FORMAT;
+            case AppendResult.INVALID_RECORD: return INVALID_RECORD;
+            case AppendResult.INVALID_TIMESTAMP: return INVALID_TIMESTAMP;
+            case AppendResult.INVALID_PRODUCER_EPOCH: return INVALID_PRODUCER_EPOCH;
+            case AppendResult.OUT_OF_ORDER_SEQUENCE: return OUT_OF_ORDER_SEQUENCE_NUMBER;
+            case AppendResult.LOG_CLOSED: return NOT_LEADER_OR_FOLLOWER;
+            default: return KAFKA_STORAGE_ERROR;
+        }
+    }
+}

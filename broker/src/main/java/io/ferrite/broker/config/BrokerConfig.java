@@ -1,0 +1,298 @@
+package io.ferrite.broker.config;
+
+import io.ferrite.log.LogConfig;
+import io.ferrite.log.WriteStrategy;
+import io.ferrite.log.config.ConfigCatalogue;
+import io.ferrite.log.config.ConfigException;
+import io.ferrite.log.config.ConfigKey;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static io.ferrite.log.config.ConfigKey.Type.BOOLEAN;
+import static io.ferrite.log.config.ConfigKey.Type.INT;
+import static io.ferrite.log.config.ConfigKey.Type.LIST;
+import static io.ferrite.log.config.ConfigKey.Type.LONG;
+import static io.ferrite.log.config.ConfigKey.Type.STRING;
+import static io.ferrite.log.config.ConfigKey.Validator.NONE;
+import static io.ferrite.log.config.ConfigKey.Validator.atLeast;
+import static io.ferrite.log.config.ConfigKey.Validator.in;
+
+/**
+ * The broker's configuration: Kafka's property names and defaults (Ferrite's own under
+ * {@code ferrite.}), from a properties file and {@code --override}s. The {@code log.*} and other
+ * broker-level topic defaults become the defaults of every topic; {@link #TOPIC_SYNONYMS} says which
+ * broker property stands behind which topic config, as DescribeConfigs reports it.
+ */
+public final class BrokerConfig
+{
+    public static final String NODE_ID = "node.id";
+    public static final String LISTENERS = "listeners";
+    public static final String ADVERTISED_LISTENERS = "advertised.listeners";
+    public static final String LOG_DIRS = "log.dirs";
+    public static final String LOG_DIR = "log.dir";
+    public static final String NUM_NETWORK_THREADS = "num.network.threads";
+    public static final String NUM_PARTITIONS = "num.partitions";
+    public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
+    public static final String AUTO_CREATE_TOPICS = "auto.create.topics.enable";
+    public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+    public static final String SOCKET_SEND_BUFFER_BYTES = "socket.send.buffer.bytes";
+    public static final String SOCKET_RECEIVE_BUFFER_BYTES = "socket.receive.buffer.bytes";
+    public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
+    public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
+    public static final String LOG_THREADS = "ferrite.log.threads";
+    public static final String IDLE_STRATEGY = "ferrite.idle.strategy";
+    public static final String WRITE_STRATEGY = "ferrite.log.write.strategy";
+
+    /** Topic config -> the broker properties that set its default, most specific first (Kafka's synonyms). */
+    public static final Map<String, List<String>> TOPIC_SYNONYMS = topicSynonyms();
+
+    public static final ConfigCatalogue CATALOGUE = catalogue();
+
+    private final Map<String, String> values;
+    private final Map<String, Object> parsed = new HashMap<>();
+
+    private BrokerConfig(final Map<String, String> values)
+    {
+        this.values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
+        for (final Map.Entry<String, String> e : values.entrySet())
+        {
+            final ConfigKey key = CATALOGUE.key(e.getKey());
+            if (key != null)
+            {
+                parsed.put(e.getKey(), key.parse(e.getValue()));
+            }
+        }
+        topicDefaults(); // validates the topic defaults too
+        listenerPort(listeners());
+    }
+
+    /**
+     * A configuration from properties (a file's, then {@code --override}s on top).
+     *
+     * @throws ConfigException for an invalid value
+     */
+    public static BrokerConfig of(final Map<String, String> values)
+    {
+        return new BrokerConfig(values);
+    }
+
+    /** The properties as given (for DescribeConfigs: which were set). */
+    public Map<String, String> values()
+    {
+        return values;
+    }
+
+    /** Names given that Ferrite does not know (Kafka warns about such ones and carries on). */
+    public List<String> unknownNames()
+    {
+        final List<String> unknown = new ArrayList<>();
+        for (final String name : values.keySet())
+        {
+            if (CATALOGUE.key(name) == null)
+            {
+                unknown.add(name);
+            }
+        }
+        return unknown;
+    }
+
+    public Object get(final String name)
+    {
+        if (parsed.containsKey(name))
+        {
+            return parsed.get(name);
+        }
+        final ConfigKey key = CATALOGUE.key(name);
+        return key == null ? null : key.defaultParsed();
+    }
+
+    public int getInt(final String name)
+    {
+        return (Integer)get(name);
+    }
+
+    public long getLong(final String name)
+    {
+        return (Long)get(name);
+    }
+
+    public boolean getBoolean(final String name)
+    {
+        return (Boolean)get(name);
+    }
+
+    public String getString(final String name)
+    {
+        return (String)get(name);
+    }
+
+    public int nodeId()
+    {
+        return getInt(NODE_ID);
+    }
+
+    public String listeners()
+    {
+        return getString(LISTENERS);
+    }
+
+    public String advertisedListeners()
+    {
+        final String advertised = getString(ADVERTISED_LISTENERS);
+        return advertised == null ? listeners() : advertised;
+    }
+
+    public List<Path> logDirs()
+    {
+        @SuppressWarnings("unchecked")
+        final List<String> dirs = values.containsKey(LOG_DIRS) ? (List<String>)get(LOG_DIRS) : List.of(getString(LOG_DIR));
+        final List<Path> paths = new ArrayList<>();
+        for (final String d : dirs)
+        {
+            paths.add(Path.of(d));
+        }
+        return paths;
+    }
+
+    public WriteStrategy writeStrategy()
+    {
+        return WriteStrategy.valueOf(getString(WRITE_STRATEGY).toUpperCase(java.util.Locale.ROOT));
+    }
+
+    /** Host of the first listener ({@code PLAINTEXT://host:port}); empty means all interfaces. */
+    public static String listenerHost(final String listener)
+    {
+        final URI uri = URI.create(firstListener(listener));
+        return uri.getHost() == null ? "" : uri.getHost();
+    }
+
+    public static int listenerPort(final String listener)
+    {
+        final URI uri = URI.create(firstListener(listener));
+        if (uri.getPort() < 0 || uri.getPort() > 65535)
+        {
+            throw new ConfigException(LISTENERS, listener, "expected PLAINTEXT://host:port");
+        }
+        return uri.getPort();
+    }
+
+    private static String firstListener(final String listeners)
+    {
+        final String first = listeners.split(",")[0].trim();
+        if (!first.toUpperCase(java.util.Locale.ROOT).startsWith("PLAINTEXT://"))
+        {
+            throw new ConfigException(LISTENERS, listeners, "only PLAINTEXT listeners are supported");
+        }
+        return first.replaceFirst("(?i)^PLAINTEXT://", "plaintext://");
+    }
+
+    /** The topic config defaults the broker properties give (what a topic without overrides gets). */
+    public Map<String, String> topicDefaults()
+    {
+        final Map<String, String> defaults = new HashMap<>();
+        for (final Map.Entry<String, List<String>> e : TOPIC_SYNONYMS.entrySet())
+        {
+            for (final String brokerName : e.getValue())
+            {
+                if (values.containsKey(brokerName))
+                {
+                    defaults.put(e.getKey(), topicValue(e.getKey(), brokerName, values.get(brokerName)));
+                    break;
+                }
+            }
+        }
+        try
+        {
+            LogConfig.of(defaults);
+        }
+        catch (final ConfigException ex)
+        {
+            throw new ConfigException("Invalid broker default for a topic config: " + ex.getMessage());
+        }
+        return defaults;
+    }
+
+    /** A broker property's value in its topic config's unit (hours and minutes become milliseconds). */
+    static String topicValue(final String topicName, final String brokerName, final String value)
+    {
+        if (brokerName.endsWith(".hours"))
+        {
+            return Long.toString(Long.parseLong(value.trim()) * 3_600_000L);
+        }
+        if (brokerName.endsWith(".minutes"))
+        {
+            return Long.toString(Long.parseLong(value.trim()) * 60_000L);
+        }
+        return value;
+    }
+
+    private static Map<String, List<String>> topicSynonyms()
+    {
+        final Map<String, List<String>> s = new LinkedHashMap<>();
+        s.put(LogConfig.SEGMENT_BYTES, List.of("log.segment.bytes"));
+        s.put(LogConfig.SEGMENT_MS, List.of("log.roll.ms", "log.roll.hours"));
+        s.put(LogConfig.SEGMENT_JITTER_MS, List.of("log.roll.jitter.ms", "log.roll.jitter.hours"));
+        s.put(LogConfig.SEGMENT_INDEX_BYTES, List.of("log.index.size.max.bytes"));
+        s.put(LogConfig.INDEX_INTERVAL_BYTES, List.of("log.index.interval.bytes"));
+        s.put(LogConfig.FLUSH_MESSAGES, List.of("log.flush.interval.messages"));
+        s.put(LogConfig.FLUSH_MS, List.of("log.flush.interval.ms"));
+        s.put(LogConfig.RETENTION_BYTES, List.of("log.retention.bytes"));
+        s.put(LogConfig.RETENTION_MS, List.of("log.retention.ms", "log.retention.minutes", "log.retention.hours"));
+        s.put(LogConfig.MAX_MESSAGE_BYTES, List.of("message.max.bytes"));
+        s.put(LogConfig.MESSAGE_TIMESTAMP_TYPE, List.of("log.message.timestamp.type"));
+        s.put(LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, List.of("log.message.timestamp.before.max.ms"));
+        s.put(LogConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS, List.of("log.message.timestamp.after.max.ms"));
+        s.put(LogConfig.FILE_DELETE_DELAY_MS, List.of("log.segment.delete.delay.ms"));
+        s.put(LogConfig.CLEANUP_POLICY, List.of("log.cleanup.policy"));
+        s.put(LogConfig.MIN_INSYNC_REPLICAS, List.of("min.insync.replicas"));
+        s.put(LogConfig.COMPRESSION_TYPE, List.of("compression.type"));
+        s.put("preallocate", List.of("log.preallocate"));
+        s.put("unclean.leader.election.enable", List.of("unclean.leader.election.enable"));
+        s.put(LogConfig.DURABILITY, List.of("ferrite.log.durability"));
+        return Collections.unmodifiableMap(s);
+    }
+
+    private static ConfigCatalogue catalogue()
+    {
+        final ConfigCatalogue c = new ConfigCatalogue()
+            .define(NODE_ID, INT, "1", atLeast(0), true, "this broker's id")
+            .define(LISTENERS, STRING, "PLAINTEXT://127.0.0.1:9092", NONE, true, "where the broker listens")
+            .define(ADVERTISED_LISTENERS, STRING, null, NONE, true, "what clients are told to connect to (default: listeners)")
+            .define(LOG_DIRS, LIST, null, NONE, true, "log directories (default: log.dir)")
+            .define(LOG_DIR, STRING, "./data", NONE, true, "the log directory when log.dirs is not set")
+            .define(NUM_NETWORK_THREADS, INT, "3", atLeast(1), true, "network threads (NIO selectors)")
+            .define(NUM_PARTITIONS, INT, "1", atLeast(1), true, "partitions of an auto-created topic, and of CreateTopics asking -1")
+            .define(DEFAULT_REPLICATION_FACTOR, INT, "1", atLeast(1), true, "replication factor when CreateTopics asks -1")
+            .define(AUTO_CREATE_TOPICS, BOOLEAN, "true", NONE, true, "create topics named in Metadata requests")
+            .define(DELETE_TOPIC_ENABLE, BOOLEAN, "true", NONE, true, "allow DeleteTopics")
+            .define(SOCKET_REQUEST_MAX_BYTES, INT, "104857600", atLeast(1), true, "largest request; a larger frame closes its connection")
+            .define(SOCKET_SEND_BUFFER_BYTES, INT, "102400", NONE, true, "SO_SNDBUF (-1: the OS default)")
+            .define(SOCKET_RECEIVE_BUFFER_BYTES, INT, "102400", NONE, true, "SO_RCVBUF (-1: the OS default)")
+            .define(LOG_RETENTION_CHECK_INTERVAL_MS, LONG, "300000", atLeast(1), true, "how often retention runs")
+            .define("producer.id.expiration.ms", INT, "86400000", atLeast(1), false, "stored; producer ids do not expire yet")
+            .define(LOG_THREADS, INT, "1", atLeast(1), true, "threads that append (each partition has one)")
+            .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "sleep"), true,
+                "how log threads wait for work: busy-spin (lowest latency, a core each), backoff, sleep")
+            .define(WRITE_STRATEGY, STRING, "mapped", in("mapped", "channel"), true, "how segments are written (see log-engine)");
+        for (final Map.Entry<String, List<String>> e : topicSynonyms().entrySet())
+        {
+            final ConfigKey topicKey = LogConfig.CATALOGUE.key(e.getKey());
+            for (final String brokerName : e.getValue())
+            {
+                final boolean scaled = brokerName.endsWith(".hours") || brokerName.endsWith(".minutes");
+                final String dflt = brokerName.equals("log.retention.hours") ? "168" :
+                    brokerName.equals("log.roll.hours") ? "168" : scaled ? null : topicKey.defaultValue();
+                c.define(brokerName, scaled ? INT : topicKey.type(), dflt, NONE, topicKey.implemented(),
+                    "default of the topic config " + e.getKey());
+            }
+        }
+        return c;
+    }
+}

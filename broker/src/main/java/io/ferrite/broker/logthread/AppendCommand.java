@@ -1,0 +1,40 @@
+package io.ferrite.broker.logthread;
+
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.log.AppendResult;
+import org.agrona.MutableDirectBuffer;
+
+/**
+ * One partition's part of a Produce request, sent from a network thread to the log thread that
+ * owns the partition and back with the result. Pooled per connection: a connection has one request
+ * in flight, so its commands are free again once its response is built.
+ */
+public final class AppendCommand
+{
+    public final AppendResult result = new AppendResult();
+    /** The network thread to return to. */
+    public int networkThread;
+    /** What the network thread needs to find the request again (the connection's request state). */
+    public Object request;
+    /** Which partition of the request (its slot in the request's response). */
+    public int slot;
+    public Partition partition;
+    public MutableDirectBuffer buffer;
+    public int offset;
+    public int length;
+    /** -1 (all), 0 or 1. */
+    public short acks;
+
+    public void set(final int networkThread, final Object request, final int slot, final Partition partition,
+        final MutableDirectBuffer buffer, final int offset, final int length, final short acks)
+    {
+        this.networkThread = networkThread;
+        this.request = request;
+        this.slot = slot;
+        this.partition = partition;
+        this.buffer = buffer;
+        this.offset = offset;
+        this.length = length;
+        this.acks = acks;
+    }
+}

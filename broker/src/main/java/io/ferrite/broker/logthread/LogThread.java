@@ -1,0 +1,228 @@
+package io.ferrite.broker.logthread;
+
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.PartitionLog;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
+import org.jctools.queues.SpscArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A log thread: the single writer of the partitions it owns. Its duty cycle drains the append
+ * commands each network thread sent it (a bounded number per queue per cycle, so no network thread
+ * starves the others), appends, and sends each command back over that network thread's return
+ * queue — at once, or for acks=all in fsync durability once an fsync covers the batch. Control tasks
+ * (deleting a partition's log) run between appends, so nothing else ever touches a log it writes.
+ *
+ * <p>Queues are JCTools SPSC rings: one in and one out per network thread. Their capacity equals the
+ * network thread's pool of commands, so an offer back can never fail.
+ */
+public final class LogThread implements Runnable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(LogThread.class);
+    /** Commands taken from one network thread per cycle before the next is served. */
+    private static final int DRAIN_LIMIT = 64;
+
+    private final int id;
+    private final SpscArrayQueue<AppendCommand>[] in;
+    private final SpscArrayQueue<AppendCommand>[] out;
+    private final Completion completion;
+    private final IdleStrategy idle;
+    private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
+    private final List<AppendCommand> awaitingFsync = new ArrayList<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile boolean idling;
+
+    /** What a log thread tells the network threads. */
+    public interface Completion
+    {
+        /** Commands came back for {@code networkThread}. */
+        void completed(int networkThread);
+
+        /** The partition's high watermark moved while fetches wait on it. */
+        void highWatermarkAdvanced(io.ferrite.broker.topic.Partition partition);
+    }
+
+    @SuppressWarnings("unchecked")
+    public LogThread(final int id, final int networkThreads, final int queueCapacity, final Completion completion,
+        final IdleStrategy idle)
+    {
+        this.id = id;
+        this.completion = completion;
+        this.idle = idle;
+        this.in = new SpscArrayQueue[networkThreads];
+        this.out = new SpscArrayQueue[networkThreads];
+        for (int i = 0; i < networkThreads; i++)
+        {
+            in[i] = new SpscArrayQueue<>(queueCapacity);
+            out[i] = new SpscArrayQueue<>(queueCapacity);
+        }
+        this.thread = new Thread(this, "ferrite-log-" + id);
+        this.thread.setDaemon(true);
+    }
+
+    public void start()
+    {
+        thread.start();
+    }
+
+    /** From network thread {@code networkThread}: false when the queue is full (back-pressure). */
+    public boolean offer(final int networkThread, final AppendCommand command)
+    {
+        if (!in[networkThread].offer(command))
+        {
+            return false;
+        }
+        if (idling)
+        {
+            LockSupport.unpark(thread);
+        }
+        return true;
+    }
+
+    /** Commands finished for network thread {@code networkThread}, polled by it. */
+    public AppendCommand poll(final int networkThread)
+    {
+        return out[networkThread].relaxedPoll();
+    }
+
+    /** Runs {@code task} on this thread between appends. */
+    public void execute(final Runnable task)
+    {
+        tasks.offer(task);
+        LockSupport.unpark(thread);
+    }
+
+    @Override
+    public void run()
+    {
+        while (running)
+        {
+            int work = 0;
+            for (int n = 0; n < in.length; n++)
+            {
+                final SpscArrayQueue<AppendCommand> queue = in[n];
+                for (int i = 0; i < DRAIN_LIMIT; i++)
+                {
+                    final AppendCommand command = queue.relaxedPoll();
+                    if (command == null)
+                    {
+                        break;
+                    }
+                    append(command);
+                    work++;
+                }
+            }
+            if (!awaitingFsync.isEmpty())
+            {
+                work += completeDurable();
+            }
+            Runnable task;
+            while ((task = tasks.poll()) != null)
+            {
+                try
+                {
+                    task.run();
+                }
+                catch (final RuntimeException ex)
+                {
+                    LOG.error("task on log thread {} failed", id, ex);
+                }
+                work++;
+            }
+            if (work == 0)
+            {
+                idling = true;
+                idle.idle(0);
+                idling = false;
+            }
+            else
+            {
+                idle.reset();
+            }
+        }
+    }
+
+    private void append(final AppendCommand command)
+    {
+        final PartitionLog log = command.partition.log;
+        log.append(command.buffer, command.offset, command.length, command.result);
+        final AppendResult r = command.result;
+        if (r.status == AppendResult.OK && log.config().fsyncDurability)
+        {
+            if (command.acks == -1 && log.durableOffset() <= r.lastOffset)
+            {
+                awaitingFsync.add(command); // acks=all waits for the group fsync
+                return;
+            }
+        }
+        else if (r.status == AppendResult.OK)
+        {
+            log.highWatermark(r.lastOffset + 1); // one node: what is appended is committed
+            if (command.partition.hasParkedFetches())
+            {
+                completion.highWatermarkAdvanced(command.partition);
+            }
+        }
+        complete(command);
+    }
+
+    /** Sends back the acks=all commands an fsync now covers, in the order they came. */
+    private int completeDurable()
+    {
+        int done = 0;
+        for (int i = 0; i < awaitingFsync.size(); i++)
+        {
+            final AppendCommand command = awaitingFsync.get(i);
+            if (command.partition.log.durableOffset() > command.result.lastOffset || command.partition.log.isClosed())
+            {
+                complete(command);
+                awaitingFsync.set(i, null);
+                done++;
+            }
+        }
+        if (done > 0)
+        {
+            int kept = 0;
+            for (int i = 0; i < awaitingFsync.size(); i++)
+            {
+                final AppendCommand command = awaitingFsync.get(i);
+                if (command != null)
+                {
+                    awaitingFsync.set(kept++, command);
+                }
+            }
+            while (awaitingFsync.size() > kept)
+            {
+                awaitingFsync.remove(awaitingFsync.size() - 1);
+            }
+        }
+        return done;
+    }
+
+    private void complete(final AppendCommand command)
+    {
+        out[command.networkThread].offer(command);
+        completion.completed(command.networkThread);
+    }
+
+    public void close()
+    {
+        running = false;
+        LockSupport.unpark(thread);
+        try
+        {
+            thread.join(10_000);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

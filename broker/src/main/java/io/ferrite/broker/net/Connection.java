@@ -1,0 +1,235 @@
+package io.ferrite.broker.net;
+
+import io.ferrite.wire.BufferView;
+import org.agrona.ExpandableDirectByteBuffer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * One client connection, owned by one network thread. Requests arrive as size-prefixed frames;
+ * as Kafka does, a connection has one request in progress at a time: reading pauses until its
+ * response is written, which also keeps responses in request order. A response is a buffer with
+ * file regions spliced in (the records of a fetch, sent with {@code transferTo}).
+ *
+ * <p>The input buffer grows only as bytes arrive (a client declaring a huge frame and sending
+ * little costs little) and keeps its size for the next requests; nothing is allocated per request.
+ */
+public final class Connection
+{
+    /** Bytes read per system call at most: the input grows by this much at a time. */
+    static final int READ_CHUNK = 64 * 1024;
+    private static final int MAX_SPLICES_INITIAL = 16;
+
+    public final long id;
+    final SocketChannel channel;
+    final String remote;
+    SelectionKey key;
+
+    // input
+    public final ExpandableDirectByteBuffer in = new ExpandableDirectByteBuffer(READ_CHUNK);
+    private final BufferView inView = new BufferView();
+    private int inEnd;
+    private int frameStart;
+    boolean busy;
+    boolean closed;
+    boolean errorLogged;
+
+    // output: out[0, outLength) with file regions spliced in before out positions spliceAt[i]
+    public final ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(4096);
+    private final BufferView outView = new BufferView();
+    private int outLength;
+    private int sent;
+    private int spliceCount;
+    private int spliceIndex;
+    private long spliceSent;
+    private int[] spliceAt = new int[MAX_SPLICES_INITIAL];
+    private FileChannel[] spliceChannel = new FileChannel[MAX_SPLICES_INITIAL];
+    private long[] spliceFilePosition = new long[MAX_SPLICES_INITIAL];
+    private int[] spliceLength = new int[MAX_SPLICES_INITIAL];
+    private long splicedBytes;
+    private boolean writing;
+
+
+
+
+    Connection(final long id, final SocketChannel channel, final String remote)
+    {
+        this.id = id;
+        this.channel = channel;
+        this.remote = remote;
+    }
+
+    public String remote()
+    {
+        return remote;
+    }
+
+    // ---- input ----
+
+    /** Reads what the socket has; returns -1 at end of stream. */
+    int read() throws IOException
+    {
+        if (in.capacity() - inEnd < READ_CHUNK / 2)
+        {
+            in.checkLimit(inEnd + READ_CHUNK);
+        }
+        final ByteBuffer view = inView.of(in, inEnd, in.capacity() - inEnd);
+        final int n = channel.read(view);
+        if (n > 0)
+        {
+            inEnd += n;
+        }
+        return n;
+    }
+
+    /**
+     * The size of the complete frame at the read position, or -1 while it is incomplete.
+     *
+     * @throws FrameException for a negative size or one over {@code maxRequestBytes}
+     */
+    int completeFrame(final int maxRequestBytes)
+    {
+        if (inEnd - frameStart < 4)
+        {
+            return -1;
+        }
+        final int size = in.getInt(frameStart, BIG_ENDIAN);
+        if (size < 0 || size > maxRequestBytes)
+        {
+            throw new FrameException("frame of " + size + " bytes (socket.request.max.bytes is " + maxRequestBytes + ")");
+        }
+        return inEnd - frameStart - 4 >= size ? size : -1;
+    }
+
+    /** Where the current frame's bytes (after its size) start in {@link #in}. */
+    int frameOffset()
+    {
+        return frameStart + 4;
+    }
+
+    /** Moves past the current frame; compacts the input when no request holds it. */
+    void consumeFrame(final int size)
+    {
+        frameStart += 4 + size;
+        if (frameStart == inEnd)
+        {
+            frameStart = 0;
+            inEnd = 0;
+        }
+    }
+
+    /** Moves a partial frame to the start of the input (only between requests). */
+    void compact()
+    {
+        if (frameStart > 0 && !busy)
+        {
+            in.putBytes(0, in, frameStart, inEnd - frameStart);
+            inEnd -= frameStart;
+            frameStart = 0;
+        }
+    }
+
+    boolean hasBufferedInput()
+    {
+        return inEnd > frameStart;
+    }
+
+    // ---- output ----
+
+    /** Starts a response: clears the output and returns where its size prefix goes (0). */
+    public int beginResponse()
+    {
+        outLength = 0;
+        sent = 0;
+        spliceCount = 0;
+        spliceIndex = 0;
+        spliceSent = 0;
+        splicedBytes = 0;
+        return 0;
+    }
+
+    /** Records that {@code length} bytes of {@code file} at {@code position} go at {@code outPosition}. */
+    public void splice(final int outPosition, final FileChannel file, final long position, final int length)
+    {
+        if (spliceCount == spliceAt.length)
+        {
+            final int n = spliceCount * 2;
+            spliceAt = java.util.Arrays.copyOf(spliceAt, n);
+            spliceChannel = java.util.Arrays.copyOf(spliceChannel, n);
+            spliceFilePosition = java.util.Arrays.copyOf(spliceFilePosition, n);
+            spliceLength = java.util.Arrays.copyOf(spliceLength, n);
+        }
+        spliceAt[spliceCount] = outPosition;
+        spliceChannel[spliceCount] = file;
+        spliceFilePosition[spliceCount] = position;
+        spliceLength[spliceCount] = length;
+        spliceCount++;
+        splicedBytes += length;
+    }
+
+    /** Ends the response at {@code length} bytes of output: writes the frame size (spliced bytes included). */
+    public void endResponse(final int length)
+    {
+        outLength = length;
+        out.putInt(0, (int)(length - 4 + splicedBytes), BIG_ENDIAN);
+        writing = true;
+    }
+
+    boolean isWriting()
+    {
+        return writing;
+    }
+
+    /** Writes as much of the response as the socket takes; true when all of it is written. */
+    boolean flush() throws IOException
+    {
+        while (true)
+        {
+            final int stop = spliceIndex < spliceCount ? spliceAt[spliceIndex] : outLength;
+            if (sent < stop)
+            {
+                sent += channel.write(outView.of(out, sent, stop - sent));
+                if (sent < stop)
+                {
+                    return false;
+                }
+            }
+            if (spliceIndex < spliceCount)
+            {
+                final long remaining = spliceLength[spliceIndex] - spliceSent;
+                if (remaining > 0)
+                {
+                    final long n = spliceChannel[spliceIndex].transferTo(spliceFilePosition[spliceIndex] + spliceSent, remaining, channel);
+                    spliceSent += n;
+                    if (spliceSent < spliceLength[spliceIndex])
+                    {
+                        return false;
+                    }
+                }
+                spliceChannel[spliceIndex] = null;
+                spliceIndex++;
+                spliceSent = 0;
+                continue;
+            }
+            writing = false;
+            return true;
+        }
+    }
+
+    /** A frame that breaks the protocol before its request can be read: the connection closes. */
+    static final class FrameException extends RuntimeException
+    {
+        private static final long serialVersionUID = 1L;
+
+        FrameException(final String message)
+        {
+            super(message, null, false, false);
+        }
+    }
+}

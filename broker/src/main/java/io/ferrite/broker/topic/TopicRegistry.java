@@ -1,0 +1,413 @@
+package io.ferrite.broker.topic;
+
+import io.ferrite.log.LogManager;
+import io.ferrite.log.PartitionLog;
+import org.agrona.DirectBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The topics: created, deleted and reshaped here (one change at a time), looked up by any thread.
+ * Lookups by name take the UTF-8 bytes straight from a request and allocate nothing: the tables
+ * are open-addressing arrays, rebuilt and published whole on every change (copy-on-write), which
+ * is cheap because topics change rarely and are read on every request.
+ *
+ * <p>A topic's id lives in Kafka's {@code partition.metadata} file in each partition directory; its
+ * config overrides in the partition logs; so the registry rebuilds itself from the log directories.
+ */
+public final class TopicRegistry
+{
+    private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
+    static final String PARTITION_METADATA = "partition.metadata";
+
+    /** Runs a task on the log thread that owns a partition (its single writer). */
+    @FunctionalInterface
+    public interface OwnerExecutor
+    {
+        void execute(int owner, Runnable task);
+    }
+
+    private final LogManager logs;
+    private final int logThreads;
+    private final SecureRandom random = new SecureRandom();
+    private volatile Tables tables = Tables.EMPTY;
+
+    public TopicRegistry(final LogManager logs, final int logThreads)
+    {
+        this.logs = logs;
+        this.logThreads = logThreads;
+    }
+
+    /** Rebuilds the topics from the partition logs found on disk. */
+    public synchronized void load() throws IOException
+    {
+        final Map<String, List<PartitionLog>> byTopic = new TreeMap<>();
+        for (final PartitionLog log : logs.logs())
+        {
+            byTopic.computeIfAbsent(log.topic(), k -> new ArrayList<>()).add(log);
+        }
+        final List<Topic> topics = new ArrayList<>();
+        for (final Map.Entry<String, List<PartitionLog>> e : byTopic.entrySet())
+        {
+            final String name = e.getKey();
+            int count = 0;
+            for (final PartitionLog log : e.getValue())
+            {
+                count = Math.max(count, log.partition() + 1);
+            }
+            final Partition[] partitions = new Partition[count];
+            long[] id = null;
+            for (int p = 0; p < count; p++)
+            {
+                PartitionLog log = logs.log(name, p);
+                if (log == null)
+                {
+                    // a CreatePartitions cut short: fill the gap so the topic has no hole
+                    log = logs.createLog(name, p, e.getValue().get(0).config().overrides());
+                }
+                final long[] partitionId = readTopicId(log.dir());
+                if (partitionId != null)
+                {
+                    id = partitionId;
+                }
+                partitions[p] = new Partition(name, p, log, owner(name, p));
+            }
+            if (id == null)
+            {
+                id = newTopicId();
+            }
+            for (final Partition partition : partitions)
+            {
+                writeTopicId(partition.log.dir(), id);
+            }
+            topics.add(new Topic(name, id[0], id[1], partitions, e.getValue().get(0).config().overrides()));
+        }
+        tables = new Tables(topics);
+        LOG.info("loaded {} topics", topics.size());
+    }
+
+    /** The log thread owning a partition: a stable hash, so partitions spread over the threads. */
+    int owner(final String topic, final int partition)
+    {
+        return Math.floorMod(topic.hashCode() * 31 + partition, logThreads);
+    }
+
+    public Collection<Topic> topics()
+    {
+        return tables.list;
+    }
+
+    public Topic topic(final String name)
+    {
+        final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+        return tables.byName(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, bytes.length);
+    }
+
+    /** Looks a topic up by the UTF-8 bytes of its name in a buffer; allocates nothing. */
+    public Topic topic(final DirectBuffer buffer, final int offset, final int length)
+    {
+        return tables.byName(buffer, offset, length);
+    }
+
+    public Topic topic(final long idMsb, final long idLsb)
+    {
+        return tables.byId(idMsb, idLsb);
+    }
+
+    /**
+     * Creates a topic's partition logs and publishes it.
+     *
+     * @throws IllegalArgumentException when it exists or its name is illegal
+     * @throws io.ferrite.log.config.ConfigException for an invalid config
+     */
+    public synchronized Topic create(final String name, final int partitions, final Map<String, String> overrides)
+        throws IOException
+    {
+        if (tables.byNameString(name) != null)
+        {
+            throw new IllegalArgumentException("Topic '" + name + "' already exists.");
+        }
+        io.ferrite.log.LogConfig.of(overrides); // validate before touching the disk
+        final long[] id = newTopicId();
+        final Partition[] created = new Partition[partitions];
+        for (int p = 0; p < partitions; p++)
+        {
+            final PartitionLog log = logs.createLog(name, p, overrides);
+            writeTopicId(log.dir(), id);
+            created[p] = new Partition(name, p, log, owner(name, p));
+        }
+        final Topic topic = new Topic(name, id[0], id[1], created, overrides);
+        publish(topic, null);
+        return topic;
+    }
+
+    /** Adds partitions up to {@code count}. */
+    public synchronized Topic addPartitions(final Topic topic, final int count) throws IOException
+    {
+        final Partition[] partitions = java.util.Arrays.copyOf(topic.partitions, count);
+        for (int p = topic.partitions.length; p < count; p++)
+        {
+            final PartitionLog log = logs.createLog(topic.name, p, topic.overrides);
+            writeTopicId(log.dir(), new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
+            partitions[p] = new Partition(topic.name, p, log, owner(topic.name, p));
+        }
+        final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, partitions,
+            topic.overrides);
+        publish(updated, topic);
+        return updated;
+    }
+
+    /** Replaces a topic's config overrides on every partition (persisted). */
+    public synchronized Topic updateConfig(final Topic topic, final Map<String, String> overrides) throws IOException
+    {
+        io.ferrite.log.LogConfig.of(overrides);
+        for (final Partition p : topic.partitions)
+        {
+            logs.updateConfig(topic.name, p.index, overrides);
+        }
+        final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, topic.partitions,
+            overrides);
+        publish(updated, topic);
+        return updated;
+    }
+
+    /**
+     * Removes a topic at once (requests no longer find it) and deletes its logs on their owner
+     * threads after {@code delayMs}, once requests that held it before the removal are done.
+     */
+    public synchronized void delete(final Topic topic, final OwnerExecutor executor,
+        final java.util.concurrent.ScheduledExecutorService scheduler, final long delayMs)
+    {
+        topic.markDeleted();
+        publish(null, topic);
+        scheduler.schedule(() ->
+        {
+            for (final Partition p : topic.partitions)
+            {
+                executor.execute(p.owner, () ->
+                {
+                    try
+                    {
+                        logs.deleteLog(topic.name, p.index);
+                    }
+                    catch (final IOException | IllegalArgumentException ex)
+                    {
+                        LOG.error("deleting {} failed", p, ex);
+                    }
+                });
+            }
+        }, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void publish(final Topic added, final Topic removed)
+    {
+        final List<Topic> list = new ArrayList<>(tables.list);
+        if (removed != null)
+        {
+            list.remove(removed);
+        }
+        if (added != null)
+        {
+            list.add(added);
+        }
+        tables = new Tables(list);
+    }
+
+    private long[] newTopicId()
+    {
+        while (true)
+        {
+            final long msb = random.nextLong();
+            final long lsb = random.nextLong();
+            // Kafka reserves the zero id and (0, 1) for its metadata topic
+            if (!(msb == 0 && (lsb == 0 || lsb == 1)) && tables.byId(msb, lsb) == null)
+            {
+                return new long[] {msb, lsb};
+            }
+        }
+    }
+
+    /** Kafka's partition.metadata: {@code version: 0} and {@code topic_id: <base64url>}. */
+    static void writeTopicId(final Path partitionDir, final long[] id) throws IOException
+    {
+        final String text = "version: 0\ntopic_id: " + encode(id[0], id[1]) + "\n";
+        final Path file = partitionDir.resolve(PARTITION_METADATA);
+        if (Files.exists(file) && Files.readString(file).equals(text))
+        {
+            return;
+        }
+        final Path tmp = partitionDir.resolve(PARTITION_METADATA + ".tmp");
+        Files.writeString(tmp, text);
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    static long[] readTopicId(final Path partitionDir) throws IOException
+    {
+        final Path file = partitionDir.resolve(PARTITION_METADATA);
+        if (!Files.exists(file))
+        {
+            return null;
+        }
+        for (final String line : Files.readAllLines(file))
+        {
+            if (line.startsWith("topic_id:"))
+            {
+                return decode(line.substring("topic_id:".length()).trim());
+            }
+        }
+        return null;
+    }
+
+    /** Kafka's text form of a UUID: the 16 bytes, base64url without padding. */
+    public static String encode(final long msb, final long lsb)
+    {
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16).putLong(msb).putLong(lsb);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+    }
+
+    static long[] decode(final String text)
+    {
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Base64.getUrlDecoder().decode(text));
+        return new long[] {b.getLong(), b.getLong()};
+    }
+
+    /** Immutable lookup tables over one set of topics. */
+    private static final class Tables
+    {
+        static final Tables EMPTY = new Tables(List.of());
+
+        final List<Topic> list;
+        private final Topic[] names;
+        private final Topic[] ids;
+        private final int mask;
+
+        Tables(final List<Topic> topics)
+        {
+            this.list = Collections.unmodifiableList(new ArrayList<>(topics));
+            int size = 16;
+            while (size < topics.size() * 3)
+            {
+                size <<= 1;
+            }
+            mask = size - 1;
+            names = new Topic[size];
+            ids = new Topic[size];
+            for (final Topic t : topics)
+            {
+                int i = hash(t.nameBytes) & mask;
+                while (names[i] != null)
+                {
+                    i = (i + 1) & mask;
+                }
+                names[i] = t;
+                int j = idHash(t.idMostSignificantBits, t.idLeastSignificantBits) & mask;
+                while (ids[j] != null)
+                {
+                    j = (j + 1) & mask;
+                }
+                ids[j] = t;
+            }
+        }
+
+        Topic byName(final DirectBuffer buffer, final int offset, final int length)
+        {
+            int h = 0x811C9DC5;
+            for (int i = 0; i < length; i++)
+            {
+                h = (h ^ (buffer.getByte(offset + i) & 0xFF)) * 0x01000193;
+            }
+            for (int i = h & mask; ; i = (i + 1) & mask)
+            {
+                final Topic t = names[i];
+                if (t == null)
+                {
+                    return null;
+                }
+                if (equal(t.nameBytes, buffer, offset, length))
+                {
+                    return t;
+                }
+            }
+        }
+
+        Topic byNameString(final String name)
+        {
+            final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+            return byName(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, bytes.length);
+        }
+
+        Topic byId(final long msb, final long lsb)
+        {
+            for (int i = idHash(msb, lsb) & mask; ; i = (i + 1) & mask)
+            {
+                final Topic t = ids[i];
+                if (t == null)
+                {
+                    return null;
+                }
+                if (t.idMostSignificantBits == msb && t.idLeastSignificantBits == lsb)
+                {
+                    return t;
+                }
+            }
+        }
+
+        private static boolean equal(final byte[] name, final DirectBuffer buffer, final int offset, final int length)
+        {
+            if (name.length != length)
+            {
+                return false;
+            }
+            for (int i = 0; i < length; i++)
+            {
+                if (name[i] != buffer.getByte(offset + i))
+                {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** FNV-1a: the same function {@link #byName} runs over a buffer. */
+        private static int hash(final byte[] bytes)
+        {
+            int h = 0x811C9DC5;
+            for (final byte b : bytes)
+            {
+                h = (h ^ (b & 0xFF)) * 0x01000193;
+            }
+            return h;
+        }
+
+        private static int idHash(final long msb, final long lsb)
+        {
+            final long h = (msb * 0x9E3779B97F4A7C15L) ^ lsb;
+            return (int)(h ^ (h >>> 32));
+        }
+    }
+
+    /** For tests: the topic ids by name. */
+    Map<String, String> ids()
+    {
+        final Map<String, String> ids = new HashMap<>();
+        for (final Topic t : tables.list)
+        {
+            ids.put(t.name, encode(t.idMostSignificantBits, t.idLeastSignificantBits));
+        }
+        return ids;
+    }
+}

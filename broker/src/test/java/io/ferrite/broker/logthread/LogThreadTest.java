@@ -1,0 +1,162 @@
+package io.ferrite.broker.logthread;
+
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class LogThreadTest
+{
+    @TempDir
+    Path dir;
+
+    private LogManager logs;
+    private TopicRegistry registry;
+    private LogThread thread;
+    private final AtomicInteger[] completions = {new AtomicInteger(), new AtomicInteger()};
+    private final AtomicInteger advanced = new AtomicInteger();
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        registry.load();
+        thread = new LogThread(0, 2, 8, new LogThread.Completion()
+        {
+            @Override
+            public void completed(final int networkThread)
+            {
+                completions[networkThread].incrementAndGet();
+            }
+
+            @Override
+            public void highWatermarkAdvanced(final Partition partition)
+            {
+                advanced.incrementAndGet();
+            }
+        }, new BackoffIdleStrategy());
+        thread.start();
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        thread.close();
+        logs.close();
+    }
+
+    private static int batch(final ExpandableDirectByteBuffer buffer, final int records)
+    {
+        final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(buffer, 0);
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[100]);
+        for (int i = 0; i < records; i++)
+        {
+            builder.appendRecord(System.currentTimeMillis(), null, 0, -1, value, 0, 100);
+        }
+        return builder.build();
+    }
+
+    private AppendCommand await(final int networkThread) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        AppendCommand done;
+        while ((done = thread.poll(networkThread)) == null && System.nanoTime() < deadline)
+        {
+            Thread.sleep(1);
+        }
+        return done;
+    }
+
+    @Test
+    void appendsComeBackToTheNetworkThreadThatSentThemAndMoveTheHighWatermark() throws Exception
+    {
+        final Partition partition = registry.create("flush", 1, Map.of()).partitions[0];
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+        final int length = batch(buffer, 3);
+
+        final AppendCommand first = new AppendCommand();
+        first.set(1, "request", 7, partition, buffer, 0, length, (short)1);
+        assertTrue(thread.offer(1, first));
+        assertSame(first, await(1));
+        assertEquals(AppendResult.OK, first.result.status, first.result.message);
+        assertEquals(0, first.result.firstOffset);
+        assertEquals(2, first.result.lastOffset);
+        assertEquals(3, partition.log.highWatermark());
+        assertEquals(1, completions[1].get());
+        assertEquals(0, completions[0].get());
+        assertNull(thread.poll(0));
+
+        partition.fetchParked();
+        final AppendCommand second = new AppendCommand();
+        second.set(0, "request", 0, partition, buffer, 0, batch(buffer, 2), (short)-1);
+        assertTrue(thread.offer(0, second));
+        assertSame(second, await(0));
+        assertEquals(3, second.result.firstOffset);
+        assertEquals(5, partition.log.highWatermark());
+        assertEquals(1, advanced.get(), "parked fetches are told the high watermark moved");
+        partition.fetchUnparked();
+    }
+
+    @Test
+    void aRejectedBatchComesBackWithItsErrorAndLeavesTheLogAlone() throws Exception
+    {
+        final Partition partition = registry.create("bad", 1, Map.of()).partitions[0];
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+        final int length = batch(buffer, 1);
+        buffer.putByte(length - 1, (byte)(buffer.getByte(length - 1) ^ 1)); // breaks the CRC
+        final AppendCommand command = new AppendCommand();
+        command.set(0, null, 0, partition, buffer, 0, length, (short)1);
+        assertTrue(thread.offer(0, command));
+        assertSame(command, await(0));
+        assertEquals(AppendResult.CORRUPT_MESSAGE, command.result.status);
+        assertEquals(0, partition.log.logEndOffset());
+    }
+
+    @Test
+    void acksAllInFsyncDurabilityComesBackOnlyOnceAnFsyncCoversIt() throws Exception
+    {
+        final Topic topic = registry.create("durable", 1, Map.of("ferrite.durability", "fsync"));
+        final Partition partition = topic.partitions[0];
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+        for (int round = 0; round < 20; round++)
+        {
+            final AppendCommand command = new AppendCommand();
+            command.set(0, null, 0, partition, buffer, 0, batch(buffer, 2), (short)-1);
+            assertTrue(thread.offer(0, command));
+            assertSame(command, await(0));
+            assertEquals(AppendResult.OK, command.result.status, command.result.message);
+            assertTrue(partition.log.durableOffset() > command.result.lastOffset,
+                "durable " + partition.log.durableOffset() + " covers " + command.result.lastOffset);
+        }
+    }
+
+    @Test
+    void tasksRunOnTheLogThread() throws Exception
+    {
+        final CompletableFuture<String> name = new CompletableFuture<>();
+        thread.execute(() -> name.complete(Thread.currentThread().getName()));
+        assertEquals("ferrite-log-0", name.get(30, TimeUnit.SECONDS));
+    }
+}

@@ -1,0 +1,115 @@
+package io.ferrite.broker.topic;
+
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.apache.kafka.common.Uuid;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class TopicRegistryTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void topicsAreFoundByNameBytesAndIdAndSurviveARestart() throws Exception
+    {
+        final Topic created;
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final TopicRegistry registry = new TopicRegistry(logs, 2);
+            registry.load();
+            created = registry.create("orders", 3, Map.of("retention.ms", "60000"));
+            assertSame(created, registry.topic("orders"));
+            final byte[] name = "xxorders".getBytes(StandardCharsets.UTF_8);
+            assertSame(created, registry.topic(new UnsafeBuffer(name), 2, 6));
+            assertNull(registry.topic(new UnsafeBuffer(name), 0, 6));
+            assertSame(created, registry.topic(created.idMostSignificantBits, created.idLeastSignificantBits));
+            assertThrows(IllegalArgumentException.class, () -> registry.create("orders", 1, Map.of()));
+        }
+
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final TopicRegistry registry = new TopicRegistry(logs, 2);
+            registry.load();
+            final Topic reloaded = registry.topic("orders");
+            assertNotNull(reloaded);
+            assertEquals(3, reloaded.partitions.length);
+            assertEquals(created.idMostSignificantBits, reloaded.idMostSignificantBits);
+            assertEquals(created.idLeastSignificantBits, reloaded.idLeastSignificantBits);
+            assertEquals("60000", reloaded.overrides.get("retention.ms"));
+        }
+    }
+
+    @Test
+    void partitionMetadataIsKafkasFormatWithKafkasUuidText() throws Exception
+    {
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final TopicRegistry registry = new TopicRegistry(logs, 1);
+            registry.load();
+            final Topic topic = registry.create("prices", 1, Map.of());
+            final String text = Files.readString(dir.resolve("prices-0").resolve("partition.metadata"));
+            final Uuid expected = new Uuid(topic.idMostSignificantBits, topic.idLeastSignificantBits);
+            assertEquals("version: 0\ntopic_id: " + expected + "\n", text);
+            assertEquals(expected, Uuid.fromString(TopicRegistry.encode(topic.idMostSignificantBits, topic.idLeastSignificantBits)));
+        }
+    }
+
+    @Test
+    void addedPartitionsShareTheIdAndDeletionRemovesTheLogsOnTheirOwners() throws Exception
+    {
+        final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final TopicRegistry registry = new TopicRegistry(logs, 2);
+            registry.load();
+            final Topic topic = registry.create("fills", 1, Map.of());
+            final Topic grown = registry.addPartitions(topic, 4);
+            assertEquals(4, grown.partitions.length);
+            assertSame(grown, registry.topic("fills"));
+            assertEquals(Files.readString(dir.resolve("fills-0").resolve("partition.metadata")),
+                Files.readString(dir.resolve("fills-3").resolve("partition.metadata")));
+
+            final java.util.List<Integer> owners = new java.util.concurrent.CopyOnWriteArrayList<>();
+            registry.delete(grown, (owner, task) ->
+            {
+                owners.add(owner);
+                task.run();
+            }, scheduler, 10);
+            assertTrue(grown.isDeleted());
+            assertNull(registry.topic("fills"));
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (Files.exists(dir.resolve("fills-3")) && System.nanoTime() < deadline)
+            {
+                Thread.sleep(5);
+            }
+            for (int p = 0; p < 4; p++)
+            {
+                assertFalse(Files.exists(dir.resolve("fills-" + p)), "fills-" + p + " deleted");
+                assertEquals(grown.partitions[p].owner, (int)owners.get(p));
+            }
+        }
+        finally
+        {
+            scheduler.shutdownNow();
+        }
+    }
+}
