@@ -845,7 +845,12 @@ public final class PartitionLog implements AutoCloseable
         return closed;
     }
 
-    /** Flushes, snapshots producer state, trims the active segment and closes every file. */
+    /**
+     * Flushes, trims the active segment, closes every file and then snapshots producer state — in
+     * that order because trimming gives back the preallocated space a snapshot may need on a full
+     * disk. Every step is attempted; the first failure is thrown after all of them (a missing
+     * snapshot only lengthens the replay at the next open).
+     */
     @Override
     public void close() throws IOException
     {
@@ -857,9 +862,15 @@ public final class PartitionLog implements AutoCloseable
                 return;
             }
             closed = true;
-            flush();
-            producers.takeSnapshot();
             IOException failure = null;
+            try
+            {
+                flush();
+            }
+            catch (final IOException ex)
+            {
+                failure = ex;
+            }
             for (final Segment s : segments)
             {
                 try
@@ -868,8 +879,16 @@ public final class PartitionLog implements AutoCloseable
                 }
                 catch (final IOException ex)
                 {
-                    failure = ex;
+                    failure = failure == null ? ex : failure;
                 }
+            }
+            try
+            {
+                producers.takeSnapshot();
+            }
+            catch (final IOException ex)
+            {
+                failure = failure == null ? ex : failure;
             }
             if (failure != null)
             {

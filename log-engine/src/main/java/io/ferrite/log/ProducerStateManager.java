@@ -192,6 +192,11 @@ final class ProducerStateManager
                 channel.write(buffer);
             }
         }
+        catch (final IOException ex)
+        {
+            Files.deleteIfExists(tmp); // a full disk: leave no partial file behind
+            throw ex;
+        }
         Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 

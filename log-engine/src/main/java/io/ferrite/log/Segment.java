@@ -252,11 +252,13 @@ final class Segment implements AutoCloseable
     }
 
     /**
-     * Stops taking appends: the closing time-index entry (so the segment's largest timestamp
-     * survives a restart), then indexes and file cut to their data.
+     * Stops taking appends: the file cut to its data first (on a full disk that gives back the
+     * preallocated space the rest needs), then the closing time-index entry (so the segment's
+     * largest timestamp survives a restart), then the indexes cut to theirs.
      */
     void deactivate() throws IOException
     {
+        log.trim(size());
         timeIndex.ensureRoomAllocated();
         if (maxTimestampSoFar != RecordBatchDescriptor.NO_TIMESTAMP)
         {
@@ -264,7 +266,6 @@ final class Segment implements AutoCloseable
         }
         offsetIndex.trimToValidSize();
         timeIndex.trimToValidSize();
-        log.trim(size());
         active = false;
     }
 

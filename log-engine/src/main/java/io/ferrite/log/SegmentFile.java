@@ -36,7 +36,10 @@ final class SegmentFile implements AutoCloseable
     private MappedByteBuffer mapped;
     private int capacity;
     /** Written by the appender and the preallocator under this object's monitor; read by the appender unlocked. */
+    /** Allocated and its pages touched: the writer may write below it without the lock. */
     private volatile int allocatedUpTo;
+    /** Zeros written up to here (guarded by this); pages above {@link #allocatedUpTo} not yet touched. */
+    private int claimedUpTo;
     /** Set when the segment stops taking appends (or closes): nothing more is allocated or touched. */
     private boolean sealed;
     /** Appends that had to allocate blocks themselves (writer only). */
@@ -53,6 +56,7 @@ final class SegmentFile implements AutoCloseable
         this.writable = writable;
         this.capacity = capacity;
         this.allocatedUpTo = dataSize;
+        this.claimedUpTo = dataSize;
         if (capacity > 0)
         {
             mapped = channel.map(writable && strategy == WriteStrategy.MAPPED ?
@@ -195,27 +199,35 @@ final class SegmentFile implements AutoCloseable
         {
             return;
         }
-        // on a nearly full disk, claim only what is needed: the rest stays free for others
-        final boolean room = chunked && store().getUsableSpace() > 4L * PREALLOCATION_CHUNK;
-        final int chunk = room ? (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + PREALLOCATION_CHUNK)) : end;
-        int target;
+        final int target;
+        if (chunked)
+        {
+            // on a nearly full disk the preallocator claims nothing: the space stays free for the
+            // other files, and each write claims just what it needs
+            if (store().getUsableSpace() <= 4L * PREALLOCATION_CHUNK)
+            {
+                return;
+            }
+            target = (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + PREALLOCATION_CHUNK));
+        }
+        else
+        {
+            target = end;
+        }
         try
         {
-            target = writeZerosUpTo(chunk);
+            writeZerosUpTo(target);
         }
-        catch (final IOException ex)
+        finally
         {
-            if (chunk <= end)
+            // touch what was claimed, even on failure, and only then publish it: a page touched
+            // after publication could already hold the writer's data
+            for (int page = (allocatedUpTo + PAGE - 1) & -PAGE; page < claimedUpTo; page += PAGE)
             {
-                throw ex;
+                view.putByte(page, (byte)0); // maps the page writable now, not during an append
             }
-            target = writeZerosUpTo(end); // a nearly full disk: claim only what this write needs
+            allocatedUpTo = claimedUpTo;
         }
-        for (int page = (allocatedUpTo + PAGE - 1) & -PAGE; page < target; page += PAGE)
-        {
-            view.putByte(page, (byte)0); // maps the page writable now, not during an append
-        }
-        allocatedUpTo = target;
     }
 
     private java.nio.file.FileStore store() throws IOException
@@ -233,11 +245,11 @@ final class SegmentFile implements AutoCloseable
         {
             zeros = ByteBuffer.allocateDirect(64 * 1024);
         }
-        long at = allocatedUpTo;
-        while (at < target)
+        while (claimedUpTo < target)
         {
-            zeros.clear().limit((int)Math.min(zeros.capacity(), target - at));
-            at += channel.write(zeros, at);
+            zeros.clear().limit(Math.min(zeros.capacity(), target - claimedUpTo));
+            // progress is kept as it is made: what a full disk granted before refusing is used, not lost
+            claimedUpTo += channel.write(zeros, claimedUpTo);
         }
         return target;
     }
@@ -260,6 +272,7 @@ final class SegmentFile implements AutoCloseable
             channel.truncate(size);
         }
         allocatedUpTo = Math.min(allocatedUpTo, size);
+        claimedUpTo = Math.min(claimedUpTo, size);
     }
 
     /**
@@ -275,6 +288,7 @@ final class SegmentFile implements AutoCloseable
             setLength(path, capacity);
         }
         allocatedUpTo = Math.min(allocatedUpTo, size);
+        claimedUpTo = Math.min(claimedUpTo, size);
     }
 
     @Override

@@ -80,7 +80,7 @@ class DiskFullTest
                 }
             }
             assertEquals(1, failures, "the disk filled up");
-            assertTrue(written.size() > 10);
+            assertTrue(written.size() > 10, "appended before the disk filled: " + written.size() + ", then " + result);
             assertReadable(log, written);
 
             Files.delete(ballast);
