@@ -146,6 +146,27 @@ public final class ResultsReport
             md.append("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
             md.append(percentiles);
         }
+        final StringBuilder rates = new StringBuilder();
+        for (final JsonNode r : results)
+        {
+            final JsonNode mebibytes = r.path("params").path("mebibytes");
+            final double unitSeconds = secondsPer(r.path("primaryMetric").path("scoreUnit").asText());
+            if (!mebibytes.isMissingNode() && unitSeconds > 0)
+            {
+                final double seconds = median(r.path("primaryMetric").path("rawData")) * unitSeconds;
+                final double megabytes = Double.parseDouble(mebibytes.asText()) * 1024 * 1024 / 1e6;
+                rates.append("| ").append(r.path("benchmark").asText().replaceFirst("^io\\.ferrite\\.perf\\.", ""))
+                    .append(" | ").append(params(r.path("params")))
+                    .append(" | ").append(number(megabytes / seconds)).append(" |\n");
+            }
+        }
+        if (rates.length() > 0)
+        {
+            md.append("\nBytes processed per second of the benchmarks with a `mebibytes` parameter (from the median):\n\n");
+            md.append("| benchmark | params | MB/s |\n");
+            md.append("|---|---|---:|\n");
+            md.append(rates);
+        }
         final StringBuilder ratios = new StringBuilder();
         for (final Map.Entry<String, String> pair : new TreeMap<>(BASELINES).entrySet())
         {
@@ -167,6 +188,19 @@ public final class ResultsReport
             md.append("| work | Ferrite | kafka-clients | ratio | kafka-clients alloc B/op |\n");
             md.append("|---|---:|---:|---:|---:|\n");
             md.append(ratios);
+        }
+    }
+
+    /** Seconds in one unit of a JMH time-per-operation score unit, or 0 for other units. */
+    static double secondsPer(final String unit)
+    {
+        switch (unit)
+        {
+            case "s/op": return 1;
+            case "ms/op": return 1e-3;
+            case "us/op": return 1e-6;
+            case "ns/op": return 1e-9;
+            default: return 0;
         }
     }
 
