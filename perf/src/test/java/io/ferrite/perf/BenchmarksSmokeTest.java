@@ -47,7 +47,8 @@ class BenchmarksSmokeTest
             throw new java.io.UncheckedIOException(ex);
         }
         assertTrue(declared >= 7, "benchmarks declared: " + declared);
-        assertEquals(declared, results.size(), "benchmarks run");
+        // each benchmark runs once per combination of its parameters: count the distinct ones
+        assertEquals(declared, results.stream().map(r -> r.getParams().getBenchmark()).distinct().count(), "benchmarks run");
         for (final RunResult r : results)
         {
             assertTrue(r.getPrimaryResult().getScore() > 0, r.getParams().getBenchmark());
