@@ -1,0 +1,82 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.ApiVersionsRequestDecoder;
+import io.ferrite.wire.message.ApiVersionsResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.List;
+
+/**
+ * ApiVersions: the APIs this broker answers with their version ranges. A version this broker does
+ * not know (passed as -1 by the network thread) is answered in v0 with UNSUPPORTED_VERSION and the
+ * ApiVersions range only, so the client can retry with one it has; client software names and
+ * versions that break Kafka's pattern are INVALID_REQUEST.
+ */
+final class ApiVersionsHandler implements RequestHandler
+{
+    private final Apis apis;
+    private final ApiVersionsRequestDecoder request = new ApiVersionsRequestDecoder();
+    private final ApiVersionsResponseEncoder response = new ApiVersionsResponseEncoder();
+    private List<ApiKeys> supported;
+
+    ApiVersionsHandler(final Apis apis)
+    {
+        this.apis = apis;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        if (supported == null)
+        {
+            supported = apis.supported(); // once all handlers are registered
+        }
+        if (version < 0)
+        {
+            response.wrap(out, outOffset, (short)0).errorCode(Errors.UNSUPPORTED_VERSION).apiKeys(1).next()
+                .apiKey(ApiKeys.API_VERSIONS.id).minVersion(ApiKeys.API_VERSIONS.lowestVersion)
+                .maxVersion(Apis.advertisedMax(ApiKeys.API_VERSIONS));
+            return outOffset + response.finish();
+        }
+        request.wrap(in, offset, limit, version);
+        final boolean valid = version < 3 || (validName(in, request.clientSoftwareNameOffset(), request.clientSoftwareNameLength())
+            && validName(in, request.clientSoftwareVersionOffset(), request.clientSoftwareVersionLength()));
+        response.wrap(out, outOffset, version).errorCode(valid ? Errors.NONE : Errors.INVALID_REQUEST);
+        final ApiVersionsResponseEncoder.ApiVersion keys = response.apiKeys(valid ? supported.size() : 0);
+        if (valid)
+        {
+            for (int i = 0; i < supported.size(); i++)
+            {
+                final ApiKeys key = supported.get(i);
+                keys.next().apiKey(key.id).minVersion(key.lowestVersion).maxVersion(Apis.advertisedMax(key));
+            }
+        }
+        response.throttleTimeMs(0);
+        return outOffset + response.finish();
+    }
+
+    /** Kafka's rule for client software names and versions: {@code [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?}. */
+    static boolean validName(final DirectBuffer in, final int offset, final int length)
+    {
+        if (length <= 0)
+        {
+            return false;
+        }
+        for (int i = 0; i < length; i++)
+        {
+            final byte b = in.getByte(offset + i);
+            final boolean alnum = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9');
+            if (!alnum && ((i == 0 || i == length - 1) || (b != '-' && b != '.')))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,74 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.wire.message.ApiKeys;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The broker's APIs: one handler per API key. An API without a handler is not advertised by
+ * ApiVersions, and a request for it closes the connection, as Kafka does for an API it lacks.
+ */
+public final class Apis implements RequestHandler
+{
+    private final RequestHandler[] handlers = new RequestHandler[ApiKeys.values().length == 0 ? 0 : maxId() + 1];
+    private final ApiVersionsHandler apiVersions = new ApiVersionsHandler(this);
+
+    public Apis()
+    {
+        register(ApiKeys.API_VERSIONS, apiVersions);
+    }
+
+    private static int maxId()
+    {
+        int max = 0;
+        for (final ApiKeys api : ApiKeys.values())
+        {
+            max = Math.max(max, api.id);
+        }
+        return max;
+    }
+
+    public Apis register(final ApiKeys api, final RequestHandler handler)
+    {
+        handlers[api.id] = handler;
+        return this;
+    }
+
+    /** The APIs this broker answers, in key order. */
+    public List<ApiKeys> supported()
+    {
+        final List<ApiKeys> list = new ArrayList<>();
+        for (final ApiKeys api : ApiKeys.values())
+        {
+            if (handlers[api.id] != null)
+            {
+                list.add(api);
+            }
+        }
+        list.sort((a, b) -> Short.compare(a.id, b.id));
+        return list;
+    }
+
+    /** The highest version advertised: an unstable latest version is not. */
+    static short advertisedMax(final ApiKeys api)
+    {
+        return api.latestVersionUnstable ? (short)(api.highestVersion - 1) : api.highestVersion;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        final RequestHandler handler = handlers[api.id];
+        if (handler == null || (version > advertisedMax(api) && api != ApiKeys.API_VERSIONS))
+        {
+            return CLOSE;
+        }
+        return handler.handle(api, version, in, offset, limit, out, outOffset, connection);
+    }
+}
