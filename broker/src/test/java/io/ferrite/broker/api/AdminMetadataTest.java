@@ -9,10 +9,21 @@ import io.ferrite.log.LogManagerConfig;
 import io.ferrite.wire.message.ApiKeys;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,6 +34,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +43,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** Metadata as kafka-clients' Admin reads it: cluster, topic list, topic descriptions. */
+/** Metadata and CreateTopics as kafka-clients' Admin sees them: cluster, topic list, descriptions, creation and its errors. */
 class AdminMetadataTest
 {
     @TempDir
@@ -51,7 +63,8 @@ class AdminMetadataTest
         registry = new TopicRegistry(logs, 1);
         registry.load();
         final MetadataHandler metadata = new MetadataHandler(registry, 3, "ferrite-test-cluster");
-        final Apis apis = new Apis().register(ApiKeys.METADATA, metadata);
+        final Apis apis = new Apis().register(ApiKeys.METADATA, metadata)
+            .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(registry, 3, 1));
         network = new NetworkThread(0, apis, 1 << 20);
         network.start();
         acceptor = new Acceptor(new InetSocketAddress("127.0.0.1", 0), new NetworkThread[] {network});
@@ -108,5 +121,58 @@ class AdminMetadataTest
         final ExecutionException ex = assertThrows(ExecutionException.class,
             () -> admin.describeTopics(List.of("missing")).allTopicNames().get(20, TimeUnit.SECONDS));
         assertInstanceOf(UnknownTopicOrPartitionException.class, ex.getCause());
+    }
+
+    private Throwable createFails(final NewTopic topic)
+    {
+        final ExecutionException ex = assertThrows(ExecutionException.class,
+            () -> admin.createTopics(List.of(topic)).all().get(20, TimeUnit.SECONDS));
+        return ex.getCause();
+    }
+
+    @Test
+    void adminCreatesTopicsAndSeesThemWithTheirConfigs() throws Exception
+    {
+        final CreateTopicsResult result = admin.createTopics(List.of(
+            new NewTopic("fills", 4, (short)1).configs(Map.of("retention.ms", "60000")),
+            new NewTopic("quotes", Optional.empty(), Optional.empty())));
+        result.all().get(20, TimeUnit.SECONDS);
+        assertEquals(4, result.numPartitions("fills").get());
+        assertEquals(1, result.replicationFactor("fills").get());
+        final Config config = result.config("fills").get();
+        assertEquals("60000", config.get("retention.ms").value());
+        assertEquals(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG, config.get("retention.ms").source());
+        assertEquals(ConfigEntry.ConfigSource.DEFAULT_CONFIG, config.get("segment.bytes").source());
+        assertEquals(new Uuid(registry.topic("fills").idMostSignificantBits, registry.topic("fills").idLeastSignificantBits),
+            result.topicId("fills").get());
+
+        final Map<String, TopicDescription> described = admin.describeTopics(List.of("fills", "quotes")).allTopicNames()
+            .get(20, TimeUnit.SECONDS);
+        assertEquals(4, described.get("fills").partitions().size());
+        assertEquals(1, described.get("quotes").partitions().size(), "num.partitions when none is given");
+        assertEquals("60000", registry.topic("fills").overrides.get("retention.ms"));
+
+        assertInstanceOf(TopicExistsException.class, createFails(new NewTopic("fills", 1, (short)1)));
+    }
+
+    @Test
+    void badCreationsGetKafkasErrorsAndCreateNothing() throws Exception
+    {
+        assertInstanceOf(InvalidReplicationFactorException.class, createFails(new NewTopic("replicated", 1, (short)3)));
+        assertInstanceOf(InvalidTopicException.class, createFails(new NewTopic("bad name", 1, (short)1)));
+        assertInstanceOf(InvalidPartitionsException.class, createFails(new NewTopic("empty", 0, (short)1)));
+        assertInstanceOf(InvalidConfigurationException.class,
+            createFails(new NewTopic("misconfigured", 1, (short)1).configs(Map.of("retention.ms", "soon"))));
+        assertInstanceOf(InvalidConfigurationException.class,
+            createFails(new NewTopic("unknown-config", 1, (short)1).configs(Map.of("no.such.config", "1"))));
+        assertInstanceOf(InvalidReplicaAssignmentException.class,
+            createFails(new NewTopic("elsewhere", Map.of(0, List.of(4)))));
+
+        admin.createTopics(List.of(new NewTopic("checked", 2, (short)1)), new CreateTopicsOptions().validateOnly(true))
+            .all().get(20, TimeUnit.SECONDS);
+        admin.createTopics(List.of(new NewTopic("assigned", Map.of(0, List.of(3), 1, List.of(3)))))
+            .all().get(20, TimeUnit.SECONDS);
+        assertEquals(Set.of("assigned"), admin.listTopics().names().get(20, TimeUnit.SECONDS));
+        assertEquals(2, registry.topic("assigned").partitions.length);
     }
 }

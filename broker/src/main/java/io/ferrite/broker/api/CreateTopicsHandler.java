@@ -1,0 +1,232 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogConfig;
+import io.ferrite.log.config.ConfigException;
+import io.ferrite.log.config.ConfigKey;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.CreateTopicsRequestDecoder;
+import io.ferrite.wire.message.CreateTopicsResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * CreateTopics on one node, with Kafka's checks and error codes: a duplicate name in the request
+ * (INVALID_REQUEST), an illegal name (INVALID_TOPIC_EXCEPTION), an existing topic
+ * (TOPIC_ALREADY_EXISTS), a non-positive partition count (INVALID_PARTITIONS), a replication factor
+ * this one node cannot give (INVALID_REPLICATION_FACTOR), a manual assignment naming another broker
+ * (INVALID_REPLICA_ASSIGNMENT), an invalid config (INVALID_CONFIG); {@code validateOnly} checks
+ * without creating. A control request: it runs on the network thread and may allocate.
+ */
+public final class CreateTopicsHandler implements RequestHandler
+{
+    private static final Logger LOG = LoggerFactory.getLogger(CreateTopicsHandler.class);
+    private static final byte SOURCE_DYNAMIC_TOPIC_CONFIG = 1;
+    private static final byte SOURCE_DEFAULT_CONFIG = 5;
+
+    private final TopicRegistry topics;
+    private final int nodeId;
+    private final int defaultPartitions;
+    private final CreateTopicsRequestDecoder request = new CreateTopicsRequestDecoder();
+    private final CreateTopicsResponseEncoder response = new CreateTopicsResponseEncoder();
+
+    public CreateTopicsHandler(final TopicRegistry topics, final int nodeId, final int defaultPartitions)
+    {
+        this.topics = topics;
+        this.nodeId = nodeId;
+        this.defaultPartitions = defaultPartitions;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final boolean validateOnly = request.validateOnly();
+        final Set<String> seen = new HashSet<>();
+        final Set<String> duplicates = new HashSet<>();
+        for (final CreateTopicsRequestDecoder.CreatableTopic t = request.topics(); t.hasNext(); )
+        {
+            final String name = t.next().name();
+            if (!seen.add(name))
+            {
+                duplicates.add(name);
+            }
+        }
+
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        final CreateTopicsResponseEncoder.CreatableTopicResult result = response.topics(request.topics().elementCount());
+        for (final CreateTopicsRequestDecoder.CreatableTopic t = request.topics(); t.hasNext(); )
+        {
+            t.next();
+            final String name = t.name();
+            result.next().name(name);
+            final Outcome outcome = duplicates.contains(name) ?
+                new Outcome(Errors.INVALID_REQUEST, "Duplicate topic name.") :
+                create(t, name, validateOnly);
+            final Topic created = outcome.topic;
+            result.topicId(created == null ? 0 : created.idMostSignificantBits, created == null ? 0 : created.idLeastSignificantBits)
+                .errorCode(outcome.error).errorMessage(outcome.message);
+            if (outcome.error == Errors.NONE)
+            {
+                result.numPartitions(outcome.partitions).replicationFactor((short)1);
+                final List<ConfigKey> keys = new ArrayList<>();
+                for (final ConfigKey key : LogConfig.CATALOGUE.keys())
+                {
+                    if (!key.name().startsWith("internal."))
+                    {
+                        keys.add(key);
+                    }
+                }
+                final CreateTopicsResponseEncoder.CreatableTopicConfigs configs = result.configs(keys.size());
+                for (final ConfigKey key : keys)
+                {
+                    final String override = outcome.configs.get(key.name());
+                    configs.next().name(key.name()).value(override != null ? override : key.defaultValue()).readOnly(false)
+                        .configSource(override != null ? SOURCE_DYNAMIC_TOPIC_CONFIG : SOURCE_DEFAULT_CONFIG).isSensitive(false);
+                }
+            }
+            else
+            {
+                result.numPartitions(-1).replicationFactor((short)-1).configsNull();
+            }
+        }
+        return outOffset + response.finish();
+    }
+
+    private Outcome create(final CreateTopicsRequestDecoder.CreatableTopic t, final String name, final boolean validateOnly)
+    {
+        final String illegal = TopicNames.illegal(name);
+        if (illegal != null)
+        {
+            return new Outcome(Errors.INVALID_TOPIC_EXCEPTION, illegal);
+        }
+        if (topics.topic(name) != null)
+        {
+            return new Outcome(Errors.TOPIC_ALREADY_EXISTS, "Topic '" + name + "' already exists.");
+        }
+        int partitions = t.numPartitions();
+        final short replicationFactor = t.replicationFactor();
+        final CreateTopicsRequestDecoder.CreatableReplicaAssignment assignments = t.assignments();
+        if (assignments.elementCount() > 0)
+        {
+            if (partitions != -1 || replicationFactor != -1)
+            {
+                return new Outcome(Errors.INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
+                    + "was not set to -1 or replicationFactor was not set to -1.");
+            }
+            final boolean[] assigned = new boolean[assignments.elementCount()];
+            while (assignments.hasNext())
+            {
+                assignments.next();
+                final int index = assignments.partitionIndex();
+                if (index < 0 || index >= assigned.length || assigned[index])
+                {
+                    return new Outcome(Errors.INVALID_REPLICA_ASSIGNMENT, "Partitions must be assigned once each, from 0 on.");
+                }
+                assigned[index] = true;
+                if (assignments.brokerIdsCount() != 1 || assignments.brokerIds(0) != nodeId)
+                {
+                    return new Outcome(Errors.INVALID_REPLICA_ASSIGNMENT,
+                        "The manual partition assignment includes a broker that is not registered: only broker " + nodeId + " is.");
+                }
+            }
+            partitions = assigned.length;
+        }
+        else
+        {
+            if (partitions == -1)
+            {
+                partitions = defaultPartitions;
+            }
+            else if (partitions <= 0)
+            {
+                return new Outcome(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.");
+            }
+            if (replicationFactor != -1 && replicationFactor <= 0)
+            {
+                return new Outcome(Errors.INVALID_REPLICATION_FACTOR,
+                    "Replication factor must be larger than 0, or -1 to use the default value.");
+            }
+            if (replicationFactor > 1)
+            {
+                return new Outcome(Errors.INVALID_REPLICATION_FACTOR, "Unable to replicate the partition " + replicationFactor
+                    + " time(s): The target replication factor of " + replicationFactor
+                    + " cannot be reached because only 1 broker(s) are registered.");
+            }
+        }
+        final Map<String, String> configs = new HashMap<>();
+        for (final CreateTopicsRequestDecoder.CreatableTopicConfig c = t.configs(); c.hasNext(); )
+        {
+            c.next();
+            if (c.valueIsNull())
+            {
+                return new Outcome(Errors.INVALID_CONFIG, "Null value not supported for topic configs: " + c.name());
+            }
+            configs.put(c.name(), c.value());
+        }
+        try
+        {
+            LogConfig.of(configs);
+            if (validateOnly)
+            {
+                return new Outcome(null, partitions, configs);
+            }
+            return new Outcome(topics.create(name, partitions, configs), partitions, configs);
+        }
+        catch (final ConfigException ex)
+        {
+            return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            return new Outcome(Errors.TOPIC_ALREADY_EXISTS, ex.getMessage()); // created by another request meanwhile
+        }
+        catch (final IOException ex)
+        {
+            LOG.error("creating topic {} failed", name, ex);
+            return new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the topic: " + ex.getMessage());
+        }
+    }
+
+    private static final class Outcome
+    {
+        final short error;
+        final String message;
+        final Topic topic;
+        final int partitions;
+        final Map<String, String> configs;
+
+        Outcome(final short error, final String message)
+        {
+            this.error = error;
+            this.message = message;
+            this.topic = null;
+            this.partitions = -1;
+            this.configs = Map.of();
+        }
+
+        Outcome(final Topic topic, final int partitions, final Map<String, String> configs)
+        {
+            this.error = Errors.NONE;
+            this.message = null;
+            this.topic = topic;
+            this.partitions = partitions;
+            this.configs = configs;
+        }
+    }
+}
