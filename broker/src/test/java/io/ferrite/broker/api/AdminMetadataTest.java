@@ -14,7 +14,15 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.PartitionLog;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.Uuid;
@@ -64,7 +72,8 @@ class AdminMetadataTest
         registry.load();
         final MetadataHandler metadata = new MetadataHandler(registry, 3, "ferrite-test-cluster");
         final Apis apis = new Apis().register(ApiKeys.METADATA, metadata)
-            .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(registry, 3, 1));
+            .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(registry, 3, 1))
+            .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
         network = new NetworkThread(0, apis, 1 << 20);
         network.start();
         acceptor = new Acceptor(new InetSocketAddress("127.0.0.1", 0), new NetworkThread[] {network});
@@ -174,5 +183,48 @@ class AdminMetadataTest
             .all().get(20, TimeUnit.SECONDS);
         assertEquals(Set.of("assigned"), admin.listTopics().names().get(20, TimeUnit.SECONDS));
         assertEquals(2, registry.topic("assigned").partitions.length);
+    }
+
+    private long listOffset(final TopicPartition partition, final OffsetSpec spec, final long expectedTimestamp) throws Exception
+    {
+        final ListOffsetsResult.ListOffsetsResultInfo info = admin.listOffsets(Map.of(partition, spec)).partitionResult(partition)
+            .get(20, TimeUnit.SECONDS);
+        assertEquals(expectedTimestamp, info.timestamp(), spec.toString());
+        return info.offset();
+    }
+
+    @Test
+    void listOffsetsAnswersEarliestLatestByTimestampAndMaxTimestampBelowTheHighWatermark() throws Exception
+    {
+        final PartitionLog log = registry.create("ticks", 1, Map.of()).partitions[0].log;
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(1024);
+        final AppendResult appended = new AppendResult();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[10]);
+        for (final long t : new long[] {1000, 2000, 3000})
+        {
+            final int length = new RecordBatchBuilder().wrap(buffer, 0).appendRecord(t, null, 0, -1, value, 0, 10)
+                .appendRecord(t + 1, null, 0, -1, value, 0, 10).build();
+            log.append(buffer, 0, length, appended);
+            assertEquals(AppendResult.OK, appended.status, appended.message);
+        }
+        log.highWatermark(6);
+        final TopicPartition tp = new TopicPartition("ticks", 0);
+        assertEquals(0, listOffset(tp, OffsetSpec.earliest(), -1));
+        assertEquals(6, listOffset(tp, OffsetSpec.latest(), -1));
+        assertEquals(2, listOffset(tp, OffsetSpec.forTimestamp(2000), 2000));
+        assertEquals(4, listOffset(tp, OffsetSpec.forTimestamp(2500), 3000));
+        assertEquals(-1, listOffset(tp, OffsetSpec.forTimestamp(9999), -1));
+        assertEquals(5, listOffset(tp, OffsetSpec.maxTimestamp(), 3001));
+
+        // a record above the high watermark is not found by timestamp, and latest stays at the watermark
+        final int length = new RecordBatchBuilder().wrap(buffer, 0).appendRecord(5000, null, 0, -1, value, 0, 10).build();
+        log.append(buffer, 0, length, appended);
+        assertEquals(-1, listOffset(tp, OffsetSpec.forTimestamp(4000), -1));
+        assertEquals(6, listOffset(tp, OffsetSpec.latest(), -1));
+        // as in Kafka, the log's max timestamp is looked up first and then hidden while above the watermark
+        assertEquals(-1, listOffset(tp, OffsetSpec.maxTimestamp(), -1));
+        log.highWatermark(7);
+        assertEquals(6, listOffset(tp, OffsetSpec.forTimestamp(4000), 5000));
+        assertEquals(6, listOffset(tp, OffsetSpec.maxTimestamp(), 5000));
     }
 }
