@@ -18,6 +18,14 @@ import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.requests.ResponseHeader;
+import java.nio.ByteBuffer;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.record.RecordBatchBuilder;
@@ -226,5 +234,47 @@ class AdminMetadataTest
         log.highWatermark(7);
         assertEquals(6, listOffset(tp, OffsetSpec.forTimestamp(4000), 5000));
         assertEquals(6, listOffset(tp, OffsetSpec.maxTimestamp(), 5000));
+    }
+
+    @Test
+    void listOffsetsForAnUnknownPartitionOrANewerLeaderEpochIsATypedErrorOnTheWire() throws Exception
+    {
+        registry.create("ticks", 1, Map.of());
+        final ListOffsetsRequestData data = new ListOffsetsRequestData().setReplicaId(-1).setTopics(List.of(
+            new ListOffsetsRequestData.ListOffsetsTopic().setName("ticks").setPartitions(List.of(
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(5).setTimestamp(-1),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setCurrentLeaderEpoch(3).setTimestamp(-1),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setCurrentLeaderEpoch(0).setTimestamp(-2))),
+            new ListOffsetsRequestData.ListOffsetsTopic().setName("nope").setPartitions(List.of(
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1)))));
+        final short version = 9;
+        final RequestHeaderData header = new RequestHeaderData().setRequestApiKey((short)2).setRequestApiVersion(version)
+            .setCorrelationId(11).setClientId("wire-test");
+        final ObjectSerializationCache cache = new ObjectSerializationCache();
+        final ByteBuffer request = ByteBuffer.allocate(header.size(cache, (short)2) + data.size(cache, version));
+        header.write(new ByteBufferAccessor(request), cache, (short)2);
+        data.write(new ByteBufferAccessor(request), cache, version);
+        request.flip();
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port))
+        {
+            socket.setSoTimeout(10_000);
+            final java.io.DataOutputStream out = new java.io.DataOutputStream(socket.getOutputStream());
+            out.writeInt(request.remaining());
+            out.write(request.array(), request.arrayOffset() + request.position(), request.remaining());
+            final java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+            final byte[] bytes = new byte[in.readInt()];
+            in.readFully(bytes);
+            final ByteBuffer response = ByteBuffer.wrap(bytes);
+            assertEquals(11, ResponseHeader.parse(response, (short)1).correlationId());
+            final ListOffsetsResponseData parsed = new ListOffsetsResponseData(new ByteBufferAccessor(response), version);
+            final List<ListOffsetsResponseData.ListOffsetsPartitionResponse> ticks = parsed.topics().get(0).partitions();
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), ticks.get(0).errorCode());
+            assertEquals(-1, ticks.get(0).offset());
+            assertEquals(Errors.UNKNOWN_LEADER_EPOCH.code(), ticks.get(1).errorCode());
+            assertEquals(Errors.NONE.code(), ticks.get(2).errorCode());
+            assertEquals(0, ticks.get(2).offset());
+            assertEquals("nope", parsed.topics().get(1).name());
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), parsed.topics().get(1).partitions().get(0).errorCode());
+        }
     }
 }
