@@ -239,7 +239,7 @@ final class SegmentFile implements AutoCloseable
         return store;
     }
 
-    private int writeZerosUpTo(final int target) throws IOException
+    private void writeZerosUpTo(final int target) throws IOException
     {
         if (zeros == null)
         {
@@ -251,7 +251,6 @@ final class SegmentFile implements AutoCloseable
             // progress is kept as it is made: what a full disk granted before refusing is used, not lost
             claimedUpTo += channel.write(zeros, claimedUpTo);
         }
-        return target;
     }
 
     /** fsync of the data (and the metadata needed to read it back). */

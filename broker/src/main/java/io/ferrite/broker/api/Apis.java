@@ -15,7 +15,7 @@ import java.util.List;
  */
 public final class Apis implements RequestHandler
 {
-    private final RequestHandler[] handlers = new RequestHandler[ApiKeys.values().length == 0 ? 0 : maxId() + 1];
+    private final RequestHandler[] handlers = new RequestHandler[maxId() + 1];
     private final ApiVersionsHandler apiVersions = new ApiVersionsHandler(this);
 
     public Apis()

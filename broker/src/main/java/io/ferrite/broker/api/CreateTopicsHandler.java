@@ -17,7 +17,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -37,6 +36,9 @@ public final class CreateTopicsHandler implements RequestHandler
     private static final Logger LOG = LoggerFactory.getLogger(CreateTopicsHandler.class);
     private static final byte SOURCE_DYNAMIC_TOPIC_CONFIG = 1;
     private static final byte SOURCE_DEFAULT_CONFIG = 5;
+    /** The topic configs a response reports: the catalogue less the test-only internal ones. */
+    private static final List<ConfigKey> REPORTED = LogConfig.CATALOGUE.keys().stream()
+        .filter(key -> !key.name().startsWith("internal.")).toList();
 
     private final TopicRegistry topics;
     private final int nodeId;
@@ -84,16 +86,8 @@ public final class CreateTopicsHandler implements RequestHandler
             if (outcome.error == Errors.NONE)
             {
                 result.numPartitions(outcome.partitions).replicationFactor((short)1);
-                final List<ConfigKey> keys = new ArrayList<>();
-                for (final ConfigKey key : LogConfig.CATALOGUE.keys())
-                {
-                    if (!key.name().startsWith("internal."))
-                    {
-                        keys.add(key);
-                    }
-                }
-                final CreateTopicsResponseEncoder.CreatableTopicConfigs configs = result.configs(keys.size());
-                for (final ConfigKey key : keys)
+                final CreateTopicsResponseEncoder.CreatableTopicConfigs configs = result.configs(REPORTED.size());
+                for (final ConfigKey key : REPORTED)
                 {
                     final String override = outcome.configs.get(key.name());
                     configs.next().name(key.name()).value(override != null ? override : key.defaultValue()).readOnly(false)

@@ -176,34 +176,25 @@ public final class LogThread implements Runnable
     /** Sends back the acks=all commands an fsync now covers, in the order they came. */
     private int completeDurable()
     {
-        int done = 0;
-        for (int i = 0; i < awaitingFsync.size(); i++)
+        final int waiting = awaitingFsync.size();
+        int kept = 0;
+        for (int i = 0; i < waiting; i++)
         {
             final AppendCommand command = awaitingFsync.get(i);
             if (command.partition.log.durableOffset() > command.result.lastOffset || command.partition.log.isClosed())
             {
                 complete(command);
-                awaitingFsync.set(i, null);
-                done++;
+            }
+            else
+            {
+                awaitingFsync.set(kept++, command);
             }
         }
-        if (done > 0)
+        while (awaitingFsync.size() > kept)
         {
-            int kept = 0;
-            for (int i = 0; i < awaitingFsync.size(); i++)
-            {
-                final AppendCommand command = awaitingFsync.get(i);
-                if (command != null)
-                {
-                    awaitingFsync.set(kept++, command);
-                }
-            }
-            while (awaitingFsync.size() > kept)
-            {
-                awaitingFsync.remove(awaitingFsync.size() - 1);
-            }
+            awaitingFsync.remove(awaitingFsync.size() - 1);
         }
-        return done;
+        return waiting - kept;
     }
 
     private void complete(final AppendCommand command)

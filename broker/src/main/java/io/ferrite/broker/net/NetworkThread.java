@@ -218,9 +218,8 @@ public final class NetworkThread implements Runnable, AutoCloseable
             connection.beginResponse();
             responseHeader.wrap(connection.out, 4, api.responseHeaderVersion(readVersion)).correlationId(correlationId);
             final int bodyStart = 4 + responseHeader.finish();
-            final int responseEnd = supported ?
-                handler.handle(api, version, connection.in, body, end, connection.out, bodyStart, connection) :
-                handler.handle(api, (short)-1, connection.in, body, end, connection.out, bodyStart, connection);
+            final int responseEnd = handler.handle(api, supported ? version : (short)-1, connection.in, body, end,
+                connection.out, bodyStart, connection);
             if (responseEnd == RequestHandler.CLOSE)
             {
                 close(connection, api.title + " v" + version + " request refused", true);

@@ -113,8 +113,7 @@ public final class TopicRegistry
 
     public Topic topic(final String name)
     {
-        final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-        return tables.byName(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, bytes.length);
+        return tables.byNameString(name);
     }
 
     /** Looks a topic up by the UTF-8 bytes of its name in a buffer; allocates nothing. */
