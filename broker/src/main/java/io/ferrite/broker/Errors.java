@@ -36,6 +36,8 @@ public final class Errors
     public static final short KAFKA_STORAGE_ERROR = 56;
     public static final short UNKNOWN_LEADER_EPOCH = 75;
     public static final short FENCED_LEADER_EPOCH = 74;
+    public static final short FETCH_SESSION_ID_NOT_FOUND = 70;
+    public static final short INVALID_FETCH_SESSION_EPOCH = 71;
     public static final short INVALID_RECORD = 87;
     public static final short UNKNOWN_TOPIC_ID = 100;
     public static final short INCONSISTENT_TOPIC_ID = 103;

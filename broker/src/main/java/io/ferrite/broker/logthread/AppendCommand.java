@@ -14,8 +14,8 @@ public final class AppendCommand
     public final AppendResult result = new AppendResult();
     /** The network thread to return to. */
     public int networkThread;
-    /** What the network thread needs to find the request again (the connection's request state). */
-    public Object request;
+    /** Told on the network thread when the command comes back (the request it belongs to). */
+    public Listener request;
     /** Which partition of the request (its slot in the request's response). */
     public int slot;
     public Partition partition;
@@ -25,7 +25,14 @@ public final class AppendCommand
     /** -1 (all), 0 or 1. */
     public short acks;
 
-    public void set(final int networkThread, final Object request, final int slot, final Partition partition,
+    /** The request a command belongs to; called on the network thread the command returns to. */
+    @FunctionalInterface
+    public interface Listener
+    {
+        void appended(AppendCommand command);
+    }
+
+    public void set(final int networkThread, final Listener request, final int slot, final Partition partition,
         final MutableDirectBuffer buffer, final int offset, final int length, final short acks)
     {
         this.networkThread = networkThread;

@@ -32,6 +32,9 @@ public final class LogThread implements Runnable
     private final SpscArrayQueue<AppendCommand>[] in;
     private final SpscArrayQueue<AppendCommand>[] out;
     private final Completion completion;
+    private final int queueCapacity;
+    /** Commands each network thread has out on this thread (touched only by that network thread). */
+    private final int[] inFlight;
     private final IdleStrategy idle;
     private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
     private final List<AppendCommand> awaitingFsync = new ArrayList<>();
@@ -56,6 +59,8 @@ public final class LogThread implements Runnable
         this.id = id;
         this.completion = completion;
         this.idle = idle;
+        this.queueCapacity = queueCapacity;
+        this.inFlight = new int[networkThreads];
         this.in = new SpscArrayQueue[networkThreads];
         this.out = new SpscArrayQueue[networkThreads];
         for (int i = 0; i < networkThreads; i++)
@@ -72,13 +77,18 @@ public final class LogThread implements Runnable
         thread.start();
     }
 
-    /** From network thread {@code networkThread}: false when the queue is full (back-pressure). */
+    /**
+     * From network thread {@code networkThread}: false when it already has a queue's worth of
+     * commands out on this thread (back-pressure). Why count rather than rely on the in-queue: that
+     * bound is what keeps the return queue from ever being full.
+     */
     public boolean offer(final int networkThread, final AppendCommand command)
     {
-        if (!in[networkThread].offer(command))
+        if (inFlight[networkThread] >= queueCapacity || !in[networkThread].offer(command))
         {
             return false;
         }
+        inFlight[networkThread]++;
         if (idling)
         {
             LockSupport.unpark(thread);
@@ -89,7 +99,18 @@ public final class LogThread implements Runnable
     /** Commands finished for network thread {@code networkThread}, polled by it. */
     public AppendCommand poll(final int networkThread)
     {
-        return out[networkThread].relaxedPoll();
+        final AppendCommand command = out[networkThread].relaxedPoll();
+        if (command != null)
+        {
+            inFlight[networkThread]--;
+        }
+        return command;
+    }
+
+    /** Makes an idle thread look at its work now (an fsync completed). */
+    public void wake()
+    {
+        LockSupport.unpark(thread);
     }
 
     /** Runs {@code task} on this thread between appends. */

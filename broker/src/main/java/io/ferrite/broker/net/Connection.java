@@ -55,8 +55,13 @@ public final class Connection
     private long splicedBytes;
     private boolean writing;
 
+    // a request whose response comes later
+    PendingResponse pending;
+    int pendingFrameSize;
+    int pendingBodyStart;
 
-
+    /** Per-connection state of the API handlers, by API key (created by them on first use). */
+    private final Object[] handlerState = new Object[128];
 
     Connection(final long id, final SocketChannel channel, final String remote)
     {
@@ -68,6 +73,28 @@ public final class Connection
     public String remote()
     {
         return remote;
+    }
+
+    /** A handler's state for this connection (null until it sets one). */
+    public Object state(final int apiKey)
+    {
+        return handlerState[apiKey];
+    }
+
+    public void state(final int apiKey, final Object state)
+    {
+        handlerState[apiKey] = state;
+    }
+
+    /** The handler answers later: {@code response} is polled until it writes the response. */
+    public void defer(final PendingResponse response)
+    {
+        pending = response;
+    }
+
+    public boolean isClosed()
+    {
+        return closed;
     }
 
     // ---- input ----

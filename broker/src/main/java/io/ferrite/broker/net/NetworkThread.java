@@ -1,5 +1,7 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.broker.logthread.AppendCommand;
+import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.wire.ProtocolException;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.RequestHeaderDecoder;
@@ -12,6 +14,7 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -22,6 +25,11 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * header, has the request answered and writes the response. As in Kafka a connection has one
  * request in progress: the next frame is looked at only once the previous response is written.
  * A frame that breaks the protocol costs only its connection, which is closed and logged once.
+ *
+ * <p>A request whose answer is not ready at once (a produce on its way through the log threads,
+ * a fetch waiting for data) leaves a {@link PendingResponse} on its connection; the connection is
+ * muted until it is done. The loop polls those after each select: when log threads returned
+ * commands (they wake the selector), and by the nearest deadline.
  */
 public final class NetworkThread implements Runnable, AutoCloseable
 {
@@ -35,7 +43,10 @@ public final class NetworkThread implements Runnable, AutoCloseable
     private final RequestHeaderDecoder header = new RequestHeaderDecoder();
     private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
     private final Thread thread;
+    private final ArrayList<Connection> waiting = new ArrayList<>();
+    private LogThread[] logThreads = new LogThread[0];
     private volatile boolean running = true;
+    private volatile long drainDeadline;
     private long nextConnectionId;
     private int connections;
 
@@ -49,9 +60,26 @@ public final class NetworkThread implements Runnable, AutoCloseable
         this.thread.setDaemon(true);
     }
 
+    /** The log threads whose returned commands this thread drains (set before {@link #start}). */
+    public void logThreads(final LogThread[] logThreads)
+    {
+        this.logThreads = logThreads;
+    }
+
+    public int id()
+    {
+        return id;
+    }
+
     public void start()
     {
         thread.start();
+    }
+
+    /** Makes the loop look at its pending responses now (from log threads: commands came back, data arrived). */
+    public void wakeup()
+    {
+        selector.wakeup();
     }
 
     /** Hands over an accepted connection (from the acceptor thread). */
@@ -70,11 +98,20 @@ public final class NetworkThread implements Runnable, AutoCloseable
     @Override
     public void run()
     {
-        while (running)
+        // after close(): responses already under way are finished (for a few seconds at most)
+        while (running || (!waiting.isEmpty() && System.currentTimeMillis() < drainDeadline))
         {
             try
             {
-                selector.select(100);
+                final long timeout = selectTimeout();
+                if (timeout <= 0)
+                {
+                    selector.selectNow();
+                }
+                else
+                {
+                    selector.select(timeout);
+                }
                 registerIncoming();
                 for (final SelectionKey key : selector.selectedKeys())
                 {
@@ -100,6 +137,8 @@ public final class NetworkThread implements Runnable, AutoCloseable
                     }
                 }
                 selector.selectedKeys().clear();
+                drainCompletions();
+                pollWaiting();
             }
             catch (final IOException ex)
             {
@@ -118,6 +157,90 @@ public final class NetworkThread implements Runnable, AutoCloseable
         {
             LOG.warn("closing selector", ex);
         }
+    }
+
+    /** Milliseconds to the nearest deadline of a pending response (at most 100). */
+    private long selectTimeout()
+    {
+        if (waiting.isEmpty())
+        {
+            return 100;
+        }
+        long deadline = Long.MAX_VALUE;
+        for (int i = 0; i < waiting.size(); i++)
+        {
+            deadline = Math.min(deadline, waiting.get(i).pending.deadlineMs());
+        }
+        return Math.min(100, deadline - System.currentTimeMillis());
+    }
+
+    private void drainCompletions()
+    {
+        for (final LogThread logThread : logThreads)
+        {
+            AppendCommand command;
+            while ((command = logThread.poll(id)) != null)
+            {
+                command.request.appended(command);
+            }
+        }
+    }
+
+    private void pollWaiting()
+    {
+        if (waiting.isEmpty())
+        {
+            return;
+        }
+        final long now = System.currentTimeMillis();
+        for (int i = 0; i < waiting.size(); )
+        {
+            final Connection connection = waiting.get(i);
+            final int end = connection.closed ? RequestHandler.CLOSE :
+                connection.pending.poll(connection, connection.pendingBodyStart, now);
+            if (end == PendingResponse.NOT_READY)
+            {
+                i++;
+                continue;
+            }
+            final int last = waiting.size() - 1;
+            waiting.set(i, waiting.get(last));
+            waiting.remove(last);
+            try
+            {
+                completeDeferred(connection, end);
+            }
+            catch (final IOException ex)
+            {
+                close(connection, "I/O error: " + ex.getMessage(), false);
+            }
+        }
+    }
+
+    private void completeDeferred(final Connection connection, final int end) throws IOException
+    {
+        connection.pending = null;
+        if (connection.closed)
+        {
+            return;
+        }
+        if (end == RequestHandler.CLOSE)
+        {
+            close(connection, "request refused", true);
+            return;
+        }
+        connection.consumeFrame(connection.pendingFrameSize);
+        if (end != PendingResponse.NO_RESPONSE)
+        {
+            connection.endResponse(end);
+            if (!connection.flush())
+            {
+                connection.key.interestOps(SelectionKey.OP_WRITE);
+                return;
+            }
+        }
+        connection.key.interestOps(SelectionKey.OP_READ);
+        processFrames(connection);
     }
 
     private void registerIncoming() throws IOException
@@ -172,11 +295,23 @@ public final class NetworkThread implements Runnable, AutoCloseable
                 break;
             }
             final int start = connection.frameOffset();
-            final boolean answered = handleFrame(connection, start, start + size);
+            final int outcome = handleFrame(connection, start, start + size);
+            if (outcome == DEFERRED)
+            {
+                // the frame stays in the input, unread past, until the pending response is done
+                connection.pendingFrameSize = size;
+                connection.key.interestOps(0);
+                waiting.add(connection);
+                return;
+            }
             connection.consumeFrame(size);
-            if (!answered)
+            if (outcome == CLOSED)
             {
                 return;
+            }
+            if (outcome == SILENT)
+            {
+                continue;
             }
             if (!connection.flush())
             {
@@ -187,8 +322,13 @@ public final class NetworkThread implements Runnable, AutoCloseable
         connection.compact();
     }
 
-    /** Answers one request; false when the connection was closed instead. */
-    private boolean handleFrame(final Connection connection, final int start, final int end)
+    private static final int ANSWERED = 0;
+    private static final int CLOSED = 1;
+    private static final int DEFERRED = 2;
+    private static final int SILENT = 3;
+
+    /** Answers one request: {@link #ANSWERED}, {@link #CLOSED}, {@link #DEFERRED} or {@link #SILENT} (no response). */
+    private int handleFrame(final Connection connection, final int start, final int end)
     {
         try
         {
@@ -202,13 +342,13 @@ public final class NetworkThread implements Runnable, AutoCloseable
             if (api == null)
             {
                 close(connection, "unknown API key " + apiKey, true);
-                return false;
+                return CLOSED;
             }
             final boolean supported = api.isVersionSupported(version);
             if (!supported && api != ApiKeys.API_VERSIONS)
             {
                 close(connection, api.title + " v" + version + " is not supported", true);
-                return false;
+                return CLOSED;
             }
             // an ApiVersions request of a version this broker does not know is read as v0 and
             // answered with v0 (Kafka's rule, so that any client learns what is supported)
@@ -223,15 +363,24 @@ public final class NetworkThread implements Runnable, AutoCloseable
             if (responseEnd == RequestHandler.CLOSE)
             {
                 close(connection, api.title + " v" + version + " request refused", true);
-                return false;
+                return CLOSED;
+            }
+            if (responseEnd == RequestHandler.DEFERRED)
+            {
+                connection.pendingBodyStart = bodyStart;
+                return DEFERRED;
+            }
+            if (responseEnd == PendingResponse.NO_RESPONSE)
+            {
+                return SILENT;
             }
             connection.endResponse(responseEnd);
-            return true;
+            return ANSWERED;
         }
         catch (final ProtocolException ex)
         {
             close(connection, "malformed request: " + ex.getMessage(), true);
-            return false;
+            return CLOSED;
         }
     }
 
@@ -265,6 +414,7 @@ public final class NetworkThread implements Runnable, AutoCloseable
     @Override
     public void close()
     {
+        drainDeadline = System.currentTimeMillis() + 5_000;
         running = false;
         selector.wakeup();
         try

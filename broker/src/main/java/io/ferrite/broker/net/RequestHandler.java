@@ -10,6 +10,11 @@ public interface RequestHandler
 {
     /** Returned instead of a response end: the request breaks the protocol and the connection closes. */
     int CLOSE = -1;
+    /**
+     * Returned instead of a response end: the response comes later, from the
+     * {@link PendingResponse} the handler gave {@link Connection#defer}.
+     */
+    int DEFERRED = -2;
 
     /**
      * Writes the response body for the request body {@code in[offset, limit)} into {@code out} from

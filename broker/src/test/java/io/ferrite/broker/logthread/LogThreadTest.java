@@ -97,7 +97,7 @@ class LogThreadTest
         final int length = batch(buffer, 3);
 
         final AppendCommand first = new AppendCommand();
-        first.set(1, "request", 7, partition, buffer, 0, length, (short)1);
+        first.set(1, null, 7, partition, buffer, 0, length, (short)1);
         assertTrue(thread.offer(1, first));
         assertSame(first, await(1));
         assertEquals(AppendResult.OK, first.result.status, first.result.message);
@@ -110,7 +110,7 @@ class LogThreadTest
 
         partition.fetchParked();
         final AppendCommand second = new AppendCommand();
-        second.set(0, "request", 0, partition, buffer, 0, batch(buffer, 2), (short)-1);
+        second.set(0, null, 0, partition, buffer, 0, batch(buffer, 2), (short)-1);
         assertTrue(thread.offer(0, second));
         assertSame(second, await(0));
         assertEquals(3, second.result.firstOffset);

@@ -1,0 +1,337 @@
+package io.ferrite.broker;
+
+import io.ferrite.broker.api.Apis;
+import io.ferrite.broker.api.CreateTopicsHandler;
+import io.ferrite.broker.api.FetchHandler;
+import io.ferrite.broker.api.InitProducerIdHandler;
+import io.ferrite.broker.api.ListOffsetsHandler;
+import io.ferrite.broker.api.MetadataHandler;
+import io.ferrite.broker.api.ProduceHandler;
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.net.Acceptor;
+import io.ferrite.broker.net.NetworkThread;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import io.ferrite.log.PartitionLog;
+import io.ferrite.wire.message.ApiKeys;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One Ferrite node: the log manager, the topic registry, the log threads (single writers), the
+ * network threads and the acceptor, wired together from a {@link BrokerConfig}. {@link #close}
+ * is the clean shutdown SIGTERM triggers: stop accepting, let the requests in progress finish,
+ * stop the threads, then close the logs (flush, clean-shutdown marker).
+ */
+public final class Broker implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+    static final String META_PROPERTIES = "meta.properties";
+    /** How long a deleted topic's logs stay readable for requests that found it before the delete. */
+    static final long DELETE_DELAY_MS = 1_000;
+    private static final int QUEUE_CAPACITY = 4096;
+
+    private final BrokerConfig config;
+    private final String clusterId;
+    private final LogManager logs;
+    private final TopicRegistry topics;
+    private final LogThread[] logThreads;
+    private final NetworkThread[] networkThreads;
+    private final Acceptor acceptor;
+    private final ScheduledExecutorService scheduler;
+    private final InetSocketAddress address;
+    private volatile boolean closed;
+
+    private Broker(final BrokerConfig config) throws IOException
+    {
+        this.config = config;
+        final Path firstDir = config.logDirs().get(0);
+        Files.createDirectories(firstDir);
+        this.clusterId = clusterId(firstDir, config.nodeId());
+        final Wakeups wakeups = new Wakeups();
+        final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), config.topicDefaults())
+            .withWriteStrategy(config.writeStrategy())
+            .withRetentionCheckIntervalMs(config.getLong(BrokerConfig.LOG_RETENTION_CHECK_INTERVAL_MS))
+            .withDurabilityListener(wakeups::onDurable);
+        this.logs = LogManager.open(logConfig);
+        try
+        {
+            final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
+            final int networkThreadCount = config.getInt(BrokerConfig.NUM_NETWORK_THREADS);
+            this.topics = new TopicRegistry(logs, logThreadCount);
+            topics.load();
+            final ProducerIds producerIds = new ProducerIds(firstDir);
+            this.scheduler = Executors.newSingleThreadScheduledExecutor(r ->
+            {
+                final Thread t = new Thread(r, "ferrite-scheduler");
+                t.setDaemon(true);
+                return t;
+            });
+            this.logThreads = new LogThread[logThreadCount];
+            this.networkThreads = new NetworkThread[networkThreadCount];
+            final LogThread.Completion completion = new LogThread.Completion()
+            {
+                @Override
+                public void completed(final int networkThread)
+                {
+                    networkThreads[networkThread].wakeup();
+                }
+
+                @Override
+                public void highWatermarkAdvanced(final Partition partition)
+                {
+                    for (final NetworkThread n : networkThreads)
+                    {
+                        n.wakeup();
+                    }
+                }
+            };
+            for (int i = 0; i < logThreadCount; i++)
+            {
+                logThreads[i] = new LogThread(i, networkThreadCount, QUEUE_CAPACITY, completion, idleStrategy(config));
+            }
+            wakeups.attach(topics, logThreads, completion);
+            final String advertised = config.advertisedListeners();
+            final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
+            final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
+            for (int i = 0; i < networkThreadCount; i++)
+            {
+                metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId);
+                final Apis apis = new Apis()
+                    .register(ApiKeys.METADATA, metadata[i])
+                    .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(topics, config.nodeId(),
+                        config.getInt(BrokerConfig.NUM_PARTITIONS)))
+                    .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(topics))
+                    .register(ApiKeys.PRODUCE, new ProduceHandler(topics, logThreads, i))
+                    .register(ApiKeys.FETCH, new FetchHandler(topics))
+                    .register(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(producerIds));
+                networkThreads[i] = new NetworkThread(i, apis, maxRequest);
+                networkThreads[i].logThreads(logThreads);
+            }
+            final String host = BrokerConfig.listenerHost(config.listeners());
+            final int port = BrokerConfig.listenerPort(config.listeners());
+            this.acceptor = new Acceptor(host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port),
+                networkThreads);
+            this.address = acceptor.address();
+            final String advertisedHost = BrokerConfig.listenerHost(advertised).isEmpty() ? "127.0.0.1" :
+                BrokerConfig.listenerHost(advertised);
+            final int advertisedPort = BrokerConfig.listenerPort(advertised) == 0 ? address.getPort() :
+                BrokerConfig.listenerPort(advertised);
+            for (final MetadataHandler m : metadata)
+            {
+                m.advertise(advertisedHost, advertisedPort);
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            logs.close();
+            throw ex;
+        }
+    }
+
+    /** Opens the logs, binds the listener and starts every thread. */
+    public static Broker start(final BrokerConfig config) throws IOException
+    {
+        final Broker broker = new Broker(config);
+        for (final LogThread t : broker.logThreads)
+        {
+            t.start();
+        }
+        for (final NetworkThread t : broker.networkThreads)
+        {
+            t.start();
+        }
+        broker.acceptor.start();
+        LOG.info("Ferrite node {} of cluster {} listening on {} ({} topics in {})", config.nodeId(), broker.clusterId,
+            broker.address, broker.topics.topics().size(), config.logDirs());
+        return broker;
+    }
+
+    /** Where the listener is bound (the real port when 0 was configured). */
+    public InetSocketAddress address()
+    {
+        return address;
+    }
+
+    public String clusterId()
+    {
+        return clusterId;
+    }
+
+    public TopicRegistry topics()
+    {
+        return topics;
+    }
+
+    public LogManager logs()
+    {
+        return logs;
+    }
+
+    public BrokerConfig config()
+    {
+        return config;
+    }
+
+    private static IdleStrategy idleStrategy(final BrokerConfig config)
+    {
+        switch (config.getString(BrokerConfig.IDLE_STRATEGY))
+        {
+            case "busy-spin": return new BusySpinIdleStrategy();
+            case "sleep": return new SleepingMillisIdleStrategy(1);
+            default: return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
+        }
+    }
+
+    /**
+     * The cluster id from {@code meta.properties} in the first log directory, as Kafka keeps it
+     * (written on first start). A directory formatted for another node id is refused, as Kafka does.
+     */
+    static String clusterId(final Path dir, final int nodeId) throws IOException
+    {
+        final Path file = dir.resolve(META_PROPERTIES);
+        final Properties meta = new Properties();
+        if (Files.exists(file))
+        {
+            try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8))
+            {
+                meta.load(reader);
+            }
+            final String storedNode = meta.getProperty("node.id");
+            if (storedNode != null && Integer.parseInt(storedNode.trim()) != nodeId)
+            {
+                throw new IllegalStateException("Stored node id " + storedNode.trim() + " doesn't match previous node id " +
+                    nodeId + " in " + file + ". If you moved your data, make sure your configured node id matches.");
+            }
+            final String id = meta.getProperty("cluster.id");
+            if (id != null && !id.isBlank())
+            {
+                return id.trim();
+            }
+        }
+        final UUID uuid = UUID.randomUUID();
+        final java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(16)
+            .putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+        final String id = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
+        meta.setProperty("version", "1");
+        meta.setProperty("node.id", Integer.toString(nodeId));
+        meta.setProperty("cluster.id", id);
+        final Path tmp = dir.resolve(META_PROPERTIES + ".tmp");
+        try (Writer writer = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8))
+        {
+            meta.store(writer, null);
+        }
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        return id;
+    }
+
+    /**
+     * Clean shutdown: no new connections, requests in progress answered (waiting up to a few
+     * seconds for them), threads stopped, logs flushed and marked clean.
+     */
+    @Override
+    public synchronized void close() throws IOException
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        LOG.info("shutting down");
+        acceptor.close();
+        for (final NetworkThread t : networkThreads)
+        {
+            t.close();
+        }
+        for (final LogThread t : logThreads)
+        {
+            t.close();
+        }
+        scheduler.shutdownNow();
+        try
+        {
+            scheduler.awaitTermination(5, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        logs.close();
+        LOG.info("shut down cleanly");
+    }
+
+    /** The scheduler for delayed work (deleting logs after a topic delete). */
+    public ScheduledExecutorService scheduler()
+    {
+        return scheduler;
+    }
+
+    /** Runs {@code task} on the log thread that owns partitions of owner {@code owner}. */
+    public void executeOnOwner(final int owner, final Runnable task)
+    {
+        logThreads[owner].execute(task);
+    }
+
+    /**
+     * What the group committer's thread does after an fsync: in fsync durability the high
+     * watermark is what is on disk, so it moves here; the log threads waiting to answer acks=all
+     * and the network threads with fetches waiting on the partition are woken.
+     */
+    private static final class Wakeups
+    {
+        private volatile TopicRegistry topics;
+        private volatile LogThread[] logThreads;
+        private volatile LogThread.Completion completion;
+
+        void attach(final TopicRegistry topics, final LogThread[] logThreads, final LogThread.Completion completion)
+        {
+            this.completion = completion;
+            this.logThreads = logThreads;
+            this.topics = topics;
+        }
+
+        void onDurable(final PartitionLog log, final long durableOffset)
+        {
+            final TopicRegistry registry = topics;
+            if (registry == null)
+            {
+                return; // recovery, before the broker runs
+            }
+            final var topic = registry.topic(log.topic());
+            final Partition partition = topic == null ? null : topic.partition(log.partition());
+            if (log.config().fsyncDurability && durableOffset > log.highWatermark())
+            {
+                log.highWatermark(durableOffset);
+                if (partition != null && partition.hasParkedFetches())
+                {
+                    completion.highWatermarkAdvanced(partition);
+                }
+            }
+            if (partition != null)
+            {
+                logThreads[partition.owner].wake();
+            }
+        }
+    }
+}

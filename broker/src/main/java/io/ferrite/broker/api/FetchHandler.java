@@ -1,0 +1,271 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.PendingResponse;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.FileRegion;
+import io.ferrite.log.PartitionLog;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.FetchRequestDecoder;
+import io.ferrite.wire.message.FetchResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.Arrays;
+
+/**
+ * Fetch, as Kafka's leader answers a consumer. Records go out zero-copy: the response carries only
+ * their length, and the connection sends the segment's bytes with {@code transferTo}. Reads stop at
+ * the high watermark (which is also the last stable offset: there are no transactions yet). Within a
+ * request the first partition with data gets at least one whole batch, then {@code max_bytes} bounds
+ * the rest, as Kafka does.
+ *
+ * <p>Long poll: when fewer than {@code min_bytes} are there, the request waits (its connection muted)
+ * until the partitions it reads have enough or {@code max_wait_ms} passes; a partition with a
+ * waiting fetch makes its log thread wake this network thread when its high watermark moves.
+ *
+ * <p>Fetch sessions are declined the way Kafka declines them when its cache is full: a full request
+ * gets session id 0, so the client keeps sending full requests. An incremental request (non-zero
+ * session id) is FETCH_SESSION_ID_NOT_FOUND; a sessionless one with an epoch other than 0 or -1 is
+ * INVALID_FETCH_SESSION_EPOCH.
+ */
+public final class FetchHandler implements RequestHandler
+{
+    private static final byte READ_COMMITTED = 1;
+
+    private final TopicRegistry topics;
+
+    public FetchHandler(final TopicRegistry topics)
+    {
+        this.topics = topics;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        Request request = (Request)connection.state(ApiKeys.FETCH.id);
+        if (request == null)
+        {
+            request = new Request();
+            connection.state(ApiKeys.FETCH.id, request);
+        }
+        return request.start(connection, version, offset, limit, outOffset);
+    }
+
+    /** One connection's fetch in progress. */
+    private final class Request implements PendingResponse
+    {
+        private final FetchRequestDecoder decoder = new FetchRequestDecoder();
+        private final FetchResponseEncoder encoder = new FetchResponseEncoder();
+        private final FileRegion region = new FileRegion();
+        private short version;
+        private int offset;
+        private int limit;
+        private long deadline;
+        private int minBytes;
+        private boolean errors;
+        private Partition[] parked = new Partition[8];
+        private int parkedCount;
+
+        int start(final Connection connection, final short version, final int offset, final int limit, final int outOffset)
+        {
+            this.version = version;
+            this.offset = offset;
+            this.limit = limit;
+            decoder.wrap(connection.in, offset, limit, version);
+            final int sessionId = decoder.sessionId();
+            final int epoch = decoder.sessionEpoch();
+            if (sessionId != 0 || (epoch != 0 && epoch != -1))
+            {
+                encoder.wrap(connection.out, outOffset, version).throttleTimeMs(0)
+                    .errorCode(sessionId != 0 ? Errors.FETCH_SESSION_ID_NOT_FOUND : Errors.INVALID_FETCH_SESSION_EPOCH)
+                    .sessionId(0).responses(0);
+                return outOffset + encoder.finish();
+            }
+            minBytes = decoder.minBytes();
+            final int available = pass(connection, false, outOffset);
+            if (errors || available >= minBytes || decoder.maxWaitMs() <= 0)
+            {
+                return pass(connection, true, outOffset);
+            }
+            deadline = System.currentTimeMillis() + decoder.maxWaitMs();
+            park(connection);
+            connection.defer(this);
+            return DEFERRED;
+        }
+
+        @Override
+        public int poll(final Connection connection, final int outOffset, final long nowMs)
+        {
+            decoder.wrap(connection.in, offset, limit, version);
+            if (nowMs < deadline && pass(connection, false, outOffset) < minBytes && !errors)
+            {
+                return NOT_READY;
+            }
+            unpark();
+            decoder.wrap(connection.in, offset, limit, version);
+            return pass(connection, true, outOffset);
+        }
+
+        @Override
+        public long deadlineMs()
+        {
+            return deadline;
+        }
+
+        /** Registers on each partition read, so that appends to it wake this thread. */
+        private void park(final Connection connection)
+        {
+            decoder.wrap(connection.in, offset, limit, version);
+            parkedCount = 0;
+            final FetchRequestDecoder.FetchTopic t = decoder.topics();
+            while (t.hasNext())
+            {
+                t.next();
+                final Topic topic = topic(connection, t);
+                final FetchRequestDecoder.FetchPartition p = t.partitions();
+                while (p.hasNext())
+                {
+                    p.next();
+                    final Partition partition = topic == null ? null : topic.partition(p.partition());
+                    if (partition != null)
+                    {
+                        if (parkedCount == parked.length)
+                        {
+                            parked = Arrays.copyOf(parked, parkedCount * 2);
+                        }
+                        parked[parkedCount++] = partition;
+                        partition.fetchParked();
+                    }
+                }
+            }
+        }
+
+        private void unpark()
+        {
+            for (int i = 0; i < parkedCount; i++)
+            {
+                parked[i].fetchUnparked();
+                parked[i] = null;
+            }
+            parkedCount = 0;
+        }
+
+        private Topic topic(final Connection connection, final FetchRequestDecoder.FetchTopic t)
+        {
+            final Topic topic = version >= 13 ?
+                topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
+                topics.topic(connection.in, t.topicOffset(), t.topicLength());
+            return topic == null || topic.isDeleted() ? null : topic;
+        }
+
+        /**
+         * Reads every partition asked for. Without {@code write} it only adds up the bytes there are
+         * (and notes errors); with it, it writes the response and splices the records in, and returns
+         * where the response ends.
+         */
+        private int pass(final Connection connection, final boolean write, final int outOffset)
+        {
+            errors = false;
+            final boolean committed = decoder.isolationLevel() == READ_COMMITTED;
+            int remaining = Math.max(0, decoder.maxBytes());
+            boolean first = true;
+            int bytes = 0;
+            final FetchRequestDecoder.FetchTopic t = decoder.topics();
+            FetchResponseEncoder.FetchableTopicResponse rt = null;
+            if (write)
+            {
+                rt = encoder.wrap(connection.out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE).sessionId(0)
+                    .responses(t.elementCount());
+            }
+            while (t.hasNext())
+            {
+                t.next();
+                final Topic topic = topic(connection, t);
+                final FetchRequestDecoder.FetchPartition p = t.partitions();
+                FetchResponseEncoder.PartitionData rp = null;
+                if (write)
+                {
+                    rt.next();
+                    if (version >= 13)
+                    {
+                        rt.topicId(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
+                    }
+                    else
+                    {
+                        rt.topic(connection.in, t.topicOffset(), t.topicLength());
+                    }
+                    rp = rt.partitions(p.elementCount());
+                }
+                while (p.hasNext())
+                {
+                    p.next();
+                    final Partition partition = topic == null ? null : topic.partition(p.partition());
+                    final short error;
+                    if (partition == null)
+                    {
+                        error = topic == null && version >= 13 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    }
+                    else if (p.currentLeaderEpoch() > 0)
+                    {
+                        error = Errors.UNKNOWN_LEADER_EPOCH; // the only leader epoch here is 0
+                    }
+                    else if (partition.log.read(p.fetchOffset(), Math.min(Math.max(0, p.partitionMaxBytes()), remaining),
+                        partition.log.highWatermark(), first, region) == PartitionLog.OFFSET_OUT_OF_RANGE)
+                    {
+                        error = Errors.OFFSET_OUT_OF_RANGE;
+                    }
+                    else
+                    {
+                        error = Errors.NONE;
+                    }
+                    final int length = error == Errors.NONE ? region.length : 0;
+                    if (error != Errors.NONE)
+                    {
+                        errors = true;
+                    }
+                    else if (length > 0)
+                    {
+                        first = false;
+                        remaining = Math.max(0, remaining - length);
+                        bytes += length;
+                    }
+                    if (write)
+                    {
+                        rp.next().partitionIndex(p.partition()).errorCode(error);
+                        if (error == Errors.NONE)
+                        {
+                            final PartitionLog log = partition.log;
+                            final long highWatermark = log.highWatermark();
+                            rp.highWatermark(highWatermark).lastStableOffset(highWatermark).logStartOffset(log.logStartOffset());
+                        }
+                        else
+                        {
+                            rp.highWatermark(-1).lastStableOffset(-1).logStartOffset(-1);
+                        }
+                        if (committed)
+                        {
+                            rp.abortedTransactions(0);
+                        }
+                        else
+                        {
+                            rp.abortedTransactionsNull();
+                        }
+                        rp.preferredReadReplica(-1);
+                        final int at = rp.recordsExternal(length);
+                        if (length > 0)
+                        {
+                            connection.splice(at, region.channel, region.position, length);
+                        }
+                    }
+                }
+            }
+            return write ? outOffset + encoder.finish() : bytes;
+        }
+    }
+}

@@ -1,0 +1,305 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.logthread.AppendCommand;
+import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.PendingResponse;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.AppendResult;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.ProduceRequestDecoder;
+import io.ferrite.wire.message.ProduceResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.Arrays;
+
+/**
+ * Produce: each partition's batch goes, in place in the connection's input buffer, to the log thread
+ * that owns the partition (one {@link AppendCommand} per partition, from a pool the connection
+ * keeps); the response is written once every command has come back. Checks made here, before any
+ * log thread sees the request, are Kafka's request-level ones: acks must be -1, 0 or 1
+ * (INVALID_REQUIRED_ACKS), the topic and partition must exist (UNKNOWN_TOPIC_OR_PARTITION, or
+ * UNKNOWN_TOPIC_ID by id), a partition must carry records (INVALID_RECORD), internal topics take no
+ * client writes (INVALID_TOPIC_EXCEPTION), and transactional produce is refused until transactions
+ * exist (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). The log checks the batch itself.
+ *
+ * <p>min.insync.replicas needs no check here: Kafka 4.4 compares it with the replication factor
+ * (KIP-966), which is 1 on one node, so acks=all is always satisfiable. With acks=0 there is no
+ * response; an error then closes the connection, as Kafka does, so the client notices.
+ */
+public final class ProduceHandler implements RequestHandler
+{
+    private final TopicRegistry topics;
+    private final LogThread[] logThreads;
+    private final int networkThread;
+
+    public ProduceHandler(final TopicRegistry topics, final LogThread[] logThreads, final int networkThread)
+    {
+        this.topics = topics;
+        this.logThreads = logThreads;
+        this.networkThread = networkThread;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        Request request = (Request)connection.state(ApiKeys.PRODUCE.id);
+        if (request == null)
+        {
+            request = new Request(connection);
+            connection.state(ApiKeys.PRODUCE.id, request);
+        }
+        return request.start(version, offset, limit, outOffset);
+    }
+
+    /** One connection's produce request in progress (a connection has one request at a time). */
+    private final class Request implements PendingResponse, AppendCommand.Listener
+    {
+        private final Connection connection;
+        private final ProduceRequestDecoder decoder = new ProduceRequestDecoder();
+        private final ProduceResponseEncoder encoder = new ProduceResponseEncoder();
+        private short version;
+        private int offset;
+        private int limit;
+        private short acks;
+        private int slots;
+        private int outstanding;
+        private int unsent;
+        private boolean failed;
+        // per partition slot, in request order
+        private short[] error = new short[8];
+        private AppendCommand[] commands = new AppendCommand[8];
+        private boolean[] sent = new boolean[8];
+        private String[] message = new String[8];
+        private AppendCommand[] pool = new AppendCommand[8];
+        private int pooled;
+
+        Request(final Connection connection)
+        {
+            this.connection = connection;
+        }
+
+        int start(final short version, final int offset, final int limit, final int outOffset)
+        {
+            this.version = version;
+            this.offset = offset;
+            this.limit = limit;
+            decoder.wrap(connection.in, offset, limit, version);
+            acks = decoder.acks();
+            slots = 0;
+            outstanding = 0;
+            unsent = 0;
+            failed = false;
+            final boolean validAcks = acks == -1 || acks == 0 || acks == 1;
+            final boolean transactional = !decoder.transactionalIdIsNull();
+            final ProduceRequestDecoder.TopicProduceData t = decoder.topicData();
+            while (t.hasNext())
+            {
+                t.next();
+                final Topic topic = version >= 13 ?
+                    topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
+                    topics.topic(connection.in, t.nameOffset(), t.nameLength());
+                final ProduceRequestDecoder.PartitionProduceData p = t.partitionData();
+                while (p.hasNext())
+                {
+                    p.next();
+                    final int slot = slots++;
+                    ensureSlots(slots);
+                    commands[slot] = null;
+                    message[slot] = null;
+                    final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(p.index());
+                    final short check;
+                    if (!validAcks)
+                    {
+                        check = Errors.INVALID_REQUIRED_ACKS;
+                    }
+                    else if (partition == null)
+                    {
+                        check = topic == null && version >= 13 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    }
+                    else if (topic.isInternal())
+                    {
+                        check = Errors.INVALID_TOPIC_EXCEPTION;
+                    }
+                    else if (transactional)
+                    {
+                        check = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+                    }
+                    else if (p.recordsLength() <= 0)
+                    {
+                        check = Errors.INVALID_RECORD;
+                        message[slot] = "Produce requests with version 3+ must have exactly one record batch per partition";
+                    }
+                    else
+                    {
+                        check = Errors.NONE;
+                    }
+                    error[slot] = check;
+                    if (check != Errors.NONE)
+                    {
+                        failed = true;
+                        continue;
+                    }
+                    final AppendCommand command = take();
+                    command.set(networkThread, this, slot, partition, connection.in, p.recordsOffset(), p.recordsLength(), acks);
+                    commands[slot] = command;
+                    sent[slot] = false;
+                    outstanding++;
+                    unsent++;
+                }
+            }
+            send();
+            if (outstanding == 0)
+            {
+                return respond(outOffset);
+            }
+            connection.defer(this);
+            return DEFERRED;
+        }
+
+        /** Offers the commands not yet taken by their log threads (a full queue is retried on the next poll). */
+        private void send()
+        {
+            if (unsent == 0)
+            {
+                return;
+            }
+            for (int slot = 0; slot < slots; slot++)
+            {
+                final AppendCommand command = commands[slot];
+                if (command != null && !sent[slot])
+                {
+                    if (!logThreads[command.partition.owner].offer(networkThread, command))
+                    {
+                        return;
+                    }
+                    sent[slot] = true;
+                    unsent--;
+                }
+            }
+        }
+
+        @Override
+        public void appended(final AppendCommand command)
+        {
+            final AppendResult r = command.result;
+            final int slot = command.slot;
+            error[slot] = Errors.ofAppend(r.status);
+            if (!r.succeeded())
+            {
+                failed = true;
+                message[slot] = r.message;
+            }
+            outstanding--;
+        }
+
+        @Override
+        public int poll(final Connection connection, final int outOffset, final long nowMs)
+        {
+            send();
+            return outstanding > 0 ? NOT_READY : respond(outOffset);
+        }
+
+        @Override
+        public long deadlineMs()
+        {
+            // commands in flight read the request's bytes: the request cannot be abandoned, and the
+            // log threads always answer (a closed log answers at once)
+            return unsent > 0 ? System.currentTimeMillis() + 1 : Long.MAX_VALUE;
+        }
+
+        private int respond(final int outOffset)
+        {
+            if (acks == 0)
+            {
+                release();
+                return failed ? CLOSE : NO_RESPONSE;
+            }
+            decoder.wrap(connection.in, offset, limit, version);
+            encoder.wrap(connection.out, outOffset, version);
+            final ProduceRequestDecoder.TopicProduceData t = decoder.topicData();
+            final ProduceResponseEncoder.TopicProduceResponse rt = encoder.responses(t.elementCount());
+            int slot = 0;
+            while (t.hasNext())
+            {
+                t.next();
+                rt.next();
+                if (version >= 13)
+                {
+                    rt.topicId(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
+                }
+                else
+                {
+                    rt.name(connection.in, t.nameOffset(), t.nameLength());
+                }
+                final ProduceRequestDecoder.PartitionProduceData p = t.partitionData();
+                final ProduceResponseEncoder.PartitionProduceResponse rp = rt.partitionResponses(p.elementCount());
+                while (p.hasNext())
+                {
+                    p.next();
+                    final AppendCommand command = commands[slot];
+                    final AppendResult r = command == null ? null : command.result;
+                    final boolean ok = error[slot] == Errors.NONE;
+                    rp.next().index(p.index()).errorCode(error[slot])
+                        .baseOffset(ok ? r.firstOffset : -1)
+                        .logAppendTimeMs(ok ? r.logAppendTime : -1)
+                        .logStartOffset(r != null && r.logStartOffset >= 0 ? r.logStartOffset : -1);
+                    final boolean recordError = r != null && r.recordIndex >= 0 &&
+                        (r.status == AppendResult.INVALID_TIMESTAMP || r.status == AppendResult.INVALID_RECORD);
+                    if (recordError)
+                    {
+                        rp.recordErrors(1).next().batchIndex(r.recordIndex).batchIndexErrorMessage(message[slot]);
+                    }
+                    else
+                    {
+                        rp.recordErrors(0);
+                    }
+                    rp.errorMessage(message[slot]);
+                    slot++;
+                }
+            }
+            encoder.throttleTimeMs(0);
+            release();
+            return outOffset + encoder.finish();
+        }
+
+        /** Returns the commands to the pool and forgets the messages. */
+        private void release()
+        {
+            for (int slot = 0; slot < slots; slot++)
+            {
+                if (commands[slot] != null)
+                {
+                    commands[slot].buffer = null;
+                    pool[pooled++] = commands[slot];
+                    commands[slot] = null;
+                }
+                message[slot] = null;
+            }
+        }
+
+        private AppendCommand take()
+        {
+            return pooled > 0 ? pool[--pooled] : new AppendCommand();
+        }
+
+        private void ensureSlots(final int n)
+        {
+            if (n > error.length)
+            {
+                final int size = Math.max(n, error.length * 2);
+                error = Arrays.copyOf(error, size);
+                commands = Arrays.copyOf(commands, size);
+                sent = Arrays.copyOf(sent, size);
+                message = Arrays.copyOf(message, size);
+                pool = Arrays.copyOf(pool, size);
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package io.ferrite.broker.e2e;
+
+import io.ferrite.broker.Broker;
+import io.ferrite.broker.config.BrokerConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/** A broker started in-process on an ephemeral loopback port, and kafka-clients pointed at it. */
+final class RunningBroker implements AutoCloseable
+{
+    final Path dir;
+    final Map<String, String> overrides;
+    Broker broker;
+
+    RunningBroker(final Path dir, final Map<String, String> overrides) throws IOException
+    {
+        this.dir = dir;
+        this.overrides = overrides;
+        start();
+    }
+
+    void start() throws IOException
+    {
+        final Map<String, String> values = new HashMap<>();
+        values.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0");
+        values.put(BrokerConfig.LOG_DIR, dir.toString());
+        values.put(BrokerConfig.NUM_NETWORK_THREADS, "2");
+        values.put(BrokerConfig.LOG_THREADS, "2");
+        values.putAll(overrides);
+        broker = Broker.start(BrokerConfig.of(values));
+    }
+
+    void restart() throws IOException
+    {
+        broker.close();
+        start();
+    }
+
+    String bootstrap()
+    {
+        return "127.0.0.1:" + broker.address().getPort();
+    }
+
+    Admin admin()
+    {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(),
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000"));
+    }
+
+    KafkaProducer<byte[], byte[]> producer(final Map<String, Object> extra)
+    {
+        final Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        p.putAll(extra);
+        return new KafkaProducer<>(p);
+    }
+
+    KafkaConsumer<byte[], byte[]> consumer(final Map<String, Object> extra)
+    {
+        final Map<String, Object> c = new HashMap<>();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.putAll(extra);
+        return new KafkaConsumer<>(c);
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        broker.close();
+    }
+}
