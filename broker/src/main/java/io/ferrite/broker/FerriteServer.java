@@ -1,0 +1,117 @@
+package io.ferrite.broker;
+
+import io.ferrite.broker.config.BrokerConfig;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code ferrite-server [--config FILE] [--override key=value ...]}: Kafka's broker property names,
+ * from a properties file and overridden one by one on the command line as kafka-server-start has it.
+ * Without either it listens on 127.0.0.1:9092 with data in {@code ./data}. SIGTERM (and Ctrl-C)
+ * shut it down cleanly and it exits 0.
+ */
+@Command(name = "ferrite-server", mixinStandardHelpOptions = true, version = "Ferrite 0.1.0",
+    description = "Runs a Ferrite broker: a Kafka-protocol log server.")
+public final class FerriteServer implements Callable<Integer>
+{
+    @Option(names = "--config", paramLabel = "FILE", description = "broker properties (Kafka's names)")
+    Path config;
+
+    @Option(names = "--override", paramLabel = "KEY=VALUE", description = "a property overriding the file's")
+    List<String> overrides = new ArrayList<>();
+
+    public static void main(final String[] args)
+    {
+        System.exit(new CommandLine(new FerriteServer()).execute(args));
+    }
+
+    /** The properties the options give: the file's, then the overrides in order. */
+    Map<String, String> properties() throws IOException
+    {
+        final Map<String, String> values = new LinkedHashMap<>();
+        if (config != null)
+        {
+            final Properties file = new Properties();
+            try (Reader reader = Files.newBufferedReader(config, StandardCharsets.UTF_8))
+            {
+                file.load(reader);
+            }
+            for (final String name : file.stringPropertyNames())
+            {
+                values.put(name, file.getProperty(name).trim());
+            }
+        }
+        for (final String o : overrides)
+        {
+            final int eq = o.indexOf('=');
+            if (eq <= 0)
+            {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--override expects key=value, got '" + o + "'");
+            }
+            values.put(o.substring(0, eq).trim(), o.substring(eq + 1).trim());
+        }
+        return values;
+    }
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final BrokerConfig brokerConfig;
+        try
+        {
+            brokerConfig = BrokerConfig.of(properties());
+        }
+        catch (final RuntimeException ex)
+        {
+            System.err.println("ferrite-server: " + ex.getMessage());
+            return 2;
+        }
+        for (final String unknown : brokerConfig.unknownNames())
+        {
+            System.err.println("ferrite-server: ignoring unknown property " + unknown);
+        }
+        final Broker broker = Broker.start(brokerConfig);
+        final CountDownLatch stopped = new CountDownLatch(1);
+        final Runnable shutdown = () ->
+        {
+            try
+            {
+                broker.close();
+            }
+            catch (final IOException ex)
+            {
+                System.err.println("ferrite-server: shutdown failed: " + ex);
+            }
+            finally
+            {
+                stopped.countDown();
+            }
+        };
+        // SIGTERM and SIGINT are handled here rather than by the JVM's exit sequence, whose status
+        // would be 143: the broker closes cleanly and main returns 0; the hook covers other exits
+        for (final String name : List.of("TERM", "INT"))
+        {
+            sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> new Thread(shutdown, "ferrite-shutdown").start());
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(shutdown, "ferrite-exit"));
+        System.out.println("Ferrite listening on PLAINTEXT://" + broker.address().getHostString() + ":" + broker.address().getPort() +
+            " (node " + brokerConfig.nodeId() + ", cluster " + broker.clusterId() + ", data in " + brokerConfig.logDirs() + ")");
+        System.out.flush();
+        stopped.await();
+        return 0;
+    }
+}
