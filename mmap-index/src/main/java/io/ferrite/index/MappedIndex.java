@@ -140,6 +140,12 @@ abstract class MappedIndex implements AutoCloseable
      * a time with {@code write()} of zeros. Why: the file is preallocated sparse, and a store into an
      * unallocated page of a mapping on a full disk is a SIGBUS, where a write is an IOException the
      * log can report — so the space is claimed here, before the segment takes the batch.
+     *
+     * <p>The zeros go only past the entries, never over them: the write lands in the same page cache
+     * the mapping shows. Why it matters: recovery rebuilds an index through the mapping without
+     * claiming first, so after {@link #resize} and {@link #reset} its entries can run past what was
+     * claimed (a rolled segment's index rebuilt with more entries than its trimmed file held), and
+     * zeros written from the old claim would wipe them — the out-of-order entries a crash test found.
      */
     public void ensureRoomAllocated() throws IOException
     {
@@ -148,12 +154,13 @@ abstract class MappedIndex implements AutoCloseable
         {
             return;
         }
-        final long target = Math.min((long)maxEntries * entrySize, Math.max(needed, allocatedBytes + ALLOCATION_CHUNK));
+        final long from = Math.max(allocatedBytes, sizeInBytes());
+        final long target = Math.min((long)maxEntries * entrySize, Math.max(needed, from + ALLOCATION_CHUNK));
         if (zeros == null)
         {
             zeros = java.nio.ByteBuffer.allocateDirect(ALLOCATION_CHUNK);
         }
-        long at = allocatedBytes;
+        long at = from;
         while (at < target)
         {
             zeros.clear().limit((int)Math.min(ALLOCATION_CHUNK, target - at));
@@ -164,10 +171,15 @@ abstract class MappedIndex implements AutoCloseable
 
     private static final int ALLOCATION_CHUNK = 64 * 1024;
 
-    /** Publishes {@code n} entries (release): the bytes of entry {@code n - 1} must be written before. */
+    /**
+     * Publishes {@code n} entries (release): the bytes of entry {@code n - 1} must be written before.
+     * Their blocks now exist (the stores into the mapping allocated them), so the claim covers them:
+     * {@link #ensureRoomAllocated} must never count them as space still to be zeroed.
+     */
     protected final void publishEntries(final int n)
     {
         ENTRIES.setRelease(this, n);
+        allocatedBytes = Math.max(allocatedBytes, (long)n * entrySize);
     }
 
     /** Forgets every entry (before the segment's index is rebuilt). */

@@ -152,4 +152,33 @@ class OffsetIndexTest
         }
         assertEquals(16, Files.size(file));
     }
+
+    /** The same for appends to a segment reopened after recovery rebuilt its index past the old claim. */
+    @Test
+    void claimingRoomAfterARebuildKeepsTheEntriesRebuiltPastTheOldClaim() throws IOException
+    {
+        final Path file = dir.resolve("00000000000000000000.index");
+        try (OffsetIndex index = new OffsetIndex(file, 0, 800, true))
+        {
+            index.append(1, 100);
+        }
+        assertEquals(8, Files.size(file));
+        try (OffsetIndex index = new OffsetIndex(file, 0, 800, true))
+        {
+            index.resize(800);
+            index.reset();
+            for (int i = 1; i <= 4; i++)
+            {
+                index.append(i, i * 100);
+            }
+            index.ensureRoomAllocated();
+            index.append(5, 500);
+            index.sanityCheck();
+            for (int i = 0; i < 5; i++)
+            {
+                assertEquals(i + 1, index.relativeOffset(i));
+                assertEquals((i + 1) * 100, index.position(i));
+            }
+        }
+    }
 }

@@ -91,4 +91,44 @@ class TimeIndexTest
         }
         index.delete();
     }
+
+    /**
+     * Recovery of a rolled segment: its trimmed index is given room again, reset and rebuilt
+     * through the mapping with more entries than the file held; claiming room for the closing entry
+     * must not zero the entries rebuilt past the old claim.
+     */
+    @Test
+    void claimingRoomAfterARebuildKeepsTheEntriesRebuiltPastTheOldClaim() throws IOException
+    {
+        final Path file = dir.resolve("00000000000000000000.timeindex");
+        try (TimeIndex index = new TimeIndex(file, 0, 1200, true))
+        {
+            index.maybeAppend(100, 10, false);
+            index.maybeAppend(200, 20, false);
+        }
+        assertEquals(24, Files.size(file)); // trimmed, as a rolled segment's index
+        try (TimeIndex index = new TimeIndex(file, 0, 0, true))
+        {
+            index.resize(1200);
+            index.reset();
+            for (int i = 1; i <= 5; i++)
+            {
+                index.maybeAppend(i * 100L, i * 10L, false);
+            }
+            index.ensureRoomAllocated();
+            index.maybeAppend(600, 55, true);
+            assertEquals(6, index.entries());
+            index.sanityCheck();
+            for (int i = 0; i < 5; i++)
+            {
+                assertEquals((i + 1) * 100L, index.timestamp(i));
+                assertEquals((i + 1) * 10, index.relativeOffset(i));
+            }
+        }
+        try (TimeIndex reopened = new TimeIndex(file, 0, 0, false))
+        {
+            assertEquals(6, reopened.entries());
+            reopened.sanityCheck();
+        }
+    }
 }
