@@ -1,11 +1,16 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.api.Apis;
+import io.ferrite.broker.api.CreatePartitionsHandler;
 import io.ferrite.broker.api.CreateTopicsHandler;
+import io.ferrite.broker.api.DeleteRecordsHandler;
+import io.ferrite.broker.api.DeleteTopicsHandler;
+import io.ferrite.broker.api.DescribeClusterHandler;
 import io.ferrite.broker.api.FetchHandler;
 import io.ferrite.broker.api.InitProducerIdHandler;
 import io.ferrite.broker.api.ListOffsetsHandler;
 import io.ferrite.broker.api.MetadataHandler;
+import io.ferrite.broker.api.OffsetForLeaderEpochHandler;
 import io.ferrite.broker.api.ProduceHandler;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.logthread.LogThread;
@@ -117,7 +122,8 @@ public final class Broker implements AutoCloseable
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
             for (int i = 0; i < networkThreadCount; i++)
             {
-                metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId);
+                metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId)
+                    .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS));
                 final Apis apis = new Apis()
                     .register(ApiKeys.METADATA, metadata[i])
                     .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(topics, config.nodeId(),
@@ -125,7 +131,13 @@ public final class Broker implements AutoCloseable
                     .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(topics))
                     .register(ApiKeys.PRODUCE, new ProduceHandler(topics, logThreads, i))
                     .register(ApiKeys.FETCH, new FetchHandler(topics))
-                    .register(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(producerIds));
+                    .register(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(producerIds))
+                    .register(ApiKeys.DELETE_TOPICS, new DeleteTopicsHandler(topics, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
+                        config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
+                    .register(ApiKeys.CREATE_PARTITIONS, new CreatePartitionsHandler(topics, config.nodeId()))
+                    .register(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(topics))
+                    .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(topics))
+                    .register(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(config.nodeId(), clusterId, metadata[i]));
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }

@@ -5,6 +5,7 @@ import io.ferrite.log.AppendResult;
 /** Kafka's error codes (those Ferrite answers with), and the mapping from the log's append codes. */
 public final class Errors
 {
+    public static final short UNKNOWN_SERVER_ERROR = -1;
     public static final short NONE = 0;
     public static final short OFFSET_OUT_OF_RANGE = 1;
     public static final short CORRUPT_MESSAGE = 2;
@@ -29,6 +30,7 @@ public final class Errors
     public static final short INVALID_REPLICA_ASSIGNMENT = 39;
     public static final short INVALID_CONFIG = 40;
     public static final short INVALID_REQUEST = 42;
+    public static final short POLICY_VIOLATION = 44;
     public static final short UNSUPPORTED_FOR_MESSAGE_FORMAT = 43;
     public static final short OUT_OF_ORDER_SEQUENCE_NUMBER = 45;
     public static final short INVALID_PRODUCER_EPOCH = 47;
@@ -37,10 +39,13 @@ public final class Errors
     public static final short UNKNOWN_LEADER_EPOCH = 75;
     public static final short FENCED_LEADER_EPOCH = 74;
     public static final short FETCH_SESSION_ID_NOT_FOUND = 70;
+    public static final short TOPIC_DELETION_DISABLED = 73;
     public static final short INVALID_FETCH_SESSION_EPOCH = 71;
     public static final short INVALID_RECORD = 87;
     public static final short UNKNOWN_TOPIC_ID = 100;
     public static final short INCONSISTENT_TOPIC_ID = 103;
+    public static final short MISMATCHED_ENDPOINT_TYPE = 114;
+    public static final short UNSUPPORTED_ENDPOINT_TYPE = 115;
 
     private Errors()
     {

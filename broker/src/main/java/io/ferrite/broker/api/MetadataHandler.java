@@ -16,8 +16,12 @@ import java.util.Collection;
 /**
  * Metadata: this one node as the only broker, the controller and the leader of every partition,
  * with itself as the only replica and in-sync replica. Requested topics that do not exist are
- * UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id). Topics are not created by a
- * Metadata request yet (Kafka's {@code auto.create.topics.enable}).
+ * UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id) — unless the request allows
+ * auto-creation (always before v4) and {@code auto.create.topics.enable} is on: then a topic named
+ * by the request is created with {@code num.partitions} partitions and the broker's topic defaults,
+ * and an illegal name is INVALID_TOPIC_EXCEPTION, as Kafka answers. Kafka answers a topic it is still
+ * creating with LEADER_NOT_AVAILABLE and the client asks again; here creation is done before the
+ * answer, so the topic is described at once.
  */
 public final class MetadataHandler implements RequestHandler
 {
@@ -27,6 +31,8 @@ public final class MetadataHandler implements RequestHandler
     private final TopicRegistry topics;
     private final int nodeId;
     private final String clusterId;
+    private boolean autoCreate;
+    private int autoCreatePartitions = 1;
     private volatile String host;
     private volatile int port;
     private final MetadataRequestDecoder request = new MetadataRequestDecoder();
@@ -37,6 +43,24 @@ public final class MetadataHandler implements RequestHandler
         this.topics = topics;
         this.nodeId = nodeId;
         this.clusterId = clusterId;
+    }
+
+    /** Kafka's {@code auto.create.topics.enable} and {@code num.partitions}. */
+    public MetadataHandler autoCreate(final boolean enabled, final int partitions)
+    {
+        this.autoCreate = enabled;
+        this.autoCreatePartitions = partitions;
+        return this;
+    }
+
+    public String advertisedHost()
+    {
+        return host;
+    }
+
+    public int advertisedPort()
+    {
+        return port;
     }
 
     /** The address clients are told to connect to (known once the listener is bound). */
@@ -74,13 +98,27 @@ public final class MetadataHandler implements RequestHandler
             {
                 requested.next();
                 final boolean byName = !requested.nameIsNull();
-                final Topic topic = byName ?
+                Topic topic = byName ?
                     topics.topic(in, requested.nameOffset(), requested.nameLength()) :
                     topics.topic(requested.topicIdMostSignificantBits(), requested.topicIdLeastSignificantBits());
+                short error = byName ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID;
+                if ((topic == null || topic.isDeleted()) && byName && autoCreate && (version < 4 || request.allowAutoTopicCreation()))
+                {
+                    final String name = requested.name();
+                    if (TopicNames.illegal(name) != null)
+                    {
+                        error = Errors.INVALID_TOPIC_EXCEPTION;
+                    }
+                    else
+                    {
+                        topic = create(name);
+                        error = topic == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NONE;
+                    }
+                }
                 t.next();
                 if (topic == null || topic.isDeleted())
                 {
-                    t.errorCode(byName ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID);
+                    t.errorCode(error);
                     if (byName)
                     {
                         t.name(in, requested.nameOffset(), requested.nameLength());
@@ -101,6 +139,24 @@ public final class MetadataHandler implements RequestHandler
         }
         response.clusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
         return outOffset + response.finish();
+    }
+
+    /** Creates a topic a Metadata request names; another request may have created it meanwhile. */
+    private Topic create(final String name)
+    {
+        try
+        {
+            return topics.create(name, autoCreatePartitions, java.util.Map.of());
+        }
+        catch (final IllegalArgumentException exists)
+        {
+            return topics.topic(name);
+        }
+        catch (final java.io.IOException | RuntimeException ex)
+        {
+            org.slf4j.LoggerFactory.getLogger(MetadataHandler.class).error("auto-creating topic {} failed", name, ex);
+            return null;
+        }
     }
 
     private void describe(final MetadataResponseEncoder.MetadataResponseTopic t, final Topic topic)
