@@ -1,0 +1,59 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.requests.ResponseHeader;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+
+/** One request over a plain socket, serialized by kafka-clients' message classes; returns the response body. */
+final class RawClient implements AutoCloseable
+{
+    private final Socket socket;
+    private int correlationId;
+
+    RawClient(final int port) throws IOException
+    {
+        socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(20_000);
+    }
+
+    ByteBuffer exchange(final ApiKeys api, final short version, final ApiMessage data) throws IOException
+    {
+        final int id = ++correlationId;
+        final RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version)
+            .setCorrelationId(id).setClientId("raw-test");
+        final short headerVersion = api.requestHeaderVersion(version);
+        final ObjectSerializationCache cache = new ObjectSerializationCache();
+        final ByteBuffer request = ByteBuffer.allocate(header.size(cache, headerVersion) + data.size(cache, version));
+        header.write(new ByteBufferAccessor(request), cache, headerVersion);
+        data.write(new ByteBufferAccessor(request), cache, version);
+        final DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+        out.writeInt(request.capacity());
+        out.write(request.array());
+        out.flush();
+        final DataInputStream in = new DataInputStream(socket.getInputStream());
+        final byte[] bytes = new byte[in.readInt()];
+        in.readFully(bytes);
+        final ByteBuffer response = ByteBuffer.wrap(bytes);
+        final int got = ResponseHeader.parse(response, api.responseHeaderVersion(version)).correlationId();
+        if (got != id)
+        {
+            throw new IOException("correlation id " + got + ", expected " + id);
+        }
+        return response;
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        socket.close();
+    }
+}
