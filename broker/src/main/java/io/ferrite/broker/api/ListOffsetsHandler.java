@@ -70,7 +70,8 @@ public final class ListOffsetsHandler implements RequestHandler
                 else
                 {
                     lookUp(partition.log, partitions.timestamp());
-                    p.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset).leaderEpoch(found.offset < 0 ? -1 : 0);
+                    p.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset)
+                        .leaderEpoch(found.offset < 0 || version < 4 ? -1 : 0); // the field exists from v4
                 }
             }
         }

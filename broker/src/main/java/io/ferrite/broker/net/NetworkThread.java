@@ -135,14 +135,20 @@ public final class NetworkThread implements Runnable, AutoCloseable
                     {
                         close(connection, "I/O error: " + ex.getMessage(), false);
                     }
+                    catch (final RuntimeException ex)
+                    {
+                        LOG.error("closing connection from {}: request failed", connection.remote(), ex);
+                        close(connection, "request failed: " + ex, false);
+                    }
                 }
                 selector.selectedKeys().clear();
                 drainCompletions();
                 pollWaiting();
             }
-            catch (final IOException ex)
+            catch (final IOException | RuntimeException ex)
             {
-                LOG.error("network thread {} selector failed", id, ex);
+                LOG.error("network thread {} loop failed", id, ex);
+                selector.selectedKeys().clear();
             }
         }
         for (final SelectionKey key : selector.keys())
@@ -196,8 +202,17 @@ public final class NetworkThread implements Runnable, AutoCloseable
         for (int i = 0; i < waiting.size(); )
         {
             final Connection connection = waiting.get(i);
-            final int end = connection.closed ? RequestHandler.CLOSE :
-                connection.pending.poll(connection, connection.pendingBodyStart, now);
+            int end;
+            try
+            {
+                end = connection.closed ? RequestHandler.CLOSE :
+                    connection.pending.poll(connection, connection.pendingBodyStart, now);
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("closing connection from {}: request failed", connection.remote(), ex);
+                end = RequestHandler.CLOSE;
+            }
             if (end == PendingResponse.NOT_READY)
             {
                 i++;
@@ -380,6 +395,13 @@ public final class NetworkThread implements Runnable, AutoCloseable
         catch (final ProtocolException ex)
         {
             close(connection, "malformed request: " + ex.getMessage(), true);
+            return CLOSED;
+        }
+        catch (final RuntimeException ex)
+        {
+            // a defect in a handler costs only this connection, never the thread and its others
+            LOG.error("closing connection from {}: request failed", connection.remote(), ex);
+            close(connection, "request failed: " + ex, false);
             return CLOSED;
         }
     }
