@@ -54,11 +54,21 @@ final class ApiVersionsHandler implements RequestHandler
             for (int i = 0; i < supported.size(); i++)
             {
                 final ApiKeys key = supported.get(i);
-                keys.next().apiKey(key.id).minVersion(key.lowestVersion).maxVersion(Apis.advertisedMax(key));
+                keys.next().apiKey(key.id).minVersion(advertisedMin(key)).maxVersion(Apis.advertisedMax(key));
             }
         }
         response.throttleTimeMs(0);
         return outOffset + response.finish();
+    }
+
+    /**
+     * The lowest version advertised. Produce says 0 although v0-2 are gone (a request for them
+     * closes the connection): Kafka 4 does the same because librdkafka refuses to compress when a
+     * broker's Produce range does not start at 0 (KAFKA-18659).
+     */
+    static short advertisedMin(final ApiKeys key)
+    {
+        return key == ApiKeys.PRODUCE ? 0 : key.lowestVersion;
     }
 
     /** Kafka's rule for client software names and versions: {@code [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?}. */
