@@ -186,6 +186,17 @@ public final class Broker implements AutoCloseable
         return address;
     }
 
+    /** Connections open now, over all network threads (approximate while they change). */
+    public int openConnections()
+    {
+        int n = 0;
+        for (final NetworkThread t : networkThreads)
+        {
+            n += t.connections();
+        }
+        return n;
+    }
+
     public String clusterId()
     {
         return clusterId;

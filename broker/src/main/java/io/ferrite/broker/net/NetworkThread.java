@@ -137,7 +137,7 @@ public final class NetworkThread implements Runnable, AutoCloseable
                     }
                     catch (final RuntimeException ex)
                     {
-                        LOG.error("closing connection from {}: request failed", connection.remote(), ex);
+                        LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
                         close(connection, "request failed: " + ex, false);
                     }
                 }
@@ -210,7 +210,7 @@ public final class NetworkThread implements Runnable, AutoCloseable
             }
             catch (final RuntimeException ex)
             {
-                LOG.error("closing connection from {}: request failed", connection.remote(), ex);
+                LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
                 end = RequestHandler.CLOSE;
             }
             if (end == PendingResponse.NOT_READY)
@@ -400,7 +400,7 @@ public final class NetworkThread implements Runnable, AutoCloseable
         catch (final RuntimeException ex)
         {
             // a defect in a handler costs only this connection, never the thread and its others
-            LOG.error("closing connection from {}: request failed", connection.remote(), ex);
+            LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
             close(connection, "request failed: " + ex, false);
             return CLOSED;
         }
@@ -416,11 +416,11 @@ public final class NetworkThread implements Runnable, AutoCloseable
         connections--;
         if (protocolError)
         {
-            LOG.warn("closing connection from {}: {}", connection.remote(), reason);
+            LOG.warn("closing connection {} from {}: {}", connection.id, connection.remote(), reason);
         }
         else
         {
-            LOG.debug("connection from {} ends: {}", connection.remote(), reason);
+            LOG.debug("connection {} from {} ends: {}", connection.id, connection.remote(), reason);
         }
         connection.key.cancel();
         try
