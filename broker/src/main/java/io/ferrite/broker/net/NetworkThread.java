@@ -44,6 +44,7 @@ public final class NetworkThread implements Runnable, AutoCloseable
     private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
     private final Thread thread;
     private final ArrayList<Connection> waiting = new ArrayList<>();
+    private final java.util.function.Consumer<SelectionKey> onKey = this::onKey;
     private LogThread[] logThreads = new LogThread[0];
     private volatile boolean running = true;
     private volatile long drainDeadline;
@@ -103,52 +104,23 @@ public final class NetworkThread implements Runnable, AutoCloseable
         {
             try
             {
+                // keys are handed to onKey as they are found: no selected-key set, no iterator, no garbage
                 final long timeout = selectTimeout();
                 if (timeout <= 0)
                 {
-                    selector.selectNow();
+                    selector.selectNow(onKey);
                 }
                 else
                 {
-                    selector.select(timeout);
+                    selector.select(onKey, timeout);
                 }
                 registerIncoming();
-                for (final SelectionKey key : selector.selectedKeys())
-                {
-                    final Connection connection = (Connection)key.attachment();
-                    if (!key.isValid())
-                    {
-                        continue;
-                    }
-                    try
-                    {
-                        if (key.isWritable())
-                        {
-                            onWritable(connection);
-                        }
-                        if (key.isValid() && key.isReadable())
-                        {
-                            onReadable(connection);
-                        }
-                    }
-                    catch (final IOException ex)
-                    {
-                        close(connection, "I/O error: " + ex.getMessage(), false);
-                    }
-                    catch (final RuntimeException ex)
-                    {
-                        LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
-                        close(connection, "request failed: " + ex, false);
-                    }
-                }
-                selector.selectedKeys().clear();
                 drainCompletions();
                 pollWaiting();
             }
             catch (final IOException | RuntimeException ex)
             {
                 LOG.error("network thread {} loop failed", id, ex);
-                selector.selectedKeys().clear();
             }
         }
         for (final SelectionKey key : selector.keys())
@@ -162,6 +134,35 @@ public final class NetworkThread implements Runnable, AutoCloseable
         catch (final IOException ex)
         {
             LOG.warn("closing selector", ex);
+        }
+    }
+
+    private void onKey(final SelectionKey key)
+    {
+        final Connection connection = (Connection)key.attachment();
+        if (!key.isValid())
+        {
+            return;
+        }
+        try
+        {
+            if (key.isWritable())
+            {
+                onWritable(connection);
+            }
+            if (key.isValid() && key.isReadable())
+            {
+                onReadable(connection);
+            }
+        }
+        catch (final IOException ex)
+        {
+            close(connection, "I/O error: " + ex.getMessage(), false);
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
+            close(connection, "request failed: " + ex, false);
         }
     }
 

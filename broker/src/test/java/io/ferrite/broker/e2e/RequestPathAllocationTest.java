@@ -1,0 +1,142 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The produce path (decode, route to the log thread, append, respond) and the fetch path (read,
+ * respond, splice the records) allocate nothing on the broker's threads in steady state: measured
+ * per thread with {@code ThreadMXBean.getThreadAllocatedBytes} over thousands of requests after a
+ * warm-up (so the JIT has compiled what escape analysis would otherwise leave to the interpreter).
+ */
+class RequestPathAllocationTest
+{
+    private static final int WARM_UP = 30_000;
+    private static final int MEASURED = 20_000;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void produceAndFetchAllocateNothingOnTheBrokerThreads() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("num.network.threads", "1", "ferrite.log.threads", "1")))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            }
+            final MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.NONE, TimestampType.CREATE_TIME, 0L);
+            for (int i = 0; i < 10; i++)
+            {
+                builder.append(System.currentTimeMillis(), null, new byte[100]);
+            }
+            final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+            topics.add(new ProduceRequestData.TopicProduceData().setName("alloc").setPartitionData(List.of(
+                new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(builder.build()))));
+            final ByteBuffer produce = frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setAcks((short)1)
+                .setTimeoutMs(30_000).setTopicData(topics));
+            final ByteBuffer fetch = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
+                .setMinBytes(0).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
+                    .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
+                        .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
+            try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.broker.address().getPort())))
+            {
+                final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
+                for (int i = 0; i < WARM_UP; i++)
+                {
+                    exchange(channel, produce, response);
+                    exchange(channel, fetch, response);
+                }
+                final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+                final Map<Thread, Long> before = new HashMap<>();
+                for (final Thread t : Thread.getAllStackTraces().keySet())
+                {
+                    if (t.getName().startsWith("ferrite-network-") || t.getName().startsWith("ferrite-log-"))
+                    {
+                        before.put(t, threads.getThreadAllocatedBytes(t.getId()));
+                    }
+                }
+                for (int i = 0; i < MEASURED; i++)
+                {
+                    exchange(channel, produce, response);
+                    exchange(channel, fetch, response);
+                }
+                assertTrue(before.keySet().stream().anyMatch(t -> t.getName().startsWith("ferrite-network-")));
+                for (final Map.Entry<Thread, Long> e : before.entrySet())
+                {
+                    final long allocated = threads.getThreadAllocatedBytes(e.getKey().getId()) - e.getValue();
+                    System.out.println(e.getKey().getName() + ": " + allocated + " bytes over " + MEASURED + " produce + fetch requests");
+                    // a stray one-off (a log line from a timer) is tolerated; per request, nothing
+                    assertTrue(allocated < 4_096, e.getKey().getName() + " allocated " + allocated + " bytes");
+                }
+            }
+        }
+    }
+
+    private static void exchange(final SocketChannel channel, final ByteBuffer request, final ByteBuffer response) throws IOException
+    {
+        request.clear();
+        while (request.hasRemaining())
+        {
+            channel.write(request);
+        }
+        response.clear().limit(4);
+        while (response.hasRemaining())
+        {
+            if (channel.read(response) < 0)
+            {
+                throw new IOException("closed");
+            }
+        }
+        response.clear().limit(response.getInt(0));
+        while (response.hasRemaining())
+        {
+            if (channel.read(response) < 0)
+            {
+                throw new IOException("closed");
+            }
+        }
+    }
+
+    private static ByteBuffer frame(final ApiKeys api, final short version, final ApiMessage data)
+    {
+        final RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version)
+            .setCorrelationId(1).setClientId("alloc");
+        final short headerVersion = api.requestHeaderVersion(version);
+        final ObjectSerializationCache cache = new ObjectSerializationCache();
+        final int length = header.size(cache, headerVersion) + data.size(cache, version);
+        final ByteBuffer heap = ByteBuffer.allocate(4 + length).putInt(length);
+        header.write(new ByteBufferAccessor(heap), cache, headerVersion);
+        data.write(new ByteBufferAccessor(heap), cache, version);
+        return ByteBuffer.allocateDirect(heap.capacity()).put(heap.flip());
+    }
+}
