@@ -73,10 +73,11 @@ public final class ResultsReport
         md.append("iterations; allocation is `gc.alloc.rate.norm` in bytes per operation. That figure counts every\n");
         md.append("thread of the benchmark JVM, JMH's own included (about 100-200 KB/s here): a few thousandths of a\n");
         md.append("byte per operation is that bookkeeping spread over millions of operations, and benchmarks doing few\n");
-        md.append("operations per second (paced, or 16 KiB appends) show it as whole bytes. Whether the code under\n");
-        md.append("test allocates is checked exactly, per thread, by `AllocationTest` (wire) and `AppendPathTest`\n");
-        md.append("(log-engine). These machines are small and shared: compare within one run, and read ratios rather\n");
-        md.append("than absolute figures.\n");
+        md.append("operations per second (paced, 16 KiB appends, or request round trips of tens of microseconds)\n");
+        md.append("show it as whole bytes. Whether the code under test allocates is checked exactly, per thread, by\n");
+        md.append("`AllocationTest` (wire), `AppendPathTest` (log-engine) and `RequestPathAllocationTest` (broker: the\n");
+        md.append("network and log threads over 20 000 produce and fetch requests). These machines are small and\n");
+        md.append("shared: compare within one run, and read ratios rather than absolute figures.\n");
         for (final Map.Entry<String, Path> run : runs.entrySet())
         {
             final Path metaFile = dir.resolve(run.getKey() + ".meta.json");
