@@ -47,8 +47,10 @@ class BenchmarksSmokeTest
             throw new java.io.UncheckedIOException(ex);
         }
         assertTrue(declared >= 7, "benchmarks declared: " + declared);
-        // each benchmark runs once per combination of its parameters: count the distinct ones
-        assertEquals(declared, results.stream().map(r -> r.getParams().getBenchmark()).distinct().count(), "benchmarks run");
+        // each benchmark runs once per mode and combination of its parameters: count the distinct
+        // benchmark and mode pairs (the list has a line for each)
+        assertEquals(declared, results.stream().map(r -> r.getParams().getBenchmark() + " " + r.getParams().getMode()).distinct()
+            .count(), "benchmarks run");
         for (final RunResult r : results)
         {
             assertTrue(r.getPrimaryResult().getScore() > 0, r.getParams().getBenchmark());
