@@ -120,8 +120,7 @@ public final class Broker implements AutoCloseable
                 metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId);
                 final Apis apis = new Apis()
                     .register(ApiKeys.METADATA, metadata[i])
-                    .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(topics, config.nodeId(),
-                        config.getInt(BrokerConfig.NUM_PARTITIONS)))
+                    .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(topics, config))
                     .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(topics))
                     .register(ApiKeys.PRODUCE, new ProduceHandler(topics, logThreads, i))
                     .register(ApiKeys.FETCH, new FetchHandler(topics))
