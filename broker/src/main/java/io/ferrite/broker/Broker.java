@@ -1,12 +1,15 @@
 package io.ferrite.broker;
 
+import io.ferrite.broker.api.AlterConfigsHandler;
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.api.CreatePartitionsHandler;
 import io.ferrite.broker.api.CreateTopicsHandler;
 import io.ferrite.broker.api.DeleteRecordsHandler;
 import io.ferrite.broker.api.DeleteTopicsHandler;
 import io.ferrite.broker.api.DescribeClusterHandler;
+import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.FetchHandler;
+import io.ferrite.broker.api.IncrementalAlterConfigsHandler;
 import io.ferrite.broker.api.InitProducerIdHandler;
 import io.ferrite.broker.api.ListOffsetsHandler;
 import io.ferrite.broker.api.MetadataHandler;
@@ -126,8 +129,10 @@ public final class Broker implements AutoCloseable
                     .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS));
                 final Apis apis = new Apis()
                     .register(ApiKeys.METADATA, metadata[i])
-                    .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(topics, config.nodeId(),
-                        config.getInt(BrokerConfig.NUM_PARTITIONS)))
+                    .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(topics, config))
+                    .register(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(topics, config))
+                    .register(ApiKeys.ALTER_CONFIGS, new AlterConfigsHandler(topics, config))
+                    .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new IncrementalAlterConfigsHandler(topics, config))
                     .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(topics))
                     .register(ApiKeys.PRODUCE, new ProduceHandler(topics, logThreads, i))
                     .register(ApiKeys.FETCH, new FetchHandler(topics))

@@ -17,6 +17,7 @@ import static io.ferrite.log.config.ConfigKey.Type.STRING;
 import static io.ferrite.log.config.ConfigKey.Validator.NONE;
 import static io.ferrite.log.config.ConfigKey.Validator.atLeast;
 import static io.ferrite.log.config.ConfigKey.Validator.between;
+import static io.ferrite.log.config.ConfigKey.Validator.betweenOr;
 import static io.ferrite.log.config.ConfigKey.Validator.in;
 
 /**
@@ -57,15 +58,36 @@ public final class LogConfig
     public static final String CREATE_TIME = "CreateTime";
     public static final String LOG_APPEND_TIME = "LogAppendTime";
 
+    /**
+     * Kafka's check of {@code leader/follower.replication.throttled.replicas}: the literal
+     * {@code *}, or {@code partition:broker} pairs.
+     */
+    private static final ConfigKey.Validator THROTTLED_REPLICAS = (n, v) ->
+    {
+        final List<?> entries = (List<?>)v;
+        if (entries == null || (entries.size() == 1 && "*".equals(entries.get(0))))
+        {
+            return;
+        }
+        for (final Object e : entries)
+        {
+            if (!String.valueOf(e).matches("([0-9]+:[0-9]+)?"))
+            {
+                throw new ConfigException(n, v, n + " must be the literal '*' or a list of replicas in the following format: "
+                    + "[partitionId]:[brokerId],[partitionId]:[brokerId],...");
+            }
+        }
+    };
+
     /** Every topic config, in the order DescribeConfigs lists them. */
     public static final ConfigCatalogue CATALOGUE = new ConfigCatalogue()
-        .define(CLEANUP_POLICY, LIST, "delete", in("delete", "compact"), false,
+        .define(CLEANUP_POLICY, LIST, "delete", in("compact", "delete"), false,
             "delete: old segments are removed by retention; compact is accepted but not carried out yet")
         .define(COMPRESSION_TYPE, STRING, "producer", in("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), false,
             "stored; batches are kept as the producer compressed them")
-        .define("compression.gzip.level", INT, "-1", NONE, false, "stored")
-        .define("compression.lz4.level", INT, "9", NONE, false, "stored")
-        .define("compression.zstd.level", INT, "3", NONE, false, "stored")
+        .define("compression.gzip.level", INT, "-1", betweenOr(1, 9, -1), false, "stored")
+        .define("compression.lz4.level", INT, "9", between(1, 17), false, "stored")
+        .define("compression.zstd.level", INT, "3", between(-131072, 22), false, "stored")
         .define("delete.retention.ms", LONG, "86400000", atLeast(0), false, "stored (compaction)")
         .define(FILE_DELETE_DELAY_MS, LONG, "60000", atLeast(0), true,
             "how long a deleted segment's file stays open for reads already under way")
@@ -73,10 +95,14 @@ public final class LogConfig
             "fsync after this many messages (flush durability)")
         .define(FLUSH_MS, LONG, Long.toString(Long.MAX_VALUE), atLeast(0), true, "fsync at this interval (flush durability)")
         .define(INDEX_INTERVAL_BYTES, INT, "4096", atLeast(0), true, "bytes of log between offset index entries")
-        .define("local.retention.bytes", LONG, "-2", NONE, false, "stored (tiered storage)")
-        .define("local.retention.ms", LONG, "-2", NONE, false, "stored (tiered storage)")
+        .define("leader.replication.throttled.replicas", LIST, "", THROTTLED_REPLICAS, false,
+            "stored (no replication throttling on one node)")
+        .define("follower.replication.throttled.replicas", LIST, "", THROTTLED_REPLICAS, false,
+            "stored (no replication throttling on one node)")
+        .define("local.retention.bytes", LONG, "-2", atLeast(-2), false, "stored (tiered storage)")
+        .define("local.retention.ms", LONG, "-2", atLeast(-2), false, "stored (tiered storage)")
         .define("max.compaction.lag.ms", LONG, Long.toString(Long.MAX_VALUE), atLeast(1), false, "stored (compaction)")
-        .define(MAX_DECOMPRESSED_MESSAGE_BYTES, INT, "2147483639", atLeast(0), true,
+        .define(MAX_DECOMPRESSED_MESSAGE_BYTES, INT, "2147483639", between(1, 2147483639), true,
             "largest decompressed size of a batch's records")
         .define(MAX_MESSAGE_BYTES, INT, "1048588", atLeast(0), true, "largest batch accepted")
         .define(MESSAGE_TIMESTAMP_AFTER_MAX_MS, LONG, "3600000", atLeast(0), true,
@@ -87,14 +113,14 @@ public final class LogConfig
             "CreateTime keeps the producer's timestamps; LogAppendTime sets the broker's")
         .define("message.downconversion.enable", BOOLEAN, "true", NONE, false, "stored (no down-conversion in Kafka 4)")
         .define(MIN_INSYNC_REPLICAS, INT, "1", atLeast(1), true, "replicas that must have an acks=all write")
-        .define("min.cleanable.dirty.ratio", DOUBLE, "0.5", NONE, false, "stored (compaction)")
+        .define("min.cleanable.dirty.ratio", DOUBLE, "0.5", between(0, 1), false, "stored (compaction)")
         .define("min.compaction.lag.ms", LONG, "0", atLeast(0), false, "stored (compaction)")
         .define("preallocate", BOOLEAN, "false", NONE, false, "Ferrite always preallocates the active segment (sparse)")
         .define("remote.storage.enable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
         .define("remote.log.copy.disable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
         .define("remote.log.delete.on.disable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
-        .define("remote.copy.lag.ms", LONG, "-1", NONE, false, "stored (tiered storage)")
-        .define("remote.copy.lag.bytes", LONG, "-1", NONE, false, "stored (tiered storage)")
+        .define("remote.copy.lag.ms", LONG, "0", atLeast(-1), false, "stored (tiered storage)")
+        .define("remote.copy.lag.bytes", LONG, "-1", atLeast(-1), false, "stored (tiered storage)")
         .define(RETENTION_BYTES, LONG, "-1", NONE, true, "largest size of the log before old segments are deleted; -1 for none")
         .define(RETENTION_MS, LONG, "604800000", atLeast(-1), true, "age after which segments are deleted; -1 for none")
         .define(SEGMENT_BYTES, INT, "1073741824", atLeast(1024 * 1024), true, "size at which a segment rolls")
@@ -153,6 +179,14 @@ public final class LogConfig
         @SuppressWarnings("unchecked")
         final List<String> policy = (List<String>)valueOf(parsed, CLEANUP_POLICY);
         cleanupPolicy = policy;
+        final long minCompactionLag = longOf(parsed, "min.compaction.lag.ms");
+        final long maxCompactionLag = longOf(parsed, "max.compaction.lag.ms");
+        if (minCompactionLag > maxCompactionLag)
+        {
+            // Kafka's one check across two topic configs (compaction is not carried out here, but the pair is refused alike)
+            throw new ConfigException("conflict topic config setting min.compaction.lag.ms (" + minCompactionLag
+                + ") > max.compaction.lag.ms (" + maxCompactionLag + ")");
+        }
     }
 
     /** Kafka's defaults and Ferrite's. */

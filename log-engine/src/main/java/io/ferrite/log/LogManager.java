@@ -250,6 +250,16 @@ public final class LogManager implements AutoCloseable
         log.updateConfig(logConfig);
     }
 
+    /**
+     * A partition's own topic config overrides, as stored: without the broker-level defaults
+     * that its {@link PartitionLog#config()} has merged in (which a topic must not report as its
+     * own overrides after a restart).
+     */
+    public Map<String, String> overrides(final String topic, final int partition) throws IOException
+    {
+        return readOverrides(requireLog(topic, partition).dir());
+    }
+
     /** Closes a partition's log and deletes its directory (renamed first, as Kafka does, then removed). */
     public synchronized void deleteLog(final String topic, final int partition) throws IOException
     {

@@ -1,13 +1,14 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.ConfigEntries;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogConfig;
 import io.ferrite.log.config.ConfigException;
-import io.ferrite.log.config.ConfigKey;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.CreateTopicsRequestDecoder;
 import io.ferrite.wire.message.CreateTopicsResponseEncoder;
@@ -34,23 +35,21 @@ import java.util.Set;
 public final class CreateTopicsHandler implements RequestHandler
 {
     private static final Logger LOG = LoggerFactory.getLogger(CreateTopicsHandler.class);
-    private static final byte SOURCE_DYNAMIC_TOPIC_CONFIG = 1;
-    private static final byte SOURCE_DEFAULT_CONFIG = 5;
-    /** The topic configs a response reports: the catalogue less the test-only internal ones. */
-    private static final List<ConfigKey> REPORTED = LogConfig.CATALOGUE.keys().stream()
-        .filter(key -> !key.name().startsWith("internal.")).toList();
 
     private final TopicRegistry topics;
     private final int nodeId;
     private final int defaultPartitions;
+    private final ConfigEntries entries;
     private final CreateTopicsRequestDecoder request = new CreateTopicsRequestDecoder();
     private final CreateTopicsResponseEncoder response = new CreateTopicsResponseEncoder();
 
-    public CreateTopicsHandler(final TopicRegistry topics, final int nodeId, final int defaultPartitions)
+    /** A handler for this node: its id, {@code num.partitions}, and the broker defaults the created topics report. */
+    public CreateTopicsHandler(final TopicRegistry topics, final BrokerConfig config)
     {
         this.topics = topics;
-        this.nodeId = nodeId;
-        this.defaultPartitions = defaultPartitions;
+        this.nodeId = config.nodeId();
+        this.defaultPartitions = config.getInt(BrokerConfig.NUM_PARTITIONS);
+        this.entries = new ConfigEntries(config);
     }
 
     @Override
@@ -86,12 +85,12 @@ public final class CreateTopicsHandler implements RequestHandler
             if (outcome.error == Errors.NONE)
             {
                 result.numPartitions(outcome.partitions).replicationFactor((short)1);
-                final CreateTopicsResponseEncoder.CreatableTopicConfigs configs = result.configs(REPORTED.size());
-                for (final ConfigKey key : REPORTED)
+                final List<ConfigEntries.Entry> reported = entries.createdTopic(outcome.configs);
+                final CreateTopicsResponseEncoder.CreatableTopicConfigs configs = result.configs(reported.size());
+                for (final ConfigEntries.Entry entry : reported)
                 {
-                    final String override = outcome.configs.get(key.name());
-                    configs.next().name(key.name()).value(override != null ? override : key.defaultValue()).readOnly(false)
-                        .configSource(override != null ? SOURCE_DYNAMIC_TOPIC_CONFIG : SOURCE_DEFAULT_CONFIG).isSensitive(false);
+                    configs.next().name(entry.name()).value(entry.value()).readOnly(entry.readOnly())
+                        .configSource(entry.source()).isSensitive(entry.sensitive());
                 }
             }
             else

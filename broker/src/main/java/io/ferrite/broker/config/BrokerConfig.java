@@ -233,6 +233,10 @@ public final class BrokerConfig
         return value;
     }
 
+    /**
+     * Kafka 4.4's table of topic configs and the broker properties behind them (its
+     * {@code ServerTopicConfigSynonyms}), most specific first, and Ferrite's own.
+     */
     private static Map<String, List<String>> topicSynonyms()
     {
         final Map<String, List<String>> s = new LinkedHashMap<>();
@@ -240,23 +244,87 @@ public final class BrokerConfig
         s.put(LogConfig.SEGMENT_MS, List.of("log.roll.ms", "log.roll.hours"));
         s.put(LogConfig.SEGMENT_JITTER_MS, List.of("log.roll.jitter.ms", "log.roll.jitter.hours"));
         s.put(LogConfig.SEGMENT_INDEX_BYTES, List.of("log.index.size.max.bytes"));
-        s.put(LogConfig.INDEX_INTERVAL_BYTES, List.of("log.index.interval.bytes"));
         s.put(LogConfig.FLUSH_MESSAGES, List.of("log.flush.interval.messages"));
-        s.put(LogConfig.FLUSH_MS, List.of("log.flush.interval.ms"));
+        s.put(LogConfig.FLUSH_MS, List.of("log.flush.interval.ms", "log.flush.scheduler.interval.ms"));
         s.put(LogConfig.RETENTION_BYTES, List.of("log.retention.bytes"));
         s.put(LogConfig.RETENTION_MS, List.of("log.retention.ms", "log.retention.minutes", "log.retention.hours"));
         s.put(LogConfig.MAX_MESSAGE_BYTES, List.of("message.max.bytes"));
+        s.put(LogConfig.MAX_DECOMPRESSED_MESSAGE_BYTES, List.of("max.decompressed.message.bytes"));
+        s.put(LogConfig.INDEX_INTERVAL_BYTES, List.of("log.index.interval.bytes"));
+        s.put("delete.retention.ms", List.of("log.cleaner.delete.retention.ms"));
+        s.put("min.compaction.lag.ms", List.of("log.cleaner.min.compaction.lag.ms"));
+        s.put("max.compaction.lag.ms", List.of("log.cleaner.max.compaction.lag.ms"));
+        s.put(LogConfig.FILE_DELETE_DELAY_MS, List.of("log.segment.delete.delay.ms"));
+        s.put("min.cleanable.dirty.ratio", List.of("log.cleaner.min.cleanable.ratio"));
+        s.put(LogConfig.CLEANUP_POLICY, List.of("log.cleanup.policy"));
+        s.put("unclean.leader.election.enable", List.of("unclean.leader.election.enable"));
+        s.put(LogConfig.MIN_INSYNC_REPLICAS, List.of("min.insync.replicas"));
+        s.put(LogConfig.COMPRESSION_TYPE, List.of("compression.type"));
+        s.put("compression.gzip.level", List.of("compression.gzip.level"));
+        s.put("compression.lz4.level", List.of("compression.lz4.level"));
+        s.put("compression.zstd.level", List.of("compression.zstd.level"));
+        s.put("preallocate", List.of("log.preallocate"));
         s.put(LogConfig.MESSAGE_TIMESTAMP_TYPE, List.of("log.message.timestamp.type"));
         s.put(LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, List.of("log.message.timestamp.before.max.ms"));
         s.put(LogConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS, List.of("log.message.timestamp.after.max.ms"));
-        s.put(LogConfig.FILE_DELETE_DELAY_MS, List.of("log.segment.delete.delay.ms"));
-        s.put(LogConfig.CLEANUP_POLICY, List.of("log.cleanup.policy"));
-        s.put(LogConfig.MIN_INSYNC_REPLICAS, List.of("min.insync.replicas"));
-        s.put(LogConfig.COMPRESSION_TYPE, List.of("compression.type"));
-        s.put("preallocate", List.of("log.preallocate"));
-        s.put("unclean.leader.election.enable", List.of("unclean.leader.election.enable"));
+        s.put("local.retention.ms", List.of("log.local.retention.ms"));
+        s.put("local.retention.bytes", List.of("log.local.retention.bytes"));
+        s.put("remote.copy.lag.ms", List.of("log.remote.copy.lag.ms"));
+        s.put("remote.copy.lag.bytes", List.of("log.remote.copy.lag.bytes"));
         s.put(LogConfig.DURABILITY, List.of("ferrite.log.durability"));
         return Collections.unmodifiableMap(s);
+    }
+
+    /**
+     * The broker properties that stand for the same setting as {@code name}, most specific first
+     * (Kafka's {@code brokerConfigSynonyms}): the three retention units, the two roll and jitter
+     * units, and {@code log.flush.interval.ms} falling back to the scheduler interval; any other
+     * property is its only synonym. DescribeConfigs lists a broker config's synonyms from these.
+     */
+    public static List<String> brokerSynonyms(final String name)
+    {
+        switch (name)
+        {
+            case "log.retention.ms":
+            case "log.retention.minutes":
+            case "log.retention.hours":
+                return TOPIC_SYNONYMS.get(LogConfig.RETENTION_MS);
+            case "log.roll.ms":
+            case "log.roll.hours":
+                return TOPIC_SYNONYMS.get(LogConfig.SEGMENT_MS);
+            case "log.roll.jitter.ms":
+            case "log.roll.jitter.hours":
+                return TOPIC_SYNONYMS.get(LogConfig.SEGMENT_JITTER_MS);
+            case "log.flush.interval.ms":
+                return TOPIC_SYNONYMS.get(LogConfig.FLUSH_MS);
+            default:
+                return List.of(name);
+        }
+    }
+
+    /**
+     * Kafka's default of a broker property behind a topic config: the topic config's default,
+     * except where Kafka leaves the most specific unit unset (null) so that the coarser one
+     * decides ({@code log.retention.ms} unset, {@code log.retention.hours=168}).
+     */
+    private static String brokerDefault(final String brokerName, final ConfigKey topicKey)
+    {
+        switch (brokerName)
+        {
+            case "log.retention.ms":
+            case "log.retention.minutes":
+            case "log.roll.ms":
+            case "log.roll.jitter.ms":
+            case "log.flush.interval.ms":
+                return null;
+            case "log.retention.hours":
+            case "log.roll.hours":
+                return "168";
+            case "log.roll.jitter.hours":
+                return "0";
+            default:
+                return topicKey.defaultValue();
+        }
     }
 
     private static ConfigCatalogue catalogue()
@@ -287,10 +355,9 @@ public final class BrokerConfig
             for (final String brokerName : e.getValue())
             {
                 final boolean scaled = brokerName.endsWith(".hours") || brokerName.endsWith(".minutes");
-                final String dflt = brokerName.equals("log.retention.hours") ? "168" :
-                    brokerName.equals("log.roll.hours") ? "168" : scaled ? null : topicKey.defaultValue();
-                c.define(brokerName, scaled ? INT : topicKey.type(), dflt, NONE, topicKey.implemented(),
-                    "default of the topic config " + e.getKey());
+                c.define(brokerName, scaled ? INT : topicKey.type(), brokerDefault(brokerName, topicKey), NONE,
+                    topicKey.implemented(), "default of the topic config " + e.getKey()
+                    + (topicKey.implemented() ? "" : " (stored, no effect yet)"));
             }
         }
         return c;

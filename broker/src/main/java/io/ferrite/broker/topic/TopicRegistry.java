@@ -77,7 +77,7 @@ public final class TopicRegistry
                 if (log == null)
                 {
                     // a CreatePartitions cut short: fill the gap so the topic has no hole
-                    log = logs.createLog(name, p, e.getValue().get(0).config().overrides());
+                    log = logs.createLog(name, p, logs.overrides(name, e.getValue().get(0).partition()));
                 }
                 final long[] partitionId = readTopicId(log.dir());
                 if (partitionId != null)
@@ -94,7 +94,8 @@ public final class TopicRegistry
             {
                 writeTopicId(partition.log.dir(), id);
             }
-            topics.add(new Topic(name, id[0], id[1], partitions, e.getValue().get(0).config().overrides()));
+            // the stored overrides, not config().overrides(): that one has the broker's topic defaults merged in
+            topics.add(new Topic(name, id[0], id[1], partitions, logs.overrides(name, 0)));
         }
         tables = new Tables(topics);
         LOG.info("loaded {} topics", topics.size());
@@ -170,9 +171,22 @@ public final class TopicRegistry
         return updated;
     }
 
-    /** Replaces a topic's config overrides on every partition (persisted). */
+    /**
+     * Replaces a topic's config overrides on every partition (persisted; appends and retention
+     * see them at once), provided {@code topic} is still the registry's current version of it.
+     * A caller reads the overrides, works out new ones and calls this; when another change
+     * (configs, partitions, a delete) came in between, nothing is written and null comes back,
+     * so the caller reads again and retries rather than overwriting that change.
+     *
+     * @return the topic as updated, or null when {@code topic} is no longer current
+     * @throws io.ferrite.log.config.ConfigException for an invalid config
+     */
     public synchronized Topic updateConfig(final Topic topic, final Map<String, String> overrides) throws IOException
     {
+        if (topic.isDeleted() || tables.byNameString(topic.name) != topic)
+        {
+            return null;
+        }
         io.ferrite.log.LogConfig.of(overrides);
         for (final Partition p : topic.partitions)
         {

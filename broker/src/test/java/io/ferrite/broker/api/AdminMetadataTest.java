@@ -1,5 +1,6 @@
 package io.ferrite.broker.api;
 
+import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.topic.Topic;
@@ -80,7 +81,7 @@ class AdminMetadataTest
         registry.load();
         final MetadataHandler metadata = new MetadataHandler(registry, 3, "ferrite-test-cluster");
         final Apis apis = new Apis().register(ApiKeys.METADATA, metadata)
-            .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(registry, 3, 1))
+            .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(registry, BrokerConfig.of(Map.of(BrokerConfig.NODE_ID, "3"))))
             .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
         network = new NetworkThread(0, apis, 1 << 20);
         network.start();

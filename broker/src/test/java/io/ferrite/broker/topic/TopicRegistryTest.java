@@ -112,4 +112,31 @@ class TopicRegistryTest
             scheduler.shutdownNow();
         }
     }
+
+    @Test
+    void aConfigUpdateAppliesOnlyToTheCurrentTopicAndReloadsWithoutTheBrokerDefaults() throws Exception
+    {
+        // a broker default (as log.retention.hours in server.properties gives one) under every topic
+        final LogManagerConfig config = LogManagerConfig.of(java.util.List.of(dir), Map.of("retention.ms", "86400000"));
+        try (LogManager logs = LogManager.open(config))
+        {
+            final TopicRegistry registry = new TopicRegistry(logs, 1);
+            registry.load();
+            final Topic topic = registry.create("quotes", 2, Map.of());
+            final Topic updated = registry.updateConfig(topic, Map.of("max.message.bytes", "1000"));
+            assertNotNull(updated);
+            assertEquals(1000, updated.partitions[1].log.config().maxMessageBytes);
+            assertEquals(86_400_000L, updated.partitions[1].log.config().retentionMs);
+            // a stale read-modify-write does not overwrite the change made in between
+            assertNull(registry.updateConfig(topic, Map.of("segment.ms", "1000")));
+            assertEquals(Map.of("max.message.bytes", "1000"), registry.topic("quotes").overrides);
+        }
+        try (LogManager logs = LogManager.open(config))
+        {
+            final TopicRegistry registry = new TopicRegistry(logs, 1);
+            registry.load();
+            assertEquals(Map.of("max.message.bytes", "1000"), registry.topic("quotes").overrides, "no broker default among them");
+            assertEquals(86_400_000L, registry.topic("quotes").partitions[0].log.config().retentionMs);
+        }
+    }
 }

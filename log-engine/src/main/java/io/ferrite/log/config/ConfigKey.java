@@ -35,17 +35,41 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
             };
         }
 
+        /**
+         * Kafka's {@code Range.between}: the message names the bound crossed ("at least" the
+         * minimum, "no more than" the maximum), as Kafka's ConfigDef words it.
+         */
         static Validator between(final long min, final long max)
         {
             return (n, v) ->
             {
-                if (v != null && (((Number)v).doubleValue() < min || ((Number)v).doubleValue() > max))
+                if (v != null && ((Number)v).doubleValue() < min)
                 {
-                    throw new ConfigException(n, v, "Value must be between " + min + " and " + max);
+                    throw new ConfigException(n, v, "Value must be at least " + min);
+                }
+                if (v != null && ((Number)v).doubleValue() > max)
+                {
+                    throw new ConfigException(n, v, "Value must be no more than " + max);
                 }
             };
         }
 
+        /** Kafka's range with one extra allowed value (compression.gzip.level: 1 to 9, or -1 for the codec's default). */
+        static Validator betweenOr(final long min, final long max, final long or)
+        {
+            return (n, v) ->
+            {
+                if (v != null && ((Number)v).longValue() != or && (((Number)v).doubleValue() < min || ((Number)v).doubleValue() > max))
+                {
+                    throw new ConfigException(n, v, "Value must be between " + min + " and " + max + " or equal to " + or);
+                }
+            };
+        }
+
+        /**
+         * One of the allowed strings; for a list, each element (Kafka's ValidList names the
+         * offending element, not the whole list).
+         */
         static Validator in(final String... allowed)
         {
             final List<String> list = Arrays.asList(allowed);
@@ -57,7 +81,7 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
                     {
                         if (!list.contains(String.valueOf(e)))
                         {
-                            throw new ConfigException(n, v, "String must be one of: " + String.join(", ", list));
+                            throw new ConfigException(n, e, "String must be one of: " + String.join(", ", list));
                         }
                     }
                 }
@@ -127,5 +151,43 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
     public Object defaultParsed()
     {
         return parse(defaultValue);
+    }
+
+    /**
+     * A parsed value as Kafka prints it (its {@code ConfigDef.convertToString}): a list joined
+     * with commas, anything else by {@code toString}, null as null. DescribeConfigs reports
+     * values this way, so {@code " 1000 "} is described as {@code 1000} and
+     * {@code "compact, delete"} as {@code compact,delete}.
+     */
+    public String print(final Object parsed)
+    {
+        if (parsed == null)
+        {
+            return null;
+        }
+        if (parsed instanceof List<?> list)
+        {
+            final StringBuilder b = new StringBuilder();
+            for (final Object e : list)
+            {
+                if (b.length() > 0)
+                {
+                    b.append(',');
+                }
+                b.append(e);
+            }
+            return b.toString();
+        }
+        return parsed.toString();
+    }
+
+    /**
+     * {@code text} parsed and printed back ({@link #print}).
+     *
+     * @throws ConfigException when it is not a valid value of this key
+     */
+    public String canonical(final String text)
+    {
+        return print(parse(text));
     }
 }

@@ -1,0 +1,61 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.wire.message.AlterConfigsRequestDecoder;
+import io.ferrite.wire.message.AlterConfigsResponseEncoder;
+import io.ferrite.wire.message.ApiKeys;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * AlterConfigs (v0 to v2), Kafka's deprecated non-incremental form: a topic's configs in the
+ * request become its whole override set (any override not named is removed), persisted in the
+ * partition logs. Checks, errors and the refusal of broker configs are {@link ConfigChanges}'s.
+ * Answers per resource in request order. An admin request: runs on the network thread, allocates.
+ */
+public final class AlterConfigsHandler implements RequestHandler
+{
+    private final ConfigChanges changes;
+    private final AlterConfigsRequestDecoder request = new AlterConfigsRequestDecoder();
+    private final AlterConfigsResponseEncoder response = new AlterConfigsResponseEncoder();
+
+    public AlterConfigsHandler(final TopicRegistry topics, final BrokerConfig config)
+    {
+        this.changes = new ConfigChanges(topics, config);
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final List<ConfigChanges.Resource> resources = new ArrayList<>();
+        for (final AlterConfigsRequestDecoder.AlterConfigsResource r = request.resources(); r.hasNext(); )
+        {
+            r.next();
+            final List<ConfigChanges.Op> ops = new ArrayList<>();
+            for (final AlterConfigsRequestDecoder.AlterableConfig c = r.configs(); c.hasNext(); )
+            {
+                c.next();
+                ops.add(new ConfigChanges.Op(c.name(), ConfigChanges.SET, c.value()));
+            }
+            resources.add(new ConfigChanges.Resource(r.resourceType(), r.resourceName(), ops));
+        }
+        final List<ConfigChanges.Outcome> outcomes = changes.apply(resources, false, request.validateOnly());
+
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        final AlterConfigsResponseEncoder.AlterConfigsResourceResponse result = response.responses(resources.size());
+        for (int i = 0; i < resources.size(); i++)
+        {
+            result.next().errorCode(outcomes.get(i).error()).errorMessage(outcomes.get(i).message())
+                .resourceType(resources.get(i).type()).resourceName(resources.get(i).name());
+        }
+        return outOffset + response.finish();
+    }
+}

@@ -1,0 +1,350 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogConfig;
+import io.ferrite.log.config.ConfigException;
+import io.ferrite.log.config.ConfigKey;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What AlterConfigs and IncrementalAlterConfigs share: Kafka 4.4's checks of each resource and the
+ * change of a topic's overrides. Kafka splits this between the broker (duplicates, nulls, broker
+ * resources) and the controller (topic resources); the outcome a client sees is reproduced here in
+ * the same order:
+ * <ol>
+ * <li>a resource named twice: INVALID_REQUEST for each; a config named twice in one resource,
+ * or a null value (other than for DELETE): INVALID_REQUEST;</li>
+ * <li>BROKER: the name must be empty or this node's id (INVALID_REQUEST). Ferrite has no
+ * dynamic broker configs, so every config a change would leave set is refused the way Kafka
+ * refuses one that cannot be changed while the broker runs: INVALID_REQUEST, "Cannot update
+ * these configs dynamically: [...]". Deleting (which leaves nothing set) succeeds, as deleting a
+ * dynamic config that was never set does in Kafka;</li>
+ * <li>TOPIC: the new overrides are worked out (APPEND and SUBTRACT only for list configs, else
+ * INVALID_CONFIG), a value over 32767 characters is INVALID_CONFIG, an empty name INVALID_REQUEST,
+ * an illegal one INVALID_TOPIC_EXCEPTION, an unknown or invalid config INVALID_CONFIG with
+ * Kafka's message, and only then an unknown topic UNKNOWN_TOPIC_OR_PARTITION (so a bad config
+ * on a missing topic reports the config, as Kafka's controller does);</li>
+ * <li>other resource types (groups, client metrics, broker loggers): INVALID_REQUEST.</li>
+ * </ol>
+ * {@code validateOnly} runs every check and changes nothing. A topic change is a
+ * read-modify-write of its overrides that retries when another change came first, so two clients
+ * altering different keys of one topic at once both get their change.
+ */
+final class ConfigChanges
+{
+    private static final Logger LOG = LoggerFactory.getLogger(ConfigChanges.class);
+
+    static final byte SET = 0;
+    static final byte DELETE = 1;
+    static final byte APPEND = 2;
+    static final byte SUBTRACT = 3;
+    /** Kafka's limit on a stored config value. */
+    static final int MAX_VALUE_LENGTH = Short.MAX_VALUE;
+
+    /** One requested change: for AlterConfigs every one is a SET (the whole set replaces the overrides). */
+    record Op(String name, byte op, String value)
+    {
+    }
+
+    /** One resource of a request, decoded. */
+    record Resource(byte type, String name, List<Op> ops)
+    {
+    }
+
+    /** The answer for one resource; {@code message} null on success. */
+    record Outcome(short error, String message)
+    {
+        static final Outcome OK = new Outcome(Errors.NONE, null);
+    }
+
+    private final TopicRegistry topics;
+    private final BrokerConfig broker;
+
+    ConfigChanges(final TopicRegistry topics, final BrokerConfig broker)
+    {
+        this.topics = topics;
+        this.broker = broker;
+    }
+
+    /**
+     * Applies (or with {@code validateOnly} only checks) the changes of every resource and returns
+     * the outcomes in request order. {@code incremental}: IncrementalAlterConfigs semantics (each
+     * op changes one key), else AlterConfigs (the ops are the topic's whole new override set).
+     */
+    List<Outcome> apply(final List<Resource> resources, final boolean incremental, final boolean validateOnly)
+    {
+        final Map<String, Integer> seen = new HashMap<>();
+        final Set<Integer> repeated = new HashSet<>();
+        for (int i = 0; i < resources.size(); i++)
+        {
+            final Integer first = seen.putIfAbsent(resources.get(i).type() + "/" + resources.get(i).name(), i);
+            if (first != null)
+            {
+                repeated.add(first);
+                repeated.add(i);
+            }
+        }
+        final List<Outcome> outcomes = new ArrayList<>(resources.size());
+        for (int i = 0; i < resources.size(); i++)
+        {
+            outcomes.add(repeated.contains(i) ?
+                new Outcome(Errors.INVALID_REQUEST, "Each resource must appear at most once.") :
+                apply(resources.get(i), incremental, validateOnly));
+        }
+        return outcomes;
+    }
+
+    private Outcome apply(final Resource resource, final boolean incremental, final boolean validateOnly)
+    {
+        final Set<String> names = new HashSet<>();
+        final List<String> nulls = new ArrayList<>();
+        for (final Op op : resource.ops())
+        {
+            if (!names.add(op.name()))
+            {
+                return new Outcome(Errors.INVALID_REQUEST, "Error due to duplicate config keys");
+            }
+            if (op.value() == null && (!incremental || op.op() != DELETE))
+            {
+                nulls.add(op.name());
+            }
+        }
+        if (!nulls.isEmpty())
+        {
+            return new Outcome(Errors.INVALID_REQUEST, "Null value not supported for : " + String.join(", ", nulls));
+        }
+        switch (resource.type())
+        {
+            case DescribeConfigsHandler.BROKER:
+                return alterBroker(resource);
+            case DescribeConfigsHandler.TOPIC:
+                return alterTopic(resource, incremental, validateOnly);
+            default:
+                return new Outcome(Errors.INVALID_REQUEST, "Unsupported resource type: " + typeName(resource.type()));
+        }
+    }
+
+    /**
+     * A broker resource: Kafka's checks of the name and of the operations, then the refusal of
+     * whatever would be left set, since nothing on this broker can change while it runs.
+     */
+    private Outcome alterBroker(final Resource resource)
+    {
+        if (!resource.name().isEmpty())
+        {
+            final int id;
+            try
+            {
+                id = Integer.parseInt(resource.name());
+            }
+            catch (final NumberFormatException ex)
+            {
+                return new Outcome(Errors.INVALID_REQUEST, "Node id must be an integer, but it is: " + resource.name());
+            }
+            if (id != broker.nodeId())
+            {
+                return new Outcome(Errors.INVALID_REQUEST,
+                    "Unexpected broker id, expected " + broker.nodeId() + ", but received " + resource.name());
+            }
+        }
+        final Set<String> left = new LinkedHashSet<>();
+        for (final Op op : resource.ops())
+        {
+            switch (op.op())
+            {
+                case SET:
+                    left.add(op.name());
+                    break;
+                case DELETE:
+                    left.remove(op.name());
+                    break;
+                case APPEND:
+                case SUBTRACT:
+                    final ConfigKey key = BrokerConfig.CATALOGUE.key(op.name());
+                    if (key == null)
+                    {
+                        return new Outcome(Errors.INVALID_CONFIG, "Unknown config name: " + op.name());
+                    }
+                    if (key.type() != ConfigKey.Type.LIST)
+                    {
+                        return new Outcome(Errors.INVALID_CONFIG, "Config value " + (op.op() == APPEND ? "append" : "subtract")
+                            + " is not allowed for config key: " + op.name());
+                    }
+                    left.add(op.name());
+                    break;
+                default:
+                    return new Outcome(Errors.INVALID_REQUEST, "Unknown operations type " + op.op());
+            }
+        }
+        if (!left.isEmpty())
+        {
+            return new Outcome(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: " + left.stream().toList());
+        }
+        return Outcome.OK;
+    }
+
+    private Outcome alterTopic(final Resource resource, final boolean incremental, final boolean validateOnly)
+    {
+        while (true)
+        {
+            final Topic found = topics.topic(resource.name());
+            final Topic topic = found == null || found.isDeleted() ? null : found;
+            // a topic that does not exist has no overrides: the change is checked against none, as in Kafka
+            final Map<String, String> current = topic == null ? Map.of() : topic.overrides;
+            final Map<String, String> next;
+            if (incremental)
+            {
+                next = new HashMap<>(current);
+                for (final Op op : resource.ops())
+                {
+                    final String problem = applyTo(next, current, op);
+                    if (problem != null)
+                    {
+                        return new Outcome(op.op() < 0 || op.op() > SUBTRACT ? Errors.INVALID_REQUEST : Errors.INVALID_CONFIG, problem);
+                    }
+                }
+            }
+            else
+            {
+                next = new HashMap<>();
+                for (final Op op : resource.ops())
+                {
+                    next.put(op.name(), op.value());
+                }
+            }
+            for (final Map.Entry<String, String> e : next.entrySet())
+            {
+                if (!Objects.equals(e.getValue(), current.get(e.getKey())) && e.getValue().length() > MAX_VALUE_LENGTH)
+                {
+                    return new Outcome(Errors.INVALID_CONFIG,
+                        "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.");
+                }
+            }
+            if (resource.name().isEmpty())
+            {
+                return new Outcome(Errors.INVALID_REQUEST, "Default topic resources are not allowed.");
+            }
+            final String illegal = TopicNames.illegal(resource.name());
+            if (illegal != null)
+            {
+                return new Outcome(Errors.INVALID_TOPIC_EXCEPTION, illegal);
+            }
+            try
+            {
+                // the overrides on top of the broker's topic defaults: the config the log would run with
+                LogConfig.of(broker.topicDefaults()).with(next);
+            }
+            catch (final ConfigException ex)
+            {
+                return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
+            }
+            if (topic == null)
+            {
+                return new Outcome(Errors.UNKNOWN_TOPIC_OR_PARTITION, "The topic '" + resource.name() + "' does not exist.");
+            }
+            if (validateOnly || next.equals(current))
+            {
+                return Outcome.OK;
+            }
+            try
+            {
+                if (topics.updateConfig(topic, next) != null)
+                {
+                    LOG.info("topic {} config overrides now {}", topic.name, next);
+                    return Outcome.OK;
+                }
+                // another change to the topic came first: read it again and redo this one on top
+            }
+            catch (final ConfigException ex)
+            {
+                return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
+            }
+            catch (final IOException ex)
+            {
+                LOG.error("persisting the config of topic {} failed", topic.name, ex);
+                return new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the config change: " + ex.getMessage());
+            }
+        }
+    }
+
+    /**
+     * One incremental op on {@code next}; returns Kafka's message when the op cannot apply. APPEND
+     * and SUBTRACT work on the current value (or the config's default) split at commas:
+     * APPEND adds the values not already there, SUBTRACT removes every one given.
+     */
+    private static String applyTo(final Map<String, String> next, final Map<String, String> current, final Op op)
+    {
+        switch (op.op())
+        {
+            case SET:
+                next.put(op.name(), op.value());
+                return null;
+            case DELETE:
+                next.remove(op.name());
+                return null;
+            case APPEND:
+            case SUBTRACT:
+                final ConfigKey key = LogConfig.CATALOGUE.key(op.name());
+                if (key == null || key.type() != ConfigKey.Type.LIST)
+                {
+                    return "Can't " + (op.op() == APPEND ? "APPEND" : "SUBTRACT") + " to key " + op.name()
+                        + " because its type is not LIST.";
+                }
+                final String base = current.containsKey(op.name()) ? current.get(op.name()) : key.defaultValue();
+                final List<String> parts = new ArrayList<>();
+                if (base != null)
+                {
+                    for (final String part : base.split(","))
+                    {
+                        if (!part.isEmpty())
+                        {
+                            parts.add(part);
+                        }
+                    }
+                }
+                for (final String value : op.value().split(","))
+                {
+                    if (op.op() == SUBTRACT)
+                    {
+                        parts.remove(value);
+                    }
+                    else if (!parts.contains(value))
+                    {
+                        parts.add(value);
+                    }
+                }
+                next.put(op.name(), String.join(",", parts));
+                return null;
+            default:
+                return "Unknown operations type " + op.op();
+        }
+    }
+
+    /** Kafka's name of a config resource type, for messages. */
+    static String typeName(final byte type)
+    {
+        switch (type)
+        {
+            case 2: return "TOPIC";
+            case 4: return "BROKER";
+            case 8: return "BROKER_LOGGER";
+            case 16: return "CLIENT_METRICS";
+            case 32: return "GROUP";
+            default: return "UNKNOWN (" + type + ")";
+        }
+    }
+}
