@@ -10,11 +10,8 @@ import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
-import org.apache.kafka.common.message.RequestHeaderData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
-import org.apache.kafka.common.protocol.ByteBufferAccessor;
-import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
@@ -272,15 +269,7 @@ class BadInputTest
 
     private static byte[] frame(final ApiKeys api, final short version, final ApiMessage data)
     {
-        final RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version)
-            .setCorrelationId(1).setClientId("fuzz");
-        final short headerVersion = api.requestHeaderVersion(version);
-        final ObjectSerializationCache cache = new ObjectSerializationCache();
-        final int size = header.size(cache, headerVersion) + data.size(cache, version);
-        final ByteBuffer buffer = ByteBuffer.allocate(4 + size).putInt(size);
-        header.write(new ByteBufferAccessor(buffer), cache, headerVersion);
-        data.write(new ByteBufferAccessor(buffer), cache, version);
-        return buffer.array();
+        return RawClient.frame(api, version, data, 1).array();
     }
 
     private static long usedHeapAfterGc()

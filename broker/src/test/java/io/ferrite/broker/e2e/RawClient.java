@@ -28,16 +28,8 @@ final class RawClient implements AutoCloseable
     ByteBuffer exchange(final ApiKeys api, final short version, final ApiMessage data) throws IOException
     {
         final int id = ++correlationId;
-        final RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version)
-            .setCorrelationId(id).setClientId("raw-test");
-        final short headerVersion = api.requestHeaderVersion(version);
-        final ObjectSerializationCache cache = new ObjectSerializationCache();
-        final ByteBuffer request = ByteBuffer.allocate(header.size(cache, headerVersion) + data.size(cache, version));
-        header.write(new ByteBufferAccessor(request), cache, headerVersion);
-        data.write(new ByteBufferAccessor(request), cache, version);
         final DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-        out.writeInt(request.capacity());
-        out.write(request.array());
+        out.write(frame(api, version, data, id).array());
         out.flush();
         final DataInputStream in = new DataInputStream(socket.getInputStream());
         final byte[] bytes = new byte[in.readInt()];
@@ -49,6 +41,20 @@ final class RawClient implements AutoCloseable
             throw new IOException("correlation id " + got + ", expected " + id);
         }
         return response;
+    }
+
+    /** A size-prefixed request frame as kafka-clients serializes it. */
+    static ByteBuffer frame(final ApiKeys api, final short version, final ApiMessage data, final int correlationId)
+    {
+        final RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version)
+            .setCorrelationId(correlationId).setClientId("raw-test");
+        final short headerVersion = api.requestHeaderVersion(version);
+        final ObjectSerializationCache cache = new ObjectSerializationCache();
+        final int size = header.size(cache, headerVersion) + data.size(cache, version);
+        final ByteBuffer buffer = ByteBuffer.allocate(4 + size).putInt(size);
+        header.write(new ByteBufferAccessor(buffer), cache, headerVersion);
+        data.write(new ByteBufferAccessor(buffer), cache, version);
+        return buffer.flip();
     }
 
     @Override

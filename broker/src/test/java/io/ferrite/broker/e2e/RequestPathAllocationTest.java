@@ -5,11 +5,8 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
-import org.apache.kafka.common.message.RequestHeaderData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
-import org.apache.kafka.common.protocol.ByteBufferAccessor;
-import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
@@ -129,14 +126,7 @@ class RequestPathAllocationTest
 
     private static ByteBuffer frame(final ApiKeys api, final short version, final ApiMessage data)
     {
-        final RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version)
-            .setCorrelationId(1).setClientId("alloc");
-        final short headerVersion = api.requestHeaderVersion(version);
-        final ObjectSerializationCache cache = new ObjectSerializationCache();
-        final int length = header.size(cache, headerVersion) + data.size(cache, version);
-        final ByteBuffer heap = ByteBuffer.allocate(4 + length).putInt(length);
-        header.write(new ByteBufferAccessor(heap), cache, headerVersion);
-        data.write(new ByteBufferAccessor(heap), cache, version);
-        return ByteBuffer.allocateDirect(heap.capacity()).put(heap.flip());
+        final ByteBuffer heap = RawClient.frame(api, version, data, 1);
+        return ByteBuffer.allocateDirect(heap.capacity()).put(heap);
     }
 }
