@@ -16,6 +16,8 @@ import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.api.OffsetForLeaderEpochHandler;
 import io.ferrite.broker.api.ProduceHandler;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.group.GroupCoordinator;
+import io.ferrite.broker.group.GroupHandlers;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
@@ -68,6 +70,7 @@ public final class Broker implements AutoCloseable
     private final NetworkThread[] networkThreads;
     private final Acceptor acceptor;
     private final ScheduledExecutorService scheduler;
+    private final GroupCoordinator groups;
     private final InetSocketAddress address;
     private volatile boolean closed;
 
@@ -120,6 +123,17 @@ public final class Broker implements AutoCloseable
                 logThreads[i] = new LogThread(i, networkThreadCount, QUEUE_CAPACITY, completion, idleStrategy(config));
             }
             wakeups.attach(topics, logThreads, completion);
+            this.groups = new GroupCoordinator(topics, groupSettings(config), () ->
+            {
+                for (final NetworkThread n : networkThreads)
+                {
+                    if (n != null)
+                    {
+                        n.wakeup();
+                    }
+                }
+            });
+            groups.start();
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
@@ -143,6 +157,7 @@ public final class Broker implements AutoCloseable
                     .register(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(topics))
                     .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(topics))
                     .register(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(config.nodeId(), clusterId, metadata[i]));
+                GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i]);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }
@@ -222,6 +237,21 @@ public final class Broker implements AutoCloseable
         return config;
     }
 
+    private static GroupCoordinator.Settings groupSettings(final BrokerConfig config)
+    {
+        return new GroupCoordinator.Settings(config.getInt(BrokerConfig.GROUP_MIN_SESSION_TIMEOUT_MS),
+            config.getInt(BrokerConfig.GROUP_MAX_SESSION_TIMEOUT_MS), config.getInt(BrokerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS),
+            config.getInt(BrokerConfig.GROUP_MAX_SIZE), config.getInt(BrokerConfig.OFFSETS_RETENTION_MINUTES) * 60_000L,
+            config.getLong(BrokerConfig.OFFSETS_RETENTION_CHECK_INTERVAL_MS), config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+            config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES), config.getInt(BrokerConfig.OFFSET_METADATA_MAX_BYTES));
+    }
+
+    /** The group coordinator (for tests and metrics). */
+    public GroupCoordinator groups()
+    {
+        return groups;
+    }
+
     private static IdleStrategy idleStrategy(final BrokerConfig config)
     {
         switch (config.getString(BrokerConfig.IDLE_STRATEGY))
@@ -296,6 +326,7 @@ public final class Broker implements AutoCloseable
         {
             t.close();
         }
+        groups.close();
         scheduler.shutdownNow();
         try
         {

@@ -49,6 +49,15 @@ public final class BrokerConfig
     public static final String LOG_THREADS = "ferrite.log.threads";
     public static final String IDLE_STRATEGY = "ferrite.idle.strategy";
     public static final String WRITE_STRATEGY = "ferrite.log.write.strategy";
+    public static final String GROUP_MIN_SESSION_TIMEOUT_MS = "group.min.session.timeout.ms";
+    public static final String GROUP_MAX_SESSION_TIMEOUT_MS = "group.max.session.timeout.ms";
+    public static final String GROUP_INITIAL_REBALANCE_DELAY_MS = "group.initial.rebalance.delay.ms";
+    public static final String GROUP_MAX_SIZE = "group.max.size";
+    public static final String OFFSETS_RETENTION_MINUTES = "offsets.retention.minutes";
+    public static final String OFFSETS_RETENTION_CHECK_INTERVAL_MS = "offsets.retention.check.interval.ms";
+    public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
+    public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
+    public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
 
     /** Topic config -> the broker properties that set its default, most specific first (Kafka's synonyms). */
     public static final Map<String, List<String>> TOPIC_SYNONYMS = topicSynonyms();
@@ -348,7 +357,17 @@ public final class BrokerConfig
             .define(LOG_THREADS, INT, "1", atLeast(1), true, "threads that append (each partition has one)")
             .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "sleep"), true,
                 "how log threads wait for work: busy-spin (lowest latency, a core each), backoff, sleep")
-            .define(WRITE_STRATEGY, STRING, "mapped", in("mapped", "channel"), true, "how segments are written (see log-engine)");
+            .define(WRITE_STRATEGY, STRING, "mapped", in("mapped", "channel"), true, "how segments are written (see log-engine)")
+            .define(GROUP_MIN_SESSION_TIMEOUT_MS, INT, "6000", NONE, true, "shortest session timeout a member may ask for")
+            .define(GROUP_MAX_SESSION_TIMEOUT_MS, INT, "1800000", NONE, true, "longest session timeout a member may ask for")
+            .define(GROUP_INITIAL_REBALANCE_DELAY_MS, INT, "3000", atLeast(0), true,
+                "how long the first rebalance of an empty group waits for more members")
+            .define(GROUP_MAX_SIZE, INT, Integer.toString(Integer.MAX_VALUE), atLeast(1), true, "members a group may have")
+            .define(OFFSETS_RETENTION_MINUTES, INT, "10080", atLeast(1), true, "how long an empty group's offsets are kept")
+            .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, LONG, "600000", atLeast(1), true, "how often expired offsets are removed")
+            .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __consumer_offsets (created on first use)")
+            .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __consumer_offsets")
+            .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset");
         for (final Map.Entry<String, List<String>> e : topicSynonyms().entrySet())
         {
             final ConfigKey topicKey = LogConfig.CATALOGUE.key(e.getKey());

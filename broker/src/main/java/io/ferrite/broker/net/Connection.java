@@ -55,6 +55,10 @@ public final class Connection
     private long splicedBytes;
     private boolean writing;
 
+    // where the current request's client id is in the input (-1 length: null)
+    int clientIdOffset;
+    int clientIdLength = -1;
+
     // a request whose response comes later
     PendingResponse pending;
     int pendingFrameSize;
@@ -73,6 +77,12 @@ public final class Connection
     public String remote()
     {
         return remote;
+    }
+
+    /** The client id of the request being handled (allocates: for admin paths). */
+    public String clientId()
+    {
+        return clientIdLength < 0 ? "" : in.getStringWithoutLengthUtf8(clientIdOffset, clientIdLength);
     }
 
     /** A handler's state for this connection (null until it sets one). */

@@ -371,6 +371,8 @@ public final class NetworkThread implements Runnable, AutoCloseable
             final short readVersion = supported ? version : 0;
             final int body = header.wrap(connection.in, start, end, api.requestHeaderVersion(readVersion));
             final int correlationId = header.correlationId();
+            connection.clientIdOffset = header.clientIdOffset();
+            connection.clientIdLength = header.clientIdLength();
             connection.beginResponse();
             responseHeader.wrap(connection.out, 4, api.responseHeaderVersion(readVersion)).correlationId(correlationId);
             final int bodyStart = 4 + responseHeader.finish();

@@ -1,0 +1,185 @@
+package io.ferrite.broker.group;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/** A classic group: its state machine's state, members and committed offsets. */
+final class Group
+{
+    /** Kafka's classic group states, named as DescribeGroups and ListGroups report them. */
+    enum State
+    {
+        EMPTY("Empty"), PREPARING_REBALANCE("PreparingRebalance"), COMPLETING_REBALANCE("CompletingRebalance"),
+        STABLE("Stable"), DEAD("Dead");
+
+        final String label;
+
+        State(final String label)
+        {
+            this.label = label;
+        }
+    }
+
+    /** A committed offset. */
+    record Offset(long offset, int leaderEpoch, String metadata, long commitTimestamp)
+    {
+    }
+
+    /** Topic and partition, the key of committed offsets. */
+    record TopicPartition(String topic, int partition)
+    {
+    }
+
+    final String groupId;
+    State state = State.EMPTY;
+    String protocolType;
+    String protocolName;
+    int generationId;
+    String leaderId;
+    final LinkedHashMap<String, Member> members = new LinkedHashMap<>();
+    /** Member ids given out with MEMBER_ID_REQUIRED, not yet joined with them. */
+    final Set<String> pendingMembers = new HashSet<>();
+    final Map<String, String> staticMembers = new HashMap<>();
+    final Map<TopicPartition, Offset> offsets = new HashMap<>();
+    /** When a rebalance must complete (members that did not rejoin by then are removed). */
+    long rebalanceDeadline;
+    /** group.initial.rebalance.delay.ms: while joining an empty group, wait until this for others. */
+    long initialDelayUntil;
+    long initialDelayLimit;
+    long stateTimestamp;
+
+    Group(final String groupId)
+    {
+        this.groupId = groupId;
+    }
+
+    boolean is(final State s)
+    {
+        return state == s;
+    }
+
+    void transition(final State next, final long now)
+    {
+        state = next;
+        stateTimestamp = now;
+    }
+
+    boolean hasAllMembersJoined()
+    {
+        for (final Member m : members.values())
+        {
+            if (m.awaitingJoin == null)
+            {
+                return false;
+            }
+        }
+        return pendingMembers.isEmpty();
+    }
+
+    int maxRebalanceTimeoutMs()
+    {
+        int max = 0;
+        for (final Member m : members.values())
+        {
+            max = Math.max(max, m.rebalanceTimeoutMs);
+        }
+        return max;
+    }
+
+    /** The protocol every member supports that most members prefer (Kafka's vote). */
+    String selectProtocol()
+    {
+        final Set<String> candidates = new java.util.LinkedHashSet<>();
+        boolean first = true;
+        for (final Member m : members.values())
+        {
+            final Set<String> names = new java.util.LinkedHashSet<>();
+            m.protocols.forEach(p -> names.add(p.name()));
+            if (first)
+            {
+                candidates.addAll(names);
+                first = false;
+            }
+            else
+            {
+                candidates.retainAll(names);
+            }
+        }
+        final Map<String, Integer> votes = new LinkedHashMap<>();
+        for (final Member m : members.values())
+        {
+            for (final Member.Protocol p : m.protocols)
+            {
+                if (candidates.contains(p.name()))
+                {
+                    votes.merge(p.name(), 1, Integer::sum);
+                    break;
+                }
+            }
+        }
+        String best = null;
+        int bestVotes = -1;
+        for (final Map.Entry<String, Integer> e : votes.entrySet())
+        {
+            if (e.getValue() > bestVotes)
+            {
+                best = e.getKey();
+                bestVotes = e.getValue();
+            }
+        }
+        return best;
+    }
+
+    /** Whether a joining member's protocols fit this group (Kafka's INCONSISTENT_GROUP_PROTOCOL check). */
+    boolean supportsProtocols(final String type, final java.util.List<Member.Protocol> protocols)
+    {
+        if (members.isEmpty())
+        {
+            return type != null && !type.isEmpty() && !protocols.isEmpty();
+        }
+        if (!type.equals(protocolType))
+        {
+            return false;
+        }
+        for (final Member.Protocol p : protocols)
+        {
+            boolean all = true;
+            for (final Member m : members.values())
+            {
+                if (!m.supports(p.name()))
+                {
+                    all = false;
+                    break;
+                }
+            }
+            if (all)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Topics the members subscribe to, when the protocol is the consumer's and readable; null when unknown. */
+    Set<String> subscribedTopics()
+    {
+        if (!"consumer".equals(protocolType) || protocolName == null)
+        {
+            return null;
+        }
+        final Set<String> topics = new HashSet<>();
+        for (final Member m : members.values())
+        {
+            final Set<String> t = ConsumerProtocol.topics(m.metadata(protocolName));
+            if (t == null)
+            {
+                return null;
+            }
+            topics.addAll(t);
+        }
+        return topics;
+    }
+}

@@ -1,0 +1,1112 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.FileRegion;
+import io.ferrite.log.PartitionLog;
+import io.ferrite.wire.record.Record;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import io.ferrite.wire.record.RecordReader;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The coordinator of every group on this node: Kafka's classic group protocol (JoinGroup,
+ * SyncGroup, Heartbeat, LeaveGroup and the Empty / PreparingRebalance / CompletingRebalance / Stable
+ * / Dead state machine), committed offsets and their persistence in {@code __consumer_offsets}.
+ *
+ * <p>Group work is off the produce path: it runs on the network threads that receive group
+ * requests and on this coordinator's timer thread, under one lock, and writes {@code
+ * __consumer_offsets} itself (no log thread serving user partitions ever waits for it; that topic
+ * refuses client produce, so the lock makes the coordinator its single writer). Requests that wait
+ * (a JoinGroup until the rebalance completes, a SyncGroup until the leader's assignment) get a
+ * waiter that their network thread polls; whatever completes waiters wakes the network threads.
+ *
+ * <p>After a restart groups come back from the log with their offsets, generation and protocol
+ * type, but empty: their members find themselves unknown at their next heartbeat and rejoin, and
+ * resume from the committed offsets. (Kafka also restores the members; here that costs one
+ * rebalance per group after a restart.) {@code __consumer_offsets} is not compacted yet: it keeps
+ * every commit until retention removes whole segments.
+ */
+public final class GroupCoordinator implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
+    public static final String OFFSETS_TOPIC = "__consumer_offsets";
+    private static final int NO_GENERATION = -1;
+
+    /** How a group behaves: Kafka's broker settings for groups and offsets. */
+    public record Settings(int minSessionTimeoutMs, int maxSessionTimeoutMs, int initialRebalanceDelayMs, int maxSize,
+        long offsetsRetentionMs, long retentionCheckIntervalMs, int offsetsTopicPartitions, int offsetsTopicSegmentBytes,
+        int offsetMetadataMaxBytes)
+    {
+    }
+
+    /** A member as the leader's JoinGroup response lists it. */
+    public record JoinedMember(String memberId, String groupInstanceId, byte[] metadata)
+    {
+    }
+
+    /** The answer to a JoinGroup, filled in when the rebalance completes (read under the coordinator's lock). */
+    public static final class JoinWaiter
+    {
+        public boolean done;
+        public short error;
+        public int generationId = NO_GENERATION;
+        public String protocolType;
+        public String protocolName;
+        public String leaderId = "";
+        public String memberId = "";
+        public boolean skipAssignment;
+        public List<JoinedMember> members = List.of();
+        final boolean skipAssignmentSupported;
+
+        JoinWaiter(final boolean skipAssignmentSupported)
+        {
+            this.skipAssignmentSupported = skipAssignmentSupported;
+        }
+
+        JoinWaiter fail(final short code, final String member)
+        {
+            error = code;
+            memberId = member == null ? "" : member;
+            done = true;
+            return this;
+        }
+    }
+
+    /** The answer to a SyncGroup, filled in when the leader's assignment arrives. */
+    public static final class SyncWaiter
+    {
+        public boolean done;
+        public short error;
+        public byte[] assignment = new byte[0];
+        public String protocolType;
+        public String protocolName;
+
+        SyncWaiter fail(final short code)
+        {
+            error = code;
+            done = true;
+            return this;
+        }
+    }
+
+    /** A member named in LeaveGroup. */
+    public record MemberIdentity(String memberId, String groupInstanceId)
+    {
+    }
+
+    /** A group as ListGroups and DescribeGroups report it. */
+    public record Description(String groupId, String state, String protocolType, String protocolData, List<MemberDescription> members)
+    {
+    }
+
+    public record MemberDescription(String memberId, String groupInstanceId, String clientId, String clientHost, byte[] metadata,
+        byte[] assignment)
+    {
+    }
+
+    /** A committed offset as OffsetFetch answers it. */
+    public record Committed(long offset, int leaderEpoch, String metadata)
+    {
+    }
+
+    private final TopicRegistry topics;
+    private final Settings settings;
+    private final Runnable wakeNetworkThreads;
+    private final Map<String, Group> groups = new HashMap<>();
+    private final ScheduledExecutorService timer;
+    private final RecordBatchBuilder builder = new RecordBatchBuilder();
+    private final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(4096);
+    private final AppendResult appendResult = new AppendResult();
+    private long nextRetentionCheck;
+
+    public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads)
+    {
+        this.topics = topics;
+        this.settings = settings;
+        this.wakeNetworkThreads = wakeNetworkThreads;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r ->
+        {
+            final Thread t = new Thread(r, "ferrite-group-coordinator");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Loads the groups from {@code __consumer_offsets} (when it exists) and starts the timer. */
+    public synchronized void start() throws IOException
+    {
+        final Topic topic = topics.topic(OFFSETS_TOPIC);
+        if (topic != null)
+        {
+            int records = 0;
+            for (final Partition p : topic.partitions)
+            {
+                records += load(p.log);
+            }
+            LOG.info("loaded {} groups from {} records of {}", groups.size(), records, OFFSETS_TOPIC);
+        }
+        nextRetentionCheck = System.currentTimeMillis() + settings.retentionCheckIntervalMs();
+        timer.scheduleWithFixedDelay(this::tick, 50, 50, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close()
+    {
+        timer.shutdownNow();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // membership
+    // ------------------------------------------------------------------------------------------
+
+    /** JoinGroup; the waiter may be done at once (an error, MEMBER_ID_REQUIRED, a static rejoin). */
+    public synchronized JoinWaiter join(final String groupId, final String memberId, final String groupInstanceId,
+        final String clientId, final String clientHost, final int sessionTimeoutMs, final int rebalanceTimeoutMs,
+        final String protocolType, final List<Member.Protocol> protocols, final boolean requireKnownMemberId,
+        final boolean skipAssignmentSupported)
+    {
+        final long now = System.currentTimeMillis();
+        final JoinWaiter waiter = new JoinWaiter(skipAssignmentSupported);
+        if (groupId == null || groupId.isEmpty())
+        {
+            return waiter.fail(Errors.INVALID_GROUP_ID, memberId);
+        }
+        if (sessionTimeoutMs < settings.minSessionTimeoutMs() || sessionTimeoutMs > settings.maxSessionTimeoutMs())
+        {
+            return waiter.fail(Errors.INVALID_SESSION_TIMEOUT, memberId);
+        }
+        Group group = groups.get(groupId);
+        final boolean unknownMember = memberId == null || memberId.isEmpty();
+        if (group == null || group.is(Group.State.DEAD))
+        {
+            if (!unknownMember)
+            {
+                return waiter.fail(Errors.UNKNOWN_MEMBER_ID, memberId);
+            }
+            group = new Group(groupId);
+            group.stateTimestamp = now;
+            groups.put(groupId, group);
+        }
+        if (!group.supportsProtocols(protocolType, protocols))
+        {
+            return waiter.fail(Errors.INCONSISTENT_GROUP_PROTOCOL, memberId);
+        }
+        if (unknownMember)
+        {
+            return joinUnknownMember(group, groupInstanceId, clientId, clientHost, sessionTimeoutMs, rebalanceTimeoutMs,
+                protocolType, protocols, requireKnownMemberId, waiter, now);
+        }
+        return joinKnownMember(group, memberId, groupInstanceId, clientId, clientHost, sessionTimeoutMs, rebalanceTimeoutMs,
+            protocolType, protocols, waiter, now);
+    }
+
+    private JoinWaiter joinUnknownMember(final Group group, final String groupInstanceId, final String clientId,
+        final String clientHost, final int sessionTimeoutMs, final int rebalanceTimeoutMs, final String protocolType,
+        final List<Member.Protocol> protocols, final boolean requireKnownMemberId, final JoinWaiter waiter, final long now)
+    {
+        final String newMemberId = (groupInstanceId != null ? groupInstanceId : clientId) + "-" + UUID.randomUUID();
+        if (groupInstanceId != null)
+        {
+            final String existing = group.staticMembers.get(groupInstanceId);
+            if (existing != null)
+            {
+                return rejoinStaticMember(group, existing, newMemberId, protocolType, protocols, sessionTimeoutMs,
+                    rebalanceTimeoutMs, waiter, now);
+            }
+            if (group.members.size() >= settings.maxSize())
+            {
+                return waiter.fail(Errors.GROUP_MAX_SIZE_REACHED, "");
+            }
+            final Member member = new Member(newMemberId, groupInstanceId, clientId, clientHost, rebalanceTimeoutMs,
+                sessionTimeoutMs, protocolType, protocols);
+            group.staticMembers.put(groupInstanceId, newMemberId);
+            return addMemberAndRebalance(group, member, waiter, now);
+        }
+        if (group.members.size() + group.pendingMembers.size() >= settings.maxSize())
+        {
+            return waiter.fail(Errors.GROUP_MAX_SIZE_REACHED, "");
+        }
+        if (requireKnownMemberId)
+        {
+            // Kafka's KIP-394: the member id comes back first, the member joins with it next
+            group.pendingMembers.add(newMemberId);
+            return waiter.fail(Errors.MEMBER_ID_REQUIRED, newMemberId);
+        }
+        final Member member = new Member(newMemberId, null, clientId, clientHost, rebalanceTimeoutMs, sessionTimeoutMs,
+            protocolType, protocols);
+        return addMemberAndRebalance(group, member, waiter, now);
+    }
+
+    private JoinWaiter joinKnownMember(final Group group, final String memberId, final String groupInstanceId,
+        final String clientId, final String clientHost, final int sessionTimeoutMs, final int rebalanceTimeoutMs,
+        final String protocolType, final List<Member.Protocol> protocols, final JoinWaiter waiter, final long now)
+    {
+        if (group.pendingMembers.remove(memberId))
+        {
+            final Member member = new Member(memberId, groupInstanceId, clientId, clientHost, rebalanceTimeoutMs,
+                sessionTimeoutMs, protocolType, protocols);
+            return addMemberAndRebalance(group, member, waiter, now);
+        }
+        final short fenced = checkStatic(group, memberId, groupInstanceId);
+        if (fenced != Errors.NONE)
+        {
+            return waiter.fail(fenced, memberId);
+        }
+        final Member member = group.members.get(memberId);
+        if (member == null || group.is(Group.State.EMPTY) || group.is(Group.State.DEAD))
+        {
+            return waiter.fail(Errors.UNKNOWN_MEMBER_ID, memberId);
+        }
+        member.sessionTimeoutMs = sessionTimeoutMs;
+        member.rebalanceTimeoutMs = rebalanceTimeoutMs;
+        switch (group.state)
+        {
+            case PREPARING_REBALANCE:
+                updateMemberAndAwait(group, member, protocols, waiter);
+                tryCompleteJoin(group, now);
+                return waiter;
+            case COMPLETING_REBALANCE:
+                if (member.sameProtocols(protocols))
+                {
+                    // the join response was lost: the same answer again
+                    fillJoin(group, member, waiter);
+                    return waiter;
+                }
+                updateMemberAndAwait(group, member, protocols, waiter);
+                prepareRebalance(group, now);
+                return waiter;
+            case STABLE:
+                if (member.memberId.equals(group.leaderId) || !member.sameProtocols(protocols))
+                {
+                    updateMemberAndAwait(group, member, protocols, waiter);
+                    prepareRebalance(group, now);
+                    return waiter;
+                }
+                fillJoin(group, member, waiter);
+                return waiter;
+            default:
+                return waiter.fail(Errors.UNKNOWN_MEMBER_ID, memberId);
+        }
+    }
+
+    /** A static member back with a new member id: it takes the old one's place and, if nothing changed, its assignment. */
+    private JoinWaiter rejoinStaticMember(final Group group, final String oldMemberId, final String newMemberId,
+        final String protocolType, final List<Member.Protocol> protocols, final int sessionTimeoutMs, final int rebalanceTimeoutMs,
+        final JoinWaiter waiter, final long now)
+    {
+        final Member member = group.members.remove(oldMemberId);
+        if (member.awaitingJoin != null)
+        {
+            member.awaitingJoin.fail(Errors.FENCED_INSTANCE_ID, oldMemberId);
+            member.awaitingJoin = null;
+        }
+        if (member.awaitingSync != null)
+        {
+            member.awaitingSync.fail(Errors.FENCED_INSTANCE_ID);
+            member.awaitingSync = null;
+        }
+        member.memberId = newMemberId;
+        member.sessionTimeoutMs = sessionTimeoutMs;
+        member.rebalanceTimeoutMs = rebalanceTimeoutMs;
+        member.sessionDeadline = now + sessionTimeoutMs;
+        group.members.put(newMemberId, member);
+        group.staticMembers.put(member.groupInstanceId, newMemberId);
+        final boolean wasLeader = oldMemberId.equals(group.leaderId);
+        if (wasLeader)
+        {
+            group.leaderId = newMemberId;
+        }
+        wakeNetworkThreads.run();
+        if (group.is(Group.State.STABLE) && member.sameProtocols(protocols) && (!wasLeader || waiter.skipAssignmentSupported))
+        {
+            // no rebalance: the same generation, and its assignment at the next SyncGroup
+            fillJoin(group, member, waiter);
+            if (wasLeader)
+            {
+                waiter.skipAssignment = true;
+            }
+            return waiter;
+        }
+        updateMemberAndAwait(group, member, protocols, waiter);
+        member.protocolType = protocolType;
+        prepareRebalance(group, now);
+        return waiter;
+    }
+
+    private JoinWaiter addMemberAndRebalance(final Group group, final Member member, final JoinWaiter waiter, final long now)
+    {
+        if (group.members.isEmpty())
+        {
+            group.protocolType = member.protocolType;
+        }
+        member.isNew = true;
+        member.awaitingJoin = waiter;
+        member.sessionDeadline = now + member.sessionTimeoutMs;
+        group.members.put(member.memberId, member);
+        if (group.leaderId == null)
+        {
+            group.leaderId = member.memberId;
+        }
+        if (group.is(Group.State.PREPARING_REBALANCE))
+        {
+            if (group.initialDelayUntil > now)
+            {
+                group.initialDelayUntil = Math.min(now + settings.initialRebalanceDelayMs(), group.initialDelayLimit);
+            }
+            group.rebalanceDeadline = Math.max(group.rebalanceDeadline, now + member.rebalanceTimeoutMs);
+            tryCompleteJoin(group, now);
+        }
+        else
+        {
+            prepareRebalance(group, now);
+        }
+        return waiter;
+    }
+
+    private static void updateMemberAndAwait(final Group group, final Member member, final List<Member.Protocol> protocols,
+        final JoinWaiter waiter)
+    {
+        if (member.awaitingJoin != null && member.awaitingJoin != waiter)
+        {
+            member.awaitingJoin.fail(Errors.UNKNOWN_MEMBER_ID, member.memberId); // superseded by this join
+        }
+        member.protocols = protocols;
+        member.awaitingJoin = waiter;
+    }
+
+    private void prepareRebalance(final Group group, final long now)
+    {
+        if (group.is(Group.State.COMPLETING_REBALANCE))
+        {
+            for (final Member m : group.members.values())
+            {
+                if (m.awaitingSync != null)
+                {
+                    m.awaitingSync.fail(Errors.REBALANCE_IN_PROGRESS);
+                    m.awaitingSync = null;
+                }
+            }
+            wakeNetworkThreads.run();
+        }
+        if (group.is(Group.State.EMPTY) && settings.initialRebalanceDelayMs() > 0)
+        {
+            group.initialDelayUntil = now + settings.initialRebalanceDelayMs();
+            group.initialDelayLimit = now + Math.max(group.maxRebalanceTimeoutMs(), settings.initialRebalanceDelayMs());
+        }
+        group.rebalanceDeadline = now + group.maxRebalanceTimeoutMs();
+        group.transition(Group.State.PREPARING_REBALANCE, now);
+        tryCompleteJoin(group, now);
+    }
+
+    private void tryCompleteJoin(final Group group, final long now)
+    {
+        if (group.is(Group.State.PREPARING_REBALANCE) && group.initialDelayUntil <= now && group.hasAllMembersJoined())
+        {
+            completeJoin(group, now);
+        }
+    }
+
+    /** Ends the join phase: a new generation, the protocol chosen, every waiting member answered. */
+    private void completeJoin(final Group group, final long now)
+    {
+        // members that did not rejoin in time leave the group
+        for (final Iterator<Member> it = group.members.values().iterator(); it.hasNext(); )
+        {
+            final Member m = it.next();
+            if (m.awaitingJoin == null)
+            {
+                it.remove();
+                if (m.groupInstanceId != null)
+                {
+                    group.staticMembers.remove(m.groupInstanceId);
+                }
+            }
+        }
+        group.pendingMembers.clear();
+        group.initialDelayUntil = 0;
+        group.generationId++;
+        if (group.members.isEmpty())
+        {
+            group.protocolName = null;
+            group.leaderId = null;
+            group.transition(Group.State.EMPTY, now);
+            writeGroup(group);
+            return;
+        }
+        group.protocolName = group.selectProtocol();
+        if (group.leaderId == null || !group.members.containsKey(group.leaderId))
+        {
+            group.leaderId = group.members.keySet().iterator().next();
+        }
+        group.transition(Group.State.COMPLETING_REBALANCE, now);
+        for (final Member m : group.members.values())
+        {
+            fillJoin(group, m, m.awaitingJoin);
+            m.awaitingJoin = null;
+            m.isNew = false;
+            m.sessionDeadline = now + m.sessionTimeoutMs;
+        }
+        wakeNetworkThreads.run();
+    }
+
+    private static void fillJoin(final Group group, final Member member, final JoinWaiter waiter)
+    {
+        waiter.error = Errors.NONE;
+        waiter.generationId = group.generationId;
+        waiter.protocolType = group.protocolType;
+        waiter.protocolName = group.protocolName;
+        waiter.leaderId = group.leaderId;
+        waiter.memberId = member.memberId;
+        if (member.memberId.equals(group.leaderId))
+        {
+            final List<JoinedMember> list = new ArrayList<>();
+            for (final Member m : group.members.values())
+            {
+                list.add(new JoinedMember(m.memberId, m.groupInstanceId, m.metadata(group.protocolName)));
+            }
+            waiter.members = list;
+        }
+        waiter.done = true;
+    }
+
+    /** Null when the static identity fits, else FENCED_INSTANCE_ID (or UNKNOWN_MEMBER_ID for an unknown instance). */
+    private static short checkStatic(final Group group, final String memberId, final String groupInstanceId)
+    {
+        if (groupInstanceId == null)
+        {
+            return Errors.NONE;
+        }
+        final String registered = group.staticMembers.get(groupInstanceId);
+        if (registered == null)
+        {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        return registered.equals(memberId) ? Errors.NONE : Errors.FENCED_INSTANCE_ID;
+    }
+
+    /** SyncGroup; done at once unless the group waits for its leader's assignment. */
+    public synchronized SyncWaiter sync(final String groupId, final int generationId, final String memberId,
+        final String groupInstanceId, final String protocolType, final String protocolName, final Map<String, byte[]> assignments)
+    {
+        final long now = System.currentTimeMillis();
+        final SyncWaiter waiter = new SyncWaiter();
+        final Group group = groups.get(groupId);
+        if (group == null || group.is(Group.State.DEAD) || group.is(Group.State.EMPTY))
+        {
+            return waiter.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+        final short fenced = checkStatic(group, memberId, groupInstanceId);
+        if (fenced != Errors.NONE)
+        {
+            return waiter.fail(fenced);
+        }
+        final Member member = group.members.get(memberId);
+        if (member == null)
+        {
+            return waiter.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+        if (generationId != group.generationId)
+        {
+            return waiter.fail(Errors.ILLEGAL_GENERATION);
+        }
+        if ((protocolType != null && !protocolType.equals(group.protocolType)) ||
+            (protocolName != null && !protocolName.equals(group.protocolName)))
+        {
+            return waiter.fail(Errors.INCONSISTENT_GROUP_PROTOCOL);
+        }
+        waiter.protocolType = group.protocolType;
+        waiter.protocolName = group.protocolName;
+        member.sessionDeadline = now + member.sessionTimeoutMs;
+        switch (group.state)
+        {
+            case PREPARING_REBALANCE:
+                return waiter.fail(Errors.REBALANCE_IN_PROGRESS);
+            case COMPLETING_REBALANCE:
+                member.awaitingSync = waiter;
+                if (memberId.equals(group.leaderId))
+                {
+                    for (final Member m : group.members.values())
+                    {
+                        final byte[] a = assignments.get(m.memberId);
+                        m.assignment = a == null ? new byte[0] : a;
+                    }
+                    group.transition(Group.State.STABLE, now);
+                    writeGroup(group);
+                    for (final Member m : group.members.values())
+                    {
+                        if (m.awaitingSync != null)
+                        {
+                            m.awaitingSync.assignment = m.assignment;
+                            m.awaitingSync.error = Errors.NONE;
+                            m.awaitingSync.done = true;
+                            m.awaitingSync = null;
+                        }
+                    }
+                    wakeNetworkThreads.run();
+                }
+                return waiter;
+            case STABLE:
+                waiter.assignment = member.assignment;
+                waiter.done = true;
+                return waiter;
+            default:
+                return waiter.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+    }
+
+    public synchronized short heartbeat(final String groupId, final String memberId, final String groupInstanceId,
+        final int generationId)
+    {
+        final Group group = groups.get(groupId);
+        if (group == null || group.is(Group.State.DEAD) || group.is(Group.State.EMPTY))
+        {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        final short fenced = checkStatic(group, memberId, groupInstanceId);
+        if (fenced != Errors.NONE)
+        {
+            return fenced;
+        }
+        final Member member = group.members.get(memberId);
+        if (member == null)
+        {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        member.sessionDeadline = System.currentTimeMillis() + member.sessionTimeoutMs;
+        if (group.is(Group.State.PREPARING_REBALANCE) || group.is(Group.State.COMPLETING_REBALANCE))
+        {
+            return Errors.REBALANCE_IN_PROGRESS;
+        }
+        return generationId == group.generationId ? Errors.NONE : Errors.ILLEGAL_GENERATION;
+    }
+
+    /** LeaveGroup: one error per member named (the request's top-level error is NONE unless the group is unknown). */
+    public synchronized List<Short> leave(final String groupId, final List<MemberIdentity> leaving)
+    {
+        final long now = System.currentTimeMillis();
+        final List<Short> results = new ArrayList<>();
+        final Group group = groups.get(groupId);
+        for (final MemberIdentity who : leaving)
+        {
+            if (group == null || group.is(Group.State.DEAD))
+            {
+                results.add(Errors.UNKNOWN_MEMBER_ID);
+                continue;
+            }
+            String memberId = who.memberId();
+            if (who.groupInstanceId() != null)
+            {
+                final String registered = group.staticMembers.get(who.groupInstanceId());
+                if (registered == null)
+                {
+                    results.add(Errors.UNKNOWN_MEMBER_ID);
+                    continue;
+                }
+                if (memberId != null && !memberId.isEmpty() && !memberId.equals(registered))
+                {
+                    results.add(Errors.FENCED_INSTANCE_ID);
+                    continue;
+                }
+                memberId = registered;
+            }
+            if (group.pendingMembers.remove(memberId))
+            {
+                results.add(Errors.NONE);
+                continue;
+            }
+            final Member member = group.members.get(memberId);
+            if (member == null)
+            {
+                results.add(Errors.UNKNOWN_MEMBER_ID);
+                continue;
+            }
+            removeMember(group, member, now);
+            results.add(Errors.NONE);
+        }
+        return results;
+    }
+
+    private void removeMember(final Group group, final Member member, final long now)
+    {
+        group.members.remove(member.memberId);
+        if (member.groupInstanceId != null)
+        {
+            group.staticMembers.remove(member.groupInstanceId);
+        }
+        if (member.awaitingJoin != null)
+        {
+            member.awaitingJoin.fail(Errors.UNKNOWN_MEMBER_ID, member.memberId);
+        }
+        if (member.awaitingSync != null)
+        {
+            member.awaitingSync.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+        wakeNetworkThreads.run();
+        switch (group.state)
+        {
+            case STABLE:
+            case COMPLETING_REBALANCE:
+                prepareRebalance(group, now);
+                break;
+            case PREPARING_REBALANCE:
+                if (group.members.isEmpty())
+                {
+                    completeJoin(group, now);
+                }
+                else
+                {
+                    tryCompleteJoin(group, now);
+                }
+                break;
+            default:
+                break;
+        }
+    }
+
+    /** Session expiries, rebalance deadlines, the initial delay, and now and then offset retention. */
+    private synchronized void tick()
+    {
+        try
+        {
+            final long now = System.currentTimeMillis();
+            for (final Group group : new ArrayList<>(groups.values()))
+            {
+                if (group.is(Group.State.PREPARING_REBALANCE))
+                {
+                    if (now >= group.rebalanceDeadline && group.initialDelayUntil <= now)
+                    {
+                        completeJoin(group, now);
+                        continue;
+                    }
+                    tryCompleteJoin(group, now);
+                }
+                for (final Member m : new ArrayList<>(group.members.values()))
+                {
+                    if (m.awaitingJoin == null && m.awaitingSync == null && now > m.sessionDeadline &&
+                        group.members.containsKey(m.memberId))
+                    {
+                        LOG.info("member {} of group {} expired after {} ms without a heartbeat", m.memberId, group.groupId,
+                            m.sessionTimeoutMs);
+                        removeMember(group, m, now);
+                    }
+                }
+            }
+            if (now >= nextRetentionCheck)
+            {
+                nextRetentionCheck = now + settings.retentionCheckIntervalMs();
+                expireOffsets(now);
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.error("group coordinator timer failed", ex);
+        }
+    }
+
+    /** offsets.retention.minutes: an empty group's offsets go once it has been empty that long. */
+    private void expireOffsets(final long now)
+    {
+        for (final Iterator<Group> it = groups.values().iterator(); it.hasNext(); )
+        {
+            final Group group = it.next();
+            if (!group.is(Group.State.EMPTY) || now - group.stateTimestamp < settings.offsetsRetentionMs())
+            {
+                continue;
+            }
+            final List<Group.TopicPartition> expired = new ArrayList<>();
+            for (final Map.Entry<Group.TopicPartition, Group.Offset> e : group.offsets.entrySet())
+            {
+                if (now - e.getValue().commitTimestamp() >= settings.offsetsRetentionMs())
+                {
+                    expired.add(e.getKey());
+                }
+            }
+            for (final Group.TopicPartition tp : expired)
+            {
+                group.offsets.remove(tp);
+                write(group.groupId, GroupRecords.offsetKey(group.groupId, tp.topic(), tp.partition()), null);
+            }
+            if (group.offsets.isEmpty())
+            {
+                group.transition(Group.State.DEAD, now);
+                write(group.groupId, GroupRecords.groupKey(group.groupId), null);
+                it.remove();
+            }
+            if (!expired.isEmpty())
+            {
+                LOG.info("expired {} offsets of group {}", expired.size(), group.groupId);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // offsets
+    // ------------------------------------------------------------------------------------------
+
+    /** Checks an OffsetCommit's member and generation: NONE when the commit may proceed. */
+    public synchronized short validateCommit(final String groupId, final int generationId, final String memberId,
+        final String groupInstanceId)
+    {
+        if (groupId == null || groupId.isEmpty())
+        {
+            return Errors.INVALID_GROUP_ID;
+        }
+        final Group group = groups.get(groupId);
+        if (group == null)
+        {
+            return generationId < 0 ? Errors.NONE : Errors.ILLEGAL_GENERATION;
+        }
+        if (group.is(Group.State.DEAD))
+        {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        if (generationId < 0 && group.is(Group.State.EMPTY))
+        {
+            return Errors.NONE; // a commit from outside the group (assign(), Admin), allowed while it has no members
+        }
+        final short fenced = checkStatic(group, memberId, groupInstanceId);
+        if (fenced != Errors.NONE)
+        {
+            return fenced;
+        }
+        if (!group.members.containsKey(memberId))
+        {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        if (generationId != group.generationId)
+        {
+            return Errors.ILLEGAL_GENERATION;
+        }
+        if (group.is(Group.State.COMPLETING_REBALANCE))
+        {
+            return Errors.REBALANCE_IN_PROGRESS;
+        }
+        return Errors.NONE;
+    }
+
+    /** Stores and persists committed offsets (already validated). */
+    public synchronized void commit(final String groupId, final Map<Group.TopicPartition, Group.Offset> offsets)
+    {
+        Group group = groups.get(groupId);
+        if (group == null)
+        {
+            group = new Group(groupId);
+            group.stateTimestamp = System.currentTimeMillis();
+            groups.put(groupId, group);
+        }
+        if (group.is(Group.State.EMPTY))
+        {
+            group.stateTimestamp = System.currentTimeMillis(); // retention counts from the last activity
+        }
+        for (final Map.Entry<Group.TopicPartition, Group.Offset> e : offsets.entrySet())
+        {
+            write(groupId, GroupRecords.offsetKey(groupId, e.getKey().topic(), e.getKey().partition()),
+                GroupRecords.offsetValue(e.getValue()));
+            group.offsets.put(e.getKey(), e.getValue());
+        }
+    }
+
+    public static Group.TopicPartition partition(final String topic, final int partition)
+    {
+        return new Group.TopicPartition(topic, partition);
+    }
+
+    public static Group.Offset offset(final long offset, final int leaderEpoch, final String metadata, final long timestamp)
+    {
+        return new Group.Offset(offset, leaderEpoch, metadata, timestamp);
+    }
+
+    public int offsetMetadataMaxBytes()
+    {
+        return settings.offsetMetadataMaxBytes();
+    }
+
+    /** The committed offset of a partition, or null. */
+    public synchronized Committed committed(final String groupId, final String topic, final int partition)
+    {
+        final Group group = groups.get(groupId);
+        final Group.Offset o = group == null ? null : group.offsets.get(new Group.TopicPartition(topic, partition));
+        return o == null ? null : new Committed(o.offset(), o.leaderEpoch(), o.metadata());
+    }
+
+    /** Every committed offset of a group, by topic then partition (sorted). */
+    public synchronized Map<String, Map<Integer, Committed>> committed(final String groupId)
+    {
+        final Map<String, Map<Integer, Committed>> all = new java.util.TreeMap<>();
+        final Group group = groups.get(groupId);
+        if (group != null)
+        {
+            for (final Map.Entry<Group.TopicPartition, Group.Offset> e : group.offsets.entrySet())
+            {
+                final Group.Offset o = e.getValue();
+                all.computeIfAbsent(e.getKey().topic(), k -> new java.util.TreeMap<>())
+                    .put(e.getKey().partition(), new Committed(o.offset(), o.leaderEpoch(), o.metadata()));
+            }
+        }
+        return all;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // administration
+    // ------------------------------------------------------------------------------------------
+
+    public synchronized List<Description> list()
+    {
+        final List<Description> list = new ArrayList<>();
+        for (final Group g : groups.values())
+        {
+            if (!g.is(Group.State.DEAD))
+            {
+                list.add(new Description(g.groupId, g.state.label, g.protocolType == null ? "" : g.protocolType, "", List.of()));
+            }
+        }
+        return list;
+    }
+
+    /** A group's description, or null when there is no such group. */
+    public synchronized Description describe(final String groupId)
+    {
+        final Group g = groups.get(groupId);
+        if (g == null || g.is(Group.State.DEAD))
+        {
+            return null;
+        }
+        final List<MemberDescription> members = new ArrayList<>();
+        final boolean stable = g.is(Group.State.STABLE);
+        for (final Member m : g.members.values())
+        {
+            members.add(new MemberDescription(m.memberId, m.groupInstanceId, m.clientId, m.clientHost,
+                g.protocolName == null ? new byte[0] : m.metadata(g.protocolName), stable ? m.assignment : new byte[0]));
+        }
+        return new Description(g.groupId, g.state.label, g.protocolType == null ? "" : g.protocolType,
+            stable && g.protocolName != null ? g.protocolName : "", members);
+    }
+
+    /** DeleteGroups for one group. */
+    public synchronized short delete(final String groupId)
+    {
+        final Group g = groups.get(groupId);
+        if (g == null || g.is(Group.State.DEAD))
+        {
+            return Errors.GROUP_ID_NOT_FOUND;
+        }
+        if (!g.is(Group.State.EMPTY))
+        {
+            return Errors.NON_EMPTY_GROUP;
+        }
+        for (final Group.TopicPartition tp : g.offsets.keySet())
+        {
+            write(groupId, GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()), null);
+        }
+        write(groupId, GroupRecords.groupKey(groupId), null);
+        g.transition(Group.State.DEAD, System.currentTimeMillis());
+        groups.remove(groupId);
+        return Errors.NONE;
+    }
+
+    /** OffsetDelete: GROUP_ID_NOT_FOUND for the whole request, else an error per partition. */
+    public synchronized short deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
+        final Map<Group.TopicPartition, Short> results)
+    {
+        final Group g = groups.get(groupId);
+        if (g == null || g.is(Group.State.DEAD))
+        {
+            return Errors.GROUP_ID_NOT_FOUND;
+        }
+        final Set<String> subscribed = g.is(Group.State.EMPTY) ? Set.of() : g.subscribedTopics();
+        for (final Group.TopicPartition tp : partitions)
+        {
+            if (subscribed == null || subscribed.contains(tp.topic()))
+            {
+                results.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
+                continue;
+            }
+            if (g.offsets.remove(tp) != null)
+            {
+                write(groupId, GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()), null);
+            }
+            results.put(tp, Errors.NONE);
+        }
+        return Errors.NONE;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // persistence
+    // ------------------------------------------------------------------------------------------
+
+    private void writeGroup(final Group group)
+    {
+        write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group));
+    }
+
+    /** Appends one record to the group's partition of {@code __consumer_offsets} (created on first use). */
+    private void write(final String groupId, final byte[] key, final byte[] value)
+    {
+        final Partition partition = offsetsPartition(groupId);
+        if (partition == null)
+        {
+            return;
+        }
+        final PartitionLog log = partition.log;
+        final int length = builder.wrap(batch, 0).appendRecord(System.currentTimeMillis(), key, value).build();
+        log.claimWriter(); // this lock makes the coordinator the single writer of the topic
+        log.append(batch, 0, length, appendResult);
+        if (appendResult.succeeded())
+        {
+            log.highWatermark(appendResult.lastOffset + 1);
+        }
+        else
+        {
+            LOG.error("writing group {} to {} failed: {}", groupId, OFFSETS_TOPIC, appendResult);
+        }
+    }
+
+    private Partition offsetsPartition(final String groupId)
+    {
+        Topic topic = topics.topic(OFFSETS_TOPIC);
+        if (topic == null)
+        {
+            try
+            {
+                topic = topics.create(OFFSETS_TOPIC, settings.offsetsTopicPartitions(), Map.of("cleanup.policy", "compact",
+                    "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                LOG.error("cannot create {}", OFFSETS_TOPIC, ex);
+                return null;
+            }
+        }
+        return topic.partitions[(groupId.hashCode() & 0x7fffffff) % topic.partitions.length];
+    }
+
+    /** Replays one partition of {@code __consumer_offsets}; returns the records read. */
+    private int load(final PartitionLog log) throws IOException
+    {
+        final FileRegion region = new FileRegion();
+        final RecordBatch batch = new RecordBatch();
+        final RecordReader reader = new RecordReader();
+        final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
+        int records = 0;
+        long offset = log.logStartOffset();
+        final long end = log.logEndOffset();
+        while (offset < end)
+        {
+            if (log.read(offset, 1 << 20, end, true, region) != PartitionLog.READ_OK || region.isEmpty())
+            {
+                break;
+            }
+            final ByteBuffer bytes = ByteBuffer.allocate(region.length);
+            while (bytes.hasRemaining())
+            {
+                if (region.channel.read(bytes, region.position + bytes.position()) < 0)
+                {
+                    break;
+                }
+            }
+            view.wrap(bytes.array());
+            int p = 0;
+            while (p < region.length)
+            {
+                batch.wrap(view, p);
+                reader.reset(batch);
+                while (reader.hasNext())
+                {
+                    apply(reader.next());
+                    records++;
+                }
+                p += batch.sizeInBytes();
+            }
+            offset = region.nextOffset;
+        }
+        return records;
+    }
+
+    private void apply(final Record record)
+    {
+        if (!record.hasKey())
+        {
+            return;
+        }
+        final byte[] keyBytes = new byte[record.keyLength()];
+        record.buffer().getBytes(record.keyOffset(), keyBytes);
+        final ByteBuffer key = ByteBuffer.wrap(keyBytes);
+        final short keyVersion = key.getShort();
+        final String groupId = GroupRecords.string(key);
+        ByteBuffer value = null;
+        if (record.hasValue())
+        {
+            final byte[] valueBytes = new byte[record.valueLength()];
+            record.buffer().getBytes(record.valueOffset(), valueBytes);
+            value = ByteBuffer.wrap(valueBytes);
+        }
+        if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
+        {
+            final String topic = GroupRecords.string(key);
+            final int partition = key.getInt();
+            final Group.TopicPartition tp = new Group.TopicPartition(topic, partition);
+            if (value == null)
+            {
+                final Group g = groups.get(groupId);
+                if (g != null)
+                {
+                    g.offsets.remove(tp);
+                }
+                return;
+            }
+            value.getShort();
+            final long committed = value.getLong();
+            final int epoch = value.getInt();
+            final String metadata = GroupRecords.string(value);
+            final long timestamp = value.getLong();
+            groups.computeIfAbsent(groupId, Group::new).offsets.put(tp, new Group.Offset(committed, epoch, metadata, timestamp));
+        }
+        else if (keyVersion == GroupRecords.GROUP_KEY)
+        {
+            if (value == null)
+            {
+                groups.remove(groupId);
+                return;
+            }
+            value.getShort();
+            final Group g = groups.computeIfAbsent(groupId, Group::new);
+            g.protocolType = GroupRecords.string(value);
+            g.generationId = value.getInt();
+            g.protocolName = null; // the members rejoin: no protocol until they do
+            g.leaderId = null;
+            g.state = Group.State.EMPTY;
+            g.stateTimestamp = System.currentTimeMillis();
+        }
+    }
+
+    /** For tests and metrics: the groups known, by state label. */
+    public synchronized Map<String, String> states()
+    {
+        final Map<String, String> states = new LinkedHashMap<>();
+        groups.forEach((id, g) -> states.put(id, g.state.label));
+        return states;
+    }
+}
