@@ -40,8 +40,8 @@ final class Group
     int generationId;
     String leaderId;
     final LinkedHashMap<String, Member> members = new LinkedHashMap<>();
-    /** Member ids given out with MEMBER_ID_REQUIRED, not yet joined with them. */
-    final Set<String> pendingMembers = new HashSet<>();
+    /** Member ids given out with MEMBER_ID_REQUIRED, not yet joined with them, and when they expire. */
+    final Map<String, Long> pendingMembers = new HashMap<>();
     final Map<String, String> staticMembers = new HashMap<>();
     final Map<TopicPartition, Offset> offsets = new HashMap<>();
     /** When a rebalance must complete (members that did not rejoin by then are removed). */

@@ -252,7 +252,7 @@ public final class GroupCoordinator implements AutoCloseable
         if (requireKnownMemberId)
         {
             // Kafka's KIP-394: the member id comes back first, the member joins with it next
-            group.pendingMembers.add(newMemberId);
+            group.pendingMembers.put(newMemberId, now + sessionTimeoutMs); // expires if it never joins with it
             return waiter.fail(Errors.MEMBER_ID_REQUIRED, newMemberId);
         }
         final Member member = new Member(newMemberId, null, clientId, clientHost, rebalanceTimeoutMs, sessionTimeoutMs,
@@ -264,7 +264,7 @@ public final class GroupCoordinator implements AutoCloseable
         final String clientId, final String clientHost, final int sessionTimeoutMs, final int rebalanceTimeoutMs,
         final String protocolType, final List<Member.Protocol> protocols, final JoinWaiter waiter, final long now)
     {
-        if (group.pendingMembers.remove(memberId))
+        if (group.pendingMembers.remove(memberId) != null)
         {
             final Member member = new Member(memberId, groupInstanceId, clientId, clientHost, rebalanceTimeoutMs,
                 sessionTimeoutMs, protocolType, protocols);
@@ -632,7 +632,7 @@ public final class GroupCoordinator implements AutoCloseable
                 }
                 memberId = registered;
             }
-            if (group.pendingMembers.remove(memberId))
+            if (group.pendingMembers.remove(memberId) != null)
             {
                 results.add(Errors.NONE);
                 continue;
@@ -694,6 +694,7 @@ public final class GroupCoordinator implements AutoCloseable
             final long now = System.currentTimeMillis();
             for (final Group group : new ArrayList<>(groups.values()))
             {
+                group.pendingMembers.values().removeIf(deadline -> deadline < now);
                 if (group.is(Group.State.PREPARING_REBALANCE))
                 {
                     if (now >= group.rebalanceDeadline && group.initialDelayUntil <= now)

@@ -11,10 +11,15 @@ import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
+import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.message.ListGroupsRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -181,6 +186,49 @@ class VersionSweepTest
                 return new InitProducerIdRequestData().setTransactionalId(null).setTransactionTimeoutMs(60_000);
             case DESCRIBE_CLUSTER:
                 return new DescribeClusterRequestData();
+            case FIND_COORDINATOR:
+                return v >= 4 ? new FindCoordinatorRequestData().setKeyType((byte)0).setCoordinatorKeys(List.of("sweep-group")) :
+                    new FindCoordinatorRequestData().setKey("sweep-group");
+            case OFFSET_COMMIT:
+            {
+                final OffsetCommitRequestData.OffsetCommitRequestTopic topic = new OffsetCommitRequestData.OffsetCommitRequestTopic()
+                    .setPartitions(List.of(new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(0)
+                        .setCommittedOffset(0).setCommittedMetadata("m")));
+                if (v >= 10)
+                {
+                    topic.setTopicId(id);
+                }
+                else
+                {
+                    topic.setName("sweep");
+                }
+                return new OffsetCommitRequestData().setGroupId("sweep-group").setGenerationIdOrMemberEpoch(-1).setMemberId("")
+                    .setTopics(List.of(topic));
+            }
+            case OFFSET_FETCH:
+            {
+                if (v < 8)
+                {
+                    return new OffsetFetchRequestData().setGroupId("sweep-group").setTopics(List.of(
+                        new OffsetFetchRequestData.OffsetFetchRequestTopic().setName("sweep").setPartitionIndexes(List.of(0))));
+                }
+                final OffsetFetchRequestData.OffsetFetchRequestTopics topic = new OffsetFetchRequestData.OffsetFetchRequestTopics()
+                    .setPartitionIndexes(List.of(0));
+                if (v >= 10)
+                {
+                    topic.setTopicId(id);
+                }
+                else
+                {
+                    topic.setName("sweep");
+                }
+                return new OffsetFetchRequestData().setGroups(List.of(new OffsetFetchRequestData.OffsetFetchRequestGroup()
+                    .setGroupId("sweep-group").setTopics(List.of(topic))));
+            }
+            case LIST_GROUPS:
+                return new ListGroupsRequestData();
+            case DESCRIBE_GROUPS:
+                return new DescribeGroupsRequestData().setGroups(List.of("sweep-group"));
             default:
                 return null;
         }
