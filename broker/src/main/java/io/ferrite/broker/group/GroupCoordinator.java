@@ -233,8 +233,8 @@ public final class GroupCoordinator implements AutoCloseable
             final String existing = group.staticMembers.get(groupInstanceId);
             if (existing != null)
             {
-                return rejoinStaticMember(group, existing, newMemberId, protocolType, protocols, sessionTimeoutMs,
-                    rebalanceTimeoutMs, waiter, now);
+                return rejoinStaticMember(group, existing, newMemberId, clientId, clientHost, protocolType, protocols,
+                    sessionTimeoutMs, rebalanceTimeoutMs, waiter, now);
             }
             if (group.members.size() >= settings.maxSize())
             {
@@ -314,7 +314,7 @@ public final class GroupCoordinator implements AutoCloseable
 
     /** A static member back with a new member id: it takes the old one's place and, if nothing changed, its assignment. */
     private JoinWaiter rejoinStaticMember(final Group group, final String oldMemberId, final String newMemberId,
-        final String protocolType, final List<Member.Protocol> protocols, final int sessionTimeoutMs, final int rebalanceTimeoutMs,
+        final String clientId, final String clientHost, final String protocolType, final List<Member.Protocol> protocols, final int sessionTimeoutMs, final int rebalanceTimeoutMs,
         final JoinWaiter waiter, final long now)
     {
         final Member member = group.members.remove(oldMemberId);
@@ -329,6 +329,8 @@ public final class GroupCoordinator implements AutoCloseable
             member.awaitingSync = null;
         }
         member.memberId = newMemberId;
+        member.clientId = clientId; // the instance may come back as another client
+        member.clientHost = clientHost;
         member.sessionTimeoutMs = sessionTimeoutMs;
         member.rebalanceTimeoutMs = rebalanceTimeoutMs;
         member.sessionDeadline = now + sessionTimeoutMs;
@@ -340,8 +342,10 @@ public final class GroupCoordinator implements AutoCloseable
             group.leaderId = newMemberId;
         }
         wakeNetworkThreads.run();
-        if (group.is(Group.State.STABLE) && member.sameProtocols(protocols) && (!wasLeader || waiter.skipAssignmentSupported))
+        if (group.is(Group.State.STABLE) && member.sameSubscription(group.protocolType, protocols) &&
+            (!wasLeader || waiter.skipAssignmentSupported))
         {
+            member.protocols = protocols;
             // no rebalance: the same generation, and its assignment at the next SyncGroup
             fillJoin(group, member, waiter);
             if (wasLeader)

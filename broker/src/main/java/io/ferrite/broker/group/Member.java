@@ -12,8 +12,8 @@ final class Member
 
     String memberId;
     final String groupInstanceId;
-    final String clientId;
-    final String clientHost;
+    String clientId;
+    String clientHost;
     int rebalanceTimeoutMs;
     int sessionTimeoutMs;
     String protocolType;
@@ -62,6 +62,33 @@ final class Member
             }
         }
         return false;
+    }
+
+    /**
+     * Whether a static member coming back asks for the same thing: for consumers the same
+     * protocols and subscribed topics (the metadata also carries owned partitions and the last
+     * generation, which a restarted consumer no longer knows); for other types the same bytes.
+     */
+    boolean sameSubscription(final String type, final List<Protocol> other)
+    {
+        if (!"consumer".equals(type))
+        {
+            return sameProtocols(other);
+        }
+        if (other.size() != protocols.size())
+        {
+            return false;
+        }
+        for (int i = 0; i < other.size(); i++)
+        {
+            final java.util.Set<String> mine = ConsumerProtocol.topics(protocols.get(i).metadata());
+            if (!other.get(i).name().equals(protocols.get(i).name()) || mine == null ||
+                !mine.equals(ConsumerProtocol.topics(other.get(i).metadata())))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     boolean sameProtocols(final List<Protocol> other)
