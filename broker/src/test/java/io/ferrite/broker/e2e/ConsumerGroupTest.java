@@ -47,7 +47,7 @@ class ConsumerGroupTest
     /** Session timeout of the member that is killed. */
     private static final int SHORT_SESSION_MS = 3_000;
     /** Several heartbeat intervals (500 ms): time enough for members to hear of a rebalance that should not happen. */
-    static final long UNDISTURBED_WAIT_MS = 2_000;
+    static final long UNDISTURBED_WAIT_MS = 1_500;
 
     @TempDir
     Path dir;
@@ -116,7 +116,7 @@ class ConsumerGroupTest
                     markB = b.eventCount();
                     beforeA = a.view().assignment();
                     beforeB = b.view().assignment();
-                    c.close();
+                    c.stop();
                     assertNull(c.failure(), "c closed cleanly");
                 }
                 awaitBalanced("c left", List.of(a, b), partitions, SETTLE);

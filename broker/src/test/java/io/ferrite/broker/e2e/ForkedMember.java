@@ -111,17 +111,25 @@ final class ForkedMember implements Members.Member, AutoCloseable
     }
 
     /** Kills the child JVM (SIGKILL): its consumer neither leaves the group nor heartbeats again. */
-    void kill() throws InterruptedException
+    void kill()
     {
         process.destroyForcibly();
-        if (!process.waitFor(20, TimeUnit.SECONDS))
+        try
         {
-            throw new IllegalStateException(name + " did not die");
+            if (!process.waitFor(20, TimeUnit.SECONDS))
+            {
+                throw new IllegalStateException(name + " did not die");
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(name + " interrupted while dying", ex);
         }
     }
 
     @Override
-    public void close() throws InterruptedException
+    public void close()
     {
         if (process.isAlive())
         {

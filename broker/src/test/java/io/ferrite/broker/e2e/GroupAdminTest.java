@@ -224,7 +224,7 @@ class GroupAdminTest
                 GroupMember s2 = new GroupMember(broker, "s2", "statics", "parcels", config2))
             {
                 awaitBalanced("s1 and s2", List.of(s1, s2), partitions, Duration.ofSeconds(25));
-                s1.close();
+                s1.stop();
                 assertEquals(2, get(admin.describeConsumerGroups(List.of("statics")).all()).get("statics").members().size(),
                     "a static member that closed is still in the group");
 

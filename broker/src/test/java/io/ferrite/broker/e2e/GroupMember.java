@@ -49,7 +49,6 @@ final class GroupMember implements Members.Member, AutoCloseable
     private volatile Members.View view = Members.View.NONE;
     private volatile Throwable failure;
     private volatile boolean stopping;
-    private volatile CloseOptions closeOptions;
 
     /**
      * Subscribes to the topics with group.protocol=classic, client.id = name, session.timeout.ms 30000 and
@@ -130,15 +129,7 @@ final class GroupMember implements Members.Member, AutoCloseable
             }
             try
             {
-                final CloseOptions options = closeOptions;
-                if (options == null)
-                {
-                    consumer.close(CloseOptions.timeout(Duration.ofSeconds(20)));
-                }
-                else
-                {
-                    consumer.close(options);
-                }
+                consumer.close(CloseOptions.timeout(Duration.ofSeconds(20)));
             }
             catch (final Throwable ex)
             {
@@ -233,10 +224,9 @@ final class GroupMember implements Members.Member, AutoCloseable
         }
     }
 
-    /** Closes as {@link #close()} does, but with these options (e.g. to make a static member leave). */
-    void close(final CloseOptions options) throws InterruptedException
+    /** The same as {@link #close()}, for a member stopped in the middle of a test (closing again does nothing). */
+    void stop()
     {
-        closeOptions = options;
         close();
     }
 
@@ -245,10 +235,18 @@ final class GroupMember implements Members.Member, AutoCloseable
      * sends LeaveGroup, a static one does not.
      */
     @Override
-    public void close() throws InterruptedException
+    public void close()
     {
         stopping = true;
-        thread.join(60_000);
+        try
+        {
+            thread.join(60_000);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(name + " interrupted while stopping", ex);
+        }
         if (thread.isAlive())
         {
             throw new IllegalStateException(name + " did not stop");

@@ -141,7 +141,7 @@ class GroupProtocolTest
     void aGroupGoesThroughItsStatesAndTheLeadersAssignmentReachesEveryMember() throws Exception
     {
         final String group = "states";
-        try (RunningBroker broker = new RunningBroker(dir, Map.of("group.initial.rebalance.delay.ms", "3000"));
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("group.initial.rebalance.delay.ms", "2000"));
             Admin admin = broker.admin();
             RawClient control = new RawClient(port(broker));
             RawClient ra = new RawClient(port(broker));
@@ -274,7 +274,7 @@ class GroupProtocolTest
     /**
      * A member that stops heartbeating is removed once its session.timeout.ms (1 s here) has passed: the
      * group goes from Stable to Empty and the member's next Heartbeat gets UNKNOWN_MEMBER_ID. A member with
-     * the same timeout that keeps heartbeating stays for several times that long.
+     * the same timeout that keeps heartbeating stays for three times that long.
      */
     @Test
     void aMemberThatStopsHeartbeatingIsRemovedAfterItsSessionTimeout() throws Exception
@@ -294,7 +294,7 @@ class GroupProtocolTest
             assertEquals("Stable", describe(silent, (short)5, "silent").groupState(), "just joined");
 
             final long start = System.nanoTime();
-            while (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) < 4_000)
+            while (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) < 3_000)
             {
                 assertError(Errors.NONE, heartbeat(beating, "beating", alive.memberId(), null, alive.generation()),
                     "a member that heartbeats stays");
@@ -313,7 +313,7 @@ class GroupProtocolTest
     /**
      * Members a and b are Stable in generation g. A third joins: PreparingRebalance; a's Heartbeat says
      * REBALANCE_IN_PROGRESS, a may still commit offsets with generation g, and a rejoins; b does nothing.
-     * When the rebalance timeout (3 s, well inside b's 30 s session) runs out, the join completes
+     * When the rebalance timeout (2 s, well inside b's 30 s session) runs out, the join completes
      * without b: generation g+1 with a and the newcomer only, and b's Heartbeat gets UNKNOWN_MEMBER_ID.
      */
     @Test
@@ -321,7 +321,7 @@ class GroupProtocolTest
     {
         final String group = "laggards";
         final int session = 30_000;
-        final int rebalance = 3_000;
+        final int rebalance = 2_000;
         try (RunningBroker broker = new RunningBroker(dir, Map.of("group.initial.rebalance.delay.ms", "0"));
             Admin admin = broker.admin();
             RawClient ra = new RawClient(port(broker));

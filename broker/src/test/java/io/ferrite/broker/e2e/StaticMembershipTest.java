@@ -96,8 +96,9 @@ class StaticMembershipTest
                     final ConsumerGroupDescription after = assertDescribed(admin, "depot", "range", List.of(a, b));
                     assertEquals(memberWithInstance(before, "instance-a").consumerId(), memberWithInstance(after, "instance-a").consumerId());
 
-                    // a second live consumer with b's instance id replaces it; b is fenced
-                    try (GroupMember duplicate = new GroupMember(broker, "b2", "depot", "shipments", config("instance-b")))
+                    // a second live consumer with b's instance id (and, being the same deployment, its client.id:
+                    // Kafka keeps the replaced member's client id in DescribeGroups) replaces it; b is fenced
+                    try (GroupMember duplicate = new GroupMember(broker, "b", "depot", "shipments", config("instance-b")))
                     {
                         final long deadline = System.currentTimeMillis() + 30_000;
                         while (b.failure() == null && duplicate.failure() == null && System.currentTimeMillis() < deadline)
@@ -108,8 +109,8 @@ class StaticMembershipTest
                         assertInstanceOf(FencedInstanceIdException.class, fenced, "one of the two instance-b consumers is fenced");
                         assertTrue(b.failure() instanceof FencedInstanceIdException,
                             "the older instance-b is the one fenced (Kafka replaces the member id on join)");
-                        awaitBalanced("b2 in b's place", List.of(a, duplicate), partitions, Duration.ofSeconds(25));
-                        assertEquals(viewB.assignment(), duplicate.view().assignment(), "b2 took b's partitions");
+                        awaitBalanced("the duplicate in b's place", List.of(a, duplicate), partitions, Duration.ofSeconds(25));
+                        assertEquals(viewB.assignment(), duplicate.view().assignment(), "the duplicate took b's partitions");
                         assertEquals(generation, duplicate.view().generation(), "no rebalance for the replacement either");
                         assertEquals(viewA, a.view(), "a undisturbed");
                         assertEquals(List.of(), a.eventsSince(markA), "a's rebalance listener was not called");
