@@ -329,8 +329,7 @@ public final class GroupCoordinator implements AutoCloseable
             member.awaitingSync = null;
         }
         member.memberId = newMemberId;
-        member.clientId = clientId; // the instance may come back as another client
-        member.clientHost = clientHost;
+        // Kafka keeps the replaced member's client id and host (checked against Kafka 4.4)
         member.sessionTimeoutMs = sessionTimeoutMs;
         member.rebalanceTimeoutMs = rebalanceTimeoutMs;
         member.sessionDeadline = now + sessionTimeoutMs;
@@ -517,6 +516,10 @@ public final class GroupCoordinator implements AutoCloseable
     {
         final long now = System.currentTimeMillis();
         final SyncWaiter waiter = new SyncWaiter();
+        if (groupId == null || groupId.isEmpty())
+        {
+            return waiter.fail(Errors.INVALID_GROUP_ID);
+        }
         final Group group = groups.get(groupId);
         if (group == null || group.is(Group.State.DEAD) || group.is(Group.State.EMPTY))
         {
@@ -584,6 +587,10 @@ public final class GroupCoordinator implements AutoCloseable
     public synchronized short heartbeat(final String groupId, final String memberId, final String groupInstanceId,
         final int generationId)
     {
+        if (groupId == null || groupId.isEmpty())
+        {
+            return Errors.INVALID_GROUP_ID;
+        }
         final Group group = groups.get(groupId);
         if (group == null || group.is(Group.State.DEAD) || group.is(Group.State.EMPTY))
         {
@@ -773,16 +780,17 @@ public final class GroupCoordinator implements AutoCloseable
 
     /** Checks an OffsetCommit's member and generation: NONE when the commit may proceed. */
     public synchronized short validateCommit(final String groupId, final int generationId, final String memberId,
-        final String groupInstanceId)
+        final String groupInstanceId, final short version)
     {
-        if (groupId == null || groupId.isEmpty())
+        if (groupId == null)
         {
-            return Errors.INVALID_GROUP_ID;
+            return Errors.INVALID_GROUP_ID; // Kafka 4.4 accepts an empty group id here, unlike in the membership APIs
         }
         final Group group = groups.get(groupId);
         if (group == null)
         {
-            return generationId < 0 ? Errors.NONE : Errors.ILLEGAL_GENERATION;
+            // a member's commit to a group that does not exist: v9+ say so, older versions knew no such error
+            return generationId < 0 ? Errors.NONE : version >= 9 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
         }
         if (group.is(Group.State.DEAD))
         {
@@ -936,6 +944,10 @@ public final class GroupCoordinator implements AutoCloseable
     public synchronized short deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
         final Map<Group.TopicPartition, Short> results)
     {
+        if (groupId == null || groupId.isEmpty())
+        {
+            return Errors.INVALID_GROUP_ID;
+        }
         final Group g = groups.get(groupId);
         if (g == null || g.is(Group.State.DEAD))
         {

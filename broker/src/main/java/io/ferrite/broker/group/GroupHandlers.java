@@ -68,7 +68,7 @@ public final class GroupHandlers
             .register(ApiKeys.LIST_GROUPS, new ListGroups(coordinator))
             .register(ApiKeys.DESCRIBE_GROUPS, new DescribeGroups(coordinator))
             .register(ApiKeys.DELETE_GROUPS, new DeleteGroups(coordinator))
-            .register(ApiKeys.OFFSET_DELETE, new OffsetDelete(coordinator));
+            .register(ApiKeys.OFFSET_DELETE, new OffsetDelete(coordinator, topics));
     }
 
     /**
@@ -344,7 +344,13 @@ public final class GroupHandlers
                     leaving.add(new GroupCoordinator.MemberIdentity(m.memberId(), m.groupInstanceId()));
                 }
             }
-            final List<Short> results = coordinator.leave(request.groupId(), leaving);
+            final String groupId = request.groupId();
+            if (groupId == null || groupId.isEmpty())
+            {
+                response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.INVALID_GROUP_ID).members(0);
+                return outOffset + response.finish();
+            }
+            final List<Short> results = coordinator.leave(groupId, leaving);
             response.wrap(out, outOffset, version).throttleTimeMs(0);
             if (version < 3)
             {
@@ -389,7 +395,7 @@ public final class GroupHandlers
             request.wrap(in, offset, limit, version);
             final String groupId = request.groupId();
             final short groupError = coordinator.validateCommit(groupId, request.generationIdOrMemberEpoch(), request.memberId(),
-                version >= 7 ? request.groupInstanceId() : null);
+                version >= 7 ? request.groupInstanceId() : null, version);
             final long now = System.currentTimeMillis();
             final Map<Group.TopicPartition, Group.Offset> valid = new LinkedHashMap<>();
             final List<Short> errors = new ArrayList<>();
@@ -711,15 +717,18 @@ public final class GroupHandlers
         }
     }
 
+    /** OffsetDelete: partitions of unknown topics are UNKNOWN_TOPIC_OR_PARTITION before the group is asked (as Kafka's broker does). */
     static final class OffsetDelete implements RequestHandler
     {
         private final GroupCoordinator coordinator;
+        private final TopicRegistry topics;
         private final OffsetDeleteRequestDecoder request = new OffsetDeleteRequestDecoder();
         private final OffsetDeleteResponseEncoder response = new OffsetDeleteResponseEncoder();
 
-        OffsetDelete(final GroupCoordinator coordinator)
+        OffsetDelete(final GroupCoordinator coordinator, final TopicRegistry topics)
         {
             this.coordinator = coordinator;
+            this.topics = topics;
         }
 
         @Override
@@ -728,18 +737,27 @@ public final class GroupHandlers
         {
             request.wrap(in, offset, limit, version);
             final List<Group.TopicPartition> partitions = new ArrayList<>();
+            final Map<Group.TopicPartition, Short> results = new LinkedHashMap<>();
             final OffsetDeleteRequestDecoder.OffsetDeleteRequestTopic t = request.topics();
             while (t.hasNext())
             {
                 t.next();
+                final Topic topic = topics.topic(t.name());
                 final OffsetDeleteRequestDecoder.OffsetDeleteRequestPartition p = t.partitions();
                 while (p.hasNext())
                 {
                     p.next();
-                    partitions.add(new Group.TopicPartition(t.name(), p.partitionIndex()));
+                    final Group.TopicPartition tp = new Group.TopicPartition(t.name(), p.partitionIndex());
+                    if (topic == null || topic.isDeleted() || topic.partition(p.partitionIndex()) == null)
+                    {
+                        results.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                    }
+                    else
+                    {
+                        partitions.add(tp);
+                    }
                 }
             }
-            final Map<Group.TopicPartition, Short> results = new LinkedHashMap<>();
             final short error = coordinator.deleteOffsets(request.groupId(), partitions, results);
             response.wrap(out, outOffset, version).errorCode(error).throttleTimeMs(0);
             final OffsetDeleteRequestDecoder.OffsetDeleteRequestTopic t2 = request.topics();
