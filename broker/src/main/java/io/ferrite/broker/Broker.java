@@ -241,7 +241,8 @@ public final class Broker implements AutoCloseable
     {
         return new GroupCoordinator.Settings(config.getInt(BrokerConfig.GROUP_MIN_SESSION_TIMEOUT_MS),
             config.getInt(BrokerConfig.GROUP_MAX_SESSION_TIMEOUT_MS), config.getInt(BrokerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS),
-            config.getInt(BrokerConfig.GROUP_MAX_SIZE), config.getInt(BrokerConfig.OFFSETS_RETENTION_MINUTES) * 60_000L,
+            config.getInt(BrokerConfig.GROUP_MAX_SIZE), config.values().containsKey(BrokerConfig.INTERNAL_OFFSETS_RETENTION_MS) ?
+                config.getLong(BrokerConfig.INTERNAL_OFFSETS_RETENTION_MS) : config.getInt(BrokerConfig.OFFSETS_RETENTION_MINUTES) * 60_000L,
             config.getLong(BrokerConfig.OFFSETS_RETENTION_CHECK_INTERVAL_MS), config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES), config.getInt(BrokerConfig.OFFSET_METADATA_MAX_BYTES));
     }

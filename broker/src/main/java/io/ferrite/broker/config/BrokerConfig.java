@@ -55,6 +55,8 @@ public final class BrokerConfig
     public static final String GROUP_MAX_SIZE = "group.max.size";
     public static final String OFFSETS_RETENTION_MINUTES = "offsets.retention.minutes";
     public static final String OFFSETS_RETENTION_CHECK_INTERVAL_MS = "offsets.retention.check.interval.ms";
+    /** Testing only: offsets.retention.minutes in milliseconds, below Kafka's one-minute floor. */
+    public static final String INTERNAL_OFFSETS_RETENTION_MS = "internal.offsets.retention.ms";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
@@ -365,6 +367,7 @@ public final class BrokerConfig
             .define(GROUP_MAX_SIZE, INT, Integer.toString(Integer.MAX_VALUE), atLeast(1), true, "members a group may have")
             .define(OFFSETS_RETENTION_MINUTES, INT, "10080", atLeast(1), true, "how long an empty group's offsets are kept")
             .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, LONG, "600000", atLeast(1), true, "how often expired offsets are removed")
+            .define(INTERNAL_OFFSETS_RETENTION_MS, LONG, null, atLeast(1), true, "testing only: offsets retention in milliseconds")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __consumer_offsets (created on first use)")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __consumer_offsets")
             .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset");

@@ -1,0 +1,79 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * offsets.retention.minutes (here in milliseconds through a testing-only property, Kafka's floor
+ * being a minute): the offsets of a group that has stayed empty that long go, and the group with
+ * them; a group with a live member keeps its offsets however old they are.
+ */
+class OffsetRetentionTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void offsetsOfAnEmptyGroupExpireAndAnActiveGroupKeepsItsOwn() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("internal.offsets.retention.ms", "1500",
+            "offsets.retention.check.interval.ms", "200", "group.initial.rebalance.delay.ms", "0"));
+            Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic("kept", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            final TopicPartition tp = new TopicPartition("kept", 0);
+            admin.alterConsumerGroupOffsets("idle", Map.of(tp, new OffsetAndMetadata(0, "idle"))).all().get(20, TimeUnit.SECONDS);
+            assertTrue(listed(admin).contains("idle"), "the committed group exists at first");
+            try (KafkaConsumer<byte[], byte[]> member = broker.consumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, "busy",
+                "group.protocol", "classic", ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6000,
+                ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 300)))
+            {
+                member.subscribe(List.of("kept"));
+                final long joined = System.currentTimeMillis() + 20_000;
+                while (member.assignment().isEmpty() && System.currentTimeMillis() < joined)
+                {
+                    member.poll(Duration.ofMillis(100));
+                }
+                member.commitSync(Map.of(tp, new OffsetAndMetadata(0, "busy")));
+                final long deadline = System.currentTimeMillis() + 20_000;
+                while (listed(admin).contains("idle") && System.currentTimeMillis() < deadline)
+                {
+                    member.poll(Duration.ofMillis(100));
+                }
+                assertTrue(!listed(admin).contains("idle"), "the idle group expired with its offsets");
+                assertEquals(Map.of(), admin.listConsumerGroupOffsets("idle").partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS));
+                final long wait = System.currentTimeMillis() + 3_000; // twice the retention, while busy is active
+                while (System.currentTimeMillis() < wait)
+                {
+                    member.poll(Duration.ofMillis(100));
+                }
+                assertEquals("busy", admin.listConsumerGroupOffsets("busy").partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS)
+                    .get(tp).metadata(), "an active group keeps its offsets");
+            }
+        }
+    }
+
+    private static Set<String> listed(final Admin admin) throws Exception
+    {
+        return admin.listGroups().all().get(20, TimeUnit.SECONDS).stream().map(GroupListing::groupId)
+            .collect(Collectors.toSet());
+    }
+}
