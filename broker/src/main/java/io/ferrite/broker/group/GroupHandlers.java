@@ -161,14 +161,7 @@ public final class GroupHandlers
             final GroupCoordinator.JoinWaiter waiter = coordinator.join(request.groupId(), request.memberId(),
                 version >= 5 ? request.groupInstanceId() : null, connection.clientId(), clientHost(connection),
                 request.sessionTimeoutMs(), rebalanceTimeout, request.protocolType(), protocols, version >= 4, version >= 9);
-            final Pending pending = new Pending(coordinator, waiter, version);
-            final int end = pending.poll(connection, outOffset, 0);
-            if (end != PendingResponse.NOT_READY)
-            {
-                return end;
-            }
-            connection.defer(pending);
-            return DEFERRED;
+            return answerOrDefer(new Pending(coordinator, waiter, version), connection, outOffset);
         }
 
         private static final class Pending implements PendingResponse
@@ -242,14 +235,7 @@ public final class GroupHandlers
             final GroupCoordinator.SyncWaiter waiter = coordinator.sync(request.groupId(), request.generationId(),
                 request.memberId(), version >= 3 ? request.groupInstanceId() : null, version >= 5 ? request.protocolType() : null,
                 version >= 5 ? request.protocolName() : null, assignments);
-            final Pending pending = new Pending(coordinator, waiter, version);
-            final int end = pending.poll(connection, outOffset, 0);
-            if (end != PendingResponse.NOT_READY)
-            {
-                return end;
-            }
-            connection.defer(pending);
-            return DEFERRED;
+            return answerOrDefer(new Pending(coordinator, waiter, version), connection, outOffset);
         }
 
         private static final class Pending implements PendingResponse
@@ -777,6 +763,18 @@ public final class GroupHandlers
             }
             return outOffset + response.finish();
         }
+    }
+
+    /** The response now when the coordinator has it, else later: the connection waits for it. */
+    private static int answerOrDefer(final PendingResponse pending, final Connection connection, final int outOffset)
+    {
+        final int end = pending.poll(connection, outOffset, 0);
+        if (end != PendingResponse.NOT_READY)
+        {
+            return end;
+        }
+        connection.defer(pending);
+        return RequestHandler.DEFERRED;
     }
 
     /** Kafka reports the client's address without the port ("/127.0.0.1"). */
