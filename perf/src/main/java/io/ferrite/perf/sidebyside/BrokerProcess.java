@@ -125,17 +125,25 @@ final class BrokerProcess implements AutoCloseable
         final long spawned = System.nanoTime();
         final Process process = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(dir.resolve("broker.log").toFile()).start();
+        // a runner stopped half-way (Ctrl-C, a failed test JVM) leaves no broker behind
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + kind.name().toLowerCase()));
         return new BrokerProcess(kind, dir, port, process, spawned);
     }
 
     /** VmRSS of the child JVM from /proc, in bytes, or -1 where there is no /proc. */
     long residentBytes()
     {
+        return status("VmRSS:");
+    }
+
+    /** A size field of /proc/<pid>/status (VmRSS:, RssAnon:, RssFile:), in bytes, or -1. */
+    long status(final String field)
+    {
         try
         {
             for (final String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status")))
             {
-                if (line.startsWith("VmRSS:"))
+                if (line.startsWith(field))
                 {
                     return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
                 }

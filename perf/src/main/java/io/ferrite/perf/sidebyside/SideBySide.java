@@ -247,7 +247,12 @@ public final class SideBySide
             }
             final long rss = broker.residentBytes();
             add(kind, "broker resident memory (VmRSS) after the run", "MiB", false, 0.25, rss / 1048576.0);
-            System.out.printf(Locale.ROOT, "RSS %.0f MiB%n", rss / 1048576.0);
+            final long anon = broker.status("RssAnon:");
+            final long file = broker.status("RssFile:");
+            add(kind, "of which anonymous (RssAnon: heap, direct buffers, metaspace...)", "MiB", false, null, anon / 1048576.0);
+            add(kind, "of which file-backed (RssFile: mapped segments and indexes, jars)", "MiB", false, null, file / 1048576.0);
+            System.out.printf(Locale.ROOT, "RSS %.0f MiB (anonymous %.0f, file %.0f)%n", rss / 1048576.0, anon / 1048576.0,
+                file / 1048576.0);
         }
         catch (final Exception ex)
         {
