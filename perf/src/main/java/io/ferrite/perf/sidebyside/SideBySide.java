@@ -119,6 +119,7 @@ public final class SideBySide
     private final Map<String, Metric> metrics = new LinkedHashMap<>();
     private final List<String> perRecord = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
+    private final List<String> load = new ArrayList<>();
 
     SideBySide(final Options options)
     {
@@ -164,6 +165,7 @@ public final class SideBySide
         System.out.printf(Locale.ROOT, "%n=== %s, round %d ===%n", kind.label, round);
         final String label = kind.label + " round " + round;
         final List<String> overrides = kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides;
+        final String loadBefore = loadAverage();
         final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides);
         try
         {
@@ -262,6 +264,7 @@ public final class SideBySide
         }
         finally
         {
+            load.add(label + " " + loadBefore + " -> " + loadAverage());
             for (final String p : broker.problems(8))
             {
                 problems.add(label + " broker log: " + p);
@@ -418,6 +421,8 @@ public final class SideBySide
         }
         final ArrayNode pr = json.putArray("perRecord");
         perRecord.forEach(pr::add);
+        final ArrayNode ld = json.putArray("load");
+        load.forEach(ld::add);
         final ArrayNode pb = json.putArray("problems");
         problems.forEach(pb::add);
         return json;
@@ -431,6 +436,19 @@ public final class SideBySide
     private static String overrides(final List<String> o)
     {
         return o.isEmpty() ? "" : "; overrides " + String.join(", ", o);
+    }
+
+    /** The 1-minute load average (other work on the machine), or "?" without /proc. */
+    private static String loadAverage()
+    {
+        try
+        {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        }
+        catch (final IOException ex)
+        {
+            return "?";
+        }
     }
 
     private static String cpuModel()

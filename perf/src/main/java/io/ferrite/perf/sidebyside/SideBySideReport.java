@@ -35,6 +35,13 @@ public final class SideBySideReport
         {
             md.append("- ").append(s.asText()).append('\n');
         }
+        if (run.path("load").size() > 0)
+        {
+            final List<String> load = new ArrayList<>();
+            run.path("load").forEach(l -> load.add(l.asText()));
+            md.append("- 1-minute load average at the start and end of each round (other work on this machine, ")
+                .append(meta.path("cores").asText()).append(" cores): ").append(String.join("; ", load)).append('\n');
+        }
         md.append("\nMedian over the rounds, (min–max) across rounds; ratio = Ferrite / Kafka of the medians.\n\n");
         md.append("| measure | unit | Kafka | Ferrite | Ferrite / Kafka | target | verdict |\n");
         md.append("|---|---|---:|---:|---:|---:|---|\n");
