@@ -2,6 +2,7 @@ package io.ferrite.perf.results;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ferrite.perf.sidebyside.SideBySideReport;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,8 @@ import java.util.stream.Stream;
 /**
  * Writes {@code jmh-results/RESULTS.md} from the recorded runs: each {@code NAME.json} (JMH's JSON
  * output) with its {@code NAME.meta.json} (date, commit, JDK, CPU, cores, command, written by
- * {@code perf/bin/jmh-record}). The markdown is only ever generated, never edited.
+ * {@code perf/bin/jmh-record}), and each side-by-side run against Apache Kafka (a JSON object of kind
+ * {@code ferrite-side-by-side} written by {@code perf/bin/side-by-side}, its provenance inside). The markdown is only ever generated, never edited.
  *
  * <p>{@code ResultsReport <dir>} rewrites the file; {@code ResultsReport --check <dir>} exits 1
  * when the file differs from what the JSON gives.
@@ -80,12 +82,18 @@ public final class ResultsReport
         md.append("shared: compare within one run, and read ratios rather than absolute figures.\n");
         for (final Map.Entry<String, Path> run : runs.entrySet())
         {
+            final JsonNode json = MAPPER.readTree(run.getValue().toFile());
+            if (SideBySideReport.isSideBySide(json))
+            {
+                md.append(SideBySideReport.render(run.getKey(), json)); // carries its own provenance
+                continue;
+            }
             final Path metaFile = dir.resolve(run.getKey() + ".meta.json");
             if (!Files.exists(metaFile))
             {
                 throw new IllegalStateException(run.getValue() + " has no " + metaFile.getFileName() + ": record runs with jmh-record");
             }
-            section(md, run.getKey(), MAPPER.readTree(metaFile.toFile()), MAPPER.readTree(run.getValue().toFile()));
+            section(md, run.getKey(), MAPPER.readTree(metaFile.toFile()), json);
         }
         return md.toString();
     }
@@ -147,6 +155,53 @@ public final class ResultsReport
             md.append("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
             md.append(percentiles);
         }
+        final StringBuilder engines = new StringBuilder();
+        for (final JsonNode r : results)
+        {
+            final JsonNode params = r.path("params");
+            if (!"sample".equals(r.path("mode").asText()) || !"FERRITE".equals(params.path("engine").asText()))
+            {
+                continue;
+            }
+            for (final JsonNode other : results)
+            {
+                final JsonNode op = other.path("params");
+                if (other.path("benchmark").asText().equals(r.path("benchmark").asText())
+                    && "sample".equals(other.path("mode").asText()) && "CHRONICLE".equals(op.path("engine").asText())
+                    && sameExceptEngine(params, op))
+                {
+                    final JsonNode f = r.path("primaryMetric").path("scorePercentiles");
+                    final JsonNode c = other.path("primaryMetric").path("scorePercentiles");
+                    engines.append("| ").append(r.path("benchmark").asText().replaceFirst("^io\\.ferrite\\.perf\\.", ""))
+                        .append(" | ").append(params(params).replaceAll("engine=FERRITE(, )?", ""));
+                    boolean met = true;
+                    final StringBuilder missed = new StringBuilder();
+                    for (final String q : new String[] {"50.0", "99.0", "99.9", "99.99"})
+                    {
+                        final double fv = f.path(q).asDouble();
+                        final double cv = c.path(q).asDouble();
+                        engines.append(" | ").append(number(fv)).append(" / ").append(number(cv))
+                            .append(" (").append(String.format(Locale.ROOT, "%.2f", fv / cv)).append(')');
+                        if ((q.equals("50.0") || q.equals("99.9")) && fv > cv)
+                        {
+                            met = false;
+                            missed.append(missed.length() == 0 ? "" : ", ").append("p").append(q.replace(".0", ""))
+                                .append(String.format(Locale.ROOT, " %.2fx Chronicle's", fv / cv));
+                        }
+                    }
+                    engines.append(" | ").append(met ? "met" : "missed: " + missed).append(" |\n");
+                }
+            }
+        }
+        if (engines.length() > 0)
+        {
+            md.append("\nFerrite against Chronicle Queue (Ferrite / Chronicle (ratio), ")
+                .append(results.get(0).path("primaryMetric").path("scoreUnit").asText())
+                .append("; target: p50 and p99.9 no worse than Chronicle's):\n\n");
+            md.append("| benchmark | params | p50 | p99 | p99.9 | p99.99 | target |\n");
+            md.append("|---|---|---:|---:|---:|---:|---|\n");
+            md.append(engines);
+        }
         final StringBuilder rates = new StringBuilder();
         for (final JsonNode r : results)
         {
@@ -190,6 +245,15 @@ public final class ResultsReport
             md.append("|---|---:|---:|---:|---:|\n");
             md.append(ratios);
         }
+    }
+
+    private static boolean sameExceptEngine(final JsonNode a, final JsonNode b)
+    {
+        final List<String> x = new ArrayList<>();
+        final List<String> y = new ArrayList<>();
+        a.fields().forEachRemaining(e -> x.add(e.getKey().equals("engine") ? "" : e.getKey() + "=" + e.getValue().asText()));
+        b.fields().forEachRemaining(e -> y.add(e.getKey().equals("engine") ? "" : e.getKey() + "=" + e.getValue().asText()));
+        return x.equals(y);
     }
 
     /** Seconds in one unit of a JMH time-per-operation score unit, or 0 for other units. */

@@ -1,0 +1,225 @@
+package io.ferrite.perf.sidebyside;
+
+import org.apache.kafka.common.Uuid;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A broker in a child JVM on loopback: Apache Kafka (single-node KRaft, combined broker and
+ * controller, storage formatted with {@code kafka.tools.StorageTool} first) or Ferrite
+ * ({@code io.ferrite.broker.FerriteServer}). Both run with the same JVM options (heap, GC) on the
+ * runner's class path, with their data in a fresh temporary directory.
+ */
+final class BrokerProcess implements AutoCloseable
+{
+    enum Kind
+    {
+        KAFKA("Kafka"), FERRITE("Ferrite");
+
+        final String label;
+
+        Kind(final String label)
+        {
+            this.label = label;
+        }
+    }
+
+    /** The JVM options of Kafka's start scripts (KAFKA_JVM_PERFORMANCE_OPTS), for both brokers. */
+    static List<String> jvmOptions(final String heap)
+    {
+        return List.of("-Xms" + heap, "-Xmx" + heap, "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+            "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+            "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+    }
+
+    final Kind kind;
+    final Path dir;
+    final int port;
+    final Process process;
+    final long spawnedNanos;
+
+    private BrokerProcess(final Kind kind, final Path dir, final int port, final Process process, final long spawnedNanos)
+    {
+        this.kind = kind;
+        this.dir = dir;
+        this.port = port;
+        this.process = process;
+        this.spawnedNanos = spawnedNanos;
+    }
+
+    String bootstrap()
+    {
+        return "127.0.0.1:" + port;
+    }
+
+    static BrokerProcess start(final Kind kind, final String heap, final String classPath, final List<String> extraOverrides)
+        throws IOException, InterruptedException
+    {
+        final Path dir = Files.createTempDirectory("side-by-side-" + kind.name().toLowerCase());
+        final int port = freePort();
+        final List<String> command = new ArrayList<>();
+        command.add(javaBinary());
+        command.addAll(jvmOptions(heap));
+        command.add("-cp");
+        command.add(classPath);
+        if (kind == Kind.KAFKA)
+        {
+            final int controllerPort = freePort();
+            final Path config = dir.resolve("server.properties");
+            final List<String> lines = new ArrayList<>(List.of(
+                "process.roles=broker,controller",
+                "node.id=1",
+                "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
+                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
+                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+                "controller.listener.names=CONTROLLER",
+                "inter.broker.listener.name=PLAINTEXT",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "log.dirs=" + dir.resolve("kafka-logs"),
+                "num.partitions=1",
+                "offsets.topic.replication.factor=1",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                "group.initial.rebalance.delay.ms=0"));
+            lines.addAll(extraOverrides);
+            Files.write(config, lines, StandardCharsets.UTF_8);
+            final List<String> format = new ArrayList<>(List.of(javaBinary(), "-Xmx256m", "-cp", classPath,
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "kafka.tools.StorageTool", "format",
+                "-t", Uuid.randomUuid().toString(), "-c", config.toString()));
+            final Process f = new ProcessBuilder(format).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("format.log").toFile()).start();
+            if (!f.waitFor(120, TimeUnit.SECONDS) || f.exitValue() != 0)
+            {
+                throw new IOException("kafka-storage format failed: " + Files.readString(dir.resolve("format.log")));
+            }
+            command.add("-Dkafka.logs.dir=" + dir.resolve("logs"));
+            command.add("kafka.Kafka");
+            command.add(config.toString());
+        }
+        else
+        {
+            command.add("io.ferrite.broker.FerriteServer");
+            final List<String> overrides = new ArrayList<>(List.of(
+                "listeners=PLAINTEXT://127.0.0.1:" + port,
+                "log.dirs=" + dir.resolve("ferrite-data"),
+                "num.partitions=1"));
+            overrides.addAll(extraOverrides);
+            for (final String o : overrides)
+            {
+                command.add("--override");
+                command.add(o);
+            }
+        }
+        final long spawned = System.nanoTime();
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(dir.resolve("broker.log").toFile()).start();
+        // a runner stopped half-way (Ctrl-C, a failed test JVM) leaves no broker behind
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + kind.name().toLowerCase()));
+        return new BrokerProcess(kind, dir, port, process, spawned);
+    }
+
+    /** VmRSS of the child JVM from /proc, in bytes, or -1 where there is no /proc. */
+    long residentBytes()
+    {
+        return status("VmRSS:");
+    }
+
+    /** A size field of /proc/<pid>/status (VmRSS:, RssAnon:, RssFile:), in bytes, or -1. */
+    long status(final String field)
+    {
+        try
+        {
+            for (final String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status")))
+            {
+                if (line.startsWith(field))
+                {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        }
+        catch (final IOException | NumberFormatException ex)
+        {
+            return -1;
+        }
+        return -1;
+    }
+
+    String logTail(final int lines)
+    {
+        try
+        {
+            final List<String> all = Files.readAllLines(dir.resolve("broker.log"));
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        }
+        catch (final IOException ex)
+        {
+            return "(no log: " + ex + ")";
+        }
+    }
+
+    /** Log lines that say something went wrong (WARN and above), for the report. */
+    List<String> problems(final int max)
+    {
+        final List<String> out = new ArrayList<>();
+        try
+        {
+            for (final String line : Files.readAllLines(dir.resolve("broker.log")))
+            {
+                if ((line.contains("ERROR") || line.contains("WARN") || line.contains("Exception")) && out.size() < max)
+                {
+                    out.add(line);
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            out.add("(no log: " + ex + ")");
+        }
+        return out;
+    }
+
+    @Override
+    public void close() throws IOException, InterruptedException
+    {
+        if (process.isAlive())
+        {
+            process.destroy(); // SIGTERM: both shut down cleanly
+            if (!process.waitFor(60, TimeUnit.SECONDS))
+            {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        if (!Boolean.getBoolean("sidebyside.keep"))
+        {
+            try (var files = Files.walk(dir))
+            {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    static String javaBinary()
+    {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    static int freePort() throws IOException
+    {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        {
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,478 @@
+package io.ferrite.perf.sidebyside;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ferrite.perf.sidebyside.BrokerProcess.Kind;
+import org.HdrHistogram.Histogram;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Apache Kafka 4.4 and Ferrite side by side on this machine: each broker in a child JVM with the
+ * same JVM options, started afresh for each round, rounds alternating Kafka, Ferrite, Kafka,
+ * Ferrite...; the same kafka-clients workloads and Kafka's own tools against each; one table of
+ * medians and ratios (Ferrite / Kafka), and optionally the JSON that {@code perf/bin/jmh-report}
+ * renders into jmh-results/RESULTS.md.
+ *
+ * <pre>
+ * SideBySide [--rounds 2] [--heap 1g] [--records 200000] [--rates 5000,20000] [--rate-seconds 10]
+ *            [--sync-records 1000] [--e2e-rate 1000] [--e2e-seconds 10] [--tool-records 200000]
+ *            [--tool-e2e-records 2000] [--skip-kafka] [--skip-tools] [--smoke]
+ *            [--ferrite-override k=v]... [--kafka-override k=v]... [--out FILE.json]
+ * </pre>
+ */
+public final class SideBySide
+{
+    static final class Options
+    {
+        int rounds = 2;
+        String heap = "1g";
+        int records = 200_000;
+        int[] rates = {5_000, 20_000};
+        double rateSeconds = 10;
+        int syncRecords = 1000;
+        int e2eRate = 1000;
+        double e2eSeconds = 10;
+        int toolRecords = 200_000;
+        int toolE2eRecords = 2000;
+        boolean skipKafka;
+        boolean skipTools;
+        final List<String> ferriteOverrides = new ArrayList<>();
+        final List<String> kafkaOverrides = new ArrayList<>();
+        Path out;
+        String classPath = System.getProperty("java.class.path");
+        String command = "";
+
+        static Options parse(final String... args)
+        {
+            final Options o = new Options();
+            o.command = "side-by-side " + String.join(" ", args);
+            for (int i = 0; i < args.length; i++)
+            {
+                final String a = args[i];
+                switch (a)
+                {
+                    case "--smoke" ->
+                    {
+                        o.rounds = 1;
+                        o.heap = "256m";
+                        o.records = 2000;
+                        o.rates = new int[] {1000};
+                        o.rateSeconds = 1;
+                        o.syncRecords = 50;
+                        o.e2eRate = 500;
+                        o.e2eSeconds = 1;
+                        o.toolRecords = 2000;
+                        o.toolE2eRecords = 50;
+                    }
+                    case "--skip-kafka" -> o.skipKafka = true;
+                    case "--skip-tools" -> o.skipTools = true;
+                    case "--rounds" -> o.rounds = Integer.parseInt(args[++i]);
+                    case "--heap" -> o.heap = args[++i];
+                    case "--records" -> o.records = Integer.parseInt(args[++i]);
+                    case "--rates" ->
+                    {
+                        final String[] parts = args[++i].split(",");
+                        o.rates = new int[parts.length];
+                        for (int j = 0; j < parts.length; j++)
+                        {
+                            o.rates[j] = Integer.parseInt(parts[j].trim());
+                        }
+                    }
+                    case "--rate-seconds" -> o.rateSeconds = Double.parseDouble(args[++i]);
+                    case "--sync-records" -> o.syncRecords = Integer.parseInt(args[++i]);
+                    case "--e2e-rate" -> o.e2eRate = Integer.parseInt(args[++i]);
+                    case "--e2e-seconds" -> o.e2eSeconds = Double.parseDouble(args[++i]);
+                    case "--tool-records" -> o.toolRecords = Integer.parseInt(args[++i]);
+                    case "--tool-e2e-records" -> o.toolE2eRecords = Integer.parseInt(args[++i]);
+                    case "--ferrite-override" -> o.ferriteOverrides.add(args[++i]);
+                    case "--kafka-override" -> o.kafkaOverrides.add(args[++i]);
+                    case "--out" -> o.out = Path.of(args[++i]);
+                    case "--classpath" -> o.classPath = args[++i];
+                    default -> throw new IllegalArgumentException("unknown option " + a);
+                }
+            }
+            return o;
+        }
+    }
+
+    private record Metric(String name, String unit, boolean higherBetter, Double target, Map<Kind, List<Double>> values)
+    {
+    }
+
+    private final Options options;
+    private final Map<String, Metric> metrics = new LinkedHashMap<>();
+    private final List<String> perRecord = new ArrayList<>();
+    private final List<String> problems = new ArrayList<>();
+    private final List<String> load = new ArrayList<>();
+
+    SideBySide(final Options options)
+    {
+        this.options = options;
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
+        {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"); // the clients' config dumps
+            // "Connection to node -1 could not be established" every few ms while a broker starts
+            System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient", "error");
+        }
+        final ObjectNode json = new SideBySide(Options.parse(args)).run();
+        System.out.println(SideBySideReport.render("side-by-side", json));
+    }
+
+    /** Runs every round and answers the JSON (also written to {@code --out} when given). */
+    ObjectNode run() throws Exception
+    {
+        for (int round = 1; round <= options.rounds; round++)
+        {
+            if (!options.skipKafka)
+            {
+                round(Kind.KAFKA, round);
+            }
+            round(Kind.FERRITE, round);
+        }
+        final ObjectNode json = toJson();
+        if (options.out != null)
+        {
+            Files.createDirectories(options.out.toAbsolutePath().getParent());
+            Files.writeString(options.out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+                .writeValueAsString(json) + "\n", StandardCharsets.UTF_8);
+            System.out.println("wrote " + options.out);
+        }
+        return json;
+    }
+
+    private void round(final Kind kind, final int round) throws Exception
+    {
+        System.out.printf(Locale.ROOT, "%n=== %s, round %d ===%n", kind.label, round);
+        final String label = kind.label + " round " + round;
+        final List<String> overrides = kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides;
+        final String loadBefore = loadAverage();
+        final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides);
+        try
+        {
+            final Workloads w = new Workloads(broker.bootstrap(), p ->
+            {
+                problems.add(label + ": " + p);
+                System.out.println("PROBLEM " + label + ": " + p);
+            });
+            final long acked = w.firstProduce("startup", 180_000);
+            add(kind, "start-up to first acknowledged produce", "ms", false, 0.2, (acked - broker.spawnedNanos) / 1e6);
+            final List<String> topics = new ArrayList<>(List.of("tp-1-none", "tp-1-lz4", "tp-all-none", "tp-all-lz4",
+                "sync-0", "sync-1", "sync-all", "e2e", "pp-tool", "e2e-tool"));
+            for (final int rate : options.rates)
+            {
+                topics.add("load-" + rate);
+            }
+            w.createTopics(topics);
+
+            for (final String acks : new String[] {"1", "all"})
+            {
+                for (final String compression : new String[] {"none", "lz4"})
+                {
+                    final double[] t = w.throughput("tp-" + acks + "-" + compression, acks, compression, options.records);
+                    final String name = "producer throughput acks=" + acks + " " + compression;
+                    add(kind, name, "records/s", true, 2.0, t[0]);
+                    add(kind, name, "MB/s", true, null, t[1]);
+                    System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s%n", name, t[0], t[1]);
+                }
+            }
+
+            final double[] c = w.consume("tp-1-none", options.records);
+            add(kind, "consumer throughput (1 consumer, data already written)", "MB/s", true, 2.0, c[0]);
+            add(kind, "consumer throughput (1 consumer, data already written)", "records/s", true, null, c[1]);
+            System.out.printf(Locale.ROOT, "consumer: %.1f MB/s, %.0f records/s%n", c[0], c[1]);
+
+            for (final int rate : options.rates)
+            {
+                final Histogram h = w.fixedLoad("load-" + rate, rate, options.rateSeconds);
+                final String name = "latency at " + rate + " records/s (acks=1, send to ack)";
+                percentiles(kind, name, h, 0.1);
+                System.out.printf(Locale.ROOT, "%s: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n", name,
+                    h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue(),
+                    h.getTotalCount());
+            }
+
+            System.out.println("# " + label);
+            System.out.println("MODE SENT FAILED ELAPSED THROUGHPUT P50 P99 P99.9 MAX");
+            perRecord.add("# " + label + " (ELAPSED ms, THROUGHPUT records/s, latencies us)");
+            perRecord.add("MODE SENT FAILED ELAPSED THROUGHPUT P50 P99 P99.9 MAX");
+            for (final String acks : new String[] {"0", "1", "all"})
+            {
+                final Object[] r = w.perRecord("sync-" + acks, acks, options.syncRecords);
+                final int sent = (Integer) r[0];
+                final double elapsedMs = (Double) r[2];
+                final Histogram h = (Histogram) r[3];
+                final String line = String.format(Locale.ROOT, "acks=%s %d %d %.1f %.0f %d %d %d %d", acks, sent, r[1], elapsedMs,
+                    sent / (elapsedMs / 1000), h.getValueAtPercentile(50), h.getValueAtPercentile(99),
+                    h.getValueAtPercentile(99.9), h.getMaxValue());
+                System.out.println(line);
+                perRecord.add(line);
+                final String name = "per-record send().get() acks=" + acks;
+                add(kind, name, "p50 us", false, null, h.getValueAtPercentile(50));
+                add(kind, name, "p99 us", false, 0.1, h.getValueAtPercentile(99));
+                add(kind, name, "p99.9 us", false, null, h.getValueAtPercentile(99.9));
+            }
+
+            final Histogram e2e = w.endToEnd("e2e", options.e2eRate, options.e2eSeconds);
+            percentiles(kind, "end-to-end at " + options.e2eRate + " records/s (send to poll)", e2e, 0.2);
+            System.out.printf(Locale.ROOT, "end-to-end: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n",
+                e2e.getValueAtPercentile(50), e2e.getValueAtPercentile(99), e2e.getValueAtPercentile(99.9), e2e.getMaxValue(),
+                e2e.getTotalCount());
+
+            if (!options.skipTools)
+            {
+                tools(kind, broker, label);
+            }
+
+            if (!broker.process.isAlive())
+            {
+                problems.add(label + ": the broker exited during the run, code " + broker.process.exitValue() + "\n" + broker.logTail(20));
+            }
+            final long rss = broker.residentBytes();
+            add(kind, "broker resident memory (VmRSS) after the run", "MiB", false, 0.25, rss / 1048576.0);
+            final long anon = broker.status("RssAnon:");
+            final long file = broker.status("RssFile:");
+            add(kind, "of which anonymous (RssAnon: heap, direct buffers, metaspace...)", "MiB", false, null, anon / 1048576.0);
+            add(kind, "of which file-backed (RssFile: mapped segments and indexes, jars)", "MiB", false, null, file / 1048576.0);
+            System.out.printf(Locale.ROOT, "RSS %.0f MiB (anonymous %.0f, file %.0f)%n", rss / 1048576.0, anon / 1048576.0,
+                file / 1048576.0);
+        }
+        catch (final Exception ex)
+        {
+            problems.add(label + " failed: " + ex);
+            System.out.println("FAILED " + label + ": " + ex + "\n" + broker.logTail(30));
+            ex.printStackTrace(System.out);
+        }
+        finally
+        {
+            load.add(label + " " + loadBefore + " -> " + loadAverage());
+            for (final String p : broker.problems(8))
+            {
+                problems.add(label + " broker log: " + p);
+            }
+            broker.close();
+        }
+    }
+
+    private static final Pattern PRODUCER_PERF = Pattern.compile(
+        "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), ([\\d.]+) ms avg latency, ([\\d.]+) ms max latency, "
+            + "(\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99.9th");
+    private static final Pattern E2E_AVG = Pattern.compile("Avg latency: ([\\d.]+) ms");
+    private static final Pattern E2E_PCT = Pattern.compile("Percentiles: 50th = (\\d+), 99th = (\\d+), 99.9th = (\\d+)");
+
+    private void tools(final Kind kind, final BrokerProcess broker, final String label) throws Exception
+    {
+        final String pp = tool(label, "org.apache.kafka.tools.ProducerPerformance", "--topic", "pp-tool",
+            "--num-records", Integer.toString(options.toolRecords), "--record-size", "1024", "--throughput", "-1",
+            "--producer-props", "bootstrap.servers=" + broker.bootstrap(), "acks=1", "batch.size=65536", "linger.ms=5");
+        final Matcher all = PRODUCER_PERF.matcher(pp);
+        java.util.regex.MatchResult m = null;
+        while (all.find())
+        {
+            m = all.toMatchResult(); // the last line is the summary
+        }
+        if (m != null)
+        {
+            final String name = "kafka-tools ProducerPerformance acks=1 (batch 64 KiB, linger 5 ms)";
+            add(kind, name, "records/s", true, 2.0, Double.parseDouble(m.group(2)));
+            add(kind, name, "MB/s", true, null, Double.parseDouble(m.group(3)));
+            add(kind, name, "p99 ms", false, null, Double.parseDouble(m.group(8)));
+            System.out.println("ProducerPerformance: " + m.group());
+        }
+        else
+        {
+            problems.add(label + ": ProducerPerformance gave no summary: " + tail(pp));
+        }
+        final String e2e = tool(label, "org.apache.kafka.tools.EndToEndLatency", "--bootstrap-server", broker.bootstrap(),
+            "--topic", "e2e-tool", "--num-records", Integer.toString(options.toolE2eRecords), "--producer-acks", "1",
+            "--record-size", "1024");
+        final Matcher avg = E2E_AVG.matcher(e2e);
+        final Matcher pct = E2E_PCT.matcher(e2e);
+        if (avg.find() && pct.find())
+        {
+            final String name = "kafka-tools EndToEndLatency acks=1 (one record at a time)";
+            add(kind, name, "avg ms", false, null, Double.parseDouble(avg.group(1)));
+            add(kind, name, "p99 ms (whole ms)", false, null, Double.parseDouble(pct.group(2)));
+            System.out.println("EndToEndLatency: " + avg.group() + "; " + pct.group());
+        }
+        else
+        {
+            problems.add(label + ": EndToEndLatency gave no summary: " + tail(e2e));
+        }
+    }
+
+    private String tool(final String label, final String main, final String... args) throws IOException, InterruptedException
+    {
+        final List<String> command = new ArrayList<>(List.of(BrokerProcess.javaBinary(), "-Xmx512m",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", options.classPath, main));
+        command.addAll(List.of(args));
+        final Path log = Files.createTempFile("side-by-side-tool", ".log");
+        try
+        {
+            final Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(600, TimeUnit.SECONDS))
+            {
+                p.destroyForcibly();
+                problems.add(label + ": " + main + " timed out");
+            }
+            else if (p.exitValue() != 0)
+            {
+                problems.add(label + ": " + main + " exited " + p.exitValue() + ": " + tail(Files.readString(log)));
+            }
+            return Files.readString(log);
+        }
+        finally
+        {
+            Files.deleteIfExists(log);
+        }
+    }
+
+    private static String tail(final String output)
+    {
+        final String trimmed = output.strip();
+        return trimmed.length() <= 600 ? trimmed : "..." + trimmed.substring(trimmed.length() - 600);
+    }
+
+    private void percentiles(final Kind kind, final String name, final Histogram h, final double p99Target)
+    {
+        add(kind, name, "p50 us", false, null, h.getValueAtPercentile(50));
+        add(kind, name, "p99 us", false, p99Target, h.getValueAtPercentile(99));
+        add(kind, name, "p99.9 us", false, null, h.getValueAtPercentile(99.9));
+        add(kind, name, "max us", false, null, h.getMaxValue());
+    }
+
+    private void add(final Kind kind, final String name, final String unit, final boolean higherBetter, final Double target,
+        final double value)
+    {
+        metrics.computeIfAbsent(name + "\u0000" + unit, k -> new Metric(name, unit, higherBetter, target, new LinkedHashMap<>()))
+            .values().computeIfAbsent(kind, k -> new ArrayList<>()).add(value);
+    }
+
+    private ObjectNode toJson()
+    {
+        final ObjectMapper mapper = new ObjectMapper();
+        final ObjectNode json = mapper.createObjectNode();
+        json.put("kind", SideBySideReport.KIND);
+        final ObjectNode meta = json.putObject("meta");
+        meta.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+        meta.put("commit", System.getProperty("sidebyside.commit", "unknown"));
+        meta.put("jdk", System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")");
+        meta.put("cpu", cpuModel());
+        meta.put("cores", Integer.toString(Runtime.getRuntime().availableProcessors()));
+        meta.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+        meta.put("command", options.command.strip());
+        final ArrayNode settings = json.putArray("settings");
+        settings.add("brokers: Apache Kafka 4.4.0 (kafka_2.13, KRaft, one node as broker and controller, storage formatted by "
+            + "kafka.tools.StorageTool, its defaults: num.network.threads=3, num.io.threads=8, no flush per message, i.e. the "
+            + "page cache" + overrides(options.kafkaOverrides) + ") and Ferrite (FerriteServer, its defaults: "
+            + "ferrite.durability=flush, i.e. the page cache, ferrite.idle.strategy=backoff" + overrides(options.ferriteOverrides) + ")");
+        settings.add("each broker in a child JVM with the same options (" + String.join(" ", BrokerProcess.jvmOptions(options.heap))
+            + "), data in a fresh temporary directory, loopback only; started afresh each round; rounds alternate Kafka, Ferrite ("
+            + options.rounds + " of each)");
+        settings.add("clients: kafka-clients 4.4.0 in the runner's JVM on the same machine (clients and broker share the cores); "
+            + "records of 1 KiB (random A-Z, as ProducerPerformance); topics of 1 partition, replication factor 1");
+        settings.add("producer throughput: " + options.records + " records per setting, batch.size=65536, linger.ms=5, "
+            + "send with callback then flush; consumer throughput: one consumer (assign, default fetch sizes) reading the "
+            + "acks=1/none topic from offset 0");
+        settings.add("latency at fixed load: acks=1, linger.ms=0, sends paced (parkNanos, no spinning) for " + options.rateSeconds
+            + " s after a 1 s warm-up, from the send() call to its callback (HdrHistogram, us)");
+        settings.add("per-record: " + options.syncRecords + " x send().get(), linger.ms=0, after 200 warm-up sends; end-to-end: "
+            + options.e2eRate + " records/s for " + options.e2eSeconds + " s after a 1 s warm-up, acks=1, linger.ms=0, from "
+            + "System.nanoTime() at send (in the value) to the consumer's poll() returning it");
+        settings.add(options.skipTools ? "Kafka's tools: skipped" : "Kafka's tools (kafka-tools 4.4.0, child JVM, -Xmx512m): "
+            + "ProducerPerformance " + options.toolRecords + " records, EndToEndLatency " + options.toolE2eRecords + " records");
+        settings.add("start-up: from spawning the broker JVM to the first acknowledged produce (Admin createTopics retried, then "
+            + "one acks=1 send; Kafka's storage format runs before and is not counted); RSS: VmRSS of the broker JVM from "
+            + "/proc/<pid>/status after the run");
+        final ArrayNode ms = json.putArray("metrics");
+        for (final Metric m : metrics.values())
+        {
+            final ObjectNode node = ms.addObject();
+            node.put("name", m.name());
+            node.put("unit", m.unit());
+            node.put("better", m.higherBetter() ? "higher" : "lower");
+            if (m.target() != null)
+            {
+                node.put("target", m.target());
+            }
+            final ArrayNode k = node.putArray("kafka");
+            m.values().getOrDefault(Kind.KAFKA, List.of()).forEach(v -> k.add(round3(v)));
+            final ArrayNode f = node.putArray("ferrite");
+            m.values().getOrDefault(Kind.FERRITE, List.of()).forEach(v -> f.add(round3(v)));
+        }
+        final ArrayNode pr = json.putArray("perRecord");
+        perRecord.forEach(pr::add);
+        final ArrayNode ld = json.putArray("load");
+        load.forEach(ld::add);
+        final ArrayNode pb = json.putArray("problems");
+        problems.forEach(pb::add);
+        return json;
+    }
+
+    private static double round3(final double v)
+    {
+        return Math.round(v * 1000) / 1000.0;
+    }
+
+    private static String overrides(final List<String> o)
+    {
+        return o.isEmpty() ? "" : "; overrides " + String.join(", ", o);
+    }
+
+    /** The 1-minute load average (other work on the machine), or "?" without /proc. */
+    private static String loadAverage()
+    {
+        try
+        {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        }
+        catch (final IOException ex)
+        {
+            return "?";
+        }
+    }
+
+    private static String cpuModel()
+    {
+        try
+        {
+            for (final String line : Files.readAllLines(Path.of("/proc/cpuinfo")))
+            {
+                if (line.startsWith("model name"))
+                {
+                    return line.substring(line.indexOf(':') + 1).strip();
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            // not Linux
+        }
+        return System.getProperty("os.arch");
+    }
+
+    /** For the smoke test: the problems seen. */
+    List<String> problems()
+    {
+        return problems;
+    }
+}

@@ -1,0 +1,152 @@
+package io.ferrite.perf.sidebyside;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/** Renders a side-by-side run (the JSON {@link SideBySide} writes) as markdown: used by the runner and by ResultsReport. */
+public final class SideBySideReport
+{
+    public static final String KIND = "ferrite-side-by-side";
+
+    private SideBySideReport()
+    {
+    }
+
+    public static boolean isSideBySide(final JsonNode json)
+    {
+        return json.isObject() && KIND.equals(json.path("kind").asText());
+    }
+
+    public static String render(final String name, final JsonNode run)
+    {
+        final StringBuilder md = new StringBuilder();
+        final JsonNode meta = run.path("meta");
+        md.append("\n## ").append(name).append(" (side by side with Apache Kafka)\n\n");
+        md.append("- date: ").append(meta.path("date").asText()).append(", commit `").append(meta.path("commit").asText()).append("`\n");
+        md.append("- JDK: ").append(meta.path("jdk").asText()).append("\n");
+        md.append("- machine: ").append(meta.path("cpu").asText()).append(", ").append(meta.path("cores").asText())
+            .append(" cores, ").append(meta.path("os").asText()).append('\n');
+        md.append("- command: `").append(meta.path("command").asText()).append("`\n");
+        for (final JsonNode s : run.path("settings"))
+        {
+            md.append("- ").append(s.asText()).append('\n');
+        }
+        if (run.path("load").size() > 0)
+        {
+            final List<String> load = new ArrayList<>();
+            run.path("load").forEach(l -> load.add(l.asText()));
+            md.append("- 1-minute load average at the start and end of each round (other work on this machine, ")
+                .append(meta.path("cores").asText()).append(" cores): ").append(String.join("; ", load)).append('\n');
+        }
+        md.append("\nMedian over the rounds, (min–max) across rounds; ratio = Ferrite / Kafka of the medians.\n\n");
+        md.append("| measure | unit | Kafka | Ferrite | Ferrite / Kafka | target | verdict |\n");
+        md.append("|---|---|---:|---:|---:|---:|---|\n");
+        for (final JsonNode m : run.path("metrics"))
+        {
+            final double[] k = values(m.path("kafka"));
+            final double[] f = values(m.path("ferrite"));
+            final double km = median(k);
+            final double fm = median(f);
+            final double ratio = fm / km;
+            final boolean higher = "higher".equals(m.path("better").asText());
+            final JsonNode target = m.path("target");
+            md.append("| ").append(m.path("name").asText()).append(" | ").append(m.path("unit").asText())
+                .append(higher ? " (higher is better)" : " (lower is better)")
+                .append(" | ").append(spread(k)).append(" | ").append(spread(f))
+                .append(" | ").append(Double.isFinite(ratio) ? String.format(Locale.ROOT, "%.3f", ratio) : "n/a")
+                .append(" | ").append(target.isNumber() ? (higher ? "≥ " : "≤ ") + new java.math.BigDecimal(target.asText()).stripTrailingZeros().toPlainString() : "")
+                .append(" | ").append(verdict(ratio, target, higher)).append(" |\n");
+        }
+        if (run.path("perRecord").size() > 0)
+        {
+            md.append("\nPer-record synchronous sends (`send().get()`, 1 KiB, linger.ms=0; latencies in us, elapsed in ms):\n\n```\n");
+            for (final JsonNode line : run.path("perRecord"))
+            {
+                md.append(line.asText()).append('\n');
+            }
+            md.append("```\n");
+        }
+        if (run.path("problems").size() > 0)
+        {
+            md.append("\nProblems seen during the run (client errors, broker log warnings):\n\n");
+            for (final JsonNode p : run.path("problems"))
+            {
+                md.append("- ").append(p.asText().replace("|", "\\|")).append('\n');
+            }
+        }
+        return md.toString();
+    }
+
+    static String verdict(final double ratio, final JsonNode target, final boolean higher)
+    {
+        if (!target.isNumber())
+        {
+            return "";
+        }
+        if (!Double.isFinite(ratio))
+        {
+            return "not measured";
+        }
+        final double t = target.asDouble();
+        if (higher ? ratio >= t : ratio <= t)
+        {
+            return "met";
+        }
+        final double factor = higher ? t / ratio : (ratio == 0 ? Double.POSITIVE_INFINITY : ratio / t);
+        return String.format(Locale.ROOT, "missed: %.2fx short", factor);
+    }
+
+    private static double[] values(final JsonNode array)
+    {
+        final List<Double> out = new ArrayList<>();
+        for (final JsonNode v : array)
+        {
+            if (v.isNumber())
+            {
+                out.add(v.asDouble());
+            }
+        }
+        return out.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    static double median(final double[] values)
+    {
+        if (values.length == 0)
+        {
+            return Double.NaN;
+        }
+        final double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        final int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private static String spread(final double[] values)
+    {
+        if (values.length == 0)
+        {
+            return "n/a";
+        }
+        final double min = Arrays.stream(values).min().getAsDouble();
+        final double max = Arrays.stream(values).max().getAsDouble();
+        return number(median(values)) + (values.length > 1 ? " (" + number(min) + "–" + number(max) + ")" : "");
+    }
+
+    static String number(final double v)
+    {
+        if (Double.isNaN(v))
+        {
+            return "n/a";
+        }
+        final double a = Math.abs(v);
+        if (a >= 100 || v == 0)
+        {
+            return String.format(Locale.ROOT, "%.0f", v);
+        }
+        return a >= 1 ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.3f", v);
+    }
+}

@@ -1,0 +1,49 @@
+package io.ferrite.perf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ferrite.perf.sidebyside.SideBySideReport;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The side-by-side runner completes a tiny run (one round, a few thousand records, Kafka's tools
+ * included) against both brokers in child JVMs: about 30 s on two cores, most of it Kafka's start.
+ * {@code -Dsidebyside.smoke.kafka=false} leaves Kafka out (about 12 s). Measures nothing.
+ */
+class SideBySideSmokeTest
+{
+    @Test
+    void runnerCompletesATinyRun() throws Exception
+    {
+        final boolean kafka = Boolean.parseBoolean(System.getProperty("sidebyside.smoke.kafka", "true"));
+        final Path out = Path.of("target", "side-by-side-smoke.json");
+        final List<String> args = new ArrayList<>(List.of("--smoke", "--out", out.toString()));
+        if (!kafka)
+        {
+            args.add("--skip-kafka");
+        }
+        io.ferrite.perf.sidebyside.SideBySide.main(args.toArray(String[]::new));
+        final JsonNode json = new ObjectMapper().readTree(out.toFile());
+        assertTrue(SideBySideReport.isSideBySide(json));
+        final List<String> problems = new ArrayList<>();
+        json.path("problems").forEach(p -> problems.add(p.asText()));
+        assertFalse(problems.stream().anyMatch(p -> p.contains(" failed")), problems.toString());
+        for (final JsonNode m : json.path("metrics"))
+        {
+            assertEquals(1, m.path("ferrite").size(), m.toString());
+            assertEquals(kafka ? 1 : 0, m.path("kafka").size(), m.toString());
+        }
+        assertTrue(json.path("metrics").size() >= 30, "metrics: " + json.path("metrics").size());
+        assertTrue(SideBySideReport.render("smoke", json).contains("| producer throughput acks=all lz4 | records/s"));
+        Files.deleteIfExists(out);
+    }
+}
