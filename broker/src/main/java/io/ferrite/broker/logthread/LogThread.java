@@ -8,6 +8,7 @@ import org.jctools.queues.SpscArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -89,6 +90,7 @@ public final class LogThread implements Runnable
             return false;
         }
         inFlight[networkThread]++;
+        VarHandle.fullFence(); // the command's store before the read of idling (see run())
         if (idling)
         {
             LockSupport.unpark(thread);
@@ -159,8 +161,14 @@ public final class LogThread implements Runnable
             }
             if (work == 0)
             {
+                // publish "idling" before the last look at the queues, and offer() looks at
+                // "idling" only after its command is in (with a full fence between): one of the two
+                // always sees the other, so a command never waits out a park
                 idling = true;
-                idle.idle(0);
+                if (!hasWork())
+                {
+                    idle.idle(0);
+                }
                 idling = false;
             }
             else
@@ -168,6 +176,18 @@ public final class LogThread implements Runnable
                 idle.reset();
             }
         }
+    }
+
+    private boolean hasWork()
+    {
+        for (final SpscArrayQueue<AppendCommand> queue : in)
+        {
+            if (!queue.isEmpty())
+            {
+                return true;
+            }
+        }
+        return !tasks.isEmpty();
     }
 
     private void append(final AppendCommand command)
