@@ -639,6 +639,49 @@ public final class PartitionLog implements AutoCloseable
         return READ_OK;
     }
 
+    /** {@link #readBatch} result: no batch below the bound at that offset yet. */
+    public static final int NO_BATCH = 1;
+
+    /**
+     * Wraps {@code batch} around the whole batch holding {@code offset}, in place in its segment's
+     * mapping: no copy and no system call — the read of an in-process tailer. The bytes stay valid
+     * while the segment exists and for {@code file.delete.delay.ms} after retention deletes it, so a
+     * reader must be done with them by then. Safe from any thread; allocates nothing.
+     *
+     * @param maxOffset the bound (the high watermark for a reader that must see only committed data)
+     * @return {@link #READ_OK}, {@link #NO_BATCH} (nothing at that offset below the bound yet) or
+     *         {@link #OFFSET_OUT_OF_RANGE}
+     */
+    public int readBatch(final long offset, final long maxOffset, final RecordBatch batch)
+    {
+        final long end = logEndOffset();
+        if (offset < logStartOffset || offset > end)
+        {
+            return OFFSET_OUT_OF_RANGE;
+        }
+        if (offset >= Math.min(maxOffset, end))
+        {
+            return NO_BATCH;
+        }
+        final Segment[] segs = segments;
+        for (int i = floor(segs, offset); i < segs.length; i++)
+        {
+            final Segment seg = segs[i];
+            final int size = seg.size();
+            final int position = seg.positionOf(offset, size);
+            if (position >= 0)
+            {
+                if (seg.batchLastOffset(position) >= maxOffset)
+                {
+                    return NO_BATCH;
+                }
+                batch.wrap(seg.log.view(), position);
+                return READ_OK;
+            }
+        }
+        return NO_BATCH;
+    }
+
     /** The index of the last segment whose base offset is at most {@code offset} (0 when none is). */
     private static int floor(final Segment[] segs, final long offset)
     {

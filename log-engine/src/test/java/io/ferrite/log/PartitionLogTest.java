@@ -308,6 +308,35 @@ class PartitionLogTest
         assertEquals(50, manager.log("orders", 0).logStartOffset(), "checkpointed");
     }
 
+    @Test
+    void batchesAreReadInPlaceAcrossSegmentsUpToTheBound() throws IOException
+    {
+        final PartitionLog log = log(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2048"));
+        for (int i = 0; i < 40; i++)
+        {
+            append(log, 1 + i % 3, i);
+        }
+        assertTrue(log.segmentCount() > 3, "rolled: " + log.segmentCount());
+        final long end = log.logEndOffset();
+        final RecordBatch batch = new RecordBatch();
+        for (long offset = 0; offset < end; offset++)
+        {
+            assertEquals(PartitionLog.READ_OK, log.readBatch(offset, end, batch), "offset " + offset);
+            assertEquals(RecordBatch.OK, batch.check(batch.sizeInBytes()), "a whole batch with its CRC, offset " + offset);
+            assertTrue(batch.baseOffset() <= offset && offset <= batch.lastOffset(), "the batch holding " + offset);
+            // the same bytes a copying read returns
+            assertEquals(PartitionLog.READ_OK, log.read(offset, 1, end, true, region));
+            final byte[] copied = readRegion(region);
+            final byte[] inPlace = new byte[batch.sizeInBytes()];
+            batch.buffer().getBytes(batch.offset(), inPlace);
+            assertArrayEquals(copied, inPlace, "offset " + offset);
+        }
+        assertEquals(PartitionLog.NO_BATCH, log.readBatch(end, end, batch), "nothing at the log end yet");
+        assertEquals(PartitionLog.NO_BATCH, log.readBatch(end - 1, end - 1, batch), "a batch reaching the bound is not read");
+        assertEquals(PartitionLog.OFFSET_OUT_OF_RANGE, log.readBatch(end + 1, Long.MAX_VALUE, batch));
+        assertEquals(PartitionLog.OFFSET_OUT_OF_RANGE, log.readBatch(-1, Long.MAX_VALUE, batch));
+    }
+
     static byte[] readRegion(final FileRegion region) throws IOException
     {
         final ByteBuffer b = ByteBuffer.allocate(region.length);

@@ -1,7 +1,6 @@
 package io.ferrite.perf.embedded;
 
 import io.ferrite.log.AppendResult;
-import io.ferrite.log.FileRegion;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.PartitionLog;
@@ -46,9 +45,9 @@ import java.util.concurrent.TimeUnit;
  * the record's own header around it) with {@link PartitionLog#append}; Chronicle writes the message
  * bytes as one excerpt with {@code ExcerptAppender.writeBytes}.
  * <li>{@code tail}: a reader at the end of the log reads back the message just appended, into its
- * own direct buffer. Ferrite's public read API answers a {@link FileRegion} (made for
- * {@code transferTo}), so the embedded reader copies the batch out with a positional
- * {@code FileChannel.read}; Chronicle's tailer reads the excerpt from its mapping.
+ * own direct buffer: Ferrite finds the batch in its segment's mapping with
+ * {@link PartitionLog#readBatch} and copies it out (no system call); Chronicle's tailer copies the
+ * excerpt from its mapping.
  * </ul>
  */
 @State(Scope.Thread)
@@ -84,7 +83,7 @@ public class EmbeddedLatencyBenchmark
     private PartitionLog log;
     private final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(4096);
     private final AppendResult result = new AppendResult();
-    private final FileRegion region = new FileRegion();
+    private final io.ferrite.wire.record.RecordBatch readBatch = new io.ferrite.wire.record.RecordBatch();
     private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
     private int batchLength;
 
@@ -167,18 +166,11 @@ public class EmbeddedLatencyBenchmark
         if (engine == Engine.FERRITE)
         {
             final long end = log.logEndOffset();
-            log.read(end - 1, 64 * 1024, end, true, region);
-            readBuffer.clear().limit(region.length);
-            int read = 0;
-            while (read < region.length)
+            if (log.readBatch(end - 1, end, readBatch) != PartitionLog.READ_OK)
             {
-                final int n = region.channel.read(readBuffer, region.position + read);
-                if (n < 0)
-                {
-                    throw new IllegalStateException("end of segment at " + (region.position + read));
-                }
-                read += n;
+                throw new IllegalStateException("nothing at " + (end - 1));
             }
+            readBatch.buffer().getBytes(readBatch.offset(), readBuffer, 0, readBatch.sizeInBytes());
             return readBuffer.getLong(0); // the batch's base offset
         }
         readBytes.clear();
