@@ -3,6 +3,7 @@ package io.ferrite.perf.embedded;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
+import io.ferrite.log.LogTailer;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import net.openhft.chronicle.bytes.Bytes;
@@ -45,9 +46,8 @@ import java.util.concurrent.TimeUnit;
  * the record's own header around it) with {@link PartitionLog#append}; Chronicle writes the message
  * bytes as one excerpt with {@code ExcerptAppender.writeBytes}.
  * <li>{@code tail}: a reader at the end of the log reads back the message just appended, into its
- * own direct buffer: Ferrite finds the batch in its segment's mapping with
- * {@link PartitionLog#readBatch} and copies it out (no system call); Chronicle's tailer copies the
- * excerpt from its mapping.
+ * own direct buffer: Ferrite's {@link LogTailer} wraps the next batch in its segment's mapping and
+ * it is copied out (no system call); Chronicle's tailer copies the excerpt from its mapping.
  * </ul>
  */
 @State(Scope.Thread)
@@ -84,6 +84,7 @@ public class EmbeddedLatencyBenchmark
     private final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(4096);
     private final AppendResult result = new AppendResult();
     private final io.ferrite.wire.record.RecordBatch readBatch = new io.ferrite.wire.record.RecordBatch();
+    private LogTailer logTailer;
     private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
     private int batchLength;
 
@@ -106,6 +107,7 @@ public class EmbeddedLatencyBenchmark
             final UnsafeBuffer value = new UnsafeBuffer(new byte[messageBytes]);
             batchLength = new RecordBatchBuilder().wrap(batch, 0)
                 .appendRecord(System.currentTimeMillis(), null, 0, -1, value, 0, messageBytes).build();
+            logTailer = new LogTailer(log, log.logEndOffset());
         }
         else
         {
@@ -165,10 +167,9 @@ public class EmbeddedLatencyBenchmark
     {
         if (engine == Engine.FERRITE)
         {
-            final long end = log.logEndOffset();
-            if (log.readBatch(end - 1, end, readBatch) != PartitionLog.READ_OK)
+            if (!logTailer.next(Long.MAX_VALUE, readBatch))
             {
-                throw new IllegalStateException("nothing at " + (end - 1));
+                throw new IllegalStateException("nothing at " + logTailer.nextOffset());
             }
             readBatch.buffer().getBytes(readBatch.offset(), readBuffer, 0, readBatch.sizeInBytes());
             return readBuffer.getLong(0); // the batch's base offset
