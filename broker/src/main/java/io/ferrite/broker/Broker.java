@@ -341,12 +341,6 @@ public final class Broker implements AutoCloseable
         LOG.info("shut down cleanly");
     }
 
-    /** The scheduler for delayed work (deleting logs after a topic delete). */
-    public ScheduledExecutorService scheduler()
-    {
-        return scheduler;
-    }
-
     /** Runs {@code task} on the log thread that owns partitions of owner {@code owner}. */
     public void executeOnOwner(final int owner, final Runnable task)
     {

@@ -1,28 +1,14 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.topic.Partition;
-import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.log.AppendResult;
-import io.ferrite.log.FileRegion;
-import io.ferrite.log.PartitionLog;
-import io.ferrite.wire.record.Record;
-import io.ferrite.wire.record.RecordBatch;
-import io.ferrite.wire.record.RecordBatchBuilder;
-import io.ferrite.wire.record.RecordReader;
-import org.agrona.ExpandableDirectByteBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -46,8 +32,7 @@ import java.util.concurrent.TimeUnit;
  * <p>After a restart groups come back from the log with their offsets, generation and protocol
  * type, but empty: their members find themselves unknown at their next heartbeat and rejoin, and
  * resume from the committed offsets. (Kafka also restores the members; here that costs one
- * rebalance per group after a restart.) {@code __consumer_offsets} is not compacted yet: it keeps
- * every commit until retention removes whole segments.
+ * rebalance per group after a restart.) {@link GroupStore} writes and replays the topic.
  */
 public final class GroupCoordinator implements AutoCloseable
 {
@@ -137,9 +122,7 @@ public final class GroupCoordinator implements AutoCloseable
     private final Runnable wakeNetworkThreads;
     private final Map<String, Group> groups = new HashMap<>();
     private final ScheduledExecutorService timer;
-    private final RecordBatchBuilder builder = new RecordBatchBuilder();
-    private final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(4096);
-    private final AppendResult appendResult = new AppendResult();
+    private final GroupStore store;
     private long nextRetentionCheck;
 
     public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads)
@@ -147,6 +130,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.topics = topics;
         this.settings = settings;
         this.wakeNetworkThreads = wakeNetworkThreads;
+        this.store = new GroupStore(topics, settings);
         this.timer = Executors.newSingleThreadScheduledExecutor(r ->
         {
             final Thread t = new Thread(r, "ferrite-group-coordinator");
@@ -156,16 +140,11 @@ public final class GroupCoordinator implements AutoCloseable
     }
 
     /** Loads the groups from {@code __consumer_offsets} (when it exists) and starts the timer. */
-    public synchronized void start() throws IOException
+    public synchronized void start()
     {
-        final Topic topic = topics.topic(OFFSETS_TOPIC);
-        if (topic != null)
+        final int records = store.load(groups);
+        if (records > 0)
         {
-            int records = 0;
-            for (final Partition p : topic.partitions)
-            {
-                records += load(p.log);
-            }
             LOG.info("loaded {} groups from {} records of {}", groups.size(), records, OFFSETS_TOPIC);
         }
         nextRetentionCheck = System.currentTimeMillis() + settings.retentionCheckIntervalMs();
@@ -365,7 +344,6 @@ public final class GroupCoordinator implements AutoCloseable
         {
             group.protocolType = member.protocolType;
         }
-        member.isNew = true;
         member.awaitingJoin = waiter;
         member.sessionDeadline = now + member.sessionTimeoutMs;
         group.members.put(member.memberId, member);
@@ -469,7 +447,6 @@ public final class GroupCoordinator implements AutoCloseable
         {
             fillJoin(group, m, m.awaitingJoin);
             m.awaitingJoin = null;
-            m.isNew = false;
             m.sessionDeadline = now + m.sessionTimeoutMs;
         }
         wakeNetworkThreads.run();
@@ -842,16 +819,6 @@ public final class GroupCoordinator implements AutoCloseable
         }
     }
 
-    public static Group.TopicPartition partition(final String topic, final int partition)
-    {
-        return new Group.TopicPartition(topic, partition);
-    }
-
-    public static Group.Offset offset(final long offset, final int leaderEpoch, final String metadata, final long timestamp)
-    {
-        return new Group.Offset(offset, leaderEpoch, metadata, timestamp);
-    }
-
     public int offsetMetadataMaxBytes()
     {
         return settings.offsetMetadataMaxBytes();
@@ -970,160 +937,13 @@ public final class GroupCoordinator implements AutoCloseable
         return Errors.NONE;
     }
 
-    // ------------------------------------------------------------------------------------------
-    // persistence
-    // ------------------------------------------------------------------------------------------
-
     private void writeGroup(final Group group)
     {
         write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group));
     }
 
-    /** Appends one record to the group's partition of {@code __consumer_offsets} (created on first use). */
     private void write(final String groupId, final byte[] key, final byte[] value)
     {
-        final Partition partition = offsetsPartition(groupId);
-        if (partition == null)
-        {
-            return;
-        }
-        final PartitionLog log = partition.log;
-        final int length = builder.wrap(batch, 0).appendRecord(System.currentTimeMillis(), key, value).build();
-        log.claimWriter(); // this lock makes the coordinator the single writer of the topic
-        log.append(batch, 0, length, appendResult);
-        if (appendResult.succeeded())
-        {
-            log.highWatermark(appendResult.lastOffset + 1);
-        }
-        else
-        {
-            LOG.error("writing group {} to {} failed: {}", groupId, OFFSETS_TOPIC, appendResult);
-        }
-    }
-
-    private Partition offsetsPartition(final String groupId)
-    {
-        Topic topic = topics.topic(OFFSETS_TOPIC);
-        if (topic == null)
-        {
-            try
-            {
-                topic = topics.create(OFFSETS_TOPIC, settings.offsetsTopicPartitions(), Map.of("cleanup.policy", "compact",
-                    "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
-            }
-            catch (final IOException | RuntimeException ex)
-            {
-                LOG.error("cannot create {}", OFFSETS_TOPIC, ex);
-                return null;
-            }
-        }
-        return topic.partitions[(groupId.hashCode() & 0x7fffffff) % topic.partitions.length];
-    }
-
-    /** Replays one partition of {@code __consumer_offsets}; returns the records read. */
-    private int load(final PartitionLog log) throws IOException
-    {
-        final FileRegion region = new FileRegion();
-        final RecordBatch batch = new RecordBatch();
-        final RecordReader reader = new RecordReader();
-        final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
-        int records = 0;
-        long offset = log.logStartOffset();
-        final long end = log.logEndOffset();
-        while (offset < end)
-        {
-            if (log.read(offset, 1 << 20, end, true, region) != PartitionLog.READ_OK || region.isEmpty())
-            {
-                break;
-            }
-            final ByteBuffer bytes = ByteBuffer.allocate(region.length);
-            while (bytes.hasRemaining())
-            {
-                if (region.channel.read(bytes, region.position + bytes.position()) < 0)
-                {
-                    break;
-                }
-            }
-            view.wrap(bytes.array());
-            int p = 0;
-            while (p < region.length)
-            {
-                batch.wrap(view, p);
-                reader.reset(batch);
-                while (reader.hasNext())
-                {
-                    apply(reader.next());
-                    records++;
-                }
-                p += batch.sizeInBytes();
-            }
-            offset = region.nextOffset;
-        }
-        return records;
-    }
-
-    private void apply(final Record record)
-    {
-        if (!record.hasKey())
-        {
-            return;
-        }
-        final byte[] keyBytes = new byte[record.keyLength()];
-        record.buffer().getBytes(record.keyOffset(), keyBytes);
-        final ByteBuffer key = ByteBuffer.wrap(keyBytes);
-        final short keyVersion = key.getShort();
-        final String groupId = GroupRecords.string(key);
-        ByteBuffer value = null;
-        if (record.hasValue())
-        {
-            final byte[] valueBytes = new byte[record.valueLength()];
-            record.buffer().getBytes(record.valueOffset(), valueBytes);
-            value = ByteBuffer.wrap(valueBytes);
-        }
-        if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
-        {
-            final String topic = GroupRecords.string(key);
-            final int partition = key.getInt();
-            final Group.TopicPartition tp = new Group.TopicPartition(topic, partition);
-            if (value == null)
-            {
-                final Group g = groups.get(groupId);
-                if (g != null)
-                {
-                    g.offsets.remove(tp);
-                }
-                return;
-            }
-            value.getShort();
-            final long committed = value.getLong();
-            final int epoch = value.getInt();
-            final String metadata = GroupRecords.string(value);
-            final long timestamp = value.getLong();
-            groups.computeIfAbsent(groupId, Group::new).offsets.put(tp, new Group.Offset(committed, epoch, metadata, timestamp));
-        }
-        else if (keyVersion == GroupRecords.GROUP_KEY)
-        {
-            if (value == null)
-            {
-                groups.remove(groupId);
-                return;
-            }
-            value.getShort();
-            final Group g = groups.computeIfAbsent(groupId, Group::new);
-            g.protocolType = GroupRecords.string(value);
-            g.generationId = value.getInt();
-            g.protocolName = null; // the members rejoin: no protocol until they do
-            g.leaderId = null;
-            g.state = Group.State.EMPTY;
-            g.stateTimestamp = System.currentTimeMillis();
-        }
-    }
-
-    /** For tests and metrics: the groups known, by state label. */
-    public synchronized Map<String, String> states()
-    {
-        final Map<String, String> states = new LinkedHashMap<>();
-        groups.forEach((id, g) -> states.put(id, g.state.label));
-        return states;
+        store.write(groupId, key, value);
     }
 }

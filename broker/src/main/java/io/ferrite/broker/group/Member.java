@@ -24,8 +24,6 @@ final class Member
     /** Set while the member's SyncGroup waits for the leader's assignment. */
     GroupCoordinator.SyncWaiter awaitingSync;
     long sessionDeadline;
-    /** Joined in the current rebalance and not yet answered: Kafka expires such members sooner if they vanish. */
-    boolean isNew;
 
     Member(final String memberId, final String groupInstanceId, final String clientId, final String clientHost,
         final int rebalanceTimeoutMs, final int sessionTimeoutMs, final String protocolType, final List<Protocol> protocols)

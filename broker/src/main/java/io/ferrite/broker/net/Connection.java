@@ -36,9 +36,7 @@ public final class Connection
     private final BufferView inView = new BufferView();
     private int inEnd;
     private int frameStart;
-    boolean busy;
     boolean closed;
-    boolean errorLogged;
 
     // output: out[0, outLength) with file regions spliced in before out positions spliceAt[i]
     public final ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(4096);
@@ -164,17 +162,12 @@ public final class Connection
     /** Moves a partial frame to the start of the input (only between requests). */
     void compact()
     {
-        if (frameStart > 0 && !busy)
+        if (frameStart > 0)
         {
             in.putBytes(0, in, frameStart, inEnd - frameStart);
             inEnd -= frameStart;
             frameStart = 0;
         }
-    }
-
-    boolean hasBufferedInput()
-    {
-        return inEnd > frameStart;
     }
 
     // ---- output ----
