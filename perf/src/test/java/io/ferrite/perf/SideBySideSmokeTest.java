@@ -43,7 +43,18 @@ class SideBySideSmokeTest
             assertEquals(kafka ? 1 : 0, m.path("kafka").size(), m.toString());
         }
         assertTrue(json.path("metrics").size() >= 30, "metrics: " + json.path("metrics").size());
-        assertTrue(SideBySideReport.render("smoke", json).contains("| producer throughput acks=all lz4 | records/s"));
+        final String rendered = SideBySideReport.render("smoke", json);
+        assertTrue(rendered.contains("| producer throughput acks=all lz4 | records/s"));
+        assertTrue(rendered.contains("| producer throughput acks=1 none | broker CPU ms per MB (lower is better) |"));
+        // what else happened during the 5 latency workloads (one rate, three per-record modes, end-to-end), per broker
+        assertEquals(kafka ? 10 : 5, json.path("context").size(), json.path("context").toString());
+        for (final JsonNode c : json.path("context"))
+        {
+            assertTrue(c.path("hiccupMaxUs").asLong() > 0, c.toString()); // a 1 ms sleep never wakes exactly on time
+            assertTrue(c.path("brokerGcCount").asInt() >= 0, c.toString()); // -1: the broker's GC log was not read
+            assertTrue(c.path("brokerCpuMs").asDouble() >= 0, c.toString()); // -1: /proc/<pid>/stat was not read
+        }
+        assertTrue(rendered.contains("| per-record send().get() acks=all | Ferrite |"), rendered);
         Files.deleteIfExists(out);
     }
 }

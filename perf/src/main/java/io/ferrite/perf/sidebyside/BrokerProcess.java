@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A broker in a child JVM on loopback: Apache Kafka (single-node KRaft, combined broker and
@@ -62,7 +64,8 @@ final class BrokerProcess implements AutoCloseable
         return "127.0.0.1:" + port;
     }
 
-    static BrokerProcess start(final Kind kind, final String heap, final String classPath, final List<String> extraOverrides)
+    static BrokerProcess start(final Kind kind, final String heap, final String classPath, final List<String> extraOverrides,
+        final List<String> extraJvmOptions)
         throws IOException, InterruptedException
     {
         final Path dir = Files.createTempDirectory("side-by-side-" + kind.name().toLowerCase());
@@ -70,6 +73,8 @@ final class BrokerProcess implements AutoCloseable
         final List<String> command = new ArrayList<>();
         command.add(javaBinary());
         command.addAll(jvmOptions(heap));
+        command.add("-Xlog:gc:file=" + dir.resolve("gc.log") + ":uptime:filecount=0"); // the pauses, for the report
+        command.addAll(extraJvmOptions);
         command.add("-cp");
         command.add(classPath);
         if (kind == Kind.KAFKA)
@@ -128,6 +133,71 @@ final class BrokerProcess implements AutoCloseable
         // a runner stopped half-way (Ctrl-C, a failed test JVM) leaves no broker behind
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + kind.name().toLowerCase()));
         return new BrokerProcess(kind, dir, port, process, spawned);
+    }
+
+    /** GC pauses from the broker's GC log: how many, their sum and the longest, in ms. */
+    record GcPauses(int count, double totalMs, double maxMs)
+    {
+    }
+
+    private static final Pattern PAUSE = Pattern.compile("\\bPause\\b.* ([0-9.]+)ms$");
+
+    /** The length of the broker's GC log now (where {@link #gcPausesSince} starts reading). */
+    long gcLogLength()
+    {
+        try
+        {
+            return Files.size(dir.resolve("gc.log"));
+        }
+        catch (final IOException ex)
+        {
+            return 0;
+        }
+    }
+
+    /** The pauses the broker's GC log reports after {@code offset} (a {@link #gcLogLength} taken before). */
+    GcPauses gcPausesSince(final long offset)
+    {
+        int count = 0;
+        double total = 0;
+        double max = 0;
+        try (var channel = java.nio.channels.FileChannel.open(dir.resolve("gc.log")))
+        {
+            final java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate((int) Math.max(0, channel.size() - offset));
+            channel.read(bytes, offset);
+            for (final String line : new String(bytes.array(), 0, bytes.position(), StandardCharsets.UTF_8).split("\n"))
+            {
+                final Matcher m = PAUSE.matcher(line.strip());
+                if (m.find())
+                {
+                    final double ms = Double.parseDouble(m.group(1));
+                    count++;
+                    total += ms;
+                    max = Math.max(max, ms);
+                }
+            }
+        }
+        catch (final IOException | NumberFormatException ex)
+        {
+            return new GcPauses(-1, -1, -1);
+        }
+        return new GcPauses(count, total, max);
+    }
+
+    /** User plus system CPU time of the broker JVM so far (all its threads), from /proc/<pid>/stat; -1 without /proc. */
+    long cpuNanos()
+    {
+        try
+        {
+            final String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+            final String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // after the command: state is field 3, utime field 14 and stime field 15 (clock ticks, 100 per second)
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            return -1;
+        }
     }
 
     /** VmRSS of the child JVM from /proc, in bytes, or -1 where there is no /proc. */

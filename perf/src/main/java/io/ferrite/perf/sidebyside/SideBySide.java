@@ -33,7 +33,7 @@ import java.util.regex.Pattern;
  * SideBySide [--rounds 2] [--heap 1g] [--records 200000] [--rates 5000,20000] [--rate-seconds 10]
  *            [--sync-records 1000] [--e2e-rate 1000] [--e2e-seconds 10] [--tool-records 200000]
  *            [--tool-e2e-records 2000] [--skip-kafka] [--skip-tools] [--smoke]
- *            [--ferrite-override k=v]... [--kafka-override k=v]... [--out FILE.json]
+ *            [--ferrite-override k=v]... [--kafka-override k=v]... [--broker-jvm-option OPT]... [--out FILE.json]
  * </pre>
  */
 public final class SideBySide
@@ -54,6 +54,8 @@ public final class SideBySide
         boolean skipTools;
         final List<String> ferriteOverrides = new ArrayList<>();
         final List<String> kafkaOverrides = new ArrayList<>();
+        /** Added to both brokers' JVM options (a profiler agent, JFR): not part of a recorded comparison. */
+        final List<String> brokerJvmOptions = new ArrayList<>();
         Path out;
         String classPath = System.getProperty("java.class.path");
         String command = "";
@@ -102,6 +104,7 @@ public final class SideBySide
                     case "--tool-e2e-records" -> o.toolE2eRecords = Integer.parseInt(args[++i]);
                     case "--ferrite-override" -> o.ferriteOverrides.add(args[++i]);
                     case "--kafka-override" -> o.kafkaOverrides.add(args[++i]);
+                    case "--broker-jvm-option" -> o.brokerJvmOptions.add(args[++i]);
                     case "--out" -> o.out = Path.of(args[++i]);
                     case "--classpath" -> o.classPath = args[++i];
                     default -> throw new IllegalArgumentException("unknown option " + a);
@@ -120,6 +123,7 @@ public final class SideBySide
     private final List<String> perRecord = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private final List<String> load = new ArrayList<>();
+    private final List<ObjectNode> context = new ArrayList<>();
 
     SideBySide(final Options options)
     {
@@ -166,7 +170,7 @@ public final class SideBySide
         final String label = kind.label + " round " + round;
         final List<String> overrides = kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides;
         final String loadBefore = loadAverage();
-        final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides);
+        final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides, options.brokerJvmOptions);
         try
         {
             final Workloads w = new Workloads(broker.bootstrap(), p ->
@@ -188,23 +192,32 @@ public final class SideBySide
             {
                 for (final String compression : new String[] {"none", "lz4"})
                 {
+                    final long cpuBefore = broker.cpuNanos();
                     final double[] t = w.throughput("tp-" + acks + "-" + compression, acks, compression, options.records);
+                    final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / megabytes(options.records);
                     final String name = "producer throughput acks=" + acks + " " + compression;
                     add(kind, name, "records/s", true, 2.0, t[0]);
                     add(kind, name, "MB/s", true, null, t[1]);
-                    System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s%n", name, t[0], t[1]);
+                    add(kind, name, "broker CPU ms per MB", false, 1.0, cpuMsPerMb);
+                    System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, broker CPU %.2f ms/MB%n", name, t[0], t[1],
+                        cpuMsPerMb);
                 }
             }
 
+            final long consumeCpuBefore = broker.cpuNanos();
             final double[] c = w.consume("tp-1-none", options.records);
+            final double consumeCpu = (broker.cpuNanos() - consumeCpuBefore) / 1e6 / megabytes(options.records);
             add(kind, "consumer throughput (1 consumer, data already written)", "MB/s", true, 2.0, c[0]);
             add(kind, "consumer throughput (1 consumer, data already written)", "records/s", true, null, c[1]);
-            System.out.printf(Locale.ROOT, "consumer: %.1f MB/s, %.0f records/s%n", c[0], c[1]);
+            add(kind, "consumer throughput (1 consumer, data already written)", "broker CPU ms per MB", false, null, consumeCpu);
+            System.out.printf(Locale.ROOT, "consumer: %.1f MB/s, %.0f records/s, broker CPU %.2f ms/MB%n", c[0], c[1], consumeCpu);
 
             for (final int rate : options.rates)
             {
-                final Histogram h = w.fixedLoad("load-" + rate, rate, options.rateSeconds);
                 final String name = "latency at " + rate + " records/s (acks=1, send to ack)";
+                final Probe probe = Probe.start(broker);
+                final Histogram h = w.fixedLoad("load-" + rate, rate, options.rateSeconds);
+                context(kind, round, name, probe.stop());
                 percentiles(kind, name, h, 0.1);
                 System.out.printf(Locale.ROOT, "%s: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n", name,
                     h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue(),
@@ -217,7 +230,9 @@ public final class SideBySide
             perRecord.add("MODE SENT FAILED ELAPSED THROUGHPUT P50 P99 P99.9 MAX");
             for (final String acks : new String[] {"0", "1", "all"})
             {
+                final Probe probe = Probe.start(broker);
                 final Object[] r = w.perRecord("sync-" + acks, acks, options.syncRecords);
+                context(kind, round, "per-record send().get() acks=" + acks, probe.stop());
                 final int sent = (Integer) r[0];
                 final double elapsedMs = (Double) r[2];
                 final Histogram h = (Histogram) r[3];
@@ -232,8 +247,11 @@ public final class SideBySide
                 add(kind, name, "p99.9 us", false, null, h.getValueAtPercentile(99.9));
             }
 
+            final String e2eName = "end-to-end at " + options.e2eRate + " records/s (send to poll)";
+            final Probe e2eProbe = Probe.start(broker);
             final Histogram e2e = w.endToEnd("e2e", options.e2eRate, options.e2eSeconds);
-            percentiles(kind, "end-to-end at " + options.e2eRate + " records/s (send to poll)", e2e, 0.2);
+            context(kind, round, e2eName, e2eProbe.stop());
+            percentiles(kind, e2eName, e2e, 0.2);
             System.out.printf(Locale.ROOT, "end-to-end: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n",
                 e2e.getValueAtPercentile(50), e2e.getValueAtPercentile(99), e2e.getValueAtPercentile(99.9), e2e.getMaxValue(),
                 e2e.getTotalCount());
@@ -352,6 +370,33 @@ public final class SideBySide
         return trimmed.length() <= 600 ? trimmed : "..." + trimmed.substring(trimmed.length() - 600);
     }
 
+    private static double megabytes(final int records)
+    {
+        return records * (double) Workloads.RECORD_BYTES / 1e6;
+    }
+
+    /** Records what else happened during a latency workload (see {@link Probe}). */
+    private void context(final Kind kind, final int round, final String workload, final Probe.Figures f)
+    {
+        final ObjectNode node = new ObjectMapper().createObjectNode();
+        node.put("workload", workload);
+        node.put("broker", kind.name().toLowerCase(Locale.ROOT));
+        node.put("round", round);
+        node.put("hiccupP99Us", f.hiccups().getValueAtPercentile(99));
+        node.put("hiccupP999Us", f.hiccups().getValueAtPercentile(99.9));
+        node.put("hiccupMaxUs", f.hiccups().getMaxValue());
+        node.put("runnerGcMs", f.runnerGcMs());
+        node.put("runnerGcCount", f.runnerGcCount());
+        node.put("brokerGcMs", round3(f.brokerGc().totalMs()));
+        node.put("brokerGcMaxMs", round3(f.brokerGc().maxMs()));
+        node.put("brokerGcCount", f.brokerGc().count());
+        node.put("brokerCpuMs", round3(f.brokerCpuMs()));
+        context.add(node);
+        System.out.printf(Locale.ROOT, "  during it: runner hiccups p99 %d us, max %d us; runner GC %.0f ms (%d); broker GC %.1f ms "
+            + "(%d, longest %.1f); broker CPU %.0f ms%n", f.hiccups().getValueAtPercentile(99), f.hiccups().getMaxValue(),
+            f.runnerGcMs(), f.runnerGcCount(), f.brokerGc().totalMs(), f.brokerGc().count(), f.brokerGc().maxMs(), f.brokerCpuMs());
+    }
+
     private void percentiles(final Kind kind, final String name, final Histogram h, final double p99Target)
     {
         add(kind, name, "p50 us", false, null, h.getValueAtPercentile(50));
@@ -402,7 +447,16 @@ public final class SideBySide
             + "ProducerPerformance " + options.toolRecords + " records, EndToEndLatency " + options.toolE2eRecords + " records");
         settings.add("start-up: from spawning the broker JVM to the first acknowledged produce (Admin createTopics retried, then "
             + "one acks=1 send; Kafka's storage format runs before and is not counted); RSS: VmRSS of the broker JVM from "
-            + "/proc/<pid>/status after the run");
+            + "/proc/<pid>/status after the run; broker CPU: user + system time of the broker JVM from /proc/<pid>/stat over the "
+            + "workload, per MB of record values (1 KiB each) produced or consumed");
+        settings.add("during each latency workload the runner also measures what else happened (the table after the main one): "
+            + "a thread of the runner sleeping 1 ms again and again records how late it wakes (as jHiccup: scheduling on the "
+            + "shared cores, the runner's GC, the hypervisor), the runner JVM's GC pause time (MXBeans), and the broker JVM's GC "
+            + "pauses (its -Xlog:gc file, same option for both brokers) and CPU time");
+        if (!options.brokerJvmOptions.isEmpty())
+        {
+            settings.add("extra broker JVM options (both brokers): " + String.join(" ", options.brokerJvmOptions));
+        }
         final ArrayNode ms = json.putArray("metrics");
         for (final Metric m : metrics.values())
         {
@@ -419,6 +473,8 @@ public final class SideBySide
             final ArrayNode f = node.putArray("ferrite");
             m.values().getOrDefault(Kind.FERRITE, List.of()).forEach(v -> f.add(round3(v)));
         }
+        final ArrayNode cx = json.putArray("context");
+        context.forEach(cx::add);
         final ArrayNode pr = json.putArray("perRecord");
         perRecord.forEach(pr::add);
         final ArrayNode ld = json.putArray("load");

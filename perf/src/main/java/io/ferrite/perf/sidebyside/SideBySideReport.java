@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /** Renders a side-by-side run (the JSON {@link SideBySide} writes) as markdown: used by the runner and by ResultsReport. */
 public final class SideBySideReport
@@ -61,6 +63,10 @@ public final class SideBySideReport
                 .append(" | ").append(target.isNumber() ? (higher ? "≥ " : "≤ ") + new java.math.BigDecimal(target.asText()).stripTrailingZeros().toPlainString() : "")
                 .append(" | ").append(verdict(ratio, target, higher)).append(" |\n");
         }
+        if (run.path("context").size() > 0)
+        {
+            context(md, run.path("context"));
+        }
         if (run.path("perRecord").size() > 0)
         {
             md.append("\nPer-record synchronous sends (`send().get()`, 1 KiB, linger.ms=0; latencies in us, elapsed in ms):\n\n```\n");
@@ -79,6 +85,38 @@ public final class SideBySideReport
             }
         }
         return md.toString();
+    }
+
+    /**
+     * What else happened during each latency workload, one row per workload and broker, medians over
+     * the rounds: the machine's own stalls as the runner saw them, and both JVMs' GC pauses.
+     */
+    private static void context(final StringBuilder md, final JsonNode context)
+    {
+        md.append("\nWhat else happened during each latency workload (medians over the rounds): how late a runner thread ")
+            .append("woke from 1 ms sleeps (the machine's own stalls, whichever broker runs), the runner JVM's GC pauses, the ")
+            .append("broker JVM's GC pauses (count, sum, longest) and CPU time. A client cannot see a latency tail below the ")
+            .append("stalls of the machine it runs on.\n\n");
+        md.append("| workload | broker | hiccup p99 us | hiccup p99.9 us | hiccup max us | runner GC ms | broker GC pauses | ")
+            .append("broker GC ms | longest broker GC ms | broker CPU ms |\n");
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        final Map<String, List<JsonNode>> rows = new LinkedHashMap<>();
+        for (final JsonNode c : context)
+        {
+            rows.computeIfAbsent(c.path("workload").asText() + "\u0000" + c.path("broker").asText(), k -> new ArrayList<>()).add(c);
+        }
+        for (final List<JsonNode> row : rows.values())
+        {
+            final JsonNode first = row.get(0);
+            md.append("| ").append(first.path("workload").asText()).append(" | ")
+                .append("kafka".equals(first.path("broker").asText()) ? "Kafka" : "Ferrite");
+            for (final String field : new String[] {"hiccupP99Us", "hiccupP999Us", "hiccupMaxUs", "runnerGcMs", "brokerGcCount",
+                "brokerGcMs", "brokerGcMaxMs", "brokerCpuMs"})
+            {
+                md.append(" | ").append(number(median(row.stream().mapToDouble(n -> n.path(field).asDouble()).toArray())));
+            }
+            md.append(" |\n");
+        }
     }
 
     static String verdict(final double ratio, final JsonNode target, final boolean higher)
