@@ -106,15 +106,18 @@ public final class Broker implements AutoCloseable
                 @Override
                 public void completed(final int networkThread)
                 {
-                    networkThreads[networkThread].wakeup();
+                    networkThreads[networkThread].commandsReturned();
                 }
 
                 @Override
                 public void highWatermarkAdvanced(final Partition partition)
                 {
-                    for (final NetworkThread n : networkThreads)
+                    for (int n = 0; n < networkThreads.length; n++)
                     {
-                        n.wakeup();
+                        if (partition.parkedBy(n))
+                        {
+                            networkThreads[n].wakeup();
+                        }
                     }
                 }
             };
@@ -149,7 +152,7 @@ public final class Broker implements AutoCloseable
                     .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new IncrementalAlterConfigsHandler(topics, config))
                     .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(topics))
                     .register(ApiKeys.PRODUCE, new ProduceHandler(topics, logThreads, i))
-                    .register(ApiKeys.FETCH, new FetchHandler(topics))
+                    .register(ApiKeys.FETCH, new FetchHandler(topics, i))
                     .register(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(producerIds))
                     .register(ApiKeys.DELETE_TOPICS, new DeleteTopicsHandler(topics, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
@@ -259,6 +262,9 @@ public final class Broker implements AutoCloseable
         {
             case "busy-spin": return new BusySpinIdleStrategy();
             case "sleep": return new SleepingMillisIdleStrategy(1);
+            // spin briefly, then block until a network thread hands over work (it unparks an idle
+            // log thread): no yields and no short timed parks burning a shared core while idle
+            case "park": return new BackoffIdleStrategy(100, 0, 10_000_000, 10_000_000);
             default: return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
         }
     }

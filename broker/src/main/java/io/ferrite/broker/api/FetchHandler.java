@@ -38,10 +38,13 @@ public final class FetchHandler implements RequestHandler
     private static final byte READ_COMMITTED = 1;
 
     private final TopicRegistry topics;
+    /** The network thread this handler serves (a parked fetch tells its partitions whom to wake). */
+    private final int networkThread;
 
-    public FetchHandler(final TopicRegistry topics)
+    public FetchHandler(final TopicRegistry topics, final int networkThread)
     {
         this.topics = topics;
+        this.networkThread = networkThread;
     }
 
     @Override
@@ -140,7 +143,7 @@ public final class FetchHandler implements RequestHandler
                             parked = Arrays.copyOf(parked, parkedCount * 2);
                         }
                         parked[parkedCount++] = partition;
-                        partition.fetchParked();
+                        partition.fetchParked(networkThread);
                     }
                 }
             }

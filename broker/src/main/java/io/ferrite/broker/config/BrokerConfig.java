@@ -357,8 +357,9 @@ public final class BrokerConfig
             .define(LOG_RETENTION_CHECK_INTERVAL_MS, LONG, "300000", atLeast(1), true, "how often retention runs")
             .define("producer.id.expiration.ms", INT, "86400000", atLeast(1), false, "stored; producer ids do not expire yet")
             .define(LOG_THREADS, INT, "1", atLeast(1), true, "threads that append (each partition has one)")
-            .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "sleep"), true,
-                "how log threads wait for work: busy-spin (lowest latency, a core each), backoff, sleep")
+            .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "park", "sleep"), true,
+                "how log threads wait for work: busy-spin (lowest latency, a core each), backoff (spin, yield, then park "
+                    + "1 us to 1 ms), park (spin, then block until work comes), sleep")
             .define(WRITE_STRATEGY, STRING, "mapped", in("mapped", "channel"), true, "how segments are written (see log-engine)")
             .define(GROUP_MIN_SESSION_TIMEOUT_MS, INT, "6000", NONE, true, "shortest session timeout a member may ask for")
             .define(GROUP_MAX_SESSION_TIMEOUT_MS, INT, "1800000", NONE, true, "longest session timeout a member may ask for")

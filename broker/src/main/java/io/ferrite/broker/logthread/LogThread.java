@@ -46,7 +46,7 @@ public final class LogThread implements Runnable
     /** What a log thread tells the network threads. */
     public interface Completion
     {
-        /** Commands came back for {@code networkThread}. */
+        /** Commands came back for {@code networkThread} (they are on its return queue). */
         void completed(int networkThread);
 
         /** The partition's high watermark moved while fetches wait on it. */
@@ -107,6 +107,12 @@ public final class LogThread implements Runnable
             inFlight[networkThread]--;
         }
         return command;
+    }
+
+    /** Whether commands for network thread {@code networkThread} wait on its return queue. */
+    public boolean hasReturned(final int networkThread)
+    {
+        return !out[networkThread].isEmpty();
     }
 
     /** Makes an idle thread look at its work now (an fsync completed). */

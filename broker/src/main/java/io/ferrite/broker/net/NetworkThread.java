@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.lang.invoke.VarHandle;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -47,6 +48,8 @@ public final class NetworkThread implements Runnable, AutoCloseable
     private final java.util.function.Consumer<SelectionKey> onKey = this::onKey;
     private LogThread[] logThreads = new LogThread[0];
     private volatile boolean running = true;
+    /** Set while the loop is in (or about to enter) a blocking select: only then must a log thread wake it. */
+    private volatile boolean selecting;
     private volatile long drainDeadline;
     private long nextConnectionId;
     private int connections;
@@ -77,10 +80,25 @@ public final class NetworkThread implements Runnable, AutoCloseable
         thread.start();
     }
 
-    /** Makes the loop look at its pending responses now (from log threads: commands came back, data arrived). */
+    /** Makes the loop look at its pending responses now (from log threads: data arrived, a group answered). */
     public void wakeup()
     {
         selector.wakeup();
+    }
+
+    /**
+     * From a log thread, after it put commands on this thread's return queue: wakes the loop only if
+     * it blocks (or is about to block) in select. A busy loop drains the return queues before it
+     * selects again, so under load most completions cost no system call (Selector.wakeup is an
+     * eventfd write under a lock the loop also takes).
+     */
+    public void commandsReturned()
+    {
+        VarHandle.fullFence(); // the command's store before the read of selecting (see run())
+        if (selecting)
+        {
+            selector.wakeup();
+        }
     }
 
     /** Hands over an accepted connection (from the acceptor thread). */
@@ -106,7 +124,12 @@ public final class NetworkThread implements Runnable, AutoCloseable
             {
                 // keys are handed to onKey as they are found: no selected-key set, no iterator, no garbage
                 final long timeout = selectTimeout();
-                if (timeout <= 0)
+                // publish "selecting" before the last look at the return queues; commandsReturned()
+                // reads it only after its command is queued (a full fence on both sides): one of the
+                // two always sees the other, so a returned command never waits out a select timeout
+                selecting = true;
+                VarHandle.fullFence();
+                if (timeout <= 0 || commandsWaiting())
                 {
                     selector.selectNow(onKey);
                 }
@@ -114,6 +137,7 @@ public final class NetworkThread implements Runnable, AutoCloseable
                 {
                     selector.select(onKey, timeout);
                 }
+                selecting = false;
                 registerIncoming();
                 drainCompletions();
                 pollWaiting();
@@ -179,6 +203,18 @@ public final class NetworkThread implements Runnable, AutoCloseable
             deadline = Math.min(deadline, waiting.get(i).pending.deadlineMs());
         }
         return Math.min(100, deadline - System.currentTimeMillis());
+    }
+
+    private boolean commandsWaiting()
+    {
+        for (final LogThread logThread : logThreads)
+        {
+            if (logThread.hasReturned(id))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void drainCompletions()
@@ -275,6 +311,14 @@ public final class NetworkThread implements Runnable, AutoCloseable
 
     private void onReadable(final Connection connection) throws IOException
     {
+        if (connection.pending != null)
+        {
+            // the next request came while one is pending: stop reading until that one is answered
+            // (muting here rather than when deferring spares two epoll_ctl calls per deferred
+            // request of a client that waits for each answer)
+            connection.key.interestOps(0);
+            return;
+        }
         if (connection.read() < 0)
         {
             close(connection, "closed by the client", false);
@@ -316,7 +360,6 @@ public final class NetworkThread implements Runnable, AutoCloseable
             {
                 // the frame stays in the input, unread past, until the pending response is done
                 connection.pendingFrameSize = size;
-                connection.key.interestOps(0);
                 waiting.add(connection);
                 return;
             }

@@ -18,7 +18,7 @@ public final class Partition
     {
         try
         {
-            PARKED = MethodHandles.lookup().findVarHandle(Partition.class, "parkedFetches", int.class);
+            PARKED = MethodHandles.lookup().findVarHandle(Partition.class, "parked", long.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -31,8 +31,13 @@ public final class Partition
     public final PartitionLog log;
     /** The log thread that appends to this partition. */
     public final int owner;
+    /**
+     * Fetches parked here (low 32 bits) and which network threads parked them (high 32 bits, bit n
+     * for thread n; threads from 32 on set them all). The bits are a superset while fetches remain
+     * and are cleared with the last one; one word, so a park racing the last unpark loses no bit.
+     */
     @SuppressWarnings("unused") // through PARKED
-    private volatile int parkedFetches;
+    private volatile long parked;
 
     Partition(final String topic, final int index, final PartitionLog log, final int owner)
     {
@@ -42,19 +47,40 @@ public final class Partition
         this.owner = owner;
     }
 
-    public void fetchParked()
+    /** A fetch from network thread {@code networkThread} waits for this partition's high watermark to move. */
+    public void fetchParked(final int networkThread)
     {
-        PARKED.getAndAdd(this, 1);
+        final long bit = networkThread < 32 ? 1L << (32 + networkThread) : 0xFFFF_FFFF_0000_0000L;
+        long state;
+        do
+        {
+            state = (long)PARKED.getVolatile(this);
+        }
+        while (!PARKED.compareAndSet(this, state, (state | bit) + 1));
     }
 
     public void fetchUnparked()
     {
-        PARKED.getAndAdd(this, -1);
+        long state;
+        long next;
+        do
+        {
+            state = (long)PARKED.getVolatile(this);
+            next = (int)state == 1 ? 0 : state - 1;
+        }
+        while (!PARKED.compareAndSet(this, state, next));
     }
 
     public boolean hasParkedFetches()
     {
-        return (int)PARKED.getOpaque(this) > 0;
+        return (int)(long)PARKED.getOpaque(this) > 0;
+    }
+
+    /** Whether network thread {@code networkThread} may have a fetch parked here (false: it surely has none). */
+    public boolean parkedBy(final int networkThread)
+    {
+        final long state = (long)PARKED.getOpaque(this);
+        return (int)state > 0 && (networkThread >= 32 || (state >>> (32 + networkThread) & 1) != 0);
     }
 
     @Override

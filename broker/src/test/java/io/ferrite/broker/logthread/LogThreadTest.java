@@ -108,7 +108,7 @@ class LogThreadTest
         assertEquals(0, completions[0].get());
         assertNull(thread.poll(0));
 
-        partition.fetchParked();
+        partition.fetchParked(0);
         final AppendCommand second = new AppendCommand();
         second.set(0, null, 0, partition, buffer, 0, batch(buffer, 2), (short)-1);
         assertTrue(thread.offer(0, second));
