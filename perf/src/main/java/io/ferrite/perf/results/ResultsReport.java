@@ -20,7 +20,9 @@ import java.util.stream.Stream;
  * Writes {@code jmh-results/RESULTS.md} from the recorded runs: each {@code NAME.json} (JMH's JSON
  * output) with its {@code NAME.meta.json} (date, commit, JDK, CPU, cores, command, written by
  * {@code perf/bin/jmh-record}), and each side-by-side run against Apache Kafka (a JSON object of kind
- * {@code ferrite-side-by-side} written by {@code perf/bin/side-by-side}, its provenance inside). The markdown is only ever generated, never edited.
+ * {@code ferrite-side-by-side} written by {@code perf/bin/side-by-side}, its provenance inside), then
+ * {@code profiles.md} as it is: the written reading of the profiles behind each missed target. The
+ * markdown is only ever generated, never edited.
  *
  * <p>{@code ResultsReport <dir>} rewrites the file; {@code ResultsReport --check <dir>} exits 1
  * when the file differs from what the JSON gives.
@@ -38,6 +40,9 @@ public final class ResultsReport
     private ResultsReport()
     {
     }
+
+    /** The written analysis of the profiles behind each missed target, appended as it is. */
+    static final String PROFILES = "profiles.md";
 
     public static void main(final String[] args) throws IOException
     {
@@ -94,6 +99,11 @@ public final class ResultsReport
                 throw new IllegalStateException(run.getValue() + " has no " + metaFile.getFileName() + ": record runs with jmh-record");
             }
             section(md, run.getKey(), MAPPER.readTree(metaFile.toFile()), json);
+        }
+        final Path profiles = dir.resolve(PROFILES);
+        if (Files.exists(profiles))
+        {
+            md.append('\n').append(Files.readString(profiles, StandardCharsets.UTF_8).strip()).append('\n');
         }
         return md.toString();
     }
