@@ -77,7 +77,14 @@ final class Segment implements AutoCloseable
 
     static String fileName(final long baseOffset, final String suffix)
     {
-        return String.format("%020d%s", baseOffset, suffix);
+        // %020d by hand: the first String.format of a JVM loads the Formatter and locale data
+        // (a good part of the first topic creation's time)
+        final String digits = Long.toString(baseOffset);
+        if (baseOffset < 0 || digits.length() >= 20)
+        {
+            return String.format("%020d%s", baseOffset, suffix);
+        }
+        return "0".repeat(20 - digits.length()) + digits + suffix;
     }
 
     /** Creates the files of a new, empty, active segment. */
