@@ -26,6 +26,7 @@ import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.PartitionLog;
+import io.ferrite.log.config.PropertiesFile;
 import io.ferrite.wire.message.ApiKeys;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -36,12 +37,13 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.Reader;
-import java.io.Writer;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -302,12 +304,12 @@ public final class Broker implements AutoCloseable
         meta.setProperty("version", "1");
         meta.setProperty("node.id", Integer.toString(nodeId));
         meta.setProperty("cluster.id", id);
-        final Path tmp = dir.resolve(META_PROPERTIES + ".tmp");
-        try (Writer writer = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8))
+        final Map<String, String> values = new HashMap<>();
+        for (final String name : meta.stringPropertyNames())
         {
-            meta.store(writer, null);
+            values.put(name, meta.getProperty(name));
         }
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        PropertiesFile.write(file, values, null);
         return id;
     }
 

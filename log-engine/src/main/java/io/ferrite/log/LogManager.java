@@ -1,11 +1,11 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.PropertiesFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.Reader;
-import java.io.Writer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
@@ -335,15 +335,7 @@ public final class LogManager implements AutoCloseable
 
     private static void writeOverrides(final Path partitionDir, final Map<String, String> overrides) throws IOException
     {
-        final Properties props = new Properties();
-        props.putAll(overrides);
-        final Path tmp = partitionDir.resolve(PARTITION_CONFIG_FILE + ".tmp");
-        try (Writer out = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8))
-        {
-            props.store(out, "topic config overrides of this partition");
-        }
-        Files.move(tmp, partitionDir.resolve(PARTITION_CONFIG_FILE), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        PropertiesFile.write(partitionDir.resolve(PARTITION_CONFIG_FILE), overrides, "topic config overrides of this partition");
     }
 
     // ---- background work ----
