@@ -144,24 +144,26 @@ public final class Broker implements AutoCloseable
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
             for (int i = 0; i < networkThreadCount; i++)
             {
+                final int thread = i;
                 metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId)
                     .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS));
+                // handlers (and their codecs' classes) are made on the first request for their API
                 final Apis apis = new Apis()
                     .register(ApiKeys.METADATA, metadata[i])
-                    .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(topics, config))
-                    .register(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(topics, config))
-                    .register(ApiKeys.ALTER_CONFIGS, new AlterConfigsHandler(topics, config))
-                    .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new IncrementalAlterConfigsHandler(topics, config))
-                    .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(topics))
-                    .register(ApiKeys.PRODUCE, new ProduceHandler(topics, logThreads, i))
-                    .register(ApiKeys.FETCH, new FetchHandler(topics, i))
-                    .register(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(producerIds))
-                    .register(ApiKeys.DELETE_TOPICS, new DeleteTopicsHandler(topics, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
+                    .registerLazily(ApiKeys.CREATE_TOPICS, () -> new CreateTopicsHandler(topics, config))
+                    .registerLazily(ApiKeys.DESCRIBE_CONFIGS, () -> new DescribeConfigsHandler(topics, config))
+                    .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, config))
+                    .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, config))
+                    .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
+                    .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread))
+                    .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread))
+                    .registerLazily(ApiKeys.INIT_PRODUCER_ID, () -> new InitProducerIdHandler(producerIds))
+                    .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
-                    .register(ApiKeys.CREATE_PARTITIONS, new CreatePartitionsHandler(topics, config.nodeId()))
-                    .register(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(topics))
-                    .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(topics))
-                    .register(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(config.nodeId(), clusterId, metadata[i]));
+                    .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, config.nodeId()))
+                    .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics))
+                    .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
+                    .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
                 GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i]);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);

@@ -8,6 +8,7 @@ import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The broker's APIs: one handler per API key. An API without a handler is not advertised by
@@ -16,6 +17,8 @@ import java.util.List;
 public final class Apis implements RequestHandler
 {
     private final RequestHandler[] handlers = new RequestHandler[maxId() + 1];
+    /** Handlers still to be made, on the first request for their API. */
+    private final Supplier<?>[] factories = new Supplier<?>[handlers.length];
     private final ApiVersionsHandler apiVersions = new ApiVersionsHandler(this);
 
     public Apis()
@@ -36,6 +39,19 @@ public final class Apis implements RequestHandler
     public Apis register(final ApiKeys api, final RequestHandler handler)
     {
         handlers[api.id] = handler;
+        factories[api.id] = null;
+        return this;
+    }
+
+    /**
+     * Registers a handler made by {@code factory} on the first request for {@code api} (on the
+     * thread calling {@link #handle}: one Apis serves one network thread): the handler's codec
+     * classes are loaded only for the APIs clients use, not all of them at start-up.
+     */
+    public Apis registerLazily(final ApiKeys api, final Supplier<? extends RequestHandler> factory)
+    {
+        handlers[api.id] = null;
+        factories[api.id] = factory;
         return this;
     }
 
@@ -45,7 +61,7 @@ public final class Apis implements RequestHandler
         final List<ApiKeys> list = new ArrayList<>();
         for (final ApiKeys api : ApiKeys.values())
         {
-            if (handlers[api.id] != null)
+            if (handlers[api.id] != null || factories[api.id] != null)
             {
                 list.add(api);
             }
@@ -64,7 +80,13 @@ public final class Apis implements RequestHandler
     public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        final RequestHandler handler = handlers[api.id];
+        RequestHandler handler = handlers[api.id];
+        if (handler == null && factories[api.id] != null)
+        {
+            handler = (RequestHandler)factories[api.id].get();
+            handlers[api.id] = handler;
+            factories[api.id] = null;
+        }
         if (handler == null || (version > advertisedMax(api) && api != ApiKeys.API_VERSIONS))
         {
             return CLOSE;

@@ -54,21 +54,21 @@ public final class GroupHandlers
     {
     }
 
-    /** Registers every group API on {@code apis}. */
+    /** Registers every group API on {@code apis} (each handler made on its first request). */
     public static void register(final io.ferrite.broker.api.Apis apis, final GroupCoordinator coordinator, final TopicRegistry topics,
         final int nodeId, final io.ferrite.broker.api.MetadataHandler address)
     {
-        apis.register(ApiKeys.FIND_COORDINATOR, new FindCoordinator(nodeId, address))
-            .register(ApiKeys.JOIN_GROUP, new JoinGroup(coordinator))
-            .register(ApiKeys.SYNC_GROUP, new SyncGroup(coordinator))
-            .register(ApiKeys.HEARTBEAT, new Heartbeat(coordinator))
-            .register(ApiKeys.LEAVE_GROUP, new LeaveGroup(coordinator))
-            .register(ApiKeys.OFFSET_COMMIT, new OffsetCommit(coordinator, topics))
-            .register(ApiKeys.OFFSET_FETCH, new OffsetFetch(coordinator, topics))
-            .register(ApiKeys.LIST_GROUPS, new ListGroups(coordinator))
-            .register(ApiKeys.DESCRIBE_GROUPS, new DescribeGroups(coordinator))
-            .register(ApiKeys.DELETE_GROUPS, new DeleteGroups(coordinator))
-            .register(ApiKeys.OFFSET_DELETE, new OffsetDelete(coordinator, topics));
+        apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinator(nodeId, address))
+            .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroup(coordinator))
+            .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroup(coordinator))
+            .registerLazily(ApiKeys.HEARTBEAT, () -> new Heartbeat(coordinator))
+            .registerLazily(ApiKeys.LEAVE_GROUP, () -> new LeaveGroup(coordinator))
+            .registerLazily(ApiKeys.OFFSET_COMMIT, () -> new OffsetCommit(coordinator, topics))
+            .registerLazily(ApiKeys.OFFSET_FETCH, () -> new OffsetFetch(coordinator, topics))
+            .registerLazily(ApiKeys.LIST_GROUPS, () -> new ListGroups(coordinator))
+            .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroups(coordinator))
+            .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroups(coordinator))
+            .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDelete(coordinator, topics));
     }
 
     /**
