@@ -18,8 +18,11 @@ import java.util.regex.Pattern;
 /**
  * A broker in a child JVM on loopback: Apache Kafka (single-node KRaft, combined broker and
  * controller, storage formatted with {@code kafka.tools.StorageTool} first) or Ferrite
- * ({@code io.ferrite.broker.FerriteServer}). Both run with the same JVM options (heap, GC) on the
- * runner's class path, with their data in a fresh temporary directory.
+ * ({@code io.ferrite.broker.FerriteServer}). Both run with the same JVM options (heap, GC), each
+ * from what it ships as: Kafka on the runner's class path (kafka_2.13 and its dependencies, as its
+ * {@code libs/} directory), Ferrite from its runnable jar ({@link #ferriteJar}, as
+ * {@code bin/ferrite-server} starts it; the runner's class path when the jar is not built), with
+ * their data in a fresh temporary directory.
  */
 final class BrokerProcess implements AutoCloseable
 {
@@ -76,7 +79,8 @@ final class BrokerProcess implements AutoCloseable
         command.add("-Xlog:gc:file=" + dir.resolve("gc.log") + ":uptime:filecount=0"); // the pauses, for the report
         command.addAll(extraJvmOptions);
         command.add("-cp");
-        command.add(classPath);
+        final Path jar = ferriteJar();
+        command.add(kind == Kind.FERRITE && jar != null ? jar.toString() : classPath);
         if (kind == Kind.KAFKA)
         {
             final int controllerPort = freePort();
@@ -278,6 +282,29 @@ final class BrokerProcess implements AutoCloseable
                 files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+    }
+
+    /**
+     * Ferrite's runnable jar ({@code broker/target/ferrite-broker.jar}, which the build makes before
+     * perf): the system property {@code sidebyside.ferrite.jar}, else looked for from the working
+     * directory (the repository's or the perf module's); null when there is none.
+     */
+    static Path ferriteJar()
+    {
+        final String configured = System.getProperty("sidebyside.ferrite.jar");
+        if (configured != null)
+        {
+            return Files.isRegularFile(Path.of(configured)) ? Path.of(configured).toAbsolutePath() : null;
+        }
+        for (final String candidate : new String[] {"broker/target/ferrite-broker.jar", "../broker/target/ferrite-broker.jar"})
+        {
+            final Path jar = Path.of(candidate);
+            if (Files.isRegularFile(jar))
+            {
+                return jar.toAbsolutePath().normalize();
+            }
+        }
+        return null;
     }
 
     static String javaBinary()

@@ -193,23 +193,30 @@ public final class SideBySide
                 for (final String compression : new String[] {"none", "lz4"})
                 {
                     final long cpuBefore = broker.cpuNanos();
+                    final long clientBefore = runnerCpuNanos();
                     final double[] t = w.throughput("tp-" + acks + "-" + compression, acks, compression, options.records);
                     final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / megabytes(options.records);
+                    final double clientMsPerMb = (runnerCpuNanos() - clientBefore) / 1e6 / megabytes(options.records);
                     final String name = "producer throughput acks=" + acks + " " + compression;
                     add(kind, name, "records/s", true, 2.0, t[0]);
                     add(kind, name, "MB/s", true, null, t[1]);
                     add(kind, name, "broker CPU ms per MB", false, 1.0, cpuMsPerMb);
+                    add(kind, name, "client CPU ms per MB (the runner's JVM)", false, null, clientMsPerMb);
                     System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, broker CPU %.2f ms/MB%n", name, t[0], t[1],
                         cpuMsPerMb);
                 }
             }
 
             final long consumeCpuBefore = broker.cpuNanos();
+            final long consumeClientBefore = runnerCpuNanos();
             final double[] c = w.consume("tp-1-none", options.records);
             final double consumeCpu = (broker.cpuNanos() - consumeCpuBefore) / 1e6 / megabytes(options.records);
+            final double consumeClient = (runnerCpuNanos() - consumeClientBefore) / 1e6 / megabytes(options.records);
             add(kind, "consumer throughput (1 consumer, data already written)", "MB/s", true, 2.0, c[0]);
             add(kind, "consumer throughput (1 consumer, data already written)", "records/s", true, null, c[1]);
             add(kind, "consumer throughput (1 consumer, data already written)", "broker CPU ms per MB", false, null, consumeCpu);
+            add(kind, "consumer throughput (1 consumer, data already written)", "client CPU ms per MB (the runner's JVM)", false, null,
+                consumeClient);
             System.out.printf(Locale.ROOT, "consumer: %.1f MB/s, %.0f records/s, broker CPU %.2f ms/MB%n", c[0], c[1], consumeCpu);
 
             for (final int rate : options.rates)
@@ -370,6 +377,13 @@ public final class SideBySide
         return trimmed.length() <= 600 ? trimmed : "..." + trimmed.substring(trimmed.length() - 600);
     }
 
+    /** CPU time of the runner's JVM so far (the clients, and whatever else runs in it), all threads. */
+    private static long runnerCpuNanos()
+    {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+            .getProcessCpuTime();
+    }
+
     private static double megabytes(final int records)
     {
         return records * (double) Workloads.RECORD_BYTES / 1e6;
@@ -430,6 +444,10 @@ public final class SideBySide
             + "kafka.tools.StorageTool, its defaults: num.network.threads=3, num.io.threads=8, no flush per message, i.e. the "
             + "page cache" + overrides(options.kafkaOverrides) + ") and Ferrite (FerriteServer, its defaults: "
             + "ferrite.durability=flush, i.e. the page cache, ferrite.idle.strategy=backoff" + overrides(options.ferriteOverrides) + ")");
+        final Path jar = BrokerProcess.ferriteJar();
+        settings.add("each broker started as it ships: Kafka (kafka.Kafka) on the runner's class path (kafka_2.13 4.4.0 and its "
+            + "dependencies, as its libs/ directory), Ferrite " + (jar == null ? "(FerriteServer) on the same class path (its "
+            + "runnable jar was not built)" : "from its runnable jar broker/target/ferrite-broker.jar, as bin/ferrite-server starts it"));
         settings.add("each broker in a child JVM with the same options (" + String.join(" ", BrokerProcess.jvmOptions(options.heap))
             + "), data in a fresh temporary directory, loopback only; started afresh each round; rounds alternate Kafka, Ferrite ("
             + options.rounds + " of each)");
@@ -448,7 +466,8 @@ public final class SideBySide
         settings.add("start-up: from spawning the broker JVM to the first acknowledged produce (Admin createTopics retried, then "
             + "one acks=1 send; Kafka's storage format runs before and is not counted); RSS: VmRSS of the broker JVM from "
             + "/proc/<pid>/status after the run; broker CPU: user + system time of the broker JVM from /proc/<pid>/stat over the "
-            + "workload, per MB of record values (1 KiB each) produced or consumed");
+            + "workload, per MB of record values (1 KiB each) produced or consumed; client CPU likewise for the runner's JVM, "
+            + "where the producer or consumer runs");
         settings.add("during each latency workload the runner also measures what else happened (the table after the main one): "
             + "a thread of the runner sleeping 1 ms again and again records how late it wakes (as jHiccup: scheduling on the "
             + "shared cores, the runner's GC, the hypervisor), the runner JVM's GC pause time (MXBeans), and the broker JVM's GC "
