@@ -30,7 +30,9 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * <p><b>Append</b> takes one RecordBatch v2 in a mutable (normally off-heap) buffer, checks it as
  * Kafka's validator does, assigns offsets by patching the base offset (and partition leader epoch)
  * in place, and copies the bytes to the active segment. The CRC is rewritten only for
- * LogAppendTime. Nothing allocates on this path.
+ * LogAppendTime. Nothing allocates on this path. An in-process writer can instead
+ * {@link #claim} room at the end of the log, build its batch there (in the mapping itself with the
+ * mapped strategy) and {@link #commit} it: no copy, and no second pass over bytes it built itself.
  */
 public final class PartitionLog implements AutoCloseable
 {
@@ -88,6 +90,12 @@ public final class PartitionLog implements AutoCloseable
     private RecordReader validator;
     private int validatorLimit;
     private int leaderEpoch;
+    private BatchClaim openClaim;
+    /** The latest wall-clock reading of the writer: the clock is no earlier (trusted timestamp check). */
+    private long latestClockReading;
+
+    /** No clock reading taken yet for this append: read it only if needed. */
+    private static final long UNKNOWN_TIME = Long.MIN_VALUE;
 
     PartitionLog(final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
         final EpochClock clock, final LogEnvironment env, final ProducerStateManager producers)
@@ -103,6 +111,7 @@ public final class PartitionLog implements AutoCloseable
         this.validator = new RecordReader(codecs, config.maxDecompressedMessageBytes);
         this.validatorLimit = config.maxDecompressedMessageBytes;
         this.lastFlushMs = clock.time();
+        this.latestClockReading = lastFlushMs;
     }
 
     /** Sets the state recovery found; called once, before the log is shared. */
@@ -236,6 +245,7 @@ public final class PartitionLog implements AutoCloseable
     {
         assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
         result.reset();
+        requireNoOpenClaim();
         if (closed)
         {
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
@@ -245,50 +255,226 @@ public final class PartitionLog implements AutoCloseable
         result.logStartOffset = logStartOffset;
         if (length > cfg.maxMessageBytes)
         {
-            result.fail(AppendResult.RECORD_TOO_LARGE, "The record batch size in the append to " + this + " is " + length +
-                " bytes which exceeds the maximum configured value of " + cfg.maxMessageBytes + ".");
+            result.fail(AppendResult.RECORD_TOO_LARGE, tooLarge(length, cfg));
             return;
         }
-        if (!checkBatch(buffer, offset, length, cfg, result))
+        if (!checkBatch(buffer, offset, length, cfg, false, result))
         {
             return;
         }
-        final long now = clock.time();
-        if (!validateRecords(cfg, now, result))
+        final long now = readClock();
+        if (!validateRecords(cfg, now, result) || !checkProducer(result))
         {
             return;
         }
-        if (batch.producerId() != NO_PRODUCER_ID)
+        place(buffer, offset, length, cfg, now, result);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // claim, build in place, commit
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Claims room for one batch of at most {@code maxLength} bytes at the end of the log, for the
+     * writer to build in place and then {@link #commit} or {@link #abort} (see {@link BatchClaim}).
+     * Rolls the segment first when the room would not fit in it. Nothing may be appended or claimed
+     * while the claim is open.
+     *
+     * @return whether the claim is open; if not, {@code result} says why (too large, storage error,
+     *     closed)
+     * @throws IllegalStateException when a claim is already open on this log or {@code claim} is open
+     */
+    public boolean claim(final int maxLength, final BatchClaim claim, final AppendResult result)
+    {
+        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        result.reset();
+        requireNoOpenClaim();
+        if (claim.isOpen())
         {
-            final int status = producers.check(batch, result);
-            if (status != AppendResult.OK)
+            throw new IllegalStateException("the claim is still open on " + claim.log);
+        }
+        if (closed)
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
+            return false;
+        }
+        final LogConfig cfg = config;
+        result.logStartOffset = logStartOffset;
+        if (maxLength < HEADER_LENGTH)
+        {
+            result.fail(AppendResult.INVALID_RECORD, "A claim of " + maxLength + " bytes cannot hold a record batch (" +
+                HEADER_LENGTH + " bytes at least)");
+            return false;
+        }
+        if (maxLength > cfg.maxMessageBytes)
+        {
+            result.fail(AppendResult.RECORD_TOO_LARGE, tooLarge(maxLength, cfg));
+            return false;
+        }
+        Segment active = segments[segments.length - 1];
+        int position = -1;
+        if (strategy == WriteStrategy.MAPPED)
+        {
+            try
             {
-                result.status = status;
-                return;
+                final int size = active.size();
+                if (size > 0 && size > cfg.segmentBytes - maxLength)
+                {
+                    roll((long)LOG_END_OFFSET.getOpaque(this), readClock());
+                    active = segments[segments.length - 1];
+                }
+                position = active.claim(maxLength, claim.buffer);
+            }
+            catch (final IOException ex)
+            {
+                result.fail(AppendResult.STORAGE_ERROR, "cannot claim " + maxLength + " bytes in " + this + ": " + ex);
+                return false;
             }
         }
+        if (position < 0)
+        {
+            claim.buffer.wrap(claim.scratch(maxLength), 0, maxLength);
+            claim.opened(this, null, 0, maxLength);
+        }
+        else
+        {
+            claim.opened(this, active, position, maxLength);
+        }
+        openClaim = claim;
+        return true;
+    }
 
+    /**
+     * Appends the batch built in {@code claim}'s buffer, {@code length} bytes from index 0, and
+     * closes the claim whatever the outcome (on failure as {@link #abort} does).
+     *
+     * <p>The batch is trusted as this process's own work: its frame, record count, offsets delta,
+     * producer state and timestamps are checked as {@link #append} checks them, but its CRC is not
+     * recomputed and its records are not walked when the header shows them within the timestamp
+     * window (with the default {@code message.timestamp.before.max.ms}: the batch's max timestamp
+     * against the latest clock reading, the clock being read again only when that does not prove
+     * it; otherwise, and for the error's record index, every record against a fresh reading). The
+     * latest reading stands in for the clock because a wall clock moves forward: one stepped back
+     * lets timestamps up to the step further ahead through until it catches up. A batch from
+     * elsewhere (a network, a file) goes through {@link #append}.
+     */
+    public void commit(final BatchClaim claim, final int length, final AppendResult result)
+    {
+        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        result.reset();
+        if (claim.log != this || openClaim != claim)
+        {
+            throw new IllegalStateException("the claim is not open on " + this);
+        }
+        if (closed)
+        {
+            endClaim(claim, false);
+            result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
+            return;
+        }
+        final LogConfig cfg = config;
+        result.logStartOffset = logStartOffset;
+        if (length < 0 || length > claim.capacity)
+        {
+            abort(claim);
+            result.fail(AppendResult.INVALID_RECORD, "A batch of " + length + " bytes in a claim of " + claim.capacity);
+            return;
+        }
+        if (length > cfg.maxMessageBytes)
+        {
+            abort(claim);
+            result.fail(AppendResult.RECORD_TOO_LARGE, tooLarge(length, cfg));
+            return;
+        }
+        final MutableDirectBuffer buffer = claim.buffer;
+        if (!checkBatch(buffer, 0, length, cfg, true, result) || !trustedTimestamps(cfg, result) || !checkProducer(result))
+        {
+            abort(claim);
+            return;
+        }
+        final long now = cfg.logAppendTime ? readClock() : UNKNOWN_TIME;
+        final Segment active = segments[segments.length - 1];
         final long base = (long)LOG_END_OFFSET.getOpaque(this);
         final long last = base + batch.lastOffsetDelta();
+        if (claim.segment == active && !rollDue(cfg, active, length, base, last, batch.maxTimestamp(), now))
+        {
+            patch(buffer, 0, base, cfg, now, result);
+            try
+            {
+                active.commitClaimed(claim.position, length, last, batch.maxTimestamp());
+            }
+            catch (final IOException ex)
+            {
+                abort(claim);
+                result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + this + ": " + ex);
+                return;
+            }
+            published(cfg, base, last, result);
+            endClaim(claim, false);
+            return;
+        }
+        // built in the claim's own buffer, or a roll is due first: copied in as append copies
+        final MutableDirectBuffer copy = claim.scratch(length);
+        if (claim.segment != null)
+        {
+            copy.putBytes(0, buffer, 0, length);
+        }
+        endClaim(claim, true);
+        batch.wrap(copy, 0);
+        place(copy, 0, length, cfg, now, result);
+    }
+
+    /** Gives the claimed room back: nothing of it is published, and in the mapping it is zeroed. */
+    public void abort(final BatchClaim claim)
+    {
+        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        if (claim.log != this || openClaim != claim)
+        {
+            throw new IllegalStateException("the claim is not open on " + this);
+        }
+        endClaim(claim, true);
+    }
+
+    private void endClaim(final BatchClaim claim, final boolean zero)
+    {
+        if (zero && claim.segment != null && !closed)
+        {
+            // a whole batch left past the end must never be taken for one by recovery
+            claim.buffer.setMemory(0, claim.capacity, (byte)0);
+        }
+        openClaim = null;
+        claim.closed();
+    }
+
+    private void requireNoOpenClaim()
+    {
+        if (openClaim != null)
+        {
+            throw new IllegalStateException("a claim is open on " + this + ": commit or abort it first");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // shared by append and commit
+    // ------------------------------------------------------------------------------------------
+
+    /** Assigns offsets, rolls if due, copies the checked batch into the active segment and publishes it. */
+    private void place(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
+        final long now, final AppendResult result)
+    {
+        final long base = (long)LOG_END_OFFSET.getOpaque(this);
+        final long last = base + batch.lastOffsetDelta();
+        final Segment active;
         try
         {
-            maybeRoll(cfg, length, base, last, batch.maxTimestamp(), now);
+            active = maybeRoll(cfg, length, base, last, batch.maxTimestamp(), now);
         }
         catch (final IOException ex)
         {
             result.fail(AppendResult.STORAGE_ERROR, "cannot roll " + this + ": " + ex);
             return;
         }
-        buffer.putLong(offset + BASE_OFFSET_OFFSET, base, BIG_ENDIAN);
-        buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch, BIG_ENDIAN);
-        if (cfg.logAppendTime)
-        {
-            buffer.putShort(offset + ATTRIBUTES_OFFSET, (short)(batch.attributes() | TIMESTAMP_TYPE_MASK), BIG_ENDIAN);
-            buffer.putLong(offset + MAX_TIMESTAMP_OFFSET, now, BIG_ENDIAN);
-            buffer.putInt(offset + CRC_OFFSET, batch.computeCrc(), BIG_ENDIAN);
-            result.logAppendTime = now;
-        }
-        final Segment active = segments[segments.length - 1];
+        patch(buffer, offset, base, cfg, now, result);
         try
         {
             active.append(buffer, offset, length, last, batch.maxTimestamp());
@@ -298,6 +484,27 @@ public final class PartitionLog implements AutoCloseable
             result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + this + ": " + ex);
             return;
         }
+        published(cfg, base, last, result);
+    }
+
+    /** Writes what the log assigns into the batch: base offset, leader epoch and, for LogAppendTime, the time and CRC. */
+    private void patch(final MutableDirectBuffer buffer, final int offset, final long base, final LogConfig cfg, final long now,
+        final AppendResult result)
+    {
+        buffer.putLong(offset + BASE_OFFSET_OFFSET, base, BIG_ENDIAN);
+        buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch, BIG_ENDIAN);
+        if (cfg.logAppendTime)
+        {
+            buffer.putShort(offset + ATTRIBUTES_OFFSET, (short)(batch.attributes() | TIMESTAMP_TYPE_MASK), BIG_ENDIAN);
+            buffer.putLong(offset + MAX_TIMESTAMP_OFFSET, now, BIG_ENDIAN);
+            buffer.putInt(offset + CRC_OFFSET, batch.computeCrc(), BIG_ENDIAN);
+            result.logAppendTime = now;
+        }
+    }
+
+    /** After the batch's bytes and size are published: producer state, the log end, the result, the flush policy. */
+    private void published(final LogConfig cfg, final long base, final long last, final AppendResult result)
+    {
         producers.update(batch);
         LOG_END_OFFSET.setRelease(this, last + 1);
         result.firstOffset = base;
@@ -312,11 +519,64 @@ public final class PartitionLog implements AutoCloseable
         }
     }
 
+    private String tooLarge(final int length, final LogConfig cfg)
+    {
+        return "The record batch size in the append to " + this + " is " + length +
+            " bytes which exceeds the maximum configured value of " + cfg.maxMessageBytes + ".";
+    }
+
+    private boolean checkProducer(final AppendResult result)
+    {
+        if (batch.producerId() != NO_PRODUCER_ID)
+        {
+            final int status = producers.check(batch, result);
+            if (status != AppendResult.OK)
+            {
+                result.status = status;
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The wall clock, remembered as the latest reading (which the trusted timestamp check relies on). */
+    private long readClock()
+    {
+        final long now = clock.time();
+        if (now > latestClockReading)
+        {
+            latestClockReading = now;
+        }
+        return now;
+    }
+
+    /**
+     * The timestamp window for a batch of this process's own: proven by its header when it can be
+     * (see {@link #commit}), else every record checked as {@link #append} checks them.
+     */
+    private boolean trustedTimestamps(final LogConfig cfg, final AppendResult result)
+    {
+        if (cfg.logAppendTime)
+        {
+            return true;
+        }
+        if (cfg.timestampBeforeMaxMs == Long.MAX_VALUE)
+        {
+            final long max = batch.maxTimestamp();
+            final long latest = latestClockReading;
+            if (max <= latest || max - latest <= cfg.timestampAfterMaxMs)
+            {
+                return true; // no record is later than the max, and the clock is no earlier than its latest reading
+            }
+        }
+        return validateRecords(cfg, readClock(), result);
+    }
+
     private boolean checkBatch(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
-        final AppendResult result)
+        final boolean trusted, final AppendResult result)
     {
         batch.wrap(buffer, offset);
-        final int check = batch.check(length);
+        final int check = trusted ? batch.checkFrame(length) : batch.check(length);
         if (check != RecordBatch.OK)
         {
             if (check == RecordBatch.UNSUPPORTED_MAGIC)
@@ -399,23 +659,38 @@ public final class PartitionLog implements AutoCloseable
         }
     }
 
-    private void maybeRoll(final LogConfig cfg, final int length, final long base, final long last, final long maxTimestamp,
+    /** Rolls first if the batch is due to go in a new segment; returns the segment it goes in. */
+    private Segment maybeRoll(final LogConfig cfg, final int length, final long base, final long last, final long maxTimestamp,
         final long now) throws IOException
     {
         final Segment active = segments[segments.length - 1];
+        if (!rollDue(cfg, active, length, base, last, maxTimestamp, now))
+        {
+            return active;
+        }
+        roll(base, now != UNKNOWN_TIME ? now : readClock());
+        return segments[segments.length - 1];
+    }
+
+    /**
+     * Kafka's roll conditions for a batch about to go in {@code active}: the segment would be too
+     * large, its indexes are full, the offsets would overflow its relative offsets, or it is old
+     * enough ({@code now} may be {@link #UNKNOWN_TIME}: the clock is read only if the age needs it).
+     */
+    private boolean rollDue(final LogConfig cfg, final Segment active, final int length, final long base, final long last,
+        final long maxTimestamp, final long now)
+    {
         final int size = active.size();
         if (size == 0)
         {
-            return;
+            return false;
         }
-        final boolean full = size > cfg.segmentBytes - length;
-        final boolean indexFull = active.indexesFull();
-        final boolean offsetOverflow = last - active.baseOffset > Integer.MAX_VALUE;
-        final boolean aged = active.timeWaitedForRoll(now, maxTimestamp) > cfg.segmentMs - cfg.segmentJitterMs;
-        if (full || indexFull || offsetOverflow || aged)
+        if (size > cfg.segmentBytes - length || active.indexesFull() || last - active.baseOffset > Integer.MAX_VALUE)
         {
-            roll(base, now);
+            return true;
         }
+        final long ageNow = now != UNKNOWN_TIME || active.rollsByBatchTimestamps() ? now : readClock();
+        return active.timeWaitedForRoll(ageNow, maxTimestamp) > cfg.segmentMs - cfg.segmentJitterMs;
     }
 
     /** Starts a new active segment at {@code baseOffset} (the log end); the old one is flushed in the background. */

@@ -227,6 +227,44 @@ final class Segment implements AutoCloseable
         return position;
     }
 
+    /**
+     * Claims {@code length} bytes at the end of data for a batch built in place in the mapping
+     * (writer only; mapped strategy).
+     *
+     * @return their position, {@code into} wrapping them; or -1 when they cannot be had in place
+     */
+    int claim(final int length, final org.agrona.concurrent.UnsafeBuffer into) throws IOException
+    {
+        final int position = size();
+        return active && log.claim(position, length, into) ? position : -1;
+    }
+
+    /**
+     * Publishes a batch built in place at {@code position} (the end of data, from {@link #claim}):
+     * as {@link #append} does after its copy — index room, then the size, then the index entries.
+     */
+    void commitClaimed(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
+        throws IOException
+    {
+        if (position != size())
+        {
+            throw new IllegalStateException("a claim at " + position + " of a segment of " + size() + " bytes");
+        }
+        if (bytesSinceLastIndexEntry > indexIntervalBytes)
+        {
+            offsetIndex.ensureRoomAllocated();
+            timeIndex.ensureRoomAllocated();
+        }
+        SIZE.setRelease(this, position + length);
+        indexed(position, length, batchLastOffset, batchMaxTimestamp);
+    }
+
+    /** Whether the time-based roll counts from the first batch's timestamp (else from the segment's creation). */
+    boolean rollsByBatchTimestamps()
+    {
+        return rollingBasedTimestamp >= 0;
+    }
+
     /** Index bookkeeping for a batch at {@code position} (append and recovery alike). */
     private void indexed(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
     {

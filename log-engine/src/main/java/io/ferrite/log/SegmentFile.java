@@ -164,6 +164,33 @@ final class SegmentFile implements AutoCloseable
     }
 
     /**
+     * Wraps {@code into} over {@code length} bytes of the mapping at {@code position} (the end of
+     * data), allocated first if the preallocator has not got there, for a batch built in place.
+     *
+     * @return false, wrapping nothing, when the strategy does not write through the mapping or the
+     *     bytes do not fit in it
+     * @throws IOException when the disk refuses the blocks (full, failed)
+     */
+    boolean claim(final int position, final int length, final UnsafeBuffer into) throws IOException
+    {
+        if (strategy != WriteStrategy.MAPPED || position + (long)length > capacity)
+        {
+            return false;
+        }
+        if (position + length > allocatedUpTo)
+        {
+            stalls++;
+            allocate(position + length, false);
+            if (position + length > allocatedUpTo)
+            {
+                throw new IOException("segment " + path + " takes no more appends");
+            }
+        }
+        into.wrap(view, position, length);
+        return true;
+    }
+
+    /**
      * Keeps at least {@link #LOOKAHEAD} allocated ahead of {@code position}: called by the
      * preallocator thread (or an idle writer) so that appends find their pages ready.
      */

@@ -63,6 +63,43 @@ class AppendPathTest
     }
 
     @Test
+    void claimBuildAndCommitAllocateNothing() throws IOException
+    {
+        for (final WriteStrategy strategy : WriteStrategy.values())
+        {
+            try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("claim-" + strategy)).withWriteStrategy(strategy)))
+            {
+                final PartitionLog log = manager.createLog("alloc", 0, Map.of(LogConfig.INDEX_INTERVAL_BYTES, "256"));
+                final BatchClaim claim = new BatchClaim();
+                final io.ferrite.wire.record.RecordBatchBuilder builder = new io.ferrite.wire.record.RecordBatchBuilder();
+                final org.agrona.concurrent.UnsafeBuffer value = new org.agrona.concurrent.UnsafeBuffer(new byte[100]);
+                final AppendResult result = new AppendResult();
+                final Runnable work = () ->
+                {
+                    if (log.claim(1024, claim, result))
+                    {
+                        final int length = builder.wrap(claim.buffer(), 0)
+                            .appendRecord(System.currentTimeMillis(), null, 0, -1, value, 0, value.capacity()).build();
+                        log.commit(claim, length, result);
+                    }
+                };
+                long fewest = Long.MAX_VALUE; // as in appendAndReadAllocateNothing
+                for (int window = 0; window < 8 && fewest > 0; window++)
+                {
+                    final long before = THREADS.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < 20_000; i++)
+                    {
+                        work.run();
+                    }
+                    fewest = Math.min(fewest, THREADS.getCurrentThreadAllocatedBytes() - before);
+                }
+                assertEquals(AppendResult.OK, result.status, result.toString());
+                assertEquals(0, fewest, strategy + ": bytes allocated by 20000 claims and commits");
+            }
+        }
+    }
+
+    @Test
     void thePreallocatorKeepsAheadOfTheWriter() throws Exception
     {
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withWriteStrategy(WriteStrategy.MAPPED)))

@@ -2,6 +2,7 @@ package io.ferrite.log;
 
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.MutableDirectBuffer;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -14,7 +15,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * are a pure function of k, so the test can check them after recovery; they come from one
  * idempotent producer, so a restarted child also checks the recovered producer state.
  *
- * <p>{@code CrashChild <log dir> <MAPPED|CHANNEL>}
+ * <p>{@code CrashChild <log dir> <MAPPED|CHANNEL> [claim]}: with {@code claim}, each batch is built
+ * in a {@link BatchClaim} (in the segment's mapping with MAPPED) and committed instead of appended.
  */
 public final class CrashChild
 {
@@ -48,7 +50,7 @@ public final class CrashChild
     }
 
     /** The batch k as a client sends it (before the log patches its base offset and leader epoch). */
-    static int build(final long k, final RecordBatchBuilder builder, final ExpandableDirectByteBuffer out)
+    static int build(final long k, final RecordBatchBuilder builder, final MutableDirectBuffer out)
     {
         // one idempotent producer whose sequences follow the offsets: a restarted child must find
         // the producer state recovered (snapshot + replay) for its next batch to be accepted
@@ -100,10 +102,22 @@ public final class CrashChild
         final RecordBatchBuilder builder = new RecordBatchBuilder();
         final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(8192);
         final AppendResult result = new AppendResult();
+        final boolean claims = args.length > 2 && "claim".equals(args[2]);
+        final BatchClaim claim = new BatchClaim();
         while (true)
         {
-            final int length = build(k, builder, buffer);
-            log.append(buffer, 0, length, result);
+            if (claims)
+            {
+                if (!log.claim(8192, claim, result))
+                {
+                    throw new IllegalStateException("claim for batch " + k + ": " + result);
+                }
+                log.commit(claim, build(k, builder, claim.buffer()), result);
+            }
+            else
+            {
+                log.append(buffer, 0, build(k, builder, buffer), result);
+            }
             if (result.status != AppendResult.OK || result.firstOffset != baseOffset(k))
             {
                 throw new IllegalStateException("append of batch " + k + ": " + result);

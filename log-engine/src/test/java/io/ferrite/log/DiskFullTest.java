@@ -52,6 +52,34 @@ class DiskFullTest
     @EnumSource(WriteStrategy.class)
     void aFullDiskIsATypedErrorAndAppendsResumeWhenSpaceReturns(final WriteStrategy strategy) throws IOException
     {
+        fillTheDisk(strategy, false);
+    }
+
+    /** The same with batches built in claims: the claim (or its commit) fails typed, and claims resume. */
+    @ParameterizedTest
+    @EnumSource(WriteStrategy.class)
+    void aFullDiskFailsAClaimWithATypedErrorAndClaimsResumeWhenSpaceReturns(final WriteStrategy strategy) throws IOException
+    {
+        fillTheDisk(strategy, true);
+    }
+
+    private static void append(final PartitionLog log, final Batches batches, final boolean claims, final BatchClaim claim,
+        final AppendResult result)
+    {
+        if (!claims)
+        {
+            log.append(batches.buffer, 0, batches.length, result);
+        }
+        else if (log.claim(batches.length, claim, result))
+        {
+            claim.buffer().putBytes(0, batches.buffer, 0, batches.length);
+            log.commit(claim, batches.length, result);
+        }
+    }
+
+    private void fillTheDisk(final WriteStrategy strategy, final boolean claims) throws IOException
+    {
+        final BatchClaim claim = new BatchClaim();
         final Path ballast = mount.resolve("ballast");
         Files.write(ballast, new byte[256 * 1024]);
         final LogManager manager = LogManager.open(LogManagerConfig.of(mount.resolve("logs")).withWriteStrategy(strategy));
@@ -67,7 +95,7 @@ class DiskFullTest
             {
                 final long end = log.logEndOffset();
                 batches.records(8, i, System.currentTimeMillis());
-                log.append(batches.buffer, 0, batches.length, result);
+                append(log, batches, claims, claim, result);
                 if (result.status == AppendResult.OK)
                 {
                     written.add(batches.bytes());
@@ -76,6 +104,7 @@ class DiskFullTest
                 {
                     assertEquals(AppendResult.STORAGE_ERROR, result.status, result.toString());
                     assertEquals(end, log.logEndOffset(), "a failed append changes nothing");
+                    assertTrue(!claim.isOpen(), "a failed claim or commit leaves no claim open");
                     failures++;
                 }
             }
@@ -86,7 +115,7 @@ class DiskFullTest
             Files.delete(ballast);
             final long end = log.logEndOffset();
             batches.records(8, 99_999, System.currentTimeMillis());
-            log.append(batches.buffer, 0, batches.length, result);
+            append(log, batches, claims, claim, result);
             assertEquals(AppendResult.OK, result.status, "appends resume: " + result);
             assertEquals(end, result.firstOffset);
             written.add(batches.bytes());

@@ -1,6 +1,7 @@
 package io.ferrite.perf.embedded;
 
 import io.ferrite.log.AppendResult;
+import io.ferrite.log.BatchClaim;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.LogTailer;
@@ -8,6 +9,7 @@ import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.wire.DocumentContext;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
@@ -45,6 +47,11 @@ import java.util.concurrent.TimeUnit;
  * <li>{@code append}: Ferrite appends one record batch holding the message (61 B batch header and
  * the record's own header around it) with {@link PartitionLog#append}; Chronicle writes the message
  * bytes as one excerpt with {@code ExcerptAppender.writeBytes}.
+ * <li>{@code claim}: the in-process write in place. Ferrite claims room at the end of the log
+ * ({@link PartitionLog#claim}), builds the record batch there around the message (the record's
+ * timestamp read from the clock, as a producer reads it; the CRC computed once) and commits it;
+ * Chronicle opens a document with {@code ExcerptAppender.writingDocument()} and writes the message
+ * bytes into it. Both write into their mapped file directly.
  * <li>{@code tail}: a reader at the end of the log reads back the message just appended, into its
  * own direct buffer: Ferrite's {@link LogTailer} wraps the next batch in its segment's mapping and
  * it is copied out (no system call); Chronicle's tailer copies the excerpt from its mapping.
@@ -85,6 +92,9 @@ public class EmbeddedLatencyBenchmark
     private final AppendResult result = new AppendResult();
     private final io.ferrite.wire.record.RecordBatch readBatch = new io.ferrite.wire.record.RecordBatch();
     private LogTailer logTailer;
+    private final BatchClaim claim = new BatchClaim();
+    private final RecordBatchBuilder builder = new RecordBatchBuilder();
+    private UnsafeBuffer value;
     private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
     private int batchLength;
 
@@ -104,7 +114,7 @@ public class EmbeddedLatencyBenchmark
         {
             manager = LogManager.open(LogManagerConfig.of(dir));
             log = manager.createLog("bench", 0, Map.of("message.timestamp.before.max.ms", Long.toString(Long.MAX_VALUE)));
-            final UnsafeBuffer value = new UnsafeBuffer(new byte[messageBytes]);
+            value = new UnsafeBuffer(new byte[messageBytes]);
             batchLength = new RecordBatchBuilder().wrap(batch, 0)
                 .appendRecord(System.currentTimeMillis(), null, 0, -1, value, 0, messageBytes).build();
             logTailer = new LogTailer(log, log.logEndOffset());
@@ -118,7 +128,43 @@ public class EmbeddedLatencyBenchmark
             message.write(new byte[messageBytes]);
             readBytes = Bytes.allocateElasticDirect(64 * 1024);
         }
+        if (params.getBenchmark().endsWith(".claim"))
+        {
+            checkClaimWritesTheMessage();
+        }
         next = System.nanoTime();
+    }
+
+    /** One claim, read back: the benchmark measures writes that really hold the message. */
+    private void checkClaimWritesTheMessage() throws IOException
+    {
+        final int read;
+        if (engine == Engine.FERRITE)
+        {
+            final LogTailer check = new LogTailer(log, log.logEndOffset());
+            doClaim();
+            if (!check.next(Long.MAX_VALUE, readBatch))
+            {
+                throw new IllegalStateException("the claimed batch is not in the log");
+            }
+            final io.ferrite.wire.record.RecordReader records = new io.ferrite.wire.record.RecordReader().reset(readBatch);
+            read = records.next().valueLength();
+        }
+        else
+        {
+            final ExcerptTailer check = queue.createTailer().toEnd();
+            doClaim();
+            readBytes.clear();
+            if (!check.readBytes(readBytes))
+            {
+                throw new IllegalStateException("the document is not in the queue");
+            }
+            read = (int)readBytes.readRemaining();
+        }
+        if (read != messageBytes)
+        {
+            throw new IllegalStateException("a claim wrote " + read + " bytes of a " + messageBytes + "-byte message");
+        }
     }
 
     /** Paces both benchmarks; JMH leaves invocation-level setup out of the measurement. */
@@ -159,6 +205,36 @@ public class EmbeddedLatencyBenchmark
             return result.lastOffset;
         }
         appender.writeBytes(message);
+        return appender.lastIndexAppended();
+    }
+
+    @Benchmark
+    public long claim()
+    {
+        return doClaim();
+    }
+
+    private long doClaim()
+    {
+        if (engine == Engine.FERRITE)
+        {
+            if (!log.claim(messageBytes + 128, claim, result))
+            {
+                throw new IllegalStateException(result.toString());
+            }
+            final int length = builder.wrap(claim.buffer(), 0)
+                .appendRecord(System.currentTimeMillis(), null, 0, -1, value, 0, messageBytes).build();
+            log.commit(claim, length, result);
+            if (result.status != AppendResult.OK)
+            {
+                throw new IllegalStateException(result.toString());
+            }
+            return result.lastOffset;
+        }
+        try (DocumentContext document = appender.writingDocument())
+        {
+            document.wire().bytes().write(message);
+        }
         return appender.lastIndexAppended();
     }
 

@@ -42,6 +42,22 @@ public final class RecordBatch
      */
     public int check(final int available)
     {
+        final int frame = checkFrame(available);
+        if (frame != OK)
+        {
+            return frame;
+        }
+        return isCrcValid() ? OK : CRC_MISMATCH;
+    }
+
+    /**
+     * {@link #check} without the CRC: for a batch this process has just built itself (the CRC it
+     * wrote is the CRC of what it wrote), where a second pass over the bytes would only cost time.
+     *
+     * @return {@link #OK} or a negative code naming the first problem
+     */
+    public int checkFrame(final int available)
+    {
         if (available < HEADER_LENGTH)
         {
             return TRUNCATED;
@@ -67,7 +83,7 @@ public final class RecordBatch
         {
             return INVALID_RECORD_COUNT;
         }
-        return isCrcValid() ? OK : CRC_MISMATCH;
+        return OK;
     }
 
     /** The CRC32C of the bytes the CRC field covers, from the attributes to the end of the batch. */

@@ -1,0 +1,91 @@
+package io.ferrite.log;
+
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Room for one record batch, claimed at the end of a {@link PartitionLog} by its writer, built in
+ * place and then committed or aborted: the in-process append, without the copy and the second pass
+ * over the bytes that {@link PartitionLog#append} makes.
+ *
+ * <pre>{@code
+ * if (log.claim(maxLength, claim, result)) {
+ *     int length = builder.wrap(claim.buffer(), 0).appendRecord(...).build();
+ *     log.commit(claim, length, result);   // or log.abort(claim)
+ * }
+ * }</pre>
+ *
+ * <p>With the mapped write strategy {@link #buffer()} is the active segment's own mapping, from
+ * index 0 to {@link #capacity()}; readers see nothing of it until the commit publishes the batch.
+ * Otherwise (the channel strategy, or a claim the mapping cannot hold) it is a buffer of the claim's
+ * own, copied into the log at the commit. Reusable: one per writer, allocation-free once its
+ * fallback buffer has grown (which happens only when it is needed).
+ *
+ * <p>Between claim and commit the buffer belongs to the writer alone, and nothing else may be
+ * appended to the log; after the commit or abort it wraps nothing.
+ */
+public final class BatchClaim
+{
+    final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
+    /** The log it is open on, or null. */
+    PartitionLog log;
+    /** The segment whose mapping holds it (in place), or null (in {@link #scratch}). */
+    Segment segment;
+    /** Its position in {@link #segment}. */
+    int position;
+    int capacity;
+    private ExpandableDirectByteBuffer scratch;
+
+    /** Where the batch is built: from index 0 to {@link #capacity()}. */
+    public MutableDirectBuffer buffer()
+    {
+        return buffer;
+    }
+
+    /** The bytes claimed (the most the batch may take). */
+    public int capacity()
+    {
+        return capacity;
+    }
+
+    /** Whether the claim is open (claimed, not yet committed or aborted). */
+    public boolean isOpen()
+    {
+        return log != null;
+    }
+
+    /** Whether the batch is being built in the segment's mapping (no copy at the commit). */
+    public boolean inPlace()
+    {
+        return segment != null;
+    }
+
+    /** The claim's own buffer, at least {@code length} bytes. */
+    ExpandableDirectByteBuffer scratch(final int length)
+    {
+        if (scratch == null)
+        {
+            scratch = new ExpandableDirectByteBuffer(Math.max(length, 4096));
+        }
+        scratch.checkLimit(length);
+        return scratch;
+    }
+
+    void opened(final PartitionLog log, final Segment segment, final int position, final int capacity)
+    {
+        this.log = log;
+        this.segment = segment;
+        this.position = position;
+        this.capacity = capacity;
+    }
+
+    void closed()
+    {
+        log = null;
+        segment = null;
+        position = 0;
+        capacity = 0;
+        buffer.wrap(0, 0);
+    }
+}
