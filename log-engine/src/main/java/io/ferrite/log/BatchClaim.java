@@ -11,7 +11,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  *
  * <pre>{@code
  * if (log.claim(maxLength, claim, result)) {
- *     int length = builder.wrap(claim.buffer(), 0).appendRecord(...).build();
+ *     int length = claim.wrap(builder).appendRecord(...).build();
  *     log.commit(claim, length, result);   // or log.abort(claim)
  * }
  * }</pre>
@@ -23,10 +23,18 @@ import org.agrona.concurrent.UnsafeBuffer;
  * fallback buffer has grown (which happens only when it is needed).
  *
  * <p>Between claim and commit the buffer belongs to the writer alone, and nothing else may be
- * appended to the log; after the commit or abort it wraps nothing.
+ * appended to the log; after the commit or abort it wraps nothing. The batch carries
+ * {@link #UNCOMMITTED} as its base offset until the commit (what {@link #wrap} sets up), so that
+ * recovery can never take a batch that was built and not committed, whatever a crash leaves in the
+ * file; and nothing may change the batch after {@code build()} computed its CRC (the commit does not
+ * compute it again). If the writer cannot finish, {@link PartitionLog#abort} gives the room back;
+ * {@link PartitionLog#close} from another thread waits for the claim to end.
  */
 public final class BatchClaim
 {
+    /** The base offset of a claimed batch until its commit writes the real one. */
+    public static final long UNCOMMITTED = -1L;
+
     final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
     /** The log it is open on, or null. */
     PartitionLog log;
@@ -41,6 +49,15 @@ public final class BatchClaim
     public MutableDirectBuffer buffer()
     {
         return buffer;
+    }
+
+    /**
+     * Starts {@code builder} on a batch in the claimed room, with the {@link #UNCOMMITTED} base
+     * offset the commit expects.
+     */
+    public io.ferrite.wire.record.RecordBatchBuilder wrap(final io.ferrite.wire.record.RecordBatchBuilder builder)
+    {
+        return builder.wrap(buffer, 0).baseOffset(UNCOMMITTED);
     }
 
     /** The bytes claimed (the most the batch may take). */

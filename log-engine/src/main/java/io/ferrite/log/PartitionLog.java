@@ -42,6 +42,7 @@ public final class PartitionLog implements AutoCloseable
 
     private static final VarHandle LOG_END_OFFSET;
     private static final VarHandle FLUSH_REQUESTED;
+    private static final VarHandle OPEN_CLAIM;
 
     static
     {
@@ -50,6 +51,7 @@ public final class PartitionLog implements AutoCloseable
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
             LOG_END_OFFSET = lookup.findVarHandle(PartitionLog.class, "logEndOffset", long.class);
             FLUSH_REQUESTED = lookup.findVarHandle(PartitionLog.class, "flushRequested", int.class);
+            OPEN_CLAIM = lookup.findVarHandle(PartitionLog.class, "openClaim", BatchClaim.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -90,7 +92,14 @@ public final class PartitionLog implements AutoCloseable
     private RecordReader validator;
     private int validatorLimit;
     private int leaderEpoch;
+    /**
+     * The writer's open claim (through OPEN_CLAIM: a full fence when it opens, for the handshake
+     * with close(), which waits for it to end before unmapping; a release store when it ends).
+     */
+    @SuppressWarnings("unused")
     private BatchClaim openClaim;
+    /** Set first by close(): no claim opens from then on. */
+    private volatile boolean closing;
     /** The latest wall-clock reading of the writer: the clock is no earlier (trusted timestamp check). */
     private long latestClockReading;
 
@@ -218,10 +227,18 @@ public final class PartitionLog implements AutoCloseable
         this.config = newConfig;
     }
 
-    /** Hands the single-writer role to the calling thread (when a log moves between threads). */
+    /**
+     * Hands the single-writer role to the calling thread (when a log moves between threads). A claim
+     * the previous writer left open is aborted: its writer is gone, and it would hold the log.
+     */
     public void claimWriter()
     {
         writer = Thread.currentThread();
+        final BatchClaim abandoned = (BatchClaim)OPEN_CLAIM.getVolatile(this);
+        if (abandoned != null)
+        {
+            endClaim(abandoned, true);
+        }
     }
 
     private boolean onWriterThread()
@@ -293,11 +310,25 @@ public final class PartitionLog implements AutoCloseable
         {
             throw new IllegalStateException("the claim is still open on " + claim.log);
         }
-        if (closed)
+        // open before looking at closing, which close() sets before looking at openClaim (each a
+        // store, a full fence, a load): either this claim sees the close coming, or the close waits
+        OPEN_CLAIM.setVolatile(this, claim);
+        if (closing || closed)
         {
+            OPEN_CLAIM.setRelease(this, null);
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
             return false;
         }
+        if (!openClaim(maxLength, claim, result))
+        {
+            OPEN_CLAIM.setRelease(this, null);
+            return false;
+        }
+        return true;
+    }
+
+    private boolean openClaim(final int maxLength, final BatchClaim claim, final AppendResult result)
+    {
         final LogConfig cfg = config;
         result.logStartOffset = logStartOffset;
         if (maxLength < HEADER_LENGTH)
@@ -340,7 +371,6 @@ public final class PartitionLog implements AutoCloseable
         {
             claim.opened(this, active, position, maxLength);
         }
-        openClaim = claim;
         return true;
     }
 
@@ -362,13 +392,28 @@ public final class PartitionLog implements AutoCloseable
     {
         assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
         result.reset();
-        if (claim.log != this || openClaim != claim)
+        if (claim.log != this || OPEN_CLAIM.getOpaque(this) != claim)
         {
             throw new IllegalStateException("the claim is not open on " + this);
         }
-        if (closed)
+        try
         {
-            endClaim(claim, false);
+            commitOpen(claim, length, result);
+        }
+        finally
+        {
+            if (claim.log == this)
+            {
+                endClaim(claim, true); // an exception on the way: the claim must not hold the log
+            }
+        }
+    }
+
+    private void commitOpen(final BatchClaim claim, final int length, final AppendResult result)
+    {
+        if (closing || closed)
+        {
+            abort(claim);
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
             return;
         }
@@ -387,11 +432,14 @@ public final class PartitionLog implements AutoCloseable
             return;
         }
         final MutableDirectBuffer buffer = claim.buffer;
-        if (!checkBatch(buffer, 0, length, cfg, true, result) || !trustedTimestamps(cfg, result) || !checkProducer(result))
+        if (!checkBatch(buffer, 0, length, cfg, true, result) || !checkUncommitted(result) || !trustedTimestamps(cfg, result) ||
+            !checkProducer(result))
         {
             abort(claim);
             return;
         }
+        // not checked in production (the point of a claim); a batch changed after build() fails here in tests
+        assert batch.isCrcValid() : "the batch in the claim on " + this + " was changed after its CRC was computed";
         final long now = cfg.logAppendTime ? readClock() : UNKNOWN_TIME;
         final Segment active = segments[segments.length - 1];
         final long base = (long)LOG_END_OFFSET.getOpaque(this);
@@ -409,6 +457,7 @@ public final class PartitionLog implements AutoCloseable
                 result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + this + ": " + ex);
                 return;
             }
+            claim.segment = null; // published: from here on nothing may zero it
             published(cfg, base, last, result);
             endClaim(claim, false);
             return;
@@ -424,11 +473,28 @@ public final class PartitionLog implements AutoCloseable
         place(copy, 0, length, cfg, now, result);
     }
 
+    /**
+     * A claimed batch carries {@link BatchClaim#UNCOMMITTED} as its base offset until the commit
+     * writes its own: recovery, which takes a batch only at the offset it expects (never negative),
+     * then cannot keep bytes that were built and never committed, whatever a crash or power loss
+     * leaves in the file.
+     */
+    private boolean checkUncommitted(final AppendResult result)
+    {
+        if (batch.baseOffset() != BatchClaim.UNCOMMITTED)
+        {
+            result.fail(AppendResult.INVALID_RECORD, "A claimed batch must carry base offset " + BatchClaim.UNCOMMITTED +
+                " until its commit (build it with BatchClaim.wrap), not " + batch.baseOffset());
+            return false;
+        }
+        return true;
+    }
+
     /** Gives the claimed room back: nothing of it is published, and in the mapping it is zeroed. */
     public void abort(final BatchClaim claim)
     {
         assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
-        if (claim.log != this || openClaim != claim)
+        if (claim.log != this || OPEN_CLAIM.getOpaque(this) != claim)
         {
             throw new IllegalStateException("the claim is not open on " + this);
         }
@@ -442,13 +508,13 @@ public final class PartitionLog implements AutoCloseable
             // a whole batch left past the end must never be taken for one by recovery
             claim.buffer.setMemory(0, claim.capacity, (byte)0);
         }
-        openClaim = null;
+        OPEN_CLAIM.setRelease(this, null);
         claim.closed();
     }
 
     private void requireNoOpenClaim()
     {
-        if (openClaim != null)
+        if (OPEN_CLAIM.getOpaque(this) != null)
         {
             throw new IllegalStateException("a claim is open on " + this + ": commit or abort it first");
         }
@@ -539,14 +605,15 @@ public final class PartitionLog implements AutoCloseable
         return true;
     }
 
-    /** The wall clock, remembered as the latest reading (which the trusted timestamp check relies on). */
+    /**
+     * The wall clock, remembered as the latest reading (which the trusted timestamp check relies on):
+     * the last one rather than the highest, so a clock that jumped ahead and was set back is believed
+     * again at the next reading.
+     */
     private long readClock()
     {
         final long now = clock.time();
-        if (now > latestClockReading)
-        {
-            latestClockReading = now;
-        }
+        latestClockReading = now;
         return now;
     }
 
@@ -560,7 +627,7 @@ public final class PartitionLog implements AutoCloseable
         {
             return true;
         }
-        if (cfg.timestampBeforeMaxMs == Long.MAX_VALUE)
+        if (cfg.timestampBeforeMaxMs == Long.MAX_VALUE && (batch.attributes() & COMPRESSION_MASK) == 0)
         {
             final long max = batch.maxTimestamp();
             final long latest = latestClockReading;
@@ -1163,6 +1230,12 @@ public final class PartitionLog implements AutoCloseable
         return closed;
     }
 
+    /** Whether a close has begun (it may be waiting for an open claim to end). */
+    boolean isClosing()
+    {
+        return closing;
+    }
+
     /**
      * Flushes, trims the active segment, closes every file and then snapshots producer state — in
      * that order because trimming gives back the preallocated space a snapshot may need on a full
@@ -1172,6 +1245,8 @@ public final class PartitionLog implements AutoCloseable
     @Override
     public void close() throws IOException
     {
+        closing = true;
+        awaitClaimEnd();
         segmentsLock.lock();
         try
         {
@@ -1218,6 +1293,38 @@ public final class PartitionLog implements AutoCloseable
             segmentsLock.unlock();
         }
     }
+
+    /**
+     * Waits for the writer's open claim to end before the mappings go (its writer may be building in
+     * one). The writer itself closing its log aborts its claim. Gives up after
+     * {@link #CLAIM_CLOSE_WAIT_MS}, closing nothing: a writer that never ends its claim keeps the log
+     * open rather than crash on an unmapped page.
+     */
+    private void awaitClaimEnd() throws IOException
+    {
+        final BatchClaim open = (BatchClaim)OPEN_CLAIM.getVolatile(this);
+        if (open == null)
+        {
+            return;
+        }
+        if (writer == Thread.currentThread())
+        {
+            endClaim(open, true);
+            return;
+        }
+        final long deadline = System.nanoTime() + CLAIM_CLOSE_WAIT_MS * 1_000_000L;
+        while (OPEN_CLAIM.getVolatile(this) != null)
+        {
+            if (System.nanoTime() - deadline > 0)
+            {
+                throw new IOException("log " + this + " still has a claim open after " + CLAIM_CLOSE_WAIT_MS +
+                    " ms: its writer must commit or abort it before the log can close");
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+        }
+    }
+
+    private static final long CLAIM_CLOSE_WAIT_MS = 10_000;
 
     @Override
     public String toString()

@@ -78,7 +78,7 @@ class AppendPathTest
                 {
                     if (log.claim(1024, claim, result))
                     {
-                        final int length = builder.wrap(claim.buffer(), 0)
+                        final int length = claim.wrap(builder)
                             .appendRecord(System.currentTimeMillis(), null, 0, -1, value, 0, value.capacity()).build();
                         log.commit(claim, length, result);
                     }

@@ -71,7 +71,7 @@ class BatchClaimTest
     private void claimBuildCommit(final PartitionLog log, final int first, final int records, final int size, final long timestamp)
     {
         assertTrue(log.claim(records * (size + 48) + RecordBatchDescriptor.HEADER_LENGTH, claim, result), result.toString());
-        builder.wrap(claim.buffer(), 0);
+        claim.wrap(builder);
         for (int i = first; i < first + records; i++)
         {
             builder.appendRecord(timestamp, null, value(i, size));
@@ -189,7 +189,7 @@ class BatchClaimTest
         final RecordBatch batch = new RecordBatch();
 
         assertTrue(log.claim(500, claim, result));
-        final int length = builder.wrap(claim.buffer(), 0).appendRecord(clock.time(), null, value(1, 50)).build();
+        final int length = claim.wrap(builder).appendRecord(clock.time(), null, value(1, 50)).build();
         assertEquals(1, log.logEndOffset());
         assertFalse(tailer.next(Long.MAX_VALUE, batch), "a built batch is not there before its commit");
         log.commit(claim, length, result);
@@ -197,7 +197,7 @@ class BatchClaimTest
         assertEquals(1, batch.baseOffset());
 
         assertTrue(log.claim(500, claim, result));
-        builder.wrap(claim.buffer(), 0).appendRecord(clock.time(), null, value(99, 50)).build();
+        claim.wrap(builder).appendRecord(clock.time(), null, value(99, 50)).build();
         log.abort(claim);
         assertFalse(claim.isOpen());
         assertEquals(0, claim.buffer().capacity(), "a closed claim wraps nothing");
@@ -257,18 +257,19 @@ class BatchClaimTest
         assertValues(log, 12, 900);
     }
 
-    @Test
-    void aRollDueAtTheCommitMovesTheBuiltBatchToTheNewSegment() throws IOException
+    @ParameterizedTest
+    @EnumSource(WriteStrategy.class)
+    void aRollDueAtTheCommitMovesTheBuiltBatchToTheNewSegment(final WriteStrategy strategy) throws IOException
     {
-        final PartitionLog log = open(WriteStrategy.MAPPED, Map.of(LogConfig.SEGMENT_MS, "60000"));
+        final PartitionLog log = open(strategy, Map.of(LogConfig.SEGMENT_MS, "60000"));
         final long t = clock.time();
         claimBuildCommit(log, 0, 1, 100, t);
         claimBuildCommit(log, 1, 1, 100, t + 1000);
         assertEquals(1, log.segmentCount());
         // 61 s after the segment's first batch, by the batch's own timestamp: known only once built
         assertTrue(log.claim(1000, claim, result));
-        assertTrue(claim.inPlace());
-        final int length = builder.wrap(claim.buffer(), 0).appendRecord(t + 61_000, null, value(2, 100)).build();
+        assertEquals(strategy == WriteStrategy.MAPPED, claim.inPlace());
+        final int length = claim.wrap(builder).appendRecord(t + 61_000, null, value(2, 100)).build();
         log.commit(claim, length, result);
         assertEquals(AppendResult.OK, result.status, result.toString());
         assertEquals(2, result.firstOffset);
@@ -301,13 +302,13 @@ class BatchClaimTest
 
         // a control batch
         assertTrue(log.claim(200, claim, result));
-        int length = builder.wrap(claim.buffer(), 0).control(true).appendEndTxnMarker(clock.time(), true, 0).build();
+        int length = claim.wrap(builder).control(true).appendEndTxnMarker(clock.time(), true, 0).build();
         log.commit(claim, length, result);
         assertEquals(AppendResult.INVALID_RECORD, result.status);
 
         // two hours ahead of the clock: the record's index is named, as append names it
         assertTrue(log.claim(500, claim, result));
-        length = builder.wrap(claim.buffer(), 0).appendRecord(clock.time(), null, value(0, 10))
+        length = claim.wrap(builder).appendRecord(clock.time(), null, value(0, 10))
             .appendRecord(clock.time() + 2 * HOUR, null, value(1, 10)).build();
         log.commit(claim, length, result);
         assertEquals(AppendResult.INVALID_TIMESTAMP, result.status);
@@ -325,7 +326,7 @@ class BatchClaimTest
         final long start = clock.time();
         claimBuildCommit(log, 0, 1, 10, start + HOUR - 1000); // within message.timestamp.after.max.ms (1 h)
         assertTrue(log.claim(500, claim, result));
-        int length = builder.wrap(claim.buffer(), 0).appendRecord(start + HOUR + 30 * 60_000, null, value(1, 10)).build();
+        int length = claim.wrap(builder).appendRecord(start + HOUR + 30 * 60_000, null, value(1, 10)).build();
         log.commit(claim, length, result);
         assertEquals(AppendResult.INVALID_TIMESTAMP, result.status, "90 minutes ahead");
 
@@ -336,7 +337,7 @@ class BatchClaimTest
         // a finite message.timestamp.before.max.ms: every record is checked against the clock
         manager.updateConfig("orders", 0, Map.of(LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, "60000"));
         assertTrue(log.claim(500, claim, result));
-        length = builder.wrap(claim.buffer(), 0).appendRecord(clock.time() - 120_000, null, value(2, 10))
+        length = claim.wrap(builder).appendRecord(clock.time() - 120_000, null, value(2, 10))
             .appendRecord(clock.time(), null, value(3, 10)).build();
         log.commit(claim, length, result);
         assertEquals(AppendResult.INVALID_TIMESTAMP, result.status, "two minutes old");
@@ -363,7 +364,7 @@ class BatchClaimTest
         for (int attempt = 0; attempt < 2; attempt++)
         {
             assertTrue(log.claim(500, claim, result));
-            final int length = builder.wrap(claim.buffer(), 0).producer(42L, (short)0, 0)
+            final int length = claim.wrap(builder).producer(42L, (short)0, 0)
                 .appendRecord(clock.time(), null, value(0, 10)).appendRecord(clock.time(), null, value(1, 10)).build();
             log.commit(claim, length, result);
             assertEquals(attempt == 0 ? AppendResult.OK : AppendResult.DUPLICATE, result.status, result.toString());
@@ -371,11 +372,153 @@ class BatchClaimTest
             assertEquals(1, result.lastOffset);
         }
         assertTrue(log.claim(500, claim, result));
-        final int length = builder.wrap(claim.buffer(), 0).producer(42L, (short)0, 5)
+        final int length = claim.wrap(builder).producer(42L, (short)0, 5)
             .appendRecord(clock.time(), null, value(2, 10)).build();
         log.commit(claim, length, result);
         assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, result.status);
         assertValues(log, 2, 10);
+    }
+
+    /** What a SIGKILL leaves: the files as they are now (the page cache), copied while the log runs. */
+    private Path crashSnapshot() throws IOException
+    {
+        final Path copy = dir.resolveSibling(dir.getFileName() + "-crash");
+        try (var files = java.nio.file.Files.walk(dir))
+        {
+            for (final Path p : (Iterable<Path>)files::iterator)
+            {
+                final Path target = copy.resolve(dir.relativize(p).toString());
+                if (java.nio.file.Files.isDirectory(p))
+                {
+                    java.nio.file.Files.createDirectories(target);
+                }
+                else if (!p.getFileName().toString().equals(".lock"))
+                {
+                    java.nio.file.Files.copy(p, target);
+                }
+            }
+        }
+        return copy;
+    }
+
+    @Test
+    void aBatchBuiltButNotCommittedIsNotRecoveredAfterACrash() throws IOException
+    {
+        final PartitionLog log = open(WriteStrategy.MAPPED, Map.of());
+        // at offset 0 a builder's default base offset (0) is just what recovery expects there
+        assertTrue(log.claim(500, claim, result));
+        final int length = claim.wrap(builder).appendRecord(clock.time(), null, value(0, 50)).build();
+        final Path crashed = crashSnapshot();
+        try (LogManager recovered = LogManager.open(LogManagerConfig.of(crashed).withClock(clock)))
+        {
+            assertEquals(0, recovered.log("orders", 0).logEndOffset(), "the uncommitted batch is not in the recovered log");
+        }
+        log.commit(claim, length, result);
+        assertEquals(AppendResult.OK, result.status, result.toString());
+        assertEquals(0, result.firstOffset);
+    }
+
+    @Test
+    void aBatchWithoutTheUncommittedMarkIsRefused() throws IOException
+    {
+        final PartitionLog log = open(WriteStrategy.MAPPED, Map.of());
+        assertTrue(log.claim(500, claim, result));
+        final int length = builder.wrap(claim.buffer(), 0).appendRecord(clock.time(), null, value(0, 50)).build();
+        log.commit(claim, length, result);
+        assertEquals(AppendResult.INVALID_RECORD, result.status, result.toString());
+        assertEquals(0, log.logEndOffset());
+    }
+
+    @Test
+    void aBatchChangedAfterItsBuildFailsTheCommitWhenAssertionsAreOn() throws IOException
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(PartitionLog.class.desiredAssertionStatus(), "needs -ea");
+        final PartitionLog log = open(WriteStrategy.MAPPED, Map.of());
+        assertTrue(log.claim(500, claim, result));
+        final int length = claim.wrap(builder).appendRecord(clock.time(), null, value(0, 50)).build();
+        claim.buffer().putByte(length - 2, (byte)'!'); // a value byte, after the CRC was computed
+        assertThrows(AssertionError.class, () -> log.commit(claim, length, result));
+        assertFalse(claim.isOpen(), "the claim ends even so");
+        claimBuildCommit(log, 0, 1, 10, clock.time());
+        assertEquals(0, result.firstOffset);
+    }
+
+    @Test
+    void aCloseFromAnotherThreadWaitsForTheOpenClaimWhoseCommitThenFails() throws Exception
+    {
+        final PartitionLog log = open(WriteStrategy.MAPPED, Map.of());
+        claimBuildCommit(log, 0, 1, 10, clock.time());
+        final java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch build = new java.util.concurrent.CountDownLatch(1);
+        final AppendResult writerResult = new AppendResult();
+        final Thread writer = new Thread(() ->
+        {
+            log.claimWriter();
+            assertTrue(log.claim(100_000, claim, writerResult));
+            claimed.countDown();
+            try
+            {
+                build.await();
+            }
+            catch (final InterruptedException ex)
+            {
+                throw new AssertionError(ex);
+            }
+            // the close is waiting: the mapping is still there to build in (an unmapped one would crash the JVM)
+            final int length = claim.wrap(builder).appendRecord(clock.time(), null, value(1, 90_000)).build();
+            log.commit(claim, length, writerResult);
+        });
+        writer.start();
+        claimed.await();
+        final Thread closer = new Thread(() ->
+        {
+            try
+            {
+                manager.close();
+            }
+            catch (final IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex);
+            }
+        });
+        closer.start();
+        while (!log.isClosing() && closer.isAlive())
+        {
+            Thread.onSpinWait(); // until the close has begun: it then waits for the claim
+        }
+        assertFalse(log.isClosed());
+        build.countDown();
+        writer.join(30_000);
+        closer.join(30_000);
+        assertEquals(AppendResult.LOG_CLOSED, writerResult.status, writerResult.toString());
+        assertTrue(log.isClosed());
+        manager = null;
+        try (LogManager reopened = LogManager.open(LogManagerConfig.of(dir).withClock(clock)))
+        {
+            assertEquals(1, reopened.log("orders", 0).logEndOffset());
+        }
+    }
+
+    @Test
+    void theWriterClosingItsLogAbortsItsClaimAndANewWriterAbortsAnAbandonedOne() throws Exception
+    {
+        final PartitionLog log = open(WriteStrategy.MAPPED, Map.of());
+        final PartitionLog shared = log;
+        final Thread first = new Thread(() ->
+        {
+            shared.claimWriter();
+            assertTrue(shared.claim(500, new BatchClaim(), new AppendResult())); // and the thread ends
+        });
+        first.start();
+        first.join();
+        log.claimWriter(); // this thread takes the log over: the abandoned claim is aborted
+        claimBuildCommit(log, 0, 1, 10, clock.time());
+
+        assertTrue(log.claim(500, claim, result));
+        manager.close(); // by the writer itself
+        manager = null;
+        assertFalse(claim.isOpen());
+        assertTrue(log.isClosed());
     }
 
     @Test

@@ -52,9 +52,16 @@ public final class CrashChild
     /** The batch k as a client sends it (before the log patches its base offset and leader epoch). */
     static int build(final long k, final RecordBatchBuilder builder, final MutableDirectBuffer out)
     {
+        return build(k, builder.wrap(out, 0));
+    }
+
+    /** Batch k, built by a builder already started on its buffer (by a claim, for one). */
+    static int build(final long k, final RecordBatchBuilder started)
+    {
+        final RecordBatchBuilder builder = started;
         // one idempotent producer whose sequences follow the offsets: a restarted child must find
         // the producer state recovered (snapshot + replay) for its next batch to be accepted
-        builder.wrap(out, 0).producer(1000, (short)0, (int)baseOffset(k));
+        builder.producer(1000, (short)0, (int)baseOffset(k));
         for (int i = 0; i < records(k); i++)
         {
             final byte[] value = new byte[(int)(50 + (k * 37 + i * 101) % 700)];
@@ -112,7 +119,7 @@ public final class CrashChild
                 {
                     throw new IllegalStateException("claim for batch " + k + ": " + result);
                 }
-                log.commit(claim, build(k, builder, claim.buffer()), result);
+                log.commit(claim, build(k, claim.wrap(builder)), result);
             }
             else
             {

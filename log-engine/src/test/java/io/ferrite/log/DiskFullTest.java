@@ -73,6 +73,7 @@ class DiskFullTest
         else if (log.claim(batches.length, claim, result))
         {
             claim.buffer().putBytes(0, batches.buffer, 0, batches.length);
+            claim.buffer().putLong(0, BatchClaim.UNCOMMITTED); // all ones: the same in either byte order
             log.commit(claim, batches.length, result);
         }
     }

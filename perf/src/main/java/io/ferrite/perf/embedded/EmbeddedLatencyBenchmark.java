@@ -222,7 +222,7 @@ public class EmbeddedLatencyBenchmark
             {
                 throw new IllegalStateException(result.toString());
             }
-            final int length = builder.wrap(claim.buffer(), 0)
+            final int length = claim.wrap(builder)
                 .appendRecord(System.currentTimeMillis(), null, 0, -1, value, 0, messageBytes).build();
             log.commit(claim, length, result);
             if (result.status != AppendResult.OK)
