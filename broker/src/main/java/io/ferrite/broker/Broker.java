@@ -266,8 +266,8 @@ public final class Broker implements AutoCloseable
         {
             case "busy-spin": return new BusySpinIdleStrategy();
             case "sleep": return new SleepingMillisIdleStrategy(1);
-            // spin briefly, then block until a network thread hands over work (it unparks an idle
-            // log thread): no yields and no short timed parks burning a shared core while idle
+            // spin briefly, then park 10 ms at a time; a network thread handing over work unparks
+            // the idle log thread: no yields and no short timed parks burning a shared core
             case "park": return new BackoffIdleStrategy(100, 0, 10_000_000, 10_000_000);
             default: return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
         }

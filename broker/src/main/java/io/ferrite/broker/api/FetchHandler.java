@@ -24,9 +24,10 @@ import java.util.Arrays;
  * request the first partition with data gets at least one whole batch, then {@code max_bytes} bounds
  * the rest, as Kafka does.
  *
- * <p>Long poll: when fewer than {@code min_bytes} are there, the request waits (its connection muted)
- * until the partitions it reads have enough or {@code max_wait_ms} passes; a partition with a
- * waiting fetch makes its log thread wake this network thread when its high watermark moves.
+ * <p>Long poll: when fewer than {@code min_bytes} are there, the request waits (its connection reads
+ * nothing more meanwhile) until the partitions it reads have enough or {@code max_wait_ms} passes; a
+ * partition with a waiting fetch makes its log thread wake this network thread when its high
+ * watermark moves.
  *
  * <p>Fetch sessions are declined the way Kafka declines them when its cache is full: a full request
  * gets session id 0, so the client keeps sending full requests. An incremental request (non-zero
@@ -119,6 +120,12 @@ public final class FetchHandler implements RequestHandler
         public long deadlineMs()
         {
             return deadline;
+        }
+
+        @Override
+        public void cancel()
+        {
+            unpark(); // else the partitions would wake this network thread for a fetch that is gone
         }
 
         /** Registers on each partition read, so that appends to it wake this thread. */

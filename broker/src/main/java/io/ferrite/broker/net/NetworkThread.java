@@ -28,9 +28,11 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * A frame that breaks the protocol costs only its connection, which is closed and logged once.
  *
  * <p>A request whose answer is not ready at once (a produce on its way through the log threads,
- * a fetch waiting for data) leaves a {@link PendingResponse} on its connection; the connection is
- * muted until it is done. The loop polls those after each select: when log threads returned
- * commands (they wake the selector), and by the nearest deadline.
+ * a fetch waiting for data) leaves a {@link PendingResponse} on its connection, which reads nothing
+ * more until it is done (it is muted only if more bytes arrive meanwhile). The loop polls those
+ * after each select: when log threads returned commands (they wake the selector only while it is
+ * blocked in select), when a partition a parked fetch reads moved its high watermark, and by the
+ * nearest deadline.
  */
 public final class NetworkThread implements Runnable, AutoCloseable
 {
@@ -242,13 +244,21 @@ public final class NetworkThread implements Runnable, AutoCloseable
             int end;
             try
             {
-                end = connection.closed ? RequestHandler.CLOSE :
-                    connection.pending.poll(connection, connection.pendingBodyStart, now);
+                if (connection.closed)
+                {
+                    connection.pending.cancel();
+                    end = RequestHandler.CLOSE;
+                }
+                else
+                {
+                    end = connection.pending.poll(connection, connection.pendingBodyStart, now);
+                }
             }
             catch (final RuntimeException ex)
             {
                 LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
                 end = RequestHandler.CLOSE;
+                cancelQuietly(connection);
             }
             if (end == PendingResponse.NOT_READY)
             {
@@ -266,6 +276,18 @@ public final class NetworkThread implements Runnable, AutoCloseable
             {
                 close(connection, "I/O error: " + ex.getMessage(), false);
             }
+        }
+    }
+
+    private static void cancelQuietly(final Connection connection)
+    {
+        try
+        {
+            connection.pending.cancel();
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.error("connection {}: cancelling its waiting request failed", connection.id, ex);
         }
     }
 

@@ -23,4 +23,12 @@ public interface PendingResponse
 
     /** The time (epoch ms) at which {@link #poll} must be called even if nothing changed. */
     long deadlineMs();
+
+    /**
+     * Called instead of {@link #poll} when the connection closes (or a poll failed) while this
+     * waits: gives back what it holds elsewhere, such as a fetch's registrations on its partitions.
+     */
+    default void cancel()
+    {
+    }
 }

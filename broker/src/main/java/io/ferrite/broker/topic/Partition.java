@@ -66,20 +66,27 @@ public final class Partition
         do
         {
             state = (long)PARKED.getVolatile(this);
+            assert (int)state > 0 : "a fetch unparked from " + this + " more often than parked";
             next = (int)state == 1 ? 0 : state - 1;
         }
         while (!PARKED.compareAndSet(this, state, next));
     }
 
+    /**
+     * Volatile, not opaque: the log thread reads this after its volatile store of the high
+     * watermark, and the fetch parks (a CAS) before it reads the high watermark again; only both
+     * accesses being sequentially consistent rules out each missing the other (on x86 the load
+     * costs the same).
+     */
     public boolean hasParkedFetches()
     {
-        return (int)(long)PARKED.getOpaque(this) > 0;
+        return (int)(long)PARKED.getVolatile(this) > 0;
     }
 
     /** Whether network thread {@code networkThread} may have a fetch parked here (false: it surely has none). */
     public boolean parkedBy(final int networkThread)
     {
-        final long state = (long)PARKED.getOpaque(this);
+        final long state = (long)PARKED.getVolatile(this); // as in hasParkedFetches
         return (int)state > 0 && (networkThread >= 32 || (state >>> (32 + networkThread) & 1) != 0);
     }
 

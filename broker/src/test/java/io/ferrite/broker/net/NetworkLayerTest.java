@@ -211,6 +211,76 @@ class NetworkLayerTest
     }
 
     @Test
+    void aWaitingRequestWhosePollFailsIsCancelledAndCostsOnlyItsConnection() throws Exception
+    {
+        final java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
+        final Apis apis = new Apis().register(io.ferrite.wire.message.ApiKeys.FETCH,
+            (api, version, in, offset, limit, out, outOffset, connection) ->
+            {
+                connection.defer(new PendingResponse()
+                {
+                    @Override
+                    public int poll(final Connection c, final int o, final long nowMs)
+                    {
+                        throw new IllegalStateException("a waiting request that fails when polled");
+                    }
+
+                    @Override
+                    public long deadlineMs()
+                    {
+                        return 0; // due at once
+                    }
+
+                    @Override
+                    public void cancel()
+                    {
+                        cancelled.set(true); // a fetch gives back its partitions' registrations here
+                    }
+                });
+                return RequestHandler.DEFERRED;
+            });
+        final NetworkThread thread = new NetworkThread(0, apis, 1 << 20);
+        thread.start();
+        final Acceptor own = new Acceptor(new InetSocketAddress("127.0.0.1", 0), new NetworkThread[] {thread});
+        own.start();
+        try
+        {
+            final org.apache.kafka.common.message.RequestHeaderData header = new org.apache.kafka.common.message.RequestHeaderData()
+                .setRequestApiKey(ApiKeys.FETCH.id).setRequestApiVersion((short)12).setCorrelationId(7).setClientId("test-client");
+            final org.apache.kafka.common.message.FetchRequestData body = new org.apache.kafka.common.message.FetchRequestData();
+            final org.apache.kafka.common.protocol.ObjectSerializationCache cache = new org.apache.kafka.common.protocol.ObjectSerializationCache();
+            final short headerVersion = ApiKeys.FETCH.requestHeaderVersion((short)12);
+            final ByteBuffer frame = ByteBuffer.allocate(header.size(cache, headerVersion) + body.size(cache, (short)12));
+            header.write(new ByteBufferAccessor(frame), cache, headerVersion);
+            body.write(new ByteBufferAccessor(frame), cache, (short)12);
+            frame.flip();
+            try (Socket socket = new Socket(own.address().getAddress(), own.address().getPort()))
+            {
+                socket.setSoTimeout(10_000);
+                send(socket, frame);
+                assertClosedByBroker(socket);
+            }
+            final long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!cancelled.get() && System.nanoTime() < deadline)
+            {
+                Thread.onSpinWait();
+            }
+            assertTrue(cancelled.get(), "the waiting request was cancelled when its connection closed");
+            try (Socket socket = new Socket(own.address().getAddress(), own.address().getPort()))
+            {
+                socket.setSoTimeout(10_000);
+                assertEquals(Errors.NONE.code(), apiVersions(socket, new ApiVersionsRequest.Builder().build((short)3), 1).errorCode(),
+                    "the network thread serves on");
+            }
+        }
+        finally
+        {
+            own.close();
+            thread.close();
+        }
+    }
+
+    @Test
     void pipelinedRequestsAreAnsweredInOrder() throws IOException
     {
         try (Socket socket = connect())
