@@ -94,6 +94,7 @@ class DeferredOrderTest
                 admin.createTopics(List.of(new NewTopic("ordered", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
             }
             final short fetchHeader = ApiKeys.FETCH.responseHeaderVersion((short)12);
+            final io.ferrite.broker.topic.Partition partition = broker.broker.topics().topic("ordered").partition(0);
             try (Socket socket = new Socket("127.0.0.1", broker.broker.address().getPort()))
             {
                 socket.setSoTimeout(10_000);
@@ -105,7 +106,12 @@ class DeferredOrderTest
                     {
                         // let the fetch park before the rest arrives (then the connection is muted);
                         // either way the answers below must be the same
-                        Thread.sleep(50);
+                        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                        while (!partition.hasParkedFetches() && System.nanoTime() < deadline)
+                        {
+                            Thread.onSpinWait();
+                        }
+                        assertTrue(partition.hasParkedFetches(), "round " + round + ": the fetch parked");
                     }
                     send(socket, produce(id + 2));
                     send(socket, RawClient.frame(ApiKeys.API_VERSIONS, (short)3, new ApiVersionsRequestData()
