@@ -1,7 +1,6 @@
 package io.ferrite.log;
 
 import io.ferrite.wire.compress.Codecs;
-import io.ferrite.wire.record.CorruptRecordException;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchDescriptor;
@@ -66,7 +65,6 @@ public final class PartitionLog implements AutoCloseable
     private final EpochClock clock;
     private final LogEnvironment env;
     private final ReentrantLock segmentsLock = new ReentrantLock();
-    private final Codecs codecs = new Codecs();
     private final Object flushLock = new Object();
     final ProducerStateManager producers;
 
@@ -89,8 +87,7 @@ public final class PartitionLog implements AutoCloseable
     // writer state
     private Thread writer;
     private final RecordBatch batch = new RecordBatch();
-    private RecordReader validator;
-    private int validatorLimit;
+    private final BatchValidator validator;
     private int leaderEpoch;
     /**
      * The writer's open claim (through OPEN_CLAIM: a full fence when it opens, for the handshake
@@ -100,8 +97,6 @@ public final class PartitionLog implements AutoCloseable
     private BatchClaim openClaim;
     /** Set first by close(): no claim opens from then on. */
     private volatile boolean closing;
-    /** The latest wall-clock reading of the writer: the clock is no earlier (trusted timestamp check). */
-    private long latestClockReading;
 
     /** No clock reading taken yet for this append: read it only if needed. */
     private static final long UNKNOWN_TIME = Long.MIN_VALUE;
@@ -117,10 +112,8 @@ public final class PartitionLog implements AutoCloseable
         this.clock = clock;
         this.env = env;
         this.producers = producers;
-        this.validator = new RecordReader(codecs, config.maxDecompressedMessageBytes);
-        this.validatorLimit = config.maxDecompressedMessageBytes;
+        this.validator = new BatchValidator(topic + "-" + partition, clock, config.maxDecompressedMessageBytes);
         this.lastFlushMs = clock.time();
-        this.latestClockReading = lastFlushMs;
     }
 
     /** Sets the state recovery found; called once, before the log is shared. */
@@ -272,15 +265,16 @@ public final class PartitionLog implements AutoCloseable
         result.logStartOffset = logStartOffset;
         if (length > cfg.maxMessageBytes)
         {
-            result.fail(AppendResult.RECORD_TOO_LARGE, tooLarge(length, cfg));
+            result.fail(AppendResult.RECORD_TOO_LARGE, validator.tooLarge(length, cfg));
             return;
         }
-        if (!checkBatch(buffer, offset, length, cfg, false, result))
+        batch.wrap(buffer, offset);
+        if (!validator.checkBatch(batch, length, cfg, false, result))
         {
             return;
         }
-        final long now = readClock();
-        if (!validateRecords(cfg, now, result) || !checkProducer(result))
+        final long now = validator.readClock();
+        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(result))
         {
             return;
         }
@@ -339,7 +333,7 @@ public final class PartitionLog implements AutoCloseable
         }
         if (maxLength > cfg.maxMessageBytes)
         {
-            result.fail(AppendResult.RECORD_TOO_LARGE, tooLarge(maxLength, cfg));
+            result.fail(AppendResult.RECORD_TOO_LARGE, validator.tooLarge(maxLength, cfg));
             return false;
         }
         Segment active = segments[segments.length - 1];
@@ -351,7 +345,7 @@ public final class PartitionLog implements AutoCloseable
                 final int size = active.size();
                 if (size > 0 && size > cfg.segmentBytes - maxLength)
                 {
-                    roll((long)LOG_END_OFFSET.getOpaque(this), readClock());
+                    roll((long)LOG_END_OFFSET.getOpaque(this), validator.readClock());
                     active = segments[segments.length - 1];
                 }
                 position = active.claim(maxLength, claim.buffer);
@@ -428,19 +422,20 @@ public final class PartitionLog implements AutoCloseable
         if (length > cfg.maxMessageBytes)
         {
             abort(claim);
-            result.fail(AppendResult.RECORD_TOO_LARGE, tooLarge(length, cfg));
+            result.fail(AppendResult.RECORD_TOO_LARGE, validator.tooLarge(length, cfg));
             return;
         }
         final MutableDirectBuffer buffer = claim.buffer;
-        if (!checkBatch(buffer, 0, length, cfg, true, result) || !checkUncommitted(result) || !trustedTimestamps(cfg, result) ||
-            !checkProducer(result))
+        batch.wrap(buffer, 0);
+        if (!validator.checkBatch(batch, length, cfg, true, result) || !BatchValidator.checkUncommitted(batch, result) ||
+            !validator.checkTrustedTimestamps(batch, cfg, result) || !checkProducer(result))
         {
             abort(claim);
             return;
         }
         // not checked in production (the point of a claim); a batch changed after build() fails here in tests
         assert batch.isCrcValid() : "the batch in the claim on " + this + " was changed after its CRC was computed";
-        final long now = cfg.logAppendTime ? readClock() : UNKNOWN_TIME;
+        final long now = cfg.logAppendTime ? validator.readClock() : UNKNOWN_TIME;
         final Segment active = segments[segments.length - 1];
         final long base = (long)LOG_END_OFFSET.getOpaque(this);
         final long last = base + batch.lastOffsetDelta();
@@ -471,23 +466,6 @@ public final class PartitionLog implements AutoCloseable
         endClaim(claim, true);
         batch.wrap(copy, 0);
         place(copy, 0, length, cfg, now, result);
-    }
-
-    /**
-     * A claimed batch carries {@link BatchClaim#UNCOMMITTED} as its base offset until the commit
-     * writes its own: recovery, which takes a batch only at the offset it expects (never negative),
-     * then cannot keep bytes that were built and never committed, whatever a crash or power loss
-     * leaves in the file.
-     */
-    private boolean checkUncommitted(final AppendResult result)
-    {
-        if (batch.baseOffset() != BatchClaim.UNCOMMITTED)
-        {
-            result.fail(AppendResult.INVALID_RECORD, "A claimed batch must carry base offset " + BatchClaim.UNCOMMITTED +
-                " until its commit (build it with BatchClaim.wrap), not " + batch.baseOffset());
-            return false;
-        }
-        return true;
     }
 
     /** Gives the claimed room back: nothing of it is published, and in the mapping it is zeroed. */
@@ -585,12 +563,6 @@ public final class PartitionLog implements AutoCloseable
         }
     }
 
-    private String tooLarge(final int length, final LogConfig cfg)
-    {
-        return "The record batch size in the append to " + this + " is " + length +
-            " bytes which exceeds the maximum configured value of " + cfg.maxMessageBytes + ".";
-    }
-
     private boolean checkProducer(final AppendResult result)
     {
         if (batch.producerId() != NO_PRODUCER_ID)
@@ -605,127 +577,6 @@ public final class PartitionLog implements AutoCloseable
         return true;
     }
 
-    /**
-     * The wall clock, remembered as the latest reading (which the trusted timestamp check relies on):
-     * the last one rather than the highest, so a clock that jumped ahead and was set back is believed
-     * again at the next reading.
-     */
-    private long readClock()
-    {
-        final long now = clock.time();
-        latestClockReading = now;
-        return now;
-    }
-
-    /**
-     * The timestamp window for a batch of this process's own: proven by its header when it can be
-     * (see {@link #commit}), else every record checked as {@link #append} checks them.
-     */
-    private boolean trustedTimestamps(final LogConfig cfg, final AppendResult result)
-    {
-        if (cfg.logAppendTime)
-        {
-            return true;
-        }
-        if (cfg.timestampBeforeMaxMs == Long.MAX_VALUE && (batch.attributes() & COMPRESSION_MASK) == 0)
-        {
-            final long max = batch.maxTimestamp();
-            final long latest = latestClockReading;
-            if (max <= latest || max - latest <= cfg.timestampAfterMaxMs)
-            {
-                return true; // no record is later than the max, and the clock is no earlier than its latest reading
-            }
-        }
-        return validateRecords(cfg, readClock(), result);
-    }
-
-    private boolean checkBatch(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
-        final boolean trusted, final AppendResult result)
-    {
-        batch.wrap(buffer, offset);
-        final int check = trusted ? batch.checkFrame(length) : batch.check(length);
-        if (check != RecordBatch.OK)
-        {
-            if (check == RecordBatch.UNSUPPORTED_MAGIC)
-            {
-                result.fail(AppendResult.UNSUPPORTED_MAGIC, "Produce requests are only allowed to contain record batches with magic version 2");
-            }
-            else
-            {
-                result.fail(AppendResult.CORRUPT_MESSAGE, "Record batch is corrupt (check " + check + ")");
-            }
-            return false;
-        }
-        if (batch.sizeInBytes() != length)
-        {
-            result.fail(AppendResult.INVALID_RECORD, "An append holds exactly one record batch");
-            return false;
-        }
-        if (batch.isControl())
-        {
-            result.fail(AppendResult.INVALID_RECORD, "Clients are not allowed to write control records");
-            return false;
-        }
-        final int count = batch.recordCount();
-        if (count == 0 || batch.lastOffsetDelta() != count - 1)
-        {
-            result.fail(AppendResult.INVALID_RECORD, "Record batch declares " + count + " records but a last offset delta of " +
-                batch.lastOffsetDelta());
-            return false;
-        }
-        if (batch.isTransactional() && batch.producerId() == NO_PRODUCER_ID)
-        {
-            result.fail(AppendResult.INVALID_RECORD, "A transactional record batch must carry a producer id");
-            return false;
-        }
-        if (cfg.maxDecompressedMessageBytes != validatorLimit)
-        {
-            validator = new RecordReader(codecs, cfg.maxDecompressedMessageBytes);
-            validatorLimit = cfg.maxDecompressedMessageBytes;
-        }
-        return true;
-    }
-
-    /** Kafka's per-record checks: offsets in order, and CreateTime timestamps within the configured window. */
-    private boolean validateRecords(final LogConfig cfg, final long now, final AppendResult result)
-    {
-        try
-        {
-            validator.reset(batch);
-            int i = 0;
-            while (validator.hasNext())
-            {
-                final Record r = validator.next();
-                if (r.offsetDelta() != i)
-                {
-                    result.recordIndex = i;
-                    result.fail(AppendResult.INVALID_RECORD, "Record " + i + " has offset delta " + r.offsetDelta());
-                    return false;
-                }
-                if (!cfg.logAppendTime)
-                {
-                    final long ts = r.timestamp();
-                    if (ts != NO_TIMESTAMP &&
-                        ((ts < now && now - ts > cfg.timestampBeforeMaxMs) || (ts > now && ts - now > cfg.timestampAfterMaxMs)))
-                    {
-                        result.recordIndex = i;
-                        result.fail(AppendResult.INVALID_TIMESTAMP, "Timestamp " + ts + " of message with offset " + i +
-                            " is out of range. The timestamp should be within [" + (now - cfg.timestampBeforeMaxMs) + ", " +
-                            (now + cfg.timestampAfterMaxMs) + "]");
-                        return false;
-                    }
-                }
-                i++;
-            }
-            return true;
-        }
-        catch (final CorruptRecordException ex)
-        {
-            result.fail(AppendResult.CORRUPT_MESSAGE, ex.getMessage());
-            return false;
-        }
-    }
-
     /** Rolls first if the batch is due to go in a new segment; returns the segment it goes in. */
     private Segment maybeRoll(final LogConfig cfg, final int length, final long base, final long last, final long maxTimestamp,
         final long now) throws IOException
@@ -735,7 +586,7 @@ public final class PartitionLog implements AutoCloseable
         {
             return active;
         }
-        roll(base, now != UNKNOWN_TIME ? now : readClock());
+        roll(base, now != UNKNOWN_TIME ? now : validator.readClock());
         return segments[segments.length - 1];
     }
 
@@ -756,7 +607,7 @@ public final class PartitionLog implements AutoCloseable
         {
             return true;
         }
-        final long ageNow = now != UNKNOWN_TIME || active.rollsByBatchTimestamps() ? now : readClock();
+        final long ageNow = now != UNKNOWN_TIME || active.rollsByBatchTimestamps() ? now : validator.readClock();
         return active.timeWaitedForRoll(ageNow, maxTimestamp) > cfg.segmentMs - cfg.segmentJitterMs;
     }
 
