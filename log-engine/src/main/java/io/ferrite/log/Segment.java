@@ -215,16 +215,27 @@ final class Segment implements AutoCloseable
         final long batchMaxTimestamp) throws IOException
     {
         final int position = size();
+        ensureIndexRoom();
+        log.write(src, offset, length, position);
+        publish(position, length, batchLastOffset, batchMaxTimestamp);
+        return position;
+    }
+
+    /** Claims the index space an entry for the next batch needs: once a batch is published its entries must not fail. */
+    private void ensureIndexRoom() throws IOException
+    {
         if (bytesSinceLastIndexEntry > indexIntervalBytes)
         {
-            // claim the index space first: once the batch is published its entries must not fail
             offsetIndex.ensureRoomAllocated();
             timeIndex.ensureRoomAllocated();
         }
-        log.write(src, offset, length, position);
+    }
+
+    /** Makes a batch whose bytes are in place at {@code position} readable: the size (release), then its index entries. */
+    private void publish(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
+    {
         SIZE.setRelease(this, position + length);
         indexed(position, length, batchLastOffset, batchMaxTimestamp);
-        return position;
     }
 
     /**
@@ -250,13 +261,8 @@ final class Segment implements AutoCloseable
         {
             throw new IllegalStateException("a claim at " + position + " of a segment of " + size() + " bytes");
         }
-        if (bytesSinceLastIndexEntry > indexIntervalBytes)
-        {
-            offsetIndex.ensureRoomAllocated();
-            timeIndex.ensureRoomAllocated();
-        }
-        SIZE.setRelease(this, position + length);
-        indexed(position, length, batchLastOffset, batchMaxTimestamp);
+        ensureIndexRoom();
+        publish(position, length, batchLastOffset, batchMaxTimestamp);
     }
 
     /** Whether the time-based roll counts from the first batch's timestamp (else from the segment's creation). */

@@ -145,11 +145,7 @@ final class SegmentFile implements AutoCloseable
         }
         if (strategy == WriteStrategy.MAPPED)
         {
-            if (position + length > allocatedUpTo)
-            {
-                stalls++; // the writer outran the preallocator: it allocates what it needs, no more
-                allocate(position + length, false);
-            }
+            ensureAllocated(position + length);
             view.putBytes(position, src, offset, length);
         }
         else
@@ -177,17 +173,23 @@ final class SegmentFile implements AutoCloseable
         {
             return false;
         }
-        if (position + length > allocatedUpTo)
+        ensureAllocated(position + length);
+        into.wrap(view, position, length);
+        return true;
+    }
+
+    /** The writer's side of allocation (mapped strategy): blocks and touched pages up to {@code end}. */
+    private void ensureAllocated(final int end) throws IOException
+    {
+        if (end > allocatedUpTo)
         {
-            stalls++;
-            allocate(position + length, false);
-            if (position + length > allocatedUpTo)
+            stalls++; // the writer outran the preallocator: it allocates what it needs, no more
+            allocate(end, false);
+            if (end > allocatedUpTo)
             {
                 throw new IOException("segment " + path + " takes no more appends");
             }
         }
-        into.wrap(view, position, length);
-        return true;
     }
 
     /**
