@@ -386,10 +386,7 @@ public final class PartitionLog implements AutoCloseable
     {
         assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
         result.reset();
-        if (claim.log != this || OPEN_CLAIM.getOpaque(this) != claim)
-        {
-            throw new IllegalStateException("the claim is not open on " + this);
-        }
+        requireOpen(claim);
         try
         {
             commitOpen(claim, length, result);
@@ -398,16 +395,17 @@ public final class PartitionLog implements AutoCloseable
         {
             if (claim.log == this)
             {
-                endClaim(claim, true); // an exception on the way: the claim must not hold the log
+                endClaim(claim, true); // refused, or an exception on the way: given back, zeroed
             }
         }
     }
+
+    /** The claim's commit; it ends the claim only where it publishes the batch (the caller ends it otherwise). */
 
     private void commitOpen(final BatchClaim claim, final int length, final AppendResult result)
     {
         if (closing || closed)
         {
-            abort(claim);
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
             return;
         }
@@ -415,13 +413,11 @@ public final class PartitionLog implements AutoCloseable
         result.logStartOffset = logStartOffset;
         if (length < 0 || length > claim.capacity)
         {
-            abort(claim);
             result.fail(AppendResult.INVALID_RECORD, "A batch of " + length + " bytes in a claim of " + claim.capacity);
             return;
         }
         if (length > cfg.maxMessageBytes)
         {
-            abort(claim);
             result.fail(AppendResult.RECORD_TOO_LARGE, validator.tooLarge(length, cfg));
             return;
         }
@@ -430,7 +426,6 @@ public final class PartitionLog implements AutoCloseable
         if (!validator.checkBatch(batch, length, cfg, true, result) || !BatchValidator.checkUncommitted(batch, result) ||
             !validator.checkTrustedTimestamps(batch, cfg, result) || !checkProducer(result))
         {
-            abort(claim);
             return;
         }
         // not checked in production (the point of a claim); a batch changed after build() fails here in tests
@@ -448,7 +443,6 @@ public final class PartitionLog implements AutoCloseable
             }
             catch (final IOException ex)
             {
-                abort(claim);
                 result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + this + ": " + ex);
                 return;
             }
@@ -472,11 +466,16 @@ public final class PartitionLog implements AutoCloseable
     public void abort(final BatchClaim claim)
     {
         assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        requireOpen(claim);
+        endClaim(claim, true);
+    }
+
+    private void requireOpen(final BatchClaim claim)
+    {
         if (claim.log != this || OPEN_CLAIM.getOpaque(this) != claim)
         {
             throw new IllegalStateException("the claim is not open on " + this);
         }
-        endClaim(claim, true);
     }
 
     private void endClaim(final BatchClaim claim, final boolean zero)

@@ -246,7 +246,7 @@ public final class NetworkThread implements Runnable, AutoCloseable
             {
                 if (connection.closed)
                 {
-                    connection.pending.cancel();
+                    cancelQuietly(connection);
                     end = RequestHandler.CLOSE;
                 }
                 else
