@@ -6,7 +6,10 @@ interface LogEnvironment
     /** Asks the group committer of the log's disk to fsync it soon (durable acks, flush.messages). */
     void requestFlush(PartitionLog log);
 
-    /** Flushes a rolled segment in the background and then moves the recovery point past it. */
+    /**
+     * Flushes a rolled segment in the background and then moves the recovery point past it, on a
+     * thread of its own: a long fsync must not hold back retention or checkpoints.
+     */
     void flushInBackground(PartitionLog log);
 
     /** Closes (and unmaps) a deleted segment once readers that may hold it are done. */
@@ -26,7 +29,7 @@ interface LogEnvironment
         @Override
         public void flushInBackground(final PartitionLog log)
         {
-            log.flushQuietly();
+            log.flushQuietly(true);
         }
 
         @Override

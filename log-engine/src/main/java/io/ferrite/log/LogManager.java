@@ -60,6 +60,8 @@ public final class LogManager implements AutoCloseable
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final Map<Path, LogEnvironment> environments = new HashMap<>();
     private final ScheduledThreadPoolExecutor scheduler;
+    /** Rolled segments' fsyncs, apart from the scheduler: one can take seconds under a flat-out writer. */
+    private final java.util.concurrent.ExecutorService rolledFlusher;
     private final java.util.Queue<Segment> pendingCloses = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile boolean closed;
     private Thread preallocator;
@@ -70,6 +72,12 @@ public final class LogManager implements AutoCloseable
         this.scheduler = new ScheduledThreadPoolExecutor(1, r ->
         {
             final Thread t = new Thread(r, "ferrite-log-scheduler");
+            t.setDaemon(true);
+            return t;
+        });
+        this.rolledFlusher = java.util.concurrent.Executors.newSingleThreadExecutor(r ->
+        {
+            final Thread t = new Thread(r, "ferrite-rolled-flusher");
             t.setDaemon(true);
             return t;
         });
@@ -430,6 +438,21 @@ public final class LogManager implements AutoCloseable
         }
     }
 
+    private static void flushRolled(final PartitionLog log)
+    {
+        try
+        {
+            if (!log.isClosed())
+            {
+                log.flushQuietly(true);
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.error("flush of {}'s rolled segments failed", log, ex);
+        }
+    }
+
     private void checkpointQuietly()
     {
         try
@@ -460,9 +483,11 @@ public final class LogManager implements AutoCloseable
         }
         closed = true;
         scheduler.shutdown();
+        rolledFlusher.shutdown();
         try
         {
             scheduler.awaitTermination(30, TimeUnit.SECONDS);
+            rolledFlusher.awaitTermination(30, TimeUnit.SECONDS);
         }
         catch (final InterruptedException ex)
         {
@@ -535,6 +560,7 @@ public final class LogManager implements AutoCloseable
     {
         closed = true;
         scheduler.shutdownNow();
+        rolledFlusher.shutdownNow();
         committers.values().forEach(GroupCommitter::close);
         stopPreallocator();
         closePendingSegments();
@@ -598,9 +624,9 @@ public final class LogManager implements AutoCloseable
         @Override
         public void flushInBackground(final PartitionLog log)
         {
-            if (!scheduler.isShutdown())
+            if (!rolledFlusher.isShutdown())
             {
-                scheduler.execute(log::flushQuietly);
+                rolledFlusher.execute(() -> flushRolled(log));
             }
         }
 

@@ -83,6 +83,8 @@ public final class PartitionLog implements AutoCloseable
     private volatile long appendedMessages;
     private volatile long lastFlushMs;
     private volatile int durableWaiters;
+    /** Sealed segments below this base offset were flushed after they were sealed (under flushLock). */
+    private long sealedFlushedBelow = -1;
 
     // writer state
     private Thread writer;
@@ -687,23 +689,64 @@ public final class PartitionLog implements AutoCloseable
             FLUSH_REQUESTED.setVolatile(this, 0);
             final long target = logEndOffset();
             final long messages = appendedMessages;
-            for (final Segment s : segments)
-            {
-                s.flush();
-            }
+            final Segment[] segs = segments;
+            flushSealed(segs);
+            segs[segs.length - 1].flush();
             flushedMessages = messages;
             lastFlushMs = clock.time();
-            if (target > durableOffset)
+            durableTo(target);
+        }
+    }
+
+    /**
+     * A roll's background flush: fsyncs the sealed segments, not the active one, and moves the
+     * durable offset and recovery point to the active segment's base (Kafka flushes up to the new
+     * segment's base offset on a roll). Why not the active one: under a writer going flat out its
+     * fsync is the longest, and it queued every later background task behind it (retention fell
+     * 190 MB behind {@code retention.bytes}); the writer's next pages are the next flush's.
+     */
+    void flushRolled() throws IOException
+    {
+        synchronized (flushLock)
+        {
+            final Segment[] segs = segments;
+            flushSealed(segs);
+            durableTo(segs[segs.length - 1].baseOffset);
+        }
+    }
+
+    /**
+     * Fsyncs the sealed segments not yet flushed since they were sealed (a sealed segment is flushed
+     * once — log and indexes — and never changes again), so a flush costs the segments written since
+     * the last one, not every segment of the log.
+     */
+    private void flushSealed(final Segment[] segs) throws IOException
+    {
+        final long flushedBelow = sealedFlushedBelow;
+        int first = segs.length - 1;
+        while (first > 0 && segs[first].baseOffset > flushedBelow)
+        {
+            first--;
+        }
+        for (int i = first; i < segs.length - 1; i++)
+        {
+            segs[i].flush();
+        }
+        sealedFlushedBelow = segs[segs.length - 1].baseOffset;
+    }
+
+    private void durableTo(final long target)
+    {
+        if (target > durableOffset)
+        {
+            durableOffset = target;
+            recoveryPoint = target;
+            env.durabilityListener().onDurable(this, target);
+            if (durableWaiters > 0)
             {
-                durableOffset = target;
-                recoveryPoint = target;
-                env.durabilityListener().onDurable(this, target);
-                if (durableWaiters > 0)
+                synchronized (this)
                 {
-                    synchronized (this)
-                    {
-                        notifyAll();
-                    }
+                    notifyAll();
                 }
             }
         }
@@ -712,9 +755,22 @@ public final class PartitionLog implements AutoCloseable
     /** {@link #flush()} for background callers: a segment deleted meanwhile is not an error. */
     void flushQuietly()
     {
+        flushQuietly(false);
+    }
+
+    /** {@link #flush()}, or with {@code rolled} {@link #flushRolled()}, for background callers. */
+    void flushQuietly(final boolean rolled)
+    {
         try
         {
-            flush();
+            if (rolled)
+            {
+                flushRolled();
+            }
+            else
+            {
+                flush();
+            }
         }
         catch (final java.nio.channels.ClosedChannelException ignored)
         {
