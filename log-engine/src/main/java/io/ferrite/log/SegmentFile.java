@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import io.ferrite.index.ZeroFill;
 import org.agrona.DirectBuffer;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -44,7 +45,6 @@ final class SegmentFile implements AutoCloseable
     private boolean sealed;
     /** Appends that had to allocate blocks themselves (writer only). */
     private long stalls;
-    private ByteBuffer zeros;
     private java.nio.file.FileStore store;
 
     private SegmentFile(final Path path, final FileChannel channel, final WriteStrategy strategy, final boolean writable,
@@ -57,6 +57,7 @@ final class SegmentFile implements AutoCloseable
         this.capacity = capacity;
         this.allocatedUpTo = dataSize;
         this.claimedUpTo = dataSize;
+        this.seenPosition = dataSize;
         if (capacity > 0)
         {
             mapped = channel.map(writable && strategy == WriteStrategy.MAPPED ?
@@ -198,9 +199,20 @@ final class SegmentFile implements AutoCloseable
      */
     void allocateAhead(final int position) throws IOException
     {
-        if (strategy == WriteStrategy.MAPPED && allocatedUpTo - position < LOOKAHEAD)
+        if (strategy != WriteStrategy.MAPPED)
         {
-            allocate(Math.min(capacity, position + LOOKAHEAD), true);
+            return;
+        }
+        final int written = position - seenPosition;
+        seenPosition = position;
+        if (written > 0)
+        {
+            final long wanted = Math.max(MIN_LOOKAHEAD, (long)written * LOOKAHEAD_LOOKS);
+            lookahead = (int)Math.min(LOOKAHEAD, Math.max(lookahead, (wanted + PAGE - 1) & -PAGE));
+        }
+        if (lookahead > 0 && allocatedUpTo - position < lookahead)
+        {
+            allocate(Math.min(capacity, position + lookahead), true);
         }
     }
 
@@ -215,8 +227,21 @@ final class SegmentFile implements AutoCloseable
         return allocatedUpTo - position;
     }
 
-    /** Allocated ahead of the writer before the preallocator tops it up: two chunks. */
+    /** The most allocated ahead of the writer before the preallocator tops it up: two chunks. */
     static final int LOOKAHEAD = 2 * PREALLOCATION_CHUNK;
+    /** The least lookahead of a file that has been written to: four pages. */
+    static final int MIN_LOOKAHEAD = 4 * PAGE;
+    /**
+     * The lookahead covers what the writer wrote between two looks of the preallocator (1 ms apart),
+     * this many times over, between {@link #MIN_LOOKAHEAD} and {@link #LOOKAHEAD}; a file nobody
+     * writes gets none. Why not always the most: every page ahead is a disk block and a resident
+     * page, and at 2 MiB ahead of every partition 2 000 idle partitions held 3.2 GB of RSS and 1.5 MB
+     * of disk each. 64 looks keep a writer going at 100 MB/s 2 MiB ahead, and one at 1 MB/s 64 KiB.
+     */
+    private static final int LOOKAHEAD_LOOKS = 64;
+    /** The preallocator's lookahead for this file (only grows), and where it saw the writer last. */
+    private int lookahead;
+    private int seenPosition;
 
     /**
      * Allocates disk blocks and touches the pages up to {@code end} — or, {@code chunked}, for the
@@ -237,7 +262,7 @@ final class SegmentFile implements AutoCloseable
             {
                 return;
             }
-            target = (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + PREALLOCATION_CHUNK));
+            target = (int)Math.min(capacity, Math.max(end, (long)allocatedUpTo + Math.min(PREALLOCATION_CHUNK, lookahead / 2)));
         }
         else
         {
@@ -270,15 +295,10 @@ final class SegmentFile implements AutoCloseable
 
     private void writeZerosUpTo(final int target) throws IOException
     {
-        if (zeros == null)
-        {
-            zeros = ByteBuffer.allocateDirect(64 * 1024);
-        }
         while (claimedUpTo < target)
         {
-            zeros.clear().limit(Math.min(zeros.capacity(), target - claimedUpTo));
             // progress is kept as it is made: what a full disk granted before refusing is used, not lost
-            claimedUpTo += channel.write(zeros, claimedUpTo);
+            claimedUpTo += ZeroFill.write(channel, claimedUpTo, target - claimedUpTo);
         }
     }
 

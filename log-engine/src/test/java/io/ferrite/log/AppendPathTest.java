@@ -113,9 +113,11 @@ class AppendPathTest
             for (int i = 0; i < 600; i++) // ~7 MiB: several preallocation chunks
             {
                 final Segment active = log.segments()[0];
-                DurabilityTest.waitFor(() -> active.log.allocatedAhead(active.size()) >= SegmentFile.LOOKAHEAD / 2,
-                    "the preallocator keeps ahead");
                 batches.records(200, i, System.currentTimeMillis());
+                // the lookahead follows the writer's pace (here a batch per look or so): the next
+                // batch must find its room ready
+                DurabilityTest.waitFor(() -> active.log.allocatedAhead(active.size()) >= batches.length,
+                    "the preallocator keeps ahead");
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);
             }

@@ -50,7 +50,6 @@ abstract class MappedIndex implements AutoCloseable
     private MappedByteBuffer mapped;
     private int maxEntries;
     private long allocatedBytes;
-    private java.nio.ByteBuffer zeros;
     @SuppressWarnings("unused") // accessed through ENTRIES
     private volatile int entries;
 
@@ -156,20 +155,19 @@ abstract class MappedIndex implements AutoCloseable
         }
         final long from = Math.max(allocatedBytes, sizeInBytes());
         final long target = Math.min((long)maxEntries * entrySize, Math.max(needed, from + ALLOCATION_CHUNK));
-        if (zeros == null)
-        {
-            zeros = java.nio.ByteBuffer.allocateDirect(ALLOCATION_CHUNK);
-        }
         long at = from;
         while (at < target)
         {
-            zeros.clear().limit((int)Math.min(ALLOCATION_CHUNK, target - at));
-            at += channel.write(zeros, at);
+            at += ZeroFill.write(channel, at, target - at);
         }
         allocatedBytes = target;
     }
 
-    private static final int ALLOCATION_CHUNK = 64 * 1024;
+    /**
+     * One page: 512 offset-index entries, about 2 MiB of log at Kafka's 4096-byte index interval,
+     * per system call; a partition that holds little claims one page per index, not 64 KiB.
+     */
+    private static final int ALLOCATION_CHUNK = 4096;
 
     /**
      * Publishes {@code n} entries (release): the bytes of entry {@code n - 1} must be written before.
