@@ -128,7 +128,7 @@ public final class Broker implements AutoCloseable
                 logThreads[i] = new LogThread(i, networkThreadCount, QUEUE_CAPACITY, completion, idleStrategy(config));
             }
             wakeups.attach(topics, logThreads, completion);
-            this.groups = new GroupCoordinator(topics, groupSettings(config), () ->
+            final Runnable wakeNetworkThreads = () ->
             {
                 for (final NetworkThread n : networkThreads)
                 {
@@ -137,7 +137,9 @@ public final class Broker implements AutoCloseable
                         n.wakeup();
                     }
                 }
-            });
+            };
+            this.groups = new GroupCoordinator(topics, groupSettings(config), wakeNetworkThreads);
+            wakeups.offsetsDurable = wakeNetworkThreads; // offset commits waiting for their fsync are answered
             groups.start();
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
@@ -359,14 +361,17 @@ public final class Broker implements AutoCloseable
 
     /**
      * What the group committer's thread does after an fsync: in fsync durability the high
-     * watermark is what is on disk, so it moves here; the log threads waiting to answer acks=all
-     * and the network threads with fetches waiting on the partition are woken.
+     * watermark is what is on disk, so it moves here; the log threads waiting to answer acks=all,
+     * the network threads with fetches waiting on the partition and, for {@code __consumer_offsets},
+     * those with offset commits waiting are woken.
      */
     private static final class Wakeups
     {
         private volatile TopicRegistry topics;
         private volatile LogThread[] logThreads;
         private volatile LogThread.Completion completion;
+        /** Wakes the network threads, whose offset commits (fsync durability) wait for {@code __consumer_offsets}' fsync. */
+        volatile Runnable offsetsDurable;
 
         void attach(final TopicRegistry topics, final LogThread[] logThreads, final LogThread.Completion completion)
         {
@@ -395,6 +400,11 @@ public final class Broker implements AutoCloseable
             if (partition != null)
             {
                 logThreads[partition.owner].wake();
+            }
+            final Runnable groups = offsetsDurable;
+            if (groups != null && GroupCoordinator.OFFSETS_TOPIC.equals(log.topic()))
+            {
+                groups.run();
             }
         }
     }

@@ -124,6 +124,8 @@ public final class GroupCoordinator implements AutoCloseable
     private final ScheduledExecutorService timer;
     private final GroupStore store;
     private long nextRetentionCheck;
+    /** Tests only: runs inside an OffsetCommit's lock hold, right after its member and generation are checked (null in production). */
+    volatile Runnable afterCommitValidated;
 
     public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads)
     {
@@ -473,7 +475,7 @@ public final class GroupCoordinator implements AutoCloseable
     }
 
     /** Null when the static identity fits, else FENCED_INSTANCE_ID (or UNKNOWN_MEMBER_ID for an unknown instance). */
-    private static short checkStatic(final Group group, final String memberId, final String groupInstanceId)
+    static short checkStatic(final Group group, final String memberId, final String groupInstanceId)
     {
         if (groupInstanceId == null)
         {
@@ -755,68 +757,15 @@ public final class GroupCoordinator implements AutoCloseable
     // offsets
     // ------------------------------------------------------------------------------------------
 
-    /** Checks an OffsetCommit's member and generation: NONE when the commit may proceed. */
-    public synchronized short validateCommit(final String groupId, final int generationId, final String memberId,
-        final String groupInstanceId, final short version)
+    /**
+     * OffsetCommit in one lock hold: the member and generation checked, {@code offsets} (the
+     * partitions that passed their own checks) appended as one batch, and stored only once appended.
+     */
+    synchronized OffsetCommits.Result commitOffsets(final String groupId, final int generationId, final String memberId,
+        final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets)
     {
-        if (groupId == null)
-        {
-            return Errors.INVALID_GROUP_ID; // Kafka 4.4 accepts an empty group id here, unlike in the membership APIs
-        }
-        final Group group = groups.get(groupId);
-        if (group == null)
-        {
-            // a member's commit to a group that does not exist: v9+ say so, older versions knew no such error
-            return generationId < 0 ? Errors.NONE : version >= 9 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
-        }
-        if (group.is(Group.State.DEAD))
-        {
-            return Errors.COORDINATOR_NOT_AVAILABLE;
-        }
-        if (generationId < 0 && group.is(Group.State.EMPTY))
-        {
-            return Errors.NONE; // a commit from outside the group (assign(), Admin), allowed while it has no members
-        }
-        final short fenced = checkStatic(group, memberId, groupInstanceId);
-        if (fenced != Errors.NONE)
-        {
-            return fenced;
-        }
-        if (!group.members.containsKey(memberId))
-        {
-            return Errors.UNKNOWN_MEMBER_ID;
-        }
-        if (generationId != group.generationId)
-        {
-            return Errors.ILLEGAL_GENERATION;
-        }
-        if (group.is(Group.State.COMPLETING_REBALANCE))
-        {
-            return Errors.REBALANCE_IN_PROGRESS;
-        }
-        return Errors.NONE;
-    }
-
-    /** Stores and persists committed offsets (already validated). */
-    public synchronized void commit(final String groupId, final Map<Group.TopicPartition, Group.Offset> offsets)
-    {
-        Group group = groups.get(groupId);
-        if (group == null)
-        {
-            group = new Group(groupId);
-            group.stateTimestamp = System.currentTimeMillis();
-            groups.put(groupId, group);
-        }
-        if (group.is(Group.State.EMPTY))
-        {
-            group.stateTimestamp = System.currentTimeMillis(); // retention counts from the last activity
-        }
-        for (final Map.Entry<Group.TopicPartition, Group.Offset> e : offsets.entrySet())
-        {
-            write(groupId, GroupRecords.offsetKey(groupId, e.getKey().topic(), e.getKey().partition()),
-                GroupRecords.offsetValue(e.getValue()));
-            group.offsets.put(e.getKey(), e.getValue());
-        }
+        return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
+            afterCommitValidated);
     }
 
     public int offsetMetadataMaxBytes()

@@ -21,8 +21,6 @@ import io.ferrite.wire.message.LeaveGroupRequestDecoder;
 import io.ferrite.wire.message.LeaveGroupResponseEncoder;
 import io.ferrite.wire.message.ListGroupsRequestDecoder;
 import io.ferrite.wire.message.ListGroupsResponseEncoder;
-import io.ferrite.wire.message.OffsetCommitRequestDecoder;
-import io.ferrite.wire.message.OffsetCommitResponseEncoder;
 import io.ferrite.wire.message.OffsetDeleteRequestDecoder;
 import io.ferrite.wire.message.OffsetDeleteResponseEncoder;
 import io.ferrite.wire.message.OffsetFetchRequestDecoder;
@@ -63,7 +61,7 @@ public final class GroupHandlers
             .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroup(coordinator))
             .registerLazily(ApiKeys.HEARTBEAT, () -> new Heartbeat(coordinator))
             .registerLazily(ApiKeys.LEAVE_GROUP, () -> new LeaveGroup(coordinator))
-            .registerLazily(ApiKeys.OFFSET_COMMIT, () -> new OffsetCommit(coordinator, topics))
+            .registerLazily(ApiKeys.OFFSET_COMMIT, () -> new OffsetCommitHandler(coordinator, topics))
             .registerLazily(ApiKeys.OFFSET_FETCH, () -> new OffsetFetch(coordinator, topics))
             .registerLazily(ApiKeys.LIST_GROUPS, () -> new ListGroups(coordinator))
             .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroups(coordinator))
@@ -350,98 +348,6 @@ public final class GroupHandlers
                 {
                     r.next().memberId(leaving.get(i).memberId()).groupInstanceId(leaving.get(i).groupInstanceId())
                         .errorCode(results.get(i));
-                }
-            }
-            return outOffset + response.finish();
-        }
-    }
-
-    /**
-     * OffsetCommit: the member and generation checked as Kafka checks them, then each partition
-     * (UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID, OFFSET_METADATA_TOO_LARGE), then the valid ones
-     * stored and written to {@code __consumer_offsets}.
-     */
-    static final class OffsetCommit implements RequestHandler
-    {
-        private final GroupCoordinator coordinator;
-        private final TopicRegistry topics;
-        private final OffsetCommitRequestDecoder request = new OffsetCommitRequestDecoder();
-        private final OffsetCommitResponseEncoder response = new OffsetCommitResponseEncoder();
-
-        OffsetCommit(final GroupCoordinator coordinator, final TopicRegistry topics)
-        {
-            this.coordinator = coordinator;
-            this.topics = topics;
-        }
-
-        @Override
-        public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-            final MutableDirectBuffer out, final int outOffset, final Connection connection)
-        {
-            request.wrap(in, offset, limit, version);
-            final String groupId = request.groupId();
-            final short groupError = coordinator.validateCommit(groupId, request.generationIdOrMemberEpoch(), request.memberId(),
-                version >= 7 ? request.groupInstanceId() : null, version);
-            final long now = System.currentTimeMillis();
-            final Map<Group.TopicPartition, Group.Offset> valid = new LinkedHashMap<>();
-            final List<Short> errors = new ArrayList<>();
-            final OffsetCommitRequestDecoder.OffsetCommitRequestTopic t = request.topics();
-            while (t.hasNext())
-            {
-                t.next();
-                final Topic topic = version >= 10 ? topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
-                    topics.topic(t.name());
-                final OffsetCommitRequestDecoder.OffsetCommitRequestPartition p = t.partitions();
-                while (p.hasNext())
-                {
-                    p.next();
-                    final String metadata = p.committedMetadata();
-                    short error = groupError;
-                    if (error == Errors.NONE)
-                    {
-                        if (topic == null || topic.isDeleted() || topic.partition(p.partitionIndex()) == null)
-                        {
-                            error = topic == null && version >= 10 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
-                        }
-                        else if (metadata != null && metadata.length() > coordinator.offsetMetadataMaxBytes())
-                        {
-                            error = Errors.OFFSET_METADATA_TOO_LARGE;
-                        }
-                        else
-                        {
-                            valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new Group.Offset(p.committedOffset(),
-                                version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata, now));
-                        }
-                    }
-                    errors.add(error);
-                }
-            }
-            if (!valid.isEmpty())
-            {
-                coordinator.commit(groupId, valid);
-            }
-            response.wrap(out, outOffset, version).throttleTimeMs(0);
-            final OffsetCommitRequestDecoder.OffsetCommitRequestTopic t2 = request.topics();
-            final OffsetCommitResponseEncoder.OffsetCommitResponseTopic rt = response.topics(t2.elementCount());
-            int i = 0;
-            while (t2.hasNext())
-            {
-                t2.next();
-                rt.next();
-                if (version >= 10)
-                {
-                    rt.topicId(t2.topicIdMostSignificantBits(), t2.topicIdLeastSignificantBits());
-                }
-                else
-                {
-                    rt.name(t2.name());
-                }
-                final OffsetCommitRequestDecoder.OffsetCommitRequestPartition p = t2.partitions();
-                final OffsetCommitResponseEncoder.OffsetCommitResponsePartition rp = rt.partitions(p.elementCount());
-                while (p.hasNext())
-                {
-                    p.next();
-                    rp.next().partitionIndex(p.partitionIndex()).errorCode(errors.get(i++));
                 }
             }
             return outOffset + response.finish();
@@ -766,7 +672,7 @@ public final class GroupHandlers
     }
 
     /** The response now when the coordinator has it, else later: the connection waits for it. */
-    private static int answerOrDefer(final PendingResponse pending, final Connection connection, final int outOffset)
+    static int answerOrDefer(final PendingResponse pending, final Connection connection, final int outOffset)
     {
         final int end = pending.poll(connection, outOffset, 0);
         if (end != PendingResponse.NOT_READY)

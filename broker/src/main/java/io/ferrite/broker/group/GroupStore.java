@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -16,11 +17,12 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The groups' records in {@code __consumer_offsets}: written one per change (a group goes to the
- * partition its id hashes to; the topic is created on first use) and replayed at start. Called
+ * The groups' records in {@code __consumer_offsets}: written one batch per change (a group goes to
+ * the partition its id hashes to; the topic is created on first use) and replayed at start. Called
  * under the coordinator's lock, which makes the coordinator the topic's single writer (clients
  * cannot produce to it). The topic is not compacted yet: it keeps every commit until retention
  * removes whole segments.
@@ -34,6 +36,8 @@ final class GroupStore
     private final RecordBatchBuilder builder = new RecordBatchBuilder();
     private final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(4096);
     private final AppendResult appendResult = new AppendResult();
+    private PartitionLog lastLog;
+    private long lastOffset = -1;
 
     GroupStore(final TopicRegistry topics, final GroupCoordinator.Settings settings)
     {
@@ -41,25 +45,88 @@ final class GroupStore
         this.settings = settings;
     }
 
-    /** Appends one record (a null value deletes the key) to the group's partition. */
-    void write(final String groupId, final byte[] key, final byte[] value)
+    /** Appends one record (a null value deletes the key) to the group's partition; see {@link #write(String, List, List)}. */
+    short write(final String groupId, final byte[] key, final byte[] value)
     {
+        return write(groupId, List.of(key), java.util.Collections.singletonList(value));
+    }
+
+    /**
+     * Appends the records (a null value deletes its key) as one batch to the group's partition, so
+     * that one request's changes are on disk all or not at all, as Kafka writes one batch per
+     * coordinator operation. Returns NONE when appended ({@link #lastLog()} and {@link #lastOffset()}
+     * then say where, for a caller that waits for durability), else the error Kafka 4.4's coordinator
+     * answers for the failed write. Nothing is changed on a failure.
+     */
+    short write(final String groupId, final List<byte[]> keys, final List<byte[]> values)
+    {
+        lastLog = null;
+        lastOffset = -1;
         final Partition partition = partition(groupId);
         if (partition == null)
         {
-            return;
+            return Errors.COORDINATOR_NOT_AVAILABLE; // no offsets topic: Kafka's answer while it has none
         }
         final PartitionLog log = partition.log;
-        final int length = builder.wrap(batch, 0).appendRecord(System.currentTimeMillis(), key, value).build();
+        final long now = System.currentTimeMillis();
+        builder.wrap(batch, 0);
+        for (int i = 0; i < keys.size(); i++)
+        {
+            builder.appendRecord(now, keys.get(i), values.get(i));
+        }
+        final int length = builder.build();
         log.claimWriter(); // the writer is whichever thread holds the coordinator's lock
         log.append(batch, 0, length, appendResult);
-        if (appendResult.succeeded())
-        {
-            log.highWatermark(appendResult.lastOffset + 1);
-        }
-        else
+        if (!appendResult.succeeded())
         {
             LOG.error("writing group {} to {} failed: {}", groupId, GroupCoordinator.OFFSETS_TOPIC, appendResult);
+            return ofFailedWrite(appendResult.status);
+        }
+        if (!log.config().fsyncDurability)
+        {
+            // in fsync durability the high watermark is what is on disk: the broker's durability listener moves it
+            log.highWatermark(appendResult.lastOffset + 1);
+        }
+        lastLog = log;
+        lastOffset = appendResult.lastOffset;
+        return Errors.NONE;
+    }
+
+    /** The log the last successful {@link #write} went to, or null after a failed one. */
+    PartitionLog lastLog()
+    {
+        return lastLog;
+    }
+
+    /** The last offset of the last successful {@link #write}. */
+    long lastOffset()
+    {
+        return lastOffset;
+    }
+
+    /**
+     * Kafka 4.4's coordinator answer for a write to its log that failed with a produce error
+     * (CoordinatorOperationExceptionHelper): the partition is offline or gone here, so the client
+     * looks for the coordinator again; a batch refused as too large is an UNKNOWN_SERVER_ERROR.
+     */
+    static short ofFailedWrite(final int appendStatus)
+    {
+        final short produceError = Errors.ofAppend(appendStatus);
+        switch (produceError)
+        {
+            case Errors.UNKNOWN_TOPIC_OR_PARTITION:
+            case Errors.NOT_ENOUGH_REPLICAS:
+            case Errors.REQUEST_TIMED_OUT:
+                return Errors.COORDINATOR_NOT_AVAILABLE;
+            case Errors.NOT_LEADER_OR_FOLLOWER:
+            case Errors.KAFKA_STORAGE_ERROR:
+                return Errors.NOT_COORDINATOR;
+            case Errors.MESSAGE_TOO_LARGE:
+            case Errors.RECORD_LIST_TOO_LARGE:
+            case Errors.INVALID_FETCH_SIZE:
+                return Errors.UNKNOWN_SERVER_ERROR;
+            default:
+                return produceError;
         }
     }
 

@@ -1,0 +1,217 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.PendingResponse;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.PartitionLog;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.OffsetCommitRequestDecoder;
+import io.ferrite.wire.message.OffsetCommitResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * OffsetCommit: each partition's own checks (UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID,
+ * OFFSET_METADATA_TOO_LARGE), then the coordinator's one step that checks the member and generation,
+ * appends the valid offsets as one batch and stores them (see {@link OffsetCommits}). The answer goes
+ * out when the append holds what the durability mode promises: at once in flush durability, after
+ * the group fsync covers it in fsync durability — then from a {@link PendingResponse} the network
+ * thread polls when the fsync is done, never blocking on it.
+ */
+final class OffsetCommitHandler implements RequestHandler
+{
+    /**
+     * How long an answer waits for its fsync: Kafka's offsets.commit.timeout.ms default. After it the
+     * commit is answered as Kafka answers a write that timed out (COORDINATOR_NOT_AVAILABLE, so the
+     * client retries); the offsets stay stored, as Kafka keeps a write it timed out on.
+     */
+    static final long FSYNC_TIMEOUT_MS = 5_000;
+
+    private final GroupCoordinator coordinator;
+    private final TopicRegistry topics;
+    private final OffsetCommitRequestDecoder request = new OffsetCommitRequestDecoder();
+
+    OffsetCommitHandler(final GroupCoordinator coordinator, final TopicRegistry topics)
+    {
+        this.coordinator = coordinator;
+        this.topics = topics;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final long now = System.currentTimeMillis();
+        final Answer answer = new Answer(version);
+        final Map<Group.TopicPartition, Group.Offset> valid = new LinkedHashMap<>();
+        final OffsetCommitRequestDecoder.OffsetCommitRequestTopic t = request.topics();
+        while (t.hasNext())
+        {
+            t.next();
+            final Topic topic = version >= 10 ? topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
+                topics.topic(t.name());
+            final TopicAnswer ta = version >= 10 ? new TopicAnswer(null, t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
+                new TopicAnswer(t.name(), 0, 0);
+            answer.topics.add(ta);
+            final OffsetCommitRequestDecoder.OffsetCommitRequestPartition p = t.partitions();
+            while (p.hasNext())
+            {
+                p.next();
+                final String metadata = p.committedMetadata();
+                short error = Errors.NONE;
+                if (topic == null || topic.isDeleted() || topic.partition(p.partitionIndex()) == null)
+                {
+                    error = topic == null && version >= 10 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                }
+                else if (metadata != null && metadata.length() > coordinator.offsetMetadataMaxBytes())
+                {
+                    error = Errors.OFFSET_METADATA_TOO_LARGE;
+                }
+                else
+                {
+                    valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new Group.Offset(p.committedOffset(),
+                        version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata, now));
+                }
+                ta.add(p.partitionIndex(), error);
+            }
+        }
+        final OffsetCommits.Result result = coordinator.commitOffsets(request.groupId(), request.generationIdOrMemberEpoch(),
+            request.memberId(), version >= 7 ? request.groupInstanceId() : null, version, valid);
+        if (result.groupError != Errors.NONE)
+        {
+            return answer.write(out, outOffset, result.groupError, true);
+        }
+        if (result.writeError != Errors.NONE)
+        {
+            return answer.write(out, outOffset, result.writeError, false);
+        }
+        if (!result.awaitsFsync())
+        {
+            return answer.write(out, outOffset, Errors.NONE, false);
+        }
+        connection.defer(new AwaitingFsync(answer, result.log, result.lastOffset, now + FSYNC_TIMEOUT_MS));
+        return RequestHandler.DEFERRED;
+    }
+
+    /** A commit appended in fsync durability: answered once the group fsync covers it (the broker wakes the network threads then). */
+    private static final class AwaitingFsync implements PendingResponse
+    {
+        private final Answer answer;
+        private final PartitionLog log;
+        private final long lastOffset;
+        private final long deadlineMs;
+
+        AwaitingFsync(final Answer answer, final PartitionLog log, final long lastOffset, final long deadlineMs)
+        {
+            this.answer = answer;
+            this.log = log;
+            this.lastOffset = lastOffset;
+            this.deadlineMs = deadlineMs;
+        }
+
+        @Override
+        public int poll(final Connection connection, final int outOffset, final long nowMs)
+        {
+            if (log.durableOffset() > lastOffset)
+            {
+                return answer.write(connection.out, outOffset, Errors.NONE, false);
+            }
+            if (log.isClosed())
+            {
+                // closed before its fsync covered the commit: as a write to an offline partition
+                return answer.write(connection.out, outOffset, Errors.NOT_COORDINATOR, false);
+            }
+            if (nowMs >= deadlineMs)
+            {
+                return answer.write(connection.out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE, false);
+            }
+            return NOT_READY;
+        }
+
+        @Override
+        public long deadlineMs()
+        {
+            return deadlineMs;
+        }
+    }
+
+    /** The response's topics and partitions with each partition's own error, written now or later. */
+    private static final class Answer
+    {
+        final short version;
+        final List<TopicAnswer> topics = new ArrayList<>();
+        private final OffsetCommitResponseEncoder response = new OffsetCommitResponseEncoder();
+
+        Answer(final short version)
+        {
+            this.version = version;
+        }
+
+        /**
+         * Writes the response: a partition that failed its own checks keeps its error; the others get
+         * {@code error}, or with {@code everyPartition} (a failed member or generation check) every
+         * partition does.
+         */
+        int write(final MutableDirectBuffer out, final int outOffset, final short error, final boolean everyPartition)
+        {
+            response.wrap(out, outOffset, version).throttleTimeMs(0);
+            final OffsetCommitResponseEncoder.OffsetCommitResponseTopic rt = response.topics(topics.size());
+            for (final TopicAnswer ta : topics)
+            {
+                rt.next();
+                if (version >= 10)
+                {
+                    rt.topicId(ta.idMsb, ta.idLsb);
+                }
+                else
+                {
+                    rt.name(ta.name);
+                }
+                final OffsetCommitResponseEncoder.OffsetCommitResponsePartition rp = rt.partitions(ta.count);
+                for (int i = 0; i < ta.count; i++)
+                {
+                    final short own = ta.errors[i];
+                    rp.next().partitionIndex(ta.partitions[i]).errorCode(everyPartition || own == Errors.NONE ? error : own);
+                }
+            }
+            return outOffset + response.finish();
+        }
+    }
+
+    private static final class TopicAnswer
+    {
+        final String name;
+        final long idMsb;
+        final long idLsb;
+        int count;
+        int[] partitions = new int[4];
+        short[] errors = new short[4];
+
+        TopicAnswer(final String name, final long idMsb, final long idLsb)
+        {
+            this.name = name;
+            this.idMsb = idMsb;
+            this.idLsb = idLsb;
+        }
+
+        void add(final int partition, final short error)
+        {
+            if (count == partitions.length)
+            {
+                partitions = java.util.Arrays.copyOf(partitions, count * 2);
+                errors = java.util.Arrays.copyOf(errors, count * 2);
+            }
+            partitions[count] = partition;
+            errors[count++] = error;
+        }
+    }
+}
