@@ -46,7 +46,9 @@ abstract class MappedIndex implements AutoCloseable
     protected final int entrySize;
     protected final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
     private final boolean writable;
-    private FileChannel channel;
+    private boolean closed;
+    /** The file's length as this index last set it (no one else sizes the file). */
+    private long fileLength;
     private MappedByteBuffer mapped;
     private int maxEntries;
     private long allocatedBytes;
@@ -61,12 +63,12 @@ abstract class MappedIndex implements AutoCloseable
         this.entrySize = entrySize;
         this.writable = writable;
         final boolean existed = Files.exists(file);
-        channel = writable ?
-            FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE) :
-            FileChannel.open(file, StandardOpenOption.READ);
-        try
+        // the file is open only while it is being mapped, sized or claimed: a mapping needs no open
+        // file, and an index holding its descriptor made three per segment where Kafka has one
+        try (FileChannel channel = open())
         {
             final long length = channel.size();
+            fileLength = length;
             if (length % entrySize != 0)
             {
                 throw new CorruptIndexException("index " + file + " has " + length + " bytes, not whole " + entrySize + "-byte entries");
@@ -77,18 +79,20 @@ abstract class MappedIndex implements AutoCloseable
             {
                 setLength((long)capacity * entrySize); // preallocate (sparse)
             }
-            map(capacity);
+            map(channel, capacity);
             ENTRIES.setRelease(this, existed ? existing : 0);
             allocatedBytes = (long)entries() * entrySize;
         }
-        catch (final IOException | RuntimeException ex)
-        {
-            channel.close();
-            throw ex;
-        }
     }
 
-    private void map(final int capacity) throws IOException
+    private FileChannel open() throws IOException
+    {
+        return writable ?
+            FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE) :
+            FileChannel.open(file, StandardOpenOption.READ);
+    }
+
+    private void map(final FileChannel channel, final int capacity) throws IOException
     {
         maxEntries = capacity;
         if (capacity == 0)
@@ -155,19 +159,23 @@ abstract class MappedIndex implements AutoCloseable
         }
         final long from = Math.max(allocatedBytes, sizeInBytes());
         final long target = Math.min((long)maxEntries * entrySize, Math.max(needed, from + ALLOCATION_CHUNK));
-        long at = from;
-        while (at < target)
+        try (FileChannel channel = open())
         {
-            at += ZeroFill.write(channel, at, target - at);
+            long at = from;
+            while (at < target)
+            {
+                at += ZeroFill.write(channel, at, target - at);
+            }
         }
         allocatedBytes = target;
     }
 
     /**
-     * One page: 512 offset-index entries, about 2 MiB of log at Kafka's 4096-byte index interval,
-     * per system call; a partition that holds little claims one page per index, not 64 KiB.
+     * Four pages: 2 048 offset-index entries, about 8 MiB of log at Kafka's 4096-byte index interval,
+     * per claim (an open, a write and a close of the file); a partition that holds little claims
+     * 16 KiB per index, not 64 KiB.
      */
-    private static final int ALLOCATION_CHUNK = 4096;
+    private static final int ALLOCATION_CHUNK = 16 * 1024;
 
     /**
      * Publishes {@code n} entries (release): the bytes of entry {@code n - 1} must be written before.
@@ -218,9 +226,9 @@ abstract class MappedIndex implements AutoCloseable
         final int n = entries();
         maxEntries = n;
         allocatedBytes = Math.min(allocatedBytes, (long)n * entrySize);
-        if (channel.size() != (long)n * entrySize)
+        if (fileLength != (long)n * entrySize)
         {
-            channel.truncate((long)n * entrySize);
+            setLength((long)n * entrySize); // once, at the roll: a deleted segment's close finds it trimmed
         }
     }
 
@@ -234,15 +242,11 @@ abstract class MappedIndex implements AutoCloseable
         requireWritable();
         final int capacity = Math.max(maxIndexSize / entrySize, entries());
         unmap();
-        if (channel.size() > (long)capacity * entrySize)
+        setLength((long)capacity * entrySize);
+        try (FileChannel channel = open())
         {
-            channel.truncate((long)capacity * entrySize);
+            map(channel, capacity);
         }
-        else
-        {
-            setLength((long)capacity * entrySize);
-        }
-        map(capacity);
         allocatedBytes = (long)entries() * entrySize;
     }
 
@@ -252,6 +256,7 @@ abstract class MappedIndex implements AutoCloseable
         {
             raf.setLength(length);
         }
+        fileLength = length;
     }
 
     public void flush()
@@ -318,23 +323,29 @@ abstract class MappedIndex implements AutoCloseable
     @Override
     public void close() throws IOException
     {
-        if (channel.isOpen())
+        if (!closed)
         {
-            if (writable)
+            closed = true;
+            try
             {
-                trimToValidSize();
-                flush();
+                if (writable)
+                {
+                    trimToValidSize();
+                    flush();
+                }
             }
-            unmap();
-            channel.close();
+            finally
+            {
+                unmap();
+            }
         }
     }
 
     /** Closes (without trimming) and deletes the file. */
     public void delete() throws IOException
     {
+        closed = true;
         unmap();
-        channel.close();
         Files.deleteIfExists(file);
     }
 }
