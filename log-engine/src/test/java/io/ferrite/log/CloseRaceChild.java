@@ -124,9 +124,21 @@ public final class CloseRaceChild
                 return "reopened log reads to " + expected + ", acknowledged appends end at " + acknowledgedEnd;
             }
         }
+        deleteRecursively(dir); // up to 20 MiB a round, on tmpfs: memory
         System.out.println("ROUND " + dir.getFileName() + " " + acknowledgedEnd / 16 + " appends " + strategy + (claims ? " claims" : ""));
         System.out.flush();
         return null;
+    }
+
+    private static void deleteRecursively(final Path dir) throws java.io.IOException
+    {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir))
+        {
+            for (final Path p : (Iterable<Path>)files.sorted(java.util.Comparator.reverseOrder())::iterator)
+            {
+                java.nio.file.Files.delete(p);
+            }
+        }
     }
 
     /** The writer: appends (or claims and commits) until LOG_CLOSED; anything else, or an exception, is a failure. */
