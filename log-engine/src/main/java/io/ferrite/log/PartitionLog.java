@@ -21,8 +21,11 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
 /**
  * The log of one partition: an ordered list of {@link Segment}s in {@code <log.dirs>/<topic>-<partition>/}.
  *
- * <p><b>Threading.</b> Single writer: one thread appends (an {@code assert} catches a second);
- * any number of threads read. Offsets and segment sizes are published with release semantics after
+ * <p><b>Threading.</b> Single writer: one thread appends and claims, recorded by its first append
+ * or claim (or {@link #claimWriter}) and checked by an {@code assert} that only compares; any
+ * number of threads read. A {@link #close} from another thread waits for an append in progress or
+ * an open claim to end, and an append or claim that starts after it began answers LOG_CLOSED
+ * ({@link WriterGate}). Offsets and segment sizes are published with release semantics after
  * the bytes, so readers never see a partial batch. The segment list is copy-on-write; the writer
  * (roll) and the retention task change it under a lock that readers never take.
  *
@@ -41,7 +44,6 @@ public final class PartitionLog implements AutoCloseable
 
     private static final VarHandle LOG_END_OFFSET;
     private static final VarHandle FLUSH_REQUESTED;
-    private static final VarHandle OPEN_CLAIM;
 
     static
     {
@@ -50,7 +52,6 @@ public final class PartitionLog implements AutoCloseable
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
             LOG_END_OFFSET = lookup.findVarHandle(PartitionLog.class, "logEndOffset", long.class);
             FLUSH_REQUESTED = lookup.findVarHandle(PartitionLog.class, "flushRequested", int.class);
-            OPEN_CLAIM = lookup.findVarHandle(PartitionLog.class, "openClaim", BatchClaim.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -87,18 +88,11 @@ public final class PartitionLog implements AutoCloseable
     private long sealedFlushedBelow = -1;
 
     // writer state
-    private Thread writer;
+    /** The writer, and what of its work close() waits for before it unmaps. */
+    private final WriterGate gate = new WriterGate();
     private final RecordBatch batch = new RecordBatch();
     private final BatchValidator validator;
     private int leaderEpoch;
-    /**
-     * The writer's open claim (through OPEN_CLAIM: a full fence when it opens, for the handshake
-     * with close(), which waits for it to end before unmapping; a release store when it ends).
-     */
-    @SuppressWarnings("unused")
-    private BatchClaim openClaim;
-    /** Set first by close(): no claim opens from then on. */
-    private volatile boolean closing;
 
     /** No clock reading taken yet for this append: read it only if needed. */
     private static final long UNKNOWN_TIME = Long.MIN_VALUE;
@@ -228,21 +222,12 @@ public final class PartitionLog implements AutoCloseable
      */
     public void claimWriter()
     {
-        writer = Thread.currentThread();
-        final BatchClaim abandoned = (BatchClaim)OPEN_CLAIM.getVolatile(this);
+        gate.claimWriter();
+        final BatchClaim abandoned = gate.openClaimVolatile();
         if (abandoned != null)
         {
             endClaim(abandoned, true);
         }
-    }
-
-    private boolean onWriterThread()
-    {
-        if (writer == null)
-        {
-            writer = Thread.currentThread();
-        }
-        return writer == Thread.currentThread();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -255,14 +240,28 @@ public final class PartitionLog implements AutoCloseable
      */
     public void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
     {
-        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
         result.reset();
         requireNoOpenClaim();
-        if (closed)
+        if (!gate.beginAppend())
         {
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
             return;
         }
+        try
+        {
+            appendChecked(buffer, offset, length, result);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
+    /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
+    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    {
         final LogConfig cfg = config;
         result.logStartOffset = logStartOffset;
         if (length > cfg.maxMessageBytes)
@@ -299,25 +298,23 @@ public final class PartitionLog implements AutoCloseable
      */
     public boolean claim(final int maxLength, final BatchClaim claim, final AppendResult result)
     {
-        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
         result.reset();
         requireNoOpenClaim();
         if (claim.isOpen())
         {
             throw new IllegalStateException("the claim is still open on " + claim.log);
         }
-        // open before looking at closing, which close() sets before looking at openClaim (each a
-        // store, a full fence, a load): either this claim sees the close coming, or the close waits
-        OPEN_CLAIM.setVolatile(this, claim);
-        if (closing || closed)
+        // either this claim sees the close coming, or the close waits for it to end (WriterGate)
+        if (!gate.beginClaim(claim))
         {
-            OPEN_CLAIM.setRelease(this, null);
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
             return false;
         }
         if (!openClaim(maxLength, claim, result))
         {
-            OPEN_CLAIM.setRelease(this, null);
+            gate.endClaim();
             return false;
         }
         return true;
@@ -386,7 +383,8 @@ public final class PartitionLog implements AutoCloseable
      */
     public void commit(final BatchClaim claim, final int length, final AppendResult result)
     {
-        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
         result.reset();
         requireOpen(claim);
         try
@@ -406,7 +404,7 @@ public final class PartitionLog implements AutoCloseable
 
     private void commitOpen(final BatchClaim claim, final int length, final AppendResult result)
     {
-        if (closing || closed)
+        if (gate.closing())
         {
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
             return;
@@ -460,21 +458,35 @@ public final class PartitionLog implements AutoCloseable
             copy.putBytes(0, buffer, 0, length);
         }
         endClaim(claim, true);
-        batch.wrap(copy, 0);
-        place(copy, 0, length, cfg, now, result);
+        // from here it is an append: the claim no longer holds close() off, the append's announcement does
+        if (!gate.beginAppend())
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
+            return;
+        }
+        try
+        {
+            batch.wrap(copy, 0);
+            place(copy, 0, length, cfg, now, result);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
     }
 
     /** Gives the claimed room back: nothing of it is published, and in the mapping it is zeroed. */
     public void abort(final BatchClaim claim)
     {
-        assert onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + this + ": " + Thread.currentThread();
         requireOpen(claim);
         endClaim(claim, true);
     }
 
     private void requireOpen(final BatchClaim claim)
     {
-        if (claim.log != this || OPEN_CLAIM.getOpaque(this) != claim)
+        if (claim.log != this || gate.openClaim() != claim)
         {
             throw new IllegalStateException("the claim is not open on " + this);
         }
@@ -487,13 +499,13 @@ public final class PartitionLog implements AutoCloseable
             // a whole batch left past the end must never be taken for one by recovery
             claim.buffer.setMemory(0, claim.capacity, (byte)0);
         }
-        OPEN_CLAIM.setRelease(this, null);
+        gate.endClaim();
         claim.closed();
     }
 
     private void requireNoOpenClaim()
     {
-        if (OPEN_CLAIM.getOpaque(this) != null)
+        if (gate.openClaim() != null)
         {
             throw new IllegalStateException("a claim is open on " + this + ": commit or abort it first");
         }
@@ -1136,10 +1148,10 @@ public final class PartitionLog implements AutoCloseable
         return closed;
     }
 
-    /** Whether a close has begun (it may be waiting for an open claim to end). */
+    /** Whether a close has begun (it may be waiting for an append or an open claim to end). */
     boolean isClosing()
     {
-        return closing;
+        return gate.closing();
     }
 
     /**
@@ -1151,8 +1163,8 @@ public final class PartitionLog implements AutoCloseable
     @Override
     public void close() throws IOException
     {
-        closing = true;
-        awaitClaimEnd();
+        gate.beginClose();
+        awaitWriterOut();
         segmentsLock.lock();
         try
         {
@@ -1201,36 +1213,28 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /**
-     * Waits for the writer's open claim to end before the mappings go (its writer may be building in
-     * one). The writer itself closing its log aborts its claim. Gives up after
-     * {@link #CLAIM_CLOSE_WAIT_MS}, closing nothing: a writer that never ends its claim keeps the log
-     * open rather than crash on an unmapped page.
+     * Waits for the writer to leave the mappings before they go: for an append in progress to end
+     * (within microseconds; a roll within milliseconds), and for an open claim to end (its writer
+     * may be building in one). The writer itself closing its log aborts its claim. Gives up after
+     * {@link #CLOSE_WAIT_MS}, closing nothing: a writer that never ends its claim (or an append
+     * stuck on a failing disk) keeps the log open rather than crash on an unmapped page; appends
+     * and claims answer LOG_CLOSED from then on all the same.
      */
-    private void awaitClaimEnd() throws IOException
+    private void awaitWriterOut() throws IOException
     {
-        final BatchClaim open = (BatchClaim)OPEN_CLAIM.getVolatile(this);
-        if (open == null)
-        {
-            return;
-        }
-        if (writer == Thread.currentThread())
+        final BatchClaim open = gate.openClaimVolatile();
+        if (open != null && gate.onWriterThread())
         {
             endClaim(open, true);
-            return;
         }
-        final long deadline = System.nanoTime() + CLAIM_CLOSE_WAIT_MS * 1_000_000L;
-        while (OPEN_CLAIM.getVolatile(this) != null)
+        if (!gate.awaitWriterOut(System.nanoTime() + CLOSE_WAIT_MS * 1_000_000L))
         {
-            if (System.nanoTime() - deadline > 0)
-            {
-                throw new IOException("log " + this + " still has a claim open after " + CLAIM_CLOSE_WAIT_MS +
-                    " ms: its writer must commit or abort it before the log can close");
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+            throw new IOException("log " + this + " still has " + (gate.openClaimVolatile() != null ? "a claim open" :
+                "an append in progress") + " after " + CLOSE_WAIT_MS + " ms: its writer must end it before the log can close");
         }
     }
 
-    private static final long CLAIM_CLOSE_WAIT_MS = 10_000;
+    private static final long CLOSE_WAIT_MS = 10_000;
 
     @Override
     public String toString()
