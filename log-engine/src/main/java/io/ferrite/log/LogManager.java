@@ -268,13 +268,16 @@ public final class LogManager implements AutoCloseable
         return readOverrides(requireLog(topic, partition).dir());
     }
 
-    /** Closes a partition's log and deletes its directory (renamed first, as Kafka does, then removed). */
+    /**
+     * Closes a partition's log and deletes its directory (renamed first, as Kafka does, then removed); its
+     * mappings stay for {@code file.delete.delay.ms}, for the readers that found it before it went.
+     */
     public synchronized void deleteLog(final String topic, final int partition) throws IOException
     {
         final PartitionLog log = requireLog(topic, partition);
         logs.remove(OffsetCheckpoint.key(topic, partition));
         logArray = logs.values().toArray(new PartitionLog[0]);
-        log.close();
+        log.closeForDeletion();
         final Path renamed = log.dir().resolveSibling(log.dir().getFileName() + "." + UUID.randomUUID().toString().replace("-", "") +
             "-delete");
         Files.move(log.dir(), renamed);

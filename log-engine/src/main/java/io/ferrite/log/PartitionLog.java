@@ -905,8 +905,8 @@ public final class PartitionLog implements AutoCloseable
     /**
      * Wraps {@code batch} around the whole batch holding {@code offset}, in place in its segment's
      * mapping: no copy and no system call — the read of an in-process tailer. The bytes stay valid
-     * while the segment exists and for {@code file.delete.delay.ms} after retention deletes it, so a
-     * reader must be done with them by then. Safe from any thread; allocates nothing.
+     * while the segment exists and for {@code file.delete.delay.ms} after retention (or the deletion
+     * of the partition) deletes it, so a reader must be done with them by then. Safe from any thread; allocates nothing.
      *
      * @param maxOffset the bound (the high watermark for a reader that must see only committed data)
      * @return {@link #READ_OK}, {@link #NO_BATCH} (nothing at that offset below the bound yet) or
@@ -1204,6 +1204,35 @@ public final class PartitionLog implements AutoCloseable
             if (failure != null)
             {
                 throw failure;
+            }
+        }
+        finally
+        {
+            segmentsLock.unlock();
+        }
+    }
+
+    /**
+     * Closes the log to be deleted: appends and claims answer LOG_CLOSED from now on, and its
+     * segments are unmapped only after {@code file.delete.delay.ms}, as retention's are — a fetch or
+     * an in-place reader that found the log before it went may still be reading its mappings (an
+     * unmapped page under a reader is a SIGSEGV). Nothing is flushed or snapshotted: its files go.
+     */
+    void closeForDeletion() throws IOException
+    {
+        gate.beginClose();
+        awaitWriterOut();
+        segmentsLock.lock();
+        try
+        {
+            if (closed)
+            {
+                return;
+            }
+            closed = true;
+            for (final Segment s : segments)
+            {
+                env.closeLater(s, config.fileDeleteDelayMs);
             }
         }
         finally

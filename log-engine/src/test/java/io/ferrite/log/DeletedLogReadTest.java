@@ -1,0 +1,64 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.record.RecordBatch;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A deleted partition's mappings outlive it by {@code file.delete.delay.ms}, as a retention-deleted
+ * segment's do: a fetch or an in-place reader that found the log before the deletion (a topic
+ * deleted while a consumer reads it) goes on reading whole batches instead of touching an unmapped
+ * page (with Agrona's bounds checks an IndexOutOfBoundsException, without them a SIGSEGV).
+ */
+class DeletedLogReadTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void aBatchWrappedBeforeTheDeletionStaysReadable() throws Exception
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = manager.createLog("gone", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "4096"));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            while (log.segmentCount() < 3)
+            {
+                batches.records(10, log.logEndOffset(), System.currentTimeMillis());
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            log.highWatermark(log.logEndOffset());
+            final RecordBatch first = new RecordBatch();
+            assertEquals(PartitionLog.READ_OK, log.readBatch(0, log.logEndOffset(), first), "the first batch");
+            final RecordBatch last = new RecordBatch();
+            final long lastOffset = log.logEndOffset() - 1;
+            assertEquals(PartitionLog.READ_OK, log.readBatch(lastOffset, log.logEndOffset(), last), "the last batch, in the active segment");
+            final LogTailer tailer = new LogTailer(log, 0);
+            final RecordBatch tailed = new RecordBatch();
+            assertTrue(tailer.next(log.logEndOffset(), tailed));
+
+            manager.deleteLog("gone", 0);
+
+            assertFalse(Files.exists(dir.resolve("gone-0")), "the directory is gone");
+            assertTrue(log.isClosed());
+            assertTrue(first.isCrcValid(), "a sealed segment's batch read after the deletion");
+            assertEquals(9, first.lastOffset());
+            assertTrue(last.isCrcValid(), "the active segment's batch read after the deletion");
+            assertEquals(lastOffset, last.lastOffset());
+            assertTrue(tailed.isCrcValid());
+            batches.records(1, 1, System.currentTimeMillis());
+            log.append(batches.buffer, 0, batches.length, result);
+            assertEquals(AppendResult.LOG_CLOSED, result.status, "a deleted log takes no appends");
+        }
+    }
+}
