@@ -767,7 +767,8 @@ public final class PartitionLog implements AutoCloseable
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Finds whole batches from the one holding {@code startOffset}: at most {@code maxBytes} (but at
+     * Finds whole batches from the one holding {@code startOffset} (or the first after it, in a gap
+     * damage left): at most {@code maxBytes} (but at
      * least one batch when {@code minOneBatch}), none with an offset at or above
      * {@code maxOffset} (the high watermark or last stable offset). Safe from any thread;
      * allocates nothing.
@@ -840,8 +841,9 @@ public final class PartitionLog implements AutoCloseable
     public static final int NO_BATCH = 1;
 
     /**
-     * Wraps {@code batch} around the whole batch holding {@code offset}, in place in its segment's
-     * mapping: no copy and no system call — the read of an in-process tailer. The bytes stay valid
+     * Wraps {@code batch} around the whole batch holding {@code offset} (the first batch after it when
+     * damage left a gap there), in place in its segment's mapping: no copy and no system call — the
+     * read of an in-process tailer. The batch's frame is checked, its CRC is the caller's to check. The bytes stay valid
      * while the segment exists and for {@code file.delete.delay.ms} after retention deletes it, so a
      * reader must be done with them by then. Safe from any thread; allocates nothing.
      *
