@@ -15,12 +15,18 @@ import java.util.stream.Stream;
 
 /**
  * Opens a partition's directory. The recovery philosophy, as Kafka's: after a clean shutdown the
- * files are trusted (indexes still get a sanity check); otherwise every segment from the one holding
- * the recovery point (the last offset known to be on disk) to the end is scanned — frame, magic,
- * CRC and offset order of each batch — its indexes are rebuilt, the log is cut at the first byte
- * that does not check, and later segments are dropped. Recovery time therefore grows with the data
- * not yet flushed, not with the size of the log. Producer state comes from the newest snapshot at or
- * below where recovery starts, plus the batches replayed after it.
+ * files are trusted (indexes and the bytes after each segment's last index entry still get a cheap
+ * check); otherwise every segment from the one holding the recovery point (the last offset known to
+ * be on disk) to the end is scanned — frame, magic, CRC and offset order of each batch — its
+ * indexes are rebuilt and it is cut at the first byte that does not check. Recovery time therefore
+ * grows with the data not yet flushed, not with the size of the log. Producer state comes from the
+ * newest snapshot at or below where recovery starts, plus the batches replayed after it.
+ *
+ * <p>Damage costs the damaged bytes only: a segment cut short keeps the segments after it, and the
+ * log has a gap of offsets there (a segment's base offset above the end of the one before it), as
+ * Kafka's logs may. Reads of an offset in a gap answer with the next batch. (Kafka's own recovery
+ * deletes every unflushed segment after one it had to cut; Ferrite does not: a gap is better than a
+ * loss.)
  */
 final class LogLoader
 {
@@ -52,6 +58,7 @@ final class LogLoader
         }
 
         final List<Segment> segments = new ArrayList<>();
+        final List<Segment> damaged = new ArrayList<>();
         int recoverFrom = cleanShutdown ? bases.size() : 0;
         try
         {
@@ -68,22 +75,38 @@ final class LogLoader
                 {
                     recoverFrom = i; // the segment holding the recovery point (the last one at or below it)
                 }
-                if (indexesMissing || !indexesSane(s))
+                if (indexesMissing || !indexesSane(s) || !tailIntact(s))
                 {
-                    LOG.warn("{}: indexes of segment {} are missing or fail the sanity check; rebuilding", dir.getFileName(), base);
-                    recoverFrom = Math.min(recoverFrom, i);
+                    LOG.warn("{}: segment {} has indexes missing or failing the sanity check, or a batch cut short; " +
+                        "recovering it", dir.getFileName(), base);
+                    damaged.add(s);
                 }
             }
             if (!cleanShutdown && checkpointedRecoveryPoint < bases.get(0))
             {
                 recoverFrom = 0;
             }
+            boolean repaired = false;
+            for (final Segment s : damaged)
+            {
+                final int i = segments.indexOf(s);
+                if (i == segments.size() - 1)
+                {
+                    recoverFrom = Math.min(recoverFrom, i); // the active one: the scan also sets it up for appends
+                }
+                else if (i < recoverFrom)
+                {
+                    // on its own, not the segments after it: they are not what is damaged. Producer
+                    // state is replayed over it afterwards, from what it keeps
+                    repair(dir, s);
+                    repaired = true;
+                }
+            }
 
             final long logEnd;
             if (recoverFrom < segments.size())
             {
                 logEnd = recover(dir, segments, recoverFrom, producers);
-                reopenLastForAppends(dir, segments, config, strategy, now);
             }
             else
             {
@@ -97,7 +120,7 @@ final class LogLoader
             ProducerStateManager.deleteSnapshotsAbove(dir, logEnd);
             final long logStart = Math.max(checkpointedLogStart, segments.get(0).baseOffset);
             log.loaded(segments.toArray(new Segment[0]), logStart, logEnd, logEnd);
-            if (recoverFrom < bases.size())
+            if (recoverFrom < bases.size() || repaired)
             {
                 log.flush(); // what recovery kept is now on disk: the recovery point can move to the log end
             }
@@ -140,7 +163,39 @@ final class LogLoader
         }
     }
 
-    /** Recovers segments from {@code from} to the end; returns the log end offset. */
+    /**
+     * Whether the bytes from the last offset-index entry to the end are whole frames: cheap on open
+     * (about {@code index.interval.bytes} of headers per segment), and it finds a segment cut short
+     * mid-batch while the log was closed, which the index sanity check does not when every entry
+     * lies before the cut.
+     */
+    private static boolean tailIntact(final Segment s)
+    {
+        final int size = s.size();
+        final int n = s.offsetIndex.entries();
+        int p = n == 0 ? 0 : s.offsetIndex.position(n - 1);
+        while (p >= 0 && p < size)
+        {
+            p = s.frameEnd(p, size);
+        }
+        return p == size;
+    }
+
+    /** Scans one rolled segment, rebuilds its indexes and cuts it at its first bad byte; the segments after it stay. */
+    private static void repair(final Path dir, final Segment s) throws IOException
+    {
+        final int before = s.size();
+        s.recover(s.baseOffset, before, batch ->
+        {
+        });
+        if (s.size() < before)
+        {
+            LOG.warn("{}: segment {} cut from {} to {} bytes; the segments after it are kept (a gap of offsets)",
+                dir.getFileName(), s.baseOffset, before, s.size());
+        }
+    }
+
+    /** Recovers segments from {@code from} to the end, each on its own (a gap between two is kept); returns the log end offset. */
     private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers)
         throws IOException
     {
@@ -151,51 +206,22 @@ final class LogLoader
         for (int i = from; i < segments.size(); i++)
         {
             final Segment s = segments.get(i);
-            if (i > from && s.baseOffset != next)
+            if (s.baseOffset < next)
             {
-                LOG.warn("{}: segment {} does not start where the one before it ends ({}); deleting it and the rest",
-                    dir.getFileName(), s.baseOffset, next);
-                dropFrom(segments, i);
-                break;
+                // not made by this log (a segment holds what was appended before the next one was
+                // created): both are kept, and reads of the offsets they share go to the later one
+                LOG.warn("{}: segment {} starts below the end of the one before it ({})", dir.getFileName(), s.baseOffset, next);
             }
             final int before = s.size();
             final int limit = s.isActive() ? s.log.capacity() : before;
             next = s.recover(s.baseOffset, limit, producers::update);
             if (s.size() < before && !s.isActive())
             {
-                LOG.warn("{}: segment {} truncated from {} to {} bytes; deleting the segments after it",
+                LOG.warn("{}: segment {} cut from {} to {} bytes; the segments after it are kept (a gap of offsets)",
                     dir.getFileName(), s.baseOffset, before, s.size());
-                dropFrom(segments, i + 1);
-                break;
             }
-            next = Math.max(next, s.baseOffset);
         }
-        return Math.max(next, nextOffset(segments.get(segments.size() - 1)));
-    }
-
-    /** After segments were dropped, the last one kept takes the appends: reopen it writable. */
-    private static void reopenLastForAppends(final Path dir, final List<Segment> segments, final LogConfig config,
-        final WriteStrategy strategy, final long now) throws IOException
-    {
-        final int i = segments.size() - 1;
-        final Segment last = segments.get(i);
-        if (!last.isActive())
-        {
-            final int size = last.size();
-            last.close();
-            segments.set(i, Segment.open(dir, last.baseOffset, config, strategy, true, size, now));
-        }
-    }
-
-    /** Deletes segments from index {@code i} on (they followed a corrupt one). */
-    private static void dropFrom(final List<Segment> segments, final int i) throws IOException
-    {
-        while (segments.size() > i)
-        {
-            final Segment s = segments.remove(segments.size() - 1);
-            s.deleteFiles();
-            s.close();
-        }
+        return next;
     }
 
     /** Rebuilds producer state from the batches in {@code [from, to)} of segments not being recovered. */
@@ -209,7 +235,7 @@ final class LogLoader
                 break;
             }
             final int size = s.size();
-            for (int p = s.positionOf(from, size); p >= 0 && p < size; p += s.batchSize(p))
+            for (int p = s.positionOf(from, size); p >= 0 && p < size; p = s.frameEnd(p, size))
             {
                 batch.wrap(s.log.view(), p);
                 if (batch.lastOffset() >= to)
@@ -230,10 +256,14 @@ final class LogLoader
         final int size = s.size();
         int p = s.offsetIndex.lookup(Long.MAX_VALUE);
         long next = s.baseOffset;
-        while (p < size)
+        while (p >= 0 && p < size)
         {
-            next = s.batchLastOffset(p) + 1;
-            p += s.batchSize(p);
+            final int end = s.frameEnd(p, size);
+            if (end >= 0)
+            {
+                next = s.batchLastOffset(p) + 1;
+            }
+            p = end;
         }
         return next;
     }

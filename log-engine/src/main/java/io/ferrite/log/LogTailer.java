@@ -4,13 +4,17 @@ import io.ferrite.wire.record.RecordBatch;
 
 /**
  * An in-process reader that follows a partition log batch by batch, in place in the segments'
- * mappings: it keeps its segment and position, so reading the next batch is a bounds check and a
- * wrap — no index search, no copy, no system call, no allocation. One tailer per reading thread;
- * the log's writer is not disturbed.
+ * mappings: it keeps its segment and position, so reading the next batch is a bounds check, a
+ * look at the segment's retired flag and a wrap — no index search, no copy, no system call, no
+ * allocation. One tailer per reading thread; the log's writer is not disturbed.
  *
  * <p>The bytes a {@link #next} call wraps stay valid while their segment exists and for
- * {@code file.delete.delay.ms} after retention deletes it. A tailer left behind by retention finds
- * its place again through {@link PartitionLog#readBatch}, from the log start.
+ * {@code file.delete.delay.ms} after retention deletes it. A tailer never starts a read in a segment
+ * retention has deleted (or a closed log's): it finds its place again in the segments that remain —
+ * the first batch at or after its offset, or the new log start. A batch frame damaged on disk ends
+ * its segment for the tailer, which goes on at the next segment (the frame is checked, the CRC is
+ * the reader's to check: {@link RecordBatch#check}). Offsets missing between segments (a gap left
+ * by damage) are passed over.
  */
 public final class LogTailer
 {
@@ -19,7 +23,7 @@ public final class LogTailer
     private int position;
     private long nextOffset;
 
-    /** A tailer whose first batch is the one holding {@code offset}. */
+    /** A tailer whose first batch is the one holding {@code offset} (or the first after it). */
     public LogTailer(final PartitionLog log, final long offset)
     {
         this.log = log;
@@ -41,60 +45,74 @@ public final class LogTailer
     public boolean next(final long maxOffset, final RecordBatch batch)
     {
         final Segment s = segment;
-        if (s != null)
+        if (s != null && !s.isRetired())
         {
             final int size = s.size();
-            if (position < size)
+            final int p = position;
+            if (p < size)
             {
-                if (s.batchLastOffset(position) >= maxOffset)
+                final int end = s.frameEnd(p, size);
+                if (end >= 0)
                 {
-                    return false;
+                    return take(s, p, end, maxOffset, batch);
                 }
-                batch.wrap(s.log.view(), position);
-                position += batch.sizeInBytes();
-                nextOffset = batch.lastOffset() + 1;
-                return true;
+                // a damaged frame: the seek passes over the rest of this segment
             }
-            // the writer publishes a segment's size before the log end offset: when the end is past
-            // this tailer and its segment has nothing more, the rest is in a later segment
-            if (nextOffset >= log.logEndOffset())
+            else if (nextOffset >= log.logEndOffset())
             {
+                // the writer publishes a segment's size before the log end offset: when the end is past
+                // this tailer and its segment has nothing more, the rest is in a later segment
                 return false;
             }
         }
         return seek(maxOffset, batch);
     }
 
-    /** The slow path: the first read, a segment boundary, or a tailer that retention overtook. */
+    private boolean take(final Segment s, final int p, final int end, final long maxOffset, final RecordBatch batch)
+    {
+        if (s.batchLastOffset(p) >= maxOffset)
+        {
+            return false;
+        }
+        batch.wrap(s.log.view(), p);
+        position = end;
+        nextOffset = batch.lastOffset() + 1;
+        return true;
+    }
+
+    /**
+     * The slow path: the first read, a segment boundary, damage, or a segment retention took. The
+     * first batch at or after the offset, in the segments of the log as it is now.
+     */
     private boolean seek(final long maxOffset, final RecordBatch batch)
     {
-        final long from = Math.max(nextOffset, log.logStartOffset());
+        if (log.isClosed())
+        {
+            return false;
+        }
         final Segment[] segs = log.segments();
-        for (int i = segs.length - 1; i >= 0; i--)
+        final long from = Math.max(nextOffset, log.logStartOffset());
+        for (int i = PartitionLog.floor(segs, from); i < segs.length; i++)
         {
             final Segment s = segs[i];
-            if (s.baseOffset > from)
+            if (s.isRetired())
             {
-                continue;
+                continue; // taken by retention after this list was read
             }
             final int size = s.size();
-            final int p = s.positionOf(from, size);
-            if (p < 0)
+            final int p = s.positionOf(from, size); // in a later segment than from's: its first batch
+            if (p >= 0)
             {
-                if (i + 1 < segs.length)
-                {
-                    segment = segs[i + 1];
-                    position = 0;
-                    nextOffset = segs[i + 1].baseOffset;
-                    return next(maxOffset, batch);
-                }
+                segment = s;
+                position = p;
+                return take(s, p, s.frameEnd(p, size), maxOffset, batch);
+            }
+            if (i == segs.length - 1)
+            {
+                // nothing at or after from yet: wait at the end of the last segment
                 segment = s;
                 position = size;
-                return false;
             }
-            segment = s;
-            position = p;
-            return next(maxOffset, batch);
         }
         return false;
     }

@@ -835,7 +835,8 @@ public final class PartitionLog implements AutoCloseable
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Finds whole batches from the one holding {@code startOffset}: at most {@code maxBytes} (but at
+     * Finds whole batches from the one holding {@code startOffset} (or the first after it, in a gap
+     * damage left): at most {@code maxBytes} (but at
      * least one batch when {@code minOneBatch}), none with an offset at or above
      * {@code maxOffset} (the high watermark or last stable offset). Safe from any thread;
      * allocates nothing.
@@ -871,20 +872,25 @@ public final class PartitionLog implements AutoCloseable
             // jump through the index to the last indexed batch that still fits: every batch before
             // it is in the region when it starts at or below the offset bound
             final int jump = seg.offsetIndex.positionAtOrBelow((int)Math.min(size, (long)start + maxBytes));
-            if (jump > start && seg.batchBaseOffset(jump) <= bound)
+            if (jump > start && seg.frameEnd(jump, size) >= 0 && seg.batchBaseOffset(jump) <= bound)
             {
                 p = jump;
                 next = seg.batchBaseOffset(jump);
             }
-            while (p < size && seg.batchLastOffset(p) < bound)
+            while (p < size)
             {
-                final int batchSize = seg.batchSize(p);
-                if (p - start > maxBytes - batchSize && !(minOneBatch && p == start))
+                // a damaged frame ends the region: the read after it goes on at the next segment
+                final int batchEnd = seg.frameEnd(p, size);
+                if (batchEnd < 0 || seg.batchLastOffset(p) >= bound)
+                {
+                    break;
+                }
+                if (p - start > maxBytes - (batchEnd - p) && !(minOneBatch && p == start))
                 {
                     break;
                 }
                 next = seg.batchLastOffset(p) + 1;
-                p += batchSize;
+                p = batchEnd;
             }
             if (p > start)
             {
@@ -903,10 +909,12 @@ public final class PartitionLog implements AutoCloseable
     public static final int NO_BATCH = 1;
 
     /**
-     * Wraps {@code batch} around the whole batch holding {@code offset}, in place in its segment's
-     * mapping: no copy and no system call — the read of an in-process tailer. The bytes stay valid
-     * while the segment exists and for {@code file.delete.delay.ms} after retention (or the deletion
-     * of the partition) deletes it, so a reader must be done with them by then. Safe from any thread; allocates nothing.
+     * Wraps {@code batch} around the whole batch holding {@code offset} (the first batch after it when
+     * damage left a gap there), in place in its segment's mapping: no copy and no system call — the
+     * read of an in-process tailer. The batch's frame is checked, its CRC is the caller's to check.
+     * The bytes stay valid while the segment exists and for {@code file.delete.delay.ms} after
+     * retention (or the deletion of the partition) deletes it, so a reader must be done with them by
+     * then. Safe from any thread; allocates nothing.
      *
      * @param maxOffset the bound (the high watermark for a reader that must see only committed data)
      * @return {@link #READ_OK}, {@link #NO_BATCH} (nothing at that offset below the bound yet) or
@@ -943,7 +951,7 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /** The index of the last segment whose base offset is at most {@code offset} (0 when none is). */
-    private static int floor(final Segment[] segs, final long offset)
+    static int floor(final Segment[] segs, final long offset)
     {
         int lo = 0;
         int hi = segs.length - 1;
@@ -984,9 +992,15 @@ public final class PartitionLog implements AutoCloseable
             int p = seg.offsetIndex.lookup(Math.max(start, seg.timeIndex.lookup(timestamp)));
             while (p < size)
             {
-                if (seg.batchMaxTimestamp(p) >= timestamp && seg.batchLastOffset(p) >= start)
+                final int batchEnd = seg.frameEnd(p, size);
+                if (batchEnd < 0)
                 {
-                    b.wrap(seg.log.view(), p);
+                    break; // damage: the rest of this segment cannot be walked
+                }
+                b.wrap(seg.log.view(), p);
+                // a batch failing its CRC is passed over: its records cannot be trusted to decompress
+                if (seg.batchMaxTimestamp(p) >= timestamp && seg.batchLastOffset(p) >= start && b.isCrcValid())
+                {
                     reader.reset(b);
                     while (reader.hasNext())
                     {
@@ -997,7 +1011,7 @@ public final class PartitionLog implements AutoCloseable
                         }
                     }
                 }
-                p += seg.batchSize(p);
+                p = batchEnd;
             }
         }
         return out;
@@ -1026,6 +1040,10 @@ public final class PartitionLog implements AutoCloseable
             return out;
         }
         final RecordBatch b = new RecordBatch().wrap(best.log.view(), p);
+        if (!b.isCrcValid())
+        {
+            return out.set(max, b.lastOffset());
+        }
         final RecordReader reader = new RecordReader(new Codecs(), config.maxDecompressedMessageBytes).reset(b);
         while (reader.hasNext())
         {
@@ -1085,6 +1103,10 @@ public final class PartitionLog implements AutoCloseable
                 return 0;
             }
             removed = Arrays.copyOf(segs, n);
+            for (final Segment s : removed)
+            {
+                s.retire(); // before the list without them is published: a tailer on one moves on
+            }
             segments = Arrays.copyOfRange(segs, n, segs.length);
             logStartOffset = Math.max(logStartOffset, segments[0].baseOffset);
         }

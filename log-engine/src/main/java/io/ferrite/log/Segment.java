@@ -57,6 +57,8 @@ final class Segment implements AutoCloseable
     private long lastOffset = -1;
     private final long createdMs;
     private volatile boolean active;
+    /** Set before retention drops the segment from the log and before it closes: from then on no tailer starts a read in it. */
+    private volatile boolean retired;
     private int flushedSize;
 
     private Segment(final long baseOffset, final SegmentFile log, final OffsetIndex offsetIndex, final TimeIndex timeIndex,
@@ -371,13 +373,24 @@ final class Segment implements AutoCloseable
         }
         while (p < limit)
         {
+            final int end = frameEnd(p, limit);
+            if (end < 0)
+            {
+                return -1; // damage: nothing at or after it in this segment can be found by a scan
+            }
             if (batchLastOffset(p) >= target)
             {
                 return p;
             }
-            p += batchSize(p);
+            p = end;
         }
         return -1;
+    }
+
+    /** {@link BatchFrame#end} in this segment: where the whole frame at {@code position} ends, or -1. */
+    int frameEnd(final int position, final int limit)
+    {
+        return BatchFrame.end(log.view(), position, limit);
     }
 
     /** Whether a batch header that could hold offsets up to {@code target} starts at {@code p}. */
@@ -479,9 +492,21 @@ final class Segment implements AutoCloseable
         SIZE.setRelease(this, p);
     }
 
+    /** Marks the segment as no longer part of its log (retention, close): tailers leave it. */
+    void retire()
+    {
+        retired = true;
+    }
+
+    boolean isRetired()
+    {
+        return retired;
+    }
+
     @Override
     public void close() throws IOException
     {
+        retired = true;
         try
         {
             if (active)

@@ -23,9 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Files damaged at random bytes: a log file truncated or overwritten recovers to its last valid
- * batch, keeping everything before; damaged indexes and snapshots are rebuilt; reads stay
- * byte-exact throughout.
+ * Files damaged at random bytes: a log file truncated or overwritten is cut before its first
+ * invalid batch, keeping everything before it and every other segment (a gap of offsets where the
+ * damage was, when it is not the last segment); damaged indexes and snapshots are rebuilt; reads
+ * stay byte-exact throughout.
  */
 class CorruptionTest
 {
@@ -106,13 +107,17 @@ class CorruptionTest
                 final int firstBad = damage(victim, r);
                 Files.deleteIfExists(dir.resolve(LogManager.CLEAN_SHUTDOWN_FILE)); // an unclean stop: recover
                 Files.deleteIfExists(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS)); // from the start
-                // every batch wholly before the first damaged byte survives; the rest are gone
-                final long survivingEnd = survivingEnd(victimBase, nextBase, firstBad);
+                // every batch of the damaged segment wholly before the first damaged byte survives, the
+                // rest of that segment is gone, every other segment stays
+                final boolean[] survives = surviving(victimBase, nextBase, firstBad);
+                final long end = nextBase == Long.MAX_VALUE ? survivingEnd(survives) : lastOffset() + 1;
+                final String what = "damage at " + firstBad + " of " + victim.getFileName();
                 try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
                 {
                     final PartitionLog log = manager.log("c", 0);
-                    assertEquals(survivingEnd, log.logEndOffset(), "damage at " + firstBad + " of " + victim.getFileName());
-                    assertReadsExact(log, survivingEnd);
+                    assertEquals(end, log.logEndOffset(), what);
+                    assertEquals(logs.size(), log.segmentCount(), what + ": no segment is deleted");
+                    assertReadsExact(log, survives, what);
                     CrashRecoveryTest.verifyIndexes(log);
                 }
             }
@@ -162,30 +167,40 @@ class CorruptionTest
     }
 
     /**
-     * The log end offset once the segment holding offsets [{@code segmentBase}, {@code nextBase}) is
-     * cut before its byte {@code firstBad}: its batches wholly before that byte stay, and so does
-     * everything before the segment; the rest of it and every later segment go.
+     * Which batches survive once the segment holding offsets [{@code segmentBase}, {@code nextBase})
+     * is cut before its byte {@code firstBad}: its batches wholly before that byte, and every batch of
+     * every other segment.
      */
-    private long survivingEnd(final long segmentBase, final long nextBase, final int firstBad)
+    private boolean[] surviving(final long segmentBase, final long nextBase, final int firstBad)
     {
+        final boolean[] survives = new boolean[BATCHES];
         long position = 0;
+        boolean cut = false;
         for (int i = 0; i < BATCHES; i++)
         {
-            if (bases.get(i) < segmentBase)
+            if (bases.get(i) < segmentBase || bases.get(i) >= nextBase)
             {
+                survives[i] = true;
                 continue;
             }
-            if (bases.get(i) >= nextBase)
-            {
-                return lastOffset() + 1; // the damage changed no byte of this segment's batches
-            }
             position += written.get(i).length;
-            if (position > firstBad)
+            cut |= position > firstBad;
+            survives[i] = !cut;
+        }
+        return survives;
+    }
+
+    /** The log end offset when the last segment is the damaged one: after its last surviving batch. */
+    private long survivingEnd(final boolean[] survives)
+    {
+        for (int i = BATCHES - 1; i >= 0; i--)
+        {
+            if (survives[i])
             {
-                return bases.get(i);
+                return i == BATCHES - 1 ? lastOffset() + 1 : bases.get(i + 1);
             }
         }
-        return lastOffset() + 1;
+        return 0;
     }
 
     private long lastOffset()
@@ -193,15 +208,25 @@ class CorruptionTest
         return bases.get(BATCHES - 1) + 1 + (BATCHES - 1) % 5 - 1;
     }
 
-    private void assertReadsExact(final PartitionLog log, final long end) throws IOException
+    /**
+     * Every surviving batch reads back exactly, at its own offsets and, for an offset lost to the
+     * damage (a gap), as the next surviving batch.
+     */
+    private void assertReadsExact(final PartitionLog log, final boolean[] survives, final String what) throws IOException
     {
         final FileRegion region = new FileRegion();
-        for (int i = 0; i < BATCHES && bases.get(i) < end; i++)
+        final long end = log.logEndOffset();
+        int next = 0;
+        for (long offset = 0; offset < end; offset++)
         {
-            assertEquals(PartitionLog.READ_OK, log.read(bases.get(i), 1, end, true, region));
-            final byte[] expected = written.get(i).clone();
-            java.nio.ByteBuffer.wrap(expected).putLong(0, bases.get(i)).putInt(12, 0);
-            assertArrayEquals(expected, PartitionLogTest.readRegion(region), "batch " + i);
+            while (!survives[next] || bases.get(next) + 1 + next % 5 <= offset)
+            {
+                next++;
+            }
+            assertEquals(PartitionLog.READ_OK, log.read(offset, 1, end, true, region), what + " at " + offset);
+            final byte[] expected = written.get(next).clone();
+            java.nio.ByteBuffer.wrap(expected).putLong(0, bases.get(next)).putInt(12, 0);
+            assertArrayEquals(expected, PartitionLogTest.readRegion(region), what + ": batch " + next + " at " + offset);
         }
     }
 
@@ -243,7 +268,9 @@ class CorruptionTest
                 {
                     final PartitionLog log = manager.log("c", 0);
                     assertEquals(lastOffset() + 1, log.logEndOffset());
-                    assertReadsExact(log, log.logEndOffset());
+                    final boolean[] all = new boolean[BATCHES];
+                    java.util.Arrays.fill(all, true);
+                    assertReadsExact(log, all, "damaged indexes");
                     // the producer's next batch is in sequence: its state survived or was rebuilt
                     final Batches next = new Batches();
                     final long nextOffset = log.logEndOffset();

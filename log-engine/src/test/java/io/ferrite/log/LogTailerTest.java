@@ -83,4 +83,120 @@ class LogTailerTest
             assertTrue(last >= bound - 4 && last < bound, "read up to the bound: " + last);
         }
     }
+
+    /**
+     * Retention deletes the segment a tailer is on: once the segment is closed (unmapped) as well —
+     * file.delete.delay.ms 0 — the tailer must not touch it, and it goes on at the new log start.
+     */
+    @Test
+    void aTailerWhoseSegmentRetentionDeletedAndUnmappedGoesOnAtTheNewLogStart() throws Exception
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = filled(manager, "0");
+            final LogTailer tailer = new LogTailer(log, 0);
+            final RecordBatch batch = new RecordBatch();
+            assertTrue(tailer.next(Long.MAX_VALUE, batch));
+            assertEquals(0, batch.baseOffset());
+            final Segment first = log.segments()[0];
+            final long newStart = log.segments()[3].baseOffset;
+            assertEquals(newStart, log.deleteRecordsBefore(newStart));
+            DurabilityTest.waitFor(() -> first.log.view().capacity() == 0, "the deleted segment is closed and unmapped");
+            assertTrue(tailer.next(Long.MAX_VALUE, batch), "the tailer finds its place again");
+            assertEquals(newStart, batch.baseOffset());
+            assertReadsOnToTheEnd(log, tailer, batch);
+        }
+    }
+
+    /** Deleted but still mapped (within file.delete.delay.ms): the tailer leaves it for the new log start too. */
+    @Test
+    void aTailerLeavesASegmentRetentionDeletedForTheNewLogStart() throws Exception
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = filled(manager, "600000");
+            final LogTailer tailer = new LogTailer(log, 0);
+            final RecordBatch batch = new RecordBatch();
+            assertTrue(tailer.next(Long.MAX_VALUE, batch));
+            final long newStart = log.segments()[2].baseOffset;
+            assertEquals(newStart, log.deleteRecordsBefore(newStart));
+            assertTrue(tailer.next(Long.MAX_VALUE, batch));
+            assertEquals(newStart, batch.baseOffset(), "the batches below the log start are not served");
+            assertReadsOnToTheEnd(log, tailer, batch);
+
+            // a tailer on a segment that stays is not moved: retention of the ones before it changes nothing
+            final LogTailer later = new LogTailer(log, log.segments()[1].baseOffset + 1);
+            assertTrue(later.next(Long.MAX_VALUE, batch));
+            final long at = batch.lastOffset() + 1;
+            log.deleteRecordsBefore(log.segments()[1].baseOffset);
+            assertTrue(later.next(Long.MAX_VALUE, batch));
+            assertEquals(at, batch.baseOffset());
+        }
+    }
+
+    /** Tailing, slow path at every segment boundary included, allocates nothing (as AppendPathTest counts). */
+    @Test
+    void tailingAllocatesNothing() throws Exception
+    {
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = manager.createLog("alloc", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "65536"));
+            final Batches b = new Batches();
+            final AppendResult result = new AppendResult();
+            for (int i = 0; i < 20_000; i++)
+            {
+                b.records(1, i, SystemEpochClock.INSTANCE.time());
+                log.append(b.buffer, 0, b.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            assertTrue(log.segmentCount() > 20, "segments: " + log.segmentCount());
+            final RecordBatch batch = new RecordBatch();
+            long fewest = Long.MAX_VALUE;
+            for (int window = 0; window < 8 && fewest > 0; window++) // the fewest of several windows, as AppendPathTest
+            {
+                final LogTailer tailer = new LogTailer(log, 0);
+                final long before = threads.getCurrentThreadAllocatedBytes();
+                int read = 0;
+                while (tailer.next(Long.MAX_VALUE, batch))
+                {
+                    read++;
+                }
+                fewest = Math.min(fewest, threads.getCurrentThreadAllocatedBytes() - before);
+                assertEquals(20_000, read);
+            }
+            assertEquals(0, fewest, "bytes allocated by tailing 20000 batches");
+        }
+    }
+
+    /** A log of about ten segments, deleted segments closed after {@code deleteDelayMs}, every offset below the high watermark. */
+    private static PartitionLog filled(final LogManager manager, final String deleteDelayMs) throws Exception
+    {
+        final PartitionLog log = manager.createLog("ret", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2000",
+            LogConfig.FILE_DELETE_DELAY_MS, deleteDelayMs));
+        final Batches b = new Batches();
+        final AppendResult result = new AppendResult();
+        for (int i = 0; i < 100; i++)
+        {
+            b.records(1 + i % 3, i, SystemEpochClock.INSTANCE.time());
+            log.append(b.buffer, 0, b.length, result);
+            assertEquals(AppendResult.OK, result.status);
+        }
+        assertTrue(log.segmentCount() >= 6, "segments: " + log.segmentCount());
+        log.highWatermark(log.logEndOffset());
+        return log;
+    }
+
+    private static void assertReadsOnToTheEnd(final PartitionLog log, final LogTailer tailer, final RecordBatch batch)
+    {
+        long expected = batch.lastOffset() + 1;
+        while (tailer.next(Long.MAX_VALUE, batch))
+        {
+            assertEquals(expected, batch.baseOffset());
+            assertEquals(RecordBatch.OK, batch.check(batch.sizeInBytes()));
+            expected = batch.lastOffset() + 1;
+        }
+        assertEquals(log.logEndOffset(), expected);
+    }
 }
