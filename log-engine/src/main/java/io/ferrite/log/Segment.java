@@ -301,6 +301,8 @@ final class Segment implements AutoCloseable
         if (active)
         {
             log.allocateAhead(size());
+            offsetIndex.allocateAhead();
+            timeIndex.allocateAhead();
         }
     }
 

@@ -51,7 +51,19 @@ abstract class MappedIndex implements AutoCloseable
     private long fileLength;
     private MappedByteBuffer mapped;
     private int maxEntries;
-    private long allocatedBytes;
+    /**
+     * Blocks claimed (zeros written) up to here: raised under this object's monitor by the writer
+     * ({@link #ensureRoomAllocated}) or the preallocator ({@link #allocateAhead}), read unlocked.
+     */
+    private volatile long allocatedBytes;
+    /** No more claims (trimmed, closed or deleted); guarded by this object's monitor. */
+    private boolean sealed;
+    /**
+     * The file, open for claims from the first claim until the index is sealed (guarded by this
+     * object's monitor): an index that takes entries keeps it (an open per claim allocates on the
+     * append path), one that has none — an idle partition's — or is sealed holds no descriptor.
+     */
+    private FileChannel claimChannel;
     @SuppressWarnings("unused") // accessed through ENTRIES
     private volatile int entries;
 
@@ -152,22 +164,59 @@ abstract class MappedIndex implements AutoCloseable
      */
     public void ensureRoomAllocated() throws IOException
     {
-        final long needed = (long)(entries() + 1) * entrySize;
-        if (needed <= allocatedBytes || entries() >= maxEntries)
+        final int n = entries();
+        if ((long)(n + 1) * entrySize <= allocatedBytes || n >= maxEntries)
         {
             return;
         }
-        final long from = Math.max(allocatedBytes, sizeInBytes());
-        final long target = Math.min((long)maxEntries * entrySize, Math.max(needed, from + ALLOCATION_CHUNK));
-        try (FileChannel channel = open())
+        claim(n); // the first entry, or the writer outran the preallocator
+    }
+
+    /**
+     * The preallocator's side of {@link #ensureRoomAllocated}: keeps at least half a chunk claimed
+     * ahead of the entries, so that the writer's appends make no system call for it. An index with no
+     * entries gets nothing: a partition that holds little costs no blocks and no descriptor.
+     */
+    public void allocateAhead() throws IOException
+    {
+        final int n = entries();
+        if (writable && n > 0 && allocatedBytes - (long)n * entrySize < ALLOCATION_CHUNK / 2)
         {
-            long at = from;
-            while (at < target)
-            {
-                at += ZeroFill.write(channel, at, target - at);
-            }
+            claim(n);
+        }
+    }
+
+    private synchronized void claim(final int n) throws IOException
+    {
+        final long limit = (long)maxEntries * entrySize;
+        final long from = Math.max(allocatedBytes, (long)n * entrySize);
+        final long target = Math.min(limit, Math.max((long)(n + 1) * entrySize, from + ALLOCATION_CHUNK));
+        if (sealed || target <= allocatedBytes)
+        {
+            return;
+        }
+        if (claimChannel == null)
+        {
+            // no CREATE: a file deleted under the index stays deleted (the claim fails instead)
+            claimChannel = FileChannel.open(file, StandardOpenOption.WRITE);
+        }
+        long at = from;
+        while (at < target)
+        {
+            at += ZeroFill.write(claimChannel, at, target - at);
         }
         allocatedBytes = target;
+    }
+
+    /** Gives back the claims' file descriptor (under this object's monitor). */
+    private void releaseClaimChannel() throws IOException
+    {
+        final FileChannel channel = claimChannel;
+        claimChannel = null;
+        if (channel != null)
+        {
+            channel.close();
+        }
     }
 
     /**
@@ -185,7 +234,14 @@ abstract class MappedIndex implements AutoCloseable
     protected final void publishEntries(final int n)
     {
         ENTRIES.setRelease(this, n);
-        allocatedBytes = Math.max(allocatedBytes, (long)n * entrySize);
+        final long end = (long)n * entrySize;
+        if (end > allocatedBytes) // only a rebuild writes entries it did not claim
+        {
+            synchronized (this)
+            {
+                allocatedBytes = Math.max(allocatedBytes, end);
+            }
+        }
     }
 
     /** Forgets every entry (before the segment's index is rebuilt). */
@@ -220,11 +276,13 @@ abstract class MappedIndex implements AutoCloseable
      * stops being the active one, and on close. The mapping stays as it is: readers may be searching
      * it, and they never look past the entries, which the file still holds.
      */
-    public void trimToValidSize() throws IOException
+    public synchronized void trimToValidSize() throws IOException
     {
         requireWritable();
         final int n = entries();
         maxEntries = n;
+        sealed = true;
+        releaseClaimChannel();
         allocatedBytes = Math.min(allocatedBytes, (long)n * entrySize);
         if (fileLength != (long)n * entrySize)
         {
@@ -237,7 +295,7 @@ abstract class MappedIndex implements AutoCloseable
      * entries, never below those it has): reopening the last segment of a log for appends. Only
      * while no reader can hold the index — when the log is being opened.
      */
-    public void resize(final int maxIndexSize) throws IOException
+    public synchronized void resize(final int maxIndexSize) throws IOException
     {
         requireWritable();
         final int capacity = Math.max(maxIndexSize / entrySize, entries());
@@ -247,6 +305,7 @@ abstract class MappedIndex implements AutoCloseable
         {
             map(channel, capacity);
         }
+        sealed = false;
         allocatedBytes = (long)entries() * entrySize;
     }
 
@@ -321,7 +380,7 @@ abstract class MappedIndex implements AutoCloseable
 
     /** Trims (when writable) and unmaps: only once no reader can hold the index any more. */
     @Override
-    public void close() throws IOException
+    public synchronized void close() throws IOException
     {
         if (!closed)
         {
@@ -337,15 +396,18 @@ abstract class MappedIndex implements AutoCloseable
             finally
             {
                 unmap();
+                releaseClaimChannel();
             }
         }
     }
 
     /** Closes (without trimming) and deletes the file. */
-    public void delete() throws IOException
+    public synchronized void delete() throws IOException
     {
         closed = true;
+        sealed = true;
         unmap();
+        releaseClaimChannel();
         Files.deleteIfExists(file);
     }
 }
