@@ -23,6 +23,7 @@ import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogDirInUseException;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.PartitionLog;
@@ -85,6 +86,12 @@ public final class Broker implements AutoCloseable
         try
         {
             this.logs = LogManager.open(logConfig);
+        }
+        catch (final LogDirInUseException ex)
+        {
+            closeAfterFailure(acceptor, ex);
+            throw new StartupException(StartupChecks.logDirSetting(config) + ": " + ex.dir()
+                + " is in use by another process (another broker on the same directory?)", ex);
         }
         catch (final IOException | RuntimeException ex)
         {

@@ -31,7 +31,7 @@ final class StartupChecks
      */
     static void logDirs(final BrokerConfig config) throws StartupException
     {
-        final String setting = config.values().containsKey(BrokerConfig.LOG_DIRS) ? BrokerConfig.LOG_DIRS : BrokerConfig.LOG_DIR;
+        final String setting = logDirSetting(config);
         for (final Path dir : config.logDirs())
         {
             if (Files.exists(dir) && !Files.isDirectory(dir))
@@ -55,6 +55,12 @@ final class StartupChecks
                 throw new StartupException(setting + ": " + dir + " is not writable: " + StartupException.reason(ex), ex);
             }
         }
+    }
+
+    /** The setting the log directories came from, to name it in a message. */
+    static String logDirSetting(final BrokerConfig config)
+    {
+        return config.values().containsKey(BrokerConfig.LOG_DIRS) ? BrokerConfig.LOG_DIRS : BrokerConfig.LOG_DIR;
     }
 
     /** Binds the first listener, naming the listener setting when the address cannot be had. */

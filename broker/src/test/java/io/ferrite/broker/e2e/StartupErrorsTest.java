@@ -152,6 +152,20 @@ class StartupErrorsTest
     }
 
     @Test
+    void dataDirectoryInUseByAnotherBroker() throws Exception
+    {
+        final ServerCommand.Running first = ServerCommand.start(dir, args());
+        try
+        {
+            assertOneLine(ServerCommand.runToEnd(dir, args()), START_ERROR, "log.dir", dir.resolve("data").toString(), "in use");
+        }
+        finally
+        {
+            assertEquals(0, first.stop(), "the first broker is unharmed and stops cleanly");
+        }
+    }
+
+    @Test
     void dataDirectoryThatIsAFile() throws Exception
     {
         final Path file = Files.writeString(dir.resolve("a-file"), "not a directory");
