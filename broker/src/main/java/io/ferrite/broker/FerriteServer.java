@@ -42,7 +42,19 @@ public final class FerriteServer implements Callable<Integer>
 
     public static void main(final String[] args)
     {
-        System.exit(new CommandLine(new FerriteServer()).execute(args));
+        System.exit(new CommandLine(new FerriteServer()).setParameterExceptionHandler(FerriteServer::optionError).execute(args));
+    }
+
+    /** A mistyped or incomplete option: one line with picocli's suggestions, as every other mistake at start. */
+    private static int optionError(final CommandLine.ParameterException ex, final String[] args)
+    {
+        final StringBuilder line = new StringBuilder("ferrite-server: ").append(ex.getMessage().strip().replace('\n', ' '));
+        if (ex instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty())
+        {
+            line.append(" (did you mean ").append(String.join(" or ", unmatched.getSuggestions())).append("?)");
+        }
+        System.err.println(line.append("; see ferrite-server --help"));
+        return EXIT_CONFIG;
     }
 
     /**

@@ -134,6 +134,13 @@ class StartupErrorsTest
     }
 
     @Test
+    void mistypedOption() throws Exception
+    {
+        // picocli's own answer is the message, then its suggestions on a line of their own
+        assertOneLine(ServerCommand.runToEnd(dir, args("--confg", "server.properties")), CONFIG_ERROR, "--confg", "--help");
+    }
+
+    @Test
     void missingConfigFile() throws Exception
     {
         final Path missing = dir.resolve("nowhere.properties");
