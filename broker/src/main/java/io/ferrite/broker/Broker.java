@@ -75,8 +75,8 @@ public final class Broker implements AutoCloseable
         this.clusterId = MetaProperties.clusterId(firstDir, config.nodeId());
         final int networkThreadCount = config.getInt(BrokerConfig.NUM_NETWORK_THREADS);
         this.networkThreads = new NetworkThread[networkThreadCount];
-        // bound before the logs are opened, as Kafka binds before it loads them: a port in use is
-        // told before a recovery that can take minutes; connections wait in the backlog until start
+        // bound before the logs are opened: a port in use is told before a recovery that can take
+        // minutes, and nothing has been logged yet; connections wait in the backlog until start()
         this.acceptor = StartupChecks.bind(config, networkThreads);
         final Wakeups wakeups = new Wakeups();
         final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), config.topicDefaults())
