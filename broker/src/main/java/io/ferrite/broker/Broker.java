@@ -23,10 +23,10 @@ import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogDirInUseException;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.PartitionLog;
-import io.ferrite.log.config.PropertiesFile;
 import io.ferrite.wire.message.ApiKeys;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -36,16 +36,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.Reader;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Base64;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -59,7 +51,6 @@ import java.util.concurrent.TimeUnit;
 public final class Broker implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
-    static final String META_PROPERTIES = "meta.properties";
     /** How long a deleted topic's logs stay readable for requests that found it before the delete. */
     static final long DELETE_DELAY_MS = 1_000;
     private static final int QUEUE_CAPACITY = 4096;
@@ -79,19 +70,37 @@ public final class Broker implements AutoCloseable
     private Broker(final BrokerConfig config) throws IOException
     {
         this.config = config;
+        StartupChecks.logDirs(config);
         final Path firstDir = config.logDirs().get(0);
-        Files.createDirectories(firstDir);
-        this.clusterId = clusterId(firstDir, config.nodeId());
+        this.clusterId = MetaProperties.clusterId(firstDir, config.nodeId());
+        final int networkThreadCount = config.getInt(BrokerConfig.NUM_NETWORK_THREADS);
+        this.networkThreads = new NetworkThread[networkThreadCount];
+        // bound before the logs are opened: a port in use is told before a recovery that can take
+        // minutes, and nothing has been logged yet; connections wait in the backlog until start()
+        this.acceptor = StartupChecks.bind(config, networkThreads);
         final Wakeups wakeups = new Wakeups();
         final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), config.topicDefaults())
             .withWriteStrategy(config.writeStrategy())
             .withRetentionCheckIntervalMs(config.getLong(BrokerConfig.LOG_RETENTION_CHECK_INTERVAL_MS))
             .withDurabilityListener(wakeups::onDurable);
-        this.logs = LogManager.open(logConfig);
+        try
+        {
+            this.logs = LogManager.open(logConfig);
+        }
+        catch (final LogDirInUseException ex)
+        {
+            closeAfterFailure(acceptor, ex);
+            throw new StartupException(StartupChecks.logDirSetting(config) + ": " + ex.dir()
+                + " is in use by another process (another broker on the same directory?)", ex);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            closeAfterFailure(acceptor, ex);
+            throw ex;
+        }
         try
         {
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
-            final int networkThreadCount = config.getInt(BrokerConfig.NUM_NETWORK_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
             topics.load();
             final ProducerIds producerIds = new ProducerIds(firstDir);
@@ -102,7 +111,6 @@ public final class Broker implements AutoCloseable
                 return t;
             });
             this.logThreads = new LogThread[logThreadCount];
-            this.networkThreads = new NetworkThread[networkThreadCount];
             final LogThread.Completion completion = new LogThread.Completion()
             {
                 @Override
@@ -170,10 +178,6 @@ public final class Broker implements AutoCloseable
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }
-            final String host = BrokerConfig.listenerHost(config.listeners());
-            final int port = BrokerConfig.listenerPort(config.listeners());
-            this.acceptor = new Acceptor(host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port),
-                networkThreads);
             this.address = acceptor.address();
             final String advertisedHost = BrokerConfig.listenerHost(advertised).isEmpty() ? "127.0.0.1" :
                 BrokerConfig.listenerHost(advertised);
@@ -186,8 +190,21 @@ public final class Broker implements AutoCloseable
         }
         catch (final IOException | RuntimeException ex)
         {
+            closeAfterFailure(acceptor, ex);
             logs.close();
             throw ex;
+        }
+    }
+
+    private static void closeAfterFailure(final Acceptor acceptor, final Exception failure)
+    {
+        try
+        {
+            acceptor.close();
+        }
+        catch (final IOException ex)
+        {
+            failure.addSuppressed(ex);
         }
     }
 
@@ -273,48 +290,6 @@ public final class Broker implements AutoCloseable
             case "park": return new BackoffIdleStrategy(100, 0, 10_000_000, 10_000_000);
             default: return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
         }
-    }
-
-    /**
-     * The cluster id from {@code meta.properties} in the first log directory, as Kafka keeps it
-     * (written on first start). A directory formatted for another node id is refused, as Kafka does.
-     */
-    static String clusterId(final Path dir, final int nodeId) throws IOException
-    {
-        final Path file = dir.resolve(META_PROPERTIES);
-        final Properties meta = new Properties();
-        if (Files.exists(file))
-        {
-            try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8))
-            {
-                meta.load(reader);
-            }
-            final String storedNode = meta.getProperty("node.id");
-            if (storedNode != null && Integer.parseInt(storedNode.trim()) != nodeId)
-            {
-                throw new IllegalStateException("Stored node id " + storedNode.trim() + " doesn't match previous node id " +
-                    nodeId + " in " + file + ". If you moved your data, make sure your configured node id matches.");
-            }
-            final String id = meta.getProperty("cluster.id");
-            if (id != null && !id.isBlank())
-            {
-                return id.trim();
-            }
-        }
-        final UUID uuid = UUID.randomUUID();
-        final java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(16)
-            .putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
-        final String id = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
-        meta.setProperty("version", "1");
-        meta.setProperty("node.id", Integer.toString(nodeId));
-        meta.setProperty("cluster.id", id);
-        final Map<String, String> values = new HashMap<>();
-        for (final String name : meta.stringPropertyNames())
-        {
-            values.put(name, meta.getProperty(name));
-        }
-        PropertiesFile.write(file, values, null);
-        return id;
     }
 
     /**

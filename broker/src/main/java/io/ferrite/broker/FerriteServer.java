@@ -1,6 +1,8 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.UnknownNames;
+import io.ferrite.log.config.ConfigException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -9,6 +11,7 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,6 +31,9 @@ import java.util.concurrent.CountDownLatch;
     description = "Runs a Ferrite broker: a Kafka-protocol log server.")
 public final class FerriteServer implements Callable<Integer>
 {
+    static final int EXIT_CONFIG = 2;
+    static final int EXIT_START = 1;
+
     @Option(names = "--config", paramLabel = "FILE", description = "broker properties (Kafka's names)")
     Path config;
 
@@ -36,11 +42,27 @@ public final class FerriteServer implements Callable<Integer>
 
     public static void main(final String[] args)
     {
-        System.exit(new CommandLine(new FerriteServer()).execute(args));
+        System.exit(new CommandLine(new FerriteServer()).setParameterExceptionHandler(FerriteServer::optionError).execute(args));
     }
 
-    /** The properties the options give: the file's, then the overrides in order. */
-    Map<String, String> properties() throws IOException
+    /** A mistyped or incomplete option: one line with picocli's suggestions, as every other mistake at start. */
+    private static int optionError(final CommandLine.ParameterException ex, final String[] args)
+    {
+        final StringBuilder line = new StringBuilder("ferrite-server: ").append(ex.getMessage().strip().replace('\n', ' '));
+        if (ex instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty())
+        {
+            line.append(" (did you mean ").append(String.join(" or ", unmatched.getSuggestions())).append("?)");
+        }
+        System.err.println(line.append("; see ferrite-server --help"));
+        return EXIT_CONFIG;
+    }
+
+    /**
+     * The properties the options give: the file's, then the overrides in order.
+     *
+     * @throws ConfigException for a config file that cannot be read or an override without '='
+     */
+    Map<String, String> properties()
     {
         final Map<String, String> values = new LinkedHashMap<>();
         if (config != null)
@@ -49,6 +71,14 @@ public final class FerriteServer implements Callable<Integer>
             try (Reader reader = Files.newBufferedReader(config, StandardCharsets.UTF_8))
             {
                 file.load(reader);
+            }
+            catch (final NoSuchFileException ex)
+            {
+                throw new ConfigException("--config " + config + ": no such file");
+            }
+            catch (final IOException | IllegalArgumentException ex) // IllegalArgumentException: a malformed unicode escape
+            {
+                throw new ConfigException("--config " + config + ": cannot be read as a properties file: " + StartupException.reason(ex));
             }
             for (final String name : file.stringPropertyNames())
             {
@@ -60,13 +90,18 @@ public final class FerriteServer implements Callable<Integer>
             final int eq = o.indexOf('=');
             if (eq <= 0)
             {
-                throw new CommandLine.ParameterException(new CommandLine(this), "--override expects key=value, got '" + o + "'");
+                throw new ConfigException("--override expects key=value, got '" + o + "'");
             }
             values.put(o.substring(0, eq).trim(), o.substring(eq + 1).trim());
         }
         return values;
     }
 
+    /**
+     * Exit statuses: 0 after SIGTERM or SIGINT; {@link #EXIT_CONFIG} for a configuration that is
+     * wrong and {@link #EXIT_START} for a start the machine or the data directory refused, each with
+     * one line on standard error; any other failure (Ferrite's own) picocli's 1 with its stack trace.
+     */
     @Override
     public Integer call() throws Exception
     {
@@ -75,16 +110,26 @@ public final class FerriteServer implements Callable<Integer>
         {
             brokerConfig = BrokerConfig.of(properties());
         }
-        catch (final RuntimeException ex)
+        catch (final ConfigException ex)
         {
             System.err.println("ferrite-server: " + ex.getMessage());
-            return 2;
+            return EXIT_CONFIG;
         }
         for (final String unknown : brokerConfig.unknownNames())
         {
-            System.err.println("ferrite-server: ignoring unknown property " + unknown);
+            final String hint = UnknownNames.hint(unknown);
+            System.err.println("ferrite-server: ignoring unknown property " + unknown + (hint == null ? "" : " (" + hint + ")"));
         }
-        final Broker broker = Broker.start(brokerConfig);
+        final Broker broker;
+        try
+        {
+            broker = Broker.start(brokerConfig);
+        }
+        catch (final StartupException ex)
+        {
+            System.err.println("ferrite-server: " + ex.getMessage());
+            return EXIT_START;
+        }
         final CountDownLatch stopped = new CountDownLatch(1);
         final Runnable shutdown = () ->
         {

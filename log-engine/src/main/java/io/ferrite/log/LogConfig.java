@@ -62,7 +62,8 @@ public final class LogConfig
      * Kafka's check of {@code leader/follower.replication.throttled.replicas}: the literal
      * {@code *}, or {@code partition:broker} pairs.
      */
-    private static final ConfigKey.Validator THROTTLED_REPLICAS = (n, v) ->
+    private static final ConfigKey.Validator THROTTLED_REPLICAS = ConfigKey.Validator.described(
+        "the literal *, or partitionId:brokerId entries", (n, v) ->
     {
         final List<?> entries = (List<?>)v;
         if (entries == null || (entries.size() == 1 && "*".equals(entries.get(0))))
@@ -77,7 +78,7 @@ public final class LogConfig
                     + "[partitionId]:[brokerId],[partitionId]:[brokerId],...");
             }
         }
-    };
+    });
 
     /** Every topic config, in the order DescribeConfigs lists them. */
     public static final ConfigCatalogue CATALOGUE = new ConfigCatalogue()

@@ -118,7 +118,7 @@ public final class LogManager implements AutoCloseable
         if (lock == null)
         {
             lockChannel.close();
-            throw new IOException("log directory " + dir + " is in use by another process");
+            throw new LogDirInUseException(dir);
         }
         lockChannels.put(dir, lockChannel);
         locks.put(dir, lock);

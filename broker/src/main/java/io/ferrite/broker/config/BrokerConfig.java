@@ -72,6 +72,7 @@ public final class BrokerConfig
     private BrokerConfig(final Map<String, String> values)
     {
         this.values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
+        UnknownNames.refuseUnknownFerrite(values.keySet());
         for (final Map.Entry<String, String> e : values.entrySet())
         {
             final ConfigKey key = CATALOGUE.key(e.getKey());
@@ -82,6 +83,10 @@ public final class BrokerConfig
         }
         topicDefaults(); // validates the topic defaults too
         listenerPort(listeners());
+        if (values.containsKey(ADVERTISED_LISTENERS))
+        {
+            listenerPort(ADVERTISED_LISTENERS, advertisedListeners());
+        }
     }
 
     /**
@@ -180,26 +185,43 @@ public final class BrokerConfig
     /** Host of the first listener ({@code PLAINTEXT://host:port}); empty means all interfaces. */
     public static String listenerHost(final String listener)
     {
-        final URI uri = URI.create(firstListener(listener));
+        final URI uri = listenerUri(LISTENERS, listener);
         return uri.getHost() == null ? "" : uri.getHost();
+    }
+
+    private static URI listenerUri(final String name, final String listener)
+    {
+        try
+        {
+            return new URI(firstListener(name, listener));
+        }
+        catch (final java.net.URISyntaxException ex)
+        {
+            throw new ConfigException(name, listener, "expected PLAINTEXT://host:port (" + ex.getReason() + ")");
+        }
     }
 
     public static int listenerPort(final String listener)
     {
-        final URI uri = URI.create(firstListener(listener));
+        return listenerPort(LISTENERS, listener);
+    }
+
+    private static int listenerPort(final String name, final String listener)
+    {
+        final URI uri = listenerUri(name, listener);
         if (uri.getPort() < 0 || uri.getPort() > 65535)
         {
-            throw new ConfigException(LISTENERS, listener, "expected PLAINTEXT://host:port");
+            throw new ConfigException(name, listener, "expected PLAINTEXT://host:port");
         }
         return uri.getPort();
     }
 
-    private static String firstListener(final String listeners)
+    private static String firstListener(final String name, final String listeners)
     {
         final String first = listeners.split(",")[0].trim();
         if (!first.toUpperCase(java.util.Locale.ROOT).startsWith("PLAINTEXT://"))
         {
-            throw new ConfigException(LISTENERS, listeners, "only PLAINTEXT listeners are supported");
+            throw new ConfigException(name, listeners, "only PLAINTEXT listeners are supported");
         }
         return first.replaceFirst("(?i)^PLAINTEXT://", "plaintext://");
     }
@@ -378,7 +400,8 @@ public final class BrokerConfig
             for (final String brokerName : e.getValue())
             {
                 final boolean scaled = brokerName.endsWith(".hours") || brokerName.endsWith(".minutes");
-                c.define(brokerName, scaled ? INT : topicKey.type(), brokerDefault(brokerName, topicKey), NONE,
+                // checked as the topic config is, so that a bad value is told under the name the user wrote
+                c.define(brokerName, scaled ? INT : topicKey.type(), brokerDefault(brokerName, topicKey), scaled ? NONE : topicKey.validator(),
                     topicKey.implemented(), "default of the topic config " + e.getKey()
                     + (topicKey.implemented() ? "" : " (stored, no effect yet)"));
             }

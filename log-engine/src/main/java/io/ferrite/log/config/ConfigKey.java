@@ -22,17 +22,42 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
     {
         void check(String name, Object value);
 
+        /** The values allowed beyond the type, in words for the configuration document ("" when any). */
+        default String describe()
+        {
+            return "";
+        }
+
         Validator NONE = (n, v) -> { };
+
+        /** {@code check} with the words that {@link #describe} gives for it. */
+        static Validator described(final String description, final Validator check)
+        {
+            return new Validator()
+            {
+                @Override
+                public void check(final String name, final Object value)
+                {
+                    check.check(name, value);
+                }
+
+                @Override
+                public String describe()
+                {
+                    return description;
+                }
+            };
+        }
 
         static Validator atLeast(final long min)
         {
-            return (n, v) ->
+            return described("at least " + min, (n, v) ->
             {
                 if (v != null && ((Number)v).doubleValue() < min)
                 {
                     throw new ConfigException(n, v, "Value must be at least " + min);
                 }
-            };
+            });
         }
 
         /**
@@ -41,7 +66,7 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
          */
         static Validator between(final long min, final long max)
         {
-            return (n, v) ->
+            return described(min + " to " + max, (n, v) ->
             {
                 if (v != null && ((Number)v).doubleValue() < min)
                 {
@@ -51,19 +76,19 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
                 {
                     throw new ConfigException(n, v, "Value must be no more than " + max);
                 }
-            };
+            });
         }
 
         /** Kafka's range with one extra allowed value (compression.gzip.level: 1 to 9, or -1 for the codec's default). */
         static Validator betweenOr(final long min, final long max, final long or)
         {
-            return (n, v) ->
+            return described(min + " to " + max + ", or " + or, (n, v) ->
             {
                 if (v != null && ((Number)v).longValue() != or && (((Number)v).doubleValue() < min || ((Number)v).doubleValue() > max))
                 {
                     throw new ConfigException(n, v, "Value must be between " + min + " and " + max + " or equal to " + or);
                 }
-            };
+            });
         }
 
         /**
@@ -73,7 +98,7 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
         static Validator in(final String... allowed)
         {
             final List<String> list = Arrays.asList(allowed);
-            return (n, v) ->
+            return described("one of: " + String.join(", ", list), (n, v) ->
             {
                 if (v instanceof List<?> values)
                 {
@@ -89,7 +114,7 @@ public record ConfigKey(String name, Type type, String defaultValue, Validator v
                 {
                     throw new ConfigException(n, v, "String must be one of: " + String.join(", ", list));
                 }
-            };
+            });
         }
     }
 

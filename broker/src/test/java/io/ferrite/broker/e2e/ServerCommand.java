@@ -1,0 +1,144 @@
+package io.ferrite.broker.e2e;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code ferrite-server} as a user runs it: a child JVM with the start script's main class and
+ * options, without {@code -ea} (as production runs). Its standard error goes to a file so that a
+ * test can read everything the user would have seen.
+ */
+final class ServerCommand
+{
+    private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
+
+    /** A process that ended by itself: its exit status and what it wrote. */
+    record Ended(int exit, List<String> stdout, String stderr)
+    {
+        /** The lines of standard error that say something. */
+        List<String> stderrLines()
+        {
+            final List<String> lines = new ArrayList<>();
+            for (final String line : stderr.split("\n"))
+            {
+                if (!line.isBlank())
+                {
+                    lines.add(line);
+                }
+            }
+            return lines;
+        }
+    }
+
+    /** A server that said where it listens; {@link #stop} ends it with SIGTERM. */
+    record Running(Process process, int port, Path stderrFile)
+    {
+        String stderr() throws IOException
+        {
+            return Files.readString(stderrFile, StandardCharsets.UTF_8);
+        }
+
+        int stop() throws InterruptedException
+        {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS))
+            {
+                process.destroyForcibly();
+                process.waitFor(30, TimeUnit.SECONDS);
+                return -1;
+            }
+            return process.exitValue();
+        }
+    }
+
+    private ServerCommand()
+    {
+    }
+
+    private static Process launch(final Path stderrFile, final List<String> args) throws IOException
+    {
+        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+            "io.ferrite.broker.FerriteServer"));
+        command.addAll(args);
+        return new ProcessBuilder(command).redirectError(stderrFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    }
+
+    /**
+     * Runs the server with {@code args} expecting it to end by itself (a refused start); a server
+     * that starts instead is stopped and reported with exit status 0 and its listening line.
+     */
+    static Ended runToEnd(final Path workDir, final String... args) throws IOException, InterruptedException
+    {
+        final Path stderrFile = Files.createTempFile(workDir, "stderr", ".txt");
+        final Process process = launch(stderrFile, List.of(args));
+        final List<String> stdout = new ArrayList<>();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            String line;
+            while ((line = out.readLine()) != null) // ends when the process ends, or when it says it listens
+            {
+                stdout.add(line);
+                if (LISTENING.matcher(line).find())
+                {
+                    process.destroy();
+                    break;
+                }
+            }
+        }
+        if (!process.waitFor(60, TimeUnit.SECONDS))
+        {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+            throw new IllegalStateException("the server neither started nor ended within 60 s: " + stdout);
+        }
+        return new Ended(process.exitValue(), stdout, Files.readString(stderrFile, StandardCharsets.UTF_8));
+    }
+
+    /** Runs the server with {@code args} and waits until it says where it listens. */
+    static Running start(final Path workDir, final String... args) throws IOException, InterruptedException
+    {
+        final Path stderrFile = Files.createTempFile(workDir, "stderr", ".txt");
+        final Process process = launch(stderrFile, List.of(args));
+        final BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        while ((line = out.readLine()) != null)
+        {
+            final Matcher m = LISTENING.matcher(line);
+            if (m.find())
+            {
+                final int port = Integer.parseInt(m.group(1));
+                // keep draining standard output so that the server never blocks on a full pipe
+                final Thread drain = new Thread(() ->
+                {
+                    try (out)
+                    {
+                        while (out.readLine() != null)
+                        {
+                            // discarded: the test reads standard error only
+                        }
+                    }
+                    catch (final IOException ignored)
+                    {
+                        // the process ended
+                    }
+                }, "server-stdout");
+                drain.setDaemon(true);
+                drain.start();
+                return new Running(process, port, stderrFile);
+            }
+        }
+        process.waitFor(30, TimeUnit.SECONDS);
+        throw new IllegalStateException("the server ended without saying where it listens, exit "
+            + (process.isAlive() ? "none" : process.exitValue()) + ", stderr: " + Files.readString(stderrFile, StandardCharsets.UTF_8));
+    }
+}

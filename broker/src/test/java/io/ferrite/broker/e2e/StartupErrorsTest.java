@@ -1,0 +1,234 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * What a user sees when a start fails through their own doing, with the server started as
+ * {@code bin/ferrite-server} starts it: one line on standard error naming the setting or file, no
+ * stack trace, and a non-zero exit (2 for a configuration that is wrong, 1 for a machine or data
+ * directory that does not let the broker start). Also the other side: a Kafka property Ferrite does
+ * not know only warns, as in Kafka, and the broker durability property really takes effect.
+ */
+class StartupErrorsTest
+{
+    private static final int CONFIG_ERROR = 2;
+    private static final int START_ERROR = 1;
+
+    @TempDir
+    Path dir;
+
+    private String[] args(final String... extra)
+    {
+        final String[] base = {"--override", "log.dir=" + dir.resolve("data"), "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
+        final String[] all = new String[base.length + extra.length];
+        System.arraycopy(base, 0, all, 0, base.length);
+        System.arraycopy(extra, 0, all, base.length, extra.length);
+        return all;
+    }
+
+    /** The start was refused with one line containing every one of {@code expected}, and no stack trace. */
+    private static void assertOneLine(final ServerCommand.Ended ended, final int exit, final String... expected)
+    {
+        final List<String> lines = ended.stderrLines();
+        assertFalse(ended.stdout().stream().anyMatch(l -> l.contains("Ferrite listening")), "must not start: " + ended);
+        assertEquals(exit, ended.exit(), "exit status; stderr: " + ended.stderr());
+        assertEquals(1, lines.size(), "one line on stderr, got:\n" + ended.stderr());
+        assertFalse(ended.stderr().contains("\tat ") || ended.stderr().contains("Exception in thread"), "no stack trace:\n" + ended.stderr());
+        for (final String e : expected)
+        {
+            assertTrue(lines.get(0).contains(e), "the line names " + e + ": " + lines.get(0));
+        }
+    }
+
+    @Test
+    void topicDurabilityNameAtBrokerLevelIsRefusedPointingToTheBrokerName() throws Exception
+    {
+        final ServerCommand.Ended ended = ServerCommand.runToEnd(dir, args("--override", "ferrite.durability=fsync"));
+        assertOneLine(ended, CONFIG_ERROR, "ferrite.durability", "ferrite.log.durability");
+    }
+
+    @Test
+    void misspelledFerritePropertyIsRefusedWithTheLikelyName() throws Exception
+    {
+        ServerCommand.Ended ended = ServerCommand.runToEnd(dir, args("--override", "ferrite.log.thread=2"));
+        assertOneLine(ended, CONFIG_ERROR, "ferrite.log.thread", "ferrite.log.threads");
+
+        final Path config = dir.resolve("server.properties");
+        Files.writeString(config, "node.id=1\nferrite.idle.stratgy=park\n");
+        ended = ServerCommand.runToEnd(dir, args("--config", config.toString()));
+        assertOneLine(ended, CONFIG_ERROR, "ferrite.idle.stratgy", "ferrite.idle.strategy");
+
+        ended = ServerCommand.runToEnd(dir, args("--override", "ferrite.nothing.like.it=1"));
+        assertOneLine(ended, CONFIG_ERROR, "ferrite.nothing.like.it", "docs/configuration.md");
+    }
+
+    @Test
+    void kafkaPropertyFerriteDoesNotKnowOnlyWarns() throws Exception
+    {
+        final ServerCommand.Running server = ServerCommand.start(dir, args("--override", "num.io.threads=8"));
+        try
+        {
+            assertTrue(server.stderr().contains("num.io.threads"), "a warning names the property: " + server.stderr());
+        }
+        finally
+        {
+            assertEquals(0, server.stop(), "clean exit after SIGTERM");
+        }
+    }
+
+    @Test
+    void brokerDurabilityPropertyStartsInFsyncMode() throws Exception
+    {
+        final ServerCommand.Running server = ServerCommand.start(dir, args("--override", "ferrite.log.durability=fsync"));
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
+        {
+            admin.createTopics(List.of(new NewTopic("durable", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            final ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "durable");
+            final ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "1");
+            final Map<ConfigResource, Config> configs = admin.describeConfigs(List.of(topic, broker)).all().get(20, TimeUnit.SECONDS);
+            final ConfigEntry topicDurability = configs.get(topic).get("ferrite.durability");
+            assertEquals("fsync", topicDurability.value(), "the topic's effective durability");
+            assertEquals(ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG, topicDurability.source());
+            assertEquals("fsync", configs.get(broker).get("ferrite.log.durability").value());
+        }
+        finally
+        {
+            assertEquals(0, server.stop(), "clean exit after SIGTERM");
+        }
+    }
+
+    @Test
+    void invalidValuesNameTheProperty() throws Exception
+    {
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "num.network.threads=many")), CONFIG_ERROR,
+            "num.network.threads", "many");
+        // a broker default of a topic config is named as the user wrote it, not as the topic config
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "ferrite.log.durability=sometimes")), CONFIG_ERROR,
+            "ferrite.log.durability", "sometimes", "flush, fsync");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "listeners=PLAINTEXT://no such host:9092")), CONFIG_ERROR,
+            "listeners", "no such host");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "advertised.listeners=PLAINTEXT://somewhere")), CONFIG_ERROR,
+            "advertised.listeners", "PLAINTEXT://somewhere");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "nothing-to-override")), CONFIG_ERROR,
+            "--override", "nothing-to-override");
+    }
+
+    @Test
+    void mistypedOption() throws Exception
+    {
+        // picocli's own answer is the message, then its suggestions on a line of their own
+        assertOneLine(ServerCommand.runToEnd(dir, args("--confg", "server.properties")), CONFIG_ERROR, "--confg", "--help");
+    }
+
+    @Test
+    void missingConfigFile() throws Exception
+    {
+        final Path missing = dir.resolve("nowhere.properties");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--config", missing.toString())), CONFIG_ERROR, missing.toString());
+    }
+
+    @Test
+    void portInUse() throws Exception
+    {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress()))
+        {
+            final String listener = "PLAINTEXT://127.0.0.1:" + taken.getLocalPort();
+            assertOneLine(ServerCommand.runToEnd(dir, args("--override", "listeners=" + listener)), START_ERROR,
+                "listeners", listener, "in use");
+        }
+    }
+
+    @Test
+    void dataDirectoryInUseByAnotherBroker() throws Exception
+    {
+        final ServerCommand.Running first = ServerCommand.start(dir, args());
+        try
+        {
+            assertOneLine(ServerCommand.runToEnd(dir, args()), START_ERROR, "log.dir", dir.resolve("data").toString(), "in use");
+        }
+        finally
+        {
+            assertEquals(0, first.stop(), "the first broker is unharmed and stops cleanly");
+        }
+    }
+
+    @Test
+    void dataDirectoryThatIsAFile() throws Exception
+    {
+        final Path file = Files.writeString(dir.resolve("a-file"), "not a directory");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "log.dir=" + file)), START_ERROR,
+            "log.dir", file.toString(), "not a directory");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "log.dirs=" + file.resolve("below"))), START_ERROR,
+            "log.dirs", file.resolve("below").toString());
+    }
+
+    @Test
+    void dataDirectoryThatIsNotWritable() throws Exception
+    {
+        // root writes through permission bits, so as root the directory is one of sysfs, where no one
+        // may create a file; the test checks its premise before it relies on it
+        final boolean root = "root".equals(System.getProperty("user.name"));
+        final Path readOnly = root ? Path.of("/sys/kernel") : Files.createDirectory(dir.resolve("read-only"));
+        if (!root)
+        {
+            assertTrue(readOnly.toFile().setWritable(false, false));
+        }
+        boolean refused;
+        try
+        {
+            Files.delete(Files.createTempFile(readOnly, "probe", null));
+            refused = false;
+        }
+        catch (final java.io.IOException ex)
+        {
+            refused = true;
+        }
+        assumeTrue(refused, readOnly + " is writable here, so it cannot stand for a directory that is not");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "log.dir=" + readOnly)), START_ERROR,
+            "log.dir", readOnly.toString(), "not writable");
+    }
+
+    @Test
+    void nodeIdThatDoesNotMatchMetaProperties() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data"));
+        Files.writeString(data.resolve("meta.properties"), "version=1\nnode.id=5\ncluster.id=AAAAAAAAAAAAAAAAAAAAAA\n");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "node.id=1")), START_ERROR,
+            data.resolve("meta.properties").toString(), "node.id", "5", "1");
+    }
+
+    @Test
+    void garbageMetaProperties() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data"));
+        final Path meta = data.resolve("meta.properties");
+        Files.writeString(meta, "version=1\nnode.id=one\n");
+        assertOneLine(ServerCommand.runToEnd(dir, args()), START_ERROR, meta.toString(), "node.id", "one");
+
+        Files.write(meta, new byte[] {(byte)0xC3, 0x28, (byte)0xFF, 0x00, (byte)0xFE, 0x0A});
+        assertOneLine(ServerCommand.runToEnd(dir, args()), START_ERROR, meta.toString());
+
+        Files.writeString(meta, "node.id=\\u12G4\n"); // Properties.load refuses a malformed escape
+        assertOneLine(ServerCommand.runToEnd(dir, args()), START_ERROR, meta.toString());
+    }
+}
