@@ -41,6 +41,14 @@ public final class LogThread implements Runnable
     private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
     private final List<AppendCommand> awaitingFsync = new ArrayList<>();
     private final LogThreadFaults faults;
+    /**
+     * The command taken from its queue and not yet answered or held, for the duty cycle's last-resort
+     * catch: a SIGBUS on a mapped segment in compiled code surfaces as an InternalError only at a
+     * later safepoint, which may fall outside the per-command catch — even in a later command, which
+     * then takes the error (better than a command never answered; the faulting append itself may
+     * have been answered already, which only the log engine could prevent).
+     */
+    private AppendCommand inHand;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean idling;
@@ -148,11 +156,20 @@ public final class LogThread implements Runnable
             }
             catch (final Throwable fault)
             {
-                if (!LogThreadFaults.survivable(fault))
+                final AppendCommand command = inHand;
+                if (command != null)
+                {
+                    awaitingFsync.remove(command); // if it got as far as being held: answered once, here
+                    answerFault(command, "an append to " + command.partition.log, fault);
+                }
+                else if (!LogThreadFaults.survivable(fault))
                 {
                     throw fault; // already counted where it was caught, or the JVM is failing anyway
                 }
-                faults.survive("the duty cycle", fault); // whatever the per-command guards did not catch
+                else
+                {
+                    faults.survive("the duty cycle", fault); // whatever the per-command guards did not catch
+                }
             }
         }
     }
@@ -170,6 +187,7 @@ public final class LogThread implements Runnable
                 {
                     break;
                 }
+                inHand = command;
                 append(command);
                 work++;
             }
@@ -253,6 +271,7 @@ public final class LogThread implements Runnable
             if (command.acks != 0 && r.succeeded() && log.durableOffset() <= r.lastOffset)
             {
                 awaitingFsync.add(command);
+                inHand = null;
                 return true;
             }
         }
@@ -325,6 +344,9 @@ public final class LogThread implements Runnable
 
     private void complete(final AppendCommand command)
     {
+        // cleared before the offer: a fault surfacing inside the offer would lose the command, but
+        // a command answered twice would corrupt its request and the network thread's count
+        inHand = null;
         out[command.networkThread].offer(command); // cannot fail: the return queue holds all a network thread has out
         try
         {

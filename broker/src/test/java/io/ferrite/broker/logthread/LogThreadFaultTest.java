@@ -119,8 +119,14 @@ class LogThreadFaultTest
         }
     }
 
+    /**
+     * The JVM raises a SIGBUS taken in compiled code as an InternalError only at a later safepoint,
+     * so which command gets it is not deterministic (the faulting append, or one after it): what is
+     * asserted is what must hold whatever it hits — every command comes back, answered OK or
+     * KAFKA_STORAGE_ERROR, the fault is counted, and the other partition is served on.
+     */
     @Test
-    void anAppendThatFaultsIsAStorageErrorAndTheThreadKeepsServingItsOtherPartitions() throws Exception
+    void aSigbusOnAMappedSegmentCostsCommandsNotTheThread() throws Exception
     {
         final Topic topic = registry.create("faulty", 2, Map.of());
         final Partition broken = topic.partitions[0];
@@ -128,38 +134,27 @@ class LogThreadFaultTest
         assertEquals(AppendResult.OK, append(broken).result.status);
         assertEquals(AppendResult.OK, append(healthy).result.status);
 
-        final AppendCommand failed = appendUntilFault(broken);
-        assertEquals(AppendResult.STORAGE_ERROR, failed.result.status, String.valueOf(failed.result.message));
-        assertTrue(failed.result.message.contains("InternalError"), failed.result.message);
-        assertEquals(Errors.KAFKA_STORAGE_ERROR, Errors.ofAppend(failed.result.status));
-        // at least this one; the JVM raises a compiled-code SIGBUS at its next safepoint, which may
-        // fall in a later step of the same command (exact counting: the test below)
-        assertTrue(thread.faults().count() >= 1);
-
-        final AppendCommand after = append(healthy);
-        assertEquals(AppendResult.OK, after.result.status, after.result.message);
-        assertEquals(3, after.result.firstOffset, "the other partition goes on where it was");
-        assertEquals(AppendResult.STORAGE_ERROR, appendUntilFault(broken).result.status, "the broken one faults again");
-        assertEquals(AppendResult.OK, append(healthy).result.status, "and the other is still served");
-    }
-
-    /**
-     * Truncates the partition's segment files under their mappings and appends until an append
-     * faults: the preallocator may still be writing zeros ahead, which grows the file back over the
-     * write position, but it stops 2 MiB ahead, so a few rounds reach an append into nothing.
-     */
-    private AppendCommand appendUntilFault(final Partition partition) throws Exception
-    {
-        for (int round = 0; round < 100; round++)
+        // the preallocator may still be writing zeros ahead, which grows the file back over the
+        // write position; it stops 2 MiB ahead, so a few rounds reach an append into nothing
+        for (int round = 0; round < 100 && thread.faults().count() == 0; round++)
         {
-            truncateSegments(dir.resolve(partition.log.topic() + "-" + partition.log.partition()));
-            final AppendCommand command = append(partition);
-            if (command.result.status != AppendResult.OK)
-            {
-                return command;
-            }
+            truncateSegments(dir.resolve("faulty-0"));
+            final AppendCommand command = append(broken); // comes back: asserted inside
+            assertTrue(command.result.status == AppendResult.OK || command.result.status == AppendResult.STORAGE_ERROR,
+                String.valueOf(command.result));
         }
-        throw new AssertionError("no append into the truncated mapping faulted");
+        assertTrue(thread.faults().count() >= 1, "an append into the truncated mapping faulted");
+
+        // one fault raises one error: at most one more command can take it
+        AppendCommand after = append(healthy);
+        if (after.result.status == AppendResult.STORAGE_ERROR)
+        {
+            assertTrue(after.result.message.contains("InternalError"), after.result.message);
+            assertEquals(Errors.KAFKA_STORAGE_ERROR, Errors.ofAppend(after.result.status));
+            after = append(healthy);
+        }
+        assertEquals(AppendResult.OK, after.result.status, after.result.message);
+        assertEquals(healthy.log.logEndOffset() - 3, after.result.firstOffset, "the other partition goes on where it was");
     }
 
     @Test
@@ -168,19 +163,30 @@ class LogThreadFaultTest
         final Topic topic = registry.create("claimed", 2, Map.of());
         final Partition held = topic.partitions[0];
         // a claim left open on the log: its next append throws IllegalStateException (commit or abort first)
+        final BatchClaim claim = new BatchClaim();
         final CompletableFuture<Boolean> claimed = new CompletableFuture<>();
-        thread.execute(() -> claimed.complete(held.log.claim(1024, new BatchClaim(), new AppendResult())));
+        thread.execute(() -> claimed.complete(held.log.claim(1024, claim, new AppendResult())));
         assertTrue(claimed.get(30, TimeUnit.SECONDS));
 
         final AppendCommand failed = append(held);
         assertEquals(AppendResult.STORAGE_ERROR, failed.result.status);
         assertTrue(failed.result.message.contains("IllegalStateException"), failed.result.message);
+        assertEquals(Errors.KAFKA_STORAGE_ERROR, Errors.ofAppend(failed.result.status));
         assertEquals(1, thread.faults().count());
         assertEquals(AppendResult.OK, append(topic.partitions[1]).result.status, "the other partition is served");
 
         assertEquals(AppendResult.STORAGE_ERROR, append(held).result.status, "the same fault again");
         assertEquals(2, thread.faults().count(), "every failed command is counted");
         assertEquals(1, thread.faults().distinctCauses(), "one cause, logged once");
+
+        final CompletableFuture<Boolean> aborted = new CompletableFuture<>();
+        thread.execute(() ->
+        {
+            held.log.abort(claim);
+            aborted.complete(true);
+        });
+        assertTrue(aborted.get(30, TimeUnit.SECONDS));
+        assertEquals(AppendResult.OK, append(held).result.status, "once the claim ends the log takes appends again");
     }
 
     @Test
