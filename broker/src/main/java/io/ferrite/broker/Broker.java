@@ -166,7 +166,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, config))
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
                     .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread))
-                    .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread))
+                    .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES)))
                     .registerLazily(ApiKeys.INIT_PRODUCER_ID, () -> new InitProducerIdHandler(producerIds))
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))

@@ -22,7 +22,9 @@ import java.util.Arrays;
  * their length, and the connection sends the segment's bytes with {@code transferTo}. Reads stop at
  * the high watermark (which is also the last stable offset: there are no transactions yet). Within a
  * request the first partition with data gets at least one whole batch, then {@code max_bytes} bounds
- * the rest, as Kafka does.
+ * the rest, as Kafka does. The broker's {@code fetch.max.bytes} caps {@code max_bytes} (and with it
+ * {@code min_bytes}), as Kafka's KafkaApis does: without it a consumer asking for 500 MB would get a
+ * 500 MB response, all of it held on the connection until sent.
  *
  * <p>Long poll: when fewer than {@code min_bytes} are there, the request waits (its connection reads
  * nothing more meanwhile) until the partitions it reads have enough or {@code max_wait_ms} passes; a
@@ -41,11 +43,14 @@ public final class FetchHandler implements RequestHandler
     private final TopicRegistry topics;
     /** The network thread this handler serves (a parked fetch tells its partitions whom to wake). */
     private final int networkThread;
+    /** The broker's fetch.max.bytes. */
+    private final int maxBytes;
 
-    public FetchHandler(final TopicRegistry topics, final int networkThread)
+    public FetchHandler(final TopicRegistry topics, final int networkThread, final int maxBytes)
     {
         this.topics = topics;
         this.networkThread = networkThread;
+        this.maxBytes = maxBytes;
     }
 
     @Override
@@ -91,7 +96,9 @@ public final class FetchHandler implements RequestHandler
                     .sessionId(0).responses(0);
                 return outOffset + encoder.finish();
             }
-            minBytes = decoder.minBytes();
+            // Kafka's order: max_bytes capped by the broker first, then min_bytes by that, so a
+            // min_bytes no response may reach does not always wait out max_wait_ms
+            minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
             final int available = pass(connection, false, outOffset);
             if (errors || available >= minBytes || decoder.maxWaitMs() <= 0)
             {
@@ -166,6 +173,12 @@ public final class FetchHandler implements RequestHandler
             parkedCount = 0;
         }
 
+        /** The request's max_bytes within the broker's fetch.max.bytes. */
+        private int maxBytes(final FetchRequestDecoder request)
+        {
+            return Math.min(request.maxBytes(), maxBytes);
+        }
+
         private Topic topic(final Connection connection, final FetchRequestDecoder.FetchTopic t)
         {
             final Topic topic = version >= 13 ?
@@ -183,7 +196,7 @@ public final class FetchHandler implements RequestHandler
         {
             errors = false;
             final boolean committed = decoder.isolationLevel() == READ_COMMITTED;
-            int remaining = Math.max(0, decoder.maxBytes());
+            int remaining = Math.max(0, maxBytes(decoder));
             boolean first = true;
             int bytes = 0;
             final FetchRequestDecoder.FetchTopic t = decoder.topics();

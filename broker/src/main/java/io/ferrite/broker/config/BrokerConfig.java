@@ -60,6 +60,7 @@ public final class BrokerConfig
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
+    public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
 
     /** Topic config -> the broker properties that set its default, most specific first (Kafka's synonyms). */
     public static final Map<String, List<String>> TOPIC_SYNONYMS = topicSynonyms();
@@ -393,7 +394,9 @@ public final class BrokerConfig
             .define(INTERNAL_OFFSETS_RETENTION_MS, LONG, null, atLeast(1), true, "testing only: offsets retention in milliseconds")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __consumer_offsets (created on first use)")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __consumer_offsets")
-            .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset");
+            .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset")
+            .define(FETCH_MAX_BYTES, INT, "57671680", atLeast(1024), true,
+                "The maximum number of bytes we will return for a fetch request. Must be at least 1024.");
         for (final Map.Entry<String, List<String>> e : topicSynonyms().entrySet())
         {
             final ConfigKey topicKey = LogConfig.CATALOGUE.key(e.getKey());

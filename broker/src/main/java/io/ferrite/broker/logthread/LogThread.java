@@ -5,8 +5,6 @@ import io.ferrite.log.PartitionLog;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 import org.jctools.queues.SpscArrayQueue;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
@@ -17,15 +15,18 @@ import java.util.concurrent.locks.LockSupport;
  * A log thread: the single writer of the partitions it owns. Its duty cycle drains the append
  * commands each network thread sent it (a bounded number per queue per cycle, so no network thread
  * starves the others), appends, and sends each command back over that network thread's return
- * queue — at once, or for acks=all in fsync durability once an fsync covers the batch. Control tasks
- * (deleting a partition's log) run between appends, so nothing else ever touches a log it writes.
+ * queue — at once, or in fsync durability once an fsync covers the batch. Control tasks (deleting a
+ * partition's log) run between appends, so nothing else ever touches a log it writes.
+ *
+ * <p>A command, task or answer that throws costs only itself: the command is answered
+ * KAFKA_STORAGE_ERROR and the fault counted ({@link #faults()}). Being the only writer of its
+ * partitions, a log thread that died would leave every produce queued to it waiting for ever.
  *
  * <p>Queues are JCTools SPSC rings: one in and one out per network thread. Their capacity equals the
  * network thread's pool of commands, so an offer back can never fail.
  */
 public final class LogThread implements Runnable
 {
-    private static final Logger LOG = LoggerFactory.getLogger(LogThread.class);
     /** Commands taken from one network thread per cycle before the next is served. */
     private static final int DRAIN_LIMIT = 64;
 
@@ -39,6 +40,15 @@ public final class LogThread implements Runnable
     private final IdleStrategy idle;
     private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
     private final List<AppendCommand> awaitingFsync = new ArrayList<>();
+    private final LogThreadFaults faults;
+    /**
+     * The command taken from its queue and not yet answered or held, for the duty cycle's last-resort
+     * catch: a SIGBUS on a mapped segment in compiled code surfaces as an InternalError only at a
+     * later safepoint, which may fall outside the per-command catch — even in a later command, which
+     * then takes the error (better than a command never answered; the faulting append itself may
+     * have been answered already, which only the log engine could prevent).
+     */
+    private AppendCommand inHand;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean idling;
@@ -61,6 +71,7 @@ public final class LogThread implements Runnable
         this.completion = completion;
         this.idle = idle;
         this.queueCapacity = queueCapacity;
+        this.faults = new LogThreadFaults(id);
         this.inFlight = new int[networkThreads];
         this.in = new SpscArrayQueue[networkThreads];
         this.out = new SpscArrayQueue[networkThreads];
@@ -121,6 +132,12 @@ public final class LogThread implements Runnable
         LockSupport.unpark(thread);
     }
 
+    /** The faults this thread survived. */
+    public LogThreadFaults faults()
+    {
+        return faults;
+    }
+
     /** Runs {@code task} on this thread between appends. */
     public void execute(final Runnable task)
     {
@@ -133,54 +150,80 @@ public final class LogThread implements Runnable
     {
         while (running)
         {
-            int work = 0;
-            for (int n = 0; n < in.length; n++)
+            try
             {
-                final SpscArrayQueue<AppendCommand> queue = in[n];
-                for (int i = 0; i < DRAIN_LIMIT; i++)
+                doWork();
+            }
+            catch (final Throwable fault)
+            {
+                final AppendCommand command = inHand;
+                if (command != null)
                 {
-                    final AppendCommand command = queue.relaxedPoll();
-                    if (command == null)
-                    {
-                        break;
-                    }
-                    append(command);
-                    work++;
+                    awaitingFsync.remove(command); // if it got as far as being held: answered once, here
+                    answerFault(command, "an append to " + command.partition.log, fault);
+                }
+                else if (!LogThreadFaults.survivable(fault))
+                {
+                    throw fault; // already counted where it was caught, or the JVM is failing anyway
+                }
+                else
+                {
+                    faults.survive("the duty cycle", fault); // whatever the per-command guards did not catch
                 }
             }
-            if (!awaitingFsync.isEmpty())
+        }
+    }
+
+    private void doWork()
+    {
+        int work = 0;
+        for (int n = 0; n < in.length; n++)
+        {
+            final SpscArrayQueue<AppendCommand> queue = in[n];
+            for (int i = 0; i < DRAIN_LIMIT; i++)
             {
-                work += completeDurable();
-            }
-            Runnable task;
-            while ((task = tasks.poll()) != null)
-            {
-                try
+                final AppendCommand command = queue.relaxedPoll();
+                if (command == null)
                 {
-                    task.run();
+                    break;
                 }
-                catch (final RuntimeException ex)
-                {
-                    LOG.error("task on log thread {} failed", id, ex);
-                }
+                inHand = command;
+                append(command);
                 work++;
             }
-            if (work == 0)
+        }
+        if (!awaitingFsync.isEmpty())
+        {
+            work += completeDurable();
+        }
+        Runnable task;
+        while ((task = tasks.poll()) != null)
+        {
+            try
             {
-                // publish "idling" before the last look at the queues, and offer() looks at
-                // "idling" only after its command is in (with a full fence between): one of the two
-                // always sees the other, so a command never waits out a park
-                idling = true;
-                if (!hasWork())
-                {
-                    idle.idle(0);
-                }
-                idling = false;
+                task.run();
             }
-            else
+            catch (final Throwable fault)
             {
-                idle.reset();
+                faults.survive("a task", fault);
             }
+            work++;
+        }
+        if (work == 0)
+        {
+            // publish "idling" before the last look at the queues, and offer() looks at
+            // "idling" only after its command is in (with a full fence between): one of the two
+            // always sees the other, so a command never waits out a park
+            idling = true;
+            if (!hasWork())
+            {
+                idle.idle(0);
+            }
+            idling = false;
+        }
+        else
+        {
+            idle.reset();
         }
     }
 
@@ -198,15 +241,38 @@ public final class LogThread implements Runnable
 
     private void append(final AppendCommand command)
     {
+        try
+        {
+            if (appendAndHold(command))
+            {
+                return;
+            }
+        }
+        catch (final Throwable fault)
+        {
+            answerFault(command, "an append to " + command.partition.log, fault);
+            return;
+        }
+        complete(command);
+    }
+
+    /** Appends; returns whether the answer must wait for an fsync (the command is then held). */
+    private boolean appendAndHold(final AppendCommand command)
+    {
         final PartitionLog log = command.partition.log;
         log.append(command.buffer, command.offset, command.length, command.result);
         final AppendResult r = command.result;
-        if (r.status == AppendResult.OK && log.config().fsyncDurability)
+        if (log.config().fsyncDurability)
         {
-            if (command.acks == -1 && log.durableOffset() <= r.lastOffset)
+            // the mode promises that nothing is acknowledged before an fsync covers it: at acks=1 as
+            // at acks=all, and for a retry answered with the original's offsets too (the DUPLICATE
+            // of a batch appended a moment ago; Kafka holds that answer until the high watermark,
+            // here the durable offset, passes the batch). The high watermark moves after the fsync.
+            if (command.acks != 0 && r.succeeded() && log.durableOffset() <= r.lastOffset)
             {
-                awaitingFsync.add(command); // acks=all waits for the group fsync
-                return;
+                awaitingFsync.add(command);
+                inHand = null;
+                return true;
             }
         }
         else if (r.status == AppendResult.OK)
@@ -217,10 +283,27 @@ public final class LogThread implements Runnable
                 completion.highWatermarkAdvanced(command.partition);
             }
         }
-        complete(command);
+        return false;
     }
 
-    /** Sends back the acks=all commands an fsync now covers, in the order they came. */
+    /** Answers a command whose handling threw KAFKA_STORAGE_ERROR, then counts and logs the fault. */
+    private void answerFault(final AppendCommand command, final String what, final Throwable fault)
+    {
+        command.result.status = AppendResult.STORAGE_ERROR;
+        command.result.message = what + " failed: " + fault;
+        complete(command);
+        faults.survive(what, fault);
+    }
+
+    /**
+     * Sends back the held commands an fsync now covers, in the order they came, and those whose log
+     * closed with no fsync covering them — with NOT_LEADER_OR_FOLLOWER, not OK: the partition went
+     * away (deleted, or the broker stopping), which is Kafka's answer to a produce waiting in
+     * purgatory whose partition is no longer hosted, and what an append arriving after the close
+     * gets (LOG_CLOSED). KAFKA_STORAGE_ERROR would tell the client the disk failed, which a close
+     * is not. Checked in this order because close sets the flag before its own flush: a batch
+     * that flush covered is answered OK.
+     */
     private int completeDurable()
     {
         final int waiting = awaitingFsync.size();
@@ -228,13 +311,28 @@ public final class LogThread implements Runnable
         for (int i = 0; i < waiting; i++)
         {
             final AppendCommand command = awaitingFsync.get(i);
-            if (command.partition.log.durableOffset() > command.result.lastOffset || command.partition.log.isClosed())
+            try
             {
-                complete(command);
+                final PartitionLog log = command.partition.log;
+                final AppendResult r = command.result;
+                if (log.durableOffset() > r.lastOffset)
+                {
+                    complete(command);
+                }
+                else if (log.isClosed() && log.durableOffset() <= r.lastOffset)
+                {
+                    r.status = AppendResult.LOG_CLOSED;
+                    r.message = "log " + log + " closed before an fsync covered offsets " + r.firstOffset + ".." + r.lastOffset;
+                    complete(command);
+                }
+                else
+                {
+                    awaitingFsync.set(kept++, command);
+                }
             }
-            else
+            catch (final Throwable fault)
             {
-                awaitingFsync.set(kept++, command);
+                answerFault(command, "the answer of a held append to " + command.partition.log, fault);
             }
         }
         while (awaitingFsync.size() > kept)
@@ -246,8 +344,19 @@ public final class LogThread implements Runnable
 
     private void complete(final AppendCommand command)
     {
-        out[command.networkThread].offer(command);
-        completion.completed(command.networkThread);
+        // cleared before the offer: a fault surfacing inside the offer would lose the command, but
+        // a command answered twice would corrupt its request and the network thread's count
+        inHand = null;
+        out[command.networkThread].offer(command); // cannot fail: the return queue holds all a network thread has out
+        try
+        {
+            completion.completed(command.networkThread);
+        }
+        catch (final Throwable fault)
+        {
+            // the command is back on its queue; the network thread finds it on its next turn
+            faults.survive("telling network thread " + command.networkThread + " of a returned command", fault);
+        }
     }
 
     public void close()

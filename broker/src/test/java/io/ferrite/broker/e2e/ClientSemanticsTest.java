@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.log.PartitionLog;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -19,6 +20,8 @@ import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -170,8 +174,16 @@ class ClientSemanticsTest
         }
     }
 
-    @Test
-    void idempotentProducerThroughDroppedConnectionsWritesEachRecordOnceInOrder() throws Exception
+    /**
+     * In fsync durability also: every acknowledgement — including a retry's, answered with the
+     * original offsets — comes only once the log is durable past the record (checked in the send
+     * callback against the broker's own log: the durable offset only grows, so a record durable
+     * when answered is still durable at the callback; one answered early is caught if the fsync
+     * has not come by then).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"flush", "fsync"})
+    void idempotentProducerThroughDroppedConnectionsWritesEachRecordOnceInOrder(final String durability) throws Exception
     {
         try (DroppingProxy proxy = new DroppingProxy(42, 0.05);
             RunningBroker broker = new RunningBroker(dir, Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port())))
@@ -179,8 +191,11 @@ class ClientSemanticsTest
             proxy.target(broker.broker.address().getPort());
             try (Admin admin = broker.admin())
             {
-                admin.createTopics(List.of(new NewTopic("exactly", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+                admin.createTopics(List.of(new NewTopic("exactly", 1, (short)1).configs(Map.of("ferrite.durability", durability))))
+                    .all().get(20, TimeUnit.SECONDS);
             }
+            final PartitionLog log = broker.broker.topics().topic("exactly").partition(0).log;
+            final List<String> early = new CopyOnWriteArrayList<>();
             final int count = 3_000;
             try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + proxy.port(),
@@ -192,7 +207,14 @@ class ClientSemanticsTest
                 final List<Future<RecordMetadata>> sent = new ArrayList<>();
                 for (int i = 0; i < count; i++)
                 {
-                    sent.add(producer.send(new ProducerRecord<>("exactly", bytes("r" + i))));
+                    sent.add(producer.send(new ProducerRecord<>("exactly", bytes("r" + i)), (m, ex) ->
+                    {
+                        final long durable = log.durableOffset();
+                        if (ex == null && durability.equals("fsync") && durable <= m.offset())
+                        {
+                            early.add(m.offset() + " acknowledged at durable offset " + durable);
+                        }
+                    }));
                 }
                 producer.flush();
                 long last = -1;
@@ -204,6 +226,7 @@ class ClientSemanticsTest
                 }
             }
             assertTrue(proxy.dropped.get() > 0, "the proxy cut connections after produce requests");
+            assertEquals(List.of(), early, "acknowledged before an fsync covered them");
             System.out.println("idempotence: " + proxy.dropped.get() + " connections cut after a produce request");
             final TopicPartition tp = new TopicPartition("exactly", 0);
             try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(Map.of()))
