@@ -396,7 +396,7 @@ public final class BrokerConfig
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __consumer_offsets")
             .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset")
             .define(FETCH_MAX_BYTES, INT, "57671680", atLeast(1024), true,
-                "The maximum number of bytes we will return for a fetch request. Must be at least 1024.");
+                "cap on the records of one fetch response: a request's max_bytes (and min_bytes) above it is lowered to it; a first batch larger than it still goes whole");
         for (final Map.Entry<String, List<String>> e : topicSynonyms().entrySet())
         {
             final ConfigKey topicKey = LogConfig.CATALOGUE.key(e.getKey());
