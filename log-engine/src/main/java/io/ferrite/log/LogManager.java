@@ -383,11 +383,28 @@ public final class LogManager implements AutoCloseable
         {
             for (final PartitionLog log : logArray)
             {
-                log.preallocate();
+                try
+                {
+                    log.preallocate();
+                }
+                catch (final RuntimeException | InternalError ex)
+                {
+                    // a SIGBUS touching a page (a file cut under its mapping) is an InternalError: that
+                    // log's writer meets the fault itself; the thread goes on for every other log,
+                    // logging a failure once, not every millisecond
+                    if (log != lastPreallocationFailure)
+                    {
+                        lastPreallocationFailure = log;
+                        LOG.warn("preallocating for {} failed", log, ex);
+                    }
+                }
             }
             java.util.concurrent.locks.LockSupport.parkNanos(PREALLOCATION_PERIOD_NS);
         }
     }
+
+    /** The log whose preallocation failed last (preallocator thread only), so each failure is logged once. */
+    private PartitionLog lastPreallocationFailure;
 
     /** How often the preallocator looks: 1 MiB of lookahead lasts several ms even at 200 MB/s. */
     private static final long PREALLOCATION_PERIOD_NS = 1_000_000L;
