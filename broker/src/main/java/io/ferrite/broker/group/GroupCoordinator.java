@@ -124,8 +124,8 @@ public final class GroupCoordinator implements AutoCloseable
     private final ScheduledExecutorService timer;
     private final GroupStore store;
     private long nextRetentionCheck;
-    /** Tests only: runs inside an OffsetCommit's lock hold, right after its member and generation are checked (null in production). */
-    volatile Runnable afterCommitValidated;
+    /** Tests only: run inside an OffsetCommit's lock hold (null in production). */
+    volatile OffsetCommits.Hooks commitHooks;
 
     public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads)
     {
@@ -765,7 +765,7 @@ public final class GroupCoordinator implements AutoCloseable
         final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets)
     {
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
-            afterCommitValidated);
+            commitHooks);
     }
 
     public int offsetMetadataMaxBytes()

@@ -43,6 +43,14 @@ final class OffsetCommits
         }
     }
 
+    /**
+     * Tests only: {@code afterValidated} runs right after the member and generation are checked,
+     * {@code beforeStored} right before the append; both inside the commit's lock hold.
+     */
+    record Hooks(Runnable afterValidated, Runnable beforeStored)
+    {
+    }
+
     private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, Errors.NONE, null, -1);
 
     private OffsetCommits()
@@ -52,12 +60,12 @@ final class OffsetCommits
     /** Checks, appends, then stores {@code offsets} (the partitions that passed their own checks; may be empty). */
     static Result commit(final Map<String, Group> groups, final GroupStore store, final String groupId, final int generationId,
         final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets,
-        final Runnable afterValidated)
+        final Hooks hooks)
     {
         final short groupError = validate(groups, groupId, generationId, memberId, groupInstanceId, version);
-        if (afterValidated != null)
+        if (hooks != null && hooks.afterValidated() != null)
         {
-            afterValidated.run();
+            hooks.afterValidated().run();
         }
         if (groupError != Errors.NONE)
         {
@@ -73,6 +81,10 @@ final class OffsetCommits
         {
             keys.add(GroupRecords.offsetKey(groupId, e.getKey().topic(), e.getKey().partition()));
             values.add(GroupRecords.offsetValue(e.getValue()));
+        }
+        if (hooks != null && hooks.beforeStored() != null)
+        {
+            hooks.beforeStored().run();
         }
         final short writeError = store.write(groupId, keys, values);
         if (writeError != Errors.NONE)
