@@ -1,7 +1,6 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.log.PartitionLog;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -25,21 +24,13 @@ final class OffsetCommits
         /** The append failed: every partition that passed its own checks gets this error. */
         final short writeError;
         /** Where the offsets were appended (null if nothing was), for an answer that waits for the fsync. */
-        final PartitionLog log;
-        final long lastOffset;
+        final GroupStore.Appended appended;
 
-        Result(final short groupError, final short writeError, final PartitionLog log, final long lastOffset)
+        Result(final short groupError, final short writeError, final GroupStore.Appended appended)
         {
             this.groupError = groupError;
             this.writeError = writeError;
-            this.log = log;
-            this.lastOffset = lastOffset;
-        }
-
-        /** Whether the answer may go only once an fsync covers the append (fsync durability). */
-        boolean awaitsFsync()
-        {
-            return log != null && log.config().fsyncDurability && log.durableOffset() <= lastOffset;
+            this.appended = appended;
         }
     }
 
@@ -51,7 +42,7 @@ final class OffsetCommits
     {
     }
 
-    private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, Errors.NONE, null, -1);
+    private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, Errors.NONE, null);
 
     private OffsetCommits()
     {
@@ -69,7 +60,7 @@ final class OffsetCommits
         }
         if (groupError != Errors.NONE)
         {
-            return new Result(groupError, Errors.NONE, null, -1);
+            return new Result(groupError, Errors.NONE, null);
         }
         if (offsets.isEmpty())
         {
@@ -89,7 +80,7 @@ final class OffsetCommits
         final short writeError = store.write(groupId, keys, values);
         if (writeError != Errors.NONE)
         {
-            return new Result(Errors.NONE, writeError, null, -1);
+            return new Result(Errors.NONE, writeError, null);
         }
         final long now = System.currentTimeMillis();
         Group group = groups.get(groupId);
@@ -104,7 +95,7 @@ final class OffsetCommits
             group.stateTimestamp = now; // retention counts from the last activity
         }
         group.offsets.putAll(offsets);
-        return new Result(Errors.NONE, Errors.NONE, store.lastLog(), store.lastOffset());
+        return new Result(Errors.NONE, Errors.NONE, store.lastAppended());
     }
 
     /** Kafka's checks of an OffsetCommit's member and generation: NONE when the commit may proceed. */
