@@ -147,7 +147,7 @@ public final class Broker implements AutoCloseable
                 }
             };
             this.groups = new GroupCoordinator(topics, groupSettings(config), wakeNetworkThreads);
-            wakeups.offsetsDurable = wakeNetworkThreads; // offset commits waiting for their fsync are answered
+            wakeups.offsetsDurable = wakeNetworkThreads; // group writes waiting for their fsync are answered
             groups.start();
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
@@ -377,7 +377,8 @@ public final class Broker implements AutoCloseable
                 logThreads[partition.owner].wake();
             }
             final Runnable groups = offsetsDurable;
-            if (groups != null && GroupCoordinator.OFFSETS_TOPIC.equals(log.topic()))
+            // only in fsync durability do group answers wait for a durability event (AwaitingFsync)
+            if (groups != null && log.config().fsyncDurability && GroupCoordinator.OFFSETS_TOPIC.equals(log.topic()))
             {
                 groups.run();
             }

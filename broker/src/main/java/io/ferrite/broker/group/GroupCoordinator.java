@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -124,8 +123,8 @@ public final class GroupCoordinator implements AutoCloseable
     private final ScheduledExecutorService timer;
     private final GroupStore store;
     private long nextRetentionCheck;
-    /** Tests only: runs inside an OffsetCommit's lock hold, right after its member and generation are checked (null in production). */
-    volatile Runnable afterCommitValidated;
+    /** Tests only: run inside an OffsetCommit's lock hold (null in production). */
+    volatile OffsetCommits.Hooks commitHooks;
 
     public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads)
     {
@@ -534,24 +533,7 @@ public final class GroupCoordinator implements AutoCloseable
                 member.awaitingSync = waiter;
                 if (memberId.equals(group.leaderId))
                 {
-                    for (final Member m : group.members.values())
-                    {
-                        final byte[] a = assignments.get(m.memberId);
-                        m.assignment = a == null ? new byte[0] : a;
-                    }
-                    group.transition(Group.State.STABLE, now);
-                    writeGroup(group);
-                    for (final Member m : group.members.values())
-                    {
-                        if (m.awaitingSync != null)
-                        {
-                            m.awaitingSync.assignment = m.assignment;
-                            m.awaitingSync.error = Errors.NONE;
-                            m.awaitingSync.done = true;
-                            m.awaitingSync = null;
-                        }
-                    }
-                    wakeNetworkThreads.run();
+                    completeSync(group, assignments, now);
                 }
                 return waiter;
             case STABLE:
@@ -560,6 +542,38 @@ public final class GroupCoordinator implements AutoCloseable
                 return waiter;
             default:
                 return waiter.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+    }
+
+    /**
+     * The leader's assignment: the group's metadata is written first. As in Kafka 4.4, when that write
+     * fails the members waiting in SyncGroup get its error, their assignments stay empty and the group
+     * rebalances; only a written sync makes the group Stable.
+     */
+    private void completeSync(final Group group, final Map<String, byte[]> assignments, final long now)
+    {
+        final short error = store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group));
+        for (final Member m : group.members.values())
+        {
+            final byte[] a = error == Errors.NONE ? assignments.get(m.memberId) : null;
+            m.assignment = a == null ? new byte[0] : a;
+            if (m.awaitingSync != null)
+            {
+                m.awaitingSync.assignment = m.assignment;
+                m.awaitingSync.error = error;
+                m.awaitingSync.done = true;
+                m.awaitingSync = null;
+            }
+        }
+        wakeNetworkThreads.run();
+        if (error == Errors.NONE)
+        {
+            group.transition(Group.State.STABLE, now);
+        }
+        else
+        {
+            LOG.info("rebalancing group {}: storing its assignment failed ({})", group.groupId, error);
+            prepareRebalance(group, now);
         }
     }
 
@@ -708,48 +722,12 @@ public final class GroupCoordinator implements AutoCloseable
             if (now >= nextRetentionCheck)
             {
                 nextRetentionCheck = now + settings.retentionCheckIntervalMs();
-                expireOffsets(now);
+                GroupDeletions.expireOffsets(groups, store, settings.offsetsRetentionMs(), now);
             }
         }
         catch (final RuntimeException ex)
         {
             LOG.error("group coordinator timer failed", ex);
-        }
-    }
-
-    /** offsets.retention.minutes: an empty group's offsets go once it has been empty that long. */
-    private void expireOffsets(final long now)
-    {
-        for (final Iterator<Group> it = groups.values().iterator(); it.hasNext(); )
-        {
-            final Group group = it.next();
-            if (!group.is(Group.State.EMPTY) || now - group.stateTimestamp < settings.offsetsRetentionMs())
-            {
-                continue;
-            }
-            final List<Group.TopicPartition> expired = new ArrayList<>();
-            for (final Map.Entry<Group.TopicPartition, Group.Offset> e : group.offsets.entrySet())
-            {
-                if (now - e.getValue().commitTimestamp() >= settings.offsetsRetentionMs())
-                {
-                    expired.add(e.getKey());
-                }
-            }
-            for (final Group.TopicPartition tp : expired)
-            {
-                group.offsets.remove(tp);
-                write(group.groupId, GroupRecords.offsetKey(group.groupId, tp.topic(), tp.partition()), null);
-            }
-            if (group.offsets.isEmpty())
-            {
-                group.transition(Group.State.DEAD, now);
-                write(group.groupId, GroupRecords.groupKey(group.groupId), null);
-                it.remove();
-            }
-            if (!expired.isEmpty())
-            {
-                LOG.info("expired {} offsets of group {}", expired.size(), group.groupId);
-            }
         }
     }
 
@@ -765,7 +743,7 @@ public final class GroupCoordinator implements AutoCloseable
         final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets)
     {
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
-            afterCommitValidated);
+            commitHooks);
     }
 
     public int offsetMetadataMaxBytes()
@@ -834,56 +812,17 @@ public final class GroupCoordinator implements AutoCloseable
             stable && g.protocolName != null ? g.protocolName : "", members);
     }
 
-    /** DeleteGroups for one group. */
-    public synchronized short delete(final String groupId)
+    /** DeleteGroups: the Empty groups among {@code groupIds} deleted, their tombstones written first (see {@link GroupDeletions}). */
+    synchronized GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
     {
-        final Group g = groups.get(groupId);
-        if (g == null || g.is(Group.State.DEAD))
-        {
-            return Errors.GROUP_ID_NOT_FOUND;
-        }
-        if (!g.is(Group.State.EMPTY))
-        {
-            return Errors.NON_EMPTY_GROUP;
-        }
-        for (final Group.TopicPartition tp : g.offsets.keySet())
-        {
-            write(groupId, GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()), null);
-        }
-        write(groupId, GroupRecords.groupKey(groupId), null);
-        g.transition(Group.State.DEAD, System.currentTimeMillis());
-        groups.remove(groupId);
-        return Errors.NONE;
+        return GroupDeletions.deleteGroups(groups, store, groupIds);
     }
 
-    /** OffsetDelete: GROUP_ID_NOT_FOUND for the whole request, else an error per partition. */
-    public synchronized short deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
+    /** OffsetDelete: the request's error, else an error per partition in {@code results}. */
+    synchronized GroupDeletions.OffsetsDeleted deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
         final Map<Group.TopicPartition, Short> results)
     {
-        if (groupId == null || groupId.isEmpty())
-        {
-            return Errors.INVALID_GROUP_ID;
-        }
-        final Group g = groups.get(groupId);
-        if (g == null || g.is(Group.State.DEAD))
-        {
-            return Errors.GROUP_ID_NOT_FOUND;
-        }
-        final Set<String> subscribed = g.is(Group.State.EMPTY) ? Set.of() : g.subscribedTopics();
-        for (final Group.TopicPartition tp : partitions)
-        {
-            if (subscribed == null || subscribed.contains(tp.topic()))
-            {
-                results.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
-                continue;
-            }
-            if (g.offsets.remove(tp) != null)
-            {
-                write(groupId, GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()), null);
-            }
-            results.put(tp, Errors.NONE);
-        }
-        return Errors.NONE;
+        return GroupDeletions.deleteOffsets(groups, store, groupId, partitions, results);
     }
 
     private void writeGroup(final Group group)

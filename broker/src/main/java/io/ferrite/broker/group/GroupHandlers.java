@@ -7,8 +7,6 @@ import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.wire.message.ApiKeys;
-import io.ferrite.wire.message.DeleteGroupsRequestDecoder;
-import io.ferrite.wire.message.DeleteGroupsResponseEncoder;
 import io.ferrite.wire.message.DescribeGroupsRequestDecoder;
 import io.ferrite.wire.message.DescribeGroupsResponseEncoder;
 import io.ferrite.wire.message.FindCoordinatorRequestDecoder;
@@ -21,8 +19,6 @@ import io.ferrite.wire.message.LeaveGroupRequestDecoder;
 import io.ferrite.wire.message.LeaveGroupResponseEncoder;
 import io.ferrite.wire.message.ListGroupsRequestDecoder;
 import io.ferrite.wire.message.ListGroupsResponseEncoder;
-import io.ferrite.wire.message.OffsetDeleteRequestDecoder;
-import io.ferrite.wire.message.OffsetDeleteResponseEncoder;
 import io.ferrite.wire.message.OffsetFetchRequestDecoder;
 import io.ferrite.wire.message.OffsetFetchResponseEncoder;
 import io.ferrite.wire.message.StringArrayDecoder;
@@ -65,8 +61,8 @@ public final class GroupHandlers
             .registerLazily(ApiKeys.OFFSET_FETCH, () -> new OffsetFetch(coordinator, topics))
             .registerLazily(ApiKeys.LIST_GROUPS, () -> new ListGroups(coordinator))
             .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroups(coordinator))
-            .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroups(coordinator))
-            .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDelete(coordinator, topics));
+            .registerLazily(ApiKeys.DELETE_GROUPS, () -> new GroupDeletionHandlers.DeleteGroups(coordinator))
+            .registerLazily(ApiKeys.OFFSET_DELETE, () -> new GroupDeletionHandlers.OffsetDelete(coordinator, topics));
     }
 
     /**
@@ -576,96 +572,6 @@ public final class GroupHandlers
                     }
                 }
                 g.authorizedOperations(Integer.MIN_VALUE);
-            }
-            return outOffset + response.finish();
-        }
-    }
-
-    static final class DeleteGroups implements RequestHandler
-    {
-        private final GroupCoordinator coordinator;
-        private final DeleteGroupsRequestDecoder request = new DeleteGroupsRequestDecoder();
-        private final DeleteGroupsResponseEncoder response = new DeleteGroupsResponseEncoder();
-
-        DeleteGroups(final GroupCoordinator coordinator)
-        {
-            this.coordinator = coordinator;
-        }
-
-        @Override
-        public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-            final MutableDirectBuffer out, final int outOffset, final Connection connection)
-        {
-            request.wrap(in, offset, limit, version);
-            final StringArrayDecoder names = request.groupsNames();
-            response.wrap(out, outOffset, version).throttleTimeMs(0);
-            final DeleteGroupsResponseEncoder.DeletableGroupResult r = response.results(names.elementCount());
-            while (names.hasNext())
-            {
-                final String groupId = names.next().value();
-                r.next().groupId(groupId).errorCode(coordinator.delete(groupId));
-            }
-            return outOffset + response.finish();
-        }
-    }
-
-    /** OffsetDelete: partitions of unknown topics are UNKNOWN_TOPIC_OR_PARTITION before the group is asked (as Kafka's broker does). */
-    static final class OffsetDelete implements RequestHandler
-    {
-        private final GroupCoordinator coordinator;
-        private final TopicRegistry topics;
-        private final OffsetDeleteRequestDecoder request = new OffsetDeleteRequestDecoder();
-        private final OffsetDeleteResponseEncoder response = new OffsetDeleteResponseEncoder();
-
-        OffsetDelete(final GroupCoordinator coordinator, final TopicRegistry topics)
-        {
-            this.coordinator = coordinator;
-            this.topics = topics;
-        }
-
-        @Override
-        public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-            final MutableDirectBuffer out, final int outOffset, final Connection connection)
-        {
-            request.wrap(in, offset, limit, version);
-            final List<Group.TopicPartition> partitions = new ArrayList<>();
-            final Map<Group.TopicPartition, Short> results = new LinkedHashMap<>();
-            final OffsetDeleteRequestDecoder.OffsetDeleteRequestTopic t = request.topics();
-            while (t.hasNext())
-            {
-                t.next();
-                final Topic topic = topics.topic(t.name());
-                final OffsetDeleteRequestDecoder.OffsetDeleteRequestPartition p = t.partitions();
-                while (p.hasNext())
-                {
-                    p.next();
-                    final Group.TopicPartition tp = new Group.TopicPartition(t.name(), p.partitionIndex());
-                    if (topic == null || topic.isDeleted() || topic.partition(p.partitionIndex()) == null)
-                    {
-                        results.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
-                    }
-                    else
-                    {
-                        partitions.add(tp);
-                    }
-                }
-            }
-            final short error = coordinator.deleteOffsets(request.groupId(), partitions, results);
-            response.wrap(out, outOffset, version).errorCode(error).throttleTimeMs(0);
-            final OffsetDeleteRequestDecoder.OffsetDeleteRequestTopic t2 = request.topics();
-            final OffsetDeleteResponseEncoder.OffsetDeleteResponseTopic rt = response.topics(error == Errors.NONE ? t2.elementCount() : 0);
-            while (error == Errors.NONE && t2.hasNext())
-            {
-                t2.next();
-                final OffsetDeleteRequestDecoder.OffsetDeleteRequestPartition p = t2.partitions();
-                final OffsetDeleteResponseEncoder.OffsetDeleteResponsePartition rp = rt.next().name(t2.name())
-                    .partitions(p.elementCount());
-                while (p.hasNext())
-                {
-                    p.next();
-                    final Short e = results.get(new Group.TopicPartition(t2.name(), p.partitionIndex()));
-                    rp.next().partitionIndex(p.partitionIndex()).errorCode(e == null ? Errors.NONE : e);
-                }
             }
             return outOffset + response.finish();
         }

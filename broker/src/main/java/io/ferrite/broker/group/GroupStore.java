@@ -54,8 +54,8 @@ final class GroupStore
     /**
      * Appends the records (a null value deletes its key) as one batch to the group's partition, so
      * that one request's changes are on disk all or not at all, as Kafka writes one batch per
-     * coordinator operation. Returns NONE when appended ({@link #lastLog()} and {@link #lastOffset()}
-     * then say where, for a caller that waits for durability), else the error Kafka 4.4's coordinator
+     * coordinator operation. Returns NONE when appended ({@link #lastAppended()}
+     * then says where, for a caller that waits for durability), else the error Kafka 4.4's coordinator
      * answers for the failed write. Nothing is changed on a failure.
      */
     short write(final String groupId, final List<byte[]> keys, final List<byte[]> values)
@@ -92,16 +92,26 @@ final class GroupStore
         return Errors.NONE;
     }
 
-    /** The log the last successful {@link #write} went to, or null after a failed one. */
-    PartitionLog lastLog()
+    /** Where an append went: an answer that promises it in fsync durability waits until the log's fsync covers it. */
+    record Appended(PartitionLog log, long lastOffset)
     {
-        return lastLog;
+        boolean awaitsFsync()
+        {
+            return log.config().fsyncDurability && log.durableOffset() <= lastOffset;
+        }
     }
 
-    /** The last offset of the last successful {@link #write}. */
-    long lastOffset()
+    /** The last successful {@link #write}, or null after a failed one. */
+    Appended lastAppended()
     {
-        return lastOffset;
+        return lastLog == null ? null : new Appended(lastLog, lastOffset);
+    }
+
+    /** The partition of {@code __consumer_offsets} a group's records go to (all of one partition can share a batch). */
+    int partitionOf(final String groupId)
+    {
+        final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
+        return (groupId.hashCode() & 0x7fffffff) % (topic == null ? settings.offsetsTopicPartitions() : topic.partitions.length);
     }
 
     /**
@@ -146,7 +156,7 @@ final class GroupStore
                 return null;
             }
         }
-        return topic.partitions[(groupId.hashCode() & 0x7fffffff) % topic.partitions.length];
+        return topic.partitions[partitionOf(groupId)];
     }
 
     /** Replays every partition into {@code groups}; returns the records read. */

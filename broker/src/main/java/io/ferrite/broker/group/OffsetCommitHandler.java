@@ -2,11 +2,9 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.OffsetCommitRequestDecoder;
 import io.ferrite.wire.message.OffsetCommitResponseEncoder;
@@ -23,18 +21,10 @@ import java.util.Map;
  * OFFSET_METADATA_TOO_LARGE), then the coordinator's one step that checks the member and generation,
  * appends the valid offsets as one batch and stores them (see {@link OffsetCommits}). The answer goes
  * out when the append holds what the durability mode promises: at once in flush durability, after
- * the group fsync covers it in fsync durability — then from a {@link PendingResponse} the network
- * thread polls when the fsync is done, never blocking on it.
+ * the group fsync covers it in fsync durability ({@link AwaitingFsync}).
  */
 final class OffsetCommitHandler implements RequestHandler
 {
-    /**
-     * How long an answer waits for its fsync: Kafka's offsets.commit.timeout.ms default. After it the
-     * commit is answered as Kafka answers a write that timed out (COORDINATOR_NOT_AVAILABLE, so the
-     * client retries); the offsets stay stored, as Kafka keeps a write it timed out on.
-     */
-    static final long FSYNC_TIMEOUT_MS = 5_000;
-
     private final GroupCoordinator coordinator;
     private final TopicRegistry topics;
     private final OffsetCommitRequestDecoder request = new OffsetCommitRequestDecoder();
@@ -94,54 +84,8 @@ final class OffsetCommitHandler implements RequestHandler
         {
             return answer.write(out, outOffset, result.writeError, false);
         }
-        if (!result.awaitsFsync())
-        {
-            return answer.write(out, outOffset, Errors.NONE, false);
-        }
-        connection.defer(new AwaitingFsync(answer, result.log, result.lastOffset, now + FSYNC_TIMEOUT_MS));
-        return RequestHandler.DEFERRED;
-    }
-
-    /** A commit appended in fsync durability: answered once the group fsync covers it (the broker wakes the network threads then). */
-    private static final class AwaitingFsync implements PendingResponse
-    {
-        private final Answer answer;
-        private final PartitionLog log;
-        private final long lastOffset;
-        private final long deadlineMs;
-
-        AwaitingFsync(final Answer answer, final PartitionLog log, final long lastOffset, final long deadlineMs)
-        {
-            this.answer = answer;
-            this.log = log;
-            this.lastOffset = lastOffset;
-            this.deadlineMs = deadlineMs;
-        }
-
-        @Override
-        public int poll(final Connection connection, final int outOffset, final long nowMs)
-        {
-            if (log.durableOffset() > lastOffset)
-            {
-                return answer.write(connection.out, outOffset, Errors.NONE, false);
-            }
-            if (log.isClosed())
-            {
-                // closed before its fsync covered the commit: as a write to an offline partition
-                return answer.write(connection.out, outOffset, Errors.NOT_COORDINATOR, false);
-            }
-            if (nowMs >= deadlineMs)
-            {
-                return answer.write(connection.out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE, false);
-            }
-            return NOT_READY;
-        }
-
-        @Override
-        public long deadlineMs()
-        {
-            return deadlineMs;
-        }
+        return AwaitingFsync.answerOrDefer(result.appended == null ? List.of() : List.of(result.appended),
+            (o, at, outcomes) -> answer.write(o, at, outcomes.length == 0 ? Errors.NONE : outcomes[0], false), connection, out, outOffset, now);
     }
 
     /** The response's topics and partitions with each partition's own error, written now or later. */

@@ -1,7 +1,6 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.log.PartitionLog;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -25,25 +24,25 @@ final class OffsetCommits
         /** The append failed: every partition that passed its own checks gets this error. */
         final short writeError;
         /** Where the offsets were appended (null if nothing was), for an answer that waits for the fsync. */
-        final PartitionLog log;
-        final long lastOffset;
+        final GroupStore.Appended appended;
 
-        Result(final short groupError, final short writeError, final PartitionLog log, final long lastOffset)
+        Result(final short groupError, final short writeError, final GroupStore.Appended appended)
         {
             this.groupError = groupError;
             this.writeError = writeError;
-            this.log = log;
-            this.lastOffset = lastOffset;
-        }
-
-        /** Whether the answer may go only once an fsync covers the append (fsync durability). */
-        boolean awaitsFsync()
-        {
-            return log != null && log.config().fsyncDurability && log.durableOffset() <= lastOffset;
+            this.appended = appended;
         }
     }
 
-    private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, Errors.NONE, null, -1);
+    /**
+     * Tests only: {@code afterValidated} runs right after the member and generation are checked,
+     * {@code beforeStored} right before the append; both inside the commit's lock hold.
+     */
+    record Hooks(Runnable afterValidated, Runnable beforeStored)
+    {
+    }
+
+    private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, Errors.NONE, null);
 
     private OffsetCommits()
     {
@@ -52,16 +51,16 @@ final class OffsetCommits
     /** Checks, appends, then stores {@code offsets} (the partitions that passed their own checks; may be empty). */
     static Result commit(final Map<String, Group> groups, final GroupStore store, final String groupId, final int generationId,
         final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets,
-        final Runnable afterValidated)
+        final Hooks hooks)
     {
         final short groupError = validate(groups, groupId, generationId, memberId, groupInstanceId, version);
-        if (afterValidated != null)
+        if (hooks != null && hooks.afterValidated() != null)
         {
-            afterValidated.run();
+            hooks.afterValidated().run();
         }
         if (groupError != Errors.NONE)
         {
-            return new Result(groupError, Errors.NONE, null, -1);
+            return new Result(groupError, Errors.NONE, null);
         }
         if (offsets.isEmpty())
         {
@@ -74,10 +73,14 @@ final class OffsetCommits
             keys.add(GroupRecords.offsetKey(groupId, e.getKey().topic(), e.getKey().partition()));
             values.add(GroupRecords.offsetValue(e.getValue()));
         }
+        if (hooks != null && hooks.beforeStored() != null)
+        {
+            hooks.beforeStored().run();
+        }
         final short writeError = store.write(groupId, keys, values);
         if (writeError != Errors.NONE)
         {
-            return new Result(Errors.NONE, writeError, null, -1);
+            return new Result(Errors.NONE, writeError, null);
         }
         final long now = System.currentTimeMillis();
         Group group = groups.get(groupId);
@@ -92,7 +95,7 @@ final class OffsetCommits
             group.stateTimestamp = now; // retention counts from the last activity
         }
         group.offsets.putAll(offsets);
-        return new Result(Errors.NONE, Errors.NONE, store.lastLog(), store.lastOffset());
+        return new Result(Errors.NONE, Errors.NONE, store.lastAppended());
     }
 
     /** Kafka's checks of an OffsetCommit's member and generation: NONE when the commit may proceed. */

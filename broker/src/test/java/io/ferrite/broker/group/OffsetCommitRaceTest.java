@@ -12,23 +12,31 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.MonitorInfo;
 import java.lang.management.ThreadInfo;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
  * An OffsetCommit's generation check and its store are one step: a rebalance (here the member
  * leaving, which moves the group to the next generation) cannot come between them. The coordinator's
- * test hook runs right after the check; from it another thread makes the member leave, and the hook
- * waits until that leave has either completed (it got in between: the stale commit would then be
- * stored and answered NONE) or is blocked on the coordinator (it waits for the commit to finish).
+ * first test hook runs right after the check: from it another thread makes the member leave, and it
+ * waits until that leave is blocked on the coordinator (or, wrongly, done). The second hook runs right
+ * before the append: there the test records which hold of the coordinator's lock it is in (the frame
+ * that took it), whether the leave got in (it is given the chance: the hook waits until it is done or
+ * blocked again) and the group's generation. One lock hold for check and store means the same hold at
+ * both hooks, the leave still waiting, and the validated generation.
  */
 class OffsetCommitRaceTest
 {
@@ -63,41 +71,103 @@ class OffsetCommitRaceTest
                 assertEquals(1, consumer.assignment().size(), "joined and assigned");
                 final ConsumerGroupMetadata member = consumer.groupMetadata();
 
-                final AtomicReference<String> inBetween = new AtomicReference<>();
+                final AtomicReference<Thread> leaver = new AtomicReference<>();
+                final AtomicReference<String> holdAtCheck = new AtomicReference<>();
+                final AtomicReference<String> holdAtStore = new AtomicReference<>();
                 final AtomicReference<String> hookProblem = new AtomicReference<>();
-                coordinator.afterCommitValidated = () ->
+                final AtomicInteger generationAtStore = new AtomicInteger(-2);
+                final AtomicBoolean leftBeforeStore = new AtomicBoolean();
+                final Runnable afterValidated = () ->
                 {
-                    coordinator.afterCommitValidated = null;
-                    final Thread leaver = new Thread(() -> coordinator.leave(GROUP,
+                    coordinator.commitHooks = null; // this commit only
+                    holdAtCheck.set(lockHold(coordinator));
+                    final Thread t = new Thread(() -> coordinator.leave(GROUP,
                         List.of(new GroupCoordinator.MemberIdentity(member.memberId(), null))), "leaver");
-                    leaver.start();
-                    final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                    while (leaver.isAlive() && !blockedOn(leaver, coordinator) && System.nanoTime() < until)
-                    {
-                        Thread.onSpinWait();
-                    }
-                    if (!leaver.isAlive())
-                    {
-                        inBetween.set("member " + member.memberId() + " of generation " + member.generationId() +
-                            " left between the check of its commit's generation and the store");
-                    }
-                    else if (!blockedOn(leaver, coordinator))
+                    leaver.set(t);
+                    t.start();
+                    if (!awaitDoneOrBlocked(t, coordinator))
                     {
                         hookProblem.set("the leave neither completed nor waited for the coordinator");
                     }
                 };
+                final Runnable beforeStored = () ->
+                {
+                    holdAtStore.set(lockHold(coordinator));
+                    // with the store in a lock hold of its own the leave may have got in before it: give it the chance to finish
+                    awaitDoneOrBlocked(leaver.get(), coordinator);
+                    leftBeforeStore.set(!leaver.get().isAlive());
+                    generationAtStore.set(coordinator.describe(GROUP) == null ? -1 : generation(coordinator));
+                };
+                coordinator.commitHooks = new OffsetCommits.Hooks(afterValidated, beforeStored);
                 final TopicPartition tp = new TopicPartition(TOPIC, 0);
                 consumer.commitSync(Map.of(tp, new OffsetAndMetadata(7)));
                 assertNull(hookProblem.get());
-                assertNull(coordinator.afterCommitValidated, "the hook ran");
-                assertNull(inBetween.get(), "the commit was answered NONE, so nothing may have come between its check and its store");
+                assertNotNull(holdAtCheck.get(), "the check's hook ran inside a hold of the coordinator's lock");
+                assertNotNull(holdAtStore.get(), "the store's hook ran inside a hold of the coordinator's lock");
+                assertEquals(holdAtCheck.get(), holdAtStore.get(),
+                    "the coordinator's lock was taken once for the check and the store (where each hold was taken)");
+                assertFalse(leftBeforeStore.get(), "the member left between its commit's generation check and the store");
+                assertEquals(member.generationId(), generationAtStore.get(), "the group's generation when the commit was stored");
                 assertEquals(7, coordinator.committed(GROUP, TOPIC, 0).offset(), "stored");
+                leaver.get().join(TimeUnit.SECONDS.toMillis(20));
+                assertFalse(leaver.get().isAlive(), "the leave completed once the commit was done");
             }
         }
         finally
         {
             broker.close();
         }
+    }
+
+    /** Waits (up to 20 s) until the thread has ended or waits to enter the monitor; false if neither. */
+    private static boolean awaitDoneOrBlocked(final Thread thread, final Object monitor)
+    {
+        final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (thread.isAlive() && !blockedOn(thread, monitor) && System.nanoTime() < until)
+        {
+            Thread.onSpinWait();
+        }
+        return !thread.isAlive() || blockedOn(thread, monitor);
+    }
+
+    /** The group's generation, read by the thread that holds the coordinator's lock (reentrant). */
+    private static int generation(final GroupCoordinator coordinator)
+    {
+        synchronized (coordinator)
+        {
+            final java.lang.reflect.Field groups;
+            try
+            {
+                groups = GroupCoordinator.class.getDeclaredField("groups");
+                groups.setAccessible(true);
+                return ((Group)((Map<?, ?>)groups.get(coordinator)).get(GROUP)).generationId;
+            }
+            catch (final ReflectiveOperationException ex)
+            {
+                throw new AssertionError(ex);
+            }
+        }
+    }
+
+    /**
+     * Which hold of the monitor the current thread is in: the frame that took it (outermost, if taken
+     * reentrantly), counted from the bottom of the stack. Two points of one hold give the same answer;
+     * a release and a new acquisition in between would give another frame (or line).
+     */
+    private static String lockHold(final Object monitor)
+    {
+        final ThreadInfo info = ManagementFactory.getThreadMXBean().getThreadInfo(new long[] {Thread.currentThread().getId()}, true, false)[0];
+        MonitorInfo outermost = null;
+        for (final MonitorInfo m : info.getLockedMonitors())
+        {
+            if (m.getIdentityHashCode() == System.identityHashCode(monitor) && m.getClassName().equals(monitor.getClass().getName()) &&
+                (outermost == null || m.getLockedStackDepth() > outermost.getLockedStackDepth()))
+            {
+                outermost = m;
+            }
+        }
+        return outermost == null ? null : (info.getStackTrace().length - outermost.getLockedStackDepth()) + " " +
+            outermost.getLockedStackFrame();
     }
 
     /** Whether the thread waits to enter the coordinator's monitor. */

@@ -1,0 +1,213 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * DeleteGroups, OffsetDelete and offset expiry, each under the coordinator's lock (its caller holds
+ * it): the tombstones are appended to {@code __consumer_offsets} first, as one batch per partition of
+ * that topic (Kafka's one write per coordinator shard), and only once appended do the groups or
+ * offsets go from memory. A failed append keeps them: with memory changed first a client would be
+ * told NONE and the group or its offsets would come back at the next restart (or, with one batch per
+ * tombstone, part of them would).
+ */
+final class GroupDeletions
+{
+    private static final Logger LOG = LoggerFactory.getLogger(GroupDeletions.class);
+
+    /** DeleteGroups' outcome: per group its error and the index in {@code appends} of the batch that deleted it (or -1). */
+    record Deleted(short[] errors, int[] append, List<GroupStore.Appended> appends)
+    {
+    }
+
+    /** OffsetDelete's outcome: the request's error, and the batch of tombstones (null if none was needed). */
+    record OffsetsDeleted(short error, GroupStore.Appended appended)
+    {
+    }
+
+    private GroupDeletions()
+    {
+    }
+
+    /**
+     * Deletes the Empty groups among {@code groupIds} with their offsets. When a partition's batch
+     * fails, every group of the request on that partition gets the write's error, as Kafka answers
+     * every group of a failed shard write.
+     */
+    static Deleted deleteGroups(final Map<String, Group> groups, final GroupStore store, final List<String> groupIds)
+    {
+        final short[] errors = new short[groupIds.size()];
+        final int[] append = new int[groupIds.size()];
+        final Map<Integer, List<Integer>> byPartition = new LinkedHashMap<>();
+        for (int i = 0; i < groupIds.size(); i++)
+        {
+            append[i] = -1;
+            final Group g = groups.get(groupIds.get(i));
+            errors[i] = g == null || g.is(Group.State.DEAD) ? Errors.GROUP_ID_NOT_FOUND :
+                !g.is(Group.State.EMPTY) ? Errors.NON_EMPTY_GROUP : Errors.NONE;
+            byPartition.computeIfAbsent(store.partitionOf(groupIds.get(i)), k -> new ArrayList<>()).add(i);
+        }
+        final List<GroupStore.Appended> appends = new ArrayList<>();
+        for (final List<Integer> members : byPartition.values())
+        {
+            final List<byte[]> keys = new ArrayList<>();
+            final Set<String> deleting = new HashSet<>();
+            for (final int i : members)
+            {
+                final String groupId = groupIds.get(i);
+                if (errors[i] == Errors.NONE && deleting.add(groupId))
+                {
+                    for (final Group.TopicPartition tp : groups.get(groupId).offsets.keySet())
+                    {
+                        keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
+                    }
+                    keys.add(GroupRecords.groupKey(groupId));
+                }
+            }
+            if (keys.isEmpty())
+            {
+                continue;
+            }
+            final short writeError = store.write(groupIds.get(members.get(0)), keys, tombstones(keys.size()));
+            if (writeError != Errors.NONE)
+            {
+                for (final int i : members)
+                {
+                    errors[i] = writeError;
+                }
+                continue;
+            }
+            appends.add(store.lastAppended());
+            final long now = System.currentTimeMillis();
+            for (final int i : members)
+            {
+                if (errors[i] == Errors.NONE)
+                {
+                    append[i] = appends.size() - 1;
+                    final Group g = groups.remove(groupIds.get(i));
+                    if (g != null)
+                    {
+                        g.transition(Group.State.DEAD, now);
+                    }
+                }
+            }
+        }
+        return new Deleted(errors, append, appends);
+    }
+
+    /** OffsetDelete of {@code partitions} (known topics): GROUP_ID_NOT_FOUND or a write error for the whole request, else one per partition. */
+    static OffsetsDeleted deleteOffsets(final Map<String, Group> groups, final GroupStore store, final String groupId,
+        final Collection<Group.TopicPartition> partitions, final Map<Group.TopicPartition, Short> results)
+    {
+        if (groupId == null || groupId.isEmpty())
+        {
+            return new OffsetsDeleted(Errors.INVALID_GROUP_ID, null);
+        }
+        final Group g = groups.get(groupId);
+        if (g == null || g.is(Group.State.DEAD))
+        {
+            return new OffsetsDeleted(Errors.GROUP_ID_NOT_FOUND, null);
+        }
+        final Set<String> subscribed = g.is(Group.State.EMPTY) ? Set.of() : g.subscribedTopics();
+        final List<Group.TopicPartition> deleting = new ArrayList<>();
+        final List<byte[]> keys = new ArrayList<>();
+        for (final Group.TopicPartition tp : partitions)
+        {
+            if (subscribed == null || subscribed.contains(tp.topic()))
+            {
+                results.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
+                continue;
+            }
+            if (g.offsets.containsKey(tp) && !deleting.contains(tp))
+            {
+                deleting.add(tp);
+                keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
+            }
+            results.put(tp, Errors.NONE);
+        }
+        if (keys.isEmpty())
+        {
+            return new OffsetsDeleted(Errors.NONE, null);
+        }
+        final short writeError = store.write(groupId, keys, tombstones(keys.size()));
+        if (writeError != Errors.NONE)
+        {
+            return new OffsetsDeleted(writeError, null);
+        }
+        deleting.forEach(g.offsets::remove);
+        return new OffsetsDeleted(Errors.NONE, store.lastAppended());
+    }
+
+    /**
+     * offsets.retention.minutes: an Empty group's offsets go once it has been empty that long (the
+     * group with them if none is left), one batch per group. Nobody waits for this: a failed write is
+     * logged, memory keeps what it could not delete, and the next check tries again.
+     */
+    static void expireOffsets(final Map<String, Group> groups, final GroupStore store, final long retentionMs, final long now)
+    {
+        for (final Iterator<Group> it = groups.values().iterator(); it.hasNext(); )
+        {
+            final Group group = it.next();
+            if (!group.is(Group.State.EMPTY) || now - group.stateTimestamp < retentionMs)
+            {
+                continue;
+            }
+            final List<Group.TopicPartition> expired = new ArrayList<>();
+            final List<byte[]> keys = new ArrayList<>();
+            for (final Map.Entry<Group.TopicPartition, Group.Offset> e : group.offsets.entrySet())
+            {
+                if (now - e.getValue().commitTimestamp() >= retentionMs)
+                {
+                    expired.add(e.getKey());
+                    keys.add(GroupRecords.offsetKey(group.groupId, e.getKey().topic(), e.getKey().partition()));
+                }
+            }
+            final boolean groupGoes = expired.size() == group.offsets.size();
+            if (groupGoes)
+            {
+                keys.add(GroupRecords.groupKey(group.groupId));
+            }
+            if (keys.isEmpty())
+            {
+                continue;
+            }
+            final short writeError = store.write(group.groupId, keys, tombstones(keys.size()));
+            if (writeError != Errors.NONE)
+            {
+                LOG.warn("cannot expire {} offsets of group {} (writing the tombstones failed: {}); trying again at the next check",
+                    expired.size(), group.groupId, writeError);
+                continue;
+            }
+            expired.forEach(group.offsets::remove);
+            if (groupGoes)
+            {
+                group.transition(Group.State.DEAD, now);
+                it.remove();
+            }
+            if (!expired.isEmpty())
+            {
+                LOG.info("expired {} offsets of group {}", expired.size(), group.groupId);
+            }
+        }
+    }
+
+    private static List<byte[]> tombstones(final int count)
+    {
+        final List<byte[]> values = new ArrayList<>(count);
+        for (int i = 0; i < count; i++)
+        {
+            values.add(null);
+        }
+        return values;
+    }
+}
