@@ -321,6 +321,8 @@ public final class PartitionScale
         meta.put("cores", Integer.toString(Runtime.getRuntime().availableProcessors()));
         meta.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
         meta.put("command", options.command.strip());
+        final Path jar = BrokerProcess.ferriteJar();
+        meta.put("ferrite", jar == null ? "FerriteServer on the runner's class path (no runnable jar built)" : jar.toString());
         meta.put("partitions", options.partitions);
         meta.put("topics", options.topics);
         return meta;

@@ -72,7 +72,8 @@ public final class PartitionScaleReport
         md.append("- JDK: ").append(meta.path("jdk").asText()).append("\n");
         md.append("- machine: ").append(meta.path("cpu").asText()).append(", ").append(meta.path("cores").asText())
             .append(" cores, ").append(meta.path("os").asText()).append('\n');
-        md.append("- command: `").append(meta.path("command").asText()).append("`\n");
+        md.append("- command: `").append(meta.path("command").asText()).append("`; Ferrite: ")
+            .append(meta.path("ferrite").asText("?")).append('\n');
         run.path("settings").forEach(s -> md.append("- ").append(s.asText()).append('\n'));
         final JsonNode limits = run.path("limits");
         md.append("- limits: ulimit -n of the runner ").append(limit(limits.path("openFilesSoft"))).append(" soft / ")
