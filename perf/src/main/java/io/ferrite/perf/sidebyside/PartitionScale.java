@@ -136,11 +136,18 @@ public final class PartitionScale
         if (!options.skipKafka)
         {
             brokers.add(broker(Kind.KAFKA));
+            record(json, meta); // a run stopped during Ferrite's part still leaves Kafka's
         }
         if (!options.skipFerrite)
         {
             brokers.add(broker(Kind.FERRITE));
         }
+        record(json, meta);
+        return json;
+    }
+
+    private void record(final ObjectNode json, final ObjectNode meta) throws IOException
+    {
         if (options.out != null)
         {
             final Path out = options.out.toAbsolutePath();
@@ -154,7 +161,6 @@ public final class PartitionScale
                 System.out.println("wrote " + options.markdown);
             }
         }
-        return json;
     }
 
     private void write(final Path file, final ObjectNode node) throws IOException
