@@ -267,8 +267,10 @@ public final class PartitionScale
         r.put("firstProduceMs", acked < 0 ? -1 : ms(acked - spawned));
         if (acked < 0)
         {
-            r.put("error", "no acknowledged produce within " + options.restartTimeoutSeconds + " s: " + lastError.get());
-            problems.add(how + " restart: " + r.path("error").asText() + "\n" + restarter.logTail(15));
+            r.put("error", (restarter.alive() ? "no acknowledged produce within " + options.restartTimeoutSeconds + " s: "
+                : "the broker exited " + ms(System.nanoTime() - spawned) + " ms after the spawn: ") + lastError.get());
+            r.put("startFailure", restarter.startFailure(6));
+            problems.add(how + " restart: " + r.path("error").asText() + "\n" + r.path("startFailure").asText());
             System.out.println("after " + how + ": " + r.path("error").asText());
             return false;
         }

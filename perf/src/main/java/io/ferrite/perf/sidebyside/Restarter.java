@@ -1,6 +1,8 @@
 package io.ferrite.perf.sidebyside;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -16,6 +18,7 @@ final class Restarter
     private final BrokerProcess broker;
     private final List<String> command;
     private Process current;
+    private long logOffsetAtStart;
 
     Restarter(final BrokerProcess broker, final List<String> command)
     {
@@ -40,7 +43,7 @@ final class Restarter
         final long start = System.nanoTime();
         if (!current.isAlive())
         {
-            return new long[] {0, current.exitValue()};
+            return new long[] {-1, current.exitValue()}; // nothing to stop: -1, not a stop that took no time
         }
         if (kill)
         {
@@ -61,6 +64,7 @@ final class Restarter
     /** Starts the broker again; answers the spawn time (nanoTime). */
     long start() throws IOException
     {
+        logOffsetAtStart = Files.size(broker.dir.resolve("broker.log"));
         final long spawned = System.nanoTime();
         final Process p = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(broker.dir.resolve("broker.log").toFile())).start();
@@ -72,6 +76,33 @@ final class Restarter
     String logTail(final int lines)
     {
         return broker.logTail(lines);
+    }
+
+    /** Why the last start went wrong: its exit code (or "running") and the first error lines it logged. */
+    String startFailure(final int maxLines)
+    {
+        final StringBuilder out = new StringBuilder(current.isAlive() ? "still running" : "exited with code " + current.exitValue());
+        try
+        {
+            final byte[] all = Files.readAllBytes(broker.dir.resolve("broker.log"));
+            final String since = new String(all, (int) Math.min(all.length, logOffsetAtStart),
+                (int) Math.max(0, all.length - logOffsetAtStart), StandardCharsets.UTF_8);
+            int n = 0;
+            for (final String line : since.split("\n"))
+            {
+                // the exception's own line and its causes, not the stack frames under them
+                if (n < maxLines && (line.contains("ERROR") || line.contains("Exception") || line.startsWith("Caused by")))
+                {
+                    out.append("\n").append(line);
+                    n++;
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            out.append(" (no log: ").append(ex).append(')');
+        }
+        return out.toString();
     }
 
     /** Ends a restarted broker (SIGTERM, then SIGKILL after 60 s); the first one is ended by {@link BrokerProcess#close}. */

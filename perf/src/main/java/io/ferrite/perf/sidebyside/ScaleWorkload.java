@@ -267,7 +267,7 @@ final class ScaleWorkload
         }
         if (!alive.getAsBoolean())
         {
-            lastError.set("the broker exited; last client error: " + lastError.get());
+            lastError.set("last client error: " + lastError.get());
         }
         return -1;
     }
