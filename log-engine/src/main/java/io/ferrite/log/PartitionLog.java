@@ -312,12 +312,19 @@ public final class PartitionLog implements AutoCloseable
             result.fail(AppendResult.LOG_CLOSED, "log " + this + " is closed");
             return false;
         }
-        if (!openClaim(maxLength, claim, result))
+        boolean opened = false;
+        try
         {
-            gate.endClaim();
-            return false;
+            opened = openClaim(maxLength, claim, result);
         }
-        return true;
+        finally
+        {
+            if (!opened)
+            {
+                gate.endClaim(); // refused or thrown (a roll that failed): no claim is left holding the log
+            }
+        }
+        return opened;
     }
 
     private boolean openClaim(final int maxLength, final BatchClaim claim, final AppendResult result)

@@ -24,6 +24,12 @@ public final class AppendCommand
     public int length;
     /** -1 (all), 0 or 1. */
     public short acks;
+    /**
+     * Set by the log thread as it sends the command back, cleared by {@link #set}: a fault anywhere
+     * on the log thread (a SIGBUS's InternalError surfaces late, at any instruction) must never send
+     * a command back twice — its request would count it twice and its pool hold it twice.
+     */
+    boolean returned;
 
     /** The request a command belongs to; called on the network thread the command returns to. */
     @FunctionalInterface
@@ -43,5 +49,6 @@ public final class AppendCommand
         this.offset = offset;
         this.length = length;
         this.acks = acks;
+        this.returned = false;
     }
 }

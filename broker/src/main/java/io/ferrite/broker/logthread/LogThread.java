@@ -159,8 +159,8 @@ public final class LogThread implements Runnable
                 final AppendCommand command = inHand;
                 if (command != null)
                 {
-                    awaitingFsync.remove(command); // if it got as far as being held: answered once, here
-                    answerFault(command, "an append to " + command.partition.log, fault);
+                    answerFault(command, "an append to " + command.partition.log, fault); // not if already answered
+                    dropReturned(); // if it got as far as being held
                 }
                 else if (!LogThreadFaults.survivable(fault))
                 {
@@ -251,6 +251,7 @@ public final class LogThread implements Runnable
         catch (final Throwable fault)
         {
             answerFault(command, "an append to " + command.partition.log, fault);
+            dropReturned(); // a fault after the command was held: it went back with the fault
             return;
         }
         complete(command);
@@ -289,9 +290,12 @@ public final class LogThread implements Runnable
     /** Answers a command whose handling threw KAFKA_STORAGE_ERROR, then counts and logs the fault. */
     private void answerFault(final AppendCommand command, final String what, final Throwable fault)
     {
-        command.result.status = AppendResult.STORAGE_ERROR;
-        command.result.message = what + " failed: " + fault;
-        complete(command);
+        if (!command.returned) // else it went back before the fault surfaced: its answer stands
+        {
+            command.result.status = AppendResult.STORAGE_ERROR;
+            command.result.message = what + " failed: " + fault;
+            complete(command);
+        }
         faults.survive(what, fault);
     }
 
@@ -307,46 +311,70 @@ public final class LogThread implements Runnable
     private int completeDurable()
     {
         final int waiting = awaitingFsync.size();
-        int kept = 0;
-        for (int i = 0; i < waiting; i++)
+        try
         {
-            final AppendCommand command = awaitingFsync.get(i);
-            try
+            // answer without changing the list, then drop what went back: a fault in the middle
+            // leaves the list whole, and no command in it twice
+            for (int i = 0; i < waiting; i++)
             {
-                final PartitionLog log = command.partition.log;
-                final AppendResult r = command.result;
-                if (log.durableOffset() > r.lastOffset)
+                final AppendCommand command = awaitingFsync.get(i);
+                try
                 {
-                    complete(command);
+                    final PartitionLog log = command.partition.log;
+                    final AppendResult r = command.result;
+                    if (log.durableOffset() > r.lastOffset)
+                    {
+                        complete(command);
+                    }
+                    else if (log.isClosed() && log.durableOffset() <= r.lastOffset)
+                    {
+                        r.status = AppendResult.LOG_CLOSED;
+                        r.message = "log " + log + " closed before an fsync covered offsets " + r.firstOffset + ".." + r.lastOffset;
+                        complete(command);
+                    }
                 }
-                else if (log.isClosed() && log.durableOffset() <= r.lastOffset)
+                catch (final Throwable fault)
                 {
-                    r.status = AppendResult.LOG_CLOSED;
-                    r.message = "log " + log + " closed before an fsync covered offsets " + r.firstOffset + ".." + r.lastOffset;
-                    complete(command);
-                }
-                else
-                {
-                    awaitingFsync.set(kept++, command);
+                    answerFault(command, "the answer of a held append to " + command.partition.log, fault);
                 }
             }
-            catch (final Throwable fault)
+        }
+        finally
+        {
+            dropReturned();
+        }
+        return waiting - awaitingFsync.size();
+    }
+
+    /** Removes the held commands that went back, keeping the others in order (no allocation). */
+    private void dropReturned()
+    {
+        final int n = awaitingFsync.size();
+        int kept = 0;
+        for (int i = 0; i < n; i++)
+        {
+            final AppendCommand command = awaitingFsync.get(i);
+            if (!command.returned)
             {
-                answerFault(command, "the answer of a held append to " + command.partition.log, fault);
+                awaitingFsync.set(kept++, command);
             }
         }
         while (awaitingFsync.size() > kept)
         {
             awaitingFsync.remove(awaitingFsync.size() - 1);
         }
-        return waiting - kept;
     }
 
     private void complete(final AppendCommand command)
     {
-        // cleared before the offer: a fault surfacing inside the offer would lose the command, but
+        // marked before the offer: a fault surfacing inside the offer would lose the command, but
         // a command answered twice would corrupt its request and the network thread's count
         inHand = null;
+        if (command.returned)
+        {
+            return; // already sent back (a fault after its answer): never twice
+        }
+        command.returned = true;
         out[command.networkThread].offer(command); // cannot fail: the return queue holds all a network thread has out
         try
         {
