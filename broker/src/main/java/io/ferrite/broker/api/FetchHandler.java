@@ -192,6 +192,19 @@ public final class FetchHandler implements RequestHandler
          * (and notes errors); with it, it writes the response and splices the records in, and returns
          * where the response ends.
          */
+        /**
+         * How far a counting pass looks into a partition: what it holds up to its max bytes, as
+         * Kafka's delayed fetch counts (not the response's whole batches within max_bytes: 900-byte
+         * batches under a 4096-byte cap make 3600, and a min_bytes capped to 4096 would wait out
+         * max_wait_ms). Twice what min_bytes still needs, at least one whole batch, is enough to
+         * know whether it is there, without walking a large partition's batches on every poll.
+         */
+        private int countingLimit(final int partitionMaxBytes, final int counted)
+        {
+            final long needed = Math.max(1L, (long)minBytes - counted);
+            return (int)Math.min(Math.max(0, partitionMaxBytes), Math.min(Integer.MAX_VALUE, 2 * needed));
+        }
+
         private int pass(final Connection connection, final boolean write, final int outOffset)
         {
             errors = false;
@@ -238,8 +251,9 @@ public final class FetchHandler implements RequestHandler
                     {
                         error = Errors.UNKNOWN_LEADER_EPOCH; // the only leader epoch here is 0
                     }
-                    else if (partition.log.read(p.fetchOffset(), Math.min(Math.max(0, p.partitionMaxBytes()), remaining),
-                        partition.log.highWatermark(), first, region) == PartitionLog.OFFSET_OUT_OF_RANGE)
+                    else if (partition.log.read(p.fetchOffset(), write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
+                        countingLimit(p.partitionMaxBytes(), bytes), partition.log.highWatermark(), write ? first : true, region) ==
+                        PartitionLog.OFFSET_OUT_OF_RANGE)
                     {
                         error = Errors.OFFSET_OUT_OF_RANGE;
                     }
@@ -256,7 +270,7 @@ public final class FetchHandler implements RequestHandler
                     {
                         first = false;
                         remaining = Math.max(0, remaining - length);
-                        bytes += length;
+                        bytes = (int)Math.min(Integer.MAX_VALUE, (long)bytes + length);
                     }
                     if (write)
                     {

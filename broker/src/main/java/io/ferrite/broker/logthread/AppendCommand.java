@@ -24,12 +24,19 @@ public final class AppendCommand
     public int length;
     /** -1 (all), 0 or 1. */
     public short acks;
-    /**
-     * Set by the log thread as it sends the command back, cleared by {@link #set}: a fault anywhere
-     * on the log thread (a SIGBUS's InternalError surfaces late, at any instruction) must never send
-     * a command back twice — its request would count it twice and its pool hold it twice.
+    /*
+     * The log thread's own bookkeeping (no other thread touches these: a flag the network thread
+     * reset in set() could be reset while the log thread still looked at the command's last use).
+     * A fault anywhere on the log thread (a SIGBUS's InternalError surfaces late, at any
+     * instruction) must never send a command back twice — its request would count it twice and its
+     * pool hold it twice.
      */
-    boolean returned;
+    /** Times the log thread took the command in. */
+    int polls;
+    /** The take it was last sent back for: equal to {@link #polls} once answered. */
+    int answeredPoll;
+    /** In the log thread's list of commands waiting for an fsync. */
+    boolean held;
 
     /** The request a command belongs to; called on the network thread the command returns to. */
     @FunctionalInterface
@@ -49,6 +56,5 @@ public final class AppendCommand
         this.offset = offset;
         this.length = length;
         this.acks = acks;
-        this.returned = false;
     }
 }

@@ -187,6 +187,7 @@ public final class LogThread implements Runnable
                 {
                     break;
                 }
+                command.polls++;
                 inHand = command;
                 append(command);
                 work++;
@@ -271,6 +272,7 @@ public final class LogThread implements Runnable
             // here the durable offset, passes the batch). The high watermark moves after the fsync.
             if (command.acks != 0 && r.succeeded() && log.durableOffset() <= r.lastOffset)
             {
+                command.held = true;
                 awaitingFsync.add(command);
                 inHand = null;
                 return true;
@@ -290,7 +292,7 @@ public final class LogThread implements Runnable
     /** Answers a command whose handling threw KAFKA_STORAGE_ERROR, then counts and logs the fault. */
     private void answerFault(final AppendCommand command, final String what, final Throwable fault)
     {
-        if (!command.returned) // else it went back before the fault surfaced: its answer stands
+        if (command.answeredPoll != command.polls) // else it went back before the fault surfaced: its answer stands
         {
             command.result.status = AppendResult.STORAGE_ERROR;
             command.result.message = what + " failed: " + fault;
@@ -354,7 +356,7 @@ public final class LogThread implements Runnable
         for (int i = 0; i < n; i++)
         {
             final AppendCommand command = awaitingFsync.get(i);
-            if (!command.returned)
+            if (command.held)
             {
                 awaitingFsync.set(kept++, command);
             }
@@ -370,11 +372,12 @@ public final class LogThread implements Runnable
         // marked before the offer: a fault surfacing inside the offer would lose the command, but
         // a command answered twice would corrupt its request and the network thread's count
         inHand = null;
-        if (command.returned)
+        if (command.answeredPoll == command.polls)
         {
             return; // already sent back (a fault after its answer): never twice
         }
-        command.returned = true;
+        command.answeredPoll = command.polls;
+        command.held = false;
         out[command.networkThread].offer(command); // cannot fail: the return queue holds all a network thread has out
         try
         {

@@ -41,6 +41,7 @@ class FetchMaxBytesTest
 {
     private static final int BROKER_MAX = 4096;
     private static final int ASKED = 500 * 1024 * 1024;
+    private static final int MAX_WAIT_MS = 20_000;
 
     @TempDir
     Path dir;
@@ -48,7 +49,13 @@ class FetchMaxBytesTest
     private static FetchResponseData.PartitionData fetch(final RawClient raw, final String topic, final int minBytes)
         throws Exception
     {
-        final FetchRequestData request = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(minBytes)
+        return fetch(raw, topic, minBytes, 0);
+    }
+
+    private static FetchResponseData.PartitionData fetch(final RawClient raw, final String topic, final int minBytes,
+        final int maxWaitMs) throws Exception
+    {
+        final FetchRequestData request = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(maxWaitMs).setMinBytes(minBytes)
             .setMaxBytes(ASKED).setIsolationLevel((byte)0).setSessionId(0).setSessionEpoch(-1)
             .setTopics(List.of(new FetchRequestData.FetchTopic().setTopic(topic).setPartitions(List.of(
                 new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(ASKED)))));
@@ -91,8 +98,14 @@ class FetchMaxBytesTest
 
                 // min_bytes above the cap is capped with it (Kafka: min(min_bytes, max_bytes)), so
                 // a fetch that has the cap's worth is answered rather than left to max_wait_ms
-                final int capped = ((BaseRecords)fetch(raw, "small", ASKED).records()).sizeInBytes();
+                // with a real max_wait_ms: answered at once, not after the wait (the 900-byte batches
+                // that fit make 3 880 bytes, under the capped min_bytes; the partition holds more)
+                final long start = System.nanoTime();
+                final int capped = ((BaseRecords)fetch(raw, "small", ASKED, MAX_WAIT_MS).records()).sizeInBytes();
+                final long tookMs = (System.nanoTime() - start) / 1_000_000;
+                System.out.println("min_bytes " + ASKED + " with max_wait_ms " + MAX_WAIT_MS + ": answered after " + tookMs + " ms");
                 assertTrue(capped > 0 && capped <= BROKER_MAX, "got " + capped);
+                assertTrue(tookMs < MAX_WAIT_MS / 2, "a capped min_bytes the partition holds does not wait out max_wait_ms");
             }
             try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(Map.of(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, ASKED,
                 ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, ASKED)))
