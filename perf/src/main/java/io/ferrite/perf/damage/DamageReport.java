@@ -60,7 +60,10 @@ public final class DamageReport
         {
             why.add(f.path("corruptDelivered").asLong() + " corrupt to the application");
         }
-        return why.isEmpty() ? "ok" : "worse: " + String.join(", ", why);
+        // a case that found no such file left that broker undamaged: its row compares nothing like with like
+        final String undamaged = f.path("damage").asText().startsWith(DamageCase.NOT_APPLICABLE) ? " (n/a: Ferrite had no such file)"
+            : k.path("damage").asText().startsWith(DamageCase.NOT_APPLICABLE) ? " (n/a: Kafka had no such file)" : "";
+        return (why.isEmpty() ? "ok" : "worse: " + String.join(", ", why)) + undamaged;
     }
 
     public static String render(final JsonNode json, final JsonNode meta)
@@ -87,7 +90,8 @@ public final class DamageReport
         }
         out.append("\n`intact`: offsets served with exactly their value, of ").append(records)
             .append("; `log`: ListOffsets earliest-latest after the restart; `bad`: records that reached the application with a wrong value")
-            .append(" or offset; verdict `ok` when Ferrite keeps at least Kafka's intact records, serves no more bad ones and its reader is not wedged.\n\n");
+            .append(" or offset; verdict `ok` when Ferrite keeps at least Kafka's intact records, serves no more bad ones and its reader is not wedged;")
+            .append(" `n/a` when one broker had no such file to damage (it was restarted undamaged).\n\n");
         out.append("| case | stop | Kafka up | Kafka log | Kafka intact | Kafka bad / wedged | Ferrite up | Ferrite log | Ferrite intact | Ferrite bad / wedged | verdict |\n");
         out.append("|---|---|---|---|---:|---|---|---|---:|---|---|\n");
         final List<JsonNode> worse = new ArrayList<>();
