@@ -30,6 +30,12 @@ public final class DamageReport
         Files.writeString(sibling(json, ".md"), render(mapper.readTree(json.toFile()), meta), StandardCharsets.UTF_8);
     }
 
+    /** Whether a JSON file in jmh-results/ is this tool's (which {@code jmh-report} leaves to this class). */
+    public static boolean isDamageAtRest(final JsonNode json)
+    {
+        return "damage-at-rest".equals(json.path("tool").asText());
+    }
+
     /** {@code dir/name.json} -> {@code dir/name + suffix}. */
     static Path sibling(final Path json, final String suffix)
     {
