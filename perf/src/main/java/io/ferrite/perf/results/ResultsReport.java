@@ -88,6 +88,10 @@ public final class ResultsReport
         for (final Map.Entry<String, Path> run : runs.entrySet())
         {
             final JsonNode json = MAPPER.readTree(run.getValue().toFile());
+            if (io.ferrite.perf.damage.DamageReport.isDamageAtRest(json))
+            {
+                continue; // no benchmark: its table is damage-at-rest.md, generated beside it
+            }
             if (SideBySideReport.isSideBySide(json))
             {
                 md.append(SideBySideReport.render(run.getKey(), json)); // carries its own provenance

@@ -24,13 +24,13 @@ import java.util.regex.Pattern;
  * {@code bin/ferrite-server} starts it; the runner's class path when the jar is not built), with
  * their data in a fresh temporary directory.
  */
-final class BrokerProcess implements AutoCloseable
+public final class BrokerProcess implements AutoCloseable
 {
-    enum Kind
+    public enum Kind
     {
         KAFKA("Kafka"), FERRITE("Ferrite");
 
-        final String label;
+        public final String label;
 
         Kind(final String label)
         {
@@ -47,27 +47,71 @@ final class BrokerProcess implements AutoCloseable
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     }
 
-    final Kind kind;
-    final Path dir;
+    public final Kind kind;
+    public final Path dir;
     final int port;
-    final Process process;
+    public final Process process;
     final long spawnedNanos;
+    /** How this broker was started, so that {@link #restart} starts it again on the same files and port. */
+    private final List<String> command;
 
-    private BrokerProcess(final Kind kind, final Path dir, final int port, final Process process, final long spawnedNanos)
+    private BrokerProcess(final Kind kind, final Path dir, final int port, final Process process, final long spawnedNanos,
+        final List<String> command)
     {
         this.kind = kind;
         this.dir = dir;
         this.port = port;
         this.process = process;
         this.spawnedNanos = spawnedNanos;
+        this.command = command;
     }
 
-    String bootstrap()
+    public String bootstrap()
     {
         return "127.0.0.1:" + port;
     }
 
-    static BrokerProcess start(final Kind kind, final String heap, final String classPath, final List<String> extraOverrides,
+    /** The directory of the broker's log directory (Kafka's {@code log.dirs}) inside {@link #dir}. */
+    public Path logDir()
+    {
+        return dir.resolve(kind == Kind.KAFKA ? "kafka-logs" : "ferrite-data");
+    }
+
+    /**
+     * Starts this broker again, after it stopped, with the same command: the same data directory,
+     * ports and configuration (Kafka's storage is not formatted again); its output goes to
+     * {@code logName} in {@link #dir}, replaced.
+     */
+    public BrokerProcess restart(final String logName) throws IOException
+    {
+        if (process.isAlive())
+        {
+            throw new IllegalStateException(kind.label + " is still running");
+        }
+        final long spawned = System.nanoTime();
+        final Process again = new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(dir.resolve(logName).toFile()).start();
+        Runtime.getRuntime().addShutdownHook(new Thread(again::destroyForcibly, "stop-" + kind.name().toLowerCase()));
+        return new BrokerProcess(kind, dir, port, again, spawned, command);
+    }
+
+    /** SIGTERM and waits for the exit (both brokers shut down cleanly on it); the files stay. */
+    public void stopCleanly(final long timeoutSeconds) throws InterruptedException
+    {
+        process.destroy();
+        if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS))
+        {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** SIGKILL (what {@code destroyForcibly} sends on Linux) and waits for the exit; the files stay as the kill left them. */
+    public void kill() throws InterruptedException
+    {
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+
+    public static BrokerProcess start(final Kind kind, final String heap, final String classPath, final List<String> extraOverrides,
         final List<String> extraJvmOptions)
         throws IOException, InterruptedException
     {
@@ -136,7 +180,7 @@ final class BrokerProcess implements AutoCloseable
             .redirectOutput(dir.resolve("broker.log").toFile()).start();
         // a runner stopped half-way (Ctrl-C, a failed test JVM) leaves no broker behind
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + kind.name().toLowerCase()));
-        return new BrokerProcess(kind, dir, port, process, spawned);
+        return new BrokerProcess(kind, dir, port, process, spawned, List.copyOf(command));
     }
 
     /** GC pauses from the broker's GC log: how many, their sum and the longest, in ms. */
@@ -232,9 +276,15 @@ final class BrokerProcess implements AutoCloseable
 
     String logTail(final int lines)
     {
+        return logTail("broker.log", lines);
+    }
+
+    /** The last lines of one of the broker's output files in {@link #dir}. */
+    public String logTail(final String logName, final int lines)
+    {
         try
         {
-            final List<String> all = Files.readAllLines(dir.resolve("broker.log"));
+            final List<String> all = Files.readAllLines(dir.resolve(logName));
             return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
         }
         catch (final IOException ex)
@@ -246,10 +296,16 @@ final class BrokerProcess implements AutoCloseable
     /** Log lines that say something went wrong (WARN and above), for the report. */
     List<String> problems(final int max)
     {
+        return problems("broker.log", max);
+    }
+
+    /** The WARN-and-above lines of one of the broker's output files in {@link #dir}. */
+    public List<String> problems(final String logName, final int max)
+    {
         final List<String> out = new ArrayList<>();
         try
         {
-            for (final String line : Files.readAllLines(dir.resolve("broker.log")))
+            for (final String line : Files.readAllLines(dir.resolve(logName)))
             {
                 if ((line.contains("ERROR") || line.contains("WARN") || line.contains("Exception")) && out.size() < max)
                 {
@@ -264,6 +320,7 @@ final class BrokerProcess implements AutoCloseable
         return out;
     }
 
+    /** Stops the broker if it still runs (SIGTERM) and deletes its directory unless {@code -Dsidebyside.keep=true}. */
     @Override
     public void close() throws IOException, InterruptedException
     {
@@ -289,7 +346,7 @@ final class BrokerProcess implements AutoCloseable
      * perf): the system property {@code sidebyside.ferrite.jar}, else looked for from the working
      * directory (the repository's or the perf module's); null when there is none.
      */
-    static Path ferriteJar()
+    public static Path ferriteJar()
     {
         final String configured = System.getProperty("sidebyside.ferrite.jar");
         if (configured != null)
