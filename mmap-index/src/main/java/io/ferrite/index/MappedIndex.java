@@ -64,6 +64,12 @@ abstract class MappedIndex implements AutoCloseable
      * append path), one that has none — an idle partition's — or is sealed holds no descriptor.
      */
     private FileChannel claimChannel;
+    /**
+     * The writer has claimed room since the index was opened: only then does the preallocator claim
+     * ahead (an index reopened with the closing time-index entry of a clean stop is not growing, and
+     * must not hold a descriptor for it).
+     */
+    private volatile boolean growing;
     @SuppressWarnings("unused") // accessed through ENTRIES
     private volatile int entries;
 
@@ -169,6 +175,7 @@ abstract class MappedIndex implements AutoCloseable
         {
             return;
         }
+        growing = true;
         claim(n); // the first entry, or the writer outran the preallocator
     }
 
@@ -180,7 +187,7 @@ abstract class MappedIndex implements AutoCloseable
     public void allocateAhead() throws IOException
     {
         final int n = entries();
-        if (writable && n > 0 && allocatedBytes - (long)n * entrySize < ALLOCATION_CHUNK / 2)
+        if (growing && allocatedBytes - (long)n * entrySize < ALLOCATION_CHUNK / 2)
         {
             claim(n);
         }
@@ -282,6 +289,7 @@ abstract class MappedIndex implements AutoCloseable
         final int n = entries();
         maxEntries = n;
         sealed = true;
+        growing = false;
         releaseClaimChannel();
         allocatedBytes = Math.min(allocatedBytes, (long)n * entrySize);
         if (fileLength != (long)n * entrySize)
