@@ -33,15 +33,33 @@ final class OffsetCheckpoint
         return topic + "-" + partition;
     }
 
-    /** The offsets in {@code file} by {@code topic-partition}; empty when the file is missing or unreadable. */
+    /**
+     * The offsets in {@code file} by {@code topic-partition}; empty when the file is missing or
+     * damaged (not text, a line that is not {@code <topic> <partition> <offset>}). Why not refuse to
+     * start, as Kafka does: a checkpoint only saves work — without recovery points every segment is
+     * scanned, without log start offsets each log starts at its first segment — so a damaged one
+     * costs time, not the data behind it.
+     */
     static Map<String, Long> read(final Path file) throws IOException
     {
-        final Map<String, Long> offsets = new HashMap<>();
         if (!Files.exists(file))
         {
-            return offsets;
+            return new HashMap<>();
         }
-        final List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        try
+        {
+            return parse(Files.readAllLines(file, StandardCharsets.UTF_8));
+        }
+        catch (final java.nio.charset.CharacterCodingException | IllegalArgumentException ex)
+        {
+            org.slf4j.LoggerFactory.getLogger(OffsetCheckpoint.class).warn("{} is damaged ({}); going on without it", file, ex.toString());
+            return new HashMap<>();
+        }
+    }
+
+    private static Map<String, Long> parse(final List<String> lines)
+    {
+        final Map<String, Long> offsets = new HashMap<>();
         if (lines.size() < 2 || !lines.get(0).trim().equals("0"))
         {
             return offsets; // an unknown version: recover as if there were no checkpoint
@@ -49,6 +67,10 @@ final class OffsetCheckpoint
         for (int i = 2; i < lines.size(); i++)
         {
             final String[] parts = lines.get(i).trim().split(" ");
+            if (parts.length != 3 && !lines.get(i).isBlank())
+            {
+                throw new IllegalArgumentException("line " + (i + 1) + " is not '<topic> <partition> <offset>'");
+            }
             if (parts.length == 3)
             {
                 offsets.put(key(parts[0], Integer.parseInt(parts[1])), Long.parseLong(parts[2]));
