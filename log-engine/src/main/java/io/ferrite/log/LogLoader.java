@@ -173,7 +173,10 @@ final class LogLoader
     {
         final int size = s.size();
         final int n = s.offsetIndex.entries();
-        int p = n == 0 ? 0 : s.offsetIndex.position(n - 1);
+        // the active segment's frames are walked whole: appends go on after its end, so damage before
+        // its last index entry would strand every later batch — readers give up at a bad frame and
+        // go to the next segment, which the active one does not have (headers only: a few ms per GB)
+        int p = n == 0 || s.isActive() ? 0 : s.offsetIndex.position(n - 1);
         while (p >= 0 && p < size)
         {
             p = s.frameEnd(p, size);
