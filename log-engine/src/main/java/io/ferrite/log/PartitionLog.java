@@ -1192,6 +1192,22 @@ public final class PartitionLog implements AutoCloseable
     @Override
     public void close() throws IOException
     {
+        close(false);
+    }
+
+    /**
+     * Closes the log to be deleted: appends and claims answer LOG_CLOSED from now on, and its
+     * segments are unmapped only after {@code file.delete.delay.ms}, as retention's are — a fetch or
+     * an in-place reader that found the log before it went may still be reading its mappings (an
+     * unmapped page under a reader is a SIGSEGV). Nothing is flushed or snapshotted: its files go.
+     */
+    void closeForDeletion() throws IOException
+    {
+        close(true);
+    }
+
+    private void close(final boolean deleting) throws IOException
+    {
         gate.beginClose();
         awaitWriterOut();
         segmentsLock.lock();
@@ -1202,6 +1218,14 @@ public final class PartitionLog implements AutoCloseable
                 return;
             }
             closed = true;
+            if (deleting)
+            {
+                for (final Segment s : segments)
+                {
+                    env.closeLater(s, config.fileDeleteDelayMs);
+                }
+                return;
+            }
             IOException failure = null;
             try
             {
@@ -1233,35 +1257,6 @@ public final class PartitionLog implements AutoCloseable
             if (failure != null)
             {
                 throw failure;
-            }
-        }
-        finally
-        {
-            segmentsLock.unlock();
-        }
-    }
-
-    /**
-     * Closes the log to be deleted: appends and claims answer LOG_CLOSED from now on, and its
-     * segments are unmapped only after {@code file.delete.delay.ms}, as retention's are — a fetch or
-     * an in-place reader that found the log before it went may still be reading its mappings (an
-     * unmapped page under a reader is a SIGSEGV). Nothing is flushed or snapshotted: its files go.
-     */
-    void closeForDeletion() throws IOException
-    {
-        gate.beginClose();
-        awaitWriterOut();
-        segmentsLock.lock();
-        try
-        {
-            if (closed)
-            {
-                return;
-            }
-            closed = true;
-            for (final Segment s : segments)
-            {
-                env.closeLater(s, config.fileDeleteDelayMs);
             }
         }
         finally
