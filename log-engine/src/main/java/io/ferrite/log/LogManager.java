@@ -344,9 +344,18 @@ public final class LogManager implements AutoCloseable
         return overrides;
     }
 
+    /** Stores a partition's overrides; none is no file (a file per partition is a disk block per partition). */
     private static void writeOverrides(final Path partitionDir, final Map<String, String> overrides) throws IOException
     {
-        PropertiesFile.write(partitionDir.resolve(PARTITION_CONFIG_FILE), overrides, "topic config overrides of this partition");
+        final Path file = partitionDir.resolve(PARTITION_CONFIG_FILE);
+        if (!overrides.isEmpty())
+        {
+            PropertiesFile.write(file, overrides, "topic config overrides of this partition");
+        }
+        else if (Files.deleteIfExists(file))
+        {
+            OffsetCheckpoint.fsyncDirectory(partitionDir);
+        }
     }
 
     // ---- background work ----

@@ -229,8 +229,8 @@ final class SegmentFile implements AutoCloseable
 
     /** The most allocated ahead of the writer before the preallocator tops it up: two chunks. */
     static final int LOOKAHEAD = 2 * PREALLOCATION_CHUNK;
-    /** The least lookahead of a file that has been written to: four pages. */
-    static final int MIN_LOOKAHEAD = 4 * PAGE;
+    /** The least lookahead of a file that has been written to: one page. */
+    static final int MIN_LOOKAHEAD = PAGE;
     /**
      * The lookahead covers what the writer wrote between two looks of the preallocator (1 ms apart),
      * this many times over, between {@link #MIN_LOOKAHEAD} and {@link #LOOKAHEAD}; a file nobody
