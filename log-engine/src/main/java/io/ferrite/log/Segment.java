@@ -378,13 +378,54 @@ final class Segment implements AutoCloseable
             final int end = frameEnd(p, limit);
             if (end < 0)
             {
-                return -1; // damage: nothing at or after it in this segment can be found by a scan
+                // damage: a scan cannot pass it, but the offset index knows where later batches start
+                p = indexedBatchAfter(p, limit);
+                if (p < 0)
+                {
+                    return -1;
+                }
+                continue;
             }
             if (batchLastOffset(p) >= target)
             {
                 return p;
             }
             p = end;
+        }
+        return -1;
+    }
+
+    /**
+     * The first batch the offset index points at past {@code damaged} whose frame checks, or -1:
+     * where reads go on after damage inside a segment, so it costs the batches up to the next index
+     * entry (about {@code index.interval.bytes}), not the rest of the segment (a zeroed page in an
+     * older segment lost 976 records where Kafka, reading on, lost 47).
+     */
+    private int indexedBatchAfter(final int damaged, final int limit)
+    {
+        int lo = 0;
+        int hi = offsetIndex.entries() - 1;
+        int found = -1;
+        while (lo <= hi)
+        {
+            final int mid = (lo + hi) >>> 1;
+            if (offsetIndex.position(mid) > damaged)
+            {
+                found = mid;
+                hi = mid - 1;
+            }
+            else
+            {
+                lo = mid + 1;
+            }
+        }
+        for (int i = found; i >= 0 && i < offsetIndex.entries(); i++)
+        {
+            final int q = offsetIndex.position(i);
+            if (q > damaged && q < limit && frameEnd(q, limit) >= 0)
+            {
+                return q;
+            }
         }
         return -1;
     }
