@@ -41,6 +41,13 @@ public final class ResultsReport
     {
     }
 
+    /**
+     * Ferrite / Chronicle Queue limits for the embedded benchmarks, raised by issue 17 from "no worse"
+     * (1.0) once p99.9 was met everywhere: the in-process engine is meant to be faster, not as fast.
+     */
+    static final double EMBEDDED_P50_TARGET = 0.8;
+    static final double EMBEDDED_P999_TARGET = 0.5;
+
     /** The written analysis of the profiles behind each missed target, appended as it is. */
     static final String PROFILES = "profiles.md";
 
@@ -196,7 +203,8 @@ public final class ResultsReport
                         final double cv = c.path(q).asDouble();
                         engines.append(" | ").append(number(fv)).append(" / ").append(number(cv))
                             .append(" (").append(String.format(Locale.ROOT, "%.2f", fv / cv)).append(')');
-                        if ((q.equals("50.0") || q.equals("99.9")) && fv > cv)
+                        final double limit = q.equals("50.0") ? EMBEDDED_P50_TARGET : q.equals("99.9") ? EMBEDDED_P999_TARGET : 0;
+                        if (limit > 0 && fv > limit * cv)
                         {
                             met = false;
                             missed.append(missed.length() == 0 ? "" : ", ").append("p").append(q.replace(".0", ""))
@@ -211,7 +219,8 @@ public final class ResultsReport
         {
             md.append("\nFerrite against Chronicle Queue (Ferrite / Chronicle (ratio), ")
                 .append(results.get(0).path("primaryMetric").path("scoreUnit").asText())
-                .append("; target: p50 and p99.9 no worse than Chronicle's):\n\n");
+                .append("; target: p50 at most ").append(EMBEDDED_P50_TARGET).append("x and p99.9 at most ")
+                .append(EMBEDDED_P999_TARGET).append("x Chronicle's):\n\n");
             md.append("| benchmark | params | p50 | p99 | p99.9 | p99.99 | target |\n");
             md.append("|---|---|---:|---:|---:|---:|---|\n");
             md.append(engines);

@@ -179,7 +179,7 @@ public final class SideBySide
                 System.out.println("PROBLEM " + label + ": " + p);
             });
             final long acked = w.firstProduce("startup", 180_000);
-            add(kind, "start-up to first acknowledged produce", "ms", false, 0.2, (acked - broker.spawnedNanos) / 1e6);
+            add(kind, "start-up to first acknowledged produce", "ms", false, (acked - broker.spawnedNanos) / 1e6);
             final List<String> topics = new ArrayList<>(List.of("tp-1-none", "tp-1-lz4", "tp-all-none", "tp-all-lz4",
                 "sync-0", "sync-1", "sync-all", "e2e", "pp-tool", "e2e-tool"));
             for (final int rate : options.rates)
@@ -198,10 +198,10 @@ public final class SideBySide
                     final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / megabytes(options.records);
                     final double clientMsPerMb = (runnerCpuNanos() - clientBefore) / 1e6 / megabytes(options.records);
                     final String name = "producer throughput acks=" + acks + " " + compression;
-                    add(kind, name, "records/s", true, 2.0, t[0]);
-                    add(kind, name, "MB/s", true, null, t[1]);
-                    add(kind, name, "broker CPU ms per MB", false, 1.0, cpuMsPerMb);
-                    add(kind, name, "client CPU ms per MB (the runner's JVM)", false, null, clientMsPerMb);
+                    add(kind, name, "records/s", true, t[0]);
+                    add(kind, name, "MB/s", true, t[1]);
+                    add(kind, name, "broker CPU ms per MB", false, cpuMsPerMb);
+                    add(kind, name, "client CPU ms per MB (the runner's JVM)", false, clientMsPerMb);
                     System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, broker CPU %.2f ms/MB%n", name, t[0], t[1],
                         cpuMsPerMb);
                 }
@@ -212,10 +212,10 @@ public final class SideBySide
             final double[] c = w.consume("tp-1-none", options.records);
             final double consumeCpu = (broker.cpuNanos() - consumeCpuBefore) / 1e6 / megabytes(options.records);
             final double consumeClient = (runnerCpuNanos() - consumeClientBefore) / 1e6 / megabytes(options.records);
-            add(kind, "consumer throughput (1 consumer, data already written)", "MB/s", true, 2.0, c[0]);
-            add(kind, "consumer throughput (1 consumer, data already written)", "records/s", true, null, c[1]);
-            add(kind, "consumer throughput (1 consumer, data already written)", "broker CPU ms per MB", false, null, consumeCpu);
-            add(kind, "consumer throughput (1 consumer, data already written)", "client CPU ms per MB (the runner's JVM)", false, null,
+            add(kind, "consumer throughput (1 consumer, data already written)", "MB/s", true, c[0]);
+            add(kind, "consumer throughput (1 consumer, data already written)", "records/s", true, c[1]);
+            add(kind, "consumer throughput (1 consumer, data already written)", "broker CPU ms per MB", false, consumeCpu);
+            add(kind, "consumer throughput (1 consumer, data already written)", "client CPU ms per MB (the runner's JVM)", false,
                 consumeClient);
             System.out.printf(Locale.ROOT, "consumer: %.1f MB/s, %.0f records/s, broker CPU %.2f ms/MB%n", c[0], c[1], consumeCpu);
 
@@ -225,7 +225,7 @@ public final class SideBySide
                 final Probe probe = Probe.start(broker);
                 final Histogram h = w.fixedLoad("load-" + rate, rate, options.rateSeconds);
                 context(kind, round, name, probe.stop());
-                percentiles(kind, name, h, 0.1);
+                percentiles(kind, name, h);
                 System.out.printf(Locale.ROOT, "%s: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n", name,
                     h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue(),
                     h.getTotalCount());
@@ -249,16 +249,16 @@ public final class SideBySide
                 System.out.println(line);
                 perRecord.add(line);
                 final String name = "per-record send().get() acks=" + acks;
-                add(kind, name, "p50 us", false, null, h.getValueAtPercentile(50));
-                add(kind, name, "p99 us", false, 0.1, h.getValueAtPercentile(99));
-                add(kind, name, "p99.9 us", false, null, h.getValueAtPercentile(99.9));
+                add(kind, name, "p50 us", false, h.getValueAtPercentile(50));
+                add(kind, name, "p99 us", false, h.getValueAtPercentile(99));
+                add(kind, name, "p99.9 us", false, h.getValueAtPercentile(99.9));
             }
 
             final String e2eName = "end-to-end at " + options.e2eRate + " records/s (send to poll)";
             final Probe e2eProbe = Probe.start(broker);
             final Histogram e2e = w.endToEnd("e2e", options.e2eRate, options.e2eSeconds);
             context(kind, round, e2eName, e2eProbe.stop());
-            percentiles(kind, e2eName, e2e, 0.2);
+            percentiles(kind, e2eName, e2e);
             System.out.printf(Locale.ROOT, "end-to-end: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n",
                 e2e.getValueAtPercentile(50), e2e.getValueAtPercentile(99), e2e.getValueAtPercentile(99.9), e2e.getMaxValue(),
                 e2e.getTotalCount());
@@ -273,11 +273,11 @@ public final class SideBySide
                 problems.add(label + ": the broker exited during the run, code " + broker.process.exitValue() + "\n" + broker.logTail(20));
             }
             final long rss = broker.residentBytes();
-            add(kind, "broker resident memory (VmRSS) after the run", "MiB", false, 0.25, rss / 1048576.0);
+            add(kind, "broker resident memory (VmRSS) after the run", "MiB", false, rss / 1048576.0);
             final long anon = broker.status("RssAnon:");
             final long file = broker.status("RssFile:");
-            add(kind, "of which anonymous (RssAnon: heap, direct buffers, metaspace...)", "MiB", false, null, anon / 1048576.0);
-            add(kind, "of which file-backed (RssFile: mapped segments and indexes, jars)", "MiB", false, null, file / 1048576.0);
+            add(kind, "of which anonymous (RssAnon: heap, direct buffers, metaspace...)", "MiB", false, anon / 1048576.0);
+            add(kind, "of which file-backed (RssFile: mapped segments and indexes, jars)", "MiB", false, file / 1048576.0);
             System.out.printf(Locale.ROOT, "RSS %.0f MiB (anonymous %.0f, file %.0f)%n", rss / 1048576.0, anon / 1048576.0,
                 file / 1048576.0);
         }
@@ -318,9 +318,9 @@ public final class SideBySide
         if (m != null)
         {
             final String name = "kafka-tools ProducerPerformance acks=1 (batch 64 KiB, linger 5 ms)";
-            add(kind, name, "records/s", true, 2.0, Double.parseDouble(m.group(2)));
-            add(kind, name, "MB/s", true, null, Double.parseDouble(m.group(3)));
-            add(kind, name, "p99 ms", false, null, Double.parseDouble(m.group(8)));
+            add(kind, name, "records/s", true, Double.parseDouble(m.group(2)));
+            add(kind, name, "MB/s", true, Double.parseDouble(m.group(3)));
+            add(kind, name, "p99 ms", false, Double.parseDouble(m.group(8)));
             System.out.println("ProducerPerformance: " + m.group());
         }
         else
@@ -335,8 +335,8 @@ public final class SideBySide
         if (avg.find() && pct.find())
         {
             final String name = "kafka-tools EndToEndLatency acks=1 (one record at a time)";
-            add(kind, name, "avg ms", false, null, Double.parseDouble(avg.group(1)));
-            add(kind, name, "p99 ms (whole ms)", false, null, Double.parseDouble(pct.group(2)));
+            add(kind, name, "avg ms", false, Double.parseDouble(avg.group(1)));
+            add(kind, name, "p99 ms (whole ms)", false, Double.parseDouble(pct.group(2)));
             System.out.println("EndToEndLatency: " + avg.group() + "; " + pct.group());
         }
         else
@@ -411,18 +411,18 @@ public final class SideBySide
             f.runnerGcMs(), f.runnerGcCount(), f.brokerGc().totalMs(), f.brokerGc().count(), f.brokerGc().maxMs(), f.brokerCpuMs());
     }
 
-    private void percentiles(final Kind kind, final String name, final Histogram h, final double p99Target)
+    private void percentiles(final Kind kind, final String name, final Histogram h)
     {
-        add(kind, name, "p50 us", false, null, h.getValueAtPercentile(50));
-        add(kind, name, "p99 us", false, p99Target, h.getValueAtPercentile(99));
-        add(kind, name, "p99.9 us", false, null, h.getValueAtPercentile(99.9));
-        add(kind, name, "max us", false, null, h.getMaxValue());
+        add(kind, name, "p50 us", false, h.getValueAtPercentile(50));
+        add(kind, name, "p99 us", false, h.getValueAtPercentile(99));
+        add(kind, name, "p99.9 us", false, h.getValueAtPercentile(99.9));
+        add(kind, name, "max us", false, h.getMaxValue());
     }
 
-    private void add(final Kind kind, final String name, final String unit, final boolean higherBetter, final Double target,
-        final double value)
+    private void add(final Kind kind, final String name, final String unit, final boolean higherBetter, final double value)
     {
-        metrics.computeIfAbsent(name + "\u0000" + unit, k -> new Metric(name, unit, higherBetter, target, new LinkedHashMap<>()))
+        metrics.computeIfAbsent(name + "\u0000" + unit,
+                k -> new Metric(name, unit, higherBetter, SideBySideTargets.of(name, unit), new LinkedHashMap<>()))
             .values().computeIfAbsent(kind, k -> new ArrayList<>()).add(value);
     }
 

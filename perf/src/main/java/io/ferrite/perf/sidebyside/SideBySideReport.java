@@ -55,7 +55,10 @@ public final class SideBySideReport
             final double fm = median(f);
             final double ratio = fm / km;
             final boolean higher = "higher".equals(m.path("better").asText());
-            final JsonNode target = m.path("target");
+            // Judged by today's target, not the one recorded with the run (SideBySideTargets).
+            final Double today = SideBySideTargets.of(m.path("name").asText(), m.path("unit").asText());
+            final JsonNode target = today == null ? com.fasterxml.jackson.databind.node.MissingNode.getInstance()
+                : com.fasterxml.jackson.databind.node.DoubleNode.valueOf(today);
             md.append("| ").append(m.path("name").asText()).append(" | ").append(m.path("unit").asText())
                 .append(higher ? " (higher is better)" : " (lower is better)")
                 .append(" | ").append(spread(k)).append(" | ").append(spread(f))
