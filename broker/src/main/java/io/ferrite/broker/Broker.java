@@ -19,10 +19,12 @@ import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.group.GroupHandlers;
 import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.logthread.LogThreadRunner;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.DurabilityListener;
 import io.ferrite.log.LogDirInUseException;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
@@ -60,6 +62,8 @@ public final class Broker implements AutoCloseable
     private final LogManager logs;
     private final TopicRegistry topics;
     private final LogThread[] logThreads;
+    /** Each log thread's runner: the thread, its idle strategy and its error handler. */
+    private final LogThreadRunner[] logThreadRunners;
     private final NetworkThread[] networkThreads;
     private final Acceptor acceptor;
     private final ScheduledExecutorService scheduler;
@@ -82,7 +86,7 @@ public final class Broker implements AutoCloseable
         final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), config.topicDefaults())
             .withWriteStrategy(config.writeStrategy())
             .withRetentionCheckIntervalMs(config.getLong(BrokerConfig.LOG_RETENTION_CHECK_INTERVAL_MS))
-            .withDurabilityListener(wakeups::onDurable);
+            .withDurabilityListener(wakeups);
         try
         {
             this.logs = LogManager.open(logConfig);
@@ -111,6 +115,7 @@ public final class Broker implements AutoCloseable
                 return t;
             });
             this.logThreads = new LogThread[logThreadCount];
+            this.logThreadRunners = new LogThreadRunner[logThreadCount];
             final LogThread.Completion completion = new LogThread.Completion()
             {
                 @Override
@@ -133,7 +138,9 @@ public final class Broker implements AutoCloseable
             };
             for (int i = 0; i < logThreadCount; i++)
             {
-                logThreads[i] = new LogThread(i, networkThreadCount, QUEUE_CAPACITY, completion, idleStrategy(config));
+                final LogThread logThread = new LogThread(i, networkThreadCount, QUEUE_CAPACITY, completion);
+                logThreads[i] = logThread;
+                logThreadRunners[i] = new LogThreadRunner(logThread, idleStrategy(config));
             }
             wakeups.attach(topics, logThreads, completion);
             final Runnable wakeNetworkThreads = () ->
@@ -212,9 +219,9 @@ public final class Broker implements AutoCloseable
     public static Broker start(final BrokerConfig config) throws IOException
     {
         final Broker broker = new Broker(config);
-        for (final LogThread t : broker.logThreads)
+        for (final LogThreadRunner runner : broker.logThreadRunners)
         {
-            t.start();
+            runner.start();
         }
         for (final NetworkThread t : broker.networkThreads)
         {
@@ -312,7 +319,11 @@ public final class Broker implements AutoCloseable
         }
         for (final LogThread t : logThreads)
         {
-            t.close();
+            t.requestClose(); // all at once: their ends then run side by side
+        }
+        for (final LogThreadRunner runner : logThreadRunners)
+        {
+            runner.close(); // the agent's onClose answers what it still had
         }
         groups.close();
         scheduler.shutdownNow();
@@ -340,7 +351,7 @@ public final class Broker implements AutoCloseable
      * the network threads with fetches waiting on the partition and, for {@code __consumer_offsets},
      * those with offset commits waiting are woken.
      */
-    private static final class Wakeups
+    private static final class Wakeups implements DurabilityListener
     {
         private volatile TopicRegistry topics;
         private volatile LogThread[] logThreads;
@@ -355,7 +366,21 @@ public final class Broker implements AutoCloseable
             this.topics = topics;
         }
 
-        void onDurable(final PartitionLog log, final long durableOffset)
+        @Override
+        public void onFsyncFailed(final PartitionLog log, final Throwable cause)
+        {
+            // the log thread answers the appends held for that fsync at once (KAFKA_STORAGE_ERROR)
+            final TopicRegistry registry = topics;
+            final var topic = registry == null ? null : registry.topic(log.topic());
+            final Partition partition = topic == null ? null : topic.partition(log.partition());
+            if (partition != null)
+            {
+                logThreads[partition.owner].wake();
+            }
+        }
+
+        @Override
+        public void onDurable(final PartitionLog log, final long durableOffset)
         {
             final TopicRegistry registry = topics;
             if (registry == null)

@@ -76,6 +76,8 @@ public final class PartitionLog implements AutoCloseable
     private volatile long logStartOffset;
     private volatile long highWatermark;
     private volatile long durableOffset;
+    /** Set by the first fsync that failed: the durable offset never moves again (see {@link FsyncFailure}). */
+    private final FsyncFailure fsyncFailure = new FsyncFailure();
     private volatile long recoveryPoint;
     private volatile boolean closed;
     @SuppressWarnings("unused") // through FLUSH_REQUESTED
@@ -158,6 +160,16 @@ public final class PartitionLog implements AutoCloseable
     public long durableOffset()
     {
         return durableOffset;
+    }
+
+    /**
+     * Why this log may take no more appends: the first of its fsyncs that failed, or null. Nothing
+     * not yet durable when it failed will ever be (the kernel may have dropped those pages); a
+     * restart recovers the log from what is on disk.
+     */
+    public Throwable fsyncFailure()
+    {
+        return fsyncFailure.cause();
     }
 
     public long recoveryPoint()
@@ -705,12 +717,24 @@ public final class PartitionLog implements AutoCloseable
     {
         synchronized (flushLock)
         {
+            fsyncFailure.throwIfFailed(this);
             FLUSH_REQUESTED.setVolatile(this, 0);
             final long target = logEndOffset();
             final long messages = appendedMessages;
             final Segment[] segs = segments;
-            flushSealed(segs);
-            segs[segs.length - 1].flush();
+            try
+            {
+                flushSealed(segs);
+                segs[segs.length - 1].flush();
+            }
+            catch (final java.nio.channels.ClosedChannelException deleted)
+            {
+                throw deleted; // a segment retention deleted meanwhile: not a failed fsync
+            }
+            catch (final IOException | java.io.UncheckedIOException ex)
+            {
+                throw fsyncFailure.record(this, ex, env.durabilityListener());
+            }
             flushedMessages = messages;
             lastFlushMs = clock.time();
             durableTo(target);
@@ -728,8 +752,20 @@ public final class PartitionLog implements AutoCloseable
     {
         synchronized (flushLock)
         {
+            fsyncFailure.throwIfFailed(this);
             final Segment[] segs = segments;
-            flushSealed(segs);
+            try
+            {
+                flushSealed(segs);
+            }
+            catch (final java.nio.channels.ClosedChannelException deleted)
+            {
+                throw deleted;
+            }
+            catch (final IOException | java.io.UncheckedIOException ex)
+            {
+                throw fsyncFailure.record(this, ex, env.durabilityListener());
+            }
             durableTo(segs[segs.length - 1].baseOffset);
         }
     }
@@ -797,6 +833,10 @@ public final class PartitionLog implements AutoCloseable
         }
         catch (final IOException ex)
         {
+            if (fsyncFailure.cause() != null)
+            {
+                return; // logged once where it failed; later flushes of the log all fail the same way
+            }
             throw new java.io.UncheckedIOException(ex);
         }
     }
@@ -821,6 +861,10 @@ public final class PartitionLog implements AutoCloseable
             {
                 while (durableOffset < offset)
                 {
+                    if (fsyncFailure.cause() != null)
+                    {
+                        return false; // never: see fsyncFailure()
+                    }
                     final long left = deadline - System.nanoTime();
                     if (left <= 0)
                     {

@@ -25,8 +25,9 @@ public final class AppendCommand
     /** -1 (all), 0 or 1. */
     public short acks;
     /*
-     * The log thread's own bookkeeping (no other thread touches these: a flag the network thread
-     * reset in set() could be reset while the log thread still looked at the command's last use).
+     * The log thread's own bookkeeping (no other thread touches these while it runs: a flag the
+     * network thread reset in set() could be reset while the log thread still looked at the
+     * command's last use; once it has stopped, the network thread that answers in its place does).
      * A fault anywhere on the log thread (a SIGBUS's InternalError surfaces late, at any
      * instruction) must never send a command back twice — its request would count it twice and its
      * pool hold it twice.

@@ -2,45 +2,40 @@ package io.ferrite.broker.logthread;
 
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.PartitionLog;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
-import org.jctools.queues.SpscArrayQueue;
-
-import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * A log thread: the single writer of the partitions it owns. Its duty cycle drains the append
- * commands each network thread sent it (a bounded number per queue per cycle, so no network thread
- * starves the others), appends, and sends each command back over that network thread's return
- * queue — at once, or in fsync durability once an fsync covers the batch. Control tasks (deleting a
- * partition's log) run between appends, so nothing else ever touches a log it writes.
+ * A log thread, as an Agrona {@link Agent}: the single writer of the partitions it owns. Its duty
+ * cycle drains the append commands each network thread sent it (at most {@value #DRAIN_LIMIT} per
+ * queue per cycle, so no network thread starves the others), appends, and sends each command back
+ * over that network thread's return queue ({@link CommandQueues}) — at once, or in fsync durability
+ * once an fsync covers the batch ({@link HeldAppends}). Control tasks (deleting a partition's log)
+ * run between appends, so nothing else ever touches a log it writes. In production a
+ * {@link LogThreadRunner} runs it (an Agrona {@code AgentRunner} with {@link #idleStrategy} and
+ * {@link #faults()} as the error handler); tests step it with an {@code AgentInvoker}.
  *
  * <p>A command, task or answer that throws costs only itself: the command is answered
- * KAFKA_STORAGE_ERROR and the fault counted ({@link #faults()}). Being the only writer of its
- * partitions, a log thread that died would leave every produce queued to it waiting for ever.
- *
- * <p>Queues are JCTools SPSC rings: one in and one out per network thread. Their capacity equals the
- * network thread's pool of commands, so an offer back can never fail.
+ * KAFKA_STORAGE_ERROR and the fault counted ({@link #faults()}). A fault the thread cannot survive
+ * (a {@link VirtualMachineError} other than a SIGBUS's {@link InternalError}) stops it, and its end
+ * ({@link #onClose()}) answers every command it still had, queued or held, KAFKA_STORAGE_ERROR;
+ * every command sent to it later is answered so at once. Being the only writer of its partitions,
+ * a log thread that died silently would leave every produce queued to it waiting for ever.
  */
-public final class LogThread implements Runnable
+public final class LogThread implements Agent
 {
     /** Commands taken from one network thread per cycle before the next is served. */
     private static final int DRAIN_LIMIT = 64;
 
     private final int id;
-    private final SpscArrayQueue<AppendCommand>[] in;
-    private final SpscArrayQueue<AppendCommand>[] out;
+    private final String roleName;
     private final Completion completion;
-    private final int queueCapacity;
-    /** Commands each network thread has out on this thread (touched only by that network thread). */
-    private final int[] inFlight;
-    private final IdleStrategy idle;
-    private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
-    private final List<AppendCommand> awaitingFsync = new ArrayList<>();
     private final LogThreadFaults faults;
+    private final CommandQueues queues;
+    private final HeldAppends held;
+    private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
     /**
      * The command taken from its queue and not yet answered or held, for the duty cycle's last-resort
      * catch: a SIGBUS on a mapped segment in compiled code surfaces as an InternalError only at a
@@ -49,9 +44,10 @@ public final class LogThread implements Runnable
      * have been answered already, which only the log engine could prevent).
      */
     private AppendCommand inHand;
-    private final Thread thread;
-    private volatile boolean running = true;
-    private volatile boolean idling;
+    /** The fault the thread could not survive; set on the log thread, which then stops. */
+    private Throwable fatal;
+    /** Set by {@link #requestClose()}: the next duty cycle ends the agent. */
+    private volatile boolean closeRequested;
 
     /** What a log thread tells the network threads. */
     public interface Completion
@@ -63,126 +59,137 @@ public final class LogThread implements Runnable
         void highWatermarkAdvanced(io.ferrite.broker.topic.Partition partition);
     }
 
-    @SuppressWarnings("unchecked")
-    public LogThread(final int id, final int networkThreads, final int queueCapacity, final Completion completion,
-        final IdleStrategy idle)
+    public LogThread(final int id, final int networkThreads, final int queueCapacity, final Completion completion)
     {
         this.id = id;
+        this.roleName = "ferrite-log-" + id;
         this.completion = completion;
-        this.idle = idle;
-        this.queueCapacity = queueCapacity;
-        this.faults = new LogThreadFaults(id);
-        this.inFlight = new int[networkThreads];
-        this.in = new SpscArrayQueue[networkThreads];
-        this.out = new SpscArrayQueue[networkThreads];
-        for (int i = 0; i < networkThreads; i++)
-        {
-            in[i] = new SpscArrayQueue<>(queueCapacity);
-            out[i] = new SpscArrayQueue<>(queueCapacity);
-        }
-        this.thread = new Thread(this, "ferrite-log-" + id);
-        this.thread.setDaemon(true);
+        this.faults = new LogThreadFaults(id, this::stopAfter);
+        this.queues = new CommandQueues(networkThreads, queueCapacity, completion, faults);
+        this.held = new HeldAppends(queues, faults);
     }
 
-    public void start()
+    /** {@code configured} as this thread must idle: woken when a network thread hands it a command. */
+    public IdleStrategy idleStrategy(final IdleStrategy configured)
     {
-        thread.start();
+        return new LogThreadIdle(configured, this);
     }
 
     /**
      * From network thread {@code networkThread}: false when it already has a queue's worth of
      * commands out on this thread (back-pressure). Why count rather than rely on the in-queue: that
-     * bound is what keeps the return queue from ever being full.
+     * bound is what keeps the return queue from ever being full. On a stopped thread the command
+     * is answered at once (it is on the return queue when this returns).
      */
     public boolean offer(final int networkThread, final AppendCommand command)
     {
-        if (inFlight[networkThread] >= queueCapacity || !in[networkThread].offer(command))
-        {
-            return false;
-        }
-        inFlight[networkThread]++;
-        VarHandle.fullFence(); // the command's store before the read of idling (see run())
-        if (idling)
-        {
-            LockSupport.unpark(thread);
-        }
-        return true;
+        return queues.offer(networkThread, command);
     }
 
     /** Commands finished for network thread {@code networkThread}, polled by it. */
     public AppendCommand poll(final int networkThread)
     {
-        final AppendCommand command = out[networkThread].relaxedPoll();
-        if (command != null)
-        {
-            inFlight[networkThread]--;
-        }
-        return command;
+        return queues.poll(networkThread);
     }
 
     /** Whether commands for network thread {@code networkThread} wait on its return queue. */
     public boolean hasReturned(final int networkThread)
     {
-        return !out[networkThread].isEmpty();
+        return queues.hasReturned(networkThread);
     }
 
-    /** Makes an idle thread look at its work now (an fsync completed). */
+    /** Makes an idle thread look at its work now (an fsync completed or failed). */
     public void wake()
     {
-        LockSupport.unpark(thread);
+        queues.wake();
     }
 
-    /** The faults this thread survived. */
+    /** The faults this thread survived, and its error handler. */
     public LogThreadFaults faults()
     {
         return faults;
     }
 
-    /** Runs {@code task} on this thread between appends. */
+    /** Whether the thread has ended (closed, or stopped by a fault it could not survive). */
+    public boolean stopped()
+    {
+        return queues.stopped();
+    }
+
+    /** Runs {@code task} on this thread between appends (never, once the thread has stopped). */
     public void execute(final Runnable task)
     {
         tasks.offer(task);
-        LockSupport.unpark(thread);
+        queues.wake();
+    }
+
+    /**
+     * Asks the agent to end at its next duty cycle and wakes it, so that its runner's {@code close()}
+     * returns as soon as {@link #onClose()} has answered what was left — rather than after the
+     * runner's retry timeout, when it interrupts the thread (an interrupt closes any FileChannel
+     * the thread is in, which for a log thread can be a segment's).
+     */
+    public void requestClose()
+    {
+        closeRequested = true;
+        queues.wake(); // unpark is remembered: a thread not yet parked returns from its next park at once
     }
 
     @Override
-    public void run()
+    public String roleName()
     {
-        while (running)
+        return roleName;
+    }
+
+    @Override
+    public void onStart()
+    {
+        queues.owner(Thread.currentThread());
+    }
+
+    @Override
+    public int doWork()
+    {
+        if (fatal != null || closeRequested)
         {
-            try
+            throw new AgentTerminationException(true); // expected: a fault handled where it was caught, or a close
+        }
+        try
+        {
+            int work = drainCommands();
+            if (!held.isEmpty())
             {
-                doWork();
+                work += held.completeDurable();
             }
-            catch (final Throwable fault)
+            return work + runTasks();
+        }
+        catch (final Throwable fault)
+        {
+            // handled here, not by the runner: Agrona's AgentRunner ends its run on an Error
+            // without calling onClose, which would leave every command sent here unanswered
+            final AppendCommand command = inHand;
+            inHand = null;
+            if (command == null)
             {
-                final AppendCommand command = inHand;
-                if (command != null)
-                {
-                    answerFault(command, "an append to " + command.partition.log, fault); // not if already answered
-                    dropReturned(); // if it got as far as being held
-                }
-                else if (!LogThreadFaults.survivable(fault))
-                {
-                    throw fault; // already counted where it was caught, or the JVM is failing anyway
-                }
-                else
-                {
-                    faults.survive("the duty cycle", fault); // whatever the per-command guards did not catch
-                }
+                faults.survive("the duty cycle", fault);
             }
+            else
+            {
+                answerFault(queues, faults, command, "an append to " + command.partition.log, fault); // not if already answered
+                held.dropReturned(); // if it got as far as being held
+            }
+            return 1;
         }
     }
 
-    private void doWork()
+    private int drainCommands()
     {
         int work = 0;
-        for (int n = 0; n < in.length; n++)
+        for (int n = 0, threads = queues.networkThreads(); n < threads; n++)
         {
-            final SpscArrayQueue<AppendCommand> queue = in[n];
-            for (int i = 0; i < DRAIN_LIMIT; i++)
+            for (int i = 0; i < DRAIN_LIMIT && fatal == null; i++)
             {
-                final AppendCommand command = queue.relaxedPoll();
+                final AppendCommand command = queues.take(n);
                 if (command == null)
                 {
                     break;
@@ -193,12 +200,14 @@ public final class LogThread implements Runnable
                 work++;
             }
         }
-        if (!awaitingFsync.isEmpty())
-        {
-            work += completeDurable();
-        }
+        return work;
+    }
+
+    private int runTasks()
+    {
+        int work = 0;
         Runnable task;
-        while ((task = tasks.poll()) != null)
+        while (fatal == null && (task = tasks.poll()) != null)
         {
             try
             {
@@ -210,34 +219,84 @@ public final class LogThread implements Runnable
             }
             work++;
         }
-        if (work == 0)
+        return work;
+    }
+
+    /**
+     * The end of the thread, closed or stopped by a fault: the held commands an fsync already
+     * covers are answered OK, every other held or queued command — and, through the queues, every
+     * later one — KAFKA_STORAGE_ERROR after a fault, NOT_LEADER_OR_FOLLOWER (LOG_CLOSED) after a
+     * close (the broker stopping: a client tries again elsewhere, as for a partition moved away).
+     */
+    @Override
+    public void onClose()
+    {
+        if (queues.stopped())
         {
-            // publish "idling" before the last look at the queues, and offer() looks at
-            // "idling" only after its command is in (with a full fence between): one of the two
-            // always sees the other, so a command never waits out a park
-            idling = true;
-            if (!hasWork())
-            {
-                idle.idle(0);
-            }
-            idling = false;
+            return; // ended already (see runnerEnded)
         }
-        else
+        final Throwable cause = fatal;
+        final int status = cause == null ? AppendResult.LOG_CLOSED : AppendResult.STORAGE_ERROR;
+        final String message = cause == null ? "log thread " + id + " stopped" :
+            "log thread " + id + " stopped after a fault it cannot survive: " + cause;
+        inHand = null;
+        try
         {
-            idle.reset();
+            held.completeDurable();
+        }
+        finally
+        {
+            try
+            {
+                held.answerAll(status, message);
+            }
+            finally
+            {
+                queues.stop(status, message);
+            }
         }
     }
 
-    private boolean hasWork()
+    /**
+     * Whether the runner may run this agent again after {@code fault} ended its run: Agrona's
+     * AgentRunner rethrows an Error that reached its error handler and ends the run without
+     * calling {@link #onClose()}. If not, the agent's end runs here (on the runner's thread).
+     */
+    boolean resumableAfter(final Throwable fault)
     {
-        for (final SpscArrayQueue<AppendCommand> queue : in)
+        if (queues.stopped())
         {
-            if (!queue.isEmpty())
-            {
-                return true;
-            }
+            return false;
         }
-        return !tasks.isEmpty();
+        if (fatal == null && !closeRequested && LogThreadFaults.survivable(fault))
+        {
+            return true;
+        }
+        if (fatal == null && !closeRequested)
+        {
+            fatal = fault;
+        }
+        onClose();
+        return false;
+    }
+
+    /** Called back by {@link LogThreadFaults} (on this thread) for a fault the thread cannot survive. */
+    private void stopAfter(final Throwable fault)
+    {
+        if (fatal == null)
+        {
+            fatal = fault;
+        }
+    }
+
+    void idling(final boolean idling)
+    {
+        queues.idling(idling);
+    }
+
+    boolean hasWork()
+    {
+        return queues.anyQueued() || !tasks.isEmpty() || closeRequested;
     }
 
     private void append(final AppendCommand command)
@@ -251,19 +310,30 @@ public final class LogThread implements Runnable
         }
         catch (final Throwable fault)
         {
-            answerFault(command, "an append to " + command.partition.log, fault);
-            dropReturned(); // a fault after the command was held: it went back with the fault
+            inHand = null;
+            answerFault(queues, faults, command, "an append to " + command.partition.log, fault);
+            held.dropReturned(); // a fault after the command was held: it went back with the fault
             return;
         }
-        complete(command);
+        inHand = null;
+        queues.answer(command);
     }
 
     /** Appends; returns whether the answer must wait for an fsync (the command is then held). */
     private boolean appendAndHold(final AppendCommand command)
     {
         final PartitionLog log = command.partition.log;
-        log.append(command.buffer, command.offset, command.length, command.result);
         final AppendResult r = command.result;
+        final Throwable fsyncFailure = log.fsyncFailure();
+        if (fsyncFailure != null)
+        {
+            // what this log held unflushed may be gone from the page cache: it takes nothing more
+            // until a restart recovers it (see PartitionLog.fsyncFailure)
+            CommandQueues.refuse(r, AppendResult.STORAGE_ERROR,
+                "an fsync of " + log + " failed, it takes no appends until a restart: " + fsyncFailure);
+            return false;
+        }
+        log.append(command.buffer, command.offset, command.length, r);
         if (log.config().fsyncDurability)
         {
             // the mode promises that nothing is acknowledged before an fsync covers it: at acks=1 as
@@ -272,8 +342,7 @@ public final class LogThread implements Runnable
             // here the durable offset, passes the batch). The high watermark moves after the fsync.
             if (command.acks != 0 && r.succeeded() && log.durableOffset() <= r.lastOffset)
             {
-                command.held = true;
-                awaitingFsync.add(command);
+                held.hold(command);
                 inHand = null;
                 return true;
             }
@@ -290,117 +359,15 @@ public final class LogThread implements Runnable
     }
 
     /** Answers a command whose handling threw KAFKA_STORAGE_ERROR, then counts and logs the fault. */
-    private void answerFault(final AppendCommand command, final String what, final Throwable fault)
+    static void answerFault(final CommandQueues queues, final LogThreadFaults faults, final AppendCommand command,
+        final String what, final Throwable fault)
     {
         if (command.answeredPoll != command.polls) // else it went back before the fault surfaced: its answer stands
         {
             command.result.status = AppendResult.STORAGE_ERROR;
             command.result.message = what + " failed: " + fault;
-            complete(command);
+            queues.answer(command);
         }
         faults.survive(what, fault);
-    }
-
-    /**
-     * Sends back the held commands an fsync now covers, in the order they came, and those whose log
-     * closed with no fsync covering them — with NOT_LEADER_OR_FOLLOWER, not OK: the partition went
-     * away (deleted, or the broker stopping), which is Kafka's answer to a produce waiting in
-     * purgatory whose partition is no longer hosted, and what an append arriving after the close
-     * gets (LOG_CLOSED). KAFKA_STORAGE_ERROR would tell the client the disk failed, which a close
-     * is not. Checked in this order because close sets the flag before its own flush: a batch
-     * that flush covered is answered OK.
-     */
-    private int completeDurable()
-    {
-        final int waiting = awaitingFsync.size();
-        try
-        {
-            // answer without changing the list, then drop what went back: a fault in the middle
-            // leaves the list whole, and no command in it twice
-            for (int i = 0; i < waiting; i++)
-            {
-                final AppendCommand command = awaitingFsync.get(i);
-                try
-                {
-                    final PartitionLog log = command.partition.log;
-                    final AppendResult r = command.result;
-                    if (log.durableOffset() > r.lastOffset)
-                    {
-                        complete(command);
-                    }
-                    else if (log.isClosed() && log.durableOffset() <= r.lastOffset)
-                    {
-                        r.status = AppendResult.LOG_CLOSED;
-                        r.message = "log " + log + " closed before an fsync covered offsets " + r.firstOffset + ".." + r.lastOffset;
-                        complete(command);
-                    }
-                }
-                catch (final Throwable fault)
-                {
-                    answerFault(command, "the answer of a held append to " + command.partition.log, fault);
-                }
-            }
-        }
-        finally
-        {
-            dropReturned();
-        }
-        return waiting - awaitingFsync.size();
-    }
-
-    /** Removes the held commands that went back, keeping the others in order (no allocation). */
-    private void dropReturned()
-    {
-        final int n = awaitingFsync.size();
-        int kept = 0;
-        for (int i = 0; i < n; i++)
-        {
-            final AppendCommand command = awaitingFsync.get(i);
-            if (command.held)
-            {
-                awaitingFsync.set(kept++, command);
-            }
-        }
-        while (awaitingFsync.size() > kept)
-        {
-            awaitingFsync.remove(awaitingFsync.size() - 1);
-        }
-    }
-
-    private void complete(final AppendCommand command)
-    {
-        // marked before the offer: a fault surfacing inside the offer would lose the command, but
-        // a command answered twice would corrupt its request and the network thread's count
-        inHand = null;
-        if (command.answeredPoll == command.polls)
-        {
-            return; // already sent back (a fault after its answer): never twice
-        }
-        command.answeredPoll = command.polls;
-        command.held = false;
-        out[command.networkThread].offer(command); // cannot fail: the return queue holds all a network thread has out
-        try
-        {
-            completion.completed(command.networkThread);
-        }
-        catch (final Throwable fault)
-        {
-            // the command is back on its queue; the network thread finds it on its next turn
-            faults.survive("telling network thread " + command.networkThread + " of a returned command", fault);
-        }
-    }
-
-    public void close()
-    {
-        running = false;
-        LockSupport.unpark(thread);
-        try
-        {
-            thread.join(10_000);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -66,11 +66,19 @@ final class ServerCommand
 
     private static Process launch(final Path stderrFile, final List<String> args) throws IOException
     {
+        return launch(stderrFile, java.util.Map.of(), args);
+    }
+
+    private static Process launch(final Path stderrFile, final java.util.Map<String, String> environment, final List<String> args)
+        throws IOException
+    {
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
             "io.ferrite.broker.FerriteServer"));
         command.addAll(args);
-        return new ProcessBuilder(command).redirectError(stderrFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectError(stderrFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
+        builder.environment().putAll(environment);
+        return builder.start();
     }
 
     /**
@@ -107,8 +115,15 @@ final class ServerCommand
     /** Runs the server with {@code args} and waits until it says where it listens. */
     static Running start(final Path workDir, final String... args) throws IOException, InterruptedException
     {
+        return start(workDir, java.util.Map.of(), args);
+    }
+
+    /** {@link #start(Path, String...)} with {@code environment} added to the child's (LD_PRELOAD, say). */
+    static Running start(final Path workDir, final java.util.Map<String, String> environment, final String... args)
+        throws IOException, InterruptedException
+    {
         final Path stderrFile = Files.createTempFile(workDir, "stderr", ".txt");
-        final Process process = launch(stderrFile, List.of(args));
+        final Process process = launch(stderrFile, environment, List.of(args));
         final BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null)

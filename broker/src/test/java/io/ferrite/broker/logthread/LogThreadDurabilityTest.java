@@ -10,7 +10,7 @@ import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.ExpandableDirectByteBuffer;
-import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,6 +24,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,7 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * all, or an idempotent retry answered with the original offsets — before an fsync covers the
  * batch, and an error, not OK, for a batch whose log closed before any fsync covered it. The group
  * fsync is held back by a durability listener that blocks the committer inside a round, so what
- * must wait for it cannot come back by luck.
+ * must wait for it cannot come back by luck; the log thread is stepped with an {@link AgentInvoker},
+ * one duty cycle per {@code invoke()}, so what it answers in a cycle is exactly what was due.
  */
 class LogThreadDurabilityTest
 {
@@ -45,6 +47,7 @@ class LogThreadDurabilityTest
     private LogManager logs;
     private TopicRegistry registry;
     private LogThread thread;
+    private AgentInvoker invoker;
     private Partition partition;
 
     /** Blocks the group committer in the first round after {@link #hold()} until {@link #release()}. */
@@ -106,15 +109,16 @@ class LogThreadDurabilityTest
             public void highWatermarkAdvanced(final Partition partition)
             {
             }
-        }, new BackoffIdleStrategy());
-        thread.start();
+        });
+        invoker = new AgentInvoker(thread.faults(), null, thread);
+        invoker.start();
     }
 
     @AfterEach
     void stop() throws Exception
     {
         held.release();
-        thread.close();
+        invoker.close();
         logs.close();
     }
 
@@ -154,15 +158,18 @@ class LogThreadDurabilityTest
         return command;
     }
 
-    private AppendCommand await() throws InterruptedException
+    /** One duty cycle, then the next command that came back (null if none). */
+    private AppendCommand step()
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        AppendCommand done;
-        while ((done = thread.poll(0)) == null && System.nanoTime() < deadline)
-        {
-            Thread.sleep(1);
-        }
-        return done;
+        invoker.invoke();
+        return thread.poll(0);
+    }
+
+    /** Waits (with a deadline) until an fsync covers {@code command}, then steps the thread to answer it. */
+    private AppendCommand durable(final AppendCommand command) throws InterruptedException
+    {
+        assertTrue(partition.log.awaitDurable(command.result.lastOffset + 1, 30_000), "an fsync covers " + command.result);
+        return step();
     }
 
     /** Appends one batch and waits for its answer, then holds the committer inside the round that fsyncs it. */
@@ -170,8 +177,13 @@ class LogThreadDurabilityTest
     {
         held.hold();
         final AppendCommand first = send(1, -1, (short)-1);
-        held.awaitHeld();
-        assertSame(first, await());
+        AppendCommand back = step(); // held for the fsync, unless the committer's round was quicker than the check
+        held.awaitHeld(); // the round has moved the durable offset over it, and blocks in the listener
+        if (back == null)
+        {
+            back = step();
+        }
+        assertSame(first, back);
         assertEquals(AppendResult.OK, first.result.status, first.result.message);
     }
 
@@ -182,13 +194,14 @@ class LogThreadDurabilityTest
         final AppendCommand original = send(2, PRODUCER_ID, (short)-1);
         final AppendCommand retry = send(2, PRODUCER_ID, (short)-1); // the same batch again: the answer was lost
         final AppendCommand marker = sendMarker();
-        assertSame(marker, await(), "nothing of the producer's is answered while the fsync is held");
+        assertSame(marker, step());
+        assertNull(thread.poll(0), "nothing of the producer's is answered while the fsync is held");
         assertEquals(AppendResult.CORRUPT_MESSAGE, marker.result.status);
         assertTrue(partition.log.durableOffset() < partition.log.logEndOffset(), "the original is not durable yet");
 
         held.release();
-        assertSame(original, await());
-        assertSame(retry, await());
+        assertSame(original, durable(retry));
+        assertSame(retry, thread.poll(0), "the retry comes back in the same cycle, after the original");
         assertEquals(AppendResult.OK, original.result.status, original.result.message);
         assertEquals(AppendResult.DUPLICATE, retry.result.status, retry.result.message);
         assertEquals(original.result.firstOffset, retry.result.firstOffset, "the retry gets the original offsets");
@@ -201,10 +214,11 @@ class LogThreadDurabilityTest
     void aRetryOfADurableBatchIsAnsweredAtOnce() throws Exception
     {
         final AppendCommand original = send(2, PRODUCER_ID, (short)-1);
-        assertSame(original, await());
+        final AppendCommand back = step();
+        assertSame(original, back != null ? back : durable(original));
         holdTheGroupFsync(); // no fsync can come now: the retry's answer must not need one
         final AppendCommand retry = send(2, PRODUCER_ID, (short)-1);
-        assertSame(retry, await());
+        assertSame(retry, step());
         assertEquals(AppendResult.DUPLICATE, retry.result.status, retry.result.message);
         assertEquals(original.result.firstOffset, retry.result.firstOffset);
     }
@@ -215,10 +229,11 @@ class LogThreadDurabilityTest
         holdTheGroupFsync();
         final AppendCommand leaderOnly = send(3, -1, (short)1);
         final AppendCommand marker = sendMarker();
-        assertSame(marker, await(), "acks=1 is not answered while the fsync is held");
+        assertSame(marker, step());
+        assertNull(thread.poll(0), "acks=1 is not answered while the fsync is held");
 
         held.release();
-        assertSame(leaderOnly, await());
+        assertSame(leaderOnly, durable(leaderOnly));
         assertEquals(AppendResult.OK, leaderOnly.result.status, leaderOnly.result.message);
         assertTrue(partition.log.durableOffset() > leaderOnly.result.lastOffset, "durable when answered");
     }
@@ -229,7 +244,8 @@ class LogThreadDurabilityTest
         holdTheGroupFsync();
         final AppendCommand waiting = send(2, -1, (short)-1);
         final AppendCommand marker = sendMarker();
-        assertSame(marker, await());
+        assertSame(marker, step());
+        assertNull(thread.poll(0));
 
         // close flushes too, but only after the committer's round it waits behind: meanwhile the log is closed
         final CompletableFuture<Void> closing = CompletableFuture.runAsync(() ->
@@ -249,7 +265,7 @@ class LogThreadDurabilityTest
             Thread.onSpinWait();
         }
         assertTrue(partition.log.isClosed());
-        assertSame(waiting, await(), "a closed log's waiting batch is answered, not left hanging");
+        assertSame(waiting, step(), "a closed log's waiting batch is answered, not left hanging");
         assertEquals(AppendResult.LOG_CLOSED, waiting.result.status, "no fsync covered it: not OK");
         assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, Errors.ofAppend(waiting.result.status));
 

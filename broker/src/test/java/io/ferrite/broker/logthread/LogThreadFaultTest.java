@@ -10,6 +10,7 @@ import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -27,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -34,7 +36,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A fault inside an append costs that command only: the log thread, the only writer of all its
  * partitions, answers it KAFKA_STORAGE_ERROR, counts it and goes on serving. The fault is a real
  * one — the active segment's file truncated under its mapping, so the append's copy into the
- * mapping takes a SIGBUS, which the JVM raises as an {@link InternalError}.
+ * mapping takes a SIGBUS, which the JVM raises as an {@link InternalError}. The thread is stepped
+ * with an {@link AgentInvoker} (one duty cycle per {@code invoke()}), except under the SIGBUS,
+ * which needs a thread of its own (see that test).
  */
 class LogThreadFaultTest
 {
@@ -44,6 +48,9 @@ class LogThreadFaultTest
     private LogManager logs;
     private TopicRegistry registry;
     private LogThread thread;
+    private AgentInvoker invoker;
+    /** Set by the test that runs the thread on a real thread instead of stepping it. */
+    private LogThreadRunner runner;
 
     @BeforeEach
     void start() throws Exception
@@ -62,14 +69,21 @@ class LogThreadFaultTest
             public void highWatermarkAdvanced(final Partition partition)
             {
             }
-        }, new BackoffIdleStrategy());
-        thread.start();
+        });
+        invoker = new AgentInvoker(thread.faults(), null, thread);
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        thread.close();
+        if (runner != null)
+        {
+            runner.close();
+        }
+        else
+        {
+            invoker.close();
+        }
         try
         {
             logs.close();
@@ -92,14 +106,32 @@ class LogThreadFaultTest
         final AppendCommand command = new AppendCommand();
         command.set(0, null, 0, partition, buffer, 0, builder.build(), (short)1);
         assertTrue(thread.offer(0, command));
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         AppendCommand done;
-        while ((done = thread.poll(0)) == null && System.nanoTime() < deadline)
+        if (runner == null)
         {
-            Thread.sleep(1);
+            done = step();
+        }
+        else
+        {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while ((done = thread.poll(0)) == null && System.nanoTime() < deadline)
+            {
+                Thread.onSpinWait();
+            }
         }
         assertSame(command, done, "the command comes back");
         return command;
+    }
+
+    /** One duty cycle, then the next command that came back (null if none). */
+    private AppendCommand step()
+    {
+        if (!invoker.isStarted())
+        {
+            invoker.start();
+        }
+        invoker.invoke();
+        return thread.poll(0);
     }
 
     private static void truncateSegments(final Path partitionDir) throws Exception
@@ -123,11 +155,15 @@ class LogThreadFaultTest
      * The JVM raises a SIGBUS taken in compiled code as an InternalError only at a later safepoint,
      * so which command gets it is not deterministic (the faulting append, or one after it): what is
      * asserted is what must hold whatever it hits — every command comes back, answered OK or
-     * KAFKA_STORAGE_ERROR, the fault is counted, and the other partition is served on.
+     * KAFKA_STORAGE_ERROR, the fault is counted, and the other partition is served on. Run by a
+     * LogThreadRunner, as in production: stepped from the test's thread, a late InternalError could
+     * surface in the test's own code after {@code invoke()} returned.
      */
     @Test
     void aSigbusOnAMappedSegmentCostsCommandsNotTheThread() throws Exception
     {
+        runner = new LogThreadRunner(thread, new BackoffIdleStrategy());
+        runner.start();
         final Topic topic = registry.create("faulty", 2, Map.of());
         final Partition broken = topic.partitions[0];
         final Partition healthy = topic.partitions[1];
@@ -166,7 +202,8 @@ class LogThreadFaultTest
         final BatchClaim claim = new BatchClaim();
         final CompletableFuture<Boolean> claimed = new CompletableFuture<>();
         thread.execute(() -> claimed.complete(held.log.claim(1024, claim, new AppendResult())));
-        assertTrue(claimed.get(30, TimeUnit.SECONDS));
+        assertNull(step());
+        assertTrue(claimed.getNow(false));
 
         final AppendCommand failed = append(held);
         assertEquals(AppendResult.STORAGE_ERROR, failed.result.status);
@@ -185,7 +222,8 @@ class LogThreadFaultTest
             held.log.abort(claim);
             aborted.complete(true);
         });
-        assertTrue(aborted.get(30, TimeUnit.SECONDS));
+        assertNull(step());
+        assertTrue(aborted.getNow(false));
         assertEquals(AppendResult.OK, append(held).result.status, "once the claim ends the log takes appends again");
     }
 
@@ -196,11 +234,98 @@ class LogThreadFaultTest
         {
             throw new NoClassDefFoundError("a class the task needed is missing");
         });
-        final CompletableFuture<String> next = new CompletableFuture<>();
-        thread.execute(() -> next.complete(Thread.currentThread().getName()));
-        assertEquals("ferrite-log-0", next.get(30, TimeUnit.SECONDS));
+        final CompletableFuture<Boolean> next = new CompletableFuture<>();
+        thread.execute(() -> next.complete(true));
+        assertNull(step());
+        assertTrue(next.getNow(false), "the next task ran in the same cycle");
         assertEquals(1, thread.faults().count());
+        assertTrue(!thread.stopped());
         final Partition partition = registry.create("after", 1, Map.of()).partitions[0];
         assertEquals(AppendResult.OK, append(partition).result.status, "appends go on too");
+    }
+    /** A batch buffer whose reads of the batch header throw {@code fatal}: an append that fails with an Error the thread cannot survive. */
+    private static final class FailingBuffer extends ExpandableDirectByteBuffer
+    {
+        private final Error fatal;
+
+        FailingBuffer(final Error fatal)
+        {
+            super(4096);
+            this.fatal = fatal;
+        }
+
+        @Override
+        public int getInt(final int index, final java.nio.ByteOrder order)
+        {
+            throw fatal;
+        }
+    }
+
+    /**
+     * Issue 11: an Error the thread cannot survive (out of memory here) used to end it and leave
+     * every command queued to it unanswered — its produce requests hung until the client gave up.
+     * Now the faulting command is answered, the thread stops, its end answers every command it
+     * still had, queued or held for an fsync, and every later one is answered at once: each
+     * KAFKA_STORAGE_ERROR (a held one an fsync covered meanwhile, OK), each exactly once.
+     */
+    @Test
+    void aFatalErrorAnswersEveryCommandQueuedToTheThreadAndEveryLaterOne() throws Exception
+    {
+        final Partition plain = registry.create("fatal", 1, Map.of()).partitions[0];
+        final Partition durable = registry.create("fatal-durable", 1, Map.of("ferrite.durability", "fsync")).partitions[0];
+        final AppendCommand heldForFsync = command(durable);
+        assertTrue(thread.offer(0, heldForFsync));
+        final AppendCommand answeredAlready = step();
+        final AppendCommand fatal = new AppendCommand();
+        fatal.set(0, null, 0, plain, new FailingBuffer(new OutOfMemoryError("injected: the JVM is out of memory")), 0, 100, (short)1);
+        final AppendCommand queued = command(plain);
+        assertTrue(thread.offer(0, fatal));
+        assertTrue(thread.offer(0, queued));
+
+        final java.util.List<AppendCommand> back = new java.util.ArrayList<>();
+        if (answeredAlready != null)
+        {
+            back.add(answeredAlready); // an fsync covered it before the thread looked: OK, checked below
+        }
+        for (int cycle = 0; cycle < 3; cycle++)
+        {
+            invoker.invoke();
+            for (AppendCommand c; (c = thread.poll(0)) != null; )
+            {
+                back.add(c);
+            }
+        }
+        assertTrue(thread.stopped(), "the thread stopped");
+        assertTrue(thread.faults().count() >= 1, "the fault is counted");
+        final AppendCommand later = command(plain);
+        assertTrue(thread.offer(0, later), "a stopped thread takes a command to answer it");
+        assertTrue(thread.hasReturned(0), "answered at once");
+        back.add(thread.poll(0));
+        assertNull(thread.poll(0), "nothing more comes back");
+
+        assertEquals(4, back.size(), "every command comes back: " + back);
+        assertEquals(4, new java.util.HashSet<>(back).size(), "each once: " + back);
+        for (final AppendCommand c : back)
+        {
+            if (c == heldForFsync && c.result.status == AppendResult.OK)
+            {
+                assertTrue(durable.log.durableOffset() > c.result.lastOffset, "OK only once durable");
+                continue;
+            }
+            assertEquals(AppendResult.STORAGE_ERROR, c.result.status, String.valueOf(c.result));
+            assertEquals(Errors.KAFKA_STORAGE_ERROR, Errors.ofAppend(c.result.status));
+        }
+        assertTrue(fatal.result.message.contains("OutOfMemoryError"), fatal.result.message);
+        assertTrue(later.result.message.contains("OutOfMemoryError"), later.result.message);
+    }
+
+    private static AppendCommand command(final Partition partition)
+    {
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+        final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(buffer, 0);
+        builder.appendRecord(System.currentTimeMillis(), null, 0, -1, new UnsafeBuffer(new byte[10]), 0, 10);
+        final AppendCommand command = new AppendCommand();
+        command.set(0, null, 0, partition, buffer, 0, builder.build(), (short)1);
+        return command;
     }
 }

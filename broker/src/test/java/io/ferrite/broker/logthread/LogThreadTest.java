@@ -8,6 +8,7 @@ import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -26,6 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+/**
+ * The log thread's duty cycle stepped with an {@link AgentInvoker} on the test's thread: each
+ * {@code invoke()} is one cycle, so what it answers when is deterministic.
+ */
 class LogThreadTest
 {
     @TempDir
@@ -34,6 +39,7 @@ class LogThreadTest
     private LogManager logs;
     private TopicRegistry registry;
     private LogThread thread;
+    private AgentInvoker invoker;
     private final AtomicInteger[] completions = {new AtomicInteger(), new AtomicInteger()};
     private final AtomicInteger advanced = new AtomicInteger();
 
@@ -56,14 +62,15 @@ class LogThreadTest
             {
                 advanced.incrementAndGet();
             }
-        }, new BackoffIdleStrategy());
-        thread.start();
+        });
+        invoker = new AgentInvoker(thread.faults(), null, thread);
+        invoker.start();
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        thread.close();
+        invoker.close();
         logs.close();
     }
 
@@ -78,15 +85,11 @@ class LogThreadTest
         return builder.build();
     }
 
-    private AppendCommand await(final int networkThread) throws InterruptedException
+    /** One duty cycle, then what came back for {@code networkThread}. */
+    private AppendCommand step(final int networkThread)
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        AppendCommand done;
-        while ((done = thread.poll(networkThread)) == null && System.nanoTime() < deadline)
-        {
-            Thread.sleep(1);
-        }
-        return done;
+        invoker.invoke();
+        return thread.poll(networkThread);
     }
 
     @Test
@@ -99,7 +102,7 @@ class LogThreadTest
         final AppendCommand first = new AppendCommand();
         first.set(1, null, 7, partition, buffer, 0, length, (short)1);
         assertTrue(thread.offer(1, first));
-        assertSame(first, await(1));
+        assertSame(first, step(1));
         assertEquals(AppendResult.OK, first.result.status, first.result.message);
         assertEquals(0, first.result.firstOffset);
         assertEquals(2, first.result.lastOffset);
@@ -112,7 +115,7 @@ class LogThreadTest
         final AppendCommand second = new AppendCommand();
         second.set(0, null, 0, partition, buffer, 0, batch(buffer, 2), (short)-1);
         assertTrue(thread.offer(0, second));
-        assertSame(second, await(0));
+        assertSame(second, step(0));
         assertEquals(3, second.result.firstOffset);
         assertEquals(5, partition.log.highWatermark());
         assertEquals(1, advanced.get(), "parked fetches are told the high watermark moved");
@@ -129,7 +132,7 @@ class LogThreadTest
         final AppendCommand command = new AppendCommand();
         command.set(0, null, 0, partition, buffer, 0, length, (short)1);
         assertTrue(thread.offer(0, command));
-        assertSame(command, await(0));
+        assertSame(command, step(0));
         assertEquals(AppendResult.CORRUPT_MESSAGE, command.result.status);
         assertEquals(0, partition.log.logEndOffset());
     }
@@ -145,7 +148,13 @@ class LogThreadTest
             final AppendCommand command = new AppendCommand();
             command.set(0, null, 0, partition, buffer, 0, batch(buffer, 2), (short)-1);
             assertTrue(thread.offer(0, command));
-            assertSame(command, await(0));
+            AppendCommand back = step(0); // held until an fsync covers it, unless one already did
+            if (back == null)
+            {
+                assertTrue(partition.log.awaitDurable(command.result.lastOffset + 1, 30_000), "the group committer fsyncs it");
+                back = step(0);
+            }
+            assertSame(command, back);
             assertEquals(AppendResult.OK, command.result.status, command.result.message);
             assertTrue(partition.log.durableOffset() > command.result.lastOffset,
                 "durable " + partition.log.durableOffset() + " covers " + command.result.lastOffset);
@@ -153,10 +162,56 @@ class LogThreadTest
     }
 
     @Test
-    void tasksRunOnTheLogThread() throws Exception
+    void tasksRunInTheDutyCycle()
     {
-        final CompletableFuture<String> name = new CompletableFuture<>();
-        thread.execute(() -> name.complete(Thread.currentThread().getName()));
-        assertEquals("ferrite-log-0", name.get(30, TimeUnit.SECONDS));
+        final AtomicInteger ran = new AtomicInteger();
+        thread.execute(ran::incrementAndGet);
+        assertEquals(0, ran.get());
+        invoker.invoke();
+        assertEquals(1, ran.get());
+    }
+
+    /** Production runs the agent on its own thread, which a command handed over wakes from its park. */
+    @Test
+    void aRunnerRunsItOnAThreadNamedForItsRole() throws Exception
+    {
+        invoker.close();
+        final LogThread running = new LogThread(1, 1, 8, new LogThread.Completion()
+        {
+            @Override
+            public void completed(final int networkThread)
+            {
+            }
+
+            @Override
+            public void highWatermarkAdvanced(final Partition partition)
+            {
+            }
+        });
+        // parks an hour at a time once idle: only a wake-up gets an answer before the deadline
+        final long hour = TimeUnit.HOURS.toNanos(1);
+        final BackoffIdleStrategy parks = new BackoffIdleStrategy(1, 1, hour, hour);
+        try (LogThreadRunner runner = new LogThreadRunner(running, parks))
+        {
+            runner.start();
+            final CompletableFuture<String> name = new CompletableFuture<>();
+            running.execute(() -> name.complete(Thread.currentThread().getName()));
+            assertEquals("ferrite-log-1", name.get(30, TimeUnit.SECONDS));
+
+            final Partition partition = registry.create("woken", 1, Map.of()).partitions[0];
+            final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+            final AppendCommand command = new AppendCommand();
+            command.set(0, null, 0, partition, buffer, 0, batch(buffer, 1), (short)1);
+            assertTrue(running.offer(0, command));
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            AppendCommand done;
+            while ((done = running.poll(0)) == null && System.nanoTime() < deadline)
+            {
+                Thread.onSpinWait();
+            }
+            assertSame(command, done, "the offer woke the parked thread");
+            assertEquals(AppendResult.OK, command.result.status, command.result.message);
+        }
+        assertTrue(running.stopped(), "closing the runner ends the agent");
     }
 }

@@ -1,0 +1,129 @@
+package io.ferrite.broker.logthread;
+
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.PartitionLog;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The appends a log thread holds until an fsync covers them ({@code ferrite.durability=fsync}), in
+ * the order they came. Log thread only.
+ */
+final class HeldAppends
+{
+    private final List<AppendCommand> held = new ArrayList<>();
+    private final CommandQueues queues;
+    private final LogThreadFaults faults;
+
+    HeldAppends(final CommandQueues queues, final LogThreadFaults faults)
+    {
+        this.queues = queues;
+        this.faults = faults;
+    }
+
+    boolean isEmpty()
+    {
+        return held.isEmpty();
+    }
+
+    void hold(final AppendCommand command)
+    {
+        command.held = true;
+        held.add(command);
+    }
+
+    /**
+     * Sends back the held commands an fsync now covers, those of a log whose fsync failed — with
+     * KAFKA_STORAGE_ERROR at once: no later fsync can cover them (see
+     * {@link PartitionLog#fsyncFailure()}) — and those whose log closed with no fsync covering them
+     * — with NOT_LEADER_OR_FOLLOWER, not OK: the partition went away (deleted, or the broker
+     * stopping), which is Kafka's answer to a produce waiting in purgatory whose partition is no
+     * longer hosted, and what an append arriving after the close gets (LOG_CLOSED).
+     * KAFKA_STORAGE_ERROR would tell the client the disk failed, which a close is not. Checked in
+     * this order because close sets the flag before its own flush: a batch that flush covered is
+     * answered OK. Returns how many went back.
+     */
+    int completeDurable()
+    {
+        final int waiting = held.size();
+        try
+        {
+            // answer without changing the list, then drop what went back: a fault in the middle
+            // leaves the list whole, and no command in it twice
+            for (int i = 0; i < waiting; i++)
+            {
+                final AppendCommand command = held.get(i);
+                try
+                {
+                    final PartitionLog log = command.partition.log;
+                    final AppendResult r = command.result;
+                    if (log.durableOffset() > r.lastOffset)
+                    {
+                        queues.answer(command);
+                    }
+                    else if (log.fsyncFailure() != null)
+                    {
+                        r.status = AppendResult.STORAGE_ERROR;
+                        r.message = "fsync of " + log + " failed before it covered offsets " + r.firstOffset + ".." + r.lastOffset
+                            + ": " + log.fsyncFailure();
+                        queues.answer(command);
+                    }
+                    else if (log.isClosed())
+                    {
+                        r.status = AppendResult.LOG_CLOSED;
+                        r.message = "log " + log + " closed before an fsync covered offsets " + r.firstOffset + ".." + r.lastOffset;
+                        queues.answer(command);
+                    }
+                }
+                catch (final Throwable fault)
+                {
+                    LogThread.answerFault(queues, faults, command, "the answer of a held append to " + command.partition.log, fault);
+                }
+            }
+        }
+        finally
+        {
+            dropReturned();
+        }
+        return waiting - held.size();
+    }
+
+    /** At the log thread's end: every held command not yet covered gets {@code status}. */
+    void answerAll(final int status, final String message)
+    {
+        try
+        {
+            for (int i = 0; i < held.size(); i++)
+            {
+                final AppendCommand command = held.get(i);
+                command.result.status = status;
+                command.result.message = message;
+                queues.answer(command);
+            }
+        }
+        finally
+        {
+            dropReturned();
+        }
+    }
+
+    /** Removes the held commands that went back, keeping the others in order (no allocation). */
+    void dropReturned()
+    {
+        final int n = held.size();
+        int kept = 0;
+        for (int i = 0; i < n; i++)
+        {
+            final AppendCommand command = held.get(i);
+            if (command.held)
+            {
+                held.set(kept++, command);
+            }
+        }
+        while (held.size() > kept)
+        {
+            held.remove(held.size() - 1);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * A real fsync that fails (EIO) under a broker in {@code ferrite.log.durability=fsync}: the server
+ * runs in a child JVM with an LD_PRELOAD shim (compiled here with gcc) that fails fsync, fdatasync
+ * and msync of one partition's files once a trigger file exists. The produce waiting for that fsync
+ * gets KAFKA_STORAGE_ERROR instead of hanging until the client gives up, so does every later one
+ * to that partition (the kernel may have dropped the pages a failed fsync did not write, so a
+ * retried fsync proves nothing), the failure is logged once, another partition keeps serving, and
+ * a restart recovers the failed one from what is on disk.
+ */
+class FsyncFailureTest
+{
+    /** Longer than any answer needs; shorter than the client's own timeouts, so a hang is told as a hang. */
+    private static final long ANSWER_DEADLINE_S = 20;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aFailedFsyncIsKafkaStorageErrorForThatPartitionAndOthersServeOn() throws Exception
+    {
+        final Path shim = compileShim();
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path trigger = dir.resolve("fail-now");
+        final Map<String, String> environment = Map.of("LD_PRELOAD", shim.toString(),
+            "FERRITE_FAIL_FSYNC_TRIGGER", trigger.toString(),
+            "FERRITE_FAIL_FSYNC_PREFIX", data.resolve("failing-0") + "/");
+        ServerCommand.Running server = start(data, environment);
+        try
+        {
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
+            {
+                admin.createTopics(List.of(new NewTopic("failing", 1, (short)1), new NewTopic("healthy", 1, (short)1)))
+                    .all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            }
+            try (KafkaProducer<String, String> producer = producer(server))
+            {
+                assertEquals(0, send(producer, "failing").offset(), "fsync works before the trigger");
+                assertEquals(0, send(producer, "healthy").offset());
+
+                Files.createFile(trigger);
+                assertStorageError(producer.send(new ProducerRecord<>("failing", 0, null, "waits-for-the-failed-fsync")));
+                assertStorageError(producer.send(new ProducerRecord<>("failing", 0, null, "after-the-failure")));
+                assertEquals(1, send(producer, "healthy").offset(), "the other partition's fsyncs work: it serves on");
+            }
+            final long logged = server.stderr().lines().filter(l -> l.contains("fsync of failing-0 failed")).count();
+            assertEquals(1, logged, "the failure is logged once:\n" + server.stderr());
+        }
+        finally
+        {
+            server.stop();
+        }
+
+        Files.delete(trigger);
+        server = start(data, Map.of());
+        try (KafkaProducer<String, String> producer = producer(server))
+        {
+            send(producer, "failing"); // answered OK: the restart recovered the log from the disk
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    private ServerCommand.Running start(final Path data, final Map<String, String> environment) throws Exception
+    {
+        return ServerCommand.start(dir, environment, "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+            "--override", "ferrite.log.durability=fsync", "--override", "offsets.topic.num.partitions=1");
+    }
+
+    /** gcc builds the shim from the test's resources; without gcc the test is skipped, not passed. */
+    private Path compileShim() throws Exception
+    {
+        final Path source = dir.resolve("failing_fsync.c");
+        try (InputStream in = FsyncFailureTest.class.getResourceAsStream("failing_fsync.c"))
+        {
+            Files.copy(in, source);
+        }
+        final Path shim = dir.resolve("failing_fsync.so");
+        final Process gcc;
+        try
+        {
+            gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-O2", "-o", shim.toString(), source.toString(), "-ldl")
+                .redirectErrorStream(true).start();
+        }
+        catch (final java.io.IOException ex)
+        {
+            Assumptions.abort("gcc is not on this machine: " + ex.getMessage());
+            throw ex;
+        }
+        final String out = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, gcc.waitFor(), "gcc: " + out);
+        return shim;
+    }
+
+    /** acks=all, no retries, no idempotence: the broker's own answer reaches the test. */
+    private static KafkaProducer<String, String> producer(final ServerCommand.Running server)
+    {
+        final Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
+        p.put(ProducerConfig.RETRIES_CONFIG, 0);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 60_000);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000);
+        return new KafkaProducer<>(p);
+    }
+
+    private static RecordMetadata send(final KafkaProducer<String, String> producer, final String topic) throws Exception
+    {
+        return producer.send(new ProducerRecord<>(topic, 0, null, "v")).get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+    }
+
+    private static void assertStorageError(final Future<RecordMetadata> answer) throws Exception
+    {
+        try
+        {
+            final RecordMetadata m = answer.get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            throw new AssertionError("acknowledged at offset " + m.offset() + " although its fsync failed");
+        }
+        catch (final TimeoutException ex)
+        {
+            throw new AssertionError("no answer within " + ANSWER_DEADLINE_S + " s: the produce hangs on the failed fsync", ex);
+        }
+        catch (final ExecutionException ex)
+        {
+            assertInstanceOf(KafkaStorageException.class, ex.getCause());
+        }
+    }
+}
