@@ -1,6 +1,7 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
@@ -50,9 +51,9 @@ final class OffsetDeleteHandler implements RequestHandler
                 p.next();
                 final Group.TopicPartition tp = new Group.TopicPartition(t.name(), p.partitionIndex());
                 askedHere.add(tp);
-                if (topic == null || topic.isDeleted() || topic.partition(p.partitionIndex()) == null)
+                if (PartitionLookup.partition(topic, p.partitionIndex()) == null)
                 {
-                    results.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                    results.put(tp, PartitionLookup.notFound(topic, false));
                 }
                 else
                 {
