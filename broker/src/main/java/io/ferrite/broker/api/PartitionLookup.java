@@ -8,8 +8,9 @@ import org.agrona.DirectBuffer;
 
 /**
  * A topic or partition as a request names it, and the error Kafka answers when it is not there.
- * Every handler that looks up a topic or partition for a client goes through here. Allocates
- * nothing: Produce and Fetch call it for every partition of every request.
+ * The handlers that answer a missing topic or partition with an error decide it here (OffsetFetch
+ * does not check partitions at all: an offset never committed is -1 there). Allocates nothing:
+ * Produce and Fetch call it for every partition of every request.
  *
  * <p>A deleted topic stays in the hands of the requests that looked it up before the delete; they
  * answer as for an unknown topic ({@link #live}). Which error that is, is each API's own: Fetch and
