@@ -201,8 +201,7 @@ final class ConfigChanges
     {
         while (true)
         {
-            final Topic found = topics.topic(resource.name());
-            final Topic topic = found == null || found.isDeleted() ? null : found;
+            final Topic topic = PartitionLookup.live(topics.topic(resource.name()));
             // a topic that does not exist has no overrides: the change is checked against none, as in Kafka
             final Map<String, String> current = topic == null ? Map.of() : topic.overrides;
             final Map<String, String> next;
@@ -254,7 +253,7 @@ final class ConfigChanges
             }
             if (topic == null)
             {
-                return new Outcome(Errors.UNKNOWN_TOPIC_OR_PARTITION, "The topic '" + resource.name() + "' does not exist.");
+                return new Outcome(PartitionLookup.notFound(topic, false), "The topic '" + resource.name() + "' does not exist.");
             }
             if (validateOnly || next.equals(current))
             {

@@ -72,9 +72,9 @@ public final class CreatePartitionsHandler implements RequestHandler
                 error = Errors.INVALID_REQUEST;
                 problem = "Duplicate topic name.";
             }
-            else if (topic == null || topic.isDeleted())
+            else if (PartitionLookup.live(topic) == null)
             {
-                error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                error = PartitionLookup.notFound(topic, false);
                 problem = "This server does not host this topic-partition.";
             }
             else if (count < topic.partitions.length)

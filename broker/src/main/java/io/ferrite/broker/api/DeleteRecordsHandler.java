@@ -57,10 +57,10 @@ public final class DeleteRecordsHandler implements RequestHandler
             {
                 p.next();
                 rp.next().partitionIndex(p.partitionIndex());
-                final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(p.partitionIndex());
+                final Partition partition = PartitionLookup.partition(topic, p.partitionIndex());
                 if (partition == null)
                 {
-                    rp.lowWatermark(-1).errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                    rp.lowWatermark(-1).errorCode(PartitionLookup.notFound(topic, false));
                     continue;
                 }
                 final PartitionLog log = partition.log;

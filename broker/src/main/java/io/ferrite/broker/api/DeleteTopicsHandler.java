@@ -82,10 +82,10 @@ public final class DeleteTopicsHandler implements RequestHandler
                 }
                 final Topic topic = byId ? topics.topic(msb, lsb) : topics.topic(t2.name());
                 final String key = byId ? (topic != null ? topic.name : TopicRegistry.encode(msb, lsb)) : t2.name();
-                if (topic == null || topic.isDeleted())
+                if (PartitionLookup.live(topic) == null)
                 {
                     r.name(byId ? null : t2.name()).topicId(msb, lsb)
-                        .errorCode(byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                        .errorCode(PartitionLookup.notFound(PartitionLookup.live(topic), byId))
                         .errorMessage(byId ? "This server does not host this topic ID." : "This server does not host this topic-partition.");
                     continue;
                 }
@@ -111,9 +111,9 @@ public final class DeleteTopicsHandler implements RequestHandler
                 final String name = names2.next().value();
                 r.next().name(name);
                 final Topic topic = topics.topic(name);
-                if (topic == null || topic.isDeleted())
+                if (PartitionLookup.live(topic) == null)
                 {
-                    r.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION).errorMessage("This server does not host this topic-partition.");
+                    r.errorCode(PartitionLookup.notFound(topic, false)).errorMessage("This server does not host this topic-partition.");
                     continue;
                 }
                 delete(r, topic, repeated.contains(name));

@@ -77,9 +77,9 @@ public final class DescribeConfigsHandler implements RequestHandler
                     error = Errors.INVALID_TOPIC_EXCEPTION;
                     message = illegal;
                 }
-                else if (topic == null || topic.isDeleted())
+                else if (PartitionLookup.live(topic) == null)
                 {
-                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION; // Kafka sets no message here
+                    error = PartitionLookup.notFound(topic, false); // Kafka sets no message here
                 }
                 else
                 {

@@ -181,10 +181,9 @@ public final class FetchHandler implements RequestHandler
 
         private Topic topic(final Connection connection, final FetchRequestDecoder.FetchTopic t)
         {
-            final Topic topic = version >= 13 ?
-                topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
-                topics.topic(connection.in, t.topicOffset(), t.topicLength());
-            return topic == null || topic.isDeleted() ? null : topic;
+            // live first: a deleted topic named by id is UNKNOWN_TOPIC_ID here (Produce answers UNKNOWN_TOPIC_OR_PARTITION)
+            return PartitionLookup.live(PartitionLookup.find(topics, version >= 13, t.topicIdMostSignificantBits(),
+                t.topicIdLeastSignificantBits(), connection.in, t.topicOffset(), t.topicLength()));
         }
 
         /**
@@ -245,7 +244,7 @@ public final class FetchHandler implements RequestHandler
                     final short error;
                     if (partition == null)
                     {
-                        error = topic == null && version >= 13 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                        error = PartitionLookup.notFound(topic, version >= 13);
                     }
                     else if (p.currentLeaderEpoch() > 0)
                     {

@@ -58,10 +58,10 @@ public final class ListOffsetsHandler implements RequestHandler
             {
                 partitions.next();
                 p.next().partitionIndex(partitions.partitionIndex());
-                final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(partitions.partitionIndex());
+                final Partition partition = PartitionLookup.partition(topic, partitions.partitionIndex());
                 if (partition == null)
                 {
-                    p.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION).timestamp(-1).offset(-1).leaderEpoch(-1);
+                    p.errorCode(PartitionLookup.notFound(topic, false)).timestamp(-1).offset(-1).leaderEpoch(-1);
                 }
                 else if (partitions.currentLeaderEpoch() > 0)
                 {

@@ -98,11 +98,11 @@ public final class MetadataHandler implements RequestHandler
             {
                 requested.next();
                 final boolean byName = !requested.nameIsNull();
-                Topic topic = byName ?
-                    topics.topic(in, requested.nameOffset(), requested.nameLength()) :
-                    topics.topic(requested.topicIdMostSignificantBits(), requested.topicIdLeastSignificantBits());
-                short error = byName ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID;
-                if ((topic == null || topic.isDeleted()) && byName && autoCreate && (version < 4 || request.allowAutoTopicCreation()))
+                Topic topic = PartitionLookup.find(topics, !byName, requested.topicIdMostSignificantBits(),
+                    requested.topicIdLeastSignificantBits(), in, requested.nameOffset(), requested.nameLength());
+                // live first: a deleted topic named by id is UNKNOWN_TOPIC_ID, as in Fetch
+                short error = PartitionLookup.notFound(PartitionLookup.live(topic), !byName);
+                if (PartitionLookup.live(topic) == null && byName && autoCreate && (version < 4 || request.allowAutoTopicCreation()))
                 {
                     final String name = requested.name();
                     if (TopicNames.illegal(name) != null)
@@ -116,7 +116,7 @@ public final class MetadataHandler implements RequestHandler
                     }
                 }
                 t.next();
-                if (topic == null || topic.isDeleted())
+                if (PartitionLookup.live(topic) == null)
                 {
                     t.errorCode(error);
                     if (byName)

@@ -47,11 +47,11 @@ public final class OffsetForLeaderEpochHandler implements RequestHandler
             while (p.hasNext())
             {
                 p.next();
-                final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(p.partition());
+                final Partition partition = PartitionLookup.partition(topic, p.partition());
                 rp.next();
                 if (partition == null)
                 {
-                    rp.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION).partition(p.partition()).leaderEpoch(-1).endOffset(-1);
+                    rp.errorCode(PartitionLookup.notFound(topic, false)).partition(p.partition()).leaderEpoch(-1).endOffset(-1);
                 }
                 else if (p.currentLeaderEpoch() > 0)
                 {

@@ -102,9 +102,8 @@ public final class ProduceHandler implements RequestHandler
             while (t.hasNext())
             {
                 t.next();
-                final Topic topic = version >= 13 ?
-                    topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
-                    topics.topic(connection.in, t.nameOffset(), t.nameLength());
+                final Topic topic = PartitionLookup.find(topics, version >= 13, t.topicIdMostSignificantBits(),
+                    t.topicIdLeastSignificantBits(), connection.in, t.nameOffset(), t.nameLength());
                 final ProduceRequestDecoder.PartitionProduceData p = t.partitionData();
                 while (p.hasNext())
                 {
@@ -113,7 +112,7 @@ public final class ProduceHandler implements RequestHandler
                     ensureSlots(slots);
                     commands[slot] = null;
                     message[slot] = null;
-                    final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(p.index());
+                    final Partition partition = PartitionLookup.partition(topic, p.index());
                     final short check;
                     if (!validAcks)
                     {
@@ -121,7 +120,7 @@ public final class ProduceHandler implements RequestHandler
                     }
                     else if (partition == null)
                     {
-                        check = topic == null && version >= 13 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                        check = PartitionLookup.notFound(topic, version >= 13);
                     }
                     else if (topic.isInternal())
                     {

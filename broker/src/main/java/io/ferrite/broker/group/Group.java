@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
+
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -54,6 +56,24 @@ final class Group
     Group(final String groupId)
     {
         this.groupId = groupId;
+    }
+
+    /**
+     * NONE when the static identity fits (or the member has none), FENCED_INSTANCE_ID when the
+     * instance id belongs to another member id, UNKNOWN_MEMBER_ID for an unknown instance.
+     */
+    short checkStatic(final String memberId, final String groupInstanceId)
+    {
+        if (groupInstanceId == null)
+        {
+            return Errors.NONE;
+        }
+        final String registered = staticMembers.get(groupInstanceId);
+        if (registered == null)
+        {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        return registered.equals(memberId) ? Errors.NONE : Errors.FENCED_INSTANCE_ID;
     }
 
     boolean is(final State s)

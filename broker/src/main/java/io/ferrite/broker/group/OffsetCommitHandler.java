@@ -1,6 +1,7 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
@@ -58,9 +59,9 @@ final class OffsetCommitHandler implements RequestHandler
                 p.next();
                 final String metadata = p.committedMetadata();
                 short error = Errors.NONE;
-                if (topic == null || topic.isDeleted() || topic.partition(p.partitionIndex()) == null)
+                if (PartitionLookup.partition(topic, p.partitionIndex()) == null)
                 {
-                    error = topic == null && version >= 10 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    error = PartitionLookup.notFound(topic, version >= 10);
                 }
                 else if (metadata != null && metadata.length() > coordinator.offsetMetadataMaxBytes())
                 {

@@ -120,7 +120,7 @@ final class OffsetCommits
         {
             return Errors.NONE; // a commit from outside the group (assign(), Admin), allowed while it has no members
         }
-        final short fenced = GroupCoordinator.checkStatic(group, memberId, groupInstanceId);
+        final short fenced = group.checkStatic(memberId, groupInstanceId);
         if (fenced != Errors.NONE)
         {
             return fenced;

@@ -1,0 +1,59 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import org.agrona.DirectBuffer;
+
+/**
+ * A topic or partition as a request names it, and the error Kafka answers when it is not there.
+ * The handlers that answer a missing topic or partition with an error decide it here (OffsetFetch
+ * does not check partitions at all: an offset never committed is -1 there). Allocates nothing:
+ * Produce and Fetch call it for every partition of every request.
+ *
+ * <p>A deleted topic stays in the hands of the requests that looked it up before the delete; they
+ * answer as for an unknown topic ({@link #live}). Which error that is, is each API's own: Fetch and
+ * Metadata look the topic's liveness up first, so a deleted topic named by id is UNKNOWN_TOPIC_ID
+ * there, while Produce and OffsetCommit ask {@link #notFound} with the topic they found, so it is
+ * UNKNOWN_TOPIC_OR_PARTITION there (kept as they answered before this helper existed).
+ */
+public final class PartitionLookup
+{
+    private PartitionLookup()
+    {
+    }
+
+    /**
+     * A partition request's topic: by id when the request's version names topics by id, else by the
+     * UTF-8 bytes of its name in {@code in} (the decoders give 0 for an id and -1 for a name a version
+     * does not have, so both may be passed whatever the version).
+     */
+    public static Topic find(final TopicRegistry topics, final boolean byId, final long idMsb, final long idLsb,
+        final DirectBuffer in, final int nameOffset, final int nameLength)
+    {
+        return byId ? topics.topic(idMsb, idLsb) : topics.topic(in, nameOffset, nameLength);
+    }
+
+    /** The topic, or null when there is none or it has been deleted. */
+    public static Topic live(final Topic topic)
+    {
+        return topic == null || topic.isDeleted() ? null : topic;
+    }
+
+    /** The partition, or null when the topic is missing or deleted or has no partition {@code index}. */
+    public static Partition partition(final Topic topic, final int index)
+    {
+        return topic == null || topic.isDeleted() ? null : topic.partition(index);
+    }
+
+    /**
+     * The error for a topic or partition that is not there, given what the lookup found: with the
+     * topic named by id and no topic found, UNKNOWN_TOPIC_ID; else UNKNOWN_TOPIC_OR_PARTITION (for a
+     * known topic id without that partition too, as Kafka answers).
+     */
+    public static short notFound(final Topic topic, final boolean byId)
+    {
+        return topic == null && byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+    }
+}

@@ -1,0 +1,56 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.DeleteGroupsRequestDecoder;
+import io.ferrite.wire.message.DeleteGroupsResponseEncoder;
+import io.ferrite.wire.message.StringArrayDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * DeleteGroups: the coordinator writes the tombstones before it forgets anything
+ * ({@link GroupDeletions}); the answer goes when the writes hold what the durability mode promises
+ * ({@link AwaitingFsync}). The request is decoded into plain values first, since the answer may be
+ * written after the request's bytes are gone.
+ */
+final class DeleteGroupsHandler implements RequestHandler
+{
+    private final GroupCoordinator coordinator;
+    private final DeleteGroupsRequestDecoder request = new DeleteGroupsRequestDecoder();
+
+    DeleteGroupsHandler(final GroupCoordinator coordinator)
+    {
+        this.coordinator = coordinator;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final List<String> groupIds = new ArrayList<>();
+        final StringArrayDecoder names = request.groupsNames();
+        while (names.hasNext())
+        {
+            groupIds.add(names.next().value());
+        }
+        final GroupDeletions.Deleted deleted = coordinator.deleteGroups(groupIds);
+        return AwaitingFsync.answerOrDefer(deleted.appends(), (o, at, outcomes) ->
+        {
+            final DeleteGroupsResponseEncoder response = new DeleteGroupsResponseEncoder();
+            response.wrap(o, at, version).throttleTimeMs(0);
+            final DeleteGroupsResponseEncoder.DeletableGroupResult r = response.results(groupIds.size());
+            for (int i = 0; i < groupIds.size(); i++)
+            {
+                final int append = deleted.append()[i];
+                r.next().groupId(groupIds.get(i)).errorCode(append < 0 ? deleted.errors()[i] : outcomes[append]);
+            }
+            return at + response.finish();
+        }, connection, out, outOffset, System.currentTimeMillis());
+    }
+}

@@ -1,0 +1,70 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.LeaveGroupRequestDecoder;
+import io.ferrite.wire.message.LeaveGroupResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** LeaveGroup: one member (v0-2) or a batch of members, static ones by instance id (v3+). */
+final class LeaveGroupHandler implements RequestHandler
+{
+    private final GroupCoordinator coordinator;
+    private final LeaveGroupRequestDecoder request = new LeaveGroupRequestDecoder();
+    private final LeaveGroupResponseEncoder response = new LeaveGroupResponseEncoder();
+
+    LeaveGroupHandler(final GroupCoordinator coordinator)
+    {
+        this.coordinator = coordinator;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final List<GroupCoordinator.MemberIdentity> leaving = new ArrayList<>();
+        if (version < 3)
+        {
+            leaving.add(new GroupCoordinator.MemberIdentity(request.memberId(), null));
+        }
+        else
+        {
+            final LeaveGroupRequestDecoder.MemberIdentity m = request.members();
+            while (m.hasNext())
+            {
+                m.next();
+                leaving.add(new GroupCoordinator.MemberIdentity(m.memberId(), m.groupInstanceId()));
+            }
+        }
+        final String groupId = request.groupId();
+        if (groupId == null || groupId.isEmpty())
+        {
+            response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.INVALID_GROUP_ID).members(0);
+            return outOffset + response.finish();
+        }
+        final List<Short> results = coordinator.leave(groupId, leaving);
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        if (version < 3)
+        {
+            response.errorCode(results.get(0));
+        }
+        else
+        {
+            response.errorCode(Errors.NONE);
+            final LeaveGroupResponseEncoder.MemberResponse r = response.members(leaving.size());
+            for (int i = 0; i < leaving.size(); i++)
+            {
+                r.next().memberId(leaving.get(i).memberId()).groupInstanceId(leaving.get(i).groupInstanceId())
+                    .errorCode(results.get(i));
+            }
+        }
+        return outOffset + response.finish();
+    }
+}

@@ -1,0 +1,64 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.ListGroupsRequestDecoder;
+import io.ferrite.wire.message.ListGroupsResponseEncoder;
+import io.ferrite.wire.message.StringArrayDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/** ListGroups, filtered by state (v4+) and type (v5+; every group here is a classic one). */
+final class ListGroupsHandler implements RequestHandler
+{
+    private final GroupCoordinator coordinator;
+    private final ListGroupsRequestDecoder request = new ListGroupsRequestDecoder();
+    private final ListGroupsResponseEncoder response = new ListGroupsResponseEncoder();
+
+    ListGroupsHandler(final GroupCoordinator coordinator)
+    {
+        this.coordinator = coordinator;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final Set<String> states = version >= 4 ? lower(request.statesFilter()) : Set.of();
+        final Set<String> types = version >= 5 ? lower(request.typesFilter()) : Set.of();
+        final List<GroupCoordinator.Description> groups = new ArrayList<>();
+        for (final GroupCoordinator.Description d : coordinator.list())
+        {
+            if ((states.isEmpty() || states.contains(d.state().toLowerCase(java.util.Locale.ROOT))) &&
+                (types.isEmpty() || types.contains("classic")))
+            {
+                groups.add(d);
+            }
+        }
+        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE);
+        final ListGroupsResponseEncoder.ListedGroup g = response.groups(groups.size());
+        for (final GroupCoordinator.Description d : groups)
+        {
+            g.next().groupId(d.groupId()).protocolType(d.protocolType()).groupState(d.state()).groupType("classic");
+        }
+        return outOffset + response.finish();
+    }
+
+    private static Set<String> lower(final StringArrayDecoder values)
+    {
+        final Set<String> set = new HashSet<>();
+        while (values.hasNext())
+        {
+            set.add(values.next().value().toLowerCase(java.util.Locale.ROOT));
+        }
+        return set;
+    }
+}

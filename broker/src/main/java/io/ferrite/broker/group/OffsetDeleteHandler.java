@@ -1,0 +1,95 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.api.PartitionLookup;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.OffsetDeleteRequestDecoder;
+import io.ferrite.wire.message.OffsetDeleteResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** OffsetDelete: partitions of unknown topics are UNKNOWN_TOPIC_OR_PARTITION before the group is asked (as Kafka's broker does). */
+final class OffsetDeleteHandler implements RequestHandler
+{
+    private final GroupCoordinator coordinator;
+    private final TopicRegistry topics;
+    private final OffsetDeleteRequestDecoder request = new OffsetDeleteRequestDecoder();
+
+    OffsetDeleteHandler(final GroupCoordinator coordinator, final TopicRegistry topics)
+    {
+        this.coordinator = coordinator;
+        this.topics = topics;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final List<Asked> asked = new ArrayList<>(); // to answer in the request's shape
+        final List<Group.TopicPartition> known = new ArrayList<>();
+        final Map<Group.TopicPartition, Short> results = new LinkedHashMap<>();
+        final OffsetDeleteRequestDecoder.OffsetDeleteRequestTopic t = request.topics();
+        while (t.hasNext())
+        {
+            t.next();
+            final Topic topic = topics.topic(t.name());
+            final List<Group.TopicPartition> askedHere = new ArrayList<>();
+            asked.add(new Asked(t.name(), askedHere));
+            final OffsetDeleteRequestDecoder.OffsetDeleteRequestPartition p = t.partitions();
+            while (p.hasNext())
+            {
+                p.next();
+                final Group.TopicPartition tp = new Group.TopicPartition(t.name(), p.partitionIndex());
+                askedHere.add(tp);
+                if (PartitionLookup.partition(topic, p.partitionIndex()) == null)
+                {
+                    results.put(tp, PartitionLookup.notFound(topic, false));
+                }
+                else
+                {
+                    known.add(tp);
+                }
+            }
+        }
+        final GroupDeletions.OffsetsDeleted deleted = coordinator.deleteOffsets(request.groupId(), known, results);
+        return AwaitingFsync.answerOrDefer(deleted.appended() == null ? List.of() : List.of(deleted.appended()),
+            (o, at, outcomes) -> write(o, at, version, outcomes.length == 0 ? deleted.error() : outcomes[0], asked, results),
+            connection, out, outOffset, System.currentTimeMillis());
+    }
+
+    /** A topic of the request with its partitions. */
+    private record Asked(String name, List<Group.TopicPartition> partitions)
+    {
+    }
+
+    /** Kafka answers a failed OffsetDelete with the request's error and no topics. */
+    private static int write(final MutableDirectBuffer out, final int outOffset, final short version, final short error,
+        final List<Asked> asked, final Map<Group.TopicPartition, Short> results)
+    {
+        final OffsetDeleteResponseEncoder response = new OffsetDeleteResponseEncoder();
+        response.wrap(out, outOffset, version).errorCode(error).throttleTimeMs(0);
+        final List<Asked> answered = error == Errors.NONE ? asked : List.of();
+        final OffsetDeleteResponseEncoder.OffsetDeleteResponseTopic rt = response.topics(answered.size());
+        for (final Asked topic : answered)
+        {
+            final OffsetDeleteResponseEncoder.OffsetDeleteResponsePartition rp = rt.next().name(topic.name())
+                .partitions(topic.partitions().size());
+            for (final Group.TopicPartition tp : topic.partitions())
+            {
+                final Short own = results.get(tp);
+                rp.next().partitionIndex(tp.partition()).errorCode(own == null ? Errors.NONE : own);
+            }
+        }
+        return outOffset + response.finish();
+    }
+}

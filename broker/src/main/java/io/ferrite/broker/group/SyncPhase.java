@@ -1,0 +1,122 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.group.GroupCoordinator.SyncWaiter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+
+/**
+ * The sync phase of Kafka's classic state machine: SyncGroup, and the leader's assignment that makes
+ * a CompletingRebalance group Stable once its metadata is written. Not thread-safe: every call comes
+ * under the {@link GroupCoordinator}'s lock.
+ */
+final class SyncPhase
+{
+    // under the coordinator's name, where this was logged before the coordinator was split
+    private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
+
+    private final Map<String, Group> groups;
+    private final GroupStore store;
+    private final Runnable wakeNetworkThreads;
+    private final JoinPhase joins;
+
+    SyncPhase(final Map<String, Group> groups, final GroupStore store, final Runnable wakeNetworkThreads, final JoinPhase joins)
+    {
+        this.groups = groups;
+        this.store = store;
+        this.wakeNetworkThreads = wakeNetworkThreads;
+        this.joins = joins;
+    }
+
+
+    /** SyncGroup; done at once unless the group waits for its leader's assignment. */
+    SyncWaiter sync(final String groupId, final int generationId, final String memberId,
+        final String groupInstanceId, final String protocolType, final String protocolName, final Map<String, byte[]> assignments)
+    {
+        final long now = System.currentTimeMillis();
+        final SyncWaiter waiter = new SyncWaiter();
+        if (groupId == null || groupId.isEmpty())
+        {
+            return waiter.fail(Errors.INVALID_GROUP_ID);
+        }
+        final Group group = groups.get(groupId);
+        if (group == null || group.is(Group.State.DEAD) || group.is(Group.State.EMPTY))
+        {
+            return waiter.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+        final short fenced = group.checkStatic(memberId, groupInstanceId);
+        if (fenced != Errors.NONE)
+        {
+            return waiter.fail(fenced);
+        }
+        final Member member = group.members.get(memberId);
+        if (member == null)
+        {
+            return waiter.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+        if (generationId != group.generationId)
+        {
+            return waiter.fail(Errors.ILLEGAL_GENERATION);
+        }
+        if ((protocolType != null && !protocolType.equals(group.protocolType)) ||
+            (protocolName != null && !protocolName.equals(group.protocolName)))
+        {
+            return waiter.fail(Errors.INCONSISTENT_GROUP_PROTOCOL);
+        }
+        waiter.protocolType = group.protocolType;
+        waiter.protocolName = group.protocolName;
+        member.sessionDeadline = now + member.sessionTimeoutMs;
+        switch (group.state)
+        {
+            case PREPARING_REBALANCE:
+                return waiter.fail(Errors.REBALANCE_IN_PROGRESS);
+            case COMPLETING_REBALANCE:
+                member.awaitingSync = waiter;
+                if (memberId.equals(group.leaderId))
+                {
+                    completeSync(group, assignments, now);
+                }
+                return waiter;
+            case STABLE:
+                waiter.assignment = member.assignment;
+                waiter.done = true;
+                return waiter;
+            default:
+                return waiter.fail(Errors.UNKNOWN_MEMBER_ID);
+        }
+    }
+
+    /**
+     * The leader's assignment: the group's metadata is written first. As in Kafka 4.4, when that write
+     * fails the members waiting in SyncGroup get its error, their assignments stay empty and the group
+     * rebalances; only a written sync makes the group Stable.
+     */
+    private void completeSync(final Group group, final Map<String, byte[]> assignments, final long now)
+    {
+        final short error = store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group));
+        for (final Member m : group.members.values())
+        {
+            final byte[] a = error == Errors.NONE ? assignments.get(m.memberId) : null;
+            m.assignment = a == null ? new byte[0] : a;
+            if (m.awaitingSync != null)
+            {
+                m.awaitingSync.assignment = m.assignment;
+                m.awaitingSync.error = error;
+                m.awaitingSync.done = true;
+                m.awaitingSync = null;
+            }
+        }
+        wakeNetworkThreads.run();
+        if (error == Errors.NONE)
+        {
+            group.transition(Group.State.STABLE, now);
+        }
+        else
+        {
+            LOG.info("rebalancing group {}: storing its assignment failed ({})", group.groupId, error);
+            joins.prepareRebalance(group, now);
+        }
+    }
+}
