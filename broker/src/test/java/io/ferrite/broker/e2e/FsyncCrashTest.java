@@ -146,7 +146,7 @@ class FsyncCrashTest
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c))
         {
             consumer.assign(List.of(tp));
-            final long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(20)).get(tp);
+            final long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(60)).get(tp);
             consumer.seekToBeginning(List.of(tp));
             final List<String> values = new ArrayList<>();
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
