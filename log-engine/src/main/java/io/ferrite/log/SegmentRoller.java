@@ -75,7 +75,7 @@ final class SegmentRoller
         {
             final Segment old = segments.active();
             // what can fail (a full disk) comes before anything that changes the log
-            final Segment next = Segment.create(dir, baseOffset, log.config(), strategy, now);
+            final Segment next = SegmentOpener.create(dir, baseOffset, log.config(), strategy, now);
             try
             {
                 producers.takeSnapshot();
