@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import org.agrona.concurrent.AgentRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,11 +11,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
- * The log manager's background work apart from group commit: the preallocator thread, the
+ * The log manager's background work apart from group commit: the {@link Preallocator} agent, the
  * scheduler (checkpoints, retention, flush.ms, deferred closes of deleted segments) and the
  * rolled-segment flusher. Owns those threads and stops them; what they do to the logs is the
  * logs' own methods.
@@ -22,8 +22,6 @@ import java.util.function.Supplier;
 final class LogBackgroundWork
 {
     private static final Logger LOG = LoggerFactory.getLogger(LogBackgroundWork.class);
-    /** How often the preallocator looks: 1 MiB of lookahead lasts several ms even at 200 MB/s. */
-    private static final long PREALLOCATION_PERIOD_NS = 1_000_000L;
 
     private final LogManagerConfig config;
     /** The logs as an array: iterating it allocates nothing (the map's iterators would). */
@@ -32,10 +30,7 @@ final class LogBackgroundWork
     /** Rolled segments' fsyncs, apart from the scheduler: one can take seconds under a flat-out writer. */
     private final ExecutorService rolledFlusher;
     private final Queue<Segment> pendingCloses = new ConcurrentLinkedQueue<>();
-    private volatile boolean stopped;
-    private Thread preallocator;
-    /** The log whose preallocation failed last (preallocator thread only), so each failure is logged once. */
-    private PartitionLog lastPreallocationFailure;
+    private AgentRunner preallocator;
 
     LogBackgroundWork(final LogManagerConfig config, final Supplier<PartitionLog[]> logs)
     {
@@ -63,9 +58,7 @@ final class LogBackgroundWork
     {
         if (config.writeStrategy() == WriteStrategy.MAPPED)
         {
-            preallocator = new Thread(this::preallocateLoop, "ferrite-preallocator");
-            preallocator.setDaemon(true);
-            preallocator.start();
+            preallocator = LogAgents.start(new Preallocator(logs), Preallocator.PERIOD_NS);
         }
         scheduler.scheduleWithFixedDelay(checkpoint, config.checkpointIntervalMs(), config.checkpointIntervalMs(),
             TimeUnit.MILLISECONDS);
@@ -73,38 +66,6 @@ final class LogBackgroundWork
             TimeUnit.MILLISECONDS);
         scheduler.scheduleWithFixedDelay(() -> flushDueLogs(requestFlush), config.flushCheckIntervalMs(),
             config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * Keeps the active segments' next pages allocated and touched ahead of their writers (mapped
-     * strategy), so that an append is a memory copy, not a page fault or a block allocation. Why a
-     * thread and not the writer: allocating 1 MiB costs around a millisecond, which is the tail
-     * latency an append would otherwise see once per MiB.
-     */
-    private void preallocateLoop()
-    {
-        while (!stopped)
-        {
-            for (final PartitionLog log : logs.get())
-            {
-                try
-                {
-                    log.preallocate();
-                }
-                catch (final RuntimeException | InternalError ex)
-                {
-                    // a SIGBUS touching a page (a file cut under its mapping) is an InternalError: that
-                    // log's writer meets the fault itself; the thread goes on for every other log,
-                    // logging a failure once, not every millisecond
-                    if (log != lastPreallocationFailure)
-                    {
-                        lastPreallocationFailure = log;
-                        LOG.warn("preallocating for {} failed", log, ex);
-                    }
-                }
-            }
-            LockSupport.parkNanos(PREALLOCATION_PERIOD_NS);
-        }
     }
 
     private void flushDueLogs(final java.util.function.Consumer<PartitionLog> requestFlush)
@@ -179,7 +140,6 @@ final class LogBackgroundWork
     /** Stops the scheduler and the rolled-segment flusher: at once, or after their tasks in hand (up to 30 s each). */
     void stopTasks(final boolean now)
     {
-        stopped = true;
         if (now)
         {
             scheduler.shutdownNow();
@@ -202,18 +162,7 @@ final class LogBackgroundWork
     /** After {@link #stopTasks}: waits for the preallocator to end and closes the deleted segments still waiting. */
     void stopThreads()
     {
-        stopped = true;
-        if (preallocator != null)
-        {
-            try
-            {
-                preallocator.join(10_000);
-            }
-            catch (final InterruptedException ex)
-            {
-                Thread.currentThread().interrupt();
-            }
-        }
+        LogAgents.stop(preallocator);
         Segment s;
         while ((s = pendingCloses.poll()) != null)
         {

@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import org.agrona.concurrent.AgentRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +54,8 @@ public final class LogManager implements AutoCloseable
     /** The logs as an array for the background loops: iterating it allocates nothing (the map's iterators would). */
     private volatile PartitionLog[] logArray = new PartitionLog[0];
     private final Map<Path, GroupCommitter> committers = new LinkedHashMap<>();
+    /** The group committers' threads, once started. */
+    private final List<AgentRunner> committerRunners = new ArrayList<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final Map<Path, LogEnvironment> environments = new HashMap<>();
@@ -159,7 +162,10 @@ public final class LogManager implements AutoCloseable
 
     private void startBackgroundWork()
     {
-        committers.values().forEach(GroupCommitter::start);
+        for (final GroupCommitter committer : committers.values())
+        {
+            committerRunners.add(LogAgents.start(committer, GroupCommitter.IDLE_PARK_NS));
+        }
         background.start(this::checkpointQuietly, this::retentionQuietly,
             log -> environments.get(log.dir().getParent()).requestFlush(log));
     }
@@ -384,7 +390,7 @@ public final class LogManager implements AutoCloseable
         }
         closed = true;
         background.stopTasks(false);
-        committers.values().forEach(GroupCommitter::close);
+        committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
         IOException failure = null;
         for (final PartitionLog log : logs.values())
@@ -420,7 +426,7 @@ public final class LogManager implements AutoCloseable
     {
         closed = true;
         background.stopTasks(true);
-        committers.values().forEach(GroupCommitter::close);
+        committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
         for (final PartitionLog log : logs.values())
         {
