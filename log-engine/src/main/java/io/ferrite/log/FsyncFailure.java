@@ -40,11 +40,12 @@ final class FsyncFailure
 
     /**
      * Keeps {@code failure} if it is the first (logging it once, with the partition), tells the
-     * listener and wakes those waiting in {@link PartitionLog#awaitDurable}; returns it as the
+     * listener and wakes those waiting in {@link PartitionLog#awaitDurable} (on {@code waiters}); returns it as the
      * IOException the flush throws. A mapped index's {@code force} reports its msync failure
      * unchecked, a channel's checked: both are the same loss.
      */
-    IOException record(final PartitionLog log, final Exception failure, final DurabilityListener listener)
+    IOException record(final PartitionLog log, final Exception failure, final DurabilityListener listener,
+        final Object waiters)
     {
         final IOException io = failure instanceof UncheckedIOException unchecked ? unchecked.getCause() :
             failure instanceof IOException checked ? checked : new IOException(failure);
@@ -54,9 +55,9 @@ final class FsyncFailure
             LOG.error("fsync of {} failed: it takes no more appends, and nothing it held unflushed is acknowledged, "
                 + "until a restart recovers it from the disk", log, io);
             listener.onFsyncFailed(log, io);
-            synchronized (log)
+            synchronized (waiters)
             {
-                log.notifyAll();
+                waiters.notifyAll();
             }
         }
         return io;

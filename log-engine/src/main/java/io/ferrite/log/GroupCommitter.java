@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -9,39 +10,36 @@ import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Group commit for one disk: appenders on any partition of the disk ask for a flush; this thread
- * takes every request waiting at that moment and fsyncs each log they name once, then tells the
- * durability listener how far each log is durable. One round of fsyncs thus covers all appends
+ * Group commit for one disk: appenders on any partition of the disk ask for a flush; each duty
+ * cycle takes every request waiting at that moment and fsyncs each log they name once, then tells
+ * the durability listener how far each log is durable. One round of fsyncs thus covers all appends
  * that arrived while the previous round ran — the cost of an fsync is shared, not paid per append.
  *
- * <p>Appenders only enqueue (a log is queued at most once at a time) and unpark this thread.
+ * <p>An {@link Agent}: {@link LogManager} runs it on a thread of its own ({@link LogAgents}); a test
+ * steps it with an {@code AgentInvoker}. Appenders only enqueue (a log is queued at most once at a
+ * time) and unpark the agent's thread, which otherwise idles {@link #IDLE_PARK_NS} between cycles.
  */
-final class GroupCommitter implements AutoCloseable, Runnable
+final class GroupCommitter implements Agent
 {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommitter.class);
     /** Logs waiting for a flush; a full queue falls back to flushing every log of the disk. */
     private static final int QUEUE_CAPACITY = 4096;
-    /** Park between checks when idle; requests unpark at once, this only bounds a missed wake-up. */
-    private static final long IDLE_PARK_NS = 10_000_000L;
+    /** Park between cycles when idle; requests unpark at once, this only bounds a missed wake-up. */
+    static final long IDLE_PARK_NS = 10_000_000L;
 
+    private final String name;
     private final ManyToOneConcurrentArrayQueue<PartitionLog> requests = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     private final List<PartitionLog> round = new ArrayList<>();
     private final java.util.function.Supplier<Iterable<PartitionLog>> allLogs;
-    private final Thread thread;
+    /** The thread running the cycles, for appenders to wake (null before it starts: its first cycle drains). */
+    private volatile Thread agentThread;
     private volatile boolean overflowed;
-    private volatile boolean running = true;
     private volatile long rounds;
 
     GroupCommitter(final String name, final java.util.function.Supplier<Iterable<PartitionLog>> allLogs)
     {
+        this.name = name;
         this.allLogs = allLogs;
-        this.thread = new Thread(this, name);
-        this.thread.setDaemon(true);
-    }
-
-    void start()
-    {
-        thread.start();
     }
 
     void request(final PartitionLog log)
@@ -50,7 +48,7 @@ final class GroupCommitter implements AutoCloseable, Runnable
         {
             overflowed = true;
         }
-        LockSupport.unpark(thread);
+        LockSupport.unpark(agentThread);
     }
 
     /** Rounds of fsync done (for tests and metrics). */
@@ -60,55 +58,51 @@ final class GroupCommitter implements AutoCloseable, Runnable
     }
 
     @Override
-    public void run()
+    public void onStart()
     {
-        while (running)
+        agentThread = Thread.currentThread();
+    }
+
+    /** One round: every log asked for so far, flushed once. Returns how many logs it flushed (0: idle). */
+    @Override
+    public int doWork()
+    {
+        round.clear();
+        requests.drainTo(round, QUEUE_CAPACITY);
+        if (overflowed)
         {
-            round.clear();
-            requests.drainTo(round, QUEUE_CAPACITY);
-            if (overflowed)
+            overflowed = false;
+            for (final PartitionLog log : allLogs.get())
             {
-                overflowed = false;
-                for (final PartitionLog log : allLogs.get())
-                {
-                    round.add(log);
-                }
+                round.add(log);
             }
-            if (round.isEmpty())
-            {
-                LockSupport.parkNanos(this, IDLE_PARK_NS);
-                continue;
-            }
-            for (final PartitionLog log : round)
-            {
-                if (!log.isClosed())
-                {
-                    try
-                    {
-                        log.flushQuietly();
-                    }
-                    catch (final RuntimeException ex)
-                    {
-                        LOG.error("flush of {} failed", log, ex);
-                    }
-                }
-            }
-            rounds++;
         }
+        if (round.isEmpty())
+        {
+            return 0;
+        }
+        for (final PartitionLog log : round)
+        {
+            if (!log.isClosed())
+            {
+                try
+                {
+                    log.flushQuietly();
+                }
+                catch (final RuntimeException ex)
+                {
+                    // one log's failure must not hold back the others' durability
+                    LOG.error("flush of {} failed", log, ex);
+                }
+            }
+        }
+        rounds++;
+        return round.size();
     }
 
     @Override
-    public void close()
+    public String roleName()
     {
-        running = false;
-        LockSupport.unpark(thread);
-        try
-        {
-            thread.join(10_000);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
+        return name;
     }
 }

@@ -50,7 +50,7 @@ final class LogLoader
         if (bases.isEmpty())
         {
             final long start = Math.max(0, checkpointedLogStart);
-            final Segment first = Segment.create(dir, start, config, strategy, now);
+            final Segment first = SegmentOpener.create(dir, start, config, strategy, now);
             producers.clear(start);
             ProducerStateManager.deleteSnapshotsAbove(dir, start);
             log.loaded(new Segment[] {first}, start, start, start);
@@ -69,7 +69,7 @@ final class LogLoader
                 final boolean indexesMissing = !wholeEntries(dir.resolve(Segment.fileName(base, Segment.INDEX_SUFFIX)), 8) ||
                     !wholeEntries(dir.resolve(Segment.fileName(base, Segment.TIME_INDEX_SUFFIX)), 12);
                 final int fileSize = (int)Math.min(Integer.MAX_VALUE, Files.size(dir.resolve(Segment.fileName(base, Segment.LOG_SUFFIX))));
-                final Segment s = Segment.open(dir, base, config, strategy, last, fileSize, now);
+                final Segment s = SegmentOpener.open(dir, base, config, strategy, last, fileSize, now);
                 segments.add(s);
                 if (!cleanShutdown && base <= checkpointedRecoveryPoint)
                 {
@@ -188,7 +188,7 @@ final class LogLoader
     private static void repair(final Path dir, final Segment s) throws IOException
     {
         final int before = s.size();
-        s.recover(s.baseOffset, before, batch ->
+        SegmentRecovery.recover(s, s.baseOffset, before, batch ->
         {
         });
         if (s.size() < before)
@@ -217,7 +217,7 @@ final class LogLoader
             }
             final int before = s.size();
             final int limit = s.isActive() ? s.log.capacity() : before;
-            next = s.recover(s.baseOffset, limit, producers::update);
+            next = SegmentRecovery.recover(s, s.baseOffset, limit, producers::update);
             if (s.size() < before && !s.isActive())
             {
                 LOG.warn("{}: segment {} cut from {} to {} bytes; the segments after it are kept (a gap of offsets)",

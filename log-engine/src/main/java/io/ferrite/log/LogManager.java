@@ -1,14 +1,12 @@
 package io.ferrite.log;
 
-import io.ferrite.log.config.PropertiesFile;
+import org.agrona.concurrent.AgentRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.Reader;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -20,11 +18,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -42,12 +37,15 @@ import java.util.stream.Stream;
  * </pre>
  * Each directory is locked ({@code .lock}) against a second process; a clean close leaves Kafka's
  * {@code .kafka_cleanshutdown} marker, which lets the next open skip recovery.
+ *
+ * <p>This class owns the directories and the partition map; the threads of the background work are
+ * {@link LogBackgroundWork}'s (preallocator, scheduler, rolled-segment flusher) and each directory's
+ * {@link GroupCommitter}'s, reached by the logs through their {@link DirEnvironment}.
  */
 public final class LogManager implements AutoCloseable
 {
     static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
     static final String LOCK_FILE = ".lock";
-    static final String PARTITION_CONFIG_FILE = "partition.properties";
     private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
 
@@ -56,34 +54,18 @@ public final class LogManager implements AutoCloseable
     /** The logs as an array for the background loops: iterating it allocates nothing (the map's iterators would). */
     private volatile PartitionLog[] logArray = new PartitionLog[0];
     private final Map<Path, GroupCommitter> committers = new LinkedHashMap<>();
+    /** The group committers' threads, once started. */
+    private final List<AgentRunner> committerRunners = new ArrayList<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final Map<Path, LogEnvironment> environments = new HashMap<>();
-    private final ScheduledThreadPoolExecutor scheduler;
-    /** Rolled segments' fsyncs, apart from the scheduler: one can take seconds under a flat-out writer. */
-    private final java.util.concurrent.ExecutorService rolledFlusher;
-    private final java.util.Queue<Segment> pendingCloses = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final LogBackgroundWork background;
     private volatile boolean closed;
-    private Thread preallocator;
 
     private LogManager(final LogManagerConfig config)
     {
         this.config = config;
-        this.scheduler = new ScheduledThreadPoolExecutor(1, r ->
-        {
-            final Thread t = new Thread(r, "ferrite-log-scheduler");
-            t.setDaemon(true);
-            return t;
-        });
-        this.rolledFlusher = java.util.concurrent.Executors.newSingleThreadExecutor(r ->
-        {
-            final Thread t = new Thread(r, "ferrite-rolled-flusher");
-            t.setDaemon(true);
-            return t;
-        });
-        this.scheduler.setRemoveOnCancelPolicy(true);
-        // on close, deleted segments waiting out file.delete.delay.ms are closed at once instead
-        this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.background = new LogBackgroundWork(config, () -> logArray);
     }
 
     /**
@@ -124,7 +106,7 @@ public final class LogManager implements AutoCloseable
         locks.put(dir, lock);
         final GroupCommitter committer = new GroupCommitter("ferrite-group-commit-" + committers.size(), () -> logsIn(dir));
         committers.put(dir, committer);
-        final LogEnvironment env = new DirEnvironment(committer);
+        final LogEnvironment env = new DirEnvironment(committer, background, config.durabilityListener());
         environments.put(dir, env);
 
         final Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
@@ -160,7 +142,7 @@ public final class LogManager implements AutoCloseable
                 continue; // not a partition directory
             }
             final String key = OffsetCheckpoint.key(topic, partition);
-            final LogConfig logConfig = config.defaultLogConfig().with(readOverrides(p));
+            final LogConfig logConfig = config.defaultLogConfig().with(PartitionOverrides.read(p));
             final PartitionLog log = LogLoader.load(topic, partition, p, logConfig, config.writeStrategy(), config.clock(), env,
                 clean, recoveryPoints.getOrDefault(key, -1L), logStarts.getOrDefault(key, 0L));
             if (logs.putIfAbsent(key, log) != null)
@@ -180,19 +162,12 @@ public final class LogManager implements AutoCloseable
 
     private void startBackgroundWork()
     {
-        committers.values().forEach(GroupCommitter::start);
-        if (config.writeStrategy() == WriteStrategy.MAPPED)
+        for (final GroupCommitter committer : committers.values())
         {
-            preallocator = new Thread(this::preallocateLoop, "ferrite-preallocator");
-            preallocator.setDaemon(true);
-            preallocator.start();
+            committerRunners.add(LogAgents.start(committer, GroupCommitter.IDLE_PARK_NS));
         }
-        scheduler.scheduleWithFixedDelay(this::checkpointQuietly, config.checkpointIntervalMs(), config.checkpointIntervalMs(),
-            TimeUnit.MILLISECONDS);
-        scheduler.scheduleWithFixedDelay(this::retentionQuietly, config.retentionCheckIntervalMs(),
-            config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
-        scheduler.scheduleWithFixedDelay(this::flushDueLogs, config.flushCheckIntervalMs(), config.flushCheckIntervalMs(),
-            TimeUnit.MILLISECONDS);
+        background.start(this::checkpointQuietly, this::retentionQuietly,
+            log -> environments.get(log.dir().getParent()).requestFlush(log));
     }
 
     // ---- partitions ----
@@ -217,7 +192,7 @@ public final class LogManager implements AutoCloseable
         final Path dir = chooseDir();
         final Path partitionDir = dir.resolve(key);
         Files.createDirectories(partitionDir);
-        writeOverrides(partitionDir, overrides);
+        PartitionOverrides.write(partitionDir, overrides);
         OffsetCheckpoint.fsyncDirectory(dir);
         final PartitionLog log = LogLoader.load(topic, partition, partitionDir, logConfig, config.writeStrategy(), config.clock(),
             environments.get(dir), false, 0, 0);
@@ -254,7 +229,7 @@ public final class LogManager implements AutoCloseable
     {
         final PartitionLog log = requireLog(topic, partition);
         final LogConfig logConfig = config.defaultLogConfig().with(overrides);
-        writeOverrides(log.dir(), overrides);
+        PartitionOverrides.write(log.dir(), overrides);
         log.updateConfig(logConfig);
     }
 
@@ -265,7 +240,7 @@ public final class LogManager implements AutoCloseable
      */
     public Map<String, String> overrides(final String topic, final int partition) throws IOException
     {
-        return readOverrides(requireLog(topic, partition).dir());
+        return PartitionOverrides.read(requireLog(topic, partition).dir());
     }
 
     /**
@@ -328,36 +303,6 @@ public final class LogManager implements AutoCloseable
         return in;
     }
 
-    private static Map<String, String> readOverrides(final Path partitionDir) throws IOException
-    {
-        final Path file = partitionDir.resolve(PARTITION_CONFIG_FILE);
-        final Map<String, String> overrides = new HashMap<>();
-        if (Files.exists(file))
-        {
-            final Properties props = new Properties();
-            try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8))
-            {
-                props.load(in);
-            }
-            props.forEach((k, v) -> overrides.put((String)k, (String)v));
-        }
-        return overrides;
-    }
-
-    /** Stores a partition's overrides; none is no file (a file per partition is a disk block per partition). */
-    private static void writeOverrides(final Path partitionDir, final Map<String, String> overrides) throws IOException
-    {
-        final Path file = partitionDir.resolve(PARTITION_CONFIG_FILE);
-        if (!overrides.isEmpty())
-        {
-            PropertiesFile.write(file, overrides, "topic config overrides of this partition");
-        }
-        else if (Files.deleteIfExists(file))
-        {
-            OffsetCheckpoint.fsyncDirectory(partitionDir);
-        }
-    }
-
     // ---- background work ----
 
     /** Runs retention on every log now (also run every log.retention.check.interval.ms). */
@@ -380,43 +325,6 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-    /**
-     * Keeps the active segments' next pages allocated and touched ahead of their writers (mapped
-     * strategy), so that an append is a memory copy, not a page fault or a block allocation. Why a
-     * thread and not the writer: allocating 1 MiB costs around a millisecond, which is the tail
-     * latency an append would otherwise see once per MiB.
-     */
-    private void preallocateLoop()
-    {
-        while (!closed)
-        {
-            for (final PartitionLog log : logArray)
-            {
-                try
-                {
-                    log.preallocate();
-                }
-                catch (final RuntimeException | InternalError ex)
-                {
-                    // a SIGBUS touching a page (a file cut under its mapping) is an InternalError: that
-                    // log's writer meets the fault itself; the thread goes on for every other log,
-                    // logging a failure once, not every millisecond
-                    if (log != lastPreallocationFailure)
-                    {
-                        lastPreallocationFailure = log;
-                        LOG.warn("preallocating for {} failed", log, ex);
-                    }
-                }
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(PREALLOCATION_PERIOD_NS);
-        }
-    }
-
-    /** The log whose preallocation failed last (preallocator thread only), so each failure is logged once. */
-    private PartitionLog lastPreallocationFailure;
-
-    /** How often the preallocator looks: 1 MiB of lookahead lasts several ms even at 200 MB/s. */
-    private static final long PREALLOCATION_PERIOD_NS = 1_000_000L;
 
     private void retentionQuietly()
     {
@@ -430,22 +338,6 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-    private void flushDueLogs()
-    {
-        final long now = config.clock().time();
-        for (final PartitionLog log : logArray)
-        {
-            if (!log.isClosed() && log.flushDue(now))
-            {
-                environmentOf(log).requestFlush(log);
-            }
-        }
-    }
-
-    private LogEnvironment environmentOf(final PartitionLog log)
-    {
-        return environments.get(log.dir().getParent());
-    }
 
     /** Writes the recovery-point and log-start-offset checkpoints of every directory. */
     public void checkpoint() throws IOException
@@ -467,20 +359,6 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-    private static void flushRolled(final PartitionLog log)
-    {
-        try
-        {
-            if (!log.isClosed())
-            {
-                log.flushQuietly(true);
-            }
-        }
-        catch (final RuntimeException ex)
-        {
-            LOG.error("flush of {}'s rolled segments failed", log, ex);
-        }
-    }
 
     private void checkpointQuietly()
     {
@@ -511,20 +389,9 @@ public final class LogManager implements AutoCloseable
             return;
         }
         closed = true;
-        scheduler.shutdown();
-        rolledFlusher.shutdown();
-        try
-        {
-            scheduler.awaitTermination(30, TimeUnit.SECONDS);
-            rolledFlusher.awaitTermination(30, TimeUnit.SECONDS);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
-        committers.values().forEach(GroupCommitter::close);
-        stopPreallocator();
-        closePendingSegments();
+        background.stopTasks(false);
+        committerRunners.forEach(LogAgents::stop);
+        background.stopThreads();
         IOException failure = null;
         for (final PartitionLog log : logs.values())
         {
@@ -554,45 +421,13 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-    private void stopPreallocator()
-    {
-        if (preallocator != null)
-        {
-            try
-            {
-                preallocator.join(10_000);
-            }
-            catch (final InterruptedException ex)
-            {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private void closePendingSegments()
-    {
-        Segment s;
-        while ((s = pendingCloses.poll()) != null)
-        {
-            try
-            {
-                s.close();
-            }
-            catch (final IOException ex)
-            {
-                LOG.warn("closing deleted segment {} failed", s, ex);
-            }
-        }
-    }
 
     private void closeQuietly()
     {
         closed = true;
-        scheduler.shutdownNow();
-        rolledFlusher.shutdownNow();
-        committers.values().forEach(GroupCommitter::close);
-        stopPreallocator();
-        closePendingSegments();
+        background.stopTasks(true);
+        committerRunners.forEach(LogAgents::stop);
+        background.stopThreads();
         for (final PartitionLog log : logs.values())
         {
             try
@@ -634,63 +469,4 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-    /** The environment of the logs of one directory. */
-    private final class DirEnvironment implements LogEnvironment
-    {
-        private final GroupCommitter committer;
-
-        DirEnvironment(final GroupCommitter committer)
-        {
-            this.committer = committer;
-        }
-
-        @Override
-        public void requestFlush(final PartitionLog log)
-        {
-            committer.request(log);
-        }
-
-        @Override
-        public void flushInBackground(final PartitionLog log)
-        {
-            if (!rolledFlusher.isShutdown())
-            {
-                rolledFlusher.execute(() -> flushRolled(log));
-            }
-        }
-
-        @Override
-        public void closeLater(final Segment segment, final long delayMs)
-        {
-            pendingCloses.add(segment);
-            final Runnable close = () ->
-            {
-                if (pendingCloses.remove(segment))
-                {
-                    try
-                    {
-                        segment.close();
-                    }
-                    catch (final IOException ex)
-                    {
-                        LOG.warn("closing deleted segment {} failed", segment, ex);
-                    }
-                }
-            };
-            if (scheduler.isShutdown())
-            {
-                close.run();
-            }
-            else
-            {
-                scheduler.schedule(close, delayMs, TimeUnit.MILLISECONDS);
-            }
-        }
-
-        @Override
-        public DurabilityListener durabilityListener()
-        {
-            return config.durabilityListener();
-        }
-    }
 }

@@ -92,7 +92,7 @@ public final class LogTailer
         }
         final Segment[] segs = log.segments();
         final long from = Math.max(nextOffset, log.logStartOffset());
-        for (int i = PartitionLog.floor(segs, from); i < segs.length; i++)
+        for (int i = SegmentList.floor(segs, from); i < segs.length; i++)
         {
             final Segment s = segs[i];
             if (s.isRetired())

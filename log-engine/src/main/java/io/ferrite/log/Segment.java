@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Files;
-import java.nio.file.Path;
 
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
@@ -18,7 +17,8 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * Kafka names them (20-digit zero-padded base offset).
  *
  * <p>One writer appends; readers use {@link #size()} (acquire), which is published (release)
- * after the bytes are written and before the index entries that point at them.
+ * after the bytes are written and before the index entries that point at them. Its files are
+ * created and opened by {@link SegmentOpener}; {@link SegmentRecovery} walks it after an unclean stop.
  */
 final class Segment implements AutoCloseable
 {
@@ -61,7 +61,7 @@ final class Segment implements AutoCloseable
     private volatile boolean retired;
     private int flushedSize;
 
-    private Segment(final long baseOffset, final SegmentFile log, final OffsetIndex offsetIndex, final TimeIndex timeIndex,
+    Segment(final long baseOffset, final SegmentFile log, final OffsetIndex offsetIndex, final TimeIndex timeIndex,
         final LogConfig config, final int size, final boolean active, final long createdMs)
     {
         this.baseOffset = baseOffset;
@@ -87,82 +87,6 @@ final class Segment implements AutoCloseable
             return String.format("%020d%s", baseOffset, suffix);
         }
         return "0".repeat(20 - digits.length()) + digits + suffix;
-    }
-
-    /** Creates the files of a new, empty, active segment. */
-    static Segment create(final Path dir, final long baseOffset, final LogConfig config, final WriteStrategy strategy,
-        final long nowMs) throws IOException
-    {
-        final Path logFile = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
-        Files.deleteIfExists(logFile);
-        Files.deleteIfExists(dir.resolve(fileName(baseOffset, INDEX_SUFFIX)));
-        Files.deleteIfExists(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX)));
-        return open(dir, baseOffset, config, strategy, true, 0, nowMs);
-    }
-
-    /**
-     * Opens a segment's files. An active one is mapped for appends at its capacity; its data size
-     * comes from recovery or, after a clean shutdown, from the file's length.
-     */
-    static Segment open(final Path dir, final long baseOffset, final LogConfig config, final WriteStrategy strategy,
-        final boolean active, final int dataSize, final long nowMs) throws IOException
-    {
-        final Path logFile = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
-        final int capacity = capacity(config);
-        final SegmentFile log = active ?
-            SegmentFile.openWritable(logFile, strategy, capacity, dataSize) : SegmentFile.openReadOnly(logFile, strategy);
-        OffsetIndex offsetIndex = null;
-        try
-        {
-            // a rolled segment's indexes keep their size: no room to append, none preallocated
-            final int maxIndexBytes = active ? config.segmentIndexBytes : 0;
-            offsetIndex = openOffsetIndex(dir.resolve(fileName(baseOffset, INDEX_SUFFIX)), baseOffset, maxIndexBytes);
-            final TimeIndex timeIndex = openTimeIndex(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX)), baseOffset,
-                maxIndexBytes);
-            return new Segment(baseOffset, log, offsetIndex, timeIndex, config, active ? dataSize : log.capacity(), active, nowMs);
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            log.close();
-            if (offsetIndex != null)
-            {
-                offsetIndex.close();
-            }
-            throw ex;
-        }
-    }
-
-    /** An index file that is not even whole entries is replaced by an empty one (the loader then rebuilds it). */
-    private static OffsetIndex openOffsetIndex(final Path file, final long baseOffset, final int maxIndexBytes) throws IOException
-    {
-        try
-        {
-            return new OffsetIndex(file, baseOffset, maxIndexBytes, true);
-        }
-        catch (final io.ferrite.index.CorruptIndexException ex)
-        {
-            Files.delete(file);
-            return new OffsetIndex(file, baseOffset, maxIndexBytes, true);
-        }
-    }
-
-    private static TimeIndex openTimeIndex(final Path file, final long baseOffset, final int maxIndexBytes) throws IOException
-    {
-        try
-        {
-            return new TimeIndex(file, baseOffset, maxIndexBytes, true);
-        }
-        catch (final io.ferrite.index.CorruptIndexException ex)
-        {
-            Files.delete(file);
-            return new TimeIndex(file, baseOffset, maxIndexBytes, true);
-        }
-    }
-
-    /** Room for a full segment, and always for one batch of the largest size allowed. */
-    static int capacity(final LogConfig config)
-    {
-        return (int)Math.min(Integer.MAX_VALUE, Math.max(config.segmentBytes, (long)config.maxMessageBytes + 64));
     }
 
     /** Bytes of data readers may read (acquire). */
@@ -465,15 +389,11 @@ final class Segment implements AutoCloseable
     // ---- recovery ----
 
     /**
-     * Rebuilds the indexes from the log, checking each batch (frame, magic, CRC, offsets following
-     * on from {@code nextOffset}), and cuts the log at the first byte that does not check.
-     *
-     * @param visitor sees each valid batch (producer state is rebuilt from them)
-     * @return the log end offset after the last valid batch
+     * Recovery starts over ({@link SegmentRecovery}): no reader holds the indexes yet, so they get
+     * room to be rebuilt whole, and the writer state is forgotten.
      */
-    long recover(final long nextOffset, final int limit, final BatchVisitor visitor) throws IOException
+    void resetForRecovery() throws IOException
     {
-        // no reader holds the indexes yet: give them room to be rebuilt whole
         offsetIndex.resize(maxIndexBytes);
         timeIndex.resize(maxIndexBytes);
         offsetIndex.reset();
@@ -482,43 +402,26 @@ final class Segment implements AutoCloseable
         maxTimestampSoFar = RecordBatchDescriptor.NO_TIMESTAMP;
         rollingBasedTimestamp = RecordBatchDescriptor.NO_TIMESTAMP;
         lastOffset = -1;
-        final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
-        long expected = nextOffset;
-        int p = 0;
-        while (p < limit)
+    }
+
+    /** Recovery kept the batch at {@code position}: its index bookkeeping, as an append's. */
+    void recovered(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
+    {
+        indexed(position, length, batchLastOffset, batchMaxTimestamp);
+    }
+
+    /** Recovery ends: the log cut at {@code end} (also giving back what lies past it), a sealed segment deactivated. */
+    void recoveredTo(final int end) throws IOException
+    {
+        if (end != size() || end < log.capacity())
         {
-            batch.wrap(log.view(), p);
-            // offsets run on without a gap: the base offset is outside the CRC, so this is what
-            // catches a damaged one
-            if (batch.check(limit - p) != io.ferrite.wire.record.RecordBatch.OK ||
-                batch.baseOffset() != expected || batch.lastOffsetDelta() < 0 ||
-                !offsetIndex.canAppendOffset(batch.lastOffset()))
-            {
-                break;
-            }
-            final int length = batch.sizeInBytes();
-            indexed(p, length, batch.lastOffset(), batch.maxTimestamp());
-            visitor.visit(batch);
-            expected = batch.lastOffset() + 1;
-            p += length;
+            log.truncateTo(end);
         }
-        if (p != size() || p < log.capacity())
-        {
-            log.truncateTo(p);
-        }
-        SIZE.setRelease(this, p);
+        SIZE.setRelease(this, end);
         if (!active)
         {
             deactivate();
         }
-        return expected;
-    }
-
-    /** Sees the batches recovery keeps. */
-    @FunctionalInterface
-    interface BatchVisitor
-    {
-        void visit(io.ferrite.wire.record.RecordBatch batch);
     }
 
     /** Drops batches from {@code offset} on (the log is being truncated there). */

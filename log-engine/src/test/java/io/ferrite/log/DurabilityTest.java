@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import org.agrona.concurrent.AgentInvoker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -9,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -22,30 +22,38 @@ class DurabilityTest
     @TempDir
     Path dir;
 
+    /**
+     * Steps the group committer with an {@link AgentInvoker} instead of running its thread: every
+     * append made while no round runs is covered by the next round, one fsync per log.
+     */
     @Test
     void oneRoundOfFsyncsCoversEveryAppendThatWaitedForIt() throws Exception
     {
-        final CountDownLatch firstRound = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
         final Map<String, List<Long>> reported = new ConcurrentHashMap<>();
-        final DurabilityListener listener = (log, durable) ->
+        final DurabilityListener listener = (log, durable) -> reported.computeIfAbsent(log.toString(), k -> new ArrayList<>())
+            .add(durable);
+        final List<PartitionLog> logs = new ArrayList<>();
+        final GroupCommitter committer = new GroupCommitter("group-commit-test", () -> logs);
+        // the log manager's environment, its background work not started: the test is the committer's thread
+        final LogBackgroundWork background = new LogBackgroundWork(LogManagerConfig.of(dir), () -> new PartitionLog[0]);
+        final LogEnvironment env = new DirEnvironment(committer, background, listener);
+        final List<Throwable> errors = new ArrayList<>();
+        try (AgentInvoker invoker = new AgentInvoker(errors::add, null, committer))
         {
-            reported.computeIfAbsent(log.toString(), k -> new ArrayList<>()).add(durable);
-            firstRound.countDown();
-            await(release); // hold the committer inside its first round while everything else queues up
-        };
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withDurabilityListener(listener)))
-        {
-            final List<PartitionLog> logs = new ArrayList<>();
+            invoker.start();
             for (int p = 0; p < 8; p++)
             {
-                logs.add(manager.createLog("durable", p, Map.of(LogConfig.DURABILITY, LogConfig.DURABILITY_FSYNC)));
+                logs.add(LogLoader.load("durable", p, dir.resolve("durable-" + p),
+                    LogConfig.of(Map.of(LogConfig.DURABILITY, LogConfig.DURABILITY_FSYNC)), WriteStrategy.MAPPED,
+                    System::currentTimeMillis, env, false, 0, 0));
             }
             final Batches batches = new Batches();
             final AppendResult result = new AppendResult();
             batches.records(1, 0, System.currentTimeMillis());
             logs.get(0).append(batches.buffer, 0, batches.length, result);
-            assertTrue(firstRound.await(10, TimeUnit.SECONDS));
+            assertEquals(0, logs.get(0).durableOffset(), "nothing is durable before a round");
+            assertEquals(1, invoker.invoke(), "the first round flushes the one log asked for");
+            assertEquals(1, logs.get(0).durableOffset());
             for (int i = 0; i < 50; i++)
             {
                 for (final PartitionLog log : logs)
@@ -56,10 +64,12 @@ class DurabilityTest
                     assertTrue(log.durableOffset() < log.logEndOffset(), "acknowledged only after the fsync");
                 }
             }
-            release.countDown();
+            // 400 appends on 8 partitions, queued behind the first round: one round covers them all
+            assertEquals(8, invoker.invoke(), "each log is flushed once");
+            assertEquals(2, committer.rounds());
             for (final PartitionLog log : logs)
             {
-                assertTrue(log.awaitDurable(log.logEndOffset(), 10_000), log + " becomes durable");
+                assertEquals(log.logEndOffset(), log.durableOffset(), log + " is durable");
                 final List<Long> offsets = reported.get(log.toString());
                 assertEquals(log.logEndOffset(), offsets.get(offsets.size() - 1));
                 for (int i = 1; i < offsets.size(); i++)
@@ -67,9 +77,18 @@ class DurabilityTest
                     assertTrue(offsets.get(i) > offsets.get(i - 1), "durable offsets only grow");
                 }
             }
-            // 401 appends on 8 partitions: the first round, then one round for everything queued behind it
-            waitFor(() -> manager.groupCommitRounds() >= 2, "the second round ends");
-            assertEquals(2, manager.groupCommitRounds());
+            assertEquals(0, invoker.invoke(), "nothing is asked for: an idle cycle");
+            assertEquals(2, committer.rounds());
+            assertEquals(List.of(), errors);
+        }
+        finally
+        {
+            for (final PartitionLog log : logs)
+            {
+                log.close();
+            }
+            background.stopTasks(false);
+            background.stopThreads();
         }
     }
 
@@ -108,18 +127,6 @@ class DurabilityTest
             }
             Thread.onSpinWait();
             Thread.yield();
-        }
-    }
-
-    private static void await(final CountDownLatch latch)
-    {
-        try
-        {
-            latch.await(10, TimeUnit.SECONDS);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
         }
     }
 

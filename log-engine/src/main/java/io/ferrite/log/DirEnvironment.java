@@ -1,0 +1,40 @@
+package io.ferrite.log;
+
+/** The environment of the logs of one log directory: its group committer and the manager's background work. */
+final class DirEnvironment implements LogEnvironment
+{
+    private final GroupCommitter committer;
+    private final LogBackgroundWork background;
+    private final DurabilityListener listener;
+
+    DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener)
+    {
+        this.committer = committer;
+        this.background = background;
+        this.listener = listener;
+    }
+
+    @Override
+    public void requestFlush(final PartitionLog log)
+    {
+        committer.request(log);
+    }
+
+    @Override
+    public void flushInBackground(final PartitionLog log)
+    {
+        background.flushInBackground(log);
+    }
+
+    @Override
+    public void closeLater(final Segment segment, final long delayMs)
+    {
+        background.closeLater(segment, delayMs);
+    }
+
+    @Override
+    public DurabilityListener durabilityListener()
+    {
+        return listener;
+    }
+}

@@ -1,0 +1,50 @@
+package io.ferrite.log;
+
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.SleepingIdleStrategy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Runs the log engine's background {@link Agent}s, each on a daemon thread named for its role. */
+final class LogAgents
+{
+    private static final Logger LOG = LoggerFactory.getLogger(LogAgents.class);
+    /** How long a stop waits for a duty cycle in hand (an fsync, a preallocation) before it interrupts it. */
+    private static final int STOP_WAIT_MS = 10_000;
+
+    private LogAgents()
+    {
+    }
+
+    /**
+     * Starts {@code agent}, parking {@code idleNs} after a cycle that did no work (a park, so an
+     * unpark from a producer of work ends it at once).
+     */
+    static AgentRunner start(final Agent agent, final long idleNs)
+    {
+        final ErrorHandler errors = ex -> LOG.error("{} failed", agent.roleName(), ex);
+        final AgentRunner runner = new AgentRunner(new SleepingIdleStrategy(idleNs), errors, null, agent);
+        AgentRunner.startOnThread(runner, r ->
+        {
+            final Thread t = new Thread(r, agent.roleName());
+            t.setDaemon(true);
+            return t;
+        });
+        return runner;
+    }
+
+    /**
+     * Stops the agent after the cycle in hand. Agrona interrupts a thread that does not end within
+     * {@link #STOP_WAIT_MS}; an interrupt inside an fsync or a preallocating write closes that file
+     * channel, which the log's close then reports, so the next open recovers the log.
+     */
+    static void stop(final AgentRunner runner)
+    {
+        if (runner != null)
+        {
+            runner.close(STOP_WAIT_MS, t -> LOG.warn("{} did not stop within {} ms", runner.agent().roleName(), STOP_WAIT_MS));
+        }
+    }
+}

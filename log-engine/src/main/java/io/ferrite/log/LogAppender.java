@@ -1,0 +1,435 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.record.RecordBatch;
+import org.agrona.MutableDirectBuffer;
+
+import java.io.IOException;
+
+import static io.ferrite.log.SegmentRoller.UNKNOWN_TIME;
+import static io.ferrite.wire.record.RecordBatchDescriptor.*;
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * The writer side of one partition log: append, claim/commit/abort, and what they share — placing
+ * a checked batch at the log end, patching in what the log assigns, publishing it. Owns the writer's
+ * state (the batch flyweight, the leader epoch) and the {@link WriterGate} that tells close() what
+ * of the writer's work to wait for.
+ *
+ * <p>Single writer; see {@link PartitionLog}. Nothing here allocates, locks or blocks, except a roll.
+ */
+final class LogAppender
+{
+    private final PartitionLog log;
+    private final LogOffsets offsets;
+    private final SegmentList segments;
+    private final SegmentRoller roller;
+    private final LogFlusher flusher;
+    private final ProducerStateManager producers;
+    private final BatchValidator validator;
+    private final WriteStrategy strategy;
+    /** The writer, and what of its work close() waits for before it unmaps. */
+    private final WriterGate gate = new WriterGate();
+    private final RecordBatch batch = new RecordBatch();
+    private int leaderEpoch;
+
+    LogAppender(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final SegmentRoller roller,
+        final LogFlusher flusher, final ProducerStateManager producers, final BatchValidator validator,
+        final WriteStrategy strategy)
+    {
+        this.log = log;
+        this.offsets = offsets;
+        this.segments = segments;
+        this.roller = roller;
+        this.flusher = flusher;
+        this.producers = producers;
+        this.validator = validator;
+        this.strategy = strategy;
+    }
+
+    void leaderEpoch(final int epoch)
+    {
+        this.leaderEpoch = epoch;
+    }
+
+    /** See {@link PartitionLog#claimWriter}. */
+    void claimWriter()
+    {
+        gate.claimWriter();
+        final BatchClaim abandoned = gate.openClaimVolatile();
+        if (abandoned != null)
+        {
+            endClaim(abandoned, true);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // append
+    // ------------------------------------------------------------------------------------------
+
+    /** See {@link PartitionLog#append}. */
+    void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    {
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        result.reset();
+        requireNoOpenClaim();
+        if (!gate.beginAppend())
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            return;
+        }
+        try
+        {
+            appendChecked(buffer, offset, length, result);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
+    /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
+    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    {
+        final LogConfig cfg = log.config();
+        result.logStartOffset = offsets.logStartOffset();
+        if (length > cfg.maxMessageBytes)
+        {
+            result.fail(AppendResult.RECORD_TOO_LARGE, validator.tooLarge(length, cfg));
+            return;
+        }
+        batch.wrap(buffer, offset);
+        if (!validator.checkBatch(batch, length, cfg, false, result))
+        {
+            return;
+        }
+        final long now = validator.readClock();
+        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(result))
+        {
+            return;
+        }
+        place(buffer, offset, length, cfg, now, result);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // claim, build in place, commit
+    // ------------------------------------------------------------------------------------------
+
+    /** See {@link PartitionLog#claim}. */
+    boolean claim(final int maxLength, final BatchClaim claim, final AppendResult result)
+    {
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        result.reset();
+        requireNoOpenClaim();
+        if (claim.isOpen())
+        {
+            throw new IllegalStateException("the claim is still open on " + claim.log);
+        }
+        // either this claim sees the close coming, or the close waits for it to end (WriterGate)
+        if (!gate.beginClaim(claim))
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            return false;
+        }
+        boolean opened = false;
+        try
+        {
+            opened = openClaim(maxLength, claim, result);
+        }
+        finally
+        {
+            if (!opened)
+            {
+                gate.endClaim(); // refused or thrown (a roll that failed): no claim is left holding the log
+            }
+        }
+        return opened;
+    }
+
+    private boolean openClaim(final int maxLength, final BatchClaim claim, final AppendResult result)
+    {
+        final LogConfig cfg = log.config();
+        result.logStartOffset = offsets.logStartOffset();
+        if (maxLength < HEADER_LENGTH)
+        {
+            result.fail(AppendResult.INVALID_RECORD, "A claim of " + maxLength + " bytes cannot hold a record batch (" +
+                HEADER_LENGTH + " bytes at least)");
+            return false;
+        }
+        if (maxLength > cfg.maxMessageBytes)
+        {
+            result.fail(AppendResult.RECORD_TOO_LARGE, validator.tooLarge(maxLength, cfg));
+            return false;
+        }
+        Segment active = segments.active();
+        int position = -1;
+        if (strategy == WriteStrategy.MAPPED)
+        {
+            try
+            {
+                final int size = active.size();
+                if (size > 0 && size > cfg.segmentBytes - maxLength)
+                {
+                    roller.roll(offsets.logEndOffsetOpaque(), validator.readClock());
+                    active = segments.active();
+                }
+                position = active.claim(maxLength, claim.buffer);
+            }
+            catch (final IOException ex)
+            {
+                result.fail(AppendResult.STORAGE_ERROR, "cannot claim " + maxLength + " bytes in " + log + ": " + ex);
+                return false;
+            }
+        }
+        if (position < 0)
+        {
+            claim.buffer.wrap(claim.scratch(maxLength), 0, maxLength);
+            claim.opened(log, null, 0, maxLength);
+        }
+        else
+        {
+            claim.opened(log, active, position, maxLength);
+        }
+        return true;
+    }
+
+    /** See {@link PartitionLog#commit}. */
+    void commit(final BatchClaim claim, final int length, final AppendResult result)
+    {
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        result.reset();
+        requireOpen(claim);
+        try
+        {
+            commitOpen(claim, length, result);
+        }
+        finally
+        {
+            if (claim.log == log)
+            {
+                endClaim(claim, true); // refused, or an exception on the way: given back, zeroed
+            }
+        }
+    }
+
+    /** The claim's commit; it ends the claim only where it publishes the batch (the caller ends it otherwise). */
+    private void commitOpen(final BatchClaim claim, final int length, final AppendResult result)
+    {
+        if (gate.closing())
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            return;
+        }
+        final LogConfig cfg = log.config();
+        result.logStartOffset = offsets.logStartOffset();
+        if (length < 0 || length > claim.capacity)
+        {
+            result.fail(AppendResult.INVALID_RECORD, "A batch of " + length + " bytes in a claim of " + claim.capacity);
+            return;
+        }
+        if (length > cfg.maxMessageBytes)
+        {
+            result.fail(AppendResult.RECORD_TOO_LARGE, validator.tooLarge(length, cfg));
+            return;
+        }
+        final MutableDirectBuffer buffer = claim.buffer;
+        batch.wrap(buffer, 0);
+        if (!validator.checkBatch(batch, length, cfg, true, result) || !BatchValidator.checkUncommitted(batch, result) ||
+            !validator.checkTrustedTimestamps(batch, cfg, result) || !checkProducer(result))
+        {
+            return;
+        }
+        // not checked in production (the point of a claim); a batch changed after build() fails here in tests
+        assert batch.isCrcValid() : "the batch in the claim on " + log + " was changed after its CRC was computed";
+        final long now = cfg.logAppendTime ? validator.readClock() : UNKNOWN_TIME;
+        final Segment active = segments.active();
+        final long base = offsets.logEndOffsetOpaque();
+        final long last = base + batch.lastOffsetDelta();
+        if (claim.segment == active && !roller.rollDue(cfg, active, length, base, last, batch.maxTimestamp(), now))
+        {
+            patch(buffer, 0, base, cfg, now, result);
+            try
+            {
+                active.commitClaimed(claim.position, length, last, batch.maxTimestamp());
+            }
+            catch (final IOException ex)
+            {
+                result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + log + ": " + ex);
+                return;
+            }
+            claim.segment = null; // published: from here on nothing may zero it
+            published(cfg, base, last, result);
+            endClaim(claim, false);
+            return;
+        }
+        // built in the claim's own buffer, or a roll is due first: copied in as append copies
+        final MutableDirectBuffer copy = claim.scratch(length);
+        if (claim.segment != null)
+        {
+            copy.putBytes(0, buffer, 0, length);
+        }
+        endClaim(claim, true);
+        // from here it is an append: the claim no longer holds close() off, the append's announcement does
+        if (!gate.beginAppend())
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            return;
+        }
+        try
+        {
+            batch.wrap(copy, 0);
+            place(copy, 0, length, cfg, now, result);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
+    /** See {@link PartitionLog#abort}. */
+    void abort(final BatchClaim claim)
+    {
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        requireOpen(claim);
+        endClaim(claim, true);
+    }
+
+    private void requireOpen(final BatchClaim claim)
+    {
+        if (claim.log != log || gate.openClaim() != claim)
+        {
+            throw new IllegalStateException("the claim is not open on " + log);
+        }
+    }
+
+    private void endClaim(final BatchClaim claim, final boolean zero)
+    {
+        if (zero && claim.segment != null && !segments.isClosed())
+        {
+            // a whole batch left past the end must never be taken for one by recovery
+            claim.buffer.setMemory(0, claim.capacity, (byte)0);
+        }
+        gate.endClaim();
+        claim.closed();
+    }
+
+    private void requireNoOpenClaim()
+    {
+        if (gate.openClaim() != null)
+        {
+            throw new IllegalStateException("a claim is open on " + log + ": commit or abort it first");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // shared by append and commit
+    // ------------------------------------------------------------------------------------------
+
+    /** Assigns offsets, rolls if due, copies the checked batch into the active segment and publishes it. */
+    private void place(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
+        final long now, final AppendResult result)
+    {
+        final long base = offsets.logEndOffsetOpaque();
+        final long last = base + batch.lastOffsetDelta();
+        final Segment active;
+        try
+        {
+            active = roller.maybeRoll(cfg, length, base, last, batch.maxTimestamp(), now);
+        }
+        catch (final IOException ex)
+        {
+            result.fail(AppendResult.STORAGE_ERROR, "cannot roll " + log + ": " + ex);
+            return;
+        }
+        patch(buffer, offset, base, cfg, now, result);
+        try
+        {
+            active.append(buffer, offset, length, last, batch.maxTimestamp());
+        }
+        catch (final IOException ex)
+        {
+            result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + log + ": " + ex);
+            return;
+        }
+        published(cfg, base, last, result);
+    }
+
+    /** Writes what the log assigns into the batch: base offset, leader epoch and, for LogAppendTime, the time and CRC. */
+    private void patch(final MutableDirectBuffer buffer, final int offset, final long base, final LogConfig cfg, final long now,
+        final AppendResult result)
+    {
+        buffer.putLong(offset + BASE_OFFSET_OFFSET, base, BIG_ENDIAN);
+        buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch, BIG_ENDIAN);
+        if (cfg.logAppendTime)
+        {
+            buffer.putShort(offset + ATTRIBUTES_OFFSET, (short)(batch.attributes() | TIMESTAMP_TYPE_MASK), BIG_ENDIAN);
+            buffer.putLong(offset + MAX_TIMESTAMP_OFFSET, now, BIG_ENDIAN);
+            buffer.putInt(offset + CRC_OFFSET, batch.computeCrc(), BIG_ENDIAN);
+            result.logAppendTime = now;
+        }
+    }
+
+    /** After the batch's bytes and size are published: producer state, the log end, the result, the flush policy. */
+    private void published(final LogConfig cfg, final long base, final long last, final AppendResult result)
+    {
+        producers.update(batch);
+        offsets.publishLogEnd(last + 1);
+        result.firstOffset = base;
+        result.lastOffset = last;
+        result.status = AppendResult.OK;
+        flusher.appended(batch.recordCount(), cfg);
+    }
+
+    private boolean checkProducer(final AppendResult result)
+    {
+        if (batch.producerId() != NO_PRODUCER_ID)
+        {
+            final int status = producers.check(batch, result);
+            if (status != AppendResult.OK)
+            {
+                result.status = status;
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // close
+    // ------------------------------------------------------------------------------------------
+
+    /** Whether a close has begun (it may be waiting for an append or an open claim to end). */
+    boolean isClosing()
+    {
+        return gate.closing();
+    }
+
+    /**
+     * Shuts the writer out for a close: no append starts and no claim opens from now on; then waits
+     * for the writer to leave the mappings before they go — for an append in progress to end
+     * (within microseconds; a roll within milliseconds), and for an open claim to end (its writer
+     * may be building in one). The writer itself closing its log aborts its claim. Gives up after
+     * {@link #CLOSE_WAIT_MS}, closing nothing: a writer that never ends its claim (or an append
+     * stuck on a failing disk) keeps the log open rather than crash on an unmapped page; appends
+     * and claims answer LOG_CLOSED from then on all the same.
+     */
+    void shutOut() throws IOException
+    {
+        gate.beginClose();
+        final BatchClaim open = gate.openClaimVolatile();
+        if (open != null && gate.onWriterThread())
+        {
+            endClaim(open, true);
+        }
+        if (!gate.awaitWriterOut(System.nanoTime() + CLOSE_WAIT_MS * 1_000_000L))
+        {
+            throw new IOException("log " + log + " still has " + (gate.openClaimVolatile() != null ? "a claim open" :
+                "an append in progress") + " after " + CLOSE_WAIT_MS + " ms: its writer must end it before the log can close");
+        }
+    }
+
+    private static final long CLOSE_WAIT_MS = 10_000;
+}

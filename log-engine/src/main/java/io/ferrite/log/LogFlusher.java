@@ -1,0 +1,247 @@
+package io.ferrite.log;
+
+import org.agrona.concurrent.EpochClock;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The durability of one partition log: what asks for an fsync (fsync durability, {@code flush.messages},
+ * {@code flush.ms}, a roll), the fsyncs themselves, and the durable offset and recovery point they
+ * move. Flushes run on flushing threads (the group committer, the rolled-segment flusher, close),
+ * never on the writer, which only counts its appends and enqueues a request.
+ */
+final class LogFlusher
+{
+    private static final VarHandle FLUSH_REQUESTED;
+
+    static
+    {
+        try
+        {
+            FLUSH_REQUESTED = MethodHandles.lookup().findVarHandle(LogFlusher.class, "flushRequested", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final PartitionLog log;
+    private final LogOffsets offsets;
+    private final SegmentList segments;
+    private final EpochClock clock;
+    private final LogEnvironment env;
+    private final Object flushLock = new Object();
+    /** Waiters of {@link #awaitDurable} wait on this; a flush wakes them only when there are some. */
+    private final Object durableMonitor = new Object();
+    /** Set by the first fsync that failed: the durable offset never moves again (see {@link FsyncFailure}). */
+    private final FsyncFailure fsyncFailure = new FsyncFailure();
+
+    @SuppressWarnings("unused") // through FLUSH_REQUESTED
+    private volatile int flushRequested;
+    private volatile long flushedMessages;
+    /** Records appended so far: written by the writer only. */
+    private volatile long appendedMessages;
+    private volatile long lastFlushMs;
+    private volatile int durableWaiters;
+    /** Sealed segments below this base offset were flushed after they were sealed (under flushLock). */
+    private long sealedFlushedBelow = -1;
+
+    LogFlusher(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final EpochClock clock,
+        final LogEnvironment env)
+    {
+        this.log = log;
+        this.offsets = offsets;
+        this.segments = segments;
+        this.clock = clock;
+        this.env = env;
+        this.lastFlushMs = clock.time();
+    }
+
+    /** The writer counts a published batch's records and asks for a flush when the config wants one. */
+    void appended(final int records, final LogConfig cfg)
+    {
+        final long appended = appendedMessages + records;
+        appendedMessages = appended;
+        if (cfg.fsyncDurability || appended - flushedMessages >= cfg.flushMessages)
+        {
+            requestFlush();
+        }
+    }
+
+    /** At most one request queued per log: the flag is cleared by the flush that serves it. */
+    private void requestFlush()
+    {
+        if ((int)FLUSH_REQUESTED.getOpaque(this) == 0 && FLUSH_REQUESTED.compareAndSet(this, 0, 1))
+        {
+            env.requestFlush(log);
+        }
+    }
+
+    /** See {@link PartitionLog#flush()}. */
+    void flush() throws IOException
+    {
+        synchronized (flushLock)
+        {
+            fsyncFailure.throwIfFailed(log);
+            FLUSH_REQUESTED.setVolatile(this, 0);
+            final long target = offsets.logEndOffset();
+            final long messages = appendedMessages;
+            final Segment[] segs = segments.array();
+            try
+            {
+                flushSealed(segs);
+                segs[segs.length - 1].flush();
+            }
+            catch (final java.nio.channels.ClosedChannelException deleted)
+            {
+                throw deleted; // a segment retention deleted meanwhile: not a failed fsync
+            }
+            catch (final IOException | java.io.UncheckedIOException ex)
+            {
+                throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
+            }
+            flushedMessages = messages;
+            lastFlushMs = clock.time();
+            durableTo(target);
+        }
+    }
+
+    /**
+     * A roll's background flush: fsyncs the sealed segments, not the active one, and moves the
+     * durable offset and recovery point to the active segment's base (Kafka flushes up to the new
+     * segment's base offset on a roll). Why not the active one: under a writer going flat out its
+     * fsync is the longest, and it queued every later background task behind it (retention fell
+     * 190 MB behind {@code retention.bytes}); the writer's next pages are the next flush's.
+     */
+    void flushRolled() throws IOException
+    {
+        synchronized (flushLock)
+        {
+            fsyncFailure.throwIfFailed(log);
+            final Segment[] segs = segments.array();
+            try
+            {
+                flushSealed(segs);
+            }
+            catch (final java.nio.channels.ClosedChannelException deleted)
+            {
+                throw deleted;
+            }
+            catch (final IOException | java.io.UncheckedIOException ex)
+            {
+                throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
+            }
+            durableTo(segs[segs.length - 1].baseOffset);
+        }
+    }
+
+    /**
+     * Fsyncs the sealed segments not yet flushed since they were sealed (a sealed segment is flushed
+     * once — log and indexes — and never changes again), so a flush costs the segments written since
+     * the last one, not every segment of the log.
+     */
+    private void flushSealed(final Segment[] segs) throws IOException
+    {
+        final long flushedBelow = sealedFlushedBelow;
+        int first = segs.length - 1;
+        while (first > 0 && segs[first].baseOffset > flushedBelow)
+        {
+            first--;
+        }
+        for (int i = first; i < segs.length - 1; i++)
+        {
+            segs[i].flush();
+        }
+        sealedFlushedBelow = segs[segs.length - 1].baseOffset;
+    }
+
+    /** Moves the durable offset (under flushLock, so the listener sees it in order) and tells whoever waits. */
+    void durableTo(final long target)
+    {
+        if (offsets.advanceDurable(target))
+        {
+            env.durabilityListener().onDurable(log, target);
+            if (durableWaiters > 0)
+            {
+                synchronized (durableMonitor)
+                {
+                    durableMonitor.notifyAll();
+                }
+            }
+        }
+    }
+
+    /** {@link #flush()}, or with {@code rolled} {@link #flushRolled()}, for background callers. */
+    void flushQuietly(final boolean rolled)
+    {
+        try
+        {
+            if (rolled)
+            {
+                flushRolled();
+            }
+            else
+            {
+                flush();
+            }
+        }
+        catch (final java.nio.channels.ClosedChannelException ignored)
+        {
+            // a segment retention deleted while we flushed; its data is gone on purpose
+        }
+        catch (final IOException ex)
+        {
+            if (fsyncFailure.cause() != null)
+            {
+                return; // logged once where it failed; later flushes of the log all fail the same way
+            }
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
+    /** See {@link PartitionLog#fsyncFailure()}. */
+    Throwable fsyncFailure()
+    {
+        return fsyncFailure.cause();
+    }
+
+    /** Whether flush.ms has passed since the last flush with appends not yet flushed. */
+    boolean flushDue(final long nowMs)
+    {
+        return appendedMessages != flushedMessages && nowMs - lastFlushMs >= log.config().flushMs;
+    }
+
+    /** See {@link PartitionLog#awaitDurable}. */
+    boolean awaitDurable(final long offset, final long timeoutMs) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        synchronized (durableMonitor)
+        {
+            durableWaiters++;
+            try
+            {
+                while (offsets.durableOffset() < offset)
+                {
+                    if (fsyncFailure.cause() != null)
+                    {
+                        return false; // never: see PartitionLog.fsyncFailure()
+                    }
+                    final long left = deadline - System.nanoTime();
+                    if (left <= 0)
+                    {
+                        return false;
+                    }
+                    durableMonitor.wait(Math.max(1, left / 1_000_000L));
+                }
+                return true;
+            }
+            finally
+            {
+                durableWaiters--;
+            }
+        }
+    }
+}

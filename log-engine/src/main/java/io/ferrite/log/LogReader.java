@@ -1,0 +1,206 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.compress.Codecs;
+import io.ferrite.wire.record.Record;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordReader;
+
+import static io.ferrite.log.PartitionLog.NO_BATCH;
+import static io.ferrite.log.PartitionLog.OFFSET_OUT_OF_RANGE;
+import static io.ferrite.log.PartitionLog.READ_OK;
+import static io.ferrite.wire.record.RecordBatchDescriptor.NO_TIMESTAMP;
+
+/**
+ * The reads of one partition log, from any thread and without a lock: fetch regions, in-place
+ * batches, and ListOffsets by timestamp. Each takes the segment list once and the log end once,
+ * so it answers from one consistent view even while the writer appends and retention deletes.
+ */
+final class LogReader
+{
+    private final PartitionLog log;
+    private final LogOffsets offsets;
+    private final SegmentList segments;
+
+    LogReader(final PartitionLog log, final LogOffsets offsets, final SegmentList segments)
+    {
+        this.log = log;
+        this.offsets = offsets;
+        this.segments = segments;
+    }
+
+    /** See {@link PartitionLog#read}. */
+    int read(final long startOffset, final int maxBytes, final long maxOffset, final boolean minOneBatch, final FileRegion out)
+    {
+        final long end = offsets.logEndOffset();
+        if (startOffset < offsets.logStartOffset() || startOffset > end)
+        {
+            out.empty(startOffset);
+            return OFFSET_OUT_OF_RANGE;
+        }
+        final long bound = Math.min(maxOffset, end);
+        out.empty(startOffset);
+        if (startOffset >= bound)
+        {
+            return READ_OK;
+        }
+        final Segment[] segs = segments.array();
+        for (int i = SegmentList.floor(segs, startOffset); i < segs.length; i++)
+        {
+            final Segment seg = segs[i];
+            final int size = seg.size();
+            final int start = seg.positionOf(startOffset, size);
+            if (start < 0)
+            {
+                continue;
+            }
+            int p = start;
+            long next = startOffset;
+            // jump through the index to the last indexed batch that still fits: every batch before
+            // it is in the region when it starts at or below the offset bound
+            final int jump = seg.offsetIndex.positionAtOrBelow((int)Math.min(size, (long)start + maxBytes));
+            if (jump > start && seg.frameEnd(jump, size) >= 0 && seg.batchBaseOffset(jump) <= bound)
+            {
+                p = jump;
+                next = seg.batchBaseOffset(jump);
+            }
+            while (p < size)
+            {
+                // a damaged frame ends the region: the read after it goes on at the next segment
+                final int batchEnd = seg.frameEnd(p, size);
+                if (batchEnd < 0 || seg.batchLastOffset(p) >= bound)
+                {
+                    break;
+                }
+                if (p - start > maxBytes - (batchEnd - p) && !(minOneBatch && p == start))
+                {
+                    break;
+                }
+                next = seg.batchLastOffset(p) + 1;
+                p = batchEnd;
+            }
+            if (p > start)
+            {
+                out.channel = seg.log.channel();
+                out.position = start;
+                out.length = p - start;
+                out.firstBatchOffset = seg.batchBaseOffset(start);
+                out.nextOffset = next;
+            }
+            return READ_OK;
+        }
+        return READ_OK;
+    }
+
+    /** See {@link PartitionLog#readBatch}. */
+    int readBatch(final long offset, final long maxOffset, final RecordBatch batch)
+    {
+        final long end = offsets.logEndOffset();
+        if (offset < offsets.logStartOffset() || offset > end)
+        {
+            return OFFSET_OUT_OF_RANGE;
+        }
+        if (offset >= Math.min(maxOffset, end))
+        {
+            return NO_BATCH;
+        }
+        final Segment[] segs = segments.array();
+        for (int i = SegmentList.floor(segs, offset); i < segs.length; i++)
+        {
+            final Segment seg = segs[i];
+            final int size = seg.size();
+            final int position = seg.positionOf(offset, size);
+            if (position >= 0)
+            {
+                if (seg.batchLastOffset(position) >= maxOffset)
+                {
+                    return NO_BATCH;
+                }
+                batch.wrap(seg.log.view(), position);
+                return READ_OK;
+            }
+        }
+        return NO_BATCH;
+    }
+
+    /** See {@link PartitionLog#offsetForTimestamp}. */
+    TimestampOffset offsetForTimestamp(final long timestamp, final TimestampOffset out)
+    {
+        out.set(-1, -1);
+        final long start = offsets.logStartOffset();
+        final long end = offsets.logEndOffset();
+        final RecordReader reader = new RecordReader(new Codecs(), log.config().maxDecompressedMessageBytes);
+        final RecordBatch b = new RecordBatch();
+        for (final Segment seg : segments.array())
+        {
+            if (seg.maxTimestamp() < timestamp)
+            {
+                continue;
+            }
+            final int size = seg.size();
+            int p = seg.offsetIndex.lookup(Math.max(start, seg.timeIndex.lookup(timestamp)));
+            while (p < size)
+            {
+                final int batchEnd = seg.frameEnd(p, size);
+                if (batchEnd < 0)
+                {
+                    break; // damage: the rest of this segment cannot be walked
+                }
+                b.wrap(seg.log.view(), p);
+                // a batch failing its CRC is passed over: its records cannot be trusted to decompress
+                if (seg.batchMaxTimestamp(p) >= timestamp && seg.batchLastOffset(p) >= start && b.isCrcValid())
+                {
+                    reader.reset(b);
+                    while (reader.hasNext())
+                    {
+                        final Record r = reader.next();
+                        if (r.timestamp() >= timestamp && r.offset() >= start && r.offset() < end)
+                        {
+                            return out.set(r.timestamp(), r.offset());
+                        }
+                    }
+                }
+                p = batchEnd;
+            }
+        }
+        return out;
+    }
+
+    /** See {@link PartitionLog#maxTimestampOffset}. */
+    TimestampOffset maxTimestampOffset(final TimestampOffset out)
+    {
+        out.set(-1, -1);
+        Segment best = null;
+        for (final Segment seg : segments.array())
+        {
+            if (seg.maxTimestamp() != NO_TIMESTAMP && (best == null || seg.maxTimestamp() > best.maxTimestamp()))
+            {
+                best = seg;
+            }
+        }
+        if (best == null)
+        {
+            return out;
+        }
+        final long max = best.maxTimestamp();
+        final int p = best.positionOf(best.offsetOfMaxTimestamp(), best.size());
+        if (p < 0)
+        {
+            return out;
+        }
+        final RecordBatch b = new RecordBatch().wrap(best.log.view(), p);
+        if (!b.isCrcValid())
+        {
+            return out.set(max, b.lastOffset());
+        }
+        final RecordReader reader = new RecordReader(new Codecs(), log.config().maxDecompressedMessageBytes).reset(b);
+        while (reader.hasNext())
+        {
+            final Record r = reader.next();
+            if (r.timestamp() == max)
+            {
+                return out.set(max, r.offset());
+            }
+        }
+        return out.set(max, b.lastOffset());
+    }
+}

@@ -1,0 +1,117 @@
+package io.ferrite.log;
+
+import org.agrona.concurrent.EpochClock;
+
+import java.io.IOException;
+
+import static io.ferrite.wire.record.RecordBatchDescriptor.NO_TIMESTAMP;
+
+/**
+ * Retention and DeleteRecords for one partition log: which whole segments go (never the active
+ * one), the log start offset they move, and the deletion of their files. A deleted segment is
+ * retired before the list without it is published and unmapped only after
+ * {@code file.delete.delay.ms}, for the readers that may still be in it.
+ */
+final class LogRetention
+{
+    private final PartitionLog log;
+    private final LogOffsets offsets;
+    private final SegmentList segments;
+    private final EpochClock clock;
+    private final LogEnvironment env;
+
+    LogRetention(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final EpochClock clock,
+        final LogEnvironment env)
+    {
+        this.log = log;
+        this.offsets = offsets;
+        this.segments = segments;
+        this.clock = clock;
+        this.env = env;
+    }
+
+    /** See {@link PartitionLog#deleteOldSegments}. */
+    int deleteOldSegments(final long nowMs) throws IOException
+    {
+        return deleteSegments(nowMs, false);
+    }
+
+    /** See {@link PartitionLog#deleteRecordsBefore}. */
+    long deleteRecordsBefore(final long offset) throws IOException
+    {
+        if (offset > offsets.highWatermark())
+        {
+            return -1;
+        }
+        segments.lock();
+        try
+        {
+            offsets.advanceLogStart(offset);
+        }
+        finally
+        {
+            segments.unlock();
+        }
+        deleteSegments(clock.time(), true);
+        return offsets.logStartOffset();
+    }
+
+    private int deleteSegments(final long nowMs, final boolean onlyBelowStart) throws IOException
+    {
+        final LogConfig cfg = log.config();
+        segments.lock();
+        final Segment[] removed;
+        try
+        {
+            final Segment[] segs = segments.array();
+            long total = 0;
+            for (final Segment s : segs)
+            {
+                total += s.size();
+            }
+            final long logStart = offsets.logStartOffset();
+            int n = 0;
+            while (n < segs.length - 1)
+            {
+                final Segment s = segs[n];
+                final boolean belowStart = segs[n + 1].baseOffset <= logStart;
+                final boolean expired = !onlyBelowStart && cfg.retentionMs >= 0 && nowMs - largestTimestamp(s) > cfg.retentionMs;
+                final boolean tooBig = !onlyBelowStart && cfg.retentionBytes >= 0 && total - s.size() >= cfg.retentionBytes;
+                if (!(belowStart || expired || tooBig))
+                {
+                    break;
+                }
+                total -= s.size();
+                n++;
+            }
+            if (n == 0)
+            {
+                return 0;
+            }
+            removed = segments.removeOldest(n);
+            offsets.advanceLogStart(segments.array()[0].baseOffset);
+        }
+        finally
+        {
+            segments.unlock();
+        }
+        for (final Segment s : removed)
+        {
+            s.deleteFiles();
+            env.closeLater(s, cfg.fileDeleteDelayMs);
+        }
+        ProducerStateManager.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset());
+        return removed.length;
+    }
+
+    /** The segment's largest record timestamp, or its file's modification time when it has none (as Kafka). */
+    private static long largestTimestamp(final Segment s)
+    {
+        final long max = s.maxTimestamp();
+        if (max != NO_TIMESTAMP)
+        {
+            return max;
+        }
+        return s.log.path().toFile().lastModified();
+    }
+}

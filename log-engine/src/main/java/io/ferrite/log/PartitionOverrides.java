@@ -1,0 +1,53 @@
+package io.ferrite.log;
+
+import io.ferrite.log.config.PropertiesFile;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+
+/** A partition's own topic config overrides, in {@code partition.properties} in its directory. */
+final class PartitionOverrides
+{
+    static final String PARTITION_CONFIG_FILE = "partition.properties";
+
+    private PartitionOverrides()
+    {
+    }
+
+    /** The overrides as stored: none when there is no file. */
+    static Map<String, String> read(final Path partitionDir) throws IOException
+    {
+        final Path file = partitionDir.resolve(PARTITION_CONFIG_FILE);
+        final Map<String, String> overrides = new HashMap<>();
+        if (Files.exists(file))
+        {
+            final Properties props = new Properties();
+            try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8))
+            {
+                props.load(in);
+            }
+            props.forEach((k, v) -> overrides.put((String)k, (String)v));
+        }
+        return overrides;
+    }
+
+    /** Stores a partition's overrides; none is no file (a file per partition is a disk block per partition). */
+    static void write(final Path partitionDir, final Map<String, String> overrides) throws IOException
+    {
+        final Path file = partitionDir.resolve(PARTITION_CONFIG_FILE);
+        if (!overrides.isEmpty())
+        {
+            PropertiesFile.write(file, overrides, "topic config overrides of this partition");
+        }
+        else if (Files.deleteIfExists(file))
+        {
+            OffsetCheckpoint.fsyncDirectory(partitionDir);
+        }
+    }
+}

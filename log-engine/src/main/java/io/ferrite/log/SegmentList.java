@@ -1,0 +1,149 @@
+package io.ferrite.log;
+
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The segments of one partition log, oldest first, the last the active one: a copy-on-write array
+ * that readers take with one volatile load and never lock for. The writer (a roll), retention and
+ * close change it under {@link #lock()}, which also orders their other changes (the log start, the
+ * closed flag) against each other.
+ */
+final class SegmentList
+{
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile Segment[] segments;
+    /** Set under the lock by close: the segments are closed (or waiting to be), nothing may use them. */
+    private volatile boolean closed;
+
+    /** What recovery found; set once, before the log is shared. */
+    void loaded(final Segment[] segments)
+    {
+        this.segments = segments;
+    }
+
+    /** The segments as they are now; the array is never changed once published. */
+    Segment[] array()
+    {
+        return segments;
+    }
+
+    /** The segment appends go to. */
+    Segment active()
+    {
+        final Segment[] segs = segments;
+        return segs[segs.length - 1];
+    }
+
+    int count()
+    {
+        return segments.length;
+    }
+
+    long sizeInBytes()
+    {
+        long total = 0;
+        for (final Segment s : segments)
+        {
+            total += s.size();
+        }
+        return total;
+    }
+
+    /** The index of the last segment whose base offset is at most {@code offset} (0 when none is). */
+    static int floor(final Segment[] segs, final long offset)
+    {
+        int lo = 0;
+        int hi = segs.length - 1;
+        while (lo < hi)
+        {
+            final int mid = (lo + hi + 1) >>> 1;
+            if (segs[mid].baseOffset <= offset)
+            {
+                lo = mid;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    void lock()
+    {
+        lock.lock();
+    }
+
+    void unlock()
+    {
+        lock.unlock();
+    }
+
+    /** Makes {@code next} the active segment (a roll); under the lock. */
+    void add(final Segment next)
+    {
+        final Segment[] current = segments;
+        final Segment[] updated = Arrays.copyOf(current, current.length + 1);
+        updated[current.length] = next;
+        segments = updated;
+    }
+
+    /**
+     * Drops the {@code n} oldest segments (retention), under the lock; each is retired before the
+     * list without it is published, so a tailer on one moves on.
+     *
+     * @return the segments dropped, for their files to be deleted
+     */
+    Segment[] removeOldest(final int n)
+    {
+        final Segment[] segs = segments;
+        final Segment[] removed = Arrays.copyOf(segs, n);
+        for (final Segment s : removed)
+        {
+            s.retire();
+        }
+        segments = Arrays.copyOfRange(segs, n, segs.length);
+        return removed;
+    }
+
+    boolean isClosed()
+    {
+        return closed;
+    }
+
+    /**
+     * Marks the segments closed, under the lock.
+     *
+     * @return false when they were already
+     */
+    boolean markClosed()
+    {
+        if (closed)
+        {
+            return false;
+        }
+        closed = true;
+        return true;
+    }
+
+    /**
+     * Allocates the active segment's next blocks ahead of the writer (mapped strategy); a failure is
+     * left for the append that needs the space, which reports it as a storage error.
+     */
+    void preallocateActive()
+    {
+        if (closed)
+        {
+            return;
+        }
+        try
+        {
+            active().preallocate();
+        }
+        catch (final java.io.IOException ignored)
+        {
+            // the append that needs the space reports it
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.record.RecordBatch;
+
+import java.io.IOException;
+
+/** The recovery walk over one segment: scan, check, rebuild the indexes, cut at the first bad byte. */
+final class SegmentRecovery
+{
+    private SegmentRecovery()
+    {
+    }
+
+    /**
+     * Rebuilds the segment's indexes from its log, checking each batch (frame, magic, CRC, offsets
+     * following on from {@code nextOffset}), and cuts the log at the first byte that does not check:
+     * Kafka's {@code LogSegment.recover}. What follows the cut in later segments is kept (the loader's
+     * rule: damage costs the damaged bytes only).
+     *
+     * @param visitor sees each valid batch (producer state is rebuilt from them)
+     * @return the log end offset after the last valid batch
+     */
+    static long recover(final Segment segment, final long nextOffset, final int limit, final BatchVisitor visitor)
+        throws IOException
+    {
+        segment.resetForRecovery();
+        final RecordBatch batch = new RecordBatch();
+        long expected = nextOffset;
+        int p = 0;
+        while (p < limit)
+        {
+            batch.wrap(segment.log.view(), p);
+            // offsets run on without a gap: the base offset is outside the CRC, so this is what
+            // catches a damaged one
+            if (batch.check(limit - p) != RecordBatch.OK ||
+                batch.baseOffset() != expected || batch.lastOffsetDelta() < 0 ||
+                !segment.offsetIndex.canAppendOffset(batch.lastOffset()))
+            {
+                break;
+            }
+            final int length = batch.sizeInBytes();
+            segment.recovered(p, length, batch.lastOffset(), batch.maxTimestamp());
+            visitor.visit(batch);
+            expected = batch.lastOffset() + 1;
+            p += length;
+        }
+        segment.recoveredTo(p);
+        return expected;
+    }
+
+    /** Sees the batches recovery keeps. */
+    @FunctionalInterface
+    interface BatchVisitor
+    {
+        void visit(RecordBatch batch);
+    }
+}

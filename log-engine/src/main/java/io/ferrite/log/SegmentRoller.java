@@ -1,0 +1,98 @@
+package io.ferrite.log;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * When a partition log starts a new segment, and the roll itself (writer only): Kafka's conditions
+ * — the batch would not fit in {@code segment.bytes}, the indexes are full, its offsets would
+ * overflow the segment's relative offsets, or the segment is older than {@code segment.ms} (less
+ * the jitter) by Kafka's record-timestamp rule. The sealed segment is flushed in the background.
+ */
+final class SegmentRoller
+{
+    /** No clock reading taken yet for this append: read it only if needed. */
+    static final long UNKNOWN_TIME = Long.MIN_VALUE;
+
+    private final PartitionLog log;
+    private final Path dir;
+    private final WriteStrategy strategy;
+    private final SegmentList segments;
+    private final ProducerStateManager producers;
+    private final BatchValidator validator;
+    private final LogEnvironment env;
+
+    SegmentRoller(final PartitionLog log, final Path dir, final WriteStrategy strategy, final SegmentList segments,
+        final ProducerStateManager producers, final BatchValidator validator, final LogEnvironment env)
+    {
+        this.log = log;
+        this.dir = dir;
+        this.strategy = strategy;
+        this.segments = segments;
+        this.producers = producers;
+        this.validator = validator;
+        this.env = env;
+    }
+
+    /** Rolls first if the batch is due to go in a new segment; returns the segment it goes in. */
+    Segment maybeRoll(final LogConfig cfg, final int length, final long base, final long last, final long maxTimestamp,
+        final long now) throws IOException
+    {
+        final Segment active = segments.active();
+        if (!rollDue(cfg, active, length, base, last, maxTimestamp, now))
+        {
+            return active;
+        }
+        roll(base, now != UNKNOWN_TIME ? now : validator.readClock());
+        return segments.active();
+    }
+
+    /**
+     * Kafka's roll conditions for a batch about to go in {@code active} ({@code now} may be
+     * {@link #UNKNOWN_TIME}: the clock is read only if the age needs it).
+     */
+    boolean rollDue(final LogConfig cfg, final Segment active, final int length, final long base, final long last,
+        final long maxTimestamp, final long now)
+    {
+        final int size = active.size();
+        if (size == 0)
+        {
+            return false;
+        }
+        if (size > cfg.segmentBytes - length || active.indexesFull() || last - active.baseOffset > Integer.MAX_VALUE)
+        {
+            return true;
+        }
+        final long ageNow = now != UNKNOWN_TIME || active.rollsByBatchTimestamps() ? now : validator.readClock();
+        return active.timeWaitedForRoll(ageNow, maxTimestamp) > cfg.segmentMs - cfg.segmentJitterMs;
+    }
+
+    /** Starts a new active segment at {@code baseOffset} (the log end); the old one is flushed in the background. */
+    void roll(final long baseOffset, final long now) throws IOException
+    {
+        segments.lock();
+        try
+        {
+            final Segment old = segments.active();
+            // what can fail (a full disk) comes before anything that changes the log
+            final Segment next = SegmentOpener.create(dir, baseOffset, log.config(), strategy, now);
+            try
+            {
+                producers.takeSnapshot();
+                old.deactivate();
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                next.deleteFiles();
+                next.close();
+                throw ex;
+            }
+            segments.add(next);
+        }
+        finally
+        {
+            segments.unlock();
+        }
+        env.flushInBackground(log);
+    }
+}
