@@ -377,6 +377,11 @@ public final class Broker implements AutoCloseable
             {
                 logThreads[partition.owner].wake();
             }
+            final Runnable groups = offsetsDurable;
+            if (groups != null && GroupCoordinator.OFFSETS_TOPIC.equals(log.topic()))
+            {
+                groups.run(); // group answers waiting for this log's fsync (AwaitingFsync) are answered now
+            }
         }
 
         @Override

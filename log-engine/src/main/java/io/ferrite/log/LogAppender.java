@@ -91,6 +91,12 @@ final class LogAppender
     /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
     private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
     {
+        if (flusher.fsyncFailure() != null)
+        {
+            // every writer, the broker's log threads and the group coordinator alike (see PartitionLog.fsyncFailure)
+            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed: it takes no appends until a restart");
+            return;
+        }
         final LogConfig cfg = log.config();
         result.logStartOffset = offsets.logStartOffset();
         if (length > cfg.maxMessageBytes)
@@ -149,6 +155,12 @@ final class LogAppender
 
     private boolean openClaim(final int maxLength, final BatchClaim claim, final AppendResult result)
     {
+        if (flusher.fsyncFailure() != null)
+        {
+            // every writer, the broker's log threads and the group coordinator alike (see PartitionLog.fsyncFailure)
+            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed: it takes no appends until a restart");
+            return false;
+        }
         final LogConfig cfg = log.config();
         result.logStartOffset = offsets.logStartOffset();
         if (maxLength < HEADER_LENGTH)

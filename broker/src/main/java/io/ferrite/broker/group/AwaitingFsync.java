@@ -67,6 +67,10 @@ final class AwaitingFsync implements PendingResponse
             {
                 outcomes[i] = Errors.NONE;
             }
+            else if (a.log().fsyncFailure() != null)
+            {
+                outcomes[i] = Errors.NOT_COORDINATOR; // never durable now: Kafka 4.4 maps a storage error on the offsets log so
+            }
             else if (a.log().isClosed())
             {
                 outcomes[i] = Errors.NOT_COORDINATOR; // closed before its fsync covered the append: as a write to an offline partition

@@ -235,6 +235,10 @@ public final class LogThread implements Agent
         {
             return; // ended already (see runnerEnded)
         }
+        if (fatal == null && !closeRequested)
+        {
+            return; // not an end: Agrona ends a run on an interrupt; LogThreadRunner runs the agent on (resumableAfterRun)
+        }
         final Throwable cause = fatal;
         final int status = cause == null ? AppendResult.LOG_CLOSED : AppendResult.STORAGE_ERROR;
         final String message = cause == null ? "log thread " + id + " stopped" :
@@ -278,6 +282,24 @@ public final class LogThread implements Agent
         }
         onClose();
         return false;
+    }
+
+    /**
+     * Whether the runner may run this agent again after its run ended without a fault: only a close
+     * or a fault ends a log thread; the other way Agrona's AgentRunner ends a run is an interrupt of
+     * its thread (a task, a library call), which must not take the single writer of these partitions
+     * down. The interrupt is cleared and counted as a fault.
+     */
+    boolean resumableAfterRun()
+    {
+        if (queues.stopped() || fatal != null || closeRequested)
+        {
+            return false;
+        }
+        final boolean interrupted = Thread.interrupted();
+        faults.onError(new IllegalStateException("log thread " + id + (interrupted ? " was interrupted" :
+            " ended its run for no reason it knows") + "; it goes on"));
+        return true;
     }
 
     /** Called back by {@link LogThreadFaults} (on this thread) for a fault the thread cannot survive. */

@@ -41,8 +41,11 @@ public final class LogThreadRunner implements AutoCloseable
             final AgentRunner runner = new AgentRunner(idle, agent.faults(), null, agent);
             try
             {
-                runner.run(); // returns once the agent ended: closed, or stopped by a fault
-                return;
+                runner.run(); // returns once the agent ended (closed, or stopped by a fault), or on an interrupt
+                if (!agent.resumableAfterRun())
+                {
+                    return;
+                }
             }
             catch (final Throwable fault) // counted and logged by the error handler already
             {

@@ -288,9 +288,12 @@ class GroupWritesTest
     /** PartitionLog's flush monitor: a flush of the log (and so the move of its durable offset) happens only inside it. */
     private static Object flushLock(final PartitionLog log) throws ReflectiveOperationException
     {
-        final Field f = PartitionLog.class.getDeclaredField("flushLock");
+        final Field flusher = PartitionLog.class.getDeclaredField("flusher"); // LogFlusher owns the flush
+        flusher.setAccessible(true);
+        final Object owner = flusher.get(log);
+        final Field f = owner.getClass().getDeclaredField("flushLock");
         f.setAccessible(true);
-        return f.get(log);
+        return f.get(owner);
     }
 
     private static ByteBuffer readResponse(final Socket socket, final ApiKeys api, final short version, final int correlationId)

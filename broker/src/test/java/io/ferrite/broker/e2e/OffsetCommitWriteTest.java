@@ -225,9 +225,12 @@ class OffsetCommitWriteTest
     /** PartitionLog's flush monitor: a flush of the log (and so the move of its durable offset) happens only inside it. */
     private static Object flushLock(final PartitionLog log) throws ReflectiveOperationException
     {
-        final Field f = PartitionLog.class.getDeclaredField("flushLock");
+        final Field flusher = PartitionLog.class.getDeclaredField("flusher"); // LogFlusher owns the flush
+        flusher.setAccessible(true);
+        final Object owner = flusher.get(log);
+        final Field f = owner.getClass().getDeclaredField("flushLock");
         f.setAccessible(true);
-        return f.get(log);
+        return f.get(owner);
     }
 
     private static short commitOn(final Socket socket, final int correlationId, final OffsetCommitRequestData request) throws IOException

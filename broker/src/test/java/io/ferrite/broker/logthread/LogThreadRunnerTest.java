@@ -152,4 +152,20 @@ class LogThreadRunnerTest
         assertEquals(AppendResult.STORAGE_ERROR, later.result.status, String.valueOf(later.result));
         assertTrue(later.result.message.contains("StackOverflowError"), later.result.message);
     }
+
+    @Test
+    void anInterruptOfTheThreadCostsNotTheThread()
+    {
+        // Agrona's AgentRunner ends its run, with onClose, when its thread is found interrupted
+        thread.execute(() -> Thread.currentThread().interrupt()); // a task leaving the flag set
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (thread.faults().count() == 0 && !thread.stopped() && System.nanoTime() < deadline)
+        {
+            Thread.onSpinWait();
+        }
+        assertTrue(!thread.stopped(), "the interrupt ended the log thread");
+        assertEquals(1, thread.faults().count(), "the interrupt is counted");
+        final AppendCommand next = append();
+        assertEquals(AppendResult.OK, next.result.status, "the thread serves on: " + next.result);
+    }
 }
