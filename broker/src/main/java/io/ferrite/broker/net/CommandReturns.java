@@ -12,18 +12,24 @@ import java.nio.channels.Selector;
  * wake-up a log thread gives after putting commands on them. A busy network thread drains the
  * queues before it selects again, so a log thread wakes it only while it blocks (or is about to
  * block) in select, and under load most returned commands cost no system call ({@code
- * Selector.wakeup} is an eventfd write under a lock the selecting thread also takes).
+ * Selector.wakeup} is an eventfd write under a lock the selecting thread also takes). And it wakes
+ * it once per pass, not once per command: the first log thread to see the network thread selecting
+ * clears the flag as it wakes it, so the other commands of its duty cycle, and those other log
+ * threads return meanwhile, cost a fence and a read each; the network thread sets the flag again
+ * only before its next blocking select.
  *
  * <p>Threading: {@link #signal} from any log thread; everything else on the network thread.
  */
 final class CommandReturns
 {
+    private static final VarHandle SELECTING;
     private static final VarHandle WAKEUPS;
 
     static
     {
         try
         {
+            SELECTING = MethodHandles.lookup().findVarHandle(CommandReturns.class, "selecting", boolean.class);
             WAKEUPS = MethodHandles.lookup().findVarHandle(CommandReturns.class, "wakeups", long.class);
         }
         catch (final ReflectiveOperationException ex)
@@ -35,7 +41,10 @@ final class CommandReturns
     private final int networkThread;
     private final Selector selector;
     private LogThread[] logThreads = new LogThread[0];
-    /** Set while the network thread is in (or about to enter) a blocking select: only then must it be woken. */
+    /**
+     * Set while the network thread is in (or about to enter) a blocking select and nobody has woken
+     * it yet: only then must it be woken.
+     */
     private volatile boolean selecting;
     /** Selector wake-ups the log threads gave (read by tests and metrics). */
     private volatile long wakeups;
@@ -55,7 +64,8 @@ final class CommandReturns
     void signal()
     {
         VarHandle.fullFence(); // the command's store before the read of selecting (see arm())
-        if (selecting)
+        // read before the CAS: while the network thread is busy a returned command costs no CAS
+        if (selecting && SELECTING.compareAndSet(this, true, false))
         {
             WAKEUPS.getAndAdd(this, 1L);
             selector.wakeup();
@@ -75,7 +85,7 @@ final class CommandReturns
         return waiting();
     }
 
-    /** After the select returned: commands now wait for the drain, not for a wake-up. */
+    /** After the select returned (woken or not): commands now wait for the drain, not for a wake-up. */
     void disarm()
     {
         selecting = false;
