@@ -1,75 +1,79 @@
 package io.ferrite.broker.net;
 
-import io.ferrite.broker.logthread.AppendCommand;
 import io.ferrite.broker.logthread.LogThread;
-import io.ferrite.wire.ProtocolException;
-import io.ferrite.wire.message.ApiKeys;
-import io.ferrite.wire.message.RequestHeaderDecoder;
-import io.ferrite.wire.message.ResponseHeaderEncoder;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.AgentTerminationException;
+import org.agrona.concurrent.NoOpIdleStrategy;
 
 import java.io.IOException;
-import java.lang.invoke.VarHandle;
-import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayList;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
-import static java.nio.ByteOrder.BIG_ENDIAN;
-
 /**
- * A network thread: owns its connections and their selector; reads frames, decodes the request
- * header, has the request answered and writes the response. As in Kafka a connection has one
- * request in progress: the next frame is looked at only once the previous response is written.
- * A frame that breaks the protocol costs only its connection, which is closed and logged once.
+ * A network thread, as an Agrona {@link Agent}: the owner of its connections and their selector.
+ * One {@link #doWork} pass selects (handing each ready connection to the {@link RequestDispatcher},
+ * which reads, dispatches and writes), takes over connections the acceptor handed it, drains the
+ * commands the log threads returned ({@link CommandReturns}) and polls the responses that wait
+ * ({@link DeferredResponses}). A bad connection costs only itself; a defect is reported to the
+ * thread's {@link NetworkErrors} and, if it was met on a connection, closes that connection.
  *
- * <p>A request whose answer is not ready at once (a produce on its way through the log threads,
- * a fetch waiting for data) leaves a {@link PendingResponse} on its connection, which reads nothing
- * more until it is done (it is muted only if more bytes arrive meanwhile). The loop polls those
- * after each select: when log threads returned commands (they wake the selector only while it is
- * blocked in select), when a partition a parked fetch reads moved its high watermark, and by the
- * nearest deadline.
+ * <p>In production {@link #start} runs it on its own thread under an {@link AgentRunner}, where a
+ * pass with nothing to do blocks in select. A test may instead step it with an
+ * {@link org.agrona.concurrent.AgentInvoker} (never both): then a pass never blocks. {@link #close}
+ * stops it after the responses under way are written (a few seconds at most); {@link #onClose}
+ * closes every connection and the selector.
  */
-public final class NetworkThread implements Runnable, AutoCloseable
+public final class NetworkThread implements Agent, AutoCloseable
 {
-    private static final Logger LOG = LoggerFactory.getLogger(NetworkThread.class);
+    /**
+     * The longest a pass blocks in select with no deadline due: the bound on how late a stop is
+     * seen, at 10 wake-ups a second when idle.
+     */
+    private static final long MAX_SELECT_MS = 100;
+    /**
+     * Accepted connections taken over per pass: a burst of thousands (a reconnect storm) is taken
+     * over between passes that serve the connections already open, not in one long pass.
+     */
+    private static final int ACCEPT_LIMIT = 64;
+    /** How long {@link #close} lets requests under way finish. */
+    private static final long DRAIN_MS = 5_000;
 
     private final int id;
     private final Selector selector;
     private final Queue<SocketChannel> incoming = new ConcurrentLinkedQueue<>();
-    private final RequestHandler handler;
-    private final int maxRequestBytes;
-    private final RequestHeaderDecoder header = new RequestHeaderDecoder();
-    private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
-    private final Thread thread;
-    private final ArrayList<Connection> waiting = new ArrayList<>();
+    private final NetworkErrors errors;
+    private final Connections connections;
+    private final CommandReturns returns;
+    private final DeferredResponses deferred;
+    private final RequestDispatcher dispatcher;
     private final java.util.function.Consumer<SelectionKey> onKey = this::onKey;
-    private LogThread[] logThreads = new LogThread[0];
+    /** Set by {@link #start} (before the thread starts, which publishes it): only a thread of its own may block. */
+    private boolean ownThread;
+    private AgentRunner runner;
+    private Thread thread;
     private volatile boolean running = true;
-    /** Set while the loop is in (or about to enter) a blocking select: only then must a log thread wake it. */
-    private volatile boolean selecting;
     private volatile long drainDeadline;
-    private long nextConnectionId;
-    private int connections;
+    private int keysHandled;
 
     public NetworkThread(final int id, final RequestHandler handler, final int maxRequestBytes) throws IOException
     {
         this.id = id;
-        this.handler = handler;
-        this.maxRequestBytes = maxRequestBytes;
         this.selector = Selector.open();
-        this.thread = new Thread(this, "ferrite-network-" + id);
-        this.thread.setDaemon(true);
+        this.errors = new NetworkErrors(id);
+        this.connections = new Connections(id, selector);
+        this.returns = new CommandReturns(id, selector);
+        this.deferred = new DeferredResponses(connections, errors);
+        this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, errors);
     }
 
     /** The log threads whose returned commands this thread drains (set before {@link #start}). */
     public void logThreads(final LogThread[] logThreads)
     {
-        this.logThreads = logThreads;
+        returns.logThreads(logThreads);
     }
 
     public int id()
@@ -77,30 +81,43 @@ public final class NetworkThread implements Runnable, AutoCloseable
         return id;
     }
 
-    public void start()
+    @Override
+    public String roleName()
     {
-        thread.start();
+        return "ferrite-network-" + id;
     }
 
-    /** Makes the loop look at its pending responses now (from log threads: data arrived, a group answered). */
+    /**
+     * Runs this agent on a thread of its own. Its idle strategy is a no-op because the idle phase
+     * is the blocking select inside {@link #doWork}: only epoll can wait for sockets, and every
+     * source of work can end that wait (a log thread or the group coordinator with
+     * {@code Selector.wakeup}, the acceptor likewise). Aeron's receiver does selectNow and idles
+     * in its IdleStrategy instead; here that would either spin a core the log threads need (two
+     * cores run five processes' builds and brokers) or add its park time to every request's
+     * latency, and each waker would have to unpark the thread as well as wake the selector.
+     */
+    public void start()
+    {
+        ownThread = true;
+        runner = new AgentRunner(NoOpIdleStrategy.INSTANCE, errors, null, this);
+        thread = AgentRunner.startOnThread(runner, r ->
+        {
+            final Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Makes the thread look at its pending responses now (data arrived, a group answered). */
     public void wakeup()
     {
         selector.wakeup();
     }
 
-    /**
-     * From a log thread, after it put commands on this thread's return queue: wakes the loop only if
-     * it blocks (or is about to block) in select. A busy loop drains the return queues before it
-     * selects again, so under load most completions cost no system call (Selector.wakeup is an
-     * eventfd write under a lock the loop also takes).
-     */
+    /** From a log thread, after it put commands on this thread's return queue. */
     public void commandsReturned()
     {
-        VarHandle.fullFence(); // the command's store before the read of selecting (see run())
-        if (selecting)
-        {
-            selector.wakeup();
-        }
+        returns.signal();
     }
 
     /** Hands over an accepted connection (from the acceptor thread). */
@@ -113,54 +130,54 @@ public final class NetworkThread implements Runnable, AutoCloseable
     /** Connections open on this thread (read by tests and metrics; approximate from other threads). */
     public int connections()
     {
-        return connections;
+        return connections.count();
+    }
+
+    /** The errors this thread met (defects, not bad input). */
+    public NetworkErrors errors()
+    {
+        return errors;
+    }
+
+    /** Selector wake-ups the log threads gave this thread. */
+    long commandWakeups()
+    {
+        return returns.wakeups();
     }
 
     @Override
-    public void run()
+    public int doWork() throws IOException
     {
-        // after close(): responses already under way are finished (for a few seconds at most)
-        while (running || (!waiting.isEmpty() && System.currentTimeMillis() < drainDeadline))
+        // after close(): responses already under way are finished, for a few seconds at most
+        if (!running && (deferred.isEmpty() || System.currentTimeMillis() >= drainDeadline))
         {
-            try
-            {
-                // keys are handed to onKey as they are found: no selected-key set, no iterator, no garbage
-                final long timeout = selectTimeout();
-                // publish "selecting" before the last look at the return queues; commandsReturned()
-                // reads it only after its command is queued (a full fence on both sides): one of the
-                // two always sees the other, so a returned command never waits out a select timeout
-                selecting = true;
-                VarHandle.fullFence();
-                if (timeout <= 0 || commandsWaiting())
-                {
-                    selector.selectNow(onKey);
-                }
-                else
-                {
-                    selector.select(onKey, timeout);
-                }
-                selecting = false;
-                registerIncoming();
-                drainCompletions();
-                pollWaiting();
-            }
-            catch (final IOException | RuntimeException ex)
-            {
-                LOG.error("network thread {} loop failed", id, ex);
-            }
+            throw new AgentTerminationException();
         }
-        for (final SelectionKey key : selector.keys())
+        keysHandled = 0;
+        select();
+        int work = keysHandled;
+        work += registerIncoming();
+        work += returns.drain();
+        if (!deferred.isEmpty())
         {
-            close((Connection)key.attachment(), "shutdown", false);
+            work += deferred.poll(System.currentTimeMillis(), dispatcher);
         }
-        try
+        return work;
+    }
+
+    private void select() throws IOException
+    {
+        // keys are handed to onKey as they are found: no selected-key set, no iterator, no garbage
+        final long timeout = ownThread ? deferred.timeoutMs(MAX_SELECT_MS) : 0;
+        if (timeout > 0 && incoming.isEmpty() && !returns.arm())
         {
-            selector.close();
+            selector.select(onKey, timeout);
         }
-        catch (final IOException ex)
+        else
         {
-            LOG.warn("closing selector", ex);
+            selector.selectNow(onKey);
         }
+        returns.disarm();
     }
 
     private void onKey(final SelectionKey key)
@@ -170,350 +187,93 @@ public final class NetworkThread implements Runnable, AutoCloseable
         {
             return;
         }
+        keysHandled++;
         try
         {
             if (key.isWritable())
             {
-                onWritable(connection);
+                dispatcher.onWritable(connection);
             }
             if (key.isValid() && key.isReadable())
             {
-                onReadable(connection);
+                dispatcher.onReadable(connection);
             }
         }
         catch (final IOException ex)
         {
-            close(connection, "I/O error: " + ex.getMessage(), false);
+            connections.close(connection, "I/O error: " + ex.getMessage(), false);
         }
         catch (final RuntimeException ex)
         {
-            LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
-            close(connection, "request failed: " + ex, false);
+            dispatcher.failed(connection, ex);
         }
     }
 
-    /** Milliseconds to the nearest deadline of a pending response (at most 100). */
-    private long selectTimeout()
+    private int registerIncoming()
     {
-        if (waiting.isEmpty())
+        int n = 0;
+        SocketChannel channel;
+        while (n < ACCEPT_LIMIT && (channel = incoming.poll()) != null)
         {
-            return 100;
-        }
-        long deadline = Long.MAX_VALUE;
-        for (int i = 0; i < waiting.size(); i++)
-        {
-            deadline = Math.min(deadline, waiting.get(i).pending.deadlineMs());
-        }
-        return Math.min(100, deadline - System.currentTimeMillis());
-    }
-
-    private boolean commandsWaiting()
-    {
-        for (final LogThread logThread : logThreads)
-        {
-            if (logThread.hasReturned(id))
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void drainCompletions()
-    {
-        for (final LogThread logThread : logThreads)
-        {
-            AppendCommand command;
-            while ((command = logThread.poll(id)) != null)
-            {
-                command.request.appended(command);
-            }
-        }
-    }
-
-    private void pollWaiting()
-    {
-        if (waiting.isEmpty())
-        {
-            return;
-        }
-        final long now = System.currentTimeMillis();
-        for (int i = 0; i < waiting.size(); )
-        {
-            final Connection connection = waiting.get(i);
-            int end;
+            n++;
             try
             {
-                if (connection.closed)
-                {
-                    cancelQuietly(connection);
-                    end = RequestHandler.CLOSE;
-                }
-                else
-                {
-                    end = connection.pending.poll(connection, connection.pendingBodyStart, now);
-                }
+                connections.register(channel);
             }
-            catch (final RuntimeException ex)
+            catch (final IOException | RuntimeException ex)
             {
-                LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
-                end = RequestHandler.CLOSE;
-                cancelQuietly(connection);
-            }
-            if (end == PendingResponse.NOT_READY)
-            {
-                i++;
-                continue;
-            }
-            final int last = waiting.size() - 1;
-            waiting.set(i, waiting.get(last));
-            waiting.remove(last);
-            try
-            {
-                completeDeferred(connection, end);
-            }
-            catch (final IOException ex)
-            {
-                close(connection, "I/O error: " + ex.getMessage(), false);
+                // the client may be gone already; the channel must not outlive its failed hand-over
+                errors.onError(ex);
+                Connections.closeQuietly(channel);
             }
         }
+        return n;
     }
 
-    private static void cancelQuietly(final Connection connection)
+    /** Closes every connection and the selector: on this thread when it stops, or by the closer if it never ran. */
+    @Override
+    public void onClose()
     {
-        try
-        {
-            connection.pending.cancel();
-        }
-        catch (final RuntimeException ex)
-        {
-            LOG.error("connection {}: cancelling its waiting request failed", connection.id, ex);
-        }
-    }
-
-    private void completeDeferred(final Connection connection, final int end) throws IOException
-    {
-        connection.pending = null;
-        if (connection.closed)
+        if (!selector.isOpen())
         {
             return;
         }
-        if (end == RequestHandler.CLOSE)
-        {
-            close(connection, "request refused", true);
-            return;
-        }
-        connection.consumeFrame(connection.pendingFrameSize);
-        if (end != PendingResponse.NO_RESPONSE)
-        {
-            connection.endResponse(end);
-            if (!connection.flush())
-            {
-                connection.key.interestOps(SelectionKey.OP_WRITE);
-                return;
-            }
-        }
-        connection.key.interestOps(SelectionKey.OP_READ);
-        processFrames(connection);
-    }
-
-    private void registerIncoming() throws IOException
-    {
+        connections.closeAll();
         SocketChannel channel;
         while ((channel = incoming.poll()) != null)
         {
-            channel.configureBlocking(false);
-            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            final Connection connection = new Connection(((long)id << 48) | nextConnectionId++, channel,
-                String.valueOf(channel.getRemoteAddress()));
-            connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
-            connections++;
+            Connections.closeQuietly(channel);
         }
-    }
-
-    private void onReadable(final Connection connection) throws IOException
-    {
-        if (connection.pending != null)
-        {
-            // the next request came while one is pending: stop reading until that one is answered
-            // (muting here rather than when deferring spares two epoll_ctl calls per deferred
-            // request of a client that waits for each answer)
-            connection.key.interestOps(0);
-            return;
-        }
-        if (connection.read() < 0)
-        {
-            close(connection, "closed by the client", false);
-            return;
-        }
-        processFrames(connection);
-    }
-
-    private void onWritable(final Connection connection) throws IOException
-    {
-        if (connection.flush())
-        {
-            connection.key.interestOps(SelectionKey.OP_READ);
-            processFrames(connection); // requests that arrived while the response was written
-        }
-    }
-
-    private void processFrames(final Connection connection) throws IOException
-    {
-        while (!connection.closed && !connection.isWriting())
-        {
-            final int size;
-            try
-            {
-                size = connection.completeFrame(maxRequestBytes);
-            }
-            catch (final Connection.FrameException ex)
-            {
-                close(connection, ex.getMessage(), true);
-                return;
-            }
-            if (size < 0)
-            {
-                break;
-            }
-            final int start = connection.frameOffset();
-            final int outcome = handleFrame(connection, start, start + size);
-            if (outcome == DEFERRED)
-            {
-                // the frame stays in the input, unread past, until the pending response is done
-                connection.pendingFrameSize = size;
-                waiting.add(connection);
-                return;
-            }
-            connection.consumeFrame(size);
-            if (outcome == CLOSED)
-            {
-                return;
-            }
-            if (outcome == SILENT)
-            {
-                continue;
-            }
-            if (!connection.flush())
-            {
-                connection.key.interestOps(SelectionKey.OP_WRITE);
-                return;
-            }
-        }
-        connection.compact();
-    }
-
-    private static final int ANSWERED = 0;
-    private static final int CLOSED = 1;
-    private static final int DEFERRED = 2;
-    private static final int SILENT = 3;
-
-    /** Answers one request: {@link #ANSWERED}, {@link #CLOSED}, {@link #DEFERRED} or {@link #SILENT} (no response). */
-    private int handleFrame(final Connection connection, final int start, final int end)
-    {
         try
         {
-            if (end - start < 4)
-            {
-                throw new ProtocolException("RequestHeader", "frame of " + (end - start) + " bytes");
-            }
-            final short apiKey = connection.in.getShort(start, BIG_ENDIAN);
-            final short version = connection.in.getShort(start + 2, BIG_ENDIAN);
-            final ApiKeys api = ApiKeys.forId(apiKey);
-            if (api == null)
-            {
-                close(connection, "unknown API key " + apiKey, true);
-                return CLOSED;
-            }
-            final boolean supported = api.isVersionSupported(version);
-            if (!supported && api != ApiKeys.API_VERSIONS)
-            {
-                close(connection, api.title + " v" + version + " is not supported", true);
-                return CLOSED;
-            }
-            // an ApiVersions request of a version this broker does not know is read as v0 and
-            // answered with v0 (Kafka's rule, so that any client learns what is supported)
-            final short readVersion = supported ? version : 0;
-            final int body = header.wrap(connection.in, start, end, api.requestHeaderVersion(readVersion));
-            final int correlationId = header.correlationId();
-            connection.clientIdOffset = header.clientIdOffset();
-            connection.clientIdLength = header.clientIdLength();
-            connection.beginResponse();
-            responseHeader.wrap(connection.out, 4, api.responseHeaderVersion(readVersion)).correlationId(correlationId);
-            final int bodyStart = 4 + responseHeader.finish();
-            final int responseEnd = handler.handle(api, supported ? version : (short)-1, connection.in, body, end,
-                connection.out, bodyStart, connection);
-            if (responseEnd == RequestHandler.CLOSE)
-            {
-                close(connection, api.title + " v" + version + " request refused", true);
-                return CLOSED;
-            }
-            if (responseEnd == RequestHandler.DEFERRED)
-            {
-                connection.pendingBodyStart = bodyStart;
-                return DEFERRED;
-            }
-            if (responseEnd == PendingResponse.NO_RESPONSE)
-            {
-                return SILENT;
-            }
-            connection.endResponse(responseEnd);
-            return ANSWERED;
-        }
-        catch (final ProtocolException ex)
-        {
-            close(connection, "malformed request: " + ex.getMessage(), true);
-            return CLOSED;
-        }
-        catch (final RuntimeException ex)
-        {
-            // a defect in a handler costs only this connection, never the thread and its others
-            LOG.error("closing connection {} from {}: request failed", connection.id, connection.remote(), ex);
-            close(connection, "request failed: " + ex, false);
-            return CLOSED;
-        }
-    }
-
-    private void close(final Connection connection, final String reason, final boolean protocolError)
-    {
-        if (connection.closed)
-        {
-            return;
-        }
-        connection.closed = true;
-        connections--;
-        if (protocolError)
-        {
-            LOG.warn("closing connection {} from {}: {}", connection.id, connection.remote(), reason);
-        }
-        else
-        {
-            LOG.debug("connection {} from {} ends: {}", connection.id, connection.remote(), reason);
-        }
-        connection.key.cancel();
-        try
-        {
-            connection.channel.close();
+            selector.close();
         }
         catch (final IOException ex)
         {
-            LOG.debug("closing {}", connection.remote(), ex);
+            errors.onError(ex);
         }
     }
 
+    /** Stops the thread once the responses under way are written (at most a few seconds), then closes it. */
     @Override
     public void close()
     {
-        drainDeadline = System.currentTimeMillis() + 5_000;
+        drainDeadline = System.currentTimeMillis() + DRAIN_MS;
         running = false;
         selector.wakeup();
+        if (runner == null)
+        {
+            onClose(); // never started: nothing under way
+            return;
+        }
         try
         {
-            thread.join(10_000);
+            thread.join(2 * DRAIN_MS); // the agent ends itself after its drain (AgentTerminationException)
         }
         catch (final InterruptedException ex)
         {
             Thread.currentThread().interrupt();
         }
+        runner.close();
     }
 }

@@ -1,0 +1,94 @@
+package io.ferrite.broker.net;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The connections of one network thread: registered with its selector, counted, and closed — the
+ * one place a connection ends, so each is closed and logged exactly once. Network thread only.
+ */
+final class Connections
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Connections.class);
+
+    private final int networkThread;
+    private final Selector selector;
+    private long nextConnectionId;
+    /** Written by the network thread only; read from elsewhere as an approximation. */
+    private int count;
+
+    Connections(final int networkThread, final Selector selector)
+    {
+        this.networkThread = networkThread;
+        this.selector = selector;
+    }
+
+    /** Takes over an accepted channel: non-blocking, no Nagle delay, read interest. */
+    Connection register(final SocketChannel channel) throws IOException
+    {
+        channel.configureBlocking(false);
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        // the thread's id in the top bits keeps ids unique over the broker without a shared counter
+        final Connection connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel,
+            String.valueOf(channel.getRemoteAddress()));
+        connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
+        count++;
+        return connection;
+    }
+
+    /**
+     * Closes {@code connection} if it is still open. A protocol error (what a client sent) is a
+     * warning; the end of a connection for any other reason is debug.
+     */
+    void close(final Connection connection, final String reason, final boolean protocolError)
+    {
+        if (connection.closed)
+        {
+            return;
+        }
+        connection.closed = true;
+        count--;
+        if (protocolError)
+        {
+            LOG.warn("closing connection {} from {}: {}", connection.id, connection.remote(), reason);
+        }
+        else
+        {
+            LOG.debug("connection {} from {} ends: {}", connection.id, connection.remote(), reason);
+        }
+        connection.key.cancel();
+        closeQuietly(connection.channel);
+    }
+
+    /** Closes every connection (the thread stops). */
+    void closeAll()
+    {
+        for (final SelectionKey key : selector.keys())
+        {
+            close((Connection)key.attachment(), "shutdown", false);
+        }
+    }
+
+    static void closeQuietly(final SocketChannel channel)
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException ex)
+        {
+            LOG.debug("closing {}", channel, ex);
+        }
+    }
+
+    int count()
+    {
+        return count;
+    }
+}

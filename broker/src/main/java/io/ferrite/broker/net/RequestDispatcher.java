@@ -1,0 +1,216 @@
+package io.ferrite.broker.net;
+
+import io.ferrite.wire.ProtocolException;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.RequestHeaderDecoder;
+import io.ferrite.wire.message.ResponseHeaderEncoder;
+import org.agrona.ErrorHandler;
+
+import java.io.IOException;
+import java.nio.channels.SelectionKey;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * Reads a network thread's connections, hands each complete frame to the API's handler and writes
+ * the answer. As in Kafka a connection has one request in progress: the next frame is looked at only
+ * once the previous response is written, or, for a request answered later, once its pending response
+ * is done ({@link #resume}). A frame that breaks the protocol costs only its connection, as does a
+ * handler that throws. Network thread only; the header codecs are reused for every request.
+ */
+final class RequestDispatcher
+{
+    private static final int ANSWERED = 0;
+    private static final int CLOSED = 1;
+    private static final int DEFERRED = 2;
+    private static final int SILENT = 3;
+
+    private final RequestHandler handler;
+    private final int maxRequestBytes;
+    private final Connections connections;
+    private final DeferredResponses deferred;
+    private final ErrorHandler errors;
+    private final RequestHeaderDecoder header = new RequestHeaderDecoder();
+    private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
+
+    RequestDispatcher(final RequestHandler handler, final int maxRequestBytes, final Connections connections,
+        final DeferredResponses deferred, final ErrorHandler errors)
+    {
+        this.handler = handler;
+        this.maxRequestBytes = maxRequestBytes;
+        this.connections = connections;
+        this.deferred = deferred;
+        this.errors = errors;
+    }
+
+    void onReadable(final Connection connection) throws IOException
+    {
+        if (connection.pending != null)
+        {
+            // the next request came while one is pending: stop reading until that one is answered
+            // (muting here rather than when deferring spares two epoll_ctl calls per deferred
+            // request of a client that waits for each answer)
+            connection.key.interestOps(0);
+            return;
+        }
+        if (connection.read() < 0)
+        {
+            connections.close(connection, "closed by the client", false);
+            return;
+        }
+        processFrames(connection);
+    }
+
+    void onWritable(final Connection connection) throws IOException
+    {
+        if (connection.flush())
+        {
+            connection.key.interestOps(SelectionKey.OP_READ);
+            processFrames(connection); // requests that arrived while the response was written
+        }
+    }
+
+    /** The pending response of {@code connection} ended with {@code end}: writes it and reads on. */
+    void resume(final Connection connection, final int end) throws IOException
+    {
+        connection.pending = null;
+        if (connection.closed)
+        {
+            return;
+        }
+        if (end == RequestHandler.CLOSE)
+        {
+            connections.close(connection, "request refused", true);
+            return;
+        }
+        connection.consumeFrame(connection.pendingFrameSize);
+        if (end != PendingResponse.NO_RESPONSE)
+        {
+            connection.endResponse(end);
+            if (!connection.flush())
+            {
+                connection.key.interestOps(SelectionKey.OP_WRITE);
+                return;
+            }
+        }
+        connection.key.interestOps(SelectionKey.OP_READ);
+        processFrames(connection);
+    }
+
+    private void processFrames(final Connection connection) throws IOException
+    {
+        while (!connection.closed && !connection.isWriting())
+        {
+            final int size;
+            try
+            {
+                size = connection.completeFrame(maxRequestBytes);
+            }
+            catch (final Connection.FrameException ex)
+            {
+                connections.close(connection, ex.getMessage(), true);
+                return;
+            }
+            if (size < 0)
+            {
+                break;
+            }
+            final int start = connection.frameOffset();
+            final int outcome = handleFrame(connection, start, start + size);
+            if (outcome == DEFERRED)
+            {
+                // the frame stays in the input, unread past, until the pending response is done
+                connection.pendingFrameSize = size;
+                deferred.add(connection);
+                return;
+            }
+            connection.consumeFrame(size);
+            if (outcome == CLOSED)
+            {
+                return;
+            }
+            if (outcome == SILENT)
+            {
+                continue;
+            }
+            if (!connection.flush())
+            {
+                connection.key.interestOps(SelectionKey.OP_WRITE);
+                return;
+            }
+        }
+        connection.compact();
+    }
+
+    /** Answers one request: {@link #ANSWERED}, {@link #CLOSED}, {@link #DEFERRED} or {@link #SILENT} (no response). */
+    private int handleFrame(final Connection connection, final int start, final int end)
+    {
+        try
+        {
+            if (end - start < 4)
+            {
+                throw new ProtocolException("RequestHeader", "frame of " + (end - start) + " bytes");
+            }
+            final short apiKey = connection.in.getShort(start, BIG_ENDIAN);
+            final short version = connection.in.getShort(start + 2, BIG_ENDIAN);
+            final ApiKeys api = ApiKeys.forId(apiKey);
+            if (api == null)
+            {
+                connections.close(connection, "unknown API key " + apiKey, true);
+                return CLOSED;
+            }
+            final boolean supported = api.isVersionSupported(version);
+            if (!supported && api != ApiKeys.API_VERSIONS)
+            {
+                connections.close(connection, api.title + " v" + version + " is not supported", true);
+                return CLOSED;
+            }
+            // an ApiVersions request of a version this broker does not know is read as v0 and
+            // answered with v0 (Kafka's rule, so that any client learns what is supported)
+            final short readVersion = supported ? version : 0;
+            final int body = header.wrap(connection.in, start, end, api.requestHeaderVersion(readVersion));
+            final int correlationId = header.correlationId();
+            connection.clientIdOffset = header.clientIdOffset();
+            connection.clientIdLength = header.clientIdLength();
+            connection.beginResponse();
+            responseHeader.wrap(connection.out, 4, api.responseHeaderVersion(readVersion)).correlationId(correlationId);
+            final int bodyStart = 4 + responseHeader.finish();
+            final int responseEnd = handler.handle(api, supported ? version : (short)-1, connection.in, body, end,
+                connection.out, bodyStart, connection);
+            if (responseEnd == RequestHandler.CLOSE)
+            {
+                connections.close(connection, api.title + " v" + version + " request refused", true);
+                return CLOSED;
+            }
+            if (responseEnd == RequestHandler.DEFERRED)
+            {
+                connection.pendingBodyStart = bodyStart;
+                return DEFERRED;
+            }
+            if (responseEnd == PendingResponse.NO_RESPONSE)
+            {
+                return SILENT;
+            }
+            connection.endResponse(responseEnd);
+            return ANSWERED;
+        }
+        catch (final ProtocolException ex)
+        {
+            connections.close(connection, "malformed request: " + ex.getMessage(), true);
+            return CLOSED;
+        }
+        catch (final RuntimeException ex)
+        {
+            // a defect in a handler costs only this connection, never the thread and its others
+            failed(connection, ex);
+            return CLOSED;
+        }
+    }
+
+    /** A defect met while serving {@code connection}: reported (once per kind), and the connection closes. */
+    void failed(final Connection connection, final RuntimeException ex)
+    {
+        errors.onError(ex);
+        connections.close(connection, "request failed: " + ex, true);
+    }
+}
