@@ -39,16 +39,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A minute of churn: four consumers of one group join and leave at random (each online 1-7 s, then away
+ * Churn (ten seconds by default, a minute in the {@code long} profile): four consumers of one group join and leave at random (each online 1-7 s, then away
  * up to 2.5 s) while a producer writes. Two offer only cooperative-sticky, two prefer range (so the group
  * switches protocol as membership changes), and one is a static member whose short absences do not
  * rebalance. Each consumer processes what it reads and commits after every batch and when partitions are
  * revoked. At the end every produced record was processed at least once and the group's committed offsets
- * equal the end offsets. The duration is the system property ferrite.groupSoak.seconds (default 60).
+ * equal the end offsets. The duration is the system property ferrite.groupSoak.seconds (default 10, 60 with -Plong).
  */
 class GroupSoakTest
 {
-    private static final long SECONDS = Long.getLong("ferrite.groupSoak.seconds", 60);
+    private static final long SECONDS = Long.getLong("ferrite.groupSoak.seconds", 10);
     private static final String TOPIC = "churn";
     private static final String GROUP = "churners";
     private static final int PARTITIONS = 6;
