@@ -35,6 +35,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -96,15 +97,15 @@ class GroupSoakTest
                 "every acknowledged record is in the log once");
 
             // all four stay online now until the group has processed and committed everything
-            final long deadline = System.currentTimeMillis() + 90_000;
-            Map<TopicPartition, Long> committed = committed(admin);
-            while (!(committed.equals(end) && processed.containsAll(produced)) && System.currentTimeMillis() < deadline
-                && failures.isEmpty())
+            try
             {
-                Thread.sleep(200);
-                committed = committed(admin);
+                await(() -> !failures.isEmpty() || committed(admin).equals(end) && processed.containsAll(produced), Duration.ofSeconds(90),
+                    () -> "the group to process and commit everything (" + processed.size() + " of " + produced.size() + " processed)");
             }
-            finished = true;
+            finally
+            {
+                finished = true; // the slots stop either way
+            }
             for (final Thread t : slots)
             {
                 t.join(60_000);
