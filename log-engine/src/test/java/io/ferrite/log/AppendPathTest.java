@@ -6,8 +6,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -116,7 +118,7 @@ class AppendPathTest
                 batches.records(200, i, System.currentTimeMillis());
                 // the lookahead follows the writer's pace (here a batch per look or so): the next
                 // batch must find its room ready
-                DurabilityTest.waitFor(() -> active.log.allocatedAhead(active.size()) >= batches.length,
+                await(() -> active.log.allocatedAhead(active.size()) >= batches.length, Duration.ofSeconds(10),
                     "the preallocator keeps ahead");
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);

@@ -1,17 +1,18 @@
 package io.ferrite.log;
 
+import io.ferrite.testing.Await;
 import org.agrona.concurrent.AgentInvoker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -110,25 +111,12 @@ class DurabilityTest
             assertEquals(0, byCount.durableOffset(), "4 messages: below flush.messages");
             batches.records(6, 2, System.currentTimeMillis());
             byCount.append(batches.buffer, 0, batches.length, result);
-            waitFor(() -> byCount.durableOffset() == 10, "flush.messages=10 reached");
-            waitFor(() -> byTime.durableOffset() == 4, "flush.ms=50 passed");
+            Await.await(() -> byCount.durableOffset() == 10, Duration.ofSeconds(10), "flush.messages=10 reached");
+            Await.await(() -> byTime.durableOffset() == 4, Duration.ofSeconds(10), "flush.ms=50 passed");
             assertEquals(0, never.durableOffset(), "Kafka's defaults never flush on their own");
         }
     }
 
-    static void waitFor(final BooleanSupplier condition, final String what) throws InterruptedException
-    {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean())
-        {
-            if (System.nanoTime() > deadline)
-            {
-                throw new AssertionError("timed out waiting for: " + what);
-            }
-            Thread.onSpinWait();
-            Thread.yield();
-        }
-    }
 
     @Test
     void recoveryAfterACleanCloseSkipsTheScan() throws IOException

@@ -6,9 +6,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -50,22 +52,22 @@ class LogTailerTest
             final RecordBatch batch = new RecordBatch();
             assertFalse(tailer.next(Long.MAX_VALUE, batch), "nothing to read yet");
             writer.start();
-            long expected = 0;
-            int read = 0;
-            final long deadline = System.currentTimeMillis() + 60_000;
-            while (read < batches && System.currentTimeMillis() < deadline)
+            final long[] expected = {0};
+            final int[] read = {0};
+            await(() ->
             {
-                if (tailer.next(Long.MAX_VALUE, batch))
+                while (read[0] < batches && tailer.next(Long.MAX_VALUE, batch))
                 {
-                    assertEquals(expected, batch.baseOffset(), "batch " + read + " follows the one before");
+                    assertEquals(expected[0], batch.baseOffset(), "batch " + read[0] + " follows the one before");
                     assertEquals(RecordBatch.OK, batch.check(batch.sizeInBytes()));
-                    expected = batch.lastOffset() + 1;
-                    read++;
+                    expected[0] = batch.lastOffset() + 1;
+                    read[0]++;
                 }
-            }
+                return read[0] >= batches || failure.get() != null;
+            }, Duration.ofSeconds(60), () -> batches + " batches read, " + read[0] + " so far");
             writer.join();
             assertNull(failure.get());
-            assertEquals(batches, read);
+            assertEquals(batches, read[0]);
             assertEquals(log.logEndOffset(), tailer.nextOffset());
             assertTrue(log.segmentCount() > 10, "the tailer crossed segment rolls: " + log.segmentCount());
             assertFalse(tailer.next(Long.MAX_VALUE, batch), "at the end");
@@ -101,7 +103,7 @@ class LogTailerTest
             final Segment first = log.segments()[0];
             final long newStart = log.segments()[3].baseOffset;
             assertEquals(newStart, log.deleteRecordsBefore(newStart));
-            DurabilityTest.waitFor(() -> first.log.view().capacity() == 0, "the deleted segment is closed and unmapped");
+            await(() -> first.log.view().capacity() == 0, Duration.ofSeconds(10), "the deleted segment is closed and unmapped");
             assertTrue(tailer.next(Long.MAX_VALUE, batch), "the tailer finds its place again");
             assertEquals(newStart, batch.baseOffset());
             assertReadsOnToTheEnd(log, tailer, batch);

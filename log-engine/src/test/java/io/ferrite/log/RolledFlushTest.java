@@ -4,11 +4,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import static io.ferrite.log.DurabilityTest.waitFor;
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -57,7 +58,7 @@ class RolledFlushTest
                 {
                     append(kept, batches, result);
                 }
-                waitFor(() -> kept.segmentCount() <= 4, "retention deleted kept's old segments while slow's fsync runs");
+                await(() -> kept.segmentCount() <= 4, Duration.ofSeconds(10), "retention deleted kept's old segments while slow's fsync runs");
                 assertTrue(kept.logStartOffset() > 0, "log start moved to the first kept segment");
             }
             finally
@@ -82,7 +83,7 @@ class RolledFlushTest
             }
             final long activeBase = log.segments()[log.segments().length - 1].baseOffset;
             append(log, batches, result); // into the active segment, past its base
-            waitFor(() -> log.recoveryPoint() == activeBase, "the roll's flush moved the recovery point to the active base");
+            await(() -> log.recoveryPoint() == activeBase, Duration.ofSeconds(10), "the roll's flush moved the recovery point to the active base");
             assertTrue(log.logEndOffset() > activeBase);
             assertEquals(activeBase, log.durableOffset(), "the active segment's records are not called durable");
             log.flush();

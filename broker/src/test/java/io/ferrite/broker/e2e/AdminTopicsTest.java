@@ -34,11 +34,10 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Topic administration through kafka-clients' Admin against a running broker, and what survives a restart. */
 class AdminTopicsTest
@@ -108,12 +107,7 @@ class AdminTopicsTest
         assertEquals(Set.of(), get(admin.listTopics().names()));
 
         // the logs go shortly after (once requests holding them are done), and a new topic may take the name
-        final long deadline = System.currentTimeMillis() + 20_000;
-        while (Files.exists(dir.resolve("orders-0")) && System.currentTimeMillis() < deadline)
-        {
-            Thread.sleep(50);
-        }
-        assertFalse(Files.exists(dir.resolve("orders-0")), "log directory of a deleted topic removed");
+        await(() -> !Files.exists(dir.resolve("orders-0")), Duration.ofSeconds(20), "log directory of a deleted topic removed");
         get(admin.createTopics(List.of(new NewTopic("orders", 1, (short)1))).all());
         assertEquals(0L, get(admin.listOffsets(Map.of(new TopicPartition("orders", 0), OffsetSpec.latest())).all())
             .get(new TopicPartition("orders", 0)).offset());
@@ -148,16 +142,8 @@ class AdminTopicsTest
         {
             consumer.assign(List.of(p0));
             consumer.seekToBeginning(List.of(p0));
-            ConsumerRecord<byte[], byte[]> first = null;
-            final long deadline = System.currentTimeMillis() + 20_000;
-            while (first == null && System.currentTimeMillis() < deadline)
-            {
-                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    first = first == null ? r : first;
-                }
-            }
-            assertTrue(first != null, "records after the new log start are read");
+            final ConsumerRecord<byte[], byte[]> first = Polling.pollUntil(consumer, got -> !got.isEmpty(), Duration.ofSeconds(20),
+                "records after the new log start").get(0);
             assertEquals(10L, first.offset());
             assertEquals("v20", new String(first.value(), StandardCharsets.UTF_8));
         }

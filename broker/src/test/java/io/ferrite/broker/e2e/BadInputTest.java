@@ -31,6 +31,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -44,6 +45,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -120,12 +122,8 @@ class BadInputTest
             assertTrue(producedOk.get() > 0, "the producer worked during the attack");
             assertTrue(closed.get() > CONNECTIONS / 2, "most bad inputs close their connection: " + closed.get());
 
-            final long deadline = System.currentTimeMillis() + 20_000;
-            while (broker.broker.openConnections() > 2 && System.currentTimeMillis() < deadline)
-            {
-                Thread.sleep(50);
-            }
-            assertTrue(broker.broker.openConnections() <= 2, "connections left open: " + broker.broker.openConnections());
+            await(() -> broker.broker.openConnections() <= 2, Duration.ofSeconds(20),
+                () -> "no more than 2 connections open: " + broker.broker.openConnections());
 
             final long heapAfter = usedHeapAfterGc();
             System.out.println("heap used: " + heapBefore / 1024 + " KiB before, " + heapAfter / 1024 + " KiB after");

@@ -34,7 +34,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -59,13 +61,7 @@ class ClientSemanticsTest
 
     private static List<ConsumerRecord<byte[], byte[]>> read(final KafkaConsumer<byte[], byte[]> consumer, final int count)
     {
-        final List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
-        final long deadline = System.currentTimeMillis() + 30_000;
-        while (got.size() < count && System.currentTimeMillis() < deadline)
-        {
-            consumer.poll(Duration.ofMillis(200)).forEach(got::add);
-        }
-        return got;
+        return Polling.pollCount(consumer, count);
     }
 
     @Test
@@ -122,26 +118,33 @@ class ClientSemanticsTest
                 consumer.seekToEnd(List.of(tp));
                 consumer.poll(Duration.ofMillis(300)); // position known, a fetch now waits on the broker
                 final long[] sentAt = new long[1];
+                final AtomicReference<Throwable> writerFailure = new AtomicReference<>();
+                final io.ferrite.broker.topic.Partition partition = broker.broker.topics().topic("live").partition(0);
                 final Thread writer = new Thread(() ->
                 {
                     try
                     {
-                        Thread.sleep(500);
+                        // the consumer's fetch is parked on the broker, not on its way: the append must wake it
+                        await(partition::hasParkedFetches, Duration.ofSeconds(30), "the consumer's fetch parked");
                         sentAt[0] = System.nanoTime();
                         producer.send(new ProducerRecord<>("live", bytes("now"))).get();
                     }
-                    catch (final InterruptedException | ExecutionException ex)
+                    catch (final Throwable ex)
                     {
-                        throw new IllegalStateException(ex);
+                        writerFailure.set(ex);
                     }
                 });
                 writer.start();
                 final List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
-                final long deadline = System.currentTimeMillis() + 30_000;
-                while (got.isEmpty() && System.currentTimeMillis() < deadline)
+                await(() ->
                 {
                     consumer.poll(Duration.ofSeconds(30)).forEach(got::add);
-                }
+                    if (writerFailure.get() != null)
+                    {
+                        throw new AssertionError("the writer failed", writerFailure.get());
+                    }
+                    return !got.isEmpty();
+                }, Duration.ofSeconds(30), "the record written during the long poll");
                 final long arrivedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentAt[0]);
                 writer.join();
                 assertEquals("now", text(got.get(0).value()));

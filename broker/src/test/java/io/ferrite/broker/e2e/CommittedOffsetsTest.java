@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -91,14 +92,7 @@ class CommittedOffsetsTest
     private static List<ConsumerRecord<byte[], byte[]>> pollUntil(final KafkaConsumer<byte[], byte[]> consumer,
         final Predicate<List<ConsumerRecord<byte[], byte[]>>> done)
     {
-        final List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
-        final long deadline = System.currentTimeMillis() + 30_000;
-        while (!done.test(got) && System.currentTimeMillis() < deadline)
-        {
-            consumer.poll(Duration.ofMillis(100)).forEach(got::add);
-        }
-        assertTrue(done.test(got), "read in time: " + got.size() + " records");
-        return got;
+        return Polling.pollUntil(consumer, done, Duration.ofSeconds(30), "the records wanted");
     }
 
     private static Map<Integer, List<Long>> offsetsByPartition(final List<ConsumerRecord<byte[], byte[]>> records)
@@ -179,12 +173,12 @@ class CommittedOffsetsTest
                 final List<ConsumerRecord<byte[], byte[]>> first = pollUntil(c2, got -> got.size() >= 30);
                 final AtomicReference<Object> callback = new AtomicReference<>();
                 c2.commitAsync((offsets, exception) -> callback.set(exception == null ? offsets : exception));
-                final long deadline = System.currentTimeMillis() + 30_000;
                 final List<ConsumerRecord<byte[], byte[]>> rest = new ArrayList<>();
-                while (callback.get() == null && System.currentTimeMillis() < deadline)
+                await(() ->
                 {
                     c2.poll(Duration.ofMillis(100)).forEach(rest::add);
-                }
+                    return callback.get() != null;
+                }, Duration.ofSeconds(30), "commitAsync's callback");
                 assertInstanceOf(Map.class, callback.get(), "commitAsync completed without error: " + callback.get());
                 @SuppressWarnings("unchecked")
                 final Map<TopicPartition, OffsetAndMetadata> asyncCommitted = (Map<TopicPartition, OffsetAndMetadata>)callback.get();

@@ -46,8 +46,6 @@ class ConsumerGroupTest
     private static final int LONG_SESSION_MS = 45_000;
     /** Session timeout of the member that is killed. */
     private static final int SHORT_SESSION_MS = 3_000;
-    /** Several heartbeat intervals (500 ms): time enough for members to hear of a rebalance that should not happen. */
-    static final long UNDISTURBED_WAIT_MS = 1_500;
 
     @TempDir
     Path dir;
@@ -216,7 +214,8 @@ class ConsumerGroupTest
                     assertInstanceOf(InconsistentGroupProtocolException.class, c.awaitFailure(Duration.ofSeconds(30)),
                         "a member with no protocol in common is turned away");
                 }
-                Thread.sleep(UNDISTURBED_WAIT_MS); // a rebalance wrongly started by c would show in this time
+                a.awaitHeartbeatsAfterNow(); // a rebalance wrongly started by c would have reached a and b by then
+                b.awaitHeartbeatsAfterNow();
                 assertDescribed(admin, "voters", "range", List.of(a, b));
                 assertEquals(viewA, a.view(), "a undisturbed");
                 assertEquals(viewB, b.view(), "b undisturbed");
@@ -248,7 +247,8 @@ class ConsumerGroupTest
                     assertInstanceOf(GroupMaxSizeReachedException.class, c.awaitFailure(Duration.ofSeconds(30)),
                         "the third member is turned away");
                 }
-                Thread.sleep(UNDISTURBED_WAIT_MS); // a rebalance wrongly started by c would show in this time
+                a.awaitHeartbeatsAfterNow(); // a rebalance wrongly started by c would have reached a and b by then
+                b.awaitHeartbeatsAfterNow();
                 assertDescribed(admin, "small", "range", List.of(a, b));
                 assertEquals(viewA, a.view(), "a undisturbed");
                 assertEquals(viewB, b.view(), "b undisturbed");

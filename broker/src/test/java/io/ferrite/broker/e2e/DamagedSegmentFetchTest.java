@@ -22,6 +22,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -87,15 +88,15 @@ class DamagedSegmentFetchTest
             {
                 consumer.assign(List.of(tp));
                 consumer.seekToBeginning(List.of(tp));
-                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                while (consumer.position(tp) < RECORDS && System.nanoTime() < deadline)
+                await(() ->
                 {
                     for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
                     {
                         assertEquals(VALUE, r.value().length);
                         offsets.add(r.offset());
                     }
-                }
+                    return consumer.position(tp) >= RECORDS;
+                }, Duration.ofSeconds(60), () -> "the consumer at the end (" + RECORDS + ")");
                 assertEquals(RECORDS, consumer.position(tp), "the consumer reached the end");
             }
             for (long o = nextBase; o < RECORDS; o++)

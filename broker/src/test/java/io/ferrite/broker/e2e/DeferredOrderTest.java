@@ -23,10 +23,12 @@ import java.io.IOException;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -106,12 +108,8 @@ class DeferredOrderTest
                     {
                         // let the fetch park before the rest arrives (then the connection is muted);
                         // either way the answers below must be the same
-                        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                        while (!partition.hasParkedFetches() && System.nanoTime() < deadline)
-                        {
-                            Thread.onSpinWait();
-                        }
-                        assertTrue(partition.hasParkedFetches(), "round " + round + ": the fetch parked");
+                        final int r = round;
+                        await(partition::hasParkedFetches, Duration.ofSeconds(10), () -> "round " + r + ": the fetch parked");
                     }
                     send(socket, produce(id + 2));
                     send(socket, RawClient.frame(ApiKeys.API_VERSIONS, (short)3, new ApiVersionsRequestData()

@@ -165,13 +165,9 @@ class DiskFullBrokerTest
         consumer.assign(List.of(TP));
         consumer.seekToBeginning(List.of(TP));
         final List<String> values = new ArrayList<>();
-        final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (values.size() < expected && System.nanoTime() < deadline)
+        for (final ConsumerRecord<byte[], byte[]> r : Polling.pollCount(consumer, expected))
         {
-            for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-            {
-                values.add(new String(r.value(), StandardCharsets.UTF_8));
-            }
+            values.add(new String(r.value(), StandardCharsets.UTF_8));
         }
         return values;
     }

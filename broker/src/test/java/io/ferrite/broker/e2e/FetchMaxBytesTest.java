@@ -22,8 +22,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -113,12 +111,7 @@ class FetchMaxBytesTest
                 final TopicPartition tp = new TopicPartition("small", 0);
                 consumer.assign(List.of(tp));
                 consumer.seekToBeginning(List.of(tp));
-                final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-                final long deadline = System.currentTimeMillis() + 30_000;
-                while (records.size() < 40 && System.currentTimeMillis() < deadline)
-                {
-                    consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-                }
+                final List<ConsumerRecord<byte[], byte[]>> records = Polling.pollCount(consumer, 40);
                 assertEquals(40, records.size(), "the consumer reads everything through the capped fetches");
             }
         }

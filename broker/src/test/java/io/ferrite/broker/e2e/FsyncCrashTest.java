@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -149,14 +150,14 @@ class FsyncCrashTest
             final long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(60)).get(tp);
             consumer.seekToBeginning(List.of(tp));
             final List<String> values = new ArrayList<>();
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (consumer.position(tp) < end && System.nanoTime() < deadline)
+            await(() ->
             {
                 for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
                 {
                     values.add(r.value());
                 }
-            }
+                return consumer.position(tp) >= end;
+            }, Duration.ofSeconds(60), () -> "read to the log end " + end);
             assertEquals(end, consumer.position(tp), "read to the log end after round " + round);
             final Set<String> present = new HashSet<>();
             for (final String v : values)

@@ -32,12 +32,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.broker.e2e.RawGroups.COMMIT_V;
 import static io.ferrite.broker.e2e.RawGroups.JOIN_V;
@@ -55,6 +53,7 @@ import static io.ferrite.broker.e2e.RawGroups.joinAlone;
 import static io.ferrite.broker.e2e.RawGroups.joinRequest;
 import static io.ferrite.broker.e2e.RawGroups.sync;
 import static io.ferrite.broker.e2e.RawGroups.syncRequest;
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -372,9 +371,8 @@ class GroupBadInputTest
         try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(config))
         {
             consumer.subscribe(List.of(TOPIC));
-            Throwable thrown = null;
-            final long deadline = System.currentTimeMillis() + 30_000;
-            while (thrown == null && System.currentTimeMillis() < deadline)
+            final Throwable[] thrown = new Throwable[1];
+            await(() ->
             {
                 try
                 {
@@ -382,10 +380,11 @@ class GroupBadInputTest
                 }
                 catch (final RuntimeException ex)
                 {
-                    thrown = ex;
+                    thrown[0] = ex;
                 }
-            }
-            assertInstanceOf(InvalidSessionTimeoutException.class, thrown, "over group.max.session.timeout.ms");
+                return thrown[0] != null;
+            }, Duration.ofSeconds(30), "the poll to fail");
+            assertInstanceOf(InvalidSessionTimeoutException.class, thrown[0], "over group.max.session.timeout.ms");
         }
     }
 
@@ -409,12 +408,7 @@ class GroupBadInputTest
         try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(config))
         {
             consumer.subscribe(List.of("other"));
-            final List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
-            final long deadline = System.currentTimeMillis() + 30_000;
-            while (got.size() < 20 && System.currentTimeMillis() < deadline)
-            {
-                consumer.poll(Duration.ofMillis(200)).forEach(got::add);
-            }
+            final List<ConsumerRecord<byte[], byte[]>> got = Polling.pollCount(consumer, 20);
             assertEquals(20, got.size(), "records read by the group");
             assertEquals(Set.of(tp), consumer.assignment());
             consumer.commitSync();

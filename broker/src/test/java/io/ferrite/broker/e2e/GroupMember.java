@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.testing.Await;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -193,6 +194,30 @@ final class GroupMember implements Members.Member, AutoCloseable
     {
         thread.join(timeout.toMillis());
         return failure;
+    }
+
+    /**
+     * Returns once this member's client has had three heartbeat answers after this call began, and
+     * has polled since. Heartbeats go one at a time, so the second of them was answered by a coordinator
+     * that had already seen everything the test did before this call: had it started a rebalance, it
+     * would have answered REBALANCE_IN_PROGRESS, and the poll after the third (which waits for the
+     * second's handling) would have rejoined, which shows in the view and the rebalance listener. The
+     * condition that makes "nothing disturbed this member" certain, in place of a sleep.
+     */
+    void awaitHeartbeatsAfterNow() throws Exception
+    {
+        final double mark = heartbeats();
+        Await.await(() -> heartbeats() >= mark + 3, Duration.ofSeconds(30), () -> name + "'s third heartbeat answer after " + mark);
+        call(c -> null); // runs before the poll after the one that began once the third answer was counted
+    }
+
+    /** kafka-clients' count of heartbeat answers this consumer handled (read on its poll thread). */
+    private double heartbeats() throws Exception
+    {
+        return call(c -> c.metrics().entrySet().stream()
+            .filter(e -> e.getKey().name().equals("heartbeat-total") && e.getKey().group().equals("consumer-coordinator-metrics"))
+            .mapToDouble(e -> (Double)e.getValue().metricValue()).findFirst()
+            .orElseThrow(() -> new IllegalStateException("no heartbeat-total metric")));
     }
 
     int eventCount()

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,13 +42,14 @@ import static io.ferrite.broker.e2e.RawGroups.joinRequest;
 import static io.ferrite.broker.e2e.RawGroups.subscription;
 import static io.ferrite.broker.e2e.RawGroups.sync;
 import static io.ferrite.broker.e2e.RawGroups.syncRequest;
+import static io.ferrite.testing.Await.await;
+import static io.ferrite.testing.Await.awaitValue;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The classic group protocol on the wire, request by request (kafka-clients' message classes over a
@@ -72,20 +74,8 @@ class GroupProtocolTest
     private static DescribeGroupsResponseData.DescribedGroup awaitState(final RawClient raw, final String group,
         final Predicate<String> state) throws Exception
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        DescribeGroupsResponseData.DescribedGroup d;
-        do
-        {
-            d = describe(raw, RawGroups.DESCRIBE_V, group);
-            if (state.test(d.groupState()))
-            {
-                return d;
-            }
-            Thread.sleep(20);
-        }
-        while (System.nanoTime() < deadline);
-        fail("group " + group + " still in state " + d.groupState());
-        return d;
+        return awaitValue(() -> describe(raw, RawGroups.DESCRIBE_V, group), d -> state.test(d.groupState()), Duration.ofSeconds(10),
+            "group " + group + " in the state wanted");
     }
 
     private static boolean listed(final ListGroupsResponseData response, final String group)
@@ -391,20 +381,16 @@ class GroupProtocolTest
     private static void awaitHeartbeatError(final RawClient raw, final String group, final String memberId, final int generation,
         final Errors expected) throws Exception
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        short error;
-        do
+        await(() ->
         {
-            error = heartbeat(raw, group, memberId, null, generation);
+            final short error = heartbeat(raw, group, memberId, null, generation);
             if (error == expected.code())
             {
-                return;
+                return true;
             }
             assertError(Errors.NONE, error, "heartbeat before " + expected);
-            Thread.sleep(50);
-        }
-        while (System.nanoTime() < deadline);
-        fail("heartbeat never answered " + expected);
+            return false;
+        }, Duration.ofSeconds(10), "a heartbeat answered " + expected);
     }
 
     /**

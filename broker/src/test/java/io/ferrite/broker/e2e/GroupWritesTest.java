@@ -27,6 +27,7 @@ import java.lang.reflect.Field;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +39,7 @@ import static io.ferrite.broker.e2e.RawGroups.DESCRIBE_V;
 import static io.ferrite.broker.e2e.RawGroups.JOIN_V;
 import static io.ferrite.broker.e2e.RawGroups.SYNC_V;
 import static io.ferrite.broker.e2e.RawGroups.assertError;
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -196,12 +198,8 @@ class GroupWritesTest
                 assertError(Errors.NONE, RawGroups.commitError(raw, COMMIT_V, commit(expired, 6)), "commit of " + expired);
             }
             offsetsLog(broker, 0).close();
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (committed(broker, expired) != -1 && System.nanoTime() < deadline)
-            {
-                Thread.sleep(100);
-            }
-            assertEquals(-1, committed(broker, expired), "the offsets of " + expired + " (committed after those of " + kept + ") expired");
+            await(() -> committed(broker, expired) == -1, Duration.ofSeconds(30),
+                "the offsets of " + expired + " (committed after those of " + kept + ") expired");
             assertEquals(5, committed(broker, kept), "the offset of " + kept + ", whose tombstone could not be written");
             broker.overrides.put("internal.offsets.retention.ms", "600000");
             broker.restart();
@@ -266,12 +264,7 @@ class GroupWritesTest
                 {
                     appendOffset = log.logEndOffset();
                     client.getOutputStream().write(RawClient.frame(api, version, request, 7).array());
-                    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                    while (log.logEndOffset() <= appendOffset && System.nanoTime() < deadline)
-                    {
-                        Thread.onSpinWait();
-                    }
-                    assertTrue(log.logEndOffset() > appendOffset, "the tombstones were appended");
+                    await(() -> log.logEndOffset() > appendOffset, Duration.ofSeconds(20), "the tombstones appended");
                     barrier.exchange(ApiKeys.API_VERSIONS, (short)3, new ApiVersionsRequestData()
                         .setClientSoftwareName("barrier").setClientSoftwareVersion("1"));
                     assertTrue(log.durableOffset() <= appendOffset, "the fsync is held back");

@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.testing.Await;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -109,13 +110,9 @@ class IdleConnectionsTest
             consumer.assign(List.of(tp));
             consumer.seekToBeginning(List.of(tp));
             final List<String> values = new ArrayList<>();
-            final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (values.size() < 100 && System.nanoTime() < deadline)
+            for (final ConsumerRecord<byte[], byte[]> r : Polling.pollCount(consumer, 100))
             {
-                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    values.add(new String(r.value(), StandardCharsets.UTF_8));
-                }
+                values.add(new String(r.value(), StandardCharsets.UTF_8));
             }
             assertEquals(100, values.size(), "records read back");
             for (int i = 0; i < 100; i++)
@@ -143,16 +140,8 @@ class IdleConnectionsTest
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() + direct;
     }
 
-    private static void await(final BooleanSupplier condition, final String what) throws InterruptedException
+    private static void await(final BooleanSupplier condition, final String what)
     {
-        final long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!condition.getAsBoolean())
-        {
-            if (System.nanoTime() > deadline)
-            {
-                throw new AssertionError("timed out waiting for: " + what);
-            }
-            Thread.sleep(10);
-        }
+        Await.await(condition::getAsBoolean, Duration.ofSeconds(60), what);
     }
 }

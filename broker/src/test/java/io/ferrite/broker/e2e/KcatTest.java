@@ -9,7 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -92,12 +91,7 @@ class KcatTest
                 final TopicPartition tp = new TopicPartition("cat", 0);
                 consumer.assign(List.of(tp));
                 consumer.seekToBeginning(List.of(tp));
-                final List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
-                final long deadline = System.currentTimeMillis() + 20_000;
-                while (got.size() < 24 && System.currentTimeMillis() < deadline)
-                {
-                    consumer.poll(Duration.ofMillis(200)).forEach(got::add);
-                }
+                final List<ConsumerRecord<byte[], byte[]>> got = Polling.pollCount(consumer, 24);
                 assertEquals(24, got.size());
                 assertEquals("gzip-compressed", new String(got.get(20).value(), StandardCharsets.UTF_8));
                 assertEquals("k-snappy", new String(got.get(21).key(), StandardCharsets.UTF_8));

@@ -18,7 +18,8 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
-import static org.junit.jupiter.api.Assertions.fail;
+import static io.ferrite.testing.Await.await;
+import static io.ferrite.testing.Await.awaitValue;
 
 /**
  * What the consumer-group tests share: a member's view of its group (from kafka-clients in this JVM or
@@ -115,10 +116,9 @@ final class Members
 
     /** Waits until the members have settled into one generation that owns every partition exactly once. */
     static void awaitBalanced(final String what, final List<? extends Member> members, final Collection<TopicPartition> partitions,
-        final Duration timeout) throws InterruptedException
+        final Duration timeout)
     {
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        while (true)
+        awaitValue(() ->
         {
             for (final Member m : members)
             {
@@ -128,16 +128,8 @@ final class Members
                 }
             }
             final String problem = balanceProblem(members.stream().map(Member::view).toList(), partitions);
-            if (problem == null)
-            {
-                return;
-            }
-            if (System.nanoTime() > deadline)
-            {
-                fail(what + ": not settled after " + timeout.toSeconds() + " s (" + problem + "): " + describe(members));
-            }
-            Thread.sleep(50);
-        }
+            return problem == null ? "settled" : problem + ": " + describe(members);
+        }, "settled"::equals, timeout, what + " settled in one generation");
     }
 
     /**
@@ -148,23 +140,16 @@ final class Members
     static ConsumerGroupDescription assertDescribed(final Admin admin, final String group, final String assignor,
         final List<? extends Member> members) throws Exception
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        String problem;
-        ConsumerGroupDescription description;
-        do
+        final ConsumerGroupDescription[] description = new ConsumerGroupDescription[1];
+        final String[] problem = new String[1];
+        await(() ->
         {
-            description = admin.describeConsumerGroups(List.of(group)).all().get(20, TimeUnit.SECONDS).get(group);
-            problem = describedProblem(description, assignor, members);
-            if (problem == null)
-            {
-                return description;
-            }
-            Thread.sleep(100);
-        }
-        while (System.nanoTime() < deadline);
-        fail("coordinator's description of " + group + " does not match the members (" + problem + "): " + description
-            + " members: " + describe(members));
-        return description;
+            description[0] = admin.describeConsumerGroups(List.of(group)).all().get(20, TimeUnit.SECONDS).get(group);
+            problem[0] = describedProblem(description[0], assignor, members);
+            return problem[0] == null;
+        }, Duration.ofSeconds(10), () -> "the coordinator's description of " + group + " to match the members (" + problem[0] + "): "
+            + description[0] + " members: " + describe(members));
+        return description[0];
     }
 
     private static String describedProblem(final ConsumerGroupDescription d, final String assignor, final List<? extends Member> members)

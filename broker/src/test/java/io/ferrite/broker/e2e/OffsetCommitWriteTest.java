@@ -25,6 +25,7 @@ import java.lang.reflect.Field;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -33,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.broker.e2e.RawGroups.COMMIT_V;
 import static io.ferrite.broker.e2e.RawGroups.assertError;
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -162,12 +164,7 @@ class OffsetCommitWriteTest
                 {
                     commitOffset = log.logEndOffset();
                     committer.getOutputStream().write(RawClient.frame(ApiKeys.OFFSET_COMMIT, COMMIT_V, commit(10, ""), 2).array());
-                    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                    while (log.logEndOffset() <= commitOffset && System.nanoTime() < deadline)
-                    {
-                        Thread.onSpinWait();
-                    }
-                    assertTrue(log.logEndOffset() > commitOffset, "the commit was appended");
+                    await(() -> log.logEndOffset() > commitOffset, Duration.ofSeconds(20), "the commit appended");
                     barrier.exchange(ApiKeys.API_VERSIONS, (short)3, new ApiVersionsRequestData()
                         .setClientSoftwareName("barrier").setClientSoftwareVersion("1"));
                     assertTrue(log.durableOffset() <= commitOffset, "the fsync is held back");

@@ -23,7 +23,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -143,14 +142,10 @@ class ProduceConsumeTest
                 got.add(new ArrayList<>());
             }
             int total = 0;
-            final long deadline = System.currentTimeMillis() + 30_000;
-            while (total < RECORDS && System.currentTimeMillis() < deadline)
+            for (final ConsumerRecord<byte[], byte[]> r : Polling.pollCount(consumer, RECORDS))
             {
-                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    got.get(r.partition()).add(r);
-                    total++;
-                }
+                got.get(r.partition()).add(r);
+                total++;
             }
             assertEquals(RECORDS, total, "records consumed");
             for (int p = 0; p < PARTITIONS; p++)

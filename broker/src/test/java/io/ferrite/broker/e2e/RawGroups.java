@@ -31,12 +31,13 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Utils;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
+import static io.ferrite.testing.Await.awaitValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -213,28 +214,20 @@ final class RawGroups
      */
     static void awaitCoordinator(final RawClient raw, final String group) throws Exception
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        short error;
-        do
+        awaitValue(() ->
         {
-            error = findCoordinator(raw, (short)4, List.of(group)).coordinators().get(0).errorCode();
+            short error = findCoordinator(raw, (short)4, List.of(group)).coordinators().get(0).errorCode();
             if (error == Errors.NONE.code())
             {
                 error = describe(raw, DESCRIBE_V, group).errorCode();
             }
-            if (error == Errors.NONE.code())
-            {
-                return;
-            }
-            if (!Set.of(Errors.COORDINATOR_NOT_AVAILABLE.code(), Errors.COORDINATOR_LOAD_IN_PROGRESS.code(), Errors.NOT_COORDINATOR.code())
-                .contains(error))
+            if (error != Errors.NONE.code() && !Set.of(Errors.COORDINATOR_NOT_AVAILABLE.code(),
+                Errors.COORDINATOR_LOAD_IN_PROGRESS.code(), Errors.NOT_COORDINATOR.code()).contains(error))
             {
                 fail("coordinator for " + group + ": " + errorName(error));
             }
-            Thread.sleep(100);
-        }
-        while (System.nanoTime() < deadline);
-        fail("no coordinator for " + group + ": " + errorName(error));
+            return errorName(error);
+        }, errorName(Errors.NONE.code())::equals, Duration.ofSeconds(30), "a coordinator for " + group);
     }
 
     /** A member that joined and synced over its own connection, with the generation and assignment it got. */

@@ -20,7 +20,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -103,13 +102,9 @@ class ServerProcessTest
             consumer.assign(tps);
             consumer.seekToBeginning(tps);
             final List<String> values = new ArrayList<>();
-            final long deadline = System.currentTimeMillis() + 30_000;
-            while (values.size() < expected && System.currentTimeMillis() < deadline)
+            for (final ConsumerRecord<String, String> r : Polling.pollCount(consumer, expected))
             {
-                for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    values.add(r.value());
-                }
+                values.add(r.value());
             }
             return values;
         }

@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.broker.e2e.Members.assertDescribed;
 import static io.ferrite.broker.e2e.Members.awaitBalanced;
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -87,7 +88,7 @@ class StaticMembershipTest
                     // b comes back within its session timeout: same partitions, same generation, new member id
                     b = new GroupMember(broker, "b", "depot", "shipments", config("instance-b"));
                     awaitBalanced("b back", List.of(a, b), partitions, Duration.ofSeconds(25));
-                    Thread.sleep(ConsumerGroupTest.UNDISTURBED_WAIT_MS); // a rebalance wrongly started would reach a in this time
+                    a.awaitHeartbeatsAfterNow(); // a rebalance wrongly started by b's return would have reached a by then
                     assertEquals(viewB.assignment(), b.view().assignment(), "b got its partitions back");
                     assertEquals(generation, b.view().generation(), "b rejoined the same generation");
                     assertNotEquals(viewB.memberId(), b.view().memberId(), "the coordinator gave b a new member id");
@@ -100,11 +101,9 @@ class StaticMembershipTest
                     // Kafka keeps the replaced member's client id in DescribeGroups) replaces it; b is fenced
                     try (GroupMember duplicate = new GroupMember(broker, "b", "depot", "shipments", config("instance-b")))
                     {
-                        final long deadline = System.currentTimeMillis() + 30_000;
-                        while (b.failure() == null && duplicate.failure() == null && System.currentTimeMillis() < deadline)
-                        {
-                            Thread.sleep(50);
-                        }
+                        final GroupMember older = b;
+                        await(() -> older.failure() != null || duplicate.failure() != null, Duration.ofSeconds(30),
+                            "one of the two instance-b consumers fenced");
                         final Throwable fenced = b.failure() != null ? b.failure() : duplicate.failure();
                         assertInstanceOf(FencedInstanceIdException.class, fenced, "one of the two instance-b consumers is fenced");
                         assertTrue(b.failure() instanceof FencedInstanceIdException,

@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -63,11 +64,11 @@ class OffsetCommitRaceTest
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)))
             {
                 consumer.subscribe(List.of(TOPIC));
-                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (consumer.assignment().isEmpty() && System.nanoTime() < deadline)
+                await(() ->
                 {
                     consumer.poll(Duration.ofMillis(100));
-                }
+                    return !consumer.assignment().isEmpty();
+                }, Duration.ofSeconds(30), "the consumer joined and assigned");
                 assertEquals(1, consumer.assignment().size(), "joined and assigned");
                 final ConsumerGroupMetadata member = consumer.groupMetadata();
 
@@ -122,12 +123,16 @@ class OffsetCommitRaceTest
     /** Waits (up to 20 s) until the thread has ended or waits to enter the monitor; false if neither. */
     private static boolean awaitDoneOrBlocked(final Thread thread, final Object monitor)
     {
-        final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (thread.isAlive() && !blockedOn(thread, monitor) && System.nanoTime() < until)
+        try
         {
-            Thread.onSpinWait();
+            // false, not a throw: this runs in the coordinator's hook, where the test reads the answer later
+            await(() -> !thread.isAlive() || blockedOn(thread, monitor), Duration.ofSeconds(20), "the thread done or blocked");
+            return true;
         }
-        return !thread.isAlive() || blockedOn(thread, monitor);
+        catch (final AssertionError ex)
+        {
+            return false;
+        }
     }
 
     /** The group's generation, read by the thread that holds the coordinator's lock (reentrant). */

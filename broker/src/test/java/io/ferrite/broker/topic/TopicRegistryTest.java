@@ -10,11 +10,12 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -96,11 +97,7 @@ class TopicRegistryTest
             }, scheduler, 10);
             assertTrue(grown.isDeleted());
             assertNull(registry.topic("fills"));
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (Files.exists(dir.resolve("fills-3")) && System.nanoTime() < deadline)
-            {
-                Thread.sleep(5);
-            }
+            await(() -> !Files.exists(dir.resolve("fills-3")), Duration.ofSeconds(30), "fills-3 deleted");
             for (int p = 0; p < 4; p++)
             {
                 assertFalse(Files.exists(dir.resolve("fills-" + p)), "fills-" + p + " deleted");

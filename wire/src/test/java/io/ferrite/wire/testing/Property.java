@@ -12,7 +12,8 @@ import java.util.function.Consumer;
  *   <li>The base seed is fixed per property (derived from its name) so CI is deterministic;
  *       {@code -Dferrite.seed=N} sets another base, {@code -Dferrite.random=true} a fresh one per run.</li>
  *   <li>{@code -Dferrite.replay=S} runs only the try whose seed is {@code S}.</li>
- *   <li>{@code -Dferrite.tries=N} overrides the number of tries (longer local runs).</li>
+ *   <li>{@code -Dferrite.tries=N} overrides the number of tries (longer local runs);
+ *       {@code -Dferrite.tries.factor=F} multiplies each property's own (the {@code long} Maven profile sets 10).</li>
  * </ul>
  *
  * (The project set out to use jqwik; from 1.10 jqwik asks that coding agents not use it, and this
@@ -42,7 +43,7 @@ public final class Property
         {
             base = Long.getLong("ferrite.seed", 0x9E37_79B9_7F4A_7C15L ^ name.hashCode());
         }
-        final int n = Integer.getInteger("ferrite.tries", tries);
+        final int n = Integer.getInteger("ferrite.tries", tries * Integer.getInteger("ferrite.tries.factor", 1));
         final Random seeds = new Random(base);
         for (int i = 0; i < n; i++)
         {
