@@ -1,0 +1,82 @@
+package io.ferrite.perf.sidebyside;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The side-by-side runner's command line (see {@link SideBySide}). */
+final class SideBySideOptions
+{
+    int rounds = 2;
+    String heap = "1g";
+    int records = 200_000;
+    int[] rates = {5_000, 20_000};
+    double rateSeconds = 10;
+    int syncRecords = 1000;
+    int e2eRate = 1000;
+    double e2eSeconds = 10;
+    int toolRecords = 200_000;
+    int toolE2eRecords = 2000;
+    boolean skipKafka;
+    boolean skipTools;
+    final List<String> ferriteOverrides = new ArrayList<>();
+    final List<String> kafkaOverrides = new ArrayList<>();
+    /** Added to both brokers' JVM options (a profiler agent, JFR): not part of a recorded comparison. */
+    final List<String> brokerJvmOptions = new ArrayList<>();
+    Path out;
+    String classPath = System.getProperty("java.class.path");
+    String command = "";
+
+    static SideBySideOptions parse(final String... args)
+    {
+        final SideBySideOptions o = new SideBySideOptions();
+        o.command = "side-by-side " + String.join(" ", args);
+        for (int i = 0; i < args.length; i++)
+        {
+            final String a = args[i];
+            switch (a)
+            {
+                case "--smoke" ->
+                {
+                    o.rounds = 1;
+                    o.heap = "256m";
+                    o.records = 2000;
+                    o.rates = new int[] {1000};
+                    o.rateSeconds = 1;
+                    o.syncRecords = 50;
+                    o.e2eRate = 500;
+                    o.e2eSeconds = 1;
+                    o.toolRecords = 2000;
+                    o.toolE2eRecords = 50;
+                }
+                case "--skip-kafka" -> o.skipKafka = true;
+                case "--skip-tools" -> o.skipTools = true;
+                case "--rounds" -> o.rounds = Integer.parseInt(args[++i]);
+                case "--heap" -> o.heap = args[++i];
+                case "--records" -> o.records = Integer.parseInt(args[++i]);
+                case "--rates" ->
+                {
+                    final String[] parts = args[++i].split(",");
+                    o.rates = new int[parts.length];
+                    for (int j = 0; j < parts.length; j++)
+                    {
+                        o.rates[j] = Integer.parseInt(parts[j].trim());
+                    }
+                }
+                case "--rate-seconds" -> o.rateSeconds = Double.parseDouble(args[++i]);
+                case "--sync-records" -> o.syncRecords = Integer.parseInt(args[++i]);
+                case "--e2e-rate" -> o.e2eRate = Integer.parseInt(args[++i]);
+                case "--e2e-seconds" -> o.e2eSeconds = Double.parseDouble(args[++i]);
+                case "--tool-records" -> o.toolRecords = Integer.parseInt(args[++i]);
+                case "--tool-e2e-records" -> o.toolE2eRecords = Integer.parseInt(args[++i]);
+                case "--ferrite-override" -> o.ferriteOverrides.add(args[++i]);
+                case "--kafka-override" -> o.kafkaOverrides.add(args[++i]);
+                case "--broker-jvm-option" -> o.brokerJvmOptions.add(args[++i]);
+                case "--out" -> o.out = Path.of(args[++i]);
+                case "--classpath" -> o.classPath = args[++i];
+                default -> throw new IllegalArgumentException("unknown option " + a);
+            }
+        }
+        return o;
+    }
+}
