@@ -58,12 +58,9 @@ class FsyncFailureTest
     @Test
     void aFailedFsyncIsKafkaStorageErrorForThatPartitionAndOthersServeOn() throws Exception
     {
-        final Path shim = compileShim();
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Path trigger = dir.resolve("fail-now");
-        final Map<String, String> environment = Map.of("LD_PRELOAD", shim.toString(),
-            "FERRITE_FAIL_FSYNC_TRIGGER", trigger.toString(),
-            "FERRITE_FAIL_FSYNC_PREFIX", data.resolve("failing-0") + "/");
+        final Map<String, String> environment = failingFsyncsUnder(data.resolve("failing-0"), trigger);
         ServerCommand.Running server = start(data, environment);
         try
         {
@@ -114,14 +111,11 @@ class FsyncFailureTest
      * offsets log from what is on disk just so); the client retries it.
      */
     @Test
-    void aFailedFsyncOfTheOffsetsLogAnswersCommitsNotCoordinatorAndKeepsTheLastAcknowledgedOffset() throws Exception
+    void aFailedFsyncOfTheOffsetsLogAnswersCommitsNotCoordinatorAndNeverWritesTheRefusedOne() throws Exception
     {
-        final Path shim = compileShim();
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Path trigger = dir.resolve("fail-now");
-        final Map<String, String> environment = Map.of("LD_PRELOAD", shim.toString(),
-            "FERRITE_FAIL_FSYNC_TRIGGER", trigger.toString(),
-            "FERRITE_FAIL_FSYNC_PREFIX", data.resolve(OFFSETS_TOPIC + "-0") + "/");
+        final Map<String, String> environment = failingFsyncsUnder(data.resolve(OFFSETS_TOPIC + "-0"), trigger);
         ServerCommand.Running server = start(data, environment);
         try
         {
@@ -180,6 +174,13 @@ class FsyncFailureTest
     {
         return ServerCommand.start(dir, environment, "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
             "--override", "ferrite.log.durability=fsync", "--override", "offsets.topic.num.partitions=1");
+    }
+
+    /** The child's environment: the shim fails the fsyncs of files under {@code partitionDir} once {@code trigger} exists. */
+    private Map<String, String> failingFsyncsUnder(final Path partitionDir, final Path trigger) throws Exception
+    {
+        return Map.of("LD_PRELOAD", compileShim().toString(), "FERRITE_FAIL_FSYNC_TRIGGER", trigger.toString(),
+            "FERRITE_FAIL_FSYNC_PREFIX", partitionDir + "/");
     }
 
     /** gcc builds the shim from the test's resources; without gcc the test is skipped, not passed. */
