@@ -3,11 +3,15 @@ package io.ferrite.broker.e2e;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -25,6 +29,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import static io.ferrite.broker.e2e.RawGroups.COMMIT_V;
+import static io.ferrite.broker.e2e.RawGroups.assertError;
+import static io.ferrite.broker.e2e.RawGroups.commitError;
+import static io.ferrite.broker.group.GroupCoordinator.OFFSETS_TOPIC;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -42,6 +50,7 @@ class FsyncFailureTest
 {
     /** Longer than any answer needs; shorter than the client's own timeouts, so a hang is told as a hang. */
     private static final long ANSWER_DEADLINE_S = 20;
+    private static final String GROUP = "auditors";
 
     @TempDir
     Path dir;
@@ -49,12 +58,9 @@ class FsyncFailureTest
     @Test
     void aFailedFsyncIsKafkaStorageErrorForThatPartitionAndOthersServeOn() throws Exception
     {
-        final Path shim = compileShim();
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Path trigger = dir.resolve("fail-now");
-        final Map<String, String> environment = Map.of("LD_PRELOAD", shim.toString(),
-            "FERRITE_FAIL_FSYNC_TRIGGER", trigger.toString(),
-            "FERRITE_FAIL_FSYNC_PREFIX", data.resolve("failing-0") + "/");
+        final Map<String, String> environment = failingFsyncsUnder(data.resolve("failing-0"), trigger);
         ServerCommand.Running server = start(data, environment);
         try
         {
@@ -93,10 +99,88 @@ class FsyncFailureTest
         }
     }
 
+    /**
+     * The failed fsync is one of {@code __consumer_offsets}, which the group coordinator writes
+     * itself (not through a log thread): the commit waiting for that fsync is answered NOT_COORDINATOR
+     * (Kafka 4.4's answer to a storage error on the offsets log) as soon as it failed, not
+     * COORDINATOR_NOT_AVAILABLE once the 5 s wait for it ran out; a later commit is refused
+     * NOT_COORDINATOR without being written. After a restart the committed offset is that of the
+     * commit whose fsync failed, not the later refused one: it was appended before the failure was
+     * known, and the shim, unlike a disk that loses the write, lets its pages reach the file. An
+     * error answer to a commit does not say it was not written, in Kafka either (which recovers the
+     * offsets log from what is on disk just so); the client retries it.
+     */
+    @Test
+    void aFailedFsyncOfTheOffsetsLogAnswersCommitsNotCoordinatorAndNeverWritesTheRefusedOne() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path trigger = dir.resolve("fail-now");
+        final Map<String, String> environment = failingFsyncsUnder(data.resolve(OFFSETS_TOPIC + "-0"), trigger);
+        ServerCommand.Running server = start(data, environment);
+        try
+        {
+            try (Admin admin = admin(server))
+            {
+                Members.createTopic(admin, "ledger", 1);
+            }
+            try (RawClient raw = new RawClient(server.port()))
+            {
+                assertError(Errors.NONE, commitError(raw, COMMIT_V, commit(5)), "a commit before the trigger (creates the offsets topic)");
+                Files.createFile(trigger);
+                // Both answers come well within the client's 20 s read timeout; the wait for a fsync that never
+                // comes would end after 5 s in COORDINATOR_NOT_AVAILABLE, so the code tells which of the two it was.
+                assertError(Errors.NOT_COORDINATOR, commitError(raw, COMMIT_V, commit(10)),
+                    "the commit whose fsync of " + OFFSETS_TOPIC + "-0 failed");
+                assertError(Errors.NOT_COORDINATOR, commitError(raw, COMMIT_V, commit(15)),
+                    "a commit after the failure (" + OFFSETS_TOPIC + "-0 takes no appends)");
+            }
+            // FsyncFailure's own line: each refused write is logged on as well, by the coordinator
+            final long logged = server.stderr().lines().filter(l -> l.contains("FsyncFailure - fsync of " + OFFSETS_TOPIC + "-0 failed"))
+                .count();
+            assertEquals(1, logged, "the failure is logged once:\n" + server.stderr());
+        }
+        finally
+        {
+            server.stop();
+        }
+
+        Files.delete(trigger);
+        server = start(data, Map.of());
+        try (Admin admin = admin(server))
+        {
+            final OffsetAndMetadata committed = admin.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata()
+                .get(ANSWER_DEADLINE_S, TimeUnit.SECONDS).get(new TopicPartition("ledger", 0));
+            assertEquals(10, committed == null ? -1 : committed.offset(),
+                "after a restart: the commit whose fsync failed reached the file, the one refused after it was never written");
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /** A commit from outside the group (generation -1, as assign() and Admin send it). */
+    private static OffsetCommitRequestData commit(final long offset)
+    {
+        return RawGroups.commitRequest(GROUP, "", null, -1, "ledger", 0, offset, "");
+    }
+
+    private static Admin admin(final ServerCommand.Running server)
+    {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port()));
+    }
+
     private ServerCommand.Running start(final Path data, final Map<String, String> environment) throws Exception
     {
         return ServerCommand.start(dir, environment, "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
             "--override", "ferrite.log.durability=fsync", "--override", "offsets.topic.num.partitions=1");
+    }
+
+    /** The child's environment: the shim fails the fsyncs of files under {@code partitionDir} once {@code trigger} exists. */
+    private Map<String, String> failingFsyncsUnder(final Path partitionDir, final Path trigger) throws Exception
+    {
+        return Map.of("LD_PRELOAD", compileShim().toString(), "FERRITE_FAIL_FSYNC_TRIGGER", trigger.toString(),
+            "FERRITE_FAIL_FSYNC_PREFIX", partitionDir + "/");
     }
 
     /** gcc builds the shim from the test's resources; without gcc the test is skipped, not passed. */
