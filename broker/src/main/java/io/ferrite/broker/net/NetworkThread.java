@@ -162,7 +162,15 @@ public final class NetworkThread implements Agent, AutoCloseable
         {
             work += deferred.poll(System.currentTimeMillis(), dispatcher);
         }
-        return work;
+        if (Thread.interrupted())
+        {
+            // Agrona's AgentRunner ends its run on an interrupted idle pass (and select returns at once
+            // on an interrupted thread): a stray interrupt must not take this thread's connections down
+            errors.onError(new IllegalStateException("network thread " + id + " was interrupted; it goes on"));
+        }
+        // on its own thread the idle phase is the select above (NoOpIdleStrategy), so a pass never
+        // reports "no work" to the runner, whose check for an interrupt only runs after such a pass
+        return ownThread ? Math.max(1, work) : work;
     }
 
     private void select() throws IOException
