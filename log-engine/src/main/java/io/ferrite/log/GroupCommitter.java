@@ -89,9 +89,10 @@ final class GroupCommitter implements Agent
                 {
                     log.flushQuietly();
                 }
-                catch (final RuntimeException ex)
+                catch (final RuntimeException | Error ex)
                 {
-                    // one log's failure must not hold back the others' durability
+                    // one log's failure must not hold back the others' durability; an Error is caught
+                    // here too, since Agrona's AgentRunner ends its thread on one, and with it group commit
                     LOG.error("flush of {} failed", log, ex);
                 }
             }

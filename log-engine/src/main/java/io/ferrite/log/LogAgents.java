@@ -3,6 +3,7 @@ package io.ferrite.log;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SleepingIdleStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +26,8 @@ final class LogAgents
     static AgentRunner start(final Agent agent, final long idleNs)
     {
         final ErrorHandler errors = ex -> LOG.error("{} failed", agent.roleName(), ex);
-        final AgentRunner runner = new AgentRunner(new SleepingIdleStrategy(idleNs), errors, null, agent);
+        final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(new SleepingIdleStrategy(idleNs), agent.roleName()),
+            errors, null, agent);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(r, agent.roleName());
@@ -45,6 +47,51 @@ final class LogAgents
         if (runner != null)
         {
             runner.close(STOP_WAIT_MS, t -> LOG.warn("{} did not stop within {} ms", runner.agent().roleName(), STOP_WAIT_MS));
+        }
+    }
+
+    /**
+     * Agrona's AgentRunner ends its run when, after an idle cycle, it finds its thread interrupted; a
+     * stray interrupt must not stop group commit (every fsync-durability answer waits on it) or the
+     * preallocator. The idle, where such an interrupt ends the park, clears it.
+     */
+    private static final class GoingOnAfterInterrupt implements IdleStrategy
+    {
+        private final IdleStrategy idle;
+        private final String role;
+
+        GoingOnAfterInterrupt(final IdleStrategy idle, final String role)
+        {
+            this.idle = idle;
+            this.role = role;
+        }
+
+        @Override
+        public void idle(final int workCount)
+        {
+            idle.idle(workCount);
+            goOn();
+        }
+
+        @Override
+        public void idle()
+        {
+            idle.idle();
+            goOn();
+        }
+
+        @Override
+        public void reset()
+        {
+            idle.reset();
+        }
+
+        private void goOn()
+        {
+            if (Thread.interrupted())
+            {
+                LOG.warn("{} was interrupted; it goes on", role);
+            }
         }
     }
 }
