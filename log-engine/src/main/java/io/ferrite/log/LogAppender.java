@@ -94,7 +94,8 @@ final class LogAppender
         if (flusher.fsyncFailure() != null)
         {
             // every writer, the broker's log threads and the group coordinator alike (see PartitionLog.fsyncFailure)
-            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed: it takes no appends until a restart");
+            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed, it takes no appends until a restart: "
+                + flusher.fsyncFailure());
             return;
         }
         final LogConfig cfg = log.config();
@@ -158,7 +159,8 @@ final class LogAppender
         if (flusher.fsyncFailure() != null)
         {
             // every writer, the broker's log threads and the group coordinator alike (see PartitionLog.fsyncFailure)
-            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed: it takes no appends until a restart");
+            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed, it takes no appends until a restart: "
+                + flusher.fsyncFailure());
             return false;
         }
         final LogConfig cfg = log.config();

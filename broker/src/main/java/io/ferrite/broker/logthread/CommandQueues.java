@@ -130,7 +130,7 @@ final class CommandQueues
     }
 
     /** An answer for a command that was not appended (a pooled command's result holds its last use). */
-    static void refuse(final AppendResult result, final int status, final String message)
+    private static void refuse(final AppendResult result, final int status, final String message)
     {
         result.status = status;
         result.message = message;

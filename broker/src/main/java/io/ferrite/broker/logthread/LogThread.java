@@ -346,15 +346,7 @@ public final class LogThread implements Agent
     {
         final PartitionLog log = command.partition.log;
         final AppendResult r = command.result;
-        final Throwable fsyncFailure = log.fsyncFailure();
-        if (fsyncFailure != null)
-        {
-            // what this log held unflushed may be gone from the page cache: it takes nothing more
-            // until a restart recovers it (see PartitionLog.fsyncFailure)
-            CommandQueues.refuse(r, AppendResult.STORAGE_ERROR,
-                "an fsync of " + log + " failed, it takes no appends until a restart: " + fsyncFailure);
-            return false;
-        }
+        // a log whose fsync failed refuses the append itself (STORAGE_ERROR: see PartitionLog.fsyncFailure)
         log.append(command.buffer, command.offset, command.length, r);
         if (log.config().fsyncDurability)
         {
