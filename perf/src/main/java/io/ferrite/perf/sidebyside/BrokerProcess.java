@@ -122,8 +122,12 @@ public final class BrokerProcess implements AutoCloseable
         command.addAll(jvmOptions(heap));
         command.add("-Xlog:gc:file=" + dir.resolve("gc.log") + ":uptime:filecount=0"); // the pauses, for the report
         command.addAll(extraJvmOptions);
-        command.add("-cp");
         final Path jar = ferriteJar();
+        if (kind == Kind.FERRITE && jar != null)
+        {
+            command.addAll(classDataOptions(jar));
+        }
+        command.add("-cp");
         command.add(kind == Kind.FERRITE && jar != null ? jar.toString() : classPath);
         if (kind == Kind.KAFKA)
         {
@@ -362,6 +366,18 @@ public final class BrokerProcess implements AutoCloseable
             }
         }
         return null;
+    }
+
+    /**
+     * The class-data archive the broker's build writes beside its jar for the JDK that built it, as
+     * {@code bin/ferrite-server} uses it: when this runner's JDK is that one (the child JVMs run it);
+     * none otherwise.
+     */
+    static List<String> classDataOptions(final Path jar)
+    {
+        final Path archive = jar.resolveSibling("ferrite-broker-" + System.getProperty("java.version") + ".jsa");
+        return Files.isRegularFile(archive) ? List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+            : List.of();
     }
 
     static String javaBinary()

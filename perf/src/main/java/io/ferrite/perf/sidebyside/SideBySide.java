@@ -388,7 +388,9 @@ public final class SideBySide
         settings.add(options.skipTools ? "Kafka's tools: skipped" : "Kafka's tools (kafka-tools 4.4.0, child JVM, -Xmx512m): "
             + "ProducerPerformance " + options.toolRecords + " records, EndToEndLatency " + options.toolE2eRecords + " records");
         settings.add("start-up: from spawning the broker JVM to the first acknowledged produce (Admin createTopics retried, then "
-            + "one acks=1 send; Kafka's storage format runs before and is not counted); RSS: VmRSS of the broker JVM from "
+            + "one acks=1 send; Kafka's storage format runs before and is not counted; Ferrite "
+            + (BrokerProcess.ferriteJar() != null && !BrokerProcess.classDataOptions(BrokerProcess.ferriteJar()).isEmpty()
+                ? "with" : "without") + " the class-data archive its build writes, as bin/ferrite-server starts it); RSS: VmRSS of the broker JVM from "
             + "/proc/<pid>/status after the run; broker CPU: user + system time of the broker JVM from /proc/<pid>/stat over the "
             + "workload, per MB of record values (1 KiB each) produced or consumed; client CPU likewise for the runner's JVM, "
             + "where the producer or consumer runs");
