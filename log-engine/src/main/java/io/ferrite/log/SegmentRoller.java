@@ -80,6 +80,7 @@ final class SegmentRoller
             {
                 producers.takeSnapshot();
                 old.deactivate();
+                next.log.takeLookaheadOf(old.log);
             }
             catch (final IOException | RuntimeException ex)
             {
