@@ -248,6 +248,16 @@ final class Segment implements AutoCloseable
         active = false;
     }
 
+    /**
+     * Gives back the mappings of the indexes, checked on open, until an entry is next read or written
+     * (only while the log is being opened: no reader holds them yet).
+     */
+    void releaseIndexMappings()
+    {
+        offsetIndex.releaseMapping();
+        timeIndex.releaseMapping();
+    }
+
     /** fsync of the log and, for a segment that no longer takes appends, its indexes. */
     void flush() throws IOException
     {

@@ -4,6 +4,7 @@ import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.MappedByteBuffer;
@@ -16,6 +17,13 @@ import java.nio.file.StandardOpenOption;
  * A file of fixed-size entries, memory-mapped whole. A writable index is preallocated to its
  * maximum size (rounded down to whole entries) and trimmed to its entries when it stops taking
  * appends; a read-only one is mapped at its real size.
+ *
+ * <p>The mapping is made on first use — the first entry written or read — not when the index is
+ * opened, as Kafka's {@code LazyIndex} does: an index without entries (an idle partition's) is never
+ * mapped, and a log can give a rolled segment's mapping back after checking it on open
+ * ({@link #releaseMapping}) until a read needs it. Why: every mapping is a line of
+ * {@code vm.max_map_count} (65 530 by default), and three per segment ran out at about 20 000
+ * segments where Kafka has two per active segment and none for an unread rolled one.
  *
  * <p>The search looks first at the warm section, the last {@link #WARM_SECTION_BYTES} of entries,
  * then at the rest. Why: readers are nearly all tailing consumers, whose targets lie in the newest
@@ -44,12 +52,15 @@ abstract class MappedIndex implements AutoCloseable
     protected final Path file;
     protected final long baseOffset;
     protected final int entrySize;
-    protected final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
     private final boolean writable;
+    /** {@link #buffer} wraps the mapping (release after the wrap; readers acquire it before reading). */
+    private volatile boolean mappedReady;
     private boolean closed;
     /** The file's length as this index last set it (no one else sizes the file). */
     private long fileLength;
-    private MappedByteBuffer mapped;
+    /** Written under this object's monitor; read by {@link #flush} without it. */
+    private volatile MappedByteBuffer mapped;
     private int maxEntries;
     /**
      * Blocks claimed (zeros written) up to here: raised under this object's monitor by the writer
@@ -72,6 +83,8 @@ abstract class MappedIndex implements AutoCloseable
     private volatile boolean growing;
     @SuppressWarnings("unused") // accessed through ENTRIES
     private volatile int entries;
+    /** Entries written or dropped since the last {@link #flush} (the writer sets it, flush clears it). */
+    private volatile boolean dirty;
 
     MappedIndex(final Path file, final long baseOffset, final int entrySize, final int maxIndexSize, final boolean writable)
         throws IOException
@@ -97,7 +110,7 @@ abstract class MappedIndex implements AutoCloseable
             {
                 setLength((long)capacity * entrySize); // preallocate (sparse)
             }
-            map(channel, capacity);
+            maxEntries = capacity;
             ENTRIES.setRelease(this, existed ? existing : 0);
             allocatedBytes = (long)entries() * entrySize;
         }
@@ -110,18 +123,62 @@ abstract class MappedIndex implements AutoCloseable
             FileChannel.open(file, StandardOpenOption.READ);
     }
 
-    private void map(final FileChannel channel, final int capacity) throws IOException
+    /**
+     * The entries' bytes, mapped now if they are not yet: every read and write of an entry goes
+     * through here. One volatile read once mapped.
+     */
+    protected final UnsafeBuffer buffer()
     {
-        maxEntries = capacity;
-        if (capacity == 0)
+        if (!mappedReady)
         {
-            mapped = null;
-            buffer.wrap(0, 0);
+            mapNow();
+        }
+        return buffer;
+    }
+
+    private synchronized void mapNow()
+    {
+        if (mappedReady)
+        {
             return;
         }
-        mapped = channel.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0,
-            (long)capacity * entrySize);
-        buffer.wrap(mapped);
+        if (closed)
+        {
+            throw new IllegalStateException("index " + file + " is closed");
+        }
+        final long bytes = (long)maxEntries * entrySize;
+        if (bytes > 0)
+        {
+            try (FileChannel channel = open())
+            {
+                mapped = channel.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, bytes);
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException("cannot map index " + file, ex);
+            }
+            buffer.wrap(mapped);
+        }
+        mappedReady = true;
+    }
+
+    /** Whether the file is mapped now (for tests and the per-partition cost). */
+    public boolean isMapped()
+    {
+        return mappedReady && mapped != null;
+    }
+
+    /**
+     * Gives the mapping back until the next use of an entry maps it again: for a log that checked a
+     * rolled segment's index on open. Only while no reader can hold the index, and only when nothing
+     * written through the mapping waits for a {@link #flush} (else it keeps the mapping).
+     */
+    public synchronized void releaseMapping()
+    {
+        if (!dirty)
+        {
+            unmap();
+        }
     }
 
     public Path file()
@@ -240,6 +297,7 @@ abstract class MappedIndex implements AutoCloseable
      */
     protected final void publishEntries(final int n)
     {
+        dirty = true;
         ENTRIES.setRelease(this, n);
         final long end = (long)n * entrySize;
         if (end > allocatedBytes) // only a rebuild writes entries it did not claim
@@ -307,12 +365,9 @@ abstract class MappedIndex implements AutoCloseable
     {
         requireWritable();
         final int capacity = Math.max(maxIndexSize / entrySize, entries());
-        unmap();
+        unmap(); // what was written through it stays in the page cache; the next flush forces the file
         setLength((long)capacity * entrySize);
-        try (FileChannel channel = open())
-        {
-            map(channel, capacity);
-        }
+        maxEntries = capacity; // mapped at the next use, at the new size
         sealed = false;
         allocatedBytes = (long)entries() * entrySize;
     }
@@ -326,16 +381,31 @@ abstract class MappedIndex implements AutoCloseable
         fileLength = length;
     }
 
-    public void flush()
+    /** fsync of what was written through the mapping since the last flush (nothing when it is not mapped). */
+    public void flush() throws IOException
     {
-        if (mapped != null && writable)
+        if (!writable || !dirty)
         {
-            mapped.force();
+            return;
+        }
+        dirty = false; // before the force: an entry written during it sets it again for the next flush
+        final MappedByteBuffer m = mapped;
+        if (m != null)
+        {
+            m.force();
+        }
+        else
+        {
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE))
+            {
+                channel.force(false); // written through an earlier mapping, given back since (resize)
+            }
         }
     }
 
     private void unmap()
     {
+        mappedReady = false;
         if (mapped != null)
         {
             final MappedByteBuffer m = mapped;

@@ -90,8 +90,8 @@ public final class OffsetIndex extends MappedIndex
             throw new IllegalArgumentException("offset " + offset + " cannot follow " + lastOffset + " in index " + file);
         }
         final int at = n * ENTRY_SIZE;
-        buffer.putInt(at, (int)(offset - baseOffset), BIG_ENDIAN);
-        buffer.putInt(at + POSITION_OFFSET, position, BIG_ENDIAN);
+        buffer().putInt(at, (int)(offset - baseOffset), BIG_ENDIAN);
+        buffer().putInt(at + POSITION_OFFSET, position, BIG_ENDIAN);
         lastOffset = offset;
         publishEntries(n + 1);
     }
@@ -153,12 +153,12 @@ public final class OffsetIndex extends MappedIndex
 
     public int relativeOffset(final int i)
     {
-        return buffer.getInt(i * ENTRY_SIZE, BIG_ENDIAN);
+        return buffer().getInt(i * ENTRY_SIZE, BIG_ENDIAN);
     }
 
     public int position(final int i)
     {
-        return buffer.getInt(i * ENTRY_SIZE + POSITION_OFFSET, BIG_ENDIAN);
+        return buffer().getInt(i * ENTRY_SIZE + POSITION_OFFSET, BIG_ENDIAN);
     }
 
     @Override

@@ -108,8 +108,8 @@ public final class TimeIndex extends MappedIndex
             return; // the segment is closing and its index is full: the last entry stays as it is
         }
         final int at = n * ENTRY_SIZE;
-        buffer.putLong(at, timestamp, BIG_ENDIAN);
-        buffer.putInt(at + OFFSET_OFFSET, (int)(offset - baseOffset), BIG_ENDIAN);
+        buffer().putLong(at, timestamp, BIG_ENDIAN);
+        buffer().putInt(at + OFFSET_OFFSET, (int)(offset - baseOffset), BIG_ENDIAN);
         lastTimestamp = timestamp;
         lastOffset = offset;
         publishEntries(n + 1);
@@ -138,12 +138,12 @@ public final class TimeIndex extends MappedIndex
 
     public long timestamp(final int i)
     {
-        return buffer.getLong(i * ENTRY_SIZE, BIG_ENDIAN);
+        return buffer().getLong(i * ENTRY_SIZE, BIG_ENDIAN);
     }
 
     public int relativeOffset(final int i)
     {
-        return buffer.getInt(i * ENTRY_SIZE + OFFSET_OFFSET, BIG_ENDIAN);
+        return buffer().getInt(i * ENTRY_SIZE + OFFSET_OFFSET, BIG_ENDIAN);
     }
 
     @Override
