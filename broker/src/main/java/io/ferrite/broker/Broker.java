@@ -121,7 +121,14 @@ public final class Broker implements AutoCloseable
                 @Override
                 public void completed(final int networkThread)
                 {
-                    networkThreads[networkThread].commandsReturned();
+                    if (networkThread < networkThreads.length)
+                    {
+                        networkThreads[networkThread].commandsReturned();
+                    }
+                    else if (groups != null)
+                    {
+                        groups.writesAnswered(); // the sender after the network threads' is the group coordinator
+                    }
                 }
 
                 @Override
@@ -138,7 +145,8 @@ public final class Broker implements AutoCloseable
             };
             for (int i = 0; i < logThreadCount; i++)
             {
-                final LogThread logThread = new LogThread(i, networkThreadCount, QUEUE_CAPACITY, completion);
+                // one sender per network thread, and the group coordinator's (its writes to __consumer_offsets) after them
+                final LogThread logThread = new LogThread(i, networkThreadCount + 1, QUEUE_CAPACITY, completion);
                 logThreads[i] = logThread;
                 logThreadRunners[i] = new LogThreadRunner(logThread, idleStrategy(config));
             }
@@ -153,8 +161,7 @@ public final class Broker implements AutoCloseable
                     }
                 }
             };
-            this.groups = new GroupCoordinator(topics, groupSettings(config), wakeNetworkThreads);
-            wakeups.offsetsDurable = wakeNetworkThreads; // group writes waiting for their fsync are answered
+            this.groups = new GroupCoordinator(topics, groupSettings(config), wakeNetworkThreads, logThreads, networkThreadCount);
             groups.start();
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
@@ -347,17 +354,15 @@ public final class Broker implements AutoCloseable
 
     /**
      * What the group committer's thread does after an fsync: in fsync durability the high
-     * watermark is what is on disk, so it moves here; the log threads waiting to answer acks=all,
-     * the network threads with fetches waiting on the partition and, for {@code __consumer_offsets},
-     * those with offset commits waiting are woken.
+     * watermark is what is on disk, so it moves here; the log threads waiting to answer acks=all
+     * (and the group coordinator's writes to {@code __consumer_offsets}) and the network threads with
+     * fetches waiting on the partition are woken.
      */
     private static final class Wakeups implements DurabilityListener
     {
         private volatile TopicRegistry topics;
         private volatile LogThread[] logThreads;
         private volatile LogThread.Completion completion;
-        /** Wakes the network threads, whose offset commits (fsync durability) wait for {@code __consumer_offsets}' fsync. */
-        volatile Runnable offsetsDurable;
 
         void attach(final TopicRegistry topics, final LogThread[] logThreads, final LogThread.Completion completion)
         {
@@ -376,11 +381,6 @@ public final class Broker implements AutoCloseable
             if (partition != null)
             {
                 logThreads[partition.owner].wake();
-            }
-            final Runnable groups = offsetsDurable;
-            if (groups != null && GroupCoordinator.OFFSETS_TOPIC.equals(log.topic()))
-            {
-                groups.run(); // group answers waiting for this log's fsync (AwaitingFsync) are answered now
             }
         }
 
@@ -405,12 +405,6 @@ public final class Broker implements AutoCloseable
             if (partition != null)
             {
                 logThreads[partition.owner].wake();
-            }
-            final Runnable groups = offsetsDurable;
-            // only in fsync durability do group answers wait for a durability event (AwaitingFsync)
-            if (groups != null && log.config().fsyncDurability && GroupCoordinator.OFFSETS_TOPIC.equals(log.topic()))
-            {
-                groups.run();
             }
         }
     }

@@ -14,8 +14,8 @@ import java.util.List;
 
 /**
  * DeleteGroups: the coordinator writes the tombstones before it forgets anything
- * ({@link GroupDeletions}); the answer goes when the writes hold what the durability mode promises
- * ({@link AwaitingFsync}). The request is decoded into plain values first, since the answer may be
+ * ({@link GroupDeletions}); the answer goes when their log threads answered the writes
+ * ({@link AwaitingWrites}). The request is decoded into plain values first, since the answer may be
  * written after the request's bytes are gone.
  */
 final class DeleteGroupsHandler implements RequestHandler
@@ -40,15 +40,14 @@ final class DeleteGroupsHandler implements RequestHandler
             groupIds.add(names.next().value());
         }
         final GroupDeletions.Deleted deleted = coordinator.deleteGroups(groupIds);
-        return AwaitingFsync.answerOrDefer(deleted.appends(), (o, at, outcomes) ->
+        return AwaitingWrites.answerOrDefer(coordinator, deleted.writes(), (o, at, outcomes) ->
         {
             final DeleteGroupsResponseEncoder response = new DeleteGroupsResponseEncoder();
             response.wrap(o, at, version).throttleTimeMs(0);
             final DeleteGroupsResponseEncoder.DeletableGroupResult r = response.results(groupIds.size());
             for (int i = 0; i < groupIds.size(); i++)
             {
-                final int append = deleted.append()[i];
-                r.next().groupId(groupIds.get(i)).errorCode(append < 0 ? deleted.errors()[i] : outcomes[append]);
+                r.next().groupId(groupIds.get(i)).errorCode(deleted.error(i, outcomes));
             }
             return at + response.finish();
         }, connection, out, outOffset, System.currentTimeMillis());

@@ -52,6 +52,8 @@ final class Group
     long initialDelayUntil;
     long initialDelayLimit;
     long stateTimestamp;
+    /** The leader's assignment is on its way to {@code __consumer_offsets} (the group stays CompletingRebalance until answered). */
+    boolean assignmentWriting;
 
     Group(final String groupId)
     {

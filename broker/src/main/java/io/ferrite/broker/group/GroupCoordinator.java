@@ -1,6 +1,6 @@
 package io.ferrite.broker.group;
 
-import io.ferrite.broker.Errors;
+import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,10 +17,12 @@ import java.util.Map;
  *
  * <p>Group work is off the produce path: it runs on the network threads that receive group
  * requests and on this coordinator's timer thread, under one lock, and writes {@code
- * __consumer_offsets} itself (no log thread serving user partitions ever waits for it; that topic
- * refuses client produce, so the lock makes the coordinator its single writer). Requests that wait
- * (a JoinGroup until the rebalance completes, a SyncGroup until the leader's assignment) get a
- * waiter that their network thread polls; whatever completes waiters wakes the network threads.
+ * __consumer_offsets} through the log thread that owns each partition, like a produce
+ * ({@link GroupStore}; the topic refuses client produce). What a write changes in memory is applied
+ * once its log thread answered, by whoever next holds the lock ({@link #applyAnsweredWrites}).
+ * Requests that wait (a JoinGroup until the rebalance completes, a SyncGroup until the leader's
+ * assignment is written, a commit or deletion until its write is answered) get a waiter that their
+ * network thread polls; whatever completes waiters wakes the network threads.
  *
  * <p>After a restart groups come back from the log with their offsets, generation and protocol
  * type, but empty: their members find themselves unknown at their next heartbeat and rejoin, and
@@ -120,19 +122,30 @@ public final class GroupCoordinator implements AutoCloseable
     }
 
     private final Settings settings;
+    private final TopicRegistry topics;
     private final Map<String, Group> groups = new HashMap<>();
     private final GroupStore store;
     private final JoinPhase joins;
     private final SyncPhase syncs;
     private final Membership members;
     private final GroupTimers timers;
+    private final Runnable wakeNetworkThreads;
     /** Tests only: run inside an OffsetCommit's lock hold (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
 
-    public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads)
+    /**
+     * {@code sender} is the coordinator's slot on every log thread's queues (each log thread has one
+     * per network thread and this one after them); the log threads' answers to it are applied by
+     * whoever next holds the lock, so {@link #writesAnswered()} wakes the network threads, whose
+     * waiting group answers then poll.
+     */
+    public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads,
+        final LogThread[] logThreads, final int sender)
     {
         this.settings = settings;
-        this.store = new GroupStore(topics, settings);
+        this.topics = topics;
+        this.wakeNetworkThreads = wakeNetworkThreads;
+        this.store = new GroupStore(topics, settings, logThreads, sender);
         this.joins = new JoinPhase(groups, settings, store, wakeNetworkThreads);
         this.syncs = new SyncPhase(groups, store, wakeNetworkThreads, joins);
         this.members = new Membership(groups, wakeNetworkThreads, joins);
@@ -142,7 +155,7 @@ public final class GroupCoordinator implements AutoCloseable
     /** Loads the groups from {@code __consumer_offsets} (when it exists) and starts the timer. */
     public synchronized void start()
     {
-        final int records = store.load(groups);
+        final int records = GroupReplay.load(topics, groups);
         if (records > 0)
         {
             LOG.info("loaded {} groups from {} records of {}", groups.size(), records, OFFSETS_TOPIC);
@@ -156,6 +169,18 @@ public final class GroupCoordinator implements AutoCloseable
         timers.close();
     }
 
+    /** A log thread sent answers to the coordinator's writes back (called on that log thread). */
+    public void writesAnswered()
+    {
+        wakeNetworkThreads.run();
+    }
+
+    /** Applies what the log threads answered to the coordinator's writes, oldest first; called under the lock. */
+    int applyAnsweredWrites()
+    {
+        return store.drain();
+    }
+
     // ------------------------------------------------------------------------------------------
     // membership
     // ------------------------------------------------------------------------------------------
@@ -166,6 +191,7 @@ public final class GroupCoordinator implements AutoCloseable
         final String protocolType, final List<Member.Protocol> protocols, final boolean requireKnownMemberId,
         final boolean skipAssignmentSupported)
     {
+        store.drain();
         return joins.join(groupId, memberId, groupInstanceId, clientId, clientHost, sessionTimeoutMs, rebalanceTimeoutMs,
             protocolType, protocols, requireKnownMemberId, skipAssignmentSupported);
     }
@@ -174,18 +200,21 @@ public final class GroupCoordinator implements AutoCloseable
     public synchronized SyncWaiter sync(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final String protocolType, final String protocolName, final Map<String, byte[]> assignments)
     {
+        store.drain();
         return syncs.sync(groupId, generationId, memberId, groupInstanceId, protocolType, protocolName, assignments);
     }
 
     public synchronized short heartbeat(final String groupId, final String memberId, final String groupInstanceId,
         final int generationId)
     {
+        store.drain();
         return members.heartbeat(groupId, memberId, groupInstanceId, generationId);
     }
 
     /** LeaveGroup: one error per member named (the request's top-level error is NONE unless the group is unknown). */
     public synchronized List<Short> leave(final String groupId, final List<MemberIdentity> leaving)
     {
+        store.drain();
         return members.leave(groupId, leaving);
     }
 
@@ -194,12 +223,14 @@ public final class GroupCoordinator implements AutoCloseable
     // ------------------------------------------------------------------------------------------
 
     /**
-     * OffsetCommit in one lock hold: the member and generation checked, {@code offsets} (the
-     * partitions that passed their own checks) appended as one batch, and stored only once appended.
+     * OffsetCommit: in one lock hold the member and generation checked and {@code offsets} (the
+     * partitions that passed their own checks) sent to their log thread as one batch; stored when the
+     * log thread answers it OK, before any later write of the group is applied (see {@link GroupStore}).
      */
     synchronized OffsetCommits.Result commitOffsets(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets)
     {
+        store.drain();
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
             commitHooks);
     }
@@ -212,12 +243,14 @@ public final class GroupCoordinator implements AutoCloseable
     /** The committed offset of a partition, or null. */
     public synchronized Committed committed(final String groupId, final String topic, final int partition)
     {
+        store.drain();
         return GroupQueries.committed(groups, groupId, topic, partition);
     }
 
     /** Every committed offset of a group, by topic then partition (sorted). */
     public synchronized Map<String, Map<Integer, Committed>> committed(final String groupId)
     {
+        store.drain();
         return GroupQueries.committed(groups, groupId);
     }
 
@@ -227,18 +260,21 @@ public final class GroupCoordinator implements AutoCloseable
 
     public synchronized List<Description> list()
     {
+        store.drain();
         return GroupQueries.list(groups);
     }
 
     /** A group's description, or null when there is no such group. */
     public synchronized Description describe(final String groupId)
     {
+        store.drain();
         return GroupQueries.describe(groups, groupId);
     }
 
     /** DeleteGroups: the Empty groups among {@code groupIds} deleted, their tombstones written first (see {@link GroupDeletions}). */
     synchronized GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
     {
+        store.drain();
         return GroupDeletions.deleteGroups(groups, store, groupIds);
     }
 
@@ -246,6 +282,7 @@ public final class GroupCoordinator implements AutoCloseable
     synchronized GroupDeletions.OffsetsDeleted deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
         final Map<Group.TopicPartition, Short> results)
     {
+        store.drain();
         return GroupDeletions.deleteOffsets(groups, store, groupId, partitions, results);
     }
 }

@@ -6,8 +6,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,23 +13,33 @@ import java.util.Set;
 
 /**
  * DeleteGroups, OffsetDelete and offset expiry, each under the coordinator's lock (its caller holds
- * it): the tombstones are appended to {@code __consumer_offsets} first, as one batch per partition of
- * that topic (Kafka's one write per coordinator shard), and only once appended do the groups or
- * offsets go from memory. A failed append keeps them: with memory changed first a client would be
- * told NONE and the group or its offsets would come back at the next restart (or, with one batch per
- * tombstone, part of them would).
+ * it): the tombstones are written to {@code __consumer_offsets} first, as one batch per partition of
+ * that topic (Kafka's one write per coordinator shard), and only once their log thread answered the
+ * append OK do the groups or offsets go from memory. A failed append keeps them: with memory changed
+ * first a client would be told NONE and the group or its offsets would come back at the next restart
+ * (or, with one batch per tombstone, part of them would). What is removed once appended is what the
+ * log then says: the group's writes are applied in the order they were made (see {@link GroupStore}),
+ * so a commit made after the tombstones is stored after they are applied, as a replay would.
  */
 final class GroupDeletions
 {
     private static final Logger LOG = LoggerFactory.getLogger(GroupDeletions.class);
 
-    /** DeleteGroups' outcome: per group its error and the index in {@code appends} of the batch that deleted it (or -1). */
-    record Deleted(short[] errors, int[] append, List<GroupStore.Appended> appends)
+    /**
+     * DeleteGroups' outcome: per group its own error and the index in {@code writes} of its partition's
+     * batch (or -1): when that write fails, every group of the request on that partition gets its error.
+     */
+    record Deleted(short[] errors, int[] write, List<GroupStore.Write> writes)
     {
+        /** The answer for group {@code i}, given each write's outcome. */
+        short error(final int i, final short[] outcomes)
+        {
+            return write[i] < 0 || outcomes[write[i]] == Errors.NONE ? errors[i] : outcomes[write[i]];
+        }
     }
 
     /** OffsetDelete's outcome: the request's error, and the batch of tombstones (null if none was needed). */
-    record OffsetsDeleted(short error, GroupStore.Appended appended)
+    record OffsetsDeleted(short error, GroupStore.Write write)
     {
     }
 
@@ -57,16 +65,17 @@ final class GroupDeletions
                 !g.is(Group.State.EMPTY) ? Errors.NON_EMPTY_GROUP : Errors.NONE;
             byPartition.computeIfAbsent(store.partitionOf(groupIds.get(i)), k -> new ArrayList<>()).add(i);
         }
-        final List<GroupStore.Appended> appends = new ArrayList<>();
+        final List<GroupStore.Write> writes = new ArrayList<>();
         for (final List<Integer> members : byPartition.values())
         {
             final List<byte[]> keys = new ArrayList<>();
-            final Set<String> deleting = new HashSet<>();
+            final List<String> deleting = new ArrayList<>();
             for (final int i : members)
             {
                 final String groupId = groupIds.get(i);
-                if (errors[i] == Errors.NONE && deleting.add(groupId))
+                if (errors[i] == Errors.NONE && !deleting.contains(groupId))
                 {
+                    deleting.add(groupId);
                     for (final Group.TopicPartition tp : groups.get(groupId).offsets.keySet())
                     {
                         keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
@@ -78,31 +87,42 @@ final class GroupDeletions
             {
                 continue;
             }
-            final short writeError = store.write(groupIds.get(members.get(0)), keys, tombstones(keys.size()));
-            if (writeError != Errors.NONE)
-            {
-                for (final int i : members)
-                {
-                    errors[i] = writeError;
-                }
-                continue;
-            }
-            appends.add(store.lastAppended());
-            final long now = System.currentTimeMillis();
             for (final int i : members)
             {
-                if (errors[i] == Errors.NONE)
-                {
-                    append[i] = appends.size() - 1;
-                    final Group g = groups.remove(groupIds.get(i));
-                    if (g != null)
-                    {
-                        g.transition(Group.State.DEAD, now);
-                    }
-                }
+                append[i] = writes.size();
             }
+            writes.add(store.write(groupIds.get(members.get(0)), keys, tombstones(keys.size()), error ->
+            {
+                if (error == Errors.NONE)
+                {
+                    deleting.forEach(groupId -> forget(groups, groupId));
+                }
+            }));
         }
-        return new Deleted(errors, append, appends);
+        return new Deleted(errors, append, writes);
+    }
+
+    /**
+     * A group whose tombstone is appended: gone, as a replay of the log forgets it with every offset.
+     * One that members joined since it was found Empty keeps them (their SyncGroup writes the group
+     * again, after the tombstone) but not its offsets.
+     */
+    private static void forget(final Map<String, Group> groups, final String groupId)
+    {
+        final Group g = groups.get(groupId);
+        if (g == null)
+        {
+            return;
+        }
+        if (g.is(Group.State.EMPTY) || g.is(Group.State.DEAD))
+        {
+            groups.remove(groupId);
+            g.transition(Group.State.DEAD, System.currentTimeMillis());
+        }
+        else
+        {
+            g.offsets.clear();
+        }
     }
 
     /** OffsetDelete of {@code partitions} (known topics): GROUP_ID_NOT_FOUND or a write error for the whole request, else one per partition. */
@@ -139,26 +159,29 @@ final class GroupDeletions
         {
             return new OffsetsDeleted(Errors.NONE, null);
         }
-        final short writeError = store.write(groupId, keys, tombstones(keys.size()));
-        if (writeError != Errors.NONE)
+        return new OffsetsDeleted(Errors.NONE, store.write(groupId, keys, tombstones(keys.size()), error ->
         {
-            return new OffsetsDeleted(writeError, null);
-        }
-        deleting.forEach(g.offsets::remove);
-        return new OffsetsDeleted(Errors.NONE, store.lastAppended());
+            final Group now = groups.get(groupId);
+            if (error == Errors.NONE && now != null)
+            {
+                deleting.forEach(now.offsets::remove);
+            }
+        }));
     }
 
     /**
      * offsets.retention.minutes: an Empty group's offsets go once it has been empty that long (the
      * group with them if none is left), one batch per group. Nobody waits for this: a failed write is
-     * logged, memory keeps what it could not delete, and the next check tries again.
+     * logged, memory keeps what it could not delete, and the next check tries again. A group with a
+     * write still on its way (a commit from outside the group, sent before this check) is left to the
+     * next check: its offsets' timestamps are not in memory yet, and a tombstone written behind that
+     * commit would delete the offset it has just stored.
      */
     static void expireOffsets(final Map<String, Group> groups, final GroupStore store, final long retentionMs, final long now)
     {
-        for (final Iterator<Group> it = groups.values().iterator(); it.hasNext(); )
+        for (final Group group : new ArrayList<>(groups.values()))
         {
-            final Group group = it.next();
-            if (!group.is(Group.State.EMPTY) || now - group.stateTimestamp < retentionMs)
+            if (!group.is(Group.State.EMPTY) || now - group.stateTimestamp < retentionMs || store.writing(group.groupId))
             {
                 continue;
             }
@@ -181,23 +204,35 @@ final class GroupDeletions
             {
                 continue;
             }
-            final short writeError = store.write(group.groupId, keys, tombstones(keys.size()));
-            if (writeError != Errors.NONE)
+            store.write(group.groupId, keys, tombstones(keys.size()), error -> expired(groups, group.groupId, expired, groupGoes, error));
+        }
+    }
+
+    /** The answer to an expiry's tombstones: the offsets go once appended, and the group if its tombstone was written too. */
+    private static void expired(final Map<String, Group> groups, final String groupId, final List<Group.TopicPartition> expired,
+        final boolean groupGoes, final short error)
+    {
+        if (error != Errors.NONE)
+        {
+            LOG.warn("cannot expire {} offsets of group {} (writing the tombstones failed: {}); trying again at the next check",
+                expired.size(), groupId, error);
+            return;
+        }
+        if (groupGoes)
+        {
+            forget(groups, groupId);
+        }
+        else
+        {
+            final Group group = groups.get(groupId);
+            if (group != null)
             {
-                LOG.warn("cannot expire {} offsets of group {} (writing the tombstones failed: {}); trying again at the next check",
-                    expired.size(), group.groupId, writeError);
-                continue;
+                expired.forEach(group.offsets::remove);
             }
-            expired.forEach(group.offsets::remove);
-            if (groupGoes)
-            {
-                group.transition(Group.State.DEAD, now);
-                it.remove();
-            }
-            if (!expired.isEmpty())
-            {
-                LOG.info("expired {} offsets of group {}", expired.size(), group.groupId);
-            }
+        }
+        if (!expired.isEmpty())
+        {
+            LOG.info("expired {} offsets of group {}", expired.size(), groupId);
         }
     }
 

@@ -9,8 +9,8 @@ import io.ferrite.wire.message.ApiKeys;
  * The group APIs, one handler class each, every one a thin translation between the wire and
  * {@link GroupCoordinator}: the admin path, where clarity beats allocation. JoinGroup and SyncGroup
  * answer later when the coordinator makes them wait ({@link WaitedAnswer}); OffsetCommit,
- * DeleteGroups and OffsetDelete answer once their writes hold what the durability mode promises
- * ({@link AwaitingFsync}).
+ * DeleteGroups and OffsetDelete answer once the log threads answered their writes to
+ * {@code __consumer_offsets} ({@link AwaitingWrites}).
  */
 public final class GroupHandlers
 {

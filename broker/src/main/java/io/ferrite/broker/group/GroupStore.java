@@ -1,110 +1,144 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.logthread.AppendCommand;
+import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.AppendResult;
-import io.ferrite.log.LogTailer;
-import io.ferrite.log.PartitionLog;
-import io.ferrite.wire.record.Record;
-import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchBuilder;
-import io.ferrite.wire.record.RecordReader;
 import org.agrona.ExpandableDirectByteBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The groups' records in {@code __consumer_offsets}: written one batch per change (a group goes to
- * the partition its id hashes to; the topic is created on first use) and replayed at start. Called
- * under the coordinator's lock, which makes the coordinator the topic's single writer (clients
- * cannot produce to it). The topic is not compacted yet: it keeps every commit until retention
- * removes whole segments.
+ * The groups' records in {@code __consumer_offsets}, written one batch per change (a group goes to
+ * the partition its id hashes to; the topic is created on first use) through the log thread that owns
+ * that partition, like any produce: its append path, its hold until the group fsync in fsync
+ * durability, its answers when the append or the fsync fails or the log closes. The topic has no
+ * second writer (clients cannot produce to it).
+ *
+ * <p>The coordinator is one more sender on every log thread's queues (slot {@code sender}, after the
+ * network threads'). That SPSC pair's producer and consumer side is whichever thread holds the
+ * coordinator's lock — every call here is made under it, which orders those threads. So the writes of
+ * one group (one partition, one log thread) are appended in the order they were made and come back
+ * in that order ({@link #drain}), and what a write changes in memory ({@link Written}) is applied in
+ * that order too: a commit validated before a rebalance is stored before anything the rebalance
+ * writes (its SyncGroup's group record) is answered. Replay at start is {@link GroupReplay}'s. The
+ * topic is not compacted yet: it keeps every commit until retention removes whole segments.
  */
 final class GroupStore
 {
     private static final Logger LOG = LoggerFactory.getLogger(GroupStore.class);
+    /** A batch buffer's first size: a commit of a few partitions (it grows as a batch needs). */
+    private static final int INITIAL_BATCH_BYTES = 1024;
+
+    /** What a write's answer does, under the coordinator's lock: NONE once it holds what the durability mode promises, else the error to answer. */
+    @FunctionalInterface
+    interface Written
+    {
+        void written(short error);
+    }
+
+    /** A write a request's answer may wait for: done once its log thread answered it (read under the coordinator's lock). */
+    static final class Write
+    {
+        boolean done;
+        short error;
+    }
 
     private final TopicRegistry topics;
     private final GroupCoordinator.Settings settings;
+    private final LogThread[] logThreads;
+    private final int sender;
     private final RecordBatchBuilder builder = new RecordBatchBuilder();
-    private final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(4096);
-    private final AppendResult appendResult = new AppendResult();
-    private PartitionLog lastLog;
-    private long lastOffset = -1;
+    private final ArrayDeque<Pending> free = new ArrayDeque<>();
+    /** Writes sent and not yet answered, by the group id they were made for. */
+    private final Map<String, Integer> inFlight = new HashMap<>();
 
-    GroupStore(final TopicRegistry topics, final GroupCoordinator.Settings settings)
+    GroupStore(final TopicRegistry topics, final GroupCoordinator.Settings settings, final LogThread[] logThreads, final int sender)
     {
         this.topics = topics;
         this.settings = settings;
+        this.logThreads = logThreads;
+        this.sender = sender;
     }
 
-    /** Appends one record (a null value deletes the key) to the group's partition; see {@link #write(String, List, List)}. */
-    short write(final String groupId, final byte[] key, final byte[] value)
+    /** Appends one record (a null value deletes the key) to the group's partition; see {@link #write(String, List, List, Written)}. */
+    Write write(final String groupId, final byte[] key, final byte[] value, final Written then)
     {
-        return write(groupId, List.of(key), java.util.Collections.singletonList(value));
+        return write(groupId, List.of(key), java.util.Collections.singletonList(value), then);
     }
 
     /**
-     * Appends the records (a null value deletes its key) as one batch to the group's partition, so
-     * that one request's changes are on disk all or not at all, as Kafka writes one batch per
-     * coordinator operation. Returns NONE when appended ({@link #lastAppended()}
-     * then says where, for a caller that waits for durability), else the error Kafka 4.4's coordinator
-     * answers for the failed write. Nothing is changed on a failure.
+     * Sends the records (a null value deletes its key) as one batch to the group's partition, so that
+     * one request's changes are on disk all or not at all, as Kafka writes one batch per coordinator
+     * operation. {@code then} runs once, under the coordinator's lock, with NONE when the log thread
+     * answered the append OK (in fsync durability: once the fsync covers it), else with the error Kafka
+     * 4.4's coordinator answers for the failed write — later, from {@link #drain}, or at once when the
+     * batch cannot be sent (no offsets topic, the log thread's queue full). A caller changes memory in
+     * {@code then} only, so that nothing changes for a write that failed.
      */
-    short write(final String groupId, final List<byte[]> keys, final List<byte[]> values)
+    Write write(final String groupId, final List<byte[]> keys, final List<byte[]> values, final Written then)
     {
-        lastLog = null;
-        lastOffset = -1;
+        final Write write = new Write();
         final Partition partition = partition(groupId);
         if (partition == null)
         {
-            return Errors.COORDINATOR_NOT_AVAILABLE; // no offsets topic: Kafka's answer while it has none
+            finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE); // no offsets topic: Kafka's answer while it has none
+            return write;
         }
-        final PartitionLog log = partition.log;
+        final Pending pending = free.isEmpty() ? new Pending() : free.poll();
         final long now = System.currentTimeMillis();
-        builder.wrap(batch, 0);
+        builder.wrap(pending.batch, 0);
         for (int i = 0; i < keys.size(); i++)
         {
             builder.appendRecord(now, keys.get(i), values.get(i));
         }
         final int length = builder.build();
-        log.claimWriter(); // the writer is whichever thread holds the coordinator's lock
-        log.append(batch, 0, length, appendResult);
-        if (!appendResult.succeeded())
+        pending.command.set(sender, pending, 0, partition, pending.batch, 0, length, (short)-1);
+        pending.groupId = groupId;
+        pending.write = write;
+        pending.then = then;
+        if (!logThreads[partition.owner].offer(sender, pending.command))
         {
-            LOG.error("writing group {} to {} failed: {}", groupId, GroupCoordinator.OFFSETS_TOPIC, appendResult);
-            return ofFailedWrite(appendResult.status);
+            pending.release(free);
+            LOG.warn("writing group {} to {} refused: its log thread has a queue's worth of group writes", groupId,
+                GroupCoordinator.OFFSETS_TOPIC);
+            finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE);
+            return write;
         }
-        if (!log.config().fsyncDurability)
-        {
-            // in fsync durability the high watermark is what is on disk: the broker's durability listener moves it
-            log.highWatermark(appendResult.lastOffset + 1);
-        }
-        lastLog = log;
-        lastOffset = appendResult.lastOffset;
-        return Errors.NONE;
+        inFlight.merge(groupId, 1, Integer::sum);
+        return write;
     }
 
-    /** Where an append went: an answer that promises it in fsync durability waits until the log's fsync covers it. */
-    record Appended(PartitionLog log, long lastOffset)
+    /** Whether a write made for {@code groupId} waits for its log thread's answer. */
+    boolean writing(final String groupId)
     {
-        boolean awaitsFsync()
-        {
-            return log.config().fsyncDurability && log.durableOffset() <= lastOffset;
-        }
+        return inFlight.containsKey(groupId);
     }
 
-    /** The last successful {@link #write}, or null after a failed one. */
-    Appended lastAppended()
+    /** Applies the answers the log threads sent back, oldest first (under the coordinator's lock); returns how many. */
+    int drain()
     {
-        return lastLog == null ? null : new Appended(lastLog, lastOffset);
+        int answered = 0;
+        for (final LogThread logThread : logThreads)
+        {
+            AppendCommand command;
+            while ((command = logThread.poll(sender)) != null)
+            {
+                command.request.appended(command);
+                answered++;
+            }
+        }
+        return answered;
     }
 
     /** The partition of {@code __consumer_offsets} a group's records go to (all of one partition can share a batch). */
@@ -140,6 +174,13 @@ final class GroupStore
         }
     }
 
+    private static void finish(final Write write, final Written then, final short error)
+    {
+        write.error = error;
+        write.done = true;
+        then.written(error);
+    }
+
     private Partition partition(final String groupId)
     {
         Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
@@ -159,85 +200,39 @@ final class GroupStore
         return topic.partitions[partitionOf(groupId)];
     }
 
-    /** Replays every partition into {@code groups}; returns the records read. */
-    int load(final Map<String, Group> groups)
+    /** A write on its way through a log thread: its command and batch, pooled once answered. */
+    private final class Pending implements AppendCommand.Listener
     {
-        final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
-        if (topic == null)
-        {
-            return 0;
-        }
-        final RecordBatch read = new RecordBatch();
-        final RecordReader reader = new RecordReader();
-        int records = 0;
-        for (final Partition p : topic.partitions)
-        {
-            final LogTailer tailer = new LogTailer(p.log, p.log.logStartOffset());
-            final long end = p.log.logEndOffset();
-            while (tailer.next(end, read))
-            {
-                reader.reset(read);
-                while (reader.hasNext())
-                {
-                    apply(groups, reader.next());
-                    records++;
-                }
-            }
-        }
-        return records;
-    }
+        final AppendCommand command = new AppendCommand();
+        final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(INITIAL_BATCH_BYTES);
+        String groupId;
+        Write write;
+        Written then;
 
-    private static void apply(final Map<String, Group> groups, final Record record)
-    {
-        if (!record.hasKey())
+        /** The log thread's answer, taken from the return queue by {@link #drain} under the coordinator's lock. */
+        @Override
+        public void appended(final AppendCommand answered)
         {
-            return;
-        }
-        final ByteBuffer key = ByteBuffer.wrap(bytes(record, record.keyOffset(), record.keyLength()));
-        final short keyVersion = key.getShort();
-        final String groupId = GroupRecords.string(key);
-        final ByteBuffer value = record.hasValue() ? ByteBuffer.wrap(bytes(record, record.valueOffset(), record.valueLength())) : null;
-        if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
-        {
-            final Group.TopicPartition tp = new Group.TopicPartition(GroupRecords.string(key), key.getInt());
-            if (value == null)
+            final String group = groupId;
+            final Write w = write;
+            final Written t = then;
+            final AppendResult r = answered.result;
+            final short error = r.succeeded() ? Errors.NONE : ofFailedWrite(r.status);
+            if (error != Errors.NONE)
             {
-                final Group g = groups.get(groupId);
-                if (g != null)
-                {
-                    g.offsets.remove(tp);
-                }
-                return;
+                LOG.error("writing group {} to {} failed: {}", group, GroupCoordinator.OFFSETS_TOPIC, r);
             }
-            value.getShort();
-            final long committed = value.getLong();
-            final int epoch = value.getInt();
-            final String metadata = GroupRecords.string(value);
-            final long timestamp = value.getLong();
-            groups.computeIfAbsent(groupId, Group::new).offsets.put(tp, new Group.Offset(committed, epoch, metadata, timestamp));
+            inFlight.computeIfPresent(group, (g, n) -> n > 1 ? n - 1 : null);
+            release(free);
+            finish(w, t, error);
         }
-        else if (keyVersion == GroupRecords.GROUP_KEY)
-        {
-            if (value == null)
-            {
-                groups.remove(groupId);
-                return;
-            }
-            value.getShort();
-            final Group g = groups.computeIfAbsent(groupId, Group::new);
-            g.protocolType = GroupRecords.string(value);
-            g.generationId = value.getInt();
-            g.protocolName = null; // the members rejoin: no protocol until they do
-            g.leaderId = null;
-            g.state = Group.State.EMPTY;
-            g.stateTimestamp = System.currentTimeMillis();
-        }
-    }
 
-    private static byte[] bytes(final Record record, final int offset, final int length)
-    {
-        final byte[] b = new byte[length];
-        record.buffer().getBytes(offset, b);
-        return b;
+        void release(final ArrayDeque<Pending> pool)
+        {
+            groupId = null;
+            write = null;
+            then = null;
+            pool.push(this);
+        }
     }
 }

@@ -65,6 +65,7 @@ final class GroupTimers implements AutoCloseable
         {
             try
             {
+                store.drain(); // answers no network thread applied yet (a write nobody waits for: expiry's)
                 check(System.currentTimeMillis());
             }
             catch (final RuntimeException ex)

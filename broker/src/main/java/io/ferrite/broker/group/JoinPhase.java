@@ -306,7 +306,10 @@ final class JoinPhase
             group.protocolName = null;
             group.leaderId = null;
             group.transition(Group.State.EMPTY, now);
-            store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group));
+            store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group), error ->
+            {
+                // nobody waits for it: a group left Empty is kept in memory either way, as before
+            });
             return;
         }
         group.protocolName = group.selectProtocol();

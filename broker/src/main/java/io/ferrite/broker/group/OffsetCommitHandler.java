@@ -19,10 +19,10 @@ import java.util.Map;
 
 /**
  * OffsetCommit: each partition's own checks (UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID,
- * OFFSET_METADATA_TOO_LARGE), then the coordinator's one step that checks the member and generation,
- * appends the valid offsets as one batch and stores them (see {@link OffsetCommits}). The answer goes
- * out when the append holds what the durability mode promises: at once in flush durability, after
- * the group fsync covers it in fsync durability ({@link AwaitingFsync}).
+ * OFFSET_METADATA_TOO_LARGE), then the coordinator's one step that checks the member and generation
+ * and sends the valid offsets to their log thread as one batch, stored once appended (see
+ * {@link OffsetCommits}). The answer goes out when the log thread answered the append: in flush
+ * durability once appended, in fsync durability once the group fsync covers it ({@link AwaitingWrites}).
  */
 final class OffsetCommitHandler implements RequestHandler
 {
@@ -77,15 +77,11 @@ final class OffsetCommitHandler implements RequestHandler
         }
         final OffsetCommits.Result result = coordinator.commitOffsets(request.groupId(), request.generationIdOrMemberEpoch(),
             request.memberId(), version >= 7 ? request.groupInstanceId() : null, version, valid);
-        if (result.groupError != Errors.NONE)
+        if (result.groupError() != Errors.NONE)
         {
-            return answer.write(out, outOffset, result.groupError, true);
+            return answer.write(out, outOffset, result.groupError(), true);
         }
-        if (result.writeError != Errors.NONE)
-        {
-            return answer.write(out, outOffset, result.writeError, false);
-        }
-        return AwaitingFsync.answerOrDefer(result.appended == null ? List.of() : List.of(result.appended),
+        return AwaitingWrites.answerOrDefer(coordinator, result.write() == null ? List.of() : List.of(result.write()),
             (o, at, outcomes) -> answer.write(o, at, outcomes.length == 0 ? Errors.NONE : outcomes[0], false), connection, out, outOffset, now);
     }
 

@@ -7,48 +7,38 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * OffsetCommit's check and store, one step under the coordinator's lock (its caller holds it): the
- * member and generation are checked, the offsets appended to {@code __consumer_offsets} as one
- * batch, and only once the append succeeded do they become the group's committed offsets. With the
- * check and the store in separate lock holds a rebalance could come between them and let a stale
- * generation's commit through; with memory changed first, a failed append would be answered as a
- * commit and lost at the next restart.
+ * OffsetCommit's check and write, one step under the coordinator's lock (its caller holds it): the
+ * member and generation are checked and the offsets sent to {@code __consumer_offsets}' log thread as
+ * one batch; only once the log thread answered it OK (in fsync durability: once fsynced) do they
+ * become the group's committed offsets. With the check and the send in separate lock holds a
+ * rebalance could come between them and let a stale generation's commit through; with memory
+ * changed first, a failed append would be answered as a commit and lost at the next restart (and in
+ * fsync durability OffsetFetch would return an offset not yet durable, which Kafka never does). A
+ * rebalance after the check cannot overtake the commit: the group's writes go through one queue,
+ * answered and applied in order, and the rebalance's own write (its SyncGroup's) comes after.
  */
 final class OffsetCommits
 {
-    /** The outcome: a group error for every partition, or a write error for those written, or where it went. */
-    static final class Result
+    /** The outcome: a group error for every partition, or the write that stores the offsets (null if nothing was to be written). */
+    record Result(short groupError, GroupStore.Write write)
     {
-        /** The member or generation check failed: every partition of the request gets this error. */
-        final short groupError;
-        /** The append failed: every partition that passed its own checks gets this error. */
-        final short writeError;
-        /** Where the offsets were appended (null if nothing was), for an answer that waits for the fsync. */
-        final GroupStore.Appended appended;
-
-        Result(final short groupError, final short writeError, final GroupStore.Appended appended)
-        {
-            this.groupError = groupError;
-            this.writeError = writeError;
-            this.appended = appended;
-        }
     }
 
     /**
      * Tests only: {@code afterValidated} runs right after the member and generation are checked,
-     * {@code beforeStored} right before the append; both inside the commit's lock hold.
+     * {@code beforeStored} right before the batch goes to its log thread; both inside the commit's lock hold.
      */
     record Hooks(Runnable afterValidated, Runnable beforeStored)
     {
     }
 
-    private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, Errors.NONE, null);
+    private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, null);
 
     private OffsetCommits()
     {
     }
 
-    /** Checks, appends, then stores {@code offsets} (the partitions that passed their own checks; may be empty). */
+    /** Checks, then writes {@code offsets} (the partitions that passed their own checks; may be empty), stored once written. */
     static Result commit(final Map<String, Group> groups, final GroupStore store, final String groupId, final int generationId,
         final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets,
         final Hooks hooks)
@@ -60,7 +50,7 @@ final class OffsetCommits
         }
         if (groupError != Errors.NONE)
         {
-            return new Result(groupError, Errors.NONE, null);
+            return new Result(groupError, null);
         }
         if (offsets.isEmpty())
         {
@@ -77,16 +67,23 @@ final class OffsetCommits
         {
             hooks.beforeStored().run();
         }
-        final short writeError = store.write(groupId, keys, values);
-        if (writeError != Errors.NONE)
+        return new Result(Errors.NONE, store.write(groupId, keys, values, error ->
         {
-            return new Result(Errors.NONE, writeError, null);
-        }
+            if (error == Errors.NONE)
+            {
+                store(groups, groupId, offsets);
+            }
+        }));
+    }
+
+    /** The offsets, once their write is answered OK: the group is looked up again, as what came between may have changed it. */
+    private static void store(final Map<String, Group> groups, final String groupId, final Map<Group.TopicPartition, Group.Offset> offsets)
+    {
         final long now = System.currentTimeMillis();
         Group group = groups.get(groupId);
         if (group == null)
         {
-            group = new Group(groupId);
+            group = new Group(groupId); // a commit from outside to a group that does not exist, or deleted meanwhile (as the log has it)
             group.stateTimestamp = now;
             groups.put(groupId, group);
         }
@@ -95,7 +92,6 @@ final class OffsetCommits
             group.stateTimestamp = now; // retention counts from the last activity
         }
         group.offsets.putAll(offsets);
-        return new Result(Errors.NONE, Errors.NONE, store.lastAppended());
     }
 
     /** Kafka's checks of an OffsetCommit's member and generation: NONE when the commit may proceed. */

@@ -62,7 +62,7 @@ final class OffsetDeleteHandler implements RequestHandler
             }
         }
         final GroupDeletions.OffsetsDeleted deleted = coordinator.deleteOffsets(request.groupId(), known, results);
-        return AwaitingFsync.answerOrDefer(deleted.appended() == null ? List.of() : List.of(deleted.appended()),
+        return AwaitingWrites.answerOrDefer(coordinator, deleted.write() == null ? List.of() : List.of(deleted.write()),
             (o, at, outcomes) -> write(o, at, version, outcomes.length == 0 ? deleted.error() : outcomes[0], asked, results),
             connection, out, outOffset, System.currentTimeMillis());
     }

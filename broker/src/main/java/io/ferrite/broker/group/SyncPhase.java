@@ -91,11 +91,30 @@ final class SyncPhase
     /**
      * The leader's assignment: the group's metadata is written first. As in Kafka 4.4, when that write
      * fails the members waiting in SyncGroup get its error, their assignments stay empty and the group
-     * rebalances; only a written sync makes the group Stable.
+     * rebalances; only a written sync makes the group Stable. Until its log thread answers, the group
+     * stays CompletingRebalance and the members' SyncGroups wait (a leader's repeated SyncGroup writes
+     * nothing more); a rebalance meanwhile has failed them already and the answer is then dropped.
      */
     private void completeSync(final Group group, final Map<String, byte[]> assignments, final long now)
     {
-        final short error = store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group));
+        if (group.assignmentWriting)
+        {
+            return;
+        }
+        group.assignmentWriting = true;
+        final int generation = group.generationId;
+        store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group),
+            error -> synced(group, generation, assignments, error));
+    }
+
+    private void synced(final Group group, final int generation, final Map<String, byte[]> assignments, final short error)
+    {
+        group.assignmentWriting = false;
+        if (groups.get(group.groupId) != group || group.generationId != generation || !group.is(Group.State.COMPLETING_REBALANCE))
+        {
+            return; // the group moved on while the write was on its way: its waiters were answered by that
+        }
+        final long now = System.currentTimeMillis();
         for (final Member m : group.members.values())
         {
             final byte[] a = error == Errors.NONE ? assignments.get(m.memberId) : null;

@@ -31,6 +31,7 @@ abstract class WaitedAnswer<W extends GroupCoordinator.Waiter> implements Pendin
     {
         synchronized (coordinator)
         {
+            coordinator.applyAnsweredWrites(); // a SyncGroup waits for its leader's assignment to be written
             return waiter.done ? write(connection.out, outOffset) : NOT_READY;
         }
     }

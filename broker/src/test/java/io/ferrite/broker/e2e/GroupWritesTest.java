@@ -23,7 +23,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -260,7 +259,7 @@ class GroupWritesTest
                 final PartitionLog log = offsetsLog(broker, 0);
                 assertTrue(log.config().fsyncDurability, "the offsets log is in fsync durability");
                 final long appendOffset;
-                synchronized (flushLock(log)) // no fsync of this log completes while held
+                synchronized (FlushLock.of(log)) // no fsync of this log completes while held
                 {
                     appendOffset = log.logEndOffset();
                     client.getOutputStream().write(RawClient.frame(api, version, request, 7).array());
@@ -276,17 +275,6 @@ class GroupWritesTest
             }
             assertEquals(-1, committed(broker, GROUP), "the offset is deleted");
         }
-    }
-
-    /** PartitionLog's flush monitor: a flush of the log (and so the move of its durable offset) happens only inside it. */
-    private static Object flushLock(final PartitionLog log) throws ReflectiveOperationException
-    {
-        final Field flusher = PartitionLog.class.getDeclaredField("flusher"); // LogFlusher owns the flush
-        flusher.setAccessible(true);
-        final Object owner = flusher.get(log);
-        final Field f = owner.getClass().getDeclaredField("flushLock");
-        f.setAccessible(true);
-        return f.get(owner);
     }
 
     private static ByteBuffer readResponse(final Socket socket, final ApiKeys api, final short version, final int correlationId)

@@ -21,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -160,7 +159,7 @@ class OffsetCommitWriteTest
                 assertEquals(GroupCoordinator.OFFSETS_TOPIC, log.topic());
                 assertTrue(log.config().fsyncDurability, "the offsets log is in fsync durability");
                 final long commitOffset;
-                synchronized (flushLock(log)) // no fsync of this log completes while held
+                synchronized (FlushLock.of(log)) // no fsync of this log completes while held
                 {
                     commitOffset = log.logEndOffset();
                     committer.getOutputStream().write(RawClient.frame(ApiKeys.OFFSET_COMMIT, COMMIT_V, commit(10, ""), 2).array());
@@ -217,17 +216,6 @@ class OffsetCommitWriteTest
                 assertEquals(1, batches, "batches written for one OffsetCommit request");
             }
         }
-    }
-
-    /** PartitionLog's flush monitor: a flush of the log (and so the move of its durable offset) happens only inside it. */
-    private static Object flushLock(final PartitionLog log) throws ReflectiveOperationException
-    {
-        final Field flusher = PartitionLog.class.getDeclaredField("flusher"); // LogFlusher owns the flush
-        flusher.setAccessible(true);
-        final Object owner = flusher.get(log);
-        final Field f = owner.getClass().getDeclaredField("flushLock");
-        f.setAccessible(true);
-        return f.get(owner);
     }
 
     private static short commitOn(final Socket socket, final int correlationId, final OffsetCommitRequestData request) throws IOException

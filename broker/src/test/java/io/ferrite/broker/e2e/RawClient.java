@@ -27,10 +27,28 @@ final class RawClient implements AutoCloseable
 
     ByteBuffer exchange(final ApiKeys api, final short version, final ApiMessage data) throws IOException
     {
+        return receive(api, version, send(api, version, data));
+    }
+
+    /** Sends a request without reading its answer; returns its correlation id, for {@link #receive}. */
+    int send(final ApiKeys api, final short version, final ApiMessage data) throws IOException
+    {
         final int id = ++correlationId;
         final DataOutputStream out = new DataOutputStream(socket.getOutputStream());
         out.write(frame(api, version, data, id).array());
         out.flush();
+        return id;
+    }
+
+    /** Whether any byte of an answer has arrived. */
+    boolean answered() throws IOException
+    {
+        return socket.getInputStream().available() > 0;
+    }
+
+    /** Reads the answer to request {@code id} (the next one on this connection): the response body. */
+    ByteBuffer receive(final ApiKeys api, final short version, final int id) throws IOException
+    {
         final DataInputStream in = new DataInputStream(socket.getInputStream());
         final byte[] bytes = new byte[in.readInt()];
         in.readFully(bytes);

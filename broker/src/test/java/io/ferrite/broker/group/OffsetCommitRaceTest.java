@@ -34,7 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * leaving, which moves the group to the next generation) cannot come between them. The coordinator's
  * first test hook runs right after the check: from it another thread makes the member leave, and it
  * waits until that leave is blocked on the coordinator (or, wrongly, done). The second hook runs right
- * before the append: there the test records which hold of the coordinator's lock it is in (the frame
+ * before the batch is sent to its log thread (whose answer stores it; the group's later writes come
+ * behind it, see GroupLogThreadWritesTest for a rebalance while it is on its way): there the test records which hold of the coordinator's lock it is in (the frame
  * that took it), whether the leave got in (it is given the chance: the hook waits until it is done or
  * blocked again) and the group's generation. One lock hold for check and store means the same hold at
  * both hooks, the leave still waiting, and the validated generation.
