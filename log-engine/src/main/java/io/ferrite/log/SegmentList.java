@@ -115,9 +115,10 @@ final class SegmentList
     }
 
     /**
-     * Throws when the log is closed: every read calls it after taking its answer, so that an answer
-     * a close may have overtaken (a region whose channel it closed) is never given. One volatile load
-     * (a plain load on x86), on the object whose segment array the read has just loaded.
+     * Throws when the log is closed: every read calls it after taking its answer, so that a read
+     * that began after a close, or ran into one that had marked the log by then, gives no answer from
+     * files that are going away (a region whose channel the close shuts). One volatile load (a plain
+     * load on x86), on the object whose segment array the read has just loaded.
      */
     void checkOpen()
     {
