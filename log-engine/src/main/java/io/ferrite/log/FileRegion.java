@@ -5,7 +5,9 @@ import java.nio.channels.FileChannel;
 /**
  * A read's answer: {@code length} bytes of whole batches at {@code position} of a segment's
  * channel, ready for {@code FileChannel.transferTo}. Reused by its reader (no allocation per read).
- * The channel stays open for at least {@code file.delete.delay.ms} after its segment is deleted.
+ * The channel stays open for at least {@code file.delete.delay.ms} after its segment is deleted;
+ * a clean close of the log shuts it, and a transfer from it then fails with
+ * {@code ClosedChannelException} (the bytes are the channel's, not a mapping's: nothing can crash).
  */
 public final class FileRegion
 {

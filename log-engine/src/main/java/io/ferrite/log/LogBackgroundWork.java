@@ -104,32 +104,43 @@ final class LogBackgroundWork
         }
     }
 
-    /** Closes a deleted segment after {@code delayMs}, or at once when the scheduler has stopped. */
+    /**
+     * Closes and unmaps a deleted segment after {@code delayMs}; when the manager stops first (or has
+     * stopped), closes it at once but leaves its mappings to the GC, since its readers were promised
+     * the delay.
+     */
     void closeLater(final Segment segment, final long delayMs)
     {
         pendingCloses.add(segment);
-        final Runnable close = () ->
+        if (scheduler.isShutdown())
         {
             if (pendingCloses.remove(segment))
             {
-                closeDeleted(segment);
+                closeDeleted(segment, false);
             }
-        };
-        if (scheduler.isShutdown())
-        {
-            close.run();
+            return;
         }
-        else
+        scheduler.schedule(() ->
         {
-            scheduler.schedule(close, delayMs, TimeUnit.MILLISECONDS);
-        }
+            if (pendingCloses.remove(segment))
+            {
+                closeDeleted(segment, true);
+            }
+        }, delayMs, TimeUnit.MILLISECONDS);
     }
 
-    private static void closeDeleted(final Segment segment)
+    private static void closeDeleted(final Segment segment, final boolean unmap)
     {
         try
         {
-            segment.close();
+            if (unmap)
+            {
+                segment.closeAndUnmap();
+            }
+            else
+            {
+                segment.close();
+            }
         }
         catch (final IOException ex)
         {
@@ -159,14 +170,17 @@ final class LogBackgroundWork
         }
     }
 
-    /** After {@link #stopTasks}: waits for the preallocator to end and closes the deleted segments still waiting. */
+    /**
+     * After {@link #stopTasks}: waits for the preallocator to end and closes the deleted segments
+     * still waiting, their mappings left to the GC (their delay has not passed).
+     */
     void stopThreads()
     {
         LogAgents.stop(preallocator);
         Segment s;
         while ((s = pendingCloses.poll()) != null)
         {
-            closeDeleted(s);
+            closeDeleted(s, false);
         }
     }
 }

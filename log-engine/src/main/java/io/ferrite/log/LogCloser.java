@@ -34,7 +34,7 @@ final class LogCloser
         segments.lock();
         try
         {
-            if (!segments.markClosed())
+            if (!segments.markClosed(log.toString()))
             {
                 return;
             }

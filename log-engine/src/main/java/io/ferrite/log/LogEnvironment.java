@@ -12,7 +12,7 @@ interface LogEnvironment
      */
     void flushInBackground(PartitionLog log);
 
-    /** Closes (and unmaps) a deleted segment once readers that may hold it are done. */
+    /** Closes (and unmaps) a deleted segment once readers that may hold it are done ({@code delayMs}). */
     void closeLater(Segment segment, long delayMs);
 
     DurabilityListener durabilityListener();
@@ -37,7 +37,7 @@ interface LogEnvironment
         {
             try
             {
-                segment.close();
+                segment.close(); // no delay here: the mappings are left to the GC, for readers still on them
             }
             catch (final java.io.IOException ignored)
             {

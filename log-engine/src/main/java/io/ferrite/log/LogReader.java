@@ -14,6 +14,11 @@ import static io.ferrite.wire.record.RecordBatchDescriptor.NO_TIMESTAMP;
  * The reads of one partition log, from any thread and without a lock: fetch regions, in-place
  * batches, and ListOffsets by timestamp. Each takes the segment list once and the log end once,
  * so it answers from one consistent view even while the writer appends and retention deletes.
+ *
+ * <p>A read racing a close of its log reads valid memory (a close leaves the mappings to the GC,
+ * {@link SegmentFile#close}); each checks the closed flag after it has its answer and throws
+ * {@link LogClosedException} instead of giving one that the close may have overtaken — a region
+ * whose channel the close shut, a batch of a log that is gone.
  */
 final class LogReader
 {
@@ -30,6 +35,13 @@ final class LogReader
 
     /** See {@link PartitionLog#read}. */
     int read(final long startOffset, final int maxBytes, final long maxOffset, final boolean minOneBatch, final FileRegion out)
+    {
+        final int answer = readRegion(startOffset, maxBytes, maxOffset, minOneBatch, out);
+        segments.checkOpen();
+        return answer;
+    }
+
+    private int readRegion(final long startOffset, final int maxBytes, final long maxOffset, final boolean minOneBatch, final FileRegion out)
     {
         final long end = offsets.logEndOffset();
         if (startOffset < offsets.logStartOffset() || startOffset > end)
@@ -94,6 +106,13 @@ final class LogReader
     /** See {@link PartitionLog#readBatch}. */
     int readBatch(final long offset, final long maxOffset, final RecordBatch batch)
     {
+        final int answer = wrapBatch(offset, maxOffset, batch);
+        segments.checkOpen();
+        return answer;
+    }
+
+    private int wrapBatch(final long offset, final long maxOffset, final RecordBatch batch)
+    {
         final long end = offsets.logEndOffset();
         if (offset < offsets.logStartOffset() || offset > end)
         {
@@ -124,6 +143,13 @@ final class LogReader
 
     /** See {@link PartitionLog#offsetForTimestamp}. */
     TimestampOffset offsetForTimestamp(final long timestamp, final TimestampOffset out)
+    {
+        final TimestampOffset answer = lookUpTimestamp(timestamp, out);
+        segments.checkOpen();
+        return answer;
+    }
+
+    private TimestampOffset lookUpTimestamp(final long timestamp, final TimestampOffset out)
     {
         out.set(-1, -1);
         final long start = offsets.logStartOffset();
@@ -167,6 +193,13 @@ final class LogReader
 
     /** See {@link PartitionLog#maxTimestampOffset}. */
     TimestampOffset maxTimestampOffset(final TimestampOffset out)
+    {
+        final TimestampOffset answer = lookUpMaxTimestamp(out);
+        segments.checkOpen();
+        return answer;
+    }
+
+    private TimestampOffset lookUpMaxTimestamp(final TimestampOffset out)
     {
         out.set(-1, -1);
         Segment best = null;

@@ -11,7 +11,9 @@ import io.ferrite.wire.record.RecordBatch;
  * <p>The bytes a {@link #next} call wraps stay valid while their segment exists and for
  * {@code file.delete.delay.ms} after retention deletes it. A tailer never starts a read in a segment
  * retention has deleted (or a closed log's): it finds its place again in the segments that remain —
- * the first batch at or after its offset, or the new log start. A batch frame damaged on disk ends
+ * the first batch at or after its offset, or the new log start; on a closed log (whose close retires
+ * every segment) {@link #next} throws {@link LogClosedException}. A batch a call wrapped before the
+ * close stays readable: a clean close leaves the mappings to the GC. A batch frame damaged on disk ends
  * its segment for the tailer, which goes on at the next segment (the frame is checked, the CRC is
  * the reader's to check: {@link RecordBatch#check}). Offsets missing between segments (a gap left
  * by damage) are passed over.
@@ -41,6 +43,7 @@ public final class LogTailer
      * watermark for committed data only, {@link Long#MAX_VALUE} for all that is appended).
      *
      * @return whether there was one; false leaves the tailer where it was
+     * @throws LogClosedException when the log is closed (a call racing the close may still answer)
      */
     public boolean next(final long maxOffset, final RecordBatch batch)
     {
@@ -86,10 +89,7 @@ public final class LogTailer
      */
     private boolean seek(final long maxOffset, final RecordBatch batch)
     {
-        if (log.isClosed())
-        {
-            return false;
-        }
+        log.checkOpen();
         final Segment[] segs = log.segments();
         final long from = Math.max(nextOffset, log.logStartOffset());
         for (int i = SegmentList.floor(segs, from); i < segs.length; i++)

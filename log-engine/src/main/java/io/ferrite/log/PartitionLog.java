@@ -14,7 +14,8 @@ import java.nio.file.Path;
  * or claim (or {@link #claimWriter}) and checked by an {@code assert} that only compares; any
  * number of threads read. A {@link #close} from another thread waits for an append in progress or
  * an open claim to end, and an append or claim that starts after it began answers LOG_CLOSED
- * ({@link WriterGate}). Offsets and segment sizes are published with release semantics after
+ * ({@link WriterGate}); it never unmaps under a reader (the mappings are the GC's), and a read
+ * that a close overtook throws {@link LogClosedException}. Offsets and segment sizes are published with release semantics after
  * the bytes, so readers never see a partial batch. The segment list is copy-on-write; the writer
  * (roll) and the retention task change it under a lock that readers never take.
  *
@@ -165,6 +166,12 @@ public final class PartitionLog implements AutoCloseable
         return segments.array();
     }
 
+    /** @throws LogClosedException when the log is closed */
+    void checkOpen()
+    {
+        segments.checkOpen();
+    }
+
     /**
      * Appends to the active segment that had to allocate disk blocks themselves because the
      * preallocator had not kept ahead (mapped strategy): each is a latency spike.
@@ -304,6 +311,8 @@ public final class PartitionLog implements AutoCloseable
      * from any thread; allocates nothing.
      *
      * @return {@link #READ_OK} (the region may be empty) or {@link #OFFSET_OUT_OF_RANGE}
+     * @throws LogClosedException when the log is closed, or its close overtook the read (the
+     *     region's channel may be shut); a read racing a close never touches unmapped memory
      */
     public int read(final long startOffset, final int maxBytes, final long maxOffset, final boolean minOneBatch, final FileRegion out)
     {
@@ -321,6 +330,8 @@ public final class PartitionLog implements AutoCloseable
      * @param maxOffset the bound (the high watermark for a reader that must see only committed data)
      * @return {@link #READ_OK}, {@link #NO_BATCH} (nothing at that offset below the bound yet) or
      *         {@link #OFFSET_OUT_OF_RANGE}
+     * @throws LogClosedException when the log is closed (a batch wrapped before the close stays
+     *     readable: a clean close leaves the mappings to the GC)
      */
     public int readBatch(final long offset, final long maxOffset, final RecordBatch batch)
     {
@@ -331,13 +342,19 @@ public final class PartitionLog implements AutoCloseable
      * ListOffsets by timestamp, as Kafka answers it: the first record whose timestamp is at least
      * {@code timestamp}, found through the time index and the first batch whose max timestamp reaches
      * it. Not for the hot path (may decompress).
+     *
+     * @throws LogClosedException when the log is closed
      */
     public TimestampOffset offsetForTimestamp(final long timestamp, final TimestampOffset out)
     {
         return reader.offsetForTimestamp(timestamp, out);
     }
 
-    /** ListOffsets MAX_TIMESTAMP: the largest timestamp in the log and the offset of its first record. */
+    /**
+     * ListOffsets MAX_TIMESTAMP: the largest timestamp in the log and the offset of its first record.
+     *
+     * @throws LogClosedException when the log is closed
+     */
     public TimestampOffset maxTimestampOffset(final TimestampOffset out)
     {
         return reader.maxTimestampOffset(out);

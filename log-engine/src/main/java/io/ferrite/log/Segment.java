@@ -459,6 +459,7 @@ final class Segment implements AutoCloseable
         return retired;
     }
 
+    /** Closes the files (deactivating an active segment), leaving the mappings to the GC: see {@link SegmentFile#close}. */
     @Override
     public void close() throws IOException
     {
@@ -475,6 +476,24 @@ final class Segment implements AutoCloseable
             offsetIndex.close();
             timeIndex.close();
             log.close();
+        }
+    }
+
+    /**
+     * {@link #close} and unmap at once: for a deleted segment once {@code file.delete.delay.ms} has
+     * passed (readers must be done with it by then), so that its files' blocks go back to the disk.
+     */
+    void closeAndUnmap() throws IOException
+    {
+        try
+        {
+            close();
+        }
+        finally
+        {
+            offsetIndex.unmapNow(); // closed already: these only unmap, and do not throw
+            timeIndex.unmapNow();
+            log.unmapNow();
         }
     }
 

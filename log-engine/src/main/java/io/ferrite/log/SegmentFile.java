@@ -353,17 +353,41 @@ final class SegmentFile implements AutoCloseable
         claimedUpTo = Math.min(claimedUpTo, size);
     }
 
+    /**
+     * Closes the channel; nothing more is allocated or written. The mapping stays, and so does
+     * {@link #view} over it: a reader racing the close (or holding a batch it wrapped before) reads
+     * valid memory, and the mapping goes when nothing reaches it any more (the cleaner of the
+     * {@link MappedByteBuffer}, which the view and every buffer wrapped from it reference), or at
+     * {@link #unmapNow}. Unmapping here made such a reader a SIGSEGV of the whole process
+     * ({@code CloseReadRaceTest}).
+     */
     @Override
     public synchronized void close() throws IOException
     {
         sealed = true;
-        if (mapped != null)
-        {
-            final MappedByteBuffer m = mapped;
-            mapped = null;
-            view.wrap(0, 0);
-            IoUtil.unmap(m);
-        }
         channel.close();
+    }
+
+    /**
+     * {@link #close} and unmap at once: only once no reader can hold the mapping any more (a deleted
+     * segment after {@code file.delete.delay.ms}, whose blocks would otherwise stay allocated until
+     * the GC collects the mapping).
+     */
+    synchronized void unmapNow() throws IOException
+    {
+        try
+        {
+            close();
+        }
+        finally
+        {
+            if (mapped != null)
+            {
+                final MappedByteBuffer m = mapped;
+                mapped = null;
+                view.wrap(0, 0);
+                IoUtil.unmap(m);
+            }
+        }
     }
 }

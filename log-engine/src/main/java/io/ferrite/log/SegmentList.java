@@ -15,6 +15,8 @@ final class SegmentList
     private volatile Segment[] segments;
     /** Set under the lock by close: the segments are closed (or waiting to be), nothing may use them. */
     private volatile boolean closed;
+    /** What reads of the closed log throw (made by the close, before {@link #closed} is set). */
+    private LogClosedException closedException;
 
     /** What recovery found; set once, before the log is shared. */
     void loaded(final Segment[] segments)
@@ -113,17 +115,37 @@ final class SegmentList
     }
 
     /**
-     * Marks the segments closed, under the lock.
+     * Throws when the log is closed: every read calls it after taking its answer, so that a read
+     * that began after a close, or ran into one that had marked the log by then, gives no answer from
+     * files that are going away (a region whose channel the close shuts). One volatile load (a plain
+     * load on x86), on the object whose segment array the read has just loaded.
+     */
+    void checkOpen()
+    {
+        if (closed)
+        {
+            throw closedException;
+        }
+    }
+
+    /**
+     * Marks the segments closed, under the lock, and retires them, so that a tailer on one stops at
+     * its next batch.
      *
      * @return false when they were already
      */
-    boolean markClosed()
+    boolean markClosed(final String logName)
     {
         if (closed)
         {
             return false;
         }
+        closedException = new LogClosedException("log " + logName + " is closed");
         closed = true;
+        for (final Segment s : segments)
+        {
+            s.retire();
+        }
         return true;
     }
 

@@ -44,19 +44,8 @@ public final class CloseRaceChild
         final Random random = new Random(Long.parseLong(args[2]));
         final ExpandableDirectByteBuffer template = new ExpandableDirectByteBuffer(BATCH_BYTES + 4096);
         final int length = template(template);
-        for (int round = 0; round < rounds; round++)
-        {
-            final String failure = round(dir.resolve("round-" + round), round % 2 == 0 ? WriteStrategy.MAPPED : WriteStrategy.CHANNEL,
-                round % 4 >= 2, template, length, random.nextInt(40));
-            if (failure != null)
-            {
-                System.out.println("FAIL round " + round + ": " + failure);
-                System.out.flush();
-                System.exit(1);
-            }
-        }
-        System.out.println("DONE");
-        System.out.flush();
+        ChildJvm.runRounds(rounds, round -> round(dir.resolve("round-" + round),
+            round % 2 == 0 ? WriteStrategy.MAPPED : WriteStrategy.CHANNEL, round % 4 >= 2, template, length, random.nextInt(40)));
     }
 
     private static int template(final ExpandableDirectByteBuffer out)
@@ -124,21 +113,10 @@ public final class CloseRaceChild
                 return "reopened log reads to " + expected + ", acknowledged appends end at " + acknowledgedEnd;
             }
         }
-        deleteRecursively(dir); // up to 20 MiB a round, on tmpfs: memory
+        ChildJvm.deleteRecursively(dir); // up to 20 MiB a round, on tmpfs: memory
         System.out.println("ROUND " + dir.getFileName() + " " + acknowledgedEnd / 16 + " appends " + strategy + (claims ? " claims" : ""));
         System.out.flush();
         return null;
-    }
-
-    private static void deleteRecursively(final Path dir) throws java.io.IOException
-    {
-        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir))
-        {
-            for (final Path p : (Iterable<Path>)files.sorted(java.util.Comparator.reverseOrder())::iterator)
-            {
-                java.nio.file.Files.delete(p);
-            }
-        }
     }
 
     /** The writer: appends (or claims and commits) until LOG_CLOSED; anything else, or an exception, is a failure. */

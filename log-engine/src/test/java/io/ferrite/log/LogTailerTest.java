@@ -7,6 +7,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -14,6 +16,7 @@ import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A tailer follows a log being written, across segment rolls, seeing every batch once and in order, never past its bound. */
@@ -170,6 +173,69 @@ class LogTailerTest
             }
             assertEquals(0, fewest, "bytes allocated by tailing 20000 batches");
         }
+    }
+
+    /**
+     * A tailer across a clean close and a reopen of the same directory: on the closed log it throws
+     * {@link LogClosedException} (not a silent false, which reads as "nothing yet"), the batch it
+     * wrapped last before the close stays readable after it, and a tailer on the reopened log from
+     * the old one's {@code nextOffset} sees every batch appended — those the old one had not reached
+     * and those appended after the reopen — once and in order, across rolls on both sides.
+     */
+    @Test
+    void aTailerResumedAfterACloseAndReopenSeesEveryAppendedBatchOnceInOrder() throws Exception
+    {
+        final Map<String, String> config = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "4096");
+        final Batches b = new Batches();
+        final AppendResult result = new AppendResult();
+        final List<Long> appended = new ArrayList<>();
+        final List<Long> seen = new ArrayList<>();
+        final RecordBatch batch = new RecordBatch();
+        final long resumeAt;
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = manager.createLog("reopen", 0, config);
+            appendBatches(log, 60, b, result, appended);
+            final LogTailer tailer = new LogTailer(log, 0);
+            final RecordBatch held = new RecordBatch();
+            for (int i = 0; i < 25; i++)
+            {
+                assertTrue(tailer.next(Long.MAX_VALUE, held));
+                seen.add(held.baseOffset());
+            }
+            appendBatches(log, 20, b, result, appended);
+            assertTrue(log.segmentCount() > 3, "segments: " + log.segmentCount());
+            log.close();
+            assertThrows(LogClosedException.class, () -> tailer.next(Long.MAX_VALUE, batch), "the tailer of a closed log");
+            assertEquals(RecordBatch.OK, held.check(held.sizeInBytes()), "the batch wrapped before the close, read after it");
+            assertEquals(seen.get(seen.size() - 1), held.baseOffset());
+            resumeAt = tailer.nextOffset();
+        }
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = manager.log("reopen", 0);
+            appendBatches(log, 30, b, result, appended);
+            final LogTailer tailer = new LogTailer(log, resumeAt);
+            while (tailer.next(Long.MAX_VALUE, batch))
+            {
+                assertEquals(RecordBatch.OK, batch.check(batch.sizeInBytes()));
+                seen.add(batch.baseOffset());
+            }
+        }
+        assertEquals(appended, seen, "every batch once, in order");
+    }
+
+    private static void appendBatches(final PartitionLog log, final int n, final Batches b, final AppendResult result,
+        final List<Long> baseOffsets)
+    {
+        for (int i = 0; i < n; i++)
+        {
+            b.records(1 + i % 4, baseOffsets.size(), SystemEpochClock.INSTANCE.time());
+            log.append(b.buffer, 0, b.length, result);
+            assertEquals(AppendResult.OK, result.status);
+            baseOffsets.add(result.firstOffset);
+        }
+        log.highWatermark(log.logEndOffset());
     }
 
     /** A log of about ten segments, deleted segments closed after {@code deleteDelayMs}, every offset below the high watermark. */

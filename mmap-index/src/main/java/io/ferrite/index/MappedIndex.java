@@ -456,7 +456,12 @@ abstract class MappedIndex implements AutoCloseable
     /** The search key of entry {@code i}: an offset or a timestamp. */
     protected abstract long key(int i);
 
-    /** Trims (when writable) and unmaps: only once no reader can hold the index any more. */
+    /**
+     * Trims (when writable), flushes and gives back the claims' descriptor; the index takes no more
+     * entries. The mapping stays, for readers still searching it: it goes when the index is no
+     * longer reachable (the buffer's cleaner unmaps it), or at {@link #unmapNow}. Why not unmap here:
+     * a reader racing the close would search an unmapped page, a SIGSEGV of the whole process.
+     */
     @Override
     public synchronized void close() throws IOException
     {
@@ -473,9 +478,25 @@ abstract class MappedIndex implements AutoCloseable
             }
             finally
             {
-                unmap();
                 releaseClaimChannel();
             }
+        }
+    }
+
+    /**
+     * {@link #close} and unmap at once: only once no reader can hold the index any more (a deleted
+     * segment after {@code file.delete.delay.ms}, whose file would otherwise keep its disk blocks
+     * until the GC collects the mapping).
+     */
+    public synchronized void unmapNow() throws IOException
+    {
+        try
+        {
+            close();
+        }
+        finally
+        {
+            unmap();
         }
     }
 

@@ -8,6 +8,7 @@ import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.FileRegion;
+import io.ferrite.log.LogClosedException;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.FetchRequestDecoder;
@@ -204,6 +205,21 @@ public final class FetchHandler implements RequestHandler
             return (int)Math.min(Math.max(0, partitionMaxBytes), Math.min(Integer.MAX_VALUE, 2 * needed));
         }
 
+        /** Reads one partition into {@link #region}; the partition's error. */
+        private short read(final Partition partition, final Topic topic, final FetchRequestDecoder.FetchPartition p,
+            final int limit, final boolean minOneBatch)
+        {
+            try
+            {
+                return partition.log.read(p.fetchOffset(), limit, partition.log.highWatermark(), minOneBatch, region) ==
+                    PartitionLog.OFFSET_OUT_OF_RANGE ? Errors.OFFSET_OUT_OF_RANGE : Errors.NONE;
+            }
+            catch (final LogClosedException gone)
+            {
+                return PartitionLookup.closed(topic, version >= 13); // deleted, or the broker is shutting down
+            }
+        }
+
         private int pass(final Connection connection, final boolean write, final int outOffset)
         {
             errors = false;
@@ -250,15 +266,10 @@ public final class FetchHandler implements RequestHandler
                     {
                         error = Errors.UNKNOWN_LEADER_EPOCH; // the only leader epoch here is 0
                     }
-                    else if (partition.log.read(p.fetchOffset(), write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
-                        countingLimit(p.partitionMaxBytes(), bytes), partition.log.highWatermark(), write ? first : true, region) ==
-                        PartitionLog.OFFSET_OUT_OF_RANGE)
-                    {
-                        error = Errors.OFFSET_OUT_OF_RANGE;
-                    }
                     else
                     {
-                        error = Errors.NONE;
+                        error = read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
+                            countingLimit(p.partitionMaxBytes(), bytes), write ? first : true);
                     }
                     final int length = error == Errors.NONE ? region.length : 0;
                     if (error != Errors.NONE)

@@ -6,6 +6,7 @@ import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogClosedException;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.log.TimestampOffset;
 import io.ferrite.wire.message.ApiKeys;
@@ -69,13 +70,37 @@ public final class ListOffsetsHandler implements RequestHandler
                 }
                 else
                 {
-                    lookUp(partition.log, partitions.timestamp());
-                    p.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset)
-                        .leaderEpoch(found.offset < 0 || version < 4 ? -1 : 0); // the field exists from v4
+                    final short error = lookUp(partition.log, partitions.timestamp(), topic);
+                    if (error == Errors.NONE)
+                    {
+                        p.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset)
+                            .leaderEpoch(found.offset < 0 || version < 4 ? -1 : 0); // the field exists from v4
+                    }
+                    else
+                    {
+                        p.errorCode(error).timestamp(-1).offset(-1).leaderEpoch(-1);
+                    }
                 }
             }
         }
         return outOffset + response.finish();
+    }
+
+    /**
+     * Looks the timestamp up into {@link #found}; the partition's error: a log closed before or under
+     * the lookup (deleted, or the broker shutting down) answers as a partition that is gone.
+     */
+    private short lookUp(final PartitionLog log, final long timestamp, final Topic topic)
+    {
+        try
+        {
+            lookUp(log, timestamp);
+        }
+        catch (final LogClosedException gone)
+        {
+            return PartitionLookup.closed(topic, false);
+        }
+        return log.isClosed() ? PartitionLookup.closed(topic, false) : Errors.NONE;
     }
 
     private void lookUp(final PartitionLog log, final long timestamp)

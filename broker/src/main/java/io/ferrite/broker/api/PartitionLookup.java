@@ -56,4 +56,16 @@ public final class PartitionLookup
     {
         return topic == null && byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
     }
+
+    /**
+     * The error for a read whose partition's log closed under the request ({@code LogClosedException}):
+     * a topic deleted meanwhile is not found, as Kafka answers once the partition is gone (by id:
+     * UNKNOWN_TOPIC_ID); otherwise the broker is shutting down, and Kafka's answer for a partition it
+     * still knows but no longer hosts is NOT_LEADER_OR_FOLLOWER — either way a client's retriable
+     * error, never a dropped connection.
+     */
+    public static short closed(final Topic topic, final boolean byId)
+    {
+        return topic.isDeleted() ? notFound(null, byId) : Errors.NOT_LEADER_OR_FOLLOWER;
+    }
 }

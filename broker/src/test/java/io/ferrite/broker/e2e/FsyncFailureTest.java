@@ -36,6 +36,7 @@ import static io.ferrite.broker.group.GroupCoordinator.OFFSETS_TOPIC;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A real fsync that fails (EIO) under a broker in {@code ferrite.log.durability=fsync}: the server
@@ -79,8 +80,7 @@ class FsyncFailureTest
                 assertStorageError(producer.send(new ProducerRecord<>("failing", 0, null, "after-the-failure")));
                 assertEquals(1, send(producer, "healthy").offset(), "the other partition's fsyncs work: it serves on");
             }
-            final long logged = server.stderr().lines().filter(l -> l.contains("fsync of failing-0 failed")).count();
-            assertEquals(1, logged, "the failure is logged once:\n" + server.stderr());
+            assertLoggedOnce(server, "failing-0");
         }
         finally
         {
@@ -97,6 +97,118 @@ class FsyncFailureTest
         {
             server.stop();
         }
+    }
+
+    /**
+     * In {@code ferrite.log.durability=flush} (the default) a produce is acknowledged from the page
+     * cache, and the fsync that {@code flush.messages=1} asks for comes after the answer (Kafka 4.4
+     * flushes inside the append instead, and answers the produce whose flush failed
+     * KAFKA_STORAGE_ERROR). The failure still marks the log failed for good, as in fsync durability:
+     * produces to it are refused with KAFKA_STORAGE_ERROR from then on (the first refused is the
+     * second or third after the trigger, depending on when the group committer's fsync ends), it is
+     * logged once, the other partition serves on, and a restart recovers every acknowledged record.
+     */
+    @Test
+    void inFlushDurabilityAFailedFlushMessagesFsyncRefusesLaterAppendsToThatPartition() throws Exception
+    {
+        flushDurabilityFailure(Map.of("flush.messages", "1"), "v", 1);
+    }
+
+    /**
+     * Flush durability with no flush settings, as most brokers run: the only fsync of a segment is
+     * the background flush after it rolls (1 MiB segments, 100 KiB records: the eleventh after the
+     * trigger rolls it), so no produce is refused before that, and every one is from soon after.
+     */
+    @Test
+    void inFlushDurabilityAFailedFsyncOfARolledSegmentRefusesLaterAppendsToThatPartition() throws Exception
+    {
+        flushDurabilityFailure(Map.of("segment.bytes", "1048576"), "x".repeat(100 * 1024), 11);
+    }
+
+    /**
+     * One record to {@code failing} before the trigger, then records of {@code value} until one is
+     * refused, which must come after at least {@code leastAcknowledged} in all and within 200: then
+     * the log is failed for good (the next is refused too), the failure logged once, {@code healthy}
+     * serves on, and after a restart the log ends just after the acknowledged records (the shim fails
+     * the call, not the write: their pages reach the file; a refused record is never written).
+     */
+    private void flushDurabilityFailure(final Map<String, String> topicConfig, final String value, final int leastAcknowledged)
+        throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path trigger = dir.resolve("fail-now");
+        ServerCommand.Running server = start(data, failingFsyncsUnder(data.resolve("failing-0"), trigger), "flush");
+        int acknowledged = 1;
+        try
+        {
+            try (Admin admin = admin(server))
+            {
+                admin.createTopics(List.of(new NewTopic("failing", 1, (short)1).configs(topicConfig),
+                    new NewTopic("healthy", 1, (short)1))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            }
+            try (KafkaProducer<String, String> producer = producer(server))
+            {
+                assertEquals(0, send(producer, "failing").offset(), "fsync works before the trigger");
+                Files.createFile(trigger);
+                while (!refused(producer, value))
+                {
+                    acknowledged++;
+                    if (acknowledged >= 200)
+                    {
+                        throw new AssertionError("no produce refused after " + acknowledged + " records:\n" + server.stderr());
+                    }
+                }
+                System.out.println("flush durability " + topicConfig + ": refused after " + acknowledged + " acknowledged records");
+                assertTrue(acknowledged >= leastAcknowledged, "refused after " + acknowledged + " acknowledged records");
+                awaitLoggedFailure(server, "failing-0");
+                assertStorageError(producer.send(new ProducerRecord<>("failing", 0, null, "after-the-failure")));
+                assertEquals(0, send(producer, "healthy").offset(), "the other partition serves on");
+            }
+            assertLoggedOnce(server, "failing-0");
+        }
+        finally
+        {
+            server.stop();
+        }
+
+        Files.delete(trigger);
+        server = start(data, Map.of(), "flush");
+        try (KafkaProducer<String, String> producer = producer(server))
+        {
+            assertEquals(acknowledged, send(producer, "failing").offset(),
+                "the restart recovered every acknowledged record from the disk, and no refused one");
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /** Sends one record to {@code failing}: false when acknowledged, true when refused with KAFKA_STORAGE_ERROR. */
+    private static boolean refused(final KafkaProducer<String, String> producer, final String value) throws Exception
+    {
+        try
+        {
+            producer.send(new ProducerRecord<>("failing", 0, null, value)).get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            return false;
+        }
+        catch (final ExecutionException ex)
+        {
+            assertInstanceOf(KafkaStorageException.class, ex.getCause());
+            return true;
+        }
+    }
+
+    private static void awaitLoggedFailure(final ServerCommand.Running server, final String partition)
+    {
+        io.ferrite.testing.Await.await(() -> server.stderr().contains("fsync of " + partition + " failed"),
+            java.time.Duration.ofSeconds(ANSWER_DEADLINE_S), "the failed fsync of " + partition + " logged");
+    }
+
+    private static void assertLoggedOnce(final ServerCommand.Running server, final String partition) throws Exception
+    {
+        final long logged = server.stderr().lines().filter(l -> l.contains("fsync of " + partition + " failed")).count();
+        assertEquals(1, logged, "the failure is logged once:\n" + server.stderr());
     }
 
     /**
@@ -172,8 +284,14 @@ class FsyncFailureTest
 
     private ServerCommand.Running start(final Path data, final Map<String, String> environment) throws Exception
     {
+        return start(data, environment, "fsync");
+    }
+
+    private ServerCommand.Running start(final Path data, final Map<String, String> environment, final String durability)
+        throws Exception
+    {
         return ServerCommand.start(dir, environment, "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-            "--override", "ferrite.log.durability=fsync", "--override", "offsets.topic.num.partitions=1");
+            "--override", "ferrite.log.durability=" + durability, "--override", "offsets.topic.num.partitions=1");
     }
 
     /** The child's environment: the shim fails the fsyncs of files under {@code partitionDir} once {@code trigger} exists. */

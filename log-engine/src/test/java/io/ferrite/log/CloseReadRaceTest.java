@@ -1,0 +1,62 @@
+package io.ferrite.log;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * close() from another thread while readers of every kind — fetch regions, a tailer, readBatch,
+ * ListOffsets' index lookups — read the log in tight loops, over many rounds
+ * ({@code -Dferrite.closereadrace.rounds}, 30 by default; the {@code long} profile runs 300), in a
+ * child JVM ({@link CloseReadRaceChild}): a read of an unmapped page crashes that JVM, which shows as
+ * this test failing. Passes only if every reader ended with {@link LogClosedException} and nothing
+ * else was thrown. Run twice: with Agrona's bounds checks (a stale read then may throw
+ * IndexOutOfBoundsException instead of crashing) and without them, as a benchmark build runs.
+ */
+class CloseReadRaceTest
+{
+    private static final int ROUNDS = Integer.getInteger("ferrite.closereadrace.rounds", 30);
+
+    @TempDir
+    Path dir;
+
+    private Path shmDir;
+
+    @AfterEach
+    void deleteShmDir() throws IOException
+    {
+        ChildJvm.deleteRecursively(shmDir);
+    }
+
+    @Test
+    void readersRacingACloseSeeLogClosedExceptionAndNeverAnUnmappedPage() throws Exception
+    {
+        race(List.of());
+    }
+
+    @Test
+    void soWithoutAgronasBoundsChecks() throws Exception
+    {
+        race(List.of("-Dagrona.disable.bounds.checks=true"));
+    }
+
+    private void race(final List<String> jvmOptions) throws Exception
+    {
+        final long seed = Long.getLong("ferrite.seed", System.nanoTime());
+        System.out.println("close read race seed " + seed + " (replay with -Dferrite.seed=" + seed + ")");
+        shmDir = ChildJvm.shmDir("ferrite-close-read-race-");
+        final Path data = shmDir != null ? shmDir : dir.resolve("data");
+        final ChildJvm.Result result = ChildJvm.run(CloseReadRaceChild.class, dir, jvmOptions, data.toString(),
+            Integer.toString(ROUNDS), Long.toString(seed));
+        final String report = result.report(seed);
+        assertEquals(0, result.exitCode(), report);
+        assertTrue(result.output().contains("DONE"), report);
+    }
+}
