@@ -189,12 +189,25 @@ final class LogLoader
         {
             s.offsetIndex.sanityCheck();
             s.timeIndex.sanityCheck();
-            return s.lastIndexEntryMatches();
+            return lastIndexEntryMatches(s);
         }
         catch (final CorruptIndexException ex)
         {
             return false;
         }
+    }
+
+    /** Whether the last offset-index entry points at the batch it names (a cheap check on open). */
+    private static boolean lastIndexEntryMatches(final Segment s)
+    {
+        final int n = s.offsetIndex.entries();
+        if (n == 0)
+        {
+            return true;
+        }
+        final int p = s.offsetIndex.position(n - 1);
+        final long offset = s.baseOffset + s.offsetIndex.relativeOffset(n - 1);
+        return s.plausibleBatchAt(p, offset, s.size()) && s.batchLastOffset(p) == offset;
     }
 
     /**

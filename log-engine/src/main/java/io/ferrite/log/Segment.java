@@ -371,7 +371,7 @@ final class Segment implements AutoCloseable
     }
 
     /** Whether a batch header that could hold offsets up to {@code target} starts at {@code p}. */
-    private boolean plausibleBatchAt(final int p, final long target, final int limit)
+    boolean plausibleBatchAt(final int p, final long target, final int limit)
     {
         if (p < 0 || p > limit - RecordBatchDescriptor.HEADER_LENGTH ||
             log.view().getByte(p + RecordBatchDescriptor.MAGIC_OFFSET) != RecordBatchDescriptor.MAGIC_V2)
@@ -381,19 +381,6 @@ final class Segment implements AutoCloseable
         final long base = batchBaseOffset(p);
         final int size = batchSize(p);
         return base >= baseOffset && base <= target && size >= RecordBatchDescriptor.HEADER_LENGTH && size <= limit - p;
-    }
-
-    /** Whether the last offset-index entry points at the batch it names (a cheap check on open). */
-    boolean lastIndexEntryMatches()
-    {
-        final int n = offsetIndex.entries();
-        if (n == 0)
-        {
-            return true;
-        }
-        final int p = offsetIndex.position(n - 1);
-        final long offset = baseOffset + offsetIndex.relativeOffset(n - 1);
-        return plausibleBatchAt(p, offset, size()) && batchLastOffset(p) == offset;
     }
 
     // ---- recovery ----

@@ -142,16 +142,15 @@ abstract class MappedIndex implements AutoCloseable
         {
             return;
         }
-        if (closed)
-        {
-            throw new IllegalStateException("index " + file + " is closed");
-        }
+        // after a close too, read-only: a reader racing the close gets valid memory, and the log's
+        // closed check after its answer tells it the log is gone (the mapping goes with the GC)
         final long bytes = (long)maxEntries * entrySize;
         if (bytes > 0)
         {
-            try (FileChannel channel = open())
+            final boolean forWrites = writable && !closed;
+            try (FileChannel channel = forWrites ? open() : FileChannel.open(file, StandardOpenOption.READ))
             {
-                mapped = channel.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, bytes);
+                mapped = channel.map(forWrites ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, bytes);
             }
             catch (final IOException ex)
             {
@@ -160,12 +159,6 @@ abstract class MappedIndex implements AutoCloseable
             buffer.wrap(mapped);
         }
         mappedReady = true;
-    }
-
-    /** Whether the file is mapped now (for tests and the per-partition cost). */
-    public boolean isMapped()
-    {
-        return mappedReady && mapped != null;
     }
 
     /**

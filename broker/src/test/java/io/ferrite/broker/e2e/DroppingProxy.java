@@ -55,7 +55,19 @@ final class DroppingProxy implements AutoCloseable
             try
             {
                 final Socket client = server.accept();
-                final Socket broker = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                final Socket broker;
+                try
+                {
+                    broker = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                }
+                catch (final IOException refused)
+                {
+                    // the broker is down (killed, not yet started again): this client's connection
+                    // fails, as it would without the proxy, and the proxy goes on accepting — it used
+                    // to end here, and every later connection, the checking consumer's too, hung
+                    closeQuietly(client);
+                    continue;
+                }
                 client.setTcpNoDelay(true);
                 broker.setTcpNoDelay(true);
                 sockets.add(client);
