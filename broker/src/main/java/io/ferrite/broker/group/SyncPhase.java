@@ -97,19 +97,22 @@ final class SyncPhase
      */
     private void completeSync(final Group group, final Map<String, byte[]> assignments, final long now)
     {
-        if (group.assignmentWriting)
+        final int generation = group.generationId;
+        if (group.assignmentWriting == generation)
         {
             return;
         }
-        group.assignmentWriting = true;
-        final int generation = group.generationId;
+        group.assignmentWriting = generation;
         store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group),
             error -> synced(group, generation, assignments, error));
     }
 
     private void synced(final Group group, final int generation, final Map<String, byte[]> assignments, final short error)
     {
-        group.assignmentWriting = false;
+        if (group.assignmentWriting == generation)
+        {
+            group.assignmentWriting = -1;
+        }
         if (groups.get(group.groupId) != group || group.generationId != generation || !group.is(Group.State.COMPLETING_REBALANCE))
         {
             return; // the group moved on while the write was on its way: its waiters were answered by that

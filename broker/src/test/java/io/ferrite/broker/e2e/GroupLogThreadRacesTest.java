@@ -1,0 +1,123 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+import static io.ferrite.broker.e2e.GroupLogThreadWritesTest.barrier;
+import static io.ferrite.broker.e2e.GroupLogThreadWritesTest.holdLogThread;
+import static io.ferrite.broker.e2e.GroupLogThreadWritesTest.overrides;
+import static io.ferrite.broker.e2e.RawGroups.COMMIT_V;
+import static io.ferrite.broker.e2e.RawGroups.JOIN_V;
+import static io.ferrite.broker.e2e.RawGroups.SYNC_V;
+import static io.ferrite.broker.e2e.RawGroups.assertError;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Races between the coordinator's writes on their way through the offsets partition's log thread
+ * (held still by a task, see {@link GroupLogThreadWritesTest}) and the group requests that come
+ * meanwhile. Found in the review of the change that made the log thread the writer.
+ */
+class GroupLogThreadRacesTest
+{
+    private static final String TOPIC = "parcels";
+    private static final String GROUP = "sorters";
+
+    @TempDir
+    Path dir;
+
+    /**
+     * The leader's SyncGroup of generation N is on its way to the log thread when a second member
+     * joins: the rebalance fails the waiting SyncGroup (REBALANCE_IN_PROGRESS), both members join
+     * generation N+1 and sync again. Generation N's write, answered later, is dropped (the group moved
+     * on) — and generation N+1's leader SyncGroup must still write the group and answer both members,
+     * as Kafka 4.4 does.
+     */
+    @Test
+    void aSyncOfTheNextGenerationIsWrittenWhileTheLastGenerationsWriteIsOnItsWay() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, overrides()))
+        {
+            broker.broker.topics().create(TOPIC, 1, Map.of());
+            final int port = broker.broker.address().getPort();
+            final List<TopicPartition> partitions = List.of(new TopicPartition(TOPIC, 0));
+            try (RawClient first = new RawClient(port); RawClient second = new RawClient(port); RawClient other = new RawClient(port))
+            {
+                assertError(Errors.NONE, RawGroups.commitError(other, COMMIT_V, RawGroups.commitRequest("warm-up", "", null, -1, TOPIC, 0,
+                    1, "")), "a commit of another group (creates the offsets topic)");
+                JoinGroupResponseData one = RawGroups.join(first, JOIN_V, RawGroups.joinRequest(GROUP, "", null, 30_000, 30_000, TOPIC));
+                assertError(Errors.MEMBER_ID_REQUIRED, one.errorCode(), "first JoinGroup of the first member");
+                one = RawGroups.join(first, JOIN_V, RawGroups.joinRequest(GROUP, one.memberId(), null, 30_000, 30_000, TOPIC));
+                assertError(Errors.NONE, one.errorCode(), "the first member's JoinGroup");
+                final String firstId = one.memberId();
+                final int generation = one.generationId();
+                final CountDownLatch release = holdLogThread(broker);
+                final int syncs;
+                final int secondSync;
+                try
+                {
+                    final int oldSync = first.send(ApiKeys.SYNC_GROUP, SYNC_V, RawGroups.syncRequest(GROUP, firstId, null, generation,
+                        Map.of(firstId, RawGroups.assignment(partitions))));
+                    barrier(other);
+                    assertFalse(first.answered(), "generation " + generation + "'s SyncGroup answered while its write is held");
+                    JoinGroupResponseData two = RawGroups.join(second, JOIN_V, RawGroups.joinRequest(GROUP, "", null, 30_000, 30_000,
+                        TOPIC));
+                    assertError(Errors.MEMBER_ID_REQUIRED, two.errorCode(), "first JoinGroup of the second member");
+                    final String secondId = two.memberId();
+                    final int secondJoin = second.send(ApiKeys.JOIN_GROUP, JOIN_V, RawGroups.joinRequest(GROUP, secondId, null, 30_000,
+                        30_000, TOPIC));
+                    assertError(Errors.REBALANCE_IN_PROGRESS, syncAnswer(first, oldSync, "generation " + generation).errorCode(),
+                        "generation " + generation + "'s SyncGroup once the second member joins");
+                    one = RawGroups.join(first, JOIN_V, RawGroups.joinRequest(GROUP, firstId, null, 30_000, 30_000, TOPIC));
+                    assertError(Errors.NONE, one.errorCode(), "the first member's JoinGroup of the next generation");
+                    two = new JoinGroupResponseData(new ByteBufferAccessor(second.receive(ApiKeys.JOIN_GROUP, JOIN_V, secondJoin)), JOIN_V);
+                    assertError(Errors.NONE, two.errorCode(), "the second member's JoinGroup");
+                    assertEquals(generation + 1, one.generationId(), "the next generation");
+                    assertEquals(firstId, one.leader(), "the first member still leads");
+                    syncs = first.send(ApiKeys.SYNC_GROUP, SYNC_V, RawGroups.syncRequest(GROUP, firstId, null, generation + 1,
+                        Map.of(firstId, RawGroups.assignment(partitions), secondId, RawGroups.assignment(List.of()))));
+                    secondSync = second.send(ApiKeys.SYNC_GROUP, SYNC_V, RawGroups.syncRequest(GROUP, secondId, null, generation + 1,
+                        Map.of()));
+                    barrier(other);
+                }
+                finally
+                {
+                    release.countDown();
+                }
+                final SyncGroupResponseData leader = syncAnswer(first, syncs, "generation " + (generation + 1) + " (leader)");
+                assertError(Errors.NONE, leader.errorCode(), "the leader's SyncGroup of the next generation");
+                assertArrayEquals(RawGroups.assignment(partitions), leader.assignment(), "the leader's assignment");
+                assertError(Errors.NONE, syncAnswer(second, secondSync, "generation " + (generation + 1) + " (follower)").errorCode(),
+                    "the second member's SyncGroup of the next generation");
+            }
+        }
+    }
+
+    /** The SyncGroup's answer; a read that times out (RawClient: 20 s) is the failure it is, named. */
+    private static SyncGroupResponseData syncAnswer(final RawClient raw, final int id, final String what) throws IOException
+    {
+        try
+        {
+            return new SyncGroupResponseData(new ByteBufferAccessor(raw.receive(ApiKeys.SYNC_GROUP, SYNC_V, id)), SYNC_V);
+        }
+        catch (final SocketTimeoutException ex)
+        {
+            return fail("the SyncGroup of " + what + " was not answered within 20 s");
+        }
+    }
+}
