@@ -2,6 +2,10 @@ package io.ferrite.broker.e2e;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.message.SyncGroupResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
@@ -15,6 +19,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.broker.e2e.GroupLogThreadWritesTest.barrier;
 import static io.ferrite.broker.e2e.GroupLogThreadWritesTest.holdLogThread;
@@ -26,6 +31,7 @@ import static io.ferrite.broker.e2e.RawGroups.assertError;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
@@ -106,6 +112,82 @@ class GroupLogThreadRacesTest
                     "the second member's SyncGroup of the next generation");
             }
         }
+    }
+
+    /**
+     * The offsets partition's log thread dies (a fault it cannot survive, thrown by a task on it)
+     * while a commit waits in its queue: that commit is answered NOT_COORDINATOR (Kafka 4.4's answer
+     * for a write that failed with KAFKA_STORAGE_ERROR), and so are the commit and the leader's
+     * SyncGroup sent after its death (answered by the coordinator's side of the queues); none of them
+     * changes what OffsetFetch returns.
+     */
+    @Test
+    void writesToADeadLogThreadAreAnsweredNotCoordinator() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, overrides()))
+        {
+            broker.broker.topics().create(TOPIC, 1, Map.of());
+            final int port = broker.broker.address().getPort();
+            try (RawClient committer = new RawClient(port); RawClient other = new RawClient(port))
+            {
+                assertError(Errors.NONE, RawGroups.commitError(other, COMMIT_V, outsideCommit(5)), "first commit (creates the offsets topic)");
+                final CountDownLatch running = new CountDownLatch(1);
+                final CountDownLatch release = new CountDownLatch(1);
+                broker.broker.executeOnOwner(GroupLogThreadWritesTest.offsetsPartition(broker).owner, () ->
+                {
+                    running.countDown();
+                    try
+                    {
+                        release.await(30, TimeUnit.SECONDS);
+                    }
+                    catch (final InterruptedException ex)
+                    {
+                        Thread.currentThread().interrupt();
+                    }
+                    throw new StackOverflowError("injected: a fault the log thread cannot survive");
+                });
+                assertTrue(running.await(20, TimeUnit.SECONDS), "the log thread runs the test's task");
+                final int queued;
+                try
+                {
+                    queued = committer.send(ApiKeys.OFFSET_COMMIT, COMMIT_V, outsideCommit(10));
+                    barrier(other);
+                    assertFalse(committer.answered(), "the commit was answered while its log thread was held");
+                }
+                finally
+                {
+                    release.countDown();
+                }
+                final OffsetCommitResponseData answer = new OffsetCommitResponseData(new ByteBufferAccessor(committer.receive(
+                    ApiKeys.OFFSET_COMMIT, COMMIT_V, queued)), COMMIT_V);
+                assertError(Errors.NOT_COORDINATOR, answer.topics().get(0).partitions().get(0).errorCode(),
+                    "the commit queued to the log thread that died");
+                assertError(Errors.NOT_COORDINATOR, RawGroups.commitError(committer, COMMIT_V, outsideCommit(15)),
+                    "a commit sent after the log thread died");
+                JoinGroupResponseData one = RawGroups.join(committer, JOIN_V, RawGroups.joinRequest("other-group", "", null, 30_000,
+                    30_000, TOPIC));
+                one = RawGroups.join(committer, JOIN_V, RawGroups.joinRequest("other-group", one.memberId(), null, 30_000, 30_000, TOPIC));
+                assertError(Errors.NONE, one.errorCode(), "JoinGroup (writes nothing)");
+                final int sync = committer.send(ApiKeys.SYNC_GROUP, SYNC_V, RawGroups.syncRequest("other-group", one.memberId(), null,
+                    one.generationId(), Map.of(one.memberId(), RawGroups.assignment(List.of(new TopicPartition(TOPIC, 0))))));
+                assertError(Errors.NOT_COORDINATOR, syncAnswer(committer, sync, "a group on the dead log thread").errorCode(),
+                    "the leader's SyncGroup after the log thread died");
+                assertEquals(5, committedOffset(other), "OffsetFetch after the refused commits");
+            }
+        }
+    }
+
+    private static OffsetCommitRequestData outsideCommit(final long offset)
+    {
+        return RawGroups.commitRequest(GROUP, "", null, -1, TOPIC, 0, offset, "");
+    }
+
+    private static long committedOffset(final RawClient raw) throws IOException
+    {
+        final OffsetFetchResponseData response = RawGroups.fetchOffsets(raw, (short)7, new OffsetFetchRequestData().setGroupId(GROUP)
+            .setTopics(List.of(new OffsetFetchRequestData.OffsetFetchRequestTopic().setName(TOPIC).setPartitionIndexes(List.of(0)))));
+        assertError(Errors.NONE, response.errorCode(), "OffsetFetch");
+        return response.topics().get(0).partitions().get(0).committedOffset();
     }
 
     /** The SyncGroup's answer; a read that times out (RawClient: 20 s) is the failure it is, named. */
