@@ -58,6 +58,8 @@ final class Group
      * while an older generation's write is on its way, and the next generation's sync must not wait for it.
      */
     int assignmentWriting = -1;
+    /** When that write counts as timed out (Kafka's offsets.commit.timeout.ms for a write, {@link AwaitingWrites#TIMEOUT_MS}). */
+    long assignmentDeadline;
 
     Group(final String groupId)
     {

@@ -177,6 +177,37 @@ class GroupLogThreadRacesTest
         }
     }
 
+    /**
+     * fsync durability, the offsets log's fsync held back: Kafka 4.4 schedules the leader's SyncGroup
+     * as a write with offsets.commit.timeout.ms (5 s) as its timeout and answers a write that timed out
+     * COORDINATOR_NOT_AVAILABLE (as an OffsetCommit here, {@code AwaitingWrites}); the SyncGroup must
+     * not wait for the fsync for ever.
+     */
+    @Test
+    void aLeadersSyncWaitingForAHeldFsyncIsAnsweredAfterTheWriteTimeout() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, overrides("ferrite.log.durability", "fsync")))
+        {
+            broker.broker.topics().create(TOPIC, 1, Map.of());
+            final int port = broker.broker.address().getPort();
+            try (RawClient leader = new RawClient(port); RawClient other = new RawClient(port))
+            {
+                assertError(Errors.NONE, RawGroups.commitError(other, COMMIT_V, outsideCommit(5)), "first commit (creates the offsets topic)");
+                JoinGroupResponseData one = RawGroups.join(leader, JOIN_V, RawGroups.joinRequest("other-group", "", null, 30_000,
+                    30_000, TOPIC));
+                one = RawGroups.join(leader, JOIN_V, RawGroups.joinRequest("other-group", one.memberId(), null, 30_000, 30_000, TOPIC));
+                assertError(Errors.NONE, one.errorCode(), "JoinGroup");
+                synchronized (FlushLock.of(GroupLogThreadWritesTest.offsetsPartition(broker).log)) // no fsync of the offsets log completes
+                {
+                    final int sync = leader.send(ApiKeys.SYNC_GROUP, SYNC_V, RawGroups.syncRequest("other-group", one.memberId(), null,
+                        one.generationId(), Map.of(one.memberId(), RawGroups.assignment(List.of(new TopicPartition(TOPIC, 0))))));
+                    assertError(Errors.COORDINATOR_NOT_AVAILABLE, syncAnswer(leader, sync, "a leader whose write waits for a held fsync")
+                        .errorCode(), "the leader's SyncGroup whose write timed out");
+                }
+            }
+        }
+    }
+
     private static OffsetCommitRequestData outsideCommit(final long offset)
     {
         return RawGroups.commitRequest(GROUP, "", null, -1, TOPIC, 0, offset, "");
