@@ -208,6 +208,50 @@ class GroupLogThreadRacesTest
         }
     }
 
+    /**
+     * Two commits of the same partition from two connections, both on their way to the held log
+     * thread: appended, answered and applied in the order they were sent, so OffsetFetch returns
+     * the later one, before and after a restart (the log's last record for the key).
+     */
+    @Test
+    void twoCommitsOfOnePartitionOnTheirWayAreStoredInTheOrderSent() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, overrides()))
+        {
+            broker.broker.topics().create(TOPIC, 1, Map.of());
+            final int port = broker.broker.address().getPort();
+            try (RawClient a = new RawClient(port); RawClient b = new RawClient(port); RawClient other = new RawClient(port))
+            {
+                assertError(Errors.NONE, RawGroups.commitError(other, COMMIT_V, outsideCommit(5)), "first commit (creates the offsets topic)");
+                final CountDownLatch release = holdLogThread(broker);
+                final int first;
+                final int second;
+                try
+                {
+                    first = a.send(ApiKeys.OFFSET_COMMIT, COMMIT_V, outsideCommit(7));
+                    barrier(other);
+                    second = b.send(ApiKeys.OFFSET_COMMIT, COMMIT_V, outsideCommit(8));
+                    barrier(other);
+                    assertEquals(5, committedOffset(other), "OffsetFetch while both commits wait for the log thread");
+                }
+                finally
+                {
+                    release.countDown();
+                }
+                assertError(Errors.NONE, new OffsetCommitResponseData(new ByteBufferAccessor(b.receive(ApiKeys.OFFSET_COMMIT, COMMIT_V,
+                    second)), COMMIT_V).topics().get(0).partitions().get(0).errorCode(), "the second commit");
+                assertError(Errors.NONE, new OffsetCommitResponseData(new ByteBufferAccessor(a.receive(ApiKeys.OFFSET_COMMIT, COMMIT_V,
+                    first)), COMMIT_V).topics().get(0).partitions().get(0).errorCode(), "the first commit");
+                assertEquals(8, committedOffset(other), "OffsetFetch once both are answered");
+            }
+            broker.restart();
+            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+            {
+                assertEquals(8, committedOffset(raw), "after a restart");
+            }
+        }
+    }
+
     private static OffsetCommitRequestData outsideCommit(final long offset)
     {
         return RawGroups.commitRequest(GROUP, "", null, -1, TOPIC, 0, offset, "");
