@@ -52,8 +52,14 @@ final class Group
     long initialDelayUntil;
     long initialDelayLimit;
     long stateTimestamp;
-    /** The leader's assignment is on its way to {@code __consumer_offsets} (the group stays CompletingRebalance until answered). */
-    boolean assignmentWriting;
+    /**
+     * The generation whose leader's assignment is on its way to {@code __consumer_offsets} (the group
+     * stays CompletingRebalance until answered), or -1. A generation, not a flag: a rebalance can come
+     * while an older generation's write is on its way, and the next generation's sync must not wait for it.
+     */
+    int assignmentWriting = -1;
+    /** When that write counts as timed out (Kafka's offsets.commit.timeout.ms for a write, {@link AwaitingWrites#TIMEOUT_MS}). */
+    long assignmentDeadline;
 
     Group(final String groupId)
     {

@@ -149,7 +149,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.joins = new JoinPhase(groups, settings, store, wakeNetworkThreads);
         this.syncs = new SyncPhase(groups, store, wakeNetworkThreads, joins);
         this.members = new Membership(groups, wakeNetworkThreads, joins);
-        this.timers = new GroupTimers(this, groups, settings, store, joins, members);
+        this.timers = new GroupTimers(this, groups, settings, store, joins, syncs, members);
     }
 
     /** Loads the groups from {@code __consumer_offsets} (when it exists) and starts the timer. */

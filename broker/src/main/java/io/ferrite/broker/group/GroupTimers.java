@@ -25,18 +25,20 @@ final class GroupTimers implements AutoCloseable
     private final GroupCoordinator.Settings settings;
     private final GroupStore store;
     private final JoinPhase joins;
+    private final SyncPhase syncs;
     private final Membership members;
     private final ScheduledExecutorService timer;
     private long nextRetentionCheck;
 
     GroupTimers(final Object lock, final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
-        final JoinPhase joins, final Membership members)
+        final JoinPhase joins, final SyncPhase syncs, final Membership members)
     {
         this.lock = lock;
         this.groups = groups;
         this.settings = settings;
         this.store = store;
         this.joins = joins;
+        this.syncs = syncs;
         this.members = members;
         this.timer = Executors.newSingleThreadScheduledExecutor(r ->
         {
@@ -90,6 +92,7 @@ final class GroupTimers implements AutoCloseable
                 }
                 joins.tryCompleteJoin(group, now);
             }
+            syncs.expireAssignmentWrite(group, now);
             for (final Member m : new ArrayList<>(group.members.values()))
             {
                 if (m.awaitingJoin == null && m.awaitingSync == null && now > m.sessionDeadline &&

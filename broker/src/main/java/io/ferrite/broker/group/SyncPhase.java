@@ -97,19 +97,39 @@ final class SyncPhase
      */
     private void completeSync(final Group group, final Map<String, byte[]> assignments, final long now)
     {
-        if (group.assignmentWriting)
+        final int generation = group.generationId;
+        if (group.assignmentWriting == generation)
         {
             return;
         }
-        group.assignmentWriting = true;
-        final int generation = group.generationId;
+        group.assignmentWriting = generation;
+        group.assignmentDeadline = now + AwaitingWrites.TIMEOUT_MS;
         store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group),
             error -> synced(group, generation, assignments, error));
     }
 
+    /**
+     * The timer's check of a leader's assignment write still unanswered after {@link
+     * AwaitingWrites#TIMEOUT_MS}: Kafka 4.4 times the SyncGroup's write out after
+     * offsets.commit.timeout.ms, answers the waiting members COORDINATOR_NOT_AVAILABLE and rebalances;
+     * so here, and the write's own answer, when it comes, is dropped (the group moved on).
+     */
+    void expireAssignmentWrite(final Group group, final long now)
+    {
+        if (group.is(Group.State.COMPLETING_REBALANCE) && group.assignmentWriting == group.generationId &&
+            now >= group.assignmentDeadline)
+        {
+            LOG.warn("storing the assignment of group {} timed out after {} ms", group.groupId, AwaitingWrites.TIMEOUT_MS);
+            synced(group, group.generationId, Map.of(), Errors.COORDINATOR_NOT_AVAILABLE);
+        }
+    }
+
     private void synced(final Group group, final int generation, final Map<String, byte[]> assignments, final short error)
     {
-        group.assignmentWriting = false;
+        if (group.assignmentWriting == generation)
+        {
+            group.assignmentWriting = -1;
+        }
         if (groups.get(group.groupId) != group || group.generationId != generation || !group.is(Group.State.COMPLETING_REBALANCE))
         {
             return; // the group moved on while the write was on its way: its waiters were answered by that

@@ -213,7 +213,7 @@ class FsyncFailureTest
 
     /**
      * The failed fsync is one of {@code __consumer_offsets}, which the group coordinator writes
-     * itself (not through a log thread): the commit waiting for that fsync is answered NOT_COORDINATOR
+     * through its partition's log thread: the commit waiting for that fsync is answered NOT_COORDINATOR
      * (Kafka 4.4's answer to a storage error on the offsets log) as soon as it failed, not
      * COORDINATOR_NOT_AVAILABLE once the 5 s wait for it ran out; a later commit is refused
      * NOT_COORDINATOR without being written. After a restart the committed offset is that of the

@@ -53,7 +53,7 @@ class GroupLogThreadWritesTest
     @TempDir
     Path dir;
 
-    private static Map<String, String> overrides(final String... more)
+    static Map<String, String> overrides(final String... more)
     {
         final Map<String, String> o = new HashMap<>(Map.of("group.initial.rebalance.delay.ms", "0", "offsets.topic.num.partitions", "1",
             "num.network.threads", "1"));
@@ -64,13 +64,13 @@ class GroupLogThreadWritesTest
         return o;
     }
 
-    private static Partition offsetsPartition(final RunningBroker broker)
+    static Partition offsetsPartition(final RunningBroker broker)
     {
         return broker.broker.topics().topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0];
     }
 
     /** A task on the offsets partition's log thread that holds it until {@code release} opens; returns once it runs. */
-    private static CountDownLatch holdLogThread(final RunningBroker broker) throws InterruptedException
+    static CountDownLatch holdLogThread(final RunningBroker broker) throws InterruptedException
     {
         final CountDownLatch running = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
@@ -90,7 +90,7 @@ class GroupLogThreadWritesTest
         return release;
     }
 
-    private static void barrier(final RawClient barrier) throws IOException
+    static void barrier(final RawClient barrier) throws IOException
     {
         barrier.exchange(ApiKeys.API_VERSIONS, (short)3, new ApiVersionsRequestData().setClientSoftwareName("barrier")
             .setClientSoftwareVersion("1"));
