@@ -14,20 +14,23 @@ import org.agrona.MutableDirectBuffer;
 /**
  * FindCoordinator: this node for every group. Transaction coordinators do not exist yet, so a
  * transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED (as InitProducerId does) rather than
- * an error a client would retry for ever; other key types are INVALID_REQUEST.
+ * an error a client would retry for ever; other key types are INVALID_REQUEST. The first one for a
+ * group has the admin agent create {@code __consumer_offsets} (without waiting for it).
  */
 final class FindCoordinatorHandler implements RequestHandler
 {
     private static final byte GROUP_KEY = 0;
     private static final byte TRANSACTION_KEY = 1;
 
+    private final GroupCoordinator coordinator;
     private final int nodeId;
     private final MetadataHandler address;
     private final FindCoordinatorRequestDecoder request = new FindCoordinatorRequestDecoder();
     private final FindCoordinatorResponseEncoder response = new FindCoordinatorResponseEncoder();
 
-    FindCoordinatorHandler(final int nodeId, final MetadataHandler address)
+    FindCoordinatorHandler(final GroupCoordinator coordinator, final int nodeId, final MetadataHandler address)
     {
+        this.coordinator = coordinator;
         this.nodeId = nodeId;
         this.address = address;
     }
@@ -51,6 +54,10 @@ final class FindCoordinatorHandler implements RequestHandler
     {
         request.wrap(in, offset, limit, version);
         final byte keyType = version >= 1 ? request.keyType() : GROUP_KEY;
+        if (keyType == GROUP_KEY)
+        {
+            coordinator.offsetsTopicWanted(); // created by the admin agent, as Kafka creates it on the first FindCoordinator
+        }
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         if (version < 4)
         {

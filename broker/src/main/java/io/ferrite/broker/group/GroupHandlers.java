@@ -22,7 +22,7 @@ public final class GroupHandlers
     public static void register(final Apis apis, final GroupCoordinator coordinator, final TopicRegistry topics,
         final int nodeId, final MetadataHandler address)
     {
-        apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(nodeId, address))
+        apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, nodeId, address))
             .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator))
             .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroupHandler(coordinator))
             .registerLazily(ApiKeys.HEARTBEAT, () -> new HeartbeatHandler(coordinator))

@@ -1,0 +1,223 @@
+package io.ferrite.broker.e2e;
+
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsResponseData;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Topic administration off the network threads (issue 17): the admin agent creates, grows, deletes
+ * and reconfigures topics, so a network thread
+ * serves its other connections while that work waits or runs. One network thread, so every
+ * connection shares it. The agent is held still by a task that waits on a latch:
+ * what did not happen yet is certain, not a matter of timing.
+ */
+class AdminOffNetworkThreadTest
+{
+    private static final short CREATE_V = 7;
+    private static final short DELETE_V = 6;
+    private static final short PARTITIONS_V = 3;
+    private static final short API_VERSIONS_V = 3;
+    private static final short METADATA_V = 12;
+    private static final int TOPICS = 100;
+
+    @TempDir
+    Path dir;
+
+    private RunningBroker broker;
+    private final CountDownLatch release = new CountDownLatch(1);
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        broker = new RunningBroker(dir, Map.of(BrokerConfig.NUM_NETWORK_THREADS, "1"));
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        release.countDown();
+        broker.close();
+    }
+
+    @Test
+    void aNetworkThreadAnswersItsOtherConnectionsWhileALargeCreateTopicsWaitsForTheAgent() throws Exception
+    {
+        broker.broker.admin().createTopic("existing", 1, Map.of()).get(20, TimeUnit.SECONDS);
+        holdTheAgent();
+        try (RawClient creator = new RawClient(port()); RawClient other = new RawClient(port());
+             KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+        {
+            final int create = creator.send(ApiKeys.CREATE_TOPICS, CREATE_V, createTopics("bulk-", TOPICS, 30_000));
+
+            // the same network thread answers another connection's requests, and a produce, meanwhile
+            assertEquals(0, apiVersions(other).errorCode());
+            final MetadataResponseData metadata = metadata(other, "existing");
+            assertEquals(Errors.NONE.code(), metadata.topics().iterator().next().errorCode());
+            assertEquals(0L, producer.send(new ProducerRecord<>("existing", new byte[10])).get(20, TimeUnit.SECONDS).offset());
+
+            // the agent is held: nothing of the CreateTopics is done, so it cannot have been answered
+            assertEquals(0, created("bulk-"), "topics created while the agent was held");
+            assertFalse(creator.answered(), "CreateTopics answered before the agent ran it");
+
+            release.countDown();
+            final CreateTopicsResponseData response = new CreateTopicsResponseData(
+                new ByteBufferAccessor(creator.receive(ApiKeys.CREATE_TOPICS, CREATE_V, create)), CREATE_V);
+            assertEquals(TOPICS, response.topics().size());
+            for (final CreateTopicsResponseData.CreatableTopicResult r : response.topics())
+            {
+                assertEquals(Errors.NONE.code(), r.errorCode(), r.name() + ": " + r.errorMessage());
+                assertEquals(1, r.numPartitions());
+                final Topic topic = broker.broker.topics().topic(r.name());
+                assertNotNull(topic, r.name());
+                assertEquals(topic.idMostSignificantBits, r.topicId().getMostSignificantBits());
+            }
+            assertEquals(TOPICS, created("bulk-"));
+        }
+    }
+
+    @Test
+    void noNetworkThreadTakesTheRegistrysMonitor() throws Exception
+    {
+        try (RawClient creator = new RawClient(port()); RawClient other = new RawClient(port()))
+        {
+            // before the admin agent, CreateTopics ran on the network thread inside the registry's
+            // monitor: holding it stopped that thread, and the ApiVersions below was never answered
+            synchronized (broker.broker.topics())
+            {
+                final int create = creator.send(ApiKeys.CREATE_TOPICS, CREATE_V, createTopics("held-", TOPICS, 30_000));
+                assertEquals(0, apiVersions(other).errorCode());
+                final CreateTopicsResponseData response = new CreateTopicsResponseData(
+                    new ByteBufferAccessor(creator.receive(ApiKeys.CREATE_TOPICS, CREATE_V, create)), CREATE_V);
+                for (final CreateTopicsResponseData.CreatableTopicResult r : response.topics())
+                {
+                    assertEquals(Errors.NONE.code(), r.errorCode(), r.name() + ": " + r.errorMessage());
+                }
+            }
+            assertEquals(TOPICS, created("held-"));
+        }
+    }
+
+    @Test
+    void createDeleteAndGrowNotTakenByTheAgentWithinTheirTimeoutAreRequestTimedOutAndNeverDone() throws Exception
+    {
+        broker.broker.admin().createTopic("kept", 1, Map.of()).get(20, TimeUnit.SECONDS);
+        holdTheAgent();
+        try (RawClient client = new RawClient(port()))
+        {
+            final CreateTopicsResponseData created = new CreateTopicsResponseData(new ByteBufferAccessor(
+                client.exchange(ApiKeys.CREATE_TOPICS, CREATE_V, createTopics("late-", 1, 200))), CREATE_V);
+            assertEquals(Errors.REQUEST_TIMED_OUT.code(), created.topics().find("late-0").errorCode());
+
+            final DeleteTopicsResponseData deleted = new DeleteTopicsResponseData(new ByteBufferAccessor(client.exchange(
+                ApiKeys.DELETE_TOPICS, DELETE_V, new DeleteTopicsRequestData().setTimeoutMs(200).setTopics(List.of(
+                    new DeleteTopicsRequestData.DeleteTopicState().setName("kept"))))), DELETE_V);
+            assertEquals(Errors.REQUEST_TIMED_OUT.code(), deleted.responses().find("kept").errorCode());
+
+            final CreatePartitionsResponseData grown = new CreatePartitionsResponseData(new ByteBufferAccessor(client.exchange(
+                ApiKeys.CREATE_PARTITIONS, PARTITIONS_V, new CreatePartitionsRequestData().setTimeoutMs(200).setTopics(
+                    new CreatePartitionsRequestData.CreatePartitionsTopicCollection(List.of(
+                        new CreatePartitionsRequestData.CreatePartitionsTopic().setName("kept").setCount(3).setAssignments(null)).iterator())))),
+                PARTITIONS_V);
+            assertEquals(Errors.REQUEST_TIMED_OUT.code(), grown.results().get(0).errorCode());
+
+            // validateOnly needs no agent: answered while it is held, nothing created
+            final CreateTopicsResponseData validated = new CreateTopicsResponseData(new ByteBufferAccessor(client.exchange(
+                ApiKeys.CREATE_TOPICS, CREATE_V, createTopics("checked-", 1, 30_000).setValidateOnly(true))), CREATE_V);
+            assertEquals(Errors.NONE.code(), validated.topics().find("checked-0").errorCode());
+        }
+        release.countDown();
+        // the agent runs its commands in order: once this one ran, the expired ones were passed over
+        broker.broker.admin().createTopic("after", 1, Map.of()).get(20, TimeUnit.SECONDS);
+        final TopicRegistry topics = broker.broker.topics();
+        assertNull(topics.topic("late-0"), "a creation answered REQUEST_TIMED_OUT was done");
+        assertNull(topics.topic("checked-0"), "validateOnly created the topic");
+        assertNotNull(topics.topic("kept"), "a deletion answered REQUEST_TIMED_OUT was done");
+        assertEquals(1, topics.topic("kept").partitions.length, "a growth answered REQUEST_TIMED_OUT was done");
+    }
+
+    private void holdTheAgent() throws InterruptedException
+    {
+        final CountDownLatch held = new CountDownLatch(1);
+        broker.broker.admin().execute(() -> hold(held));
+        assertTrue(held.await(20, TimeUnit.SECONDS), "the admin agent never ran the holding task");
+    }
+
+    private void hold(final CountDownLatch held)
+    {
+        held.countDown();
+        try
+        {
+            release.await(60, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private int port()
+    {
+        return broker.broker.address().getPort();
+    }
+
+    private long created(final String prefix)
+    {
+        return broker.broker.topics().topics().stream().filter(t -> t.name.startsWith(prefix)).count();
+    }
+
+    private static CreateTopicsRequestData createTopics(final String prefix, final int count, final int timeoutMs)
+    {
+        final List<CreateTopicsRequestData.CreatableTopic> topics = new ArrayList<>();
+        for (int i = 0; i < count; i++)
+        {
+            topics.add(new CreateTopicsRequestData.CreatableTopic().setName(prefix + i).setNumPartitions(1).setReplicationFactor((short)1));
+        }
+        return new CreateTopicsRequestData().setTimeoutMs(timeoutMs)
+            .setTopics(new CreateTopicsRequestData.CreatableTopicCollection(topics.iterator()));
+    }
+
+    private static ApiVersionsResponseData apiVersions(final RawClient client) throws Exception
+    {
+        return new ApiVersionsResponseData(new ByteBufferAccessor(client.exchange(ApiKeys.API_VERSIONS, API_VERSIONS_V,
+            new ApiVersionsRequestData().setClientSoftwareName("raw-test").setClientSoftwareVersion("1"))), API_VERSIONS_V);
+    }
+
+    private static MetadataResponseData metadata(final RawClient client, final String topic) throws Exception
+    {
+        return new MetadataResponseData(new ByteBufferAccessor(client.exchange(ApiKeys.METADATA, METADATA_V, new MetadataRequestData()
+            .setAllowAutoTopicCreation(false).setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setName(topic))))),
+            METADATA_V);
+    }
+}
