@@ -191,7 +191,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
-                    .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics))
+                    .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
                 GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i]);

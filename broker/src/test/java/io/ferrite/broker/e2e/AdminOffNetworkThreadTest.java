@@ -1,6 +1,7 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -11,6 +12,8 @@ import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.DeleteRecordsRequestData;
+import org.apache.kafka.common.message.DeleteRecordsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
@@ -38,9 +41,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Topic administration off the network threads (issue 17): the admin agent creates, grows, deletes
- * and reconfigures topics, so a network thread
+ * and reconfigures topics and DeleteRecords runs on the partition's log thread, so a network thread
  * serves its other connections while that work waits or runs. One network thread, so every
- * connection shares it. The agent is held still by a task that waits on a latch:
+ * connection shares it. The agent (or a log thread) is held still by a task that waits on a latch:
  * what did not happen yet is certain, not a matter of timing.
  */
 class AdminOffNetworkThreadTest
@@ -48,6 +51,7 @@ class AdminOffNetworkThreadTest
     private static final short CREATE_V = 7;
     private static final short DELETE_V = 6;
     private static final short PARTITIONS_V = 3;
+    private static final short RECORDS_V = 2;
     private static final short API_VERSIONS_V = 3;
     private static final short METADATA_V = 12;
     private static final int TOPICS = 100;
@@ -167,6 +171,44 @@ class AdminOffNetworkThreadTest
         assertEquals(1, topics.topic("kept").partitions.length, "a growth answered REQUEST_TIMED_OUT was done");
     }
 
+    @Test
+    void deleteRecordsRunsOnThePartitionsLogThreadAndIsAnsweredWhenItRan() throws Exception
+    {
+        broker.broker.admin().createTopic("records", 1, Map.of()).get(20, TimeUnit.SECONDS);
+        try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+        {
+            for (int i = 0; i < 5; i++)
+            {
+                producer.send(new ProducerRecord<>("records", new byte[10])).get(20, TimeUnit.SECONDS);
+            }
+        }
+        final Partition partition = broker.broker.topics().topic("records").partitions[0];
+        final CountDownLatch held = new CountDownLatch(1);
+        broker.broker.executeOnOwner(partition.owner, () -> hold(held));
+        assertTrue(held.await(20, TimeUnit.SECONDS), "the log thread never ran the holding task");
+        try (RawClient deleter = new RawClient(port()); RawClient other = new RawClient(port()))
+        {
+            final int delete = deleter.send(ApiKeys.DELETE_RECORDS, RECORDS_V, deleteRecords("records", 3, 30_000));
+            assertEquals(0, apiVersions(other).errorCode());
+            // the partition's log thread is held: the log start has not moved, so no answer can have been written
+            assertEquals(0, partition.log.logStartOffset(), "DeleteRecords ran off the partition's log thread");
+            assertFalse(deleter.answered(), "DeleteRecords answered before its log thread ran it");
+
+            // one whose log thread does not get to it within its timeout
+            final int late = other.send(ApiKeys.DELETE_RECORDS, RECORDS_V, deleteRecords("records", 4, 200));
+            final DeleteRecordsResponseData timedOut = new DeleteRecordsResponseData(new ByteBufferAccessor(
+                other.receive(ApiKeys.DELETE_RECORDS, RECORDS_V, late)), RECORDS_V);
+            assertEquals(Errors.REQUEST_TIMED_OUT.code(), timedOut.topics().find("records").partitions().find(0).errorCode());
+
+            release.countDown();
+            final DeleteRecordsResponseData response = new DeleteRecordsResponseData(new ByteBufferAccessor(
+                deleter.receive(ApiKeys.DELETE_RECORDS, RECORDS_V, delete)), RECORDS_V);
+            final DeleteRecordsResponseData.DeleteRecordsPartitionResult result = response.topics().find("records").partitions().find(0);
+            assertEquals(Errors.NONE.code(), result.errorCode());
+            assertEquals(3, result.lowWatermark());
+        }
+    }
+
     private void holdTheAgent() throws InterruptedException
     {
         final CountDownLatch held = new CountDownLatch(1);
@@ -206,6 +248,13 @@ class AdminOffNetworkThreadTest
         }
         return new CreateTopicsRequestData().setTimeoutMs(timeoutMs)
             .setTopics(new CreateTopicsRequestData.CreatableTopicCollection(topics.iterator()));
+    }
+
+    private static DeleteRecordsRequestData deleteRecords(final String topic, final long before, final int timeoutMs)
+    {
+        return new DeleteRecordsRequestData().setTimeoutMs(timeoutMs).setTopics(List.of(new DeleteRecordsRequestData.DeleteRecordsTopic()
+            .setName(topic).setPartitions(List.of(new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0)
+                .setOffset(before)))));
     }
 
     private static ApiVersionsResponseData apiVersions(final RawClient client) throws Exception
