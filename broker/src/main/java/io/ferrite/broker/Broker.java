@@ -194,7 +194,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
-                GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i]);
+                GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i], waker);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }

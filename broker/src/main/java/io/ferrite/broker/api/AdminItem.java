@@ -12,7 +12,7 @@ import java.util.function.Consumer;
 /**
  * One entry of an admin request (a topic to grow, to delete) and its answer: NONE with no message
  * until a check on the network thread or the admin agent says otherwise; {@code planned} while the
- * agent is to do its work (what a timeout answers REQUEST_TIMED_OUT).
+ * agent is to do its work.
  */
 abstract class AdminItem
 {
@@ -28,15 +28,18 @@ abstract class AdminItem
         this.message = message;
     }
 
-    /** The error to answer: REQUEST_TIMED_OUT for planned work when the agent never took it. */
+    /**
+     * The error to answer: when the agent never took the request, REQUEST_TIMED_OUT for every item,
+     * as Kafka answers a request whose controller future failed (its getErrorResponse).
+     */
     final short error(final boolean timedOut)
     {
-        return timedOut && planned ? Errors.REQUEST_TIMED_OUT : error;
+        return timedOut ? Errors.REQUEST_TIMED_OUT : error;
     }
 
     final String message(final boolean timedOut)
     {
-        return timedOut && planned ? TIMED_OUT_MESSAGE : message;
+        return timedOut ? TIMED_OUT_MESSAGE : message;
     }
 
     /**

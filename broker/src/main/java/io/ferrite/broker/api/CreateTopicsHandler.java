@@ -36,8 +36,8 @@ import java.util.Set;
  * without creating (and without the agent). A control request, which may allocate: the checks run on the
  * network thread against the published topics; the creations (directories, files, fsyncs) run on the
  * {@link AdminAgent}, which wakes this network thread when they are done. Kafka's {@code timeoutMs}: when
- * the agent has not taken the request by then, the topics to create are answered REQUEST_TIMED_OUT and
- * never created (as Kafka's controller fails an event still queued at its deadline); once taken, a
+ * the agent has not taken the request by then, every topic of it is answered REQUEST_TIMED_OUT (as
+ * Kafka's error response for a controller future that failed) and none is created (as Kafka's controller fails an event still queued at its deadline); once taken, a
  * request is answered with what it did.
  */
 public final class CreateTopicsHandler implements RequestHandler
@@ -114,7 +114,7 @@ public final class CreateTopicsHandler implements RequestHandler
         for (int i = 0; i < names.length; i++)
         {
             result.next().name(names[i]);
-            final Outcome outcome = timedOut && outcomes[i].planned ? TIMED_OUT : outcomes[i];
+            final Outcome outcome = timedOut ? TIMED_OUT : outcomes[i]; // every topic, as Kafka's getErrorResponse
             final Topic created = outcome.topic;
             result.topicId(created == null ? 0 : created.idMostSignificantBits, created == null ? 0 : created.idLeastSignificantBits)
                 .errorCode(outcome.error).errorMessage(outcome.message);

@@ -155,16 +155,17 @@ public final class GroupCoordinator implements AutoCloseable
 
     /**
      * From FindCoordinator: has the admin agent create {@code __consumer_offsets} when it does not
-     * exist yet (answered at once; the lock only while it is missing).
+     * exist yet, and returns that creation (null when it exists; the lock only while it is missing).
      */
-    public void offsetsTopicWanted()
+    java.util.concurrent.CompletableFuture<?> offsetsTopicWanted()
     {
-        if (topics.topic(OFFSETS_TOPIC) == null)
+        if (topics.topic(OFFSETS_TOPIC) != null)
         {
-            synchronized (this)
-            {
-                store.createOffsetsTopic();
-            }
+            return null;
+        }
+        synchronized (this)
+        {
+            return store.createOffsetsTopic();
         }
     }
 

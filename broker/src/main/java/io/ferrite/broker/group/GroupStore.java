@@ -195,7 +195,7 @@ final class GroupStore
     /**
      * Asks the admin agent to create the offsets topic if it does not exist and nobody asked yet
      * (under the coordinator's lock): FindCoordinator does, as Kafka creates it on the first
-     * FindCoordinator, so that the first write finds it there.
+     * FindCoordinator, and answers once it exists, so that the first write finds it there.
      */
     CompletableFuture<Topic> createOffsetsTopic()
     {

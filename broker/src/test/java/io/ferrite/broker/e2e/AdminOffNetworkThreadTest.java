@@ -16,6 +16,8 @@ import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -54,6 +56,7 @@ class AdminOffNetworkThreadTest
     private static final short RECORDS_V = 2;
     private static final short API_VERSIONS_V = 3;
     private static final short METADATA_V = 12;
+    private static final short FIND_V = 4;
     private static final int TOPICS = 100;
 
     @TempDir
@@ -140,9 +143,13 @@ class AdminOffNetworkThreadTest
         holdTheAgent();
         try (RawClient client = new RawClient(port()))
         {
+            final CreateTopicsRequestData late = createTopics("late-", 1, 200);
+            late.topics().add(new CreateTopicsRequestData.CreatableTopic().setName("kept").setNumPartitions(1).setReplicationFactor((short)1));
             final CreateTopicsResponseData created = new CreateTopicsResponseData(new ByteBufferAccessor(
-                client.exchange(ApiKeys.CREATE_TOPICS, CREATE_V, createTopics("late-", 1, 200))), CREATE_V);
+                client.exchange(ApiKeys.CREATE_TOPICS, CREATE_V, late)), CREATE_V);
             assertEquals(Errors.REQUEST_TIMED_OUT.code(), created.topics().find("late-0").errorCode());
+            // every topic of a request that timed out, as Kafka answers (not TOPIC_ALREADY_EXISTS)
+            assertEquals(Errors.REQUEST_TIMED_OUT.code(), created.topics().find("kept").errorCode());
 
             final DeleteTopicsResponseData deleted = new DeleteTopicsResponseData(new ByteBufferAccessor(client.exchange(
                 ApiKeys.DELETE_TOPICS, DELETE_V, new DeleteTopicsRequestData().setTimeoutMs(200).setTopics(List.of(
@@ -169,6 +176,26 @@ class AdminOffNetworkThreadTest
         assertNull(topics.topic("checked-0"), "validateOnly created the topic");
         assertNotNull(topics.topic("kept"), "a deletion answered REQUEST_TIMED_OUT was done");
         assertEquals(1, topics.topic("kept").partitions.length, "a growth answered REQUEST_TIMED_OUT was done");
+    }
+
+    @Test
+    void theFirstFindCoordinatorIsAnsweredOnceTheAgentCreatedTheOffsetsTopic() throws Exception
+    {
+        holdTheAgent();
+        try (RawClient member = new RawClient(port()); RawClient other = new RawClient(port()))
+        {
+            final int find = member.send(ApiKeys.FIND_COORDINATOR, FIND_V, new FindCoordinatorRequestData().setKeyType((byte)0)
+                .setCoordinatorKeys(List.of("g")));
+            assertEquals(0, apiVersions(other).errorCode());
+            assertNull(broker.broker.topics().topic("__consumer_offsets"), "created while the agent was held");
+            assertFalse(member.answered(), "FindCoordinator answered before the offsets topic existed");
+
+            release.countDown();
+            final FindCoordinatorResponseData response = new FindCoordinatorResponseData(
+                new ByteBufferAccessor(member.receive(ApiKeys.FIND_COORDINATOR, FIND_V, find)), FIND_V);
+            assertEquals(Errors.NONE.code(), response.coordinators().get(0).errorCode());
+            assertNotNull(broker.broker.topics().topic("__consumer_offsets"));
+        }
     }
 
     @Test
