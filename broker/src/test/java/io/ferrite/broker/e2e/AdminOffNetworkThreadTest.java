@@ -18,6 +18,8 @@ import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -57,6 +59,7 @@ class AdminOffNetworkThreadTest
     private static final short API_VERSIONS_V = 3;
     private static final short METADATA_V = 12;
     private static final short FIND_V = 4;
+    private static final short ALTER_V = 1;
     private static final int TOPICS = 100;
 
     @TempDir
@@ -179,6 +182,43 @@ class AdminOffNetworkThreadTest
     }
 
     @Test
+    void configChangesAndMetadataAutoCreationWaitForTheAgentOnTheirConnectionsOnly() throws Exception
+    {
+        broker.broker.admin().createTopic("tuned", 1, Map.of()).get(20, TimeUnit.SECONDS);
+        holdTheAgent();
+        try (RawClient alterer = new RawClient(port()); RawClient asker = new RawClient(port());
+             RawClient other = new RawClient(port()))
+        {
+            final int alter = alterer.send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_V, alterConfigs("tuned", "retention.ms", "60000", false));
+            final int auto = asker.send(ApiKeys.METADATA, METADATA_V, new MetadataRequestData().setAllowAutoTopicCreation(true)
+                .setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setName("auto-made"))));
+            assertEquals(0, apiVersions(other).errorCode());
+            // validateOnly needs no agent
+            final IncrementalAlterConfigsResponseData validated = new IncrementalAlterConfigsResponseData(new ByteBufferAccessor(
+                other.exchange(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_V, alterConfigs("tuned", "retention.ms", "1", true))), ALTER_V);
+            assertEquals(Errors.NONE.code(), validated.responses().get(0).errorCode());
+
+            assertEquals(Map.of(), broker.broker.topics().topic("tuned").overrides, "changed while the agent was held");
+            assertNull(broker.broker.topics().topic("auto-made"), "auto-created while the agent was held");
+            assertFalse(alterer.answered(), "IncrementalAlterConfigs answered before the agent ran it");
+            assertFalse(asker.answered(), "Metadata answered before the agent created its topic");
+
+            release.countDown();
+            final IncrementalAlterConfigsResponseData altered = new IncrementalAlterConfigsResponseData(new ByteBufferAccessor(
+                alterer.receive(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_V, alter)), ALTER_V);
+            assertEquals(Errors.NONE.code(), altered.responses().get(0).errorCode());
+            assertEquals(Map.of("retention.ms", "60000"), broker.broker.topics().topic("tuned").overrides);
+            // answered from the request's bytes once the topic exists: described, not an error
+            final MetadataResponseData described = new MetadataResponseData(new ByteBufferAccessor(
+                asker.receive(ApiKeys.METADATA, METADATA_V, auto)), METADATA_V);
+            final MetadataResponseData.MetadataResponseTopic made = described.topics().find("auto-made");
+            assertEquals(Errors.NONE.code(), made.errorCode());
+            assertEquals(1, made.partitions().size());
+            assertEquals(broker.broker.topics().topic("auto-made").idMostSignificantBits, made.topicId().getMostSignificantBits());
+        }
+    }
+
+    @Test
     void theFirstFindCoordinatorIsAnsweredOnceTheAgentCreatedTheOffsetsTopic() throws Exception
     {
         holdTheAgent();
@@ -282,6 +322,18 @@ class AdminOffNetworkThreadTest
         return new DeleteRecordsRequestData().setTimeoutMs(timeoutMs).setTopics(List.of(new DeleteRecordsRequestData.DeleteRecordsTopic()
             .setName(topic).setPartitions(List.of(new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0)
                 .setOffset(before)))));
+    }
+
+    private static IncrementalAlterConfigsRequestData alterConfigs(final String topic, final String name, final String value,
+        final boolean validateOnly)
+    {
+        final IncrementalAlterConfigsRequestData.AlterableConfigCollection configs = new IncrementalAlterConfigsRequestData.AlterableConfigCollection();
+        configs.add(new IncrementalAlterConfigsRequestData.AlterableConfig().setName(name).setConfigOperation((byte)0).setValue(value));
+        final IncrementalAlterConfigsRequestData.AlterConfigsResourceCollection resources =
+            new IncrementalAlterConfigsRequestData.AlterConfigsResourceCollection();
+        resources.add(new IncrementalAlterConfigsRequestData.AlterConfigsResource().setResourceType((byte)2).setResourceName(topic)
+            .setConfigs(configs));
+        return new IncrementalAlterConfigsRequestData().setResources(resources).setValidateOnly(validateOnly);
     }
 
     private static ApiVersionsResponseData apiVersions(final RawClient client) throws Exception
