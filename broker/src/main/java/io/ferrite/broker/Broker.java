@@ -1,5 +1,6 @@
 package io.ferrite.broker;
 
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.api.AlterConfigsHandler;
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.api.CreatePartitionsHandler;
@@ -45,8 +46,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One Ferrite node: the log manager, the topic registry, the log threads (single writers), the
- * network threads and the acceptor, wired together from a {@link BrokerConfig}. {@link #close}
+ * One Ferrite node: the log manager, the topic registry and its writer the admin agent, the log
+ * threads (single writers), the network threads and the acceptor, wired together from a {@link BrokerConfig}. {@link #close}
  * is the clean shutdown SIGTERM triggers: stop accepting, let the requests in progress finish,
  * stop the threads, then close the logs (flush, clean-shutdown marker).
  */
@@ -61,6 +62,8 @@ public final class Broker implements AutoCloseable
     private final String clusterId;
     private final LogManager logs;
     private final TopicRegistry topics;
+    /** The topics' single writer: creation, partitions, deletion, config changes. */
+    private final AdminAgent admin;
     private final LogThread[] logThreads;
     /** Each log thread's runner: the thread, its idle strategy and its error handler. */
     private final LogThreadRunner[] logThreadRunners;
@@ -107,6 +110,7 @@ public final class Broker implements AutoCloseable
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
             topics.load();
+            this.admin = new AdminAgent(topics); // the topics' single writer from its start on
             final ProducerIds producerIds = new ProducerIds(firstDir);
             this.scheduler = Executors.newSingleThreadScheduledExecutor(r ->
             {
@@ -161,7 +165,7 @@ public final class Broker implements AutoCloseable
                     }
                 }
             };
-            this.groups = new GroupCoordinator(topics, groupSettings(config), wakeNetworkThreads, logThreads, networkThreadCount);
+            this.groups = new GroupCoordinator(topics, admin, groupSettings(config), wakeNetworkThreads, logThreads, networkThreadCount);
             groups.start();
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
@@ -169,26 +173,28 @@ public final class Broker implements AutoCloseable
             for (int i = 0; i < networkThreadCount; i++)
             {
                 final int thread = i;
+                // what the admin agent and the log threads run to wake this network thread for an answer it waits for
+                final Runnable waker = () -> networkThreads[thread].wakeup();
                 metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId)
-                    .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS));
+                    .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS), admin, waker);
                 // handlers (and their codecs' classes) are made on the first request for their API
                 final Apis apis = new Apis()
                     .register(ApiKeys.METADATA, metadata[i])
-                    .registerLazily(ApiKeys.CREATE_TOPICS, () -> new CreateTopicsHandler(topics, config))
+                    .registerLazily(ApiKeys.CREATE_TOPICS, () -> new CreateTopicsHandler(topics, admin, waker, config))
                     .registerLazily(ApiKeys.DESCRIBE_CONFIGS, () -> new DescribeConfigsHandler(topics, config))
-                    .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, config))
-                    .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, config))
+                    .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, admin, waker, config))
+                    .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, admin, waker, config))
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
                     .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES)))
                     .registerLazily(ApiKeys.INIT_PRODUCER_ID, () -> new InitProducerIdHandler(producerIds))
-                    .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
+                    .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
-                    .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, config.nodeId()))
-                    .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics))
+                    .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
+                    .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
-                GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i]);
+                GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i], waker);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }
@@ -230,6 +236,7 @@ public final class Broker implements AutoCloseable
         {
             runner.start();
         }
+        broker.admin.start();
         for (final NetworkThread t : broker.networkThreads)
         {
             t.start();
@@ -262,9 +269,16 @@ public final class Broker implements AutoCloseable
         return clusterId;
     }
 
+    /** The topics, to read (their writer is {@link #admin()}). */
     public TopicRegistry topics()
     {
         return topics;
+    }
+
+    /** The admin agent: the topics' single writer (an embedding application creates topics through it). */
+    public AdminAgent admin()
+    {
+        return admin;
     }
 
     public LogManager logs()
@@ -324,6 +338,7 @@ public final class Broker implements AutoCloseable
         {
             t.close();
         }
+        admin.close(); // after the network threads, whose answers under way may wait for it
         for (final LogThread t : logThreads)
         {
             t.requestClose(); // all at once: their ends then run side by side

@@ -1,5 +1,6 @@
 package io.ferrite.broker.api;
 
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
@@ -17,7 +18,8 @@ import java.util.List;
  * AlterConfigs (v0 to v2), Kafka's deprecated non-incremental form: a topic's configs in the
  * request become its whole override set (any override not named is removed), persisted in the
  * partition logs. Checks, errors and the refusal of broker configs are {@link ConfigChanges}'s.
- * Answers per resource in request order. An admin request: runs on the network thread, allocates.
+ * Answers per resource in request order. An admin request (allocates): checked on the network thread, applied by the
+ * {@link AdminAgent}.
  */
 public final class AlterConfigsHandler implements RequestHandler
 {
@@ -25,9 +27,9 @@ public final class AlterConfigsHandler implements RequestHandler
     private final AlterConfigsRequestDecoder request = new AlterConfigsRequestDecoder();
     private final AlterConfigsResponseEncoder response = new AlterConfigsResponseEncoder();
 
-    public AlterConfigsHandler(final TopicRegistry topics, final BrokerConfig config)
+    public AlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig config)
     {
-        this.changes = new ConfigChanges(topics, config);
+        this.changes = new ConfigChanges(topics, admin, waker, config);
     }
 
     @Override
@@ -47,8 +49,13 @@ public final class AlterConfigsHandler implements RequestHandler
             }
             resources.add(new ConfigChanges.Resource(r.resourceType(), r.resourceName(), ops));
         }
-        final List<ConfigChanges.Outcome> outcomes = changes.apply(resources, false, request.validateOnly());
+        return changes.answer(resources, false, request.validateOnly(), connection, out, outOffset,
+            (o, at, outcomes) -> write(o, at, version, resources, outcomes));
+    }
 
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version,
+        final List<ConfigChanges.Resource> resources, final List<ConfigChanges.Outcome> outcomes)
+    {
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         final AlterConfigsResponseEncoder.AlterConfigsResourceResponse result = response.responses(resources.size());
         for (int i = 0; i < resources.size(); i++)

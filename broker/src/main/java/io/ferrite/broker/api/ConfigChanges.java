@@ -1,6 +1,11 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.admin.AdminAnswer;
+import io.ferrite.broker.admin.AdminCommand;
+import io.ferrite.broker.net.Connection;
+import org.agrona.MutableDirectBuffer;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -40,9 +45,10 @@ import java.util.Set;
  * on a missing topic reports the config, as Kafka's controller does);</li>
  * <li>other resource types (groups, client metrics, broker loggers): INVALID_REQUEST.</li>
  * </ol>
- * {@code validateOnly} runs every check and changes nothing. A topic change is a
- * read-modify-write of its overrides that retries when another change came first, so two clients
- * altering different keys of one topic at once both get their change.
+ * {@code validateOnly} runs every check and changes nothing, on the network thread. Otherwise the
+ * changes run on the {@link AdminAgent}, the topics' single writer, one request after another, so
+ * two clients altering different keys of one topic at once both get their change (the
+ * read-modify-write still retries if the topic changed under it, which with one writer it cannot).
  */
 final class ConfigChanges
 {
@@ -71,13 +77,74 @@ final class ConfigChanges
         static final Outcome OK = new Outcome(Errors.NONE, null);
     }
 
+    /** Writes a response from the outcomes, in request order. */
+    @FunctionalInterface
+    interface Answer
+    {
+        int write(MutableDirectBuffer out, int outOffset, List<Outcome> outcomes);
+    }
+
     private final TopicRegistry topics;
+    private final AdminAgent admin;
+    private final Runnable waker;
     private final BrokerConfig broker;
 
-    ConfigChanges(final TopicRegistry topics, final BrokerConfig broker)
+    ConfigChanges(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig broker)
     {
         this.topics = topics;
+        this.admin = admin;
+        this.waker = waker;
         this.broker = broker;
+    }
+
+    /**
+     * Answers at once when nothing is to be written (validateOnly, or no topic among the resources:
+     * only checks run, on the network thread); else the changes run on the {@link AdminAgent}, the
+     * topics' single writer, and the answer comes when it is done.
+     */
+    int answer(final List<Resource> resources, final boolean incremental, final boolean validateOnly, final Connection connection,
+        final MutableDirectBuffer out, final int outOffset, final Answer answer)
+    {
+        boolean writes = false;
+        for (final Resource r : resources)
+        {
+            writes |= r.type() == DescribeConfigsHandler.TOPIC;
+        }
+        if (validateOnly || !writes)
+        {
+            return answer.write(out, outOffset, apply(resources, incremental, validateOnly));
+        }
+        final List<Outcome> outcomes = new ArrayList<>(resources.size());
+        final AdminCommand command = new AdminCommand(Long.MAX_VALUE, waker)
+        {
+            @Override
+            protected void run()
+            {
+                outcomes.addAll(apply(resources, incremental, false));
+            }
+
+            @Override
+            protected void failed(final Throwable cause)
+            {
+                outcomes.clear();
+                for (int i = 0; i < resources.size(); i++)
+                {
+                    outcomes.add(new Outcome(Errors.UNKNOWN_SERVER_ERROR, cause.toString()));
+                }
+            }
+        };
+        return AdminAnswer.submit(admin, command, (o, at, abandoned) ->
+        {
+            if (abandoned) // the broker closing: the agent will not get to it
+            {
+                outcomes.clear();
+                for (int i = 0; i < resources.size(); i++)
+                {
+                    outcomes.add(new Outcome(Errors.REQUEST_TIMED_OUT, AdminItem.TIMED_OUT_MESSAGE));
+                }
+            }
+            return answer.write(o, at, outcomes);
+        }, connection);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
@@ -21,20 +22,27 @@ import java.util.Set;
  * CreatePartitions: grows a topic to {@code count} partitions, with Kafka's checks — fewer or as
  * many as it has is INVALID_PARTITIONS, an unknown topic UNKNOWN_TOPIC_OR_PARTITION, a topic named
  * twice INVALID_REQUEST, assignments that are not one per new partition or name a broker other than
- * this one INVALID_REPLICA_ASSIGNMENT; {@code validate_only} checks without creating.
+ * this one INVALID_REPLICA_ASSIGNMENT; {@code validate_only} checks without creating. The checks run
+ * on the network thread; the partitions are added by the {@link AdminAgent} (which checks the topic
+ * again as it then is), answered when it is done, REQUEST_TIMED_OUT when it did not take the request
+ * within its {@code timeoutMs} (nothing added).
  */
 public final class CreatePartitionsHandler implements RequestHandler
 {
     private static final Logger LOG = LoggerFactory.getLogger(CreatePartitionsHandler.class);
 
     private final TopicRegistry topics;
+    private final AdminAgent admin;
+    private final Runnable waker;
     private final int nodeId;
     private final CreatePartitionsRequestDecoder request = new CreatePartitionsRequestDecoder();
     private final CreatePartitionsResponseEncoder response = new CreatePartitionsResponseEncoder();
 
-    public CreatePartitionsHandler(final TopicRegistry topics, final int nodeId)
+    public CreatePartitionsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final int nodeId)
     {
         this.topics = topics;
+        this.admin = admin;
+        this.waker = waker;
         this.nodeId = nodeId;
     }
 
@@ -55,66 +63,103 @@ public final class CreatePartitionsHandler implements RequestHandler
             }
         }
         final boolean validateOnly = request.validateOnly();
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
         final CreatePartitionsRequestDecoder.CreatePartitionsTopic t = request.topics();
-        final CreatePartitionsResponseEncoder.CreatePartitionsTopicResult r = response.results(t.elementCount());
-        while (t.hasNext())
+        final Growth[] growths = new Growth[t.elementCount()];
+        for (int i = 0; t.hasNext(); i++)
         {
             t.next();
-            final String name = t.name();
-            r.next().name(name);
-            final Topic topic = topics.topic(name);
-            final int count = t.count();
-            final String problem;
-            final short error;
-            if (repeated.contains(name))
+            final Growth g = new Growth(t.name(), t.count());
+            growths[i] = g;
+            final Topic topic = topics.topic(g.name);
+            if (repeated.contains(g.name))
             {
-                error = Errors.INVALID_REQUEST;
-                problem = "Duplicate topic name.";
+                g.answer(Errors.INVALID_REQUEST, "Duplicate topic name.");
             }
-            else if (PartitionLookup.live(topic) == null)
+            else if (!check(g, topic))
             {
-                error = PartitionLookup.notFound(topic, false);
-                problem = "This server does not host this topic-partition.";
-            }
-            else if (count < topic.partitions.length)
-            {
-                error = Errors.INVALID_PARTITIONS;
-                problem = "The topic " + name + " currently has " + topic.partitions.length +
-                    " partition(s); " + count + " would not be an increase.";
-            }
-            else if (count == topic.partitions.length)
-            {
-                error = Errors.INVALID_PARTITIONS;
-                problem = "Topic already has " + count + " partition(s).";
-            }
-            else
-            {
-                final String assignment = checkAssignments(t.assignments(), count - topic.partitions.length);
-                error = assignment == null ? Errors.NONE : Errors.INVALID_REPLICA_ASSIGNMENT;
-                problem = assignment;
-            }
-            if (error != Errors.NONE)
-            {
-                r.errorCode(error).errorMessage(problem);
-                continue;
-            }
-            if (!validateOnly)
-            {
-                try
+                final String assignment = checkAssignments(t.assignments(), g.count - topic.partitions.length);
+                if (assignment != null)
                 {
-                    topics.addPartitions(topic, count);
+                    g.answer(Errors.INVALID_REPLICA_ASSIGNMENT, assignment);
                 }
-                catch (final IOException | RuntimeException ex)
+                else
                 {
-                    LOG.error("adding partitions to {} failed", name, ex);
-                    r.errorCode(Errors.UNKNOWN_SERVER_ERROR).errorMessage(ex.toString());
-                    continue;
+                    g.planned = !validateOnly;
                 }
             }
-            r.errorCode(Errors.NONE).errorMessage(null);
+        }
+        return AdminItem.answer(admin, waker, growths, request.timeoutMs(), this::grow,
+            (o, at, timedOut) -> write(o, at, version, growths, timedOut), connection, out, outOffset);
+    }
+
+    /**
+     * Kafka's checks of the topic and the count: true (with the answer set) when they fail. On the
+     * network thread against the published topic, and again on the agent against the current one.
+     */
+    private static boolean check(final Growth g, final Topic topic)
+    {
+        if (PartitionLookup.live(topic) == null)
+        {
+            g.answer(PartitionLookup.notFound(topic, false), "This server does not host this topic-partition.");
+        }
+        else if (g.count < topic.partitions.length)
+        {
+            g.answer(Errors.INVALID_PARTITIONS, "The topic " + g.name + " currently has " + topic.partitions.length +
+                " partition(s); " + g.count + " would not be an increase.");
+        }
+        else if (g.count == topic.partitions.length)
+        {
+            g.answer(Errors.INVALID_PARTITIONS, "Topic already has " + g.count + " partition(s).");
+        }
+        else
+        {
+            return false;
+        }
+        return true;
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final Growth[] growths,
+        final boolean timedOut)
+    {
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        final CreatePartitionsResponseEncoder.CreatePartitionsTopicResult r = response.results(growths.length);
+        for (final Growth g : growths)
+        {
+            r.next().name(g.name).errorCode(g.error(timedOut)).errorMessage(g.message(timedOut));
         }
         return outOffset + response.finish();
+    }
+
+    /** One topic of a request: its count and answer; planned once it passed the checks, to be grown by the agent. */
+    private static final class Growth extends AdminItem
+    {
+        final String name;
+        final int count;
+
+        Growth(final String name, final int count)
+        {
+            this.name = name;
+            this.count = count;
+        }
+    }
+
+    /** On the admin agent: checked again against the topic as it is now, then the partitions added. */
+    private void grow(final Growth g)
+    {
+        final Topic topic = topics.topic(g.name);
+        if (check(g, topic))
+        {
+            return;
+        }
+        try
+        {
+            topics.addPartitions(topic, g.count);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            LOG.error("adding partitions to {} failed", g.name, ex);
+            g.answer(Errors.UNKNOWN_SERVER_ERROR, ex.toString());
+        }
     }
 
     /** Null when the manual assignment (if any) fits one node, else why not. */

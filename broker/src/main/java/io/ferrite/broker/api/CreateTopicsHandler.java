@@ -1,6 +1,9 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.admin.AdminAnswer;
+import io.ferrite.broker.admin.AdminCommand;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.ConfigEntries;
 import io.ferrite.broker.net.Connection;
@@ -30,13 +33,23 @@ import java.util.Set;
  * (TOPIC_ALREADY_EXISTS), a non-positive partition count (INVALID_PARTITIONS), a replication factor
  * this one node cannot give (INVALID_REPLICATION_FACTOR), a manual assignment naming another broker
  * (INVALID_REPLICA_ASSIGNMENT), an invalid config (INVALID_CONFIG); {@code validateOnly} checks
- * without creating. A control request: it runs on the network thread and may allocate.
+ * without creating (and without the agent). A control request, which may allocate: the checks run on the
+ * network thread against the published topics; the creations (directories, files, fsyncs) run on the
+ * {@link AdminAgent}, which wakes this network thread when they are done. Kafka's {@code timeoutMs}: when
+ * the agent has not taken the request by then, every topic of it is answered REQUEST_TIMED_OUT (as
+ * Kafka's error response for a controller future that failed) and none is created (as Kafka's controller fails an event still queued at its deadline); once taken, a
+ * request is answered with what it did.
  */
 public final class CreateTopicsHandler implements RequestHandler
 {
     private static final Logger LOG = LoggerFactory.getLogger(CreateTopicsHandler.class);
 
+    /** Kafka's answer for a topic whose creation the controller did not get to before the request's timeoutMs. */
+    private static final Outcome TIMED_OUT = new Outcome(Errors.REQUEST_TIMED_OUT, AdminItem.TIMED_OUT_MESSAGE);
+
     private final TopicRegistry topics;
+    private final AdminAgent admin;
+    private final Runnable waker;
     private final int nodeId;
     private final int defaultPartitions;
     private final ConfigEntries entries;
@@ -44,9 +57,11 @@ public final class CreateTopicsHandler implements RequestHandler
     private final CreateTopicsResponseEncoder response = new CreateTopicsResponseEncoder();
 
     /** A handler for this node: its id, {@code num.partitions}, and the broker defaults the created topics report. */
-    public CreateTopicsHandler(final TopicRegistry topics, final BrokerConfig config)
+    public CreateTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig config)
     {
         this.topics = topics;
+        this.admin = admin;
+        this.waker = waker;
         this.nodeId = config.nodeId();
         this.defaultPartitions = config.getInt(BrokerConfig.NUM_PARTITIONS);
         this.entries = new ConfigEntries(config);
@@ -68,17 +83,38 @@ public final class CreateTopicsHandler implements RequestHandler
                 duplicates.add(name);
             }
         }
-
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
-        final CreateTopicsResponseEncoder.CreatableTopicResult result = response.topics(request.topics().elementCount());
-        for (final CreateTopicsRequestDecoder.CreatableTopic t = request.topics(); t.hasNext(); )
+        // checked here against the published topics; the agent creates what passed (and finds out
+        // itself if another request created a name meanwhile)
+        final Outcome[] outcomes = new Outcome[request.topics().elementCount()];
+        final String[] names = new String[outcomes.length];
+        boolean work = false;
+        int i = 0;
+        for (final CreateTopicsRequestDecoder.CreatableTopic t = request.topics(); t.hasNext(); i++)
         {
             t.next();
-            final String name = t.name();
-            result.next().name(name);
-            final Outcome outcome = duplicates.contains(name) ?
-                new Outcome(Errors.INVALID_REQUEST, "Duplicate topic name.") :
-                create(t, name, validateOnly);
+            names[i] = t.name();
+            outcomes[i] = duplicates.contains(names[i]) ? new Outcome(Errors.INVALID_REQUEST, "Duplicate topic name.") : check(t, names[i]);
+            work |= outcomes[i].planned;
+        }
+        if (validateOnly || !work)
+        {
+            return write(out, outOffset, version, names, outcomes, false);
+        }
+        final long deadlineMs = System.currentTimeMillis() + Math.max(0, request.timeoutMs());
+        return AdminAnswer.submit(admin, new Create(deadlineMs, waker, names, outcomes),
+            (o, at, timedOut) -> write(o, at, version, names, outcomes, timedOut), connection);
+    }
+
+    /** The response from the outcomes; {@code timedOut}: the agent never took the creations (REQUEST_TIMED_OUT). */
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final String[] names,
+        final Outcome[] outcomes, final boolean timedOut)
+    {
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        final CreateTopicsResponseEncoder.CreatableTopicResult result = response.topics(names.length);
+        for (int i = 0; i < names.length; i++)
+        {
+            result.next().name(names[i]);
+            final Outcome outcome = timedOut ? TIMED_OUT : outcomes[i]; // every topic, as Kafka's getErrorResponse
             final Topic created = outcome.topic;
             result.topicId(created == null ? 0 : created.idMostSignificantBits, created == null ? 0 : created.idLeastSignificantBits)
                 .errorCode(outcome.error).errorMessage(outcome.message);
@@ -101,7 +137,67 @@ public final class CreateTopicsHandler implements RequestHandler
         return outOffset + response.finish();
     }
 
-    private Outcome create(final CreateTopicsRequestDecoder.CreatableTopic t, final String name, final boolean validateOnly)
+    /** The creations, on the admin agent: each planned outcome becomes the created topic or the error. */
+    private final class Create extends AdminCommand
+    {
+        private final String[] names;
+        private final Outcome[] outcomes;
+
+        Create(final long deadlineMs, final Runnable waker, final String[] names, final Outcome[] outcomes)
+        {
+            super(deadlineMs, waker);
+            this.names = names;
+            this.outcomes = outcomes;
+        }
+
+        @Override
+        protected void run()
+        {
+            for (int i = 0; i < outcomes.length; i++)
+            {
+                if (outcomes[i].planned)
+                {
+                    outcomes[i] = create(names[i], outcomes[i]);
+                }
+            }
+        }
+
+        @Override
+        protected void failed(final Throwable cause)
+        {
+            for (int i = 0; i < outcomes.length; i++)
+            {
+                if (outcomes[i].planned)
+                {
+                    outcomes[i] = new Outcome(Errors.UNKNOWN_SERVER_ERROR, cause.toString());
+                }
+            }
+        }
+    }
+
+    private Outcome create(final String name, final Outcome planned)
+    {
+        try
+        {
+            return new Outcome(topics.create(name, planned.partitions, planned.configs), planned.partitions, planned.configs);
+        }
+        catch (final ConfigException ex)
+        {
+            return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            return new Outcome(Errors.TOPIC_ALREADY_EXISTS, ex.getMessage()); // created by another request meanwhile
+        }
+        catch (final IOException ex)
+        {
+            LOG.error("creating topic {} failed", name, ex);
+            return new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the topic: " + ex.getMessage());
+        }
+    }
+
+    /** Kafka's checks of one topic: an error, or the creation planned (partitions and configs). */
+    private Outcome check(final CreateTopicsRequestDecoder.CreatableTopic t, final String name)
     {
         final String illegal = TopicNames.illegal(name);
         if (illegal != null)
@@ -175,24 +271,11 @@ public final class CreateTopicsHandler implements RequestHandler
         try
         {
             LogConfig.of(configs);
-            if (validateOnly)
-            {
-                return new Outcome(null, partitions, configs);
-            }
-            return new Outcome(topics.create(name, partitions, configs), partitions, configs);
+            return Outcome.planned(partitions, configs);
         }
         catch (final ConfigException ex)
         {
             return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
-        }
-        catch (final IllegalArgumentException ex)
-        {
-            return new Outcome(Errors.TOPIC_ALREADY_EXISTS, ex.getMessage()); // created by another request meanwhile
-        }
-        catch (final IOException ex)
-        {
-            LOG.error("creating topic {} failed", name, ex);
-            return new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the topic: " + ex.getMessage());
         }
     }
 
@@ -203,6 +286,8 @@ public final class CreateTopicsHandler implements RequestHandler
         final Topic topic;
         final int partitions;
         final Map<String, String> configs;
+        /** Passed the checks, not created yet (what validateOnly answers: NONE, no topic id). */
+        final boolean planned;
 
         Outcome(final short error, final String message)
         {
@@ -211,15 +296,27 @@ public final class CreateTopicsHandler implements RequestHandler
             this.topic = null;
             this.partitions = -1;
             this.configs = Map.of();
+            this.planned = false;
         }
 
         Outcome(final Topic topic, final int partitions, final Map<String, String> configs)
+        {
+            this(topic, partitions, configs, false);
+        }
+
+        private Outcome(final Topic topic, final int partitions, final Map<String, String> configs, final boolean planned)
         {
             this.error = Errors.NONE;
             this.message = null;
             this.topic = topic;
             this.partitions = partitions;
             this.configs = configs;
+            this.planned = planned;
+        }
+
+        static Outcome planned(final int partitions, final Map<String, String> configs)
+        {
+            return new Outcome(null, partitions, configs, true);
         }
     }
 }

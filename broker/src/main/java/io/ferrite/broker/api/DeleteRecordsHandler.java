@@ -1,7 +1,9 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -16,13 +18,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * DeleteRecords: moves a partition's log start offset up to the given offset (-1: the high
  * watermark) and deletes the segments wholly below it; the answer is the new low watermark. As in
  * Kafka, an offset above the high watermark (or negative other than -1) is OFFSET_OUT_OF_RANGE, and
- * one below the log start changes nothing. The log engine allows this beside its writer (the same
- * path retention takes).
+ * one below the log start changes nothing.
+ *
+ * <p>The change runs on the log thread that owns the partition (its single writer), as a task between
+ * its appends, so the target is checked against the high watermark as it is there and the segment
+ * files are deleted off the network thread. The answer waits (its connection only) until every
+ * partition's task ran and the last one woke the network thread; a partition whose log thread did not
+ * run it within the request's {@code timeoutMs} is REQUEST_TIMED_OUT, as Kafka answers a DeleteRecords
+ * its purgatory timed out on (the task still runs when its thread gets to it, as Kafka's local
+ * deletion stands).
  */
 public final class DeleteRecordsHandler implements RequestHandler
 {
@@ -30,12 +40,17 @@ public final class DeleteRecordsHandler implements RequestHandler
     private static final long HIGH_WATERMARK = -1;
 
     private final TopicRegistry topics;
+    private final LogThread[] logThreads;
+    private final Runnable waker;
     private final DeleteRecordsRequestDecoder request = new DeleteRecordsRequestDecoder();
     private final DeleteRecordsResponseEncoder response = new DeleteRecordsResponseEncoder();
 
-    public DeleteRecordsHandler(final TopicRegistry topics)
+    /** {@code waker}: this network thread's wake-up, run by the log thread that ran a request's last task. */
+    public DeleteRecordsHandler(final TopicRegistry topics, final LogThread[] logThreads, final Runnable waker)
     {
         this.topics = topics;
+        this.logThreads = logThreads;
+        this.waker = waker;
     }
 
     @Override
@@ -43,45 +58,165 @@ public final class DeleteRecordsHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
         final DeleteRecordsRequestDecoder.DeleteRecordsTopic t = request.topics();
-        final DeleteRecordsResponseEncoder.DeleteRecordsTopicResult rt = response.topics(t.elementCount());
-        while (t.hasNext())
+        final String[] names = new String[t.elementCount()];
+        final Deletion[][] deletions = new Deletion[names.length][];
+        final Answer answer = new Answer(version, names, deletions, System.currentTimeMillis() + Math.max(0, request.timeoutMs()));
+        int tasks = 0;
+        for (int i = 0; t.hasNext(); i++)
         {
             t.next();
-            rt.next().name(in, t.nameOffset(), t.nameLength());
+            names[i] = t.name();
             final Topic topic = topics.topic(in, t.nameOffset(), t.nameLength());
             final DeleteRecordsRequestDecoder.DeleteRecordsPartition p = t.partitions();
-            final DeleteRecordsResponseEncoder.DeleteRecordsPartitionResult rp = rt.partitions(p.elementCount());
-            while (p.hasNext())
+            deletions[i] = new Deletion[p.elementCount()];
+            for (int j = 0; p.hasNext(); j++)
             {
                 p.next();
-                rp.next().partitionIndex(p.partitionIndex());
                 final Partition partition = PartitionLookup.partition(topic, p.partitionIndex());
+                final Deletion d = new Deletion(p.partitionIndex(), partition, p.offset(), answer);
+                deletions[i][j] = d;
                 if (partition == null)
                 {
-                    rp.lowWatermark(-1).errorCode(PartitionLookup.notFound(topic, false));
-                    continue;
+                    d.answer(-1, PartitionLookup.notFound(topic, false));
                 }
-                final PartitionLog log = partition.log;
-                final long target = p.offset() == HIGH_WATERMARK ? log.highWatermark() : p.offset();
-                if (target < 0 || target > log.highWatermark())
+                else
                 {
-                    rp.lowWatermark(-1).errorCode(Errors.OFFSET_OUT_OF_RANGE);
-                    continue;
-                }
-                try
-                {
-                    final long low = log.deleteRecordsBefore(target);
-                    rp.lowWatermark(low < 0 ? -1 : low).errorCode(low < 0 ? Errors.OFFSET_OUT_OF_RANGE : Errors.NONE);
-                }
-                catch (final IOException ex)
-                {
-                    LOG.error("deleting records of {} below {} failed", partition, target, ex);
-                    rp.lowWatermark(-1).errorCode(Errors.KAFKA_STORAGE_ERROR);
+                    tasks++;
                 }
             }
         }
-        return outOffset + response.finish();
+        if (tasks == 0)
+        {
+            return answer.write(out, outOffset, 0);
+        }
+        answer.remaining.set(tasks);
+        connection.defer(answer);
+        for (final Deletion[] ds : deletions)
+        {
+            for (final Deletion d : ds)
+            {
+                if (d.partition != null)
+                {
+                    logThreads[d.partition.owner].execute(d);
+                }
+            }
+        }
+        return DEFERRED;
+    }
+
+    /** One partition of a request: run on its log thread, then answered. */
+    private static final class Deletion implements Runnable
+    {
+        final int index;
+        final Partition partition;
+        final long requested;
+        final Answer answer;
+        long lowWatermark;
+        short error;
+        /** Set (release) after the answer fields, read (acquire) by the network thread. */
+        volatile boolean done;
+
+        Deletion(final int index, final Partition partition, final long requested, final Answer answer)
+        {
+            this.index = index;
+            this.partition = partition;
+            this.requested = requested;
+            this.answer = answer;
+        }
+
+        void answer(final long lowWatermark, final short error)
+        {
+            this.lowWatermark = lowWatermark;
+            this.error = error;
+            this.done = true;
+        }
+
+        /** On the partition's log thread. */
+        @Override
+        public void run()
+        {
+            try
+            {
+                final PartitionLog log = partition.log;
+                final long target = requested == HIGH_WATERMARK ? log.highWatermark() : requested;
+                if (target < 0 || target > log.highWatermark())
+                {
+                    answer(-1, Errors.OFFSET_OUT_OF_RANGE);
+                }
+                else
+                {
+                    final long low = log.deleteRecordsBefore(target);
+                    answer(low < 0 ? -1 : low, low < 0 ? Errors.OFFSET_OUT_OF_RANGE : Errors.NONE);
+                }
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                LOG.error("deleting records of {} below {} failed", partition, requested, ex);
+                answer(-1, Errors.KAFKA_STORAGE_ERROR);
+            }
+            finally
+            {
+                if (answer.remaining.decrementAndGet() == 0)
+                {
+                    answer.waker.run();
+                }
+            }
+        }
+    }
+
+    /** The response, written once every partition is answered or the deadline passed. */
+    private final class Answer implements PendingResponse
+    {
+        final short version;
+        final String[] names;
+        final Deletion[][] deletions;
+        final long deadlineMs;
+        final AtomicInteger remaining = new AtomicInteger();
+        final Runnable waker = DeleteRecordsHandler.this.waker;
+
+        Answer(final short version, final String[] names, final Deletion[][] deletions, final long deadlineMs)
+        {
+            this.version = version;
+            this.names = names;
+            this.deletions = deletions;
+            this.deadlineMs = deadlineMs;
+        }
+
+        @Override
+        public int poll(final Connection connection, final int outOffset, final long nowMs)
+        {
+            return remaining.get() == 0 || nowMs >= deadlineMs ? write(connection.out, outOffset, nowMs) : NOT_READY;
+        }
+
+        @Override
+        public long deadlineMs()
+        {
+            return deadlineMs;
+        }
+
+        int write(final MutableDirectBuffer out, final int outOffset, final long nowMs)
+        {
+            response.wrap(out, outOffset, version).throttleTimeMs(0);
+            final DeleteRecordsResponseEncoder.DeleteRecordsTopicResult rt = response.topics(names.length);
+            for (int i = 0; i < names.length; i++)
+            {
+                rt.next().name(names[i]);
+                final DeleteRecordsResponseEncoder.DeleteRecordsPartitionResult rp = rt.partitions(deletions[i].length);
+                for (final Deletion d : deletions[i])
+                {
+                    rp.next().partitionIndex(d.index);
+                    if (d.done)
+                    {
+                        rp.lowWatermark(d.lowWatermark).errorCode(d.error);
+                    }
+                    else
+                    {
+                        rp.lowWatermark(-1).errorCode(Errors.REQUEST_TIMED_OUT);
+                    }
+                }
+            }
+            return outOffset + response.finish();
+        }
     }
 }

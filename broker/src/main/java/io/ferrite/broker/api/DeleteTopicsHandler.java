@@ -1,6 +1,7 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
@@ -21,11 +22,15 @@ import java.util.concurrent.ScheduledExecutorService;
  * requests; its logs are deleted on their owner threads a moment later, when requests that found it
  * before are done with it. Errors as Kafka's: an unknown name UNKNOWN_TOPIC_OR_PARTITION, an unknown
  * id UNKNOWN_TOPIC_ID, a topic named twice (or by name and id at once) INVALID_REQUEST,
- * {@code delete.topic.enable=false} TOPIC_DELETION_DISABLED.
+ * {@code delete.topic.enable=false} TOPIC_DELETION_DISABLED. The checks run on the network thread; the
+ * removal on the {@link AdminAgent}, answered when it is done, REQUEST_TIMED_OUT when it did not take
+ * the request within its {@code timeoutMs} (nothing removed).
  */
 public final class DeleteTopicsHandler implements RequestHandler
 {
     private final TopicRegistry topics;
+    private final AdminAgent admin;
+    private final Runnable waker;
     private final TopicRegistry.OwnerExecutor owners;
     private final ScheduledExecutorService scheduler;
     private final long delayMs;
@@ -33,10 +38,12 @@ public final class DeleteTopicsHandler implements RequestHandler
     private final DeleteTopicsRequestDecoder request = new DeleteTopicsRequestDecoder();
     private final DeleteTopicsResponseEncoder response = new DeleteTopicsResponseEncoder();
 
-    public DeleteTopicsHandler(final TopicRegistry topics, final TopicRegistry.OwnerExecutor owners,
-        final ScheduledExecutorService scheduler, final long delayMs, final boolean enabled)
+    public DeleteTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker,
+        final TopicRegistry.OwnerExecutor owners, final ScheduledExecutorService scheduler, final long delayMs, final boolean enabled)
     {
         this.topics = topics;
+        this.admin = admin;
+        this.waker = waker;
         this.owners = owners;
         this.scheduler = scheduler;
         this.delayMs = delayMs;
@@ -48,9 +55,9 @@ public final class DeleteTopicsHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
         final Set<String> seen = new HashSet<>();
         final Set<String> repeated = new HashSet<>();
+        final Deletion[] deletions;
         if (version >= 6)
         {
             final DeleteTopicsRequestDecoder.DeleteTopicState t = request.topics();
@@ -66,31 +73,28 @@ public final class DeleteTopicsHandler implements RequestHandler
                 }
             }
             final DeleteTopicsRequestDecoder.DeleteTopicState t2 = request.topics();
-            final DeleteTopicsResponseEncoder.DeletableTopicResult r = response.responses(t2.elementCount());
-            while (t2.hasNext())
+            deletions = new Deletion[t2.elementCount()];
+            for (int i = 0; t2.hasNext(); i++)
             {
                 t2.next();
-                r.next();
                 final boolean byId = t2.nameIsNull();
                 final long msb = t2.topicIdMostSignificantBits();
                 final long lsb = t2.topicIdLeastSignificantBits();
                 if (!byId && (msb != 0 || lsb != 0))
                 {
-                    r.name(t2.name()).topicId(msb, lsb).errorCode(Errors.INVALID_REQUEST)
-                        .errorMessage("Both topic name and topic id were provided");
+                    deletions[i] = new Deletion(t2.name(), msb, lsb, false).answered(Errors.INVALID_REQUEST,
+                        "Both topic name and topic id were provided");
                     continue;
                 }
                 final Topic topic = byId ? topics.topic(msb, lsb) : topics.topic(t2.name());
                 final String key = byId ? (topic != null ? topic.name : TopicRegistry.encode(msb, lsb)) : t2.name();
                 if (PartitionLookup.live(topic) == null)
                 {
-                    r.name(byId ? null : t2.name()).topicId(msb, lsb)
-                        .errorCode(PartitionLookup.notFound(PartitionLookup.live(topic), byId))
-                        .errorMessage(byId ? "This server does not host this topic ID." : "This server does not host this topic-partition.");
+                    deletions[i] = new Deletion(byId ? null : t2.name(), msb, lsb, byId).notFound();
                     continue;
                 }
-                r.name(topic.name).topicId(topic.idMostSignificantBits, topic.idLeastSignificantBits);
-                delete(r, topic, repeated.contains(key));
+                deletions[i] = check(new Deletion(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, byId), topic,
+                    repeated.contains(key));
             }
         }
         else
@@ -105,41 +109,97 @@ public final class DeleteTopicsHandler implements RequestHandler
                 }
             }
             final StringArrayDecoder names2 = request.topicNames();
-            final DeleteTopicsResponseEncoder.DeletableTopicResult r = response.responses(names2.elementCount());
-            while (names2.hasNext())
+            deletions = new Deletion[names2.elementCount()];
+            for (int i = 0; names2.hasNext(); i++)
             {
                 final String name = names2.next().value();
-                r.next().name(name);
                 final Topic topic = topics.topic(name);
-                if (PartitionLookup.live(topic) == null)
-                {
-                    r.errorCode(PartitionLookup.notFound(topic, false)).errorMessage("This server does not host this topic-partition.");
-                    continue;
-                }
-                delete(r, topic, repeated.contains(name));
+                deletions[i] = PartitionLookup.live(topic) == null ? new Deletion(name, 0, 0, false).notFound() :
+                    check(new Deletion(name, 0, 0, false), topic, repeated.contains(name));
             }
+        }
+        return AdminItem.answer(admin, waker, deletions, request.timeoutMs(), this::delete,
+            (o, at, timedOut) -> write(o, at, version, deletions, timedOut), connection, out, outOffset);
+    }
+
+    private Deletion check(final Deletion d, final Topic topic, final boolean repeated)
+    {
+        if (repeated)
+        {
+            return d.answered(Errors.INVALID_REQUEST, "Duplicate topic name.");
+        }
+        if (!enabled)
+        {
+            return d.answered(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.");
+        }
+        if (topic.isInternal())
+        {
+            return d.answered(Errors.INVALID_TOPIC_EXCEPTION, "Cannot delete internal topic " + topic.name);
+        }
+        d.topic = topic; // for the agent
+        d.planned = true;
+        return d;
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final Deletion[] deletions,
+        final boolean timedOut)
+    {
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        final DeleteTopicsResponseEncoder.DeletableTopicResult r = response.responses(deletions.length);
+        for (final Deletion d : deletions)
+        {
+            r.next().name(d.name);
+            if (version >= 6)
+            {
+                r.topicId(d.idMsb, d.idLsb);
+            }
+            r.errorCode(d.error(timedOut)).errorMessage(d.message(timedOut));
         }
         return outOffset + response.finish();
     }
 
-    private void delete(final DeleteTopicsResponseEncoder.DeletableTopicResult r, final Topic topic, final boolean repeated)
+    /** One topic of a request and its answer; planned with the topic the agent is to delete. */
+    private static final class Deletion extends AdminItem
     {
-        if (repeated)
+        final String name;
+        final long idMsb;
+        final long idLsb;
+        final boolean byId;
+        /** The topic the agent is to delete (null: nothing to do). */
+        Topic topic;
+
+        Deletion(final String name, final long idMsb, final long idLsb, final boolean byId)
         {
-            r.errorCode(Errors.INVALID_REQUEST).errorMessage("Duplicate topic name.");
+            this.name = name;
+            this.idMsb = idMsb;
+            this.idLsb = idLsb;
+            this.byId = byId;
         }
-        else if (!enabled)
+
+        Deletion answered(final short error, final String message)
         {
-            r.errorCode(Errors.TOPIC_DELETION_DISABLED).errorMessage("Topic deletion is disabled.");
+            answer(error, message);
+            return this;
         }
-        else if (topic.isInternal())
+
+        Deletion notFound()
         {
-            r.errorCode(Errors.INVALID_TOPIC_EXCEPTION).errorMessage("Cannot delete internal topic " + topic.name);
+            return answered(PartitionLookup.notFound(null, byId),
+                byId ? "This server does not host this topic ID." : "This server does not host this topic-partition.");
         }
-        else
+    }
+
+    /** On the admin agent: a topic deleted (or recreated) meanwhile is not found. */
+    private void delete(final Deletion d)
+    {
+        // the current version of the topic (a config change makes a new one), if it is the same topic
+        final Topic current = PartitionLookup.live(topics.topic(d.topic.name));
+        if (current == null || current.idMostSignificantBits != d.topic.idMostSignificantBits
+            || current.idLeastSignificantBits != d.topic.idLeastSignificantBits)
         {
-            topics.delete(topic, owners, scheduler, delayMs);
-            r.errorCode(Errors.NONE).errorMessage(null);
+            d.notFound();
+            return;
         }
+        topics.delete(current, owners, scheduler, delayMs);
     }
 }

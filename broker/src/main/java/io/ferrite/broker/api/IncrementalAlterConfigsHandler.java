@@ -1,5 +1,6 @@
 package io.ferrite.broker.api;
 
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
@@ -18,7 +19,8 @@ import java.util.List;
  * APPEND and SUBTRACT (list configs such as cleanup.policy, starting from the default when the
  * topic has no override), persisted in the partition logs and seen by appends and retention at
  * once. Checks, errors and the refusal of broker configs are {@link ConfigChanges}'s. Answers
- * per resource in request order. An admin request: runs on the network thread, allocates.
+ * per resource in request order. An admin request (allocates): checked on the network thread, applied by the
+ * {@link AdminAgent}.
  */
 public final class IncrementalAlterConfigsHandler implements RequestHandler
 {
@@ -26,9 +28,9 @@ public final class IncrementalAlterConfigsHandler implements RequestHandler
     private final IncrementalAlterConfigsRequestDecoder request = new IncrementalAlterConfigsRequestDecoder();
     private final IncrementalAlterConfigsResponseEncoder response = new IncrementalAlterConfigsResponseEncoder();
 
-    public IncrementalAlterConfigsHandler(final TopicRegistry topics, final BrokerConfig config)
+    public IncrementalAlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig config)
     {
-        this.changes = new ConfigChanges(topics, config);
+        this.changes = new ConfigChanges(topics, admin, waker, config);
     }
 
     @Override
@@ -48,8 +50,13 @@ public final class IncrementalAlterConfigsHandler implements RequestHandler
             }
             resources.add(new ConfigChanges.Resource(r.resourceType(), r.resourceName(), ops));
         }
-        final List<ConfigChanges.Outcome> outcomes = changes.apply(resources, true, request.validateOnly());
+        return changes.answer(resources, true, request.validateOnly(), connection, out, outOffset,
+            (o, at, outcomes) -> write(o, at, version, resources, outcomes));
+    }
 
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version,
+        final List<ConfigChanges.Resource> resources, final List<ConfigChanges.Outcome> outcomes)
+    {
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         final IncrementalAlterConfigsResponseEncoder.AlterConfigsResourceResponse result = response.responses(resources.size());
         for (int i = 0; i < resources.size(); i++)

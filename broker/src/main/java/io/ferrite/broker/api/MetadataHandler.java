@@ -1,6 +1,9 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.admin.AdminAnswer;
+import io.ferrite.broker.admin.AdminCommand;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
@@ -10,6 +13,12 @@ import io.ferrite.wire.message.MetadataRequestDecoder;
 import io.ferrite.wire.message.MetadataResponseEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 import java.util.Collection;
 
@@ -20,8 +29,8 @@ import java.util.Collection;
  * auto-creation (always before v4) and {@code auto.create.topics.enable} is on: then a topic named
  * by the request is created with {@code num.partitions} partitions and the broker's topic defaults,
  * and an illegal name is INVALID_TOPIC_EXCEPTION, as Kafka answers. Kafka answers a topic it is still
- * creating with LEADER_NOT_AVAILABLE and the client asks again; here creation is done before the
- * answer, so the topic is described at once.
+ * creating with LEADER_NOT_AVAILABLE and the client asks again; here the answer waits (its
+ * connection only) until the {@link AdminAgent} created the topics, so they are described at once.
  */
 public final class MetadataHandler implements RequestHandler
 {
@@ -33,6 +42,8 @@ public final class MetadataHandler implements RequestHandler
     private final String clusterId;
     private boolean autoCreate;
     private int autoCreatePartitions = 1;
+    private AdminAgent admin;
+    private Runnable waker;
     private volatile String host;
     private volatile int port;
     private final MetadataRequestDecoder request = new MetadataRequestDecoder();
@@ -45,11 +56,16 @@ public final class MetadataHandler implements RequestHandler
         this.clusterId = clusterId;
     }
 
-    /** Kafka's {@code auto.create.topics.enable} and {@code num.partitions}. */
-    public MetadataHandler autoCreate(final boolean enabled, final int partitions)
+    /**
+     * Kafka's {@code auto.create.topics.enable} and {@code num.partitions}; the topics are created by
+     * {@code admin}, which runs {@code waker} (this network thread's wake-up) when they are.
+     */
+    public MetadataHandler autoCreate(final boolean enabled, final int partitions, final AdminAgent admin, final Runnable waker)
     {
         this.autoCreate = enabled;
         this.autoCreatePartitions = partitions;
+        this.admin = admin;
+        this.waker = waker;
         return this;
     }
 
@@ -75,6 +91,49 @@ public final class MetadataHandler implements RequestHandler
     public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
+        if (autoCreate)
+        {
+            final List<String> missing = toCreate(in, offset, limit, version);
+            if (!missing.isEmpty())
+            {
+                // the request's bytes stay in the connection's input while it waits: answered from them once created
+                return AdminAnswer.submit(admin, new AutoCreate(waker, missing),
+                    (o, at, abandoned) -> answer(in, offset, limit, version, o, at), connection);
+            }
+        }
+        return answer(in, offset, limit, version, out, outOffset);
+    }
+
+    /** The legal names a request asks for that do not exist, when it allows auto-creation (allocates; only then). */
+    private List<String> toCreate(final DirectBuffer in, final int offset, final int limit, final short version)
+    {
+        request.wrap(in, offset, limit, version);
+        final MetadataRequestDecoder.MetadataRequestTopic requested = request.topics();
+        if (requested.isNullArray() || (version == 0 && requested.elementCount() == 0)
+            || !(version < 4 || request.allowAutoTopicCreation()))
+        {
+            return List.of();
+        }
+        List<String> missing = List.of();
+        while (requested.hasNext())
+        {
+            requested.next();
+            if (!requested.nameIsNull() && PartitionLookup.live(topics.topic(in, requested.nameOffset(), requested.nameLength())) == null)
+            {
+                final String name = requested.name();
+                if (TopicNames.illegal(name) == null)
+                {
+                    missing = missing.isEmpty() ? new ArrayList<>() : missing;
+                    missing.add(name);
+                }
+            }
+        }
+        return missing;
+    }
+
+    private int answer(final DirectBuffer in, final int offset, final int limit, final short version, final MutableDirectBuffer out,
+        final int outOffset)
+    {
         request.wrap(in, offset, limit, version);
         final MetadataRequestDecoder.MetadataRequestTopic requested = request.topics();
         final boolean all = requested.isNullArray() || (version == 0 && requested.elementCount() == 0);
@@ -98,22 +157,14 @@ public final class MetadataHandler implements RequestHandler
             {
                 requested.next();
                 final boolean byName = !requested.nameIsNull();
-                Topic topic = PartitionLookup.find(topics, !byName, requested.topicIdMostSignificantBits(),
+                final Topic topic = PartitionLookup.find(topics, !byName, requested.topicIdMostSignificantBits(),
                     requested.topicIdLeastSignificantBits(), in, requested.nameOffset(), requested.nameLength());
                 // live first: a deleted topic named by id is UNKNOWN_TOPIC_ID, as in Fetch
                 short error = PartitionLookup.notFound(PartitionLookup.live(topic), !byName);
                 if (PartitionLookup.live(topic) == null && byName && autoCreate && (version < 4 || request.allowAutoTopicCreation()))
                 {
-                    final String name = requested.name();
-                    if (TopicNames.illegal(name) != null)
-                    {
-                        error = Errors.INVALID_TOPIC_EXCEPTION;
-                    }
-                    else
-                    {
-                        topic = create(name);
-                        error = topic == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NONE;
-                    }
+                    // the agent created the legal ones before this answer; one still missing failed to be created
+                    error = TopicNames.illegal(requested.name()) != null ? Errors.INVALID_TOPIC_EXCEPTION : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 }
                 t.next();
                 if (PartitionLookup.live(topic) == null)
@@ -141,21 +192,40 @@ public final class MetadataHandler implements RequestHandler
         return outOffset + response.finish();
     }
 
-    /** Creates a topic a Metadata request names; another request may have created it meanwhile. */
-    private Topic create(final String name)
+    /** The creations a Metadata request asks for, on the admin agent; another request may have created a name meanwhile. */
+    private final class AutoCreate extends AdminCommand
     {
-        try
+        private final List<String> names;
+
+        AutoCreate(final Runnable waker, final List<String> names)
         {
-            return topics.create(name, autoCreatePartitions, java.util.Map.of());
+            super(Long.MAX_VALUE, waker); // Metadata has no timeout: it waits for the agent
+            this.names = names;
         }
-        catch (final IllegalArgumentException exists)
+
+        @Override
+        protected void run()
         {
-            return topics.topic(name);
+            for (final String name : names)
+            {
+                if (PartitionLookup.live(topics.topic(name)) != null)
+                {
+                    continue;
+                }
+                try
+                {
+                    topics.create(name, autoCreatePartitions, Map.of());
+                }
+                catch (final IOException | RuntimeException ex)
+                {
+                    LoggerFactory.getLogger(MetadataHandler.class).error("auto-creating topic {} failed", name, ex);
+                }
+            }
         }
-        catch (final java.io.IOException | RuntimeException ex)
+
+        @Override
+        protected void failed(final Throwable cause)
         {
-            org.slf4j.LoggerFactory.getLogger(MetadataHandler.class).error("auto-creating topic {} failed", name, ex);
-            return null;
         }
     }
 

@@ -3,6 +3,7 @@ package io.ferrite.broker.group;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.FindCoordinatorRequestDecoder;
@@ -11,23 +12,31 @@ import io.ferrite.wire.message.StringArrayDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * FindCoordinator: this node for every group. Transaction coordinators do not exist yet, so a
  * transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED (as InitProducerId does) rather than
- * an error a client would retry for ever; other key types are INVALID_REQUEST.
+ * an error a client would retry for ever; other key types are INVALID_REQUEST. The first one for a
+ * group has the admin agent create {@code __consumer_offsets} and is answered once it exists.
  */
 final class FindCoordinatorHandler implements RequestHandler
 {
     private static final byte GROUP_KEY = 0;
     private static final byte TRANSACTION_KEY = 1;
 
+    private final GroupCoordinator coordinator;
+    /** This network thread's wake-up, run when the offsets topic's creation ends. */
+    private final Runnable waker;
     private final int nodeId;
     private final MetadataHandler address;
     private final FindCoordinatorRequestDecoder request = new FindCoordinatorRequestDecoder();
     private final FindCoordinatorResponseEncoder response = new FindCoordinatorResponseEncoder();
 
-    FindCoordinatorHandler(final int nodeId, final MetadataHandler address)
+    FindCoordinatorHandler(final GroupCoordinator coordinator, final Runnable waker, final int nodeId, final MetadataHandler address)
     {
+        this.coordinator = coordinator;
+        this.waker = waker;
         this.nodeId = nodeId;
         this.address = address;
     }
@@ -48,6 +57,25 @@ final class FindCoordinatorHandler implements RequestHandler
     @Override
     public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        final byte keyType = version >= 1 ? request.keyType() : GROUP_KEY;
+        final CompletableFuture<?> creating = keyType == GROUP_KEY ? coordinator.offsetsTopicWanted() : null;
+        if (creating != null && !creating.isDone())
+        {
+            // the admin agent creates __consumer_offsets (Kafka creates it on the first FindCoordinator and
+            // answers COORDINATOR_NOT_AVAILABLE meanwhile); this answer waits for it, its connection only,
+            // so that the group's first write finds it and no network thread waits for the agent
+            final WaitForOffsetsTopic waiting = new WaitForOffsetsTopic(creating, in, offset, limit, version);
+            connection.defer(waiting);
+            creating.whenComplete((topic, failure) -> waker.run());
+            return DEFERRED;
+        }
+        return answer(in, offset, limit, version, out, outOffset);
+    }
+
+    private int answer(final DirectBuffer in, final int offset, final int limit, final short version, final MutableDirectBuffer out,
+        final int outOffset)
     {
         request.wrap(in, offset, limit, version);
         final byte keyType = version >= 1 ? request.keyType() : GROUP_KEY;
@@ -74,5 +102,37 @@ final class FindCoordinatorHandler implements RequestHandler
             }
         }
         return outOffset + response.finish();
+    }
+
+    /** The answer once the offsets topic's creation ended (either way), from the request's bytes still in the input. */
+    private final class WaitForOffsetsTopic implements PendingResponse
+    {
+        private final CompletableFuture<?> creating;
+        private final DirectBuffer in;
+        private final int offset;
+        private final int limit;
+        private final short version;
+
+        WaitForOffsetsTopic(final CompletableFuture<?> creating, final DirectBuffer in, final int offset, final int limit,
+            final short version)
+        {
+            this.creating = creating;
+            this.in = in;
+            this.offset = offset;
+            this.limit = limit;
+            this.version = version;
+        }
+
+        @Override
+        public int poll(final Connection connection, final int outOffset, final long nowMs)
+        {
+            return creating.isDone() ? answer(in, offset, limit, version, connection.out, outOffset) : NOT_READY;
+        }
+
+        @Override
+        public long deadlineMs()
+        {
+            return Long.MAX_VALUE; // the agent always ends a creation, and wakes this thread then
+        }
     }
 }

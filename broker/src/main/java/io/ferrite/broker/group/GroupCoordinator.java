@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
@@ -139,17 +140,33 @@ public final class GroupCoordinator implements AutoCloseable
      * whoever next holds the lock, so {@link #writesAnswered()} wakes the network threads, whose
      * waiting group answers then poll.
      */
-    public GroupCoordinator(final TopicRegistry topics, final Settings settings, final Runnable wakeNetworkThreads,
-        final LogThread[] logThreads, final int sender)
+    public GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
+        final Runnable wakeNetworkThreads, final LogThread[] logThreads, final int sender)
     {
         this.settings = settings;
         this.topics = topics;
         this.wakeNetworkThreads = wakeNetworkThreads;
-        this.store = new GroupStore(topics, settings, logThreads, sender);
+        this.store = new GroupStore(topics, admin, settings, logThreads, sender);
         this.joins = new JoinPhase(groups, settings, store, wakeNetworkThreads);
         this.syncs = new SyncPhase(groups, store, wakeNetworkThreads, joins);
         this.members = new Membership(groups, wakeNetworkThreads, joins);
         this.timers = new GroupTimers(this, groups, settings, store, joins, syncs, members);
+    }
+
+    /**
+     * From FindCoordinator: has the admin agent create {@code __consumer_offsets} when it does not
+     * exist yet, and returns that creation (null when it exists; the lock only while it is missing).
+     */
+    java.util.concurrent.CompletableFuture<?> offsetsTopicWanted()
+    {
+        if (topics.topic(OFFSETS_TOPIC) != null)
+        {
+            return null;
+        }
+        synchronized (this)
+        {
+            return store.createOffsetsTopic();
+        }
     }
 
     /** Loads the groups from {@code __consumer_offsets} (when it exists) and starts the timer. */

@@ -18,11 +18,11 @@ public final class GroupHandlers
     {
     }
 
-    /** Registers every group API on {@code apis} (each handler made on its first request). */
+    /** Registers every group API on {@code apis} (each handler made on its first request); {@code waker} wakes their network thread. */
     public static void register(final Apis apis, final GroupCoordinator coordinator, final TopicRegistry topics,
-        final int nodeId, final MetadataHandler address)
+        final int nodeId, final MetadataHandler address, final Runnable waker)
     {
-        apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(nodeId, address))
+        apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, waker, nodeId, address))
             .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator))
             .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroupHandler(coordinator))
             .registerLazily(ApiKeys.HEARTBEAT, () -> new HeartbeatHandler(coordinator))

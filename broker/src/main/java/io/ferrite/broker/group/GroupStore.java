@@ -1,6 +1,7 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.logthread.AppendCommand;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.Partition;
@@ -12,11 +13,14 @@ import org.agrona.ExpandableDirectByteBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The groups' records in {@code __consumer_offsets}, written one batch per change (a group goes to
@@ -39,6 +43,8 @@ final class GroupStore
     private static final Logger LOG = LoggerFactory.getLogger(GroupStore.class);
     /** A batch buffer's first size: a commit of a few partitions (it grows as a batch needs). */
     private static final int INITIAL_BATCH_BYTES = 1024;
+    /** How long a write waits for the offsets topic's creation: the coordinator's write timeout (see AwaitingWrites). */
+    private static final long OFFSETS_TOPIC_WAIT_MS = AwaitingWrites.TIMEOUT_MS;
 
     /** What a write's answer does, under the coordinator's lock: NONE once it holds what the durability mode promises, else the error to answer. */
     @FunctionalInterface
@@ -55,6 +61,9 @@ final class GroupStore
     }
 
     private final TopicRegistry topics;
+    private final AdminAgent admin;
+    /** The offsets topic's creation on the admin agent, once asked for (under the coordinator's lock). */
+    private CompletableFuture<Topic> creating;
     private final GroupCoordinator.Settings settings;
     private final LogThread[] logThreads;
     private final int sender;
@@ -63,9 +72,11 @@ final class GroupStore
     /** Writes sent and not yet answered, by the group id they were made for. */
     private final Map<String, Integer> inFlight = new HashMap<>();
 
-    GroupStore(final TopicRegistry topics, final GroupCoordinator.Settings settings, final LogThread[] logThreads, final int sender)
+    GroupStore(final TopicRegistry topics, final AdminAgent admin, final GroupCoordinator.Settings settings,
+        final LogThread[] logThreads, final int sender)
     {
         this.topics = topics;
+        this.admin = admin;
         this.settings = settings;
         this.logThreads = logThreads;
         this.sender = sender;
@@ -181,19 +192,49 @@ final class GroupStore
         then.written(error);
     }
 
+    /**
+     * Asks the admin agent to create the offsets topic if it does not exist and nobody asked yet
+     * (under the coordinator's lock): FindCoordinator does, as Kafka creates it on the first
+     * FindCoordinator, and answers once it exists, so that the first write finds it there.
+     */
+    CompletableFuture<Topic> createOffsetsTopic()
+    {
+        if (creating == null || creating.isCompletedExceptionally())
+        {
+            creating = admin.createTopic(GroupCoordinator.OFFSETS_TOPIC, settings.offsetsTopicPartitions(), Map.of(
+                "cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
+        }
+        return creating;
+    }
+
     private Partition partition(final String groupId)
     {
         Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
         if (topic == null)
         {
+            // a client that wrote without a FindCoordinator first (or before its creation ended): this
+            // thread waits for the agent, once in the broker's life, at most OFFSETS_TOPIC_WAIT_MS
             try
             {
-                topic = topics.create(GroupCoordinator.OFFSETS_TOPIC, settings.offsetsTopicPartitions(), Map.of(
-                    "cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
+                topic = createOffsetsTopic().get(OFFSETS_TOPIC_WAIT_MS, TimeUnit.MILLISECONDS);
             }
-            catch (final IOException | RuntimeException ex)
+            catch (final ExecutionException ex)
             {
-                LOG.error("cannot create {}", GroupCoordinator.OFFSETS_TOPIC, ex);
+                topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC); // created meanwhile (exists), else a failure
+                if (topic == null)
+                {
+                    LOG.error("cannot create {}", GroupCoordinator.OFFSETS_TOPIC, ex.getCause());
+                    return null;
+                }
+            }
+            catch (final TimeoutException ex)
+            {
+                LOG.warn("{} not created within {} ms", GroupCoordinator.OFFSETS_TOPIC, OFFSETS_TOPIC_WAIT_MS);
+                return null;
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
                 return null;
             }
         }

@@ -21,7 +21,11 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The topics: created, deleted and reshaped here (one change at a time), looked up by any thread.
+ * The topics: created, deleted and reshaped here by one writer, looked up by any thread without a
+ * lock. In a broker the writer is the admin agent ({@link io.ferrite.broker.admin.AdminAgent}, which
+ * records its thread with {@link #writer}); before it starts, {@link #load} runs on the starting
+ * thread. A second writing thread is a defect an assertion catches (the writer is recorded on the
+ * normal path; the assertion only compares).
  * Lookups by name take the UTF-8 bytes straight from a request and allocate nothing: the tables
  * are open-addressing arrays, rebuilt and published whole on every change (copy-on-write), which
  * is cheap because topics change rarely and are read on every request.
@@ -45,6 +49,8 @@ public final class TopicRegistry
     private final int logThreads;
     private final SecureRandom random = new SecureRandom();
     private volatile Tables tables = Tables.EMPTY;
+    /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
+    private volatile Thread writer;
 
     public TopicRegistry(final LogManager logs, final int logThreads)
     {
@@ -52,9 +58,22 @@ public final class TopicRegistry
         this.logThreads = logThreads;
     }
 
-    /** Rebuilds the topics from the partition logs found on disk. */
-    public synchronized void load() throws IOException
+    /** Names the single writer from now on (the admin agent, on its thread). */
+    public void writer(final Thread thread)
     {
+        this.writer = thread;
+    }
+
+    private boolean isWriter()
+    {
+        final Thread w = writer;
+        return w == null || w == Thread.currentThread();
+    }
+
+    /** Rebuilds the topics from the partition logs found on disk. */
+    public void load() throws IOException
+    {
+        assert isWriter() : Thread.currentThread() + " loads the topics, whose writer is " + writer;
         final Map<String, List<PartitionLog>> byTopic = new TreeMap<>();
         for (final PartitionLog log : logs.logs())
         {
@@ -134,9 +153,10 @@ public final class TopicRegistry
      * @throws IllegalArgumentException when it exists or its name is illegal
      * @throws io.ferrite.log.config.ConfigException for an invalid config
      */
-    public synchronized Topic create(final String name, final int partitions, final Map<String, String> overrides)
+    public Topic create(final String name, final int partitions, final Map<String, String> overrides)
         throws IOException
     {
+        assert isWriter() : Thread.currentThread() + " creates a topic, whose writer is " + writer;
         if (tables.byNameString(name) != null)
         {
             throw new IllegalArgumentException("Topic '" + name + "' already exists.");
@@ -156,7 +176,7 @@ public final class TopicRegistry
     }
 
     /** Adds partitions up to {@code count}. */
-    public synchronized Topic addPartitions(final Topic topic, final int count) throws IOException
+    public Topic addPartitions(final Topic topic, final int count) throws IOException
     {
         final Partition[] partitions = java.util.Arrays.copyOf(topic.partitions, count);
         for (int p = topic.partitions.length; p < count; p++)
@@ -181,7 +201,7 @@ public final class TopicRegistry
      * @return the topic as updated, or null when {@code topic} is no longer current
      * @throws io.ferrite.log.config.ConfigException for an invalid config
      */
-    public synchronized Topic updateConfig(final Topic topic, final Map<String, String> overrides) throws IOException
+    public Topic updateConfig(final Topic topic, final Map<String, String> overrides) throws IOException
     {
         if (topic.isDeleted() || tables.byNameString(topic.name) != topic)
         {
@@ -202,7 +222,7 @@ public final class TopicRegistry
      * Removes a topic at once (requests no longer find it) and deletes its logs on their owner
      * threads after {@code delayMs}, once requests that held it before the removal are done.
      */
-    public synchronized void delete(final Topic topic, final OwnerExecutor executor,
+    public void delete(final Topic topic, final OwnerExecutor executor,
         final java.util.concurrent.ScheduledExecutorService scheduler, final long delayMs)
     {
         topic.markDeleted();
@@ -228,6 +248,7 @@ public final class TopicRegistry
 
     private void publish(final Topic added, final Topic removed)
     {
+        assert isWriter() : Thread.currentThread() + " writes the topics, whose writer is " + writer;
         final List<Topic> list = new ArrayList<>(tables.list);
         if (removed != null)
         {

@@ -1,5 +1,6 @@
 package io.ferrite.broker.api;
 
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
@@ -68,6 +69,7 @@ class AdminMetadataTest
 
     private LogManager logs;
     private TopicRegistry registry;
+    private AdminAgent agent;
     private NetworkThread network;
     private Acceptor acceptor;
     private Admin admin;
@@ -79,11 +81,16 @@ class AdminMetadataTest
         logs = LogManager.open(LogManagerConfig.of(dir));
         registry = new TopicRegistry(logs, 1);
         registry.load();
+        agent = new AdminAgent(registry);
+        agent.start();
         final MetadataHandler metadata = new MetadataHandler(registry, 3, "ferrite-test-cluster");
+        final NetworkThread[] thread = new NetworkThread[1];
         final Apis apis = new Apis().register(ApiKeys.METADATA, metadata)
-            .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(registry, BrokerConfig.of(Map.of(BrokerConfig.NODE_ID, "3"))))
+            .register(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(registry, agent, () -> thread[0].wakeup(),
+                BrokerConfig.of(Map.of(BrokerConfig.NODE_ID, "3"))))
             .register(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
         network = new NetworkThread(0, apis, 1 << 20);
+        thread[0] = network;
         network.start();
         acceptor = new Acceptor(new InetSocketAddress("127.0.0.1", 0), new NetworkThread[] {network});
         port = acceptor.address().getPort();
@@ -102,14 +109,21 @@ class AdminMetadataTest
         }
         acceptor.close();
         network.close();
+        agent.close();
         logs.close();
+    }
+
+    /** A topic created through the admin agent, the registry's writer. */
+    private Topic create(final String name, final int partitions, final Map<String, String> overrides) throws Exception
+    {
+        return agent.createTopic(name, partitions, overrides).get(20, TimeUnit.SECONDS);
     }
 
     @Test
     void adminSeesTheNodeAndTheTopics() throws Exception
     {
-        final Topic orders = registry.create("orders", 3, Map.of());
-        registry.create("prices", 1, Map.of());
+        final Topic orders = create("orders", 3, Map.of());
+        create("prices", 1, Map.of());
 
         final DescribeClusterResult cluster = admin.describeCluster();
         assertEquals("ferrite-test-cluster", cluster.clusterId().get(20, TimeUnit.SECONDS));
@@ -205,7 +219,7 @@ class AdminMetadataTest
     @Test
     void listOffsetsAnswersEarliestLatestByTimestampAndMaxTimestampBelowTheHighWatermark() throws Exception
     {
-        final PartitionLog log = registry.create("ticks", 1, Map.of()).partitions[0].log;
+        final PartitionLog log = create("ticks", 1, Map.of()).partitions[0].log;
         final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(1024);
         final AppendResult appended = new AppendResult();
         final UnsafeBuffer value = new UnsafeBuffer(new byte[10]);
@@ -240,7 +254,7 @@ class AdminMetadataTest
     @Test
     void listOffsetsForAnUnknownPartitionOrANewerLeaderEpochIsATypedErrorOnTheWire() throws Exception
     {
-        registry.create("ticks", 1, Map.of());
+        create("ticks", 1, Map.of());
         final ListOffsetsRequestData data = new ListOffsetsRequestData().setReplicaId(-1).setTopics(List.of(
             new ListOffsetsRequestData.ListOffsetsTopic().setName("ticks").setPartitions(List.of(
                 new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(5).setTimestamp(-1),

@@ -119,7 +119,7 @@ class GroupLogThreadWritesTest
         final RunningBroker broker = new RunningBroker(dir, overrides);
         try
         {
-            broker.broker.topics().create(TOPIC, 1, Map.of());
+            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
             for (int i = 0; i < clients.length; i++)
             {
                 clients[i] = new RawClient(broker.broker.address().getPort());
@@ -214,7 +214,7 @@ class GroupLogThreadWritesTest
     {
         try (RunningBroker broker = new RunningBroker(dir, overrides()))
         {
-            broker.broker.topics().create(TOPIC, 1, Map.of());
+            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
             final int port = broker.broker.address().getPort();
             final List<TopicPartition> partitions = List.of(new TopicPartition(TOPIC, 0));
             try (RawClient first = new RawClient(port); RawClient second = new RawClient(port); RawClient other = new RawClient(port))

@@ -55,7 +55,7 @@ class OffsetCommitRaceTest
             BrokerConfig.LOG_DIR, dir.toString(), "group.initial.rebalance.delay.ms", "0", "offsets.topic.num.partitions", "1")));
         try
         {
-            broker.topics().create(TOPIC, 1, Map.of());
+            broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
             final GroupCoordinator coordinator = broker.groups();
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + broker.address().getPort(),

@@ -1,0 +1,254 @@
+package io.ferrite.broker.admin;
+
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The owner of the topics: the one thread that writes the {@link TopicRegistry} — creates topics,
+ * adds partitions, deletes topics and changes their configs — so that the file-system work this
+ * takes (partition directories, {@code partition.metadata}, config files, each fsynced) never runs
+ * on a network thread. A CreateTopics of 100 topics costs the connections of its network thread
+ * nothing; only its own answer waits (Kafka likewise hands these to its controller).
+ *
+ * <p>Network threads (and the group coordinator, for its offsets topic) {@link #submit} an
+ * {@link AdminCommand} on a many-to-one queue; one {@link #doWork} pass runs at most
+ * {@value #DRAIN_LIMIT} of them in order, each to its end, and wakes the network thread waiting for
+ * each. Readers of the registry (every request) read its published immutable tables and take no
+ * lock. In production {@link #start} runs it on an Agrona {@link AgentRunner} of its own, parked
+ * while idle and unparked by a submit; a test steps it with an
+ * {@link org.agrona.concurrent.AgentInvoker} (never both).
+ */
+public final class AdminAgent implements Agent, AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(AdminAgent.class);
+    /**
+     * Commands per pass: a pass is a bound on how late a close is seen, and admin commands are rare
+     * (a burst of 16 CreateTopics of 100 topics each is seconds of file-system work either way).
+     */
+    private static final int DRAIN_LIMIT = 16;
+    /** The longest an idle agent parks without a submit: the bound on how late a stop is seen. */
+    private static final long IDLE_PARK_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long CLOSE_WAIT_MS = 10_000;
+
+    private final TopicRegistry topics;
+    private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
+    private final AtomicLong faults = new AtomicLong();
+    private final ErrorHandler errors = this::onError;
+    /** The agent's thread while it runs under its own runner (null when stepped): whom a submit unparks. */
+    private volatile Thread thread;
+    private AgentRunner runner;
+    /** Single writer (the agent); volatile so tests read it from their thread. */
+    private volatile long ran;
+
+    public AdminAgent(final TopicRegistry topics)
+    {
+        this.topics = topics;
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "ferrite-admin";
+    }
+
+    /** Runs this agent on a daemon thread of its own. */
+    public void start()
+    {
+        runner = new AgentRunner(new Idle(), errors, null, this);
+        AgentRunner.startOnThread(runner, r ->
+        {
+            final Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** From any thread: queues {@code command}; the agent runs it in submission order and wakes its waiter. */
+    public void submit(final AdminCommand command)
+    {
+        commands.offer(command);
+        final Thread t = thread; // read after the offer: see Idle
+        if (t != null)
+        {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /**
+     * For embedding applications and tests (never a network thread): creates a topic through the
+     * agent; the future completes once it is created, exceptionally as {@link TopicRegistry#create} throws.
+     */
+    public CompletableFuture<Topic> createTopic(final String name, final int partitions, final Map<String, String> overrides)
+    {
+        final CompletableFuture<Topic> created = new CompletableFuture<>();
+        submit(new AdminCommand(Long.MAX_VALUE, () -> { })
+        {
+            @Override
+            protected void run()
+            {
+                try
+                {
+                    created.complete(topics.create(name, partitions, overrides));
+                }
+                catch (final Exception ex)
+                {
+                    created.completeExceptionally(ex);
+                }
+            }
+
+            @Override
+            protected void failed(final Throwable cause)
+            {
+                created.completeExceptionally(cause);
+            }
+        });
+        return created;
+    }
+
+    /** For tests: runs {@code task} on the agent, between commands (a task that blocks holds the agent still). */
+    public void execute(final Runnable task)
+    {
+        submit(new AdminCommand(Long.MAX_VALUE, () -> { })
+        {
+            @Override
+            protected void run()
+            {
+                task.run();
+            }
+
+            @Override
+            protected void failed(final Throwable cause)
+            {
+            }
+        });
+    }
+
+    /** Commands run so far (for tests: the agent's progress, read on its thread or after it stopped). */
+    public long commandsRun()
+    {
+        return ran;
+    }
+
+    /** Commands whose work threw (each logged). */
+    public long faults()
+    {
+        return faults.get();
+    }
+
+    @Override
+    public void onStart()
+    {
+        topics.writer(Thread.currentThread());
+        thread = Thread.currentThread();
+    }
+
+    @Override
+    public int doWork()
+    {
+        int work = 0;
+        AdminCommand command;
+        final long nowMs = System.currentTimeMillis();
+        while (work < DRAIN_LIMIT && (command = commands.poll()) != null)
+        {
+            work++;
+            if (!command.take(nowMs))
+            {
+                continue; // expired while queued: it never runs, its waiter answers REQUEST_TIMED_OUT
+            }
+            try
+            {
+                command.run();
+            }
+            catch (final Throwable fault)
+            {
+                onError(fault);
+                command.failed(fault);
+            }
+            ran = ran + 1;
+            command.finish();
+        }
+        return work;
+    }
+
+    private void onError(final Throwable fault)
+    {
+        faults.incrementAndGet();
+        LOG.error("an admin command failed", fault);
+    }
+
+    /** After the last pass: the commands still queued will not run; their waiters answer as for a timeout. */
+    @Override
+    public void onClose()
+    {
+        thread = null;
+        AdminCommand command;
+        while ((command = commands.poll()) != null)
+        {
+            command.abandon();
+        }
+    }
+
+    /** Stops the agent's thread (after the network threads: their answers under way may still need it). */
+    @Override
+    public void close()
+    {
+        if (runner == null)
+        {
+            onClose();
+            return;
+        }
+        // seen at the end of the current park: 100 ms at most
+        runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the admin agent did not stop in {} ms", CLOSE_WAIT_MS));
+    }
+
+    /**
+     * Parks until a submit unparks the thread. {@link #submit} reads {@code thread} after its offer
+     * and the agent published {@code thread} before its first look at the queue (both volatile), so
+     * a submit that came after that look unparks the thread, and an unpark is remembered by a park
+     * that has not begun yet: a command never waits out a park.
+     */
+    private final class Idle implements IdleStrategy
+    {
+        @Override
+        public void idle(final int workCount)
+        {
+            if (workCount == 0)
+            {
+                idle();
+            }
+        }
+
+        @Override
+        public void idle()
+        {
+            if (commands.isEmpty())
+            {
+                LockSupport.parkNanos(IDLE_PARK_NS);
+            }
+        }
+
+        @Override
+        public void reset()
+        {
+        }
+
+        @Override
+        public String alias()
+        {
+            return "admin-park";
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package io.ferrite.broker.admin;
+
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import org.agrona.concurrent.AgentInvoker;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** The admin agent stepped one duty cycle at a time with an AgentInvoker: what runs when, and who may write the topics. */
+class AdminAgentTest
+{
+    @TempDir
+    Path dir;
+
+    private LogManager logs;
+    private TopicRegistry registry;
+    private AdminAgent agent;
+    private AgentInvoker invoker;
+    private final List<Throwable> errors = new ArrayList<>();
+
+    @BeforeEach
+    void open() throws Exception
+    {
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        registry.load();
+        agent = new AdminAgent(registry);
+        invoker = new AgentInvoker(errors::add, null, agent);
+        invoker.start(); // onStart on this thread: it is the registry's writer from now on
+    }
+
+    @AfterEach
+    void close() throws Exception
+    {
+        invoker.close();
+        logs.close();
+        assertEquals(List.of(), errors);
+    }
+
+    @Test
+    void aCommandRunsInTheAgentsDutyCycleAndWakesItsWaiterOnce()
+    {
+        final CompletableFuture<Topic> created = agent.createTopic("orders", 2, Map.of());
+        final Probe probe = new Probe(Long.MAX_VALUE);
+        agent.submit(probe);
+        assertNull(registry.topic("orders"));
+        assertFalse(created.isDone());
+        assertEquals(0, probe.wakes.get());
+
+        assertEquals(2, invoker.invoke(), "two commands in one duty cycle");
+        assertEquals(2, created.join().partitions.length);
+        assertEquals(created.join(), registry.topic("orders"));
+        assertTrue(probe.isDone());
+        assertEquals(1, probe.runs.get());
+        assertEquals(1, probe.wakes.get());
+        assertEquals(0, invoker.invoke(), "nothing left");
+    }
+
+    @Test
+    void aCommandWhoseDeadlinePassedBeforeTheAgentTookItNeverRuns()
+    {
+        final Probe late = new Probe(System.currentTimeMillis() - 1);
+        agent.submit(late);
+        invoker.invoke();
+        assertTrue(late.isExpired());
+        assertFalse(late.isDone());
+        assertEquals(0, late.runs.get());
+        assertEquals(1, late.wakes.get(), "its waiter is woken to answer REQUEST_TIMED_OUT");
+    }
+
+    @Test
+    void aWaiterExpiresAQueuedCommandButNotOneTheAgentTook()
+    {
+        final Probe queued = new Probe(Long.MAX_VALUE);
+        agent.submit(queued);
+        assertTrue(queued.expire(), "queued: the waiter's expiry wins");
+        invoker.invoke();
+        assertEquals(0, queued.runs.get());
+
+        final AtomicReference<Boolean> expiredWhileRunning = new AtomicReference<>();
+        final Probe running = new Probe(Long.MAX_VALUE)
+        {
+            @Override
+            protected void run()
+            {
+                expiredWhileRunning.set(expire());
+                super.run();
+            }
+        };
+        agent.submit(running);
+        invoker.invoke();
+        assertEquals(false, expiredWhileRunning.get(), "once taken, a command runs to its end");
+        assertTrue(running.isDone());
+        assertFalse(running.isExpired());
+    }
+
+    @Test
+    void aCommandThatThrowsIsAnsweredWithItsFailureAndTheAgentGoesOn()
+    {
+        final Probe failing = new Probe(Long.MAX_VALUE)
+        {
+            @Override
+            protected void run()
+            {
+                throw new IllegalStateException("boom");
+            }
+        };
+        agent.submit(failing);
+        final CompletableFuture<Topic> after = agent.createTopic("after", 1, Map.of());
+        invoker.invoke();
+        assertTrue(failing.isDone());
+        assertInstanceOf(IllegalStateException.class, failing.failure.get());
+        assertEquals(1, agent.faults());
+        assertEquals(1, after.join().partitions.length);
+    }
+
+    @Test
+    void commandsStillQueuedAtTheEndAreAbandonedAndTheirWaitersWoken()
+    {
+        final Probe queued = new Probe(Long.MAX_VALUE);
+        agent.submit(queued);
+        invoker.close();
+        assertTrue(queued.isExpired());
+        assertEquals(0, queued.runs.get());
+        assertEquals(1, queued.wakes.get());
+    }
+
+    @Test
+    void aSecondThreadWritingTheTopicsIsCaught() throws Exception
+    {
+        boolean assertions = false;
+        assert assertions = true;
+        assumeTrue(assertions, "the single-writer check is an assertion");
+        final AtomicReference<Throwable> thrown = new AtomicReference<>();
+        final Thread other = new Thread(() ->
+        {
+            try
+            {
+                registry.create("intruder", 1, Map.of());
+            }
+            catch (final Throwable ex)
+            {
+                thrown.set(ex);
+            }
+        });
+        other.start();
+        other.join();
+        assertInstanceOf(AssertionError.class, thrown.get());
+        assertNull(registry.topic("intruder"));
+    }
+
+    /** A command that counts its runs and wake-ups. */
+    private static class Probe extends AdminCommand
+    {
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicInteger wakes;
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        Probe(final long deadlineMs)
+        {
+            this(deadlineMs, new AtomicInteger());
+        }
+
+        private Probe(final long deadlineMs, final AtomicInteger wakes)
+        {
+            super(deadlineMs, wakes::incrementAndGet);
+            this.wakes = wakes;
+        }
+
+        @Override
+        protected void run()
+        {
+            runs.incrementAndGet();
+        }
+
+        @Override
+        protected void failed(final Throwable cause)
+        {
+            failure.set(cause);
+        }
+    }
+}
