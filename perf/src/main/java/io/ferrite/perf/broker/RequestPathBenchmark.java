@@ -64,12 +64,12 @@ public class RequestPathBenchmark
     private final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
 
     @Setup(Level.Trial)
-    public void setUp() throws IOException
+    public void setUp() throws Exception
     {
         dir = Files.createTempDirectory("ferrite-request-bench");
         broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
             BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1")));
-        broker.topics().create("bench", 1, Map.of());
+        broker.admin().createTopic("bench", 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS); // the registry's writer
         channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.address().getPort()));
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
 
