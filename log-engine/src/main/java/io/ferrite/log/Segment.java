@@ -460,9 +460,7 @@ final class Segment implements AutoCloseable
         }
         finally
         {
-            offsetIndex.close();
-            timeIndex.close();
-            log.close();
+            CloseSteps.all(offsetIndex::close, timeIndex::close, log::close); // each, even when one throws
         }
     }
 
@@ -478,9 +476,8 @@ final class Segment implements AutoCloseable
         }
         finally
         {
-            offsetIndex.unmapNow(); // closed already: these only unmap, and do not throw
-            timeIndex.unmapNow();
-            log.unmapNow();
+            // each, even when one throws: a deleted log's close trims its indexes through a path that is gone
+            CloseSteps.all(offsetIndex::unmapNow, timeIndex::unmapNow, log::unmapNow);
         }
     }
 
