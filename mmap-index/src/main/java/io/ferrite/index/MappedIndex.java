@@ -393,6 +393,10 @@ abstract class MappedIndex implements AutoCloseable
             {
                 channel.force(false); // written through an earlier mapping, given back since (resize)
             }
+            catch (final java.nio.file.NoSuchFileException deleted)
+            {
+                // deleted with its segment under a flush that held it: nothing to make durable, no failed fsync
+            }
         }
     }
 
