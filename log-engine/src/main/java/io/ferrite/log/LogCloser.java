@@ -42,6 +42,9 @@ final class LogCloser
             {
                 for (final Segment s : segments.array())
                 {
+                    // the directory is renamed next: readers that found the log search the indexes until the delay passed
+                    s.offsetIndex.mapBeforeDeletion();
+                    s.timeIndex.mapBeforeDeletion();
                     env.closeLater(s, log.config().fileDeleteDelayMs);
                 }
                 return;

@@ -484,6 +484,8 @@ final class Segment implements AutoCloseable
     /** Deletes the segment's files; open channels stay readable until {@link #close()}. */
     void deleteFiles() throws IOException
     {
+        offsetIndex.mapBeforeDeletion(); // readers that found the segment search its indexes until the delay passed
+        timeIndex.mapBeforeDeletion();
         Files.deleteIfExists(log.path());
         Files.deleteIfExists(offsetIndex.file());
         Files.deleteIfExists(timeIndex.file());

@@ -174,6 +174,12 @@ abstract class MappedIndex implements AutoCloseable
         }
     }
 
+    /** Maps the file now if it is not yet, before it is deleted: readers still holding the index search its entries. */
+    public void mapBeforeDeletion()
+    {
+        buffer();
+    }
+
     public Path file()
     {
         return file;
@@ -495,15 +501,5 @@ abstract class MappedIndex implements AutoCloseable
         {
             unmap();
         }
-    }
-
-    /** Closes (without trimming) and deletes the file. */
-    public synchronized void delete() throws IOException
-    {
-        closed = true;
-        sealed = true;
-        unmap();
-        releaseClaimChannel();
-        Files.deleteIfExists(file);
     }
 }
