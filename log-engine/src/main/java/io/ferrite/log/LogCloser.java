@@ -43,8 +43,7 @@ final class LogCloser
                 for (final Segment s : segments.array())
                 {
                     // the directory is renamed next: readers that found the log search the indexes until the delay passed
-                    s.offsetIndex.mapBeforeDeletion();
-                    s.timeIndex.mapBeforeDeletion();
+                    CloseSteps.mapIndexesBeforeDeletion(s);
                     env.closeLater(s, log.config().fileDeleteDelayMs);
                 }
                 return;

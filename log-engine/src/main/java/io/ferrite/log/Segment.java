@@ -484,8 +484,7 @@ final class Segment implements AutoCloseable
     /** Deletes the segment's files; open channels stay readable until {@link #close()}. */
     void deleteFiles() throws IOException
     {
-        offsetIndex.mapBeforeDeletion(); // readers that found the segment search its indexes until the delay passed
-        timeIndex.mapBeforeDeletion();
+        CloseSteps.mapIndexesBeforeDeletion(this); // readers that found the segment search them until the delay passed
         Files.deleteIfExists(log.path());
         Files.deleteIfExists(offsetIndex.file());
         Files.deleteIfExists(timeIndex.file());
