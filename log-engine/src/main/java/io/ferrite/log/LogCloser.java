@@ -42,6 +42,8 @@ final class LogCloser
             {
                 for (final Segment s : segments.array())
                 {
+                    // the directory is renamed next: readers that found the log search the indexes until the delay passed
+                    CloseSteps.mapIndexesBeforeDeletion(s);
                     env.closeLater(s, log.config().fileDeleteDelayMs);
                 }
                 return;

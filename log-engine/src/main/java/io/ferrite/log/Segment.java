@@ -460,9 +460,7 @@ final class Segment implements AutoCloseable
         }
         finally
         {
-            offsetIndex.close();
-            timeIndex.close();
-            log.close();
+            CloseSteps.all(offsetIndex::close, timeIndex::close, log::close); // each, even when one throws
         }
     }
 
@@ -478,15 +476,15 @@ final class Segment implements AutoCloseable
         }
         finally
         {
-            offsetIndex.unmapNow(); // closed already: these only unmap, and do not throw
-            timeIndex.unmapNow();
-            log.unmapNow();
+            // each, even when one throws: a deleted log's close trims its indexes through a path that is gone
+            CloseSteps.all(offsetIndex::unmapNow, timeIndex::unmapNow, log::unmapNow);
         }
     }
 
     /** Deletes the segment's files; open channels stay readable until {@link #close()}. */
     void deleteFiles() throws IOException
     {
+        CloseSteps.mapIndexesBeforeDeletion(this); // readers that found the segment search them until the delay passed
         Files.deleteIfExists(log.path());
         Files.deleteIfExists(offsetIndex.file());
         Files.deleteIfExists(timeIndex.file());

@@ -61,4 +61,45 @@ class DeletedLogReadTest
             assertEquals(AppendResult.LOG_CLOSED, result.status, "a deleted log takes no appends");
         }
     }
+
+    /**
+     * A read that found a rolled segment before retention deleted it goes on in it — the files are
+     * deleted at once, the segment is closed and unmapped only after {@code file.delete.delay.ms}.
+     * After a clean restart a rolled segment's indexes are not mapped (185ae7e maps them on first use),
+     * and the first use after the deletion opened the file by its path: after retention it created
+     * the deleted index again (zeros, left in the directory), after {@code deleteLog} — the directory
+     * renamed — an UncheckedIOException (NoSuchFileException) out of the read instead of its answer.
+     * The read's next step is replayed here by hand on the segment it held.
+     */
+    @Test
+    void aReadThatFoundARolledSegmentBeforeRetentionDeletedItAnswersFromIt() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        OpenFilesTest.writeRolledLogAndStop(data);
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog log = manager.log("rolled", 0);
+            final Segment[] held = log.segments();
+            final Segment first = held[0];
+            assertTrue(first.offsetIndex.entries() > 0, "the first segment's offset index has entries");
+            final long target = held[1].baseOffset - 3; // in its last batch, past its first index entry
+            log.highWatermark(log.logEndOffset());
+            assertTrue(log.deleteRecordsBefore(held[1].baseOffset) >= 0);
+            assertEquals(held[1].baseOffset, log.segments()[0].baseOffset, "retention deleted the first segment");
+            assertFalse(Files.exists(first.offsetIndex.file()), "and its files");
+
+            final int p = first.positionOf(target, first.size()); // the read's next step, on the segment it found
+
+            assertTrue(p > 0, "found in the deleted segment at " + p);
+            assertTrue(first.batchBaseOffset(p) <= target && first.batchLastOffset(p) >= target, "the batch holding " + target);
+            assertFalse(Files.exists(first.offsetIndex.file()), "the read did not create the deleted index file again");
+            final long inSecond = log.segments()[1].baseOffset - 3;
+            final Segment second = held[1];
+
+            manager.deleteLog("rolled", 0); // the directory renamed and deleted at once
+
+            final int q = second.positionOf(inSecond, second.size()); // a read that found the log before the deletion
+            assertTrue(second.batchBaseOffset(q) <= inSecond && second.batchLastOffset(q) >= inSecond, "the batch holding " + inSecond);
+        }
+    }
 }

@@ -114,20 +114,9 @@ class OpenFilesTest
     void aRolledSegmentsIndexesAreMappedByTheFirstReadThatNeedsThem() throws Exception
     {
         final Path data = dir.resolve("data");
-        final Map<String, String> small = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "8192", LogConfig.INDEX_INTERVAL_BYTES, "512");
+        writeRolledLogAndStop(data);
         final Batches batches = new Batches();
         final AppendResult result = new AppendResult();
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
-        {
-            final PartitionLog log = manager.createLog("rolled", 0, small);
-            for (int i = 0; i < 300; i++)
-            {
-                batches.records(4, i, System.currentTimeMillis());
-                log.append(batches.buffer, 0, batches.length, result);
-                assertEquals(AppendResult.OK, result.status);
-            }
-            assertTrue(log.segments().length >= 3, log.segments().length + " segments");
-        }
         try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
         {
             final PartitionLog log = manager.log("rolled", 0);
@@ -148,6 +137,25 @@ class OpenFilesTest
             }
             assertTrue(mappedUnder(data, ".index") >= 2, "appends past the index interval mapped the active offset index");
             assertEquals(log.segments().length, mappedUnder(data, ".log"), "every .log mapped");
+        }
+    }
+
+    /** Writes log rolled-0 (8 KiB segments, an index entry per 512 bytes, 300 batches: at least three segments) and stops cleanly. */
+    static void writeRolledLogAndStop(final Path data) throws IOException
+    {
+        final Map<String, String> small = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "8192", LogConfig.INDEX_INTERVAL_BYTES, "512");
+        final Batches batches = new Batches();
+        final AppendResult result = new AppendResult();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog log = manager.createLog("rolled", 0, small);
+            for (int i = 0; i < 300; i++)
+            {
+                batches.records(4, i, System.currentTimeMillis());
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            assertTrue(log.segments().length >= 3, log.segments().length + " segments");
         }
     }
 

@@ -43,25 +43,61 @@ class UncleanStartTest
         assertEquals(3, log.recoveryPoint(), "recovery point");
     }
 
+    /**
+     * A flush that took the segment array before retention deleted its first segment goes on and
+     * fsyncs that segment ({@code LogFlusher.flushSealed}). After an unclean start a rolled segment
+     * too small for an offset-index entry has its rebuilt (empty) index dirty and unmapped, and its
+     * flush opened the file by path: a {@code NoSuchFileException}, which the flusher records as a
+     * failed fsync — the log's durable offset then never moves again. The flusher's step is replayed
+     * here by hand on the segment it still held.
+     */
+    @Test
+    void aFlushOfASegmentRetentionDeletedAfterAnUncleanStartIsNoFsyncFailure() throws Exception
+    {
+        final PartitionLog log = startUnclean(Map.of(), 3);
+        final Segment[] held = log.segments();
+        assertTrue(held.length >= 3, held.length + " segments");
+        assertEquals(0, held[0].offsetIndex.entries(), "a rolled segment below the index interval: no offset-index entry");
+        log.highWatermark(log.logEndOffset());
+        assertTrue(log.deleteRecordsBefore(held[1].baseOffset) >= 0);
+        assertEquals(held[1].baseOffset, log.segments()[0].baseOffset, "retention deleted the first segment");
+        assertTrue(!Files.exists(held[0].offsetIndex.file()), "and its files");
+
+        held[0].flush(); // the flusher's step on the array it took before the deletion
+
+        log.flush();
+        assertEquals(log.logEndOffset(), log.durableOffset(), "the log's flushes go on moving the durable offset");
+    }
+
     private LogManager manager;
 
     private PartitionLog startUncleanAfterThreeRecords(final Map<String, String> topicConfig) throws Exception
+    {
+        return startUnclean(topicConfig, 1);
+    }
+
+    /** Appends until the log has {@code segments} segments (at least three records), then starts it as after a SIGKILL. */
+    private PartitionLog startUnclean(final Map<String, String> topicConfig, final int segments) throws Exception
     {
         final Path data = dir.resolve("data");
         try (LogManager running = LogManager.open(LogManagerConfig.of(data)))
         {
             final Map<String, String> config = new java.util.HashMap<>(topicConfig);
             config.put(LogConfig.INTERNAL_SEGMENT_BYTES, "65536"); // the copy below then copies 64 KiB, not a sparse GiB
+            if (segments > 1)
+            {
+                config.put(LogConfig.INTERNAL_SEGMENT_BYTES, "1024"); // rolled segments below the 4096-byte index interval
+            }
             final PartitionLog log = running.createLog("t", 0, config);
             final Batches batches = new Batches();
             final AppendResult result = new AppendResult();
-            for (int i = 0; i < 3; i++)
+            for (int i = 0; i < 3 || log.segments().length < segments; i++)
             {
                 batches.records(1, i, System.currentTimeMillis());
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);
             }
-            if (topicConfig.isEmpty())
+            if (topicConfig.isEmpty() && segments == 1)
             {
                 assertEquals(0, log.recoveryPoint(), "nothing flushed before the stop");
             }
@@ -69,6 +105,8 @@ class UncleanStartTest
         }
         final Path unclean = dir.resolve("unclean");
         Files.deleteIfExists(unclean.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        // stopped before a checkpoint recorded the rolls' flushes: recovery scans every segment
+        Files.deleteIfExists(unclean.resolve(OffsetCheckpoint.RECOVERY_POINTS));
         manager = LogManager.open(LogManagerConfig.of(unclean));
         return manager.log("t", 0);
     }

@@ -174,6 +174,12 @@ abstract class MappedIndex implements AutoCloseable
         }
     }
 
+    /** Maps the file now if it is not yet, before it is deleted: readers still holding the index search its entries. */
+    public void mapBeforeDeletion()
+    {
+        buffer();
+    }
+
     public Path file()
     {
         return file;
@@ -393,6 +399,10 @@ abstract class MappedIndex implements AutoCloseable
             {
                 channel.force(false); // written through an earlier mapping, given back since (resize)
             }
+            catch (final java.nio.file.NoSuchFileException deleted)
+            {
+                // deleted with its segment under a flush that held it: nothing to make durable, no failed fsync
+            }
         }
     }
 
@@ -491,15 +501,5 @@ abstract class MappedIndex implements AutoCloseable
         {
             unmap();
         }
-    }
-
-    /** Closes (without trimming) and deletes the file. */
-    public synchronized void delete() throws IOException
-    {
-        closed = true;
-        sealed = true;
-        unmap();
-        releaseClaimChannel();
-        Files.deleteIfExists(file);
     }
 }

@@ -132,7 +132,7 @@ class OffsetIndexTest
         }
         Files.write(file, new byte[13]);
         assertThrows(CorruptIndexException.class, () -> new OffsetIndex(file, 0, 4096, true));
-        index.delete();
+        index.unmapNow();
     }
 
     @Test

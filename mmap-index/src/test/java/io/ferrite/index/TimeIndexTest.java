@@ -89,7 +89,7 @@ class TimeIndexTest
         {
             assertThrows(CorruptIndexException.class, reopened::sanityCheck);
         }
-        index.delete();
+        index.unmapNow();
     }
 
     /**
