@@ -34,8 +34,13 @@ public final class AppendCommand
      */
     /** Times the log thread took the command in. */
     int polls;
-    /** The take it was last sent back for: equal to {@link #polls} once answered. */
+    /** The take it was last sent back for: equal to {@link #polls} once answered (set just before the offer). */
     int answeredPoll;
+    /**
+     * Its return queue's producer index when that answer was offered: the queue's index beyond it
+     * proves the offer landed (a late fault may surface between the mark above and the offer).
+     */
+    long answerOfferedAt;
     /** In the log thread's list of commands waiting for an fsync. */
     boolean held;
 

@@ -162,6 +162,23 @@ final class CommandQueues
         return in[networkThread].relaxedPoll();
     }
 
+    /** The command {@link #take} would take next, left in the queue. */
+    AppendCommand next(final int networkThread)
+    {
+        return in[networkThread].relaxedPeek();
+    }
+
+    /**
+     * Whether this take of the command has been sent back: marked, and its return queue moved past
+     * where the offer was to go. A late fault (a SIGBUS's InternalError, at a later safepoint) can
+     * surface between the mark and the offer; the mark alone then left the command unanswered.
+     * Log thread only (the return queues' producer).
+     */
+    boolean answered(final AppendCommand command)
+    {
+        return command.answeredPoll == command.polls && out[command.networkThread].currentProducerIndex() > command.answerOfferedAt;
+    }
+
     boolean anyQueued()
     {
         for (final SpscArrayQueue<AppendCommand> queue : in)
@@ -182,13 +199,16 @@ final class CommandQueues
      */
     void answer(final AppendCommand command)
     {
-        if (command.answeredPoll == command.polls)
+        if (answered(command))
         {
             return;
         }
+        final SpscArrayQueue<AppendCommand> back = out[command.networkThread];
+        // marked before the offer: once offered, the command is the network thread's
         command.answeredPoll = command.polls;
+        command.answerOfferedAt = back.currentProducerIndex();
         command.held = false;
-        out[command.networkThread].offer(command); // cannot fail: the return queue holds all a network thread has out
+        back.offer(command); // cannot fail: the return queue holds all a network thread has out
         try
         {
             completion.completed(command.networkThread);

@@ -44,6 +44,7 @@ public final class LogThread implements Agent
      * have been answered already, which only the log engine could prevent).
      */
     private AppendCommand inHand;
+    private int inHandFrom;
     /** The fault the thread could not survive; set on the log thread, which then stops. */
     private Throwable fatal;
     /** Set by {@link #requestClose()}: the next duty cycle ends the agent. */
@@ -169,9 +170,9 @@ public final class LogThread implements Agent
             // without calling onClose, which would leave every command sent here unanswered
             final AppendCommand command = inHand;
             inHand = null;
-            if (command == null)
+            if (command == null || queues.next(inHandFrom) == command)
             {
-                faults.survive("the duty cycle", fault);
+                faults.survive("the duty cycle", fault); // none in hand, or still queued (taken again next)
             }
             else
             {
@@ -189,13 +190,17 @@ public final class LogThread implements Agent
         {
             for (int i = 0; i < DRAIN_LIMIT && fatal == null; i++)
             {
-                final AppendCommand command = queues.take(n);
+                // in hand before it leaves its queue: a late fault surfacing inside the take finds it
+                // (still queued: it is taken again next time; taken: it is answered)
+                final AppendCommand command = queues.next(n);
                 if (command == null)
                 {
                     break;
                 }
                 command.polls++;
                 inHand = command;
+                inHandFrom = n;
+                queues.take(n);
                 append(command);
                 work++;
             }
@@ -337,8 +342,8 @@ public final class LogThread implements Agent
             held.dropReturned(); // a fault after the command was held: it went back with the fault
             return;
         }
-        inHand = null;
         queues.answer(command);
+        inHand = null; // after the answer: a late fault surfacing inside it finds the command in hand (seen: at its offer)
     }
 
     /** Appends; returns whether the answer must wait for an fsync (the command is then held). */
@@ -376,7 +381,7 @@ public final class LogThread implements Agent
     static void answerFault(final CommandQueues queues, final LogThreadFaults faults, final AppendCommand command,
         final String what, final Throwable fault)
     {
-        if (command.answeredPoll != command.polls) // else it went back before the fault surfaced: its answer stands
+        if (!queues.answered(command)) // else it went back before the fault surfaced: its answer stands
         {
             command.result.status = AppendResult.STORAGE_ERROR;
             command.result.message = what + " failed: " + fault;
