@@ -16,7 +16,8 @@ import java.util.function.Consumer;
  */
 abstract class AdminItem
 {
-    static final String TIMED_OUT_MESSAGE = "The request timed out.";
+    /** None: Kafka 4.4's controller answers REQUEST_TIMED_OUT with a null message (CreateTopics, DeleteTopics, CreatePartitions). */
+    static final String TIMED_OUT_MESSAGE = null;
 
     short error = Errors.NONE;
     String message;

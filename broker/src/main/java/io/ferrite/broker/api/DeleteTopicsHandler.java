@@ -200,6 +200,14 @@ public final class DeleteTopicsHandler implements RequestHandler
             d.notFound();
             return;
         }
-        topics.delete(current, owners, scheduler, delayMs);
+        try
+        {
+            topics.delete(current, owners, scheduler, delayMs);
+        }
+        catch (final java.io.IOException ex)
+        {
+            org.slf4j.LoggerFactory.getLogger(DeleteTopicsHandler.class).error("deleting topic {} failed", current.name, ex);
+            d.answer(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the deletion: " + ex.getMessage());
+        }
     }
 }

@@ -7,14 +7,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +35,12 @@ public final class TopicRegistry
 {
     private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
     static final String PARTITION_METADATA = "partition.metadata";
+    /**
+     * Written (and fsynced) in every partition directory of a topic when it is deleted, before the
+     * answer: its logs go only a moment later, and a restart in between must not bring it back
+     * (Kafka renames them to {@code -delete} at once). Not a {@code .deleted} suffix: the log loader removes those.
+     */
+    static final String DELETED_MARKER = "topic.deleting";
 
     /** Runs a task on the log thread that owns a partition (its single writer). */
     @FunctionalInterface
@@ -48,7 +52,7 @@ public final class TopicRegistry
     private final LogManager logs;
     private final int logThreads;
     private final SecureRandom random = new SecureRandom();
-    private volatile Tables tables = Tables.EMPTY;
+    private volatile TopicTables tables = TopicTables.EMPTY;
     /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
     private volatile Thread writer;
 
@@ -83,6 +87,10 @@ public final class TopicRegistry
         for (final Map.Entry<String, List<PartitionLog>> e : byTopic.entrySet())
         {
             final String name = e.getKey();
+            if (deleteIfMarked(name, e.getValue()))
+            {
+                continue;
+            }
             int count = 0;
             for (final PartitionLog log : e.getValue())
             {
@@ -116,8 +124,27 @@ public final class TopicRegistry
             // the stored overrides, not config().overrides(): that one has the broker's topic defaults merged in
             topics.add(new Topic(name, id[0], id[1], partitions, logs.overrides(name, 0)));
         }
-        tables = new Tables(topics);
+        tables = new TopicTables(topics);
         LOG.info("loaded {} topics", topics.size());
+    }
+
+    /** A topic deleted before the last stop whose logs were not gone yet: they go now (nobody reads them yet). */
+    private boolean deleteIfMarked(final String name, final List<PartitionLog> partitionLogs) throws IOException
+    {
+        boolean marked = false;
+        for (final PartitionLog log : partitionLogs)
+        {
+            marked |= Files.exists(log.dir().resolve(DELETED_MARKER));
+        }
+        if (marked)
+        {
+            LOG.info("deleting the logs of topic {}, deleted before the last stop", name);
+            for (final PartitionLog log : partitionLogs)
+            {
+                logs.deleteLog(name, log.partition());
+            }
+        }
+        return marked;
     }
 
     /** The log thread owning a partition: a stable hash, so partitions spread over the threads. */
@@ -164,26 +191,66 @@ public final class TopicRegistry
         io.ferrite.log.LogConfig.of(overrides); // validate before touching the disk
         final long[] id = newTopicId();
         final Partition[] created = new Partition[partitions];
-        for (int p = 0; p < partitions; p++)
+        try
         {
-            final PartitionLog log = logs.createLog(name, p, overrides);
-            writeTopicId(log.dir(), id);
-            created[p] = new Partition(name, p, log, owner(name, p));
+            for (int p = 0; p < partitions; p++)
+            {
+                final PartitionLog log = logs.createLog(name, p, overrides);
+                created[p] = new Partition(name, p, log, owner(name, p));
+                writeTopicId(log.dir(), id);
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            // a partition refused (a deleted topic's log of that name not gone yet, a full disk): the ones
+            // made so far are unpublished, so nobody else holds them; left, they would keep the name taken
+            // and come back as a topic of their own after a restart
+            rollBack(created, 0, ex);
+            throw ex;
         }
         final Topic topic = new Topic(name, id[0], id[1], created, overrides);
         publish(topic, null);
         return topic;
     }
 
+    /** Deletes the unpublished partitions from {@code from} on that a failed creation or growth made. */
+    private void rollBack(final Partition[] made, final int from, final Exception cause)
+    {
+        for (int p = from; p < made.length; p++)
+        {
+            if (made[p] == null)
+            {
+                continue;
+            }
+            try
+            {
+                logs.deleteLog(made[p].topic, p);
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                cause.addSuppressed(ex);
+                LOG.error("removing {} of a creation that failed failed", made[p], ex);
+            }
+        }
+    }
+
     /** Adds partitions up to {@code count}. */
     public Topic addPartitions(final Topic topic, final int count) throws IOException
     {
         final Partition[] partitions = java.util.Arrays.copyOf(topic.partitions, count);
-        for (int p = topic.partitions.length; p < count; p++)
+        try
         {
-            final PartitionLog log = logs.createLog(topic.name, p, topic.overrides);
-            writeTopicId(log.dir(), new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
-            partitions[p] = new Partition(topic.name, p, log, owner(topic.name, p));
+            for (int p = topic.partitions.length; p < count; p++)
+            {
+                final PartitionLog log = logs.createLog(topic.name, p, topic.overrides);
+                partitions[p] = new Partition(topic.name, p, log, owner(topic.name, p));
+                writeTopicId(log.dir(), new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            rollBack(partitions, topic.partitions.length, ex); // else load() would publish them after a restart
+            throw ex;
         }
         final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, partitions,
             topic.overrides);
@@ -223,8 +290,24 @@ public final class TopicRegistry
      * threads after {@code delayMs}, once requests that held it before the removal are done.
      */
     public void delete(final Topic topic, final OwnerExecutor executor,
-        final java.util.concurrent.ScheduledExecutorService scheduler, final long delayMs)
+        final java.util.concurrent.ScheduledExecutorService scheduler, final long delayMs) throws IOException
     {
+        assert isWriter() : Thread.currentThread() + " deletes a topic, whose writer is " + writer;
+        for (final Partition p : topic.partitions)
+        {
+            // durable before the topic goes: a failure here leaves it in place (a marker already written only
+            // makes a restart finish the deletion that was asked for)
+            final Path marker = p.log.dir().resolve(DELETED_MARKER);
+            try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(marker,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE))
+            {
+                channel.force(true);
+            }
+            try (java.nio.channels.FileChannel dir = java.nio.channels.FileChannel.open(p.log.dir(), java.nio.file.StandardOpenOption.READ))
+            {
+                dir.force(true);
+            }
+        }
         topic.markDeleted();
         publish(null, topic);
         scheduler.schedule(() ->
@@ -258,7 +341,7 @@ public final class TopicRegistry
         {
             list.add(added);
         }
-        tables = new Tables(list);
+        tables = new TopicTables(list);
     }
 
     private long[] newTopicId()
@@ -317,121 +400,6 @@ public final class TopicRegistry
     {
         final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Base64.getUrlDecoder().decode(text));
         return new long[] {b.getLong(), b.getLong()};
-    }
-
-    /** Immutable lookup tables over one set of topics. */
-    private static final class Tables
-    {
-        static final Tables EMPTY = new Tables(List.of());
-
-        final List<Topic> list;
-        private final Topic[] names;
-        private final Topic[] ids;
-        private final int mask;
-
-        Tables(final List<Topic> topics)
-        {
-            this.list = Collections.unmodifiableList(new ArrayList<>(topics));
-            int size = 16;
-            while (size < topics.size() * 3)
-            {
-                size <<= 1;
-            }
-            mask = size - 1;
-            names = new Topic[size];
-            ids = new Topic[size];
-            for (final Topic t : topics)
-            {
-                int i = hash(t.nameBytes) & mask;
-                while (names[i] != null)
-                {
-                    i = (i + 1) & mask;
-                }
-                names[i] = t;
-                int j = idHash(t.idMostSignificantBits, t.idLeastSignificantBits) & mask;
-                while (ids[j] != null)
-                {
-                    j = (j + 1) & mask;
-                }
-                ids[j] = t;
-            }
-        }
-
-        Topic byName(final DirectBuffer buffer, final int offset, final int length)
-        {
-            int h = 0x811C9DC5;
-            for (int i = 0; i < length; i++)
-            {
-                h = (h ^ (buffer.getByte(offset + i) & 0xFF)) * 0x01000193;
-            }
-            for (int i = h & mask; ; i = (i + 1) & mask)
-            {
-                final Topic t = names[i];
-                if (t == null)
-                {
-                    return null;
-                }
-                if (equal(t.nameBytes, buffer, offset, length))
-                {
-                    return t;
-                }
-            }
-        }
-
-        Topic byNameString(final String name)
-        {
-            final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-            return byName(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, bytes.length);
-        }
-
-        Topic byId(final long msb, final long lsb)
-        {
-            for (int i = idHash(msb, lsb) & mask; ; i = (i + 1) & mask)
-            {
-                final Topic t = ids[i];
-                if (t == null)
-                {
-                    return null;
-                }
-                if (t.idMostSignificantBits == msb && t.idLeastSignificantBits == lsb)
-                {
-                    return t;
-                }
-            }
-        }
-
-        private static boolean equal(final byte[] name, final DirectBuffer buffer, final int offset, final int length)
-        {
-            if (name.length != length)
-            {
-                return false;
-            }
-            for (int i = 0; i < length; i++)
-            {
-                if (name[i] != buffer.getByte(offset + i))
-                {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        /** FNV-1a: the same function {@link #byName} runs over a buffer. */
-        private static int hash(final byte[] bytes)
-        {
-            int h = 0x811C9DC5;
-            for (final byte b : bytes)
-            {
-                h = (h ^ (b & 0xFF)) * 0x01000193;
-            }
-            return h;
-        }
-
-        private static int idHash(final long msb, final long lsb)
-        {
-            final long h = (msb * 0x9E3779B97F4A7C15L) ^ lsb;
-            return (int)(h ^ (h >>> 32));
-        }
     }
 
     /** For tests: the topic ids by name. */

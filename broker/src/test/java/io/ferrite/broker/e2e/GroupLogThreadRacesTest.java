@@ -59,7 +59,7 @@ class GroupLogThreadRacesTest
     {
         try (RunningBroker broker = new RunningBroker(dir, overrides()))
         {
-            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
+            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, TimeUnit.SECONDS);
             final int port = broker.broker.address().getPort();
             final List<TopicPartition> partitions = List.of(new TopicPartition(TOPIC, 0));
             try (RawClient first = new RawClient(port); RawClient second = new RawClient(port); RawClient other = new RawClient(port))
@@ -126,7 +126,7 @@ class GroupLogThreadRacesTest
     {
         try (RunningBroker broker = new RunningBroker(dir, overrides()))
         {
-            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
+            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, TimeUnit.SECONDS);
             final int port = broker.broker.address().getPort();
             try (RawClient committer = new RawClient(port); RawClient other = new RawClient(port))
             {
@@ -188,7 +188,7 @@ class GroupLogThreadRacesTest
     {
         try (RunningBroker broker = new RunningBroker(dir, overrides("ferrite.log.durability", "fsync")))
         {
-            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
+            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, TimeUnit.SECONDS);
             final int port = broker.broker.address().getPort();
             try (RawClient leader = new RawClient(port); RawClient other = new RawClient(port))
             {
@@ -218,7 +218,7 @@ class GroupLogThreadRacesTest
     {
         try (RunningBroker broker = new RunningBroker(dir, overrides()))
         {
-            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
+            broker.broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, TimeUnit.SECONDS);
             final int port = broker.broker.address().getPort();
             try (RawClient a = new RawClient(port); RawClient b = new RawClient(port); RawClient other = new RawClient(port))
             {

@@ -15,6 +15,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** A broker started in-process on an ephemeral loopback port, and kafka-clients pointed at it. */
 final class RunningBroker implements AutoCloseable
@@ -39,6 +41,31 @@ final class RunningBroker implements AutoCloseable
         values.put(BrokerConfig.LOG_THREADS, "2");
         values.putAll(overrides);
         broker = Broker.start(BrokerConfig.of(values));
+    }
+
+    /**
+     * Holds log thread {@code owner} in a task until {@code release} opens (at most a minute): what
+     * that thread did not do yet is then certain, not a matter of timing. Returns once it is held.
+     */
+    void holdLogThread(final int owner, final CountDownLatch release) throws InterruptedException
+    {
+        final CountDownLatch held = new CountDownLatch(1);
+        broker.executeOnOwner(owner, () ->
+        {
+            held.countDown();
+            try
+            {
+                release.await(60, TimeUnit.SECONDS);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        });
+        if (!held.await(20, TimeUnit.SECONDS))
+        {
+            throw new IllegalStateException("log thread " + owner + " never ran the holding task");
+        }
     }
 
     void restart() throws IOException

@@ -136,4 +136,24 @@ class TopicRegistryTest
             assertEquals(86_400_000L, registry.topic("quotes").partitions[0].log.config().retentionMs);
         }
     }
+
+    @Test
+    void aCreationOrGrowthThatFailsHalfWayLeavesNoPartitionBehind() throws Exception
+    {
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final TopicRegistry registry = new TopicRegistry(logs, 2);
+            registry.load();
+            // logs of those names not gone yet (a deleted topic's, before its delayed deletion): partition 1 refuses
+            logs.createLog("made", 1, Map.of());
+            logs.createLog("grown", 2, Map.of());
+            assertThrows(IllegalArgumentException.class, () -> registry.create("made", 2, Map.of()));
+            assertNull(logs.log("made", 0), "a failed creation left partition 0 behind, keeping the name taken");
+
+            final Topic grown = registry.create("grown", 1, Map.of());
+            assertThrows(IllegalArgumentException.class, () -> registry.addPartitions(grown, 3));
+            assertNull(logs.log("grown", 1), "a failed growth left partition 1 behind, published by the next load");
+            assertSame(grown, registry.topic("grown"));
+        }
+    }
 }
