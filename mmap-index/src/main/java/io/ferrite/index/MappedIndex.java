@@ -352,6 +352,7 @@ abstract class MappedIndex implements AutoCloseable
         if (fileLength != (long)n * entrySize)
         {
             setLength((long)n * entrySize); // once, at the roll: a deleted segment's close finds it trimmed
+            dirty = true; // the roll's flush makes the new length durable (else a power loss can bring back the zeros)
         }
     }
 
