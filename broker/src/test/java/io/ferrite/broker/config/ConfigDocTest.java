@@ -62,7 +62,7 @@ class ConfigDocTest
     void readmesLinkToIt() throws IOException
     {
         assertTrue(Files.readString(ROOT.resolve("README.md")).contains("](docs/configuration.md)"), "README.md links to the doc");
-        assertTrue(Files.readString(ROOT.resolve("broker/README.md")).contains("](../docs/configuration.md)"),
+        assertTrue(Files.readString(ROOT.resolve("broker/README.md")).contains("](/docs/configuration.md)"),
             "broker/README.md links to the doc");
     }
 }
