@@ -36,6 +36,22 @@ final class LogLoader
     {
     }
 
+    /**
+     * A new partition's log in {@code dir}, a directory just made and empty: its first segment at
+     * offset 0 and nothing to list, recover or delete (what {@link #load} would find out with three
+     * walks of the directory and a stat per file, per partition).
+     */
+    static PartitionLog create(final String topic, final int partition, final Path dir, final LogConfig config,
+        final WriteStrategy strategy, final EpochClock clock, final LogEnvironment env) throws IOException
+    {
+        final ProducerStateManager producers = new ProducerStateManager(dir);
+        final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
+        final Segment first = SegmentOpener.open(dir, 0, config, strategy, true, 0, clock.time());
+        producers.clear(0);
+        log.loaded(new Segment[] {first}, 0, 0, 0);
+        return log;
+    }
+
     static PartitionLog load(
         final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
         final EpochClock clock, final LogEnvironment env, final boolean cleanShutdown, final long checkpointedRecoveryPoint,

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
@@ -150,8 +151,8 @@ public final class LogManager implements AutoCloseable
                 log.close();
                 throw new IOException("partition " + key + " is in two log directories");
             }
-            logArray = logs.values().toArray(new PartitionLog[0]);
         }
+        logArray = logs.values().toArray(new PartitionLog[0]); // once per directory: per partition it was O(N^2)
         if (clean)
         {
             Files.delete(marker);
@@ -173,32 +174,52 @@ public final class LogManager implements AutoCloseable
     // ---- partitions ----
 
     /**
-     * Creates a partition's log with topic config {@code overrides} on top of the defaults.
+     * Creates a partition's log with topic config {@code overrides} on top of the defaults; its
+     * directory's entry is durable (the log directory fsynced) when this returns.
      *
      * @throws IllegalArgumentException for an illegal topic name or partition, or one that exists
      * @throws io.ferrite.log.config.ConfigException for an invalid config
      */
-    public synchronized PartitionLog createLog(final String topic, final int partition, final Map<String, String> overrides)
+    public PartitionLog createLog(final String topic, final int partition, final Map<String, String> overrides)
         throws IOException
     {
+        return createLogs(topic, partition, partition + 1, overrides)[0];
+    }
+
+    /**
+     * Creates partitions {@code from} to {@code to - 1} of a topic, all with topic config {@code
+     * overrides}: every partition's directory is made and its log opened, then each log directory
+     * they went to is fsynced once (not once per partition), and only then are they published, so
+     * {@link #log} finds none of them before every directory entry is durable. All or nothing: when
+     * one fails, the ones made so far are closed and removed and the failure is thrown.
+     *
+     * @throws IllegalArgumentException for an illegal topic name or partition, or one that exists
+     * @throws io.ferrite.log.config.ConfigException for an invalid config
+     */
+    public synchronized PartitionLog[] createLogs(final String topic, final int from, final int to,
+        final Map<String, String> overrides) throws IOException
+    {
         requireOpen();
-        validateName(topic, partition);
-        final String key = OffsetCheckpoint.key(topic, partition);
-        if (logs.containsKey(key))
+        for (int p = from; p < to; p++)
         {
-            throw new IllegalArgumentException("partition " + key + " exists");
+            validateName(topic, p);
+            if (logs.containsKey(OffsetCheckpoint.key(topic, p)))
+            {
+                throw new IllegalArgumentException("partition " + OffsetCheckpoint.key(topic, p) + " exists");
+            }
         }
         final LogConfig logConfig = config.defaultLogConfig().with(overrides);
-        final Path dir = chooseDir();
-        final Path partitionDir = dir.resolve(key);
-        Files.createDirectories(partitionDir);
-        PartitionOverrides.write(partitionDir, overrides);
-        OffsetCheckpoint.fsyncDirectory(dir);
-        final PartitionLog log = LogLoader.load(topic, partition, partitionDir, logConfig, config.writeStrategy(), config.clock(),
-            environments.get(dir), false, 0, 0);
-        logs.put(key, log);
-        logArray = logs.values().toArray(new PartitionLog[0]);
-        return log;
+        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, logConfig, config, partitionsPerDir(),
+            environments);
+        final PartitionLog[] before = logArray;
+        final PartitionLog[] after = Arrays.copyOf(before, before.length + made.length);
+        for (int i = 0; i < made.length; i++)
+        {
+            logs.put(OffsetCheckpoint.key(made[i].topic(), made[i].partition()), made[i]);
+            after[before.length + i] = made[i];
+        }
+        logArray = after; // appended to, not rebuilt from the map: creating N partitions is not O(N^2)
+        return made;
     }
 
     /** The log of a partition, or null. */
@@ -282,12 +303,23 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-    /** The directory holding the fewest partitions, as Kafka chooses. */
-    private Path chooseDir()
+    /** How many partitions each log directory holds now. */
+    private Map<Path, Integer> partitionsPerDir()
     {
-        return committers.keySet().stream()
-            .min(Comparator.comparingLong(d -> logs.values().stream().filter(l -> l.dir().getParent().equals(d)).count()))
-            .orElseThrow();
+        final Map<Path, Integer> counts = new LinkedHashMap<>();
+        for (final Path dir : committers.keySet())
+        {
+            counts.put(dir, 0);
+        }
+        if (counts.size() == 1)
+        {
+            return counts; // nothing to choose between: not worth a walk over every partition
+        }
+        for (final PartitionLog log : logArray)
+        {
+            counts.computeIfPresent(log.dir().getParent(), (d, n) -> n + 1);
+        }
+        return counts;
     }
 
     private Iterable<PartitionLog> logsIn(final Path dir)
@@ -458,7 +490,7 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-    private static void deleteRecursively(final Path dir) throws IOException
+    static void deleteRecursively(final Path dir) throws IOException
     {
         try (Stream<Path> files = Files.walk(dir))
         {

@@ -1,0 +1,136 @@
+package io.ferrite.log;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The making of a batch of new partition logs for {@link LogManager#createLogs}: each partition's
+ * directory made in the log directory holding the fewest partitions, its overrides written and its
+ * log opened; then each log directory that took one fsynced once, so that the batch costs one
+ * directory fsync, not one per partition. All or nothing: a failure closes and removes what the
+ * batch made.
+ */
+final class LogCreation
+{
+    private LogCreation()
+    {
+    }
+
+    /**
+     * Makes partitions {@code from} to {@code to - 1} of {@code topic}; {@code perDir} is how many
+     * partitions each log directory holds, counted up as this chooses.
+     */
+    static PartitionLog[] make(final String topic, final int from, final int to, final Map<String, String> overrides,
+        final LogConfig logConfig, final LogManagerConfig config, final Map<Path, Integer> perDir,
+        final Map<Path, LogEnvironment> environments) throws IOException
+    {
+        final PartitionLog[] made = new PartitionLog[Math.max(0, to - from)];
+        final Set<Path> touched = new LinkedHashSet<>();
+        Path making = null;
+        try
+        {
+            for (int p = from; p < to; p++)
+            {
+                final Path dir = chooseDir(perDir);
+                touched.add(dir);
+                final Path partitionDir = dir.resolve(OffsetCheckpoint.key(topic, p));
+                final PartitionLog log;
+                if (Files.exists(partitionDir))
+                {
+                    // not ours to remove on a failure: loaded as it is, as a start would
+                    PartitionOverrides.write(partitionDir, overrides);
+                    log = LogLoader.load(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
+                        environments.get(dir), false, 0, 0);
+                }
+                else
+                {
+                    Files.createDirectory(partitionDir);
+                    making = partitionDir;
+                    if (!overrides.isEmpty())
+                    {
+                        PartitionOverrides.write(partitionDir, overrides);
+                    }
+                    log = LogLoader.create(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
+                        environments.get(dir));
+                    making = null;
+                }
+                made[p - from] = log;
+            }
+            for (final Path dir : touched)
+            {
+                OffsetCheckpoint.fsyncDirectory(dir);
+            }
+            return made;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            removeUnpublished(made, making, ex);
+            throw ex;
+        }
+    }
+
+    /** The directory holding the fewest partitions, as Kafka chooses, counting those chosen before in {@code perDir}. */
+    private static Path chooseDir(final Map<Path, Integer> perDir)
+    {
+        Path chosen = null;
+        for (final Map.Entry<Path, Integer> e : perDir.entrySet())
+        {
+            if (chosen == null || e.getValue() < perDir.get(chosen))
+            {
+                chosen = e.getKey();
+            }
+        }
+        if (chosen == null)
+        {
+            throw new IllegalStateException("no log directory");
+        }
+        perDir.merge(chosen, 1, Integer::sum);
+        return chosen;
+    }
+
+    /** After a failure: the batch's logs closed, their directories (and the one half made) deleted, best effort. */
+    private static void removeUnpublished(final PartitionLog[] made, final Path halfMade, final Exception cause)
+    {
+        final List<Path> dirs = new ArrayList<>();
+        for (final PartitionLog log : made)
+        {
+            if (log != null)
+            {
+                dirs.add(log.dir());
+                try
+                {
+                    log.close();
+                }
+                catch (final IOException | RuntimeException ex)
+                {
+                    cause.addSuppressed(ex);
+                }
+            }
+        }
+        if (halfMade != null)
+        {
+            dirs.add(halfMade);
+        }
+        for (final Path dir : dirs)
+        {
+            try
+            {
+                if (Files.exists(dir))
+                {
+                    LogManager.deleteRecursively(dir);
+                    OffsetCheckpoint.fsyncDirectory(dir.getParent());
+                }
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                cause.addSuppressed(ex);
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.ferrite.log;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link LogManager#createLogs}: a topic's partitions made as one batch (one fsync of each log
+ * directory, not one per partition), published whole or not at all, spread over the log directories
+ * as single creations are, and opened again by a restart like any other log.
+ */
+class CreateLogsTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void aBatchTakesAppendsKeepsItsOverridesAndComesBackAfterARestart() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final Map<String, String> overrides = Map.of("segment.bytes", "1048576");
+        final Batches batches = new Batches();
+        final AppendResult result = new AppendResult();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog[] made = manager.createLogs("orders", 0, 5, overrides);
+            assertEquals(5, made.length);
+            for (int p = 0; p < 5; p++)
+            {
+                assertEquals(p, made[p].partition());
+                assertTrue(made[p] == manager.log("orders", p), "published: partition " + p);
+                assertEquals(1048576, made[p].config().segmentBytes);
+                batches.records(p + 1, p, System.currentTimeMillis());
+                made[p].append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            assertEquals(5, manager.logs().size());
+        }
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            assertEquals(5, manager.logs().size());
+            for (int p = 0; p < 5; p++)
+            {
+                final PartitionLog log = manager.log("orders", p);
+                assertNotNull(log, "partition " + p + " after the restart");
+                assertEquals(p + 1, log.logEndOffset(), "records of partition " + p);
+                assertEquals(1048576, log.config().segmentBytes, "overrides of partition " + p);
+            }
+        }
+    }
+
+    @Test
+    void aBatchThatFailsHalfWayPublishesNothingAndLeavesNoDirectoryOfItsOwn() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            // a regular file where partition 3's directory would go: the batch fails at partition 3
+            final Path stray = data.resolve("orders-3");
+            Files.writeString(stray, "not a directory");
+            assertThrows(IOException.class, () -> manager.createLogs("orders", 0, 5, Map.of()));
+            for (int p = 0; p < 5; p++)
+            {
+                assertNull(manager.log("orders", p), "partition " + p + " published by a failed batch");
+            }
+            for (final int p : new int[] {0, 1, 2, 4})
+            {
+                assertFalse(Files.exists(data.resolve("orders-" + p)), "directory of partition " + p + " left behind");
+            }
+            assertTrue(Files.isRegularFile(stray), "a file the batch did not make is not removed");
+            assertEquals(0, manager.logs().size());
+
+            Files.delete(stray);
+            assertEquals(5, manager.createLogs("orders", 0, 5, Map.of()).length, "the same batch once the file is gone");
+        }
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            assertEquals(5, manager.logs().size(), "after a restart: the second batch's partitions, nothing of the first");
+        }
+    }
+
+    @Test
+    void aBatchNamingAPartitionThatExistsMakesNothing() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            manager.createLogs("orders", 0, 2, Map.of());
+            assertThrows(IllegalArgumentException.class, () -> manager.createLogs("orders", 1, 4, Map.of()));
+            assertThrows(IllegalArgumentException.class, () -> manager.createLogs("bad/name", 0, 1, Map.of()));
+            assertNull(manager.log("orders", 2));
+            assertFalse(Files.exists(data.resolve("orders-2")));
+            assertFalse(Files.exists(data.resolve("orders-3")));
+            assertEquals(2, manager.logs().size());
+        }
+    }
+
+    @Test
+    void aBatchIsSpreadOverTheLogDirectoriesByHowManyPartitionsEachHolds() throws Exception
+    {
+        final Path a = dir.resolve("a");
+        final Path b = dir.resolve("b");
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(List.of(a, b), Map.of())))
+        {
+            manager.createLog("first", 0, Map.of()); // one in a: b holds fewer from then on
+            manager.createLogs("orders", 0, 5, Map.of());
+            assertEquals(3, partitionDirs(a), "a: first-0 and two of the batch");
+            assertEquals(3, partitionDirs(b), "b: three of the batch");
+        }
+    }
+
+    private static long partitionDirs(final Path logDir) throws IOException
+    {
+        try (var children = Files.list(logDir))
+        {
+            return children.filter(Files::isDirectory).count();
+        }
+    }
+}
