@@ -193,11 +193,15 @@ public final class TopicRegistry
         final Partition[] created = new Partition[partitions];
         try
         {
+            // one fsync of the log directory for every partition's directory entry, not one per partition
+            final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides);
             for (int p = 0; p < partitions; p++)
             {
-                final PartitionLog log = logs.createLog(name, p, overrides);
-                created[p] = new Partition(name, p, log, owner(name, p));
-                writeTopicId(log.dir(), id);
+                created[p] = new Partition(name, p, made[p], owner(name, p));
+            }
+            for (int p = 0; p < partitions; p++)
+            {
+                writeTopicId(made[p].dir(), id);
             }
         }
         catch (final IOException | RuntimeException ex)
@@ -240,11 +244,15 @@ public final class TopicRegistry
         final Partition[] partitions = java.util.Arrays.copyOf(topic.partitions, count);
         try
         {
-            for (int p = topic.partitions.length; p < count; p++)
+            final int from = topic.partitions.length;
+            final PartitionLog[] made = logs.createLogs(topic.name, from, count, topic.overrides);
+            for (int p = from; p < count; p++)
             {
-                final PartitionLog log = logs.createLog(topic.name, p, topic.overrides);
-                partitions[p] = new Partition(topic.name, p, log, owner(topic.name, p));
-                writeTopicId(log.dir(), new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
+                partitions[p] = new Partition(topic.name, p, made[p - from], owner(topic.name, p));
+            }
+            for (int p = from; p < count; p++)
+            {
+                writeTopicId(made[p - from].dir(), new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
             }
         }
         catch (final IOException | RuntimeException ex)
