@@ -79,8 +79,13 @@ public final class FetchHandler implements RequestHandler
         private long deadline;
         private int minBytes;
         private boolean errors;
+        /** The partitions this fetch reads (those that exist), registered while it waits. */
         private Partition[] parked = new Partition[8];
+        private Topic[] parkedTopics = new Topic[8];
+        /** Each one's high watermark as read just before the last counting pass. */
+        private long[] seen = new long[8];
         private int parkedCount;
+        private boolean registered;
 
         int start(final Connection connection, final short version, final int offset, final int limit, final int outOffset)
         {
@@ -100,28 +105,73 @@ public final class FetchHandler implements RequestHandler
             // Kafka's order: max_bytes capped by the broker first, then min_bytes by that, so a
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
+            if (decoder.maxWaitMs() > 0)
+            {
+                watch(connection); // the high watermarks before the pass: what moves after it is seen by poll
+                decoder.wrap(connection.in, offset, limit, version);
+            }
             final int available = pass(connection, false, outOffset);
             if (errors || available >= minBytes || decoder.maxWaitMs() <= 0)
             {
+                unpark();
                 return pass(connection, true, outOffset);
             }
             deadline = System.currentTimeMillis() + decoder.maxWaitMs();
-            park(connection);
+            park();
             connection.defer(this);
             return DEFERRED;
         }
 
+        /**
+         * Reads again only when a partition it waits on moved its high watermark since the last
+         * counting pass, or went (its topic deleted, its log closed): with many fetches waiting on
+         * one network thread, a wake-up for one partition no longer walks every other fetch's
+         * partitions (Kafka's purgatory likewise checks a delayed fetch when one of its partitions
+         * changes). The check runs after the fetch registered on its partitions, and the
+         * watermarks it compares with were read before the pass that found too little, so an
+         * append between that pass and the registration is seen here.
+         */
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
         {
-            decoder.wrap(connection.in, offset, limit, version);
-            if (nowMs < deadline && pass(connection, false, outOffset) < minBytes && !errors)
+            if (nowMs < deadline && !moved())
             {
                 return NOT_READY;
+            }
+            if (nowMs < deadline)
+            {
+                snapshot();
+                decoder.wrap(connection.in, offset, limit, version);
+                if (pass(connection, false, outOffset) < minBytes && !errors)
+                {
+                    return NOT_READY;
+                }
             }
             unpark();
             decoder.wrap(connection.in, offset, limit, version);
             return pass(connection, true, outOffset);
+        }
+
+        /** Whether a partition waited on moved its high watermark since the last counting pass, or went. */
+        private boolean moved()
+        {
+            for (int i = 0; i < parkedCount; i++)
+            {
+                final PartitionLog log = parked[i].log;
+                if (log.highWatermark() != seen[i] || parkedTopics[i].isDeleted() || log.isClosed())
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private void snapshot()
+        {
+            for (int i = 0; i < parkedCount; i++)
+            {
+                seen[i] = parked[i].log.highWatermark();
+            }
         }
 
         @Override
@@ -136,8 +186,8 @@ public final class FetchHandler implements RequestHandler
             unpark(); // else the partitions would wake this network thread for a fetch that is gone
         }
 
-        /** Registers on each partition read, so that appends to it wake this thread. */
-        private void park(final Connection connection)
+        /** Notes the partitions the request reads, with their high watermarks now (not registered yet). */
+        private void watch(final Connection connection)
         {
             decoder.wrap(connection.in, offset, limit, version);
             parkedCount = 0;
@@ -156,22 +206,41 @@ public final class FetchHandler implements RequestHandler
                         if (parkedCount == parked.length)
                         {
                             parked = Arrays.copyOf(parked, parkedCount * 2);
+                            parkedTopics = Arrays.copyOf(parkedTopics, parkedCount * 2);
+                            seen = Arrays.copyOf(seen, parkedCount * 2);
                         }
-                        parked[parkedCount++] = partition;
-                        partition.fetchParked(networkThread);
+                        parked[parkedCount] = partition;
+                        parkedTopics[parkedCount] = topic;
+                        seen[parkedCount] = partition.log.highWatermark();
+                        parkedCount++;
                     }
                 }
             }
+        }
+
+        /** Registers on each partition watched, so that an advance of its high watermark wakes this thread. */
+        private void park()
+        {
+            for (int i = 0; i < parkedCount; i++)
+            {
+                parked[i].fetchParked(networkThread);
+            }
+            registered = true;
         }
 
         private void unpark()
         {
             for (int i = 0; i < parkedCount; i++)
             {
-                parked[i].fetchUnparked();
+                if (registered)
+                {
+                    parked[i].fetchUnparked();
+                }
                 parked[i] = null;
+                parkedTopics[i] = null;
             }
             parkedCount = 0;
+            registered = false;
         }
 
         /** The request's max_bytes within the broker's fetch.max.bytes. */
