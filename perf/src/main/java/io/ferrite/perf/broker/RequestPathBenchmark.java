@@ -21,6 +21,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -46,6 +47,9 @@ import java.util.stream.Stream;
  * and a Fetch of up to 16 KiB from the start of the log, whose records go out with
  * {@code transferTo}. The client side reuses direct buffers and allocates nothing, so {@code -prof gc}'s
  * {@code gc.alloc.rate.norm} (all threads) is what the broker's threads allocate per request.
+ * {@code waitingFetches} other connections each hold a fetch waiting (for an hour) on the 10
+ * partitions of another topic, on the same network thread: what idle consumers cost the requests
+ * that do work.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode({Mode.AverageTime, Mode.SampleTime})
@@ -55,8 +59,12 @@ import java.util.stream.Stream;
 @Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xmx1g"})
 public class RequestPathBenchmark
 {
+    @Param({"0", "100"})
+    public int waitingFetches;
+
     private Path dir;
     private Broker broker;
+    private final java.util.List<SocketChannel> waiting = new java.util.ArrayList<>();
     private SocketChannel channel;
     private ByteBuffer produce;
     private ByteBuffer fetch;
@@ -92,12 +100,35 @@ public class RequestPathBenchmark
         {
             produce(); // something to fetch
         }
+        broker.admin().createTopic("idle", 10, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
+        final List<FetchRequestData.FetchPartition> idle = new java.util.ArrayList<>();
+        for (int p = 0; p < 10; p++)
+        {
+            idle.add(new FetchRequestData.FetchPartition().setPartition(p).setFetchOffset(0).setPartitionMaxBytes(16 * 1024));
+        }
+        final ByteBuffer wait = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(3_600_000)
+            .setMinBytes(1).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
+                .setTopic("idle").setPartitions(idle))));
+        for (int i = 0; i < waitingFetches; i++)
+        {
+            final SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.address().getPort()));
+            waiting.add(c);
+            wait.clear();
+            while (wait.hasRemaining())
+            {
+                c.write(wait);
+            }
+        }
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws IOException
     {
         channel.close();
+        for (final SocketChannel c : waiting)
+        {
+            c.close();
+        }
         broker.close();
         try (Stream<Path> files = Files.walk(dir))
         {
