@@ -17,7 +17,7 @@ import java.util.Map;
  * / Dead state machine), committed offsets and their persistence in {@code __consumer_offsets}.
  *
  * <p>Group work is off the produce path: it runs on the network threads that receive group
- * requests and on this coordinator's timer thread, under one lock, and writes {@code
+ * requests and on this coordinator's agent ({@link GroupAgent}: its timers, the log threads' answers), under one lock, and writes {@code
  * __consumer_offsets} through the log thread that owns each partition, like a produce
  * ({@link GroupStore}; the topic refuses client produce). What a write changes in memory is applied
  * once its log thread answered, by whoever next holds the lock ({@link #applyAnsweredWrites}).
@@ -33,7 +33,7 @@ import java.util.Map;
  * <p>This class is the lock and the public face; the work is in its parts, each called under the
  * lock: {@link JoinPhase} (JoinGroup, rebalances and their completion), {@link SyncPhase} (SyncGroup,
  * the leader's assignment), {@link Membership} (Heartbeat, LeaveGroup, a member's removal), {@link
- * GroupTimers} (the timer thread: expiries, deadlines, retention), {@link OffsetCommits}, {@link
+ * GroupTimers} (run by the coordinator's agent, {@link GroupAgent}: expiries, deadlines, retention), {@link OffsetCommits}, {@link
  * GroupDeletions}, and {@link GroupQueries} (what OffsetFetch, ListGroups and DescribeGroups read).
  */
 public final class GroupCoordinator implements AutoCloseable
@@ -130,6 +130,7 @@ public final class GroupCoordinator implements AutoCloseable
     private final SyncPhase syncs;
     private final Membership members;
     private final GroupTimers timers;
+    private final GroupAgent agent;
     private final Runnable wakeNetworkThreads;
     /** Tests only: run inside an OffsetCommit's lock hold (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
@@ -150,7 +151,8 @@ public final class GroupCoordinator implements AutoCloseable
         this.joins = new JoinPhase(groups, settings, store, wakeNetworkThreads);
         this.syncs = new SyncPhase(groups, store, wakeNetworkThreads, joins);
         this.members = new Membership(groups, wakeNetworkThreads, joins);
-        this.timers = new GroupTimers(this, groups, settings, store, joins, syncs, members);
+        this.timers = new GroupTimers(groups, settings, store, joins, syncs, members);
+        this.agent = new GroupAgent(this, timers);
     }
 
     /**
@@ -169,8 +171,8 @@ public final class GroupCoordinator implements AutoCloseable
         }
     }
 
-    /** Loads the groups from {@code __consumer_offsets} (when it exists) and starts the timer. */
-    public synchronized void start()
+    /** Loads the groups from {@code __consumer_offsets} (when it exists); the agent is not running yet. */
+    public synchronized void load()
     {
         final int records = GroupReplay.load(topics, groups);
         if (records > 0)
@@ -180,15 +182,29 @@ public final class GroupCoordinator implements AutoCloseable
         timers.start(System.currentTimeMillis());
     }
 
+    /** Loads the groups ({@link #load}) and starts the coordinator's agent on a thread of its own. */
+    public void start()
+    {
+        load();
+        agent.start();
+    }
+
+    /** The coordinator's agent: started by {@link #start}, or stepped by a test after {@link #load}. */
+    public GroupAgent agent()
+    {
+        return agent;
+    }
+
     @Override
     public void close()
     {
-        timers.close();
+        agent.close();
     }
 
     /** A log thread sent answers to the coordinator's writes back (called on that log thread). */
     public void writesAnswered()
     {
+        agent.wake();
         wakeNetworkThreads.run();
     }
 
