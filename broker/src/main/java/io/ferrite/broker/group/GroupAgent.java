@@ -52,7 +52,9 @@ public final class GroupAgent implements Agent, AutoCloseable
     private final ArrayList<GroupCall<?>> waiting = new ArrayList<>();
     /** Set by {@link #close}: later calls are refused (the network threads stopped before, in the broker's close). */
     private volatile boolean closed;
-    /** The agent's thread while it runs under its own runner (null when stepped): whom {@link #wake} unparks. */
+    /** The thread that runs the agent (its runner's, or the one stepping it), recorded at start: the groups' only thread. */
+    private volatile Thread owner;
+    /** The agent's thread while it runs (null once closed): whom {@link #wake} unparks. */
     private volatile Thread thread;
     private AgentRunner runner;
     private long nextTickMs;
@@ -160,7 +162,14 @@ public final class GroupAgent implements Agent, AutoCloseable
     @Override
     public void onStart()
     {
-        thread = Thread.currentThread();
+        owner = Thread.currentThread();
+        thread = owner;
+    }
+
+    /** Whether the calling thread is the agent's (for asserts: the coordinator's state is the agent's alone). */
+    boolean isOwner()
+    {
+        return owner == Thread.currentThread();
     }
 
     @Override

@@ -109,7 +109,10 @@ final class GroupCall<R> implements PendingResponse
         return RequestHandler.DEFERRED;
     }
 
-    /** A task for {@link GroupAgent#call}: its result or failure completes {@code future} (on the agent). */
+    /**
+     * A task for {@link GroupAgent#call}: its result (as its work returned it, even a waiter not done
+     * yet) or failure completes {@code future} on the agent; abandoned, it completes exceptionally.
+     */
     static <R> GroupCall<R> task(final Work<R> work, final java.util.concurrent.CompletableFuture<R> future)
     {
         return new GroupCall<>((coordinator, nowMs) ->
@@ -125,7 +128,13 @@ final class GroupCall<R> implements PendingResponse
                 future.completeExceptionally(ex);
                 throw ex;
             }
-        }, (out, outOffset, result) -> outOffset, (out, outOffset, error) -> outOffset, () -> { });
+        }, (out, outOffset, result) -> outOffset, (out, outOffset, error) -> outOffset, () ->
+        {
+            if (!future.isDone())
+            {
+                future.completeExceptionally(new IllegalStateException("not run: the group coordinator stopped"));
+            }
+        });
     }
 
     /** On the agent: runs the work; true when the answer is published, false when it waits ({@link #settle} later). */

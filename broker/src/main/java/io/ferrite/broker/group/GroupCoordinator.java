@@ -211,6 +211,7 @@ public final class GroupCoordinator implements AutoCloseable
     /** Applies what the log threads answered to the coordinator's writes, oldest first (on the agent). */
     int applyAnsweredWrites()
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return store.drain();
     }
 
@@ -224,6 +225,7 @@ public final class GroupCoordinator implements AutoCloseable
         final String protocolType, final List<Member.Protocol> protocols, final boolean requireKnownMemberId,
         final boolean skipAssignmentSupported)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return joins.join(groupId, memberId, groupInstanceId, clientId, clientHost, sessionTimeoutMs, rebalanceTimeoutMs,
             protocolType, protocols, requireKnownMemberId, skipAssignmentSupported);
     }
@@ -232,18 +234,21 @@ public final class GroupCoordinator implements AutoCloseable
     public SyncWaiter sync(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final String protocolType, final String protocolName, final Map<String, byte[]> assignments)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return syncs.sync(groupId, generationId, memberId, groupInstanceId, protocolType, protocolName, assignments);
     }
 
     public short heartbeat(final String groupId, final String memberId, final String groupInstanceId,
         final int generationId)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return members.heartbeat(groupId, memberId, groupInstanceId, generationId);
     }
 
     /** LeaveGroup: one error per member named (the request's top-level error is NONE unless the group is unknown). */
     public List<Short> leave(final String groupId, final List<MemberIdentity> leaving)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return members.leave(groupId, leaving);
     }
 
@@ -259,10 +264,12 @@ public final class GroupCoordinator implements AutoCloseable
     OffsetCommits.Result commitOffsets(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
             commitHooks);
     }
 
+    /** offset.metadata.max.bytes (any thread: a setting). */
     public int offsetMetadataMaxBytes()
     {
         return settings.offsetMetadataMaxBytes();
@@ -271,12 +278,14 @@ public final class GroupCoordinator implements AutoCloseable
     /** The committed offset of a partition, or null. */
     public Committed committed(final String groupId, final String topic, final int partition)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.committed(groups, groupId, topic, partition);
     }
 
     /** Every committed offset of a group, by topic then partition (sorted). */
     public Map<String, Map<Integer, Committed>> committed(final String groupId)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.committed(groups, groupId);
     }
 
@@ -286,18 +295,21 @@ public final class GroupCoordinator implements AutoCloseable
 
     public List<Description> list()
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.list(groups);
     }
 
     /** A group's description, or null when there is no such group. */
     public Description describe(final String groupId)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.describe(groups, groupId);
     }
 
     /** DeleteGroups: the Empty groups among {@code groupIds} deleted, their tombstones written first (see {@link GroupDeletions}). */
     GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupDeletions.deleteGroups(groups, store, groupIds);
     }
 
@@ -305,6 +317,7 @@ public final class GroupCoordinator implements AutoCloseable
     GroupDeletions.OffsetsDeleted deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
         final Map<Group.TopicPartition, Short> results)
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupDeletions.deleteOffsets(groups, store, groupId, partitions, results);
     }
 }
