@@ -78,6 +78,7 @@ public final class GroupAgent implements Agent, AutoCloseable
     {
         // a few spins and yields after work (a commit's answer often follows its write within
         // microseconds), then parks growing to one tick: an idle coordinator wakes 20 times a second
+        // (a tick is not work, so it does not restart the backoff) and a tick is at most one park late
         final IdleStrategy idle = new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
             TimeUnit.MILLISECONDS.toNanos(GroupTimers.TICK_MS));
         runner = new AgentRunner(idle, errors, null, this);
@@ -101,9 +102,8 @@ public final class GroupAgent implements Agent, AutoCloseable
     }
 
     /**
-     * For tests and embedding applications (never a network thread): runs {@code work} on the agent,
-     * in turn with the group requests; the future completes with its result, or exceptionally with
-     * what it threw.
+     * For tests (never a network thread): runs {@code work} on the agent, in turn with the group
+     * requests; the future completes with its result, or exceptionally with what it threw.
      */
     public <R> CompletableFuture<R> call(final GroupCall.Work<R> work)
     {
@@ -196,10 +196,10 @@ public final class GroupAgent implements Agent, AutoCloseable
             }
             callsRun = callsRun + 1;
         }
-        if (nowMs >= nextTickMs)
+        final boolean tick = nowMs >= nextTickMs;
+        if (tick)
         {
             nextTickMs = nowMs + GroupTimers.TICK_MS;
-            work++;
             try
             {
                 timers.check(nowMs);
@@ -209,7 +209,7 @@ public final class GroupAgent implements Agent, AutoCloseable
                 errors.onError(fault);
             }
         }
-        if (work > 0 && !waiting.isEmpty())
+        if ((work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
         {
             settleWaiting(nowMs);
         }
