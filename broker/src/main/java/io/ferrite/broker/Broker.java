@@ -155,17 +155,7 @@ public final class Broker implements AutoCloseable
                 logThreadRunners[i] = new LogThreadRunner(logThread, idleStrategy(config));
             }
             wakeups.attach(topics, logThreads, completion);
-            final Runnable wakeNetworkThreads = () ->
-            {
-                for (final NetworkThread n : networkThreads)
-                {
-                    if (n != null)
-                    {
-                        n.wakeup();
-                    }
-                }
-            };
-            this.groups = new GroupCoordinator(topics, admin, groupSettings(config), wakeNetworkThreads, logThreads, networkThreadCount);
+            this.groups = new GroupCoordinator(topics, admin, groupSettings(config), logThreads, networkThreadCount);
             groups.start();
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
@@ -338,7 +328,8 @@ public final class Broker implements AutoCloseable
         {
             t.close();
         }
-        admin.close(); // after the network threads, whose answers under way may wait for it
+        groups.close(); // after the network threads, whose group answers under way wait for it
+        admin.close(); // after the network threads and the group coordinator, whose answers or writes may wait for it
         for (final LogThread t : logThreads)
         {
             t.requestClose(); // all at once: their ends then run side by side
@@ -347,7 +338,6 @@ public final class Broker implements AutoCloseable
         {
             runner.close(); // the agent's onClose answers what it still had
         }
-        groups.close();
         scheduler.shutdownNow();
         try
         {

@@ -1,22 +1,18 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.PendingResponse;
-import io.ferrite.broker.net.RequestHandler;
-import org.agrona.MutableDirectBuffer;
 
 import java.util.List;
 
 /**
- * The answer to a group write (OffsetCommit, DeleteGroups, OffsetDelete) once the log threads
- * answered its writes ({@link GroupStore.Write}): in flush durability once appended, in fsync
- * durability once the group fsync covers them (the log thread holds its answer until then). Until
- * then it is a {@link PendingResponse} the network thread polls when a log thread's answer to the
- * coordinator wakes it; each poll applies the answers that came back (under the coordinator's
- * lock), never waiting for them.
+ * The outcome of a group write request (OffsetCommit, DeleteGroups, OffsetDelete): what the
+ * coordinator answered at once ({@code value}), final once the log threads answered its writes
+ * ({@link GroupStore.Write}): in flush durability once appended, in fsync durability once the group
+ * fsync covers them (the log thread holds its answer until then). The agent asks {@link #complete}
+ * after every pass that changed anything and at every tick; the network thread writes the response
+ * from {@link #value} and {@link #outcomes} once its {@link GroupCall} is published.
  */
-final class AwaitingWrites implements PendingResponse
+final class AwaitingWrites<T> implements GroupCall.Outcome
 {
     /**
      * How long an answer waits for its writes: Kafka's offsets.commit.timeout.ms default. After it a
@@ -26,76 +22,57 @@ final class AwaitingWrites implements PendingResponse
      */
     static final long TIMEOUT_MS = 5_000;
 
-    /** Writes the response, given for each write (in the order given) NONE or the error it ended with. */
-    interface Answer
-    {
-        int write(MutableDirectBuffer out, int outOffset, short[] outcomes);
-    }
-
-    private final GroupCoordinator coordinator;
-    private final Answer answer;
+    private final T value;
     private final List<GroupStore.Write> writes;
     private final short[] outcomes;
     private final long deadlineMs;
 
-    private AwaitingWrites(final GroupCoordinator coordinator, final Answer answer, final List<GroupStore.Write> writes,
-        final long deadlineMs)
+    AwaitingWrites(final T value, final List<GroupStore.Write> writes, final long nowMs)
     {
-        this.coordinator = coordinator;
-        this.answer = answer;
+        this.value = value;
         this.writes = writes;
         this.outcomes = new short[writes.size()];
-        this.deadlineMs = deadlineMs;
+        this.deadlineMs = nowMs + TIMEOUT_MS;
     }
 
-    /** The response now when every write is answered, else {@link RequestHandler#DEFERRED} with the connection waiting for it. */
-    static int answerOrDefer(final GroupCoordinator coordinator, final List<GroupStore.Write> writes, final Answer answer,
-        final Connection connection, final MutableDirectBuffer out, final int outOffset, final long nowMs)
-    {
-        final AwaitingWrites waiting = new AwaitingWrites(coordinator, answer, writes, nowMs + TIMEOUT_MS);
-        final int end = waiting.poll(out, outOffset, nowMs);
-        if (end != NOT_READY)
-        {
-            return end;
-        }
-        connection.defer(waiting);
-        return RequestHandler.DEFERRED;
-    }
-
+    /** On the agent: true once every write is answered or timed out, its outcome then in {@link #outcomes}. */
     @Override
-    public int poll(final Connection connection, final int outOffset, final long nowMs)
+    public boolean complete(final long nowMs)
     {
-        return poll(connection.out, outOffset, nowMs);
-    }
-
-    private int poll(final MutableDirectBuffer out, final int outOffset, final long nowMs)
-    {
-        synchronized (coordinator)
+        for (int i = 0; i < outcomes.length; i++)
         {
-            coordinator.applyAnsweredWrites();
-            for (int i = 0; i < outcomes.length; i++)
+            final GroupStore.Write w = writes.get(i);
+            if (w.done)
             {
-                final GroupStore.Write w = writes.get(i);
-                if (w.done)
-                {
-                    outcomes[i] = w.error;
-                }
-                else if (nowMs >= deadlineMs)
-                {
-                    outcomes[i] = Errors.COORDINATOR_NOT_AVAILABLE;
-                }
-                else
-                {
-                    return NOT_READY;
-                }
+                outcomes[i] = w.error;
+            }
+            else if (nowMs >= deadlineMs)
+            {
+                outcomes[i] = Errors.COORDINATOR_NOT_AVAILABLE;
+            }
+            else
+            {
+                return false;
             }
         }
-        return answer.write(out, outOffset, outcomes);
+        return true;
     }
 
-    @Override
-    public long deadlineMs()
+    /** What the coordinator answered when it made the writes. */
+    T value()
     {
-        return deadlineMs;
+        return value;
+    }
+
+    /** For each write (in the order given) NONE or the error it ended with; final once complete. */
+    short[] outcomes()
+    {
+        return outcomes;
+    }
+
+    /** The first write's outcome, or {@code none} when there was no write. */
+    short firstOutcome(final short none)
+    {
+        return outcomes.length == 0 ? none : outcomes[0];
     }
 }

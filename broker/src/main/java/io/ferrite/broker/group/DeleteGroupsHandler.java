@@ -21,11 +21,14 @@ import java.util.List;
 final class DeleteGroupsHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
+    private final Runnable waker;
     private final DeleteGroupsRequestDecoder request = new DeleteGroupsRequestDecoder();
+    private final DeleteGroupsResponseEncoder response = new DeleteGroupsResponseEncoder();
 
-    DeleteGroupsHandler(final GroupCoordinator coordinator)
+    DeleteGroupsHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
         this.coordinator = coordinator;
+        this.waker = waker;
     }
 
     @Override
@@ -39,17 +42,23 @@ final class DeleteGroupsHandler implements RequestHandler
         {
             groupIds.add(names.next().value());
         }
-        final GroupDeletions.Deleted deleted = coordinator.deleteGroups(groupIds);
-        return AwaitingWrites.answerOrDefer(coordinator, deleted.writes(), (o, at, outcomes) ->
-        {
-            final DeleteGroupsResponseEncoder response = new DeleteGroupsResponseEncoder();
-            response.wrap(o, at, version).throttleTimeMs(0);
-            final DeleteGroupsResponseEncoder.DeletableGroupResult r = response.results(groupIds.size());
-            for (int i = 0; i < groupIds.size(); i++)
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) ->
             {
-                r.next().groupId(groupIds.get(i)).errorCode(deleted.error(i, outcomes));
-            }
-            return at + response.finish();
-        }, connection, out, outOffset, System.currentTimeMillis());
+                final GroupDeletions.Deleted deleted = c.deleteGroups(groupIds);
+                return new AwaitingWrites<>(deleted, deleted.writes(), now);
+            }, (o, at, deleting) -> write(o, at, version, groupIds, i -> deleting.value().error(i, deleting.outcomes())),
+            (o, at, error) -> write(o, at, version, groupIds, i -> error));
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> groupIds,
+        final java.util.function.IntUnaryOperator errorOf)
+    {
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        final DeleteGroupsResponseEncoder.DeletableGroupResult r = response.results(groupIds.size());
+        for (int i = 0; i < groupIds.size(); i++)
+        {
+            r.next().groupId(groupIds.get(i)).errorCode((short)errorOf.applyAsInt(i));
+        }
+        return outOffset + response.finish();
     }
 }

@@ -10,16 +10,21 @@ import io.ferrite.wire.message.StringArrayDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /** DescribeGroups: an unknown group is Dead (GROUP_ID_NOT_FOUND from v6, as Kafka 4 answers). */
 final class DescribeGroupsHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
+    private final Runnable waker;
     private final DescribeGroupsRequestDecoder request = new DescribeGroupsRequestDecoder();
     private final DescribeGroupsResponseEncoder response = new DescribeGroupsResponseEncoder();
 
-    DescribeGroupsHandler(final GroupCoordinator coordinator)
+    DescribeGroupsHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
         this.coordinator = coordinator;
+        this.waker = waker;
     }
 
     @Override
@@ -28,12 +33,42 @@ final class DescribeGroupsHandler implements RequestHandler
     {
         request.wrap(in, offset, limit, version);
         final StringArrayDecoder names = request.groups();
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
-        final DescribeGroupsResponseEncoder.DescribedGroup g = response.groups(names.elementCount());
+        final List<String> groupIds = new ArrayList<>();
         while (names.hasNext())
         {
-            final String groupId = names.next().value();
-            final GroupCoordinator.Description d = coordinator.describe(groupId);
+            groupIds.add(names.next().value());
+        }
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) ->
+            {
+                final List<GroupCoordinator.Description> described = new ArrayList<>(groupIds.size());
+                for (final String groupId : groupIds)
+                {
+                    described.add(c.describe(groupId));
+                }
+                return described;
+            }, (o, at, described) -> write(o, at, version, groupIds, described), (o, at, error) ->
+            {
+                response.wrap(o, at, version).throttleTimeMs(0);
+                final DescribeGroupsResponseEncoder.DescribedGroup g = response.groups(groupIds.size());
+                for (final String groupId : groupIds)
+                {
+                    g.next().errorCode(error).errorMessage((CharSequence)null).groupId(groupId).groupState("").protocolType("")
+                        .protocolData("").members(0);
+                    g.authorizedOperations(Integer.MIN_VALUE);
+                }
+                return at + response.finish();
+            });
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> groupIds,
+        final List<GroupCoordinator.Description> described)
+    {
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        final DescribeGroupsResponseEncoder.DescribedGroup g = response.groups(groupIds.size());
+        for (int i = 0; i < groupIds.size(); i++)
+        {
+            final String groupId = groupIds.get(i);
+            final GroupCoordinator.Description d = described.get(i);
             g.next();
             if (d == null)
             {

@@ -16,25 +16,27 @@ import java.util.Map;
  * SyncGroup, Heartbeat, LeaveGroup and the Empty / PreparingRebalance / CompletingRebalance / Stable
  * / Dead state machine), committed offsets and their persistence in {@code __consumer_offsets}.
  *
- * <p>Group work is off the produce path: it runs on the network threads that receive group
- * requests and on this coordinator's timer thread, under one lock, and writes {@code
- * __consumer_offsets} through the log thread that owns each partition, like a produce
- * ({@link GroupStore}; the topic refuses client produce). What a write changes in memory is applied
- * once its log thread answered, by whoever next holds the lock ({@link #applyAnsweredWrites}).
- * Requests that wait (a JoinGroup until the rebalance completes, a SyncGroup until the leader's
- * assignment is written, a commit or deletion until its write is answered) get a waiter that their
- * network thread polls; whatever completes waiters wakes the network threads.
+ * <p>Group work is off the produce path and off the network threads: it runs on the coordinator's
+ * agent ({@link GroupAgent}), the one thread that touches the groups. A network thread decodes a
+ * group request, hands it to the agent as a {@link GroupCall} and defers its answer; the agent runs
+ * it (the methods below, agent only), publishes the answer when it is final and wakes that network
+ * thread. The agent writes {@code __consumer_offsets} through the log thread that owns each
+ * partition, like a produce ({@link GroupStore}; the topic refuses client produce), and what a write
+ * changes in memory is applied once its log thread answered, by the agent ({@link
+ * #applyAnsweredWrites}). Requests that wait (a JoinGroup until the rebalance completes, a SyncGroup
+ * until the leader's assignment is written, a commit or deletion until its write is answered) stay
+ * on the agent until their answer is final; no thread polls for them.
  *
  * <p>After a restart groups come back from the log with their offsets, generation and protocol
  * type, but empty: their members find themselves unknown at their next heartbeat and rejoin, and
  * resume from the committed offsets. (Kafka also restores the members; here that costs one
  * rebalance per group after a restart.) {@link GroupStore} writes and replays the topic.
  *
- * <p>This class is the lock and the public face; the work is in its parts, each called under the
- * lock: {@link JoinPhase} (JoinGroup, rebalances and their completion), {@link SyncPhase} (SyncGroup,
- * the leader's assignment), {@link Membership} (Heartbeat, LeaveGroup, a member's removal), {@link
- * GroupTimers} (the timer thread: expiries, deadlines, retention), {@link OffsetCommits}, {@link
- * GroupDeletions}, and {@link GroupQueries} (what OffsetFetch, ListGroups and DescribeGroups read).
+ * <p>This class is the public face; the work is in its parts, each called on the agent: {@link
+ * JoinPhase} (JoinGroup, rebalances and their completion), {@link SyncPhase} (SyncGroup, the
+ * leader's assignment), {@link Membership} (Heartbeat, LeaveGroup, a member's removal), {@link
+ * GroupTimers} (expiries, deadlines, retention, every tick of the agent), {@link OffsetCommits},
+ * {@link GroupDeletions}, and {@link GroupQueries} (what OffsetFetch, ListGroups and DescribeGroups read).
  */
 public final class GroupCoordinator implements AutoCloseable
 {
@@ -54,14 +56,23 @@ public final class GroupCoordinator implements AutoCloseable
     {
     }
 
-    /** An answer the coordinator fills in under its lock, read under the same lock. */
-    public abstract static class Waiter
+    /**
+     * An answer the coordinator fills in on its agent; final once {@code done}, and then read by the
+     * request's network thread (published by its {@link GroupCall}).
+     */
+    public abstract static class Waiter implements GroupCall.Outcome
     {
         public boolean done;
         public short error;
+
+        @Override
+        public boolean complete(final long nowMs)
+        {
+            return done;
+        }
     }
 
-    /** The answer to a JoinGroup, filled in when the rebalance completes (read under the coordinator's lock). */
+    /** The answer to a JoinGroup, filled in when the rebalance completes. */
     public static final class JoinWaiter extends Waiter
     {
         public int generationId = NO_GENERATION;
@@ -130,47 +141,39 @@ public final class GroupCoordinator implements AutoCloseable
     private final SyncPhase syncs;
     private final Membership members;
     private final GroupTimers timers;
-    private final Runnable wakeNetworkThreads;
-    /** Tests only: run inside an OffsetCommit's lock hold (null in production). */
+    private final GroupAgent agent;
+    /** Tests only: run inside an OffsetCommit's step on the agent (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
 
     /**
      * {@code sender} is the coordinator's slot on every log thread's queues (each log thread has one
-     * per network thread and this one after them); the log threads' answers to it are applied by
-     * whoever next holds the lock, so {@link #writesAnswered()} wakes the network threads, whose
-     * waiting group answers then poll.
+     * per network thread and this one after them), whose producer and consumer side is the agent;
+     * the log threads' answers to it are applied by the agent, which {@link #writesAnswered()} wakes.
      */
     public GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
-        final Runnable wakeNetworkThreads, final LogThread[] logThreads, final int sender)
+        final LogThread[] logThreads, final int sender)
     {
         this.settings = settings;
         this.topics = topics;
-        this.wakeNetworkThreads = wakeNetworkThreads;
         this.store = new GroupStore(topics, admin, settings, logThreads, sender);
-        this.joins = new JoinPhase(groups, settings, store, wakeNetworkThreads);
-        this.syncs = new SyncPhase(groups, store, wakeNetworkThreads, joins);
-        this.members = new Membership(groups, wakeNetworkThreads, joins);
-        this.timers = new GroupTimers(this, groups, settings, store, joins, syncs, members);
+        this.joins = new JoinPhase(groups, settings, store);
+        this.syncs = new SyncPhase(groups, store, joins);
+        this.members = new Membership(groups, joins);
+        this.timers = new GroupTimers(groups, settings, store, joins, syncs, members);
+        this.agent = new GroupAgent(this, timers);
     }
 
     /**
-     * From FindCoordinator: has the admin agent create {@code __consumer_offsets} when it does not
-     * exist yet, and returns that creation (null when it exists; the lock only while it is missing).
+     * From FindCoordinator, on a network thread: has the admin agent create {@code __consumer_offsets}
+     * when it does not exist yet, and returns that creation (null when it exists).
      */
     java.util.concurrent.CompletableFuture<?> offsetsTopicWanted()
     {
-        if (topics.topic(OFFSETS_TOPIC) != null)
-        {
-            return null;
-        }
-        synchronized (this)
-        {
-            return store.createOffsetsTopic();
-        }
+        return topics.topic(OFFSETS_TOPIC) != null ? null : store.createOffsetsTopic();
     }
 
-    /** Loads the groups from {@code __consumer_offsets} (when it exists) and starts the timer. */
-    public synchronized void start()
+    /** Loads the groups from {@code __consumer_offsets} (when it exists), before the agent runs. */
+    public void load()
     {
         final int records = GroupReplay.load(topics, groups);
         if (records > 0)
@@ -180,58 +183,72 @@ public final class GroupCoordinator implements AutoCloseable
         timers.start(System.currentTimeMillis());
     }
 
+    /** Loads the groups ({@link #load}) and starts the coordinator's agent on a thread of its own. */
+    public void start()
+    {
+        load();
+        agent.start();
+    }
+
+    /** The coordinator's agent: started by {@link #start}, or stepped by a test after {@link #load}. */
+    public GroupAgent agent()
+    {
+        return agent;
+    }
+
     @Override
     public void close()
     {
-        timers.close();
+        agent.close();
     }
 
-    /** A log thread sent answers to the coordinator's writes back (called on that log thread). */
+    /** A log thread sent answers to the coordinator's writes back (called on that log thread): the agent applies them. */
     public void writesAnswered()
     {
-        wakeNetworkThreads.run();
+        agent.wake();
     }
 
-    /** Applies what the log threads answered to the coordinator's writes, oldest first; called under the lock. */
+    /** Applies what the log threads answered to the coordinator's writes, oldest first (on the agent). */
     int applyAnsweredWrites()
     {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return store.drain();
     }
 
     // ------------------------------------------------------------------------------------------
-    // membership
+    // membership (each method below on the agent only: a GroupCall's work)
     // ------------------------------------------------------------------------------------------
 
     /** JoinGroup; the waiter may be done at once (an error, MEMBER_ID_REQUIRED, a static rejoin). */
-    public synchronized JoinWaiter join(final String groupId, final String memberId, final String groupInstanceId,
+    public JoinWaiter join(final String groupId, final String memberId, final String groupInstanceId,
         final String clientId, final String clientHost, final int sessionTimeoutMs, final int rebalanceTimeoutMs,
         final String protocolType, final List<Member.Protocol> protocols, final boolean requireKnownMemberId,
         final boolean skipAssignmentSupported)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return joins.join(groupId, memberId, groupInstanceId, clientId, clientHost, sessionTimeoutMs, rebalanceTimeoutMs,
             protocolType, protocols, requireKnownMemberId, skipAssignmentSupported);
     }
 
     /** SyncGroup; done at once unless the group waits for its leader's assignment. */
-    public synchronized SyncWaiter sync(final String groupId, final int generationId, final String memberId,
+    public SyncWaiter sync(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final String protocolType, final String protocolName, final Map<String, byte[]> assignments)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return syncs.sync(groupId, generationId, memberId, groupInstanceId, protocolType, protocolName, assignments);
     }
 
-    public synchronized short heartbeat(final String groupId, final String memberId, final String groupInstanceId,
+    public short heartbeat(final String groupId, final String memberId, final String groupInstanceId,
         final int generationId)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return members.heartbeat(groupId, memberId, groupInstanceId, generationId);
     }
 
     /** LeaveGroup: one error per member named (the request's top-level error is NONE unless the group is unknown). */
-    public synchronized List<Short> leave(final String groupId, final List<MemberIdentity> leaving)
+    public List<Short> leave(final String groupId, final List<MemberIdentity> leaving)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return members.leave(groupId, leaving);
     }
 
@@ -240,34 +257,35 @@ public final class GroupCoordinator implements AutoCloseable
     // ------------------------------------------------------------------------------------------
 
     /**
-     * OffsetCommit: in one lock hold the member and generation checked and {@code offsets} (the
+     * OffsetCommit: in one step on the agent the member and generation checked and {@code offsets} (the
      * partitions that passed their own checks) sent to their log thread as one batch; stored when the
      * log thread answers it OK, before any later write of the group is applied (see {@link GroupStore}).
      */
-    synchronized OffsetCommits.Result commitOffsets(final String groupId, final int generationId, final String memberId,
+    OffsetCommits.Result commitOffsets(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
             commitHooks);
     }
 
+    /** offset.metadata.max.bytes (any thread: a setting). */
     public int offsetMetadataMaxBytes()
     {
         return settings.offsetMetadataMaxBytes();
     }
 
     /** The committed offset of a partition, or null. */
-    public synchronized Committed committed(final String groupId, final String topic, final int partition)
+    public Committed committed(final String groupId, final String topic, final int partition)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.committed(groups, groupId, topic, partition);
     }
 
     /** Every committed offset of a group, by topic then partition (sorted). */
-    public synchronized Map<String, Map<Integer, Committed>> committed(final String groupId)
+    public Map<String, Map<Integer, Committed>> committed(final String groupId)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.committed(groups, groupId);
     }
 
@@ -275,31 +293,31 @@ public final class GroupCoordinator implements AutoCloseable
     // administration
     // ------------------------------------------------------------------------------------------
 
-    public synchronized List<Description> list()
+    public List<Description> list()
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.list(groups);
     }
 
     /** A group's description, or null when there is no such group. */
-    public synchronized Description describe(final String groupId)
+    public Description describe(final String groupId)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupQueries.describe(groups, groupId);
     }
 
     /** DeleteGroups: the Empty groups among {@code groupIds} deleted, their tombstones written first (see {@link GroupDeletions}). */
-    synchronized GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
+    GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupDeletions.deleteGroups(groups, store, groupIds);
     }
 
     /** OffsetDelete: the request's error, else an error per partition in {@code results}. */
-    synchronized GroupDeletions.OffsetsDeleted deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
+    GroupDeletions.OffsetsDeleted deleteOffsets(final String groupId, final Collection<Group.TopicPartition> partitions,
         final Map<Group.TopicPartition, Short> results)
     {
-        store.drain();
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return GroupDeletions.deleteOffsets(groups, store, groupId, partitions, results);
     }
 }

@@ -12,8 +12,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * DeleteGroups, OffsetDelete and offset expiry, each under the coordinator's lock (its caller holds
- * it): the tombstones are written to {@code __consumer_offsets} first, as one batch per partition of
+ * DeleteGroups, OffsetDelete and offset expiry, each on the coordinator's agent (its caller runs
+ * there): the tombstones are written to {@code __consumer_offsets} first, as one batch per partition of
  * that topic (Kafka's one write per coordinator shard), and only once their log thread answered the
  * append OK do the groups or offsets go from memory. A failed append keeps them: with memory changed
  * first a client would be told NONE and the group or its offsets would come back at the next restart

@@ -7,10 +7,12 @@ import io.ferrite.wire.message.ApiKeys;
 
 /**
  * The group APIs, one handler class each, every one a thin translation between the wire and
- * {@link GroupCoordinator}: the admin path, where clarity beats allocation. JoinGroup and SyncGroup
- * answer later when the coordinator makes them wait ({@link WaitedAnswer}); OffsetCommit,
- * DeleteGroups and OffsetDelete answer once the log threads answered their writes to
- * {@code __consumer_offsets} ({@link AwaitingWrites}).
+ * {@link GroupCoordinator}: the admin path, where clarity beats allocation. Each decodes its request
+ * into plain values on its network thread and hands the work to the coordinator's agent as a
+ * {@link GroupCall}, deferring its answer: JoinGroup and SyncGroup are answered once the coordinator
+ * fills their waiter in, OffsetCommit, DeleteGroups and OffsetDelete once the log threads answered
+ * their writes to {@code __consumer_offsets} ({@link AwaitingWrites}), the others once the agent
+ * ran them. FindCoordinator alone stays on the network thread (it reads the published topics).
  */
 public final class GroupHandlers
 {
@@ -23,15 +25,15 @@ public final class GroupHandlers
         final int nodeId, final MetadataHandler address, final Runnable waker)
     {
         apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, waker, nodeId, address))
-            .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator))
-            .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroupHandler(coordinator))
-            .registerLazily(ApiKeys.HEARTBEAT, () -> new HeartbeatHandler(coordinator))
-            .registerLazily(ApiKeys.LEAVE_GROUP, () -> new LeaveGroupHandler(coordinator))
-            .registerLazily(ApiKeys.OFFSET_COMMIT, () -> new OffsetCommitHandler(coordinator, topics))
-            .registerLazily(ApiKeys.OFFSET_FETCH, () -> new OffsetFetchHandler(coordinator, topics))
-            .registerLazily(ApiKeys.LIST_GROUPS, () -> new ListGroupsHandler(coordinator))
-            .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroupsHandler(coordinator))
-            .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroupsHandler(coordinator))
-            .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDeleteHandler(coordinator, topics));
+            .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator, waker))
+            .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroupHandler(coordinator, waker))
+            .registerLazily(ApiKeys.HEARTBEAT, () -> new HeartbeatHandler(coordinator, waker))
+            .registerLazily(ApiKeys.LEAVE_GROUP, () -> new LeaveGroupHandler(coordinator, waker))
+            .registerLazily(ApiKeys.OFFSET_COMMIT, () -> new OffsetCommitHandler(coordinator, topics, waker))
+            .registerLazily(ApiKeys.OFFSET_FETCH, () -> new OffsetFetchHandler(coordinator, topics, waker))
+            .registerLazily(ApiKeys.LIST_GROUPS, () -> new ListGroupsHandler(coordinator, waker))
+            .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroupsHandler(coordinator, waker))
+            .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroupsHandler(coordinator, waker))
+            .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDeleteHandler(coordinator, topics, waker));
     }
 }

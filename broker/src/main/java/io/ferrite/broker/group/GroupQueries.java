@@ -11,8 +11,8 @@ import java.util.TreeMap;
 
 /**
  * What OffsetFetch, ListGroups and DescribeGroups read: committed offsets and groups as the answers
- * report them, copied out so that the handlers write their responses outside the coordinator's lock.
- * Called under that lock.
+ * report them, copied out so that the network threads write their responses from them.
+ * Called on the coordinator's agent.
  */
 final class GroupQueries
 {

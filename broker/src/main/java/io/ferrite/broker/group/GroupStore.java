@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The groups' records in {@code __consumer_offsets}, written one batch per change (a group goes to
@@ -30,8 +31,8 @@ import java.util.concurrent.TimeoutException;
  * second writer (clients cannot produce to it).
  *
  * <p>The coordinator is one more sender on every log thread's queues (slot {@code sender}, after the
- * network threads'). That SPSC pair's producer and consumer side is whichever thread holds the
- * coordinator's lock — every call here is made under it, which orders those threads. So the writes of
+ * network threads'). That SPSC pair's producer and consumer side is the coordinator's agent
+ * ({@link GroupAgent}), the only thread that calls here (but {@link #createOffsetsTopic}, from any). So the writes of
  * one group (one partition, one log thread) are appended in the order they were made and come back
  * in that order ({@link #drain}), and what a write changes in memory ({@link Written}) is applied in
  * that order too: a commit validated before a rebalance is stored before anything the rebalance
@@ -46,14 +47,14 @@ final class GroupStore
     /** How long a write waits for the offsets topic's creation: the coordinator's write timeout (see AwaitingWrites). */
     private static final long OFFSETS_TOPIC_WAIT_MS = AwaitingWrites.TIMEOUT_MS;
 
-    /** What a write's answer does, under the coordinator's lock: NONE once it holds what the durability mode promises, else the error to answer. */
+    /** What a write's answer does, on the coordinator's agent: NONE once it holds what the durability mode promises, else the error to answer. */
     @FunctionalInterface
     interface Written
     {
         void written(short error);
     }
 
-    /** A write a request's answer may wait for: done once its log thread answered it (read under the coordinator's lock). */
+    /** A write a request's answer may wait for: done once its log thread answered it (on the agent). */
     static final class Write
     {
         boolean done;
@@ -62,8 +63,11 @@ final class GroupStore
 
     private final TopicRegistry topics;
     private final AdminAgent admin;
-    /** The offsets topic's creation on the admin agent, once asked for (under the coordinator's lock). */
-    private CompletableFuture<Topic> creating;
+    /**
+     * The offsets topic's creation on the admin agent, once asked for: by the network threads'
+     * FindCoordinator and by the coordinator's agent (a write that found no topic), so set by a CAS.
+     */
+    private final AtomicReference<CompletableFuture<Topic>> creating = new AtomicReference<>();
     private final GroupCoordinator.Settings settings;
     private final LogThread[] logThreads;
     private final int sender;
@@ -91,7 +95,7 @@ final class GroupStore
     /**
      * Sends the records (a null value deletes its key) as one batch to the group's partition, so that
      * one request's changes are on disk all or not at all, as Kafka writes one batch per coordinator
-     * operation. {@code then} runs once, under the coordinator's lock, with NONE when the log thread
+     * operation. {@code then} runs once, on the agent, with NONE when the log thread
      * answered the append OK (in fsync durability: once the fsync covers it), else with the error Kafka
      * 4.4's coordinator answers for the failed write — later, from {@link #drain}, or at once when the
      * batch cannot be sent (no offsets topic, the log thread's queue full). A caller changes memory in
@@ -136,7 +140,7 @@ final class GroupStore
         return inFlight.containsKey(groupId);
     }
 
-    /** Applies the answers the log threads sent back, oldest first (under the coordinator's lock); returns how many. */
+    /** Applies the answers the log threads sent back, oldest first (on the agent); returns how many. */
     int drain()
     {
         int answered = 0;
@@ -193,18 +197,38 @@ final class GroupStore
     }
 
     /**
-     * Asks the admin agent to create the offsets topic if it does not exist and nobody asked yet
-     * (under the coordinator's lock): FindCoordinator does, as Kafka creates it on the first
-     * FindCoordinator, and answers once it exists, so that the first write finds it there.
+     * Asks the admin agent to create the offsets topic if nobody asked yet, or the last ask failed
+     * (any thread): FindCoordinator does, as Kafka creates it on the first FindCoordinator, and
+     * answers once it exists, so that the first write finds it there. One ask wins the CAS; the others
+     * get its creation.
      */
     CompletableFuture<Topic> createOffsetsTopic()
     {
-        if (creating == null || creating.isCompletedExceptionally())
+        while (true)
         {
-            creating = admin.createTopic(GroupCoordinator.OFFSETS_TOPIC, settings.offsetsTopicPartitions(), Map.of(
-                "cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
+            final CompletableFuture<Topic> asked = creating.get();
+            if (asked != null && !asked.isCompletedExceptionally())
+            {
+                return asked;
+            }
+            final CompletableFuture<Topic> ask = new CompletableFuture<>();
+            if (creating.compareAndSet(asked, ask))
+            {
+                admin.createTopic(GroupCoordinator.OFFSETS_TOPIC, settings.offsetsTopicPartitions(), Map.of("cleanup.policy",
+                    "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes()))).whenComplete((topic, failure) ->
+                {
+                    if (failure == null)
+                    {
+                        ask.complete(topic);
+                    }
+                    else
+                    {
+                        ask.completeExceptionally(failure);
+                    }
+                });
+                return ask;
+            }
         }
-        return creating;
     }
 
     private Partition partition(final String groupId)
@@ -212,8 +236,8 @@ final class GroupStore
         Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
         if (topic == null)
         {
-            // a client that wrote without a FindCoordinator first (or before its creation ended): this
-            // thread waits for the agent, once in the broker's life, at most OFFSETS_TOPIC_WAIT_MS
+            // a client that wrote without a FindCoordinator first (or before its creation ended): the
+            // coordinator's agent waits for the admin agent, once in the broker's life, at most OFFSETS_TOPIC_WAIT_MS
             try
             {
                 topic = createOffsetsTopic().get(OFFSETS_TOPIC_WAIT_MS, TimeUnit.MILLISECONDS);
@@ -250,7 +274,7 @@ final class GroupStore
         Write write;
         Written then;
 
-        /** The log thread's answer, taken from the return queue by {@link #drain} under the coordinator's lock. */
+        /** The log thread's answer, taken from the return queue by {@link #drain} on the agent. */
         @Override
         public void appended(final AppendCommand answered)
         {

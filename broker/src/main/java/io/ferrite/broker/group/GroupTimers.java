@@ -5,80 +5,52 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
- * The coordinator's timer thread, its only owner: every 50 ms, under the coordinator's lock, it
+ * The coordinator's timed work, run by its agent ({@link GroupAgent}) every {@value #TICK_MS} ms: it
  * expires the member ids given out with MEMBER_ID_REQUIRED and never used, completes the join phases
  * whose rebalance deadline (or initial delay) has passed, removes members whose session ran out,
  * and every {@code offsets.retention.check.interval.ms} expires old offsets.
  */
-final class GroupTimers implements AutoCloseable
+final class GroupTimers
 {
+    /**
+     * The period of the timed work: the granularity of session and rebalance timeouts (Kafka's own
+     * timer wheel ticks every millisecond, but a session timeout is 45 s by default and at least 6 s
+     * with group.min.session.timeout.ms; 50 ms late is 1% of the smallest).
+     */
+    static final long TICK_MS = 50;
+
     // under the coordinator's name, where this was logged before the coordinator was split
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
 
-    private final Object lock;
     private final Map<String, Group> groups;
     private final GroupCoordinator.Settings settings;
     private final GroupStore store;
     private final JoinPhase joins;
     private final SyncPhase syncs;
     private final Membership members;
-    private final ScheduledExecutorService timer;
     private long nextRetentionCheck;
 
-    GroupTimers(final Object lock, final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
+    GroupTimers(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
         final JoinPhase joins, final SyncPhase syncs, final Membership members)
     {
-        this.lock = lock;
         this.groups = groups;
         this.settings = settings;
         this.store = store;
         this.joins = joins;
         this.syncs = syncs;
         this.members = members;
-        this.timer = Executors.newSingleThreadScheduledExecutor(r ->
-        {
-            final Thread t = new Thread(r, "ferrite-group-coordinator");
-            t.setDaemon(true);
-            return t;
-        });
     }
 
-    /** Starts the timer (called under the coordinator's lock). */
+    /** Sets the first retention check (before the first {@link #check}). */
     void start(final long now)
     {
         nextRetentionCheck = now + settings.retentionCheckIntervalMs();
-        timer.scheduleWithFixedDelay(this::tick, 50, 50, TimeUnit.MILLISECONDS);
-    }
-
-    @Override
-    public void close()
-    {
-        timer.shutdownNow();
-    }
-
-    private void tick()
-    {
-        synchronized (lock)
-        {
-            try
-            {
-                store.drain(); // answers no network thread applied yet (a write nobody waits for: expiry's)
-                check(System.currentTimeMillis());
-            }
-            catch (final RuntimeException ex)
-            {
-                LOG.error("group coordinator timer failed", ex);
-            }
-        }
     }
 
     /** Session expiries, rebalance deadlines, the initial delay, and now and then offset retention. */
-    private void check(final long now)
+    void check(final long now)
     {
         for (final Group group : new ArrayList<>(groups.values()))
         {

@@ -12,12 +12,14 @@ import org.agrona.MutableDirectBuffer;
 final class HeartbeatHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
+    private final Runnable waker;
     private final HeartbeatRequestDecoder request = new HeartbeatRequestDecoder();
     private final HeartbeatResponseEncoder response = new HeartbeatResponseEncoder();
 
-    HeartbeatHandler(final GroupCoordinator coordinator)
+    HeartbeatHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
         this.coordinator = coordinator;
+        this.waker = waker;
     }
 
     @Override
@@ -25,9 +27,17 @@ final class HeartbeatHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
-        final short error = coordinator.heartbeat(request.groupId(), request.memberId(),
-            version >= 3 ? request.groupInstanceId() : null, request.generationId());
-        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(error);
-        return outOffset + response.finish();
+        final String groupId = request.groupId();
+        final String memberId = request.memberId();
+        final String groupInstanceId = version >= 3 ? request.groupInstanceId() : null;
+        final int generationId = request.generationId();
+        final GroupCall.Refusal answer = (o, at, error) ->
+        {
+            response.wrap(o, at, version).throttleTimeMs(0).errorCode(error);
+            return at + response.finish();
+        };
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset,
+            (c, now) -> c.heartbeat(groupId, memberId, groupInstanceId, generationId), (o, at, error) -> answer.write(o, at, error),
+            answer);
     }
 }

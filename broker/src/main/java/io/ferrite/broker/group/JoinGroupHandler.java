@@ -12,15 +12,18 @@ import org.agrona.MutableDirectBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
-/** JoinGroup; answered when the rebalance completes. */
+/** JoinGroup; answered when the rebalance completes (the agent publishes the waiter then). */
 final class JoinGroupHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
+    private final Runnable waker;
     private final JoinGroupRequestDecoder request = new JoinGroupRequestDecoder();
+    private final JoinGroupResponseEncoder response = new JoinGroupResponseEncoder();
 
-    JoinGroupHandler(final GroupCoordinator coordinator)
+    JoinGroupHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
         this.coordinator = coordinator;
+        this.waker = waker;
     }
 
     @Override
@@ -36,10 +39,18 @@ final class JoinGroupHandler implements RequestHandler
             protocols.add(new Member.Protocol(p.name(), p.metadata()));
         }
         final int rebalanceTimeout = version >= 1 ? request.rebalanceTimeoutMs() : request.sessionTimeoutMs();
-        final GroupCoordinator.JoinWaiter waiter = coordinator.join(request.groupId(), request.memberId(),
-            version >= 5 ? request.groupInstanceId() : null, connection.clientId(), clientHost(connection),
-            request.sessionTimeoutMs(), rebalanceTimeout, request.protocolType(), protocols, version >= 4, version >= 9);
-        return new Answer(coordinator, waiter, version).answerOrDefer(connection, outOffset);
+        final String groupId = request.groupId();
+        final String memberId = request.memberId();
+        final String groupInstanceId = version >= 5 ? request.groupInstanceId() : null;
+        final String clientId = connection.clientId();
+        final String clientHost = clientHost(connection);
+        final int sessionTimeout = request.sessionTimeoutMs();
+        final String protocolType = request.protocolType();
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset,
+            (c, now) -> c.join(groupId, memberId, groupInstanceId, clientId, clientHost, sessionTimeout, rebalanceTimeout,
+                protocolType, protocols, version >= 4, version >= 9),
+            (o, at, waiter) -> write(o, at, version, waiter),
+            (o, at, error) -> write(o, at, version, new GroupCoordinator.JoinWaiter(false).fail(error, memberId)));
     }
 
     /** Kafka reports the client's address without the port ("/127.0.0.1"). */
@@ -50,29 +61,19 @@ final class JoinGroupHandler implements RequestHandler
         return colon > 0 ? remote.substring(0, colon) : remote;
     }
 
-    private static final class Answer extends WaitedAnswer<GroupCoordinator.JoinWaiter>
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version,
+        final GroupCoordinator.JoinWaiter waiter)
     {
-        private final JoinGroupResponseEncoder response = new JoinGroupResponseEncoder();
-
-        Answer(final GroupCoordinator coordinator, final GroupCoordinator.JoinWaiter waiter, final short version)
+        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(waiter.error)
+            .generationId(waiter.generationId).protocolType(waiter.error == Errors.NONE ? waiter.protocolType : null)
+            .protocolName(waiter.error == Errors.NONE ? waiter.protocolName : (version >= 7 ? null : ""))
+            .leader(waiter.leaderId == null ? "" : waiter.leaderId)
+            .skipAssignment(waiter.skipAssignment).memberId(waiter.memberId);
+        final JoinGroupResponseEncoder.JoinGroupResponseMember m = response.members(waiter.members.size());
+        for (final GroupCoordinator.JoinedMember member : waiter.members)
         {
-            super(coordinator, waiter, version);
+            m.next().memberId(member.memberId()).groupInstanceId(member.groupInstanceId()).metadata(member.metadata());
         }
-
-        @Override
-        int write(final MutableDirectBuffer out, final int outOffset)
-        {
-            response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(waiter.error)
-                .generationId(waiter.generationId).protocolType(waiter.error == Errors.NONE ? waiter.protocolType : null)
-                .protocolName(waiter.error == Errors.NONE ? waiter.protocolName : (version >= 7 ? null : ""))
-                .leader(waiter.leaderId == null ? "" : waiter.leaderId)
-                .skipAssignment(waiter.skipAssignment).memberId(waiter.memberId);
-            final JoinGroupResponseEncoder.JoinGroupResponseMember m = response.members(waiter.members.size());
-            for (final GroupCoordinator.JoinedMember member : waiter.members)
-            {
-                m.next().memberId(member.memberId()).groupInstanceId(member.groupInstanceId()).metadata(member.metadata());
-            }
-            return outOffset + response.finish();
-        }
+        return outOffset + response.finish();
     }
 }

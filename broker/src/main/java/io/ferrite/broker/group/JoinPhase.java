@@ -14,22 +14,19 @@ import java.util.UUID;
  * The join phase of Kafka's classic state machine: JoinGroup (new, known and static members), the
  * start of a rebalance (PreparingRebalance) and its completion — a new generation, the protocol
  * chosen, the leader named, every waiting member answered (CompletingRebalance), or Empty when no one
- * rejoined. Not thread-safe: every call comes under the {@link GroupCoordinator}'s lock.
+ * rejoined. Not thread-safe: every call comes on the coordinator's agent ({@link GroupAgent}).
  */
 final class JoinPhase
 {
     private final Map<String, Group> groups;
     private final GroupCoordinator.Settings settings;
     private final GroupStore store;
-    private final Runnable wakeNetworkThreads;
 
-    JoinPhase(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
-        final Runnable wakeNetworkThreads)
+    JoinPhase(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store)
     {
         this.groups = groups;
         this.settings = settings;
         this.store = store;
-        this.wakeNetworkThreads = wakeNetworkThreads;
     }
 
     /** JoinGroup; the waiter may be done at once (an error, MEMBER_ID_REQUIRED, a static rejoin). */
@@ -190,7 +187,6 @@ final class JoinPhase
         {
             group.leaderId = newMemberId;
         }
-        wakeNetworkThreads.run();
         if (group.is(Group.State.STABLE) && member.sameSubscription(group.protocolType, protocols) &&
             (!wasLeader || waiter.skipAssignmentSupported))
         {
@@ -262,7 +258,6 @@ final class JoinPhase
                     m.awaitingSync = null;
                 }
             }
-            wakeNetworkThreads.run();
         }
         if (group.is(Group.State.EMPTY) && settings.initialRebalanceDelayMs() > 0)
         {
@@ -324,7 +319,6 @@ final class JoinPhase
             m.awaitingJoin = null;
             m.sessionDeadline = now + m.sessionTimeoutMs;
         }
-        wakeNetworkThreads.run();
     }
 
     private static void fillJoin(final Group group, final Member member, final JoinWaiter waiter)

@@ -16,12 +16,14 @@ import java.util.List;
 final class LeaveGroupHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
+    private final Runnable waker;
     private final LeaveGroupRequestDecoder request = new LeaveGroupRequestDecoder();
     private final LeaveGroupResponseEncoder response = new LeaveGroupResponseEncoder();
 
-    LeaveGroupHandler(final GroupCoordinator coordinator)
+    LeaveGroupHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
         this.coordinator = coordinator;
+        this.waker = waker;
     }
 
     @Override
@@ -49,7 +51,17 @@ final class LeaveGroupHandler implements RequestHandler
             response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.INVALID_GROUP_ID).members(0);
             return outOffset + response.finish();
         }
-        final List<Short> results = coordinator.leave(groupId, leaving);
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) -> c.leave(groupId, leaving),
+            (o, at, results) -> write(o, at, version, leaving, results), (o, at, error) ->
+            {
+                response.wrap(o, at, version).throttleTimeMs(0).errorCode(error).members(0);
+                return at + response.finish();
+            });
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version,
+        final List<GroupCoordinator.MemberIdentity> leaving, final List<Short> results)
+    {
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         if (version < 3)
         {

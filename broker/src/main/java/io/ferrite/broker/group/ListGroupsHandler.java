@@ -19,12 +19,14 @@ import java.util.Set;
 final class ListGroupsHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
+    private final Runnable waker;
     private final ListGroupsRequestDecoder request = new ListGroupsRequestDecoder();
     private final ListGroupsResponseEncoder response = new ListGroupsResponseEncoder();
 
-    ListGroupsHandler(final GroupCoordinator coordinator)
+    ListGroupsHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
         this.coordinator = coordinator;
+        this.waker = waker;
     }
 
     @Override
@@ -34,8 +36,19 @@ final class ListGroupsHandler implements RequestHandler
         request.wrap(in, offset, limit, version);
         final Set<String> states = version >= 4 ? lower(request.statesFilter()) : Set.of();
         final Set<String> types = version >= 5 ? lower(request.typesFilter()) : Set.of();
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) -> c.list(),
+            (o, at, all) -> write(o, at, version, states, types, all), (o, at, error) ->
+            {
+                response.wrap(o, at, version).throttleTimeMs(0).errorCode(error).groups(0);
+                return at + response.finish();
+            });
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final Set<String> states,
+        final Set<String> types, final List<GroupCoordinator.Description> all)
+    {
         final List<GroupCoordinator.Description> groups = new ArrayList<>();
-        for (final GroupCoordinator.Description d : coordinator.list())
+        for (final GroupCoordinator.Description d : all)
         {
             if ((states.isEmpty() || states.contains(d.state().toLowerCase(java.util.Locale.ROOT))) &&
                 (types.isEmpty() || types.contains("classic")))

@@ -10,18 +10,16 @@ import java.util.Map;
 /**
  * Members staying and going: Heartbeat, LeaveGroup (one member or a batch, static members by
  * instance id), and the removal of a member that left or expired, which rebalances its group. Not
- * thread-safe: every call comes under the {@link GroupCoordinator}'s lock.
+ * thread-safe: every call comes on the coordinator's agent ({@link GroupAgent}).
  */
 final class Membership
 {
     private final Map<String, Group> groups;
-    private final Runnable wakeNetworkThreads;
     private final JoinPhase joins;
 
-    Membership(final Map<String, Group> groups, final Runnable wakeNetworkThreads, final JoinPhase joins)
+    Membership(final Map<String, Group> groups, final JoinPhase joins)
     {
         this.groups = groups;
-        this.wakeNetworkThreads = wakeNetworkThreads;
         this.joins = joins;
     }
 
@@ -118,7 +116,6 @@ final class Membership
         {
             member.awaitingSync.fail(Errors.UNKNOWN_MEMBER_ID);
         }
-        wakeNetworkThreads.run();
         switch (group.state)
         {
             case STABLE:

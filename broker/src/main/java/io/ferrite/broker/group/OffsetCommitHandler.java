@@ -28,12 +28,14 @@ final class OffsetCommitHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
     private final TopicRegistry topics;
+    private final Runnable waker;
     private final OffsetCommitRequestDecoder request = new OffsetCommitRequestDecoder();
 
-    OffsetCommitHandler(final GroupCoordinator coordinator, final TopicRegistry topics)
+    OffsetCommitHandler(final GroupCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
     {
         this.coordinator = coordinator;
         this.topics = topics;
+        this.waker = waker;
     }
 
     @Override
@@ -75,14 +77,18 @@ final class OffsetCommitHandler implements RequestHandler
                 ta.add(p.partitionIndex(), error);
             }
         }
-        final OffsetCommits.Result result = coordinator.commitOffsets(request.groupId(), request.generationIdOrMemberEpoch(),
-            request.memberId(), version >= 7 ? request.groupInstanceId() : null, version, valid);
-        if (result.groupError() != Errors.NONE)
-        {
-            return answer.write(out, outOffset, result.groupError(), true);
-        }
-        return AwaitingWrites.answerOrDefer(coordinator, result.write() == null ? List.of() : List.of(result.write()),
-            (o, at, outcomes) -> answer.write(o, at, outcomes.length == 0 ? Errors.NONE : outcomes[0], false), connection, out, outOffset, now);
+        final String groupId = request.groupId();
+        final int generationId = request.generationIdOrMemberEpoch();
+        final String memberId = request.memberId();
+        final String groupInstanceId = version >= 7 ? request.groupInstanceId() : null;
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, nowMs) ->
+            {
+                final OffsetCommits.Result result = c.commitOffsets(groupId, generationId, memberId, groupInstanceId, version, valid);
+                final boolean written = result.groupError() == Errors.NONE && result.write() != null;
+                return new AwaitingWrites<>(result, written ? List.of(result.write()) : List.of(), nowMs);
+            }, (o, at, committing) -> committing.value().groupError() != Errors.NONE ?
+                answer.write(o, at, committing.value().groupError(), true) : answer.write(o, at, committing.firstOutcome(Errors.NONE), false),
+            (o, at, error) -> answer.write(o, at, error, true));
     }
 
     /** The response's topics and partitions with each partition's own error, written now or later. */

@@ -7,10 +7,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * OffsetCommit's check and write, one step under the coordinator's lock (its caller holds it): the
+ * OffsetCommit's check and write, one step on the coordinator's agent (one GroupCall's work): the
  * member and generation are checked and the offsets sent to {@code __consumer_offsets}' log thread as
  * one batch; only once the log thread answered it OK (in fsync durability: once fsynced) do they
- * become the group's committed offsets. With the check and the send in separate lock holds a
+ * become the group's committed offsets. With the check and the send in separate steps a
  * rebalance could come between them and let a stale generation's commit through; with memory
  * changed first, a failed append would be answered as a commit and lost at the next restart (and in
  * fsync durability OffsetFetch would return an offset not yet durable, which Kafka never does). A
@@ -26,7 +26,7 @@ final class OffsetCommits
 
     /**
      * Tests only: {@code afterValidated} runs right after the member and generation are checked,
-     * {@code beforeStored} right before the batch goes to its log thread; both inside the commit's lock hold.
+     * {@code beforeStored} right before the batch goes to its log thread; both inside the commit's one step on the agent.
      */
     record Hooks(Runnable afterValidated, Runnable beforeStored)
     {

@@ -22,12 +22,14 @@ final class OffsetDeleteHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
     private final TopicRegistry topics;
+    private final Runnable waker;
     private final OffsetDeleteRequestDecoder request = new OffsetDeleteRequestDecoder();
 
-    OffsetDeleteHandler(final GroupCoordinator coordinator, final TopicRegistry topics)
+    OffsetDeleteHandler(final GroupCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
     {
         this.coordinator = coordinator;
         this.topics = topics;
+        this.waker = waker;
     }
 
     @Override
@@ -61,10 +63,14 @@ final class OffsetDeleteHandler implements RequestHandler
                 }
             }
         }
-        final GroupDeletions.OffsetsDeleted deleted = coordinator.deleteOffsets(request.groupId(), known, results);
-        return AwaitingWrites.answerOrDefer(coordinator, deleted.write() == null ? List.of() : List.of(deleted.write()),
-            (o, at, outcomes) -> write(o, at, version, outcomes.length == 0 ? deleted.error() : outcomes[0], asked, results),
-            connection, out, outOffset, System.currentTimeMillis());
+        final String groupId = request.groupId();
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) ->
+            {
+                // results: the coordinator's error per partition, next to the unknown topics' (read once published)
+                final GroupDeletions.OffsetsDeleted deleted = c.deleteOffsets(groupId, known, results);
+                return new AwaitingWrites<>(deleted, deleted.write() == null ? List.of() : List.of(deleted.write()), now);
+            }, (o, at, deleting) -> write(o, at, version, deleting.firstOutcome(deleting.value().error()), asked, results),
+            (o, at, error) -> write(o, at, version, error, asked, results));
     }
 
     /** A topic of the request with its partitions. */

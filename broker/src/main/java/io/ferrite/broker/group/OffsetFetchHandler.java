@@ -11,20 +11,44 @@ import io.ferrite.wire.message.OffsetFetchResponseEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
-/** OffsetFetch, one group (v1-7) or several (v8+); no committed offset is -1 with an empty metadata. */
+/**
+ * OffsetFetch, one group (v1-7) or several (v8+); no committed offset is -1 with an empty metadata.
+ * The request is decoded into the groups, topics and partitions asked (topic ids resolved to names
+ * here, from the published topics), the agent reads their committed offsets, and the response is
+ * written from what it read.
+ */
 final class OffsetFetchHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
     private final TopicRegistry topics;
+    private final Runnable waker;
     private final OffsetFetchRequestDecoder request = new OffsetFetchRequestDecoder();
     private final OffsetFetchResponseEncoder response = new OffsetFetchResponseEncoder();
 
-    OffsetFetchHandler(final GroupCoordinator coordinator, final TopicRegistry topics)
+    OffsetFetchHandler(final GroupCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
     {
         this.coordinator = coordinator;
         this.topics = topics;
+        this.waker = waker;
+    }
+
+    /** A group asked for: its id and its topics, or null for every offset it committed. */
+    private record Asked(String groupId, List<AskedTopic> topics)
+    {
+    }
+
+    /** A topic asked for: its name (null for a topic id that is not known, v10+) and partitions. */
+    private record AskedTopic(String name, long idMsb, long idLsb, int[] partitions)
+    {
+    }
+
+    /** What the agent read for a group: every committed offset ({@code all}), or each asked partition's (null: none). */
+    private record Read(Map<String, Map<Integer, GroupCoordinator.Committed>> all, List<GroupCoordinator.Committed[]> asked)
+    {
     }
 
     @Override
@@ -32,14 +56,105 @@ final class OffsetFetchHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
+        final List<Asked> asked = new ArrayList<>();
+        if (version < 8)
+        {
+            final OffsetFetchRequestDecoder.OffsetFetchRequestTopic t = request.topics();
+            List<AskedTopic> askedTopics = null;
+            if (!t.isNullArray())
+            {
+                askedTopics = new ArrayList<>();
+                while (t.hasNext())
+                {
+                    t.next();
+                    askedTopics.add(new AskedTopic(t.name(), 0, 0, partitions(t.partitionIndexesCount(), t::partitionIndexes)));
+                }
+            }
+            asked.add(new Asked(request.groupId(), askedTopics));
+        }
+        else
+        {
+            final OffsetFetchRequestDecoder.OffsetFetchRequestGroup g = request.groups();
+            while (g.hasNext())
+            {
+                g.next();
+                final OffsetFetchRequestDecoder.OffsetFetchRequestTopics t = g.topics();
+                List<AskedTopic> askedTopics = null;
+                if (!t.isNullArray())
+                {
+                    askedTopics = new ArrayList<>();
+                    while (t.hasNext())
+                    {
+                        t.next();
+                        final int[] partitions = partitions(t.partitionIndexesCount(), t::partitionIndexes);
+                        if (version >= 10)
+                        {
+                            final Topic topic = topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
+                            askedTopics.add(new AskedTopic(topic == null ? null : topic.name, t.topicIdMostSignificantBits(),
+                                t.topicIdLeastSignificantBits(), partitions));
+                        }
+                        else
+                        {
+                            askedTopics.add(new AskedTopic(t.name(), 0, 0, partitions));
+                        }
+                    }
+                }
+                asked.add(new Asked(g.groupId(), askedTopics));
+            }
+        }
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) -> read(c, asked),
+            (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
+            (o, at, error) -> write(o, at, version, asked, null, error));
+    }
+
+    private static int[] partitions(final int count, final java.util.function.IntUnaryOperator partition)
+    {
+        final int[] partitions = new int[count];
+        for (int i = 0; i < count; i++)
+        {
+            partitions[i] = partition.applyAsInt(i);
+        }
+        return partitions;
+    }
+
+    /** On the agent: the committed offsets asked for. */
+    private static List<Read> read(final GroupCoordinator coordinator, final List<Asked> asked)
+    {
+        final List<Read> reads = new ArrayList<>(asked.size());
+        for (final Asked a : asked)
+        {
+            if (a.topics() == null)
+            {
+                reads.add(new Read(coordinator.committed(a.groupId()), null));
+                continue;
+            }
+            final List<GroupCoordinator.Committed[]> perTopic = new ArrayList<>(a.topics().size());
+            for (final AskedTopic t : a.topics())
+            {
+                final GroupCoordinator.Committed[] committed = new GroupCoordinator.Committed[t.partitions().length];
+                for (int i = 0; t.name() != null && i < committed.length; i++)
+                {
+                    committed[i] = coordinator.committed(a.groupId(), t.name(), t.partitions()[i]);
+                }
+                perTopic.add(committed);
+            }
+            reads.add(new Read(null, perTopic));
+        }
+        return reads;
+    }
+
+    /** The response from what the agent read, or with {@code reads} null (not taken) {@code error} for every group. */
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<Asked> asked,
+        final List<Read> reads, final short error)
+    {
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         if (version < 8)
         {
-            final String groupId = request.groupId();
-            final OffsetFetchRequestDecoder.OffsetFetchRequestTopic t = request.topics();
-            if (t.isNullArray())
+            final Asked a = asked.get(0);
+            final Read read = reads == null ? null : reads.get(0);
+            if (a.topics() == null)
             {
-                final Map<String, Map<Integer, GroupCoordinator.Committed>> all = coordinator.committed(groupId);
+                final Map<String, Map<Integer, GroupCoordinator.Committed>> all = read == null ? Map.of() : read.all();
                 final OffsetFetchResponseEncoder.OffsetFetchResponseTopic rt = response.topics(all.size());
                 for (final Map.Entry<String, Map<Integer, GroupCoordinator.Committed>> e : all.entrySet())
                 {
@@ -55,91 +170,91 @@ final class OffsetFetchHandler implements RequestHandler
             }
             else
             {
-                final OffsetFetchResponseEncoder.OffsetFetchResponseTopic rt = response.topics(t.elementCount());
-                while (t.hasNext())
+                final OffsetFetchResponseEncoder.OffsetFetchResponseTopic rt = response.topics(a.topics().size());
+                for (int ti = 0; ti < a.topics().size(); ti++)
                 {
-                    t.next();
-                    final String name = t.name();
-                    final OffsetFetchResponseEncoder.OffsetFetchResponsePartition rp = rt.next().name(name)
-                        .partitions(t.partitionIndexesCount());
-                    for (int i = 0; i < t.partitionIndexesCount(); i++)
+                    final AskedTopic t = a.topics().get(ti);
+                    final GroupCoordinator.Committed[] committed = read == null ? null : read.asked().get(ti);
+                    final OffsetFetchResponseEncoder.OffsetFetchResponsePartition rp = rt.next().name(t.name())
+                        .partitions(t.partitions().length);
+                    for (int i = 0; i < t.partitions().length; i++)
                     {
-                        final int partition = t.partitionIndexes(i);
-                        final GroupCoordinator.Committed c = coordinator.committed(groupId, name, partition);
-                        rp.next().partitionIndex(partition).committedOffset(c == null ? -1 : c.offset())
+                        final GroupCoordinator.Committed c = committed == null ? null : committed[i];
+                        rp.next().partitionIndex(t.partitions()[i]).committedOffset(c == null ? -1 : c.offset())
                             .committedLeaderEpoch(c == null ? -1 : c.leaderEpoch()).metadata(c == null ? "" : c.metadata())
-                            .errorCode(Errors.NONE);
+                            .errorCode(error);
                     }
                 }
             }
-            response.errorCode(Errors.NONE);
+            response.errorCode(error);
             return outOffset + response.finish();
         }
-        final OffsetFetchRequestDecoder.OffsetFetchRequestGroup g = request.groups();
-        final OffsetFetchResponseEncoder.OffsetFetchResponseGroup rg = response.groups(g.elementCount());
-        while (g.hasNext())
+        final OffsetFetchResponseEncoder.OffsetFetchResponseGroup rg = response.groups(asked.size());
+        for (int gi = 0; gi < asked.size(); gi++)
         {
-            g.next();
-            final String groupId = g.groupId();
-            rg.next().groupId(groupId);
-            final OffsetFetchRequestDecoder.OffsetFetchRequestTopics t = g.topics();
-            if (t.isNullArray())
+            final Asked a = asked.get(gi);
+            final Read read = reads == null ? null : reads.get(gi);
+            rg.next().groupId(a.groupId());
+            if (a.topics() == null)
             {
-                final Map<String, Map<Integer, GroupCoordinator.Committed>> all = coordinator.committed(groupId);
-                final OffsetFetchResponseEncoder.OffsetFetchResponseTopics rt = rg.topics(all.size());
-                for (final Map.Entry<String, Map<Integer, GroupCoordinator.Committed>> e : all.entrySet())
-                {
-                    rt.next();
-                    if (version >= 10)
-                    {
-                        final Topic topic = topics.topic(e.getKey());
-                        rt.topicId(topic == null ? 0 : topic.idMostSignificantBits, topic == null ? 0 : topic.idLeastSignificantBits);
-                    }
-                    else
-                    {
-                        rt.name(e.getKey());
-                    }
-                    final OffsetFetchResponseEncoder.OffsetFetchResponsePartitions rp = rt.partitions(e.getValue().size());
-                    for (final Map.Entry<Integer, GroupCoordinator.Committed> c : e.getValue().entrySet())
-                    {
-                        rp.next().partitionIndex(c.getKey()).committedOffset(c.getValue().offset())
-                            .committedLeaderEpoch(c.getValue().leaderEpoch()).metadata(c.getValue().metadata())
-                            .errorCode(Errors.NONE);
-                    }
-                }
+                writeAll(rg, version, read == null ? Map.of() : read.all());
             }
             else
             {
-                final OffsetFetchResponseEncoder.OffsetFetchResponseTopics rt = rg.topics(t.elementCount());
-                while (t.hasNext())
+                final OffsetFetchResponseEncoder.OffsetFetchResponseTopics rt = rg.topics(a.topics().size());
+                for (int ti = 0; ti < a.topics().size(); ti++)
                 {
-                    t.next();
+                    final AskedTopic t = a.topics().get(ti);
+                    final GroupCoordinator.Committed[] committed = read == null ? null : read.asked().get(ti);
                     rt.next();
-                    final String name;
                     if (version >= 10)
                     {
-                        final Topic topic = topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
-                        name = topic == null ? null : topic.name;
-                        rt.topicId(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
+                        rt.topicId(t.idMsb(), t.idLsb());
                     }
                     else
                     {
-                        name = t.name();
-                        rt.name(name);
+                        rt.name(t.name());
                     }
-                    final OffsetFetchResponseEncoder.OffsetFetchResponsePartitions rp = rt.partitions(t.partitionIndexesCount());
-                    for (int i = 0; i < t.partitionIndexesCount(); i++)
+                    final OffsetFetchResponseEncoder.OffsetFetchResponsePartitions rp = rt.partitions(t.partitions().length);
+                    for (int i = 0; i < t.partitions().length; i++)
                     {
-                        final int partition = t.partitionIndexes(i);
-                        final GroupCoordinator.Committed c = name == null ? null : coordinator.committed(groupId, name, partition);
-                        rp.next().partitionIndex(partition).committedOffset(c == null ? -1 : c.offset())
+                        final GroupCoordinator.Committed c = committed == null ? null : committed[i];
+                        rp.next().partitionIndex(t.partitions()[i]).committedOffset(c == null ? -1 : c.offset())
                             .committedLeaderEpoch(c == null ? -1 : c.leaderEpoch()).metadata(c == null ? "" : c.metadata())
-                            .errorCode(name == null ? Errors.UNKNOWN_TOPIC_ID : Errors.NONE);
+                            .errorCode(t.name() == null ? Errors.UNKNOWN_TOPIC_ID : error);
                     }
                 }
             }
-            rg.errorCode(groupId == null || groupId.isEmpty() ? Errors.INVALID_GROUP_ID : Errors.NONE);
+            final String groupId = a.groupId();
+            rg.errorCode(error != Errors.NONE ? error : groupId == null || groupId.isEmpty() ? Errors.INVALID_GROUP_ID : Errors.NONE);
         }
         return outOffset + response.finish();
+    }
+
+    /** Every committed offset of a group (v8+), topics by id from v10. */
+    private void writeAll(final OffsetFetchResponseEncoder.OffsetFetchResponseGroup rg, final short version,
+        final Map<String, Map<Integer, GroupCoordinator.Committed>> all)
+    {
+        final OffsetFetchResponseEncoder.OffsetFetchResponseTopics rt = rg.topics(all.size());
+        for (final Map.Entry<String, Map<Integer, GroupCoordinator.Committed>> e : all.entrySet())
+        {
+            rt.next();
+            if (version >= 10)
+            {
+                final Topic topic = topics.topic(e.getKey());
+                rt.topicId(topic == null ? 0 : topic.idMostSignificantBits, topic == null ? 0 : topic.idLeastSignificantBits);
+            }
+            else
+            {
+                rt.name(e.getKey());
+            }
+            final OffsetFetchResponseEncoder.OffsetFetchResponsePartitions rp = rt.partitions(e.getValue().size());
+            for (final Map.Entry<Integer, GroupCoordinator.Committed> c : e.getValue().entrySet())
+            {
+                rp.next().partitionIndex(c.getKey()).committedOffset(c.getValue().offset())
+                    .committedLeaderEpoch(c.getValue().leaderEpoch()).metadata(c.getValue().metadata())
+                    .errorCode(Errors.NONE);
+            }
+        }
     }
 }

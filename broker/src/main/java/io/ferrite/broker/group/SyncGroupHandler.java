@@ -12,15 +12,18 @@ import org.agrona.MutableDirectBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** SyncGroup; answered when the leader's assignment arrives. */
+/** SyncGroup; answered when the leader's assignment arrives (the agent publishes the waiter then). */
 final class SyncGroupHandler implements RequestHandler
 {
     private final GroupCoordinator coordinator;
+    private final Runnable waker;
     private final SyncGroupRequestDecoder request = new SyncGroupRequestDecoder();
+    private final SyncGroupResponseEncoder response = new SyncGroupResponseEncoder();
 
-    SyncGroupHandler(final GroupCoordinator coordinator)
+    SyncGroupHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
         this.coordinator = coordinator;
+        this.waker = waker;
     }
 
     @Override
@@ -35,29 +38,25 @@ final class SyncGroupHandler implements RequestHandler
             a.next();
             assignments.put(a.memberId(), a.assignment());
         }
-        final GroupCoordinator.SyncWaiter waiter = coordinator.sync(request.groupId(), request.generationId(),
-            request.memberId(), version >= 3 ? request.groupInstanceId() : null, version >= 5 ? request.protocolType() : null,
-            version >= 5 ? request.protocolName() : null, assignments);
-        return new Answer(coordinator, waiter, version).answerOrDefer(connection, outOffset);
+        final String groupId = request.groupId();
+        final int generationId = request.generationId();
+        final String memberId = request.memberId();
+        final String groupInstanceId = version >= 3 ? request.groupInstanceId() : null;
+        final String protocolType = version >= 5 ? request.protocolType() : null;
+        final String protocolName = version >= 5 ? request.protocolName() : null;
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset,
+            (c, now) -> c.sync(groupId, generationId, memberId, groupInstanceId, protocolType, protocolName, assignments),
+            (o, at, waiter) -> write(o, at, version, waiter),
+            (o, at, error) -> write(o, at, version, new GroupCoordinator.SyncWaiter().fail(error)));
     }
 
-    private static final class Answer extends WaitedAnswer<GroupCoordinator.SyncWaiter>
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version,
+        final GroupCoordinator.SyncWaiter waiter)
     {
-        private final SyncGroupResponseEncoder response = new SyncGroupResponseEncoder();
-
-        Answer(final GroupCoordinator coordinator, final GroupCoordinator.SyncWaiter waiter, final short version)
-        {
-            super(coordinator, waiter, version);
-        }
-
-        @Override
-        int write(final MutableDirectBuffer out, final int outOffset)
-        {
-            final boolean ok = waiter.error == Errors.NONE;
-            response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(waiter.error)
-                .protocolType(ok ? waiter.protocolType : null).protocolName(ok ? waiter.protocolName : null)
-                .assignment(ok ? waiter.assignment : new byte[0]);
-            return outOffset + response.finish();
-        }
+        final boolean ok = waiter.error == Errors.NONE;
+        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(waiter.error)
+            .protocolType(ok ? waiter.protocolType : null).protocolName(ok ? waiter.protocolName : null)
+            .assignment(ok ? waiter.assignment : new byte[0]);
+        return outOffset + response.finish();
     }
 }

@@ -10,7 +10,7 @@ import java.util.Map;
 /**
  * The sync phase of Kafka's classic state machine: SyncGroup, and the leader's assignment that makes
  * a CompletingRebalance group Stable once its metadata is written. Not thread-safe: every call comes
- * under the {@link GroupCoordinator}'s lock.
+ * on the coordinator's agent ({@link GroupAgent}).
  */
 final class SyncPhase
 {
@@ -19,14 +19,12 @@ final class SyncPhase
 
     private final Map<String, Group> groups;
     private final GroupStore store;
-    private final Runnable wakeNetworkThreads;
     private final JoinPhase joins;
 
-    SyncPhase(final Map<String, Group> groups, final GroupStore store, final Runnable wakeNetworkThreads, final JoinPhase joins)
+    SyncPhase(final Map<String, Group> groups, final GroupStore store, final JoinPhase joins)
     {
         this.groups = groups;
         this.store = store;
-        this.wakeNetworkThreads = wakeNetworkThreads;
         this.joins = joins;
     }
 
@@ -147,7 +145,6 @@ final class SyncPhase
                 m.awaitingSync = null;
             }
         }
-        wakeNetworkThreads.run();
         if (error == Errors.NONE)
         {
             group.transition(Group.State.STABLE, now);

@@ -6,8 +6,6 @@ import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.message.ApiVersionsRequestData;
-import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
@@ -56,7 +54,6 @@ class AdminOffNetworkThreadTest
     private static final short DELETE_V = 6;
     private static final short PARTITIONS_V = 3;
     private static final short RECORDS_V = 2;
-    private static final short API_VERSIONS_V = 3;
     private static final short METADATA_V = 12;
     private static final short FIND_V = 4;
     private static final short ALTER_V = 1;
@@ -92,7 +89,7 @@ class AdminOffNetworkThreadTest
             final int create = creator.send(ApiKeys.CREATE_TOPICS, CREATE_V, createTopics("bulk-", TOPICS, 30_000));
 
             // the same network thread answers another connection's requests, and a produce, meanwhile
-            assertEquals(0, apiVersions(other).errorCode());
+            assertEquals(0, other.apiVersions().errorCode());
             final MetadataResponseData metadata = metadata(other, "existing");
             assertEquals(Errors.NONE.code(), metadata.topics().iterator().next().errorCode());
             assertEquals(0L, producer.send(new ProducerRecord<>("existing", new byte[10])).get(20, TimeUnit.SECONDS).offset());
@@ -127,7 +124,7 @@ class AdminOffNetworkThreadTest
             synchronized (broker.broker.topics())
             {
                 final int create = creator.send(ApiKeys.CREATE_TOPICS, CREATE_V, createTopics("held-", TOPICS, 30_000));
-                assertEquals(0, apiVersions(other).errorCode());
+                assertEquals(0, other.apiVersions().errorCode());
                 final CreateTopicsResponseData response = new CreateTopicsResponseData(
                     new ByteBufferAccessor(creator.receive(ApiKeys.CREATE_TOPICS, CREATE_V, create)), CREATE_V);
                 for (final CreateTopicsResponseData.CreatableTopicResult r : response.topics())
@@ -192,7 +189,7 @@ class AdminOffNetworkThreadTest
             final int alter = alterer.send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_V, alterConfigs("tuned", "retention.ms", "60000", false));
             final int auto = asker.send(ApiKeys.METADATA, METADATA_V, new MetadataRequestData().setAllowAutoTopicCreation(true)
                 .setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setName("auto-made"))));
-            assertEquals(0, apiVersions(other).errorCode());
+            assertEquals(0, other.apiVersions().errorCode());
             // validateOnly needs no agent
             final IncrementalAlterConfigsResponseData validated = new IncrementalAlterConfigsResponseData(new ByteBufferAccessor(
                 other.exchange(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_V, alterConfigs("tuned", "retention.ms", "1", true))), ALTER_V);
@@ -226,7 +223,7 @@ class AdminOffNetworkThreadTest
         {
             final int find = member.send(ApiKeys.FIND_COORDINATOR, FIND_V, new FindCoordinatorRequestData().setKeyType((byte)0)
                 .setCoordinatorKeys(List.of("g")));
-            assertEquals(0, apiVersions(other).errorCode());
+            assertEquals(0, other.apiVersions().errorCode());
             assertNull(broker.broker.topics().topic("__consumer_offsets"), "created while the agent was held");
             assertFalse(member.answered(), "FindCoordinator answered before the offsets topic existed");
 
@@ -256,7 +253,7 @@ class AdminOffNetworkThreadTest
         try (RawClient deleter = new RawClient(port()); RawClient other = new RawClient(port()))
         {
             final int delete = deleter.send(ApiKeys.DELETE_RECORDS, RECORDS_V, deleteRecords("records", 3, 30_000));
-            assertEquals(0, apiVersions(other).errorCode());
+            assertEquals(0, other.apiVersions().errorCode());
             // the partition's log thread is held: the log start has not moved, so no answer can have been written
             assertEquals(0, partition.log.logStartOffset(), "DeleteRecords ran off the partition's log thread");
             assertFalse(deleter.answered(), "DeleteRecords answered before its log thread ran it");
@@ -334,12 +331,6 @@ class AdminOffNetworkThreadTest
         resources.add(new IncrementalAlterConfigsRequestData.AlterConfigsResource().setResourceType((byte)2).setResourceName(topic)
             .setConfigs(configs));
         return new IncrementalAlterConfigsRequestData().setResources(resources).setValidateOnly(validateOnly);
-    }
-
-    private static ApiVersionsResponseData apiVersions(final RawClient client) throws Exception
-    {
-        return new ApiVersionsResponseData(new ByteBufferAccessor(client.exchange(ApiKeys.API_VERSIONS, API_VERSIONS_V,
-            new ApiVersionsRequestData().setClientSoftwareName("raw-test").setClientSoftwareVersion("1"))), API_VERSIONS_V);
     }
 
     private static MetadataResponseData metadata(final RawClient client, final String topic) throws Exception

@@ -1,5 +1,7 @@
 package io.ferrite.broker.e2e;
 
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.RequestHeaderData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -28,6 +30,14 @@ final class RawClient implements AutoCloseable
     ByteBuffer exchange(final ApiKeys api, final short version, final ApiMessage data) throws IOException
     {
         return receive(api, version, send(api, version, data));
+    }
+
+    /** An ApiVersions (v3) exchanged: the cheapest proof that the connection's network thread answers. */
+    ApiVersionsResponseData apiVersions() throws IOException
+    {
+        final short version = 3;
+        return new ApiVersionsResponseData(new ByteBufferAccessor(exchange(ApiKeys.API_VERSIONS, version,
+            new ApiVersionsRequestData().setClientSoftwareName("raw-test").setClientSoftwareVersion("1"))), version);
     }
 
     /** Sends a request without reading its answer; returns its correlation id, for {@link #receive}. */

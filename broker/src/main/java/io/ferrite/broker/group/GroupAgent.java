@@ -1,0 +1,291 @@
+package io.ferrite.broker.group;
+
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The group coordinator's thread, as an Agrona {@link Agent}: the only thread that touches the
+ * groups, the coordinator's {@link GroupStore} and its sender slot on the log threads' queues. One
+ * {@link #doWork} pass runs the group requests the network threads queued ({@link GroupCall}s, at
+ * most {@value #CALL_LIMIT}, each after applying what the log threads answered to the coordinator's
+ * writes to {@code __consumer_offsets}), applies those answers, and every {@value GroupTimers#TICK_MS}
+ * ms runs the coordinator's timed work ({@link GroupTimers}: member-id expiry, join deadlines,
+ * session expiry, offset retention). After a pass that changed anything it asks each call still
+ * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
+ * publishes those that are: their network threads are woken then, and never poll the coordinator.
+ * What a pass meets that throws — an {@link Error} too — goes to {@link GroupErrors} and the agent
+ * carries on; a call whose work threw closes its connection.
+ *
+ * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
+ * (at most until the next tick) and is unparked by a call queued and by a log thread answering the
+ * coordinator ({@link #wake}); a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
+ * instead (never both).
+ */
+public final class GroupAgent implements Agent, AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(GroupAgent.class);
+    private static final long CLOSE_WAIT_MS = 10_000;
+    /**
+     * Group requests queued at most. A connection has at most one group request at the agent (it
+     * reads nothing more until that one is answered), so this is 4096 connections sending group
+     * requests at the same moment; one more is answered COORDINATOR_NOT_AVAILABLE, and retried.
+     */
+    static final int QUEUE_CAPACITY = 4096;
+    /** Calls run per pass: bounds how late a tick or a log thread's answer is seen behind a burst. */
+    private static final int CALL_LIMIT = 64;
+
+    private final GroupCoordinator coordinator;
+    private final GroupTimers timers;
+    private final GroupErrors errors = new GroupErrors();
+    private final ManyToOneConcurrentArrayQueue<GroupCall<?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
+    /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
+    private final ArrayList<GroupCall<?>> waiting = new ArrayList<>();
+    /** Set by {@link #close}: later calls are refused (the network threads stopped before, in the broker's close). */
+    private volatile boolean closed;
+    /** The thread that runs the agent (its runner's, or the one stepping it), recorded at start: the groups' only thread. */
+    private volatile Thread owner;
+    /** The agent's thread while it runs (null once closed): whom {@link #wake} unparks. */
+    private volatile Thread thread;
+    private AgentRunner runner;
+    private long nextTickMs;
+    /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
+    private volatile long callsRun;
+
+    GroupAgent(final GroupCoordinator coordinator, final GroupTimers timers)
+    {
+        this.coordinator = coordinator;
+        this.timers = timers;
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "ferrite-group-coordinator";
+    }
+
+    /** Runs this agent on a daemon thread of its own. */
+    void start()
+    {
+        // a few spins and yields after work (a commit's answer often follows its write within
+        // microseconds), then parks growing to one tick: an idle coordinator wakes 20 times a second
+        // (a tick is not work, so it does not restart the backoff) and a tick is at most one park late
+        final IdleStrategy idle = new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
+            TimeUnit.MILLISECONDS.toNanos(GroupTimers.TICK_MS));
+        runner = new AgentRunner(idle, errors, null, this);
+        AgentRunner.startOnThread(runner, r ->
+        {
+            final Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** From a network thread: queues {@code call} and wakes the agent; false when the queue is full or the agent stopped. */
+    boolean offer(final GroupCall<?> call)
+    {
+        if (closed || !calls.offer(call))
+        {
+            return false;
+        }
+        wake();
+        return true;
+    }
+
+    /**
+     * For tests (never a network thread): runs {@code work} on the agent, in turn with the group
+     * requests; the future completes with its result, or exceptionally with what it threw.
+     */
+    public <R> CompletableFuture<R> call(final GroupCall.Work<R> work)
+    {
+        final CompletableFuture<R> future = new CompletableFuture<>();
+        if (!offer(GroupCall.task(work, future)))
+        {
+            future.completeExceptionally(new IllegalStateException("the group coordinator's queue is full or it stopped"));
+        }
+        return future;
+    }
+
+    /** For tests: runs {@code task} on the agent, between calls (a task that blocks holds the agent still). */
+    public void execute(final Runnable task)
+    {
+        call((coordinator, nowMs) ->
+        {
+            task.run();
+            return null;
+        });
+    }
+
+    /** Calls that wait for their answer on the agent (for tests: read on the agent, or once it is held still). */
+    int waiting()
+    {
+        return waiting.size();
+    }
+
+    /** Calls queued and not taken yet (approximate from another thread). */
+    int queued()
+    {
+        return calls.size();
+    }
+
+    /** Calls the agent took and ran so far (each counted once its work returned or threw). */
+    long callsRun()
+    {
+        return callsRun;
+    }
+
+    /** From any thread: makes the agent look at its sources now (a call queued, a log thread answered the coordinator). */
+    void wake()
+    {
+        final Thread t = thread;
+        if (t != null)
+        {
+            LockSupport.unpark(t); // remembered by a park that has not begun yet: no wake-up is lost
+        }
+    }
+
+    /** Errors the agent met and carried on after (each logged once per kind). */
+    public long errors()
+    {
+        return errors.count();
+    }
+
+    @Override
+    public void onStart()
+    {
+        owner = Thread.currentThread();
+        thread = owner;
+    }
+
+    /** Whether the calling thread is the agent's (for asserts: the coordinator's state is the agent's alone). */
+    boolean isOwner()
+    {
+        return owner == Thread.currentThread();
+    }
+
+    @Override
+    public int doWork()
+    {
+        final long nowMs = System.currentTimeMillis();
+        int work = applyAnsweredWrites();
+        GroupCall<?> call;
+        for (int n = 0; n < CALL_LIMIT && (call = calls.poll()) != null; n++)
+        {
+            work++;
+            applyAnsweredWrites(); // a request sees every answer that came back before it was run, as under the lock before
+            try
+            {
+                if (!call.run(coordinator, nowMs))
+                {
+                    waiting.add(call);
+                }
+            }
+            catch (final Throwable fault)
+            {
+                errors.onError(fault);
+                call.failed();
+            }
+            callsRun = callsRun + 1;
+        }
+        final boolean tick = nowMs >= nextTickMs;
+        if (tick)
+        {
+            nextTickMs = nowMs + GroupTimers.TICK_MS;
+            try
+            {
+                timers.check(nowMs);
+            }
+            catch (final Throwable fault)
+            {
+                errors.onError(fault);
+            }
+        }
+        if ((work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
+        {
+            settleWaiting(nowMs);
+        }
+        return work;
+    }
+
+    private int applyAnsweredWrites()
+    {
+        try
+        {
+            return coordinator.applyAnsweredWrites();
+        }
+        catch (final Throwable fault)
+        {
+            errors.onError(fault);
+            return 1;
+        }
+    }
+
+    /** Publishes the waiting answers that are final now (removal swaps in the last: no order is kept). */
+    private void settleWaiting(final long nowMs)
+    {
+        for (int i = 0; i < waiting.size(); )
+        {
+            final GroupCall<?> call = waiting.get(i);
+            boolean ended;
+            try
+            {
+                ended = call.settle(nowMs);
+            }
+            catch (final Throwable fault)
+            {
+                errors.onError(fault);
+                call.failed();
+                ended = true;
+            }
+            if (!ended)
+            {
+                i++;
+                continue;
+            }
+            final int last = waiting.size() - 1;
+            waiting.set(i, waiting.get(last));
+            waiting.remove(last);
+        }
+    }
+
+    /** After the last pass: what is queued or waiting is answered COORDINATOR_NOT_AVAILABLE (the broker is closing). */
+    @Override
+    public void onClose()
+    {
+        thread = null;
+        closed = true;
+        GroupCall<?> call;
+        while ((call = calls.poll()) != null)
+        {
+            call.abandon();
+        }
+        for (final GroupCall<?> w : waiting)
+        {
+            w.abandon();
+        }
+        waiting.clear();
+    }
+
+    /** Stops the agent's thread (after the network threads: their answers under way may wait for it). */
+    @Override
+    public void close()
+    {
+        closed = true;
+        if (runner == null)
+        {
+            onClose();
+            return;
+        }
+        // seen at the end of the current park: one tick at most
+        runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the group coordinator did not stop in {} ms", CLOSE_WAIT_MS));
+    }
+}

@@ -1,0 +1,209 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.PendingResponse;
+import io.ferrite.broker.net.RequestHandler;
+import org.agrona.MutableDirectBuffer;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * One group request handed by its network thread to the coordinator's agent ({@link GroupAgent}),
+ * and that request's deferred answer. The handler decodes the request into plain values (the work
+ * below captures them: nothing of the connection's buffers), {@link #submit}s the call and defers
+ * its response to it; the connection reads nothing more meanwhile, which keeps pipelined answers in
+ * order. The agent runs the {@link Work} — the only thread that touches the groups — and publishes
+ * the result once it is {@link Outcome#complete complete} (a JoinGroup once the rebalance completes,
+ * a commit once its write is answered or timed out), then wakes the network thread, which writes
+ * the response from it.
+ *
+ * <p>Its life: QUEUED, then DONE (the result is final), FAILED (the work threw: the connection
+ * closes, as for a handler that threw on the network thread) or ABANDONED (the agent stopped before
+ * answering: COORDINATOR_NOT_AVAILABLE, as for a full queue). The result is a plain field written on
+ * the agent and published by the release store of the state; the network thread reads it after an
+ * acquire load.
+ */
+final class GroupCall<R> implements PendingResponse
+{
+    /** The request's work, on the agent: returns its result (an {@link Outcome} when it may wait). */
+    @FunctionalInterface
+    interface Work<R>
+    {
+        R run(GroupCoordinator coordinator, long nowMs);
+    }
+
+    /** Writes the response body from the result, on the network thread; returns where it ends. */
+    @FunctionalInterface
+    interface Writer<R>
+    {
+        int write(MutableDirectBuffer out, int outOffset, R result);
+    }
+
+    /** Writes the response body of a request the coordinator did not take (its queue full, or it stopped). */
+    @FunctionalInterface
+    interface Refusal
+    {
+        int write(MutableDirectBuffer out, int outOffset, short error);
+    }
+
+    /** A result that may not be final when its work returns: the agent asks again after each change and each tick. */
+    interface Outcome
+    {
+        /** On the agent: whether the result is final (may settle it, e.g. as timed out). */
+        boolean complete(long nowMs);
+    }
+
+    private static final int QUEUED = 0;
+    private static final int DONE = 1;
+    private static final int FAILED = 2;
+    private static final int ABANDONED = 3;
+    private static final VarHandle STATE;
+
+    static
+    {
+        try
+        {
+            STATE = MethodHandles.lookup().findVarHandle(GroupCall.class, "state", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final Work<R> work;
+    private final Writer<R> writer;
+    private final Refusal refusal;
+    /** Wakes the network thread that waits for the answer. */
+    private final Runnable waker;
+    /** Written on the agent before the release store of {@link #state}. */
+    private R result;
+    @SuppressWarnings("unused") // through STATE
+    private volatile int state;
+
+    /** The call of {@link #submit}; tests make one with no connection behind it and offer it to the agent themselves. */
+    GroupCall(final Work<R> work, final Writer<R> writer, final Refusal refusal, final Runnable waker)
+    {
+        this.work = work;
+        this.writer = writer;
+        this.refusal = refusal;
+        this.waker = waker;
+    }
+
+    /**
+     * On the network thread: hands the work to the coordinator's agent and defers the response to
+     * it; when the agent's queue is full, answers at once with {@code refusal} (COORDINATOR_NOT_AVAILABLE:
+     * the client retries).
+     */
+    static <R> int submit(final GroupCoordinator coordinator, final Connection connection, final Runnable waker,
+        final MutableDirectBuffer out, final int outOffset, final Work<R> work, final Writer<R> writer, final Refusal refusal)
+    {
+        final GroupCall<R> call = new GroupCall<>(work, writer, refusal, waker);
+        if (!coordinator.agent().offer(call))
+        {
+            return refusal.write(out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE);
+        }
+        connection.defer(call);
+        return RequestHandler.DEFERRED;
+    }
+
+    /**
+     * A task for {@link GroupAgent#call}: its result (as its work returned it, even a waiter not done
+     * yet) or failure completes {@code future} on the agent; abandoned, it completes exceptionally.
+     */
+    static <R> GroupCall<R> task(final Work<R> work, final java.util.concurrent.CompletableFuture<R> future)
+    {
+        return new GroupCall<>((coordinator, nowMs) ->
+        {
+            try
+            {
+                final R result = work.run(coordinator, nowMs);
+                future.complete(result);
+                return result;
+            }
+            catch (final RuntimeException | Error ex)
+            {
+                future.completeExceptionally(ex);
+                throw ex;
+            }
+        }, (out, outOffset, result) -> outOffset, (out, outOffset, error) -> outOffset, () ->
+        {
+            if (!future.isDone())
+            {
+                future.completeExceptionally(new IllegalStateException("not run: the group coordinator stopped"));
+            }
+        });
+    }
+
+    /** On the agent: runs the work; true when the answer is published, false when it waits ({@link #settle} later). */
+    boolean run(final GroupCoordinator coordinator, final long nowMs)
+    {
+        result = work.run(coordinator, nowMs);
+        return settle(nowMs);
+    }
+
+    /** On the agent: publishes the result and wakes the network thread if it is final. */
+    boolean settle(final long nowMs)
+    {
+        if (result instanceof Outcome && !((Outcome)result).complete(nowMs))
+        {
+            return false;
+        }
+        end(DONE);
+        return true;
+    }
+
+    /** On the agent: the work threw (reported by the agent); the connection closes. */
+    void failed()
+    {
+        end(FAILED);
+    }
+
+    /** On the agent as it stops: the call will not be answered by the coordinator. */
+    void abandon()
+    {
+        end(ABANDONED);
+    }
+
+    private void end(final int outcome)
+    {
+        STATE.setRelease(this, outcome);
+        waker.run();
+    }
+
+    /** Whether the agent ended the call (answered, failed or abandoned); any thread. */
+    boolean answered()
+    {
+        return (int)STATE.getAcquire(this) != QUEUED;
+    }
+
+    /** The result, once {@link #answered} (read after that acquire). */
+    R result()
+    {
+        return result;
+    }
+
+    @Override
+    public int poll(final Connection connection, final int outOffset, final long nowMs)
+    {
+        switch ((int)STATE.getAcquire(this))
+        {
+            case DONE:
+                return writer.write(connection.out, outOffset, result);
+            case FAILED:
+                return RequestHandler.CLOSE;
+            case ABANDONED:
+                return refusal.write(connection.out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE);
+            default:
+                return NOT_READY;
+        }
+    }
+
+    @Override
+    public long deadlineMs()
+    {
+        return Long.MAX_VALUE; // the agent always ends a call (answered, timed out inside, failed, or abandoned) and wakes us
+    }
+}

@@ -1,0 +1,45 @@
+package io.ferrite.broker.group;
+
+import org.agrona.ErrorHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * The group coordinator agent's {@link ErrorHandler}: what a command, a timer pass or the drain of
+ * the log threads' answers threw. Each is counted; each distinct one (its class and where it was
+ * thrown) is logged once with its stack trace, so a defect every heartbeat meets does not bury its
+ * first trace. The agent carries on after any of them, an {@link Error} included: stopping would
+ * leave every group request waiting for an answer nobody gives. Written by the agent only.
+ */
+final class GroupErrors implements ErrorHandler
+{
+    private static final Logger LOG = LoggerFactory.getLogger(GroupErrors.class);
+    /** Distinct errors remembered: a defect whose stack varies must not grow the set without end. */
+    private static final int MAX_DISTINCT = 64;
+
+    private final Set<String> logged = new HashSet<>();
+    /** Single writer (the agent), so the increment of the volatile is exact; read by tests. */
+    private volatile long count;
+
+    @Override
+    public void onError(final Throwable error)
+    {
+        count++;
+        final StackTraceElement[] at = error.getStackTrace();
+        final String kind = error.getClass().getName() + (at.length > 0 ? " at " + at[0] : "");
+        if (logged.size() < MAX_DISTINCT && logged.add(kind))
+        {
+            LOG.error("group coordinator: {} (the coordinator carries on; later errors of this kind are only counted)", error,
+                error);
+        }
+    }
+
+    /** Errors reported since the agent started. */
+    long count()
+    {
+        return count;
+    }
+}
