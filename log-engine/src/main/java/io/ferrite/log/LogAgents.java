@@ -13,7 +13,7 @@ final class LogAgents
 {
     private static final Logger LOG = LoggerFactory.getLogger(LogAgents.class);
     /** How long a stop waits for a duty cycle in hand (an fsync, a preallocation) before it interrupts it. */
-    private static final int STOP_WAIT_MS = 10_000;
+    static final int STOP_WAIT_MS = 10_000;
 
     private LogAgents()
     {
@@ -21,13 +21,17 @@ final class LogAgents
 
     /**
      * Starts {@code agent}, parking {@code idleNs} after a cycle that did no work (a park, so an
-     * unpark from a producer of work ends it at once).
+     * unpark from a producer of work ends it at once), its errors to an {@link AgentErrors} of its own.
      */
     static AgentRunner start(final Agent agent, final long idleNs)
     {
-        final ErrorHandler errors = ex -> LOG.error("{} failed", agent.roleName(), ex);
-        final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(new SleepingIdleStrategy(idleNs), agent.roleName()),
-            errors, null, agent);
+        return start(agent, new AgentErrors(agent.roleName()), new SleepingIdleStrategy(idleNs));
+    }
+
+    /** Starts {@code agent} with the error handler its own catches use too, and an idle strategy of its own. */
+    static AgentRunner start(final Agent agent, final ErrorHandler errors, final IdleStrategy idle)
+    {
+        final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(idle, agent.roleName()), errors, null, agent);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(r, agent.roleName());
@@ -44,9 +48,15 @@ final class LogAgents
      */
     static void stop(final AgentRunner runner)
     {
+        stop(runner, STOP_WAIT_MS);
+    }
+
+    /** {@link #stop(AgentRunner)}, waiting {@code waitMs} before the interrupt. */
+    static void stop(final AgentRunner runner, final int waitMs)
+    {
         if (runner != null)
         {
-            runner.close(STOP_WAIT_MS, t -> LOG.warn("{} did not stop within {} ms", runner.agent().roleName(), STOP_WAIT_MS));
+            runner.close(waitMs, t -> LOG.warn("{} did not stop within {} ms", runner.agent().roleName(), waitMs));
         }
     }
 

@@ -62,10 +62,10 @@ public final class LogManager implements AutoCloseable
     private final LogBackgroundWork background;
     private volatile boolean closed;
 
-    private LogManager(final LogManagerConfig config)
+    private LogManager(final LogManagerConfig config, final boolean schedulerStepped)
     {
         this.config = config;
-        this.background = new LogBackgroundWork(config, () -> logArray);
+        this.background = new LogBackgroundWork(config, () -> logArray, schedulerStepped);
     }
 
     /**
@@ -75,7 +75,13 @@ public final class LogManager implements AutoCloseable
      */
     public static LogManager open(final LogManagerConfig config) throws IOException
     {
-        final LogManager manager = new LogManager(config);
+        return open(config, false);
+    }
+
+    /** For tests: {@code schedulerStepped}, the scheduler runs only when the test invokes {@link #background()}'s invoker. */
+    static LogManager open(final LogManagerConfig config, final boolean schedulerStepped) throws IOException
+    {
+        final LogManager manager = new LogManager(config, schedulerStepped);
         try
         {
             for (final Path dir : config.logDirs())
@@ -166,7 +172,7 @@ public final class LogManager implements AutoCloseable
         {
             committerRunners.add(LogAgents.start(committer, GroupCommitter.IDLE_PARK_NS));
         }
-        background.start(this::checkpointQuietly, this::retentionQuietly,
+        background.start(this::checkpoint, this::runRetention,
             log -> environments.get(log.dir().getParent()).requestFlush(log));
     }
 
@@ -216,6 +222,11 @@ public final class LogManager implements AutoCloseable
             rounds += c.rounds();
         }
         return rounds;
+    }
+
+    LogBackgroundWork background()
+    {
+        return background;
     }
 
     public Collection<PartitionLog> logs()
@@ -326,19 +337,6 @@ public final class LogManager implements AutoCloseable
     }
 
 
-    private void retentionQuietly()
-    {
-        try
-        {
-            runRetention();
-        }
-        catch (final RuntimeException ex)
-        {
-            LOG.error("retention failed", ex);
-        }
-    }
-
-
     /** Writes the recovery-point and log-start-offset checkpoints of every directory. */
     public void checkpoint() throws IOException
     {
@@ -360,18 +358,6 @@ public final class LogManager implements AutoCloseable
     }
 
 
-    private void checkpointQuietly()
-    {
-        try
-        {
-            checkpoint();
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            LOG.error("checkpoint failed", ex);
-        }
-    }
-
     private void requireOpen()
     {
         if (closed)
@@ -389,7 +375,7 @@ public final class LogManager implements AutoCloseable
             return;
         }
         closed = true;
-        background.stopTasks(false);
+        background.stopTasks();
         committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
         IOException failure = null;
@@ -425,7 +411,7 @@ public final class LogManager implements AutoCloseable
     private void closeQuietly()
     {
         closed = true;
-        background.stopTasks(true);
+        background.stopTasks();
         committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
         for (final PartitionLog log : logs.values())

@@ -88,7 +88,7 @@ class DurabilityTest
             {
                 log.close();
             }
-            background.stopTasks(false);
+            background.stopTasks();
             background.stopThreads();
         }
     }
