@@ -47,19 +47,29 @@ final class AgentErrors implements ErrorHandler
     }
 
     @Override
-    public synchronized void onError(final Throwable error)
+    public void onError(final Throwable error)
+    {
+        onError(null, error);
+    }
+
+    /**
+     * {@link #onError(Throwable)} naming what failed ({@code subject}: a log, a segment), for the one
+     * line logged when the error is new.
+     */
+    synchronized void onError(final Object subject, final Throwable error)
     {
         if (error instanceof AgentTerminationException)
         {
             return; // how an agent asks to end: not an error
         }
         count++;
+        final Object what = subject == null ? "" : subject + ": ";
         if (!distinctLog.record(error))
         {
             if (!fullLogged)
             {
                 fullLogged = true;
-                LOG.error("{}: {} (the distinct-error log is full: later new errors are only counted)", role, error, error);
+                LOG.error("{}: {}{} (the distinct-error log is full: later new errors are only counted)", role, what, error, error);
             }
             return;
         }
@@ -67,7 +77,7 @@ final class AgentErrors implements ErrorHandler
         if (now > distinct)
         {
             distinct = now;
-            LOG.error("{}: {} (the agent carries on; later errors of this kind are only counted)", role, error, error);
+            LOG.error("{}: {}{} (the agent carries on; later errors of this kind are only counted)", role, what, error, error);
         }
     }
 

@@ -4,7 +4,6 @@ import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.SleepingIdleStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,15 +19,9 @@ final class LogAgents
     }
 
     /**
-     * Starts {@code agent}, parking {@code idleNs} after a cycle that did no work (a park, so an
-     * unpark from a producer of work ends it at once), its errors to an {@link AgentErrors} of its own.
+     * Starts {@code agent} with the error handler its own catches use too ({@link AgentErrors}) and an
+     * idle strategy: a park, so that an unpark from a producer of work ends it at once.
      */
-    static AgentRunner start(final Agent agent, final long idleNs)
-    {
-        return start(agent, new AgentErrors(agent.roleName()), new SleepingIdleStrategy(idleNs));
-    }
-
-    /** Starts {@code agent} with the error handler its own catches use too, and an idle strategy of its own. */
     static AgentRunner start(final Agent agent, final ErrorHandler errors, final IdleStrategy idle)
     {
         final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(idle, agent.roleName()), errors, null, agent);
@@ -62,8 +55,8 @@ final class LogAgents
 
     /**
      * Agrona's AgentRunner ends its run when, after an idle cycle, it finds its thread interrupted; a
-     * stray interrupt must not stop group commit (every fsync-durability answer waits on it) or the
-     * preallocator. The idle, where such an interrupt ends the park, clears it.
+     * stray interrupt must stop none of these agents (group commit least of all: every
+     * fsync-durability answer waits on it). The idle, where such an interrupt ends the park, clears it.
      */
     private static final class GoingOnAfterInterrupt implements IdleStrategy
     {

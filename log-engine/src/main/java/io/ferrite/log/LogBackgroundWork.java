@@ -2,6 +2,7 @@ package io.ferrite.log;
 
 import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.SleepingIdleStrategy;
 
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -56,7 +57,8 @@ final class LogBackgroundWork
     {
         if (config.writeStrategy() == WriteStrategy.MAPPED)
         {
-            preallocator = LogAgents.start(new Preallocator(logs), Preallocator.PERIOD_NS);
+            final AgentErrors errors = new AgentErrors("ferrite-preallocator");
+            preallocator = LogAgents.start(new Preallocator(logs, errors), errors, new SleepingIdleStrategy(Preallocator.PERIOD_NS));
         }
         scheduler = new LogScheduler(config, logs, checkpoint, retention, requestFlush, schedulerErrors);
         if (schedulerStepped)
@@ -69,7 +71,7 @@ final class LogBackgroundWork
             schedulerRunner = LogAgents.start(scheduler, schedulerErrors, scheduler.idleStrategy());
         }
         rolledFlusherRunner = LogAgents.start(rolledFlusher, rolledFlushErrors,
-            new org.agrona.concurrent.SleepingIdleStrategy(RolledFlusher.IDLE_PARK_NS));
+            new SleepingIdleStrategy(RolledFlusher.IDLE_PARK_NS));
     }
 
     /** Flushes a log's rolled segments on the rolled-segment flusher's thread (see {@link LogEnvironment#flushInBackground}). */
@@ -129,6 +131,11 @@ final class LogBackgroundWork
     AgentInvoker schedulerInvoker()
     {
         return schedulerInvoker;
+    }
+
+    RolledFlusher rolledFlusher()
+    {
+        return rolledFlusher;
     }
 
     LogScheduler scheduler()

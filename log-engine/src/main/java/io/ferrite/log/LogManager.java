@@ -1,6 +1,7 @@
 package io.ferrite.log;
 
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.SleepingIdleStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -110,7 +111,8 @@ public final class LogManager implements AutoCloseable
         }
         lockChannels.put(dir, lockChannel);
         locks.put(dir, lock);
-        final GroupCommitter committer = new GroupCommitter("ferrite-group-commit-" + committers.size(), () -> logsIn(dir));
+        final String role = "ferrite-group-commit-" + committers.size();
+        final GroupCommitter committer = new GroupCommitter(role, () -> logsIn(dir), new AgentErrors(role));
         committers.put(dir, committer);
         final LogEnvironment env = new DirEnvironment(committer, background, config.durabilityListener());
         environments.put(dir, env);
@@ -170,7 +172,8 @@ public final class LogManager implements AutoCloseable
     {
         for (final GroupCommitter committer : committers.values())
         {
-            committerRunners.add(LogAgents.start(committer, GroupCommitter.IDLE_PARK_NS));
+            committerRunners.add(LogAgents.start(committer, committer.errors(),
+                new SleepingIdleStrategy(GroupCommitter.IDLE_PARK_NS)));
         }
         background.start(this::checkpoint, this::runRetention,
             log -> environments.get(log.dir().getParent()).requestFlush(log));

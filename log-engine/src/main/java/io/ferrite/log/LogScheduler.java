@@ -144,7 +144,7 @@ final class LogScheduler implements Agent
             }
             catch (final RuntimeException | Error ex)
             {
-                errors.onError(ex);
+                errors.onError(log, ex);
             }
         }
     }
@@ -254,7 +254,7 @@ final class LogScheduler implements Agent
         }
         catch (final RuntimeException | Error ex)
         {
-            errors.onError(ex);
+            errors.onError(segment, ex);
         }
     }
 

@@ -107,7 +107,7 @@ final class RolledFlusher implements Agent
         }
         catch (final RuntimeException | Error ex)
         {
-            errors.onError(ex);
+            errors.onError(log, ex);
         }
         return 1;
     }
