@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.Comparator;
 import java.util.PriorityQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -65,7 +66,7 @@ final class LogScheduler implements Agent
     private final AgentErrors errors;
     private final ManyToOneConcurrentArrayQueue<DeferredClose> queued = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     /** The agent's own: deferred closes by due time. */
-    private final PriorityQueue<DeferredClose> waiting = new PriorityQueue<>();
+    private final PriorityQueue<DeferredClose> waiting = new PriorityQueue<>(Comparator.comparingLong(DeferredClose::dueMs));
     private final Consumer<DeferredClose> addWaiting = waiting::add;
     /** Guards {@link #stopped} against a close queued as the agent stops (deferred closes are rare). */
     private final Object stopLock = new Object();
@@ -98,9 +99,9 @@ final class LogScheduler implements Agent
     {
         agentThread = Thread.currentThread();
         lastCycleMs = clock.time();
-        nextCheckpointMs = lastCycleMs + checkpointIntervalMs;
-        nextRetentionMs = lastCycleMs + retentionIntervalMs;
-        nextFlushCheckMs = lastCycleMs + flushCheckIntervalMs;
+        nextCheckpointMs = after(lastCycleMs, checkpointIntervalMs);
+        nextRetentionMs = after(lastCycleMs, retentionIntervalMs);
+        nextFlushCheckMs = after(lastCycleMs, flushCheckIntervalMs);
     }
 
     /** What is due by the clock now. Returns how many duties and closes it ran (0: nothing was due). */
@@ -112,23 +113,33 @@ final class LogScheduler implements Agent
         int work = closeDue(now);
         if (now >= nextCheckpointMs)
         {
-            nextCheckpointMs = now + checkpointIntervalMs;
+            nextCheckpointMs = after(now, checkpointIntervalMs);
             run(checkpoint);
             work++;
         }
         if (now >= nextRetentionMs)
         {
-            nextRetentionMs = now + retentionIntervalMs;
+            nextRetentionMs = after(now, retentionIntervalMs);
             run(retention);
             work++;
         }
         if (now >= nextFlushCheckMs)
         {
-            nextFlushCheckMs = now + flushCheckIntervalMs;
+            nextFlushCheckMs = after(now, flushCheckIntervalMs);
             requestDueFlushes(now);
             work++;
         }
         return work;
+    }
+
+    /**
+     * {@code now + intervalMs}, or never: Kafka's "never" is Long.MAX_VALUE (a file.delete.delay.ms or
+     * an interval of it), and a sum past it would wrap to a time long gone, due at once.
+     */
+    static long after(final long now, final long intervalMs)
+    {
+        final long due = now + intervalMs;
+        return due < now ? Long.MAX_VALUE : due;
     }
 
     private void requestDueFlushes(final long now)
@@ -187,7 +198,7 @@ final class LogScheduler implements Agent
      */
     void closeLater(final Segment segment, final long delayMs)
     {
-        final DeferredClose close = new DeferredClose(segment, clock.time() + delayMs);
+        final DeferredClose close = new DeferredClose(segment, after(clock.time(), delayMs));
         final Thread agent = agentThread;
         if (agent == Thread.currentThread() && !stopped)
         {
@@ -315,12 +326,7 @@ final class LogScheduler implements Agent
         return "ferrite-log-scheduler";
     }
 
-    private record DeferredClose(Segment segment, long dueMs) implements Comparable<DeferredClose>
+    private record DeferredClose(Segment segment, long dueMs)
     {
-        @Override
-        public int compareTo(final DeferredClose other)
-        {
-            return Long.compare(dueMs, other.dueMs);
-        }
     }
 }

@@ -69,6 +69,27 @@ class DeletedLogUnmapTest
         }
     }
 
+    /** A delay of Long.MAX_VALUE (Kafka's "never" for a time) is never over: the sum must not wrap to a time long gone. */
+    @Test
+    void aDelayOfLongMaxValueNeverEnds() throws Exception
+    {
+        final MutableClock clock = new MutableClock(System.currentTimeMillis());
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock), true))
+        {
+            final PartitionLog log = manager.createLog("kept", 0, Map.of(LogConfig.FILE_DELETE_DELAY_MS, Long.toString(Long.MAX_VALUE)));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            batches.records(2, 0, clock.time());
+            log.append(batches.buffer, 0, batches.length, result);
+            final Segment active = log.segments()[0];
+            manager.deleteLog("kept", 0);
+            clock.advance(365L * 24 * 3600 * 1000);
+            manager.background().schedulerInvoker().invoke();
+            assertEquals(1, manager.background().scheduler().waitingCloses());
+            assertTrue(active.log.view().capacity() > 0, "still mapped for readers");
+        }
+    }
+
     /**
      * A close of the manager does not wait out the delay: a deleted segment still waiting is closed
      * at once, its descriptor given back, but its mapping left to the GC for the readers it was promised to.

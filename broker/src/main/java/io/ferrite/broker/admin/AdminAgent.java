@@ -12,6 +12,7 @@ import org.agrona.concurrent.SystemEpochClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Comparator;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
@@ -54,7 +55,7 @@ public final class AdminAgent implements Agent, AutoCloseable
     private final TopicRegistry topics;
     private final EpochClock clock;
     /** The agent's own: tasks its commands left for later, by due time. */
-    private final PriorityQueue<Later> later = new PriorityQueue<>();
+    private final PriorityQueue<Later> later = new PriorityQueue<>(Comparator.comparingLong(Later::dueMs));
     private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
     private final AtomicLong faults = new AtomicLong();
     private final ErrorHandler errors = this::onError;
@@ -313,12 +314,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         }
     }
 
-    private record Later(long dueMs, Runnable task) implements Comparable<Later>
+    private record Later(long dueMs, Runnable task)
     {
-        @Override
-        public int compareTo(final Later other)
-        {
-            return Long.compare(dueMs, other.dueMs);
-        }
     }
 }
