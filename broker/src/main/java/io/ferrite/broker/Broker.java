@@ -41,9 +41,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One Ferrite node: the log manager, the topic registry and its writer the admin agent, the log
@@ -69,7 +66,6 @@ public final class Broker implements AutoCloseable
     private final LogThreadRunner[] logThreadRunners;
     private final NetworkThread[] networkThreads;
     private final Acceptor acceptor;
-    private final ScheduledExecutorService scheduler;
     private final GroupCoordinator groups;
     private final InetSocketAddress address;
     private volatile boolean closed;
@@ -112,12 +108,6 @@ public final class Broker implements AutoCloseable
             topics.load();
             this.admin = new AdminAgent(topics); // the topics' single writer from its start on
             final ProducerIds producerIds = new ProducerIds(firstDir);
-            this.scheduler = Executors.newSingleThreadScheduledExecutor(r ->
-            {
-                final Thread t = new Thread(r, "ferrite-scheduler");
-                t.setDaemon(true);
-                return t;
-            });
             this.logThreads = new LogThread[logThreadCount];
             this.logThreadRunners = new LogThreadRunner[logThreadCount];
             final LogThread.Completion completion = new LogThread.Completion()
@@ -178,7 +168,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES)))
                     .registerLazily(ApiKeys.INIT_PRODUCER_ID, () -> new InitProducerIdHandler(producerIds))
-                    .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker, this::executeOnOwner, scheduler, DELETE_DELAY_MS,
+                    .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker, this::executeOnOwner, DELETE_DELAY_MS,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
@@ -337,15 +327,6 @@ public final class Broker implements AutoCloseable
         for (final LogThreadRunner runner : logThreadRunners)
         {
             runner.close(); // the agent's onClose answers what it still had
-        }
-        scheduler.shutdownNow();
-        try
-        {
-            scheduler.awaitTermination(5, TimeUnit.SECONDS);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
         }
         logs.close();
         LOG.info("shut down cleanly");

@@ -2,8 +2,6 @@ package io.ferrite.log;
 
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +19,6 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class GroupCommitter implements Agent
 {
-    private static final Logger LOG = LoggerFactory.getLogger(GroupCommitter.class);
     /** Logs waiting for a flush; a full queue falls back to flushing every log of the disk. */
     private static final int QUEUE_CAPACITY = 4096;
     /** Park between cycles when idle; requests unpark at once, this only bounds a missed wake-up. */
@@ -36,10 +33,19 @@ final class GroupCommitter implements Agent
     private volatile boolean overflowed;
     private volatile long rounds;
 
-    GroupCommitter(final String name, final java.util.function.Supplier<Iterable<PartitionLog>> allLogs)
+    private final AgentErrors errors;
+
+    GroupCommitter(final String name, final java.util.function.Supplier<Iterable<PartitionLog>> allLogs, final AgentErrors errors)
     {
         this.name = name;
         this.allLogs = allLogs;
+        this.errors = errors;
+    }
+
+    /** Its error handler, for its runner: counts every failure, logs each distinct one once. */
+    AgentErrors errors()
+    {
+        return errors;
     }
 
     void request(final PartitionLog log)
@@ -93,7 +99,7 @@ final class GroupCommitter implements Agent
                 {
                     // one log's failure must not hold back the others' durability; an Error is caught
                     // here too, since Agrona's AgentRunner ends its thread on one, and with it group commit
-                    LOG.error("flush of {} failed", log, ex);
+                    errors.onError(log, ex);
                 }
             }
         }

@@ -4,7 +4,6 @@ import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.SleepingIdleStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,21 +12,19 @@ final class LogAgents
 {
     private static final Logger LOG = LoggerFactory.getLogger(LogAgents.class);
     /** How long a stop waits for a duty cycle in hand (an fsync, a preallocation) before it interrupts it. */
-    private static final int STOP_WAIT_MS = 10_000;
+    static final int STOP_WAIT_MS = 10_000;
 
     private LogAgents()
     {
     }
 
     /**
-     * Starts {@code agent}, parking {@code idleNs} after a cycle that did no work (a park, so an
-     * unpark from a producer of work ends it at once).
+     * Starts {@code agent} with the error handler its own catches use too ({@link AgentErrors}) and an
+     * idle strategy: a park, so that an unpark from a producer of work ends it at once.
      */
-    static AgentRunner start(final Agent agent, final long idleNs)
+    static AgentRunner start(final Agent agent, final ErrorHandler errors, final IdleStrategy idle)
     {
-        final ErrorHandler errors = ex -> LOG.error("{} failed", agent.roleName(), ex);
-        final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(new SleepingIdleStrategy(idleNs), agent.roleName()),
-            errors, null, agent);
+        final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(idle, agent.roleName()), errors, null, agent);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(r, agent.roleName());
@@ -44,16 +41,22 @@ final class LogAgents
      */
     static void stop(final AgentRunner runner)
     {
+        stop(runner, STOP_WAIT_MS);
+    }
+
+    /** {@link #stop(AgentRunner)}, waiting {@code waitMs} before the interrupt. */
+    static void stop(final AgentRunner runner, final int waitMs)
+    {
         if (runner != null)
         {
-            runner.close(STOP_WAIT_MS, t -> LOG.warn("{} did not stop within {} ms", runner.agent().roleName(), STOP_WAIT_MS));
+            runner.close(waitMs, t -> LOG.warn("{} did not stop within {} ms", runner.agent().roleName(), waitMs));
         }
     }
 
     /**
      * Agrona's AgentRunner ends its run when, after an idle cycle, it finds its thread interrupted; a
-     * stray interrupt must not stop group commit (every fsync-durability answer waits on it) or the
-     * preallocator. The idle, where such an interrupt ends the park, clears it.
+     * stray interrupt must stop none of these agents (group commit least of all: every
+     * fsync-durability answer waits on it). The idle, where such an interrupt ends the park, clears it.
      */
     private static final class GoingOnAfterInterrupt implements IdleStrategy
     {

@@ -1,186 +1,155 @@
 package io.ferrite.log;
 
+import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.AgentRunner;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.agrona.concurrent.SleepingIdleStrategy;
 
-import java.io.IOException;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * The log manager's background work apart from group commit: the {@link Preallocator} agent, the
- * scheduler (checkpoints, retention, flush.ms, deferred closes of deleted segments) and the
- * rolled-segment flusher. Owns those threads and stops them; what they do to the logs is the
- * logs' own methods.
+ * The log manager's background work apart from group commit, three {@link org.agrona.concurrent.Agent}s
+ * each on a thread of its own: the {@link Preallocator} (mapped strategy), the {@link LogScheduler}
+ * (checkpoints, retention, flush.ms, deferred closes of deleted segments) and the {@link RolledFlusher}.
+ * Owns their runners and stops them; what they do to the logs is the logs' own methods.
+ *
+ * <p>For tests, the scheduler can be left to an {@link AgentInvoker} the test steps
+ * ({@link #schedulerInvoker()}), with a clock of its own in the config: what is due then runs on the
+ * test's thread, when the test says.
  */
 final class LogBackgroundWork
 {
-    private static final Logger LOG = LoggerFactory.getLogger(LogBackgroundWork.class);
+    /**
+     * How long a stop waits for a rolled segment's fsync in hand before interrupting it (which closes
+     * the channel, so the log's close reports it and the next open recovers): as the executor it
+     * replaces waited, since a sealed segment's fsync under a flat-out writer can take seconds.
+     */
+    private static final int ROLLED_FLUSH_STOP_WAIT_MS = 30_000;
 
     private final LogManagerConfig config;
-    /** The logs as an array: iterating it allocates nothing (the map's iterators would). */
     private final Supplier<PartitionLog[]> logs;
-    private final ScheduledThreadPoolExecutor scheduler;
-    /** Rolled segments' fsyncs, apart from the scheduler: one can take seconds under a flat-out writer. */
-    private final ExecutorService rolledFlusher;
-    private final Queue<Segment> pendingCloses = new ConcurrentLinkedQueue<>();
+    private final boolean schedulerStepped;
+    private final AgentErrors schedulerErrors = new AgentErrors("ferrite-log-scheduler");
+    private final AgentErrors rolledFlushErrors = new AgentErrors("ferrite-rolled-flusher");
+    private final RolledFlusher rolledFlusher;
+    private LogScheduler scheduler;
+    private AgentInvoker schedulerInvoker;
+    private AgentRunner schedulerRunner;
+    private AgentRunner rolledFlusherRunner;
     private AgentRunner preallocator;
 
     LogBackgroundWork(final LogManagerConfig config, final Supplier<PartitionLog[]> logs)
     {
-        this.config = config;
-        this.logs = logs;
-        this.scheduler = new ScheduledThreadPoolExecutor(1, r ->
-        {
-            final Thread t = new Thread(r, "ferrite-log-scheduler");
-            t.setDaemon(true);
-            return t;
-        });
-        this.rolledFlusher = Executors.newSingleThreadExecutor(r ->
-        {
-            final Thread t = new Thread(r, "ferrite-rolled-flusher");
-            t.setDaemon(true);
-            return t;
-        });
-        this.scheduler.setRemoveOnCancelPolicy(true);
-        // on close, deleted segments waiting out file.delete.delay.ms are closed at once instead
-        this.scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this(config, logs, false);
     }
 
-    /** Starts the preallocator (mapped strategy) and the periodic checkpoint, retention and flush.ms tasks. */
-    void start(final Runnable checkpoint, final Runnable retention, final java.util.function.Consumer<PartitionLog> requestFlush)
+    /** {@code schedulerStepped}: the scheduler runs only when a test invokes {@link #schedulerInvoker()}. */
+    LogBackgroundWork(final LogManagerConfig config, final Supplier<PartitionLog[]> logs, final boolean schedulerStepped)
+    {
+        this.config = config;
+        this.logs = logs;
+        this.schedulerStepped = schedulerStepped;
+        this.rolledFlusher = new RolledFlusher(logs, rolledFlushErrors);
+    }
+
+    /** Starts the preallocator (mapped strategy), the scheduler with its periodic duties, and the rolled-segment flusher. */
+    void start(final LogScheduler.Duty checkpoint, final LogScheduler.Duty retention, final Consumer<PartitionLog> requestFlush)
     {
         if (config.writeStrategy() == WriteStrategy.MAPPED)
         {
-            preallocator = LogAgents.start(new Preallocator(logs), Preallocator.PERIOD_NS);
+            final AgentErrors errors = new AgentErrors("ferrite-preallocator");
+            preallocator = LogAgents.start(new Preallocator(logs, errors), errors, new SleepingIdleStrategy(Preallocator.PERIOD_NS));
         }
-        scheduler.scheduleWithFixedDelay(checkpoint, config.checkpointIntervalMs(), config.checkpointIntervalMs(),
-            TimeUnit.MILLISECONDS);
-        scheduler.scheduleWithFixedDelay(retention, config.retentionCheckIntervalMs(), config.retentionCheckIntervalMs(),
-            TimeUnit.MILLISECONDS);
-        scheduler.scheduleWithFixedDelay(() -> flushDueLogs(requestFlush), config.flushCheckIntervalMs(),
-            config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
-    }
-
-    private void flushDueLogs(final java.util.function.Consumer<PartitionLog> requestFlush)
-    {
-        final long now = config.clock().time();
-        for (final PartitionLog log : logs.get())
+        scheduler = new LogScheduler(config, logs, checkpoint, retention, requestFlush, schedulerErrors);
+        if (schedulerStepped)
         {
-            if (!log.isClosed() && log.flushDue(now))
-            {
-                requestFlush.accept(log);
-            }
+            schedulerInvoker = new AgentInvoker(schedulerErrors, null, scheduler);
+            schedulerInvoker.start(); // the scheduler's thread is the test's: the due times count from now
         }
+        else
+        {
+            schedulerRunner = LogAgents.start(scheduler, schedulerErrors, scheduler.idleStrategy());
+        }
+        rolledFlusherRunner = LogAgents.start(rolledFlusher, rolledFlushErrors,
+            new SleepingIdleStrategy(RolledFlusher.IDLE_PARK_NS));
     }
 
     /** Flushes a log's rolled segments on the rolled-segment flusher's thread (see {@link LogEnvironment#flushInBackground}). */
     void flushInBackground(final PartitionLog log)
     {
-        if (!rolledFlusher.isShutdown())
-        {
-            rolledFlusher.execute(() -> flushRolled(log));
-        }
-    }
-
-    private static void flushRolled(final PartitionLog log)
-    {
-        try
-        {
-            if (!log.isClosed())
-            {
-                log.flushQuietly(true);
-            }
-        }
-        catch (final RuntimeException ex)
-        {
-            LOG.error("flush of {}'s rolled segments failed", log, ex);
-        }
+        rolledFlusher.request(log);
     }
 
     /**
      * Closes and unmaps a deleted segment after {@code delayMs}; when the manager stops first (or has
-     * stopped), closes it at once but leaves its mappings to the GC, since its readers were promised
-     * the delay.
+     * stopped, or never started its scheduler), closes it at once but leaves its mappings to the GC,
+     * since its readers were promised the delay.
      */
     void closeLater(final Segment segment, final long delayMs)
     {
-        pendingCloses.add(segment);
-        if (scheduler.isShutdown())
+        final LogScheduler s = scheduler;
+        if (s != null)
         {
-            if (pendingCloses.remove(segment))
-            {
-                closeDeleted(segment, false);
-            }
+            s.closeLater(segment, delayMs);
             return;
         }
-        scheduler.schedule(() ->
-        {
-            if (pendingCloses.remove(segment))
-            {
-                closeDeleted(segment, true);
-            }
-        }, delayMs, TimeUnit.MILLISECONDS);
-    }
-
-    private static void closeDeleted(final Segment segment, final boolean unmap)
-    {
-        try
-        {
-            if (unmap)
-            {
-                segment.closeAndUnmap();
-            }
-            else
-            {
-                segment.close();
-            }
-        }
-        catch (final IOException ex)
-        {
-            LOG.warn("closing deleted segment {} failed", segment, ex);
-        }
-    }
-
-    /** Stops the scheduler and the rolled-segment flusher: at once, or after their tasks in hand (up to 30 s each). */
-    void stopTasks(final boolean now)
-    {
-        if (now)
-        {
-            scheduler.shutdownNow();
-            rolledFlusher.shutdownNow();
-            return;
-        }
-        scheduler.shutdown();
-        rolledFlusher.shutdown();
-        try
-        {
-            scheduler.awaitTermination(30, TimeUnit.SECONDS);
-            rolledFlusher.awaitTermination(30, TimeUnit.SECONDS);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
+        LogEnvironment.INLINE.closeLater(segment, delayMs);
     }
 
     /**
-     * After {@link #stopTasks}: waits for the preallocator to end and closes the deleted segments
-     * still waiting, their mappings left to the GC (their delay has not passed).
+     * Stops the scheduler and the rolled-segment flusher after the cycle in hand (no periodic duty
+     * starts after this; a deferred close asked for from now on is done at once, mappings to the GC).
+     */
+    void stopTasks()
+    {
+        if (scheduler != null)
+        {
+            scheduler.stopping();
+        }
+        LogAgents.stop(schedulerRunner, LogAgents.STOP_WAIT_MS);
+        if (schedulerInvoker != null)
+        {
+            schedulerInvoker.close();
+        }
+        LogAgents.stop(rolledFlusherRunner, ROLLED_FLUSH_STOP_WAIT_MS);
+    }
+
+    /**
+     * After {@link #stopTasks} (and the group committers' stop): waits for the preallocator to end and
+     * closes the deleted segments still waiting, their mappings left to the GC (their delay has not passed).
      */
     void stopThreads()
     {
-        LogAgents.stop(preallocator);
-        Segment s;
-        while ((s = pendingCloses.poll()) != null)
+        LogAgents.stop(preallocator, LogAgents.STOP_WAIT_MS);
+        if (scheduler != null)
         {
-            closeDeleted(s, false);
+            scheduler.closeWaiting();
         }
+    }
+
+    /** The stepped scheduler (see the constructor), started; null when it runs on its own thread. */
+    AgentInvoker schedulerInvoker()
+    {
+        return schedulerInvoker;
+    }
+
+    RolledFlusher rolledFlusher()
+    {
+        return rolledFlusher;
+    }
+
+    LogScheduler scheduler()
+    {
+        return scheduler;
+    }
+
+    AgentErrors schedulerErrors()
+    {
+        return schedulerErrors;
+    }
+
+    AgentErrors rolledFlushErrors()
+    {
+        return rolledFlushErrors;
     }
 }

@@ -1,6 +1,7 @@
 package io.ferrite.log;
 
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.SleepingIdleStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,10 +64,10 @@ public final class LogManager implements AutoCloseable
     private final LogBackgroundWork background;
     private volatile boolean closed;
 
-    private LogManager(final LogManagerConfig config)
+    private LogManager(final LogManagerConfig config, final boolean schedulerStepped)
     {
         this.config = config;
-        this.background = new LogBackgroundWork(config, () -> logArray);
+        this.background = new LogBackgroundWork(config, () -> logArray, schedulerStepped);
     }
 
     /**
@@ -76,7 +77,13 @@ public final class LogManager implements AutoCloseable
      */
     public static LogManager open(final LogManagerConfig config) throws IOException
     {
-        final LogManager manager = new LogManager(config);
+        return open(config, false);
+    }
+
+    /** For tests: {@code schedulerStepped}, the scheduler runs only when the test invokes {@link #background()}'s invoker. */
+    static LogManager open(final LogManagerConfig config, final boolean schedulerStepped) throws IOException
+    {
+        final LogManager manager = new LogManager(config, schedulerStepped);
         try
         {
             for (final Path dir : config.logDirs())
@@ -105,7 +112,8 @@ public final class LogManager implements AutoCloseable
         }
         lockChannels.put(dir, lockChannel);
         locks.put(dir, lock);
-        final GroupCommitter committer = new GroupCommitter("ferrite-group-commit-" + committers.size(), () -> logsIn(dir));
+        final String role = "ferrite-group-commit-" + committers.size();
+        final GroupCommitter committer = new GroupCommitter(role, () -> logsIn(dir), new AgentErrors(role));
         committers.put(dir, committer);
         final LogEnvironment env = new DirEnvironment(committer, background, config.durabilityListener());
         environments.put(dir, env);
@@ -165,9 +173,10 @@ public final class LogManager implements AutoCloseable
     {
         for (final GroupCommitter committer : committers.values())
         {
-            committerRunners.add(LogAgents.start(committer, GroupCommitter.IDLE_PARK_NS));
+            committerRunners.add(LogAgents.start(committer, committer.errors(),
+                new SleepingIdleStrategy(GroupCommitter.IDLE_PARK_NS)));
         }
-        background.start(this::checkpointQuietly, this::retentionQuietly,
+        background.start(this::checkpoint, this::runRetention,
             log -> environments.get(log.dir().getParent()).requestFlush(log));
     }
 
@@ -237,6 +246,11 @@ public final class LogManager implements AutoCloseable
             rounds += c.rounds();
         }
         return rounds;
+    }
+
+    LogBackgroundWork background()
+    {
+        return background;
     }
 
     public Collection<PartitionLog> logs()
@@ -358,19 +372,6 @@ public final class LogManager implements AutoCloseable
     }
 
 
-    private void retentionQuietly()
-    {
-        try
-        {
-            runRetention();
-        }
-        catch (final RuntimeException ex)
-        {
-            LOG.error("retention failed", ex);
-        }
-    }
-
-
     /** Writes the recovery-point and log-start-offset checkpoints of every directory. */
     public void checkpoint() throws IOException
     {
@@ -392,18 +393,6 @@ public final class LogManager implements AutoCloseable
     }
 
 
-    private void checkpointQuietly()
-    {
-        try
-        {
-            checkpoint();
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            LOG.error("checkpoint failed", ex);
-        }
-    }
-
     private void requireOpen()
     {
         if (closed)
@@ -421,7 +410,7 @@ public final class LogManager implements AutoCloseable
             return;
         }
         closed = true;
-        background.stopTasks(false);
+        background.stopTasks();
         committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
         IOException failure = null;
@@ -457,7 +446,7 @@ public final class LogManager implements AutoCloseable
     private void closeQuietly()
     {
         closed = true;
-        background.stopTasks(true);
+        background.stopTasks();
         committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
         for (final PartitionLog log : logs.values())

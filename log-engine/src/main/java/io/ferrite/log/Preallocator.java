@@ -1,8 +1,6 @@
 package io.ferrite.log;
 
 import org.agrona.concurrent.Agent;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.function.Supplier;
 
@@ -17,18 +15,17 @@ import java.util.function.Supplier;
  */
 final class Preallocator implements Agent
 {
-    private static final Logger LOG = LoggerFactory.getLogger(Preallocator.class);
     /** How often the preallocator looks: 1 MiB of lookahead lasts several ms even at 200 MB/s. */
     static final long PERIOD_NS = 1_000_000L;
 
     /** The logs as an array: iterating it allocates nothing (the map's iterators would). */
     private final Supplier<PartitionLog[]> logs;
-    /** The log whose preallocation failed last, so each failure is logged once. */
-    private PartitionLog lastFailure;
+    private final AgentErrors errors;
 
-    Preallocator(final Supplier<PartitionLog[]> logs)
+    Preallocator(final Supplier<PartitionLog[]> logs, final AgentErrors errors)
     {
         this.logs = logs;
+        this.errors = errors;
     }
 
     /**
@@ -48,13 +45,9 @@ final class Preallocator implements Agent
             catch (final RuntimeException | InternalError ex)
             {
                 // a SIGBUS touching a page (a file cut under its mapping) is an InternalError: that
-                // log's writer meets the fault itself; the agent goes on for every other log,
-                // logging a failure once, not every millisecond
-                if (log != lastFailure)
-                {
-                    lastFailure = log;
-                    LOG.warn("preallocating for {} failed", log, ex);
-                }
+                // log's writer meets the fault itself; the agent goes on for every other log. A
+                // failure each millisecond is counted each time and logged once (AgentErrors)
+                errors.onError(log, ex);
             }
         }
         return 0;

@@ -1,13 +1,12 @@
 package io.ferrite.log;
 
-import io.ferrite.testing.Await;
+import org.agrona.concurrent.AgentInvoker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -20,6 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * to the GC (a long-running embedding app that deletes topics would otherwise keep their blocks for
  * as long as its heap keeps the buffers). The active segment's close runs into files that are
  * gone — its directory was renamed and deleted at once — and that must not stop the rest.
+ *
+ * <p>The scheduler is stepped by the test ({@code AgentInvoker}) with a clock of the test's: the
+ * close happens on the first step once the delay has passed by that clock, and not on one before.
  */
 class DeletedLogUnmapTest
 {
@@ -27,30 +29,90 @@ class DeletedLogUnmapTest
     Path dir;
 
     @Test
-    void aDeletedLogsActiveSegmentIsUnmappedAndClosedAfterTheDelay() throws Exception
+    void aDeletedLogsActiveSegmentIsUnmappedAndClosedOnTheFirstStepAfterTheDelay() throws Exception
     {
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        final MutableClock clock = new MutableClock(System.currentTimeMillis());
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock), true))
         {
-            final PartitionLog log = manager.createLog("gone", 0, Map.of(LogConfig.FILE_DELETE_DELAY_MS, "50"));
+            final AgentInvoker scheduler = manager.background().schedulerInvoker();
+            final PartitionLog log = manager.createLog("gone", 0,
+                Map.of(LogConfig.FILE_DELETE_DELAY_MS, "5000", LogConfig.INTERNAL_SEGMENT_BYTES, "4096"));
             final Batches batches = new Batches();
             final AppendResult result = new AppendResult();
-            for (int i = 0; i < 3; i++)
+            while (log.segmentCount() < 3)
             {
-                batches.records(2, i, System.currentTimeMillis());
+                batches.records(10, log.logEndOffset(), clock.time());
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);
             }
+            final Segment[] segments = log.segments();
             assertTrue(mappedOrOpen(dir, "gone-0") > 0, "the active .log is mapped and open before the deletion");
 
             manager.deleteLog("gone", 0);
-
-            final long[] seen = {-1};
-            Await.await(() ->
+            scheduler.invoke();
+            clock.advance(4_999);
+            scheduler.invoke();
+            assertEquals(segments.length, manager.background().scheduler().waitingCloses(), "1 ms before the delay: nothing closed");
+            for (final Segment s : segments)
             {
-                seen[0] = mappedOrOpen(dir, "gone-0");
-                return seen[0] == 0;
-            }, Duration.ofSeconds(10), () -> "no mapping or descriptor left on the deleted log's files after the delay; saw " + seen[0]);
+                assertTrue(s.log.view().capacity() > 0, s + " is still mapped for readers");
+            }
+
+            clock.advance(1);
+            assertEquals(segments.length, scheduler.invoke(), "the step after the delay closes every segment");
+            assertEquals(0, mappedOrOpen(dir, "gone-0"), "no mapping or descriptor left on the deleted log's files");
+            for (final Segment s : segments)
+            {
+                assertEquals(0, s.log.view().capacity(), s + " is unmapped");
+            }
+            assertEquals(0, manager.background().schedulerErrors().count(), "the gone files' closes are not errors");
         }
+    }
+
+    /** A delay of Long.MAX_VALUE (Kafka's "never" for a time) is never over: the sum must not wrap to a time long gone. */
+    @Test
+    void aDelayOfLongMaxValueNeverEnds() throws Exception
+    {
+        final MutableClock clock = new MutableClock(System.currentTimeMillis());
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock), true))
+        {
+            final PartitionLog log = manager.createLog("kept", 0, Map.of(LogConfig.FILE_DELETE_DELAY_MS, Long.toString(Long.MAX_VALUE)));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            batches.records(2, 0, clock.time());
+            log.append(batches.buffer, 0, batches.length, result);
+            final Segment active = log.segments()[0];
+            manager.deleteLog("kept", 0);
+            clock.advance(365L * 24 * 3600 * 1000);
+            manager.background().schedulerInvoker().invoke();
+            assertEquals(1, manager.background().scheduler().waitingCloses());
+            assertTrue(active.log.view().capacity() > 0, "still mapped for readers");
+        }
+    }
+
+    /**
+     * A close of the manager does not wait out the delay: a deleted segment still waiting is closed
+     * at once, its descriptor given back, but its mapping left to the GC for the readers it was promised to.
+     */
+    @Test
+    void aCloseClosesTheDeletedSegmentsStillWaitingAndLeavesTheirMappings() throws Exception
+    {
+        final MutableClock clock = new MutableClock(System.currentTimeMillis());
+        final Segment active;
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock), true))
+        {
+            final PartitionLog log = manager.createLog("gone", 0, Map.of(LogConfig.FILE_DELETE_DELAY_MS, "5000"));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            batches.records(2, 0, clock.time());
+            log.append(batches.buffer, 0, batches.length, result);
+            active = log.segments()[0];
+            manager.deleteLog("gone", 0);
+            manager.background().schedulerInvoker().invoke();
+            assertTrue(active.log.channel().isOpen(), "open while the delay runs");
+        }
+        assertTrue(!active.log.channel().isOpen(), "the close closed the deleted segment still waiting");
+        assertTrue(active.log.view().capacity() > 0, "its mapping is left to the GC");
     }
 
     /** Lines of /proc/self/maps and descriptors of this process naming a {@code .log} file in a directory under {@code dir} starting with {@code name}. */

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Group commit in fsync durability, and Kafka's flush.messages and flush.ms in flush durability. */
@@ -34,7 +35,7 @@ class DurabilityTest
         final DurabilityListener listener = (log, durable) -> reported.computeIfAbsent(log.toString(), k -> new ArrayList<>())
             .add(durable);
         final List<PartitionLog> logs = new ArrayList<>();
-        final GroupCommitter committer = new GroupCommitter("group-commit-test", () -> logs);
+        final GroupCommitter committer = new GroupCommitter("group-commit-test", () -> logs, new AgentErrors("group-commit-test"));
         // the log manager's environment, its background work not started: the test is the committer's thread
         final LogBackgroundWork background = new LogBackgroundWork(LogManagerConfig.of(dir), () -> new PartitionLog[0]);
         final LogEnvironment env = new DirEnvironment(committer, background, listener);
@@ -88,16 +89,22 @@ class DurabilityTest
             {
                 log.close();
             }
-            background.stopTasks(false);
+            background.stopTasks();
             background.stopThreads();
         }
     }
 
+    /**
+     * flush.ms by the manager's clock: the scheduler, stepped by the test, asks for the flush on the
+     * first step once flush.ms has passed since the log's last flush, and not on the step before.
+     */
     @Test
     void flushMessagesAndFlushMsAdvanceTheDurableOffset() throws Exception
     {
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withFlushCheckIntervalMs(10)))
+        final MutableClock clock = new MutableClock(1_700_000_000_000L);
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock).withFlushCheckIntervalMs(1), true))
         {
+            final AgentInvoker scheduler = manager.background().schedulerInvoker();
             final PartitionLog byCount = manager.createLog("count", 0, Map.of(LogConfig.FLUSH_MESSAGES, "10"));
             final PartitionLog byTime = manager.createLog("time", 0, Map.of(LogConfig.FLUSH_MS, "50"));
             final PartitionLog never = manager.createLog("never", 0, Map.of());
@@ -105,18 +112,24 @@ class DurabilityTest
             final AppendResult result = new AppendResult();
             for (final PartitionLog log : List.of(byCount, byTime, never))
             {
-                batches.records(4, 1, System.currentTimeMillis());
+                batches.records(4, 1, clock.time());
                 log.append(batches.buffer, 0, batches.length, result);
             }
             assertEquals(0, byCount.durableOffset(), "4 messages: below flush.messages");
-            batches.records(6, 2, System.currentTimeMillis());
+            batches.records(6, 2, clock.time());
             byCount.append(batches.buffer, 0, batches.length, result);
             Await.await(() -> byCount.durableOffset() == 10, Duration.ofSeconds(10), "flush.messages=10 reached");
-            Await.await(() -> byTime.durableOffset() == 4, Duration.ofSeconds(10), "flush.ms=50 passed");
+
+            clock.advance(49);
+            scheduler.invoke();
+            assertFalse(byTime.flushDue(clock.time()), "flush.ms has not passed");
+            clock.advance(1);
+            assertTrue(byTime.flushDue(clock.time()), "flush.ms has passed");
+            scheduler.invoke();
+            Await.await(() -> byTime.durableOffset() == 4, Duration.ofSeconds(10), "the step after flush.ms asked for the flush");
             assertEquals(0, never.durableOffset(), "Kafka's defaults never flush on their own");
         }
     }
-
 
     @Test
     void recoveryAfterACleanCloseSkipsTheScan() throws IOException

@@ -91,12 +91,13 @@ class LogTailerTest
 
     /**
      * Retention deletes the segment a tailer is on: once the segment is closed (unmapped) as well —
-     * file.delete.delay.ms 0 — the tailer must not touch it, and it goes on at the new log start.
+     * file.delete.delay.ms 0 — the tailer must not touch it, and it goes on at the new log start. The
+     * scheduler is stepped by the test: its next step closes the segment.
      */
     @Test
     void aTailerWhoseSegmentRetentionDeletedAndUnmappedGoesOnAtTheNewLogStart() throws Exception
     {
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir), true))
         {
             final PartitionLog log = filled(manager, "0");
             final LogTailer tailer = new LogTailer(log, 0);
@@ -106,7 +107,9 @@ class LogTailerTest
             final Segment first = log.segments()[0];
             final long newStart = log.segments()[3].baseOffset;
             assertEquals(newStart, log.deleteRecordsBefore(newStart));
-            await(() -> first.log.view().capacity() == 0, Duration.ofSeconds(10), "the deleted segment is closed and unmapped");
+            assertTrue(first.log.view().capacity() > 0, "mapped until the scheduler's step");
+            manager.background().schedulerInvoker().invoke();
+            assertEquals(0, first.log.view().capacity(), "the deleted segment is closed and unmapped");
             assertTrue(tailer.next(Long.MAX_VALUE, batch), "the tailer finds its place again");
             assertEquals(newStart, batch.baseOffset());
             assertReadsOnToTheEnd(log, tailer, batch);

@@ -15,7 +15,6 @@ import org.agrona.MutableDirectBuffer;
 
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * DeleteTopics, by name (v1-5) or by name or id (v6+). A deleted topic disappears at once for new
@@ -32,20 +31,18 @@ public final class DeleteTopicsHandler implements RequestHandler
     private final AdminAgent admin;
     private final Runnable waker;
     private final TopicRegistry.OwnerExecutor owners;
-    private final ScheduledExecutorService scheduler;
     private final long delayMs;
     private final boolean enabled;
     private final DeleteTopicsRequestDecoder request = new DeleteTopicsRequestDecoder();
     private final DeleteTopicsResponseEncoder response = new DeleteTopicsResponseEncoder();
 
     public DeleteTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker,
-        final TopicRegistry.OwnerExecutor owners, final ScheduledExecutorService scheduler, final long delayMs, final boolean enabled)
+        final TopicRegistry.OwnerExecutor owners, final long delayMs, final boolean enabled)
     {
         this.topics = topics;
         this.admin = admin;
         this.waker = waker;
         this.owners = owners;
-        this.scheduler = scheduler;
         this.delayMs = delayMs;
         this.enabled = enabled;
     }
@@ -202,7 +199,7 @@ public final class DeleteTopicsHandler implements RequestHandler
         }
         try
         {
-            topics.delete(current, owners, scheduler, delayMs);
+            topics.delete(current, owners, admin::runLater, delayMs); // the logs go on the owners, after delayMs
         }
         catch (final java.io.IOException ex)
         {

@@ -49,6 +49,13 @@ public final class TopicRegistry
         void execute(int owner, Runnable task);
     }
 
+    /** Runs a task on the registry's writer once a delay has passed ({@code AdminAgent.runLater}). */
+    @FunctionalInterface
+    public interface Later
+    {
+        void runLater(long delayMs, Runnable task);
+    }
+
     private final LogManager logs;
     private final int logThreads;
     private final SecureRandom random = new SecureRandom();
@@ -297,8 +304,7 @@ public final class TopicRegistry
      * Removes a topic at once (requests no longer find it) and deletes its logs on their owner
      * threads after {@code delayMs}, once requests that held it before the removal are done.
      */
-    public void delete(final Topic topic, final OwnerExecutor executor,
-        final java.util.concurrent.ScheduledExecutorService scheduler, final long delayMs) throws IOException
+    public void delete(final Topic topic, final OwnerExecutor executor, final Later later, final long delayMs) throws IOException
     {
         assert isWriter() : Thread.currentThread() + " deletes a topic, whose writer is " + writer;
         for (final Partition p : topic.partitions)
@@ -318,7 +324,7 @@ public final class TopicRegistry
         }
         topic.markDeleted();
         publish(null, topic);
-        scheduler.schedule(() ->
+        later.runLater(delayMs, () ->
         {
             for (final Partition p : topic.partitions)
             {
@@ -334,7 +340,7 @@ public final class TopicRegistry
                     }
                 });
             }
-        }, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        });
     }
 
     private void publish(final Topic added, final Topic removed)

@@ -10,12 +10,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -36,6 +38,8 @@ class AdminAgentTest
     private AdminAgent agent;
     private AgentInvoker invoker;
     private final List<Throwable> errors = new ArrayList<>();
+    /** The agent's clock: moved by hand. */
+    private final AtomicLong now = new AtomicLong(System.currentTimeMillis());
 
     @BeforeEach
     void open() throws Exception
@@ -43,7 +47,7 @@ class AdminAgentTest
         logs = LogManager.open(LogManagerConfig.of(dir));
         registry = new TopicRegistry(logs, 1);
         registry.load();
-        agent = new AdminAgent(registry);
+        agent = new AdminAgent(registry, now::get);
         invoker = new AgentInvoker(errors::add, null, agent);
         invoker.start(); // onStart on this thread: it is the registry's writer from now on
     }
@@ -78,7 +82,7 @@ class AdminAgentTest
     @Test
     void aCommandWhoseDeadlinePassedBeforeTheAgentTookItNeverRuns()
     {
-        final Probe late = new Probe(System.currentTimeMillis() - 1);
+        final Probe late = new Probe(now.get() - 1);
         agent.submit(late);
         invoker.invoke();
         assertTrue(late.isExpired());
@@ -142,6 +146,63 @@ class AdminAgentTest
         assertTrue(queued.isExpired());
         assertEquals(0, queued.runs.get());
         assertEquals(1, queued.wakes.get());
+    }
+
+    /**
+     * DeleteTopics' delayed removal of the logs, without a scheduler thread: the agent that deleted
+     * the topic hands its logs to their owners on its first pass once the delay has passed by its
+     * clock, not on the pass before; what still waits when it stops never runs.
+     */
+    @Test
+    void aDeletedTopicsLogsGoOnTheFirstPassAfterTheDelayAndNotBefore() throws Exception
+    {
+        final CompletableFuture<Topic> created = agent.createTopic("gone", 2, Map.of());
+        invoker.invoke();
+        final Topic topic = created.join();
+        final List<Integer> owners = new ArrayList<>();
+        agent.execute(() ->
+        {
+            try
+            {
+                registry.delete(topic, (owner, task) ->
+                {
+                    owners.add(owner);
+                    task.run();
+                }, agent::runLater, 1_000);
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex);
+            }
+        });
+        invoker.invoke();
+        assertNull(registry.topic("gone"), "gone for new requests at once");
+        assertEquals(1, agent.waitingTasks());
+        now.addAndGet(999);
+        invoker.invoke();
+        assertEquals(1, agent.waitingTasks(), "1 ms before the delay: the logs stay");
+        assertTrue(Files.exists(dir.resolve("gone-0")));
+        assertEquals(List.of(), owners);
+
+        now.addAndGet(1);
+        assertEquals(1, invoker.invoke(), "the pass at the delay hands the logs to their owners");
+        assertEquals(List.of(topic.partitions[0].owner, topic.partitions[1].owner), owners);
+        assertFalse(Files.exists(dir.resolve("gone-0")));
+        assertFalse(Files.exists(dir.resolve("gone-1")));
+        assertEquals(0, agent.waitingTasks());
+    }
+
+    @Test
+    void aTaskLeftForLaterThatHasNotRunWhenTheAgentStopsNeverRuns()
+    {
+        final AtomicInteger runs = new AtomicInteger();
+        agent.execute(() -> agent.runLater(1_000, runs::incrementAndGet));
+        invoker.invoke();
+        assertEquals(1, agent.waitingTasks());
+        invoker.close();
+        now.addAndGet(1_000);
+        assertEquals(0, agent.waitingTasks());
+        assertEquals(0, runs.get());
     }
 
     @Test

@@ -12,8 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -29,7 +27,6 @@ class PartitionLookupTest
     @Test
     void findsByNameBytesOrIdAndChoosesKafkasErrorForWhatIsNotThere() throws Exception
     {
-        final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
         try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
         {
             final TopicRegistry registry = new TopicRegistry(logs, 1);
@@ -51,7 +48,7 @@ class PartitionLookupTest
             assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION, PartitionLookup.notFound(orders, true),
                 "a known topic id without the partition, as Kafka answers");
 
-            registry.delete(orders, (owner, task) -> task.run(), scheduler, 60_000); // its logs stay: only the mark matters here
+            registry.delete(orders, (owner, task) -> task.run(), (delayMs, task) -> { }, 60_000); // its logs stay: only the mark matters here
             // a request that looked the topic up before the delete still holds it
             assertNull(PartitionLookup.live(orders));
             assertNull(PartitionLookup.partition(orders, 0));
@@ -59,10 +56,6 @@ class PartitionLookupTest
                 "Produce and OffsetCommit ask with the deleted topic they hold");
             assertEquals(Errors.UNKNOWN_TOPIC_ID, PartitionLookup.notFound(PartitionLookup.live(orders), true),
                 "Fetch, Metadata and DeleteTopics check liveness first");
-        }
-        finally
-        {
-            scheduler.shutdownNow();
         }
     }
 }

@@ -10,12 +10,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 
-import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -77,7 +73,6 @@ class TopicRegistryTest
     @Test
     void addedPartitionsShareTheIdAndDeletionRemovesTheLogsOnTheirOwners() throws Exception
     {
-        final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
         try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
         {
             final TopicRegistry registry = new TopicRegistry(logs, 2);
@@ -89,24 +84,28 @@ class TopicRegistryTest
             assertEquals(Files.readString(dir.resolve("fills-0").resolve("partition.metadata")),
                 Files.readString(dir.resolve("fills-3").resolve("partition.metadata")));
 
-            final java.util.List<Integer> owners = new java.util.concurrent.CopyOnWriteArrayList<>();
+            final java.util.List<Integer> owners = new java.util.ArrayList<>();
+            final java.util.List<Runnable> later = new java.util.ArrayList<>();
             registry.delete(grown, (owner, task) ->
             {
                 owners.add(owner);
                 task.run();
-            }, scheduler, 10);
+            }, (delayMs, task) ->
+            {
+                assertEquals(10, delayMs);
+                later.add(task);
+            }, 10);
             assertTrue(grown.isDeleted());
             assertNull(registry.topic("fills"));
-            await(() -> !Files.exists(dir.resolve("fills-3")), Duration.ofSeconds(30), "fills-3 deleted");
+            assertEquals(1, later.size(), "the logs' removal is left for after the delay");
+            assertTrue(Files.exists(dir.resolve("fills-3")), "the logs stay until then, for requests that found the topic");
+
+            later.get(0).run();
             for (int p = 0; p < 4; p++)
             {
                 assertFalse(Files.exists(dir.resolve("fills-" + p)), "fills-" + p + " deleted");
                 assertEquals(grown.partitions[p].owner, (int)owners.get(p));
             }
-        }
-        finally
-        {
-            scheduler.shutdownNow();
         }
     }
 
