@@ -130,8 +130,6 @@ class TopicDeletionRacesTest
     }
 
     @Test
-    @Disabled("review-admin finding 4, not fixed: DeleteRecords answers REQUEST_TIMED_OUT at its timeoutMs while the log "
-        + "thread still deletes; Kafka on one node never times out (its local deletion completes the request)")
     void deleteRecordsWithTimeoutZeroIsAnsweredWithTheLowWatermarkOnOneNode() throws Exception
     {
         admin.createTopics(List.of(new NewTopic("trim", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
