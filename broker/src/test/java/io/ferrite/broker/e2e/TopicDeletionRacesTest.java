@@ -156,6 +156,36 @@ class TopicDeletionRacesTest
         }
     }
 
+    /**
+     * With no deadline of its own, a DeleteRecords must not wait for a log thread that will never run
+     * it: one that died of a fault it could not survive answers KAFKA_STORAGE_ERROR (Kafka's answer
+     * for a log directory gone offline), within the client's socket timeout here (20 s).
+     */
+    @Test
+    void deleteRecordsOnAPartitionWhoseLogThreadDiedIsAStorageError() throws Exception
+    {
+        admin.createTopics(List.of(new NewTopic("orphan", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+        final int owner = broker.broker.topics().topic("orphan").partitions[0].owner;
+        final CountDownLatch dying = new CountDownLatch(1);
+        broker.broker.executeOnOwner(owner, () ->
+        {
+            dying.countDown();
+            throw new StackOverflowError("injected: a fault the log thread cannot survive");
+        });
+        assertTrue(dying.await(20, TimeUnit.SECONDS), "the log thread ran the test's task");
+        try (RawClient client = new RawClient(port()))
+        {
+            final DeleteRecordsRequestData request = new DeleteRecordsRequestData().setTimeoutMs(30_000).setTopics(List.of(
+                new DeleteRecordsRequestData.DeleteRecordsTopic().setName("orphan").setPartitions(List.of(
+                    new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0).setOffset(0)))));
+            final int sent = client.send(ApiKeys.DELETE_RECORDS, RECORDS_V, request);
+            final DeleteRecordsResponseData.DeleteRecordsPartitionResult result = new DeleteRecordsResponseData(new ByteBufferAccessor(
+                client.receive(ApiKeys.DELETE_RECORDS, RECORDS_V, sent)), RECORDS_V).topics().find("orphan").partitions().find(0);
+            assertEquals(Errors.KAFKA_STORAGE_ERROR.code(), result.errorCode());
+            assertEquals(-1, result.lowWatermark());
+        }
+    }
+
     @Test
     void aCreateTopicsThatTimedOutCarriesNoErrorMessage() throws Exception
     {
