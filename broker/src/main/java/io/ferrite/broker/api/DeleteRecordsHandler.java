@@ -29,10 +29,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>The change runs on the log thread that owns the partition (its single writer), as a task between
  * its appends, so the target is checked against the high watermark as it is there and the segment
  * files are deleted off the network thread. The answer waits (its connection only) until every
- * partition's task ran and the last one woke the network thread; a partition whose log thread did not
- * run it within the request's {@code timeoutMs} is REQUEST_TIMED_OUT, as Kafka answers a DeleteRecords
- * its purgatory timed out on (the task still runs when its thread gets to it, as Kafka's local
- * deletion stands).
+ * partition's task ran and the last one woke the network thread. The request's {@code timeoutMs} is
+ * not a deadline here: Kafka on one node deletes locally before it answers and its purgatory, waiting
+ * only for the replicas in sync, has none to wait for, so it never answers REQUEST_TIMED_OUT (even at
+ * timeoutMs 0, checked against Kafka 4.4). A partition whose log thread has stopped — it will never
+ * run the task — is KAFKA_STORAGE_ERROR, as Kafka answers for a log directory gone offline.
  */
 public final class DeleteRecordsHandler implements RequestHandler
 {
@@ -61,7 +62,7 @@ public final class DeleteRecordsHandler implements RequestHandler
         final DeleteRecordsRequestDecoder.DeleteRecordsTopic t = request.topics();
         final String[] names = new String[t.elementCount()];
         final Deletion[][] deletions = new Deletion[names.length][];
-        final Answer answer = new Answer(version, names, deletions, System.currentTimeMillis() + Math.max(0, request.timeoutMs()));
+        final Answer answer = new Answer(version, names, deletions);
         int tasks = 0;
         for (int i = 0; t.hasNext(); i++)
         {
@@ -165,34 +166,48 @@ public final class DeleteRecordsHandler implements RequestHandler
         }
     }
 
-    /** The response, written once every partition is answered or the deadline passed. */
+    /** The response, written once every partition is answered or its log thread has stopped. */
     private final class Answer implements PendingResponse
     {
         final short version;
         final String[] names;
         final Deletion[][] deletions;
-        final long deadlineMs;
         final AtomicInteger remaining = new AtomicInteger();
         final Runnable waker = DeleteRecordsHandler.this.waker;
 
-        Answer(final short version, final String[] names, final Deletion[][] deletions, final long deadlineMs)
+        Answer(final short version, final String[] names, final Deletion[][] deletions)
         {
             this.version = version;
             this.names = names;
             this.deletions = deletions;
-            this.deadlineMs = deadlineMs;
         }
 
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
         {
-            return remaining.get() == 0 || nowMs >= deadlineMs ? write(connection.out, outOffset, nowMs) : NOT_READY;
+            return remaining.get() == 0 || onlyStoppedLeft() ? write(connection.out, outOffset, nowMs) : NOT_READY;
+        }
+
+        /** Whether every partition not answered yet belongs to a log thread that has stopped (and so never will be). */
+        private boolean onlyStoppedLeft()
+        {
+            for (final Deletion[] ds : deletions)
+            {
+                for (final Deletion d : ds)
+                {
+                    if (!d.done && !logThreads[d.partition.owner].stopped())
+                    {
+                        return false;
+                    }
+                }
+            }
+            return true;
         }
 
         @Override
         public long deadlineMs()
         {
-            return deadlineMs;
+            return Long.MAX_VALUE;
         }
 
         int write(final MutableDirectBuffer out, final int outOffset, final long nowMs)
@@ -212,7 +227,7 @@ public final class DeleteRecordsHandler implements RequestHandler
                     }
                     else
                     {
-                        rp.lowWatermark(-1).errorCode(Errors.REQUEST_TIMED_OUT);
+                        rp.lowWatermark(-1).errorCode(Errors.KAFKA_STORAGE_ERROR); // its log thread stopped
                     }
                 }
             }

@@ -23,8 +23,13 @@ final class CommandQueues
     private final SpscArrayQueue<AppendCommand>[] in;
     private final SpscArrayQueue<AppendCommand>[] out;
     private final int capacity;
-    /** Commands each network thread has out on this thread (touched only by that network thread). */
+    /**
+     * Commands each network thread has out on this thread (touched only by that network thread), at
+     * {@link #slot}: one cache line apart, so network threads counting side by side do not share a
+     * line (adjacent ints would make every count a cache miss on the other thread's core).
+     */
     private final int[] inFlight;
+    private static final int INTS_PER_LINE = 16;
     private final LogThread.Completion completion;
     private final LogThreadFaults faults;
     /** The log thread while it runs (null under an AgentInvoker, whose caller needs no wake-up). */
@@ -41,7 +46,7 @@ final class CommandQueues
         this.capacity = capacity;
         this.completion = completion;
         this.faults = faults;
-        this.inFlight = new int[networkThreads];
+        this.inFlight = new int[(networkThreads + 1) * INTS_PER_LINE]; // a line before the first slot too: the array's header
         this.in = new SpscArrayQueue[networkThreads];
         this.out = new SpscArrayQueue[networkThreads];
         for (int i = 0; i < networkThreads; i++)
@@ -49,6 +54,11 @@ final class CommandQueues
             in[i] = new SpscArrayQueue<>(capacity);
             out[i] = new SpscArrayQueue<>(capacity);
         }
+    }
+
+    private static int slot(final int networkThread)
+    {
+        return (networkThread + 1) * INTS_PER_LINE;
     }
 
     int networkThreads()
@@ -61,13 +71,13 @@ final class CommandQueues
     /** See {@link LogThread#offer}. */
     boolean offer(final int networkThread, final AppendCommand command)
     {
-        if (inFlight[networkThread] >= capacity)
+        if (inFlight[slot(networkThread)] >= capacity)
         {
             return false;
         }
         if (stopped)
         {
-            inFlight[networkThread]++;
+            inFlight[slot(networkThread)]++;
             answerForStopped(networkThread, command);
             return true;
         }
@@ -75,7 +85,7 @@ final class CommandQueues
         {
             return false;
         }
-        inFlight[networkThread]++;
+        inFlight[slot(networkThread)]++;
         VarHandle.fullFence(); // the command's store before the read of idling (see LogThreadIdle)
         if (idling)
         {
@@ -94,7 +104,7 @@ final class CommandQueues
         final AppendCommand command = out[networkThread].relaxedPoll();
         if (command != null)
         {
-            inFlight[networkThread]--;
+            inFlight[slot(networkThread)]--;
         }
         return command;
     }

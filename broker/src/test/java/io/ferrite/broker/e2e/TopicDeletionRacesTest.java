@@ -130,8 +130,6 @@ class TopicDeletionRacesTest
     }
 
     @Test
-    @Disabled("review-admin finding 4, not fixed: DeleteRecords answers REQUEST_TIMED_OUT at its timeoutMs while the log "
-        + "thread still deletes; Kafka on one node never times out (its local deletion completes the request)")
     void deleteRecordsWithTimeoutZeroIsAnsweredWithTheLowWatermarkOnOneNode() throws Exception
     {
         admin.createTopics(List.of(new NewTopic("trim", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
@@ -155,6 +153,36 @@ class TopicDeletionRacesTest
                 client.receive(ApiKeys.DELETE_RECORDS, RECORDS_V, sent)), RECORDS_V).topics().find("trim").partitions().find(0);
             assertEquals(Errors.NONE.code(), result.errorCode(), "Kafka 4.4 on one node answers a DeleteRecords of timeoutMs 0 NONE");
             assertEquals(3, result.lowWatermark());
+        }
+    }
+
+    /**
+     * With no deadline of its own, a DeleteRecords must not wait for a log thread that will never run
+     * it: one that died of a fault it could not survive answers KAFKA_STORAGE_ERROR (Kafka's answer
+     * for a log directory gone offline), within the client's socket timeout here (20 s).
+     */
+    @Test
+    void deleteRecordsOnAPartitionWhoseLogThreadDiedIsAStorageError() throws Exception
+    {
+        admin.createTopics(List.of(new NewTopic("orphan", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+        final int owner = broker.broker.topics().topic("orphan").partitions[0].owner;
+        final CountDownLatch dying = new CountDownLatch(1);
+        broker.broker.executeOnOwner(owner, () ->
+        {
+            dying.countDown();
+            throw new StackOverflowError("injected: a fault the log thread cannot survive");
+        });
+        assertTrue(dying.await(20, TimeUnit.SECONDS), "the log thread ran the test's task");
+        try (RawClient client = new RawClient(port()))
+        {
+            final DeleteRecordsRequestData request = new DeleteRecordsRequestData().setTimeoutMs(30_000).setTopics(List.of(
+                new DeleteRecordsRequestData.DeleteRecordsTopic().setName("orphan").setPartitions(List.of(
+                    new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0).setOffset(0)))));
+            final int sent = client.send(ApiKeys.DELETE_RECORDS, RECORDS_V, request);
+            final DeleteRecordsResponseData.DeleteRecordsPartitionResult result = new DeleteRecordsResponseData(new ByteBufferAccessor(
+                client.receive(ApiKeys.DELETE_RECORDS, RECORDS_V, sent)), RECORDS_V).topics().find("orphan").partitions().find(0);
+            assertEquals(Errors.KAFKA_STORAGE_ERROR.code(), result.errorCode());
+            assertEquals(-1, result.lowWatermark());
         }
     }
 
