@@ -269,8 +269,8 @@ class AdminOffNetworkThreadTest
                 await(() -> System.currentTimeMillis() > sent + 2, Duration.ofSeconds(5), "its timeoutMs passed");
                 // two round trips: the second's pass of the network thread began after the first's poll of
                 // the waiting answers, which came after the deadline
-                assertEquals(0, apiVersions(probe).errorCode());
-                assertEquals(0, apiVersions(probe).errorCode());
+                assertEquals(0, probe.apiVersions().errorCode());
+                assertEquals(0, probe.apiVersions().errorCode());
             }
             assertFalse(other.answered(), "DeleteRecords answered at its timeoutMs (REQUEST_TIMED_OUT) before its log thread ran it");
 
