@@ -364,8 +364,10 @@ public final class LogManager implements AutoCloseable
                     log.deleteOldSegments(now);
                 }
             }
-            catch (final IOException ex)
+            catch (final IOException | RuntimeException | InternalError ex)
             {
+                // per log: one that fails every pass (a SIGBUS's InternalError on a damaged mapping) must not
+                // hold back the retention of the logs after it
                 LOG.error("retention of {} failed", log, ex);
             }
         }

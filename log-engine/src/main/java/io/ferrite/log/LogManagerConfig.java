@@ -1,6 +1,8 @@
 package io.ferrite.log;
 
 import org.agrona.concurrent.EpochClock;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.SystemEpochClock;
 
 import java.nio.file.Path;
@@ -16,6 +18,7 @@ public record LogManagerConfig(
     LogConfig defaultLogConfig,
     WriteStrategy writeStrategy,
     EpochClock clock,
+    /* due times of the background work: monotonic, unlike clock */ NanoClock nanoClock,
     /* log.retention.check.interval.ms */ long retentionCheckIntervalMs,
     /* log.flush.offset.checkpoint.interval.ms */ long checkpointIntervalMs,
     /* how often flush.ms deadlines are checked */ long flushCheckIntervalMs,
@@ -33,36 +36,42 @@ public record LogManagerConfig(
     public static LogManagerConfig of(final List<Path> logDirs, final Map<String, String> logConfigDefaults)
     {
         return new LogManagerConfig(logDirs, LogConfig.of(logConfigDefaults), DEFAULT_WRITE_STRATEGY, SystemEpochClock.INSTANCE,
-            300_000L, 60_000L, 1_000L, DurabilityListener.NONE);
+            SystemNanoClock.INSTANCE, 300_000L, 60_000L, 1_000L, DurabilityListener.NONE);
     }
 
     public LogManagerConfig withWriteStrategy(final WriteStrategy strategy)
     {
-        return new LogManagerConfig(logDirs, defaultLogConfig, strategy, clock, retentionCheckIntervalMs, checkpointIntervalMs,
+        return new LogManagerConfig(logDirs, defaultLogConfig, strategy, clock, nanoClock, retentionCheckIntervalMs, checkpointIntervalMs,
             flushCheckIntervalMs, durabilityListener);
     }
 
+    /** For tests: one clock stepped by hand for both the wall time and the due times. */
     public LogManagerConfig withClock(final EpochClock newClock)
     {
-        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, newClock, retentionCheckIntervalMs,
+        return withClocks(newClock, () -> newClock.time() * 1_000_000L);
+    }
+
+    public LogManagerConfig withClocks(final EpochClock newClock, final NanoClock newNanoClock)
+    {
+        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, newClock, newNanoClock, retentionCheckIntervalMs,
             checkpointIntervalMs, flushCheckIntervalMs, durabilityListener);
     }
 
     public LogManagerConfig withDurabilityListener(final DurabilityListener listener)
     {
-        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, retentionCheckIntervalMs,
+        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
             checkpointIntervalMs, flushCheckIntervalMs, listener);
     }
 
     public LogManagerConfig withFlushCheckIntervalMs(final long intervalMs)
     {
-        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, retentionCheckIntervalMs,
+        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
             checkpointIntervalMs, intervalMs, durabilityListener);
     }
 
     public LogManagerConfig withRetentionCheckIntervalMs(final long intervalMs)
     {
-        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, intervalMs, checkpointIntervalMs,
+        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, intervalMs, checkpointIntervalMs,
             flushCheckIntervalMs, durabilityListener);
     }
 }

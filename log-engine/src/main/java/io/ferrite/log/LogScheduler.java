@@ -56,6 +56,9 @@ final class LogScheduler implements Agent
     private static final int QUEUE_CAPACITY = 16_384;
 
     private final EpochClock clock;
+    /** Due times (intervals, file.delete.delay.ms): monotonic, so a step of the wall clock neither ends a delay early nor stalls a duty. */
+    private final org.agrona.concurrent.NanoClock nanoClock;
+    private final long originNs;
     private final Supplier<PartitionLog[]> logs;
     private final Duty checkpoint;
     private final Duty retention;
@@ -84,6 +87,8 @@ final class LogScheduler implements Agent
         final Consumer<PartitionLog> requestFlush, final AgentErrors errors)
     {
         this.clock = config.clock();
+        this.nanoClock = config.nanoClock();
+        this.originNs = nanoClock.nanoTime();
         this.logs = logs;
         this.checkpoint = checkpoint;
         this.retention = retention;
@@ -98,7 +103,7 @@ final class LogScheduler implements Agent
     public void onStart()
     {
         agentThread = Thread.currentThread();
-        lastCycleMs = clock.time();
+        lastCycleMs = tick();
         nextCheckpointMs = after(lastCycleMs, checkpointIntervalMs);
         nextRetentionMs = after(lastCycleMs, retentionIntervalMs);
         nextFlushCheckMs = after(lastCycleMs, flushCheckIntervalMs);
@@ -108,7 +113,7 @@ final class LogScheduler implements Agent
     @Override
     public int doWork()
     {
-        final long now = clock.time();
+        final long now = tick();
         lastCycleMs = now;
         int work = closeDue(now);
         if (now >= nextCheckpointMs)
@@ -126,10 +131,16 @@ final class LogScheduler implements Agent
         if (now >= nextFlushCheckMs)
         {
             nextFlushCheckMs = after(now, flushCheckIntervalMs);
-            requestDueFlushes(now);
+            requestDueFlushes(clock.time()); // flush.ms deadlines are the logs' wall times
             work++;
         }
         return work;
+    }
+
+    /** Monotonic ms since the scheduler was made: due times never move with the wall clock. */
+    private long tick()
+    {
+        return (nanoClock.nanoTime() - originNs) / 1_000_000L;
     }
 
     /**
@@ -198,7 +209,7 @@ final class LogScheduler implements Agent
      */
     void closeLater(final Segment segment, final long delayMs)
     {
-        final DeferredClose close = new DeferredClose(segment, after(clock.time(), delayMs));
+        final DeferredClose close = new DeferredClose(segment, after(tick(), delayMs));
         final Thread agent = agentThread;
         if (agent == Thread.currentThread() && !stopped)
         {

@@ -69,6 +69,34 @@ class DeletedLogUnmapTest
         }
     }
 
+    /**
+     * The delay is counted by the monotonic clock: a step of the wall clock (NTP, an admin) must not
+     * end it early, since a reader still on the mapping would then crash the process.
+     */
+    @Test
+    void aWallClockStepForwardDoesNotEndTheDelay() throws Exception
+    {
+        final MutableClock wall = new MutableClock(System.currentTimeMillis());
+        final MutableClock monotonic = new MutableClock(0);
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClocks(wall, () -> monotonic.time() * 1_000_000L), true))
+        {
+            final AgentInvoker scheduler = manager.background().schedulerInvoker();
+            final PartitionLog log = manager.createLog("gone", 0, Map.of(LogConfig.FILE_DELETE_DELAY_MS, "5000"));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            batches.records(2, 0, wall.time());
+            log.append(batches.buffer, 0, batches.length, result);
+            final Segment active = log.segments()[0];
+            manager.deleteLog("gone", 0);
+            wall.advance(3_600_000);
+            scheduler.invoke();
+            assertTrue(active.log.view().capacity() > 0, "a wall-clock step of an hour left the mapping to its readers");
+            monotonic.advance(5_000);
+            scheduler.invoke();
+            assertEquals(0, active.log.view().capacity(), "unmapped once the delay passed");
+        }
+    }
+
     /** A delay of Long.MAX_VALUE (Kafka's "never" for a time) is never over: the sum must not wrap to a time long gone. */
     @Test
     void aDelayOfLongMaxValueNeverEnds() throws Exception

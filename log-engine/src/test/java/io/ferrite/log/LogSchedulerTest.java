@@ -84,6 +84,33 @@ class LogSchedulerTest
         }
     }
 
+    /** A step of the wall clock back (NTP, an admin) must not hold retention back by the size of the step. */
+    @Test
+    void aWallClockStepBackDoesNotHoldRetentionBack() throws Exception
+    {
+        final MutableClock wall = new MutableClock(1_700_000_000_000L);
+        final MutableClock monotonic = new MutableClock(0);
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClocks(wall, () -> monotonic.time() * 1_000_000L)
+            .withRetentionCheckIntervalMs(1_000), true))
+        {
+            final AgentInvoker scheduler = manager.background().schedulerInvoker();
+            final PartitionLog log = manager.createLog("aged", 0,
+                Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2048", LogConfig.RETENTION_MS, "100"));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            while (log.segmentCount() < 4)
+            {
+                batches.records(5, log.logEndOffset(), wall.time() - 7_200_000);
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            wall.advance(-3_600_000);
+            monotonic.advance(1_000);
+            scheduler.invoke();
+            assertEquals(1, log.segmentCount(), "retention ran on its interval, whatever the wall clock did");
+        }
+    }
+
     @Test
     void aDutyThatThrowsAnErrorIsCountedOnceLoggedAndTheSchedulerGoesOn()
     {

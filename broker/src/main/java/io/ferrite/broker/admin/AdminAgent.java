@@ -54,8 +54,9 @@ public final class AdminAgent implements Agent, AutoCloseable
 
     private final TopicRegistry topics;
     private final EpochClock clock;
+    private final org.agrona.concurrent.NanoClock laterClock;
     /** The agent's own: tasks its commands left for later, by due time. */
-    private final PriorityQueue<Later> later = new PriorityQueue<>(Comparator.comparingLong(Later::dueMs));
+    private final PriorityQueue<Later> later = new PriorityQueue<>(Comparator.comparingLong(Later::dueNs));
     private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
     private final AtomicLong faults = new AtomicLong();
     private final ErrorHandler errors = this::onError;
@@ -67,14 +68,25 @@ public final class AdminAgent implements Agent, AutoCloseable
 
     public AdminAgent(final TopicRegistry topics)
     {
-        this(topics, SystemEpochClock.INSTANCE);
+        this(topics, SystemEpochClock.INSTANCE, org.agrona.concurrent.SystemNanoClock.INSTANCE);
     }
 
-    /** {@code clock}: what tasks left for later ({@link #runLater}) and command deadlines are due by. */
+    /** For tests: {@code clock} stepped by hand for both the command deadlines and the tasks left for later. */
     public AdminAgent(final TopicRegistry topics, final EpochClock clock)
+    {
+        this(topics, clock, () -> clock.time() * 1_000_000L);
+    }
+
+    /**
+     * {@code clock}: what command deadlines are due by (wall time, as the network threads set them);
+     * {@code laterClock}: what tasks left for later ({@link #runLater}) are due by — monotonic, so a
+     * step of the wall clock neither runs a deleted topic's log removal early nor holds it back.
+     */
+    public AdminAgent(final TopicRegistry topics, final EpochClock clock, final org.agrona.concurrent.NanoClock laterClock)
     {
         this.topics = topics;
         this.clock = clock;
+        this.laterClock = laterClock;
     }
 
     /**
@@ -85,7 +97,9 @@ public final class AdminAgent implements Agent, AutoCloseable
     public void runLater(final long delayMs, final Runnable task)
     {
         assert thread == null || thread == Thread.currentThread() : Thread.currentThread() + " leaves work for the admin agent";
-        later.add(new Later(clock.time() + delayMs, task));
+        final long nowNs = laterClock.nanoTime();
+        final long delayNs = delayMs >= Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE : delayMs * 1_000_000L;
+        later.add(new Later(delayNs > Long.MAX_VALUE - nowNs ? Long.MAX_VALUE : nowNs + delayNs, task));
     }
 
     /** Tasks left for later that have not run yet (for tests, on the agent's thread). */
@@ -216,15 +230,15 @@ public final class AdminAgent implements Agent, AutoCloseable
             ran = ran + 1;
             command.finish();
         }
-        return work + runDue(nowMs);
+        return work + runDue(laterClock.nanoTime());
     }
 
     /** The tasks left for later that are due, up to {@value #DRAIN_LIMIT} a pass. */
-    private int runDue(final long nowMs)
+    private int runDue(final long nowNs)
     {
         int work = 0;
         Later next;
-        while (work < DRAIN_LIMIT && (next = later.peek()) != null && next.dueMs <= nowMs)
+        while (work < DRAIN_LIMIT && (next = later.peek()) != null && next.dueNs <= nowNs)
         {
             later.poll();
             work++;
@@ -314,7 +328,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         }
     }
 
-    private record Later(long dueMs, Runnable task)
+    private record Later(long dueNs, Runnable task)
     {
     }
 }
