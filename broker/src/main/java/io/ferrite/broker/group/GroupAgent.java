@@ -229,7 +229,10 @@ public final class GroupAgent implements Agent, AutoCloseable
         }
     }
 
-    /** Publishes the waiting answers that are final now (removal swaps in the last: no order is kept). */
+    /**
+     * Publishes the waiting answers that are final now, and drops the calls whose connection closed
+     * (removal swaps in the last: no order is kept).
+     */
     private void settleWaiting(final long nowMs)
     {
         for (int i = 0; i < waiting.size(); )
@@ -238,7 +241,7 @@ public final class GroupAgent implements Agent, AutoCloseable
             boolean ended;
             try
             {
-                ended = call.settle(nowMs);
+                ended = call.cancelled() || call.settle(nowMs);
             }
             catch (final Throwable fault)
             {

@@ -164,6 +164,102 @@ class GroupAgentTest
         assertFalse(invoker.isClosed(), "the agent still runs");
     }
 
+    /**
+     * A follower's SyncGroup waits for the leader's assignment; its client times out and sends
+     * SyncGroup again. The first is answered REBALANCE_IN_PROGRESS when the second replaces it (Kafka
+     * 4.4 replaces it without answering; its connection is gone by then): before, it stayed in the
+     * agent's waiting calls, settled on every pass, for the broker's life.
+     */
+    @Test
+    void aSyncGroupReplacedByTheMembersNextOneIsAnsweredAndLeavesTheAgent()
+    {
+        final String[] members = twoMembersCompletingRebalance();
+        final String follower = members[1];
+        final AtomicInteger wokenFirst = new AtomicInteger();
+        final GroupCall<GroupCoordinator.SyncWaiter> first = sync(follower, 2, wokenFirst);
+        assertTrue(agent.offer(first));
+        invoker.invoke();
+        assertFalse(first.answered(), "the follower's SyncGroup waits for the leader's assignment");
+        assertEquals(1, agent.waiting());
+
+        final AtomicInteger wokenSecond = new AtomicInteger();
+        final GroupCall<GroupCoordinator.SyncWaiter> second = sync(follower, 2, wokenSecond);
+        assertTrue(agent.offer(second));
+        invoker.invoke();
+        assertTrue(first.answered(), "the replaced SyncGroup is answered");
+        assertEquals(Errors.REBALANCE_IN_PROGRESS, first.result().error);
+        assertEquals(1, wokenFirst.get(), "and its network thread woken");
+        assertFalse(second.answered(), "the new one waits in its place");
+        assertEquals(1, agent.waiting(), "only the new one waits on the agent");
+
+        // the follower leaves: its waiting SyncGroup is failed and nothing is left on the agent
+        assertTrue(agent.offer(new GroupCall<>((c, now) -> c.leave(GROUP, List.of(new GroupCoordinator.MemberIdentity(follower, null))),
+            (o, at, r) -> at, (o, at, e) -> at, () -> { })));
+        invoker.invoke();
+        assertTrue(second.answered());
+        assertEquals(Errors.UNKNOWN_MEMBER_ID, second.result().error);
+        assertEquals(1, wokenSecond.get());
+        assertEquals(0, agent.waiting());
+    }
+
+    /**
+     * A waiting SyncGroup whose connection closed ({@link GroupCall#cancel}, by its network thread)
+     * leaves the agent's waiting calls at the next pass, unanswered and without changing the group:
+     * the member still waits for its assignment (a SyncGroup has no deadline of its own, so before
+     * this it waited on the agent until the group moved on, or forever once replaced).
+     */
+    @Test
+    void aWaitingCallWhoseConnectionClosedIsDroppedByTheNextPass()
+    {
+        final String[] members = twoMembersCompletingRebalance();
+        final AtomicInteger woken = new AtomicInteger();
+        final GroupCall<GroupCoordinator.SyncWaiter> waiting = sync(members[1], 2, woken);
+        assertTrue(agent.offer(waiting));
+        invoker.invoke();
+        assertEquals(1, agent.waiting());
+
+        waiting.cancel(); // the network thread, as the connection closed
+        final GroupCall<GroupCoordinator.Description> describe = new GroupCall<>((c, now) -> c.describe(GROUP),
+            (o, at, r) -> at, (o, at, e) -> at, () -> { });
+        assertTrue(agent.offer(describe));
+        invoker.invoke();
+        assertEquals(0, agent.waiting(), "dropped by the pass after its cancel");
+        assertFalse(waiting.answered(), "not answered: nobody reads it");
+        assertEquals(0, woken.get(), "its network thread not woken");
+        assertEquals("CompletingRebalance", describe.result().state(), "the group unchanged");
+        assertEquals(2, describe.result().members().size());
+    }
+
+    /**
+     * Two members joined (the second made the group rebalance, the first rejoined): generation 2, in
+     * CompletingRebalance, nothing waiting. Returns the leader's and the follower's member ids.
+     */
+    private String[] twoMembersCompletingRebalance()
+    {
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        invoker.invoke();
+        final String leader = a.result().memberId;
+        final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(b));
+        invoker.invoke();
+        assertTrue(agent.offer(join(leader, 10_000, new AtomicInteger())));
+        invoker.invoke();
+        assertTrue(b.answered());
+        assertEquals(Errors.NONE, b.result().error);
+        assertEquals(2, b.result().generationId);
+        assertEquals(leader, b.result().leaderId);
+        assertEquals(0, agent.waiting());
+        assertEquals("CompletingRebalance", coordinator.describe(GROUP).state());
+        return new String[] {leader, b.result().memberId};
+    }
+
+    private GroupCall<GroupCoordinator.SyncWaiter> sync(final String memberId, final int generation, final AtomicInteger woken)
+    {
+        return new GroupCall<>((c, now) -> c.sync(GROUP, generation, memberId, null, null, null, java.util.Map.of()),
+            (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
+    }
+
     private GroupCall<GroupCoordinator.JoinWaiter> join(final String memberId, final int sessionMs, final AtomicInteger woken)
     {
         return new GroupCall<>((c, now) -> c.join(GROUP, memberId, null, "client", "/127.0.0.1", sessionMs, 60_000, "consumer",
