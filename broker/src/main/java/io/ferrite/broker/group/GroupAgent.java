@@ -24,7 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
  * publishes those that are: their network threads are woken then, and never poll the coordinator.
  * What a pass meets that throws — an {@link Error} too — goes to {@link GroupErrors} and the agent
- * carries on; a call whose work threw closes its connection.
+ * carries on; a call whose work threw closes its connection. Nothing leaves {@link #doWork}; should
+ * the agent's thread end anyway, new calls are refused and those queued or waiting are answered
+ * COORDINATOR_NOT_AVAILABLE ({@link #runToEnd}).
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
  * (at most until the next tick) and is unparked by a call queued and by a log thread answering the
@@ -42,7 +44,7 @@ public final class GroupAgent implements Agent, AutoCloseable
      */
     static final int QUEUE_CAPACITY = 4096;
     /** Calls run per pass: bounds how late a tick or a log thread's answer is seen behind a burst. */
-    private static final int CALL_LIMIT = 64;
+    static final int CALL_LIMIT = 64;
 
     private final GroupCoordinator coordinator;
     private final GroupTimers timers;
@@ -50,8 +52,13 @@ public final class GroupAgent implements Agent, AutoCloseable
     private final ManyToOneConcurrentArrayQueue<GroupCall<?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
     private final ArrayList<GroupCall<?>> waiting = new ArrayList<>();
-    /** Set by {@link #close}: later calls are refused (the network threads stopped before, in the broker's close). */
+    /**
+     * Set by {@link #close}, and when the agent's thread ended: later calls are refused (the network
+     * threads stopped before, in the broker's close).
+     */
     private volatile boolean closed;
+    /** Set as the agent's thread ends, however it ends: nothing queued will be run any more. */
+    private volatile boolean stopped;
     /** The thread that runs the agent (its runner's, or the one stepping it), recorded at start: the groups' only thread. */
     private volatile Thread owner;
     /** The agent's thread while it runs (null once closed): whom {@link #wake} unparks. */
@@ -79,15 +86,51 @@ public final class GroupAgent implements Agent, AutoCloseable
         // a few spins and yields after work (a commit's answer often follows its write within
         // microseconds), then parks growing to one tick: an idle coordinator wakes 20 times a second
         // (a tick is not work, so it does not restart the backoff) and a tick is at most one park late
-        final IdleStrategy idle = new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
-            TimeUnit.MILLISECONDS.toNanos(GroupTimers.TICK_MS));
+        start(new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
+            TimeUnit.MILLISECONDS.toNanos(GroupTimers.TICK_MS)));
+    }
+
+    /** {@link #start} with the runner's idle strategy given (tests: one that fails as asked). */
+    void start(final IdleStrategy idle)
+    {
         runner = new AgentRunner(idle, errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
-            final Thread t = new Thread(r);
+            final Thread t = new Thread(() -> runToEnd(r));
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /**
+     * The agent's thread: its runner's loop, and however that ends {@link #stopped}. Agrona's
+     * AgentRunner rethrows an {@link Error} that escapes its duty cycle and then skips {@link
+     * #onClose}: without this, calls would be taken for an agent nobody runs, and those queued or
+     * waiting never answered (their answers have no deadline: {@link GroupCall#deadlineMs}).
+     */
+    private void runToEnd(final Runnable loop)
+    {
+        try
+        {
+            loop.run();
+        }
+        finally
+        {
+            stopped();
+        }
+    }
+
+    /**
+     * The agent's thread ends (after {@link #onClose}, or without it): new calls are refused, and what
+     * is still queued or waiting is answered COORDINATOR_NOT_AVAILABLE, on this thread, the queue's
+     * only consumer.
+     */
+    private void stopped()
+    {
+        closed = true;
+        stopped = true;
+        thread = null;
+        abandonAll();
     }
 
     /** From a network thread: queues {@code call} and wakes the agent; false when the queue is full or the agent stopped. */
@@ -95,6 +138,12 @@ public final class GroupAgent implements Agent, AutoCloseable
     {
         if (closed || !calls.offer(call))
         {
+            return false;
+        }
+        if (stopped)
+        {
+            // the agent's thread ended since the check above, and its last drain may have missed this
+            // call: refused (if the drain saw it after all, it abandoned it too, which answers the same)
             return false;
         }
         wake();
@@ -182,19 +231,27 @@ public final class GroupAgent implements Agent, AutoCloseable
         {
             work++;
             applyAnsweredWrites(); // a request sees every answer that came back before it was run, as under the lock before
+            boolean kept = false;
             try
             {
                 if (!call.run(coordinator, nowMs))
                 {
                     waiting.add(call);
                 }
+                kept = true; // answered, or waiting
             }
             catch (final Throwable fault)
             {
-                errors.onError(fault);
-                call.failed();
+                errors.onError(fault); // throws nothing
             }
-            callsRun = callsRun + 1;
+            finally
+            {
+                if (!kept)
+                {
+                    call.failed(); // its connection closes; no call is left unended, whatever was thrown
+                }
+                callsRun = callsRun + 1;
+            }
         }
         final boolean tick = nowMs >= nextTickMs;
         if (tick)
@@ -266,9 +323,21 @@ public final class GroupAgent implements Agent, AutoCloseable
     {
         thread = null;
         closed = true;
-        GroupCall<?> call;
-        while ((call = calls.poll()) != null)
+        abandonAll();
+    }
+
+    private void abandonAll()
+    {
+        // until the queue is empty, not until a poll finds nothing: a call whose offer has just moved
+        // the queue's tail may not be visible yet, and offer only re-checks stopped after that move
+        while (!calls.isEmpty())
         {
+            final GroupCall<?> call = calls.poll();
+            if (call == null)
+            {
+                Thread.onSpinWait();
+                continue;
+            }
             call.abandon();
         }
         for (final GroupCall<?> w : waiting)

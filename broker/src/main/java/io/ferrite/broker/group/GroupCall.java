@@ -182,6 +182,12 @@ final class GroupCall<R> implements PendingResponse
         return (int)STATE.getAcquire(this) != QUEUED;
     }
 
+    /** Whether the agent stopped before answering it: its connection gets COORDINATOR_NOT_AVAILABLE (any thread). */
+    boolean abandoned()
+    {
+        return (int)STATE.getAcquire(this) == ABANDONED;
+    }
+
     /** The result, once {@link #answered} (read after that acquire). */
     R result()
     {

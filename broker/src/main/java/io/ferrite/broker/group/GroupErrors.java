@@ -24,16 +24,28 @@ final class GroupErrors implements ErrorHandler
     /** Single writer (the agent), so the increment of the volatile is exact; read by tests. */
     private volatile long count;
 
+    /**
+     * Counts {@code error} and logs it if its kind is new. Throws nothing: what reporting it throws (an
+     * OutOfMemoryError while formatting, an error whose stack trace cannot be read) leaves it counted
+     * only, since anything thrown here would leave the agent's duty cycle and stop the agent.
+     */
     @Override
     public void onError(final Throwable error)
     {
         count++;
-        final StackTraceElement[] at = error.getStackTrace();
-        final String kind = error.getClass().getName() + (at.length > 0 ? " at " + at[0] : "");
-        if (logged.size() < MAX_DISTINCT && logged.add(kind))
+        try
         {
-            LOG.error("group coordinator: {} (the coordinator carries on; later errors of this kind are only counted)", error,
-                error);
+            final StackTraceElement[] at = error.getStackTrace();
+            final String kind = error.getClass().getName() + (at.length > 0 ? " at " + at[0] : "");
+            if (logged.size() < MAX_DISTINCT && logged.add(kind))
+            {
+                LOG.error("group coordinator: {} (the coordinator carries on; later errors of this kind are only counted)", error,
+                    error);
+            }
+        }
+        catch (final Throwable reportFailed)
+        {
+            // counted only (see above)
         }
     }
 

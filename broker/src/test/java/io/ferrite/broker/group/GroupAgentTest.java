@@ -8,6 +8,7 @@ import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.IdleStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,7 +18,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -162,6 +167,134 @@ class GroupAgentTest
         assertEquals(Errors.NONE, after.result().error);
         assertSame(invoker.agent(), agent);
         assertFalse(invoker.isClosed(), "the agent still runs");
+    }
+
+    /**
+     * An Error whose report throws (as an OutOfMemoryError met again while logging the first would):
+     * its call is still ended and the agent carries on. Before, the report's throw left the duty
+     * cycle: the call was never ended and Agrona's AgentRunner stopped the agent's thread.
+     */
+    @Test
+    void anErrorWhoseReportThrowsStillEndsItsCallAndTheAgentCarriesOn()
+    {
+        final Error unreportable = new Error("a defect")
+        {
+            @Override
+            public StackTraceElement[] getStackTrace()
+            {
+                throw new OutOfMemoryError("simulated: met again while reporting the first");
+            }
+        };
+        final AtomicInteger woken = new AtomicInteger();
+        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        {
+            throw unreportable;
+        }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
+        final GroupCall<GroupCoordinator.JoinWaiter> after = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(failing));
+        assertTrue(agent.offer(after));
+        invoker.invoke();
+        assertTrue(failing.answered(), "the failed call is ended (its connection closes)");
+        assertFalse(failing.abandoned());
+        assertNull(failing.result());
+        assertEquals(1, woken.get());
+        assertEquals(1, agent.errors(), "counted, though it could not be logged");
+        expectedErrors = 1;
+        assertTrue(after.answered(), "the agent carries on");
+        assertEquals(Errors.NONE, after.result().error);
+        assertFalse(invoker.isClosed());
+    }
+
+    /**
+     * The agent's thread dies anyway (here its idle strategy throws an Error, which Agrona's
+     * AgentRunner rethrows without calling onClose): the calls still queued and those waiting are
+     * answered COORDINATOR_NOT_AVAILABLE and new ones are refused. Before, they were taken and
+     * never answered: a group answer has no deadline on its network thread.
+     */
+    @Test
+    void whenTheAgentsThreadDiesItsQueuedAndWaitingCallsAreAbandonedAndNewOnesRefused() throws Exception
+    {
+        final AtomicBoolean die = new AtomicBoolean();
+        agent.start(new IdleStrategy()
+        {
+            @Override
+            public void idle(final int workCount)
+            {
+                if (die.get())
+                {
+                    throw new Error("simulated: the agent's thread dies");
+                }
+                if (workCount == 0)
+                {
+                    LockSupport.parkNanos(1_000_000); // unparked by offer
+                }
+            }
+
+            @Override
+            public void idle()
+            {
+                idle(0);
+            }
+
+            @Override
+            public void reset()
+            {
+            }
+        });
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(b));
+        agent.call((c, now) -> null).get(20, TimeUnit.SECONDS); // queued behind both: both were run
+        assertTrue(a.answered());
+        assertFalse(b.answered(), "the second member's join waits for the first to rejoin");
+
+        // hold the agent in a task; queue more calls than one pass runs; the pass that ends is its last
+        final CountDownLatch held = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        agent.execute(() ->
+        {
+            held.countDown();
+            awaitLatch(release);
+        });
+        assertTrue(held.await(20, TimeUnit.SECONDS));
+        final long runBefore = agent.callsRun(); // the task is counted once it returns
+        final List<GroupCall<?>> queued = new ArrayList<>();
+        for (int i = 0; i < GroupAgent.CALL_LIMIT + 3; i++)
+        {
+            final GroupCall<GroupCoordinator.Description> describe = new GroupCall<>((c, now) -> c.describe(GROUP),
+                (o, at, r) -> at, (o, at, e) -> at, () -> { });
+            assertTrue(agent.offer(describe));
+            queued.add(describe);
+        }
+        die.set(true);
+        release.countDown();
+
+        await(() -> b.answered() && queued.stream().allMatch(GroupCall::answered), Duration.ofSeconds(20),
+            "the waiting join and every queued call answered once the agent's thread died");
+        assertTrue(b.abandoned(), "the waiting join: COORDINATOR_NOT_AVAILABLE");
+        final long runAfter = agent.callsRun();
+        final long ranQueued = runAfter - runBefore - 1; // less the task
+        final long abandoned = queued.stream().filter(GroupCall::abandoned).count();
+        assertEquals(queued.size() - ranQueued, abandoned, "each queued call was run or abandoned");
+        assertTrue(abandoned >= 4, "the pass that ran the task ran at most CALL_LIMIT calls: " + abandoned);
+
+        final GroupCall<GroupCoordinator.JoinWaiter> late = join("", 10_000, new AtomicInteger());
+        assertFalse(agent.offer(late), "a call for a dead agent is refused (its network thread answers COORDINATOR_NOT_AVAILABLE)");
+        // the Error, reported by Agrona's AgentRunner (its duty cycle's catch) before it rethrew it
+        expectedErrors = 1;
+    }
+
+    private static void awaitLatch(final CountDownLatch latch)
+    {
+        try
+        {
+            assertTrue(latch.await(20, TimeUnit.SECONDS));
+        }
+        catch (final InterruptedException ex)
+        {
+            throw new AssertionError(ex);
+        }
     }
 
     /**
