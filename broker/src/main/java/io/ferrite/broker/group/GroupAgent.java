@@ -2,6 +2,7 @@ package io.ferrite.broker.group;
 
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -24,7 +25,10 @@ import java.util.concurrent.locks.LockSupport;
  * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
  * publishes those that are: their network threads are woken then, and never poll the coordinator.
  * What a pass meets that throws — an {@link Error} too — goes to {@link GroupErrors} and the agent
- * carries on; a call whose work threw closes its connection. Nothing leaves {@link #doWork}; should
+ * carries on; a call whose work threw closes its connection. Except a {@link VirtualMachineError}
+ * (the JVM is failing; the groups may be half changed): the agent then runs nothing more, refuses new
+ * calls, and stops at the end of that pass, answering what is queued or waiting COORDINATOR_NOT_AVAILABLE
+ * ({@link #onClose}). Nothing else leaves {@link #doWork}; should
  * the agent's thread end anyway, new calls are refused and those queued or waiting are answered
  * COORDINATOR_NOT_AVAILABLE ({@link #runToEnd}).
  *
@@ -65,6 +69,8 @@ public final class GroupAgent implements Agent, AutoCloseable
     private volatile Thread thread;
     private AgentRunner runner;
     private long nextTickMs;
+    /** Set on the agent by a fault it cannot survive ({@link GroupErrors#survive}): it stops at the end of the pass. */
+    private boolean failed;
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
     private volatile long callsRun;
 
@@ -202,7 +208,7 @@ public final class GroupAgent implements Agent, AutoCloseable
         }
     }
 
-    /** Errors the agent met and carried on after (each logged once per kind). */
+    /** Errors the agent met (each logged once per kind; it carried on after all but a VirtualMachineError). */
     public long errors()
     {
         return errors.count();
@@ -227,10 +233,15 @@ public final class GroupAgent implements Agent, AutoCloseable
         final long nowMs = System.currentTimeMillis();
         int work = applyAnsweredWrites();
         GroupCall<?> call;
-        for (int n = 0; n < CALL_LIMIT && (call = calls.poll()) != null; n++)
+        for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)
         {
             work++;
             applyAnsweredWrites(); // a request sees every answer that came back before it was run, as under the lock before
+            if (failed)
+            {
+                call.abandon();
+                break;
+            }
             boolean kept = false;
             try
             {
@@ -242,7 +253,7 @@ public final class GroupAgent implements Agent, AutoCloseable
             }
             catch (final Throwable fault)
             {
-                errors.onError(fault); // throws nothing
+                report(fault);
             }
             finally
             {
@@ -253,7 +264,7 @@ public final class GroupAgent implements Agent, AutoCloseable
                 callsRun = callsRun + 1;
             }
         }
-        final boolean tick = nowMs >= nextTickMs;
+        final boolean tick = !failed && nowMs >= nextTickMs;
         if (tick)
         {
             nextTickMs = nowMs + GroupTimers.TICK_MS;
@@ -263,14 +274,30 @@ public final class GroupAgent implements Agent, AutoCloseable
             }
             catch (final Throwable fault)
             {
-                errors.onError(fault);
+                report(fault);
             }
         }
-        if ((work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
+        if (!failed && (work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
         {
             settleWaiting(nowMs);
         }
+        if (failed)
+        {
+            // the one way out of a pass, Agrona's: its runner (or invoker) then calls onClose, which
+            // answers what is queued or waiting; reported already
+            throw new AgentTerminationException("the group coordinator met a fault it cannot survive", true);
+        }
         return work;
+    }
+
+    /** Reports {@code fault} (throwing nothing); one the agent cannot survive stops it: no call is taken from now on. */
+    private void report(final Throwable fault)
+    {
+        if (!errors.survive(fault))
+        {
+            failed = true;
+            closed = true;
+        }
     }
 
     private int applyAnsweredWrites()
@@ -281,7 +308,7 @@ public final class GroupAgent implements Agent, AutoCloseable
         }
         catch (final Throwable fault)
         {
-            errors.onError(fault);
+            report(fault);
             return 1;
         }
     }
@@ -292,7 +319,7 @@ public final class GroupAgent implements Agent, AutoCloseable
      */
     private void settleWaiting(final long nowMs)
     {
-        for (int i = 0; i < waiting.size(); )
+        for (int i = 0; i < waiting.size() && !failed; )
         {
             final GroupCall<?> call = waiting.get(i);
             boolean ended;
@@ -302,7 +329,7 @@ public final class GroupAgent implements Agent, AutoCloseable
             }
             catch (final Throwable fault)
             {
-                errors.onError(fault);
+                report(fault);
                 call.failed();
                 ended = true;
             }

@@ -35,7 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The group coordinator's agent stepped one duty cycle at a time with an AgentInvoker (this test's
  * thread is the agent's): a group request is run, answered and its network thread woken only by a
  * pass of the agent, a waiting JoinGroup only by the pass that completes its rebalance, a session
- * expires on the agent's tick, and a call that throws an Error costs only that call.
+ * expires on the agent's tick, a call that throws an Error costs only that call, a
+ * VirtualMachineError stops the agent, and however the agent ends no call is left unanswered.
  */
 class GroupAgentTest
 {
@@ -87,7 +88,7 @@ class GroupAgentTest
         invoker.close();
         logs.close();
         assertEquals(List.of(), escaped, "errors that escaped the agent's duty cycle");
-        assertEquals(expectedErrors, agent.errors(), "errors the agent met and carried on after");
+        assertEquals(expectedErrors, agent.errors(), "errors the agent met");
     }
 
     @Test
@@ -152,7 +153,7 @@ class GroupAgentTest
         final AtomicInteger woken = new AtomicInteger();
         final GroupCall<Object> failing = new GroupCall<>((c, now) ->
         {
-            throw new StackOverflowError("a defect in a group request");
+            throw new AssertionError("a defect in a group request"); // an Error, not a VirtualMachineError
         }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
         final GroupCall<GroupCoordinator.JoinWaiter> after = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(failing));
@@ -203,6 +204,47 @@ class GroupAgentTest
         assertTrue(after.answered(), "the agent carries on");
         assertEquals(Errors.NONE, after.result().error);
         assertFalse(invoker.isClosed());
+    }
+
+    /**
+     * A call that runs out of memory (a {@link VirtualMachineError}: the JVM is failing, the groups
+     * may be half changed): its connection closes, the agent runs nothing more, refuses new calls and
+     * stops, answering the call queued behind it and the join waiting for a rebalance
+     * COORDINATOR_NOT_AVAILABLE. Before, it carried on as after any other Error.
+     */
+    @Test
+    void aVirtualMachineErrorStopsTheAgentAndItsCallsAreAbandoned()
+    {
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        invoker.invoke();
+        assertTrue(a.answered());
+        final AtomicInteger wokenWaiting = new AtomicInteger();
+        final GroupCall<GroupCoordinator.JoinWaiter> waiting = join("", 10_000, wokenWaiting);
+        assertTrue(agent.offer(waiting));
+        invoker.invoke();
+        assertEquals(1, agent.waiting(), "the second member's join waits for the first to rejoin");
+
+        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        {
+            throw new OutOfMemoryError("simulated: a group request ran out of memory");
+        }, (out, at, result) -> at, (out, at, error) -> at, () -> { });
+        final AtomicInteger wokenBehind = new AtomicInteger();
+        final GroupCall<GroupCoordinator.JoinWaiter> behind = join("", 10_000, wokenBehind);
+        assertTrue(agent.offer(failing));
+        assertTrue(agent.offer(behind));
+        invoker.invoke();
+        assertTrue(failing.answered(), "the call that failed is ended (its connection closes)");
+        assertFalse(failing.abandoned());
+        assertTrue(behind.abandoned(), "the call queued behind it is not run: COORDINATOR_NOT_AVAILABLE");
+        assertEquals(1, wokenBehind.get());
+        assertTrue(waiting.abandoned(), "the waiting join: COORDINATOR_NOT_AVAILABLE");
+        assertEquals(1, wokenWaiting.get());
+        assertEquals(0, agent.waiting());
+        assertTrue(invoker.isClosed(), "the agent stopped");
+        assertFalse(agent.offer(join("", 10_000, new AtomicInteger())), "new calls are refused");
+        assertEquals(1, agent.errors());
+        expectedErrors = 1;
     }
 
     /**
