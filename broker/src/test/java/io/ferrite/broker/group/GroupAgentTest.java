@@ -29,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -46,6 +47,9 @@ class GroupAgentTest
     Path dir;
 
     private LogManager logs;
+    private TopicRegistry topics;
+    private LogThread logThread;
+    private GroupCoordinator.Settings settings;
     private GroupCoordinator coordinator;
     private GroupAgent agent;
     private AgentInvoker invoker;
@@ -56,12 +60,12 @@ class GroupAgentTest
     void open() throws Exception
     {
         logs = LogManager.open(LogManagerConfig.of(dir));
-        final TopicRegistry topics = new TopicRegistry(logs, 1);
+        topics = new TopicRegistry(logs, 1);
         topics.load(); // this thread is the topics' writer (no admin agent runs here)
         // the expiry case writes the emptied group: to a log thread that never runs (nobody waits for that write)
         topics.create(GroupCoordinator.OFFSETS_TOPIC, 1, java.util.Map.of());
         // one network thread's sender slot (0) and the coordinator's after it (1), as the broker sets them up
-        final LogThread logThread = new LogThread(0, 2, 64, new LogThread.Completion()
+        logThread = new LogThread(0, 2, 64, new LogThread.Completion()
         {
             @Override
             public void completed(final int networkThread)
@@ -73,9 +77,8 @@ class GroupAgentTest
             {
             }
         });
-        coordinator = new GroupCoordinator(topics, new AdminAgent(topics),
-            new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, 1, 1 << 20, 4096),
-            new LogThread[] {logThread}, 1);
+        settings = new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, 1, 1 << 20, 4096);
+        coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
         coordinator.load();
         agent = coordinator.agent();
         invoker = new AgentInvoker(escaped::add, null, agent);
@@ -337,6 +340,47 @@ class GroupAgentTest
         {
             throw new AssertionError(ex);
         }
+    }
+
+    /**
+     * A write the log thread stored, whose applying to memory throws: it is not reported done, so an
+     * answer waiting for it (a commit's) times out as COORDINATOR_NOT_AVAILABLE instead of telling the
+     * client its offsets are stored while memory does not hold them. Before, the write was marked done
+     * (and OK) before it was applied. (A store of its own on the coordinator's sender slot: the
+     * coordinator writes nothing here.)
+     */
+    @Test
+    void aWriteWhoseApplyingThrowsIsNotReportedDone()
+    {
+        final GroupStore store = new GroupStore(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
+        final AtomicInteger applied = new AtomicInteger();
+        final GroupStore.Write write = store.write(GROUP, GroupRecords.groupKey(GROUP), null, error ->
+        {
+            applied.incrementAndGet();
+            assertEquals(Errors.NONE, error);
+            throw new IllegalStateException("simulated: applying the write to memory failed");
+        });
+        final AgentInvoker logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
+        logThreadInvoker.start();
+        try
+        {
+            await(() ->
+            {
+                logThreadInvoker.invoke();
+                return logThread.hasReturned(1);
+            }, Duration.ofSeconds(20), "the log thread answered the write");
+        }
+        finally
+        {
+            logThreadInvoker.close();
+        }
+        assertThrows(IllegalStateException.class, store::drain);
+        assertEquals(1, applied.get(), "the answer was applied (and threw)");
+        assertFalse(write.done, "not done: what waits for it times out");
+        final AwaitingWrites<String> awaiting = new AwaitingWrites<>("commit", List.of(write), 0);
+        assertFalse(awaiting.complete(AwaitingWrites.TIMEOUT_MS - 1));
+        assertTrue(awaiting.complete(AwaitingWrites.TIMEOUT_MS));
+        assertEquals(Errors.COORDINATOR_NOT_AVAILABLE, awaiting.firstOutcome(Errors.NONE));
     }
 
     /**
