@@ -153,24 +153,7 @@ class GroupAgentTest
     @Test
     void aCallThatThrowsAnErrorCostsOnlyThatCall()
     {
-        final AtomicInteger woken = new AtomicInteger();
-        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
-        {
-            throw new AssertionError("a defect in a group request"); // an Error, not a VirtualMachineError
-        }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
-        final GroupCall<GroupCoordinator.JoinWaiter> after = join("", 10_000, new AtomicInteger());
-        assertTrue(agent.offer(failing));
-        assertTrue(agent.offer(after));
-        invoker.invoke();
-        assertTrue(failing.answered(), "the failed call is ended (its connection closes)");
-        assertNull(failing.result());
-        assertEquals(1, woken.get());
-        assertEquals(1, agent.errors(), "counted by the agent's error handler");
-        expectedErrors = 1;
-        assertTrue(after.answered(), "the agent carries on");
-        assertEquals(Errors.NONE, after.result().error);
-        assertSame(invoker.agent(), agent);
-        assertFalse(invoker.isClosed(), "the agent still runs");
+        onlyThatCallFails(new AssertionError("a defect in a group request")); // an Error, not a VirtualMachineError
     }
 
     /**
@@ -181,19 +164,21 @@ class GroupAgentTest
     @Test
     void anErrorWhoseReportThrowsStillEndsItsCallAndTheAgentCarriesOn()
     {
-        final Error unreportable = new Error("a defect")
+        onlyThatCallFails(new Error("a defect")
         {
             @Override
             public StackTraceElement[] getStackTrace()
             {
                 throw new OutOfMemoryError("simulated: met again while reporting the first");
             }
-        };
+        });
+    }
+
+    /** A call whose work throws {@code fault}, then a JoinGroup: the first is failed (its connection closes), the agent carries on. */
+    private void onlyThatCallFails(final Error fault)
+    {
         final AtomicInteger woken = new AtomicInteger();
-        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
-        {
-            throw unreportable;
-        }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
+        final GroupCall<Object> failing = throwing(fault, woken);
         final GroupCall<GroupCoordinator.JoinWaiter> after = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(failing));
         assertTrue(agent.offer(after));
@@ -202,11 +187,20 @@ class GroupAgentTest
         assertFalse(failing.abandoned());
         assertNull(failing.result());
         assertEquals(1, woken.get());
-        assertEquals(1, agent.errors(), "counted, though it could not be logged");
+        assertEquals(1, agent.errors(), "counted by the agent's error handler (logged if it could be)");
         expectedErrors = 1;
         assertTrue(after.answered(), "the agent carries on");
         assertEquals(Errors.NONE, after.result().error);
-        assertFalse(invoker.isClosed());
+        assertSame(invoker.agent(), agent);
+        assertFalse(invoker.isClosed(), "the agent still runs");
+    }
+
+    private static GroupCall<Object> throwing(final Error fault, final AtomicInteger woken)
+    {
+        return new GroupCall<>((c, now) ->
+        {
+            throw fault;
+        }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
     }
 
     /**
@@ -228,10 +222,8 @@ class GroupAgentTest
         invoker.invoke();
         assertEquals(1, agent.waiting(), "the second member's join waits for the first to rejoin");
 
-        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
-        {
-            throw new OutOfMemoryError("simulated: a group request ran out of memory");
-        }, (out, at, result) -> at, (out, at, error) -> at, () -> { });
+        final GroupCall<Object> failing = throwing(new OutOfMemoryError("simulated: a group request ran out of memory"),
+            new AtomicInteger());
         final AtomicInteger wokenBehind = new AtomicInteger();
         final GroupCall<GroupCoordinator.JoinWaiter> behind = join("", 10_000, wokenBehind);
         assertTrue(agent.offer(failing));
