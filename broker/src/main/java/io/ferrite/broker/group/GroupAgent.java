@@ -25,12 +25,13 @@ import java.util.concurrent.locks.LockSupport;
  * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
  * publishes those that are: their network threads are woken then, and never poll the coordinator.
  * What a pass meets that throws — an {@link Error} too — goes to {@link GroupErrors} and the agent
- * carries on; a call whose work threw closes its connection. Except a {@link VirtualMachineError}
- * (the JVM is failing; the groups may be half changed): the agent then runs nothing more, refuses new
- * calls, and stops at the end of that pass, answering what is queued or waiting COORDINATOR_NOT_AVAILABLE
- * ({@link #onClose}). Nothing else leaves {@link #doWork}; should
+ * carries on; a call whose work threw closes its connection. Except after a {@link
+ * VirtualMachineError} (the JVM is failing; the groups may be half changed): the agent then runs
+ * nothing more, refuses new calls and stops at the end of that pass, answering what is queued or
+ * waiting COORDINATOR_NOT_AVAILABLE ({@link #onClose}). Nothing else leaves {@link #doWork}; should
  * the agent's thread end anyway, new calls are refused and those queued or waiting are answered
- * COORDINATOR_NOT_AVAILABLE ({@link #runToEnd}).
+ * COORDINATOR_NOT_AVAILABLE all the same ({@link #runToEnd}). A waiting call whose connection closed
+ * ({@link GroupCall#cancel}) is dropped at the next settling.
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
  * (at most until the next tick) and is unparked by a call queued and by a log thread answering the
