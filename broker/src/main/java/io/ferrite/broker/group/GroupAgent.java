@@ -2,6 +2,7 @@ package io.ferrite.broker.group;
 
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -24,7 +25,13 @@ import java.util.concurrent.locks.LockSupport;
  * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
  * publishes those that are: their network threads are woken then, and never poll the coordinator.
  * What a pass meets that throws — an {@link Error} too — goes to {@link GroupErrors} and the agent
- * carries on; a call whose work threw closes its connection.
+ * carries on; a call whose work threw closes its connection. Except after a {@link
+ * VirtualMachineError} (the JVM is failing; the groups may be half changed): the agent then runs
+ * nothing more, refuses new calls and stops at the end of that pass, answering what is queued or
+ * waiting COORDINATOR_NOT_AVAILABLE ({@link #onClose}). Nothing else leaves {@link #doWork}; should
+ * the agent's thread end anyway, new calls are refused and those queued or waiting are answered
+ * COORDINATOR_NOT_AVAILABLE all the same ({@link #runToEnd}). A waiting call whose connection closed
+ * ({@link GroupCall#cancel}) is dropped at the next settling.
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
  * (at most until the next tick) and is unparked by a call queued and by a log thread answering the
@@ -42,7 +49,7 @@ public final class GroupAgent implements Agent, AutoCloseable
      */
     static final int QUEUE_CAPACITY = 4096;
     /** Calls run per pass: bounds how late a tick or a log thread's answer is seen behind a burst. */
-    private static final int CALL_LIMIT = 64;
+    static final int CALL_LIMIT = 64;
 
     private final GroupCoordinator coordinator;
     private final GroupTimers timers;
@@ -50,14 +57,21 @@ public final class GroupAgent implements Agent, AutoCloseable
     private final ManyToOneConcurrentArrayQueue<GroupCall<?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
     private final ArrayList<GroupCall<?>> waiting = new ArrayList<>();
-    /** Set by {@link #close}: later calls are refused (the network threads stopped before, in the broker's close). */
+    /**
+     * Set by {@link #close}, and when the agent's thread ended: later calls are refused (the network
+     * threads stopped before, in the broker's close).
+     */
     private volatile boolean closed;
+    /** Set as the agent's thread ends, however it ends: nothing queued will be run any more. */
+    private volatile boolean stopped;
     /** The thread that runs the agent (its runner's, or the one stepping it), recorded at start: the groups' only thread. */
     private volatile Thread owner;
     /** The agent's thread while it runs (null once closed): whom {@link #wake} unparks. */
     private volatile Thread thread;
     private AgentRunner runner;
     private long nextTickMs;
+    /** Set on the agent by a fault it cannot survive ({@link GroupErrors#survive}): it stops at the end of the pass. */
+    private boolean failed;
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
     private volatile long callsRun;
 
@@ -79,15 +93,51 @@ public final class GroupAgent implements Agent, AutoCloseable
         // a few spins and yields after work (a commit's answer often follows its write within
         // microseconds), then parks growing to one tick: an idle coordinator wakes 20 times a second
         // (a tick is not work, so it does not restart the backoff) and a tick is at most one park late
-        final IdleStrategy idle = new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
-            TimeUnit.MILLISECONDS.toNanos(GroupTimers.TICK_MS));
+        start(new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
+            TimeUnit.MILLISECONDS.toNanos(GroupTimers.TICK_MS)));
+    }
+
+    /** {@link #start} with the runner's idle strategy given (tests: one that fails as asked). */
+    void start(final IdleStrategy idle)
+    {
         runner = new AgentRunner(idle, errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
-            final Thread t = new Thread(r);
+            final Thread t = new Thread(() -> runToEnd(r));
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /**
+     * The agent's thread: its runner's loop, and however that ends {@link #stopped}. Agrona's
+     * AgentRunner rethrows an {@link Error} that escapes its duty cycle and then skips {@link
+     * #onClose}: without this, calls would be taken for an agent nobody runs, and those queued or
+     * waiting never answered (their answers have no deadline: {@link GroupCall#deadlineMs}).
+     */
+    private void runToEnd(final Runnable loop)
+    {
+        try
+        {
+            loop.run();
+        }
+        finally
+        {
+            stopped();
+        }
+    }
+
+    /**
+     * The agent's thread ends (after {@link #onClose}, or without it): new calls are refused, and what
+     * is still queued or waiting is answered COORDINATOR_NOT_AVAILABLE, on this thread, the queue's
+     * only consumer.
+     */
+    private void stopped()
+    {
+        closed = true;
+        stopped = true;
+        thread = null;
+        abandonAll();
     }
 
     /** From a network thread: queues {@code call} and wakes the agent; false when the queue is full or the agent stopped. */
@@ -95,6 +145,12 @@ public final class GroupAgent implements Agent, AutoCloseable
     {
         if (closed || !calls.offer(call))
         {
+            return false;
+        }
+        if (stopped)
+        {
+            // the agent's thread ended since the check above, and its last drain may have missed this
+            // call: refused (if the drain saw it after all, it abandoned it too, which answers the same)
             return false;
         }
         wake();
@@ -153,7 +209,7 @@ public final class GroupAgent implements Agent, AutoCloseable
         }
     }
 
-    /** Errors the agent met and carried on after (each logged once per kind). */
+    /** Errors the agent met (each logged once per kind; it carried on after all but a VirtualMachineError). */
     public long errors()
     {
         return errors.count();
@@ -178,25 +234,38 @@ public final class GroupAgent implements Agent, AutoCloseable
         final long nowMs = System.currentTimeMillis();
         int work = applyAnsweredWrites();
         GroupCall<?> call;
-        for (int n = 0; n < CALL_LIMIT && (call = calls.poll()) != null; n++)
+        for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)
         {
             work++;
             applyAnsweredWrites(); // a request sees every answer that came back before it was run, as under the lock before
+            if (failed)
+            {
+                call.abandon();
+                break;
+            }
+            boolean kept = false;
             try
             {
                 if (!call.run(coordinator, nowMs))
                 {
                     waiting.add(call);
                 }
+                kept = true; // answered, or waiting
             }
             catch (final Throwable fault)
             {
-                errors.onError(fault);
-                call.failed();
+                report(fault);
             }
-            callsRun = callsRun + 1;
+            finally
+            {
+                if (!kept)
+                {
+                    call.failed(); // its connection closes; no call is left unended, whatever was thrown
+                }
+                callsRun = callsRun + 1;
+            }
         }
-        final boolean tick = nowMs >= nextTickMs;
+        final boolean tick = !failed && nowMs >= nextTickMs;
         if (tick)
         {
             nextTickMs = nowMs + GroupTimers.TICK_MS;
@@ -206,14 +275,30 @@ public final class GroupAgent implements Agent, AutoCloseable
             }
             catch (final Throwable fault)
             {
-                errors.onError(fault);
+                report(fault);
             }
         }
-        if ((work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
+        if (!failed && (work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
         {
             settleWaiting(nowMs);
         }
+        if (failed)
+        {
+            // the one way out of a pass, Agrona's: its runner (or invoker) then calls onClose, which
+            // answers what is queued or waiting; reported already
+            throw new AgentTerminationException("the group coordinator met a fault it cannot survive", true);
+        }
         return work;
+    }
+
+    /** Reports {@code fault} (throwing nothing); one the agent cannot survive stops it: no call is taken from now on. */
+    private void report(final Throwable fault)
+    {
+        if (!errors.survive(fault))
+        {
+            failed = true;
+            closed = true;
+        }
     }
 
     private int applyAnsweredWrites()
@@ -224,25 +309,28 @@ public final class GroupAgent implements Agent, AutoCloseable
         }
         catch (final Throwable fault)
         {
-            errors.onError(fault);
+            report(fault);
             return 1;
         }
     }
 
-    /** Publishes the waiting answers that are final now (removal swaps in the last: no order is kept). */
+    /**
+     * Publishes the waiting answers that are final now, and drops the calls whose connection closed
+     * (removal swaps in the last: no order is kept).
+     */
     private void settleWaiting(final long nowMs)
     {
-        for (int i = 0; i < waiting.size(); )
+        for (int i = 0; i < waiting.size() && !failed; )
         {
             final GroupCall<?> call = waiting.get(i);
             boolean ended;
             try
             {
-                ended = call.settle(nowMs);
+                ended = call.cancelled() || call.settle(nowMs);
             }
             catch (final Throwable fault)
             {
-                errors.onError(fault);
+                report(fault);
                 call.failed();
                 ended = true;
             }
@@ -263,9 +351,21 @@ public final class GroupAgent implements Agent, AutoCloseable
     {
         thread = null;
         closed = true;
-        GroupCall<?> call;
-        while ((call = calls.poll()) != null)
+        abandonAll();
+    }
+
+    private void abandonAll()
+    {
+        // until the queue is empty, not until a poll finds nothing: a call whose offer has just moved
+        // the queue's tail may not be visible yet, and offer only re-checks stopped after that move
+        while (!calls.isEmpty())
         {
+            final GroupCall<?> call = calls.poll();
+            if (call == null)
+            {
+                Thread.onSpinWait();
+                continue;
+            }
             call.abandon();
         }
         for (final GroupCall<?> w : waiting)

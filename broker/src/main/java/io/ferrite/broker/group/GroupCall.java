@@ -21,7 +21,8 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Its life: QUEUED, then DONE (the result is final), FAILED (the work threw: the connection
  * closes, as for a handler that threw on the network thread) or ABANDONED (the agent stopped before
- * answering: COORDINATOR_NOT_AVAILABLE, as for a full queue). The result is a plain field written on
+ * answering: COORDINATOR_NOT_AVAILABLE, as for a full queue); a call whose connection closes while it
+ * waits is {@link #cancel cancelled}, and dropped unanswered by the agent. The result is a plain field written on
  * the agent and published by the release store of the state; the network thread reads it after an
  * acquire load.
  */
@@ -82,6 +83,8 @@ final class GroupCall<R> implements PendingResponse
     private R result;
     @SuppressWarnings("unused") // through STATE
     private volatile int state;
+    /** Set by the network thread when the connection closed while the call waited; read by the agent. */
+    private volatile boolean cancelled;
 
     /** The call of {@link #submit}; tests make one with no connection behind it and offer it to the agent themselves. */
     GroupCall(final Work<R> work, final Writer<R> writer, final Refusal refusal, final Runnable waker)
@@ -179,6 +182,12 @@ final class GroupCall<R> implements PendingResponse
         return (int)STATE.getAcquire(this) != QUEUED;
     }
 
+    /** Whether the agent stopped before answering it: its connection gets COORDINATOR_NOT_AVAILABLE (any thread). */
+    boolean abandoned()
+    {
+        return (int)STATE.getAcquire(this) == ABANDONED;
+    }
+
     /** The result, once {@link #answered} (read after that acquire). */
     R result()
     {
@@ -199,6 +208,23 @@ final class GroupCall<R> implements PendingResponse
             default:
                 return NOT_READY;
         }
+    }
+
+    /**
+     * On the network thread, when the connection closed while the call waits: the agent drops it from
+     * its waiting calls the next time it settles them, without touching the group (a SyncGroup's
+     * waiter stays the member's until the group answers or replaces it; nobody reads it then).
+     */
+    @Override
+    public void cancel()
+    {
+        cancelled = true;
+    }
+
+    /** On the agent: whether its connection closed ({@link #cancel}); such a call is no longer answered. */
+    boolean cancelled()
+    {
+        return cancelled;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.logthread.LogThreadFaults;
 import org.agrona.ErrorHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -11,8 +12,11 @@ import java.util.Set;
  * The group coordinator agent's {@link ErrorHandler}: what a command, a timer pass or the drain of
  * the log threads' answers threw. Each is counted; each distinct one (its class and where it was
  * thrown) is logged once with its stack trace, so a defect every heartbeat meets does not bury its
- * first trace. The agent carries on after any of them, an {@link Error} included: stopping would
- * leave every group request waiting for an answer nobody gives. Written by the agent only.
+ * first trace. The agent carries on after any of them, an {@link Error} included, except a {@link
+ * VirtualMachineError} (out of memory, stack overflow: the JVM itself is failing, and the groups may
+ * be half changed), which stops it ({@link #survive}; the same rule as the log threads', {@link
+ * LogThreadFaults#survivable}): every group request is then answered COORDINATOR_NOT_AVAILABLE.
+ * Written by the agent only.
  */
 final class GroupErrors implements ErrorHandler
 {
@@ -24,17 +28,46 @@ final class GroupErrors implements ErrorHandler
     /** Single writer (the agent), so the increment of the volatile is exact; read by tests. */
     private volatile long count;
 
+    /**
+     * Counts {@code error} and logs it if its kind is new. Throws nothing: what reporting it throws (an
+     * OutOfMemoryError while formatting, an error whose stack trace cannot be read) leaves it counted
+     * only, since anything thrown here would leave the agent's duty cycle and stop the agent.
+     */
     @Override
     public void onError(final Throwable error)
     {
+        survive(error);
+    }
+
+    /**
+     * Reports {@code error} (as {@link #onError}, throwing nothing) and returns whether the agent may
+     * carry on after it; one it cannot survive is logged each time, as the agent stops.
+     */
+    boolean survive(final Throwable error)
+    {
         count++;
-        final StackTraceElement[] at = error.getStackTrace();
-        final String kind = error.getClass().getName() + (at.length > 0 ? " at " + at[0] : "");
-        if (logged.size() < MAX_DISTINCT && logged.add(kind))
+        final boolean survivable = LogThreadFaults.survivable(error);
+        try
         {
-            LOG.error("group coordinator: {} (the coordinator carries on; later errors of this kind are only counted)", error,
-                error);
+            if (!survivable)
+            {
+                LOG.error("group coordinator: {} is not survivable (the JVM itself is failing): the coordinator stops, " +
+                    "every group request gets COORDINATOR_NOT_AVAILABLE until the broker restarts", error, error);
+                return false;
+            }
+            final StackTraceElement[] at = error.getStackTrace();
+            final String kind = error.getClass().getName() + (at.length > 0 ? " at " + at[0] : "");
+            if (logged.size() < MAX_DISTINCT && logged.add(kind))
+            {
+                LOG.error("group coordinator: {} (the coordinator carries on; later errors of this kind are only counted)", error,
+                    error);
+            }
         }
+        catch (final Throwable reportFailed)
+        {
+            // counted only (see above)
+        }
+        return survivable;
     }
 
     /** Errors reported since the agent started. */

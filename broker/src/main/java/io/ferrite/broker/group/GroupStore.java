@@ -189,11 +189,16 @@ final class GroupStore
         }
     }
 
+    /**
+     * The write's answer: {@code then} applies it, and only then is the write done. When applying it
+     * throws, the write is never done and an answer waiting for it times out (COORDINATOR_NOT_AVAILABLE)
+     * rather than report stored what memory does not hold.
+     */
     private static void finish(final Write write, final Written then, final short error)
     {
+        then.written(error);
         write.error = error;
         write.done = true;
-        then.written(error);
     }
 
     /**

@@ -71,6 +71,13 @@ final class SyncPhase
             case PREPARING_REBALANCE:
                 return waiter.fail(Errors.REBALANCE_IN_PROGRESS);
             case COMPLETING_REBALANCE:
+                if (member.awaitingSync != null)
+                {
+                    // the member's earlier SyncGroup (its client timed out and sent another, or a leader
+                    // retried): Kafka 4.4 replaces that pending answer and never completes it; ended
+                    // here (the client rejoins if it still reads it), or its call would wait on the agent forever
+                    member.awaitingSync.fail(Errors.REBALANCE_IN_PROGRESS);
+                }
                 member.awaitingSync = waiter;
                 if (memberId.equals(group.leaderId))
                 {

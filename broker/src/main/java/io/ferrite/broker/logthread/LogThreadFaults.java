@@ -43,7 +43,7 @@ public final class LogThreadFaults implements ErrorHandler
      * {@link InternalError}, which the JVM raises for an access to a mapped file that faults (SIGBUS:
      * the file was truncated, the disk went away) — a storage fault of one log, not of the JVM.
      */
-    static boolean survivable(final Throwable fault)
+    public static boolean survivable(final Throwable fault)
     {
         return !(fault instanceof VirtualMachineError) || fault instanceof InternalError;
     }

@@ -8,6 +8,7 @@ import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.IdleStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,20 +18,26 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The group coordinator's agent stepped one duty cycle at a time with an AgentInvoker (this test's
  * thread is the agent's): a group request is run, answered and its network thread woken only by a
  * pass of the agent, a waiting JoinGroup only by the pass that completes its rebalance, a session
- * expires on the agent's tick, and a call that throws an Error costs only that call.
+ * expires on the agent's tick, a call that throws an Error costs only that call, a
+ * VirtualMachineError stops the agent, and however the agent ends no call is left unanswered.
  */
 class GroupAgentTest
 {
@@ -40,6 +47,9 @@ class GroupAgentTest
     Path dir;
 
     private LogManager logs;
+    private TopicRegistry topics;
+    private LogThread logThread;
+    private GroupCoordinator.Settings settings;
     private GroupCoordinator coordinator;
     private GroupAgent agent;
     private AgentInvoker invoker;
@@ -50,12 +60,12 @@ class GroupAgentTest
     void open() throws Exception
     {
         logs = LogManager.open(LogManagerConfig.of(dir));
-        final TopicRegistry topics = new TopicRegistry(logs, 1);
+        topics = new TopicRegistry(logs, 1);
         topics.load(); // this thread is the topics' writer (no admin agent runs here)
         // the expiry case writes the emptied group: to a log thread that never runs (nobody waits for that write)
         topics.create(GroupCoordinator.OFFSETS_TOPIC, 1, java.util.Map.of());
         // one network thread's sender slot (0) and the coordinator's after it (1), as the broker sets them up
-        final LogThread logThread = new LogThread(0, 2, 64, new LogThread.Completion()
+        logThread = new LogThread(0, 2, 64, new LogThread.Completion()
         {
             @Override
             public void completed(final int networkThread)
@@ -67,9 +77,8 @@ class GroupAgentTest
             {
             }
         });
-        coordinator = new GroupCoordinator(topics, new AdminAgent(topics),
-            new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, 1, 1 << 20, 4096),
-            new LogThread[] {logThread}, 1);
+        settings = new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, 1, 1 << 20, 4096);
+        coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
         coordinator.load();
         agent = coordinator.agent();
         invoker = new AgentInvoker(escaped::add, null, agent);
@@ -82,7 +91,7 @@ class GroupAgentTest
         invoker.close();
         logs.close();
         assertEquals(List.of(), escaped, "errors that escaped the agent's duty cycle");
-        assertEquals(expectedErrors, agent.errors(), "errors the agent met and carried on after");
+        assertEquals(expectedErrors, agent.errors(), "errors the agent met");
     }
 
     @Test
@@ -144,24 +153,322 @@ class GroupAgentTest
     @Test
     void aCallThatThrowsAnErrorCostsOnlyThatCall()
     {
-        final AtomicInteger woken = new AtomicInteger();
-        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        onlyThatCallFails(new AssertionError("a defect in a group request")); // an Error, not a VirtualMachineError
+    }
+
+    /**
+     * An Error whose report throws (as an OutOfMemoryError met again while logging the first would):
+     * its call is still ended and the agent carries on. Before, the report's throw left the duty
+     * cycle: the call was never ended and Agrona's AgentRunner stopped the agent's thread.
+     */
+    @Test
+    void anErrorWhoseReportThrowsStillEndsItsCallAndTheAgentCarriesOn()
+    {
+        onlyThatCallFails(new Error("a defect")
         {
-            throw new StackOverflowError("a defect in a group request");
-        }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
+            @Override
+            public StackTraceElement[] getStackTrace()
+            {
+                throw new OutOfMemoryError("simulated: met again while reporting the first");
+            }
+        });
+    }
+
+    /** A call whose work throws {@code fault}, then a JoinGroup: the first is failed (its connection closes), the agent carries on. */
+    private void onlyThatCallFails(final Error fault)
+    {
+        final AtomicInteger woken = new AtomicInteger();
+        final GroupCall<Object> failing = throwing(fault, woken);
         final GroupCall<GroupCoordinator.JoinWaiter> after = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(failing));
         assertTrue(agent.offer(after));
         invoker.invoke();
         assertTrue(failing.answered(), "the failed call is ended (its connection closes)");
+        assertFalse(failing.abandoned());
         assertNull(failing.result());
         assertEquals(1, woken.get());
-        assertEquals(1, agent.errors(), "counted by the agent's error handler");
+        assertEquals(1, agent.errors(), "counted by the agent's error handler (logged if it could be)");
         expectedErrors = 1;
         assertTrue(after.answered(), "the agent carries on");
         assertEquals(Errors.NONE, after.result().error);
         assertSame(invoker.agent(), agent);
         assertFalse(invoker.isClosed(), "the agent still runs");
+    }
+
+    private static GroupCall<Object> throwing(final Error fault, final AtomicInteger woken)
+    {
+        return new GroupCall<>((c, now) ->
+        {
+            throw fault;
+        }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
+    }
+
+    /**
+     * A call that runs out of memory (a {@link VirtualMachineError}: the JVM is failing, the groups
+     * may be half changed): its connection closes, the agent runs nothing more, refuses new calls and
+     * stops, answering the call queued behind it and the join waiting for a rebalance
+     * COORDINATOR_NOT_AVAILABLE. Before, it carried on as after any other Error.
+     */
+    @Test
+    void aVirtualMachineErrorStopsTheAgentAndItsCallsAreAbandoned()
+    {
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        invoker.invoke();
+        assertTrue(a.answered());
+        final AtomicInteger wokenWaiting = new AtomicInteger();
+        final GroupCall<GroupCoordinator.JoinWaiter> waiting = join("", 10_000, wokenWaiting);
+        assertTrue(agent.offer(waiting));
+        invoker.invoke();
+        assertEquals(1, agent.waiting(), "the second member's join waits for the first to rejoin");
+
+        final GroupCall<Object> failing = throwing(new OutOfMemoryError("simulated: a group request ran out of memory"),
+            new AtomicInteger());
+        final AtomicInteger wokenBehind = new AtomicInteger();
+        final GroupCall<GroupCoordinator.JoinWaiter> behind = join("", 10_000, wokenBehind);
+        assertTrue(agent.offer(failing));
+        assertTrue(agent.offer(behind));
+        invoker.invoke();
+        assertTrue(failing.answered(), "the call that failed is ended (its connection closes)");
+        assertFalse(failing.abandoned());
+        assertTrue(behind.abandoned(), "the call queued behind it is not run: COORDINATOR_NOT_AVAILABLE");
+        assertEquals(1, wokenBehind.get());
+        assertTrue(waiting.abandoned(), "the waiting join: COORDINATOR_NOT_AVAILABLE");
+        assertEquals(1, wokenWaiting.get());
+        assertEquals(0, agent.waiting());
+        assertTrue(invoker.isClosed(), "the agent stopped");
+        assertFalse(agent.offer(join("", 10_000, new AtomicInteger())), "new calls are refused");
+        assertEquals(1, agent.errors());
+        expectedErrors = 1;
+    }
+
+    /**
+     * The agent's thread dies anyway (here its idle strategy throws an Error, which Agrona's
+     * AgentRunner rethrows without calling onClose): the calls still queued and those waiting are
+     * answered COORDINATOR_NOT_AVAILABLE and new ones are refused. Before, they were taken and
+     * never answered: a group answer has no deadline on its network thread.
+     */
+    @Test
+    void whenTheAgentsThreadDiesItsQueuedAndWaitingCallsAreAbandonedAndNewOnesRefused() throws Exception
+    {
+        final AtomicBoolean die = new AtomicBoolean();
+        agent.start(new IdleStrategy()
+        {
+            @Override
+            public void idle(final int workCount)
+            {
+                if (die.get())
+                {
+                    throw new Error("simulated: the agent's thread dies");
+                }
+                if (workCount == 0)
+                {
+                    LockSupport.parkNanos(1_000_000); // unparked by offer
+                }
+            }
+
+            @Override
+            public void idle()
+            {
+                idle(0);
+            }
+
+            @Override
+            public void reset()
+            {
+            }
+        });
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(b));
+        agent.call((c, now) -> null).get(20, TimeUnit.SECONDS); // queued behind both: both were run
+        assertTrue(a.answered());
+        assertFalse(b.answered(), "the second member's join waits for the first to rejoin");
+
+        // hold the agent in a task; queue more calls than one pass runs; the pass that ends is its last
+        final CountDownLatch held = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        agent.execute(() ->
+        {
+            held.countDown();
+            awaitLatch(release);
+        });
+        assertTrue(held.await(20, TimeUnit.SECONDS));
+        final long runBefore = agent.callsRun(); // the task is counted once it returns
+        final List<GroupCall<?>> queued = new ArrayList<>();
+        for (int i = 0; i < GroupAgent.CALL_LIMIT + 3; i++)
+        {
+            final GroupCall<GroupCoordinator.Description> describe = new GroupCall<>((c, now) -> c.describe(GROUP),
+                (o, at, r) -> at, (o, at, e) -> at, () -> { });
+            assertTrue(agent.offer(describe));
+            queued.add(describe);
+        }
+        die.set(true);
+        release.countDown();
+
+        await(() -> b.answered() && queued.stream().allMatch(GroupCall::answered), Duration.ofSeconds(20),
+            "the waiting join and every queued call answered once the agent's thread died");
+        assertTrue(b.abandoned(), "the waiting join: COORDINATOR_NOT_AVAILABLE");
+        final long runAfter = agent.callsRun();
+        final long ranQueued = runAfter - runBefore - 1; // less the task
+        final long abandoned = queued.stream().filter(GroupCall::abandoned).count();
+        assertEquals(queued.size() - ranQueued, abandoned, "each queued call was run or abandoned");
+        assertTrue(abandoned >= 4, "the pass that ran the task ran at most CALL_LIMIT calls: " + abandoned);
+
+        final GroupCall<GroupCoordinator.JoinWaiter> late = join("", 10_000, new AtomicInteger());
+        assertFalse(agent.offer(late), "a call for a dead agent is refused (its network thread answers COORDINATOR_NOT_AVAILABLE)");
+        // the Error, reported by Agrona's AgentRunner (its duty cycle's catch) before it rethrew it
+        expectedErrors = 1;
+    }
+
+    private static void awaitLatch(final CountDownLatch latch)
+    {
+        try
+        {
+            assertTrue(latch.await(20, TimeUnit.SECONDS));
+        }
+        catch (final InterruptedException ex)
+        {
+            throw new AssertionError(ex);
+        }
+    }
+
+    /**
+     * A write the log thread stored, whose applying to memory throws: it is not reported done, so an
+     * answer waiting for it (a commit's) times out as COORDINATOR_NOT_AVAILABLE instead of telling the
+     * client its offsets are stored while memory does not hold them. Before, the write was marked done
+     * (and OK) before it was applied. (A store of its own on the coordinator's sender slot: the
+     * coordinator writes nothing here.)
+     */
+    @Test
+    void aWriteWhoseApplyingThrowsIsNotReportedDone()
+    {
+        final GroupStore store = new GroupStore(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
+        final AtomicInteger applied = new AtomicInteger();
+        final GroupStore.Write write = store.write(GROUP, GroupRecords.groupKey(GROUP), null, error ->
+        {
+            applied.incrementAndGet();
+            assertEquals(Errors.NONE, error);
+            throw new IllegalStateException("simulated: applying the write to memory failed");
+        });
+        final AgentInvoker logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
+        logThreadInvoker.start();
+        try
+        {
+            await(() ->
+            {
+                logThreadInvoker.invoke();
+                return logThread.hasReturned(1);
+            }, Duration.ofSeconds(20), "the log thread answered the write");
+        }
+        finally
+        {
+            logThreadInvoker.close();
+        }
+        assertThrows(IllegalStateException.class, store::drain);
+        assertEquals(1, applied.get(), "the answer was applied (and threw)");
+        assertFalse(write.done, "not done: what waits for it times out");
+        final AwaitingWrites<String> awaiting = new AwaitingWrites<>("commit", List.of(write), 0);
+        assertFalse(awaiting.complete(AwaitingWrites.TIMEOUT_MS - 1));
+        assertTrue(awaiting.complete(AwaitingWrites.TIMEOUT_MS));
+        assertEquals(Errors.COORDINATOR_NOT_AVAILABLE, awaiting.firstOutcome(Errors.NONE));
+    }
+
+    /**
+     * A follower's SyncGroup waits for the leader's assignment; its client times out and sends
+     * SyncGroup again. The first is answered REBALANCE_IN_PROGRESS when the second replaces it (Kafka
+     * 4.4 replaces it without answering; its connection is gone by then): before, it stayed in the
+     * agent's waiting calls, settled on every pass, for the broker's life.
+     */
+    @Test
+    void aSyncGroupReplacedByTheMembersNextOneIsAnsweredAndLeavesTheAgent()
+    {
+        final String[] members = twoMembersCompletingRebalance();
+        final String follower = members[1];
+        final AtomicInteger wokenFirst = new AtomicInteger();
+        final GroupCall<GroupCoordinator.SyncWaiter> first = sync(follower, 2, wokenFirst);
+        assertTrue(agent.offer(first));
+        invoker.invoke();
+        assertFalse(first.answered(), "the follower's SyncGroup waits for the leader's assignment");
+        assertEquals(1, agent.waiting());
+
+        final AtomicInteger wokenSecond = new AtomicInteger();
+        final GroupCall<GroupCoordinator.SyncWaiter> second = sync(follower, 2, wokenSecond);
+        assertTrue(agent.offer(second));
+        invoker.invoke();
+        assertTrue(first.answered(), "the replaced SyncGroup is answered");
+        assertEquals(Errors.REBALANCE_IN_PROGRESS, first.result().error);
+        assertEquals(1, wokenFirst.get(), "and its network thread woken");
+        assertFalse(second.answered(), "the new one waits in its place");
+        assertEquals(1, agent.waiting(), "only the new one waits on the agent");
+
+        // the follower leaves: its waiting SyncGroup is failed and nothing is left on the agent
+        assertTrue(agent.offer(new GroupCall<>((c, now) -> c.leave(GROUP, List.of(new GroupCoordinator.MemberIdentity(follower, null))),
+            (o, at, r) -> at, (o, at, e) -> at, () -> { })));
+        invoker.invoke();
+        assertTrue(second.answered());
+        assertEquals(Errors.UNKNOWN_MEMBER_ID, second.result().error);
+        assertEquals(1, wokenSecond.get());
+        assertEquals(0, agent.waiting());
+    }
+
+    /**
+     * A waiting SyncGroup whose connection closed ({@link GroupCall#cancel}, by its network thread)
+     * leaves the agent's waiting calls at the next pass, unanswered and without changing the group:
+     * the member still waits for its assignment (a SyncGroup has no deadline of its own, so before
+     * this it waited on the agent until the group moved on, or forever once replaced).
+     */
+    @Test
+    void aWaitingCallWhoseConnectionClosedIsDroppedByTheNextPass()
+    {
+        final String[] members = twoMembersCompletingRebalance();
+        final AtomicInteger woken = new AtomicInteger();
+        final GroupCall<GroupCoordinator.SyncWaiter> waiting = sync(members[1], 2, woken);
+        assertTrue(agent.offer(waiting));
+        invoker.invoke();
+        assertEquals(1, agent.waiting());
+
+        waiting.cancel(); // the network thread, as the connection closed
+        final GroupCall<GroupCoordinator.Description> describe = new GroupCall<>((c, now) -> c.describe(GROUP),
+            (o, at, r) -> at, (o, at, e) -> at, () -> { });
+        assertTrue(agent.offer(describe));
+        invoker.invoke();
+        assertEquals(0, agent.waiting(), "dropped by the pass after its cancel");
+        assertFalse(waiting.answered(), "not answered: nobody reads it");
+        assertEquals(0, woken.get(), "its network thread not woken");
+        assertEquals("CompletingRebalance", describe.result().state(), "the group unchanged");
+        assertEquals(2, describe.result().members().size());
+    }
+
+    /**
+     * Two members joined (the second made the group rebalance, the first rejoined): generation 2, in
+     * CompletingRebalance, nothing waiting. Returns the leader's and the follower's member ids.
+     */
+    private String[] twoMembersCompletingRebalance()
+    {
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        invoker.invoke();
+        final String leader = a.result().memberId;
+        final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(b));
+        invoker.invoke();
+        assertTrue(agent.offer(join(leader, 10_000, new AtomicInteger())));
+        invoker.invoke();
+        assertTrue(b.answered());
+        assertEquals(Errors.NONE, b.result().error);
+        assertEquals(2, b.result().generationId);
+        assertEquals(leader, b.result().leaderId);
+        assertEquals(0, agent.waiting());
+        assertEquals("CompletingRebalance", coordinator.describe(GROUP).state());
+        return new String[] {leader, b.result().memberId};
+    }
+
+    private GroupCall<GroupCoordinator.SyncWaiter> sync(final String memberId, final int generation, final AtomicInteger woken)
+    {
+        return new GroupCall<>((c, now) -> c.sync(GROUP, generation, memberId, null, null, null, java.util.Map.of()),
+            (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
     }
 
     private GroupCall<GroupCoordinator.JoinWaiter> join(final String memberId, final int sessionMs, final AtomicInteger woken)
