@@ -31,6 +31,7 @@ final class LogCreation
         final Map<Path, LogEnvironment> environments) throws IOException
     {
         final PartitionLog[] made = new PartitionLog[Math.max(0, to - from)];
+        final boolean[] ours = new boolean[made.length]; // directories this batch made: the only ones a failure removes
         final Set<Path> touched = new LinkedHashSet<>();
         Path making = null;
         try
@@ -59,6 +60,7 @@ final class LogCreation
                     log = LogLoader.create(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
                         environments.get(dir));
                     making = null;
+                    ours[p - from] = true;
                 }
                 made[p - from] = log;
             }
@@ -70,7 +72,7 @@ final class LogCreation
         }
         catch (final IOException | RuntimeException ex)
         {
-            removeUnpublished(made, making, ex);
+            removeUnpublished(made, ours, making, ex);
             throw ex;
         }
     }
@@ -94,15 +96,23 @@ final class LogCreation
         return chosen;
     }
 
-    /** After a failure: the batch's logs closed, their directories (and the one half made) deleted, best effort. */
-    private static void removeUnpublished(final PartitionLog[] made, final Path halfMade, final Exception cause)
+    /**
+     * After a failure: the batch's logs closed, and the directories it made (and the one half made)
+     * deleted, best effort; a directory it found and loaded is left as it was found.
+     */
+    private static void removeUnpublished(final PartitionLog[] made, final boolean[] ours, final Path halfMade,
+        final Exception cause)
     {
         final List<Path> dirs = new ArrayList<>();
-        for (final PartitionLog log : made)
+        for (int i = 0; i < made.length; i++)
         {
+            final PartitionLog log = made[i];
             if (log != null)
             {
-                dirs.add(log.dir());
+                if (ours[i])
+                {
+                    dirs.add(log.dir());
+                }
                 try
                 {
                     log.close();

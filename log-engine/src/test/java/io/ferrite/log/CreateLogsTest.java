@@ -121,6 +121,39 @@ class CreateLogsTest
         }
     }
 
+    /** A directory of the same name found in place (a stray one) is loaded, and a failed batch leaves it, records and all. */
+    @Test
+    void aFailedBatchLeavesADirectoryItFoundInPlace() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final Path other = dir.resolve("other");
+        final Batches batches = new Batches();
+        final AppendResult result = new AppendResult();
+        try (LogManager elsewhere = LogManager.open(LogManagerConfig.of(other)))
+        {
+            final PartitionLog log = elsewhere.createLog("orders", 0, Map.of());
+            batches.records(7, 0, System.currentTimeMillis());
+            log.append(batches.buffer, 0, batches.length, result);
+            assertEquals(AppendResult.OK, result.status);
+        }
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final Path strayDir = data.resolve("orders-0");
+            Files.createDirectories(strayDir);
+            try (var files = Files.list(other.resolve("orders-0")))
+            {
+                for (final Path f : (Iterable<Path>)files::iterator)
+                {
+                    Files.copy(f, strayDir.resolve(f.getFileName()));
+                }
+            }
+            Files.writeString(data.resolve("orders-3"), "not a directory");
+            assertThrows(IOException.class, () -> manager.createLogs("orders", 0, 5, Map.of()));
+            assertTrue(Files.isDirectory(strayDir), "a directory the batch did not make was removed");
+            assertFalse(Files.exists(data.resolve("orders-1")), "a directory the batch made was left");
+        }
+    }
+
     private static long partitionDirs(final Path logDir) throws IOException
     {
         try (var children = Files.list(logDir))

@@ -86,6 +86,8 @@ public final class FetchHandler implements RequestHandler
         private long[] seen = new long[8];
         private int parkedCount;
         private boolean registered;
+        /** Set during the first counting pass, which notes what the fetch will wait on. */
+        private boolean recording;
 
         int start(final Connection connection, final short version, final int offset, final int limit, final int outOffset)
         {
@@ -105,12 +107,12 @@ public final class FetchHandler implements RequestHandler
             // Kafka's order: max_bytes capped by the broker first, then min_bytes by that, so a
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
-            if (decoder.maxWaitMs() > 0)
-            {
-                watch(connection); // the high watermarks before the pass: what moves after it is seen by poll
-                decoder.wrap(connection.in, offset, limit, version);
-            }
+            // the pass notes each partition it counts with the high watermark it counted up to: what
+            // moves after that is seen by poll, and a partition it did not count is not waited on
+            parkedCount = 0;
+            recording = decoder.maxWaitMs() > 0;
             final int available = pass(connection, false, outOffset);
+            recording = false;
             if (errors || available >= minBytes || decoder.maxWaitMs() <= 0)
             {
                 unpark();
@@ -128,8 +130,10 @@ public final class FetchHandler implements RequestHandler
          * one network thread, a wake-up for one partition no longer walks every other fetch's
          * partitions (Kafka's purgatory likewise checks a delayed fetch when one of its partitions
          * changes). The check runs after the fetch registered on its partitions, and the
-         * watermarks it compares with were read before the pass that found too little, so an
-         * append between that pass and the registration is seen here.
+         * watermarks it compares with are those the pass that found too little counted up to, so an
+         * append between that pass and the registration is seen here. (A log start moving above the
+         * fetch offset is not a reason to read again: it is found at the next read, as Kafka's
+         * DelayedFetch finds it.)
          */
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
@@ -186,39 +190,22 @@ public final class FetchHandler implements RequestHandler
             unpark(); // else the partitions would wake this network thread for a fetch that is gone
         }
 
-        /** Notes the partitions the request reads, with their high watermarks now (not registered yet). */
-        private void watch(final Connection connection)
+        /** From the first counting pass: a partition it counted, with the high watermark it counted up to. */
+        private void record(final Partition partition, final Topic topic, final long highWatermark)
         {
-            decoder.wrap(connection.in, offset, limit, version);
-            parkedCount = 0;
-            final FetchRequestDecoder.FetchTopic t = decoder.topics();
-            while (t.hasNext())
+            if (parkedCount == parked.length)
             {
-                t.next();
-                final Topic topic = topic(connection, t);
-                final FetchRequestDecoder.FetchPartition p = t.partitions();
-                while (p.hasNext())
-                {
-                    p.next();
-                    final Partition partition = topic == null ? null : topic.partition(p.partition());
-                    if (partition != null)
-                    {
-                        if (parkedCount == parked.length)
-                        {
-                            parked = Arrays.copyOf(parked, parkedCount * 2);
-                            parkedTopics = Arrays.copyOf(parkedTopics, parkedCount * 2);
-                            seen = Arrays.copyOf(seen, parkedCount * 2);
-                        }
-                        parked[parkedCount] = partition;
-                        parkedTopics[parkedCount] = topic;
-                        seen[parkedCount] = partition.log.highWatermark();
-                        parkedCount++;
-                    }
-                }
+                parked = Arrays.copyOf(parked, parkedCount * 2);
+                parkedTopics = Arrays.copyOf(parkedTopics, parkedCount * 2);
+                seen = Arrays.copyOf(seen, parkedCount * 2);
             }
+            parked[parkedCount] = partition;
+            parkedTopics[parkedCount] = topic;
+            seen[parkedCount] = highWatermark;
+            parkedCount++;
         }
 
-        /** Registers on each partition watched, so that an advance of its high watermark wakes this thread. */
+        /** Registers on each partition counted, so that an advance of its high watermark wakes this thread. */
         private void park()
         {
             for (int i = 0; i < parkedCount; i++)
@@ -276,11 +263,11 @@ public final class FetchHandler implements RequestHandler
 
         /** Reads one partition into {@link #region}; the partition's error. */
         private short read(final Partition partition, final Topic topic, final FetchRequestDecoder.FetchPartition p,
-            final int limit, final boolean minOneBatch)
+            final int limit, final boolean minOneBatch, final long highWatermark)
         {
             try
             {
-                return partition.log.read(p.fetchOffset(), limit, partition.log.highWatermark(), minOneBatch, region) ==
+                return partition.log.read(p.fetchOffset(), limit, highWatermark, minOneBatch, region) ==
                     PartitionLog.OFFSET_OUT_OF_RANGE ? Errors.OFFSET_OUT_OF_RANGE : Errors.NONE;
             }
             catch (final LogClosedException gone)
@@ -337,8 +324,13 @@ public final class FetchHandler implements RequestHandler
                     }
                     else
                     {
+                        final long highWatermark = partition.log.highWatermark();
+                        if (recording)
+                        {
+                            record(partition, topic, highWatermark);
+                        }
                         error = read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
-                            countingLimit(p.partitionMaxBytes(), bytes), write ? first : true);
+                            countingLimit(p.partitionMaxBytes(), bytes), write ? first : true, highWatermark);
                     }
                     final int length = error == Errors.NONE ? region.length : 0;
                     if (error != Errors.NONE)
