@@ -200,7 +200,8 @@ public final class LogManager implements AutoCloseable
      * overrides}: every partition's directory is made and its log opened, then each log directory
      * they went to is fsynced once (not once per partition), and only then are they published, so
      * {@link #log} finds none of them before every directory entry is durable. All or nothing: when
-     * one fails, the ones made so far are closed and removed and the failure is thrown.
+     * one fails, the logs opened so far are closed, the directories this call made are removed (one
+     * it found in place is loaded, and left), and the failure is thrown.
      *
      * @throws IllegalArgumentException for an illegal topic name or partition, or one that exists
      * @throws io.ferrite.log.config.ConfigException for an invalid config

@@ -89,7 +89,7 @@ public final class DeleteRecordsHandler implements RequestHandler
         }
         if (tasks == 0)
         {
-            return answer.write(out, outOffset, 0);
+            return answer.write(out, outOffset);
         }
         answer.remaining.set(tasks);
         connection.defer(answer);
@@ -185,7 +185,7 @@ public final class DeleteRecordsHandler implements RequestHandler
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
         {
-            return remaining.get() == 0 || onlyStoppedLeft() ? write(connection.out, outOffset, nowMs) : NOT_READY;
+            return remaining.get() == 0 || onlyStoppedLeft() ? write(connection.out, outOffset) : NOT_READY;
         }
 
         /** Whether every partition not answered yet belongs to a log thread that has stopped (and so never will be). */
@@ -210,7 +210,7 @@ public final class DeleteRecordsHandler implements RequestHandler
             return Long.MAX_VALUE;
         }
 
-        int write(final MutableDirectBuffer out, final int outOffset, final long nowMs)
+        int write(final MutableDirectBuffer out, final int outOffset)
         {
             response.wrap(out, outOffset, version).throttleTimeMs(0);
             final DeleteRecordsResponseEncoder.DeleteRecordsTopicResult rt = response.topics(names.length);

@@ -82,10 +82,9 @@ public final class FetchHandler implements RequestHandler
         /** The partitions this fetch reads (those that exist), registered while it waits. */
         private Partition[] parked = new Partition[8];
         private Topic[] parkedTopics = new Topic[8];
-        /** Each one's high watermark as read just before the last counting pass. */
+        /** Each one's high watermark as the last counting pass saw it (read before or during that pass, never after). */
         private long[] seen = new long[8];
         private int parkedCount;
-        private boolean registered;
         /** Set during the first counting pass, which notes what the fetch will wait on. */
         private boolean recording;
 
@@ -115,7 +114,7 @@ public final class FetchHandler implements RequestHandler
             recording = false;
             if (errors || available >= minBytes || decoder.maxWaitMs() <= 0)
             {
-                unpark();
+                forget(); // noted, never registered
                 return pass(connection, true, outOffset);
             }
             deadline = System.currentTimeMillis() + decoder.maxWaitMs();
@@ -212,22 +211,26 @@ public final class FetchHandler implements RequestHandler
             {
                 parked[i].fetchParked(networkThread);
             }
-            registered = true;
         }
 
+        /** Undoes {@link #park} (a fetch that waited: answered or cancelled). */
         private void unpark()
         {
             for (int i = 0; i < parkedCount; i++)
             {
-                if (registered)
-                {
-                    parked[i].fetchUnparked();
-                }
+                parked[i].fetchUnparked();
+            }
+            forget();
+        }
+
+        private void forget()
+        {
+            for (int i = 0; i < parkedCount; i++)
+            {
                 parked[i] = null;
                 parkedTopics[i] = null;
             }
             parkedCount = 0;
-            registered = false;
         }
 
         /** The request's max_bytes within the broker's fetch.max.bytes. */

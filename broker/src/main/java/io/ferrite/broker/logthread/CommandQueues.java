@@ -23,13 +23,13 @@ final class CommandQueues
     private final SpscArrayQueue<AppendCommand>[] in;
     private final SpscArrayQueue<AppendCommand>[] out;
     private final int capacity;
+    private static final int INTS_PER_LINE = 16;
     /**
      * Commands each network thread has out on this thread (touched only by that network thread), at
      * {@link #slot}: one cache line apart, so network threads counting side by side do not share a
      * line (adjacent ints would make every count a cache miss on the other thread's core).
      */
     private final int[] inFlight;
-    private static final int INTS_PER_LINE = 16;
     private final LogThread.Completion completion;
     private final LogThreadFaults faults;
     /** The log thread while it runs (null under an AgentInvoker, whose caller needs no wake-up). */

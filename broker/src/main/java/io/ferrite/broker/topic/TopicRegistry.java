@@ -206,7 +206,7 @@ public final class TopicRegistry
             {
                 created[p] = new Partition(name, p, made[p], owner(name, p));
             }
-            for (int p = 0; p < partitions; p++)
+            for (int p = 0; p < partitions; p++) // after every partition is in created: a failure here rolls all back
             {
                 writeTopicId(made[p].dir(), id);
             }
@@ -257,7 +257,7 @@ public final class TopicRegistry
             {
                 partitions[p] = new Partition(topic.name, p, made[p - from], owner(topic.name, p));
             }
-            for (int p = from; p < count; p++)
+            for (int p = from; p < count; p++) // after every partition is in partitions: a failure here rolls all back
             {
                 writeTopicId(made[p - from].dir(), new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
             }
