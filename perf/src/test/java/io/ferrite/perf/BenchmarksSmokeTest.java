@@ -17,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * CI does not measure: it checks that every benchmark runs (in-process, one short iteration) and
+ * CI does not measure: it checks that every benchmark runs (in-process, one short iteration, with
+ * one value of each size parameter but every engine and write strategy) and
  * that the committed RESULTS.md is what the committed JSON gives.
  */
 class BenchmarksSmokeTest
@@ -33,6 +34,10 @@ class BenchmarksSmokeTest
             .measurementTime(TimeValue.milliseconds(50))
             .param("logMiB", "2")
             .param("mebibytes", "2")
+            // one value of each size parameter (every benchmark and both engines and write strategies still run)
+            .param("batchBytes", "1024")
+            .param("messageBytes", "64")
+            .param("waitingFetches", "100")
             .shouldFailOnError(true)
             .build()).run();
         // one line per benchmark in the list the annotation processor generates

@@ -28,7 +28,7 @@ class PartitionScaleSmokeTest
     @Test
     void runnerRecordsEveryFigureForBothBrokers() throws Exception
     {
-        final boolean kafka = Boolean.parseBoolean(System.getProperty("partitionscale.smoke.kafka", "true"));
+        final boolean kafka = Boolean.getBoolean("ferrite.smoke.kafka");
         final Path dir = Path.of("target", "partition-scale-smoke");
         final Path out = dir.resolve("N20.json");
         final Path markdown = dir.resolve("partition-scale.md");

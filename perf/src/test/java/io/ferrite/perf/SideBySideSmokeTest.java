@@ -17,14 +17,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The side-by-side runner completes a tiny run (one round, a few thousand records, Kafka's tools
  * included) against both brokers in child JVMs: about 30 s on two cores, most of it Kafka's start.
- * {@code -Dsidebyside.smoke.kafka=false} leaves Kafka out (about 12 s). Measures nothing.
+ * Kafka takes part only with {@code -Dferrite.smoke.kafka=true} (the {@code long} profile, and CI) and
+ * is left out of the default build (about 12 s). Measures nothing.
  */
 class SideBySideSmokeTest
 {
     @Test
     void runnerCompletesATinyRun() throws Exception
     {
-        final boolean kafka = Boolean.parseBoolean(System.getProperty("sidebyside.smoke.kafka", "true"));
+        final boolean kafka = Boolean.getBoolean("ferrite.smoke.kafka");
         final Path out = Path.of("target", "side-by-side-smoke.json");
         final List<String> args = new ArrayList<>(List.of("--smoke", "--out", out.toString()));
         if (!kafka)
