@@ -12,10 +12,10 @@ import java.util.Set;
 /**
  * The making of a batch of new partition logs for {@link LogManager#createLogs}: each partition's
  * directory made in the log directory holding the fewest partitions, its overrides written (fsynced),
- * its log opened and the caller's {@link PartitionFiles} written; then each partition directory
- * fsynced, so that every file in it is there after a power loss, and each log directory that took
- * one fsynced once (one fsync for all their entries, not one per partition). All or nothing: a
- * failure closes and removes what the batch made.
+ * its log opened; then the caller's {@link PartitionFiles} written and each partition directory
+ * fsynced, so that every file in it is there after a power loss ({@link CreationFsyncs}, several at
+ * a time), and each log directory that took one fsynced once (one fsync for all their entries, not
+ * one per partition). All or nothing: a failure closes and removes what the batch made.
  */
 final class LogCreation
 {
@@ -64,12 +64,8 @@ final class LogCreation
                     ours[p - from] = true;
                 }
                 made[p - from] = log;
-                files.write(partitionDir, p);
             }
-            for (final PartitionLog log : made)
-            {
-                OffsetCheckpoint.fsyncDirectory(log.dir());
-            }
+            CreationFsyncs.finish(made, from, files);
             for (final Path dir : touched)
             {
                 OffsetCheckpoint.fsyncDirectory(dir);

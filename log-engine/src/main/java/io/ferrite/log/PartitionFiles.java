@@ -8,7 +8,8 @@ import java.nio.file.Path;
  * written by {@link LogManager#createLogs(String, int, int, java.util.Map, PartitionFiles)} after the
  * partition's own files and before the directory is fsynced: each file's content must be durable when
  * {@link #write} returns (e.g. {@link io.ferrite.log.config.DurableFile#writeInPlace}); its directory
- * entry is made durable by the creation's one fsync of the partition directory.
+ * entry is made durable by the creation's one fsync of the partition directory. Called once per
+ * partition, from several threads at a time ({@link CreationFsyncs}).
  */
 @FunctionalInterface
 public interface PartitionFiles
