@@ -54,10 +54,6 @@ final class LogCreation
                 {
                     Files.createDirectory(partitionDir);
                     making = partitionDir;
-                    if (!overrides.isEmpty())
-                    {
-                        PartitionOverrides.writeNew(partitionDir, overrides);
-                    }
                     log = LogLoader.create(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
                         environments.get(dir));
                     making = null;
@@ -65,7 +61,12 @@ final class LogCreation
                 }
                 made[p - from] = log;
             }
-            CreationFsyncs.finish(made, from, files);
+            // the overrides file with the caller's (the log was opened with them: nothing reads it before a restart)
+            CreationFsyncs.finish(made, from, overrides.isEmpty() ? files : (partitionDir, partition) ->
+            {
+                PartitionOverrides.writeNew(partitionDir, overrides);
+                files.write(partitionDir, partition);
+            });
             for (final Path dir : touched)
             {
                 OffsetCheckpoint.fsyncDirectory(dir);
