@@ -79,6 +79,8 @@ public final class FetchHandler implements RequestHandler
         private long deadline;
         private int minBytes;
         private boolean errors;
+        /** Partitions the last pass was asked for. */
+        private int asked;
         /** The partitions this fetch reads (those that exist), registered while it waits. */
         private Partition[] parked = new Partition[8];
         private Topic[] parkedTopics = new Topic[8];
@@ -112,7 +114,9 @@ public final class FetchHandler implements RequestHandler
             recording = decoder.maxWaitMs() > 0;
             final int available = pass(connection, false, outOffset);
             recording = false;
-            if (errors || available >= minBytes || decoder.maxWaitMs() <= 0)
+            // Kafka answers a fetch for no partition at once: a consumer's close sends one to end its
+            // fetch session, and waits for the answer
+            if (errors || available >= minBytes || decoder.maxWaitMs() <= 0 || asked == 0)
             {
                 forget(); // noted, never registered
                 return pass(connection, true, outOffset);
@@ -247,11 +251,6 @@ public final class FetchHandler implements RequestHandler
         }
 
         /**
-         * Reads every partition asked for. Without {@code write} it only adds up the bytes there are
-         * (and notes errors); with it, it writes the response and splices the records in, and returns
-         * where the response ends.
-         */
-        /**
          * How far a counting pass looks into a partition: what it holds up to its max bytes, as
          * Kafka's delayed fetch counts (not the response's whole batches within max_bytes: 900-byte
          * batches under a 4096-byte cap make 3600, and a min_bytes capped to 4096 would wait out
@@ -279,9 +278,15 @@ public final class FetchHandler implements RequestHandler
             }
         }
 
+        /**
+         * Reads every partition asked for. Without {@code write} it only adds up the bytes there are
+         * (and notes errors); with it, it writes the response and splices the records in, and returns
+         * where the response ends.
+         */
         private int pass(final Connection connection, final boolean write, final int outOffset)
         {
             errors = false;
+            asked = 0;
             final boolean committed = decoder.isolationLevel() == READ_COMMITTED;
             int remaining = Math.max(0, maxBytes(decoder));
             boolean first = true;
@@ -315,6 +320,7 @@ public final class FetchHandler implements RequestHandler
                 while (p.hasNext())
                 {
                     p.next();
+                    asked++;
                     final Partition partition = topic == null ? null : topic.partition(p.partition());
                     final short error;
                     if (partition == null)

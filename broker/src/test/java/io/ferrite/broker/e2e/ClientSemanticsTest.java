@@ -173,6 +173,16 @@ class ClientSemanticsTest
                 assertEquals(0, ((org.apache.kafka.common.record.internal.BaseRecords)partition.records()).sizeInBytes());
                 System.out.println("idle fetch answered after " + elapsed + " ms (max_wait_ms " + wait + ")");
                 assertTrue(elapsed >= wait - 5, "answered after " + elapsed + " ms, before max_wait_ms");
+
+                // a fetch for no partition, as a consumer's close sends to end its fetch session (and
+                // waits for): Kafka answers it at once; waiting out an hour's max_wait_ms would end in
+                // the raw client's read timeout (20 s)
+                final FetchRequestData none = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(3_600_000).setMinBytes(1)
+                    .setMaxBytes(1 << 20).setIsolationLevel((byte)0).setSessionId(0).setSessionEpoch(-1).setTopics(List.of());
+                final FetchResponseData answered = new FetchResponseData(new ByteBufferAccessor(
+                    raw.exchange(ApiKeys.FETCH, (short)12, none)), (short)12);
+                assertEquals(Errors.NONE.code(), answered.errorCode());
+                assertTrue(answered.responses().isEmpty(), answered.toString());
             }
         }
     }
