@@ -9,13 +9,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * The last step of a creation batch ({@link LogCreation}): in each new partition's directory the
- * caller's {@link PartitionFiles} written (each file fsynced) and the directory fsynced. Two fsyncs
- * a partition, which a file system serves far faster several at a time than one after another (ext4
- * commits the fsyncs waiting together in one journal commit): a batch of more than one partition
- * runs them on a few threads of its own, started for the batch and ended with it. Returns, or
- * throws the first failure, only once every partition's step has ended, so that a failed batch is
- * never removed under a step still writing into it.
+ * The last step of a creation batch ({@link LogCreation}) for each new partition, given as a
+ * {@link PartitionFiles}: its files fsynced or written, then its directory fsynced. Two or three
+ * fsyncs a partition, which a file system serves far faster several at a time than one after another
+ * (ext4 commits the fsyncs waiting together in one journal commit): a batch of more than one
+ * partition runs them on a few threads of its own, started for the batch and ended with it. Each
+ * thread only touches the directory of the partition it finishes, which nothing else sees before the
+ * batch is published. Returns, or throws the first failure, only once every step it started has
+ * ended, so that a failed batch is never removed under a step still writing into it.
  */
 final class CreationFsyncs
 {
@@ -29,14 +30,21 @@ final class CreationFsyncs
     {
     }
 
-    static void finish(final PartitionLog[] made, final int from, final PartitionFiles files) throws IOException
+    /**
+     * Runs {@code step} and the directory fsync for every partition of {@code made}. An interrupt of
+     * the caller's thread meanwhile is taken and noted in {@code interrupted[0]}, thrown or not: the
+     * batch's own fsyncs after this (or its removal's) would fail on it; the caller restores it when
+     * it is done.
+     */
+    static void finish(final PartitionLog[] made, final int from, final PartitionFiles step, final boolean[] interrupted)
+        throws IOException
     {
         final int threads = Math.min(THREADS, made.length);
         if (threads <= 1)
         {
             for (int i = 0; i < made.length; i++)
             {
-                finishOne(made[i], from + i, files);
+                finishOne(made[i], from + i, step);
             }
             return;
         }
@@ -46,38 +54,46 @@ final class CreationFsyncs
             thread.setDaemon(true);
             return thread;
         });
+        final List<Future<Void>> steps = new ArrayList<>(made.length);
+        Throwable notStarted = null;
         try
         {
-            final List<Future<Void>> steps = new ArrayList<>(made.length);
             for (int i = 0; i < made.length; i++)
             {
                 final PartitionLog log = made[i];
                 final int partition = from + i;
                 steps.add(pool.submit(() ->
                 {
-                    finishOne(log, partition, files);
+                    finishOne(log, partition, step);
                     return null;
                 }));
             }
-            awaitAll(steps);
+        }
+        catch (final Throwable ex)
+        {
+            notStarted = ex; // a thread that could not be started (a limit on threads): what started is waited for
         }
         finally
         {
             pool.shutdown();
         }
+        awaitAll(steps, notStarted, interrupted);
     }
 
-    private static void finishOne(final PartitionLog log, final int partition, final PartitionFiles files) throws IOException
+    private static void finishOne(final PartitionLog log, final int partition, final PartitionFiles step) throws IOException
     {
-        files.write(log.dir(), partition);
+        step.write(log.dir(), partition);
         OffsetCheckpoint.fsyncDirectory(log.dir());
     }
 
-    /** Waits for every step, an interrupt included (kept for the caller); throws the first failure, the others suppressed. */
-    private static void awaitAll(final List<Future<Void>> steps) throws IOException
+    /**
+     * Waits for every step, through interrupts (noted in {@code interrupted[0]}); throws the first
+     * failure, the others suppressed, an {@link IOException} for anything but an unchecked one.
+     */
+    private static void awaitAll(final List<Future<Void>> steps, final Throwable notStarted, final boolean[] interrupted)
+        throws IOException
     {
-        Throwable first = null;
-        boolean interrupted = false;
+        Throwable first = notStarted;
         for (final Future<Void> step : steps)
         {
             while (true)
@@ -89,7 +105,7 @@ final class CreationFsyncs
                 }
                 catch (final InterruptedException ex)
                 {
-                    interrupted = true;
+                    interrupted[0] = true;
                 }
                 catch (final ExecutionException ex)
                 {
@@ -105,10 +121,6 @@ final class CreationFsyncs
                 }
             }
         }
-        if (interrupted)
-        {
-            Thread.currentThread().interrupt();
-        }
         if (first instanceof IOException io)
         {
             throw io;
@@ -117,9 +129,9 @@ final class CreationFsyncs
         {
             throw runtime;
         }
-        if (first instanceof Error error)
+        if (first != null)
         {
-            throw error;
+            throw new IOException("a partition's creation did not finish: " + first, first);
         }
     }
 }

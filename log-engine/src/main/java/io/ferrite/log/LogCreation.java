@@ -11,11 +11,14 @@ import java.util.Set;
 
 /**
  * The making of a batch of new partition logs for {@link LogManager#createLogs}: each partition's
- * directory made in the log directory holding the fewest partitions, its overrides written (fsynced),
- * its log opened; then the caller's {@link PartitionFiles} written and each partition directory
- * fsynced, so that every file in it is there after a power loss ({@link CreationFsyncs}, several at
- * a time), and each log directory that took one fsynced once (one fsync for all their entries, not
- * one per partition). All or nothing: a failure closes and removes what the batch made.
+ * directory made in the log directory holding the fewest partitions, its overrides written at once
+ * (a crash from there on finds them with the directory) and its log opened; then, several partitions
+ * at a time ({@link CreationFsyncs}), the overrides file fsynced, the caller's {@link PartitionFiles}
+ * written and the partition directory fsynced, so that every file in it is there after a power loss;
+ * then each log directory that took one fsynced once (one fsync for all their entries, not one per
+ * partition). All or nothing: a failure closes and removes what the batch made. A directory found in
+ * place is loaded as a start would load it, its overrides replaced (durably) and the caller's files
+ * written in it; a failure leaves it so.
  */
 final class LogCreation
 {
@@ -35,6 +38,7 @@ final class LogCreation
         final boolean[] ours = new boolean[made.length]; // directories this batch made: the only ones a failure removes
         final Set<Path> touched = new LinkedHashSet<>();
         Path making = null;
+        final boolean[] interrupted = new boolean[1];
         try
         {
             for (int p = from; p < to; p++)
@@ -54,6 +58,7 @@ final class LogCreation
                 {
                     Files.createDirectory(partitionDir);
                     making = partitionDir;
+                    PartitionOverrides.writeNew(partitionDir, overrides);
                     log = LogLoader.create(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
                         environments.get(dir));
                     making = null;
@@ -61,12 +66,14 @@ final class LogCreation
                 }
                 made[p - from] = log;
             }
-            // the overrides file with the caller's (the log was opened with them: nothing reads it before a restart)
-            CreationFsyncs.finish(made, from, overrides.isEmpty() ? files : (partitionDir, partition) ->
+            CreationFsyncs.finish(made, from, (partitionDir, partition) ->
             {
-                PartitionOverrides.writeNew(partitionDir, overrides);
+                if (ours[partition - from]) // a directory found in place had its overrides written durably
+                {
+                    PartitionOverrides.fsyncNew(partitionDir, overrides);
+                }
                 files.write(partitionDir, partition);
-            });
+            }, interrupted);
             for (final Path dir : touched)
             {
                 OffsetCheckpoint.fsyncDirectory(dir);
@@ -77,6 +84,13 @@ final class LogCreation
         {
             removeUnpublished(made, ours, making, ex);
             throw ex;
+        }
+        finally
+        {
+            if (interrupted[0])
+            {
+                Thread.currentThread().interrupt(); // kept for the caller: taken earlier, it would fail the fsyncs above
+            }
         }
     }
 

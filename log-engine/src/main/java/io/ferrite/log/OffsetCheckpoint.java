@@ -1,13 +1,9 @@
 package io.ferrite.log;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -89,19 +85,7 @@ final class OffsetCheckpoint
             final String[] tp = topicPartitions.get(e.getKey());
             sb.append(tp[0]).append(' ').append(tp[1]).append(' ').append(e.getValue()).append('\n');
         }
-        final Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING))
-        {
-            final ByteBuffer bytes = ByteBuffer.wrap(sb.toString().getBytes(StandardCharsets.UTF_8));
-            while (bytes.hasRemaining())
-            {
-                channel.write(bytes);
-            }
-            channel.force(true);
-        }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        fsyncDirectory(file.getParent());
+        io.ferrite.log.config.DurableFile.write(file, sb.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     /** Makes a file's creation, rename or deletion in {@code dir} durable. */

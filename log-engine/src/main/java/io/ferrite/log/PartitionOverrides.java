@@ -55,9 +55,24 @@ final class PartitionOverrides
         }
     }
 
-    /** Stores a new partition's overrides, the file fsynced but not its directory (its creator fsyncs that once). */
+    /**
+     * Stores a new partition's overrides (none: no file), not yet fsynced: its creation fsyncs the
+     * file (with {@link #fsyncNew}) and the directory once the batch's directories are all made.
+     */
     static void writeNew(final Path partitionDir, final Map<String, String> overrides) throws IOException
     {
-        PropertiesFile.writeInPlace(partitionDir.resolve(PARTITION_CONFIG_FILE), overrides, COMMENT);
+        if (!overrides.isEmpty())
+        {
+            PropertiesFile.writeNew(partitionDir.resolve(PARTITION_CONFIG_FILE), overrides, COMMENT);
+        }
+    }
+
+    /** Makes what {@link #writeNew} wrote durable (not its name: that is the directory's fsync). */
+    static void fsyncNew(final Path partitionDir, final Map<String, String> overrides) throws IOException
+    {
+        if (!overrides.isEmpty())
+        {
+            io.ferrite.log.config.DurableFile.fsyncFile(partitionDir.resolve(PARTITION_CONFIG_FILE));
+        }
     }
 }

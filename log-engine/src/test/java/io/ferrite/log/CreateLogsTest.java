@@ -103,7 +103,7 @@ class CreateLogsTest
                 {
                     throw new IOException("disk full, say");
                 }
-                io.ferrite.log.config.DurableFile.writeInPlace(partitionDir.resolve("owner.txt"), new byte[] {'x'});
+                io.ferrite.log.config.DurableFile.writeContent(partitionDir.resolve("owner.txt"), new byte[] {'x'});
             };
             assertThrows(IOException.class, () -> manager.createLogs("orders", 0, 4, Map.of(), failingAtTwo));
             for (int p = 0; p < 4; p++)

@@ -199,7 +199,8 @@ public final class TopicRegistry
         io.ferrite.log.LogConfig.of(overrides); // validate before touching the disk
         final long[] id = newTopicId();
         // all or nothing, partition.metadata included: a failure leaves no partition behind (left, it would keep
-        // the name taken and come back as a topic of its own after a restart)
+        // the name taken and come back as a topic of its own after a restart); nothing after it may fail, as
+        // nothing after it would remove them
         final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides, (dir, p) -> writeNewTopicId(dir, id));
         final Partition[] created = new Partition[partitions];
         for (int p = 0; p < partitions; p++)
@@ -341,7 +342,7 @@ public final class TopicRegistry
     /** As {@link #writeTopicId} in a partition directory being created, which its creation fsyncs once. */
     private static void writeNewTopicId(final Path partitionDir, final long[] id) throws IOException
     {
-        DurableFile.writeInPlace(partitionDir.resolve(PARTITION_METADATA), topicIdText(id));
+        DurableFile.writeContent(partitionDir.resolve(PARTITION_METADATA), topicIdText(id));
     }
 
     private static byte[] topicIdText(final long[] id)

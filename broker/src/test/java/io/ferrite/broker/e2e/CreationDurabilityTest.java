@@ -24,8 +24,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * answering): the files a new partition is known by ({@code partition.metadata} with the topic id,
  * {@code partition.properties} with the overrides) fsynced, then the partition directory holding
  * their names, then the log directory holding the partition's. A power loss cannot be made here;
- * the child server runs with an LD_PRELOAD shim that records every successful fsync, and the test
- * checks that those a power loss needs were made, in that order, before the answer.
+ * the child server runs with an LD_PRELOAD shim that records every successful fsync and rename, the
+ * test adds a line once the answer came, and checks that what a power loss needs was made before
+ * that line, in that order: a file's content fsynced (under the temporary name it is renamed from,
+ * or a new file under its own), then renamed, then its directory fsynced.
  */
 class CreationDurabilityTest
 {
@@ -47,7 +49,7 @@ class CreationDurabilityTest
             Files.write(fsyncs, new byte[0]); // the start's own (meta.properties in the log directory) do not count
             admin.createTopics(List.of(new NewTopic("ledger", 2, (short)1).configs(Map.of("retention.ms", "3600000"))))
                 .all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
-            List<String> made = Files.readAllLines(fsyncs);
+            List<String> made = beforeTheAnswer(fsyncs);
             for (int p = 0; p < 2; p++)
             {
                 final Path partition = data.resolve("ledger-" + p);
@@ -58,7 +60,7 @@ class CreationDurabilityTest
 
             Files.write(fsyncs, new byte[0]);
             admin.createPartitions(Map.of("ledger", NewPartitions.increaseTo(3))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
-            made = Files.readAllLines(fsyncs);
+            made = beforeTheAnswer(fsyncs);
             assertFsyncedIn(made, data.resolve("ledger-2"), "partition.metadata");
             assertFsyncedIn(made, data.resolve("ledger-2"), "partition.properties");
             assertFsyncedAfter(made, data, data.resolve("ledger-2").toString());
@@ -67,10 +69,10 @@ class CreationDurabilityTest
             final ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "ledger");
             admin.incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"),
                 AlterConfigOp.OpType.SET)))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
-            made = Files.readAllLines(fsyncs);
+            made = beforeTheAnswer(fsyncs);
             for (int p = 0; p < 3; p++)
             {
-                assertFsyncedIn(made, data.resolve("ledger-" + p), "partition.properties");
+                assertReplacedIn(made, data.resolve("ledger-" + p), "partition.properties");
             }
         }
         finally
@@ -79,17 +81,45 @@ class CreationDurabilityTest
         }
     }
 
-    /** {@code file}'s new content fsynced (under the temporary name it is renamed from), then its directory. */
+    /** The recorded lines up to the one the test added once the answer came. */
+    private static List<String> beforeTheAnswer(final Path fsyncs) throws java.io.IOException
+    {
+        Files.writeString(fsyncs, "answered\n", java.nio.file.StandardOpenOption.APPEND);
+        final List<String> lines = Files.readAllLines(fsyncs);
+        return lines.subList(0, lines.indexOf("answered"));
+    }
+
+    /**
+     * A file of a new partition durable: its content fsynced — written under a temporary name and
+     * renamed ({@code partition.metadata}), or written under its own ({@code partition.properties}) —
+     * then its directory fsynced after the rename.
+     */
     private static void assertFsyncedIn(final List<String> made, final Path partitionDir, final String file)
     {
+        final String named = partitionDir.resolve(file).toString();
+        if (made.contains(named))
+        {
+            assertFsyncedAfter(made, partitionDir, named);
+        }
+        else
+        {
+            assertReplacedIn(made, partitionDir, file);
+        }
+    }
+
+    /** A file replaced durably: the temporary file fsynced, renamed over it, then its directory fsynced. */
+    private static void assertReplacedIn(final List<String> made, final Path partitionDir, final String file)
+    {
         final String content = partitionDir.resolve(file + ".tmp").toString();
-        assertTrue(made.contains(content), content + " not fsynced; fsyncs made: " + made);
-        assertFsyncedAfter(made, partitionDir, content);
+        final String rename = "rename " + partitionDir.resolve(file);
+        assertTrue(made.contains(content), content + " not fsynced; recorded: " + made);
+        assertTrue(made.lastIndexOf(rename) > made.indexOf(content), "not renamed after its fsync: " + file + "; recorded: " + made);
+        assertFsyncedAfter(made, partitionDir, rename);
     }
 
     private static void assertFsyncedAfter(final List<String> made, final Path directory, final String first)
     {
-        assertTrue(made.lastIndexOf(directory.toString()) > made.indexOf(first),
-            directory + " not fsynced after " + first + "; fsyncs made: " + made);
+        assertTrue(made.lastIndexOf(directory.toString()) > made.lastIndexOf(first),
+            directory + " not fsynced after " + first + "; recorded: " + made);
     }
 }

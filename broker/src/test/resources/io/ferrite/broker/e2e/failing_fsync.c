@@ -5,7 +5,8 @@
  * Why a shim and not device-mapper's dm-error: it needs no block device or kernel module in the
  * test's container, and it can fail one partition's files while the next directory's succeed.
  * With FERRITE_FSYNC_LOG set, it also appends the path of every file or directory fsynced or
- * fdatasynced (successfully) to that file, one line each (CreationDurabilityTest).
+ * fdatasynced (successfully) to that file, one line each, and "rename <new path>" for every rename
+ * (CreationDurabilityTest).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -77,30 +78,59 @@ static int mapping_fails(const void *addr)
     return fails;
 }
 
-/* Appends the path of fd to FERRITE_FSYNC_LOG, if set: one write(2) of one line, so lines never interleave. */
-static void record(int fd)
+/* Appends prefix and path as one line to FERRITE_FSYNC_LOG, if set: one write(2), so lines never interleave. */
+static void record_line(const char *prefix, const char *path)
 {
     const char *log = getenv("FERRITE_FSYNC_LOG");
-    char link[64];
-    char line[4097];
-    ssize_t n;
+    char line[4200];
+    int n;
     int out;
     if (log == NULL)
     {
         return;
     }
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    n = readlink(link, line, sizeof line - 2);
-    if (n <= 0 || (out = open(log, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
+    n = snprintf(line, sizeof line, "%s%s\n", prefix, path);
+    if (n <= 0 || n >= (int)sizeof line || (out = open(log, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
     {
         return;
     }
-    line[n] = '\n';
-    if (write(out, line, (size_t)n + 1) < 0)
+    if (write(out, line, (size_t)n) < 0)
     {
         /* the test then misses a line and fails: nothing else to do here */
     }
     close(out);
+}
+
+/* Records the path of fd, fsynced. */
+static void record(int fd)
+{
+    char link[64];
+    char path[4097];
+    ssize_t n;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, path, sizeof path - 1);
+    if (n > 0)
+    {
+        path[n] = '\0';
+        record_line("", path);
+    }
+}
+
+/* rename(2), recorded as "rename <new path>" once it succeeded (the JDK's Files.move calls it). */
+int rename(const char *from, const char *to)
+{
+    static int (*real)(const char *, const char *);
+    int result;
+    if (real == NULL)
+    {
+        real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+    }
+    result = real(from, to);
+    if (result == 0)
+    {
+        record_line("rename ", to);
+    }
+    return result;
 }
 
 /* The C library's own call, unless the fd's file is one to fail. */

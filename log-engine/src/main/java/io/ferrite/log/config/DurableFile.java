@@ -24,15 +24,16 @@ public final class DurableFile
     /** Replaces {@code file} with {@code bytes} and fsyncs it and its directory. */
     public static void write(final Path file, final byte[] bytes) throws IOException
     {
-        writeInPlace(file, bytes);
+        writeContent(file, bytes);
         fsyncDirectory(file.getParent());
     }
 
     /**
-     * Replaces {@code file} with {@code bytes}, the file's content fsynced, but not its directory:
-     * for a caller that fsyncs the directory itself once after several files (a new partition's).
+     * Replaces {@code file} with {@code bytes}, the content fsynced before the rename, but not the
+     * directory, so the new name is not durable yet: for a caller that fsyncs the directory itself
+     * once after several files (a new partition's).
      */
-    public static void writeInPlace(final Path file, final byte[] bytes) throws IOException
+    public static void writeContent(final Path file, final byte[] bytes) throws IOException
     {
         final Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -46,6 +47,15 @@ public final class DurableFile
             channel.force(true);
         }
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Makes a file's content durable (not its name: that is its directory's). */
+    public static void fsyncFile(final Path file) throws IOException
+    {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE))
+        {
+            channel.force(true);
+        }
     }
 
     /** Makes the entries of {@code dir} (files made, renamed or removed in it) durable. */

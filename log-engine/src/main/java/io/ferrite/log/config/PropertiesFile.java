@@ -26,13 +26,15 @@ public final class PropertiesFile
     }
 
     /**
-     * As {@link #write}, but the directory holding the file is not fsynced: for a new partition's
-     * directory, fsynced once after all its files.
+     * Writes a file that does not exist yet, straight under its name and not fsynced: for a new
+     * partition's directory, whose creation fsyncs the file and the directory later, several
+     * partitions at a time (until then, a crash finds the file complete or the creation unanswered).
      */
-    public static void writeInPlace(final Path file, final Map<String, String> values, final String comment)
+    public static void writeNew(final Path file, final Map<String, String> values, final String comment)
         throws IOException
     {
-        DurableFile.writeInPlace(file, text(values, comment));
+        java.nio.file.Files.write(file, text(values, comment), java.nio.file.StandardOpenOption.CREATE_NEW,
+            java.nio.file.StandardOpenOption.WRITE);
     }
 
     private static byte[] text(final Map<String, String> values, final String comment)
