@@ -38,6 +38,12 @@ import java.util.concurrent.locks.LockSupport;
  * <p>It also holds the work its commands leave for later ({@link #runLater}): a deleted topic's logs
  * are removed {@code delayMs} after the deletion, once requests that found the topic before are done.
  * Each pass runs what is due by then; its park (at most {@value #IDLE_PARK_MS} ms) bounds how late.
+ *
+ * <p>A stray interrupt of its thread stops it not: Agrona's runner ends its run when it finds the
+ * thread interrupted after an idle pass, and an interrupted thread's next file-channel operation
+ * fails (closing that channel), so every later command would fail or never run. The interrupt costs
+ * at most the command or task in hand ({@link #goOnAfterInterrupt}, after each of them and after a
+ * park); a close still stops the agent, as its runner stops looping before it interrupts.
  */
 public final class AdminAgent implements Agent, AutoCloseable
 {
@@ -192,7 +198,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         return ran;
     }
 
-    /** Commands whose work threw (each logged). */
+    /** Commands and tasks whose work threw, and interrupts of the agent's thread (each logged). */
     public long faults()
     {
         return faults.get();
@@ -227,6 +233,7 @@ public final class AdminAgent implements Agent, AutoCloseable
                 onError(fault);
                 command.failed(fault);
             }
+            goOnAfterInterrupt();
             ran = ran + 1;
             command.finish();
         }
@@ -250,8 +257,22 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 onError(fault);
             }
+            goOnAfterInterrupt();
         }
         return work;
+    }
+
+    /**
+     * Clears an interrupt of the agent's thread (a stray one: a close stops the runner's loop first),
+     * so that it ends neither the run nor the next command's file work. Counted with the faults.
+     */
+    private void goOnAfterInterrupt()
+    {
+        if (Thread.interrupted())
+        {
+            faults.incrementAndGet();
+            LOG.warn("the admin agent was interrupted; it goes on");
+        }
     }
 
     private void onError(final Throwable fault)
@@ -314,6 +335,7 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 LockSupport.parkNanos(IDLE_PARK_NS);
             }
+            goOnAfterInterrupt(); // before the runner's look at the interrupt, which follows an idle pass
         }
 
         @Override
