@@ -53,6 +53,8 @@ public final class GroupAgent implements Agent, AutoCloseable
 
     private final GroupCoordinator coordinator;
     private final GroupTimers timers;
+    /** Read once per pass: deadlines by its monotonic reading, timestamps by its wall reading. */
+    private final GroupClock clock;
     private final GroupErrors errors = new GroupErrors();
     private final ManyToOneConcurrentArrayQueue<GroupCall<?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
@@ -75,10 +77,11 @@ public final class GroupAgent implements Agent, AutoCloseable
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
     private volatile long callsRun;
 
-    GroupAgent(final GroupCoordinator coordinator, final GroupTimers timers)
+    GroupAgent(final GroupCoordinator coordinator, final GroupTimers timers, final GroupClock clock)
     {
         this.coordinator = coordinator;
         this.timers = timers;
+        this.clock = clock;
     }
 
     @Override
@@ -231,7 +234,7 @@ public final class GroupAgent implements Agent, AutoCloseable
     @Override
     public int doWork()
     {
-        final long nowMs = System.currentTimeMillis();
+        final long nowMs = clock.update();
         int work = applyAnsweredWrites();
         GroupCall<?> call;
         for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)

@@ -8,6 +8,8 @@ import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.CachedEpochClock;
+import org.agrona.concurrent.CachedNanoClock;
 import org.agrona.concurrent.IdleStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -51,6 +53,10 @@ class GroupAgentTest
     private LogThread logThread;
     private GroupCoordinator.Settings settings;
     private GroupCoordinator coordinator;
+    /** The coordinator's clocks, moved by hand: no test here waits on real time. */
+    private final CachedEpochClock wall = new CachedEpochClock();
+    private final CachedNanoClock monotonic = new CachedNanoClock();
+    private GroupClock clock;
     private GroupAgent agent;
     private AgentInvoker invoker;
     private final List<Throwable> escaped = new ArrayList<>();
@@ -78,7 +84,9 @@ class GroupAgentTest
             }
         });
         settings = new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, 1, 1 << 20, 4096);
-        coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
+        wall.update(1_700_000_000_000L);
+        clock = new GroupClock(wall, monotonic);
+        coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1, clock);
         coordinator.load();
         agent = coordinator.agent();
         invoker = new AgentInvoker(escaped::add, null, agent);
@@ -134,20 +142,51 @@ class GroupAgentTest
     }
 
     @Test
-    void aSessionExpiresOnTheAgentsTick()
+    void aSessionExpiresOnTheAgentsFirstTickAfterItsDeadlineAndNotBefore()
     {
         final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10, new AtomicInteger());
         assertTrue(agent.offer(a));
-        invoker.invoke();
+        invoker.invoke(); // this first pass ticks too: the next tick is 50 ms on
         assertEquals(Errors.NONE, a.result().error);
         assertEquals(1, coordinator.describe(GROUP).members().size());
         // no heartbeat, no sync: only the agent's timed work (every 50 ms) can remove the member
-        await(() ->
-        {
-            invoker.invoke();
-            return coordinator.describe(GROUP).members().isEmpty();
-        }, Duration.ofSeconds(20), "the member's 10 ms session expired on a tick of the agent");
+        advanceMs(11);
+        invoker.invoke();
+        advanceMs(GroupTimers.TICK_MS - 12);
+        invoker.invoke();
+        assertEquals(1, coordinator.describe(GROUP).members().size(), "past its 10 ms session, but no tick yet");
+        advanceMs(1);
+        invoker.invoke();
+        assertEquals(0, coordinator.describe(GROUP).members().size(), "the tick 50 ms on expired it");
         assertEquals("Empty", coordinator.describe(GROUP).state());
+    }
+
+    /**
+     * Session deadlines are due by the monotonic clock: a step of the wall clock (an NTP correction,
+     * a suspended VM) neither expires every session at once nor holds an expiry back.
+     */
+    @Test
+    void aWallClockStepNeitherExpiresASessionNorHoldsItsExpiryBack()
+    {
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        invoker.invoke();
+        assertEquals(Errors.NONE, a.result().error);
+
+        wall.advance(3_600_000); // an hour forward
+        advanceMs(GroupTimers.TICK_MS);
+        invoker.invoke();
+        assertEquals(1, coordinator.describe(GROUP).members().size(), "the step forward expired the session");
+
+        wall.advance(-7_200_000); // an hour back from where it was
+        advanceMs(10_000); // 10 s and one tick since the join
+        invoker.invoke();
+        assertEquals(0, coordinator.describe(GROUP).members().size(), "the step back held the expiry back");
+    }
+
+    private void advanceMs(final long ms)
+    {
+        monotonic.advance(ms * 1_000_000L);
     }
 
     @Test
@@ -344,7 +383,7 @@ class GroupAgentTest
     @Test
     void aWriteWhoseApplyingThrowsIsNotReportedDone()
     {
-        final GroupStore store = new GroupStore(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
+        final GroupStore store = new GroupStore(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1, clock);
         final AtomicInteger applied = new AtomicInteger();
         final GroupStore.Write write = store.write(GROUP, GroupRecords.groupKey(GROUP), null, error ->
         {
