@@ -174,14 +174,17 @@ public final class GroupAgent implements Agent, AutoCloseable
         return future;
     }
 
-    /** For tests: runs {@code task} on the agent, between calls (a task that blocks holds the agent still). */
-    public void execute(final Runnable task)
+    /**
+     * For tests: runs {@code task} on the agent, between calls (a task that blocks holds the agent
+     * still); false when it was refused (the queue full, or the agent stopped).
+     */
+    public boolean execute(final Runnable task)
     {
-        call((coordinator, nowMs) ->
+        return !call((coordinator, nowMs) ->
         {
             task.run();
             return null;
-        });
+        }).isCompletedExceptionally();
     }
 
     /** Calls that wait for their answer on the agent (for tests: read on the agent, or once it is held still). */
