@@ -28,9 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  * carries on; a call whose work threw closes its connection. Except after a {@link
  * VirtualMachineError} (the JVM is failing; the groups may be half changed): the agent then runs
  * nothing more, refuses new calls and stops at the end of that pass, answering what is queued or
- * waiting COORDINATOR_NOT_AVAILABLE ({@link #onClose}). Nothing else leaves {@link #doWork}; should
- * the agent's thread end anyway, new calls are refused and those queued or waiting are answered
- * COORDINATOR_NOT_AVAILABLE all the same ({@link #runToEnd}). A waiting call whose connection closed
+ * waiting COORDINATOR_NOT_AVAILABLE ({@link #onClose}). Nothing else leaves {@link #doWork} but a
+ * throw from waking a network thread (its call's outcome published already); should the agent's
+ * thread end anyway, new calls are refused, those queued or waiting are answered
+ * COORDINATOR_NOT_AVAILABLE all the same, and the call it had in hand is ended so, or if it was ended,
+ * its network thread woken again ({@link #runToEnd}). A waiting call whose connection closed
  * ({@link GroupCall#cancel}) is dropped at the next settling.
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
@@ -74,6 +76,11 @@ public final class GroupAgent implements Agent, AutoCloseable
     private long nextTickMs;
     /** Set on the agent by a fault it cannot survive ({@link GroupErrors#survive}): it stops at the end of the pass. */
     private boolean failed;
+    /**
+     * The call taken from the queue whose pass has not yet seen it to its end (agent only): in neither
+     * the queue nor {@link #waiting}, so only this reaches it if an Error leaves the pass meanwhile.
+     */
+    private GroupCall<?> inHand;
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
     private volatile long callsRun;
 
@@ -140,7 +147,35 @@ public final class GroupAgent implements Agent, AutoCloseable
         closed = true;
         stopped = true;
         thread = null;
+        final GroupCall<?> left = inHand;
+        if (left != null)
+        {
+            // taken, and its pass ended by an Error before it was seen to its end: ended here, or at
+            // least its network thread woken (its own end's wake may be what threw)
+            inHand = null;
+            endQuietly(left, true);
+        }
         abandonAll();
+    }
+
+    /** Ends {@code call} as abandoned (or, {@code atLast}, as {@link GroupCall#endAtLast}); a wake that throws costs only its own call. */
+    private void endQuietly(final GroupCall<?> call, final boolean atLast)
+    {
+        try
+        {
+            if (atLast)
+            {
+                call.endAtLast();
+            }
+            else
+            {
+                call.abandon();
+            }
+        }
+        catch (final Throwable fault)
+        {
+            errors.onError(fault); // throws nothing
+        }
     }
 
     /** From a network thread: queues {@code call} and wakes the agent; false when the queue is full or the agent stopped. */
@@ -243,10 +278,12 @@ public final class GroupAgent implements Agent, AutoCloseable
         for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)
         {
             work++;
+            inHand = call;
             applyAnsweredWrites(); // a request sees every answer that came back before it was run, as under the lock before
             if (failed)
             {
                 call.abandon();
+                inHand = null;
                 break;
             }
             boolean kept = false;
@@ -270,6 +307,7 @@ public final class GroupAgent implements Agent, AutoCloseable
                 }
                 callsRun = callsRun + 1;
             }
+            inHand = null;
         }
         final boolean tick = !failed && nowMs >= nextTickMs;
         if (tick)
@@ -372,11 +410,11 @@ public final class GroupAgent implements Agent, AutoCloseable
                 Thread.onSpinWait();
                 continue;
             }
-            call.abandon();
+            endQuietly(call, false);
         }
         for (final GroupCall<?> w : waiting)
         {
-            w.abandon();
+            endQuietly(w, false);
         }
         waiting.clear();
     }

@@ -361,6 +361,73 @@ class GroupAgentTest
         expectedErrors = 1;
     }
 
+    /**
+     * The last resort for the call the agent had in hand: its work throws, and waking its network
+     * thread to close the connection throws an Error too (as Selector.wakeup could, out of memory).
+     * The outcome was published before that wake, but the Error leaves the pass and Agrona's runner
+     * ends the thread with it; the call is neither queued nor waiting, so nothing else would ever wake
+     * its network thread (a group answer has no deadline there). The dying thread wakes it again.
+     */
+    @Test
+    void whenTheAgentsThreadDiesOfTheWakeOfTheCallInHandThatCallsNetworkThreadIsWokenAgain() throws Exception
+    {
+        agent.start(new IdleStrategy()
+        {
+            @Override
+            public void idle(final int workCount)
+            {
+                if (workCount == 0)
+                {
+                    LockSupport.parkNanos(1_000_000); // unparked by offer
+                }
+            }
+
+            @Override
+            public void idle()
+            {
+                idle(0);
+            }
+
+            @Override
+            public void reset()
+            {
+            }
+        });
+        final CountDownLatch held = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        assertTrue(agent.execute(() ->
+        {
+            held.countDown();
+            awaitLatch(release);
+        }));
+        assertTrue(held.await(20, TimeUnit.SECONDS));
+        final AtomicInteger wakes = new AtomicInteger();
+        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        {
+            throw new AssertionError("a defect in a group request");
+        }, (out, at, result) -> at, (out, at, error) -> at, () ->
+        {
+            if (wakes.incrementAndGet() == 1)
+            {
+                throw new InternalError("simulated: waking the network thread failed");
+            }
+        });
+        final GroupCall<GroupCoordinator.Description> behind = new GroupCall<>((c, now) -> c.describe(GROUP),
+            (o, at, r) -> at, (o, at, e) -> at, () -> { });
+        assertTrue(agent.offer(failing));
+        assertTrue(agent.offer(behind));
+        release.countDown();
+
+        await(behind::answered, Duration.ofSeconds(20), "the call queued behind it answered once the agent's thread died");
+        assertTrue(behind.abandoned(), "not run: COORDINATOR_NOT_AVAILABLE");
+        assertTrue(failing.answered());
+        assertFalse(failing.abandoned(), "its outcome stays the one published: its connection closes");
+        assertEquals(2, wakes.get(), "its network thread woken again by the dying agent (the first wake threw)");
+        assertFalse(agent.offer(join("", 10_000, new AtomicInteger())), "the agent stopped");
+        // the AssertionError (reported by the agent) and the InternalError (by Agrona's runner, before it rethrew it)
+        expectedErrors = 2;
+    }
+
     private static void awaitLatch(final CountDownLatch latch)
     {
         try
