@@ -1,5 +1,6 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.log.AgentErrors;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
@@ -14,7 +15,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -44,7 +44,8 @@ public final class Acceptor implements Agent, AutoCloseable
     private final ServerSocketChannel server;
     private final Selector selector;
     private final NetworkThread[] networkThreads;
-    private final AtomicLong failures = new AtomicLong();
+    /** Its runner's error handler and its own catches' (each distinct error logged once). */
+    private final AgentErrors errors = new AgentErrors("ferrite-acceptor", "it keeps accepting");
     private AgentRunner runner;
     /** Set by {@link #close}: no idle select begins after it. */
     private volatile boolean closing;
@@ -83,7 +84,7 @@ public final class Acceptor implements Agent, AutoCloseable
     /** Runs this agent on a daemon thread of its own. */
     public void start()
     {
-        runner = new AgentRunner(new SelectIdle(), this::onError, null, this);
+        runner = new AgentRunner(new SelectIdle(), errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(r);
@@ -110,7 +111,7 @@ public final class Acceptor implements Agent, AutoCloseable
             }
             catch (final IOException ex)
             {
-                onError(ex); // e.g. out of file descriptors: keep accepting
+                errors.onError(ex); // e.g. out of file descriptors: keep accepting
                 break;
             }
             if (channel == null)
@@ -124,20 +125,10 @@ public final class Acceptor implements Agent, AutoCloseable
         return accepted;
     }
 
-    /** Accepts that failed (each logged), and what else its runner met. */
+    /** Accepts that failed, and what else it met (each distinct one logged once). */
     public long failures()
     {
-        return failures.get();
-    }
-
-    private void onError(final Throwable fault)
-    {
-        if (fault instanceof AgentTerminationException)
-        {
-            return;
-        }
-        failures.incrementAndGet();
-        LOG.warn("accept failed", fault);
+        return errors.count();
     }
 
     /** The owner closes what it owns: the server socket and its selector (on its thread, or by the closer if it never ran). */
@@ -156,7 +147,7 @@ public final class Acceptor implements Agent, AutoCloseable
         }
         catch (final IOException ex)
         {
-            onError(ex);
+            errors.onError(ex);
         }
     }
 
@@ -203,12 +194,12 @@ public final class Acceptor implements Agent, AutoCloseable
             }
             catch (final IOException | RuntimeException ex)
             {
-                onError(ex);
+                errors.onError(ex);
                 LockSupport.parkNanos(IDLE_SELECT_MS * 1_000_000L); // no busy loop on a failing selector
             }
             if (Thread.interrupted())
             {
-                onError(new IllegalStateException("the acceptor was interrupted; it goes on"));
+                errors.onError(new IllegalStateException("the acceptor was interrupted; it goes on"));
             }
         }
 
