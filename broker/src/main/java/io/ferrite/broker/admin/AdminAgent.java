@@ -1,12 +1,12 @@
 package io.ferrite.broker.admin;
 
+import io.ferrite.broker.net.IdleAfterNoWork;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.EpochClock;
-import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 import org.agrona.concurrent.SystemEpochClock;
 import org.slf4j.Logger;
@@ -270,9 +270,14 @@ public final class AdminAgent implements Agent, AutoCloseable
     {
         if (Thread.interrupted())
         {
-            faults.incrementAndGet();
-            LOG.warn("the admin agent was interrupted; it goes on");
+            reportInterrupt();
         }
+    }
+
+    private void reportInterrupt()
+    {
+        faults.incrementAndGet();
+        LOG.warn("the admin agent was interrupted; it goes on");
     }
 
     private void onError(final Throwable fault)
@@ -317,30 +322,21 @@ public final class AdminAgent implements Agent, AutoCloseable
      * a submit that came after that look unparks the thread, and an unpark is remembered by a park
      * that has not begun yet: a command never waits out a park.
      */
-    private final class Idle implements IdleStrategy
+    private final class Idle extends IdleAfterNoWork
     {
         @Override
-        public void idle(final int workCount)
-        {
-            if (workCount == 0)
-            {
-                idle();
-            }
-        }
-
-        @Override
-        public void idle()
+        protected void waitForWork()
         {
             if (commands.isEmpty())
             {
                 LockSupport.parkNanos(IDLE_PARK_NS);
             }
-            goOnAfterInterrupt(); // before the runner's look at the interrupt, which follows an idle pass
         }
 
         @Override
-        public void reset()
+        protected void interrupted()
         {
+            reportInterrupt(); // before the runner's look at the interrupt, which follows an idle pass
         }
 
         @Override

@@ -4,7 +4,6 @@ import io.ferrite.log.AgentErrors;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
-import org.agrona.concurrent.IdleStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -171,19 +170,10 @@ public final class Acceptor implements Agent, AutoCloseable
      * (a wake-up) or after {@value #IDLE_SELECT_MS} ms. An interrupt ends the select too; it is
      * cleared here, before the runner's look at it after an idle pass, so a stray one stops nothing.
      */
-    private final class SelectIdle implements IdleStrategy
+    private final class SelectIdle extends IdleAfterNoWork
     {
         @Override
-        public void idle(final int workCount)
-        {
-            if (workCount == 0)
-            {
-                idle();
-            }
-        }
-
-        @Override
-        public void idle()
+        protected void waitForWork()
         {
             try
             {
@@ -197,15 +187,12 @@ public final class Acceptor implements Agent, AutoCloseable
                 errors.onError(ex);
                 LockSupport.parkNanos(IDLE_SELECT_MS * 1_000_000L); // no busy loop on a failing selector
             }
-            if (Thread.interrupted())
-            {
-                errors.onError(new IllegalStateException("the acceptor was interrupted; it goes on"));
-            }
         }
 
         @Override
-        public void reset()
+        protected void interrupted()
         {
+            errors.onError(new IllegalStateException("the acceptor was interrupted; it goes on"));
         }
 
         @Override

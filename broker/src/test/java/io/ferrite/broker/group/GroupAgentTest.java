@@ -291,32 +291,7 @@ class GroupAgentTest
     void whenTheAgentsThreadDiesItsQueuedAndWaitingCallsAreAbandonedAndNewOnesRefused() throws Exception
     {
         final AtomicBoolean die = new AtomicBoolean();
-        agent.start(new IdleStrategy()
-        {
-            @Override
-            public void idle(final int workCount)
-            {
-                if (die.get())
-                {
-                    throw new Error("simulated: the agent's thread dies");
-                }
-                if (workCount == 0)
-                {
-                    LockSupport.parkNanos(1_000_000); // unparked by offer
-                }
-            }
-
-            @Override
-            public void idle()
-            {
-                idle(0);
-            }
-
-            @Override
-            public void reset()
-            {
-            }
-        });
+        agent.start(parking(die));
         final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(a));
         final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
@@ -371,28 +346,7 @@ class GroupAgentTest
     @Test
     void whenTheAgentsThreadDiesOfTheWakeOfTheCallInHandThatCallsNetworkThreadIsWokenAgain() throws Exception
     {
-        agent.start(new IdleStrategy()
-        {
-            @Override
-            public void idle(final int workCount)
-            {
-                if (workCount == 0)
-                {
-                    LockSupport.parkNanos(1_000_000); // unparked by offer
-                }
-            }
-
-            @Override
-            public void idle()
-            {
-                idle(0);
-            }
-
-            @Override
-            public void reset()
-            {
-            }
-        });
+        agent.start(parking(new AtomicBoolean()));
         final CountDownLatch held = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
         assertTrue(agent.execute(() ->
@@ -426,6 +380,37 @@ class GroupAgentTest
         assertFalse(agent.offer(join("", 10_000, new AtomicInteger())), "the agent stopped");
         // the AssertionError (reported by the agent) and the InternalError (by Agrona's runner, before it rethrew it)
         expectedErrors = 2;
+    }
+
+    /** The runner's idle strategy: a park after a pass with no work (an offer unparks it); throws an Error once {@code die} is set. */
+    private static IdleStrategy parking(final AtomicBoolean die)
+    {
+        return new IdleStrategy()
+        {
+            @Override
+            public void idle(final int workCount)
+            {
+                if (die.get())
+                {
+                    throw new Error("simulated: the agent's thread dies");
+                }
+                if (workCount == 0)
+                {
+                    LockSupport.parkNanos(1_000_000); // unparked by offer
+                }
+            }
+
+            @Override
+            public void idle()
+            {
+                idle(0);
+            }
+
+            @Override
+            public void reset()
+            {
+            }
+        };
     }
 
     private static void awaitLatch(final CountDownLatch latch)
