@@ -32,8 +32,9 @@ public final class Acceptor implements Agent, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Acceptor.class);
     /**
-     * Connections taken per pass: a burst of thousands of clients reconnecting after a restart is
-     * dealt 64 at a time, each pass a few hundred microseconds, so a close is seen between them.
+     * Connections taken per pass: the pass stays bounded however many clients reconnect at once (after
+     * a restart, all of them), so a close is seen between passes; the same bound as a network thread's
+     * take-over of new connections per pass.
      */
     static final int ACCEPT_LIMIT = 64;
     /** The longest idle select: it bounds only a lost wake-up, as a pending connection or a close ends it. */
