@@ -78,7 +78,8 @@ public final class GroupAgent implements Agent, AutoCloseable
     private boolean failed;
     /**
      * The call taken from the queue whose pass has not yet seen it to its end (agent only): in neither
-     * the queue nor {@link #waiting}, so only this reaches it if an Error leaves the pass meanwhile.
+     * the queue nor {@link #waiting}, so only this reaches it if a throw leaves the pass meanwhile —
+     * the next pass, or the thread's end, sees it ended or its network thread woken again.
      */
     private GroupCall<?> inHand;
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
@@ -273,6 +274,13 @@ public final class GroupAgent implements Agent, AutoCloseable
     public int doWork()
     {
         final long nowMs = clock.update();
+        if (inHand != null)
+        {
+            // the last pass was left by a throw while this call was in hand, and the agent carried on
+            final GroupCall<?> left = inHand;
+            inHand = null;
+            endQuietly(left, true);
+        }
         int work = applyAnsweredWrites();
         GroupCall<?> call;
         for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)

@@ -382,6 +382,39 @@ class GroupAgentTest
         expectedErrors = 2;
     }
 
+    /**
+     * The same on an agent that carries on: waking the network thread of a failed call throws a
+     * RuntimeException, which leaves the pass (Agrona reports it and runs the next one); the next
+     * pass wakes that network thread again.
+     */
+    @Test
+    void aWakeThatThrowsIsDoneAgainByTheNextPass()
+    {
+        final AtomicInteger wakes = new AtomicInteger();
+        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        {
+            throw new AssertionError("a defect in a group request");
+        }, (out, at, result) -> at, (out, at, error) -> at, () ->
+        {
+            if (wakes.incrementAndGet() == 1)
+            {
+                throw new IllegalStateException("simulated: waking the network thread failed");
+            }
+        });
+        assertTrue(agent.offer(failing));
+        invoker.invoke();
+        assertEquals(1, escaped.size(), "the wake's throw left the pass");
+        escaped.clear();
+        assertTrue(failing.answered());
+        assertEquals(1, wakes.get());
+        invoker.invoke();
+        assertEquals(2, wakes.get(), "the next pass woke its network thread again");
+        invoker.invoke();
+        assertEquals(2, wakes.get(), "once");
+        assertFalse(failing.abandoned(), "its outcome stays the one published: its connection closes");
+        expectedErrors = 1; // the AssertionError, reported by the agent
+    }
+
     /** The runner's idle strategy: a park after a pass with no work (an offer unparks it); throws an Error once {@code die} is set. */
     private static IdleStrategy parking(final AtomicBoolean die)
     {
