@@ -14,17 +14,20 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 
 /**
- * The {@link ErrorHandler} of one background agent of the log engine, given to its
- * {@code AgentRunner} (or a test's {@code AgentInvoker}) and used by the agent's own catches. Every
- * error is counted; each distinct one (Agrona's {@link DistinctErrorLog}: same class, message and
- * stack, causes included) is kept with its observation count and timestamps, and logged once with its
- * stack trace: a disk that fails every fsync or every unmap would otherwise bury its first stack trace
- * under one copy per cycle.
+ * The {@link ErrorHandler} of one agent, given to its {@code AgentRunner} (or a test's {@code
+ * AgentInvoker}) and used by the agent's own catches: the log engine's background agents, and the
+ * broker's network and log threads and acceptor (public for them: the one distinct-error log of the
+ * project). Every error is counted; each distinct one (Agrona's {@link DistinctErrorLog}: same class,
+ * message and stack, causes included) is kept with its observation count and timestamps, and logged
+ * once with its stack trace: a disk that fails every fsync or every unmap, or a defect every
+ * connection meets, would otherwise bury its first stack trace under one copy per cycle. Reporting
+ * throws nothing: what the logging throws (an OutOfMemoryError while formatting) leaves the error
+ * counted only, since a throw here would leave the agent's duty cycle.
  *
  * <p>Thread-safe: the agent reports from its thread, and a deferred close that must happen at once
  * (the scheduler stopped) reports from the caller's. Errors are rare, so a monitor is enough.
  */
-final class AgentErrors implements ErrorHandler
+public final class AgentErrors implements ErrorHandler
 {
     private static final Logger LOG = LoggerFactory.getLogger(AgentErrors.class);
     /**
@@ -35,15 +38,25 @@ final class AgentErrors implements ErrorHandler
     private static final ErrorConsumer IGNORE = (count, first, last, encoded) -> { };
 
     private final String role;
+    /** What happens after an error the agent survives, for the line logged (e.g. "the agent carries on"). */
+    private final String carriesOn;
     private final AtomicBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(ERROR_LOG_BYTES));
     private final DistinctErrorLog distinctLog = new DistinctErrorLog(buffer, SystemEpochClock.INSTANCE);
     private volatile long count;
     private volatile int distinct;
     private boolean fullLogged;
 
-    AgentErrors(final String role)
+    /** For the agent named {@code role}, which carries on after the errors it reports here. */
+    public AgentErrors(final String role)
+    {
+        this(role, "the agent carries on");
+    }
+
+    /** {@code carriesOn}: what the line logged for a new error says happens after it. */
+    public AgentErrors(final String role, final String carriesOn)
     {
         this.role = role;
+        this.carriesOn = carriesOn;
     }
 
     @Override
@@ -56,45 +69,71 @@ final class AgentErrors implements ErrorHandler
      * {@link #onError(Throwable)} naming what failed ({@code subject}: a log, a segment), for the one
      * line logged when the error is new.
      */
-    synchronized void onError(final Object subject, final Throwable error)
+    public synchronized void onError(final Object subject, final Throwable error)
     {
         if (error instanceof AgentTerminationException)
         {
             return; // how an agent asks to end: not an error
         }
         count++;
-        final Object what = subject == null ? "" : subject + ": ";
-        if (!distinctLog.record(error))
+        try
         {
-            if (!fullLogged)
+            final Object what = subject == null ? "" : subject + ": ";
+            if (!distinctLog.record(error))
             {
-                fullLogged = true;
-                LOG.error("{}: {}{} (the distinct-error log is full: later new errors are only counted)", role, what, error, error);
+                if (!fullLogged)
+                {
+                    fullLogged = true;
+                    LOG.error("{}: {}{} (the distinct-error log is full: later new errors are only counted)", role, what, error, error);
+                }
+                return;
             }
-            return;
+            final int now = ErrorLogReader.read(buffer, IGNORE);
+            if (now > distinct)
+            {
+                distinct = now;
+                LOG.error("{}: {}{} ({}; later errors of this kind are only counted)", role, what, error, carriesOn, error);
+            }
         }
-        final int now = ErrorLogReader.read(buffer, IGNORE);
-        if (now > distinct)
+        catch (final Throwable reportFailed)
         {
-            distinct = now;
-            LOG.error("{}: {}{} (the agent carries on; later errors of this kind are only counted)", role, what, error, error);
+            // counted only (see the class comment)
+        }
+    }
+
+    /**
+     * An error the agent does not survive: counted, kept in the distinct-error log, and logged each
+     * time (it happens once per agent) with {@code consequence}, what its stop means. Throws nothing.
+     */
+    public synchronized void onFatal(final Object subject, final Throwable error, final String consequence)
+    {
+        count++;
+        try
+        {
+            distinctLog.record(error);
+            distinct = ErrorLogReader.read(buffer, IGNORE);
+            LOG.error("{}: {}{} (not survivable: {})", role, subject == null ? "" : subject + ": ", error, consequence, error);
+        }
+        catch (final Throwable reportFailed)
+        {
+            // counted only
         }
     }
 
     /** Errors reported since the agent started. */
-    long count()
+    public long count()
     {
         return count;
     }
 
     /** Distinct errors kept (each logged once). */
-    int distinct()
+    public int distinct()
     {
         return distinct;
     }
 
     /** The distinct-error log's buffer, for {@link ErrorLogReader} (a tool or a test). */
-    AtomicBuffer buffer()
+    public AtomicBuffer buffer()
     {
         return buffer;
     }

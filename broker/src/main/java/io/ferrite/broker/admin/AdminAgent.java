@@ -1,12 +1,12 @@
 package io.ferrite.broker.admin;
 
+import io.ferrite.broker.net.IdleAfterNoWork;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.EpochClock;
-import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 import org.agrona.concurrent.SystemEpochClock;
 import org.slf4j.Logger;
@@ -38,6 +38,12 @@ import java.util.concurrent.locks.LockSupport;
  * <p>It also holds the work its commands leave for later ({@link #runLater}): a deleted topic's logs
  * are removed {@code delayMs} after the deletion, once requests that found the topic before are done.
  * Each pass runs what is due by then; its park (at most {@value #IDLE_PARK_MS} ms) bounds how late.
+ *
+ * <p>A stray interrupt of its thread stops it not: Agrona's runner ends its run when it finds the
+ * thread interrupted after an idle pass, and an interrupted thread's next file-channel operation
+ * fails (closing that channel), so every later command would fail or never run. The interrupt costs
+ * at most the command or task in hand ({@link #goOnAfterInterrupt}, after each of them and after a
+ * park); a close still stops the agent, as its runner stops looping before it interrupts.
  */
 public final class AdminAgent implements Agent, AutoCloseable
 {
@@ -192,7 +198,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         return ran;
     }
 
-    /** Commands whose work threw (each logged). */
+    /** Commands and tasks whose work threw, and interrupts of the agent's thread (each logged). */
     public long faults()
     {
         return faults.get();
@@ -227,6 +233,7 @@ public final class AdminAgent implements Agent, AutoCloseable
                 onError(fault);
                 command.failed(fault);
             }
+            goOnAfterInterrupt();
             ran = ran + 1;
             command.finish();
         }
@@ -250,8 +257,27 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 onError(fault);
             }
+            goOnAfterInterrupt();
         }
         return work;
+    }
+
+    /**
+     * Clears an interrupt of the agent's thread (a stray one: a close stops the runner's loop first),
+     * so that it ends neither the run nor the next command's file work. Counted with the faults.
+     */
+    private void goOnAfterInterrupt()
+    {
+        if (Thread.interrupted())
+        {
+            reportInterrupt();
+        }
+    }
+
+    private void reportInterrupt()
+    {
+        faults.incrementAndGet();
+        LOG.warn("the admin agent was interrupted; it goes on");
     }
 
     private void onError(final Throwable fault)
@@ -296,19 +322,10 @@ public final class AdminAgent implements Agent, AutoCloseable
      * a submit that came after that look unparks the thread, and an unpark is remembered by a park
      * that has not begun yet: a command never waits out a park.
      */
-    private final class Idle implements IdleStrategy
+    private final class Idle extends IdleAfterNoWork
     {
         @Override
-        public void idle(final int workCount)
-        {
-            if (workCount == 0)
-            {
-                idle();
-            }
-        }
-
-        @Override
-        public void idle()
+        protected void waitForWork()
         {
             if (commands.isEmpty())
             {
@@ -317,8 +334,9 @@ public final class AdminAgent implements Agent, AutoCloseable
         }
 
         @Override
-        public void reset()
+        protected void interrupted()
         {
+            reportInterrupt(); // before the runner's look at the interrupt, which follows an idle pass
         }
 
         @Override

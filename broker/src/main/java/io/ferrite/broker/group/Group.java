@@ -42,6 +42,7 @@ final class Group
     int generationId;
     String leaderId;
     final LinkedHashMap<String, Member> members = new LinkedHashMap<>();
+    // deadlines below (and Member.sessionDeadline) are GroupClock.nowMs times (monotonic); stateTimestamp is a wall time
     /** Member ids given out with MEMBER_ID_REQUIRED, not yet joined with them, and when they expire. */
     final Map<String, Long> pendingMembers = new HashMap<>();
     final Map<String, String> staticMembers = new HashMap<>();
@@ -51,6 +52,7 @@ final class Group
     /** group.initial.rebalance.delay.ms: while joining an empty group, wait until this for others. */
     long initialDelayUntil;
     long initialDelayLimit;
+    /** When the group entered its state (wall time: written in its record; offset retention of an Empty group counts from it). */
     long stateTimestamp;
     /**
      * The generation whose leader's assignment is on its way to {@code __consumer_offsets} (the group
@@ -89,10 +91,10 @@ final class Group
         return state == s;
     }
 
-    void transition(final State next, final long now)
+    void transition(final State next, final long wallMs)
     {
         state = next;
-        stateTimestamp = now;
+        stateTimestamp = wallMs;
     }
 
     boolean hasAllMembersJoined()

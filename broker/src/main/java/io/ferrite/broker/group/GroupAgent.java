@@ -28,9 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  * carries on; a call whose work threw closes its connection. Except after a {@link
  * VirtualMachineError} (the JVM is failing; the groups may be half changed): the agent then runs
  * nothing more, refuses new calls and stops at the end of that pass, answering what is queued or
- * waiting COORDINATOR_NOT_AVAILABLE ({@link #onClose}). Nothing else leaves {@link #doWork}; should
- * the agent's thread end anyway, new calls are refused and those queued or waiting are answered
- * COORDINATOR_NOT_AVAILABLE all the same ({@link #runToEnd}). A waiting call whose connection closed
+ * waiting COORDINATOR_NOT_AVAILABLE ({@link #onClose}). Nothing else leaves {@link #doWork} but a
+ * throw from waking a network thread (its call's outcome published already); should the agent's
+ * thread end anyway, new calls are refused, those queued or waiting are answered
+ * COORDINATOR_NOT_AVAILABLE all the same, and the call it had in hand is ended so, or if it was ended,
+ * its network thread woken again ({@link #runToEnd}). A waiting call whose connection closed
  * ({@link GroupCall#cancel}) is dropped at the next settling.
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
@@ -53,6 +55,8 @@ public final class GroupAgent implements Agent, AutoCloseable
 
     private final GroupCoordinator coordinator;
     private final GroupTimers timers;
+    /** Read once per pass: deadlines by its monotonic reading, timestamps by its wall reading. */
+    private final GroupClock clock;
     private final GroupErrors errors = new GroupErrors();
     private final ManyToOneConcurrentArrayQueue<GroupCall<?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
@@ -72,13 +76,20 @@ public final class GroupAgent implements Agent, AutoCloseable
     private long nextTickMs;
     /** Set on the agent by a fault it cannot survive ({@link GroupErrors#survive}): it stops at the end of the pass. */
     private boolean failed;
+    /**
+     * The call taken from the queue whose pass has not yet seen it to its end (agent only): in neither
+     * the queue nor {@link #waiting}, so only this reaches it if a throw leaves the pass meanwhile —
+     * the next pass, or the thread's end, sees it ended or its network thread woken again.
+     */
+    private GroupCall<?> inHand;
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
     private volatile long callsRun;
 
-    GroupAgent(final GroupCoordinator coordinator, final GroupTimers timers)
+    GroupAgent(final GroupCoordinator coordinator, final GroupTimers timers, final GroupClock clock)
     {
         this.coordinator = coordinator;
         this.timers = timers;
+        this.clock = clock;
     }
 
     @Override
@@ -137,7 +148,35 @@ public final class GroupAgent implements Agent, AutoCloseable
         closed = true;
         stopped = true;
         thread = null;
+        final GroupCall<?> left = inHand;
+        if (left != null)
+        {
+            // taken, and its pass ended by an Error before it was seen to its end: ended here, or at
+            // least its network thread woken (its own end's wake may be what threw)
+            inHand = null;
+            endQuietly(left, true);
+        }
         abandonAll();
+    }
+
+    /** Ends {@code call} as abandoned (or, {@code atLast}, as {@link GroupCall#endAtLast}); a wake that throws costs only its own call. */
+    private void endQuietly(final GroupCall<?> call, final boolean atLast)
+    {
+        try
+        {
+            if (atLast)
+            {
+                call.endAtLast();
+            }
+            else
+            {
+                call.abandon();
+            }
+        }
+        catch (final Throwable fault)
+        {
+            errors.onError(fault); // throws nothing
+        }
     }
 
     /** From a network thread: queues {@code call} and wakes the agent; false when the queue is full or the agent stopped. */
@@ -171,14 +210,17 @@ public final class GroupAgent implements Agent, AutoCloseable
         return future;
     }
 
-    /** For tests: runs {@code task} on the agent, between calls (a task that blocks holds the agent still). */
-    public void execute(final Runnable task)
+    /**
+     * For tests: runs {@code task} on the agent, between calls (a task that blocks holds the agent
+     * still); false when it was refused (the queue full, or the agent stopped).
+     */
+    public boolean execute(final Runnable task)
     {
-        call((coordinator, nowMs) ->
+        return !call((coordinator, nowMs) ->
         {
             task.run();
             return null;
-        });
+        }).isCompletedExceptionally();
     }
 
     /** Calls that wait for their answer on the agent (for tests: read on the agent, or once it is held still). */
@@ -231,16 +273,25 @@ public final class GroupAgent implements Agent, AutoCloseable
     @Override
     public int doWork()
     {
-        final long nowMs = System.currentTimeMillis();
+        final long nowMs = clock.update();
+        if (inHand != null)
+        {
+            // the last pass was left by a throw while this call was in hand, and the agent carried on
+            final GroupCall<?> left = inHand;
+            inHand = null;
+            endQuietly(left, true);
+        }
         int work = applyAnsweredWrites();
         GroupCall<?> call;
         for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)
         {
             work++;
+            inHand = call;
             applyAnsweredWrites(); // a request sees every answer that came back before it was run, as under the lock before
             if (failed)
             {
                 call.abandon();
+                inHand = null;
                 break;
             }
             boolean kept = false;
@@ -264,6 +315,7 @@ public final class GroupAgent implements Agent, AutoCloseable
                 }
                 callsRun = callsRun + 1;
             }
+            inHand = null;
         }
         final boolean tick = !failed && nowMs >= nextTickMs;
         if (tick)
@@ -366,11 +418,11 @@ public final class GroupAgent implements Agent, AutoCloseable
                 Thread.onSpinWait();
                 continue;
             }
-            call.abandon();
+            endQuietly(call, false);
         }
         for (final GroupCall<?> w : waiting)
         {
-            w.abandon();
+            endQuietly(w, false);
         }
         waiting.clear();
     }

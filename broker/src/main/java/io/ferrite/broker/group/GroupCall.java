@@ -170,6 +170,17 @@ final class GroupCall<R> implements PendingResponse
         end(ABANDONED);
     }
 
+    /**
+     * On the agent's thread as it ends, for the call it had taken and not seen to its end (an Error
+     * left the pass between the two): abandoned if it was never ended, and its network thread woken
+     * either way — an end publishes the outcome before the wake, so it is the wake that may have failed.
+     */
+    void endAtLast()
+    {
+        STATE.compareAndSet(this, QUEUED, ABANDONED);
+        waker.run();
+    }
+
     private void end(final int outcome)
     {
         STATE.setRelease(this, outcome);

@@ -142,6 +142,7 @@ public final class GroupCoordinator implements AutoCloseable
     private final Membership members;
     private final GroupTimers timers;
     private final GroupAgent agent;
+    private final GroupClock clock;
     /** Tests only: run inside an OffsetCommit's step on the agent (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
 
@@ -153,14 +154,22 @@ public final class GroupCoordinator implements AutoCloseable
     public GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
         final LogThread[] logThreads, final int sender)
     {
+        this(topics, admin, settings, logThreads, sender, GroupClock.system());
+    }
+
+    /** For tests: {@code clock} moved by hand (see {@link GroupClock}). */
+    GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
+        final LogThread[] logThreads, final int sender, final GroupClock clock)
+    {
         this.settings = settings;
         this.topics = topics;
-        this.store = new GroupStore(topics, admin, settings, logThreads, sender);
-        this.joins = new JoinPhase(groups, settings, store);
-        this.syncs = new SyncPhase(groups, store, joins);
-        this.members = new Membership(groups, joins);
-        this.timers = new GroupTimers(groups, settings, store, joins, syncs, members);
-        this.agent = new GroupAgent(this, timers);
+        this.clock = clock;
+        this.store = new GroupStore(topics, admin, settings, logThreads, sender, clock);
+        this.joins = new JoinPhase(groups, settings, store, clock);
+        this.syncs = new SyncPhase(groups, store, joins, clock);
+        this.members = new Membership(groups, joins, clock);
+        this.timers = new GroupTimers(groups, settings, store, joins, syncs, members, clock);
+        this.agent = new GroupAgent(this, timers, clock);
     }
 
     /**
@@ -175,12 +184,13 @@ public final class GroupCoordinator implements AutoCloseable
     /** Loads the groups from {@code __consumer_offsets} (when it exists), before the agent runs. */
     public void load()
     {
-        final int records = GroupReplay.load(topics, groups);
+        clock.update();
+        final int records = GroupReplay.load(topics, groups, clock.wallMs());
         if (records > 0)
         {
             LOG.info("loaded {} groups from {} records of {}", groups.size(), records, OFFSETS_TOPIC);
         }
-        timers.start(System.currentTimeMillis());
+        timers.start(clock.nowMs());
     }
 
     /** Loads the groups ({@link #load}) and starts the coordinator's agent on a thread of its own. */

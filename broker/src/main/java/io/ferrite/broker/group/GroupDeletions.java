@@ -95,7 +95,7 @@ final class GroupDeletions
             {
                 if (error == Errors.NONE)
                 {
-                    deleting.forEach(groupId -> forget(groups, groupId));
+                    deleting.forEach(groupId -> forget(groups, groupId, store.clock().wallMs()));
                 }
             }));
         }
@@ -107,7 +107,7 @@ final class GroupDeletions
      * One that members joined since it was found Empty keeps them (their SyncGroup writes the group
      * again, after the tombstone) but not its offsets.
      */
-    private static void forget(final Map<String, Group> groups, final String groupId)
+    private static void forget(final Map<String, Group> groups, final String groupId, final long wallMs)
     {
         final Group g = groups.get(groupId);
         if (g == null)
@@ -117,7 +117,7 @@ final class GroupDeletions
         if (g.is(Group.State.EMPTY) || g.is(Group.State.DEAD))
         {
             groups.remove(groupId);
-            g.transition(Group.State.DEAD, System.currentTimeMillis());
+            g.transition(Group.State.DEAD, wallMs);
         }
         else
         {
@@ -204,12 +204,13 @@ final class GroupDeletions
             {
                 continue;
             }
-            store.write(group.groupId, keys, tombstones(keys.size()), error -> expired(groups, group.groupId, expired, groupGoes, error));
+            store.write(group.groupId, keys, tombstones(keys.size()), error -> expired(groups, store, group.groupId, expired, groupGoes, error));
         }
     }
 
     /** The answer to an expiry's tombstones: the offsets go once appended, and the group if its tombstone was written too. */
-    private static void expired(final Map<String, Group> groups, final String groupId, final List<Group.TopicPartition> expired,
+    private static void expired(final Map<String, Group> groups, final GroupStore store, final String groupId,
+        final List<Group.TopicPartition> expired,
         final boolean groupGoes, final short error)
     {
         if (error != Errors.NONE)
@@ -220,7 +221,7 @@ final class GroupDeletions
         }
         if (groupGoes)
         {
-            forget(groups, groupId);
+            forget(groups, groupId, store.clock().wallMs());
         }
         else
         {

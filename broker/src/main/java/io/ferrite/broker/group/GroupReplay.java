@@ -22,8 +22,8 @@ final class GroupReplay
     {
     }
 
-    /** Replays every partition into {@code groups}; returns the records read. */
-    static int load(final TopicRegistry topics, final Map<String, Group> groups)
+    /** Replays every partition into {@code groups} (their state timestamp: {@code wallMs}, the load's); returns the records read. */
+    static int load(final TopicRegistry topics, final Map<String, Group> groups, final long wallMs)
     {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
         if (topic == null)
@@ -42,7 +42,7 @@ final class GroupReplay
                 reader.reset(read);
                 while (reader.hasNext())
                 {
-                    apply(groups, reader.next());
+                    apply(groups, reader.next(), wallMs);
                     records++;
                 }
             }
@@ -50,7 +50,7 @@ final class GroupReplay
         return records;
     }
 
-    private static void apply(final Map<String, Group> groups, final Record record)
+    private static void apply(final Map<String, Group> groups, final Record record, final long wallMs)
     {
         if (!record.hasKey())
         {
@@ -93,7 +93,7 @@ final class GroupReplay
             g.protocolName = null; // the members rejoin: no protocol until they do
             g.leaderId = null;
             g.state = Group.State.EMPTY;
-            g.stateTimestamp = System.currentTimeMillis();
+            g.stateTimestamp = wallMs;
         }
     }
 

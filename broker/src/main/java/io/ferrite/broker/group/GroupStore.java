@@ -76,9 +76,13 @@ final class GroupStore
     /** Writes sent and not yet answered, by the group id they were made for. */
     private final Map<String, Integer> inFlight = new HashMap<>();
 
+    /** The agent's clock: the records' timestamps are its wall reading. */
+    private final GroupClock clock;
+
     GroupStore(final TopicRegistry topics, final AdminAgent admin, final GroupCoordinator.Settings settings,
-        final LogThread[] logThreads, final int sender)
+        final LogThread[] logThreads, final int sender, final GroupClock clock)
     {
+        this.clock = clock;
         this.topics = topics;
         this.admin = admin;
         this.settings = settings;
@@ -111,7 +115,7 @@ final class GroupStore
             return write;
         }
         final Pending pending = free.isEmpty() ? new Pending() : free.poll();
-        final long now = System.currentTimeMillis();
+        final long now = clock.wallMs();
         builder.wrap(pending.batch, 0);
         for (int i = 0; i < keys.size(); i++)
         {
@@ -132,6 +136,12 @@ final class GroupStore
         }
         inFlight.merge(groupId, 1, Integer::sum);
         return write;
+    }
+
+    /** The agent's clock (for the wall time of what a write's answer changes). */
+    GroupClock clock()
+    {
+        return clock;
     }
 
     /** Whether a write made for {@code groupId} waits for its log thread's answer. */

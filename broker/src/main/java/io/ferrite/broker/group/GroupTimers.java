@@ -30,11 +30,13 @@ final class GroupTimers
     private final JoinPhase joins;
     private final SyncPhase syncs;
     private final Membership members;
+    private final GroupClock clock;
     private long nextRetentionCheck;
 
     GroupTimers(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
-        final JoinPhase joins, final SyncPhase syncs, final Membership members)
+        final JoinPhase joins, final SyncPhase syncs, final Membership members, final GroupClock clock)
     {
+        this.clock = clock;
         this.groups = groups;
         this.settings = settings;
         this.store = store;
@@ -43,13 +45,13 @@ final class GroupTimers
         this.members = members;
     }
 
-    /** Sets the first retention check (before the first {@link #check}). */
+    /** Sets the first retention check (before the first {@link #check}); {@code now} as {@link GroupClock#nowMs}. */
     void start(final long now)
     {
         nextRetentionCheck = now + settings.retentionCheckIntervalMs();
     }
 
-    /** Session expiries, rebalance deadlines, the initial delay, and now and then offset retention. */
+    /** Session expiries, rebalance deadlines, the initial delay, and now and then offset retention ({@code now}: {@link GroupClock#nowMs}). */
     void check(final long now)
     {
         for (final Group group : new ArrayList<>(groups.values()))
@@ -79,7 +81,8 @@ final class GroupTimers
         if (now >= nextRetentionCheck)
         {
             nextRetentionCheck = now + settings.retentionCheckIntervalMs();
-            GroupDeletions.expireOffsets(groups, store, settings.offsetsRetentionMs(), now);
+            // retention counts from wall times (commit timestamps, the group's state timestamp)
+            GroupDeletions.expireOffsets(groups, store, settings.offsetsRetentionMs(), clock.wallMs());
         }
     }
 }

@@ -21,12 +21,15 @@ final class JoinPhase
     private final Map<String, Group> groups;
     private final GroupCoordinator.Settings settings;
     private final GroupStore store;
+    private final GroupClock clock;
 
-    JoinPhase(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store)
+    JoinPhase(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
+        final GroupClock clock)
     {
         this.groups = groups;
         this.settings = settings;
         this.store = store;
+        this.clock = clock;
     }
 
     /** JoinGroup; the waiter may be done at once (an error, MEMBER_ID_REQUIRED, a static rejoin). */
@@ -35,7 +38,7 @@ final class JoinPhase
         final String protocolType, final List<Member.Protocol> protocols, final boolean requireKnownMemberId,
         final boolean skipAssignmentSupported)
     {
-        final long now = System.currentTimeMillis();
+        final long now = clock.nowMs();
         final JoinWaiter waiter = new JoinWaiter(skipAssignmentSupported);
         if (groupId == null || groupId.isEmpty())
         {
@@ -54,7 +57,7 @@ final class JoinPhase
                 return waiter.fail(Errors.UNKNOWN_MEMBER_ID, memberId);
             }
             group = new Group(groupId);
-            group.stateTimestamp = now;
+            group.stateTimestamp = clock.wallMs();
             groups.put(groupId, group);
         }
         if (!group.supportsProtocols(protocolType, protocols))
@@ -265,7 +268,7 @@ final class JoinPhase
             group.initialDelayLimit = now + Math.max(group.maxRebalanceTimeoutMs(), settings.initialRebalanceDelayMs());
         }
         group.rebalanceDeadline = now + group.maxRebalanceTimeoutMs();
-        group.transition(Group.State.PREPARING_REBALANCE, now);
+        group.transition(Group.State.PREPARING_REBALANCE, clock.wallMs());
         tryCompleteJoin(group, now);
     }
 
@@ -300,7 +303,7 @@ final class JoinPhase
         {
             group.protocolName = null;
             group.leaderId = null;
-            group.transition(Group.State.EMPTY, now);
+            group.transition(Group.State.EMPTY, clock.wallMs());
             store.write(group.groupId, GroupRecords.groupKey(group.groupId), GroupRecords.groupValue(group), error ->
             {
                 // nobody waits for it: a group left Empty is kept in memory either way, as before
@@ -312,7 +315,7 @@ final class JoinPhase
         {
             group.leaderId = group.members.keySet().iterator().next();
         }
-        group.transition(Group.State.COMPLETING_REBALANCE, now);
+        group.transition(Group.State.COMPLETING_REBALANCE, clock.wallMs());
         for (final Member m : group.members.values())
         {
             fillJoin(group, m, m.awaitingJoin);

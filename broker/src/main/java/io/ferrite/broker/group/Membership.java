@@ -16,11 +16,13 @@ final class Membership
 {
     private final Map<String, Group> groups;
     private final JoinPhase joins;
+    private final GroupClock clock;
 
-    Membership(final Map<String, Group> groups, final JoinPhase joins)
+    Membership(final Map<String, Group> groups, final JoinPhase joins, final GroupClock clock)
     {
         this.groups = groups;
         this.joins = joins;
+        this.clock = clock;
     }
 
     /** Heartbeat: the member's session renewed, REBALANCE_IN_PROGRESS while the group rebalances. */
@@ -46,7 +48,7 @@ final class Membership
         {
             return Errors.UNKNOWN_MEMBER_ID;
         }
-        member.sessionDeadline = System.currentTimeMillis() + member.sessionTimeoutMs;
+        member.sessionDeadline = clock.nowMs() + member.sessionTimeoutMs;
         if (group.is(Group.State.PREPARING_REBALANCE) || group.is(Group.State.COMPLETING_REBALANCE))
         {
             return Errors.REBALANCE_IN_PROGRESS;
@@ -57,7 +59,7 @@ final class Membership
     /** LeaveGroup: one error per member named (the request's top-level error is NONE unless the group is unknown). */
     List<Short> leave(final String groupId, final List<MemberIdentity> leaving)
     {
-        final long now = System.currentTimeMillis();
+        final long now = clock.nowMs();
         final List<Short> results = new ArrayList<>();
         final Group group = groups.get(groupId);
         for (final MemberIdentity who : leaving)

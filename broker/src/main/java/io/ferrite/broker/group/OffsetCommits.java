@@ -71,15 +71,15 @@ final class OffsetCommits
         {
             if (error == Errors.NONE)
             {
-                store(groups, groupId, offsets);
+                store(groups, groupId, offsets, store.clock().wallMs());
             }
         }));
     }
 
     /** The offsets, once their write is answered OK: the group is looked up again, as what came between may have changed it. */
-    private static void store(final Map<String, Group> groups, final String groupId, final Map<Group.TopicPartition, Group.Offset> offsets)
+    private static void store(final Map<String, Group> groups, final String groupId, final Map<Group.TopicPartition, Group.Offset> offsets,
+        final long now)
     {
-        final long now = System.currentTimeMillis();
         Group group = groups.get(groupId);
         if (group == null)
         {

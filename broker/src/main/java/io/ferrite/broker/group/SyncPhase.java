@@ -20,12 +20,14 @@ final class SyncPhase
     private final Map<String, Group> groups;
     private final GroupStore store;
     private final JoinPhase joins;
+    private final GroupClock clock;
 
-    SyncPhase(final Map<String, Group> groups, final GroupStore store, final JoinPhase joins)
+    SyncPhase(final Map<String, Group> groups, final GroupStore store, final JoinPhase joins, final GroupClock clock)
     {
         this.groups = groups;
         this.store = store;
         this.joins = joins;
+        this.clock = clock;
     }
 
 
@@ -33,7 +35,7 @@ final class SyncPhase
     SyncWaiter sync(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final String protocolType, final String protocolName, final Map<String, byte[]> assignments)
     {
-        final long now = System.currentTimeMillis();
+        final long now = clock.nowMs();
         final SyncWaiter waiter = new SyncWaiter();
         if (groupId == null || groupId.isEmpty())
         {
@@ -139,7 +141,7 @@ final class SyncPhase
         {
             return; // the group moved on while the write was on its way: its waiters were answered by that
         }
-        final long now = System.currentTimeMillis();
+        final long now = clock.nowMs();
         for (final Member m : group.members.values())
         {
             final byte[] a = error == Errors.NONE ? assignments.get(m.memberId) : null;
@@ -154,7 +156,7 @@ final class SyncPhase
         }
         if (error == Errors.NONE)
         {
-            group.transition(Group.State.STABLE, now);
+            group.transition(Group.State.STABLE, clock.wallMs());
         }
         else
         {

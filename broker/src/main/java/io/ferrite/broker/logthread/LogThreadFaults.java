@@ -1,39 +1,29 @@
 package io.ferrite.broker.logthread;
 
+import io.ferrite.log.AgentErrors;
 import org.agrona.ErrorHandler;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import java.util.HashSet;
-import java.util.Set;
 
 /**
- * The faults a log thread survived: an append, a task or an answer that threw. Each is counted
- * (for a metrics endpoint to come) and each distinct cause — exception class and message — is
- * logged once with its stack trace: a failing disk fails every batch of its partitions, and a stack
- * trace per batch would bury the first one. Written by the log thread only; read from anywhere.
+ * The faults a log thread met: an append, a task or an answer that threw. Each is counted (for a
+ * metrics endpoint to come) and each distinct one is kept and logged once with its stack trace, in
+ * the shared distinct-error log ({@link AgentErrors}): a failing disk fails every batch of its
+ * partitions, and a stack trace per batch would bury the first one. Written by the log thread only;
+ * read from anywhere.
  *
  * <p>Also the log thread's Agrona {@link ErrorHandler}: what escapes its duty cycle comes here, and
- * a fault the thread cannot survive stops it ({@link LogThread#onClose} then answers every command
- * it still had).
+ * a fault the thread cannot survive ({@link #survivable}) stops it ({@link LogThread#onClose} then
+ * answers every command it still had).
  */
 public final class LogThreadFaults implements ErrorHandler
 {
-    private static final Logger LOG = LoggerFactory.getLogger(LogThreadFaults.class);
-    /** Distinct causes kept: a message that embeds offsets could otherwise grow the set without end. */
-    private static final int MAX_CAUSES = 64;
-
-    private final int thread;
+    private final AgentErrors errors;
     /** Told of the first fault the thread cannot survive: the thread stops. */
     private final java.util.function.Consumer<Throwable> fatal;
-    private final Set<String> causes = new HashSet<>();
-    /** Single writer (the log thread), so a plain increment of the volatile is exact. */
-    private volatile long count;
-    private volatile int distinctCauses;
 
     LogThreadFaults(final int thread, final java.util.function.Consumer<Throwable> fatal)
     {
-        this.thread = thread;
+        this.errors = new AgentErrors("log thread " + thread,
+            "a command it served gets KAFKA_STORAGE_ERROR, the thread carries on");
         this.fatal = fatal;
     }
 
@@ -56,41 +46,30 @@ public final class LogThreadFaults implements ErrorHandler
     }
 
     /**
-     * Counts {@code fault}, logs it if its cause is new, and stops the thread if it cannot survive
-     * it (the caller has answered what it could first). Returns whether the thread carries on.
+     * Counts {@code fault}, logs it if it is new, and stops the thread if it cannot survive it (the
+     * caller has answered what it could first). Returns whether the thread carries on.
      */
     boolean survive(final String what, final Throwable fault)
     {
-        count++;
-        final boolean survivable = survivable(fault);
-        if (!survivable)
+        if (!survivable(fault))
         {
             fatal.accept(fault); // before the logging, which a JVM out of memory may not get through
+            errors.onFatal(what, fault, "the thread stops, every command sent to it gets KAFKA_STORAGE_ERROR");
+            return false;
         }
-        final String cause = fault.getClass().getName() + ": " + fault.getMessage();
-        if (causes.size() < MAX_CAUSES && causes.add(cause))
-        {
-            distinctCauses = causes.size();
-            LOG.error("log thread {}: {} failed ({}; further failures with this cause are only counted)", thread, what,
-                survivable ? "a command it served gets KAFKA_STORAGE_ERROR, the thread carries on" :
-                    "not survivable: the thread stops, every command sent to it gets KAFKA_STORAGE_ERROR", fault);
-            if (causes.size() == MAX_CAUSES)
-            {
-                LOG.error("log thread {}: {} distinct fault causes logged, later new ones are only counted", thread, MAX_CAUSES);
-            }
-        }
-        return survivable;
+        errors.onError(what, fault);
+        return true;
     }
 
     /** Commands, tasks and answers that failed with an exception since the thread started. */
     public long count()
     {
-        return count;
+        return errors.count();
     }
 
-    /** How many distinct causes were logged. */
+    /** How many distinct faults were logged. */
     public int distinctCauses()
     {
-        return distinctCauses;
+        return errors.distinct();
     }
 }

@@ -1,6 +1,7 @@
 package io.ferrite.broker.net;
 
 import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.log.AgentErrors;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
@@ -19,7 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * which reads, dispatches and writes), takes over connections the acceptor handed it, drains the
  * commands the log threads returned ({@link CommandReturns}) and polls the responses that wait
  * ({@link DeferredResponses}). A bad connection costs only itself; a defect is reported to the
- * thread's {@link NetworkErrors} and, if it was met on a connection, closes that connection.
+ * thread's error handler (an {@link AgentErrors}) and, if it was met on a connection, closes that connection.
  *
  * <p>In production {@link #start} runs it on its own thread under an {@link AgentRunner}, where a
  * pass with nothing to do blocks in select. A test may instead step it with an
@@ -45,7 +46,7 @@ public final class NetworkThread implements Agent, AutoCloseable
     private final int id;
     private final Selector selector;
     private final Queue<SocketChannel> incoming = new ConcurrentLinkedQueue<>();
-    private final NetworkErrors errors;
+    private final AgentErrors errors;
     private final Connections connections;
     private final CommandReturns returns;
     private final DeferredResponses deferred;
@@ -63,7 +64,7 @@ public final class NetworkThread implements Agent, AutoCloseable
     {
         this.id = id;
         this.selector = Selector.open();
-        this.errors = new NetworkErrors(id);
+        this.errors = new AgentErrors("network thread " + id, "the thread carries on");
         this.connections = new Connections(id, selector);
         this.returns = new CommandReturns(id, selector);
         this.deferred = new DeferredResponses(connections, errors);
@@ -134,7 +135,7 @@ public final class NetworkThread implements Agent, AutoCloseable
     }
 
     /** The errors this thread met (defects, not bad input). */
-    public NetworkErrors errors()
+    public AgentErrors errors()
     {
         return errors;
     }

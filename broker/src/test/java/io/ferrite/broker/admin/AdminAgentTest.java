@@ -4,6 +4,7 @@ import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
+import io.ferrite.testing.Await;
 import org.agrona.concurrent.AgentInvoker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -12,10 +13,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -203,6 +207,58 @@ class AdminAgentTest
         now.addAndGet(1_000);
         assertEquals(0, agent.waitingTasks());
         assertEquals(0, runs.get());
+    }
+
+    /**
+     * Agrona's runner ends its run when it finds its thread interrupted after an idle pass, and an
+     * interrupted thread's file-channel work fails: a stray interrupt, while the agent parks or while
+     * it runs a command, stops neither the agent nor the commands after it.
+     */
+    @Test
+    void aStrayInterruptStopsNeitherTheAgentOnItsRunnerNorTheCommandsAfterIt() throws Exception
+    {
+        final AdminAgent running = new AdminAgent(registry); // its runner's thread is the registry's writer from its start
+        running.start();
+        try
+        {
+            final CompletableFuture<Thread> started = new CompletableFuture<>();
+            running.execute(() -> started.complete(Thread.currentThread()));
+            final Thread thread = started.get(10, TimeUnit.SECONDS);
+            Await.await(() -> thread.getState() == Thread.State.TIMED_WAITING, Duration.ofSeconds(10), "the agent parked");
+
+            thread.interrupt();
+            Await.await(() -> running.faults() == 1 || !thread.isAlive(), Duration.ofSeconds(10),
+                "the interrupt seen: counted, or the thread ended");
+            assertTrue(thread.isAlive(), "an interrupt while parked ended the agent's thread");
+            assertEquals(1, running.createTopic("after-park", 1, Map.of()).get(10, TimeUnit.SECONDS).partitions.length);
+
+            // an interrupt in a command: the next command in the same pass still does its file work
+            final CountDownLatch release = new CountDownLatch(1);
+            running.execute(() -> awaitQuietly(release));
+            running.execute(() -> Thread.currentThread().interrupt());
+            final CompletableFuture<Topic> after = running.createTopic("after-command", 2, Map.of());
+            release.countDown();
+            assertEquals(2, after.get(10, TimeUnit.SECONDS).partitions.length);
+            assertEquals(2, running.faults(), "both interrupts counted");
+            assertTrue(thread.isAlive());
+            assertEquals(1, running.createTopic("later", 1, Map.of()).get(10, TimeUnit.SECONDS).partitions.length);
+        }
+        finally
+        {
+            running.close();
+        }
+    }
+
+    private static void awaitQuietly(final CountDownLatch latch)
+    {
+        try
+        {
+            assertTrue(latch.await(10, TimeUnit.SECONDS));
+        }
+        catch (final InterruptedException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.testing.Await;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.message.JoinGroupResponseData;
@@ -11,9 +12,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.ferrite.broker.e2e.RawGroups.JOIN_V;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,6 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class GroupOffNetworkThreadTest
 {
     private static final Map<String, String> ONE_NETWORK_THREAD = Map.of(BrokerConfig.NUM_NETWORK_THREADS, "1");
+    /** GroupAgent.QUEUE_CAPACITY: group requests the agent's queue holds. */
+    private static final int QUEUE_CAPACITY = 4096;
 
     @TempDir
     Path dir;
@@ -64,6 +69,51 @@ class GroupOffNetworkThreadTest
                 // a first join without a member id: the agent hands out one (Kafka 4.4's answer since v4)
                 assertEquals(Errors.MEMBER_ID_REQUIRED.code(), response.errorCode());
                 assertFalse(response.memberId().isEmpty(), "the member id the coordinator gave out");
+            }
+        }
+        finally
+        {
+            release.countDown();
+        }
+    }
+
+    /**
+     * The agent's queue (a ManyToOneConcurrentArrayQueue of 4096) full while the agent is held: a
+     * group request is answered COORDINATOR_NOT_AVAILABLE at once by its network thread (the client
+     * retries), in each API's own response; once the agent runs again it takes every queued call and
+     * answers the next request itself.
+     */
+    @Test
+    void aGroupRequestMeetingTheAgentsQueueFullIsAnsweredCoordinatorNotAvailableAtOnce() throws Exception
+    {
+        final CountDownLatch held = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        try (RunningBroker broker = new RunningBroker(dir, ONE_NETWORK_THREAD))
+        {
+            final int port = broker.broker.address().getPort();
+            final io.ferrite.broker.group.GroupAgent agent = broker.broker.groups().agent();
+            agent.execute(() -> hold(held, release));
+            assertTrue(held.await(20, TimeUnit.SECONDS), "the group coordinator's agent never ran the holding task");
+            final AtomicInteger ran = new AtomicInteger();
+            int queued = 0;
+            while (queued <= QUEUE_CAPACITY && agent.execute(ran::incrementAndGet))
+            {
+                queued++;
+            }
+            assertEquals(QUEUE_CAPACITY, queued, "calls the held agent's queue took before it refused one");
+            try (RawClient member = new RawClient(port))
+            {
+                assertEquals(Errors.COORDINATOR_NOT_AVAILABLE.code(), RawGroups.heartbeat(member, "full", "m-1", null, 1),
+                    "a Heartbeat while the queue is full");
+                assertEquals(Errors.COORDINATOR_NOT_AVAILABLE.code(), RawGroups.join(member, JOIN_V,
+                    RawGroups.joinRequest("full", "", null, 30_000, 30_000, "existing")).errorCode(),
+                    "a JoinGroup while the queue is full");
+                assertEquals(0, ran.get(), "the held agent ran a queued call");
+
+                release.countDown();
+                Await.await(() -> ran.get() == QUEUE_CAPACITY, Duration.ofSeconds(20), "the agent ran every queued call");
+                assertEquals(Errors.UNKNOWN_MEMBER_ID.code(), RawGroups.heartbeat(member, "full", "m-1", null, 1),
+                    "the agent caught up and answers the group request itself");
             }
         }
         finally

@@ -8,6 +8,8 @@ import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.CachedEpochClock;
+import org.agrona.concurrent.CachedNanoClock;
 import org.agrona.concurrent.IdleStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -51,6 +53,10 @@ class GroupAgentTest
     private LogThread logThread;
     private GroupCoordinator.Settings settings;
     private GroupCoordinator coordinator;
+    /** The coordinator's clocks, moved by hand: no test here waits on real time. */
+    private final CachedEpochClock wall = new CachedEpochClock();
+    private final CachedNanoClock monotonic = new CachedNanoClock();
+    private GroupClock clock;
     private GroupAgent agent;
     private AgentInvoker invoker;
     private final List<Throwable> escaped = new ArrayList<>();
@@ -78,7 +84,9 @@ class GroupAgentTest
             }
         });
         settings = new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, 1, 1 << 20, 4096);
-        coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
+        wall.update(1_700_000_000_000L);
+        clock = new GroupClock(wall, monotonic);
+        coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1, clock);
         coordinator.load();
         agent = coordinator.agent();
         invoker = new AgentInvoker(escaped::add, null, agent);
@@ -134,20 +142,51 @@ class GroupAgentTest
     }
 
     @Test
-    void aSessionExpiresOnTheAgentsTick()
+    void aSessionExpiresOnTheAgentsFirstTickAfterItsDeadlineAndNotBefore()
     {
         final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10, new AtomicInteger());
         assertTrue(agent.offer(a));
-        invoker.invoke();
+        invoker.invoke(); // this first pass ticks too: the next tick is 50 ms on
         assertEquals(Errors.NONE, a.result().error);
         assertEquals(1, coordinator.describe(GROUP).members().size());
         // no heartbeat, no sync: only the agent's timed work (every 50 ms) can remove the member
-        await(() ->
-        {
-            invoker.invoke();
-            return coordinator.describe(GROUP).members().isEmpty();
-        }, Duration.ofSeconds(20), "the member's 10 ms session expired on a tick of the agent");
+        advanceMs(11);
+        invoker.invoke();
+        advanceMs(GroupTimers.TICK_MS - 12);
+        invoker.invoke();
+        assertEquals(1, coordinator.describe(GROUP).members().size(), "past its 10 ms session, but no tick yet");
+        advanceMs(1);
+        invoker.invoke();
+        assertEquals(0, coordinator.describe(GROUP).members().size(), "the tick 50 ms on expired it");
         assertEquals("Empty", coordinator.describe(GROUP).state());
+    }
+
+    /**
+     * Session deadlines are due by the monotonic clock: a step of the wall clock (an NTP correction,
+     * a suspended VM) neither expires every session at once nor holds an expiry back.
+     */
+    @Test
+    void aWallClockStepNeitherExpiresASessionNorHoldsItsExpiryBack()
+    {
+        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        assertTrue(agent.offer(a));
+        invoker.invoke();
+        assertEquals(Errors.NONE, a.result().error);
+
+        wall.advance(3_600_000); // an hour forward
+        advanceMs(GroupTimers.TICK_MS);
+        invoker.invoke();
+        assertEquals(1, coordinator.describe(GROUP).members().size(), "the step forward expired the session");
+
+        wall.advance(-7_200_000); // an hour back from where it was
+        advanceMs(10_000); // 10 s and one tick since the join
+        invoker.invoke();
+        assertEquals(0, coordinator.describe(GROUP).members().size(), "the step back held the expiry back");
+    }
+
+    private void advanceMs(final long ms)
+    {
+        monotonic.advance(ms * 1_000_000L);
     }
 
     @Test
@@ -252,32 +291,7 @@ class GroupAgentTest
     void whenTheAgentsThreadDiesItsQueuedAndWaitingCallsAreAbandonedAndNewOnesRefused() throws Exception
     {
         final AtomicBoolean die = new AtomicBoolean();
-        agent.start(new IdleStrategy()
-        {
-            @Override
-            public void idle(final int workCount)
-            {
-                if (die.get())
-                {
-                    throw new Error("simulated: the agent's thread dies");
-                }
-                if (workCount == 0)
-                {
-                    LockSupport.parkNanos(1_000_000); // unparked by offer
-                }
-            }
-
-            @Override
-            public void idle()
-            {
-                idle(0);
-            }
-
-            @Override
-            public void reset()
-            {
-            }
-        });
+        agent.start(parking(die));
         final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(a));
         final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
@@ -322,6 +336,116 @@ class GroupAgentTest
         expectedErrors = 1;
     }
 
+    /**
+     * The last resort for the call the agent had in hand: its work throws, and waking its network
+     * thread to close the connection throws an Error too (as Selector.wakeup could, out of memory).
+     * The outcome was published before that wake, but the Error leaves the pass and Agrona's runner
+     * ends the thread with it; the call is neither queued nor waiting, so nothing else would ever wake
+     * its network thread (a group answer has no deadline there). The dying thread wakes it again.
+     */
+    @Test
+    void whenTheAgentsThreadDiesOfTheWakeOfTheCallInHandThatCallsNetworkThreadIsWokenAgain() throws Exception
+    {
+        agent.start(parking(new AtomicBoolean()));
+        final CountDownLatch held = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        assertTrue(agent.execute(() ->
+        {
+            held.countDown();
+            awaitLatch(release);
+        }));
+        assertTrue(held.await(20, TimeUnit.SECONDS));
+        final AtomicInteger wakes = new AtomicInteger();
+        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        {
+            throw new AssertionError("a defect in a group request");
+        }, (out, at, result) -> at, (out, at, error) -> at, () ->
+        {
+            if (wakes.incrementAndGet() == 1)
+            {
+                throw new InternalError("simulated: waking the network thread failed");
+            }
+        });
+        final GroupCall<GroupCoordinator.Description> behind = new GroupCall<>((c, now) -> c.describe(GROUP),
+            (o, at, r) -> at, (o, at, e) -> at, () -> { });
+        assertTrue(agent.offer(failing));
+        assertTrue(agent.offer(behind));
+        release.countDown();
+
+        await(behind::answered, Duration.ofSeconds(20), "the call queued behind it answered once the agent's thread died");
+        assertTrue(behind.abandoned(), "not run: COORDINATOR_NOT_AVAILABLE");
+        assertTrue(failing.answered());
+        assertFalse(failing.abandoned(), "its outcome stays the one published: its connection closes");
+        assertEquals(2, wakes.get(), "its network thread woken again by the dying agent (the first wake threw)");
+        assertFalse(agent.offer(join("", 10_000, new AtomicInteger())), "the agent stopped");
+        // the AssertionError (reported by the agent) and the InternalError (by Agrona's runner, before it rethrew it)
+        expectedErrors = 2;
+    }
+
+    /**
+     * The same on an agent that carries on: waking the network thread of a failed call throws a
+     * RuntimeException, which leaves the pass (Agrona reports it and runs the next one); the next
+     * pass wakes that network thread again.
+     */
+    @Test
+    void aWakeThatThrowsIsDoneAgainByTheNextPass()
+    {
+        final AtomicInteger wakes = new AtomicInteger();
+        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        {
+            throw new AssertionError("a defect in a group request");
+        }, (out, at, result) -> at, (out, at, error) -> at, () ->
+        {
+            if (wakes.incrementAndGet() == 1)
+            {
+                throw new IllegalStateException("simulated: waking the network thread failed");
+            }
+        });
+        assertTrue(agent.offer(failing));
+        invoker.invoke();
+        assertEquals(1, escaped.size(), "the wake's throw left the pass");
+        escaped.clear();
+        assertTrue(failing.answered());
+        assertEquals(1, wakes.get());
+        invoker.invoke();
+        assertEquals(2, wakes.get(), "the next pass woke its network thread again");
+        invoker.invoke();
+        assertEquals(2, wakes.get(), "once");
+        assertFalse(failing.abandoned(), "its outcome stays the one published: its connection closes");
+        expectedErrors = 1; // the AssertionError, reported by the agent
+    }
+
+    /** The runner's idle strategy: a park after a pass with no work (an offer unparks it); throws an Error once {@code die} is set. */
+    private static IdleStrategy parking(final AtomicBoolean die)
+    {
+        return new IdleStrategy()
+        {
+            @Override
+            public void idle(final int workCount)
+            {
+                if (die.get())
+                {
+                    throw new Error("simulated: the agent's thread dies");
+                }
+                if (workCount == 0)
+                {
+                    LockSupport.parkNanos(1_000_000); // unparked by offer
+                }
+            }
+
+            @Override
+            public void idle()
+            {
+                idle(0);
+            }
+
+            @Override
+            public void reset()
+            {
+            }
+        };
+    }
+
     private static void awaitLatch(final CountDownLatch latch)
     {
         try
@@ -344,7 +468,7 @@ class GroupAgentTest
     @Test
     void aWriteWhoseApplyingThrowsIsNotReportedDone()
     {
-        final GroupStore store = new GroupStore(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1);
+        final GroupStore store = new GroupStore(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1, clock);
         final AtomicInteger applied = new AtomicInteger();
         final GroupStore.Write write = store.write(GROUP, GroupRecords.groupKey(GROUP), null, error ->
         {

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -205,16 +206,22 @@ class LogThreadFaultTest
         assertNull(step());
         assertTrue(claimed.getNow(false));
 
-        final AppendCommand failed = append(held);
-        assertEquals(AppendResult.STORAGE_ERROR, failed.result.status);
-        assertTrue(failed.result.message.contains("IllegalStateException"), failed.result.message);
-        assertEquals(Errors.KAFKA_STORAGE_ERROR, Errors.ofAppend(failed.result.status));
-        assertEquals(1, thread.faults().count());
-        assertEquals(AppendResult.OK, append(topic.partitions[1]).result.status, "the other partition is served");
-
-        assertEquals(AppendResult.STORAGE_ERROR, append(held).result.status, "the same fault again");
-        assertEquals(2, thread.faults().count(), "every failed command is counted");
+        // the same fault twice, from one call site: the same stack, as on the log thread's own runner
+        // (the distinct-error log tells errors apart by class, message and stack)
+        final AppendCommand[] failed = new AppendCommand[2];
+        final long[] counted = new long[2];
+        for (int i = 0; i < 2; i++)
+        {
+            failed[i] = append(held);
+            counted[i] = thread.faults().count();
+        }
+        assertEquals(AppendResult.STORAGE_ERROR, failed[0].result.status);
+        assertTrue(failed[0].result.message.contains("IllegalStateException"), failed[0].result.message);
+        assertEquals(Errors.KAFKA_STORAGE_ERROR, Errors.ofAppend(failed[0].result.status));
+        assertEquals(AppendResult.STORAGE_ERROR, failed[1].result.status, "the same fault again");
+        assertArrayEquals(new long[] {1, 2}, counted, "every failed command is counted");
         assertEquals(1, thread.faults().distinctCauses(), "one cause, logged once");
+        assertEquals(AppendResult.OK, append(topic.partitions[1]).result.status, "the other partition is served");
 
         final CompletableFuture<Boolean> aborted = new CompletableFuture<>();
         thread.execute(() ->

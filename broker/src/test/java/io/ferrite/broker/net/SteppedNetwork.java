@@ -15,8 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Network threads stepped by the test's own thread through {@link AgentInvoker}s, behind a real
- * acceptor and real sockets. Clients are non-blocking channels: whenever a client waits for the
+ * Network threads and the acceptor stepped by the test's own thread through {@link AgentInvoker}s,
+ * over real sockets. Clients are non-blocking channels: whenever a client waits for the
  * broker, the network threads take a pass, so what the broker does between a request and its answer
  * happens on this thread, in order, and an error escaping a pass fails the test at {@link #close}.
  */
@@ -27,6 +27,7 @@ final class SteppedNetwork implements AutoCloseable
     final NetworkThread[] threads;
     private final AgentInvoker[] invokers;
     private final Acceptor acceptor;
+    private final AgentInvoker acceptorInvoker;
     private final List<Throwable> escaped = new ArrayList<>();
 
     SteppedNetwork(final RequestHandler handler, final int count) throws IOException
@@ -40,20 +41,21 @@ final class SteppedNetwork implements AutoCloseable
             invokers[i].start();
         }
         acceptor = new Acceptor(new InetSocketAddress("127.0.0.1", 0), threads);
-        acceptor.start();
+        acceptorInvoker = new AgentInvoker(escaped::add, null, acceptor);
+        acceptorInvoker.start();
     }
 
-    /** One pass of every network thread. */
+    /** One pass of the acceptor and of every network thread. */
     void step()
     {
-        int work = 0;
+        int work = acceptorInvoker.invoke();
         for (final AgentInvoker invoker : invokers)
         {
             work += invoker.invoke();
         }
         if (work == 0)
         {
-            Thread.yield(); // the acceptor thread or the kernel may have what the next pass needs
+            Thread.yield(); // the kernel may have what the next pass needs
         }
     }
 
@@ -157,7 +159,7 @@ final class SteppedNetwork implements AutoCloseable
     @Override
     public void close() throws IOException
     {
-        acceptor.close();
+        acceptorInvoker.close(); // onClose: the listener
         for (final AgentInvoker invoker : invokers)
         {
             invoker.close(); // onClose: the connections and the selector
