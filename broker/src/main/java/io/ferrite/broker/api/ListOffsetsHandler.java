@@ -37,7 +37,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
         super(topics, new Request<>(new ListOffsetsRequestDecoder(), ListOffsetsRequestDecoder::topics, ListOffsetsTopic::nameOffset,
             ListOffsetsTopic::nameLength, ListOffsetsTopic::partitions, ListOffsetsPartition::partitionIndex,
             ListOffsetsPartition::currentLeaderEpoch),
-            new Response<>(new ListOffsetsResponseEncoder(), (r, out, at, version, n) -> r.wrap(out, at, version).topics(n),
+            new ArrayResponse<>(new ListOffsetsResponseEncoder(), (r, out, at, version, n) -> r.wrap(out, at, version).topics(n),
                 ListOffsetsResponseEncoder::finish));
     }
 

@@ -25,7 +25,7 @@ import java.util.function.ToIntFunction;
  * from the partition's log when it is NONE.
  *
  * <p>The request's and the response's own names are given once, as method references in a
- * {@link Request} and a {@link Response}: the walk allocates nothing per request.
+ * {@link Request} and an {@link ArrayResponse}: the walk allocates nothing per request.
  *
  * @param <T> the request's topic decoder
  * @param <P> the request's partition decoder
@@ -41,25 +41,19 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
     record Request<R extends StructDecoder, T, P>(R decoder, Function<R, T> topics, ToIntFunction<T> nameOffset,
         ToIntFunction<T> nameLength, Function<T, P> partitions, ToIntFunction<P> partitionIndex, ToIntFunction<P> currentLeaderEpoch)
     {
-    }
-
-    /** An API's response encoder, how it starts (declaring its topics) and how it ends (returning its length). */
-    record Response<E, A>(E encoder, Start<E, A> start, ToIntFunction<E> finish)
-    {
-    }
-
-    /** Starts a response at {@code outOffset}, declaring {@code topics}; returns the topics' encoder. */
-    @FunctionalInterface
-    interface Start<E, A>
-    {
-        A start(E encoder, MutableDirectBuffer out, int outOffset, short version, int topics);
+        /** Wraps (walks and checks) the whole request; returns its topics. */
+        T wrap(final DirectBuffer in, final int offset, final int limit, final short version)
+        {
+            decoder.wrap(in, offset, limit, version);
+            return topics.apply(decoder);
+        }
     }
 
     private final TopicRegistry topics;
     private final Request<?, T, P> request;
-    private final Response<?, A> response;
+    private final ArrayResponse<?, A> response;
 
-    PartitionOffsetsHandler(final TopicRegistry topics, final Request<?, T, P> request, final Response<?, A> response)
+    PartitionOffsetsHandler(final TopicRegistry topics, final Request<?, T, P> request, final ArrayResponse<?, A> response)
     {
         this.topics = topics;
         this.request = request;
@@ -70,8 +64,8 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
     public final int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        final T t = wrap(request, in, offset, limit, version);
-        final A answers = start(response, out, outOffset, version, t.elementCount());
+        final T t = request.wrap(in, offset, limit, version);
+        final A answers = response.start(out, outOffset, version, t.elementCount());
         while (t.hasNext())
         {
             t.next();
@@ -87,26 +81,7 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
                 partition(p, topic, partition, error);
             }
         }
-        return outOffset + finish(response);
-    }
-
-    /** Wraps (walks and checks) the whole request; returns its topics. */
-    private static <R extends StructDecoder, T> T wrap(final Request<R, T, ?> request, final DirectBuffer in, final int offset,
-        final int limit, final short version)
-    {
-        request.decoder().wrap(in, offset, limit, version);
-        return request.topics().apply(request.decoder());
-    }
-
-    private static <E, A> A start(final Response<E, A> response, final MutableDirectBuffer out, final int outOffset,
-        final short version, final int topics)
-    {
-        return response.start().start(response.encoder(), out, outOffset, version, topics);
-    }
-
-    private static <E> int finish(final Response<E, ?> response)
-    {
-        return response.finish().applyAsInt(response.encoder());
+        return outOffset + response.finish();
     }
 
     /** Starts the next of the response's topics ({@code answers}) for request topic {@code t}, declaring its {@code partitions}. */
