@@ -22,7 +22,8 @@ public final class AlterConfigsHandler
     public AlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig config)
     {
         super(new ConfigChanges(topics, admin, waker, config), false,
-            new Request<>(new AlterConfigsRequestDecoder(), AlterConfigsRequestDecoder::resources, AlterConfigsRequestDecoder::validateOnly,
+            new Request<>(new AlterConfigsRequestDecoder(), AlterConfigsRequestDecoder::resources,
+                AlterConfigsRequestDecoder::validateOnly,
                 AlterConfigsResource::resourceType, AlterConfigsResource::resourceName, AlterConfigsResource::configs,
                 AlterableConfig::name, c -> ConfigChanges.SET, AlterableConfig::value),
             new ArrayResponse<>(new AlterConfigsResponseEncoder(), (r, out, at, version, n) -> r.wrap(out, at, version).responses(n),

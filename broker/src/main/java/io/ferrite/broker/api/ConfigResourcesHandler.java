@@ -84,7 +84,8 @@ abstract class ConfigResourcesHandler<T extends ArrayDecoder<T>, C extends Array
             for (final C c = request.configs().apply(r); c.hasNext(); )
             {
                 c.next();
-                ops.add(new ConfigChanges.Op(request.configName().apply(c), (byte)request.operation().applyAsInt(c), request.value().apply(c)));
+                ops.add(new ConfigChanges.Op(request.configName().apply(c), (byte)request.operation().applyAsInt(c),
+                    request.value().apply(c)));
             }
             resources.add(new ConfigChanges.Resource((byte)request.type().applyAsInt(r), request.name().apply(r), ops));
         }
@@ -98,7 +99,8 @@ abstract class ConfigResourcesHandler<T extends ArrayDecoder<T>, C extends Array
         final A results = response.start(out, outOffset, version, resources.size());
         for (int i = 0; i < resources.size(); i++)
         {
-            result.write(results, outcomes.get(i).error(), outcomes.get(i).message(), resources.get(i).type(), resources.get(i).name());
+            final ConfigChanges.Outcome outcome = outcomes.get(i);
+            result.write(results, outcome.error(), outcome.message(), resources.get(i).type(), resources.get(i).name());
         }
         return outOffset + response.finish();
     }

@@ -20,14 +20,16 @@ import io.ferrite.wire.message.IncrementalAlterConfigsResponseEncoder.AlterConfi
 public final class IncrementalAlterConfigsHandler
     extends ConfigResourcesHandler<AlterConfigsResource, AlterableConfig, AlterConfigsResourceResponse>
 {
-    public IncrementalAlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig config)
+    public IncrementalAlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker,
+        final BrokerConfig config)
     {
         super(new ConfigChanges(topics, admin, waker, config), true,
-            new Request<>(new IncrementalAlterConfigsRequestDecoder(), IncrementalAlterConfigsRequestDecoder::resources, IncrementalAlterConfigsRequestDecoder::validateOnly,
+            new Request<>(new IncrementalAlterConfigsRequestDecoder(), IncrementalAlterConfigsRequestDecoder::resources,
+                IncrementalAlterConfigsRequestDecoder::validateOnly,
                 AlterConfigsResource::resourceType, AlterConfigsResource::resourceName, AlterConfigsResource::configs,
                 AlterableConfig::name, AlterableConfig::configOperation, AlterableConfig::value),
-            new ArrayResponse<>(new IncrementalAlterConfigsResponseEncoder(), (r, out, at, version, n) -> r.wrap(out, at, version).responses(n),
-                IncrementalAlterConfigsResponseEncoder::finish),
+            new ArrayResponse<>(new IncrementalAlterConfigsResponseEncoder(),
+                (r, out, at, version, n) -> r.wrap(out, at, version).responses(n), IncrementalAlterConfigsResponseEncoder::finish),
             (results, error, message, type, name) ->
                 results.next().errorCode(error).errorMessage(message).resourceType(type).resourceName(name));
     }

@@ -27,8 +27,8 @@ public final class OffsetForLeaderEpochHandler
         super(topics, new Request<>(new OffsetForLeaderEpochRequestDecoder(), OffsetForLeaderEpochRequestDecoder::topics,
             OffsetForLeaderTopic::topicOffset, OffsetForLeaderTopic::topicLength, OffsetForLeaderTopic::partitions,
             OffsetForLeaderPartition::partition, OffsetForLeaderPartition::currentLeaderEpoch),
-            new ArrayResponse<>(new OffsetForLeaderEpochResponseEncoder(), (r, out, at, version, n) -> r.wrap(out, at, version).topics(n),
-                OffsetForLeaderEpochResponseEncoder::finish));
+            new ArrayResponse<>(new OffsetForLeaderEpochResponseEncoder(),
+                (r, out, at, version, n) -> r.wrap(out, at, version).topics(n), OffsetForLeaderEpochResponseEncoder::finish));
     }
 
     @Override

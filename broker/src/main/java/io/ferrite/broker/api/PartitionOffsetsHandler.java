@@ -84,7 +84,7 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
         return outOffset + response.finish();
     }
 
-    /** Starts the next of the response's topics ({@code answers}) for request topic {@code t}, declaring its {@code partitions}. */
+    /** Starts the next of the response's topics, {@code answers}, for request topic {@code t}, declaring its {@code partitions}. */
     abstract void topic(T t, A answers, int partitions);
 
     /**
