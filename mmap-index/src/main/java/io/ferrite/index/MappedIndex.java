@@ -25,16 +25,11 @@ import java.nio.file.StandardOpenOption;
  * {@code vm.max_map_count} (65 530 by default), and three per segment ran out at about 20 000
  * segments where Kafka has two per active segment and none for an unread rolled one.
  *
- * <p>The search looks first at the warm section, the last {@link #WARM_SECTION_BYTES} of entries,
- * then at the rest. Why: readers are nearly all tailing consumers, whose targets lie in the newest
- * entries; 8192 bytes keep those lookups within the same two or three pages, so they stay in the CPU
- * and page caches while the cold part of a large index is only touched by rare catch-up reads (the
- * same reasoning as Kafka's {@code AbstractIndex}).
+ * <p>The search ({@link WarmSectionSearch}) looks first at the newest entries, where tailing readers'
+ * targets lie.
  */
 abstract class MappedIndex implements AutoCloseable
 {
-    static final int WARM_SECTION_BYTES = 8192;
-
     private static final VarHandle ENTRIES;
 
     static
@@ -421,40 +416,11 @@ abstract class MappedIndex implements AutoCloseable
 
     /**
      * Index of the largest entry whose key is at most {@code target}, or -1 when every key is
-     * larger (or there are no entries): the warm section first, then the cold part.
+     * larger (or there are no entries): see {@link WarmSectionSearch}.
      */
     protected final int search(final long target, final int n)
     {
-        if (n == 0 || key(0) > target)
-        {
-            return -1;
-        }
-        final int warmFirst = Math.max(0, n - WARM_SECTION_BYTES / entrySize);
-        if (key(warmFirst) <= target)
-        {
-            return binarySearch(target, warmFirst, n - 1);
-        }
-        return binarySearch(target, 0, warmFirst);
-    }
-
-    private int binarySearch(final long target, final int from, final int to)
-    {
-        // invariant: key(lo) <= target; answer in [lo, hi]
-        int lo = from;
-        int hi = to;
-        while (lo < hi)
-        {
-            final int mid = (lo + hi + 1) >>> 1;
-            if (key(mid) <= target)
-            {
-                lo = mid;
-            }
-            else
-            {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        return WarmSectionSearch.search(this, target, n);
     }
 
     /** The search key of entry {@code i}: an offset or a timestamp. */

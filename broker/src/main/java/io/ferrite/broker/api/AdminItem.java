@@ -5,9 +5,13 @@ import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.admin.AdminAnswer;
 import io.ferrite.broker.admin.AdminCommand;
 import io.ferrite.broker.net.Connection;
+import io.ferrite.wire.message.ArrayDecoder;
 import org.agrona.MutableDirectBuffer;
 
+import java.util.HashSet;
+import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * One entry of an admin request (a topic to grow, to delete) and its answer: NONE with no message
@@ -63,6 +67,25 @@ abstract class AdminItem
         }
         final long deadlineMs = System.currentTimeMillis() + Math.max(0, timeoutMs);
         return AdminAnswer.submit(admin, new Command<>(deadlineMs, waker, items, work), writer, connection);
+    }
+
+    /**
+     * The keys that stand more than once among a request's {@code elements} ({@code key} reads an
+     * element's): Kafka answers every item with such a key INVALID_REQUEST, the first one too.
+     */
+    static <T extends ArrayDecoder<T>> Set<String> repeated(final T elements, final Function<T, String> key)
+    {
+        final Set<String> seen = new HashSet<>();
+        final Set<String> repeated = new HashSet<>();
+        while (elements.hasNext())
+        {
+            final String k = key.apply(elements.next());
+            if (!seen.add(k))
+            {
+                repeated.add(k);
+            }
+        }
+        return repeated;
     }
 
     /** The agent's work threw: every planned item not answered otherwise gets UNKNOWN_SERVER_ERROR. */

@@ -2,17 +2,12 @@ package io.ferrite.broker.api;
 
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.config.BrokerConfig;
-import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.wire.message.AlterConfigsRequestDecoder;
+import io.ferrite.wire.message.AlterConfigsRequestDecoder.AlterConfigsResource;
+import io.ferrite.wire.message.AlterConfigsRequestDecoder.AlterableConfig;
 import io.ferrite.wire.message.AlterConfigsResponseEncoder;
-import io.ferrite.wire.message.ApiKeys;
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
-
-import java.util.ArrayList;
-import java.util.List;
+import io.ferrite.wire.message.AlterConfigsResponseEncoder.AlterConfigsResourceResponse;
 
 /**
  * AlterConfigs (v0 to v2), Kafka's deprecated non-incremental form: a topic's configs in the
@@ -21,48 +16,19 @@ import java.util.List;
  * Answers per resource in request order. An admin request (allocates): checked on the network thread, applied by the
  * {@link AdminAgent}.
  */
-public final class AlterConfigsHandler implements RequestHandler
+public final class AlterConfigsHandler
+    extends ConfigResourcesHandler<AlterConfigsResource, AlterableConfig, AlterConfigsResourceResponse>
 {
-    private final ConfigChanges changes;
-    private final AlterConfigsRequestDecoder request = new AlterConfigsRequestDecoder();
-    private final AlterConfigsResponseEncoder response = new AlterConfigsResponseEncoder();
-
     public AlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig config)
     {
-        this.changes = new ConfigChanges(topics, admin, waker, config);
-    }
-
-    @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
-    {
-        request.wrap(in, offset, limit, version);
-        final List<ConfigChanges.Resource> resources = new ArrayList<>();
-        for (final AlterConfigsRequestDecoder.AlterConfigsResource r = request.resources(); r.hasNext(); )
-        {
-            r.next();
-            final List<ConfigChanges.Op> ops = new ArrayList<>();
-            for (final AlterConfigsRequestDecoder.AlterableConfig c = r.configs(); c.hasNext(); )
-            {
-                c.next();
-                ops.add(new ConfigChanges.Op(c.name(), ConfigChanges.SET, c.value()));
-            }
-            resources.add(new ConfigChanges.Resource(r.resourceType(), r.resourceName(), ops));
-        }
-        return changes.answer(resources, false, request.validateOnly(), connection, out, outOffset,
-            (o, at, outcomes) -> write(o, at, version, resources, outcomes));
-    }
-
-    private int write(final MutableDirectBuffer out, final int outOffset, final short version,
-        final List<ConfigChanges.Resource> resources, final List<ConfigChanges.Outcome> outcomes)
-    {
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
-        final AlterConfigsResponseEncoder.AlterConfigsResourceResponse result = response.responses(resources.size());
-        for (int i = 0; i < resources.size(); i++)
-        {
-            result.next().errorCode(outcomes.get(i).error()).errorMessage(outcomes.get(i).message())
-                .resourceType(resources.get(i).type()).resourceName(resources.get(i).name());
-        }
-        return outOffset + response.finish();
+        super(new ConfigChanges(topics, admin, waker, config), false,
+            new Request<>(new AlterConfigsRequestDecoder(), AlterConfigsRequestDecoder::resources,
+                AlterConfigsRequestDecoder::validateOnly,
+                AlterConfigsResource::resourceType, AlterConfigsResource::resourceName, AlterConfigsResource::configs,
+                AlterableConfig::name, c -> ConfigChanges.SET, AlterableConfig::value),
+            new ArrayResponse<>(new AlterConfigsResponseEncoder(), (r, out, at, version, n) -> r.wrap(out, at, version).responses(n),
+                AlterConfigsResponseEncoder::finish),
+            (results, error, message, type, name) ->
+                results.next().errorCode(error).errorMessage(message).resourceType(type).resourceName(name));
     }
 }

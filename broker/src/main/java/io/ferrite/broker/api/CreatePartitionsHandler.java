@@ -15,7 +15,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.HashSet;
 import java.util.Set;
 
 /**
@@ -51,17 +50,7 @@ public final class CreatePartitionsHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
-        final Set<String> seen = new HashSet<>();
-        final Set<String> repeated = new HashSet<>();
-        final CreatePartitionsRequestDecoder.CreatePartitionsTopic first = request.topics();
-        while (first.hasNext())
-        {
-            final String name = first.next().name();
-            if (!seen.add(name))
-            {
-                repeated.add(name);
-            }
-        }
+        final Set<String> repeated = AdminItem.repeated(request.topics(), CreatePartitionsRequestDecoder.CreatePartitionsTopic::name);
         final boolean validateOnly = request.validateOnly();
         final CreatePartitionsRequestDecoder.CreatePartitionsTopic t = request.topics();
         final Growth[] growths = new Growth[t.elementCount()];

@@ -13,7 +13,6 @@ import io.ferrite.wire.message.StringArrayDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
-import java.util.HashSet;
 import java.util.Set;
 
 /**
@@ -52,64 +51,42 @@ public final class DeleteTopicsHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
-        final Set<String> seen = new HashSet<>();
-        final Set<String> repeated = new HashSet<>();
         final Deletion[] deletions;
         if (version >= 6)
         {
+            final Set<String> repeated = AdminItem.repeated(request.topics(), this::key);
             final DeleteTopicsRequestDecoder.DeleteTopicState t = request.topics();
-            while (t.hasNext())
+            deletions = new Deletion[t.elementCount()];
+            for (int i = 0; t.hasNext(); i++)
             {
                 t.next();
-                final Topic topic = t.nameIsNull() ? topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) : null;
-                final String key = t.nameIsNull() ? (topic != null ? topic.name : TopicRegistry.encode(
-                    t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits())) : t.name();
-                if (!seen.add(key))
-                {
-                    repeated.add(key);
-                }
-            }
-            final DeleteTopicsRequestDecoder.DeleteTopicState t2 = request.topics();
-            deletions = new Deletion[t2.elementCount()];
-            for (int i = 0; t2.hasNext(); i++)
-            {
-                t2.next();
-                final boolean byId = t2.nameIsNull();
-                final long msb = t2.topicIdMostSignificantBits();
-                final long lsb = t2.topicIdLeastSignificantBits();
+                final boolean byId = t.nameIsNull();
+                final long msb = t.topicIdMostSignificantBits();
+                final long lsb = t.topicIdLeastSignificantBits();
                 if (!byId && (msb != 0 || lsb != 0))
                 {
-                    deletions[i] = new Deletion(t2.name(), msb, lsb, false).answered(Errors.INVALID_REQUEST,
+                    deletions[i] = new Deletion(t.name(), msb, lsb, false).answered(Errors.INVALID_REQUEST,
                         "Both topic name and topic id were provided");
                     continue;
                 }
-                final Topic topic = byId ? topics.topic(msb, lsb) : topics.topic(t2.name());
-                final String key = byId ? (topic != null ? topic.name : TopicRegistry.encode(msb, lsb)) : t2.name();
+                final Topic topic = byId ? topics.topic(msb, lsb) : topics.topic(t.name());
                 if (PartitionLookup.live(topic) == null)
                 {
-                    deletions[i] = new Deletion(byId ? null : t2.name(), msb, lsb, byId).notFound();
+                    deletions[i] = new Deletion(byId ? null : t.name(), msb, lsb, byId).notFound();
                     continue;
                 }
                 deletions[i] = check(new Deletion(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, byId), topic,
-                    repeated.contains(key));
+                    repeated.contains(key(t)));
             }
         }
         else
         {
+            final Set<String> repeated = AdminItem.repeated(request.topicNames(), StringArrayDecoder::value);
             final StringArrayDecoder names = request.topicNames();
-            while (names.hasNext())
+            deletions = new Deletion[names.elementCount()];
+            for (int i = 0; names.hasNext(); i++)
             {
                 final String name = names.next().value();
-                if (!seen.add(name))
-                {
-                    repeated.add(name);
-                }
-            }
-            final StringArrayDecoder names2 = request.topicNames();
-            deletions = new Deletion[names2.elementCount()];
-            for (int i = 0; names2.hasNext(); i++)
-            {
-                final String name = names2.next().value();
                 final Topic topic = topics.topic(name);
                 deletions[i] = PartitionLookup.live(topic) == null ? new Deletion(name, 0, 0, false).notFound() :
                     check(new Deletion(name, 0, 0, false), topic, repeated.contains(name));
@@ -117,6 +94,20 @@ public final class DeleteTopicsHandler implements RequestHandler
         }
         return AdminItem.answer(admin, waker, deletions, request.timeoutMs(), this::delete,
             (o, at, timedOut) -> write(o, at, version, deletions, timedOut), connection, out, outOffset);
+    }
+
+    /**
+     * What makes a v6+ topic the same as another in one request: its name, given or (named by id) the
+     * name of the topic with that id, else the id itself.
+     */
+    private String key(final DeleteTopicsRequestDecoder.DeleteTopicState t)
+    {
+        if (!t.nameIsNull())
+        {
+            return t.name();
+        }
+        final Topic topic = topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
+        return topic != null ? topic.name : TopicRegistry.encode(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
     }
 
     private Deletion check(final Deletion d, final Topic topic, final boolean repeated)

@@ -1,19 +1,18 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogClosedException;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.log.TimestampOffset;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.ListOffsetsRequestDecoder;
+import io.ferrite.wire.message.ListOffsetsRequestDecoder.ListOffsetsPartition;
+import io.ferrite.wire.message.ListOffsetsRequestDecoder.ListOffsetsTopic;
 import io.ferrite.wire.message.ListOffsetsResponseEncoder;
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
+import io.ferrite.wire.message.ListOffsetsResponseEncoder.ListOffsetsPartitionResponse;
+import io.ferrite.wire.message.ListOffsetsResponseEncoder.ListOffsetsTopicResponse;
 
 /**
  * ListOffsets as Kafka's leader answers a consumer: EARLIEST (and EARLIEST_LOCAL) is the log start
@@ -23,67 +22,45 @@ import org.agrona.MutableDirectBuffer;
  * (LATEST_TIERED, EARLIEST_PENDING_UPLOAD) answer -1: nothing is tiered. The partition leader epoch
  * is always 0 here, so a client's newer epoch is UNKNOWN_LEADER_EPOCH (an older one cannot exist).
  */
-public final class ListOffsetsHandler implements RequestHandler
+public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffsetsTopic, ListOffsetsPartition, ListOffsetsTopicResponse>
 {
     static final long LATEST = -1;
     static final long EARLIEST = -2;
     static final long MAX_TIMESTAMP = -3;
     static final long EARLIEST_LOCAL = -4;
 
-    private final TopicRegistry topics;
-    private final ListOffsetsRequestDecoder request = new ListOffsetsRequestDecoder();
-    private final ListOffsetsResponseEncoder response = new ListOffsetsResponseEncoder();
     private final TimestampOffset found = new TimestampOffset();
+    private ListOffsetsPartitionResponse answers;
 
     public ListOffsetsHandler(final TopicRegistry topics)
     {
-        this.topics = topics;
+        super(topics, new Request<>(new ListOffsetsRequestDecoder(), ListOffsetsRequestDecoder::topics, ListOffsetsTopic::nameOffset,
+            ListOffsetsTopic::nameLength, ListOffsetsTopic::partitions, ListOffsetsPartition::partitionIndex,
+            ListOffsetsPartition::currentLeaderEpoch),
+            new ArrayResponse<>(new ListOffsetsResponseEncoder(), (r, out, at, version, n) -> r.wrap(out, at, version).topics(n),
+                ListOffsetsResponseEncoder::finish));
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    void topic(final ListOffsetsTopic t, final ListOffsetsTopicResponse answerTopics, final int partitions)
     {
-        request.wrap(in, offset, limit, version);
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
-        final ListOffsetsRequestDecoder.ListOffsetsTopic requested = request.topics();
-        final ListOffsetsResponseEncoder.ListOffsetsTopicResponse t = response.topics(requested.elementCount());
-        while (requested.hasNext())
+        answers = answerTopics.next().name(t.buffer(), t.nameOffset(), t.nameLength()).partitions(partitions);
+    }
+
+    @Override
+    void partition(final ListOffsetsPartition p, final Topic topic, final Partition partition, final short error)
+    {
+        answers.next().partitionIndex(p.partitionIndex());
+        final short e = error == Errors.NONE ? lookUp(partition.log, p.timestamp(), topic) : error;
+        if (e == Errors.NONE)
         {
-            requested.next();
-            final Topic topic = topics.topic(in, requested.nameOffset(), requested.nameLength());
-            t.next().name(in, requested.nameOffset(), requested.nameLength());
-            final ListOffsetsRequestDecoder.ListOffsetsPartition partitions = requested.partitions();
-            final ListOffsetsResponseEncoder.ListOffsetsPartitionResponse p = t.partitions(partitions.elementCount());
-            while (partitions.hasNext())
-            {
-                partitions.next();
-                p.next().partitionIndex(partitions.partitionIndex());
-                final Partition partition = PartitionLookup.partition(topic, partitions.partitionIndex());
-                if (partition == null)
-                {
-                    p.errorCode(PartitionLookup.notFound(topic, false)).timestamp(-1).offset(-1).leaderEpoch(-1);
-                }
-                else if (partitions.currentLeaderEpoch() > 0)
-                {
-                    p.errorCode(Errors.UNKNOWN_LEADER_EPOCH).timestamp(-1).offset(-1).leaderEpoch(-1);
-                }
-                else
-                {
-                    final short error = lookUp(partition.log, partitions.timestamp(), topic);
-                    if (error == Errors.NONE)
-                    {
-                        p.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset)
-                            .leaderEpoch(found.offset < 0 || version < 4 ? -1 : 0); // the field exists from v4
-                    }
-                    else
-                    {
-                        p.errorCode(error).timestamp(-1).offset(-1).leaderEpoch(-1);
-                    }
-                }
-            }
+            answers.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset)
+                .leaderEpoch(found.offset < 0 || p.messageVersion() < 4 ? -1 : 0); // the field exists from v4
         }
-        return outOffset + response.finish();
+        else
+        {
+            answers.errorCode(e).timestamp(-1).offset(-1).leaderEpoch(-1);
+        }
     }
 
     /**

@@ -1,16 +1,15 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.OffsetForLeaderEpochRequestDecoder;
+import io.ferrite.wire.message.OffsetForLeaderEpochRequestDecoder.OffsetForLeaderPartition;
+import io.ferrite.wire.message.OffsetForLeaderEpochRequestDecoder.OffsetForLeaderTopic;
 import io.ferrite.wire.message.OffsetForLeaderEpochResponseEncoder;
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
+import io.ferrite.wire.message.OffsetForLeaderEpochResponseEncoder.EpochEndOffset;
+import io.ferrite.wire.message.OffsetForLeaderEpochResponseEncoder.OffsetForLeaderTopicResult;
 
 /**
  * OffsetForLeaderEpoch, which consumers send to validate their position after a metadata change.
@@ -18,55 +17,31 @@ import org.agrona.MutableDirectBuffer;
  * offset; a later epoch is unknown (epoch and offset -1, as Kafka answers one beyond its latest); a
  * current leader epoch above 0 in the request is UNKNOWN_LEADER_EPOCH.
  */
-public final class OffsetForLeaderEpochHandler implements RequestHandler
+public final class OffsetForLeaderEpochHandler
+    extends PartitionOffsetsHandler<OffsetForLeaderTopic, OffsetForLeaderPartition, OffsetForLeaderTopicResult>
 {
-    private final TopicRegistry topics;
-    private final OffsetForLeaderEpochRequestDecoder request = new OffsetForLeaderEpochRequestDecoder();
-    private final OffsetForLeaderEpochResponseEncoder response = new OffsetForLeaderEpochResponseEncoder();
+    private EpochEndOffset answers;
 
     public OffsetForLeaderEpochHandler(final TopicRegistry topics)
     {
-        this.topics = topics;
+        super(topics, new Request<>(new OffsetForLeaderEpochRequestDecoder(), OffsetForLeaderEpochRequestDecoder::topics,
+            OffsetForLeaderTopic::topicOffset, OffsetForLeaderTopic::topicLength, OffsetForLeaderTopic::partitions,
+            OffsetForLeaderPartition::partition, OffsetForLeaderPartition::currentLeaderEpoch),
+            new ArrayResponse<>(new OffsetForLeaderEpochResponseEncoder(),
+                (r, out, at, version, n) -> r.wrap(out, at, version).topics(n), OffsetForLeaderEpochResponseEncoder::finish));
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    void topic(final OffsetForLeaderTopic t, final OffsetForLeaderTopicResult answerTopics, final int partitions)
     {
-        request.wrap(in, offset, limit, version);
-        response.wrap(out, outOffset, version).throttleTimeMs(0);
-        final OffsetForLeaderEpochRequestDecoder.OffsetForLeaderTopic t = request.topics();
-        final OffsetForLeaderEpochResponseEncoder.OffsetForLeaderTopicResult rt = response.topics(t.elementCount());
-        while (t.hasNext())
-        {
-            t.next();
-            rt.next().topic(in, t.topicOffset(), t.topicLength());
-            final Topic topic = topics.topic(in, t.topicOffset(), t.topicLength());
-            final OffsetForLeaderEpochRequestDecoder.OffsetForLeaderPartition p = t.partitions();
-            final OffsetForLeaderEpochResponseEncoder.EpochEndOffset rp = rt.partitions(p.elementCount());
-            while (p.hasNext())
-            {
-                p.next();
-                final Partition partition = PartitionLookup.partition(topic, p.partition());
-                rp.next();
-                if (partition == null)
-                {
-                    rp.errorCode(PartitionLookup.notFound(topic, false)).partition(p.partition()).leaderEpoch(-1).endOffset(-1);
-                }
-                else if (p.currentLeaderEpoch() > 0)
-                {
-                    rp.errorCode(Errors.UNKNOWN_LEADER_EPOCH).partition(p.partition()).leaderEpoch(-1).endOffset(-1);
-                }
-                else if (p.leaderEpoch() == 0)
-                {
-                    rp.errorCode(Errors.NONE).partition(p.partition()).leaderEpoch(0).endOffset(partition.log.logEndOffset());
-                }
-                else
-                {
-                    rp.errorCode(Errors.NONE).partition(p.partition()).leaderEpoch(-1).endOffset(-1);
-                }
-            }
-        }
-        return outOffset + response.finish();
+        answers = answerTopics.next().topic(t.buffer(), t.topicOffset(), t.topicLength()).partitions(partitions);
+    }
+
+    @Override
+    void partition(final OffsetForLeaderPartition p, final Topic topic, final Partition partition, final short error)
+    {
+        final boolean known = error == Errors.NONE && p.leaderEpoch() == 0; // epoch 0 ends at the log end offset
+        answers.next().errorCode(error).partition(p.partition()).leaderEpoch(known ? 0 : -1)
+            .endOffset(known ? partition.log.logEndOffset() : -1);
     }
 }

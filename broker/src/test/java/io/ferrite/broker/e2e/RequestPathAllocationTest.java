@@ -4,6 +4,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -29,9 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The produce path (decode, route to the log thread, append, respond) and the fetch path (read,
- * respond, splice the records) allocate nothing on the broker's threads in steady state: measured
- * per thread with {@code ThreadMXBean.getThreadAllocatedBytes} over thousands of requests after a
- * warm-up (so the JIT has compiled what escape analysis would otherwise leave to the interpreter).
+ * respond, splice the records), and ListOffsets and OffsetForLeaderEpoch, allocate nothing on the
+ * broker's threads in steady state: measured per thread with {@code ThreadMXBean.getThreadAllocatedBytes}
+ * over thousands of requests after a warm-up (so the JIT has compiled what escape analysis would
+ * otherwise leave to the interpreter).
  */
 class RequestPathAllocationTest
 {
@@ -65,36 +68,83 @@ class RequestPathAllocationTest
                 .setMinBytes(0).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
                     .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
                         .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
-            try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.broker.address().getPort())))
+            assertAllocatesNothing(broker, "produce + fetch", produce, fetch);
+        }
+    }
+
+    /**
+     * ListOffsets and OffsetForLeaderEpoch, as consumers send them when they start or validate a
+     * position after a metadata change: the walk they share (PartitionOffsetsHandler), its lookups
+     * through method references, and each API's answer allocate nothing on the broker's threads.
+     */
+    @Test
+    void listOffsetsAndOffsetForLeaderEpochAllocateNothingOnTheBrokerThreads() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("num.network.threads", "1", "ferrite.log.threads", "1")))
+        {
+            try (Admin admin = broker.admin())
             {
-                final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
-                for (int i = 0; i < WARM_UP; i++)
+                admin.createTopics(List.of(new NewTopic("alloc", 2, (short)1))).all().get(20, TimeUnit.SECONDS);
+            }
+            final ListOffsetsRequestData.ListOffsetsTopic offsetsTopic = new ListOffsetsRequestData.ListOffsetsTopic().setName("alloc");
+            final OffsetForLeaderEpochRequestData.OffsetForLeaderTopicCollection epochTopics =
+                new OffsetForLeaderEpochRequestData.OffsetForLeaderTopicCollection();
+            final OffsetForLeaderEpochRequestData.OffsetForLeaderTopic epochTopic =
+                new OffsetForLeaderEpochRequestData.OffsetForLeaderTopic().setTopic("alloc");
+            // partition 2 does not exist: the not-found answer is measured too
+            for (int p = 0; p < 3; p++)
+            {
+                offsetsTopic.partitions().add(new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(p)
+                    .setTimestamp(p == 0 ? -1 : -2)); // LATEST, EARLIEST
+                epochTopic.partitions().add(new OffsetForLeaderEpochRequestData.OffsetForLeaderPartition().setPartition(p)
+                    .setLeaderEpoch(0));
+            }
+            epochTopics.add(epochTopic);
+            final ByteBuffer listOffsets = frame(ApiKeys.LIST_OFFSETS, (short)9, new ListOffsetsRequestData().setReplicaId(-1)
+                .setTopics(List.of(offsetsTopic)));
+            final ByteBuffer offsetForLeaderEpoch = frame(ApiKeys.OFFSET_FOR_LEADER_EPOCH, (short)4,
+                new OffsetForLeaderEpochRequestData().setReplicaId(-1).setTopics(epochTopics));
+            assertAllocatesNothing(broker, "ListOffsets + OffsetForLeaderEpoch", listOffsets, offsetForLeaderEpoch);
+        }
+    }
+
+    /** Sends the requests in turn, WARM_UP times and then MEASURED times, and checks what the broker's threads allocated meanwhile. */
+    private static void assertAllocatesNothing(final RunningBroker broker, final String what, final ByteBuffer... requests)
+        throws IOException
+    {
+        try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.broker.address().getPort())))
+        {
+            final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
+            for (int i = 0; i < WARM_UP; i++)
+            {
+                for (final ByteBuffer request : requests)
                 {
-                    exchange(channel, produce, response);
-                    exchange(channel, fetch, response);
+                    exchange(channel, request, response);
                 }
-                final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-                final Map<Thread, Long> before = new HashMap<>();
-                for (final Thread t : Thread.getAllStackTraces().keySet())
+            }
+            final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+            final Map<Thread, Long> before = new HashMap<>();
+            for (final Thread t : Thread.getAllStackTraces().keySet())
+            {
+                if (t.getName().startsWith("ferrite-network-") || t.getName().startsWith("ferrite-log-"))
                 {
-                    if (t.getName().startsWith("ferrite-network-") || t.getName().startsWith("ferrite-log-"))
-                    {
-                        before.put(t, threads.getThreadAllocatedBytes(t.getId()));
-                    }
+                    before.put(t, threads.getThreadAllocatedBytes(t.getId()));
                 }
-                for (int i = 0; i < MEASURED; i++)
+            }
+            for (int i = 0; i < MEASURED; i++)
+            {
+                for (final ByteBuffer request : requests)
                 {
-                    exchange(channel, produce, response);
-                    exchange(channel, fetch, response);
+                    exchange(channel, request, response);
                 }
-                assertTrue(before.keySet().stream().anyMatch(t -> t.getName().startsWith("ferrite-network-")));
-                for (final Map.Entry<Thread, Long> e : before.entrySet())
-                {
-                    final long allocated = threads.getThreadAllocatedBytes(e.getKey().getId()) - e.getValue();
-                    System.out.println(e.getKey().getName() + ": " + allocated + " bytes over " + MEASURED + " produce + fetch requests");
-                    // a stray one-off (a log line from a timer) is tolerated; per request, nothing
-                    assertTrue(allocated < 4_096, e.getKey().getName() + " allocated " + allocated + " bytes");
-                }
+            }
+            assertTrue(before.keySet().stream().anyMatch(t -> t.getName().startsWith("ferrite-network-")));
+            for (final Map.Entry<Thread, Long> e : before.entrySet())
+            {
+                final long allocated = threads.getThreadAllocatedBytes(e.getKey().getId()) - e.getValue();
+                System.out.println(e.getKey().getName() + ": " + allocated + " bytes over " + MEASURED + " " + what + " requests");
+                // a stray one-off (a log line from a timer) is tolerated; per request, nothing
+                assertTrue(allocated < 4_096, e.getKey().getName() + " allocated " + allocated + " bytes");
             }
         }
     }

@@ -8,7 +8,7 @@ import java.util.NoSuchElementException;
  * Iterates an array of strings (or of bytes) that its parent decoder has already checked:
  * {@code for (var a = d.topicNames(); a.hasNext(); ) { a.next(); a.value(); }}.
  */
-public final class StringArrayDecoder
+public final class StringArrayDecoder implements ArrayDecoder<StringArrayDecoder>
 {
     private final boolean bytes;
     private DirectBuffer buffer;
@@ -35,22 +35,25 @@ public final class StringArrayDecoder
         this.index = 0;
     }
 
-    /** Elements in the array; -1 when the array is null. */
+    @Override
     public int elementCount()
     {
         return count;
     }
 
+    @Override
     public boolean isNullArray()
     {
         return count < 0;
     }
 
+    @Override
     public boolean hasNext()
     {
         return index < count;
     }
 
+    @Override
     public StringArrayDecoder next()
     {
         if (index >= count)

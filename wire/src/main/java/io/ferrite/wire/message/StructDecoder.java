@@ -14,7 +14,8 @@ import java.util.NoSuchElementException;
  * and checks the whole message, so a handler never acts on half of a malformed request. Nested
  * structs are reached through one reusable decoder per struct field, which doubles as an iterator
  * over the elements of an array: {@code for (var t = r.topics(); t.hasNext(); ) { t.next(); ... }}.
- * Reusing it is the flyweight contract: a nested decoder is valid until its parent moves on.
+ * Reusing it is the flyweight contract: a nested decoder is valid until its parent moves on. Each
+ * generated nested decoder is an {@link ArrayDecoder} of itself, for walks shared between APIs.
  *
  * <p>Fields absent in the wrapped version, and tagged fields not sent, read as their defaults.
  * Not thread-safe; nothing here allocates except the accessors that return a {@code String} or
