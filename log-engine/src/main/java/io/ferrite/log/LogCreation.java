@@ -133,7 +133,7 @@ final class LogCreation
             {
                 if (Files.exists(dir))
                 {
-                    LogManager.deleteRecursively(dir);
+                    PartitionDirs.deleteRecursively(dir);
                     OffsetCheckpoint.fsyncDirectory(dir.getParent());
                 }
             }

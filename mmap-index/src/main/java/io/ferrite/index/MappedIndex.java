@@ -70,6 +70,11 @@ abstract class MappedIndex implements AutoCloseable
     /** No more claims (trimmed, closed or deleted); guarded by this object's monitor. */
     private boolean sealed;
     /**
+     * The file is being deleted ({@link #forDeletion}): nothing reaches it through its path any more
+     * (written under this object's monitor; read by {@link #flush} without it).
+     */
+    private volatile boolean deleted;
+    /**
      * The file, open for claims from the first claim until the index is sealed (guarded by this
      * object's monitor): an index that takes entries keeps it (an open per claim allocates on the
      * append path), one that has none — an idle partition's — or is sealed holds no descriptor.
@@ -145,6 +150,11 @@ abstract class MappedIndex implements AutoCloseable
         // after a close too, read-only: a reader racing the close gets valid memory, and the log's
         // closed check after its answer tells it the log is gone (the mapping goes with the GC)
         final long bytes = (long)maxEntries * entrySize;
+        if (bytes > 0 && deleted)
+        {
+            // its path may name another index by now (a topic made again under the same name)
+            throw new UncheckedIOException(new IOException("index " + file + " was deleted before it was mapped"));
+        }
         if (bytes > 0)
         {
             final boolean forWrites = writable && !closed;
@@ -174,10 +184,38 @@ abstract class MappedIndex implements AutoCloseable
         }
     }
 
-    /** Maps the file now if it is not yet, before it is deleted: readers still holding the index search its entries. */
-    public void mapBeforeDeletion()
+    /**
+     * Before the file is deleted or its directory renamed: maps it now if it is not yet, so that
+     * readers still holding the index search its entries, and from then on never reaches the file
+     * through its path again — no claim, no trim, no flush, no map. Why: the path may name another
+     * file by then (a partition deleted and made again under the same name has an index of the same
+     * name in a directory of the same name), and a trim through it would cut that index under its
+     * own mapping (a SIGBUS of its writer). What is written through the mapping still goes to this
+     * file, which is going.
+     *
+     * @throws UncheckedIOException when the map is refused (vm.max_map_count): the index is marked
+     *     all the same, and a reader that needs its entries then fails as it would have
+     */
+    public synchronized void forDeletion()
     {
-        buffer();
+        try
+        {
+            buffer();
+        }
+        finally
+        {
+            deleted = true;
+            sealed = true;
+            growing = false;
+            try
+            {
+                releaseClaimChannel();
+            }
+            catch (final IOException ignored)
+            {
+                // a descriptor of a file that is going: nothing was waiting on its close
+            }
+        }
     }
 
     public Path file()
@@ -343,6 +381,10 @@ abstract class MappedIndex implements AutoCloseable
     public synchronized void trimToValidSize() throws IOException
     {
         requireWritable();
+        if (deleted)
+        {
+            return; // the file is going, and its path may be another index's (see forDeletion)
+        }
         final int n = entries();
         maxEntries = n;
         sealed = true;
@@ -384,7 +426,7 @@ abstract class MappedIndex implements AutoCloseable
     /** fsync of what was written through the mapping since the last flush (nothing when it is not mapped). */
     public void flush() throws IOException
     {
-        if (!writable || !dirty)
+        if (!writable || !dirty || deleted)
         {
             return;
         }
