@@ -10,7 +10,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -176,19 +175,6 @@ class AdminAgentTest
         assertTrue(topic.isDeleted());
         assertTrue(topic.partitions[0].log.isClosed() && topic.partitions[1].log.isClosed(), "the old logs closed");
         assertTrue(topic.partitions[0].log.dir().getFileName().toString().endsWith("-delete"));
-    }
-
-    @Test
-    void aTaskLeftForLaterThatHasNotRunWhenTheAgentStopsNeverRuns()
-    {
-        final AtomicInteger runs = new AtomicInteger();
-        agent.execute(() -> agent.runLater(1_000, runs::incrementAndGet));
-        invoker.invoke();
-        assertEquals(1, agent.waitingTasks());
-        invoker.close();
-        now.addAndGet(1_000);
-        assertEquals(0, agent.waitingTasks());
-        assertEquals(0, runs.get());
     }
 
     @Test
