@@ -11,10 +11,11 @@ import java.util.Set;
 
 /**
  * The making of a batch of new partition logs for {@link LogManager#createLogs}: each partition's
- * directory made in the log directory holding the fewest partitions, its overrides written and its
- * log opened; then each log directory that took one fsynced once, so that the batch costs one
- * directory fsync, not one per partition. All or nothing: a failure closes and removes what the
- * batch made.
+ * directory made in the log directory holding the fewest partitions, its overrides written (fsynced),
+ * its log opened and the caller's {@link PartitionFiles} written; then each partition directory
+ * fsynced, so that every file in it is there after a power loss, and each log directory that took
+ * one fsynced once (one fsync for all their entries, not one per partition). All or nothing: a
+ * failure closes and removes what the batch made.
  */
 final class LogCreation
 {
@@ -27,8 +28,8 @@ final class LogCreation
      * partitions each log directory holds, counted up as this chooses.
      */
     static PartitionLog[] make(final String topic, final int from, final int to, final Map<String, String> overrides,
-        final LogConfig logConfig, final LogManagerConfig config, final Map<Path, Integer> perDir,
-        final Map<Path, LogEnvironment> environments) throws IOException
+        final PartitionFiles files, final LogConfig logConfig, final LogManagerConfig config,
+        final Map<Path, Integer> perDir, final Map<Path, LogEnvironment> environments) throws IOException
     {
         final PartitionLog[] made = new PartitionLog[Math.max(0, to - from)];
         final boolean[] ours = new boolean[made.length]; // directories this batch made: the only ones a failure removes
@@ -55,7 +56,7 @@ final class LogCreation
                     making = partitionDir;
                     if (!overrides.isEmpty())
                     {
-                        PartitionOverrides.write(partitionDir, overrides);
+                        PartitionOverrides.writeNew(partitionDir, overrides);
                     }
                     log = LogLoader.create(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
                         environments.get(dir));
@@ -63,6 +64,11 @@ final class LogCreation
                     ours[p - from] = true;
                 }
                 made[p - from] = log;
+                files.write(partitionDir, p);
+            }
+            for (final PartitionLog log : made)
+            {
+                OffsetCheckpoint.fsyncDirectory(log.dir());
             }
             for (final Path dir : touched)
             {

@@ -171,17 +171,24 @@ public final class LogManager implements AutoCloseable
 
     /**
      * Creates partitions {@code from} to {@code to - 1} of a topic, all with topic config {@code
-     * overrides}: every partition's directory is made and its log opened, then each log directory
-     * they went to is fsynced once (not once per partition), and only then are they published, so
-     * {@link #log} finds none of them before every directory entry is durable. All or nothing: when
+     * overrides}: every partition's directory is made and its log opened, each partition directory
+     * fsynced, then each log directory they went to fsynced once (not once per partition), and only
+     * then are they published, so {@link #log} finds none of them before they are durable. All or nothing: when
      * one fails, the logs opened so far are closed, the directories this call made are removed (one
      * it found in place is loaded, and left), and the failure is thrown.
      *
      * @throws IllegalArgumentException for an illegal topic name or partition, or one that exists
      * @throws io.ferrite.log.config.ConfigException for an invalid config
      */
-    public synchronized PartitionLog[] createLogs(final String topic, final int from, final int to,
+    public PartitionLog[] createLogs(final String topic, final int from, final int to,
         final Map<String, String> overrides) throws IOException
+    {
+        return createLogs(topic, from, to, overrides, PartitionFiles.NONE);
+    }
+
+    /** As {@link #createLogs(String, int, int, Map)}, with {@code files} written in each new partition's directory. */
+    public synchronized PartitionLog[] createLogs(final String topic, final int from, final int to,
+        final Map<String, String> overrides, final PartitionFiles files) throws IOException
     {
         requireOpen();
         for (int p = from; p < to; p++)
@@ -193,7 +200,7 @@ public final class LogManager implements AutoCloseable
             }
         }
         final LogConfig logConfig = config.defaultLogConfig().with(overrides);
-        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, logConfig, config, partitionsPerDir(),
+        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, logConfig, config, partitionsPerDir(),
             environments);
         final PartitionLog[] before = logArray;
         final PartitionLog[] after = Arrays.copyOf(before, before.length + made.length);

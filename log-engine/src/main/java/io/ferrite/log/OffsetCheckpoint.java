@@ -107,9 +107,6 @@ final class OffsetCheckpoint
     /** Makes a file's creation, rename or deletion in {@code dir} durable. */
     static void fsyncDirectory(final Path dir) throws IOException
     {
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ))
-        {
-            channel.force(true);
-        }
+        io.ferrite.log.config.DurableFile.fsyncDirectory(dir);
     }
 }

@@ -15,6 +15,7 @@ import java.util.Properties;
 final class PartitionOverrides
 {
     static final String PARTITION_CONFIG_FILE = "partition.properties";
+    private static final String COMMENT = "topic config overrides of this partition";
 
     private PartitionOverrides()
     {
@@ -37,17 +38,26 @@ final class PartitionOverrides
         return overrides;
     }
 
-    /** Stores a partition's overrides; none is no file (a file per partition is a disk block per partition). */
+    /**
+     * Stores a partition's overrides, durable on return; none is no file (a file per partition is a
+     * disk block per partition).
+     */
     static void write(final Path partitionDir, final Map<String, String> overrides) throws IOException
     {
         final Path file = partitionDir.resolve(PARTITION_CONFIG_FILE);
         if (!overrides.isEmpty())
         {
-            PropertiesFile.write(file, overrides, "topic config overrides of this partition");
+            PropertiesFile.write(file, overrides, COMMENT);
         }
         else if (Files.deleteIfExists(file))
         {
             OffsetCheckpoint.fsyncDirectory(partitionDir);
         }
+    }
+
+    /** Stores a new partition's overrides, the file fsynced but not its directory (its creator fsyncs that once). */
+    static void writeNew(final Path partitionDir, final Map<String, String> overrides) throws IOException
+    {
+        PropertiesFile.writeInPlace(partitionDir.resolve(PARTITION_CONFIG_FILE), overrides, COMMENT);
     }
 }

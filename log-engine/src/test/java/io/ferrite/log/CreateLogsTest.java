@@ -92,6 +92,36 @@ class CreateLogsTest
     }
 
     @Test
+    void theCallersFilesAreWrittenInEachNewPartitionAndOneThatFailsUndoesTheBatch() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionFiles failingAtTwo = (partitionDir, partition) ->
+            {
+                if (partition == 2)
+                {
+                    throw new IOException("disk full, say");
+                }
+                io.ferrite.log.config.DurableFile.writeInPlace(partitionDir.resolve("owner.txt"), new byte[] {'x'});
+            };
+            assertThrows(IOException.class, () -> manager.createLogs("orders", 0, 4, Map.of(), failingAtTwo));
+            for (int p = 0; p < 4; p++)
+            {
+                assertNull(manager.log("orders", p), "partition " + p + " published by a failed batch");
+                assertFalse(Files.exists(data.resolve("orders-" + p)), "directory of partition " + p + " left behind");
+            }
+
+            final PartitionLog[] made = manager.createLogs("orders", 0, 4, Map.of(),
+                (partitionDir, partition) -> Files.writeString(partitionDir.resolve("owner.txt"), "partition " + partition));
+            for (int p = 0; p < 4; p++)
+            {
+                assertEquals("partition " + p, Files.readString(made[p].dir().resolve("owner.txt")));
+            }
+        }
+    }
+
+    @Test
     void aBatchNamingAPartitionThatExistsMakesNothing() throws Exception
     {
         final Path data = dir.resolve("data");

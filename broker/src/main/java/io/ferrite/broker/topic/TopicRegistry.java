@@ -2,6 +2,7 @@ package io.ferrite.broker.topic;
 
 import io.ferrite.log.LogManager;
 import io.ferrite.log.PartitionLog;
+import io.ferrite.log.config.DurableFile;
 import org.agrona.DirectBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -184,75 +185,29 @@ public final class TopicRegistry
         }
         io.ferrite.log.LogConfig.of(overrides); // validate before touching the disk
         final long[] id = newTopicId();
+        // all or nothing, partition.metadata included: a failure leaves no partition behind (left, it would keep
+        // the name taken and come back as a topic of its own after a restart)
+        final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides, (dir, p) -> writeNewTopicId(dir, id));
         final Partition[] created = new Partition[partitions];
-        try
+        for (int p = 0; p < partitions; p++)
         {
-            // one fsync of the log directory for every partition's directory entry, not one per partition
-            final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides);
-            for (int p = 0; p < partitions; p++)
-            {
-                created[p] = new Partition(name, p, made[p], owner(name, p));
-            }
-            for (int p = 0; p < partitions; p++) // after every partition is in created: a failure here rolls all back
-            {
-                writeTopicId(made[p].dir(), id);
-            }
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            // a partition refused (a deleted topic's log of that name not gone yet, a full disk): the ones
-            // made so far are unpublished, so nobody else holds them; left, they would keep the name taken
-            // and come back as a topic of their own after a restart
-            rollBack(created, 0, ex);
-            throw ex;
+            created[p] = new Partition(name, p, made[p], owner(name, p));
         }
         final Topic topic = new Topic(name, id[0], id[1], created, overrides);
         publish(topic, null);
         return topic;
     }
 
-    /** Deletes the unpublished partitions from {@code from} on that a failed creation or growth made. */
-    private void rollBack(final Partition[] made, final int from, final Exception cause)
-    {
-        for (int p = from; p < made.length; p++)
-        {
-            if (made[p] == null)
-            {
-                continue;
-            }
-            try
-            {
-                logs.deleteLog(made[p].topic, p);
-            }
-            catch (final IOException | RuntimeException ex)
-            {
-                cause.addSuppressed(ex);
-                LOG.error("removing {} of a creation that failed failed", made[p], ex);
-            }
-        }
-    }
-
     /** Adds partitions up to {@code count}. */
     public Topic addPartitions(final Topic topic, final int count) throws IOException
     {
+        final long[] id = {topic.idMostSignificantBits, topic.idLeastSignificantBits};
+        final int from = topic.partitions.length;
+        final PartitionLog[] made = logs.createLogs(topic.name, from, count, topic.overrides, (dir, p) -> writeNewTopicId(dir, id));
         final Partition[] partitions = java.util.Arrays.copyOf(topic.partitions, count);
-        try
+        for (int p = from; p < count; p++)
         {
-            final int from = topic.partitions.length;
-            final PartitionLog[] made = logs.createLogs(topic.name, from, count, topic.overrides);
-            for (int p = from; p < count; p++)
-            {
-                partitions[p] = new Partition(topic.name, p, made[p - from], owner(topic.name, p));
-            }
-            for (int p = from; p < count; p++) // after every partition is in partitions: a failure here rolls all back
-            {
-                writeTopicId(made[p - from].dir(), new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
-            }
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            rollBack(partitions, topic.partitions.length, ex); // else load() would publish them after a restart
-            throw ex;
+            partitions[p] = new Partition(topic.name, p, made[p - from], owner(topic.name, p));
         }
         final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, partitions,
             topic.overrides);
@@ -369,18 +324,26 @@ public final class TopicRegistry
         }
     }
 
-    /** Kafka's partition.metadata: {@code version: 0} and {@code topic_id: <base64url>}. */
+    /** Kafka's partition.metadata: {@code version: 0} and {@code topic_id: <base64url>}; durable on return. */
     static void writeTopicId(final Path partitionDir, final long[] id) throws IOException
     {
-        final String text = "version: 0\ntopic_id: " + encode(id[0], id[1]) + "\n";
         final Path file = partitionDir.resolve(PARTITION_METADATA);
-        if (Files.exists(file) && Files.readString(file).equals(text))
+        final byte[] text = topicIdText(id);
+        if (!Files.exists(file) || !java.util.Arrays.equals(Files.readAllBytes(file), text))
         {
-            return;
+            DurableFile.write(file, text);
         }
-        final Path tmp = partitionDir.resolve(PARTITION_METADATA + ".tmp");
-        Files.writeString(tmp, text);
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** As {@link #writeTopicId} in a partition directory being created, which its creation fsyncs once. */
+    private static void writeNewTopicId(final Path partitionDir, final long[] id) throws IOException
+    {
+        DurableFile.writeInPlace(partitionDir.resolve(PARTITION_METADATA), topicIdText(id));
+    }
+
+    private static byte[] topicIdText(final long[] id)
+    {
+        return ("version: 0\ntopic_id: " + encode(id[0], id[1]) + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     static long[] readTopicId(final Path partitionDir) throws IOException

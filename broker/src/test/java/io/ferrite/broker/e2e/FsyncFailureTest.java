@@ -13,12 +13,9 @@ import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -304,29 +301,9 @@ class FsyncFailureTest
             "FERRITE_FAIL_FSYNC_PREFIX", partitionDir + "/");
     }
 
-    /** gcc builds the shim from the test's resources; without gcc the test is skipped, not passed. */
     private Path compileShim() throws Exception
     {
-        final Path source = dir.resolve("failing_fsync.c");
-        try (InputStream in = FsyncFailureTest.class.getResourceAsStream("failing_fsync.c"))
-        {
-            Files.copy(in, source);
-        }
-        final Path shim = dir.resolve("failing_fsync.so");
-        final Process gcc;
-        try
-        {
-            gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-O2", "-o", shim.toString(), source.toString(), "-ldl")
-                .redirectErrorStream(true).start();
-        }
-        catch (final java.io.IOException ex)
-        {
-            Assumptions.abort("gcc is not on this machine: " + ex.getMessage());
-            throw ex;
-        }
-        final String out = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, gcc.waitFor(), "gcc: " + out);
-        return shim;
+        return FsyncShim.compile(dir);
     }
 
     /** acks=all, no retries, no idempotence: the broker's own answer reaches the test. */

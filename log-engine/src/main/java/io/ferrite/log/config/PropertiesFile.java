@@ -1,20 +1,17 @@
 package io.ferrite.log.config;
 
 import java.io.IOException;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Writes a {@code .properties} file as {@link java.util.Properties#store(Writer, String)} does
+ * Writes a {@code .properties} file as {@link java.util.Properties#store(java.io.Writer, String)} does
  * (same escaping, readable by {@link java.util.Properties#load}), keys sorted, but without the date
  * line {@code store} always adds: formatting that date is the first use of the time zone and
  * locale data in a broker's life, some tens of milliseconds of class loading on its start-up path.
- * Written to a temporary file beside it and renamed over it.
+ * Replaced whole and made durable ({@link DurableFile}).
  */
 public final class PropertiesFile
 {
@@ -22,8 +19,23 @@ public final class PropertiesFile
     {
     }
 
-    /** Writes {@code values} to {@code file}, with {@code comment} (one line, or null) first. */
+    /** Writes {@code values} to {@code file}, with {@code comment} (one line, or null) first; durable on return. */
     public static void write(final Path file, final Map<String, String> values, final String comment) throws IOException
+    {
+        DurableFile.write(file, text(values, comment));
+    }
+
+    /**
+     * As {@link #write}, but the directory holding the file is not fsynced: for a new partition's
+     * directory, fsynced once after all its files.
+     */
+    public static void writeInPlace(final Path file, final Map<String, String> values, final String comment)
+        throws IOException
+    {
+        DurableFile.writeInPlace(file, text(values, comment));
+    }
+
+    private static byte[] text(final Map<String, String> values, final String comment)
     {
         final StringBuilder out = new StringBuilder();
         if (comment != null)
@@ -37,12 +49,7 @@ public final class PropertiesFile
             escape(out, e.getValue(), false);
             out.append('\n');
         }
-        final Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        try (Writer writer = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8))
-        {
-            writer.write(out.toString());
-        }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return out.toString().getBytes(StandardCharsets.UTF_8);
     }
 
     /** Properties' escaping for a character stream: backslash, control characters, separators, comment marks, spaces. */

@@ -1,0 +1,95 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What a CreateTopics, CreatePartitions or AlterConfigs answer promises survives a power loss, in
+ * the default durability mode as in fsync (Kafka commits them to its fsynced metadata log before
+ * answering): the files a new partition is known by ({@code partition.metadata} with the topic id,
+ * {@code partition.properties} with the overrides) fsynced, then the partition directory holding
+ * their names, then the log directory holding the partition's. A power loss cannot be made here;
+ * the child server runs with an LD_PRELOAD shim that records every successful fsync, and the test
+ * checks that those a power loss needs were made, in that order, before the answer.
+ */
+class CreationDurabilityTest
+{
+    private static final long ANSWER_DEADLINE_S = 20;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aNewTopicsFilesAndDirectoriesAreFsyncedBeforeTheAnswer() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path fsyncs = dir.resolve("fsyncs.txt");
+        final ServerCommand.Running server = ServerCommand.start(dir,
+            Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
+            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
+        {
+            Files.write(fsyncs, new byte[0]); // the start's own (meta.properties in the log directory) do not count
+            admin.createTopics(List.of(new NewTopic("ledger", 2, (short)1).configs(Map.of("retention.ms", "3600000"))))
+                .all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            List<String> made = Files.readAllLines(fsyncs);
+            for (int p = 0; p < 2; p++)
+            {
+                final Path partition = data.resolve("ledger-" + p);
+                assertFsyncedIn(made, partition, "partition.metadata");
+                assertFsyncedIn(made, partition, "partition.properties");
+                assertFsyncedAfter(made, data, partition.toString());
+            }
+
+            Files.write(fsyncs, new byte[0]);
+            admin.createPartitions(Map.of("ledger", NewPartitions.increaseTo(3))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            made = Files.readAllLines(fsyncs);
+            assertFsyncedIn(made, data.resolve("ledger-2"), "partition.metadata");
+            assertFsyncedIn(made, data.resolve("ledger-2"), "partition.properties");
+            assertFsyncedAfter(made, data, data.resolve("ledger-2").toString());
+
+            Files.write(fsyncs, new byte[0]);
+            final ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "ledger");
+            admin.incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"),
+                AlterConfigOp.OpType.SET)))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            made = Files.readAllLines(fsyncs);
+            for (int p = 0; p < 3; p++)
+            {
+                assertFsyncedIn(made, data.resolve("ledger-" + p), "partition.properties");
+            }
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /** {@code file}'s new content fsynced (under the temporary name it is renamed from), then its directory. */
+    private static void assertFsyncedIn(final List<String> made, final Path partitionDir, final String file)
+    {
+        final String content = partitionDir.resolve(file + ".tmp").toString();
+        assertTrue(made.contains(content), content + " not fsynced; fsyncs made: " + made);
+        assertFsyncedAfter(made, partitionDir, content);
+    }
+
+    private static void assertFsyncedAfter(final List<String> made, final Path directory, final String first)
+    {
+        assertTrue(made.lastIndexOf(directory.toString()) > made.indexOf(first),
+            directory + " not fsynced after " + first + "; fsyncs made: " + made);
+    }
+}
