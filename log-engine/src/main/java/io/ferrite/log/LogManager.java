@@ -20,7 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 
 /**
  * The logs of one process: opens the log directories (recovering what an unclean stop left),
@@ -45,7 +44,6 @@ public final class LogManager implements AutoCloseable
 {
     static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
     static final String LOCK_FILE = ".lock";
-    private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
 
     private final LogManagerConfig config;
@@ -193,7 +191,7 @@ public final class LogManager implements AutoCloseable
         requireOpen();
         for (int p = from; p < to; p++)
         {
-            validateName(topic, p);
+            LogCreation.validateName(topic, p);
             if (logs.containsKey(OffsetCheckpoint.key(topic, p)))
             {
                 throw new IllegalArgumentException("partition " + OffsetCheckpoint.key(topic, p) + " exists");
@@ -312,18 +310,6 @@ public final class LogManager implements AutoCloseable
             throw new IllegalArgumentException("no partition " + topic + "-" + partition);
         }
         return log;
-    }
-
-    static void validateName(final String topic, final int partition)
-    {
-        if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals(".."))
-        {
-            throw new IllegalArgumentException("illegal topic name '" + topic + "'");
-        }
-        if (partition < 0)
-        {
-            throw new IllegalArgumentException("illegal partition " + partition);
-        }
     }
 
     /** How many partitions each log directory holds now. */
