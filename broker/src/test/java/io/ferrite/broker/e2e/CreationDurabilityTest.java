@@ -16,10 +16,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What a CreateTopics, CreatePartitions or AlterConfigs answer promises survives a power loss, in
+ * What a CreateTopics, CreatePartitions, AlterConfigs or DeleteTopics answer promises survives a power loss, in
  * the default durability mode as in fsync (Kafka commits them to its fsynced metadata log before
  * answering): the files a new partition is known by ({@code partition.metadata} with the topic id,
  * {@code partition.properties} with the overrides) fsynced, then the partition directory holding
@@ -72,6 +73,41 @@ class CreationDurabilityTest
             {
                 assertFsyncedIn(made, data.resolve("ledger-" + p), "partition.properties");
             }
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /**
+     * A DeleteTopics answered NONE survives a power loss too: the partition directories' renames to
+     * {@code -delete} are made durable by an fsync of the log directory before the answer — one for
+     * the whole topic, plus the two of the checkpoints written again without it, however many
+     * partitions it has (a deletion per partition cost one fsync of the log directory each).
+     */
+    @Test
+    void aDeletedTopicsRenamesAreFsyncedOnceForTheWholeTopicBeforeTheAnswer() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path fsyncs = dir.resolve("fsyncs.txt");
+        final ServerCommand.Running server = ServerCommand.start(dir,
+            Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
+            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
+        {
+            final int partitions = 50;
+            admin.createTopics(List.of(new NewTopic("bulk", partitions, (short)1))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            Files.write(fsyncs, new byte[0]);
+            admin.deleteTopics(List.of("bulk")).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            final List<String> made = Files.readAllLines(fsyncs);
+            for (int p = 0; p < partitions; p++)
+            {
+                assertFalse(Files.exists(data.resolve("bulk-" + p)), "bulk-" + p + " renamed before the answer");
+            }
+            final long logDirFsyncs = made.stream().filter(data.toString()::equals).count();
+            assertTrue(logDirFsyncs >= 1 && logDirFsyncs <= 3, "fsyncs of the log directory for a topic of " + partitions
+                + " partitions: " + logDirFsyncs + "; fsyncs made: " + made);
         }
         finally
         {
