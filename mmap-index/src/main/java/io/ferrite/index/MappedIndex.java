@@ -69,10 +69,7 @@ abstract class MappedIndex implements AutoCloseable
     private volatile long allocatedBytes;
     /** No more claims (trimmed, closed or deleted); guarded by this object's monitor. */
     private boolean sealed;
-    /**
-     * The file is being deleted ({@link #forDeletion}): nothing reaches it through its path any more
-     * (written under this object's monitor; read by {@link #flush} without it).
-     */
+    /** {@link #forDeletion} ran: nothing reaches the file by its path (set under the monitor; {@link #flush} reads it without). */
     private volatile boolean deleted;
     /**
      * The file, open for claims from the first claim until the index is sealed (guarded by this
@@ -150,13 +147,12 @@ abstract class MappedIndex implements AutoCloseable
         // after a close too, read-only: a reader racing the close gets valid memory, and the log's
         // closed check after its answer tells it the log is gone (the mapping goes with the GC)
         final long bytes = (long)maxEntries * entrySize;
-        if (bytes > 0 && deleted)
-        {
-            // its path may name another index by now (a topic made again under the same name)
-            throw new UncheckedIOException(new IOException("index " + file + " was deleted before it was mapped"));
-        }
         if (bytes > 0)
         {
+            if (deleted) // its path may name another partition's index by now
+            {
+                throw new UncheckedIOException(new IOException("index " + file + " was deleted before it was mapped"));
+            }
             final boolean forWrites = writable && !closed;
             try (FileChannel channel = forWrites ? open() : FileChannel.open(file, StandardOpenOption.READ))
             {
@@ -185,16 +181,12 @@ abstract class MappedIndex implements AutoCloseable
     }
 
     /**
-     * Before the file is deleted or its directory renamed: maps it now if it is not yet, so that
-     * readers still holding the index search its entries, and from then on never reaches the file
-     * through its path again — no claim, no trim, no flush, no map. Why: the path may name another
-     * file by then (a partition deleted and made again under the same name has an index of the same
-     * name in a directory of the same name), and a trim through it would cut that index under its
-     * own mapping (a SIGBUS of its writer). What is written through the mapping still goes to this
-     * file, which is going.
+     * Before the file is deleted or its directory renamed: maps it now, for readers still holding the
+     * index, and never reaches the file by its path again (no claim, trim, flush or map). Why: a
+     * partition made again under the same name has an index at that path, and a trim through it would
+     * cut that index under its writer's mapping (a SIGBUS).
      *
-     * @throws UncheckedIOException when the map is refused (vm.max_map_count): the index is marked
-     *     all the same, and a reader that needs its entries then fails as it would have
+     * @throws UncheckedIOException when the map is refused (vm.max_map_count); the index is marked all the same
      */
     public synchronized void forDeletion()
     {

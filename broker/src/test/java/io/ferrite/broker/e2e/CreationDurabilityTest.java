@@ -40,9 +40,7 @@ class CreationDurabilityTest
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Path fsyncs = dir.resolve("fsyncs.txt");
-        final ServerCommand.Running server = ServerCommand.start(dir,
-            Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
-            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+        final ServerCommand.Running server = startRecordingFsyncs(data, fsyncs);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
         {
             Files.write(fsyncs, new byte[0]); // the start's own (meta.properties in the log directory) do not count
@@ -91,9 +89,7 @@ class CreationDurabilityTest
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Path fsyncs = dir.resolve("fsyncs.txt");
-        final ServerCommand.Running server = ServerCommand.start(dir,
-            Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
-            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+        final ServerCommand.Running server = startRecordingFsyncs(data, fsyncs);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
         {
             final int partitions = 50;
@@ -113,6 +109,13 @@ class CreationDurabilityTest
         {
             server.stop();
         }
+    }
+
+    /** A child server on {@code data} whose successful fsyncs are recorded, one path a line, in {@code fsyncs}. */
+    private ServerCommand.Running startRecordingFsyncs(final Path data, final Path fsyncs) throws Exception
+    {
+        return ServerCommand.start(dir, Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
+            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
     }
 
     /** {@code file}'s new content fsynced (under the temporary name it is renamed from), then its directory. */
