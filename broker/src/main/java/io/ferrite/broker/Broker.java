@@ -51,8 +51,6 @@ import java.nio.file.Path;
 public final class Broker implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
-    /** How long a deleted topic's logs stay readable for requests that found it before the delete. */
-    static final long DELETE_DELAY_MS = 1_000;
     private static final int QUEUE_CAPACITY = 4096;
 
     private final BrokerConfig config;
@@ -168,7 +166,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES)))
                     .registerLazily(ApiKeys.INIT_PRODUCER_ID, () -> new InitProducerIdHandler(producerIds))
-                    .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker, this::executeOnOwner, DELETE_DELAY_MS,
+                    .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))

@@ -38,17 +38,25 @@ final class CloseSteps
     }
 
     /**
-     * Maps a segment's indexes before its files are deleted or its directory renamed, so that a
-     * reader that found it before searches their entries, not a file made again by the path or none
-     * (indexes are mapped on first use). Best effort: a map refused (vm.max_map_count) leaves that
-     * reader to fail as it would have, and the deletion goes on.
+     * Readies a segment's indexes for the deletion of their files or the rename of their directory
+     * ({@code MappedIndex.forDeletion}): mapped now, so that a reader that found the segment before
+     * searches their entries, and never reached through their paths again, which may name another
+     * partition's files by the time the segment is closed. Best effort on the map: one refused
+     * (vm.max_map_count) leaves that reader to fail as it would have, and the deletion goes on.
      */
-    static void mapIndexesBeforeDeletion(final Segment segment)
+    static void indexesForDeletion(final Segment segment)
     {
         try
         {
-            segment.offsetIndex.mapBeforeDeletion();
-            segment.timeIndex.mapBeforeDeletion();
+            segment.offsetIndex.forDeletion();
+        }
+        catch (final java.io.UncheckedIOException unmappable)
+        {
+            // see above
+        }
+        try
+        {
+            segment.timeIndex.forDeletion();
         }
         catch (final java.io.UncheckedIOException unmappable)
         {

@@ -97,6 +97,21 @@ final class LogBackgroundWork
     }
 
     /**
+     * Removes a deleted partition's renamed directory once {@code delayMs} has passed
+     * ({@link LogScheduler#removeLater}); before the scheduler runs, at once.
+     */
+    void removeLater(final java.nio.file.Path dir, final long delayMs) throws java.io.IOException
+    {
+        final LogScheduler s = scheduler;
+        if (s != null)
+        {
+            s.removeLater(dir, delayMs);
+            return;
+        }
+        PartitionDirs.deleteRecursively(dir);
+    }
+
+    /**
      * Stops the scheduler and the rolled-segment flusher after the cycle in hand (no periodic duty
      * starts after this; a deferred close asked for from now on is done at once, mappings to the GC).
      */
@@ -136,6 +151,12 @@ final class LogBackgroundWork
     RolledFlusher rolledFlusher()
     {
         return rolledFlusher;
+    }
+
+    /** The logs the background work goes over (the manager's log array): for tests. */
+    PartitionLog[] logs()
+    {
+        return logs.get();
     }
 
     LogScheduler scheduler()

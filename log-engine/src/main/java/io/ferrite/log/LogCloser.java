@@ -42,8 +42,9 @@ final class LogCloser
             {
                 for (final Segment s : segments.array())
                 {
-                    // the directory is renamed next: readers that found the log search the indexes until the delay passed
-                    CloseSteps.mapIndexesBeforeDeletion(s);
+                    // the directory is renamed next: readers that found the log search the indexes until the delay
+                    // passed, and nothing of the log reaches its files through their old paths, a new log's by then
+                    s.forDeletion();
                     env.closeLater(s, log.config().fileDeleteDelayMs);
                 }
                 return;

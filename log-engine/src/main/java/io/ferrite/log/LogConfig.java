@@ -91,7 +91,7 @@ public final class LogConfig
         .define("compression.zstd.level", INT, "3", between(-131072, 22), false, "stored")
         .define("delete.retention.ms", LONG, "86400000", atLeast(0), false, "stored (compaction)")
         .define(FILE_DELETE_DELAY_MS, LONG, "60000", atLeast(0), true,
-            "how long a deleted segment's file stays open for reads already under way")
+            "how long a deleted segment's file stays open for reads already under way; a deleted partition's renamed -delete directory is removed then too")
         .define(FLUSH_MESSAGES, LONG, Long.toString(Long.MAX_VALUE), atLeast(1), true,
             "fsync after this many messages (flush durability)")
         .define(FLUSH_MS, LONG, Long.toString(Long.MAX_VALUE), atLeast(0), true, "fsync at this interval (flush durability)")

@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The making of a batch of new partition logs for {@link LogManager#createLogs}: each partition's
@@ -22,8 +23,23 @@ import java.util.Set;
  */
 final class LogCreation
 {
+    private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+
     private LogCreation()
     {
+    }
+
+    /** @throws IllegalArgumentException for a topic name Kafka refuses, or a negative partition */
+    static void validateName(final String topic, final int partition)
+    {
+        if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals(".."))
+        {
+            throw new IllegalArgumentException("illegal topic name '" + topic + "'");
+        }
+        if (partition < 0)
+        {
+            throw new IllegalArgumentException("illegal partition " + partition);
+        }
     }
 
     /**
@@ -150,7 +166,7 @@ final class LogCreation
             {
                 if (Files.exists(dir))
                 {
-                    LogManager.deleteRecursively(dir);
+                    PartitionDirs.deleteRecursively(dir);
                     OffsetCheckpoint.fsyncDirectory(dir.getParent());
                 }
             }

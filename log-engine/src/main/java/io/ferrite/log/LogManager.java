@@ -15,15 +15,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * The logs of one process: opens the log directories (recovering what an unclean stop left),
@@ -48,7 +44,6 @@ public final class LogManager implements AutoCloseable
 {
     static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
     static final String LOCK_FILE = ".lock";
-    private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
 
     private final LogManagerConfig config;
@@ -62,6 +57,8 @@ public final class LogManager implements AutoCloseable
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final Map<Path, LogEnvironment> environments = new HashMap<>();
     private final LogBackgroundWork background;
+    /** Orders checkpoint writes against a deletion's unpublishing ({@link #checkpointDir}). */
+    private final Object checkpointLock = new Object();
     private volatile boolean closed;
 
     private LogManager(final LogManagerConfig config, final boolean schedulerStepped)
@@ -122,37 +119,12 @@ public final class LogManager implements AutoCloseable
         final boolean clean = Files.exists(marker);
         final Map<String, Long> recoveryPoints = OffsetCheckpoint.read(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS));
         final Map<String, Long> logStarts = OffsetCheckpoint.read(dir.resolve(OffsetCheckpoint.LOG_START_OFFSETS));
-        final List<Path> partitionDirs = new ArrayList<>();
-        try (Stream<Path> children = Files.list(dir))
+        final List<PartitionDirs.Found> partitionDirs = PartitionDirs.list(dir); // deletions' leftovers removed
+        for (final PartitionDirs.Found p : partitionDirs)
         {
-            children.filter(Files::isDirectory).sorted().forEach(partitionDirs::add);
-        }
-        for (final Path p : partitionDirs)
-        {
-            final String name = p.getFileName().toString();
-            if (name.endsWith("-delete"))
-            {
-                deleteRecursively(p);
-                continue;
-            }
-            final int dash = name.lastIndexOf('-');
-            if (dash <= 0)
-            {
-                continue;
-            }
-            final String topic = name.substring(0, dash);
-            final int partition;
-            try
-            {
-                partition = Integer.parseInt(name.substring(dash + 1));
-            }
-            catch (final NumberFormatException ex)
-            {
-                continue; // not a partition directory
-            }
-            final String key = OffsetCheckpoint.key(topic, partition);
-            final LogConfig logConfig = config.defaultLogConfig().with(PartitionOverrides.read(p));
-            final PartitionLog log = LogLoader.load(topic, partition, p, logConfig, config.writeStrategy(), config.clock(), env,
+            final String key = OffsetCheckpoint.key(p.topic(), p.partition());
+            final LogConfig logConfig = config.defaultLogConfig().with(PartitionOverrides.read(p.dir()));
+            final PartitionLog log = LogLoader.load(p.topic(), p.partition(), p.dir(), logConfig, config.writeStrategy(), config.clock(), env,
                 clean, recoveryPoints.getOrDefault(key, -1L), logStarts.getOrDefault(key, 0L));
             if (logs.putIfAbsent(key, log) != null)
             {
@@ -219,7 +191,7 @@ public final class LogManager implements AutoCloseable
         requireOpen();
         for (int p = from; p < to; p++)
         {
-            validateName(topic, p);
+            LogCreation.validateName(topic, p);
             if (logs.containsKey(OffsetCheckpoint.key(topic, p)))
             {
                 throw new IllegalArgumentException("partition " + OffsetCheckpoint.key(topic, p) + " exists");
@@ -286,21 +258,48 @@ public final class LogManager implements AutoCloseable
         return PartitionOverrides.read(requireLog(topic, partition).dir());
     }
 
-    /**
-     * Closes a partition's log and deletes its directory (renamed first, as Kafka does, then removed); its
-     * mappings stay for {@code file.delete.delay.ms}, for the readers that found it before it went.
-     */
-    public synchronized void deleteLog(final String topic, final int partition) throws IOException
+    /** {@link #deleteLogs} of one partition. */
+    public void deleteLog(final String topic, final int partition) throws IOException
     {
-        final PartitionLog log = requireLog(topic, partition);
-        logs.remove(OffsetCheckpoint.key(topic, partition));
-        logArray = logs.values().toArray(new PartitionLog[0]);
-        log.closeForDeletion();
-        final Path renamed = log.dir().resolveSibling(log.dir().getFileName() + "." + UUID.randomUUID().toString().replace("-", "") +
-            "-delete");
-        Files.move(log.dir(), renamed);
-        OffsetCheckpoint.fsyncDirectory(renamed.getParent());
-        deleteRecursively(renamed);
+        deleteLogs(topic, partition, partition + 1);
+    }
+
+    /**
+     * Deletes partitions {@code from} to {@code to - 1} of a topic as one batch ({@link LogDeletion}):
+     * each log closed (appends and claims answer LOG_CLOSED from now on) and its directory renamed to
+     * {@code <topic>-<partition>.<uuid>-delete} at once, so that when this returns the names are free
+     * for {@link #createLogs} and the renames are durable; one rebuild of the log array and one fsync
+     * of each log directory for the whole batch. The segments' mappings stay for
+     * {@code file.delete.delay.ms}, for the readers that found a log before it went, and the renamed
+     * directories are removed then (or by the next open).
+     *
+     * @throws IllegalArgumentException when one of the partitions does not exist (nothing is deleted)
+     */
+    public synchronized void deleteLogs(final String topic, final int from, final int to) throws IOException
+    {
+        requireOpen();
+        final PartitionLog[] doomed = new PartitionLog[Math.max(0, to - from)];
+        for (int p = from; p < to; p++)
+        {
+            doomed[p - from] = requireLog(topic, p);
+        }
+        LogDeletion.delete(doomed, this::unpublish, this::checkpointDir, background);
+    }
+
+    /** Removes deleted logs (null entries skipped) from the name map and the log array, in one rebuild. */
+    private void unpublish(final PartitionLog[] gone)
+    {
+        synchronized (checkpointLock) // a checkpoint in progress has written the old logs' entries by now
+        {
+            for (final PartitionLog log : gone)
+            {
+                if (log != null)
+                {
+                    logs.remove(OffsetCheckpoint.key(log.topic(), log.partition()), log);
+                }
+            }
+            logArray = logs.values().toArray(new PartitionLog[0]); // once per batch: per partition it was O(N^2)
+        }
     }
 
     private PartitionLog requireLog(final String topic, final int partition)
@@ -311,18 +310,6 @@ public final class LogManager implements AutoCloseable
             throw new IllegalArgumentException("no partition " + topic + "-" + partition);
         }
         return log;
-    }
-
-    static void validateName(final String topic, final int partition)
-    {
-        if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals(".."))
-        {
-            throw new IllegalArgumentException("illegal topic name '" + topic + "'");
-        }
-        if (partition < 0)
-        {
-            throw new IllegalArgumentException("illegal partition " + partition);
-        }
     }
 
     /** How many partitions each log directory holds now. */
@@ -387,6 +374,19 @@ public final class LogManager implements AutoCloseable
     {
         for (final Path dir : committers.keySet())
         {
+            checkpointDir(dir);
+        }
+    }
+
+    /**
+     * One directory's checkpoints, from the logs published in it now. Under {@link #checkpointLock}:
+     * a deletion unpublishes its logs under it too, so an entry of a deleted log is never written
+     * after the deletion wrote the checkpoints without it (a new log of the same name would take it).
+     */
+    private void checkpointDir(final Path dir) throws IOException
+    {
+        synchronized (checkpointLock)
+        {
             final Map<String, Long> recovery = new HashMap<>();
             final Map<String, Long> starts = new HashMap<>();
             final Map<String, String[]> names = new HashMap<>();
@@ -401,7 +401,6 @@ public final class LogManager implements AutoCloseable
             OffsetCheckpoint.write(dir.resolve(OffsetCheckpoint.LOG_START_OFFSETS), starts, names);
         }
     }
-
 
     private void requireOpen()
     {
@@ -485,17 +484,6 @@ public final class LogManager implements AutoCloseable
             catch (final IOException ignored)
             {
                 // the process is ending its use of the directory either way
-            }
-        }
-    }
-
-    static void deleteRecursively(final Path dir) throws IOException
-    {
-        try (Stream<Path> files = Files.walk(dir))
-        {
-            for (final Path p : (Iterable<Path>)files.sorted(Comparator.reverseOrder())::iterator)
-            {
-                Files.deleteIfExists(p);
             }
         }
     }

@@ -56,13 +56,22 @@ final class LogRetention
         return offsets.logStartOffset();
     }
 
+    /**
+     * The files are deleted under the segments lock, after a check that the log is not closed: a
+     * deletion of the partition renames its directory once its close has taken that lock, so every
+     * path this uses still names this log's files (a new log of the same name takes the old path at
+     * once). Kafka, too, deletes segments under its log lock.
+     */
     private int deleteSegments(final long nowMs, final boolean onlyBelowStart) throws IOException
     {
         final LogConfig cfg = log.config();
         segments.lock();
-        final Segment[] removed;
         try
         {
+            if (segments.isClosed())
+            {
+                return 0;
+            }
             final Segment[] segs = segments.array();
             long total = 0;
             for (final Segment s : segs)
@@ -88,20 +97,20 @@ final class LogRetention
             {
                 return 0;
             }
-            removed = segments.removeOldest(n);
+            final Segment[] removed = segments.removeOldest(n);
             offsets.advanceLogStart(segments.array()[0].baseOffset);
+            for (final Segment s : removed)
+            {
+                s.deleteFiles();
+                env.closeLater(s, cfg.fileDeleteDelayMs);
+            }
+            ProducerStateManager.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset());
+            return removed.length;
         }
         finally
         {
             segments.unlock();
         }
-        for (final Segment s : removed)
-        {
-            s.deleteFiles();
-            env.closeLater(s, cfg.fileDeleteDelayMs);
-        }
-        ProducerStateManager.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset());
-        return removed.length;
     }
 
     /** The segment's largest record timestamp, or its file's modification time when it has none (as Kafka). */

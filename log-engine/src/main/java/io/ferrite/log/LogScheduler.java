@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.PriorityQueue;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +20,8 @@ import java.util.function.Supplier;
  * The log manager's timed work, by the config's clock: checkpoints every
  * {@code log.flush.offset.checkpoint.interval.ms}, retention every
  * {@code log.retention.check.interval.ms}, the {@code flush.ms} check, and the deferred close (and
- * unmapping) of deleted segments once their {@code file.delete.delay.ms} has passed.
+ * unmapping) of deleted segments, and the removal of deleted partitions' renamed directories, once
+ * their {@code file.delete.delay.ms} has passed.
  *
  * <p>An {@link Agent}: one duty cycle reads the clock once and does what is due then — the periodic
  * duties whose time came (each at most once; the next is due an interval after this cycle's time) and
@@ -196,7 +198,14 @@ final class LogScheduler implements Agent
         while (closed < CLOSES_PER_CYCLE && (next = waiting.peek()) != null && next.dueMs <= now)
         {
             waiting.poll();
-            close(next.segment, true);
+            if (next.segment != null)
+            {
+                close(next.segment, true);
+            }
+            else
+            {
+                remove(next.dir);
+            }
             closed++;
         }
         return closed;
@@ -209,12 +218,33 @@ final class LogScheduler implements Agent
      */
     void closeLater(final Segment segment, final long delayMs)
     {
-        final DeferredClose close = new DeferredClose(segment, after(tick(), delayMs));
+        final DeferredClose close = new DeferredClose(segment, null, after(tick(), delayMs));
+        if (!deferred(close))
+        {
+            close(segment, false);
+        }
+    }
+
+    /**
+     * Removes a deleted partition's renamed ({@code -delete}) directory once {@code delayMs} has passed,
+     * as Kafka's {@code file.delete.delay.ms} does; from any thread. The order against its segments'
+     * deferred closes does not matter: a deleted segment's close reaches no file by its path. One
+     * still waiting when the agent stops, or asked for after, is left: the next open of the log
+     * directory removes every {@code -delete} directory it finds.
+     */
+    void removeLater(final Path dir, final long delayMs)
+    {
+        deferred(new DeferredClose(null, dir, after(tick(), delayMs)));
+    }
+
+    /** Queues a deferred close or removal for the agent; false after the stop, or with no room to queue it. */
+    private boolean deferred(final DeferredClose close)
+    {
         final Thread agent = agentThread;
         if (agent == Thread.currentThread() && !stopped)
         {
             waiting.add(close); // retention, on the agent: its own queue, however many segments it deletes
-            return;
+            return true;
         }
         final boolean queuedForLater;
         synchronized (stopLock)
@@ -224,9 +254,8 @@ final class LogScheduler implements Agent
         if (queuedForLater)
         {
             LockSupport.unpark(agent); // its park may run past the new due time
-            return;
         }
-        close(segment, false);
+        return queuedForLater;
     }
 
     /**
@@ -252,7 +281,27 @@ final class LogScheduler implements Agent
         DeferredClose next;
         while ((next = waiting.poll()) != null)
         {
-            close(next.segment, false);
+            if (next.segment != null)
+            {
+                close(next.segment, false);
+            }
+        }
+    }
+
+    private void remove(final Path dir)
+    {
+        try
+        {
+            PartitionDirs.deleteRecursively(dir);
+        }
+        catch (final IOException | java.io.UncheckedIOException ex)
+        {
+            // left for the next open, which removes every -delete directory it finds
+            LOG.warn("removing deleted partition directory {} failed", dir, ex);
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            errors.onError(dir, ex);
         }
     }
 
@@ -271,7 +320,6 @@ final class LogScheduler implements Agent
         }
         catch (final IOException ex)
         {
-            // expected of a deleted log's active segment: its close trims indexes whose files are gone
             LOG.warn("closing deleted segment {} failed", segment, ex);
         }
         catch (final RuntimeException | Error ex)
@@ -287,7 +335,7 @@ final class LogScheduler implements Agent
         LockSupport.unpark(agentThread);
     }
 
-    /** Deferred closes waiting (queued or due later): for tests. */
+    /** Deferred closes and directory removals waiting (queued or due later): for tests. */
     int waitingCloses()
     {
         return waiting.size() + queued.size();
@@ -337,7 +385,8 @@ final class LogScheduler implements Agent
         return "ferrite-log-scheduler";
     }
 
-    private record DeferredClose(Segment segment, long dueMs)
+    /** A deleted segment to close, or (segment null) a deleted partition's renamed directory to remove. */
+    private record DeferredClose(Segment segment, Path dir, long dueMs)
     {
     }
 }

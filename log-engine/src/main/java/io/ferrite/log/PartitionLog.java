@@ -44,8 +44,10 @@ public final class PartitionLog implements AutoCloseable
 
     private final String topic;
     private final int partition;
-    private final Path dir;
+    /** Its directory: renamed once, when the partition is deleted ({@link #movedTo}). */
+    private volatile Path dir;
     private volatile LogConfig config;
+    private final ProducerStateManager producers;
 
     private final LogOffsets offsets = new LogOffsets();
     private final SegmentList segments = new SegmentList();
@@ -62,8 +64,9 @@ public final class PartitionLog implements AutoCloseable
         this.partition = partition;
         this.dir = dir;
         this.config = config;
+        this.producers = producers;
         final BatchValidator validator = new BatchValidator(topic + "-" + partition, clock, config.maxDecompressedMessageBytes);
-        final SegmentRoller roller = new SegmentRoller(this, dir, strategy, segments, producers, validator, env);
+        final SegmentRoller roller = new SegmentRoller(this, strategy, segments, producers, validator, env);
         this.flusher = new LogFlusher(this, offsets, segments, clock, env);
         this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy);
         this.reader = new LogReader(this, offsets, segments);
@@ -88,9 +91,21 @@ public final class PartitionLog implements AutoCloseable
         return partition;
     }
 
+    /** The partition's directory: {@code <topic>-<partition>}, or the {@code -delete} name a deletion renamed it to. */
     public Path dir()
     {
         return dir;
+    }
+
+    /**
+     * Its directory was renamed by the deletion of the partition, after {@link #closeForDeletion}: what
+     * still asks the log for its directory gets the renamed one, never the old path, which a new log
+     * of the same name may hold by then.
+     */
+    void movedTo(final Path renamed)
+    {
+        producers.movedTo(renamed);
+        this.dir = renamed;
     }
 
     public LogConfig config()

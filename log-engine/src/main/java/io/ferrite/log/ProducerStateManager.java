@@ -39,12 +39,19 @@ final class ProducerStateManager
     private static final int ENTRY = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8;
 
     private final Long2ObjectHashMap<ProducerState> producers = new Long2ObjectHashMap<>();
-    private final Path dir;
+    /** The partition's directory; moved once if the partition is deleted (its directory renamed). */
+    private volatile Path dir;
     private long mapEndOffset;
 
     ProducerStateManager(final Path dir)
     {
         this.dir = dir;
+    }
+
+    /** The partition's directory was renamed (its deletion): a snapshot from now on goes there. */
+    void movedTo(final Path renamed)
+    {
+        this.dir = renamed;
     }
 
     /** The offset up to which the state reflects the log. */

@@ -59,6 +59,8 @@ final class Segment implements AutoCloseable
     private volatile boolean active;
     /** Set before retention drops the segment from the log and before it closes: from then on no tailer starts a read in it. */
     private volatile boolean retired;
+    /** Its files are being deleted or its directory renamed ({@link #forDeletion}): nothing reaches them by path any more. */
+    private volatile boolean deleted;
     private int flushedSize;
 
     Segment(final long baseOffset, final SegmentFile log, final OffsetIndex offsetIndex, final TimeIndex timeIndex,
@@ -222,7 +224,7 @@ final class Segment implements AutoCloseable
     /** Allocates ahead of the write position (mapped strategy); safe from the preallocator thread. */
     void preallocate() throws IOException
     {
-        if (active)
+        if (active && !deleted)
         {
             log.allocateAhead(size());
             offsetIndex.allocateAhead();
@@ -453,7 +455,7 @@ final class Segment implements AutoCloseable
         retired = true;
         try
         {
-            if (active)
+            if (active && !deleted) // a deleted one is not trimmed: through its paths, that could cut another partition's files
             {
                 deactivate();
             }
@@ -481,10 +483,23 @@ final class Segment implements AutoCloseable
         }
     }
 
+    /**
+     * Readies the segment for the deletion of its files or the rename of its directory: its indexes
+     * mapped for the readers that found it ({@link CloseSteps#indexesForDeletion}), and none of its
+     * files reached through its path from now on — its close neither trims nor flushes — since the
+     * path may name another partition's file by then. The mappings and open channels stay for
+     * readers until the close.
+     */
+    void forDeletion()
+    {
+        deleted = true;
+        CloseSteps.indexesForDeletion(this);
+    }
+
     /** Deletes the segment's files; open channels stay readable until {@link #close()}. */
     void deleteFiles() throws IOException
     {
-        CloseSteps.mapIndexesBeforeDeletion(this); // readers that found the segment search them until the delay passed
+        forDeletion(); // readers that found the segment search its indexes until the delay passed
         Files.deleteIfExists(log.path());
         Files.deleteIfExists(offsetIndex.file());
         Files.deleteIfExists(timeIndex.file());

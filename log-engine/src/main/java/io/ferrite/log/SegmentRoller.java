@@ -1,7 +1,6 @@
 package io.ferrite.log;
 
 import java.io.IOException;
-import java.nio.file.Path;
 
 /**
  * When a partition log starts a new segment, and the roll itself (writer only): Kafka's conditions
@@ -15,18 +14,16 @@ final class SegmentRoller
     static final long UNKNOWN_TIME = Long.MIN_VALUE;
 
     private final PartitionLog log;
-    private final Path dir;
     private final WriteStrategy strategy;
     private final SegmentList segments;
     private final ProducerStateManager producers;
     private final BatchValidator validator;
     private final LogEnvironment env;
 
-    SegmentRoller(final PartitionLog log, final Path dir, final WriteStrategy strategy, final SegmentList segments,
+    SegmentRoller(final PartitionLog log, final WriteStrategy strategy, final SegmentList segments,
         final ProducerStateManager producers, final BatchValidator validator, final LogEnvironment env)
     {
         this.log = log;
-        this.dir = dir;
         this.strategy = strategy;
         this.segments = segments;
         this.producers = producers;
@@ -75,7 +72,14 @@ final class SegmentRoller
         {
             final Segment old = segments.active();
             // what can fail (a full disk) comes before anything that changes the log
-            final Segment next = SegmentOpener.create(dir, baseOffset, log.config(), strategy, now);
+            if (segments.isClosed())
+            {
+                // not reached through append or claim (a close shuts the writer out first): a guard, since a deleted
+                // log's old directory path may be another partition's by now
+                throw new IOException("log " + log + " is closed: no segment is made for it");
+            }
+            // the log's directory now: the renamed one once a deletion moved it (a roll then finds the log closed)
+            final Segment next = SegmentOpener.create(log.dir(), baseOffset, log.config(), strategy, now);
             try
             {
                 producers.takeSnapshot();

@@ -52,14 +52,15 @@ class DeletedLogUnmapTest
             scheduler.invoke();
             clock.advance(4_999);
             scheduler.invoke();
-            assertEquals(segments.length, manager.background().scheduler().waitingCloses(), "1 ms before the delay: nothing closed");
+            assertEquals(segments.length + 1, manager.background().scheduler().waitingCloses(),
+                "1 ms before the delay: nothing closed, the renamed directory not removed");
             for (final Segment s : segments)
             {
                 assertTrue(s.log.view().capacity() > 0, s + " is still mapped for readers");
             }
 
             clock.advance(1);
-            assertEquals(segments.length, scheduler.invoke(), "the step after the delay closes every segment");
+            assertEquals(segments.length + 1, scheduler.invoke(), "the step after the delay closes every segment and removes the directory");
             assertEquals(0, mappedOrOpen(dir, "gone-0"), "no mapping or descriptor left on the deleted log's files");
             for (final Segment s : segments)
             {
@@ -113,7 +114,7 @@ class DeletedLogUnmapTest
             manager.deleteLog("kept", 0);
             clock.advance(365L * 24 * 3600 * 1000);
             manager.background().schedulerInvoker().invoke();
-            assertEquals(1, manager.background().scheduler().waitingCloses());
+            assertEquals(2, manager.background().scheduler().waitingCloses(), "the segment's close and the directory's removal");
             assertTrue(active.log.view().capacity() > 0, "still mapped for readers");
         }
     }

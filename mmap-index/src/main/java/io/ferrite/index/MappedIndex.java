@@ -64,6 +64,8 @@ abstract class MappedIndex implements AutoCloseable
     private volatile long allocatedBytes;
     /** No more claims (trimmed, closed or deleted); guarded by this object's monitor. */
     private boolean sealed;
+    /** {@link #forDeletion} ran: nothing reaches the file by its path (set under the monitor; {@link #flush} reads it without). */
+    private volatile boolean deleted;
     /**
      * The file, open for claims from the first claim until the index is sealed (guarded by this
      * object's monitor): an index that takes entries keeps it (an open per claim allocates on the
@@ -142,6 +144,10 @@ abstract class MappedIndex implements AutoCloseable
         final long bytes = (long)maxEntries * entrySize;
         if (bytes > 0)
         {
+            if (deleted) // its path may name another partition's index by now
+            {
+                throw new UncheckedIOException(new IOException("index " + file + " was deleted before it was mapped"));
+            }
             final boolean forWrites = writable && !closed;
             try (FileChannel channel = forWrites ? open() : FileChannel.open(file, StandardOpenOption.READ))
             {
@@ -169,10 +175,34 @@ abstract class MappedIndex implements AutoCloseable
         }
     }
 
-    /** Maps the file now if it is not yet, before it is deleted: readers still holding the index search its entries. */
-    public void mapBeforeDeletion()
+    /**
+     * Before the file is deleted or its directory renamed: maps it now, for readers still holding the
+     * index, and never reaches the file by its path again (no claim, trim, flush or map). Why: a
+     * partition made again under the same name has an index at that path, and a trim through it would
+     * cut that index under its writer's mapping (a SIGBUS).
+     *
+     * @throws UncheckedIOException when the map is refused (vm.max_map_count); the index is marked all the same
+     */
+    public synchronized void forDeletion()
     {
-        buffer();
+        try
+        {
+            buffer();
+        }
+        finally
+        {
+            deleted = true;
+            sealed = true;
+            growing = false;
+            try
+            {
+                releaseClaimChannel();
+            }
+            catch (final IOException ignored)
+            {
+                // a descriptor of a file that is going: nothing was waiting on its close
+            }
+        }
     }
 
     public Path file()
@@ -338,6 +368,10 @@ abstract class MappedIndex implements AutoCloseable
     public synchronized void trimToValidSize() throws IOException
     {
         requireWritable();
+        if (deleted)
+        {
+            return; // the file is going, and its path may be another index's (see forDeletion)
+        }
         final int n = entries();
         maxEntries = n;
         sealed = true;
@@ -379,7 +413,7 @@ abstract class MappedIndex implements AutoCloseable
     /** fsync of what was written through the mapping since the last flush (nothing when it is not mapped). */
     public void flush() throws IOException
     {
-        if (!writable || !dirty)
+        if (!writable || !dirty || deleted)
         {
             return;
         }

@@ -12,9 +12,7 @@ import org.agrona.concurrent.SystemEpochClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.Comparator;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,10 +33,6 @@ import java.util.concurrent.locks.LockSupport;
  * while idle and unparked by a submit; a test steps it with an
  * {@link org.agrona.concurrent.AgentInvoker} (never both).
  *
- * <p>It also holds the work its commands leave for later ({@link #runLater}): a deleted topic's logs
- * are removed {@code delayMs} after the deletion, once requests that found the topic before are done.
- * Each pass runs what is due by then; its park (at most {@value #IDLE_PARK_MS} ms) bounds how late.
- *
  * <p>A stray interrupt of its thread stops it not: Agrona's runner ends its run when it finds the
  * thread interrupted after an idle pass, and an interrupted thread's next file-channel operation
  * fails (closing that channel), so every later command would fail or never run. The interrupt costs
@@ -53,16 +47,13 @@ public final class AdminAgent implements Agent, AutoCloseable
      * (a burst of 16 CreateTopics of 100 topics each is seconds of file-system work either way).
      */
     private static final int DRAIN_LIMIT = 16;
-    /** The longest an idle agent parks without a submit: the bound on how late a stop, or a task left for later, is seen. */
+    /** The longest an idle agent parks without a submit: the bound on how late a stop is seen. */
     static final long IDLE_PARK_MS = 100;
     private static final long IDLE_PARK_NS = TimeUnit.MILLISECONDS.toNanos(IDLE_PARK_MS);
     private static final long CLOSE_WAIT_MS = 10_000;
 
     private final TopicRegistry topics;
     private final EpochClock clock;
-    private final org.agrona.concurrent.NanoClock laterClock;
-    /** The agent's own: tasks its commands left for later, by due time. */
-    private final PriorityQueue<Later> later = new PriorityQueue<>(Comparator.comparingLong(Later::dueNs));
     private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
     private final AtomicLong faults = new AtomicLong();
     private final ErrorHandler errors = this::onError;
@@ -74,44 +65,14 @@ public final class AdminAgent implements Agent, AutoCloseable
 
     public AdminAgent(final TopicRegistry topics)
     {
-        this(topics, SystemEpochClock.INSTANCE, org.agrona.concurrent.SystemNanoClock.INSTANCE);
+        this(topics, SystemEpochClock.INSTANCE);
     }
 
-    /** For tests: {@code clock} stepped by hand for both the command deadlines and the tasks left for later. */
+    /** {@code clock}: what command deadlines are due by (wall time, as the network threads set them); a test steps it by hand. */
     public AdminAgent(final TopicRegistry topics, final EpochClock clock)
-    {
-        this(topics, clock, () -> clock.time() * 1_000_000L);
-    }
-
-    /**
-     * {@code clock}: what command deadlines are due by (wall time, as the network threads set them);
-     * {@code laterClock}: what tasks left for later ({@link #runLater}) are due by — monotonic, so a
-     * step of the wall clock neither runs a deleted topic's log removal early nor holds it back.
-     */
-    public AdminAgent(final TopicRegistry topics, final EpochClock clock, final org.agrona.concurrent.NanoClock laterClock)
     {
         this.topics = topics;
         this.clock = clock;
-        this.laterClock = laterClock;
-    }
-
-    /**
-     * On the agent, from a command: runs {@code task} on the agent once {@code delayMs} has passed (in
-     * a pass at or after that time). Tasks still waiting when the agent stops never run: the one user,
-     * a deleted topic's log removal, is finished by the next start (the topic's deletion marker).
-     */
-    public void runLater(final long delayMs, final Runnable task)
-    {
-        assert thread == null || thread == Thread.currentThread() : Thread.currentThread() + " leaves work for the admin agent";
-        final long nowNs = laterClock.nanoTime();
-        final long delayNs = delayMs >= Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE : delayMs * 1_000_000L;
-        later.add(new Later(delayNs > Long.MAX_VALUE - nowNs ? Long.MAX_VALUE : nowNs + delayNs, task));
-    }
-
-    /** Tasks left for later that have not run yet (for tests, on the agent's thread). */
-    public int waitingTasks()
-    {
-        return later.size();
     }
 
     @Override
@@ -237,28 +198,6 @@ public final class AdminAgent implements Agent, AutoCloseable
             ran = ran + 1;
             command.finish();
         }
-        return work + runDue(laterClock.nanoTime());
-    }
-
-    /** The tasks left for later that are due, up to {@value #DRAIN_LIMIT} a pass. */
-    private int runDue(final long nowNs)
-    {
-        int work = 0;
-        Later next;
-        while (work < DRAIN_LIMIT && (next = later.peek()) != null && next.dueNs <= nowNs)
-        {
-            later.poll();
-            work++;
-            try
-            {
-                next.task.run();
-            }
-            catch (final Throwable fault)
-            {
-                onError(fault);
-            }
-            goOnAfterInterrupt();
-        }
         return work;
     }
 
@@ -291,11 +230,6 @@ public final class AdminAgent implements Agent, AutoCloseable
     public void onClose()
     {
         thread = null;
-        if (!later.isEmpty())
-        {
-            LOG.info("{} tasks left for later will not run (deleted topics' logs are removed at the next start)", later.size());
-            later.clear();
-        }
         AdminCommand command;
         while ((command = commands.poll()) != null)
         {
@@ -344,9 +278,5 @@ public final class AdminAgent implements Agent, AutoCloseable
         {
             return "admin-park";
         }
-    }
-
-    private record Later(long dueNs, Runnable task)
-    {
     }
 }

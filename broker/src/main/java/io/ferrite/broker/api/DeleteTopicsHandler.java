@@ -17,8 +17,10 @@ import java.util.Set;
 
 /**
  * DeleteTopics, by name (v1-5) or by name or id (v6+). A deleted topic disappears at once for new
- * requests; its logs are deleted on their owner threads a moment later, when requests that found it
- * before are done with it. Errors as Kafka's: an unknown name UNKNOWN_TOPIC_OR_PARTITION, an unknown
+ * requests, and its name is free for a CreateTopics as soon as the answer goes out, as in Kafka 4.4:
+ * its logs are closed and their directories renamed to {@code -delete} before the answer
+ * ({@code LogManager.deleteLogs}); requests that found it before meet closed logs (answered as for a
+ * partition no longer here), and reads already in its files keep them for {@code file.delete.delay.ms}. Errors as Kafka's: an unknown name UNKNOWN_TOPIC_OR_PARTITION, an unknown
  * id UNKNOWN_TOPIC_ID, a topic named twice (or by name and id at once) INVALID_REQUEST,
  * {@code delete.topic.enable=false} TOPIC_DELETION_DISABLED. The checks run on the network thread; the
  * removal on the {@link AdminAgent}, answered when it is done, REQUEST_TIMED_OUT when it did not take
@@ -29,20 +31,15 @@ public final class DeleteTopicsHandler implements RequestHandler
     private final TopicRegistry topics;
     private final AdminAgent admin;
     private final Runnable waker;
-    private final TopicRegistry.OwnerExecutor owners;
-    private final long delayMs;
     private final boolean enabled;
     private final DeleteTopicsRequestDecoder request = new DeleteTopicsRequestDecoder();
     private final DeleteTopicsResponseEncoder response = new DeleteTopicsResponseEncoder();
 
-    public DeleteTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker,
-        final TopicRegistry.OwnerExecutor owners, final long delayMs, final boolean enabled)
+    public DeleteTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final boolean enabled)
     {
         this.topics = topics;
         this.admin = admin;
         this.waker = waker;
-        this.owners = owners;
-        this.delayMs = delayMs;
         this.enabled = enabled;
     }
 
@@ -190,7 +187,7 @@ public final class DeleteTopicsHandler implements RequestHandler
         }
         try
         {
-            topics.delete(current, owners, admin::runLater, delayMs); // the logs go on the owners, after delayMs
+            topics.delete(current); // its logs closed and renamed: the name is free when this answers
         }
         catch (final java.io.IOException ex)
         {

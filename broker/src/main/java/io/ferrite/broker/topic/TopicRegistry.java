@@ -37,25 +37,12 @@ public final class TopicRegistry
     private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
     static final String PARTITION_METADATA = "partition.metadata";
     /**
-     * Written (and fsynced) in every partition directory of a topic when it is deleted, before the
-     * answer: its logs go only a moment later, and a restart in between must not bring it back
-     * (Kafka renames them to {@code -delete} at once). Not a {@code .deleted} suffix: the log loader removes those.
+     * Written (and fsynced) in the directory of a deleted topic's partition whose log the deletion
+     * could not close or rename (and by versions that deleted the logs a moment after the answer):
+     * a restart must not bring the topic back, so {@link #load} finishes the deletion. Not a
+     * {@code .deleted} suffix: the log loader removes those.
      */
     static final String DELETED_MARKER = "topic.deleting";
-
-    /** Runs a task on the log thread that owns a partition (its single writer). */
-    @FunctionalInterface
-    public interface OwnerExecutor
-    {
-        void execute(int owner, Runnable task);
-    }
-
-    /** Runs a task on the registry's writer once a delay has passed ({@code AdminAgent.runLater}). */
-    @FunctionalInterface
-    public interface Later
-    {
-        void runLater(long delayMs, Runnable task);
-    }
 
     private final LogManager logs;
     private final int logThreads;
@@ -136,7 +123,7 @@ public final class TopicRegistry
         LOG.info("loaded {} topics", topics.size());
     }
 
-    /** A topic deleted before the last stop whose logs were not gone yet: they go now (nobody reads them yet). */
+    /** A topic deleted before the last stop whose logs were marked, not renamed ({@link #DELETED_MARKER}): they go now. */
     private boolean deleteIfMarked(final String name, final List<PartitionLog> partitionLogs) throws IOException
     {
         boolean marked = false;
@@ -257,46 +244,56 @@ public final class TopicRegistry
     }
 
     /**
-     * Removes a topic at once (requests no longer find it) and deletes its logs on their owner
-     * threads after {@code delayMs}, once requests that held it before the removal are done.
+     * Deletes a topic, as Kafka 4.4 does before it answers: gone for new requests, and its partitions'
+     * logs closed and their directories renamed to {@code -delete} in one batch
+     * ({@code LogManager.deleteLogs}), so that its name is free for a creation right after. Requests
+     * that held it before meet closed logs and answer as for a topic that is gone; reads already in
+     * its files keep them for {@code file.delete.delay.ms}, after which the log manager closes them
+     * and removes the directories. A partition whose log could not be closed or renamed (a failing
+     * disk) is marked ({@link #DELETED_MARKER}, best effort) so that the next start finishes its
+     * deletion, and the failure is thrown.
      */
-    public void delete(final Topic topic, final OwnerExecutor executor, final Later later, final long delayMs) throws IOException
+    public void delete(final Topic topic) throws IOException
     {
         assert isWriter() : Thread.currentThread() + " deletes a topic, whose writer is " + writer;
-        for (final Partition p : topic.partitions)
+        topic.markDeleted(); // first: a read that meets a closed log of it answers as for a topic that is gone
+        publish(null, topic);
+        try
         {
-            // durable before the topic goes: a failure here leaves it in place (a marker already written only
-            // makes a restart finish the deletion that was asked for)
-            final Path marker = p.log.dir().resolve(DELETED_MARKER);
-            try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(marker,
+            logs.deleteLogs(topic.name, 0, topic.partitions.length);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            for (final Partition p : topic.partitions)
+            {
+                if (logs.log(topic.name, p.index) == p.log)
+                {
+                    markDeleted(p.log.dir(), ex);
+                }
+            }
+            throw ex;
+        }
+    }
+
+    /** Writes and fsyncs the deletion marker in a partition directory; a failure is added to {@code cause}. */
+    private static void markDeleted(final Path partitionDir, final Exception cause)
+    {
+        try
+        {
+            try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(partitionDir.resolve(DELETED_MARKER),
                 java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE))
             {
                 channel.force(true);
             }
-            try (java.nio.channels.FileChannel dir = java.nio.channels.FileChannel.open(p.log.dir(), java.nio.file.StandardOpenOption.READ))
+            try (java.nio.channels.FileChannel dir = java.nio.channels.FileChannel.open(partitionDir, java.nio.file.StandardOpenOption.READ))
             {
                 dir.force(true);
             }
         }
-        topic.markDeleted();
-        publish(null, topic);
-        later.runLater(delayMs, () ->
+        catch (final IOException ex)
         {
-            for (final Partition p : topic.partitions)
-            {
-                executor.execute(p.owner, () ->
-                {
-                    try
-                    {
-                        logs.deleteLog(topic.name, p.index);
-                    }
-                    catch (final IOException | IllegalArgumentException ex)
-                    {
-                        LOG.error("deleting {} failed", p, ex);
-                    }
-                });
-            }
-        });
+            cause.addSuppressed(ex);
+        }
     }
 
     private void publish(final Topic added, final Topic removed)

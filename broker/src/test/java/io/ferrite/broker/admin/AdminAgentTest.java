@@ -11,7 +11,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -153,60 +152,33 @@ class AdminAgentTest
     }
 
     /**
-     * DeleteTopics' delayed removal of the logs, without a scheduler thread: the agent that deleted
-     * the topic hands its logs to their owners on its first pass once the delay has passed by its
-     * clock, not on the pass before; what still waits when it stops never runs.
+     * DeleteTopics' removal of the logs on the agent: when the command ends, the topic is gone, its
+     * directories renamed out of the way, and its name free for the next command.
      */
     @Test
-    void aDeletedTopicsLogsGoOnTheFirstPassAfterTheDelayAndNotBefore() throws Exception
+    void aDeletedTopicsNameIsFreeForTheNextCommand() throws Exception
     {
         final CompletableFuture<Topic> created = agent.createTopic("gone", 2, Map.of());
         invoker.invoke();
         final Topic topic = created.join();
-        final List<Integer> owners = new ArrayList<>();
         agent.execute(() ->
         {
             try
             {
-                registry.delete(topic, (owner, task) ->
-                {
-                    owners.add(owner);
-                    task.run();
-                }, agent::runLater, 1_000);
+                registry.delete(topic);
             }
             catch (final java.io.IOException ex)
             {
                 throw new java.io.UncheckedIOException(ex);
             }
         });
+        final CompletableFuture<Topic> again = agent.createTopic("gone", 2, Map.of());
         invoker.invoke();
-        assertNull(registry.topic("gone"), "gone for new requests at once");
-        assertEquals(1, agent.waitingTasks());
-        now.addAndGet(999);
-        invoker.invoke();
-        assertEquals(1, agent.waitingTasks(), "1 ms before the delay: the logs stay");
-        assertTrue(Files.exists(dir.resolve("gone-0")));
-        assertEquals(List.of(), owners);
-
-        now.addAndGet(1);
-        assertEquals(1, invoker.invoke(), "the pass at the delay hands the logs to their owners");
-        assertEquals(List.of(topic.partitions[0].owner, topic.partitions[1].owner), owners);
-        assertFalse(Files.exists(dir.resolve("gone-0")));
-        assertFalse(Files.exists(dir.resolve("gone-1")));
-        assertEquals(0, agent.waitingTasks());
-    }
-
-    @Test
-    void aTaskLeftForLaterThatHasNotRunWhenTheAgentStopsNeverRuns()
-    {
-        final AtomicInteger runs = new AtomicInteger();
-        agent.execute(() -> agent.runLater(1_000, runs::incrementAndGet));
-        invoker.invoke();
-        assertEquals(1, agent.waitingTasks());
-        invoker.close();
-        now.addAndGet(1_000);
-        assertEquals(0, agent.waitingTasks());
-        assertEquals(0, runs.get());
+        final Topic recreated = again.join();
+        assertTrue(recreated != topic && registry.topic("gone") == recreated, "the name is the new topic's");
+        assertTrue(topic.isDeleted());
+        assertTrue(topic.partitions[0].log.isClosed() && topic.partitions[1].log.isClosed(), "the old logs closed");
+        assertTrue(topic.partitions[0].log.dir().getFileName().toString().endsWith("-delete"));
     }
 
     /**

@@ -48,7 +48,7 @@ class PartitionLookupTest
             assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION, PartitionLookup.notFound(orders, true),
                 "a known topic id without the partition, as Kafka answers");
 
-            registry.delete(orders, (owner, task) -> task.run(), (delayMs, task) -> { }, 60_000); // its logs stay: only the mark matters here
+            registry.delete(orders);
             // a request that looked the topic up before the delete still holds it
             assertNull(PartitionLookup.live(orders));
             assertNull(PartitionLookup.partition(orders, 0));

@@ -16,10 +16,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What a CreateTopics, CreatePartitions or AlterConfigs answer promises survives a power loss, in
+ * What a CreateTopics, CreatePartitions, AlterConfigs or DeleteTopics answer promises survives a power loss, in
  * the default durability mode as in fsync (Kafka commits them to its fsynced metadata log before
  * answering): the files a new partition is known by ({@code partition.metadata} with the topic id,
  * {@code partition.properties} with the overrides) fsynced, then the partition directory holding
@@ -41,9 +43,7 @@ class CreationDurabilityTest
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Path fsyncs = dir.resolve("fsyncs.txt");
-        final ServerCommand.Running server = ServerCommand.start(dir,
-            Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
-            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+        final ServerCommand.Running server = startRecordingFsyncs(data, fsyncs);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
         {
             Files.write(fsyncs, new byte[0]); // the start's own (meta.properties in the log directory) do not count
@@ -79,6 +79,58 @@ class CreationDurabilityTest
         {
             server.stop();
         }
+    }
+
+    /**
+     * A DeleteTopics answered NONE survives a power loss too: the partition directories' renames to
+     * {@code -delete} are made durable by an fsync of the log directory before the answer — one for
+     * the whole topic, plus the two of the checkpoints written again without it, however many
+     * partitions it has (a deletion per partition cost one fsync of the log directory each).
+     */
+    @Test
+    void aDeletedTopicsRenamesAreFsyncedOnceForTheWholeTopicBeforeTheAnswer() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path fsyncs = dir.resolve("fsyncs.txt");
+        final ServerCommand.Running server = startRecordingFsyncs(data, fsyncs);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
+        {
+            final int partitions = 50;
+            admin.createTopics(List.of(new NewTopic("bulk", partitions, (short)1))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            Files.write(fsyncs, new byte[0]);
+            admin.deleteTopics(List.of("bulk")).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            final List<String> made = beforeTheAnswer(fsyncs);
+            for (int p = 0; p < partitions; p++)
+            {
+                assertFalse(Files.exists(data.resolve("bulk-" + p)), "bulk-" + p + " renamed before the answer");
+            }
+            int lastRename = -1;
+            int renames = 0;
+            for (int i = 0; i < made.size(); i++)
+            {
+                if (made.get(i).startsWith("rename " + data.resolve("bulk-")) && made.get(i).endsWith("-delete"))
+                {
+                    lastRename = i;
+                    renames++;
+                }
+            }
+            assertEquals(partitions, renames, "renames to -delete; recorded: " + made);
+            assertTrue(made.lastIndexOf(data.toString()) > lastRename, "the log directory not fsynced after the renames");
+            final long logDirFsyncs = made.stream().filter(data.toString()::equals).count();
+            assertTrue(logDirFsyncs >= 1 && logDirFsyncs <= 3, "fsyncs of the log directory for a topic of " + partitions
+                + " partitions: " + logDirFsyncs + "; fsyncs made: " + made);
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /** A child server on {@code data} whose successful fsyncs are recorded, one path a line, in {@code fsyncs}. */
+    private ServerCommand.Running startRecordingFsyncs(final Path data, final Path fsyncs) throws Exception
+    {
+        return ServerCommand.start(dir, Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
+            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
     }
 
     /** The recorded lines up to the one the test added once the answer came. */

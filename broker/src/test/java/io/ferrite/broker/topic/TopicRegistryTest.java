@@ -2,6 +2,7 @@ package io.ferrite.broker.topic;
 
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
+import io.ferrite.log.PartitionLog;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.common.Uuid;
 import org.junit.jupiter.api.Test;
@@ -71,7 +72,7 @@ class TopicRegistryTest
     }
 
     @Test
-    void addedPartitionsShareTheIdAndDeletionRemovesTheLogsOnTheirOwners() throws Exception
+    void addedPartitionsShareTheIdAndDeletionFreesTheNameAtOnce() throws Exception
     {
         try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
         {
@@ -84,28 +85,19 @@ class TopicRegistryTest
             assertEquals(Files.readString(dir.resolve("fills-0").resolve("partition.metadata")),
                 Files.readString(dir.resolve("fills-3").resolve("partition.metadata")));
 
-            final java.util.List<Integer> owners = new java.util.ArrayList<>();
-            final java.util.List<Runnable> later = new java.util.ArrayList<>();
-            registry.delete(grown, (owner, task) ->
-            {
-                owners.add(owner);
-                task.run();
-            }, (delayMs, task) ->
-            {
-                assertEquals(10, delayMs);
-                later.add(task);
-            }, 10);
+            final PartitionLog held = grown.partitions[3].log;
+            registry.delete(grown);
             assertTrue(grown.isDeleted());
             assertNull(registry.topic("fills"));
-            assertEquals(1, later.size(), "the logs' removal is left for after the delay");
-            assertTrue(Files.exists(dir.resolve("fills-3")), "the logs stay until then, for requests that found the topic");
-
-            later.get(0).run();
+            assertTrue(held.isClosed(), "a request that held the topic meets a closed log");
             for (int p = 0; p < 4; p++)
             {
-                assertFalse(Files.exists(dir.resolve("fills-" + p)), "fills-" + p + " deleted");
-                assertEquals(grown.partitions[p].owner, (int)owners.get(p));
+                assertFalse(Files.exists(dir.resolve("fills-" + p)), "fills-" + p + " renamed out of the way before the answer");
+                assertNull(logs.log("fills", p), "fills-" + p + " is free");
             }
+            assertTrue(held.dir().getFileName().toString().endsWith("-delete"), "renamed to " + held.dir());
+            assertTrue(Files.exists(held.dir()), "kept for file.delete.delay.ms, for reads already in its files");
+            assertEquals(4, registry.create("fills", 4, Map.of()).partitions.length, "the name again, at once");
         }
     }
 
@@ -143,7 +135,7 @@ class TopicRegistryTest
         {
             final TopicRegistry registry = new TopicRegistry(logs, 2);
             registry.load();
-            // logs of those names not gone yet (a deleted topic's, before its delayed deletion): partition 1 refuses
+            // logs of those names made outside the registry: partition 1 refuses
             logs.createLog("made", 1, Map.of());
             logs.createLog("grown", 2, Map.of());
             assertThrows(IllegalArgumentException.class, () -> registry.create("made", 2, Map.of()));

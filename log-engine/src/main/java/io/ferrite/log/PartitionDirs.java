@@ -1,0 +1,73 @@
+package io.ferrite.log;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The children of a log directory as an open finds them: partition directories
+ * ({@code <topic>-<partition>}) to load, and what deletions left ({@code <topic>-<partition>.<uuid>-delete},
+ * renamed at the deletion and removed after {@code file.delete.delay.ms}: a stop or a crash in between
+ * leaves them), which are removed and never loaded — a new partition of the same name may be beside
+ * one. Anything else is not Ferrite's and is left alone.
+ */
+final class PartitionDirs
+{
+    /** A partition directory found. */
+    record Found(Path dir, String topic, int partition)
+    {
+    }
+
+    private PartitionDirs()
+    {
+    }
+
+    /** The partition directories in {@code logDir}, sorted by name; the leftovers of deletions removed on the way. */
+    static List<Found> list(final Path logDir) throws IOException
+    {
+        final List<Path> children = new ArrayList<>();
+        try (Stream<Path> list = Files.list(logDir))
+        {
+            list.filter(Files::isDirectory).sorted().forEach(children::add);
+        }
+        final List<Found> found = new ArrayList<>();
+        for (final Path p : children)
+        {
+            final String name = p.getFileName().toString();
+            if (name.endsWith(LogDeletion.DELETE_SUFFIX))
+            {
+                deleteRecursively(p);
+                continue;
+            }
+            final int dash = name.lastIndexOf('-');
+            if (dash <= 0)
+            {
+                continue;
+            }
+            try
+            {
+                found.add(new Found(p, name.substring(0, dash), Integer.parseInt(name.substring(dash + 1))));
+            }
+            catch (final NumberFormatException ex)
+            {
+                // not a partition directory
+            }
+        }
+        return found;
+    }
+
+    static void deleteRecursively(final Path dir) throws IOException
+    {
+        try (Stream<Path> files = Files.walk(dir))
+        {
+            for (final Path p : (Iterable<Path>)files.sorted(Comparator.reverseOrder())::iterator)
+            {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
