@@ -6,7 +6,6 @@ import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.errors.DistinctErrorLog;
-import org.agrona.concurrent.errors.ErrorConsumer;
 import org.agrona.concurrent.errors.ErrorLogReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,10 +16,12 @@ import java.nio.ByteBuffer;
  * The {@link ErrorHandler} of one agent, given to its {@code AgentRunner} (or a test's {@code
  * AgentInvoker}) and used by the agent's own catches: the log engine's background agents, and the
  * broker's network and log threads and acceptor (public for them: the one distinct-error log of the
- * project). Every error is counted; each distinct one (Agrona's {@link DistinctErrorLog}: same class,
- * message and stack, causes included) is kept with its observation count and timestamps, and logged
- * once with its stack trace: a disk that fails every fsync or every unmap, or a defect every
- * connection meets, would otherwise bury its first stack trace under one copy per cycle. Reporting
+ * project). Every error is counted; each kind — its class and the frame that threw it, not its
+ * message, which often carries a size, an offset or a partition that differs each time — is logged
+ * once with its stack trace and kept in Agrona's {@link DistinctErrorLog} (its first instance, with
+ * observation count and timestamps): a disk that fails every fsync or every unmap, or a defect every
+ * connection meets, would otherwise bury its first stack trace under one copy per cycle, and copies
+ * differing only in a number would fill the log and silence every later new kind. Reporting
  * throws nothing: what the logging throws (an OutOfMemoryError while formatting) leaves the error
  * counted only, since a throw here would leave the agent's duty cycle.
  *
@@ -35,7 +36,8 @@ public final class AgentErrors implements ErrorHandler
      * finds no room is still counted and logged once as such.
      */
     static final int ERROR_LOG_BYTES = 64 * 1024;
-    private static final ErrorConsumer IGNORE = (count, first, last, encoded) -> { };
+    /** How many kinds are told apart; past it a new kind is counted only (said once). */
+    static final int MAX_KINDS = 1024;
 
     private final String role;
     /** What happens after an error the agent survives, for the line logged (e.g. "the agent carries on"). */
@@ -44,6 +46,8 @@ public final class AgentErrors implements ErrorHandler
     private final DistinctErrorLog distinctLog = new DistinctErrorLog(buffer, SystemEpochClock.INSTANCE);
     private volatile long count;
     private volatile int distinct;
+    /** Each kind seen, with its first error: what the distinct-error log keeps and counts for it. */
+    private final java.util.Map<String, Throwable> kinds = new java.util.HashMap<>();
     private boolean fullLogged;
 
     /** For the agent named {@code role}, which carries on after the errors it reports here. */
@@ -79,26 +83,39 @@ public final class AgentErrors implements ErrorHandler
         try
         {
             final Object what = subject == null ? "" : subject + ": ";
-            if (!distinctLog.record(error))
+            final String kind = kind(error);
+            final Throwable first = kinds.get(kind);
+            if (first != null)
+            {
+                distinctLog.record(first); // one more observation of its kind (the first's copy, so no new entry)
+                return;
+            }
+            if (kinds.size() >= MAX_KINDS)
             {
                 if (!fullLogged)
                 {
                     fullLogged = true;
-                    LOG.error("{}: {}{} (the distinct-error log is full: later new errors are only counted)", role, what, error, error);
+                    LOG.error("{}: {}{} ({} kinds of error seen: later new kinds are only counted)", role, what, error,
+                        MAX_KINDS, error);
                 }
                 return;
             }
-            final int now = ErrorLogReader.read(buffer, IGNORE);
-            if (now > distinct)
-            {
-                distinct = now;
-                LOG.error("{}: {}{} ({}; later errors of this kind are only counted)", role, what, error, carriesOn, error);
-            }
+            kinds.put(kind, error);
+            distinct = kinds.size();
+            distinctLog.record(error); // the first of its kind, when there is room (the line below is logged either way)
+            LOG.error("{}: {}{} ({}; later errors of this kind are only counted)", role, what, error, carriesOn, error);
         }
         catch (final Throwable reportFailed)
         {
             // counted only (see the class comment)
         }
+    }
+
+    /** An error's kind: its class and the frame that threw it. */
+    private static String kind(final Throwable error)
+    {
+        final StackTraceElement[] stack = error.getStackTrace();
+        return stack.length == 0 ? error.getClass().getName() : error.getClass().getName() + " at " + stack[0];
     }
 
     /**
@@ -110,8 +127,11 @@ public final class AgentErrors implements ErrorHandler
         count++;
         try
         {
-            distinctLog.record(error);
-            distinct = ErrorLogReader.read(buffer, IGNORE);
+            if (kinds.size() < MAX_KINDS && kinds.putIfAbsent(kind(error), error) == null)
+            {
+                distinct = kinds.size();
+                distinctLog.record(error);
+            }
             LOG.error("{}: {}{} (not survivable: {})", role, subject == null ? "" : subject + ": ", error, consequence, error);
         }
         catch (final Throwable reportFailed)
@@ -126,7 +146,7 @@ public final class AgentErrors implements ErrorHandler
         return count;
     }
 
-    /** Distinct errors kept (each logged once). */
+    /** Kinds of error seen (each logged once). */
     public int distinct()
     {
         return distinct;

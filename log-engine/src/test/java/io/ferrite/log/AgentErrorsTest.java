@@ -28,6 +28,27 @@ class AgentErrorsTest
     }
 
     /**
+     * One defect whose message carries a number (a size, an offset) is one kind: its copies neither
+     * fill the log nor silence a new kind after them (a review measured the log full after 44 copies
+     * when distinct meant class, message and stack).
+     */
+    @Test
+    void copiesOfOneDefectWithDifferentMessagesLeaveRoomForTheNextDefect()
+    {
+        final AgentErrors errors = new AgentErrors("test");
+        for (int i = 0; i < 1000; i++)
+        {
+            errors.onError(new IndexOutOfBoundsException("index=" + i + " capacity=64"));
+        }
+        errors.onError(new IllegalStateException("a new defect"));
+        assertEquals(1001, errors.count());
+        assertEquals(2, errors.distinct());
+        final List<Integer> observations = new ArrayList<>();
+        ErrorLogReader.read(errors.buffer(), (count, first, last, encoded) -> observations.add(count));
+        assertEquals(List.of(1000, 1), observations);
+    }
+
+    /**
      * Reporting throws nothing, since a throw from an agent's error handler leaves its duty cycle (and
      * an Error ends Agrona's runner): an error that cannot be written out is counted only.
      */

@@ -164,6 +164,9 @@ public final class Acceptor implements Agent, AutoCloseable
         selector.wakeup(); // ends the idle select at once, and no other begins
         // the runner calls onClose: on the agent's thread after its last pass, or here if it never ran
         runner.close(CLOSE_WAIT_MS, t -> LOG.warn("the acceptor did not stop in {} ms", CLOSE_WAIT_MS));
+        // and here in any case (closing twice is harmless): after an Error ended the agent's run, Agrona's
+        // runner counts itself closed without calling onClose, which would leave the port bound
+        onClose();
     }
 
     /**
