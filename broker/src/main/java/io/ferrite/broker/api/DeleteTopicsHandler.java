@@ -73,7 +73,7 @@ public final class DeleteTopicsHandler implements RequestHandler
                     continue;
                 }
                 deletions[i] = check(new Deletion(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, byId), topic,
-                    repeated.contains(key(t)));
+                    repeated.contains(t.nameIsNull() ? topic.name : t.name())); // key(t), with the topic found above
             }
         }
         else

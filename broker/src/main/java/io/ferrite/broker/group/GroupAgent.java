@@ -111,7 +111,7 @@ public final class GroupAgent implements Agent, AutoCloseable
     /** {@link #start} with the runner's idle strategy given (tests: one that fails as asked). */
     void start(final IdleStrategy idle)
     {
-        runner = new AgentRunner(idle, errors, null, this);
+        runner = new AgentRunner(new GoOnAfterInterrupt(idle), errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(() -> runToEnd(r));
@@ -439,5 +439,51 @@ public final class GroupAgent implements Agent, AutoCloseable
         }
         // seen at the end of the current park: one tick at most
         runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the group coordinator did not stop in {} ms", CLOSE_WAIT_MS));
+    }
+
+    /**
+     * {@code idle}, and then a stray interrupt of the thread cleared and reported: Agrona's runner ends
+     * its run when it finds the thread interrupted after an idle pass, and every group request would
+     * then be answered COORDINATOR_NOT_AVAILABLE for the rest of the broker's life (the admin agent and
+     * the acceptor clear theirs likewise). An interrupt costs at most the call in hand (a wait for
+     * {@code __consumer_offsets} it cut short); {@link #close} stops the runner's loop before it
+     * interrupts, so a close still stops the agent.
+     */
+    private final class GoOnAfterInterrupt implements IdleStrategy
+    {
+        private final IdleStrategy idle;
+
+        GoOnAfterInterrupt(final IdleStrategy idle)
+        {
+            this.idle = idle;
+        }
+
+        @Override
+        public void idle(final int workCount)
+        {
+            idle.idle(workCount);
+            goOn();
+        }
+
+        @Override
+        public void idle()
+        {
+            idle.idle();
+            goOn();
+        }
+
+        @Override
+        public void reset()
+        {
+            idle.reset();
+        }
+
+        private void goOn()
+        {
+            if (Thread.interrupted())
+            {
+                errors.onError(new IllegalStateException("the group coordinator's thread was interrupted; it goes on"));
+            }
+        }
     }
 }

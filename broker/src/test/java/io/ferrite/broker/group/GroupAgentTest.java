@@ -416,6 +416,28 @@ class GroupAgentTest
     }
 
     /** The runner's idle strategy: a park after a pass with no work (an offer unparks it); throws an Error once {@code die} is set. */
+    /**
+     * A stray interrupt of the agent's thread while it parks: before, Agrona's runner ended its run at
+     * the next idle pass, and every later group request met a stopped coordinator.
+     */
+    @Test
+    void aStrayInterruptDoesNotStopTheAgentOnItsRunner() throws Exception
+    {
+        agent.start(parking(new AtomicBoolean()));
+        final java.util.concurrent.CompletableFuture<Thread> started = new java.util.concurrent.CompletableFuture<>();
+        assertTrue(agent.execute(() -> started.complete(Thread.currentThread())));
+        final Thread thread = started.get(20, TimeUnit.SECONDS);
+        final long errorsBefore = agent.errors();
+        thread.interrupt();
+        await(() -> agent.errors() > errorsBefore || !thread.isAlive(), Duration.ofSeconds(20),
+            "the interrupt seen: reported, or the thread ended");
+        assertTrue(thread.isAlive(), "an interrupt ended the agent's thread");
+        final CountDownLatch ran = new CountDownLatch(1);
+        assertTrue(agent.execute(ran::countDown));
+        assertTrue(ran.await(20, TimeUnit.SECONDS), "a task after the interrupt ran");
+        expectedErrors = errorsBefore + 1; // the interrupt, reported
+    }
+
     private static IdleStrategy parking(final AtomicBoolean die)
     {
         return new IdleStrategy()
