@@ -40,10 +40,22 @@ final class LogDeletion
     {
     }
 
-    /** Kafka's name for a deleted partition's directory: {@code <topic>-<partition>.<uuid, 32 hex digits>-delete}. */
+    /** The longest file name most file systems take (ext4, xfs: 255 bytes). */
+    static final int MAX_FILE_NAME_BYTES = 255;
+
+    /**
+     * Kafka's name for a deleted partition's directory: {@code <topic>-<partition>.<uuid, 32 hex
+     * digits>-delete}, the {@code <topic>-<partition>} part cut as Kafka cuts it so that the name stays
+     * within {@value #MAX_FILE_NAME_BYTES} bytes (a legal topic name of 249 characters would otherwise
+     * make a name the file system refuses: the deletion failed, and the next start with it). Only the
+     * suffix is ever read back ({@link PartitionDirs}).
+     */
     static Path deletedName(final Path dir)
     {
-        return dir.resolveSibling(dir.getFileName() + "." + UUID.randomUUID().toString().replace("-", "") + DELETE_SUFFIX);
+        final String suffix = "." + UUID.randomUUID().toString().replace("-", "") + DELETE_SUFFIX;
+        final String name = dir.getFileName().toString(); // topic names are ASCII: a character is a byte
+        final String kept = name.substring(0, Math.min(name.length(), MAX_FILE_NAME_BYTES - suffix.length()));
+        return dir.resolveSibling(kept + suffix);
     }
 
     /**

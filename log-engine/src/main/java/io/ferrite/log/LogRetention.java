@@ -46,6 +46,7 @@ final class LogRetention
         segments.lock();
         try
         {
+            segments.checkOpen(); // a deleted log's start does not move (its DeleteRecords is the topic's error)
             offsets.advanceLogStart(offset);
         }
         finally

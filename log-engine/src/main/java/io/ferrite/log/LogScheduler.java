@@ -232,9 +232,14 @@ final class LogScheduler implements Agent
      * still waiting when the agent stops, or asked for after, is left: the next open of the log
      * directory removes every {@code -delete} directory it finds.
      */
-    void removeLater(final Path dir, final long delayMs)
+    void removeLater(final Path dir, final long delayMs) throws IOException
     {
-        deferred(new DeferredClose(null, dir, after(tick(), delayMs)));
+        if (!deferred(new DeferredClose(null, dir, after(tick(), delayMs))) && !stopped)
+        {
+            // no room to queue it (a deletion of many segments filled the queue): at once, which is safe —
+            // an unlinked file's mappings and open descriptors stay valid until they are closed
+            PartitionDirs.deleteRecursively(dir);
+        }
     }
 
     /** Queues a deferred close or removal for the agent; false after the stop, or with no room to queue it. */

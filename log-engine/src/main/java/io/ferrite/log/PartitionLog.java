@@ -393,6 +393,7 @@ public final class PartitionLog implements AutoCloseable
      * and deletes the segments wholly below it.
      *
      * @return the new log start offset, or -1 when {@code offset} is above the high watermark
+     * @throws LogClosedException when the log is closed (its partition deleted): its start stays
      */
     public long deleteRecordsBefore(final long offset) throws IOException
     {

@@ -111,7 +111,7 @@ class DeleteLogsTest
             }
             assertFalse(old.claim(1024, new BatchClaim(), result), "a claim on the deleted log");
             assertEquals(0, old.deleteOldSegments(clock.time() + 365L * 24 * 3600 * 1000), "retention of the deleted log");
-            old.deleteRecordsBefore(old.logEndOffset());
+            assertThrows(LogClosedException.class, () -> old.deleteRecordsBefore(old.logEndOffset()), "DeleteRecords on the deleted log");
 
             assertEquals(files, names(dir.resolve("t-0")), "the new log's directory");
             assertEquals(renamedFiles, names(renamed), "the renamed directory");
@@ -293,6 +293,39 @@ class DeleteLogsTest
         try (Stream<Path> files = Files.list(directory))
         {
             return files.map(p -> p.getFileName().toString()).collect(Collectors.toCollection(TreeSet::new));
+        }
+    }
+
+    /**
+     * A topic name of 249 characters (the longest Kafka allows) deletes like any other: its renamed
+     * directory is cut to the file system's 255 bytes, as Kafka cuts it (before, the rename failed
+     * with "File name too long", the name stayed taken and the next start failed on it).
+     */
+    @Test
+    void aTopicWithTheLongestNameIsDeletedAndItsNameFreeAgain() throws Exception
+    {
+        final String topic = "t".repeat(249);
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog[] old = manager.createLogs(topic, 0, 2, Map.of());
+            manager.deleteLogs(topic, 0, 2);
+            // DeleteRecords that found the log before: the topic's error, not a moved start (was: the start moved)
+            assertThrows(LogClosedException.class, () -> old[0].deleteRecordsBefore(0));
+            assertEquals(0, manager.logs().size());
+            try (java.util.stream.Stream<Path> left = Files.list(dir))
+            {
+                final List<Path> renamed = left.filter(p -> p.getFileName().toString().endsWith("-delete")).toList();
+                assertEquals(2, renamed.size(), "both partitions renamed: " + renamed);
+                for (final Path p : renamed)
+                {
+                    assertTrue(p.getFileName().toString().length() <= 255, p.toString());
+                }
+            }
+            assertEquals(2, manager.createLogs(topic, 0, 2, Map.of()).length, "the name is free again");
+        }
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            assertEquals(2, manager.logs().size(), "after a restart: the new partitions, the renamed ones removed");
         }
     }
 }

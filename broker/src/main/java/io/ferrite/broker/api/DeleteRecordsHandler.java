@@ -8,6 +8,7 @@ import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogClosedException;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.DeleteRecordsRequestDecoder;
@@ -75,7 +76,7 @@ public final class DeleteRecordsHandler implements RequestHandler
             {
                 p.next();
                 final Partition partition = PartitionLookup.partition(topic, p.partitionIndex());
-                final Deletion d = new Deletion(p.partitionIndex(), partition, p.offset(), answer);
+                final Deletion d = new Deletion(p.partitionIndex(), topic, partition, p.offset(), answer);
                 deletions[i][j] = d;
                 if (partition == null)
                 {
@@ -110,6 +111,7 @@ public final class DeleteRecordsHandler implements RequestHandler
     private static final class Deletion implements Runnable
     {
         final int index;
+        final Topic topic;
         final Partition partition;
         final long requested;
         final Answer answer;
@@ -118,9 +120,10 @@ public final class DeleteRecordsHandler implements RequestHandler
         /** Set (release) after the answer fields, read (acquire) by the network thread. */
         volatile boolean done;
 
-        Deletion(final int index, final Partition partition, final long requested, final Answer answer)
+        Deletion(final int index, final Topic topic, final Partition partition, final long requested, final Answer answer)
         {
             this.index = index;
+            this.topic = topic;
             this.partition = partition;
             this.requested = requested;
             this.answer = answer;
@@ -150,6 +153,10 @@ public final class DeleteRecordsHandler implements RequestHandler
                     final long low = log.deleteRecordsBefore(target);
                     answer(low < 0 ? -1 : low, low < 0 ? Errors.OFFSET_OUT_OF_RANGE : Errors.NONE);
                 }
+            }
+            catch (final LogClosedException gone)
+            {
+                answer(-1, PartitionLookup.closed(topic, false)); // deleted meanwhile (or the broker stopping)
             }
             catch (final IOException | RuntimeException ex)
             {

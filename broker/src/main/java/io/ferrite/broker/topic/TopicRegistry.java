@@ -136,7 +136,16 @@ public final class TopicRegistry
             LOG.info("deleting the logs of topic {}, deleted before the last stop", name);
             for (final PartitionLog log : partitionLogs)
             {
-                logs.deleteLog(name, log.partition());
+                try
+                {
+                    logs.deleteLog(name, log.partition());
+                }
+                catch (final IOException | RuntimeException ex)
+                {
+                    // the broker starts without it (it was deleted): one directory it cannot remove must not keep it down
+                    LOG.error("cannot delete {} of topic {}, deleted before the last stop: not loaded, its files left in {}",
+                        log.partition(), name, log.dir(), ex);
+                }
             }
         }
         return marked;
