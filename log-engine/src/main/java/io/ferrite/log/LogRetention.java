@@ -58,14 +58,17 @@ final class LogRetention
     }
 
     /**
-     * The files are deleted under the segments lock, after a check that the log is not closed: a
-     * deletion of the partition renames its directory once its close has taken that lock, so every
-     * path this uses still names this log's files (a new log of the same name takes the old path at
-     * once). Kafka, too, deletes segments under its log lock.
+     * The segments go from the list under the segments lock; their files are deleted one segment at a
+     * time under it again, each after a check that the log is not closed: a deletion of the partition
+     * renames its directory once its close has taken that lock, so every path this uses still names
+     * this log's files (a new log of the same name takes the old path at once), and what a deletion
+     * leaves goes with the renamed directory. One segment at a time, so that a writer's roll waits for
+     * one segment's files, not for a retention of thousands.
      */
     private int deleteSegments(final long nowMs, final boolean onlyBelowStart) throws IOException
     {
         final LogConfig cfg = log.config();
+        final Segment[] removed;
         segments.lock();
         try
         {
@@ -98,20 +101,51 @@ final class LogRetention
             {
                 return 0;
             }
-            final Segment[] removed = segments.removeOldest(n);
+            removed = segments.removeOldest(n);
             offsets.advanceLogStart(segments.array()[0].baseOffset);
-            for (final Segment s : removed)
-            {
-                s.deleteFiles();
-                env.closeLater(s, cfg.fileDeleteDelayMs);
-            }
-            ProducerStateManager.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset());
-            return removed.length;
         }
         finally
         {
             segments.unlock();
         }
+        for (final Segment s : removed)
+        {
+            if (!underOpenLog(s::deleteFiles))
+            {
+                break; // deleted meanwhile: the rest goes with its renamed directory
+            }
+        }
+        for (final Segment s : removed)
+        {
+            env.closeLater(s, cfg.fileDeleteDelayMs);
+        }
+        underOpenLog(() -> ProducerStateManager.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset()));
+        return removed.length;
+    }
+
+    /** File work on this log's paths, under the segments lock, unless the log is closed (then false). */
+    private boolean underOpenLog(final FileWork work) throws IOException
+    {
+        segments.lock();
+        try
+        {
+            if (segments.isClosed())
+            {
+                return false;
+            }
+            work.run();
+            return true;
+        }
+        finally
+        {
+            segments.unlock();
+        }
+    }
+
+    @FunctionalInterface
+    private interface FileWork
+    {
+        void run() throws IOException;
     }
 
     /** The segment's largest record timestamp, or its file's modification time when it has none (as Kafka). */
