@@ -47,7 +47,7 @@ final class LogCreation
      * partitions each log directory holds, counted up as this chooses.
      */
     static PartitionLog[] make(final String topic, final int from, final int to, final Map<String, String> overrides,
-        final PartitionFiles files, final LogConfig logConfig, final LogManagerConfig config,
+        final PartitionFiles files, final CreationFsyncs fsyncs, final LogConfig logConfig, final LogManagerConfig config,
         final Map<Path, Integer> perDir, final Map<Path, LogEnvironment> environments) throws IOException
     {
         final PartitionLog[] made = new PartitionLog[Math.max(0, to - from)];
@@ -82,7 +82,7 @@ final class LogCreation
                 }
                 made[p - from] = log;
             }
-            CreationFsyncs.finish(made, from, (partitionDir, partition) ->
+            fsyncs.finish(made, from, (partitionDir, partition) ->
             {
                 if (ours[partition - from]) // a directory found in place had its overrides written durably
                 {

@@ -57,6 +57,7 @@ public final class LogManager implements AutoCloseable
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final Map<Path, LogEnvironment> environments = new HashMap<>();
     private final LogBackgroundWork background;
+    private final CreationFsyncs creationFsyncs = new CreationFsyncs();
     /** Orders checkpoint writes against a deletion's unpublishing ({@link #checkpointDir}). */
     private final Object checkpointLock = new Object();
     private volatile boolean closed;
@@ -198,7 +199,7 @@ public final class LogManager implements AutoCloseable
             }
         }
         final LogConfig logConfig = config.defaultLogConfig().with(overrides);
-        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, logConfig, config, partitionsPerDir(),
+        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, creationFsyncs, logConfig, config, partitionsPerDir(),
             environments);
         final PartitionLog[] before = logArray;
         final PartitionLog[] after = Arrays.copyOf(before, before.length + made.length);
@@ -419,6 +420,7 @@ public final class LogManager implements AutoCloseable
             return;
         }
         closed = true;
+        creationFsyncs.close();
         background.stopTasks();
         committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
