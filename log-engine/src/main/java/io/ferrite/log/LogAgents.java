@@ -24,7 +24,7 @@ final class LogAgents
      */
     static AgentRunner start(final Agent agent, final ErrorHandler errors, final IdleStrategy idle)
     {
-        final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(idle, agent.roleName()), errors, null, agent);
+        final AgentRunner runner = new AgentRunner(new GoingOnAfterInterrupt(idle, () -> LOG.warn("{} was interrupted; it goes on", agent.roleName())), errors, null, agent);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(r, agent.roleName());
@@ -50,51 +50,6 @@ final class LogAgents
         if (runner != null)
         {
             runner.close(waitMs, t -> LOG.warn("{} did not stop within {} ms", runner.agent().roleName(), waitMs));
-        }
-    }
-
-    /**
-     * Agrona's AgentRunner ends its run when, after an idle cycle, it finds its thread interrupted; a
-     * stray interrupt must stop none of these agents (group commit least of all: every
-     * fsync-durability answer waits on it). The idle, where such an interrupt ends the park, clears it.
-     */
-    private static final class GoingOnAfterInterrupt implements IdleStrategy
-    {
-        private final IdleStrategy idle;
-        private final String role;
-
-        GoingOnAfterInterrupt(final IdleStrategy idle, final String role)
-        {
-            this.idle = idle;
-            this.role = role;
-        }
-
-        @Override
-        public void idle(final int workCount)
-        {
-            idle.idle(workCount);
-            goOn();
-        }
-
-        @Override
-        public void idle()
-        {
-            idle.idle();
-            goOn();
-        }
-
-        @Override
-        public void reset()
-        {
-            idle.reset();
-        }
-
-        private void goOn()
-        {
-            if (Thread.interrupted())
-            {
-                LOG.warn("{} was interrupted; it goes on", role);
-            }
         }
     }
 }

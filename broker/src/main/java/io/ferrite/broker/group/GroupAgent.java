@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.log.GoingOnAfterInterrupt;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
@@ -111,7 +112,10 @@ public final class GroupAgent implements Agent, AutoCloseable
     /** {@link #start} with the runner's idle strategy given (tests: one that fails as asked). */
     void start(final IdleStrategy idle)
     {
-        runner = new AgentRunner(new GoOnAfterInterrupt(idle), errors, null, this);
+        // a stray interrupt cleared and reported: Agrona's runner would end its run on it, and every group
+        // request would then meet a stopped coordinator (it costs at most a wait for __consumer_offsets it cut)
+        runner = new AgentRunner(new GoingOnAfterInterrupt(idle, () -> errors.onError(
+            new IllegalStateException("the group coordinator's thread was interrupted; it goes on"))), errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(() -> runToEnd(r));
@@ -439,51 +443,5 @@ public final class GroupAgent implements Agent, AutoCloseable
         }
         // seen at the end of the current park: one tick at most
         runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the group coordinator did not stop in {} ms", CLOSE_WAIT_MS));
-    }
-
-    /**
-     * {@code idle}, and then a stray interrupt of the thread cleared and reported: Agrona's runner ends
-     * its run when it finds the thread interrupted after an idle pass, and every group request would
-     * then be answered COORDINATOR_NOT_AVAILABLE for the rest of the broker's life (the admin agent and
-     * the acceptor clear theirs likewise). An interrupt costs at most the call in hand (a wait for
-     * {@code __consumer_offsets} it cut short); {@link #close} stops the runner's loop before it
-     * interrupts, so a close still stops the agent.
-     */
-    private final class GoOnAfterInterrupt implements IdleStrategy
-    {
-        private final IdleStrategy idle;
-
-        GoOnAfterInterrupt(final IdleStrategy idle)
-        {
-            this.idle = idle;
-        }
-
-        @Override
-        public void idle(final int workCount)
-        {
-            idle.idle(workCount);
-            goOn();
-        }
-
-        @Override
-        public void idle()
-        {
-            idle.idle();
-            goOn();
-        }
-
-        @Override
-        public void reset()
-        {
-            idle.reset();
-        }
-
-        private void goOn()
-        {
-            if (Thread.interrupted())
-            {
-                errors.onError(new IllegalStateException("the group coordinator's thread was interrupted; it goes on"));
-            }
-        }
     }
 }
