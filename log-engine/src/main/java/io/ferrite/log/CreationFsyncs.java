@@ -1,5 +1,7 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
+
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,8 +61,7 @@ final class CreationFsyncs implements AutoCloseable
     void finish(final PartitionLog[] made, final int from, final PartitionFiles step, final boolean[] interrupted)
         throws IOException
     {
-        final int threads = Math.min(THREADS, made.length);
-        if (threads <= 1)
+        if (made.length <= 1)
         {
             for (int i = 0; i < made.length; i++)
             {
@@ -93,7 +94,7 @@ final class CreationFsyncs implements AutoCloseable
     private static void finishOne(final PartitionLog log, final int partition, final PartitionFiles step) throws IOException
     {
         step.write(log.dir(), partition);
-        OffsetCheckpoint.fsyncDirectory(log.dir());
+        DurableFile.fsyncDirectory(log.dir());
     }
 
     /**

@@ -7,7 +7,7 @@ import org.agrona.concurrent.IdleStrategy;
  * AgentRunner ends its run when, after an idle cycle, it finds its thread interrupted, and a stray
  * interrupt must stop none of the agents that use this (group commit least of all: every
  * fsync-durability answer waits on it; the group coordinator: every group request would meet a
- * stopped coordinator). The idle, where such an interrupt ends the park, clears it and tells
+ * stopped coordinator; the broker's admin agent and acceptor). The idle, where such an interrupt ends the park, clears it and tells
  * {@code interrupted}. A close still stops the agent: the runner stops its loop before it interrupts.
  */
 public final class GoingOnAfterInterrupt implements IdleStrategy
@@ -39,6 +39,12 @@ public final class GoingOnAfterInterrupt implements IdleStrategy
     public void reset()
     {
         idle.reset();
+    }
+
+    @Override
+    public String alias()
+    {
+        return idle.alias();
     }
 
     private void goOn()

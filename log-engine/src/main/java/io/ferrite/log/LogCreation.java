@@ -1,5 +1,7 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,7 +94,7 @@ final class LogCreation
             }, interrupted);
             for (final Path dir : touched)
             {
-                OffsetCheckpoint.fsyncDirectory(dir);
+                DurableFile.fsyncDirectory(dir);
             }
             return made;
         }
@@ -167,7 +169,7 @@ final class LogCreation
                 if (Files.exists(dir))
                 {
                     PartitionDirs.deleteRecursively(dir);
-                    OffsetCheckpoint.fsyncDirectory(dir.getParent());
+                    DurableFile.fsyncDirectory(dir.getParent());
                 }
             }
             catch (final IOException | RuntimeException ex)

@@ -1,5 +1,7 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -107,7 +109,7 @@ final class LogDeletion
         {
             try
             {
-                OffsetCheckpoint.fsyncDirectory(logDir); // the renames are durable before the caller answers
+                DurableFile.fsyncDirectory(logDir); // the renames are durable before the caller answers
                 checkpoint.write(logDir);
             }
             catch (final IOException | RuntimeException ex)

@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.SleepingIdleStrategy;
 import org.slf4j.Logger;
@@ -137,7 +138,7 @@ public final class LogManager implements AutoCloseable
         if (clean)
         {
             Files.delete(marker);
-            OffsetCheckpoint.fsyncDirectory(dir);
+            DurableFile.fsyncDirectory(dir);
         }
         LOG.info("opened {} ({} partitions, {} shutdown)", dir, partitionDirs.size(), clean ? "clean" : "unclean");
     }
@@ -443,7 +444,7 @@ public final class LogManager implements AutoCloseable
             for (final Path dir : committers.keySet())
             {
                 Files.createFile(dir.resolve(CLEAN_SHUTDOWN_FILE));
-                OffsetCheckpoint.fsyncDirectory(dir);
+                DurableFile.fsyncDirectory(dir);
             }
         }
         releaseLocks();

@@ -1,5 +1,7 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -85,12 +87,6 @@ final class OffsetCheckpoint
             final String[] tp = topicPartitions.get(e.getKey());
             sb.append(tp[0]).append(' ').append(tp[1]).append(' ').append(e.getValue()).append('\n');
         }
-        io.ferrite.log.config.DurableFile.write(file, sb.toString().getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** Makes a file's creation, rename or deletion in {@code dir} durable. */
-    static void fsyncDirectory(final Path dir) throws IOException
-    {
-        io.ferrite.log.config.DurableFile.fsyncDirectory(dir);
+        DurableFile.write(file, sb.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
 import io.ferrite.log.config.PropertiesFile;
 
 import java.io.IOException;
@@ -51,7 +52,7 @@ final class PartitionOverrides
         }
         else if (Files.deleteIfExists(file))
         {
-            OffsetCheckpoint.fsyncDirectory(partitionDir);
+            DurableFile.fsyncDirectory(partitionDir);
         }
     }
 
@@ -72,7 +73,7 @@ final class PartitionOverrides
     {
         if (!overrides.isEmpty())
         {
-            io.ferrite.log.config.DurableFile.fsyncFile(partitionDir.resolve(PARTITION_CONFIG_FILE));
+            DurableFile.fsyncFile(partitionDir.resolve(PARTITION_CONFIG_FILE));
         }
     }
 }

@@ -3,6 +3,7 @@ package io.ferrite.broker.admin;
 import io.ferrite.broker.net.IdleAfterNoWork;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.GoingOnAfterInterrupt;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
@@ -84,7 +85,8 @@ public final class AdminAgent implements Agent, AutoCloseable
     /** Runs this agent on a daemon thread of its own. */
     public void start()
     {
-        runner = new AgentRunner(new Idle(), errors, null, this);
+        // a stray interrupt cleared after the park, before the runner's look at it after an idle pass
+        runner = new AgentRunner(new GoingOnAfterInterrupt(new Idle(), this::reportInterrupt), errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(r);
@@ -265,12 +267,6 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 LockSupport.parkNanos(IDLE_PARK_NS);
             }
-        }
-
-        @Override
-        protected void interrupted()
-        {
-            reportInterrupt(); // before the runner's look at the interrupt, which follows an idle pass
         }
 
         @Override

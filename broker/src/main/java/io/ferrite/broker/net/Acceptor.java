@@ -1,6 +1,7 @@
 package io.ferrite.broker.net;
 
 import io.ferrite.log.AgentErrors;
+import io.ferrite.log.GoingOnAfterInterrupt;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
@@ -84,7 +85,8 @@ public final class Acceptor implements Agent, AutoCloseable
     /** Runs this agent on a daemon thread of its own. */
     public void start()
     {
-        runner = new AgentRunner(new SelectIdle(), errors, null, this);
+        runner = new AgentRunner(new GoingOnAfterInterrupt(new SelectIdle(),
+            () -> errors.onError(new IllegalStateException("the acceptor was interrupted; it goes on"))), errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(r);
@@ -171,8 +173,8 @@ public final class Acceptor implements Agent, AutoCloseable
 
     /**
      * The idle phase: a select on the server socket, ended by a pending connection, by {@link #close}
-     * (a wake-up) or after {@value #IDLE_SELECT_MS} ms. An interrupt ends the select too; it is
-     * cleared here, before the runner's look at it after an idle pass, so a stray one stops nothing.
+     * (a wake-up) or after {@value #IDLE_SELECT_MS} ms. An interrupt ends the select too; the
+     * {@code GoingOnAfterInterrupt} around it clears it before the runner's look, so a stray one stops nothing.
      */
     private final class SelectIdle extends IdleAfterNoWork
     {
@@ -191,12 +193,6 @@ public final class Acceptor implements Agent, AutoCloseable
                 errors.onError(ex);
                 LockSupport.parkNanos(IDLE_SELECT_MS * 1_000_000L); // no busy loop on a failing selector
             }
-        }
-
-        @Override
-        protected void interrupted()
-        {
-            errors.onError(new IllegalStateException("the acceptor was interrupted; it goes on"));
         }
 
         @Override

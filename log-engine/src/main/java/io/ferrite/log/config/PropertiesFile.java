@@ -2,7 +2,9 @@ package io.ferrite.log.config;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -33,8 +35,7 @@ public final class PropertiesFile
     public static void writeNew(final Path file, final Map<String, String> values, final String comment)
         throws IOException
     {
-        java.nio.file.Files.write(file, text(values, comment), java.nio.file.StandardOpenOption.CREATE_NEW,
-            java.nio.file.StandardOpenOption.WRITE);
+        Files.write(file, text(values, comment), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     }
 
     private static byte[] text(final Map<String, String> values, final String comment)
