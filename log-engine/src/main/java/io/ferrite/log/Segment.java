@@ -240,9 +240,9 @@ final class Segment implements AutoCloseable
     void deactivate() throws IOException
     {
         log.trim(size());
-        timeIndex.ensureRoomAllocated();
         if (maxTimestampSoFar != RecordBatchDescriptor.NO_TIMESTAMP)
         {
+            timeIndex.ensureRoomAllocated();
             timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
         }
         offsetIndex.trimToValidSize();

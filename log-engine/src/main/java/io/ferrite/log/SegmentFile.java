@@ -74,11 +74,17 @@ final class SegmentFile implements AutoCloseable
     static SegmentFile openWritable(final Path path, final WriteStrategy strategy, final int capacity, final int dataSize)
         throws IOException
     {
-        final FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        // one open, which makes the file when it is absent: its channel sizes it too (a FileChannel
+        // cannot lengthen a file), where a second open per new segment cost a path walk
+        final RandomAccessFile file = new RandomAccessFile(path.toFile(), "rw");
+        final FileChannel channel = file.getChannel();
         try
         {
             final int size = (int)Math.max(capacity, Math.min(channel.size(), Integer.MAX_VALUE));
-            setLength(path, size);
+            if (file.length() != size)
+            {
+                file.setLength(size);
+            }
             return new SegmentFile(path, channel, strategy, true, size, dataSize);
         }
         catch (final IOException | RuntimeException ex)

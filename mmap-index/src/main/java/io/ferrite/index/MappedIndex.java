@@ -11,12 +11,12 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * A file of fixed-size entries, memory-mapped whole. A writable index is preallocated to its
  * maximum size (rounded down to whole entries) and trimmed to its entries when it stops taking
- * appends; a read-only one is mapped at its real size.
+ * appends; a read-only one is mapped at its real size. A writable index whose file does not exist
+ * makes it when it first needs it ({@link IndexFile}).
  *
  * <p>The mapping is made on first use — the first entry written or read — not when the index is
  * opened, as Kafka's {@code LazyIndex} does: an index without entries (an idle partition's) is never
@@ -52,8 +52,8 @@ abstract class MappedIndex implements AutoCloseable
     /** {@link #buffer} wraps the mapping (release after the wrap; readers acquire it before reading). */
     private volatile boolean mappedReady;
     private boolean closed;
-    /** The file's length as this index last set it (no one else sizes the file). */
-    private long fileLength;
+    /** Its file (sized, made, claimed and forced under this object's monitor). */
+    private final IndexFile indexFile;
     /** Written under this object's monitor; read by {@link #flush} without it. */
     private volatile MappedByteBuffer mapped;
     private int maxEntries;
@@ -66,12 +66,6 @@ abstract class MappedIndex implements AutoCloseable
     private boolean sealed;
     /** {@link #forDeletion} ran: nothing reaches the file by its path (set under the monitor; {@link #flush} reads it without). */
     private volatile boolean deleted;
-    /**
-     * The file, open for claims from the first claim until the index is sealed (guarded by this
-     * object's monitor): an index that takes entries keeps it (an open per claim allocates on the
-     * append path), one that has none — an idle partition's — or is sealed holds no descriptor.
-     */
-    private FileChannel claimChannel;
     /**
      * The writer has claimed room since the index was opened: only then does the preallocator claim
      * ahead (an index reopened with the closing time-index entry of a clean stop is not growing, and
@@ -90,34 +84,25 @@ abstract class MappedIndex implements AutoCloseable
         this.baseOffset = baseOffset;
         this.entrySize = entrySize;
         this.writable = writable;
-        final boolean existed = Files.exists(file);
+        final boolean absent = writable && !Files.exists(file); // made when first needed: see IndexFile
+        this.indexFile = new IndexFile(file, absent);
+        if (absent)
+        {
+            maxEntries = maxIndexSize / entrySize;
+            return;
+        }
         // the file is open only while it is being mapped, sized or claimed: a mapping needs no open
         // file, and an index holding its descriptor made three per segment where Kafka has one
-        try (FileChannel channel = open())
+        final long preallocated = (long)(maxIndexSize / entrySize) * entrySize; // sparse
+        final long found = indexFile.openFound(writable, preallocated, entrySize);
+        if (found % entrySize != 0)
         {
-            final long length = channel.size();
-            fileLength = length;
-            if (length % entrySize != 0)
-            {
-                throw new CorruptIndexException("index " + file + " has " + length + " bytes, not whole " + entrySize + "-byte entries");
-            }
-            final int existing = (int)(length / entrySize);
-            final int capacity = writable ? Math.max(maxIndexSize / entrySize, existing) : existing;
-            if (writable && length < (long)capacity * entrySize)
-            {
-                setLength((long)capacity * entrySize); // preallocate (sparse)
-            }
-            maxEntries = capacity;
-            ENTRIES.setRelease(this, existed ? existing : 0);
-            allocatedBytes = (long)entries() * entrySize;
+            throw new CorruptIndexException("index " + file + " has " + found + " bytes, not whole " + entrySize + "-byte entries");
         }
-    }
-
-    private FileChannel open() throws IOException
-    {
-        return writable ?
-            FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE) :
-            FileChannel.open(file, StandardOpenOption.READ);
+        final int existing = (int)(found / entrySize);
+        maxEntries = (int)(indexFile.length() / entrySize); // a writable one's capacity: never below its entries
+        ENTRIES.setRelease(this, existing);
+        allocatedBytes = (long)existing * entrySize;
     }
 
     /**
@@ -149,7 +134,7 @@ abstract class MappedIndex implements AutoCloseable
                 throw new UncheckedIOException(new IOException("index " + file + " was deleted before it was mapped"));
             }
             final boolean forWrites = writable && !closed;
-            try (FileChannel channel = forWrites ? open() : FileChannel.open(file, StandardOpenOption.READ))
+            try (FileChannel channel = indexFile.openForMapping(forWrites, bytes))
             {
                 mapped = channel.map(forWrites ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, bytes);
             }
@@ -187,7 +172,10 @@ abstract class MappedIndex implements AutoCloseable
     {
         try
         {
-            buffer();
+            if (!indexFile.absent()) // else it has no entries to read, and no file to keep
+            {
+                buffer();
+            }
         }
         finally
         {
@@ -196,7 +184,7 @@ abstract class MappedIndex implements AutoCloseable
             growing = false;
             try
             {
-                releaseClaimChannel();
+                indexFile.releaseClaimChannel();
             }
             catch (final IOException ignored)
             {
@@ -283,28 +271,8 @@ abstract class MappedIndex implements AutoCloseable
         {
             return;
         }
-        if (claimChannel == null)
-        {
-            // no CREATE: a file deleted under the index stays deleted (the claim fails instead)
-            claimChannel = FileChannel.open(file, StandardOpenOption.WRITE);
-        }
-        long at = from;
-        while (at < target)
-        {
-            at += ZeroFill.write(claimChannel, at, target - at);
-        }
+        indexFile.zeroFill(from, target, limit);
         allocatedBytes = target;
-    }
-
-    /** Gives back the claims' file descriptor (under this object's monitor). */
-    private void releaseClaimChannel() throws IOException
-    {
-        final FileChannel channel = claimChannel;
-        claimChannel = null;
-        if (channel != null)
-        {
-            channel.close();
-        }
     }
 
     /**
@@ -376,11 +344,12 @@ abstract class MappedIndex implements AutoCloseable
         maxEntries = n;
         sealed = true;
         growing = false;
-        releaseClaimChannel();
+        indexFile.releaseClaimChannel();
         allocatedBytes = Math.min(allocatedBytes, (long)n * entrySize);
-        if (fileLength != (long)n * entrySize)
+        if (indexFile.absent() || indexFile.length() != (long)n * entrySize)
         {
-            setLength((long)n * entrySize); // once, at the roll: a deleted segment's close finds it trimmed
+            // an absent file is made now, empty: a rolled or closed segment has its index files
+            indexFile.setLength((long)n * entrySize); // once, at the roll: a deleted segment's close finds it trimmed
             dirty = true; // the roll's flush makes the new length durable (else a power loss can bring back the zeros)
         }
     }
@@ -395,19 +364,10 @@ abstract class MappedIndex implements AutoCloseable
         requireWritable();
         final int capacity = Math.max(maxIndexSize / entrySize, entries());
         unmap(); // what was written through it stays in the page cache; the next flush forces the file
-        setLength((long)capacity * entrySize);
+        indexFile.setLength((long)capacity * entrySize);
         maxEntries = capacity; // mapped at the next use, at the new size
         sealed = false;
         allocatedBytes = (long)entries() * entrySize;
-    }
-
-    private void setLength(final long length) throws IOException
-    {
-        try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw"))
-        {
-            raf.setLength(length);
-        }
-        fileLength = length;
     }
 
     /** fsync of what was written through the mapping since the last flush (nothing when it is not mapped). */
@@ -425,14 +385,7 @@ abstract class MappedIndex implements AutoCloseable
         }
         else
         {
-            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE))
-            {
-                channel.force(false); // written through an earlier mapping, given back since (resize)
-            }
-            catch (final java.nio.file.NoSuchFileException deleted)
-            {
-                // deleted with its segment under a flush that held it: nothing to make durable, no failed fsync
-            }
+            indexFile.force(); // written through an earlier mapping, given back since (resize), or none
         }
     }
 
@@ -482,7 +435,7 @@ abstract class MappedIndex implements AutoCloseable
             }
             finally
             {
-                releaseClaimChannel();
+                indexFile.releaseClaimChannel();
             }
         }
     }

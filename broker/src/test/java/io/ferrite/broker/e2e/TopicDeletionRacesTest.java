@@ -134,8 +134,8 @@ class TopicDeletionRacesTest
             assertEquals(p == 1 ? 1 : 0, recreated.partitions[p].log.logEndOffset(), "partition " + p + " holds the new records only");
             try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("half-" + p)))
             {
-                assertEquals(List.of("00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
-                    "partition.metadata"), files.map(f -> f.getFileName().toString()).sorted().toList(), "half-" + p);
+                // a new partition's indexes are made at their first entry (one small record makes none)
+                assertEquals(List.of("00000000000000000000.log", "partition.metadata"), files.map(f -> f.getFileName().toString()).sorted().toList(), "half-" + p);
             }
         }
     }

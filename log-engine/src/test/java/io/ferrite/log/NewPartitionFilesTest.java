@@ -1,0 +1,115 @@
+package io.ferrite.log;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A new partition is made with its log file only (and the caller's files): its indexes are made at
+ * their first entry, or empty when the segment is closed or rolled. Creation is bound by the
+ * filesystem's file creations (on the test machine a single mkdir cost 0.6-0.8 ms), and the
+ * indexes were two of the five a new partition made. Starts after a clean and an unclean stop find
+ * what they found before.
+ */
+class NewPartitionFilesTest
+{
+    private static final String LOG = Segment.fileName(0, Segment.LOG_SUFFIX);
+    private static final String INDEX = Segment.fileName(0, Segment.INDEX_SUFFIX);
+    private static final String TIME_INDEX = Segment.fileName(0, Segment.TIME_INDEX_SUFFIX);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aNewPartitionHasItsLogFileOnlyUntilItsIndexesTakeAnEntry() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final Batches batches = new Batches();
+        final AppendResult result = new AppendResult();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog idle = manager.createLogs("idle", 0, 1, Map.of())[0];
+            final PartitionLog busy = manager.createLogs("busy", 0, 1, Map.of("index.interval.bytes", "100"))[0];
+            assertEquals(Set.of(LOG), names(idle.dir()), "made");
+            assertEquals(Set.of(LOG, PartitionOverrides.PARTITION_CONFIG_FILE), names(busy.dir()), "made, with its overrides");
+
+            batches.records(1, 0, System.currentTimeMillis());
+            idle.append(batches.buffer, 0, batches.length, result); // one small batch: no index entry
+            assertEquals(AppendResult.OK, result.status);
+            assertEquals(Set.of(LOG), names(idle.dir()), "no index entry yet");
+            for (int i = 0; i < 20; i++)
+            {
+                batches.records(5, busy.logEndOffset(), System.currentTimeMillis());
+                busy.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            assertEquals(Set.of(LOG, INDEX, TIME_INDEX, PartitionOverrides.PARTITION_CONFIG_FILE), names(busy.dir()),
+                "index entries taken");
+        }
+        assertEquals(Set.of(LOG, INDEX, TIME_INDEX), segmentFiles(data.resolve("idle-0")),
+            "a clean stop leaves every segment its index files, as before");
+        OpenFilesTest.copy(data, dir.resolve("unclean")); // the files as a SIGKILL would leave them: no clean-stop marker
+        final Path unclean = dir.resolve("unclean");
+        Files.deleteIfExists(unclean.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        for (final Path start : new Path[] {data, unclean})
+        {
+            try (LogManager manager = LogManager.open(LogManagerConfig.of(start)))
+            {
+                assertEquals(1, manager.log("idle", 0).logEndOffset(), start.getFileName() + ": idle's record");
+                assertEquals(100, manager.log("busy", 0).logEndOffset(), start.getFileName() + ": busy's records");
+                final FileRegion region = new FileRegion();
+                assertEquals(PartitionLog.READ_OK, manager.log("busy", 0).read(73, 1024, Long.MAX_VALUE, true, region));
+                assertTrue(region.firstBatchOffset <= 73 && region.nextOffset > 73 && !region.isEmpty(),
+                    start.getFileName() + ": busy read in the middle, through its index: " + region);
+            }
+        }
+    }
+
+    @Test
+    void aRollBeforeAnyIndexEntryLeavesTheRolledSegmentItsEmptyIndexes() throws Exception
+    {
+        final Batches batches = new Batches();
+        final AppendResult result = new AppendResult();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            // segments of 1 KiB: rolled long before the first index entry's 4 KiB
+            final PartitionLog log = manager.createLogs("t", 0, 1, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "1024"))[0];
+            while (log.segmentCount() < 2)
+            {
+                batches.records(5, log.logEndOffset(), System.currentTimeMillis());
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            assertTrue(names(log.dir()).containsAll(Set.of(LOG, INDEX, TIME_INDEX)), "the rolled segment's files: " + names(log.dir()));
+            assertEquals(0, Files.size(log.dir().resolve(INDEX)));
+        }
+    }
+
+    private static Set<String> names(final Path dir) throws IOException
+    {
+        try (Stream<Path> files = Files.list(dir))
+        {
+            final Set<String> names = new TreeSet<>();
+            files.forEach(f -> names.add(f.getFileName().toString()));
+            return names;
+        }
+    }
+
+    private static Set<String> segmentFiles(final Path dir) throws IOException
+    {
+        final Set<String> names = names(dir);
+        names.removeIf(n -> !n.startsWith("0000"));
+        names.removeIf(n -> n.endsWith(".snapshot"));
+        return names;
+    }
+}
