@@ -1,10 +1,13 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
 import org.agrona.concurrent.EpochClock;
 
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.channels.ClosedChannelException;
+import java.nio.file.NoSuchFileException;
 
 /**
  * The durability of one partition log: what asks for an fsync (fsync durability, {@code flush.messages},
@@ -48,6 +51,12 @@ final class LogFlusher
     private volatile int durableWaiters;
     /** Sealed segments below this base offset were flushed after they were sealed (under flushLock). */
     private long sealedFlushedBelow = -1;
+    /**
+     * The active segment when the partition directory's names were last made durable (under
+     * flushLock): a flush that finds another one fsyncs the directory first, or a power loss could
+     * take a rolled segment's file — and what was acknowledged in it — with its name.
+     */
+    private Segment namesDurableWith;
 
     LogFlusher(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final EpochClock clock,
         final LogEnvironment env)
@@ -58,6 +67,15 @@ final class LogFlusher
         this.clock = clock;
         this.env = env;
         this.lastFlushMs = clock.time();
+    }
+
+    /** The active segment a start or creation found with its name durable (the directory fsynced, or found so). */
+    void namesDurableWith(final Segment active)
+    {
+        synchronized (flushLock)
+        {
+            namesDurableWith = active;
+        }
     }
 
     /** The writer counts a published batch's records and asks for a flush when the config wants one. */
@@ -156,6 +174,22 @@ final class LogFlusher
             segs[i].flush();
         }
         sealedFlushedBelow = segs[segs.length - 1].baseOffset;
+        final Segment active = segs[segs.length - 1];
+        if (active != namesDurableWith)
+        {
+            // a roll (or truncation) made files since: their names are durable only with the directory, as
+            // Kafka's flush does for a new segment. Once per roll: the sealed segments' files were made before it
+            try
+            {
+                DurableFile.fsyncDirectory(log.dir());
+            }
+            catch (final NoSuchFileException deleted)
+            {
+                // the log was deleted and its directory removed under this flush: nothing to make durable
+                throw (ClosedChannelException)new ClosedChannelException().initCause(deleted);
+            }
+            namesDurableWith = active;
+        }
     }
 
     /** Moves the durable offset (under flushLock, so the listener sees it in order) and tells whoever waits. */

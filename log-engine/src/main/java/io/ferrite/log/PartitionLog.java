@@ -79,6 +79,7 @@ public final class PartitionLog implements AutoCloseable
     {
         this.segments.loaded(segments);
         offsets.loaded(logStartOffset, logEndOffset, recoveryPoint);
+        flusher.namesDurableWith(segments[segments.length - 1]); // found in place, or made by a creation that fsyncs the directory
     }
 
     public String topic()
