@@ -135,6 +135,13 @@ public final class LogManager implements AutoCloseable
             }
         }
         logArray = logs.values().toArray(new PartitionLog[0]); // once per directory: per partition it was O(N^2)
+        if (!OffsetCheckpoint.onlyNames(key -> logs.containsKey(key) && logs.get(key).dir().getParent().equals(dir),
+            recoveryPoints, logStarts))
+        {
+            // entries of logs that are gone (a deletion stopped between its rename and its checkpoint write):
+            // dropped before anything can make a log of that name, which would take them after a crash
+            checkpointDir(dir);
+        }
         if (clean)
         {
             Files.delete(marker);
@@ -389,18 +396,7 @@ public final class LogManager implements AutoCloseable
     {
         synchronized (checkpointLock)
         {
-            final Map<String, Long> recovery = new HashMap<>();
-            final Map<String, Long> starts = new HashMap<>();
-            final Map<String, String[]> names = new HashMap<>();
-            for (final PartitionLog log : logsIn(dir))
-            {
-                final String key = OffsetCheckpoint.key(log.topic(), log.partition());
-                recovery.put(key, log.recoveryPoint());
-                starts.put(key, log.logStartOffset());
-                names.put(key, new String[] {log.topic(), Integer.toString(log.partition())});
-            }
-            OffsetCheckpoint.write(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS), recovery, names);
-            OffsetCheckpoint.write(dir.resolve(OffsetCheckpoint.LOG_START_OFFSETS), starts, names);
+            OffsetCheckpoint.writeBoth(dir, logsIn(dir));
         }
     }
 

@@ -89,4 +89,38 @@ final class OffsetCheckpoint
         }
         DurableFile.write(file, sb.toString().getBytes(StandardCharsets.UTF_8));
     }
+
+    /** Both checkpoints of a log directory, from {@code logs} (the logs published in it). */
+    static void writeBoth(final Path dir, final Iterable<PartitionLog> logs) throws IOException
+    {
+        final Map<String, Long> recovery = new HashMap<>();
+        final Map<String, Long> starts = new HashMap<>();
+        final Map<String, String[]> names = new HashMap<>();
+        for (final PartitionLog log : logs)
+        {
+            final String key = key(log.topic(), log.partition());
+            recovery.put(key, log.recoveryPoint());
+            starts.put(key, log.logStartOffset());
+            names.put(key, new String[] {log.topic(), Integer.toString(log.partition())});
+        }
+        write(dir.resolve(RECOVERY_POINTS), recovery, names);
+        write(dir.resolve(LOG_START_OFFSETS), starts, names);
+    }
+
+    /** Whether every entry of the checkpoints read names a log {@code loaded} knows (else some are stale). */
+    @SafeVarargs
+    static boolean onlyNames(final java.util.function.Predicate<String> loaded, final Map<String, Long>... checkpoints)
+    {
+        for (final Map<String, Long> entries : checkpoints)
+        {
+            for (final String key : entries.keySet())
+            {
+                if (!loaded.test(key))
+                {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
 }

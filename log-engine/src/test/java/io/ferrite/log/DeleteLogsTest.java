@@ -176,14 +176,7 @@ class DeleteLogsTest
         final Path data = dir.resolve("data");
         try (LogManager manager = LogManager.open(LogManagerConfig.of(data).withClock(clock), true))
         {
-            final PartitionLog old = manager.createLog("t", 0, SMALL_SEGMENTS);
-            while (old.segmentCount() < 3)
-            {
-                append(old, 10, clock);
-            }
-            old.highWatermark(old.logEndOffset());
-            assertTrue(old.deleteRecordsBefore(old.segments()[1].baseOffset) > 0);
-            manager.checkpoint(); // the old log's log start offset and recovery point on disk
+            oldLogCheckpointed(manager, clock); // the old log's log start offset and recovery point on disk
 
             manager.deleteLog("t", 0);
             final PartitionLog fresh = manager.createLog("t", 0, Map.of());
@@ -215,6 +208,49 @@ class DeleteLogsTest
                 assertEquals(0, log.logStartOffset(), "the new log's start, not the old one's");
                 assertEquals(3, log.logEndOffset(), "the new log's records");
             }
+        }
+    }
+
+    /**
+     * A deletion stopped by a crash between its rename and its checkpoint write leaves the old log's
+     * entries in the checkpoints. The next open removes the renamed directory and drops those entries
+     * before anything can make a log of that name: else a same-name log made then, after one more
+     * crash, would take the old log's start offset (above its own end) and hide its records.
+     */
+    @Test
+    void aStartDropsTheCheckpointEntriesOfALogWhoseDeletionACrashCutShort() throws Exception
+    {
+        final MutableClock clock = new MutableClock(System.currentTimeMillis());
+        final Path saved = Files.createDirectory(dir.resolve("saved"));
+        final Path data = dir.resolve("data");
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data).withClock(clock), true))
+        {
+            oldLogCheckpointed(manager, clock);
+            for (final String name : List.of(OffsetCheckpoint.RECOVERY_POINTS, OffsetCheckpoint.LOG_START_OFFSETS))
+            {
+                Files.copy(data.resolve(name), saved.resolve(name)); // with the old log's entries
+            }
+        }
+        // what the crash left: the directory renamed, the checkpoints not yet written without it
+        Files.move(data.resolve("t-0"), data.resolve("t-0.0123456789abcdef0123456789abcdef-delete"));
+        for (final String name : List.of(OffsetCheckpoint.RECOVERY_POINTS, OffsetCheckpoint.LOG_START_OFFSETS))
+        {
+            Files.copy(saved.resolve(name), data.resolve(name), StandardCopyOption.REPLACE_EXISTING);
+        }
+        Files.deleteIfExists(data.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        final Path crashed = dir.resolve("crashed");
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data).withClock(clock), true))
+        {
+            final PartitionLog fresh = manager.createLog("t", 0, Map.of());
+            append(fresh, 3, clock);
+            OpenFilesTest.copy(data, crashed); // the files as a SIGKILL now would leave them (no checkpoint written since the open)
+        }
+        Files.deleteIfExists(crashed.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(crashed).withClock(clock)))
+        {
+            final PartitionLog log = manager.log("t", 0);
+            assertEquals(0, log.logStartOffset(), "the new log's start, not the old one's");
+            assertEquals(3, log.logEndOffset(), "the new log's records");
         }
     }
 
@@ -279,6 +315,19 @@ class DeleteLogsTest
     }
 
     /** The directories in {@code logDir} named {@code <prefix>...-delete}. */
+    /** Log t-0 of three segments with its log start moved up to the second, checkpointed. */
+    private void oldLogCheckpointed(final LogManager manager, final MutableClock clock) throws Exception
+    {
+        final PartitionLog old = manager.createLog("t", 0, SMALL_SEGMENTS);
+        while (old.segmentCount() < 3)
+        {
+            append(old, 10, clock);
+        }
+        old.highWatermark(old.logEndOffset());
+        assertTrue(old.deleteRecordsBefore(old.segments()[1].baseOffset) > 0);
+        manager.checkpoint();
+    }
+
     private static List<Path> deleted(final Path logDir, final String prefix) throws Exception
     {
         try (Stream<Path> children = Files.list(logDir))
