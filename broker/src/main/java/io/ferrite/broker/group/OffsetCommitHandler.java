@@ -34,9 +34,8 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
     @Override
     int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        final long now = System.currentTimeMillis();
         final Answer answer = new Answer(version);
-        final Map<Group.TopicPartition, Group.Offset> valid = new LinkedHashMap<>();
+        final Map<Group.TopicPartition, OffsetCommits.Asked> valid = new LinkedHashMap<>();
         final OffsetCommitRequestDecoder.OffsetCommitRequestTopic t = request.topics();
         while (t.hasNext())
         {
@@ -62,8 +61,8 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
                 }
                 else
                 {
-                    valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new Group.Offset(p.committedOffset(),
-                        version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata, now));
+                    valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new OffsetCommits.Asked(p.committedOffset(),
+                        version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata));
                 }
                 ta.add(p.partitionIndex(), error);
             }
