@@ -39,6 +39,15 @@ import java.util.concurrent.locks.LockSupport;
  * fails (closing that channel), so every later command would fail or never run. The interrupt costs
  * at most the command or task in hand ({@link #goOnAfterInterrupt}, after each of them and after a
  * park); a close still stops the agent, as its runner stops looping before it interrupts.
+ *
+ * <p>A command's work that throws — an {@link Error} too — costs that command only (its request's
+ * items UNKNOWN_SERVER_ERROR). Should something leave a pass with a command in hand (recording its
+ * failure, or waking its network thread, throws), the next pass ends that command, or if it ended,
+ * wakes its network thread again; and should an Error end the agent's thread (Agrona's runner
+ * rethrows it and skips {@link #onClose}), the dying thread does the same, answers every command
+ * still queued as failed, and every later {@link #submit} is answered so at once — as the group
+ * agent refuses its calls once its thread ended. Without this they would wait for ever: a command
+ * taken, or one without a deadline (Metadata's auto-creation, the offsets topic), has none at its waiter.
  */
 public final class AdminAgent implements Agent, AutoCloseable
 {
@@ -63,6 +72,19 @@ public final class AdminAgent implements Agent, AutoCloseable
     private AgentRunner runner;
     /** Single writer (the agent); volatile so tests read it from their thread. */
     private volatile long ran;
+    /** Set once the agent closed or its thread ended: nothing queued will run any more ({@link #submit} checks it). */
+    private volatile boolean stopped;
+    /**
+     * Why the agent's thread ended when an Error ended it (written before {@link #stopped}): the cause
+     * the commands it will not run fail with. Null after a close: those are abandoned, as at a timeout.
+     */
+    private volatile Throwable death;
+    /**
+     * The command taken and not seen to its end (agent only): in no queue, so only this reaches it if
+     * a throw leaves the pass meanwhile; {@link #inHandRecorded}: its run or failure was recorded.
+     */
+    private AdminCommand inHand;
+    private boolean inHandRecorded;
 
     public AdminAgent(final TopicRegistry topics)
     {
@@ -89,20 +111,62 @@ public final class AdminAgent implements Agent, AutoCloseable
         runner = new AgentRunner(new GoingOnAfterInterrupt(new Idle(), this::reportInterrupt), errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
-            final Thread t = new Thread(r);
+            final Thread t = new Thread(() -> runToEnd(r));
             t.setDaemon(true);
             return t;
         });
     }
 
-    /** From any thread: queues {@code command}; the agent runs it in submission order and wakes its waiter. */
+    /** The agent's thread: its runner's loop and, however that ends, {@link #stopped}. */
+    private void runToEnd(final Runnable loop)
+    {
+        Throwable ended = null;
+        try
+        {
+            loop.run();
+        }
+        catch (final Throwable fault) // reported by the runner already
+        {
+            ended = fault;
+            throw fault;
+        }
+        finally
+        {
+            stopped(ended);
+        }
+    }
+
+    /**
+     * From any thread: queues {@code command}; the agent runs it in submission order and wakes its
+     * waiter. Once the agent stopped, the command is answered here and now (failed, or after a close
+     * abandoned); one that slips in as the agent's thread ends is ended by whichever of the two gets it first.
+     */
     public void submit(final AdminCommand command)
     {
         commands.offer(command);
+        if (stopped) // read after the offer: the stopping thread drains after setting it
+        {
+            refuse(command);
+            return;
+        }
         final Thread t = thread; // read after the offer: see Idle
         if (t != null)
         {
             LockSupport.unpark(t);
+        }
+    }
+
+    /** A command the stopped agent will not run: failed after its thread died, abandoned after a close. */
+    private void refuse(final AdminCommand command)
+    {
+        final Throwable cause = death;
+        if (cause != null)
+        {
+            command.refuse(cause);
+        }
+        else
+        {
+            command.abandon();
         }
     }
 
@@ -178,6 +242,12 @@ public final class AdminAgent implements Agent, AutoCloseable
     public int doWork()
     {
         int work = 0;
+        if (inHand != null)
+        {
+            // the last pass was left by a throw while this command was in hand, and the agent carried on
+            endInHand(new IllegalStateException("the admin agent failed while running the command"));
+            work++;
+        }
         AdminCommand command;
         final long nowMs = clock.time();
         while (work < DRAIN_LIMIT && (command = commands.poll()) != null)
@@ -187,6 +257,8 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 continue; // expired while queued: it never runs, its waiter answers REQUEST_TIMED_OUT
             }
+            inHand = command;
+            inHandRecorded = false;
             try
             {
                 command.run();
@@ -196,11 +268,28 @@ public final class AdminAgent implements Agent, AutoCloseable
                 onError(fault);
                 command.failed(fault);
             }
+            inHandRecorded = true;
             goOnAfterInterrupt();
             ran = ran + 1;
             command.finish();
+            inHand = null;
         }
         return work;
+    }
+
+    /** On the agent's thread: ends the command in hand ({@link AdminCommand#endAtLast}); a throw costs it alone. */
+    private void endInHand(final Throwable cause)
+    {
+        final AdminCommand command = inHand;
+        inHand = null;
+        try
+        {
+            command.endAtLast(inHandRecorded, cause);
+        }
+        catch (final Throwable fault)
+        {
+            reportQuietly(fault);
+        }
     }
 
     /**
@@ -227,15 +316,70 @@ public final class AdminAgent implements Agent, AutoCloseable
         LOG.error("an admin command failed", fault);
     }
 
+    /** {@link #onError}, throwing nothing (on a dying thread: one command's trouble must not leave the others unanswered). */
+    private void reportQuietly(final Throwable fault)
+    {
+        try
+        {
+            onError(fault);
+        }
+        catch (final Throwable ignored)
+        {
+            // the logger failed too: counted at least, if that much was done
+        }
+    }
+
     /** After the last pass: the commands still queued will not run; their waiters answer as for a timeout. */
     @Override
     public void onClose()
     {
         thread = null;
-        AdminCommand command;
-        while ((command = commands.poll()) != null)
+        stopped = true;
+        refuseQueued();
+    }
+
+    /**
+     * The agent's thread ends (after {@link #onClose}, or without it when an Error ended the runner's
+     * loop): the command in hand is ended, and every command still queued or submitted from now on is
+     * answered as failed with {@code ended} as the cause (abandoned after a close), on this thread, the
+     * queue's only consumer.
+     */
+    private void stopped(final Throwable ended)
+    {
+        if (ended != null)
         {
-            command.abandon();
+            death = new IllegalStateException("the admin agent's thread ended: " + ended, ended);
+        }
+        stopped = true;
+        thread = null;
+        if (inHand != null)
+        {
+            final Throwable cause = death;
+            endInHand(cause != null ? cause : new IllegalStateException("the admin agent closed while running the command"));
+        }
+        refuseQueued();
+    }
+
+    private void refuseQueued()
+    {
+        // until the queue is empty, not until a poll finds nothing: a command whose offer has just moved
+        // the tail may not be linked yet, and submit only re-checks stopped after that move
+        while (!commands.isEmpty())
+        {
+            final AdminCommand command = commands.poll();
+            if (command == null)
+            {
+                Thread.onSpinWait();
+                continue;
+            }
+            try
+            {
+                refuse(command);
+            }
+            catch (final Throwable fault)
+            {
+                reportQuietly(fault);
+            }
         }
     }
 

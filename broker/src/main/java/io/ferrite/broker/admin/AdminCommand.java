@@ -11,12 +11,14 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Its life: QUEUED, then either RUNNING and DONE (the agent took it in time and ran it to the
  * end) or EXPIRED (its deadline passed before the agent took it: it never runs, so an answer of
- * REQUEST_TIMED_OUT is true — nothing was done). The network thread expires a command at its
+ * REQUEST_TIMED_OUT is true — nothing was done). A command the agent's thread had in hand when it
+ * died, or will never take because it died, is DONE as {@link #failed} (UNKNOWN_SERVER_ERROR). The network thread expires a command at its
  * deadline with a CAS that loses to the agent's taking it, and the agent does not take a command
  * whose deadline has passed: as Kafka's controller fails an event still queued at its deadline.
  * Once RUNNING it runs to the end (the outcome then is the real one), like a controller event.
  *
- * <p>Threading: {@link #run} on the agent only; {@link #isDone}, {@link #expire} on any thread.
+ * <p>Threading: {@link #run} on the agent only (and {@link #failed}, but for a command refused by a dead
+ * agent: on the submitting thread); {@link #isDone}, {@link #expire} on any thread.
  * The outcome fields a subclass writes in {@link #run} are published by the release store of DONE.
  */
 public abstract class AdminCommand
@@ -112,5 +114,48 @@ public abstract class AdminCommand
     {
         STATE.setRelease(this, DONE);
         waker.run();
+    }
+
+    /**
+     * Any thread, once the agent's thread died: the command will not run; unless its waiter expired it
+     * meanwhile, it is taken here (one CAS: the dying thread and a late submitter may both try) and
+     * ends as {@link #failed} with {@code cause}.
+     */
+    final void refuse(final Throwable cause)
+    {
+        if (STATE.compareAndSet(this, QUEUED, RUNNING))
+        {
+            endFailed(cause);
+        }
+    }
+
+    /**
+     * On the agent's thread, for the command it took and did not see to its end (a throw left the pass
+     * between the two): ended as {@link #failed} with {@code cause} unless its outcome was recorded
+     * ({@code outcomeRecorded}: {@link #run} or {@link #failed} returned), published, and its waiter
+     * woken — again, if it ended already: the wake is then what threw.
+     */
+    final void endAtLast(final boolean outcomeRecorded, final Throwable cause)
+    {
+        if (outcomeRecorded || isDone())
+        {
+            finish();
+        }
+        else
+        {
+            endFailed(cause);
+        }
+    }
+
+    private void endFailed(final Throwable cause)
+    {
+        try
+        {
+            failed(cause);
+        }
+        finally
+        {
+            finish(); // answered even if recording the failure threw: a half-written outcome beats a waiter left for ever
+        }
     }
 }

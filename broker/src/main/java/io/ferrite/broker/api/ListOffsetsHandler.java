@@ -13,6 +13,13 @@ import io.ferrite.wire.message.ListOffsetsRequestDecoder.ListOffsetsTopic;
 import io.ferrite.wire.message.ListOffsetsResponseEncoder;
 import io.ferrite.wire.message.ListOffsetsResponseEncoder.ListOffsetsPartitionResponse;
 import io.ferrite.wire.message.ListOffsetsResponseEncoder.ListOffsetsTopicResponse;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.collections.LongHashSet;
+import org.agrona.collections.ObjectHashSet;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * ListOffsets as Kafka's leader answers a consumer: EARLIEST (and EARLIEST_LOCAL) is the log start
@@ -21,6 +28,13 @@ import io.ferrite.wire.message.ListOffsetsResponseEncoder.ListOffsetsTopicRespon
  * after it — both only below the high watermark, else offset -1. Tiered-storage specials
  * (LATEST_TIERED, EARLIEST_PENDING_UPLOAD) answer -1: nothing is tiered. The partition leader epoch
  * is always 0 here, so a client's newer epoch is UNKNOWN_LEADER_EPOCH (an older one cannot exist).
+ *
+ * <p>A request that names a partition more than once, or a topic in more than one entry, is
+ * answered as Kafka 4.4 answers it (its leader keeps the request in a map by partition): each topic
+ * once, with each of its partitions once, and a partition named more than once INVALID_REQUEST
+ * without a look at its log. Topics and partitions come in the order first named; Kafka's order is
+ * its hash map's, which clients do not rely on (they match answers by name and index). Telling such
+ * a request apart allocates nothing (sets kept between requests); only its answer does.
  */
 public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffsetsTopic, ListOffsetsPartition, ListOffsetsTopicResponse>
 {
@@ -29,7 +43,19 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
     static final long MAX_TIMESTAMP = -3;
     static final long EARLIEST_LOCAL = -4;
 
+    /**
+     * Topics that do not exist told apart by their names' bytes, pairwise: up to this many per request
+     * (a client asks for one it has just seen deleted, or a few); a request naming more is read the
+     * allocating way ({@link #answerRepeats}), which tells them apart by name.
+     */
+    private static final int UNKNOWN_NAMES = 8;
+
     private final TimestampOffset found = new TimestampOffset();
+    /** What tells a request naming a topic or partition twice, kept between requests (this handler's network thread only). */
+    private final ObjectHashSet<Topic> namedTopics = new ObjectHashSet<>();
+    private final LongHashSet namedPartitions = new LongHashSet();
+    private final int[] unknownNameOffsets = new int[UNKNOWN_NAMES];
+    private final int[] unknownNameLengths = new int[UNKNOWN_NAMES];
     private ListOffsetsPartitionResponse answers;
 
     public ListOffsetsHandler(final TopicRegistry topics)
@@ -50,17 +76,141 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
     @Override
     void partition(final ListOffsetsPartition p, final Topic topic, final Partition partition, final short error)
     {
-        answers.next().partitionIndex(p.partitionIndex());
-        final short e = error == Errors.NONE ? lookUp(partition.log, p.timestamp(), topic) : error;
+        answer(p.partitionIndex(), p.timestamp(), p.messageVersion(), topic, partition, error);
+    }
+
+    /** The next partition's answer: {@code error} when it is not NONE, else the offset for {@code timestamp} in its log. */
+    private void answer(final int index, final long timestamp, final short version, final Topic topic, final Partition partition,
+        final short error)
+    {
+        answers.next().partitionIndex(index);
+        final short e = error == Errors.NONE ? lookUp(partition.log, timestamp, topic) : error;
         if (e == Errors.NONE)
         {
             answers.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset)
-                .leaderEpoch(found.offset < 0 || p.messageVersion() < 4 ? -1 : 0); // the field exists from v4
+                .leaderEpoch(found.offset < 0 || version < 4 ? -1 : 0); // the field exists from v4
         }
         else
         {
             answers.errorCode(e).timestamp(-1).offset(-1).leaderEpoch(-1);
         }
+    }
+
+    /** A request that names a topic or a partition more than once is answered by {@link #answerRepeats}; others by the walk. */
+    @Override
+    int answerApart(final ListOffsetsTopic t, final DirectBuffer in, final short version, final MutableDirectBuffer out,
+        final int outOffset)
+    {
+        return namesAnyTwice(t, in) ? answerRepeats(version, out, outOffset) : WALK;
+    }
+
+    /**
+     * Whether the request may name a topic in two entries or a partition twice: a topic met again (by
+     * identity: the registry has one object each; one that does not exist by its name's bytes), or a
+     * partition index met again in its entry — each entry is then a topic of its own, so (entry,
+     * index) names a partition. True too past {@value #UNKNOWN_NAMES} unknown topics: {@link
+     * #answerRepeats} answers alike when nothing is named twice. Allocates nothing once the sets have
+     * grown to the requests' size.
+     */
+    private boolean namesAnyTwice(final ListOffsetsTopic t, final DirectBuffer in)
+    {
+        namedTopics.clear();
+        namedPartitions.clear();
+        int unknown = 0;
+        for (long entry = 0; t.hasNext(); entry++)
+        {
+            t.next();
+            final Topic topic = topics.topic(in, t.nameOffset(), t.nameLength());
+            if (topic != null ? !namedTopics.add(topic) : unknown == UNKNOWN_NAMES || unknownNamedBefore(in, t, unknown))
+            {
+                return true;
+            }
+            if (topic == null)
+            {
+                unknownNameOffsets[unknown] = t.nameOffset();
+                unknownNameLengths[unknown++] = t.nameLength();
+            }
+            for (final ListOffsetsPartition p = t.partitions(); p.hasNext(); )
+            {
+                p.next();
+                if (!namedPartitions.add(entry << 32 | (p.partitionIndex() & 0xFFFF_FFFFL)))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Whether topic entry {@code t}'s name is one of the {@code unknown} names recorded before it. */
+    private boolean unknownNamedBefore(final DirectBuffer in, final ListOffsetsTopic t, final int unknown)
+    {
+        for (int i = 0; i < unknown; i++)
+        {
+            if (unknownNameLengths[i] == t.nameLength() && sameBytes(in, unknownNameOffsets[i], t.nameOffset(), t.nameLength()))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean sameBytes(final DirectBuffer in, final int a, final int b, final int length)
+    {
+        for (int i = 0; i < length; i++)
+        {
+            if (in.getByte(a + i) != in.getByte(b + i))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A partition as the request names it: its first entry's fields, and how many entries name it. */
+    private record Named(long timestamp, int currentLeaderEpoch, int times)
+    {
+        Named again()
+        {
+            return new Named(timestamp, currentLeaderEpoch, times + 1);
+        }
+    }
+
+    /**
+     * Kafka's answer to a request that may name a topic or a partition twice (see the class comment):
+     * the request read into each topic once and each of its partitions once, then answered from that.
+     */
+    private int answerRepeats(final short version, final MutableDirectBuffer out, final int outOffset)
+    {
+        final Map<String, Map<Integer, Named>> asked = new LinkedHashMap<>();
+        for (final ListOffsetsTopic t = request.topicsAgain(); t.hasNext(); )
+        {
+            t.next();
+            final Map<Integer, Named> partitions = asked.computeIfAbsent(t.name(), name -> new LinkedHashMap<>());
+            for (final ListOffsetsPartition p = t.partitions(); p.hasNext(); )
+            {
+                p.next();
+                partitions.merge(p.partitionIndex(), new Named(p.timestamp(), p.currentLeaderEpoch(), 1), (first, next) -> first.again());
+            }
+        }
+        final ListOffsetsTopicResponse answerTopics = startResponse(out, outOffset, version, asked.size());
+        for (final Map.Entry<String, Map<Integer, Named>> t : asked.entrySet())
+        {
+            final Topic topic = t.getKey() == null ? null : topics.topic(t.getKey());
+            answers = answerTopics.next().name(t.getKey()).partitions(t.getValue().size());
+            for (final Map.Entry<Integer, Named> p : t.getValue().entrySet())
+            {
+                final Named n = p.getValue();
+                if (n.times() > 1)
+                {
+                    answers.next().partitionIndex(p.getKey()).errorCode(Errors.INVALID_REQUEST).timestamp(-1).offset(-1).leaderEpoch(-1);
+                    continue;
+                }
+                final Partition partition = PartitionLookup.partition(topic, p.getKey());
+                answer(p.getKey(), n.timestamp(), version, topic, partition, error(topic, partition, n.currentLeaderEpoch()));
+            }
+        }
+        return endResponse(outOffset);
     }
 
     /**

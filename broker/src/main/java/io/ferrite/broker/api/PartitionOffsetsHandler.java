@@ -25,7 +25,9 @@ import java.util.function.ToIntFunction;
  * from the partition's log when it is NONE.
  *
  * <p>The request's and the response's own names are given once, as method references in a
- * {@link Request} and an {@link ArrayResponse}: the walk allocates nothing per request.
+ * {@link Request} and an {@link ArrayResponse}: the walk allocates nothing per request. An API may
+ * answer a request apart from the walk ({@link #answerApart}): ListOffsets one that names a
+ * partition or a topic more than once.
  *
  * @param <T> the request's topic decoder
  * @param <P> the request's partition decoder
@@ -47,10 +49,19 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
             decoder.wrap(in, offset, limit, version);
             return topics.apply(decoder);
         }
+
+        /** The wrapped request's topics again, from the first. */
+        T topicsAgain()
+        {
+            return topics.apply(decoder);
+        }
     }
 
-    private final TopicRegistry topics;
-    private final Request<?, T, P> request;
+    /** Returned by {@link #answerApart} when the walk answers the request. */
+    static final int WALK = Integer.MIN_VALUE;
+
+    final TopicRegistry topics;
+    final Request<?, T, P> request;
     private final ArrayResponse<?, A> response;
 
     PartitionOffsetsHandler(final TopicRegistry topics, final Request<?, T, P> request, final ArrayResponse<?, A> response)
@@ -64,7 +75,12 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
     public final int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        final T t = request.wrap(in, offset, limit, version);
+        final int apart = answerApart(request.wrap(in, offset, limit, version), in, version, out, outOffset);
+        if (apart != WALK)
+        {
+            return apart;
+        }
+        final T t = request.topicsAgain();
         final A answers = response.start(out, outOffset, version, t.elementCount());
         while (t.hasNext())
         {
@@ -76,11 +92,38 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
             {
                 p.next();
                 final Partition partition = PartitionLookup.partition(topic, request.partitionIndex().applyAsInt(p));
-                final short error = partition == null ? PartitionLookup.notFound(topic, false) :
-                    request.currentLeaderEpoch().applyAsInt(p) > 0 ? Errors.UNKNOWN_LEADER_EPOCH : Errors.NONE;
-                partition(p, topic, partition, error);
+                partition(p, topic, partition, error(topic, partition, request.currentLeaderEpoch().applyAsInt(p)));
             }
         }
+        return outOffset + response.finish();
+    }
+
+    /** The error Kafka's leader answers before it reads the log: the partition not found, or a newer leader epoch; else NONE. */
+    static short error(final Topic topic, final Partition partition, final int currentLeaderEpoch)
+    {
+        return partition == null ? PartitionLookup.notFound(topic, false) :
+            currentLeaderEpoch > 0 ? Errors.UNKNOWN_LEADER_EPOCH : Errors.NONE;
+    }
+
+    /**
+     * Before the walk, with the wrapped request's topics ({@code t}, read from the first): writes the
+     * whole response and returns where it ends when the API answers this request otherwise, else
+     * {@link #WALK}. The walk (the default) answers every entry of the request, in its order.
+     */
+    int answerApart(final T t, final DirectBuffer in, final short version, final MutableDirectBuffer out, final int outOffset)
+    {
+        return WALK;
+    }
+
+    /** For {@link #answerApart}: starts the response, declaring {@code count} topics. */
+    final A startResponse(final MutableDirectBuffer out, final int outOffset, final short version, final int count)
+    {
+        return response.start(out, outOffset, version, count);
+    }
+
+    /** For {@link #answerApart}: ends the response started at {@code outOffset}; returns where it ends. */
+    final int endResponse(final int outOffset)
+    {
         return outOffset + response.finish();
     }
 

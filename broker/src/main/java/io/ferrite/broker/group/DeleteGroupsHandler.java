@@ -1,12 +1,9 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.DeleteGroupsRequestDecoder;
 import io.ferrite.wire.message.DeleteGroupsResponseEncoder;
 import io.ferrite.wire.message.StringArrayDecoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
@@ -18,31 +15,25 @@ import java.util.List;
  * ({@link AwaitingWrites}). The request is decoded into plain values first, since the answer may be
  * written after the request's bytes are gone.
  */
-final class DeleteGroupsHandler implements RequestHandler
+final class DeleteGroupsHandler extends GroupApiHandler<DeleteGroupsRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
-    private final Runnable waker;
-    private final DeleteGroupsRequestDecoder request = new DeleteGroupsRequestDecoder();
     private final DeleteGroupsResponseEncoder response = new DeleteGroupsResponseEncoder();
 
     DeleteGroupsHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
+        super(coordinator, waker, new DeleteGroupsRequestDecoder());
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final List<String> groupIds = new ArrayList<>();
         final StringArrayDecoder names = request.groupsNames();
         while (names.hasNext())
         {
             groupIds.add(names.next().value());
         }
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) ->
+        return submit(connection, out, outOffset, (c, now) ->
             {
                 final GroupDeletions.Deleted deleted = c.deleteGroups(groupIds);
                 return new AwaitingWrites<>(deleted, deleted.writes(), now);

@@ -2,43 +2,34 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.DescribeGroupsRequestDecoder;
 import io.ferrite.wire.message.DescribeGroupsResponseEncoder;
 import io.ferrite.wire.message.StringArrayDecoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /** DescribeGroups: an unknown group is Dead (GROUP_ID_NOT_FOUND from v6, as Kafka 4 answers). */
-final class DescribeGroupsHandler implements RequestHandler
+final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
-    private final Runnable waker;
-    private final DescribeGroupsRequestDecoder request = new DescribeGroupsRequestDecoder();
     private final DescribeGroupsResponseEncoder response = new DescribeGroupsResponseEncoder();
 
     DescribeGroupsHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
+        super(coordinator, waker, new DescribeGroupsRequestDecoder());
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final StringArrayDecoder names = request.groups();
         final List<String> groupIds = new ArrayList<>();
         while (names.hasNext())
         {
             groupIds.add(names.next().value());
         }
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) ->
+        return submit(connection, out, outOffset, (c, now) ->
             {
                 final List<GroupCoordinator.Description> described = new ArrayList<>(groupIds.size());
                 for (final String groupId : groupIds)

@@ -17,7 +17,7 @@ import org.agrona.concurrent.SystemNanoClock;
  * high-resolution monotonic clock likewise).</li>
  * <li>{@link #wallMs}: what is kept as a time of day — a group's state timestamp (written in its
  * record, and what offset retention counts from), the records' timestamps — and what retention
- * compares with the commit timestamps (wall times, set by the network threads).</li>
+ * compares with, and the commit timestamps (a commit is stamped in the pass that runs it).</li>
  * </ul>
  * Production uses the system clocks; a test gives clocks it moves by hand and steps the agent.
  * Not thread-safe: the agent's (and {@link GroupCoordinator#load} before the agent runs).

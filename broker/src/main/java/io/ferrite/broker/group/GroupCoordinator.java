@@ -272,7 +272,7 @@ public final class GroupCoordinator implements AutoCloseable
      * log thread answers it OK, before any later write of the group is applied (see {@link GroupStore}).
      */
     OffsetCommits.Result commitOffsets(final String groupId, final int generationId, final String memberId,
-        final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets)
+        final String groupInstanceId, final short version, final Map<Group.TopicPartition, OffsetCommits.Asked> offsets)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,

@@ -1,32 +1,23 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.HeartbeatRequestDecoder;
 import io.ferrite.wire.message.HeartbeatResponseEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 /** Heartbeat: the member's session renewed; REBALANCE_IN_PROGRESS tells it to rejoin. */
-final class HeartbeatHandler implements RequestHandler
+final class HeartbeatHandler extends GroupApiHandler<HeartbeatRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
-    private final Runnable waker;
-    private final HeartbeatRequestDecoder request = new HeartbeatRequestDecoder();
     private final HeartbeatResponseEncoder response = new HeartbeatResponseEncoder();
 
     HeartbeatHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
+        super(coordinator, waker, new HeartbeatRequestDecoder());
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final String groupId = request.groupId();
         final String memberId = request.memberId();
         final String groupInstanceId = version >= 3 ? request.groupInstanceId() : null;
@@ -36,7 +27,7 @@ final class HeartbeatHandler implements RequestHandler
             response.wrap(o, at, version).throttleTimeMs(0).errorCode(error);
             return at + response.finish();
         };
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset,
+        return submit(connection, out, outOffset,
             (c, now) -> c.heartbeat(groupId, memberId, groupInstanceId, generationId), (o, at, error) -> answer.write(o, at, error),
             answer);
     }

@@ -2,35 +2,26 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.JoinGroupRequestDecoder;
 import io.ferrite.wire.message.JoinGroupResponseEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /** JoinGroup; answered when the rebalance completes (the agent publishes the waiter then). */
-final class JoinGroupHandler implements RequestHandler
+final class JoinGroupHandler extends GroupApiHandler<JoinGroupRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
-    private final Runnable waker;
-    private final JoinGroupRequestDecoder request = new JoinGroupRequestDecoder();
     private final JoinGroupResponseEncoder response = new JoinGroupResponseEncoder();
 
     JoinGroupHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
+        super(coordinator, waker, new JoinGroupRequestDecoder());
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final List<Member.Protocol> protocols = new ArrayList<>();
         final JoinGroupRequestDecoder.JoinGroupRequestProtocol p = request.protocols();
         while (p.hasNext())
@@ -46,7 +37,7 @@ final class JoinGroupHandler implements RequestHandler
         final String clientHost = clientHost(connection);
         final int sessionTimeout = request.sessionTimeoutMs();
         final String protocolType = request.protocolType();
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset,
+        return submit(connection, out, outOffset,
             (c, now) -> c.join(groupId, memberId, groupInstanceId, clientId, clientHost, sessionTimeout, rebalanceTimeout,
                 protocolType, protocols, version >= 4, version >= 9),
             (o, at, waiter) -> write(o, at, version, waiter),

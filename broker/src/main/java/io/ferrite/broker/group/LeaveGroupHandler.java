@@ -2,35 +2,26 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.LeaveGroupRequestDecoder;
 import io.ferrite.wire.message.LeaveGroupResponseEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /** LeaveGroup: one member (v0-2) or a batch of members, static ones by instance id (v3+). */
-final class LeaveGroupHandler implements RequestHandler
+final class LeaveGroupHandler extends GroupApiHandler<LeaveGroupRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
-    private final Runnable waker;
-    private final LeaveGroupRequestDecoder request = new LeaveGroupRequestDecoder();
     private final LeaveGroupResponseEncoder response = new LeaveGroupResponseEncoder();
 
     LeaveGroupHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
+        super(coordinator, waker, new LeaveGroupRequestDecoder());
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final List<GroupCoordinator.MemberIdentity> leaving = new ArrayList<>();
         if (version < 3)
         {
@@ -51,7 +42,7 @@ final class LeaveGroupHandler implements RequestHandler
             response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.INVALID_GROUP_ID).members(0);
             return outOffset + response.finish();
         }
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) -> c.leave(groupId, leaving),
+        return submit(connection, out, outOffset, (c, now) -> c.leave(groupId, leaving),
             (o, at, results) -> write(o, at, version, leaving, results), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0).errorCode(error).members(0);

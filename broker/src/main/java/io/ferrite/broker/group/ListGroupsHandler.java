@@ -2,12 +2,9 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.ListGroupsRequestDecoder;
 import io.ferrite.wire.message.ListGroupsResponseEncoder;
 import io.ferrite.wire.message.StringArrayDecoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
@@ -16,27 +13,21 @@ import java.util.List;
 import java.util.Set;
 
 /** ListGroups, filtered by state (v4+) and type (v5+; every group here is a classic one). */
-final class ListGroupsHandler implements RequestHandler
+final class ListGroupsHandler extends GroupApiHandler<ListGroupsRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
-    private final Runnable waker;
-    private final ListGroupsRequestDecoder request = new ListGroupsRequestDecoder();
     private final ListGroupsResponseEncoder response = new ListGroupsResponseEncoder();
 
     ListGroupsHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
+        super(coordinator, waker, new ListGroupsRequestDecoder());
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final Set<String> states = version >= 4 ? lower(request.statesFilter()) : Set.of();
         final Set<String> types = version >= 5 ? lower(request.typesFilter()) : Set.of();
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) -> c.list(),
+        return submit(connection, out, outOffset, (c, now) -> c.list(),
             (o, at, all) -> write(o, at, version, states, types, all), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0).errorCode(error).groups(0);

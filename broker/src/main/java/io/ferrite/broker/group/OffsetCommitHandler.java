@@ -3,13 +3,10 @@ package io.ferrite.broker.group;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.OffsetCommitRequestDecoder;
 import io.ferrite.wire.message.OffsetCommitResponseEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
@@ -24,28 +21,21 @@ import java.util.Map;
  * {@link OffsetCommits}). The answer goes out when the log thread answered the append: in flush
  * durability once appended, in fsync durability once the group fsync covers it ({@link AwaitingWrites}).
  */
-final class OffsetCommitHandler implements RequestHandler
+final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
     private final TopicRegistry topics;
-    private final Runnable waker;
-    private final OffsetCommitRequestDecoder request = new OffsetCommitRequestDecoder();
 
     OffsetCommitHandler(final GroupCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
     {
-        this.coordinator = coordinator;
+        super(coordinator, waker, new OffsetCommitRequestDecoder());
         this.topics = topics;
-        this.waker = waker;
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
-        final long now = System.currentTimeMillis();
         final Answer answer = new Answer(version);
-        final Map<Group.TopicPartition, Group.Offset> valid = new LinkedHashMap<>();
+        final Map<Group.TopicPartition, OffsetCommits.Asked> valid = new LinkedHashMap<>();
         final OffsetCommitRequestDecoder.OffsetCommitRequestTopic t = request.topics();
         while (t.hasNext())
         {
@@ -71,8 +61,8 @@ final class OffsetCommitHandler implements RequestHandler
                 }
                 else
                 {
-                    valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new Group.Offset(p.committedOffset(),
-                        version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata, now));
+                    valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new OffsetCommits.Asked(p.committedOffset(),
+                        version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata));
                 }
                 ta.add(p.partitionIndex(), error);
             }
@@ -81,7 +71,7 @@ final class OffsetCommitHandler implements RequestHandler
         final int generationId = request.generationIdOrMemberEpoch();
         final String memberId = request.memberId();
         final String groupInstanceId = version >= 7 ? request.groupInstanceId() : null;
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, nowMs) ->
+        return submit(connection, out, outOffset, (c, nowMs) ->
             {
                 final OffsetCommits.Result result = c.commitOffsets(groupId, generationId, memberId, groupInstanceId, version, valid);
                 final boolean written = result.groupError() == Errors.NONE && result.write() != null;

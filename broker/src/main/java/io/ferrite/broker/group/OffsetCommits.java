@@ -3,6 +3,7 @@ package io.ferrite.broker.group;
 import io.ferrite.broker.Errors;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -16,6 +17,10 @@ import java.util.Map;
  * fsync durability OffsetFetch would return an offset not yet durable, which Kafka never does). A
  * rebalance after the check cannot overtake the commit: the group's writes go through one queue,
  * answered and applied in order, and the rebalance's own write (its SyncGroup's) comes after.
+ *
+ * <p>The commit timestamp (in the record, and what offset retention counts from) is the
+ * coordinator's wall clock ({@link GroupClock#wallMs}) in the pass that runs the commit, as Kafka's
+ * coordinator stamps a commit when it handles it; the network thread that decoded the request takes none.
  */
 final class OffsetCommits
 {
@@ -32,15 +37,20 @@ final class OffsetCommits
     {
     }
 
+    /** A partition's offset as the request asks to commit it: stamped on the agent ({@link #commit}). */
+    record Asked(long offset, int leaderEpoch, String metadata)
+    {
+    }
+
     private static final Result NOTHING_TO_WRITE = new Result(Errors.NONE, null);
 
     private OffsetCommits()
     {
     }
 
-    /** Checks, then writes {@code offsets} (the partitions that passed their own checks; may be empty), stored once written. */
+    /** Checks, then writes the {@code asked} offsets (the partitions that passed their own checks; may be empty), stored once written. */
     static Result commit(final Map<String, Group> groups, final GroupStore store, final String groupId, final int generationId,
-        final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Group.Offset> offsets,
+        final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Asked> asked,
         final Hooks hooks)
     {
         final short groupError = validate(groups, groupId, generationId, memberId, groupInstanceId, version);
@@ -52,9 +62,16 @@ final class OffsetCommits
         {
             return new Result(groupError, null);
         }
-        if (offsets.isEmpty())
+        if (asked.isEmpty())
         {
             return NOTHING_TO_WRITE;
+        }
+        final long committedAtMs = store.clock().wallMs();
+        final Map<Group.TopicPartition, Group.Offset> offsets = new LinkedHashMap<>(asked.size() * 2);
+        for (final Map.Entry<Group.TopicPartition, Asked> e : asked.entrySet())
+        {
+            final Asked a = e.getValue();
+            offsets.put(e.getKey(), new Group.Offset(a.offset(), a.leaderEpoch(), a.metadata(), committedAtMs));
         }
         final List<byte[]> keys = new ArrayList<>(offsets.size());
         final List<byte[]> values = new ArrayList<>(offsets.size());

@@ -3,13 +3,10 @@ package io.ferrite.broker.group;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.OffsetDeleteRequestDecoder;
 import io.ferrite.wire.message.OffsetDeleteResponseEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
@@ -18,25 +15,19 @@ import java.util.List;
 import java.util.Map;
 
 /** OffsetDelete: partitions of unknown topics are UNKNOWN_TOPIC_OR_PARTITION before the group is asked (as Kafka's broker does). */
-final class OffsetDeleteHandler implements RequestHandler
+final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
     private final TopicRegistry topics;
-    private final Runnable waker;
-    private final OffsetDeleteRequestDecoder request = new OffsetDeleteRequestDecoder();
 
     OffsetDeleteHandler(final GroupCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
     {
-        this.coordinator = coordinator;
+        super(coordinator, waker, new OffsetDeleteRequestDecoder());
         this.topics = topics;
-        this.waker = waker;
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final List<Asked> asked = new ArrayList<>(); // to answer in the request's shape
         final List<Group.TopicPartition> known = new ArrayList<>();
         final Map<Group.TopicPartition, Short> results = new LinkedHashMap<>();
@@ -64,7 +55,7 @@ final class OffsetDeleteHandler implements RequestHandler
             }
         }
         final String groupId = request.groupId();
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) ->
+        return submit(connection, out, outOffset, (c, now) ->
             {
                 // results: the coordinator's error per partition, next to the unknown topics' (read once published)
                 final GroupDeletions.OffsetsDeleted deleted = c.deleteOffsets(groupId, known, results);

@@ -2,13 +2,10 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.OffsetFetchRequestDecoder;
 import io.ferrite.wire.message.OffsetFetchResponseEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
@@ -21,19 +18,15 @@ import java.util.Map;
  * here, from the published topics), the agent reads their committed offsets, and the response is
  * written from what it read.
  */
-final class OffsetFetchHandler implements RequestHandler
+final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
     private final TopicRegistry topics;
-    private final Runnable waker;
-    private final OffsetFetchRequestDecoder request = new OffsetFetchRequestDecoder();
     private final OffsetFetchResponseEncoder response = new OffsetFetchResponseEncoder();
 
     OffsetFetchHandler(final GroupCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
     {
-        this.coordinator = coordinator;
+        super(coordinator, waker, new OffsetFetchRequestDecoder());
         this.topics = topics;
-        this.waker = waker;
     }
 
     /** A group asked for: its id and its topics, or null for every offset it committed. */
@@ -52,10 +45,8 @@ final class OffsetFetchHandler implements RequestHandler
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final List<Asked> asked = new ArrayList<>();
         if (version < 8)
         {
@@ -102,7 +93,7 @@ final class OffsetFetchHandler implements RequestHandler
                 asked.add(new Asked(g.groupId(), askedTopics));
             }
         }
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, (c, now) -> read(c, asked),
+        return submit(connection, out, outOffset, (c, now) -> read(c, asked),
             (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
             (o, at, error) -> write(o, at, version, asked, null, error));
     }

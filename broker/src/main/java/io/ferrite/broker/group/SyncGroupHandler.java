@@ -2,35 +2,26 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.SyncGroupRequestDecoder;
 import io.ferrite.wire.message.SyncGroupResponseEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** SyncGroup; answered when the leader's assignment arrives (the agent publishes the waiter then). */
-final class SyncGroupHandler implements RequestHandler
+final class SyncGroupHandler extends GroupApiHandler<SyncGroupRequestDecoder>
 {
-    private final GroupCoordinator coordinator;
-    private final Runnable waker;
-    private final SyncGroupRequestDecoder request = new SyncGroupRequestDecoder();
     private final SyncGroupResponseEncoder response = new SyncGroupResponseEncoder();
 
     SyncGroupHandler(final GroupCoordinator coordinator, final Runnable waker)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
+        super(coordinator, waker, new SyncGroupRequestDecoder());
     }
 
     @Override
-    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        request.wrap(in, offset, limit, version);
         final Map<String, byte[]> assignments = new LinkedHashMap<>();
         final SyncGroupRequestDecoder.SyncGroupRequestAssignment a = request.assignments();
         while (a.hasNext())
@@ -44,7 +35,7 @@ final class SyncGroupHandler implements RequestHandler
         final String groupInstanceId = version >= 3 ? request.groupInstanceId() : null;
         final String protocolType = version >= 5 ? request.protocolType() : null;
         final String protocolName = version >= 5 ? request.protocolName() : null;
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset,
+        return submit(connection, out, outOffset,
             (c, now) -> c.sync(groupId, generationId, memberId, groupInstanceId, protocolType, protocolName, assignments),
             (o, at, waiter) -> write(o, at, version, waiter),
             (o, at, error) -> write(o, at, version, new GroupCoordinator.SyncWaiter().fail(error)));

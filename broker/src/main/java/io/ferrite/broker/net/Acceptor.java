@@ -5,6 +5,8 @@ import io.ferrite.log.GoingOnAfterInterrupt;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,6 +17,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -28,6 +31,15 @@ import java.util.concurrent.locks.LockSupport;
  * no thread blocks in {@code accept}, so a close never has to close the socket under a blocked
  * thread, and a stray interrupt (cleared in the idle) stops nothing. A test may step it with an
  * {@link org.agrona.concurrent.AgentInvoker} instead (never both).
+ *
+ * <p>An accept that fails (the process out of file descriptors, EMFILE, or the system, ENFILE) leaves
+ * the connection in the backlog, so the listener stays ready: selecting for it again at once would
+ * retry accept on every pass, a thread at 100% CPU for as long as the descriptors lack. Instead
+ * accepting pauses for {@value #ACCEPT_PAUSE_MS} ms (the listener is not selected meanwhile, and no
+ * pass calls accept), then one pass retries; each failure is counted ({@link #failures}) and each kind
+ * logged once. The network threads serve their connections meanwhile, and the clients waiting in the
+ * backlog are connected already (the kernel completed their handshake): they are taken once accept
+ * succeeds again, as in Kafka, whose acceptor does not spin either.
  */
 public final class Acceptor implements Agent, AutoCloseable
 {
@@ -40,10 +52,21 @@ public final class Acceptor implements Agent, AutoCloseable
     static final int ACCEPT_LIMIT = 64;
     /** The longest idle select: it bounds only a lost wake-up, as a pending connection or a close ends it. */
     static final long IDLE_SELECT_MS = 100;
+    /**
+     * How long accepting pauses after a failed accept: ten retries a second cost nothing, a descriptor
+     * freed meanwhile (a client closing) is used at most this late, and a client in the backlog waits
+     * far less than its request timeout (kafka-clients: 30 s).
+     */
+    static final long ACCEPT_PAUSE_MS = 100;
+    private static final long ACCEPT_PAUSE_NS = TimeUnit.MILLISECONDS.toNanos(ACCEPT_PAUSE_MS);
     private static final int CLOSE_WAIT_MS = 10_000;
 
     private final ServerSocketChannel server;
     private final Selector selector;
+    /** The listener's registration: its interest is OP_ACCEPT, and none while accepting pauses. */
+    private final SelectionKey acceptKey;
+    /** What the pause after a failed accept is timed by (a test's moves by hand). */
+    private final NanoClock clock;
     private final NetworkThread[] networkThreads;
     /** Its runner's error handler and its own catches' (each distinct error logged once). */
     private final AgentErrors errors = new AgentErrors("ferrite-acceptor", "it keeps accepting");
@@ -51,8 +74,17 @@ public final class Acceptor implements Agent, AutoCloseable
     /** Set by {@link #close}: no idle select begins after it. */
     private volatile boolean closing;
     private int next;
+    /** Whether accepting pauses after a failed accept (agent only), and until when by {@link #clock}. */
+    private boolean paused;
+    private long resumeAtNs;
 
     public Acceptor(final InetSocketAddress address, final NetworkThread[] networkThreads) throws IOException
+    {
+        this(address, networkThreads, SystemNanoClock.INSTANCE);
+    }
+
+    /** {@code clock}: what the pause after a failed accept is timed by (a test moves it by hand). */
+    Acceptor(final InetSocketAddress address, final NetworkThread[] networkThreads, final NanoClock clock) throws IOException
     {
         this.server = ServerSocketChannel.open();
         try
@@ -60,7 +92,7 @@ public final class Acceptor implements Agent, AutoCloseable
             this.server.bind(address);
             this.server.configureBlocking(false);
             this.selector = Selector.open();
-            this.server.register(selector, SelectionKey.OP_ACCEPT);
+            this.acceptKey = this.server.register(selector, SelectionKey.OP_ACCEPT);
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -68,6 +100,7 @@ public final class Acceptor implements Agent, AutoCloseable
             throw ex;
         }
         this.networkThreads = networkThreads;
+        this.clock = clock;
     }
 
     /** The bound address (the real port when 0 was asked for). */
@@ -95,10 +128,22 @@ public final class Acceptor implements Agent, AutoCloseable
         });
     }
 
-    /** Takes up to {@value #ACCEPT_LIMIT} pending connections, each to the next network thread; returns how many. */
+    /**
+     * Takes up to {@value #ACCEPT_LIMIT} pending connections, each to the next network thread; returns
+     * how many. Nothing while accepting pauses after a failed accept.
+     */
     @Override
     public int doWork()
     {
+        if (paused)
+        {
+            if (clock.nanoTime() - resumeAtNs < 0)
+            {
+                return 0;
+            }
+            paused = false;
+            acceptKey.interestOps(SelectionKey.OP_ACCEPT);
+        }
         int accepted = 0;
         while (accepted < ACCEPT_LIMIT)
         {
@@ -113,7 +158,8 @@ public final class Acceptor implements Agent, AutoCloseable
             }
             catch (final IOException ex)
             {
-                errors.onError(ex); // e.g. out of file descriptors: keep accepting
+                errors.onError(ex); // e.g. out of file descriptors: pause, then keep accepting
+                pause();
                 break;
             }
             if (channel == null)
@@ -125,6 +171,14 @@ public final class Acceptor implements Agent, AutoCloseable
             accepted++;
         }
         return accepted;
+    }
+
+    /** Stops selecting for and taking connections for {@value #ACCEPT_PAUSE_MS} ms: the listener stays ready while accept fails. */
+    private void pause()
+    {
+        paused = true;
+        resumeAtNs = clock.nanoTime() + ACCEPT_PAUSE_NS;
+        acceptKey.interestOps(0);
     }
 
     /** Accepts that failed, and what else it met (each distinct one logged once). */
@@ -173,7 +227,8 @@ public final class Acceptor implements Agent, AutoCloseable
 
     /**
      * The idle phase: a select on the server socket, ended by a pending connection, by {@link #close}
-     * (a wake-up) or after {@value #IDLE_SELECT_MS} ms. An interrupt ends the select too; the
+     * (a wake-up) or after {@value #IDLE_SELECT_MS} ms — while accepting pauses, by a wake-up or at the
+     * pause's end only (nothing is selected). An interrupt ends the select too; the
      * {@code GoingOnAfterInterrupt} around it clears it before the runner's look, so a stray one stops nothing.
      */
     private final class SelectIdle extends IdleAfterNoWork
@@ -185,7 +240,7 @@ public final class Acceptor implements Agent, AutoCloseable
             {
                 if (!closing)
                 {
-                    selector.select(key -> { }, IDLE_SELECT_MS);
+                    selector.select(key -> { }, paused ? pauseLeftMs() : IDLE_SELECT_MS);
                 }
             }
             catch (final IOException | RuntimeException ex)
@@ -193,6 +248,13 @@ public final class Acceptor implements Agent, AutoCloseable
                 errors.onError(ex);
                 LockSupport.parkNanos(IDLE_SELECT_MS * 1_000_000L); // no busy loop on a failing selector
             }
+        }
+
+        /** The pause's rest in whole ms, rounded up (at least 1: a select of 0 ms would wait for ever). */
+        private long pauseLeftMs()
+        {
+            final long leftNs = resumeAtNs - clock.nanoTime();
+            return Math.min(IDLE_SELECT_MS, Math.max(1, TimeUnit.NANOSECONDS.toMillis(leftNs + 999_999)));
         }
 
         @Override

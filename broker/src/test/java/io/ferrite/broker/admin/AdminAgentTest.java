@@ -221,6 +221,108 @@ class AdminAgentTest
         }
     }
 
+    /**
+     * The agent's thread ends with an Error (a command's work throws one, and recording its failure
+     * throws again, as an OutOfMemoryError met once more would): Agrona's runner rethrows it without
+     * calling onClose. The command in hand, the one queued behind it and a later one are answered as
+     * failed (their requests get UNKNOWN_SERVER_ERROR) and their waiters woken. Before, the one in hand
+     * stayed running and the others queued, for ever: a command taken has no deadline at its waiter.
+     */
+    @Test
+    void whenTheAgentsThreadDiesTheCommandInHandAndTheQueuedAndLaterOnesAreAnsweredAsFailed() throws Exception
+    {
+        final AdminAgent running = new AdminAgent(registry);
+        running.start();
+        try
+        {
+            final CountDownLatch held = new CountDownLatch(1);
+            final CountDownLatch release = new CountDownLatch(1);
+            running.execute(() ->
+            {
+                held.countDown();
+                awaitQuietly(release);
+            });
+            assertTrue(held.await(10, TimeUnit.SECONDS));
+            final AtomicInteger failures = new AtomicInteger();
+            final Probe dying = new Probe(Long.MAX_VALUE)
+            {
+                @Override
+                protected void run()
+                {
+                    throw new AssertionError("a defect in an admin command");
+                }
+
+                @Override
+                protected void failed(final Throwable cause)
+                {
+                    if (failures.incrementAndGet() == 1)
+                    {
+                        throw new OutOfMemoryError("simulated: met again while recording the first");
+                    }
+                    super.failed(cause);
+                }
+            };
+            final Probe behind = new Probe(Long.MAX_VALUE);
+            running.submit(dying);
+            running.submit(behind);
+            release.countDown();
+
+            Await.await(() -> dying.isDone() && behind.isDone(), Duration.ofSeconds(10),
+                "the command in hand and the one queued behind it answered once the agent's thread died");
+            assertInstanceOf(IllegalStateException.class, dying.failure.get(), "failed at last: UNKNOWN_SERVER_ERROR");
+            assertEquals(1, dying.wakes.get());
+            assertEquals(0, behind.runs.get(), "never run");
+            assertInstanceOf(IllegalStateException.class, behind.failure.get());
+            assertEquals(1, behind.wakes.get());
+
+            final Probe late = new Probe(Long.MAX_VALUE);
+            running.submit(late);
+            assertTrue(late.isDone(), "a command for a dead agent is answered at once, as failed");
+            assertEquals(0, late.runs.get());
+            assertInstanceOf(IllegalStateException.class, late.failure.get());
+            assertEquals(1, late.wakes.get());
+            final CompletableFuture<Topic> create = running.createTopic("never", 1, Map.of());
+            assertTrue(create.isCompletedExceptionally());
+            assertNull(registry.topic("never"));
+            // the AssertionError (reported by the agent) and the OutOfMemoryError (by Agrona's runner, before it rethrew it)
+            assertEquals(2, running.faults());
+        }
+        finally
+        {
+            running.close();
+        }
+    }
+
+    /**
+     * Waking a command's waiter throws (an exception: the agent carries on): the outcome was
+     * published before the wake, but nothing else would wake that network thread while it waits
+     * with no deadline (a command taken has none there). The next pass wakes it again.
+     */
+    @Test
+    void aWakeThatThrowsIsDoneAgainByTheNextPass()
+    {
+        final AtomicInteger wakes = new AtomicInteger();
+        final Probe probe = new Probe(Long.MAX_VALUE, () ->
+        {
+            if (wakes.incrementAndGet() == 1)
+            {
+                throw new IllegalStateException("simulated: waking the network thread failed");
+            }
+        });
+        agent.submit(probe);
+        invoker.invoke();
+        assertEquals(1, errors.size(), "the wake's throw left the pass");
+        errors.clear();
+        assertTrue(probe.isDone());
+        assertEquals(1, probe.runs.get());
+        assertEquals(1, wakes.get());
+        invoker.invoke();
+        assertEquals(2, wakes.get(), "the next pass woke its waiter again");
+        invoker.invoke();
+        assertEquals(2, wakes.get(), "once");
+        assertEquals(1, probe.runs.get());
+    }
+
     private static void awaitQuietly(final CountDownLatch latch)
     {
         try
@@ -273,6 +375,13 @@ class AdminAgentTest
         {
             super(deadlineMs, wakes::incrementAndGet);
             this.wakes = wakes;
+        }
+
+        /** With a waker of the test's own ({@link #wakes} then stays 0). */
+        Probe(final long deadlineMs, final Runnable waker)
+        {
+            super(deadlineMs, waker);
+            this.wakes = new AtomicInteger();
         }
 
         @Override

@@ -254,14 +254,70 @@ class AdminMetadataTest
     @Test
     void listOffsetsForAnUnknownPartitionOrANewerLeaderEpochIsATypedErrorOnTheWire() throws Exception
     {
-        create("ticks", 1, Map.of());
-        final ListOffsetsRequestData data = new ListOffsetsRequestData().setReplicaId(-1).setTopics(List.of(
+        create("ticks", 2, Map.of());
+        final ListOffsetsResponseData parsed = listOffsets(new ListOffsetsRequestData().setReplicaId(-1).setTopics(List.of(
             new ListOffsetsRequestData.ListOffsetsTopic().setName("ticks").setPartitions(List.of(
                 new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(5).setTimestamp(-1),
                 new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setCurrentLeaderEpoch(3).setTimestamp(-1),
-                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setCurrentLeaderEpoch(0).setTimestamp(-2))),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(1).setCurrentLeaderEpoch(0).setTimestamp(-2))),
             new ListOffsetsRequestData.ListOffsetsTopic().setName("nope").setPartitions(List.of(
-                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1)))));
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1))))));
+        final List<ListOffsetsResponseData.ListOffsetsPartitionResponse> ticks = parsed.topics().get(0).partitions();
+        assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), ticks.get(0).errorCode());
+        assertEquals(-1, ticks.get(0).offset());
+        assertEquals(Errors.UNKNOWN_LEADER_EPOCH.code(), ticks.get(1).errorCode());
+        assertEquals(Errors.NONE.code(), ticks.get(2).errorCode());
+        assertEquals(0, ticks.get(2).offset());
+        assertEquals("nope", parsed.topics().get(1).name());
+        assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), parsed.topics().get(1).partitions().get(0).errorCode());
+    }
+
+    /**
+     * A ListOffsets that names a partition twice, or a topic in two entries, is answered as Kafka 4.4
+     * answers it (checked against a Kafka 4.4 node): each topic once, each of its partitions once, a
+     * partition named twice INVALID_REQUEST (offset, timestamp, leader epoch -1) whatever its entries
+     * asked, a topic that does not exist or a partition out of range included. Kafka's order is its hash
+     * map's, so the answers are compared by name and index. Before, each entry was answered as it came.
+     */
+    @Test
+    void aPartitionNamedTwiceIsOneInvalidRequestAndATopicNamedTwiceIsOneTopic() throws Exception
+    {
+        create("ticks", 3, Map.of());
+        create("other", 1, Map.of());
+        final ListOffsetsResponseData parsed = listOffsets(new ListOffsetsRequestData().setReplicaId(-1).setTopics(List.of(
+            new ListOffsetsRequestData.ListOffsetsTopic().setName("ticks").setPartitions(List.of(
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(1).setTimestamp(-1),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-2),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(7).setTimestamp(-1),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(7).setTimestamp(-1))),
+            new ListOffsetsRequestData.ListOffsetsTopic().setName("other").setPartitions(List.of(
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1))),
+            new ListOffsetsRequestData.ListOffsetsTopic().setName("ticks").setPartitions(List.of(
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(2).setTimestamp(-2))),
+            new ListOffsetsRequestData.ListOffsetsTopic().setName("nope").setPartitions(List.of(
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1),
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1))))));
+        final Map<String, Map<Integer, String>> answered = new java.util.HashMap<>();
+        for (final ListOffsetsResponseData.ListOffsetsTopicResponse t : parsed.topics())
+        {
+            final Map<Integer, String> partitions = new java.util.HashMap<>();
+            for (final ListOffsetsResponseData.ListOffsetsPartitionResponse p : t.partitions())
+            {
+                final String answer = Errors.forCode(p.errorCode()) + " " + p.offset() + " " + p.timestamp() + " " + p.leaderEpoch();
+                assertEquals(null, partitions.put(p.partitionIndex(), answer), t.name() + "-" + p.partitionIndex() + " answered once");
+            }
+            assertEquals(null, answered.put(t.name(), partitions), t.name() + " answered once");
+        }
+        assertEquals(Map.of(
+            "ticks", Map.of(0, "INVALID_REQUEST -1 -1 -1", 1, "NONE 0 -1 0", 7, "INVALID_REQUEST -1 -1 -1", 2, "NONE 0 -1 0"),
+            "other", Map.of(0, "NONE 0 -1 0"),
+            "nope", Map.of(0, "INVALID_REQUEST -1 -1 -1")), answered);
+    }
+
+    /** Sends a ListOffsets (v9) over a socket of its own and returns the answer. */
+    private ListOffsetsResponseData listOffsets(final ListOffsetsRequestData data) throws Exception
+    {
         final short version = 9;
         final RequestHeaderData header = new RequestHeaderData().setRequestApiKey((short)2).setRequestApiVersion(version)
             .setCorrelationId(11).setClientId("wire-test");
@@ -281,15 +337,7 @@ class AdminMetadataTest
             in.readFully(bytes);
             final ByteBuffer response = ByteBuffer.wrap(bytes);
             assertEquals(11, ResponseHeader.parse(response, (short)1).correlationId());
-            final ListOffsetsResponseData parsed = new ListOffsetsResponseData(new ByteBufferAccessor(response), version);
-            final List<ListOffsetsResponseData.ListOffsetsPartitionResponse> ticks = parsed.topics().get(0).partitions();
-            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), ticks.get(0).errorCode());
-            assertEquals(-1, ticks.get(0).offset());
-            assertEquals(Errors.UNKNOWN_LEADER_EPOCH.code(), ticks.get(1).errorCode());
-            assertEquals(Errors.NONE.code(), ticks.get(2).errorCode());
-            assertEquals(0, ticks.get(2).offset());
-            assertEquals("nope", parsed.topics().get(1).name());
-            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), parsed.topics().get(1).partitions().get(0).errorCode());
+            return new ListOffsetsResponseData(new ByteBufferAccessor(response), version);
         }
     }
 }

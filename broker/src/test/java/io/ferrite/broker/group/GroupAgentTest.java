@@ -2,7 +2,9 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
@@ -11,15 +13,28 @@ import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.CachedEpochClock;
 import org.agrona.concurrent.CachedNanoClock;
 import org.agrona.concurrent.IdleStrategy;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -519,6 +534,79 @@ class GroupAgentTest
         assertFalse(awaiting.complete(AwaitingWrites.TIMEOUT_MS - 1));
         assertTrue(awaiting.complete(AwaitingWrites.TIMEOUT_MS));
         assertEquals(Errors.COORDINATOR_NOT_AVAILABLE, awaiting.firstOutcome(Errors.NONE));
+    }
+
+    /**
+     * An OffsetCommit's stored timestamp (in its record and in memory: what offset retention counts
+     * from) is the coordinator's wall clock in the pass that runs the commit, as Kafka's coordinator
+     * stamps a commit when it handles it: a test that moves that clock sees it. The commit goes the
+     * whole way — a real socket, a network thread and its group handlers, this agent, the log
+     * thread — each stepped here, and the clock is moved between the steps. Before, the network thread
+     * stamped the offsets with System.currentTimeMillis() while it decoded the request.
+     */
+    @Test
+    void anOffsetCommitIsStampedWithTheCoordinatorsWallClockInThePassThatRunsIt() throws Exception
+    {
+        topics.create("orders", 1, Map.of());
+        final Apis apis = new Apis();
+        final NetworkThread network = new NetworkThread(0, apis, 1 << 20);
+        GroupHandlers.register(apis, coordinator, topics, 0, null, network::wakeup);
+        final AgentInvoker networkInvoker = new AgentInvoker(escaped::add, null, network);
+        final AgentInvoker logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
+        networkInvoker.start();
+        logThreadInvoker.start();
+        try (ServerSocketChannel listener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+            SocketChannel client = SocketChannel.open(listener.getLocalAddress()))
+        {
+            network.accept(listener.accept());
+            final short version = 8;
+            final OffsetCommitRequestData commit = new OffsetCommitRequestData().setGroupId(GROUP).setGenerationIdOrMemberEpoch(-1)
+                .setMemberId("").setTopics(List.of(new OffsetCommitRequestData.OffsetCommitRequestTopic().setName("orders")
+                    .setPartitions(List.of(new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(0)
+                        .setCommittedOffset(42)))));
+            final ByteBuffer frame = new OffsetCommitRequest(commit, version)
+                .serializeWithHeader(new RequestHeader(ApiKeys.OFFSET_COMMIT, version, "test-client", 7));
+            final ByteBuffer framed = ByteBuffer.allocate(4 + frame.remaining()).putInt(frame.remaining()).put(frame).flip();
+            while (framed.hasRemaining())
+            {
+                client.write(framed); // blocking: a few dozen bytes
+            }
+            client.configureBlocking(false);
+            await(() ->
+            {
+                networkInvoker.invoke();
+                return agent.queued() == 1;
+            }, Duration.ofSeconds(20), "the network thread handed the commit to the agent");
+
+            final long runAt = 1_600_000_000_000L; // years from the real time: the stamp tells which clock made it
+            wall.update(runAt);
+            invoker.invoke(); // runs the commit: checked, sent to the log thread
+            wall.update(runAt + 5_000); // the write's answer is applied later: not the commit's time
+            final ByteBuffer response = ByteBuffer.allocate(1024);
+            await(() ->
+            {
+                logThreadInvoker.invoke();
+                invoker.invoke();
+                networkInvoker.invoke();
+                client.read(response);
+                return response.position() >= 4 && response.position() >= 4 + response.getInt(0);
+            }, Duration.ofSeconds(20), "the commit answered");
+            response.flip().getInt();
+            ResponseHeader.parse(response, ApiKeys.OFFSET_COMMIT.responseHeaderVersion(version));
+            final OffsetCommitResponseData answer = new OffsetCommitResponseData(new ByteBufferAccessor(response), version);
+            assertEquals(Errors.NONE, answer.topics().get(0).partitions().get(0).errorCode());
+
+            final Map<String, Group> replayed = new HashMap<>();
+            GroupReplay.load(topics, replayed, 0);
+            final Group.Offset stored = replayed.get(GROUP).offsets.get(new Group.TopicPartition("orders", 0));
+            assertEquals(42, stored.offset());
+            assertEquals(runAt, stored.commitTimestamp(), "the coordinator's wall time in the pass that ran the commit");
+        }
+        finally
+        {
+            logThreadInvoker.close();
+            networkInvoker.close();
+        }
     }
 
     /**

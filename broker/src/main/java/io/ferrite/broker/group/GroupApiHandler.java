@@ -1,0 +1,48 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.StructDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+/**
+ * What every group API handler that hands its work to the coordinator's agent shares: the
+ * coordinator, its network thread's wake-up, the request's flyweight (one per handler, as each
+ * network thread has its own handlers) wrapped before {@link #handle(short, MutableDirectBuffer, int, Connection)},
+ * and {@link #submit}. FindCoordinator is not one: it stays on the network thread.
+ */
+abstract class GroupApiHandler<Q extends StructDecoder> implements RequestHandler
+{
+    final GroupCoordinator coordinator;
+    /** This network thread's wake-up, run by the agent when a call's answer is ready. */
+    final Runnable waker;
+    /** The request, wrapped (and so checked whole) before {@link #handle(short, MutableDirectBuffer, int, Connection)}. */
+    final Q request;
+
+    GroupApiHandler(final GroupCoordinator coordinator, final Runnable waker, final Q request)
+    {
+        this.coordinator = coordinator;
+        this.waker = waker;
+        this.request = request;
+    }
+
+    @Override
+    public final int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        return handle(version, out, outOffset, connection);
+    }
+
+    /** Answers the request in {@link #request}, at once or deferred ({@link #submit}); as {@link RequestHandler#handle}. */
+    abstract int handle(short version, MutableDirectBuffer out, int outOffset, Connection connection);
+
+    /** {@link GroupCall#submit} to this handler's coordinator, woken by this handler's waker. */
+    final <R> int submit(final Connection connection, final MutableDirectBuffer out, final int outOffset,
+        final GroupCall.Work<R> work, final GroupCall.Writer<R> writer, final GroupCall.Refusal refusal)
+    {
+        return GroupCall.submit(coordinator, connection, waker, out, outOffset, work, writer, refusal);
+    }
+}
