@@ -183,10 +183,14 @@ final class LogFlusher
             {
                 DurableFile.fsyncDirectory(log.dir());
             }
-            catch (final NoSuchFileException deleted)
+            catch (final NoSuchFileException gone)
             {
-                // the log was deleted and its directory removed under this flush: nothing to make durable
-                throw (ClosedChannelException)new ClosedChannelException().initCause(deleted);
+                if (segments.isClosed())
+                {
+                    // the log was deleted and its directory removed under this flush: nothing to make durable
+                    throw (ClosedChannelException)new ClosedChannelException().initCause(gone);
+                }
+                throw gone; // a live log's directory gone: a failed fsync
             }
             namesDurableWith = active;
         }

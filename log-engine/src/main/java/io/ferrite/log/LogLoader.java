@@ -48,7 +48,7 @@ final class LogLoader
         final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
         final Segment first = SegmentOpener.open(dir, 0, config, strategy, true, 0, clock.time());
         producers.clear(0);
-        log.loaded(new Segment[] {first}, 0, 0, 0);
+        log.loaded(new Segment[] {first}, 0, 0, 0, true); // the creation fsyncs the directory before publishing
         return log;
     }
 
@@ -69,7 +69,7 @@ final class LogLoader
             final Segment first = SegmentOpener.create(dir, start, config, strategy, now);
             producers.clear(start);
             ProducerStateManager.deleteSnapshotsAbove(dir, start);
-            log.loaded(new Segment[] {first}, start, start, start);
+            log.loaded(new Segment[] {first}, start, start, start, false); // a file made here: its name not yet durable
             return log;
         }
 
@@ -148,7 +148,8 @@ final class LogLoader
             final boolean flushNow = repaired || (recovered && config.fsyncDurability);
             final long recoveryPoint = recovered && !flushNow ?
                 Math.min(logEnd, Math.max(logStart, checkpointedRecoveryPoint)) : logEnd;
-            log.loaded(segments.toArray(new Segment[0]), logStart, logEnd, recoveryPoint);
+            // after an unclean stop a name found may be in the page cache only (a roll the kill cut short of its flush)
+            log.loaded(segments.toArray(new Segment[0]), logStart, logEnd, recoveryPoint, cleanShutdown);
             if (flushNow)
             {
                 log.flush(); // what recovery kept or repaired is now on disk: the recovery point can move to the log end

@@ -74,12 +74,17 @@ public final class PartitionLog implements AutoCloseable
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
     }
 
-    /** Sets the state recovery found; called once, before the log is shared. */
-    void loaded(final Segment[] segments, final long logStartOffset, final long logEndOffset, final long recoveryPoint)
+    /**
+     * Sets the state recovery found; called once, before the log is shared. {@code namesDurable}: the
+     * segments' file names are known durable (a clean stop's close flushed the directory, or the
+     * creation fsyncs it); else the first flush fsyncs the directory.
+     */
+    void loaded(final Segment[] segments, final long logStartOffset, final long logEndOffset, final long recoveryPoint,
+        final boolean namesDurable)
     {
         this.segments.loaded(segments);
         offsets.loaded(logStartOffset, logEndOffset, recoveryPoint);
-        flusher.namesDurableWith(segments[segments.length - 1]); // found in place, or made by a creation that fsyncs the directory
+        flusher.namesDurableWith(namesDurable ? segments[segments.length - 1] : null);
     }
 
     public String topic()

@@ -250,6 +250,13 @@ final class Segment implements AutoCloseable
         active = false;
     }
 
+    /** Makes the index files not made yet (before a roll changes anything: a creation can fail). */
+    void makeIndexFiles() throws IOException
+    {
+        offsetIndex.makeFile();
+        timeIndex.makeFile();
+    }
+
     /**
      * Gives back the mappings of the indexes, checked on open, until an entry is next read or written
      * (only while the log is being opened: no reader holds them yet).
@@ -293,6 +300,11 @@ final class Segment implements AutoCloseable
         return batchBaseOffset(position) + log.view().getInt(position + RecordBatchDescriptor.LAST_OFFSET_DELTA_OFFSET, BIG_ENDIAN);
     }
 
+    byte magicAt(final int position)
+    {
+        return log.view().getByte(position + RecordBatchDescriptor.MAGIC_OFFSET);
+    }
+
     long batchMaxTimestamp(final int position)
     {
         return log.view().getLong(position + RecordBatchDescriptor.MAX_TIMESTAMP_OFFSET, BIG_ENDIAN);
@@ -300,70 +312,12 @@ final class Segment implements AutoCloseable
 
     /**
      * The position of the first batch whose last offset is at least {@code target}, scanning from
-     * the offset index's answer; -1 when the segment has no such batch below {@code limit}.
+     * the offset index's answer; -1 when the segment has no such batch below {@code limit}
+     * ({@link SegmentSearch}).
      */
     int positionOf(final long target, final int limit)
     {
-        int p = offsetIndex.lookup(target);
-        if (p != 0 && !plausibleBatchAt(p, target, limit))
-        {
-            p = 0; // indexes carry no checksum: one that points at no batch is ignored, and the scan starts over
-        }
-        while (p < limit)
-        {
-            final int end = frameEnd(p, limit);
-            if (end < 0)
-            {
-                // damage: a scan cannot pass it, but the offset index knows where later batches start
-                p = indexedBatchAfter(p, limit);
-                if (p < 0)
-                {
-                    return -1;
-                }
-                continue;
-            }
-            if (batchLastOffset(p) >= target)
-            {
-                return p;
-            }
-            p = end;
-        }
-        return -1;
-    }
-
-    /**
-     * The first batch the offset index points at past {@code damaged} whose frame checks, or -1:
-     * where reads go on after damage inside a segment, so it costs the batches up to the next index
-     * entry (about {@code index.interval.bytes}), not the rest of the segment (a zeroed page in an
-     * older segment lost 976 records where Kafka, reading on, lost 47).
-     */
-    private int indexedBatchAfter(final int damaged, final int limit)
-    {
-        int lo = 0;
-        int hi = offsetIndex.entries() - 1;
-        int found = -1;
-        while (lo <= hi)
-        {
-            final int mid = (lo + hi) >>> 1;
-            if (offsetIndex.position(mid) > damaged)
-            {
-                found = mid;
-                hi = mid - 1;
-            }
-            else
-            {
-                lo = mid + 1;
-            }
-        }
-        for (int i = found; i >= 0 && i < offsetIndex.entries(); i++)
-        {
-            final int q = offsetIndex.position(i);
-            if (q > damaged && q < limit && frameEnd(q, limit) >= 0)
-            {
-                return q;
-            }
-        }
-        return -1;
+        return SegmentSearch.positionOf(this, offsetIndex, target, limit);
     }
 
     /** {@link BatchFrame#end} in this segment: where the whole frame at {@code position} ends, or -1. */
@@ -375,14 +329,7 @@ final class Segment implements AutoCloseable
     /** Whether a batch header that could hold offsets up to {@code target} starts at {@code p}. */
     boolean plausibleBatchAt(final int p, final long target, final int limit)
     {
-        if (p < 0 || p > limit - RecordBatchDescriptor.HEADER_LENGTH ||
-            log.view().getByte(p + RecordBatchDescriptor.MAGIC_OFFSET) != RecordBatchDescriptor.MAGIC_V2)
-        {
-            return false;
-        }
-        final long base = batchBaseOffset(p);
-        final int size = batchSize(p);
-        return base >= baseOffset && base <= target && size >= RecordBatchDescriptor.HEADER_LENGTH && size <= limit - p;
+        return SegmentSearch.plausibleBatchAt(this, p, target, limit);
     }
 
     // ---- recovery ----

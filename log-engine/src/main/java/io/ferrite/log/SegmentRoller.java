@@ -82,6 +82,7 @@ final class SegmentRoller
             final Segment next = SegmentOpener.create(log.dir(), baseOffset, log.config(), strategy, now);
             try
             {
+                old.makeIndexFiles(); // an index that took no entry has no file yet: made while the roll can still be undone
                 producers.takeSnapshot();
                 old.deactivate();
                 next.log.takeLookaheadOf(old.log);

@@ -55,12 +55,12 @@ class NewPartitionFilesTest
             }
             assertEquals(Set.of(LOG, INDEX, TIME_INDEX, PartitionOverrides.PARTITION_CONFIG_FILE), names(busy.dir()),
                 "index entries taken");
+            OpenFilesTest.copy(data, dir.resolve("unclean")); // the files as a SIGKILL now would leave them: idle's indexes absent
         }
         assertEquals(Set.of(LOG, INDEX, TIME_INDEX), segmentFiles(data.resolve("idle-0")),
             "a clean stop leaves every segment its index files, as before");
-        OpenFilesTest.copy(data, dir.resolve("unclean")); // the files as a SIGKILL would leave them: no clean-stop marker
         final Path unclean = dir.resolve("unclean");
-        Files.deleteIfExists(unclean.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        assertEquals(Set.of(LOG), segmentFiles(unclean.resolve("idle-0")), "what a kill leaves");
         for (final Path start : new Path[] {data, unclean})
         {
             try (LogManager manager = LogManager.open(LogManagerConfig.of(start)))

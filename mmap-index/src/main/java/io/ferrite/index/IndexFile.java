@@ -11,7 +11,7 @@ import java.nio.file.StandardOpenOption;
 /**
  * The file under a {@link MappedIndex}: its length as the index last set it (no one else sizes it),
  * whether it is made yet, and the descriptor held while the index claims blocks. Every call is made
- * under the index's monitor; {@link #absent} may be read without it.
+ * under the index's monitor, except {@link #absent} and {@link #force} (the flush's, which reads only it).
  *
  * <p>A writable index whose file does not exist makes it only when it first needs it — its first
  * claim or a mapping for writes — or empty at the trim: a new partition's segment costs no index

@@ -328,6 +328,15 @@ abstract class MappedIndex implements AutoCloseable
         }
     }
 
+    /** Makes the file now if it is not made yet (preallocated), so that a later trim cannot fail on its creation. */
+    public synchronized void makeFile() throws IOException
+    {
+        if (writable && !sealed && !deleted)
+        {
+            indexFile.makeIfAbsent((long)maxEntries * entrySize);
+        }
+    }
+
     /**
      * Cuts the file to its entries; the index then takes no more appends. Called when its segment
      * stops being the active one, and on close. The mapping stays as it is: readers may be searching

@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -27,53 +29,115 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * covers a new segment), else a power loss can take the segment file, and every acknowledged record
  * in it, with its directory entry. The child server runs with the LD_PRELOAD shim recording every
  * successful fsync (see {@link CreationDurabilityTest}); the test sends one record at a time and,
- * after each answer that came with a new segment on disk, checks the directory's fsync before it.
+ * after each answer that came with a new segment on disk, checks the directory's fsync before it —
+ * and its absence for the others (once per roll, not per flush). After a SIGKILL the names a start
+ * finds may be in the page cache only: the first answer after it waits for the directory's fsync.
  */
 class RollDurabilityTest
 {
     @TempDir
     Path dir;
+    private Path shim;
 
     @Test
     void aNewSegmentsNameIsDurableBeforeTheRecordsInItAreAcknowledged() throws Exception
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Path fsyncs = dir.resolve("fsyncs.txt");
-        final ServerCommand.Running server = ServerCommand.start(dir,
-            Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
-            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
-        final String bootstrap = "127.0.0.1:" + server.port();
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
-            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1 << 20),
-                new ByteArraySerializer(), new ByteArraySerializer()))
+        ServerCommand.Running server = start(data, fsyncs);
+        final Path partition = data.resolve("ledger-0");
+        try
         {
-            admin.createTopics(List.of(new NewTopic("ledger", 1, (short)1).configs(
-                Map.of("ferrite.durability", "fsync", "segment.bytes", "1048576")))).all().get(20, TimeUnit.SECONDS);
-            final Path partition = data.resolve("ledger-0");
-            final byte[] value = new byte[200 * 1024]; // a roll every five or six records
-            int rolls = 0;
-            for (int i = 0; i < 20; i++)
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
             {
-                final long before = segments(partition);
-                Files.write(fsyncs, new byte[0]);
-                producer.send(new ProducerRecord<>("ledger", 0, null, value)).get(20, TimeUnit.SECONDS);
-                Files.writeString(fsyncs, "answered\n", StandardOpenOption.APPEND);
-                if (segments(partition) > before)
+                admin.createTopics(List.of(new NewTopic("ledger", 1, (short)1).configs(
+                    Map.of("ferrite.durability", "fsync", "segment.bytes", "1048576")))).all().get(20, TimeUnit.SECONDS);
+            }
+            int rolls = 0;
+            try (KafkaProducer<byte[], byte[]> producer = producer(server))
+            {
+                for (int i = 0; i < 20; i++)
                 {
-                    rolls++;
-                    final List<String> lines = Files.readAllLines(fsyncs);
-                    final List<String> made = lines.subList(0, lines.indexOf("answered"));
-                    assertTrue(made.contains(partition.toString()), "record " + i + " landed in a new segment; the partition directory " +
-                        "was not fsynced before its answer; fsyncs made: " + made);
+                    final long before = segments(partition);
+                    final List<String> made = sendOne(producer, "ledger", fsyncs);
+                    if (segments(partition) > before)
+                    {
+                        rolls++;
+                        assertTrue(made.contains(partition.toString()), "record " + i + " landed in a new segment; the partition " +
+                            "directory was not fsynced before its answer; fsyncs made: " + made);
+                    }
+                    else
+                    {
+                        assertFalse(made.contains(partition.toString()), "record " + i + ": no new segment, yet the partition " +
+                            "directory was fsynced (once per roll, not per flush); fsyncs made: " + made);
+                    }
                 }
             }
             assertTrue(rolls >= 2, "rolls seen: " + rolls);
+
+            // a kill: the names a start finds may be in the page cache only (a roll the kill cut short of its flush), so
+            // the directory is fsynced again before the first answer after it. A topic whose segment does not roll:
+            // the fsync can only come from the start's own knowledge, not from a roll
+            final Path steady = data.resolve("steady-0");
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port()));
+                KafkaProducer<byte[], byte[]> producer = producer(server))
+            {
+                admin.createTopics(List.of(new NewTopic("steady", 1, (short)1).configs(Map.of("ferrite.durability", "fsync"))))
+                    .all().get(20, TimeUnit.SECONDS);
+                sendOne(producer, "steady", fsyncs);
+            }
+            server.process().destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            Files.write(fsyncs, new byte[0]);
+            server = start(data, fsyncs);
+            try (KafkaProducer<byte[], byte[]> producer = producer(server))
+            {
+                final List<String> made = answered(producer, "steady", fsyncs); // from the kill to the answer
+                assertEquals(1, segments(steady));
+                assertTrue(made.contains(steady.toString()), "the first answer after an unclean start came before the partition " +
+                    "directory's fsync; fsyncs made: " + made);
+                assertFalse(sendOne(producer, "steady", fsyncs).contains(steady.toString()), "and only the first");
+            }
         }
         finally
         {
             server.stop();
         }
+    }
+
+    /** A child server on {@code data} whose successful fsyncs are recorded, one path a line, in {@code fsyncs}. */
+    private ServerCommand.Running start(final Path data, final Path fsyncs) throws Exception
+    {
+        if (shim == null)
+        {
+            shim = FsyncShim.compile(dir);
+        }
+        return ServerCommand.start(dir, Map.of("LD_PRELOAD", shim.toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
+            "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer(final ServerCommand.Running server)
+    {
+        return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port(),
+            ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1 << 20),
+            new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    /** Sends one 200 KiB record (a roll every five or six) and gives the fsyncs made from the send to its answer. */
+    private static List<String> sendOne(final KafkaProducer<byte[], byte[]> producer, final String topic, final Path fsyncs)
+        throws Exception
+    {
+        Files.write(fsyncs, new byte[0]);
+        return answered(producer, topic, fsyncs);
+    }
+
+    /** Sends one 200 KiB record and gives the fsyncs recorded up to its answer. */
+    private static List<String> answered(final KafkaProducer<byte[], byte[]> producer, final String topic, final Path fsyncs)
+        throws Exception
+    {
+        producer.send(new ProducerRecord<>(topic, 0, null, new byte[200 * 1024])).get(20, TimeUnit.SECONDS);
+        Files.writeString(fsyncs, "answered\n", StandardOpenOption.APPEND);
+        final List<String> lines = Files.readAllLines(fsyncs);
+        return lines.subList(0, lines.indexOf("answered"));
     }
 
     private static long segments(final Path partition) throws java.io.IOException
