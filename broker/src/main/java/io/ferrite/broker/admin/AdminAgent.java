@@ -143,6 +143,11 @@ public final class AdminAgent implements Agent, AutoCloseable
      */
     public void submit(final AdminCommand command)
     {
+        if (stopped) // before the offer too: nothing drains the queue any more, so a refused command must not stay in it
+        {
+            refuse(command);
+            return;
+        }
         commands.offer(command);
         if (stopped) // read after the offer: the stopping thread drains after setting it
         {
@@ -199,6 +204,12 @@ public final class AdminAgent implements Agent, AutoCloseable
             }
         });
         return created;
+    }
+
+    /** For tests: the commands in the queue. */
+    int queued()
+    {
+        return commands.size();
     }
 
     /** For tests: runs {@code task} on the agent, between commands (a task that blocks holds the agent still). */
@@ -348,7 +359,14 @@ public final class AdminAgent implements Agent, AutoCloseable
     {
         if (ended != null)
         {
-            death = new IllegalStateException("the admin agent's thread ended: " + ended, ended);
+            try
+            {
+                death = new IllegalStateException("the admin agent's thread ended: " + ended, ended);
+            }
+            catch (final Throwable noRoom) // an OutOfMemoryError ended it, and this one too: still stopped below
+            {
+                death = ended;
+            }
         }
         stopped = true;
         thread = null;

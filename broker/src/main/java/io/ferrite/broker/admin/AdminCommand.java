@@ -125,7 +125,26 @@ public abstract class AdminCommand
     {
         if (STATE.compareAndSet(this, QUEUED, RUNNING))
         {
-            endFailed(cause);
+            boolean recorded = false;
+            try
+            {
+                failed(cause);
+                recorded = true;
+            }
+            finally
+            {
+                if (recorded)
+                {
+                    finish();
+                }
+                else
+                {
+                    // it never ran, and its outcome is half written (a planned topic reads as created): answered as
+                    // for a timeout, which is true — nothing was done
+                    STATE.setRelease(this, EXPIRED);
+                    waker.run();
+                }
+            }
         }
     }
 

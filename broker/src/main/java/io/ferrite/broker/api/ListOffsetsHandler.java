@@ -49,6 +49,8 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
      * allocating way ({@link #answerRepeats}), which tells them apart by name.
      */
     private static final int UNKNOWN_NAMES = 8;
+    /** The sets keep room for requests of up to about this many partitions between requests; a larger one's room goes after it. */
+    private static final int KEPT_CAPACITY = 4096;
 
     private final TimestampOffset found = new TimestampOffset();
     /** What tells a request naming a topic or partition twice, kept between requests (this handler's network thread only). */
@@ -116,6 +118,12 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
     {
         namedTopics.clear();
         namedPartitions.clear();
+        if (namedPartitions.capacity() > KEPT_CAPACITY || namedTopics.capacity() > KEPT_CAPACITY)
+        {
+            // a huge request grew them: shrunk once, else every later request would clear the whole of them
+            namedPartitions.compact();
+            namedTopics.compact();
+        }
         int unknown = 0;
         for (long entry = 0; t.hasNext(); entry++)
         {

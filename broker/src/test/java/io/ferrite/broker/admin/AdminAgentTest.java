@@ -281,6 +281,7 @@ class AdminAgentTest
             assertEquals(0, late.runs.get());
             assertInstanceOf(IllegalStateException.class, late.failure.get());
             assertEquals(1, late.wakes.get());
+            assertEquals(0, running.queued(), "a command refused by a dead agent is not left queued: nothing drains it any more");
             final CompletableFuture<Topic> create = running.createTopic("never", 1, Map.of());
             assertTrue(create.isCompletedExceptionally());
             assertNull(registry.topic("never"));
