@@ -227,6 +227,13 @@ final class Segment implements AutoCloseable
         if (active && !deleted)
         {
             log.allocateAhead(size());
+            if (size() >= indexIntervalBytes / 2)
+            {
+                // the first index entry is near: its files made here, not by the writer at the entry (a file
+                // creation can cost a millisecond); an idle partition's never need them while it is active
+                offsetIndex.makeFile();
+                timeIndex.makeFile();
+            }
             offsetIndex.allocateAhead();
             timeIndex.allocateAhead();
         }

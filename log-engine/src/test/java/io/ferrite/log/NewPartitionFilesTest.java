@@ -95,6 +95,35 @@ class NewPartitionFilesTest
         }
     }
 
+    /**
+     * The preallocator makes a busy segment's index files ahead of its first entry (past half an
+     * index interval of log), so that the writer does not make them; an idle one's it leaves alone.
+     */
+    @Test
+    void thePreallocatorMakesTheIndexFilesAheadOfTheFirstEntry() throws Exception
+    {
+        final Batches batches = new Batches();
+        final AppendResult result = new AppendResult();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir), true))
+        {
+            final PartitionLog log = manager.createLogs("t", 0, 1, Map.of("index.interval.bytes", "1000"))[0];
+            batches.records(1, 0, System.currentTimeMillis()); // well below half an interval
+            log.append(batches.buffer, 0, batches.length, result);
+            assertTrue(batches.length < 500, "a small batch: " + batches.length);
+            log.preallocate();
+            assertEquals(Set.of(LOG, PartitionOverrides.PARTITION_CONFIG_FILE), names(log.dir()), "an idle segment's");
+            while (log.sizeInBytes() < 500)
+            {
+                batches.records(1, log.logEndOffset(), System.currentTimeMillis());
+                log.append(batches.buffer, 0, batches.length, result);
+            }
+            assertEquals(Set.of(LOG, PartitionOverrides.PARTITION_CONFIG_FILE), names(log.dir()), "no entry yet: " + log.sizeInBytes());
+            log.preallocate();
+            assertEquals(Set.of(LOG, INDEX, TIME_INDEX, PartitionOverrides.PARTITION_CONFIG_FILE), names(log.dir()),
+                "made by the preallocator past half an interval");
+        }
+    }
+
     private static Set<String> names(final Path dir) throws IOException
     {
         try (Stream<Path> files = Files.list(dir))

@@ -328,8 +328,20 @@ abstract class MappedIndex implements AutoCloseable
         }
     }
 
-    /** Makes the file now if it is not made yet (preallocated), so that a later trim cannot fail on its creation. */
-    public synchronized void makeFile() throws IOException
+    /**
+     * Makes the file now if it is not made yet (preallocated): before a roll, so that its trim cannot
+     * fail on the creation, and ahead of the first entry (the preallocator), so that the writer does
+     * not make it. One volatile read once it is made.
+     */
+    public void makeFile() throws IOException
+    {
+        if (indexFile.absent())
+        {
+            makeFileNow();
+        }
+    }
+
+    private synchronized void makeFileNow() throws IOException
     {
         if (writable && !sealed && !deleted)
         {
