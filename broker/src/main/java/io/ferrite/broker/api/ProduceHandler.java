@@ -58,6 +58,18 @@ public final class ProduceHandler implements RequestHandler
         return request.start(version, offset, limit, outOffset);
     }
 
+    /**
+     * A closed log's partition that no topic has any more (its topic deleted): Kafka answers a produce
+     * for a partition its metadata does not have UNKNOWN_TOPIC_OR_PARTITION, and NOT_LEADER_OR_FOLLOWER
+     * for one it has (a close at shutdown, or the name made again since: the client's retry then finds
+     * the new topic, where Kafka would have appended to it). Off the hot path: a closed log's append only.
+     */
+    private boolean gone(final Partition partition)
+    {
+        final Topic now = topics.topic(partition.topic);
+        return now == null || now.partition(partition.index) == null;
+    }
+
     /** One connection's produce request in progress (a connection has one request at a time). */
     private final class Request implements PendingResponse, AppendCommand.Listener
     {
@@ -189,7 +201,8 @@ public final class ProduceHandler implements RequestHandler
         {
             final AppendResult r = command.result;
             final int slot = command.slot;
-            error[slot] = Errors.ofAppend(r.status);
+            error[slot] = r.status == AppendResult.LOG_CLOSED && gone(command.partition) ?
+                Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.ofAppend(r.status);
             if (!r.succeeded())
             {
                 failed = true;

@@ -69,6 +69,17 @@ final class CommandQueues
     // ---- network thread side ----
 
     /** See {@link LogThread#offer}. */
+    /** Commands waiting on the in-queues (see {@link LogThread#waitingCommands}). */
+    int waiting()
+    {
+        int n = 0;
+        for (final SpscArrayQueue<AppendCommand> q : in)
+        {
+            n += q.size();
+        }
+        return n;
+    }
+
     boolean offer(final int networkThread, final AppendCommand command)
     {
         if (inFlight[slot(networkThread)] >= capacity)

@@ -87,6 +87,12 @@ public final class LogThread implements Agent
         return queues.offer(networkThread, command);
     }
 
+    /** For tests: commands offered and not yet taken by this thread (approximate while it runs). */
+    public int waitingCommands()
+    {
+        return queues.waiting();
+    }
+
     /** Commands finished for network thread {@code networkThread}, polled by it. */
     public AppendCommand poll(final int networkThread)
     {

@@ -9,9 +9,16 @@ import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -138,6 +145,48 @@ class TopicDeletionRacesTest
                 assertEquals(List.of("00000000000000000000.log", "partition.metadata"), files.map(f -> f.getFileName().toString()).sorted().toList(), "half-" + p);
             }
         }
+    }
+
+    /**
+     * A produce already queued on its log thread when the topic is deleted meets the closed log and is
+     * answered as Kafka 4.4 answers a produce for a partition its metadata no longer has:
+     * UNKNOWN_TOPIC_OR_PARTITION (NOT_LEADER_OR_FOLLOWER is for a partition that still exists), and
+     * nothing of it lands anywhere.
+     */
+    @Test
+    void aProduceQueuedWhenItsTopicIsDeletedIsAnsweredUnknownTopicOrPartition() throws Exception
+    {
+        admin.createTopics(List.of(new NewTopic("doomed", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+        final Topic old = broker.broker.topics().topic("doomed");
+        broker.holdLogThread(old.partitions[0].owner, release);
+        try (RawClient client = new RawClient(port()))
+        {
+            final int id = client.send(ApiKeys.PRODUCE, PRODUCE_V, produce("doomed"));
+            io.ferrite.testing.Await.await(() -> broker.broker.commandsWaitingOn(old.partitions[0].owner) > 0,
+                java.time.Duration.ofSeconds(20), "the produce queued on its held log thread");
+            admin.deleteTopics(List.of("doomed")).all().get(20, TimeUnit.SECONDS);
+            release.countDown();
+            final ProduceResponseData response = new ProduceResponseData();
+            response.read(new ByteBufferAccessor(client.receive(ApiKeys.PRODUCE, PRODUCE_V, id)), PRODUCE_V);
+            final ProduceResponseData.PartitionProduceResponse answer =
+                response.responses().iterator().next().partitionResponses().get(0);
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), answer.errorCode(), "as Kafka answers for a deleted topic");
+            assertEquals(-1, answer.baseOffset());
+            assertEquals(0, old.partitions[0].log.logEndOffset(), "nothing appended to the deleted log");
+        }
+    }
+
+    private static final short PRODUCE_V = 9;
+
+    private static ProduceRequestData produce(final String topic)
+    {
+        final MemoryRecordsBuilder builder = MemoryRecords.builder(java.nio.ByteBuffer.allocate(1024), RecordBatch.CURRENT_MAGIC_VALUE,
+            Compression.NONE, TimestampType.CREATE_TIME, 0L);
+        builder.append(System.currentTimeMillis(), null, "late".getBytes(StandardCharsets.UTF_8));
+        final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+        topics.add(new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
+            new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(builder.build()))));
+        return new ProduceRequestData().setAcks((short)-1).setTimeoutMs(30_000).setTopicData(topics);
     }
 
     @Test
