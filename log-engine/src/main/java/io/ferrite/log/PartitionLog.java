@@ -211,6 +211,12 @@ public final class PartitionLog implements AutoCloseable
         segments.preallocateActive();
     }
 
+    /** The preallocator's: {@link Segment#makeIndexFilesAhead}; returns the files made. */
+    int makeIndexFilesAhead()
+    {
+        return segments.makeIndexFilesAhead();
+    }
+
     // ---- the writer ----
 
     /** The partition leader epoch stamped on appended batches. */

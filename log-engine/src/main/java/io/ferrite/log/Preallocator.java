@@ -18,6 +18,13 @@ final class Preallocator implements Agent
     /** How often the preallocator looks: 1 MiB of lookahead lasts several ms even at 200 MB/s. */
     static final long PERIOD_NS = 1_000_000L;
 
+    /**
+     * Index files made ahead of their first entry per cycle ({@link Segment#makeIndexFilesAhead}): a
+     * creation can cost a millisecond, and many partitions reaching their first entry together must
+     * not hold back every log's lookahead; what this does not reach in time, the writer makes itself.
+     */
+    static final int FILE_CREATIONS_PER_CYCLE = 2;
+
     /** The logs as an array: iterating it allocates nothing (the map's iterators would). */
     private final Supplier<PartitionLog[]> logs;
     private final AgentErrors errors;
@@ -36,11 +43,16 @@ final class Preallocator implements Agent
     @Override
     public int doWork()
     {
+        int creations = FILE_CREATIONS_PER_CYCLE;
         for (final PartitionLog log : logs.get())
         {
             try
             {
                 log.preallocate();
+                if (creations > 0)
+                {
+                    creations -= log.makeIndexFilesAhead();
+                }
             }
             catch (final RuntimeException | InternalError ex)
             {

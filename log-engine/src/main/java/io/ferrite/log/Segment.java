@@ -227,16 +227,31 @@ final class Segment implements AutoCloseable
         if (active && !deleted)
         {
             log.allocateAhead(size());
-            if (size() >= indexIntervalBytes / 2)
-            {
-                // the first index entry is near: its files made here, not by the writer at the entry (a file
-                // creation can cost a millisecond); an idle partition's never need them while it is active
-                offsetIndex.makeFile();
-                timeIndex.makeFile();
-            }
             offsetIndex.allocateAhead();
             timeIndex.allocateAhead();
         }
+    }
+
+    /**
+     * The preallocator's, within its budget of file creations per cycle: an active segment near its
+     * first index entry (past half an index interval of log) gets its index files made here, not by
+     * the writer at the entry (a file creation can cost a millisecond, and every partition of that
+     * log thread waits behind it); an idle partition's never need them while it is active.
+     *
+     * @return the files made (0 to 2); one volatile read once the segment has an index entry
+     */
+    int makeIndexFilesAhead() throws IOException
+    {
+        if (!active || deleted || offsetIndex.entries() > 0)
+        {
+            return 0;
+        }
+        final int size = size();
+        if (size == 0 || size < indexIntervalBytes / 2)
+        {
+            return 0;
+        }
+        return (offsetIndex.makeFile() ? 1 : 0) + (timeIndex.makeFile() ? 1 : 0);
     }
 
     /**

@@ -149,6 +149,23 @@ final class SegmentList
         return true;
     }
 
+    /** See {@link Segment#makeIndexFilesAhead}; a failure is left for the writer, which makes the files itself and reports it. */
+    int makeIndexFilesAhead()
+    {
+        if (closed)
+        {
+            return 0;
+        }
+        try
+        {
+            return active().makeIndexFilesAhead();
+        }
+        catch (final java.io.IOException ignored)
+        {
+            return 1; // counted against the budget: a disk refusing creations is not asked again this cycle
+        }
+    }
+
     /**
      * Allocates the active segment's next blocks ahead of the writer (mapped strategy); a failure is
      * left for the append that needs the space, which reports it as a storage error.

@@ -104,13 +104,14 @@ class NewPartitionFilesTest
     {
         final Batches batches = new Batches();
         final AppendResult result = new AppendResult();
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir), true))
+        // the channel strategy starts no preallocator thread: the test makes the preallocator's calls itself
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withWriteStrategy(WriteStrategy.CHANNEL), true))
         {
             final PartitionLog log = manager.createLogs("t", 0, 1, Map.of("index.interval.bytes", "1000"))[0];
             batches.records(1, 0, System.currentTimeMillis()); // well below half an interval
             log.append(batches.buffer, 0, batches.length, result);
             assertTrue(batches.length < 500, "a small batch: " + batches.length);
-            log.preallocate();
+            assertEquals(0, log.makeIndexFilesAhead());
             assertEquals(Set.of(LOG, PartitionOverrides.PARTITION_CONFIG_FILE), names(log.dir()), "an idle segment's");
             while (log.sizeInBytes() < 500)
             {
@@ -118,10 +119,48 @@ class NewPartitionFilesTest
                 log.append(batches.buffer, 0, batches.length, result);
             }
             assertEquals(Set.of(LOG, PartitionOverrides.PARTITION_CONFIG_FILE), names(log.dir()), "no entry yet: " + log.sizeInBytes());
-            log.preallocate();
-            assertEquals(Set.of(LOG, INDEX, TIME_INDEX, PartitionOverrides.PARTITION_CONFIG_FILE), names(log.dir()),
-                "made by the preallocator past half an interval");
+            assertEquals(2, log.makeIndexFilesAhead(), "made by the preallocator past half an interval");
+            assertEquals(Set.of(LOG, INDEX, TIME_INDEX, PartitionOverrides.PARTITION_CONFIG_FILE), names(log.dir()));
+            assertEquals(0, log.makeIndexFilesAhead(), "once");
         }
+    }
+
+    /** Many partitions reaching their first entry together: at most two file creations a preallocator cycle. */
+    @Test
+    void thePreallocatorMakesAtMostTwoIndexFilesACycle() throws Exception
+    {
+        final Batches batches = new Batches();
+        final AppendResult result = new AppendResult();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withWriteStrategy(WriteStrategy.CHANNEL), true))
+        {
+            final PartitionLog[] logs = manager.createLogs("t", 0, 3, Map.of("index.interval.bytes", "100"));
+            for (final PartitionLog log : logs)
+            {
+                batches.records(5, 0, System.currentTimeMillis()); // past half an interval, no entry yet
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status);
+            }
+            final Preallocator preallocator = new Preallocator(() -> logs, new AgentErrors("test-preallocator"));
+            int[] made = new int[3];
+            for (int cycle = 0; cycle < 3; cycle++)
+            {
+                preallocator.doWork();
+                made[cycle] = indexFiles(logs);
+            }
+            assertEquals(2, made[0], "the first cycle's budget");
+            assertEquals(4, made[1]);
+            assertEquals(6, made[2]);
+        }
+    }
+
+    private static int indexFiles(final PartitionLog[] logs) throws IOException
+    {
+        int n = 0;
+        for (final PartitionLog log : logs)
+        {
+            n += (Files.exists(log.dir().resolve(INDEX)) ? 1 : 0) + (Files.exists(log.dir().resolve(TIME_INDEX)) ? 1 : 0);
+        }
+        return n;
     }
 
     private static Set<String> names(final Path dir) throws IOException

@@ -14,7 +14,8 @@ import java.nio.file.StandardOpenOption;
  * under the index's monitor, except {@link #absent} and {@link #force} (the flush's, which reads only it).
  *
  * <p>A writable index whose file does not exist makes it only when it first needs it — its first
- * claim or a mapping for writes — or empty at the trim: a new partition's segment costs no index
+ * claim, a mapping for writes, or {@link MappedIndex#makeFile} (ahead of the first entry, or before
+ * a roll) — or empty at the trim: a new partition's segment costs no index
  * files while it holds nothing (two of the five files a new partition made, on disks where one file
  * creation can cost most of a millisecond).
  */

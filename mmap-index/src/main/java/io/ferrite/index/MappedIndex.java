@@ -332,21 +332,22 @@ abstract class MappedIndex implements AutoCloseable
      * Makes the file now if it is not made yet (preallocated): before a roll, so that its trim cannot
      * fail on the creation, and ahead of the first entry (the preallocator), so that the writer does
      * not make it. One volatile read once it is made.
+     *
+     * @return whether this call made it
      */
-    public void makeFile() throws IOException
+    public boolean makeFile() throws IOException
     {
-        if (indexFile.absent())
-        {
-            makeFileNow();
-        }
+        return indexFile.absent() && makeFileNow();
     }
 
-    private synchronized void makeFileNow() throws IOException
+    private synchronized boolean makeFileNow() throws IOException
     {
-        if (writable && !sealed && !deleted)
+        if (writable && !sealed && !deleted && indexFile.absent())
         {
             indexFile.makeIfAbsent((long)maxEntries * entrySize);
+            return true;
         }
+        return false;
     }
 
     /**

@@ -12,7 +12,8 @@ import java.lang.invoke.VarHandle;
  * <p>Its life: QUEUED, then either RUNNING and DONE (the agent took it in time and ran it to the
  * end) or EXPIRED (its deadline passed before the agent took it: it never runs, so an answer of
  * REQUEST_TIMED_OUT is true — nothing was done). A command the agent's thread had in hand when it
- * died, or will never take because it died, is DONE as {@link #failed} (UNKNOWN_SERVER_ERROR). The network thread expires a command at its
+ * died, or will never take because it died, is DONE as {@link #failed} (UNKNOWN_SERVER_ERROR), or EXPIRED
+ * when recording that failure threw for one it never ran. The network thread expires a command at its
  * deadline with a CAS that loses to the agent's taking it, and the agent does not take a command
  * whose deadline has passed: as Kafka's controller fails an event still queued at its deadline.
  * Once RUNNING it runs to the end (the outcome then is the real one), like a controller event.

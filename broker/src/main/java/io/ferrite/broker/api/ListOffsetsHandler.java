@@ -116,11 +116,14 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
      */
     private boolean namesAnyTwice(final ListOffsetsTopic t, final DirectBuffer in)
     {
+        // a huge request grew them: shrunk when the last request used an eighth of them or less, else every
+        // later request would clear the whole of them; steady large requests keep their room (no rehashing)
+        final boolean shrink = namedPartitions.capacity() > KEPT_CAPACITY && namedPartitions.size() * 8 < namedPartitions.capacity()
+            || namedTopics.capacity() > KEPT_CAPACITY && namedTopics.size() * 8 < namedTopics.capacity();
         namedTopics.clear();
         namedPartitions.clear();
-        if (namedPartitions.capacity() > KEPT_CAPACITY || namedTopics.capacity() > KEPT_CAPACITY)
+        if (shrink)
         {
-            // a huge request grew them: shrunk once, else every later request would clear the whole of them
             namedPartitions.compact();
             namedTopics.compact();
         }
