@@ -330,13 +330,13 @@ public final class Broker implements AutoCloseable
         LOG.info("shut down cleanly");
     }
 
-    /** Runs {@code task} on the log thread that owns partitions of owner {@code owner}. */
     /** For tests: commands waiting for log thread {@code owner}. */
     public int commandsWaitingOn(final int owner)
     {
         return logThreads[owner].waitingCommands();
     }
 
+    /** Runs {@code task} on the log thread that owns partitions of owner {@code owner}. */
     public void executeOnOwner(final int owner, final Runnable task)
     {
         logThreads[owner].execute(task);

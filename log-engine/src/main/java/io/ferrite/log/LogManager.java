@@ -135,8 +135,11 @@ public final class LogManager implements AutoCloseable
             }
         }
         logArray = logs.values().toArray(new PartitionLog[0]); // once per directory: per partition it was O(N^2)
-        if (!OffsetCheckpoint.onlyNames(key -> logs.containsKey(key) && logs.get(key).dir().getParent().equals(dir),
-            recoveryPoints, logStarts))
+        if (!OffsetCheckpoint.onlyNames(key ->
+        {
+            final PartitionLog log = logs.get(key);
+            return log != null && log.dir().getParent().equals(dir);
+        }, recoveryPoints, logStarts))
         {
             // entries of logs that are gone (a deletion stopped between its rename and its checkpoint write):
             // dropped before anything can make a log of that name, which would take them after a crash

@@ -80,8 +80,9 @@ final class SegmentFile implements AutoCloseable
         final FileChannel channel = file.getChannel();
         try
         {
-            final int size = (int)Math.max(capacity, Math.min(channel.size(), Integer.MAX_VALUE));
-            if (file.length() != size)
+            final long found = channel.size();
+            final int size = (int)Math.max(capacity, Math.min(found, Integer.MAX_VALUE));
+            if (found != size)
             {
                 file.setLength(size);
             }

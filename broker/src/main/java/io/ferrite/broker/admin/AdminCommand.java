@@ -126,26 +126,19 @@ public abstract class AdminCommand
     {
         if (STATE.compareAndSet(this, QUEUED, RUNNING))
         {
-            boolean recorded = false;
             try
             {
                 failed(cause);
-                recorded = true;
             }
-            finally
+            catch (final Throwable ex)
             {
-                if (recorded)
-                {
-                    finish();
-                }
-                else
-                {
-                    // it never ran, and its outcome is half written (a planned topic reads as created): answered as
-                    // for a timeout, which is true — nothing was done
-                    STATE.setRelease(this, EXPIRED);
-                    waker.run();
-                }
+                // it never ran, and its outcome is half written (a planned topic reads as created): answered as
+                // for a timeout, which is true — nothing was done
+                STATE.setRelease(this, EXPIRED);
+                waker.run();
+                throw ex;
             }
+            finish();
         }
     }
 

@@ -68,7 +68,6 @@ final class CommandQueues
 
     // ---- network thread side ----
 
-    /** See {@link LogThread#offer}. */
     /** Commands waiting on the in-queues (see {@link LogThread#waitingCommands}). */
     int waiting()
     {
@@ -80,6 +79,7 @@ final class CommandQueues
         return n;
     }
 
+    /** See {@link LogThread#offer}. */
     boolean offer(final int networkThread, final AppendCommand command)
     {
         if (inFlight[slot(networkThread)] >= capacity)
