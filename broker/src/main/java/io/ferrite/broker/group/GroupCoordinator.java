@@ -42,6 +42,19 @@ public final class GroupCoordinator implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
     public static final String OFFSETS_TOPIC = "__consumer_offsets";
+
+    /**
+     * The partition of an internal topic that a coordinator key (a group id, a transactional id)
+     * belongs to, as Kafka 4.4 computes it: {@code Utils.abs(key.hashCode()) % partitions}, where
+     * the absolute value of {@link Integer#MIN_VALUE} is 0. The same as Kafka's, so that Kafka's
+     * files and Ferrite's put a key's records in one partition (and a transaction's
+     * {@code __consumer_offsets} partition, which DescribeTransactions shows, is Kafka's).
+     */
+    public static int partitionFor(final String key, final int partitions)
+    {
+        final int hash = key.hashCode();
+        return (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % partitions;
+    }
     private static final int NO_GENERATION = -1;
 
     /** How a group behaves: Kafka's broker settings for groups and offsets. */

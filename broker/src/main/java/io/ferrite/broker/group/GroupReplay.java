@@ -15,11 +15,33 @@ import java.util.Map;
  * The groups as {@code __consumer_offsets} holds them, replayed at start (before any write goes to
  * the topic): offsets and their tombstones, group records (a group comes back Empty: its members
  * rejoin) and group tombstones, in log order.
+ *
+ * <p>A group's records belong in its partition ({@link GroupCoordinator#partitionFor}). Records found
+ * in another partition ("strays": written by a Ferrite that placed groups by a different hash, or
+ * before the topic's partition count changed) are older than every record in the group's own
+ * partition, since every write goes there: they are replayed first, then the groups' own
+ * partitions, so that what a group wrote last wins whatever the partitions' order. Kafka's files
+ * have no strays, nor do Ferrite's written since; that common case is one pass over the topic.
  */
 final class GroupReplay
 {
-    private GroupReplay()
+    private enum Pass
     {
+        ALL, STRAYS, HOME
+    }
+
+    private final Topic topic;
+    private final Map<String, Group> groups;
+    private final long wallMs;
+    private final RecordBatch read = new RecordBatch();
+    private final RecordReader reader = new RecordReader();
+    private boolean sawStray;
+
+    private GroupReplay(final Topic topic, final Map<String, Group> groups, final long wallMs)
+    {
+        this.topic = topic;
+        this.groups = groups;
+        this.wallMs = wallMs;
     }
 
     /** Replays every partition into {@code groups} (their state timestamp: {@code wallMs}, the load's); returns the records read. */
@@ -30,8 +52,20 @@ final class GroupReplay
         {
             return 0;
         }
-        final RecordBatch read = new RecordBatch();
-        final RecordReader reader = new RecordReader();
+        final GroupReplay replay = new GroupReplay(topic, groups, wallMs);
+        final int records = replay.run(Pass.ALL);
+        if (!replay.sawStray)
+        {
+            return records;
+        }
+        groups.clear();
+        return replay.run(Pass.STRAYS) + replay.run(Pass.HOME);
+    }
+
+    /** One pass over every partition, applying the records {@code pass} takes; returns how many it applied. */
+    private int run(final Pass pass)
+    {
+        final int partitions = topic.partitions.length;
         int records = 0;
         for (final Partition p : topic.partitions)
         {
@@ -42,23 +76,31 @@ final class GroupReplay
                 reader.reset(read);
                 while (reader.hasNext())
                 {
-                    apply(groups, reader.next(), wallMs);
-                    records++;
+                    final Record record = reader.next();
+                    if (!record.hasKey())
+                    {
+                        continue;
+                    }
+                    final ByteBuffer key = ByteBuffer.wrap(bytes(record, record.keyOffset(), record.keyLength()));
+                    final short keyVersion = key.getShort();
+                    final String groupId = GroupRecords.string(key);
+                    final boolean home = GroupCoordinator.partitionFor(groupId, partitions) == p.index;
+                    sawStray |= !home;
+                    if (pass == Pass.ALL || (pass == Pass.HOME) == home)
+                    {
+                        apply(groups, record, keyVersion, groupId, key, wallMs);
+                        records++;
+                    }
                 }
             }
         }
         return records;
     }
 
-    private static void apply(final Map<String, Group> groups, final Record record, final long wallMs)
+    /** Applies one record whose key (read up to its group id, in {@code key}) was {@code keyVersion}, {@code groupId}. */
+    private static void apply(final Map<String, Group> groups, final Record record, final short keyVersion, final String groupId,
+        final ByteBuffer key, final long wallMs)
     {
-        if (!record.hasKey())
-        {
-            return;
-        }
-        final ByteBuffer key = ByteBuffer.wrap(bytes(record, record.keyOffset(), record.keyLength()));
-        final short keyVersion = key.getShort();
-        final String groupId = GroupRecords.string(key);
         final ByteBuffer value = record.hasValue() ? ByteBuffer.wrap(bytes(record, record.valueOffset(), record.valueLength())) : null;
         if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
         {

@@ -170,7 +170,7 @@ final class GroupStore
     int partitionOf(final String groupId)
     {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
-        return (groupId.hashCode() & 0x7fffffff) % (topic == null ? settings.offsetsTopicPartitions() : topic.partitions.length);
+        return GroupCoordinator.partitionFor(groupId, topic == null ? settings.offsetsTopicPartitions() : topic.partitions.length);
     }
 
     /**

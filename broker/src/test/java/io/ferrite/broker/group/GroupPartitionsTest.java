@@ -1,0 +1,165 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Broker;
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import io.ferrite.log.PartitionLog;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Which partition of {@code __consumer_offsets} a group's records go to: Kafka 4.4's
+ * ({@code Utils.abs(groupId.hashCode()) % partitions}, taken from kafka-clients here as the oracle),
+ * also for group ids whose hash is negative, where a mask of the sign bit picks another partition.
+ * And records of a group found outside its partition (an older Ferrite's placement) are replayed
+ * before those in it, whatever the partitions' order, so the group's last commit wins.
+ */
+class GroupPartitionsTest
+{
+    private static final int PARTITIONS = 50;
+
+    @TempDir
+    Path dir;
+
+    private Broker start() throws Exception
+    {
+        final Map<String, String> values = new HashMap<>();
+        values.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0");
+        values.put(BrokerConfig.LOG_DIR, dir.toString());
+        return Broker.start(BrokerConfig.of(values));
+    }
+
+    private static Admin admin(final Broker broker)
+    {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + broker.address().getPort(),
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000"));
+    }
+
+    /** Group ids whose hash is negative and for which masking the sign bit gives another partition than Kafka's. */
+    private static List<String> negativeHashGroups(final int count)
+    {
+        final List<String> ids = new ArrayList<>();
+        for (int i = 0; ids.size() < count; i++)
+        {
+            final String id = "group-" + i;
+            final int hash = id.hashCode();
+            if (hash < 0 && (hash & 0x7fffffff) % PARTITIONS != Utils.abs(hash) % PARTITIONS)
+            {
+                ids.add(id);
+            }
+        }
+        return ids;
+    }
+
+    @Test
+    void aGroupsOffsetsGoToThePartitionKafkaPutsThemIn() throws Exception
+    {
+        final List<String> groups = negativeHashGroups(4);
+        groups.add("billing");
+        final Set<Integer> expected = new TreeSet<>();
+        for (final String g : groups)
+        {
+            expected.add(Utils.abs(g.hashCode()) % PARTITIONS);
+            assertEquals(Utils.abs(g.hashCode()) % PARTITIONS, GroupCoordinator.partitionFor(g, PARTITIONS));
+        }
+        try (Broker broker = start(); Admin admin = admin(broker))
+        {
+            admin.createTopics(List.of(new NewTopic("orders", 2, (short)1))).all().get();
+            for (final String g : groups)
+            {
+                admin.alterConsumerGroupOffsets(g, Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(7))).all().get();
+            }
+            final Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
+            for (int p = 0; p < PARTITIONS; p++)
+            {
+                ask.put(new TopicPartition(GroupCoordinator.OFFSETS_TOPIC, p), OffsetSpec.latest());
+            }
+            final Set<Integer> written = new TreeSet<>();
+            for (final Map.Entry<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> e : admin.listOffsets(ask).all().get().entrySet())
+            {
+                if (e.getValue().offset() > 0)
+                {
+                    written.add(e.getKey().partition());
+                }
+            }
+            assertEquals(expected, written, "the partitions of __consumer_offsets holding records");
+        }
+    }
+
+    @Test
+    void recordsOutsideTheGroupsPartitionAreReplayedBeforeThoseInIt() throws Exception
+    {
+        // a group whose old placement (sign bit masked) is a later partition than Kafka's: replayed in
+        // partition order, the old commit would be read last and win
+        String group = null;
+        for (final String g : negativeHashGroups(100))
+        {
+            if ((g.hashCode() & 0x7fffffff) % PARTITIONS > Utils.abs(g.hashCode()) % PARTITIONS)
+            {
+                group = g;
+                break;
+            }
+        }
+        assertTrue(group != null);
+        final int stray = (group.hashCode() & 0x7fffffff) % PARTITIONS;
+        final TopicPartition tp = new TopicPartition("orders", 0);
+        final TopicPartition tp2 = new TopicPartition("orders", 1);
+        try (Broker broker = start(); Admin admin = admin(broker))
+        {
+            admin.createTopics(List.of(new NewTopic("orders", 2, (short)1))).all().get();
+            // makes __consumer_offsets (another group, in its own partition)
+            admin.alterConsumerGroupOffsets("other", Map.of(tp, new OffsetAndMetadata(1))).all().get();
+        }
+        // what an older Ferrite wrote for the group: two commits in the other partition
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = logs.log(GroupCoordinator.OFFSETS_TOPIC, stray);
+            final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(256);
+            final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(batch, 0);
+            final long now = System.currentTimeMillis();
+            builder.appendRecord(now, GroupRecords.offsetKey(group, "orders", 0),
+                GroupRecords.offsetValue(new Group.Offset(5, -1, "", now)));
+            builder.appendRecord(now, GroupRecords.offsetKey(group, "orders", 1),
+                GroupRecords.offsetValue(new Group.Offset(8, -1, "", now)));
+            final AppendResult result = new AppendResult();
+            log.claimWriter();
+            log.append(batch, 0, builder.build(), result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+        }
+        try (Broker broker = start(); Admin admin = admin(broker))
+        {
+            assertEquals(Map.of(tp, new OffsetAndMetadata(5), tp2, new OffsetAndMetadata(8)),
+                admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(), "the strays alone are the group");
+            admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(10))).all().get();
+        }
+        try (Broker broker = start(); Admin admin = admin(broker))
+        {
+            assertEquals(Map.of(tp, new OffsetAndMetadata(10), tp2, new OffsetAndMetadata(8)),
+                admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(),
+                "the commit in the group's partition is later than the strays");
+        }
+    }
+}
