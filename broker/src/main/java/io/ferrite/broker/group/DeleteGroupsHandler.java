@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.DeleteGroupsRequestDecoder;
 import io.ferrite.wire.message.DeleteGroupsResponseEncoder;

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.Errors;
 
 import java.util.HashMap;
@@ -42,7 +44,7 @@ final class Group
     int generationId;
     String leaderId;
     final LinkedHashMap<String, Member> members = new LinkedHashMap<>();
-    // deadlines below (and Member.sessionDeadline) are GroupClock.nowMs times (monotonic); stateTimestamp is a wall time
+    // deadlines below (and Member.sessionDeadline) are CoordinatorClock.nowMs times (monotonic); stateTimestamp is a wall time
     /** Member ids given out with MEMBER_ID_REQUIRED, not yet joined with them, and when they expire. */
     final Map<String, Long> pendingMembers = new HashMap<>();
     final Map<String, String> staticMembers = new HashMap<>();

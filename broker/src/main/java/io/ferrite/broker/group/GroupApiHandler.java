@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.wire.message.ApiKeys;
@@ -39,10 +40,11 @@ abstract class GroupApiHandler<Q extends StructDecoder> implements RequestHandle
     /** Answers the request in {@link #request}, at once or deferred ({@link #submit}); as {@link RequestHandler#handle}. */
     abstract int handle(short version, MutableDirectBuffer out, int outOffset, Connection connection);
 
-    /** {@link GroupCall#submit} to this handler's coordinator, woken by this handler's waker. */
+    /** {@link CoordinatorCall#submit} to this handler's coordinator, woken by this handler's waker. */
     final <R> int submit(final Connection connection, final MutableDirectBuffer out, final int outOffset,
-        final GroupCall.Work<R> work, final GroupCall.Writer<R> writer, final GroupCall.Refusal refusal)
+        final CoordinatorCall.Work<GroupCoordinator, R> work, final CoordinatorCall.Writer<R> writer,
+        final CoordinatorCall.Refusal refusal)
     {
-        return GroupCall.submit(coordinator, connection, waker, out, outOffset, work, writer, refusal);
+        return CoordinatorCall.submit(coordinator.agent(), coordinator, connection, waker, out, outOffset, work, writer, refusal);
     }
 }

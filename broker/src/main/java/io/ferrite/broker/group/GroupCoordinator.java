@@ -1,5 +1,10 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorLog;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -17,11 +22,11 @@ import java.util.Map;
  * / Dead state machine), committed offsets and their persistence in {@code __consumer_offsets}.
  *
  * <p>Group work is off the produce path and off the network threads: it runs on the coordinator's
- * agent ({@link GroupAgent}), the one thread that touches the groups. A network thread decodes a
- * group request, hands it to the agent as a {@link GroupCall} and defers its answer; the agent runs
+ * agent ({@link CoordinatorAgent}), the one thread that touches the groups. A network thread decodes a
+ * group request, hands it to the agent as a {@link CoordinatorCall} and defers its answer; the agent runs
  * it (the methods below, agent only), publishes the answer when it is final and wakes that network
  * thread. The agent writes {@code __consumer_offsets} through the log thread that owns each
- * partition, like a produce ({@link GroupStore}; the topic refuses client produce), and what a write
+ * partition, like a produce ({@link CoordinatorLog}; the topic refuses client produce), and what a write
  * changes in memory is applied once its log thread answered, by the agent ({@link
  * #applyAnsweredWrites}). Requests that wait (a JoinGroup until the rebalance completes, a SyncGroup
  * until the leader's assignment is written, a commit or deletion until its write is answered) stay
@@ -30,7 +35,7 @@ import java.util.Map;
  * <p>After a restart groups come back from the log with their offsets, generation and protocol
  * type, but empty: their members find themselves unknown at their next heartbeat and rejoin, and
  * resume from the committed offsets. (Kafka also restores the members; here that costs one
- * rebalance per group after a restart.) {@link GroupStore} writes and replays the topic.
+ * rebalance per group after a restart.) {@link CoordinatorLog} writes and replays the topic.
  *
  * <p>This class is the public face; the work is in its parts, each called on the agent: {@link
  * JoinPhase} (JoinGroup, rebalances and their completion), {@link SyncPhase} (SyncGroup, the
@@ -42,19 +47,6 @@ public final class GroupCoordinator implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
     public static final String OFFSETS_TOPIC = "__consumer_offsets";
-
-    /**
-     * The partition of an internal topic that a coordinator key (a group id, a transactional id)
-     * belongs to, as Kafka 4.4 computes it: {@code Utils.abs(key.hashCode()) % partitions}, where
-     * the absolute value of {@link Integer#MIN_VALUE} is 0. The same as Kafka's, so that Kafka's
-     * files and Ferrite's put a key's records in one partition (and a transaction's
-     * {@code __consumer_offsets} partition, which DescribeTransactions shows, is Kafka's).
-     */
-    public static int partitionFor(final String key, final int partitions)
-    {
-        final int hash = key.hashCode();
-        return (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % partitions;
-    }
     private static final int NO_GENERATION = -1;
 
     /** How a group behaves: Kafka's broker settings for groups and offsets. */
@@ -71,9 +63,9 @@ public final class GroupCoordinator implements AutoCloseable
 
     /**
      * An answer the coordinator fills in on its agent; final once {@code done}, and then read by the
-     * request's network thread (published by its {@link GroupCall}).
+     * request's network thread (published by its {@link CoordinatorCall}).
      */
-    public abstract static class Waiter implements GroupCall.Outcome
+    public abstract static class Waiter implements CoordinatorCall.Outcome
     {
         public boolean done;
         public short error;
@@ -149,13 +141,14 @@ public final class GroupCoordinator implements AutoCloseable
     private final Settings settings;
     private final TopicRegistry topics;
     private final Map<String, Group> groups = new HashMap<>();
-    private final GroupStore store;
+    private final CoordinatorLog log;
+    private final CoordinatorTopic store;
     private final JoinPhase joins;
     private final SyncPhase syncs;
     private final Membership members;
     private final GroupTimers timers;
-    private final GroupAgent agent;
-    private final GroupClock clock;
+    private final CoordinatorAgent agent;
+    private final CoordinatorClock clock;
     /** Tests only: run inside an OffsetCommit's step on the agent (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
 
@@ -167,22 +160,37 @@ public final class GroupCoordinator implements AutoCloseable
     public GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
         final LogThread[] logThreads, final int sender)
     {
-        this(topics, admin, settings, logThreads, sender, GroupClock.system());
+        this(topics, admin, settings, logThreads, sender, CoordinatorClock.system());
     }
 
-    /** For tests: {@code clock} moved by hand (see {@link GroupClock}). */
+    /** For tests: {@code clock} moved by hand (see {@link CoordinatorClock}). */
     GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
-        final LogThread[] logThreads, final int sender, final GroupClock clock)
+        final LogThread[] logThreads, final int sender, final CoordinatorClock clock)
     {
         this.settings = settings;
         this.topics = topics;
         this.clock = clock;
-        this.store = new GroupStore(topics, admin, settings, logThreads, sender, clock);
+        this.log = new CoordinatorLog(topics, admin, logThreads, sender, clock);
+        this.store = log.topic(OFFSETS_TOPIC, settings.offsetsTopicPartitions(),
+            Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
         this.joins = new JoinPhase(groups, settings, store, clock);
         this.syncs = new SyncPhase(groups, store, joins, clock);
         this.members = new Membership(groups, joins, clock);
         this.timers = new GroupTimers(groups, settings, store, joins, syncs, members, clock);
-        this.agent = new GroupAgent(this, timers, clock);
+        this.agent = new CoordinatorAgent(new CoordinatorAgent.Duties()
+        {
+            @Override
+            public int applyAnsweredWrites()
+            {
+                return GroupCoordinator.this.applyAnsweredWrites();
+            }
+
+            @Override
+            public void tick(final long nowMs)
+            {
+                timers.check(nowMs);
+            }
+        }, clock);
     }
 
     /**
@@ -191,7 +199,7 @@ public final class GroupCoordinator implements AutoCloseable
      */
     java.util.concurrent.CompletableFuture<?> offsetsTopicWanted()
     {
-        return topics.topic(OFFSETS_TOPIC) != null ? null : store.createOffsetsTopic();
+        return topics.topic(OFFSETS_TOPIC) != null ? null : store.create();
     }
 
     /** Loads the groups from {@code __consumer_offsets} (when it exists), before the agent runs. */
@@ -214,7 +222,7 @@ public final class GroupCoordinator implements AutoCloseable
     }
 
     /** The coordinator's agent: started by {@link #start}, or stepped by a test after {@link #load}. */
-    public GroupAgent agent()
+    public CoordinatorAgent agent()
     {
         return agent;
     }
@@ -235,11 +243,11 @@ public final class GroupCoordinator implements AutoCloseable
     int applyAnsweredWrites()
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return store.drain();
+        return log.drain();
     }
 
     // ------------------------------------------------------------------------------------------
-    // membership (each method below on the agent only: a GroupCall's work)
+    // membership (each method below on the agent only: a CoordinatorCall's work)
     // ------------------------------------------------------------------------------------------
 
     /** JoinGroup; the waiter may be done at once (an error, MEMBER_ID_REQUIRED, a static rejoin). */
@@ -282,7 +290,7 @@ public final class GroupCoordinator implements AutoCloseable
     /**
      * OffsetCommit: in one step on the agent the member and generation checked and {@code offsets} (the
      * partitions that passed their own checks) sent to their log thread as one batch; stored when the
-     * log thread answers it OK, before any later write of the group is applied (see {@link GroupStore}).
+     * log thread answers it OK, before any later write of the group is applied (see {@link CoordinatorLog}).
      */
     OffsetCommits.Result commitOffsets(final String groupId, final int generationId, final String memberId,
         final String groupInstanceId, final short version, final Map<Group.TopicPartition, OffsetCommits.Asked> offsets)

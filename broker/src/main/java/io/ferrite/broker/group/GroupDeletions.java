@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorLog;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.Errors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,7 +20,7 @@ import java.util.Set;
  * append OK do the groups or offsets go from memory. A failed append keeps them: with memory changed
  * first a client would be told NONE and the group or its offsets would come back at the next restart
  * (or, with one batch per tombstone, part of them would). What is removed once appended is what the
- * log then says: the group's writes are applied in the order they were made (see {@link GroupStore}),
+ * log then says: the group's writes are applied in the order they were made (see {@link CoordinatorLog}),
  * so a commit made after the tombstones is stored after they are applied, as a replay would.
  */
 final class GroupDeletions
@@ -29,7 +31,7 @@ final class GroupDeletions
      * DeleteGroups' outcome: per group its own error and the index in {@code writes} of its partition's
      * batch (or -1): when that write fails, every group of the request on that partition gets its error.
      */
-    record Deleted(short[] errors, int[] write, List<GroupStore.Write> writes)
+    record Deleted(short[] errors, int[] write, List<CoordinatorLog.Write> writes)
     {
         /** The answer for group {@code i}, given each write's outcome. */
         short error(final int i, final short[] outcomes)
@@ -39,7 +41,7 @@ final class GroupDeletions
     }
 
     /** OffsetDelete's outcome: the request's error, and the batch of tombstones (null if none was needed). */
-    record OffsetsDeleted(short error, GroupStore.Write write)
+    record OffsetsDeleted(short error, CoordinatorLog.Write write)
     {
     }
 
@@ -52,7 +54,7 @@ final class GroupDeletions
      * fails, every group of the request on that partition gets the write's error, as Kafka answers
      * every group of a failed shard write.
      */
-    static Deleted deleteGroups(final Map<String, Group> groups, final GroupStore store, final List<String> groupIds)
+    static Deleted deleteGroups(final Map<String, Group> groups, final CoordinatorTopic store, final List<String> groupIds)
     {
         final short[] errors = new short[groupIds.size()];
         final int[] append = new int[groupIds.size()];
@@ -65,7 +67,7 @@ final class GroupDeletions
                 !g.is(Group.State.EMPTY) ? Errors.NON_EMPTY_GROUP : Errors.NONE;
             byPartition.computeIfAbsent(store.partitionOf(groupIds.get(i)), k -> new ArrayList<>()).add(i);
         }
-        final List<GroupStore.Write> writes = new ArrayList<>();
+        final List<CoordinatorLog.Write> writes = new ArrayList<>();
         for (final List<Integer> members : byPartition.values())
         {
             final List<byte[]> keys = new ArrayList<>();
@@ -126,7 +128,7 @@ final class GroupDeletions
     }
 
     /** OffsetDelete of {@code partitions} (known topics): GROUP_ID_NOT_FOUND or a write error for the whole request, else one per partition. */
-    static OffsetsDeleted deleteOffsets(final Map<String, Group> groups, final GroupStore store, final String groupId,
+    static OffsetsDeleted deleteOffsets(final Map<String, Group> groups, final CoordinatorTopic store, final String groupId,
         final Collection<Group.TopicPartition> partitions, final Map<Group.TopicPartition, Short> results)
     {
         if (groupId == null || groupId.isEmpty())
@@ -177,7 +179,7 @@ final class GroupDeletions
      * next check: its offsets' timestamps are not in memory yet, and a tombstone written behind that
      * commit would delete the offset it has just stored.
      */
-    static void expireOffsets(final Map<String, Group> groups, final GroupStore store, final long retentionMs, final long now)
+    static void expireOffsets(final Map<String, Group> groups, final CoordinatorTopic store, final long retentionMs, final long now)
     {
         for (final Group group : new ArrayList<>(groups.values()))
         {
@@ -209,7 +211,7 @@ final class GroupDeletions
     }
 
     /** The answer to an expiry's tombstones: the offsets go once appended, and the group if its tombstone was written too. */
-    private static void expired(final Map<String, Group> groups, final GroupStore store, final String groupId,
+    private static void expired(final Map<String, Group> groups, final CoordinatorTopic store, final String groupId,
         final List<Group.TopicPartition> expired,
         final boolean groupGoes, final short error)
     {

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -9,7 +11,7 @@ import io.ferrite.wire.message.ApiKeys;
  * The group APIs, one handler class each, every one a thin translation between the wire and
  * {@link GroupCoordinator}: the admin path, where clarity beats allocation. Each decodes its request
  * into plain values on its network thread and hands the work to the coordinator's agent as a
- * {@link GroupCall} ({@link GroupApiHandler}), deferring its answer: JoinGroup and SyncGroup are answered once the coordinator
+ * {@link CoordinatorCall} ({@link GroupApiHandler}), deferring its answer: JoinGroup and SyncGroup are answered once the coordinator
  * fills their waiter in, OffsetCommit, DeleteGroups and OffsetDelete once the log threads answered
  * their writes to {@code __consumer_offsets} ({@link AwaitingWrites}), the others once the agent
  * ran them. FindCoordinator alone stays on the network thread (it reads the published topics).

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -16,7 +17,7 @@ import java.util.Map;
  * the topic): offsets and their tombstones, group records (a group comes back Empty: its members
  * rejoin) and group tombstones, in log order.
  *
- * <p>A group's records belong in its partition ({@link GroupCoordinator#partitionFor}). Records found
+ * <p>A group's records belong in its partition ({@link CoordinatorTopic#partitionFor}). Records found
  * in another partition ("strays": written by a Ferrite that placed groups by a different hash, or
  * before the topic's partition count changed) are older than every record in the group's own
  * partition, since every write goes there: they are replayed first, then the groups' own
@@ -84,7 +85,7 @@ final class GroupReplay
                     final ByteBuffer key = ByteBuffer.wrap(bytes(record, record.keyOffset(), record.keyLength()));
                     final short keyVersion = key.getShort();
                     final String groupId = GroupRecords.string(key);
-                    final boolean home = GroupCoordinator.partitionFor(groupId, partitions) == p.index;
+                    final boolean home = CoordinatorTopic.partitionFor(groupId, partitions) == p.index;
                     sawStray |= !home;
                     if (pass == Pass.ALL || (pass == Pass.HOME) == home)
                     {

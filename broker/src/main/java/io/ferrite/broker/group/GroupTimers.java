@@ -1,5 +1,8 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -7,7 +10,7 @@ import java.util.ArrayList;
 import java.util.Map;
 
 /**
- * The coordinator's timed work, run by its agent ({@link GroupAgent}) every {@value #TICK_MS} ms: it
+ * The coordinator's timed work, run by its agent ({@link CoordinatorAgent}) every {@value #TICK_MS} ms: it
  * expires the member ids given out with MEMBER_ID_REQUIRED and never used, completes the join phases
  * whose rebalance deadline (or initial delay) has passed, removes members whose session ran out,
  * and every {@code offsets.retention.check.interval.ms} expires old offsets.
@@ -26,15 +29,15 @@ final class GroupTimers
 
     private final Map<String, Group> groups;
     private final GroupCoordinator.Settings settings;
-    private final GroupStore store;
+    private final CoordinatorTopic store;
     private final JoinPhase joins;
     private final SyncPhase syncs;
     private final Membership members;
-    private final GroupClock clock;
+    private final CoordinatorClock clock;
     private long nextRetentionCheck;
 
-    GroupTimers(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
-        final JoinPhase joins, final SyncPhase syncs, final Membership members, final GroupClock clock)
+    GroupTimers(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final CoordinatorTopic store,
+        final JoinPhase joins, final SyncPhase syncs, final Membership members, final CoordinatorClock clock)
     {
         this.clock = clock;
         this.groups = groups;
@@ -45,13 +48,13 @@ final class GroupTimers
         this.members = members;
     }
 
-    /** Sets the first retention check (before the first {@link #check}); {@code now} as {@link GroupClock#nowMs}. */
+    /** Sets the first retention check (before the first {@link #check}); {@code now} as {@link CoordinatorClock#nowMs}. */
     void start(final long now)
     {
         nextRetentionCheck = now + settings.retentionCheckIntervalMs();
     }
 
-    /** Session expiries, rebalance deadlines, the initial delay, and now and then offset retention ({@code now}: {@link GroupClock#nowMs}). */
+    /** Session expiries, rebalance deadlines, the initial delay, and now and then offset retention ({@code now}: {@link CoordinatorClock#nowMs}). */
     void check(final long now)
     {
         for (final Group group : new ArrayList<>(groups.values()))

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.HeartbeatRequestDecoder;
 import io.ferrite.wire.message.HeartbeatResponseEncoder;
@@ -22,7 +23,7 @@ final class HeartbeatHandler extends GroupApiHandler<HeartbeatRequestDecoder>
         final String memberId = request.memberId();
         final String groupInstanceId = version >= 3 ? request.groupInstanceId() : null;
         final int generationId = request.generationId();
-        final GroupCall.Refusal answer = (o, at, error) ->
+        final CoordinatorCall.Refusal answer = (o, at, error) ->
         {
             response.wrap(o, at, version).throttleTimeMs(0).errorCode(error);
             return at + response.finish();

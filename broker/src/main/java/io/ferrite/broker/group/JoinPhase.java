@@ -1,5 +1,8 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.group.GroupCoordinator.JoinWaiter;
 import io.ferrite.broker.group.GroupCoordinator.JoinedMember;
@@ -14,17 +17,17 @@ import java.util.UUID;
  * The join phase of Kafka's classic state machine: JoinGroup (new, known and static members), the
  * start of a rebalance (PreparingRebalance) and its completion — a new generation, the protocol
  * chosen, the leader named, every waiting member answered (CompletingRebalance), or Empty when no one
- * rejoined. Not thread-safe: every call comes on the coordinator's agent ({@link GroupAgent}).
+ * rejoined. Not thread-safe: every call comes on the coordinator's agent ({@link CoordinatorAgent}).
  */
 final class JoinPhase
 {
     private final Map<String, Group> groups;
     private final GroupCoordinator.Settings settings;
-    private final GroupStore store;
-    private final GroupClock clock;
+    private final CoordinatorTopic store;
+    private final CoordinatorClock clock;
 
-    JoinPhase(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final GroupStore store,
-        final GroupClock clock)
+    JoinPhase(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final CoordinatorTopic store,
+        final CoordinatorClock clock)
     {
         this.groups = groups;
         this.settings = settings;

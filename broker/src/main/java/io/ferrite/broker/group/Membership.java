@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.group.GroupCoordinator.MemberIdentity;
 
@@ -10,15 +12,15 @@ import java.util.Map;
 /**
  * Members staying and going: Heartbeat, LeaveGroup (one member or a batch, static members by
  * instance id), and the removal of a member that left or expired, which rebalances its group. Not
- * thread-safe: every call comes on the coordinator's agent ({@link GroupAgent}).
+ * thread-safe: every call comes on the coordinator's agent ({@link CoordinatorAgent}).
  */
 final class Membership
 {
     private final Map<String, Group> groups;
     private final JoinPhase joins;
-    private final GroupClock clock;
+    private final CoordinatorClock clock;
 
-    Membership(final Map<String, Group> groups, final JoinPhase joins, final GroupClock clock)
+    Membership(final Map<String, Group> groups, final JoinPhase joins, final CoordinatorClock clock)
     {
         this.groups = groups;
         this.joins = joins;

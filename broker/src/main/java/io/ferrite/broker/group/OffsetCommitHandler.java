@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.net.Connection;

@@ -1,5 +1,9 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorLog;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.Errors;
 
 import java.util.ArrayList;
@@ -8,7 +12,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * OffsetCommit's check and write, one step on the coordinator's agent (one GroupCall's work): the
+ * OffsetCommit's check and write, one step on the coordinator's agent (one CoordinatorCall's work): the
  * member and generation are checked and the offsets sent to {@code __consumer_offsets}' log thread as
  * one batch; only once the log thread answered it OK (in fsync durability: once fsynced) do they
  * become the group's committed offsets. With the check and the send in separate steps a
@@ -19,13 +23,13 @@ import java.util.Map;
  * answered and applied in order, and the rebalance's own write (its SyncGroup's) comes after.
  *
  * <p>The commit timestamp (in the record, and what offset retention counts from) is the
- * coordinator's wall clock ({@link GroupClock#wallMs}) in the pass that runs the commit, as Kafka's
+ * coordinator's wall clock ({@link CoordinatorClock#wallMs}) in the pass that runs the commit, as Kafka's
  * coordinator stamps a commit when it handles it; the network thread that decoded the request takes none.
  */
 final class OffsetCommits
 {
     /** The outcome: a group error for every partition, or the write that stores the offsets (null if nothing was to be written). */
-    record Result(short groupError, GroupStore.Write write)
+    record Result(short groupError, CoordinatorLog.Write write)
     {
     }
 
@@ -49,7 +53,7 @@ final class OffsetCommits
     }
 
     /** Checks, then writes the {@code asked} offsets (the partitions that passed their own checks; may be empty), stored once written. */
-    static Result commit(final Map<String, Group> groups, final GroupStore store, final String groupId, final int generationId,
+    static Result commit(final Map<String, Group> groups, final CoordinatorTopic store, final String groupId, final int generationId,
         final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Asked> asked,
         final Hooks hooks)
     {

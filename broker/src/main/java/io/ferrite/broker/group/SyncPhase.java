@@ -1,5 +1,9 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.group.GroupCoordinator.SyncWaiter;
 import org.slf4j.Logger;
@@ -10,7 +14,7 @@ import java.util.Map;
 /**
  * The sync phase of Kafka's classic state machine: SyncGroup, and the leader's assignment that makes
  * a CompletingRebalance group Stable once its metadata is written. Not thread-safe: every call comes
- * on the coordinator's agent ({@link GroupAgent}).
+ * on the coordinator's agent ({@link CoordinatorAgent}).
  */
 final class SyncPhase
 {
@@ -18,11 +22,11 @@ final class SyncPhase
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
 
     private final Map<String, Group> groups;
-    private final GroupStore store;
+    private final CoordinatorTopic store;
     private final JoinPhase joins;
-    private final GroupClock clock;
+    private final CoordinatorClock clock;
 
-    SyncPhase(final Map<String, Group> groups, final GroupStore store, final JoinPhase joins, final GroupClock clock)
+    SyncPhase(final Map<String, Group> groups, final CoordinatorTopic store, final JoinPhase joins, final CoordinatorClock clock)
     {
         this.groups = groups;
         this.store = store;

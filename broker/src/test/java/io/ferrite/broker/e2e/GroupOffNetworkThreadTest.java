@@ -1,5 +1,7 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -33,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class GroupOffNetworkThreadTest
 {
     private static final Map<String, String> ONE_NETWORK_THREAD = Map.of(BrokerConfig.NUM_NETWORK_THREADS, "1");
-    /** GroupAgent.QUEUE_CAPACITY: group requests the agent's queue holds. */
+    /** CoordinatorAgent.QUEUE_CAPACITY: group requests the agent's queue holds. */
     private static final int QUEUE_CAPACITY = 4096;
 
     @TempDir
@@ -91,7 +93,7 @@ class GroupOffNetworkThreadTest
         try (RunningBroker broker = new RunningBroker(dir, ONE_NETWORK_THREAD))
         {
             final int port = broker.broker.address().getPort();
-            final io.ferrite.broker.group.GroupAgent agent = broker.broker.groups().agent();
+            final io.ferrite.broker.coordinator.CoordinatorAgent agent = broker.broker.groups().agent();
             agent.execute(() -> hold(held, release));
             assertTrue(held.await(20, TimeUnit.SECONDS), "the group coordinator's agent never ran the holding task");
             final AtomicInteger ran = new AtomicInteger();

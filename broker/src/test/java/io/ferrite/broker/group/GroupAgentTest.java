@@ -1,5 +1,12 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorLog;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.coordinator.AwaitingWrites;
+
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.api.Apis;
@@ -71,8 +78,8 @@ class GroupAgentTest
     /** The coordinator's clocks, moved by hand: no test here waits on real time. */
     private final CachedEpochClock wall = new CachedEpochClock();
     private final CachedNanoClock monotonic = new CachedNanoClock();
-    private GroupClock clock;
-    private GroupAgent agent;
+    private CoordinatorClock clock;
+    private CoordinatorAgent agent;
     private AgentInvoker invoker;
     private final List<Throwable> escaped = new ArrayList<>();
     private long expectedErrors;
@@ -100,7 +107,7 @@ class GroupAgentTest
         });
         settings = new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, 1, 1 << 20, 4096);
         wall.update(1_700_000_000_000L);
-        clock = new GroupClock(wall, monotonic);
+        clock = new CoordinatorClock(wall, monotonic);
         coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1, clock);
         coordinator.load();
         agent = coordinator.agent();
@@ -121,7 +128,7 @@ class GroupAgentTest
     void aJoinGroupIsAnsweredAndItsNetworkThreadWokenOnlyByThePassThatCompletesItsRebalance()
     {
         final AtomicInteger wokenA = new AtomicInteger();
-        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, wokenA);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> a = join("", 10_000, wokenA);
         assertTrue(agent.offer(a));
         assertFalse(a.answered(), "answered before the agent ran");
         invoker.invoke();
@@ -133,7 +140,7 @@ class GroupAgentTest
 
         // a second member: the group rebalances and waits for the first to rejoin
         final AtomicInteger wokenB = new AtomicInteger();
-        final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, wokenB);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> b = join("", 10_000, wokenB);
         assertTrue(agent.offer(b));
         invoker.invoke();
         assertFalse(b.answered(), "the second join waits for the rebalance");
@@ -143,7 +150,7 @@ class GroupAgentTest
         assertFalse(b.answered(), "a pass that changed nothing answers nothing");
 
         final AtomicInteger wokenRejoin = new AtomicInteger();
-        final GroupCall<GroupCoordinator.JoinWaiter> rejoin = join(memberA, 10_000, wokenRejoin);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> rejoin = join(memberA, 10_000, wokenRejoin);
         assertTrue(agent.offer(rejoin));
         assertFalse(b.answered(), "the rejoin is queued, not run");
         invoker.invoke();
@@ -159,7 +166,7 @@ class GroupAgentTest
     @Test
     void aSessionExpiresOnTheAgentsFirstTickAfterItsDeadlineAndNotBefore()
     {
-        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> a = join("", 10, new AtomicInteger());
         assertTrue(agent.offer(a));
         invoker.invoke(); // this first pass ticks too: the next tick is 50 ms on
         assertEquals(Errors.NONE, a.result().error);
@@ -167,7 +174,7 @@ class GroupAgentTest
         // no heartbeat, no sync: only the agent's timed work (every 50 ms) can remove the member
         advanceMs(11);
         invoker.invoke();
-        advanceMs(GroupTimers.TICK_MS - 12);
+        advanceMs(CoordinatorAgent.TICK_MS - 12);
         invoker.invoke();
         assertEquals(1, coordinator.describe(GROUP).members().size(), "past its 10 ms session, but no tick yet");
         advanceMs(1);
@@ -183,13 +190,13 @@ class GroupAgentTest
     @Test
     void aWallClockStepNeitherExpiresASessionNorHoldsItsExpiryBack()
     {
-        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(a));
         invoker.invoke();
         assertEquals(Errors.NONE, a.result().error);
 
         wall.advance(3_600_000); // an hour forward
-        advanceMs(GroupTimers.TICK_MS);
+        advanceMs(CoordinatorAgent.TICK_MS);
         invoker.invoke();
         assertEquals(1, coordinator.describe(GROUP).members().size(), "the step forward expired the session");
 
@@ -232,8 +239,8 @@ class GroupAgentTest
     private void onlyThatCallFails(final Error fault)
     {
         final AtomicInteger woken = new AtomicInteger();
-        final GroupCall<Object> failing = throwing(fault, woken);
-        final GroupCall<GroupCoordinator.JoinWaiter> after = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, Object> failing = throwing(fault, woken);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> after = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(failing));
         assertTrue(agent.offer(after));
         invoker.invoke();
@@ -249,9 +256,9 @@ class GroupAgentTest
         assertFalse(invoker.isClosed(), "the agent still runs");
     }
 
-    private static GroupCall<Object> throwing(final Error fault, final AtomicInteger woken)
+    private static CoordinatorCall<GroupCoordinator, Object> throwing(final Error fault, final AtomicInteger woken)
     {
-        return new GroupCall<>((c, now) ->
+        return new CoordinatorCall<>((GroupCoordinator)null, (c, now) ->
         {
             throw fault;
         }, (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
@@ -266,20 +273,20 @@ class GroupAgentTest
     @Test
     void aVirtualMachineErrorStopsTheAgentAndItsCallsAreAbandoned()
     {
-        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(a));
         invoker.invoke();
         assertTrue(a.answered());
         final AtomicInteger wokenWaiting = new AtomicInteger();
-        final GroupCall<GroupCoordinator.JoinWaiter> waiting = join("", 10_000, wokenWaiting);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> waiting = join("", 10_000, wokenWaiting);
         assertTrue(agent.offer(waiting));
         invoker.invoke();
         assertEquals(1, agent.waiting(), "the second member's join waits for the first to rejoin");
 
-        final GroupCall<Object> failing = throwing(new OutOfMemoryError("simulated: a group request ran out of memory"),
+        final CoordinatorCall<GroupCoordinator, Object> failing = throwing(new OutOfMemoryError("simulated: a group request ran out of memory"),
             new AtomicInteger());
         final AtomicInteger wokenBehind = new AtomicInteger();
-        final GroupCall<GroupCoordinator.JoinWaiter> behind = join("", 10_000, wokenBehind);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> behind = join("", 10_000, wokenBehind);
         assertTrue(agent.offer(failing));
         assertTrue(agent.offer(behind));
         invoker.invoke();
@@ -307,11 +314,11 @@ class GroupAgentTest
     {
         final AtomicBoolean die = new AtomicBoolean();
         agent.start(parking(die));
-        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(a));
-        final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(b));
-        agent.call((c, now) -> null).get(20, TimeUnit.SECONDS); // queued behind both: both were run
+        agent.call(coordinator, (c, now) -> null).get(20, TimeUnit.SECONDS); // queued behind both: both were run
         assertTrue(a.answered());
         assertFalse(b.answered(), "the second member's join waits for the first to rejoin");
 
@@ -325,10 +332,10 @@ class GroupAgentTest
         });
         assertTrue(held.await(20, TimeUnit.SECONDS));
         final long runBefore = agent.callsRun(); // the task is counted once it returns
-        final List<GroupCall<?>> queued = new ArrayList<>();
-        for (int i = 0; i < GroupAgent.CALL_LIMIT + 3; i++)
+        final List<CoordinatorCall<?, ?>> queued = new ArrayList<>();
+        for (int i = 0; i < CoordinatorAgent.CALL_LIMIT + 3; i++)
         {
-            final GroupCall<GroupCoordinator.Description> describe = new GroupCall<>((c, now) -> c.describe(GROUP),
+            final CoordinatorCall<GroupCoordinator, GroupCoordinator.Description> describe = new CoordinatorCall<>(coordinator, (c, now) -> c.describe(GROUP),
                 (o, at, r) -> at, (o, at, e) -> at, () -> { });
             assertTrue(agent.offer(describe));
             queued.add(describe);
@@ -336,16 +343,16 @@ class GroupAgentTest
         die.set(true);
         release.countDown();
 
-        await(() -> b.answered() && queued.stream().allMatch(GroupCall::answered), Duration.ofSeconds(20),
+        await(() -> b.answered() && queued.stream().allMatch(CoordinatorCall::answered), Duration.ofSeconds(20),
             "the waiting join and every queued call answered once the agent's thread died");
         assertTrue(b.abandoned(), "the waiting join: COORDINATOR_NOT_AVAILABLE");
         final long runAfter = agent.callsRun();
         final long ranQueued = runAfter - runBefore - 1; // less the task
-        final long abandoned = queued.stream().filter(GroupCall::abandoned).count();
+        final long abandoned = queued.stream().filter(CoordinatorCall::abandoned).count();
         assertEquals(queued.size() - ranQueued, abandoned, "each queued call was run or abandoned");
         assertTrue(abandoned >= 4, "the pass that ran the task ran at most CALL_LIMIT calls: " + abandoned);
 
-        final GroupCall<GroupCoordinator.JoinWaiter> late = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> late = join("", 10_000, new AtomicInteger());
         assertFalse(agent.offer(late), "a call for a dead agent is refused (its network thread answers COORDINATOR_NOT_AVAILABLE)");
         // the Error, reported by Agrona's AgentRunner (its duty cycle's catch) before it rethrew it
         expectedErrors = 1;
@@ -371,7 +378,7 @@ class GroupAgentTest
         }));
         assertTrue(held.await(20, TimeUnit.SECONDS));
         final AtomicInteger wakes = new AtomicInteger();
-        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        final CoordinatorCall<GroupCoordinator, Object> failing = new CoordinatorCall<>(coordinator, (c, now) ->
         {
             throw new AssertionError("a defect in a group request");
         }, (out, at, result) -> at, (out, at, error) -> at, () ->
@@ -381,7 +388,7 @@ class GroupAgentTest
                 throw new InternalError("simulated: waking the network thread failed");
             }
         });
-        final GroupCall<GroupCoordinator.Description> behind = new GroupCall<>((c, now) -> c.describe(GROUP),
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.Description> behind = new CoordinatorCall<>(coordinator, (c, now) -> c.describe(GROUP),
             (o, at, r) -> at, (o, at, e) -> at, () -> { });
         assertTrue(agent.offer(failing));
         assertTrue(agent.offer(behind));
@@ -406,7 +413,7 @@ class GroupAgentTest
     void aWakeThatThrowsIsDoneAgainByTheNextPass()
     {
         final AtomicInteger wakes = new AtomicInteger();
-        final GroupCall<Object> failing = new GroupCall<>((c, now) ->
+        final CoordinatorCall<GroupCoordinator, Object> failing = new CoordinatorCall<>(coordinator, (c, now) ->
         {
             throw new AssertionError("a defect in a group request");
         }, (out, at, result) -> at, (out, at, error) -> at, () ->
@@ -505,9 +512,10 @@ class GroupAgentTest
     @Test
     void aWriteWhoseApplyingThrowsIsNotReportedDone()
     {
-        final GroupStore store = new GroupStore(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1, clock);
+        final CoordinatorLog log = new CoordinatorLog(topics, new AdminAgent(topics), new LogThread[] {logThread}, 1, clock);
+        final CoordinatorTopic store = log.topic(GroupCoordinator.OFFSETS_TOPIC, settings.offsetsTopicPartitions(), java.util.Map.of());
         final AtomicInteger applied = new AtomicInteger();
-        final GroupStore.Write write = store.write(GROUP, GroupRecords.groupKey(GROUP), null, error ->
+        final CoordinatorLog.Write write = store.write(GROUP, GroupRecords.groupKey(GROUP), null, error ->
         {
             applied.incrementAndGet();
             assertEquals(Errors.NONE, error);
@@ -527,9 +535,9 @@ class GroupAgentTest
         {
             logThreadInvoker.close();
         }
-        assertThrows(IllegalStateException.class, store::drain);
+        assertThrows(IllegalStateException.class, log::drain);
         assertEquals(1, applied.get(), "the answer was applied (and threw)");
-        assertFalse(write.done, "not done: what waits for it times out");
+        assertFalse(write.done(), "not done: what waits for it times out");
         final AwaitingWrites<String> awaiting = new AwaitingWrites<>("commit", List.of(write), 0);
         assertFalse(awaiting.complete(AwaitingWrites.TIMEOUT_MS - 1));
         assertTrue(awaiting.complete(AwaitingWrites.TIMEOUT_MS));
@@ -621,14 +629,14 @@ class GroupAgentTest
         final String[] members = twoMembersCompletingRebalance();
         final String follower = members[1];
         final AtomicInteger wokenFirst = new AtomicInteger();
-        final GroupCall<GroupCoordinator.SyncWaiter> first = sync(follower, 2, wokenFirst);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.SyncWaiter> first = sync(follower, 2, wokenFirst);
         assertTrue(agent.offer(first));
         invoker.invoke();
         assertFalse(first.answered(), "the follower's SyncGroup waits for the leader's assignment");
         assertEquals(1, agent.waiting());
 
         final AtomicInteger wokenSecond = new AtomicInteger();
-        final GroupCall<GroupCoordinator.SyncWaiter> second = sync(follower, 2, wokenSecond);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.SyncWaiter> second = sync(follower, 2, wokenSecond);
         assertTrue(agent.offer(second));
         invoker.invoke();
         assertTrue(first.answered(), "the replaced SyncGroup is answered");
@@ -638,7 +646,7 @@ class GroupAgentTest
         assertEquals(1, agent.waiting(), "only the new one waits on the agent");
 
         // the follower leaves: its waiting SyncGroup is failed and nothing is left on the agent
-        assertTrue(agent.offer(new GroupCall<>((c, now) -> c.leave(GROUP, List.of(new GroupCoordinator.MemberIdentity(follower, null))),
+        assertTrue(agent.offer(new CoordinatorCall<>(coordinator, (c, now) -> c.leave(GROUP, List.of(new GroupCoordinator.MemberIdentity(follower, null))),
             (o, at, r) -> at, (o, at, e) -> at, () -> { })));
         invoker.invoke();
         assertTrue(second.answered());
@@ -648,7 +656,7 @@ class GroupAgentTest
     }
 
     /**
-     * A waiting SyncGroup whose connection closed ({@link GroupCall#cancel}, by its network thread)
+     * A waiting SyncGroup whose connection closed ({@link CoordinatorCall#cancel}, by its network thread)
      * leaves the agent's waiting calls at the next pass, unanswered and without changing the group:
      * the member still waits for its assignment (a SyncGroup has no deadline of its own, so before
      * this it waited on the agent until the group moved on, or forever once replaced).
@@ -658,13 +666,13 @@ class GroupAgentTest
     {
         final String[] members = twoMembersCompletingRebalance();
         final AtomicInteger woken = new AtomicInteger();
-        final GroupCall<GroupCoordinator.SyncWaiter> waiting = sync(members[1], 2, woken);
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.SyncWaiter> waiting = sync(members[1], 2, woken);
         assertTrue(agent.offer(waiting));
         invoker.invoke();
         assertEquals(1, agent.waiting());
 
         waiting.cancel(); // the network thread, as the connection closed
-        final GroupCall<GroupCoordinator.Description> describe = new GroupCall<>((c, now) -> c.describe(GROUP),
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.Description> describe = new CoordinatorCall<>(coordinator, (c, now) -> c.describe(GROUP),
             (o, at, r) -> at, (o, at, e) -> at, () -> { });
         assertTrue(agent.offer(describe));
         invoker.invoke();
@@ -681,11 +689,11 @@ class GroupAgentTest
      */
     private String[] twoMembersCompletingRebalance()
     {
-        final GroupCall<GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> a = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(a));
         invoker.invoke();
         final String leader = a.result().memberId;
-        final GroupCall<GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> b = join("", 10_000, new AtomicInteger());
         assertTrue(agent.offer(b));
         invoker.invoke();
         assertTrue(agent.offer(join(leader, 10_000, new AtomicInteger())));
@@ -699,15 +707,15 @@ class GroupAgentTest
         return new String[] {leader, b.result().memberId};
     }
 
-    private GroupCall<GroupCoordinator.SyncWaiter> sync(final String memberId, final int generation, final AtomicInteger woken)
+    private CoordinatorCall<GroupCoordinator, GroupCoordinator.SyncWaiter> sync(final String memberId, final int generation, final AtomicInteger woken)
     {
-        return new GroupCall<>((c, now) -> c.sync(GROUP, generation, memberId, null, null, null, java.util.Map.of()),
+        return new CoordinatorCall<>(coordinator, (c, now) -> c.sync(GROUP, generation, memberId, null, null, null, java.util.Map.of()),
             (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
     }
 
-    private GroupCall<GroupCoordinator.JoinWaiter> join(final String memberId, final int sessionMs, final AtomicInteger woken)
+    private CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> join(final String memberId, final int sessionMs, final AtomicInteger woken)
     {
-        return new GroupCall<>((c, now) -> c.join(GROUP, memberId, null, "client", "/127.0.0.1", sessionMs, 60_000, "consumer",
+        return new CoordinatorCall<>(coordinator, (c, now) -> c.join(GROUP, memberId, null, "client", "/127.0.0.1", sessionMs, 60_000, "consumer",
             List.of(new Member.Protocol("range", new byte[] {1})), false, false),
             (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet);
     }

@@ -2,6 +2,7 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
@@ -83,7 +84,7 @@ class GroupPartitionsTest
         for (final String g : groups)
         {
             expected.add(Utils.abs(g.hashCode()) % PARTITIONS);
-            assertEquals(Utils.abs(g.hashCode()) % PARTITIONS, GroupCoordinator.partitionFor(g, PARTITIONS));
+            assertEquals(Utils.abs(g.hashCode()) % PARTITIONS, CoordinatorTopic.partitionFor(g, PARTITIONS));
         }
         try (Broker broker = start(); Admin admin = admin(broker))
         {

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.config.BrokerConfig;
@@ -56,7 +58,7 @@ class OffsetCommitRaceTest
         {
             broker.admin().createTopic(TOPIC, 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS);
             final GroupCoordinator coordinator = broker.groups();
-            final GroupAgent agent = coordinator.agent();
+            final CoordinatorAgent agent = coordinator.agent();
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + broker.address().getPort(),
                 ConsumerConfig.GROUP_ID_CONFIG, GROUP, ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic",
@@ -83,7 +85,7 @@ class OffsetCommitRaceTest
                 {
                     coordinator.commitHooks = null; // this commit only
                     stepAtCheck.set(step(agent));
-                    leave.set(agent.call((c, now) -> c.leave(GROUP, List.of(new GroupCoordinator.MemberIdentity(member.memberId(), null)))));
+                    leave.set(agent.call(coordinator, (c, now) -> c.leave(GROUP, List.of(new GroupCoordinator.MemberIdentity(member.memberId(), null)))));
                 };
                 final Runnable beforeStored = () ->
                 {
@@ -102,7 +104,7 @@ class OffsetCommitRaceTest
                 assertTrue(leaveQueuedAtStore.get(), "the leave was waiting for the agent when the commit was stored");
                 assertFalse(leftBeforeStore.get(), "the member left between its commit's generation check and the store");
                 assertEquals(member.generationId(), generationAtStore.get(), "the group's generation when the commit was stored");
-                assertEquals(7, agent.call((c, now) -> c.committed(GROUP, TOPIC, 0)).get(20, TimeUnit.SECONDS).offset(), "stored");
+                assertEquals(7, agent.call(coordinator, (c, now) -> c.committed(GROUP, TOPIC, 0)).get(20, TimeUnit.SECONDS).offset(), "stored");
                 assertEquals(List.of(Errors.NONE), leave.get().get(20, TimeUnit.SECONDS), "the leave completed once the commit was done");
             }
         }
@@ -113,7 +115,7 @@ class OffsetCommitRaceTest
     }
 
     /** Where a hook runs: the thread, and how many calls the agent had run before the one it is in. */
-    private static String step(final GroupAgent agent)
+    private static String step(final CoordinatorAgent agent)
     {
         return Thread.currentThread().getName() + " in call " + agent.callsRun();
     }

@@ -1,4 +1,4 @@
-package io.ferrite.broker.group;
+package io.ferrite.broker.coordinator;
 
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.NanoClock;
@@ -6,7 +6,7 @@ import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.SystemNanoClock;
 
 /**
- * The group coordinator's time, read once per pass of its agent ({@link #update}) and given to what
+ * The coordinators' time, read once per pass of their agent ({@link #update}) and given to what
  * the pass runs. Two readings, for two uses:
  * <ul>
  * <li>{@link #nowMs}: what deadlines are set by and due by — sessions, rebalance and initial delays,
@@ -20,9 +20,9 @@ import org.agrona.concurrent.SystemNanoClock;
  * compares with, and the commit timestamps (a commit is stamped in the pass that runs it).</li>
  * </ul>
  * Production uses the system clocks; a test gives clocks it moves by hand and steps the agent.
- * Not thread-safe: the agent's (and {@link GroupCoordinator#load} before the agent runs).
+ * Not thread-safe: the agent's (and a coordinator's load before the agent runs).
  */
-final class GroupClock
+public final class CoordinatorClock
 {
     private final EpochClock wall;
     private final NanoClock monotonic;
@@ -31,7 +31,7 @@ final class GroupClock
     private long nowMs;
     private long wallMs;
 
-    GroupClock(final EpochClock wall, final NanoClock monotonic)
+    public CoordinatorClock(final EpochClock wall, final NanoClock monotonic)
     {
         this.wall = wall;
         this.monotonic = monotonic;
@@ -41,13 +41,13 @@ final class GroupClock
         this.wallMs = startMs;
     }
 
-    static GroupClock system()
+    public static CoordinatorClock system()
     {
-        return new GroupClock(SystemEpochClock.INSTANCE, SystemNanoClock.INSTANCE);
+        return new CoordinatorClock(SystemEpochClock.INSTANCE, SystemNanoClock.INSTANCE);
     }
 
     /** Reads both clocks (at the start of a pass); returns {@link #nowMs}. */
-    long update()
+    public long update()
     {
         wallMs = wall.time();
         nowMs = startMs + (monotonic.nanoTime() - startNs) / 1_000_000L;
@@ -55,13 +55,13 @@ final class GroupClock
     }
 
     /** Monotonic milliseconds (on the wall clock's scale at the start) as of the last {@link #update}: for deadlines. */
-    long nowMs()
+    public long nowMs()
     {
         return nowMs;
     }
 
     /** The wall time as of the last {@link #update}: for timestamps kept or written. */
-    long wallMs()
+    public long wallMs()
     {
         return wallMs;
     }

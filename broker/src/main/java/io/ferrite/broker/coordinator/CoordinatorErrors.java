@@ -1,4 +1,4 @@
-package io.ferrite.broker.group;
+package io.ferrite.broker.coordinator;
 
 import io.ferrite.broker.logthread.LogThreadFaults;
 import org.agrona.ErrorHandler;
@@ -9,18 +9,18 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * The group coordinator agent's {@link ErrorHandler}: what a command, a timer pass or the drain of
+ * The coordinators' agent's {@link ErrorHandler}: what a command, a timer pass or the drain of
  * the log threads' answers threw. Each is counted; each distinct one (its class and where it was
  * thrown) is logged once with its stack trace, so a defect every heartbeat meets does not bury its
  * first trace. The agent carries on after any of them, an {@link Error} included, except a {@link
- * VirtualMachineError} (out of memory, stack overflow: the JVM itself is failing, and the groups may
+ * VirtualMachineError} (out of memory, stack overflow: the JVM itself is failing, and what the coordinators hold may
  * be half changed), which stops it ({@link #survive}; the same rule as the log threads', {@link
- * LogThreadFaults#survivable}): every group request is then answered COORDINATOR_NOT_AVAILABLE.
+ * LogThreadFaults#survivable}): every coordinator request is then answered COORDINATOR_NOT_AVAILABLE.
  * Written by the agent only.
  */
-final class GroupErrors implements ErrorHandler
+final class CoordinatorErrors implements ErrorHandler
 {
-    private static final Logger LOG = LoggerFactory.getLogger(GroupErrors.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorErrors.class);
     /** Distinct errors remembered: a defect whose stack varies must not grow the set without end. */
     private static final int MAX_DISTINCT = 64;
 
@@ -51,15 +51,15 @@ final class GroupErrors implements ErrorHandler
         {
             if (!survivable)
             {
-                LOG.error("group coordinator: {} is not survivable (the JVM itself is failing): the coordinator stops, " +
-                    "every group request gets COORDINATOR_NOT_AVAILABLE until the broker restarts", error, error);
+                LOG.error("coordinators: {} is not survivable (the JVM itself is failing): the coordinator stops, " +
+                    "every coordinator request gets COORDINATOR_NOT_AVAILABLE until the broker restarts", error, error);
                 return false;
             }
             final StackTraceElement[] at = error.getStackTrace();
             final String kind = error.getClass().getName() + (at.length > 0 ? " at " + at[0] : "");
             if (logged.size() < MAX_DISTINCT && logged.add(kind))
             {
-                LOG.error("group coordinator: {} (the coordinator carries on; later errors of this kind are only counted)", error,
+                LOG.error("coordinators: {} (the agent carries on; later errors of this kind are only counted)", error,
                     error);
             }
         }

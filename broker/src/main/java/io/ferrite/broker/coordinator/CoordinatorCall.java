@@ -1,4 +1,4 @@
-package io.ferrite.broker.group;
+package io.ferrite.broker.coordinator;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
@@ -10,7 +10,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * One group request handed by its network thread to the coordinator's agent ({@link GroupAgent}),
+ * One coordinator request (a group's, a transaction's) handed by its network thread to the coordinators' agent ({@link CoordinatorAgent}),
  * and that request's deferred answer. The handler decodes the request into plain values (the work
  * below captures them: nothing of the connection's buffers), {@link #submit}s the call and defers
  * its response to it; the connection reads nothing more meanwhile, which keeps pipelined answers in
@@ -26,31 +26,31 @@ import java.lang.invoke.VarHandle;
  * the agent and published by the release store of the state; the network thread reads it after an
  * acquire load.
  */
-final class GroupCall<R> implements PendingResponse
+public final class CoordinatorCall<C, R> implements PendingResponse
 {
-    /** The request's work, on the agent: returns its result (an {@link Outcome} when it may wait). */
+    /** The request's work, on the agent, with its coordinator: returns its result (an {@link Outcome} when it may wait). */
     @FunctionalInterface
-    interface Work<R>
+    public interface Work<C, R>
     {
-        R run(GroupCoordinator coordinator, long nowMs);
+        R run(C coordinator, long nowMs);
     }
 
     /** Writes the response body from the result, on the network thread; returns where it ends. */
     @FunctionalInterface
-    interface Writer<R>
+    public interface Writer<R>
     {
         int write(MutableDirectBuffer out, int outOffset, R result);
     }
 
     /** Writes the response body of a request the coordinator did not take (its queue full, or it stopped). */
     @FunctionalInterface
-    interface Refusal
+    public interface Refusal
     {
         int write(MutableDirectBuffer out, int outOffset, short error);
     }
 
     /** A result that may not be final when its work returns: the agent asks again after each change and each tick. */
-    interface Outcome
+    public interface Outcome
     {
         /** On the agent: whether the result is final (may settle it, e.g. as timed out). */
         boolean complete(long nowMs);
@@ -66,7 +66,7 @@ final class GroupCall<R> implements PendingResponse
     {
         try
         {
-            STATE = MethodHandles.lookup().findVarHandle(GroupCall.class, "state", int.class);
+            STATE = MethodHandles.lookup().findVarHandle(CoordinatorCall.class, "state", int.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -74,7 +74,9 @@ final class GroupCall<R> implements PendingResponse
         }
     }
 
-    private final Work<R> work;
+    /** The coordinator the work runs on (what it may touch, on the agent). */
+    private final C coordinator;
+    private final Work<C, R> work;
     private final Writer<R> writer;
     private final Refusal refusal;
     /** Wakes the network thread that waits for the answer. */
@@ -87,8 +89,10 @@ final class GroupCall<R> implements PendingResponse
     private volatile boolean cancelled;
 
     /** The call of {@link #submit}; tests make one with no connection behind it and offer it to the agent themselves. */
-    GroupCall(final Work<R> work, final Writer<R> writer, final Refusal refusal, final Runnable waker)
+    public CoordinatorCall(final C coordinator, final Work<C, R> work, final Writer<R> writer, final Refusal refusal,
+        final Runnable waker)
     {
+        this.coordinator = coordinator;
         this.work = work;
         this.writer = writer;
         this.refusal = refusal;
@@ -100,11 +104,12 @@ final class GroupCall<R> implements PendingResponse
      * it; when the agent's queue is full, answers at once with {@code refusal} (COORDINATOR_NOT_AVAILABLE:
      * the client retries).
      */
-    static <R> int submit(final GroupCoordinator coordinator, final Connection connection, final Runnable waker,
-        final MutableDirectBuffer out, final int outOffset, final Work<R> work, final Writer<R> writer, final Refusal refusal)
+    public static <C, R> int submit(final CoordinatorAgent agent, final C coordinator, final Connection connection,
+        final Runnable waker, final MutableDirectBuffer out, final int outOffset, final Work<C, R> work, final Writer<R> writer,
+        final Refusal refusal)
     {
-        final GroupCall<R> call = new GroupCall<>(work, writer, refusal, waker);
-        if (!coordinator.agent().offer(call))
+        final CoordinatorCall<C, R> call = new CoordinatorCall<>(coordinator, work, writer, refusal, waker);
+        if (!agent.offer(call))
         {
             return refusal.write(out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE);
         }
@@ -113,16 +118,17 @@ final class GroupCall<R> implements PendingResponse
     }
 
     /**
-     * A task for {@link GroupAgent#call}: its result (as its work returned it, even a waiter not done
+     * A task for {@link CoordinatorAgent#call}: its result (as its work returned it, even a waiter not done
      * yet) or failure completes {@code future} on the agent; abandoned, it completes exceptionally.
      */
-    static <R> GroupCall<R> task(final Work<R> work, final java.util.concurrent.CompletableFuture<R> future)
+    static <C, R> CoordinatorCall<C, R> task(final C coordinator, final Work<C, R> work,
+        final java.util.concurrent.CompletableFuture<R> future)
     {
-        return new GroupCall<>((coordinator, nowMs) ->
+        return new CoordinatorCall<>(coordinator, (c, nowMs) ->
         {
             try
             {
-                final R result = work.run(coordinator, nowMs);
+                final R result = work.run(c, nowMs);
                 future.complete(result);
                 return result;
             }
@@ -135,13 +141,13 @@ final class GroupCall<R> implements PendingResponse
         {
             if (!future.isDone())
             {
-                future.completeExceptionally(new IllegalStateException("not run: the group coordinator stopped"));
+                future.completeExceptionally(new IllegalStateException("not run: the coordinators' agent stopped"));
             }
         });
     }
 
     /** On the agent: runs the work; true when the answer is published, false when it waits ({@link #settle} later). */
-    boolean run(final GroupCoordinator coordinator, final long nowMs)
+    boolean run(final long nowMs)
     {
         result = work.run(coordinator, nowMs);
         return settle(nowMs);
@@ -188,19 +194,19 @@ final class GroupCall<R> implements PendingResponse
     }
 
     /** Whether the agent ended the call (answered, failed or abandoned); any thread. */
-    boolean answered()
+    public boolean answered()
     {
         return (int)STATE.getAcquire(this) != QUEUED;
     }
 
     /** Whether the agent stopped before answering it: its connection gets COORDINATOR_NOT_AVAILABLE (any thread). */
-    boolean abandoned()
+    public boolean abandoned()
     {
         return (int)STATE.getAcquire(this) == ABANDONED;
     }
 
     /** The result, once {@link #answered} (read after that acquire). */
-    R result()
+    public R result()
     {
         return result;
     }
@@ -233,7 +239,7 @@ final class GroupCall<R> implements PendingResponse
     }
 
     /** On the agent: whether its connection closed ({@link #cancel}); such a call is no longer answered. */
-    boolean cancelled()
+    public boolean cancelled()
     {
         return cancelled;
     }

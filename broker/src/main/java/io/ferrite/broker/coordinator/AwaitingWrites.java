@@ -1,18 +1,18 @@
-package io.ferrite.broker.group;
+package io.ferrite.broker.coordinator;
 
 import io.ferrite.broker.Errors;
 
 import java.util.List;
 
 /**
- * The outcome of a group write request (OffsetCommit, DeleteGroups, OffsetDelete): what the
+ * The outcome of a coordinator write request (OffsetCommit, DeleteGroups, OffsetDelete): what the
  * coordinator answered at once ({@code value}), final once the log threads answered its writes
- * ({@link GroupStore.Write}): in flush durability once appended, in fsync durability once the group
+ * ({@link CoordinatorLog.Write}): in flush durability once appended, in fsync durability once the group
  * fsync covers them (the log thread holds its answer until then). The agent asks {@link #complete}
  * after every pass that changed anything and at every tick; the network thread writes the response
- * from {@link #value} and {@link #outcomes} once its {@link GroupCall} is published.
+ * from {@link #value} and {@link #outcomes} once its {@link CoordinatorCall} is published.
  */
-final class AwaitingWrites<T> implements GroupCall.Outcome
+public final class AwaitingWrites<T> implements CoordinatorCall.Outcome
 {
     /**
      * How long an answer waits for its writes: Kafka's offsets.commit.timeout.ms default. After it a
@@ -20,14 +20,14 @@ final class AwaitingWrites<T> implements GroupCall.Outcome
      * retries); when its log thread answers it later, what it wrote is applied all the same, as Kafka
      * keeps a write it timed out on.
      */
-    static final long TIMEOUT_MS = 5_000;
+    public static final long TIMEOUT_MS = 5_000;
 
     private final T value;
-    private final List<GroupStore.Write> writes;
+    private final List<CoordinatorLog.Write> writes;
     private final short[] outcomes;
     private final long deadlineMs;
 
-    AwaitingWrites(final T value, final List<GroupStore.Write> writes, final long nowMs)
+    public AwaitingWrites(final T value, final List<CoordinatorLog.Write> writes, final long nowMs)
     {
         this.value = value;
         this.writes = writes;
@@ -41,7 +41,7 @@ final class AwaitingWrites<T> implements GroupCall.Outcome
     {
         for (int i = 0; i < outcomes.length; i++)
         {
-            final GroupStore.Write w = writes.get(i);
+            final CoordinatorLog.Write w = writes.get(i);
             if (w.done)
             {
                 outcomes[i] = w.error;
@@ -59,19 +59,19 @@ final class AwaitingWrites<T> implements GroupCall.Outcome
     }
 
     /** What the coordinator answered when it made the writes. */
-    T value()
+    public T value()
     {
         return value;
     }
 
     /** For each write (in the order given) NONE or the error it ended with; final once complete. */
-    short[] outcomes()
+    public short[] outcomes()
     {
         return outcomes;
     }
 
     /** The first write's outcome, or {@code none} when there was no write. */
-    short firstOutcome(final short none)
+    public short firstOutcome(final short none)
     {
         return outcomes.length == 0 ? none : outcomes[0];
     }

@@ -1,4 +1,4 @@
-package io.ferrite.broker.group;
+package io.ferrite.broker.coordinator;
 
 import io.ferrite.log.GoingOnAfterInterrupt;
 import org.agrona.concurrent.Agent;
@@ -16,16 +16,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The group coordinator's thread, as an Agrona {@link Agent}: the only thread that touches the
- * groups, the coordinator's {@link GroupStore} and its sender slot on the log threads' queues. One
- * {@link #doWork} pass runs the group requests the network threads queued ({@link GroupCall}s, at
- * most {@value #CALL_LIMIT}, each after applying what the log threads answered to the coordinator's
- * writes to {@code __consumer_offsets}), applies those answers, and every {@value GroupTimers#TICK_MS}
- * ms runs the coordinator's timed work ({@link GroupTimers}: member-id expiry, join deadlines,
+ * The coordinators' thread, as an Agrona {@link Agent}: the only thread that touches what the
+ * coordinators own (the groups), their {@link CoordinatorLog} and its sender slot on the log threads'
+ * queues. One {@link #doWork} pass runs the requests the network threads queued ({@link CoordinatorCall}s,
+ * at most {@value #CALL_LIMIT}, each after applying what the log threads answered to the coordinators'
+ * writes to their internal topics), applies those answers, and every {@value #TICK_MS} ms runs the
+ * coordinators' timed work ({@link Duties#tick}: for the groups member-id expiry, join deadlines,
  * session expiry, offset retention). After a pass that changed anything it asks each call still
  * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
  * publishes those that are: their network threads are woken then, and never poll the coordinator.
- * What a pass meets that throws — an {@link Error} too — goes to {@link GroupErrors} and the agent
+ * What a pass meets that throws — an {@link Error} too — goes to {@link CoordinatorErrors} and the agent
  * carries on; a call whose work threw closes its connection. Except after a {@link
  * VirtualMachineError} (the JVM is failing; the groups may be half changed): the agent then runs
  * nothing more, refuses new calls and stops at the end of that pass, answering what is queued or
@@ -34,34 +34,45 @@ import java.util.concurrent.locks.LockSupport;
  * thread end anyway, new calls are refused, those queued or waiting are answered
  * COORDINATOR_NOT_AVAILABLE all the same, and the call it had in hand is ended so, or if it was ended,
  * its network thread woken again ({@link #runToEnd}). A waiting call whose connection closed
- * ({@link GroupCall#cancel}) is dropped at the next settling.
+ * ({@link CoordinatorCall#cancel}) is dropped at the next settling.
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
  * (at most until the next tick) and is unparked by a call queued and by a log thread answering the
  * coordinator ({@link #wake}); a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
  * instead (never both).
  */
-public final class GroupAgent implements Agent, AutoCloseable
+public final class CoordinatorAgent implements Agent, AutoCloseable
 {
-    private static final Logger LOG = LoggerFactory.getLogger(GroupAgent.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorAgent.class);
     private static final long CLOSE_WAIT_MS = 10_000;
     /**
-     * Group requests queued at most. A connection has at most one group request at the agent (it
-     * reads nothing more until that one is answered), so this is 4096 connections sending group
+     * Requests queued at most. A connection has at most one coordinator request at the agent (it
+     * reads nothing more until that one is answered), so this is 4096 connections sending coordinator
      * requests at the same moment; one more is answered COORDINATOR_NOT_AVAILABLE, and retried.
      */
-    static final int QUEUE_CAPACITY = 4096;
+    public static final int QUEUE_CAPACITY = 4096;
     /** Calls run per pass: bounds how late a tick or a log thread's answer is seen behind a burst. */
-    static final int CALL_LIMIT = 64;
+    public static final int CALL_LIMIT = 64;
+    /** The period of the timed work ({@link Duties#tick}). */
+    public static final long TICK_MS = 50;
 
-    private final GroupCoordinator coordinator;
-    private final GroupTimers timers;
+    /** What the agent runs besides the calls: the coordinators' side of it. */
+    public interface Duties
+    {
+        /** Applies what the log threads answered to the coordinators' writes, oldest first; returns how many. */
+        int applyAnsweredWrites();
+
+        /** The timed work, every {@value #TICK_MS} ms. */
+        void tick(long nowMs);
+    }
+
+    private final Duties duties;
     /** Read once per pass: deadlines by its monotonic reading, timestamps by its wall reading. */
-    private final GroupClock clock;
-    private final GroupErrors errors = new GroupErrors();
-    private final ManyToOneConcurrentArrayQueue<GroupCall<?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
+    private final CoordinatorClock clock;
+    private final CoordinatorErrors errors = new CoordinatorErrors();
+    private final ManyToOneConcurrentArrayQueue<CoordinatorCall<?, ?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
-    private final ArrayList<GroupCall<?>> waiting = new ArrayList<>();
+    private final ArrayList<CoordinatorCall<?, ?>> waiting = new ArrayList<>();
     /**
      * Set by {@link #close}, and when the agent's thread ended: later calls are refused (the network
      * threads stopped before, in the broker's close).
@@ -75,47 +86,46 @@ public final class GroupAgent implements Agent, AutoCloseable
     private volatile Thread thread;
     private AgentRunner runner;
     private long nextTickMs;
-    /** Set on the agent by a fault it cannot survive ({@link GroupErrors#survive}): it stops at the end of the pass. */
+    /** Set on the agent by a fault it cannot survive ({@link CoordinatorErrors#survive}): it stops at the end of the pass. */
     private boolean failed;
     /**
      * The call taken from the queue whose pass has not yet seen it to its end (agent only): in neither
      * the queue nor {@link #waiting}, so only this reaches it if a throw leaves the pass meanwhile —
      * the next pass, or the thread's end, sees it ended or its network thread woken again.
      */
-    private GroupCall<?> inHand;
+    private CoordinatorCall<?, ?> inHand;
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
     private volatile long callsRun;
 
-    GroupAgent(final GroupCoordinator coordinator, final GroupTimers timers, final GroupClock clock)
+    public CoordinatorAgent(final Duties duties, final CoordinatorClock clock)
     {
-        this.coordinator = coordinator;
-        this.timers = timers;
+        this.duties = duties;
         this.clock = clock;
     }
 
     @Override
     public String roleName()
     {
-        return "ferrite-group-coordinator";
+        return "ferrite-coordinator";
     }
 
     /** Runs this agent on a daemon thread of its own. */
-    void start()
+    public void start()
     {
         // a few spins and yields after work (a commit's answer often follows its write within
         // microseconds), then parks growing to one tick: an idle coordinator wakes 20 times a second
         // (a tick is not work, so it does not restart the backoff) and a tick is at most one park late
         start(new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
-            TimeUnit.MILLISECONDS.toNanos(GroupTimers.TICK_MS)));
+            TimeUnit.MILLISECONDS.toNanos(TICK_MS)));
     }
 
     /** {@link #start} with the runner's idle strategy given (tests: one that fails as asked). */
-    void start(final IdleStrategy idle)
+    public void start(final IdleStrategy idle)
     {
-        // a stray interrupt cleared and reported: Agrona's runner would end its run on it, and every group
+        // a stray interrupt cleared and reported: Agrona's runner would end its run on it, and every coordinator
         // request would then meet a stopped coordinator (it costs at most a wait for __consumer_offsets it cut)
         runner = new AgentRunner(new GoingOnAfterInterrupt(idle, () -> errors.onError(
-            new IllegalStateException("the group coordinator's thread was interrupted; it goes on"))), errors, null, this);
+            new IllegalStateException("the coordinators' thread was interrupted; it goes on"))), errors, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
             final Thread t = new Thread(() -> runToEnd(r));
@@ -128,7 +138,7 @@ public final class GroupAgent implements Agent, AutoCloseable
      * The agent's thread: its runner's loop, and however that ends {@link #stopped}. Agrona's
      * AgentRunner rethrows an {@link Error} that escapes its duty cycle and then skips {@link
      * #onClose}: without this, calls would be taken for an agent nobody runs, and those queued or
-     * waiting never answered (their answers have no deadline: {@link GroupCall#deadlineMs}).
+     * waiting never answered (their answers have no deadline: {@link CoordinatorCall#deadlineMs}).
      */
     private void runToEnd(final Runnable loop)
     {
@@ -152,7 +162,7 @@ public final class GroupAgent implements Agent, AutoCloseable
         closed = true;
         stopped = true;
         thread = null;
-        final GroupCall<?> left = inHand;
+        final CoordinatorCall<?, ?> left = inHand;
         if (left != null)
         {
             // taken, and its pass ended by an Error before it was seen to its end: ended here, or at
@@ -163,8 +173,8 @@ public final class GroupAgent implements Agent, AutoCloseable
         abandonAll();
     }
 
-    /** Ends {@code call} as abandoned (or, {@code atLast}, as {@link GroupCall#endAtLast}); a wake that throws costs only its own call. */
-    private void endQuietly(final GroupCall<?> call, final boolean atLast)
+    /** Ends {@code call} as abandoned (or, {@code atLast}, as {@link CoordinatorCall#endAtLast}); a wake that throws costs only its own call. */
+    private void endQuietly(final CoordinatorCall<?, ?> call, final boolean atLast)
     {
         try
         {
@@ -184,7 +194,7 @@ public final class GroupAgent implements Agent, AutoCloseable
     }
 
     /** From a network thread: queues {@code call} and wakes the agent; false when the queue is full or the agent stopped. */
-    boolean offer(final GroupCall<?> call)
+    public boolean offer(final CoordinatorCall<?, ?> call)
     {
         if (closed || !calls.offer(call))
         {
@@ -204,12 +214,12 @@ public final class GroupAgent implements Agent, AutoCloseable
      * For tests (never a network thread): runs {@code work} on the agent, in turn with the group
      * requests; the future completes with its result, or exceptionally with what it threw.
      */
-    public <R> CompletableFuture<R> call(final GroupCall.Work<R> work)
+    public <C, R> CompletableFuture<R> call(final C coordinator, final CoordinatorCall.Work<C, R> work)
     {
         final CompletableFuture<R> future = new CompletableFuture<>();
-        if (!offer(GroupCall.task(work, future)))
+        if (!offer(CoordinatorCall.task(coordinator, work, future)))
         {
-            future.completeExceptionally(new IllegalStateException("the group coordinator's queue is full or it stopped"));
+            future.completeExceptionally(new IllegalStateException("the coordinators' queue is full or it stopped"));
         }
         return future;
     }
@@ -220,7 +230,7 @@ public final class GroupAgent implements Agent, AutoCloseable
      */
     public boolean execute(final Runnable task)
     {
-        return !call((coordinator, nowMs) ->
+        return !call(null, (none, nowMs) ->
         {
             task.run();
             return null;
@@ -228,25 +238,25 @@ public final class GroupAgent implements Agent, AutoCloseable
     }
 
     /** Calls that wait for their answer on the agent (for tests: read on the agent, or once it is held still). */
-    int waiting()
+    public int waiting()
     {
         return waiting.size();
     }
 
     /** Calls queued and not taken yet (approximate from another thread). */
-    int queued()
+    public int queued()
     {
         return calls.size();
     }
 
     /** Calls the agent took and ran so far (each counted once its work returned or threw). */
-    long callsRun()
+    public long callsRun()
     {
         return callsRun;
     }
 
     /** From any thread: makes the agent look at its sources now (a call queued, a log thread answered the coordinator). */
-    void wake()
+    public void wake()
     {
         final Thread t = thread;
         if (t != null)
@@ -269,7 +279,7 @@ public final class GroupAgent implements Agent, AutoCloseable
     }
 
     /** Whether the calling thread is the agent's (for asserts: the coordinator's state is the agent's alone). */
-    boolean isOwner()
+    public boolean isOwner()
     {
         return owner == Thread.currentThread();
     }
@@ -281,12 +291,12 @@ public final class GroupAgent implements Agent, AutoCloseable
         if (inHand != null)
         {
             // the last pass was left by a throw while this call was in hand, and the agent carried on
-            final GroupCall<?> left = inHand;
+            final CoordinatorCall<?, ?> left = inHand;
             inHand = null;
             endQuietly(left, true);
         }
         int work = applyAnsweredWrites();
-        GroupCall<?> call;
+        CoordinatorCall<?, ?> call;
         for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)
         {
             work++;
@@ -301,7 +311,7 @@ public final class GroupAgent implements Agent, AutoCloseable
             boolean kept = false;
             try
             {
-                if (!call.run(coordinator, nowMs))
+                if (!call.run(nowMs))
                 {
                     waiting.add(call);
                 }
@@ -324,10 +334,10 @@ public final class GroupAgent implements Agent, AutoCloseable
         final boolean tick = !failed && nowMs >= nextTickMs;
         if (tick)
         {
-            nextTickMs = nowMs + GroupTimers.TICK_MS;
+            nextTickMs = nowMs + TICK_MS;
             try
             {
-                timers.check(nowMs);
+                duties.tick(nowMs);
             }
             catch (final Throwable fault)
             {
@@ -342,7 +352,7 @@ public final class GroupAgent implements Agent, AutoCloseable
         {
             // the one way out of a pass, Agrona's: its runner (or invoker) then calls onClose, which
             // answers what is queued or waiting; reported already
-            throw new AgentTerminationException("the group coordinator met a fault it cannot survive", true);
+            throw new AgentTerminationException("the coordinators' agent met a fault it cannot survive", true);
         }
         return work;
     }
@@ -361,7 +371,7 @@ public final class GroupAgent implements Agent, AutoCloseable
     {
         try
         {
-            return coordinator.applyAnsweredWrites();
+            return duties.applyAnsweredWrites();
         }
         catch (final Throwable fault)
         {
@@ -378,7 +388,7 @@ public final class GroupAgent implements Agent, AutoCloseable
     {
         for (int i = 0; i < waiting.size() && !failed; )
         {
-            final GroupCall<?> call = waiting.get(i);
+            final CoordinatorCall<?, ?> call = waiting.get(i);
             boolean ended;
             try
             {
@@ -416,7 +426,7 @@ public final class GroupAgent implements Agent, AutoCloseable
         // the queue's tail may not be visible yet, and offer only re-checks stopped after that move
         while (!calls.isEmpty())
         {
-            final GroupCall<?> call = calls.poll();
+            final CoordinatorCall<?, ?> call = calls.poll();
             if (call == null)
             {
                 Thread.onSpinWait();
@@ -424,7 +434,7 @@ public final class GroupAgent implements Agent, AutoCloseable
             }
             endQuietly(call, false);
         }
-        for (final GroupCall<?> w : waiting)
+        for (final CoordinatorCall<?, ?> w : waiting)
         {
             endQuietly(w, false);
         }
@@ -442,6 +452,6 @@ public final class GroupAgent implements Agent, AutoCloseable
             return;
         }
         // seen at the end of the current park: one tick at most
-        runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the group coordinator did not stop in {} ms", CLOSE_WAIT_MS));
+        runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the coordinators' agent did not stop in {} ms", CLOSE_WAIT_MS));
     }
 }

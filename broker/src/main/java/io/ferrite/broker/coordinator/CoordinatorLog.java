@@ -1,0 +1,225 @@
+package io.ferrite.broker.coordinator;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.logthread.AppendCommand;
+import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.AppendResult;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The coordinators' writes to their internal topics ({@code __consumer_offsets}, one
+ * {@link CoordinatorTopic} each), one batch per change, through the log thread that owns the
+ * partition, like any produce: its append path, its hold until the group fsync in fsync durability,
+ * its answers when the append or the fsync fails or the log closes. The topics have no second writer
+ * (clients cannot produce to them).
+ *
+ * <p>The coordinators are one more sender on every log thread's queues (slot {@code sender}, after the
+ * network threads'). That SPSC pair's producer and consumer side is the coordinators' agent
+ * ({@link CoordinatorAgent}), the only thread that calls here (but {@link CoordinatorTopic#create}, from any). So the writes to
+ * one partition (one log thread) are appended in the order they were made and come back in that order
+ * ({@link #drain}), and what a write changes in memory ({@link Written}) is applied in that order too: a
+ * commit validated before a rebalance is stored before anything the rebalance writes (its SyncGroup's
+ * group record) is answered.
+ */
+public final class CoordinatorLog
+{
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorLog.class);
+    /** A batch buffer's first size: a commit of a few partitions (it grows as a batch needs). */
+    private static final int INITIAL_BATCH_BYTES = 1024;
+
+    /** What a write's answer does, on the coordinators' agent: NONE once it holds what the durability mode promises, else the error to answer. */
+    @FunctionalInterface
+    public interface Written
+    {
+        void written(short error);
+    }
+
+    /** A write a request's answer may wait for: done once its log thread answered it (on the agent). */
+    public static final class Write
+    {
+        boolean done;
+        short error;
+
+        /** Whether its log thread's answer was applied (on the agent). */
+        public boolean done()
+        {
+            return done;
+        }
+
+        /** NONE, or the error the write ended with; meaningful once {@link #done}. */
+        public short error()
+        {
+            return error;
+        }
+    }
+
+    private final TopicRegistry topics;
+    private final AdminAgent admin;
+    private final LogThread[] logThreads;
+    private final int sender;
+    private final RecordBatchBuilder builder = new RecordBatchBuilder();
+    private final ArrayDeque<Pending> free = new ArrayDeque<>();
+    /** The agent's clock: the records' timestamps are its wall reading. */
+    private final CoordinatorClock clock;
+
+    /**
+     * {@code sender} is the coordinators' slot on every log thread's queues (each log thread has one per
+     * network thread and this one after them), whose producer and consumer side is the agent.
+     */
+    public CoordinatorLog(final TopicRegistry topics, final AdminAgent admin, final LogThread[] logThreads, final int sender,
+        final CoordinatorClock clock)
+    {
+        this.topics = topics;
+        this.admin = admin;
+        this.logThreads = logThreads;
+        this.sender = sender;
+        this.clock = clock;
+    }
+
+    /** An internal topic written here: {@code partitions} and {@code configs} are what it is created with on first use. */
+    public CoordinatorTopic topic(final String name, final int partitions, final Map<String, String> configs)
+    {
+        return new CoordinatorTopic(this, topics, admin, name, partitions, configs);
+    }
+
+    /** The agent's clock (for the wall time of what a write's answer changes). */
+    public CoordinatorClock clock()
+    {
+        return clock;
+    }
+
+    /**
+     * Sends the records (a null value deletes its key) as one batch to {@code partition} for {@code key}'s
+     * {@code topic}; see {@link CoordinatorTopic#write(String, List, List, Written)}.
+     */
+    Write write(final CoordinatorTopic topic, final String key, final Partition partition, final List<byte[]> keys,
+        final List<byte[]> values, final Written then)
+    {
+        final Write write = new Write();
+        final Pending pending = free.isEmpty() ? new Pending() : free.poll();
+        final long now = clock.wallMs();
+        builder.wrap(pending.batch, 0);
+        for (int i = 0; i < keys.size(); i++)
+        {
+            builder.appendRecord(now, keys.get(i), values.get(i));
+        }
+        final int length = builder.build();
+        pending.command.set(sender, pending, 0, partition, pending.batch, 0, length, (short)-1);
+        pending.topic = topic;
+        pending.key = key;
+        pending.write = write;
+        pending.then = then;
+        if (!logThreads[partition.owner].offer(sender, pending.command))
+        {
+            pending.release(free);
+            LOG.warn("writing {} to {} refused: its log thread has a queue's worth of coordinator writes", key, topic.name);
+            finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE);
+            return write;
+        }
+        topic.sent(key);
+        return write;
+    }
+
+    /** Applies the answers the log threads sent back, oldest first (on the agent); returns how many. */
+    public int drain()
+    {
+        int answered = 0;
+        for (final LogThread logThread : logThreads)
+        {
+            AppendCommand command;
+            while ((command = logThread.poll(sender)) != null)
+            {
+                command.request.appended(command);
+                answered++;
+            }
+        }
+        return answered;
+    }
+
+    /**
+     * Kafka 4.4's coordinator answer for a write to its log that failed with a produce error
+     * (CoordinatorOperationExceptionHelper): the partition is offline or gone here, so the client
+     * looks for the coordinator again; a batch refused as too large is an UNKNOWN_SERVER_ERROR.
+     */
+    public static short ofFailedWrite(final int appendStatus)
+    {
+        final short produceError = Errors.ofAppend(appendStatus);
+        switch (produceError)
+        {
+            case Errors.UNKNOWN_TOPIC_OR_PARTITION:
+            case Errors.NOT_ENOUGH_REPLICAS:
+            case Errors.REQUEST_TIMED_OUT:
+                return Errors.COORDINATOR_NOT_AVAILABLE;
+            case Errors.NOT_LEADER_OR_FOLLOWER:
+            case Errors.KAFKA_STORAGE_ERROR:
+                return Errors.NOT_COORDINATOR;
+            case Errors.MESSAGE_TOO_LARGE:
+            case Errors.RECORD_LIST_TOO_LARGE:
+            case Errors.INVALID_FETCH_SIZE:
+                return Errors.UNKNOWN_SERVER_ERROR;
+            default:
+                return produceError;
+        }
+    }
+
+    /**
+     * The write's answer: {@code then} applies it, and only then is the write done. When applying it
+     * throws, the write is never done and an answer waiting for it times out (COORDINATOR_NOT_AVAILABLE)
+     * rather than report stored what memory does not hold.
+     */
+    static void finish(final Write write, final Written then, final short error)
+    {
+        then.written(error);
+        write.error = error;
+        write.done = true;
+    }
+
+    /** A write on its way through a log thread: its command and batch, pooled once answered. */
+    private final class Pending implements AppendCommand.Listener
+    {
+        final AppendCommand command = new AppendCommand();
+        final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(INITIAL_BATCH_BYTES);
+        CoordinatorTopic topic;
+        String key;
+        Write write;
+        Written then;
+
+        /** The log thread's answer, taken from the return queue by {@link #drain} on the agent. */
+        @Override
+        public void appended(final AppendCommand answered)
+        {
+            final CoordinatorTopic t = topic;
+            final String k = key;
+            final Write w = write;
+            final Written then = this.then;
+            final AppendResult r = answered.result;
+            final short error = r.succeeded() ? Errors.NONE : ofFailedWrite(r.status);
+            if (error != Errors.NONE)
+            {
+                LOG.error("writing {} to {} failed: {}", k, t.name, r);
+            }
+            t.answered(k);
+            release(free);
+            finish(w, then, error);
+        }
+
+        void release(final ArrayDeque<Pending> pool)
+        {
+            topic = null;
+            key = null;
+            write = null;
+            then = null;
+            pool.push(this);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+package io.ferrite.broker.coordinator;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One internal topic a coordinator keeps its records in (created on first use): a key — a group id —
+ * goes to its partition ({@link #partitionFor}), written through {@link CoordinatorLog}. Its methods
+ * are the coordinators' agent's, but {@link #create}, which any thread may call.
+ */
+public final class CoordinatorTopic
+{
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorTopic.class);
+    /** How long a write waits for the topic's creation: the coordinator's write timeout (see AwaitingWrites). */
+    private static final long CREATION_WAIT_MS = AwaitingWrites.TIMEOUT_MS;
+
+    final String name;
+    private final CoordinatorLog log;
+    private final TopicRegistry topics;
+    private final AdminAgent admin;
+    private final int partitions;
+    private final Map<String, String> configs;
+    /**
+     * The topic's creation on the admin agent, once asked for: by the network threads (FindCoordinator)
+     * and by the coordinators' agent (a write that found no topic), so set by a CAS.
+     */
+    private final AtomicReference<CompletableFuture<Topic>> creating = new AtomicReference<>();
+    /** Writes sent and not yet answered, by the key they were made for. */
+    private final Map<String, Integer> inFlight = new HashMap<>();
+
+    CoordinatorTopic(final CoordinatorLog log, final TopicRegistry topics, final AdminAgent admin, final String name,
+        final int partitions, final Map<String, String> configs)
+    {
+        this.log = log;
+        this.topics = topics;
+        this.admin = admin;
+        this.name = name;
+        this.partitions = partitions;
+        this.configs = configs;
+    }
+
+    /**
+     * The partition of an internal topic that a coordinator key (a group id, a transactional id)
+     * belongs to, as Kafka 4.4 computes it: {@code Utils.abs(key.hashCode()) % partitions}, where
+     * the absolute value of {@link Integer#MIN_VALUE} is 0. The same as Kafka's, so that Kafka's
+     * files and Ferrite's put a key's records in one partition (and a transaction's
+     * {@code __consumer_offsets} partition, which DescribeTransactions shows, is Kafka's).
+     */
+    public static int partitionFor(final String key, final int partitions)
+    {
+        final int hash = key.hashCode();
+        return (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % partitions;
+    }
+
+    /** The topic's name. */
+    public String name()
+    {
+        return name;
+    }
+
+    /** The agent's clock (for the wall time of what a write's answer changes). */
+    public CoordinatorClock clock()
+    {
+        return log.clock();
+    }
+
+    /** Appends one record (a null value deletes the key) to the key's partition; see {@link #write(String, List, List, CoordinatorLog.Written)}. */
+    public CoordinatorLog.Write write(final String key, final byte[] recordKey, final byte[] value, final CoordinatorLog.Written then)
+    {
+        return write(key, List.of(recordKey), java.util.Collections.singletonList(value), then);
+    }
+
+    /**
+     * Sends the records (a null value deletes its key) as one batch to {@code key}'s partition, so
+     * that one request's changes are on disk all or not at all, as Kafka writes one batch per
+     * coordinator operation. {@code then} runs once, on the agent, with NONE when the log thread
+     * answered the append OK (in fsync durability: once the fsync covers it), else with the error Kafka
+     * 4.4's coordinator answers for the failed write — later, from {@link CoordinatorLog#drain}, or at
+     * once when the batch cannot be sent (no topic, the log thread's queue full). A caller changes
+     * memory in {@code then} only, so that nothing changes for a write that failed.
+     */
+    public CoordinatorLog.Write write(final String key, final List<byte[]> keys, final List<byte[]> values,
+        final CoordinatorLog.Written then)
+    {
+        final Partition partition = partition(key);
+        if (partition == null)
+        {
+            final CoordinatorLog.Write write = new CoordinatorLog.Write();
+            CoordinatorLog.finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE); // no topic: Kafka's answer while it has none
+            return write;
+        }
+        return log.write(this, key, partition, keys, values, then);
+    }
+
+    /** Whether a write made for {@code key} waits for its log thread's answer. */
+    public boolean writing(final String key)
+    {
+        return inFlight.containsKey(key);
+    }
+
+    void sent(final String key)
+    {
+        inFlight.merge(key, 1, Integer::sum);
+    }
+
+    void answered(final String key)
+    {
+        inFlight.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+    }
+
+    /** The partition a key's records go to (all of one partition can share a batch). */
+    public int partitionOf(final String key)
+    {
+        final Topic topic = topics.topic(name);
+        return partitionFor(key, topic == null ? partitions : topic.partitions.length);
+    }
+
+    /**
+     * Asks the admin agent to create the topic if nobody asked yet, or the last ask failed (any
+     * thread): FindCoordinator does, as Kafka creates its internal topics on the first FindCoordinator,
+     * and answers once it exists, so that the first write finds it there. One ask wins the CAS; the
+     * others get its creation.
+     */
+    public CompletableFuture<Topic> create()
+    {
+        while (true)
+        {
+            final CompletableFuture<Topic> asked = creating.get();
+            if (asked != null && !asked.isCompletedExceptionally())
+            {
+                return asked;
+            }
+            final CompletableFuture<Topic> ask = new CompletableFuture<>();
+            if (creating.compareAndSet(asked, ask))
+            {
+                admin.createTopic(name, partitions, configs).whenComplete((topic, failure) ->
+                {
+                    if (failure == null)
+                    {
+                        ask.complete(topic);
+                    }
+                    else
+                    {
+                        ask.completeExceptionally(failure);
+                    }
+                });
+                return ask;
+            }
+        }
+    }
+
+    private Partition partition(final String key)
+    {
+        Topic topic = topics.topic(name);
+        if (topic == null)
+        {
+            // a client that wrote without a FindCoordinator first (or before its creation ended): the
+            // coordinators' agent waits for the admin agent, once in the broker's life, at most CREATION_WAIT_MS
+            try
+            {
+                topic = create().get(CREATION_WAIT_MS, TimeUnit.MILLISECONDS);
+            }
+            catch (final ExecutionException ex)
+            {
+                topic = topics.topic(name); // created meanwhile (exists), else a failure
+                if (topic == null)
+                {
+                    LOG.error("cannot create {}", name, ex.getCause());
+                    return null;
+                }
+            }
+            catch (final TimeoutException ex)
+            {
+                LOG.warn("{} not created within {} ms", name, CREATION_WAIT_MS);
+                return null;
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+        return topic.partitions[partitionFor(key, topic.partitions.length)];
+    }
+}
