@@ -53,7 +53,11 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     public static final int QUEUE_CAPACITY = 4096;
     /** Calls run per pass: bounds how late a tick or a log thread's answer is seen behind a burst. */
     public static final int CALL_LIMIT = 64;
-    /** The period of the timed work ({@link Duties#tick}). */
+    /**
+     * The period of the timed work ({@link Duties#tick}): the granularity of session and rebalance
+     * timeouts (Kafka's own timer wheel ticks every millisecond, but a session timeout is 45 s by
+     * default and at least 6 s with group.min.session.timeout.ms; 50 ms late is 1% of the smallest).
+     */
     public static final long TICK_MS = 50;
 
     /** What the agent runs besides the calls: the coordinators' side of it. */
@@ -119,7 +123,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             TimeUnit.MILLISECONDS.toNanos(TICK_MS)));
     }
 
-    /** {@link #start} with the runner's idle strategy given (tests: one that fails as asked). */
+    /** For tests: {@link #start} with the runner's idle strategy given (one that fails as asked). */
     public void start(final IdleStrategy idle)
     {
         // a stray interrupt cleared and reported: Agrona's runner would end its run on it, and every coordinator
@@ -243,13 +247,13 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         return waiting.size();
     }
 
-    /** Calls queued and not taken yet (approximate from another thread). */
+    /** For tests: calls queued and not taken yet (approximate from another thread). */
     public int queued()
     {
         return calls.size();
     }
 
-    /** Calls the agent took and ran so far (each counted once its work returned or threw). */
+    /** For tests: calls the agent took and ran so far (each counted once its work returned or threw). */
     public long callsRun()
     {
         return callsRun;

@@ -21,7 +21,9 @@ import java.util.Map;
  * {@link CoordinatorTopic} each), one batch per change, through the log thread that owns the
  * partition, like any produce: its append path, its hold until the group fsync in fsync durability,
  * its answers when the append or the fsync fails or the log closes. The topics have no second writer
- * (clients cannot produce to them).
+ * (clients cannot produce to them). The topics are not compacted yet: they keep every record until
+ * retention removes whole segments. A coordinator replays its topic at start itself (the groups:
+ * {@code group.GroupReplay}).
  *
  * <p>The coordinators are one more sender on every log thread's queues (slot {@code sender}, after the
  * network threads'). That SPSC pair's producer and consumer side is the coordinators' agent
@@ -69,6 +71,8 @@ public final class CoordinatorLog
     private final int sender;
     private final RecordBatchBuilder builder = new RecordBatchBuilder();
     private final ArrayDeque<Pending> free = new ArrayDeque<>();
+    /** The internal topics written here, one {@link CoordinatorTopic} each. */
+    private final Map<String, CoordinatorTopic> registered = new java.util.HashMap<>();
     /** The agent's clock: the records' timestamps are its wall reading. */
     private final CoordinatorClock clock;
 
@@ -86,10 +90,19 @@ public final class CoordinatorLog
         this.clock = clock;
     }
 
-    /** An internal topic written here: {@code partitions} and {@code configs} are what it is created with on first use. */
-    public CoordinatorTopic topic(final String name, final int partitions, final Map<String, String> configs)
+    /**
+     * An internal topic written here, its keys named {@code keyKind} in the log ("group"):
+     * {@code partitions} and {@code configs} are what it is created with on first use.
+     */
+    public CoordinatorTopic topic(final String name, final String keyKind, final int partitions, final Map<String, String> configs)
     {
-        return new CoordinatorTopic(this, topics, admin, name, partitions, configs);
+        if (registered.containsKey(name))
+        {
+            throw new IllegalStateException(name + " has its CoordinatorTopic already: a second would keep its own writes in flight");
+        }
+        final CoordinatorTopic topic = new CoordinatorTopic(this, topics, admin, name, keyKind, partitions, configs);
+        registered.put(name, topic);
+        return topic;
     }
 
     /** The agent's clock (for the wall time of what a write's answer changes). */
@@ -122,7 +135,8 @@ public final class CoordinatorLog
         if (!logThreads[partition.owner].offer(sender, pending.command))
         {
             pending.release(free);
-            LOG.warn("writing {} to {} refused: its log thread has a queue's worth of coordinator writes", key, topic.name);
+            LOG.warn("writing {} {} to {} refused: its log thread has a queue's worth of coordinator writes", topic.keyKind, key,
+                topic.name);
             finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE);
             return write;
         }
@@ -206,7 +220,7 @@ public final class CoordinatorLog
             final short error = r.succeeded() ? Errors.NONE : ofFailedWrite(r.status);
             if (error != Errors.NONE)
             {
-                LOG.error("writing {} to {} failed: {}", k, t.name, r);
+                LOG.error("writing {} {} to {} failed: {}", t.keyKind, k, t.name, r);
             }
             t.answered(k);
             release(free);

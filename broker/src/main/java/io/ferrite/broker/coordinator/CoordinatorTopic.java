@@ -29,6 +29,8 @@ public final class CoordinatorTopic
     private static final long CREATION_WAIT_MS = AwaitingWrites.TIMEOUT_MS;
 
     final String name;
+    /** What its keys are, for the log: "group". */
+    final String keyKind;
     private final CoordinatorLog log;
     private final TopicRegistry topics;
     private final AdminAgent admin;
@@ -43,8 +45,9 @@ public final class CoordinatorTopic
     private final Map<String, Integer> inFlight = new HashMap<>();
 
     CoordinatorTopic(final CoordinatorLog log, final TopicRegistry topics, final AdminAgent admin, final String name,
-        final int partitions, final Map<String, String> configs)
+        final String keyKind, final int partitions, final Map<String, String> configs)
     {
+        this.keyKind = keyKind;
         this.log = log;
         this.topics = topics;
         this.admin = admin;

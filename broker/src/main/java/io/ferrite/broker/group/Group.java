@@ -1,8 +1,8 @@
 package io.ferrite.broker.group;
 
-import io.ferrite.broker.coordinator.CoordinatorClock;
-import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.AwaitingWrites;
+import io.ferrite.broker.coordinator.CoordinatorClock;
 
 import java.util.HashMap;
 import java.util.HashSet;

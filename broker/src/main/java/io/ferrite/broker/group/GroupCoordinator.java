@@ -1,11 +1,11 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
-import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
@@ -35,7 +35,7 @@ import java.util.Map;
  * <p>After a restart groups come back from the log with their offsets, generation and protocol
  * type, but empty: their members find themselves unknown at their next heartbeat and rejoin, and
  * resume from the committed offsets. (Kafka also restores the members; here that costs one
- * rebalance per group after a restart.) {@link CoordinatorLog} writes and replays the topic.
+ * rebalance per group after a restart.) {@link CoordinatorLog} writes the topic, {@link GroupReplay} replays it at start.
  *
  * <p>This class is the public face; the work is in its parts, each called on the agent: {@link
  * JoinPhase} (JoinGroup, rebalances and their completion), {@link SyncPhase} (SyncGroup, the
@@ -171,7 +171,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.topics = topics;
         this.clock = clock;
         this.log = new CoordinatorLog(topics, admin, logThreads, sender, clock);
-        this.store = log.topic(OFFSETS_TOPIC, settings.offsetsTopicPartitions(),
+        this.store = log.topic(OFFSETS_TOPIC, "group", settings.offsetsTopicPartitions(),
             Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
         this.joins = new JoinPhase(groups, settings, store, clock);
         this.syncs = new SyncPhase(groups, store, joins, clock);

@@ -1,8 +1,8 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
-import io.ferrite.broker.Errors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,9 +1,9 @@
 package io.ferrite.broker.group;
 
-import io.ferrite.broker.coordinator.CoordinatorCall;
-import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.api.MetadataHandler;
+import io.ferrite.broker.coordinator.AwaitingWrites;
+import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.wire.message.ApiKeys;
 

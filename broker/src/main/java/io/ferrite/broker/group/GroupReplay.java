@@ -26,6 +26,7 @@ import java.util.Map;
  */
 final class GroupReplay
 {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GroupReplay.class);
     private enum Pass
     {
         ALL, STRAYS, HOME
@@ -45,7 +46,10 @@ final class GroupReplay
         this.wallMs = wallMs;
     }
 
-    /** Replays every partition into {@code groups} (their state timestamp: {@code wallMs}, the load's); returns the records read. */
+    /**
+     * Replays every partition into {@code groups} (their state timestamp: {@code wallMs}, the load's);
+     * returns the records applied (offset and group records and their tombstones).
+     */
     static int load(final TopicRegistry topics, final Map<String, Group> groups, final long wallMs)
     {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
@@ -84,7 +88,16 @@ final class GroupReplay
                     }
                     final ByteBuffer key = ByteBuffer.wrap(bytes(record, record.keyOffset(), record.keyLength()));
                     final short keyVersion = key.getShort();
+                    if (keyVersion != 0 && keyVersion != GroupRecords.OFFSET_KEY && keyVersion != GroupRecords.GROUP_KEY)
+                    {
+                        continue; // a record kind this coordinator does not keep (KIP-848's, share groups', streams')
+                    }
                     final String groupId = GroupRecords.string(key);
+                    if (groupId == null)
+                    {
+                        LOG.warn("{}-{}: a record with a null group id, skipped", topic.name, p.index);
+                        continue;
+                    }
                     final boolean home = CoordinatorTopic.partitionFor(groupId, partitions) == p.index;
                     sawStray |= !home;
                     if (pass == Pass.ALL || (pass == Pass.HOME) == home)

@@ -10,20 +10,13 @@ import java.util.ArrayList;
 import java.util.Map;
 
 /**
- * The coordinator's timed work, run by its agent ({@link CoordinatorAgent}) every {@value #TICK_MS} ms: it
+ * The coordinator's timed work, run by its agent ({@link CoordinatorAgent}) every {@value CoordinatorAgent#TICK_MS} ms: it
  * expires the member ids given out with MEMBER_ID_REQUIRED and never used, completes the join phases
  * whose rebalance deadline (or initial delay) has passed, removes members whose session ran out,
  * and every {@code offsets.retention.check.interval.ms} expires old offsets.
  */
 final class GroupTimers
 {
-    /**
-     * The period of the timed work: the granularity of session and rebalance timeouts (Kafka's own
-     * timer wheel ticks every millisecond, but a session timeout is 45 s by default and at least 6 s
-     * with group.min.session.timeout.ms; 50 ms late is 1% of the smallest).
-     */
-    static final long TICK_MS = 50;
-
     // under the coordinator's name, where this was logged before the coordinator was split
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
 

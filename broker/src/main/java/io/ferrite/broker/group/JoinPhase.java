@@ -1,9 +1,9 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
-import io.ferrite.broker.Errors;
 import io.ferrite.broker.group.GroupCoordinator.JoinWaiter;
 import io.ferrite.broker.group.GroupCoordinator.JoinedMember;
 

@@ -1,8 +1,8 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorClock;
-import io.ferrite.broker.Errors;
 import io.ferrite.broker.group.GroupCoordinator.MemberIdentity;
 
 import java.util.ArrayList;

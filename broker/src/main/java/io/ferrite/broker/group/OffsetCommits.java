@@ -1,10 +1,10 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
-import io.ferrite.broker.Errors;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

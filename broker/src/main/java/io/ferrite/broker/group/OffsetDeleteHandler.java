@@ -1,8 +1,8 @@
 package io.ferrite.broker.group;
 
-import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
+import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;

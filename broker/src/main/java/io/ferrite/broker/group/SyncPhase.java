@@ -1,10 +1,10 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
-import io.ferrite.broker.coordinator.AwaitingWrites;
-import io.ferrite.broker.Errors;
 import io.ferrite.broker.group.GroupCoordinator.SyncWaiter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

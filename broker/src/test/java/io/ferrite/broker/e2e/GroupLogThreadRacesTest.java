@@ -1,7 +1,6 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.coordinator.AwaitingWrites;
-
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;

@@ -1,8 +1,7 @@
 package io.ferrite.broker.e2e;
 
-import io.ferrite.broker.coordinator.CoordinatorAgent;
-
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -93,7 +92,7 @@ class GroupOffNetworkThreadTest
         try (RunningBroker broker = new RunningBroker(dir, ONE_NETWORK_THREAD))
         {
             final int port = broker.broker.address().getPort();
-            final io.ferrite.broker.coordinator.CoordinatorAgent agent = broker.broker.groups().agent();
+            final CoordinatorAgent agent = broker.broker.groups().agent();
             agent.execute(() -> hold(held, release));
             assertTrue(held.await(20, TimeUnit.SECONDS), "the group coordinator's agent never ran the holding task");
             final AtomicInteger ran = new AtomicInteger();

@@ -8,6 +8,7 @@ import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.record.RecordBatchBuilder;
+import org.agrona.ExpandableDirectByteBuffer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
@@ -16,7 +17,6 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Utils;
-import org.agrona.ExpandableDirectByteBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

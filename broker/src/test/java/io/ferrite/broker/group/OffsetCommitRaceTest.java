@@ -1,10 +1,9 @@
 package io.ferrite.broker.group;
 
-import io.ferrite.broker.coordinator.CoordinatorAgent;
-
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.coordinator.CoordinatorAgent;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
