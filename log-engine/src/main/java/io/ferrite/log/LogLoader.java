@@ -284,7 +284,7 @@ final class LogLoader
             final int before = s.size();
             final int limit = s.isActive() ? s.log.capacity() : before;
             // its aborted transactions' entries are kept (those of markers the cut takes are dropped): until the
-            // replay rebuilds them from the markers it walks (s.truncateAbortedTxns(s.baseOffset) first, then
+            // replay rebuilds them from the markers it walks (s.txnIndex.truncateTo(s.baseOffset) first, then
             // s.appendAbortedTxn per ABORT marker, as Kafka's LogSegment.recover), an entry the crash lost stays lost
             next = SegmentRecovery.recover(s, s.baseOffset, limit, producers::update);
             if (s.size() < before && !s.isActive())

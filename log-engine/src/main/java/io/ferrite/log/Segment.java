@@ -141,12 +141,6 @@ final class Segment implements AutoCloseable
         txnIndex.append(producerId, firstOffset, lastOffset, lastStableOffset);
     }
 
-    /** Drops the aborted transactions whose marker is at or above {@code offset} (before a replay re-appends them). */
-    void truncateAbortedTxns(final long offset) throws IOException
-    {
-        txnIndex.truncateTo(offset);
-    }
-
     /** Whether the indexes have room for one more entry and the closing time-index entry. */
     boolean indexesFull()
     {

@@ -47,7 +47,7 @@ final class SegmentRecovery
         }
         segment.recoveredTo(p);
         // the entries of markers the cut took go with them; the others are kept (see LogLoader.recover)
-        segment.truncateAbortedTxns(expected);
+        segment.txnIndex.truncateTo(expected);
         return expected;
     }
 

@@ -91,7 +91,7 @@ class TransactionIndexLifecycleTest
     }
 
     @Test
-    void retentionAndDeleteRecordsDeleteItWithItsSegment() throws Exception
+    void deleteRecordsAndRetentionDeleteItWithItsSegment() throws Exception
     {
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
         {
@@ -116,6 +116,11 @@ class TransactionIndexLifecycleTest
             assertEquals(3, collect(log, log.logStartOffset(), log.logEndOffset()).size());
             // a walk that took the segment array before the deletion still reads them until file.delete.delay.ms
             assertEquals(TransactionIndex.GO_ON, segs[0].txnIndex.collect(0, Long.MAX_VALUE, ByteBuffer.allocate(34), (p, f) -> { }));
+
+            // retention.ms (Kafka's default, 7 days) passed for every segment but the active one
+            assertEquals(2, log.deleteOldSegments(System.currentTimeMillis() + 8L * 24 * 3600 * 1000));
+            assertEquals(List.of(Segment.fileName(withIndex.get(4), ".txnindex")), txnIndexes(log.dir()));
+            assertEquals(List.of("1@" + (withIndex.get(4) + 2)), collect(log, log.logStartOffset(), log.logEndOffset()));
         }
     }
 
