@@ -22,11 +22,13 @@ final class CloseSteps
         void run() throws IOException;
     }
 
-    static void all(final Step first, final Step second, final Step third) throws IOException
+    static void all(final Step... steps) throws IOException
     {
-        Exception failure = run(first, null);
-        failure = run(second, failure);
-        failure = run(third, failure);
+        Exception failure = null;
+        for (final Step step : steps)
+        {
+            failure = run(step, failure);
+        }
         if (failure instanceof IOException io)
         {
             throw io;

@@ -16,7 +16,10 @@ public final class FileRegion
     public int length;
     /** The base offset of the first batch in the region (at or below the requested offset), or -1. */
     public long firstBatchOffset;
-    /** The offset after the last batch in the region. */
+    /**
+     * The offset after the last batch in the region: for a region that is not empty, a read_committed
+     * fetch's upper bound for {@link PartitionLog#collectAbortedTransactions}.
+     */
     public long nextOffset;
 
     void empty(final long next)

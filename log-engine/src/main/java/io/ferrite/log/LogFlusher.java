@@ -111,7 +111,12 @@ final class LogFlusher
             try
             {
                 flushSealed(segs);
-                segs[segs.length - 1].flush();
+                final Segment active = segs[segs.length - 1];
+                active.flush();
+                if (active.txnIndex.takeNewName())
+                {
+                    fsyncDirectory(); // its transaction index was made since: once per segment that has one
+                }
             }
             catch (final java.nio.channels.ClosedChannelException deleted)
             {
@@ -169,30 +174,38 @@ final class LogFlusher
         {
             first--;
         }
+        boolean newTxnIndex = false;
         for (int i = first; i < segs.length - 1; i++)
         {
             segs[i].flush();
+            newTxnIndex |= segs[i].txnIndex.takeNewName();
         }
         sealedFlushedBelow = segs[segs.length - 1].baseOffset;
         final Segment active = segs[segs.length - 1];
-        if (active != namesDurableWith)
+        if (active != namesDurableWith || newTxnIndex)
         {
             // a roll (or truncation) made files since: their names are durable only with the directory, as
-            // Kafka's flush does for a new segment. Once per roll: the sealed segments' files were made before it
-            try
-            {
-                DurableFile.fsyncDirectory(log.dir());
-            }
-            catch (final NoSuchFileException gone)
-            {
-                if (segments.isClosed())
-                {
-                    // the log was deleted and its directory removed under this flush: nothing to make durable
-                    throw (ClosedChannelException)new ClosedChannelException().initCause(gone);
-                }
-                throw gone; // a live log's directory gone: a failed fsync
-            }
+            // Kafka's flush does for a new segment. Once per roll: the sealed segments' files were made before it,
+            // but for a transaction index made at the first aborted transaction of a segment
+            fsyncDirectory();
             namesDurableWith = active;
+        }
+    }
+
+    private void fsyncDirectory() throws IOException
+    {
+        try
+        {
+            DurableFile.fsyncDirectory(log.dir());
+        }
+        catch (final NoSuchFileException gone)
+        {
+            if (segments.isClosed())
+            {
+                // the log was deleted and its directory removed under this flush: nothing to make durable
+                throw (ClosedChannelException)new ClosedChannelException().initCause(gone);
+            }
+            throw gone; // a live log's directory gone: a failed fsync
         }
     }
 

@@ -10,7 +10,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -46,7 +48,7 @@ final class LogLoader
     {
         final ProducerStateManager producers = new ProducerStateManager(dir);
         final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
-        final Segment first = SegmentOpener.open(dir, 0, config, strategy, true, 0, clock.time());
+        final Segment first = SegmentOpener.open(dir, 0, config, strategy, true, 0, clock.time(), false);
         producers.clear(0);
         log.loaded(new Segment[] {first}, 0, 0, 0, true); // the creation fsyncs the directory before publishing
         return log;
@@ -58,7 +60,7 @@ final class LogLoader
         final long checkpointedLogStart) throws IOException
     {
         Files.createDirectories(dir);
-        removeStrayFiles(dir);
+        final Set<Long> txnIndexes = removeStrayFiles(dir);
         final long now = clock.time();
         final List<Long> bases = segmentBases(dir);
         final ProducerStateManager producers = new ProducerStateManager(dir);
@@ -93,7 +95,7 @@ final class LogLoader
                 final boolean indexesMissing = !wholeEntries(dir.resolve(Segment.fileName(base, Segment.INDEX_SUFFIX)), 8) ||
                     !wholeEntries(dir.resolve(Segment.fileName(base, Segment.TIME_INDEX_SUFFIX)), 12);
                 final int fileSize = (int)Math.min(Integer.MAX_VALUE, Files.size(dir.resolve(Segment.fileName(base, Segment.LOG_SUFFIX))));
-                final Segment s = SegmentOpener.open(dir, base, config, strategy, last, fileSize, now);
+                final Segment s = SegmentOpener.open(dir, base, config, strategy, last, fileSize, now, txnIndexes.contains(base));
                 segments.add(s);
                 if (i < recoverFrom && (indexesMissing || !indexesSane(s) || !tailIntact(s)))
                 {
@@ -281,6 +283,9 @@ final class LogLoader
             }
             final int before = s.size();
             final int limit = s.isActive() ? s.log.capacity() : before;
+            // its aborted transactions' entries are kept (those of markers the cut takes are dropped): until the
+            // replay rebuilds them from the markers it walks (s.txnIndex.truncateTo(s.baseOffset) first, then
+            // s.appendAbortedTxn per ABORT marker, as Kafka's LogSegment.recover), an entry the crash lost stays lost
             next = SegmentRecovery.recover(s, s.baseOffset, limit, producers::update);
             if (s.size() < before && !s.isActive())
             {
@@ -348,9 +353,14 @@ final class LogLoader
         return bases;
     }
 
-    /** Leftovers of interrupted work: temporary files, and indexes whose log is gone. */
-    private static void removeStrayFiles(final Path dir) throws IOException
+    /**
+     * Leftovers of interrupted work: temporary files, and indexes whose log is gone.
+     *
+     * @return the base offsets of the segments with a transaction index (found in the same listing)
+     */
+    private static Set<Long> removeStrayFiles(final Path dir) throws IOException
     {
+        final Set<Long> txnIndexes = new HashSet<>();
         try (Stream<Path> files = Files.list(dir))
         {
             for (final Path p : (Iterable<Path>)files::iterator)
@@ -365,7 +375,19 @@ final class LogLoader
                 {
                     Files.deleteIfExists(p);
                 }
+                else if (name.endsWith(TransactionIndex.SUFFIX) && name.length() == 20 + TransactionIndex.SUFFIX.length())
+                {
+                    if (Files.exists(dir.resolve(name.substring(0, 20) + Segment.LOG_SUFFIX)))
+                    {
+                        txnIndexes.add(Long.parseLong(name.substring(0, 20)));
+                    }
+                    else
+                    {
+                        Files.deleteIfExists(p);
+                    }
+                }
             }
         }
+        return txnIndexes;
     }
 }

@@ -5,8 +5,11 @@ import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordReader;
 
+import java.nio.ByteBuffer;
+
 import static io.ferrite.log.PartitionLog.NO_BATCH;
 import static io.ferrite.log.PartitionLog.OFFSET_OUT_OF_RANGE;
+import static io.ferrite.log.PartitionLog.READ_FAILED;
 import static io.ferrite.log.PartitionLog.READ_OK;
 import static io.ferrite.wire.record.RecordBatchDescriptor.NO_TIMESTAMP;
 
@@ -139,6 +142,42 @@ final class LogReader
             }
         }
         return NO_BATCH;
+    }
+
+    /** See {@link PartitionLog#collectAbortedTransactions}. */
+    int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final ByteBuffer scratch,
+        final AbortedTxnSink sink)
+    {
+        if (scratch.capacity() < AbortedTxnDescriptor.ENTRY_LENGTH)
+        {
+            throw new IllegalArgumentException("a scratch buffer of " + scratch.capacity() + " bytes holds no index entry");
+        }
+        final int answer = walkAbortedTxns(fetchOffset, upperBoundOffset, scratch, sink);
+        segments.checkOpen();
+        return answer;
+    }
+
+    /**
+     * Kafka's {@code LocalLog.collectAbortedTransactions}: the transaction index of the segment holding
+     * {@code fetchOffset}, then of each later one, until one holds the entry that ends the walk.
+     */
+    private int walkAbortedTxns(final long fetchOffset, final long upperBoundOffset, final ByteBuffer scratch,
+        final AbortedTxnSink sink)
+    {
+        final Segment[] segs = segments.array();
+        for (int i = SegmentList.floor(segs, fetchOffset); i < segs.length; i++)
+        {
+            final int found = segs[i].txnIndex.collect(fetchOffset, upperBoundOffset, scratch, sink);
+            if (found == TransactionIndex.COMPLETE)
+            {
+                break;
+            }
+            if (found == TransactionIndex.FAILED)
+            {
+                return READ_FAILED;
+            }
+        }
+        return READ_OK;
     }
 
     /** See {@link PartitionLog#offsetForTimestamp}. */

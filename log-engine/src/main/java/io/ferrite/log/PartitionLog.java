@@ -41,6 +41,11 @@ public final class PartitionLog implements AutoCloseable
     public static final int READ_OK = 0;
     /** {@link #readBatch} result: no batch below the bound at that offset yet. */
     public static final int NO_BATCH = 1;
+    /**
+     * {@link #collectAbortedTransactions} status: a transaction index could not be read (an I/O error,
+     * or a segment retention deleted and closed under a read that outlasted {@code file.delete.delay.ms}).
+     */
+    public static final int READ_FAILED = -2;
 
     private final String topic;
     private final int partition;
@@ -363,6 +368,32 @@ public final class PartitionLog implements AutoCloseable
     public int readBatch(final long offset, final long maxOffset, final RecordBatch batch)
     {
         return reader.readBatch(offset, maxOffset, batch);
+    }
+
+    /**
+     * The aborted transactions a read_committed fetch lists with the batches it returns (Kafka's
+     * {@code LocalLog.addAbortedTransactions}): from the transaction index of the segment holding
+     * {@code fetchOffset} on, every transaction with {@code lastOffset >= fetchOffset} (its ABORT
+     * marker at or after the fetch) and {@code firstOffset < upperBoundOffset} (it began before the end
+     * of what the fetch returns), given to {@code sink} as (producer id, first offset) in index order;
+     * the walk stops after the entry whose last stable offset reaches {@code upperBoundOffset}.
+     *
+     * <p>{@code upperBoundOffset}: for a {@link #read} that returned batches, the region's
+     * {@link FileRegion#nextOffset} (the offset after the last batch it holds; Kafka takes the next
+     * offset-index entry past the bytes it returns, a coarser bound that may list transactions that
+     * begin after them, which a consumer ignores). A fetch that returned nothing lists nothing, as
+     * Kafka's. Safe from any thread, concurrently with the writer; allocates nothing: the index is
+     * read through {@code scratch}, the caller's (at least 34 bytes, one entry; a direct buffer of a
+     * few KiB reads up to a hundred entries a system call; its position, limit and byte order are the
+     * walk's). A segment without an aborted transaction costs one volatile load.
+     *
+     * @return {@link #READ_OK}, or {@link #READ_FAILED} (the sink may have had some entries: discard them)
+     * @throws LogClosedException when the log is closed, or its close overtook the walk
+     */
+    public int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final java.nio.ByteBuffer scratch,
+        final AbortedTxnSink sink)
+    {
+        return reader.collectAbortedTransactions(fetchOffset, upperBoundOffset, scratch, sink);
     }
 
     /**

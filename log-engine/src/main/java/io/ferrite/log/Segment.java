@@ -13,8 +13,9 @@ import java.nio.file.Files;
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
- * One segment: {@code <base offset>.log} with its {@code .index} and {@code .timeindex}, named as
- * Kafka names them (20-digit zero-padded base offset).
+ * One segment: {@code <base offset>.log} with its {@code .index} and {@code .timeindex}, and a
+ * {@code .txnindex} once an aborted transaction's marker lands in it ({@link TransactionIndex}), named
+ * as Kafka names them (20-digit zero-padded base offset).
  *
  * <p>One writer appends; readers use {@link #size()} (acquire), which is published (release)
  * after the bytes are written and before the index entries that point at them. Its files are
@@ -44,6 +45,7 @@ final class Segment implements AutoCloseable
     final SegmentFile log;
     final OffsetIndex offsetIndex;
     final TimeIndex timeIndex;
+    final TransactionIndex txnIndex;
     private final int indexIntervalBytes;
     private final int maxIndexBytes;
     @SuppressWarnings("unused") // through SIZE
@@ -64,12 +66,13 @@ final class Segment implements AutoCloseable
     private int flushedSize;
 
     Segment(final long baseOffset, final SegmentFile log, final OffsetIndex offsetIndex, final TimeIndex timeIndex,
-        final LogConfig config, final int size, final boolean active, final long createdMs)
+        final TransactionIndex txnIndex, final LogConfig config, final int size, final boolean active, final long createdMs)
     {
         this.baseOffset = baseOffset;
         this.log = log;
         this.offsetIndex = offsetIndex;
         this.timeIndex = timeIndex;
+        this.txnIndex = txnIndex;
         this.indexIntervalBytes = config.indexIntervalBytes;
         this.maxIndexBytes = config.segmentIndexBytes;
         this.active = active;
@@ -125,6 +128,17 @@ final class Segment implements AutoCloseable
     long lastOffset()
     {
         return lastOffset;
+    }
+
+    /**
+     * Indexes the transaction an ABORT marker in this segment ended (the partition's writer, after the
+     * marker's append and before the last stable offset moves past it; or recovery's replay): Kafka's
+     * {@code LogSegment.updateTxnIndex}. See {@link TransactionIndex#append}.
+     */
+    void appendAbortedTxn(final long producerId, final long firstOffset, final long lastOffset, final long lastStableOffset)
+        throws IOException
+    {
+        txnIndex.append(producerId, firstOffset, lastOffset, lastStableOffset);
     }
 
     /** Whether the indexes have room for one more entry and the closing time-index entry. */
@@ -289,7 +303,7 @@ final class Segment implements AutoCloseable
         timeIndex.releaseMapping();
     }
 
-    /** fsync of the log and, for a segment that no longer takes appends, its indexes. */
+    /** fsync of the log and the transaction index, and, for a segment that no longer takes appends, its other indexes. */
     void flush() throws IOException
     {
         final int s = size();
@@ -298,6 +312,7 @@ final class Segment implements AutoCloseable
             log.flush();
             flushedSize = s;
         }
+        txnIndex.flush();
         if (!active)
         {
             offsetIndex.flush();
@@ -402,6 +417,7 @@ final class Segment implements AutoCloseable
         }
         offsetIndex.truncateTo(offset);
         timeIndex.truncateTo(offset);
+        txnIndex.truncateTo(offset);
         log.truncateTo(p);
         SIZE.setRelease(this, p);
     }
@@ -431,7 +447,7 @@ final class Segment implements AutoCloseable
         }
         finally
         {
-            CloseSteps.all(offsetIndex::close, timeIndex::close, log::close); // each, even when one throws
+            CloseSteps.all(offsetIndex::close, timeIndex::close, txnIndex::close, log::close); // each, even when one throws
         }
     }
 
@@ -472,6 +488,7 @@ final class Segment implements AutoCloseable
         Files.deleteIfExists(log.path());
         Files.deleteIfExists(offsetIndex.file());
         Files.deleteIfExists(timeIndex.file());
+        txnIndex.deleteFile();
     }
 
     @Override

@@ -9,7 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Creates and opens a {@link Segment}'s three files: the log mapped at its capacity when it takes
+ * Creates and opens a {@link Segment}'s files: the log mapped at its capacity when it takes
  * appends, read-only otherwise, and indexes that are not even whole entries replaced by empty ones
  * for the loader to rebuild (indexes carry no checksum: they are rebuildable by design).
  */
@@ -27,30 +27,35 @@ final class SegmentOpener
         Files.deleteIfExists(logFile);
         Files.deleteIfExists(dir.resolve(Segment.fileName(baseOffset, Segment.INDEX_SUFFIX)));
         Files.deleteIfExists(dir.resolve(Segment.fileName(baseOffset, Segment.TIME_INDEX_SUFFIX)));
-        return open(dir, baseOffset, config, strategy, true, 0, nowMs);
+        Files.deleteIfExists(dir.resolve(Segment.fileName(baseOffset, TransactionIndex.SUFFIX)));
+        return open(dir, baseOffset, config, strategy, true, 0, nowMs, false);
     }
 
     /**
      * Opens a segment's files. An active one is mapped for appends at its capacity; its data size
-     * comes from recovery or, after a clean shutdown, from the file's length.
+     * comes from recovery or, after a clean shutdown, from the file's length. {@code txnIndexFound}:
+     * the directory holds its {@code .txnindex} (else it has none until its first aborted transaction).
      */
     static Segment open(final Path dir, final long baseOffset, final LogConfig config, final WriteStrategy strategy,
-        final boolean active, final int dataSize, final long nowMs) throws IOException
+        final boolean active, final int dataSize, final long nowMs, final boolean txnIndexFound) throws IOException
     {
         final Path logFile = dir.resolve(Segment.fileName(baseOffset, Segment.LOG_SUFFIX));
         final int capacity = capacity(config);
         final SegmentFile log = active ?
             SegmentFile.openWritable(logFile, strategy, capacity, dataSize) : SegmentFile.openReadOnly(logFile, strategy);
         OffsetIndex offsetIndex = null;
+        TimeIndex timeIndex = null;
         try
         {
             // a rolled segment's indexes keep their size: no room to append, none preallocated
             final int maxIndexBytes = active ? config.segmentIndexBytes : 0;
             offsetIndex = openIndex(OffsetIndex::new, dir.resolve(Segment.fileName(baseOffset, Segment.INDEX_SUFFIX)), baseOffset,
                 maxIndexBytes);
-            final TimeIndex timeIndex = openIndex(TimeIndex::new, dir.resolve(Segment.fileName(baseOffset, Segment.TIME_INDEX_SUFFIX)),
+            timeIndex = openIndex(TimeIndex::new, dir.resolve(Segment.fileName(baseOffset, Segment.TIME_INDEX_SUFFIX)),
                 baseOffset, maxIndexBytes);
-            return new Segment(baseOffset, log, offsetIndex, timeIndex, config, active ? dataSize : log.capacity(), active, nowMs);
+            final TransactionIndex txnIndex = TransactionIndex.open(baseOffset, logFile, txnIndexFound);
+            return new Segment(baseOffset, log, offsetIndex, timeIndex, txnIndex, config, active ? dataSize : log.capacity(),
+                active, nowMs);
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -58,6 +63,10 @@ final class SegmentOpener
             if (offsetIndex != null)
             {
                 offsetIndex.close();
+            }
+            if (timeIndex != null)
+            {
+                timeIndex.close();
             }
             throw ex;
         }

@@ -14,7 +14,8 @@ final class SegmentRecovery
     /**
      * Rebuilds the segment's indexes from its log, checking each batch (frame, magic, CRC, offsets
      * following on from {@code nextOffset}), and cuts the log at the first byte that does not check:
-     * Kafka's {@code LogSegment.recover}. What follows the cut in later segments is kept (the loader's
+     * Kafka's {@code LogSegment.recover}, except that the transaction index is not rebuilt here: its
+     * entries at or above the cut are dropped. What follows the cut in later segments is kept (the loader's
      * rule: damage costs the damaged bytes only).
      *
      * @param visitor sees each valid batch (producer state is rebuilt from them)
@@ -45,6 +46,8 @@ final class SegmentRecovery
             p += length;
         }
         segment.recoveredTo(p);
+        // the entries of markers the cut took go with them; the others are kept (see LogLoader.recover)
+        segment.txnIndex.truncateTo(expected);
         return expected;
     }
 

@@ -64,6 +64,42 @@ class AppendPathTest
         }
     }
 
+    /** The read_committed fetch's walk of the transaction indexes: a positional read into the caller's buffer, no garbage. */
+    @Test
+    void theAbortedTransactionWalkAllocatesNothing() throws IOException
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("txn"))))
+        {
+            final PartitionLog log = manager.createLog("alloc", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "4096"));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            while (log.segmentCount() < 4)
+            {
+                batches.records(4, log.logEndOffset(), System.currentTimeMillis());
+                log.append(batches.buffer, 0, batches.length, result);
+                final Segment[] segs = log.segments();
+                // the LSO below every bound: the walk reads every segment's index, three entries a read
+                segs[segs.length - 1].appendAbortedTxn(7, result.firstOffset, result.lastOffset, 0);
+            }
+            final java.nio.ByteBuffer scratch = java.nio.ByteBuffer.allocateDirect(3 * 34);
+            final long[] seen = new long[1];
+            final AbortedTxnSink sink = (producerId, firstOffset) -> seen[0] += producerId;
+            long fewest = Long.MAX_VALUE;
+            for (int window = 0; window < 8 && fewest > 0; window++) // as above: a JIT tier change does not count
+            {
+                final long before = THREADS.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < 5_000; i++)
+                {
+                    log.collectAbortedTransactions(0, log.logEndOffset(), scratch, sink);
+                }
+                fewest = Math.min(fewest, THREADS.getCurrentThreadAllocatedBytes() - before);
+            }
+            assertEquals(0, seen[0] % 7);
+            assertEquals(true, seen[0] > 0, "the walk found the entries");
+            assertEquals(0, fewest, "bytes allocated by 5000 walks");
+        }
+    }
+
     @Test
     void claimBuildAndCommitAllocateNothing() throws IOException
     {

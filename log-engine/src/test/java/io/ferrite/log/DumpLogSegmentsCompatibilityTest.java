@@ -19,8 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Kafka's own {@code DumpLogSegments} (kafka-tools 4.4, in a child JVM) reads our segment files,
- * offset and time indexes and producer snapshots, deep-iterating every record and verifying the
- * indexes against the log, and reports no error.
+ * offset and time indexes, producer snapshots and transaction indexes, deep-iterating every record
+ * and verifying the indexes against the log, and reports no error; it prints each aborted
+ * transaction as we indexed it.
  */
 class DumpLogSegmentsCompatibilityTest
 {
@@ -32,6 +33,7 @@ class DumpLogSegmentsCompatibilityTest
     {
         final List<Path> files = new ArrayList<>();
         final int records;
+        final List<String> abortedTxns = new ArrayList<>();
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
         {
             final PartitionLog log = manager.createLog("dump", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "6000",
@@ -50,14 +52,23 @@ class DumpLogSegmentsCompatibilityTest
                 {
                     sequence += 1 + i % 7;
                 }
+                if (i % 10 == 9) // this batch standing in for an ABORT marker: its segment indexes the transaction
+                {
+                    final Segment[] segs = log.segments();
+                    final long first = Math.max(0, result.lastOffset - 20);
+                    segs[segs.length - 1].appendAbortedTxn(1000 + i, first, result.lastOffset, first);
+                    abortedTxns.add("version: 0 producerId: " + (1000 + i) + " firstOffset: " + first + " lastOffset: " +
+                        result.lastOffset + " lastStableOffset: " + first);
+                }
             }
             records = (int)log.logEndOffset();
             assertTrue(log.segmentCount() > 3);
         }
         try (Stream<Path> all = Files.list(dir.resolve("dump-0")))
         {
-            all.filter(p -> p.toString().matches(".*\\.(log|index|timeindex|snapshot)$")).sorted().forEach(files::add);
+            all.filter(p -> p.toString().matches(".*\\.(log|index|timeindex|snapshot|txnindex)$")).sorted().forEach(files::add);
         }
+        assertTrue(files.stream().filter(p -> p.toString().endsWith(".txnindex")).count() > 1, "transaction indexes: " + files);
         final String joined = String.join(",", files.stream().map(Path::toString).toList());
 
         final String checked = dump("--files", joined, "--deep-iteration", "--index-sanity-check");
@@ -69,6 +80,8 @@ class DumpLogSegmentsCompatibilityTest
         // every record of every segment was read back by Kafka's code
         final long recordLines = printed.lines().filter(l -> l.trim().startsWith("| offset:")).count();
         assertEquals(records, recordLines, printed.lines().limit(40).reduce("", (a, b) -> a + "\n" + b));
+        assertEquals(abortedTxns, printed.lines().filter(l -> l.startsWith("version: 0 producerId:")).toList(),
+            "the aborted transactions as Kafka's TransactionIndex reads them, in segment order");
     }
 
     private static void assertClean(final String output)

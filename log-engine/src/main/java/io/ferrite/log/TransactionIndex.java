@@ -1,0 +1,372 @@
+package io.ferrite.log;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+import static io.ferrite.log.AbortedTxnDescriptor.ENTRY_LENGTH;
+import static io.ferrite.log.AbortedTxnDescriptor.FIRST_OFFSET_OFFSET;
+import static io.ferrite.log.AbortedTxnDescriptor.LAST_OFFSET_OFFSET;
+import static io.ferrite.log.AbortedTxnDescriptor.LAST_STABLE_OFFSET_OFFSET;
+import static io.ferrite.log.AbortedTxnDescriptor.PRODUCER_ID_OFFSET;
+import static io.ferrite.log.AbortedTxnDescriptor.VERSION;
+import static io.ferrite.log.AbortedTxnDescriptor.VERSION_OFFSET;
+
+/**
+ * One segment's aborted transaction index, {@code <base offset>.txnindex}, byte for byte Kafka's
+ * ({@link AbortedTxnDescriptor}): one entry per transaction whose ABORT marker is in the segment.
+ *
+ * <p><b>Lazy.</b> The file is made at the first entry; a segment without an aborted transaction has
+ * none (nor a descriptor), as in Kafka — a partition's creation and roll cost no file for it.
+ *
+ * <p><b>Threading.</b> One writer ({@link #append}, {@link #truncateTo}: the partition's writer, or
+ * recovery before the log is shared) writes with positional channel writes, then publishes the entry
+ * count with a release store; readers ({@link #collect}, from fetching threads) load it with acquire
+ * and read no byte beyond it, with positional reads into a buffer of their own: no lock, no mapping.
+ * A channel rather than a mapping because a file that grows by 34 bytes would need a remap per
+ * entry (or a preallocated tail of zeros, which Kafka's reader would take for entries), and because a
+ * read racing {@link #close} then fails with {@code ClosedChannelException} instead of touching an
+ * unmapped page. The flush ({@link #flush}, {@link #takeNewName}) runs on flushing threads, one at a
+ * time (the log's flush lock).
+ *
+ * <p>As with the segment's {@code .log} channel, a reading thread interrupted inside a read closes the
+ * channel for everyone (the JDK's interruptible channels): later appends then fail as a storage error.
+ */
+final class TransactionIndex
+{
+    static final String SUFFIX = ".txnindex";
+    /** {@link #collect}: the walk found the entry that ends it (Kafka's {@code isComplete}). */
+    static final int COMPLETE = 1;
+    /** {@link #collect}: go on with the next segment. */
+    static final int GO_ON = 0;
+    /** {@link #collect}: the file could not be read (closed under the read, an I/O error). */
+    static final int FAILED = -1;
+
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionIndex.class);
+    private static final VarHandle ENTRIES;
+
+    static
+    {
+        try
+        {
+            ENTRIES = MethodHandles.lookup().findVarHandle(TransactionIndex.class, "entries", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final long baseOffset;
+    /** The segment's {@code .log}: this file is its sibling, named when first needed. */
+    private final Path logPath;
+    /** Set (by the writer or the open) before the first entry is published; never unset. */
+    private FileChannel channel;
+    @SuppressWarnings("unused") // through ENTRIES
+    private volatile int entries;
+    // writer state
+    private long lastOffset = -1;
+    private ByteBuffer entry;
+    /** Entries the last fsync covered (flushing threads, under the log's flush lock). */
+    private int flushedEntries;
+    /** The file was made and its directory entry not yet fsynced (set by the writer, taken by a flush). */
+    private volatile boolean newName;
+
+    private TransactionIndex(final long baseOffset, final Path logPath)
+    {
+        this.baseOffset = baseOffset;
+        this.logPath = logPath;
+    }
+
+    /**
+     * The index of the segment whose log file is {@code logPath}: empty and without a file, or, when
+     * {@code found}, the file in place, checked and cut after its last sane entry (a torn tail after a
+     * crash, an entry that is not version 0, names a marker below the segment or does not follow the
+     * one before it).
+     */
+    static TransactionIndex open(final long baseOffset, final Path logPath, final boolean found) throws IOException
+    {
+        final TransactionIndex index = new TransactionIndex(baseOffset, logPath);
+        if (found)
+        {
+            index.load();
+        }
+        return index;
+    }
+
+    Path path()
+    {
+        return logPath.resolveSibling(Segment.fileName(baseOffset, SUFFIX));
+    }
+
+    /** Whether the segment has a {@code .txnindex} file (made or found). */
+    boolean hasFile()
+    {
+        return channel != null;
+    }
+
+    /** Entries readers may read (acquire). */
+    int entries()
+    {
+        return (int)ENTRIES.getAcquire(this);
+    }
+
+    /** The last offset of the last entry, or -1 (writer state). */
+    long lastOffset()
+    {
+        return lastOffset;
+    }
+
+    private void load() throws IOException
+    {
+        final FileChannel ch = FileChannel.open(path(), StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try
+        {
+            final long size = ch.size();
+            final ByteBuffer buffer = ByteBuffer.allocate(ENTRY_LENGTH * 128);
+            int sane = 0;
+            long last = -1;
+            final long whole = Math.min(size / ENTRY_LENGTH, Integer.MAX_VALUE / ENTRY_LENGTH);
+            String why = size % ENTRY_LENGTH != 0 ? "a torn entry at its end" : null;
+            scan:
+            while (sane < whole)
+            {
+                final int n = read(ch, buffer, (long)sane * ENTRY_LENGTH, (int)Math.min(128, whole - sane));
+                if (n == 0)
+                {
+                    why = "fewer bytes than its size";
+                    break;
+                }
+                for (int i = 0; i < n; i++)
+                {
+                    final int at = i * ENTRY_LENGTH;
+                    final long first = buffer.getLong(at + FIRST_OFFSET_OFFSET);
+                    final long lastOfEntry = buffer.getLong(at + LAST_OFFSET_OFFSET);
+                    if (buffer.getShort(at + VERSION_OFFSET) != VERSION || lastOfEntry < baseOffset || lastOfEntry <= last ||
+                        first > lastOfEntry)
+                    {
+                        why = "entry " + sane + " not sane";
+                        break scan;
+                    }
+                    last = lastOfEntry;
+                    sane++;
+                }
+            }
+            if (why != null)
+            {
+                LOG.warn("{}: {}; cut to its {} entries before it", path(), why, sane);
+                ch.truncate((long)sane * ENTRY_LENGTH);
+            }
+            channel = ch;
+            lastOffset = last;
+            flushedEntries = why != null ? -1 : sane; // a cut is flushed with the segment
+            ENTRIES.setRelease(this, sane);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            ch.close();
+            throw ex;
+        }
+    }
+
+    /**
+     * Appends the entry of one aborted transaction (single writer), making the file at the first.
+     *
+     * @param lastOffset the ABORT marker's offset: in this segment, above every entry's before it
+     * @throws IllegalArgumentException when {@code lastOffset} is below the segment's base offset or
+     *     not above the last entry's, or {@code firstOffset} is above it; nothing is written
+     * @throws IOException when the disk refuses it; nothing is published
+     */
+    void append(final long producerId, final long firstOffset, final long lastOffset, final long lastStableOffset)
+        throws IOException
+    {
+        if (lastOffset < baseOffset || lastOffset <= this.lastOffset || firstOffset > lastOffset)
+        {
+            throw new IllegalArgumentException("aborted transaction of producer " + producerId + " from " + firstOffset +
+                " to " + lastOffset + " does not follow the last one (" + this.lastOffset + ") of " + path());
+        }
+        if (channel == null)
+        {
+            // a stale file of the same name (a segment deleted at this base offset) is emptied, not appended to
+            channel = FileChannel.open(path(), StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.READ, StandardOpenOption.WRITE);
+            newName = true;
+        }
+        if (entry == null)
+        {
+            entry = ByteBuffer.allocate(ENTRY_LENGTH); // big-endian; one per index that takes entries
+        }
+        entry.clear();
+        entry.putShort(VERSION_OFFSET, VERSION)
+            .putLong(PRODUCER_ID_OFFSET, producerId)
+            .putLong(FIRST_OFFSET_OFFSET, firstOffset)
+            .putLong(LAST_OFFSET_OFFSET, lastOffset)
+            .putLong(LAST_STABLE_OFFSET_OFFSET, lastStableOffset);
+        final int n = entries();
+        long at = (long)n * ENTRY_LENGTH;
+        while (entry.hasRemaining())
+        {
+            at += channel.write(entry, at);
+        }
+        this.lastOffset = lastOffset;
+        ENTRIES.setRelease(this, n + 1);
+    }
+
+    /**
+     * Drops the entries whose marker is at or above {@code offset} (the log is cut there, or recovery
+     * re-appends them; {@code offset} at or below the base offset empties the index, keeping its file).
+     * Writer only; readers that loaded the old count meet the end of the file and stop there.
+     */
+    void truncateTo(final long offset) throws IOException
+    {
+        final int n = entries();
+        if (n == 0 || lastOffset < offset)
+        {
+            return;
+        }
+        final ByteBuffer buffer = ByteBuffer.allocate(ENTRY_LENGTH);
+        int keep = n;
+        long last = lastOffset;
+        while (keep > 0 && last >= offset)
+        {
+            keep--;
+            last = -1;
+            if (keep > 0 && read(channel, buffer, (long)(keep - 1) * ENTRY_LENGTH, 1) == 1)
+            {
+                last = buffer.getLong(LAST_OFFSET_OFFSET);
+            }
+        }
+        ENTRIES.setRelease(this, keep);
+        lastOffset = last;
+        channel.truncate((long)keep * ENTRY_LENGTH);
+    }
+
+    /**
+     * Kafka's {@code TransactionIndex.collectAbortedTxns}: gives {@code sink} every entry with
+     * {@code lastOffset >= fetchOffset && firstOffset < upperBoundOffset}, in order, and stops at the
+     * first entry whose last stable offset is at or above {@code upperBoundOffset} (no later marker can
+     * abort a transaction that began below the bound). Any thread; reads through {@code scratch}
+     * (whole entries at a time, so its capacity is at least 34; its position, limit and order are the
+     * walk's), allocates nothing.
+     *
+     * @return {@link #COMPLETE}, {@link #GO_ON} or {@link #FAILED}
+     */
+    int collect(final long fetchOffset, final long upperBoundOffset, final ByteBuffer scratch, final AbortedTxnSink sink)
+    {
+        final int n = entries();
+        if (n == 0)
+        {
+            return GO_ON;
+        }
+        final FileChannel ch = channel;
+        final int perRead = scratch.capacity() / ENTRY_LENGTH; // at least one: the caller checked
+        scratch.order(ByteOrder.BIG_ENDIAN);
+        try
+        {
+            for (int done = 0; done < n; )
+            {
+                final int asked = Math.min(perRead, n - done);
+                final int got = read(ch, scratch, (long)done * ENTRY_LENGTH, asked);
+                for (int i = 0; i < got; i++)
+                {
+                    final int at = i * ENTRY_LENGTH;
+                    final long first = scratch.getLong(at + FIRST_OFFSET_OFFSET);
+                    if (scratch.getLong(at + LAST_OFFSET_OFFSET) >= fetchOffset && first < upperBoundOffset)
+                    {
+                        sink.abortedTransaction(scratch.getLong(at + PRODUCER_ID_OFFSET), first);
+                    }
+                    if (scratch.getLong(at + LAST_STABLE_OFFSET_OFFSET) >= upperBoundOffset)
+                    {
+                        return COMPLETE;
+                    }
+                }
+                if (got < asked)
+                {
+                    return GO_ON; // cut meanwhile (recovery or truncation): the end of the file is the end
+                }
+                done += got;
+            }
+            return GO_ON;
+        }
+        catch (final IOException ex)
+        {
+            return FAILED;
+        }
+    }
+
+    /**
+     * Reads up to {@code count} whole entries at {@code position} into {@code buffer} from its start.
+     *
+     * @return the whole entries read: fewer at the end of the file
+     */
+    private static int read(final FileChannel ch, final ByteBuffer buffer, final long position, final int count)
+        throws IOException
+    {
+        if (count * ENTRY_LENGTH > buffer.capacity() || count < 0)
+        {
+            throw new IllegalArgumentException("a buffer of " + buffer.capacity() + " bytes cannot take " + count + " entries");
+        }
+        buffer.clear().limit(count * ENTRY_LENGTH);
+        while (buffer.hasRemaining())
+        {
+            if (ch.read(buffer, position + buffer.position()) < 0)
+            {
+                break;
+            }
+        }
+        return buffer.position() / ENTRY_LENGTH;
+    }
+
+    /** fsync of what was appended since the last one (the data, and the size needed to read it back). */
+    void flush() throws IOException
+    {
+        final int n = entries();
+        if (n != flushedEntries && channel != null)
+        {
+            channel.force(false);
+            flushedEntries = n;
+        }
+    }
+
+    /**
+     * Whether the file was made since the last call: its name is durable only once the directory
+     * is fsynced, which the caller then does (a power loss could otherwise keep the markers and
+     * lose the index that says what they aborted).
+     */
+    boolean takeNewName()
+    {
+        if (newName)
+        {
+            newName = false;
+            return true;
+        }
+        return false;
+    }
+
+    /** Deletes the file, if the segment has one; the open channel stays readable until {@link #close}. */
+    void deleteFile() throws IOException
+    {
+        if (channel != null)
+        {
+            Files.deleteIfExists(path());
+        }
+    }
+
+    /** Closes the file; a read that comes after (or races it) gets {@link #FAILED}, never a crash. */
+    void close() throws IOException
+    {
+        if (channel != null)
+        {
+            channel.close();
+        }
+    }
+}
