@@ -21,12 +21,13 @@ package io.ferrite.log;
  * below the high watermark it sees at each completion.
  *
  * <p><b>Memory order.</b> Writer: the log's writer thread (append, marker, load). It stores the
- * completion stack, then the oldest open first offset (both volatile); a reader loads the high
- * watermark, then the oldest open first offset, then the stack. A reader that sees a transaction
- * gone from the open list therefore sees its completion; one that read the high watermark before a
- * transaction opened has a bound at or below the log end of then, so at or below its first offset.
- * A partition that never saw a transactional batch pays nothing on appends, and two volatile loads
- * on a read of its LSO.
+ * completion stack, then the oldest open first offset (both volatile), both before the log end
+ * that publishes the batch (so whoever moves the high watermark over the batch has seen them); a
+ * reader loads the high watermark, then the oldest open first offset, then the stack. A reader
+ * that sees a transaction gone from the open list therefore sees its completion; one that read the
+ * high watermark before a transaction opened has a bound at or below the log end of then, so at or
+ * below its first offset. A partition that never saw a transactional batch pays nothing on
+ * appends, and two volatile loads on a read of its LSO.
  */
 final class OngoingTxns
 {
@@ -47,22 +48,10 @@ final class OngoingTxns
 
     private ProducerState oldest;
     private ProducerState newest;
-    private int count;
     /** The oldest open transaction's first offset, {@link Long#MAX_VALUE} when none is open. */
     private volatile long firstOpenOffset = Long.MAX_VALUE;
     /** Ended transactions whose marker the high watermark may not have passed yet, newest first. */
     private volatile Completion unreplicated;
-
-    int count()
-    {
-        return count;
-    }
-
-    /** The first offset of the oldest open transaction, or -1 (writer thread). */
-    long firstUndecidedOffset()
-    {
-        return oldest == null ? -1 : oldest.currentTxnFirstOffset;
-    }
 
     /** Opens {@code s}'s transaction at {@code firstOffset} and publishes the oldest (writer thread). */
     void open(final ProducerState s, final long firstOffset)
@@ -91,7 +80,6 @@ final class OngoingTxns
         {
             s.newerOpen.olderOpen = s;
         }
-        count++;
         publishOldest();
     }
 
@@ -138,7 +126,6 @@ final class OngoingTxns
         s.olderOpen = null;
         s.newerOpen = null;
         s.currentTxnFirstOffset = -1;
-        count--;
         if (markerOffset >= highWatermark)
         {
             Completion kept = unreplicated;
@@ -185,12 +172,6 @@ final class OngoingTxns
         return bound;
     }
 
-    /** The oldest open transaction first, then the newer ones (writer thread). */
-    ProducerState oldest()
-    {
-        return oldest;
-    }
-
     /** Forgets every transaction (the state is cleared or reloaded; writer thread, or before the log is shared). */
     void clear()
     {
@@ -203,7 +184,6 @@ final class OngoingTxns
         }
         oldest = null;
         newest = null;
-        count = 0;
         unreplicated = null;
         publishOldest();
     }

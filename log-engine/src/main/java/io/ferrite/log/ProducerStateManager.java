@@ -86,12 +86,6 @@ final class ProducerStateManager
         return producers.get(producerId);
     }
 
-    /** Writer thread: the open transactions, oldest first. */
-    OngoingTxns txns()
-    {
-        return txns;
-    }
-
     /** Any thread: see {@link OngoingTxns#lastStableOffset}. */
     long lastStableOffset(final long highWatermark)
     {

@@ -181,6 +181,37 @@ class TransactionStateTest
     }
 
     @Test
+    void theMarkerIsTheControlBatchKafkaWritesAndGoesThroughTheAppendPath() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of(LogConfig.MESSAGE_TIMESTAMP_TYPE, LogConfig.LOG_APPEND_TIME));
+        log.leaderEpoch(4);
+        sendOk(log, 21, 1);
+        final long before = System.currentTimeMillis();
+        final long at = marker(log, 21, (short)0, 9, false, false);
+        assertTrue(result.logAppendTime >= before, "LogAppendTime: " + result.logAppendTime);
+        final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+        assertEquals(PartitionLog.READ_OK, log.readBatch(at, log.logEndOffset(), batch));
+        assertEquals(at, batch.baseOffset());
+        assertTrue(batch.isCrcValid());
+        assertTrue(batch.isTransactional() && batch.isControl());
+        assertEquals(21, batch.producerId());
+        assertEquals(0, batch.producerEpoch());
+        assertEquals(-1, batch.baseSequence());
+        assertEquals(4, batch.partitionLeaderEpoch());
+        assertEquals(1, batch.recordCount());
+        assertEquals(result.logAppendTime, batch.maxTimestamp());
+        final io.ferrite.wire.record.RecordReader records = new io.ferrite.wire.record.RecordReader().reset(batch);
+        final io.ferrite.wire.record.Record record = records.next();
+        assertEquals(io.ferrite.wire.record.ControlRecords.ABORT, io.ferrite.wire.record.ControlRecords.type(record));
+        assertEquals(9, io.ferrite.wire.record.ControlRecords.coordinatorEpoch(record));
+
+        manager.close();
+        log.appendMarker(21, (short)0, 9, true, false, result);
+        assertEquals(AppendResult.LOG_CLOSED, result.status, "the append path's gate");
+        manager = null;
+    }
+
+    @Test
     void aClientsControlBatchIsAnInvalidRecord() throws IOException
     {
         final PartitionLog log = newLog(Map.of());
