@@ -211,6 +211,58 @@ class TransactionStateTest
         manager = null;
     }
 
+    /**
+     * A reader on another thread, as a fetch reads it, while the writer opens and ends transactions
+     * and moves the high watermark forward (at the log end, or behind it as fsync durability does):
+     * the LSO it sees never goes back and is never above the high watermark it reads next.
+     */
+    @Test
+    void aReaderOnAnotherThreadSeesTheLastStableOffsetOnlyMoveForwardAndNeverAboveTheHighWatermark() throws Exception
+    {
+        final PartitionLog log = newLog(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(1 << 20)));
+        final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicReference<String> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        final long[] reads = new long[1];
+        final Thread reader = new Thread(() ->
+        {
+            long last = -1;
+            while (!done.get() && failure.get() == null)
+            {
+                final long lso = log.lastStableOffset();
+                final long hw = log.highWatermark();
+                if (lso < last || lso > hw)
+                {
+                    failure.set("LSO " + lso + " after " + last + ", high watermark " + hw);
+                }
+                last = lso;
+                reads[0]++;
+            }
+        }, "lso-reader");
+        reader.start();
+        final java.util.Random r = new java.util.Random(42);
+        final java.util.Set<Long> open = new java.util.HashSet<>();
+        for (int i = 0; i < 20_000 && failure.get() == null; i++)
+        {
+            final long pid = 1 + r.nextInt(5);
+            if (open.contains(pid) && r.nextInt(3) == 0)
+            {
+                marker(log, pid, (short)0, 0, r.nextBoolean(), false);
+                open.remove(pid);
+            }
+            else
+            {
+                sendOk(log, pid, 1);
+                open.add(pid);
+            }
+            final long hw = log.highWatermark();
+            log.highWatermark(r.nextBoolean() ? log.logEndOffset() : hw + (log.logEndOffset() - hw) / 2);
+        }
+        done.set(true);
+        reader.join(10_000);
+        assertEquals(null, failure.get());
+        assertTrue(reads[0] > 0);
+    }
+
     @Test
     void aClientsControlBatchIsAnInvalidRecord() throws IOException
     {
