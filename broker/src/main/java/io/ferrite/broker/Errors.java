@@ -41,6 +41,8 @@ public final class Errors
     public static final short UNSUPPORTED_FOR_MESSAGE_FORMAT = 43;
     public static final short OUT_OF_ORDER_SEQUENCE_NUMBER = 45;
     public static final short INVALID_PRODUCER_EPOCH = 47;
+    public static final short INVALID_TXN_STATE = 48;
+    public static final short TRANSACTION_COORDINATOR_FENCED = 52;
     public static final short TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
     public static final short KAFKA_STORAGE_ERROR = 56;
     public static final short UNKNOWN_LEADER_EPOCH = 75;
@@ -78,6 +80,8 @@ public final class Errors
             case AppendResult.INVALID_TIMESTAMP: return INVALID_TIMESTAMP;
             case AppendResult.INVALID_PRODUCER_EPOCH: return INVALID_PRODUCER_EPOCH;
             case AppendResult.OUT_OF_ORDER_SEQUENCE: return OUT_OF_ORDER_SEQUENCE_NUMBER;
+            case AppendResult.INVALID_TXN_STATE: return INVALID_TXN_STATE;
+            case AppendResult.TRANSACTION_COORDINATOR_FENCED: return TRANSACTION_COORDINATOR_FENCED;
             case AppendResult.LOG_CLOSED: return NOT_LEADER_OR_FOLLOWER;
             default: return KAFKA_STORAGE_ERROR;
         }

@@ -45,6 +45,9 @@ class ErrorsAndProducerIdsTest
         assertEquals(org.apache.kafka.common.protocol.Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code(), Errors.ofAppend(AppendResult.OUT_OF_ORDER_SEQUENCE));
         assertEquals(org.apache.kafka.common.protocol.Errors.INVALID_PRODUCER_EPOCH.code(), Errors.ofAppend(AppendResult.INVALID_PRODUCER_EPOCH));
         assertEquals(org.apache.kafka.common.protocol.Errors.KAFKA_STORAGE_ERROR.code(), Errors.ofAppend(AppendResult.STORAGE_ERROR));
+        assertEquals(org.apache.kafka.common.protocol.Errors.INVALID_TXN_STATE.code(), Errors.ofAppend(AppendResult.INVALID_TXN_STATE));
+        assertEquals(org.apache.kafka.common.protocol.Errors.TRANSACTION_COORDINATOR_FENCED.code(),
+            Errors.ofAppend(AppendResult.TRANSACTION_COORDINATOR_FENCED));
         assertEquals(0, Errors.ofAppend(AppendResult.DUPLICATE));
     }
 

@@ -19,7 +19,7 @@ public final class AppendResult
     public static final int INVALID_RECORD = -4;
     /** A record timestamp outside message.timestamp.before/after.max.ms (INVALID_TIMESTAMP). */
     public static final int INVALID_TIMESTAMP = -5;
-    /** An epoch older than the producer's current one (INVALID_PRODUCER_EPOCH). */
+    /** An epoch older than the producer's current one, or a marker's breaking the epoch rules (INVALID_PRODUCER_EPOCH). */
     public static final int INVALID_PRODUCER_EPOCH = -6;
     /** A sequence that does not follow the producer's last one (OUT_OF_ORDER_SEQUENCE_NUMBER). */
     public static final int OUT_OF_ORDER_SEQUENCE = -7;
@@ -27,6 +27,13 @@ public final class AppendResult
     public static final int STORAGE_ERROR = -8;
     /** The log is closed or offline (KAFKA_STORAGE_ERROR / NOT_LEADER...). */
     public static final int LOG_CLOSED = -9;
+    /**
+     * A non-transactional batch from a producer whose transaction is open on the partition
+     * (INVALID_TXN_STATE, Kafka's {@code ProducerAppendInfo.appendDataBatch}).
+     */
+    public static final int INVALID_TXN_STATE = -10;
+    /** A marker whose coordinator epoch is older than the producer's last one (TRANSACTION_COORDINATOR_FENCED). */
+    public static final int TRANSACTION_COORDINATOR_FENCED = -11;
 
     public int status;
     public long firstOffset;

@@ -120,16 +120,18 @@ final class BatchValidator
             result.fail(AppendResult.INVALID_RECORD, "An append holds exactly one record batch");
             return false;
         }
-        if (batch.isControl())
-        {
-            result.fail(AppendResult.INVALID_RECORD, "Clients are not allowed to write control records");
-            return false;
-        }
         final int count = batch.recordCount();
         if (count == 0 || batch.lastOffsetDelta() != count - 1)
         {
             result.fail(AppendResult.INVALID_RECORD, "Record batch declares " + count + " records but a last offset delta of " +
                 batch.lastOffsetDelta());
+            return false;
+        }
+        if (batch.isControl())
+        {
+            // Kafka 4.4's LogValidator.validateBatch for origin CLIENT, after the count checks: INVALID_RECORD.
+            // Markers come through PartitionLog.appendMarker, which builds them itself
+            result.fail(AppendResult.INVALID_RECORD, "Clients are not allowed to write control records in topic partition " + log);
             return false;
         }
         if (batch.isTransactional() && batch.producerId() == NO_PRODUCER_ID)

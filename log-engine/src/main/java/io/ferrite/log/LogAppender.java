@@ -10,7 +10,7 @@ import static io.ferrite.wire.record.RecordBatchDescriptor.*;
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
- * The writer side of one partition log: append, claim/commit/abort, and what they share — placing
+ * The writer side of one partition log: append, claim/commit/abort, transaction markers, and what they share — placing
  * a checked batch at the log end, patching in what the log assigns, publishing it. Owns the writer's
  * state (the batch flyweight, the leader epoch) and the {@link WriterGate} that tells close() what
  * of the writer's work to wait for.
@@ -30,6 +30,8 @@ final class LogAppender
     /** The writer, and what of its work close() waits for before it unmaps. */
     private final WriterGate gate = new WriterGate();
     private final RecordBatch batch = new RecordBatch();
+    /** Made at the first marker. */
+    private MarkerBatch markers;
     private int leaderEpoch;
 
     LogAppender(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final SegmentRoller roller,
@@ -69,13 +71,8 @@ final class LogAppender
     /** See {@link PartitionLog#append}. */
     void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
     {
-        gate.recordWriter();
-        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
-        result.reset();
-        requireNoOpenClaim();
-        if (!gate.beginAppend())
+        if (!beginAppend(result))
         {
-            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
             return;
         }
         try
@@ -88,14 +85,75 @@ final class LogAppender
         }
     }
 
-    /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
-    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    /** The writer's entry to an append or a marker: false (the result says why) when the log is closing. */
+    private boolean beginAppend(final AppendResult result)
+    {
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        result.reset();
+        requireNoOpenClaim();
+        if (!gate.beginAppend())
+        {
+            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            return false;
+        }
+        return true;
+    }
+
+    /** See {@link PartitionLog#appendMarker}. */
+    void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
+        final boolean epochBump, final AppendResult result)
+    {
+        if (!beginAppend(result))
+        {
+            return;
+        }
+        try
+        {
+            if (fsyncFailed(result))
+            {
+                return;
+            }
+            result.logStartOffset = offsets.logStartOffset();
+            final int status = producers.checkMarker(producerId, producerEpoch, coordinatorEpoch, epochBump,
+                offsets.logEndOffsetOpaque(), result);
+            if (status != AppendResult.OK)
+            {
+                result.status = status;
+                return;
+            }
+            if (markers == null)
+            {
+                markers = new MarkerBatch();
+            }
+            final long now = validator.readClock();
+            final int length = markers.build(producerId, producerEpoch, coordinatorEpoch, commit, now);
+            batch.wrap(markers.buffer, 0);
+            place(markers.buffer, 0, length, log.config(), now, result);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
+    /** Every writer, the broker's log threads and the group coordinator alike, stops at a failed fsync (see PartitionLog.fsyncFailure). */
+    private boolean fsyncFailed(final AppendResult result)
     {
         if (flusher.fsyncFailure() != null)
         {
-            // every writer, the broker's log threads and the group coordinator alike (see PartitionLog.fsyncFailure)
             result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed, it takes no appends until a restart: "
                 + flusher.fsyncFailure());
+            return true;
+        }
+        return false;
+    }
+
+    /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
+    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    {
+        if (fsyncFailed(result))
+        {
             return;
         }
         final LogConfig cfg = log.config();
@@ -156,11 +214,8 @@ final class LogAppender
 
     private boolean openClaim(final int maxLength, final BatchClaim claim, final AppendResult result)
     {
-        if (flusher.fsyncFailure() != null)
+        if (fsyncFailed(result))
         {
-            // every writer, the broker's log threads and the group coordinator alike (see PartitionLog.fsyncFailure)
-            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed, it takes no appends until a restart: "
-                + flusher.fsyncFailure());
             return false;
         }
         final LogConfig cfg = log.config();
@@ -389,7 +444,8 @@ final class LogAppender
     /** After the batch's bytes and size are published: producer state, the log end, the result, the flush policy. */
     private void published(final LogConfig cfg, final long base, final long last, final AppendResult result)
     {
-        producers.update(batch);
+        // a marker reads the high watermark (what it ends stays unstable until that passes it); nothing else does
+        producers.update(batch, batch.isControl() ? offsets.highWatermark() : Long.MAX_VALUE);
         offsets.publishLogEnd(last + 1);
         result.firstOffset = base;
         result.lastOffset = last;

@@ -22,7 +22,10 @@ import java.util.stream.Stream;
  * be on disk) to the end is scanned — frame, magic, CRC and offset order of each batch — its
  * indexes are rebuilt and it is cut at the first byte that does not check. Recovery time therefore
  * grows with the data not yet flushed, not with the size of the log. Producer state comes from the
- * newest snapshot at or below where recovery starts, plus the batches replayed after it.
+ * newest snapshot at or below where recovery starts, plus the batches replayed after it: the open
+ * transactions with it (a snapshot entry's current txn first offset, then the transactional
+ * batches and markers replayed), the aborted ones the replay ends told to the log's
+ * {@link AbortedTxnListener}.
  *
  * <p>Damage costs the damaged bytes only: a segment cut short keeps the segments after it, and the
  * log has a gap of offsets there (a segment's base offset above the end of the one before it), as
@@ -59,11 +62,25 @@ final class LogLoader
         final EpochClock clock, final LogEnvironment env, final boolean cleanShutdown, final long checkpointedRecoveryPoint,
         final long checkpointedLogStart) throws IOException
     {
+        return load(topic, partition, dir, config, strategy, clock, env, cleanShutdown, checkpointedRecoveryPoint,
+            checkpointedLogStart, AbortedTxnListener.NONE);
+    }
+
+    /**
+     * {@link #load}, telling {@code abortedTxns} of each aborted transaction whose marker the replay
+     * after the producer snapshot or recovery passes (for the {@code .txnindex}); it stays the log's.
+     */
+    static PartitionLog load(
+        final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
+        final EpochClock clock, final LogEnvironment env, final boolean cleanShutdown, final long checkpointedRecoveryPoint,
+        final long checkpointedLogStart, final AbortedTxnListener abortedTxns) throws IOException
+    {
         Files.createDirectories(dir);
         final Set<Long> txnIndexes = removeStrayFiles(dir);
         final long now = clock.time();
         final List<Long> bases = segmentBases(dir);
         final ProducerStateManager producers = new ProducerStateManager(dir);
+        producers.abortedTxnListener(abortedTxns);
         final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
         if (bases.isEmpty())
         {

@@ -175,6 +175,16 @@ public final class PartitionLog implements AutoCloseable
         offsets.highWatermark(offset);
     }
 
+    /**
+     * The last stable offset (any thread): the high watermark, or the first offset of the oldest
+     * transaction still open, or of one whose marker the high watermark has not passed yet,
+     * whichever is lowest ({@link OngoingTxns}). The high watermark when no transaction was ever seen.
+     */
+    public long lastStableOffset()
+    {
+        return producers.lastStableOffset(offsets.highWatermark()); // the high watermark read first: see OngoingTxns
+    }
+
     // ---- segments ----
 
     public int segmentCount()
@@ -286,6 +296,39 @@ public final class PartitionLog implements AutoCloseable
     public void abort(final BatchClaim claim)
     {
         appender.abort(claim);
+    }
+
+    /**
+     * Appends a transaction marker (single writer, as {@link #append}): a control batch it builds
+     * itself (see {@link MarkerBatch}), checked as Kafka checks the coordinator's — with
+     * {@code epochBump} (transaction version 2) the epoch must be above the producer's but for a
+     * retry, else not below it: INVALID_PRODUCER_EPOCH; a coordinator epoch below the producer's
+     * last: TRANSACTION_COORDINATOR_FENCED. The producer's open transaction, if any, ends (an ABORT
+     * is told to the log's {@link AbortedTxnListener}); its epoch and coordinator epoch become the
+     * marker's. A producer with no transaction open still gets its marker.
+     */
+    public void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
+        final boolean epochBump, final AppendResult result)
+    {
+        appender.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
+    }
+
+    /** Writer thread: whether the producer has a transaction open here with this epoch (Kafka's hasOngoingTransaction). */
+    public boolean hasOngoingTransaction(final long producerId, final short producerEpoch)
+    {
+        return producers.hasOngoingTransaction(producerId, producerEpoch);
+    }
+
+    /** Writer thread: each producer the partition remembers (DescribeProducers' active producers). */
+    public void forEachProducer(final ProducerVisitor visitor)
+    {
+        producers.forEachProducer(visitor);
+    }
+
+    /** Wires the aborted transactions to their index (the writer's; set before the log is shared). */
+    void abortedTxnListener(final AbortedTxnListener listener)
+    {
+        producers.abortedTxnListener(listener);
     }
 
     // ---- durability ----

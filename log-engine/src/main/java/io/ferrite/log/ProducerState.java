@@ -5,8 +5,9 @@ import io.ferrite.wire.record.RecordBatchDescriptor;
 /**
  * What a partition remembers of one idempotent producer: its epoch and the sequence ranges and
  * offsets of its last {@value #CACHED_BATCHES} batches (as many as a producer may have in flight),
- * so that a retried batch is recognised and answered with its original offsets.
- * The transaction fields are kept for the transactions work (not used yet).
+ * so that a retried batch is recognised and answered with its original offsets; and its transaction
+ * on this partition: the first offset of the one open, the coordinator epoch of its last marker.
+ * Kafka's {@code ProducerStateEntry}. Writer thread only.
  */
 final class ProducerState
 {
@@ -15,9 +16,13 @@ final class ProducerState
     final long producerId;
     short epoch = RecordBatchDescriptor.NO_PRODUCER_EPOCH;
     int coordinatorEpoch = -1;
-    /** First offset of the producer's ongoing transaction, or -1 (for the transactions issue). */
+    /** First offset of the producer's ongoing transaction on this partition, or -1 (Kafka's currentTxnFirstOffset). */
     long currentTxnFirstOffset = -1;
+    /** The last batch's max timestamp, or the last marker's timestamp. */
     long lastTimestamp = RecordBatchDescriptor.NO_TIMESTAMP;
+    /** Neighbours in {@link OngoingTxns}' list of open transactions, ordered by first offset (null when none open). */
+    ProducerState olderOpen;
+    ProducerState newerOpen;
 
     // ring of the last batches, newest at (head + count - 1) % CACHED_BATCHES
     private final int[] firstSeq = new int[CACHED_BATCHES];
@@ -53,11 +58,6 @@ final class ProducerState
         return count == 0 ? 0 : offsetDelta[newest()];
     }
 
-    long lastBatchTimestamp()
-    {
-        return count == 0 ? RecordBatchDescriptor.NO_TIMESTAMP : timestamp[newest()];
-    }
-
     private int newest()
     {
         return (head + count - 1) % CACHED_BATCHES;
@@ -90,6 +90,29 @@ final class ProducerState
     long cachedTimestamp(final int at)
     {
         return timestamp[at];
+    }
+
+    boolean hasOpenTxn()
+    {
+        return currentTxnFirstOffset >= 0;
+    }
+
+    /**
+     * A transaction marker was written for this producer (Kafka's {@code ProducerStateEntry.update}
+     * with no batches): its epoch and coordinator epoch are the marker's, no transaction is open;
+     * the cached batches go only when the epoch changed.
+     */
+    void endTxn(final short markerEpoch, final int markerCoordinatorEpoch, final long timestamp)
+    {
+        if (markerEpoch != epoch)
+        {
+            epoch = markerEpoch;
+            head = 0;
+            count = 0;
+        }
+        coordinatorEpoch = markerCoordinatorEpoch;
+        currentTxnFirstOffset = -1;
+        lastTimestamp = timestamp;
     }
 
     /** Records a batch; a new epoch forgets the batches of the old one. */

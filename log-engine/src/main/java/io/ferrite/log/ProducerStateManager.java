@@ -1,6 +1,9 @@
 package io.ferrite.log;
 
+import io.ferrite.wire.record.ControlRecords;
+import io.ferrite.wire.record.CorruptRecordException;
 import io.ferrite.wire.record.Crc32c;
+import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -19,8 +22,9 @@ import java.util.stream.Stream;
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
- * Idempotent producer state of one partition: validation of epochs and sequences (Kafka's rules),
- * duplicate detection, and snapshots in Kafka's {@code <offset>.snapshot} format:
+ * Producer state of one partition: validation of epochs and sequences (Kafka's rules), duplicate
+ * detection, each producer's open transaction ({@link OngoingTxns}: what the last stable offset
+ * comes from), the checks of transaction markers, and snapshots in Kafka's {@code <offset>.snapshot} format:
  * <pre>
  *   version: int16 (1)
  *   crc: uint32                       CRC32C of everything after this field
@@ -29,7 +33,8 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  *     offset delta: int32, timestamp: int64, coordinator epoch: int32, current txn first offset: int64
  * </pre>
  * A snapshot keeps each producer's last batch; the other cached batches come back from the log
- * tail replayed on recovery. Single writer (the partition's appender).
+ * tail replayed on recovery; an entry whose current txn first offset is set opens that transaction
+ * again. Single writer (the partition's appender), but for {@link #lastStableOffset}.
  */
 final class ProducerStateManager
 {
@@ -39,6 +44,11 @@ final class ProducerStateManager
     private static final int ENTRY = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8;
 
     private final Long2ObjectHashMap<ProducerState> producers = new Long2ObjectHashMap<>();
+    private final OngoingTxns txns = new OngoingTxns();
+    /** Reads a marker's control record in place. */
+    private final Record controlRecord = new Record();
+    /** Told of each aborted transaction; wired to the {@code .txnindex} next (see {@link AbortedTxnListener}). */
+    private AbortedTxnListener abortedTxns = AbortedTxnListener.NONE;
     /** The partition's directory; moved once if the partition is deleted (its directory renamed). */
     private volatile Path dir;
     private long mapEndOffset;
@@ -46,6 +56,12 @@ final class ProducerStateManager
     ProducerStateManager(final Path dir)
     {
         this.dir = dir;
+    }
+
+    /** Set before the log is loaded or shared (the loader's, and the .txnindex's once it is wired). */
+    void abortedTxnListener(final AbortedTxnListener listener)
+    {
+        this.abortedTxns = listener;
     }
 
     /** The partition's directory was renamed (its deletion): a snapshot from now on goes there. */
@@ -70,11 +86,34 @@ final class ProducerStateManager
         return producers.get(producerId);
     }
 
+    /** Any thread: see {@link OngoingTxns#lastStableOffset}. */
+    long lastStableOffset(final long highWatermark)
+    {
+        return txns.lastStableOffset(highWatermark);
+    }
+
+    /** Kafka's {@code UnifiedLog.hasOngoingTransaction}: the producer has a transaction open here with this epoch. */
+    boolean hasOngoingTransaction(final long producerId, final short epoch)
+    {
+        final ProducerState s = producers.get(producerId);
+        return s != null && s.hasOpenTxn() && s.epoch == epoch;
+    }
+
+    /** Each producer the partition remembers, for DescribeProducers (writer thread). */
+    void forEachProducer(final ProducerVisitor visitor)
+    {
+        for (final ProducerState s : producers.values())
+        {
+            visitor.visit(s.producerId, s.epoch, s.lastSequence(), s.lastTimestamp, s.coordinatorEpoch, s.currentTxnFirstOffset);
+        }
+    }
+
     /**
      * Checks a client's idempotent batch against the producer's state.
      *
      * @return {@link AppendResult#OK}, {@link AppendResult#DUPLICATE} (with the original offsets filled in),
-     *         {@link AppendResult#INVALID_PRODUCER_EPOCH} or {@link AppendResult#OUT_OF_ORDER_SEQUENCE}
+     *         {@link AppendResult#INVALID_PRODUCER_EPOCH}, {@link AppendResult#OUT_OF_ORDER_SEQUENCE} or
+     *         {@link AppendResult#INVALID_TXN_STATE} (a non-transactional batch while the producer's transaction is open)
      */
     int check(final RecordBatch batch, final AppendResult result)
     {
@@ -115,6 +154,48 @@ final class ProducerStateManager
                 " (request epoch), " + first + " (seq. number), " + state.epoch + " (current producer epoch)";
             return AppendResult.OUT_OF_ORDER_SEQUENCE;
         }
+        if (state.currentTxnFirstOffset >= 0 && !batch.isTransactional())
+        {
+            // Kafka's ProducerAppendInfo.appendDataBatch, after the epoch and sequence checks
+            result.message = "Expected transactional write from producer " + batch.producerId() + " (its transaction opened at offset " +
+                state.currentTxnFirstOffset + ")";
+            return AppendResult.INVALID_TXN_STATE;
+        }
+        return AppendResult.OK;
+    }
+
+    /**
+     * Checks a transaction marker for {@code producerId} as Kafka's {@code ProducerAppendInfo.appendEndTxnMarker}
+     * does for the coordinator's: with transaction version 2 ({@code epochBump}) the marker's epoch
+     * must be above the producer's, but for a retry (the same epoch with no transaction open, or
+     * epoch {@value Short#MAX_VALUE}); before it, not below; and its coordinator epoch not below the
+     * producer's last one.
+     *
+     * @param offset the offset the marker would get (for the message)
+     * @return {@link AppendResult#OK}, {@link AppendResult#INVALID_PRODUCER_EPOCH} or
+     *         {@link AppendResult#TRANSACTION_COORDINATOR_FENCED}
+     */
+    int checkMarker(final long producerId, final short epoch, final int coordinatorEpoch, final boolean epochBump,
+        final long offset, final AppendResult result)
+    {
+        final ProducerState state = producers.get(producerId);
+        final short current = state == null ? RecordBatchDescriptor.NO_PRODUCER_EPOCH : state.epoch;
+        if (epochBump ? epoch <= current : epoch < current)
+        {
+            final boolean retry = epochBump && epoch == current && (state == null || !state.hasOpenTxn() || epoch == Short.MAX_VALUE);
+            if (!retry)
+            {
+                result.message = "Epoch of producer " + producerId + " at offset " + offset + " is " + epoch + ", which is " +
+                    (epochBump ? "<=" : "<") + " the last seen epoch " + current + " (TV" + (epochBump ? 2 : 1) + ")";
+                return AppendResult.INVALID_PRODUCER_EPOCH;
+            }
+        }
+        if (state != null && state.coordinatorEpoch > coordinatorEpoch)
+        {
+            result.message = "Invalid coordinator epoch for producerId " + producerId + " at offset " + offset + ": " +
+                coordinatorEpoch + " (zombie), " + state.coordinatorEpoch + " (current)";
+            return AppendResult.TRANSACTION_COORDINATOR_FENCED;
+        }
         return AppendResult.OK;
     }
 
@@ -129,8 +210,21 @@ final class ProducerStateManager
         return next == last + 1L || (next == 0 && last == Integer.MAX_VALUE);
     }
 
-    /** Records an appended (or recovered) batch carrying a producer id; advances the map end. */
+    /** Records a recovered batch (while the log loads: what it holds is taken as replicated); advances the map end. */
     void update(final RecordBatch batch)
+    {
+        update(batch, Long.MAX_VALUE);
+    }
+
+    /**
+     * Records an appended (or recovered) batch carrying a producer id, opening or ending its
+     * transaction; advances the map end. A non-transactional batch costs no more than before: its
+     * flag is looked at once.
+     *
+     * @param highWatermark the writer's view of the high watermark (a transaction a marker ends
+     *     stays unstable until the high watermark passes the marker)
+     */
+    void update(final RecordBatch batch, final long highWatermark)
     {
         final long pid = batch.producerId();
         if (pid != RecordBatchDescriptor.NO_PRODUCER_ID)
@@ -145,20 +239,69 @@ final class ProducerStateManager
             {
                 state.addBatch(batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(), batch.lastOffset(),
                     batch.lastOffsetDelta(), batch.maxTimestamp());
+                if (batch.isTransactional() && !state.hasOpenTxn())
+                {
+                    txns.open(state, batch.baseOffset());
+                }
+            }
+            else
+            {
+                endTxn(state, batch, highWatermark);
             }
         }
         mapEndOffset = batch.lastOffset() + 1;
     }
 
-    /** Forgets producers whose last batch is older than {@code expiryMs} before {@code nowMs}. */
+    /** A marker: the producer's open transaction (if any) ends; an ABORT is told to the listener. */
+    private void endTxn(final ProducerState state, final RecordBatch batch, final long highWatermark)
+    {
+        final short type;
+        final int coordinatorEpoch;
+        try
+        {
+            if (batch.recordCount() < 1 || batch.compression() != io.ferrite.wire.compress.CompressionType.NONE)
+            {
+                return; // not a marker this log writes (Kafka's reader takes none from an empty control batch either)
+            }
+            controlRecord.wrap(batch.buffer(), batch.recordsOffset(), batch.offset() + batch.sizeInBytes(), batch.baseOffset(),
+                batch.baseTimestamp(), RecordBatchDescriptor.NO_TIMESTAMP);
+            type = ControlRecords.type(controlRecord);
+            if (type != ControlRecords.ABORT && type != ControlRecords.COMMIT)
+            {
+                return;
+            }
+            coordinatorEpoch = ControlRecords.coordinatorEpoch(controlRecord);
+        }
+        catch (final CorruptRecordException ex)
+        {
+            return; // CRC-valid but not a marker: nothing of the producer's changes
+        }
+        final long marker = batch.baseOffset();
+        if (state.hasOpenTxn())
+        {
+            if (type == ControlRecords.ABORT)
+            {
+                abortedTxns.onAbortedTxn(state.producerId, state.currentTxnFirstOffset, marker,
+                    txns.lastStableOffsetAfter(state.producerId, marker));
+            }
+            txns.close(state, marker, highWatermark);
+        }
+        state.endTxn(batch.producerEpoch(), coordinatorEpoch, batch.maxTimestamp());
+    }
+
+    /**
+     * Forgets producers whose last batch or marker is older than {@code expiryMs} before {@code nowMs},
+     * never one with a transaction open (Kafka's {@code isProducerExpired}).
+     */
     void expire(final long nowMs, final long expiryMs)
     {
-        producers.values().removeIf(s -> s.lastTimestamp != RecordBatchDescriptor.NO_TIMESTAMP &&
+        producers.values().removeIf(s -> !s.hasOpenTxn() && s.lastTimestamp != RecordBatchDescriptor.NO_TIMESTAMP &&
             nowMs - s.lastTimestamp >= expiryMs);
     }
 
     void clear(final long offset)
     {
+        txns.clear();
         producers.clear();
         mapEndOffset = offset;
     }
@@ -183,7 +326,7 @@ final class ProducerStateManager
         for (final ProducerState s : states)
         {
             buffer.putLong(s.producerId).putShort(s.epoch).putInt(s.lastSequence()).putLong(s.lastOffset())
-                .putInt(s.lastOffsetDelta()).putLong(s.lastBatchTimestamp()).putInt(s.coordinatorEpoch)
+                .putInt(s.lastOffsetDelta()).putLong(s.lastTimestamp).putInt(s.coordinatorEpoch)
                 .putLong(s.currentTxnFirstOffset);
         }
         final UnsafeBuffer view = new UnsafeBuffer(buffer.array());
@@ -246,6 +389,7 @@ final class ProducerStateManager
         {
             return false;
         }
+        txns.clear();
         producers.clear();
         for (int i = 0, p = HEADER; i < count; i++, p += ENTRY)
         {
@@ -256,14 +400,19 @@ final class ProducerStateManager
             final int delta = b.getInt(p + 22, BIG_ENDIAN);
             final long ts = b.getLong(p + 26, BIG_ENDIAN);
             s.coordinatorEpoch = b.getInt(p + 34, BIG_ENDIAN);
-            s.currentTxnFirstOffset = b.getLong(p + 38, BIG_ENDIAN);
+            final long txnFirstOffset = b.getLong(p + 38, BIG_ENDIAN);
             s.epoch = epoch;
             if (lastOffset >= 0)
             {
                 final int firstSeq = lastSeq == RecordBatchDescriptor.NO_SEQUENCE ? lastSeq : decrementSequence(lastSeq, delta);
                 s.addBatch(epoch, firstSeq, lastSeq, lastOffset, delta, ts);
             }
+            s.lastTimestamp = ts; // a marker's, when it came after the last batch
             producers.put(s.producerId, s);
+            if (txnFirstOffset >= 0)
+            {
+                txns.open(s, txnFirstOffset); // Kafka's loadProducerEntry
+            }
         }
         return true;
     }

@@ -137,6 +137,58 @@ class AppendPathTest
         }
     }
 
+    /**
+     * The produce path of producers with ids: an idempotent producer's batches (one look at the
+     * producer's open transaction more), and a transactional producer's inside its open transaction,
+     * each followed by a read of the last stable offset as a fetch makes it.
+     */
+    @Test
+    void idempotentAndTransactionalAppendsAndTheLastStableOffsetAllocateNothing() throws IOException
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("pids"))))
+        {
+            final PartitionLog log = manager.createLog("alloc", 0, Map.of(LogConfig.INDEX_INTERVAL_BYTES, "256"));
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+            final byte[][] templates = new byte[2][];
+            batches.producer(4, 9, (short)0, 0, false, System.currentTimeMillis());
+            templates[0] = batches.bytes();
+            batches.producer(4, 10, (short)0, 0, true, System.currentTimeMillis());
+            templates[1] = batches.bytes();
+            final int[] sequences = new int[2];
+            final long[] lso = new long[1];
+            final Runnable work = () ->
+            {
+                for (int p = 0; p < 2; p++)
+                {
+                    batches.buffer.putBytes(0, templates[p]);
+                    batches.buffer.putInt(io.ferrite.wire.record.RecordBatchDescriptor.BASE_SEQUENCE_OFFSET, sequences[p],
+                        java.nio.ByteOrder.BIG_ENDIAN);
+                    batches.buffer.putInt(io.ferrite.wire.record.RecordBatchDescriptor.CRC_OFFSET,
+                        batch.wrap(batches.buffer, 0).computeCrc(), java.nio.ByteOrder.BIG_ENDIAN);
+                    log.append(batches.buffer, 0, templates[p].length, result);
+                    sequences[p] += 4;
+                    log.highWatermark(result.lastOffset + 1);
+                    lso[0] = log.lastStableOffset();
+                }
+            };
+            long fewest = Long.MAX_VALUE; // as in appendAndReadAllocateNothing
+            for (int window = 0; window < 8 && fewest > 0; window++)
+            {
+                final long before = THREADS.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < 10_000; i++)
+                {
+                    work.run();
+                }
+                fewest = Math.min(fewest, THREADS.getCurrentThreadAllocatedBytes() - before);
+            }
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            assertEquals(4, lso[0], "producer 10's transaction, open from its first batch at offset 4");
+            assertEquals(0, fewest, "bytes allocated by 20000 appends of producers with ids");
+        }
+    }
+
     @Test
     void thePreallocatorKeepsAheadOfTheWriter() throws Exception
     {

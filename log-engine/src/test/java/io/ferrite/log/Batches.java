@@ -33,6 +33,19 @@ final class Batches
         return this;
     }
 
+    /** {@code count} records from a producer, in a transactional batch when {@code transactional}. */
+    Batches producer(final int count, final long producerId, final short epoch, final int baseSequence, final boolean transactional,
+        final long timestamp)
+    {
+        builder.wrap(buffer, 0).producer(producerId, epoch, baseSequence).transactional(transactional);
+        for (int i = 0; i < count; i++)
+        {
+            builder.appendRecord(timestamp + i, ("k" + i).getBytes(StandardCharsets.UTF_8), value(producerId & 0xffff, i));
+        }
+        length = builder.build();
+        return this;
+    }
+
     static byte[] value(final long seed, final int i)
     {
         final int size = (int)((seed * 31 + i) % 97) + 10;

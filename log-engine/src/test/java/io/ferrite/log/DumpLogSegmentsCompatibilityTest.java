@@ -84,6 +84,40 @@ class DumpLogSegmentsCompatibilityTest
             "the aborted transactions as Kafka's TransactionIndex reads them, in segment order");
     }
 
+    @Test
+    void kafkasDumpLogSegmentsPrintsOurTransactionMarkersAndOpenTransactions() throws Exception
+    {
+        final Path partition = dir.resolve("txn-0");
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = manager.createLog("txn", 0, Map.of());
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            for (int i = 0; i < 3; i++)
+            {
+                batches.producer(2, 40, (short)0, 2 * i, true, System.currentTimeMillis());
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status, result.toString());
+                log.appendMarker(40, (short)0, 17, i != 1, false, result);
+                assertEquals(AppendResult.OK, result.status, result.toString());
+            }
+            batches.producer(1, 41, (short)3, 0, true, System.currentTimeMillis());
+            log.append(batches.buffer, 0, batches.length, result); // left open: in the snapshot
+            assertEquals(AppendResult.OK, result.status, result.toString());
+        }
+        final String printed = dump("--files", partition.resolve(Segment.fileName(0, Segment.LOG_SUFFIX)) + "," +
+            partition.resolve(Segment.fileName(10, ProducerStateManager.SNAPSHOT_SUFFIX)), "--deep-iteration", "--print-data-log");
+        assertClean(printed);
+        assertEquals(2, printed.lines().filter(l -> l.contains("endTxnMarker: COMMIT coordinatorEpoch: 17")).count(), printed);
+        assertEquals(1, printed.lines().filter(l -> l.contains("endTxnMarker: ABORT coordinatorEpoch: 17")).count(), printed);
+        assertEquals(3, printed.lines().filter(l -> l.contains("isTransactional: true") && l.contains("isControl: true")).count(),
+            printed);
+        assertTrue(printed.lines().anyMatch(l -> l.contains("producerId: 41 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong[9]")),
+            printed);
+        assertTrue(printed.lines().anyMatch(l -> l.contains("producerId: 40 producerEpoch: 0 coordinatorEpoch: 17 currentTxnFirstOffset: OptionalLong.empty")),
+            printed);
+    }
+
     private static void assertClean(final String output)
     {
         for (final String line : output.lines().toList())

@@ -1,0 +1,447 @@
+package io.ferrite.log;
+
+import org.apache.kafka.storage.internals.log.ProducerStateEntry;
+import org.apache.kafka.storage.internals.log.ProducerStateManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The partition's transaction state as Kafka 4.4 keeps it (ProducerAppendInfo, ProducerStateManager,
+ * UnifiedLog): transactions opened by transactional batches and ended by markers, the last stable
+ * offset, the marker checks, the aborted transactions told to the listener, snapshots and recovery.
+ * Real logs on real files.
+ */
+class TransactionStateTest
+{
+    static final long T0 = System.currentTimeMillis();
+
+    @TempDir
+    Path dir;
+
+    private LogManager manager;
+    private final Batches batches = new Batches();
+    private final AppendResult result = new AppendResult();
+    private final Map<Long, Integer> sequences = new HashMap<>();
+    final List<long[]> aborted = new ArrayList<>();
+
+    @AfterEach
+    void closeManager() throws IOException
+    {
+        if (manager != null)
+        {
+            manager.close();
+        }
+    }
+
+    private PartitionLog newLog(final Map<String, String> config) throws IOException
+    {
+        manager = LogManager.open(LogManagerConfig.of(dir.resolve("data")));
+        final PartitionLog log = manager.createLog("t", 0, config);
+        log.abortedTxnListener((pid, first, last, lso) -> aborted.add(new long[] {pid, first, last, lso}));
+        return log;
+    }
+
+    /** Appends {@code count} records of {@code pid} (epoch 0 unless given); returns the status. */
+    int send(final PartitionLog log, final long pid, final short epoch, final boolean transactional, final int count)
+    {
+        final int seq = sequences.getOrDefault(pid, 0);
+        batches.producer(count, pid, epoch, seq, transactional, T0);
+        log.append(batches.buffer, 0, batches.length, result);
+        if (result.status == AppendResult.OK)
+        {
+            sequences.put(pid, seq + count);
+        }
+        return result.status;
+    }
+
+    long sendOk(final PartitionLog log, final long pid, final int count)
+    {
+        assertEquals(AppendResult.OK, send(log, pid, (short)0, true, count), result.toString());
+        return result.firstOffset;
+    }
+
+    long marker(final PartitionLog log, final long pid, final short epoch, final int coordinatorEpoch, final boolean commit,
+        final boolean tv2)
+    {
+        log.appendMarker(pid, epoch, coordinatorEpoch, commit, tv2, result);
+        assertEquals(AppendResult.OK, result.status, result.toString());
+        assertEquals(result.firstOffset, result.lastOffset, "a marker is one record");
+        return result.firstOffset;
+    }
+
+    private static void hwAtEnd(final PartitionLog log)
+    {
+        log.highWatermark(log.logEndOffset());
+    }
+
+    @Test
+    void aTransactionHoldsTheLastStableOffsetAtItsFirstOffsetUntilItsMarker() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        assertEquals(AppendResult.OK, send(log, -1, (short)-1, false, 3));
+        hwAtEnd(log);
+        assertEquals(3, log.lastStableOffset(), "no transaction: the high watermark");
+        final long first = sendOk(log, 7, 2);
+        sendOk(log, 7, 1);
+        hwAtEnd(log);
+        assertEquals(first, log.lastStableOffset());
+        assertTrue(log.hasOngoingTransaction(7, (short)0));
+        assertFalse(log.hasOngoingTransaction(7, (short)1));
+        final long commit = marker(log, 7, (short)0, 3, true, false);
+        assertEquals(first, log.lastStableOffset(), "the marker is not below the high watermark yet");
+        hwAtEnd(log);
+        assertEquals(commit + 1, log.lastStableOffset());
+        assertFalse(log.hasOngoingTransaction(7, (short)0));
+        assertTrue(aborted.isEmpty(), "a commit is no aborted transaction");
+
+        final long second = sendOk(log, 7, 4);
+        final long abort = marker(log, 7, (short)0, 3, false, false);
+        hwAtEnd(log);
+        assertEquals(abort + 1, log.lastStableOffset());
+        assertEquals(1, aborted.size());
+        assertEquals(List.of(7L, second, abort, abort + 1), List.of(aborted.get(0)[0], aborted.get(0)[1], aborted.get(0)[2],
+            aborted.get(0)[3]));
+    }
+
+    @Test
+    void interleavedProducersMoveTheLastStableOffsetToTheOldestStillOpen() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        final long a = sendOk(log, 1, 1);
+        final long b = sendOk(log, 2, 1);
+        sendOk(log, 1, 1);
+        final long c = sendOk(log, 3, 1);
+        sendOk(log, 2, 1);
+        hwAtEnd(log);
+        assertEquals(a, log.lastStableOffset());
+        // the middle one ends first: the oldest still holds it
+        final long bEnd = marker(log, 2, (short)0, 0, false, false);
+        hwAtEnd(log);
+        assertEquals(a, log.lastStableOffset());
+        assertEquals(List.of(2L, b, bEnd, a), List.of(aborted.get(0)[0], aborted.get(0)[1], aborted.get(0)[2], aborted.get(0)[3]),
+            "the LSO of the entry: the oldest transaction of another producer still open");
+        marker(log, 1, (short)0, 0, true, false);
+        hwAtEnd(log);
+        assertEquals(c, log.lastStableOffset());
+        final long cEnd = marker(log, 3, (short)0, 0, false, false);
+        hwAtEnd(log);
+        assertEquals(log.logEndOffset(), log.lastStableOffset());
+        assertEquals(List.of(3L, c, cEnd, cEnd + 1), List.of(aborted.get(1)[0], aborted.get(1)[1], aborted.get(1)[2],
+            aborted.get(1)[3]));
+    }
+
+    @Test
+    void theLastStableOffsetIsNeverAboveTheHighWatermarkNorAboveAnEndedTransactionWhoseMarkerItHasNotPassed() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        send(log, -1, (short)-1, false, 5);
+        log.highWatermark(2);
+        assertEquals(2, log.lastStableOffset());
+        final long first = sendOk(log, 9, 3);
+        sendOk(log, 4, 1);
+        log.highWatermark(first + 1);
+        assertEquals(first, log.lastStableOffset());
+        final long end = marker(log, 9, (short)0, 0, true, false);
+        // fsync durability: the high watermark is the durable offset, here inside the transaction
+        log.highWatermark(first + 2);
+        assertEquals(first, log.lastStableOffset(), "a crash could still lose the marker: the transaction stays unstable");
+        log.highWatermark(end);
+        assertEquals(first, log.lastStableOffset());
+        log.highWatermark(end + 1); // no writer work in between: readers see it
+        assertEquals(first + 3, log.lastStableOffset(), "then the transaction of producer 4 holds it");
+        marker(log, 4, (short)0, 0, true, false);
+        hwAtEnd(log);
+        assertEquals(log.logEndOffset(), log.lastStableOffset());
+    }
+
+    @Test
+    void aNonTransactionalBatchOfAProducerWithATransactionOpenIsRefused() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        sendOk(log, 5, 2);
+        final long end = log.logEndOffset();
+        assertEquals(AppendResult.INVALID_TXN_STATE, send(log, 5, (short)0, false, 1));
+        assertEquals(end, log.logEndOffset(), "nothing appended");
+        // another producer's idempotent batches are not concerned
+        assertEquals(AppendResult.OK, send(log, 6, (short)0, false, 1));
+        marker(log, 5, (short)0, 0, true, false);
+        assertEquals(AppendResult.OK, send(log, 5, (short)0, false, 1), result.toString());
+    }
+
+    @Test
+    void theMarkerIsTheControlBatchKafkaWritesAndGoesThroughTheAppendPath() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of(LogConfig.MESSAGE_TIMESTAMP_TYPE, LogConfig.LOG_APPEND_TIME));
+        log.leaderEpoch(4);
+        sendOk(log, 21, 1);
+        final long before = System.currentTimeMillis();
+        final long at = marker(log, 21, (short)0, 9, false, false);
+        assertTrue(result.logAppendTime >= before, "LogAppendTime: " + result.logAppendTime);
+        final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+        assertEquals(PartitionLog.READ_OK, log.readBatch(at, log.logEndOffset(), batch));
+        assertEquals(at, batch.baseOffset());
+        assertTrue(batch.isCrcValid());
+        assertTrue(batch.isTransactional() && batch.isControl());
+        assertEquals(21, batch.producerId());
+        assertEquals(0, batch.producerEpoch());
+        assertEquals(-1, batch.baseSequence());
+        assertEquals(4, batch.partitionLeaderEpoch());
+        assertEquals(1, batch.recordCount());
+        assertEquals(result.logAppendTime, batch.maxTimestamp());
+        final io.ferrite.wire.record.RecordReader records = new io.ferrite.wire.record.RecordReader().reset(batch);
+        final io.ferrite.wire.record.Record record = records.next();
+        assertEquals(io.ferrite.wire.record.ControlRecords.ABORT, io.ferrite.wire.record.ControlRecords.type(record));
+        assertEquals(9, io.ferrite.wire.record.ControlRecords.coordinatorEpoch(record));
+
+        manager.close();
+        log.appendMarker(21, (short)0, 9, true, false, result);
+        assertEquals(AppendResult.LOG_CLOSED, result.status, "the append path's gate");
+        manager = null;
+    }
+
+    /**
+     * A reader on another thread, as a fetch reads it, while the writer opens and ends transactions
+     * and moves the high watermark forward (at the log end, or behind it as fsync durability does):
+     * the LSO it sees never goes back and is never above the high watermark it reads next.
+     */
+    @Test
+    void aReaderOnAnotherThreadSeesTheLastStableOffsetOnlyMoveForwardAndNeverAboveTheHighWatermark() throws Exception
+    {
+        final PartitionLog log = newLog(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(1 << 20)));
+        final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicReference<String> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        final long[] reads = new long[1];
+        final Thread reader = new Thread(() ->
+        {
+            long last = -1;
+            while (!done.get() && failure.get() == null)
+            {
+                final long lso = log.lastStableOffset();
+                final long hw = log.highWatermark();
+                if (lso < last || lso > hw)
+                {
+                    failure.set("LSO " + lso + " after " + last + ", high watermark " + hw);
+                }
+                last = lso;
+                reads[0]++;
+            }
+        }, "lso-reader");
+        reader.start();
+        final java.util.Random r = new java.util.Random(42);
+        final java.util.Set<Long> open = new java.util.HashSet<>();
+        for (int i = 0; i < 20_000 && failure.get() == null; i++)
+        {
+            final long pid = 1 + r.nextInt(5);
+            if (open.contains(pid) && r.nextInt(3) == 0)
+            {
+                marker(log, pid, (short)0, 0, r.nextBoolean(), false);
+                open.remove(pid);
+            }
+            else
+            {
+                sendOk(log, pid, 1);
+                open.add(pid);
+            }
+            final long hw = log.highWatermark();
+            log.highWatermark(r.nextBoolean() ? log.logEndOffset() : hw + (log.logEndOffset() - hw) / 2);
+        }
+        done.set(true);
+        reader.join(10_000);
+        assertEquals(null, failure.get());
+        assertTrue(reads[0] > 0);
+    }
+
+    @Test
+    void aClientsControlBatchIsAnInvalidRecord() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        final int length = new io.ferrite.wire.record.RecordBatchBuilder().wrap(batches.buffer, 0).producer(3, (short)0, -1)
+            .transactional(true).control(true).appendEndTxnMarker(T0, true, 0).build();
+        log.append(batches.buffer, 0, length, result);
+        assertEquals(AppendResult.INVALID_RECORD, result.status, result.toString());
+        assertEquals("Clients are not allowed to write control records in topic partition t-0", result.message);
+    }
+
+    @Test
+    void markersFollowKafkasEpochRulesForEachTransactionVersion() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        // transaction version 1: not below the producer's epoch
+        sendOk(log, 1, 1);
+        log.appendMarker(1, (short)-1, 0, true, false, result);
+        assertEquals(AppendResult.INVALID_PRODUCER_EPOCH, result.status);
+        marker(log, 1, (short)0, 0, true, false);
+        marker(log, 1, (short)0, 0, true, false); // a retry of the same marker: appended again, as Kafka does
+        marker(log, 1, (short)2, 0, false, false); // a fence: a higher epoch is taken
+        assertEquals(AppendResult.INVALID_PRODUCER_EPOCH, send(log, 1, (short)0, true, 1), "the old epoch is fenced");
+
+        // transaction version 2: above the producer's epoch, but for a retry
+        assertEquals(AppendResult.OK, send(log, 2, (short)5, true, 1));
+        log.appendMarker(2, (short)5, 0, true, true, result);
+        assertEquals(AppendResult.INVALID_PRODUCER_EPOCH, result.status, "the same epoch with the transaction open");
+        final long commit = marker(log, 2, (short)6, 0, true, true);
+        final long retry = marker(log, 2, (short)6, 0, true, true);
+        assertEquals(commit + 1, retry, "a retry of the bumped marker: no transaction open, so accepted");
+        log.appendMarker(2, (short)5, 0, true, true, result);
+        assertEquals(AppendResult.INVALID_PRODUCER_EPOCH, result.status);
+
+        // the coordinator epoch: never below the producer's last
+        marker(log, 2, (short)7, 4, true, true);
+        final long end = log.logEndOffset();
+        log.appendMarker(2, (short)8, 3, true, true, result);
+        assertEquals(AppendResult.TRANSACTION_COORDINATOR_FENCED, result.status, result.toString());
+        assertEquals(end, log.logEndOffset(), "nothing appended");
+        marker(log, 2, (short)8, 4, true, true);
+
+        // a marker for a producer this partition never saw is appended, and opens nothing
+        marker(log, 99, (short)0, 0, false, true);
+        hwAtEnd(log);
+        assertEquals(log.logEndOffset(), log.lastStableOffset());
+        assertTrue(aborted.isEmpty(), aborted.toString());
+    }
+
+    @Test
+    void aMarkerOnAnEpochChangeForgetsTheCachedBatchesAndDescribeProducersShowsTheState() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        sendOk(log, 1, 2);
+        final long open = sendOk(log, 2, 1);
+        marker(log, 1, (short)1, 6, true, true);
+        final List<String> seen = new ArrayList<>();
+        log.forEachProducer((pid, epoch, lastSeq, lastTs, coordinatorEpoch, txnFirst) ->
+            seen.add(pid + "/" + epoch + "/" + lastSeq + "/" + coordinatorEpoch + "/" + txnFirst + "/" + (lastTs > 0)));
+        seen.sort(String::compareTo);
+        assertEquals(List.of("1/1/-1/6/-1/true", "2/0/0/-1/" + open + "/true"), seen);
+        // epoch 1 starts at sequence 0 again
+        sequences.put(1L, 0);
+        assertEquals(AppendResult.OK, send(log, 1, (short)1, true, 1), result.toString());
+    }
+
+    @Test
+    void expiryNeverForgetsAProducerWithATransactionOpen()
+    {
+        final io.ferrite.log.ProducerStateManager producers = new io.ferrite.log.ProducerStateManager(dir);
+        final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+        batches.producer(1, 1, (short)0, 0, true, T0);
+        producers.update(batch.wrap(batches.buffer, 0));
+        batches.producer(1, 2, (short)0, 0, false, T0);
+        batches.buffer.putLong(0, 1); // at offset 1
+        producers.update(batch.wrap(batches.buffer, 0));
+        producers.expire(T0 + 1_000_000, 1);
+        assertTrue(producers.producer(1) != null, "open transaction: kept");
+        assertTrue(producers.producer(2) == null, "idle and no transaction: expired");
+        assertEquals(0, producers.lastStableOffset(Long.MAX_VALUE));
+    }
+
+    @Test
+    void aSnapshotKeepsTheOpenTransactionsAndKafkasReaderReadsThem() throws Exception
+    {
+        PartitionLog log = newLog(Map.of());
+        final long first = sendOk(log, 11, 2);
+        sendOk(log, 12, 1);
+        marker(log, 12, (short)0, 5, false, false);
+        final long end = log.logEndOffset();
+        manager.close(); // a clean close writes <end>.snapshot
+        manager = null;
+
+        final List<ProducerStateEntry> entries = ProducerStateManager.readSnapshot(
+            io.ferrite.log.ProducerStateManager.snapshotFile(dir.resolve("data").resolve("t-0"), end).toFile());
+        entries.sort((x, y) -> Long.compare(x.producerId(), y.producerId()));
+        assertEquals(2, entries.size());
+        assertEquals(first, entries.get(0).currentTxnFirstOffset().getAsLong());
+        assertTrue(entries.get(1).currentTxnFirstOffset().isEmpty());
+        assertEquals(5, entries.get(1).coordinatorEpoch());
+
+        manager = LogManager.open(LogManagerConfig.of(dir.resolve("data")));
+        log = manager.log("t", 0);
+        assertEquals(first, log.lastStableOffset(), "the open transaction is back");
+        assertTrue(log.hasOngoingTransaction(11, (short)0));
+        assertEquals(AppendResult.INVALID_TXN_STATE, send(log, 11, (short)0, false, 1));
+        log.appendMarker(12, (short)0, 4, true, false, result);
+        assertEquals(AppendResult.TRANSACTION_COORDINATOR_FENCED, result.status, "the coordinator epoch is back");
+        marker(log, 11, (short)0, 0, true, false);
+        hwAtEnd(log);
+        assertEquals(log.logEndOffset(), log.lastStableOffset());
+    }
+
+    @Test
+    void recoveryRebuildsTheOpenTransactionsAndReportsTheAbortedOnes() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final long open;
+        final List<long[]> expected = new ArrayList<>();
+        final long[] bases;
+        try (LogManager running = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog log = running.createLog("t", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "1500"));
+            log.abortedTxnListener((pid, first, last, lso) -> expected.add(new long[] {pid, first, last, lso}));
+            long longOpen = -1;
+            for (int i = 0; i < 30; i++)
+            {
+                final long pid = 100 + i % 4;
+                sendOk(log, pid, 1 + i % 3);
+                if (i == 5)
+                {
+                    longOpen = sendOk(log, 7, 1); // open across rolls: in the snapshots
+                }
+                if (i % 4 == 3)
+                {
+                    for (long p = 100; p < 104; p++)
+                    {
+                        marker(log, p, (short)0, 1, p % 2 == 0, false);
+                    }
+                }
+            }
+            open = longOpen;
+            assertTrue(log.segmentCount() > 2, "rolled: snapshots taken");
+            bases = java.util.Arrays.stream(log.segments()).mapToLong(s -> s.baseOffset).toArray();
+            OpenFilesTest.copy(data, dir.resolve("crashed")); // the files as a SIGKILL would leave them
+            OpenFilesTest.copy(data, dir.resolve("crashed2"));
+        }
+        // from the start (no snapshot at or below 0): every aborted transaction is reported again
+        final List<long[]> all = new ArrayList<>();
+        try (PartitionLog log = LogLoader.load("t", 0, dir.resolve("crashed").resolve("t-0"),
+            LogConfig.of(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "1500")), WriteStrategy.MAPPED,
+            org.agrona.concurrent.SystemEpochClock.INSTANCE, LogEnvironment.INLINE, false, 0, 0,
+            (pid, first, last, lso) -> all.add(new long[] {pid, first, last, lso})))
+        {
+            assertEquals(open, log.lastStableOffset(), "producer 7's transaction is open again");
+            assertTrue(log.hasOngoingTransaction(7, (short)0));
+            assertEquals(toString(expected), toString(all));
+        }
+        // from the last segment, after the snapshot taken when it was rolled: the aborted ones in it
+        final long lastBase = bases[bases.length - 1];
+        final List<long[]> tail = new ArrayList<>();
+        try (PartitionLog log = LogLoader.load("t", 0, dir.resolve("crashed2").resolve("t-0"),
+            LogConfig.of(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "1500")), WriteStrategy.MAPPED,
+            org.agrona.concurrent.SystemEpochClock.INSTANCE, LogEnvironment.INLINE, false, lastBase, 0,
+            (pid, first, last, lso) -> tail.add(new long[] {pid, first, last, lso})))
+        {
+            assertEquals(open, log.lastStableOffset());
+            assertEquals(toString(expected.stream().filter(e -> e[2] >= lastBase).toList()), toString(tail));
+        }
+        assertTrue(expected.size() > 5, "aborted transactions: " + expected.size());
+    }
+
+    static String toString(final List<long[]> entries)
+    {
+        final StringBuilder b = new StringBuilder();
+        for (final long[] e : entries)
+        {
+            b.append(java.util.Arrays.toString(e)).append('\n');
+        }
+        return b.toString();
+    }
+}
