@@ -30,20 +30,12 @@ public final class AddPartitionsRules
     public static TxnDecision add(final TxnCache cache, final String transactionalId, final long producerId, final short epoch,
         final Set<TxnPartition> partitions, final short clientTransactionVersion, final long now)
     {
-        if (transactionalId == null || transactionalId.isEmpty())
+        final short error = cache.requestError(transactionalId);
+        if (error != Errors.NONE)
         {
-            return Answer.error(Errors.INVALID_REQUEST);
-        }
-        final short lookup = cache.lookupError(transactionalId);
-        if (lookup != Errors.NONE)
-        {
-            return Answer.error(lookup);
+            return Answer.error(error);
         }
         final TxnMetadata m = cache.get(transactionalId);
-        if (m == null)
-        {
-            return Answer.error(Errors.INVALID_PRODUCER_ID_MAPPING);
-        }
         if (m.hasPendingTransition())
         {
             return Answer.error(Errors.CONCURRENT_TRANSACTIONS);
@@ -97,17 +89,13 @@ public final class AddPartitionsRules
 
     private static short verifyError(final TxnCache cache, final String transactionalId, final long producerId, final short epoch)
     {
-        if (transactionalId == null || transactionalId.isEmpty())
+        final short error = cache.requestError(transactionalId);
+        if (error != Errors.NONE)
         {
-            return Errors.INVALID_REQUEST;
-        }
-        final short lookup = cache.lookupError(transactionalId);
-        if (lookup != Errors.NONE)
-        {
-            return lookup;
+            return error;
         }
         final TxnMetadata m = cache.get(transactionalId);
-        if (m == null || m.producerId() != producerId)
+        if (m.producerId() != producerId)
         {
             return Errors.INVALID_PRODUCER_ID_MAPPING;
         }

@@ -20,21 +20,12 @@ public final class EndTxnRules
     public static TxnDecision endTxn(final TxnCache cache, final ProducerIdSource ids, final String transactionalId,
         final long producerId, final short epoch, final boolean commit, final short version, final long now)
     {
-        if (transactionalId == null || transactionalId.isEmpty())
+        final short error = cache.requestError(transactionalId);
+        if (error != Errors.NONE)
         {
-            return Answer.error(Errors.INVALID_REQUEST);
+            return Answer.error(error);
         }
-        final short lookup = cache.lookupError(transactionalId);
-        if (lookup != Errors.NONE)
-        {
-            return Answer.error(lookup);
-        }
-        final TxnMetadata m = cache.get(transactionalId);
-        if (m == null)
-        {
-            return Answer.error(Errors.INVALID_PRODUCER_ID_MAPPING);
-        }
-        return end(m, ids, producerId, epoch, commit, TxnErrors.endTxnClientVersion(version), true, now,
+        return end(cache.get(transactionalId), ids, producerId, epoch, commit, TxnErrors.endTxnClientVersion(version), true, now,
             TxnWrite.Then.ANSWER_END_TXN);
     }
 

@@ -77,6 +77,25 @@ public final class TxnCache
         }
     }
 
+    /**
+     * What a request for an existing transaction (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) gets
+     * before its own checks: INVALID_REQUEST without an id, the partition's {@link #lookupError},
+     * INVALID_PRODUCER_ID_MAPPING for an id not known; NONE when {@link #get} has it.
+     */
+    public short requestError(final String transactionalId)
+    {
+        if (transactionalId == null || transactionalId.isEmpty())
+        {
+            return Errors.INVALID_REQUEST;
+        }
+        final short lookup = lookupError(transactionalId);
+        if (lookup != Errors.NONE)
+        {
+            return lookup;
+        }
+        return byId.containsKey(transactionalId) ? Errors.NONE : Errors.INVALID_PRODUCER_ID_MAPPING;
+    }
+
     /** Whether some partition is loading (ListTransactions then answers COORDINATOR_LOAD_IN_PROGRESS). */
     public boolean anyLoading()
     {

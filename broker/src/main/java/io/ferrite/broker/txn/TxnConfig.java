@@ -8,7 +8,9 @@ package io.ferrite.broker.txn;
  * @param offsetsPartitions      {@code offsets.topic.num.partitions}: AddOffsetsToTxn's partition of a group
  * @param idExpirationMs         {@code transactional.id.expiration.ms}: idle ids older than this are removed
  * @param transactionVersion     the cluster's finalized {@code transaction.version} level: the aborts the coordinator
- *                               starts itself use it, and it decides the value version written
+ *                               starts itself use it, and it decides the value version written (0 below level 1:
+ *                               then no TV2 request — EndTxn v5, AddPartitionsToTxn v4+ — may reach the rules, as
+ *                               value version 0 cannot hold a client at level 2; Kafka clients read the level first)
  */
 public record TxnConfig(int maxTimeoutMs, int stateLogPartitions, int offsetsPartitions, long idExpirationMs,
     short transactionVersion)
