@@ -3,6 +3,7 @@ package io.ferrite.broker.txn;
 import io.ferrite.broker.Errors;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -65,7 +66,7 @@ public final class TxnQueries
         {
             return new Listing(Errors.COORDINATOR_LOAD_IN_PROGRESS, List.of(), List.of());
         }
-        final Set<TxnState> states = java.util.EnumSet.noneOf(TxnState.class);
+        final Set<TxnState> states = EnumSet.noneOf(TxnState.class);
         final List<String> unknown = new ArrayList<>();
         for (final String name : stateNames)
         {

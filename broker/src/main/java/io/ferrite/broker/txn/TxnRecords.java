@@ -45,7 +45,7 @@ public final class TxnRecords
     {
     }
 
-    /** The {@code __transaction_state} value version a cluster at {@code transaction.version} level {@code tv} writes. */
+    /** The {@code __transaction_state} value version a cluster at this {@code transaction.version} level writes (Kafka's {@code transactionLogValueVersion}). */
     public static short valueVersion(final short transactionVersion)
     {
         return (short)(transactionVersion >= 1 ? 1 : 0);

@@ -1,6 +1,5 @@
 package io.ferrite.broker.txn;
 
-import io.ferrite.broker.Errors;
 import org.apache.kafka.coordinator.transaction.TransactionState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -9,7 +8,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-/** The states and the error codes the coordinator answers, held against Kafka 4.4's. */
+/** The states, and the partition of an id, held against Kafka 4.4's (the error codes: ErrorsAndProducerIdsTest). */
 class TxnStateTest
 {
     @ParameterizedTest
@@ -35,21 +34,6 @@ class TxnStateTest
         assertNull(TxnState.ofId((byte)-1));
         assertNull(TxnState.ofName("ongoing"));
         assertNull(TxnState.ofName("Unknown"));
-    }
-
-    @Test
-    void errorCodesAreKafkas()
-    {
-        assertEquals(org.apache.kafka.common.protocol.Errors.COORDINATOR_LOAD_IN_PROGRESS.code(), Errors.COORDINATOR_LOAD_IN_PROGRESS);
-        assertEquals(org.apache.kafka.common.protocol.Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND.code(), Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
-        assertEquals(org.apache.kafka.common.protocol.Errors.INVALID_TXN_STATE.code(), Errors.INVALID_TXN_STATE);
-        assertEquals(org.apache.kafka.common.protocol.Errors.INVALID_PRODUCER_ID_MAPPING.code(), Errors.INVALID_PRODUCER_ID_MAPPING);
-        assertEquals(org.apache.kafka.common.protocol.Errors.INVALID_TRANSACTION_TIMEOUT.code(), Errors.INVALID_TRANSACTION_TIMEOUT);
-        assertEquals(org.apache.kafka.common.protocol.Errors.CONCURRENT_TRANSACTIONS.code(), Errors.CONCURRENT_TRANSACTIONS);
-        assertEquals(org.apache.kafka.common.protocol.Errors.PRODUCER_FENCED.code(), Errors.PRODUCER_FENCED);
-        assertEquals(org.apache.kafka.common.protocol.Errors.TRANSACTIONAL_ID_NOT_FOUND.code(), Errors.TRANSACTIONAL_ID_NOT_FOUND);
-        assertEquals(org.apache.kafka.common.protocol.Errors.INVALID_REGULAR_EXPRESSION.code(), Errors.INVALID_REGULAR_EXPRESSION);
-        assertEquals(org.apache.kafka.common.protocol.Errors.TRANSACTION_ABORTABLE.code(), Errors.TRANSACTION_ABORTABLE);
     }
 
     @Test
