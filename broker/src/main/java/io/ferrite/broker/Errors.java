@@ -61,6 +61,16 @@ public final class Errors
     public static final short INCONSISTENT_TOPIC_ID = 103;
     public static final short MISMATCHED_ENDPOINT_TYPE = 114;
     public static final short UNSUPPORTED_ENDPOINT_TYPE = 115;
+    // the transaction coordinator's (package txn)
+    public static final short COORDINATOR_LOAD_IN_PROGRESS = 14;
+    public static final short NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20;
+    public static final short INVALID_PRODUCER_ID_MAPPING = 49;
+    public static final short INVALID_TRANSACTION_TIMEOUT = 50;
+    public static final short CONCURRENT_TRANSACTIONS = 51;
+    public static final short PRODUCER_FENCED = 90;
+    public static final short TRANSACTIONAL_ID_NOT_FOUND = 105;
+    public static final short INVALID_REGULAR_EXPRESSION = 128;
+    public static final short TRANSACTION_ABORTABLE = 120;
 
     private Errors()
     {

@@ -1,0 +1,125 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The coordinator's transactions by transactional id, and which {@code __transaction_state}
+ * partitions it serves: a partition is not served until loaded (its ids answer NOT_COORDINATOR),
+ * then loading (COORDINATOR_LOAD_IN_PROGRESS), then served. Single-threaded: the agent's.
+ */
+public final class TxnCache
+{
+    private static final byte NOT_SERVED = 0;
+    private static final byte LOADING = 1;
+    private static final byte SERVED = 2;
+
+    private final TxnConfig config;
+    private final byte[] partitions;
+    private final Map<String, TxnMetadata> byId = new HashMap<>();
+    private int loading;
+
+    public TxnCache(final TxnConfig config)
+    {
+        this.config = config;
+        this.partitions = new byte[config.stateLogPartitions()];
+    }
+
+    public TxnConfig config()
+    {
+        return config;
+    }
+
+    /** The partition's load has begun: its ids answer COORDINATOR_LOAD_IN_PROGRESS until {@link #loaded}. */
+    public void loading(final int partition)
+    {
+        set(partition, LOADING);
+    }
+
+    /** The partition is loaded with the transactions its log held ({@link TxnReplay}); its ids are served. */
+    public void loaded(final int partition, final Map<String, TxnMetadata> transactions)
+    {
+        for (final TxnMetadata m : transactions.values())
+        {
+            if (config.partitionFor(m.transactionalId()) != partition)
+            {
+                throw new IllegalArgumentException(m.transactionalId() + " is not in partition " + partition);
+            }
+            byId.put(m.transactionalId(), m);
+        }
+        set(partition, SERVED);
+    }
+
+    private void set(final int partition, final byte state)
+    {
+        if (partitions[partition] == LOADING)
+        {
+            loading--;
+        }
+        if (state == LOADING)
+        {
+            loading++;
+        }
+        partitions[partition] = state;
+    }
+
+    /** NONE when the id's partition is served, else the error its requests get. */
+    public short lookupError(final String transactionalId)
+    {
+        switch (partitions[config.partitionFor(transactionalId)])
+        {
+            case SERVED: return Errors.NONE;
+            case LOADING: return Errors.COORDINATOR_LOAD_IN_PROGRESS;
+            default: return Errors.NOT_COORDINATOR;
+        }
+    }
+
+    /**
+     * What a request for an existing transaction (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) gets
+     * before its own checks: INVALID_REQUEST without an id, the partition's {@link #lookupError},
+     * INVALID_PRODUCER_ID_MAPPING for an id not known; NONE when {@link #get} has it.
+     */
+    public short requestError(final String transactionalId)
+    {
+        if (transactionalId == null || transactionalId.isEmpty())
+        {
+            return Errors.INVALID_REQUEST;
+        }
+        final short lookup = lookupError(transactionalId);
+        if (lookup != Errors.NONE)
+        {
+            return lookup;
+        }
+        return byId.containsKey(transactionalId) ? Errors.NONE : Errors.INVALID_PRODUCER_ID_MAPPING;
+    }
+
+    /** Whether some partition is loading (ListTransactions then answers COORDINATOR_LOAD_IN_PROGRESS). */
+    public boolean anyLoading()
+    {
+        return loading > 0;
+    }
+
+    /** The id's transaction, or null. */
+    public TxnMetadata get(final String transactionalId)
+    {
+        return byId.get(transactionalId);
+    }
+
+    void put(final TxnMetadata m)
+    {
+        byId.put(m.transactionalId(), m);
+    }
+
+    void remove(final String transactionalId)
+    {
+        byId.remove(transactionalId);
+    }
+
+    public Collection<TxnMetadata> all()
+    {
+        return byId.values();
+    }
+}

@@ -1,0 +1,46 @@
+package io.ferrite.broker.txn;
+
+/**
+ * The settings the coordinator's rules read (Kafka's names and 4.4 defaults in {@link #defaults()}).
+ *
+ * @param maxTimeoutMs           {@code transaction.max.timeout.ms}: a longer InitProducerId timeout is INVALID_TRANSACTION_TIMEOUT
+ * @param stateLogPartitions     {@code transaction.state.log.num.partitions}
+ * @param offsetsPartitions      {@code offsets.topic.num.partitions}: AddOffsetsToTxn's partition of a group
+ * @param idExpirationMs         {@code transactional.id.expiration.ms}: idle ids older than this are removed
+ * @param transactionVersion     the cluster's finalized {@code transaction.version} level: the aborts the coordinator
+ *                               starts itself use it, and it decides the value version written (0 below level 1:
+ *                               then no TV2 request — EndTxn v5, AddPartitionsToTxn v4+ — may reach the rules, as
+ *                               value version 0 cannot hold a client at level 2; Kafka clients read the level first)
+ */
+public record TxnConfig(int maxTimeoutMs, int stateLogPartitions, int offsetsPartitions, long idExpirationMs,
+    short transactionVersion)
+{
+    public static TxnConfig defaults()
+    {
+        return new TxnConfig(900_000, 50, 50, 604_800_000L, (short)2);
+    }
+
+    public short valueVersion()
+    {
+        return TxnRecords.valueVersion(transactionVersion);
+    }
+
+    /** The {@code __transaction_state} partition of a transactional id. */
+    public int partitionFor(final String transactionalId)
+    {
+        return partitionOf(transactionalId, stateLogPartitions);
+    }
+
+    /** The {@code __consumer_offsets} partition of a group (AddOffsetsToTxn). */
+    public int offsetsPartitionFor(final String groupId)
+    {
+        return partitionOf(groupId, offsetsPartitions);
+    }
+
+    /** Kafka's {@code Utils.abs(key.hashCode()) % partitions}: {@code abs(Integer.MIN_VALUE)} is 0 there, not negative. */
+    public static int partitionOf(final String key, final int partitions)
+    {
+        final int hash = key.hashCode();
+        return (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % partitions;
+    }
+}

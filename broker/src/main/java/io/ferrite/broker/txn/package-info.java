@@ -1,0 +1,45 @@
+/**
+ * The transaction coordinator's core (issue 12), as pure logic: no threads, no I/O, every rule a
+ * function of the state, the request's fields and the time. Kafka 4.4's coordinator
+ * ({@code kafka.coordinator.transaction.TransactionCoordinator}, {@code TransactionStateManager},
+ * {@code org.apache.kafka.coordinator.transaction.TransactionMetadata}) is the reference.
+ *
+ * <h2>What is here</h2>
+ * <ul>
+ *   <li>{@link io.ferrite.broker.txn.TxnRecords}: {@code __transaction_state} keys and values (v0 and v1), byte for byte as
+ *       Kafka's generated serializer.</li>
+ *   <li>{@link io.ferrite.broker.txn.TxnState}, {@link io.ferrite.broker.txn.TxnMetadata} (with
+ *       {@code TxnTransitions}): the state machine. A transition is prepared (pending), then
+ *       completed when its record is written or cancelled when the write fails.</li>
+ *   <li>The request rules, each returning a {@link io.ferrite.broker.txn.TxnDecision}: an answer now, or a
+ *       {@link io.ferrite.broker.txn.TxnWrite} to write first — {@link io.ferrite.broker.txn.InitProducerIdRules},
+ *       {@link io.ferrite.broker.txn.AddPartitionsRules} (AddPartitionsToTxn v0-5, AddOffsetsToTxn),
+ *       {@link io.ferrite.broker.txn.EndTxnRules} (v0-5), {@link io.ferrite.broker.txn.TxnQueries}
+ *       (DescribeTransactions, ListTransactions), {@link io.ferrite.broker.txn.TxnSweeps} (timeout aborts, id expiry);
+ *       {@link io.ferrite.broker.txn.TxnErrors} translates errors by request version.</li>
+ *   <li>{@link io.ferrite.broker.txn.TxnWrites}: a write's result → {@link io.ferrite.broker.txn.TxnOutcome} (the answer,
+ *       the {@link io.ferrite.broker.txn.MarkerJob} to run, a Complete* to write again).</li>
+ *   <li>{@link io.ferrite.broker.txn.TxnCache}: the transactions by id and which partitions are served or loading;
+ *       {@link io.ferrite.broker.txn.TxnReplay}: a partition's log read back into it at load.</li>
+ * </ul>
+ *
+ * <h2>How an agent drives it</h2>
+ * One thread owns the cache (as {@code group.GroupAgent} owns the groups). A request: call its rule;
+ * an {@code Answer} is sent at once; a {@code TxnWrite} is written as one record (one batch: magic 2,
+ * uncompressed, producer id -1, timestamp now; key {@code write.key()}, value
+ * {@code write.value(config.valueVersion())}) to partition {@code config.partitionFor(id)} through its
+ * log thread, and its answer goes to {@code TxnWrites.written}/{@code failed}; the outcome's answer
+ * is sent, its markers written to each partition (then the job's Complete* written the same way). At
+ * start each partition is marked {@code loading}, replayed, {@code loaded}, and its
+ * {@code toComplete} jobs run. Producer ids come from a {@link io.ferrite.broker.txn.ProducerIdSource}
+ * ({@code ProducerIds::next}); its failure answers KAFKA_STORAGE_ERROR, as the idempotent
+ * InitProducerId does.
+ *
+ * <h2>Not here yet</h2>
+ * The agent (thread, timers, queues to the log threads, the coordinator epoch), the request handlers
+ * and their wire codecs (FindCoordinator key type 1, the checks Kafka's KafkaApis makes before the
+ * coordinator: topic existence, authorization), the markers' writing and their partition-side rules,
+ * the creation of {@code __transaction_state}, and InitProducerId v6's two-phase commit (KIP-939;
+ * Kafka 4.4 does not advertise it).
+ */
+package io.ferrite.broker.txn;
