@@ -7,12 +7,11 @@ import java.io.IOException;
 
 import static io.ferrite.log.SegmentRoller.UNKNOWN_TIME;
 import static io.ferrite.wire.record.RecordBatchDescriptor.*;
-import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
- * The writer side of one partition log: append, claim/commit/abort, transaction markers, and what they share — placing
- * a checked batch at the log end, patching in what the log assigns, publishing it. Owns the writer's
- * state (the batch flyweight, the leader epoch) and the {@link WriterGate} that tells close() what
+ * The writer side of one partition log: append, claim/commit/abort, transaction markers — each
+ * checked here, then placed at the log end by the {@link BatchPlacer} they share. Owns the writer's
+ * state (the batch flyweight, the marker builder) and the {@link WriterGate} that tells close() what
  * of the writer's work to wait for.
  *
  * <p>Single writer; see {@link PartitionLog}. Nothing here allocates, locks or blocks, except a roll.
@@ -32,7 +31,7 @@ final class LogAppender
     private final RecordBatch batch = new RecordBatch();
     /** Made at the first marker. */
     private MarkerBatch markers;
-    private int leaderEpoch;
+    private final BatchPlacer placer;
 
     LogAppender(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final SegmentRoller roller,
         final LogFlusher flusher, final ProducerStateManager producers, final BatchValidator validator,
@@ -46,11 +45,12 @@ final class LogAppender
         this.producers = producers;
         this.validator = validator;
         this.strategy = strategy;
+        this.placer = new BatchPlacer(log, offsets, roller, flusher, producers, batch);
     }
 
     void leaderEpoch(final int epoch)
     {
-        this.leaderEpoch = epoch;
+        placer.leaderEpoch(epoch);
     }
 
     /** See {@link PartitionLog#claimWriter}. */
@@ -129,7 +129,8 @@ final class LogAppender
             final long now = validator.readClock();
             final int length = markers.build(producerId, producerEpoch, coordinatorEpoch, commit, now);
             batch.wrap(markers.buffer, 0);
-            place(markers.buffer, 0, length, log.config(), now, result);
+            // an ABORT that ends an open transaction is indexed before its bytes are placed (see place)
+            placer.place(markers.buffer, 0, length, log.config(), now, commit ? NO_PRODUCER_ID : producerId, result);
         }
         finally
         {
@@ -173,7 +174,7 @@ final class LogAppender
         {
             return;
         }
-        place(buffer, offset, length, cfg, now, result);
+        placer.place(buffer, offset, length, cfg, now, NO_PRODUCER_ID, result);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -318,7 +319,7 @@ final class LogAppender
         final long last = base + batch.lastOffsetDelta();
         if (claim.segment == active && !roller.rollDue(cfg, active, length, base, last, batch.maxTimestamp(), now))
         {
-            patch(buffer, 0, base, cfg, now, result);
+            placer.patch(buffer, 0, base, cfg, now, result);
             try
             {
                 active.commitClaimed(claim.position, length, last, batch.maxTimestamp());
@@ -329,7 +330,7 @@ final class LogAppender
                 return;
             }
             claim.segment = null; // published: from here on nothing may zero it
-            published(cfg, base, last, result);
+            placer.published(cfg, base, last, result);
             endClaim(claim, false);
             return;
         }
@@ -349,7 +350,7 @@ final class LogAppender
         try
         {
             batch.wrap(copy, 0);
-            place(copy, 0, length, cfg, now, result);
+            placer.place(copy, 0, length, cfg, now, NO_PRODUCER_ID, result);
         }
         finally
         {
@@ -391,66 +392,6 @@ final class LogAppender
         {
             throw new IllegalStateException("a claim is open on " + log + ": commit or abort it first");
         }
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // shared by append and commit
-    // ------------------------------------------------------------------------------------------
-
-    /** Assigns offsets, rolls if due, copies the checked batch into the active segment and publishes it. */
-    private void place(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
-        final long now, final AppendResult result)
-    {
-        final long base = offsets.logEndOffsetOpaque();
-        final long last = base + batch.lastOffsetDelta();
-        final Segment active;
-        try
-        {
-            active = roller.maybeRoll(cfg, length, base, last, batch.maxTimestamp(), now);
-        }
-        catch (final IOException ex)
-        {
-            result.fail(AppendResult.STORAGE_ERROR, "cannot roll " + log + ": " + ex);
-            return;
-        }
-        patch(buffer, offset, base, cfg, now, result);
-        try
-        {
-            active.append(buffer, offset, length, last, batch.maxTimestamp());
-        }
-        catch (final IOException ex)
-        {
-            result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + log + ": " + ex);
-            return;
-        }
-        published(cfg, base, last, result);
-    }
-
-    /** Writes what the log assigns into the batch: base offset, leader epoch and, for LogAppendTime, the time and CRC. */
-    private void patch(final MutableDirectBuffer buffer, final int offset, final long base, final LogConfig cfg, final long now,
-        final AppendResult result)
-    {
-        buffer.putLong(offset + BASE_OFFSET_OFFSET, base, BIG_ENDIAN);
-        buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch, BIG_ENDIAN);
-        if (cfg.logAppendTime)
-        {
-            buffer.putShort(offset + ATTRIBUTES_OFFSET, (short)(batch.attributes() | TIMESTAMP_TYPE_MASK), BIG_ENDIAN);
-            buffer.putLong(offset + MAX_TIMESTAMP_OFFSET, now, BIG_ENDIAN);
-            buffer.putInt(offset + CRC_OFFSET, batch.computeCrc(), BIG_ENDIAN);
-            result.logAppendTime = now;
-        }
-    }
-
-    /** After the batch's bytes and size are published: producer state, the log end, the result, the flush policy. */
-    private void published(final LogConfig cfg, final long base, final long last, final AppendResult result)
-    {
-        // a marker reads the high watermark (what it ends stays unstable until that passes it); nothing else does
-        producers.update(batch, batch.isControl() ? offsets.highWatermark() : Long.MAX_VALUE);
-        offsets.publishLogEnd(last + 1);
-        result.firstOffset = base;
-        result.lastOffset = last;
-        result.status = AppendResult.OK;
-        flusher.appended(batch.recordCount(), cfg);
     }
 
     private boolean checkProducer(final AppendResult result)

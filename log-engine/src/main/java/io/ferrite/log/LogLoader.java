@@ -7,6 +7,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -80,7 +81,8 @@ final class LogLoader
         final long now = clock.time();
         final List<Long> bases = segmentBases(dir);
         final ProducerStateManager producers = new ProducerStateManager(dir);
-        producers.abortedTxnListener(abortedTxns);
+        final List<Segment> segments = new ArrayList<>();
+        producers.abortedTxnListener(rebuilding(segments, abortedTxns)); // the log's own (abortedTxns) once loaded
         final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
         if (bases.isEmpty())
         {
@@ -89,10 +91,10 @@ final class LogLoader
             producers.clear(start);
             ProducerStateManager.deleteSnapshotsAbove(dir, start);
             log.loaded(new Segment[] {first}, start, start, start, false); // a file made here: its name not yet durable
+            producers.abortedTxnListener(abortedTxns);
             return log;
         }
 
-        final List<Segment> segments = new ArrayList<>();
         final List<Segment> damaged = new ArrayList<>();
         int recoverFrom = recoverFrom(bases, cleanShutdown, checkpointedRecoveryPoint);
         try
@@ -173,6 +175,7 @@ final class LogLoader
             {
                 log.flush(); // what recovery kept or repaired is now on disk: the recovery point can move to the log end
             }
+            producers.abortedTxnListener(abortedTxns); // from here the marker's append writes its entry (LogAppender.place)
             return log;
         }
         catch (final IOException | RuntimeException ex)
@@ -281,6 +284,40 @@ final class LogLoader
         }
     }
 
+    /**
+     * The listener of a loading log: an ABORT marker that recovery or the replay after the producer
+     * snapshot passes is indexed in the segment that holds it, unless that index has it already (a
+     * segment recovery did not scan keeps its entries: they were fsynced with it), then told to
+     * {@code observer}. Only ever called while {@code segments} is complete (the replay and the
+     * recovery come after every segment is opened).
+     */
+    private static AbortedTxnListener rebuilding(final List<Segment> segments, final AbortedTxnListener observer)
+    {
+        return (producerId, firstOffset, lastOffset, lastStableOffset) ->
+        {
+            for (int i = segments.size() - 1; i >= 0; i--)
+            {
+                final Segment s = segments.get(i);
+                if (s.baseOffset <= lastOffset)
+                {
+                    if (lastOffset > s.txnIndex.lastOffset())
+                    {
+                        try
+                        {
+                            s.appendAbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset);
+                        }
+                        catch (final IOException ex)
+                        {
+                            throw new UncheckedIOException(ex); // the load fails, as for any of its writes
+                        }
+                    }
+                    break;
+                }
+            }
+            observer.onAbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset);
+        };
+    }
+
     /** Recovers segments from {@code from} to the end, each on its own (a gap between two is kept); returns the log end offset. */
     private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers)
         throws IOException
@@ -300,9 +337,10 @@ final class LogLoader
             }
             final int before = s.size();
             final int limit = s.isActive() ? s.log.capacity() : before;
-            // its aborted transactions' entries are kept (those of markers the cut takes are dropped): until the
-            // replay rebuilds them from the markers it walks (s.txnIndex.truncateTo(s.baseOffset) first, then
-            // s.appendAbortedTxn per ABORT marker, as Kafka's LogSegment.recover), an entry the crash lost stays lost
+            // its aborted transactions' index is rebuilt from the ABORT markers the scan passes (the
+            // load's listener, rebuilding), as Kafka's LogSegment.recover rebuilds it: an entry the crash
+            // lost comes back, one left past what the scan keeps goes
+            s.txnIndex.truncateTo(s.baseOffset);
             next = SegmentRecovery.recover(s, s.baseOffset, limit, producers::update);
             if (s.size() < before && !s.isActive())
             {

@@ -86,6 +86,19 @@ final class ProducerStateManager
         return producers.get(producerId);
     }
 
+    /** The first offset of the producer's open transaction on this partition, or -1 (writer). */
+    long openTxnFirstOffset(final long producerId)
+    {
+        final ProducerState s = producers.get(producerId);
+        return s != null && s.hasOpenTxn() ? s.currentTxnFirstOffset : -1;
+    }
+
+    /** The last stable offset an ABORT marker of the producer at {@code markerOffset} records in its index entry (writer). */
+    long abortedTxnLastStableOffset(final long producerId, final long markerOffset)
+    {
+        return txns.lastStableOffsetAfter(producerId, markerOffset);
+    }
+
     /** Any thread: see {@link OngoingTxns#lastStableOffset}. */
     long lastStableOffset(final long highWatermark)
     {

@@ -150,19 +150,24 @@ class TransactionIndexLifecycleTest
     void recoveryAfterAnUncleanStopDropsTheEntriesOfMarkersItCut() throws Exception
     {
         final Path data = dir.resolve("data");
+        final long[] firsts = new long[3];
         final long[] markers = new long[3];
         final int cutAt;
+        timestamp = System.currentTimeMillis(); // a marker is stamped now: older records would roll the segment by segment.ms
         try (LogManager running = LogManager.open(LogManagerConfig.of(data)))
         {
             final PartitionLog log = running.createLog("t", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "65536"));
+            assertEquals(1, log.segmentCount());
             for (int i = 0; i < 3; i++)
             {
                 append(log);
-                markers[i] = append(log);
-                activeOf(log).appendAbortedTxn(i, markers[i] - 1, markers[i], markers[i] + 1);
+                firsts[i] = abortable(log, i);
+                markers[i] = abort(log, i);
             }
             append(log);
+            assertEquals(1, log.segmentCount(), "one segment: the cut below is in it");
             final Segment active = activeOf(log);
+            assertEquals(3, active.txnIndex.entries(), "each ABORT indexed as it was written");
             cutAt = active.positionOf(markers[2], active.size());
             OpenFilesTest.copy(data, dir.resolve("unclean")); // the files as a SIGKILL would leave them
         }
@@ -176,13 +181,31 @@ class TransactionIndexLifecycleTest
         try (LogManager manager = LogManager.open(LogManagerConfig.of(unclean)))
         {
             final PartitionLog log = manager.log("t", 0);
-            assertEquals(markers[2] - 2, log.logEndOffset(), "cut before the marker's batch of three records");
-            assertEquals(List.of("0@" + (markers[0] - 1), "1@" + (markers[1] - 1)), collect(log, 0, log.logEndOffset()));
+            assertEquals(markers[2], log.logEndOffset(), "cut at the third marker");
+            assertEquals(List.of("0@" + firsts[0], "1@" + firsts[1]), collect(log, 0, log.logEndOffset()));
             assertEquals(2 * 34, Files.size(log.dir().resolve(Segment.fileName(0, ".txnindex"))));
-            final long again = append(log); // the log goes on, and so does its index
-            activeOf(log).appendAbortedTxn(7, again, again, again + 1);
+            assertTrue(log.hasOngoingTransaction(2, (short)0), "the third transaction is open again");
+            abort(log, 2); // the coordinator's marker again: the log goes on, and so does its index
             assertEquals(3, activeOf(log).txnIndex.entries());
+            assertEquals(List.of("0@" + firsts[0], "1@" + firsts[1], "2@" + firsts[2]), collect(log, 0, log.logEndOffset()));
         }
+    }
+
+    /** A transactional batch of {@code pid} (epoch 0), opening its transaction; returns its first offset. */
+    private long abortable(final PartitionLog log, final long pid)
+    {
+        batches.producer(2, pid, (short)0, 0, true, timestamp);
+        log.append(batches.buffer, 0, batches.length, result);
+        assertEquals(AppendResult.OK, result.status, result.toString());
+        return result.firstOffset;
+    }
+
+    /** An ABORT marker of {@code pid}; returns its offset. */
+    private long abort(final PartitionLog log, final long pid)
+    {
+        log.appendMarker(pid, (short)0, 0, false, false, result);
+        assertEquals(AppendResult.OK, result.status, result.toString());
+        return result.firstOffset;
     }
 
     @Test
@@ -242,9 +265,12 @@ class TransactionIndexLifecycleTest
         }
     }
 
+    /** The records' timestamp: a fixed one, or the time of day where markers (stamped now) must not roll the segment by time. */
+    private long timestamp = 1_700_000_000_000L;
+
     private long append(final PartitionLog log)
     {
-        batches.records(3, log.logEndOffset(), 1_700_000_000_000L);
+        batches.records(3, log.logEndOffset(), timestamp);
         log.append(batches.buffer, 0, batches.length, result);
         assertEquals(AppendResult.OK, result.status, result.toString());
         return result.lastOffset;
