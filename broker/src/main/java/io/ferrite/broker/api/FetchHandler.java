@@ -7,6 +7,7 @@ import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.AbortedTxnSink;
 import io.ferrite.log.FileRegion;
 import io.ferrite.log.LogClosedException;
 import io.ferrite.log.PartitionLog;
@@ -16,12 +17,14 @@ import io.ferrite.wire.message.FetchResponseEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
  * Fetch, as Kafka's leader answers a consumer. Records go out zero-copy: the response carries only
  * their length, and the connection sends the segment's bytes with {@code transferTo}. Reads stop at
- * the high watermark (which is also the last stable offset: there are no transactions yet). Within a
+ * the high watermark, or for {@code read_committed} at the last stable offset, listing the aborted
+ * transactions of what it returns from the {@code .txnindex} (Kafka's LocalLog walk). Within a
  * request the first partition with data gets at least one whole batch, then {@code max_bytes} bounds
  * the rest, as Kafka does. The broker's {@code fetch.max.bytes} caps {@code max_bytes} (and with it
  * {@code min_bytes}), as Kafka's KafkaApis does: without it a consumer asking for 500 MB would get a
@@ -30,7 +33,8 @@ import java.util.Arrays;
  * <p>Long poll: when fewer than {@code min_bytes} are there, the request waits (its connection reads
  * nothing more meanwhile) until the partitions it reads have enough or {@code max_wait_ms} passes; a
  * partition with a waiting fetch makes its log thread wake this network thread when its high
- * watermark moves.
+ * watermark moves (the last stable offset moves only with it: a marker moves the high watermark, and
+ * an ended transaction stays unstable until the high watermark passes its marker).
  *
  * <p>Fetch sessions are declined the way Kafka declines them when its cache is full: a full request
  * gets session id 0, so the client keeps sending full requests. An incremental request (non-zero
@@ -68,8 +72,16 @@ public final class FetchHandler implements RequestHandler
     }
 
     /** One connection's fetch in progress. */
-    private final class Request implements PendingResponse
+    private final class Request implements PendingResponse, AbortedTxnSink
     {
+        /** A read_committed fetch's index reads: a few KiB, about a hundred entries a system call. */
+        private final ByteBuffer scratch = ByteBuffer.allocateDirect(34 * 128);
+        /** The aborted transactions one partition's read lists, gathered before the array is written. */
+        private long[] abortedPids = new long[8];
+        private long[] abortedFirsts = new long[8];
+        private int abortedCount;
+        /** The request's isolation level is read_committed: reads stop at the last stable offset. */
+        private boolean committed;
         private final FetchRequestDecoder decoder = new FetchRequestDecoder();
         private final FetchResponseEncoder encoder = new FetchResponseEncoder();
         private final FileRegion region = new FileRegion();
@@ -84,7 +96,10 @@ public final class FetchHandler implements RequestHandler
         /** The partitions this fetch reads (those that exist), registered while it waits. */
         private Partition[] parked = new Partition[8];
         private Topic[] parkedTopics = new Topic[8];
-        /** Each one's high watermark as the last counting pass saw it (read before or during that pass, never after). */
+        /**
+         * Each one's bound (the high watermark, or the last stable offset under read_committed) as the
+         * last counting pass saw it (read before or during that pass, never after).
+         */
         private long[] seen = new long[8];
         private int parkedCount;
         /** Set during the first counting pass, which notes what the fetch will wait on. */
@@ -108,6 +123,7 @@ public final class FetchHandler implements RequestHandler
             // Kafka's order: max_bytes capped by the broker first, then min_bytes by that, so a
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
+            committed = version >= 4 && decoder.isolationLevel() == READ_COMMITTED;
             // the pass notes each partition it counts with the high watermark it counted up to: what
             // moves after that is seen by poll, and a partition it did not count is not waited on
             parkedCount = 0;
@@ -165,7 +181,7 @@ public final class FetchHandler implements RequestHandler
             for (int i = 0; i < parkedCount; i++)
             {
                 final PartitionLog log = parked[i].log;
-                if (log.highWatermark() != seen[i] || parkedTopics[i].isDeleted() || log.isClosed())
+                if (bound(log) != seen[i] || parkedTopics[i].isDeleted() || log.isClosed())
                 {
                     return true;
                 }
@@ -177,7 +193,7 @@ public final class FetchHandler implements RequestHandler
         {
             for (int i = 0; i < parkedCount; i++)
             {
-                seen[i] = parked[i].log.highWatermark();
+                seen[i] = bound(parked[i].log);
             }
         }
 
@@ -263,6 +279,59 @@ public final class FetchHandler implements RequestHandler
             return (int)Math.min(Math.max(0, partitionMaxBytes), Math.min(Integer.MAX_VALUE, 2 * needed));
         }
 
+        /** Where this fetch's reads of {@code log} stop: the last stable offset under read_committed, else the high watermark. */
+        private long bound(final PartitionLog log)
+        {
+            return committed ? log.lastStableOffset() : log.highWatermark();
+        }
+
+        /** A transaction the walk lists for the partition being written (see {@link #listAborted}). */
+        @Override
+        public void abortedTransaction(final long producerId, final long firstOffset)
+        {
+            if (abortedCount == abortedPids.length)
+            {
+                abortedPids = Arrays.copyOf(abortedPids, abortedCount * 2);
+                abortedFirsts = Arrays.copyOf(abortedFirsts, abortedCount * 2);
+            }
+            abortedPids[abortedCount] = producerId;
+            abortedFirsts[abortedCount] = firstOffset;
+            abortedCount++;
+        }
+
+        /**
+         * The aborted transactions a read_committed read of {@code length} bytes from {@code fetchOffset}
+         * must list (none for an empty read, as Kafka's); false when the index could not be read (the
+         * partition is then answered with an error: records without their aborted list would pass
+         * aborted data off as committed).
+         */
+        private boolean listAborted(final PartitionLog log, final long fetchOffset, final int length)
+        {
+            abortedCount = 0;
+            if (length == 0)
+            {
+                return true;
+            }
+            scratch.clear();
+            return log.collectAbortedTransactions(fetchOffset, region.nextOffset, scratch, this) == PartitionLog.READ_OK;
+        }
+
+        /**
+         * {@link #listAborted} for the partition just read: its error — KAFKA_STORAGE_ERROR when its index
+         * could not be read (as Kafka answers an index it cannot read), the read's when its log closed meanwhile.
+         */
+        private short aborted(final Partition partition, final Topic topic, final long fetchOffset)
+        {
+            try
+            {
+                return listAborted(partition.log, fetchOffset, region.length) ? Errors.NONE : Errors.KAFKA_STORAGE_ERROR;
+            }
+            catch (final LogClosedException gone)
+            {
+                return PartitionLookup.closed(topic, version >= 13);
+            }
+        }
+
         /** Reads one partition into {@link #region}; the partition's error. */
         private short read(final Partition partition, final Topic topic, final FetchRequestDecoder.FetchPartition p,
             final int limit, final boolean minOneBatch, final long highWatermark)
@@ -287,7 +356,6 @@ public final class FetchHandler implements RequestHandler
         {
             errors = false;
             asked = 0;
-            final boolean committed = decoder.isolationLevel() == READ_COMMITTED;
             int remaining = Math.max(0, maxBytes(decoder));
             boolean first = true;
             int bytes = 0;
@@ -333,13 +401,14 @@ public final class FetchHandler implements RequestHandler
                     }
                     else
                     {
-                        final long highWatermark = partition.log.highWatermark();
+                        final long bound = bound(partition.log);
                         if (recording)
                         {
-                            record(partition, topic, highWatermark);
+                            record(partition, topic, bound);
                         }
-                        error = read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
-                            countingLimit(p.partitionMaxBytes(), bytes), write ? first : true, highWatermark);
+                        final short read = read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
+                            countingLimit(p.partitionMaxBytes(), bytes), write ? first : true, bound);
+                        error = read == Errors.NONE && write && committed ? aborted(partition, topic, p.fetchOffset()) : read;
                     }
                     final int length = error == Errors.NONE ? region.length : 0;
                     if (error != Errors.NONE)
@@ -358,8 +427,9 @@ public final class FetchHandler implements RequestHandler
                         if (error == Errors.NONE)
                         {
                             final PartitionLog log = partition.log;
-                            final long highWatermark = log.highWatermark();
-                            rp.highWatermark(highWatermark).lastStableOffset(highWatermark).logStartOffset(log.logStartOffset());
+                            // the last stable offset first: it is never above the high watermark read after it
+                            final long lastStable = log.lastStableOffset();
+                            rp.highWatermark(log.highWatermark()).lastStableOffset(lastStable).logStartOffset(log.logStartOffset());
                         }
                         else
                         {
@@ -367,7 +437,12 @@ public final class FetchHandler implements RequestHandler
                         }
                         if (committed)
                         {
-                            rp.abortedTransactions(0);
+                            final int listed = error == Errors.NONE ? abortedCount : 0;
+                            final FetchResponseEncoder.AbortedTransaction a = rp.abortedTransactions(listed);
+                            for (int i = 0; i < listed; i++)
+                            {
+                                a.next().producerId(abortedPids[i]).firstOffset(abortedFirsts[i]);
+                            }
                         }
                         else
                         {

@@ -42,6 +42,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
     static final long EARLIEST = -2;
     static final long MAX_TIMESTAMP = -3;
     static final long EARLIEST_LOCAL = -4;
+    private static final byte READ_COMMITTED = 1;
 
     /**
      * Topics that do not exist told apart by their names' bytes, pairwise: up to this many per request
@@ -241,9 +242,15 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
         return log.isClosed() ? PartitionLookup.closed(topic, false) : Errors.NONE;
     }
 
+    /**
+     * As Kafka 4.4's Partition.fetchOffsetForTimestamp: what a consumer of the request's isolation level
+     * may fetch ends at the last stable offset under read_committed, else at the high watermark; the
+     * latest offset is that end, and an offset found by timestamp at or past it is no answer.
+     */
     private void lookUp(final PartitionLog log, final long timestamp)
     {
-        final long highWatermark = log.highWatermark();
+        final long fetchable = ((ListOffsetsRequestDecoder)request.decoder()).isolationLevel() == READ_COMMITTED ?
+            log.lastStableOffset() : log.highWatermark();
         found.timestamp = -1;
         found.offset = -1;
         if (timestamp == EARLIEST || timestamp == EARLIEST_LOCAL)
@@ -252,7 +259,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
         }
         else if (timestamp == LATEST)
         {
-            found.offset = highWatermark;
+            found.offset = fetchable;
         }
         else if (timestamp == MAX_TIMESTAMP || timestamp >= 0)
         {
@@ -264,7 +271,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
             {
                 log.offsetForTimestamp(timestamp, found);
             }
-            if (!found.found() || found.offset >= highWatermark)
+            if (!found.found() || found.offset >= fetchable)
             {
                 found.timestamp = -1;
                 found.offset = -1;
