@@ -11,13 +11,17 @@ import io.ferrite.broker.api.DescribeClusterHandler;
 import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.FetchHandler;
 import io.ferrite.broker.api.IncrementalAlterConfigsHandler;
-import io.ferrite.broker.api.InitProducerIdHandler;
 import io.ferrite.broker.api.ListOffsetsHandler;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.api.OffsetForLeaderEpochHandler;
 import io.ferrite.broker.api.ProduceHandler;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.group.GroupCoordinator;
+import io.ferrite.broker.txn.TxnConfig;
+import io.ferrite.broker.txn.TxnCoordinator;
+import io.ferrite.broker.txn.TxnHandlers;
 import io.ferrite.broker.group.GroupHandlers;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.logthread.LogThreadRunner;
@@ -64,7 +68,9 @@ public final class Broker implements AutoCloseable
     private final LogThreadRunner[] logThreadRunners;
     private final NetworkThread[] networkThreads;
     private final Acceptor acceptor;
+    private final CoordinatorRuntime coordinators;
     private final GroupCoordinator groups;
+    private final TxnCoordinator transactions;
     private final InetSocketAddress address;
     private volatile boolean closed;
 
@@ -117,9 +123,9 @@ public final class Broker implements AutoCloseable
                     {
                         networkThreads[networkThread].commandsReturned();
                     }
-                    else if (groups != null)
+                    else if (coordinators != null)
                     {
-                        groups.writesAnswered(); // the sender after the network threads' is the group coordinator
+                        coordinators.writesAnswered(); // the sender after the network threads' is the coordinators'
                     }
                 }
 
@@ -143,8 +149,13 @@ public final class Broker implements AutoCloseable
                 logThreadRunners[i] = new LogThreadRunner(logThread, idleStrategy(config));
             }
             wakeups.attach(topics, logThreads, completion);
-            this.groups = new GroupCoordinator(topics, admin, groupSettings(config), logThreads, networkThreadCount);
-            groups.start();
+            this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
+            this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
+            this.transactions = new TxnCoordinator(topics, txnConfig(config), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
+                coordinators, producerIds::next);
+            groups.load();
+            transactions.load();
+            coordinators.start();
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
@@ -165,14 +176,14 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
                     .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES)))
-                    .registerLazily(ApiKeys.INIT_PRODUCER_ID, () -> new InitProducerIdHandler(producerIds))
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
-                GroupHandlers.register(apis, groups, topics, config.nodeId(), metadata[i], waker);
+                GroupHandlers.register(apis, groups, transactions, topics, config.nodeId(), metadata[i], waker);
+                TxnHandlers.register(apis, transactions, topics, producerIds, waker);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }
@@ -269,6 +280,13 @@ public final class Broker implements AutoCloseable
         return config;
     }
 
+    private static TxnConfig txnConfig(final BrokerConfig config)
+    {
+        return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS),
+            config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+            config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2);
+    }
+
     private static GroupCoordinator.Settings groupSettings(final BrokerConfig config)
     {
         return new GroupCoordinator.Settings(config.getInt(BrokerConfig.GROUP_MIN_SESSION_TIMEOUT_MS),
@@ -316,7 +334,7 @@ public final class Broker implements AutoCloseable
         {
             t.close();
         }
-        groups.close(); // after the network threads, whose group answers under way wait for it
+        coordinators.close(); // after the network threads, whose group answers under way wait for it
         admin.close(); // after the network threads and the group coordinator, whose answers or writes may wait for it
         for (final LogThread t : logThreads)
         {

@@ -25,8 +25,10 @@ import java.util.Arrays;
  * log thread sees the request, are Kafka's request-level ones: acks must be -1, 0 or 1
  * (INVALID_REQUIRED_ACKS), the topic and partition must exist (UNKNOWN_TOPIC_OR_PARTITION, or
  * UNKNOWN_TOPIC_ID by id), a partition must carry records (INVALID_RECORD), internal topics take no
- * client writes (INVALID_TOPIC_EXCEPTION), and transactional produce is refused until transactions
- * exist (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). The log checks the batch itself.
+ * client writes (INVALID_TOPIC_EXCEPTION). The log checks the batch itself, and a transactional
+ * batch against the partition's transaction state (a non-transactional one while the producer's
+ * transaction is open: INVALID_TXN_STATE). Not yet: Kafka's verification of a transactional batch
+ * with the coordinator before its append (the "hanging transaction" guard).
  *
  * <p>min.insync.replicas needs no check here: Kafka 4.4 compares it with the replication factor
  * (KIP-966), which is 1 on one node, so acks=all is always satisfiable. With acks=0 there is no
@@ -109,7 +111,6 @@ public final class ProduceHandler implements RequestHandler
             unsent = 0;
             failed = false;
             final boolean validAcks = acks == -1 || acks == 0 || acks == 1;
-            final boolean transactional = !decoder.transactionalIdIsNull();
             final ProduceRequestDecoder.TopicProduceData t = decoder.topicData();
             while (t.hasNext())
             {
@@ -137,10 +138,6 @@ public final class ProduceHandler implements RequestHandler
                     else if (topic.isInternal())
                     {
                         check = Errors.INVALID_TOPIC_EXCEPTION;
-                    }
-                    else if (transactional)
-                    {
-                        check = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
                     }
                     else if (p.recordsLength() <= 0)
                     {

@@ -59,6 +59,10 @@ public final class BrokerConfig
     public static final String INTERNAL_OFFSETS_RETENTION_MS = "internal.offsets.retention.ms";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
+    public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
+    public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
+    public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES = "transaction.state.log.segment.bytes";
+    public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
 
@@ -395,6 +399,12 @@ public final class BrokerConfig
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __consumer_offsets (created on first use)")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __consumer_offsets")
             .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset")
+            .define(TRANSACTION_MAX_TIMEOUT_MS, INT, "900000", atLeast(1), true,
+                "longest transaction.timeout.ms a producer may ask for (more: INVALID_TRANSACTION_TIMEOUT)")
+            .define(TRANSACTION_STATE_LOG_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __transaction_state (created on first use)")
+            .define(TRANSACTION_STATE_LOG_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __transaction_state")
+            .define(TRANSACTIONAL_ID_EXPIRATION_MS, INT, "604800000", atLeast(1), true,
+                "how long an idle transactional id (no transaction running) is kept before it is removed")
             .define(FETCH_MAX_BYTES, INT, "57671680", atLeast(1024), true,
                 "cap on the records of one fetch response: a request's max_bytes (and min_bytes) above it is lowered to it; a first batch larger than it still goes whole");
         for (final Map.Entry<String, List<String>> e : topicSynonyms().entrySet())

@@ -46,6 +46,20 @@ public final class CoordinatorLog
         void written(short error);
     }
 
+    /** What a marker's answer does, on the agent: NONE once it holds what the durability mode promises, else the partition's produce error. */
+    @FunctionalInterface
+    public interface MarkerWritten
+    {
+        void written(short error);
+    }
+
+    /** The error a write refused by its log thread ends with, from the append's status: the coordinator's own mapping. */
+    @FunctionalInterface
+    public interface FailedWrite
+    {
+        short error(int appendStatus);
+    }
+
     /** A write a request's answer may wait for: done once its log thread answered it (on the agent). */
     public static final class Write
     {
@@ -94,13 +108,14 @@ public final class CoordinatorLog
      * An internal topic written here, its keys named {@code keyKind} in the log ("group"):
      * {@code partitions} and {@code configs} are what it is created with on first use.
      */
-    public CoordinatorTopic topic(final String name, final String keyKind, final int partitions, final Map<String, String> configs)
+    public CoordinatorTopic topic(final String name, final String keyKind, final int partitions, final Map<String, String> configs,
+        final FailedWrite failedWrite)
     {
         if (registered.containsKey(name))
         {
             throw new IllegalStateException(name + " has its CoordinatorTopic already: a second would keep its own writes in flight");
         }
-        final CoordinatorTopic topic = new CoordinatorTopic(this, topics, admin, name, keyKind, partitions, configs);
+        final CoordinatorTopic topic = new CoordinatorTopic(this, topics, admin, name, keyKind, partitions, configs, failedWrite);
         registered.put(name, topic);
         return topic;
     }
@@ -142,6 +157,28 @@ public final class CoordinatorLog
         }
         topic.sent(key);
         return write;
+    }
+
+    /**
+     * Sends a transaction marker (COMMIT or ABORT of producer {@code producerId}'s transaction, the log
+     * builds it) to {@code partition}'s log thread; {@code then} runs once, on the agent, with NONE when
+     * the log thread answered it OK (in fsync durability once the fsync covers it), else with the
+     * error a partition answers WriteTxnMarkers with — REQUEST_TIMED_OUT at once when the log thread's
+     * queue is full (the coordinator sends it again, as it does after a timeout).
+     */
+    public void writeMarker(final Partition partition, final long producerId, final short producerEpoch, final int coordinatorEpoch,
+        final boolean commit, final boolean epochBump, final MarkerWritten then)
+    {
+        final Pending pending = free.isEmpty() ? new Pending() : free.poll();
+        pending.command.setMarker(sender, pending, 0, partition, producerId, producerEpoch, coordinatorEpoch, commit, epochBump);
+        pending.marker = then;
+        if (!logThreads[partition.owner].offer(sender, pending.command))
+        {
+            pending.release(free);
+            LOG.warn("a marker of producer {} to {} refused: its log thread has a queue's worth of coordinator writes",
+                producerId, partition);
+            then.written(Errors.REQUEST_TIMED_OUT);
+        }
     }
 
     /** Applies the answers the log threads sent back, oldest first (on the agent); returns how many. */
@@ -207,17 +244,31 @@ public final class CoordinatorLog
         String key;
         Write write;
         Written then;
+        MarkerWritten marker;
 
         /** The log thread's answer, taken from the return queue by {@link #drain} on the agent. */
         @Override
         public void appended(final AppendCommand answered)
         {
+            if (marker != null)
+            {
+                final MarkerWritten m = marker;
+                final AppendResult r = answered.result;
+                final short error = r.succeeded() ? Errors.NONE : Errors.ofAppend(r.status);
+                if (error != Errors.NONE)
+                {
+                    LOG.warn("a marker of producer {} to {} failed: {}", answered.producerId, answered.partition, r);
+                }
+                release(free);
+                m.written(error);
+                return;
+            }
             final CoordinatorTopic t = topic;
             final String k = key;
             final Write w = write;
             final Written then = this.then;
             final AppendResult r = answered.result;
-            final short error = r.succeeded() ? Errors.NONE : ofFailedWrite(r.status);
+            final short error = r.succeeded() ? Errors.NONE : t.failedWrite.error(r.status);
             if (error != Errors.NONE)
             {
                 LOG.error("writing {} {} to {} failed: {}", t.keyKind, k, t.name, r);
@@ -233,6 +284,7 @@ public final class CoordinatorLog
             key = null;
             write = null;
             then = null;
+            marker = null;
             pool.push(this);
         }
     }

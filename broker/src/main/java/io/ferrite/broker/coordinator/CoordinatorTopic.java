@@ -31,6 +31,8 @@ public final class CoordinatorTopic
     final String name;
     /** What its keys are, for the log: "group". */
     final String keyKind;
+    /** The error a write its log thread refused ends with. */
+    final CoordinatorLog.FailedWrite failedWrite;
     private final CoordinatorLog log;
     private final TopicRegistry topics;
     private final AdminAgent admin;
@@ -45,9 +47,10 @@ public final class CoordinatorTopic
     private final Map<String, Integer> inFlight = new HashMap<>();
 
     CoordinatorTopic(final CoordinatorLog log, final TopicRegistry topics, final AdminAgent admin, final String name,
-        final String keyKind, final int partitions, final Map<String, String> configs)
+        final String keyKind, final int partitions, final Map<String, String> configs, final CoordinatorLog.FailedWrite failedWrite)
     {
         this.keyKind = keyKind;
+        this.failedWrite = failedWrite;
         this.log = log;
         this.topics = topics;
         this.admin = admin;

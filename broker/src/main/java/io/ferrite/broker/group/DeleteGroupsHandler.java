@@ -26,7 +26,7 @@ final class DeleteGroupsHandler extends GroupApiHandler<DeleteGroupsRequestDecod
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final List<String> groupIds = new ArrayList<>();
         final StringArrayDecoder names = request.groupsNames();

@@ -21,7 +21,7 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final StringArrayDecoder names = request.groups();
         final List<String> groupIds = new ArrayList<>();

@@ -5,6 +5,7 @@ import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.FindCoordinatorRequestDecoder;
 import io.ferrite.wire.message.FindCoordinatorResponseEncoder;
@@ -15,10 +16,10 @@ import org.agrona.MutableDirectBuffer;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * FindCoordinator: this node for every group. Transaction coordinators do not exist yet, so a
- * transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED (as InitProducerId does) rather than
- * an error a client would retry for ever; other key types are INVALID_REQUEST. The first one for a
- * group has the admin agent create {@code __consumer_offsets} and is answered once it exists.
+ * FindCoordinator: this node for every group and every transactional id; other key types (share
+ * groups') are INVALID_REQUEST. The first one for a group has the admin agent create
+ * {@code __consumer_offsets}, the first for a transactional id {@code __transaction_state}, and is
+ * answered once it exists.
  */
 final class FindCoordinatorHandler implements RequestHandler
 {
@@ -26,6 +27,7 @@ final class FindCoordinatorHandler implements RequestHandler
     private static final byte TRANSACTION_KEY = 1;
 
     private final GroupCoordinator coordinator;
+    private final TxnCoordinator transactions;
     /** This network thread's wake-up, run when the offsets topic's creation ends. */
     private final Runnable waker;
     private final int nodeId;
@@ -33,9 +35,11 @@ final class FindCoordinatorHandler implements RequestHandler
     private final FindCoordinatorRequestDecoder request = new FindCoordinatorRequestDecoder();
     private final FindCoordinatorResponseEncoder response = new FindCoordinatorResponseEncoder();
 
-    FindCoordinatorHandler(final GroupCoordinator coordinator, final Runnable waker, final int nodeId, final MetadataHandler address)
+    FindCoordinatorHandler(final GroupCoordinator coordinator, final TxnCoordinator transactions, final Runnable waker,
+        final int nodeId, final MetadataHandler address)
     {
         this.coordinator = coordinator;
+        this.transactions = transactions;
         this.waker = waker;
         this.nodeId = nodeId;
         this.address = address;
@@ -43,11 +47,7 @@ final class FindCoordinatorHandler implements RequestHandler
 
     private short error(final byte keyType, final String key)
     {
-        if (keyType == TRANSACTION_KEY)
-        {
-            return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        }
-        if (keyType != GROUP_KEY)
+        if (keyType != GROUP_KEY && keyType != TRANSACTION_KEY)
         {
             return Errors.INVALID_REQUEST;
         }
@@ -60,7 +60,8 @@ final class FindCoordinatorHandler implements RequestHandler
     {
         request.wrap(in, offset, limit, version);
         final byte keyType = version >= 1 ? request.keyType() : GROUP_KEY;
-        final CompletableFuture<?> creating = keyType == GROUP_KEY ? coordinator.offsetsTopicWanted() : null;
+        final CompletableFuture<?> creating = keyType == GROUP_KEY ? coordinator.offsetsTopicWanted() :
+            keyType == TRANSACTION_KEY ? transactions.topicWanted() : null;
         if (creating != null && !creating.isDone())
         {
             // the admin agent creates __consumer_offsets (Kafka creates it on the first FindCoordinator and

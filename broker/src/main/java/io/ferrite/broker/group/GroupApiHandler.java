@@ -1,50 +1,16 @@
 package io.ferrite.broker.group;
 
-import io.ferrite.broker.coordinator.CoordinatorCall;
-import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.broker.coordinator.CoordinatorApiHandler;
 import io.ferrite.wire.message.StructDecoder;
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 /**
- * What every group API handler that hands its work to the coordinator's agent shares: the
- * coordinator, its network thread's wake-up, the request's flyweight (one per handler, as each
- * network thread has its own handlers) wrapped before {@link #handle(short, MutableDirectBuffer, int, Connection)},
- * and {@link #submit}. FindCoordinator is not one: it stays on the network thread.
+ * A group API handler: a {@link CoordinatorApiHandler} on the group coordinator. FindCoordinator is
+ * not one: it stays on the network thread.
  */
-abstract class GroupApiHandler<Q extends StructDecoder> implements RequestHandler
+abstract class GroupApiHandler<Q extends StructDecoder> extends CoordinatorApiHandler<GroupCoordinator, Q>
 {
-    final GroupCoordinator coordinator;
-    /** This network thread's wake-up, run by the agent when a call's answer is ready. */
-    final Runnable waker;
-    /** The request, wrapped (and so checked whole) before {@link #handle(short, MutableDirectBuffer, int, Connection)}. */
-    final Q request;
-
     GroupApiHandler(final GroupCoordinator coordinator, final Runnable waker, final Q request)
     {
-        this.coordinator = coordinator;
-        this.waker = waker;
-        this.request = request;
-    }
-
-    @Override
-    public final int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
-        final MutableDirectBuffer out, final int outOffset, final Connection connection)
-    {
-        request.wrap(in, offset, limit, version);
-        return handle(version, out, outOffset, connection);
-    }
-
-    /** Answers the request in {@link #request}, at once or deferred ({@link #submit}); as {@link RequestHandler#handle}. */
-    abstract int handle(short version, MutableDirectBuffer out, int outOffset, Connection connection);
-
-    /** {@link CoordinatorCall#submit} to this handler's coordinator, woken by this handler's waker. */
-    final <R> int submit(final Connection connection, final MutableDirectBuffer out, final int outOffset,
-        final CoordinatorCall.Work<GroupCoordinator, R> work, final CoordinatorCall.Writer<R> writer,
-        final CoordinatorCall.Refusal refusal)
-    {
-        return CoordinatorCall.submit(coordinator.agent(), coordinator, connection, waker, out, outOffset, work, writer, refusal);
+        super(coordinator, coordinator.agent(), waker, request);
     }
 }

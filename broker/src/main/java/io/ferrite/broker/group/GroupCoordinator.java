@@ -5,6 +5,7 @@ import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorLog;
+import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -28,7 +29,7 @@ import java.util.Map;
  * thread. The agent writes {@code __consumer_offsets} through the log thread that owns each
  * partition, like a produce ({@link CoordinatorLog}; the topic refuses client produce), and what a write
  * changes in memory is applied once its log thread answered, by the agent ({@link
- * #applyAnsweredWrites}). Requests that wait (a JoinGroup until the rebalance completes, a SyncGroup
+ * CoordinatorRuntime#applyAnsweredWrites}). Requests that wait (a JoinGroup until the rebalance completes, a SyncGroup
  * until the leader's assignment is written, a commit or deletion until its write is answered) stay
  * on the agent until their answer is final; no thread polls for them.
  *
@@ -141,7 +142,7 @@ public final class GroupCoordinator implements AutoCloseable
     private final Settings settings;
     private final TopicRegistry topics;
     private final Map<String, Group> groups = new HashMap<>();
-    private final CoordinatorLog log;
+    private final CoordinatorRuntime runtime;
     private final CoordinatorTopic store;
     private final JoinPhase joins;
     private final SyncPhase syncs;
@@ -152,11 +153,7 @@ public final class GroupCoordinator implements AutoCloseable
     /** Tests only: run inside an OffsetCommit's step on the agent (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
 
-    /**
-     * {@code sender} is the coordinator's slot on every log thread's queues (each log thread has one
-     * per network thread and this one after them), whose producer and consumer side is the agent;
-     * the log threads' answers to it are applied by the agent, which {@link #writesAnswered()} wakes.
-     */
+    /** For tests: a coordinator on a runtime of its own ({@link #start} starts it, {@link #close} stops it). */
     public GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
         final LogThread[] logThreads, final int sender)
     {
@@ -167,30 +164,28 @@ public final class GroupCoordinator implements AutoCloseable
     GroupCoordinator(final TopicRegistry topics, final AdminAgent admin, final Settings settings,
         final LogThread[] logThreads, final int sender, final CoordinatorClock clock)
     {
+        this(topics, settings, new CoordinatorRuntime(topics, admin, logThreads, sender, clock));
+    }
+
+    /**
+     * The group coordinator on the coordinators' {@code runtime} (its agent, its writes through the log
+     * threads, its clock), whose owner {@linkplain CoordinatorRuntime#start starts} it after {@link #load}.
+     */
+    public GroupCoordinator(final TopicRegistry topics, final Settings settings, final CoordinatorRuntime runtime)
+    {
         this.settings = settings;
         this.topics = topics;
-        this.clock = clock;
-        this.log = new CoordinatorLog(topics, admin, logThreads, sender, clock);
-        this.store = log.topic(OFFSETS_TOPIC, "group", settings.offsetsTopicPartitions(),
-            Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())));
+        this.runtime = runtime;
+        this.clock = runtime.clock();
+        this.store = runtime.log().topic(OFFSETS_TOPIC, "group", settings.offsetsTopicPartitions(),
+            Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())),
+            CoordinatorLog::ofFailedWrite);
         this.joins = new JoinPhase(groups, settings, store, clock);
         this.syncs = new SyncPhase(groups, store, joins, clock);
         this.members = new Membership(groups, joins, clock);
         this.timers = new GroupTimers(groups, settings, store, joins, syncs, members, clock);
-        this.agent = new CoordinatorAgent(new CoordinatorAgent.Duties()
-        {
-            @Override
-            public int applyAnsweredWrites()
-            {
-                return GroupCoordinator.this.applyAnsweredWrites();
-            }
-
-            @Override
-            public void tick(final long nowMs)
-            {
-                timers.check(nowMs);
-            }
-        }, clock);
+        this.agent = runtime.agent();
+        runtime.onTick(timers::check);
     }
 
     /**
@@ -214,11 +209,11 @@ public final class GroupCoordinator implements AutoCloseable
         timers.start(clock.nowMs());
     }
 
-    /** Loads the groups ({@link #load}) and starts the coordinator's agent on a thread of its own. */
+    /** For tests, on a runtime of its own: loads the groups ({@link #load}) and starts the agent on a thread of its own. */
     public void start()
     {
         load();
-        agent.start();
+        runtime.start();
     }
 
     /** The coordinator's agent: started by {@link #start}, or stepped by a test after {@link #load}. */
@@ -227,23 +222,11 @@ public final class GroupCoordinator implements AutoCloseable
         return agent;
     }
 
+    /** For tests, on a runtime of its own: stops its agent. */
     @Override
     public void close()
     {
-        agent.close();
-    }
-
-    /** A log thread sent answers to the coordinator's writes back (called on that log thread): the agent applies them. */
-    public void writesAnswered()
-    {
-        agent.wake();
-    }
-
-    /** Applies what the log threads answered to the coordinator's writes, oldest first (on the agent). */
-    int applyAnsweredWrites()
-    {
-        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return log.drain();
+        runtime.close();
     }
 
     // ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.wire.message.ApiKeys;
 
 /**
@@ -23,10 +24,10 @@ public final class GroupHandlers
     }
 
     /** Registers every group API on {@code apis} (each handler made on its first request); {@code waker} wakes their network thread. */
-    public static void register(final Apis apis, final GroupCoordinator coordinator, final TopicRegistry topics,
-        final int nodeId, final MetadataHandler address, final Runnable waker)
+    public static void register(final Apis apis, final GroupCoordinator coordinator, final TxnCoordinator transactions,
+        final TopicRegistry topics, final int nodeId, final MetadataHandler address, final Runnable waker)
     {
-        apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, waker, nodeId, address))
+        apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, transactions, waker, nodeId, address))
             .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator, waker))
             .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroupHandler(coordinator, waker))
             .registerLazily(ApiKeys.HEARTBEAT, () -> new HeartbeatHandler(coordinator, waker))

@@ -17,7 +17,7 @@ final class HeartbeatHandler extends GroupApiHandler<HeartbeatRequestDecoder>
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final String groupId = request.groupId();
         final String memberId = request.memberId();

@@ -20,7 +20,7 @@ final class JoinGroupHandler extends GroupApiHandler<JoinGroupRequestDecoder>
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final List<Member.Protocol> protocols = new ArrayList<>();
         final JoinGroupRequestDecoder.JoinGroupRequestProtocol p = request.protocols();

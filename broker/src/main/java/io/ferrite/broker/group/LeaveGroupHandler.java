@@ -20,7 +20,7 @@ final class LeaveGroupHandler extends GroupApiHandler<LeaveGroupRequestDecoder>
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final List<GroupCoordinator.MemberIdentity> leaving = new ArrayList<>();
         if (version < 3)

@@ -23,7 +23,7 @@ final class ListGroupsHandler extends GroupApiHandler<ListGroupsRequestDecoder>
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final Set<String> states = version >= 4 ? lower(request.statesFilter()) : Set.of();
         final Set<String> types = version >= 5 ? lower(request.typesFilter()) : Set.of();

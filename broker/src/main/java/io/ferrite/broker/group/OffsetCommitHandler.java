@@ -33,7 +33,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final Answer answer = new Answer(version);
         final Map<Group.TopicPartition, OffsetCommits.Asked> valid = new LinkedHashMap<>();

@@ -27,7 +27,7 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final List<Asked> asked = new ArrayList<>(); // to answer in the request's shape
         final List<Group.TopicPartition> known = new ArrayList<>();

@@ -45,7 +45,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final List<Asked> asked = new ArrayList<>();
         if (version < 8)

@@ -20,7 +20,7 @@ final class SyncGroupHandler extends GroupApiHandler<SyncGroupRequestDecoder>
     }
 
     @Override
-    int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final Map<String, byte[]> assignments = new LinkedHashMap<>();
         final SyncGroupRequestDecoder.SyncGroupRequestAssignment a = request.assignments();

@@ -24,6 +24,18 @@ public final class AppendCommand
     public int length;
     /** -1 (all), 0 or 1. */
     public short acks;
+    /**
+     * A transaction marker rather than a batch in {@link #buffer} (the transaction coordinator's, and
+     * WriteTxnMarkers'): the log builds the control batch itself from the fields below
+     * (PartitionLog.appendMarker).
+     */
+    public boolean marker;
+    public long producerId;
+    public short producerEpoch;
+    public int coordinatorEpoch;
+    public boolean commit;
+    /** The transaction version is 2 or more: the marker's epoch must be above the producer's. */
+    public boolean epochBump;
     /*
      * The log thread's own bookkeeping (no other thread touches these while it runs: a flag the
      * network thread reset in set() could be reset while the log thread still looked at the
@@ -62,5 +74,19 @@ public final class AppendCommand
         this.offset = offset;
         this.length = length;
         this.acks = acks;
+        this.marker = false;
+    }
+
+    /** A marker ending producer {@code producerId}'s transaction on {@code partition}; answered like an append at acks=all. */
+    public void setMarker(final int sender, final Listener request, final int slot, final Partition partition, final long producerId,
+        final short producerEpoch, final int coordinatorEpoch, final boolean commit, final boolean epochBump)
+    {
+        set(sender, request, slot, partition, null, 0, 0, (short)-1);
+        this.marker = true;
+        this.producerId = producerId;
+        this.producerEpoch = producerEpoch;
+        this.coordinatorEpoch = coordinatorEpoch;
+        this.commit = commit;
+        this.epochBump = epochBump;
     }
 }

@@ -358,7 +358,15 @@ public final class LogThread implements Agent
         final PartitionLog log = command.partition.log;
         final AppendResult r = command.result;
         // a log whose fsync failed refuses the append itself (STORAGE_ERROR: see PartitionLog.fsyncFailure)
-        log.append(command.buffer, command.offset, command.length, r);
+        if (command.marker)
+        {
+            log.appendMarker(command.producerId, command.producerEpoch, command.coordinatorEpoch, command.commit,
+                command.epochBump, r);
+        }
+        else
+        {
+            log.append(command.buffer, command.offset, command.length, r);
+        }
         if (log.config().fsyncDurability)
         {
             // the mode promises that nothing is acknowledged before an fsync covers it: at acks=1 as

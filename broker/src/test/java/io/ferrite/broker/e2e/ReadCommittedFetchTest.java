@@ -9,9 +9,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -19,14 +16,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -40,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class ReadCommittedFetchTest
 {
     private static final String TOPIC = "trades";
+    private static final List<TopicPartition> PARTITION = List.of(new TopicPartition(TOPIC, 0));
 
     @TempDir
     Path dir;
@@ -91,30 +86,6 @@ class ReadCommittedFetchTest
         assertEquals(AppendResult.OK, result.status, result.toString());
     }
 
-    private static List<String> readAll(final RunningBroker broker, final IsolationLevel isolation, final int expected)
-    {
-        try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG,
-            isolation.toString())))
-        {
-            consumer.assign(List.of(new TopicPartition(TOPIC, 0)));
-            consumer.seekToBeginning(List.of(new TopicPartition(TOPIC, 0)));
-            final List<String> values = new ArrayList<>();
-            await(() ->
-            {
-                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100)))
-                {
-                    values.add(new String(r.value(), StandardCharsets.UTF_8));
-                }
-                return values.size() >= expected;
-            }, Duration.ofSeconds(20), "records read with " + isolation + ": " + values);
-            // and nothing more after them: a later fetch at its position returns none
-            for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500)))
-            {
-                values.add(new String(r.value(), StandardCharsets.UTF_8));
-            }
-            return values;
-        }
-    }
 
     private static long latest(final Admin admin, final IsolationLevel isolation) throws Exception
     {
@@ -151,14 +122,14 @@ class ReadCommittedFetchTest
                 end(log, 1, true);
             });
             assertEquals(true, partition.log.segmentCount() > 2, "rolled");
-            assertEquals(List.of("c1", "c2", "c3", "c4"), readAll(broker, IsolationLevel.READ_COMMITTED, 4));
+            assertEquals(List.of("c1", "c2", "c3", "c4"), IsolatedReads.readAll(broker, PARTITION, IsolationLevel.READ_COMMITTED, 4));
             assertEquals(List.of("c1", "c2", "a1", "c3", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "c4", "o1", "c5"),
-                readAll(broker, IsolationLevel.READ_UNCOMMITTED, 15));
+                IsolatedReads.readAll(broker, PARTITION, IsolationLevel.READ_UNCOMMITTED, 15));
             assertEquals(openAt[0], latest(admin, IsolationLevel.READ_COMMITTED), "read_committed's latest: the last stable offset");
             assertEquals(partition.log.logEndOffset(), latest(admin, IsolationLevel.READ_UNCOMMITTED), "read_uncommitted's: the high watermark");
 
             onWriter(broker, partition, log -> end(log, 4, true));
-            assertEquals(List.of("c1", "c2", "c3", "c4", "o1", "c5"), readAll(broker, IsolationLevel.READ_COMMITTED, 6));
+            assertEquals(List.of("c1", "c2", "c3", "c4", "o1", "c5"), IsolatedReads.readAll(broker, PARTITION, IsolationLevel.READ_COMMITTED, 6));
             assertEquals(partition.log.logEndOffset(), latest(admin, IsolationLevel.READ_COMMITTED));
         }
     }

@@ -1,0 +1,89 @@
+package io.ferrite.broker.coordinator;
+
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.topic.TopicRegistry;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongConsumer;
+
+/**
+ * What the coordinators share: one agent ({@link CoordinatorAgent}, one thread) that runs every
+ * coordinator request and timer, one {@link CoordinatorLog} on its sender slot of the log threads'
+ * queues, one clock. The group coordinator and the transaction coordinator run on it, so what one
+ * tells the other (a transaction's marker on {@code __consumer_offsets} ending its pending offsets)
+ * is a call on the same thread. Made by the broker, which loads each coordinator, then
+ * {@link #start}s the agent.
+ */
+public final class CoordinatorRuntime implements CoordinatorAgent.Duties
+{
+    private final CoordinatorClock clock;
+    private final CoordinatorLog log;
+    private final CoordinatorAgent agent;
+    private final List<LongConsumer> ticks = new ArrayList<>();
+
+    /** {@code sender}: the coordinators' slot on every log thread's queues (after the network threads'). */
+    public CoordinatorRuntime(final TopicRegistry topics, final AdminAgent admin, final LogThread[] logThreads, final int sender,
+        final CoordinatorClock clock)
+    {
+        this.clock = clock;
+        this.log = new CoordinatorLog(topics, admin, logThreads, sender, clock);
+        this.agent = new CoordinatorAgent(this, clock);
+    }
+
+    public CoordinatorClock clock()
+    {
+        return clock;
+    }
+
+    public CoordinatorLog log()
+    {
+        return log;
+    }
+
+    public CoordinatorAgent agent()
+    {
+        return agent;
+    }
+
+    /** A coordinator's timed work, run by the agent every {@value CoordinatorAgent#TICK_MS} ms (register before {@link #start}). */
+    public void onTick(final LongConsumer tick)
+    {
+        ticks.add(tick);
+    }
+
+    /** Starts the agent on a thread of its own, once every coordinator has loaded. */
+    public void start()
+    {
+        agent.start();
+    }
+
+    /** Stops the agent (after the network threads: their answers under way may wait for it). */
+    public void close()
+    {
+        agent.close();
+    }
+
+    /** A log thread sent answers to the coordinators' writes back (called on that log thread): the agent applies them. */
+    public void writesAnswered()
+    {
+        agent.wake();
+    }
+
+    @Override
+    public int applyAnsweredWrites()
+    {
+        assert agent.isOwner() : Thread.currentThread() + " is not the coordinators' agent";
+        return log.drain();
+    }
+
+    @Override
+    public void tick(final long nowMs)
+    {
+        for (int i = 0; i < ticks.size(); i++)
+        {
+            ticks.get(i).accept(nowMs);
+        }
+    }
+}

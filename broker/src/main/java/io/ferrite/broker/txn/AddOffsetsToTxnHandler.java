@@ -1,0 +1,35 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.coordinator.CoordinatorApiHandler;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.wire.message.AddOffsetsToTxnRequestDecoder;
+import io.ferrite.wire.message.AddOffsetsToTxnResponseEncoder;
+import org.agrona.MutableDirectBuffer;
+
+/** AddOffsetsToTxn (v0-4): the group's {@code __consumer_offsets} partition joins the transaction. */
+final class AddOffsetsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator, AddOffsetsToTxnRequestDecoder>
+{
+    private final AddOffsetsToTxnResponseEncoder response = new AddOffsetsToTxnResponseEncoder();
+
+    AddOffsetsToTxnHandler(final TxnCoordinator coordinator, final Runnable waker)
+    {
+        super(coordinator, coordinator.agent(), waker, new AddOffsetsToTxnRequestDecoder());
+    }
+
+    @Override
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        final String transactionalId = request.transactionalId();
+        final long producerId = request.producerId();
+        final short epoch = request.producerEpoch();
+        final String groupId = request.groupId();
+        return submit(connection, out, outOffset, (c, now) -> c.addOffsets(transactionalId, producerId, epoch, groupId),
+            (o, at, pending) -> write(o, at, version, pending.answer().error()), (o, at, error) -> write(o, at, version, error));
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final short error)
+    {
+        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(TxnErrors.forTxnRequest(error, version));
+        return outOffset + response.finish();
+    }
+}

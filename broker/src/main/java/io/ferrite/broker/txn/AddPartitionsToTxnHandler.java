@@ -1,0 +1,187 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.CoordinatorApiHandler;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.wire.message.AddPartitionsToTxnRequestDecoder;
+import io.ferrite.wire.message.AddPartitionsToTxnResponseEncoder;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * AddPartitionsToTxn. Versions 0-3 (a client's): as Kafka's KafkaApis, a partition of a topic that
+ * does not exist is UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing sent
+ * to the coordinator; else the coordinator adds them all or none, one error for every partition.
+ * Versions 4-5 (a broker's batched form): per transaction, VerifyOnly answers per partition whether
+ * it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), else the partitions are added with
+ * transaction version 2. No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
+ */
+final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator, AddPartitionsToTxnRequestDecoder>
+{
+    /** Not an error code: the answer of a request naming partitions that do not exist. */
+    private static final short UNKNOWN_TOPICS = Short.MIN_VALUE;
+
+    private final TopicRegistry topics;
+    private final AddPartitionsToTxnResponseEncoder response = new AddPartitionsToTxnResponseEncoder();
+
+    AddPartitionsToTxnHandler(final TxnCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
+    {
+        super(coordinator, coordinator.agent(), waker, new AddPartitionsToTxnRequestDecoder());
+        this.topics = topics;
+    }
+
+    /** One transaction of the request: its partitions by topic, in request order. */
+    private record Asked(String transactionalId, long producerId, short epoch, boolean verifyOnly, Map<String, List<Integer>> partitions)
+    {
+        Set<TxnPartition> set()
+        {
+            final Set<TxnPartition> set = new LinkedHashSet<>();
+            partitions.forEach((topic, indexes) -> indexes.forEach(i -> set.add(new TxnPartition(topic, i))));
+            return set;
+        }
+    }
+
+    private static Map<String, List<Integer>> partitions(final AddPartitionsToTxnRequestDecoder.AddPartitionsToTxnTopic t)
+    {
+        final Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
+        while (t.hasNext())
+        {
+            t.next();
+            final List<Integer> indexes = byTopic.computeIfAbsent(t.name(), k -> new ArrayList<>());
+            for (int i = 0; i < t.partitionsCount(); i++)
+            {
+                indexes.add(t.partitions(i));
+            }
+        }
+        return byTopic;
+    }
+
+    @Override
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        if (version <= 3)
+        {
+            final Asked asked = new Asked(request.v3AndBelowTransactionalId(), request.v3AndBelowProducerId(),
+                request.v3AndBelowProducerEpoch(), false, partitions(request.v3AndBelowTopics()));
+            if (anyUnknown(asked))
+            {
+                return writeV3(out, outOffset, version, asked, UNKNOWN_TOPICS);
+            }
+            final short clientVersion = TxnErrors.addPartitionsClientVersion(version);
+            return submit(connection, out, outOffset,
+                (c, now) -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(), clientVersion),
+                (o, at, pending) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(pending.answer().error(), version)),
+                (o, at, error) -> writeV3(o, at, version, asked, error));
+        }
+        final List<Asked> transactions = new ArrayList<>();
+        final AddPartitionsToTxnRequestDecoder.AddPartitionsToTxnTransaction t = request.transactions();
+        while (t.hasNext())
+        {
+            t.next();
+            transactions.add(new Asked(t.transactionalId(), t.producerId(), t.producerEpoch(), t.verifyOnly(), partitions(t.topics())));
+        }
+        return submit(connection, out, outOffset, (c, now) -> new Batch(c, transactions, version),
+            (o, at, batch) -> writeBatch(o, at, version, transactions, batch, Errors.NONE),
+            (o, at, error) -> writeBatch(o, at, version, transactions, null, error));
+    }
+
+    private boolean anyUnknown(final Asked asked)
+    {
+        for (final Map.Entry<String, List<Integer>> e : asked.partitions().entrySet())
+        {
+            final Topic topic = topics.topic(e.getKey());
+            for (final int p : e.getValue())
+            {
+                if (topic == null || topic.partition(p) == null)
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** The v0-3 answer: {@code error} for every partition, or ({@link #UNKNOWN_TOPICS}) each unknown one's and OPERATION_NOT_ATTEMPTED for the rest. */
+    private int writeV3(final MutableDirectBuffer out, final int outOffset, final short version, final Asked asked, final short error)
+    {
+        final AddPartitionsToTxnResponseEncoder.AddPartitionsToTxnTopicResult r = response.wrap(out, outOffset, version)
+            .throttleTimeMs(0).resultsByTopicV3AndBelow(asked.partitions().size());
+        for (final Map.Entry<String, List<Integer>> e : asked.partitions().entrySet())
+        {
+            final Topic topic = topics.topic(e.getKey());
+            final AddPartitionsToTxnResponseEncoder.AddPartitionsToTxnPartitionResult pr = r.next().name(e.getKey())
+                .resultsByPartition(e.getValue().size());
+            for (final int p : e.getValue())
+            {
+                final short each = error != UNKNOWN_TOPICS ? error : topic == null || topic.partition(p) == null ?
+                    Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.OPERATION_NOT_ATTEMPTED;
+                pr.next().partitionIndex(p).partitionErrorCode(each);
+            }
+        }
+        return outOffset + response.finish();
+    }
+
+    /** The v4+ work on the agent: each transaction verified (answered now) or added (answered once written). */
+    private static final class Batch implements CoordinatorCall.Outcome
+    {
+        final List<Object> results = new ArrayList<>(); // per transaction: Map<TxnPartition, Short> or TxnCoordinator.Pending
+
+        Batch(final TxnCoordinator c, final List<Asked> transactions, final short version)
+        {
+            for (final Asked a : transactions)
+            {
+                results.add(a.verifyOnly() ? c.verify(a.transactionalId(), a.producerId(), a.epoch(), a.set()) :
+                    c.addPartitions(a.transactionalId(), a.producerId(), a.epoch(), a.set(), TxnErrors.addPartitionsClientVersion(version)));
+            }
+        }
+
+        @Override
+        public boolean complete(final long nowMs)
+        {
+            boolean all = true;
+            for (final Object r : results)
+            {
+                if (r instanceof TxnCoordinator.Pending p && !p.complete(nowMs))
+                {
+                    all = false;
+                }
+            }
+            return all;
+        }
+    }
+
+    private int writeBatch(final MutableDirectBuffer out, final int outOffset, final short version, final List<Asked> transactions,
+        final Batch batch, final short error)
+    {
+        final AddPartitionsToTxnResponseEncoder.AddPartitionsToTxnResult r = response.wrap(out, outOffset, version).throttleTimeMs(0)
+            .errorCode(error).resultsByTransaction(batch == null ? 0 : transactions.size());
+        for (int i = 0; batch != null && i < transactions.size(); i++)
+        {
+            final Asked a = transactions.get(i);
+            final Object result = batch.results.get(i);
+            final AddPartitionsToTxnResponseEncoder.AddPartitionsToTxnTopicResult tr = r.next().transactionalId(a.transactionalId())
+                .topicResults(a.partitions().size());
+            for (final Map.Entry<String, List<Integer>> e : a.partitions().entrySet())
+            {
+                final AddPartitionsToTxnResponseEncoder.AddPartitionsToTxnPartitionResult pr = tr.next().name(e.getKey())
+                    .resultsByPartition(e.getValue().size());
+                for (final int p : e.getValue())
+                {
+                    final short each = result instanceof TxnCoordinator.Pending pending ? pending.answer().error() :
+                        ((Map<?, ?>)result).get(new TxnPartition(e.getKey(), p)) instanceof Short s ? s : Errors.UNKNOWN_SERVER_ERROR;
+                    pr.next().partitionIndex(p).partitionErrorCode(each);
+                }
+            }
+        }
+        return outOffset + response.finish();
+    }
+}

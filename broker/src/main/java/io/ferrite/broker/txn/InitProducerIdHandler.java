@@ -1,0 +1,68 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.ProducerIds;
+import io.ferrite.broker.coordinator.CoordinatorApiHandler;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.wire.message.InitProducerIdRequestDecoder;
+import io.ferrite.wire.message.InitProducerIdResponseEncoder;
+import org.agrona.MutableDirectBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+
+/**
+ * InitProducerId. Without a transactional id, as Kafka does for an idempotent producer, on the
+ * network thread: a fresh producer id with epoch 0 (an epoch bump asked for with the old id and
+ * epoch is also a new id). With one, the transaction coordinator's work
+ * ({@link TxnCoordinator#initProducerId}: the id's producer id and a new epoch, the previous epoch
+ * fenced, its open transaction aborted first), answered once its record is written. Version 6's
+ * two-phase commit (KIP-939) is not offered: Kafka 4.4 does not advertise it either.
+ */
+final class InitProducerIdHandler extends CoordinatorApiHandler<TxnCoordinator, InitProducerIdRequestDecoder>
+{
+    private static final Logger LOG = LoggerFactory.getLogger(InitProducerIdHandler.class);
+
+    private final ProducerIds ids;
+    private final InitProducerIdResponseEncoder response = new InitProducerIdResponseEncoder();
+
+    InitProducerIdHandler(final TxnCoordinator coordinator, final Runnable waker, final ProducerIds ids)
+    {
+        super(coordinator, coordinator.agent(), waker, new InitProducerIdRequestDecoder());
+        this.ids = ids;
+    }
+
+    @Override
+    protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        if (request.transactionalIdIsNull())
+        {
+            response.wrap(out, outOffset, version).throttleTimeMs(0);
+            try
+            {
+                response.errorCode(Errors.NONE).producerId(ids.next()).producerEpoch((short)0);
+            }
+            catch (final IOException ex)
+            {
+                LOG.error("cannot allocate producer ids", ex);
+                response.errorCode(Errors.KAFKA_STORAGE_ERROR).producerId(-1).producerEpoch((short)-1);
+            }
+            return outOffset + response.finish();
+        }
+        final String transactionalId = request.transactionalId();
+        final int timeoutMs = request.transactionTimeoutMs();
+        final long expectedId = version >= 3 ? request.producerId() : -1;
+        final short expectedEpoch = version >= 3 ? request.producerEpoch() : -1;
+        return submit(connection, out, outOffset, (c, now) -> c.initProducerId(transactionalId, timeoutMs, expectedId, expectedEpoch),
+            (o, at, pending) -> write(o, at, version, pending.answer()), (o, at, error) -> write(o, at, version, TxnDecision.Answer.error(error)));
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final TxnDecision.Answer answer)
+    {
+        final short error = TxnErrors.forInitProducerId(answer.error(), version);
+        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(error)
+            .producerId(error == Errors.NONE ? answer.producerId() : -1).producerEpoch(error == Errors.NONE ? answer.producerEpoch() : -1);
+        return outOffset + response.finish();
+    }
+}

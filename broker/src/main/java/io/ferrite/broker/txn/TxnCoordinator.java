@@ -1,0 +1,441 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.AwaitingWrites;
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorRuntime;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.broker.txn.TxnDecision.Answer;
+import io.ferrite.log.LogTailer;
+import io.ferrite.wire.record.Record;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The transaction coordinator, on the coordinators' agent ({@link CoordinatorRuntime}): the
+ * transactions of every transactional id ({@link TxnCache}) and their records in
+ * {@code __transaction_state}. A request's rule ({@code *Rules}) answers at once or prepares a
+ * transition, written as one record through the partition's log thread ({@link CoordinatorTopic}) and
+ * applied when that log thread answers ({@link TxnWrites}): so an answer is as durable as the
+ * durability mode promises. A written PrepareCommit/PrepareAbort answers EndTxn, then its markers go
+ * to every partition of the transaction through their log threads (on one node the coordinator
+ * writes them itself: Kafka's WriteTxnMarkers without the network), and once every one is written
+ * (in fsync durability: fsynced) the Complete* record is. A partition whose topic is gone is dropped
+ * from the job, as Kafka does; one that answers a retriable error gets its marker again a tick
+ * later. At start each partition is replayed, and the transactions it left prepared are completed
+ * (markers sent again, Complete* written), as Kafka's load does; ongoing ones are left to the
+ * timeout sweep.
+ *
+ * <p>Every method but {@link #topicWanted} and {@link #load} runs on the agent.
+ */
+public final class TxnCoordinator
+{
+    public static final String TOPIC = "__transaction_state";
+    private static final Logger LOG = LoggerFactory.getLogger(TxnCoordinator.class);
+    /** The coordinator epoch markers carry: the {@code __transaction_state} partition's leader epoch, 0 on one node (it never goes back). */
+    static final int COORDINATOR_EPOCH = 0;
+    /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms default. */
+    private static final long TIMEOUT_CHECK_MS = 10_000;
+    /** Kafka's transaction.remove.expired.transaction.cleanup.interval.ms default. */
+    private static final long EXPIRY_CHECK_MS = 3_600_000;
+
+    private final TopicRegistry topics;
+    private final TxnConfig config;
+    private final TxnCache cache;
+    private final CoordinatorRuntime runtime;
+    private final CoordinatorClock clock;
+    private final CoordinatorTopic store;
+    private final ProducerIdSource ids;
+    /** Marker jobs whose markers are still on their way, or waiting to be sent again. */
+    private final List<MarkerRun> runs = new ArrayList<>();
+    /** Complete* records whose write failed: written again at the next tick. */
+    private final List<TxnWrite> rewrites = new ArrayList<>();
+    /** Jobs the load left (prepared transactions), run by the agent's first tick. */
+    private final List<MarkerJob> fromLoad = new ArrayList<>();
+    /** Told of each marker written to a {@code __consumer_offsets} partition (the group coordinator's pending offsets). */
+    private OffsetsMarkers offsetsMarkers = (partition, producerId, commit) ->
+    {
+    };
+    private long nextTimeoutCheckMs;
+    private long nextExpiryCheckMs;
+
+    /** Told, on the agent, that a transaction's marker is written to partition {@code partition} of {@code __consumer_offsets}. */
+    @FunctionalInterface
+    public interface OffsetsMarkers
+    {
+        void written(int partition, long producerId, boolean commit);
+    }
+
+    public TxnCoordinator(final TopicRegistry topics, final TxnConfig config, final int segmentBytes, final CoordinatorRuntime runtime,
+        final ProducerIdSource ids)
+    {
+        this.topics = topics;
+        this.config = config;
+        this.cache = new TxnCache(config);
+        this.runtime = runtime;
+        this.clock = runtime.clock();
+        this.ids = ids;
+        this.store = runtime.log().topic(TOPIC, "transactional id", config.stateLogPartitions(),
+            Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
+            Errors::ofAppend);
+        runtime.onTick(this::tick);
+    }
+
+    /** Before the agent runs: who is told of markers on {@code __consumer_offsets}. */
+    public void offsetsMarkers(final OffsetsMarkers told)
+    {
+        this.offsetsMarkers = told;
+    }
+
+    public CoordinatorAgent agent()
+    {
+        return runtime.agent();
+    }
+
+    public TxnConfig config()
+    {
+        return config;
+    }
+
+    /**
+     * From FindCoordinator, on a network thread: has the admin agent create {@code __transaction_state}
+     * when it does not exist yet, and returns that creation (null when it exists).
+     */
+    public CompletableFuture<?> topicWanted()
+    {
+        return topics.topic(TOPIC) != null ? null : store.create();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // load
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Replays {@code __transaction_state} (every partition; all served and empty when the topic does not
+     * exist yet, as its creation will make them), before the agent runs; the transactions left prepared
+     * are completed by the agent's first tick.
+     */
+    public void load()
+    {
+        clock.update();
+        final Topic topic = topics.topic(TOPIC);
+        final RecordBatch batch = new RecordBatch();
+        final RecordReader reader = new RecordReader();
+        int records = 0;
+        for (int p = 0; p < config.stateLogPartitions(); p++)
+        {
+            cache.loading(p);
+            final TxnReplay replay = new TxnReplay();
+            final Partition partition = topic == null ? null : topic.partition(p);
+            if (partition != null)
+            {
+                final LogTailer tailer = new LogTailer(partition.log, partition.log.logStartOffset());
+                final long end = partition.log.logEndOffset();
+                while (tailer.next(end, batch))
+                {
+                    if (batch.isControl())
+                    {
+                        continue;
+                    }
+                    reader.reset(batch);
+                    while (reader.hasNext())
+                    {
+                        final Record r = reader.next();
+                        if (r.hasKey())
+                        {
+                            replay.apply(r.buffer(), r.keyOffset(), r.keyLength(), r.valueOffset(), r.hasValue() ? r.valueLength() : -1);
+                        }
+                    }
+                }
+            }
+            final TxnReplay.Loaded loaded = replay.finish(clock.wallMs());
+            cache.loaded(p, loaded.transactions());
+            fromLoad.addAll(loaded.toComplete());
+            records += replay.records();
+        }
+        if (records > 0)
+        {
+            LOG.info("loaded {} transactional ids from {} records of {}; {} to complete", cache.all().size(), records, TOPIC,
+                fromLoad.size());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // requests (each a CoordinatorCall's work)
+    // ------------------------------------------------------------------------------------------
+
+    /** A request's answer: at once, or once its record's write is answered (at most {@link AwaitingWrites#TIMEOUT_MS}, then COORDINATOR_NOT_AVAILABLE). */
+    public static final class Pending implements CoordinatorCall.Outcome
+    {
+        private final long deadlineMs;
+        private Answer answer;
+
+        Pending(final Answer answer, final long deadlineMs)
+        {
+            this.answer = answer;
+            this.deadlineMs = deadlineMs;
+        }
+
+        void answer(final Answer a)
+        {
+            if (answer == null)
+            {
+                answer = a;
+            }
+        }
+
+        @Override
+        public boolean complete(final long nowMs)
+        {
+            if (answer == null && nowMs >= deadlineMs)
+            {
+                answer = Answer.error(Errors.COORDINATOR_NOT_AVAILABLE); // the write goes on and is applied when answered
+            }
+            return answer != null;
+        }
+
+        /** The answer, once {@link #complete}. */
+        public Answer answer()
+        {
+            return answer;
+        }
+    }
+
+    public Pending initProducerId(final String transactionalId, final int timeoutMs, final long expectedProducerId,
+        final short expectedEpoch)
+    {
+        return decide(InitProducerIdRules.initProducerId(cache, ids, transactionalId, timeoutMs, expectedProducerId, expectedEpoch,
+            clock.wallMs()));
+    }
+
+    public Pending addPartitions(final String transactionalId, final long producerId, final short epoch,
+        final Set<TxnPartition> partitions, final short clientTransactionVersion)
+    {
+        return decide(AddPartitionsRules.add(cache, transactionalId, producerId, epoch, partitions, clientTransactionVersion,
+            clock.wallMs()));
+    }
+
+    public Pending addOffsets(final String transactionalId, final long producerId, final short epoch, final String groupId)
+    {
+        return decide(AddPartitionsRules.addOffsets(cache, transactionalId, producerId, epoch, groupId, clock.wallMs()));
+    }
+
+    public Pending endTxn(final String transactionalId, final long producerId, final short epoch, final boolean commit,
+        final short version)
+    {
+        return decide(EndTxnRules.endTxn(cache, ids, transactionalId, producerId, epoch, commit, version, clock.wallMs()));
+    }
+
+    public Map<TxnPartition, Short> verify(final String transactionalId, final long producerId, final short epoch,
+        final Set<TxnPartition> partitions)
+    {
+        return AddPartitionsRules.verify(cache, transactionalId, producerId, epoch, partitions);
+    }
+
+    public TxnQueries.Described describe(final String transactionalId)
+    {
+        return TxnQueries.describe(cache, transactionalId);
+    }
+
+    public TxnQueries.Listing list(final Set<Long> producerIds, final List<String> stateNames, final long durationMs,
+        final String pattern)
+    {
+        return TxnQueries.list(cache, producerIds, stateNames, durationMs, pattern, clock.wallMs());
+    }
+
+    private Pending decide(final TxnDecision decision)
+    {
+        if (decision instanceof Answer a)
+        {
+            return new Pending(a, Long.MAX_VALUE);
+        }
+        final Pending pending = new Pending(null, clock.nowMs() + AwaitingWrites.TIMEOUT_MS);
+        write((TxnWrite)decision, pending);
+        return pending;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // writes and markers
+    // ------------------------------------------------------------------------------------------
+
+    /** Writes a transition's record; applies its outcome when the log thread answers (on the agent). */
+    private void write(final TxnWrite w, final Pending answerTo)
+    {
+        store.write(w.transactionalId(), w.key(), w.value(config.valueVersion()), error ->
+        {
+            final TxnOutcome outcome = error == Errors.NONE ? TxnWrites.written(cache, w, clock.wallMs()) :
+                TxnWrites.failed(cache, w, error);
+            if (outcome.answer() != null && answerTo != null)
+            {
+                answerTo.answer(outcome.answer());
+            }
+            if (outcome.markers() != null)
+            {
+                send(new MarkerRun(outcome.markers()));
+            }
+            if (outcome.retry() != null)
+            {
+                rewrites.add(outcome.retry());
+            }
+        });
+    }
+
+    /** A marker job under way: the partitions whose marker is not written yet. */
+    private static final class MarkerRun
+    {
+        final MarkerJob job;
+        final Map<TxnPartition, Boolean> waiting = new HashMap<>(); // true: to be sent again at the next tick
+
+        MarkerRun(final MarkerJob job)
+        {
+            this.job = job;
+        }
+    }
+
+    private void send(final MarkerRun run)
+    {
+        runs.add(run);
+        for (final TxnPartition tp : run.job.partitions())
+        {
+            run.waiting.put(tp, Boolean.FALSE);
+        }
+        for (final TxnPartition tp : run.job.partitions())
+        {
+            sendMarker(run, tp);
+        }
+        finishIfDone(run);
+    }
+
+    private void sendMarker(final MarkerRun run, final TxnPartition tp)
+    {
+        final Topic topic = topics.topic(tp.topic());
+        final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(tp.partition());
+        if (partition == null)
+        {
+            run.waiting.remove(tp); // its topic was deleted: Kafka drops it from the pending markers
+            return;
+        }
+        final MarkerJob job = run.job;
+        run.waiting.put(tp, Boolean.FALSE);
+        runtime.log().writeMarker(partition, job.producerId(), job.producerEpoch(), COORDINATOR_EPOCH, job.commit(),
+            TxnTransit.epochBump(job.clientTransactionVersion()), error -> markerWritten(run, tp, error));
+    }
+
+    /** A partition's answer to a marker (Kafka's TransactionMarkerRequestCompletionHandler, per partition). */
+    private void markerWritten(final MarkerRun run, final TxnPartition tp, final short error)
+    {
+        switch (error)
+        {
+            case Errors.NONE:
+            case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
+                run.waiting.remove(tp);
+                if (error == Errors.NONE && tp.topic().equals(AddPartitionsRules.OFFSETS_TOPIC))
+                {
+                    offsetsMarkers.written(tp.partition(), run.job.producerId(), run.job.commit());
+                }
+                finishIfDone(run);
+                break;
+            case Errors.INVALID_PRODUCER_EPOCH:
+            case Errors.TRANSACTION_COORDINATOR_FENCED:
+                // Kafka stops sending this transaction's markers: it stays prepared (a later coordinator completes it)
+                LOG.error("the marker of {} to {} was refused ({}): the transaction stays prepared", run.job.transactionalId(), tp, error);
+                runs.remove(run);
+                break;
+            case Errors.UNKNOWN_TOPIC_OR_PARTITION:
+            case Errors.NOT_LEADER_OR_FOLLOWER:
+            case Errors.NOT_ENOUGH_REPLICAS:
+            case Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+            case Errors.REQUEST_TIMED_OUT:
+            case Errors.KAFKA_STORAGE_ERROR:
+                run.waiting.put(tp, Boolean.TRUE); // sent again at the next tick (a deleted topic is dropped then)
+                break;
+            default:
+                LOG.error("the marker of {} to {} failed with error {}: the transaction stays prepared", run.job.transactionalId(), tp,
+                    error);
+                runs.remove(run);
+        }
+    }
+
+    private void finishIfDone(final MarkerRun run)
+    {
+        if (run.waiting.isEmpty() && runs.remove(run))
+        {
+            write(run.job.complete(), null);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // timed work
+    // ------------------------------------------------------------------------------------------
+
+    /** Every tick on the agent: the load's jobs, markers and Complete* records to send again, the timeout and expiry sweeps when due. */
+    void tick(final long nowMs)
+    {
+        if (!fromLoad.isEmpty())
+        {
+            final List<MarkerJob> jobs = new ArrayList<>(fromLoad);
+            fromLoad.clear();
+            jobs.forEach(job -> send(new MarkerRun(job)));
+            nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
+            nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
+        }
+        if (!rewrites.isEmpty())
+        {
+            final List<TxnWrite> again = new ArrayList<>(rewrites);
+            rewrites.clear();
+            again.forEach(w -> write(w, null));
+        }
+        for (final MarkerRun run : new ArrayList<>(runs))
+        {
+            for (final Map.Entry<TxnPartition, Boolean> e : new ArrayList<>(run.waiting.entrySet()))
+            {
+                if (e.getValue())
+                {
+                    sendMarker(run, e.getKey());
+                }
+            }
+            finishIfDone(run);
+        }
+        if (nextTimeoutCheckMs == 0)
+        {
+            nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
+            nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
+        }
+        if (nowMs >= nextTimeoutCheckMs)
+        {
+            nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
+            final long wall = clock.wallMs();
+            for (final String id : TxnSweeps.timedOut(cache, wall))
+            {
+                final TxnWrite abort = TxnSweeps.abortTimedOut(cache, ids, id, wall);
+                if (abort != null)
+                {
+                    LOG.info("aborting the transaction of {}: it ran past its timeout", id);
+                    write(abort, null);
+                }
+            }
+        }
+        if (nowMs >= nextExpiryCheckMs)
+        {
+            nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
+            for (final TxnWrite dead : TxnSweeps.expire(cache, clock.wallMs()))
+            {
+                write(dead, null);
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Transactions with kafka-clients 4.4's producer, consumer and Admin against the transaction
+ * coordinator: commit, abort, commit — a read_committed consumer sees exactly the committed records,
+ * a read_uncommitted one all of them; a second producer with the same transactional id fences the
+ * first, whose commit then fails as against Kafka; Admin describes and lists the transactions.
+ */
+class TransactionsTest
+{
+    private static final String TOPIC = "fills";
+    private static final List<TopicPartition> PARTITIONS = List.of(new TopicPartition(TOPIC, 0), new TopicPartition(TOPIC, 1));
+
+    @TempDir
+    Path dir;
+
+    private static KafkaProducer<byte[], byte[]> transactional(final RunningBroker broker, final String id)
+    {
+        return broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+            ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000));
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(final int partition, final String value)
+    {
+        return new ProducerRecord<>(TOPIC, partition, null, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+
+    @Test
+    void commitAbortCommitIsReadAsCommittedUnderReadCommitted() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            try (KafkaProducer<byte[], byte[]> producer = transactional(broker, "desk-1"))
+            {
+                producer.initTransactions();
+                producer.beginTransaction();
+                producer.send(record(0, "c1"));
+                producer.send(record(1, "c2"));
+                producer.commitTransaction();
+
+                producer.beginTransaction();
+                producer.send(record(0, "a1"));
+                producer.send(record(1, "a2"));
+                producer.flush();
+                producer.abortTransaction();
+
+                producer.beginTransaction();
+                producer.send(record(1, "c3"));
+                producer.commitTransaction();
+
+                final TransactionDescription d = admin.describeTransactions(List.of("desk-1")).description("desk-1").get();
+                assertEquals(TransactionState.COMPLETE_COMMIT, d.state());
+                final Collection<TransactionListing> listed = admin.listTransactions().all().get();
+                assertEquals(1, listed.size(), listed.toString());
+            }
+            assertEquals(new TreeSet<>(List.of("c1", "c2", "c3")), new TreeSet<>(IsolatedReads.readAll(broker, PARTITIONS, IsolationLevel.READ_COMMITTED, 3)));
+            assertEquals(new TreeSet<>(List.of("c1", "c2", "a1", "a2", "c3")), new TreeSet<>(IsolatedReads.readAll(broker, PARTITIONS, IsolationLevel.READ_UNCOMMITTED, 5)));
+        }
+    }
+
+    @Test
+    void aSecondProducerWithTheSameIdFencesTheFirst() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            try (KafkaProducer<byte[], byte[]> zombie = transactional(broker, "desk-2");
+                 KafkaProducer<byte[], byte[]> successor = transactional(broker, "desk-2"))
+            {
+                zombie.initTransactions();
+                zombie.beginTransaction();
+                zombie.send(record(0, "zombie")).get();
+                successor.initTransactions(); // fences the zombie and aborts its open transaction
+                successor.beginTransaction();
+                successor.send(record(0, "successor"));
+                successor.commitTransaction();
+                final KafkaException failed = assertThrows(KafkaException.class, zombie::commitTransaction);
+                assertTrue(failed instanceof ProducerFencedException || failed.getCause() instanceof ProducerFencedException,
+                    "fenced: " + failed);
+            }
+            assertEquals(new TreeSet<>(List.of("successor")), new TreeSet<>(IsolatedReads.readAll(broker, PARTITIONS, IsolationLevel.READ_COMMITTED, 1)));
+        }
+    }
+}
