@@ -2,6 +2,9 @@ package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -96,6 +99,51 @@ class KcatTest
                 assertEquals("gzip-compressed", new String(got.get(20).value(), StandardCharsets.UTF_8));
                 assertEquals("k-snappy", new String(got.get(21).key(), StandardCharsets.UTF_8));
             }
+        }
+    }
+
+    /** kcat's output lines but its own notes ("% Reached end of topic"). */
+    private static List<String> records(final String out)
+    {
+        final List<String> lines = new ArrayList<>();
+        for (final String line : out.strip().split("\n"))
+        {
+            if (!line.isEmpty() && !line.startsWith("% "))
+            {
+                lines.add(line);
+            }
+        }
+        return lines;
+    }
+
+    /**
+     * librdkafka's transactions (transaction version 1: it sends AddPartitionsToTxn itself): kcat with
+     * {@code transactional.id} commits what it read from stdin once stdin closes; a transaction of
+     * kafka-clients' producer is aborted between kcat's two; librdkafka's read_committed consumer then
+     * reads the committed records only (it filters with the Fetch response's aborted transactions),
+     * its read_uncommitted one every record. (kcat aborts only when stopped before it produced, so
+     * the abort is the Java client's.)
+     */
+    @Test
+    void kcatTransactionsCommitAndItsReadCommittedConsumerSkipsAnAbort() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            final String b = broker.bootstrap();
+            run("k1:committed-1\nk2:committed-2\n", "kcat", "-b", b, "-P", "-t", "txn", "-K:", "-X", "transactional.id=kcat-1");
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "java-1")))
+            {
+                producer.initTransactions();
+                producer.beginTransaction();
+                producer.send(new ProducerRecord<>("txn", 0, null, "aborted-3".getBytes(StandardCharsets.UTF_8))).get();
+                producer.abortTransaction();
+            }
+            run("k4:committed-4\n", "kcat", "-b", b, "-P", "-t", "txn", "-K:", "-X", "transactional.id=kcat-1");
+
+            assertEquals(List.of("committed-1", "committed-2", "committed-4"), records(run(null, "kcat", "-b", b, "-C", "-t", "txn", "-e",
+                "-f", "%s\\n", "-X", "isolation.level=read_committed")));
+            assertEquals(List.of("committed-1", "committed-2", "aborted-3", "committed-4"),
+                records(run(null, "kcat", "-b", b, "-C", "-t", "txn", "-e", "-f", "%s\\n", "-X", "isolation.level=read_uncommitted")));
         }
     }
 }
