@@ -23,6 +23,11 @@ import java.util.Map;
  * partition, since every write goes there: they are replayed first, then the groups' own
  * partitions, so that what a group wrote last wins whatever the partitions' order. Kafka's files
  * have no strays, nor do Ferrite's written since; that common case is one pass over the topic.
+ *
+ * <p>Control batches (transaction markers: Kafka's files have them once transactional offset commits
+ * were made) are skipped. Transactional offset commits are not applied as Kafka does (pending until
+ * their marker, dropped on an ABORT): a transactional commit's records are applied as written, and
+ * its marker ignored — issue 12 (the transaction coordinator) replaces that.
  */
 final class GroupReplay
 {
@@ -78,6 +83,10 @@ final class GroupReplay
             final long end = p.log.logEndOffset();
             while (tailer.next(end, read))
             {
+                if (read.isControl())
+                {
+                    continue; // a transaction marker (see the class's javadoc): its key is no group's
+                }
                 reader.reset(read);
                 while (reader.hasNext())
                 {

@@ -7,8 +7,10 @@ import io.ferrite.log.AppendResult;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
 import io.ferrite.log.PartitionLog;
+import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
@@ -20,7 +22,10 @@ import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -41,6 +46,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class GroupPartitionsTest
 {
     private static final int PARTITIONS = 50;
+    /** RecordBatch v2: where the CRC and the attributes are, the control bit. */
+    private static final int CRC_OFFSET = 17;
+    private static final int ATTRIBUTES_OFFSET = 21;
+    private static final int CONTROL_FLAG = 0x20;
 
     @TempDir
     Path dir;
@@ -135,21 +144,7 @@ class GroupPartitionsTest
             admin.alterConsumerGroupOffsets("other", Map.of(tp, new OffsetAndMetadata(1))).all().get();
         }
         // what an older Ferrite wrote for the group: two commits in the other partition
-        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
-        {
-            final PartitionLog log = logs.log(GroupCoordinator.OFFSETS_TOPIC, stray);
-            final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(256);
-            final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(batch, 0);
-            final long now = System.currentTimeMillis();
-            builder.appendRecord(now, GroupRecords.offsetKey(group, "orders", 0),
-                GroupRecords.offsetValue(new Group.Offset(5, -1, "", now)));
-            builder.appendRecord(now, GroupRecords.offsetKey(group, "orders", 1),
-                GroupRecords.offsetValue(new Group.Offset(8, -1, "", now)));
-            final AppendResult result = new AppendResult();
-            log.claimWriter();
-            log.append(batch, 0, builder.build(), result);
-            assertEquals(AppendResult.OK, result.status, result.toString());
-        }
+        plant(stray, offset(group, "orders", 0, 5), offset(group, "orders", 1, 8));
         try (Broker broker = start(); Admin admin = admin(broker))
         {
             assertEquals(Map.of(tp, new OffsetAndMetadata(5), tp2, new OffsetAndMetadata(8)),
@@ -161,6 +156,120 @@ class GroupPartitionsTest
             assertEquals(Map.of(tp, new OffsetAndMetadata(10), tp2, new OffsetAndMetadata(8)),
                 admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(),
                 "the commit in the group's partition is later than the strays");
+        }
+    }
+
+    /**
+     * Transaction markers (a COMMIT and an ABORT control batch, as Kafka's files hold once offsets were
+     * committed in transactions) in {@code __consumer_offsets} do not stop the start, and the groups
+     * load around them. Before, the replay read a marker's key as an offset key and threw
+     * (BufferUnderflowException): the broker did not start.
+     */
+    @Test
+    void transactionMarkersInTheOffsetsTopicDoNotStopTheStart() throws Exception
+    {
+        final String group = "billing";
+        final int home = home(group);
+        makeOffsetsTopic();
+        plant(home, offset(group, "orders", 0, 5));
+        plantMarker(home, true);
+        plantMarker(home, false);
+        plant(home, offset(group, "orders", 1, 6));
+        try (Broker broker = start(); Admin admin = admin(broker))
+        {
+            assertEquals(Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(5), new TopicPartition("orders", 1),
+                new OffsetAndMetadata(6)), admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get());
+        }
+    }
+
+    private static int home(final String group)
+    {
+        return Utils.abs(group.hashCode()) % PARTITIONS;
+    }
+
+    /** Starts a broker that makes {@code __consumer_offsets} (a commit of another group) and the topic "orders". */
+    private void makeOffsetsTopic() throws Exception
+    {
+        try (Broker broker = start(); Admin admin = admin(broker))
+        {
+            makeOffsetsTopic(admin);
+        }
+    }
+
+    private static void makeOffsetsTopic(final Admin admin) throws Exception
+    {
+        admin.createTopics(List.of(new NewTopic("orders", 2, (short)1))).all().get();
+        admin.alterConsumerGroupOffsets("other", Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(1))).all().get();
+    }
+
+    private static byte[][] offset(final String group, final String topic, final int partition, final long committed)
+    {
+        return new byte[][] {GroupRecords.offsetKey(group, topic, partition),
+            GroupRecords.offsetValue(new Group.Offset(committed, -1, "", System.currentTimeMillis()))};
+    }
+
+    /** Appends the records (key, value pairs) as one batch to {@code partition} of {@code __consumer_offsets}, the broker stopped. */
+    private void plant(final int partition, final byte[][]... records) throws Exception
+    {
+        append(partition, builder ->
+        {
+            for (final byte[][] r : records)
+            {
+                builder.appendRecord(System.currentTimeMillis(), r[0], r[1]);
+            }
+        });
+    }
+
+    /**
+     * Appends a transaction marker (a control batch) to {@code partition} of {@code __consumer_offsets},
+     * the broker stopped. The log refuses a control batch from its writer (only a coordinator writes
+     * markers, which Ferrite has not yet), so the marker goes in as a transactional batch of the same
+     * bytes, and the file is then changed as Kafka's would hold it: the control bit set, the CRC made again.
+     */
+    private void plantMarker(final int partition, final boolean commit) throws Exception
+    {
+        final long offset = append(partition, builder -> builder.producer(commit ? 1000 : 1001, (short)0, 0).transactional(true)
+            .appendEndTxnMarker(System.currentTimeMillis(), commit, 0));
+        final Path segment = dir.resolve(GroupCoordinator.OFFSETS_TOPIC + "-" + partition).resolve("00000000000000000000.log");
+        try (FileChannel file = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        {
+            final ByteBuffer header = ByteBuffer.allocate(12);
+            long position = 0;
+            while (true)
+            {
+                header.clear();
+                file.read(header, position);
+                final int length = header.getInt(8);
+                if (header.getLong(0) == offset)
+                {
+                    final ByteBuffer batch = ByteBuffer.allocate(12 + length);
+                    file.read(batch, position);
+                    batch.rewind();
+                    batch.putShort(ATTRIBUTES_OFFSET, (short)(batch.getShort(ATTRIBUTES_OFFSET) | CONTROL_FLAG));
+                    batch.putInt(CRC_OFFSET, new RecordBatch().wrap(new UnsafeBuffer(batch), 0).computeCrc());
+                    file.write(batch.rewind(), position);
+                    file.force(true);
+                    return;
+                }
+                position += 12 + length;
+            }
+        }
+    }
+
+    /** Appends the batch {@code records} builds to {@code partition} of {@code __consumer_offsets}, the broker stopped; returns its offset. */
+    private long append(final int partition, final java.util.function.Consumer<RecordBatchBuilder> records) throws Exception
+    {
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = logs.log(GroupCoordinator.OFFSETS_TOPIC, partition);
+            final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(256);
+            final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(batch, 0);
+            records.accept(builder);
+            final AppendResult result = new AppendResult();
+            log.claimWriter();
+            log.append(batch, 0, builder.build(), result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            return result.firstOffset;
         }
     }
 }
