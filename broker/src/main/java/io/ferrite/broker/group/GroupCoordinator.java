@@ -152,6 +152,8 @@ public final class GroupCoordinator implements AutoCloseable
     private final CoordinatorClock clock;
     /** What the load found, until the agent starts and moves its strays home ({@link StrayMigration}). */
     private GroupReplay.Loaded loaded;
+    /** The strays' migration while under way (agent only). */
+    private StrayMigration migration;
     /** Tests only: run inside an OffsetCommit's step on the agent (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
 
@@ -191,6 +193,10 @@ public final class GroupCoordinator implements AutoCloseable
             @Override
             public void tick(final long nowMs)
             {
+                if (migration != null && !migration.step())
+                {
+                    migration = null;
+                }
                 timers.check(nowMs);
             }
 
@@ -201,7 +207,7 @@ public final class GroupCoordinator implements AutoCloseable
                 loaded = null;
                 if (found != null)
                 {
-                    StrayMigration.start(groups, store, found);
+                    migration = StrayMigration.start(groups, store, found);
                 }
             }
         }, clock);

@@ -5,6 +5,7 @@ import io.ferrite.broker.coordinator.CoordinatorTopic;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -12,14 +13,16 @@ import java.util.Map;
 
 /**
  * Moves the groups found with live strays at the load ({@link GroupReplay}) home, once, on the
- * coordinators' agent as it starts (before it runs any request, so a group's migrated state is
- * written to its partition before anything a request writes there): for each such group its replayed
- * state — its offsets, and its group record if it has one — as one batch to its own partition, and
- * only once the log thread answered that batch OK (in fsync durability: once an fsync covers it)
- * tombstones for its stray keys, one batch per partition they are in. A stray is never deleted before
- * its group's state is durable at home; a failed write, or a crash between the two, leaves the
- * strays live, and the next start migrates them again (the same state, written again). Memory
- * changes nothing: it holds the replayed state already.
+ * coordinators' agent: for each such group its state — its offsets, and its group record if it has
+ * one — as one batch to its own partition, and only once the log thread answered that batch OK (in
+ * fsync durability: once an fsync covers it) tombstones for its stray keys, one batch per partition
+ * they are in. A stray is never deleted before its group's state is durable at home; a failed write,
+ * or a crash between the two, leaves the strays live, and the next start moves them again (the same
+ * state, written again). Memory is not changed: it holds the groups' state already.
+ *
+ * <p>The first {@value #MOST_UNDER_WAY} groups move as the agent starts, before it runs any request;
+ * the others at its ticks, each once no write of a request's for it is on its way, so that the state
+ * written is what the log holds, and what a request writes later comes after it.
  *
  * <p>Why: the topic is deleted by time, not compacted, so a tombstone written home (DeleteGroups,
  * OffsetDelete, expiry) can go with its segment while a stray in a quiet partition stays, and the
@@ -29,11 +32,20 @@ import java.util.Map;
 final class StrayMigration
 {
     private static final Logger LOG = LoggerFactory.getLogger(StrayMigration.class);
+    /**
+     * Groups whose move is under way at most: each holds one or two of the coordinator's 4096 commands a
+     * log thread takes from it at once (Broker's queue capacity), so that thousands of groups with
+     * strays do not fill that queue (the writes past it would fail, and be left to the next start) nor
+     * refuse the clients' commits during the migration. At 256 per 50 ms tick, 5000 groups a second.
+     */
+    static final int MOST_UNDER_WAY = 256;
 
     private final Map<String, Group> groups;
     private final CoordinatorTopic store;
     private final Map<String, Map<Integer, List<byte[]>>> strays;
-    private int groupsLeft;
+    /** The groups not started yet, in the order found. */
+    private final ArrayDeque<String> waiting;
+    private int underWay;
     private int failed;
     private int tombstones;
 
@@ -43,10 +55,14 @@ final class StrayMigration
         this.groups = groups;
         this.store = store;
         this.strays = strays;
+        this.waiting = new ArrayDeque<>(strays.keySet());
     }
 
-    /** Starts the migration of {@code loaded}'s strays (on the agent, before it runs a request); nothing when there are none. */
-    static void start(final Map<String, Group> groups, final CoordinatorTopic store, final GroupReplay.Loaded loaded)
+    /**
+     * Starts the migration of {@code loaded}'s strays (on the agent, before it runs a request): the
+     * first {@value #MOST_UNDER_WAY} groups, the others by {@link #step}; null when there are none.
+     */
+    static StrayMigration start(final Map<String, Group> groups, final CoordinatorTopic store, final GroupReplay.Loaded loaded)
     {
         if (loaded.strays().isEmpty())
         {
@@ -55,7 +71,7 @@ final class StrayMigration
                 LOG.info("{} records of {} outside their group's partition, every one deleted (migrated) already", loaded.strayRecords(),
                     store.name());
             }
-            return;
+            return null;
         }
         int live = 0;
         for (final Map<Integer, List<byte[]>> byPartition : loaded.strays().values())
@@ -69,11 +85,30 @@ final class StrayMigration
             + "partitions grew), {} keys of {} groups live: moving those groups to their partition", loaded.strayRecords(), store.name(),
             live, loaded.strays().size());
         final StrayMigration migration = new StrayMigration(groups, store, loaded.strays());
-        migration.groupsLeft = loaded.strays().size();
-        for (final String groupId : loaded.strays().keySet())
+        migration.step();
+        return migration;
+    }
+
+    /**
+     * Starts moving more groups, up to {@value #MOST_UNDER_WAY} under way (on the agent: at its start,
+     * then at every tick); false once every group's move has ended.
+     */
+    boolean step()
+    {
+        for (int n = waiting.size(); n > 0 && underWay < MOST_UNDER_WAY; n--)
         {
-            migration.moveHome(groupId);
+            final String groupId = waiting.poll();
+            if (store.writing(groupId))
+            {
+                // a request's write of the group is on its way: memory does not hold what it changes yet, and
+                // the group's state written behind it would undo it. Its answer comes first; then the group moves
+                waiting.add(groupId);
+                continue;
+            }
+            underWay++;
+            moveHome(groupId);
         }
+        return underWay > 0 || !waiting.isEmpty();
     }
 
     /** Writes the group's replayed state to its partition; its strays are deleted once that is answered OK. */
@@ -146,7 +181,7 @@ final class StrayMigration
         {
             failed++;
         }
-        if (--groupsLeft == 0)
+        if (--underWay == 0 && waiting.isEmpty())
         {
             LOG.info("{} groups moved to their partition of {} ({} strays deleted); {} not, until the next start",
                 strays.size() - failed, store.name(), tombstones, failed);

@@ -1,6 +1,7 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.logthread.LogThread;
@@ -21,8 +22,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -49,17 +53,29 @@ class StrayMigrationOrderTest
     private LogThread logThread;
     private AgentInvoker agent;
     private AgentInvoker logThreadInvoker;
+    private GroupCoordinator coordinator;
+    /** The coordinator's monotonic clock, moved by hand: its ticks come when this test says. */
+    private final CachedNanoClock monotonic = new CachedNanoClock();
 
     /** {@code __consumer_offsets} made with {@code overrides}, the group's two offsets planted in STRAY (a batch each), the coordinator loaded. */
     private void open(final Map<String, String> overrides) throws Exception
+    {
+        open(overrides, () ->
+        {
+            plant(offsetRecord(GROUP, 0, 5));
+            plant(offsetRecord(GROUP, 1, 8));
+        });
+    }
+
+    private void open(final Map<String, String> overrides, final Runnable strays) throws Exception
     {
         logs = LogManager.open(LogManagerConfig.of(dir));
         topics = new TopicRegistry(logs, 1);
         topics.load(); // this thread is the topics' writer, and the log thread's and the agent's
         topics.create(GroupCoordinator.OFFSETS_TOPIC, PARTITIONS, overrides);
-        plant(offsetRecord(0, 5));
-        plant(offsetRecord(1, 8));
-        logThread = new LogThread(0, 2, 64, new LogThread.Completion()
+        strays.run();
+        // the coordinator's commands in flight on the log thread at most: the broker's 4096
+        logThread = new LogThread(0, 2, 4096, new LogThread.Completion()
         {
             @Override
             public void completed(final int networkThread)
@@ -73,9 +89,9 @@ class StrayMigrationOrderTest
         });
         final CachedEpochClock wall = new CachedEpochClock();
         wall.update(1_700_000_000_000L);
-        final GroupCoordinator coordinator = new GroupCoordinator(topics, new AdminAgent(topics),
+        coordinator = new GroupCoordinator(topics, new AdminAgent(topics),
             new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, PARTITIONS, 1 << 20, 4096),
-            new LogThread[] {logThread}, SENDER, new CoordinatorClock(wall, new CachedNanoClock()));
+            new LogThread[] {logThread}, SENDER, new CoordinatorClock(wall, monotonic));
         coordinator.load();
         agent = new AgentInvoker(Throwable::printStackTrace, null, coordinator.agent());
         logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
@@ -138,6 +154,74 @@ class StrayMigrationOrderTest
         assertEquals(Map.of(new Group.TopicPartition("orders", 0), 5L, new Group.TopicPartition("orders", 1), 8L), offsets(replayed));
     }
 
+    /**
+     * More groups with strays than may move at once: the agent's start sends the first {@value
+     * StrayMigration#MOST_UNDER_WAY} groups' writes home, not all, and its later passes move the others
+     * (thousands at once would fill the coordinator's queue to the log thread, and those past it fail).
+     */
+    @Test
+    void atMostSoManyGroupsMoveAtOnceAndTheOthersAfterThem() throws Exception
+    {
+        final int count = StrayMigration.MOST_UNDER_WAY + 10;
+        final List<byte[][]> records = new ArrayList<>();
+        strayGroups(count).forEach(id -> records.add(offsetRecord(id, 0, 5)));
+        open(Map.of(), () -> plant(records.toArray(new byte[0][][])));
+        agent.start();
+        assertEquals(StrayMigration.MOST_UNDER_WAY, logThread.waitingCommands(), "the first groups' writes home");
+        await(() ->
+        {
+            logThreadInvoker.invoke();
+            agent.invoke();
+            monotonic.advance(TimeUnit.MILLISECONDS.toNanos(CoordinatorAgent.TICK_MS)); // the next pass ticks
+            return end(STRAY) == 2L * count;
+        }, Duration.ofSeconds(20), "a tombstone per group in " + GroupCoordinator.OFFSETS_TOPIC + "-" + STRAY);
+        final Map<String, Group> replayed = new HashMap<>();
+        assertEquals(Map.of(), GroupReplay.load(topics, replayed, 0).strays());
+        assertEquals(count, replayed.size(), "every group, home");
+    }
+
+    /**
+     * A group whose turn comes while a request's write of it is on its way (a commit from outside the
+     * group) moves once that write is answered: its state written behind the commit would undo it.
+     */
+    @Test
+    void aGroupWithARequestsWriteOnItsWayMovesAfterIt() throws Exception
+    {
+        final List<String> ids = strayGroups(StrayMigration.MOST_UNDER_WAY + 1);
+        final String late = ids.get(ids.size() - 1); // past the first ones: moved at a tick
+        final List<byte[][]> records = new ArrayList<>();
+        ids.forEach(id -> records.add(offsetRecord(id, 0, 5)));
+        open(Map.of(), () -> plant(records.toArray(new byte[0][][])));
+        agent.start();
+        final Group.TopicPartition tp = new Group.TopicPartition("orders", 0);
+        coordinator.agent().call(coordinator, (c, nowMs) -> c.commitOffsets(late, -1, "", null, (short)8,
+            Map.of(tp, new OffsetCommits.Asked(77, -1, ""))));
+        await(() ->
+        {
+            logThreadInvoker.invoke();
+            agent.invoke(); // the commit runs in the first pass, before that pass's tick
+            monotonic.advance(TimeUnit.MILLISECONDS.toNanos(CoordinatorAgent.TICK_MS));
+            return end(STRAY) == 2L * ids.size();
+        }, Duration.ofSeconds(20), "a tombstone per group in " + GroupCoordinator.OFFSETS_TOPIC + "-" + STRAY);
+        final Map<String, Group> replayed = new HashMap<>();
+        assertEquals(Map.of(), GroupReplay.load(topics, replayed, 0).strays());
+        assertEquals(77, replayed.get(late).offsets.get(tp).offset(), "the commit, not the stray it replaced");
+    }
+
+    /** {@code count} group ids whose partition is not STRAY. */
+    private static List<String> strayGroups(final int count)
+    {
+        final List<String> ids = new ArrayList<>();
+        for (int i = 0; ids.size() < count; i++)
+        {
+            if (CoordinatorTopic.partitionFor("g" + i, PARTITIONS) != STRAY)
+            {
+                ids.add("g" + i);
+            }
+        }
+        return ids;
+    }
+
     private void stepLogThreadUntilAnswered()
     {
         await(() ->
@@ -159,18 +243,21 @@ class StrayMigrationOrderTest
         return offsets;
     }
 
-    private static byte[][] offsetRecord(final int partition, final long committed)
+    private static byte[][] offsetRecord(final String group, final int partition, final long committed)
     {
-        return new byte[][] {GroupRecords.offsetKey(GROUP, "orders", partition),
+        return new byte[][] {GroupRecords.offsetKey(group, "orders", partition),
             GroupRecords.offsetValue(new Group.Offset(committed, -1, "", 1_700_000_000_000L))};
     }
 
-    private void plant(final byte[][] record)
+    private void plant(final byte[][]... records)
     {
         final PartitionLog log = topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[STRAY].log;
         final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(256);
         final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(batch, 0);
-        builder.appendRecord(1_700_000_000_000L, record[0], record[1]);
+        for (final byte[][] record : records)
+        {
+            builder.appendRecord(1_700_000_000_000L, record[0], record[1]);
+        }
         final AppendResult result = new AppendResult();
         log.claimWriter();
         log.append(batch, 0, builder.build(), result);
