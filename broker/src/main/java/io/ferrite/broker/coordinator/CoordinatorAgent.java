@@ -68,6 +68,14 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
 
         /** The timed work, every {@value #TICK_MS} ms. */
         void tick(long nowMs);
+
+        /**
+         * On the agent as it starts, before it runs any call: work the coordinators' start leaves to
+         * it (the groups' strays moved home). What it throws is reported and the agent runs on.
+         */
+        default void onStart()
+        {
+        }
     }
 
     private final Duties duties;
@@ -280,6 +288,14 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     {
         owner = Thread.currentThread();
         thread = owner;
+        try
+        {
+            duties.onStart();
+        }
+        catch (final Throwable fault)
+        {
+            report(fault);
+        }
     }
 
     /** Whether the calling thread is the agent's (for asserts: the coordinator's state is the agent's alone). */

@@ -22,6 +22,7 @@ public final class CoordinatorRuntime implements CoordinatorAgent.Duties
     private final CoordinatorLog log;
     private final CoordinatorAgent agent;
     private final List<LongConsumer> ticks = new ArrayList<>();
+    private final List<Runnable> starts = new ArrayList<>();
 
     /** {@code sender}: the coordinators' slot on every log thread's queues (after the network threads'). */
     public CoordinatorRuntime(final TopicRegistry topics, final AdminAgent admin, final LogThread[] logThreads, final int sender,
@@ -53,6 +54,12 @@ public final class CoordinatorRuntime implements CoordinatorAgent.Duties
         ticks.add(tick);
     }
 
+    /** A coordinator's work as the agent starts, on the agent, before any request (register before {@link #start}). */
+    public void onStart(final Runnable start)
+    {
+        starts.add(start);
+    }
+
     /** Starts the agent on a thread of its own, once every coordinator has loaded. */
     public void start()
     {
@@ -76,6 +83,15 @@ public final class CoordinatorRuntime implements CoordinatorAgent.Duties
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the coordinators' agent";
         return log.drain();
+    }
+
+    @Override
+    public void onStart()
+    {
+        for (int i = 0; i < starts.size(); i++)
+        {
+            starts.get(i).run();
+        }
     }
 
     @Override

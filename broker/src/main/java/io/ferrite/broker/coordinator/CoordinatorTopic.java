@@ -36,7 +36,18 @@ public final class CoordinatorTopic
     private final CoordinatorLog log;
     private final TopicRegistry topics;
     private final AdminAgent admin;
+    /** The partition count it is created with. */
     private final int partitions;
+    /**
+     * The partition count its keys are placed by, fixed at the topic's first sight ({@link #fixCount}:
+     * the replay at start, else its creation) for the broker's life, as Kafka's coordinator fixes
+     * numPartitions at start-up: Kafka 4.4 lets CreatePartitions grow {@code __consumer_offsets}
+     * (checked on a Kafka 4.4 node), and placing by the grown count would move keys to other partitions
+     * (other log threads) while their writes are in flight, so a later write could be applied before an
+     * earlier one. What the old count placed is found as strays at the next start, and moved home then.
+     * 0 until fixed; agent only, but {@link #fixCount} before the agent runs.
+     */
+    private int count;
     private final Map<String, String> configs;
     /**
      * The topic's creation on the admin agent, once asked for: by the network threads (FindCoordinator)
@@ -70,6 +81,19 @@ public final class CoordinatorTopic
     {
         final int hash = key.hashCode();
         return (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % partitions;
+    }
+
+    /**
+     * Fixes the partition count keys are placed by to {@code topic}'s, if not fixed yet (see {@link
+     * #count}); returns the count fixed. Before the agent runs (the replay), or on the agent.
+     */
+    public int fixCount(final Topic topic)
+    {
+        if (count == 0)
+        {
+            count = topic.partitions.length;
+        }
+        return count;
     }
 
     /** The topic's name. */
@@ -112,6 +136,25 @@ public final class CoordinatorTopic
         return log.write(this, key, partition, keys, values, then);
     }
 
+    /**
+     * Sends the records as one batch to partition {@code partition} of the topic, which need not be
+     * {@code key}'s: for records of {@code key} found in another partition (the groups' strays, {@code
+     * group.StrayMigration}), which only a write there can delete. As {@link #write(String, List, List,
+     * CoordinatorLog.Written)} otherwise, and counted as a write of {@code key} in flight.
+     */
+    public CoordinatorLog.Write writeTo(final int partition, final String key, final List<byte[]> keys, final List<byte[]> values,
+        final CoordinatorLog.Written then)
+    {
+        final Topic topic = topics.topic(name);
+        if (topic == null || partition >= topic.partitions.length)
+        {
+            final CoordinatorLog.Write write = new CoordinatorLog.Write();
+            CoordinatorLog.finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE);
+            return write;
+        }
+        return log.write(this, key, topic.partitions[partition], keys, values, then);
+    }
+
     /** Whether a write made for {@code key} waits for its log thread's answer. */
     public boolean writing(final String key)
     {
@@ -132,7 +175,7 @@ public final class CoordinatorTopic
     public int partitionOf(final String key)
     {
         final Topic topic = topics.topic(name);
-        return partitionFor(key, topic == null ? partitions : topic.partitions.length);
+        return partitionFor(key, topic == null ? partitions : fixCount(topic));
     }
 
     /**
@@ -200,6 +243,6 @@ public final class CoordinatorTopic
                 return null;
             }
         }
-        return topic.partitions[partitionFor(key, topic.partitions.length)];
+        return topic.partitions[partitionFor(key, fixCount(topic))];
     }
 }

@@ -36,7 +36,8 @@ import java.util.Map;
  * <p>After a restart groups come back from the log with their offsets, generation and protocol
  * type, but empty: their members find themselves unknown at their next heartbeat and rejoin, and
  * resume from the committed offsets. (Kafka also restores the members; here that costs one
- * rebalance per group after a restart.) {@link CoordinatorLog} writes the topic, {@link GroupReplay} replays it at start.
+ * rebalance per group after a restart.) {@link CoordinatorLog} writes the topic, {@link GroupReplay} replays it at start,
+ * and {@link StrayMigration} moves the groups found outside their partition home as the agent starts.
  *
  * <p>This class is the public face; the work is in its parts, each called on the agent: {@link
  * JoinPhase} (JoinGroup, rebalances and their completion), {@link SyncPhase} (SyncGroup, the
@@ -150,6 +151,10 @@ public final class GroupCoordinator implements AutoCloseable
     private final GroupTimers timers;
     private final CoordinatorAgent agent;
     private final CoordinatorClock clock;
+    /** What the load found, until the agent starts and moves its strays home ({@link StrayMigration}). */
+    private GroupReplay.Loaded loaded;
+    /** The strays' migration while under way (agent only). */
+    private StrayMigration migration;
     /** Tests only: run inside an OffsetCommit's step on the agent (null in production). */
     volatile OffsetCommits.Hooks commitHooks;
 
@@ -185,7 +190,23 @@ public final class GroupCoordinator implements AutoCloseable
         this.members = new Membership(groups, joins, clock);
         this.timers = new GroupTimers(groups, settings, store, joins, syncs, members, clock);
         this.agent = runtime.agent();
-        runtime.onTick(timers::check);
+        runtime.onStart(() ->
+        {
+            final GroupReplay.Loaded found = loaded;
+            loaded = null;
+            if (found != null)
+            {
+                migration = StrayMigration.start(groups, store, found);
+            }
+        });
+        runtime.onTick(nowMs ->
+        {
+            if (migration != null && !migration.step())
+            {
+                migration = null;
+            }
+            timers.check(nowMs);
+        });
     }
 
     /**
@@ -197,14 +218,17 @@ public final class GroupCoordinator implements AutoCloseable
         return topics.topic(OFFSETS_TOPIC) != null ? null : store.create();
     }
 
-    /** Loads the groups from {@code __consumer_offsets} (when it exists), before the agent runs. */
+    /**
+     * Loads the groups from {@code __consumer_offsets} (when it exists), before the agent runs; the
+     * agent, as it starts, moves the groups found with strays to their partition ({@link StrayMigration}).
+     */
     public void load()
     {
         clock.update();
-        final int records = GroupReplay.load(topics, groups, clock.wallMs());
-        if (records > 0)
+        loaded = GroupReplay.load(topics, store, groups, clock.wallMs());
+        if (loaded.records() > 0)
         {
-            LOG.info("loaded {} groups from {} records of {}", groups.size(), records, OFFSETS_TOPIC);
+            LOG.info("loaded {} groups from {} records of {}", groups.size(), loaded.records(), OFFSETS_TOPIC);
         }
         timers.start(clock.nowMs());
     }

@@ -10,67 +10,125 @@ import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordReader;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The groups as {@code __consumer_offsets} holds them, replayed at start (before any write goes to
  * the topic): offsets and their tombstones, group records (a group comes back Empty: its members
  * rejoin) and group tombstones, in log order.
  *
- * <p>A group's records belong in its partition ({@link CoordinatorTopic#partitionFor}). Records found
- * in another partition ("strays": written by a Ferrite that placed groups by a different hash, or
- * before the topic's partition count changed) are older than every record in the group's own
- * partition, since every write goes there: they are replayed first, then the groups' own
- * partitions, so that what a group wrote last wins whatever the partitions' order. Kafka's files
- * have no strays, nor do Ferrite's written since; that common case is one pass over the topic.
+ * <p>A group's records belong in its partition ({@link CoordinatorTopic#partitionFor}, by the count
+ * {@link CoordinatorTopic#fixCount} fixes). Records found in another partition ("strays": written by
+ * a Ferrite that placed groups by a different hash, or before the topic's partition count grew) are
+ * older than every record in the group's own partition, since every write goes there. A stray key
+ * is live when its last record in its partition is not a tombstone. Kafka's files have none, nor do
+ * Ferrite's once migrated: the common case is one pass over the topic, which applies the records of
+ * the groups' own partitions only (a dead stray changes nothing, and applied in partition order its
+ * tombstone could delete what the group's own partition wrote since). When live strays are found the
+ * groups are replayed again, strays first, then the groups' own partitions, so that what a group wrote
+ * last wins whatever the partitions' order; and {@link StrayMigration} then moves those groups home
+ * (their state written to their partition, then tombstones for the strays), so that the next start is
+ * one pass again and a tombstone written home cannot be outlived by a stray (the topic is deleted by
+ * time, not compacted: a quiet partition keeps a stray after the group's own partition lost its
+ * tombstone). After that migration, downgrading to a Ferrite that places groups by the old hash (the
+ * sign bit masked) is not supported: it would see the groups' records as strays in turn.
+ *
+ * <p>Control batches (transaction markers: Kafka's files have them once transactional offset commits
+ * were made) are skipped. Transactional offset commits are not applied as Kafka does (pending until
+ * their marker, dropped on an ABORT): a transactional commit's records are applied as written, and
+ * its marker ignored — issue 12 (the transaction coordinator) replaces that.
  */
 final class GroupReplay
 {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GroupReplay.class);
     private enum Pass
     {
-        ALL, STRAYS, HOME
+        HOME_AND_FIND_STRAYS, STRAYS, HOME
+    }
+
+    /**
+     * What a load found: the records applied, and the live strays by group, then partition, then
+     * their keys (empty when there are none: the common case).
+     */
+    record Loaded(int records, int strayRecords, Map<String, Map<Integer, List<byte[]>>> strays)
+    {
+    }
+
+    /** A key of a group's found in a partition other than the group's. */
+    private record StrayKey(int partition, String groupId, ByteBuffer key)
+    {
     }
 
     private final Topic topic;
+    private final int partitions;
     private final Map<String, Group> groups;
     private final long wallMs;
     private final RecordBatch read = new RecordBatch();
     private final RecordReader reader = new RecordReader();
-    private boolean sawStray;
+    /** The strays seen by the first pass, each with whether its last record is live (not a tombstone), in the order seen. */
+    private final Map<StrayKey, Boolean> strays = new LinkedHashMap<>();
+    private int strayRecords;
 
-    private GroupReplay(final Topic topic, final Map<String, Group> groups, final long wallMs)
+    private GroupReplay(final Topic topic, final int partitions, final Map<String, Group> groups, final long wallMs)
     {
         this.topic = topic;
+        this.partitions = partitions;
         this.groups = groups;
         this.wallMs = wallMs;
     }
 
     /**
-     * Replays every partition into {@code groups} (their state timestamp: {@code wallMs}, the load's);
-     * returns the records applied (offset and group records and their tombstones).
+     * Replays every partition of {@code store}'s topic into {@code groups} (their state timestamp:
+     * {@code wallMs}, the load's), fixing the partition count groups are placed by ({@link
+     * CoordinatorTopic#fixCount}); returns the records applied and the live strays.
      */
-    static int load(final TopicRegistry topics, final Map<String, Group> groups, final long wallMs)
+    static Loaded load(final TopicRegistry topics, final CoordinatorTopic store, final Map<String, Group> groups, final long wallMs)
+    {
+        final Topic topic = topics.topic(store.name());
+        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, store.fixCount(topic), groups, wallMs);
+    }
+
+    /** For tests: {@code __consumer_offsets} replayed as {@link #load(TopicRegistry, CoordinatorTopic, Map, long)} does, placed by its partitions now. */
+    static Loaded load(final TopicRegistry topics, final Map<String, Group> groups, final long wallMs)
     {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
-        if (topic == null)
+        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, topic.partitions.length, groups, wallMs);
+    }
+
+    private static Loaded load(final Topic topic, final int partitions, final Map<String, Group> groups, final long wallMs)
+    {
+        final GroupReplay replay = new GroupReplay(topic, partitions, groups, wallMs);
+        final int records = replay.run(Pass.HOME_AND_FIND_STRAYS);
+        final Map<String, Map<Integer, List<byte[]>>> live = replay.liveStrays();
+        if (live.isEmpty())
         {
-            return 0;
-        }
-        final GroupReplay replay = new GroupReplay(topic, groups, wallMs);
-        final int records = replay.run(Pass.ALL);
-        if (!replay.sawStray)
-        {
-            return records;
+            return new Loaded(records, replay.strayRecords, Map.of());
         }
         groups.clear();
-        return replay.run(Pass.STRAYS) + replay.run(Pass.HOME);
+        return new Loaded(replay.run(Pass.STRAYS) + replay.run(Pass.HOME), replay.strayRecords, live);
+    }
+
+    private Map<String, Map<Integer, List<byte[]>>> liveStrays()
+    {
+        final Map<String, Map<Integer, List<byte[]>>> live = new LinkedHashMap<>();
+        strays.forEach((stray, isLive) ->
+        {
+            if (isLive)
+            {
+                live.computeIfAbsent(stray.groupId(), g -> new TreeMap<>()).computeIfAbsent(stray.partition(), p -> new ArrayList<>())
+                    .add(stray.key().array());
+            }
+        });
+        return live;
     }
 
     /** One pass over every partition, applying the records {@code pass} takes; returns how many it applied. */
     private int run(final Pass pass)
     {
-        final int partitions = topic.partitions.length;
         int records = 0;
         for (final Partition p : topic.partitions)
         {
@@ -78,6 +136,10 @@ final class GroupReplay
             final long end = p.log.logEndOffset();
             while (tailer.next(end, read))
             {
+                if (read.isControl())
+                {
+                    continue; // a transaction marker (see the class's javadoc): its key is no group's
+                }
                 reader.reset(read);
                 while (reader.hasNext())
                 {
@@ -86,7 +148,8 @@ final class GroupReplay
                     {
                         continue;
                     }
-                    final ByteBuffer key = ByteBuffer.wrap(bytes(record, record.keyOffset(), record.keyLength()));
+                    final byte[] keyBytes = bytes(record, record.keyOffset(), record.keyLength());
+                    final ByteBuffer key = ByteBuffer.wrap(keyBytes);
                     final short keyVersion = key.getShort();
                     if (keyVersion != 0 && keyVersion != GroupRecords.OFFSET_KEY && keyVersion != GroupRecords.GROUP_KEY)
                     {
@@ -99,8 +162,12 @@ final class GroupReplay
                         continue;
                     }
                     final boolean home = CoordinatorTopic.partitionFor(groupId, partitions) == p.index;
-                    sawStray |= !home;
-                    if (pass == Pass.ALL || (pass == Pass.HOME) == home)
+                    if (pass == Pass.HOME_AND_FIND_STRAYS && !home)
+                    {
+                        strayRecords++;
+                        strays.put(new StrayKey(p.index, groupId, ByteBuffer.wrap(keyBytes)), record.hasValue());
+                    }
+                    else if ((pass == Pass.STRAYS) != home)
                     {
                         apply(groups, record, keyVersion, groupId, key, wallMs);
                         records++;
