@@ -103,8 +103,8 @@ final class TransactionIndex
     /**
      * The index of the segment whose log file is {@code logPath}: empty and without a file, or, when
      * {@code found}, the file in place, checked and cut after its last sane entry (a torn tail after a
-     * crash, an entry that is not version 0, names a marker below the segment or does not follow the
-     * one before it).
+     * crash, an entry that is not version 0, names a marker below the segment, does not follow the
+     * one before it, or has an impossible offset: negative, or a last stable offset equal to the marker's).
      */
     static TransactionIndex open(final long baseOffset, final Path logPath, final boolean found) throws IOException
     {
@@ -164,8 +164,12 @@ final class TransactionIndex
                     final int at = i * ENTRY_LENGTH;
                     final long first = buffer.getLong(at + FIRST_OFFSET_OFFSET);
                     final long lastOfEntry = buffer.getLong(at + LAST_OFFSET_OFFSET);
+                    final long lastStable = buffer.getLong(at + LAST_STABLE_OFFSET_OFFSET);
+                    // the last stable offset is never the marker's own offset (it is the first offset of another
+                    // producer's open transaction, or the marker's + 1): this is what an entry of zeros fails in
+                    // segment 0, where a power loss can leave the file's new size without its bytes
                     if (buffer.getShort(at + VERSION_OFFSET) != VERSION || lastOfEntry < baseOffset || lastOfEntry <= last ||
-                        first > lastOfEntry)
+                        first > lastOfEntry || first < 0 || lastStable < 0 || lastStable == lastOfEntry)
                     {
                         why = "entry " + sane + " not sane";
                         break scan;

@@ -202,6 +202,33 @@ class TransactionIndexTest
         again.close();
     }
 
+    /**
+     * The file of segment 0 extended for its first entry and the entry's bytes lost with the power: an
+     * entry of zeros, which passes every other check in segment 0 (version 0, marker 0 at the base
+     * offset, first offset not above it). Its last stable offset is the marker's own offset, which no
+     * ABORT can have: cut.
+     */
+    @Test
+    void anEntryOfZerosInSegmentZeroIsCutAtOpen() throws Exception
+    {
+        final Path log0 = dir.resolve(Segment.fileName(0, Segment.LOG_SUFFIX));
+        final Path txn0 = dir.resolve(Segment.fileName(0, TransactionIndex.SUFFIX));
+        Files.write(txn0, new byte[34]);
+        final TransactionIndex index = TransactionIndex.open(0, log0, true);
+        assertEquals(0, index.entries());
+        assertEquals(-1, index.lastOffset());
+        assertEquals(0, Files.size(txn0));
+        final List<String> seen = new ArrayList<>();
+        assertEquals(TransactionIndex.GO_ON, index.collect(0, Long.MAX_VALUE, ByteBuffer.allocate(68), (p, f) -> seen.add(p + "@" + f)));
+        assertEquals(List.of(), seen, "no aborted transaction of producer 0 at offset 0");
+        index.append(3, 0, 4, 2); // the segment's first real entry takes its place
+        assertEquals(List.of("3@0"), collect(index, 0, Long.MAX_VALUE));
+        index.close();
+        final TransactionIndex reopened = TransactionIndex.open(0, log0, true);
+        assertEquals(1, reopened.entries());
+        reopened.close();
+    }
+
     @Test
     void theWalkTakesTheEntriesTheFetchOverlapsAndStopsAtTheFirstWhoseLastStableOffsetReachesTheBound() throws Exception
     {
