@@ -286,6 +286,18 @@ final class TransactionIndex
      * (whole entries at a time, so its capacity is at least 34; its position, limit and order are the
      * walk's), allocates nothing.
      *
+     * <p>It does not read the entries from the first: a binary search (one entry per probe, while more
+     * than a {@code scratch}-full is left) finds the first entry whose marker is at or above
+     * {@code fetchOffset}, and the walk starts at the one before it. Entries before that one cannot
+     * match; Kafka's walk could stop at one of them, but the last stable offsets of a segment's
+     * entries never decrease (each is the first offset of a transaction still open when its marker
+     * was written, or that marker's offset + 1; a transaction open at a later marker was open at the
+     * earlier one, or began after it), so if any of them ends the walk the one just before the
+     * first candidate does, and the walk reads it (should a file break this order, the walk can only
+     * list more aborted transactions that the fetch overlaps, which a consumer handles). A fetch at
+     * the head of a busy transactional segment therefore reads about log2(entries) + 1 entries, not
+     * the whole file.
+     *
      * @return {@link #COMPLETE}, {@link #GO_ON} or {@link #FAILED}
      */
     int collect(final long fetchOffset, final long upperBoundOffset, final ByteBuffer scratch, final AbortedTxnSink sink)
@@ -299,7 +311,25 @@ final class TransactionIndex
         scratch.order(ByteOrder.BIG_ENDIAN);
         try
         {
-            for (int done = 0; done < n; )
+            int lo = 0;
+            int hi = n; // the first entry with lastOffset >= fetchOffset is in [lo, hi]
+            while (hi - lo > perRead)
+            {
+                final int mid = (lo + hi) >>> 1;
+                if (readEntries(scratch, (long)mid * ENTRY_LENGTH, 1) == 0)
+                {
+                    return GO_ON; // cut meanwhile (recovery or truncation): the end of the file is the end
+                }
+                if (scratch.getLong(LAST_OFFSET_OFFSET) < fetchOffset)
+                {
+                    lo = mid + 1;
+                }
+                else
+                {
+                    hi = mid;
+                }
+            }
+            for (int done = Math.max(0, lo - 1); done < n; )
             {
                 final int asked = Math.min(perRead, n - done);
                 final int got = readEntries(scratch, (long)done * ENTRY_LENGTH, asked);

@@ -229,6 +229,43 @@ class TransactionIndexTest
         reopened.close();
     }
 
+    /**
+     * A fetch near the end of a segment with many entries does not read them all: damage planted in
+     * the first entries after the open (a last stable offset that would end the walk, an insane
+     * marker) is never read by a walk at an offset past them, which lists what it should.
+     */
+    @Test
+    void theWalkSearchesForItsFirstEntryInsteadOfReadingFromTheFirst() throws Exception
+    {
+        final TransactionIndex index = TransactionIndex.open(BASE, logPath(), false);
+        for (int i = 0; i < 100; i++)
+        {
+            index.append(i, BASE + 10 * i, BASE + 10 * i + 5, BASE + 10 * i + 6);
+        }
+        try (RandomAccessFile raf = new RandomAccessFile(txnPath().toFile(), "rw"))
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                raf.seek(i * 34L + 26); // last stable offset: it would end the walk at once
+                raf.writeLong(Long.MAX_VALUE);
+            }
+        }
+        for (final int scratch : new int[] {34, 68, 340})
+        {
+            final List<String> seen = new ArrayList<>();
+            assertEquals(TransactionIndex.COMPLETE, index.collect(BASE + 900, BASE + 975, ByteBuffer.allocate(scratch),
+                (p, f) -> seen.add(p + "@" + f)));
+            assertEquals(List.of("90@1900", "91@1910", "92@1920", "93@1930", "94@1940", "95@1950", "96@1960", "97@1970"), seen,
+                "scratch of " + scratch + " bytes");
+            // at the first entry after the damage, the entry before it (damaged) ends the walk, as Kafka's walk does
+            seen.clear();
+            assertEquals(TransactionIndex.COMPLETE, index.collect(BASE + 100, BASE + 975, ByteBuffer.allocate(scratch),
+                (p, f) -> seen.add(p + "@" + f)));
+            assertEquals(List.of(), seen);
+        }
+        index.close();
+    }
+
     @Test
     void theWalkTakesTheEntriesTheFetchOverlapsAndStopsAtTheFirstWhoseLastStableOffsetReachesTheBound() throws Exception
     {
