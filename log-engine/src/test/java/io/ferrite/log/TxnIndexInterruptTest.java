@@ -108,7 +108,8 @@ class TxnIndexInterruptTest
     @Test
     void aFileClosedUnderTheFlushOfASegmentStillInTheLogIsAFailedFsync() throws Exception
     {
-        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir)))
+        final LogManager logs = LogManager.open(LogManagerConfig.of(dir));
+        try
         {
             final PartitionLog log = logs.createLog("t", 0, Map.of());
             batches.records(2, 0, System.currentTimeMillis());
@@ -139,9 +140,16 @@ class TxnIndexInterruptTest
             assertNotNull(log.fsyncFailure(), "recorded as a failed fsync");
             assertEquals(durable, log.durableOffset());
         }
-        catch (final IOException closeOfAFailedLog)
+        finally
         {
-            // the clean close cannot flush a log whose fsync failed; what the test checks is above
+            try
+            {
+                logs.close();
+            }
+            catch (final IOException closeOfAFailedLog)
+            {
+                // its clean close may not flush a log whose fsync failed: what the test checks is above
+            }
         }
     }
 
