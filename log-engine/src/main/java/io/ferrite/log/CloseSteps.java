@@ -48,6 +48,7 @@ final class CloseSteps
      */
     static void indexesForDeletion(final Segment segment)
     {
+        segment.txnIndex.forDeletion(); // its readers open nothing by its path again
         try
         {
             segment.offsetIndex.forDeletion();

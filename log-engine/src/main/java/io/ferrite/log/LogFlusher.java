@@ -112,7 +112,7 @@ final class LogFlusher
             {
                 flushSealed(segs);
                 final Segment active = segs[segs.length - 1];
-                active.flush();
+                flush(active);
                 if (active.txnIndex.takeNewName())
                 {
                     fsyncDirectory(); // its transaction index was made since: once per segment that has one
@@ -177,7 +177,7 @@ final class LogFlusher
         boolean newTxnIndex = false;
         for (int i = first; i < segs.length - 1; i++)
         {
-            segs[i].flush();
+            flush(segs[i]);
             newTxnIndex |= segs[i].txnIndex.takeNewName();
         }
         sealedFlushedBelow = segs[segs.length - 1].baseOffset;
@@ -189,6 +189,28 @@ final class LogFlusher
             // but for a transaction index made at the first aborted transaction of a segment
             fsyncDirectory();
             namesDurableWith = active;
+        }
+    }
+
+    /**
+     * Fsyncs one segment. A closed channel is a segment retention (or a close) took meanwhile — its
+     * data goes on purpose, and the caller passes the {@code ClosedChannelException} on — only when the
+     * segment really was retired; a channel closed under a segment still in the log (an interrupt of
+     * a thread using it) leaves its bytes unflushed for good: a failed fsync like any other.
+     */
+    private void flush(final Segment segment) throws IOException
+    {
+        try
+        {
+            segment.flush();
+        }
+        catch (final ClosedChannelException closed)
+        {
+            if (segment.isRetired() || segments.isClosed())
+            {
+                throw closed;
+            }
+            throw new IOException(segment + ": a file closed under its flush while the segment is in the log", closed);
         }
     }
 

@@ -8,6 +8,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,8 +39,14 @@ import static io.ferrite.log.AbortedTxnDescriptor.VERSION_OFFSET;
  * unmapped page. The flush ({@link #flush}, {@link #takeNewName}) runs on flushing threads, one at a
  * time (the log's flush lock).
  *
- * <p>As with the segment's {@code .log} channel, a reading thread interrupted inside a read closes the
- * channel for everyone (the JDK's interruptible channels): later appends then fail as a storage error.
+ * <p><b>Interrupts.</b> A JDK 17 {@code FileChannel} is interruptible, and has no public way out of
+ * it: a thread interrupted inside (or before) a read closes the channel for every user of it. So
+ * readers never touch the writer's channel: they read through a read-only channel of their own
+ * ({@link #readChannel}), and a reader that finds it closed while the index is neither closed nor
+ * deleted — another reader was interrupted — opens the file again, publishes the new channel with a
+ * CAS (a racing reader's loses and is closed) and retries its read once. The interrupted reader
+ * itself answers {@link #FAILED} and keeps its interrupt. Appends, truncation and flushes go on,
+ * undisturbed, on the writer's channel.
  */
 final class TransactionIndex
 {
@@ -53,12 +60,14 @@ final class TransactionIndex
 
     private static final Logger LOG = LoggerFactory.getLogger(TransactionIndex.class);
     private static final VarHandle ENTRIES;
+    private static final VarHandle READ_CHANNEL;
 
     static
     {
         try
         {
             ENTRIES = MethodHandles.lookup().findVarHandle(TransactionIndex.class, "entries", int.class);
+            READ_CHANNEL = MethodHandles.lookup().findVarHandle(TransactionIndex.class, "readChannel", FileChannel.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -69,8 +78,12 @@ final class TransactionIndex
     private final long baseOffset;
     /** The segment's {@code .log}: this file is its sibling, named when first needed. */
     private final Path logPath;
-    /** Set (by the writer or the open) before the first entry is published; never unset. */
+    /** The writer's and the flush's. Set (by the writer or the open) before the first entry is published; never unset. */
     private FileChannel channel;
+    /** The readers' (read-only), set with {@link #channel}; replaced (CAS) when an interrupt closed it. */
+    private volatile FileChannel readChannel;
+    /** Closed, or its path may name another file (deleted, or its directory renamed): readers open nothing by it. */
+    private volatile boolean gone;
     @SuppressWarnings("unused") // through ENTRIES
     private volatile int entries;
     // writer state
@@ -90,8 +103,8 @@ final class TransactionIndex
     /**
      * The index of the segment whose log file is {@code logPath}: empty and without a file, or, when
      * {@code found}, the file in place, checked and cut after its last sane entry (a torn tail after a
-     * crash, an entry that is not version 0, names a marker below the segment or does not follow the
-     * one before it).
+     * crash, an entry that is not version 0, names a marker below the segment, does not follow the
+     * one before it, or has an impossible offset: negative, or a last stable offset equal to the marker's).
      */
     static TransactionIndex open(final long baseOffset, final Path logPath, final boolean found) throws IOException
     {
@@ -151,8 +164,12 @@ final class TransactionIndex
                     final int at = i * ENTRY_LENGTH;
                     final long first = buffer.getLong(at + FIRST_OFFSET_OFFSET);
                     final long lastOfEntry = buffer.getLong(at + LAST_OFFSET_OFFSET);
+                    final long lastStable = buffer.getLong(at + LAST_STABLE_OFFSET_OFFSET);
+                    // the last stable offset is never the marker's own offset (it is the first offset of another
+                    // producer's open transaction, or the marker's + 1): this is what an entry of zeros fails in
+                    // segment 0, where a power loss can leave the file's new size without its bytes
                     if (buffer.getShort(at + VERSION_OFFSET) != VERSION || lastOfEntry < baseOffset || lastOfEntry <= last ||
-                        first > lastOfEntry)
+                        first > lastOfEntry || first < 0 || lastStable < 0 || lastStable == lastOfEntry)
                     {
                         why = "entry " + sane + " not sane";
                         break scan;
@@ -166,6 +183,7 @@ final class TransactionIndex
                 LOG.warn("{}: {}; cut to its {} entries before it", path(), why, sane);
                 ch.truncate((long)sane * ENTRY_LENGTH);
             }
+            readChannel = FileChannel.open(path(), StandardOpenOption.READ);
             channel = ch;
             lastOffset = last;
             flushedEntries = why != null ? -1 : sane; // a cut is flushed with the segment
@@ -197,8 +215,18 @@ final class TransactionIndex
         if (channel == null)
         {
             // a stale file of the same name (a segment deleted at this base offset) is emptied, not appended to
-            channel = FileChannel.open(path(), StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+            final FileChannel made = FileChannel.open(path(), StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.READ, StandardOpenOption.WRITE);
+            try
+            {
+                readChannel = FileChannel.open(path(), StandardOpenOption.READ);
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                made.close(); // the next entry makes it again
+                throw ex;
+            }
+            channel = made;
             newName = true;
         }
         if (entry == null)
@@ -258,6 +286,18 @@ final class TransactionIndex
      * (whole entries at a time, so its capacity is at least 34; its position, limit and order are the
      * walk's), allocates nothing.
      *
+     * <p>It does not read the entries from the first: a binary search (one entry per probe, while more
+     * than a {@code scratch}-full is left) finds the first entry whose marker is at or above
+     * {@code fetchOffset}, and the walk starts at the one before it. Entries before that one cannot
+     * match; Kafka's walk could stop at one of them, but the last stable offsets of a segment's
+     * entries never decrease (each is the first offset of a transaction still open when its marker
+     * was written, or that marker's offset + 1; a transaction open at a later marker was open at the
+     * earlier one, or began after it), so if any of them ends the walk the one just before the
+     * first candidate does, and the walk reads it (should a file break this order, the walk can only
+     * list more aborted transactions that the fetch overlaps, which a consumer handles). A fetch at
+     * the head of a busy transactional segment therefore reads about log2(entries) + 1 entries, not
+     * the whole file.
+     *
      * @return {@link #COMPLETE}, {@link #GO_ON} or {@link #FAILED}
      */
     int collect(final long fetchOffset, final long upperBoundOffset, final ByteBuffer scratch, final AbortedTxnSink sink)
@@ -267,15 +307,32 @@ final class TransactionIndex
         {
             return GO_ON;
         }
-        final FileChannel ch = channel;
         final int perRead = scratch.capacity() / ENTRY_LENGTH; // at least one: the caller checked
         scratch.order(ByteOrder.BIG_ENDIAN);
         try
         {
-            for (int done = 0; done < n; )
+            int lo = 0;
+            int hi = n; // the first entry with lastOffset >= fetchOffset is in [lo, hi]
+            while (hi - lo > perRead)
+            {
+                final int mid = (lo + hi) >>> 1;
+                if (readEntries(scratch, (long)mid * ENTRY_LENGTH, 1) == 0)
+                {
+                    return GO_ON; // cut meanwhile (recovery or truncation): the end of the file is the end
+                }
+                if (scratch.getLong(LAST_OFFSET_OFFSET) < fetchOffset)
+                {
+                    lo = mid + 1;
+                }
+                else
+                {
+                    hi = mid;
+                }
+            }
+            for (int done = Math.max(0, lo - 1); done < n; )
             {
                 final int asked = Math.min(perRead, n - done);
-                final int got = read(ch, scratch, (long)done * ENTRY_LENGTH, asked);
+                final int got = readEntries(scratch, (long)done * ENTRY_LENGTH, asked);
                 for (int i = 0; i < got; i++)
                 {
                     final int at = i * ENTRY_LENGTH;
@@ -301,6 +358,54 @@ final class TransactionIndex
         {
             return FAILED;
         }
+    }
+
+    /**
+     * {@link #read} through the readers' channel; when another reader's interrupt closed it, once more
+     * through a channel opened again ({@link #reopen}).
+     */
+    private int readEntries(final ByteBuffer buffer, final long position, final int count) throws IOException
+    {
+        final FileChannel ch = readChannel;
+        try
+        {
+            return read(ch, buffer, position, count);
+        }
+        catch (final ClosedChannelException closed)
+        {
+            if (gone || Thread.currentThread().isInterrupted())
+            {
+                throw closed; // closed by the index's close, or by this reader's own interrupt: it answers FAILED
+            }
+            return read(reopen(ch), buffer, position, count);
+        }
+    }
+
+    /**
+     * The readers' channel in place of {@code stale}, which an interrupt closed: the one another
+     * reader published meanwhile, or the file opened again and published with a CAS. Not on a closed
+     * or deleted index, whose path may by now name another log's file.
+     */
+    private FileChannel reopen(final FileChannel stale) throws IOException
+    {
+        final FileChannel current = readChannel;
+        if (current != stale)
+        {
+            return current;
+        }
+        final FileChannel fresh = FileChannel.open(path(), StandardOpenOption.READ);
+        if (!READ_CHANNEL.compareAndSet(this, stale, fresh))
+        {
+            fresh.close();
+            return readChannel;
+        }
+        if (gone)
+        {
+            fresh.close(); // the close or the deletion came meanwhile, and may have closed the stale one only
+            throw new ClosedChannelException();
+        }
+        LOG.info("{}: its readers' channel was closed by an interrupted reader; opened again", path());
+        return fresh;
     }
 
     /**
@@ -352,9 +457,19 @@ final class TransactionIndex
         return false;
     }
 
-    /** Deletes the file, if the segment has one; the open channel stays readable until {@link #close}. */
+    /**
+     * From now on the path may name another file (the segment's files are deleted, or its partition's
+     * directory renamed): readers whose channel an interrupt closes no longer open it again.
+     */
+    void forDeletion()
+    {
+        gone = true;
+    }
+
+    /** Deletes the file, if the segment has one; the open channels stay readable until {@link #close}. */
     void deleteFile() throws IOException
     {
+        gone = true;
         if (channel != null)
         {
             Files.deleteIfExists(path());
@@ -364,9 +479,17 @@ final class TransactionIndex
     /** Closes the file; a read that comes after (or races it) gets {@link #FAILED}, never a crash. */
     void close() throws IOException
     {
+        gone = true; // before the readers' channel is read: a reader's reopen after this closes its own
         if (channel != null)
         {
-            channel.close();
+            CloseSteps.all(channel::close, () ->
+            {
+                final FileChannel readers = readChannel;
+                if (readers != null)
+                {
+                    readers.close();
+                }
+            });
         }
     }
 }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -62,6 +63,13 @@ final class ChildJvm
     static Result run(final Class<?> main, final Path errorDir, final List<String> jvmOptions, final String... args)
         throws IOException, InterruptedException
     {
+        return run(main, errorDir, jvmOptions, Map.of(), args);
+    }
+
+    /** {@link #run(Class, Path, List, String...)} with {@code environment} added to the child's (an LD_PRELOAD). */
+    static Result run(final Class<?> main, final Path errorDir, final List<String> jvmOptions,
+        final Map<String, String> environment, final String... args) throws IOException, InterruptedException
+    {
         final List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add(ChildJvm.class.desiredAssertionStatus() ? "-ea" : "-da");
@@ -73,7 +81,9 @@ final class ChildJvm
         command.add(System.getProperty("java.class.path"));
         command.add(main.getName());
         command.addAll(List.of(args));
-        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        final Process child = builder.start();
         final Thread watchdog = new Thread(() ->
         {
             try

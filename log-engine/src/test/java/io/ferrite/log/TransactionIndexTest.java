@@ -202,6 +202,70 @@ class TransactionIndexTest
         again.close();
     }
 
+    /**
+     * The file of segment 0 extended for its first entry and the entry's bytes lost with the power: an
+     * entry of zeros, which passes every other check in segment 0 (version 0, marker 0 at the base
+     * offset, first offset not above it). Its last stable offset is the marker's own offset, which no
+     * ABORT can have: cut.
+     */
+    @Test
+    void anEntryOfZerosInSegmentZeroIsCutAtOpen() throws Exception
+    {
+        final Path log0 = dir.resolve(Segment.fileName(0, Segment.LOG_SUFFIX));
+        final Path txn0 = dir.resolve(Segment.fileName(0, TransactionIndex.SUFFIX));
+        Files.write(txn0, new byte[34]);
+        final TransactionIndex index = TransactionIndex.open(0, log0, true);
+        assertEquals(0, index.entries());
+        assertEquals(-1, index.lastOffset());
+        assertEquals(0, Files.size(txn0));
+        final List<String> seen = new ArrayList<>();
+        assertEquals(TransactionIndex.GO_ON, index.collect(0, Long.MAX_VALUE, ByteBuffer.allocate(68), (p, f) -> seen.add(p + "@" + f)));
+        assertEquals(List.of(), seen, "no aborted transaction of producer 0 at offset 0");
+        index.append(3, 0, 4, 2); // the segment's first real entry takes its place
+        assertEquals(List.of("3@0"), collect(index, 0, Long.MAX_VALUE));
+        index.close();
+        final TransactionIndex reopened = TransactionIndex.open(0, log0, true);
+        assertEquals(1, reopened.entries());
+        reopened.close();
+    }
+
+    /**
+     * A fetch near the end of a segment with many entries does not read them all: damage planted in
+     * the first entries after the open (a last stable offset that would end the walk, an insane
+     * marker) is never read by a walk at an offset past them, which lists what it should.
+     */
+    @Test
+    void theWalkSearchesForItsFirstEntryInsteadOfReadingFromTheFirst() throws Exception
+    {
+        final TransactionIndex index = TransactionIndex.open(BASE, logPath(), false);
+        for (int i = 0; i < 100; i++)
+        {
+            index.append(i, BASE + 10 * i, BASE + 10 * i + 5, BASE + 10 * i + 6);
+        }
+        try (RandomAccessFile raf = new RandomAccessFile(txnPath().toFile(), "rw"))
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                raf.seek(i * 34L + 26); // last stable offset: it would end the walk at once
+                raf.writeLong(Long.MAX_VALUE);
+            }
+        }
+        for (final int scratch : new int[] {34, 68, 340})
+        {
+            final List<String> seen = new ArrayList<>();
+            assertEquals(TransactionIndex.COMPLETE, index.collect(BASE + 900, BASE + 975, ByteBuffer.allocate(scratch),
+                (p, f) -> seen.add(p + "@" + f)));
+            assertEquals(List.of("90@1900", "91@1910", "92@1920", "93@1930", "94@1940", "95@1950", "96@1960", "97@1970"), seen,
+                "scratch of " + scratch + " bytes");
+            // at the first entry after the damage, the entry before it (damaged) ends the walk, as Kafka's walk does
+            seen.clear();
+            assertEquals(TransactionIndex.COMPLETE, index.collect(BASE + 100, BASE + 975, ByteBuffer.allocate(scratch),
+                (p, f) -> seen.add(p + "@" + f)));
+            assertEquals(List.of(), seen);
+        }
+        index.close();
+    }
+
     @Test
     void theWalkTakesTheEntriesTheFetchOverlapsAndStopsAtTheFirstWhoseLastStableOffsetReachesTheBound() throws Exception
     {
