@@ -82,8 +82,8 @@ public final class LogConfig
 
     /** Every topic config, in the order DescribeConfigs lists them. */
     public static final ConfigCatalogue CATALOGUE = new ConfigCatalogue()
-        .define(CLEANUP_POLICY, LIST, "delete", in("compact", "delete"), false,
-            "delete: old segments are removed by retention; compact is accepted but not carried out yet")
+        .define(CLEANUP_POLICY, LIST, "delete", in("compact", "delete"), true,
+            "delete: old segments are removed by retention.ms and retention.bytes; compact alone keeps every segment (the cleaner is not written yet)")
         .define(COMPRESSION_TYPE, STRING, "producer", in("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), false,
             "stored; batches are kept as the producer compressed them")
         .define("compression.gzip.level", INT, "-1", betweenOr(1, 9, -1), false, "stored")

@@ -83,13 +83,17 @@ final class LogRetention
                 total += s.size();
             }
             final long logStart = offsets.logStartOffset();
+            // as Kafka: time and size retention belong to cleanup.policy=delete; a compact-only topic
+            // (__consumer_offsets, __transaction_state, changelogs) keeps its segments for the cleaner,
+            // which Ferrite does not have yet: until it does such a topic grows, it loses nothing
+            final boolean deletes = cfg.cleanupPolicy.contains("delete");
             int n = 0;
             while (n < segs.length - 1)
             {
                 final Segment s = segs[n];
                 final boolean belowStart = segs[n + 1].baseOffset <= logStart;
-                final boolean expired = !onlyBelowStart && cfg.retentionMs >= 0 && nowMs - largestTimestamp(s) > cfg.retentionMs;
-                final boolean tooBig = !onlyBelowStart && cfg.retentionBytes >= 0 && total - s.size() >= cfg.retentionBytes;
+                final boolean expired = !onlyBelowStart && deletes && cfg.retentionMs >= 0 && nowMs - largestTimestamp(s) > cfg.retentionMs;
+                final boolean tooBig = !onlyBelowStart && deletes && cfg.retentionBytes >= 0 && total - s.size() >= cfg.retentionBytes;
                 if (!(belowStart || expired || tooBig))
                 {
                     break;
