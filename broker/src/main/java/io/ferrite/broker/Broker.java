@@ -28,6 +28,7 @@ import io.ferrite.broker.logthread.LogThreadRunner;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.DurabilityListener;
 import io.ferrite.log.LogDirInUseException;
@@ -151,7 +152,7 @@ public final class Broker implements AutoCloseable
             wakeups.attach(topics, logThreads, completion);
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
-            this.transactions = new TxnCoordinator(topics, txnConfig(config), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
+            this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
                 coordinators, producerIds::next);
             groups.load();
             transactions.load();
@@ -280,11 +281,35 @@ public final class Broker implements AutoCloseable
         return config;
     }
 
-    private static TxnConfig txnConfig(final BrokerConfig config)
+    /**
+     * The transaction coordinator's settings. The partition counts of {@code __transaction_state} and
+     * {@code __consumer_offsets} are the topics' own when they exist (a transactional id's partition,
+     * a group's offsets partition, are placed by them), as Kafka's coordinators take them from the
+     * topics; the configured ones are for their creation.
+     */
+    private static TxnConfig txnConfig(final BrokerConfig config, final TopicRegistry topics)
     {
         return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS),
-            config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+            partitions(topics, TxnCoordinator.TOPIC, config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+                BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+            partitions(topics, GroupCoordinator.OFFSETS_TOPIC, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+                BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2);
+    }
+
+    private static int partitions(final TopicRegistry topics, final String topic, final int configured, final String setting)
+    {
+        final Topic existing = topics.topic(topic);
+        if (existing == null)
+        {
+            return configured;
+        }
+        if (existing.partitions.length != configured)
+        {
+            LOG.warn("{} has {} partitions, {} says {}: the topic's count places its keys", topic, existing.partitions.length,
+                setting, configured);
+        }
+        return existing.partitions.length;
     }
 
     private static GroupCoordinator.Settings groupSettings(final BrokerConfig config)

@@ -75,7 +75,7 @@ public final class FetchHandler implements RequestHandler
     private final class Request implements PendingResponse, AbortedTxnSink
     {
         /** A read_committed fetch's index reads: a few KiB, about a hundred entries a system call. */
-        private final ByteBuffer scratch = ByteBuffer.allocateDirect(34 * 128);
+        private ByteBuffer scratch;
         /** The aborted transactions one partition's read lists, gathered before the array is written. */
         private long[] abortedPids = new long[8];
         private long[] abortedFirsts = new long[8];
@@ -311,6 +311,10 @@ public final class FetchHandler implements RequestHandler
             if (length == 0)
             {
                 return true;
+            }
+            if (scratch == null)
+            {
+                scratch = ByteBuffer.allocateDirect(34 * 128); // the connection's first read_committed read with records
             }
             scratch.clear();
             return log.collectAbortedTransactions(fetchOffset, region.nextOffset, scratch, this) == PartitionLog.READ_OK;

@@ -18,6 +18,10 @@ import org.agrona.MutableDirectBuffer;
 
 import java.util.Arrays;
 
+import static io.ferrite.wire.record.RecordBatchDescriptor.ATTRIBUTES_OFFSET;
+import static io.ferrite.wire.record.RecordBatchDescriptor.TRANSACTIONAL_MASK;
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
 /**
  * Produce: each partition's batch goes, in place in the connection's input buffer, to the log thread
  * that owns the partition (one {@link AppendCommand} per partition, from a pool the connection
@@ -25,7 +29,9 @@ import java.util.Arrays;
  * log thread sees the request, are Kafka's request-level ones: acks must be -1, 0 or 1
  * (INVALID_REQUIRED_ACKS), the topic and partition must exist (UNKNOWN_TOPIC_OR_PARTITION, or
  * UNKNOWN_TOPIC_ID by id), a partition must carry records (INVALID_RECORD), internal topics take no
- * client writes (INVALID_TOPIC_EXCEPTION). The log checks the batch itself, and a transactional
+ * client writes (INVALID_TOPIC_EXCEPTION), transactional records need the request's transactional id
+ * (else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers an unauthorized
+ * one, and nothing is appended). The log checks the batch itself, and a transactional
  * batch against the partition's transaction state (a non-transactional one while the producer's
  * transaction is open: INVALID_TXN_STATE). Not yet: Kafka's verification of a transactional batch
  * with the coordinator before its append (the "hanging transaction" guard).
@@ -110,6 +116,7 @@ public final class ProduceHandler implements RequestHandler
             outstanding = 0;
             unsent = 0;
             failed = false;
+            boolean transactionalBatch = false;
             final boolean validAcks = acks == -1 || acks == 0 || acks == 1;
             final ProduceRequestDecoder.TopicProduceData t = decoder.topicData();
             while (t.hasNext())
@@ -154,6 +161,8 @@ public final class ProduceHandler implements RequestHandler
                         failed = true;
                         continue;
                     }
+                    transactionalBatch |= p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
+                        (connection.in.getShort(p.recordsOffset() + ATTRIBUTES_OFFSET, BIG_ENDIAN) & TRANSACTIONAL_MASK) != 0;
                     final AppendCommand command = take();
                     command.set(networkThread, this, slot, partition, connection.in, p.recordsOffset(), p.recordsLength(), acks);
                     commands[slot] = command;
@@ -162,6 +171,10 @@ public final class ProduceHandler implements RequestHandler
                     unsent++;
                 }
             }
+            if (transactionalBatch && decoder.transactionalIdIsNull())
+            {
+                refuseAll(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+            }
             send();
             if (outstanding == 0)
             {
@@ -169,6 +182,27 @@ public final class ProduceHandler implements RequestHandler
             }
             connection.defer(this);
             return DEFERRED;
+        }
+
+        /**
+         * Kafka's answer to transactional records without a transactional id (KafkaApis: not authorized
+         * for one): the whole request, every partition, and nothing appended; no command is sent yet.
+         */
+        private void refuseAll(final short refusal)
+        {
+            for (int slot = 0; slot < slots; slot++)
+            {
+                if (commands[slot] != null)
+                {
+                    pool[pooled++] = commands[slot];
+                    commands[slot] = null;
+                }
+                error[slot] = refusal;
+                message[slot] = null;
+            }
+            outstanding = 0;
+            unsent = 0;
+            failed = true;
         }
 
         /** Offers the commands not yet taken by their log threads (a full queue is retried on the next poll). */

@@ -39,6 +39,12 @@ final class InitProducerIdHandler extends CoordinatorApiHandler<TxnCoordinator, 
         if (request.transactionalIdIsNull())
         {
             response.wrap(out, outOffset, version).throttleTimeMs(0);
+            if (version >= 3 && (request.producerId() == -1) != (request.producerEpoch() == -1))
+            {
+                // Kafka's check for both paths: an id without its epoch, or an epoch without its id
+                response.errorCode(Errors.INVALID_REQUEST).producerId(-1).producerEpoch((short)-1);
+                return outOffset + response.finish();
+            }
             try
             {
                 response.errorCode(Errors.NONE).producerId(ids.next()).producerEpoch((short)0);

@@ -23,8 +23,9 @@ final class IsolatedReads
 
     /**
      * The values of every record read from the start of {@code partitions} with {@code isolation}, in
-     * the order read: polls until at least {@code expected} came, then once more (a later fetch at the
-     * position must bring nothing, so a value too many shows).
+     * the order read: polls until at least {@code expected} came and the consumer's position is the
+     * end of every partition at that isolation level (the last stable offset under read_committed), so
+     * a value too many shows.
      */
     static List<String> readAll(final RunningBroker broker, final List<TopicPartition> partitions, final IsolationLevel isolation,
         final int expected)
@@ -43,10 +44,15 @@ final class IsolatedReads
                 }
                 return values.size() >= expected;
             }, Duration.ofSeconds(30), "records read with " + isolation + ": " + values);
-            for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500)))
+            await(() ->
             {
-                values.add(new String(r.value(), StandardCharsets.UTF_8));
-            }
+                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100)))
+                {
+                    values.add(new String(r.value(), StandardCharsets.UTF_8));
+                }
+                final Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+                return partitions.stream().allMatch(tp -> consumer.position(tp) >= ends.get(tp));
+            }, Duration.ofSeconds(30), "read to the end with " + isolation + ": " + values);
             return values;
         }
     }

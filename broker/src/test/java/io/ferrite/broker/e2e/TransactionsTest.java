@@ -18,10 +18,12 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -76,8 +78,13 @@ class TransactionsTest
                 producer.send(record(1, "c3"));
                 producer.commitTransaction();
 
-                final TransactionDescription d = admin.describeTransactions(List.of("desk-1")).description("desk-1").get();
-                assertEquals(TransactionState.COMPLETE_COMMIT, d.state());
+                // Complete* is written once the markers are: after commitTransaction returned
+                final TransactionDescription[] d = new TransactionDescription[1];
+                await(() ->
+                {
+                    d[0] = admin.describeTransactions(List.of("desk-1")).description("desk-1").get();
+                    return d[0].state() == TransactionState.COMPLETE_COMMIT;
+                }, Duration.ofSeconds(20), "desk-1 CompleteCommit");
                 final Collection<TransactionListing> listed = admin.listTransactions().all().get();
                 assertEquals(1, listed.size(), listed.toString());
             }
