@@ -15,9 +15,28 @@ public final class TxnWrites
     {
     }
 
+    /**
+     * The write's record is in the log: the transition is applied. Applying it throws only on a
+     * coordinator bug (the transition check of {@link TxnMetadata#complete}); then the pending
+     * transition is dropped before the exception goes on, so the bug costs this request and does
+     * not leave the id answering CONCURRENT_TRANSACTIONS for ever.
+     */
     public static TxnOutcome written(final TxnCache cache, final TxnWrite w, final long now)
     {
         final TxnMetadata m = metadata(cache, w);
+        try
+        {
+            return apply(cache, m, w, now);
+        }
+        catch (final RuntimeException ex)
+        {
+            m.cancel();
+            throw ex;
+        }
+    }
+
+    private static TxnOutcome apply(final TxnCache cache, final TxnMetadata m, final TxnWrite w, final long now)
+    {
         if (w.then() == TxnWrite.Then.REMOVE)
         {
             m.cancel();

@@ -10,6 +10,7 @@ import java.util.Set;
 
 import static io.ferrite.broker.txn.TxnHarness.state;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -164,7 +165,7 @@ class EndTxnRulesTest
         h.idsFail = true;
         h.put("u", state(8, 32766, TxnState.ONGOING, Set.of(TP), 2));
         assertEquals(Errors.KAFKA_STORAGE_ERROR, TxnHarness.error(h.end("u", 8, 32766, true, 5)));
-        assertTrue(!h.get("u").hasPendingTransition());
+        assertFalse(h.get("u").hasPendingTransition());
     }
 
     @Test
@@ -177,5 +178,20 @@ class EndTxnRulesTest
         h.failed(abort, Errors.NOT_LEADER_OR_FOLLOWER);
         assertEquals(false, h.get("t").failedEpochFence(), "Kafka 4.4's TV2 path only logs a failed fence");
         assertEquals(4, assertInstanceOf(TxnWrite.class, h.init("t", -1, -1)).transit().producerEpoch());
+    }
+
+    @Test
+    void anIdWhoseFirstInitFailedEndsAsInKafka()
+    {
+        final TxnWrite init = assertInstanceOf(TxnWrite.class, h.init("t", -1, -1));
+        h.failed(init, Errors.REQUEST_TIMED_OUT);
+        final long pid = h.get("t").producerId();
+        // nothing here throws in Kafka: Empty is INVALID_TXN_STATE before v5, and a v5 abort of
+        // nothing bumps the epoch from -1 to 0 (TransactionMetadata.prepareAbortOrCommit)
+        assertEquals(Errors.INVALID_TXN_STATE, TxnHarness.error(h.end("t", pid, -1, false, 4)));
+        final TxnWrite abort = assertInstanceOf(TxnWrite.class, h.end("t", pid, -1, false, 5));
+        assertEquals(0, abort.transit().producerEpoch());
+        assertEquals(new Answer(Errors.NONE, pid, (short)0), h.run(abort));
+        assertEquals(TxnState.COMPLETE_ABORT, h.get("t").state());
     }
 }
