@@ -194,4 +194,24 @@ class EndTxnRulesTest
         assertEquals(new Answer(Errors.NONE, pid, (short)0), h.run(abort));
         assertEquals(TxnState.COMPLETE_ABORT, h.get("t").state());
     }
+
+    @ParameterizedTest(name = "append error {0}")
+    @CsvSource({"3, true", "19, true", "20, true", "7, true", "6, false", "56, false", "10, false", "-1, false"})
+    void aFailedCompleteIsWrittenAgainOnlyWhenTheCoordinatorIsNotAvailable(final short appendError, final boolean retried)
+    {
+        h.put("t", state(7, 3, TxnState.ONGOING, Set.of(TP), 0));
+        final TxnOutcome prepared = h.written(assertInstanceOf(TxnWrite.class, h.end("t", 7, 3, true, 3)));
+        final TxnWrite complete = prepared.markers().complete();
+        final TxnOutcome outcome = h.failed(complete, appendError);
+        // UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT are COORDINATOR_NOT_AVAILABLE:
+        // written again; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR (NOT_COORDINATOR) and the rest wait for the next load
+        assertEquals(new TxnOutcome(null, null, retried ? complete : null), outcome);
+        assertEquals(TxnState.COMPLETE_COMMIT, h.get("t").pendingState(), "Complete* stays pending either way");
+        if (!retried)
+        {
+            final TxnReplay.Loaded reloaded = h.replay();
+            assertEquals(TxnState.COMPLETE_COMMIT, reloaded.toComplete().get(0).complete().transit().state(),
+                "the next load prepares it again");
+        }
+    }
 }
