@@ -145,6 +145,47 @@ class TxnReplayTest
         assertEquals(0, loaded.toComplete().size());
     }
 
+    @Test
+    void aSecondLoadOfAPartitionReplacesItsIds()
+    {
+        final TxnConfig config = TxnConfig.defaults();
+        final TxnCache cache = new TxnCache(config);
+        final int partition = config.partitionFor("t");
+        final String sameOther = partitionMate("t", partition, config);
+        final String elsewhere = idIn((partition + 1) % config.stateLogPartitions(), config);
+        final TxnMetadata t = new TxnMetadata("t", state(7, 0, TxnState.EMPTY, Set.of(), 0));
+        final TxnMetadata mate = new TxnMetadata(sameOther, state(8, 0, TxnState.EMPTY, Set.of(), 0));
+        final TxnMetadata other = new TxnMetadata(elsewhere, state(9, 0, TxnState.EMPTY, Set.of(), 0));
+        cache.loaded(partition, Map.of("t", t, sameOther, mate));
+        cache.loaded((partition + 1) % config.stateLogPartitions(), Map.of(elsewhere, other));
+        // the partition is loaded again (its leadership came back) from a log where only the mate is left
+        final TxnMetadata mateAgain = new TxnMetadata(sameOther, state(8, 1, TxnState.EMPTY, Set.of(), 0));
+        cache.loading(partition);
+        cache.loaded(partition, Map.of(sameOther, mateAgain));
+        assertNull(cache.get("t"), "the earlier load's id the log no longer holds is gone");
+        assertEquals(mateAgain, cache.get(sameOther));
+        assertEquals(other, cache.get(elsewhere), "another partition's ids stay");
+        assertEquals(Set.of(mateAgain, other), Set.copyOf(cache.all()));
+        assertEquals(Errors.INVALID_PRODUCER_ID_MAPPING, cache.requestError("t"));
+    }
+
+    private static String partitionMate(final String id, final int partition, final TxnConfig config)
+    {
+        for (int i = 0; ; i++)
+        {
+            final String candidate = id + "-" + i;
+            if (config.partitionFor(candidate) == partition)
+            {
+                return candidate;
+            }
+        }
+    }
+
+    private static String idIn(final int partition, final TxnConfig config)
+    {
+        return partitionMate("x", partition, config);
+    }
+
     private static void apply(final TxnReplay replay, final String id, final byte[] value)
     {
         final byte[] key = TxnRecords.key(id);
