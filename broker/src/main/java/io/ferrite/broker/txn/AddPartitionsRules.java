@@ -56,6 +56,12 @@ public final class AddPartitionsRules
         {
             return Answer.error(Errors.NONE);
         }
+        if (m.producerEpoch() < 0)
+        {
+            // an id whose first InitProducerId write failed has no epoch yet: Kafka's prepare throws
+            // there, which its request handler answers UNKNOWN_SERVER_ERROR
+            return Answer.error(Errors.UNKNOWN_SERVER_ERROR);
+        }
         return new TxnWrite(transactionalId, m.prepareAddPartitions(partitions, now, clientTransactionVersion),
             TxnWrite.Then.ANSWER_NONE);
     }

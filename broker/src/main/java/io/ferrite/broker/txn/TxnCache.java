@@ -39,7 +39,11 @@ public final class TxnCache
         set(partition, LOADING);
     }
 
-    /** The partition is loaded with the transactions its log held ({@link TxnReplay}); its ids are served. */
+    /**
+     * The partition is loaded with the transactions its log held ({@link TxnReplay}); its ids are
+     * served. They replace whatever the cache held for the partition (an earlier load's ids, which
+     * the log may since have removed).
+     */
     public void loaded(final int partition, final Map<String, TxnMetadata> transactions)
     {
         for (final TxnMetadata m : transactions.values())
@@ -48,8 +52,9 @@ public final class TxnCache
             {
                 throw new IllegalArgumentException(m.transactionalId() + " is not in partition " + partition);
             }
-            byId.put(m.transactionalId(), m);
         }
+        byId.values().removeIf(m -> config.partitionFor(m.transactionalId()) == partition);
+        byId.putAll(transactions);
         set(partition, SERVED);
     }
 

@@ -1,13 +1,14 @@
 package io.ferrite.broker.txn;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import io.ferrite.broker.Errors;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 
 /** DescribeTransactions and ListTransactions, as Kafka 4.4's coordinator answers them. */
 public final class TxnQueries
@@ -53,11 +54,14 @@ public final class TxnQueries
     /**
      * The transactions every filter keeps (an empty set or a negative duration filters nothing):
      * producer id in {@code producerIds}; state named in {@code stateNames} (names no state has are
-     * echoed back and match nothing); running longer than {@code durationMs} ({@code now - start >
+     * echoed back, each once, in the order first given, and match nothing: Kafka takes the names as a set); running longer than {@code durationMs} ({@code now - start >
      * duration}); id matching {@code idPattern} whole. Dead ids never.
      *
-     * <p>Kafka 4.4 compiles the pattern with RE2/J; this uses {@code java.util.regex}, which accepts
-     * more (look-around, back-references) — the same answer for every pattern RE2/J accepts.
+     * <p>The pattern is RE2/J's ({@code com.google.re2j}, as Kafka 4.4 compiles it), not
+     * {@code java.util.regex}'s: the two differ on patterns both accept (RE2/J's {@code .} matches
+     * {@code \r}, {@code [a&&b]} is three characters, {@code (?i)} folds non-ASCII letters,
+     * {@code \s} leaves out the vertical tab) and on what each accepts ({@code (?P<x>a)} is RE2/J's
+     * only; look-around and back-references are {@code java.util.regex}'s only).
      */
     public static Listing list(final TxnCache cache, final Set<Long> producerIds, final List<String> stateNames,
         final long durationMs, final String idPattern, final long now)
@@ -68,7 +72,7 @@ public final class TxnQueries
         }
         final Set<TxnState> states = EnumSet.noneOf(TxnState.class);
         final List<String> unknown = new ArrayList<>();
-        for (final String name : stateNames)
+        for (final String name : new LinkedHashSet<>(stateNames))
         {
             final TxnState s = TxnState.ofName(name);
             if (s == null)

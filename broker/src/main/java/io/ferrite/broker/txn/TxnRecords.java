@@ -149,6 +149,12 @@ public final class TxnRecords
         return r.string(false, "TransactionalId");
     }
 
+    /** The version of a value (its first two bytes). */
+    public static short readValueVersion(final DirectBuffer buffer, final int offset, final int length)
+    {
+        return new Reader(buffer, offset, offset + length).int16();
+    }
+
     /**
      * A value (version 0 or 1) as the transit it holds; {@code lastProducerEpoch} is -1, as
      * Kafka loads it. Unknown tagged fields are skipped; an unknown version or state is refused.

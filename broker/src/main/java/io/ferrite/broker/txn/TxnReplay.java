@@ -1,6 +1,8 @@
 package io.ferrite.broker.txn;
 
 import org.agrona.DirectBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,11 +15,21 @@ import java.util.Map;
  * it leaves ({@link #finish}): the transactions to cache, and those left in PrepareCommit or
  * PrepareAbort — their markers must be written again, then Complete* (their Complete* is prepared).
  * Ongoing transactions stay as they are: the timeout sweep ends them.
+ *
+ * <p>A record this coordinator cannot use is skipped, not loaded, and the load goes on (one WARN at
+ * {@link #finish} counts them): a value of a version other than 0 and 1 (Kafka's load skips it with
+ * a warning: a left-over of an aborted upgrade), and a value no coordinator writes — state Dead (its
+ * record is a tombstone) or PrepareEpochFence (only ever pending), or a negative producer id or
+ * epoch — which, loaded, would make later requests for the id throw.
  */
 public final class TxnReplay
 {
+    private static final Logger LOG = LoggerFactory.getLogger(TxnReplay.class);
+
     private final Map<String, TxnTransit> last = new HashMap<>();
     private int records;
+    private int skipped;
+    private String firstSkipped;
 
     /** The transactions to cache, and the jobs of those to complete. */
     public record Loaded(Map<String, TxnMetadata> transactions, List<MarkerJob> toComplete)
@@ -32,16 +44,34 @@ public final class TxnReplay
         final int valueLength)
     {
         final String id = TxnRecords.readKey(buffer, keyOffset, keyLength);
-        if (id != null)
+        if (id == null)
         {
-            apply(id, valueLength < 0 ? null : TxnRecords.readValue(buffer, valueOffset, valueLength));
+            return;
         }
+        if (valueLength >= 0)
+        {
+            final short version = TxnRecords.readValueVersion(buffer, valueOffset, valueLength);
+            if (version != 0 && version != 1)
+            {
+                records++;
+                skip(id, "value version " + version);
+                return;
+            }
+        }
+        apply(id, valueLength < 0 ? null : TxnRecords.readValue(buffer, valueOffset, valueLength));
     }
 
     /** One record read already: a value, or null for a tombstone. */
     public void apply(final String transactionalId, final TxnTransit value)
     {
         records++;
+        if (value != null && (value.state() == TxnState.DEAD || value.state() == TxnState.PREPARE_EPOCH_FENCE
+            || value.producerId() < 0 || value.producerEpoch() < 0))
+        {
+            skip(transactionalId, "state " + value.state().stateName() + ", producer id " + value.producerId() + ", epoch "
+                + value.producerEpoch());
+            return;
+        }
         if (value == null)
         {
             last.remove(transactionalId);
@@ -52,14 +82,34 @@ public final class TxnReplay
         }
     }
 
+    /** The records read, skipped ones included. */
     public int records()
     {
         return records;
     }
 
+    /** The records skipped: neither loaded nor removing anything. */
+    public int skipped()
+    {
+        return skipped;
+    }
+
+    private void skip(final String transactionalId, final String why)
+    {
+        if (skipped++ == 0)
+        {
+            firstSkipped = transactionalId + " (" + why + ")";
+        }
+    }
+
     /** The partition's transactions; those prepared get Complete* pending, stamped {@code now}. */
     public Loaded finish(final long now)
     {
+        if (skipped > 0)
+        {
+            LOG.warn("Skipped {} of {} __transaction_state records no coordinator writes, the first for {}; each left "
+                + "the id as the records before it had it", skipped, records, firstSkipped);
+        }
         final Map<String, TxnMetadata> transactions = new HashMap<>();
         final List<MarkerJob> toComplete = new ArrayList<>();
         for (final Map.Entry<String, TxnTransit> e : last.entrySet())

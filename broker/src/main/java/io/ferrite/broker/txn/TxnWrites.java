@@ -15,9 +15,28 @@ public final class TxnWrites
     {
     }
 
+    /**
+     * The write's record is in the log: the transition is applied. Applying it throws only on a
+     * coordinator bug (the transition check of {@link TxnMetadata#complete}); then the pending
+     * transition is dropped before the exception goes on, so the bug costs this request and does
+     * not leave the id answering CONCURRENT_TRANSACTIONS for ever.
+     */
     public static TxnOutcome written(final TxnCache cache, final TxnWrite w, final long now)
     {
         final TxnMetadata m = metadata(cache, w);
+        try
+        {
+            return apply(cache, m, w, now);
+        }
+        catch (final RuntimeException ex)
+        {
+            m.cancel();
+            throw ex;
+        }
+    }
+
+    private static TxnOutcome apply(final TxnCache cache, final TxnMetadata m, final TxnWrite w, final long now)
+    {
         if (w.then() == TxnWrite.Then.REMOVE)
         {
             m.cancel();
@@ -55,14 +74,25 @@ public final class TxnWrites
         return new TxnOutcome(answer, markers, null);
     }
 
-    /** @param error Kafka's code of the write's failure (see {@link Errors#ofAppend}) */
+    /**
+     * The write's record could not be appended. A Complete* (its markers are written) stays pending:
+     * it is written again ({@link TxnOutcome#retry}) only when the failure means COORDINATOR_NOT_AVAILABLE
+     * (the append may succeed later: UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS*, REQUEST_TIMED_OUT);
+     * any other failure (NOT_COORDINATOR after the partition was closed or could not be written, an
+     * unexpected error) leaves it pending for the partition's next load, which prepares it again —
+     * as Kafka's {@code TransactionMarkerChannelManager} does, and no hot retry loop. Any other write
+     * is forgotten and its client answered the translated error.
+     *
+     * @param error the failed append's error as a produce request would answer it (Kafka's code:
+     *     {@link Errors#ofAppend} of the log's result), untranslated; this translates it with
+     *     {@link TxnErrors#ofAppend}
+     */
     public static TxnOutcome failed(final TxnCache cache, final TxnWrite w, final short error)
     {
         final TxnMetadata m = metadata(cache, w);
         if (w.then() == TxnWrite.Then.COMPLETED)
         {
-            // the markers are written: Complete* stays pending until it is
-            return new TxnOutcome(null, null, w);
+            return TxnErrors.ofAppend(error) == Errors.COORDINATOR_NOT_AVAILABLE ? new TxnOutcome(null, null, w) : TxnOutcome.NOTHING;
         }
         m.cancel();
         final boolean fenceAbort = w.then() == TxnWrite.Then.ANSWER_RETRY_AFTER_FENCE || w.then() == TxnWrite.Then.MARKERS_ONLY;

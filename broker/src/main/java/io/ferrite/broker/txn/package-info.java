@@ -24,8 +24,9 @@
  * </ul>
  *
  * <h2>How an agent drives it</h2>
- * One thread owns the cache (as {@code group.GroupAgent} owns the groups). A request: call its rule;
- * an {@code Answer} is sent at once; a {@code TxnWrite} is written as one record (one batch: magic 2,
+ * One thread owns the cache: the coordinators' agent ({@code coordinator.CoordinatorAgent}, which owns
+ * the groups too; the transaction coordinator is to run on it through {@code coordinator.CoordinatorRuntime}).
+ * A request: call its rule; an {@code Answer} is sent at once; a {@code TxnWrite} is written as one record (one batch: magic 2,
  * uncompressed, producer id -1, timestamp now; key {@code write.key()}, value
  * {@code write.value(config.valueVersion())}) to partition {@code config.partitionFor(id)} through its
  * log thread, and its answer goes to {@code TxnWrites.written}/{@code failed}; the outcome's answer

@@ -11,7 +11,9 @@ import java.util.Set;
 
 import static io.ferrite.broker.txn.TxnHarness.state;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** AddPartitionsToTxn v0-5 (add and verify) and AddOffsetsToTxn against Kafka 4.4's rules (research §1.3). */
@@ -41,7 +43,7 @@ class AddPartitionsRulesTest
         h.put("t", state(7, 3, TxnState.ONGOING, Set.of(A, B), 0));
         assertEquals(Answer.error(Errors.NONE), h.add("t", 7, 3, (short)1, A));
         assertTrue(h.log.isEmpty());
-        assertTrue(!h.get("t").hasPendingTransition());
+        assertFalse(h.get("t").hasPendingTransition());
     }
 
     @Test
@@ -111,5 +113,40 @@ class AddPartitionsRulesTest
     void clientTransactionVersionOfTheRequestVersion(final short version, final short expected)
     {
         assertEquals(expected, TxnErrors.addPartitionsClientVersion(version));
+    }
+
+    @Test
+    void anIdWhoseFirstInitFailedHasNoEpochAndIsAnsweredUnknownServerError()
+    {
+        final TxnWrite init = assertInstanceOf(TxnWrite.class, h.init("t", -1, -1));
+        assertEquals(Answer.error(Errors.COORDINATOR_NOT_AVAILABLE), h.failed(init, Errors.REQUEST_TIMED_OUT).answer());
+        final TxnMetadata m = h.get("t");
+        assertEquals(-1, m.producerEpoch(), "the new id stays in the cache without an epoch, as in Kafka");
+        final long pid = m.producerId();
+        // Kafka's prepare throws IllegalArgumentException there, which its handler answers UNKNOWN_SERVER_ERROR
+        assertEquals(Answer.error(Errors.UNKNOWN_SERVER_ERROR), h.add("t", pid, -1, (short)3, A));
+        assertEquals(Answer.error(Errors.UNKNOWN_SERVER_ERROR), AddPartitionsRules.addOffsets(h.cache, "t", pid, (short)-1, "g", h.now));
+        assertFalse(m.hasPendingTransition());
+        assertTrue(h.log.isEmpty());
+        // the client's next InitProducerId gives the id its first epoch
+        assertEquals(new Answer(Errors.NONE, pid, (short)0), h.run(h.init("t", -1, -1)));
+        assertEquals(Answer.error(Errors.NONE), h.run(h.add("t", pid, 0, (short)3, A)));
+    }
+
+    @Test
+    void aTransitionThatCannotBeAppliedIsNoLongerPending()
+    {
+        h.put("t", state(7, 3, TxnState.ONGOING, Set.of(A), 0));
+        final TxnWrite w = assertInstanceOf(TxnWrite.class, h.add("t", 7, 3, (short)3, B));
+        final TxnTransit t = w.transit();
+        // a transit the coordinator could only prepare through a bug: it goes back an epoch
+        final TxnWrite wrong = new TxnWrite("t", new TxnTransit(t.producerId(), t.prevProducerId(), t.nextProducerId(),
+            (short)2, t.lastProducerEpoch(), t.timeoutMs(), t.state(), t.partitions(), t.startTimestamp(), t.lastUpdateTimestamp(),
+            t.clientTransactionVersion()), w.then());
+        assertThrows(IllegalStateException.class, () -> TxnWrites.written(h.cache, wrong, h.now));
+        assertFalse(h.get("t").hasPendingTransition(), "the bug cost its request only");
+        assertEquals(Set.of(A), h.get("t").partitions());
+        assertEquals(Answer.error(Errors.NONE), h.run(h.add("t", 7, 3, (short)3, B)));
+        assertEquals(Set.of(A, B), h.get("t").partitions());
     }
 }

@@ -10,6 +10,7 @@ import java.util.Set;
 
 import static io.ferrite.broker.txn.TxnHarness.state;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -164,7 +165,7 @@ class EndTxnRulesTest
         h.idsFail = true;
         h.put("u", state(8, 32766, TxnState.ONGOING, Set.of(TP), 2));
         assertEquals(Errors.KAFKA_STORAGE_ERROR, TxnHarness.error(h.end("u", 8, 32766, true, 5)));
-        assertTrue(!h.get("u").hasPendingTransition());
+        assertFalse(h.get("u").hasPendingTransition());
     }
 
     @Test
@@ -177,5 +178,40 @@ class EndTxnRulesTest
         h.failed(abort, Errors.NOT_LEADER_OR_FOLLOWER);
         assertEquals(false, h.get("t").failedEpochFence(), "Kafka 4.4's TV2 path only logs a failed fence");
         assertEquals(4, assertInstanceOf(TxnWrite.class, h.init("t", -1, -1)).transit().producerEpoch());
+    }
+
+    @Test
+    void anIdWhoseFirstInitFailedEndsAsInKafka()
+    {
+        final TxnWrite init = assertInstanceOf(TxnWrite.class, h.init("t", -1, -1));
+        h.failed(init, Errors.REQUEST_TIMED_OUT);
+        final long pid = h.get("t").producerId();
+        // nothing here throws in Kafka: Empty is INVALID_TXN_STATE before v5, and a v5 abort of
+        // nothing bumps the epoch from -1 to 0 (TransactionMetadata.prepareAbortOrCommit)
+        assertEquals(Errors.INVALID_TXN_STATE, TxnHarness.error(h.end("t", pid, -1, false, 4)));
+        final TxnWrite abort = assertInstanceOf(TxnWrite.class, h.end("t", pid, -1, false, 5));
+        assertEquals(0, abort.transit().producerEpoch());
+        assertEquals(new Answer(Errors.NONE, pid, (short)0), h.run(abort));
+        assertEquals(TxnState.COMPLETE_ABORT, h.get("t").state());
+    }
+
+    @ParameterizedTest(name = "append error {0}")
+    @CsvSource({"3, true", "19, true", "20, true", "7, true", "6, false", "56, false", "10, false", "-1, false"})
+    void aFailedCompleteIsWrittenAgainOnlyWhenTheCoordinatorIsNotAvailable(final short appendError, final boolean retried)
+    {
+        h.put("t", state(7, 3, TxnState.ONGOING, Set.of(TP), 0));
+        final TxnOutcome prepared = h.written(assertInstanceOf(TxnWrite.class, h.end("t", 7, 3, true, 3)));
+        final TxnWrite complete = prepared.markers().complete();
+        final TxnOutcome outcome = h.failed(complete, appendError);
+        // UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT are COORDINATOR_NOT_AVAILABLE:
+        // written again; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR (NOT_COORDINATOR) and the rest wait for the next load
+        assertEquals(new TxnOutcome(null, null, retried ? complete : null), outcome);
+        assertEquals(TxnState.COMPLETE_COMMIT, h.get("t").pendingState(), "Complete* stays pending either way");
+        if (!retried)
+        {
+            final TxnReplay.Loaded reloaded = h.replay();
+            assertEquals(TxnState.COMPLETE_COMMIT, reloaded.toComplete().get(0).complete().transit().state(),
+                "the next load prepares it again");
+        }
     }
 }

@@ -38,7 +38,7 @@ class InitProducerIdRulesTest
     @CsvSource({"'', -1, -1", "t, 5, -1", "t, -1, 3", ", 5, -1"})
     void invalidRequests(final String id, final long pid, final int epoch)
     {
-        assertEquals(Errors.INVALID_REQUEST, TxnHarness.error(h.init(id == null ? null : id, pid, epoch)));
+        assertEquals(Errors.INVALID_REQUEST, TxnHarness.error(h.init(id, pid, epoch)));
     }
 
     @ParameterizedTest

@@ -25,8 +25,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * clock, against the coordinator's rules. After every step: an epoch never decreases for a producer
  * id; a state only follows one it may follow (Complete* only after its Prepare*); nothing is
  * prepared while a transition is pending, and a transition is pending exactly while its write or
- * its markers are under way; an answer's producer id and epoch are the cache's; and, whenever
- * nothing is under way, replaying what was written gives back what the cache holds.
+ * its markers are under way (or, for a Complete* whose write failed but for COORDINATOR_NOT_AVAILABLE,
+ * until the next load); an answer's producer id and epoch are the cache's; whenever nothing is under
+ * way, replaying what was written gives back what the cache holds, at the epoch last written; and
+ * across restarts (the log replayed into a new cache, writes under way lost, the load's Complete*
+ * written again) no producer id is ever answered an epoch below one it was answered before.
  */
 class TxnCoordinatorPropertyTest
 {
@@ -36,6 +39,12 @@ class TxnCoordinatorPropertyTest
     private final Map<String, long[]> clients = new HashMap<>();
     private final List<TxnWrite> inFlight = new ArrayList<>();
     private final List<MarkerJob> markerJobs = new ArrayList<>();
+    /** Complete* writes that failed with no retry: pending until the next load. */
+    private final List<TxnWrite> stranded = new ArrayList<>();
+    /** The producer epoch of the last record written per id (a tombstone removes it). */
+    private final Map<String, Short> writtenEpoch = new HashMap<>();
+    /** The highest epoch answered per producer id, across restarts. */
+    private final Map<Long, Short> maxAnswered = new HashMap<>();
     private final Map<Long, Short> maxEpoch = new HashMap<>();
     private final Map<String, TxnState> lastState = new HashMap<>();
     private TxnHarness h;
@@ -48,6 +57,9 @@ class TxnCoordinatorPropertyTest
         clients.clear();
         inFlight.clear();
         markerJobs.clear();
+        stranded.clear();
+        writtenEpoch.clear();
+        maxAnswered.clear();
         maxEpoch.clear();
         lastState.clear();
         h = new TxnHarness(new TxnConfig(900_000, 5, 3, 500_000 + random.nextInt(2) * 10_000_000L, (short)(random.nextInt(3))));
@@ -61,7 +73,7 @@ class TxnCoordinatorPropertyTest
     private void step()
     {
         final String id = IDS[random.nextInt(IDS.length)];
-        switch (random.nextInt(12))
+        switch (random.nextInt(13))
         {
             case 0, 1 ->
             {
@@ -84,7 +96,14 @@ class TxnCoordinatorPropertyTest
             case 8 -> deliver();
             case 9 -> completeMarkers();
             case 10 -> h.now += random.nextInt(3) == 0 ? 100_000 : 1_000;
-            default -> sweep();
+            case 11 -> sweep();
+            default ->
+            {
+                if (random.nextInt(3) == 0)
+                {
+                    restart();
+                }
+            }
         }
     }
 
@@ -125,6 +144,10 @@ class TxnCoordinatorPropertyTest
             {
                 inFlight.add(outcome.retry());
             }
+            else if (w.then() == TxnWrite.Then.COMPLETED)
+            {
+                stranded.add(w);
+            }
             if (outcome.answer() != null)
             {
                 assertTrue(outcome.answer().error() == Errors.NOT_COORDINATOR || outcome.answer().error() == Errors.COORDINATOR_NOT_AVAILABLE);
@@ -132,6 +155,14 @@ class TxnCoordinatorPropertyTest
             return;
         }
         final TxnOutcome outcome = h.written(w);
+        if (w.transit().state() == TxnState.DEAD)
+        {
+            writtenEpoch.remove(w.transactionalId());
+        }
+        else
+        {
+            writtenEpoch.put(w.transactionalId(), w.transit().producerEpoch());
+        }
         if (w.then() == TxnWrite.Then.ANSWER_PRODUCER)
         {
             final TxnMetadata m = h.get(w.transactionalId());
@@ -189,6 +220,23 @@ class TxnCoordinatorPropertyTest
         }
     }
 
+    /** The coordinator restarts: the log is what remains. */
+    private void restart()
+    {
+        inFlight.clear();
+        markerJobs.clear();
+        stranded.clear();
+        markerJobs.addAll(h.restart());
+        // a TV1 fence whose abort failed took its epoch in memory only (never answered): it is gone now
+        maxEpoch.clear();
+        for (final TxnMetadata m : h.cache.all())
+        {
+            final Short answered = maxAnswered.get(m.producerId());
+            assertTrue(answered == null || m.producerEpoch() >= answered, "after a restart " + m + " is below the epoch answered, "
+                + answered);
+        }
+    }
+
     private void check(final String when)
     {
         for (final TxnMetadata m : h.cache.all())
@@ -224,35 +272,38 @@ class TxnCoordinatorPropertyTest
                 assertEquals(TxnState.PREPARE_ABORT, previous, when);
             }
             final boolean underWay = inFlight.stream().anyMatch(w -> w.transactionalId().equals(id))
-                || markerJobs.stream().anyMatch(j -> j.transactionalId().equals(id));
+                || markerJobs.stream().anyMatch(j -> j.transactionalId().equals(id))
+                || stranded.stream().anyMatch(w -> w.transactionalId().equals(id));
             assertEquals(underWay, m.hasPendingTransition(), when + ": pending exactly while under way " + m);
         }
         lastState.keySet().removeIf(id -> h.get(id) == null);
-        if (inFlight.isEmpty() && markerJobs.isEmpty())
+        if (inFlight.isEmpty() && markerJobs.isEmpty() && stranded.isEmpty())
         {
             final TxnReplay.Loaded loaded = h.replay();
             assertEquals(ids(h.cache.all()), loaded.transactions().keySet(), when);
+            assertEquals(writtenEpoch.keySet(), loaded.transactions().keySet(), when);
             for (final TxnMetadata m : h.cache.all())
             {
                 final TxnTransit held = m.snapshot();
-                if (held.producerEpoch() < 0)
+                final Short written = writtenEpoch.get(m.transactionalId());
+                if (written == null)
                 {
                     // created by an InitProducerId whose write failed: in memory only, as in Kafka
+                    assertTrue(held.producerEpoch() < 0, when + " " + m);
                     continue;
                 }
                 final TxnTransit read = loaded.transactions().get(m.transactionalId()).snapshot();
-                if (m.failedEpochFence())
+                // a TV1 fence takes its epoch before its abort is written and keeps it when the write fails
+                // (as Kafka does): the log holds the epoch before it, until a later write at the new epoch
+                assertEquals((short)written, read.producerEpoch(), when + " replay of " + m.transactionalId());
+                if (!m.failedEpochFence())
                 {
-                    // a TV1 fence takes its epoch before its abort is written and keeps it when the write fails
-                    // (as Kafka does): the log holds the epoch before it, until a later write at the new epoch
-                    assertTrue(read.producerEpoch() == held.producerEpoch() - 1 || read.producerEpoch() == held.producerEpoch(), when);
-                    assertEquals(held.state(), read.state(), when);
-                    continue;
+                    assertEquals(held.producerEpoch(), read.producerEpoch(), when + " " + m);
                 }
                 // value version 0 (a cluster at transaction.version 0) has no room for the producer id links
                 final boolean links = h.config.valueVersion() > 0;
                 assertEquals(new TxnTransit(held.producerId(), links ? held.prevProducerId() : -1, links ? held.nextProducerId() : -1,
-                    held.producerEpoch(), (short)-1, held.timeoutMs(), held.state(), held.partitions(), held.startTimestamp(),
+                    read.producerEpoch(), (short)-1, held.timeoutMs(), held.state(), held.partitions(), held.startTimestamp(),
                     held.lastUpdateTimestamp(), held.clientTransactionVersion()), read, when + " replay of " + m.transactionalId());
             }
             assertTrue(loaded.toComplete().isEmpty(), when);
@@ -283,6 +334,9 @@ class TxnCoordinatorPropertyTest
 
     private void remember(final String id, final Answer a)
     {
+        final Short answered = maxAnswered.get(a.producerId());
+        assertTrue(answered == null || a.producerEpoch() >= answered, id + " answered " + a + " after epoch " + answered);
+        maxAnswered.put(a.producerId(), a.producerEpoch());
         clients.put(id, new long[] {a.producerId(), a.producerEpoch()});
     }
 

@@ -18,7 +18,7 @@ import java.util.Set;
 final class TxnHarness
 {
     final TxnConfig config;
-    final TxnCache cache;
+    TxnCache cache;
     final List<byte[][]> log = new ArrayList<>();
     final List<MarkerJob> markers = new ArrayList<>();
     long now = 10_000;
@@ -138,6 +138,31 @@ final class TxnHarness
             }
         }
         return replay.finish(now);
+    }
+
+    /**
+     * A coordinator restart: what was written is replayed into a new cache, partition by partition
+     * (what was in memory only, pending transitions included, is gone). Returns the load's jobs: the
+     * transactions left prepared, whose markers and Complete* are to be written again.
+     */
+    java.util.List<MarkerJob> restart()
+    {
+        final TxnReplay.Loaded loaded = replay();
+        cache = new TxnCache(config);
+        for (int p = 0; p < config.stateLogPartitions(); p++)
+        {
+            final Map<String, TxnMetadata> own = new java.util.HashMap<>();
+            for (final TxnMetadata m : loaded.transactions().values())
+            {
+                if (config.partitionFor(m.transactionalId()) == p)
+                {
+                    own.put(m.transactionalId(), m);
+                }
+            }
+            cache.loading(p);
+            cache.loaded(p, own);
+        }
+        return loaded.toComplete();
     }
 
     static short error(final TxnDecision d)

@@ -57,9 +57,10 @@ class TxnQueriesTest
         h.put("payments", state(9, 3, TxnState.EMPTY, Set.of(), 0));
         assertEquals(Set.of("orders-1", "orders-2", "payments"), ids(TxnQueries.list(h.cache, Set.of(), List.of(), -1, null, 0)));
         assertEquals(Set.of("orders-2"), ids(TxnQueries.list(h.cache, Set.of(8L, 99L), List.of(), -1, null, 0)));
-        final TxnQueries.Listing byState = TxnQueries.list(h.cache, Set.of(), List.of("Ongoing", "Bogus", "ongoing"), -1, null, 0);
+        final TxnQueries.Listing byState = TxnQueries.list(h.cache, Set.of(), List.of("Ongoing", "Bogus", "ongoing", "Bogus", "Ongoing"), -1,
+            null, 0);
         assertEquals(Set.of("orders-1"), ids(byState));
-        assertEquals(List.of("Bogus", "ongoing"), byState.unknownStateFilters());
+        assertEquals(List.of("Bogus", "ongoing"), byState.unknownStateFilters(), "each unknown name once, in the order first given");
         assertEquals(Set.of(), ids(TxnQueries.list(h.cache, Set.of(), List.of("Bogus"), -1, null, 0)), "unknown names match nothing");
         // started at 5 000 (Empty's start is -1): running longer than the filter is now - start > filter
         assertEquals(Set.of("payments"), ids(TxnQueries.list(h.cache, Set.of(), List.of(), 10_000, null, 15_000)));
@@ -80,5 +81,38 @@ class TxnQueriesTest
         assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, TxnQueries.list(cache, Set.of(), List.of(), -1, null, 0).error());
         cache.loaded(3, Map.of());
         assertEquals(Errors.NONE, TxnQueries.list(cache, Set.of(), List.of(), -1, null, 0).error());
+    }
+
+    /**
+     * The id pattern is RE2/J's, as in Kafka 4.4 (its TransactionStateManager compiles it with
+     * com.google.re2j): where java.util.regex answers otherwise, the answer is RE2/J's.
+     */
+    @Test
+    void theIdPatternIsRe2j()
+    {
+        for (final String id : List.of("t\r1", "a", "&", "b", "É", "\u000B", " "))
+        {
+            h.put(id, state(7, 3, TxnState.EMPTY, Set.of(), 0));
+        }
+        // RE2/J's . is anything but \n (java.util.regex's leaves out \r too)
+        assertEquals(Set.of("t\r1"), listed("t.*"));
+        // no class intersection in RE2/J: [a&&b] is the characters a, & and b (java.util.regex: nothing)
+        assertEquals(Set.of("a", "&", "b"), listed("[a&&b]"));
+        // Python's named group is RE2/J's (java.util.regex refuses it)
+        assertEquals(Set.of("a"), listed("(?P<x>a)"));
+        // (?i) folds every letter in RE2/J (java.util.regex: ASCII only, without UNICODE_CASE)
+        assertEquals(Set.of("É"), listed("(?i)é"));
+        // RE2/J's \s is [\t\n\f\r ], without the vertical tab that java.util.regex's has
+        assertEquals(Set.of(" "), listed("\\s"));
+        // what java.util.regex alone accepts: look-around, back-references
+        assertEquals(Errors.INVALID_REGULAR_EXPRESSION, TxnQueries.list(h.cache, Set.of(), List.of(), -1, "(?=a)a", 0).error());
+        assertEquals(Errors.INVALID_REGULAR_EXPRESSION, TxnQueries.list(h.cache, Set.of(), List.of(), -1, "(a)\\1", 0).error());
+    }
+
+    private Set<String> listed(final String pattern)
+    {
+        final TxnQueries.Listing listing = TxnQueries.list(h.cache, Set.of(), List.of(), -1, pattern, 0);
+        assertEquals(Errors.NONE, listing.error(), pattern);
+        return ids(listing);
     }
 }

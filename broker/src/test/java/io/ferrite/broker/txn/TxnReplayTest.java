@@ -104,4 +104,94 @@ class TxnReplayTest
         assertEquals(Errors.NONE, cache.lookupError("t"));
         assertEquals(t, cache.get("t"));
     }
+
+    @Test
+    void aValueOfAnUnknownVersionIsSkippedAndTheLoadGoesOn()
+    {
+        final TxnReplay replay = new TxnReplay();
+        final TxnTransit ongoing = state(7, 3, TxnState.ONGOING, Set.of(TP), 2);
+        apply(replay, "t", TxnRecords.value(ongoing, (short)1));
+        final byte[] v2 = TxnRecords.value(state(7, 4, TxnState.PREPARE_ABORT, Set.of(TP), 2), (short)1);
+        v2[1] = 2;
+        apply(replay, "t", v2);
+        // only the version is read from a value of an unknown version (Kafka's loadTransactionMetadata)
+        apply(replay, "u", new byte[] {0x7f, 0x7f, 1});
+        apply(replay, "v", TxnRecords.value(state(9, 0, TxnState.EMPTY, Set.of(), 0), (short)0));
+        assertEquals(4, replay.records());
+        assertEquals(2, replay.skipped());
+        final TxnReplay.Loaded loaded = replay.finish(0);
+        assertEquals(Set.of("t", "v"), loaded.transactions().keySet());
+        assertEquals(TxnState.ONGOING, loaded.transactions().get("t").state(), "the skipped record changed nothing");
+        assertEquals(3, loaded.transactions().get("t").producerEpoch());
+        assertEquals(0, loaded.toComplete().size());
+    }
+
+    @Test
+    void aValueNoCoordinatorWritesIsSkipped()
+    {
+        final TxnReplay replay = new TxnReplay();
+        final TxnTransit ongoing = state(7, 3, TxnState.ONGOING, Set.of(TP), 2);
+        replay.apply("t", ongoing);
+        apply(replay, "t", TxnRecords.value(state(7, 3, TxnState.DEAD, Set.of(), 2), (short)1));
+        apply(replay, "u", TxnRecords.value(state(8, 1, TxnState.PREPARE_EPOCH_FENCE, Set.of(TP), 0), (short)0));
+        replay.apply("v", state(-1, 0, TxnState.EMPTY, Set.of(), 0));
+        replay.apply("w", state(10, -1, TxnState.COMPLETE_COMMIT, Set.of(), 0));
+        replay.apply("x", state(11, -2, TxnState.PREPARE_COMMIT, Set.of(TP), 0));
+        assertEquals(6, replay.records());
+        assertEquals(5, replay.skipped());
+        final TxnReplay.Loaded loaded = replay.finish(0);
+        assertEquals(Map.of("t", ongoing), Map.of("t", loaded.transactions().get("t").snapshot()));
+        assertEquals(Set.of("t"), loaded.transactions().keySet());
+        assertEquals(0, loaded.toComplete().size());
+    }
+
+    @Test
+    void aSecondLoadOfAPartitionReplacesItsIds()
+    {
+        final TxnConfig config = TxnConfig.defaults();
+        final TxnCache cache = new TxnCache(config);
+        final int partition = config.partitionFor("t");
+        final String sameOther = partitionMate("t", partition, config);
+        final String elsewhere = idIn((partition + 1) % config.stateLogPartitions(), config);
+        final TxnMetadata t = new TxnMetadata("t", state(7, 0, TxnState.EMPTY, Set.of(), 0));
+        final TxnMetadata mate = new TxnMetadata(sameOther, state(8, 0, TxnState.EMPTY, Set.of(), 0));
+        final TxnMetadata other = new TxnMetadata(elsewhere, state(9, 0, TxnState.EMPTY, Set.of(), 0));
+        cache.loaded(partition, Map.of("t", t, sameOther, mate));
+        cache.loaded((partition + 1) % config.stateLogPartitions(), Map.of(elsewhere, other));
+        // the partition is loaded again (its leadership came back) from a log where only the mate is left
+        final TxnMetadata mateAgain = new TxnMetadata(sameOther, state(8, 1, TxnState.EMPTY, Set.of(), 0));
+        cache.loading(partition);
+        cache.loaded(partition, Map.of(sameOther, mateAgain));
+        assertNull(cache.get("t"), "the earlier load's id the log no longer holds is gone");
+        assertEquals(mateAgain, cache.get(sameOther));
+        assertEquals(other, cache.get(elsewhere), "another partition's ids stay");
+        assertEquals(Set.of(mateAgain, other), Set.copyOf(cache.all()));
+        assertEquals(Errors.INVALID_PRODUCER_ID_MAPPING, cache.requestError("t"));
+    }
+
+    private static String partitionMate(final String id, final int partition, final TxnConfig config)
+    {
+        for (int i = 0; ; i++)
+        {
+            final String candidate = id + "-" + i;
+            if (config.partitionFor(candidate) == partition)
+            {
+                return candidate;
+            }
+        }
+    }
+
+    private static String idIn(final int partition, final TxnConfig config)
+    {
+        return partitionMate("x", partition, config);
+    }
+
+    private static void apply(final TxnReplay replay, final String id, final byte[] value)
+    {
+        final byte[] key = TxnRecords.key(id);
+        final byte[] record = new byte[key.length + value.length];
+        System.arraycopy(key, 0, record, 0, key.length);
+        System.arraycopy(value, 0, record, key.length, value.length);
+        replay.apply(new UnsafeBuffer(record), 0, key.length, key.length, value.length);
+    }
 }
