@@ -25,7 +25,7 @@
  *
  * <h2>How an agent drives it</h2>
  * One thread owns the cache: the coordinators' agent ({@code coordinator.CoordinatorAgent}, which owns
- * the groups too; the transaction coordinator is to run on it through {@code coordinator.CoordinatorRuntime}).
+ * the groups too; the transaction coordinator runs on it through {@code coordinator.CoordinatorRuntime}: {@link io.ferrite.broker.txn.TxnCoordinator}).
  * A request: call its rule; an {@code Answer} is sent at once; a {@code TxnWrite} is written as one record (one batch: magic 2,
  * uncompressed, producer id -1, timestamp now; key {@code write.key()}, value
  * {@code write.value(config.valueVersion())}) to partition {@code config.partitionFor(id)} through its
@@ -36,11 +36,14 @@
  * ({@code ProducerIds::next}); its failure answers KAFKA_STORAGE_ERROR, as the idempotent
  * InitProducerId does.
  *
+ * <h2>Also here</h2>
+ * {@link io.ferrite.broker.txn.TxnCoordinator}, the agent's side (writes through the log threads,
+ * marker runs, the timers, the load), and one handler per API ({@link io.ferrite.broker.txn.TxnHandlers}).
+ *
  * <h2>Not here yet</h2>
- * The agent (thread, timers, queues to the log threads, the coordinator epoch), the request handlers
- * and their wire codecs (FindCoordinator key type 1, the checks Kafka's KafkaApis makes before the
- * coordinator: topic existence, authorization), the markers' writing and their partition-side rules,
- * the creation of {@code __transaction_state}, and InitProducerId v6's two-phase commit (KIP-939;
- * Kafka 4.4 does not advertise it).
+ * TxnOffsetCommit (offsets inside transactions), the produce's verification with the coordinator
+ * (Kafka's "hanging transaction" guard), transaction version 2 in ApiVersions' features,
+ * WriteTxnMarkers and DescribeProducers, and InitProducerId v6's two-phase commit (KIP-939; Kafka 4.4
+ * does not advertise it).
  */
 package io.ferrite.broker.txn;
