@@ -176,13 +176,14 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /**
-     * The last stable offset (any thread): the high watermark, or the first offset of the oldest
-     * transaction still open, or of one whose marker the high watermark has not passed yet,
-     * whichever is lowest ({@link OngoingTxns}). The high watermark when no transaction was ever seen.
+     * The last stable offset (any thread): the first offset of the oldest transaction still open, or
+     * of one whose marker the high watermark has not passed yet, raised to the log start, capped by
+     * the high watermark ({@link OngoingTxns}). The high watermark when no transaction was ever seen.
      */
     public long lastStableOffset()
     {
-        return producers.lastStableOffset(offsets.highWatermark()); // the high watermark read first: see OngoingTxns
+        final long highWatermark = offsets.highWatermark(); // read first: see OngoingTxns
+        return producers.lastStableOffset(highWatermark, offsets.logStartOffset());
     }
 
     // ---- segments ----

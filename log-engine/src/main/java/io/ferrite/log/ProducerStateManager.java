@@ -100,9 +100,9 @@ final class ProducerStateManager
     }
 
     /** Any thread: see {@link OngoingTxns#lastStableOffset}. */
-    long lastStableOffset(final long highWatermark)
+    long lastStableOffset(final long highWatermark, final long logStartOffset)
     {
-        return txns.lastStableOffset(highWatermark);
+        return txns.lastStableOffset(highWatermark, logStartOffset);
     }
 
     /** Kafka's {@code UnifiedLog.hasOngoingTransaction}: the producer has a transaction open here with this epoch. */
@@ -153,8 +153,10 @@ final class ProducerStateManager
                 result.logAppendTime = -1;
                 return AppendResult.DUPLICATE;
             }
+            // no cached batch but a known epoch (a marker bumped or set it, a snapshot entry with none): the last sequence
+            // is -1, so the next must be 0, as Kafka's ProducerAppendInfo.checkSequence takes it
             final int last = state.lastSequence();
-            if (state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH && !state.isEmpty() && !inSequence(last, first))
+            if (state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH && !inSequence(last, first))
             {
                 result.message = "Out of order sequence number for producer " + batch.producerId() + ": " + first +
                     " (incoming seq. number), " + last + " (current end sequence number)";

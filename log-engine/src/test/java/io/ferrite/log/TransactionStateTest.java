@@ -166,6 +166,29 @@ class TransactionStateTest
         assertEquals(log.logEndOffset(), log.lastStableOffset());
     }
 
+    /** Kafka's maybeIncrementFirstUnstableOffset: the LSO is never below the log start, which DeleteRecords may move past an open transaction. */
+    @Test
+    void theLastStableOffsetIsNeverBelowTheLogStartThatDeleteRecordsMovedPastAnOpenTransaction() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        final long first = sendOk(log, 7, 2);
+        assertEquals(AppendResult.OK, send(log, -1, (short)-1, false, 6));
+        hwAtEnd(log);
+        assertEquals(first, log.lastStableOffset());
+        assertEquals(first + 5, log.deleteRecordsBefore(first + 5));
+        assertEquals(first + 5, log.lastStableOffset(), "raised to the log start");
+        final FileRegion region = new FileRegion();
+        assertEquals(PartitionLog.READ_OK, log.read(log.lastStableOffset(), 1 << 16, log.lastStableOffset(), true, region),
+            "a read_committed fetch at the LSO is in range");
+        assertEquals(AppendResult.OK, send(log, -1, (short)-1, false, 2));
+        assertEquals(first + 5, log.lastStableOffset(), "the high watermark has not moved");
+        hwAtEnd(log);
+        assertEquals(first + 5, log.lastStableOffset(), "the transaction is still open");
+        marker(log, 7, (short)0, 0, false, false);
+        hwAtEnd(log);
+        assertEquals(log.logEndOffset(), log.lastStableOffset());
+    }
+
     @Test
     void aNonTransactionalBatchOfAProducerWithATransactionOpenIsRefused() throws IOException
     {
@@ -329,6 +352,34 @@ class TransactionStateTest
         assertEquals(AppendResult.OK, send(log, 1, (short)1, true, 1), result.toString());
     }
 
+    /** Kafka's checkSequence: an entry with an epoch but no batch has last sequence -1, so the next batch starts at 0. */
+    @Test
+    void aBatchAfterAMarkerThatLeftTheProducerWithoutBatchesMustStartAtSequenceZero() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        sendOk(log, 3, 2);
+        marker(log, 3, (short)1, 0, true, true); // TV2: epoch 1, the cached batches forgotten
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, 3, (short)1, 5), result.toString());
+        assertEquals(AppendResult.OK, append(log, 3, (short)1, 0), result.toString());
+        assertEquals(AppendResult.OK, append(log, 3, (short)1, 1), result.toString());
+
+        marker(log, 50, (short)2, 0, false, true); // a producer never seen: its epoch is known from now on
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, 50, (short)2, 3), result.toString());
+        assertEquals(AppendResult.OK, append(log, 50, (short)2, 0), result.toString());
+
+        assertEquals(AppendResult.OK, append(log, 60, (short)0, 7), "a producer unknown to the partition: any sequence");
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, 60, (short)1, 3), "a new epoch starts at 0");
+        assertEquals(AppendResult.OK, append(log, 60, (short)1, 0), result.toString());
+    }
+
+    /** Appends one transactional record of {@code pid} with this epoch and sequence; returns the status. */
+    private int append(final PartitionLog log, final long pid, final short epoch, final int sequence)
+    {
+        batches.producer(1, pid, epoch, sequence, true, T0);
+        log.append(batches.buffer, 0, batches.length, result);
+        return result.status;
+    }
+
     @Test
     void expiryNeverForgetsAProducerWithATransactionOpen()
     {
@@ -342,7 +393,7 @@ class TransactionStateTest
         producers.expire(T0 + 1_000_000, 1);
         assertTrue(producers.producer(1) != null, "open transaction: kept");
         assertTrue(producers.producer(2) == null, "idle and no transaction: expired");
-        assertEquals(0, producers.lastStableOffset(Long.MAX_VALUE));
+        assertEquals(0, producers.lastStableOffset(Long.MAX_VALUE, 0));
     }
 
     @Test
