@@ -150,4 +150,36 @@ class AbortIndexTest
             assertEquals(files, txnIndexFiles(crashed), "in the segments that hold the markers");
         }
     }
+    /**
+     * Overlapping segments (the loader keeps them): an empty segment whose base lies below an ABORT
+     * marker of the segment before it. Recovery indexes the marker into the segment it walks, the one
+     * holding it; found by offset, the entry went to the later segment, whose own recovery then
+     * emptied its index: the aborted transaction was lost to read_committed fetches.
+     */
+    @Test
+    void recoveryIndexesAMarkerInTheSegmentHoldingItWhenALaterSegmentStartsBelowIt() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final long first;
+        final long marker;
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog log = logs.createLog("t", 0, Map.of());
+            first = sendTransactional(log, PID, 3);
+            log.appendMarker(PID, (short)0, 0, false, false, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            marker = result.firstOffset;
+            OpenFilesTest.copy(data, dir.resolve("crashed"));
+        }
+        final Path crashed = dir.resolve("crashed").resolve("t-0");
+        assertEquals(List.of(Segment.fileName(0, TransactionIndex.SUFFIX)), txnIndexFiles(crashed));
+        Files.createFile(crashed.resolve(Segment.fileName(marker, Segment.LOG_SUFFIX))); // a later segment based at the marker
+        try (PartitionLog log = LogLoader.load("t", 0, crashed, LogConfig.of(Map.of()), WriteStrategy.MAPPED,
+            SystemEpochClock.INSTANCE, LogEnvironment.INLINE, false, 0, 0))
+        {
+            assertEquals(2, log.segmentCount());
+            assertEquals(List.of(PID + "@" + first), aborted(log, 0));
+            assertEquals(List.of(Segment.fileName(0, TransactionIndex.SUFFIX)), txnIndexFiles(crashed));
+        }
+    }
 }
