@@ -27,7 +27,8 @@ package io.ferrite.log;
  * that sees a transaction gone from the open list therefore sees its completion; one that read the
  * high watermark before a transaction opened has a bound at or below the log end of then, so at or
  * below its first offset. A partition that never saw a transactional batch pays nothing on
- * appends, and two volatile loads on a read of its LSO.
+ * appends, and four volatile loads on a read of its LSO (the high watermark, the log start, the
+ * oldest open first offset, the stack).
  */
 final class OngoingTxns
 {

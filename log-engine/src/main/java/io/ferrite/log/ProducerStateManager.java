@@ -47,7 +47,7 @@ final class ProducerStateManager
     private final OngoingTxns txns = new OngoingTxns();
     /** Reads a marker's control record in place. */
     private final Record controlRecord = new Record();
-    /** Told of each aborted transaction; wired to the {@code .txnindex} next (see {@link AbortedTxnListener}). */
+    /** Told of each aborted transaction: the loader's index rebuild while loading, then the log's (see {@link AbortedTxnListener}). */
     private AbortedTxnListener abortedTxns = AbortedTxnListener.NONE;
     /** The partition's directory; moved once if the partition is deleted (its directory renamed). */
     private volatile Path dir;
@@ -58,7 +58,7 @@ final class ProducerStateManager
         this.dir = dir;
     }
 
-    /** Set before the log is loaded or shared (the loader's, and the .txnindex's once it is wired). */
+    /** Set before the log is loaded or shared (the loader's index rebuild, then the log's own). */
     void abortedTxnListener(final AbortedTxnListener listener)
     {
         this.abortedTxns = listener;

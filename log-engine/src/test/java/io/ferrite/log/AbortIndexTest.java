@@ -47,7 +47,7 @@ class AbortIndexTest
     private static List<String> aborted(final PartitionLog log, final long fetchOffset)
     {
         final List<String> seen = new ArrayList<>();
-        assertEquals(PartitionLog.READ_OK, log.collectAbortedTransactions(fetchOffset, log.logEndOffset(), ByteBuffer.allocate(64),
+        assertEquals(PartitionLog.READ_OK, log.transactions().collectAbortedTransactions(fetchOffset, log.logEndOffset(), ByteBuffer.allocate(64),
             (p, f) -> seen.add(p + "@" + f)));
         return seen;
     }
@@ -67,7 +67,7 @@ class AbortIndexTest
         {
             final PartitionLog log = logs.createLog("t", 0, SMALL_SEGMENTS);
             final long committed = sendTransactional(log, PID, 2);
-            log.appendMarker(PID, (short)0, 0, true, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, true, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             assertEquals(List.of(), txnIndexFiles(dir.resolve("t-0")), "a commit has no entry");
 
@@ -76,7 +76,7 @@ class AbortIndexTest
             {
                 sendTransactional(log, PID, 5); // the transaction spans rolls: its marker is in a later segment
             }
-            log.appendMarker(PID, (short)0, 0, false, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             final long marker = result.firstOffset;
             final Segment holding = log.segments()[log.segments().length - 1];
@@ -99,17 +99,17 @@ class AbortIndexTest
             // what stands where the entry's file would be made: its creation fails as on a full or broken disk
             final Path blocker = dir.resolve("t-0").resolve(Segment.fileName(0, TransactionIndex.SUFFIX));
             Files.createDirectory(blocker);
-            log.appendMarker(PID, (short)0, 0, false, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
             assertEquals(AppendResult.STORAGE_ERROR, result.status, result.toString());
             assertEquals(end, log.logEndOffset(), "no marker without its entry");
-            assertTrue(log.hasOngoingTransaction(PID, (short)0), "the transaction is still open");
-            assertEquals(first, log.lastStableOffset());
+            assertTrue(log.transactions().hasOngoingTransaction(PID, (short)0), "the transaction is still open");
+            assertEquals(first, log.transactions().lastStableOffset());
 
             Files.delete(blocker);
-            log.appendMarker(PID, (short)0, 0, false, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             assertEquals(end, result.firstOffset, "the retry's marker takes the offset the failed one did not");
-            assertFalse(log.hasOngoingTransaction(PID, (short)0));
+            assertFalse(log.transactions().hasOngoingTransaction(PID, (short)0));
             assertEquals(List.of(PID + "@" + first), aborted(log, 0));
         }
     }
@@ -125,7 +125,7 @@ class AbortIndexTest
             for (int i = 0; i < 12; i++)
             {
                 final long first = sendTransactional(log, PID, 2 + i % 3);
-                log.appendMarker(PID, (short)0, 0, i % 3 == 0, false, result);
+                log.transactions().appendMarker(PID, (short)0, 0, i % 3 == 0, false, result);
                 assertEquals(AppendResult.OK, result.status, result.toString());
                 if (i % 3 != 0)
                 {
@@ -166,7 +166,7 @@ class AbortIndexTest
         {
             final PartitionLog log = logs.createLog("t", 0, Map.of());
             first = sendTransactional(log, PID, 3);
-            log.appendMarker(PID, (short)0, 0, false, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             marker = result.firstOffset;
             OpenFilesTest.copy(data, dir.resolve("crashed"));

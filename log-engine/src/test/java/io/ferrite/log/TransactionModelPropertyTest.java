@@ -60,7 +60,7 @@ class TransactionModelPropertyTest
         try
         {
             PartitionLog log = manager.createLog("m", 0, config);
-            log.abortedTxnListener((pid, first, last, lso) -> reported.add(pid + "@" + first + ".." + last + " lso " + lso));
+            log.transactions().abortedTxnListener((pid, first, last, lso) -> reported.add(pid + "@" + first + ".." + last + " lso " + lso));
             final int steps = 50 + r.nextInt(150);
             for (int step = 0; step < steps; step++)
             {
@@ -101,7 +101,7 @@ class TransactionModelPropertyTest
                 else if (op < 15)
                 {
                     final boolean commit = r.nextBoolean();
-                    log.appendMarker(pid, (short)0, 0, commit, false, result);
+                    log.transactions().appendMarker(pid, (short)0, 0, commit, false, result);
                     assertEquals(AppendResult.OK, result.status, at + ": " + result);
                     assertEquals(end, result.firstOffset);
                     final Long first = open.remove(pid);
@@ -129,7 +129,7 @@ class TransactionModelPropertyTest
                     manager.close();
                     manager = LogManager.open(LogManagerConfig.of(dir));
                     log = manager.log("m", 0);
-                    log.abortedTxnListener((p, first, last, lso) -> reported.add(p + "@" + first + ".." + last + " lso " + lso));
+                    log.transactions().abortedTxnListener((p, first, last, lso) -> reported.add(p + "@" + first + ".." + last + " lso " + lso));
                     hw = log.logEndOffset(); // a load takes what it has as replicated
                     unreplicated.clear();
                 }
@@ -140,11 +140,11 @@ class TransactionModelPropertyTest
                 {
                     model = Math.min(model, c[0]);
                 }
-                assertEquals(model, log.lastStableOffset(), at + ": hw " + hw + ", open " + open + ", unreplicated " +
+                assertEquals(model, log.transactions().lastStableOffset(), at + ": hw " + hw + ", open " + open + ", unreplicated " +
                     unreplicated.stream().map(Arrays::toString).toList());
                 for (final Map.Entry<Long, Long> e : open.entrySet())
                 {
-                    assertEquals(true, log.hasOngoingTransaction(e.getKey(), (short)0), at);
+                    assertEquals(true, log.transactions().hasOngoingTransaction(e.getKey(), (short)0), at);
                 }
                 assertEquals(expectedAborts, reported, at);
             }
