@@ -236,16 +236,26 @@ class TransactionStateTest
 
     /**
      * A reader on another thread, as a fetch reads it, while the writer opens and ends transactions
-     * and moves the high watermark forward (at the log end, or behind it as fsync durability does):
-     * the LSO it sees never goes back and is never above the high watermark it reads next.
+     * and a third thread moves the high watermark from the log end it reads (at it, or behind it as
+     * fsync durability's flusher does). The LSO the reader sees never goes back, is never above the
+     * high watermark it reads next, and never above the model's oldest transaction open, or ended
+     * with its marker not below the high watermark H the writer read, that the writer publishes with H
+     * after each step and the reader reads after the LSO and the high watermark. That bound holds
+     * whenever the high watermark the reader read is at or below H: a transaction opened since starts
+     * at the log end, at or above it, and one ended since has its marker there too, so not passed.
+     * (Above H the model may be stale: a transaction it lists may have ended and its marker been
+     * passed since.) That check is what the publication order of {@link OngoingTxns} keeps: the
+     * completion before the open list changes, both before the log end.
      */
     @Test
-    void aReaderOnAnotherThreadSeesTheLastStableOffsetOnlyMoveForwardAndNeverAboveTheHighWatermark() throws Exception
+    void aReaderOnAnotherThreadSeesTheLastStableOffsetOnlyMoveForwardAndNeverAboveTheHighWatermarkOrTheModel() throws Exception
     {
         final PartitionLog log = newLog(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(1 << 20)));
         final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
         final java.util.concurrent.atomic.AtomicReference<String> failure = new java.util.concurrent.atomic.AtomicReference<>();
-        final long[] reads = new long[1];
+        final java.util.concurrent.atomic.AtomicReference<long[]> model = new java.util.concurrent.atomic.AtomicReference<>(
+            new long[] {Long.MAX_VALUE, 0}); // {oldest unstable first offset, the high watermark it was taken at}
+        final long[] reads = new long[2]; // reads, reads checked against the model
         final Thread reader = new Thread(() ->
         {
             long last = -1;
@@ -253,37 +263,67 @@ class TransactionStateTest
             {
                 final long lso = log.transactions().lastStableOffset();
                 final long hw = log.highWatermark();
-                if (lso < last || lso > hw)
+                final long[] bound = model.get();
+                if (lso < last || lso > hw || (hw <= bound[1] && lso > bound[0]))
                 {
-                    failure.set("LSO " + lso + " after " + last + ", high watermark " + hw);
+                    failure.set("LSO " + lso + " after " + last + ", high watermark " + hw + ", model's oldest unstable " + bound[0] +
+                        " at high watermark " + bound[1]);
                 }
                 last = lso;
                 reads[0]++;
+                reads[1] += hw <= bound[1] ? 1 : 0;
             }
         }, "lso-reader");
+        final Thread mover = new Thread(() ->
+        {
+            final java.util.Random r = new java.util.Random(7);
+            long seen = 0;
+            while (!done.get() && failure.get() == null)
+            {
+                final long end = log.logEndOffset();
+                if (end != seen) // once per append, as a flush's durable offset moves
+                {
+                    final long hw = log.highWatermark();
+                    log.highWatermark(r.nextBoolean() ? end : hw + (end - hw) / 2);
+                    seen = end;
+                }
+            }
+        }, "hw-mover");
         reader.start();
+        mover.start();
         final java.util.Random r = new java.util.Random(42);
-        final java.util.Set<Long> open = new java.util.HashSet<>();
+        final Map<Long, Long> open = new HashMap<>();
+        final List<long[]> ended = new ArrayList<>(); // {first offset, marker offset}
         for (int i = 0; i < 20_000 && failure.get() == null; i++)
         {
             final long pid = 1 + r.nextInt(5);
-            if (open.contains(pid) && r.nextInt(3) == 0)
+            if (open.containsKey(pid) && r.nextInt(3) == 0)
             {
-                marker(log, pid, (short)0, 0, r.nextBoolean(), false);
-                open.remove(pid);
+                ended.add(new long[] {open.remove(pid), marker(log, pid, (short)0, 0, r.nextBoolean(), false)});
             }
             else
             {
-                sendOk(log, pid, 1);
-                open.add(pid);
+                final long first = sendOk(log, pid, 1);
+                open.putIfAbsent(pid, first);
             }
             final long hw = log.highWatermark();
-            log.highWatermark(r.nextBoolean() ? log.logEndOffset() : hw + (log.logEndOffset() - hw) / 2);
+            ended.removeIf(e -> e[1] < hw);
+            long bound = Long.MAX_VALUE;
+            for (final long first : open.values())
+            {
+                bound = Math.min(bound, first);
+            }
+            for (final long[] e : ended)
+            {
+                bound = Math.min(bound, e[0]);
+            }
+            model.set(new long[] {bound, hw});
         }
         done.set(true);
         reader.join(10_000);
+        mover.join(10_000);
         assertEquals(null, failure.get());
-        assertTrue(reads[0] > 0);
+        assertTrue(reads[1] > 0, reads[0] + " reads, " + reads[1] + " checked against the model");
     }
 
     @Test
