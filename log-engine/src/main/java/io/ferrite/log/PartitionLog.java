@@ -316,6 +316,12 @@ public final class PartitionLog implements AutoCloseable
         flusher.flushRolled();
     }
 
+    /** A roll's background flush, first: {@link ProducerStateManager#forceRolledSnapshots}. */
+    void forceRolledSnapshots() throws IOException
+    {
+        producers.forceRolledSnapshots();
+    }
+
     /** {@link #flush()} for background callers: a segment deleted meanwhile is not an error. */
     void flushQuietly()
     {

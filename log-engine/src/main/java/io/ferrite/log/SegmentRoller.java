@@ -83,7 +83,7 @@ final class SegmentRoller
             try
             {
                 old.makeIndexFiles(); // an index that took no entry has no file yet: made while the roll can still be undone
-                producers.takeSnapshot();
+                producers.takeSnapshotAtRoll();
                 old.deactivate();
                 next.log.takeLookaheadOf(old.log);
             }
