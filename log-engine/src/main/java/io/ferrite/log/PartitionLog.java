@@ -54,6 +54,7 @@ public final class PartitionLog implements AutoCloseable
     private volatile Path dir;
     private volatile LogConfig config;
     private final ProducerStateManager producers;
+    private final RollSnapshots rollSnapshots = new RollSnapshots();
 
     private final LogOffsets offsets = new LogOffsets();
     private final SegmentList segments = new SegmentList();
@@ -73,7 +74,7 @@ public final class PartitionLog implements AutoCloseable
         this.config = config;
         this.producers = producers;
         final BatchValidator validator = new BatchValidator(topic + "-" + partition, clock, config.maxDecompressedMessageBytes);
-        final SegmentRoller roller = new SegmentRoller(this, strategy, segments, producers, validator, env);
+        final SegmentRoller roller = new SegmentRoller(this, strategy, segments, producers, rollSnapshots, validator, env);
         this.flusher = new LogFlusher(this, offsets, segments, clock, env);
         this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy);
         this.reader = new LogReader(this, offsets, segments);
@@ -316,10 +317,10 @@ public final class PartitionLog implements AutoCloseable
         flusher.flushRolled();
     }
 
-    /** A roll's background flush, first: {@link ProducerStateManager#forceRolledSnapshots}. */
+    /** A roll's background flush, first: {@link RollSnapshots#forceAll}. */
     void forceRolledSnapshots() throws IOException
     {
-        producers.forceRolledSnapshots();
+        rollSnapshots.forceAll();
     }
 
     /** {@link #flush()} for background callers: a segment deleted meanwhile is not an error. */

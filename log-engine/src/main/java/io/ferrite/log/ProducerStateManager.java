@@ -7,14 +7,12 @@ import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.agrona.collections.Long2ObjectHashMap;
-import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -45,12 +43,7 @@ final class ProducerStateManager
     private static final int HEADER = 2 + 4 + 4;
     private static final int ENTRY = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8;
 
-    /** Rolls' snapshots waiting for the rolled flush to force them: 16 rolls of one log between two of its flushes is a burst. */
-    private static final int UNFORCED_CAPACITY = 16;
-
     private final Long2ObjectHashMap<ProducerState> producers = new Long2ObjectHashMap<>();
-    /** Written by the writer (a roll), read by the rolled flush's one thread (or the writer, inline). */
-    private final OneToOneConcurrentArrayQueue<Path> unforced = new OneToOneConcurrentArrayQueue<>(UNFORCED_CAPACITY);
     private final OngoingTxns txns = new OngoingTxns();
     /** Reads a marker's control record in place. */
     private final Record controlRecord = new Record();
@@ -336,52 +329,8 @@ final class ProducerStateManager
     }
 
     /**
-     * A roll's snapshot ({@link #takeSnapshot}), forced later off the writer thread by the rolled flush
-     * ({@link #forceRolledSnapshots}), before the sealed segments and the directory, as Kafka's
-     * {@code UnifiedLog.flushProducerStateSnapshot}: a snapshot a power loss damages fails its CRC and
-     * recovery falls back to an older one plus replay, but when retention has deleted the first batch
-     * of a transaction the lost snapshot still covered, that replay misses that the transaction was
-     * open. When {@value #UNFORCED_CAPACITY} rolls wait for the flush, the writer forces this one itself.
-     */
-    void takeSnapshotAtRoll() throws IOException
-    {
-        final Path file = takeSnapshot();
-        if (!unforced.offer(file))
-        {
-            force(file);
-        }
-    }
-
-    /**
-     * Forces the snapshots the rolls wrote since the last call (the rolled flush's thread, before it
-     * fsyncs the sealed segments and the directory, whose fsync makes their names durable: each was
-     * written to a temporary file and renamed). One deleted meanwhile (retention, or the partition's
-     * deletion) is passed over.
-     */
-    void forceRolledSnapshots() throws IOException
-    {
-        Path file;
-        while ((file = unforced.poll()) != null)
-        {
-            force(file);
-        }
-    }
-
-    private static void force(final Path file) throws IOException
-    {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ))
-        {
-            channel.force(true);
-        }
-        catch (final NoSuchFileException deleted)
-        {
-            // retention or the partition's deletion took it: nothing to make durable
-        }
-    }
-
-    /**
      * Writes {@code <mapEndOffset>.snapshot} through a temporary file and a rename (on roll and on
-     * close); forced only for a roll ({@link #takeSnapshotAtRoll}): a close's is made durable by the
+     * close); forced only for a roll ({@link RollSnapshots}): a close's is made durable by the
      * close's own flush of the directory or not at all (a missing one only lengthens the replay).
      *
      * @return the snapshot file
