@@ -179,6 +179,26 @@ public final class PartitionLog implements AutoCloseable
         offsets.highWatermark(offset);
     }
 
+    /** {@link LogTransactions#appendMarker} (single writer, as {@link #append}). */
+    public void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
+        final boolean epochBump, final AppendResult result)
+    {
+        transactions.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
+    }
+
+    /** {@link LogTransactions#lastStableOffset} (any thread). */
+    public long lastStableOffset()
+    {
+        return transactions.lastStableOffset();
+    }
+
+    /** {@link LogTransactions#collectAbortedTransactions} (any thread; allocates nothing). */
+    public int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final java.nio.ByteBuffer scratch,
+        final AbortedTxnSink sink)
+    {
+        return transactions.collectAbortedTransactions(fetchOffset, upperBoundOffset, scratch, sink);
+    }
+
     /** The transaction surface: markers, producer state, the last stable offset, the aborted transactions of a fetch. */
     public LogTransactions transactions()
     {

@@ -282,7 +282,7 @@ public final class FetchHandler implements RequestHandler
         /** Where this fetch's reads of {@code log} stop: the last stable offset under read_committed, else the high watermark. */
         private long bound(final PartitionLog log)
         {
-            return committed ? log.transactions().lastStableOffset() : log.highWatermark();
+            return committed ? log.lastStableOffset() : log.highWatermark();
         }
 
         /** A transaction the walk lists for the partition being written (see {@link #listAborted}). */
@@ -313,7 +313,7 @@ public final class FetchHandler implements RequestHandler
                 return true;
             }
             scratch.clear();
-            return log.transactions().collectAbortedTransactions(fetchOffset, region.nextOffset, scratch, this) == PartitionLog.READ_OK;
+            return log.collectAbortedTransactions(fetchOffset, region.nextOffset, scratch, this) == PartitionLog.READ_OK;
         }
 
         /**
@@ -428,7 +428,7 @@ public final class FetchHandler implements RequestHandler
                         {
                             final PartitionLog log = partition.log;
                             // the last stable offset first: it is never above the high watermark read after it
-                            final long lastStable = log.transactions().lastStableOffset();
+                            final long lastStable = log.lastStableOffset();
                             rp.highWatermark(log.highWatermark()).lastStableOffset(lastStable).logStartOffset(log.logStartOffset());
                         }
                         else

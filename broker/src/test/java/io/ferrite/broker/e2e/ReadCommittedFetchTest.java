@@ -87,7 +87,7 @@ class ReadCommittedFetchTest
     private static void end(final PartitionLog log, final int pid, final boolean commit)
     {
         final AppendResult result = new AppendResult();
-        log.transactions().appendMarker(pid, (short)0, 0, commit, false, result);
+        log.appendMarker(pid, (short)0, 0, commit, false, result);
         assertEquals(AppendResult.OK, result.status, result.toString());
     }
 
