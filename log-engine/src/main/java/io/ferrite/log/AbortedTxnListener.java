@@ -6,8 +6,11 @@ package io.ferrite.log;
  * are in the segment and before the log end that publishes them moves; and while the log loads, for
  * every aborted transaction whose marker recovery or the replay after the producer snapshot passes
  * (so an index that already has the entry sees it again: its last offsets only increase, which is
- * how a repeat is recognised). Not yet wired: the {@code .txnindex} (TransactionIndex) is the next
- * piece and implements it; until then the log's listener is {@link #NONE}.
+ * how a repeat is recognised). While the log loads, the loader's listener indexes each such
+ * transaction in the segment being walked when its {@code .txnindex} lacks it, then tells the log's;
+ * once loaded, an appended ABORT's entry is written by {@link BatchPlacer#place} before the marker's
+ * bytes, not through a listener. The log's own listener is {@link #NONE} but in tests
+ * ({@link LogTransactions#abortedTxnListener}).
  */
 interface AbortedTxnListener
 {

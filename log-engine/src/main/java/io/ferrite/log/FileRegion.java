@@ -18,7 +18,7 @@ public final class FileRegion
     public long firstBatchOffset;
     /**
      * The offset after the last batch in the region: for a region that is not empty, a read_committed
-     * fetch's upper bound for {@link PartitionLog#collectAbortedTransactions}.
+     * fetch's upper bound for {@link LogTransactions#collectAbortedTransactions}.
      */
     public long nextOffset;
 

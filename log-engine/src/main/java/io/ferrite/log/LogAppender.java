@@ -100,7 +100,7 @@ final class LogAppender
         return true;
     }
 
-    /** See {@link PartitionLog#appendMarker}. */
+    /** See {@link LogTransactions#appendMarker}. */
     void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
         final boolean epochBump, final AppendResult result)
     {

@@ -29,6 +29,14 @@ interface LogEnvironment
         @Override
         public void flushInBackground(final PartitionLog log)
         {
+            try
+            {
+                log.forceRolledSnapshots(); // first, as RolledFlusher does
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex); // as flushQuietly's failures
+            }
             log.flushQuietly(true);
         }
 

@@ -82,7 +82,8 @@ final class LogLoader
         final List<Long> bases = segmentBases(dir);
         final ProducerStateManager producers = new ProducerStateManager(dir);
         final List<Segment> segments = new ArrayList<>();
-        producers.abortedTxnListener(rebuilding(segments, abortedTxns)); // the log's own (abortedTxns) once loaded
+        final IndexRebuild rebuild = new IndexRebuild(abortedTxns);
+        producers.abortedTxnListener(rebuild); // the log's own (abortedTxns) once loaded
         final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
         if (bases.isEmpty())
         {
@@ -143,7 +144,7 @@ final class LogLoader
             final long logEnd;
             if (recoverFrom < segments.size())
             {
-                logEnd = recover(dir, segments, recoverFrom, producers);
+                logEnd = recover(dir, segments, recoverFrom, producers, rebuild);
             }
             else
             {
@@ -151,7 +152,7 @@ final class LogLoader
                 final long snapshot = producers.loadSnapshot(logEnd);
                 if (snapshot < logEnd)
                 {
-                    replay(segments, Math.max(0, snapshot), logEnd, producers);
+                    replay(segments, Math.max(0, snapshot), logEnd, producers, rebuild);
                 }
             }
             ProducerStateManager.deleteSnapshotsAbove(dir, logEnd);
@@ -175,7 +176,7 @@ final class LogLoader
             {
                 log.flush(); // what recovery kept or repaired is now on disk: the recovery point can move to the log end
             }
-            producers.abortedTxnListener(abortedTxns); // from here the marker's append writes its entry (LogAppender.place)
+            producers.abortedTxnListener(abortedTxns); // from here the marker's append writes its entry (BatchPlacer.place)
             return log;
         }
         catch (final IOException | RuntimeException ex)
@@ -286,45 +287,47 @@ final class LogLoader
 
     /**
      * The listener of a loading log: an ABORT marker that recovery or the replay after the producer
-     * snapshot passes is indexed in the segment that holds it, unless that index has it already (a
-     * segment recovery did not scan keeps its entries: they were fsynced with it), then told to
-     * {@code observer}. Only ever called while {@code segments} is complete (the replay and the
-     * recovery come after every segment is opened).
+     * snapshot passes is indexed in the segment being walked — the one that holds it, which with
+     * overlapping segments (tolerated here) is not always the last one whose base is at or below the
+     * marker — unless that index has it already (a segment recovery did not scan keeps its entries:
+     * they were fsynced with it), then told to {@code observer}.
      */
-    private static AbortedTxnListener rebuilding(final List<Segment> segments, final AbortedTxnListener observer)
+    private static final class IndexRebuild implements AbortedTxnListener
     {
-        return (producerId, firstOffset, lastOffset, lastStableOffset) ->
+        private final AbortedTxnListener observer;
+        /** The segment recovery or the replay is walking: set before its first batch. */
+        Segment walking;
+
+        IndexRebuild(final AbortedTxnListener observer)
         {
-            for (int i = segments.size() - 1; i >= 0; i--)
+            this.observer = observer;
+        }
+
+        @Override
+        public void onAbortedTxn(final long producerId, final long firstOffset, final long lastOffset, final long lastStableOffset)
+        {
+            if (lastOffset > walking.txnIndex.lastOffset())
             {
-                final Segment s = segments.get(i);
-                if (s.baseOffset <= lastOffset)
+                try
                 {
-                    if (lastOffset > s.txnIndex.lastOffset())
-                    {
-                        try
-                        {
-                            s.appendAbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset);
-                        }
-                        catch (final IOException ex)
-                        {
-                            throw new UncheckedIOException(ex); // the load fails, as for any of its writes
-                        }
-                    }
-                    break;
+                    walking.appendAbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset);
+                }
+                catch (final IOException ex)
+                {
+                    throw new UncheckedIOException(ex); // the load fails, as for any of its writes
                 }
             }
             observer.onAbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset);
-        };
+        }
     }
 
     /** Recovers segments from {@code from} to the end, each on its own (a gap between two is kept); returns the log end offset. */
-    private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers)
-        throws IOException
+    private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers,
+        final IndexRebuild rebuild) throws IOException
     {
         final long start = segments.get(from).baseOffset;
         final long snapshot = producers.loadSnapshot(start);
-        replay(segments, Math.max(0, snapshot), start, producers);
+        replay(segments, Math.max(0, snapshot), start, producers, rebuild);
         long next = start;
         for (int i = from; i < segments.size(); i++)
         {
@@ -341,6 +344,7 @@ final class LogLoader
             // load's listener, rebuilding), as Kafka's LogSegment.recover rebuilds it: an entry the crash
             // lost comes back, one left past what the scan keeps goes
             s.txnIndex.truncateTo(s.baseOffset);
+            rebuild.walking = s;
             next = SegmentRecovery.recover(s, s.baseOffset, limit, producers::update);
             if (s.size() < before && !s.isActive())
             {
@@ -352,7 +356,8 @@ final class LogLoader
     }
 
     /** Rebuilds producer state from the batches in {@code [from, to)} of segments not being recovered. */
-    private static void replay(final List<Segment> segments, final long from, final long to, final ProducerStateManager producers)
+    private static void replay(final List<Segment> segments, final long from, final long to, final ProducerStateManager producers,
+        final IndexRebuild rebuild)
     {
         final RecordBatch batch = new RecordBatch();
         for (final Segment s : segments)
@@ -362,6 +367,7 @@ final class LogLoader
                 break;
             }
             final int size = s.size();
+            rebuild.walking = s;
             for (int p = s.positionOf(from, size); p >= 0 && p < size; p = s.frameEnd(p, size))
             {
                 batch.wrap(s.log.view(), p);

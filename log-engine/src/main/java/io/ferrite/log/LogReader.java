@@ -144,7 +144,7 @@ final class LogReader
         return NO_BATCH;
     }
 
-    /** See {@link PartitionLog#collectAbortedTransactions}. */
+    /** See {@link LogTransactions#collectAbortedTransactions}. */
     int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final ByteBuffer scratch,
         final AbortedTxnSink sink)
     {

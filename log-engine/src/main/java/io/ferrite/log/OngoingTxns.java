@@ -27,7 +27,8 @@ package io.ferrite.log;
  * that sees a transaction gone from the open list therefore sees its completion; one that read the
  * high watermark before a transaction opened has a bound at or below the log end of then, so at or
  * below its first offset. A partition that never saw a transactional batch pays nothing on
- * appends, and two volatile loads on a read of its LSO.
+ * appends, and four volatile loads on a read of its LSO (the high watermark, the log start, the
+ * oldest open first offset, the stack).
  */
 final class OngoingTxns
 {
@@ -158,18 +159,21 @@ final class OngoingTxns
     }
 
     /**
-     * The last stable offset for a high watermark read by the caller just before (any thread):
-     * the high watermark, the first offset of the oldest open transaction, or the first offset of
-     * an ended one whose marker the high watermark has not passed, whichever is lowest.
+     * The last stable offset for a high watermark read by the caller just before (any thread): the
+     * first unstable offset — the first offset of the oldest open transaction, or of an ended one
+     * whose marker the high watermark has not passed, whichever is lowest — raised to at least the
+     * log start (Kafka's {@code maybeIncrementFirstUnstableOffset}: DeleteRecords or retention may
+     * have moved it past an open transaction's first offset, which no fetch could then read), and
+     * then capped by the high watermark. Each of the three only moves forward, so the result does.
      */
-    long lastStableOffset(final long highWatermark)
+    long lastStableOffset(final long highWatermark, final long logStartOffset)
     {
-        long bound = Math.min(highWatermark, firstOpenOffset);
+        long firstUnstable = firstOpenOffset;
         for (Completion c = unreplicated; c != null && c.markerOffset >= highWatermark; c = c.older)
         {
-            bound = Math.min(bound, c.firstOffset);
+            firstUnstable = Math.min(firstUnstable, c.firstOffset);
         }
-        return bound;
+        return Math.min(highWatermark, Math.max(logStartOffset, firstUnstable));
     }
 
     /** Forgets every transaction (the state is cleared or reloaded; writer thread, or before the log is shared). */

@@ -30,7 +30,8 @@ import java.nio.file.Path;
  * one owner per concern: {@link LogOffsets} (log end, log start, high watermark, durable offset,
  * recovery point), {@link SegmentList} (the segments and their lock), {@link LogAppender} (append,
  * claim, commit: the writer's state and its {@link WriterGate}), {@link SegmentRoller},
- * {@link LogFlusher}, {@link LogReader}, {@link LogRetention} and {@link LogCloser}. Each is a
+ * {@link LogFlusher}, {@link LogReader}, {@link LogRetention}, {@link LogCloser} and
+ * {@link LogTransactions} (markers, producer state, the last stable offset). Each is a
  * {@code final} field of a final class, so the calls through this facade are static and inlined:
  * the split costs the hot path no lock, no allocation and no megamorphic call.
  */
@@ -53,6 +54,7 @@ public final class PartitionLog implements AutoCloseable
     private volatile Path dir;
     private volatile LogConfig config;
     private final ProducerStateManager producers;
+    private final RollSnapshots rollSnapshots = new RollSnapshots();
 
     private final LogOffsets offsets = new LogOffsets();
     private final SegmentList segments = new SegmentList();
@@ -61,6 +63,7 @@ public final class PartitionLog implements AutoCloseable
     private final LogReader reader;
     private final LogRetention retention;
     private final LogCloser closer;
+    private final LogTransactions transactions;
 
     PartitionLog(final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
         final EpochClock clock, final LogEnvironment env, final ProducerStateManager producers)
@@ -71,12 +74,13 @@ public final class PartitionLog implements AutoCloseable
         this.config = config;
         this.producers = producers;
         final BatchValidator validator = new BatchValidator(topic + "-" + partition, clock, config.maxDecompressedMessageBytes);
-        final SegmentRoller roller = new SegmentRoller(this, strategy, segments, producers, validator, env);
+        final SegmentRoller roller = new SegmentRoller(this, strategy, segments, producers, rollSnapshots, validator, env);
         this.flusher = new LogFlusher(this, offsets, segments, clock, env);
         this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy);
         this.reader = new LogReader(this, offsets, segments);
         this.retention = new LogRetention(this, offsets, segments, clock, env);
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
+        this.transactions = new LogTransactions(offsets, appender, reader, producers);
     }
 
     /**
@@ -175,14 +179,30 @@ public final class PartitionLog implements AutoCloseable
         offsets.highWatermark(offset);
     }
 
-    /**
-     * The last stable offset (any thread): the high watermark, or the first offset of the oldest
-     * transaction still open, or of one whose marker the high watermark has not passed yet,
-     * whichever is lowest ({@link OngoingTxns}). The high watermark when no transaction was ever seen.
-     */
+    /** {@link LogTransactions#appendMarker} (single writer, as {@link #append}). */
+    public void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
+        final boolean epochBump, final AppendResult result)
+    {
+        transactions.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
+    }
+
+    /** {@link LogTransactions#lastStableOffset} (any thread). */
     public long lastStableOffset()
     {
-        return producers.lastStableOffset(offsets.highWatermark()); // the high watermark read first: see OngoingTxns
+        return transactions.lastStableOffset();
+    }
+
+    /** {@link LogTransactions#collectAbortedTransactions} (any thread; allocates nothing). */
+    public int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final java.nio.ByteBuffer scratch,
+        final AbortedTxnSink sink)
+    {
+        return transactions.collectAbortedTransactions(fetchOffset, upperBoundOffset, scratch, sink);
+    }
+
+    /** The transaction surface: markers, producer state, the last stable offset, the aborted transactions of a fetch. */
+    public LogTransactions transactions()
+    {
+        return transactions;
     }
 
     // ---- segments ----
@@ -298,39 +318,6 @@ public final class PartitionLog implements AutoCloseable
         appender.abort(claim);
     }
 
-    /**
-     * Appends a transaction marker (single writer, as {@link #append}): a control batch it builds
-     * itself (see {@link MarkerBatch}), checked as Kafka checks the coordinator's — with
-     * {@code epochBump} (transaction version 2) the epoch must be above the producer's but for a
-     * retry, else not below it: INVALID_PRODUCER_EPOCH; a coordinator epoch below the producer's
-     * last: TRANSACTION_COORDINATOR_FENCED. The producer's open transaction, if any, ends (an ABORT
-     * is told to the log's {@link AbortedTxnListener}); its epoch and coordinator epoch become the
-     * marker's. A producer with no transaction open still gets its marker.
-     */
-    public void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
-        final boolean epochBump, final AppendResult result)
-    {
-        appender.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
-    }
-
-    /** Writer thread: whether the producer has a transaction open here with this epoch (Kafka's hasOngoingTransaction). */
-    public boolean hasOngoingTransaction(final long producerId, final short producerEpoch)
-    {
-        return producers.hasOngoingTransaction(producerId, producerEpoch);
-    }
-
-    /** Writer thread: each producer the partition remembers (DescribeProducers' active producers). */
-    public void forEachProducer(final ProducerVisitor visitor)
-    {
-        producers.forEachProducer(visitor);
-    }
-
-    /** Wires the aborted transactions to their index (the writer's; set before the log is shared). */
-    void abortedTxnListener(final AbortedTxnListener listener)
-    {
-        producers.abortedTxnListener(listener);
-    }
-
     // ---- durability ----
 
     /**
@@ -348,6 +335,12 @@ public final class PartitionLog implements AutoCloseable
     void flushRolled() throws IOException
     {
         flusher.flushRolled();
+    }
+
+    /** A roll's background flush, first: {@link RollSnapshots#forceAll}. */
+    void forceRolledSnapshots() throws IOException
+    {
+        rollSnapshots.forceAll();
     }
 
     /** {@link #flush()} for background callers: a segment deleted meanwhile is not an error. */
@@ -411,32 +404,6 @@ public final class PartitionLog implements AutoCloseable
     public int readBatch(final long offset, final long maxOffset, final RecordBatch batch)
     {
         return reader.readBatch(offset, maxOffset, batch);
-    }
-
-    /**
-     * The aborted transactions a read_committed fetch lists with the batches it returns (Kafka's
-     * {@code LocalLog.addAbortedTransactions}): from the transaction index of the segment holding
-     * {@code fetchOffset} on, every transaction with {@code lastOffset >= fetchOffset} (its ABORT
-     * marker at or after the fetch) and {@code firstOffset < upperBoundOffset} (it began before the end
-     * of what the fetch returns), given to {@code sink} as (producer id, first offset) in index order;
-     * the walk stops after the entry whose last stable offset reaches {@code upperBoundOffset}.
-     *
-     * <p>{@code upperBoundOffset}: for a {@link #read} that returned batches, the region's
-     * {@link FileRegion#nextOffset} (the offset after the last batch it holds; Kafka takes the next
-     * offset-index entry past the bytes it returns, a coarser bound that may list transactions that
-     * begin after them, which a consumer ignores). A fetch that returned nothing lists nothing, as
-     * Kafka's. Safe from any thread, concurrently with the writer; allocates nothing: the index is
-     * read through {@code scratch}, the caller's (at least 34 bytes, one entry; a direct buffer of a
-     * few KiB reads up to a hundred entries a system call; its position, limit and byte order are the
-     * walk's). A segment without an aborted transaction costs one volatile load.
-     *
-     * @return {@link #READ_OK}, or {@link #READ_FAILED} (the sink may have had some entries: discard them)
-     * @throws LogClosedException when the log is closed, or its close overtook the walk
-     */
-    public int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final java.nio.ByteBuffer scratch,
-        final AbortedTxnSink sink)
-    {
-        return reader.collectAbortedTransactions(fetchOffset, upperBoundOffset, scratch, sink);
     }
 
     /**

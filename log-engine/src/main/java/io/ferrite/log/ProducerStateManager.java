@@ -47,7 +47,7 @@ final class ProducerStateManager
     private final OngoingTxns txns = new OngoingTxns();
     /** Reads a marker's control record in place. */
     private final Record controlRecord = new Record();
-    /** Told of each aborted transaction; wired to the {@code .txnindex} next (see {@link AbortedTxnListener}). */
+    /** Told of each aborted transaction: the loader's index rebuild while loading, then the log's (see {@link AbortedTxnListener}). */
     private AbortedTxnListener abortedTxns = AbortedTxnListener.NONE;
     /** The partition's directory; moved once if the partition is deleted (its directory renamed). */
     private volatile Path dir;
@@ -58,7 +58,7 @@ final class ProducerStateManager
         this.dir = dir;
     }
 
-    /** Set before the log is loaded or shared (the loader's, and the .txnindex's once it is wired). */
+    /** Set before the log is loaded or shared (the loader's index rebuild, then the log's own). */
     void abortedTxnListener(final AbortedTxnListener listener)
     {
         this.abortedTxns = listener;
@@ -100,9 +100,9 @@ final class ProducerStateManager
     }
 
     /** Any thread: see {@link OngoingTxns#lastStableOffset}. */
-    long lastStableOffset(final long highWatermark)
+    long lastStableOffset(final long highWatermark, final long logStartOffset)
     {
-        return txns.lastStableOffset(highWatermark);
+        return txns.lastStableOffset(highWatermark, logStartOffset);
     }
 
     /** Kafka's {@code UnifiedLog.hasOngoingTransaction}: the producer has a transaction open here with this epoch. */
@@ -153,8 +153,10 @@ final class ProducerStateManager
                 result.logAppendTime = -1;
                 return AppendResult.DUPLICATE;
             }
+            // no cached batch but a known epoch (a marker bumped or set it, a snapshot entry with none): the last sequence
+            // is -1, so the next must be 0, as Kafka's ProducerAppendInfo.checkSequence takes it
             final int last = state.lastSequence();
-            if (state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH && !state.isEmpty() && !inSequence(last, first))
+            if (state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH && !inSequence(last, first))
             {
                 result.message = "Out of order sequence number for producer " + batch.producerId() + ": " + first +
                     " (incoming seq. number), " + last + " (current end sequence number)";
@@ -327,11 +329,13 @@ final class ProducerStateManager
     }
 
     /**
-     * Writes {@code <mapEndOffset>.snapshot} (on roll and on close). Not fsynced: a snapshot that a
-     * crash damages fails its CRC and recovery falls back to an older one plus replay, so the
-     * fsync would only cost the writer latency at every roll.
+     * Writes {@code <mapEndOffset>.snapshot} through a temporary file and a rename (on roll and on
+     * close); forced only for a roll ({@link RollSnapshots}): a close's is made durable by the
+     * close's own flush of the directory or not at all (a missing one only lengthens the replay).
+     *
+     * @return the snapshot file
      */
-    void takeSnapshot() throws IOException
+    Path takeSnapshot() throws IOException
     {
         final List<ProducerState> states = new ArrayList<>(producers.values());
         final ByteBuffer buffer = ByteBuffer.allocate(HEADER + states.size() * ENTRY).order(BIG_ENDIAN);
@@ -361,6 +365,7 @@ final class ProducerStateManager
             throw ex;
         }
         Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        return file;
     }
 
     /**

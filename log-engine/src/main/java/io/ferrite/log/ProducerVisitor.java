@@ -1,6 +1,6 @@
 package io.ferrite.log;
 
-/** Sees each producer a partition remembers ({@link PartitionLog#forEachProducer}): what DescribeProducers answers. */
+/** Sees each producer a partition remembers ({@link LogTransactions#forEachProducer}): what DescribeProducers answers. */
 @FunctionalInterface
 public interface ProducerVisitor
 {

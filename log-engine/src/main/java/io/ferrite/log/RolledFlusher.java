@@ -3,6 +3,7 @@ package io.ferrite.log;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -15,7 +16,9 @@ import java.util.function.Supplier;
  *
  * <p>An {@link Agent} fed by a many-to-one queue: a writer that rolls queues its log and unparks the
  * agent; each duty cycle takes up to {@link #LOGS_PER_CYCLE} logs and flushes each once (a log rolled
- * twice meanwhile is flushed once: a flush covers every sealed segment not yet flushed). A full queue
+ * twice meanwhile is flushed once: a flush covers every sealed segment not yet flushed), the
+ * producer snapshots its rolls took forced first (their names made durable by the flush's fsync of
+ * the directory, which follows). A full queue
  * makes the next cycle flush the rolled segments of every log instead, so no roll's flush is lost.
  */
 final class RolledFlusher implements Agent
@@ -100,6 +103,14 @@ final class RolledFlusher implements Agent
         if (log.isClosed())
         {
             return 0;
+        }
+        try
+        {
+            log.forceRolledSnapshots(); // first, as Kafka's roll flushes its producer snapshot before the segments
+        }
+        catch (final IOException | RuntimeException | Error ex)
+        {
+            errors.onError(log, ex); // the segments are flushed all the same
         }
         try
         {

@@ -131,8 +131,8 @@ final class Segment implements AutoCloseable
     }
 
     /**
-     * Indexes the transaction an ABORT marker in this segment ended (the partition's writer, after the
-     * marker's append and before the last stable offset moves past it; or recovery's replay): Kafka's
+     * Indexes the transaction an ABORT marker in this segment ended (the partition's writer, before the
+     * marker's bytes are placed, {@link BatchPlacer#place}; or the loader's rebuild in recovery and the replay): Kafka's
      * {@code LogSegment.updateTxnIndex}. See {@link TransactionIndex#append}.
      */
     void appendAbortedTxn(final long producerId, final long firstOffset, final long lastOffset, final long lastStableOffset)

@@ -14,8 +14,9 @@ final class SegmentRecovery
     /**
      * Rebuilds the segment's indexes from its log, checking each batch (frame, magic, CRC, offsets
      * following on from {@code nextOffset}), and cuts the log at the first byte that does not check:
-     * Kafka's {@code LogSegment.recover}, except that the transaction index is not rebuilt here: its
-     * entries at or above the cut are dropped. What follows the cut in later segments is kept (the loader's
+     * Kafka's {@code LogSegment.recover}, except that the transaction index is not rebuilt here: the
+     * loader empties it before the walk and rebuilds it from the ABORT markers the visitor is shown
+     * ({@code LogLoader.recover}); for {@code LogLoader.repair} the entries at or above the cut are dropped. What follows the cut in later segments is kept (the loader's
      * rule: damage costs the damaged bytes only).
      *
      * @param visitor sees each valid batch (producer state is rebuilt from them)
@@ -46,7 +47,7 @@ final class SegmentRecovery
             p += length;
         }
         segment.recoveredTo(p);
-        // the entries of markers the cut took go with them; the others are kept (see LogLoader.recover)
+        // the entries of markers the cut took go with them (LogLoader.recover emptied it before the walk; repair keeps the rest)
         segment.txnIndex.truncateTo(expected);
         return expected;
     }

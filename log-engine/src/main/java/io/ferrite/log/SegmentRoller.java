@@ -17,12 +17,14 @@ final class SegmentRoller
     private final WriteStrategy strategy;
     private final SegmentList segments;
     private final ProducerStateManager producers;
+    private final RollSnapshots snapshots;
     private final BatchValidator validator;
     private final LogEnvironment env;
 
     SegmentRoller(final PartitionLog log, final WriteStrategy strategy, final SegmentList segments,
-        final ProducerStateManager producers, final BatchValidator validator, final LogEnvironment env)
+        final ProducerStateManager producers, final RollSnapshots snapshots, final BatchValidator validator, final LogEnvironment env)
     {
+        this.snapshots = snapshots;
         this.log = log;
         this.strategy = strategy;
         this.segments = segments;
@@ -83,7 +85,7 @@ final class SegmentRoller
             try
             {
                 old.makeIndexFiles(); // an index that took no entry has no file yet: made while the roll can still be undone
-                producers.takeSnapshot();
+                snapshots.takeAtRoll(producers);
                 old.deactivate();
                 next.log.takeLookaheadOf(old.log);
             }

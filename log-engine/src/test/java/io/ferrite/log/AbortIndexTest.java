@@ -47,7 +47,7 @@ class AbortIndexTest
     private static List<String> aborted(final PartitionLog log, final long fetchOffset)
     {
         final List<String> seen = new ArrayList<>();
-        assertEquals(PartitionLog.READ_OK, log.collectAbortedTransactions(fetchOffset, log.logEndOffset(), ByteBuffer.allocate(64),
+        assertEquals(PartitionLog.READ_OK, log.transactions().collectAbortedTransactions(fetchOffset, log.logEndOffset(), ByteBuffer.allocate(64),
             (p, f) -> seen.add(p + "@" + f)));
         return seen;
     }
@@ -67,7 +67,7 @@ class AbortIndexTest
         {
             final PartitionLog log = logs.createLog("t", 0, SMALL_SEGMENTS);
             final long committed = sendTransactional(log, PID, 2);
-            log.appendMarker(PID, (short)0, 0, true, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, true, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             assertEquals(List.of(), txnIndexFiles(dir.resolve("t-0")), "a commit has no entry");
 
@@ -76,7 +76,7 @@ class AbortIndexTest
             {
                 sendTransactional(log, PID, 5); // the transaction spans rolls: its marker is in a later segment
             }
-            log.appendMarker(PID, (short)0, 0, false, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             final long marker = result.firstOffset;
             final Segment holding = log.segments()[log.segments().length - 1];
@@ -99,17 +99,17 @@ class AbortIndexTest
             // what stands where the entry's file would be made: its creation fails as on a full or broken disk
             final Path blocker = dir.resolve("t-0").resolve(Segment.fileName(0, TransactionIndex.SUFFIX));
             Files.createDirectory(blocker);
-            log.appendMarker(PID, (short)0, 0, false, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
             assertEquals(AppendResult.STORAGE_ERROR, result.status, result.toString());
             assertEquals(end, log.logEndOffset(), "no marker without its entry");
-            assertTrue(log.hasOngoingTransaction(PID, (short)0), "the transaction is still open");
-            assertEquals(first, log.lastStableOffset());
+            assertTrue(log.transactions().hasOngoingTransaction(PID, (short)0), "the transaction is still open");
+            assertEquals(first, log.transactions().lastStableOffset());
 
             Files.delete(blocker);
-            log.appendMarker(PID, (short)0, 0, false, false, result);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             assertEquals(end, result.firstOffset, "the retry's marker takes the offset the failed one did not");
-            assertFalse(log.hasOngoingTransaction(PID, (short)0));
+            assertFalse(log.transactions().hasOngoingTransaction(PID, (short)0));
             assertEquals(List.of(PID + "@" + first), aborted(log, 0));
         }
     }
@@ -125,7 +125,7 @@ class AbortIndexTest
             for (int i = 0; i < 12; i++)
             {
                 final long first = sendTransactional(log, PID, 2 + i % 3);
-                log.appendMarker(PID, (short)0, 0, i % 3 == 0, false, result);
+                log.transactions().appendMarker(PID, (short)0, 0, i % 3 == 0, false, result);
                 assertEquals(AppendResult.OK, result.status, result.toString());
                 if (i % 3 != 0)
                 {
@@ -148,6 +148,38 @@ class AbortIndexTest
         {
             assertEquals(expected, aborted(log, 0), "rebuilt from the markers recovery scanned");
             assertEquals(files, txnIndexFiles(crashed), "in the segments that hold the markers");
+        }
+    }
+    /**
+     * Overlapping segments (the loader keeps them): an empty segment whose base lies below an ABORT
+     * marker of the segment before it. Recovery indexes the marker into the segment it walks, the one
+     * holding it; found by offset, the entry went to the later segment, whose own recovery then
+     * emptied its index: the aborted transaction was lost to read_committed fetches.
+     */
+    @Test
+    void recoveryIndexesAMarkerInTheSegmentHoldingItWhenALaterSegmentStartsBelowIt() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final long first;
+        final long marker;
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog log = logs.createLog("t", 0, Map.of());
+            first = sendTransactional(log, PID, 3);
+            log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            marker = result.firstOffset;
+            OpenFilesTest.copy(data, dir.resolve("crashed"));
+        }
+        final Path crashed = dir.resolve("crashed").resolve("t-0");
+        assertEquals(List.of(Segment.fileName(0, TransactionIndex.SUFFIX)), txnIndexFiles(crashed));
+        Files.createFile(crashed.resolve(Segment.fileName(marker, Segment.LOG_SUFFIX))); // a later segment based at the marker
+        try (PartitionLog log = LogLoader.load("t", 0, crashed, LogConfig.of(Map.of()), WriteStrategy.MAPPED,
+            SystemEpochClock.INSTANCE, LogEnvironment.INLINE, false, 0, 0))
+        {
+            assertEquals(2, log.segmentCount());
+            assertEquals(List.of(PID + "@" + first), aborted(log, 0));
+            assertEquals(List.of(Segment.fileName(0, TransactionIndex.SUFFIX)), txnIndexFiles(crashed));
         }
     }
 }

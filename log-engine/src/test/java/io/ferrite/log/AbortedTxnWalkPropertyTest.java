@@ -17,7 +17,7 @@ import java.util.Random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The read_committed walk ({@link PartitionLog#collectAbortedTransactions}) against a model: random
+ * The read_committed walk ({@link LogTransactions#collectAbortedTransactions}) against a model: random
  * transactions of a few producers over many small segments — data batches, then a marker (a plain
  * batch standing in for the control batch) that commits or aborts, an aborted one indexed in the
  * segment holding its marker with the last stable offset as Kafka computes it — with clean reopens
@@ -161,7 +161,7 @@ class AbortedTxnWalkPropertyTest
             }
         }
         seen.clear();
-        assertEquals(PartitionLog.READ_OK, log.collectAbortedTransactions(fetchOffset, upper, scratch, sink));
+        assertEquals(PartitionLog.READ_OK, log.transactions().collectAbortedTransactions(fetchOffset, upper, scratch, sink));
         assertEquals(expected, seen, "fetch at " + fetchOffset + " up to " + upper + " (log " + log.logStartOffset() + ".." +
             log.logEndOffset() + ", " + log.segmentCount() + " segments)");
     }

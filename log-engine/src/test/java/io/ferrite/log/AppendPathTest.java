@@ -90,7 +90,7 @@ class AppendPathTest
                 final long before = THREADS.getCurrentThreadAllocatedBytes();
                 for (int i = 0; i < 5_000; i++)
                 {
-                    log.collectAbortedTransactions(0, log.logEndOffset(), scratch, sink);
+                    log.transactions().collectAbortedTransactions(0, log.logEndOffset(), scratch, sink);
                 }
                 fewest = Math.min(fewest, THREADS.getCurrentThreadAllocatedBytes() - before);
             }
@@ -170,7 +170,7 @@ class AppendPathTest
                     log.append(batches.buffer, 0, templates[p].length, result);
                     sequences[p] += 4;
                     log.highWatermark(result.lastOffset + 1);
-                    lso[0] = log.lastStableOffset();
+                    lso[0] = log.transactions().lastStableOffset();
                 }
             };
             long fewest = Long.MAX_VALUE; // as in appendAndReadAllocateNothing

@@ -98,7 +98,7 @@ class DumpLogSegmentsCompatibilityTest
                 batches.producer(2, 40, (short)0, 2 * i, true, System.currentTimeMillis());
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status, result.toString());
-                log.appendMarker(40, (short)0, 17, i != 1, false, result);
+                log.transactions().appendMarker(40, (short)0, 17, i != 1, false, result);
                 assertEquals(AppendResult.OK, result.status, result.toString());
             }
             batches.producer(1, 41, (short)3, 0, true, System.currentTimeMillis());

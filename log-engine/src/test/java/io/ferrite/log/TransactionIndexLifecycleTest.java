@@ -184,7 +184,7 @@ class TransactionIndexLifecycleTest
             assertEquals(markers[2], log.logEndOffset(), "cut at the third marker");
             assertEquals(List.of("0@" + firsts[0], "1@" + firsts[1]), collect(log, 0, log.logEndOffset()));
             assertEquals(2 * 34, Files.size(log.dir().resolve(Segment.fileName(0, ".txnindex"))));
-            assertTrue(log.hasOngoingTransaction(2, (short)0), "the third transaction is open again");
+            assertTrue(log.transactions().hasOngoingTransaction(2, (short)0), "the third transaction is open again");
             abort(log, 2); // the coordinator's marker again: the log goes on, and so does its index
             assertEquals(3, activeOf(log).txnIndex.entries());
             assertEquals(List.of("0@" + firsts[0], "1@" + firsts[1], "2@" + firsts[2]), collect(log, 0, log.logEndOffset()));
@@ -203,7 +203,7 @@ class TransactionIndexLifecycleTest
     /** An ABORT marker of {@code pid}; returns its offset. */
     private long abort(final PartitionLog log, final long pid)
     {
-        log.appendMarker(pid, (short)0, 0, false, false, result);
+        log.transactions().appendMarker(pid, (short)0, 0, false, false, result);
         assertEquals(AppendResult.OK, result.status, result.toString());
         return result.firstOffset;
     }
@@ -235,7 +235,7 @@ class TransactionIndexLifecycleTest
                         {
                             while (true)
                             {
-                                final int status = log.collectAbortedTransactions(0, Long.MAX_VALUE, scratch, (p, f) -> count[0]++);
+                                final int status = log.transactions().collectAbortedTransactions(0, Long.MAX_VALUE, scratch, (p, f) -> count[0]++);
                                 if (status != PartitionLog.READ_OK)
                                 {
                                     throw new AssertionError("an open log's walk answered " + status);
@@ -285,7 +285,7 @@ class TransactionIndexLifecycleTest
     private static List<String> collect(final PartitionLog log, final long fetchOffset, final long upperBound)
     {
         final List<String> seen = new ArrayList<>();
-        assertEquals(PartitionLog.READ_OK, log.collectAbortedTransactions(fetchOffset, upperBound, ByteBuffer.allocate(100),
+        assertEquals(PartitionLog.READ_OK, log.transactions().collectAbortedTransactions(fetchOffset, upperBound, ByteBuffer.allocate(100),
             (p, f) -> seen.add(p + "@" + f)));
         return seen;
     }

@@ -1,11 +1,13 @@
 package io.ferrite.log;
 
 import io.ferrite.wire.testing.Property;
+import org.agrona.concurrent.SystemEpochClock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,11 +19,14 @@ import java.util.Random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * Random sequences of transactional, idempotent and plain batches, COMMIT and ABORT markers, moves
- * of the high watermark and clean reopens (small segments, so rolls and snapshots come in between)
- * against a simple model: the open transactions' first offsets, the ended ones whose marker the high
- * watermark has not passed. After every step the log's LSO, its answers and the aborted
- * transactions it reports must be the model's.
+ * Random sequences of transactional, idempotent and plain batches, COMMIT and ABORT markers (before
+ * transaction version 2, and with its epoch bump), moves of the high watermark, clean reopens and
+ * unclean loads of a copy of the files taken while the log is open (small segments, so rolls and
+ * snapshots come in between) against a simple model: the open transactions' first offsets, the
+ * ended ones whose marker the high watermark has not passed, the aborted ones. After every step the
+ * log's LSO, its answers, the aborted transactions it reports and those its {@code .txnindex} gives
+ * a read_committed fetch ({@code collectAbortedTransactions}) must be the model's; after an unclean
+ * load, the recovered copy's too.
  */
 class TransactionModelPropertyTest
 {
@@ -32,7 +37,7 @@ class TransactionModelPropertyTest
     void theTransactionStateAgreesWithTheModel()
     {
         final int[] run = new int[1];
-        Property.check("transactions vs model", 10, r ->
+        Property.check("transactions vs model", 50, r ->
         {
             try
             {
@@ -53,14 +58,16 @@ class TransactionModelPropertyTest
         final Map<Long, Long> open = new HashMap<>();            // producer -> first offset
         final List<long[]> unreplicated = new ArrayList<>();     // {first, marker}
         final Map<Long, Integer> sequences = new HashMap<>();
+        final Map<Long, Short> epochs = new HashMap<>();         // transactional producer -> epoch (0 until a TV2 marker)
         final List<String> expectedAborts = new ArrayList<>();
+        final List<String> expectedIndex = new ArrayList<>();    // producer@first, in marker order
         final List<String> reported = new ArrayList<>();
         long hw = 0;
         LogManager manager = LogManager.open(LogManagerConfig.of(dir));
         try
         {
             PartitionLog log = manager.createLog("m", 0, config);
-            log.abortedTxnListener((pid, first, last, lso) -> reported.add(pid + "@" + first + ".." + last + " lso " + lso));
+            log.transactions().abortedTxnListener((pid, first, last, lso) -> reported.add(pid + "@" + first + ".." + last + " lso " + lso));
             final int steps = 50 + r.nextInt(150);
             for (int step = 0; step < steps; step++)
             {
@@ -73,7 +80,8 @@ class TransactionModelPropertyTest
                     // a transactional batch; also a non-transactional one of a producer with a transaction open
                     final boolean transactional = op < 7;
                     final int count = 1 + r.nextInt(4);
-                    batches.producer(count, pid, (short)0, sequences.getOrDefault(pid, 0), transactional, TransactionStateTest.T0);
+                    batches.producer(count, pid, epochs.getOrDefault(pid, (short)0), sequences.getOrDefault(pid, 0), transactional,
+                        TransactionStateTest.T0);
                     log.append(batches.buffer, 0, batches.length, result);
                     if (transactional)
                     {
@@ -101,8 +109,15 @@ class TransactionModelPropertyTest
                 else if (op < 15)
                 {
                     final boolean commit = r.nextBoolean();
-                    log.appendMarker(pid, (short)0, 0, commit, false, result);
+                    final boolean tv2 = r.nextInt(3) == 0;
+                    final short epoch = (short)(epochs.getOrDefault(pid, (short)0) + (tv2 ? 1 : 0));
+                    log.transactions().appendMarker(pid, epoch, 0, commit, tv2, result);
                     assertEquals(AppendResult.OK, result.status, at + ": " + result);
+                    if (tv2)
+                    {
+                        epochs.put(pid, epoch);
+                        sequences.put(pid, 0); // a new epoch starts at sequence 0
+                    }
                     assertEquals(end, result.firstOffset);
                     final Long first = open.remove(pid);
                     if (first != null)
@@ -111,6 +126,7 @@ class TransactionModelPropertyTest
                         {
                             final long lso = open.values().stream().mapToLong(Long::longValue).min().orElse(end + 1);
                             expectedAborts.add(pid + "@" + first + ".." + end + " lso " + lso);
+                            expectedIndex.add(pid + "@" + first);
                         }
                         if (end >= hw)
                         {
@@ -124,12 +140,31 @@ class TransactionModelPropertyTest
                     hw = Math.min(hw, log.logEndOffset());
                     log.highWatermark(hw);
                 }
+                else if (r.nextBoolean())
+                {
+                    // the files as a SIGKILL would leave them, loaded as after an unclean stop: recovery rebuilds the index
+                    final Path crashed = dir.resolveSibling(dir.getFileName() + "-crash" + step);
+                    OpenFilesTest.copy(log.dir(), crashed);
+                    try (PartitionLog recovered = LogLoader.load("m", 0, crashed, LogConfig.of(config), WriteStrategy.MAPPED,
+                        SystemEpochClock.INSTANCE, LogEnvironment.INLINE, false, 0, 0))
+                    {
+                        assertEquals(log.logEndOffset(), recovered.logEndOffset(), at);
+                        assertEquals(expectedIndex, indexed(recovered), at + ": recovered");
+                        final long lso = open.values().stream().mapToLong(Long::longValue).min().orElse(Long.MAX_VALUE);
+                        assertEquals(Math.min(recovered.logEndOffset(), lso), recovered.transactions().lastStableOffset(), at);
+                        for (final Map.Entry<Long, Long> e : open.entrySet())
+                        {
+                            assertEquals(true, recovered.transactions().hasOngoingTransaction(e.getKey(),
+                                epochs.getOrDefault(e.getKey(), (short)0)), at + ": recovered");
+                        }
+                    }
+                }
                 else
                 {
                     manager.close();
                     manager = LogManager.open(LogManagerConfig.of(dir));
                     log = manager.log("m", 0);
-                    log.abortedTxnListener((p, first, last, lso) -> reported.add(p + "@" + first + ".." + last + " lso " + lso));
+                    log.transactions().abortedTxnListener((p, first, last, lso) -> reported.add(p + "@" + first + ".." + last + " lso " + lso));
                     hw = log.logEndOffset(); // a load takes what it has as replicated
                     unreplicated.clear();
                 }
@@ -140,18 +175,28 @@ class TransactionModelPropertyTest
                 {
                     model = Math.min(model, c[0]);
                 }
-                assertEquals(model, log.lastStableOffset(), at + ": hw " + hw + ", open " + open + ", unreplicated " +
+                assertEquals(model, log.transactions().lastStableOffset(), at + ": hw " + hw + ", open " + open + ", unreplicated " +
                     unreplicated.stream().map(Arrays::toString).toList());
                 for (final Map.Entry<Long, Long> e : open.entrySet())
                 {
-                    assertEquals(true, log.hasOngoingTransaction(e.getKey(), (short)0), at);
+                    assertEquals(true, log.transactions().hasOngoingTransaction(e.getKey(), epochs.getOrDefault(e.getKey(), (short)0)), at);
                 }
                 assertEquals(expectedAborts, reported, at);
+                assertEquals(expectedIndex, indexed(log), at + ": the .txnindex");
             }
         }
         finally
         {
             manager.close();
         }
+    }
+
+    /** What a read_committed fetch of the whole log is told is aborted, from the {@code .txnindex}: producer@first. */
+    private static List<String> indexed(final PartitionLog log)
+    {
+        final List<String> seen = new ArrayList<>();
+        assertEquals(PartitionLog.READ_OK, log.transactions().collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(256),
+            (pid, first) -> seen.add(pid + "@" + first)));
+        return seen;
     }
 }

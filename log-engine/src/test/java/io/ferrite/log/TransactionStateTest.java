@@ -49,7 +49,7 @@ class TransactionStateTest
     {
         manager = LogManager.open(LogManagerConfig.of(dir.resolve("data")));
         final PartitionLog log = manager.createLog("t", 0, config);
-        log.abortedTxnListener((pid, first, last, lso) -> aborted.add(new long[] {pid, first, last, lso}));
+        log.transactions().abortedTxnListener((pid, first, last, lso) -> aborted.add(new long[] {pid, first, last, lso}));
         return log;
     }
 
@@ -75,7 +75,7 @@ class TransactionStateTest
     long marker(final PartitionLog log, final long pid, final short epoch, final int coordinatorEpoch, final boolean commit,
         final boolean tv2)
     {
-        log.appendMarker(pid, epoch, coordinatorEpoch, commit, tv2, result);
+        log.transactions().appendMarker(pid, epoch, coordinatorEpoch, commit, tv2, result);
         assertEquals(AppendResult.OK, result.status, result.toString());
         assertEquals(result.firstOffset, result.lastOffset, "a marker is one record");
         return result.firstOffset;
@@ -92,24 +92,24 @@ class TransactionStateTest
         final PartitionLog log = newLog(Map.of());
         assertEquals(AppendResult.OK, send(log, -1, (short)-1, false, 3));
         hwAtEnd(log);
-        assertEquals(3, log.lastStableOffset(), "no transaction: the high watermark");
+        assertEquals(3, log.transactions().lastStableOffset(), "no transaction: the high watermark");
         final long first = sendOk(log, 7, 2);
         sendOk(log, 7, 1);
         hwAtEnd(log);
-        assertEquals(first, log.lastStableOffset());
-        assertTrue(log.hasOngoingTransaction(7, (short)0));
-        assertFalse(log.hasOngoingTransaction(7, (short)1));
+        assertEquals(first, log.transactions().lastStableOffset());
+        assertTrue(log.transactions().hasOngoingTransaction(7, (short)0));
+        assertFalse(log.transactions().hasOngoingTransaction(7, (short)1));
         final long commit = marker(log, 7, (short)0, 3, true, false);
-        assertEquals(first, log.lastStableOffset(), "the marker is not below the high watermark yet");
+        assertEquals(first, log.transactions().lastStableOffset(), "the marker is not below the high watermark yet");
         hwAtEnd(log);
-        assertEquals(commit + 1, log.lastStableOffset());
-        assertFalse(log.hasOngoingTransaction(7, (short)0));
+        assertEquals(commit + 1, log.transactions().lastStableOffset());
+        assertFalse(log.transactions().hasOngoingTransaction(7, (short)0));
         assertTrue(aborted.isEmpty(), "a commit is no aborted transaction");
 
         final long second = sendOk(log, 7, 4);
         final long abort = marker(log, 7, (short)0, 3, false, false);
         hwAtEnd(log);
-        assertEquals(abort + 1, log.lastStableOffset());
+        assertEquals(abort + 1, log.transactions().lastStableOffset());
         assertEquals(1, aborted.size());
         assertEquals(List.of(7L, second, abort, abort + 1), List.of(aborted.get(0)[0], aborted.get(0)[1], aborted.get(0)[2],
             aborted.get(0)[3]));
@@ -125,19 +125,19 @@ class TransactionStateTest
         final long c = sendOk(log, 3, 1);
         sendOk(log, 2, 1);
         hwAtEnd(log);
-        assertEquals(a, log.lastStableOffset());
+        assertEquals(a, log.transactions().lastStableOffset());
         // the middle one ends first: the oldest still holds it
         final long bEnd = marker(log, 2, (short)0, 0, false, false);
         hwAtEnd(log);
-        assertEquals(a, log.lastStableOffset());
+        assertEquals(a, log.transactions().lastStableOffset());
         assertEquals(List.of(2L, b, bEnd, a), List.of(aborted.get(0)[0], aborted.get(0)[1], aborted.get(0)[2], aborted.get(0)[3]),
             "the LSO of the entry: the oldest transaction of another producer still open");
         marker(log, 1, (short)0, 0, true, false);
         hwAtEnd(log);
-        assertEquals(c, log.lastStableOffset());
+        assertEquals(c, log.transactions().lastStableOffset());
         final long cEnd = marker(log, 3, (short)0, 0, false, false);
         hwAtEnd(log);
-        assertEquals(log.logEndOffset(), log.lastStableOffset());
+        assertEquals(log.logEndOffset(), log.transactions().lastStableOffset());
         assertEquals(List.of(3L, c, cEnd, cEnd + 1), List.of(aborted.get(1)[0], aborted.get(1)[1], aborted.get(1)[2],
             aborted.get(1)[3]));
     }
@@ -148,22 +148,45 @@ class TransactionStateTest
         final PartitionLog log = newLog(Map.of());
         send(log, -1, (short)-1, false, 5);
         log.highWatermark(2);
-        assertEquals(2, log.lastStableOffset());
+        assertEquals(2, log.transactions().lastStableOffset());
         final long first = sendOk(log, 9, 3);
         sendOk(log, 4, 1);
         log.highWatermark(first + 1);
-        assertEquals(first, log.lastStableOffset());
+        assertEquals(first, log.transactions().lastStableOffset());
         final long end = marker(log, 9, (short)0, 0, true, false);
         // fsync durability: the high watermark is the durable offset, here inside the transaction
         log.highWatermark(first + 2);
-        assertEquals(first, log.lastStableOffset(), "a crash could still lose the marker: the transaction stays unstable");
+        assertEquals(first, log.transactions().lastStableOffset(), "a crash could still lose the marker: the transaction stays unstable");
         log.highWatermark(end);
-        assertEquals(first, log.lastStableOffset());
+        assertEquals(first, log.transactions().lastStableOffset());
         log.highWatermark(end + 1); // no writer work in between: readers see it
-        assertEquals(first + 3, log.lastStableOffset(), "then the transaction of producer 4 holds it");
+        assertEquals(first + 3, log.transactions().lastStableOffset(), "then the transaction of producer 4 holds it");
         marker(log, 4, (short)0, 0, true, false);
         hwAtEnd(log);
-        assertEquals(log.logEndOffset(), log.lastStableOffset());
+        assertEquals(log.logEndOffset(), log.transactions().lastStableOffset());
+    }
+
+    /** Kafka's maybeIncrementFirstUnstableOffset: the LSO is never below the log start, which DeleteRecords may move past an open transaction. */
+    @Test
+    void theLastStableOffsetIsNeverBelowTheLogStartThatDeleteRecordsMovedPastAnOpenTransaction() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        final long first = sendOk(log, 7, 2);
+        assertEquals(AppendResult.OK, send(log, -1, (short)-1, false, 6));
+        hwAtEnd(log);
+        assertEquals(first, log.transactions().lastStableOffset());
+        assertEquals(first + 5, log.deleteRecordsBefore(first + 5));
+        assertEquals(first + 5, log.transactions().lastStableOffset(), "raised to the log start");
+        final FileRegion region = new FileRegion();
+        assertEquals(PartitionLog.READ_OK, log.read(log.transactions().lastStableOffset(), 1 << 16, log.transactions().lastStableOffset(), true, region),
+            "a read_committed fetch at the LSO is in range");
+        assertEquals(AppendResult.OK, send(log, -1, (short)-1, false, 2));
+        assertEquals(first + 5, log.transactions().lastStableOffset(), "the high watermark has not moved");
+        hwAtEnd(log);
+        assertEquals(first + 5, log.transactions().lastStableOffset(), "the transaction is still open");
+        marker(log, 7, (short)0, 0, false, false);
+        hwAtEnd(log);
+        assertEquals(log.logEndOffset(), log.transactions().lastStableOffset());
     }
 
     @Test
@@ -206,61 +229,101 @@ class TransactionStateTest
         assertEquals(9, io.ferrite.wire.record.ControlRecords.coordinatorEpoch(record));
 
         manager.close();
-        log.appendMarker(21, (short)0, 9, true, false, result);
+        log.transactions().appendMarker(21, (short)0, 9, true, false, result);
         assertEquals(AppendResult.LOG_CLOSED, result.status, "the append path's gate");
         manager = null;
     }
 
     /**
      * A reader on another thread, as a fetch reads it, while the writer opens and ends transactions
-     * and moves the high watermark forward (at the log end, or behind it as fsync durability does):
-     * the LSO it sees never goes back and is never above the high watermark it reads next.
+     * and a third thread moves the high watermark from the log end it reads (at it, or behind it as
+     * fsync durability's flusher does). The LSO the reader sees never goes back, is never above the
+     * high watermark it reads next, and never above the model's oldest transaction open, or ended
+     * with its marker not below the high watermark H the writer read, that the writer publishes with H
+     * after each step and the reader reads after the LSO and the high watermark. That bound holds
+     * whenever the high watermark the reader read is at or below H: a transaction opened since starts
+     * at the log end, at or above it, and one ended since has its marker there too, so not passed.
+     * (Above H the model may be stale: a transaction it lists may have ended and its marker been
+     * passed since.) That check is what the publication order of {@link OngoingTxns} keeps: the
+     * completion before the open list changes, both before the log end.
      */
     @Test
-    void aReaderOnAnotherThreadSeesTheLastStableOffsetOnlyMoveForwardAndNeverAboveTheHighWatermark() throws Exception
+    void aReaderOnAnotherThreadSeesTheLastStableOffsetOnlyMoveForwardAndNeverAboveTheHighWatermarkOrTheModel() throws Exception
     {
         final PartitionLog log = newLog(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(1 << 20)));
         final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
         final java.util.concurrent.atomic.AtomicReference<String> failure = new java.util.concurrent.atomic.AtomicReference<>();
-        final long[] reads = new long[1];
+        final java.util.concurrent.atomic.AtomicReference<long[]> model = new java.util.concurrent.atomic.AtomicReference<>(
+            new long[] {Long.MAX_VALUE, 0}); // {oldest unstable first offset, the high watermark it was taken at}
+        final long[] reads = new long[2]; // reads, reads checked against the model
         final Thread reader = new Thread(() ->
         {
             long last = -1;
             while (!done.get() && failure.get() == null)
             {
-                final long lso = log.lastStableOffset();
+                final long lso = log.transactions().lastStableOffset();
                 final long hw = log.highWatermark();
-                if (lso < last || lso > hw)
+                final long[] bound = model.get();
+                if (lso < last || lso > hw || (hw <= bound[1] && lso > bound[0]))
                 {
-                    failure.set("LSO " + lso + " after " + last + ", high watermark " + hw);
+                    failure.set("LSO " + lso + " after " + last + ", high watermark " + hw + ", model's oldest unstable " + bound[0] +
+                        " at high watermark " + bound[1]);
                 }
                 last = lso;
                 reads[0]++;
+                reads[1] += hw <= bound[1] ? 1 : 0;
             }
         }, "lso-reader");
+        final Thread mover = new Thread(() ->
+        {
+            final java.util.Random r = new java.util.Random(7);
+            long seen = 0;
+            while (!done.get() && failure.get() == null)
+            {
+                final long end = log.logEndOffset();
+                if (end != seen) // once per append, as a flush's durable offset moves
+                {
+                    final long hw = log.highWatermark();
+                    log.highWatermark(r.nextBoolean() ? end : hw + (end - hw) / 2);
+                    seen = end;
+                }
+            }
+        }, "hw-mover");
         reader.start();
+        mover.start();
         final java.util.Random r = new java.util.Random(42);
-        final java.util.Set<Long> open = new java.util.HashSet<>();
+        final Map<Long, Long> open = new HashMap<>();
+        final List<long[]> ended = new ArrayList<>(); // {first offset, marker offset}
         for (int i = 0; i < 20_000 && failure.get() == null; i++)
         {
             final long pid = 1 + r.nextInt(5);
-            if (open.contains(pid) && r.nextInt(3) == 0)
+            if (open.containsKey(pid) && r.nextInt(3) == 0)
             {
-                marker(log, pid, (short)0, 0, r.nextBoolean(), false);
-                open.remove(pid);
+                ended.add(new long[] {open.remove(pid), marker(log, pid, (short)0, 0, r.nextBoolean(), false)});
             }
             else
             {
-                sendOk(log, pid, 1);
-                open.add(pid);
+                final long first = sendOk(log, pid, 1);
+                open.putIfAbsent(pid, first);
             }
             final long hw = log.highWatermark();
-            log.highWatermark(r.nextBoolean() ? log.logEndOffset() : hw + (log.logEndOffset() - hw) / 2);
+            ended.removeIf(e -> e[1] < hw);
+            long bound = Long.MAX_VALUE;
+            for (final long first : open.values())
+            {
+                bound = Math.min(bound, first);
+            }
+            for (final long[] e : ended)
+            {
+                bound = Math.min(bound, e[0]);
+            }
+            model.set(new long[] {bound, hw});
         }
         done.set(true);
         reader.join(10_000);
+        mover.join(10_000);
         assertEquals(null, failure.get());
-        assertTrue(reads[0] > 0);
+        assertTrue(reads[1] > 0, reads[0] + " reads, " + reads[1] + " checked against the model");
     }
 
     @Test
@@ -280,7 +343,7 @@ class TransactionStateTest
         final PartitionLog log = newLog(Map.of());
         // transaction version 1: not below the producer's epoch
         sendOk(log, 1, 1);
-        log.appendMarker(1, (short)-1, 0, true, false, result);
+        log.transactions().appendMarker(1, (short)-1, 0, true, false, result);
         assertEquals(AppendResult.INVALID_PRODUCER_EPOCH, result.status);
         marker(log, 1, (short)0, 0, true, false);
         marker(log, 1, (short)0, 0, true, false); // a retry of the same marker: appended again, as Kafka does
@@ -289,18 +352,18 @@ class TransactionStateTest
 
         // transaction version 2: above the producer's epoch, but for a retry
         assertEquals(AppendResult.OK, send(log, 2, (short)5, true, 1));
-        log.appendMarker(2, (short)5, 0, true, true, result);
+        log.transactions().appendMarker(2, (short)5, 0, true, true, result);
         assertEquals(AppendResult.INVALID_PRODUCER_EPOCH, result.status, "the same epoch with the transaction open");
         final long commit = marker(log, 2, (short)6, 0, true, true);
         final long retry = marker(log, 2, (short)6, 0, true, true);
         assertEquals(commit + 1, retry, "a retry of the bumped marker: no transaction open, so accepted");
-        log.appendMarker(2, (short)5, 0, true, true, result);
+        log.transactions().appendMarker(2, (short)5, 0, true, true, result);
         assertEquals(AppendResult.INVALID_PRODUCER_EPOCH, result.status);
 
         // the coordinator epoch: never below the producer's last
         marker(log, 2, (short)7, 4, true, true);
         final long end = log.logEndOffset();
-        log.appendMarker(2, (short)8, 3, true, true, result);
+        log.transactions().appendMarker(2, (short)8, 3, true, true, result);
         assertEquals(AppendResult.TRANSACTION_COORDINATOR_FENCED, result.status, result.toString());
         assertEquals(end, log.logEndOffset(), "nothing appended");
         marker(log, 2, (short)8, 4, true, true);
@@ -308,7 +371,7 @@ class TransactionStateTest
         // a marker for a producer this partition never saw is appended, and opens nothing
         marker(log, 99, (short)0, 0, false, true);
         hwAtEnd(log);
-        assertEquals(log.logEndOffset(), log.lastStableOffset());
+        assertEquals(log.logEndOffset(), log.transactions().lastStableOffset());
         assertTrue(aborted.isEmpty(), aborted.toString());
     }
 
@@ -320,13 +383,41 @@ class TransactionStateTest
         final long open = sendOk(log, 2, 1);
         marker(log, 1, (short)1, 6, true, true);
         final List<String> seen = new ArrayList<>();
-        log.forEachProducer((pid, epoch, lastSeq, lastTs, coordinatorEpoch, txnFirst) ->
+        log.transactions().forEachProducer((pid, epoch, lastSeq, lastTs, coordinatorEpoch, txnFirst) ->
             seen.add(pid + "/" + epoch + "/" + lastSeq + "/" + coordinatorEpoch + "/" + txnFirst + "/" + (lastTs > 0)));
         seen.sort(String::compareTo);
         assertEquals(List.of("1/1/-1/6/-1/true", "2/0/0/-1/" + open + "/true"), seen);
         // epoch 1 starts at sequence 0 again
         sequences.put(1L, 0);
         assertEquals(AppendResult.OK, send(log, 1, (short)1, true, 1), result.toString());
+    }
+
+    /** Kafka's checkSequence: an entry with an epoch but no batch has last sequence -1, so the next batch starts at 0. */
+    @Test
+    void aBatchAfterAMarkerThatLeftTheProducerWithoutBatchesMustStartAtSequenceZero() throws IOException
+    {
+        final PartitionLog log = newLog(Map.of());
+        sendOk(log, 3, 2);
+        marker(log, 3, (short)1, 0, true, true); // TV2: epoch 1, the cached batches forgotten
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, 3, (short)1, 5), result.toString());
+        assertEquals(AppendResult.OK, append(log, 3, (short)1, 0), result.toString());
+        assertEquals(AppendResult.OK, append(log, 3, (short)1, 1), result.toString());
+
+        marker(log, 50, (short)2, 0, false, true); // a producer never seen: its epoch is known from now on
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, 50, (short)2, 3), result.toString());
+        assertEquals(AppendResult.OK, append(log, 50, (short)2, 0), result.toString());
+
+        assertEquals(AppendResult.OK, append(log, 60, (short)0, 7), "a producer unknown to the partition: any sequence");
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, 60, (short)1, 3), "a new epoch starts at 0");
+        assertEquals(AppendResult.OK, append(log, 60, (short)1, 0), result.toString());
+    }
+
+    /** Appends one transactional record of {@code pid} with this epoch and sequence; returns the status. */
+    private int append(final PartitionLog log, final long pid, final short epoch, final int sequence)
+    {
+        batches.producer(1, pid, epoch, sequence, true, T0);
+        log.append(batches.buffer, 0, batches.length, result);
+        return result.status;
     }
 
     @Test
@@ -342,7 +433,7 @@ class TransactionStateTest
         producers.expire(T0 + 1_000_000, 1);
         assertTrue(producers.producer(1) != null, "open transaction: kept");
         assertTrue(producers.producer(2) == null, "idle and no transaction: expired");
-        assertEquals(0, producers.lastStableOffset(Long.MAX_VALUE));
+        assertEquals(0, producers.lastStableOffset(Long.MAX_VALUE, 0));
     }
 
     @Test
@@ -366,14 +457,14 @@ class TransactionStateTest
 
         manager = LogManager.open(LogManagerConfig.of(dir.resolve("data")));
         log = manager.log("t", 0);
-        assertEquals(first, log.lastStableOffset(), "the open transaction is back");
-        assertTrue(log.hasOngoingTransaction(11, (short)0));
+        assertEquals(first, log.transactions().lastStableOffset(), "the open transaction is back");
+        assertTrue(log.transactions().hasOngoingTransaction(11, (short)0));
         assertEquals(AppendResult.INVALID_TXN_STATE, send(log, 11, (short)0, false, 1));
-        log.appendMarker(12, (short)0, 4, true, false, result);
+        log.transactions().appendMarker(12, (short)0, 4, true, false, result);
         assertEquals(AppendResult.TRANSACTION_COORDINATOR_FENCED, result.status, "the coordinator epoch is back");
         marker(log, 11, (short)0, 0, true, false);
         hwAtEnd(log);
-        assertEquals(log.logEndOffset(), log.lastStableOffset());
+        assertEquals(log.logEndOffset(), log.transactions().lastStableOffset());
     }
 
     @Test
@@ -386,7 +477,7 @@ class TransactionStateTest
         try (LogManager running = LogManager.open(LogManagerConfig.of(data)))
         {
             final PartitionLog log = running.createLog("t", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "1500"));
-            log.abortedTxnListener((pid, first, last, lso) -> expected.add(new long[] {pid, first, last, lso}));
+            log.transactions().abortedTxnListener((pid, first, last, lso) -> expected.add(new long[] {pid, first, last, lso}));
             long longOpen = -1;
             for (int i = 0; i < 30; i++)
             {
@@ -417,8 +508,8 @@ class TransactionStateTest
             org.agrona.concurrent.SystemEpochClock.INSTANCE, LogEnvironment.INLINE, false, 0, 0,
             (pid, first, last, lso) -> all.add(new long[] {pid, first, last, lso})))
         {
-            assertEquals(open, log.lastStableOffset(), "producer 7's transaction is open again");
-            assertTrue(log.hasOngoingTransaction(7, (short)0));
+            assertEquals(open, log.transactions().lastStableOffset(), "producer 7's transaction is open again");
+            assertTrue(log.transactions().hasOngoingTransaction(7, (short)0));
             assertEquals(toString(expected), toString(all));
         }
         // from the last segment, after the snapshot taken when it was rolled: the aborted ones in it
@@ -429,7 +520,7 @@ class TransactionStateTest
             org.agrona.concurrent.SystemEpochClock.INSTANCE, LogEnvironment.INLINE, false, lastBase, 0,
             (pid, first, last, lso) -> tail.add(new long[] {pid, first, last, lso})))
         {
-            assertEquals(open, log.lastStableOffset());
+            assertEquals(open, log.transactions().lastStableOffset());
             assertEquals(toString(expected.stream().filter(e -> e[2] >= lastBase).toList()), toString(tail));
         }
         assertTrue(expected.size() > 5, "aborted transactions: " + expected.size());

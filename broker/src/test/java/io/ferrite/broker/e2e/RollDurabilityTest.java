@@ -7,12 +7,14 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import io.ferrite.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -97,6 +99,56 @@ class RollDurabilityTest
                     "directory's fsync; fsyncs made: " + made);
                 assertFalse(sendOne(producer, "steady", fsyncs).contains(steady.toString()), "and only the first");
             }
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /**
+     * The producer snapshot a roll writes is forced by the roll's background flush before the flush
+     * fsyncs the partition directory, the last step of the rolled segment's flush, which makes the
+     * snapshot's name durable with the new segment's (Kafka's roll flushes its producer snapshot
+     * before the segments): else a power loss could keep the name without the bytes. Default
+     * durability, so the rolled flush is the only flush after the roll.
+     */
+    @Test
+    void aRollsProducerSnapshotIsForcedBeforeTheRolledFlushFsyncsThePartitionDirectory() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path fsyncs = dir.resolve("fsyncs.txt");
+        final ServerCommand.Running server = start(data, fsyncs);
+        final Path partition = data.resolve("rolling-0");
+        try
+        {
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
+            {
+                admin.createTopics(List.of(new NewTopic("rolling", 1, (short)1).configs(Map.of("segment.bytes", "1048576"))))
+                    .all().get(20, TimeUnit.SECONDS);
+            }
+            Files.write(fsyncs, new byte[0]); // the creation's fsyncs
+            try (KafkaProducer<byte[], byte[]> producer = producer(server))
+            {
+                for (int i = 0; i < 20 && segments(partition) < 2; i++)
+                {
+                    producer.send(new ProducerRecord<>("rolling", 0, null, new byte[200 * 1024])).get(20, TimeUnit.SECONDS);
+                }
+            }
+            assertEquals(2, segments(partition));
+            final String snapshot;
+            try (Stream<Path> files = Files.list(partition))
+            {
+                final long base = files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".log"))
+                    .mapToLong(n -> Long.parseLong(n.substring(0, 20))).max().getAsLong();
+                snapshot = partition.resolve(String.format("%020d.snapshot", base)).toString();
+            }
+            Await.await(() -> Files.readAllLines(fsyncs).contains(partition.toString()), Duration.ofSeconds(20),
+                "the rolled flush fsyncs the partition directory");
+            final List<String> made = Files.readAllLines(fsyncs);
+            final int snapshotAt = made.indexOf(snapshot);
+            assertTrue(snapshotAt >= 0 && snapshotAt < made.indexOf(partition.toString()),
+                "the roll's snapshot " + snapshot + " forced before the directory; fsyncs made: " + made);
         }
         finally
         {

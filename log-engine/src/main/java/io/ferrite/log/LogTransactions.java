@@ -1,0 +1,101 @@
+package io.ferrite.log;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The transaction surface of one partition's log ({@link PartitionLog#transactions()}): the
+ * coordinator's markers, the producer state a produce verification and DescribeProducers ask about,
+ * the last stable offset and the aborted transactions a read_committed fetch lists. A facade, as
+ * {@link PartitionLog} is, over {@link LogAppender} (the markers go through the append path),
+ * {@link LogReader} and {@link ProducerStateManager}: final fields of final classes, so a call
+ * through it is static and inlined.
+ */
+public final class LogTransactions
+{
+    private final LogOffsets offsets;
+    private final LogAppender appender;
+    private final LogReader reader;
+    private final ProducerStateManager producers;
+
+    LogTransactions(final LogOffsets offsets, final LogAppender appender, final LogReader reader, final ProducerStateManager producers)
+    {
+        this.offsets = offsets;
+        this.appender = appender;
+        this.reader = reader;
+        this.producers = producers;
+    }
+
+    /**
+     * Appends a transaction marker (single writer, as {@link PartitionLog#append}): a control batch it
+     * builds itself (see {@link MarkerBatch}), checked as Kafka checks the coordinator's — with
+     * {@code epochBump} (transaction version 2) the epoch must be above the producer's but for a
+     * retry, else not below it: INVALID_PRODUCER_EPOCH; a coordinator epoch below the producer's
+     * last: TRANSACTION_COORDINATOR_FENCED. The producer's open transaction, if any, ends; its epoch
+     * and coordinator epoch become the marker's. A producer with no transaction open still gets its
+     * marker. An ABORT that ends a transaction first writes the transaction's {@code .txnindex} entry
+     * in the segment that will hold the marker, then the marker's bytes (so nothing sees the marker
+     * without its entry); an entry that cannot be written fails the marker with STORAGE_ERROR and the
+     * transaction stays open for the coordinator's retry ({@link BatchPlacer#place}).
+     */
+    public void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
+        final boolean epochBump, final AppendResult result)
+    {
+        appender.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
+    }
+
+    /** Writer thread: whether the producer has a transaction open here with this epoch (Kafka's hasOngoingTransaction). */
+    public boolean hasOngoingTransaction(final long producerId, final short producerEpoch)
+    {
+        return producers.hasOngoingTransaction(producerId, producerEpoch);
+    }
+
+    /** Writer thread: each producer the partition remembers (DescribeProducers' active producers). */
+    public void forEachProducer(final ProducerVisitor visitor)
+    {
+        producers.forEachProducer(visitor);
+    }
+
+    /**
+     * The last stable offset (any thread): the first offset of the oldest transaction still open, or
+     * of one whose marker the high watermark has not passed yet, raised to the log start (DeleteRecords
+     * or retention may have passed it), capped by the high watermark ({@link OngoingTxns}). The high
+     * watermark when no transaction was ever seen.
+     */
+    public long lastStableOffset()
+    {
+        final long highWatermark = offsets.highWatermark(); // read first: see OngoingTxns
+        return producers.lastStableOffset(highWatermark, offsets.logStartOffset());
+    }
+
+    /**
+     * The aborted transactions a read_committed fetch lists with the batches it returns (Kafka's
+     * {@code LocalLog.addAbortedTransactions}): from the transaction index of the segment holding
+     * {@code fetchOffset} on, every transaction with {@code lastOffset >= fetchOffset} (its ABORT
+     * marker at or after the fetch) and {@code firstOffset < upperBoundOffset} (it began before the end
+     * of what the fetch returns), given to {@code sink} as (producer id, first offset) in index order;
+     * the walk stops after the entry whose last stable offset reaches {@code upperBoundOffset}.
+     *
+     * <p>{@code upperBoundOffset}: for a {@link PartitionLog#read} that returned batches, the region's
+     * {@link FileRegion#nextOffset} (the offset after the last batch it holds; Kafka takes the next
+     * offset-index entry past the bytes it returns, a coarser bound that may list transactions that
+     * begin after them, which a consumer ignores). A fetch that returned nothing lists nothing, as
+     * Kafka's. Safe from any thread, concurrently with the writer; allocates nothing: the index is
+     * read through {@code scratch}, the caller's (at least 34 bytes, one entry; a direct buffer of a
+     * few KiB reads up to a hundred entries a system call; its position, limit and byte order are the
+     * walk's). A segment without an aborted transaction costs one volatile load.
+     *
+     * @return {@link PartitionLog#READ_OK}, or {@link PartitionLog#READ_FAILED} (the sink may have had some entries: discard them)
+     * @throws LogClosedException when the log is closed, or its close overtook the walk
+     */
+    public int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final ByteBuffer scratch,
+        final AbortedTxnSink sink)
+    {
+        return reader.collectAbortedTransactions(fetchOffset, upperBoundOffset, scratch, sink);
+    }
+
+    /** Tells {@code listener} of each aborted transaction too (tests; the writer's, set before the log is shared). */
+    void abortedTxnListener(final AbortedTxnListener listener)
+    {
+        producers.abortedTxnListener(listener);
+    }
+}
