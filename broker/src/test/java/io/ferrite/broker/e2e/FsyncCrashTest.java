@@ -50,10 +50,10 @@ class FsyncCrashTest
     @Test
     void everyAcknowledgedRecordSurvivesSigkillWithIdempotentRetriesInFlight() throws Exception
     {
-        final int rounds = Integer.getInteger("ferrite.fsynccrash.rounds", DEFAULT_ROUNDS);
-        final long seed = Long.getLong("ferrite.fsynccrash.seed", System.nanoTime());
-        System.out.println("FsyncCrashTest: " + rounds + " rounds, seed " + seed + " (-Dferrite.fsynccrash.seed to replay)");
-        final Random random = new Random(seed);
+        final CrashRounds crash = CrashRounds.of(FsyncCrashTest.class, "fsynccrash", DEFAULT_ROUNDS);
+        final int rounds = crash.rounds();
+        final long seed = crash.seed();
+        final Random random = crash.random();
         final Set<String> acknowledged = ConcurrentHashMap.newKeySet();
         final Path data = dir.resolve("data");
         try (DroppingProxy proxy = new DroppingProxy(seed, 0.05))

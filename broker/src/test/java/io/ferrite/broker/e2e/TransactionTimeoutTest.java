@@ -1,0 +1,104 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static io.ferrite.testing.Await.awaitValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code transaction.timeout.ms} expiry: a transactional producer that begins, writes and stalls holds
+ * the last stable offset back until the coordinator's timeout sweep (every 10 s) aborts its
+ * transaction with a bumped epoch; then the LSO reaches the log end, a read_committed consumer reads
+ * what another producer committed after the stalled write, and the stalled producer's commit fails
+ * fenced, as against Kafka 4.4 with transaction version 1 (the version Ferrite's clients negotiate).
+ */
+class TransactionTimeoutTest
+{
+    private static final String TOPIC = "quotes";
+    private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
+
+    @TempDir
+    Path dir;
+
+    private static KafkaProducer<byte[], byte[]> transactional(final RunningBroker broker, final String id, final int timeoutMs)
+    {
+        return broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+            ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, timeoutMs, ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000));
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(final String value)
+    {
+        return new ProducerRecord<>(TOPIC, 0, null, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static long latest(final Admin admin, final IsolationLevel isolation) throws Exception
+    {
+        return admin.listOffsets(Map.of(TP, OffsetSpec.latest()), new ListOffsetsOptions(isolation)).partitionResult(TP).get().offset();
+    }
+
+    @Test
+    void aStalledTransactionIsAbortedAtItsTimeoutAndTheLastStableOffsetMovesOn() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
+            try (KafkaProducer<byte[], byte[]> stalled = transactional(broker, "stalled", 2_000);
+                 KafkaProducer<byte[], byte[]> other = transactional(broker, "other", 60_000))
+            {
+                stalled.initTransactions();
+                stalled.beginTransaction();
+                assertEquals(0, stalled.send(record("stalled")).get().offset());
+                final TransactionDescription ongoing = admin.describeTransactions(List.of("stalled")).description("stalled").get();
+                assertEquals(TransactionState.ONGOING, ongoing.state());
+
+                other.initTransactions();
+                other.beginTransaction();
+                other.send(record("after"));
+                other.commitTransaction();
+                // committed after the stalled write, so held back behind it while it is open
+                assertEquals(0, latest(admin, IsolationLevel.READ_COMMITTED), "the LSO at the stalled transaction's first offset");
+
+                final TransactionDescription aborted = awaitValue(
+                    () -> admin.describeTransactions(List.of("stalled")).description("stalled").get(),
+                    d -> d.state() == TransactionState.COMPLETE_ABORT, Duration.ofSeconds(30),
+                    "the timeout sweep aborts the stalled transaction");
+                assertEquals(ongoing.producerId(), aborted.producerId());
+                assertEquals(ongoing.producerEpoch() + 1, aborted.producerEpoch(), "aborted with the epoch bumped (fencing the producer)");
+                assertTrue(aborted.topicPartitions().isEmpty(), aborted.toString());
+
+                // record 0 stalled, 1 after, 2 other's commit marker, 3 the timeout's abort marker
+                final long end = latest(admin, IsolationLevel.READ_UNCOMMITTED);
+                assertEquals(4, end);
+                awaitValue(() -> latest(admin, IsolationLevel.READ_COMMITTED), lso -> lso == end, Duration.ofSeconds(10),
+                    "the LSO at the log end once the abort marker is written");
+                assertEquals(List.of("after"), IsolatedReads.readAll(broker, List.of(TP), IsolationLevel.READ_COMMITTED, 1));
+
+                // Kafka 4.4 with transaction.version=1 throws exactly this (with version 2, InvalidTxnStateException)
+                assertThrows(ProducerFencedException.class, stalled::commitTransaction);
+                assertEquals(TransactionState.COMPLETE_ABORT,
+                    admin.describeTransactions(List.of("stalled")).description("stalled").get().state(), "the failed commit changed nothing");
+            }
+        }
+    }
+}
