@@ -6,6 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.lang.invoke.VarHandle;
 
 import static io.ferrite.wire.record.RecordBatchDescriptor.*;
 import static java.nio.ByteOrder.BIG_ENDIAN;
@@ -124,11 +125,10 @@ final class BatchPlacer
         }
     }
 
-    /** Writes what the log assigns into the batch: base offset, leader epoch and, for LogAppendTime, the time and CRC. */
+    /** Writes what the log assigns into the batch: leader epoch, for LogAppendTime the time and CRC, and last the base offset. */
     void patch(final MutableDirectBuffer buffer, final int offset, final long base, final LogConfig cfg, final long now,
         final AppendResult result)
     {
-        buffer.putLong(offset + BASE_OFFSET_OFFSET, base, BIG_ENDIAN);
         buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch, BIG_ENDIAN);
         if (cfg.logAppendTime)
         {
@@ -137,6 +137,12 @@ final class BatchPlacer
             buffer.putInt(offset + CRC_OFFSET, batch.computeCrc(), BIG_ENDIAN);
             result.logAppendTime = now;
         }
+        // the base offset last, and after the rest in the page cache: a claim's batch is patched in its
+        // segment's mapping, and a process killed in the middle of this leaves the builder's base offset,
+        // which recovery's "offsets follow on" check refuses — never a whole batch whose leader epoch
+        // (outside the CRC like the base offset) is the builder's -1 (CrashRecoveryTest in claim mode saw one)
+        VarHandle.storeStoreFence();
+        buffer.putLong(offset + BASE_OFFSET_OFFSET, base, BIG_ENDIAN);
     }
 
     /** After the batch's bytes and size are published: producer state, the log end, the result, the flush policy. */
