@@ -14,6 +14,11 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
+import org.apache.kafka.common.message.WriteTxnMarkersResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.Exit;
 import org.junit.jupiter.api.Test;
@@ -28,6 +33,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -42,6 +48,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * start offset; a transactional batch written straight into the log by a producer the coordinator
  * does not know hangs the partition's last stable offset, find-hanging lists it once it is older than
  * --max-transaction-timeout, and abort --start-offset ends it — read_committed then reads past it.
+ * WriteTxnMarkers over the wire answers each partition with its log's error (the epoch rule of the
+ * request's transaction version, the coordinator epoch, unknown partitions).
  */
 class TransactionsToolTest
 {
@@ -123,6 +131,12 @@ class TransactionsToolTest
     /** Writes a transactional batch of {@link #HANGING_PID} stamped {@code ageMs} ago on the partition's log thread; returns its offset. */
     private static long hangingBatch(final RunningBroker broker, final long ageMs) throws Exception
     {
+        return transactionalBatch(broker, HANGING_PID, (short)0, ageMs);
+    }
+
+    /** Writes a transactional batch of producer {@code pid} at {@code epoch} stamped {@code ageMs} ago on the partition's log thread; returns its offset. */
+    private static long transactionalBatch(final RunningBroker broker, final long pid, final short epoch, final long ageMs) throws Exception
+    {
         final Partition partition = broker.broker.topics().topic(TOPIC).partition(0);
         final CompletableFuture<Long> offset = new CompletableFuture<>();
         broker.broker.executeOnOwner(partition.owner, () ->
@@ -130,7 +144,7 @@ class TransactionsToolTest
             try
             {
                 final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(256);
-                final int length = new RecordBatchBuilder().wrap(batch, 0).producer(HANGING_PID, (short)0, 0).transactional(true)
+                final int length = new RecordBatchBuilder().wrap(batch, 0).producer(pid, epoch, 0).transactional(true)
                     .appendRecord(System.currentTimeMillis() - ageMs, null, "hanging".getBytes(StandardCharsets.UTF_8)).build();
                 final AppendResult result = new AppendResult();
                 final long at = partition.log.logEndOffset();
@@ -147,6 +161,27 @@ class TransactionsToolTest
         return offset.get(20, TimeUnit.SECONDS);
     }
 
+    /** One WriteTxnMarkers of a single marker to {@code partitions} of {@code topic}; returns each partition's error. */
+    private static Map<Integer, Errors> markers(final RawClient raw, final short version, final String topic, final List<Integer> partitions,
+        final short epoch, final int coordinatorEpoch, final byte transactionVersion) throws Exception
+    {
+        final WriteTxnMarkersRequestData request = new WriteTxnMarkersRequestData().setMarkers(List.of(
+            new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(HANGING_PID).setProducerEpoch(epoch).setTransactionResult(false)
+                .setCoordinatorEpoch(coordinatorEpoch).setTransactionVersion(transactionVersion)
+                .setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName(topic).setPartitionIndexes(partitions)))));
+        final WriteTxnMarkersResponseData response = new WriteTxnMarkersResponseData(
+            new ByteBufferAccessor(raw.exchange(ApiKeys.WRITE_TXN_MARKERS, version, request)), version);
+        assertEquals(1, response.markers().size());
+        assertEquals(HANGING_PID, response.markers().get(0).producerId());
+        final Map<Integer, Errors> errors = new TreeMap<>();
+        response.markers().get(0).topics().forEach(t ->
+        {
+            assertEquals(topic, t.name());
+            t.partitions().forEach(p -> errors.put(p.partitionIndex(), Errors.forCode(p.errorCode())));
+        });
+        return errors;
+    }
+
     private static long latest(final Admin admin, final IsolationLevel isolation) throws Exception
     {
         return admin.listOffsets(Map.of(TP, OffsetSpec.latest()), new ListOffsetsOptions(isolation)).partitionResult(TP).get().offset();
@@ -155,6 +190,31 @@ class TransactionsToolTest
     private static ProducerRecord<byte[], byte[]> record(final String value)
     {
         return new ProducerRecord<>(TOPIC, 0, null, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void writeTxnMarkersAnswersEachPartitionWithItsLogsError() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+            RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
+            final long open = transactionalBatch(broker, HANGING_PID, (short)3, 0);
+            assertEquals(Map.of(0, Errors.UNKNOWN_TOPIC_OR_PARTITION), markers(raw, (short)2, "nope", List.of(0), (short)3, 0, (byte)2));
+            assertEquals(Map.of(0, Errors.INVALID_PRODUCER_EPOCH, 5, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                markers(raw, (short)2, TOPIC, List.of(0, 5), (short)3, 0, (byte)2), "transaction version 2: the epoch must be bumped");
+            assertEquals(Map.of(0, Errors.INVALID_PRODUCER_EPOCH), markers(raw, (short)1, TOPIC, List.of(0), (short)2, 0, (byte)0),
+                "an older epoch");
+            assertEquals(open, latest(admin, IsolationLevel.READ_COMMITTED), "refused markers end nothing");
+
+            assertEquals(Map.of(0, Errors.NONE), markers(raw, (short)2, TOPIC, List.of(0), (short)4, 5, (byte)2));
+            assertEquals(latest(admin, IsolationLevel.READ_UNCOMMITTED), latest(admin, IsolationLevel.READ_COMMITTED));
+            final ProducerState state = admin.describeProducers(List.of(TP)).partitionResult(TP).get().activeProducers().get(0);
+            assertEquals(List.of(HANGING_PID, 4L, 5L), List.of(state.producerId(), (long)state.producerEpoch(),
+                (long)state.coordinatorEpoch().orElse(-1)), state.toString());
+            assertEquals(Map.of(0, Errors.TRANSACTION_COORDINATOR_FENCED), markers(raw, (short)1, TOPIC, List.of(0), (short)4, 3, (byte)0),
+                "an older coordinator epoch");
+        }
     }
 
     @Test
