@@ -2,9 +2,9 @@ package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
+import io.ferrite.broker.api.PartitionTasks;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -16,15 +16,13 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.LongArrayList;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 /**
  * DescribeProducers (kafka-transactions.sh describe-producers and find-hanging): each partition's
  * active producers as its producer state holds them — id, epoch, last sequence, last timestamp,
  * coordinator epoch of its last marker, and the first offset of its open transaction (-1 for none).
  *
  * <p>The producer state is its log thread's (the partition's single writer), so it is read there, as a
- * task between appends ({@link io.ferrite.broker.api.DeleteRecordsHandler}'s shape); the answer waits,
+ * task between appends ({@link PartitionTasks}, as DeleteRecords); the answer waits,
  * its connection only, until every partition's task ran and the last one woke the network thread. An
  * unknown partition is UNKNOWN_TOPIC_OR_PARTITION, a log closed meanwhile as the other handlers answer
  * it, a partition whose log thread has stopped KAFKA_STORAGE_ERROR.
@@ -56,7 +54,6 @@ final class DescribeProducersHandler implements RequestHandler
         final String[] names = new String[t.elementCount()];
         final Described[][] described = new Described[names.length][];
         final Answer answer = new Answer(version, names, described);
-        int tasks = 0;
         for (int i = 0; t.hasNext(); i++)
         {
             t.next();
@@ -67,136 +64,71 @@ final class DescribeProducersHandler implements RequestHandler
             {
                 final int index = t.partitionIndexes(j);
                 final Partition partition = PartitionLookup.partition(topic, index);
-                final Described d = new Described(index, topic, partition, answer);
+                final Described d = new Described(index, topic, partition);
                 described[i][j] = d;
                 if (partition == null)
                 {
                     d.error = PartitionLookup.notFound(topic, false);
-                    d.done = true;
                 }
                 else
                 {
-                    tasks++;
+                    answer.add(d);
                 }
             }
         }
-        if (tasks == 0)
-        {
-            return answer.write(out, outOffset);
-        }
-        answer.remaining.set(tasks);
-        connection.defer(answer);
-        for (final Described[] ds : described)
-        {
-            for (final Described d : ds)
-            {
-                if (d.partition != null)
-                {
-                    logThreads[d.partition.owner].execute(d);
-                }
-            }
-        }
-        return DEFERRED;
+        return answer.start(connection, out, outOffset);
     }
 
     /** One partition of a request: its producers read on its log thread, then answered. */
-    private static final class Described implements Runnable
+    private static final class Described extends PartitionTasks.Task
     {
         final int index;
         final Topic topic;
-        final Partition partition;
-        final Answer answer;
         /** {@link #FIELDS} per producer: id, epoch, last sequence, last timestamp, coordinator epoch, transaction start. */
         final LongArrayList producers = new LongArrayList();
         short error;
-        /** Set (release) after the fields above, read (acquire) by the network thread. */
-        volatile boolean done;
 
-        Described(final int index, final Topic topic, final Partition partition, final Answer answer)
+        Described(final int index, final Topic topic, final Partition partition)
         {
+            super(partition);
             this.index = index;
             this.topic = topic;
-            this.partition = partition;
-            this.answer = answer;
         }
 
-        /** On the partition's log thread. */
         @Override
-        public void run()
+        protected void runOnOwner()
         {
-            try
+            if (partition.log.isClosed())
             {
-                if (partition.log.isClosed())
-                {
-                    error = PartitionLookup.closed(topic, false); // deleted meanwhile (or the broker stopping)
-                    return;
-                }
-                partition.log.forEachProducer((id, epoch, lastSequence, lastTimestamp, coordinatorEpoch, txnStart) ->
-                {
-                    producers.addLong(id);
-                    producers.addLong(epoch);
-                    producers.addLong(lastSequence);
-                    producers.addLong(lastTimestamp);
-                    producers.addLong(coordinatorEpoch);
-                    producers.addLong(txnStart);
-                });
-                error = Errors.NONE;
+                error = PartitionLookup.closed(topic, false); // deleted meanwhile (or the broker stopping)
+                return;
             }
-            finally
+            partition.log.forEachProducer((id, epoch, lastSequence, lastTimestamp, coordinatorEpoch, txnStart) ->
             {
-                done = true;
-                if (answer.remaining.decrementAndGet() == 0)
-                {
-                    answer.waker.run();
-                }
-            }
+                producers.addLong(id);
+                producers.addLong(epoch);
+                producers.addLong(lastSequence);
+                producers.addLong(lastTimestamp);
+                producers.addLong(coordinatorEpoch);
+                producers.addLong(txnStart);
+            });
+            error = Errors.NONE;
         }
     }
 
     /** The response, written once every partition is answered or its log thread has stopped. */
-    private final class Answer implements PendingResponse
+    private final class Answer extends PartitionTasks
     {
-        final short version;
-        final String[] names;
         final Described[][] described;
-        final AtomicInteger remaining = new AtomicInteger();
-        final Runnable waker = DescribeProducersHandler.this.waker;
 
         Answer(final short version, final String[] names, final Described[][] described)
         {
-            this.version = version;
-            this.names = names;
+            super(logThreads, waker, version, names);
             this.described = described;
         }
 
         @Override
-        public int poll(final Connection connection, final int outOffset, final long nowMs)
-        {
-            return remaining.get() == 0 || onlyStoppedLeft() ? write(connection.out, outOffset) : NOT_READY;
-        }
-
-        private boolean onlyStoppedLeft()
-        {
-            for (final Described[] ds : described)
-            {
-                for (final Described d : ds)
-                {
-                    if (!d.done && !logThreads[d.partition.owner].stopped())
-                    {
-                        return false;
-                    }
-                }
-            }
-            return true;
-        }
-
-        @Override
-        public long deadlineMs()
-        {
-            return Long.MAX_VALUE;
-        }
-
-        int write(final MutableDirectBuffer out, final int outOffset)
+        protected int write(final MutableDirectBuffer out, final int outOffset)
         {
             response.wrap(out, outOffset, version).throttleTimeMs(0);
             final DescribeProducersResponseEncoder.TopicResponse rt = response.topics(names.length);
@@ -206,11 +138,11 @@ final class DescribeProducersHandler implements RequestHandler
                 final DescribeProducersResponseEncoder.PartitionResponse rp = rt.partitions(described[i].length);
                 for (final Described d : described[i])
                 {
-                    final boolean done = d.done;
-                    final short error = done ? d.error : Errors.KAFKA_STORAGE_ERROR; // its log thread stopped
+                    final boolean answered = d.answered();
+                    final short error = answered ? d.error : Errors.KAFKA_STORAGE_ERROR; // its log thread stopped
                     rp.next().partitionIndex(d.index).errorCode(error).errorMessage(null);
                     final LongArrayList p = d.producers;
-                    final int count = done && error == Errors.NONE ? p.size() / FIELDS : 0;
+                    final int count = answered && error == Errors.NONE ? p.size() / FIELDS : 0;
                     final DescribeProducersResponseEncoder.ProducerState s = rp.activeProducers(count);
                     for (int k = 0; k < count; k++)
                     {
