@@ -2,7 +2,6 @@ package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -17,11 +16,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
+import static io.ferrite.testing.Await.awaitValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -76,8 +77,9 @@ class TransactionsTest
                 producer.send(record(1, "c3"));
                 producer.commitTransaction();
 
-                final TransactionDescription d = admin.describeTransactions(List.of("desk-1")).description("desk-1").get();
-                assertEquals(TransactionState.COMPLETE_COMMIT, d.state());
+                // EndTxn is answered once PrepareCommit is written, as in Kafka; CompleteCommit follows the markers
+                awaitValue(() -> admin.describeTransactions(List.of("desk-1")).description("desk-1").get().state(),
+                    TransactionState.COMPLETE_COMMIT::equals, Duration.ofSeconds(30), () -> "desk-1 completes its commit");
                 final Collection<TransactionListing> listed = admin.listTransactions().all().get();
                 assertEquals(1, listed.size(), listed.toString());
             }
