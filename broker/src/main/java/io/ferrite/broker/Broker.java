@@ -184,7 +184,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
                 GroupHandlers.register(apis, groups, transactions, topics, config.nodeId(), metadata[i], waker);
-                TxnHandlers.register(apis, transactions, topics, producerIds, waker);
+                TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds, waker);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }

@@ -3,7 +3,6 @@ package io.ferrite.broker.api;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.net.Connection;
-import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -19,7 +18,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * DeleteRecords: moves a partition's log start offset up to the given offset (-1: the high
@@ -64,7 +62,6 @@ public final class DeleteRecordsHandler implements RequestHandler
         final String[] names = new String[t.elementCount()];
         final Deletion[][] deletions = new Deletion[names.length][];
         final Answer answer = new Answer(version, names, deletions);
-        int tasks = 0;
         for (int i = 0; t.hasNext(); i++)
         {
             t.next();
@@ -76,7 +73,7 @@ public final class DeleteRecordsHandler implements RequestHandler
             {
                 p.next();
                 final Partition partition = PartitionLookup.partition(topic, p.partitionIndex());
-                final Deletion d = new Deletion(p.partitionIndex(), topic, partition, p.offset(), answer);
+                final Deletion d = new Deletion(p.partitionIndex(), topic, partition, p.offset());
                 deletions[i][j] = d;
                 if (partition == null)
                 {
@@ -84,61 +81,38 @@ public final class DeleteRecordsHandler implements RequestHandler
                 }
                 else
                 {
-                    tasks++;
+                    answer.add(d);
                 }
             }
         }
-        if (tasks == 0)
-        {
-            return answer.write(out, outOffset);
-        }
-        answer.remaining.set(tasks);
-        connection.defer(answer);
-        for (final Deletion[] ds : deletions)
-        {
-            for (final Deletion d : ds)
-            {
-                if (d.partition != null)
-                {
-                    logThreads[d.partition.owner].execute(d);
-                }
-            }
-        }
-        return DEFERRED;
+        return answer.start(connection, out, outOffset);
     }
 
     /** One partition of a request: run on its log thread, then answered. */
-    private static final class Deletion implements Runnable
+    private static final class Deletion extends PartitionTasks.Task
     {
         final int index;
         final Topic topic;
-        final Partition partition;
         final long requested;
-        final Answer answer;
         long lowWatermark;
         short error;
-        /** Set (release) after the answer fields, read (acquire) by the network thread. */
-        volatile boolean done;
 
-        Deletion(final int index, final Topic topic, final Partition partition, final long requested, final Answer answer)
+        Deletion(final int index, final Topic topic, final Partition partition, final long requested)
         {
+            super(partition);
             this.index = index;
             this.topic = topic;
-            this.partition = partition;
             this.requested = requested;
-            this.answer = answer;
         }
 
         void answer(final long lowWatermark, final short error)
         {
             this.lowWatermark = lowWatermark;
             this.error = error;
-            this.done = true;
         }
 
-        /** On the partition's log thread. */
         @Override
-        public void run()
+        protected void runOnOwner()
         {
             try
             {
@@ -163,61 +137,22 @@ public final class DeleteRecordsHandler implements RequestHandler
                 LOG.error("deleting records of {} below {} failed", partition, requested, ex);
                 answer(-1, Errors.KAFKA_STORAGE_ERROR);
             }
-            finally
-            {
-                if (answer.remaining.decrementAndGet() == 0)
-                {
-                    answer.waker.run();
-                }
-            }
         }
     }
 
     /** The response, written once every partition is answered or its log thread has stopped. */
-    private final class Answer implements PendingResponse
+    private final class Answer extends PartitionTasks
     {
-        final short version;
-        final String[] names;
         final Deletion[][] deletions;
-        final AtomicInteger remaining = new AtomicInteger();
-        final Runnable waker = DeleteRecordsHandler.this.waker;
 
         Answer(final short version, final String[] names, final Deletion[][] deletions)
         {
-            this.version = version;
-            this.names = names;
+            super(logThreads, waker, version, names);
             this.deletions = deletions;
         }
 
         @Override
-        public int poll(final Connection connection, final int outOffset, final long nowMs)
-        {
-            return remaining.get() == 0 || onlyStoppedLeft() ? write(connection.out, outOffset) : NOT_READY;
-        }
-
-        /** Whether every partition not answered yet belongs to a log thread that has stopped (and so never will be). */
-        private boolean onlyStoppedLeft()
-        {
-            for (final Deletion[] ds : deletions)
-            {
-                for (final Deletion d : ds)
-                {
-                    if (!d.done && !logThreads[d.partition.owner].stopped())
-                    {
-                        return false;
-                    }
-                }
-            }
-            return true;
-        }
-
-        @Override
-        public long deadlineMs()
-        {
-            return Long.MAX_VALUE;
-        }
-
-        int write(final MutableDirectBuffer out, final int outOffset)
+        protected int write(final MutableDirectBuffer out, final int outOffset)
         {
             response.wrap(out, outOffset, version).throttleTimeMs(0);
             final DeleteRecordsResponseEncoder.DeleteRecordsTopicResult rt = response.topics(names.length);
@@ -228,7 +163,7 @@ public final class DeleteRecordsHandler implements RequestHandler
                 for (final Deletion d : deletions[i])
                 {
                     rp.next().partitionIndex(d.index);
-                    if (d.done)
+                    if (d.answered())
                     {
                         rp.lowWatermark(d.lowWatermark).errorCode(d.error);
                     }
