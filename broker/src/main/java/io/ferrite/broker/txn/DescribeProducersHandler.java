@@ -103,7 +103,7 @@ final class DescribeProducersHandler implements RequestHandler
                 error = PartitionLookup.closed(topic, false); // deleted meanwhile (or the broker stopping)
                 return;
             }
-            partition.log.forEachProducer((id, epoch, lastSequence, lastTimestamp, coordinatorEpoch, txnStart) ->
+            partition.log.transactions().forEachProducer((id, epoch, lastSequence, lastTimestamp, coordinatorEpoch, txnStart) ->
             {
                 producers.addLong(id);
                 producers.addLong(epoch);
