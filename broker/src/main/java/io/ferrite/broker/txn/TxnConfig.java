@@ -1,5 +1,7 @@
 package io.ferrite.broker.txn;
 
+import io.ferrite.broker.coordinator.CoordinatorTopic;
+
 /**
  * The settings the coordinator's rules read (Kafka's names and 4.4 defaults in {@link #defaults()}).
  *
@@ -28,19 +30,12 @@ public record TxnConfig(int maxTimeoutMs, int stateLogPartitions, int offsetsPar
     /** The {@code __transaction_state} partition of a transactional id. */
     public int partitionFor(final String transactionalId)
     {
-        return partitionOf(transactionalId, stateLogPartitions);
+        return CoordinatorTopic.partitionFor(transactionalId, stateLogPartitions);
     }
 
     /** The {@code __consumer_offsets} partition of a group (AddOffsetsToTxn). */
     public int offsetsPartitionFor(final String groupId)
     {
-        return partitionOf(groupId, offsetsPartitions);
-    }
-
-    /** Kafka's {@code Utils.abs(key.hashCode()) % partitions}: {@code abs(Integer.MIN_VALUE)} is 0 there, not negative. */
-    public static int partitionOf(final String key, final int partitions)
-    {
-        final int hash = key.hashCode();
-        return (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % partitions;
+        return CoordinatorTopic.partitionFor(groupId, offsetsPartitions);
     }
 }

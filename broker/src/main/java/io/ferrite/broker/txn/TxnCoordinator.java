@@ -399,7 +399,7 @@ public final class TxnCoordinator
             rewrites.clear();
             again.forEach(w -> write(w, null));
         }
-        for (final MarkerRun run : new ArrayList<>(runs))
+        for (final MarkerRun run : runs.isEmpty() ? List.<MarkerRun>of() : new ArrayList<>(runs))
         {
             for (final Map.Entry<TxnPartition, Boolean> e : new ArrayList<>(run.waiting.entrySet()))
             {

@@ -1,5 +1,6 @@
 package io.ferrite.broker.txn;
 
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import org.apache.kafka.coordinator.transaction.TransactionState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,11 +42,11 @@ class TxnStateTest
     {
         // "polygenelubricants".hashCode() is Integer.MIN_VALUE: Kafka's Utils.abs makes it 0, Math.abs would leave it negative
         assertEquals(Integer.MIN_VALUE, "polygenelubricants".hashCode());
-        assertEquals(0, TxnConfig.partitionOf("polygenelubricants", 50));
+        assertEquals(0, CoordinatorTopic.partitionFor("polygenelubricants", 50));
         for (final String id : new String[] {"", "a", "txn-1", "orders-app-0", "\u00e9t\u00e9", "Aa", "BB"})
         {
-            assertEquals(org.apache.kafka.common.utils.Utils.abs(id.hashCode()) % 50, TxnConfig.partitionOf(id, 50), id);
+            assertEquals(org.apache.kafka.common.utils.Utils.abs(id.hashCode()) % 50, CoordinatorTopic.partitionFor(id, 50), id);
         }
-        assertEquals(TxnConfig.partitionOf("group-1", 7), new TxnConfig(1, 50, 7, 1, (short)2).offsetsPartitionFor("group-1"));
+        assertEquals(CoordinatorTopic.partitionFor("group-1", 7), new TxnConfig(1, 50, 7, 1, (short)2).offsetsPartitionFor("group-1"));
     }
 }
