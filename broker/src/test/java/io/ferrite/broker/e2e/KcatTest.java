@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -32,24 +31,7 @@ class KcatTest
 
     private static String run(final String input, final String... command) throws IOException, InterruptedException
     {
-        final Process process;
-        try
-        {
-            process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        }
-        catch (final IOException ex)
-        {
-            throw new IOException("kcat is needed for this test (apt-get install kcat; .ci/run installs it)", ex);
-        }
-        if (input != null)
-        {
-            process.getOutputStream().write(input.getBytes(StandardCharsets.UTF_8));
-        }
-        process.getOutputStream().close();
-        final String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "kcat finished");
-        assertEquals(0, process.exitValue(), String.join(" ", command) + " failed:\n" + out);
-        return out;
+        return ChildProcess.run(null, input, 60, "apt-get install kcat", command);
     }
 
     @Test

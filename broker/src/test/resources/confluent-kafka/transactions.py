@@ -1,0 +1,59 @@
+# ConfluentKafkaTest: librdkafka's transactions (transaction version 1) through confluent-kafka (Debian
+# package python3-confluent-kafka) against the broker given as argument. Commits [committed-1,
+# committed-2], aborts [aborted-3] (flushed first, so that its record is in the log), commits
+# [committed-4], then a plain producer writes "end". A read_committed and a read_uncommitted consumer
+# each read the partition from its start up to "end" (the last record: everything before it was either
+# delivered or filtered out); prints one JSON line per consumer: {"readCommitted": [...]} and
+# {"readUncommitted": [...]}.
+import json
+import sys
+import time
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+
+bootstrap, topic = sys.argv[1:3]
+TIMEOUT = 30
+
+
+def transaction(producer, values, commit):
+    producer.begin_transaction()
+    for value in values:
+        producer.produce(topic, value.encode(), partition=0)
+    if producer.flush(TIMEOUT) != 0:
+        raise KafkaException("records not delivered")
+    if commit:
+        producer.commit_transaction(TIMEOUT)
+    else:
+        producer.abort_transaction(TIMEOUT)
+
+
+def read_to_end(isolation):
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "confluent-" + isolation,
+                         "isolation.level": isolation, "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    values = []
+    deadline = time.monotonic() + TIMEOUT
+    while "end" not in values:
+        if time.monotonic() > deadline:
+            raise TimeoutError("read with %s: %s" % (isolation, values))
+        message = consumer.poll(0.5)
+        if message is None:
+            continue
+        if message.error():
+            raise KafkaException(message.error())
+        values.append(message.value().decode())
+    consumer.close()
+    return values
+
+
+producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "confluent-tx"})
+producer.init_transactions(TIMEOUT)
+transaction(producer, ["committed-1", "committed-2"], True)
+transaction(producer, ["aborted-3"], False)
+transaction(producer, ["committed-4"], True)
+plain = Producer({"bootstrap.servers": bootstrap})
+plain.produce(topic, b"end", partition=0)
+if plain.flush(TIMEOUT) != 0:
+    raise KafkaException("end not delivered")
+print(json.dumps({"readCommitted": read_to_end("read_committed")}))
+print(json.dumps({"readUncommitted": read_to_end("read_uncommitted")}))
