@@ -30,6 +30,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +39,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -48,6 +50,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * start offset; a transactional batch written straight into the log by a producer the coordinator
  * does not know hangs the partition's last stable offset, find-hanging lists it once it is older than
  * --max-transaction-timeout, and abort --start-offset ends it — read_committed then reads past it.
+ * list and describe show ongoing and completed transactions as Kafka prints them.
  * WriteTxnMarkers over the wire answers each partition with its log's error (the epoch rule of the
  * request's transaction version, the coordinator epoch, unknown partitions).
  */
@@ -214,6 +217,81 @@ class TransactionsToolTest
                 (long)state.coordinatorEpoch().orElse(-1)), state.toString());
             assertEquals(Map.of(0, Errors.TRANSACTION_COORDINATOR_FENCED), markers(raw, (short)1, TOPIC, List.of(0), (short)4, 3, (byte)0),
                 "an older coordinator epoch");
+        }
+    }
+
+    /** The table rows (cells) of the tool's output below its header line, which must be {@code headers}. */
+    private static List<List<String>> table(final String printed, final String... headers)
+    {
+        final List<String> lines = printed.lines().filter(l -> !l.isBlank()).toList();
+        assertEquals(List.of(headers), List.of(lines.get(0).trim().split("\\s+")), printed);
+        return lines.subList(1, lines.size()).stream().map(l -> List.of(l.trim().split("\\s+"))).toList();
+    }
+
+    /**
+     * list: every transactional id the coordinator holds, with the coordinator (this broker), producer id
+     * and state as Kafka's TransactionState names it; filtered by id pattern (RE2/J, as Kafka compiles
+     * it) and by duration. describe: one transactional id's producer, epoch, state, timeout, start time
+     * and partitions (a committed one keeps its start, as in Kafka, and has no partitions).
+     */
+    @Test
+    void listAndDescribeShowOngoingAndCommittedTransactions() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+            KafkaProducer<byte[], byte[]> ongoing = broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tool-ongoing",
+                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 45_000));
+            KafkaProducer<byte[], byte[]> committed = broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tool-committed")))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            final String brokerId = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());
+            committed.initTransactions();
+            final long committedBefore = System.currentTimeMillis();
+            committed.beginTransaction();
+            committed.send(record("committed")).get();
+            committed.commitTransaction();
+            final long before = System.currentTimeMillis();
+            ongoing.initTransactions();
+            ongoing.beginTransaction();
+            ongoing.send(record("open")).get();
+            ongoing.send(new ProducerRecord<>(TOPIC, 1, null, "open".getBytes(StandardCharsets.UTF_8))).get();
+            final String ongoingPid = String.valueOf(
+                admin.describeTransactions(List.of("tool-ongoing")).description("tool-ongoing").get().producerId());
+            final String committedPid = String.valueOf(
+                admin.describeTransactions(List.of("tool-committed")).description("tool-committed").get().producerId());
+            // Complete* follows EndTxn's answer (the markers first): wait for it
+            await(() -> row(tool(broker, "list"), "tool-committed").contains("CompleteCommit"),
+                Duration.ofSeconds(20), "tool-committed CompleteCommit in the list");
+
+            final String[] listHeaders = {"TransactionalId", "Coordinator", "ProducerId", "TransactionState"};
+            assertEquals(List.of(List.of("tool-committed", brokerId, committedPid, "CompleteCommit"),
+                    List.of("tool-ongoing", brokerId, ongoingPid, "Ongoing")),
+                table(tool(broker, "list"), listHeaders).stream().sorted((a, b) -> a.get(0).compareTo(b.get(0))).toList());
+            assertEquals(List.of(List.of("tool-ongoing", brokerId, ongoingPid, "Ongoing")),
+                table(tool(broker, "list", "--transactional-id-pattern", "tool-o.*"), listHeaders));
+            assertEquals(List.of(), table(tool(broker, "list", "--duration-filter", "3600000"), listHeaders),
+                "no transaction is an hour old");
+
+            final String[] describeHeaders = {"CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch", "TransactionState",
+                "TransactionTimeoutMs", "CurrentTransactionStartTimeMs", "TransactionDurationMs", "TopicPartitions"};
+            final List<List<String>> open = table(tool(broker, "describe", "--transactional-id", "tool-ongoing"), describeHeaders);
+            assertEquals(1, open.size(), open.toString());
+            assertEquals(List.of(brokerId, "tool-ongoing", ongoingPid, "0", "Ongoing", "45000"), open.get(0).subList(0, 6), open.toString());
+            final long start = Long.parseLong(open.get(0).get(6));
+            assertTrue(start >= before && start <= System.currentTimeMillis(), "start " + start + " after " + before);
+            assertTrue(Long.parseLong(open.get(0).get(7)) >= 0, open.toString());
+            assertEquals(List.of(TOPIC + "-0", TOPIC + "-1"), List.of(open.get(0).get(8).split(",")).stream().sorted().toList(),
+                open.toString());
+
+            final List<List<String>> done = table(tool(broker, "describe", "--transactional-id", "tool-committed"), describeHeaders);
+            // as in Kafka 4.4 (TransactionMetadata.prepareComplete keeps txnStartTimestamp): the last transaction's start, no partitions
+            assertEquals(1, done.size(), done.toString());
+            assertEquals(List.of(brokerId, "tool-committed", committedPid, "0", "CompleteCommit", "60000"), done.get(0).subList(0, 6),
+                done.toString());
+            final long committedStart = Long.parseLong(done.get(0).get(6));
+            assertTrue(committedStart >= committedBefore && committedStart <= before, "start " + committedStart + " in ["
+                + committedBefore + ", " + before + "]");
+            assertEquals(8, done.get(0).size(), "no partitions: " + done);
+            ongoing.commitTransaction();
         }
     }
 
