@@ -1,7 +1,9 @@
 # ConfluentKafkaTest: librdkafka's transactions (transaction version 1) through confluent-kafka (Debian
 # package python3-confluent-kafka) against the broker given as argument. Commits [committed-1,
 # committed-2], aborts [aborted-3] (flushed first, so that its record is in the log), commits
-# [committed-4], then a plain producer writes "end". A read_committed and a read_uncommitted consumer
+# [committed-4]; then, in a transaction holding [zombie-5], a second producer of the same transactional
+# id initialises (which aborts it): the first one's commit fails (prints {"zombieCommit": "<error name>"})
+# and the second commits [committed-6]; then a plain producer writes "end". A read_committed and a read_uncommitted consumer
 # each read the partition from its start up to "end" (the last record: everything before it was either
 # delivered or filtered out); prints one JSON line per consumer: {"readCommitted": [...]} and
 # {"readUncommitted": [...]}.
@@ -51,6 +53,20 @@ producer.init_transactions(TIMEOUT)
 transaction(producer, ["committed-1", "committed-2"], True)
 transaction(producer, ["aborted-3"], False)
 transaction(producer, ["committed-4"], True)
+
+producer.begin_transaction()
+producer.produce(topic, b"zombie-5", partition=0)
+if producer.flush(TIMEOUT) != 0:
+    raise KafkaException("zombie-5 not delivered")
+successor = Producer({"bootstrap.servers": bootstrap, "transactional.id": "confluent-tx"})
+successor.init_transactions(TIMEOUT)  # fences the first producer: its transaction is aborted
+fenced = "none"
+try:
+    producer.commit_transaction(TIMEOUT)
+except KafkaException as e:
+    fenced = e.args[0].name()
+print(json.dumps({"zombieCommit": fenced}))
+transaction(successor, ["committed-6"], True)
 plain = Producer({"bootstrap.servers": bootstrap})
 plain.produce(topic, b"end", partition=0)
 if plain.flush(TIMEOUT) != 0:
