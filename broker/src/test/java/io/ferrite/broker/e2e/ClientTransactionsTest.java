@@ -10,6 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -78,10 +79,14 @@ class ClientTransactionsTest
     void kafkaJsCommitsAndAbortsAndItsConsumersReadAtEachIsolationLevel() throws Exception
     {
         final Path kafkajs = resources("kafkajs");
-        if (!Files.exists(kafkajs.resolve("node_modules/kafkajs/package.json")))
+        // the versions and checksums the lock file names, from the npm registry; target/ keeps them with a
+        // copy of the lock file they came from, so a changed lock file installs again
+        final byte[] lock = Files.readAllBytes(kafkajs.resolve("package-lock.json"));
+        final Path installed = kafkajs.resolve("node_modules/.installed-from-package-lock.json");
+        if (!Files.exists(installed) || !Arrays.equals(lock, Files.readAllBytes(installed)))
         {
-            // the version and checksum the lock file names (the npm registry, once; then target/ keeps it)
             ChildProcess.run(kafkajs, null, 300, "apt-get install nodejs npm", "npm", "ci", "--no-audit", "--no-fund");
+            Files.write(installed, lock);
         }
         // below EndTxn v2 PRODUCER_FENCED is answered as INVALID_PRODUCER_EPOCH, as Kafka 4.4 does
         transactionsOf(kafkajs, "INVALID_PRODUCER_EPOCH", "apt-get install nodejs", "node", "transactions.js");
