@@ -62,8 +62,15 @@ public final class SideBySideReport
             md.append("| ").append(m.path("name").asText()).append(" | ").append(m.path("unit").asText())
                 .append(higher ? " (higher is better)" : " (lower is better)")
                 .append(" | ").append(spread(k)).append(" | ").append(spread(f))
-                .append(" | ").append(Double.isFinite(ratio) ? String.format(Locale.ROOT, "%.3f", ratio) : "n/a")
-                .append(" | ").append(target.isNumber() ? (higher ? "≥ " : "≤ ") + new java.math.BigDecimal(target.asText()).stripTrailingZeros().toPlainString() : "")
+                .append(" | ").append(Double.isFinite(ratio) ? String.format(Locale.ROOT, "%.3f", ratio) : "n/a");
+            final double[] own = SideBySideTargets.ownRange(m.path("name").asText());
+            if (own != null)
+            {
+                md.append(" | Ferrite's own ").append(plain(own[0])).append("–").append(plain(own[1]))
+                    .append(" | ").append(ownVerdict(fm, own)).append(" |\n");
+                continue;
+            }
+            md.append(" | ").append(target.isNumber() ? (higher ? "≥ " : "≤ ") + new java.math.BigDecimal(target.asText()).stripTrailingZeros().toPlainString() : "")
                 .append(" | ").append(verdict(ratio, target, higher)).append(" |\n");
         }
         if (run.path("context").size() > 0)
@@ -139,6 +146,25 @@ public final class SideBySideReport
         }
         final double factor = higher ? t / ratio : (ratio == 0 ? Double.POSITIVE_INFINITY : ratio / t);
         return String.format(Locale.ROOT, "missed: %.2fx short", factor);
+    }
+
+    /** The verdict on a figure of Ferrite's own that must lie in {@code range} (not a ratio to Kafka's). */
+    static String ownVerdict(final double ferrite, final double[] range)
+    {
+        if (!Double.isFinite(ferrite))
+        {
+            return "not measured";
+        }
+        if (ferrite >= range[0] && ferrite <= range[1])
+        {
+            return "met";
+        }
+        return String.format(Locale.ROOT, "missed: Ferrite's %.3f is outside %s–%s", ferrite, plain(range[0]), plain(range[1]));
+    }
+
+    private static String plain(final double v)
+    {
+        return new java.math.BigDecimal(Double.toString(v)).stripTrailingZeros().toPlainString();
     }
 
     private static double[] values(final JsonNode array)
