@@ -33,7 +33,7 @@ import java.util.regex.Pattern;
  * SideBySide [--rounds 2] [--heap 1g] [--records 200000] [--rates 5000,20000] [--rate-seconds 10]
  *            [--sync-records 1000] [--e2e-rate 1000] [--e2e-seconds 10] [--tool-records 200000]
  *            [--tool-e2e-records 2000] [--skip-kafka] [--skip-tools] [--smoke]
- *            [--transactions [--txn-records 200000] [--txn-sizes 100,1000] [--txn-reads 2]]
+ *            [--transactions [--txn-records 200000] [--txn-sizes 100,1000] [--txn-reads 5]]
  *            [--ferrite-override k=v]... [--kafka-override k=v]... [--broker-jvm-option OPT]... [--out FILE.json]
  * </pre>
  */

@@ -24,7 +24,7 @@ final class SideBySideOptions
     /** Records per transaction, one setting each. */
     int[] txnSizes = {100, 1000};
     /** Reads of each transactional topic per isolation level, alternating read_committed and read_uncommitted. */
-    int txnReads = 2;
+    int txnReads = 5;
     boolean skipKafka;
     boolean skipTools;
     final List<String> ferriteOverrides = new ArrayList<>();
