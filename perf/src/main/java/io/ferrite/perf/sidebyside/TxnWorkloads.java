@@ -21,7 +21,8 @@ final class TxnWorkloads
     /**
      * One transactional run: records/s and MB/s over the measured transactions (from the first
      * {@code beginTransaction()} to the last commit's return), the latency of each
-     * {@code commitTransaction()} in us, and the latency of the {@code flush()} before it.
+     * {@code commitTransaction()} in us, the latency of the {@code flush()} before it, the measured
+     * transactions, and the records of every committed transaction (warm-up included: what the topic holds).
      */
     record Run(double recordsPerSecond, double megabytesPerSecond, Histogram commitMicros, Histogram flushMicros,
         int transactions, int records)
@@ -60,6 +61,7 @@ final class TxnWorkloads
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         int done = 0;
+        int committedTxns = 0; // warm-up included: what the topic holds, for the reads after
         long start = System.nanoTime();
         long end = start;
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props))
@@ -81,6 +83,7 @@ final class TxnWorkloads
                 final long commitStart = System.nanoTime();
                 producer.commitTransaction();
                 final long committed = System.nanoTime();
+                committedTxns++;
                 if (t >= warmup)
                 {
                     flushes.recordValue((commitStart - flushStart) / 1000);
@@ -100,6 +103,6 @@ final class TxnWorkloads
         final double seconds = Math.max(1e-9, (end - start) / 1e9);
         final long records = (long) done * perTxn;
         return new Run(records / seconds, records * (double) Workloads.RECORD_BYTES / 1e6 / seconds, commits, flushes, done,
-            (warmup + done) * perTxn);
+            committedTxns * perTxn);
     }
 }
