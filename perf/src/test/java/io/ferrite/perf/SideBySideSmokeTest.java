@@ -27,22 +27,7 @@ class SideBySideSmokeTest
     {
         final boolean kafka = Boolean.getBoolean("ferrite.smoke.kafka");
         final Path out = Path.of("target", "side-by-side-smoke.json");
-        final List<String> args = new ArrayList<>(List.of("--smoke", "--out", out.toString()));
-        if (!kafka)
-        {
-            args.add("--skip-kafka");
-        }
-        io.ferrite.perf.sidebyside.SideBySide.main(args.toArray(String[]::new));
-        final JsonNode json = new ObjectMapper().readTree(out.toFile());
-        assertTrue(SideBySideReport.isSideBySide(json));
-        final List<String> problems = new ArrayList<>();
-        json.path("problems").forEach(p -> problems.add(p.asText()));
-        assertFalse(problems.stream().anyMatch(p -> p.contains(" failed")), problems.toString());
-        for (final JsonNode m : json.path("metrics"))
-        {
-            assertEquals(1, m.path("ferrite").size(), m.toString());
-            assertEquals(kafka ? 1 : 0, m.path("kafka").size(), m.toString());
-        }
+        final JsonNode json = runSmoke(out, kafka);
         assertTrue(json.path("metrics").size() >= 30, "metrics: " + json.path("metrics").size());
         final String rendered = SideBySideReport.render("smoke", json);
         assertTrue(rendered.contains("| producer throughput acks=all lz4 | records/s"));
@@ -57,5 +42,32 @@ class SideBySideSmokeTest
         }
         assertTrue(rendered.contains("| per-record send().get() acks=all | Ferrite |"), rendered);
         Files.deleteIfExists(out);
+    }
+
+    /**
+     * Runs the runner with {@code --smoke} and {@code options}, Kafka taking part when {@code kafka}, and
+     * answers its JSON, checked: a side-by-side run, no workload failed, one figure a broker per measure.
+     */
+    static JsonNode runSmoke(final Path out, final boolean kafka, final String... options) throws Exception
+    {
+        final List<String> args = new ArrayList<>(List.of(options));
+        args.addAll(List.of("--smoke", "--out", out.toString()));
+        if (!kafka)
+        {
+            args.add("--skip-kafka");
+        }
+        io.ferrite.perf.sidebyside.SideBySide.main(args.toArray(String[]::new));
+        final JsonNode json = new ObjectMapper().readTree(out.toFile());
+        assertTrue(SideBySideReport.isSideBySide(json));
+        final List<String> problems = new ArrayList<>();
+        json.path("problems").forEach(p -> problems.add(p.asText()));
+        // a failed send, commit or read (fewer records read back than written) is a problem "... N failed"
+        assertFalse(problems.stream().anyMatch(p -> p.contains(" failed")), problems.toString());
+        for (final JsonNode m : json.path("metrics"))
+        {
+            assertEquals(1, m.path("ferrite").size(), m.toString());
+            assertEquals(kafka ? 1 : 0, m.path("kafka").size(), m.toString());
+        }
+        return json;
     }
 }

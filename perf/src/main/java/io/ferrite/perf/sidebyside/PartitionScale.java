@@ -179,7 +179,7 @@ public final class PartitionScale
         node.put("label", kind.label);
         final ArrayNode snapshots = node.putArray("snapshots");
         final ArrayNode problems = node.putArray("problems");
-        final String loadBefore = loadAverage();
+        final String loadBefore = Machine.loadAverages();
         final long started = System.nanoTime();
         final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath,
             kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides, List.of());
@@ -244,7 +244,7 @@ public final class PartitionScale
             {
                 problems.add("broker log: " + p);
             }
-            node.put("load", loadBefore + " -> " + loadAverage());
+            node.put("load", loadBefore + " -> " + Machine.loadAverages());
             restarter.stop();
             broker.close();
             node.put("runSeconds", Math.round((System.nanoTime() - started) / 1e8) / 10.0);
@@ -325,7 +325,7 @@ public final class PartitionScale
         meta.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         meta.put("commit", System.getProperty("sidebyside.commit", "unknown"));
         meta.put("jdk", System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")");
-        meta.put("cpu", cpuModel());
+        meta.put("cpu", Machine.cpuModel());
         meta.put("cores", Integer.toString(Runtime.getRuntime().availableProcessors()));
         meta.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
         meta.put("command", options.command.strip());
@@ -364,37 +364,5 @@ public final class PartitionScale
     private static String overrides(final List<String> o)
     {
         return o.isEmpty() ? "" : "; overrides " + String.join(", ", o);
-    }
-
-    static String loadAverage()
-    {
-        try
-        {
-            final String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
-            return f[0] + " " + f[1] + " " + f[2];
-        }
-        catch (final IOException ex)
-        {
-            return "?";
-        }
-    }
-
-    private static String cpuModel()
-    {
-        try
-        {
-            for (final String line : Files.readAllLines(Path.of("/proc/cpuinfo")))
-            {
-                if (line.startsWith("model name"))
-                {
-                    return line.substring(line.indexOf(':') + 1).strip();
-                }
-            }
-        }
-        catch (final IOException ex)
-        {
-            // not Linux
-        }
-        return System.getProperty("os.arch");
     }
 }

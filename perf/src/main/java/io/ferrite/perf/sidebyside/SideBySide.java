@@ -33,6 +33,7 @@ import java.util.regex.Pattern;
  * SideBySide [--rounds 2] [--heap 1g] [--records 200000] [--rates 5000,20000] [--rate-seconds 10]
  *            [--sync-records 1000] [--e2e-rate 1000] [--e2e-seconds 10] [--tool-records 200000]
  *            [--tool-e2e-records 2000] [--skip-kafka] [--skip-tools] [--smoke]
+ *            [--transactions [--txn-records 200000] [--txn-sizes 100,1000] [--txn-reads 5]]
  *            [--ferrite-override k=v]... [--kafka-override k=v]... [--broker-jvm-option OPT]... [--out FILE.json]
  * </pre>
  */
@@ -93,7 +94,7 @@ public final class SideBySide
         System.out.printf(Locale.ROOT, "%n=== %s, round %d ===%n", kind.label, round);
         final String label = kind.label + " round " + round;
         final List<String> overrides = kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides;
-        final String loadBefore = loadAverage();
+        final String loadBefore = Machine.loadAverage();
         final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides, options.brokerJvmOptions);
         try
         {
@@ -104,92 +105,13 @@ public final class SideBySide
             });
             final long acked = w.firstProduce("startup", 180_000);
             add(kind, "start-up to first acknowledged produce", "ms", false, (acked - broker.spawnedNanos) / 1e6);
-            final List<String> topics = new ArrayList<>(List.of("tp-1-none", "tp-1-lz4", "tp-all-none", "tp-all-lz4",
-                "sync-0", "sync-1", "sync-all", "e2e", "pp-tool", "e2e-tool"));
-            for (final int rate : options.rates)
+            if (options.transactions)
             {
-                topics.add("load-" + rate);
+                new TxnRound(this, kind, round, broker, w, options).run();
             }
-            w.createTopics(topics);
-
-            for (final String acks : new String[] {"1", "all"})
+            else
             {
-                for (final String compression : new String[] {"none", "lz4"})
-                {
-                    final long cpuBefore = broker.cpuNanos();
-                    final long clientBefore = runnerCpuNanos();
-                    final double[] t = w.throughput("tp-" + acks + "-" + compression, acks, compression, options.records);
-                    final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / megabytes(options.records);
-                    final double clientMsPerMb = (runnerCpuNanos() - clientBefore) / 1e6 / megabytes(options.records);
-                    final String name = "producer throughput acks=" + acks + " " + compression;
-                    add(kind, name, "records/s", true, t[0]);
-                    add(kind, name, "MB/s", true, t[1]);
-                    add(kind, name, "broker CPU ms per MB", false, cpuMsPerMb);
-                    add(kind, name, "client CPU ms per MB (the runner's JVM)", false, clientMsPerMb);
-                    System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, broker CPU %.2f ms/MB%n", name, t[0], t[1],
-                        cpuMsPerMb);
-                }
-            }
-
-            final long consumeCpuBefore = broker.cpuNanos();
-            final long consumeClientBefore = runnerCpuNanos();
-            final double[] c = w.consume("tp-1-none", options.records);
-            final double consumeCpu = (broker.cpuNanos() - consumeCpuBefore) / 1e6 / megabytes(options.records);
-            final double consumeClient = (runnerCpuNanos() - consumeClientBefore) / 1e6 / megabytes(options.records);
-            add(kind, "consumer throughput (1 consumer, data already written)", "MB/s", true, c[0]);
-            add(kind, "consumer throughput (1 consumer, data already written)", "records/s", true, c[1]);
-            add(kind, "consumer throughput (1 consumer, data already written)", "broker CPU ms per MB", false, consumeCpu);
-            add(kind, "consumer throughput (1 consumer, data already written)", "client CPU ms per MB (the runner's JVM)", false,
-                consumeClient);
-            System.out.printf(Locale.ROOT, "consumer: %.1f MB/s, %.0f records/s, broker CPU %.2f ms/MB%n", c[0], c[1], consumeCpu);
-
-            for (final int rate : options.rates)
-            {
-                final String name = "latency at " + rate + " records/s (acks=1, send to ack)";
-                final Probe probe = Probe.start(broker);
-                final Histogram h = w.fixedLoad("load-" + rate, rate, options.rateSeconds);
-                context(kind, round, name, probe.stop());
-                percentiles(kind, name, h);
-                System.out.printf(Locale.ROOT, "%s: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n", name,
-                    h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue(),
-                    h.getTotalCount());
-            }
-
-            System.out.println("# " + label);
-            System.out.println("MODE SENT FAILED ELAPSED THROUGHPUT P50 P99 P99.9 MAX");
-            perRecord.add("# " + label + " (ELAPSED ms, THROUGHPUT records/s, latencies us)");
-            perRecord.add("MODE SENT FAILED ELAPSED THROUGHPUT P50 P99 P99.9 MAX");
-            for (final String acks : new String[] {"0", "1", "all"})
-            {
-                final Probe probe = Probe.start(broker);
-                final Object[] r = w.perRecord("sync-" + acks, acks, options.syncRecords);
-                context(kind, round, "per-record send().get() acks=" + acks, probe.stop());
-                final int sent = (Integer) r[0];
-                final double elapsedMs = (Double) r[2];
-                final Histogram h = (Histogram) r[3];
-                final String line = String.format(Locale.ROOT, "acks=%s %d %d %.1f %.0f %d %d %d %d", acks, sent, r[1], elapsedMs,
-                    sent / (elapsedMs / 1000), h.getValueAtPercentile(50), h.getValueAtPercentile(99),
-                    h.getValueAtPercentile(99.9), h.getMaxValue());
-                System.out.println(line);
-                perRecord.add(line);
-                final String name = "per-record send().get() acks=" + acks;
-                add(kind, name, "p50 us", false, h.getValueAtPercentile(50));
-                add(kind, name, "p99 us", false, h.getValueAtPercentile(99));
-                add(kind, name, "p99.9 us", false, h.getValueAtPercentile(99.9));
-            }
-
-            final String e2eName = "end-to-end at " + options.e2eRate + " records/s (send to poll)";
-            final Probe e2eProbe = Probe.start(broker);
-            final Histogram e2e = w.endToEnd("e2e", options.e2eRate, options.e2eSeconds);
-            context(kind, round, e2eName, e2eProbe.stop());
-            percentiles(kind, e2eName, e2e);
-            System.out.printf(Locale.ROOT, "end-to-end: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n",
-                e2e.getValueAtPercentile(50), e2e.getValueAtPercentile(99), e2e.getValueAtPercentile(99.9), e2e.getMaxValue(),
-                e2e.getTotalCount());
-
-            if (!options.skipTools)
-            {
-                tools(kind, broker, label);
+                defaultWorkloads(kind, round, label, broker, w);
             }
 
             if (!broker.process.isAlive())
@@ -213,12 +135,105 @@ public final class SideBySide
         }
         finally
         {
-            load.add(label + " " + loadBefore + " -> " + loadAverage());
+            load.add(label + " " + loadBefore + " -> " + Machine.loadAverage());
             for (final String p : broker.problems(8))
             {
                 problems.add(label + " broker log: " + p);
             }
             broker.close();
+        }
+    }
+
+    /** The default suite: producer and consumer throughput, latency at fixed load, per-record, end-to-end, Kafka's tools. */
+    private void defaultWorkloads(final Kind kind, final int round, final String label, final BrokerProcess broker,
+        final Workloads w) throws Exception
+    {
+        final List<String> topics = new ArrayList<>(List.of("tp-1-none", "tp-1-lz4", "tp-all-none", "tp-all-lz4",
+            "sync-0", "sync-1", "sync-all", "e2e", "pp-tool", "e2e-tool"));
+        for (final int rate : options.rates)
+        {
+            topics.add("load-" + rate);
+        }
+        w.createTopics(topics);
+
+        for (final String acks : new String[] {"1", "all"})
+        {
+            for (final String compression : new String[] {"none", "lz4"})
+            {
+                final long cpuBefore = broker.cpuNanos();
+                final long clientBefore = runnerCpuNanos();
+                final double[] t = w.throughput("tp-" + acks + "-" + compression, acks, compression, options.records);
+                final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / megabytes(options.records);
+                final double clientMsPerMb = (runnerCpuNanos() - clientBefore) / 1e6 / megabytes(options.records);
+                final String name = "producer throughput acks=" + acks + " " + compression;
+                add(kind, name, "records/s", true, t[0]);
+                add(kind, name, "MB/s", true, t[1]);
+                add(kind, name, "broker CPU ms per MB", false, cpuMsPerMb);
+                add(kind, name, "client CPU ms per MB (the runner's JVM)", false, clientMsPerMb);
+                System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, broker CPU %.2f ms/MB%n", name, t[0], t[1],
+                    cpuMsPerMb);
+            }
+        }
+
+        final long consumeCpuBefore = broker.cpuNanos();
+        final long consumeClientBefore = runnerCpuNanos();
+        final double[] c = w.consume("tp-1-none", options.records);
+        final double consumeCpu = (broker.cpuNanos() - consumeCpuBefore) / 1e6 / megabytes(options.records);
+        final double consumeClient = (runnerCpuNanos() - consumeClientBefore) / 1e6 / megabytes(options.records);
+        add(kind, "consumer throughput (1 consumer, data already written)", "MB/s", true, c[0]);
+        add(kind, "consumer throughput (1 consumer, data already written)", "records/s", true, c[1]);
+        add(kind, "consumer throughput (1 consumer, data already written)", "broker CPU ms per MB", false, consumeCpu);
+        add(kind, "consumer throughput (1 consumer, data already written)", "client CPU ms per MB (the runner's JVM)", false,
+            consumeClient);
+        System.out.printf(Locale.ROOT, "consumer: %.1f MB/s, %.0f records/s, broker CPU %.2f ms/MB%n", c[0], c[1], consumeCpu);
+
+        for (final int rate : options.rates)
+        {
+            final String name = "latency at " + rate + " records/s (acks=1, send to ack)";
+            final Probe probe = Probe.start(broker);
+            final Histogram h = w.fixedLoad("load-" + rate, rate, options.rateSeconds);
+            context(kind, round, name, probe.stop());
+            percentiles(kind, name, h);
+            System.out.printf(Locale.ROOT, "%s: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n", name,
+                h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue(),
+                h.getTotalCount());
+        }
+
+        System.out.println("# " + label);
+        System.out.println("MODE SENT FAILED ELAPSED THROUGHPUT P50 P99 P99.9 MAX");
+        perRecord.add("# " + label + " (ELAPSED ms, THROUGHPUT records/s, latencies us)");
+        perRecord.add("MODE SENT FAILED ELAPSED THROUGHPUT P50 P99 P99.9 MAX");
+        for (final String acks : new String[] {"0", "1", "all"})
+        {
+            final Probe probe = Probe.start(broker);
+            final Object[] r = w.perRecord("sync-" + acks, acks, options.syncRecords);
+            context(kind, round, "per-record send().get() acks=" + acks, probe.stop());
+            final int sent = (Integer) r[0];
+            final double elapsedMs = (Double) r[2];
+            final Histogram h = (Histogram) r[3];
+            final String line = String.format(Locale.ROOT, "acks=%s %d %d %.1f %.0f %d %d %d %d", acks, sent, r[1], elapsedMs,
+                sent / (elapsedMs / 1000), h.getValueAtPercentile(50), h.getValueAtPercentile(99),
+                h.getValueAtPercentile(99.9), h.getMaxValue());
+            System.out.println(line);
+            perRecord.add(line);
+            final String name = "per-record send().get() acks=" + acks;
+            add(kind, name, "p50 us", false, h.getValueAtPercentile(50));
+            add(kind, name, "p99 us", false, h.getValueAtPercentile(99));
+            add(kind, name, "p99.9 us", false, h.getValueAtPercentile(99.9));
+        }
+
+        final String e2eName = "end-to-end at " + options.e2eRate + " records/s (send to poll)";
+        final Probe e2eProbe = Probe.start(broker);
+        final Histogram e2e = w.endToEnd("e2e", options.e2eRate, options.e2eSeconds);
+        context(kind, round, e2eName, e2eProbe.stop());
+        percentiles(kind, e2eName, e2e);
+        System.out.printf(Locale.ROOT, "end-to-end: p50 %d p99 %d p99.9 %d max %d us (%d samples)%n",
+            e2e.getValueAtPercentile(50), e2e.getValueAtPercentile(99), e2e.getValueAtPercentile(99.9), e2e.getMaxValue(),
+            e2e.getTotalCount());
+
+        if (!options.skipTools)
+        {
+            tools(kind, broker, label);
         }
     }
 
@@ -302,19 +317,19 @@ public final class SideBySide
     }
 
     /** CPU time of the runner's JVM so far (the clients, and whatever else runs in it), all threads. */
-    private static long runnerCpuNanos()
+    static long runnerCpuNanos()
     {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
             .getProcessCpuTime();
     }
 
-    private static double megabytes(final int records)
+    static double megabytes(final int records)
     {
         return records * (double) Workloads.RECORD_BYTES / 1e6;
     }
 
     /** Records what else happened during a latency workload (see {@link Probe}). */
-    private void context(final Kind kind, final int round, final String workload, final Probe.Figures f)
+    void context(final Kind kind, final int round, final String workload, final Probe.Figures f)
     {
         final ObjectNode node = new ObjectMapper().createObjectNode();
         node.put("workload", workload);
@@ -335,7 +350,7 @@ public final class SideBySide
             f.runnerGcMs(), f.runnerGcCount(), f.brokerGc().totalMs(), f.brokerGc().count(), f.brokerGc().maxMs(), f.brokerCpuMs());
     }
 
-    private void percentiles(final Kind kind, final String name, final Histogram h)
+    void percentiles(final Kind kind, final String name, final Histogram h)
     {
         add(kind, name, "p50 us", false, h.getValueAtPercentile(50));
         add(kind, name, "p99 us", false, h.getValueAtPercentile(99));
@@ -343,7 +358,7 @@ public final class SideBySide
         add(kind, name, "max us", false, h.getMaxValue());
     }
 
-    private void add(final Kind kind, final String name, final String unit, final boolean higherBetter, final double value)
+    void add(final Kind kind, final String name, final String unit, final boolean higherBetter, final double value)
     {
         metrics.computeIfAbsent(name + "\u0000" + unit,
                 k -> new Metric(name, unit, higherBetter, SideBySideTargets.of(name, unit), new LinkedHashMap<>()))
@@ -359,7 +374,7 @@ public final class SideBySide
         meta.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         meta.put("commit", System.getProperty("sidebyside.commit", "unknown"));
         meta.put("jdk", System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")");
-        meta.put("cpu", cpuModel());
+        meta.put("cpu", Machine.cpuModel());
         meta.put("cores", Integer.toString(Runtime.getRuntime().availableProcessors()));
         meta.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
         meta.put("command", options.command.strip());
@@ -377,16 +392,23 @@ public final class SideBySide
             + options.rounds + " of each)");
         settings.add("clients: kafka-clients 4.4.0 in the runner's JVM on the same machine (clients and broker share the cores); "
             + "records of 1 KiB (random A-Z, as ProducerPerformance); topics of 1 partition, replication factor 1");
-        settings.add("producer throughput: " + options.records + " records per setting, batch.size=65536, linger.ms=5, "
-            + "send with callback then flush; consumer throughput: one consumer (assign, default fetch sizes) reading the "
-            + "acks=1/none topic from offset 0");
-        settings.add("latency at fixed load: acks=1, linger.ms=0, sends paced (parkNanos, no spinning) for " + options.rateSeconds
-            + " s after a 1 s warm-up, from the send() call to its callback (HdrHistogram, us)");
-        settings.add("per-record: " + options.syncRecords + " x send().get(), linger.ms=0, after 200 warm-up sends; end-to-end: "
-            + options.e2eRate + " records/s for " + options.e2eSeconds + " s after a 1 s warm-up, acks=1, linger.ms=0, from "
-            + "System.nanoTime() at send (in the value) to the consumer's poll() returning it");
-        settings.add(options.skipTools ? "Kafka's tools: skipped" : "Kafka's tools (kafka-tools 4.4.0, child JVM, -Xmx512m): "
-            + "ProducerPerformance " + options.toolRecords + " records, EndToEndLatency " + options.toolE2eRecords + " records");
+        if (options.transactions)
+        {
+            TxnRound.settings(options).forEach(settings::add);
+        }
+        else
+        {
+            settings.add("producer throughput: " + options.records + " records per setting, batch.size=65536, linger.ms=5, "
+                + "send with callback then flush; consumer throughput: one consumer (assign, default fetch sizes) reading the "
+                + "acks=1/none topic from offset 0");
+            settings.add("latency at fixed load: acks=1, linger.ms=0, sends paced (parkNanos, no spinning) for " + options.rateSeconds
+                + " s after a 1 s warm-up, from the send() call to its callback (HdrHistogram, us)");
+            settings.add("per-record: " + options.syncRecords + " x send().get(), linger.ms=0, after 200 warm-up sends; end-to-end: "
+                + options.e2eRate + " records/s for " + options.e2eSeconds + " s after a 1 s warm-up, acks=1, linger.ms=0, from "
+                + "System.nanoTime() at send (in the value) to the consumer's poll() returning it");
+            settings.add(options.skipTools ? "Kafka's tools: skipped" : "Kafka's tools (kafka-tools 4.4.0, child JVM, -Xmx512m): "
+                + "ProducerPerformance " + options.toolRecords + " records, EndToEndLatency " + options.toolE2eRecords + " records");
+        }
         settings.add("start-up: from spawning the broker JVM to the first acknowledged produce (Admin createTopics retried, then "
             + "one acks=1 send; Kafka's storage format runs before and is not counted; Ferrite "
             + (BrokerProcess.ferriteJar() != null && !BrokerProcess.classDataOptions(BrokerProcess.ferriteJar()).isEmpty()
@@ -437,38 +459,6 @@ public final class SideBySide
     private static String overrides(final List<String> o)
     {
         return o.isEmpty() ? "" : "; overrides " + String.join(", ", o);
-    }
-
-    /** The 1-minute load average (other work on the machine), or "?" without /proc. */
-    private static String loadAverage()
-    {
-        try
-        {
-            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
-        }
-        catch (final IOException ex)
-        {
-            return "?";
-        }
-    }
-
-    private static String cpuModel()
-    {
-        try
-        {
-            for (final String line : Files.readAllLines(Path.of("/proc/cpuinfo")))
-            {
-                if (line.startsWith("model name"))
-                {
-                    return line.substring(line.indexOf(':') + 1).strip();
-                }
-            }
-        }
-        catch (final IOException ex)
-        {
-            // not Linux
-        }
-        return System.getProperty("os.arch");
     }
 
     /** For the smoke test: the problems seen. */

@@ -17,6 +17,14 @@ final class SideBySideOptions
     double e2eSeconds = 10;
     int toolRecords = 200_000;
     int toolE2eRecords = 2000;
+    /** The transactional suite (issue 12) instead of the default one: see {@link TxnRound}. */
+    boolean transactions;
+    /** Records per transactional setting, measured; a tenth as many more go first, unmeasured. */
+    int txnRecords = 200_000;
+    /** Records per transaction, one setting each. */
+    int[] txnSizes = {100, 1000};
+    /** Reads of each transactional topic per isolation level, alternating read_committed and read_uncommitted. */
+    int txnReads = 5;
     boolean skipKafka;
     boolean skipTools;
     final List<String> ferriteOverrides = new ArrayList<>();
@@ -48,21 +56,19 @@ final class SideBySideOptions
                     o.e2eSeconds = 1;
                     o.toolRecords = 2000;
                     o.toolE2eRecords = 50;
+                    o.txnRecords = 2000;
+                    o.txnReads = 1;
                 }
+                case "--transactions" -> o.transactions = true;
+                case "--txn-records" -> o.txnRecords = Integer.parseInt(args[++i]);
+                case "--txn-sizes" -> o.txnSizes = ints(args[++i]);
+                case "--txn-reads" -> o.txnReads = Integer.parseInt(args[++i]);
                 case "--skip-kafka" -> o.skipKafka = true;
                 case "--skip-tools" -> o.skipTools = true;
                 case "--rounds" -> o.rounds = Integer.parseInt(args[++i]);
                 case "--heap" -> o.heap = args[++i];
                 case "--records" -> o.records = Integer.parseInt(args[++i]);
-                case "--rates" ->
-                {
-                    final String[] parts = args[++i].split(",");
-                    o.rates = new int[parts.length];
-                    for (int j = 0; j < parts.length; j++)
-                    {
-                        o.rates[j] = Integer.parseInt(parts[j].trim());
-                    }
-                }
+                case "--rates" -> o.rates = ints(args[++i]);
                 case "--rate-seconds" -> o.rateSeconds = Double.parseDouble(args[++i]);
                 case "--sync-records" -> o.syncRecords = Integer.parseInt(args[++i]);
                 case "--e2e-rate" -> o.e2eRate = Integer.parseInt(args[++i]);
@@ -78,5 +84,16 @@ final class SideBySideOptions
             }
         }
         return o;
+    }
+
+    private static int[] ints(final String commaSeparated)
+    {
+        final String[] parts = commaSeparated.split(",");
+        final int[] values = new int[parts.length];
+        for (int j = 0; j < parts.length; j++)
+        {
+            values[j] = Integer.parseInt(parts[j].trim());
+        }
+        return values;
     }
 }

@@ -43,6 +43,15 @@ public final class SideBySideReport
             run.path("load").forEach(l -> load.add(l.asText()));
             md.append("- 1-minute load average at the start and end of each round (other work on this machine, ")
                 .append(meta.path("cores").asText()).append(" cores): ").append(String.join("; ", load)).append('\n');
+            final double peak = peakLoad(load);
+            final int cores = meta.path("cores").asInt(0);
+            if (cores > 0 && peak > 2.0 * cores)
+            {
+                md.append("- **taken under load**: the 1-minute load average reached ").append(number(peak)).append(" on ")
+                    .append(cores).append(" cores (the run itself makes about 2), so other work had most of the machine; ")
+                    .append("compare Kafka and Ferrite within this run (rounds alternate, each sees about the same load), and ")
+                    .append("expect other figures on a quiet machine\n");
+            }
         }
         md.append("\nMedian over the rounds, (min–max) across rounds; ratio = Ferrite / Kafka of the medians.\n\n");
         md.append("| measure | unit | Kafka | Ferrite | Ferrite / Kafka | target | verdict |\n");
@@ -62,8 +71,15 @@ public final class SideBySideReport
             md.append("| ").append(m.path("name").asText()).append(" | ").append(m.path("unit").asText())
                 .append(higher ? " (higher is better)" : " (lower is better)")
                 .append(" | ").append(spread(k)).append(" | ").append(spread(f))
-                .append(" | ").append(Double.isFinite(ratio) ? String.format(Locale.ROOT, "%.3f", ratio) : "n/a")
-                .append(" | ").append(target.isNumber() ? (higher ? "≥ " : "≤ ") + new java.math.BigDecimal(target.asText()).stripTrailingZeros().toPlainString() : "")
+                .append(" | ").append(Double.isFinite(ratio) ? String.format(Locale.ROOT, "%.3f", ratio) : "n/a");
+            final double[] own = SideBySideTargets.ownRange(m.path("name").asText());
+            if (own != null)
+            {
+                md.append(" | Ferrite's own ").append(plain(own[0])).append("–").append(plain(own[1]))
+                    .append(" | ").append(ownVerdict(fm, own)).append(" |\n");
+                continue;
+            }
+            md.append(" | ").append(target.isNumber() ? (higher ? "≥ " : "≤ ") + new java.math.BigDecimal(target.asText()).stripTrailingZeros().toPlainString() : "")
                 .append(" | ").append(verdict(ratio, target, higher)).append(" |\n");
         }
         if (run.path("context").size() > 0)
@@ -139,6 +155,40 @@ public final class SideBySideReport
         }
         final double factor = higher ? t / ratio : (ratio == 0 ? Double.POSITIVE_INFINITY : ratio / t);
         return String.format(Locale.ROOT, "missed: %.2fx short", factor);
+    }
+
+    /** The highest load average in the runner's "label before -> after" entries. */
+    static double peakLoad(final List<String> load)
+    {
+        double peak = 0;
+        for (final String entry : load)
+        {
+            final java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\d+\\.\\d+").matcher(entry);
+            while (m.find())
+            {
+                peak = Math.max(peak, Double.parseDouble(m.group()));
+            }
+        }
+        return peak;
+    }
+
+    /** The verdict on a figure of Ferrite's own that must lie in {@code range} (not a ratio to Kafka's). */
+    static String ownVerdict(final double ferrite, final double[] range)
+    {
+        if (!Double.isFinite(ferrite))
+        {
+            return "not measured";
+        }
+        if (ferrite >= range[0] && ferrite <= range[1])
+        {
+            return "met";
+        }
+        return String.format(Locale.ROOT, "missed: Ferrite's %.3f is outside %s–%s", ferrite, plain(range[0]), plain(range[1]));
+    }
+
+    private static String plain(final double v)
+    {
+        return new java.math.BigDecimal(Double.toString(v)).stripTrailingZeros().toPlainString();
     }
 
     private static double[] values(final JsonNode array)

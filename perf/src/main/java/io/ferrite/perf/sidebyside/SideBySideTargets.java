@@ -28,6 +28,15 @@ public final class SideBySideTargets
                 default -> null;
             };
         }
+        if (name.startsWith("transactional producer")) // issue 12
+        {
+            return switch (unit)
+            {
+                case "records/s" -> 2.0;
+                case "commit p99 us" -> 0.2;
+                default -> null;
+            };
+        }
         if (name.startsWith("consumer throughput"))
         {
             return "MB/s".equals(unit) ? 2.0 : null;
@@ -53,5 +62,14 @@ public final class SideBySideTargets
             return 0.1;
         }
         return null;
+    }
+
+    /**
+     * A target on Ferrite's own figure rather than on Ferrite / Kafka, as {lowest, highest}, or null:
+     * issue 12's read_committed consumer throughput equal to read_uncommitted within 10%.
+     */
+    public static double[] ownRange(final String name)
+    {
+        return name.endsWith("read_committed / read_uncommitted") ? new double[] {0.9, 1.1} : null;
     }
 }

@@ -346,12 +346,20 @@ final class Workloads
     /** MB/s and records/s of one consumer (assign, from offset 0) reading {@code n} records already written. */
     double[] consume(final String topic, final long n) throws InterruptedException
     {
+        return consume(topic, n, "read_uncommitted");
+    }
+
+    /** As {@link #consume(String, long)}, with the consumer's {@code isolation.level}. */
+    double[] consume(final String topic, final long n, final String isolation) throws InterruptedException
+    {
         final TopicPartition tp = new TopicPartition(topic, 0);
         long bytes = 0;
         long count = 0;
         final long start;
         final long end;
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps()))
+        final Properties props = consumerProps();
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props))
         {
             consumer.assign(List.of(tp));
             consumer.seek(tp, 0);
@@ -367,12 +375,12 @@ final class Workloads
             }
             end = System.nanoTime();
         }
-        report(topic + " consume", count < n ? n - count : 0, count < n ? new IllegalStateException("read " + count + " of " + n) : null);
+        report(topic + " consume " + isolation, count < n ? n - count : 0, count < n ? new IllegalStateException("read " + count + " of " + n) : null);
         final double seconds = (end - start) / 1e9;
         return new double[] {bytes / 1e6 / seconds, count / seconds};
     }
 
-    private void report(final String what, final long failed, final Exception first)
+    void report(final String what, final long failed, final Exception first)
     {
         if (failed > 0 || first != null)
         {

@@ -1,0 +1,53 @@
+package io.ferrite.perf.sidebyside;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** What the runners record of the machine they ran on: its CPU and the load other work put on it. */
+final class Machine
+{
+    private Machine()
+    {
+    }
+
+    /** The 1-, 5- and 15-minute load averages as {@code uptime} prints them ("0.20 1.49 2.24"), or "?" without /proc. */
+    static String loadAverages()
+    {
+        try
+        {
+            final String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        }
+        catch (final IOException ex)
+        {
+            return "?";
+        }
+    }
+
+    /** The 1-minute load average alone. */
+    static String loadAverage()
+    {
+        return loadAverages().split(" ")[0];
+    }
+
+    /** The CPU's model name from /proc/cpuinfo, or the architecture elsewhere. */
+    static String cpuModel()
+    {
+        try
+        {
+            for (final String line : Files.readAllLines(Path.of("/proc/cpuinfo")))
+            {
+                if (line.startsWith("model name"))
+                {
+                    return line.substring(line.indexOf(':') + 1).strip();
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            // not Linux
+        }
+        return System.getProperty("os.arch");
+    }
+}

@@ -1,0 +1,142 @@
+package io.ferrite.perf.sidebyside;
+
+import io.ferrite.perf.sidebyside.BrokerProcess.Kind;
+import org.HdrHistogram.Histogram;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The transactional suite of the side-by-side runner ({@code --transactions}, issue 12), one round
+ * against one broker: for each size in {@code --txn-sizes} a transactional producer writes
+ * {@code --txn-records} records of 1 KiB in transactions of that many records (a tenth as many
+ * first, unmeasured), each ended by {@code commitTransaction()} timed on its own; then the topic it
+ * wrote is read from its start by one consumer with {@code read_committed} and one with
+ * {@code read_uncommitted}, alternately, {@code --txn-reads} times each, after one read that warms
+ * the consumer's code up and is not counted.
+ */
+final class TxnRound
+{
+    private final SideBySide sink;
+    private final Kind kind;
+    private final int round;
+    private final BrokerProcess broker;
+    private final Workloads w;
+    private final SideBySideOptions options;
+
+    TxnRound(final SideBySide sink, final Kind kind, final int round, final BrokerProcess broker, final Workloads w,
+        final SideBySideOptions options)
+    {
+        this.sink = sink;
+        this.kind = kind;
+        this.round = round;
+        this.broker = broker;
+        this.w = w;
+        this.options = options;
+    }
+
+    static String producerName(final int perTxn)
+    {
+        return "transactional producer, " + perTxn + " records per transaction";
+    }
+
+    static String consumerName(final int perTxn, final String what)
+    {
+        return "consumer of the transactional log (" + perTxn + " per transaction), " + what;
+    }
+
+    void run() throws Exception
+    {
+        final List<String> topics = new ArrayList<>();
+        for (final int size : options.txnSizes)
+        {
+            topics.add(topic(size));
+        }
+        w.createTopics(topics);
+        final TxnWorkloads txn = new TxnWorkloads(w);
+        final int[] written = new int[options.txnSizes.length];
+        for (int s = 0; s < options.txnSizes.length; s++)
+        {
+            final int size = options.txnSizes[s];
+            final int measured = Math.max(1, options.txnRecords / size);
+            final int warmup = Math.max(1, measured / 10);
+            final String name = producerName(size);
+            final long cpuBefore = broker.cpuNanos();
+            final Probe probe = Probe.start(broker);
+            final TxnWorkloads.Run r = txn.transactional(topic(size), "side-by-side-" + size, size, warmup, measured);
+            sink.context(kind, round, name, probe.stop());
+            written[s] = r.records();
+            final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / SideBySide.megabytes(r.records());
+            sink.add(kind, name, "records/s", true, r.recordsPerSecond());
+            sink.add(kind, name, "MB/s", true, r.megabytesPerSecond());
+            final Histogram c = r.commitMicros();
+            sink.add(kind, name, "commit p50 us", false, c.getValueAtPercentile(50));
+            sink.add(kind, name, "commit p99 us", false, c.getValueAtPercentile(99));
+            sink.add(kind, name, "commit p99.9 us", false, c.getValueAtPercentile(99.9));
+            sink.add(kind, name, "commit max us", false, c.getMaxValue());
+            final Histogram f = r.flushMicros();
+            sink.add(kind, name, "flush before the commit p50 us", false, f.getValueAtPercentile(50));
+            sink.add(kind, name, "flush before the commit p99 us", false, f.getValueAtPercentile(99));
+            sink.add(kind, name, "broker CPU ms per MB", false, cpuMsPerMb);
+            System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, %d transactions; commit p50 %d p99 %d p99.9 %d max %d us; "
+                    + "flush p50 %d p99 %d us; broker CPU %.2f ms/MB; load %s%n", name, r.recordsPerSecond(), r.megabytesPerSecond(),
+                r.transactions(), c.getValueAtPercentile(50), c.getValueAtPercentile(99), c.getValueAtPercentile(99.9), c.getMaxValue(),
+                f.getValueAtPercentile(50), f.getValueAtPercentile(99), cpuMsPerMb, Machine.loadAverages());
+        }
+        w.consume(topic(options.txnSizes[0]), written[0], "read_uncommitted"); // warm-up, not counted
+        for (int s = 0; s < options.txnSizes.length; s++)
+        {
+            final int size = options.txnSizes[s];
+            for (int read = 0; read < options.txnReads; read++)
+            {
+                // alternate which level reads first, so that neither always reads right after the other
+                final boolean committedFirst = read % 2 == 0;
+                final double first = w.consume(topic(size), written[s], committedFirst ? "read_committed" : "read_uncommitted")[0];
+                final double second = w.consume(topic(size), written[s], committedFirst ? "read_uncommitted" : "read_committed")[0];
+                final double committed = committedFirst ? first : second;
+                final double uncommitted = committedFirst ? second : first;
+                sink.add(kind, consumerName(size, "read_uncommitted"), "MB/s", true, uncommitted);
+                sink.add(kind, consumerName(size, "read_committed"), "MB/s", true, committed);
+                sink.add(kind, consumerName(size, "read_committed / read_uncommitted"), "ratio of MB/s, same round", true,
+                    committed / uncommitted);
+                System.out.printf(Locale.ROOT, "%s: read_committed %.1f MB/s, read_uncommitted %.1f MB/s (%.3f)%n",
+                    consumerName(size, "read " + (read + 1)), committed, uncommitted, committed / uncommitted);
+            }
+        }
+    }
+
+    private static String topic(final int perTxn)
+    {
+        return "txn-" + perTxn;
+    }
+
+    /** What the JSON says of the suite's settings (SideBySide writes the rest). */
+    static List<String> settings(final SideBySideOptions o)
+    {
+        return List.of(
+            "transactional producer: kafka-clients 4.4 KafkaProducer with transactional.id (so idempotent, acks=all), "
+                + "batch.size=65536, linger.ms=5, no compression; one topic per setting; for each of " + sizes(o) + " records "
+                + "per transaction, " + o.txnRecords + " records measured after a tenth as many unmeasured (initTransactions "
+                + "first, also unmeasured); each transaction: beginTransaction(), N x send() with a callback, flush(), "
+                + "commitTransaction(); records/s from the first measured beginTransaction() to the last commit's return",
+            "commit latency: each commitTransaction() from its call to its return (HdrHistogram, us), after the flush() that "
+                + "leaves it nothing to send, so it is the transaction's end alone (EndTxn, and whatever the broker makes it "
+                + "wait for); the flush's latency beside it (the produce of the transaction's last batches)",
+            "consumers of the transactional log: one consumer (assign, default fetch sizes) reading each topic the "
+                + "transactional producer wrote, from offset 0 to its last committed record, with isolation.level "
+                + "read_committed and read_uncommitted alternately, " + o.txnReads + " time(s) each per round, after one "
+                + "uncounted read_uncommitted read that warms the consumer up; the ratio read_committed / read_uncommitted "
+                + "is taken within each pair of reads, and these rows' medians and ranges are over every read of every round");
+    }
+
+    private static String sizes(final SideBySideOptions o)
+    {
+        final List<String> s = new ArrayList<>();
+        for (final int size : o.txnSizes)
+        {
+            s.add(Integer.toString(size));
+        }
+        return String.join(" and ", s);
+    }
+}

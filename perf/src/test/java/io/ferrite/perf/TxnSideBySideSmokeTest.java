@@ -1,0 +1,54 @@
+package io.ferrite.perf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.ferrite.perf.sidebyside.SideBySideReport;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The side-by-side runner's transactional suite ({@code --transactions}) completes a tiny run: 2 000
+ * records in transactions of 100 and of 1 000, commits timed, each topic read back with
+ * read_committed and read_uncommitted. Ferrite alone in the default build (about 10 s on two cores),
+ * Kafka 4.4 as well with {@code -Dferrite.smoke.kafka=true}. Measures nothing: it checks that every
+ * figure was taken, not its value.
+ */
+class TxnSideBySideSmokeTest
+{
+    @Test
+    void transactionalSuiteCompletesATinyRun() throws Exception
+    {
+        final boolean kafka = Boolean.getBoolean("ferrite.smoke.kafka");
+        final Path out = Path.of("target", "side-by-side-txn-smoke.json");
+        final JsonNode json = SideBySideSmokeTest.runSmoke(out, kafka, "--transactions");
+        final Set<String> measures = new HashSet<>();
+        json.path("metrics").forEach(m -> measures.add(m.path("name").asText() + " | " + m.path("unit").asText()));
+        for (final int size : new int[] {100, 1000})
+        {
+            final String producer = "transactional producer, " + size + " records per transaction";
+            for (final String unit : new String[] {"records/s", "commit p50 us", "commit p99 us", "flush before the commit p99 us",
+                "broker CPU ms per MB"})
+            {
+                assertTrue(measures.contains(producer + " | " + unit), producer + " " + unit + " in " + measures);
+            }
+            final String consumer = "consumer of the transactional log (" + size + " per transaction), ";
+            assertTrue(measures.contains(consumer + "read_committed | MB/s"), measures.toString());
+            assertTrue(measures.contains(consumer + "read_uncommitted | MB/s"), measures.toString());
+            assertTrue(measures.contains(consumer + "read_committed / read_uncommitted | ratio of MB/s, same round"),
+                measures.toString());
+        }
+        // the producer workloads were timed with the machine's stalls beside them, one row each per broker
+        assertEquals(kafka ? 4 : 2, json.path("context").size(), json.path("context").toString());
+        final String rendered = SideBySideReport.render("smoke", json);
+        assertTrue(rendered.contains("| Ferrite's own 0.9–1.1 |"), rendered);
+        assertTrue(rendered.contains("| transactional producer, 1000 records per transaction | commit p99 us (lower is better) |"),
+            rendered);
+        Files.deleteIfExists(out);
+    }
+}
