@@ -33,14 +33,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * What a transactional producer of a crash test began, and how each transaction ended as it saw it;
  * every record's value is {@code txn-N-i} (its transaction and its index in it), so that a
  * read_committed consumer's records tell whole, partial and aborted transactions apart.
- * {@link #assertEveryTransactionWhole} is the check after a restart ({@link TransactionCrashTest}).
+ * {@link #assertEveryTransactionWhole} is the check after a restart ({@link TransactionCrashTest},
+ * {@link TransactionCrashPointTest}).
  */
 final class TransactionLedger
 {
     /** What the producer saw of a transaction. */
     enum Outcome
     {
-        /** {@code commitTransaction} returned: every record must be read. */
+        /** it must be read whole: {@code commitTransaction} returned, or the kill came once its PrepareCommit was durable. */
         COMMITTED,
         /** aborted, or ended by the kill before a commit was asked for: no record may be read. */
         ABORTED,
