@@ -32,6 +32,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * to commit, and of one whose commit the kill interrupted all records or none. The default build runs
  * {@value #DEFAULT_ROUNDS} rounds; {@code -Dferrite.txn.crash.rounds=50} the long form (the {@code long}
  * profile); {@code -Dferrite.txn.crash.seed} replays a seed's choices (not the kill's timing).
+ *
+ * <p>Long run, 2026-12-05, commit ec0c75c: 50 rounds, no failure, 977 s; 49 of the 50 kills landed in a
+ * commit under way (UNKNOWN), one in a transaction not asked to commit — the narrow windows are {@link
+ * TransactionCrashPointTest}'s (its doc has the machine).
  */
 class TransactionCrashTest
 {
