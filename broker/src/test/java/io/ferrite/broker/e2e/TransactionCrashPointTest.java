@@ -61,7 +61,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * transaction with ABORT markers, PREPARE_DURABLE failed at its first commit round ("txn 1 COMMITTED:
  * read 0 of 4") and MID_MARKERS too, with a partial transaction; with the fsync kill alone, before the
  * channel-write point existed, every "mid-marker" kill found all four markers already in the page cache
- * (so that breakage went unseen there: hence MID_MARKERS kills instead of a write).
+ * (so that breakage went unseen there: hence MID_MARKERS kills instead of a write). With the log's
+ * crash recovery changed (scratch) to leave transactional data batches out of the producer state it
+ * rebuilds, every point failed: BEFORE_END_TXN with "the open transaction holds the LSO of ledger-0
+ * below its end 14: 14", the others with an aborted transaction read whole after a later round.
  *
  * <p>The default build runs {@value #DEFAULT_ROUNDS} rounds per crash point (about ten seconds each on
  * two cores); {@code -Dferrite.txn.crashpoint.rounds=50} is the long form (the {@code long} profile),
