@@ -11,9 +11,10 @@ import java.nio.file.Path;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The LD_PRELOAD shim {@code failing_fsync.c} (in the test resources) built with gcc for a child
- * server: it fails the fsyncs of chosen files ({@link FsyncFailureTest}) and records the paths of the
- * ones made ({@link CreationDurabilityTest}).
+ * The LD_PRELOAD shims in the test resources built with gcc for a child server: {@code failing_fsync.c}
+ * fails the fsyncs of chosen files ({@link FsyncFailureTest}) and records the paths of the ones made
+ * ({@link CreationDurabilityTest}); {@code crash_point.c} SIGKILLs the server at a chosen fsync or write
+ * ({@link TransactionCrashPointTest}).
  */
 final class FsyncShim
 {
@@ -21,15 +22,21 @@ final class FsyncShim
     {
     }
 
-    /** Builds the shim in {@code dir}; without gcc the calling test is skipped, not passed. */
+    /** Builds {@code failing_fsync.c} in {@code dir}; without gcc the calling test is skipped, not passed. */
     static Path compile(final Path dir) throws IOException, InterruptedException
     {
-        final Path source = dir.resolve("failing_fsync.c");
-        try (InputStream in = FsyncShim.class.getResourceAsStream("failing_fsync.c"))
+        return compile(dir, "failing_fsync");
+    }
+
+    /** Builds the shim {@code name}{@code .c} in {@code dir}; without gcc the calling test is skipped, not passed. */
+    static Path compile(final Path dir, final String name) throws IOException, InterruptedException
+    {
+        final Path source = dir.resolve(name + ".c");
+        try (InputStream in = FsyncShim.class.getResourceAsStream(name + ".c"))
         {
             Files.copy(in, source);
         }
-        final Path shim = dir.resolve("failing_fsync.so");
+        final Path shim = dir.resolve(name + ".so");
         final Process gcc;
         try
         {
