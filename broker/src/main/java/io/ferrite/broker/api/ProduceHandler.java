@@ -33,8 +33,11 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * (else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers an unauthorized
  * one, and nothing is appended). The log checks the batch itself, and a transactional
  * batch against the partition's transaction state (a non-transactional one while the producer's
- * transaction is open: INVALID_TXN_STATE). Not yet: Kafka's verification of a transactional batch
- * with the coordinator before its append (the "hanging transaction" guard).
+ * transaction is open: INVALID_TXN_STATE). A transactional batch that would open its producer's
+ * transaction on the partition comes back from its log thread to be verified with the transaction
+ * coordinator first (Kafka's "hanging transaction" guard, KIP-890: {@link ProduceVerification}),
+ * then goes again with the guard its log thread gave it; batches of a transaction already open
+ * there, and non-transactional ones, are appended at once.
  *
  * <p>min.insync.replicas needs no check here: Kafka 4.4 compares it with the replication factor
  * (KIP-966), which is 1 on one node, so acks=all is always satisfiable. With acks=0 there is no
@@ -45,12 +48,18 @@ public final class ProduceHandler implements RequestHandler
     private final TopicRegistry topics;
     private final LogThread[] logThreads;
     private final int networkThread;
+    private final TxnVerifier verifier;
+    /** Wakes this network thread when the coordinator answers a verification. */
+    private final Runnable waker;
 
-    public ProduceHandler(final TopicRegistry topics, final LogThread[] logThreads, final int networkThread)
+    public ProduceHandler(final TopicRegistry topics, final LogThread[] logThreads, final int networkThread,
+        final TxnVerifier verifier, final Runnable waker)
     {
         this.topics = topics;
         this.logThreads = logThreads;
         this.networkThread = networkThread;
+        this.verifier = verifier;
+        this.waker = waker;
     }
 
     @Override
@@ -99,6 +108,8 @@ public final class ProduceHandler implements RequestHandler
         private String[] message = new String[8];
         private AppendCommand[] pool = new AppendCommand[8];
         private int pooled;
+        /** The partitions whose batch waits for the coordinator's verification ({@link ProduceVerification}). */
+        private final ProduceVerification verification = new ProduceVerification();
 
         Request(final Connection connection)
         {
@@ -116,6 +127,7 @@ public final class ProduceHandler implements RequestHandler
             outstanding = 0;
             unsent = 0;
             failed = false;
+            verification.reset();
             boolean transactionalBatch = false;
             final boolean validAcks = acks == -1 || acks == 0 || acks == 1;
             final ProduceRequestDecoder.TopicProduceData t = decoder.topicData();
@@ -161,10 +173,15 @@ public final class ProduceHandler implements RequestHandler
                         failed = true;
                         continue;
                     }
-                    transactionalBatch |= p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
+                    final boolean transactional = p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
                         (connection.in.getShort(p.recordsOffset() + ATTRIBUTES_OFFSET, BIG_ENDIAN) & TRANSACTIONAL_MASK) != 0;
+                    transactionalBatch |= transactional;
                     final AppendCommand command = take();
                     command.set(networkThread, this, slot, partition, connection.in, p.recordsOffset(), p.recordsLength(), acks);
+                    if (transactional)
+                    {
+                        command.verification = ProduceVerification.start(version);
+                    }
                     commands[slot] = command;
                     sent[slot] = false;
                     outstanding++;
@@ -232,6 +249,12 @@ public final class ProduceHandler implements RequestHandler
         {
             final AppendResult r = command.result;
             final int slot = command.slot;
+            if (r.status == AppendResult.VERIFICATION_NEEDED)
+            {
+                command.verification = r.verificationGuard; // its next append, once verified
+                verification.add(slot);
+                return; // still outstanding
+            }
             error[slot] = r.status == AppendResult.LOG_CLOSED && gone(command.partition) ?
                 Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.ofAppend(r.status);
             if (!r.succeeded())
@@ -245,8 +268,53 @@ public final class ProduceHandler implements RequestHandler
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
         {
+            if (verification.waiting() > 0)
+            {
+                verify();
+            }
             send();
             return outstanding > 0 ? NOT_READY : respond(outOffset);
+        }
+
+        /**
+         * The batches the log threads sent back to be verified: asked about together once every
+         * other command is back (one question per request, as Kafka batches a request's partitions),
+         * then each appended again with its guard, or answered the coordinator's error translated
+         * for this produce version.
+         */
+        private void verify()
+        {
+            if (!verification.asked())
+            {
+                if (outstanding == verification.waiting())
+                {
+                    decoder.wrap(connection.in, offset, limit, version);
+                    verification.ask(verifier, decoder.transactionalId(), commands, connection.in, version >= 12, waker);
+                }
+                return;
+            }
+            if (!verification.answered())
+            {
+                return;
+            }
+            for (int i = 0, n = verification.waiting(); i < n; i++)
+            {
+                final int slot = verification.slot(i);
+                final short e = verification.error(i, version);
+                if (e == Errors.NONE)
+                {
+                    sent[slot] = false;
+                    unsent++;
+                }
+                else
+                {
+                    error[slot] = e;
+                    message[slot] = verification.message(i, e);
+                    failed = true;
+                    outstanding--;
+                }
+            }
+            verification.reset();
         }
 
         @Override
