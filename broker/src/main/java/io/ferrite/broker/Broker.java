@@ -170,7 +170,7 @@ public final class Broker implements AutoCloseable
                 metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId)
                     .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS), admin, waker);
                 // handlers (and their codecs' classes) are made on the first request for their API
-                final Apis apis = new Apis()
+                final Apis apis = new Apis().transactionVersion(transactions.config().transactionVersion())
                     .register(ApiKeys.METADATA, metadata[i])
                     .registerLazily(ApiKeys.CREATE_TOPICS, () -> new CreateTopicsHandler(topics, admin, waker, config))
                     .registerLazily(ApiKeys.DESCRIBE_CONFIGS, () -> new DescribeConfigsHandler(topics, config))

@@ -1,0 +1,141 @@
+package io.ferrite.broker.e2e;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
+import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.EndTxnRequestData;
+import org.apache.kafka.common.message.EndTxnResponseData;
+import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static io.ferrite.testing.Await.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kafka 4.4's produce verification (KIP-890 part 1) and transaction version 2 over raw requests:
+ * ApiVersions advertises {@code transaction.version} as a 4.4 node does, and a transactional
+ * produce is answered by produce version as Kafka 4.4 answers it (each row checked against a Kafka
+ * 4.4 node): up to v10 a partition not in the transaction is INVALID_TXN_STATE, v11
+ * TRANSACTION_ABORTABLE, v12+ (transaction version 2) adds it; a fenced epoch is
+ * INVALID_PRODUCER_EPOCH, an unknown transactional id INVALID_PRODUCER_ID_MAPPING; and a late
+ * write after the transaction's commit marker (transaction version 1: same epoch) is refused as a
+ * partition not in a transaction, never opening one nobody would end.
+ */
+class ProduceVerificationTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void apiVersionsAdvertisesTransactionVersionTwoAsKafkaDoes() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            for (final short version : new short[] {3, 4})
+            {
+                final ApiVersionsResponseData r = new ApiVersionsResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.API_VERSIONS,
+                    version, new ApiVersionsRequestData().setClientSoftwareName("raw-test").setClientSoftwareVersion("1"))), version);
+                assertTrue(r.finalizedFeaturesEpoch() >= 0, "epoch " + r.finalizedFeaturesEpoch());
+                assertEquals("[FinalizedFeatureKey(name='transaction.version', maxVersionLevel=2, minVersionLevel=2)]",
+                    r.finalizedFeatures().toString());
+                // below v4 Kafka leaves out the supported features whose minimum is 0
+                assertEquals(version < 4 ? "[]" : "[SupportedFeatureKey(name='transaction.version', minVersion=0, maxVersion=2)]",
+                    r.supportedFeatures().toString(), "v" + version);
+                assertEquals(13, r.apiKeys().find(ApiKeys.PRODUCE.id).maxVersion());
+                assertEquals(5, r.apiKeys().find(ApiKeys.END_TXN.id).maxVersion());
+            }
+        }
+    }
+
+    @Test
+    void aTransactionalProduceIsVerifiedAndAnsweredByProduceVersionAsKafkaAnswersIt() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final List<String> rows = new ArrayList<>();
+            for (final short version : new short[] {9, 10, 11, 12})
+            {
+                rows.add(row(admin, raw, version));
+            }
+            // columns: added partition | partition not added | epoch above the coordinator's | unknown id | late write after commit
+            assertEquals(List.of(
+                "v9 NONE INVALID_TXN_STATE INVALID_PRODUCER_EPOCH INVALID_PRODUCER_ID_MAPPING INVALID_TXN_STATE",
+                "v10 NONE INVALID_TXN_STATE INVALID_PRODUCER_EPOCH INVALID_PRODUCER_ID_MAPPING INVALID_TXN_STATE",
+                "v11 NONE TRANSACTION_ABORTABLE INVALID_PRODUCER_EPOCH INVALID_PRODUCER_ID_MAPPING TRANSACTION_ABORTABLE",
+                "v12 NONE NONE INVALID_PRODUCER_EPOCH INVALID_PRODUCER_ID_MAPPING NONE"), rows);
+        }
+    }
+
+    /** One transaction of {@code raw-V} on topic {@code vV} (4 partitions), each case's produce error. */
+    private static String row(final Admin admin, final RawClient raw, final short version) throws Exception
+    {
+        final String topic = "v" + version;
+        final String id = "raw-" + version;
+        admin.createTopics(List.of(new NewTopic(topic, 4, (short)1))).all().get();
+        final InitProducerIdResponseData init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(
+            ApiKeys.INIT_PRODUCER_ID, (short)4, new InitProducerIdRequestData().setTransactionalId(id).setTransactionTimeoutMs(60_000)
+                .setProducerId(-1).setProducerEpoch((short)-1))), (short)4);
+        assertEquals(0, init.errorCode());
+        final long pid = init.producerId();
+        final short epoch = init.producerEpoch();
+        final AddPartitionsToTxnRequestData add = new AddPartitionsToTxnRequestData().setV3AndBelowTransactionalId(id)
+            .setV3AndBelowProducerId(pid).setV3AndBelowProducerEpoch(epoch);
+        add.v3AndBelowTopics().add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName(topic).setPartitions(List.of(0)));
+        final AddPartitionsToTxnResponseData added = new AddPartitionsToTxnResponseData(new ByteBufferAccessor(raw.exchange(
+            ApiKeys.ADD_PARTITIONS_TO_TXN, (short)3, add)), (short)3);
+        assertEquals(0, added.resultsByTopicV3AndBelow().iterator().next().resultsByPartition().iterator().next().partitionErrorCode());
+
+        final StringBuilder row = new StringBuilder("v" + version);
+        row.append(' ').append(produce(raw, version, id, topic, 0, pid, epoch, 0));
+        row.append(' ').append(produce(raw, version, id, topic, 1, pid, epoch, 0));
+        row.append(' ').append(produce(raw, version, id, topic, 2, pid, (short)(epoch + 1), 0));
+        row.append(' ').append(produce(raw, version, "nobody-" + version, topic, 3, pid, epoch, 0));
+
+        final EndTxnResponseData ended = new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, (short)3,
+            new EndTxnRequestData().setTransactionalId(id).setProducerId(pid).setProducerEpoch(epoch).setCommitted(true))), (short)3);
+        assertEquals(0, ended.errorCode());
+        await(() -> admin.describeTransactions(List.of(id)).description(id).get().state() == TransactionState.COMPLETE_COMMIT,
+            Duration.ofSeconds(20), id + " CompleteCommit (its markers written)");
+        // the same epoch (transaction version 1's EndTxn bumps none), the next sequence: a late write of the ended transaction
+        row.append(' ').append(produce(raw, version, id, topic, 0, pid, epoch, 1));
+        return row.toString();
+    }
+
+    private static String produce(final RawClient raw, final short version, final String transactionalId, final String topic,
+        final int partition, final long pid, final short epoch, final int sequence) throws IOException
+    {
+        final MemoryRecords records = MemoryRecords.withTransactionalRecords(Compression.NONE, pid, epoch, sequence,
+            new SimpleRecord(("r" + sequence).getBytes(StandardCharsets.UTF_8)));
+        final ProduceRequestData request = new ProduceRequestData().setTransactionalId(transactionalId).setAcks((short)-1)
+            .setTimeoutMs(30_000);
+        request.topicData().add(new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
+            new ProduceRequestData.PartitionProduceData().setIndex(partition).setRecords(records))));
+        final ProduceResponseData response = new ProduceResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.PRODUCE, version,
+            request)), version);
+        return Errors.forCode(response.responses().iterator().next().partitionResponses().get(0).errorCode()).name();
+    }
+}
