@@ -4,15 +4,19 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -69,6 +74,44 @@ class RequestPathAllocationTest
                     .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
                         .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
             assertAllocatesNothing(broker, "produce + fetch", produce, fetch);
+        }
+    }
+
+    /**
+     * A transactional produce (v12, transaction version 2) to a partition where its transaction is
+     * open: no verification with the coordinator, nothing allocated. The first send opens the
+     * transaction (verified: the coordinator adds the partition); the measured ones are that batch
+     * again, answered as duplicates after the same producer checks.
+     */
+    @Test
+    void aTransactionalProduceInsideItsOpenTransactionAllocatesNothingOnTheBrokerThreads() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("num.network.threads", "1", "ferrite.log.threads", "1")))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            }
+            final InitProducerIdResponseData init;
+            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+            {
+                init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.INIT_PRODUCER_ID, (short)4,
+                    new InitProducerIdRequestData().setTransactionalId("alloc-txn").setTransactionTimeoutMs(60_000)
+                        .setProducerId(-1).setProducerEpoch((short)-1))), (short)4);
+            }
+            assertEquals(0, init.errorCode());
+            final SimpleRecord[] records = new SimpleRecord[10];
+            for (int i = 0; i < records.length; i++)
+            {
+                records[i] = new SimpleRecord(System.currentTimeMillis(), null, new byte[100]);
+            }
+            final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+            topics.add(new ProduceRequestData.TopicProduceData().setName("alloc").setPartitionData(List.of(
+                new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.withTransactionalRecords(
+                    Compression.NONE, init.producerId(), init.producerEpoch(), 0, records)))));
+            final ByteBuffer produce = frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setTransactionalId("alloc-txn")
+                .setAcks((short)1).setTimeoutMs(30_000).setTopicData(topics));
+            assertAllocatesNothing(broker, "transactional produce", produce);
         }
     }
 
