@@ -286,12 +286,13 @@ public final class ProduceHandler implements RequestHandler
         {
             if (!verification.asked())
             {
-                if (outstanding == verification.waiting())
+                if (outstanding != verification.waiting())
                 {
-                    decoder.wrap(connection.in, offset, limit, version);
-                    verification.ask(verifier, decoder.transactionalId(), commands, connection.in, version >= 12, waker);
+                    return;
                 }
-                return;
+                decoder.wrap(connection.in, offset, limit, version);
+                verification.ask(verifier, decoder.transactionalId(), commands, connection.in, version >= 12, waker);
+                // answered now when refused (the agent's queue full or stopped, several producers): nothing would wake us
             }
             if (!verification.answered())
             {
