@@ -161,7 +161,8 @@ public final class Broker implements AutoCloseable
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
-            final ProduceVerifier verifier = new ProduceVerifier(transactions);
+            final ProduceVerifier verifier = new ProduceVerifier(transactions,
+                config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS));
             for (int i = 0; i < networkThreadCount; i++)
             {
                 final int thread = i;

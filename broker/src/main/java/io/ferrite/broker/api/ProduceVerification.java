@@ -112,7 +112,10 @@ final class ProduceVerification
      * then {@code ReplicaManager}): PRODUCER_FENCED is INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE
      * (the partition is not in the transaction) is INVALID_TXN_STATE up to v10, which know no
      * TRANSACTION_ABORTABLE; the retriable coordinator errors are NOT_ENOUGH_REPLICAS, which every
-     * client retries without refreshing its metadata; any other error is passed on.
+     * client retries without refreshing its metadata — but CONCURRENT_TRANSACTIONS from v12 (an add,
+     * already retried by the coordinator's side, {@code txn.ProduceVerifier}) is passed on, as Kafka's
+     * {@code ReplicaManager} passes it on when the operation supports the epoch bump; any other error
+     * is passed on.
      */
     static short forProduce(final short error, final short version)
     {
@@ -123,6 +126,7 @@ final class ProduceVerification
             case Errors.TRANSACTION_ABORTABLE:
                 return version <= 10 ? Errors.INVALID_TXN_STATE : Errors.TRANSACTION_ABORTABLE;
             case Errors.CONCURRENT_TRANSACTIONS:
+                return version >= 12 ? Errors.CONCURRENT_TRANSACTIONS : Errors.NOT_ENOUGH_REPLICAS;
             case Errors.COORDINATOR_LOAD_IN_PROGRESS:
             case Errors.COORDINATOR_NOT_AVAILABLE:
             case Errors.NOT_COORDINATOR:

@@ -22,7 +22,10 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.log.PartitionLog;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -90,6 +93,98 @@ class ProduceVerificationTest
         }
     }
 
+    /**
+     * A transaction version 2 client's first send of its next transaction, right after its EndTxn v5
+     * (answered once PrepareCommit is written, while the markers are still being written): the
+     * partition's add meets CONCURRENT_TRANSACTIONS, which the broker retries (Kafka 4.4:
+     * {@code add.partitions.to.txn.retry.backoff.max.ms}, here raised so it outlasts the held fsync)
+     * instead of answering NOT_ENOUGH_REPLICAS at once, on which kafka-clients backs off. The commit
+     * marker's fsync is held back (fsync durability) until the produce waits on the coordinators'
+     * agent, so the transaction is certainly still PrepareCommit when the produce asks; once the
+     * fsync runs, CompleteCommit is written and the retried add answers NONE.
+     */
+    @Test
+    void theNextTransactionsFirstProduceWaitsForTheCommitToCompleteInsteadOfNotEnoughReplicas() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("ferrite.log.durability", "fsync",
+            "add.partitions.to.txn.retry.backoff.max.ms", "600000")); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final int produced = commitHoldingTheMarkersFsync(broker, admin, raw, "next", (pid, epoch) ->
+            {
+                final int id = raw.send(ApiKeys.PRODUCE, (short)12, produceRequest("next", "next", 0, pid, epoch, 0));
+                final CoordinatorAgent agent = broker.broker.groups().agent();
+                await(() -> raw.answered() || agent.call(broker.broker.groups(), (g, nowMs) -> agent.waiting()).get() > 0,
+                    Duration.ofSeconds(20), "the produce answered, or waiting on the coordinators' agent");
+                return id;
+            });
+            assertEquals("NONE", produceError(raw.receive(ApiKeys.PRODUCE, (short)12, produced), (short)12),
+                "the next transaction's first produce, retried until CommitComplete");
+        }
+    }
+
+    /**
+     * The same produce when the retries end before the markers' fsync: v12+ is answered
+     * CONCURRENT_TRANSACTIONS as Kafka 4.4 answers it after its retries (100 ms by default); v11 and
+     * below (verify only, never retried) NOT_ENOUGH_REPLICAS, as Kafka.
+     */
+    @Test
+    void aProduceStillMeetingTheEndingTransactionIsAnsweredByVersionAsKafkaAnswersIt() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("ferrite.log.durability", "fsync")); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final List<String> answers = new ArrayList<>();
+            commitHoldingTheMarkersFsync(broker, admin, raw, "ending", (pid, epoch) ->
+            {
+                for (final short version : new short[] {11, 12})
+                {
+                    answers.add("v" + version + " " + produceError(raw.exchange(ApiKeys.PRODUCE, version,
+                        produceRequest("ending", "ending", 0, pid, epoch, 0)), version));
+                }
+                return 0;
+            });
+            assertEquals(List.of("v11 NOT_ENOUGH_REPLICAS", "v12 CONCURRENT_TRANSACTIONS"), answers);
+        }
+    }
+
+    @FunctionalInterface
+    private interface WhileHeld
+    {
+        /** With the producer id and the epoch EndTxn v5 gave for the next transaction. */
+        int run(long producerId, short epoch) throws Exception;
+    }
+
+    /**
+     * Topic {@code id} (1 partition), a transaction of {@code id} (produce v12 adds the partition)
+     * committed with EndTxn v5, with partition 0's fsync held back from before the EndTxn until
+     * {@code whileHeld} returns: the commit marker is appended but not durable, so the transaction
+     * stays PrepareCommit meanwhile. Returns what {@code whileHeld} returned.
+     */
+    private static int commitHoldingTheMarkersFsync(final RunningBroker broker, final Admin admin, final RawClient raw,
+        final String id, final WhileHeld whileHeld) throws Exception
+    {
+        admin.createTopics(List.of(new NewTopic(id, 1, (short)1))).all().get();
+        final InitProducerIdResponseData init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(
+            ApiKeys.INIT_PRODUCER_ID, (short)5, new InitProducerIdRequestData().setTransactionalId(id).setTransactionTimeoutMs(60_000)
+                .setProducerId(-1).setProducerEpoch((short)-1))), (short)5);
+        assertEquals(0, init.errorCode());
+        assertEquals("NONE", produceError(raw.exchange(ApiKeys.PRODUCE, (short)12,
+            produceRequest(id, id, 0, init.producerId(), init.producerEpoch(), 0)), (short)12), "the first transaction's produce");
+        final PartitionLog log = broker.broker.topics().topic(id).partitions[0].log;
+        assertTrue(log.config().fsyncDurability, "fsync durability");
+        synchronized (FlushLock.of(log)) // no fsync of the partition completes while held: the marker is not answered
+        {
+            final EndTxnResponseData ended = new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, (short)5,
+                new EndTxnRequestData().setTransactionalId(id).setProducerId(init.producerId()).setProducerEpoch(init.producerEpoch())
+                    .setCommitted(true))), (short)5);
+            assertEquals(0, ended.errorCode());
+            assertEquals(init.producerEpoch() + 1, ended.producerEpoch(), "EndTxn v5 bumps the epoch");
+            assertEquals(TransactionState.PREPARE_COMMIT, admin.describeTransactions(List.of(id)).description(id).get().state());
+            return whileHeld.run(ended.producerId(), ended.producerEpoch());
+        }
+    }
+
     /** One transaction of {@code raw-V} on topic {@code vV} (4 partitions), each case's produce error. */
     private static String row(final Admin admin, final RawClient raw, final short version) throws Exception
     {
@@ -128,14 +223,27 @@ class ProduceVerificationTest
     private static String produce(final RawClient raw, final short version, final String transactionalId, final String topic,
         final int partition, final long pid, final short epoch, final int sequence) throws IOException
     {
+        return produceError(raw.exchange(ApiKeys.PRODUCE, version, produceRequest(transactionalId, topic, partition, pid, epoch,
+            sequence)), version);
+    }
+
+    /** A produce of one transactional batch of one record, {@code acks=-1}. */
+    static ProduceRequestData produceRequest(final String transactionalId, final String topic, final int partition, final long pid,
+        final short epoch, final int sequence)
+    {
         final MemoryRecords records = MemoryRecords.withTransactionalRecords(Compression.NONE, pid, epoch, sequence,
             new SimpleRecord(("r" + sequence).getBytes(StandardCharsets.UTF_8)));
         final ProduceRequestData request = new ProduceRequestData().setTransactionalId(transactionalId).setAcks((short)-1)
             .setTimeoutMs(30_000);
         request.topicData().add(new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
             new ProduceRequestData.PartitionProduceData().setIndex(partition).setRecords(records))));
-        final ProduceResponseData response = new ProduceResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.PRODUCE, version,
-            request)), version);
+        return request;
+    }
+
+    /** The error of a produce response's first partition. */
+    static String produceError(final ByteBuffer body, final short version)
+    {
+        final ProduceResponseData response = new ProduceResponseData(new ByteBufferAccessor(body), version);
         return Errors.forCode(response.responses().iterator().next().partitionResponses().get(0).errorCode()).name();
     }
 }
