@@ -19,6 +19,9 @@ import org.agrona.MutableDirectBuffer;
 import java.util.Arrays;
 
 import static io.ferrite.wire.record.RecordBatchDescriptor.ATTRIBUTES_OFFSET;
+import static io.ferrite.wire.record.RecordBatchDescriptor.NO_PRODUCER_ID;
+import static io.ferrite.wire.record.RecordBatchDescriptor.PRODUCER_EPOCH_OFFSET;
+import static io.ferrite.wire.record.RecordBatchDescriptor.PRODUCER_ID_OFFSET;
 import static io.ferrite.wire.record.RecordBatchDescriptor.TRANSACTIONAL_MASK;
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
@@ -129,6 +132,10 @@ public final class ProduceHandler implements RequestHandler
             failed = false;
             verification.reset();
             boolean transactionalBatch = false;
+            // the (producer id, epoch) of the transactional batches: Kafka's ReplicaManager refuses a request naming two
+            long producerId = NO_PRODUCER_ID;
+            short producerEpoch = 0;
+            boolean severalProducers = false;
             final boolean validAcks = acks == -1 || acks == 0 || acks == 1;
             final ProduceRequestDecoder.TopicProduceData t = decoder.topicData();
             while (t.hasNext())
@@ -176,6 +183,17 @@ public final class ProduceHandler implements RequestHandler
                     final boolean transactional = p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
                         (connection.in.getShort(p.recordsOffset() + ATTRIBUTES_OFFSET, BIG_ENDIAN) & TRANSACTIONAL_MASK) != 0;
                     transactionalBatch |= transactional;
+                    if (transactional && p.recordsLength() >= PRODUCER_EPOCH_OFFSET + 2)
+                    {
+                        final long pid = connection.in.getLong(p.recordsOffset() + PRODUCER_ID_OFFSET, BIG_ENDIAN);
+                        final short epoch = connection.in.getShort(p.recordsOffset() + PRODUCER_EPOCH_OFFSET, BIG_ENDIAN);
+                        if (pid != NO_PRODUCER_ID) // Kafka: hasProducerId() && isTransactional()
+                        {
+                            severalProducers |= producerId != NO_PRODUCER_ID && (pid != producerId || epoch != producerEpoch);
+                            producerId = pid;
+                            producerEpoch = epoch;
+                        }
+                    }
                     final AppendCommand command = take();
                     command.set(networkThread, this, slot, partition, connection.in, p.recordsOffset(), p.recordsLength(), acks);
                     if (transactional)
@@ -190,7 +208,13 @@ public final class ProduceHandler implements RequestHandler
             }
             if (transactionalBatch && decoder.transactionalIdIsNull())
             {
-                refuseAll(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+                refuseAll(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, null);
+            }
+            else if (severalProducers)
+            {
+                // Kafka's ReplicaManager.handleProduceAppend checks every transactional batch before anything is
+                // appended or verified, and throws: every partition of the request gets the error (ProduceRequest.getErrorResponse)
+                refuseAll(Errors.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID");
             }
             send();
             if (outstanding == 0)
@@ -203,9 +227,10 @@ public final class ProduceHandler implements RequestHandler
 
         /**
          * Kafka's answer to transactional records without a transactional id (KafkaApis: not authorized
-         * for one): the whole request, every partition, and nothing appended; no command is sent yet.
+         * for one), or of more than one producer: the whole request, every partition, and nothing
+         * appended; no command is sent yet.
          */
-        private void refuseAll(final short refusal)
+        private void refuseAll(final short refusal, final String why)
         {
             for (int slot = 0; slot < slots; slot++)
             {
@@ -215,7 +240,7 @@ public final class ProduceHandler implements RequestHandler
                     commands[slot] = null;
                 }
                 error[slot] = refusal;
-                message[slot] = null;
+                message[slot] = why;
             }
             outstanding = 0;
             unsent = 0;
@@ -292,7 +317,7 @@ public final class ProduceHandler implements RequestHandler
                 }
                 decoder.wrap(connection.in, offset, limit, version);
                 verification.ask(verifier, decoder.transactionalId(), commands, connection.in, version >= 12, waker);
-                // answered now when refused (the agent's queue full or stopped, several producers): nothing would wake us
+                // answered now when refused (the agent's queue full or stopped): nothing would wake us
             }
             if (!verification.answered())
             {

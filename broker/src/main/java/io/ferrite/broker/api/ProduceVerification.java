@@ -27,8 +27,6 @@ final class ProduceVerification
     private int[] partitions = new int[4];
     private int count;
     private TxnVerifier.Verification asked;
-    /** The batches to verify name more than one producer (Kafka: "Transactional records contained more than one producer ID"). */
-    private boolean severalProducers;
 
     /** What a transactional batch of a produce of {@code version} passes its first append (see {@link LogTransactions#append}). */
     static long start(final short version)
@@ -41,7 +39,6 @@ final class ProduceVerification
         Arrays.fill(topics, 0, count, null);
         count = 0;
         asked = null;
-        severalProducers = false;
     }
 
     /** The batch of {@code slot} came back to be verified. */
@@ -69,42 +66,38 @@ final class ProduceVerification
 
     boolean asked()
     {
-        return asked != null || severalProducers;
+        return asked != null;
     }
 
     boolean answered()
     {
-        return severalProducers || asked.done();
+        return asked.done();
     }
 
-    /** Asks the coordinator about every waiting batch (each command's batch is still in {@code in}). */
+    /**
+     * Asks the coordinator about every waiting batch (each command's batch is still in {@code in}): all
+     * of one producer id and epoch, as the request's start refused one naming more (Kafka's
+     * "Transactional records contained more than one producer ID").
+     */
     void ask(final TxnVerifier verifier, final String transactionalId, final AppendCommand[] commands, final DirectBuffer in,
         final boolean add, final Runnable waker)
     {
-        long producerId = 0;
-        short epoch = 0;
         for (int i = 0; i < count; i++)
         {
             final AppendCommand command = commands[slots[i]];
             topics[i] = command.partition.topic;
             partitions[i] = command.partition.index;
-            final long pid = in.getLong(command.offset + PRODUCER_ID_OFFSET, BIG_ENDIAN);
-            final short e = in.getShort(command.offset + PRODUCER_EPOCH_OFFSET, BIG_ENDIAN);
-            if (i > 0 && (pid != producerId || e != epoch))
-            {
-                severalProducers = true;
-                return;
-            }
-            producerId = pid;
-            epoch = e;
         }
+        final AppendCommand first = commands[slots[0]];
+        final long producerId = in.getLong(first.offset + PRODUCER_ID_OFFSET, BIG_ENDIAN);
+        final short epoch = in.getShort(first.offset + PRODUCER_EPOCH_OFFSET, BIG_ENDIAN);
         asked = verifier.verify(transactionalId, producerId, epoch, topics, partitions, count, add, waker);
     }
 
     /** Once {@link #answered}: the produce's error for the {@code i}-th batch waiting. */
     short error(final int i, final short version)
     {
-        return severalProducers ? Errors.INVALID_PRODUCER_ID_MAPPING : forProduce(asked.error(i), version);
+        return forProduce(asked.error(i), version);
     }
 
     /**
@@ -139,10 +132,6 @@ final class ProduceVerification
     /** The response's error message of the {@code i}-th batch, refused {@code error}. */
     String message(final int i, final short error)
     {
-        if (severalProducers)
-        {
-            return "Transactional records contained more than one producer ID";
-        }
         final short coordinator = asked.error(i);
         if (error == Errors.NOT_ENOUGH_REPLICAS)
         {

@@ -148,6 +148,51 @@ class ProduceVerificationTest
         }
     }
 
+    /**
+     * Transactional batches of two producers in one request: Kafka 4.4's ReplicaManager looks at every
+     * transactional batch of the request before appending or verifying anything and fails the whole
+     * request INVALID_PRODUCER_ID_MAPPING ("Transactional records contained more than one producer
+     * ID") — also the partition where the first producer's transaction is already open, whose batch
+     * needs no verification and is not appended either.
+     */
+    @Test
+    void aRequestWithTransactionalBatchesOfTwoProducersIsRefusedWholeAsKafkaRefusesIt() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic("two", 2, (short)1))).all().get();
+            final InitProducerIdResponseData a = init(raw, "two-a");
+            final InitProducerIdResponseData b = init(raw, "two-b");
+            assertEquals("NONE", produce(raw, (short)12, "two-a", "two", 0, a.producerId(), a.producerEpoch(), 0),
+                "two-a's transaction opened on partition 0");
+            final ProduceRequestData both = produceRequest("two-a", "two", 0, a.producerId(), a.producerEpoch(), 1);
+            both.topicData().iterator().next().partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(1)
+                .setRecords(MemoryRecords.withTransactionalRecords(Compression.NONE, b.producerId(), b.producerEpoch(), 0,
+                    new SimpleRecord("b".getBytes(StandardCharsets.UTF_8)))));
+            final ProduceResponseData response = new ProduceResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.PRODUCE,
+                (short)12, both)), (short)12);
+            final List<String> answers = new ArrayList<>();
+            for (final ProduceResponseData.PartitionProduceResponse r : response.responses().iterator().next().partitionResponses())
+            {
+                answers.add(r.index() + " " + Errors.forCode(r.errorCode()) + " " + r.errorMessage());
+            }
+            assertEquals(List.of("0 INVALID_PRODUCER_ID_MAPPING Transactional records contained more than one producer ID",
+                "1 INVALID_PRODUCER_ID_MAPPING Transactional records contained more than one producer ID"), answers);
+            assertEquals(1, broker.broker.topics().topic("two").partitions[0].log.logEndOffset(), "nothing appended to partition 0");
+            assertEquals(0, broker.broker.topics().topic("two").partitions[1].log.logEndOffset(), "nothing appended to partition 1");
+        }
+    }
+
+    private static InitProducerIdResponseData init(final RawClient raw, final String transactionalId) throws IOException
+    {
+        final InitProducerIdResponseData init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(
+            ApiKeys.INIT_PRODUCER_ID, (short)5, new InitProducerIdRequestData().setTransactionalId(transactionalId)
+                .setTransactionTimeoutMs(60_000).setProducerId(-1).setProducerEpoch((short)-1))), (short)5);
+        assertEquals(0, init.errorCode());
+        return init;
+    }
+
     @FunctionalInterface
     private interface WhileHeld
     {
@@ -165,10 +210,7 @@ class ProduceVerificationTest
         final String id, final WhileHeld whileHeld) throws Exception
     {
         admin.createTopics(List.of(new NewTopic(id, 1, (short)1))).all().get();
-        final InitProducerIdResponseData init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(
-            ApiKeys.INIT_PRODUCER_ID, (short)5, new InitProducerIdRequestData().setTransactionalId(id).setTransactionTimeoutMs(60_000)
-                .setProducerId(-1).setProducerEpoch((short)-1))), (short)5);
-        assertEquals(0, init.errorCode());
+        final InitProducerIdResponseData init = init(raw, id);
         assertEquals("NONE", produceError(raw.exchange(ApiKeys.PRODUCE, (short)12,
             produceRequest(id, id, 0, init.producerId(), init.producerEpoch(), 0)), (short)12), "the first transaction's produce");
         final PartitionLog log = broker.broker.topics().topic(id).partitions[0].log;
@@ -235,8 +277,8 @@ class ProduceVerificationTest
             new SimpleRecord(("r" + sequence).getBytes(StandardCharsets.UTF_8)));
         final ProduceRequestData request = new ProduceRequestData().setTransactionalId(transactionalId).setAcks((short)-1)
             .setTimeoutMs(30_000);
-        request.topicData().add(new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
-            new ProduceRequestData.PartitionProduceData().setIndex(partition).setRecords(records))));
+        request.topicData().add(new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(new ArrayList<>(List.of(
+            new ProduceRequestData.PartitionProduceData().setIndex(partition).setRecords(records)))));
         return request;
     }
 
