@@ -126,7 +126,12 @@ final class TxnVerifications
         }
     }
 
-    /** Drops entries started {@code expiryMs} or more before {@code nowMs} (Kafka's removeExpiredProducers). */
+    /**
+     * Drops entries started {@code expiryMs} or more before {@code nowMs} (Kafka's removeExpiredProducers,
+     * after {@code producer.id.expiration.ms}). Not called in production yet, as producer ids do not
+     * expire: an entry whose verification was refused or abandoned stays until its producer's next
+     * transactional batch or marker here.
+     */
     void expire(final long nowMs, final long expiryMs)
     {
         final Long2ObjectHashMap<Entry>.ValueIterator values = entries.values().iterator();
