@@ -21,6 +21,7 @@ import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.txn.TxnConfig;
 import io.ferrite.broker.txn.TxnCoordinator;
+import io.ferrite.broker.txn.ProduceVerifier;
 import io.ferrite.broker.txn.TxnHandlers;
 import io.ferrite.broker.group.GroupHandlers;
 import io.ferrite.broker.logthread.LogThread;
@@ -160,6 +161,8 @@ public final class Broker implements AutoCloseable
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
+            final ProduceVerifier verifier = new ProduceVerifier(transactions,
+                config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS));
             for (int i = 0; i < networkThreadCount; i++)
             {
                 final int thread = i;
@@ -168,14 +171,14 @@ public final class Broker implements AutoCloseable
                 metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId)
                     .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS), admin, waker);
                 // handlers (and their codecs' classes) are made on the first request for their API
-                final Apis apis = new Apis()
+                final Apis apis = new Apis().transactionVersion(transactions.config().transactionVersion())
                     .register(ApiKeys.METADATA, metadata[i])
                     .registerLazily(ApiKeys.CREATE_TOPICS, () -> new CreateTopicsHandler(topics, admin, waker, config))
                     .registerLazily(ApiKeys.DESCRIBE_CONFIGS, () -> new DescribeConfigsHandler(topics, config))
                     .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, admin, waker, config))
                     .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, admin, waker, config))
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
-                    .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread))
+                    .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread, verifier, waker))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES)))
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))

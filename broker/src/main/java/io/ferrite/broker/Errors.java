@@ -94,6 +94,7 @@ public final class Errors
             case AppendResult.INVALID_TXN_STATE: return INVALID_TXN_STATE;
             case AppendResult.TRANSACTION_COORDINATOR_FENCED: return TRANSACTION_COORDINATOR_FENCED;
             case AppendResult.LOG_CLOSED: return NOT_LEADER_OR_FOLLOWER;
+            case AppendResult.VERIFICATION_NEEDED: return UNKNOWN_SERVER_ERROR; // never answered: the produce verifies, then appends again
             default: return KAFKA_STORAGE_ERROR;
         }
     }

@@ -34,6 +34,12 @@ public final class AppendResult
     public static final int INVALID_TXN_STATE = -10;
     /** A marker whose coordinator epoch is older than the producer's last one (TRANSACTION_COORDINATOR_FENCED). */
     public static final int TRANSACTION_COORDINATOR_FENCED = -11;
+    /**
+     * Not appended: a transactional batch that would open its producer's transaction must first be
+     * verified with the transaction coordinator, then appended again with {@link #verificationGuard}
+     * (see {@link LogTransactions#append}).
+     */
+    public static final int VERIFICATION_NEEDED = -12;
 
     public int status;
     public long firstOffset;
@@ -43,6 +49,8 @@ public final class AppendResult
     public long logStartOffset;
     /** For INVALID_TIMESTAMP and INVALID_RECORD: the index of the first bad record, else -1. */
     public int recordIndex;
+    /** For {@link #VERIFICATION_NEEDED}: what the batch's next append passes as its verification. */
+    public long verificationGuard;
     /** Detail for errors (only allocated on the error path). */
     public String message;
 

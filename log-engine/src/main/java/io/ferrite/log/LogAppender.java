@@ -68,8 +68,9 @@ final class LogAppender
     // append
     // ------------------------------------------------------------------------------------------
 
-    /** See {@link PartitionLog#append}. */
-    void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    /** See {@link PartitionLog#append} and {@link LogTransactions#append}. */
+    void append(final MutableDirectBuffer buffer, final int offset, final int length, final long verification,
+        final AppendResult result)
     {
         if (!beginAppend(result))
         {
@@ -77,7 +78,7 @@ final class LogAppender
         }
         try
         {
-            appendChecked(buffer, offset, length, result);
+            appendChecked(buffer, offset, length, verification, result);
         }
         finally
         {
@@ -151,7 +152,8 @@ final class LogAppender
     }
 
     /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
-    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final long verification,
+        final AppendResult result)
     {
         if (fsyncFailed(result))
         {
@@ -170,7 +172,7 @@ final class LogAppender
             return;
         }
         final long now = validator.readClock();
-        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(result))
+        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(verification, now, result))
         {
             return;
         }
@@ -307,7 +309,8 @@ final class LogAppender
         final MutableDirectBuffer buffer = claim.buffer;
         batch.wrap(buffer, 0);
         if (!validator.checkBatch(batch, length, cfg, true, result) || !BatchValidator.checkUncommitted(batch, result) ||
-            !validator.checkTrustedTimestamps(batch, cfg, result) || !checkProducer(result))
+            !validator.checkTrustedTimestamps(batch, cfg, result) ||
+            !checkProducer(LogTransactions.VERIFICATION_NOT_REQUIRED, 0, result)) // no verification: no clock
         {
             return;
         }
@@ -394,11 +397,11 @@ final class LogAppender
         }
     }
 
-    private boolean checkProducer(final AppendResult result)
+    private boolean checkProducer(final long verification, final long nowMs, final AppendResult result)
     {
         if (batch.producerId() != NO_PRODUCER_ID)
         {
-            final int status = producers.check(batch, result);
+            final int status = producers.check(batch, verification, nowMs, result);
             if (status != AppendResult.OK)
             {
                 result.status = status;

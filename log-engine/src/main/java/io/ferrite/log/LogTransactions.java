@@ -12,6 +12,13 @@ import java.nio.ByteBuffer;
  */
 public final class LogTransactions
 {
+    /** {@link #append}'s verification: none (an embedded writer; {@link PartitionLog#append}). */
+    public static final long VERIFICATION_NOT_REQUIRED = 0;
+    /** {@link #append}'s verification: a transactional batch that would open a transaction is to be verified first (transaction version below 2). */
+    public static final long VERIFY_FIRST = -1;
+    /** As {@link #VERIFY_FIRST} for a transaction version 2 producer (produce v12+: the coordinator adds the partition). */
+    public static final long VERIFY_FIRST_EPOCH_BUMP = -2;
+
     private final LogOffsets offsets;
     private final LogAppender appender;
     private final LogReader reader;
@@ -41,6 +48,27 @@ public final class LogTransactions
         final boolean epochBump, final AppendResult result)
     {
         appender.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
+    }
+
+    /**
+     * Appends one batch as {@link PartitionLog#append} does, with Kafka's produce verification
+     * (single writer). A transactional batch that would open its producer's transaction here (none
+     * open with its epoch) and comes with {@link #VERIFY_FIRST} or {@link #VERIFY_FIRST_EPOCH_BUMP}
+     * is not appended: it is answered {@link AppendResult#VERIFICATION_NEEDED} with a
+     * {@link AppendResult#verificationGuard}; once the transaction coordinator says the partition is
+     * in the producer's transaction, it is appended again with that guard, and refused
+     * INVALID_TXN_STATE if a transactional batch or marker of the producer came in between (the
+     * transaction it was verified for may have ended: see {@link TxnVerifications}). Any other batch
+     * is appended as by {@link PartitionLog#append}; the verification costs a non-transactional
+     * batch nothing but the flag's test the producer checks make anyway.
+     *
+     * @param verification {@link #VERIFICATION_NOT_REQUIRED}, {@link #VERIFY_FIRST}, {@link #VERIFY_FIRST_EPOCH_BUMP},
+     *     or the guard of an earlier {@link AppendResult#VERIFICATION_NEEDED}
+     */
+    public void append(final org.agrona.MutableDirectBuffer buffer, final int offset, final int length, final long verification,
+        final AppendResult result)
+    {
+        appender.append(buffer, offset, length, verification, result);
     }
 
     /** Writer thread: whether the producer has a transaction open here with this epoch (Kafka's hasOngoingTransaction). */

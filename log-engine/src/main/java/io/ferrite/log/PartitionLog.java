@@ -275,7 +275,7 @@ public final class PartitionLog implements AutoCloseable
      */
     public void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
     {
-        appender.append(buffer, offset, length, result);
+        appender.append(buffer, offset, length, LogTransactions.VERIFICATION_NOT_REQUIRED, result);
     }
 
     /**

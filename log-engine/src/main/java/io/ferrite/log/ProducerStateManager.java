@@ -45,6 +45,7 @@ final class ProducerStateManager
 
     private final Long2ObjectHashMap<ProducerState> producers = new Long2ObjectHashMap<>();
     private final OngoingTxns txns = new OngoingTxns();
+    private final TxnVerifications verifications = new TxnVerifications();
     /** Reads a marker's control record in place. */
     private final Record controlRecord = new Record();
     /** Told of each aborted transaction: the loader's index rebuild while loading, then the log's (see {@link AbortedTxnListener}). */
@@ -126,21 +127,32 @@ final class ProducerStateManager
      *
      * @return {@link AppendResult#OK}, {@link AppendResult#DUPLICATE} (with the original offsets filled in),
      *         {@link AppendResult#INVALID_PRODUCER_EPOCH}, {@link AppendResult#OUT_OF_ORDER_SEQUENCE} or
-     *         {@link AppendResult#INVALID_TXN_STATE} (a non-transactional batch while the producer's transaction is open)
+     *         {@link AppendResult#INVALID_TXN_STATE} (a non-transactional batch while the producer's transaction is open,
+     *         or a verified one whose transaction ended meanwhile), {@link AppendResult#VERIFICATION_NEEDED}
+     * @param verification {@link LogTransactions#VERIFICATION_NOT_REQUIRED} or what {@link TxnVerifications#check} takes
      */
-    int check(final RecordBatch batch, final AppendResult result)
+    int check(final RecordBatch batch, final long verification, final long nowMs, final AppendResult result)
     {
         final ProducerState state = producers.get(batch.producerId());
-        if (state == null)
-        {
-            return AppendResult.OK; // a producer this partition has not seen (or has forgotten): any sequence
-        }
         final short epoch = batch.producerEpoch();
-        if (epoch < state.epoch)
+        if (state != null && epoch < state.epoch)
         {
             result.message = "Epoch of producer " + batch.producerId() + " is " + epoch + ", which is smaller than the last seen epoch " +
                 state.epoch;
             return AppendResult.INVALID_PRODUCER_EPOCH;
+        }
+        if (batch.isTransactional() && verification != LogTransactions.VERIFICATION_NOT_REQUIRED &&
+            (state == null || !state.hasOpenTxn() || state.epoch != epoch))
+        {
+            final int verified = verifications.check(batch, state, verification, nowMs, result); // it would open a transaction
+            if (verified != AppendResult.OK)
+            {
+                return verified;
+            }
+        }
+        if (state == null)
+        {
+            return AppendResult.OK; // a producer this partition has not seen (or has forgotten): any sequence
         }
         final int first = batch.baseSequence();
         if (epoch == state.epoch)
@@ -254,13 +266,18 @@ final class ProducerStateManager
             {
                 state.addBatch(batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(), batch.lastOffset(),
                     batch.lastOffsetDelta(), batch.maxTimestamp());
-                if (batch.isTransactional() && !state.hasOpenTxn())
+                if (batch.isTransactional())
                 {
-                    txns.open(state, batch.baseOffset());
+                    verifications.appended(batch);
+                    if (!state.hasOpenTxn())
+                    {
+                        txns.open(state, batch.baseOffset());
+                    }
                 }
             }
             else
             {
+                verifications.appended(batch);
                 endTxn(state, batch, highWatermark);
             }
         }
@@ -312,6 +329,13 @@ final class ProducerStateManager
     {
         producers.values().removeIf(s -> !s.hasOpenTxn() && s.lastTimestamp != RecordBatchDescriptor.NO_TIMESTAMP &&
             nowMs - s.lastTimestamp >= expiryMs);
+        verifications.expire(nowMs, expiryMs);
+    }
+
+    /** Producers with a produce verification under way (tests). */
+    int verifying()
+    {
+        return verifications.size();
     }
 
     void clear(final long offset)

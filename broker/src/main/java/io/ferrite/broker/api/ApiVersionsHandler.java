@@ -12,7 +12,8 @@ import org.agrona.MutableDirectBuffer;
 import java.util.List;
 
 /**
- * ApiVersions: the APIs this broker answers with their version ranges. A version this broker does
+ * ApiVersions: the APIs this broker answers with their version ranges, and the
+ * {@code transaction.version} feature. A version this broker does
  * not know (passed as -1 by the network thread) is answered in v0 with UNSUPPORTED_VERSION and the
  * ApiVersions range only, so the client can retry with one it has; client software names and
  * versions that break Kafka's pattern are INVALID_REQUEST.
@@ -23,6 +24,11 @@ final class ApiVersionsHandler implements RequestHandler
     private final ApiVersionsRequestDecoder request = new ApiVersionsRequestDecoder();
     private final ApiVersionsResponseEncoder response = new ApiVersionsResponseEncoder();
     private List<ApiKeys> supported;
+    static final String TRANSACTION_VERSION = "transaction.version";
+    /** Transaction version 2 (KIP-890: produce adds the partition, EndTxn bumps the epoch) is the highest Kafka 4.4 knows. */
+    static final short MAX_TRANSACTION_VERSION = 2;
+    /** Any epoch of 0 or more makes a client take the finalized features (Kafka's is its metadata offset). */
+    static final long FEATURES_EPOCH = 0;
 
     ApiVersionsHandler(final Apis apis)
     {
@@ -58,7 +64,32 @@ final class ApiVersionsHandler implements RequestHandler
             }
         }
         response.throttleTimeMs(0);
+        if (valid && apis.transactionVersion() >= 0)
+        {
+            features(version, apis.transactionVersion());
+        }
         return outOffset + response.finish();
+    }
+
+    /**
+     * The features, as a Kafka 4.4 node advertises the one Ferrite implements: {@code transaction.version}
+     * supported 0-2 (left out below v4, as Kafka leaves out every feature whose minimum is 0 there)
+     * and finalized at {@code level}. Kafka's other features (metadata.version, group.version,
+     * share.version, streams.version, ...) are not advertised: Ferrite implements none of what they
+     * switch on. The epoch is a constant: the features never change on a running node.
+     */
+    private void features(final short version, final short level)
+    {
+        if (version >= 4)
+        {
+            response.supportedFeatures(1).next().name(TRANSACTION_VERSION).minVersion((short)0).maxVersion(MAX_TRANSACTION_VERSION);
+        }
+        else
+        {
+            response.supportedFeatures(0);
+        }
+        response.finalizedFeaturesEpoch(FEATURES_EPOCH);
+        response.finalizedFeatures(1).next().name(TRANSACTION_VERSION).maxVersionLevel(level).minVersionLevel(level);
     }
 
     /**

@@ -20,6 +20,8 @@ public final class Apis implements RequestHandler
     /** Handlers still to be made, on the first request for their API. */
     private final Supplier<?>[] factories = new Supplier<?>[handlers.length];
     private final ApiVersionsHandler apiVersions = new ApiVersionsHandler(this);
+    /** The {@code transaction.version} level ApiVersions finalizes, or -1 for no features (a broker without transactions). */
+    private short transactionVersion = -1;
 
     public Apis()
     {
@@ -53,6 +55,21 @@ public final class Apis implements RequestHandler
         handlers[api.id] = null;
         factories[api.id] = factory;
         return this;
+    }
+
+    /**
+     * The cluster's finalized {@code transaction.version} (the coordinator's, {@code TxnConfig}): the
+     * one feature ApiVersions advertises — clients at level 2 speak transaction version 2 (KIP-890).
+     */
+    public Apis transactionVersion(final short level)
+    {
+        this.transactionVersion = level;
+        return this;
+    }
+
+    short transactionVersion()
+    {
+        return transactionVersion;
     }
 
     /** The APIs this broker answers, in key order. */

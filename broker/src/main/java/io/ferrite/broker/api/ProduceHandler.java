@@ -19,6 +19,9 @@ import org.agrona.MutableDirectBuffer;
 import java.util.Arrays;
 
 import static io.ferrite.wire.record.RecordBatchDescriptor.ATTRIBUTES_OFFSET;
+import static io.ferrite.wire.record.RecordBatchDescriptor.NO_PRODUCER_ID;
+import static io.ferrite.wire.record.RecordBatchDescriptor.PRODUCER_EPOCH_OFFSET;
+import static io.ferrite.wire.record.RecordBatchDescriptor.PRODUCER_ID_OFFSET;
 import static io.ferrite.wire.record.RecordBatchDescriptor.TRANSACTIONAL_MASK;
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
@@ -33,8 +36,11 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * (else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers an unauthorized
  * one, and nothing is appended). The log checks the batch itself, and a transactional
  * batch against the partition's transaction state (a non-transactional one while the producer's
- * transaction is open: INVALID_TXN_STATE). Not yet: Kafka's verification of a transactional batch
- * with the coordinator before its append (the "hanging transaction" guard).
+ * transaction is open: INVALID_TXN_STATE). A transactional batch that would open its producer's
+ * transaction on the partition comes back from its log thread to be verified with the transaction
+ * coordinator first (Kafka's "hanging transaction" guard, KIP-890: {@link ProduceVerification}),
+ * then goes again with the guard its log thread gave it; batches of a transaction already open
+ * there, and non-transactional ones, are appended at once.
  *
  * <p>min.insync.replicas needs no check here: Kafka 4.4 compares it with the replication factor
  * (KIP-966), which is 1 on one node, so acks=all is always satisfiable. With acks=0 there is no
@@ -45,12 +51,18 @@ public final class ProduceHandler implements RequestHandler
     private final TopicRegistry topics;
     private final LogThread[] logThreads;
     private final int networkThread;
+    private final TxnVerifier verifier;
+    /** Wakes this network thread when the coordinator answers a verification. */
+    private final Runnable waker;
 
-    public ProduceHandler(final TopicRegistry topics, final LogThread[] logThreads, final int networkThread)
+    public ProduceHandler(final TopicRegistry topics, final LogThread[] logThreads, final int networkThread,
+        final TxnVerifier verifier, final Runnable waker)
     {
         this.topics = topics;
         this.logThreads = logThreads;
         this.networkThread = networkThread;
+        this.verifier = verifier;
+        this.waker = waker;
     }
 
     @Override
@@ -99,6 +111,8 @@ public final class ProduceHandler implements RequestHandler
         private String[] message = new String[8];
         private AppendCommand[] pool = new AppendCommand[8];
         private int pooled;
+        /** The partitions whose batch waits for the coordinator's verification ({@link ProduceVerification}). */
+        private final ProduceVerification verification = new ProduceVerification();
 
         Request(final Connection connection)
         {
@@ -116,7 +130,12 @@ public final class ProduceHandler implements RequestHandler
             outstanding = 0;
             unsent = 0;
             failed = false;
+            verification.reset();
             boolean transactionalBatch = false;
+            // the (producer id, epoch) of the transactional batches: Kafka's ReplicaManager refuses a request naming two
+            long producerId = NO_PRODUCER_ID;
+            short producerEpoch = 0;
+            boolean severalProducers = false;
             final boolean validAcks = acks == -1 || acks == 0 || acks == 1;
             final ProduceRequestDecoder.TopicProduceData t = decoder.topicData();
             while (t.hasNext())
@@ -161,10 +180,26 @@ public final class ProduceHandler implements RequestHandler
                         failed = true;
                         continue;
                     }
-                    transactionalBatch |= p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
+                    final boolean transactional = p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
                         (connection.in.getShort(p.recordsOffset() + ATTRIBUTES_OFFSET, BIG_ENDIAN) & TRANSACTIONAL_MASK) != 0;
+                    transactionalBatch |= transactional;
+                    if (transactional && p.recordsLength() >= PRODUCER_EPOCH_OFFSET + 2)
+                    {
+                        final long pid = connection.in.getLong(p.recordsOffset() + PRODUCER_ID_OFFSET, BIG_ENDIAN);
+                        final short epoch = connection.in.getShort(p.recordsOffset() + PRODUCER_EPOCH_OFFSET, BIG_ENDIAN);
+                        if (pid != NO_PRODUCER_ID) // Kafka: hasProducerId() && isTransactional()
+                        {
+                            severalProducers |= producerId != NO_PRODUCER_ID && (pid != producerId || epoch != producerEpoch);
+                            producerId = pid;
+                            producerEpoch = epoch;
+                        }
+                    }
                     final AppendCommand command = take();
                     command.set(networkThread, this, slot, partition, connection.in, p.recordsOffset(), p.recordsLength(), acks);
+                    if (transactional)
+                    {
+                        command.verification = ProduceVerification.start(version);
+                    }
                     commands[slot] = command;
                     sent[slot] = false;
                     outstanding++;
@@ -173,7 +208,13 @@ public final class ProduceHandler implements RequestHandler
             }
             if (transactionalBatch && decoder.transactionalIdIsNull())
             {
-                refuseAll(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+                refuseAll(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, null);
+            }
+            else if (severalProducers)
+            {
+                // Kafka's ReplicaManager.handleProduceAppend checks every transactional batch before anything is
+                // appended or verified, and throws: every partition of the request gets the error (ProduceRequest.getErrorResponse)
+                refuseAll(Errors.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID");
             }
             send();
             if (outstanding == 0)
@@ -186,9 +227,10 @@ public final class ProduceHandler implements RequestHandler
 
         /**
          * Kafka's answer to transactional records without a transactional id (KafkaApis: not authorized
-         * for one): the whole request, every partition, and nothing appended; no command is sent yet.
+         * for one), or of more than one producer: the whole request, every partition, and nothing
+         * appended; no command is sent yet.
          */
-        private void refuseAll(final short refusal)
+        private void refuseAll(final short refusal, final String why)
         {
             for (int slot = 0; slot < slots; slot++)
             {
@@ -198,7 +240,7 @@ public final class ProduceHandler implements RequestHandler
                     commands[slot] = null;
                 }
                 error[slot] = refusal;
-                message[slot] = null;
+                message[slot] = why;
             }
             outstanding = 0;
             unsent = 0;
@@ -232,6 +274,12 @@ public final class ProduceHandler implements RequestHandler
         {
             final AppendResult r = command.result;
             final int slot = command.slot;
+            if (r.status == AppendResult.VERIFICATION_NEEDED)
+            {
+                command.verification = r.verificationGuard; // its next append, once verified
+                verification.add(slot);
+                return; // still outstanding
+            }
             error[slot] = r.status == AppendResult.LOG_CLOSED && gone(command.partition) ?
                 Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.ofAppend(r.status);
             if (!r.succeeded())
@@ -245,8 +293,54 @@ public final class ProduceHandler implements RequestHandler
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
         {
+            if (verification.waiting() > 0)
+            {
+                verify();
+            }
             send();
             return outstanding > 0 ? NOT_READY : respond(outOffset);
+        }
+
+        /**
+         * The batches the log threads sent back to be verified: asked about together once every
+         * other command is back (one question per request, as Kafka batches a request's partitions),
+         * then each appended again with its guard, or answered the coordinator's error translated
+         * for this produce version.
+         */
+        private void verify()
+        {
+            if (!verification.asked())
+            {
+                if (outstanding != verification.waiting())
+                {
+                    return;
+                }
+                decoder.wrap(connection.in, offset, limit, version);
+                verification.ask(verifier, decoder.transactionalId(), commands, connection.in, version >= 12, waker);
+                // answered now when refused (the agent's queue full or stopped): nothing would wake us
+            }
+            if (!verification.answered())
+            {
+                return;
+            }
+            for (int i = 0, n = verification.waiting(); i < n; i++)
+            {
+                final int slot = verification.slot(i);
+                final short e = verification.error(i, version);
+                if (e == Errors.NONE)
+                {
+                    sent[slot] = false;
+                    unsent++;
+                }
+                else
+                {
+                    error[slot] = e;
+                    message[slot] = verification.message(i, e);
+                    failed = true;
+                    outstanding--;
+                }
+            }
+            verification.reset();
         }
 
         @Override

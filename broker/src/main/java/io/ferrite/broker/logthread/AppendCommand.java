@@ -2,6 +2,7 @@ package io.ferrite.broker.logthread;
 
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.AppendResult;
+import io.ferrite.log.LogTransactions;
 import org.agrona.MutableDirectBuffer;
 
 /**
@@ -24,6 +25,11 @@ public final class AppendCommand
     public int length;
     /** -1 (all), 0 or 1. */
     public short acks;
+    /**
+     * A batch's produce verification ({@code LogTransactions.append}): not required (the default
+     * {@link #set} leaves), to start (a transactional batch of a Produce), or the guard its start answered.
+     */
+    public long verification;
     /**
      * A transaction marker rather than a batch in {@link #buffer} (the transaction coordinator's, and
      * WriteTxnMarkers'): the log builds the control batch itself from the fields below
@@ -75,6 +81,7 @@ public final class AppendCommand
         this.length = length;
         this.acks = acks;
         this.marker = false;
+        this.verification = LogTransactions.VERIFICATION_NOT_REQUIRED;
     }
 
     /** A marker ending producer {@code producerId}'s transaction on {@code partition}; answered like an append at acks=all. */

@@ -365,7 +365,7 @@ public final class LogThread implements Agent
         }
         else
         {
-            log.append(command.buffer, command.offset, command.length, r);
+            log.transactions().append(command.buffer, command.offset, command.length, command.verification, r);
         }
         if (log.config().fsyncDurability)
         {

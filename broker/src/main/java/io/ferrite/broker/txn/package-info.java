@@ -41,9 +41,8 @@
  * marker runs, the timers, the load), and one handler per API ({@link io.ferrite.broker.txn.TxnHandlers}).
  *
  * <h2>Not here yet</h2>
- * TxnOffsetCommit (offsets inside transactions), the produce's verification with the coordinator
- * (Kafka's "hanging transaction" guard), transaction version 2 in ApiVersions' features,
- * WriteTxnMarkers and DescribeProducers, and InitProducerId v6's two-phase commit (KIP-939; Kafka 4.4
- * does not advertise it).
+ * TxnOffsetCommit (offsets inside transactions), and InitProducerId v6's two-phase commit (KIP-939;
+ * Kafka 4.4 does not advertise it). The produce's verification with the coordinator (Kafka's
+ * "hanging transaction" guard) is {@link io.ferrite.broker.txn.ProduceVerifier}.
  */
 package io.ferrite.broker.txn;

@@ -4,15 +4,22 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ResponseHeader;
+import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -73,6 +81,59 @@ class RequestPathAllocationTest
     }
 
     /**
+     * A transactional produce (v12, transaction version 2) to a partition where its transaction is
+     * open: no verification with the coordinator, nothing allocated. One frame per send, built before
+     * the first, each batch with the next sequences: the first send opens the transaction (verified:
+     * the coordinator adds the partition), every later one is appended inside it — each answered NONE
+     * at the next offset (none a duplicate, so the whole append path is measured). The transaction's
+     * timeout is the longest allowed, so no abort can come between.
+     */
+    @Test
+    void aTransactionalProduceInsideItsOpenTransactionAllocatesNothingOnTheBrokerThreads() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("num.network.threads", "1", "ferrite.log.threads", "1")))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            }
+            final InitProducerIdResponseData init;
+            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+            {
+                init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.INIT_PRODUCER_ID, (short)4,
+                    new InitProducerIdRequestData().setTransactionalId("alloc-txn").setTransactionTimeoutMs(900_000)
+                        .setProducerId(-1).setProducerEpoch((short)-1))), (short)4);
+            }
+            assertEquals(0, init.errorCode());
+            final SimpleRecord[] records = new SimpleRecord[10];
+            for (int i = 0; i < records.length; i++)
+            {
+                records[i] = new SimpleRecord(System.currentTimeMillis(), null, new byte[100]);
+            }
+            final ByteBuffer[] frames = new ByteBuffer[WARM_UP + MEASURED];
+            for (int round = 0; round < frames.length; round++)
+            {
+                final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+                topics.add(new ProduceRequestData.TopicProduceData().setName("alloc").setPartitionData(List.of(
+                    new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.withTransactionalRecords(
+                        Compression.NONE, init.producerId(), init.producerEpoch(), round * records.length, records)))));
+                frames[round] = frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setTransactionalId("alloc-txn")
+                    .setAcks((short)1).setTimeoutMs(30_000).setTopicData(topics));
+            }
+            final short version = 12;
+            assertAllocatesNothing(broker, "transactional produce", round -> new ByteBuffer[] {frames[round]}, (round, i, response) ->
+            {
+                final ByteBuffer body = response.duplicate().position(0); // exchange leaves the response from its header on
+                ResponseHeader.parse(body, ApiKeys.PRODUCE.responseHeaderVersion(version));
+                final ProduceResponseData.PartitionProduceResponse answer = new ProduceResponseData(new ByteBufferAccessor(body), version)
+                    .responses().iterator().next().partitionResponses().get(0);
+                assertEquals(Errors.NONE.code(), answer.errorCode(), "send " + round);
+                assertEquals((long)round * records.length, answer.baseOffset(), "send " + round);
+            });
+        }
+    }
+
+    /**
      * ListOffsets and OffsetForLeaderEpoch, as consumers send them when they start or validate a
      * position after a metadata change: the walk they share (PartitionOffsetsHandler), its lookups
      * through method references, and each API's answer allocate nothing on the broker's threads.
@@ -108,19 +169,37 @@ class RequestPathAllocationTest
         }
     }
 
+    /** The requests of one round, in turn. */
+    @FunctionalInterface
+    private interface Round
+    {
+        ByteBuffer[] requests(int round);
+    }
+
+    /** A check of the answer (its header and body, as {@link #exchange} leaves it) to the {@code i}-th request of a round. */
+    @FunctionalInterface
+    private interface Answered
+    {
+        void check(int round, int i, ByteBuffer response);
+    }
+
     /** Sends the requests in turn, WARM_UP times and then MEASURED times, and checks what the broker's threads allocated meanwhile. */
     private static void assertAllocatesNothing(final RunningBroker broker, final String what, final ByteBuffer... requests)
         throws IOException
     {
+        assertAllocatesNothing(broker, what, round -> requests, (round, i, response) -> { });
+    }
+
+    /** As above, each round's requests given by {@code rounds} (0 to WARM_UP + MEASURED - 1) and each answer checked. */
+    private static void assertAllocatesNothing(final RunningBroker broker, final String what, final Round rounds,
+        final Answered answered) throws IOException
+    {
         try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.broker.address().getPort())))
         {
             final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
-            for (int i = 0; i < WARM_UP; i++)
+            for (int round = 0; round < WARM_UP; round++)
             {
-                for (final ByteBuffer request : requests)
-                {
-                    exchange(channel, request, response);
-                }
+                exchangeRound(channel, rounds, answered, round, response);
             }
             final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
             final Map<Thread, Long> before = new HashMap<>();
@@ -131,12 +210,9 @@ class RequestPathAllocationTest
                     before.put(t, threads.getThreadAllocatedBytes(t.getId()));
                 }
             }
-            for (int i = 0; i < MEASURED; i++)
+            for (int round = WARM_UP; round < WARM_UP + MEASURED; round++)
             {
-                for (final ByteBuffer request : requests)
-                {
-                    exchange(channel, request, response);
-                }
+                exchangeRound(channel, rounds, answered, round, response);
             }
             assertTrue(before.keySet().stream().anyMatch(t -> t.getName().startsWith("ferrite-network-")));
             for (final Map.Entry<Thread, Long> e : before.entrySet())
@@ -146,6 +222,17 @@ class RequestPathAllocationTest
                 // a stray one-off (a log line from a timer) is tolerated; per request, nothing
                 assertTrue(allocated < 4_096, e.getKey().getName() + " allocated " + allocated + " bytes");
             }
+        }
+    }
+
+    private static void exchangeRound(final SocketChannel channel, final Round rounds, final Answered answered, final int round,
+        final ByteBuffer response) throws IOException
+    {
+        final ByteBuffer[] requests = rounds.requests(round);
+        for (int i = 0; i < requests.length; i++)
+        {
+            exchange(channel, requests[i], response);
+            answered.check(round, i, response);
         }
     }
 

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,9 +23,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,7 +35,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Transactions with kafka-clients 4.4's producer, consumer and Admin against the transaction
  * coordinator: commit, abort, commit — a read_committed consumer sees exactly the committed records,
  * a read_uncommitted one all of them; a second producer with the same transactional id fences the
- * first, whose commit then fails as against Kafka; Admin describes and lists the transactions.
+ * first, whose commit then fails as against Kafka, and whose next send fails with an old epoch;
+ * Admin describes and lists the transactions. The clients speak transaction version 2 (Ferrite
+ * finalizes it, as Kafka 4.4 does): produce v12+ adds each partition, EndTxn v5 bumps the epoch.
  */
 class TransactionsTest
 {
@@ -85,6 +90,8 @@ class TransactionsTest
                     d[0] = admin.describeTransactions(List.of("desk-1")).description("desk-1").get();
                     return d[0].state() == TransactionState.COMPLETE_COMMIT;
                 }, Duration.ofSeconds(20), "desk-1 CompleteCommit");
+                // transaction version 2: every EndTxn (v5) bumped the epoch InitProducerId gave (0)
+                assertEquals(3, d[0].producerEpoch(), d[0].toString());
                 final Collection<TransactionListing> listed = admin.listTransactions().all().get();
                 assertEquals(1, listed.size(), listed.toString());
             }
@@ -114,6 +121,31 @@ class TransactionsTest
                     "fenced: " + failed);
             }
             assertEquals(new TreeSet<>(List.of("successor")), new TreeSet<>(IsolatedReads.readAll(broker, PARTITIONS, IsolationLevel.READ_COMMITTED, 1)));
+        }
+    }
+
+    @Test
+    void aFencedProducersNextSendFailsWithAnOldEpochAndItsCommitFencedAsAgainstKafka() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            try (KafkaProducer<byte[], byte[]> zombie = transactional(broker, "desk-3");
+                 KafkaProducer<byte[], byte[]> successor = transactional(broker, "desk-3"))
+            {
+                zombie.initTransactions();
+                zombie.beginTransaction();
+                zombie.send(record(0, "zombie")).get();
+                successor.initTransactions(); // its fence aborts the zombie's transaction: the abort marker's epoch is above the zombie's
+                // Kafka 4.4 (transaction version 2) answers exactly these: the partition refuses the old epoch
+                final ExecutionException late = assertThrows(ExecutionException.class, () -> zombie.send(record(0, "late")).get());
+                assertInstanceOf(InvalidProducerEpochException.class, late.getCause(), late.toString());
+                assertThrows(InvalidProducerEpochException.class, zombie::commitTransaction);
+                successor.beginTransaction();
+                successor.send(record(1, "successor"));
+                successor.commitTransaction();
+            }
+            assertEquals(List.of("successor"), IsolatedReads.readAll(broker, PARTITIONS, IsolationLevel.READ_COMMITTED, 1));
         }
     }
 }

@@ -6,6 +6,7 @@ import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
+import io.ferrite.log.LogTransactions;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.concurrent.AgentInvoker;
@@ -29,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The log thread's duty cycle stepped with an {@link AgentInvoker} on the test's thread: each
- * {@code invoke()} is one cycle, so what it answers when is deterministic.
+ * {@code invoke()} is one cycle, so what it answers when is deterministic — down to the order of a
+ * produce's verification and a transaction marker.
  */
 class LogThreadTest
 {
@@ -169,6 +171,71 @@ class LogThreadTest
         assertEquals(0, ran.get());
         invoker.invoke();
         assertEquals(1, ran.get());
+    }
+
+    /** A produce's command for a transactional batch of producer 42 at {@code sequence}, as ProduceHandler sends it first. */
+    private static AppendCommand transactionalBatch(final Partition partition, final ExpandableDirectByteBuffer buffer, final int sequence)
+    {
+        final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(buffer, 0).producer(42, (short)0, sequence).transactional(true);
+        builder.appendRecord(System.currentTimeMillis(), null, 0, -1, new UnsafeBuffer(new byte[10]), 0, 10);
+        final AppendCommand command = new AppendCommand();
+        command.set(0, null, 0, partition, buffer, 0, builder.build(), (short)-1);
+        command.verification = LogTransactions.VERIFY_FIRST;
+        return command;
+    }
+
+    private AppendCommand roundTrip(final AppendCommand command)
+    {
+        assertTrue(thread.offer(0, command));
+        assertSame(command, step(0));
+        return command;
+    }
+
+    private void commitMarker(final Partition partition)
+    {
+        final AppendCommand marker = new AppendCommand();
+        marker.setMarker(0, null, 0, partition, 42, (short)0, 0, true, false);
+        assertEquals(AppendResult.OK, roundTrip(marker).result.status, marker.result.toString());
+    }
+
+    /**
+     * The race Kafka's VerificationGuard closes: a transactional batch comes back to be verified, the
+     * coordinator says its partition is in the ongoing transaction, and before the batch's second
+     * append the transaction ends — its marker written through the same log thread. The late batch
+     * must not open a transaction nobody will end (a "hanging transaction" pinning the last stable
+     * offset): INVALID_TXN_STATE, nothing appended.
+     */
+    @Test
+    void aTransactionalBatchVerifiedBeforeItsTransactionsMarkerAndAppendedAfterItIsRefused() throws Exception
+    {
+        final Partition partition = registry.create("orders", 1, Map.of()).partitions[0];
+        final AppendCommand batch = roundTrip(transactionalBatch(partition, new ExpandableDirectByteBuffer(4096), 0));
+        assertEquals(AppendResult.VERIFICATION_NEEDED, batch.result.status, batch.result.toString());
+        assertEquals(0, partition.log.logEndOffset(), "nothing appended before the verification");
+        batch.verification = batch.result.verificationGuard; // the coordinator said: in the ongoing transaction
+
+        commitMarker(partition); // meanwhile EndTxn: the transaction's marker reaches the partition first
+
+        roundTrip(batch);
+        assertEquals(AppendResult.INVALID_TXN_STATE, batch.result.status, batch.result.toString());
+        assertEquals(1, partition.log.logEndOffset(), "only the marker");
+        assertEquals(1, partition.log.transactions().lastStableOffset(), "no transaction left open on the partition");
+    }
+
+    /** In the other order the batch is in the transaction, and the transaction's next batches are appended at once. */
+    @Test
+    void aTransactionalBatchAppendedBeforeTheMarkerIsInTheTransactionAndTheNextAreNotVerified() throws Exception
+    {
+        final Partition partition = registry.create("orders", 1, Map.of()).partitions[0];
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+        final AppendCommand batch = roundTrip(transactionalBatch(partition, buffer, 0));
+        assertEquals(AppendResult.VERIFICATION_NEEDED, batch.result.status);
+        batch.verification = batch.result.verificationGuard;
+        assertEquals(AppendResult.OK, roundTrip(batch).result.status, batch.result.toString());
+        assertEquals(AppendResult.OK, roundTrip(transactionalBatch(partition, buffer, 1)).result.status, "open here: appended at once");
+        assertEquals(0, partition.log.transactions().lastStableOffset(), "open from offset 0");
+        commitMarker(partition);
+        assertEquals(3, partition.log.transactions().lastStableOffset());
     }
 
     /** Production runs the agent on its own thread, which a command handed over wakes from its park. */
