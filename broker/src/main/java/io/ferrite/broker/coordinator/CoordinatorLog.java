@@ -64,6 +64,19 @@ public final class CoordinatorLog
         void written(short error);
     }
 
+    /**
+     * Told, on the agent, of every transaction marker its log thread appended OK (the transaction
+     * coordinator's and a client's WriteTxnMarkers' alike), before the marker's own answer runs: the
+     * group coordinator ends the offsets pending in that transaction when the partition is one of
+     * {@code __consumer_offsets} (Kafka's KafkaApis calls the group coordinator's onTransactionCompleted
+     * after such a marker's append, whoever sent it).
+     */
+    @FunctionalInterface
+    public interface MarkersAppended
+    {
+        void appended(Partition partition, long producerId, boolean commit);
+    }
+
     /** The error a write refused by its log thread ends with, from the append's status: the coordinator's own mapping. */
     @FunctionalInterface
     public interface FailedWrite
@@ -100,6 +113,10 @@ public final class CoordinatorLog
     private final Map<String, CoordinatorTopic> registered = new java.util.HashMap<>();
     /** The agent's clock: the records' timestamps are its wall reading. */
     private final CoordinatorClock clock;
+    /** Told of each marker appended (set before the agent runs). */
+    private MarkersAppended markersAppended = (partition, producerId, commit) ->
+    {
+    };
 
     /**
      * {@code sender} is the coordinators' slot on every log thread's queues (each log thread has one per
@@ -129,6 +146,12 @@ public final class CoordinatorLog
         final CoordinatorTopic topic = new CoordinatorTopic(this, topics, admin, name, keyKind, partitions, configs, failedWrite);
         registered.put(name, topic);
         return topic;
+    }
+
+    /** Before the agent runs: who is told of each marker appended ({@link MarkersAppended}). */
+    public void markersAppended(final MarkersAppended told)
+    {
+        this.markersAppended = told;
     }
 
     /** The agent's clock (for the wall time of what a write's answer changes). */
@@ -292,7 +315,14 @@ public final class CoordinatorLog
                 {
                     LOG.warn("a marker of producer {} to {} failed: {}", answered.producerId, answered.partition, r);
                 }
+                final Partition partition = answered.partition;
+                final long producerId = answered.producerId;
+                final boolean commit = answered.commit;
                 release(free);
+                if (error == Errors.NONE)
+                {
+                    markersAppended.appended(partition, producerId, commit);
+                }
                 m.written(error);
                 return;
             }
