@@ -126,6 +126,17 @@ final class RawTxn
         Await.await(() -> fetch(groupId, topic, partition, true).equals(new Fetched(offset, Errors.NONE)), Duration.ofSeconds(20), what);
     }
 
+    /** OffsetFetch v7 (one group, the first with RequireStable) of one partition, RequireStable. */
+    Fetched fetchV7(final String groupId, final String topic, final int partition) throws IOException
+    {
+        final short v = 7;
+        final OffsetFetchResponseData r = new OffsetFetchResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.OFFSET_FETCH, v,
+            new OffsetFetchRequestData().setRequireStable(true).setGroupId(groupId).setTopics(List.of(
+                new OffsetFetchRequestData.OffsetFetchRequestTopic().setName(topic).setPartitionIndexes(List.of(partition)))))), v);
+        final OffsetFetchResponseData.OffsetFetchResponsePartition p = r.topics().get(0).partitions().get(0);
+        return new Fetched(p.committedOffset(), Errors.forCode(p.errorCode()));
+    }
+
     /** OffsetFetch v8 of one partition, with or without RequireStable. */
     Fetched fetch(final String groupId, final String topic, final int partition, final boolean requireStable) throws IOException
     {

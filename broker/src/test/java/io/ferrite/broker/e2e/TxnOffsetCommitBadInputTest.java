@@ -111,6 +111,7 @@ class TxnOffsetCommitBadInputTest
             byId.topics().get(0).setTopicId(topicId(admin));
             assertEquals(Errors.NONE, txn.commit((short)6, byId), "v6: the topic by its id");
             assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch("packers", IN, 0, true));
+            assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetchV7("packers", IN, 0), "OffsetFetch v7");
             assertEquals(Errors.NONE, txn.endTxn("tv2-1", p, true));
             txn.awaitCommitted("packers", IN, 0, 4, "the last offset of the transaction committed");
             final var advertised = raw.apiVersions().apiKeys().find(ApiKeys.TXN_OFFSET_COMMIT.id);
