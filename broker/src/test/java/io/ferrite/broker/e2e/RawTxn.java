@@ -44,9 +44,14 @@ final class RawTxn
 
     Producer initProducerId(final String transactionalId) throws IOException
     {
+        return initProducerId(transactionalId, 60_000);
+    }
+
+    Producer initProducerId(final String transactionalId, final int transactionTimeoutMs) throws IOException
+    {
         final short v = 4;
         final InitProducerIdResponseData r = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.INIT_PRODUCER_ID, v,
-            new InitProducerIdRequestData().setTransactionalId(transactionalId).setTransactionTimeoutMs(60_000))), v);
+            new InitProducerIdRequestData().setTransactionalId(transactionalId).setTransactionTimeoutMs(transactionTimeoutMs))), v);
         if (r.errorCode() != 0)
         {
             throw new IllegalStateException("InitProducerId: " + Errors.forCode(r.errorCode()));

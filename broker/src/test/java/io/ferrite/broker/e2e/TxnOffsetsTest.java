@@ -133,6 +133,33 @@ class TxnOffsetsTest
     }
 
     @Test
+    void theTimeoutAbortOfATransactionOpenAcrossARestartDropsItsOffsets() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic(IN, 1, (short)1))).all().get();
+            }
+            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+            {
+                final RawTxn txn = new RawTxn(raw);
+                final RawTxn.Producer p = txn.initProducerId("slow-1", 1_000);
+                assertEquals(Errors.NONE, txn.sendOffsets("slow-1", p, "slow", IN, 0, 4));
+            }
+            broker.restart();
+            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+            {
+                final RawTxn txn = new RawTxn(raw);
+                assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch("slow", IN, 0, true), "pending");
+                // the coordinator's timeout sweep (every 10 s) aborts it: its ABORT marker drops the offset
+                await(() -> txn.fetch("slow", IN, 0, true).equals(new RawTxn.Fetched(-1, Errors.NONE)), Duration.ofSeconds(40),
+                    "the offset dropped by the timeout's abort");
+            }
+        }
+    }
+
+    @Test
     void aRestartKeepsATransactionsOffsetsPendingUntilItEnds() throws Exception
     {
         final String id = "mover-1";
