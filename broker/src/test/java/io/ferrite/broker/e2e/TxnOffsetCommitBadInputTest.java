@@ -26,7 +26,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code __consumer_offsets} for any of them: an empty group id, an unknown transactional id, another
  * producer id, another epoch, the group's partition not in the transaction (v0-3 INVALID_TXN_STATE, v4
  * TRANSACTION_ABORTABLE), an unknown topic (or topic id, v6), a generation for a group that does not
- * exist. v5 (transaction version 2) adds the group's partition to the transaction itself.
+ * exist. v5 (transaction version 2) adds the group's partition to the transaction itself. Every
+ * expected answer here (and OffsetFetch's UNSTABLE_OFFSET_COMMIT, -1, -1, "" at v7 and v8) was checked
+ * against a live Kafka 4.4.0 node (kafka-ref) sent the same requests.
  */
 class TxnOffsetCommitBadInputTest
 {
