@@ -78,7 +78,24 @@ final class LogAppender
         }
         try
         {
-            appendChecked(buffer, offset, length, verification, result);
+            appendChecked(buffer, offset, length, verification, result, false);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
+    /** See {@link LogTransactions#appendAsCoordinator}. */
+    void appendAsCoordinator(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    {
+        if (!beginAppend(result))
+        {
+            return;
+        }
+        try
+        {
+            appendChecked(buffer, offset, length, LogTransactions.VERIFICATION_NOT_REQUIRED, result, true);
         }
         finally
         {
@@ -153,7 +170,7 @@ final class LogAppender
 
     /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
     private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final long verification,
-        final AppendResult result)
+        final AppendResult result, final boolean coordinator)
     {
         if (fsyncFailed(result))
         {
@@ -172,7 +189,7 @@ final class LogAppender
             return;
         }
         final long now = validator.readClock();
-        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(verification, now, result))
+        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(verification, now, result, coordinator))
         {
             return;
         }
@@ -310,7 +327,7 @@ final class LogAppender
         batch.wrap(buffer, 0);
         if (!validator.checkBatch(batch, length, cfg, true, result) || !BatchValidator.checkUncommitted(batch, result) ||
             !validator.checkTrustedTimestamps(batch, cfg, result) ||
-            !checkProducer(LogTransactions.VERIFICATION_NOT_REQUIRED, 0, result)) // no verification: no clock
+            !checkProducer(LogTransactions.VERIFICATION_NOT_REQUIRED, 0, result, false)) // no verification: no clock
         {
             return;
         }
@@ -397,11 +414,15 @@ final class LogAppender
         }
     }
 
-    private boolean checkProducer(final long verification, final long nowMs, final AppendResult result)
+    /**
+     * {@code coordinator}: Kafka's origin COORDINATOR, the epoch checked alone (see {@link LogTransactions#appendAsCoordinator}):
+     * neither sequences nor the produce verification.
+     */
+    private boolean checkProducer(final long verification, final long nowMs, final AppendResult result, final boolean coordinator)
     {
         if (batch.producerId() != NO_PRODUCER_ID)
         {
-            final int status = producers.check(batch, verification, nowMs, result);
+            final int status = coordinator ? checkCoordinatorEpoch(result) : producers.check(batch, verification, nowMs, result);
             if (status != AppendResult.OK)
             {
                 result.status = status;
@@ -409,6 +430,19 @@ final class LogAppender
             }
         }
         return true;
+    }
+
+    /** Kafka's {@code ProducerAppendInfo.checkProducerEpoch}, all a COORDINATOR append is checked for. */
+    private int checkCoordinatorEpoch(final AppendResult result)
+    {
+        final ProducerState state = producers.producer(batch.producerId());
+        if (state != null && batch.producerEpoch() < state.epoch)
+        {
+            result.message = "Epoch of producer " + batch.producerId() + " is " + batch.producerEpoch() +
+                ", which is smaller than the last seen epoch " + state.epoch;
+            return AppendResult.INVALID_PRODUCER_EPOCH;
+        }
+        return AppendResult.OK;
     }
 
     // ------------------------------------------------------------------------------------------

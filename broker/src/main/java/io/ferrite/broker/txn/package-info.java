@@ -40,9 +40,12 @@
  * {@link io.ferrite.broker.txn.TxnCoordinator}, the agent's side (writes through the log threads,
  * marker runs, the timers, the load), and one handler per API ({@link io.ferrite.broker.txn.TxnHandlers}).
  *
+ * <p>TxnOffsetCommit is the group coordinator's ({@code group.TxnOffsetCommits}, on the same agent):
+ * it calls {@link io.ferrite.broker.txn.TxnCoordinator#verify} or {@code addPartitions} directly.
+ *
  * <h2>Not here yet</h2>
- * TxnOffsetCommit (offsets inside transactions), and InitProducerId v6's two-phase commit (KIP-939;
- * Kafka 4.4 does not advertise it). The produce's verification with the coordinator (Kafka's
- * "hanging transaction" guard) is {@link io.ferrite.broker.txn.ProduceVerifier}.
+ * InitProducerId v6's two-phase commit (KIP-939; Kafka 4.4 does not advertise it). The produce's
+ * verification with the coordinator (Kafka's "hanging transaction" guard) is
+ * {@link io.ferrite.broker.txn.ProduceVerifier}.
  */
 package io.ferrite.broker.txn;
