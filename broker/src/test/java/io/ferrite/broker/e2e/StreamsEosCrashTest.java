@@ -301,7 +301,7 @@ class StreamsEosCrashTest
     }
 
     /** Feeds words at a steady pace on its own thread, counting each word once its record is acknowledged. */
-    private static final class Feeder implements AutoCloseable
+    private static final class Feeder
     {
         private final KafkaProducer<String, String> producer;
         private final String topic;
@@ -369,8 +369,7 @@ class StreamsEosCrashTest
             return Map.copyOf(acknowledged);
         }
 
-        @Override
-        public void close() throws InterruptedException
+        void close() throws InterruptedException
         {
             stopping = true;
             thread.join(TimeUnit.SECONDS.toMillis(30));
