@@ -72,6 +72,8 @@ public final class Errors
     public static final short TRANSACTIONAL_ID_NOT_FOUND = 105;
     public static final short INVALID_REGULAR_EXPRESSION = 128;
     public static final short TRANSACTION_ABORTABLE = 120;
+    // the group coordinator's offsets inside transactions
+    public static final short UNSTABLE_OFFSET_COMMIT = 88;
 
     private Errors()
     {

@@ -77,7 +77,24 @@ final class LogAppender
         }
         try
         {
-            appendChecked(buffer, offset, length, result);
+            appendChecked(buffer, offset, length, result, false);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
+    /** See {@link LogTransactions#appendAsCoordinator}. */
+    void appendAsCoordinator(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    {
+        if (!beginAppend(result))
+        {
+            return;
+        }
+        try
+        {
+            appendChecked(buffer, offset, length, result, true);
         }
         finally
         {
@@ -151,7 +168,8 @@ final class LogAppender
     }
 
     /** The append once close() knows of it: it waits for this to end before it unmaps anything. */
-    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
+    private void appendChecked(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result,
+        final boolean coordinator)
     {
         if (fsyncFailed(result))
         {
@@ -170,7 +188,7 @@ final class LogAppender
             return;
         }
         final long now = validator.readClock();
-        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(result))
+        if (!validator.checkRecords(batch, cfg, now, result) || !checkProducer(result, coordinator))
         {
             return;
         }
@@ -307,7 +325,7 @@ final class LogAppender
         final MutableDirectBuffer buffer = claim.buffer;
         batch.wrap(buffer, 0);
         if (!validator.checkBatch(batch, length, cfg, true, result) || !BatchValidator.checkUncommitted(batch, result) ||
-            !validator.checkTrustedTimestamps(batch, cfg, result) || !checkProducer(result))
+            !validator.checkTrustedTimestamps(batch, cfg, result) || !checkProducer(result, false))
         {
             return;
         }
@@ -394,11 +412,12 @@ final class LogAppender
         }
     }
 
-    private boolean checkProducer(final AppendResult result)
+    /** {@code coordinator}: Kafka's origin COORDINATOR, the epoch checked alone (see {@link LogTransactions#appendAsCoordinator}). */
+    private boolean checkProducer(final AppendResult result, final boolean coordinator)
     {
         if (batch.producerId() != NO_PRODUCER_ID)
         {
-            final int status = producers.check(batch, result);
+            final int status = coordinator ? checkCoordinatorEpoch(result) : producers.check(batch, result);
             if (status != AppendResult.OK)
             {
                 result.status = status;
@@ -406,6 +425,19 @@ final class LogAppender
             }
         }
         return true;
+    }
+
+    /** Kafka's {@code ProducerAppendInfo.checkProducerEpoch}, all a COORDINATOR append is checked for. */
+    private int checkCoordinatorEpoch(final AppendResult result)
+    {
+        final ProducerState state = producers.producer(batch.producerId());
+        if (state != null && batch.producerEpoch() < state.epoch)
+        {
+            result.message = "Epoch of producer " + batch.producerId() + " is " + batch.producerEpoch() +
+                ", which is smaller than the last seen epoch " + state.epoch;
+            return AppendResult.INVALID_PRODUCER_EPOCH;
+        }
+        return AppendResult.OK;
     }
 
     // ------------------------------------------------------------------------------------------

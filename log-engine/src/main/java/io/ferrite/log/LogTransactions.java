@@ -43,6 +43,21 @@ public final class LogTransactions
         appender.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
     }
 
+    /**
+     * Appends a batch a coordinator built (single writer, as {@link PartitionLog#append}), checked as
+     * Kafka checks an append of origin COORDINATOR: the producer's epoch must not be below the one the
+     * partition knows (INVALID_PRODUCER_EPOCH), and no sequence is checked or cached for duplicates
+     * (the batch has none: base sequence -1). A transactional batch opens the producer's transaction
+     * here as a client's does, so the last stable offset, the marker and the {@code .txnindex} treat it
+     * as any other partition's: the group coordinator's offsets inside a transaction (TxnOffsetCommit).
+     * Off the produce path: a client's append never comes here.
+     */
+    public void appendAsCoordinator(final org.agrona.MutableDirectBuffer buffer, final int offset, final int length,
+        final AppendResult result)
+    {
+        appender.appendAsCoordinator(buffer, offset, length, result);
+    }
+
     /** Writer thread: whether the producer has a transaction open here with this epoch (Kafka's hasOngoingTransaction). */
     public boolean hasOngoingTransaction(final long producerId, final short producerEpoch)
     {

@@ -8,6 +8,7 @@ import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.AppendResult;
 import io.ferrite.wire.record.RecordBatchBuilder;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.agrona.ExpandableDirectByteBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,11 +47,34 @@ public final class CoordinatorLog
         void written(short error);
     }
 
+    /**
+     * What a write's answer does when it needs where its batch went: as {@link Written}, with the offset
+     * of the batch's first record (its records follow one per offset), -1 when the write failed.
+     */
+    @FunctionalInterface
+    public interface WrittenAt
+    {
+        void written(short error, long baseOffset);
+    }
+
     /** What a marker's answer does, on the agent: NONE once it holds what the durability mode promises, else the partition's produce error. */
     @FunctionalInterface
     public interface MarkerWritten
     {
         void written(short error);
+    }
+
+    /**
+     * Told, on the agent, of every transaction marker its log thread appended OK (the transaction
+     * coordinator's and a client's WriteTxnMarkers' alike), before the marker's own answer runs: the
+     * group coordinator ends the offsets pending in that transaction when the partition is one of
+     * {@code __consumer_offsets} (Kafka's KafkaApis calls the group coordinator's onTransactionCompleted
+     * after such a marker's append, whoever sent it).
+     */
+    @FunctionalInterface
+    public interface MarkersAppended
+    {
+        void appended(Partition partition, long producerId, boolean commit);
     }
 
     /** The error a write refused by its log thread ends with, from the append's status: the coordinator's own mapping. */
@@ -89,6 +113,10 @@ public final class CoordinatorLog
     private final Map<String, CoordinatorTopic> registered = new java.util.HashMap<>();
     /** The agent's clock: the records' timestamps are its wall reading. */
     private final CoordinatorClock clock;
+    /** Told of each marker appended (set before the agent runs). */
+    private MarkersAppended markersAppended = (partition, producerId, commit) ->
+    {
+    };
 
     /**
      * {@code sender} is the coordinators' slot on every log thread's queues (each log thread has one per
@@ -120,6 +148,12 @@ public final class CoordinatorLog
         return topic;
     }
 
+    /** Before the agent runs: who is told of each marker appended ({@link MarkersAppended}). */
+    public void markersAppended(final MarkersAppended told)
+    {
+        this.markersAppended = told;
+    }
+
     /** The agent's clock (for the wall time of what a write's answer changes). */
     public CoordinatorClock clock()
     {
@@ -128,21 +162,35 @@ public final class CoordinatorLog
 
     /**
      * Sends the records (a null value deletes its key) as one batch to {@code partition} for {@code key}'s
-     * {@code topic}; see {@link CoordinatorTopic#write(String, List, List, Written)}.
+     * {@code topic}; see {@link CoordinatorTopic#write(String, List, List, Written)}. With a producer id
+     * (not {@link RecordBatchDescriptor#NO_PRODUCER_ID}) the batch is that producer's transactional
+     * batch, base sequence -1, appended as Kafka's origin COORDINATOR ({@link AppendCommand#coordinatorBatch}).
      */
     Write write(final CoordinatorTopic topic, final String key, final Partition partition, final List<byte[]> keys,
-        final List<byte[]> values, final Written then)
+        final List<byte[]> values, final long producerId, final short producerEpoch, final WrittenAt then)
     {
         final Write write = new Write();
         final Pending pending = free.isEmpty() ? new Pending() : free.poll();
         final long now = clock.wallMs();
         builder.wrap(pending.batch, 0);
+        final boolean transactional = producerId != RecordBatchDescriptor.NO_PRODUCER_ID;
+        if (transactional)
+        {
+            builder.producer(producerId, producerEpoch, RecordBatchDescriptor.NO_SEQUENCE).transactional(true);
+        }
         for (int i = 0; i < keys.size(); i++)
         {
             builder.appendRecord(now, keys.get(i), values.get(i));
         }
         final int length = builder.build();
-        pending.command.set(sender, pending, 0, partition, pending.batch, 0, length, (short)-1);
+        if (transactional)
+        {
+            pending.command.setCoordinatorBatch(sender, pending, 0, partition, pending.batch, 0, length);
+        }
+        else
+        {
+            pending.command.set(sender, pending, 0, partition, pending.batch, 0, length, (short)-1);
+        }
         pending.topic = topic;
         pending.key = key;
         pending.write = write;
@@ -152,7 +200,7 @@ public final class CoordinatorLog
             pending.release(free);
             LOG.warn("writing {} {} to {} refused: its log thread has a queue's worth of coordinator writes", topic.keyKind, key,
                 topic.name);
-            finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE);
+            finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE, -1);
             return write;
         }
         topic.sent(key);
@@ -235,6 +283,14 @@ public final class CoordinatorLog
         write.done = true;
     }
 
+    /** {@link #finish(Write, Written, short)} for a {@link WrittenAt}: {@code baseOffset} -1 unless the write succeeded. */
+    static void finish(final Write write, final WrittenAt then, final short error, final long baseOffset)
+    {
+        then.written(error, baseOffset);
+        write.error = error;
+        write.done = true;
+    }
+
     /** A write on its way through a log thread: its command and batch, pooled once answered. */
     private final class Pending implements AppendCommand.Listener
     {
@@ -243,7 +299,7 @@ public final class CoordinatorLog
         CoordinatorTopic topic;
         String key;
         Write write;
-        Written then;
+        WrittenAt then;
         MarkerWritten marker;
 
         /** The log thread's answer, taken from the return queue by {@link #drain} on the agent. */
@@ -259,23 +315,31 @@ public final class CoordinatorLog
                 {
                     LOG.warn("a marker of producer {} to {} failed: {}", answered.producerId, answered.partition, r);
                 }
+                final Partition partition = answered.partition;
+                final long producerId = answered.producerId;
+                final boolean commit = answered.commit;
                 release(free);
+                if (error == Errors.NONE)
+                {
+                    markersAppended.appended(partition, producerId, commit);
+                }
                 m.written(error);
                 return;
             }
             final CoordinatorTopic t = topic;
             final String k = key;
             final Write w = write;
-            final Written then = this.then;
+            final WrittenAt then = this.then;
             final AppendResult r = answered.result;
             final short error = r.succeeded() ? Errors.NONE : t.failedWrite.error(r.status);
             if (error != Errors.NONE)
             {
                 LOG.error("writing {} {} to {} failed: {}", t.keyKind, k, t.name, r);
             }
+            final long baseOffset = error == Errors.NONE ? r.firstOffset : -1;
             t.answered(k);
             release(free);
-            finish(w, then, error);
+            finish(w, then, error, baseOffset);
         }
 
         void release(final ArrayDeque<Pending> pool)

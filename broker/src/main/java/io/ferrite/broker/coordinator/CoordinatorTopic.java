@@ -5,6 +5,7 @@ import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -126,14 +127,26 @@ public final class CoordinatorTopic
     public CoordinatorLog.Write write(final String key, final List<byte[]> keys, final List<byte[]> values,
         final CoordinatorLog.Written then)
     {
+        return write(key, keys, values, RecordBatchDescriptor.NO_PRODUCER_ID, RecordBatchDescriptor.NO_PRODUCER_EPOCH,
+            (error, baseOffset) -> then.written(error));
+    }
+
+    /**
+     * As {@link #write(String, List, List, CoordinatorLog.Written)}, told where the batch went; with a
+     * {@code producerId} (not {@link RecordBatchDescriptor#NO_PRODUCER_ID}) the batch is that producer's
+     * transactional batch (see {@link CoordinatorLog}): the group coordinator's offsets inside a transaction.
+     */
+    public CoordinatorLog.Write write(final String key, final List<byte[]> keys, final List<byte[]> values, final long producerId,
+        final short producerEpoch, final CoordinatorLog.WrittenAt then)
+    {
         final Partition partition = partition(key);
         if (partition == null)
         {
             final CoordinatorLog.Write write = new CoordinatorLog.Write();
-            CoordinatorLog.finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE); // no topic: Kafka's answer while it has none
+            CoordinatorLog.finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE, -1); // no topic: Kafka's answer while it has none
             return write;
         }
-        return log.write(this, key, partition, keys, values, then);
+        return log.write(this, key, partition, keys, values, producerId, producerEpoch, then);
     }
 
     /**
@@ -152,7 +165,8 @@ public final class CoordinatorTopic
             CoordinatorLog.finish(write, then, Errors.COORDINATOR_NOT_AVAILABLE);
             return write;
         }
-        return log.write(this, key, topic.partitions[partition], keys, values, then);
+        return log.write(this, key, topic.partitions[partition], keys, values, RecordBatchDescriptor.NO_PRODUCER_ID,
+            RecordBatchDescriptor.NO_PRODUCER_EPOCH, (error, baseOffset) -> then.written(error));
     }
 
     /** Whether a write made for {@code key} waits for its log thread's answer. */

@@ -27,9 +27,17 @@ final class Group
         }
     }
 
-    /** A committed offset. */
-    record Offset(long offset, int leaderEpoch, String metadata, long commitTimestamp)
+    /**
+     * A committed offset; {@code recordOffset}: where its record is in {@code __consumer_offsets} (-1
+     * when not known), which decides between a transaction's offset and a later plain commit when the
+     * transaction commits (Kafka's OffsetAndMetadata.recordOffset).
+     */
+    record Offset(long offset, int leaderEpoch, String metadata, long commitTimestamp, long recordOffset)
     {
+        Offset(final long offset, final int leaderEpoch, final String metadata, final long commitTimestamp)
+        {
+            this(offset, leaderEpoch, metadata, commitTimestamp, -1);
+        }
     }
 
     /** Topic and partition, the key of committed offsets. */

@@ -140,9 +140,17 @@ public final class GroupCoordinator implements AutoCloseable
     {
     }
 
+    /**
+     * What a RequireStable OffsetFetch gets for a partition with an offset pending in a transaction:
+     * UNSTABLE_OFFSET_COMMIT with offset -1, leader epoch -1 and no metadata (compared by identity).
+     */
+    public static final Committed UNSTABLE = new Committed(-1, -1, "");
+
     private final Settings settings;
     private final TopicRegistry topics;
     private final Map<String, Group> groups = new HashMap<>();
+    /** Offsets committed inside transactions not ended yet. */
+    private final TxnOffsets txnOffsets = new TxnOffsets();
     private final CoordinatorRuntime runtime;
     private final CoordinatorTopic store;
     private final JoinPhase joins;
@@ -188,7 +196,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.joins = new JoinPhase(groups, settings, store, clock);
         this.syncs = new SyncPhase(groups, store, joins, clock);
         this.members = new Membership(groups, joins, clock);
-        this.timers = new GroupTimers(groups, settings, store, joins, syncs, members, clock);
+        this.timers = new GroupTimers(groups, txnOffsets, settings, store, joins, syncs, members, clock);
         this.agent = runtime.agent();
         runtime.onStart(() ->
         {
@@ -197,6 +205,14 @@ public final class GroupCoordinator implements AutoCloseable
             if (found != null)
             {
                 migration = StrayMigration.start(groups, store, found);
+            }
+        });
+        // a marker on __consumer_offsets, from the transaction coordinator or a client's WriteTxnMarkers: on this agent
+        runtime.log().markersAppended((partition, producerId, commit) ->
+        {
+            if (partition.topic.equals(OFFSETS_TOPIC))
+            {
+                offsetsMarker(partition.index, producerId, commit);
             }
         });
         runtime.onTick(nowMs ->
@@ -225,7 +241,7 @@ public final class GroupCoordinator implements AutoCloseable
     public void load()
     {
         clock.update();
-        loaded = GroupReplay.load(topics, store, groups, clock.wallMs());
+        loaded = GroupReplay.load(topics, store, groups, txnOffsets, clock.wallMs());
         if (loaded.records() > 0)
         {
             LOG.info("loaded {} groups from {} records of {}", groups.size(), loaded.records(), OFFSETS_TOPIC);
@@ -307,6 +323,37 @@ public final class GroupCoordinator implements AutoCloseable
             commitHooks);
     }
 
+    /** TxnOffsetCommit's group checks ({@link TxnOffsetCommits#validate}). */
+    short validateTxnCommit(final TxnOffsetCommits.Asked asked)
+    {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
+        return TxnOffsetCommits.validate(groups, asked);
+    }
+
+    /** TxnOffsetCommit's batch, its offsets pending once written ({@link TxnOffsetCommits#write}). */
+    CoordinatorLog.Write writeTxnOffsets(final TxnOffsetCommits.Asked asked)
+    {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
+        return TxnOffsetCommits.write(groups, store, txnOffsets, asked);
+    }
+
+    /**
+     * A transaction's marker is appended to partition {@code partition} of {@code __consumer_offsets}
+     * (on the agent: {@link CoordinatorLog#markersAppended}): the producer's offsets pending for the
+     * groups of that partition are committed or dropped ({@link TxnOffsets#complete}).
+     */
+    private void offsetsMarker(final int partition, final long producerId, final boolean commit)
+    {
+        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
+        final int ended = txnOffsets.complete(producerId, commit, groupId -> store.partitionOf(groupId) == partition, groups,
+            clock.wallMs());
+        if (ended > 0)
+        {
+            LOG.debug("{} {} transactional offsets of producer {} in {}-{}", commit ? "committed" : "dropped", ended, producerId,
+                OFFSETS_TOPIC, partition);
+        }
+    }
+
     /** offset.metadata.max.bytes (any thread: a setting). */
     public int offsetMetadataMaxBytes()
     {
@@ -316,15 +363,40 @@ public final class GroupCoordinator implements AutoCloseable
     /** The committed offset of a partition, or null. */
     public Committed committed(final String groupId, final String topic, final int partition)
     {
+        return committed(groupId, topic, partition, false);
+    }
+
+    /**
+     * The committed offset of a partition, or null; with {@code requireStable} (OffsetFetch v7+'s
+     * RequireStable) {@link #UNSTABLE} when a transaction has an offset pending for it.
+     */
+    public Committed committed(final String groupId, final String topic, final int partition, final boolean requireStable)
+    {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
+        if (requireStable && txnOffsets.isPending(groupId, new Group.TopicPartition(topic, partition)))
+        {
+            return UNSTABLE;
+        }
         return GroupQueries.committed(groups, groupId, topic, partition);
     }
 
     /** Every committed offset of a group, by topic then partition (sorted). */
     public Map<String, Map<Integer, Committed>> committed(final String groupId)
     {
+        return committed(groupId, false);
+    }
+
+    /** As {@link #committed(String)}; with {@code requireStable} a partition with an offset pending in a transaction is {@link #UNSTABLE}. */
+    public Map<String, Map<Integer, Committed>> committed(final String groupId, final boolean requireStable)
+    {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return GroupQueries.committed(groups, groupId);
+        final Map<String, Map<Integer, Committed>> all = GroupQueries.committed(groups, groupId);
+        if (requireStable && txnOffsets.isPending(groupId))
+        {
+            all.forEach((topic, partitions) -> partitions.replaceAll((partition, c) ->
+                txnOffsets.isPending(groupId, new Group.TopicPartition(topic, partition)) ? UNSTABLE : c));
+        }
+        return all;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -348,7 +420,7 @@ public final class GroupCoordinator implements AutoCloseable
     GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return GroupDeletions.deleteGroups(groups, store, groupIds);
+        return GroupDeletions.deleteGroups(groups, txnOffsets, store, groupIds);
     }
 
     /** OffsetDelete: the request's error, else an error per partition in {@code results}. */
@@ -356,6 +428,6 @@ public final class GroupCoordinator implements AutoCloseable
         final Map<Group.TopicPartition, Short> results)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return GroupDeletions.deleteOffsets(groups, store, groupId, partitions, results);
+        return GroupDeletions.deleteOffsets(groups, txnOffsets, store, groupId, partitions, results);
     }
 }

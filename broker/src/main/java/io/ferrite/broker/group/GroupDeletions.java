@@ -54,7 +54,8 @@ final class GroupDeletions
      * fails, every group of the request on that partition gets the write's error, as Kafka answers
      * every group of a failed shard write.
      */
-    static Deleted deleteGroups(final Map<String, Group> groups, final CoordinatorTopic store, final List<String> groupIds)
+    static Deleted deleteGroups(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
+        final List<String> groupIds)
     {
         final short[] errors = new short[groupIds.size()];
         final int[] append = new int[groupIds.size()];
@@ -82,6 +83,14 @@ final class GroupDeletions
                     {
                         keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
                     }
+                    for (final Group.TopicPartition tp : pending.pendingPartitions(groupId))
+                    {
+                        if (!groups.get(groupId).offsets.containsKey(tp))
+                        {
+                            // Kafka's deleteAllOffsets: a partition with only a transaction's offset gets its tombstone too
+                            keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
+                        }
+                    }
                     keys.add(GroupRecords.groupKey(groupId));
                 }
             }
@@ -97,7 +106,11 @@ final class GroupDeletions
             {
                 if (error == Errors.NONE)
                 {
-                    deleting.forEach(groupId -> forget(groups, groupId, store.clock().wallMs()));
+                    deleting.forEach(groupId ->
+                    {
+                        new ArrayList<>(pending.pendingPartitions(groupId)).forEach(tp -> pending.drop(groupId, tp));
+                        forget(groups, groupId, store.clock().wallMs());
+                    });
                 }
             }));
         }
@@ -128,8 +141,8 @@ final class GroupDeletions
     }
 
     /** OffsetDelete of {@code partitions} (known topics): GROUP_ID_NOT_FOUND or a write error for the whole request, else one per partition. */
-    static OffsetsDeleted deleteOffsets(final Map<String, Group> groups, final CoordinatorTopic store, final String groupId,
-        final Collection<Group.TopicPartition> partitions, final Map<Group.TopicPartition, Short> results)
+    static OffsetsDeleted deleteOffsets(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
+        final String groupId, final Collection<Group.TopicPartition> partitions, final Map<Group.TopicPartition, Short> results)
     {
         if (groupId == null || groupId.isEmpty())
         {
@@ -150,7 +163,8 @@ final class GroupDeletions
                 results.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
                 continue;
             }
-            if (g.offsets.containsKey(tp) && !deleting.contains(tp))
+            // Kafka writes the tombstone for a partition with only a transaction's offset too (its replay drops that offset)
+            if ((g.offsets.containsKey(tp) || pending.isPending(groupId, tp)) && !deleting.contains(tp))
             {
                 deleting.add(tp);
                 keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
@@ -164,6 +178,10 @@ final class GroupDeletions
         return new OffsetsDeleted(Errors.NONE, store.write(groupId, keys, tombstones(keys.size()), error ->
         {
             final Group now = groups.get(groupId);
+            if (error == Errors.NONE)
+            {
+                deleting.forEach(tp -> pending.drop(groupId, tp));
+            }
             if (error == Errors.NONE && now != null)
             {
                 deleting.forEach(now.offsets::remove);
@@ -177,9 +195,11 @@ final class GroupDeletions
      * logged, memory keeps what it could not delete, and the next check tries again. A group with a
      * write still on its way (a commit from outside the group, sent before this check) is left to the
      * next check: its offsets' timestamps are not in memory yet, and a tombstone written behind that
-     * commit would delete the offset it has just stored.
+     * commit would delete the offset it has just stored. A partition with a transaction's offset pending
+     * keeps its offset, and a group with any keeps itself, as Kafka's cleanupExpiredOffsets.
      */
-    static void expireOffsets(final Map<String, Group> groups, final CoordinatorTopic store, final long retentionMs, final long now)
+    static void expireOffsets(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
+        final long retentionMs, final long now)
     {
         for (final Group group : new ArrayList<>(groups.values()))
         {
@@ -191,13 +211,13 @@ final class GroupDeletions
             final List<byte[]> keys = new ArrayList<>();
             for (final Map.Entry<Group.TopicPartition, Group.Offset> e : group.offsets.entrySet())
             {
-                if (now - e.getValue().commitTimestamp() >= retentionMs)
+                if (now - e.getValue().commitTimestamp() >= retentionMs && !pending.isPending(group.groupId, e.getKey()))
                 {
                     expired.add(e.getKey());
                     keys.add(GroupRecords.offsetKey(group.groupId, e.getKey().topic(), e.getKey().partition()));
                 }
             }
-            final boolean groupGoes = expired.size() == group.offsets.size();
+            final boolean groupGoes = expired.size() == group.offsets.size() && !pending.isPending(group.groupId);
             if (groupGoes)
             {
                 keys.add(GroupRecords.groupKey(group.groupId));

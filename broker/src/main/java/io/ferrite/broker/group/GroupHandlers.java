@@ -37,6 +37,7 @@ public final class GroupHandlers
             .registerLazily(ApiKeys.LIST_GROUPS, () -> new ListGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroupsHandler(coordinator, waker))
-            .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDeleteHandler(coordinator, topics, waker));
+            .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDeleteHandler(coordinator, topics, waker))
+            .registerLazily(ApiKeys.TXN_OFFSET_COMMIT, () -> new TxnOffsetCommitHandler(coordinator, transactions, topics, waker));
     }
 }

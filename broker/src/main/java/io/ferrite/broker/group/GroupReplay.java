@@ -5,8 +5,10 @@ import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogTailer;
+import io.ferrite.wire.record.ControlRecords;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import io.ferrite.wire.record.RecordReader;
 
 import java.nio.ByteBuffer;
@@ -37,10 +39,13 @@ import java.util.TreeMap;
  * tombstone). After that migration, downgrading to a Ferrite that places groups by the old hash (the
  * sign bit masked) is not supported: it would see the groups' records as strays in turn.
  *
- * <p>Control batches (transaction markers: Kafka's files have them once transactional offset commits
- * were made) are skipped. Transactional offset commits are not applied as Kafka does (pending until
- * their marker, dropped on an ABORT): a transactional commit's records are applied as written, and
- * its marker ignored — issue 12 (the transaction coordinator) replaces that.
+ * <p>Offsets committed inside a transaction (TxnOffsetCommit: records in a transactional batch) are
+ * pending ({@link TxnOffsets}) until their producer's marker further on in the same partition: a
+ * COMMIT makes them committed offsets (unless a later record committed the partition), an ABORT
+ * drops them, as Kafka's replay does; those whose marker is not in the log stay pending after the
+ * load, for the transaction's end (the transaction coordinator's markers). Each committed offset
+ * keeps where its record is (that later-record rule). Strays are plain records only: a transactional
+ * record outside its group's partition is skipped, as its marker would be elsewhere.
  */
 final class GroupReplay
 {
@@ -66,6 +71,7 @@ final class GroupReplay
     private final Topic topic;
     private final int partitions;
     private final Map<String, Group> groups;
+    private final TxnOffsets pending;
     private final long wallMs;
     private final RecordBatch read = new RecordBatch();
     private final RecordReader reader = new RecordReader();
@@ -73,11 +79,13 @@ final class GroupReplay
     private final Map<StrayKey, Boolean> strays = new LinkedHashMap<>();
     private int strayRecords;
 
-    private GroupReplay(final Topic topic, final int partitions, final Map<String, Group> groups, final long wallMs)
+    private GroupReplay(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
+        final long wallMs)
     {
         this.topic = topic;
         this.partitions = partitions;
         this.groups = groups;
+        this.pending = pending;
         this.wallMs = wallMs;
     }
 
@@ -86,22 +94,24 @@ final class GroupReplay
      * {@code wallMs}, the load's), fixing the partition count groups are placed by ({@link
      * CoordinatorTopic#fixCount}); returns the records applied and the live strays.
      */
-    static Loaded load(final TopicRegistry topics, final CoordinatorTopic store, final Map<String, Group> groups, final long wallMs)
+    static Loaded load(final TopicRegistry topics, final CoordinatorTopic store, final Map<String, Group> groups,
+        final TxnOffsets pending, final long wallMs)
     {
         final Topic topic = topics.topic(store.name());
-        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, store.fixCount(topic), groups, wallMs);
+        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, store.fixCount(topic), groups, pending, wallMs);
     }
 
-    /** For tests: {@code __consumer_offsets} replayed as {@link #load(TopicRegistry, CoordinatorTopic, Map, long)} does, placed by its partitions now. */
+    /** For tests: {@code __consumer_offsets} replayed as {@link #load(TopicRegistry, CoordinatorTopic, Map, TxnOffsets, long)} does, placed by its partitions now. */
     static Loaded load(final TopicRegistry topics, final Map<String, Group> groups, final long wallMs)
     {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
-        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, topic.partitions.length, groups, wallMs);
+        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, topic.partitions.length, groups, new TxnOffsets(), wallMs);
     }
 
-    private static Loaded load(final Topic topic, final int partitions, final Map<String, Group> groups, final long wallMs)
+    private static Loaded load(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
+        final long wallMs)
     {
-        final GroupReplay replay = new GroupReplay(topic, partitions, groups, wallMs);
+        final GroupReplay replay = new GroupReplay(topic, partitions, groups, pending, wallMs);
         final int records = replay.run(Pass.HOME_AND_FIND_STRAYS);
         final Map<String, Map<Integer, List<byte[]>>> live = replay.liveStrays();
         if (live.isEmpty())
@@ -109,6 +119,7 @@ final class GroupReplay
             return new Loaded(records, replay.strayRecords, Map.of());
         }
         groups.clear();
+        pending.clear();
         return new Loaded(replay.run(Pass.STRAYS) + replay.run(Pass.HOME), replay.strayRecords, live);
     }
 
@@ -138,8 +149,13 @@ final class GroupReplay
             {
                 if (read.isControl())
                 {
-                    continue; // a transaction marker (see the class's javadoc): its key is no group's
+                    if (pass != Pass.STRAYS)
+                    {
+                        endTxn(p.index); // a transaction marker: the producer's pending offsets here end
+                    }
+                    continue;
                 }
+                final long producerId = read.isTransactional() ? read.producerId() : RecordBatchDescriptor.NO_PRODUCER_ID;
                 reader.reset(read);
                 while (reader.hasNext())
                 {
@@ -167,9 +183,9 @@ final class GroupReplay
                         strayRecords++;
                         strays.put(new StrayKey(p.index, groupId, ByteBuffer.wrap(keyBytes)), record.hasValue());
                     }
-                    else if ((pass == Pass.STRAYS) != home)
+                    else if ((pass == Pass.STRAYS) != home && (home || producerId == RecordBatchDescriptor.NO_PRODUCER_ID))
                     {
-                        apply(groups, record, keyVersion, groupId, key, wallMs);
+                        apply(record, keyVersion, groupId, key, producerId);
                         records++;
                     }
                 }
@@ -178,9 +194,27 @@ final class GroupReplay
         return records;
     }
 
-    /** Applies one record whose key (read up to its group id, in {@code key}) was {@code keyVersion}, {@code groupId}. */
-    private static void apply(final Map<String, Group> groups, final Record record, final short keyVersion, final String groupId,
-        final ByteBuffer key, final long wallMs)
+    /** A marker in partition {@code partition}: its producer's offsets pending for that partition's groups end. */
+    private void endTxn(final int partition)
+    {
+        reader.reset(read);
+        if (!reader.hasNext())
+        {
+            return;
+        }
+        final short type = ControlRecords.type(reader.next());
+        if (type == ControlRecords.COMMIT || type == ControlRecords.ABORT)
+        {
+            pending.complete(read.producerId(), type == ControlRecords.COMMIT,
+                groupId -> CoordinatorTopic.partitionFor(groupId, partitions) == partition, groups, wallMs);
+        }
+    }
+
+    /**
+     * Applies one record whose key (read up to its group id, in {@code key}) was {@code keyVersion},
+     * {@code groupId}; an offset of {@code producerId}'s transaction (not NO_PRODUCER_ID) is pending.
+     */
+    private void apply(final Record record, final short keyVersion, final String groupId, final ByteBuffer key, final long producerId)
     {
         final ByteBuffer value = record.hasValue() ? ByteBuffer.wrap(bytes(record, record.valueOffset(), record.valueLength())) : null;
         if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
@@ -193,6 +227,7 @@ final class GroupReplay
                 {
                     g.offsets.remove(tp);
                 }
+                pending.drop(groupId, tp);
                 return;
             }
             value.getShort();
@@ -200,7 +235,16 @@ final class GroupReplay
             final int epoch = value.getInt();
             final String metadata = GroupRecords.string(value);
             final long timestamp = value.getLong();
-            groups.computeIfAbsent(groupId, Group::new).offsets.put(tp, new Group.Offset(committed, epoch, metadata, timestamp));
+            final Group.Offset offset = new Group.Offset(committed, epoch, metadata, timestamp, record.offset());
+            final Group g = groups.computeIfAbsent(groupId, Group::new);
+            if (producerId == RecordBatchDescriptor.NO_PRODUCER_ID)
+            {
+                g.offsets.put(tp, offset);
+            }
+            else
+            {
+                pending.add(producerId, groupId, tp, offset);
+            }
         }
         else if (keyVersion == GroupRecords.GROUP_KEY)
         {

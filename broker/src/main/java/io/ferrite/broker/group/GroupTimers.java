@@ -21,6 +21,7 @@ final class GroupTimers
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
 
     private final Map<String, Group> groups;
+    private final TxnOffsets pending;
     private final GroupCoordinator.Settings settings;
     private final CoordinatorTopic store;
     private final JoinPhase joins;
@@ -29,11 +30,12 @@ final class GroupTimers
     private final CoordinatorClock clock;
     private long nextRetentionCheck;
 
-    GroupTimers(final Map<String, Group> groups, final GroupCoordinator.Settings settings, final CoordinatorTopic store,
-        final JoinPhase joins, final SyncPhase syncs, final Membership members, final CoordinatorClock clock)
+    GroupTimers(final Map<String, Group> groups, final TxnOffsets pending, final GroupCoordinator.Settings settings,
+        final CoordinatorTopic store, final JoinPhase joins, final SyncPhase syncs, final Membership members, final CoordinatorClock clock)
     {
         this.clock = clock;
         this.groups = groups;
+        this.pending = pending;
         this.settings = settings;
         this.store = store;
         this.joins = joins;
@@ -78,7 +80,7 @@ final class GroupTimers
         {
             nextRetentionCheck = now + settings.retentionCheckIntervalMs();
             // retention counts from wall times (commit timestamps, the group's state timestamp)
-            GroupDeletions.expireOffsets(groups, store, settings.offsetsRetentionMs(), clock.wallMs());
+            GroupDeletions.expireOffsets(groups, pending, store, settings.offsetsRetentionMs(), clock.wallMs());
         }
     }
 }

@@ -43,8 +43,8 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
             t.next();
             final Topic topic = version >= 10 ? topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
                 topics.topic(t.name());
-            final TopicAnswer ta = version >= 10 ? new TopicAnswer(null, t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
-                new TopicAnswer(t.name(), 0, 0);
+            final TopicErrors ta = version >= 10 ? new TopicErrors(null, t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
+                new TopicErrors(t.name(), 0, 0);
             answer.topics.add(ta);
             final OffsetCommitRequestDecoder.OffsetCommitRequestPartition p = t.partitions();
             while (p.hasNext())
@@ -65,7 +65,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
                     valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new OffsetCommits.Asked(p.committedOffset(),
                         version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata));
                 }
-                ta.add(p.partitionIndex(), error);
+                ta.add(p.partitionIndex(), error, true); // a failed group check overrides every partition's own error
             }
         }
         final String groupId = request.groupId();
@@ -86,7 +86,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
     private static final class Answer
     {
         final short version;
-        final List<TopicAnswer> topics = new ArrayList<>();
+        final List<TopicErrors> topics = new ArrayList<>();
         private final OffsetCommitResponseEncoder response = new OffsetCommitResponseEncoder();
 
         Answer(final short version)
@@ -103,7 +103,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
         {
             response.wrap(out, outOffset, version).throttleTimeMs(0);
             final OffsetCommitResponseEncoder.OffsetCommitResponseTopic rt = response.topics(topics.size());
-            for (final TopicAnswer ta : topics)
+            for (final TopicErrors ta : topics)
             {
                 rt.next();
                 if (version >= 10)
@@ -117,39 +117,10 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
                 final OffsetCommitResponseEncoder.OffsetCommitResponsePartition rp = rt.partitions(ta.count);
                 for (int i = 0; i < ta.count; i++)
                 {
-                    final short own = ta.errors[i];
-                    rp.next().partitionIndex(ta.partitions[i]).errorCode(everyPartition || own == Errors.NONE ? error : own);
+                    rp.next().partitionIndex(ta.partition(i)).errorCode(ta.answer(i, error, everyPartition));
                 }
             }
             return outOffset + response.finish();
-        }
-    }
-
-    private static final class TopicAnswer
-    {
-        final String name;
-        final long idMsb;
-        final long idLsb;
-        int count;
-        int[] partitions = new int[4];
-        short[] errors = new short[4];
-
-        TopicAnswer(final String name, final long idMsb, final long idLsb)
-        {
-            this.name = name;
-            this.idMsb = idMsb;
-            this.idLsb = idLsb;
-        }
-
-        void add(final int partition, final short error)
-        {
-            if (count == partitions.length)
-            {
-                partitions = java.util.Arrays.copyOf(partitions, count * 2);
-                errors = java.util.Arrays.copyOf(errors, count * 2);
-            }
-            partitions[count] = partition;
-            errors[count++] = error;
         }
     }
 }

@@ -5,6 +5,7 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -88,18 +89,22 @@ final class OffsetCommits
         {
             hooks.beforeStored().run();
         }
-        return new Result(Errors.NONE, store.write(groupId, keys, values, error ->
-        {
-            if (error == Errors.NONE)
+        return new Result(Errors.NONE, store.write(groupId, keys, values, RecordBatchDescriptor.NO_PRODUCER_ID,
+            RecordBatchDescriptor.NO_PRODUCER_EPOCH, (error, baseOffset) ->
             {
-                store(groups, groupId, offsets, store.clock().wallMs());
-            }
-        }));
+                if (error == Errors.NONE)
+                {
+                    store(groups, groupId, offsets, baseOffset, store.clock().wallMs());
+                }
+            }));
     }
 
-    /** The offsets, once their write is answered OK: the group is looked up again, as what came between may have changed it. */
+    /**
+     * The offsets, once their write is answered OK (their records from {@code baseOffset} on, in order): the
+     * group is looked up again, as what came between may have changed it.
+     */
     private static void store(final Map<String, Group> groups, final String groupId, final Map<Group.TopicPartition, Group.Offset> offsets,
-        final long now)
+        final long baseOffset, final long now)
     {
         Group group = groups.get(groupId);
         if (group == null)
@@ -112,7 +117,12 @@ final class OffsetCommits
         {
             group.stateTimestamp = now; // retention counts from the last activity
         }
-        group.offsets.putAll(offsets);
+        long recordOffset = baseOffset;
+        for (final Map.Entry<Group.TopicPartition, Group.Offset> e : offsets.entrySet())
+        {
+            final Group.Offset o = e.getValue();
+            group.offsets.put(e.getKey(), new Group.Offset(o.offset(), o.leaderEpoch(), o.metadata(), o.commitTimestamp(), recordOffset++));
+        }
     }
 
     /** Kafka's checks of an OffsetCommit's member and generation: NONE when the commit may proceed. */

@@ -16,7 +16,9 @@ import java.util.Map;
  * OffsetFetch, one group (v1-7) or several (v8+); no committed offset is -1 with an empty metadata.
  * The request is decoded into the groups, topics and partitions asked (topic ids resolved to names
  * here, from the published topics), the agent reads their committed offsets, and the response is
- * written from what it read.
+ * written from what it read. Offsets pending in a transaction are never returned; with RequireStable
+ * (v7+, the Java consumer's under read_committed) a partition with one is UNSTABLE_OFFSET_COMMIT,
+ * offset -1 (the client retries), as Kafka's {@code fetchOffsets}/{@code fetchAllOffsets}.
  */
 final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder>
 {
@@ -93,7 +95,8 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                 asked.add(new Asked(g.groupId(), askedTopics));
             }
         }
-        return submit(connection, out, outOffset, (c, now) -> read(c, asked),
+        final boolean requireStable = version >= 7 && request.requireStable();
+        return submit(connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
             (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
             (o, at, error) -> write(o, at, version, asked, null, error));
     }
@@ -109,14 +112,14 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
     }
 
     /** On the agent: the committed offsets asked for. */
-    private static List<Read> read(final GroupCoordinator coordinator, final List<Asked> asked)
+    private static List<Read> read(final GroupCoordinator coordinator, final List<Asked> asked, final boolean requireStable)
     {
         final List<Read> reads = new ArrayList<>(asked.size());
         for (final Asked a : asked)
         {
             if (a.topics() == null)
             {
-                reads.add(new Read(coordinator.committed(a.groupId()), null));
+                reads.add(new Read(coordinator.committed(a.groupId(), requireStable), null));
                 continue;
             }
             final List<GroupCoordinator.Committed[]> perTopic = new ArrayList<>(a.topics().size());
@@ -125,7 +128,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                 final GroupCoordinator.Committed[] committed = new GroupCoordinator.Committed[t.partitions().length];
                 for (int i = 0; t.name() != null && i < committed.length; i++)
                 {
-                    committed[i] = coordinator.committed(a.groupId(), t.name(), t.partitions()[i]);
+                    committed[i] = coordinator.committed(a.groupId(), t.name(), t.partitions()[i], requireStable);
                 }
                 perTopic.add(committed);
             }
@@ -155,7 +158,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                     {
                         rp.next().partitionIndex(c.getKey()).committedOffset(c.getValue().offset())
                             .committedLeaderEpoch(c.getValue().leaderEpoch()).metadata(c.getValue().metadata())
-                            .errorCode(Errors.NONE);
+                            .errorCode(partitionError(c.getValue(), Errors.NONE));
                     }
                 }
             }
@@ -173,7 +176,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                         final GroupCoordinator.Committed c = committed == null ? null : committed[i];
                         rp.next().partitionIndex(t.partitions()[i]).committedOffset(c == null ? -1 : c.offset())
                             .committedLeaderEpoch(c == null ? -1 : c.leaderEpoch()).metadata(c == null ? "" : c.metadata())
-                            .errorCode(error);
+                            .errorCode(partitionError(c, error));
                     }
                 }
             }
@@ -212,7 +215,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                         final GroupCoordinator.Committed c = committed == null ? null : committed[i];
                         rp.next().partitionIndex(t.partitions()[i]).committedOffset(c == null ? -1 : c.offset())
                             .committedLeaderEpoch(c == null ? -1 : c.leaderEpoch()).metadata(c == null ? "" : c.metadata())
-                            .errorCode(t.name() == null ? Errors.UNKNOWN_TOPIC_ID : error);
+                            .errorCode(t.name() == null ? Errors.UNKNOWN_TOPIC_ID : partitionError(c, error));
                     }
                 }
             }
@@ -244,8 +247,14 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
             {
                 rp.next().partitionIndex(c.getKey()).committedOffset(c.getValue().offset())
                     .committedLeaderEpoch(c.getValue().leaderEpoch()).metadata(c.getValue().metadata())
-                    .errorCode(Errors.NONE);
+                    .errorCode(partitionError(c.getValue(), Errors.NONE));
             }
         }
+    }
+
+    /** UNSTABLE_OFFSET_COMMIT for a partition a transaction has an offset pending for (RequireStable), else {@code error}. */
+    private static short partitionError(final GroupCoordinator.Committed c, final short error)
+    {
+        return c == GroupCoordinator.UNSTABLE ? Errors.UNSTABLE_OFFSET_COMMIT : error;
     }
 }

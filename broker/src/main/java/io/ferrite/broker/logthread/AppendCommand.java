@@ -27,9 +27,16 @@ public final class AppendCommand
     /**
      * A transaction marker rather than a batch in {@link #buffer} (the transaction coordinator's, and
      * WriteTxnMarkers'): the log builds the control batch itself from the fields below
-     * (PartitionLog.appendMarker).
+     * (PartitionLog.appendMarker). Also set, with {@link #coordinatorBatch}, for a coordinator's own
+     * transactional batch: the log thread's one branch off the produce path covers both.
      */
     public boolean marker;
+    /**
+     * With {@link #marker}: not a marker but the batch in {@link #buffer}, which a coordinator built
+     * (the group coordinator's offsets inside a transaction), appended as Kafka's origin COORDINATOR
+     * (LogTransactions.appendAsCoordinator: no sequence checks). Read only when {@link #marker} is set.
+     */
+    public boolean coordinatorBatch;
     public long producerId;
     public short producerEpoch;
     public int coordinatorEpoch;
@@ -83,10 +90,20 @@ public final class AppendCommand
     {
         set(sender, request, slot, partition, null, 0, 0, (short)-1);
         this.marker = true;
+        this.coordinatorBatch = false;
         this.producerId = producerId;
         this.producerEpoch = producerEpoch;
         this.coordinatorEpoch = coordinatorEpoch;
         this.commit = commit;
         this.epochBump = epochBump;
+    }
+
+    /** A coordinator's batch in {@code buffer} (see {@link #coordinatorBatch}); answered like an append at acks=all. */
+    public void setCoordinatorBatch(final int sender, final Listener request, final int slot, final Partition partition,
+        final MutableDirectBuffer buffer, final int offset, final int length)
+    {
+        set(sender, request, slot, partition, buffer, offset, length, (short)-1);
+        this.marker = true;
+        this.coordinatorBatch = true;
     }
 }

@@ -360,8 +360,15 @@ public final class LogThread implements Agent
         // a log whose fsync failed refuses the append itself (STORAGE_ERROR: see PartitionLog.fsyncFailure)
         if (command.marker)
         {
-            log.appendMarker(command.producerId, command.producerEpoch, command.coordinatorEpoch, command.commit,
-                command.epochBump, r);
+            if (command.coordinatorBatch)
+            {
+                log.transactions().appendAsCoordinator(command.buffer, command.offset, command.length, r);
+            }
+            else
+            {
+                log.appendMarker(command.producerId, command.producerEpoch, command.coordinatorEpoch, command.commit,
+                    command.epochBump, r);
+            }
         }
         else
         {

@@ -66,19 +66,8 @@ public final class TxnCoordinator
     private final List<TxnWrite> rewrites = new ArrayList<>();
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
     private final List<MarkerJob> fromLoad = new ArrayList<>();
-    /** Told of each marker written to a {@code __consumer_offsets} partition (the group coordinator's pending offsets). */
-    private OffsetsMarkers offsetsMarkers = (partition, producerId, commit) ->
-    {
-    };
     private long nextTimeoutCheckMs;
     private long nextExpiryCheckMs;
-
-    /** Told, on the agent, that a transaction's marker is written to partition {@code partition} of {@code __consumer_offsets}. */
-    @FunctionalInterface
-    public interface OffsetsMarkers
-    {
-        void written(int partition, long producerId, boolean commit);
-    }
 
     public TxnCoordinator(final TopicRegistry topics, final TxnConfig config, final int segmentBytes, final CoordinatorRuntime runtime,
         final ProducerIdSource ids)
@@ -93,12 +82,6 @@ public final class TxnCoordinator
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
         runtime.onTick(this::tick);
-    }
-
-    /** Before the agent runs: who is told of markers on {@code __consumer_offsets}. */
-    public void offsetsMarkers(final OffsetsMarkers told)
-    {
-        this.offsetsMarkers = told;
     }
 
     public CoordinatorAgent agent()
@@ -342,11 +325,7 @@ public final class TxnCoordinator
         {
             case Errors.NONE:
             case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
-                run.waiting.remove(tp);
-                if (error == Errors.NONE && tp.topic().equals(AddPartitionsRules.OFFSETS_TOPIC))
-                {
-                    offsetsMarkers.written(tp.partition(), run.job.producerId(), run.job.commit());
-                }
+                run.waiting.remove(tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
                 finishIfDone(run);
                 break;
             case Errors.INVALID_PRODUCER_EPOCH:

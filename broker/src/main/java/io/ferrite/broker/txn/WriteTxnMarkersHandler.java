@@ -25,8 +25,8 @@ import org.agrona.MutableDirectBuffer;
  * error (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED, ...), an unknown one with
  * UNKNOWN_TOPIC_OR_PARTITION; the response goes once every marker is answered.
  *
- * <p>A marker to {@code __consumer_offsets} is appended only: Kafka also tells its group coordinator to
- * apply or drop the transaction's pending offsets, which Ferrite does not keep (no TxnOffsetCommit yet).
+ * <p>A marker to {@code __consumer_offsets} also ends the transaction's offsets pending in the group
+ * coordinator, as Kafka's does: {@link CoordinatorLog} tells it of every marker appended.
  */
 final class WriteTxnMarkersHandler extends CoordinatorApiHandler<CoordinatorLog, WriteTxnMarkersRequestDecoder>
 {

@@ -40,10 +40,12 @@
  * {@link io.ferrite.broker.txn.TxnCoordinator}, the agent's side (writes through the log threads,
  * marker runs, the timers, the load), and one handler per API ({@link io.ferrite.broker.txn.TxnHandlers}).
  *
+ * <p>TxnOffsetCommit is the group coordinator's ({@code group.TxnOffsetCommits}, on the same agent):
+ * it calls {@link io.ferrite.broker.txn.TxnCoordinator#verify} or {@code addPartitions} directly.
+ *
  * <h2>Not here yet</h2>
- * TxnOffsetCommit (offsets inside transactions), the produce's verification with the coordinator
- * (Kafka's "hanging transaction" guard), transaction version 2 in ApiVersions' features,
- * WriteTxnMarkers and DescribeProducers, and InitProducerId v6's two-phase commit (KIP-939; Kafka 4.4
+ * The produce's verification with the coordinator (Kafka's "hanging transaction" guard), transaction
+ * version 2 in ApiVersions' features, and InitProducerId v6's two-phase commit (KIP-939; Kafka 4.4
  * does not advertise it).
  */
 package io.ferrite.broker.txn;

@@ -1,0 +1,266 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.AwaitingWrites;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.coordinator.CoordinatorLog;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.txn.AddPartitionsRules;
+import io.ferrite.broker.txn.TxnCoordinator;
+import io.ferrite.broker.txn.TxnPartition;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * TxnOffsetCommit on the coordinators' agent, as Kafka 4.4's {@code GroupCoordinatorService
+ * .commitTransactionalOffsets} runs it: first the transaction is verified to hold the group's
+ * {@code __consumer_offsets} partition (Kafka's {@code AddPartitionsToTxnManager}, here a call into
+ * the transaction coordinator on the same agent): v0-3 verify only, a partition not in the
+ * transaction INVALID_TXN_STATE; v4 verify only, TRANSACTION_ABORTABLE; v5+ add it as
+ * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write;
+ * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH. Then the group's checks (a transactional
+ * commit's: no REBALANCE_IN_PROGRESS, a commit without member or generation allowed), then the
+ * offsets as one transactional batch of the producer (its id and epoch, Kafka's append origin
+ * COORDINATOR) through the partition's log thread; once it is answered OK they are pending in
+ * {@link TxnOffsets} until the transaction's marker. The verification (again, for v5+) and the
+ * write's send are one step on the agent: the transaction's markers are sent from the same agent, so
+ * a marker ending this transaction goes to the log thread after the batch, never before (a batch
+ * after its transaction's marker would open a transaction no coordinator ends).
+ */
+final class TxnOffsetCommits
+{
+    /** A TxnOffsetCommit's asked values (the partitions that passed their own checks). */
+    record Asked(String transactionalId, String groupId, long producerId, short producerEpoch, int generationId, String memberId,
+        String groupInstanceId, short version, Map<Group.TopicPartition, OffsetCommits.Asked> offsets)
+    {
+    }
+
+    private TxnOffsetCommits()
+    {
+    }
+
+    /** Starts the commit (on the agent): its answer once {@link Commit#complete}. */
+    static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs)
+    {
+        final Commit commit = new Commit(groups, transactions, asked, nowMs);
+        if (asked.groupId() == null || asked.groupId().isEmpty())
+        {
+            commit.finish(Errors.INVALID_GROUP_ID);
+        }
+        else if (asked.version() >= 5)
+        {
+            commit.adding = transactions.addPartitions(asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
+                Set.of(commit.offsetsPartition), (short)2);
+            commit.complete(nowMs);
+        }
+        else
+        {
+            commit.verifyAndWrite();
+        }
+        return commit;
+    }
+
+    /** A commit under way: verifying (v5+: the add's write), then its batch's write; final once {@link #complete}. */
+    static final class Commit implements CoordinatorCall.Outcome
+    {
+        private final GroupCoordinator groups;
+        private final TxnCoordinator transactions;
+        private final Asked asked;
+        private final TxnPartition offsetsPartition;
+        private final long deadlineMs;
+        private TxnCoordinator.Pending adding;
+        private CoordinatorLog.Write write;
+        private boolean done;
+        private short error;
+        /** Whether {@link #error} is every partition's (the group's or the transaction's), or only the valid partitions'. */
+        private boolean everyPartition;
+
+        Commit(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs)
+        {
+            this.groups = groups;
+            this.transactions = transactions;
+            this.asked = asked;
+            this.offsetsPartition = new TxnPartition(AddPartitionsRules.OFFSETS_TOPIC,
+                transactions.config().offsetsPartitionFor(asked.groupId() == null ? "" : asked.groupId()));
+            this.deadlineMs = nowMs + 2 * AwaitingWrites.TIMEOUT_MS;
+        }
+
+        @Override
+        public boolean complete(final long nowMs)
+        {
+            if (done)
+            {
+                return true;
+            }
+            if (adding != null)
+            {
+                if (!adding.complete(nowMs))
+                {
+                    return false;
+                }
+                final short added = adding.answer().error();
+                adding = null;
+                if (added != Errors.NONE)
+                {
+                    finish(verificationError(added));
+                    return true;
+                }
+                verifyAndWrite();
+                return done;
+            }
+            if (write != null)
+            {
+                if (write.done())
+                {
+                    everyPartition = write.error() != Errors.NONE; // a failed write fails every partition the coordinator had
+                    finish(write.error());
+                }
+                else if (nowMs >= deadlineMs)
+                {
+                    finish(Errors.COORDINATOR_NOT_AVAILABLE); // the write goes on, and its offsets are pending once answered
+                }
+            }
+            return done;
+        }
+
+        /** The answer's error; {@link #everyPartition} says whether it is every partition's. */
+        short error()
+        {
+            return error;
+        }
+
+        boolean everyPartition()
+        {
+            return everyPartition;
+        }
+
+        private void finish(final short e)
+        {
+            error = e;
+            done = true;
+        }
+
+        /** In one step: the transaction verified to hold the group's partition, the group checked, the batch sent. */
+        private void verifyAndWrite()
+        {
+            everyPartition = true;
+            final short verified = transactions.verify(asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
+                Set.of(offsetsPartition)).get(offsetsPartition);
+            if (verified != Errors.NONE)
+            {
+                finish(verificationError(verified));
+                return;
+            }
+            final short groupError = groups.validateTxnCommit(asked);
+            if (groupError != Errors.NONE || asked.offsets().isEmpty())
+            {
+                everyPartition = groupError != Errors.NONE; // else only partitions with their own error (metadata too large)
+                finish(groupError);
+                return;
+            }
+            write = groups.writeTxnOffsets(asked);
+            complete(Long.MIN_VALUE);
+        }
+
+        /**
+         * A verification's error as the commit answers it: Kafka's AddPartitionsToTxnManager turns
+         * PRODUCER_FENCED into INVALID_PRODUCER_EPOCH and, for v0-3, TRANSACTION_ABORTABLE into
+         * INVALID_TXN_STATE; the coordinator's operation helper turns the timeout of the transaction
+         * coordinator's write into COORDINATOR_NOT_AVAILABLE (as it is already here).
+         */
+        private short verificationError(final short e)
+        {
+            return TxnOffsetCommits.verificationError(e, asked.version());
+        }
+    }
+
+    /** See {@link Commit}: a verification's error as a TxnOffsetCommit of {@code version} answers it. */
+    static short verificationError(final short e, final short version)
+    {
+        if (e == Errors.PRODUCER_FENCED)
+        {
+            return Errors.INVALID_PRODUCER_EPOCH;
+        }
+        if (e == Errors.TRANSACTION_ABORTABLE && version <= 3)
+        {
+            return Errors.INVALID_TXN_STATE;
+        }
+        return e;
+    }
+
+    /**
+     * Kafka 4.4's checks of a transactional commit's group ({@code validateTransactionalOffsetCommit},
+     * ClassicGroup's with isTransactional): no group and a generation → GROUP_ID_NOT_FOUND (v6+) or
+     * ILLEGAL_GENERATION; a commit with no member, generation or instance passes whatever the group's
+     * state; no REBALANCE_IN_PROGRESS.
+     */
+    static short validate(final Map<String, Group> groups, final Asked a)
+    {
+        final Group group = groups.get(a.groupId());
+        if (group == null)
+        {
+            return a.generationId() < 0 ? Errors.NONE : a.version() >= 6 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
+        }
+        if (group.is(Group.State.DEAD))
+        {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        if (a.generationId() < 0 && (group.is(Group.State.EMPTY) || (a.memberId().isEmpty() && a.groupInstanceId() == null)))
+        {
+            return Errors.NONE;
+        }
+        final short fenced = group.checkStatic(a.memberId(), a.groupInstanceId());
+        if (fenced != Errors.NONE)
+        {
+            return fenced;
+        }
+        if (!group.members.containsKey(a.memberId()))
+        {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        return a.generationId() != group.generationId ? Errors.ILLEGAL_GENERATION : Errors.NONE;
+    }
+
+    /** The offsets as the producer's transactional batch; pending in {@code pending} once its write is answered OK. */
+    static CoordinatorLog.Write write(final Map<String, Group> groups, final CoordinatorTopic store, final TxnOffsets pending,
+        final Asked a)
+    {
+        final long committedAtMs = store.clock().wallMs();
+        final List<Group.TopicPartition> partitions = new ArrayList<>(a.offsets().keySet());
+        final List<byte[]> keys = new ArrayList<>(partitions.size());
+        final List<byte[]> values = new ArrayList<>(partitions.size());
+        final Map<Group.TopicPartition, Group.Offset> offsets = new LinkedHashMap<>();
+        for (final Group.TopicPartition tp : partitions)
+        {
+            final OffsetCommits.Asked o = a.offsets().get(tp);
+            final Group.Offset offset = new Group.Offset(o.offset(), o.leaderEpoch(), o.metadata(), committedAtMs);
+            offsets.put(tp, offset);
+            keys.add(GroupRecords.offsetKey(a.groupId(), tp.topic(), tp.partition()));
+            values.add(GroupRecords.offsetValue(offset));
+        }
+        return store.write(a.groupId(), keys, values, a.producerId(), a.producerEpoch(), (error, baseOffset) ->
+        {
+            if (error != Errors.NONE)
+            {
+                return;
+            }
+            if (!groups.containsKey(a.groupId()))
+            {
+                final Group group = new Group(a.groupId()); // Kafka makes the group as it takes the offsets in
+                group.stateTimestamp = store.clock().wallMs();
+                groups.put(a.groupId(), group);
+            }
+            long recordOffset = baseOffset;
+            for (final Map.Entry<Group.TopicPartition, Group.Offset> e : offsets.entrySet())
+            {
+                final Group.Offset o = e.getValue();
+                pending.add(a.producerId(), a.groupId(), e.getKey(),
+                    new Group.Offset(o.offset(), o.leaderEpoch(), o.metadata(), o.commitTimestamp(), recordOffset++));
+            }
+        });
+    }
+}

@@ -1,0 +1,179 @@
+package io.ferrite.broker.group;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+
+/**
+ * The offsets committed inside transactions (TxnOffsetCommit) whose transaction has not ended yet,
+ * by producer id, as Kafka 4.4's {@code OffsetMetadataManager} keeps them
+ * ({@code pendingTransactionalOffsets}, {@code openTransactions}): never returned by OffsetFetch; a
+ * partition with one answers UNSTABLE_OFFSET_COMMIT to a RequireStable fetch; offset expiry passes it
+ * by. The transaction's marker on the group's {@code __consumer_offsets} partition ends them: a
+ * COMMIT makes each the group's committed offset unless the committed one's record is later in the
+ * log (a plain commit written after it), an ABORT drops them. A tombstone of the key (OffsetDelete,
+ * DeleteGroups) drops them too. Filled by the writes' answers and by the replay at start (so a
+ * transaction open across a restart keeps its offsets pending until its marker). Agent only.
+ */
+final class TxnOffsets
+{
+    private static final Logger LOG = LoggerFactory.getLogger(TxnOffsets.class);
+
+    /** Producer id, then group, then partition: the pending offset (the last one written for the key). */
+    private final Map<Long, Map<String, Map<Group.TopicPartition, Group.Offset>>> byProducer = new HashMap<>();
+    /** Group, then partition: the producers with an offset pending there. */
+    private final Map<String, Map<Group.TopicPartition, Set<Long>>> open = new HashMap<>();
+
+    /** Forgets every pending offset (a replay that starts again). */
+    void clear()
+    {
+        byProducer.clear();
+        open.clear();
+    }
+
+    /** An offset written in producer {@code producerId}'s transaction (its write answered, or replayed). */
+    void add(final long producerId, final String groupId, final Group.TopicPartition tp, final Group.Offset offset)
+    {
+        byProducer.computeIfAbsent(producerId, p -> new HashMap<>()).computeIfAbsent(groupId, g -> new HashMap<>()).put(tp, offset);
+        open.computeIfAbsent(groupId, g -> new HashMap<>()).computeIfAbsent(tp, p -> new HashSet<>()).add(producerId);
+    }
+
+    /** Whether some transaction has an offset pending for the group's partition. */
+    boolean isPending(final String groupId, final Group.TopicPartition tp)
+    {
+        final Map<Group.TopicPartition, Set<Long>> partitions = open.get(groupId);
+        return partitions != null && partitions.containsKey(tp);
+    }
+
+    /** Whether some transaction has an offset pending for the group. */
+    boolean isPending(final String groupId)
+    {
+        return open.containsKey(groupId);
+    }
+
+    /** The group's partitions with an offset pending (empty when none). */
+    Set<Group.TopicPartition> pendingPartitions(final String groupId)
+    {
+        final Map<Group.TopicPartition, Set<Long>> partitions = open.get(groupId);
+        return partitions == null ? Set.of() : partitions.keySet();
+    }
+
+    /** A tombstone of the key: every transaction's pending offset for it goes (Kafka's replay of a tombstone). */
+    void drop(final String groupId, final Group.TopicPartition tp)
+    {
+        final Map<Group.TopicPartition, Set<Long>> partitions = open.get(groupId);
+        final Set<Long> producers = partitions == null ? null : partitions.remove(tp);
+        if (producers == null)
+        {
+            return;
+        }
+        for (final Long producerId : producers)
+        {
+            final Map<String, Map<Group.TopicPartition, Group.Offset>> groups = byProducer.get(producerId);
+            final Map<Group.TopicPartition, Group.Offset> offsets = groups == null ? null : groups.get(groupId);
+            if (offsets != null)
+            {
+                offsets.remove(tp);
+                if (offsets.isEmpty())
+                {
+                    groups.remove(groupId);
+                }
+                if (groups.isEmpty())
+                {
+                    byProducer.remove(producerId);
+                }
+            }
+        }
+        if (partitions.isEmpty())
+        {
+            open.remove(groupId);
+        }
+    }
+
+    /**
+     * Producer {@code producerId}'s transaction ended by a marker on the {@code __consumer_offsets}
+     * partition that holds the groups {@code inPartition} accepts (Kafka's
+     * {@code replayEndTransactionMarker}): on a COMMIT its offsets there become committed offsets of
+     * {@code groups} (a group made if none: Kafka creates it at the offset's replay), unless the
+     * committed offset's record is later in the log; on an ABORT they are dropped. Returns how many
+     * offsets it ended.
+     */
+    int complete(final long producerId, final boolean commit, final Predicate<String> inPartition, final Map<String, Group> groups,
+        final long wallMs)
+    {
+        final Map<String, Map<Group.TopicPartition, Group.Offset>> pending = byProducer.get(producerId);
+        if (pending == null)
+        {
+            return 0;
+        }
+        int ended = 0;
+        for (final Iterator<Map.Entry<String, Map<Group.TopicPartition, Group.Offset>>> it = pending.entrySet().iterator(); it.hasNext(); )
+        {
+            final Map.Entry<String, Map<Group.TopicPartition, Group.Offset>> e = it.next();
+            final String groupId = e.getKey();
+            if (!inPartition.test(groupId))
+            {
+                continue; // the same transaction's offsets of a group in another partition wait for that partition's marker
+            }
+            it.remove();
+            for (final Map.Entry<Group.TopicPartition, Group.Offset> o : e.getValue().entrySet())
+            {
+                closeOpen(groupId, o.getKey(), producerId);
+                ended++;
+                if (commit)
+                {
+                    materialize(groups, groupId, o.getKey(), o.getValue(), wallMs);
+                }
+            }
+        }
+        if (pending.isEmpty())
+        {
+            byProducer.remove(producerId);
+        }
+        return ended;
+    }
+
+    private void closeOpen(final String groupId, final Group.TopicPartition tp, final long producerId)
+    {
+        final Map<Group.TopicPartition, Set<Long>> partitions = open.get(groupId);
+        final Set<Long> producers = partitions == null ? null : partitions.get(tp);
+        if (producers != null && producers.remove(producerId) && producers.isEmpty())
+        {
+            partitions.remove(tp);
+            if (partitions.isEmpty())
+            {
+                open.remove(groupId);
+            }
+        }
+    }
+
+    private static void materialize(final Map<String, Group> groups, final String groupId, final Group.TopicPartition tp,
+        final Group.Offset offset, final long wallMs)
+    {
+        Group group = groups.get(groupId);
+        if (group == null)
+        {
+            group = new Group(groupId);
+            group.stateTimestamp = wallMs;
+            groups.put(groupId, group);
+        }
+        final Group.Offset committed = group.offsets.get(tp);
+        if (committed != null && offset.recordOffset() <= committed.recordOffset())
+        {
+            LOG.info("group {}: the transactional offset of {} at record {} is not committed, the committed one's record {} is later",
+                groupId, tp, offset.recordOffset(), committed.recordOffset());
+            return;
+        }
+        if (group.is(Group.State.EMPTY))
+        {
+            group.stateTimestamp = wallMs; // retention counts from the last activity, as for a plain commit
+        }
+        group.offsets.put(tp, offset);
+    }
+}
