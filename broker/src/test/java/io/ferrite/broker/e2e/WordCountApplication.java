@@ -13,7 +13,6 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.state.KeyValueStore;
 
-import java.io.IOException;
 import java.util.Properties;
 
 /**
@@ -31,24 +30,7 @@ final class WordCountApplication
     /** The child side: args bootstrap applicationId input output stateDir guarantee. */
     public static void main(final String[] args) throws InterruptedException
     {
-        // if the test JVM goes away, so does this one (its stdin closes)
-        final Thread orphanGuard = new Thread(() ->
-        {
-            try
-            {
-                while (System.in.read() >= 0)
-                {
-                    // nothing is sent on stdin
-                }
-            }
-            catch (final IOException ex)
-            {
-                // fall through
-            }
-            Runtime.getRuntime().halt(0);
-        });
-        orphanGuard.setDaemon(true);
-        orphanGuard.start();
+        ChildJvm.haltWithParent();
 
         final Properties p = new Properties();
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
