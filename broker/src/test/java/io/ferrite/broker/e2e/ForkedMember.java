@@ -140,24 +140,7 @@ final class ForkedMember implements Members.Member, AutoCloseable
     /** The child side: args bootstrap group topic clientId assignorClass sessionTimeoutMs. */
     public static void main(final String[] args)
     {
-        // if the test JVM goes away, so does this one (its stdin closes)
-        final Thread orphanGuard = new Thread(() ->
-        {
-            try
-            {
-                while (System.in.read() >= 0)
-                {
-                    // nothing is sent on stdin
-                }
-            }
-            catch (final IOException ex)
-            {
-                // fall through
-            }
-            Runtime.getRuntime().halt(0);
-        });
-        orphanGuard.setDaemon(true);
-        orphanGuard.start();
+        ChildJvm.haltWithParent();
 
         final Map<String, Object> config = new HashMap<>();
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
