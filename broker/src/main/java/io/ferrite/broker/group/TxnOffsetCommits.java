@@ -225,7 +225,10 @@ final class TxnOffsetCommits
         return a.generationId() != group.generationId ? Errors.ILLEGAL_GENERATION : Errors.NONE;
     }
 
-    /** The offsets as the producer's transactional batch; pending in {@code pending} once its write is answered OK. */
+    /**
+     * The offsets as the producer's transactional batch; pending in {@code pending} once its write is
+     * answered OK, and counted there as on their way ({@link TxnOffsets#sent}) until it is answered.
+     */
     static CoordinatorLog.Write write(final Map<String, Group> groups, final CoordinatorTopic store, final TxnOffsets pending,
         final Asked a)
     {
@@ -242,8 +245,10 @@ final class TxnOffsetCommits
             keys.add(GroupRecords.offsetKey(a.groupId(), tp.topic(), tp.partition()));
             values.add(GroupRecords.offsetValue(offset));
         }
+        offsets.keySet().forEach(tp -> pending.sent(a.groupId(), tp)); // a RequireStable fetch sees them from now on
         return store.write(a.groupId(), keys, values, a.producerId(), a.producerEpoch(), (error, baseOffset) ->
         {
+            offsets.keySet().forEach(tp -> pending.answered(a.groupId(), tp));
             if (error != Errors.NONE)
             {
                 return;
