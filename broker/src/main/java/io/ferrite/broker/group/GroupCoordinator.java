@@ -330,6 +330,12 @@ public final class GroupCoordinator implements AutoCloseable
         return TxnOffsetCommits.validate(groups, asked);
     }
 
+    /** The {@code __consumer_offsets} partition a group's records are written to (agent only: the store's fixed count). */
+    int offsetsPartitionOf(final String groupId)
+    {
+        return store.partitionOf(groupId);
+    }
+
     /** TxnOffsetCommit's batch, its offsets pending once written ({@link TxnOffsetCommits#write}). */
     CoordinatorLog.Write writeTxnOffsets(final TxnOffsetCommits.Asked asked)
     {

@@ -84,8 +84,10 @@ final class TxnOffsetCommits
             this.groups = groups;
             this.transactions = transactions;
             this.asked = asked;
+            // the partition the batch is written to (the store's count, fixed at the topic's first sight), so the
+            // transaction verified or added holds the very partition whose marker ends the offsets
             this.offsetsPartition = new TxnPartition(AddPartitionsRules.OFFSETS_TOPIC,
-                transactions.config().offsetsPartitionFor(asked.groupId() == null ? "" : asked.groupId()));
+                groups.offsetsPartitionOf(asked.groupId() == null ? "" : asked.groupId()));
             this.deadlineMs = nowMs + 2 * AwaitingWrites.TIMEOUT_MS;
         }
 
