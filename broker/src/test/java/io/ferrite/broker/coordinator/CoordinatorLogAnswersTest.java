@@ -2,8 +2,8 @@ package io.ferrite.broker.coordinator;
 
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.group.GroupCoordinator;
+import io.ferrite.broker.group.OffsetsTopicBroker;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.AppendResult;
 import org.junit.jupiter.api.Test;
@@ -11,7 +11,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,17 +33,11 @@ class CoordinatorLogAnswersTest
     @Test
     void aMarkerIsAnsweredWhenTheHookToldOfItThrows() throws Exception
     {
-        final Broker broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
+        final Broker broker = OffsetsTopicBroker.start(dir);
         try
         {
             final GroupCoordinator groups = broker.groups();
             final CoordinatorAgent agent = groups.agent();
-            final CompletableFuture<?> created = agent.call(groups, (c, now) -> offsetsTopicWanted(c)).get(20, TimeUnit.SECONDS);
-            if (created != null)
-            {
-                created.get(20, TimeUnit.SECONDS);
-            }
             final Partition partition = broker.topics().topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0];
             final CoordinatorLog log = runtime(groups).log();
             final AtomicInteger hookRan = new AtomicInteger();
@@ -76,20 +69,6 @@ class CoordinatorLogAnswersTest
         assertEquals(Errors.UNKNOWN_SERVER_ERROR, CoordinatorLog.writeError(AppendResult.DUPLICATE, CoordinatorLog::ofFailedWrite),
             "nothing was appended");
         assertEquals(Errors.NOT_COORDINATOR, CoordinatorLog.writeError(AppendResult.LOG_CLOSED, CoordinatorLog::ofFailedWrite));
-    }
-
-    private static CompletableFuture<?> offsetsTopicWanted(final GroupCoordinator groups)
-    {
-        try
-        {
-            final java.lang.reflect.Method m = GroupCoordinator.class.getDeclaredMethod("offsetsTopicWanted");
-            m.setAccessible(true);
-            return (CompletableFuture<?>)m.invoke(groups);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new AssertionError(ex);
-        }
     }
 
     private static CoordinatorRuntime runtime(final GroupCoordinator groups)

@@ -2,7 +2,6 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import org.junit.jupiter.api.Test;
@@ -12,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.testing.Await.await;
@@ -51,15 +49,6 @@ class TxnOffsetsInFlightTest
             Map.of(new Group.TopicPartition(TOPIC, partition), new OffsetCommits.Asked(offset, -1, "")));
     }
 
-    private static void offsetsTopic(final CoordinatorAgent agent, final GroupCoordinator coordinator) throws Exception
-    {
-        final CompletableFuture<?> created = agent.call(coordinator, (c, now) -> c.offsetsTopicWanted()).get(20, TimeUnit.SECONDS);
-        if (created != null)
-        {
-            created.get(20, TimeUnit.SECONDS);
-        }
-    }
-
     private static void awaitDone(final CoordinatorAgent agent, final GroupCoordinator coordinator, final CoordinatorLog.Write w)
     {
         await(() -> agent.call(coordinator, (c, now) -> w.done()).get(20, TimeUnit.SECONDS), Duration.ofSeconds(20), "the write answered");
@@ -69,13 +58,11 @@ class TxnOffsetsInFlightTest
     @Test
     void aDeleteGroupsDropsOnlyThePendingOffsetsItTombstoned() throws Exception
     {
-        final Broker broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
+        final Broker broker = OffsetsTopicBroker.start(dir);
         try
         {
             final GroupCoordinator coordinator = broker.groups();
             final CoordinatorAgent agent = coordinator.agent();
-            offsetsTopic(agent, coordinator);
             // producer 7's offset of partition 0: written, pending; the group is made (Empty)
             awaitDone(agent, coordinator, agent.call(coordinator, (c, now) -> c.writeTxnOffsets(asked(7, 0, 5))).get(20, TimeUnit.SECONDS));
             // producer 8's offset of partition 1 sent, then the group deleted before that batch is answered
@@ -99,8 +86,7 @@ class TxnOffsetsInFlightTest
     @Test
     void aTransactionalBatchOnItsWayIsUnstable() throws Exception
     {
-        final Broker broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
+        final Broker broker = OffsetsTopicBroker.start(dir);
         try
         {
             final GroupCoordinator coordinator = broker.groups();
