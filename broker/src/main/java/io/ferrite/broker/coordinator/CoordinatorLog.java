@@ -272,6 +272,20 @@ public final class CoordinatorLog
     }
 
     /**
+     * A coordinator batch's answer from its append's status: only OK is a write. DUPLICATE (the log took
+     * it for a retry of a batch already there, and appended nothing) fails it too, as
+     * UNKNOWN_SERVER_ERROR: what the write's answer stores must be at the offsets it was appended at.
+     */
+    static short writeError(final int appendStatus, final FailedWrite failedWrite)
+    {
+        if (appendStatus == AppendResult.OK)
+        {
+            return Errors.NONE;
+        }
+        return appendStatus == AppendResult.DUPLICATE ? Errors.UNKNOWN_SERVER_ERROR : failedWrite.error(appendStatus);
+    }
+
+    /**
      * The write's answer: {@code then} applies it, and only then is the write done. When applying it
      * throws, the write is never done and an answer waiting for it times out (COORDINATOR_NOT_AVAILABLE)
      * rather than report stored what memory does not hold.
@@ -319,11 +333,17 @@ public final class CoordinatorLog
                 final long producerId = answered.producerId;
                 final boolean commit = answered.commit;
                 release(free);
-                if (error == Errors.NONE)
+                try
                 {
-                    markersAppended.appended(partition, producerId, commit);
+                    if (error == Errors.NONE)
+                    {
+                        markersAppended.appended(partition, producerId, commit);
+                    }
                 }
-                m.written(error);
+                finally
+                {
+                    m.written(error); // the marker is in the log whatever the hook did: its transaction's run goes on
+                }
                 return;
             }
             final CoordinatorTopic t = topic;
@@ -331,7 +351,7 @@ public final class CoordinatorLog
             final Write w = write;
             final WrittenAt then = this.then;
             final AppendResult r = answered.result;
-            final short error = r.succeeded() ? Errors.NONE : t.failedWrite.error(r.status);
+            final short error = writeError(r.status, t.failedWrite);
             if (error != Errors.NONE)
             {
                 LOG.error("writing {} {} to {} failed: {}", t.keyKind, k, t.name, r);

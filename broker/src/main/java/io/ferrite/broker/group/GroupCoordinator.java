@@ -330,6 +330,12 @@ public final class GroupCoordinator implements AutoCloseable
         return TxnOffsetCommits.validate(groups, asked);
     }
 
+    /** The {@code __consumer_offsets} partition a group's records are written to (agent only: the store's fixed count). */
+    int offsetsPartitionOf(final String groupId)
+    {
+        return store.partitionOf(groupId);
+    }
+
     /** TxnOffsetCommit's batch, its offsets pending once written ({@link TxnOffsetCommits#write}). */
     CoordinatorLog.Write writeTxnOffsets(final TxnOffsetCommits.Asked asked)
     {
@@ -368,12 +374,13 @@ public final class GroupCoordinator implements AutoCloseable
 
     /**
      * The committed offset of a partition, or null; with {@code requireStable} (OffsetFetch v7+'s
-     * RequireStable) {@link #UNSTABLE} when a transaction has an offset pending for it.
+     * RequireStable) {@link #UNSTABLE} when a transaction has an offset pending for it, or in a batch
+     * still on its way to the log ({@link TxnOffsets#isUnstable}).
      */
     public Committed committed(final String groupId, final String topic, final int partition, final boolean requireStable)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        if (requireStable && txnOffsets.isPending(groupId, new Group.TopicPartition(topic, partition)))
+        if (requireStable && txnOffsets.isUnstable(groupId, new Group.TopicPartition(topic, partition)))
         {
             return UNSTABLE;
         }
@@ -391,10 +398,10 @@ public final class GroupCoordinator implements AutoCloseable
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         final Map<String, Map<Integer, Committed>> all = GroupQueries.committed(groups, groupId);
-        if (requireStable && txnOffsets.isPending(groupId))
+        if (requireStable && txnOffsets.isUnstable(groupId))
         {
             all.forEach((topic, partitions) -> partitions.replaceAll((partition, c) ->
-                txnOffsets.isPending(groupId, new Group.TopicPartition(topic, partition)) ? UNSTABLE : c));
+                txnOffsets.isUnstable(groupId, new Group.TopicPartition(topic, partition)) ? UNSTABLE : c));
         }
         return all;
     }

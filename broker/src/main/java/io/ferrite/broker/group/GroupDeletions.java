@@ -73,6 +73,7 @@ final class GroupDeletions
         {
             final List<byte[]> keys = new ArrayList<>();
             final List<String> deleting = new ArrayList<>();
+            final List<Map.Entry<String, Group.TopicPartition>> tombstoned = new ArrayList<>();
             for (final int i : members)
             {
                 final String groupId = groupIds.get(i);
@@ -82,6 +83,7 @@ final class GroupDeletions
                     for (final Group.TopicPartition tp : groups.get(groupId).offsets.keySet())
                     {
                         keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
+                        tombstoned.add(Map.entry(groupId, tp));
                     }
                     for (final Group.TopicPartition tp : pending.pendingPartitions(groupId))
                     {
@@ -89,6 +91,7 @@ final class GroupDeletions
                         {
                             // Kafka's deleteAllOffsets: a partition with only a transaction's offset gets its tombstone too
                             keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
+                            tombstoned.add(Map.entry(groupId, tp));
                         }
                     }
                     keys.add(GroupRecords.groupKey(groupId));
@@ -106,11 +109,10 @@ final class GroupDeletions
             {
                 if (error == Errors.NONE)
                 {
-                    deleting.forEach(groupId ->
-                    {
-                        new ArrayList<>(pending.pendingPartitions(groupId)).forEach(tp -> pending.drop(groupId, tp));
-                        forget(groups, groupId, store.clock().wallMs());
-                    });
+                    // only the keys tombstoned, as a replay drops them: a transaction's offset written since
+                    // (its batch before these in the log) has no tombstone, and the group's own does not drop it
+                    tombstoned.forEach(e -> pending.drop(e.getKey(), e.getValue()));
+                    deleting.forEach(groupId -> forget(groups, groupId, store.clock().wallMs()));
                 }
             }));
         }

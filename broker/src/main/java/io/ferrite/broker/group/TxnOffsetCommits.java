@@ -84,8 +84,10 @@ final class TxnOffsetCommits
             this.groups = groups;
             this.transactions = transactions;
             this.asked = asked;
+            // the partition the batch is written to (the store's count, fixed at the topic's first sight), so the
+            // transaction verified or added holds the very partition whose marker ends the offsets
             this.offsetsPartition = new TxnPartition(AddPartitionsRules.OFFSETS_TOPIC,
-                transactions.config().offsetsPartitionFor(asked.groupId() == null ? "" : asked.groupId()));
+                groups.offsetsPartitionOf(asked.groupId() == null ? "" : asked.groupId()));
             this.deadlineMs = nowMs + 2 * AwaitingWrites.TIMEOUT_MS;
         }
 
@@ -225,7 +227,10 @@ final class TxnOffsetCommits
         return a.generationId() != group.generationId ? Errors.ILLEGAL_GENERATION : Errors.NONE;
     }
 
-    /** The offsets as the producer's transactional batch; pending in {@code pending} once its write is answered OK. */
+    /**
+     * The offsets as the producer's transactional batch; pending in {@code pending} once its write is
+     * answered OK, and counted there as on their way ({@link TxnOffsets#sent}) until it is answered.
+     */
     static CoordinatorLog.Write write(final Map<String, Group> groups, final CoordinatorTopic store, final TxnOffsets pending,
         final Asked a)
     {
@@ -242,8 +247,10 @@ final class TxnOffsetCommits
             keys.add(GroupRecords.offsetKey(a.groupId(), tp.topic(), tp.partition()));
             values.add(GroupRecords.offsetValue(offset));
         }
+        offsets.keySet().forEach(tp -> pending.sent(a.groupId(), tp)); // a RequireStable fetch sees them from now on
         return store.write(a.groupId(), keys, values, a.producerId(), a.producerEpoch(), (error, baseOffset) ->
         {
+            offsets.keySet().forEach(tp -> pending.answered(a.groupId(), tp));
             if (error != Errors.NONE)
             {
                 return;

@@ -19,7 +19,10 @@ import java.util.function.Predicate;
  * COMMIT makes each the group's committed offset unless the committed one's record is later in the
  * log (a plain commit written after it), an ABORT drops them. A tombstone of the key (OffsetDelete,
  * DeleteGroups) drops them too. Filled by the writes' answers and by the replay at start (so a
- * transaction open across a restart keeps its offsets pending until its marker). Agent only.
+ * transaction open across a restart keeps its offsets pending until its marker). It also counts the
+ * transactional batches sent and not answered yet, per partition they hold an offset for
+ * ({@link #isUnstable}): Kafka runs a RequireStable fetch as a write operation, behind the writes
+ * already on their way, so it sees their offsets pending. Agent only.
  */
 final class TxnOffsets
 {
@@ -29,8 +32,10 @@ final class TxnOffsets
     private final Map<Long, Map<String, Map<Group.TopicPartition, Group.Offset>>> byProducer = new HashMap<>();
     /** Group, then partition: the producers with an offset pending there. */
     private final Map<String, Map<Group.TopicPartition, Set<Long>>> open = new HashMap<>();
+    /** Group, then partition: how many transactional batches with an offset for it are sent and not answered yet. */
+    private final Map<String, Map<Group.TopicPartition, Integer>> writing = new HashMap<>();
 
-    /** Forgets every pending offset (a replay that starts again). */
+    /** Forgets every pending offset (a replay that starts again); the writes on their way are still counted until answered. */
     void clear()
     {
         byProducer.clear();
@@ -42,6 +47,39 @@ final class TxnOffsets
     {
         byProducer.computeIfAbsent(producerId, p -> new HashMap<>()).computeIfAbsent(groupId, g -> new HashMap<>()).put(tp, offset);
         open.computeIfAbsent(groupId, g -> new HashMap<>()).computeIfAbsent(tp, p -> new HashSet<>()).add(producerId);
+    }
+
+    /** A transactional batch with an offset for the group's partition is sent to its log thread. */
+    void sent(final String groupId, final Group.TopicPartition tp)
+    {
+        writing.computeIfAbsent(groupId, g -> new HashMap<>()).merge(tp, 1, Integer::sum);
+    }
+
+    /** A batch {@link #sent} is answered, OK or not (an OK one's offsets are {@link #add}ed as well). */
+    void answered(final String groupId, final Group.TopicPartition tp)
+    {
+        final Map<Group.TopicPartition, Integer> partitions = writing.get(groupId);
+        if (partitions != null)
+        {
+            partitions.computeIfPresent(tp, (k, n) -> n > 1 ? n - 1 : null);
+            if (partitions.isEmpty())
+            {
+                writing.remove(groupId);
+            }
+        }
+    }
+
+    /** For a RequireStable fetch: whether an offset for the group's partition is pending, or in a batch on its way. */
+    boolean isUnstable(final String groupId, final Group.TopicPartition tp)
+    {
+        final Map<Group.TopicPartition, Integer> partitions = writing.get(groupId);
+        return isPending(groupId, tp) || partitions != null && partitions.containsKey(tp);
+    }
+
+    /** For a RequireStable fetch: whether {@link #isUnstable(String, Group.TopicPartition)} may hold for some partition of the group. */
+    boolean isUnstable(final String groupId)
+    {
+        return isPending(groupId) || writing.containsKey(groupId);
     }
 
     /** Whether some transaction has an offset pending for the group's partition. */

@@ -29,8 +29,9 @@ import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * Offsets inside transactions with kafka-clients 4.4 (transaction version 1: AddOffsetsToTxn, then
- * TxnOffsetCommit v4) and raw requests: consume-transform-produce whose group offsets advance with a
+ * Offsets inside transactions with kafka-clients 4.4 (the broker advertises transaction.version 2, so
+ * the client sends no AddOffsetsToTxn: TxnOffsetCommit v5+ adds the offsets partition itself, and
+ * EndTxn v5 ends the transaction) and raw requests: consume-transform-produce whose group offsets advance with a
  * committed transaction only; a pending offset is UNSTABLE_OFFSET_COMMIT to a RequireStable fetch
  * (a consumer's committed() waits for the commit), the last committed one to others;
  * a restart keeps a transaction's offsets pending until the transaction ends, then commits or drops them.

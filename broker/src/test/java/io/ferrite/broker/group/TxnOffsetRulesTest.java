@@ -80,6 +80,28 @@ class TxnOffsetRulesTest
         assertFalse(pending.isPending("elsewhere"));
     }
 
+    @Test
+    void aBatchOnItsWayIsUnstableUntilEachSendIsAnswered()
+    {
+        final Group.TopicPartition other = new Group.TopicPartition("orders", 1);
+        pending.sent("g", TP);
+        pending.sent("g", TP);
+        assertTrue(pending.isUnstable("g", TP));
+        assertTrue(pending.isUnstable("g"));
+        assertFalse(pending.isUnstable("g", other));
+        assertFalse(pending.isPending("g", TP), "on its way is not pending (expiry, deletion and markers go by what was written)");
+        pending.answered("g", TP); // say the first write failed: nothing added
+        assertTrue(pending.isUnstable("g", TP), "the second batch is still on its way");
+        pending.answered("g", TP);
+        pending.add(7, "g", TP, at(5, 10)); // the second one written OK
+        assertTrue(pending.isUnstable("g", TP), "pending now");
+        pending.complete(7, false, id -> true, groups, T);
+        assertFalse(pending.isUnstable("g", TP));
+        assertFalse(pending.isUnstable("g"));
+        pending.answered("g", TP); // an answer with no count left changes nothing
+        assertFalse(pending.isUnstable("g"));
+    }
+
     private static TxnOffsetCommits.Asked asked(final int version, final int generation, final String member, final String instance)
     {
         return new TxnOffsetCommits.Asked("t", "g", 7, (short)0, generation, member, instance, (short)version, Map.of());
