@@ -4,21 +4,13 @@
 # [c1] on partition 0, each record flushed alone (one batch each). Prints "done".
 import sys
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Producer
+from txn_steps import TIMEOUT, transaction
 
 bootstrap, topic, transactional_id = sys.argv[1:4]
-TIMEOUT = 30
 
 producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
 producer.init_transactions(TIMEOUT)
 for values, commit in ((["a1", "a2"], True), (["b1"], False), (["c1"], True)):
-    producer.begin_transaction()
-    for value in values:
-        producer.produce(topic, value.encode(), partition=0)
-        if producer.flush(TIMEOUT) != 0:
-            raise KafkaException("record not delivered")
-    if commit:
-        producer.commit_transaction(TIMEOUT)
-    else:
-        producer.abort_transaction(TIMEOUT)
+    transaction(producer, topic, values, commit, flush_each=True)
 print("done")
