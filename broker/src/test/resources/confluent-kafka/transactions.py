@@ -12,21 +12,9 @@ import sys
 import time
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+from txn_steps import TIMEOUT, transaction
 
 bootstrap, topic = sys.argv[1:3]
-TIMEOUT = 30
-
-
-def transaction(producer, values, commit):
-    producer.begin_transaction()
-    for value in values:
-        producer.produce(topic, value.encode(), partition=0)
-    if producer.flush(TIMEOUT) != 0:
-        raise KafkaException("records not delivered")
-    if commit:
-        producer.commit_transaction(TIMEOUT)
-    else:
-        producer.abort_transaction(TIMEOUT)
 
 
 def read_to_end(isolation):
@@ -50,9 +38,9 @@ def read_to_end(isolation):
 
 producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "confluent-tx"})
 producer.init_transactions(TIMEOUT)
-transaction(producer, ["committed-1", "committed-2"], True)
-transaction(producer, ["aborted-3"], False)
-transaction(producer, ["committed-4"], True)
+transaction(producer, topic, ["committed-1", "committed-2"], True)
+transaction(producer, topic, ["aborted-3"], False)
+transaction(producer, topic, ["committed-4"], True)
 
 producer.begin_transaction()
 producer.produce(topic, b"zombie-5", partition=0)
@@ -66,7 +54,7 @@ try:
 except KafkaException as e:
     fenced = e.args[0].name()
 print(json.dumps({"zombieCommit": fenced}))
-transaction(successor, ["committed-6"], True)
+transaction(successor, topic, ["committed-6"], True)
 plain = Producer({"bootstrap.servers": bootstrap})
 plain.produce(topic, b"end", partition=0)
 if plain.flush(TIMEOUT) != 0:

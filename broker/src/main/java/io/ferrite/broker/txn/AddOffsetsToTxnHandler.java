@@ -6,14 +6,20 @@ import io.ferrite.wire.message.AddOffsetsToTxnRequestDecoder;
 import io.ferrite.wire.message.AddOffsetsToTxnResponseEncoder;
 import org.agrona.MutableDirectBuffer;
 
-/** AddOffsetsToTxn (v0-4): the group's {@code __consumer_offsets} partition joins the transaction. */
+/**
+ * AddOffsetsToTxn (v0-4): the group's {@code __consumer_offsets} partition joins the transaction; an add
+ * meeting the previous transaction's end (CONCURRENT_TRANSACTIONS) is held on the agent until
+ * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}).
+ */
 final class AddOffsetsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator, AddOffsetsToTxnRequestDecoder>
 {
     private final AddOffsetsToTxnResponseEncoder response = new AddOffsetsToTxnResponseEncoder();
+    private final long retryMaxMs;
 
-    AddOffsetsToTxnHandler(final TxnCoordinator coordinator, final Runnable waker)
+    AddOffsetsToTxnHandler(final TxnCoordinator coordinator, final long retryMaxMs, final Runnable waker)
     {
         super(coordinator, coordinator.agent(), waker, new AddOffsetsToTxnRequestDecoder());
+        this.retryMaxMs = retryMaxMs;
     }
 
     @Override
@@ -23,8 +29,9 @@ final class AddOffsetsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator,
         final long producerId = request.producerId();
         final short epoch = request.producerEpoch();
         final String groupId = request.groupId();
-        return submit(connection, out, outOffset, (c, now) -> c.addOffsets(transactionalId, producerId, epoch, groupId),
-            (o, at, pending) -> write(o, at, version, pending.answer().error()), (o, at, error) -> write(o, at, version, error));
+        return submit(connection, out, outOffset,
+            (c, now) -> new HeldAdd(() -> c.addOffsets(transactionalId, producerId, epoch, groupId), now + retryMaxMs),
+            (o, at, held) -> write(o, at, version, held.answer().error()), (o, at, error) -> write(o, at, version, error));
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final short error)

@@ -20,7 +20,10 @@ import java.util.Set;
 /**
  * AddPartitionsToTxn. Versions 0-3 (a client's): as Kafka's KafkaApis, a partition of a topic that
  * does not exist is UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing sent
- * to the coordinator; else the coordinator adds them all or none, one error for every partition.
+ * to the coordinator; else the coordinator adds them all or none, one error for every partition — an
+ * add meeting the previous transaction's end (CONCURRENT_TRANSACTIONS) held on the agent until
+ * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}; Kafka answers at once and the
+ * client retries).
  * Versions 4-5 (a broker's batched form): per transaction, VerifyOnly answers per partition whether
  * it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), else the partitions are added with
  * transaction version 2. No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
@@ -31,12 +34,14 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
     private static final short UNKNOWN_TOPICS = Short.MIN_VALUE;
 
     private final TopicRegistry topics;
+    private final long retryMaxMs;
     private final AddPartitionsToTxnResponseEncoder response = new AddPartitionsToTxnResponseEncoder();
 
-    AddPartitionsToTxnHandler(final TxnCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
+    AddPartitionsToTxnHandler(final TxnCoordinator coordinator, final TopicRegistry topics, final long retryMaxMs, final Runnable waker)
     {
         super(coordinator, coordinator.agent(), waker, new AddPartitionsToTxnRequestDecoder());
         this.topics = topics;
+        this.retryMaxMs = retryMaxMs;
     }
 
     /** One transaction of the request: its partitions by topic, in request order. */
@@ -78,8 +83,9 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
             }
             final short clientVersion = TxnErrors.addPartitionsClientVersion(version);
             return submit(connection, out, outOffset,
-                (c, now) -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(), clientVersion),
-                (o, at, pending) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(pending.answer().error(), version)),
+                (c, now) -> new HeldAdd(() -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(),
+                    clientVersion), now + retryMaxMs),
+                (o, at, held) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(held.answer().error(), version)),
                 (o, at, error) -> writeV3(o, at, version, asked, error));
         }
         final List<Asked> transactions = new ArrayList<>();

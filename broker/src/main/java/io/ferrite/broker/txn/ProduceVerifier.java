@@ -19,13 +19,12 @@ import java.util.Set;
  * batches of a transaction already open on a partition are never verified).
  *
  * <p>An add answered CONCURRENT_TRANSACTIONS (the transaction's EndTxn v5 was answered at Prepare*
- * and its markers are still being written: the client's very next send meets it) is retried, as
- * Kafka 4.4's {@code ReplicaManager} retries it for {@code add.partitions.to.txn.retry.backoff.max.ms}
- * (100 ms) before that answer goes to the client. Kafka retries on a timer every
- * {@code add.partitions.to.txn.retry.backoff.ms} (20 ms); here the call stays with the agent, which
- * asks it again after every pass that changed anything (so at once when Complete* is written) and at
- * every tick ({@link io.ferrite.broker.coordinator.CoordinatorAgent#TICK_MS}: so the limit is seen up to
- * a tick late) — no timer, no loop.
+ * and its markers are still being written: the client's very next send meets it) is held on the
+ * agent ({@link HeldAdd}), as Kafka 4.4's {@code ReplicaManager} retries it for
+ * {@code add.partitions.to.txn.retry.backoff.max.ms} (100 ms) before that answer goes to the client.
+ * Kafka retries on a timer every {@code add.partitions.to.txn.retry.backoff.ms} (20 ms); here the
+ * agent asks again after every pass that changed anything and at every tick
+ * ({@link io.ferrite.broker.coordinator.CoordinatorAgent#TICK_MS}: so the limit is seen up to a tick late).
  */
 public final class ProduceVerifier implements TxnVerifier
 {
@@ -51,7 +50,8 @@ public final class ProduceVerifier implements TxnVerifier
             set.add(asked[i]);
         }
         final CoordinatorCall<TxnCoordinator, Answer> call = new CoordinatorCall<>(coordinator,
-            (c, nowMs) -> add ? new Answer(null, new Adding(c, transactionalId, producerId, epoch, set, nowMs + retryMaxMs)) :
+            (c, nowMs) -> add ? new Answer(null, new HeldAdd(() -> c.addPartitions(transactionalId, producerId, epoch, set, (short)2),
+                nowMs + retryMaxMs)) :
                 new Answer(c.verify(transactionalId, producerId, epoch, set), null),
             (out, at, answer) -> at, (out, at, error) -> at, waker);
         final Asked question = new Asked(call, asked);
@@ -63,7 +63,7 @@ public final class ProduceVerifier implements TxnVerifier
     }
 
     /** The coordinator's answer: per partition (verify only), or one for all (an add, final once written). */
-    private record Answer(Map<TxnPartition, Short> verified, Adding added) implements CoordinatorCall.Outcome
+    private record Answer(Map<TxnPartition, Short> verified, HeldAdd added) implements CoordinatorCall.Outcome
     {
         @Override
         public boolean complete(final long nowMs)
@@ -75,55 +75,10 @@ public final class ProduceVerifier implements TxnVerifier
         {
             if (added != null)
             {
-                return added.pending.answer().error();
+                return added.answer().error();
             }
             final Short e = verified.get(tp);
             return e == null ? Errors.UNKNOWN_SERVER_ERROR : e;
-        }
-    }
-
-    /** An add (on the agent), tried again while answered CONCURRENT_TRANSACTIONS until {@code retryUntilMs}. */
-    private static final class Adding
-    {
-        private final TxnCoordinator coordinator;
-        private final String transactionalId;
-        private final long producerId;
-        private final short epoch;
-        private final Set<TxnPartition> partitions;
-        private final long retryUntilMs;
-        /** The last try; read by the network thread once the call is answered. */
-        TxnCoordinator.Pending pending;
-
-        Adding(final TxnCoordinator coordinator, final String transactionalId, final long producerId, final short epoch,
-            final Set<TxnPartition> partitions, final long retryUntilMs)
-        {
-            this.coordinator = coordinator;
-            this.transactionalId = transactionalId;
-            this.producerId = producerId;
-            this.epoch = epoch;
-            this.partitions = partitions;
-            this.retryUntilMs = retryUntilMs;
-            pending = add();
-        }
-
-        private TxnCoordinator.Pending add()
-        {
-            return coordinator.addPartitions(transactionalId, producerId, epoch, partitions, (short)2);
-        }
-
-        /** On the agent: one more try when the last was CONCURRENT_TRANSACTIONS and the time is not up (it writes nothing). */
-        boolean complete(final long nowMs)
-        {
-            if (!pending.complete(nowMs))
-            {
-                return false;
-            }
-            if (pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS || nowMs >= retryUntilMs)
-            {
-                return true;
-            }
-            pending = add();
-            return pending.complete(nowMs) && pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS;
         }
     }
 

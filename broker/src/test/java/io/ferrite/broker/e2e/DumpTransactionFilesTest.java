@@ -40,8 +40,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code __transaction_state} with --transaction-log-decoder prints each of the coordinator's records
  * as Kafka's generated JSON converters read them: the transactional id, producer id and epoch,
  * timeout, state and partitions of each step (Empty, then Ongoing, Prepare*, Complete* per transaction).
- * What is asserted is what Kafka 4.4 itself writes and DumpLogSegments prints for the same steps
- * (checked against a Kafka 4.4 broker driven by librdkafka, also transaction version 1): the same
+ * Run with each transaction version: kafka-clients 4.4 speak version 2 (each EndTxn bumps the producer
+ * epoch, the marker is written at the bumped epoch and the next transaction's sequences start again at
+ * 0), librdkafka (confluent-kafka's {@code dump_steps.py}) version 1 (one epoch, one run of sequences).
+ * What is asserted is what Kafka 4.4 itself writes and DumpLogSegments prints for the same steps with
+ * the same client (checked against a Kafka 4.4 broker, whose default is transaction version 2): the same
  * batch and record lines, index entry, snapshot entry and coordinator records but for the timestamps.
  */
 class DumpTransactionFilesTest
@@ -83,7 +86,19 @@ class DumpTransactionFilesTest
     }
 
     @Test
-    void dumpLogSegmentsReadsThePartitionsAndTheCoordinatorsFiles() throws Exception
+    void dumpLogSegmentsReadsTheFilesOfTransactionVersion2() throws Exception
+    {
+        dumpLogSegmentsReadsThePartitionsAndTheCoordinatorsFiles(true);
+    }
+
+    @Test
+    void dumpLogSegmentsReadsTheFilesOfTransactionVersion1() throws Exception
+    {
+        dumpLogSegmentsReadsThePartitionsAndTheCoordinatorsFiles(false);
+    }
+
+    /** Commits [a1, a2], aborts [b1], commits [c1] with kafka-clients (transaction version 2) or librdkafka (1); dumps the files. */
+    private void dumpLogSegmentsReadsThePartitionsAndTheCoordinatorsFiles(final boolean version2) throws Exception
     {
         final long pid;
         final int coordinatorEpoch;
@@ -92,23 +107,33 @@ class DumpTransactionFilesTest
             Admin admin = broker.admin())
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
-            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, TXN_ID)))
+            if (!version2)
             {
-                producer.initTransactions();
-                for (final List<String> txn : List.of(List.of("a1", "a2"), List.of("b1"), List.of("c1")))
+                final String out = ChildProcess.run(null, null, 120, "apt-get install python3-confluent-kafka", "/usr/bin/python3",
+                    Path.of(DumpTransactionFilesTest.class.getResource("/confluent-kafka/dump_steps.py").toURI()).toString(),
+                    broker.bootstrap(), TOPIC, TXN_ID);
+                assertTrue(out.lines().anyMatch(l -> l.equals("done")), out);
+            }
+            else
+            {
+                try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, TXN_ID)))
                 {
-                    producer.beginTransaction();
-                    for (final String value : txn)
+                    producer.initTransactions();
+                    for (final List<String> txn : List.of(List.of("a1", "a2"), List.of("b1"), List.of("c1")))
                     {
-                        producer.send(new ProducerRecord<>(TOPIC, 0, null, value.getBytes(StandardCharsets.UTF_8))).get();
-                    }
-                    if (txn.get(0).startsWith("b"))
-                    {
-                        producer.abortTransaction();
-                    }
-                    else
-                    {
-                        producer.commitTransaction();
+                        producer.beginTransaction();
+                        for (final String value : txn)
+                        {
+                            producer.send(new ProducerRecord<>(TOPIC, 0, null, value.getBytes(StandardCharsets.UTF_8))).get();
+                        }
+                        if (txn.get(0).startsWith("b"))
+                        {
+                            producer.abortTransaction();
+                        }
+                        else
+                        {
+                            producer.commitTransaction();
+                        }
                     }
                 }
             }
@@ -121,21 +146,24 @@ class DumpTransactionFilesTest
             pid = state.producerId();
             coordinatorEpoch = state.coordinatorEpoch().orElseThrow();
             lastTimestamp = state.lastTimestamp();
-            assertEquals(3, state.lastSequence(), state.toString());
+            // version 2: the last marker's bumped epoch leaves the producer no batch, so no last sequence
+            assertEquals(version2 ? List.of(3, -1) : List.of(0, 3), List.of((int)state.producerEpoch(), state.lastSequence()),
+                state.toString());
         }
 
         final Path partition = dir.resolve(TOPIC + "-0");
         final String printed = dump("--files", only(partition, ".log") + "," + only(partition, ".txnindex") + ","
             + only(partition, ".snapshot"), "--deep-iteration", "--print-data-log");
-        final String p = "producerId: " + pid + " producerEpoch: 0 ";
         final List<String> batches = lines(printed, "baseOffset: ");
         assertEquals(7, batches.size(), printed);
         for (int offset = 0; offset < 7; offset++)
         {
             final boolean marker = offset == 2 || offset == 4 || offset == 6;
-            final int sequence = offset < 2 ? offset : offset == 3 ? 2 : offset == 5 ? 3 : -1;
+            // version 2: each transaction's sequences start at 0 at its epoch; each marker is at the epoch its EndTxn bumped to
+            final int sequence = marker ? -1 : offset < 2 ? offset : version2 ? 0 : offset == 3 ? 2 : 3;
+            final int epoch = version2 ? offset / 2 : 0;
             assertTrue(batches.get(offset).startsWith("baseOffset: " + offset + " lastOffset: " + offset + " count: 1 baseSequence: " + sequence
-                + " lastSequence: " + sequence + " " + p), batches.get(offset));
+                + " lastSequence: " + sequence + " producerId: " + pid + " producerEpoch: " + epoch + " "), batches.get(offset));
             assertTrue(batches.get(offset).contains(" isTransactional: true isControl: " + marker + " "), batches.get(offset));
             assertTrue(batches.get(offset).contains(" compresscodec: none ") && batches.get(offset).contains(" isvalid: true"), batches.get(offset));
         }
@@ -154,11 +182,13 @@ class DumpTransactionFilesTest
         }
         assertEquals(List.of("version: 0 producerId: " + pid + " firstOffset: 3 lastOffset: 4 lastStableOffset: 5"),
             lines(printed, "version: "), "the aborted transaction: " + printed);
-        // as Kafka 4.4's: the last timestamp is the last marker's, the batch metadata the last data batch's
+        // as Kafka 4.4's: the last timestamp is the last marker's; the batch metadata the last data batch's, none at
+        // version 2 (the marker's bumped epoch left the producer no batch)
         final String lastMarkerTime = records.get(6).split(" ")[4];
         assertEquals(String.valueOf(lastTimestamp), lastMarkerTime, records.get(6));
-        assertEquals(List.of(p + "coordinatorEpoch: " + coordinatorEpoch + " currentTxnFirstOffset: OptionalLong.empty lastTimestamp: "
-            + lastTimestamp + " firstSequence: 3 lastSequence: 3 lastOffset: 5 offsetDelta: 0 timestamp: " + lastTimestamp),
+        assertEquals(List.of("producerId: " + pid + " producerEpoch: " + (version2 ? 3 : 0) + " coordinatorEpoch: " + coordinatorEpoch
+            + " currentTxnFirstOffset: OptionalLong.empty lastTimestamp: " + lastTimestamp
+            + (version2 ? "" : " firstSequence: 3 lastSequence: 3 lastOffset: 5 offsetDelta: 0 timestamp: " + lastTimestamp)),
             lines(printed, "producerId: "), "the producer snapshot: " + printed);
         assertTrue(printed.lines().noneMatch(l -> l.contains("invalid bytes") || l.contains("Exception")), printed);
 
@@ -185,22 +215,38 @@ class DumpTransactionFilesTest
             assertEquals("{\"type\":\"0\",\"data\":{\"transactionalId\":\"" + TXN_ID + "\"}}", line.substring(key + 6, payload), line);
             final JsonNode value = json.readTree(line.substring(payload + 10));
             final JsonNode data = value.get("data");
-            // previousProducerId as Kafka 4.4 writes it for a new transactional id under version 1: its producer id
-            assertEquals(List.of(pid, pid, 0L, 60_000L), List.of(data.get("producerId").asLong(), data.get("previousProducerId").asLong(),
-                data.get("producerEpoch").asLong(), data.get("transactionTimeoutMs").asLong()), line);
             final String status = data.get("transactionStatus").asText();
+            // the fields Kafka 4.4 prints, in its order: the tagged clientTransactionVersion once a transaction version 2 client
+            // has added a partition (the Empty of InitProducerId has none, nor has a version 1 client's); no nextProducerId
+            final List<String> fields = new ArrayList<>(List.of("producerId", "previousProducerId", "producerEpoch", "transactionTimeoutMs",
+                "transactionStatus", "transactionPartitions", "transactionLastUpdateTimestampMs", "transactionStartTimestampMs"));
+            if (version2 && !status.equals("Empty"))
+            {
+                fields.add("clientTransactionVersion");
+                assertEquals(2, data.get("clientTransactionVersion").asInt(), line);
+            }
+            final List<String> printedFields = new ArrayList<>();
+            data.fieldNames().forEachRemaining(printedFields::add);
+            assertEquals(fields, printedFields, line);
+            // previousProducerId as Kafka 4.4 writes it for a new transactional id: its producer id
+            assertEquals(List.of(pid, pid, 60_000L), List.of(data.get("producerId").asLong(), data.get("previousProducerId").asLong(),
+                data.get("transactionTimeoutMs").asLong()), line);
             final long updated = data.get("transactionLastUpdateTimestampMs").asLong();
             if (status.equals("Ongoing"))
             {
                 start = updated; // the transaction starts when its first partition is added
             }
             assertEquals(status.equals("Empty") ? -1 : start, data.get("transactionStartTimestampMs").asLong(), line);
-            steps.add(value.get("version").asText() + " " + status + " " + data.get("transactionPartitions"));
+            steps.add(value.get("version").asText() + " " + data.get("producerEpoch").asLong() + " " + status + " "
+                + data.get("transactionPartitions"));
         }
         final String added = "[{\"topic\":\"" + TOPIC + "\",\"partitionIds\":[0]}]";
-        assertEquals(List.of("1 Empty null",
-            "1 Ongoing " + added, "1 PrepareCommit " + added, "1 CompleteCommit []",
-            "1 Ongoing " + added, "1 PrepareAbort " + added, "1 CompleteAbort []",
-            "1 Ongoing " + added, "1 PrepareCommit " + added, "1 CompleteCommit []"), steps, decoded);
+        // version 2: each Prepare* is written at the epoch its EndTxn bumped to, the Ongoing after it keeps that epoch
+        final int bump = version2 ? 1 : 0;
+        assertEquals(List.of("1 0 Empty null",
+            "1 0 Ongoing " + added, "1 " + bump + " PrepareCommit " + added, "1 " + bump + " CompleteCommit []",
+            "1 " + bump + " Ongoing " + added, "1 " + 2 * bump + " PrepareAbort " + added, "1 " + 2 * bump + " CompleteAbort []",
+            "1 " + 2 * bump + " Ongoing " + added, "1 " + 3 * bump + " PrepareCommit " + added, "1 " + 3 * bump + " CompleteCommit []"),
+            steps, decoded);
     }
 }

@@ -184,7 +184,7 @@ class ProduceVerificationTest
         }
     }
 
-    private static InitProducerIdResponseData init(final RawClient raw, final String transactionalId) throws IOException
+    static InitProducerIdResponseData init(final RawClient raw, final String transactionalId) throws IOException
     {
         final InitProducerIdResponseData init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(
             ApiKeys.INIT_PRODUCER_ID, (short)5, new InitProducerIdRequestData().setTransactionalId(transactionalId)

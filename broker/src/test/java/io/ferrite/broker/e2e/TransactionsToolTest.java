@@ -283,15 +283,40 @@ class TransactionsToolTest
                 open.toString());
 
             final List<List<String>> done = table(tool(broker, "describe", "--transactional-id", "tool-committed"), describeHeaders);
-            // as in Kafka 4.4 (TransactionMetadata.prepareComplete keeps txnStartTimestamp): the last transaction's start, no partitions
+            // as in Kafka 4.4 (TransactionMetadata.prepareComplete keeps txnStartTimestamp): the last transaction's start, no partitions;
+            // epoch 1: kafka-clients 4.4 run transaction version 2, whose commit bumps the epoch (Kafka 4.4 describes the same)
             assertEquals(1, done.size(), done.toString());
-            assertEquals(List.of(brokerId, "tool-committed", committedPid, "0", "CompleteCommit", "60000"), done.get(0).subList(0, 6),
+            assertEquals(List.of(brokerId, "tool-committed", committedPid, "1", "CompleteCommit", "60000"), done.get(0).subList(0, 6),
                 done.toString());
             final long committedStart = Long.parseLong(done.get(0).get(6));
             assertTrue(committedStart >= committedBefore && committedStart <= before, "start " + committedStart + " in ["
                 + committedBefore + ", " + before + "]");
             assertEquals(8, done.get(0).size(), "no partitions: " + done);
             ongoing.commitTransaction();
+        }
+    }
+
+    /**
+     * describe of a transaction version 1 commit (librdkafka, through kcat, sends AddPartitionsToTxn itself
+     * and ends with EndTxn below v5): the commit leaves the epoch as it was, as in Kafka 4.4.
+     */
+    @Test
+    void describeShowsATransactionVersion1CommitAtItsEpoch() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
+            final String brokerId = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());
+            ChildProcess.run(null, "k:committed\n", 60, "apt-get install kcat", "kcat", "-b", broker.bootstrap(), "-P", "-t", TOPIC,
+                "-p", "0", "-K:", "-X", "transactional.id=tool-kcat");
+            await(() -> row(tool(broker, "list"), "tool-kcat").contains("CompleteCommit"), Duration.ofSeconds(20),
+                "tool-kcat CompleteCommit in the list");
+            final String pid = String.valueOf(admin.describeTransactions(List.of("tool-kcat")).description("tool-kcat").get().producerId());
+            final List<List<String>> done = table(tool(broker, "describe", "--transactional-id", "tool-kcat"), "CoordinatorId",
+                "TransactionalId", "ProducerId", "ProducerEpoch", "TransactionState", "TransactionTimeoutMs", "CurrentTransactionStartTimeMs",
+                "TransactionDurationMs", "TopicPartitions");
+            assertEquals(1, done.size(), done.toString());
+            assertEquals(List.of(brokerId, "tool-kcat", pid, "0", "CompleteCommit", "60000"), done.get(0).subList(0, 6), done.toString());
         }
     }
 

@@ -1,0 +1,55 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+
+import java.util.function.Supplier;
+
+/**
+ * An add to a transaction (a produce v12's implicit add, AddPartitionsToTxn v0-3, AddOffsetsToTxn) held
+ * on the coordinators' agent while it is answered CONCURRENT_TRANSACTIONS (the transaction's EndTxn was
+ * answered at Prepare* and its markers are still being written: the client's very next add meets it),
+ * tried again until {@code retryUntilMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}); after
+ * that the last answer goes to the client, CONCURRENT_TRANSACTIONS as Kafka 4.4 answers it. For a
+ * produce this is Kafka 4.4's {@code ReplicaManager} retry; for a client's add Kafka answers at once and
+ * the client retries after its backoff (kafka-clients: 20 ms), which holding makes shorter and
+ * otherwise the same to see. The agent asks it again after every pass that changed anything (so at once
+ * when Complete* is written) and at every tick — no timer, no loop. On the agent only; the network
+ * thread reads {@link #answer} once the call is answered.
+ */
+final class HeldAdd implements CoordinatorCall.Outcome
+{
+    private final Supplier<TxnCoordinator.Pending> add;
+    private final long retryUntilMs;
+    private TxnCoordinator.Pending pending;
+
+    /** Tries {@code add} now (on the agent); {@code retryUntilMs} is when a CONCURRENT_TRANSACTIONS answer stops being tried again. */
+    HeldAdd(final Supplier<TxnCoordinator.Pending> add, final long retryUntilMs)
+    {
+        this.add = add;
+        this.retryUntilMs = retryUntilMs;
+        pending = add.get();
+    }
+
+    /** On the agent: one more try when the last was CONCURRENT_TRANSACTIONS and the time is not up (that answer wrote nothing). */
+    @Override
+    public boolean complete(final long nowMs)
+    {
+        if (!pending.complete(nowMs))
+        {
+            return false;
+        }
+        if (pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS || nowMs >= retryUntilMs)
+        {
+            return true;
+        }
+        pending = add.get();
+        return pending.complete(nowMs) && pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS;
+    }
+
+    /** The last try's answer, once {@link #complete}. */
+    TxnDecision.Answer answer()
+    {
+        return pending.answer();
+    }
+}
