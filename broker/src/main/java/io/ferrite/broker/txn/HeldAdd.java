@@ -39,12 +39,14 @@ final class HeldAdd implements CoordinatorCall.Outcome
         {
             return false;
         }
-        if (pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS || nowMs >= retryUntilMs)
+        if (pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS)
         {
             return true;
         }
+        // asked again before the bound is applied: the pass that reaches the bound may be the one that
+        // wrote Complete* (or bumped the epoch), and the answer is then what the rules say now
         pending = add.get();
-        return pending.complete(nowMs) && pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS;
+        return pending.complete(nowMs) && (pending.answer().error() != Errors.CONCURRENT_TRANSACTIONS || nowMs >= retryUntilMs);
     }
 
     /** The last try's answer, once {@link #complete}. */
