@@ -155,6 +155,7 @@ public final class Broker implements AutoCloseable
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
                 coordinators, producerIds::next);
+            transactions.offsetsPartitionOf(groups::offsetsPartitionOf);
             groups.load();
             transactions.load();
             coordinators.start();

@@ -331,7 +331,7 @@ public final class GroupCoordinator implements AutoCloseable
     }
 
     /** The {@code __consumer_offsets} partition a group's records are written to (agent only: the store's fixed count). */
-    int offsetsPartitionOf(final String groupId)
+    public int offsetsPartitionOf(final String groupId)
     {
         return store.partitionOf(groupId);
     }

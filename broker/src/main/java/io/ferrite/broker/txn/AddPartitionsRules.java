@@ -66,12 +66,18 @@ public final class AddPartitionsRules
             TxnWrite.Then.ANSWER_NONE);
     }
 
-    /** AddOffsetsToTxn: adds the group's {@code __consumer_offsets} partition, as a TV0 client. */
+    /** AddOffsetsToTxn: adds the group's {@code __consumer_offsets} partition by the configured count, as a TV0 client. */
     public static TxnDecision addOffsets(final TxnCache cache, final String transactionalId, final long producerId,
         final short epoch, final String groupId, final long now)
     {
-        final TxnPartition offsets = new TxnPartition(OFFSETS_TOPIC, cache.config().offsetsPartitionFor(groupId));
-        return add(cache, transactionalId, producerId, epoch, Set.of(offsets), (short)0, now);
+        return addOffsets(cache, transactionalId, producerId, epoch, cache.config().offsetsPartitionFor(groupId), now);
+    }
+
+    /** AddOffsetsToTxn: adds {@code __consumer_offsets} partition {@code offsetsPartition} (the group's), as a TV0 client. */
+    public static TxnDecision addOffsets(final TxnCache cache, final String transactionalId, final long producerId,
+        final short epoch, final int offsetsPartition, final long now)
+    {
+        return add(cache, transactionalId, producerId, epoch, Set.of(new TxnPartition(OFFSETS_TOPIC, offsetsPartition)), (short)0, now);
     }
 
     /**

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.ToIntFunction;
 
 /**
  * The transaction coordinator, on the coordinators' agent ({@link CoordinatorRuntime}): the
@@ -66,6 +67,11 @@ public final class TxnCoordinator
     private final List<TxnWrite> rewrites = new ArrayList<>();
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
     private final List<MarkerJob> fromLoad = new ArrayList<>();
+    /**
+     * The {@code __consumer_offsets} partition a group's records are written to (AddOffsetsToTxn adds it):
+     * the group coordinator's, once {@link #offsetsPartitionOf(ToIntFunction)} told; by the configured count before.
+     */
+    private ToIntFunction<String> offsetsPartitionOf;
     private long nextTimeoutCheckMs;
     private long nextExpiryCheckMs;
 
@@ -81,7 +87,18 @@ public final class TxnCoordinator
         this.store = runtime.log().topic(TOPIC, "transactional id", config.stateLogPartitions(),
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
+        this.offsetsPartitionOf = config::offsetsPartitionFor;
         runtime.onTick(this::tick);
+    }
+
+    /**
+     * Where AddOffsetsToTxn finds a group's {@code __consumer_offsets} partition: the group coordinator's
+     * placement (its topic's own partition count), called on the agent both run on; TxnOffsetCommit
+     * verifies and writes that same partition.
+     */
+    public void offsetsPartitionOf(final ToIntFunction<String> placement)
+    {
+        this.offsetsPartitionOf = placement;
     }
 
     public CoordinatorAgent agent()
@@ -214,7 +231,8 @@ public final class TxnCoordinator
 
     public Pending addOffsets(final String transactionalId, final long producerId, final short epoch, final String groupId)
     {
-        return decide(AddPartitionsRules.addOffsets(cache, transactionalId, producerId, epoch, groupId, clock.wallMs()));
+        return decide(AddPartitionsRules.addOffsets(cache, transactionalId, producerId, epoch, offsetsPartitionOf.applyAsInt(groupId),
+            clock.wallMs()));
     }
 
     public Pending endTxn(final String transactionalId, final long producerId, final short epoch, final boolean commit,

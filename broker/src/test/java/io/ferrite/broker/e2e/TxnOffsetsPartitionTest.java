@@ -62,4 +62,25 @@ class TxnOffsetsPartitionTest
             }, Duration.ofSeconds(20), "the transaction's offset committed");
         }
     }
+
+    /**
+     * The same for a transaction version 1 client (librdkafka, KafkaJS): AddOffsetsToTxn adds the
+     * partition the group coordinator writes the group's batch to, so its TxnOffsetCommit v3 finds it in
+     * the transaction (it was INVALID_TXN_STATE while AddOffsetsToTxn placed the group by the setting).
+     */
+    @Test
+    void addOffsetsToTxnAddsThePartitionTheOffsetsAreWrittenTo() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("offsets.topic.num.partitions", "3")); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic(IN, 1, (short)1), new NewTopic("__consumer_offsets", 1, (short)1))).all().get();
+            final RawTxn txn = new RawTxn(raw);
+            final RawTxn.Producer p = txn.initProducerId("shipper-v1");
+            assertEquals(org.apache.kafka.common.protocol.Errors.NONE, txn.sendOffsets("shipper-v1", p, GROUP, IN, 0, 7),
+                "AddOffsetsToTxn v3, TxnOffsetCommit v3");
+            assertEquals(org.apache.kafka.common.protocol.Errors.NONE, txn.endTxn("shipper-v1", p, true));
+            txn.awaitCommitted(GROUP, IN, 0, 7, "the transaction's offset committed");
+        }
+    }
 }
