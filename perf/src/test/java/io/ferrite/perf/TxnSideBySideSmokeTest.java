@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The side-by-side runner's transactional suite ({@code --transactions}) completes a tiny run: 2 000
  * records in transactions of 100 and of 1 000, commits timed, each topic read back with
- * read_committed and read_uncommitted. Ferrite alone in the default build (about 10 s on two cores),
+ * read_committed and read_uncommitted, and a paced run (transactions begun on a schedule). Ferrite alone in the default build (about 10 s on two cores),
  * Kafka 4.4 as well with {@code -Dferrite.smoke.kafka=true}. Measures nothing: it checks that every
  * figure was taken, not its value.
  */
@@ -43,8 +43,14 @@ class TxnSideBySideSmokeTest
             assertTrue(measures.contains(consumer + "read_committed / read_uncommitted | ratio of MB/s, same round"),
                 measures.toString());
         }
+        // the paced run: the same producer on a fixed schedule (100 records, 50 transactions a second, 1 s in the smoke)
+        final String paced = "transactional producer, 100 records per transaction, paced at 50 transactions/s";
+        for (final String unit : new String[] {"records/s", "commit p50 us", "commit p99 us", "broker CPU ms per MB"})
+        {
+            assertTrue(measures.contains(paced + " | " + unit), paced + " " + unit + " in " + measures);
+        }
         // the producer workloads were timed with the machine's stalls beside them, one row each per broker
-        assertEquals(kafka ? 4 : 2, json.path("context").size(), json.path("context").toString());
+        assertEquals(kafka ? 6 : 3, json.path("context").size(), json.path("context").toString());
         final String rendered = SideBySideReport.render("smoke", json);
         assertTrue(rendered.contains("| Ferrite's own 0.9–1.1 |"), rendered);
         assertTrue(rendered.contains("| transactional producer, 1000 records per transaction | commit p99 us (lower is better) |"),

@@ -25,6 +25,11 @@ final class SideBySideOptions
     int[] txnSizes = {100, 1000};
     /** Reads of each transactional topic per isolation level, alternating read_committed and read_uncommitted. */
     int txnReads = 5;
+    /** Records per transaction of the paced transactional run (0: none), see {@link TxnRound}. */
+    int txnPacedSize = 100;
+    /** Transactions per second of the paced run: below either broker's saturation, so both see the same load. */
+    int txnPacedRate = 50;
+    double txnPacedSeconds = 20;
     boolean skipKafka;
     boolean skipTools;
     final List<String> ferriteOverrides = new ArrayList<>();
@@ -58,11 +63,15 @@ final class SideBySideOptions
                     o.toolE2eRecords = 50;
                     o.txnRecords = 2000;
                     o.txnReads = 1;
+                    o.txnPacedSeconds = 1;
                 }
                 case "--transactions" -> o.transactions = true;
                 case "--txn-records" -> o.txnRecords = Integer.parseInt(args[++i]);
                 case "--txn-sizes" -> o.txnSizes = ints(args[++i]);
                 case "--txn-reads" -> o.txnReads = Integer.parseInt(args[++i]);
+                case "--txn-paced-size" -> o.txnPacedSize = Integer.parseInt(args[++i]);
+                case "--txn-paced-rate" -> o.txnPacedRate = Integer.parseInt(args[++i]);
+                case "--txn-paced-seconds" -> o.txnPacedSeconds = Double.parseDouble(args[++i]);
                 case "--skip-kafka" -> o.skipKafka = true;
                 case "--skip-tools" -> o.skipTools = true;
                 case "--rounds" -> o.rounds = Integer.parseInt(args[++i]);

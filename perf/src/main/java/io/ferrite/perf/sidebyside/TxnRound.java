@@ -41,6 +41,11 @@ final class TxnRound
         return "transactional producer, " + perTxn + " records per transaction";
     }
 
+    static String pacedName(final int perTxn, final int rate)
+    {
+        return producerName(perTxn) + ", paced at " + rate + " transactions/s";
+    }
+
     static String consumerName(final int perTxn, final String what)
     {
         return "consumer of the transactional log (" + perTxn + " per transaction), " + what;
@@ -52,6 +57,10 @@ final class TxnRound
         for (final int size : options.txnSizes)
         {
             topics.add(topic(size));
+        }
+        if (options.txnPacedSize > 0)
+        {
+            topics.add("txn-paced-" + options.txnPacedSize);
         }
         w.createTopics(topics);
         final TxnWorkloads txn = new TxnWorkloads(w);
@@ -84,6 +93,10 @@ final class TxnRound
                 r.transactions(), c.getValueAtPercentile(50), c.getValueAtPercentile(99), c.getValueAtPercentile(99.9), c.getMaxValue(),
                 f.getValueAtPercentile(50), f.getValueAtPercentile(99), cpuMsPerMb, Machine.loadAverages());
         }
+        if (options.txnPacedSize > 0)
+        {
+            paced(txn);
+        }
         w.consume(topic(options.txnSizes[0]), written[0], "read_uncommitted"); // warm-up, not counted
         for (int s = 0; s < options.txnSizes.length; s++)
         {
@@ -104,6 +117,41 @@ final class TxnRound
                     consumerName(size, "read " + (read + 1)), committed, uncommitted, committed / uncommitted);
             }
         }
+    }
+
+    /**
+     * The paced run: transactions of {@code --txn-paced-size} records begun {@code --txn-paced-rate} times a
+     * second for {@code --txn-paced-seconds}, after a tenth as many unmeasured: both brokers get the same
+     * offered load, below either one's saturation, so the commit latency compares the brokers, not how hard
+     * each one's own throughput drives the shared cores (the unpaced runs' clients send as fast as each
+     * broker takes it).
+     */
+    private void paced(final TxnWorkloads txn) throws InterruptedException
+    {
+        final int size = options.txnPacedSize;
+        final int rate = options.txnPacedRate;
+        final int measured = Math.max(1, (int) Math.round(rate * options.txnPacedSeconds));
+        final String name = pacedName(size, rate);
+        final long cpuBefore = broker.cpuNanos();
+        final Probe probe = Probe.start(broker);
+        final TxnWorkloads.Run r = txn.transactional("txn-paced-" + size, "side-by-side-paced", size, Math.max(1, measured / 10),
+            measured, 1_000_000_000L / rate);
+        sink.context(kind, round, name, probe.stop());
+        final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / SideBySide.megabytes(r.records());
+        final Histogram c = r.commitMicros();
+        sink.add(kind, name, "records/s", true, r.recordsPerSecond());
+        sink.add(kind, name, "commit p50 us", false, c.getValueAtPercentile(50));
+        sink.add(kind, name, "commit p99 us", false, c.getValueAtPercentile(99));
+        sink.add(kind, name, "commit p99.9 us", false, c.getValueAtPercentile(99.9));
+        sink.add(kind, name, "commit max us", false, c.getMaxValue());
+        final Histogram f = r.flushMicros();
+        sink.add(kind, name, "flush before the commit p50 us", false, f.getValueAtPercentile(50));
+        sink.add(kind, name, "flush before the commit p99 us", false, f.getValueAtPercentile(99));
+        sink.add(kind, name, "broker CPU ms per MB", false, cpuMsPerMb);
+        System.out.printf(Locale.ROOT, "%s: %.0f records/s, %d transactions; commit p50 %d p99 %d p99.9 %d max %d us; "
+                + "flush p50 %d p99 %d us; broker CPU %.2f ms/MB; load %s%n", name, r.recordsPerSecond(), r.transactions(),
+            c.getValueAtPercentile(50), c.getValueAtPercentile(99), c.getValueAtPercentile(99.9), c.getMaxValue(),
+            f.getValueAtPercentile(50), f.getValueAtPercentile(99), cpuMsPerMb, Machine.loadAverages());
     }
 
     private static String topic(final int perTxn)
@@ -127,7 +175,12 @@ final class TxnRound
                 + "transactional producer wrote, from offset 0 to its last committed record, with isolation.level "
                 + "read_committed and read_uncommitted alternately, " + o.txnReads + " time(s) each per round, after one "
                 + "uncounted read_uncommitted read that warms the consumer up; the ratio read_committed / read_uncommitted "
-                + "is taken within each pair of reads, and these rows' medians and ranges are over every read of every round");
+                + "is taken within each pair of reads, and these rows' medians and ranges are over every read of every round",
+            "paced transactional producer: the same producer, transactions of " + o.txnPacedSize + " records begun on a fixed "
+                + "schedule, " + o.txnPacedRate + " a second for " + o.txnPacedSeconds + " s (after a tenth as many unmeasured), "
+                + "so both brokers get the same offered load, below either one's saturation: its commit latency compares the "
+                + "brokers at equal work, where the unpaced rows' clients run as fast as each broker lets them (Ferrite's "
+                + "several times faster, on the same 2 cores)");
     }
 
     private static String sizes(final SideBySideOptions o)

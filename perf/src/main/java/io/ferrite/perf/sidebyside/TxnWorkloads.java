@@ -10,6 +10,7 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The transactional workloads (issue 12), with kafka-clients 4.4, against whichever broker {@code w}
@@ -46,6 +47,18 @@ final class TxnWorkloads
      */
     Run transactional(final String topic, final String transactionalId, final int perTxn, final int warmup, final int measured)
     {
+        return transactional(topic, transactionalId, perTxn, warmup, measured, 0);
+    }
+
+    /**
+     * As {@link #transactional(String, String, int, int, int)}, with each transaction begun on a schedule
+     * {@code intervalNanos} apart (0: at once after the previous one's commit): the same offered load on
+     * either broker, so the commit latency of a paced run compares the two at equal work, not at each one's
+     * own saturation. A transaction whose start the previous one made late begins at once.
+     */
+    Run transactional(final String topic, final String transactionalId, final int perTxn, final int warmup, final int measured,
+        final long intervalNanos)
+    {
         final Histogram commits = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
         final Histogram flushes = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
         final AtomicLong failed = new AtomicLong();
@@ -69,9 +82,17 @@ final class TxnWorkloads
             producer.initTransactions();
             for (int t = 0; t < warmup + measured; t++)
             {
-                if (t == warmup)
+                if (t == 0 || t == warmup)
                 {
-                    start = System.nanoTime();
+                    start = System.nanoTime(); // the schedule's origin too: the warm-up's, then the measured run's
+                }
+                if (intervalNanos > 0)
+                {
+                    final long due = start + (t < warmup ? t : t - warmup) * intervalNanos;
+                    for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime())
+                    {
+                        LockSupport.parkNanos(wait);
+                    }
                 }
                 producer.beginTransaction();
                 for (int i = 0; i < perTxn; i++)
