@@ -70,28 +70,7 @@ final class TxnRound
             final int size = options.txnSizes[s];
             final int measured = Math.max(1, options.txnRecords / size);
             final int warmup = Math.max(1, measured / 10);
-            final String name = producerName(size);
-            final long cpuBefore = broker.cpuNanos();
-            final Probe probe = Probe.start(broker);
-            final TxnWorkloads.Run r = txn.transactional(topic(size), "side-by-side-" + size, size, warmup, measured);
-            sink.context(kind, round, name, probe.stop());
-            written[s] = r.records();
-            final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / SideBySide.megabytes(r.records());
-            sink.add(kind, name, "records/s", true, r.recordsPerSecond());
-            sink.add(kind, name, "MB/s", true, r.megabytesPerSecond());
-            final Histogram c = r.commitMicros();
-            sink.add(kind, name, "commit p50 us", false, c.getValueAtPercentile(50));
-            sink.add(kind, name, "commit p99 us", false, c.getValueAtPercentile(99));
-            sink.add(kind, name, "commit p99.9 us", false, c.getValueAtPercentile(99.9));
-            sink.add(kind, name, "commit max us", false, c.getMaxValue());
-            final Histogram f = r.flushMicros();
-            sink.add(kind, name, "flush before the commit p50 us", false, f.getValueAtPercentile(50));
-            sink.add(kind, name, "flush before the commit p99 us", false, f.getValueAtPercentile(99));
-            sink.add(kind, name, "broker CPU ms per MB", false, cpuMsPerMb);
-            System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, %d transactions; commit p50 %d p99 %d p99.9 %d max %d us; "
-                    + "flush p50 %d p99 %d us; broker CPU %.2f ms/MB; load %s%n", name, r.recordsPerSecond(), r.megabytesPerSecond(),
-                r.transactions(), c.getValueAtPercentile(50), c.getValueAtPercentile(99), c.getValueAtPercentile(99.9), c.getMaxValue(),
-                f.getValueAtPercentile(50), f.getValueAtPercentile(99), cpuMsPerMb, Machine.loadAverages());
+            written[s] = measure(txn, producerName(size), topic(size), "side-by-side-" + size, size, warmup, measured, 0).records();
         }
         if (options.txnPacedSize > 0)
         {
@@ -131,15 +110,22 @@ final class TxnRound
         final int size = options.txnPacedSize;
         final int rate = options.txnPacedRate;
         final int measured = Math.max(1, (int) Math.round(rate * options.txnPacedSeconds));
-        final String name = pacedName(size, rate);
+        measure(txn, pacedName(size, rate), "txn-paced-" + size, "side-by-side-paced", size, Math.max(1, measured / 10), measured,
+            1_000_000_000L / rate);
+    }
+
+    /** One transactional producer run (see {@link TxnWorkloads#transactional}), its rows recorded under {@code name}. */
+    private TxnWorkloads.Run measure(final TxnWorkloads txn, final String name, final String topic, final String transactionalId,
+        final int size, final int warmup, final int measured, final long intervalNanos) throws InterruptedException
+    {
         final long cpuBefore = broker.cpuNanos();
         final Probe probe = Probe.start(broker);
-        final TxnWorkloads.Run r = txn.transactional("txn-paced-" + size, "side-by-side-paced", size, Math.max(1, measured / 10),
-            measured, 1_000_000_000L / rate);
+        final TxnWorkloads.Run r = txn.transactional(topic, transactionalId, size, warmup, measured, intervalNanos);
         sink.context(kind, round, name, probe.stop());
         final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / SideBySide.megabytes(r.records());
-        final Histogram c = r.commitMicros();
         sink.add(kind, name, "records/s", true, r.recordsPerSecond());
+        sink.add(kind, name, "MB/s", true, r.megabytesPerSecond());
+        final Histogram c = r.commitMicros();
         sink.add(kind, name, "commit p50 us", false, c.getValueAtPercentile(50));
         sink.add(kind, name, "commit p99 us", false, c.getValueAtPercentile(99));
         sink.add(kind, name, "commit p99.9 us", false, c.getValueAtPercentile(99.9));
@@ -148,10 +134,11 @@ final class TxnRound
         sink.add(kind, name, "flush before the commit p50 us", false, f.getValueAtPercentile(50));
         sink.add(kind, name, "flush before the commit p99 us", false, f.getValueAtPercentile(99));
         sink.add(kind, name, "broker CPU ms per MB", false, cpuMsPerMb);
-        System.out.printf(Locale.ROOT, "%s: %.0f records/s, %d transactions; commit p50 %d p99 %d p99.9 %d max %d us; "
-                + "flush p50 %d p99 %d us; broker CPU %.2f ms/MB; load %s%n", name, r.recordsPerSecond(), r.transactions(),
-            c.getValueAtPercentile(50), c.getValueAtPercentile(99), c.getValueAtPercentile(99.9), c.getMaxValue(),
+        System.out.printf(Locale.ROOT, "%s: %.0f records/s, %.1f MB/s, %d transactions; commit p50 %d p99 %d p99.9 %d max %d us; "
+                + "flush p50 %d p99 %d us; broker CPU %.2f ms/MB; load %s%n", name, r.recordsPerSecond(), r.megabytesPerSecond(),
+            r.transactions(), c.getValueAtPercentile(50), c.getValueAtPercentile(99), c.getValueAtPercentile(99.9), c.getMaxValue(),
             f.getValueAtPercentile(50), f.getValueAtPercentile(99), cpuMsPerMb, Machine.loadAverages());
+        return r;
     }
 
     private static String topic(final int perTxn)
