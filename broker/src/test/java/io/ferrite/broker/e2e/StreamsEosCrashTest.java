@@ -1,14 +1,8 @@
 package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -18,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,67 +35,26 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * {@code -Dferrite.streams.guarantee=at_least_once} shows the check failing, on either broker: every word
  * counted too often (what was processed after the last commit before a kill is counted again).
  */
-class StreamsEosCrashTest
+class StreamsEosCrashTest extends WordCountTestBase
 {
     private static final int DEFAULT_ROUNDS = 2;
-    private static final int WORDS = 12;
-    private static final int PARTITIONS = 2;
     /** From a start to committed progress: the dead member's 6 s session, a rebalance, the store restored. */
     private static final Duration PROGRESS = Duration.ofSeconds(90);
-
-    @TempDir
-    Path dir;
-
-    private RunningBroker broker;
-    private ForkedWordCount wordCount;
-    private WordFeeder feeder;
-
-    @AfterEach
-    void stopWhatIsLeft() throws Exception
-    {
-        if (wordCount != null)
-        {
-            wordCount.close();
-        }
-        if (feeder != null)
-        {
-            feeder.close();
-        }
-        if (broker != null)
-        {
-            broker.close();
-        }
-    }
 
     @Test
     void wordCountsAreExactAcrossSigkillsOfTheStreamsApplication() throws Exception
     {
         final CrashRounds crash = CrashRounds.of(StreamsEosCrashTest.class, "streams.crash", DEFAULT_ROUNDS);
         final Random random = crash.random();
-        final String external = System.getProperty("ferrite.streams.bootstrap");
         final String guarantee = System.getProperty("ferrite.streams.guarantee", "exactly_once_v2");
-        final String bootstrap;
-        final String suffix;
-        if (external == null)
-        {
-            broker = new RunningBroker(dir.resolve("data"), Map.of());
-            bootstrap = broker.bootstrap();
-            suffix = "";
-        }
-        else
-        {
-            bootstrap = external;
-            suffix = "-" + crash.seed(); // a broker kept between runs: names of this run's own
-        }
+        final String against = startBroker(crash.seed());
         final String application = "word-count" + suffix;
         final String input = "words" + suffix;
         final String output = "word-counts" + suffix;
-        System.out.println("against " + (external == null ? "Ferrite" : external) + ", " + guarantee + ", application " + application);
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000)))
+        System.out.println("against " + against + ", " + guarantee + ", application " + application);
+        try (Admin admin = admin())
         {
-            admin.createTopics(List.of(new NewTopic(input, PARTITIONS, (short)1), new NewTopic(output, PARTITIONS, (short)1)))
-                .all().get(20, TimeUnit.SECONDS);
+            createTopics(admin, input, output);
             feeder = new WordFeeder(bootstrap, input, new Random(random.nextLong()), WORDS, 0);
             final Path state = dir.resolve("streams-state");
             // the word count's logs outlive the test (the temporary directory does not): target/StreamsEosCrashTest/<seed>/
@@ -130,8 +82,8 @@ class StreamsEosCrashTest
         System.out.println("fed " + fed.values().stream().mapToInt(Integer::intValue).sum() + " words: " + new TreeMap<>(fed));
 
         final Map<String, List<Long>> updates = WordCountOutput.read(bootstrap, output, PARTITIONS, IsolationLevel.READ_COMMITTED, fed);
-        assertEquals(List.of(), WordCountOutput.wrong(updates, fed), "the committed count updates of each word are 1..n (" + guarantee + ", the word count's logs in target/"
-            + StreamsEosCrashTest.class.getSimpleName() + "/" + crash.seed() + ")");
+        assertEquals(List.of(), WordCountOutput.wrong(updates, fed), "the committed count updates of each word are 1..n (" + guarantee
+            + ", the word count's logs in target/" + StreamsEosCrashTest.class.getSimpleName() + "/" + crash.seed() + ")");
     }
 
     /**
@@ -151,21 +103,6 @@ class StreamsEosCrashTest
             return "RUNNING".equals(wordCount.state()) && committedInput(admin, application, input) > atStart;
         }, PROGRESS, () -> "the word count's committed progress in round " + round + " (state " + wordCount.state()
             + ", log: " + tail(wordCount.log()) + ")");
-    }
-
-    /** The sum of the application's committed offsets on the input topic: how many input records it has committed. */
-    private static long committedInput(final Admin admin, final String application, final String input) throws Exception
-    {
-        long sum = 0;
-        for (final Map.Entry<TopicPartition, OffsetAndMetadata> e : admin.listConsumerGroupOffsets(application)
-            .partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS).entrySet())
-        {
-            if (e.getKey().topic().equals(input) && e.getValue() != null)
-            {
-                sum += e.getValue().offset();
-            }
-        }
-        return sum;
     }
 
     private static String tail(final Path log)

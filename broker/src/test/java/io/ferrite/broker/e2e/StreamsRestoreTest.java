@@ -1,15 +1,9 @@
 package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -43,75 +37,34 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code -Dferrite.streams.bootstrap=host:port} runs the test against another broker (Apache Kafka 4.4 from
  * {@code /work/shared/kafka-ref}), {@code -Dferrite.streams.restore.seed} replays the words.
  */
-class StreamsRestoreTest
+class StreamsRestoreTest extends WordCountTestBase
 {
-    private static final int WORDS = 12;
-    private static final int PARTITIONS = 2;
     private static final int FIRST = 600;
     private static final int SECOND = 300;
     /** From a start to RUNNING: the stopped member's 6 s session (Streams sends no LeaveGroup), a rebalance, a restore. */
     private static final Duration START = Duration.ofSeconds(90);
-
-    @TempDir
-    Path dir;
-
-    private RunningBroker broker;
-    private ForkedWordCount wordCount;
-    private WordFeeder feeder;
-
-    @AfterEach
-    void stopWhatIsLeft() throws Exception
-    {
-        if (wordCount != null)
-        {
-            wordCount.close();
-        }
-        if (feeder != null)
-        {
-            feeder.close();
-        }
-        if (broker != null)
-        {
-            broker.close();
-        }
-    }
 
     @Test
     void wordCountRestoresItsStoreFromTheChangelogAfterItsStateDirectoryIsDeleted() throws Exception
     {
         final long seed = Long.getLong("ferrite.streams.restore.seed", System.nanoTime());
         final Random random = new Random(seed);
-        final String external = System.getProperty("ferrite.streams.bootstrap");
-        final String bootstrap;
-        final String suffix;
-        if (external == null)
-        {
-            broker = new RunningBroker(dir.resolve("data"), Map.of());
-            bootstrap = broker.bootstrap();
-            suffix = "";
-        }
-        else
-        {
-            bootstrap = external;
-            suffix = "-" + seed; // a broker kept between runs: names of this run's own
-        }
+        final String against = startBroker(seed);
         final String application = "word-count-restore" + suffix;
         final String input = "restore-words" + suffix;
         final String output = "restore-word-counts" + suffix;
-        System.out.println("against " + (external == null ? "Ferrite" : external) + ", at_least_once, application " + application
+        System.out.println("against " + against + ", at_least_once, application " + application
             + ", seed " + seed + " (-Dferrite.streams.restore.seed)");
         final Path state = dir.resolve("streams-state");
         final Path logs = Files.createDirectories(Path.of("target", StreamsRestoreTest.class.getSimpleName(), Long.toString(seed)));
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000)))
+        try (Admin admin = admin())
         {
-            admin.createTopics(List.of(new NewTopic(input, PARTITIONS, (short)1), new NewTopic(output, PARTITIONS, (short)1)))
-                .all().get(20, TimeUnit.SECONDS);
+            createTopics(admin, input, output);
 
             // the first run: FIRST words counted exactly
             wordCount = ForkedWordCount.start(bootstrap, application, input, output, state, "at_least_once", logs.resolve("word-count-0.log"));
             awaitRunning(0);
-            final Map<String, Integer> first = feed(bootstrap, input, new Random(random.nextLong()), FIRST, 0);
+            final Map<String, Integer> first = feed(input, new Random(random.nextLong()), FIRST, 0);
             assertEquals(List.of(), WordCountOutput.wrong(WordCountOutput.read(bootstrap, output, PARTITIONS, IsolationLevel.READ_UNCOMMITTED,
                 first), first), "the first run's count updates of each word are 1..n");
 
@@ -128,7 +81,7 @@ class StreamsRestoreTest
             // the second run: its store restored from the changelog, SECOND more words continue the counts
             wordCount = ForkedWordCount.start(bootstrap, application, input, output, state, "at_least_once", logs.resolve("word-count-1.log"));
             awaitRunning(1);
-            final Map<String, Integer> second = feed(bootstrap, input, new Random(random.nextLong()), SECOND, FIRST);
+            final Map<String, Integer> second = feed(input, new Random(random.nextLong()), SECOND, FIRST);
             final Map<String, Integer> both = new HashMap<>(first);
             second.forEach((word, n) -> both.merge(word, n, Integer::sum));
             System.out.println("fed " + new TreeMap<>(first) + " then " + new TreeMap<>(second));
@@ -138,7 +91,7 @@ class StreamsRestoreTest
     }
 
     /** Feeds {@code count} words (sequence numbers from {@code firstSequence}) and returns how often each was acknowledged. */
-    private Map<String, Integer> feed(final String bootstrap, final String input, final Random random, final int count, final long firstSequence)
+    private Map<String, Integer> feed(final String input, final Random random, final int count, final long firstSequence)
         throws InterruptedException
     {
         feeder = new WordFeeder(bootstrap, input, random, WORDS, firstSequence);
@@ -159,21 +112,6 @@ class StreamsRestoreTest
             }
             return "RUNNING".equals(wordCount.state());
         }, START, () -> "the word count RUNNING in run " + run + " (state " + wordCount.state() + ", log " + wordCount.log() + ")");
-    }
-
-    /** The sum of the application's committed offsets on the input topic. */
-    private static long committedInput(final Admin admin, final String application, final String input) throws Exception
-    {
-        long sum = 0;
-        for (final Map.Entry<TopicPartition, OffsetAndMetadata> e : admin.listConsumerGroupOffsets(application)
-            .partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS).entrySet())
-        {
-            if (e.getKey().topic().equals(input) && e.getValue() != null)
-            {
-                sum += e.getValue().offset();
-            }
-        }
-        return sum;
     }
 
     private static void assertChangelogCompacted(final Admin admin, final String changelog) throws Exception

@@ -31,11 +31,11 @@ final class ConnectWorker implements AutoCloseable
     /** A start: the JVM, the plugins found by their service manifests, the herder joined (a dead member's 6 s session). */
     private static final Duration START = Duration.ofSeconds(60);
 
-    private final ChildJvm child;
+    private final ForkedJvm child;
     private final int restPort;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private ConnectWorker(final ChildJvm child, final int restPort)
+    private ConnectWorker(final ForkedJvm child, final int restPort)
     {
         this.child = child;
         this.restPort = restPort;
@@ -63,7 +63,7 @@ final class ConnectWorker implements AutoCloseable
         final List<String> args = new ArrayList<>();
         args.add(file.toString());
         connectorFiles.forEach(f -> args.add(f.toString()));
-        final ChildJvm child = ChildJvm.start(name, dir.resolve(name + ".log"),
+        final ForkedJvm child = ForkedJvm.start(name, dir.resolve(name + ".log"),
             // INFO, the clients' at WARN but for the consumer coordinator's (the sink's committed offset found, or not)
             List.of("-Xmx384m", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
                 "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn",

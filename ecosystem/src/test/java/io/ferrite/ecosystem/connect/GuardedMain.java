@@ -1,13 +1,14 @@
 package io.ferrite.ecosystem.connect;
 
-import java.io.IOException;
+import io.ferrite.testing.ChildJvm;
+
 import java.lang.reflect.InvocationTargetException;
 import java.util.Arrays;
 
 /**
- * The main class of every child JVM these tests start: halts the JVM when its standard input closes — when
- * the test JVM that started it goes away, even killed — so that no broker or worker outlives its test, then
- * runs {@code args[0]}'s main with the rest of the arguments (FerriteServer, ConnectDistributed, ...).
+ * The main class of every child JVM these tests start: halts the JVM when the test JVM that started it goes
+ * away ({@link ChildJvm#haltWithParent}), so that no broker or worker outlives its test, then runs
+ * {@code args[0]}'s main with the rest of the arguments (FerriteServer, ConnectDistributed, ...).
  */
 public final class GuardedMain
 {
@@ -17,23 +18,7 @@ public final class GuardedMain
 
     public static void main(final String[] args) throws Throwable
     {
-        final Thread orphanGuard = new Thread(() ->
-        {
-            try
-            {
-                while (System.in.read() >= 0)
-                {
-                    // nothing is ever sent on standard input
-                }
-            }
-            catch (final IOException ex)
-            {
-                // fall through: the parent is gone
-            }
-            Runtime.getRuntime().halt(0);
-        }, "orphan-guard");
-        orphanGuard.setDaemon(true);
-        orphanGuard.start();
+        ChildJvm.haltWithParent();
         try
         {
             Class.forName(args[0]).getMethod("main", String[].class).invoke(null, (Object)Arrays.copyOfRange(args, 1, args.length));

@@ -22,11 +22,11 @@ final class TestBroker implements AutoCloseable
     static final String BOOTSTRAP_PROPERTY = "ferrite.connect.bootstrap";
     private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
 
-    private final ChildJvm child;
+    private final ForkedJvm child;
     private final String bootstrap;
     private final String suffix;
 
-    private TestBroker(final ChildJvm child, final String bootstrap, final String suffix)
+    private TestBroker(final ForkedJvm child, final String bootstrap, final String suffix)
     {
         this.child = child;
         this.bootstrap = bootstrap;
@@ -41,7 +41,7 @@ final class TestBroker implements AutoCloseable
         {
             return new TestBroker(null, external, "-" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16));
         }
-        final ChildJvm child = ChildJvm.start("ferrite", log, List.of("-Xmx512m",
+        final ForkedJvm child = ForkedJvm.start("ferrite", log, List.of("-Xmx512m",
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info"),
             "io.ferrite.broker.FerriteServer",

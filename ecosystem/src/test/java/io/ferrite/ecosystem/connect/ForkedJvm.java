@@ -12,20 +12,20 @@ import java.util.concurrent.TimeUnit;
  * A child JVM on this test JVM's class path ({@link GuardedMain} running {@code mainClass}), its standard output
  * and error in one log file. {@link #kill} is SIGKILL: no shutdown hook, no flush, no goodbye to the broker.
  */
-final class ChildJvm implements AutoCloseable
+final class ForkedJvm implements AutoCloseable
 {
     private final String name;
     private final Process process;
     private final Path log;
 
-    private ChildJvm(final String name, final Process process, final Path log)
+    private ForkedJvm(final String name, final Process process, final Path log)
     {
         this.name = name;
         this.process = process;
         this.log = log;
     }
 
-    static ChildJvm start(final String name, final Path log, final List<String> jvmOptions, final String mainClass, final List<String> args)
+    static ForkedJvm start(final String name, final Path log, final List<String> jvmOptions, final String mainClass, final List<String> args)
         throws IOException
     {
         final List<String> command = new ArrayList<>();
@@ -37,7 +37,7 @@ final class ChildJvm implements AutoCloseable
         // standard input stays a pipe that this JVM never closes: GuardedMain halts the child when it closes
         final Process process = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        return new ChildJvm(name, process, log);
+        return new ForkedJvm(name, process, log);
     }
 
     boolean alive()
@@ -84,7 +84,9 @@ final class ChildJvm implements AutoCloseable
     @Override
     public void close() throws InterruptedException
     {
-        process.destroy();
+        // through the process handle: Process.destroy would also close the child's standard input, and GuardedMain
+        // halts the child when that closes, before its shutdown hooks ran
+        process.toHandle().destroy();
         if (!process.waitFor(30, TimeUnit.SECONDS))
         {
             kill();
