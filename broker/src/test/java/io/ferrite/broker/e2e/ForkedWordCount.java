@@ -80,7 +80,7 @@ final class ForkedWordCount
         return state;
     }
 
-    /** Whether it ended or failed by itself (it is never asked to stop: only killed). */
+    /** Whether it ended or failed by itself (before {@link #stop}: after it, it has ended). */
     boolean failed()
     {
         return failed || "ERROR".equals(state) || "PENDING_ERROR".equals(state) || !process.isAlive();
@@ -98,6 +98,18 @@ final class ForkedWordCount
         if (!process.waitFor(30, TimeUnit.SECONDS))
         {
             throw new IllegalStateException("the word count did not die");
+        }
+    }
+
+    /** SIGTERM: Kafka Streams closes cleanly (its shutdown hook); returns once the process has ended. */
+    void stop() throws InterruptedException
+    {
+        // through the process handle: Process.destroy would also close the child's standard input, and the child
+        // halts when that closes (ChildJvm.haltWithParent), before its shutdown hook could close Kafka Streams
+        process.toHandle().destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS))
+        {
+            throw new IllegalStateException("the word count did not end within 60 s of SIGTERM");
         }
     }
 

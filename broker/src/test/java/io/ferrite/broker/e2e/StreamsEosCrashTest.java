@@ -1,41 +1,20 @@
 package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.LongDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
  * Kafka Streams 4.4 under {@code processing.guarantee=exactly_once_v2} on the broker: a stateful word
@@ -56,70 +35,27 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * {@code -Dferrite.streams.guarantee=at_least_once} shows the check failing, on either broker: every word
  * counted too often (what was processed after the last commit before a kill is counted again).
  */
-class StreamsEosCrashTest
+class StreamsEosCrashTest extends WordCountTestBase
 {
     private static final int DEFAULT_ROUNDS = 2;
-    private static final int WORDS = 12;
-    private static final int PARTITIONS = 2;
-    /** Between input records: about 200 a second, so that every kill falls among records in flight. */
-    private static final long FEED_PAUSE_MS = 5;
     /** From a start to committed progress: the dead member's 6 s session, a rebalance, the store restored. */
     private static final Duration PROGRESS = Duration.ofSeconds(90);
-
-    @TempDir
-    Path dir;
-
-    private RunningBroker broker;
-    private ForkedWordCount wordCount;
-    private Feeder feeder;
-
-    @AfterEach
-    void stopWhatIsLeft() throws Exception
-    {
-        if (wordCount != null)
-        {
-            wordCount.close();
-        }
-        if (feeder != null)
-        {
-            feeder.close();
-        }
-        if (broker != null)
-        {
-            broker.close();
-        }
-    }
 
     @Test
     void wordCountsAreExactAcrossSigkillsOfTheStreamsApplication() throws Exception
     {
         final CrashRounds crash = CrashRounds.of(StreamsEosCrashTest.class, "streams.crash", DEFAULT_ROUNDS);
         final Random random = crash.random();
-        final String external = System.getProperty("ferrite.streams.bootstrap");
         final String guarantee = System.getProperty("ferrite.streams.guarantee", "exactly_once_v2");
-        final String bootstrap;
-        final String suffix;
-        if (external == null)
-        {
-            broker = new RunningBroker(dir.resolve("data"), Map.of());
-            bootstrap = broker.bootstrap();
-            suffix = "";
-        }
-        else
-        {
-            bootstrap = external;
-            suffix = "-" + crash.seed(); // a broker kept between runs: names of this run's own
-        }
+        final String against = startBroker(crash.seed());
         final String application = "word-count" + suffix;
         final String input = "words" + suffix;
         final String output = "word-counts" + suffix;
-        System.out.println("against " + (external == null ? "Ferrite" : external) + ", " + guarantee + ", application " + application);
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000)))
+        System.out.println("against " + against + ", " + guarantee + ", application " + application);
+        try (Admin admin = admin())
         {
-            admin.createTopics(List.of(new NewTopic(input, PARTITIONS, (short)1), new NewTopic(output, PARTITIONS, (short)1)))
-                .all().get(20, TimeUnit.SECONDS);
-            feeder = new Feeder(bootstrap, input, new Random(random.nextLong()));
+            createTopics(admin, input, output);
+            feeder = new WordFeeder(bootstrap, input, new Random(random.nextLong()), WORDS, 0);
             final Path state = dir.resolve("streams-state");
             // the word count's logs outlive the test (the temporary directory does not): target/StreamsEosCrashTest/<seed>/
             final Path logs = Files.createDirectories(
@@ -145,29 +81,9 @@ class StreamsEosCrashTest
         final Map<String, Integer> fed = feeder.stop();
         System.out.println("fed " + fed.values().stream().mapToInt(Integer::intValue).sum() + " words: " + new TreeMap<>(fed));
 
-        final Map<String, List<Long>> updates = readCommittedCounts(bootstrap, output, fed);
-        final List<String> wrong = new ArrayList<>();
-        for (final Map.Entry<String, List<Long>> e : new TreeMap<>(updates).entrySet())
-        {
-            final List<Long> expected = new ArrayList<>();
-            for (long n = 1; n <= fed.getOrDefault(e.getKey(), 0); n++)
-            {
-                expected.add(n);
-            }
-            if (!e.getValue().equals(expected))
-            {
-                wrong.add(e.getKey() + ": fed " + expected.size() + " times, " + describe(e.getValue(), expected.size()));
-            }
-        }
-        for (final String word : fed.keySet())
-        {
-            if (!updates.containsKey(word))
-            {
-                wrong.add(word + ": fed " + fed.get(word) + " times, no count read");
-            }
-        }
-        assertEquals(List.of(), wrong, "the committed count updates of each word are 1..n (" + guarantee + ", the word count's logs in target/"
-            + StreamsEosCrashTest.class.getSimpleName() + "/" + crash.seed() + ")");
+        final Map<String, List<Long>> updates = WordCountOutput.read(bootstrap, output, PARTITIONS, IsolationLevel.READ_COMMITTED, fed);
+        assertEquals(List.of(), WordCountOutput.wrong(updates, fed), "the committed count updates of each word are 1..n (" + guarantee
+            + ", the word count's logs in target/" + StreamsEosCrashTest.class.getSimpleName() + "/" + crash.seed() + ")");
     }
 
     /**
@@ -189,91 +105,6 @@ class StreamsEosCrashTest
             + ", log: " + tail(wordCount.log()) + ")");
     }
 
-    /** The sum of the application's committed offsets on the input topic: how many input records it has committed. */
-    private static long committedInput(final Admin admin, final String application, final String input) throws Exception
-    {
-        long sum = 0;
-        for (final Map.Entry<TopicPartition, OffsetAndMetadata> e : admin.listConsumerGroupOffsets(application)
-            .partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS).entrySet())
-        {
-            if (e.getKey().topic().equals(input) && e.getValue() != null)
-            {
-                sum += e.getValue().offset();
-            }
-        }
-        return sum;
-    }
-
-    /**
-     * Every committed count update on {@code output} from its start, by word in offset order: reads until each fed
-     * word's count has reached what was fed (or passed it), then on to the last stable offset, so an update too many shows.
-     */
-    private static Map<String, List<Long>> readCommittedCounts(final String bootstrap, final String output, final Map<String, Integer> fed)
-    {
-        final Map<String, Object> c = new HashMap<>();
-        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class);
-        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
-        final Map<String, List<Long>> updates = new HashMap<>();
-        final List<TopicPartition> partitions = new ArrayList<>();
-        for (int p = 0; p < PARTITIONS; p++)
-        {
-            partitions.add(new TopicPartition(output, p));
-        }
-        try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(c))
-        {
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            await(() ->
-            {
-                for (final ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    updates.computeIfAbsent(r.key(), w -> new ArrayList<>()).add(r.value());
-                }
-                return fed.entrySet().stream().allMatch(e ->
-                {
-                    final List<Long> counts = updates.getOrDefault(e.getKey(), List.of());
-                    return !counts.isEmpty() && counts.get(counts.size() - 1) >= e.getValue();
-                });
-            }, Duration.ofSeconds(120), () -> "every word's committed count at what was fed " + new TreeMap<>(fed) + ", last counts read "
-                + lastCounts(updates));
-            await(() ->
-            {
-                for (final ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    updates.computeIfAbsent(r.key(), w -> new ArrayList<>()).add(r.value());
-                }
-                final Map<TopicPartition, Long> ends = consumer.endOffsets(partitions); // the last stable offsets
-                return partitions.stream().allMatch(tp -> consumer.position(tp) >= ends.get(tp));
-            }, Duration.ofSeconds(30), "the output read to its last stable offsets");
-        }
-        return updates;
-    }
-
-    private static Map<String, Long> lastCounts(final Map<String, List<Long>> updates)
-    {
-        final Map<String, Long> last = new TreeMap<>();
-        updates.forEach((word, counts) -> last.put(word, counts.get(counts.size() - 1)));
-        return last;
-    }
-
-    /** A wrong sequence of counts, shortly: how many, the last, and where it first goes wrong. */
-    private static String describe(final List<Long> counts, final int fed)
-    {
-        int i = 0;
-        while (i < counts.size() && counts.get(i) == i + 1)
-        {
-            i++;
-        }
-        final String at = i < counts.size()
-            ? "update " + i + " is " + counts.get(i) + " after " + (i == 0 ? "none" : counts.get(i - 1))
-                + (counts.get(i) <= i ? " (a duplicate)" : " (a gap)")
-            : "all in order, " + (counts.size() > fed ? "counted too often" : "counted too rarely");
-        return counts.size() + " updates read, the last " + (counts.isEmpty() ? "none" : counts.get(counts.size() - 1)) + ", " + at;
-    }
-
     private static String tail(final Path log)
     {
         try
@@ -284,83 +115,6 @@ class StreamsEosCrashTest
         catch (final IOException ex)
         {
             return "(unreadable: " + ex + ")";
-        }
-    }
-
-    /** Feeds words at a steady pace on its own thread, counting each word once its record is acknowledged. */
-    private static final class Feeder
-    {
-        private final KafkaProducer<String, String> producer;
-        private final String topic;
-        private final Random random;
-        private final Map<String, Integer> acknowledged = new ConcurrentHashMap<>();
-        private final AtomicReference<Exception> failure = new AtomicReference<>();
-        private final Thread thread;
-        private volatile boolean stopping;
-
-        Feeder(final String bootstrap, final String topic, final Random random)
-        {
-            final Map<String, Object> p = new HashMap<>();
-            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
-            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
-            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-            p.put(ProducerConfig.ACKS_CONFIG, "all");
-            p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-            this.producer = new KafkaProducer<>(p);
-            this.topic = topic;
-            this.random = random;
-            this.thread = new Thread(this::feed, "word-feeder");
-            thread.start();
-        }
-
-        private void feed()
-        {
-            for (long sequence = 0; !stopping && failure.get() == null; sequence++)
-            {
-                final String word = "w" + random.nextInt(WORDS);
-                producer.send(new ProducerRecord<>(topic, Long.toString(sequence), word), (metadata, ex) ->
-                {
-                    if (ex != null)
-                    {
-                        failure.compareAndSet(null, ex);
-                    }
-                    else
-                    {
-                        acknowledged.merge(word, 1, Integer::sum);
-                    }
-                });
-                try
-                {
-                    Thread.sleep(FEED_PAUSE_MS); // a pace, not a wait for anything
-                }
-                catch (final InterruptedException ex)
-                {
-                    return;
-                }
-            }
-        }
-
-        int acknowledged()
-        {
-            return acknowledged.values().stream().mapToInt(Integer::intValue).sum();
-        }
-
-        /** Stops feeding and returns how many times each word was acknowledged; every record must have been. */
-        Map<String, Integer> stop() throws InterruptedException
-        {
-            stopping = true;
-            thread.join(TimeUnit.SECONDS.toMillis(30));
-            producer.flush();
-            assertNull(failure.get(), "every input record acknowledged");
-            return Map.copyOf(acknowledged);
-        }
-
-        void close() throws InterruptedException
-        {
-            stopping = true;
-            thread.join(TimeUnit.SECONDS.toMillis(30));
-            producer.close(Duration.ofSeconds(10));
         }
     }
 }

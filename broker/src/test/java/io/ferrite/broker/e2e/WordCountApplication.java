@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.testing.ChildJvm;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -13,6 +14,7 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.state.KeyValueStore;
 
+import java.time.Duration;
 import java.util.Properties;
 
 /**
@@ -66,10 +68,14 @@ final class WordCountApplication
             ex.printStackTrace();
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
+        // SIGTERM (ForkedWordCount.stop) closes it cleanly: processing stopped, offsets committed, stores flushed and
+        // checkpointed. SIGKILL (ForkedWordCount.kill) runs no hook: nothing of that happens
+        Runtime.getRuntime().addShutdownHook(new Thread(() ->
+            System.err.println("closed on SIGTERM, in time: " + streams.close(Duration.ofSeconds(30))), "close-streams"));
         streams.start();
         while (true)
         {
-            Thread.sleep(60_000); // runs until killed
+            Thread.sleep(60_000); // runs until killed or stopped
         }
     }
 }

@@ -1,9 +1,9 @@
-package io.ferrite.broker.e2e;
+package io.ferrite.testing;
 
 import java.io.IOException;
 
-/** What the tests' child JVMs ({@link ForkedMember}, {@link WordCountApplication}) share. */
-final class ChildJvm
+/** What the tests' child JVMs (the broker's ForkedMember and WordCountApplication, ecosystem's GuardedMain) share. */
+public final class ChildJvm
 {
     private ChildJvm()
     {
@@ -11,9 +11,11 @@ final class ChildJvm
 
     /**
      * Halts this JVM when its standard input closes — when the test JVM that started it goes away, even
-     * killed — so that no child outlives its test. Nothing is ever sent on standard input.
+     * killed — so that no child outlives its test. Nothing is ever sent on standard input. The parent stops
+     * a child with SIGTERM through {@code process.toHandle().destroy()}: {@code Process.destroy()} also closes
+     * the child's standard input, and the halt would then overtake the child's shutdown hooks.
      */
-    static void haltWithParent()
+    public static void haltWithParent()
     {
         final Thread orphanGuard = new Thread(() ->
         {
