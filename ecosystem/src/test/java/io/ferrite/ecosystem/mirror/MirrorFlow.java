@@ -10,11 +10,13 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.connect.mirror.Checkpoint;
 import org.apache.kafka.connect.mirror.OffsetSync;
 import org.apache.kafka.connect.mirror.RemoteClusterUtils;
 
@@ -24,6 +26,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,22 +69,42 @@ final class MirrorFlow
     {
         try (Admin admin = Admin.create(source.clientConfig()))
         {
-            admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get();
+            createTopic(source, topic, 2);
             try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(source)))
             {
+                final List<Future<RecordMetadata>> sent = new ArrayList<>();
                 for (int i = 0; i < RECORDS_P0; i++)
                 {
-                    producer.send(record(0, i));
+                    sent.add(producer.send(record(0, i)));
                     if (i < RECORDS_P1)
                     {
-                        producer.send(record(1, i));
+                        sent.add(producer.send(record(1, i)));
                     }
                 }
-                producer.flush();
+                for (final Future<RecordMetadata> f : sent)
+                {
+                    f.get();
+                }
             }
             admin.alterConsumerGroupOffsets(group, Map.of(
                 new TopicPartition(topic, 0), new OffsetAndMetadata(COMMITTED, "p0"),
                 new TopicPartition(topic, 1), new OffsetAndMetadata(COMMITTED, "p1"))).all().get();
+        }
+    }
+
+    /**
+     * Creates the topic and waits until every partition has its leader in the metadata a client gets: a
+     * producer that reaches Kafka 4.4 before then has its first batch refused NOT_LEADER_OR_FOLLOWER, and the
+     * idempotent 4.3.1 producer then retried the next ones OUT_OF_ORDER_SEQUENCE_NUMBER until they expired.
+     */
+    static void createTopic(final BrokerNode broker, final String topic, final int partitions) throws Exception
+    {
+        try (Admin admin = Admin.create(broker.clientConfig()))
+        {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
+            Await.await(() -> admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().stream()
+                    .filter(p -> p.leader() != null && !p.leader().isEmpty()).count() == partitions,
+                DEADLINE, topic + " with a leader for each of its " + partitions + " partitions on " + broker.name);
         }
     }
 
@@ -178,11 +201,45 @@ final class MirrorFlow
     List<OffsetSync> offsetSyncs()
     {
         final List<OffsetSync> syncs = new ArrayList<>();
-        for (final ConsumerRecord<byte[], byte[]> r : readAll(source, new TopicPartition("mm2-offset-syncs." + target.name + ".internal", 0)))
+        for (final ConsumerRecord<byte[], byte[]> r : offsetSyncRecords())
         {
             syncs.add(OffsetSync.deserializeRecord(r));
         }
         return syncs;
+    }
+
+    /** The offset syncs as "upstream:downstream@ms", ms after the first one was written (the records' timestamps). */
+    String offsetSyncTimeline()
+    {
+        final List<String> out = new ArrayList<>();
+        long first = -1;
+        for (final ConsumerRecord<byte[], byte[]> r : offsetSyncRecords())
+        {
+            first = first < 0 ? r.timestamp() : first;
+            final OffsetSync sync = OffsetSync.deserializeRecord(r);
+            out.add(sync.topicPartition().partition() + "/" + sync.upstreamOffset() + ":" + sync.downstreamOffset() + "@" + (r.timestamp() - first));
+        }
+        return out.toString();
+    }
+
+    /** Every checkpoint of the group MirrorMaker wrote to the target, as "partition:downstream offset", in order. */
+    List<String> checkpointHistory()
+    {
+        final List<String> history = new ArrayList<>();
+        for (final ConsumerRecord<byte[], byte[]> r : readAll(target, new TopicPartition(source.name + ".checkpoints.internal", 0)))
+        {
+            final Checkpoint checkpoint = Checkpoint.deserializeRecord(r);
+            if (checkpoint.consumerGroupId().equals(group))
+            {
+                history.add(checkpoint.topicPartition().partition() + ":" + checkpoint.downstreamOffset());
+            }
+        }
+        return history;
+    }
+
+    private List<ConsumerRecord<byte[], byte[]>> offsetSyncRecords()
+    {
+        return readAll(source, new TopicPartition("mm2-offset-syncs." + target.name + ".internal", 0));
     }
 
     /** The partition from its start to its end offset now. */

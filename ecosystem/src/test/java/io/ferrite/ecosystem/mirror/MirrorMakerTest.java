@@ -50,7 +50,7 @@ class MirrorMakerTest
     private static void report(final MirrorFlow flow, final Map<TopicPartition, OffsetAndMetadata> translated)
     {
         System.out.println(java.time.Instant.now() + " " + flow.source.name + " -> " + flow.target.name + ": group at " + MirrorFlow.COMMITTED
-            + " translated to " + translated + "; offset syncs " + flow.offsetSyncs());
+            + " translated to " + translated + "; checkpoints " + flow.checkpointHistory() + "; offset syncs " + flow.offsetSyncTimeline());
     }
 
     /**
@@ -95,6 +95,7 @@ class MirrorMakerTest
         config.put("sync.group.offsets.enabled", "true");
         config.put("sync.group.offsets.interval.seconds", "1");
         config.put("refresh.groups.interval.seconds", "1");
+        config.put("sync.topic.acls.enabled", "false"); // Ferrite has no ACL APIs
         return config;
     }
 }
