@@ -7,11 +7,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.connect.mirror.MirrorMaker;
 import org.apache.kafka.connect.mirror.OffsetSync;
 import org.apache.kafka.connect.mirror.RemoteClusterUtils;
@@ -96,9 +94,6 @@ class TranslationBaselineTest
     private static void produceWhileConsuming(final BrokerNode kafka) throws Exception
     {
         final TopicPartition partition = new TopicPartition(TOPIC, 0);
-        final Map<String, Object> producerConfig = new HashMap<>(kafka.clientConfig());
-        producerConfig.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-        producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         final Map<String, Object> consumerConfig = new HashMap<>(kafka.clientConfig());
         consumerConfig.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         consumerConfig.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
@@ -106,7 +101,7 @@ class TranslationBaselineTest
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         consumerConfig.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 20);
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(MirrorFlow.producerConfig(kafka));
             KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig))
         {
             consumer.assign(List.of(partition));
