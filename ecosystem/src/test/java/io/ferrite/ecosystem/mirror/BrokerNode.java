@@ -1,0 +1,186 @@
+package io.ferrite.ecosystem.mirror;
+
+import io.ferrite.testing.Await;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A broker in a child JVM on loopback, as a user runs it: Apache Kafka 4.4 (single-node KRaft,
+ * storage formatted with {@code kafka.tools.StorageTool} first, from {@code target/kafka.classpath},
+ * which this module's build writes) or Ferrite (its runnable jar, {@code broker/target/ferrite-broker.jar}).
+ * Its output goes to {@code broker.log} in its directory.
+ */
+final class BrokerNode implements AutoCloseable
+{
+    enum Kind
+    {
+        KAFKA, FERRITE
+    }
+
+    private static final Duration START_DEADLINE = Duration.ofSeconds(120);
+
+    final Kind kind;
+    final String name;
+    private final Path dir;
+    private final int port;
+    private final Process process;
+
+    private BrokerNode(final Kind kind, final String name, final Path dir, final int port, final Process process)
+    {
+        this.kind = kind;
+        this.name = name;
+        this.dir = dir;
+        this.port = port;
+        this.process = process;
+    }
+
+    String bootstrap()
+    {
+        return "127.0.0.1:" + port;
+    }
+
+    /** Client properties that reach this broker. */
+    Map<String, Object> clientConfig()
+    {
+        return Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    }
+
+    /** Spawns the broker in {@code dir}; {@link #awaitReady} waits until it answers. */
+    static BrokerNode spawn(final Kind kind, final String name, final Path dir) throws IOException, InterruptedException
+    {
+        Files.createDirectories(dir);
+        final int port = freePort();
+        final List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xms256m", "-Xmx512m", "-XX:+UseG1GC",
+            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+            "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
+        if (kind == Kind.KAFKA)
+        {
+            final String classPath = Files.readString(Path.of(requiredProperty("ferrite.kafka.classpath")), StandardCharsets.UTF_8).strip();
+            final int controllerPort = freePort();
+            final Path config = dir.resolve("server.properties");
+            Files.write(config, List.of(
+                "process.roles=broker,controller",
+                "node.id=1",
+                "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
+                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
+                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+                "controller.listener.names=CONTROLLER",
+                "inter.broker.listener.name=PLAINTEXT",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "log.dirs=" + dir.resolve("kafka-logs"),
+                "num.partitions=1",
+                "offsets.topic.replication.factor=1",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                "group.initial.rebalance.delay.ms=0"), StandardCharsets.UTF_8);
+            final Process format = new ProcessBuilder(javaBinary(), "-Xmx256m", "-cp", classPath, "kafka.tools.StorageTool", "format",
+                "-t", Uuid.randomUuid().toString(), "-c", config.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("format.log").toFile()).start();
+            if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0)
+            {
+                format.destroyForcibly();
+                throw new IOException("kafka-storage format failed: " + Files.readString(dir.resolve("format.log")));
+            }
+            command.addAll(List.of("-Dkafka.logs.dir=" + dir.resolve("logs"), "-cp", classPath, "kafka.Kafka", config.toString()));
+        }
+        else
+        {
+            command.addAll(List.of("-cp", requiredProperty("ferrite.broker.jar"), "io.ferrite.broker.FerriteServer",
+                "--override", "listeners=PLAINTEXT://127.0.0.1:" + port,
+                "--override", "log.dirs=" + dir.resolve("ferrite-data"),
+                "--override", "num.partitions=1"));
+        }
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(dir.resolve("broker.log").toFile()).start();
+        // a test JVM that ends half-way leaves no broker behind
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + name));
+        return new BrokerNode(kind, name, dir, port, process);
+    }
+
+    /** Waits until the broker answers a DescribeCluster. */
+    BrokerNode awaitReady()
+    {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(),
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 2_000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000)))
+        {
+            Await.await(() ->
+            {
+                if (!process.isAlive())
+                {
+                    throw new IllegalStateException(name + " ended: " + logTail());
+                }
+                try
+                {
+                    return !admin.describeCluster().nodes().get().isEmpty();
+                }
+                catch (final java.util.concurrent.ExecutionException notYet)
+                {
+                    return false;
+                }
+            }, START_DEADLINE, () -> name + " answering on " + bootstrap() + "; its log ends: " + logTail());
+        }
+        return this;
+    }
+
+    String logTail()
+    {
+        try
+        {
+            final List<String> lines = Files.readAllLines(dir.resolve("broker.log"), StandardCharsets.UTF_8);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+        }
+        catch (final IOException ex)
+        {
+            return "(no log: " + ex + ")";
+        }
+    }
+
+    /** SIGTERM (both brokers shut down cleanly on it), then SIGKILL if it is still running after 30 s. */
+    @Override
+    public void close() throws InterruptedException
+    {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS))
+        {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static String requiredProperty(final String name)
+    {
+        final String value = System.getProperty(name);
+        if (value == null)
+        {
+            throw new IllegalStateException("-D" + name + " is not set (the module's surefire configuration sets it)");
+        }
+        return value;
+    }
+
+    private static String javaBinary()
+    {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        {
+            return s.getLocalPort();
+        }
+    }
+}
