@@ -19,7 +19,7 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * (a cleaner thread's share of {@code log.cleaner.dedupe.buffer.size}, 128 MiB in all by default) holding
  * 24-byte slots ({@link OffsetMapDescriptor}) — the key's MD5 and an offset — in open addressing. Keys are never
  * stored, only their hashes: two keys with one MD5 would share a slot (Kafka accepts the same 2^-128 risk), which
- * is what lets 128 MiB index 5.6 million keys whatever their length.
+ * is what lets 128 MiB hold 5.6 million slots (5 million keys at the 0.9 load factor) whatever the keys' length.
  *
  * <p>The probe sequence is Kafka's: attempt {@code i} reads the big-endian int at byte {@code min(i, 12)} of the
  * hash, adds {@code max(0, i - 12)}, and takes it modulo the slots (after Kafka's {@code Utils.abs}); so a key

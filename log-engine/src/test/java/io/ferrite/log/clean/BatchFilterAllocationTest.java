@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A clean's steady state allocates nothing: loading the map, deciding and rebuilding batches (a tombstone kept,
- * duplicates dropped, every codec) — code that allocated per record or per batch fails every window, while a
+ * duplicates dropped, every codec, committed and aborted transactions and their markers) — code that allocated per record or per batch fails every window, while a
  * window holding a JIT tier change does not count (the fewest bytes of several windows).
  */
 class BatchFilterAllocationTest
@@ -35,9 +35,16 @@ class BatchFilterAllocationTest
         final UnsafeBuffer value = new UnsafeBuffer(new byte[100]);
         int end = 0;
         long offset = 0;
+        long abortedFirst = -1;
+        long abortedMarker = -1;
+        long lastOfProducer7 = -1;
         for (int b = 0; b < 50; b++)
         {
-            builder.wrap(log, end).compression(compression).baseOffset(offset).producer(7, (short)0, (int)offset);
+            // every fifth batch is a transaction of producer 9 with its marker: aborted in batches 20 to 24
+            final boolean transactional = b % 5 == 4;
+            final long producerId = transactional ? 9 : 7;
+            builder.wrap(log, end).compression(compression).baseOffset(offset).producer(producerId, (short)0, (int)offset)
+                .transactional(transactional);
             for (int i = 0; i < 10; i++)
             {
                 key.putLong(0, (b * 10 + i) % 37);
@@ -45,6 +52,20 @@ class BatchFilterAllocationTest
                 offset++;
             }
             end += builder.build();
+            lastOfProducer7 = transactional ? lastOfProducer7 : offset - 1;
+            if (transactional)
+            {
+                final boolean commit = b / 5 != 4;
+                if (!commit)
+                {
+                    abortedFirst = offset - 10;
+                    abortedMarker = offset;
+                }
+                builder.wrap(log, end).baseOffset(offset).producer(9, (short)0, -1).transactional(true).control(true)
+                    .appendEndTxnMarker(1_700_000_000_000L + offset, commit, 1);
+                end += builder.build();
+                offset++;
+            }
         }
         final RecordBatch batch = new RecordBatch();
         final ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(1 << 20);
@@ -66,7 +87,9 @@ class BatchFilterAllocationTest
                 {
                     map.clear();
                     loader.transactions().clear();
-                    retention.reset(1_800_000_000_000L, 86_400_000L, offset).activeProducers().add(7, offset - 1, (short)0);
+                    retention.reset(1_800_000_000_000L, 86_400_000L, offset).activeProducers().add(7, lastOfProducer7, (short)0);
+                    loader.transactions().addAbortedTransaction(9, abortedFirst, abortedMarker, abortedMarker + 1);
+                    retention.transactions().addAbortedTransaction(9, abortedFirst, abortedMarker, abortedMarker + 1);
                     for (int p = 0; p < end; p += batch.sizeInBytes())
                     {
                         loader.load(batch.wrap(log, p), 0);
