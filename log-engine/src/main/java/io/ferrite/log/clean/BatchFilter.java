@@ -58,7 +58,9 @@ public final class BatchFilter
     private boolean wroteOriginal;
 
     /**
-     * @param codecs               decompress the batches read (the loader's and the transactions' readers may share them)
+     * @param codecs               decompress the batches read; give the loader's and the transactions' readers codecs
+     *                             of their own: a codec keeps a view of the buffer it last read, and sharing one
+     *                             between readers of different buffers makes a new view at each switch
      * @param maxDecompressedBytes the bound on one batch's decompressed records (Kafka's max record body size)
      */
     public BatchFilter(final Codecs codecs, final int maxDecompressedBytes)

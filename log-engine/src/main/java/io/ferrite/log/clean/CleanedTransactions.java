@@ -1,12 +1,16 @@
 package io.ferrite.log.clean;
 
 import io.ferrite.wire.record.ControlRecords;
+import io.ferrite.wire.record.CorruptRecordException;
+import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordReader;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongHashSet;
 
 import java.util.Arrays;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
  * Which transactions a clean has seen data of, so that aborted transactions' batches and the markers of
@@ -123,6 +127,7 @@ public final class CleanedTransactions
      *
      * @return whether the marker may go once its delete horizon has passed: no data of its transaction was read
      * in this clean
+     * @throws CorruptRecordException when its control key is too short or of a negative version (as Kafka)
      */
     public boolean onControlBatchRead(final RecordBatch batch)
     {
@@ -132,7 +137,7 @@ public final class CleanedTransactions
         {
             return true;
         }
-        final short type = ControlRecords.type(reader.next());
+        final short type = controlType(reader.next());
         final long producerId = batch.producerId();
         if (type == ControlRecords.ABORT)
         {
@@ -154,6 +159,24 @@ public final class CleanedTransactions
             return !ongoingCommitted.remove(producerId);
         }
         return false;
+    }
+
+    /**
+     * As Kafka's {@code ControlRecordType.parse}: a key too short for a control key, or of a negative version, is
+     * corrupt (the clean stops); an unknown type is not a marker.
+     */
+    private static short controlType(final Record record)
+    {
+        if (record.keyLength() < ControlRecords.KEY_LENGTH)
+        {
+            throw new CorruptRecordException("Invalid control record key: " + record.keyLength() + " bytes at offset " +
+                record.offset());
+        }
+        if (record.buffer().getShort(record.keyOffset(), BIG_ENDIAN) < 0)
+        {
+            throw new CorruptRecordException("Invalid control record key: negative version at offset " + record.offset());
+        }
+        return ControlRecords.type(record);
     }
 
     private void consumeAbortedUpTo(final long offset)

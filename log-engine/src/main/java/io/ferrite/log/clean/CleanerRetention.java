@@ -79,7 +79,7 @@ public final class CleanerRetention implements RecordRetention
             discardBatchRecords = canDiscardBatch;
         }
         final int retention;
-        if (batch.producerId() != RecordBatchDescriptor.NO_PRODUCER_ID && activeProducers.isLastBatchOfProducer(batch))
+        if (batch.producerId() > RecordBatchDescriptor.NO_PRODUCER_ID && activeProducers.isLastBatchOfProducer(batch))
         {
             retention = RETAIN_EMPTY;
         }

@@ -27,7 +27,8 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  *
  * <p>The map is "full" ({@link #isFull()}) once it holds {@code log.cleaner.io.buffer.load.factor} (0.9) of its
  * slots: past that, probe chains grow long, so the cleaner stops loading keys there and cleans the rest of the
- * dirty log in a later pass, as Kafka does. {@link #put} refuses a new key only when every slot is taken.
+ * dirty log in a later pass, as Kafka does. {@link #put} throws once every slot is taken, for a key already held
+ * as for a new one (Kafka's {@code SkimpyOffsetMap.put} checks before it hashes).
  *
  * <p>Keys are read in place ({@code DirectBuffer}, offset, length): the record's key in the segment's mapping
  * or in a decompressed batch. Neither {@link #put} nor {@link #get} allocates: the digest, the hash and the key
@@ -46,6 +47,7 @@ public final class OffsetMap implements AutoCloseable
 
     private final ByteBuffer memory;
     private final UnsafeBuffer slotsBuffer;
+    private boolean closed;
     private final int slots;
     private final int maxEntries;
     private final MessageDigest digest;
@@ -61,6 +63,8 @@ public final class OffsetMap implements AutoCloseable
      * @param memoryBytes the map's size in bytes (a cleaner thread's {@code dedupe.buffer.size / threads}); at
      *                    least one slot
      * @param loadFactor  the share of slots in use at which {@link #isFull()} says stop ({@code 0 < f <= 1})
+     * @throws IllegalArgumentException when {@code slots * loadFactor <= 1}: such a map would be full before its
+     *                                  first key and a clean would never progress (Kafka refuses it too)
      */
     public OffsetMap(final int memoryBytes, final double loadFactor)
     {
@@ -81,6 +85,11 @@ public final class OffsetMap implements AutoCloseable
             throw new IllegalStateException("every JDK has MD5", ex);
         }
         slots = memoryBytes / SLOT_LENGTH;
+        if (slots * loadFactor <= 1.0)
+        {
+            throw new IllegalArgumentException("an offset map of " + slots + " slots at load factor " + loadFactor +
+                " would be full before its first key");
+        }
         maxEntries = (int)(slots * loadFactor);
         memory = ByteBuffer.allocateDirect(slots * SLOT_LENGTH); // zeroed: every slot empty
         slotsBuffer = new UnsafeBuffer(memory);
@@ -131,10 +140,11 @@ public final class OffsetMap implements AutoCloseable
      * Records {@code offset} as the latest for the key at {@code [keyOffset, keyOffset + keyLength)} of
      * {@code key}, replacing the key's earlier offset, and makes it the map's latest offset.
      *
-     * @throws IllegalStateException when the key is new and every slot is taken
+     * @throws IllegalStateException when every slot is taken (even if the key is held), or the map is closed
      */
     public void put(final DirectBuffer key, final int keyOffset, final int keyLength, final long offset)
     {
+        ensureOpen();
         if (entries >= slots)
         {
             throw new IllegalStateException("the offset map is full: " + entries + " entries in " + slots + " slots");
@@ -161,6 +171,7 @@ public final class OffsetMap implements AutoCloseable
     /** The latest offset put for the key, or {@link #NO_OFFSET}. */
     public long get(final DirectBuffer key, final int keyOffset, final int keyLength)
     {
+        ensureOpen();
         hash(key, keyOffset, keyLength);
         // as Kafka: a chain longer than the slots plus the hash's extra start points means the key is absent
         final int maxAttempts = slots + HASH_LENGTH - 4;
@@ -182,16 +193,33 @@ public final class OffsetMap implements AutoCloseable
     /** Empties the map for the next clean (writes zeros over the whole block, as Kafka does). */
     public void clear()
     {
+        ensureOpen();
         slotsBuffer.setMemory(0, slotsBuffer.capacity(), (byte)0);
         entries = 0;
         latestOffset = NO_OFFSET;
     }
 
-    /** Frees the off-heap block now; the map must not be used after. */
+    /**
+     * Frees the off-heap block now. {@link #put}, {@link #get} and {@link #clear} throw after it (rather than touch
+     * freed memory); a second close does nothing.
+     */
     @Override
     public void close()
     {
-        BufferUtil.free(memory);
+        if (!closed)
+        {
+            closed = true;
+            slotsBuffer.wrap(new byte[0]); // nothing points at the freed block any more
+            BufferUtil.free(memory);
+        }
+    }
+
+    private void ensureOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("the offset map is closed");
+        }
     }
 
     private void hash(final DirectBuffer key, final int keyOffset, final int keyLength)

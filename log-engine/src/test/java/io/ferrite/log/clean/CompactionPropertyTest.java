@@ -108,7 +108,8 @@ class CompactionPropertyTest
         // transactions' markers go when the horizon has passed
         final long now2 = horizonPassed ? now1 + DELETE_RETENTION_MS : now1 + DELETE_RETENTION_MS - 1;
         final ByteBuffer second = ByteBuffer.wrap(pass1);
-        final byte[] pass2 = clean(second, log, 24 * 64, now2, new ArrayList<>());
+        final List<AbortedTxn> kept2 = new ArrayList<>();
+        final byte[] pass2 = clean(second, log, 24 * 64, now2, kept2);
         assertSameBatches(bytes(KafkaCleanerReference.clean(second, log.endOffset, 24 * 64, 0.9, log.aborted, log.active,
             log.endOffset, now2, DELETE_RETENTION_MS)), pass2, "the second clean");
         final Set<Long> expected2 = new TreeSet<>();
@@ -123,6 +124,9 @@ class CompactionPropertyTest
             }
         }
         checkOutput(pass2, log, expected2, false);
+        // the first clean dropped every aborted transaction's records; an aborted batch it kept empty (the last of a
+        // live producer, or the one ending at the high watermark) is still its transaction's data, so its entry stays
+        assertEquals(abortedWithBatches(pass1, log.aborted), kept2, "the ABORT entries the second clean keeps");
 
         // the generator must reach the cases that matter, in enough of the tries
         final boolean mapFilled = loadedTo < log.endOffset - 1;
@@ -135,6 +139,25 @@ class CompactionPropertyTest
         Statistics.label("aborted transaction").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
         Statistics.label("empty batch kept").coverage(c -> c.check(true).percentage(pct -> pct >= 10));
         Statistics.label("tombstone given a horizon").coverage(c -> c.check(true).percentage(pct -> pct >= 30));
+    }
+
+    /** The aborted transactions of which a data batch, empty or not, is in {@code cleaned}, in marker order. */
+    private static List<AbortedTxn> abortedWithBatches(final byte[] cleaned, final List<AbortedTxn> aborted)
+    {
+        final List<AbortedTxn> withBatches = new ArrayList<>();
+        for (final AbortedTxn t : aborted)
+        {
+            for (final MutableRecordBatch batch : MemoryRecords.readableRecords(ByteBuffer.wrap(cleaned)).batches())
+            {
+                if (!batch.isControlBatch() && batch.isTransactional() && batch.producerId() == t.producerId() &&
+                    batch.lastOffset() >= t.firstOffset() && batch.baseOffset() < t.lastOffset())
+                {
+                    withBatches.add(t);
+                    break;
+                }
+            }
+        }
+        return withBatches;
     }
 
     private static boolean hasEmptyBatch(final byte[] cleaned)

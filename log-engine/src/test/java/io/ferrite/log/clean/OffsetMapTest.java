@@ -104,8 +104,36 @@ class OffsetMapTest
             }
             assertEquals(OffsetMap.NO_OFFSET, get(map, "absent"), "a full map's probe chain ends without an empty slot");
             assertThrows(IllegalStateException.class, () -> put(map, "one more", 1));
+            // as Kafka's SkimpyOffsetMap, which checks before it hashes: an update of a held key throws too
+            assertThrows(IllegalStateException.class, () -> put(map, "k0", 1));
+            assertEquals(100, get(map, "k0"));
             assertEquals(slots, map.size());
         }
+    }
+
+    @Test
+    void aMapFullBeforeItsFirstKeyIsRefused()
+    {
+        // Kafka's Cleaner requires slots * loadFactor > 1
+        assertThrows(IllegalArgumentException.class, () -> new OffsetMap(24, 0.9));
+        assertThrows(IllegalArgumentException.class, () -> new OffsetMap(24, 1.0));
+        assertThrows(IllegalArgumentException.class, () -> new OffsetMap(24 * 2, 0.5));
+        try (OffsetMap map = new OffsetMap(24 * 2, 0.9))
+        {
+            assertFalse(map.isFull(), "(int)(2 * 0.9) = 1 entry");
+        }
+    }
+
+    @Test
+    void aClosedMapThrowsRatherThanTouchFreedMemory()
+    {
+        final OffsetMap map = new OffsetMap(24 * 16, 0.9);
+        put(map, "a", 1);
+        map.close();
+        assertThrows(IllegalStateException.class, () -> put(map, "a", 2));
+        assertThrows(IllegalStateException.class, () -> get(map, "a"));
+        assertThrows(IllegalStateException.class, map::clear);
+        map.close(); // a second close does nothing
     }
 
     @Test
