@@ -8,6 +8,7 @@ import io.ferrite.wire.record.RecordBatchBuilder;
 import io.ferrite.wire.record.RecordReader;
 import io.ferrite.wire.record.TimestampType;
 import org.agrona.DirectBuffer;
+import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.Arrays;
@@ -36,9 +37,14 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  *   <li>an empty batch — the header alone, uncompressed, no record, base timestamp -1, the original's max
  *   timestamp and offsets: a {@link RecordRetention#RETAIN_EMPTY} batch with no record kept.</li>
  * </ul>
- * The output goes to {@code out} at {@code outOffset}: an expandable buffer, or one with room for the batch
- * grown by its new timestamp deltas and recompression, and never the batch's own buffer. Nothing is allocated
- * per batch or record once the scratch buffers have grown to the largest batch. One thread.
+ * The output goes to this filter's own staging buffer ({@link #output()}, from index 0), which grows as needed:
+ * its size is known only once written (a rebuilt batch may grow by its new timestamp deltas, and the codecs
+ * reserve room for their worst case — about 66 KiB for LZ4, 16 KiB a deflate step for GZIP — while writing), so
+ * a caller writing into a fixed region, such as the mapped {@code .cleaned} segment, learns the exact length
+ * first and copies the batch only if it fits (or rolls to a new segment): nothing is ever half-written into the
+ * region. As Kafka's cleaner does: {@code filterTo} writes into a growing buffer, which {@code cleanInto}
+ * appends to the segment. Nothing is allocated per batch or record once the staging and scratch buffers have
+ * grown to the largest batch. One thread.
  */
 public final class BatchFilter
 {
@@ -46,6 +52,7 @@ public final class BatchFilter
     private final RecordBatchBuilder builder;
     private final Record record = new Record();
     private final Crc32c crc32c = new Crc32c();
+    private final ExpandableDirectByteBuffer output = new ExpandableDirectByteBuffer(4096);
 
     // the kept records of the batch in hand: where each lies in the (decompressed) records
     private int[] keptStarts = new int[64];
@@ -73,13 +80,15 @@ public final class BatchFilter
     }
 
     /**
-     * Filters {@code batch} (checked, CRC included, by the caller) into {@code out} at {@code outOffset}.
+     * Filters {@code batch} (checked, CRC included, by the caller) into {@link #output()} at index 0.
      *
-     * @return the bytes written: 0 when nothing of the batch stays
+     * @return the bytes of {@link #output()} that hold what stays: 0 when nothing of the batch stays
      * @throws io.ferrite.wire.record.CorruptRecordException when its records do not parse
      */
-    public int filter(final RecordBatch batch, final RecordRetention retention, final MutableDirectBuffer out, final int outOffset)
+    public int filter(final RecordBatch batch, final RecordRetention retention)
     {
+        final MutableDirectBuffer out = output;
+        final int outOffset = 0;
         recordsRead = 0;
         recordsKept = 0;
         maxOffset = -1;
@@ -112,6 +121,15 @@ public final class BatchFilter
             return writeEmpty(batch, out, outOffset);
         }
         return 0;
+    }
+
+    /**
+     * The staging buffer: the last batch filtered is {@link #filter}'s answer of bytes from index 0, valid until the
+     * next {@link #filter}.
+     */
+    public DirectBuffer output()
+    {
+        return output;
     }
 
     /** Records read of the last batch filtered (0 when it was deleted unread). */

@@ -15,7 +15,9 @@
  *   ... retention.activeProducers().add(...)                   // the producer state's last batches
  *   ... retention.transactions().addAbortedTransaction(...)    // per segment, as Kafka's cleanSegments
  *   for each batch from the log start to the end of the map:
- *       written += filter.filter(batch, retention, out, written) // BatchFilter: into the cleaned segment
+ *       n = filter.filter(batch, retention)                    // BatchFilter: staged, its length known
+       if n > room left in the .cleaned segment: map it larger, or roll
+       copy filter.output()[0, n) into the segment
  * </pre>
  *
  * <ul>

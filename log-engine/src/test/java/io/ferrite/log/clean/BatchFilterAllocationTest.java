@@ -97,7 +97,9 @@ class BatchFilterAllocationTest
                     written = 0;
                     for (int p = 0; p < end; p += batch.sizeInBytes())
                     {
-                        written += filter.filter(batch.wrap(log, p), retention, out, written);
+                        final int n = filter.filter(batch.wrap(log, p), retention);
+                        out.putBytes(written, filter.output(), 0, n);
+                        written += n;
                     }
                 }
                 fewest = Math.min(fewest, threads.getCurrentThreadAllocatedBytes() - before);

@@ -256,7 +256,9 @@ class CompactionPropertyTest
             for (int p = 0; p < in.capacity(); p += batch.sizeInBytes())
             {
                 batch.wrap(in, p);
-                written += filter.filter(batch, retention, out, written);
+                final int n = filter.filter(batch, retention);
+                out.putBytes(written, filter.output(), 0, n);
+                written += n;
             }
             final byte[] result = new byte[written];
             out.getBytes(0, result);

@@ -126,7 +126,9 @@ public class CleanBenchmark
         int written = 0;
         for (int p = 0; p < logLength; p += batch.sizeInBytes())
         {
-            written += filter.filter(batch.wrap(log, p), retention, out, written);
+            final int n = filter.filter(batch.wrap(log, p), retention);
+            out.putBytes(written, filter.output(), 0, n);
+            written += n;
         }
         return written;
     }
