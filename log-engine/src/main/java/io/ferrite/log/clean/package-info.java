@@ -36,8 +36,11 @@
  * record once the scratch arrays and buffers have grown to the largest batch and the number of aborted
  * transactions in one clean ({@code OffsetMapTest}, {@code BatchFilterAllocationTest}).
  *
- * <p>Checked against Kafka itself: the map's slots are byte for byte those of Kafka's {@code SkimpyOffsetMap} for
- * the same keys, and two cleans of random logs give Kafka's {@code filterTo} output under Kafka's cleaner rules
- * ({@code CompactionPropertyTest}).
+ * <p>Checked against Kafka's own code where it is public: the map's slots are byte for byte those of Kafka's
+ * {@code SkimpyOffsetMap} for the same keys ({@code OffsetMapTest}); {@code CleanedTransactions} answers as Kafka's
+ * {@code CleanedTransactionMetadata} ({@code CleanedTransactionsTest}); and {@code BatchFilter} writes the bytes
+ * Kafka's {@code MemoryRecords.filterTo} writes given the same retention answers ({@code CompactionPropertyTest};
+ * zstd by header and records). The retention rules ({@code CleanerRetention}, Kafka's private {@code Cleaner}) are
+ * checked against that test's own model of a clean, not against Kafka running.
  */
 package io.ferrite.log.clean;

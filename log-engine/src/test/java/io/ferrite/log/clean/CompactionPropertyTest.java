@@ -50,10 +50,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   every live producer's last batch stays;</li>
  *   <li>by kafka-clients: every batch written parses with {@code MemoryRecords.readableRecords} and passes
  *   {@code ensureValid()} (the CRC);</li>
- *   <li>against Kafka 4.4 itself ({@link KafkaCleanerReference}: its map, transaction metadata and
- *   {@code filterTo}): the cleaned bytes are Kafka's, byte for byte (for zstd, whose frames the wire module
- *   writes with the content size, the header but for length and CRC, and every record).</li>
+ *   <li>against Kafka 4.4's own {@code MemoryRecords.filterTo} ({@link KafkaFilterTo}) given the answers our
+ *   retention gave: the bytes {@link BatchFilter} writes are those Kafka writes for the same decisions, byte for
+ *   byte for NONE, gzip, snappy and lz4 (for zstd, whose frames the wire module writes with the content size, the
+ *   header but for length and CRC, and every record). The decisions themselves are checked by the model only.</li>
  * </ul>
+ * Each clean runs the paths a cleaner takes: the second loads its map from where the first stopped (often inside a
+ * batch), the high watermark is the log end or an earlier batch's end (that batch stays, empty if need be), and
+ * the log is filtered in one to three segments, each adding its aborted transactions.
  * The log is built with kafka-clients' {@code MemoryRecordsBuilder}, not ours. jqwik prints each run's seed.
  */
 class CompactionPropertyTest
@@ -76,6 +80,8 @@ class CompactionPropertyTest
         final Map<Long, Rec> records = new LinkedHashMap<>();
         final List<AbortedTxn> aborted = new ArrayList<>();
         final Map<Long, LastRecord> active = new HashMap<>();
+        final List<Long> batchEnds = new ArrayList<>();
+        final Set<Long> batchStarts = new HashSet<>();
         long endOffset;
     }
 
@@ -92,26 +98,32 @@ class CompactionPropertyTest
         final long now1 = T0 + 10_000_000;
         final int mapBytes = 24 * mapSlots;
         final List<AbortedTxn> kept = new ArrayList<>();
-        final byte[] pass1 = clean(input, log, mapBytes, now1, kept);
-        assertSameBatches(bytes(KafkaCleanerReference.clean(input, log.endOffset, mapBytes, 0.9, log.aborted, log.active,
-            log.endOffset, now1, DELETE_RETENTION_MS)), pass1, "the first clean");
+        // the high watermark: the log end, or the end of an earlier batch
+        final long highWatermark = r.nextBoolean() ? log.endOffset : log.batchEnds.get(r.nextInt(log.batchEnds.size()));
+        final Cleaned pass1Clean = clean(input, log, mapBytes, 0, highWatermark, r, now1, kept);
+        final byte[] pass1 = pass1Clean.bytes();
+        assertSameBatches(bytes(KafkaFilterTo.filter(input, pass1Clean.answers(), now1, DELETE_RETENTION_MS)), pass1, "the first clean");
         final long loadedTo = latestOffsetLoaded(input, log, mapBytes);
         final Set<Long> expected1 = expectedAfterFirstClean(log, loadedTo);
-        final Map<Long, Long> horizons = checkOutput(pass1, log, expected1, true);
+        final Map<Long, Long> horizons = checkOutput(pass1, log, expected1, true, highWatermark);
         for (final Map.Entry<Long, Long> h : horizons.entrySet())
         {
             assertEquals(now1 + DELETE_RETENTION_MS, h.getValue(), "the delete horizon of the batch holding " + h.getKey());
         }
         assertEquals(log.aborted, kept, "every aborted transaction with data keeps its index entry, in marker order");
 
-        // second clean, with a map for every key: duplicates left by the first go; tombstones and empty
-        // transactions' markers go when the horizon has passed
+        // second clean, with a map for every key loaded from where the first pass stopped (Kafka's next first dirty
+        // offset, often inside a batch), or — when the first map held the whole log — from any offset, as a pass
+        // that had stopped there: the first pass deduplicated everything before it, so either way duplicates left by
+        // the first go; tombstones and empty transactions' markers go when the horizon has passed
         final long now2 = horizonPassed ? now1 + DELETE_RETENTION_MS : now1 + DELETE_RETENTION_MS - 1;
+        final boolean mapFilled = loadedTo < log.endOffset - 1;
+        final long firstDirty2 = mapFilled ? loadedTo + 1 : (long)r.nextInt((int)log.endOffset);
         final ByteBuffer second = ByteBuffer.wrap(pass1);
         final List<AbortedTxn> kept2 = new ArrayList<>();
-        final byte[] pass2 = clean(second, log, 24 * 64, now2, kept2);
-        assertSameBatches(bytes(KafkaCleanerReference.clean(second, log.endOffset, 24 * 64, 0.9, log.aborted, log.active,
-            log.endOffset, now2, DELETE_RETENTION_MS)), pass2, "the second clean");
+        final Cleaned pass2Clean = clean(second, log, 24 * 64, firstDirty2, highWatermark, r, now2, kept2);
+        final byte[] pass2 = pass2Clean.bytes();
+        assertSameBatches(bytes(KafkaFilterTo.filter(second, pass2Clean.answers(), now2, DELETE_RETENTION_MS)), pass2, "the second clean");
         final Set<Long> expected2 = new TreeSet<>();
         for (final long offset : expectedAfterFirstClean(log, Long.MAX_VALUE))
         {
@@ -123,18 +135,23 @@ class CompactionPropertyTest
                 expected2.add(offset);
             }
         }
-        checkOutput(pass2, log, expected2, false);
+        checkOutput(pass2, log, expected2, false, highWatermark);
         // the first clean dropped every aborted transaction's records; an aborted batch it kept empty (the last of a
         // live producer, or the one ending at the high watermark) is still its transaction's data, so its entry stays
         assertEquals(abortedWithBatches(pass1, log.aborted), kept2, "the ABORT entries the second clean keeps");
 
         // the generator must reach the cases that matter, in enough of the tries
-        final boolean mapFilled = loadedTo < log.endOffset - 1;
         final boolean emptyBatchKept = hasEmptyBatch(pass1) || hasEmptyBatch(pass2);
         Statistics.label("map filled in the first clean").collect(mapFilled);
         Statistics.label("aborted transaction").collect(!log.aborted.isEmpty());
         Statistics.label("empty batch kept").collect(emptyBatchKept);
         Statistics.label("tombstone given a horizon").collect(!horizons.isEmpty());
+        Statistics.label("second clean loaded from inside a batch").collect(!log.batchStarts.contains(firstDirty2));
+        Statistics.label("high watermark below the log end").collect(highWatermark < log.endOffset);
+        Statistics.label("several segments in a clean").collect(pass1Clean.segments() > 1 || pass2Clean.segments() > 1);
+        Statistics.label("second clean loaded from inside a batch").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
+        Statistics.label("high watermark below the log end").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
+        Statistics.label("several segments in a clean").coverage(c -> c.check(true).percentage(pct -> pct >= 30));
         Statistics.label("map filled in the first clean").coverage(c -> c.check(true).percentage(pct -> pct >= 5));
         Statistics.label("aborted transaction").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
         Statistics.label("empty batch kept").coverage(c -> c.check(true).percentage(pct -> pct >= 10));
@@ -213,33 +230,61 @@ class CompactionPropertyTest
             Arrays.toString(bytes(record.value())) + " " + Arrays.toString(record.headers());
     }
 
-    /** Our parts, as the cleaner will use them, over one segment holding the whole log. */
-    private static byte[] clean(final ByteBuffer input, final Log log, final int mapBytes, final long now, final List<AbortedTxn> kept)
+    /** A clean's output, the answers our retention gave (for {@link KafkaFilterTo}), and how many segments it took. */
+    private record Cleaned(byte[] bytes, RecordedRetention answers, int segments)
     {
-        final Codecs codecs = new Codecs();
+    }
+
+    /**
+     * Our parts, as the cleaner will use them: the map loaded from {@code firstDirty} (the batches before the one
+     * holding it unread, its records before it skipped, the aborted transactions ending at or past it), then the
+     * log filtered from its start in one to three segments, each adding the aborted transactions Kafka's
+     * {@code cleanSegments} collects for it (ending at or past its base, starting before the next one's: a
+     * transaction spanning segments is added twice).
+     */
+    private static Cleaned clean(
+        final ByteBuffer input, final Log log, final int mapBytes, final long firstDirty, final long highWatermark, final Random r,
+        final long now, final List<AbortedTxn> kept)
+    {
         final UnsafeBuffer in = new UnsafeBuffer(input.duplicate().slice());
+        final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+        final List<Integer> positions = new ArrayList<>();
+        for (int p = 0; p < in.capacity(); p += batch.sizeInBytes())
+        {
+            batch.wrap(in, p);
+            assertEquals(io.ferrite.wire.record.RecordBatch.OK, batch.check(in.capacity() - p));
+            positions.add(p);
+        }
+        // segment i is batches [segmentStarts[i], segmentStarts[i + 1])
+        final TreeSet<Integer> cuts = new TreeSet<>(List.of(0, positions.size()));
+        for (int c = r.nextInt(3); c > 0 && positions.size() > 1; c--)
+        {
+            cuts.add(1 + r.nextInt(positions.size() - 1));
+        }
+        final Integer[] segmentStarts = cuts.toArray(new Integer[0]);
+
         try (OffsetMap map = new OffsetMap(mapBytes, 0.9))
         {
-            final OffsetMapLoader loader = new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(codecs, 1 << 20)),
-                new RecordReader(codecs, 1 << 20));
-            final CleanerRetention retention = new CleanerRetention(map, new CleanedTransactions(new RecordReader(codecs, 1 << 20))
+            final OffsetMapLoader loader = new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20)),
+                new RecordReader(new Codecs(), 1 << 20));
+            final CleanerRetention retention = new CleanerRetention(map, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20))
                 .keptAbortedTxns((pid, first, last, lso) -> kept.add(txn(pid, first, last, lso))));
-            retention.reset(now, DELETE_RETENTION_MS, log.endOffset);
-            for (final AbortedTxn t : log.aborted)
-            {
-                loader.transactions().addAbortedTransaction(t.producerId(), t.firstOffset(), t.lastOffset(), t.lastStableOffset());
-                retention.transactions().addAbortedTransaction(t.producerId(), t.firstOffset(), t.lastOffset(), t.lastStableOffset());
-            }
+            retention.reset(now, DELETE_RETENTION_MS, highWatermark);
             log.active.forEach((pid, last) -> retention.activeProducers().add(pid,
                 last.lastDataOffset().orElse(ActiveProducers.NO_DATA_OFFSET), last.producerEpoch()));
 
-            final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+            for (final AbortedTxn t : log.aborted)
+            {
+                if (t.lastOffset() >= firstDirty)
+                {
+                    loader.transactions().addAbortedTransaction(t.producerId(), t.firstOffset(), t.lastOffset(), t.lastStableOffset());
+                }
+            }
             boolean full = false;
-            for (int p = 0; p < in.capacity(); p += batch.sizeInBytes())
+            for (final int p : positions)
             {
                 batch.wrap(in, p);
-                assertEquals(io.ferrite.wire.record.RecordBatch.OK, batch.check(in.capacity() - p));
-                if (!loader.load(batch, 0))
+                if (batch.lastOffset() >= firstDirty && !loader.load(batch, firstDirty))
                 {
                     full = true;
                     break;
@@ -250,19 +295,33 @@ class CompactionPropertyTest
                 map.updateLatestOffset(log.endOffset - 1);
             }
 
-            final BatchFilter filter = new BatchFilter(codecs, 1 << 20);
+            final RecordedRetention answers = new RecordedRetention(retention);
+            final BatchFilter filter = new BatchFilter(new Codecs(), 1 << 20);
             final ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(64);
             int written = 0;
-            for (int p = 0; p < in.capacity(); p += batch.sizeInBytes())
+            for (int s = 0; s + 1 < segmentStarts.length; s++)
             {
-                batch.wrap(in, p);
-                final int n = filter.filter(batch, retention);
-                out.putBytes(written, filter.output(), 0, n);
-                written += n;
+                final long segmentBase = batch.wrap(in, positions.get(segmentStarts[s])).baseOffset();
+                final long upperBound = segmentStarts[s + 1] < positions.size() ?
+                    batch.wrap(in, positions.get(segmentStarts[s + 1])).baseOffset() : log.endOffset;
+                for (final AbortedTxn t : log.aborted)
+                {
+                    if (t.lastOffset() >= segmentBase && t.firstOffset() < upperBound)
+                    {
+                        retention.transactions().addAbortedTransaction(t.producerId(), t.firstOffset(), t.lastOffset(), t.lastStableOffset());
+                    }
+                }
+                for (int b = segmentStarts[s]; b < segmentStarts[s + 1]; b++)
+                {
+                    batch.wrap(in, positions.get(b));
+                    final int n = filter.filter(batch, answers);
+                    out.putBytes(written, filter.output(), 0, n);
+                    written += n;
+                }
             }
             final byte[] result = new byte[written];
             out.getBytes(0, result);
-            return result;
+            return new Cleaned(result, answers, segmentStarts.length - 1);
         }
     }
 
@@ -329,7 +388,8 @@ class CompactionPropertyTest
      *
      * @return the delete horizon of each batch holding a tombstone, by the tombstone's offset
      */
-    private static Map<Long, Long> checkOutput(final byte[] cleaned, final Log log, final Set<Long> expected, final boolean firstClean)
+    private static Map<Long, Long> checkOutput(
+        final byte[] cleaned, final Log log, final Set<Long> expected, final boolean firstClean, final long highWatermark)
     {
         final Set<Long> seen = new TreeSet<>();
         final Map<Long, Long> horizons = new HashMap<>();
@@ -358,6 +418,7 @@ class CompactionPropertyTest
             }
         }
         assertEquals(expected, seen, firstClean ? "the records kept by the first clean" : "the records kept by the second clean");
+        assertTrue(lastBatches.containsKey(highWatermark - 1), "the batch ending at the high watermark " + highWatermark + " is kept");
         for (final Map.Entry<Long, LastRecord> e : log.active.entrySet())
         {
             final OptionalLong last = e.getValue().lastDataOffset();
@@ -409,6 +470,8 @@ class CompactionPropertyTest
                         record.headers(), true, false, openTxnFirst[p] < 0));
                 }
                 log.bytes.put(marker.buffer());
+                log.batchStarts.add(offset);
+                log.batchEnds.add(offset + 1);
                 openTxnFirst[p] = -1;
                 wrote[p] = true;
                 offset++;
@@ -439,6 +502,8 @@ class CompactionPropertyTest
                     false, false));
             }
             builder.build(); // writes into log.bytes, which it has grown past
+            log.batchStarts.add(offset);
+            log.batchEnds.add(offset + count);
             sequences[p] += count;
             offset += count;
             lastData[p] = offset - 1;
