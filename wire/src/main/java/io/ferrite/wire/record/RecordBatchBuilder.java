@@ -47,6 +47,8 @@ public final class RecordBatchBuilder
     private long producerId;
     private short producerEpoch;
     private int baseSequence;
+    private boolean lastOffsetDeltaOverridden;
+    private int lastOffsetDeltaOverride;
 
     private MutableDirectBuffer records;
     private int recordsStart;
@@ -87,6 +89,7 @@ public final class RecordBatchBuilder
         producerId = NO_PRODUCER_ID;
         producerEpoch = NO_PRODUCER_EPOCH;
         baseSequence = NO_SEQUENCE;
+        lastOffsetDeltaOverridden = false;
         count = 0;
         nextOffsetDelta = 0;
         lastOffsetDelta = -1;
@@ -173,6 +176,18 @@ public final class RecordBatchBuilder
     {
         this.deleteHorizon = true;
         this.baseTimestamp = horizon;
+        return this;
+    }
+
+    /**
+     * Writes {@code lastOffsetDelta} as the batch's last offset delta, whatever records it holds
+     * (Kafka's {@code MemoryRecordsBuilder.overrideLastOffset}): a batch the cleaner rebuilt keeps the
+     * original's last offset, so the producer state a reader rebuilds from it is unchanged.
+     */
+    public RecordBatchBuilder overrideLastOffsetDelta(final int lastOffsetDelta)
+    {
+        this.lastOffsetDeltaOverridden = true;
+        this.lastOffsetDeltaOverride = lastOffsetDelta;
         return this;
     }
 
@@ -408,7 +423,8 @@ public final class RecordBatchBuilder
         out.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, partitionLeaderEpoch, BIG_ENDIAN);
         out.putByte(offset + MAGIC_OFFSET, MAGIC_V2);
         out.putShort(offset + ATTRIBUTES_OFFSET, (short)attributes, BIG_ENDIAN);
-        out.putInt(offset + LAST_OFFSET_DELTA_OFFSET, count == 0 ? -1 : lastOffsetDelta, BIG_ENDIAN);
+        out.putInt(offset + LAST_OFFSET_DELTA_OFFSET,
+            lastOffsetDeltaOverridden ? lastOffsetDeltaOverride : count == 0 ? -1 : lastOffsetDelta, BIG_ENDIAN);
         out.putLong(offset + BASE_TIMESTAMP_OFFSET, baseTimestamp, BIG_ENDIAN);
         out.putLong(offset + MAX_TIMESTAMP_OFFSET, logAppendTime ? logAppendTimestamp : maxTimestamp, BIG_ENDIAN);
         out.putLong(offset + PRODUCER_ID_OFFSET, producerId, BIG_ENDIAN);

@@ -1,0 +1,270 @@
+package io.ferrite.log.clean;
+
+import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.ByteBuffer;
+import java.security.DigestException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+import static io.ferrite.log.clean.OffsetMapDescriptor.HASH_LENGTH;
+import static io.ferrite.log.clean.OffsetMapDescriptor.OFFSET_OFFSET;
+import static io.ferrite.log.clean.OffsetMapDescriptor.SLOT_LENGTH;
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * The cleaner's key to latest-offset map, Kafka's {@code SkimpyOffsetMap}: a fixed block of off-heap memory
+ * (a cleaner thread's share of {@code log.cleaner.dedupe.buffer.size}, 128 MiB in all by default) holding
+ * 24-byte slots ({@link OffsetMapDescriptor}) — the key's MD5 and an offset — in open addressing. Keys are never
+ * stored, only their hashes: two keys with one MD5 would share a slot (Kafka accepts the same 2^-128 risk), which
+ * is what lets 128 MiB hold 5.6 million slots (5 million keys at the 0.9 load factor) whatever the keys' length.
+ *
+ * <p>The probe sequence is Kafka's: attempt {@code i} reads the big-endian int at byte {@code min(i, 12)} of the
+ * hash, adds {@code max(0, i - 12)}, and takes it modulo the slots (after Kafka's {@code Utils.abs}); so a key
+ * lands in the slot it would land in in Kafka's map of the same size.
+ *
+ * <p>The map is "full" ({@link #isFull()}) once it holds {@code log.cleaner.io.buffer.load.factor} (0.9) of its
+ * slots: past that, probe chains grow long, so the cleaner stops loading keys there and cleans the rest of the
+ * dirty log in a later pass, as Kafka does. {@link #put} throws once every slot is taken, for a key already held
+ * as for a new one (Kafka's {@code SkimpyOffsetMap.put} checks before it hashes).
+ *
+ * <p>Keys are read in place ({@code DirectBuffer}, offset, length): the record's key in the segment's mapping
+ * or in a decompressed batch. Neither {@link #put} nor {@link #get} allocates: the digest, the hash and the key
+ * copy for off-heap keys are this map's own. One thread uses a map; {@link #close()} frees its memory at once
+ * rather than when the GC finds the buffer.
+ */
+public final class OffsetMap implements AutoCloseable
+{
+    /** Kafka's {@code log.cleaner.io.buffer.load.factor} default. */
+    public static final double DEFAULT_LOAD_FACTOR = 0.9;
+    /** Kafka's {@code log.cleaner.dedupe.buffer.size} default (shared by all cleaner threads). */
+    public static final long DEFAULT_DEDUPE_BUFFER_SIZE = 128L * 1024 * 1024;
+
+    /** {@link #get} finds no entry for the key. */
+    public static final long NO_OFFSET = -1L;
+
+    private final ByteBuffer memory;
+    private final UnsafeBuffer slotsBuffer;
+    private boolean closed;
+    private final int slots;
+    private final int maxEntries;
+    private final MessageDigest digest;
+    private final byte[] hash = new byte[HASH_LENGTH];
+    private final UnsafeBuffer hashView = new UnsafeBuffer(hash);
+    private byte[] keyCopy = new byte[64];
+    private long hashHigh;
+    private long hashLow;
+    private int entries;
+    private long latestOffset = NO_OFFSET;
+
+    /**
+     * @param memoryBytes the map's size in bytes (a cleaner thread's {@code dedupe.buffer.size / threads}); at
+     *                    least one slot
+     * @param loadFactor  the share of slots in use at which {@link #isFull()} says stop ({@code 0 < f <= 1})
+     * @throws IllegalArgumentException when {@code slots * loadFactor <= 1}: such a map would be full before its
+     *                                  first key and a clean would never progress (Kafka refuses it too)
+     */
+    public OffsetMap(final int memoryBytes, final double loadFactor)
+    {
+        if (memoryBytes < SLOT_LENGTH)
+        {
+            throw new IllegalArgumentException("an offset map of " + memoryBytes + " bytes has no slot of " + SLOT_LENGTH);
+        }
+        if (!(loadFactor > 0 && loadFactor <= 1))
+        {
+            throw new IllegalArgumentException("load factor " + loadFactor + " is not in (0, 1]");
+        }
+        try
+        {
+            digest = MessageDigest.getInstance("MD5");
+        }
+        catch (final NoSuchAlgorithmException ex)
+        {
+            throw new IllegalStateException("every JDK has MD5", ex);
+        }
+        slots = memoryBytes / SLOT_LENGTH;
+        if (slots * loadFactor <= 1.0)
+        {
+            throw new IllegalArgumentException("an offset map of " + slots + " slots at load factor " + loadFactor +
+                " would be full before its first key");
+        }
+        maxEntries = (int)(slots * loadFactor);
+        memory = ByteBuffer.allocateDirect(slots * SLOT_LENGTH); // zeroed: every slot empty
+        slotsBuffer = new UnsafeBuffer(memory);
+    }
+
+    /** A cleaner thread's map: Kafka sizes it {@code min(dedupeBufferSize / threads, Integer.MAX_VALUE)}. */
+    public static int memoryPerThread(final long dedupeBufferSize, final int threads)
+    {
+        return (int)Math.min(dedupeBufferSize / threads, Integer.MAX_VALUE);
+    }
+
+    public int slots()
+    {
+        return slots;
+    }
+
+    /** Keys held. */
+    public int size()
+    {
+        return entries;
+    }
+
+    /** The share of slots in use. */
+    public double utilization()
+    {
+        return (double)entries / slots;
+    }
+
+    /** Whether the map holds its load factor's share of the slots: the cleaner stops adding keys (Kafka's check before each put). */
+    public boolean isFull()
+    {
+        return entries >= maxEntries;
+    }
+
+    /** The offset of the last record loaded (or as set by {@link #updateLatestOffset}), -1 when none. */
+    public long latestOffset()
+    {
+        return latestOffset;
+    }
+
+    /** Moves the latest offset past records that put no key (a batch's last offset, a segment's end). */
+    public void updateLatestOffset(final long offset)
+    {
+        latestOffset = offset;
+    }
+
+    /**
+     * Records {@code offset} as the latest for the key at {@code [keyOffset, keyOffset + keyLength)} of
+     * {@code key}, replacing the key's earlier offset, and makes it the map's latest offset.
+     *
+     * @throws IllegalStateException when every slot is taken (even if the key is held), or the map is closed
+     */
+    public void put(final DirectBuffer key, final int keyOffset, final int keyLength, final long offset)
+    {
+        ensureOpen();
+        if (entries >= slots)
+        {
+            throw new IllegalStateException("the offset map is full: " + entries + " entries in " + slots + " slots");
+        }
+        hash(key, keyOffset, keyLength);
+        int attempt = 0;
+        int position = positionOf(attempt);
+        while (!isEmpty(position))
+        {
+            if (holdsHash(position))
+            {
+                slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
+                latestOffset = offset;
+                return;
+            }
+            position = positionOf(++attempt);
+        }
+        slotsBuffer.putBytes(position, hash, 0, HASH_LENGTH);
+        slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
+        latestOffset = offset;
+        entries++;
+    }
+
+    /** The latest offset put for the key, or {@link #NO_OFFSET}. */
+    public long get(final DirectBuffer key, final int keyOffset, final int keyLength)
+    {
+        ensureOpen();
+        hash(key, keyOffset, keyLength);
+        // as Kafka: a chain longer than the slots plus the hash's extra start points means the key is absent
+        final int maxAttempts = slots + HASH_LENGTH - 4;
+        for (int attempt = 0; attempt < maxAttempts; attempt++)
+        {
+            final int position = positionOf(attempt);
+            if (isEmpty(position))
+            {
+                return NO_OFFSET;
+            }
+            if (holdsHash(position))
+            {
+                return slotsBuffer.getLong(position + OFFSET_OFFSET, BIG_ENDIAN);
+            }
+        }
+        return NO_OFFSET;
+    }
+
+    /** Empties the map for the next clean (writes zeros over the whole block, as Kafka does). */
+    public void clear()
+    {
+        ensureOpen();
+        slotsBuffer.setMemory(0, slotsBuffer.capacity(), (byte)0);
+        entries = 0;
+        latestOffset = NO_OFFSET;
+    }
+
+    /**
+     * Frees the off-heap block now. {@link #put}, {@link #get} and {@link #clear} throw after it (rather than touch
+     * freed memory); a second close does nothing.
+     */
+    @Override
+    public void close()
+    {
+        if (!closed)
+        {
+            closed = true;
+            slotsBuffer.wrap(new byte[0]); // nothing points at the freed block any more
+            BufferUtil.free(memory);
+        }
+    }
+
+    private void ensureOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("the offset map is closed");
+        }
+    }
+
+    private void hash(final DirectBuffer key, final int keyOffset, final int keyLength)
+    {
+        final byte[] array = key.byteArray();
+        if (array != null)
+        {
+            digest.update(array, key.wrapAdjustment() + keyOffset, keyLength);
+        }
+        else
+        {
+            if (keyCopy.length < keyLength)
+            {
+                keyCopy = new byte[Math.max(keyLength, keyCopy.length * 2)]; // grows to the largest key, then stays
+            }
+            key.getBytes(keyOffset, keyCopy, 0, keyLength);
+            digest.update(keyCopy, 0, keyLength);
+        }
+        try
+        {
+            digest.digest(hash, 0, HASH_LENGTH);
+        }
+        catch (final DigestException ex)
+        {
+            throw new IllegalStateException("MD5 writes 16 bytes", ex);
+        }
+        hashHigh = hashView.getLong(0, BIG_ENDIAN);
+        hashLow = hashView.getLong(8, BIG_ENDIAN);
+    }
+
+    private int positionOf(final int attempt)
+    {
+        final int probe = hashView.getInt(Math.min(attempt, HASH_LENGTH - 4), BIG_ENDIAN) + Math.max(0, attempt - HASH_LENGTH + 4);
+        final int slot = (probe == Integer.MIN_VALUE ? 0 : Math.abs(probe)) % slots;
+        return slot * SLOT_LENGTH;
+    }
+
+    private boolean isEmpty(final int position)
+    {
+        return slotsBuffer.getLong(position) == 0 && slotsBuffer.getLong(position + 8) == 0 &&
+            slotsBuffer.getLong(position + OFFSET_OFFSET) == 0;
+    }
+
+    private boolean holdsHash(final int position)
+    {
+        return slotsBuffer.getLong(position, BIG_ENDIAN) == hashHigh && slotsBuffer.getLong(position + 8, BIG_ENDIAN) == hashLow;
+    }
+}

@@ -1,0 +1,46 @@
+/**
+ * The log cleaner's file-free parts: deduplicating a compacted topic's batches as Kafka 4.4's log cleaner does,
+ * for RecordBatch v2 (compaction, issue 13 — the cleaner agent, the segment groups and the crash-safe swap of
+ * {@code .cleaned}/{@code .swap} files live in {@code io.ferrite.log} and are not part of this package).
+ *
+ * <p>A clean of one log, as the cleaner will run these parts on its own thread:
+ * <pre>
+ *   map.clear(); loader.transactions().clear();               // OffsetMap, OffsetMapLoader
+ *   ... loader.transactions().addAbortedTransaction(...)       // the dirty range's .txnindex entries
+ *   for each batch from the first dirty offset:                // stop when load answers false: the map is full
+ *       loader.load(batch, firstDirtyOffset)
+ *   map.updateLatestOffset(segmentEnd - 1) after each whole segment
+ *
+ *   retention.reset(now, delete.retention.ms, highWatermark); // CleanerRetention
+ *   ... retention.activeProducers().add(...)                   // the producer state's last batches
+ *   ... retention.transactions().addAbortedTransaction(...)    // per segment, as Kafka's cleanSegments
+ *   for each batch from the log start to the end of the map:
+ *       n = filter.filter(batch, retention)                    // BatchFilter: staged, its length known
+       if n > room left in the .cleaned segment: map it larger, or roll
+       copy filter.output()[0, n) into the segment
+ * </pre>
+ *
+ * <ul>
+ *   <li>{@link io.ferrite.log.clean.OffsetMap}: key MD5 to latest offset, off-heap, Kafka's slots and probes
+ *   ({@link io.ferrite.log.clean.OffsetMapDescriptor}).</li>
+ *   <li>{@link io.ferrite.log.clean.OffsetMapLoader}: fills the map from the dirty batches.</li>
+ *   <li>{@link io.ferrite.log.clean.RecordRetention}: the decision per batch and per record (Kafka's
+ *   {@code RecordFilter}); {@link io.ferrite.log.clean.CleanerRetention} is the cleaner's, over the map,
+ *   {@link io.ferrite.log.clean.ActiveProducers} and {@link io.ferrite.log.clean.CleanedTransactions}.</li>
+ *   <li>{@link io.ferrite.log.clean.BatchFilter}: writes what the decision keeps of a batch (Kafka's
+ *   {@code filterTo}).</li>
+ * </ul>
+ *
+ * <p>Threading: every class here is used by one thread (a cleaner thread owns one of each); nothing is shared
+ * and nothing is published, so there is no memory-order convention to state. Nothing allocates per batch or per
+ * record once the scratch arrays and buffers have grown to the largest batch and the number of aborted
+ * transactions in one clean ({@code OffsetMapTest}, {@code BatchFilterAllocationTest}).
+ *
+ * <p>Checked against Kafka's own code where it is public: the map's slots are byte for byte those of Kafka's
+ * {@code SkimpyOffsetMap} for the same keys ({@code OffsetMapTest}); {@code CleanedTransactions} answers as Kafka's
+ * {@code CleanedTransactionMetadata} ({@code CleanedTransactionsTest}); and {@code BatchFilter} writes the bytes
+ * Kafka's {@code MemoryRecords.filterTo} writes given the same retention answers ({@code CompactionPropertyTest};
+ * zstd by header and records). The retention rules ({@code CleanerRetention}, Kafka's private {@code Cleaner}) are
+ * checked against that test's own model of a clean, not against Kafka running.
+ */
+package io.ferrite.log.clean;

@@ -1,0 +1,254 @@
+package io.ferrite.log.clean;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.apache.kafka.storage.internals.log.SkimpyOffsetMap;
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class OffsetMapTest
+{
+    private static UnsafeBuffer key(final String s)
+    {
+        return new UnsafeBuffer(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void put(final OffsetMap map, final String key, final long offset)
+    {
+        final UnsafeBuffer k = key(key);
+        map.put(k, 0, k.capacity(), offset);
+    }
+
+    private static long get(final OffsetMap map, final String key)
+    {
+        final UnsafeBuffer k = key(key);
+        return map.get(k, 0, k.capacity());
+    }
+
+    @Test
+    void putGetOverwriteAndLatestOffset()
+    {
+        try (OffsetMap map = new OffsetMap(24 * 100, 0.9))
+        {
+            assertEquals(100, map.slots());
+            assertEquals(-1, map.latestOffset());
+            assertEquals(OffsetMap.NO_OFFSET, get(map, "a"));
+            put(map, "a", 5);
+            put(map, "b", 7);
+            assertEquals(5, get(map, "a"));
+            assertEquals(7, get(map, "b"));
+            assertEquals(7, map.latestOffset());
+            put(map, "a", 9);
+            assertEquals(9, get(map, "a"));
+            assertEquals(2, map.size(), "an update takes no new slot");
+            assertEquals(0.02, map.utilization(), 1e-9);
+            map.updateLatestOffset(20);
+            assertEquals(20, map.latestOffset());
+            put(map, "", 21);
+            assertEquals(21, get(map, ""), "the empty key is a key");
+        }
+    }
+
+    @Test
+    void keysReadInPlaceHeapOffHeapOrInsideALargerBuffer()
+    {
+        try (OffsetMap map = new OffsetMap(24 * 64, 0.9))
+        {
+            final byte[] bytes = "xxkey-1yy".getBytes(StandardCharsets.UTF_8);
+            final UnsafeBuffer slice = new UnsafeBuffer(bytes, 1, 7); // wrap adjustment 1: "xkey-1y"
+            map.put(slice, 1, 5, 3);
+            final ByteBuffer direct = ByteBuffer.allocateDirect(100);
+            final UnsafeBuffer offHeap = new UnsafeBuffer(direct);
+            offHeap.putStringWithoutLengthAscii(40, "key-1");
+            assertEquals(3, map.get(offHeap, 40, 5));
+            assertEquals(3, get(map, "key-1"));
+            final byte[] large = new byte[300]; // longer than the map's first key copy
+            new Random(1).nextBytes(large);
+            final UnsafeBuffer largeOffHeap = new UnsafeBuffer(ByteBuffer.allocateDirect(300));
+            largeOffHeap.putBytes(0, large);
+            map.put(largeOffHeap, 0, 300, 4);
+            assertEquals(4, map.get(new UnsafeBuffer(large), 0, 300));
+        }
+    }
+
+    @Test
+    void collisionsProbeOnUntilEverySlotIsTakenThenANewKeyIsRefused()
+    {
+        final int slots = 13;
+        try (OffsetMap map = new OffsetMap(24 * slots + 23, 1.0))
+        {
+            assertEquals(slots, map.slots(), "a partial slot is not a slot");
+            for (int i = 0; i < slots; i++)
+            {
+                assertFalse(map.isFull());
+                put(map, "k" + i, 100 + i);
+            }
+            assertTrue(map.isFull());
+            assertEquals(1.0, map.utilization());
+            // 13 keys in 13 slots: most were placed after collisions, every one is found
+            for (int i = 0; i < slots; i++)
+            {
+                assertEquals(100 + i, get(map, "k" + i));
+            }
+            assertEquals(OffsetMap.NO_OFFSET, get(map, "absent"), "a full map's probe chain ends without an empty slot");
+            assertThrows(IllegalStateException.class, () -> put(map, "one more", 1));
+            // as Kafka's SkimpyOffsetMap, which checks before it hashes: an update of a held key throws too
+            assertThrows(IllegalStateException.class, () -> put(map, "k0", 1));
+            assertEquals(100, get(map, "k0"));
+            assertEquals(slots, map.size());
+        }
+    }
+
+    @Test
+    void aMapFullBeforeItsFirstKeyIsRefused()
+    {
+        // Kafka's Cleaner requires slots * loadFactor > 1
+        assertThrows(IllegalArgumentException.class, () -> new OffsetMap(24, 0.9));
+        assertThrows(IllegalArgumentException.class, () -> new OffsetMap(24, 1.0));
+        assertThrows(IllegalArgumentException.class, () -> new OffsetMap(24 * 2, 0.5));
+        try (OffsetMap map = new OffsetMap(24 * 2, 0.9))
+        {
+            assertFalse(map.isFull(), "(int)(2 * 0.9) = 1 entry");
+        }
+    }
+
+    @Test
+    void aClosedMapThrowsRatherThanTouchFreedMemory()
+    {
+        final OffsetMap map = new OffsetMap(24 * 16, 0.9);
+        put(map, "a", 1);
+        map.close();
+        assertThrows(IllegalStateException.class, () -> put(map, "a", 2));
+        assertThrows(IllegalStateException.class, () -> get(map, "a"));
+        assertThrows(IllegalStateException.class, map::clear);
+        map.close(); // a second close does nothing
+    }
+
+    @Test
+    void fullAtTheLoadFactorAsKafkasCleanerCounts()
+    {
+        try (OffsetMap map = new OffsetMap(24 * 10, 0.75))
+        {
+            for (int i = 0; i < 7; i++)
+            {
+                assertFalse(map.isFull(), "(int)(10 * 0.75) = 7 entries make it full, " + i + " do not");
+                put(map, "k" + i, i);
+            }
+            assertTrue(map.isFull());
+            put(map, "k7", 7); // full only advises the loader: the slots are still there
+            assertEquals(8, map.size());
+        }
+        assertEquals(128 * 1024 * 1024 / 2, OffsetMap.memoryPerThread(OffsetMap.DEFAULT_DEDUPE_BUFFER_SIZE, 2));
+        assertEquals(Integer.MAX_VALUE, OffsetMap.memoryPerThread(8L << 30, 1));
+    }
+
+    @Test
+    void clearEmptiesEverySlot()
+    {
+        try (OffsetMap map = new OffsetMap(24 * 50, 0.9))
+        {
+            for (int i = 0; i < 40; i++)
+            {
+                put(map, "k" + i, i);
+            }
+            map.clear();
+            assertEquals(0, map.size());
+            assertEquals(-1, map.latestOffset());
+            for (int i = 0; i < 40; i++)
+            {
+                assertEquals(OffsetMap.NO_OFFSET, get(map, "k" + i));
+            }
+            for (int i = 0; i < 45; i++)
+            {
+                put(map, "n" + i, 1000 + i);
+            }
+            assertEquals(45, map.size(), "after a clear every slot is free again");
+            assertEquals(1044, get(map, "n44"));
+        }
+    }
+
+    /** The same keys put into Kafka's SkimpyOffsetMap of the same size leave the same bytes in every slot. */
+    @Test
+    void slotsAreByteForByteKafkas() throws Exception
+    {
+        final Random random = new Random(42);
+        final int memory = 24 * 997 + 5;
+        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
+        try (OffsetMap ours = new OffsetMap(memory, 0.9))
+        {
+            final Map<String, Long> model = new HashMap<>();
+            for (long offset = 0; offset < 3000 && ours.size() < 990; offset++)
+            {
+                final byte[] k = new byte[random.nextInt(20)];
+                random.nextBytes(k);
+                final String key = (k.length % 3 == 0 ? "hot" + random.nextInt(50) : new String(k, StandardCharsets.ISO_8859_1));
+                final byte[] bytes = key.getBytes(StandardCharsets.ISO_8859_1);
+                kafka.put(ByteBuffer.wrap(bytes), offset);
+                ours.put(new UnsafeBuffer(bytes), 0, bytes.length, offset);
+                model.put(key, offset);
+            }
+            assertEquals(kafka.size(), ours.size());
+            assertEquals(model.size(), ours.size());
+            assertEquals(kafka.latestOffset(), ours.latestOffset());
+            for (final Map.Entry<String, Long> e : model.entrySet())
+            {
+                final byte[] bytes = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
+                assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length));
+                assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)));
+            }
+            final Field field = SkimpyOffsetMap.class.getDeclaredField("bytes");
+            field.setAccessible(true);
+            final ByteBuffer kafkaBytes = (ByteBuffer)field.get(kafka);
+            final byte[] expected = new byte[ours.slots() * 24];
+            System.arraycopy(kafkaBytes.array(), kafkaBytes.arrayOffset(), expected, 0, expected.length);
+            final Field memoryField = OffsetMap.class.getDeclaredField("slotsBuffer");
+            memoryField.setAccessible(true);
+            final UnsafeBuffer slots = (UnsafeBuffer)memoryField.get(ours);
+            final byte[] actual = new byte[expected.length];
+            slots.getBytes(0, actual);
+            assertArrayEquals(expected, actual);
+        }
+    }
+
+    @Test
+    void putAndGetAllocateNothing()
+    {
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        final UnsafeBuffer keys = new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1000));
+        for (int i = 0; i < 1000; i++)
+        {
+            keys.putLong(i * 16, i * 31L);
+            keys.putLong(i * 16 + 8, i);
+        }
+        try (OffsetMap map = new OffsetMap(24 * 4096, 0.9))
+        {
+            long fewest = Long.MAX_VALUE;
+            long sum = 0;
+            for (int window = 0; window < 5; window++)
+            {
+                final long before = threads.getCurrentThreadAllocatedBytes();
+                for (int n = 0; n < 20_000; n++)
+                {
+                    final int i = n % 1000;
+                    map.put(keys, i * 16, 16, n);
+                    sum += map.get(keys, i * 16, 16);
+                }
+                fewest = Math.min(fewest, threads.getCurrentThreadAllocatedBytes() - before);
+            }
+            assertTrue(sum > 0);
+            assertEquals(0, fewest, "bytes allocated by 20000 puts and gets of off-heap keys");
+        }
+    }
+}
