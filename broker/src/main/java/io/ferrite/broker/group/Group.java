@@ -38,6 +38,12 @@ final class Group
         {
             this(offset, leaderEpoch, metadata, commitTimestamp, -1);
         }
+
+        /** This offset with its record at {@code at}. */
+        Offset at(final long at)
+        {
+            return new Offset(offset, leaderEpoch, metadata, commitTimestamp, at);
+        }
     }
 
     /** Topic and partition, the key of committed offsets. */

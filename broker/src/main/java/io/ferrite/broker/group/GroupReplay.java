@@ -13,9 +13,12 @@ import io.ferrite.wire.record.RecordReader;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -43,9 +46,15 @@ import java.util.TreeMap;
  * pending ({@link TxnOffsets}) until their producer's marker further on in the same partition: a
  * COMMIT makes them committed offsets (unless a later record committed the partition), an ABORT
  * drops them, as Kafka's replay does; those whose marker is not in the log stay pending after the
- * load, for the transaction's end (the transaction coordinator's markers). Each committed offset
- * keeps where its record is (that later-record rule). Strays are plain records only: a transactional
- * record outside its group's partition is skipped, as its marker would be elsewhere.
+ * load, for the transaction's end (the transaction coordinator's markers, which go to the partition
+ * the transaction holds: the one the records are in). Each committed offset keeps where its record is
+ * (that later-record rule). Strays may be transactional too (an exactly-once application's offsets
+ * written before the partition count changed): a transactional stray is live once a COMMIT marker of
+ * its producer follows it in its partition, and one still open at the end of its partition makes the
+ * strays replayed as well, so that its offsets are pending for its marker. A stray's record offsets
+ * are its partition's numbering: they decide between that partition's records only, and once it is
+ * replayed its offsets are placed before every record of the groups' own partitions
+ * ({@link TxnOffsets#placeStrays}, {@link TxnOffsets#STRAY_COMMITTED}).
  */
 final class GroupReplay
 {
@@ -77,6 +86,12 @@ final class GroupReplay
     private final RecordReader reader = new RecordReader();
     /** The strays seen by the first pass, each with whether its last record is live (not a tombstone), in the order seen. */
     private final Map<StrayKey, Boolean> strays = new LinkedHashMap<>();
+    /** The first pass's transactional strays of the partition read, by producer, until its marker there. */
+    private final Map<Long, Set<StrayKey>> strayTxns = new HashMap<>();
+    /** Whether the first pass found a transactional stray without its marker (pending after the load). */
+    private boolean openStrayTxns;
+    /** The groups the strays pass changed in the partition read. */
+    private final Set<String> touched = new HashSet<>();
     private int strayRecords;
 
     private GroupReplay(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
@@ -104,8 +119,14 @@ final class GroupReplay
     /** For tests: {@code __consumer_offsets} replayed as {@link #load(TopicRegistry, CoordinatorTopic, Map, TxnOffsets, long)} does, placed by its partitions now. */
     static Loaded load(final TopicRegistry topics, final Map<String, Group> groups, final long wallMs)
     {
+        return load(topics, groups, new TxnOffsets(), wallMs);
+    }
+
+    /** For tests: as {@link #load(TopicRegistry, Map, long)}, the offsets pending in transactions into {@code pending}. */
+    static Loaded load(final TopicRegistry topics, final Map<String, Group> groups, final TxnOffsets pending, final long wallMs)
+    {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
-        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, topic.partitions.length, groups, new TxnOffsets(), wallMs);
+        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, topic.partitions.length, groups, pending, wallMs);
     }
 
     private static Loaded load(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
@@ -114,7 +135,7 @@ final class GroupReplay
         final GroupReplay replay = new GroupReplay(topic, partitions, groups, pending, wallMs);
         final int records = replay.run(Pass.HOME_AND_FIND_STRAYS);
         final Map<String, Map<Integer, List<byte[]>>> live = replay.liveStrays();
-        if (live.isEmpty())
+        if (live.isEmpty() && !replay.openStrayTxns)
         {
             return new Loaded(records, replay.strayRecords, Map.of());
         }
@@ -149,10 +170,7 @@ final class GroupReplay
             {
                 if (read.isControl())
                 {
-                    if (pass != Pass.STRAYS)
-                    {
-                        endTxn(p.index); // a transaction marker: the producer's pending offsets here end
-                    }
+                    endTxn(pass, p.index); // a transaction marker: the producer's pending offsets here end
                     continue;
                 }
                 final long producerId = read.isTransactional() ? read.producerId() : RecordBatchDescriptor.NO_PRODUCER_ID;
@@ -181,21 +199,78 @@ final class GroupReplay
                     if (pass == Pass.HOME_AND_FIND_STRAYS && !home)
                     {
                         strayRecords++;
-                        strays.put(new StrayKey(p.index, groupId, ByteBuffer.wrap(keyBytes)), record.hasValue());
+                        stray(new StrayKey(p.index, groupId, ByteBuffer.wrap(keyBytes)), record.hasValue(), producerId);
                     }
-                    else if ((pass == Pass.STRAYS) != home && (home || producerId == RecordBatchDescriptor.NO_PRODUCER_ID))
+                    else if ((pass == Pass.STRAYS) != home)
                     {
-                        apply(record, keyVersion, groupId, key, producerId);
+                        apply(record, keyVersion, groupId, key, producerId, p.index);
                         records++;
+                        if (!home)
+                        {
+                            touched.add(groupId);
+                        }
                     }
                 }
+            }
+            if (pass == Pass.HOME_AND_FIND_STRAYS)
+            {
+                openStrayTxns |= !strayTxns.isEmpty();
+                strayTxns.clear();
+            }
+            else if (pass == Pass.STRAYS)
+            {
+                placeStrays(p.index);
             }
         }
         return records;
     }
 
-    /** A marker in partition {@code partition}: its producer's offsets pending for that partition's groups end. */
-    private void endTxn(final int partition)
+    /**
+     * The first pass's record of a stray key: live when it has a value and is not transactional; a
+     * transactional one is live once its producer's COMMIT follows it here ({@link #endTxn}), and a
+     * tombstone ends the key's open transactional records (Kafka's replay drops them with it).
+     */
+    private void stray(final StrayKey key, final boolean hasValue, final long producerId)
+    {
+        if (!hasValue)
+        {
+            strayTxns.values().forEach(keys -> keys.remove(key));
+        }
+        if (hasValue && producerId != RecordBatchDescriptor.NO_PRODUCER_ID)
+        {
+            strays.putIfAbsent(key, false);
+            strayTxns.computeIfAbsent(producerId, id -> new HashSet<>()).add(key);
+        }
+        else
+        {
+            strays.put(key, hasValue);
+        }
+    }
+
+    /**
+     * The strays of partition {@code partition} are replayed: their record offsets (that partition's
+     * numbering) are placed before every record of the groups' own partitions.
+     */
+    private void placeStrays(final int partition)
+    {
+        pending.placeStrays(partition, groups); // compares with the committed offsets' record offsets: first
+        for (final String groupId : touched)
+        {
+            final Group group = groups.get(groupId);
+            if (group != null)
+            {
+                group.offsets.replaceAll((tp, o) -> o.recordOffset() >= 0 ? o.at(TxnOffsets.STRAY_COMMITTED) : o);
+            }
+        }
+        touched.clear();
+    }
+
+    /**
+     * A marker in partition {@code partition}: its producer's offsets pending there end, of the groups
+     * {@code pass} replays (a stray's in the strays pass, a group's own in the others); in the first
+     * pass its transactional strays there are live if it is a COMMIT.
+     */
+    private void endTxn(final Pass pass, final int partition)
     {
         reader.reset(read);
         if (!reader.hasNext())
@@ -203,18 +278,32 @@ final class GroupReplay
             return;
         }
         final short type = ControlRecords.type(reader.next());
-        if (type == ControlRecords.COMMIT || type == ControlRecords.ABORT)
+        if (type != ControlRecords.COMMIT && type != ControlRecords.ABORT)
         {
-            pending.complete(read.producerId(), type == ControlRecords.COMMIT,
-                groupId -> CoordinatorTopic.partitionFor(groupId, partitions) == partition, groups, wallMs);
+            return;
+        }
+        final boolean commit = type == ControlRecords.COMMIT;
+        final long producerId = read.producerId();
+        final boolean strayPass = pass == Pass.STRAYS;
+        pending.complete(producerId, commit, partition,
+            groupId -> (CoordinatorTopic.partitionFor(groupId, partitions) == partition) != strayPass, groups, wallMs);
+        if (pass == Pass.HOME_AND_FIND_STRAYS)
+        {
+            final Set<StrayKey> ended = strayTxns.remove(producerId);
+            if (ended != null && commit)
+            {
+                ended.forEach(key -> strays.put(key, true));
+            }
         }
     }
 
     /**
      * Applies one record whose key (read up to its group id, in {@code key}) was {@code keyVersion},
-     * {@code groupId}; an offset of {@code producerId}'s transaction (not NO_PRODUCER_ID) is pending.
+     * {@code groupId}, found in partition {@code partition}; an offset of {@code producerId}'s transaction
+     * (not NO_PRODUCER_ID) is pending.
      */
-    private void apply(final Record record, final short keyVersion, final String groupId, final ByteBuffer key, final long producerId)
+    private void apply(final Record record, final short keyVersion, final String groupId, final ByteBuffer key, final long producerId,
+        final int partition)
     {
         final ByteBuffer value = record.hasValue() ? ByteBuffer.wrap(bytes(record, record.valueOffset(), record.valueLength())) : null;
         if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
@@ -243,7 +332,7 @@ final class GroupReplay
             }
             else
             {
-                pending.add(producerId, groupId, tp, offset);
+                pending.add(producerId, groupId, tp, offset, partition);
             }
         }
         else if (keyVersion == GroupRecords.GROUP_KEY)

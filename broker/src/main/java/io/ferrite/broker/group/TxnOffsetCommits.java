@@ -261,12 +261,11 @@ final class TxnOffsetCommits
                 group.stateTimestamp = store.clock().wallMs();
                 groups.put(a.groupId(), group);
             }
+            final int partition = store.partitionOf(a.groupId()); // the one written to: the marker ending them comes there
             long recordOffset = baseOffset;
             for (final Map.Entry<Group.TopicPartition, Group.Offset> e : offsets.entrySet())
             {
-                final Group.Offset o = e.getValue();
-                pending.add(a.producerId(), a.groupId(), e.getKey(),
-                    new Group.Offset(o.offset(), o.leaderEpoch(), o.metadata(), o.commitTimestamp(), recordOffset++));
+                pending.add(a.producerId(), a.groupId(), e.getKey(), e.getValue().at(recordOffset++), partition);
             }
         });
     }
