@@ -6,6 +6,7 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.txn.AddPartitionsRules;
+import io.ferrite.broker.txn.HeldAdd;
 import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.broker.txn.TxnPartition;
 
@@ -21,7 +22,9 @@ import java.util.Set;
  * {@code __consumer_offsets} partition (Kafka's {@code AddPartitionsToTxnManager}, here a call into
  * the transaction coordinator on the same agent): v0-3 verify only, a partition not in the
  * transaction INVALID_TXN_STATE; v4 verify only, TRANSACTION_ABORTABLE; v5+ add it as
- * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write;
+ * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write, and
+ * while the transaction's last EndTxn completes (CONCURRENT_TRANSACTIONS) held on the agent up to
+ * {@code add.partitions.to.txn.retry.backoff.max.ms} as Kafka 4.4 holds the add ({@link HeldAdd});
  * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH. Then the group's checks (a transactional
  * commit's: no REBALANCE_IN_PROGRESS, a commit without member or generation allowed), then the
  * offsets as one transactional batch of the producer (its id and epoch, Kafka's append origin
@@ -43,8 +46,12 @@ final class TxnOffsetCommits
     {
     }
 
-    /** Starts the commit (on the agent): its answer once {@link Commit#complete}. */
-    static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs)
+    /**
+     * Starts the commit (on the agent): its answer once {@link Commit#complete}; a v5+ add meeting
+     * CONCURRENT_TRANSACTIONS is asked again until {@code retryMaxMs} after {@code nowMs}.
+     */
+    static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs,
+        final long retryMaxMs)
     {
         final Commit commit = new Commit(groups, transactions, asked, nowMs);
         if (asked.groupId() == null || asked.groupId().isEmpty())
@@ -53,8 +60,9 @@ final class TxnOffsetCommits
         }
         else if (asked.version() >= 5)
         {
-            commit.adding = transactions.addPartitions(asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
-                Set.of(commit.offsetsPartition), (short)2);
+            final Set<TxnPartition> partition = Set.of(commit.offsetsPartition);
+            commit.adding = new HeldAdd(() -> transactions.addPartitions(asked.transactionalId(), asked.producerId(),
+                asked.producerEpoch(), partition, (short)2), nowMs + retryMaxMs);
             commit.complete(nowMs);
         }
         else
@@ -72,7 +80,7 @@ final class TxnOffsetCommits
         private final Asked asked;
         private final TxnPartition offsetsPartition;
         private final long deadlineMs;
-        private TxnCoordinator.Pending adding;
+        private HeldAdd adding;
         private CoordinatorLog.Write write;
         private boolean done;
         private short error;
