@@ -1,8 +1,10 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.coordinator.CoordinatorTopic;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.EndTxnResponseData;
@@ -46,6 +48,7 @@ class TxnOffsetsPendingTest
 {
     private static final String IN = "orders";
     private static final String GROUP = "pending-group";
+    private static final String OFFSETS = "__consumer_offsets";
 
     @TempDir
     Path dir;
@@ -59,7 +62,10 @@ class TxnOffsetsPendingTest
     @Test
     void aVersion2TransactionsOffsetsAreCommittedAndSurviveARestart() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        // the second TxnOffsetCommit's add is held until CompleteCommit is written, however long that takes on a
+        // loaded machine: by the default 100 ms bound it could be answered CONCURRENT_TRANSACTIONS
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("add.partitions.to.txn.retry.backoff.max.ms", "600000"));
+             Admin admin = broker.admin())
         {
             admin.createTopics(List.of(new NewTopic(IN, 2, (short)1))).all().get();
             try (RawClient raw = new RawClient(broker.broker.address().getPort()))
@@ -121,6 +127,9 @@ class TxnOffsetsPendingTest
      * Expiry ({@code internal.offsets.retention.ms}, a testing-only property): once a group committed after
      * ours has expired, ours is past retention too; its committed offset of a partition with an offset
      * pending is kept, and the group with it. After the transaction's ABORT nothing holds it: it expires.
+     * The witness groups are placed in our group's {@code __consumer_offsets} partition, so that the log
+     * answers their writes in the order sent: once the second witness's commit is answered, every
+     * tombstone an expiry check sent before it is in that partition (none of ours).
      */
     @Test
     void expiryKeepsACommittedOffsetWithOnePendingAndTheGroupUntilTheTransactionEnds() throws Exception
@@ -132,17 +141,45 @@ class TxnOffsetsPendingTest
             admin.createTopics(List.of(new NewTopic(IN, 1, (short)1))).all().get();
             final TopicPartition tp = new TopicPartition(IN, 0);
             admin.alterConsumerGroupOffsets(GROUP, Map.of(tp, new OffsetAndMetadata(2))).all().get();
+            final int partitions = admin.describeTopics(List.of(OFFSETS)).allTopicNames().get().get(OFFSETS).partitions().size();
+            final int home = CoordinatorTopic.partitionFor(GROUP, partitions);
+            final String witness = besideGroup("witness-", partitions, 0);
+            final String witness2 = besideGroup("witness-", partitions, 1);
             final RawTxn txn = new RawTxn(raw);
             final RawTxn.Producer p = txn.initProducerId("expiring");
             assertEquals(Errors.NONE, txn.commit((short)5, "expiring", p, GROUP, IN, 0, 7));
-            admin.alterConsumerGroupOffsets("witness", Map.of(tp, new OffsetAndMetadata(0))).all().get();
-            await(() -> !listed(admin).contains("witness"), Duration.ofSeconds(20), "the witness group expired");
+            admin.alterConsumerGroupOffsets(witness, Map.of(tp, new OffsetAndMetadata(0))).all().get();
+            final long witnessed = endOffset(admin, home);
+            await(() -> !listed(admin).contains(witness), Duration.ofSeconds(20), "the witness group expired");
+            admin.alterConsumerGroupOffsets(witness2, Map.of(tp, new OffsetAndMetadata(0))).all().get();
+            assertEquals(witnessed + 3, endOffset(admin, home),
+                "the witness's tombstones (its offset, its group) and the second witness's offset: no tombstone of " + GROUP + "'s");
             assertTrue(listed(admin).contains(GROUP), "the group with an offset pending is kept");
             assertEquals(new RawTxn.Fetched(2, Errors.NONE), txn.fetch(GROUP, IN, 0, false), "its committed offset is kept");
             assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch(GROUP, IN, 0, true));
             next(txn.endTxnV5("expiring", p, false));
             await(() -> !listed(admin).contains(GROUP), Duration.ofSeconds(20), "the group expired once the transaction ended");
         }
+    }
+
+    /** The {@code skip}-th id {@code prefix}N placed in {@link #GROUP}'s partition of {@code __consumer_offsets}. */
+    private static String besideGroup(final String prefix, final int partitions, final int skip)
+    {
+        int left = skip;
+        for (int i = 0; ; i++)
+        {
+            final String id = prefix + i;
+            if (CoordinatorTopic.partitionFor(id, partitions) == CoordinatorTopic.partitionFor(GROUP, partitions) && left-- == 0)
+            {
+                return id;
+            }
+        }
+    }
+
+    private static long endOffset(final Admin admin, final int partition) throws Exception
+    {
+        final TopicPartition tp = new TopicPartition(OFFSETS, partition);
+        return admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset();
     }
 
     @Test
