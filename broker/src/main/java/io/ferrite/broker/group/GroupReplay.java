@@ -30,16 +30,19 @@ import java.util.TreeMap;
  * {@link CoordinatorTopic#fixCount} fixes). Records found in another partition ("strays": written by
  * a Ferrite that placed groups by a different hash, or before the topic's partition count grew) are
  * older than every record in the group's own partition, since every write goes there. A stray key
- * is live when its last record in its partition is not a tombstone. Kafka's files have none, nor do
+ * is live (to be deleted once its group moved home) when its last record in its partition is not a
+ * tombstone, or is in a transaction not ended there. Kafka's files have none, nor do
  * Ferrite's once migrated: the common case is one pass over the topic, which applies the records of
  * the groups' own partitions only (a dead stray changes nothing, and applied in partition order its
  * tombstone could delete what the group's own partition wrote since). When live strays are found the
  * groups are replayed again, strays first, then the groups' own partitions, so that what a group wrote
  * last wins whatever the partitions' order; and {@link StrayMigration} then moves those groups home
  * (their state written to their partition, then tombstones for the strays), so that the next start is
- * one pass again and a tombstone written home cannot be outlived by a stray (the topic is deleted by
- * time, not compacted: a quiet partition keeps a stray after the group's own partition lost its
- * tombstone). After that migration, downgrading to a Ferrite that places groups by the old hash (the
+ * one pass again and, once that migration has ended, a tombstone written home cannot be outlived by
+ * a stray (the topic is deleted by time, not compacted: a quiet partition keeps a stray after the
+ * group's own partition lost its tombstone). Until then it can: a group whose move waits (a write
+ * home that failed, a transaction with offsets of it pending) and that is deleted or expires keeps its
+ * strays until a later start moves it. After that migration, downgrading to a Ferrite that places groups by the old hash (the
  * sign bit masked) is not supported: it would see the groups' records as strays in turn.
  *
  * <p>Offsets committed inside a transaction (TxnOffsetCommit: records in a transactional batch) are
@@ -50,8 +53,9 @@ import java.util.TreeMap;
  * the transaction holds: the one the records are in). Each committed offset keeps where its record is
  * (that later-record rule). Strays may be transactional too (an exactly-once application's offsets
  * written before the partition count changed): a transactional stray is live once a COMMIT marker of
- * its producer follows it in its partition, and one still open at the end of its partition makes the
- * strays replayed as well, so that its offsets are pending for its marker. A stray's record offsets
+ * its producer follows it in its partition, and also while still open at the end of its partition:
+ * its offsets are pending for its marker, which may be a COMMIT after the load, and its record would
+ * then be the key's only one; its group moves home once that marker came ({@link StrayMigration}). A stray's record offsets
  * are its partition's numbering: they decide between that partition's records only, and once it is
  * replayed its offsets are placed before every record of the groups' own partitions
  * ({@link TxnOffsets#placeStrays}, {@link TxnOffsets#STRAY_COMMITTED}).
@@ -88,8 +92,6 @@ final class GroupReplay
     private final Map<StrayKey, Boolean> strays = new LinkedHashMap<>();
     /** The first pass's transactional strays of the partition read, by producer, until its marker there. */
     private final Map<Long, Set<StrayKey>> strayTxns = new HashMap<>();
-    /** Whether the first pass found a transactional stray without its marker (pending after the load). */
-    private boolean openStrayTxns;
     /** The groups the strays pass changed in the partition read. */
     private final Set<String> touched = new HashSet<>();
     private int strayRecords;
@@ -135,7 +137,7 @@ final class GroupReplay
         final GroupReplay replay = new GroupReplay(topic, partitions, groups, pending, wallMs);
         final int records = replay.run(Pass.HOME_AND_FIND_STRAYS);
         final Map<String, Map<Integer, List<byte[]>>> live = replay.liveStrays();
-        if (live.isEmpty() && !replay.openStrayTxns)
+        if (live.isEmpty())
         {
             return new Loaded(records, replay.strayRecords, Map.of());
         }
@@ -214,7 +216,9 @@ final class GroupReplay
             }
             if (pass == Pass.HOME_AND_FIND_STRAYS)
             {
-                openStrayTxns |= !strayTxns.isEmpty();
+                // a transaction still open here: its keys are deleted too once their group moved home (the move waits
+                // for the marker, see StrayMigration), or a COMMIT after the load would leave them the only record
+                strayTxns.values().forEach(keys -> keys.forEach(key -> strays.put(key, true)));
                 strayTxns.clear();
             }
             else if (pass == Pass.STRAYS)

@@ -27,7 +27,8 @@ import java.util.Map;
  * the others at its ticks, each once no write of a request's for it is on its way, so that the state
  * written is what the log holds, and what a request writes later comes after it; and once no
  * transaction has offsets of it pending (their COMMIT must find no later record of their partition
- * than theirs; a transaction's stray offsets are live only once committed, see {@link GroupReplay}).
+ * than theirs; and a stray of a transaction open at the load is deleted only once its marker made it
+ * committed or dropped, and what it committed went home first, see {@link GroupReplay}).
  *
  * <p>Why: the topic is deleted by time, not compacted, so a tombstone written home (DeleteGroups,
  * OffsetDelete, expiry) can go with its segment while a stray in a quiet partition stays, and the
@@ -76,7 +77,7 @@ final class StrayMigration
         {
             if (loaded.strayRecords() > 0)
             {
-                LOG.info("{} records of {} outside their group's partition, none live (migrated already, or in a transaction not committed)",
+                LOG.info("{} records of {} outside their group's partition, none live (migrated already, tombstoned or aborted)",
                     loaded.strayRecords(),
                     store.name());
             }

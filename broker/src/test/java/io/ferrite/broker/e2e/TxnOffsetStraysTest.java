@@ -10,6 +10,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,21 +44,25 @@ class TxnOffsetStraysTest
     @TempDir
     Path dir;
 
-    @Test
-    void transactionalOffsetsWrittenBeforeTheTopicGrewAreKeptAndMovedHome() throws Exception
+    /** A group id the grown count places in another partition, neither of them the group "other"'s. */
+    private static String strayGroup(final String prefix)
     {
-        String found = null;
-        for (int i = 0; found == null; i++)
+        for (int i = 0; ; i++)
         {
-            final String id = "eos-" + i;
+            final String id = prefix + i;
             final int was = CoordinatorTopic.partitionFor(id, PARTITIONS);
             final int is = CoordinatorTopic.partitionFor(id, GROWN);
             if (was != is && was != CoordinatorTopic.partitionFor("other", PARTITIONS) && is != CoordinatorTopic.partitionFor("other", GROWN))
             {
-                found = id;
+                return id;
             }
         }
-        final String group = found;
+    }
+
+    @Test
+    void transactionalOffsetsWrittenBeforeTheTopicGrewAreKeptAndMovedHome() throws Exception
+    {
+        final String group = strayGroup("eos-");
         final int before = CoordinatorTopic.partitionFor(group, PARTITIONS);
         final int after = CoordinatorTopic.partitionFor(group, GROWN);
         final long strayEnd;
@@ -103,6 +108,49 @@ class TxnOffsetStraysTest
         {
             assertEquals(Map.of(TP0, new OffsetAndMetadata(5), TP1, new OffsetAndMetadata(8)), offsets(admin, group),
                 "from the group's partition now");
+        }
+    }
+
+    /**
+     * A group whose only stray is a transaction's offset open across the restart, committed after it
+     * (raw TxnOffsetCommit v5 and EndTxn v5): its COMMIT goes to the stray partition, then the group
+     * moves home and that stray is tombstoned. Before, an open stray was not among the keys to delete:
+     * the group stayed out of the migration and the committed offset's only record was the stray, which
+     * a quiet partition keeps after the group's own tombstone went with its segment.
+     */
+    @Test
+    void anOpenStrayCommittedAfterTheRestartIsMovedHomeAndTombstoned() throws Exception
+    {
+        final String group = strayGroup("open-eos-");
+        final int before = CoordinatorTopic.partitionFor(group, PARTITIONS);
+        final int after = CoordinatorTopic.partitionFor(group, GROWN);
+        final RawTxn.Producer p;
+        final long strayEnd;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            admin.alterConsumerGroupOffsets("other", Map.of(TP0, new OffsetAndMetadata(1))).all().get(); // makes __consumer_offsets
+            admin.createPartitions(Map.of("__consumer_offsets", NewPartitions.increaseTo(GROWN))).all().get();
+            final RawTxn txn = new RawTxn(raw);
+            p = txn.initProducerId("open-stray");
+            assertEquals(Errors.NONE, txn.commit((short)5, "open-stray", p, group, TOPIC, 0, 7), "left open: the broker stops");
+            strayEnd = endOffset(admin, before);
+        }
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final RawTxn txn = new RawTxn(raw);
+            assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch(group, TOPIC, 0, true), "pending after the load");
+            assertEquals(Errors.NONE, Errors.forCode(txn.endTxnV5("open-stray", p, true).errorCode()));
+            await(() -> endOffset(admin, before) == strayEnd + 2, Duration.ofSeconds(20),
+                "the COMMIT, then the migration's tombstone of the stray in __consumer_offsets-" + before);
+            assertEquals(Map.of(TP0, new OffsetAndMetadata(7)), offsets(admin, group));
+            assertEquals(1, endOffset(admin, after), "the committed offset, moved home");
+        }
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            assertEquals(Map.of(TP0, new OffsetAndMetadata(7)), offsets(admin, group), "from the group's partition now");
         }
     }
 
