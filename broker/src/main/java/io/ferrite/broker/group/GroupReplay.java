@@ -55,10 +55,14 @@ import java.util.TreeMap;
  * written before the partition count changed): a transactional stray is live once a COMMIT marker of
  * its producer follows it in its partition, and also while still open at the end of its partition:
  * its offsets are pending for its marker, which may be a COMMIT after the load, and its record would
- * then be the key's only one; its group moves home once that marker came ({@link StrayMigration}). A stray's record offsets
- * are its partition's numbering: they decide between that partition's records only, and once it is
- * replayed its offsets are placed before every record of the groups' own partitions
- * ({@link TxnOffsets#placeStrays}, {@link TxnOffsets#STRAY_COMMITTED}).
+ * then be the key's only one; its group moves home once that marker came ({@link StrayMigration}).
+ * A stray's record offset r (its partition's numbering) is kept as r minus 1 plus the log end offsets
+ * of its partition and the partitions after it: negative, in its partition's order, below every
+ * record offset of the partitions replayed after it and of the groups' own partitions; so the
+ * later-record rule decides between strays as their replay order does (by the partition's index
+ * between two stray partitions: which was written last is not known; a transaction open across two
+ * starts that grew the topic twice may so lose to, or beat, a plain commit it should not), and a
+ * record of the group's own partition beats them all.
  */
 final class GroupReplay
 {
@@ -92,8 +96,6 @@ final class GroupReplay
     private final Map<StrayKey, Boolean> strays = new LinkedHashMap<>();
     /** The first pass's transactional strays of the partition read, by producer, until its marker there. */
     private final Map<Long, Set<StrayKey>> strayTxns = new HashMap<>();
-    /** The groups the strays pass changed in the partition read. */
-    private final Set<String> touched = new HashSet<>();
     private int strayRecords;
 
     private GroupReplay(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
@@ -164,10 +166,21 @@ final class GroupReplay
     private int run(final Pass pass)
     {
         int records = 0;
+        final long[] ends = new long[topic.partitions.length];
+        long after = 1; // in the strays pass: 1 + the log end offsets of the partition read and those after it
+        for (final Partition p : topic.partitions)
+        {
+            ends[p.index] = p.log.logEndOffset(); // nothing writes to the topic during the load
+            after += ends[p.index];
+        }
         for (final Partition p : topic.partitions)
         {
             final LogTailer tailer = new LogTailer(p.log, p.log.logStartOffset());
-            final long end = p.log.logEndOffset();
+            final long end = ends[p.index];
+            // a stray's record offset r is placed at r - after: below every record offset of the partitions replayed
+            // after this one (and of the groups' own, all >= 0), in this partition's order
+            final long shift = pass == Pass.STRAYS ? after : 0;
+            after -= end;
             while (tailer.next(end, read))
             {
                 if (read.isControl())
@@ -205,12 +218,8 @@ final class GroupReplay
                     }
                     else if ((pass == Pass.STRAYS) != home)
                     {
-                        apply(record, keyVersion, groupId, key, producerId, p.index);
+                        apply(record, keyVersion, groupId, key, producerId, p.index, record.offset() - shift);
                         records++;
-                        if (!home)
-                        {
-                            touched.add(groupId);
-                        }
                     }
                 }
             }
@@ -220,10 +229,6 @@ final class GroupReplay
                 // for the marker, see StrayMigration), or a COMMIT after the load would leave them the only record
                 strayTxns.values().forEach(keys -> keys.forEach(key -> strays.put(key, true)));
                 strayTxns.clear();
-            }
-            else if (pass == Pass.STRAYS)
-            {
-                placeStrays(p.index);
             }
         }
         return records;
@@ -249,24 +254,6 @@ final class GroupReplay
         {
             strays.put(key, hasValue);
         }
-    }
-
-    /**
-     * The strays of partition {@code partition} are replayed: their record offsets (that partition's
-     * numbering) are placed before every record of the groups' own partitions.
-     */
-    private void placeStrays(final int partition)
-    {
-        pending.placeStrays(partition, groups); // compares with the committed offsets' record offsets: first
-        for (final String groupId : touched)
-        {
-            final Group group = groups.get(groupId);
-            if (group != null)
-            {
-                group.offsets.replaceAll((tp, o) -> o.recordOffset() >= 0 ? o.at(TxnOffsets.STRAY_COMMITTED) : o);
-            }
-        }
-        touched.clear();
     }
 
     /**
@@ -303,11 +290,12 @@ final class GroupReplay
 
     /**
      * Applies one record whose key (read up to its group id, in {@code key}) was {@code keyVersion},
-     * {@code groupId}, found in partition {@code partition}; an offset of {@code producerId}'s transaction
-     * (not NO_PRODUCER_ID) is pending.
+     * {@code groupId}, found in partition {@code partition} at {@code recordOffset} (a stray's placed
+     * below the groups' own partitions'); an offset of {@code producerId}'s transaction (not NO_PRODUCER_ID)
+     * is pending.
      */
     private void apply(final Record record, final short keyVersion, final String groupId, final ByteBuffer key, final long producerId,
-        final int partition)
+        final int partition, final long recordOffset)
     {
         final ByteBuffer value = record.hasValue() ? ByteBuffer.wrap(bytes(record, record.valueOffset(), record.valueLength())) : null;
         if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
@@ -328,7 +316,7 @@ final class GroupReplay
             final int epoch = value.getInt();
             final String metadata = GroupRecords.string(value);
             final long timestamp = value.getLong();
-            final Group.Offset offset = new Group.Offset(committed, epoch, metadata, timestamp, record.offset());
+            final Group.Offset offset = new Group.Offset(committed, epoch, metadata, timestamp, recordOffset);
             final Group g = groups.computeIfAbsent(groupId, Group::new);
             if (producerId == RecordBatchDescriptor.NO_PRODUCER_ID)
             {

@@ -29,17 +29,6 @@ final class TxnOffsets
 {
     private static final Logger LOG = LoggerFactory.getLogger(TxnOffsets.class);
 
-    /**
-     * Where a stray's transactional offset is placed in the log order once its {@code __consumer_offsets}
-     * partition (not the group's) is replayed ({@link #placeStrays}): before every record of the group's
-     * own partition, and after the stray committed offsets ({@link #STRAY_COMMITTED}) its record follows.
-     */
-    static final long STRAY_LATER = -1;
-    /** A committed offset replayed from a stray record: before every record of the group's own partition. */
-    static final long STRAY_COMMITTED = -2;
-    /** A stray transactional offset whose record is before the committed offset's record in its partition: that one wins. */
-    static final long STRAY_EARLIER = -3;
-
     /** A pending offset and the {@code __consumer_offsets} partition its record is in (where its marker comes). */
     private record Written(Group.Offset offset, int partition)
     {
@@ -206,29 +195,6 @@ final class TxnOffsets
             byProducer.remove(producerId);
         }
         return ended;
-    }
-
-    /**
-     * The replay of stray partition {@code partition} ended (agent, at the load): the offsets pending there
-     * had that partition's record offsets, which mean nothing beside the group's own partition's. Each is
-     * placed before every record of the group's partition: {@link #STRAY_LATER} when its record follows
-     * the group's committed offset's in that partition (or there is none), else {@link #STRAY_EARLIER}; the
-     * replay then marks the committed ones {@link #STRAY_COMMITTED}. So the marker found later still
-     * decides as the stray partition's order says, and a record of the group's own partition beats both.
-     */
-    void placeStrays(final int partition, final Map<String, Group> groups)
-    {
-        byProducer.values().forEach(byGroup -> byGroup.forEach((groupId, offsets) -> offsets.replaceAll((tp, w) ->
-        {
-            if (w.partition() != partition)
-            {
-                return w;
-            }
-            final Group group = groups.get(groupId);
-            final Group.Offset committed = group == null ? null : group.offsets.get(tp);
-            final boolean later = committed == null || committed.recordOffset() < w.offset().recordOffset();
-            return new Written(w.offset().at(later ? STRAY_LATER : STRAY_EARLIER), partition);
-        })));
     }
 
     private void closeOpen(final String groupId, final Group.TopicPartition tp, final long producerId)

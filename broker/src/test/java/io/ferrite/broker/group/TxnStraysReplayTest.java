@@ -134,6 +134,80 @@ class TxnStraysReplayTest
         assertEquals(Map.of(tp(0), 2L, tp(1), 9L), offsets(groups));
     }
 
+    /**
+     * Two transactions open at the load with the same key in one stray partition, the first's record
+     * before the second's: committed after the load in that order, the second's offset is the group's,
+     * as Kafka's replay of that partition takes it (the later record). Before, both were placed at one
+     * value and the second COMMIT lost to the first's (a rollback).
+     */
+    @Test
+    void openStrayTransactionsOfOneKeyKeepTheirPartitionsOrder()
+    {
+        txn(STRAY, 1, 0, 5);
+        txn(STRAY, 2, 0, 6);
+        final Map<String, Group> groups = new HashMap<>();
+        final TxnOffsets pending = new TxnOffsets();
+        GroupReplay.load(topics, groups, pending, T);
+        assertEquals(1, pending.complete(1, true, STRAY, g -> true, groups, T));
+        assertEquals(Map.of(tp(0), 5L), offsets(groups));
+        assertEquals(1, pending.complete(2, true, STRAY, g -> true, groups, T));
+        assertEquals(Map.of(tp(0), 6L), offsets(groups), "the later record's");
+    }
+
+    /**
+     * An open stray transaction whose record is before a plain commit of the same key in that
+     * partition: its COMMIT after the load leaves the plain commit, the later record; one whose record
+     * is after it wins. A record of the group's own partition beats both.
+     */
+    @Test
+    void anOpenStrayTransactionBeforeAPlainStrayCommitLosesToIt()
+    {
+        txn(STRAY, 1, 0, 5);
+        plain(STRAY, 0, 6);
+        plain(STRAY, 1, 2);
+        txn(STRAY, 2, 1, 3);
+        txn(STRAY, 3, 2, 8);
+        plain(HOME, 2, 9);
+        final Map<String, Group> groups = new HashMap<>();
+        final TxnOffsets pending = new TxnOffsets();
+        GroupReplay.load(topics, groups, pending, T);
+        for (final long producerId : new long[] {1, 2, 3})
+        {
+            assertEquals(1, pending.complete(producerId, true, STRAY, g -> true, groups, T));
+        }
+        assertEquals(Map.of(tp(0), 6L, tp(1), 3L, tp(2), 9L), offsets(groups));
+    }
+
+    /**
+     * Strays in two partitions: each partition's keys are live in their partition; between the two,
+     * the one replayed last (the higher index) wins, and an open transaction in the first, committed
+     * after the load, beats a plain commit of the first but not one of the second (the partitions'
+     * order: which was written last is not known, GroupReplay's doc).
+     */
+    @Test
+    void strayTwoPartitions()
+    {
+        final int second = (STRAY + 1) % PARTITIONS == HOME ? (STRAY + 2) % PARTITIONS : (STRAY + 1) % PARTITIONS;
+        final int first = Math.min(STRAY, second);
+        final int last = Math.max(STRAY, second);
+        plain(first, 0, 1);
+        plain(last, 0, 2);
+        plain(first, 1, 3);
+        txn(first, 1, 1, 4);
+        plain(last, 2, 5);
+        txn(first, 2, 2, 6);
+        final Map<String, Group> groups = new HashMap<>();
+        final TxnOffsets pending = new TxnOffsets();
+        final GroupReplay.Loaded loaded = GroupReplay.load(topics, groups, pending, T);
+        assertEquals(Set.of(first, last), loaded.strays().get(GROUP).keySet());
+        assertEquals(Set.of("orders-0", "orders-1", "orders-2"), keys(loaded.strays().get(GROUP).get(first)));
+        assertEquals(Set.of("orders-0", "orders-2"), keys(loaded.strays().get(GROUP).get(last)));
+        assertEquals(Map.of(tp(0), 2L, tp(1), 3L, tp(2), 5L), offsets(groups));
+        assertEquals(1, pending.complete(1, true, first, g -> true, groups, T));
+        assertEquals(1, pending.complete(2, true, first, g -> true, groups, T));
+        assertEquals(Map.of(tp(0), 2L, tp(1), 4L, tp(2), 5L), offsets(groups), "tp1 committed; tp2's later partition's plain commit kept");
+    }
+
     /** A stray transaction ended by an ABORT, and one whose key a later tombstone deleted: neither is live, nor committed. */
     @Test
     void anAbortedOrTombstonedTransactionalStrayIsNotLive()
