@@ -53,7 +53,7 @@ final class TxnOffsetCommits
     static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs,
         final long retryMaxMs)
     {
-        final Commit commit = new Commit(groups, transactions, asked, nowMs);
+        final Commit commit = new Commit(groups, transactions, asked);
         if (asked.groupId() == null || asked.groupId().isEmpty())
         {
             commit.finish(Errors.INVALID_GROUP_ID);
@@ -67,7 +67,7 @@ final class TxnOffsetCommits
         }
         else
         {
-            commit.verifyAndWrite();
+            commit.verifyAndWrite(nowMs);
         }
         return commit;
     }
@@ -79,7 +79,8 @@ final class TxnOffsetCommits
         private final TxnCoordinator transactions;
         private final Asked asked;
         private final TxnPartition offsetsPartition;
-        private final long deadlineMs;
+        /** Until when the batch's write is waited for: from when it is sent, the add held before it aside. */
+        private long deadlineMs;
         private HeldAdd adding;
         private CoordinatorLog.Write write;
         private boolean done;
@@ -87,7 +88,7 @@ final class TxnOffsetCommits
         /** Whether {@link #error} is every partition's (the group's or the transaction's), or only the valid partitions'. */
         private boolean everyPartition;
 
-        Commit(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs)
+        Commit(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked)
         {
             this.groups = groups;
             this.transactions = transactions;
@@ -96,7 +97,6 @@ final class TxnOffsetCommits
             // transaction verified or added holds the very partition whose marker ends the offsets
             this.offsetsPartition = new TxnPartition(AddPartitionsRules.OFFSETS_TOPIC,
                 groups.offsetsPartitionOf(asked.groupId() == null ? "" : asked.groupId()));
-            this.deadlineMs = nowMs + 2 * AwaitingWrites.TIMEOUT_MS;
         }
 
         @Override
@@ -119,7 +119,7 @@ final class TxnOffsetCommits
                     finish(verificationError(added));
                     return true;
                 }
-                verifyAndWrite();
+                verifyAndWrite(nowMs);
                 return done;
             }
             if (write != null)
@@ -155,7 +155,7 @@ final class TxnOffsetCommits
         }
 
         /** In one step: the transaction verified to hold the group's partition, the group checked, the batch sent. */
-        private void verifyAndWrite()
+        private void verifyAndWrite(final long nowMs)
         {
             everyPartition = true;
             final short verified = transactions.verify(asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
@@ -173,7 +173,8 @@ final class TxnOffsetCommits
                 return;
             }
             write = groups.writeTxnOffsets(asked);
-            complete(Long.MIN_VALUE);
+            deadlineMs = nowMs + 2 * AwaitingWrites.TIMEOUT_MS;
+            complete(nowMs);
         }
 
         /**
