@@ -28,7 +28,12 @@ import java.util.Map;
  * written is what the log holds, and what a request writes later comes after it; and once no
  * transaction has offsets of it pending (their COMMIT must find no later record of their partition
  * than theirs; and a stray of a transaction open at the load is deleted only once its marker made it
- * committed or dropped, and what it committed went home first, see {@link GroupReplay}).
+ * committed or dropped, and what it committed went home first, see {@link GroupReplay}). Limitation:
+ * the move writes every offset of the group and waits while any is pending, though an offset whose
+ * record is in the group's own partition already needs neither; so a group whose transactions overlap
+ * without a gap (an exactly-once application with many producers) can wait long, its strays live and
+ * replayed at every start meanwhile. Writing only the strays' offsets, and waiting only for theirs,
+ * would end that.
  *
  * <p>Why: the topic is deleted by time, not compacted, so a tombstone written home (DeleteGroups,
  * OffsetDelete, expiry) can go with its segment while a stray in a quiet partition stays, and the
