@@ -187,7 +187,8 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
-                GroupHandlers.register(apis, groups, transactions, topics, config.nodeId(), metadata[i], waker);
+                GroupHandlers.register(apis, groups, transactions, topics, config.nodeId(), metadata[i],
+                    config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);

@@ -29,14 +29,22 @@ final class Group
 
     /**
      * A committed offset; {@code recordOffset}: where its record is in {@code __consumer_offsets} (-1
-     * when not known), which decides between a transaction's offset and a later plain commit when the
-     * transaction commits (Kafka's OffsetAndMetadata.recordOffset).
+     * before its write is answered), which decides between a transaction's offset and a later plain
+     * commit when the transaction commits (Kafka's OffsetAndMetadata.recordOffset). A stray's, replayed
+     * from a partition other than the group's, is below -1: its partition's order kept, below every
+     * record of the group's own partition ({@link GroupReplay}).
      */
     record Offset(long offset, int leaderEpoch, String metadata, long commitTimestamp, long recordOffset)
     {
         Offset(final long offset, final int leaderEpoch, final String metadata, final long commitTimestamp)
         {
             this(offset, leaderEpoch, metadata, commitTimestamp, -1);
+        }
+
+        /** This offset with its record at {@code at}. */
+        Offset at(final long at)
+        {
+            return new Offset(offset, leaderEpoch, metadata, commitTimestamp, at);
         }
     }
 

@@ -204,7 +204,7 @@ public final class GroupCoordinator implements AutoCloseable
             loaded = null;
             if (found != null)
             {
-                migration = StrayMigration.start(groups, store, found);
+                migration = StrayMigration.start(groups, txnOffsets, store, found);
             }
         });
         // a marker on __consumer_offsets, from the transaction coordinator or a client's WriteTxnMarkers: on this agent
@@ -345,14 +345,14 @@ public final class GroupCoordinator implements AutoCloseable
 
     /**
      * A transaction's marker is appended to partition {@code partition} of {@code __consumer_offsets}
-     * (on the agent: {@link CoordinatorLog#markersAppended}): the producer's offsets pending for the
-     * groups of that partition are committed or dropped ({@link TxnOffsets#complete}).
+     * (on the agent: {@link CoordinatorLog#markersAppended}): the producer's offsets pending there are
+     * committed or dropped ({@link TxnOffsets#complete}).
      */
     private void offsetsMarker(final int partition, final long producerId, final boolean commit)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        final int ended = txnOffsets.complete(producerId, commit, groupId -> store.partitionOf(groupId) == partition, groups,
-            clock.wallMs());
+        // every group's: a stray's offsets pending since the load are in the partition they were found in, not the group's
+        final int ended = txnOffsets.complete(producerId, commit, partition, groupId -> true, groups, clock.wallMs());
         if (ended > 0)
         {
             LOG.debug("{} {} transactional offsets of producer {} in {}-{}", commit ? "committed" : "dropped", ended, producerId,

@@ -23,9 +23,13 @@ public final class GroupHandlers
     {
     }
 
-    /** Registers every group API on {@code apis} (each handler made on its first request); {@code waker} wakes their network thread. */
+    /**
+     * Registers every group API on {@code apis} (each handler made on its first request); {@code waker} wakes their network
+     * thread; {@code addRetryMaxMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}) bounds how long TxnOffsetCommit
+     * v5+'s implicit add is held while it meets CONCURRENT_TRANSACTIONS.
+     */
     public static void register(final Apis apis, final GroupCoordinator coordinator, final TxnCoordinator transactions,
-        final TopicRegistry topics, final int nodeId, final MetadataHandler address, final Runnable waker)
+        final TopicRegistry topics, final int nodeId, final MetadataHandler address, final long addRetryMaxMs, final Runnable waker)
     {
         apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, transactions, waker, nodeId, address))
             .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator, waker))
@@ -38,6 +42,7 @@ public final class GroupHandlers
             .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDeleteHandler(coordinator, topics, waker))
-            .registerLazily(ApiKeys.TXN_OFFSET_COMMIT, () -> new TxnOffsetCommitHandler(coordinator, transactions, topics, waker));
+            .registerLazily(ApiKeys.TXN_OFFSET_COMMIT, () -> new TxnOffsetCommitHandler(coordinator, transactions, topics, addRetryMaxMs,
+                waker));
     }
 }

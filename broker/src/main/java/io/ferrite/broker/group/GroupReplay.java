@@ -13,9 +13,12 @@ import io.ferrite.wire.record.RecordReader;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -27,25 +30,39 @@ import java.util.TreeMap;
  * {@link CoordinatorTopic#fixCount} fixes). Records found in another partition ("strays": written by
  * a Ferrite that placed groups by a different hash, or before the topic's partition count grew) are
  * older than every record in the group's own partition, since every write goes there. A stray key
- * is live when its last record in its partition is not a tombstone. Kafka's files have none, nor do
+ * is live (to be deleted once its group moved home) when its last record in its partition is not a
+ * tombstone, or is in a transaction not ended there. Kafka's files have none, nor do
  * Ferrite's once migrated: the common case is one pass over the topic, which applies the records of
  * the groups' own partitions only (a dead stray changes nothing, and applied in partition order its
  * tombstone could delete what the group's own partition wrote since). When live strays are found the
  * groups are replayed again, strays first, then the groups' own partitions, so that what a group wrote
  * last wins whatever the partitions' order; and {@link StrayMigration} then moves those groups home
  * (their state written to their partition, then tombstones for the strays), so that the next start is
- * one pass again and a tombstone written home cannot be outlived by a stray (the topic is deleted by
- * time, not compacted: a quiet partition keeps a stray after the group's own partition lost its
- * tombstone). After that migration, downgrading to a Ferrite that places groups by the old hash (the
+ * one pass again and, once that migration has ended, a tombstone written home cannot be outlived by
+ * a stray (the topic is deleted by time, not compacted: a quiet partition keeps a stray after the
+ * group's own partition lost its tombstone). Until then it can: a group whose move waits (a write
+ * home that failed, a transaction with offsets of it pending) and that is deleted or expires keeps its
+ * strays until a later start moves it. After that migration, downgrading to a Ferrite that places groups by the old hash (the
  * sign bit masked) is not supported: it would see the groups' records as strays in turn.
  *
  * <p>Offsets committed inside a transaction (TxnOffsetCommit: records in a transactional batch) are
  * pending ({@link TxnOffsets}) until their producer's marker further on in the same partition: a
  * COMMIT makes them committed offsets (unless a later record committed the partition), an ABORT
  * drops them, as Kafka's replay does; those whose marker is not in the log stay pending after the
- * load, for the transaction's end (the transaction coordinator's markers). Each committed offset
- * keeps where its record is (that later-record rule). Strays are plain records only: a transactional
- * record outside its group's partition is skipped, as its marker would be elsewhere.
+ * load, for the transaction's end (the transaction coordinator's markers, which go to the partition
+ * the transaction holds: the one the records are in). Each committed offset keeps where its record is
+ * (that later-record rule). Strays may be transactional too (an exactly-once application's offsets
+ * written before the partition count changed): a transactional stray is live once a COMMIT marker of
+ * its producer follows it in its partition, and also while still open at the end of its partition:
+ * its offsets are pending for its marker, which may be a COMMIT after the load, and its record would
+ * then be the key's only one; its group moves home once that marker came ({@link StrayMigration}).
+ * A stray's record offset r (its partition's numbering) is kept as r minus 1 plus the log end offsets
+ * of its partition and the partitions after it: negative, in its partition's order, below every
+ * record offset of the partitions replayed after it and of the groups' own partitions; so the
+ * later-record rule decides between strays as their replay order does (by the partition's index
+ * between two stray partitions: which was written last is not known; a transaction open across two
+ * starts that grew the topic twice may so lose to, or beat, a plain commit it should not), and a
+ * record of the group's own partition beats them all.
  */
 final class GroupReplay
 {
@@ -77,6 +94,8 @@ final class GroupReplay
     private final RecordReader reader = new RecordReader();
     /** The strays seen by the first pass, each with whether its last record is live (not a tombstone), in the order seen. */
     private final Map<StrayKey, Boolean> strays = new LinkedHashMap<>();
+    /** The first pass's transactional strays of the partition read, by producer, until its marker there. */
+    private final Map<Long, Set<StrayKey>> strayTxns = new HashMap<>();
     private int strayRecords;
 
     private GroupReplay(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
@@ -104,8 +123,14 @@ final class GroupReplay
     /** For tests: {@code __consumer_offsets} replayed as {@link #load(TopicRegistry, CoordinatorTopic, Map, TxnOffsets, long)} does, placed by its partitions now. */
     static Loaded load(final TopicRegistry topics, final Map<String, Group> groups, final long wallMs)
     {
+        return load(topics, groups, new TxnOffsets(), wallMs);
+    }
+
+    /** For tests: as {@link #load(TopicRegistry, Map, long)}, the offsets pending in transactions into {@code pending}. */
+    static Loaded load(final TopicRegistry topics, final Map<String, Group> groups, final TxnOffsets pending, final long wallMs)
+    {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
-        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, topic.partitions.length, groups, new TxnOffsets(), wallMs);
+        return topic == null ? new Loaded(0, 0, Map.of()) : load(topic, topic.partitions.length, groups, pending, wallMs);
     }
 
     private static Loaded load(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
@@ -141,18 +166,26 @@ final class GroupReplay
     private int run(final Pass pass)
     {
         int records = 0;
+        final long[] ends = new long[topic.partitions.length];
+        long after = 1; // in the strays pass: 1 + the log end offsets of the partition read and those after it
+        for (final Partition p : topic.partitions)
+        {
+            ends[p.index] = p.log.logEndOffset(); // nothing writes to the topic during the load
+            after += ends[p.index];
+        }
         for (final Partition p : topic.partitions)
         {
             final LogTailer tailer = new LogTailer(p.log, p.log.logStartOffset());
-            final long end = p.log.logEndOffset();
+            final long end = ends[p.index];
+            // a stray's record offset r is placed at r - after: below every record offset of the partitions replayed
+            // after this one (and of the groups' own, all >= 0), in this partition's order
+            final long shift = pass == Pass.STRAYS ? after : 0;
+            after -= end;
             while (tailer.next(end, read))
             {
                 if (read.isControl())
                 {
-                    if (pass != Pass.STRAYS)
-                    {
-                        endTxn(p.index); // a transaction marker: the producer's pending offsets here end
-                    }
+                    endTxn(pass, p.index); // a transaction marker: the producer's pending offsets here end
                     continue;
                 }
                 final long producerId = read.isTransactional() ? read.producerId() : RecordBatchDescriptor.NO_PRODUCER_ID;
@@ -181,21 +214,54 @@ final class GroupReplay
                     if (pass == Pass.HOME_AND_FIND_STRAYS && !home)
                     {
                         strayRecords++;
-                        strays.put(new StrayKey(p.index, groupId, ByteBuffer.wrap(keyBytes)), record.hasValue());
+                        stray(new StrayKey(p.index, groupId, ByteBuffer.wrap(keyBytes)), record.hasValue(), producerId);
                     }
-                    else if ((pass == Pass.STRAYS) != home && (home || producerId == RecordBatchDescriptor.NO_PRODUCER_ID))
+                    else if ((pass == Pass.STRAYS) != home)
                     {
-                        apply(record, keyVersion, groupId, key, producerId);
+                        apply(record, keyVersion, groupId, key, producerId, p.index, record.offset() - shift);
                         records++;
                     }
                 }
+            }
+            if (pass == Pass.HOME_AND_FIND_STRAYS)
+            {
+                // a transaction still open here: its keys are deleted too once their group moved home (the move waits
+                // for the marker, see StrayMigration), or a COMMIT after the load would leave them the only record
+                strayTxns.values().forEach(keys -> keys.forEach(key -> strays.put(key, true)));
+                strayTxns.clear();
             }
         }
         return records;
     }
 
-    /** A marker in partition {@code partition}: its producer's offsets pending for that partition's groups end. */
-    private void endTxn(final int partition)
+    /**
+     * The first pass's record of a stray key: live when it has a value and is not transactional; a
+     * transactional one is live once its producer's COMMIT follows it here ({@link #endTxn}), and a
+     * tombstone ends the key's open transactional records (Kafka's replay drops them with it).
+     */
+    private void stray(final StrayKey key, final boolean hasValue, final long producerId)
+    {
+        if (!hasValue)
+        {
+            strayTxns.values().forEach(keys -> keys.remove(key));
+        }
+        if (hasValue && producerId != RecordBatchDescriptor.NO_PRODUCER_ID)
+        {
+            strays.putIfAbsent(key, false);
+            strayTxns.computeIfAbsent(producerId, id -> new HashSet<>()).add(key);
+        }
+        else
+        {
+            strays.put(key, hasValue);
+        }
+    }
+
+    /**
+     * A marker in partition {@code partition}: its producer's offsets pending there end, of the groups
+     * {@code pass} replays (a stray's in the strays pass, a group's own in the others); in the first
+     * pass its transactional strays there are live if it is a COMMIT.
+     */
+    private void endTxn(final Pass pass, final int partition)
     {
         reader.reset(read);
         if (!reader.hasNext())
@@ -203,18 +269,33 @@ final class GroupReplay
             return;
         }
         final short type = ControlRecords.type(reader.next());
-        if (type == ControlRecords.COMMIT || type == ControlRecords.ABORT)
+        if (type != ControlRecords.COMMIT && type != ControlRecords.ABORT)
         {
-            pending.complete(read.producerId(), type == ControlRecords.COMMIT,
-                groupId -> CoordinatorTopic.partitionFor(groupId, partitions) == partition, groups, wallMs);
+            return;
+        }
+        final boolean commit = type == ControlRecords.COMMIT;
+        final long producerId = read.producerId();
+        final boolean strayPass = pass == Pass.STRAYS;
+        pending.complete(producerId, commit, partition,
+            groupId -> (CoordinatorTopic.partitionFor(groupId, partitions) == partition) != strayPass, groups, wallMs);
+        if (pass == Pass.HOME_AND_FIND_STRAYS)
+        {
+            final Set<StrayKey> ended = strayTxns.remove(producerId);
+            if (ended != null && commit)
+            {
+                ended.forEach(key -> strays.put(key, true));
+            }
         }
     }
 
     /**
      * Applies one record whose key (read up to its group id, in {@code key}) was {@code keyVersion},
-     * {@code groupId}; an offset of {@code producerId}'s transaction (not NO_PRODUCER_ID) is pending.
+     * {@code groupId}, found in partition {@code partition} at {@code recordOffset} (a stray's placed
+     * below the groups' own partitions'); an offset of {@code producerId}'s transaction (not NO_PRODUCER_ID)
+     * is pending.
      */
-    private void apply(final Record record, final short keyVersion, final String groupId, final ByteBuffer key, final long producerId)
+    private void apply(final Record record, final short keyVersion, final String groupId, final ByteBuffer key, final long producerId,
+        final int partition, final long recordOffset)
     {
         final ByteBuffer value = record.hasValue() ? ByteBuffer.wrap(bytes(record, record.valueOffset(), record.valueLength())) : null;
         if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
@@ -235,7 +316,7 @@ final class GroupReplay
             final int epoch = value.getInt();
             final String metadata = GroupRecords.string(value);
             final long timestamp = value.getLong();
-            final Group.Offset offset = new Group.Offset(committed, epoch, metadata, timestamp, record.offset());
+            final Group.Offset offset = new Group.Offset(committed, epoch, metadata, timestamp, recordOffset);
             final Group g = groups.computeIfAbsent(groupId, Group::new);
             if (producerId == RecordBatchDescriptor.NO_PRODUCER_ID)
             {
@@ -243,7 +324,7 @@ final class GroupReplay
             }
             else
             {
-                pending.add(producerId, groupId, tp, offset);
+                pending.add(producerId, groupId, tp, offset, partition);
             }
         }
         else if (keyVersion == GroupRecords.GROUP_KEY)

@@ -2,12 +2,14 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -18,11 +20,20 @@ import java.util.Map;
  * fsync durability: once an fsync covers it) tombstones for its stray keys, one batch per partition
  * they are in. A stray is never deleted before its group's state is durable at home; a failed write,
  * or a crash between the two, leaves the strays live, and the next start moves them again (the same
- * state, written again). Memory is not changed: it holds the groups' state already.
+ * state, written again). Memory holds the groups' state already: only where their offsets' records
+ * are changes, to the write home's.
  *
  * <p>The first {@value #MOST_UNDER_WAY} groups move as the agent starts, before it runs any request;
  * the others at its ticks, each once no write of a request's for it is on its way, so that the state
- * written is what the log holds, and what a request writes later comes after it.
+ * written is what the log holds, and what a request writes later comes after it; and once no
+ * transaction has offsets of it pending (their COMMIT must find no later record of their partition
+ * than theirs; and a stray of a transaction open at the load is deleted only once its marker made it
+ * committed or dropped, and what it committed went home first, see {@link GroupReplay}). Limitation:
+ * the move writes every offset of the group and waits while any is pending, though an offset whose
+ * record is in the group's own partition already needs neither; so a group whose transactions overlap
+ * without a gap (an exactly-once application with many producers) can wait long, its strays live and
+ * replayed at every start meanwhile. Writing only the strays' offsets, and waiting only for theirs,
+ * would end that.
  *
  * <p>Why: the topic is deleted by time, not compacted, so a tombstone written home (DeleteGroups,
  * OffsetDelete, expiry) can go with its segment while a stray in a quiet partition stays, and the
@@ -41,6 +52,7 @@ final class StrayMigration
     static final int MOST_UNDER_WAY = 256;
 
     private final Map<String, Group> groups;
+    private final TxnOffsets pending;
     private final CoordinatorTopic store;
     private final Map<String, Map<Integer, List<byte[]>>> strays;
     /** The groups not started yet, in the order found. */
@@ -49,10 +61,11 @@ final class StrayMigration
     private int failed;
     private int tombstones;
 
-    private StrayMigration(final Map<String, Group> groups, final CoordinatorTopic store,
+    private StrayMigration(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
         final Map<String, Map<Integer, List<byte[]>>> strays)
     {
         this.groups = groups;
+        this.pending = pending;
         this.store = store;
         this.strays = strays;
         this.waiting = new ArrayDeque<>(strays.keySet());
@@ -62,13 +75,15 @@ final class StrayMigration
      * Starts the migration of {@code loaded}'s strays (on the agent, before it runs a request): the
      * first {@value #MOST_UNDER_WAY} groups, the others by {@link #step}; null when there are none.
      */
-    static StrayMigration start(final Map<String, Group> groups, final CoordinatorTopic store, final GroupReplay.Loaded loaded)
+    static StrayMigration start(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
+        final GroupReplay.Loaded loaded)
     {
         if (loaded.strays().isEmpty())
         {
             if (loaded.strayRecords() > 0)
             {
-                LOG.info("{} records of {} outside their group's partition, every one deleted (migrated) already", loaded.strayRecords(),
+                LOG.info("{} records of {} outside their group's partition, none live (migrated already, tombstoned or aborted)",
+                    loaded.strayRecords(),
                     store.name());
             }
             return null;
@@ -84,7 +99,7 @@ final class StrayMigration
         LOG.warn("{} records found outside their group's partition of {} (written by an older Ferrite, or before the topic's "
             + "partitions grew), {} keys of {} groups live: moving those groups to their partition", loaded.strayRecords(), store.name(),
             live, loaded.strays().size());
-        final StrayMigration migration = new StrayMigration(groups, store, loaded.strays());
+        final StrayMigration migration = new StrayMigration(groups, pending, store, loaded.strays());
         migration.step();
         return migration;
     }
@@ -105,6 +120,14 @@ final class StrayMigration
                 waiting.add(groupId);
                 continue;
             }
+            if (pending.isPending(groupId))
+            {
+                // a transaction has offsets of the group pending (open across the restart): its committed offsets
+                // written home now would be later in the log than those offsets' records, and their COMMIT would
+                // then not take them (the later-record rule), now nor at the next start. The group moves once it ends
+                waiting.add(groupId);
+                continue;
+            }
             underWay++;
             moveHome(groupId);
         }
@@ -116,6 +139,7 @@ final class StrayMigration
     {
         final List<byte[]> keys = new ArrayList<>();
         final List<byte[]> values = new ArrayList<>();
+        final Map<Group.TopicPartition, Group.Offset> written = new LinkedHashMap<>();
         final Group group = groups.get(groupId);
         if (group != null)
         {
@@ -123,6 +147,7 @@ final class StrayMigration
             {
                 keys.add(GroupRecords.offsetKey(groupId, e.getKey().topic(), e.getKey().partition()));
                 values.add(GroupRecords.offsetValue(e.getValue()));
+                written.put(e.getKey(), e.getValue());
             }
             if (group.protocolType != null) // set by a group record only (a group of offsets alone has none)
             {
@@ -136,7 +161,30 @@ final class StrayMigration
             deleteStrays(groupId, Errors.NONE);
             return;
         }
-        store.write(groupId, keys, values, error -> deleteStrays(groupId, error));
+        store.write(groupId, keys, values, RecordBatchDescriptor.NO_PRODUCER_ID, RecordBatchDescriptor.NO_PRODUCER_EPOCH,
+            (error, baseOffset) ->
+            {
+                if (error == Errors.NONE)
+                {
+                    placeHome(group, written, baseOffset);
+                }
+                deleteStrays(groupId, error);
+            });
+    }
+
+    /**
+     * The group's offsets written home from {@code baseOffset} on, in order: each still in memory (no
+     * request's write changed it since: those are applied after this answer) is where its record is now,
+     * so that a transaction's COMMIT later decides against that record, as the next start's replay will.
+     */
+    private static void placeHome(final Group group, final Map<Group.TopicPartition, Group.Offset> written, final long baseOffset)
+    {
+        long recordOffset = baseOffset;
+        for (final Map.Entry<Group.TopicPartition, Group.Offset> e : written.entrySet())
+        {
+            final long at = recordOffset++;
+            group.offsets.computeIfPresent(e.getKey(), (tp, o) -> o == e.getValue() ? o.at(at) : o);
+        }
     }
 
     /** The answer to the group's home write: its strays' tombstones written if it holds, else left for the next start. */

@@ -29,12 +29,15 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
 {
     private final TopicRegistry topics;
     private final TxnCoordinator transactions;
+    /** {@code add.partitions.to.txn.retry.backoff.max.ms}: how long v5+'s implicit add is held while CONCURRENT_TRANSACTIONS. */
+    private final long addRetryMaxMs;
     private final TxnOffsetCommitResponseEncoder response = new TxnOffsetCommitResponseEncoder();
 
     TxnOffsetCommitHandler(final GroupCoordinator coordinator, final TxnCoordinator transactions, final TopicRegistry topics,
-        final Runnable waker)
+        final long addRetryMaxMs, final Runnable waker)
     {
         super(coordinator, waker, new TxnOffsetCommitRequestDecoder());
+        this.addRetryMaxMs = addRetryMaxMs;
         this.topics = topics;
         this.transactions = transactions;
     }
@@ -84,7 +87,7 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
             version >= 3 && request.memberId() != null ? request.memberId() : "", version >= 3 ? request.groupInstanceId() : null,
             version, valid);
         final TxnCoordinator txns = transactions;
-        return submit(connection, out, outOffset, (c, nowMs) -> TxnOffsetCommits.start(c, txns, asked, nowMs),
+        return submit(connection, out, outOffset, (c, nowMs) -> TxnOffsetCommits.start(c, txns, asked, nowMs, addRetryMaxMs),
             (o, at, commit) -> write(o, at, version, answer, commit.error(), commit.everyPartition()),
             (o, at, error) -> write(o, at, version, answer, error, true));
     }

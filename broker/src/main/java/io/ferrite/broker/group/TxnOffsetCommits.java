@@ -6,6 +6,7 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.txn.AddPartitionsRules;
+import io.ferrite.broker.txn.HeldAdd;
 import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.broker.txn.TxnPartition;
 
@@ -21,7 +22,9 @@ import java.util.Set;
  * {@code __consumer_offsets} partition (Kafka's {@code AddPartitionsToTxnManager}, here a call into
  * the transaction coordinator on the same agent): v0-3 verify only, a partition not in the
  * transaction INVALID_TXN_STATE; v4 verify only, TRANSACTION_ABORTABLE; v5+ add it as
- * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write;
+ * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write, and
+ * while the transaction's last EndTxn completes (CONCURRENT_TRANSACTIONS) held on the agent up to
+ * {@code add.partitions.to.txn.retry.backoff.max.ms} as Kafka 4.4 holds the add ({@link HeldAdd});
  * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH. Then the group's checks (a transactional
  * commit's: no REBALANCE_IN_PROGRESS, a commit without member or generation allowed), then the
  * offsets as one transactional batch of the producer (its id and epoch, Kafka's append origin
@@ -43,23 +46,28 @@ final class TxnOffsetCommits
     {
     }
 
-    /** Starts the commit (on the agent): its answer once {@link Commit#complete}. */
-    static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs)
+    /**
+     * Starts the commit (on the agent): its answer once {@link Commit#complete}; a v5+ add meeting
+     * CONCURRENT_TRANSACTIONS is asked again until {@code retryMaxMs} after {@code nowMs}.
+     */
+    static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs,
+        final long retryMaxMs)
     {
-        final Commit commit = new Commit(groups, transactions, asked, nowMs);
+        final Commit commit = new Commit(groups, transactions, asked);
         if (asked.groupId() == null || asked.groupId().isEmpty())
         {
             commit.finish(Errors.INVALID_GROUP_ID);
         }
         else if (asked.version() >= 5)
         {
-            commit.adding = transactions.addPartitions(asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
-                Set.of(commit.offsetsPartition), (short)2);
+            final Set<TxnPartition> partition = Set.of(commit.offsetsPartition);
+            commit.adding = new HeldAdd(() -> transactions.addPartitions(asked.transactionalId(), asked.producerId(),
+                asked.producerEpoch(), partition, (short)2), nowMs + retryMaxMs);
             commit.complete(nowMs);
         }
         else
         {
-            commit.verifyAndWrite();
+            commit.verifyAndWrite(nowMs);
         }
         return commit;
     }
@@ -71,15 +79,16 @@ final class TxnOffsetCommits
         private final TxnCoordinator transactions;
         private final Asked asked;
         private final TxnPartition offsetsPartition;
-        private final long deadlineMs;
-        private TxnCoordinator.Pending adding;
+        /** Until when the batch's write is waited for: from when it is sent, the add held before it aside. */
+        private long deadlineMs;
+        private HeldAdd adding;
         private CoordinatorLog.Write write;
         private boolean done;
         private short error;
         /** Whether {@link #error} is every partition's (the group's or the transaction's), or only the valid partitions'. */
         private boolean everyPartition;
 
-        Commit(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs)
+        Commit(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked)
         {
             this.groups = groups;
             this.transactions = transactions;
@@ -88,7 +97,6 @@ final class TxnOffsetCommits
             // transaction verified or added holds the very partition whose marker ends the offsets
             this.offsetsPartition = new TxnPartition(AddPartitionsRules.OFFSETS_TOPIC,
                 groups.offsetsPartitionOf(asked.groupId() == null ? "" : asked.groupId()));
-            this.deadlineMs = nowMs + 2 * AwaitingWrites.TIMEOUT_MS;
         }
 
         @Override
@@ -111,7 +119,7 @@ final class TxnOffsetCommits
                     finish(verificationError(added));
                     return true;
                 }
-                verifyAndWrite();
+                verifyAndWrite(nowMs);
                 return done;
             }
             if (write != null)
@@ -147,7 +155,7 @@ final class TxnOffsetCommits
         }
 
         /** In one step: the transaction verified to hold the group's partition, the group checked, the batch sent. */
-        private void verifyAndWrite()
+        private void verifyAndWrite(final long nowMs)
         {
             everyPartition = true;
             final short verified = transactions.verify(asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
@@ -165,7 +173,8 @@ final class TxnOffsetCommits
                 return;
             }
             write = groups.writeTxnOffsets(asked);
-            complete(Long.MIN_VALUE);
+            deadlineMs = nowMs + 2 * AwaitingWrites.TIMEOUT_MS;
+            complete(nowMs);
         }
 
         /**
@@ -261,12 +270,11 @@ final class TxnOffsetCommits
                 group.stateTimestamp = store.clock().wallMs();
                 groups.put(a.groupId(), group);
             }
+            final int partition = store.partitionOf(a.groupId()); // the one written to: the marker ending them comes there
             long recordOffset = baseOffset;
             for (final Map.Entry<Group.TopicPartition, Group.Offset> e : offsets.entrySet())
             {
-                final Group.Offset o = e.getValue();
-                pending.add(a.producerId(), a.groupId(), e.getKey(),
-                    new Group.Offset(o.offset(), o.leaderEpoch(), o.metadata(), o.commitTimestamp(), recordOffset++));
+                pending.add(a.producerId(), a.groupId(), e.getKey(), e.getValue().at(recordOffset++), partition);
             }
         });
     }

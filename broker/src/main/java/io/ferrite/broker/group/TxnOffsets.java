@@ -15,7 +15,8 @@ import java.util.function.Predicate;
  * by producer id, as Kafka 4.4's {@code OffsetMetadataManager} keeps them
  * ({@code pendingTransactionalOffsets}, {@code openTransactions}): never returned by OffsetFetch; a
  * partition with one answers UNSTABLE_OFFSET_COMMIT to a RequireStable fetch; offset expiry passes it
- * by. The transaction's marker on the group's {@code __consumer_offsets} partition ends them: a
+ * by. The transaction's marker on the {@code __consumer_offsets} partition they were written to (the
+ * group's; a stray's, the one it was found in) ends them: a
  * COMMIT makes each the group's committed offset unless the committed one's record is later in the
  * log (a plain commit written after it), an ABORT drops them. A tombstone of the key (OffsetDelete,
  * DeleteGroups) drops them too. Filled by the writes' answers and by the replay at start (so a
@@ -28,8 +29,13 @@ final class TxnOffsets
 {
     private static final Logger LOG = LoggerFactory.getLogger(TxnOffsets.class);
 
+    /** A pending offset and the {@code __consumer_offsets} partition its record is in (where its marker comes). */
+    private record Written(Group.Offset offset, int partition)
+    {
+    }
+
     /** Producer id, then group, then partition: the pending offset (the last one written for the key). */
-    private final Map<Long, Map<String, Map<Group.TopicPartition, Group.Offset>>> byProducer = new HashMap<>();
+    private final Map<Long, Map<String, Map<Group.TopicPartition, Written>>> byProducer = new HashMap<>();
     /** Group, then partition: the producers with an offset pending there. */
     private final Map<String, Map<Group.TopicPartition, Set<Long>>> open = new HashMap<>();
     /** Group, then partition: how many transactional batches with an offset for it are sent and not answered yet. */
@@ -42,10 +48,14 @@ final class TxnOffsets
         open.clear();
     }
 
-    /** An offset written in producer {@code producerId}'s transaction (its write answered, or replayed). */
-    void add(final long producerId, final String groupId, final Group.TopicPartition tp, final Group.Offset offset)
+    /**
+     * An offset written in producer {@code producerId}'s transaction (its write answered, or replayed) to
+     * partition {@code partition} of {@code __consumer_offsets}: the group's, or for a stray the one it was found in.
+     */
+    void add(final long producerId, final String groupId, final Group.TopicPartition tp, final Group.Offset offset, final int partition)
     {
-        byProducer.computeIfAbsent(producerId, p -> new HashMap<>()).computeIfAbsent(groupId, g -> new HashMap<>()).put(tp, offset);
+        byProducer.computeIfAbsent(producerId, p -> new HashMap<>()).computeIfAbsent(groupId, g -> new HashMap<>())
+            .put(tp, new Written(offset, partition));
         open.computeIfAbsent(groupId, g -> new HashMap<>()).computeIfAbsent(tp, p -> new HashSet<>()).add(producerId);
     }
 
@@ -113,8 +123,8 @@ final class TxnOffsets
         }
         for (final Long producerId : producers)
         {
-            final Map<String, Map<Group.TopicPartition, Group.Offset>> groups = byProducer.get(producerId);
-            final Map<Group.TopicPartition, Group.Offset> offsets = groups == null ? null : groups.get(groupId);
+            final Map<String, Map<Group.TopicPartition, Written>> groups = byProducer.get(producerId);
+            final Map<Group.TopicPartition, Written> offsets = groups == null ? null : groups.get(groupId);
             if (offsets != null)
             {
                 offsets.remove(tp);
@@ -135,39 +145,49 @@ final class TxnOffsets
     }
 
     /**
-     * Producer {@code producerId}'s transaction ended by a marker on the {@code __consumer_offsets}
-     * partition that holds the groups {@code inPartition} accepts (Kafka's
-     * {@code replayEndTransactionMarker}): on a COMMIT its offsets there become committed offsets of
-     * {@code groups} (a group made if none: Kafka creates it at the offset's replay), unless the
-     * committed offset's record is later in the log; on an ABORT they are dropped. Returns how many
-     * offsets it ended.
+     * Producer {@code producerId}'s transaction ended by a marker on partition {@code partition} of
+     * {@code __consumer_offsets} (Kafka's {@code replayEndTransactionMarker}): its offsets written there,
+     * of the groups {@code which} accepts, end. On a COMMIT they become committed offsets of {@code groups}
+     * (a group made if none: Kafka creates it at the offset's replay), unless the committed offset's record
+     * is later in the log; on an ABORT they are dropped. Returns how many offsets it ended. The offsets
+     * written to another partition (a stray's, found where an older placement put it) wait for that
+     * partition's marker.
      */
-    int complete(final long producerId, final boolean commit, final Predicate<String> inPartition, final Map<String, Group> groups,
-        final long wallMs)
+    int complete(final long producerId, final boolean commit, final int partition, final Predicate<String> which,
+        final Map<String, Group> groups, final long wallMs)
     {
-        final Map<String, Map<Group.TopicPartition, Group.Offset>> pending = byProducer.get(producerId);
+        final Map<String, Map<Group.TopicPartition, Written>> pending = byProducer.get(producerId);
         if (pending == null)
         {
             return 0;
         }
         int ended = 0;
-        for (final Iterator<Map.Entry<String, Map<Group.TopicPartition, Group.Offset>>> it = pending.entrySet().iterator(); it.hasNext(); )
+        for (final Iterator<Map.Entry<String, Map<Group.TopicPartition, Written>>> it = pending.entrySet().iterator(); it.hasNext(); )
         {
-            final Map.Entry<String, Map<Group.TopicPartition, Group.Offset>> e = it.next();
+            final Map.Entry<String, Map<Group.TopicPartition, Written>> e = it.next();
             final String groupId = e.getKey();
-            if (!inPartition.test(groupId))
+            if (!which.test(groupId))
             {
-                continue; // the same transaction's offsets of a group in another partition wait for that partition's marker
+                continue;
             }
-            it.remove();
-            for (final Map.Entry<Group.TopicPartition, Group.Offset> o : e.getValue().entrySet())
+            for (final Iterator<Map.Entry<Group.TopicPartition, Written>> o = e.getValue().entrySet().iterator(); o.hasNext(); )
             {
-                closeOpen(groupId, o.getKey(), producerId);
+                final Map.Entry<Group.TopicPartition, Written> w = o.next();
+                if (w.getValue().partition() != partition)
+                {
+                    continue;
+                }
+                o.remove();
+                closeOpen(groupId, w.getKey(), producerId);
                 ended++;
                 if (commit)
                 {
-                    materialize(groups, groupId, o.getKey(), o.getValue(), wallMs);
+                    materialize(groups, groupId, w.getKey(), w.getValue().offset(), wallMs);
                 }
+            }
+            if (e.getValue().isEmpty())
+            {
+                it.remove();
             }
         }
         if (pending.isEmpty())

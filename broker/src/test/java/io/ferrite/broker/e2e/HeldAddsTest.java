@@ -12,6 +12,7 @@ import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
 import org.apache.kafka.common.message.EndTxnRequestData;
 import org.apache.kafka.common.message.EndTxnResponseData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.message.TxnOffsetCommitResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
@@ -109,7 +110,13 @@ class HeldAddsTest
     private static int sendHeld(final RunningBroker broker, final RawClient raw, final ApiKeys api, final ApiMessage request)
         throws Exception
     {
-        final int id = raw.send(api, (short)3, request);
+        return sendHeld(broker, raw, api, (short)3, request);
+    }
+
+    private static int sendHeld(final RunningBroker broker, final RawClient raw, final ApiKeys api, final short version,
+        final ApiMessage request) throws Exception
+    {
+        final int id = raw.send(api, version, request);
         final CoordinatorAgent agent = broker.broker.groups().agent();
         await(() -> raw.answered() || agent.call(broker.broker.groups(), (g, nowMs) -> agent.waiting()).get() > 0,
             Duration.ofSeconds(20), "the add answered, or waiting on the coordinators' agent");
@@ -137,6 +144,49 @@ class HeldAddsTest
                 assertEquals(TransactionState.ONGOING, admin.describeTransactions(List.of(id)).description(id).get().state(),
                     "the next transaction");
             }
+        }
+    }
+
+    /**
+     * A transaction version 2 client's TxnOffsetCommit (v5: it adds the group's {@code __consumer_offsets}
+     * partition itself, kafka-clients 4.4's sendOffsetsToTransaction) right after its EndTxn v5, the commit
+     * marker on that partition not durable yet: held as the other adds are, then NONE once CompleteCommit
+     * is written (Kafka 4.4 holds this add on the broker as it does a produce's). Before, it was answered
+     * CONCURRENT_TRANSACTIONS at once.
+     */
+    @Test
+    void aTxnOffsetCommitV5RightAfterTheCommitWaitsForTheCommitToComplete() throws Exception
+    {
+        final String id = "held-offsets";
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("ferrite.log.durability", "fsync",
+            "add.partitions.to.txn.retry.backoff.max.ms", "600000")); Admin admin = broker.admin();
+            RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic(id, 1, (short)1))).all().get();
+            final InitProducerIdResponseData init = ProduceVerificationTest.init(raw, id);
+            final RawTxn txn = new RawTxn(raw);
+            assertEquals(Errors.NONE, txn.commit((short)5, id, new RawTxn.Producer(init.producerId(), init.producerEpoch()), GROUP, id, 0, 1),
+                "the first transaction's offset (its partition added by the commit)");
+            final PartitionLog log = broker.broker.topics().topic("__consumer_offsets")
+                .partitions[broker.broker.groups().agent().call(broker.broker.groups(), (g, nowMs) -> g.offsetsPartitionOf(GROUP)).get()].log;
+            assertTrue(log.config().fsyncDurability, "fsync durability");
+            final int sent;
+            synchronized (FlushLock.of(log)) // no fsync of the group's partition completes while held: the marker is not answered
+            {
+                final EndTxnResponseData ended = new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, (short)5,
+                    new EndTxnRequestData().setTransactionalId(id).setProducerId(init.producerId()).setProducerEpoch(init.producerEpoch())
+                        .setCommitted(true))), (short)5);
+                assertEquals(0, ended.errorCode());
+                assertEquals(TransactionState.PREPARE_COMMIT, admin.describeTransactions(List.of(id)).description(id).get().state());
+                sent = sendHeld(broker, raw, ApiKeys.TXN_OFFSET_COMMIT, (short)5, RawTxn.request(id,
+                    new RawTxn.Producer(ended.producerId(), ended.producerEpoch()), GROUP, id, 0, 2));
+            }
+            final TxnOffsetCommitResponseData answer = new TxnOffsetCommitResponseData(new ByteBufferAccessor(
+                raw.receive(ApiKeys.TXN_OFFSET_COMMIT, (short)5, sent)), (short)5);
+            assertEquals(Errors.NONE, Errors.forCode(answer.topics().get(0).partitions().get(0).errorCode()),
+                "held until CompleteCommit, then added to the next transaction");
+            assertEquals(TransactionState.ONGOING, admin.describeTransactions(List.of(id)).description(id).get().state(),
+                "the next transaction");
         }
     }
 

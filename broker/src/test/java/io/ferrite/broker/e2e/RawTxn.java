@@ -75,6 +75,15 @@ final class RawTxn
                 .setCommitted(commit))), v).errorCode());
     }
 
+    /** EndTxn v5 (transaction version 2): its error, and the producer id and epoch of the next transaction (the epoch bumped). */
+    EndTxnResponseData endTxnV5(final String transactionalId, final Producer p, final boolean commit) throws IOException
+    {
+        final short v = 5;
+        return new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, v,
+            new EndTxnRequestData().setTransactionalId(transactionalId).setProducerId(p.id()).setProducerEpoch(p.epoch())
+                .setCommitted(commit))), v);
+    }
+
     /** TxnOffsetCommit of one partition's offset (no member or generation); returns the partition's error. */
     Errors commit(final short version, final String transactionalId, final Producer p, final String groupId, final String topic,
         final int partition, final long offset) throws IOException

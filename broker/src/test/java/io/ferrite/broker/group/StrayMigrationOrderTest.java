@@ -1,8 +1,10 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.Partition;
@@ -26,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.testing.Await.await;
@@ -53,6 +56,7 @@ class StrayMigrationOrderTest
     private LogThread logThread;
     private AgentInvoker agent;
     private AgentInvoker logThreadInvoker;
+    private CoordinatorRuntime runtime;
     private GroupCoordinator coordinator;
     /** The coordinator's monotonic clock, moved by hand: its ticks come when this test says. */
     private final CachedNanoClock monotonic = new CachedNanoClock();
@@ -89,9 +93,10 @@ class StrayMigrationOrderTest
         });
         final CachedEpochClock wall = new CachedEpochClock();
         wall.update(1_700_000_000_000L);
-        coordinator = new GroupCoordinator(topics, new AdminAgent(topics),
-            new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, PARTITIONS, 1 << 20, 4096),
-            new LogThread[] {logThread}, SENDER, new CoordinatorClock(wall, monotonic));
+        runtime = new CoordinatorRuntime(topics, new AdminAgent(topics), new LogThread[] {logThread}, SENDER,
+            new CoordinatorClock(wall, monotonic));
+        coordinator = new GroupCoordinator(topics,
+            new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000, 600_000, PARTITIONS, 1 << 20, 4096), runtime);
         coordinator.load();
         agent = new AgentInvoker(Throwable::printStackTrace, null, coordinator.agent());
         logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
@@ -208,6 +213,50 @@ class StrayMigrationOrderTest
         assertEquals(77, replayed.get(late).offsets.get(tp).offset(), "the commit, not the stray it replaced");
     }
 
+    /**
+     * A group with offsets pending in a transaction open across the restart moves once the transaction
+     * ended: its committed offsets written home before would be later in the log than the transaction's
+     * records, and its COMMIT would not take them (Kafka's later-record rule) — in memory, nor at the next
+     * start. Before, the group moved at once and the transaction's committed offset was lost.
+     */
+    @Test
+    void aGroupWithOffsetsPendingInATransactionMovesOnceItEnds() throws Exception
+    {
+        final long producerId = 42;
+        open(Map.of(), () ->
+        {
+            plant(offsetRecord(GROUP, 0, 5));
+            final PartitionLog home = topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[HOME].log;
+            append(home, producerId, offsetRecord(GROUP, 0, 7)); // open: its marker is not in the log
+        });
+        agent.start();
+        assertEquals(0, logThread.waitingCommands(), "nothing moves while the transaction is open");
+        final Partition home = topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[HOME];
+        // its COMMIT, as the transaction coordinator writes it (through the coordinators' log, on the agent)
+        coordinator.agent().call(coordinator, (c, nowMs) ->
+        {
+            runtime.log().writeMarker(home, producerId, (short)0, 0, true, false, error -> assertEquals(Errors.NONE, error));
+            return null;
+        });
+        await(() ->
+        {
+            logThreadInvoker.invoke();
+            agent.invoke();
+            monotonic.advance(TimeUnit.MILLISECONDS.toNanos(CoordinatorAgent.TICK_MS));
+            return end(STRAY) == 2;
+        }, Duration.ofSeconds(20), "the stray's tombstone");
+        final CompletableFuture<Long> committed = coordinator.agent().call(coordinator, (c, nowMs) -> c.committed(GROUP, "orders", 0).offset());
+        await(() ->
+        {
+            agent.invoke();
+            return committed.isDone();
+        }, Duration.ofSeconds(20), "the agent ran the call");
+        assertEquals(7, committed.get(), "the transaction's offset, committed");
+        final Map<String, Group> replayed = new HashMap<>();
+        assertEquals(Map.of(), GroupReplay.load(topics, replayed, 0).strays());
+        assertEquals(Map.of(new Group.TopicPartition("orders", 0), 7L), offsets(replayed), "and so at the next start");
+    }
+
     /** {@code count} group ids whose partition is not STRAY. */
     private static List<String> strayGroups(final int count)
     {
@@ -251,9 +300,18 @@ class StrayMigrationOrderTest
 
     private void plant(final byte[][]... records)
     {
-        final PartitionLog log = topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[STRAY].log;
+        append(topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[STRAY].log, -1, records);
+    }
+
+    /** Appends the records as one batch, of producer {@code producerId}'s transaction unless -1; this thread is the log's writer. */
+    private static void append(final PartitionLog log, final long producerId, final byte[][]... records)
+    {
         final ExpandableDirectByteBuffer batch = new ExpandableDirectByteBuffer(256);
         final RecordBatchBuilder builder = new RecordBatchBuilder().wrap(batch, 0);
+        if (producerId >= 0)
+        {
+            builder.producer(producerId, (short)0, 0).transactional(true);
+        }
         for (final byte[][] record : records)
         {
             builder.appendRecord(1_700_000_000_000L, record[0], record[1]);

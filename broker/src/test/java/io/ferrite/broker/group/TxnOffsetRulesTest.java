@@ -33,50 +33,50 @@ class TxnOffsetRulesTest
     @Test
     void aCommitMaterialisesThePendingOffsetsAndAnAbortDropsThem()
     {
-        pending.add(7, "g", TP, at(5, 10));
+        pending.add(7, "g", TP, at(5, 10), 0);
         assertTrue(pending.isPending("g", TP));
         assertNull(groups.get("g"), "pending: not a committed offset");
-        assertEquals(1, pending.complete(7, true, g -> true, groups, T));
+        assertEquals(1, pending.complete(7, true, 0, g -> true, groups, T));
         assertEquals(5, groups.get("g").offsets.get(TP).offset(), "the group is made as the offset is committed");
         assertFalse(pending.isPending("g"));
 
-        pending.add(7, "g", TP, at(9, 20));
-        assertEquals(1, pending.complete(7, false, g -> true, groups, T));
+        pending.add(7, "g", TP, at(9, 20), 0);
+        assertEquals(1, pending.complete(7, false, 0, g -> true, groups, T));
         assertEquals(5, groups.get("g").offsets.get(TP).offset(), "the abort left the committed offset");
         assertFalse(pending.isPending("g", TP));
-        assertEquals(0, pending.complete(7, true, g -> true, groups, T), "a marker with nothing pending changes nothing");
+        assertEquals(0, pending.complete(7, true, 0, g -> true, groups, T), "a marker with nothing pending changes nothing");
     }
 
     @Test
     void aLaterPlainCommitWinsOverTheTransactionsOffset()
     {
-        pending.add(7, "g", TP, at(5, 10));
+        pending.add(7, "g", TP, at(5, 10), 0);
         final Group g = new Group("g");
         g.offsets.put(TP, at(6, 11)); // a plain commit written after the transactional record
         groups.put("g", g);
-        pending.complete(7, true, id -> true, groups, T);
+        pending.complete(7, true, 0, id -> true, groups, T);
         assertEquals(6, g.offsets.get(TP).offset());
 
-        pending.add(8, "g", TP, at(8, 12));
-        pending.complete(8, true, id -> true, groups, T);
+        pending.add(8, "g", TP, at(8, 12), 0);
+        pending.complete(8, true, 0, id -> true, groups, T);
         assertEquals(8, g.offsets.get(TP).offset(), "a later transactional record wins");
     }
 
     @Test
     void aMarkerEndsOnlyItsProducersOffsetsOfItsPartitionsGroups()
     {
-        pending.add(7, "here", TP, at(5, 10));
-        pending.add(7, "elsewhere", TP, at(6, 3));
-        pending.add(8, "here", TP, at(9, 11));
-        assertEquals(1, pending.complete(7, true, id -> id.equals("here"), groups, T));
+        pending.add(7, "here", TP, at(5, 10), 0);
+        pending.add(7, "elsewhere", TP, at(6, 3), 1);
+        pending.add(8, "here", TP, at(9, 11), 0);
+        assertEquals(1, pending.complete(7, true, 0, id -> true, groups, T));
         assertEquals(5, groups.get("here").offsets.get(TP).offset());
         assertTrue(pending.isPending("here", TP), "producer 8's offset is still pending there");
         assertTrue(pending.isPending("elsewhere", TP), "another partition's marker ends it");
         assertNull(groups.get("elsewhere"));
         pending.drop("here", TP); // a tombstone of the key
         assertFalse(pending.isPending("here"));
-        assertEquals(0, pending.complete(8, true, id -> id.equals("here"), groups, T), "dropped by the tombstone");
-        assertEquals(1, pending.complete(7, false, id -> id.equals("elsewhere"), groups, T));
+        assertEquals(0, pending.complete(8, true, 0, id -> true, groups, T), "dropped by the tombstone");
+        assertEquals(1, pending.complete(7, false, 1, id -> true, groups, T));
         assertFalse(pending.isPending("elsewhere"));
     }
 
@@ -93,9 +93,9 @@ class TxnOffsetRulesTest
         pending.answered("g", TP); // say the first write failed: nothing added
         assertTrue(pending.isUnstable("g", TP), "the second batch is still on its way");
         pending.answered("g", TP);
-        pending.add(7, "g", TP, at(5, 10)); // the second one written OK
+        pending.add(7, "g", TP, at(5, 10), 0); // the second one written OK
         assertTrue(pending.isUnstable("g", TP), "pending now");
-        pending.complete(7, false, id -> true, groups, T);
+        pending.complete(7, false, 0, id -> true, groups, T);
         assertFalse(pending.isUnstable("g", TP));
         assertFalse(pending.isUnstable("g"));
         pending.answered("g", TP); // an answer with no count left changes nothing
