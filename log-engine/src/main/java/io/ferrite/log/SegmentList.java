@@ -7,7 +7,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The segments of one partition log, oldest first, the last the active one: a copy-on-write array
  * that readers take with one volatile load and never lock for. The writer (a roll), retention and
  * close change it under {@link #lock()}, which also orders their other changes (the log start, the
- * closed flag) against each other.
+ * closed flag) against each other; so does a {@link SegmentReplacer}'s swap.
  */
 final class SegmentList
 {
@@ -107,6 +107,30 @@ final class SegmentList
         }
         segments = Arrays.copyOfRange(segs, n, segs.length);
         return removed;
+    }
+
+    /**
+     * Puts {@code fresh} in the place of {@code run} (a run of consecutive segments found in the list,
+     * a replacement's), under the lock; each of the run is retired before the list without it is
+     * published, so a tailer on one moves on to the new ones.
+     */
+    void replace(final Segment[] run, final Segment[] fresh)
+    {
+        final Segment[] segs = segments;
+        int from = 0;
+        while (segs[from] != run[0])
+        {
+            from++;
+        }
+        final Segment[] updated = new Segment[segs.length - run.length + fresh.length];
+        System.arraycopy(segs, 0, updated, 0, from);
+        System.arraycopy(fresh, 0, updated, from, fresh.length);
+        System.arraycopy(segs, from + run.length, updated, from + fresh.length, segs.length - from - run.length);
+        for (final Segment s : run)
+        {
+            s.retire();
+        }
+        segments = updated;
     }
 
     boolean isClosed()
