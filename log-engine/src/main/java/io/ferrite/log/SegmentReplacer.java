@@ -154,12 +154,23 @@ public final class SegmentReplacer
                 }
                 cleaned.commit();
                 committed = true;
-                for (final Segment s : run)
+                try
                 {
-                    s.deleteFiles(); // the mappings and channels stay for readers until the delay passed
+                    for (final Segment s : run)
+                    {
+                        s.deleteFiles(); // the mappings and channels stay for readers until the delay passed
+                    }
+                    cleaned.completeSwap();
+                    fresh = open(cleaned.bases());
                 }
-                cleaned.completeSwap();
-                fresh = open(cleaned.bases());
+                catch (final IOException | RuntimeException ex)
+                {
+                    // the old segments stay in the list, read through their mappings; their files are deleted once
+                    // (Segment.deleteFiles), so retention cannot reach the new ones by those names; the open completes it
+                    LOG.error("{}: segment replacement from {} failed after its commit; the next open completes it", log,
+                        run[0].baseOffset, ex);
+                    throw ex;
+                }
                 segments.replace(run, fresh);
             }
             finally

@@ -85,10 +85,15 @@ class SegmentReplacerTest
     /** Every batch the tailer reads from 0: the ones written and not dropped, byte for byte, and nothing else. */
     private void assertReads(final PartitionLog log, final LongPredicate dropped)
     {
-        final LogTailer tailer = new LogTailer(log, 0);
+        assertReads(log, 0, dropped);
+    }
+
+    private void assertReads(final PartitionLog log, final long from, final LongPredicate dropped)
+    {
+        final LogTailer tailer = new LogTailer(log, from);
         final RecordBatch batch = new RecordBatch();
         final List<Long> expected = new ArrayList<>();
-        written.keySet().stream().filter(o -> !dropped.test(o)).forEach(expected::add);
+        written.keySet().stream().filter(o -> o >= from && !dropped.test(o)).forEach(expected::add);
         final List<Long> read = new ArrayList<>();
         while (tailer.next(Long.MAX_VALUE, batch))
         {
@@ -336,6 +341,44 @@ class SegmentReplacerTest
         manager.close();
         manager = LogManager.open(LogManagerConfig.of(dir));
         assertReads(manager.log("swap", 0), o -> false);
+    }
+
+    @Test
+    void aFailureAfterTheCommitLeavesTheOldSegmentsReadableAndTheOpenCompletesTheSwap() throws Exception
+    {
+        final PartitionLog log = filledLog(150);
+        log.highWatermark(log.logEndOffset());
+        final long[] bases = log.segmentReplacer().inactiveSegmentBases();
+        // a directory, not empty, under the name of every .timeindex a new segment could take but the first: the
+        // rename of the second new segment's fails after the commit
+        final Path partition = dir.resolve("swap-0");
+        final List<Path> blockers = new ArrayList<>();
+        for (long o = bases[0] + 1; o < bases[3]; o++)
+        {
+            final Path blocker = partition.resolve(Segment.fileName(o, Segment.TIME_INDEX_SUFFIX));
+            if (!Files.exists(blocker))
+            {
+                Files.createDirectories(blocker.resolve("x"));
+                blockers.add(blocker);
+            }
+        }
+        final LongPredicate dropped = o -> o % 4 == 1 && o < bases[3]; // a quarter: more than one new segment
+        assertThrows(IOException.class, () -> log.segmentReplacer().replace(bases[0], 3, dropping(dropped)),
+            () -> "segments now " + java.util.Arrays.toString(log.segmentReplacer().inactiveSegmentBases()));
+        assertReads(log, o -> false); // the old segments, through their mappings
+        // retention takes the run's first segment: its files were deleted by the replacement, and its names are the
+        // new first segment's now, which must stay
+        assertEquals(bases[1], log.deleteRecordsBefore(bases[1]));
+        assertTrue(Files.exists(partition.resolve(Segment.fileName(bases[0], Segment.LOG_SUFFIX))), "the new first segment");
+        manager.close();
+        for (final Path blocker : blockers)
+        {
+            Files.delete(blocker.resolve("x"));
+            Files.delete(blocker);
+        }
+        manager = LogManager.open(LogManagerConfig.of(dir));
+        assertReads(manager.log("swap", 0), bases[1], dropped);
+        assertEquals(List.of(), leftovers());
     }
 
     @Test
