@@ -215,7 +215,11 @@ final class CleanedSegments
         }
     }
 
-    /** Deletes whatever this replacement made (it is abandoned, before its commit). */
+    /**
+     * Deletes whatever this replacement made (it is abandoned, before its commit): every {@code .swap} first, the
+     * first segment's {@code .log.cleaned} last — while it is there, recovery takes no {@code .swap} of this
+     * replacement for committed, so a crash in the middle of this leaves nothing it would complete.
+     */
     void abandon()
     {
         final Segment s = current;
@@ -231,18 +235,20 @@ final class CleanedSegments
                 // its files are deleted next
             }
         }
-        for (final long base : bases)
+        for (final String temporary : new String[] {SWAP_SUFFIX, CLEANED_SUFFIX})
         {
-            for (final String suffix : SUFFIXES)
+            for (int i = bases.size() - 1; i >= 0; i--)
             {
-                try
+                for (int j = SUFFIXES.length - 1; j >= 0; j--) // the .log (SUFFIXES[0]) last
                 {
-                    Files.deleteIfExists(path(base, suffix, CLEANED_SUFFIX));
-                    Files.deleteIfExists(path(base, suffix, SWAP_SUFFIX));
-                }
-                catch (final IOException ignored)
-                {
-                    // the next open deletes .cleaned and uncommitted .swap files
+                    try
+                    {
+                        Files.deleteIfExists(path(bases.get(i), SUFFIXES[j], temporary));
+                    }
+                    catch (final IOException ignored)
+                    {
+                        // the next open deletes .cleaned files and the .swap files they guard
+                    }
                 }
             }
         }

@@ -78,7 +78,6 @@ final class SwapRecovery
         for (final Path p : cleaned)
         {
             minCleaned = Math.min(minCleaned, offsetOf(p));
-            Files.deleteIfExists(p);
         }
         long from = Long.MAX_VALUE;
         long to = Long.MIN_VALUE;
@@ -98,6 +97,11 @@ final class SwapRecovery
                 from = Math.min(from, base);
                 to = Math.max(to, Math.max(base + 1, nextOffset(p, base)));
             }
+        }
+        for (final Path p : cleaned)
+        {
+            // after the .swap files they guard (as Kafka's loader): a crash in between leaves the guard for the next open
+            Files.deleteIfExists(p);
         }
         if (valid.isEmpty())
         {
