@@ -146,8 +146,7 @@ public final class SegmentReplacer
             segments.lock();
             try
             {
-                final int gone = segments.isClosed() ? LOG_CLOSED : run(segments.array(), run[0].baseOffset, run.length) == null ?
-                    RUN_GONE : REPLACED;
+                final int gone = segments.isClosed() ? LOG_CLOSED : stillThere(run) ? REPLACED : RUN_GONE;
                 if (gone != REPLACED)
                 {
                     return gone;
@@ -177,11 +176,11 @@ public final class SegmentReplacer
             {
                 segments.unlock();
             }
-            DurableFile.fsyncDirectory(log.dir());
             for (final Segment s : run)
             {
                 env.closeLater(s, log.config().fileDeleteDelayMs);
             }
+            DurableFile.fsyncDirectory(log.dir());
             return REPLACED;
         }
         finally
@@ -305,6 +304,24 @@ public final class SegmentReplacer
             }
         }
         return run;
+    }
+
+    /** Whether the run is in the log as it is now, the same segments, none retired (under the segments lock). */
+    private boolean stillThere(final Segment[] run)
+    {
+        final Segment[] now = run(segments.array(), run[0].baseOffset, run.length);
+        if (now == null)
+        {
+            return false;
+        }
+        for (int i = 0; i < run.length; i++)
+        {
+            if (now[i] != run[i])
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The run's aborted-transaction index entries, raw, in marker order; null when a file is gone. */
