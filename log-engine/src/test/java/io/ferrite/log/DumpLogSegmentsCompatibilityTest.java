@@ -25,6 +25,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class DumpLogSegmentsCompatibilityTest
 {
+    /** Segments of a few batches each, indexed often; timestamps of any age taken. */
+    private static final Map<String, String> SMALL_SEGMENTS = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "6000",
+        LogConfig.INDEX_INTERVAL_BYTES, "512", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE));
+
     @TempDir
     Path dir;
 
@@ -36,8 +40,7 @@ class DumpLogSegmentsCompatibilityTest
         final List<String> abortedTxns = new ArrayList<>();
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
         {
-            final PartitionLog log = manager.createLog("dump", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "6000",
-                LogConfig.INDEX_INTERVAL_BYTES, "512", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE)));
+            final PartitionLog log = manager.createLog("dump", 0, SMALL_SEGMENTS);
             final Batches batches = new Batches();
             final AppendResult result = new AppendResult();
             long sequence = 0;
@@ -92,8 +95,7 @@ class DumpLogSegmentsCompatibilityTest
         final List<String> abortedTxns = new ArrayList<>();
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
         {
-            final PartitionLog log = manager.createLog("swapped", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "6000",
-                LogConfig.INDEX_INTERVAL_BYTES, "512", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE)));
+            final PartitionLog log = manager.createLog("swapped", 0, SMALL_SEGMENTS);
             final Batches batches = new Batches();
             final AppendResult result = new AppendResult();
             for (int i = 0; i < 150; i++)

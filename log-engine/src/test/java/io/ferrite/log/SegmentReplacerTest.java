@@ -70,6 +70,14 @@ class SegmentReplacerTest
         }
     }
 
+    /** Closes the manager (a clean stop) and opens the directory again; the log as loaded. */
+    private PartitionLog reopen() throws IOException
+    {
+        manager.close();
+        manager = LogManager.open(LogManagerConfig.of(dir));
+        return manager.log("swap", 0);
+    }
+
     private static BatchRewriter dropping(final LongPredicate dropped)
     {
         return batch -> dropped.test(batch.baseOffset()) ? null : batch;
@@ -129,9 +137,7 @@ class SegmentReplacerTest
         }
         assertReads(log, o -> false);
         assertEquals(List.of(), leftovers());
-        manager.close();
-        manager = LogManager.open(LogManagerConfig.of(dir));
-        assertReads(manager.log("swap", 0), o -> false);
+        assertReads(reopen(), o -> false);
     }
 
     @Test
@@ -245,10 +251,8 @@ class SegmentReplacerTest
         log.collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(1024),
             (producerId, firstOffset) -> producers.add(producerId));
         assertEquals(List.of(7L), producers, "the transaction whose marker was dropped has no entry left");
-        manager.close();
-        manager = LogManager.open(LogManagerConfig.of(dir));
         producers.clear();
-        manager.log("swap", 0).collectAbortedTransactions(0, Long.MAX_VALUE, ByteBuffer.allocate(1024),
+        reopen().collectAbortedTransactions(0, Long.MAX_VALUE, ByteBuffer.allocate(1024),
             (producerId, firstOffset) -> producers.add(producerId));
         assertEquals(List.of(7L), producers, "after a reopen");
     }
@@ -338,9 +342,7 @@ class SegmentReplacerTest
         });
         assertEquals(SegmentReplacer.LOG_CLOSED, answer);
         assertEquals(List.of(), leftovers());
-        manager.close();
-        manager = LogManager.open(LogManagerConfig.of(dir));
-        assertReads(manager.log("swap", 0), o -> false);
+        assertReads(reopen(), o -> false);
     }
 
     @Test
