@@ -52,7 +52,8 @@ class SwapCrashTest
             cut += inProgress != null ? 1 : 0;
             committed += verify(cleaned, inProgress) ? 1 : 0;
         }
-        // how many kills landed inside a replacement, and how many of those after its commit (for the log of the run)
+        // how many kills landed inside a replacement, and how many of those after its commit (as far as the offsets
+        // tell: a replacement of segments cleaned before drops nothing more), for the log of the run
         System.out.println(cut + " of " + ROUNDS + " kills cut a replacement, " + committed + " of them after its commit");
     }
 
@@ -94,9 +95,12 @@ class SwapCrashTest
             {
                 fail("child ended after " + seen + " lines: " + String.join("\n", other));
             }
-            // the kill at a random point of the replacement just begun (about as long as the ones seen took):
-            // a spin, not a sleep, so that the point is not rounded to the scheduler's tick
-            final long until = System.nanoTime() + (long)(random.nextDouble() * 1.5 * runNanos / Math.max(1, seen / 2));
+            // the kill at a random point of the replacement just begun, in a round of three anywhere in it (about as
+            // long as the ones seen took), else in its last part, where the commit and the renames are (writing and
+            // fsyncing the new segments take most of a replacement): a spin, not a sleep, so that the point is not
+            // rounded to the scheduler's tick
+            final double at = random.nextInt(3) == 0 ? 1.5 * random.nextDouble() : 0.7 + 0.5 * random.nextDouble();
+            final long until = System.nanoTime() + (long)(at * runNanos / Math.max(1, seen / 2));
             while (System.nanoTime() < until)
             {
                 Thread.onSpinWait();
