@@ -111,8 +111,9 @@ final class SegmentList
 
     /**
      * Puts {@code fresh} in the place of {@code run} (a run of consecutive segments found in the list,
-     * a replacement's), under the lock; each of the run is retired before the list without it is
-     * published, so a tailer on one moves on to the new ones.
+     * a replacement's), under the lock; the list is published before each of the run is retired (unlike
+     * retention's), so a tailer that finds one retired re-reads the list and goes on in the new ones at
+     * its next offset, never past their kept batches.
      */
     void replace(final Segment[] run, final Segment[] fresh)
     {
@@ -126,11 +127,11 @@ final class SegmentList
         System.arraycopy(segs, 0, updated, 0, from);
         System.arraycopy(fresh, 0, updated, from, fresh.length);
         System.arraycopy(segs, from + run.length, updated, from + fresh.length, segs.length - from - run.length);
+        segments = updated;
         for (final Segment s : run)
         {
-            s.retire();
+            s.retire(); // after the new list is out: a tailer that finds one retired finds the new ones in the list
         }
-        segments = updated;
     }
 
     boolean isClosed()

@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     files deleted), the commit: that {@code .log.cleaned} renamed to {@code .swap}; then the replaced
  *     segments' files deleted (their mappings and channels stay for readers), the {@code .swap} files
  *     renamed to their final names, the new segments opened, and the segment list without the old run
- *     and with the new one published, the old segments retired first so that a tailer on one moves on;</li>
+ *     and with the new one published, then the old segments retired, so that a tailer on one finds the new
+ *     ones in the list and goes on there at its next offset;</li>
  * <li>the directory fsynced, and the old segments closed after {@code file.delete.delay.ms}, as
  *     retention's are.</li>
  * </ol>

@@ -18,9 +18,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Replacements racing the writer (appends and rolls), DeleteRecords and retention, and a tailer, each
+ * Replacements racing the writer (appends and rolls), DeleteRecords (no time or size retention) and a tailer, each
  * on its own thread, on real files: the tailer only ever reads whole batches of their own offset
- * (bytes valid through every swap), the log start never moves back, a replacement that lost its run
+ * (bytes valid through every swap) and passes over no offset but those the rewriter drops and those
+ * below the log start (a replacement never makes it skip kept batches), the log start never moves back, a replacement that lost its run
  * to retention leaves nothing behind, and after the race, and after a reopen, the log holds every
  * offset appended at or above the log start but those the rewriter dropped.
  */
@@ -99,6 +100,7 @@ class ReplacementRaceTest
                         assertEquals(RecordBatch.OK, batch.check(batch.sizeInBytes()), "batch at " + batch.baseOffset());
                         assertEquals(T0 + batch.baseOffset(), batch.maxTimestamp(), "the batch of its offset");
                         assertTrue(batch.baseOffset() > last, "offsets increase");
+                        passedOverOnlyDropped(log, last, batch.baseOffset());
                         last = batch.lastOffset();
                     }
                     else if (!more)
@@ -107,7 +109,22 @@ class ReplacementRaceTest
                     }
                 }
             });
-            for (final Thread t : List.of(writer, retention, replacer, reader))
+            // tailers walking the inactive segments the replacements take, again and again from the log start
+            final Thread rereader = thread("rereader", failure, () ->
+            {
+                final RecordBatch batch = new RecordBatch();
+                while (writing.get())
+                {
+                    final LogTailer tailer = new LogTailer(log, log.logStartOffset());
+                    long last = tailer.nextOffset() - 1;
+                    while (tailer.next(Long.MAX_VALUE, batch))
+                    {
+                        passedOverOnlyDropped(log, last, batch.baseOffset());
+                        last = batch.lastOffset();
+                    }
+                }
+            });
+            for (final Thread t : List.of(writer, retention, replacer, reader, rereader))
             {
                 t.join();
             }
@@ -128,6 +145,20 @@ class ReplacementRaceTest
             final PartitionLog log = manager.log("race", 0);
             assertEquals(logStart, log.logStartOffset(), "the log start after a reopen");
             check(log, logStart);
+        }
+    }
+
+    /**
+     * What a tailer passed over between {@code last} and the batch it read at {@code next} is what the rewriter
+     * drops or what DeleteRecords took (below the log start read after the batch).
+     */
+    private static void passedOverOnlyDropped(final PartitionLog log, final long last, final long next)
+    {
+        final long start = log.logStartOffset();
+        for (long o = last + 1; o < next; o++)
+        {
+            assertTrue(o % 3 == 0 || o < start, "a tailer skipped kept offset " + o + " (log start " + start +
+                ", next batch " + next + ")");
         }
     }
 
