@@ -219,9 +219,12 @@ final class CleanedSegments
      * Deletes whatever this replacement made (it is abandoned, before its commit): every {@code .swap} first, the
      * first segment's {@code .log.cleaned} last — while it is there, recovery takes no {@code .swap} of this
      * replacement for committed, so a crash in the middle of this leaves nothing it would complete.
+     *
+     * @return false when a file could not be deleted
      */
-    void abandon()
+    boolean abandon()
     {
+        boolean all = true;
         final Segment s = current;
         current = null;
         if (s != null)
@@ -245,13 +248,14 @@ final class CleanedSegments
                     {
                         Files.deleteIfExists(path(bases.get(i), SUFFIXES[j], temporary));
                     }
-                    catch (final IOException ignored)
+                    catch (final IOException ex)
                     {
-                        // the next open deletes .cleaned files and the .swap files they guard
+                        all = false; // the next open deletes .cleaned files and the .swap files they guard
                     }
                 }
             }
         }
+        return all;
     }
 
     private void rename(final long base, final String suffix, final String from, final String to) throws IOException

@@ -28,10 +28,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     as the writer builds them, and a {@code .txnindex} of the replaced segments' aborted transactions
  *     whose marker is kept), more than one new segment where the writer would roll, each fsynced
  *     ({@link CleanedSegments}); the first one's base offset is the run's;</li>
- * <li>every file renamed to {@code .swap}, the last segment first, but the first one's {@code .log};</li>
  * <li>under the segments lock, after checking that the log is open and the run still in it (retention,
  *     DeleteRecords or a close may have taken it meanwhile: then the replacement is abandoned and its
- *     files deleted), the commit: that {@code .log.cleaned} renamed to {@code .swap}; then the replaced
+ *     {@code .cleaned} files deleted), every file renamed to {@code .swap}, the last segment first, but the
+ *     first one's {@code .log}; then the commit: that {@code .log.cleaned} renamed to {@code .swap}; then the replaced
  *     segments' files deleted (their mappings and channels stay for readers), the {@code .swap} files
  *     renamed to their final names, the new segments opened, and the segment list without the old run
  *     and with the new one published, then the old segments retired, so that a tailer on one finds the new
@@ -57,6 +57,12 @@ public final class SegmentReplacer
     public static final int BUSY = -3;
     /** {@link #replace}: a batch of the run failed its frame or CRC check, or its offsets go backwards. */
     public static final int DAMAGED = -4;
+    /**
+     * {@link #replace}: an earlier replacement of this log failed after its commit, or could not delete the files of
+     * an abandoned one; until the log is reopened (which settles what is on disk, {@link SwapRecovery}) no other
+     * replacement may commit, since the open goes by the {@code .swap} and {@code .cleaned} files it finds.
+     */
+    public static final int FAILED = -5;
 
     private static final Logger LOG = LoggerFactory.getLogger(SegmentReplacer.class);
 
@@ -66,6 +72,8 @@ public final class SegmentReplacer
     private final EpochClock clock;
     private final LogEnvironment env;
     private final AtomicBoolean busy = new AtomicBoolean();
+    /** Set, for good, by a replacement that failed after its commit or left files it could not delete ({@link #FAILED}). */
+    private volatile boolean failed;
 
     SegmentReplacer(final PartitionLog log, final SegmentList segments, final WriteStrategy strategy, final EpochClock clock,
         final LogEnvironment env)
@@ -95,7 +103,7 @@ public final class SegmentReplacer
      * goes on at the next batch present.
      *
      * @return {@link #REPLACED}, or why not ({@link #RUN_GONE}, {@link #LOG_CLOSED}, {@link #BUSY},
-     *     {@link #DAMAGED}); the files of an abandoned replacement are deleted
+     *     {@link #DAMAGED}, {@link #FAILED}); the files of an abandoned replacement are deleted
      * @throws IOException when a file could not be written (the replacement is abandoned), or, after the
      *     commit, renamed or opened (the next open of the log completes it)
      * @throws IllegalArgumentException when the rewriter answers a batch that is not whole, or whose
@@ -109,6 +117,10 @@ public final class SegmentReplacer
         }
         try
         {
+            if (failed)
+            {
+                return FAILED;
+            }
             final Segment[] run = run(segments.array(), firstBase, count);
             if (segments.isClosed())
             {
@@ -142,7 +154,6 @@ public final class SegmentReplacer
             {
                 return written;
             }
-            cleaned.prepareSwap();
             final Segment[] fresh;
             segments.lock();
             try
@@ -150,8 +161,9 @@ public final class SegmentReplacer
                 final int gone = segments.isClosed() ? LOG_CLOSED : stillThere(run) ? REPLACED : RUN_GONE;
                 if (gone != REPLACED)
                 {
-                    return gone;
+                    return gone; // no .swap file made: an abandoned run leaves .cleaned files only
                 }
+                cleaned.prepareSwap(); // renames only, after the check
                 cleaned.commit();
                 committed = true;
                 try
@@ -165,6 +177,7 @@ public final class SegmentReplacer
                 }
                 catch (final IOException | RuntimeException ex)
                 {
+                    failed = true;
                     // the old segments stay in the list, read through their mappings; their files are deleted once
                     // (Segment.deleteFiles), so retention cannot reach the new ones by those names; the open completes it
                     LOG.error("{}: segment replacement from {} failed after its commit; the next open completes it", log,
@@ -186,9 +199,11 @@ public final class SegmentReplacer
         }
         finally
         {
-            if (!committed)
+            if (!committed && !cleaned.abandon())
             {
-                cleaned.abandon();
+                failed = true; // a leftover .cleaned would make the open take a later committed swap for uncommitted
+                LOG.error("{}: an abandoned segment replacement from {} left files; no replacement until the log is reopened",
+                    log, run[0].baseOffset);
             }
         }
     }

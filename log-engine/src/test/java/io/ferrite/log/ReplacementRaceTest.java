@@ -39,7 +39,7 @@ class ReplacementRaceTest
         System.out.println("replacement race seed " + seed + " (replay with -Dferrite.seed=" + seed + ")");
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         final AtomicBoolean writing = new AtomicBoolean(true);
-        final int[] answers = new int[6]; // by 1 - answer: REPLACED, RUN_GONE, LOG_CLOSED, BUSY, DAMAGED
+        final int[] answers = new int[7]; // by 1 - answer: REPLACED, RUN_GONE, LOG_CLOSED, BUSY, DAMAGED, FAILED
         final long logStart;
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
         {
@@ -131,7 +131,7 @@ class ReplacementRaceTest
             assertNull(failure.get(), () -> failure.get().toString());
             System.out.println("replaced " + answers[1] + ", run gone " + answers[2]);
             assertTrue(answers[1] > 0, "some replacements went through");
-            assertEquals(0, answers[3] + answers[4] + answers[5], "no closed log, second replacement or damage");
+            assertEquals(0, answers[3] + answers[4] + answers[5] + answers[6], "no closed log, second replacement, damage or failure");
             logStart = log.logStartOffset();
             check(log, logStart);
         }

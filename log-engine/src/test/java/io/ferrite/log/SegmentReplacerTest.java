@@ -368,6 +368,8 @@ class SegmentReplacerTest
         assertThrows(IOException.class, () -> log.segmentReplacer().replace(bases[0], 3, dropping(dropped)),
             () -> "segments now " + java.util.Arrays.toString(log.segmentReplacer().inactiveSegmentBases()));
         assertReads(log, o -> false); // the old segments, through their mappings
+        // no second replacement of the run (still listed) until the reopen: its .swap files would mix with the first's
+        assertEquals(SegmentReplacer.FAILED, log.segmentReplacer().replace(bases[1], 2, batch -> batch));
         // retention takes the run's first segment: its files were deleted by the replacement, and its names are the
         // new first segment's now, which must stay
         assertEquals(bases[1], log.deleteRecordsBefore(bases[1]));
