@@ -77,6 +77,7 @@ final class LogLoader
         final long checkpointedLogStart, final AbortedTxnListener abortedTxns) throws IOException
     {
         Files.createDirectories(dir);
+        SwapRecovery.complete(dir); // before anything is listed: a replacement's leftovers settled, as Kafka's loader does
         final Set<Long> txnIndexes = removeStrayFiles(dir);
         final long now = clock.time();
         final List<Long> bases = segmentBases(dir);
@@ -136,7 +137,7 @@ final class LogLoader
                 {
                     // on its own, not the segments after it: they are not what is damaged. Producer
                     // state is replayed over it afterwards, from what it keeps
-                    repair(dir, s);
+                    repair(dir, s, segments.get(i + 1).baseOffset);
                     repaired = true;
                 }
             }
@@ -272,10 +273,10 @@ final class LogLoader
     }
 
     /** Scans one rolled segment, rebuilds its indexes and cuts it at its first bad byte; the segments after it stay. */
-    private static void repair(final Path dir, final Segment s) throws IOException
+    private static void repair(final Path dir, final Segment s, final long gapsBelow) throws IOException
     {
         final int before = s.size();
-        SegmentRecovery.recover(s, s.baseOffset, before, batch ->
+        SegmentRecovery.recover(s, s.baseOffset, before, gapsBelow, batch ->
         {
         });
         if (s.size() < before)
@@ -345,7 +346,8 @@ final class LogLoader
             // lost comes back, one left past what the scan keeps goes
             s.txnIndex.truncateTo(s.baseOffset);
             rebuild.walking = s;
-            next = SegmentRecovery.recover(s, s.baseOffset, limit, producers::update);
+            final long gapsBelow = i < segments.size() - 1 ? segments.get(i + 1).baseOffset : -1; // a cleaned segment's gaps
+            next = SegmentRecovery.recover(s, s.baseOffset, limit, gapsBelow, producers::update);
             if (s.size() < before && !s.isActive())
             {
                 LOG.warn("{}: segment {} cut from {} to {} bytes; the segments after it are kept (a gap of offsets)",

@@ -84,20 +84,29 @@ public final class LogTailer
     }
 
     /**
-     * The slow path: the first read, a segment boundary, damage, or a segment retention took. The
-     * first batch at or after the offset, in the segments of the log as it is now.
+     * The slow path: the first read, a segment boundary, damage, or a segment retention or a replacement
+     * took. The first batch at or after the offset, in the segments of the log as it is now: a retired
+     * segment found in a list that is no longer the log's sends the search to the new list (a
+     * replacement's new segments hold its kept batches); in the log's list it is passed over.
      */
     private boolean seek(final long maxOffset, final RecordBatch batch)
     {
         log.checkOpen();
-        final Segment[] segs = log.segments();
+        Segment[] segs = log.segments();
         final long from = Math.max(nextOffset, log.logStartOffset());
         for (int i = SegmentList.floor(segs, from); i < segs.length; i++)
         {
             final Segment s = segs[i];
             if (s.isRetired())
             {
-                continue; // taken by retention after this list was read
+                final Segment[] now = log.segments();
+                if (now != segs)
+                {
+                    // a replacement publishes its list before it retires the old run: search the list it put out
+                    segs = now;
+                    i = SegmentList.floor(segs, from) - 1;
+                }
+                continue; // else taken by retention (or a close) after this list was read: its offsets are gone
             }
             final int size = s.size();
             final int p = s.positionOf(from, size); // in a later segment than from's: its first batch

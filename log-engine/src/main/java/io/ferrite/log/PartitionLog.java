@@ -64,6 +64,7 @@ public final class PartitionLog implements AutoCloseable
     private final LogRetention retention;
     private final LogCloser closer;
     private final LogTransactions transactions;
+    private final SegmentReplacer replacer;
 
     PartitionLog(final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
         final EpochClock clock, final LogEnvironment env, final ProducerStateManager producers)
@@ -81,6 +82,7 @@ public final class PartitionLog implements AutoCloseable
         this.retention = new LogRetention(this, offsets, segments, clock, env);
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers);
+        this.replacer = new SegmentReplacer(this, segments, strategy, clock, env);
     }
 
     /**
@@ -207,6 +209,12 @@ public final class PartitionLog implements AutoCloseable
 
     // ---- segments ----
 
+    /** A log cleaner's: replacing runs of inactive segments by cleaned ones ({@link SegmentReplacer}). */
+    public SegmentReplacer segmentReplacer()
+    {
+        return replacer;
+    }
+
     public int segmentCount()
     {
         return segments.count();
@@ -228,19 +236,13 @@ public final class PartitionLog implements AutoCloseable
         segments.checkOpen();
     }
 
-    /**
-     * Appends to the active segment that had to allocate disk blocks themselves because the
-     * preallocator had not kept ahead (mapped strategy): each is a latency spike.
-     */
+    /** Appends that allocated disk blocks themselves, the preallocator behind (mapped strategy): each a latency spike. */
     public long allocationStalls()
     {
         return segments.active().log.stalls();
     }
 
-    /**
-     * Allocates the active segment's next blocks ahead of the writer (mapped strategy), so appends
-     * never do it: called by the log manager's preallocator thread, or by a writer while idle.
-     */
+    /** Allocates the active segment's next blocks ahead of the writer (mapped strategy): the preallocator's, an idle writer's. */
     public void preallocate()
     {
         segments.preallocateActive();

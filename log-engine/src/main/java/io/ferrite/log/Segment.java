@@ -293,10 +293,7 @@ final class Segment implements AutoCloseable
         timeIndex.makeFile();
     }
 
-    /**
-     * Gives back the mappings of the indexes, checked on open, until an entry is next read or written
-     * (only while the log is being opened: no reader holds them yet).
-     */
+    /** Gives back the indexes' mappings, checked on open, until next used (only at the open: no reader holds them yet). */
     void releaseIndexMappings()
     {
         offsetIndex.releaseMapping();
@@ -481,9 +478,13 @@ final class Segment implements AutoCloseable
         CloseSteps.indexesForDeletion(this);
     }
 
-    /** Deletes the segment's files; open channels stay readable until {@link #close()}. */
+    /** Deletes its files, once (a replacement reuses the names: {@link SegmentReplacer}); channels stay readable till closed. */
     void deleteFiles() throws IOException
     {
+        if (deleted)
+        {
+            return; // deleted, or its directory renamed: nothing of it is reached by path any more
+        }
         forDeletion(); // readers that found the segment search its indexes until the delay passed
         Files.deleteIfExists(log.path());
         Files.deleteIfExists(offsetIndex.file());

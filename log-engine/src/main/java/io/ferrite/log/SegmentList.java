@@ -7,7 +7,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The segments of one partition log, oldest first, the last the active one: a copy-on-write array
  * that readers take with one volatile load and never lock for. The writer (a roll), retention and
  * close change it under {@link #lock()}, which also orders their other changes (the log start, the
- * closed flag) against each other.
+ * closed flag) against each other; so does a {@link SegmentReplacer}'s swap.
  */
 final class SegmentList
 {
@@ -107,6 +107,31 @@ final class SegmentList
         }
         segments = Arrays.copyOfRange(segs, n, segs.length);
         return removed;
+    }
+
+    /**
+     * Puts {@code fresh} in the place of {@code run} (a run of consecutive segments found in the list,
+     * a replacement's), under the lock; the list is published before each of the run is retired (unlike
+     * retention's), so a tailer that finds one retired re-reads the list and goes on in the new ones at
+     * its next offset, never past their kept batches.
+     */
+    void replace(final Segment[] run, final Segment[] fresh)
+    {
+        final Segment[] segs = segments;
+        int from = 0;
+        while (segs[from] != run[0])
+        {
+            from++;
+        }
+        final Segment[] updated = new Segment[segs.length - run.length + fresh.length];
+        System.arraycopy(segs, 0, updated, 0, from);
+        System.arraycopy(fresh, 0, updated, from, fresh.length);
+        System.arraycopy(segs, from + run.length, updated, from + fresh.length, segs.length - from - run.length);
+        segments = updated;
+        for (final Segment s : run)
+        {
+            s.retire(); // after the new list is out: a tailer that finds one retired finds the new ones in the list
+        }
     }
 
     boolean isClosed()

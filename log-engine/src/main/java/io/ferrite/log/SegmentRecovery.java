@@ -19,11 +19,18 @@ final class SegmentRecovery
      * ({@code LogLoader.recover}); for {@code LogLoader.repair} the entries at or above the cut are dropped. What follows the cut in later segments is kept (the loader's
      * rule: damage costs the damaged bytes only).
      *
+     * <p>A segment a cleaner replaced ({@link SegmentReplacer}) has gaps between its batches (the first
+     * may start above its base offset): for a sealed segment, {@code gapsBelow} is the next segment's
+     * base offset, and a batch may start above the offset expected when it ends below that (Kafka's
+     * recovery checks no more than that offsets increase). The active segment is never cleaned: for
+     * it ({@code gapsBelow} -1) offsets must run on exactly, which is what catches a damaged base offset
+     * (outside the CRC) there.
+     *
      * @param visitor sees each valid batch (producer state is rebuilt from them)
      * @return the log end offset after the last valid batch
      */
-    static long recover(final Segment segment, final long nextOffset, final int limit, final BatchVisitor visitor)
-        throws IOException
+    static long recover(final Segment segment, final long nextOffset, final int limit, final long gapsBelow,
+        final BatchVisitor visitor) throws IOException
     {
         segment.resetForRecovery();
         final RecordBatch batch = new RecordBatch();
@@ -32,10 +39,11 @@ final class SegmentRecovery
         while (p < limit)
         {
             batch.wrap(segment.log.view(), p);
-            // offsets run on without a gap: the base offset is outside the CRC, so this is what
-            // catches a damaged one
+            // offsets run on without a gap (but where a cleaner left one): the base offset is outside
+            // the CRC, so this is what catches a damaged one
             if (batch.check(limit - p) != RecordBatch.OK ||
-                batch.baseOffset() != expected || batch.lastOffsetDelta() < 0 ||
+                !(batch.baseOffset() == expected || batch.baseOffset() > expected && batch.lastOffset() < gapsBelow) ||
+                batch.lastOffsetDelta() < 0 ||
                 !segment.offsetIndex.canAppendOffset(batch.lastOffset()))
             {
                 break;

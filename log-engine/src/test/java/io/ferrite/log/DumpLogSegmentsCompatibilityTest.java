@@ -25,6 +25,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class DumpLogSegmentsCompatibilityTest
 {
+    /** Segments of a few batches each, indexed often; timestamps of any age taken. */
+    private static final Map<String, String> SMALL_SEGMENTS = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "6000",
+        LogConfig.INDEX_INTERVAL_BYTES, "512", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE));
+
     @TempDir
     Path dir;
 
@@ -36,8 +40,7 @@ class DumpLogSegmentsCompatibilityTest
         final List<String> abortedTxns = new ArrayList<>();
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
         {
-            final PartitionLog log = manager.createLog("dump", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "6000",
-                LogConfig.INDEX_INTERVAL_BYTES, "512", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE)));
+            final PartitionLog log = manager.createLog("dump", 0, SMALL_SEGMENTS);
             final Batches batches = new Batches();
             final AppendResult result = new AppendResult();
             long sequence = 0;
@@ -82,6 +85,71 @@ class DumpLogSegmentsCompatibilityTest
         assertEquals(records, recordLines, printed.lines().limit(40).reduce("", (a, b) -> a + "\n" + b));
         assertEquals(abortedTxns, printed.lines().filter(l -> l.startsWith("version: 0 producerId:")).toList(),
             "the aborted transactions as Kafka's TransactionIndex reads them, in segment order");
+    }
+
+    @Test
+    void kafkasDumpLogSegmentsReadsSegmentsAReplacementWrote() throws Exception
+    {
+        final List<Path> files = new ArrayList<>();
+        long kept = 0;
+        final List<String> abortedTxns = new ArrayList<>();
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
+        {
+            final PartitionLog log = manager.createLog("swapped", 0, SMALL_SEGMENTS);
+            final Batches batches = new Batches();
+            final AppendResult result = new AppendResult();
+            for (int i = 0; i < 150; i++)
+            {
+                batches.build(1 + i % 7, i, 1_700_000_000_000L + i * 100L, CompressionType.values()[i % 5], -1, (short)-1, -1);
+                log.append(batches.buffer, 0, batches.length, result);
+                assertEquals(AppendResult.OK, result.status, result.toString());
+                if (i % 10 == 9 && i < 100) // an entry standing in for an ABORT marker, as above; those of dropped batches go
+                {
+                    final Segment[] segs = log.segments();
+                    final long first = Math.max(0, result.firstOffset - 20);
+                    segs[segs.length - 1].appendAbortedTxn(1000 + i, first, result.lastOffset, result.lastOffset + 1);
+                    if (i % 4 != 1)
+                    {
+                        abortedTxns.add("version: 0 producerId: " + (1000 + i) + " firstOffset: " + first + " lastOffset: " +
+                            result.lastOffset + " lastStableOffset: " + (result.lastOffset + 1));
+                    }
+                }
+            }
+            final long[] bases = log.segmentReplacer().inactiveSegmentBases();
+            assertTrue(bases.length > 4, "segments " + bases.length);
+            final int[] index = {0};
+            final java.util.Set<Long> droppedBatches = new java.util.HashSet<>();
+            assertEquals(SegmentReplacer.REPLACED, log.segmentReplacer().replace(bases[0], bases.length, batch ->
+            {
+                final int i = index[0]++;
+                if (i % 4 == 1)
+                {
+                    droppedBatches.add(batch.baseOffset());
+                    return null;
+                }
+                return batch;
+            }));
+            final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+            final LogTailer tailer = new LogTailer(log, 0);
+            while (tailer.next(Long.MAX_VALUE, batch))
+            {
+                kept += batch.recordCount();
+            }
+            assertTrue(!droppedBatches.isEmpty() && kept < log.logEndOffset());
+        }
+        try (Stream<Path> all = Files.list(dir.resolve("swapped-0")))
+        {
+            all.filter(p -> p.toString().matches(".*\\.(log|index|timeindex|txnindex)$")).sorted().forEach(files::add);
+        }
+        assertTrue(files.stream().anyMatch(p -> p.toString().endsWith(".txnindex")), "transaction indexes: " + files);
+        final String joined = String.join(",", files.stream().map(Path::toString).toList());
+        assertClean(dump("--files", joined, "--deep-iteration", "--index-sanity-check"));
+        assertClean(dump("--files", joined, "--deep-iteration", "--verify-index-only"));
+        final String printed = dump("--files", joined, "--deep-iteration", "--print-data-log");
+        assertClean(printed);
+        assertEquals(kept, printed.lines().filter(l -> l.trim().startsWith("| offset:")).count(), "every record kept, read by Kafka");
+        assertEquals(abortedTxns, printed.lines().filter(l -> l.startsWith("version: 0 producerId:")).toList(),
+            "the entries of the markers kept, carried into the new segments");
     }
 
     @Test
