@@ -90,7 +90,7 @@ final class LogLoader
             final long start = Math.max(0, checkpointedLogStart);
             final Segment first = SegmentOpener.create(dir, start, config, strategy, now);
             producers.clear(start);
-            ProducerStateManager.deleteSnapshotsAbove(dir, start);
+            ProducerSnapshots.deleteSnapshotsAbove(dir, start);
             log.loaded(new Segment[] {first}, start, start, start, false); // a file made here: its name not yet durable
             producers.abortedTxnListener(abortedTxns);
             return log;
@@ -155,7 +155,7 @@ final class LogLoader
                     replay(segments, Math.max(0, snapshot), logEnd, producers, rebuild);
                 }
             }
-            ProducerStateManager.deleteSnapshotsAbove(dir, logEnd);
+            ProducerSnapshots.deleteSnapshotsAbove(dir, logEnd);
             for (final Segment s : segments)
             {
                 s.releaseIndexMappings();
