@@ -6,9 +6,18 @@ final class DirEnvironment implements LogEnvironment
     private final GroupCommitter committer;
     private final LogBackgroundWork background;
     private final DurabilityListener listener;
+    private final long producerIdExpirationMs;
 
+    /** With Kafka's default producer-id expiry (tests). */
     DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener)
     {
+        this(committer, background, listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
+    }
+
+    DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener,
+        final long producerIdExpirationMs)
+    {
+        this.producerIdExpirationMs = producerIdExpirationMs;
         this.committer = committer;
         this.background = background;
         this.listener = listener;
@@ -36,5 +45,11 @@ final class DirEnvironment implements LogEnvironment
     public DurabilityListener durabilityListener()
     {
         return listener;
+    }
+
+    @Override
+    public long producerIdExpirationMs()
+    {
+        return producerIdExpirationMs;
     }
 }

@@ -103,6 +103,25 @@ final class LogAppender
         }
     }
 
+    /** {@link LogTransactions#removeExpiredProducers}: the writer's, announced to close() as an append (none once closing). */
+    int removeExpiredProducers(final long nowMs, final long expiryMs)
+    {
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        if (!gate.beginAppend())
+        {
+            return 0;
+        }
+        try
+        {
+            return producers.expire(nowMs, expiryMs);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
     /** The writer's entry to an append or a marker: false (the result says why) when the log is closing. */
     private boolean beginAppend(final AppendResult result)
     {

@@ -79,6 +79,7 @@ final class LogLoader
         Files.createDirectories(dir);
         final Set<Long> txnIndexes = removeStrayFiles(dir);
         final long now = clock.time();
+        final long expiryMs = env.producerIdExpirationMs();
         final List<Long> bases = segmentBases(dir);
         final ProducerStateManager producers = new ProducerStateManager(dir);
         final List<Segment> segments = new ArrayList<>();
@@ -144,12 +145,12 @@ final class LogLoader
             final long logEnd;
             if (recoverFrom < segments.size())
             {
-                logEnd = recover(dir, segments, recoverFrom, producers, rebuild);
+                logEnd = recover(dir, segments, recoverFrom, producers, rebuild, now, expiryMs);
             }
             else
             {
                 logEnd = nextOffset(segments.get(segments.size() - 1));
-                final long snapshot = producers.loadSnapshot(logEnd);
+                final long snapshot = producers.loadSnapshot(logEnd, now, expiryMs);
                 if (snapshot < logEnd)
                 {
                     replay(segments, Math.max(0, snapshot), logEnd, producers, rebuild);
@@ -170,6 +171,9 @@ final class LogLoader
             final boolean flushNow = repaired || (recovered && config.fsyncDurability);
             final long recoveryPoint = recovered && !flushNow ?
                 Math.min(logEnd, Math.max(logStart, checkpointedRecoveryPoint)) : logEnd;
+            // the replay after the snapshot brings back producers with their old timestamps: those already
+            // expired go now rather than at the first check (Kafka keeps them until then; the end is the same)
+            producers.expire(now, expiryMs);
             // after an unclean stop a name found may be in the page cache only (a roll the kill cut short of its flush)
             log.loaded(segments.toArray(new Segment[0]), logStart, logEnd, recoveryPoint, cleanShutdown);
             if (flushNow)
@@ -323,10 +327,10 @@ final class LogLoader
 
     /** Recovers segments from {@code from} to the end, each on its own (a gap between two is kept); returns the log end offset. */
     private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers,
-        final IndexRebuild rebuild) throws IOException
+        final IndexRebuild rebuild, final long now, final long expiryMs) throws IOException
     {
         final long start = segments.get(from).baseOffset;
-        final long snapshot = producers.loadSnapshot(start);
+        final long snapshot = producers.loadSnapshot(start, now, expiryMs);
         replay(segments, Math.max(0, snapshot), start, producers, rebuild);
         long next = start;
         for (int i = from; i < segments.size(); i++)

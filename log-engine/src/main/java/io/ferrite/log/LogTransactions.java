@@ -23,9 +23,16 @@ public final class LogTransactions
     private final LogAppender appender;
     private final LogReader reader;
     private final ProducerStateManager producers;
+    private final org.agrona.concurrent.EpochClock clock;
+    private final long producerIdExpirationMs;
+    /** {@link #removeExpiredProducers}, made once: what the scheduler hands the writer every check interval. */
+    private final Runnable expiry = () -> removeExpiredProducers();
 
-    LogTransactions(final LogOffsets offsets, final LogAppender appender, final LogReader reader, final ProducerStateManager producers)
+    LogTransactions(final LogOffsets offsets, final LogAppender appender, final LogReader reader, final ProducerStateManager producers,
+        final org.agrona.concurrent.EpochClock clock, final long producerIdExpirationMs)
     {
+        this.clock = clock;
+        this.producerIdExpirationMs = producerIdExpirationMs;
         this.offsets = offsets;
         this.appender = appender;
         this.reader = reader;
@@ -90,6 +97,28 @@ public final class LogTransactions
     public boolean hasOngoingTransaction(final long producerId, final short producerEpoch)
     {
         return producers.hasOngoingTransaction(producerId, producerEpoch);
+    }
+
+    /**
+     * Writer thread: Kafka's {@code removeExpiredProducers} by the manager's clock — forgets each producer
+     * whose last batch or marker timestamp is {@code producer.id.expiration.ms} or more ago and that has no
+     * transaction open here, and the produce verifications started that long ago. A forgotten producer's
+     * next batch is taken with any sequence, as a new producer's (Kafka 4.4 does the same), and no later
+     * snapshot has it. The log manager's scheduler hands this to the writer every
+     * {@code producer.id.expiration.check.interval.ms} through the config's {@link WriterTasks}; an embedded
+     * writer with {@link WriterTasks#NONE} calls it itself. Allocates nothing; a no-op once the log is closing.
+     *
+     * @return how many producers it forgot
+     */
+    public int removeExpiredProducers()
+    {
+        return appender.removeExpiredProducers(clock.time(), producerIdExpirationMs);
+    }
+
+    /** {@link #removeExpiredProducers} as a task, the same instance each time. */
+    Runnable expiryTask()
+    {
+        return expiry;
     }
 
     /** Writer thread: each producer the partition remembers (DescribeProducers' active producers). */

@@ -301,14 +301,37 @@ final class ProducerStateManager
     }
 
     /**
-     * Forgets producers whose last batch or marker is older than {@code expiryMs} before {@code nowMs},
-     * never one with a transaction open (Kafka's {@code isProducerExpired}).
+     * Kafka's {@code removeExpiredProducers}: forgets the producers whose last batch or marker is
+     * {@code expiryMs} or more older than {@code nowMs} and that have no transaction open here
+     * ({@code isProducerExpired}), and the produce verifications started that long ago. Writer thread;
+     * allocates nothing (the map's iterators are its own, reused).
+     *
+     * @return how many producers it forgot
      */
-    void expire(final long nowMs, final long expiryMs)
+    int expire(final long nowMs, final long expiryMs)
     {
-        producers.values().removeIf(s -> !s.hasOpenTxn() && s.lastTimestamp != RecordBatchDescriptor.NO_TIMESTAMP &&
-            nowMs - s.lastTimestamp >= expiryMs);
+        int removed = 0;
+        final Long2ObjectHashMap<ProducerState>.ValueIterator states = producers.values().iterator();
+        while (states.hasNext())
+        {
+            if (expired(states.next(), -1, nowMs, expiryMs))
+            {
+                states.remove();
+                removed++;
+            }
+        }
         verifications.expire(nowMs, expiryMs);
+        return removed;
+    }
+
+    /**
+     * Kafka's {@code isProducerExpired}: no transaction open ({@code txnFirstOffset}, or the state's own) and the
+     * last timestamp {@code expiryMs} or more before {@code nowMs}. A producer whose batches carried no
+     * timestamp (-1) is as old as can be, as in Kafka.
+     */
+    private static boolean expired(final ProducerState s, final long txnFirstOffset, final long nowMs, final long expiryMs)
+    {
+        return txnFirstOffset < 0 && !s.hasOpenTxn() && nowMs - s.lastTimestamp >= expiryMs;
     }
 
     /** Producers with a produce verification under way (tests). */
@@ -339,12 +362,21 @@ final class ProducerStateManager
     }
 
     /**
-     * Loads the newest valid snapshot at or below {@code maxOffset}, deleting damaged ones.
+     * Loads the newest valid snapshot at or below {@code maxOffset}, deleting damaged ones; its producers
+     * expired by {@code nowMs} are left out, as Kafka's {@code loadFromSnapshot} leaves them (a restart
+     * does not bring back a producer the expiry forgot, nor one that became expired while the log was shut).
      *
      * @return the snapshot's offset (the state's map end), or -1 when there is none (state empty)
      */
-    long loadSnapshot(final long maxOffset) throws IOException
+    long loadSnapshot(final long maxOffset, final long nowMs, final long expiryMs) throws IOException
     {
+        final ProducerSnapshots.EntrySink load = (s, txnFirstOffset) ->
+        {
+            if (!expired(s, txnFirstOffset, nowMs, expiryMs))
+            {
+                loadEntry(s, txnFirstOffset);
+            }
+        };
         clear(0);
         for (final long offset : ProducerSnapshots.snapshotOffsets(dir))
         {
@@ -353,7 +385,7 @@ final class ProducerStateManager
                 continue;
             }
             final Path file = ProducerSnapshots.snapshotFile(dir, offset);
-            if (ProducerSnapshots.read(file, this::loadEntry))
+            if (ProducerSnapshots.read(file, load))
             {
                 mapEndOffset = offset;
                 return offset;
