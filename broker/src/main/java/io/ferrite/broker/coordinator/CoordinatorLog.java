@@ -109,6 +109,8 @@ public final class CoordinatorLog
     private final int sender;
     private final RecordBatchBuilder builder = new RecordBatchBuilder();
     private final ArrayDeque<Pending> free = new ArrayDeque<>();
+    /** Logs a failed write once for as long as its key's writes keep failing (the retries'). */
+    private final RepeatedWriteFailures failures = new RepeatedWriteFailures();
     /** The internal topics written here, one {@link CoordinatorTopic} each. */
     private final Map<String, CoordinatorTopic> registered = new java.util.HashMap<>();
     /** The agent's clock: the records' timestamps are its wall reading. */
@@ -327,7 +329,9 @@ public final class CoordinatorLog
                 final short error = r.succeeded() ? Errors.NONE : Errors.ofAppend(r.status);
                 if (error != Errors.NONE)
                 {
-                    LOG.warn("a marker of producer {} to {} failed: {}", answered.producerId, answered.partition, r);
+                    // its sender logs it: the transaction coordinator the first failure in a row, a client's WriteTxnMarkers
+                    // gets it in its answer; a retry every tick logged here each time buried everything else
+                    LOG.debug("a marker of producer {} to {} failed: {}", answered.producerId, answered.partition, r);
                 }
                 final Partition partition = answered.partition;
                 final long producerId = answered.producerId;
@@ -352,10 +356,7 @@ public final class CoordinatorLog
             final WrittenAt then = this.then;
             final AppendResult r = answered.result;
             final short error = writeError(r.status, t.failedWrite);
-            if (error != Errors.NONE)
-            {
-                LOG.error("writing {} {} to {} failed: {}", t.keyKind, k, t.name, r);
-            }
+            failures.written(t.name, t.keyKind, k, error, r);
             final long baseOffset = error == Errors.NONE ? r.firstOffset : -1;
             t.answered(k);
             release(free);

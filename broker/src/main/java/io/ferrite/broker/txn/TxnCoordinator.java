@@ -20,6 +20,8 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,8 +38,11 @@ import java.util.function.ToIntFunction;
  * to every partition of the transaction through their log threads (on one node the coordinator
  * writes them itself: Kafka's WriteTxnMarkers without the network), and once every one is written
  * (in fsync durability: fsynced) the Complete* record is. A partition whose topic is gone is dropped
- * from the job, as Kafka does; one that answers a retriable error gets its marker again a tick
- * later. At start each partition is replayed, and the transactions it left prepared are completed
+ * from the job, as Kafka does; one that answers a retriable error gets its marker again after a
+ * growing delay ({@link RetryBackoff}: 50 ms, doubled each time, at most 5 s), as does a Complete*
+ * whose write failed retriably; the first failure is logged, and the number of tries once one
+ * succeeds. One that refuses the marker for good (a later epoch) is dropped and the transaction
+ * completes. At start each partition is replayed, and the transactions it left prepared are completed
  * (markers sent again, Complete* written), as Kafka's load does; ongoing ones are left to the
  * timeout sweep.
  *
@@ -63,8 +68,8 @@ public final class TxnCoordinator
     private final ProducerIdSource ids;
     /** Marker jobs whose markers are still on their way, or waiting to be sent again. */
     private final List<MarkerRun> runs = new ArrayList<>();
-    /** Complete* records whose write failed: written again at the next tick. */
-    private final List<TxnWrite> rewrites = new ArrayList<>();
+    /** Complete* records whose write failed retriably, by transactional id: written again when their backoff says. */
+    private final Map<String, Rewrite> rewrites = new LinkedHashMap<>();
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
     private final List<MarkerJob> fromLoad = new ArrayList<>();
     /**
@@ -280,6 +285,10 @@ public final class TxnCoordinator
         {
             final TxnOutcome outcome = error == Errors.NONE ? TxnWrites.written(cache, w, clock.wallMs()) :
                 TxnWrites.failed(cache, w, error);
+            if (w.then() == TxnWrite.Then.COMPLETED)
+            {
+                rewritten(w, error, outcome.retry() != null);
+            }
             if (outcome.answer() != null && answerTo != null)
             {
                 answerTo.answer(outcome.answer());
@@ -288,18 +297,47 @@ public final class TxnCoordinator
             {
                 send(new MarkerRun(outcome.markers()));
             }
-            if (outcome.retry() != null)
-            {
-                rewrites.add(outcome.retry());
-            }
         });
     }
 
-    /** A marker job under way: the partitions whose marker is not written yet. */
+    /** A Complete* record's answer: a retriable failure schedules it again (logged the first time), an end logs the tries it took. */
+    private void rewritten(final TxnWrite w, final short error, final boolean retry)
+    {
+        Rewrite r = rewrites.get(w.transactionalId());
+        if (retry)
+        {
+            if (r == null)
+            {
+                r = new Rewrite(w, new RetryBackoff());
+                rewrites.put(w.transactionalId(), r);
+            }
+            if (r.backoff().failed(clock.nowMs()))
+            {
+                LOG.warn("writing {} of {} failed (error {}): written again after a growing delay, at most {} ms; repeats are " +
+                    "not logged", w.transit().state(), w.transactionalId(), error, RetryBackoff.MAX_MS);
+            }
+            return;
+        }
+        if (r != null)
+        {
+            rewrites.remove(w.transactionalId());
+            LOG.info("{} of {} {} after {} failed tries", w.transit().state(), w.transactionalId(),
+                error == Errors.NONE ? "written" : "given up (error " + error + ")", r.backoff().failures());
+        }
+    }
+
+    /** A Complete* record to write again, and when. */
+    private record Rewrite(TxnWrite write, RetryBackoff backoff)
+    {
+    }
+
+    /** A marker job under way: the partitions whose marker is not written yet, and those failed retriably. */
     private static final class MarkerRun
     {
         final MarkerJob job;
-        final Map<TxnPartition, Boolean> waiting = new HashMap<>(); // true: to be sent again at the next tick
+        /** Not written yet: on its way, or failed and waiting for its retry ({@link #retries}). */
+        final Set<TxnPartition> waiting = new HashSet<>();
+        final Map<TxnPartition, RetryBackoff> retries = new HashMap<>();
 
         MarkerRun(final MarkerJob job)
         {
@@ -310,10 +348,7 @@ public final class TxnCoordinator
     private void send(final MarkerRun run)
     {
         runs.add(run);
-        for (final TxnPartition tp : run.job.partitions())
-        {
-            run.waiting.put(tp, Boolean.FALSE);
-        }
+        run.waiting.addAll(run.job.partitions());
         for (final TxnPartition tp : run.job.partitions())
         {
             sendMarker(run, tp);
@@ -328,10 +363,10 @@ public final class TxnCoordinator
         if (partition == null)
         {
             run.waiting.remove(tp); // its topic was deleted: Kafka drops it from the pending markers
+            run.retries.remove(tp);
             return;
         }
         final MarkerJob job = run.job;
-        run.waiting.put(tp, Boolean.FALSE);
         runtime.log().writeMarker(partition, job.producerId(), job.producerEpoch(), COORDINATOR_EPOCH, job.commit(),
             TxnTransit.epochBump(job.clientTransactionVersion()), error -> markerWritten(run, tp, error));
     }
@@ -344,13 +379,28 @@ public final class TxnCoordinator
             case Errors.NONE:
             case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
                 run.waiting.remove(tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
+                final RetryBackoff retried = run.retries.remove(tp);
+                if (retried != null)
+                {
+                    LOG.info("the marker of {} to {} written after {} failed tries", run.job.transactionalId(), tp, retried.failures());
+                }
                 finishIfDone(run);
                 break;
             case Errors.INVALID_PRODUCER_EPOCH:
             case Errors.TRANSACTION_COORDINATOR_FENCED:
-                // Kafka stops sending this transaction's markers: it stays prepared (a later coordinator completes it)
-                LOG.error("the marker of {} to {} was refused ({}): the transaction stays prepared", run.job.transactionalId(), tp, error);
-                runs.remove(run);
+                // The partition knows a later producer epoch or coordinator epoch than this marker's, so it will never
+                // take it. Kafka's completion handler cancels the transaction's markers and leaves it prepared for the
+                // coordinator that fenced this one, whose load sends them again with its own epoch and completes it; on
+                // one node there is no other coordinator, and the prepared id would answer CONCURRENT_TRANSACTIONS for
+                // ever. The equivalent that ends it: this partition is done with (as Kafka does for a partition that
+                // answers UNSUPPORTED_FOR_MESSAGE_FORMAT) and the transaction completes with the others' markers
+                LOG.warn("the {} marker of {} (producer {}, epoch {}) to {} was refused ({}): that partition knows a later epoch; " +
+                    "the transaction completes without it", run.job.commit() ? "COMMIT" : "ABORT", run.job.transactionalId(),
+                    run.job.producerId(), run.job.producerEpoch(), tp, error == Errors.INVALID_PRODUCER_EPOCH ?
+                        "INVALID_PRODUCER_EPOCH" : "TRANSACTION_COORDINATOR_FENCED");
+                run.waiting.remove(tp);
+                run.retries.remove(tp);
+                finishIfDone(run);
                 break;
             case Errors.UNKNOWN_TOPIC_OR_PARTITION:
             case Errors.NOT_LEADER_OR_FOLLOWER:
@@ -358,7 +408,12 @@ public final class TxnCoordinator
             case Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
             case Errors.REQUEST_TIMED_OUT:
             case Errors.KAFKA_STORAGE_ERROR:
-                run.waiting.put(tp, Boolean.TRUE); // sent again at the next tick (a deleted topic is dropped then)
+                // sent again after its backoff (a deleted topic is dropped then); the first failure in a row is logged
+                if (run.retries.computeIfAbsent(tp, k -> new RetryBackoff()).failed(clock.nowMs()))
+                {
+                    LOG.warn("the marker of {} to {} failed (error {}): sent again after a growing delay, at most {} ms; " +
+                        "repeats are not logged", run.job.transactionalId(), tp, error, RetryBackoff.MAX_MS);
+                }
                 break;
             default:
                 LOG.error("the marker of {} to {} failed with error {}: the transaction stays prepared", run.job.transactionalId(), tp,
@@ -390,17 +445,18 @@ public final class TxnCoordinator
             nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
             nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
         }
-        if (!rewrites.isEmpty())
+        for (final Rewrite r : rewrites.isEmpty() ? List.<Rewrite>of() : new ArrayList<>(rewrites.values()))
         {
-            final List<TxnWrite> again = new ArrayList<>(rewrites);
-            rewrites.clear();
-            again.forEach(w -> write(w, null));
+            if (r.backoff().take(nowMs))
+            {
+                write(r.write(), null);
+            }
         }
         for (final MarkerRun run : runs.isEmpty() ? List.<MarkerRun>of() : new ArrayList<>(runs))
         {
-            for (final Map.Entry<TxnPartition, Boolean> e : new ArrayList<>(run.waiting.entrySet()))
+            for (final Map.Entry<TxnPartition, RetryBackoff> e : new ArrayList<>(run.retries.entrySet()))
             {
-                if (e.getValue())
+                if (e.getValue().take(nowMs))
                 {
                     sendMarker(run, e.getKey());
                 }
