@@ -9,8 +9,9 @@ import io.ferrite.log.WriterTasks;
 /**
  * The log manager's writer-only work (the producer-id expiry) handed to the log thread that owns the
  * partition ({@link Partition#owner}), which runs it between appends ({@link LogThread#execute}). Made
- * before the logs open, attached once the topics and log threads exist; a task handed before that, or
- * for a log no topic has any more (deleted meanwhile), is dropped: the next check hands it again.
+ * before the logs open, attached once the topics and log threads exist; a task handed before that, for
+ * a log no topic has any more (deleted meanwhile), or for a log thread that has stopped, is dropped: the
+ * next check hands it again.
  */
 public final class LogThreadTasks implements WriterTasks
 {
@@ -33,9 +34,10 @@ public final class LogThreadTasks implements WriterTasks
         }
         final Topic topic = registry.topic(log.topic());
         final Partition partition = topic == null ? null : topic.partition(log.partition());
-        if (partition != null && partition.log == log)
+        final LogThread owner = partition != null && partition.log == log ? logThreads[partition.owner] : null;
+        if (owner != null && !owner.stopped()) // a stopped thread never runs its tasks: they would only pile up
         {
-            logThreads[partition.owner].execute(task);
+            owner.execute(task);
         }
     }
 }
