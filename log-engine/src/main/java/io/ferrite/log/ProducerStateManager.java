@@ -179,7 +179,8 @@ final class ProducerStateManager
      *
      * @param offset the offset the marker would get (for the message)
      * @return {@link AppendResult#OK}, {@link AppendResult#INVALID_PRODUCER_EPOCH} or
-     *         {@link AppendResult#TRANSACTION_COORDINATOR_FENCED}
+     *         {@link AppendResult#TRANSACTION_COORDINATOR_FENCED} (with {@link AppendResult#refusedMarkerOpenTxnFirstOffset}
+     *         and {@link AppendResult#refusedMarkerCoordinatorEpoch} set)
      */
     int checkMarker(final long producerId, final short epoch, final int coordinatorEpoch, final boolean epochBump,
         final long offset, final AppendResult result)
@@ -193,16 +194,24 @@ final class ProducerStateManager
             {
                 result.message = "Epoch of producer " + producerId + " at offset " + offset + " is " + epoch + ", which is " +
                     (epochBump ? "<=" : "<") + " the last seen epoch " + current + " (TV" + (epochBump ? 2 : 1) + ")";
-                return AppendResult.INVALID_PRODUCER_EPOCH;
+                return refused(state, AppendResult.INVALID_PRODUCER_EPOCH, result);
             }
         }
         if (state != null && state.coordinatorEpoch > coordinatorEpoch)
         {
             result.message = "Invalid coordinator epoch for producerId " + producerId + " at offset " + offset + ": " +
                 coordinatorEpoch + " (zombie), " + state.coordinatorEpoch + " (current)";
-            return AppendResult.TRANSACTION_COORDINATOR_FENCED;
+            return refused(state, AppendResult.TRANSACTION_COORDINATOR_FENCED, result);
         }
         return AppendResult.OK;
+    }
+
+    /** A refused marker's status, with what the partition holds of the producer's transaction (its sender decides by it). */
+    private static int refused(final ProducerState state, final int status, final AppendResult result)
+    {
+        result.refusedMarkerOpenTxnFirstOffset = state == null ? -1 : state.currentTxnFirstOffset;
+        result.refusedMarkerCoordinatorEpoch = state == null ? -1 : state.coordinatorEpoch;
+        return status;
     }
 
     /** {@code sequence - decrement}, wrapping below zero to Integer.MAX_VALUE as Kafka's sequences do. */

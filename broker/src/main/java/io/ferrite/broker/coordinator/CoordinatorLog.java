@@ -62,6 +62,16 @@ public final class CoordinatorLog
     public interface MarkerWritten
     {
         void written(short error);
+
+        /**
+         * A marker refused INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED, with what the partition held
+         * of the producer when it refused: the first offset of its transaction still open there (-1: none) and its
+         * coordinator epoch there. By default the refusal is answered as any error.
+         */
+        default void refused(final short error, final long openTxnFirstOffset, final int partitionCoordinatorEpoch)
+        {
+            written(error);
+        }
     }
 
     /**
@@ -336,6 +346,8 @@ public final class CoordinatorLog
                 final Partition partition = answered.partition;
                 final long producerId = answered.producerId;
                 final boolean commit = answered.commit;
+                final long openTxnFirstOffset = r.refusedMarkerOpenTxnFirstOffset;
+                final int partitionCoordinatorEpoch = r.refusedMarkerCoordinatorEpoch;
                 release(free);
                 try
                 {
@@ -346,7 +358,14 @@ public final class CoordinatorLog
                 }
                 finally
                 {
-                    m.written(error); // the marker is in the log whatever the hook did: its transaction's run goes on
+                    if (error == Errors.INVALID_PRODUCER_EPOCH || error == Errors.TRANSACTION_COORDINATOR_FENCED)
+                    {
+                        m.refused(error, openTxnFirstOffset, partitionCoordinatorEpoch);
+                    }
+                    else
+                    {
+                        m.written(error); // the marker is in the log whatever the hook did: its transaction's run goes on
+                    }
                 }
                 return;
             }

@@ -19,8 +19,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,10 +39,11 @@ import java.util.function.ToIntFunction;
  * from the job, as Kafka does; one that answers a retriable error gets its marker again after a
  * growing delay ({@link RetryBackoff}: 50 ms, doubled each time, at most 5 s), as does a Complete*
  * whose write failed retriably; the first failure is logged, and the number of tries once one
- * succeeds. One that refuses the marker for good (a later epoch) is dropped and the transaction
- * completes. At start each partition is replayed, and the transactions it left prepared are completed
- * (markers sent again, Complete* written), as Kafka's load does; ongoing ones are left to the
- * timeout sweep.
+ * succeeds. One that refuses the marker for good (a later epoch) is dropped when it has no
+ * transaction of the producer open, sent the marker again with its coordinator epoch when that
+ * fenced it, else the transaction stays prepared ({@link TxnMarkerRuns}). At start each partition
+ * is replayed, and the transactions it left prepared are completed (markers sent again, Complete*
+ * written), as Kafka's load does; ongoing ones are left to the timeout sweep.
  *
  * <p>Every method but {@link #topicWanted} and {@link #load} runs on the agent.
  */
@@ -52,7 +51,7 @@ public final class TxnCoordinator
 {
     public static final String TOPIC = "__transaction_state";
     private static final Logger LOG = LoggerFactory.getLogger(TxnCoordinator.class);
-    /** The coordinator epoch markers carry: the {@code __transaction_state} partition's leader epoch, 0 on one node (it never goes back). */
+    /** The coordinator epoch markers carry at first: the {@code __transaction_state} partition's leader epoch, 0 on one node (see {@link TxnMarkerRuns}). */
     static final int COORDINATOR_EPOCH = 0;
     /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms default. */
     private static final long TIMEOUT_CHECK_MS = 10_000;
@@ -67,7 +66,7 @@ public final class TxnCoordinator
     private final CoordinatorTopic store;
     private final ProducerIdSource ids;
     /** Marker jobs whose markers are still on their way, or waiting to be sent again. */
-    private final List<MarkerRun> runs = new ArrayList<>();
+    private final TxnMarkerRuns markers;
     /** Complete* records whose write failed retriably, by transactional id: written again when their backoff says. */
     private final Map<String, Rewrite> rewrites = new LinkedHashMap<>();
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
@@ -93,6 +92,7 @@ public final class TxnCoordinator
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
         this.offsetsPartitionOf = config::offsetsPartitionFor;
+        this.markers = new TxnMarkerRuns(topics, runtime.log(), clock, complete -> write(complete, null));
         runtime.onTick(this::tick);
     }
 
@@ -295,7 +295,7 @@ public final class TxnCoordinator
             }
             if (outcome.markers() != null)
             {
-                send(new MarkerRun(outcome.markers()));
+                markers.start(outcome.markers());
             }
         });
     }
@@ -331,105 +331,6 @@ public final class TxnCoordinator
     {
     }
 
-    /** A marker job under way: the partitions whose marker is not written yet, and those failed retriably. */
-    private static final class MarkerRun
-    {
-        final MarkerJob job;
-        /** Not written yet: on its way, or failed and waiting for its retry ({@link #retries}). */
-        final Set<TxnPartition> waiting = new HashSet<>();
-        final Map<TxnPartition, RetryBackoff> retries = new HashMap<>();
-
-        MarkerRun(final MarkerJob job)
-        {
-            this.job = job;
-        }
-    }
-
-    private void send(final MarkerRun run)
-    {
-        runs.add(run);
-        run.waiting.addAll(run.job.partitions());
-        for (final TxnPartition tp : run.job.partitions())
-        {
-            sendMarker(run, tp);
-        }
-        finishIfDone(run);
-    }
-
-    private void sendMarker(final MarkerRun run, final TxnPartition tp)
-    {
-        final Topic topic = topics.topic(tp.topic());
-        final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(tp.partition());
-        if (partition == null)
-        {
-            run.waiting.remove(tp); // its topic was deleted: Kafka drops it from the pending markers
-            run.retries.remove(tp);
-            return;
-        }
-        final MarkerJob job = run.job;
-        runtime.log().writeMarker(partition, job.producerId(), job.producerEpoch(), COORDINATOR_EPOCH, job.commit(),
-            TxnTransit.epochBump(job.clientTransactionVersion()), error -> markerWritten(run, tp, error));
-    }
-
-    /** A partition's answer to a marker (Kafka's TransactionMarkerRequestCompletionHandler, per partition). */
-    private void markerWritten(final MarkerRun run, final TxnPartition tp, final short error)
-    {
-        switch (error)
-        {
-            case Errors.NONE:
-            case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
-                run.waiting.remove(tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
-                final RetryBackoff retried = run.retries.remove(tp);
-                if (retried != null)
-                {
-                    LOG.info("the marker of {} to {} written after {} failed tries", run.job.transactionalId(), tp, retried.failures());
-                }
-                finishIfDone(run);
-                break;
-            case Errors.INVALID_PRODUCER_EPOCH:
-            case Errors.TRANSACTION_COORDINATOR_FENCED:
-                // The partition knows a later producer epoch or coordinator epoch than this marker's, so it will never
-                // take it. Kafka's completion handler cancels the transaction's markers and leaves it prepared for the
-                // coordinator that fenced this one, whose load sends them again with its own epoch and completes it; on
-                // one node there is no other coordinator, and the prepared id would answer CONCURRENT_TRANSACTIONS for
-                // ever. The equivalent that ends it: this partition is done with (as Kafka does for a partition that
-                // answers UNSUPPORTED_FOR_MESSAGE_FORMAT) and the transaction completes with the others' markers
-                LOG.warn("the {} marker of {} (producer {}, epoch {}) to {} was refused ({}): that partition knows a later epoch; " +
-                    "the transaction completes without it", run.job.commit() ? "COMMIT" : "ABORT", run.job.transactionalId(),
-                    run.job.producerId(), run.job.producerEpoch(), tp, error == Errors.INVALID_PRODUCER_EPOCH ?
-                        "INVALID_PRODUCER_EPOCH" : "TRANSACTION_COORDINATOR_FENCED");
-                run.waiting.remove(tp);
-                run.retries.remove(tp);
-                finishIfDone(run);
-                break;
-            case Errors.UNKNOWN_TOPIC_OR_PARTITION:
-            case Errors.NOT_LEADER_OR_FOLLOWER:
-            case Errors.NOT_ENOUGH_REPLICAS:
-            case Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-            case Errors.REQUEST_TIMED_OUT:
-            case Errors.KAFKA_STORAGE_ERROR:
-                // sent again after its backoff (a deleted topic is dropped then); the first failure in a row is logged
-                if (run.retries.computeIfAbsent(tp, k -> new RetryBackoff()).failed(clock.nowMs()))
-                {
-                    LOG.warn("the marker of {} to {} failed (error {}): sent again after a growing delay, at most {} ms; " +
-                        "repeats are not logged", run.job.transactionalId(), tp, error, RetryBackoff.MAX_MS);
-                }
-                break;
-            default:
-                LOG.error("the marker of {} to {} failed with error {}: the transaction stays prepared", run.job.transactionalId(), tp,
-                    error);
-                runs.remove(run);
-        }
-    }
-
-    private void finishIfDone(final MarkerRun run)
-    {
-        if (run.waiting.isEmpty() && runs.remove(run))
-        {
-            write(run.job.complete(), null);
-        }
-    }
-
     // ------------------------------------------------------------------------------------------
     // timed work
     // ------------------------------------------------------------------------------------------
@@ -441,7 +342,7 @@ public final class TxnCoordinator
         {
             final List<MarkerJob> jobs = new ArrayList<>(fromLoad);
             fromLoad.clear();
-            jobs.forEach(job -> send(new MarkerRun(job)));
+            jobs.forEach(markers::start);
             nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
             nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
         }
@@ -452,17 +353,7 @@ public final class TxnCoordinator
                 write(r.write(), null);
             }
         }
-        for (final MarkerRun run : runs.isEmpty() ? List.<MarkerRun>of() : new ArrayList<>(runs))
-        {
-            for (final Map.Entry<TxnPartition, RetryBackoff> e : new ArrayList<>(run.retries.entrySet()))
-            {
-                if (e.getValue().take(nowMs))
-                {
-                    sendMarker(run, e.getKey());
-                }
-            }
-            finishIfDone(run);
-        }
+        markers.tick(nowMs);
         if (nextTimeoutCheckMs == 0)
         {
             nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
