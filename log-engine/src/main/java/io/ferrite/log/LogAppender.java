@@ -103,23 +103,10 @@ final class LogAppender
         }
     }
 
-    /** {@link LogTransactions#removeExpiredProducers}: the writer's, announced to close() as an append (none once closing). */
-    int removeExpiredProducers(final long nowMs, final long expiryMs)
+    /** The gate close() waits on: writer-only work outside the append path ({@link LogTransactions#removeExpiredProducers}) enters it too. */
+    WriterGate gate()
     {
-        gate.recordWriter();
-        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
-        if (!gate.beginAppend())
-        {
-            return 0;
-        }
-        try
-        {
-            return producers.expire(nowMs, expiryMs);
-        }
-        finally
-        {
-            gate.endAppend();
-        }
+        return gate;
     }
 
     /** The writer's entry to an append or a marker: false (the result says why) when the log is closing. */

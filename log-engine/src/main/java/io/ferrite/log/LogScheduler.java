@@ -188,25 +188,20 @@ final class LogScheduler implements Agent
     }
 
     /**
-     * Hands each open log's producer expiry to its writer (Kafka schedules one per log; here one pass hands
-     * them all): the producer state is the writer's alone, so the removal runs there, between its appends,
-     * and nothing on the produce path locks for it. The writer reads the clock when it runs it.
+     * Tells the writers the producer expiry is due (Kafka schedules one check per log; here one signal per
+     * interval, and each writer walks its own logs a few at a time): the producer state is the writer's
+     * alone, so the removal runs there, between its appends, and nothing on the produce path locks for it.
+     * The writer reads the clock when it runs it.
      */
     private void handProducerExpiry()
     {
-        for (final PartitionLog log : logs.get())
+        try
         {
-            try
-            {
-                if (!log.isClosed())
-                {
-                    writerTasks.execute(log, log.transactions().expiryTask());
-                }
-            }
-            catch (final RuntimeException | Error ex)
-            {
-                errors.onError(log, ex);
-            }
+            writerTasks.producerExpiryDue();
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            errors.onError("the producer-id expiry", ex);
         }
     }
 

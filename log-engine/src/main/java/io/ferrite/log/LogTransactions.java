@@ -25,8 +25,6 @@ public final class LogTransactions
     private final ProducerStateManager producers;
     private final org.agrona.concurrent.EpochClock clock;
     private final long producerIdExpirationMs;
-    /** {@link #removeExpiredProducers}, made once: what the scheduler hands the writer every check interval. */
-    private final Runnable expiry = () -> removeExpiredProducers();
 
     LogTransactions(final LogOffsets offsets, final LogAppender appender, final LogReader reader, final ProducerStateManager producers,
         final org.agrona.concurrent.EpochClock clock, final long producerIdExpirationMs)
@@ -104,21 +102,41 @@ public final class LogTransactions
      * whose last batch or marker timestamp is {@code producer.id.expiration.ms} or more ago and that has no
      * transaction open here, and the produce verifications started that long ago. A forgotten producer's
      * next batch is taken with any sequence, as a new producer's (Kafka 4.4 does the same), and no later
-     * snapshot has it. The log manager's scheduler hands this to the writer every
-     * {@code producer.id.expiration.check.interval.ms} through the config's {@link WriterTasks}; an embedded
-     * writer with {@link WriterTasks#NONE} calls it itself. Allocates nothing; a no-op once the log is closing.
+     * snapshot has it. Every {@code producer.id.expiration.check.interval.ms} the log manager's scheduler
+     * tells the config's {@link WriterTasks} that it is due, and the writer calls this for each of its logs;
+     * an embedded writer with {@link WriterTasks#NONE} calls it itself. Allocates nothing; a log with no
+     * producer state costs two size reads; a no-op once the log is closing (entered as an append, so a
+     * close waits for it).
      *
      * @return how many producers it forgot
      */
     public int removeExpiredProducers()
     {
-        return appender.removeExpiredProducers(clock.time(), producerIdExpirationMs);
+        if (!hasProducerState())
+        {
+            return 0;
+        }
+        final WriterGate gate = appender.gate();
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer: " + Thread.currentThread();
+        if (!gate.beginAppend())
+        {
+            return 0;
+        }
+        try
+        {
+            return producers.expire(clock.time(), producerIdExpirationMs);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
     }
 
-    /** {@link #removeExpiredProducers} as a task, the same instance each time. */
-    Runnable expiryTask()
+    /** Writer thread: whether the partition remembers any producer or produce verification (what {@link #removeExpiredProducers} scans). */
+    public boolean hasProducerState()
     {
-        return expiry;
+        return !producers.isEmpty();
     }
 
     /** Writer thread: each producer the partition remembers (DescribeProducers' active producers). */

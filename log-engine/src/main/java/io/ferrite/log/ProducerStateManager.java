@@ -309,6 +309,12 @@ final class ProducerStateManager
         state.endTxn(batch.producerEpoch(), coordinatorEpoch, batch.maxTimestamp());
     }
 
+    /** No producer and no verification remembered: nothing to expire (writer thread). */
+    boolean isEmpty()
+    {
+        return producers.isEmpty() && verifications.size() == 0;
+    }
+
     /**
      * Kafka's {@code removeExpiredProducers}: forgets the producers whose last batch or marker is
      * {@code expiryMs} or more older than {@code nowMs} and that have no transaction open here

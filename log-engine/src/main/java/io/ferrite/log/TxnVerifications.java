@@ -145,7 +145,7 @@ final class TxnVerifications
         }
     }
 
-    /** Producers verifying now (tests). */
+    /** Producers verifying now (writer thread; the expiry skips a log with none, and tests). */
     int size()
     {
         return entries.size();

@@ -8,7 +8,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,8 +32,8 @@ class ProducerExpiryTest
     @TempDir
     Path dir;
     private final MutableClock clock = new MutableClock(T0);
-    /** What the scheduler handed the writer, run when the test says (the test's thread is the writer). */
-    private final ArrayDeque<Runnable> handed = new ArrayDeque<>();
+    /** How many checks the scheduler said were due and the writer has not run yet (the test's thread is the writer). */
+    private int due;
     private final Batches batches = new Batches();
     private final AppendResult result = new AppendResult();
     private LogManager manager;
@@ -51,7 +50,7 @@ class ProducerExpiryTest
     private PartitionLog open() throws IOException
     {
         final LogManagerConfig config = LogManagerConfig.of(dir).withClock(clock)
-            .withProducerIdExpiration(EXPIRY_MS, CHECK_MS, (log, task) -> handed.add(task));
+            .withProducerIdExpiration(EXPIRY_MS, CHECK_MS, () -> due++);
         manager = LogManager.open(config, true);
         final PartitionLog existing = manager.log("t", 0);
         return existing != null ? existing : manager.createLog("t", 0, Map.of());
@@ -71,20 +70,19 @@ class ProducerExpiryTest
         return ids;
     }
 
-    /** Steps the scheduler at the clock's time; returns how many tasks it handed the writer (not run yet). */
+    /** Steps the scheduler at the clock's time; returns how many checks are due and not run yet by the writer. */
     private int step()
     {
         final AgentInvoker scheduler = manager.background().schedulerInvoker();
         scheduler.invoke();
-        return handed.size();
+        return due;
     }
 
     private void runHanded()
     {
-        Runnable task;
-        while ((task = handed.poll()) != null)
+        for (; due > 0; due--)
         {
-            task.run();
+            manager.log("t", 0).transactions().removeExpiredProducers(); // what a log thread's walk does for each of its logs
         }
     }
 
@@ -100,13 +98,13 @@ class ProducerExpiryTest
         clock.advance(CHECK_MS - 1);
         assertEquals(0, step(), "no check before its interval");
         clock.advance(1);
-        assertEquals(1, step(), "the check hands the log's expiry to its writer");
+        assertEquals(1, step(), "the check tells the writer it is due");
         runHanded();
         assertEquals(List.of(1L, 2L), new ArrayList<>(producers(log)), "nothing is expired yet");
 
         clock.advance(EXPIRY_MS - CHECK_MS);
         assertEquals(1, step());
-        assertEquals(List.of(1L, 2L), new ArrayList<>(producers(log)), "handed, not done on the scheduler's thread");
+        assertEquals(List.of(1L, 2L), new ArrayList<>(producers(log)), "told, not done on the scheduler's thread");
         runHanded();
         assertEquals(List.of(2L), new ArrayList<>(producers(log)), "producer 1 is forgotten; 2 has a transaction open");
         assertEquals(AppendResult.INVALID_TXN_STATE, append(log, 3, 0, true, guard),
@@ -176,5 +174,17 @@ class ProducerExpiryTest
         log = open();
         assertEquals(List.of(), new ArrayList<>(producers(log)), "the replay's producer 1 is older than the expiry");
         assertEquals(1, log.logEndOffset(), "its batch stays");
+    }
+
+    @Test
+    void anExpiryAfterTheLogClosedDoesNothing() throws IOException
+    {
+        final PartitionLog log = open();
+        assertEquals(AppendResult.OK, append(log, 1, 0, false, LogTransactions.VERIFICATION_NOT_REQUIRED), result.toString());
+        clock.advance(EXPIRY_MS);
+        manager.close(); // its snapshot has producer 1
+        manager = null;
+        assertEquals(0, log.transactions().removeExpiredProducers(), "a closed log's writer gate refuses it, as an append");
+        assertEquals(List.of(1L), new ArrayList<>(producers(log)), "the state as the close left it");
     }
 }

@@ -1,43 +1,47 @@
 package io.ferrite.broker.logthread;
 
 import io.ferrite.broker.topic.Partition;
-import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.log.PartitionLog;
 import io.ferrite.log.WriterTasks;
 
 /**
- * The log manager's writer-only work (the producer-id expiry) handed to the log thread that owns the
- * partition ({@link Partition#owner}), which runs it between appends ({@link LogThread#execute}). Made
- * before the logs open, attached once the topics and log threads exist; a task handed before that, for
- * a log no topic has any more (deleted meanwhile), or for a log thread that has stopped, is dropped: the
- * next check hands it again.
+ * The log manager's writer-only work (the producer-id expiry) for the log threads: once per check
+ * interval the scheduler says it is due, and each log thread's {@link ProducerExpiryWalk} is flagged
+ * and woken; the thread then walks the partitions it owns ({@link Partition#owner}) a few per duty
+ * cycle between its appends. Made before the logs open, attached (before the log threads start) once
+ * the topics and log threads exist; a check due before that is dropped, as is one for a thread that
+ * has stopped (it never reads its flag): the next check comes an interval later.
  */
 public final class LogThreadTasks implements WriterTasks
 {
-    private volatile TopicRegistry topics;
     private volatile LogThread[] logThreads;
+    private ProducerExpiryWalk[] walks;
 
-    public void attach(final TopicRegistry topics, final LogThread[] logThreads)
+    /** Before the log threads start. */
+    public void attach(final TopicRegistry topics, final LogThread[] threads)
     {
-        this.logThreads = logThreads;
-        this.topics = topics;
+        final ProducerExpiryWalk[] made = new ProducerExpiryWalk[threads.length];
+        for (int i = 0; i < threads.length; i++)
+        {
+            made[i] = new ProducerExpiryWalk(i, topics);
+            threads[i].expiry(made[i]);
+        }
+        this.walks = made;
+        this.logThreads = threads; // published last: a scheduler thread that sees it sees the walks
     }
 
     @Override
-    public void execute(final PartitionLog log, final Runnable task)
+    public void producerExpiryDue()
     {
-        final TopicRegistry registry = topics;
-        if (registry == null)
+        final LogThread[] threads = logThreads;
+        if (threads == null)
         {
             return;
         }
-        final Topic topic = registry.topic(log.topic());
-        final Partition partition = topic == null ? null : topic.partition(log.partition());
-        final LogThread owner = partition != null && partition.log == log ? logThreads[partition.owner] : null;
-        if (owner != null && !owner.stopped()) // a stopped thread never runs its tasks: they would only pile up
+        for (int i = 0; i < threads.length; i++)
         {
-            owner.execute(task);
+            walks[i].due();
+            threads[i].wake();
         }
     }
 }
