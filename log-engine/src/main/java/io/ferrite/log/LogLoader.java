@@ -171,9 +171,8 @@ final class LogLoader
             final boolean flushNow = repaired || (recovered && config.fsyncDurability);
             final long recoveryPoint = recovered && !flushNow ?
                 Math.min(logEnd, Math.max(logStart, checkpointedRecoveryPoint)) : logEnd;
-            // the replay after the snapshot brings back producers with their old timestamps: those already
-            // expired go now rather than at the first check (Kafka keeps them until then; the end is the same)
-            producers.expire(now, expiryMs);
+            // the replay after the snapshot may bring back producers already expired by their timestamps: they stay
+            // until the first check, as in Kafka (a retry right after the restart is still recognised as a duplicate)
             // after an unclean stop a name found may be in the page cache only (a roll the kill cut short of its flush)
             log.loaded(segments.toArray(new Segment[0]), logStart, logEnd, recoveryPoint, cleanShutdown);
             if (flushNow)
