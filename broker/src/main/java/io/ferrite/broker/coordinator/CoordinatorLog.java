@@ -375,7 +375,7 @@ public final class CoordinatorLog
             final WrittenAt then = this.then;
             final AppendResult r = answered.result;
             final short error = writeError(r.status, t.failedWrite);
-            failures.written(t.name, t.keyKind, k, error, r);
+            failures.written(t.name, t.keyKind, k, error, r, clock.nowMs());
             final long baseOffset = error == Errors.NONE ? r.firstOffset : -1;
             t.answered(k);
             release(free);

@@ -300,7 +300,11 @@ public final class TxnCoordinator
         });
     }
 
-    /** A Complete* record's answer: a retriable failure schedules it again (logged the first time), an end logs the tries it took. */
+    /**
+     * A Complete* record's answer: a retriable failure schedules it again. Logged where every coordinator write is
+     * (CoordinatorLog's RepeatedWriteFailures: the first failure in a row, then the success after them); a retry given
+     * up for a non-retriable error once some had failed is said here, as nothing else says it.
+     */
     private void rewritten(final TxnWrite w, final short error, final boolean retry)
     {
         Rewrite r = rewrites.get(w.transactionalId());
@@ -311,18 +315,17 @@ public final class TxnCoordinator
                 r = new Rewrite(w, new RetryBackoff());
                 rewrites.put(w.transactionalId(), r);
             }
-            if (r.backoff().failed(clock.nowMs()))
-            {
-                LOG.warn("writing {} of {} failed (error {}): written again after a growing delay, at most {} ms; repeats are " +
-                    "not logged", w.transit().state(), w.transactionalId(), error, RetryBackoff.MAX_MS);
-            }
+            r.backoff().failed(clock.nowMs());
             return;
         }
         if (r != null)
         {
             rewrites.remove(w.transactionalId());
-            LOG.info("{} of {} {} after {} failed tries", w.transit().state(), w.transactionalId(),
-                error == Errors.NONE ? "written" : "given up (error " + error + ")", r.backoff().failures());
+            if (error != Errors.NONE)
+            {
+                LOG.error("{} of {} given up after {} failed tries (error {}): it waits for the partition's next load", w.transit().state(),
+                    w.transactionalId(), r.backoff().failures(), error);
+            }
         }
     }
 
