@@ -8,12 +8,6 @@ final class DirEnvironment implements LogEnvironment
     private final DurabilityListener listener;
     private final long producerIdExpirationMs;
 
-    /** With Kafka's default producer-id expiry (tests). */
-    DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener)
-    {
-        this(committer, background, listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
-    }
-
     DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener,
         final long producerIdExpirationMs)
     {

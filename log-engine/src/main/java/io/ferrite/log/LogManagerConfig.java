@@ -92,7 +92,7 @@ public record LogManagerConfig(
     /**
      * Producer-id expiry (Kafka's {@code producer.id.expiration.ms} and {@code producer.id.expiration.check.interval.ms}):
      * every check interval each log's writer forgets the producers idle that long with no transaction open
-     * ({@link LogTransactions#removeExpiredProducers}), handed to it through {@code tasks}.
+     * ({@link LogTransactions#removeExpiredProducers}), told through {@code tasks} that it is due.
      */
     public LogManagerConfig withProducerIdExpiration(final long expirationMs, final long checkIntervalMs, final WriterTasks tasks)
     {

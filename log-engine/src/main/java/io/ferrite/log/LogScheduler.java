@@ -20,7 +20,7 @@ import java.util.function.Supplier;
  * The log manager's timed work, by the config's clock: checkpoints every
  * {@code log.flush.offset.checkpoint.interval.ms}, retention every
  * {@code log.retention.check.interval.ms}, the {@code flush.ms} check, the producer-id expiry every
- * {@code producer.id.expiration.check.interval.ms} (handed to each log's writer: {@link WriterTasks}), and the deferred close (and
+ * {@code producer.id.expiration.check.interval.ms} (a signal to the writers: {@link WriterTasks}), and the deferred close (and
  * unmapping) of deleted segments, and the removal of deleted partitions' renamed directories, once
  * their {@code file.delete.delay.ms} has passed.
  *
@@ -115,7 +115,7 @@ final class LogScheduler implements Agent
         nextCheckpointMs = after(lastCycleMs, checkpointIntervalMs);
         nextRetentionMs = after(lastCycleMs, retentionIntervalMs);
         nextFlushCheckMs = after(lastCycleMs, flushCheckIntervalMs);
-        // no writer loop to hand the expiry to: never due (the embedded writer calls it itself)
+        // no writer loop to signal: never due (the embedded writer calls it itself)
         nextProducerExpiryMs = writerTasks == WriterTasks.NONE ? Long.MAX_VALUE : after(lastCycleMs, producerExpiryIntervalMs);
     }
 
