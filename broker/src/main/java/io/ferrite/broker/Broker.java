@@ -26,6 +26,7 @@ import io.ferrite.broker.txn.TxnHandlers;
 import io.ferrite.broker.group.GroupHandlers;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.logthread.LogThreadRunner;
+import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.topic.Partition;
@@ -88,9 +89,12 @@ public final class Broker implements AutoCloseable
         // minutes, and nothing has been logged yet; connections wait in the backlog until start()
         this.acceptor = StartupChecks.bind(config, networkThreads);
         final Wakeups wakeups = new Wakeups();
+        final LogThreadTasks writerTasks = new LogThreadTasks();
         final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), config.topicDefaults())
             .withWriteStrategy(config.writeStrategy())
             .withRetentionCheckIntervalMs(config.getLong(BrokerConfig.LOG_RETENTION_CHECK_INTERVAL_MS))
+            .withProducerIdExpiration(config.getInt(BrokerConfig.PRODUCER_ID_EXPIRATION_MS),
+                config.getInt(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), writerTasks)
             .withDurabilityListener(wakeups);
         try
         {
@@ -151,6 +155,7 @@ public final class Broker implements AutoCloseable
                 logThreadRunners[i] = new LogThreadRunner(logThread, idleStrategy(config));
             }
             wakeups.attach(topics, logThreads, completion);
+            writerTasks.attach(topics, logThreads);
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),

@@ -51,6 +51,15 @@ public final class AppendResult
     public int recordIndex;
     /** For {@link #VERIFICATION_NEEDED}: what the batch's next append passes as its verification. */
     public long verificationGuard;
+    /**
+     * For a marker refused {@link #INVALID_PRODUCER_EPOCH} or {@link #TRANSACTION_COORDINATOR_FENCED} only
+     * (set with that status, stale otherwise): the first offset of the producer's transaction still open on
+     * the partition, or -1 when none is (the marker is moot: nothing of the producer waits for it). Read on
+     * the writer in the same step as the refusal, so nothing came in between.
+     */
+    public long refusedMarkerOpenTxnFirstOffset;
+    /** With {@link #refusedMarkerOpenTxnFirstOffset}: the coordinator epoch the partition knows for the producer (-1: none). */
+    public int refusedMarkerCoordinatorEpoch;
     /** Detail for errors (only allocated on the error path). */
     public String message;
 

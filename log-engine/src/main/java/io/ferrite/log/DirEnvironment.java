@@ -6,9 +6,12 @@ final class DirEnvironment implements LogEnvironment
     private final GroupCommitter committer;
     private final LogBackgroundWork background;
     private final DurabilityListener listener;
+    private final long producerIdExpirationMs;
 
-    DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener)
+    DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener,
+        final long producerIdExpirationMs)
     {
+        this.producerIdExpirationMs = producerIdExpirationMs;
         this.committer = committer;
         this.background = background;
         this.listener = listener;
@@ -36,5 +39,11 @@ final class DirEnvironment implements LogEnvironment
     public DurabilityListener durabilityListener()
     {
         return listener;
+    }
+
+    @Override
+    public long producerIdExpirationMs()
+    {
+        return producerIdExpirationMs;
     }
 }

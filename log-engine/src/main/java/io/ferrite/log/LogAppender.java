@@ -103,6 +103,12 @@ final class LogAppender
         }
     }
 
+    /** The gate close() waits on: writer-only work outside the append path ({@link LogTransactions#removeExpiredProducers}) enters it too. */
+    WriterGate gate()
+    {
+        return gate;
+    }
+
     /** The writer's entry to an append or a marker: false (the result says why) when the log is closing. */
     private boolean beginAppend(final AppendResult result)
     {

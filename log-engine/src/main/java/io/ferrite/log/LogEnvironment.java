@@ -17,6 +17,12 @@ interface LogEnvironment
 
     DurabilityListener durabilityListener();
 
+    /** {@code producer.id.expiration.ms}: what a load leaves out of the producer state, and what the expiry forgets. */
+    default long producerIdExpirationMs()
+    {
+        return LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+    }
+
     /** For tests and the embedded API: everything inline, nothing in the background. */
     LogEnvironment INLINE = new LogEnvironment()
     {

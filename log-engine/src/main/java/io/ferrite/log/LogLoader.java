@@ -80,6 +80,7 @@ final class LogLoader
         SwapRecovery.complete(dir); // before anything is listed: a replacement's leftovers settled, as Kafka's loader does
         final Set<Long> txnIndexes = removeStrayFiles(dir);
         final long now = clock.time();
+        final long expiryMs = env.producerIdExpirationMs();
         final List<Long> bases = segmentBases(dir);
         final ProducerStateManager producers = new ProducerStateManager(dir);
         final List<Segment> segments = new ArrayList<>();
@@ -91,7 +92,7 @@ final class LogLoader
             final long start = Math.max(0, checkpointedLogStart);
             final Segment first = SegmentOpener.create(dir, start, config, strategy, now);
             producers.clear(start);
-            ProducerStateManager.deleteSnapshotsAbove(dir, start);
+            ProducerSnapshots.deleteSnapshotsAbove(dir, start);
             log.loaded(new Segment[] {first}, start, start, start, false); // a file made here: its name not yet durable
             producers.abortedTxnListener(abortedTxns);
             return log;
@@ -145,18 +146,18 @@ final class LogLoader
             final long logEnd;
             if (recoverFrom < segments.size())
             {
-                logEnd = recover(dir, segments, recoverFrom, producers, rebuild);
+                logEnd = recover(dir, segments, recoverFrom, producers, rebuild, now, expiryMs);
             }
             else
             {
                 logEnd = nextOffset(segments.get(segments.size() - 1));
-                final long snapshot = producers.loadSnapshot(logEnd);
+                final long snapshot = producers.loadSnapshot(logEnd, now, expiryMs);
                 if (snapshot < logEnd)
                 {
                     replay(segments, Math.max(0, snapshot), logEnd, producers, rebuild);
                 }
             }
-            ProducerStateManager.deleteSnapshotsAbove(dir, logEnd);
+            ProducerSnapshots.deleteSnapshotsAbove(dir, logEnd);
             for (final Segment s : segments)
             {
                 s.releaseIndexMappings();
@@ -171,6 +172,8 @@ final class LogLoader
             final boolean flushNow = repaired || (recovered && config.fsyncDurability);
             final long recoveryPoint = recovered && !flushNow ?
                 Math.min(logEnd, Math.max(logStart, checkpointedRecoveryPoint)) : logEnd;
+            // the replay after the snapshot may bring back producers already expired by their timestamps: they stay
+            // until the first check, as in Kafka (a retry right after the restart is still recognised as a duplicate)
             // after an unclean stop a name found may be in the page cache only (a roll the kill cut short of its flush)
             log.loaded(segments.toArray(new Segment[0]), logStart, logEnd, recoveryPoint, cleanShutdown);
             if (flushNow)
@@ -324,10 +327,10 @@ final class LogLoader
 
     /** Recovers segments from {@code from} to the end, each on its own (a gap between two is kept); returns the log end offset. */
     private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers,
-        final IndexRebuild rebuild) throws IOException
+        final IndexRebuild rebuild, final long now, final long expiryMs) throws IOException
     {
         final long start = segments.get(from).baseOffset;
-        final long snapshot = producers.loadSnapshot(start);
+        final long snapshot = producers.loadSnapshot(start, now, expiryMs);
         replay(segments, Math.max(0, snapshot), start, producers, rebuild);
         long next = start;
         for (int i = from; i < segments.size(); i++)

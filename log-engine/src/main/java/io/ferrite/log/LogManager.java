@@ -114,7 +114,8 @@ public final class LogManager implements AutoCloseable
         final String role = "ferrite-group-commit-" + committers.size();
         final GroupCommitter committer = new GroupCommitter(role, () -> logsIn(dir), new AgentErrors(role));
         committers.put(dir, committer);
-        final LogEnvironment env = new DirEnvironment(committer, background, config.durabilityListener());
+        final LogEnvironment env = new DirEnvironment(committer, background, config.durabilityListener(),
+            config.producerIdExpirationMs());
         environments.put(dir, env);
 
         final Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);

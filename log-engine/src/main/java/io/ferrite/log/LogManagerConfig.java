@@ -22,8 +22,16 @@ public record LogManagerConfig(
     /* log.retention.check.interval.ms */ long retentionCheckIntervalMs,
     /* log.flush.offset.checkpoint.interval.ms */ long checkpointIntervalMs,
     /* how often flush.ms deadlines are checked */ long flushCheckIntervalMs,
-    DurabilityListener durabilityListener)
+    DurabilityListener durabilityListener,
+    /* producer.id.expiration.ms */ long producerIdExpirationMs,
+    /* producer.id.expiration.check.interval.ms */ long producerIdExpirationCheckIntervalMs,
+    /* how the scheduler has a log's writer run the expiry; NONE: the writer calls it itself */ WriterTasks writerTasks)
 {
+    /** Kafka's {@code producer.id.expiration.ms} default: a day. */
+    public static final long DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000L;
+    /** Kafka's {@code producer.id.expiration.check.interval.ms} default: ten minutes. */
+    public static final long DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000L;
+
     /** The write strategy the append-latency benchmark chose (see the module README). */
     public static final WriteStrategy DEFAULT_WRITE_STRATEGY = WriteStrategy.MAPPED;
 
@@ -36,13 +44,15 @@ public record LogManagerConfig(
     public static LogManagerConfig of(final List<Path> logDirs, final Map<String, String> logConfigDefaults)
     {
         return new LogManagerConfig(logDirs, LogConfig.of(logConfigDefaults), DEFAULT_WRITE_STRATEGY, SystemEpochClock.INSTANCE,
-            SystemNanoClock.INSTANCE, 300_000L, 60_000L, 1_000L, DurabilityListener.NONE);
+            SystemNanoClock.INSTANCE, 300_000L, 60_000L, 1_000L, DurabilityListener.NONE, DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+            DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, WriterTasks.NONE);
     }
 
     public LogManagerConfig withWriteStrategy(final WriteStrategy strategy)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, strategy, clock, nanoClock, retentionCheckIntervalMs, checkpointIntervalMs,
-            flushCheckIntervalMs, durabilityListener);
+            flushCheckIntervalMs, durabilityListener, producerIdExpirationMs,
+            producerIdExpirationCheckIntervalMs, writerTasks);
     }
 
     /** For tests: one clock stepped by hand for both the wall time and the due times. */
@@ -54,24 +64,39 @@ public record LogManagerConfig(
     public LogManagerConfig withClocks(final EpochClock newClock, final NanoClock newNanoClock)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, newClock, newNanoClock, retentionCheckIntervalMs,
-            checkpointIntervalMs, flushCheckIntervalMs, durabilityListener);
+            checkpointIntervalMs, flushCheckIntervalMs, durabilityListener, producerIdExpirationMs,
+            producerIdExpirationCheckIntervalMs, writerTasks);
     }
 
     public LogManagerConfig withDurabilityListener(final DurabilityListener listener)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
-            checkpointIntervalMs, flushCheckIntervalMs, listener);
+            checkpointIntervalMs, flushCheckIntervalMs, listener, producerIdExpirationMs,
+            producerIdExpirationCheckIntervalMs, writerTasks);
     }
 
     public LogManagerConfig withFlushCheckIntervalMs(final long intervalMs)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
-            checkpointIntervalMs, intervalMs, durabilityListener);
+            checkpointIntervalMs, intervalMs, durabilityListener, producerIdExpirationMs,
+            producerIdExpirationCheckIntervalMs, writerTasks);
     }
 
     public LogManagerConfig withRetentionCheckIntervalMs(final long intervalMs)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, intervalMs, checkpointIntervalMs,
-            flushCheckIntervalMs, durabilityListener);
+            flushCheckIntervalMs, durabilityListener, producerIdExpirationMs,
+            producerIdExpirationCheckIntervalMs, writerTasks);
+    }
+
+    /**
+     * Producer-id expiry (Kafka's {@code producer.id.expiration.ms} and {@code producer.id.expiration.check.interval.ms}):
+     * every check interval each log's writer forgets the producers idle that long with no transaction open
+     * ({@link LogTransactions#removeExpiredProducers}), told through {@code tasks} that it is due.
+     */
+    public LogManagerConfig withProducerIdExpiration(final long expirationMs, final long checkIntervalMs, final WriterTasks tasks)
+    {
+        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
+            checkpointIntervalMs, flushCheckIntervalMs, durabilityListener, expirationMs, checkIntervalMs, tasks);
     }
 }

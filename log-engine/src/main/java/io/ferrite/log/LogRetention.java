@@ -123,7 +123,7 @@ final class LogRetention
         {
             env.closeLater(s, cfg.fileDeleteDelayMs);
         }
-        underOpenLog(() -> ProducerStateManager.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset()));
+        underOpenLog(() -> ProducerSnapshots.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset()));
         return removed.length;
     }
 

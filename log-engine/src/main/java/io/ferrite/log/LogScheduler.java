@@ -19,7 +19,8 @@ import java.util.function.Supplier;
 /**
  * The log manager's timed work, by the config's clock: checkpoints every
  * {@code log.flush.offset.checkpoint.interval.ms}, retention every
- * {@code log.retention.check.interval.ms}, the {@code flush.ms} check, and the deferred close (and
+ * {@code log.retention.check.interval.ms}, the {@code flush.ms} check, the producer-id expiry every
+ * {@code producer.id.expiration.check.interval.ms} (a signal to the writers: {@link WriterTasks}), and the deferred close (and
  * unmapping) of deleted segments, and the removal of deleted partitions' renamed directories, once
  * their {@code file.delete.delay.ms} has passed.
  *
@@ -68,6 +69,8 @@ final class LogScheduler implements Agent
     private final long checkpointIntervalMs;
     private final long retentionIntervalMs;
     private final long flushCheckIntervalMs;
+    private final long producerExpiryIntervalMs;
+    private final WriterTasks writerTasks;
     private final AgentErrors errors;
     private final ManyToOneConcurrentArrayQueue<DeferredClose> queued = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
     /** The agent's own: deferred closes by due time. */
@@ -83,6 +86,7 @@ final class LogScheduler implements Agent
     private long nextCheckpointMs;
     private long nextRetentionMs;
     private long nextFlushCheckMs;
+    private long nextProducerExpiryMs;
     private long lastCycleMs;
 
     LogScheduler(final LogManagerConfig config, final Supplier<PartitionLog[]> logs, final Duty checkpoint, final Duty retention,
@@ -98,6 +102,8 @@ final class LogScheduler implements Agent
         this.checkpointIntervalMs = config.checkpointIntervalMs();
         this.retentionIntervalMs = config.retentionCheckIntervalMs();
         this.flushCheckIntervalMs = config.flushCheckIntervalMs();
+        this.producerExpiryIntervalMs = config.producerIdExpirationCheckIntervalMs();
+        this.writerTasks = config.writerTasks();
         this.errors = errors;
     }
 
@@ -109,6 +115,8 @@ final class LogScheduler implements Agent
         nextCheckpointMs = after(lastCycleMs, checkpointIntervalMs);
         nextRetentionMs = after(lastCycleMs, retentionIntervalMs);
         nextFlushCheckMs = after(lastCycleMs, flushCheckIntervalMs);
+        // no writer loop to signal: never due (the embedded writer calls it itself)
+        nextProducerExpiryMs = writerTasks == WriterTasks.NONE ? Long.MAX_VALUE : after(lastCycleMs, producerExpiryIntervalMs);
     }
 
     /** What is due by the clock now. Returns how many duties and closes it ran (0: nothing was due). */
@@ -134,6 +142,12 @@ final class LogScheduler implements Agent
         {
             nextFlushCheckMs = after(now, flushCheckIntervalMs);
             requestDueFlushes(clock.time()); // flush.ms deadlines are the logs' wall times
+            work++;
+        }
+        if (now >= nextProducerExpiryMs)
+        {
+            nextProducerExpiryMs = after(now, producerExpiryIntervalMs);
+            handProducerExpiry();
             work++;
         }
         return work;
@@ -170,6 +184,24 @@ final class LogScheduler implements Agent
             {
                 errors.onError(log, ex);
             }
+        }
+    }
+
+    /**
+     * Tells the writers the producer expiry is due (Kafka schedules one check per log; here one signal per
+     * interval, and each writer walks its own logs a few at a time): the producer state is the writer's
+     * alone, so the removal runs there, between its appends, and nothing on the produce path locks for it.
+     * The writer reads the clock when it runs it.
+     */
+    private void handProducerExpiry()
+    {
+        try
+        {
+            writerTasks.producerExpiryDue();
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            errors.onError("the producer-id expiry", ex);
         }
     }
 
@@ -367,7 +399,7 @@ final class LogScheduler implements Agent
                 {
                     return;
                 }
-                long due = Math.min(nextCheckpointMs, Math.min(nextRetentionMs, nextFlushCheckMs));
+                long due = Math.min(Math.min(nextCheckpointMs, nextProducerExpiryMs), Math.min(nextRetentionMs, nextFlushCheckMs));
                 final DeferredClose close = waiting.peek();
                 if (close != null)
                 {

@@ -23,9 +23,14 @@ public final class LogTransactions
     private final LogAppender appender;
     private final LogReader reader;
     private final ProducerStateManager producers;
+    private final org.agrona.concurrent.EpochClock clock;
+    private final long producerIdExpirationMs;
 
-    LogTransactions(final LogOffsets offsets, final LogAppender appender, final LogReader reader, final ProducerStateManager producers)
+    LogTransactions(final LogOffsets offsets, final LogAppender appender, final LogReader reader, final ProducerStateManager producers,
+        final org.agrona.concurrent.EpochClock clock, final long producerIdExpirationMs)
     {
+        this.clock = clock;
+        this.producerIdExpirationMs = producerIdExpirationMs;
         this.offsets = offsets;
         this.appender = appender;
         this.reader = reader;
@@ -90,6 +95,48 @@ public final class LogTransactions
     public boolean hasOngoingTransaction(final long producerId, final short producerEpoch)
     {
         return producers.hasOngoingTransaction(producerId, producerEpoch);
+    }
+
+    /**
+     * Writer thread: Kafka's {@code removeExpiredProducers} by the manager's clock — forgets each producer
+     * whose last batch or marker timestamp is {@code producer.id.expiration.ms} or more ago and that has no
+     * transaction open here, and the produce verifications started that long ago. A forgotten producer's
+     * next batch is taken with any sequence, as a new producer's (Kafka 4.4 does the same), and no later
+     * snapshot has it. Every {@code producer.id.expiration.check.interval.ms} the log manager's scheduler
+     * tells the config's {@link WriterTasks} that it is due, and the writer calls this for each of its logs;
+     * an embedded writer with {@link WriterTasks#NONE} calls it itself. Allocates nothing; a log with no
+     * producer state costs two size reads; a no-op once the log is closing (entered as an append, so a
+     * close waits for it).
+     *
+     * @return how many producers it forgot
+     */
+    public int removeExpiredProducers()
+    {
+        if (!hasProducerState())
+        {
+            return 0;
+        }
+        final WriterGate gate = appender.gate();
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer: " + Thread.currentThread();
+        if (!gate.beginAppend())
+        {
+            return 0;
+        }
+        try
+        {
+            return producers.expire(clock.time(), producerIdExpirationMs);
+        }
+        finally
+        {
+            gate.endAppend();
+        }
+    }
+
+    /** Writer thread: whether the partition remembers any producer or produce verification (what {@link #removeExpiredProducers} scans). */
+    public boolean hasProducerState()
+    {
+        return !producers.isEmpty();
     }
 
     /** Writer thread: each producer the partition remembers (DescribeProducers' active producers). */

@@ -2,47 +2,26 @@ package io.ferrite.log;
 
 import io.ferrite.wire.record.ControlRecords;
 import io.ferrite.wire.record.CorruptRecordException;
-import io.ferrite.wire.record.Crc32c;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.agrona.collections.Long2ObjectHashMap;
-import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.stream.Stream;
-
-import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
  * Producer state of one partition: validation of epochs and sequences (Kafka's rules), duplicate
  * detection, each producer's open transaction ({@link OngoingTxns}: what the last stable offset
- * comes from), the checks of transaction markers, and snapshots in Kafka's {@code <offset>.snapshot} format:
- * <pre>
- *   version: int16 (1)
- *   crc: uint32                       CRC32C of everything after this field
- *   entries: int32 count, then per producer:
- *     producer id: int64, epoch: int16, last sequence: int32, last offset: int64,
- *     offset delta: int32, timestamp: int64, coordinator epoch: int32, current txn first offset: int64
- * </pre>
+ * comes from), the checks of transaction markers, and taking and loading its snapshots (the
+ * {@code <offset>.snapshot} files, Kafka's layout, are {@link ProducerSnapshots}').
  * A snapshot keeps each producer's last batch; the other cached batches come back from the log
  * tail replayed on recovery; an entry whose current txn first offset is set opens that transaction
  * again. Single writer (the partition's appender), but for {@link #lastStableOffset}.
  */
 final class ProducerStateManager
 {
-    static final String SNAPSHOT_SUFFIX = ".snapshot";
-    private static final short SNAPSHOT_VERSION = 1;
-    private static final int HEADER = 2 + 4 + 4;
-    private static final int ENTRY = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8;
-
     private final Long2ObjectHashMap<ProducerState> producers = new Long2ObjectHashMap<>();
     private final OngoingTxns txns = new OngoingTxns();
     private final TxnVerifications verifications = new TxnVerifications();
@@ -200,7 +179,8 @@ final class ProducerStateManager
      *
      * @param offset the offset the marker would get (for the message)
      * @return {@link AppendResult#OK}, {@link AppendResult#INVALID_PRODUCER_EPOCH} or
-     *         {@link AppendResult#TRANSACTION_COORDINATOR_FENCED}
+     *         {@link AppendResult#TRANSACTION_COORDINATOR_FENCED} (with {@link AppendResult#refusedMarkerOpenTxnFirstOffset}
+     *         and {@link AppendResult#refusedMarkerCoordinatorEpoch} set)
      */
     int checkMarker(final long producerId, final short epoch, final int coordinatorEpoch, final boolean epochBump,
         final long offset, final AppendResult result)
@@ -214,16 +194,24 @@ final class ProducerStateManager
             {
                 result.message = "Epoch of producer " + producerId + " at offset " + offset + " is " + epoch + ", which is " +
                     (epochBump ? "<=" : "<") + " the last seen epoch " + current + " (TV" + (epochBump ? 2 : 1) + ")";
-                return AppendResult.INVALID_PRODUCER_EPOCH;
+                return refused(state, AppendResult.INVALID_PRODUCER_EPOCH, result);
             }
         }
         if (state != null && state.coordinatorEpoch > coordinatorEpoch)
         {
             result.message = "Invalid coordinator epoch for producerId " + producerId + " at offset " + offset + ": " +
                 coordinatorEpoch + " (zombie), " + state.coordinatorEpoch + " (current)";
-            return AppendResult.TRANSACTION_COORDINATOR_FENCED;
+            return refused(state, AppendResult.TRANSACTION_COORDINATOR_FENCED, result);
         }
         return AppendResult.OK;
+    }
+
+    /** A refused marker's status, with what the partition holds of the producer's transaction (its sender decides by it). */
+    private static int refused(final ProducerState state, final int status, final AppendResult result)
+    {
+        result.refusedMarkerOpenTxnFirstOffset = state == null ? -1 : state.currentTxnFirstOffset;
+        result.refusedMarkerCoordinatorEpoch = state == null ? -1 : state.coordinatorEpoch;
+        return status;
     }
 
     /** {@code sequence - decrement}, wrapping below zero to Integer.MAX_VALUE as Kafka's sequences do. */
@@ -321,15 +309,44 @@ final class ProducerStateManager
         state.endTxn(batch.producerEpoch(), coordinatorEpoch, batch.maxTimestamp());
     }
 
-    /**
-     * Forgets producers whose last batch or marker is older than {@code expiryMs} before {@code nowMs},
-     * never one with a transaction open (Kafka's {@code isProducerExpired}).
-     */
-    void expire(final long nowMs, final long expiryMs)
+    /** No producer and no verification remembered: nothing to expire (writer thread). */
+    boolean isEmpty()
     {
-        producers.values().removeIf(s -> !s.hasOpenTxn() && s.lastTimestamp != RecordBatchDescriptor.NO_TIMESTAMP &&
-            nowMs - s.lastTimestamp >= expiryMs);
+        return producers.isEmpty() && verifications.size() == 0;
+    }
+
+    /**
+     * Kafka's {@code removeExpiredProducers}: forgets the producers whose last batch or marker is
+     * {@code expiryMs} or more older than {@code nowMs} and that have no transaction open here
+     * ({@code isProducerExpired}), and the produce verifications started that long ago. Writer thread;
+     * allocates nothing (the map's iterators are its own, reused).
+     *
+     * @return how many producers it forgot
+     */
+    int expire(final long nowMs, final long expiryMs)
+    {
+        int removed = 0;
+        final Long2ObjectHashMap<ProducerState>.ValueIterator states = producers.values().iterator();
+        while (states.hasNext())
+        {
+            if (expired(states.next(), -1, nowMs, expiryMs))
+            {
+                states.remove();
+                removed++;
+            }
+        }
         verifications.expire(nowMs, expiryMs);
+        return removed;
+    }
+
+    /**
+     * Kafka's {@code isProducerExpired}: no transaction open ({@code txnFirstOffset}, or the state's own) and the
+     * last timestamp {@code expiryMs} or more before {@code nowMs}. A producer whose batches carried no
+     * timestamp (-1) is as old as can be, as in Kafka.
+     */
+    private static boolean expired(final ProducerState s, final long txnFirstOffset, final long nowMs, final long expiryMs)
+    {
+        return txnFirstOffset < 0 && !s.hasOpenTxn() && nowMs - s.lastTimestamp >= expiryMs;
     }
 
     /** Producers with a produce verification under way (tests). */
@@ -345,12 +362,7 @@ final class ProducerStateManager
         mapEndOffset = offset;
     }
 
-    // ---- snapshots ----
-
-    static Path snapshotFile(final Path dir, final long offset)
-    {
-        return dir.resolve(Segment.fileName(offset, SNAPSHOT_SUFFIX));
-    }
+    // ---- snapshots (the files: ProducerSnapshots) ----
 
     /**
      * Writes {@code <mapEndOffset>.snapshot} through a temporary file and a rename (on roll and on
@@ -361,144 +373,50 @@ final class ProducerStateManager
      */
     Path takeSnapshot() throws IOException
     {
-        final List<ProducerState> states = new ArrayList<>(producers.values());
-        final ByteBuffer buffer = ByteBuffer.allocate(HEADER + states.size() * ENTRY).order(BIG_ENDIAN);
-        buffer.putShort(SNAPSHOT_VERSION).putInt(0).putInt(states.size());
-        for (final ProducerState s : states)
-        {
-            buffer.putLong(s.producerId).putShort(s.epoch).putInt(s.lastSequence()).putLong(s.lastOffset())
-                .putInt(s.lastOffsetDelta()).putLong(s.lastTimestamp).putInt(s.coordinatorEpoch)
-                .putLong(s.currentTxnFirstOffset);
-        }
-        final UnsafeBuffer view = new UnsafeBuffer(buffer.array());
-        view.putInt(2, new Crc32c().compute(view, 6, buffer.capacity() - 6), BIG_ENDIAN);
-        final Path file = snapshotFile(dir, mapEndOffset);
-        final Path tmp = dir.resolve(file.getFileName() + ".tmp");
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING))
-        {
-            buffer.flip();
-            while (buffer.hasRemaining())
-            {
-                channel.write(buffer);
-            }
-        }
-        catch (final IOException ex)
-        {
-            Files.deleteIfExists(tmp); // a full disk: leave no partial file behind
-            throw ex;
-        }
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        return file;
+        return ProducerSnapshots.write(dir, mapEndOffset, producers.values());
     }
 
     /**
-     * Loads the newest valid snapshot at or below {@code maxOffset}, deleting damaged ones.
+     * Loads the newest valid snapshot at or below {@code maxOffset}, deleting damaged ones; its producers
+     * expired by {@code nowMs} are left out, as Kafka's {@code loadFromSnapshot} leaves them (a restart
+     * does not bring back a producer the expiry forgot, nor one that became expired while the log was shut).
      *
      * @return the snapshot's offset (the state's map end), or -1 when there is none (state empty)
      */
-    long loadSnapshot(final long maxOffset) throws IOException
+    long loadSnapshot(final long maxOffset, final long nowMs, final long expiryMs) throws IOException
     {
-        for (final long offset : snapshotOffsets(dir))
+        final ProducerSnapshots.EntrySink load = (s, txnFirstOffset) ->
+        {
+            if (!expired(s, txnFirstOffset, nowMs, expiryMs))
+            {
+                loadEntry(s, txnFirstOffset);
+            }
+        };
+        clear(0);
+        for (final long offset : ProducerSnapshots.snapshotOffsets(dir))
         {
             if (offset > maxOffset)
             {
                 continue;
             }
-            final Path file = snapshotFile(dir, offset);
-            if (read(file))
+            final Path file = ProducerSnapshots.snapshotFile(dir, offset);
+            if (ProducerSnapshots.read(file, load))
             {
                 mapEndOffset = offset;
                 return offset;
             }
             Files.deleteIfExists(file);
         }
-        clear(0);
         return -1;
     }
 
-    private boolean read(final Path file) throws IOException
+    /** A snapshot's entry: the producer, and its open transaction again (Kafka's loadProducerEntry). */
+    private void loadEntry(final ProducerState s, final long txnFirstOffset)
     {
-        final byte[] bytes = Files.readAllBytes(file);
-        if (bytes.length < HEADER)
+        producers.put(s.producerId, s);
+        if (txnFirstOffset >= 0)
         {
-            return false;
-        }
-        final UnsafeBuffer b = new UnsafeBuffer(bytes);
-        final int count = b.getInt(6, BIG_ENDIAN);
-        if (b.getShort(0, BIG_ENDIAN) != SNAPSHOT_VERSION || count < 0 || bytes.length != HEADER + (long)count * ENTRY ||
-            b.getInt(2, BIG_ENDIAN) != new Crc32c().compute(b, 6, bytes.length - 6))
-        {
-            return false;
-        }
-        txns.clear();
-        producers.clear();
-        for (int i = 0, p = HEADER; i < count; i++, p += ENTRY)
-        {
-            final ProducerState s = new ProducerState(b.getLong(p, BIG_ENDIAN));
-            final short epoch = b.getShort(p + 8, BIG_ENDIAN);
-            final int lastSeq = b.getInt(p + 10, BIG_ENDIAN);
-            final long lastOffset = b.getLong(p + 14, BIG_ENDIAN);
-            final int delta = b.getInt(p + 22, BIG_ENDIAN);
-            final long ts = b.getLong(p + 26, BIG_ENDIAN);
-            s.coordinatorEpoch = b.getInt(p + 34, BIG_ENDIAN);
-            final long txnFirstOffset = b.getLong(p + 38, BIG_ENDIAN);
-            s.epoch = epoch;
-            if (lastOffset >= 0)
-            {
-                final int firstSeq = lastSeq == RecordBatchDescriptor.NO_SEQUENCE ? lastSeq : decrementSequence(lastSeq, delta);
-                s.addBatch(epoch, firstSeq, lastSeq, lastOffset, delta, ts);
-            }
-            s.lastTimestamp = ts; // a marker's, when it came after the last batch
-            producers.put(s.producerId, s);
-            if (txnFirstOffset >= 0)
-            {
-                txns.open(s, txnFirstOffset); // Kafka's loadProducerEntry
-            }
-        }
-        return true;
-    }
-
-    /** Snapshot offsets in the directory, newest first. */
-    static List<Long> snapshotOffsets(final Path dir) throws IOException
-    {
-        final List<Long> offsets = new ArrayList<>();
-        try (Stream<Path> files = Files.list(dir))
-        {
-            files.map(p -> p.getFileName().toString())
-                .filter(n -> n.endsWith(SNAPSHOT_SUFFIX) && n.length() == 20 + SNAPSHOT_SUFFIX.length())
-                .forEach(n -> offsets.add(Long.parseLong(n.substring(0, 20))));
-        }
-        offsets.sort((a, b) -> Long.compare(b, a));
-        return offsets;
-    }
-
-    /** Deletes snapshots below {@code offset} except the newest of them (retention moved past them). */
-    static void deleteSnapshotsBelow(final Path dir, final long offset) throws IOException
-    {
-        boolean keptOne = false;
-        for (final long o : snapshotOffsets(dir))
-        {
-            if (o < offset)
-            {
-                if (keptOne)
-                {
-                    Files.deleteIfExists(snapshotFile(dir, o));
-                }
-                keptOne = true;
-            }
-        }
-    }
-
-    /** Deletes snapshots above {@code offset} (the log was truncated or recovered to it). */
-    static void deleteSnapshotsAbove(final Path dir, final long offset) throws IOException
-    {
-        for (final long o : snapshotOffsets(dir))
-        {
-            if (o > offset)
-            {
-                Files.deleteIfExists(snapshotFile(dir, o));
-            }
+            txns.open(s, txnFirstOffset);
         }
     }
 }

@@ -128,9 +128,8 @@ final class TxnVerifications
 
     /**
      * Drops entries started {@code expiryMs} or more before {@code nowMs} (Kafka's removeExpiredProducers,
-     * after {@code producer.id.expiration.ms}). Not called in production yet, as producer ids do not
-     * expire: an entry whose verification was refused or abandoned stays until its producer's next
-     * transactional batch or marker here.
+     * after {@code producer.id.expiration.ms}): an entry whose verification was refused or abandoned stays
+     * until then, or until its producer's next transactional batch or marker here.
      */
     void expire(final long nowMs, final long expiryMs)
     {
@@ -146,7 +145,7 @@ final class TxnVerifications
         }
     }
 
-    /** Producers verifying now (tests). */
+    /** Producers verifying now (writer thread; the expiry skips a log with none, and tests). */
     int size()
     {
         return entries.size();

@@ -174,7 +174,7 @@ class DumpLogSegmentsCompatibilityTest
             assertEquals(AppendResult.OK, result.status, result.toString());
         }
         final String printed = dump("--files", partition.resolve(Segment.fileName(0, Segment.LOG_SUFFIX)) + "," +
-            partition.resolve(Segment.fileName(10, ProducerStateManager.SNAPSHOT_SUFFIX)), "--deep-iteration", "--print-data-log");
+            partition.resolve(Segment.fileName(10, ProducerSnapshots.SNAPSHOT_SUFFIX)), "--deep-iteration", "--print-data-log");
         assertClean(printed);
         assertEquals(2, printed.lines().filter(l -> l.contains("endTxnMarker: COMMIT coordinatorEpoch: 17")).count(), printed);
         assertEquals(1, printed.lines().filter(l -> l.contains("endTxnMarker: ABORT coordinatorEpoch: 17")).count(), printed);

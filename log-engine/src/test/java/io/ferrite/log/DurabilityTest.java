@@ -38,7 +38,7 @@ class DurabilityTest
         final GroupCommitter committer = new GroupCommitter("group-commit-test", () -> logs, new AgentErrors("group-commit-test"));
         // the log manager's environment, its background work not started: the test is the committer's thread
         final LogBackgroundWork background = new LogBackgroundWork(LogManagerConfig.of(dir), () -> new PartitionLog[0]);
-        final LogEnvironment env = new DirEnvironment(committer, background, listener);
+        final LogEnvironment env = new DirEnvironment(committer, background, listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
         final List<Throwable> errors = new ArrayList<>();
         try (AgentInvoker invoker = new AgentInvoker(errors::add, null, committer))
         {

@@ -28,7 +28,7 @@ class RolledFlusherOverflowTest
         final LogManagerConfig config = LogManagerConfig.of(dir);
         final LogBackgroundWork background = new LogBackgroundWork(config, () -> logs.toArray(new PartitionLog[0]));
         final LogEnvironment env = new DirEnvironment(new GroupCommitter("unused", List::of, new AgentErrors("unused")), background,
-            DurabilityListener.NONE);
+            DurabilityListener.NONE, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
         try (AgentInvoker flusher = new AgentInvoker(new AgentErrors("test"), null, background.rolledFlusher()))
         {
             flusher.start();

@@ -30,7 +30,7 @@ class RolledFlusherTest
         // the manager's background work, not started: the test is the flusher's thread
         final LogBackgroundWork background = new LogBackgroundWork(config, () -> new PartitionLog[0]);
         final LogEnvironment env = new DirEnvironment(new GroupCommitter("unused", List::of, new AgentErrors("unused")), background,
-            listener);
+            listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
         final List<PartitionLog> logs = new ArrayList<>();
         final AgentErrors errors = new AgentErrors("rolled-flusher-test");
         try (AgentInvoker flusher = new AgentInvoker(errors, null, background.rolledFlusher()))

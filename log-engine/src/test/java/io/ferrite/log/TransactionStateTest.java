@@ -448,7 +448,7 @@ class TransactionStateTest
         manager = null;
 
         final List<ProducerStateEntry> entries = ProducerStateManager.readSnapshot(
-            io.ferrite.log.ProducerStateManager.snapshotFile(dir.resolve("data").resolve("t-0"), end).toFile());
+            io.ferrite.log.ProducerSnapshots.snapshotFile(dir.resolve("data").resolve("t-0"), end).toFile());
         entries.sort((x, y) -> Long.compare(x.producerId(), y.producerId()));
         assertEquals(2, entries.size());
         assertEquals(first, entries.get(0).currentTxnFirstOffset().getAsLong());

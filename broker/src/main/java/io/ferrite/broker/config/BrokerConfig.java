@@ -45,6 +45,8 @@ public final class BrokerConfig
     public static final String SOCKET_SEND_BUFFER_BYTES = "socket.send.buffer.bytes";
     public static final String SOCKET_RECEIVE_BUFFER_BYTES = "socket.receive.buffer.bytes";
     public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
+    public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
+    public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
     public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
     public static final String LOG_THREADS = "ferrite.log.threads";
     public static final String IDLE_STRATEGY = "ferrite.idle.strategy";
@@ -383,7 +385,10 @@ public final class BrokerConfig
             .define(SOCKET_SEND_BUFFER_BYTES, INT, "102400", NONE, true, "SO_SNDBUF (-1: the OS default)")
             .define(SOCKET_RECEIVE_BUFFER_BYTES, INT, "102400", NONE, true, "SO_RCVBUF (-1: the OS default)")
             .define(LOG_RETENTION_CHECK_INTERVAL_MS, LONG, "300000", atLeast(1), true, "how often retention runs")
-            .define("producer.id.expiration.ms", INT, "86400000", atLeast(1), false, "stored; producer ids do not expire yet")
+            .define(PRODUCER_ID_EXPIRATION_MS, INT, "86400000", atLeast(1), true,
+                "how long a partition remembers an idle producer (no batch or marker since, no transaction open); read at start")
+            .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, INT, "600000", atLeast(1), true,
+                "how often each partition's log thread forgets the producers idle longer than producer.id.expiration.ms")
             .define(LOG_THREADS, INT, "1", atLeast(1), true, "threads that append (each partition has one)")
             .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "park", "sleep"), true,
                 "how log threads wait for work: busy-spin (lowest latency, a core each), backoff (spin, yield, then park "

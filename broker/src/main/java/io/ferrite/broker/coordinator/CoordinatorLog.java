@@ -62,6 +62,16 @@ public final class CoordinatorLog
     public interface MarkerWritten
     {
         void written(short error);
+
+        /**
+         * A marker refused INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED, with what the partition held
+         * of the producer when it refused: the first offset of its transaction still open there (-1: none) and its
+         * coordinator epoch there. By default the refusal is answered as any error.
+         */
+        default void refused(final short error, final long openTxnFirstOffset, final int partitionCoordinatorEpoch)
+        {
+            written(error);
+        }
     }
 
     /**
@@ -109,6 +119,8 @@ public final class CoordinatorLog
     private final int sender;
     private final RecordBatchBuilder builder = new RecordBatchBuilder();
     private final ArrayDeque<Pending> free = new ArrayDeque<>();
+    /** Logs a failed write once for as long as its key's writes keep failing (the retries'). */
+    private final RepeatedWriteFailures failures = new RepeatedWriteFailures();
     /** The internal topics written here, one {@link CoordinatorTopic} each. */
     private final Map<String, CoordinatorTopic> registered = new java.util.HashMap<>();
     /** The agent's clock: the records' timestamps are its wall reading. */
@@ -327,11 +339,15 @@ public final class CoordinatorLog
                 final short error = r.succeeded() ? Errors.NONE : Errors.ofAppend(r.status);
                 if (error != Errors.NONE)
                 {
-                    LOG.warn("a marker of producer {} to {} failed: {}", answered.producerId, answered.partition, r);
+                    // its sender logs it: the transaction coordinator the first failure in a row, a client's WriteTxnMarkers
+                    // gets it in its answer; a retry every tick logged here each time buried everything else
+                    LOG.debug("a marker of producer {} to {} failed: {}", answered.producerId, answered.partition, r);
                 }
                 final Partition partition = answered.partition;
                 final long producerId = answered.producerId;
                 final boolean commit = answered.commit;
+                final long openTxnFirstOffset = r.refusedMarkerOpenTxnFirstOffset;
+                final int partitionCoordinatorEpoch = r.refusedMarkerCoordinatorEpoch;
                 release(free);
                 try
                 {
@@ -342,7 +358,14 @@ public final class CoordinatorLog
                 }
                 finally
                 {
-                    m.written(error); // the marker is in the log whatever the hook did: its transaction's run goes on
+                    if (error == Errors.INVALID_PRODUCER_EPOCH || error == Errors.TRANSACTION_COORDINATOR_FENCED)
+                    {
+                        m.refused(error, openTxnFirstOffset, partitionCoordinatorEpoch);
+                    }
+                    else
+                    {
+                        m.written(error); // the marker is in the log whatever the hook did: its transaction's run goes on
+                    }
                 }
                 return;
             }
@@ -352,10 +375,7 @@ public final class CoordinatorLog
             final WrittenAt then = this.then;
             final AppendResult r = answered.result;
             final short error = writeError(r.status, t.failedWrite);
-            if (error != Errors.NONE)
-            {
-                LOG.error("writing {} {} to {} failed: {}", t.keyKind, k, t.name, r);
-            }
+            failures.written(t.name, t.keyKind, k, error, r, clock.nowMs());
             final long baseOffset = error == Errors.NONE ? r.firstOffset : -1;
             t.answered(k);
             release(free);

@@ -16,8 +16,8 @@ import org.agrona.MutableDirectBuffer;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * FindCoordinator: this node for every group and every transactional id; other key types (share
- * groups') are INVALID_REQUEST. The first one for a group has the admin agent create
+ * FindCoordinator: this node for every group and every transactional id (an empty one too, as
+ * Kafka 4.4); other key types (share groups') are INVALID_REQUEST. The first one for a group has the admin agent create
  * {@code __consumer_offsets}, the first for a transactional id {@code __transaction_state}, and is
  * answered once it exists.
  */
@@ -45,13 +45,14 @@ final class FindCoordinatorHandler implements RequestHandler
         this.address = address;
     }
 
+    /**
+     * A group's or transactional id's key, empty too, is this node's: Kafka 4.4 answers an empty key NONE
+     * with its address, for both key types and at every version (checked against a running 4.4 node);
+     * nothing is written for a FindCoordinator, and the empty id's requests get their own errors.
+     */
     private short error(final byte keyType, final String key)
     {
-        if (keyType != GROUP_KEY && keyType != TRANSACTION_KEY)
-        {
-            return Errors.INVALID_REQUEST;
-        }
-        return key == null || key.isEmpty() ? Errors.INVALID_REQUEST : Errors.NONE;
+        return keyType == GROUP_KEY || keyType == TRANSACTION_KEY ? Errors.NONE : Errors.INVALID_REQUEST;
     }
 
     @Override

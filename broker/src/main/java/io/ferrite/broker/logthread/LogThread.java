@@ -47,6 +47,8 @@ public final class LogThread implements Agent
     private int inHandFrom;
     /** The fault the thread could not survive; set on the log thread, which then stops. */
     private Throwable fatal;
+    /** The producer-id expiry of the partitions it owns, walked a few per cycle ({@link LogThreadTasks}); set before the thread starts. */
+    private ProducerExpiryWalk expiry;
     /** Set by {@link #requestClose()}: the next duty cycle ends the agent. */
     private volatile boolean closeRequested;
 
@@ -123,6 +125,12 @@ public final class LogThread implements Agent
         return queues.stopped();
     }
 
+    /** Before the thread starts: the walk that runs the producer-id expiry of its partitions when it is due. */
+    void expiry(final ProducerExpiryWalk walk)
+    {
+        this.expiry = walk;
+    }
+
     /** Runs {@code task} on this thread between appends (never, once the thread has stopped). */
     public void execute(final Runnable task)
     {
@@ -168,7 +176,8 @@ public final class LogThread implements Agent
             {
                 work += held.completeDurable();
             }
-            return work + runTasks();
+            work += runTasks();
+            return expiry == null ? work : work + expiry.doWork();
         }
         catch (final Throwable fault)
         {
@@ -329,7 +338,7 @@ public final class LogThread implements Agent
 
     boolean hasWork()
     {
-        return queues.anyQueued() || !tasks.isEmpty() || closeRequested;
+        return queues.anyQueued() || !tasks.isEmpty() || closeRequested || (expiry != null && expiry.hasWork());
     }
 
     private void append(final AppendCommand command)

@@ -19,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,10 +36,14 @@ import java.util.function.ToIntFunction;
  * to every partition of the transaction through their log threads (on one node the coordinator
  * writes them itself: Kafka's WriteTxnMarkers without the network), and once every one is written
  * (in fsync durability: fsynced) the Complete* record is. A partition whose topic is gone is dropped
- * from the job, as Kafka does; one that answers a retriable error gets its marker again a tick
- * later. At start each partition is replayed, and the transactions it left prepared are completed
- * (markers sent again, Complete* written), as Kafka's load does; ongoing ones are left to the
- * timeout sweep.
+ * from the job, as Kafka does; one that answers a retriable error gets its marker again after a
+ * growing delay ({@link RetryBackoff}: 50 ms, doubled each time, at most 5 s), as does a Complete*
+ * whose write failed retriably; the first failure is logged, and the number of tries once one
+ * succeeds. One that refuses the marker for good (a later epoch) is dropped when it has no
+ * transaction of the producer open, sent the marker again with its coordinator epoch when that
+ * fenced it, else the transaction stays prepared ({@link TxnMarkerRuns}). At start each partition
+ * is replayed, and the transactions it left prepared are completed (markers sent again, Complete*
+ * written), as Kafka's load does; ongoing ones are left to the timeout sweep.
  *
  * <p>Every method but {@link #topicWanted} and {@link #load} runs on the agent.
  */
@@ -47,7 +51,7 @@ public final class TxnCoordinator
 {
     public static final String TOPIC = "__transaction_state";
     private static final Logger LOG = LoggerFactory.getLogger(TxnCoordinator.class);
-    /** The coordinator epoch markers carry: the {@code __transaction_state} partition's leader epoch, 0 on one node (it never goes back). */
+    /** The coordinator epoch markers carry at first: the {@code __transaction_state} partition's leader epoch, 0 on one node (see {@link TxnMarkerRuns}). */
     static final int COORDINATOR_EPOCH = 0;
     /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms default. */
     private static final long TIMEOUT_CHECK_MS = 10_000;
@@ -62,9 +66,9 @@ public final class TxnCoordinator
     private final CoordinatorTopic store;
     private final ProducerIdSource ids;
     /** Marker jobs whose markers are still on their way, or waiting to be sent again. */
-    private final List<MarkerRun> runs = new ArrayList<>();
-    /** Complete* records whose write failed: written again at the next tick. */
-    private final List<TxnWrite> rewrites = new ArrayList<>();
+    private final TxnMarkerRuns markers;
+    /** Complete* records whose write failed retriably, by transactional id: written again when their backoff says. */
+    private final Map<String, Rewrite> rewrites = new LinkedHashMap<>();
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
     private final List<MarkerJob> fromLoad = new ArrayList<>();
     /**
@@ -88,6 +92,7 @@ public final class TxnCoordinator
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
         this.offsetsPartitionOf = config::offsetsPartitionFor;
+        this.markers = new TxnMarkerRuns(topics, runtime.log(), clock, complete -> write(complete, null));
         runtime.onTick(this::tick);
     }
 
@@ -280,99 +285,53 @@ public final class TxnCoordinator
         {
             final TxnOutcome outcome = error == Errors.NONE ? TxnWrites.written(cache, w, clock.wallMs()) :
                 TxnWrites.failed(cache, w, error);
+            if (w.then() == TxnWrite.Then.COMPLETED)
+            {
+                rewritten(w, error, outcome.retry() != null);
+            }
             if (outcome.answer() != null && answerTo != null)
             {
                 answerTo.answer(outcome.answer());
             }
             if (outcome.markers() != null)
             {
-                send(new MarkerRun(outcome.markers()));
-            }
-            if (outcome.retry() != null)
-            {
-                rewrites.add(outcome.retry());
+                markers.start(outcome.markers());
             }
         });
     }
 
-    /** A marker job under way: the partitions whose marker is not written yet. */
-    private static final class MarkerRun
+    /**
+     * A Complete* record's answer: a retriable failure schedules it again. Logged where every coordinator write is
+     * (CoordinatorLog's RepeatedWriteFailures: the first failure in a row, then the success after them); a retry given
+     * up for a non-retriable error once some had failed is said here, as nothing else says it.
+     */
+    private void rewritten(final TxnWrite w, final short error, final boolean retry)
     {
-        final MarkerJob job;
-        final Map<TxnPartition, Boolean> waiting = new HashMap<>(); // true: to be sent again at the next tick
-
-        MarkerRun(final MarkerJob job)
+        Rewrite r = rewrites.get(w.transactionalId());
+        if (retry)
         {
-            this.job = job;
-        }
-    }
-
-    private void send(final MarkerRun run)
-    {
-        runs.add(run);
-        for (final TxnPartition tp : run.job.partitions())
-        {
-            run.waiting.put(tp, Boolean.FALSE);
-        }
-        for (final TxnPartition tp : run.job.partitions())
-        {
-            sendMarker(run, tp);
-        }
-        finishIfDone(run);
-    }
-
-    private void sendMarker(final MarkerRun run, final TxnPartition tp)
-    {
-        final Topic topic = topics.topic(tp.topic());
-        final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(tp.partition());
-        if (partition == null)
-        {
-            run.waiting.remove(tp); // its topic was deleted: Kafka drops it from the pending markers
+            if (r == null)
+            {
+                r = new Rewrite(w, new RetryBackoff());
+                rewrites.put(w.transactionalId(), r);
+            }
+            r.backoff().failed(clock.nowMs());
             return;
         }
-        final MarkerJob job = run.job;
-        run.waiting.put(tp, Boolean.FALSE);
-        runtime.log().writeMarker(partition, job.producerId(), job.producerEpoch(), COORDINATOR_EPOCH, job.commit(),
-            TxnTransit.epochBump(job.clientTransactionVersion()), error -> markerWritten(run, tp, error));
-    }
-
-    /** A partition's answer to a marker (Kafka's TransactionMarkerRequestCompletionHandler, per partition). */
-    private void markerWritten(final MarkerRun run, final TxnPartition tp, final short error)
-    {
-        switch (error)
+        if (r != null)
         {
-            case Errors.NONE:
-            case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
-                run.waiting.remove(tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
-                finishIfDone(run);
-                break;
-            case Errors.INVALID_PRODUCER_EPOCH:
-            case Errors.TRANSACTION_COORDINATOR_FENCED:
-                // Kafka stops sending this transaction's markers: it stays prepared (a later coordinator completes it)
-                LOG.error("the marker of {} to {} was refused ({}): the transaction stays prepared", run.job.transactionalId(), tp, error);
-                runs.remove(run);
-                break;
-            case Errors.UNKNOWN_TOPIC_OR_PARTITION:
-            case Errors.NOT_LEADER_OR_FOLLOWER:
-            case Errors.NOT_ENOUGH_REPLICAS:
-            case Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-            case Errors.REQUEST_TIMED_OUT:
-            case Errors.KAFKA_STORAGE_ERROR:
-                run.waiting.put(tp, Boolean.TRUE); // sent again at the next tick (a deleted topic is dropped then)
-                break;
-            default:
-                LOG.error("the marker of {} to {} failed with error {}: the transaction stays prepared", run.job.transactionalId(), tp,
-                    error);
-                runs.remove(run);
+            rewrites.remove(w.transactionalId());
+            if (error != Errors.NONE)
+            {
+                LOG.error("{} of {} given up after {} failed tries (error {}): it waits for the partition's next load", w.transit().state(),
+                    w.transactionalId(), r.backoff().failures(), error);
+            }
         }
     }
 
-    private void finishIfDone(final MarkerRun run)
+    /** A Complete* record to write again, and when. */
+    private record Rewrite(TxnWrite write, RetryBackoff backoff)
     {
-        if (run.waiting.isEmpty() && runs.remove(run))
-        {
-            write(run.job.complete(), null);
-        }
     }
 
     // ------------------------------------------------------------------------------------------
@@ -386,27 +345,18 @@ public final class TxnCoordinator
         {
             final List<MarkerJob> jobs = new ArrayList<>(fromLoad);
             fromLoad.clear();
-            jobs.forEach(job -> send(new MarkerRun(job)));
+            jobs.forEach(markers::start);
             nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
             nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
         }
-        if (!rewrites.isEmpty())
+        for (final Rewrite r : rewrites.isEmpty() ? List.<Rewrite>of() : new ArrayList<>(rewrites.values()))
         {
-            final List<TxnWrite> again = new ArrayList<>(rewrites);
-            rewrites.clear();
-            again.forEach(w -> write(w, null));
-        }
-        for (final MarkerRun run : runs.isEmpty() ? List.<MarkerRun>of() : new ArrayList<>(runs))
-        {
-            for (final Map.Entry<TxnPartition, Boolean> e : new ArrayList<>(run.waiting.entrySet()))
+            if (r.backoff().take(nowMs))
             {
-                if (e.getValue())
-                {
-                    sendMarker(run, e.getKey());
-                }
+                write(r.write(), null);
             }
-            finishIfDone(run);
         }
+        markers.tick(nowMs);
         if (nextTimeoutCheckMs == 0)
         {
             nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;

@@ -1,0 +1,226 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorLog;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The transaction coordinator's marker jobs under way (on the coordinators' agent): each job's markers go
+ * to its partitions' log threads ({@link CoordinatorLog#writeMarker}: Kafka's WriteTxnMarkers without the
+ * network), and once every partition is done with, its Complete* record is handed to {@code complete}.
+ * Kafka's TransactionMarkerChannelManager and TransactionMarkerRequestCompletionHandler, per partition:
+ * <ul>
+ * <li>a partition whose topic is gone is dropped from the job;</li>
+ * <li>a retriable error sends the marker again after a growing delay ({@link RetryBackoff}), the first
+ * failure in a row logged and the tries once it is written;</li>
+ * <li>a refusal for good (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) — see {@link #refused}.</li>
+ * </ul>
+ */
+final class TxnMarkerRuns
+{
+    private static final Logger LOG = LoggerFactory.getLogger(TxnMarkerRuns.class);
+
+    private final TopicRegistry topics;
+    private final CoordinatorLog log;
+    private final CoordinatorClock clock;
+    private final Consumer<TxnWrite> complete;
+    /** Marker jobs whose markers are still on their way, or waiting to be sent again. */
+    private final List<MarkerRun> runs = new ArrayList<>();
+    /**
+     * The coordinator epoch the markers carry: the {@code __transaction_state} partition's leader epoch, 0 on one
+     * node, raised to the epoch a partition fenced a marker with (only a client's WriteTxnMarkers can have given
+     * it one: see {@link #refused}). Not kept across a restart; the first fenced marker after it raises it again.
+     */
+    private int coordinatorEpoch = TxnCoordinator.COORDINATOR_EPOCH;
+    /** Transactions left prepared because a partition refused a marker while it still had their transaction open. */
+    private long leftPrepared;
+
+    TxnMarkerRuns(final TopicRegistry topics, final CoordinatorLog log, final CoordinatorClock clock, final Consumer<TxnWrite> complete)
+    {
+        this.topics = topics;
+        this.log = log;
+        this.clock = clock;
+        this.complete = complete;
+    }
+
+    /** A marker job under way: the partitions whose marker is not written yet, and those failed retriably. */
+    private static final class MarkerRun
+    {
+        final MarkerJob job;
+        /** Not written yet: on its way, or failed and waiting for its retry ({@link #retries}). */
+        final Set<TxnPartition> waiting = new HashSet<>();
+        final Map<TxnPartition, RetryBackoff> retries = new HashMap<>();
+
+        MarkerRun(final MarkerJob job)
+        {
+            this.job = job;
+        }
+    }
+
+    /** Sends a job's markers (its Complete* at once when it has no partition). */
+    void start(final MarkerJob job)
+    {
+        final MarkerRun run = new MarkerRun(job);
+        runs.add(run);
+        run.waiting.addAll(job.partitions());
+        for (final TxnPartition tp : job.partitions())
+        {
+            send(run, tp);
+        }
+        finishIfDone(run);
+    }
+
+    /** Every tick: the markers whose backoff is over are sent again. */
+    void tick(final long nowMs)
+    {
+        for (final MarkerRun run : runs.isEmpty() ? List.<MarkerRun>of() : new ArrayList<>(runs))
+        {
+            for (final Map.Entry<TxnPartition, RetryBackoff> e : new ArrayList<>(run.retries.entrySet()))
+            {
+                if (e.getValue().take(nowMs))
+                {
+                    send(run, e.getKey());
+                }
+            }
+            finishIfDone(run);
+        }
+    }
+
+    /** How many transactions were left prepared after a partition refused a marker of a transaction it still had open. */
+    long leftPrepared()
+    {
+        return leftPrepared;
+    }
+
+    private void send(final MarkerRun run, final TxnPartition tp)
+    {
+        final Topic topic = topics.topic(tp.topic());
+        final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(tp.partition());
+        if (partition == null)
+        {
+            run.waiting.remove(tp); // its topic was deleted: Kafka drops it from the pending markers
+            run.retries.remove(tp);
+            return;
+        }
+        final MarkerJob job = run.job;
+        log.writeMarker(partition, job.producerId(), job.producerEpoch(), coordinatorEpoch, job.commit(),
+            TxnTransit.epochBump(job.clientTransactionVersion()), new CoordinatorLog.MarkerWritten()
+            {
+                @Override
+                public void written(final short error)
+                {
+                    markerWritten(run, tp, error);
+                }
+
+                @Override
+                public void refused(final short error, final long openTxnFirstOffset, final int partitionCoordinatorEpoch)
+                {
+                    TxnMarkerRuns.this.refused(run, tp, error, openTxnFirstOffset, partitionCoordinatorEpoch);
+                }
+            });
+    }
+
+    /** A partition's answer to a marker (Kafka's TransactionMarkerRequestCompletionHandler, per partition). */
+    private void markerWritten(final MarkerRun run, final TxnPartition tp, final short error)
+    {
+        switch (error)
+        {
+            case Errors.NONE:
+            case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
+                run.waiting.remove(tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
+                final RetryBackoff retried = run.retries.remove(tp);
+                if (retried != null)
+                {
+                    LOG.info("the marker of {} to {} written after {} failed tries", run.job.transactionalId(), tp, retried.failures());
+                }
+                finishIfDone(run);
+                break;
+            case Errors.UNKNOWN_TOPIC_OR_PARTITION:
+            case Errors.NOT_LEADER_OR_FOLLOWER:
+            case Errors.NOT_ENOUGH_REPLICAS:
+            case Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+            case Errors.REQUEST_TIMED_OUT:
+            case Errors.KAFKA_STORAGE_ERROR:
+                // sent again after its backoff (a deleted topic is dropped then); the first failure in a row is logged
+                if (run.retries.computeIfAbsent(tp, k -> new RetryBackoff()).failed(clock.nowMs()))
+                {
+                    LOG.warn("the marker of {} to {} failed (error {}): sent again after a growing delay, at most {} ms; " +
+                        "repeats are not logged", run.job.transactionalId(), tp, error, RetryBackoff.MAX_MS);
+                }
+                break;
+            default:
+                LOG.error("the marker of {} to {} failed with error {}: the transaction stays prepared", run.job.transactionalId(), tp,
+                    error);
+                runs.remove(run);
+        }
+    }
+
+    /**
+     * A marker the partition refused for good: it knows a later producer epoch (INVALID_PRODUCER_EPOCH) or coordinator
+     * epoch (TRANSACTION_COORDINATOR_FENCED) than the marker's. Kafka's completion handler cancels the transaction's
+     * markers and leaves it prepared for the coordinator that fenced this one. On one node there is no other
+     * coordinator, so what the partition still holds decides (it said so with the refusal, on its writer):
+     * <ul>
+     * <li>no transaction of the producer open there: the marker is moot (a client's WriteTxnMarkers ended it), the
+     * partition is dropped from the job and the transaction completes with the others' markers;</li>
+     * <li>open and fenced: only a client's WriteTxnMarkers with a higher coordinator epoch can have given the
+     * partition its epoch, so the markers carry that epoch from now on and this one is sent again;</li>
+     * <li>open with a later producer epoch: the transaction stays prepared as in Kafka (its id answers
+     * CONCURRENT_TRANSACTIONS; a restart's load sends its markers again), logged at ERROR and counted.</li>
+     * </ul>
+     */
+    private void refused(final MarkerRun run, final TxnPartition tp, final short error, final long openTxnFirstOffset,
+        final int partitionCoordinatorEpoch)
+    {
+        final MarkerJob job = run.job;
+        final String what = error == Errors.INVALID_PRODUCER_EPOCH ? "INVALID_PRODUCER_EPOCH" : "TRANSACTION_COORDINATOR_FENCED";
+        run.retries.remove(tp);
+        if (openTxnFirstOffset < 0)
+        {
+            LOG.info("the {} marker of {} (producer {}, epoch {}) to {} was refused ({}) with no transaction of the producer open " +
+                "there: that partition is done with", job.commit() ? "COMMIT" : "ABORT", job.transactionalId(), job.producerId(),
+                job.producerEpoch(), tp, what);
+            run.waiting.remove(tp);
+            finishIfDone(run);
+        }
+        else if (error == Errors.TRANSACTION_COORDINATOR_FENCED)
+        {
+            if (partitionCoordinatorEpoch > coordinatorEpoch)
+            {
+                LOG.warn("{} knows coordinator epoch {} (a client's WriteTxnMarkers gave it): the markers carry it from now on",
+                    tp, partitionCoordinatorEpoch);
+                coordinatorEpoch = partitionCoordinatorEpoch;
+            }
+            send(run, tp);
+        }
+        else
+        {
+            leftPrepared++;
+            LOG.error("the {} marker of {} (producer {}, epoch {}) to {} was refused ({}) while the partition has a transaction " +
+                "of the producer open from offset {}: the transaction stays prepared ({} so far)", job.commit() ? "COMMIT" : "ABORT",
+                job.transactionalId(), job.producerId(), job.producerEpoch(), tp, what, openTxnFirstOffset, leftPrepared);
+            runs.remove(run);
+        }
+    }
+
+    private void finishIfDone(final MarkerRun run)
+    {
+        if (run.waiting.isEmpty() && runs.remove(run))
+        {
+            complete.accept(run.job.complete());
+        }
+    }
+}
