@@ -24,9 +24,11 @@ import java.util.Set;
  * add meeting the previous transaction's end (CONCURRENT_TRANSACTIONS) held on the agent until
  * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}; Kafka answers at once and the
  * client retries).
- * Versions 4-5 (a broker's batched form): per transaction, VerifyOnly answers per partition whether
- * it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), else the partitions are added with
- * transaction version 2. No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
+ * Versions 4-5 (a broker's batched form): per transaction, a partition of a topic that does not exist
+ * is UNKNOWN_TOPIC_OR_PARTITION and the transaction's others OPERATION_NOT_ATTEMPTED, nothing asked of
+ * the coordinator for it (Kafka's KafkaApis, every version); else VerifyOnly answers per partition
+ * whether it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), or the partitions are added
+ * with transaction version 2. No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
  */
 final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator, AddPartitionsToTxnRequestDecoder>
 {
@@ -89,13 +91,16 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
                 (o, at, error) -> writeV3(o, at, version, asked, error));
         }
         final List<Asked> transactions = new ArrayList<>();
+        final List<Map<TxnPartition, Short>> unknown = new ArrayList<>(); // per transaction: its answer, or null to ask
         final AddPartitionsToTxnRequestDecoder.AddPartitionsToTxnTransaction t = request.transactions();
         while (t.hasNext())
         {
             t.next();
-            transactions.add(new Asked(t.transactionalId(), t.producerId(), t.producerEpoch(), t.verifyOnly(), partitions(t.topics())));
+            final Asked asked = new Asked(t.transactionalId(), t.producerId(), t.producerEpoch(), t.verifyOnly(), partitions(t.topics()));
+            transactions.add(asked);
+            unknown.add(anyUnknown(asked) ? unknownTopicsAnswer(asked) : null);
         }
-        return submit(connection, out, outOffset, (c, now) -> new Batch(c, transactions, version),
+        return submit(connection, out, outOffset, (c, now) -> new Batch(c, transactions, unknown, version),
             (o, at, batch) -> writeBatch(o, at, version, transactions, batch, Errors.NONE),
             (o, at, error) -> writeBatch(o, at, version, transactions, null, error));
     }
@@ -137,15 +142,32 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
     }
 
     /** The v4+ work on the agent: each transaction verified (answered now) or added (answered once written). */
+    /** A transaction naming a partition that does not exist: UNKNOWN_TOPIC_OR_PARTITION for it, OPERATION_NOT_ATTEMPTED for the rest. */
+    private Map<TxnPartition, Short> unknownTopicsAnswer(final Asked asked)
+    {
+        final Map<TxnPartition, Short> answer = new LinkedHashMap<>();
+        for (final Map.Entry<String, List<Integer>> e : asked.partitions().entrySet())
+        {
+            final Topic topic = topics.topic(e.getKey());
+            for (final int p : e.getValue())
+            {
+                answer.put(new TxnPartition(e.getKey(), p), topic == null || topic.partition(p) == null ?
+                    Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.OPERATION_NOT_ATTEMPTED);
+            }
+        }
+        return answer;
+    }
+
     private static final class Batch implements CoordinatorCall.Outcome
     {
         final List<Object> results = new ArrayList<>(); // per transaction: Map<TxnPartition, Short> or TxnCoordinator.Pending
 
-        Batch(final TxnCoordinator c, final List<Asked> transactions, final short version)
+        Batch(final TxnCoordinator c, final List<Asked> transactions, final List<Map<TxnPartition, Short>> unknown, final short version)
         {
-            for (final Asked a : transactions)
+            for (int i = 0; i < transactions.size(); i++)
             {
-                results.add(a.verifyOnly() ? c.verify(a.transactionalId(), a.producerId(), a.epoch(), a.set()) :
+                final Asked a = transactions.get(i);
+                results.add(unknown.get(i) != null ? unknown.get(i) : a.verifyOnly() ? c.verify(a.transactionalId(), a.producerId(), a.epoch(), a.set()) :
                     c.addPartitions(a.transactionalId(), a.producerId(), a.epoch(), a.set(), TxnErrors.addPartitionsClientVersion(version)));
             }
         }
