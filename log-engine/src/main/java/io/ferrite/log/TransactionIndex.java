@@ -361,23 +361,28 @@ final class TransactionIndex
     }
 
     /**
-     * {@link #read} through the readers' channel; when another reader's interrupt closed it, once more
-     * through a channel opened again ({@link #reopen}).
+     * {@link #read} through the readers' channel; when another reader's interrupt closed it, again
+     * through a channel opened again ({@link #reopen}) — as often as other readers' interrupts close
+     * it (once was not enough: a reader interrupted twice in a row closed the reopened channel too, and
+     * an uninterrupted walk failed; TxnIndexInterruptTest saw it once in CI).
      */
     private int readEntries(final ByteBuffer buffer, final long position, final int count) throws IOException
     {
-        final FileChannel ch = readChannel;
-        try
+        FileChannel ch = readChannel;
+        while (true)
         {
-            return read(ch, buffer, position, count);
-        }
-        catch (final ClosedChannelException closed)
-        {
-            if (gone || Thread.currentThread().isInterrupted())
+            try
             {
-                throw closed; // closed by the index's close, or by this reader's own interrupt: it answers FAILED
+                return read(ch, buffer, position, count);
             }
-            return read(reopen(ch), buffer, position, count);
+            catch (final ClosedChannelException closed)
+            {
+                if (gone || Thread.currentThread().isInterrupted())
+                {
+                    throw closed; // closed by the index's close, or by this reader's own interrupt: it answers FAILED
+                }
+                ch = reopen(ch);
+            }
         }
     }
 
