@@ -133,15 +133,19 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
                 .resultsByPartition(e.getValue().size());
             for (final int p : e.getValue())
             {
-                final short each = error != UNKNOWN_TOPICS ? error : topic == null || topic.partition(p) == null ?
-                    Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.OPERATION_NOT_ATTEMPTED;
+                final short each = error != UNKNOWN_TOPICS ? error : existence(topic, p);
                 pr.next().partitionIndex(p).partitionErrorCode(each);
             }
         }
         return outOffset + response.finish();
     }
 
-    /** The v4+ work on the agent: each transaction verified (answered now) or added (answered once written). */
+    /** A partition's answer in a transaction naming one that does not exist: UNKNOWN_TOPIC_OR_PARTITION or OPERATION_NOT_ATTEMPTED. */
+    private static short existence(final Topic topic, final int partition)
+    {
+        return topic == null || topic.partition(partition) == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.OPERATION_NOT_ATTEMPTED;
+    }
+
     /** A transaction naming a partition that does not exist: UNKNOWN_TOPIC_OR_PARTITION for it, OPERATION_NOT_ATTEMPTED for the rest. */
     private Map<TxnPartition, Short> unknownTopicsAnswer(final Asked asked)
     {
@@ -151,13 +155,13 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
             final Topic topic = topics.topic(e.getKey());
             for (final int p : e.getValue())
             {
-                answer.put(new TxnPartition(e.getKey(), p), topic == null || topic.partition(p) == null ?
-                    Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.OPERATION_NOT_ATTEMPTED);
+                answer.put(new TxnPartition(e.getKey(), p), existence(topic, p));
             }
         }
         return answer;
     }
 
+    /** The v4+ work on the agent: each transaction verified (answered now) or added (answered once written). */
     private static final class Batch implements CoordinatorCall.Outcome
     {
         final List<Object> results = new ArrayList<>(); // per transaction: Map<TxnPartition, Short> or TxnCoordinator.Pending
