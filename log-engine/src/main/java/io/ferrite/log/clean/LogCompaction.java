@@ -26,7 +26,10 @@ public interface LogCompaction
      * @param stats counts of this clean, added to
      * @return the next first dirty offset (what the checkpoint records: the end of the offsets the map
      *     covered, which is below {@code firstUncleanableOffset} when the map filled up), or {@link #ABANDONED}
+     * @throws java.io.IOException when a segment could not be read or written (the log is left as it was, or
+     *     as the swap's recovery completes it)
+     * @throws InterruptedException when the cleaner thread is stopped (e.g. while its throttle holds it)
      */
     long clean(PartitionLog log, long firstDirtyOffset, long firstUncleanableOffset, long deleteRetentionMs, long nowMs,
-        CleanStats stats);
+        CleanStats stats) throws java.io.IOException, InterruptedException;
 }
