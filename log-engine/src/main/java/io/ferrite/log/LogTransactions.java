@@ -183,6 +183,28 @@ public final class LogTransactions
         return reader.collectAbortedTransactions(fetchOffset, upperBoundOffset, scratch, sink);
     }
 
+    /** Takes each producer a partition remembers, for a log cleaner ({@link #lastBatchesOfProducers}). */
+    @FunctionalInterface
+    public interface LastBatchSink
+    {
+        /** @param lastDataOffset the last offset of the producer's last data batch, -1 when it has written only markers since its epoch */
+        void lastBatch(long producerId, long lastDataOffset, short epoch);
+    }
+
+    /**
+     * A log cleaner's (any thread, not the writer's paths): each producer the partition remembers, with the last
+     * offset of its last data batch and its epoch, as Kafka's {@code lastRecordsOfActiveProducers} — from a copy of
+     * the producer state rebuilt from the newest snapshot and the log after it ({@link ProducerStateCopy}), since
+     * the writer's own state is not for other threads. Allocates (once per clean).
+     *
+     * @throws java.io.IOException when a snapshot could not be read
+     * @throws LogClosedException when the log is closed meanwhile
+     */
+    public void lastBatchesOfProducers(final long nowMs, final LastBatchSink sink) throws java.io.IOException
+    {
+        ProducerStateCopy.lastBatches(producers, offsets, reader, nowMs, producerIdExpirationMs, sink);
+    }
+
     /** Tells {@code listener} of each aborted transaction too (tests; the writer's, set before the log is shared). */
     void abortedTxnListener(final AbortedTxnListener listener)
     {

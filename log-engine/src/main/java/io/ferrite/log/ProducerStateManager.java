@@ -385,6 +385,16 @@ final class ProducerStateManager
      */
     long loadSnapshot(final long maxOffset, final long nowMs, final long expiryMs) throws IOException
     {
+        return loadSnapshot(maxOffset, nowMs, expiryMs, true);
+    }
+
+    /**
+     * As {@link #loadSnapshot(long, long, long)}; with {@code deleteDamaged} false a damaged snapshot, or one deleted
+     * meanwhile (retention's), is passed over and left as it is: a copy of the state made off the writer's thread
+     * ({@link ProducerStateCopy}) changes nothing in the directory.
+     */
+    long loadSnapshot(final long maxOffset, final long nowMs, final long expiryMs, final boolean deleteDamaged) throws IOException
+    {
         final ProducerSnapshots.EntrySink load = (s, txnFirstOffset) ->
         {
             if (!expired(s, txnFirstOffset, nowMs, expiryMs))
@@ -400,14 +410,49 @@ final class ProducerStateManager
                 continue;
             }
             final Path file = ProducerSnapshots.snapshotFile(dir, offset);
-            if (ProducerSnapshots.read(file, load))
+            if (deleteDamaged)
+            {
+                if (ProducerSnapshots.read(file, load))
+                {
+                    mapEndOffset = offset;
+                    return offset;
+                }
+                Files.deleteIfExists(file);
+            }
+            else if (readIfThere(file, load))
             {
                 mapEndOffset = offset;
                 return offset;
             }
-            Files.deleteIfExists(file);
         }
         return -1;
+    }
+
+    private static boolean readIfThere(final Path file, final ProducerSnapshots.EntrySink load) throws IOException
+    {
+        try
+        {
+            return ProducerSnapshots.read(file, load);
+        }
+        catch (final java.nio.file.NoSuchFileException deleted)
+        {
+            return false;
+        }
+    }
+
+    /** The directory snapshots go to (any thread). */
+    Path dir()
+    {
+        return dir;
+    }
+
+    /** Each producer with the last offset of its last data batch (-1 when none) and its epoch ({@link ProducerStateCopy}'s copy only). */
+    void forEachLastBatch(final LogTransactions.LastBatchSink sink)
+    {
+        for (final ProducerState s : producers.values())
+        {
+            sink.lastBatch(s.producerId, s.lastOffset(), s.epoch);
+        }
     }
 
     /** A snapshot's entry: the producer, and its open transaction again (Kafka's loadProducerEntry). */

@@ -1,0 +1,58 @@
+package io.ferrite.log;
+
+import io.ferrite.wire.record.RecordBatch;
+
+import java.io.IOException;
+
+/**
+ * A copy of a partition's producer state made off the writer's thread, for a log cleaner: which producers the
+ * partition remembers and the last data batch of each (Kafka's {@code UnifiedLog.lastRecordsOfActiveProducers}).
+ * Kafka reads its live producer state under the log's lock; Ferrite's is the writer's alone (a plain hash map the
+ * writer resizes as producers come and expire, read without a lock on the append path), so another thread may not
+ * walk it. The copy is rebuilt as recovery rebuilds the state: the newest snapshot a roll (or a close) wrote, read
+ * without deleting anything, then the log's batches from there to the log end replayed through
+ * {@link PartitionLog#readBatch} (any thread), then the producers expired by the clock forgotten, as the writer's
+ * expiry does. A roll wrote that snapshot at the active segment's base, so the replay is at most the active segment.
+ *
+ * <p>Expiry: the snapshot's producers already expired by the clock are left out, as recovery leaves them; those
+ * replayed after it are kept (they wrote within the active segment). The copy may thus keep a producer the writer's
+ * periodic expiry forgot meanwhile, or forget one by the clock that the writer holds until its next check — the
+ * same window Kafka's own periodic {@code removeExpiredProducers} has. For a producer both hold, the copy's last
+ * data offset is the writer's as of the log end it read. Allocates per call (once a clean), nothing on the
+ * writer's paths.
+ */
+final class ProducerStateCopy
+{
+    private ProducerStateCopy()
+    {
+    }
+
+    /**
+     * @param producers the log's own manager: only its directory is read
+     */
+    static void lastBatches(final ProducerStateManager producers, final LogOffsets offsets, final LogReader reader,
+        final long nowMs, final long expiryMs, final LogTransactions.LastBatchSink sink) throws IOException
+    {
+        final long logEnd = offsets.logEndOffset();
+        final ProducerStateManager copy = new ProducerStateManager(producers.dir());
+        final long snapshot = copy.loadSnapshot(logEnd, nowMs, expiryMs, false);
+        final RecordBatch batch = new RecordBatch();
+        long next = Math.max(Math.max(0, snapshot), offsets.logStartOffset());
+        while (next < logEnd)
+        {
+            final int read = reader.readBatch(next, logEnd, batch);
+            if (read == PartitionLog.OFFSET_OUT_OF_RANGE)
+            {
+                next = Math.max(next + 1, offsets.logStartOffset()); // retention passed it meanwhile
+                continue;
+            }
+            if (read != PartitionLog.READ_OK)
+            {
+                break;
+            }
+            copy.update(batch);
+            next = batch.lastOffset() + 1;
+        }
+        copy.forEachLastBatch(sink);
+    }
+}

@@ -1,0 +1,96 @@
+package io.ferrite.log;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link LogTransactions#lastBatchesOfProducers}, a log cleaner's copy of the producer state: each producer's last
+ * data batch as the writer knows it, rebuilt from the newest snapshot and the log after it, with the expired
+ * producers of the snapshot left out; markers bump the epoch and forget the producer's batches as the writer's do.
+ */
+class ProducerStateCopyTest
+{
+    private static final long EXPIRY_MS = 60_000;
+    private static final Map<String, String> SMALL = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "1024",
+        LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE));
+
+    @TempDir
+    Path dir;
+
+    private final MutableClock clock = new MutableClock(1_700_000_000_000L);
+    private LogManager manager;
+
+    @AfterEach
+    void close() throws IOException
+    {
+        if (manager != null)
+        {
+            manager.close();
+        }
+    }
+
+    private PartitionLog open() throws IOException
+    {
+        manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock).withProducerIdExpiration(EXPIRY_MS, 1000, WriterTasks.NONE));
+        final PartitionLog existing = manager.log("p", 0);
+        return existing != null ? existing : manager.createLog("p", 0, SMALL);
+    }
+
+    @Test
+    void theCopyHasEachProducersLastDataBatchAcrossSnapshotsAndTheActiveSegment() throws Exception
+    {
+        PartitionLog log = open();
+        final Batches b = new Batches();
+        final AppendResult result = new AppendResult();
+        final Map<Long, Long> expected = new TreeMap<>();
+        final int[] sequences = new int[8];
+        // producer 7 writes first and is expired by the time of the copy: its snapshot entry is left out
+        b.build(2, 7, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, 7, (short)0, 0);
+        log.append(b.buffer, 0, b.length, result);
+        clock.advance(EXPIRY_MS + 1);
+        for (int i = 0; i < 60; i++)
+        {
+            final int pid = 1 + i % 3;
+            b.build(2, i, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, pid, (short)0, sequences[pid]);
+            log.append(b.buffer, 0, b.length, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            sequences[pid] += 2;
+            expected.put((long)pid, result.lastOffset);
+        }
+        assertTrue(log.segmentCount() > 3, "rolled: snapshots written");
+        manager.close();
+        log = open(); // the close's snapshot, then more in the active segment
+        for (int i = 0; i < 4; i++)
+        {
+            b.build(1, i, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, 4, (short)0, i);
+            log.append(b.buffer, 0, b.length, result);
+            expected.put(4L, result.lastOffset);
+        }
+        log.appendMarker(5, (short)3, 0, true, false, result); // a producer with markers only
+        expected.put(5L, -1L);
+        final Map<Long, Long> copy = new TreeMap<>();
+        final Map<Long, Short> epochs = new TreeMap<>();
+        log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) ->
+        {
+            copy.put(pid, lastDataOffset);
+            epochs.put(pid, epoch);
+        });
+        assertEquals(expected, copy);
+        assertEquals((short)3, epochs.get(5L));
+        try (Stream<Path> files = Files.list(log.dir()))
+        {
+            assertTrue(files.anyMatch(p -> p.toString().endsWith(ProducerSnapshots.SNAPSHOT_SUFFIX)), "a snapshot was read");
+        }
+    }
+}
