@@ -40,6 +40,18 @@ public final class SegmentsView
         return segments[i].maxTimestamp();
     }
 
+    /** Bytes of entries in segment {@code i}'s offset index (Kafka's {@code offsetIndex().sizeInBytes()}). */
+    public long offsetIndexBytes(final int i)
+    {
+        return (long)segments[i].offsetIndex.entries() * io.ferrite.index.OffsetIndex.ENTRY_SIZE;
+    }
+
+    /** Bytes of entries in segment {@code i}'s time index. */
+    public long timeIndexBytes(final int i)
+    {
+        return (long)segments[i].timeIndex.entries() * io.ferrite.index.TimeIndex.ENTRY_SIZE;
+    }
+
     /** Whether segment {@code i} is the active one (the writer's; never cleaned). */
     public boolean isActive(final int i)
     {

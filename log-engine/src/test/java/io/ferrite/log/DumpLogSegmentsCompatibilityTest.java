@@ -186,7 +186,7 @@ class DumpLogSegmentsCompatibilityTest
             printed);
     }
 
-    private static void assertClean(final String output)
+    static void assertClean(final String output)
     {
         for (final String line : output.lines().toList())
         {
@@ -197,7 +197,7 @@ class DumpLogSegmentsCompatibilityTest
         }
     }
 
-    private static String dump(final String... args) throws IOException, InterruptedException
+    static String dump(final String... args) throws IOException, InterruptedException
     {
         final List<String> command = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),

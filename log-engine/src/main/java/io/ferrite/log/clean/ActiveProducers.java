@@ -1,5 +1,6 @@
 package io.ferrite.log.clean;
 
+import io.ferrite.log.LogTransactions;
 import io.ferrite.wire.record.RecordBatch;
 import org.agrona.collections.Long2LongHashMap;
 
@@ -10,7 +11,7 @@ import org.agrona.collections.Long2LongHashMap;
  * last sequence and epoch and a retried batch is still recognised as a duplicate. Primitive maps: filled once per
  * clean ({@link #clear()}, {@link #add}), read allocation-free.
  */
-public final class ActiveProducers
+public final class ActiveProducers implements LogTransactions.LastBatchSink
 {
     /** {@link #add}'s {@code lastDataOffset} when the producer has written only markers (Kafka's empty {@code lastDataOffset}). */
     public static final long NO_DATA_OFFSET = -1L;
@@ -34,6 +35,13 @@ public final class ActiveProducers
         lastDataOffsets.put(producerId, lastDataOffset < 0 ? NO_DATA_OFFSET : lastDataOffset);
         epochs.put(producerId, epoch);
         return this;
+    }
+
+    /** The partition's producer state, as {@link LogTransactions#lastBatchesOfProducers} gives it. */
+    @Override
+    public void lastBatch(final long producerId, final long lastDataOffset, final short epoch)
+    {
+        add(producerId, lastDataOffset, epoch);
     }
 
     public int size()

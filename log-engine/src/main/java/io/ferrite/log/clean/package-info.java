@@ -1,9 +1,10 @@
 /**
- * The log cleaner's file-free parts: deduplicating a compacted topic's batches as Kafka 4.4's log cleaner does,
- * for RecordBatch v2 (compaction, issue 13 — the cleaner agent, the segment groups and the crash-safe swap of
- * {@code .cleaned}/{@code .swap} files live in {@code io.ferrite.log} and are not part of this package).
+ * The log cleaner's clean of one log, as Kafka 4.4's log cleaner does it for RecordBatch v2 (compaction, issue 13):
+ * {@link io.ferrite.log.clean.LogCompactor} runs one clean ({@link io.ferrite.log.clean.LogCompaction}) through the
+ * file-free parts below and the log's {@code io.ferrite.log.SegmentReplacer} (the crash-safe swap of
+ * {@code .cleaned}/{@code .swap} files); the cleaner threads that choose the log and keep its checkpoint call it.
  *
- * <p>A clean of one log, as the cleaner will run these parts on its own thread:
+ * <p>A clean of one log, as {@code LogCompactor} runs these parts on its thread:
  * <pre>
  *   map.clear(); loader.transactions().clear();               // OffsetMap, OffsetMapLoader
  *   ... loader.transactions().addAbortedTransaction(...)       // the dirty range's .txnindex entries
@@ -14,10 +15,10 @@
  *   retention.reset(now, delete.retention.ms, highWatermark); // CleanerRetention
  *   ... retention.activeProducers().add(...)                   // the producer state's last batches
  *   ... retention.transactions().addAbortedTransaction(...)    // per segment, as Kafka's cleanSegments
- *   for each batch from the log start to the end of the map:
- *       n = filter.filter(batch, retention)                    // BatchFilter: staged, its length known
-       if n > room left in the .cleaned segment: map it larger, or roll
-       copy filter.output()[0, n) into the segment
+ *   for each group of segments from the log start to the end of the map (SegmentGroups):
+ *       log.segmentReplacer().replace(group, batch ->          // the replacer writes the .cleaned segments
+ *           n = filter.filter(batch, retention)                // BatchFilter: staged, its length known
+ *           the batch itself, filter.output()[0, n) or nothing)
  * </pre>
  *
  * <ul>
@@ -32,7 +33,9 @@
  * </ul>
  *
  * <p>Threading: every class here is used by one thread (a cleaner thread owns one of each); nothing is shared
- * and nothing is published, so there is no memory-order convention to state. Nothing allocates per batch or per
+ * and nothing is published, so there is no memory-order convention to state (the log a clean reads and replaces is
+ * shared, through its own any-thread methods: {@code readBatch}, {@code collectAbortedTransactions},
+ * {@code lastBatchesOfProducers}, {@code segmentReplacer()}). Nothing allocates per batch or per
  * record once the scratch arrays and buffers have grown to the largest batch and the number of aborted
  * transactions in one clean ({@code OffsetMapTest}, {@code BatchFilterAllocationTest}).
  *

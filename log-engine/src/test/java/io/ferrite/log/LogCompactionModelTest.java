@@ -1,0 +1,403 @@
+package io.ferrite.log;
+
+import io.ferrite.log.clean.CleanStats;
+import io.ferrite.log.clean.CleanerThrottle;
+import io.ferrite.log.clean.LogCompaction;
+import io.ferrite.log.clean.LogCompactor;
+import io.ferrite.log.clean.OffsetMap;
+import io.ferrite.wire.compress.CompressionType;
+import io.ferrite.wire.record.Record;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import io.ferrite.wire.record.RecordReader;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 13's model test: a real {@link PartitionLog} written with random keys, values and tombstones, plain,
+ * idempotent and transactional batches (committed and aborted through {@link PartitionLog#appendMarker}) and
+ * small segments, cleaned by {@link LogCompactor} now and then with an offset map of a few slots (so a clean
+ * takes several passes) while the clock moves, some moves past {@code delete.retention.ms}; checked after every
+ * clean against a model of what was appended: every record read is the one appended at its offset, offsets
+ * increase, every batch passes its CRC, below the cleaned offset each key has only its latest record, aborted
+ * data is gone, a tombstone stays until its batch's delete horizon, each idempotent producer's last batch is
+ * kept, and the latest value of every key stays at its original offset. At the end, with the clock past every
+ * horizon, no tombstone is left below the cleaned offset. jqwik prints each run's seed.
+ */
+class LogCompactionModelTest
+{
+    private static final long DELETE_RETENTION_MS = 10_000;
+    private static final int KEYS = 12;
+
+    /** What the model knows of one appended record. */
+    private record Appended(long offset, String key, byte[] value, long txnProducer, boolean control)
+    {
+    }
+
+    @Property(tries = 12)
+    void aCleanedLogEqualsTheModel(@ForAll final long seed) throws Exception
+    {
+        final Path dir = Files.createTempDirectory("compaction-model");
+        try
+        {
+            run(dir, new Random(seed), false);
+        }
+        finally
+        {
+            deleteTree(dir);
+        }
+    }
+
+    @Test
+    void kafkasDumpLogSegmentsDeepIteratesACleanedLog() throws Exception
+    {
+        final Path dir = Files.createTempDirectory("compaction-dump");
+        try
+        {
+            run(dir, new Random(13), true);
+        }
+        finally
+        {
+            deleteTree(dir);
+        }
+    }
+
+    private static void run(final Path dir, final Random r, final boolean dump) throws Exception
+    {
+        final MutableClock clock = new MutableClock(1_700_000_000_000L);
+        final Map<String, String> config = Map.of(
+            LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(600 + r.nextInt(1500)),
+            LogConfig.INDEX_INTERVAL_BYTES, Integer.toString(r.nextInt(300)),
+            LogConfig.CLEANUP_POLICY, "compact",
+            LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE));
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock));
+            OffsetMap map = new OffsetMap(24 * (6 + r.nextInt(14)), 0.9)) // 5 to 17 keys a pass
+        {
+            final PartitionLog log = manager.createLog("c", 0, config);
+            final Model model = new Model(log, clock, new LogCompactor(map, CleanerThrottle.NONE, 1 << 20));
+            final int steps = 80 + r.nextInt(120);
+            for (int step = 0; step < steps; step++)
+            {
+                model.step(r);
+            }
+            model.endTransactions();
+            model.cleanAll(0);
+            clock.advance(DELETE_RETENTION_MS + 1); // past every delete horizon a clean set
+            model.cleanAll(0); // sets none: removes what is past its horizon
+            final Set<Long> tombstones = model.check();
+            for (final long t : tombstones)
+            {
+                assertTrue(t >= model.checkpoint, "no tombstone left below " + model.checkpoint + " past delete.retention.ms: " + t);
+            }
+        }
+        if (dump) // the manager closed: the active segment cut to its data
+        {
+            final String joined;
+            try (Stream<Path> files = Files.list(dir.resolve("c-0")))
+            {
+                joined = String.join(",", files.map(Path::toString).filter(p -> p.endsWith(".log")).sorted().toList());
+            }
+            DumpLogSegmentsCompatibilityTest.assertClean(DumpLogSegmentsCompatibilityTest.dump("--files", joined, "--deep-iteration"));
+        }
+    }
+
+    /** The writes, the cleans, and what the log must hold. */
+    private static final class Model
+    {
+        final PartitionLog log;
+        final MutableClock clock;
+        final LogCompaction compaction;
+        final TreeMap<Long, Appended> appended = new TreeMap<>();
+        final Set<Long> abortedProducersOffsets = new HashSet<>();
+        final Map<Long, List<Long>> openTxns = new HashMap<>();          // producer -> its open transaction's data offsets
+        final Map<Long, Integer> sequences = new HashMap<>();
+        final Map<Long, long[]> lastBatchOfProducer = new HashMap<>();  // idempotent producer -> {base, last}
+        /** Tombstone offsets a clean kept, with the delete horizon it must have been given. */
+        final Map<Long, Long> horizons = new HashMap<>();
+        final RecordBatchBuilder builder = new RecordBatchBuilder();
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+        final AppendResult result = new AppendResult();
+        final CleanStats stats = new CleanStats();
+        long checkpoint;
+
+        Model(final PartitionLog log, final MutableClock clock, final LogCompaction compaction)
+        {
+            this.log = log;
+            this.clock = clock;
+            this.compaction = compaction;
+        }
+
+        void step(final Random r) throws Exception
+        {
+            final int op = r.nextInt(20);
+            if (op < 8)
+            {
+                append(r, -1, false);
+            }
+            else if (op < 11)
+            {
+                append(r, 100 + r.nextInt(3), false); // idempotent
+            }
+            else if (op < 14)
+            {
+                append(r, 1 + r.nextInt(3), true); // transactional
+            }
+            else if (op < 16)
+            {
+                final long pid = 1 + r.nextInt(3);
+                if (openTxns.containsKey(pid))
+                {
+                    marker(pid, r.nextBoolean());
+                }
+            }
+            else if (op < 19)
+            {
+                clean();
+                check();
+            }
+            else
+            {
+                clock.advance(r.nextInt((int)(DELETE_RETENTION_MS * 3 / 2)));
+            }
+        }
+
+        void append(final Random r, final long pid, final boolean transactional)
+        {
+            final int count = 1 + r.nextInt(4);
+            final int seq = pid < 0 ? -1 : sequences.getOrDefault(pid, 0);
+            builder.wrap(buffer, 0).compression(CompressionType.values()[r.nextInt(3)])
+                .producer(pid, (short)(pid < 0 ? -1 : 0), seq).transactional(transactional);
+            final String[] keys = new String[count];
+            final byte[][] values = new byte[count][];
+            for (int i = 0; i < count; i++)
+            {
+                keys[i] = "key-" + r.nextInt(KEYS);
+                values[i] = r.nextInt(5) == 0 ? null : ("v" + r.nextLong()).getBytes(StandardCharsets.UTF_8);
+                builder.appendRecord(clock.time(), keys[i].getBytes(StandardCharsets.UTF_8), values[i]);
+            }
+            final int length = builder.build();
+            log.append(buffer, 0, length, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            for (int i = 0; i < count; i++)
+            {
+                final long offset = result.firstOffset + i;
+                appended.put(offset, new Appended(offset, keys[i], values[i], transactional ? pid : -1, false));
+                if (transactional)
+                {
+                    openTxns.computeIfAbsent(pid, p -> new ArrayList<>()).add(offset);
+                }
+            }
+            if (pid >= 0)
+            {
+                sequences.put(pid, seq + count);
+                if (!transactional)
+                {
+                    lastBatchOfProducer.put(pid, new long[] {result.firstOffset, result.firstOffset + count - 1});
+                }
+            }
+        }
+
+        void marker(final long pid, final boolean commit)
+        {
+            log.appendMarker(pid, (short)0, 0, commit, false, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            appended.put(result.firstOffset, new Appended(result.firstOffset, null, null, pid, true));
+            final List<Long> data = openTxns.remove(pid);
+            if (!commit)
+            {
+                abortedProducersOffsets.addAll(data);
+            }
+        }
+
+        void endTransactions()
+        {
+            for (final long pid : new ArrayList<>(openTxns.keySet()))
+            {
+                marker(pid, pid % 2 == 0);
+            }
+        }
+
+        private long firstUncleanable()
+        {
+            log.highWatermark(log.logEndOffset());
+            final SegmentsView view = new SegmentsView().take(log);
+            return Math.min(view.baseOffset(view.count() - 1), log.lastStableOffset());
+        }
+
+        void clean() throws Exception
+        {
+            final long end = firstUncleanable();
+            if (checkpoint < end)
+            {
+                final long next = compaction.clean(log, checkpoint, end, DELETE_RETENTION_MS, clock.time(), stats);
+                assertNotEquals(LogCompaction.ABANDONED, next);
+                assertTrue(next > checkpoint && next <= end, "the clean made progress: " + checkpoint + " -> " + next + " of " + end);
+                checkpoint = next;
+            }
+        }
+
+        /** Cleans from {@code from} until the whole cleanable section is done, a pass per map's worth. */
+        void cleanAll(final long from) throws Exception
+        {
+            final long end = firstUncleanable();
+            long at = from;
+            while (at < end)
+            {
+                final long next = compaction.clean(log, at, end, DELETE_RETENTION_MS, clock.time(), stats);
+                assertTrue(next > at && next <= end, "the clean made progress: " + at + " -> " + next + " of " + end);
+                at = next;
+                check();
+            }
+            checkpoint = Math.max(checkpoint, end);
+        }
+
+        /** The latest record of each key, aborted data and markers left out. */
+        Map<String, Appended> latest()
+        {
+            final Map<String, Appended> latest = new HashMap<>();
+            for (final Appended a : appended.values())
+            {
+                if (!a.control && !abortedProducersOffsets.contains(a.offset) && !isOpen(a))
+                {
+                    latest.put(a.key, a);
+                }
+            }
+            return latest;
+        }
+
+        private boolean isOpen(final Appended a)
+        {
+            final List<Long> open = a.txnProducer < 0 ? null : openTxns.get(a.txnProducer);
+            return open != null && open.contains(a.offset);
+        }
+
+        /** @return the offsets of the tombstones present */
+        Set<Long> check()
+        {
+            final RecordBatch batch = new RecordBatch();
+            final RecordReader reader = new RecordReader();
+            final Map<Long, Record> present = new TreeMap<>();
+            final Map<Long, long[]> batchesPresent = new HashMap<>();
+            final Map<String, Long> latestBelow = new HashMap<>(); // the latest offset of each key below the checkpoint
+            for (final Appended a : appended.headMap(checkpoint).values())
+            {
+                if (!a.control && !abortedProducersOffsets.contains(a.offset))
+                {
+                    latestBelow.put(a.key, a.offset);
+                }
+            }
+            long offset = log.logStartOffset();
+            long last = -1;
+            final Set<Long> tombstonesPresent = new HashSet<>();
+            while (log.readBatch(offset, log.logEndOffset(), batch) == PartitionLog.READ_OK)
+            {
+                assertEquals(RecordBatch.OK, batch.check(batch.buffer().capacity() - batch.offset()), "batch at " + batch.baseOffset());
+                assertTrue(batch.baseOffset() > last, "offsets increase: " + batch.baseOffset() + " after " + last);
+                batchesPresent.put(batch.baseOffset(), new long[] {batch.baseOffset(), batch.lastOffset()});
+                reader.reset(batch);
+                while (reader.hasNext())
+                {
+                    final Record rec = reader.next();
+                    final Appended a = appended.get(rec.offset());
+                    assertNotNull(a, "a record the model never appended at " + rec.offset());
+                    assertEquals(a.control, batch.isControl());
+                    if (!a.control)
+                    {
+                        final byte[] key = new byte[rec.keyLength()];
+                        rec.buffer().getBytes(rec.keyOffset(), key);
+                        assertEquals(a.key, new String(key, StandardCharsets.UTF_8), "key at " + rec.offset());
+                        assertEquals(a.value != null, rec.hasValue(), "tombstone or not at " + rec.offset());
+                        if (a.value != null)
+                        {
+                            final byte[] value = new byte[rec.valueLength()];
+                            rec.buffer().getBytes(rec.valueOffset(), value);
+                            assertTrue(Arrays.equals(a.value, value), "value at " + rec.offset());
+                        }
+                        else if (batch.hasDeleteHorizon())
+                        {
+                            // first seen right after the clean that kept it: the horizon is that clean's time + delete.retention.ms
+                            final long horizon = horizons.computeIfAbsent(rec.offset(), o -> clock.time() + DELETE_RETENTION_MS);
+                            assertEquals(horizon, batch.baseTimestamp(), "the delete horizon of the tombstone at " + rec.offset());
+                            tombstonesPresent.add(rec.offset());
+                        }
+                        else
+                        {
+                            tombstonesPresent.add(rec.offset());
+                        }
+                        if (rec.offset() < checkpoint)
+                        {
+                            assertTrue(!abortedProducersOffsets.contains(rec.offset()), "aborted data left below the checkpoint at " +
+                                rec.offset());
+                            assertEquals(latestBelow.get(a.key), rec.offset(), "only the latest record of " + a.key +
+                                " below the checkpoint " + checkpoint);
+                        }
+                    }
+                    present.put(rec.offset(), rec);
+                }
+                last = batch.lastOffset();
+                offset = last + 1;
+            }
+            assertEquals(log.logEndOffset(), last + 1, "the log is read to its end");
+            // the latest value of every key stays at its original offset
+            final Map<String, Appended> latest = latest();
+            for (final Appended a : latest.values())
+            {
+                if (a.value != null)
+                {
+                    assertTrue(present.containsKey(a.offset), "the latest value of " + a.key + " at " + a.offset + " is kept");
+                }
+            }
+            // a tombstone still its key's latest stays until its delete horizon
+            for (final Map.Entry<Long, Long> h : horizons.entrySet())
+            {
+                final Appended a = appended.get(h.getKey());
+                if (latest.get(a.key) == a && clock.time() < h.getValue())
+                {
+                    assertTrue(tombstonesPresent.contains(a.offset), "the tombstone of " + a.key + " at " + a.offset +
+                        " stays until " + h.getValue() + " (now " + clock.time() + ")");
+                }
+            }
+            // each idempotent producer's last batch is kept (empty if its records went)
+            for (final Map.Entry<Long, long[]> p : lastBatchOfProducer.entrySet())
+            {
+                final long[] kept = batchesPresent.get(p.getValue()[0]);
+                assertNotNull(kept, "the last batch of producer " + p.getKey() + " at " + p.getValue()[0]);
+                assertEquals(p.getValue()[1], kept[1]);
+            }
+            return tombstonesPresent;
+        }
+    }
+
+    private static void deleteTree(final Path dir) throws IOException
+    {
+        try (Stream<Path> files = Files.walk(dir))
+        {
+            for (final Path p : files.sorted((a, b) -> b.compareTo(a)).toList())
+            {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+package io.ferrite.log;
+
+import io.ferrite.log.clean.CleanStats;
+import io.ferrite.log.clean.CleanerThrottle;
+import io.ferrite.log.clean.LogCompaction;
+import io.ferrite.log.clean.LogCompactor;
+import io.ferrite.log.clean.OffsetMap;
+import io.ferrite.wire.compress.CompressionType;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link LogCompactor} on real logs: readers at offsets a clean removed go on at the next offset present (a
+ * {@link LogTailer} made before the clean and held across it, a new one, {@link PartitionLog#readBatch}); the
+ * cleaned segments are grouped up to {@code segment.bytes}; the bytes read and written are given to the throttle;
+ * and a clean allocates nothing per batch.
+ */
+class LogCompactorTest
+{
+    private static final int KEYS = 20;
+    private static final long NOW = 1_700_000_000_000L;
+
+    @TempDir
+    Path dir;
+
+    private LogManager manager;
+    private final RecordBatchBuilder builder = new RecordBatchBuilder();
+    private final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(64 * 1024);
+    private final UnsafeBuffer key = new UnsafeBuffer(new byte[8]);
+    private final UnsafeBuffer value = new UnsafeBuffer(new byte[100]);
+
+    @AfterEach
+    void close() throws IOException
+    {
+        if (manager != null)
+        {
+            manager.close();
+        }
+    }
+
+    /**
+     * {@code batches} batches of {@code perBatch} records whose keys cycle through {@value #KEYS} (most are
+     * duplicates), the second half timestamped 2 s after the first, then one batch 2 s later: with a
+     * {@code segment.ms} of 1 s each half is one segment and the last batch is in the active one.
+     */
+    private PartitionLog log(final String topic, final int segmentBytes, final long segmentMs, final int batches, final int perBatch)
+        throws IOException
+    {
+        if (manager == null)
+        {
+            manager = LogManager.open(LogManagerConfig.of(dir));
+        }
+        final PartitionLog log = manager.createLog(topic, 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(segmentBytes),
+            LogConfig.SEGMENT_MS, Long.toString(segmentMs), LogConfig.CLEANUP_POLICY, "compact",
+            LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE),
+            LogConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS, Long.toString(Long.MAX_VALUE)));
+        final AppendResult result = new AppendResult();
+        long offset = 0;
+        for (int b = 0; b <= batches; b++)
+        {
+            final long timestamp = NOW + (b == batches ? 4000 : b * 2 / batches * 2000L);
+            builder.wrap(buffer, 0).compression(b % 2 == 0 ? CompressionType.NONE : CompressionType.LZ4);
+            for (int i = 0; i < (b == batches ? 1 : perBatch); i++, offset++)
+            {
+                key.putLong(0, offset % KEYS);
+                builder.appendRecord(timestamp, key, 0, 8, value, 0, 100);
+            }
+            log.append(buffer, 0, builder.build(), result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+        }
+        log.highWatermark(log.logEndOffset());
+        return log;
+    }
+
+    private static long activeBase(final PartitionLog log)
+    {
+        final SegmentsView view = new SegmentsView().take(log);
+        return view.baseOffset(view.count() - 1);
+    }
+
+    private static long cleanAll(final LogCompaction compaction, final PartitionLog log, final CleanStats stats) throws Exception
+    {
+        final long end = activeBase(log);
+        long at = 0;
+        while (at < end)
+        {
+            at = compaction.clean(log, at, end, 86_400_000L, NOW, stats);
+            assertTrue(at > 0, "not abandoned");
+        }
+        return end;
+    }
+
+    @Test
+    void readersAtARemovedOffsetGoOnAtTheNextOnePresent() throws Exception
+    {
+        final PartitionLog log = log("readers", 4096, Long.MAX_VALUE, 200, 4);
+        final LogTailer held = new LogTailer(log, 0);
+        final RecordBatch batch = new RecordBatch();
+        assertTrue(held.next(Long.MAX_VALUE, batch));
+        final long heldAt = held.nextOffset();
+        final List<long[]> before = batches(log);
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final CleanStats stats = new CleanStats();
+            final long end = cleanAll(new LogCompactor(map, CleanerThrottle.NONE, 1 << 20), log, stats);
+            final List<long[]> after = batches(log);
+            assertTrue(after.size() < before.size() / 4, "duplicates removed: " + after.size() + " of " + before.size());
+            // the held tailer goes on in the new segments, at the first offset present after where it was
+            long expected = -1;
+            for (final long[] b : after)
+            {
+                if (b[1] >= heldAt)
+                {
+                    expected = b[0];
+                    break;
+                }
+            }
+            assertTrue(held.next(Long.MAX_VALUE, batch));
+            assertEquals(expected, batch.baseOffset(), "the held tailer's next batch");
+            for (int i = 0; i + 1 < after.size() && after.get(i + 1)[0] < end; i++)
+            {
+                final long removed = after.get(i)[1] + 1;
+                if (removed == after.get(i + 1)[0])
+                {
+                    continue; // no gap here
+                }
+                assertEquals(PartitionLog.READ_OK, log.readBatch(removed, Long.MAX_VALUE, batch));
+                assertEquals(after.get(i + 1)[0], batch.baseOffset(), "readBatch at the removed offset " + removed);
+                final LogTailer tailer = new LogTailer(log, removed);
+                assertTrue(tailer.next(Long.MAX_VALUE, batch));
+                assertEquals(after.get(i + 1)[0], batch.baseOffset(), "a tailer from the removed offset " + removed);
+            }
+        }
+    }
+
+    @Test
+    void cleanedSegmentsAreGroupedUpToSegmentBytesAndTheThrottleSeesTheBytes() throws Exception
+    {
+        final PartitionLog log = log("groups", 8192, Long.MAX_VALUE, 400, 4);
+        final int segmentsBefore = log.segmentCount();
+        final long[] throttled = {0};
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final CleanStats stats = new CleanStats();
+            cleanAll(new LogCompactor(map, bytes -> throttled[0] += bytes, 1 << 20), log, stats);
+            assertEquals(segmentsBefore - 1, stats.segmentsReplaced, "every inactive segment cleaned");
+            assertEquals(stats.mapBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0], "every byte read and written throttled");
+            assertTrue(stats.recordsKept < stats.recordsRead && stats.recordsKept >= KEYS, stats.recordsKept + " of " + stats.recordsRead);
+            // the first clean groups the full segments one by one (as Kafka's); the next one finds them small: the
+            // 20 keys' latest values fit one segment, so the inactive ones become one and the active one stays
+            assertEquals(segmentsBefore, log.segmentCount());
+            cleanAll(new LogCompactor(map, CleanerThrottle.NONE, 1 << 20), log, stats);
+            assertEquals(2, log.segmentCount(), "segments after: grouped up to segment.bytes");
+        }
+    }
+
+    /**
+     * The same bytes in half as many batches, cleaned the same way: what a clean allocates does not grow with the
+     * batches (the replacement's files, the producer state's copy and the groups are per clean and per group).
+     */
+    @Test
+    void aCleanAllocatesNothingPerBatch() throws Exception
+    {
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final LogCompactor compactor = new LogCompactor(map, CleanerThrottle.NONE, 1 << 20);
+            final CleanStats stats = new CleanStats();
+            final List<Long> fewer = new ArrayList<>();
+            final List<Long> more = new ArrayList<>();
+            for (int round = 0; round < 6; round++)
+            {
+                final PartitionLog a = log("few" + round, 1 << 20, 1000, 100, 8);
+                final PartitionLog b = log("many" + round, 1 << 20, 1000, 800, 1);
+                assertEquals(3, a.segmentCount());
+                assertEquals(3, b.segmentCount());
+                long before = threads.getCurrentThreadAllocatedBytes();
+                cleanAll(compactor, a, stats);
+                fewer.add(threads.getCurrentThreadAllocatedBytes() - before);
+                before = threads.getCurrentThreadAllocatedBytes();
+                cleanAll(compactor, b, stats);
+                more.add(threads.getCurrentThreadAllocatedBytes() - before);
+            }
+            // the fewest bytes of the rounds (a round holding a JIT tier change does not count); 700 more batches
+            final long fewest = fewer.stream().mapToLong(Long::longValue).min().orElseThrow();
+            final long most = more.stream().mapToLong(Long::longValue).min().orElseThrow();
+            assertTrue(most - fewest < 700, "700 more batches cost " + (most - fewest) + " bytes more (" + fewest + " for 100 batches)");
+        }
+    }
+
+    /** {base, last} of every batch of the log. */
+    private static List<long[]> batches(final PartitionLog log)
+    {
+        final List<long[]> all = new ArrayList<>();
+        final RecordBatch batch = new RecordBatch();
+        long offset = log.logStartOffset();
+        while (log.readBatch(offset, Long.MAX_VALUE, batch) == PartitionLog.READ_OK)
+        {
+            all.add(new long[] {batch.baseOffset(), batch.lastOffset()});
+            offset = batch.lastOffset() + 1;
+        }
+        return all;
+    }
+}
