@@ -42,9 +42,14 @@ class ProducerStateCopyTest
 
     private PartitionLog open() throws IOException
     {
+        return open(SMALL);
+    }
+
+    private PartitionLog open(final Map<String, String> config) throws IOException
+    {
         manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock).withProducerIdExpiration(EXPIRY_MS, 1000, WriterTasks.NONE));
         final PartitionLog existing = manager.log("p", 0);
-        return existing != null ? existing : manager.createLog("p", 0, SMALL);
+        return existing != null ? existing : manager.createLog("p", 0, config);
     }
 
     @Test
@@ -92,5 +97,64 @@ class ProducerStateCopyTest
         {
             assertTrue(files.anyMatch(p -> p.toString().endsWith(ProducerSnapshots.SNAPSHOT_SUFFIX)), "a snapshot was read");
         }
+    }
+
+    @Test
+    void aCopyTakenWhileTheWriterAppendsAndRollsIsOneTheLogBacks() throws Exception
+    {
+        // a roll every 20 batches or so (each roll writes a snapshot, which the copies read as it comes)
+        final PartitionLog log = open(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "4096",
+            LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE)));
+        final int batches = 1000;
+        final Map<Long, Long> expected = new java.util.concurrent.ConcurrentHashMap<>();
+        final Throwable[] failure = new Throwable[1];
+        final Thread writer = new Thread(() ->
+        {
+            try
+            {
+                final Batches b = new Batches();
+                final AppendResult result = new AppendResult();
+                final int[] sequences = new int[5];
+                for (int i = 0; i < batches; i++)
+                {
+                    final int pid = 1 + i % 4;
+                    b.build(1 + i % 3, i, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, pid, (short)0, sequences[pid]);
+                    log.append(b.buffer, 0, b.length, result);
+                    assertEquals(AppendResult.OK, result.status, result.toString());
+                    sequences[pid] += 1 + i % 3;
+                    expected.put((long)pid, result.lastOffset);
+                }
+            }
+            catch (final Throwable t)
+            {
+                failure[0] = t;
+            }
+        }, "writer");
+        writer.start();
+        final io.ferrite.wire.record.RecordBatch batch = new io.ferrite.wire.record.RecordBatch();
+        final long[] seen = new long[5];
+        int copies = 0;
+        while (writer.isAlive() || copies == 0)
+        {
+            log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) ->
+            {
+                // each answer is a batch of that producer in the log, and no older than the one an earlier copy gave
+                assertEquals(PartitionLog.READ_OK, log.readBatch(lastDataOffset, Long.MAX_VALUE, batch));
+                assertEquals(pid, batch.producerId());
+                assertEquals(lastDataOffset, batch.lastOffset());
+                assertTrue(lastDataOffset >= seen[(int)pid], "producer " + pid + " went back");
+                seen[(int)pid] = lastDataOffset;
+            });
+            copies++;
+        }
+        writer.join();
+        if (failure[0] != null)
+        {
+            throw new AssertionError("writer failed", failure[0]);
+        }
+        assertTrue(log.segmentCount() > 10, "the writer rolled: " + log.segmentCount());
+        final Map<Long, Long> last = new TreeMap<>();
+        log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) -> last.put(pid, lastDataOffset));
+        assertEquals(new TreeMap<>(expected), last);
     }
 }
