@@ -203,6 +203,103 @@ class LogCompactorTest
         }
     }
 
+    @Test
+    void aMapThatFillsUpCleansUpToWhereItGotAndTheNextCleanGoesOnFromThere() throws Exception
+    {
+        final PartitionLog log = log("passes", 4096, Long.MAX_VALUE, 200, 4);
+        final long end = activeBase(log);
+        final long[] recordsBefore = records(log);
+        try (OffsetMap map = new OffsetMap(24 * 8, 0.9)) // 7 keys a pass of the 20
+        {
+            final LogCompactor compactor = new LogCompactor(map, CleanerThrottle.NONE, 1 << 20);
+            final CleanStats stats = new CleanStats();
+            final long next = compactor.clean(log, 0, end, 86_400_000L, NOW, stats);
+            assertTrue(next > 0 && next < end, "the map filled: cleaned to " + next + " of " + end);
+            assertEquals(map.latestOffset() + 1, next);
+            final long[] recordsAfter = records(log);
+            for (long o = next; o < recordsBefore.length; o++)
+            {
+                assertEquals(recordsBefore[(int)o], recordsAfter[(int)o], "the record at " + o + ", past the map, is untouched");
+            }
+            long at = next;
+            int passes = 1;
+            while (at < end)
+            {
+                final long further = compactor.clean(log, at, end, 86_400_000L, NOW, stats);
+                assertTrue(further > at, "progress from " + at);
+                at = further;
+                passes++;
+            }
+            assertTrue(passes > 2, "several passes: " + passes);
+            final long[] cleaned = records(log);
+            assertEquals(KEYS, countBelow(cleaned, end), "below the cleaned offset, one record per key");
+        }
+    }
+
+    @Test
+    void aCleanerStoppedInItsThrottleLeavesTheLogAsItWasAndCleansLater() throws Exception
+    {
+        final PartitionLog log = log("stopped", 4096, Long.MAX_VALUE, 200, 4);
+        final long end = activeBase(log);
+        final List<long[]> before = batches(log);
+        final long[] budget = {0};
+        final CleanerThrottle stopsOnce = bytes ->
+        {
+            budget[0] += bytes;
+            if (budget[0] > 100_000 && budget[0] - bytes <= 100_000)
+            {
+                throw new InterruptedException("stopped"); // inside the rewrite of a group: after the map is built
+            }
+        };
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final LogCompactor compactor = new LogCompactor(map, stopsOnce, 1 << 20);
+            final CleanStats stats = new CleanStats();
+            org.junit.jupiter.api.Assertions.assertThrows(InterruptedException.class,
+                () -> compactor.clean(log, 0, end, 86_400_000L, NOW, stats));
+            assertTrue(!Thread.interrupted(), "the interrupt is said by the exception (the abandon's file work ran uninterrupted)");
+            assertTrue(stats.segmentsReplaced > 0 && stats.bytesRead > stats.mapBytesRead / 2, "stopped inside the rewrite");
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(log.dir()))
+            {
+                assertTrue(files.noneMatch(f -> f.toString().endsWith(".cleaned") || f.toString().endsWith(".swap")),
+                    "the abandoned replacement's files are gone");
+            }
+            final List<long[]> meanwhile = batches(log);
+            assertTrue(meanwhile.size() < before.size(), "the groups replaced before the stop stay replaced");
+            assertEquals(end, compactor.clean(log, 0, end, 86_400_000L, NOW, stats));
+            assertEquals(KEYS, countBelow(records(log), end), "below the cleaned offset, one record per key");
+        }
+    }
+
+    /** Records present at each offset of the log (1 or 0), up to its end. */
+    private static long[] records(final PartitionLog log)
+    {
+        final long[] present = new long[(int)log.logEndOffset()];
+        final RecordBatch batch = new RecordBatch();
+        final io.ferrite.wire.record.RecordReader reader = new io.ferrite.wire.record.RecordReader();
+        long offset = log.logStartOffset();
+        while (log.readBatch(offset, Long.MAX_VALUE, batch) == PartitionLog.READ_OK)
+        {
+            reader.reset(batch);
+            while (reader.hasNext())
+            {
+                present[(int)reader.next().offset()]++;
+            }
+            offset = batch.lastOffset() + 1;
+        }
+        return present;
+    }
+
+    private static long countBelow(final long[] present, final long end)
+    {
+        long n = 0;
+        for (int o = 0; o < end; o++)
+        {
+            n += present[o];
+        }
+        return n;
+    }
+
     /** {base, last} of every batch of the log. */
     private static List<long[]> batches(final PartitionLog log)
     {

@@ -213,8 +213,10 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
         }
         catch (final InterruptedException ex)
         {
-            Thread.currentThread().interrupt();
-            throw Stopped.INSTANCE; // the replacer abandons the run and deletes its .cleaned files
+            // the interrupt is not set again: the replacer's abandon deletes the .cleaned files, and an interrupted
+            // thread's file channel operations would fail (leaving files the replacer then refuses to go on after);
+            // clean() throws InterruptedException, which says it as Java's convention does
+            throw Stopped.INSTANCE;
         }
         if (written == 0)
         {
