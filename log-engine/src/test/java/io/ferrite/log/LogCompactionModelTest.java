@@ -44,7 +44,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * increase, every batch passes its CRC, below the cleaned offset each key has only its latest record, aborted
  * data is gone, a tombstone stays until its batch's delete horizon, each idempotent producer's last batch is
  * kept, and the latest value of every key stays at its original offset. At the end, with the clock past every
- * horizon, no tombstone is left below the cleaned offset. jqwik prints each run's seed.
+ * horizon, no tombstone is left below the cleaned offset, nor the marker of a transaction with no batch left.
+ * jqwik prints each run's seed.
  */
 class LogCompactionModelTest
 {
@@ -104,12 +105,26 @@ class LogCompactionModelTest
             }
             model.endTransactions();
             model.cleanAll(0);
-            clock.advance(DELETE_RETENTION_MS + 1); // past every delete horizon a clean set
-            model.cleanAll(0); // sets none: removes what is past its horizon
+            // past every delete horizon a clean set: tombstones go; a marker whose transaction has no batch left is
+            // given its horizon by the first clean that finds it so, and goes at the next one past that horizon (a
+            // transaction's last data may go one clean after the other: tombstones past their horizon)
+            for (int cycle = 0; cycle < 3; cycle++)
+            {
+                clock.advance(DELETE_RETENTION_MS + 1);
+                model.cleanAll(0);
+            }
             final Set<Long> tombstones = model.check();
             for (final long t : tombstones)
             {
                 assertTrue(t >= model.checkpoint, "no tombstone left below " + model.checkpoint + " past delete.retention.ms: " + t);
+            }
+            for (final Map.Entry<Long, List<Long>> m : model.markers.entrySet())
+            {
+                if (m.getKey() < model.checkpoint && m.getValue().stream().noneMatch(model.batchesPresent::containsKey))
+                {
+                    assertTrue(!model.batchesPresent.containsKey(m.getKey()), "the marker at " + m.getKey() + " of a transaction " +
+                        "with no batch left (" + m.getValue() + ") is gone past delete.retention.ms");
+                }
             }
         }
         if (dump) // the manager closed: the active segment cut to its data
@@ -132,6 +147,11 @@ class LogCompactionModelTest
         final TreeMap<Long, Appended> appended = new TreeMap<>();
         final Set<Long> abortedProducersOffsets = new HashSet<>();
         final Map<Long, List<Long>> openTxns = new HashMap<>();          // producer -> its open transaction's data offsets
+        final Map<Long, List<Long>> openTxnBatches = new HashMap<>();    // producer -> its open transaction's batches' base offsets
+        /** Each marker's offset, with the base offsets of its transaction's data batches. */
+        final Map<Long, List<Long>> markers = new TreeMap<>();
+        /** Each batch present at the last check: base offset -> {base, last}. */
+        Map<Long, long[]> batchesPresent = new HashMap<>();
         final Map<Long, Integer> sequences = new HashMap<>();
         final Map<Long, long[]> lastBatchOfProducer = new HashMap<>();  // idempotent producer -> {base, last}
         /** Tombstone offsets a clean kept, with the delete horizon it must have been given. */
@@ -209,6 +229,10 @@ class LogCompactionModelTest
                     openTxns.computeIfAbsent(pid, p -> new ArrayList<>()).add(offset);
                 }
             }
+            if (transactional)
+            {
+                openTxnBatches.computeIfAbsent(pid, p -> new ArrayList<>()).add(result.firstOffset);
+            }
             if (pid >= 0)
             {
                 sequences.put(pid, seq + count);
@@ -225,6 +249,7 @@ class LogCompactionModelTest
             assertEquals(AppendResult.OK, result.status, result.toString());
             appended.put(result.firstOffset, new Appended(result.firstOffset, null, null, pid, true));
             final List<Long> data = openTxns.remove(pid);
+            markers.put(result.firstOffset, openTxnBatches.remove(pid));
             if (!commit)
             {
                 abortedProducersOffsets.addAll(data);
@@ -299,7 +324,7 @@ class LogCompactionModelTest
             final RecordBatch batch = new RecordBatch();
             final RecordReader reader = new RecordReader();
             final Map<Long, Record> present = new TreeMap<>();
-            final Map<Long, long[]> batchesPresent = new HashMap<>();
+            batchesPresent = new HashMap<>();
             final Map<String, Long> latestBelow = new HashMap<>(); // the latest offset of each key below the checkpoint
             for (final Appended a : appended.headMap(checkpoint).values())
             {
