@@ -34,11 +34,25 @@ public record CleanerConfig(boolean enable, int threads, long dedupeBufferSize, 
         LogCompaction create(OffsetMap map, CleanerThrottle throttle);
     }
 
-    /** Kafka's defaults, with no {@link LogCompaction} (so no cleaner thread). */
+    /**
+     * The log engine's {@link LogCompaction}, which every default config runs (the broker's and the embedded
+     * API's). None yet: with none no cleaner thread starts, and compacted logs keep every record.
+     */
+    private static final CompactionFactory IMPLEMENTATION = null;
+
+    /** Kafka's defaults, with the log engine's compaction. */
     public static CleanerConfig defaults()
     {
         return new CleanerConfig(DEFAULT_ENABLE, DEFAULT_THREADS, OffsetMap.DEFAULT_DEDUPE_BUFFER_SIZE, OffsetMap.DEFAULT_LOAD_FACTOR,
-            DEFAULT_IO_BUFFER_SIZE, DEFAULT_MAX_IO_BYTES_PER_SECOND, DEFAULT_BACKOFF_MS, null);
+            DEFAULT_IO_BUFFER_SIZE, DEFAULT_MAX_IO_BYTES_PER_SECOND, DEFAULT_BACKOFF_MS, IMPLEMENTATION);
+    }
+
+    /** This config's compaction with other settings. */
+    public CleanerConfig with(final boolean newEnable, final int newThreads, final long newDedupeBufferSize, final double newLoadFactor,
+        final int newIoBufferSize, final double newMaxIoBytesPerSecond, final long newBackoffMs)
+    {
+        return new CleanerConfig(newEnable, newThreads, newDedupeBufferSize, newLoadFactor, newIoBufferSize, newMaxIoBytesPerSecond,
+            newBackoffMs, compaction);
     }
 
     public CleanerConfig withCompaction(final CompactionFactory factory)

@@ -38,9 +38,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code .kafka_cleanshutdown} marker, which lets the next open skip recovery.
  *
  * <p>This class owns the directories and the partition map; the threads of the background work are
- * {@link LogBackgroundWork}'s (preallocator, scheduler, rolled-segment flusher), each directory's
- * {@link GroupCommitter}'s, reached by the logs through their {@link DirEnvironment}, and the
- * {@link LogCleaner}'s.
+ * {@link LogBackgroundWork}'s, each directory's {@link GroupCommitter}'s (reached by the logs through
+ * their {@link DirEnvironment}) and the {@link LogCleaner}'s.
  */
 public final class LogManager implements AutoCloseable
 {
