@@ -71,6 +71,17 @@ final class LogCleaner
         }
     }
 
+    /** The cleaner threads started (for tests). */
+    List<Thread> threads()
+    {
+        final List<Thread> threads = new ArrayList<>();
+        for (final AgentRunner runner : runners)
+        {
+            threads.add(runner.thread());
+        }
+        return threads;
+    }
+
     /** Reads a log directory's {@code cleaner-offset-checkpoint} (its logs loaded). */
     void load(final Path dir) throws IOException
     {

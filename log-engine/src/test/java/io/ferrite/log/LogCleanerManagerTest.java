@@ -251,18 +251,22 @@ class LogCleanerManagerTest
     @Test
     void aBrokerCleansOnItsOwnThreadsAndNoneRunWhenTheCleanerIsDisabled() throws Exception
     {
+        final List<Thread> threads;
         try (LogManager logs = LogManager.open(LogManagerConfig.of(dir).withCleaner(cleaner(true, 10))))
         {
             final PartitionLog a = logs.createLog("a", 0, COMPACT);
             fill(a, 4, clock.time());
             io.ferrite.testing.Await.await(() -> logs.cleaner().manager().checkpoint(a) != null, java.time.Duration.ofSeconds(30),
                 "the cleaner thread cleaned a");
-            assertTrue(cleanerThreads() > 0);
+            threads = logs.cleaner().threads();
+            assertEquals(1, threads.size());
+            assertEquals("ferrite-log-cleaner-0", threads.get(0).getName());
+            assertTrue(threads.get(0) != Thread.currentThread() && threads.get(0).isAlive(), "its own thread");
         }
-        assertEquals(0, cleanerThreads(), "stopped with the log manager");
+        assertFalse(threads.get(0).isAlive(), "stopped with the log manager");
         try (LogManager logs = LogManager.open(LogManagerConfig.of(dir.resolve("off")).withCleaner(cleaner(false, 10))))
         {
-            assertEquals(0, cleanerThreads(), "log.cleaner.enable=false");
+            assertEquals(List.of(), logs.cleaner().threads(), "log.cleaner.enable=false");
         }
     }
 
@@ -271,11 +275,6 @@ class LogCleanerManagerTest
         final CleanerConfig d = CleanerConfig.defaults();
         return new CleanerConfig(enable, 1, 1024 * 1024, d.dedupeBufferLoadFactor(), d.ioBufferSize(), d.maxIoBytesPerSecond(), backoffMs,
             (m, t) -> recording);
-    }
-
-    private static long cleanerThreads()
-    {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("ferrite-log-cleaner-") && t.isAlive()).count();
     }
 
     @Test
