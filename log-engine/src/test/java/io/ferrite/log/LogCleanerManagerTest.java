@@ -44,9 +44,10 @@ class LogCleanerManagerTest
         return answer.applyAsLong(new long[] {firstDirty, firstUncleanable});
     };
 
+    /** The test's clock, and no cleaner thread of the log manager's: the tests step their own agent. */
     private LogManagerConfig config()
     {
-        return LogManagerConfig.of(dir).withClock(clock).withCleaner(CleanerConfig.defaults().withCompaction((map, throttle) -> recording));
+        return LogManagerConfig.of(dir).withClock(clock).withCleaner(cleaner(false, CleanerConfig.DEFAULT_BACKOFF_MS));
     }
 
     private void fill(final PartitionLog log, final int segments, final long timestamp)
