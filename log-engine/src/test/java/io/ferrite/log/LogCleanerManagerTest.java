@@ -279,6 +279,27 @@ class LogCleanerManagerTest
     }
 
     @Test
+    void aCompactedLogsActiveSegmentRollsAtItsMaxCompactionLag() throws Exception
+    {
+        try (LogManager logs = LogManager.open(config(), true))
+        {
+            final PartitionLog compacted = logs.createLog("a", 0, Map.of(LogConfig.CLEANUP_POLICY, "compact", LogConfig.MAX_COMPACTION_LAG_MS, "60000"));
+            final PartitionLog deleted = logs.createLog("d", 0, Map.of(LogConfig.MAX_COMPACTION_LAG_MS, "60000"));
+            for (final PartitionLog log : new PartitionLog[] {compacted, deleted})
+            {
+                for (final long timestamp : new long[] {clock.time(), clock.time() + 61_000})
+                {
+                    batches.records(3, log.logEndOffset(), timestamp);
+                    log.append(batches.buffer, 0, batches.length, result);
+                    assertEquals(AppendResult.OK, result.status, result.toString());
+                }
+            }
+            assertEquals(2, compacted.segmentCount(), "rolled: the cleaner never cleans the active segment, so it rolls at the lag");
+            assertEquals(1, deleted.segmentCount(), "a delete-only log rolls at segment.ms only");
+        }
+    }
+
+    @Test
     void theThrottleSleepsAsKafkasThrottlerDoes() throws InterruptedException
     {
         final long[] nanos = {0};
