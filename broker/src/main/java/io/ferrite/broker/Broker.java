@@ -95,7 +95,8 @@ public final class Broker implements AutoCloseable
             .withRetentionCheckIntervalMs(config.getLong(BrokerConfig.LOG_RETENTION_CHECK_INTERVAL_MS))
             .withProducerIdExpiration(config.getInt(BrokerConfig.PRODUCER_ID_EXPIRATION_MS),
                 config.getInt(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), writerTasks)
-            .withDurabilityListener(wakeups);
+            .withDurabilityListener(wakeups)
+            .withCleaner(config.cleaner());
         try
         {
             this.logs = LogManager.open(logConfig);

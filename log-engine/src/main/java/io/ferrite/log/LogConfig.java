@@ -49,6 +49,10 @@ public final class LogConfig
     public static final String CLEANUP_POLICY = "cleanup.policy";
     public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
     public static final String COMPRESSION_TYPE = "compression.type";
+    public static final String DELETE_RETENTION_MS = "delete.retention.ms";
+    public static final String MIN_COMPACTION_LAG_MS = "min.compaction.lag.ms";
+    public static final String MAX_COMPACTION_LAG_MS = "max.compaction.lag.ms";
+    public static final String MIN_CLEANABLE_DIRTY_RATIO = "min.cleanable.dirty.ratio";
     /** {@code flush}: acknowledge once in the page cache, flush per flush.messages/flush.ms (Kafka's way);
      *  {@code fsync}: acknowledge only once an fsync covers the append (group commit). */
     public static final String DURABILITY = "ferrite.durability";
@@ -83,13 +87,15 @@ public final class LogConfig
     /** Every topic config, in the order DescribeConfigs lists them. */
     public static final ConfigCatalogue CATALOGUE = new ConfigCatalogue()
         .define(CLEANUP_POLICY, LIST, "delete", in("compact", "delete"), true,
-            "delete: old segments are removed by retention.ms and retention.bytes; compact alone keeps every segment (the cleaner is not written yet)")
+            "delete: old segments are removed by retention.ms and retention.bytes; compact: the log cleaner keeps the last record of each key "
+                + "(and no time or size retention); compact,delete: both")
         .define(COMPRESSION_TYPE, STRING, "producer", in("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), false,
             "stored; batches are kept as the producer compressed them")
         .define("compression.gzip.level", INT, "-1", betweenOr(1, 9, -1), false, "stored")
         .define("compression.lz4.level", INT, "9", between(1, 17), false, "stored")
         .define("compression.zstd.level", INT, "3", between(-131072, 22), false, "stored")
-        .define("delete.retention.ms", LONG, "86400000", atLeast(0), false, "stored (compaction)")
+        .define(DELETE_RETENTION_MS, LONG, "86400000", atLeast(0), true,
+            "how long the cleaner keeps a tombstone (and a transaction marker) after the clean that first passed it")
         .define(FILE_DELETE_DELAY_MS, LONG, "60000", atLeast(0), true,
             "how long a deleted segment's file stays open for reads already under way; a deleted partition's renamed -delete directory is removed then too")
         .define(FLUSH_MESSAGES, LONG, Long.toString(Long.MAX_VALUE), atLeast(1), true,
@@ -102,7 +108,8 @@ public final class LogConfig
             "stored (no replication throttling on one node)")
         .define("local.retention.bytes", LONG, "-2", atLeast(-2), false, "stored (tiered storage)")
         .define("local.retention.ms", LONG, "-2", atLeast(-2), false, "stored (tiered storage)")
-        .define("max.compaction.lag.ms", LONG, Long.toString(Long.MAX_VALUE), atLeast(1), false, "stored (compaction)")
+        .define(MAX_COMPACTION_LAG_MS, LONG, Long.toString(Long.MAX_VALUE), atLeast(1), true,
+            "a compacted log whose oldest dirty batch is older than this is cleaned whatever its dirty ratio; its active segment rolls at this age too")
         .define(MAX_DECOMPRESSED_MESSAGE_BYTES, INT, "2147483639", between(1, 2147483639), true,
             "largest decompressed size of a batch's records")
         .define(MAX_MESSAGE_BYTES, INT, "1048588", atLeast(0), true, "largest batch accepted")
@@ -114,8 +121,9 @@ public final class LogConfig
             "CreateTime keeps the producer's timestamps; LogAppendTime sets the broker's")
         .define("message.downconversion.enable", BOOLEAN, "true", NONE, false, "stored (no down-conversion in Kafka 4)")
         .define(MIN_INSYNC_REPLICAS, INT, "1", atLeast(1), true, "replicas that must have an acks=all write")
-        .define("min.cleanable.dirty.ratio", DOUBLE, "0.5", between(0, 1), false, "stored (compaction)")
-        .define("min.compaction.lag.ms", LONG, "0", atLeast(0), false, "stored (compaction)")
+        .define(MIN_CLEANABLE_DIRTY_RATIO, DOUBLE, "0.5", between(0, 1), true,
+            "a compacted log is cleaned once its dirty bytes are more than this share of its cleanable bytes")
+        .define(MIN_COMPACTION_LAG_MS, LONG, "0", atLeast(0), true, "the cleaner leaves the segments with a record younger than this")
         .define("preallocate", BOOLEAN, "false", NONE, false, "Ferrite always preallocates the active segment (sparse)")
         .define("remote.storage.enable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
         .define("remote.log.copy.disable", BOOLEAN, "false", NONE, false, "stored (tiered storage)")
@@ -152,6 +160,20 @@ public final class LogConfig
     public final int minInsyncReplicas;
     public final boolean fsyncDurability;
     public final List<String> cleanupPolicy;
+    /** {@code cleanup.policy} has compact: the log cleaner cleans this log. */
+    public final boolean compact;
+    /** {@code cleanup.policy} has delete: retention.ms and retention.bytes delete old segments. */
+    public final boolean delete;
+    public final long deleteRetentionMs;
+    public final long minCompactionLagMs;
+    public final long maxCompactionLagMs;
+    public final double minCleanableDirtyRatio;
+    /**
+     * The age at which the active segment rolls: {@code segment.ms}, or {@code max.compaction.lag.ms}
+     * when a compacted log's is shorter (Kafka's {@code maxSegmentMs}), since the cleaner never
+     * cleans the active segment and the lag could not be kept otherwise.
+     */
+    public final long rollMs;
 
     private final Map<String, String> overrides;
 
@@ -180,13 +202,18 @@ public final class LogConfig
         @SuppressWarnings("unchecked")
         final List<String> policy = (List<String>)valueOf(parsed, CLEANUP_POLICY);
         cleanupPolicy = policy;
-        final long minCompactionLag = longOf(parsed, "min.compaction.lag.ms");
-        final long maxCompactionLag = longOf(parsed, "max.compaction.lag.ms");
-        if (minCompactionLag > maxCompactionLag)
+        compact = policy.contains("compact");
+        delete = policy.contains("delete");
+        deleteRetentionMs = longOf(parsed, DELETE_RETENTION_MS);
+        minCompactionLagMs = longOf(parsed, MIN_COMPACTION_LAG_MS);
+        maxCompactionLagMs = longOf(parsed, MAX_COMPACTION_LAG_MS);
+        minCleanableDirtyRatio = (Double)valueOf(parsed, MIN_CLEANABLE_DIRTY_RATIO);
+        rollMs = compact && maxCompactionLagMs > 0 ? Math.min(maxCompactionLagMs, segmentMs) : segmentMs;
+        if (minCompactionLagMs > maxCompactionLagMs)
         {
-            // Kafka's one check across two topic configs (compaction is not carried out here, but the pair is refused alike)
-            throw new ConfigException("conflict topic config setting min.compaction.lag.ms (" + minCompactionLag
-                + ") > max.compaction.lag.ms (" + maxCompactionLag + ")");
+            // Kafka's one check across two topic configs
+            throw new ConfigException("conflict topic config setting min.compaction.lag.ms (" + minCompactionLagMs
+                + ") > max.compaction.lag.ms (" + maxCompactionLagMs + ")");
         }
     }
 

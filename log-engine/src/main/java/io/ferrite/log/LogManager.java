@@ -38,8 +38,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code .kafka_cleanshutdown} marker, which lets the next open skip recovery.
  *
  * <p>This class owns the directories and the partition map; the threads of the background work are
- * {@link LogBackgroundWork}'s (preallocator, scheduler, rolled-segment flusher) and each directory's
- * {@link GroupCommitter}'s, reached by the logs through their {@link DirEnvironment}.
+ * {@link LogBackgroundWork}'s, each directory's {@link GroupCommitter}'s (reached by the logs through
+ * their {@link DirEnvironment}) and the {@link LogCleaner}'s.
  */
 public final class LogManager implements AutoCloseable
 {
@@ -61,12 +61,14 @@ public final class LogManager implements AutoCloseable
     private final CreationFsyncs creationFsyncs = new CreationFsyncs();
     /** Orders checkpoint writes against a deletion's unpublishing ({@link #checkpointDir}). */
     private final Object checkpointLock = new Object();
+    private final LogCleaner cleaner;
     private volatile boolean closed;
 
     private LogManager(final LogManagerConfig config, final boolean schedulerStepped)
     {
         this.config = config;
         this.background = new LogBackgroundWork(config, () -> logArray, schedulerStepped);
+        this.cleaner = new LogCleaner(config, checkpointLock, () -> logArray, this::logsIn);
     }
 
     /**
@@ -146,6 +148,7 @@ public final class LogManager implements AutoCloseable
             // dropped before anything can make a log of that name, which would take them after a crash
             checkpointDir(dir);
         }
+        cleaner.load(dir);
         if (clean)
         {
             Files.delete(marker);
@@ -163,6 +166,7 @@ public final class LogManager implements AutoCloseable
         }
         background.start(this::checkpoint, this::runRetention,
             log -> environments.get(log.dir().getParent()).requestFlush(log));
+        cleaner.start();
     }
 
     // ---- partitions ----
@@ -244,6 +248,11 @@ public final class LogManager implements AutoCloseable
     LogBackgroundWork background()
     {
         return background;
+    }
+
+    LogCleaner cleaner()
+    {
+        return cleaner;
     }
 
     public Collection<PartitionLog> logs()
@@ -381,7 +390,6 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-
     /** Writes the recovery-point and log-start-offset checkpoints of every directory. */
     public void checkpoint() throws IOException
     {
@@ -401,6 +409,7 @@ public final class LogManager implements AutoCloseable
         synchronized (checkpointLock)
         {
             OffsetCheckpoint.writeBoth(dir, logsIn(dir));
+            cleaner.manager().forgetGone(dir); // a deleted log's cleaner-offset-checkpoint entry
         }
     }
 
@@ -422,6 +431,7 @@ public final class LogManager implements AutoCloseable
         }
         closed = true;
         creationFsyncs.close();
+        cleaner.stop(); // before the logs close, as Kafka's LogManager.shutdown
         background.stopTasks();
         committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
@@ -454,10 +464,10 @@ public final class LogManager implements AutoCloseable
         }
     }
 
-
     private void closeQuietly()
     {
         closed = true;
+        cleaner.stop();
         background.stopTasks();
         committerRunners.forEach(LogAgents::stop);
         background.stopThreads();
@@ -490,5 +500,4 @@ public final class LogManager implements AutoCloseable
             }
         }
     }
-
 }

@@ -25,7 +25,8 @@ public record LogManagerConfig(
     DurabilityListener durabilityListener,
     /* producer.id.expiration.ms */ long producerIdExpirationMs,
     /* producer.id.expiration.check.interval.ms */ long producerIdExpirationCheckIntervalMs,
-    /* how the scheduler has a log's writer run the expiry; NONE: the writer calls it itself */ WriterTasks writerTasks)
+    /* how the scheduler has a log's writer run the expiry; NONE: the writer calls it itself */ WriterTasks writerTasks,
+    /* log.cleaner.* */ CleanerConfig cleaner)
 {
     /** Kafka's {@code producer.id.expiration.ms} default: a day. */
     public static final long DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000L;
@@ -45,14 +46,14 @@ public record LogManagerConfig(
     {
         return new LogManagerConfig(logDirs, LogConfig.of(logConfigDefaults), DEFAULT_WRITE_STRATEGY, SystemEpochClock.INSTANCE,
             SystemNanoClock.INSTANCE, 300_000L, 60_000L, 1_000L, DurabilityListener.NONE, DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-            DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, WriterTasks.NONE);
+            DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, WriterTasks.NONE, CleanerConfig.defaults());
     }
 
     public LogManagerConfig withWriteStrategy(final WriteStrategy strategy)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, strategy, clock, nanoClock, retentionCheckIntervalMs, checkpointIntervalMs,
             flushCheckIntervalMs, durabilityListener, producerIdExpirationMs,
-            producerIdExpirationCheckIntervalMs, writerTasks);
+            producerIdExpirationCheckIntervalMs, writerTasks, cleaner);
     }
 
     /** For tests: one clock stepped by hand for both the wall time and the due times. */
@@ -65,28 +66,28 @@ public record LogManagerConfig(
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, newClock, newNanoClock, retentionCheckIntervalMs,
             checkpointIntervalMs, flushCheckIntervalMs, durabilityListener, producerIdExpirationMs,
-            producerIdExpirationCheckIntervalMs, writerTasks);
+            producerIdExpirationCheckIntervalMs, writerTasks, cleaner);
     }
 
     public LogManagerConfig withDurabilityListener(final DurabilityListener listener)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
             checkpointIntervalMs, flushCheckIntervalMs, listener, producerIdExpirationMs,
-            producerIdExpirationCheckIntervalMs, writerTasks);
+            producerIdExpirationCheckIntervalMs, writerTasks, cleaner);
     }
 
     public LogManagerConfig withFlushCheckIntervalMs(final long intervalMs)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
             checkpointIntervalMs, intervalMs, durabilityListener, producerIdExpirationMs,
-            producerIdExpirationCheckIntervalMs, writerTasks);
+            producerIdExpirationCheckIntervalMs, writerTasks, cleaner);
     }
 
     public LogManagerConfig withRetentionCheckIntervalMs(final long intervalMs)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, intervalMs, checkpointIntervalMs,
             flushCheckIntervalMs, durabilityListener, producerIdExpirationMs,
-            producerIdExpirationCheckIntervalMs, writerTasks);
+            producerIdExpirationCheckIntervalMs, writerTasks, cleaner);
     }
 
     /**
@@ -97,6 +98,14 @@ public record LogManagerConfig(
     public LogManagerConfig withProducerIdExpiration(final long expirationMs, final long checkIntervalMs, final WriterTasks tasks)
     {
         return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
-            checkpointIntervalMs, flushCheckIntervalMs, durabilityListener, expirationMs, checkIntervalMs, tasks);
+            checkpointIntervalMs, flushCheckIntervalMs, durabilityListener, expirationMs, checkIntervalMs, tasks, cleaner);
+    }
+
+    /** The log cleaner's settings and its compaction ({@link CleanerConfig}). */
+    public LogManagerConfig withCleaner(final CleanerConfig newCleaner)
+    {
+        return new LogManagerConfig(logDirs, defaultLogConfig, writeStrategy, clock, nanoClock, retentionCheckIntervalMs,
+            checkpointIntervalMs, flushCheckIntervalMs, durabilityListener, producerIdExpirationMs,
+            producerIdExpirationCheckIntervalMs, writerTasks, newCleaner);
     }
 }

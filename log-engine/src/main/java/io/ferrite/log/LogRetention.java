@@ -83,10 +83,10 @@ final class LogRetention
                 total += s.size();
             }
             final long logStart = offsets.logStartOffset();
-            // as Kafka: time and size retention belong to cleanup.policy=delete; a compact-only topic
-            // (__consumer_offsets, __transaction_state, changelogs) keeps its segments for the cleaner,
-            // which Ferrite does not have yet: until it does such a topic grows, it loses nothing
-            final boolean deletes = cfg.cleanupPolicy.contains("delete");
+            // as Kafka 4.4 (UnifiedLog.deleteOldSegments): time and size retention belong to cleanup.policy
+            // delete and compact,delete; a compact-only topic (__consumer_offsets, __transaction_state,
+            // changelogs) keeps its segments, which only the log cleaner shrinks
+            final boolean deletes = cfg.delete;
             int n = 0;
             while (n < segs.length - 1)
             {

@@ -63,7 +63,7 @@ final class SegmentRoller
             return true;
         }
         final long ageNow = now != UNKNOWN_TIME || active.rollsByBatchTimestamps() ? now : validator.readClock();
-        return active.timeWaitedForRoll(ageNow, maxTimestamp) > cfg.segmentMs - cfg.segmentJitterMs;
+        return active.timeWaitedForRoll(ageNow, maxTimestamp) > cfg.rollMs - cfg.segmentJitterMs;
     }
 
     /** Starts a new active segment at {@code baseOffset} (the log end); the old one is flushed in the background. */

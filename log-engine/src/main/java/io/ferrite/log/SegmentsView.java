@@ -52,6 +52,17 @@ public final class SegmentsView
         return (long)segments[i].timeIndex.entries() * io.ferrite.index.TimeIndex.ENTRY_SIZE;
     }
 
+    /**
+     * The largest timestamp of segment {@code i}'s first batch (Kafka's {@code getFirstBatchTimestamp}: when
+     * its oldest data was written, which {@code max.compaction.lag.ms} counts from), or {@link Long#MAX_VALUE}
+     * when it has no batch.
+     */
+    public long firstBatchTimestamp(final int i)
+    {
+        final Segment s = segments[i];
+        return s.size() > 0 ? s.batchMaxTimestamp(0) : Long.MAX_VALUE;
+    }
+
     /** Whether segment {@code i} is the active one (the writer's; never cleaned). */
     public boolean isActive(final int i)
     {

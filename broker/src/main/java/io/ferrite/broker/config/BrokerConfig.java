@@ -1,5 +1,6 @@
 package io.ferrite.broker.config;
 
+import io.ferrite.log.CleanerConfig;
 import io.ferrite.log.LogConfig;
 import io.ferrite.log.WriteStrategy;
 import io.ferrite.log.config.ConfigCatalogue;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 
 import static io.ferrite.log.config.ConfigKey.Type.BOOLEAN;
+import static io.ferrite.log.config.ConfigKey.Type.DOUBLE;
 import static io.ferrite.log.config.ConfigKey.Type.INT;
 import static io.ferrite.log.config.ConfigKey.Type.LIST;
 import static io.ferrite.log.config.ConfigKey.Type.LONG;
@@ -68,6 +70,13 @@ public final class BrokerConfig
     public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS = "add.partitions.to.txn.retry.backoff.max.ms";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
+    public static final String LOG_CLEANER_ENABLE = "log.cleaner.enable";
+    public static final String LOG_CLEANER_THREADS = "log.cleaner.threads";
+    public static final String LOG_CLEANER_DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size";
+    public static final String LOG_CLEANER_IO_BUFFER_LOAD_FACTOR = "log.cleaner.io.buffer.load.factor";
+    public static final String LOG_CLEANER_IO_BUFFER_SIZE = "log.cleaner.io.buffer.size";
+    public static final String LOG_CLEANER_IO_MAX_BYTES_PER_SECOND = "log.cleaner.io.max.bytes.per.second";
+    public static final String LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms";
 
     /** Topic config -> the broker properties that set its default, most specific first (Kafka's synonyms). */
     public static final Map<String, List<String>> TOPIC_SYNONYMS = topicSynonyms();
@@ -183,6 +192,14 @@ public final class BrokerConfig
             paths.add(Path.of(d));
         }
         return paths;
+    }
+
+    /** The log cleaner's settings ({@code log.cleaner.*}), with the log engine's compaction. */
+    public CleanerConfig cleaner()
+    {
+        return CleanerConfig.defaults().with(getBoolean(LOG_CLEANER_ENABLE), getInt(LOG_CLEANER_THREADS), getLong(LOG_CLEANER_DEDUPE_BUFFER_SIZE),
+            (Double)get(LOG_CLEANER_IO_BUFFER_LOAD_FACTOR), getInt(LOG_CLEANER_IO_BUFFER_SIZE), (Double)get(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND),
+            getLong(LOG_CLEANER_BACKOFF_MS));
     }
 
     public WriteStrategy writeStrategy()
@@ -417,7 +434,19 @@ public final class BrokerConfig
                 "how long a produce v12+ whose partition's add meets CONCURRENT_TRANSACTIONS (its transaction still ending) retries it before that is its answer; "
                     + "the same bound for a client's AddPartitionsToTxn v0-3 and AddOffsetsToTxn, held on the coordinators' agent (Kafka answers those at once)")
             .define(FETCH_MAX_BYTES, INT, "57671680", atLeast(1024), true,
-                "cap on the records of one fetch response: a request's max_bytes (and min_bytes) above it is lowered to it; a first batch larger than it still goes whole");
+                "cap on the records of one fetch response: a request's max_bytes (and min_bytes) above it is lowered to it; a first batch larger than it still goes whole")
+            // Kafka 4.4's CleanerConfig: names, types, defaults and checks (none where Kafka has none)
+            .define(LOG_CLEANER_ENABLE, BOOLEAN, "true", NONE, true,
+                "run the log cleaner, which compacts cleanup.policy=compact topics (deprecated in Kafka 4.1; false: they grow for ever)")
+            .define(LOG_CLEANER_THREADS, INT, "1", atLeast(0), true, "log cleaner threads (each with its own offset map)")
+            .define(LOG_CLEANER_DEDUPE_BUFFER_SIZE, LONG, "134217728", NONE, true,
+                "off-heap memory of the cleaner threads' key -> offset maps together (at most 2 GiB a thread), taken at a thread's first clean")
+            .define(LOG_CLEANER_IO_BUFFER_LOAD_FACTOR, DOUBLE, "0.9", NONE, true, "how full an offset map gets before a clean stops filling it")
+            .define(LOG_CLEANER_IO_BUFFER_SIZE, INT, "524288", atLeast(0), true,
+                "accepted; Ferrite's cleaner reads and writes mapped segments, with no I/O buffers")
+            .define(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, DOUBLE, Double.toString(Double.MAX_VALUE), NONE, true,
+                "the cleaner threads' read and write bytes per second together, on average (Kafka's throttler, checked every 300 ms)")
+            .define(LOG_CLEANER_BACKOFF_MS, LONG, "15000", atLeast(0), true, "how long a cleaner thread waits when no log needs cleaning");
         for (final Map.Entry<String, List<String>> e : topicSynonyms().entrySet())
         {
             final ConfigKey topicKey = LogConfig.CATALOGUE.key(e.getKey());

@@ -22,8 +22,8 @@ import java.util.Map;
  * {@link CoordinatorTopic} each), one batch per change, through the log thread that owns the
  * partition, like any produce: its append path, its hold until the group fsync in fsync durability,
  * its answers when the append or the fsync fails or the log closes. The topics have no second writer
- * (clients cannot produce to them). The topics are not compacted yet: they keep every record until
- * retention removes whole segments. A coordinator replays its topic at start itself (the groups:
+ * (clients cannot produce to them). The topics are compacted (the log cleaner keeps each key's
+ * latest record, a tombstone for {@code delete.retention.ms}). A coordinator replays its topic at start itself (the groups:
  * {@code group.GroupReplay}).
  *
  * <p>The coordinators are one more sender on every log thread's queues (slot {@code sender}, after the

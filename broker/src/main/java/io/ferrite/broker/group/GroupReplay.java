@@ -39,8 +39,8 @@ import java.util.TreeMap;
  * last wins whatever the partitions' order; and {@link StrayMigration} then moves those groups home
  * (their state written to their partition, then tombstones for the strays), so that the next start is
  * one pass again and, once that migration has ended, a tombstone written home cannot be outlived by
- * a stray (the topic is deleted by time, not compacted: a quiet partition keeps a stray after the
- * group's own partition lost its tombstone). Until then it can: a group whose move waits (a write
+ * a stray (the topic is compacted: a tombstone goes after {@code delete.retention.ms}, while a quiet
+ * partition's stray, never cleaned again, stays). Until then it can: a group whose move waits (a write
  * home that failed, a transaction with offsets of it pending) and that is deleted or expires keeps its
  * strays until a later start moves it. After that migration, downgrading to a Ferrite that places groups by the old hash (the
  * sign bit masked) is not supported: it would see the groups' records as strays in turn.

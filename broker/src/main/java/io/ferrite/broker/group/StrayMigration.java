@@ -35,8 +35,8 @@ import java.util.Map;
  * replayed at every start meanwhile. Writing only the strays' offsets, and waiting only for theirs,
  * would end that.
  *
- * <p>Why: the topic is deleted by time, not compacted, so a tombstone written home (DeleteGroups,
- * OffsetDelete, expiry) can go with its segment while a stray in a quiet partition stays, and the
+ * <p>Why: the topic is compacted, so a tombstone written home (DeleteGroups, OffsetDelete, expiry)
+ * goes after {@code delete.retention.ms} while a stray in a quiet partition, not cleaned again, stays, and the
  * deleted group or offsets would come back at the next start; and strays make every start replay the
  * topic three times.
  */

@@ -259,6 +259,43 @@ class ConfigsTest
     }
 
     @Test
+    void theCleanerConfigsAreKafkasAndATopicsCompactionSettingsReachItsLog() throws Exception
+    {
+        final Config config = describe(new ConfigResource(ConfigResource.Type.BROKER, "1"));
+        final Map<String, String> kafkas = Map.ofEntries(Map.entry("log.cleaner.enable", "true"), Map.entry("log.cleaner.threads", "1"),
+            Map.entry("log.cleaner.dedupe.buffer.size", "134217728"), Map.entry("log.cleaner.io.buffer.load.factor", "0.9"),
+            Map.entry("log.cleaner.io.buffer.size", "524288"), Map.entry("log.cleaner.io.max.bytes.per.second", "1.7976931348623157E308"),
+            Map.entry("log.cleaner.backoff.ms", "15000"), Map.entry("log.cleaner.min.cleanable.ratio", "0.5"),
+            Map.entry("log.cleaner.delete.retention.ms", "86400000"), Map.entry("log.cleaner.min.compaction.lag.ms", "0"),
+            Map.entry("log.cleaner.max.compaction.lag.ms", "9223372036854775807"));
+        for (final Map.Entry<String, String> e : kafkas.entrySet())
+        {
+            final ConfigEntry entry = config.get(e.getKey());
+            assertEquals(e.getValue(), entry.value(), e.getKey());
+            assertEquals(ConfigEntry.ConfigSource.DEFAULT_CONFIG, entry.source(), e.getKey());
+        }
+        assertEquals(ConfigEntry.ConfigType.DOUBLE, config.get("log.cleaner.io.max.bytes.per.second").type());
+        assertEquals(ConfigEntry.ConfigType.BOOLEAN, config.get("log.cleaner.enable").type());
+        assertEquals(ConfigEntry.ConfigType.LONG, config.get("log.cleaner.dedupe.buffer.size").type());
+
+        create("compacted", Map.of("cleanup.policy", "compact"));
+        final ConfigResource compacted = topic("compacted");
+        alter(compacted, op("min.cleanable.dirty.ratio", "0.2", AlterConfigOp.OpType.SET), op("delete.retention.ms", "1000", AlterConfigOp.OpType.SET),
+            op("min.compaction.lag.ms", "5", AlterConfigOp.OpType.SET), op("max.compaction.lag.ms", "60000", AlterConfigOp.OpType.SET));
+        final LogConfig cfg = log(broker, "compacted").config();
+        assertEquals(0.2, cfg.minCleanableDirtyRatio);
+        assertEquals(1000L, cfg.deleteRetentionMs);
+        assertEquals(5L, cfg.minCompactionLagMs);
+        assertEquals(60_000L, cfg.maxCompactionLagMs);
+        assertEquals(60_000L, cfg.rollMs, "a compacted log's active segment rolls at max.compaction.lag.ms");
+        assertEquals(List.of("DYNAMIC_TOPIC_CONFIG:min.cleanable.dirty.ratio=0.2", "DEFAULT_CONFIG:log.cleaner.min.cleanable.ratio=0.5"),
+            synonyms(describe(compacted).get("min.cleanable.dirty.ratio")));
+        final Throwable tooDirty = alterFails(compacted, op("min.cleanable.dirty.ratio", "1.5", AlterConfigOp.OpType.SET));
+        assertInstanceOf(InvalidConfigurationException.class, tooDirty);
+        assertEquals(0.2, log(broker, "compacted").config().minCleanableDirtyRatio);
+    }
+
+    @Test
     void incrementalChangesAreDescribedAndObeyedByTheLog() throws Exception
     {
         create("orders", Map.of());
