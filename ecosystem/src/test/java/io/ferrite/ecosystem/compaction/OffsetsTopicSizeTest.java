@@ -10,6 +10,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -35,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * cleaners have cleaned every group's partition up to its active segment, and checks each group's
  * committed offset survived and Ferrite's topic is no larger than Kafka's.
  */
+@EnabledIfSystemProperty(named = "ferrite.offsets.size", matches = "true", disabledReason = "two minutes of commits: -Plong or -Dferrite.offsets.size=true")
 class OffsetsTopicSizeTest
 {
     private static final String TOPIC = "__consumer_offsets";
