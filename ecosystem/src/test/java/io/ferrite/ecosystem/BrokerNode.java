@@ -174,6 +174,12 @@ public final class BrokerNode implements AutoCloseable
         }
     }
 
+    /** SIGKILL, and waits until the process is gone. */
+    public void kill() throws InterruptedException
+    {
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+
     /** SIGTERM (both brokers shut down cleanly on it), then SIGKILL if it is still running after 30 s. */
     @Override
     public void close() throws InterruptedException
