@@ -52,6 +52,28 @@ final class CleanerProgress
         }
     }
 
+    /**
+     * The bytes on disk of the partition's segments below its active one: what a cleaner has cleaned (both
+     * brokers cut a rolled segment's file to its batches; Ferrite's active segment file is preallocated).
+     */
+    static long bytesBelowActive(final Path partitionDir) throws IOException
+    {
+        final long activeBase = activeSegmentBase(partitionDir);
+        long total = 0;
+        try (Stream<Path> files = Files.list(partitionDir))
+        {
+            for (final Path f : (Iterable<Path>) files.filter(p -> p.getFileName().toString().endsWith(".log"))::iterator)
+            {
+                final String n = f.getFileName().toString();
+                if (Long.parseLong(n.substring(0, n.length() - 4)) < activeBase)
+                {
+                    total += Files.size(f);
+                }
+            }
+        }
+        return total;
+    }
+
     /** How many segments the partition has. */
     static long segmentCount(final Path partitionDir) throws IOException
     {

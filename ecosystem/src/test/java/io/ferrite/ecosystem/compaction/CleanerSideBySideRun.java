@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -88,7 +87,7 @@ class CleanerSideBySideRun
             writeDirty(broker);
             final Path partitionDir = broker.partitionDir(TOPIC, 0);
             final long activeBase = CleanerProgress.activeSegmentBase(partitionDir);
-            final long dirtyBytes = bytesBelowActive(partitionDir);
+            final long dirtyBytes = CleanerProgress.bytesBelowActive(partitionDir);
             try (Probe probe = new Probe(broker))
             {
                 final Histogram idle = probe.record(PROBE_IDLE_MS);
@@ -104,7 +103,7 @@ class CleanerSideBySideRun
                 }
                 final double seconds = (System.nanoTime() - started) / 1e9;
                 final Histogram cleaning = probe.stopRecording();
-                final long after = bytesBelowActive(partitionDir);
+                final long after = CleanerProgress.bytesBelowActive(partitionDir);
                 final double mbPerSecond = dirtyBytes / 1e6 / seconds;
                 System.out.printf("%s: cleaned %.1f MB -> %.1f MB below offset %d in %.2f s: %.1f MB/s; probe p50/p99/max us idle %d/%d/%d (%d), "
                         + "while cleaning %d/%d/%d (%d)%n", broker.name, dirtyBytes / 1e6, after / 1e6, activeBase, seconds, mbPerSecond,
@@ -151,24 +150,6 @@ class CleanerSideBySideRun
                 }
             }
             producer.flush();
-        }
-    }
-
-    private static long bytesBelowActive(final Path partitionDir) throws Exception
-    {
-        final long activeBase = CleanerProgress.activeSegmentBase(partitionDir);
-        try (Stream<Path> files = Files.list(partitionDir))
-        {
-            long total = 0;
-            for (final Path f : (Iterable<Path>) files.filter(p -> p.getFileName().toString().endsWith(".log"))::iterator)
-            {
-                final String n = f.getFileName().toString();
-                if (Long.parseLong(n.substring(0, n.length() - 4)) < activeBase)
-                {
-                    total += Files.size(f);
-                }
-            }
-            return total;
         }
     }
 
