@@ -1,5 +1,7 @@
 package io.ferrite.ecosystem.mirror;
 
+import io.ferrite.ecosystem.BrokerNode;
+
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;

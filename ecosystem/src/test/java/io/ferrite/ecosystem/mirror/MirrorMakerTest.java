@@ -1,5 +1,7 @@
 package io.ferrite.ecosystem.mirror;
 
+import io.ferrite.ecosystem.BrokerNode;
+
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.mirror.MirrorMaker;

@@ -1,4 +1,4 @@
-package io.ferrite.ecosystem.mirror;
+package io.ferrite.ecosystem;
 
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
@@ -23,17 +23,17 @@ import java.util.concurrent.TimeUnit;
  * which this module's build writes) or Ferrite (its runnable jar, {@code broker/target/ferrite-broker.jar}).
  * Its output goes to {@code broker.log} in its directory.
  */
-final class BrokerNode implements AutoCloseable
+public final class BrokerNode implements AutoCloseable
 {
-    enum Kind
+    public enum Kind
     {
         KAFKA, FERRITE
     }
 
     private static final Duration START_DEADLINE = Duration.ofSeconds(120);
 
-    final Kind kind;
-    final String name;
+    public final Kind kind;
+    public final String name;
     private final Path dir;
     private final int port;
     private final Process process;
@@ -47,19 +47,29 @@ final class BrokerNode implements AutoCloseable
         this.process = process;
     }
 
-    String bootstrap()
+    public String bootstrap()
     {
         return "127.0.0.1:" + port;
     }
 
     /** Client properties that reach this broker. */
-    Map<String, Object> clientConfig()
+    public Map<String, Object> clientConfig()
     {
         return Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
     }
 
     /** Spawns the broker in {@code dir}; {@link #awaitReady} waits until it answers. */
-    static BrokerNode spawn(final Kind kind, final String name, final Path dir) throws IOException, InterruptedException
+    public static BrokerNode spawn(final Kind kind, final String name, final Path dir) throws IOException, InterruptedException
+    {
+        return spawn(kind, name, dir, Map.of());
+    }
+
+    /**
+     * Spawns the broker in {@code dir} with broker configs of Kafka's names added to the defaults (both
+     * brokers take the same: {@code server.properties} lines for Kafka, {@code --override}s for Ferrite).
+     */
+    public static BrokerNode spawn(final Kind kind, final String name, final Path dir, final Map<String, String> brokerConfig)
+        throws IOException, InterruptedException
     {
         Files.createDirectories(dir);
         final int port = freePort();
@@ -88,6 +98,10 @@ final class BrokerNode implements AutoCloseable
                 "share.coordinator.state.topic.replication.factor=1",
                 "share.coordinator.state.topic.min.isr=1",
                 "group.initial.rebalance.delay.ms=0"), StandardCharsets.UTF_8);
+            for (final Map.Entry<String, String> e : brokerConfig.entrySet())
+            {
+                Files.writeString(config, e.getKey() + "=" + e.getValue() + "\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+            }
             final Process format = new ProcessBuilder(javaBinary(), "-Xmx256m", "-cp", classPath, "kafka.tools.StorageTool", "format",
                 "-t", Uuid.randomUuid().toString(), "-c", config.toString())
                 .redirectErrorStream(true).redirectOutput(dir.resolve("format.log").toFile()).start();
@@ -104,6 +118,10 @@ final class BrokerNode implements AutoCloseable
                 "--override", "listeners=PLAINTEXT://127.0.0.1:" + port,
                 "--override", "log.dirs=" + dir.resolve("ferrite-data"),
                 "--override", "num.partitions=1"));
+            for (final Map.Entry<String, String> e : brokerConfig.entrySet())
+            {
+                command.addAll(List.of("--override", e.getKey() + "=" + e.getValue()));
+            }
         }
         final Process process = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(dir.resolve("broker.log").toFile()).start();
@@ -113,7 +131,7 @@ final class BrokerNode implements AutoCloseable
     }
 
     /** Waits until the broker answers a DescribeCluster. */
-    BrokerNode awaitReady()
+    public BrokerNode awaitReady()
     {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(),
             AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 2_000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000)))
@@ -137,7 +155,13 @@ final class BrokerNode implements AutoCloseable
         return this;
     }
 
-    String logTail()
+    /** The directory of a partition's files: {@code <log.dirs>/<topic>-<partition>}. */
+    public Path partitionDir(final String topic, final int partition)
+    {
+        return dir.resolve(kind == Kind.KAFKA ? "kafka-logs" : "ferrite-data").resolve(topic + "-" + partition);
+    }
+
+    public String logTail()
     {
         try
         {
@@ -148,6 +172,12 @@ final class BrokerNode implements AutoCloseable
         {
             return "(no log: " + ex + ")";
         }
+    }
+
+    /** SIGKILL, and waits until the process is gone. */
+    public void kill() throws InterruptedException
+    {
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
     }
 
     /** SIGTERM (both brokers shut down cleanly on it), then SIGKILL if it is still running after 30 s. */
