@@ -57,6 +57,13 @@ public record CleanerConfig(boolean enable, int threads, long dedupeBufferSize, 
             newBackoffMs, compaction);
     }
 
+    /** This config with cleaner threads on or off ({@code log.cleaner.enable}). */
+    public CleanerConfig withEnable(final boolean newEnable)
+    {
+        return new CleanerConfig(newEnable, threads, dedupeBufferSize, dedupeBufferLoadFactor, ioBufferSize, maxIoBytesPerSecond, backoffMs,
+            compaction);
+    }
+
     public CleanerConfig withCompaction(final CompactionFactory factory)
     {
         return new CleanerConfig(enable, threads, dedupeBufferSize, dedupeBufferLoadFactor, ioBufferSize, maxIoBytesPerSecond, backoffMs,

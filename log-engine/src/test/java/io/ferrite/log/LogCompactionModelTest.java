@@ -93,7 +93,9 @@ class LogCompactionModelTest
             LogConfig.INDEX_INTERVAL_BYTES, Integer.toString(r.nextInt(300)),
             LogConfig.CLEANUP_POLICY, "compact",
             LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE));
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock));
+        // no cleaner thread of the manager's: the test runs every clean itself
+        final LogManagerConfig managerConfig = LogManagerConfig.of(dir).withClock(clock);
+        try (LogManager manager = LogManager.open(managerConfig.withCleaner(managerConfig.cleaner().withEnable(false)));
             OffsetMap map = new OffsetMap(24 * (6 + r.nextInt(14)), 0.9)) // 5 to 17 keys a pass
         {
             final PartitionLog log = manager.createLog("c", 0, config);

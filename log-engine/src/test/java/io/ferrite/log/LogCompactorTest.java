@@ -63,7 +63,9 @@ class LogCompactorTest
     {
         if (manager == null)
         {
-            manager = LogManager.open(LogManagerConfig.of(dir));
+            // no cleaner thread of the manager's: the test runs every clean itself
+            final LogManagerConfig config = LogManagerConfig.of(dir);
+            manager = LogManager.open(config.withCleaner(config.cleaner().withEnable(false)));
         }
         final PartitionLog log = manager.createLog(topic, 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(segmentBytes),
             LogConfig.SEGMENT_MS, Long.toString(segmentMs), LogConfig.CLEANUP_POLICY, "compact",
