@@ -8,6 +8,7 @@ import io.ferrite.broker.api.CreateTopicsHandler;
 import io.ferrite.broker.api.DeleteRecordsHandler;
 import io.ferrite.broker.api.DeleteTopicsHandler;
 import io.ferrite.broker.api.DescribeClusterHandler;
+import io.ferrite.broker.api.DescribeLogDirsHandler;
 import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.FetchHandler;
 import io.ferrite.broker.api.IncrementalAlterConfigsHandler;
@@ -192,7 +193,8 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
-                    .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]));
+                    .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]))
+                    .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()));
                 GroupHandlers.register(apis, groups, transactions, topics, config.nodeId(), metadata[i],
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,

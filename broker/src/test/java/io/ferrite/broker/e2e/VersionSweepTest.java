@@ -11,6 +11,7 @@ import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
+import org.apache.kafka.common.message.DescribeLogDirsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
@@ -186,6 +187,8 @@ class VersionSweepTest
                 return new InitProducerIdRequestData().setTransactionalId(null).setTransactionTimeoutMs(60_000);
             case DESCRIBE_CLUSTER:
                 return new DescribeClusterRequestData();
+            case DESCRIBE_LOG_DIRS:
+                return new DescribeLogDirsRequestData().setTopics(null);
             case FIND_COORDINATOR:
                 return v >= 4 ? new FindCoordinatorRequestData().setKeyType((byte)0).setCoordinatorKeys(List.of("sweep-group")) :
                     new FindCoordinatorRequestData().setKey("sweep-group");
