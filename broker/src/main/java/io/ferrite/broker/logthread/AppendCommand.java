@@ -12,6 +12,13 @@ import org.agrona.MutableDirectBuffer;
  */
 public final class AppendCommand
 {
+    /**
+     * The diagnostics switch of the transaction coordinator's EndTxn timing ({@code txn.EndTxnTiming}):
+     * with it, a log thread stamps {@link #takenNs} as it takes a command in and {@link #answeredNs} as it sends it back. A static final flag,
+     * folded away by the JIT when off: nothing is read or stored on the produce path then.
+     */
+    public static final String TIMING_PROPERTY = "ferrite.txn.endTxnTiming";
+    public static final boolean STAMP_ANSWERS = Boolean.getBoolean(TIMING_PROPERTY);
     public final AppendResult result = new AppendResult();
     /** The network thread to return to. */
     public int networkThread;
@@ -68,6 +75,10 @@ public final class AppendCommand
     long answerOfferedAt;
     /** In the log thread's list of commands waiting for an fsync. */
     boolean held;
+    /** {@link System#nanoTime} as the log thread took it in; set only with {@link #STAMP_ANSWERS}. */
+    public long takenNs;
+    /** {@link System#nanoTime} as the log thread sent it back; set only with {@link #STAMP_ANSWERS}. */
+    public long answeredNs;
 
     /** The request a command belongs to; called on the network thread the command returns to. */
     @FunctionalInterface
