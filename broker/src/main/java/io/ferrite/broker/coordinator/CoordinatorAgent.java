@@ -124,10 +124,16 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     /** Runs this agent on a daemon thread of its own. */
     public void start()
     {
-        // a few spins and yields after work (a commit's answer often follows its write within
-        // microseconds), then parks growing to one tick: an idle coordinator wakes 20 times a second
-        // (a tick is not work, so it does not restart the backoff) and a tick is at most one park late
-        start(new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
+        // a few spins after work (a commit's answer often follows its write within microseconds), then
+        // parks growing to one tick: an idle coordinator wakes 20 times a second (a tick is not work, so
+        // it does not restart the backoff) and a tick is at most one park late. No yields: on a shared
+        // 2-core machine (kernel 6.18, EEVDF) a thread that yields loses its turn to the other runnable
+        // threads, and its next wake-up (an unpark: a request queued, a log thread's answer) waited up to
+        // milliseconds for a core; with the 10 yields this had, an EndTxn's two stages that wake the agent
+        // had a p99 of 1.2-2.1 ms each, without them 0.06-0.5 ms, and the broker's EndTxn p99 fell from
+        // 3.6-3.8 ms to 1.6-2.2 ms at p50 +10% (EndTxnLoopTest with -Dferrite.txn.endTxnTiming, interleaved
+        // runs, load 13; jmh-results/RESULTS.md, "EndTxn tail")
+        start(new BackoffIdleStrategy(10, 0, TimeUnit.MICROSECONDS.toNanos(100),
             TimeUnit.MILLISECONDS.toNanos(TICK_MS)));
     }
 
