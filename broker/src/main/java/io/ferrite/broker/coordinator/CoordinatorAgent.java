@@ -126,13 +126,13 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     {
         // a few spins after work (a commit's answer often follows its write within microseconds), then
         // parks growing to one tick: an idle coordinator wakes 20 times a second (a tick is not work, so
-        // it does not restart the backoff) and a tick is at most one park late. No yields: on a shared
-        // 2-core machine (kernel 6.18, EEVDF) a thread that yields loses its turn to the other runnable
-        // threads, and its next wake-up (an unpark: a request queued, a log thread's answer) waited up to
-        // milliseconds for a core; with the 10 yields this had, an EndTxn's two stages that wake the agent
-        // had a p99 of 1.2-2.1 ms each, without them 0.06-0.5 ms, and the broker's EndTxn p99 fell from
-        // 3.6-3.8 ms to 1.6-2.2 ms at p50 +10% (EndTxnLoopTest with -Dferrite.txn.endTxnTiming, interleaved
-        // runs, load 13; jmh-results/RESULTS.md, "EndTxn tail")
+        // it does not restart the backoff) and a tick is at most one park late. No yields: Linux's EEVDF
+        // scheduler (6.18 here) sends a task that yields to the end of its slice, and woken a moment later
+        // on busy shared cores it waited behind the other runnable threads. With the 10 yields this had,
+        // the two hand-offs of an EndTxn that wake the agent had a p99 of 2.7 and 2.0 ms; without them
+        // 0.55 and 0.08 ms, the broker's EndTxn p99 4.4 -> 2.8 ms, p50 99 -> 114 us (medians of 4
+        // interleaved runs of EndTxnLoopTest with -Dferrite.txn.endTxnTiming at load 16-19;
+        // jmh-results/profiles.md, "EndTxn tail")
         start(new BackoffIdleStrategy(10, 0, TimeUnit.MICROSECONDS.toNanos(100),
             TimeUnit.MILLISECONDS.toNanos(TICK_MS)));
     }
