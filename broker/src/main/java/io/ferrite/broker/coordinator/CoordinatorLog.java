@@ -396,8 +396,11 @@ public final class CoordinatorLog
             failures.written(t.name, t.keyKind, k, error, r, clock.nowMs());
             final long baseOffset = error == Errors.NONE ? r.firstOffset : -1;
             t.answered(k);
-            takenNs = answered.takenNs;
-            answeredNs = answered.answeredNs;
+            if (AppendCommand.STAMP_ANSWERS)
+            {
+                takenNs = answered.takenNs;
+                answeredNs = answered.answeredNs;
+            }
             release(free);
             finish(w, then, error, baseOffset);
         }

@@ -3,6 +3,7 @@ package io.ferrite.broker.logthread;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.LogTransactions;
+import io.ferrite.broker.Diagnostics;
 import org.agrona.MutableDirectBuffer;
 
 /**
@@ -13,12 +14,11 @@ import org.agrona.MutableDirectBuffer;
 public final class AppendCommand
 {
     /**
-     * The diagnostics switch of the transaction coordinator's EndTxn timing ({@code txn.EndTxnTiming}):
-     * with it, a log thread stamps {@link #takenNs} as it takes a command in and {@link #answeredNs} as it sends it back. A static final flag,
-     * folded away by the JIT when off: nothing is read or stored on the produce path then.
+     * The transaction coordinator's EndTxn timing ({@link Diagnostics#END_TXN_TIMING}): with it, a log thread
+     * stamps {@link #takenNs} as it takes a command in and {@link #answeredNs} as it sends it back. A static
+     * final flag, folded away by the JIT when off: nothing is read or stored on the produce path then.
      */
-    public static final String TIMING_PROPERTY = "ferrite.txn.endTxnTiming";
-    public static final boolean STAMP_ANSWERS = Boolean.getBoolean(TIMING_PROPERTY);
+    public static final boolean STAMP_ANSWERS = Diagnostics.END_TXN_TIMING;
     public final AppendResult result = new AppendResult();
     /** The network thread to return to. */
     public int networkThread;

@@ -1,20 +1,31 @@
 package io.ferrite.broker.txn;
 
-import io.ferrite.broker.logthread.AppendCommand;
+import io.ferrite.broker.Diagnostics;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A diagnostics switch: where an EndTxn's time goes, stage by stage, in microseconds. Off unless the
- * broker's JVM runs with {@code -D}{@value #PROPERTY}{@code =true}; off, every stamp is behind this
- * {@code static final} flag, which the JIT folds away (nothing is read, stored or allocated). On, the
+ * broker's JVM runs with {@code -D}{@value #PROPERTY}{@code =true} ({@link Diagnostics}). Off, every
+ * clock reading, stamp store and recording is behind this {@code static final} flag, which the JIT folds
+ * away, and no histogram is made; what stays is room: each {@link TxnCoordinator.Pending} carries five
+ * longs (40 bytes more for every coordinator call that makes one), each pooled AppendCommand and each
+ * {@link TxnMetadata} carry their stamps' longs, and EndTxn's call captures one more long. On the
+ * produce and fetch path nothing is read or stored when off. On, the
  * stamps are {@link System#nanoTime} readings kept in the request's {@link TxnCoordinator.Pending} and
  * in its {@link TxnMetadata} (the markers and Complete* after the answer), and each stage's time goes
  * into an HdrHistogram {@link Recorder} (wait-free for the recording threads: the network thread
  * records the answer's stages, the coordinators' agent the others); {@link #report} prints them all
- * (the broker logs it as it closes). Stages, one after the other:
+ * (the broker logs it as it closes).
+ *
+ * <p>Every stage counts only EndTxns answered from a PrepareCommit/PrepareAbort they wrote (each stage has one
+ * sample per such EndTxn; {@code markers} and {@code complete} only for the transactions those EndTxns
+ * ended). An EndTxn answered without a write (an error, a retry answered from the state) is only counted,
+ * as {@code unwritten}, and a transaction ended otherwise (a timeout's abort, an InitProducerId's fence, a
+ * load completing a prepared one) is not in them. The recorders are static: brokers in one JVM share them. Stages, one after the other:
  * <pre>
  *   queued    the request decoded on its network thread  -> the coordinators' agent runs it
  *   to_log    the agent runs it (sends PrepareCommit)     -> its log thread takes the write in
@@ -29,8 +40,8 @@ import java.util.concurrent.TimeUnit;
 public final class EndTxnTiming
 {
     /** The system property that turns the timing on. */
-    public static final String PROPERTY = AppendCommand.TIMING_PROPERTY;
-    public static final boolean ENABLED = AppendCommand.STAMP_ANSWERS;
+    public static final String PROPERTY = Diagnostics.END_TXN_TIMING_PROPERTY;
+    public static final boolean ENABLED = Diagnostics.END_TXN_TIMING;
 
     enum Stage
     {
@@ -41,6 +52,8 @@ public final class EndTxnTiming
     private static final Recorder[] RECORDERS = ENABLED ? recorders() : null;
     /** Every interval taken from the recorders so far (under this class's lock: {@link #report} only). */
     private static final Histogram[] TOTALS = ENABLED ? totals() : null;
+    /** EndTxns answered without a write of their own (in no stage); made only when the timing is on. */
+    private static final AtomicLong UNWRITTEN = ENABLED ? new AtomicLong() : null;
 
     private EndTxnTiming()
     {
@@ -81,6 +94,11 @@ public final class EndTxnTiming
     {
         if (ENABLED)
         {
+            if (pending.appliedNs == 0)
+            {
+                UNWRITTEN.incrementAndGet();
+                return;
+            }
             final long now = System.nanoTime();
             record(Stage.QUEUED, pending.decodedNs, pending.pickedNs);
             record(Stage.TO_LOG, pending.pickedNs, pending.takenNs);
@@ -101,16 +119,37 @@ public final class EndTxnTiming
         {
             return "EndTxn timing off (-D" + PROPERTY + "=true turns it on)";
         }
-        final StringBuilder s = new StringBuilder("EndTxn stages (us):");
+        final StringBuilder s = new StringBuilder("EndTxn stages (us; EndTxns answered without a write, in none: "
+            + UNWRITTEN.get() + "):");
         for (final Stage stage : Stage.values())
         {
-            final Histogram h = TOTALS[stage.ordinal()];
-            h.add(RECORDERS[stage.ordinal()].getIntervalHistogram());
+            final Histogram h = total(stage);
             s.append(String.format("%n  %-8s n=%-7d p50=%-7d p90=%-7d p99=%-7d p99.9=%-7d max=%d", stage.name().toLowerCase(),
                 h.getTotalCount(), h.getValueAtPercentile(50), h.getValueAtPercentile(90), h.getValueAtPercentile(99),
                 h.getValueAtPercentile(99.9), h.getMaxValue()));
         }
         return s.toString();
+    }
+
+    /** {@code stage}'s recordings so far (its interval taken in); under this class's lock. */
+    private static Histogram total(final Stage stage)
+    {
+        final Histogram h = TOTALS[stage.ordinal()];
+        h.add(RECORDERS[stage.ordinal()].getIntervalHistogram());
+        return h;
+    }
+
+    /**
+     * How many times the stage named {@code stage} (as in {@link #report}, e.g. "to_log"; "unwritten" for the
+     * EndTxns in no stage) was recorded since the start or the last {@link #reset}; -1 when the timing is off.
+     */
+    public static synchronized long count(final String stage)
+    {
+        if (!ENABLED)
+        {
+            return -1;
+        }
+        return "unwritten".equals(stage) ? UNWRITTEN.get() : total(Stage.valueOf(stage.toUpperCase())).getTotalCount();
     }
 
     /** Forgets what was recorded (a warm-up's). */
@@ -123,6 +162,7 @@ public final class EndTxnTiming
                 RECORDERS[stage.ordinal()].getIntervalHistogram();
                 TOTALS[stage.ordinal()].reset();
             }
+            UNWRITTEN.set(0);
         }
     }
 }

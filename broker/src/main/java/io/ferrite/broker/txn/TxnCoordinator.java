@@ -195,7 +195,10 @@ public final class TxnCoordinator
     {
         private final long deadlineMs;
         private Answer answer;
-        /** EndTxn's stamps ({@link EndTxnTiming}, 0 when off): decoded, run on the agent, taken in and appended by its log thread, applied. */
+        /**
+         * EndTxn's stamps ({@link EndTxnTiming}; 0 and never written when off, though every Pending carries
+         * the 40 bytes): decoded, run on the agent, taken in and appended by its log thread, applied.
+         */
         long decodedNs;
         long pickedNs;
         long takenNs;
@@ -259,8 +262,11 @@ public final class TxnCoordinator
     {
         final long pickedNs = EndTxnTiming.ENABLED ? System.nanoTime() : 0;
         final Pending pending = decide(EndTxnRules.endTxn(cache, ids, transactionalId, producerId, epoch, commit, version, clock.wallMs()));
-        pending.decodedNs = decodedNs;
-        pending.pickedNs = pickedNs;
+        if (EndTxnTiming.ENABLED)
+        {
+            pending.decodedNs = decodedNs;
+            pending.pickedNs = pickedNs;
+        }
         return pending;
     }
 
@@ -343,11 +349,15 @@ public final class TxnCoordinator
         }
     }
 
-    /** Records {@code stage} from the transaction's last stamp to {@code now}, which becomes its stamp (0 after Complete*). */
+    /**
+     * Records {@code stage} from the transaction's last stamp to {@code now}, which becomes its stamp (0 after
+     * Complete*); nothing for a transaction without a stamp (one not ended by a timed EndTxn: a timeout's abort,
+     * an InitProducerId's fence, a prepared one completed as the coordinator loads).
+     */
     private void timed(final String transactionalId, final EndTxnTiming.Stage stage, final long now)
     {
         final TxnMetadata m = cache.get(transactionalId);
-        if (m != null)
+        if (m != null && m.timingNs() != 0)
         {
             EndTxnTiming.record(stage, m.timingNs(), now);
             m.timingNs(stage == EndTxnTiming.Stage.COMPLETE ? 0 : now);

@@ -35,18 +35,26 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A transactional producer without kafka-clients' producer: a raw-protocol loop of InitProducerId, then
- * N x (AddPartitionsToTxn v3, Produce v11 of 100 records of 1 KiB, EndTxn v4 commit) — the transaction
- * version 1 exchange the side-by-side runner's kafka-clients producer makes with Ferrite — each EndTxn's
- * round trip timed into an HdrHistogram and printed (with the broker's own stages when it runs with
- * {@code -Dferrite.txn.endTxnTiming=true}, see {@link EndTxnTiming}), and the process's page faults
- * over the loop. What it asserts is that every request is answered NONE (an AddPartitionsToTxn that meets
+ * A transactional producer without kafka-clients' producer: a raw-protocol loop of InitProducerId, then N
+ * transactions of one Produce of 100 records of 1 KiB and an EndTxn commit, each request's round trip timed
+ * into an HdrHistogram and printed (with the broker's own stages when it runs with
+ * {@code -Dferrite.txn.endTxnTiming=true}, see {@link EndTxnTiming}), and the process's page faults over
+ * the loop. {@code -Dferrite.endTxnLoop.version} picks the exchange:
+ * <ul>
+ *   <li>2 (the default): transaction version 2, what kafka-clients 4.4 (the side-by-side runner's) does with
+ *   Ferrite since it advertises transaction.version 2 — Produce v12 with the transactional id and no
+ *   AddPartitionsToTxn (the broker verifies and adds the partition on the coordinators' agent, holding it while
+ *   the previous transaction's markers are written), then EndTxn v5, whose answer carries the bumped epoch the
+ *   next transaction produces with (its sequence from 0);</li>
+ *   <li>1: transaction version 1 — AddPartitionsToTxn v3, Produce v11, EndTxn v4, one epoch throughout.</li>
+ * </ul>
+ * What it asserts is that every request is answered NONE (an add or a produce that meets
  * CONCURRENT_TRANSACTIONS — the last commit's markers outlasting the broker's hold — is sent again, as
- * kafka-clients does, and counted) and that the partition ends
- * with every transaction committed (the last stable offset at the log end); the figures are printed
- * only (no timing assertion). {@code -Dferrite.endTxnLoop.transactions} (default 300) and
- * {@code -Dferrite.endTxnLoop.rate} (transactions per second; 0, the default, unpaced) size the run;
- * a tenth as many go first, uncounted.
+ * kafka-clients does, and counted) and that the partition ends with every transaction committed (the last
+ * stable offset at the log end); with the timing on (the surefire execution {@code end-txn-timing} runs it
+ * so), that every stage recorded one sample per counted EndTxn. The figures are printed only (no timing
+ * assertion). {@code -Dferrite.endTxnLoop.transactions} (default 300) and {@code -Dferrite.endTxnLoop.rate}
+ * (transactions per second; 0, the default, unpaced) size the run; a tenth as many go first, uncounted.
  */
 class EndTxnLoopTest
 {
@@ -69,8 +77,12 @@ class EndTxnLoopTest
         {
             admin.createTopics(List.of(new NewTopic(id, 1, (short)1))).all().get();
             final InitProducerIdResponseData init = ProduceVerificationTest.init(raw, id);
-            final long pid = init.producerId();
-            final short epoch = init.producerEpoch();
+            final int version = Integer.getInteger("ferrite.endTxnLoop.version", 2);
+            assertTrue(version == 1 || version == 2, "ferrite.endTxnLoop.version 1 or 2, not " + version);
+            final short produceVersion = (short)(version == 2 ? 12 : 11);
+            final short endVersion = (short)(version == 2 ? 5 : 4);
+            long pid = init.producerId();
+            short epoch = init.producerEpoch();
             final Histogram end = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
             final Histogram add = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
             final Histogram produce = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
@@ -78,7 +90,7 @@ class EndTxnLoopTest
             long faultsAtStart = 0;
             long next = System.nanoTime();
             int sequence = 0;
-            int addRetries = 0;
+            int retries = 0;
             for (int t = 0; t < warmUp + transactions; t++)
             {
                 if (t == warmUp)
@@ -96,40 +108,82 @@ class EndTxnLoopTest
                 }
                 final boolean counted = t >= warmUp;
                 long start = System.nanoTime();
-                short addError;
-                while ((addError = addPartition(raw, id, pid, epoch)) == Errors.CONCURRENT_TRANSACTIONS.code())
+                if (version == 1)
                 {
-                    // the last commit's markers outlasted the broker's hold of the add: kafka-clients sends it again
-                    addRetries++;
-                    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20), "AddPartitionsToTxn CONCURRENT_TRANSACTIONS for 20 s");
+                    short addError;
+                    while ((addError = addPartition(raw, id, pid, epoch)) == Errors.CONCURRENT_TRANSACTIONS.code())
+                    {
+                        // the last commit's markers outlasted the broker's hold of the add: kafka-clients sends it again
+                        retries++;
+                        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20), "AddPartitionsToTxn CONCURRENT_TRANSACTIONS for 20 s");
+                    }
+                    record(counted, add, start);
+                    assertEquals(Errors.NONE.code(), addError, "AddPartitionsToTxn of transaction " + t);
+                    start = System.nanoTime();
                 }
-                record(counted, add, start);
-                assertEquals(Errors.NONE.code(), addError, "AddPartitionsToTxn of transaction " + t);
-                start = System.nanoTime();
-                final String produced = ProduceVerificationTest.produceError(raw.exchange(ApiKeys.PRODUCE, (short)11,
-                    produceRequest(id, pid, epoch, sequence)), (short)11);
+                String produced;
+                while ((produced = ProduceVerificationTest.produceError(raw.exchange(ApiKeys.PRODUCE, produceVersion,
+                    produceRequest(id, pid, epoch, sequence)), produceVersion)).equals(Errors.CONCURRENT_TRANSACTIONS.name()))
+                {
+                    // transaction version 2: the broker's add of the partition outlasted its hold, as above
+                    retries++;
+                    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20), "Produce CONCURRENT_TRANSACTIONS for 20 s");
+                }
                 record(counted, produce, start);
                 assertEquals("NONE", produced, "the produce of transaction " + t);
                 sequence += RECORDS;
                 start = System.nanoTime();
-                final EndTxnResponseData ended = new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, (short)4,
-                    new EndTxnRequestData().setTransactionalId(id).setProducerId(pid).setProducerEpoch(epoch).setCommitted(true))), (short)4);
+                final EndTxnResponseData ended = new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, endVersion,
+                    new EndTxnRequestData().setTransactionalId(id).setProducerId(pid).setProducerEpoch(epoch).setCommitted(true))), endVersion);
                 record(counted, end, start);
                 assertEquals(Errors.NONE.code(), ended.errorCode(), "EndTxn of transaction " + t);
+                if (version == 2)
+                {
+                    assertTrue(ended.producerEpoch() > epoch || ended.producerId() != pid, "EndTxn v5 bumps the epoch");
+                    pid = ended.producerId();
+                    epoch = ended.producerEpoch();
+                    sequence = 0;
+                }
             }
             final long faults = minorFaults() - faultsAtStart;
             final PartitionLog log = broker.broker.topics().topic(id).partitions[0].log;
             final long expectedEnd = (long)(warmUp + transactions) * (RECORDS + 1); // each transaction's records and its marker
             await(() -> log.logEndOffset() == expectedEnd && log.lastStableOffset() == expectedEnd, Duration.ofSeconds(20),
                 "every transaction's marker written and the last stable offset at the log end");
-            System.out.printf("EndTxnLoop: %d transactions of %d x 1 KiB (%s), after %d uncounted%n", transactions, RECORDS,
-                rate > 0 ? rate + " txn/s" : "unpaced", warmUp);
-            print("AddPartitionsToTxn", add);
+            System.out.printf("EndTxnLoop: %d transactions of %d x 1 KiB (transaction version %d, %s), after %d uncounted%n",
+                transactions, RECORDS, version, rate > 0 ? rate + " txn/s" : "unpaced", warmUp);
+            if (version == 1)
+            {
+                print("AddPartitionsToTxn", add);
+            }
             print("Produce", produce);
             print("EndTxn", end);
-            System.out.printf("  AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS and sent again: %d times%n", addRetries);
+            System.out.printf("  %s answered CONCURRENT_TRANSACTIONS and sent again: %d times%n", version == 1 ? "AddPartitionsToTxn"
+                : "Produce", retries);
             System.out.printf("  process minor page faults: %d (%.1f a transaction)%n", faults, faults / (double)transactions);
             System.out.println(EndTxnTiming.report());
+            if (EndTxnTiming.ENABLED)
+            {
+                everyStageCounted(transactions);
+            }
+        }
+    }
+
+    /**
+     * With the timing on: one sample per counted EndTxn in each request stage, none answered without a write,
+     * and the markers and Complete* of all but perhaps the last (still completing) — counts, not times.
+     */
+    private static void everyStageCounted(final int transactions)
+    {
+        assertEquals(0, EndTxnTiming.count("unwritten"), "EndTxns answered without a write");
+        for (final String stage : List.of("queued", "to_log", "append", "return", "respond", "total"))
+        {
+            assertEquals(transactions, EndTxnTiming.count(stage), "samples of stage " + stage);
+        }
+        for (final String stage : List.of("markers", "complete"))
+        {
+            final long n = EndTxnTiming.count(stage);
+            assertTrue(n >= transactions - 1 && n <= transactions + 1, "samples of stage " + stage + ": " + n);
         }
     }
 
@@ -143,7 +197,7 @@ class EndTxnLoopTest
 
     private static void print(final String what, final Histogram h)
     {
-        System.out.printf("  %-18s us: p50=%d p90=%d p99=%d p99.9=%d max=%d%n", what, h.getValueAtPercentile(50),
+        System.out.printf("  %-18s us: n=%d p50=%d p90=%d p99=%d p99.9=%d max=%d%n", what, h.getTotalCount(), h.getValueAtPercentile(50),
             h.getValueAtPercentile(90), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue());
     }
 
