@@ -130,9 +130,11 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         // scheduler (6.18 here) sends a task that yields to the end of its slice, and woken a moment later
         // on busy shared cores it waited behind the other runnable threads. With the 10 yields this had,
         // the two hand-offs of an EndTxn that wake the agent had a p99 of 2.7 and 2.0 ms; without them
-        // 0.55 and 0.08 ms, the broker's EndTxn p99 4.4 -> 2.8 ms, p50 99 -> 114 us (medians of 4
-        // interleaved runs of EndTxnLoopTest with -Dferrite.txn.endTxnTiming at load 16-19;
-        // jmh-results/profiles.md, "EndTxn tail")
+        // 0.55 and 0.08 ms, the broker's EndTxn p99 4.4 -> 2.8 ms; the price, p50 99 -> 114 us at the
+        // broker and +40 us at the client (medians of 4 interleaved runs of EndTxnLoopTest, transaction
+        // version 1, with -Dferrite.txn.endTxnTiming, at load 16-19 on 2 shared cores). On a quiet machine
+        // a yield costs little (an empty run queue); no quiet-machine A/B yet (jmh-results/profiles.md,
+        // "EndTxn tail")
         start(new BackoffIdleStrategy(10, 0, TimeUnit.MICROSECONDS.toNanos(100),
             TimeUnit.MILLISECONDS.toNanos(TICK_MS)));
     }
