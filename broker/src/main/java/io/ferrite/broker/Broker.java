@@ -30,6 +30,7 @@ import io.ferrite.broker.logthread.LogThreadRunner;
 import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
+import io.ferrite.broker.txn.EndTxnTiming;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -368,6 +369,10 @@ public final class Broker implements AutoCloseable
         }
         closed = true;
         LOG.info("shutting down");
+        if (EndTxnTiming.ENABLED)
+        {
+            LOG.info(EndTxnTiming.report());
+        }
         acceptor.close();
         for (final NetworkThread t : networkThreads)
         {

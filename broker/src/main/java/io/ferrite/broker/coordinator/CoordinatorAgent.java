@@ -124,10 +124,18 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     /** Runs this agent on a daemon thread of its own. */
     public void start()
     {
-        // a few spins and yields after work (a commit's answer often follows its write within
-        // microseconds), then parks growing to one tick: an idle coordinator wakes 20 times a second
-        // (a tick is not work, so it does not restart the backoff) and a tick is at most one park late
-        start(new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(100),
+        // a few spins after work (a commit's answer often follows its write within microseconds), then
+        // parks growing to one tick: an idle coordinator wakes 20 times a second (a tick is not work, so
+        // it does not restart the backoff) and a tick is at most one park late. No yields: Linux's EEVDF
+        // scheduler (6.18 here) sends a task that yields to the end of its slice, and woken a moment later
+        // on busy shared cores it waited behind the other runnable threads. With the 10 yields this had,
+        // the two hand-offs of an EndTxn that wake the agent had a p99 of 2.7 and 2.0 ms; without them
+        // 0.55 and 0.08 ms, the broker's EndTxn p99 4.4 -> 2.8 ms; the price, p50 99 -> 114 us at the
+        // broker and +40 us at the client (medians of 4 interleaved runs of EndTxnLoopTest, transaction
+        // version 1, with -Dferrite.txn.endTxnTiming, at load 16-19 on 2 shared cores). On a quiet machine
+        // a yield costs little (an empty run queue); no quiet-machine A/B yet (jmh-results/profiles.md,
+        // "EndTxn tail")
+        start(new BackoffIdleStrategy(10, 0, TimeUnit.MICROSECONDS.toNanos(100),
             TimeUnit.MILLISECONDS.toNanos(TICK_MS)));
     }
 

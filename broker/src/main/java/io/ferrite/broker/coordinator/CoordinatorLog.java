@@ -125,6 +125,9 @@ public final class CoordinatorLog
     private final Map<String, CoordinatorTopic> registered = new java.util.HashMap<>();
     /** The agent's clock: the records' timestamps are its wall reading. */
     private final CoordinatorClock clock;
+    /** The log thread's stamps of the answer being applied (AppendCommand.takenNs, answeredNs; EndTxn timing only). */
+    private long takenNs;
+    private long answeredNs;
     /** Told of each marker appended (set before the agent runs). */
     private MarkersAppended markersAppended = (partition, producerId, commit) ->
     {
@@ -239,6 +242,21 @@ public final class CoordinatorLog
                 producerId, partition);
             then.written(Errors.REQUEST_TIMED_OUT);
         }
+    }
+
+    /**
+     * While a write's answer is applied (its {@link Written}), when its log thread sent it back
+     * ({@link System#nanoTime}); 0 unless {@link AppendCommand#STAMP_ANSWERS}.
+     */
+    public long answeredNs()
+    {
+        return answeredNs;
+    }
+
+    /** As {@link #answeredNs}: when its log thread took the write in. */
+    public long takenNs()
+    {
+        return takenNs;
     }
 
     /** Applies the answers the log threads sent back, oldest first (on the agent); returns how many. */
@@ -378,6 +396,11 @@ public final class CoordinatorLog
             failures.written(t.name, t.keyKind, k, error, r, clock.nowMs());
             final long baseOffset = error == Errors.NONE ? r.firstOffset : -1;
             t.answered(k);
+            if (AppendCommand.STAMP_ANSWERS)
+            {
+                takenNs = answered.takenNs;
+                answeredNs = answered.answeredNs;
+            }
             release(free);
             finish(w, then, error, baseOffset);
         }

@@ -3,6 +3,7 @@ package io.ferrite.broker.logthread;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.LogTransactions;
+import io.ferrite.broker.Diagnostics;
 import org.agrona.MutableDirectBuffer;
 
 /**
@@ -12,6 +13,12 @@ import org.agrona.MutableDirectBuffer;
  */
 public final class AppendCommand
 {
+    /**
+     * The transaction coordinator's EndTxn timing ({@link Diagnostics#END_TXN_TIMING}): with it, a log thread
+     * stamps {@link #takenNs} as it takes a command in and {@link #answeredNs} as it sends it back. A static
+     * final flag, folded away by the JIT when off: nothing is read or stored on the produce path then.
+     */
+    public static final boolean STAMP_ANSWERS = Diagnostics.END_TXN_TIMING;
     public final AppendResult result = new AppendResult();
     /** The network thread to return to. */
     public int networkThread;
@@ -68,6 +75,10 @@ public final class AppendCommand
     long answerOfferedAt;
     /** In the log thread's list of commands waiting for an fsync. */
     boolean held;
+    /** {@link System#nanoTime} as the log thread took it in; set only with {@link #STAMP_ANSWERS}. */
+    public long takenNs;
+    /** {@link System#nanoTime} as the log thread sent it back; set only with {@link #STAMP_ANSWERS}. */
+    public long answeredNs;
 
     /** The request a command belongs to; called on the network thread the command returns to. */
     @FunctionalInterface

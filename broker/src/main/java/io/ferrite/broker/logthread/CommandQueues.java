@@ -229,6 +229,10 @@ final class CommandQueues
         command.answeredPoll = command.polls;
         command.answerOfferedAt = back.currentProducerIndex();
         command.held = false;
+        if (AppendCommand.STAMP_ANSWERS)
+        {
+            command.answeredNs = System.nanoTime();
+        }
         back.offer(command); // cannot fail: the return queue holds all a network thread has out
         try
         {

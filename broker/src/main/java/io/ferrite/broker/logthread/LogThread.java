@@ -213,6 +213,10 @@ public final class LogThread implements Agent
                     break;
                 }
                 command.polls++;
+                if (AppendCommand.STAMP_ANSWERS)
+                {
+                    command.takenNs = System.nanoTime();
+                }
                 inHand = command;
                 inHandFrom = n;
                 queues.take(n);

@@ -28,8 +28,13 @@ final class EndTxnHandler extends CoordinatorApiHandler<TxnCoordinator, EndTxnRe
         final long producerId = request.producerId();
         final short epoch = request.producerEpoch();
         final boolean commit = request.committed();
-        return submit(connection, out, outOffset, (c, now) -> c.endTxn(transactionalId, producerId, epoch, commit, version),
-            (o, at, pending) -> write(o, at, version, pending.answer()), (o, at, error) -> write(o, at, version, TxnDecision.Answer.error(error)));
+        final long decodedNs = EndTxnTiming.ENABLED ? System.nanoTime() : 0;
+        return submit(connection, out, outOffset, (c, now) -> c.endTxn(transactionalId, producerId, epoch, commit, version, decodedNs),
+            (o, at, pending) ->
+            {
+                EndTxnTiming.answered(pending);
+                return write(o, at, version, pending.answer());
+            }, (o, at, error) -> write(o, at, version, TxnDecision.Answer.error(error)));
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final TxnDecision.Answer answer)

@@ -92,7 +92,14 @@ public final class TxnCoordinator
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
         this.offsetsPartitionOf = config::offsetsPartitionFor;
-        this.markers = new TxnMarkerRuns(topics, runtime.log(), clock, complete -> write(complete, null));
+        this.markers = new TxnMarkerRuns(topics, runtime.log(), clock, complete ->
+        {
+            if (EndTxnTiming.ENABLED)
+            {
+                timed(complete.transactionalId(), EndTxnTiming.Stage.MARKERS, System.nanoTime());
+            }
+            write(complete, null);
+        });
         runtime.onTick(this::tick);
     }
 
@@ -188,6 +195,15 @@ public final class TxnCoordinator
     {
         private final long deadlineMs;
         private Answer answer;
+        /**
+         * EndTxn's stamps ({@link EndTxnTiming}; 0 and never written when off, though every Pending carries
+         * the 40 bytes): decoded, run on the agent, taken in and appended by its log thread, applied.
+         */
+        long decodedNs;
+        long pickedNs;
+        long takenNs;
+        long appendedNs;
+        long appliedNs;
 
         Pending(final Answer answer, final long deadlineMs)
         {
@@ -240,10 +256,18 @@ public final class TxnCoordinator
             clock.wallMs()));
     }
 
+    /** EndTxn; {@code decodedNs} is when its network thread decoded it ({@link EndTxnTiming}; 0 when off). */
     public Pending endTxn(final String transactionalId, final long producerId, final short epoch, final boolean commit,
-        final short version)
+        final short version, final long decodedNs)
     {
-        return decide(EndTxnRules.endTxn(cache, ids, transactionalId, producerId, epoch, commit, version, clock.wallMs()));
+        final long pickedNs = EndTxnTiming.ENABLED ? System.nanoTime() : 0;
+        final Pending pending = decide(EndTxnRules.endTxn(cache, ids, transactionalId, producerId, epoch, commit, version, clock.wallMs()));
+        if (EndTxnTiming.ENABLED)
+        {
+            pending.decodedNs = decodedNs;
+            pending.pickedNs = pickedNs;
+        }
+        return pending;
     }
 
     public Map<TxnPartition, Short> verify(final String transactionalId, final long producerId, final short epoch,
@@ -285,6 +309,10 @@ public final class TxnCoordinator
         {
             final TxnOutcome outcome = error == Errors.NONE ? TxnWrites.written(cache, w, clock.wallMs()) :
                 TxnWrites.failed(cache, w, error);
+            if (EndTxnTiming.ENABLED && error == Errors.NONE)
+            {
+                timed(w, answerTo);
+            }
             if (w.then() == TxnWrite.Then.COMPLETED)
             {
                 rewritten(w, error, outcome.retry() != null);
@@ -298,6 +326,42 @@ public final class TxnCoordinator
                 markers.start(outcome.markers());
             }
         });
+    }
+
+    /** EndTxn's timing ({@link EndTxnTiming}) as {@code w}'s write is applied: its PrepareCommit/PrepareAbort, its Complete*. */
+    private void timed(final TxnWrite w, final Pending answerTo)
+    {
+        final long now = System.nanoTime();
+        if (w.then() == TxnWrite.Then.ANSWER_END_TXN && answerTo != null)
+        {
+            answerTo.takenNs = runtime.log().takenNs();
+            answerTo.appendedNs = runtime.log().answeredNs();
+            answerTo.appliedNs = now;
+            final TxnMetadata m = cache.get(w.transactionalId());
+            if (m != null)
+            {
+                m.timingNs(now);
+            }
+        }
+        else if (w.then() == TxnWrite.Then.COMPLETED)
+        {
+            timed(w.transactionalId(), EndTxnTiming.Stage.COMPLETE, now);
+        }
+    }
+
+    /**
+     * Records {@code stage} from the transaction's last stamp to {@code now}, which becomes its stamp (0 after
+     * Complete*); nothing for a transaction without a stamp (one not ended by a timed EndTxn: a timeout's abort,
+     * an InitProducerId's fence, a prepared one completed as the coordinator loads).
+     */
+    private void timed(final String transactionalId, final EndTxnTiming.Stage stage, final long now)
+    {
+        final TxnMetadata m = cache.get(transactionalId);
+        if (m != null && m.timingNs() != 0)
+        {
+            EndTxnTiming.record(stage, m.timingNs(), now);
+            m.timingNs(stage == EndTxnTiming.Stage.COMPLETE ? 0 : now);
+        }
     }
 
     /**

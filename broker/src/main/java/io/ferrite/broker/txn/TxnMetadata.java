@@ -34,6 +34,8 @@ public final class TxnMetadata
     private short clientTransactionVersion;
     private TxnState pendingState;
     private boolean failedEpochFence;
+    /** The last EndTxn stamp of the transaction's end ({@link EndTxnTiming}; 0 when off or none). */
+    private long timingNs;
 
     public TxnMetadata(final String transactionalId, final TxnTransit t)
     {
@@ -337,5 +339,15 @@ public final class TxnMetadata
     public String toString()
     {
         return "TxnMetadata[" + transactionalId + " " + snapshot() + " pending=" + pendingState + "]";
+    }
+
+    long timingNs()
+    {
+        return timingNs;
+    }
+
+    void timingNs(final long ns)
+    {
+        this.timingNs = ns;
     }
 }

@@ -1,0 +1,19 @@
+package io.ferrite.broker;
+
+/**
+ * The broker's diagnostics switches: JVM system properties read once, as this class loads, into
+ * {@code static final} flags (so the JIT folds the code behind a switch that is off). Not broker
+ * settings: they are given to the broker's JVM ({@code java -D...}), not in its configuration
+ * (docs/configuration.md, "Diagnostics").
+ */
+public final class Diagnostics
+{
+    /** The property that turns on the transaction coordinator's EndTxn timing ({@code txn.EndTxnTiming}). */
+    public static final String END_TXN_TIMING_PROPERTY = "ferrite.txn.endTxnTiming";
+    /** {@link #END_TXN_TIMING_PROPERTY} as the JVM started. */
+    public static final boolean END_TXN_TIMING = Boolean.getBoolean(END_TXN_TIMING_PROPERTY);
+
+    private Diagnostics()
+    {
+    }
+}
