@@ -106,8 +106,8 @@ public final class SegmentReplacer
      *     {@link #DAMAGED}, {@link #FAILED}); the files of an abandoned replacement are deleted
      * @throws IOException when a file could not be written (the replacement is abandoned), or, after the
      *     commit, renamed or opened (the next open of the log completes it)
-     * @throws IllegalArgumentException when the rewriter answers a batch that is not whole, or whose
-     *     offsets leave the batch it replaces or do not follow the one written before (abandoned)
+     * @throws IllegalArgumentException when the rewriter answers a batch that is not whole, or fails its CRC (one of
+     *     its own), or whose offsets leave the batch it replaces or do not follow the one written before (abandoned)
      */
     public int replace(final long firstBase, final int count, final BatchRewriter rewriter) throws IOException
     {
@@ -237,7 +237,8 @@ public final class SegmentReplacer
                 final RecordBatch out = rewriter.rewrite(in);
                 if (out != null)
                 {
-                    check(out, base, last, cleaned.lastWritten());
+                    // the batch as read (its CRC checked above, in a read-only mapping), or one the rewriter made
+                    check(out, out.buffer() == s.log.view() && out.offset() == p, base, last, cleaned.lastWritten());
                     cleaned.append(out);
                 }
                 lastRead = last;
@@ -253,14 +254,21 @@ public final class SegmentReplacer
         return REPLACED;
     }
 
-    private static void check(final RecordBatch out, final long base, final long last, final long lastWritten)
+    /**
+     * What the rewriter answered: a batch it built itself is checked whole, its CRC included — a cleaner's bug must
+     * not write a batch consumers (which check CRCs) and the next unclean open (which cuts the segment there) reject.
+     */
+    private static void check(final RecordBatch out, final boolean asRead, final long base, final long last,
+        final long lastWritten)
     {
         final int available = out.buffer().capacity() - out.offset();
-        if (out.checkFrame(available) != RecordBatch.OK || out.baseOffset() < base || out.lastOffset() > last ||
+        final int checked = asRead ? out.checkFrame(available) : out.check(available);
+        if (checked != RecordBatch.OK || out.baseOffset() < base || out.lastOffset() > last ||
             out.lastOffset() < out.baseOffset() || out.baseOffset() <= lastWritten)
         {
             throw new IllegalArgumentException("the rewriter answered a batch of offsets " + out.baseOffset() + ".." +
-                out.lastOffset() + " for the batch of " + base + ".." + last + " after " + lastWritten);
+                out.lastOffset() + (checked == RecordBatch.OK ? "" : " failing its check (" + checked + ")") +
+                " for the batch of " + base + ".." + last + " after " + lastWritten);
         }
     }
 
