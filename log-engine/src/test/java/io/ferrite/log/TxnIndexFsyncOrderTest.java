@@ -70,7 +70,7 @@ class TxnIndexFsyncOrderTest
     }
 
     /** Builds {@code recording_fsync.c} into {@code into}; a machine without gcc skips the test. */
-    private static Path compileShim(final Path into) throws IOException, InterruptedException
+    static Path compileShim(final Path into) throws IOException, InterruptedException
     {
         final Path source = into.resolve("recording_fsync.c");
         try (InputStream in = TxnIndexFsyncOrderTest.class.getResourceAsStream("recording_fsync.c"))
