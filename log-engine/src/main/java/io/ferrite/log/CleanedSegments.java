@@ -225,15 +225,24 @@ final class CleanedSegments
 
     /**
      * Closes a new segment's files: under the lock while the log is open (an active one is trimmed by path);
-     * else with nothing reached by path, its mappings given back at once (no reader ever had them). Its indexes are
-     * mapped or have no file yet, so {@link Segment#forDeletion} maps nothing by path either.
+     * else with nothing reached by path. Its indexes are mapped or have no file yet, so {@link Segment#forDeletion}
+     * maps nothing by path either. Either way its mappings are given back at once, outside the lock: no reader ever
+     * had this {@link Segment} (the swap opens the files afresh), and a mapping left to the GC would keep the blocks
+     * of a deleted file (an abandoned {@code .cleaned} one, or a swapped-in one retention deletes later) allocated.
      */
     private void close(final Segment s) throws IOException
     {
-        if (!segments.underOpenLog(s::close))
+        try
         {
-            s.forDeletion();
-            s.closeAndUnmap();
+            if (!segments.underOpenLog(s::close))
+            {
+                s.forDeletion();
+                s.close();
+            }
+        }
+        finally
+        {
+            CloseSteps.all(s.offsetIndex::unmapNow, s.timeIndex::unmapNow, s.log::unmapNow); // each, even when one throws
         }
     }
 

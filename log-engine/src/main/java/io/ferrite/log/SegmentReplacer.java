@@ -83,6 +83,8 @@ public final class SegmentReplacer
     private volatile boolean failed;
     /** How long the last replacement that committed held the segments lock for its swap, in nanoseconds (a roll waits that long). */
     private volatile long lastSwapLockNanos;
+    /** Run once the new segments are written, before the swap's holds of the lock: a test's stop there (set before). */
+    Runnable beforeSwap = () -> { };
 
     SegmentReplacer(final PartitionLog log, final SegmentList segments, final WriteStrategy strategy, final EpochClock clock,
         final LogEnvironment env, final LogFlusher flusher)
@@ -158,6 +160,7 @@ public final class SegmentReplacer
         }
         final CleanedSegments cleaned = new CleanedSegments(log.dir(), segments, log.config(), clock.time(), abortedTxns);
         boolean committed = false;
+        boolean interrupted = false;
         try
         {
             final int written = write(run, rewriter, cleaned);
@@ -168,10 +171,14 @@ public final class SegmentReplacer
             // every file but the first one's .log to .swap, in a hold of the lock of its own: the swap's hold below
             // is what a roll waits for. While that .log is .cleaned, an abandon deletes the .swap files first and it
             // last, and an open deletes every .swap at or above it: nothing of this is taken for committed
+            beforeSwap.run();
             if (!segments.underOpenLog(cleaned::prepareSwap))
             {
                 return LOG_CLOSED;
             }
+            // a committed swap must finish, and it is short: an interrupt (a stopping cleaner) must not close a channel
+            // of its opening or its directory fsync, which would fail a healthy log; it is given back once done
+            interrupted = Thread.interrupted();
             FileChannel dir = null;
             IOException dirFailure = null;
             segments.lock();
@@ -221,6 +228,10 @@ public final class SegmentReplacer
         }
         finally
         {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
             if (!committed && !cleaned.abandon())
             {
                 failed = true; // a leftover .cleaned would make the open take a later committed swap for uncommitted
@@ -266,6 +277,10 @@ public final class SegmentReplacer
         {
             dir.force(true);
         }
+        catch (final java.nio.channels.ClosedByInterruptException interrupted)
+        {
+            throw interrupted; // an interrupt that came after the swap's began (see replace): nothing failed on disk
+        }
         catch (final IOException ex)
         {
             throw flusher.fsyncFailed(ex);
@@ -307,8 +322,9 @@ public final class SegmentReplacer
                 final RecordBatch out = rewriter.rewrite(in);
                 if (out != null)
                 {
-                    // the batch as read (its CRC checked above, in a read-only mapping), or one the rewriter made
-                    check(out, out.buffer() == s.log.view() && out.offset() == p, base, last, cleaned.lastWritten());
+                    // even the batch as read: a rewriter may have written into it (the mapping of a segment written
+                    // with WriteStrategy.MAPPED is writable); a CRC32C on the cleaner's thread is cheap
+                    check(out, base, last, cleaned.lastWritten());
                     cleaned.append(out);
                 }
                 lastRead = last;
@@ -325,14 +341,13 @@ public final class SegmentReplacer
     }
 
     /**
-     * What the rewriter answered: a batch it built itself is checked whole, its CRC included — a cleaner's bug must
-     * not write a batch consumers (which check CRCs) and the next unclean open (which cuts the segment there) reject.
+     * What the rewriter answered, checked whole, its CRC included — a cleaner's bug must not write a batch consumers
+     * (which check CRCs) and the next unclean open (which cuts the segment there) reject.
      */
-    private static void check(final RecordBatch out, final boolean asRead, final long base, final long last,
-        final long lastWritten)
+    private static void check(final RecordBatch out, final long base, final long last, final long lastWritten)
     {
         final int available = out.buffer().capacity() - out.offset();
-        final int checked = asRead ? out.checkFrame(available) : out.check(available);
+        final int checked = out.check(available);
         if (checked != RecordBatch.OK || out.baseOffset() < base || out.lastOffset() > last ||
             out.lastOffset() < out.baseOffset() || out.baseOffset() <= lastWritten)
         {
