@@ -44,6 +44,9 @@ class SwapCrashTest
     @TempDir
     Path dir;
 
+    /** Whether the last child run in the open mode opened the log to its end (not killed). */
+    private boolean opened;
+
     @Test
     void aReplacementKilledAnywhereLeavesEachRangeAllOldOrAllNew() throws Exception
     {
@@ -95,9 +98,15 @@ class SwapCrashTest
                 CleanedSegments.SWAP_SUFFIX, "FERRITE_KILL_CALLS", "rename", "FERRITE_KILL_AT", Integer.toString(1 + random.nextInt(2))),
                 cleaned);
             assertTrue(cut != null, "the kill cut a replacement");
-            // the open cut at one of its deletions or renames in the partition, then opened again, twice
+            // the open cut inside SwapRecovery, at one of its deletions or renames in the partition, then opened again,
+            // twice. It is the open's first step to reach a file of the partition, and it unlinks or renames each
+            // .deleted, .cleaned and .swap file once (and deletes the replaced segments' files left): a kill at one of
+            // the first `leftovers` unlinks or renames there is inside it
+            final int leftovers = leftovers(SwapCrashChild.TOPIC + "-0");
+            assertTrue(leftovers > 0, "the replacement cut after its commit left its .swap files");
             runChild("open", random, Map.of("LD_PRELOAD", shim.toString(), "FERRITE_KILL_MATCH", SwapCrashChild.TOPIC + "-0/",
-                "FERRITE_KILL_AT", Integer.toString(1 + random.nextInt(10))), cleaned);
+                "FERRITE_KILL_AT", Integer.toString(1 + random.nextInt(leftovers))), cleaned);
+            assertFalse(opened, "the open was killed inside SwapRecovery");
             // completed, as far as the offsets tell: a run cleaned before (the child picks one now and then) drops no more
             boolean tells = false;
             for (long o = cut[0]; o < cut[1]; o++)
@@ -106,6 +115,16 @@ class SwapCrashTest
             }
             assertEquals(tells, verify(cleaned, cut), "a replacement cut after its commit is completed: [" + cut[0] + ", " + cut[1] + ")");
             verify(cleaned, null);
+        }
+    }
+
+    /** How many files of {@code partition} are a replacement's leftovers ({@code .deleted}, {@code .cleaned}, {@code .swap}). */
+    private int leftovers(final String partition) throws java.io.IOException
+    {
+        try (Stream<Path> files = Files.list(dir.resolve(partition)))
+        {
+            return (int)files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(SegmentDeletion.DELETED_SUFFIX) ||
+                n.endsWith(CleanedSegments.CLEANED_SUFFIX) || n.endsWith(CleanedSegments.SWAP_SUFFIX)).count();
         }
     }
 
@@ -145,7 +164,7 @@ class SwapCrashTest
         {
             child.destroyForcibly();
         }
-        final boolean opened = mode.equals("open") && other.contains("OPENED");
+        opened = mode.equals("open") && other.contains("OPENED");
         assertEquals(opened ? 0 : 137, child.exitValue(), () -> "killed at the kill point: " + String.join("\n", other));
         return inProgress;
     }
