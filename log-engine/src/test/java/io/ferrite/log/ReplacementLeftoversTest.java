@@ -47,7 +47,8 @@ class ReplacementLeftoversTest extends ManagerFixture
         return log;
     }
 
-    private static void append(final PartitionLog log, final int batches)
+    /** Appends {@code batches} batches of 1 to 3 records with increasing timestamps (ReplacementReview2Test uses it too). */
+    static void append(final PartitionLog log, final int batches)
     {
         final Batches b = new Batches();
         final AppendResult result = new AppendResult();

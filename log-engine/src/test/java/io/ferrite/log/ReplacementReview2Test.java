@@ -29,14 +29,7 @@ class ReplacementReview2Test extends ManagerFixture
     {
         manager = LogManager.open(config);
         final PartitionLog log = manager.createLog("swap", 0, SMALL);
-        final Batches b = new Batches();
-        final AppendResult result = new AppendResult();
-        for (int i = 0; i < batches; i++)
-        {
-            b.records(1 + i % 3, log.logEndOffset(), 1_700_000_000_000L + i);
-            log.append(b.buffer, 0, b.length, result);
-            assertEquals(AppendResult.OK, result.status, result.toString());
-        }
+        ReplacementLeftoversTest.append(log, batches);
         return log;
     }
 
