@@ -27,6 +27,17 @@ import static io.ferrite.log.AbortedTxnDescriptor.LAST_OFFSET_OFFSET;
  * A new one starts where the writer would roll: {@code segment.bytes}, full indexes, or offsets
  * beyond the relative range of its base. Written on the cleaner's thread only; nothing here is
  * seen by a reader until the replacement opens the files again under their final names.
+ *
+ * <p>Every step that reaches a file by its path — creating, trimming, stamping, renaming or deleting one — runs
+ * under the segments lock while the log is open ({@link SegmentList#underOpenLog}), as retention's deletions do: a
+ * deletion of the partition closes the log under that lock before it renames the directory, and a new log of the
+ * same name takes the old path at once. A step that finds the log closed throws {@link LogClosed} and the
+ * replacement is abandoned without touching a path: its files went with the renamed directory (removed after
+ * {@code file.delete.delay.ms}), or, after a plain close, the next open deletes them. Appends between those steps
+ * write through the open descriptors and the indexes' mappings; an index that takes an entry may open its own
+ * file by path to claim room, without creating it, so after the rename it finds none. The fsyncs (not under the
+ * lock: one can take seconds) report a failure as {@link FsyncFailed}, which the replacer gives the log's
+ * {@link FsyncFailure}.
  */
 final class CleanedSegments
 {
@@ -36,6 +47,7 @@ final class CleanedSegments
         TransactionIndex.SUFFIX};
 
     private final Path dir;
+    private final SegmentList segments;
     private final LogConfig config;
     private final long nowMs;
     /** The replaced segments' aborted transactions, raw entries in marker order. */
@@ -45,9 +57,11 @@ final class CleanedSegments
     private ByteBuffer currentTxns;
     private long lastWritten = -1;
 
-    CleanedSegments(final Path dir, final LogConfig config, final long nowMs, final ByteBuffer abortedTxns)
+    CleanedSegments(final Path dir, final SegmentList segments, final LogConfig config, final long nowMs,
+        final ByteBuffer abortedTxns)
     {
         this.dir = dir;
+        this.segments = segments;
         this.config = config;
         this.nowMs = nowMs;
         this.abortedTxns = abortedTxns;
@@ -69,6 +83,11 @@ final class CleanedSegments
     void start(final long baseOffset) throws IOException
     {
         finishCurrent();
+        underOpenLog(() -> open(baseOffset));
+    }
+
+    private void open(final long baseOffset) throws IOException
+    {
         Files.deleteIfExists(path(baseOffset, Segment.LOG_SUFFIX, CLEANED_SUFFIX)); // a leftover of an abandoned run
         bases.add(baseOffset);
         final SegmentFile log = SegmentFile.openWritable(path(baseOffset, Segment.LOG_SUFFIX, CLEANED_SUFFIX),
@@ -138,10 +157,13 @@ final class CleanedSegments
     void finish(final long lastModifiedMs) throws IOException
     {
         finishCurrent();
-        for (final long base : bases)
+        underOpenLog(() ->
         {
-            Files.setLastModifiedTime(path(base, Segment.LOG_SUFFIX, CLEANED_SUFFIX), FileTime.fromMillis(lastModifiedMs));
-        }
+            for (final long base : bases)
+            {
+                Files.setLastModifiedTime(path(base, Segment.LOG_SUFFIX, CLEANED_SUFFIX), FileTime.fromMillis(lastModifiedMs));
+            }
+        });
     }
 
     private void finishCurrent() throws IOException
@@ -154,26 +176,98 @@ final class CleanedSegments
         current = null;
         try
         {
-            s.makeIndexFiles();
-            s.deactivate();
-            s.flush();
+            underOpenLog(() ->
+            {
+                s.makeIndexFiles();
+                s.deactivate(); // trims the files, by path
+            });
+            fsync(s::flush);
             if (currentTxns != null && currentTxns.position() > 0)
             {
                 currentTxns.flip();
-                try (FileChannel ch = FileChannel.open(path(s.baseOffset, TransactionIndex.SUFFIX, CLEANED_SUFFIX),
-                    StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING))
+                final FileChannel[] txns = new FileChannel[1];
+                try
                 {
-                    while (currentTxns.hasRemaining())
+                    underOpenLog(() ->
                     {
-                        ch.write(currentTxns);
-                    }
-                    ch.force(true);
+                        txns[0] = FileChannel.open(path(s.baseOffset, TransactionIndex.SUFFIX, CLEANED_SUFFIX),
+                            StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+                        while (currentTxns.hasRemaining())
+                        {
+                            txns[0].write(currentTxns);
+                        }
+                    });
+                    fsync(() -> txns[0].force(true));
                 }
+                finally
+                {
+                    if (txns[0] != null)
+                    {
+                        txns[0].close();
+                    }
+                }
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            try
+            {
+                close(s);
+            }
+            catch (final IOException | RuntimeException suppressed)
+            {
+                ex.addSuppressed(suppressed); // the first failure is the one to report (a failed fsync, most often)
+            }
+            throw ex;
+        }
+        fsync(() -> close(s)); // its indexes' close flushes them again: a failure there is a failed fsync as well
+    }
+
+    /**
+     * Closes a new segment's files: under the lock while the log is open (an active one is trimmed by path);
+     * else with nothing reached by path. Its indexes are mapped or have no file yet, so {@link Segment#forDeletion}
+     * maps nothing by path either. Either way its mappings are given back at once, outside the lock: no reader ever
+     * had this {@link Segment} (the swap opens the files afresh), and a mapping left to the GC would keep the blocks
+     * of a deleted file (an abandoned {@code .cleaned} one, or a swapped-in one retention deletes later) allocated.
+     */
+    private void close(final Segment s) throws IOException
+    {
+        try
+        {
+            if (!segments.underOpenLog(s::close))
+            {
+                s.forDeletion();
+                s.close();
             }
         }
         finally
         {
-            s.close();
+            CloseSteps.all(s.offsetIndex::unmapNow, s.timeIndex::unmapNow, s.log::unmapNow); // each, even when one throws
+        }
+    }
+
+    private void underOpenLog(final SegmentList.FileWork work) throws IOException
+    {
+        if (!segments.underOpenLog(work))
+        {
+            throw new LogClosed(dir);
+        }
+    }
+
+    /** An fsync of a new segment's file; a failure is {@link FsyncFailed}, a channel an interrupt closed is not. */
+    private static void fsync(final CloseSteps.Step fsync) throws IOException
+    {
+        try
+        {
+            fsync.run();
+        }
+        catch (final java.nio.channels.ClosedChannelException interrupted)
+        {
+            throw interrupted; // the replacing thread's interrupt (a cleaner stopping): the log's own files are untouched
+        }
+        catch (final IOException | java.io.UncheckedIOException ex)
+        {
+            throw new FsyncFailed(ex);
         }
     }
 
@@ -200,7 +294,9 @@ final class CleanedSegments
     /** The commit: the first segment's {@code .log} renamed to {@code .swap} (see {@link #prepareSwap}). */
     void commit() throws IOException
     {
-        rename(bases.get(0), Segment.LOG_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX);
+        // unconditional: a missing file throws here, before the replaced segments' files are touched
+        Files.move(path(bases.get(0), Segment.LOG_SUFFIX, CLEANED_SUFFIX), path(bases.get(0), Segment.LOG_SUFFIX, SWAP_SUFFIX),
+            StandardCopyOption.ATOMIC_MOVE);
     }
 
     /** After the replaced segments' files are deleted: each {@code .swap} to its final name, the first segment first. */
@@ -224,20 +320,35 @@ final class CleanedSegments
      */
     boolean abandon()
     {
-        boolean all = true;
         final Segment s = current;
         current = null;
         if (s != null)
         {
             try
             {
-                s.close();
+                close(s);
             }
-            catch (final IOException ignored)
+            catch (final IOException | RuntimeException ignored)
             {
-                // its files are deleted next
+                // its files are deleted next (a failed msync of an index comes unchecked)
             }
         }
+        final boolean[] all = {true};
+        try
+        {
+            // a closed log's files are not reached by path: they went with its renamed directory, or the open deletes them
+            segments.underOpenLog(() -> all[0] = deleteAll());
+        }
+        catch (final IOException cannotHappen)
+        {
+            return false; // deleteAll throws nothing
+        }
+        return all[0];
+    }
+
+    private boolean deleteAll()
+    {
+        boolean all = true;
         for (final String temporary : new String[] {SWAP_SUFFIX, CLEANED_SUFFIX})
         {
             for (int i = bases.size() - 1; i >= 0; i--)
@@ -258,17 +369,43 @@ final class CleanedSegments
         return all;
     }
 
+    /** Renames one file, if it exists (the indexes and the transaction index may have none): one rename(2), no stat, under the lock. */
     private void rename(final long base, final String suffix, final String from, final String to) throws IOException
     {
-        final Path source = path(base, suffix, from);
-        if (Files.exists(source))
+        try
         {
-            Files.move(source, path(base, suffix, to), StandardCopyOption.ATOMIC_MOVE);
+            Files.move(path(base, suffix, from), path(base, suffix, to), StandardCopyOption.ATOMIC_MOVE);
+        }
+        catch (final java.nio.file.NoSuchFileException none)
+        {
+            // a file the segment does not have
         }
     }
 
     private Path path(final long base, final String suffix, final String temporary)
     {
         return dir.resolve(Segment.fileName(base, suffix) + temporary);
+    }
+
+    /** A step found the log closed (or deleted): the replacement is abandoned ({@link SegmentReplacer#LOG_CLOSED}). */
+    static final class LogClosed extends IOException
+    {
+        private static final long serialVersionUID = 1L;
+
+        LogClosed(final Path dir)
+        {
+            super("the log of " + dir + " was closed during a segment replacement");
+        }
+    }
+
+    /** An fsync of a new segment's file failed: the log's {@link FsyncFailure} takes it, as any other. */
+    static final class FsyncFailed extends IOException
+    {
+        private static final long serialVersionUID = 1L;
+
+        FsyncFailed(final Exception cause)
+        {
+            super(cause.getMessage(), cause);
+        }
     }
 }

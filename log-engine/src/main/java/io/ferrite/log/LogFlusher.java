@@ -275,6 +275,18 @@ final class LogFlusher
         }
     }
 
+    /**
+     * A failed fsync of the log's files made outside a flush (a segment replacement's new segments or its directory
+     * fsync): kept, logged, told and woken up as a flush's own; returns the IOException to throw.
+     */
+    IOException fsyncFailed(final Exception failure)
+    {
+        synchronized (flushLock)
+        {
+            return fsyncFailure.record(log, failure, env.durabilityListener(), durableMonitor);
+        }
+    }
+
     /** See {@link PartitionLog#fsyncFailure()}. */
     Throwable fsyncFailure()
     {

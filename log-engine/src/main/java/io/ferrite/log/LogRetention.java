@@ -114,7 +114,7 @@ final class LogRetention
         }
         for (final Segment s : removed)
         {
-            if (!underOpenLog(s::deleteFiles))
+            if (!segments.underOpenLog(() -> SegmentDeletion.deleteFiles(s)))
             {
                 break; // deleted meanwhile: the rest goes with its renamed directory
             }
@@ -123,33 +123,8 @@ final class LogRetention
         {
             env.closeLater(s, cfg.fileDeleteDelayMs);
         }
-        underOpenLog(() -> ProducerSnapshots.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset()));
+        segments.underOpenLog(() -> ProducerSnapshots.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset()));
         return removed.length;
-    }
-
-    /** File work on this log's paths, under the segments lock, unless the log is closed (then false). */
-    private boolean underOpenLog(final FileWork work) throws IOException
-    {
-        segments.lock();
-        try
-        {
-            if (segments.isClosed())
-            {
-                return false;
-            }
-            work.run();
-            return true;
-        }
-        finally
-        {
-            segments.unlock();
-        }
-    }
-
-    @FunctionalInterface
-    private interface FileWork
-    {
-        void run() throws IOException;
     }
 
     /** The segment's largest record timestamp, or its file's modification time when it has none (as Kafka). */

@@ -82,7 +82,7 @@ public final class PartitionLog implements AutoCloseable
         this.retention = new LogRetention(this, offsets, segments, clock, env);
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers, clock, env.producerIdExpirationMs());
-        this.replacer = new SegmentReplacer(this, segments, strategy, clock, env);
+        this.replacer = new SegmentReplacer(this, segments, strategy, clock, env, flusher);
     }
 
     /**

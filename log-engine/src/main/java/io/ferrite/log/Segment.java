@@ -63,6 +63,8 @@ final class Segment implements AutoCloseable
     private volatile boolean retired;
     /** Its files are being deleted or its directory renamed ({@link #forDeletion}): nothing reaches them by path any more. */
     private volatile boolean deleted;
+    /** What its close runs last: the unlink of the files a replacement renamed away ({@link SegmentDeletion}). */
+    private volatile CloseSteps.Step afterClose;
     private int flushedSize;
 
     Segment(final long baseOffset, final SegmentFile log, final OffsetIndex offsetIndex, final TimeIndex timeIndex,
@@ -444,7 +446,8 @@ final class Segment implements AutoCloseable
         }
         finally
         {
-            CloseSteps.all(offsetIndex::close, timeIndex::close, txnIndex::close, log::close); // each, even when one throws
+            CloseSteps.all(offsetIndex::close, timeIndex::close, txnIndex::close, log::close, // each, even when one throws
+                () -> { if (afterClose != null) afterClose.run(); });
         }
     }
 
@@ -478,18 +481,15 @@ final class Segment implements AutoCloseable
         CloseSteps.indexesForDeletion(this);
     }
 
-    /** Deletes its files, once (a replacement reuses the names: {@link SegmentReplacer}); channels stay readable till closed. */
-    void deleteFiles() throws IOException
+    /** Whether {@link #forDeletion} was called: its files are deleted (or going) and reached by path no more. */
+    boolean isForDeletion()
     {
-        if (deleted)
-        {
-            return; // deleted, or its directory renamed: nothing of it is reached by path any more
-        }
-        forDeletion(); // readers that found the segment search its indexes until the delay passed
-        Files.deleteIfExists(log.path());
-        Files.deleteIfExists(offsetIndex.file());
-        Files.deleteIfExists(timeIndex.file());
-        txnIndex.deleteFile();
+        return deleted;
+    }
+
+    void afterClose(final CloseSteps.Step step)
+    {
+        afterClose = step;
     }
 
     @Override

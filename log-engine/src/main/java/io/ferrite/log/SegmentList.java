@@ -140,6 +140,37 @@ final class SegmentList
     }
 
     /**
+     * Work on this log's files by their paths, under the lock, unless the log is closed (then false, and nothing
+     * done): a deletion of the partition renames its directory once its close has taken the lock, and a new log of
+     * the same name takes the old path at once, so a path used here still names this log's files. Retention and a
+     * segment replacement reach files through it.
+     */
+    boolean underOpenLog(final FileWork work) throws java.io.IOException
+    {
+        lock.lock();
+        try
+        {
+            if (closed)
+            {
+                return false;
+            }
+            work.run();
+            return true;
+        }
+        finally
+        {
+            lock.unlock();
+        }
+    }
+
+    /** See {@link #underOpenLog}. */
+    @FunctionalInterface
+    interface FileWork
+    {
+        void run() throws java.io.IOException;
+    }
+
+    /**
      * Throws when the log is closed: every read calls it after taking its answer, so that a read
      * that began after a close, or ran into one that had marked the log by then, gives no answer from
      * files that are going away (a region whose channel the close shuts). One volatile load (a plain

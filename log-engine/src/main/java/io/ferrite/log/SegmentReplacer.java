@@ -1,6 +1,5 @@
 package io.ferrite.log;
 
-import io.ferrite.log.config.DurableFile;
 import io.ferrite.wire.record.RecordBatch;
 import org.agrona.concurrent.EpochClock;
 import org.slf4j.Logger;
@@ -28,17 +27,24 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     as the writer builds them, and a {@code .txnindex} of the replaced segments' aborted transactions
  *     whose marker is kept), more than one new segment where the writer would roll, each fsynced
  *     ({@link CleanedSegments}); the first one's base offset is the run's;</li>
- * <li>under the segments lock, after checking that the log is open and the run still in it (retention,
- *     DeleteRecords or a close may have taken it meanwhile: then the replacement is abandoned and its
- *     {@code .cleaned} files deleted), every file renamed to {@code .swap}, the last segment first, but the
- *     first one's {@code .log}; then the commit: that {@code .log.cleaned} renamed to {@code .swap}; then the replaced
- *     segments' files deleted (their mappings and channels stay for readers), the {@code .swap} files
- *     renamed to their final names, the new segments opened, and the segment list without the old run
- *     and with the new one published, then the old segments retired, so that a tailer on one finds the new
- *     ones in the list and goes on there at its next offset;</li>
- * <li>the directory fsynced, and the old segments closed after {@code file.delete.delay.ms}, as
- *     retention's are.</li>
+ * <li>in a hold of the segments lock of its own, every file renamed to {@code .swap}, the last segment first, but
+ *     the first one's {@code .log};</li>
+ * <li>under the segments lock again (the swap's hold, which a roll waits for), after checking that the log is
+ *     open and the run still in it (retention, DeleteRecords or a close may have taken it meanwhile: then the
+ *     replacement is abandoned, its {@code .swap} files deleted first and that {@code .log.cleaned} last), the
+ *     commit: that {@code .log.cleaned} renamed to {@code .swap}; then the replaced segments' files renamed to
+ *     {@code .deleted} (their mappings and channels stay for readers), the {@code .swap} files renamed to their
+ *     final names, the new segments opened, and the segment list without the old run and with the new one
+ *     published, then the old segments retired, so that a tailer on one finds the new ones in the list and goes
+ *     on there at its next offset;</li>
+ * <li>the directory fsynced, and the old segments closed after {@code file.delete.delay.ms}, as retention's are;
+ *     their close unlinks their {@code .deleted} files ({@link SegmentDeletion#renameForDeletion}).</li>
  * </ol>
+ * Every step that reaches a file by its path runs under the segments lock while the log is open (a deletion of the
+ * partition renames its directory once its close has taken the lock, and a new log may take the old path): a
+ * replacement the close overtakes answers {@link #LOG_CLOSED} and touches no path of the closed log. A failed fsync
+ * of a new segment or of the directory is the log's ({@link FsyncFailure}), as a flush's: kept, thrown, and
+ * {@link #FAILED} answered from then on.
  * A crash before the commit leaves {@code .cleaned} files, which the next open deletes together with
  * every {@code .swap} at or above them; after it, {@code .swap} files, which the open completes
  * ({@link SwapRecovery}). The new segments cover the run's offset range for that: when what is kept
@@ -59,7 +65,7 @@ public final class SegmentReplacer
     public static final int DAMAGED = -4;
     /**
      * {@link #replace}: an earlier replacement of this log failed after its commit, or could not delete the files of
-     * an abandoned one; until the log is reopened (which settles what is on disk, {@link SwapRecovery}) no other
+     * an abandoned one, or an fsync of the log failed ({@link PartitionLog#fsyncFailure()}); until the log is reopened (which settles what is on disk, {@link SwapRecovery}) no other
      * replacement may commit, since the open goes by the {@code .swap} and {@code .cleaned} files it finds.
      */
     public static final int FAILED = -5;
@@ -71,18 +77,24 @@ public final class SegmentReplacer
     private final WriteStrategy strategy;
     private final EpochClock clock;
     private final LogEnvironment env;
+    private final LogFlusher flusher;
     private final AtomicBoolean busy = new AtomicBoolean();
     /** Set, for good, by a replacement that failed after its commit or left files it could not delete ({@link #FAILED}). */
     private volatile boolean failed;
+    /** How long the last replacement that committed held the segments lock for its swap, in nanoseconds (a roll waits that long). */
+    private volatile long lastSwapLockNanos;
+    /** Run once the new segments are written, before the swap's holds of the lock: a test's stop there (set before). */
+    Runnable beforeSwap = () -> { };
 
     SegmentReplacer(final PartitionLog log, final SegmentList segments, final WriteStrategy strategy, final EpochClock clock,
-        final LogEnvironment env)
+        final LogEnvironment env, final LogFlusher flusher)
     {
         this.log = log;
         this.segments = segments;
         this.strategy = strategy;
         this.clock = clock;
         this.env = env;
+        this.flusher = flusher;
     }
 
     /** The base offsets of the segments that may be replaced now: every one but the active one, oldest first. */
@@ -104,10 +116,11 @@ public final class SegmentReplacer
      *
      * @return {@link #REPLACED}, or why not ({@link #RUN_GONE}, {@link #LOG_CLOSED}, {@link #BUSY},
      *     {@link #DAMAGED}, {@link #FAILED}); the files of an abandoned replacement are deleted
-     * @throws IOException when a file could not be written (the replacement is abandoned), or, after the
-     *     commit, renamed or opened (the next open of the log completes it)
-     * @throws IllegalArgumentException when the rewriter answers a batch that is not whole, or whose
-     *     offsets leave the batch it replaces or do not follow the one written before (abandoned)
+     * @throws IOException when a file could not be written or fsynced (the replacement is abandoned; a failed fsync is
+     *     the log's, {@link PartitionLog#fsyncFailure()}), or, after the commit, renamed or opened (the next open of
+     *     the log completes it), or the directory could not be fsynced (the log's failed fsync; the swap is done)
+     * @throws IllegalArgumentException when the rewriter answers a batch that is not whole, or fails its CRC (one of
+     *     its own), or whose offsets leave the batch it replaces or do not follow the one written before (abandoned)
      */
     public int replace(final long firstBase, final int count, final BatchRewriter rewriter) throws IOException
     {
@@ -117,7 +130,7 @@ public final class SegmentReplacer
         }
         try
         {
-            if (failed)
+            if (failed || flusher.fsyncFailure() != null)
             {
                 return FAILED;
             }
@@ -145,8 +158,9 @@ public final class SegmentReplacer
         {
             return RUN_GONE; // a .txnindex went with its segment meanwhile
         }
-        final CleanedSegments cleaned = new CleanedSegments(log.dir(), log.config(), clock.time(), abortedTxns);
+        final CleanedSegments cleaned = new CleanedSegments(log.dir(), segments, log.config(), clock.time(), abortedTxns);
         boolean committed = false;
+        boolean interrupted = false;
         try
         {
             final int written = write(run, rewriter, cleaned);
@@ -154,51 +168,70 @@ public final class SegmentReplacer
             {
                 return written;
             }
-            final Segment[] fresh;
+            // every file but the first one's .log to .swap, in a hold of the lock of its own: the swap's hold below
+            // is what a roll waits for. While that .log is .cleaned, an abandon deletes the .swap files first and it
+            // last, and an open deletes every .swap at or above it: nothing of this is taken for committed
+            beforeSwap.run();
+            if (!segments.underOpenLog(cleaned::prepareSwap))
+            {
+                return LOG_CLOSED;
+            }
+            // a committed swap must finish, and it is short: an interrupt (a stopping cleaner) must not close a channel
+            // of its opening or its directory fsync, which would fail a healthy log; it is given back once done
+            interrupted = Thread.interrupted();
+            FileChannel dir = null;
+            IOException dirFailure = null;
             segments.lock();
+            final long locked = System.nanoTime();
             try
             {
                 final int gone = segments.isClosed() ? LOG_CLOSED : stillThere(run) ? REPLACED : RUN_GONE;
                 if (gone != REPLACED)
                 {
-                    return gone; // no .swap file made: an abandoned run leaves .cleaned files only
+                    return gone; // abandoned below: its .swap files deleted first, then its .cleaned ones
                 }
-                cleaned.prepareSwap(); // renames only, after the check
                 cleaned.commit();
                 committed = true;
+                swap(run, cleaned);
                 try
                 {
-                    for (final Segment s : run)
-                    {
-                        s.deleteFiles(); // the mappings and channels stay for readers until the delay passed
-                    }
-                    cleaned.completeSwap();
-                    fresh = open(cleaned.bases());
+                    dir = FileChannel.open(log.dir(), StandardOpenOption.READ); // while the log is known open
                 }
-                catch (final IOException | RuntimeException ex)
+                catch (final IOException ex)
                 {
-                    failed = true;
-                    // the old segments stay in the list, read through their mappings; their files are deleted once
-                    // (Segment.deleteFiles), so retention cannot reach the new ones by those names; the open completes it
-                    LOG.error("{}: segment replacement from {} failed after its commit; the next open completes it", log,
-                        run[0].baseOffset, ex);
-                    throw ex;
+                    dirFailure = ex; // the swap's names cannot be made durable: reported once the old segments are handed on
                 }
-                segments.replace(run, fresh);
             }
             finally
             {
+                lastSwapLockNanos = System.nanoTime() - locked;
                 segments.unlock();
             }
             for (final Segment s : run)
             {
-                env.closeLater(s, log.config().fileDeleteDelayMs);
+                env.closeLater(s, log.config().fileDeleteDelayMs); // their close unlinks their files, renamed .deleted
             }
-            DurableFile.fsyncDirectory(log.dir());
+            if (dirFailure != null)
+            {
+                throw flusher.fsyncFailed(dirFailure);
+            }
+            fsyncDirectory(dir);
             return REPLACED;
+        }
+        catch (final CleanedSegments.LogClosed closed)
+        {
+            return LOG_CLOSED; // abandoned below, through no path of the closed log
+        }
+        catch (final CleanedSegments.FsyncFailed fsync)
+        {
+            throw flusher.fsyncFailed((Exception)fsync.getCause()); // the log's, as every failed fsync: it takes no more appends
         }
         finally
         {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
             if (!committed && !cleaned.abandon())
             {
                 failed = true; // a leftover .cleaned would make the open take a later committed swap for uncommitted
@@ -206,6 +239,58 @@ public final class SegmentReplacer
                     log, run[0].baseOffset);
             }
         }
+    }
+
+    /**
+     * The swap after the commit, under the segments lock: the replaced segments' files renamed {@code .deleted} (the
+     * mappings and channels stay for readers until the delay passed), the {@code .swap} files to their final names,
+     * the new segments opened and published.
+     */
+    private void swap(final Segment[] run, final CleanedSegments cleaned) throws IOException
+    {
+        final Segment[] fresh;
+        try
+        {
+            for (final Segment s : run)
+            {
+                SegmentDeletion.renameForDeletion(s, segments);
+            }
+            cleaned.completeSwap();
+            fresh = open(cleaned.bases());
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            failed = true;
+            // the old segments stay in the list, read through their mappings; they are marked for deletion
+            // (SegmentDeletion), so retention cannot reach the new ones by those names; the open completes it
+            LOG.error("{}: segment replacement from {} failed after its commit; the next open completes it", log,
+                run[0].baseOffset, ex);
+            throw ex;
+        }
+        segments.replace(run, fresh);
+    }
+
+    /** The swap's renames made durable; a failure is the log's failed fsync ({@link FsyncFailure}), as a flush's. */
+    private void fsyncDirectory(final FileChannel dir) throws IOException
+    {
+        try (dir)
+        {
+            dir.force(true);
+        }
+        catch (final java.nio.channels.ClosedByInterruptException interrupted)
+        {
+            throw interrupted; // an interrupt that came after the swap's began (see replace): nothing failed on disk
+        }
+        catch (final IOException ex)
+        {
+            throw flusher.fsyncFailed(ex);
+        }
+    }
+
+    /** How long the last committed replacement held the segments lock for its swap, in nanoseconds (0 before one). */
+    long lastSwapLockNanos()
+    {
+        return lastSwapLockNanos;
     }
 
     /** Writes the new segments; {@link #REPLACED} when all of the run was read. */
@@ -237,6 +322,8 @@ public final class SegmentReplacer
                 final RecordBatch out = rewriter.rewrite(in);
                 if (out != null)
                 {
+                    // even the batch as read: a rewriter may have written into it (the mapping of a segment written
+                    // with WriteStrategy.MAPPED is writable); a CRC32C on the cleaner's thread is cheap
                     check(out, base, last, cleaned.lastWritten());
                     cleaned.append(out);
                 }
@@ -253,14 +340,20 @@ public final class SegmentReplacer
         return REPLACED;
     }
 
+    /**
+     * What the rewriter answered, checked whole, its CRC included — a cleaner's bug must not write a batch consumers
+     * (which check CRCs) and the next unclean open (which cuts the segment there) reject.
+     */
     private static void check(final RecordBatch out, final long base, final long last, final long lastWritten)
     {
         final int available = out.buffer().capacity() - out.offset();
-        if (out.checkFrame(available) != RecordBatch.OK || out.baseOffset() < base || out.lastOffset() > last ||
+        final int checked = out.check(available);
+        if (checked != RecordBatch.OK || out.baseOffset() < base || out.lastOffset() > last ||
             out.lastOffset() < out.baseOffset() || out.baseOffset() <= lastWritten)
         {
             throw new IllegalArgumentException("the rewriter answered a batch of offsets " + out.baseOffset() + ".." +
-                out.lastOffset() + " for the batch of " + base + ".." + last + " after " + lastWritten);
+                out.lastOffset() + (checked == RecordBatch.OK ? "" : " failing its check (" + checked + ")") +
+                " for the batch of " + base + ".." + last + " after " + lastWritten);
         }
     }
 

@@ -91,7 +91,7 @@ final class SegmentRoller
             }
             catch (final IOException | RuntimeException ex)
             {
-                next.deleteFiles();
+                SegmentDeletion.deleteFiles(next);
                 next.close();
                 throw ex;
             }

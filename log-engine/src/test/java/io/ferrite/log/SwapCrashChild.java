@@ -1,5 +1,9 @@
 package io.ferrite.log;
 
+import io.ferrite.wire.record.RecordBatch;
+
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Random;
@@ -9,9 +13,14 @@ import java.util.Random;
  * timestamp {@code T0 + o}, inside its CRC), rolling small segments, and replaces random runs of
  * inactive segments with a rewriter that drops every batch whose offset is a multiple of three, for
  * as long as it lives. It prints {@code RUN <a> <b>} before each replacement of offsets [a, b) and
- * {@code DONE <a> <b> <answer>} after it.
+ * {@code DONE <a> <b> <answer>} after it. In mode {@code abandon} every replacement is abandoned
+ * ({@code ABANDONED <a> <b>}): either the rewriter answers the run's last batch with one the replacer refuses
+ * (IllegalArgumentException), after the new segments are written as {@code .cleaned}, or an empty directory under
+ * the name the commit renames the first new segment's log to makes the commit fail (an IOException), after the other
+ * files were renamed {@code .swap}. In mode {@code open} it only opens the log directory (what an interrupted
+ * replacement left is settled there) and prints {@code OPENED}.
  *
- * <p>{@code SwapCrashChild <log dir> <seed>}
+ * <p>{@code SwapCrashChild <log dir> <seed> [replace|abandon|open]}
  */
 public final class SwapCrashChild
 {
@@ -36,11 +45,19 @@ public final class SwapCrashChild
     public static void main(final String[] args) throws Exception
     {
         final Random random = new Random(Long.parseLong(args[1]));
+        final String mode = args.length > 2 ? args[2] : "replace";
         final LogManager manager = LogManager.open(LogManagerConfig.of(Path.of(args[0])));
+        if (mode.equals("open"))
+        {
+            System.out.println("OPENED");
+            System.out.flush();
+            Runtime.getRuntime().halt(0);
+        }
         final PartitionLog log = manager.log(TOPIC, 0) != null ? manager.log(TOPIC, 0) : manager.createLog(TOPIC, 0, CONFIG);
         final Batches batches = new Batches();
         final AppendResult result = new AppendResult();
         final BatchRewriter rewriter = batch -> dropped(batch.baseOffset()) ? null : batch;
+        final RecordBatch refused = new RecordBatch().wrap(new Batches().records(1, 0, T0).view(), 0); // offset 0: outside
         while (true)
         {
             for (int i = 0; i < 1 + random.nextInt(12); i++)
@@ -66,6 +83,28 @@ public final class SwapCrashChild
             final long end = from + count < bases.length ? bases[from + count] : log.segments()[bases.length].baseOffset;
             System.out.println("RUN " + bases[from] + " " + end);
             System.out.flush();
+            if (mode.equals("abandon"))
+            {
+                final boolean atCommit = random.nextBoolean();
+                final Path blocker = log.dir().resolve(Segment.fileName(bases[from], Segment.LOG_SUFFIX) + CleanedSegments.SWAP_SUFFIX);
+                if (atCommit)
+                {
+                    Files.createDirectory(blocker); // the abandon's deletion of the .swap files removes it (rmdir)
+                }
+                try
+                {
+                    log.segmentReplacer().replace(bases[from], count, atCommit ? rewriter :
+                        batch -> batch.lastOffset() >= end - 1 ? refused : batch);
+                    System.out.println("FAIL the replacement was not abandoned");
+                }
+                catch (final IllegalArgumentException | IOException abandoned)
+                {
+                    System.out.println("ABANDONED " + bases[from] + " " + end);
+                }
+                Files.deleteIfExists(blocker);
+                System.out.flush();
+                continue;
+            }
             final int answer = log.segmentReplacer().replace(bases[from], count, rewriter);
             System.out.println("DONE " + bases[from] + " " + end + " " + answer);
             System.out.flush();

@@ -12,11 +12,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -29,6 +31,11 @@ import static org.junit.jupiter.api.Assertions.fail;
  * offset); the offsets a finished replacement dropped are gone; the replacement the kill cut is
  * either all there or all gone (its run's offset range entirely old or entirely new); every segment
  * holds only batches of its own range; no temporary file is left.
+ *
+ * <p>Kill points a random kill almost never hits are chosen with the LD_PRELOAD shim {@code kill_point.c} (SIGKILL
+ * before the n-th unlink or rename of a chosen kind of file): inside the abandon of a replacement (its {@code .cleaned}
+ * files half deleted), and inside the open that completes a swap a kill cut after its commit (its {@code .deleted},
+ * old and {@code .swap} files half settled); after each, the log is opened and checked twice.
  */
 class SwapCrashTest
 {
@@ -36,6 +43,9 @@ class SwapCrashTest
 
     @TempDir
     Path dir;
+
+    /** Whether the last child run in the open mode opened the log to its end (not killed). */
+    private boolean opened;
 
     @Test
     void aReplacementKilledAnywhereLeavesEachRangeAllOldOrAllNew() throws Exception
@@ -55,6 +65,108 @@ class SwapCrashTest
         // how many kills landed inside a replacement, and how many of those after its commit (as far as the offsets
         // tell: a replacement of segments cleaned before drops nothing more), for the log of the run
         System.out.println(cut + " of " + ROUNDS + " kills cut a replacement, " + committed + " of them after its commit");
+    }
+
+    @Test
+    void aKillInsideAnAbandonLeavesTheOldSegments() throws Exception
+    {
+        final Random random = seeded("abandon kill point");
+        final Path shim = TxnIndexFsyncOrderTest.compileShim(Files.createDirectories(dir.resolve("shim")), "kill_point");
+        final BitSet cleaned = new BitSet(); // stays empty: no replacement commits
+        for (int round = 0; round < 4; round++)
+        {
+            final int at = 1 + random.nextInt(8);
+            // the unlinks of the partition's files are the abandons' (nothing else deletes one in that child)
+            final long[] cut = runChild("abandon", random, Map.of("LD_PRELOAD", shim.toString(), "FERRITE_KILL_MATCH",
+                SwapCrashChild.TOPIC + "-0/", "FERRITE_KILL_CALLS", "unlink", "FERRITE_KILL_AT", Integer.toString(at)), cleaned);
+            assertTrue(cut != null, "the kill at the " + at + "th unlink cut an abandon");
+            assertFalse(verify(cleaned, cut), "an abandoned replacement is all old");
+            verify(cleaned, null); // and opened again
+        }
+    }
+
+    @Test
+    void aKillInsideTheOpenThatCompletesASwapLeavesItComplete() throws Exception
+    {
+        final Random random = seeded("open kill point");
+        final Path shim = TxnIndexFsyncOrderTest.compileShim(Files.createDirectories(dir.resolve("shim")), "kill_point");
+        final BitSet cleaned = new BitSet();
+        for (int round = 0; round < 3; round++)
+        {
+            // cut after a commit: at a rename of a .swap file to its final name
+            final long[] cut = runChild("replace", random, Map.of("LD_PRELOAD", shim.toString(), "FERRITE_KILL_MATCH",
+                CleanedSegments.SWAP_SUFFIX, "FERRITE_KILL_CALLS", "rename", "FERRITE_KILL_AT", Integer.toString(1 + random.nextInt(2))),
+                cleaned);
+            assertTrue(cut != null, "the kill cut a replacement");
+            // the open cut inside SwapRecovery, at one of its deletions or renames in the partition, then opened again,
+            // twice. It is the open's first step to reach a file of the partition, and it unlinks or renames each
+            // .deleted, .cleaned and .swap file once (and deletes the replaced segments' files left): a kill at one of
+            // the first `leftovers` unlinks or renames there is inside it
+            final int leftovers = leftovers(SwapCrashChild.TOPIC + "-0");
+            assertTrue(leftovers > 0, "the replacement cut after its commit left its .swap files");
+            runChild("open", random, Map.of("LD_PRELOAD", shim.toString(), "FERRITE_KILL_MATCH", SwapCrashChild.TOPIC + "-0/",
+                "FERRITE_KILL_AT", Integer.toString(1 + random.nextInt(leftovers))), cleaned);
+            assertFalse(opened, "the open was killed inside SwapRecovery");
+            // completed, as far as the offsets tell: a run cleaned before (the child picks one now and then) drops no more
+            boolean tells = false;
+            for (long o = cut[0]; o < cut[1]; o++)
+            {
+                tells |= SwapCrashChild.dropped(o) && !cleaned.get((int)o);
+            }
+            assertEquals(tells, verify(cleaned, cut), "a replacement cut after its commit is completed: [" + cut[0] + ", " + cut[1] + ")");
+            verify(cleaned, null);
+        }
+    }
+
+    /** How many files of {@code partition} are a replacement's leftovers ({@code .deleted}, {@code .cleaned}, {@code .swap}). */
+    private int leftovers(final String partition) throws java.io.IOException
+    {
+        try (Stream<Path> files = Files.list(dir.resolve(partition)))
+        {
+            return (int)files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(SegmentDeletion.DELETED_SUFFIX) ||
+                n.endsWith(CleanedSegments.CLEANED_SUFFIX) || n.endsWith(CleanedSegments.SWAP_SUFFIX)).count();
+        }
+    }
+
+    /** A seeded Random, its seed printed for a replay ({@code -Dferrite.seed}). */
+    private static Random seeded(final String what)
+    {
+        final long seed = Long.getLong("ferrite.seed", System.nanoTime());
+        System.out.println(what + " seed " + seed + " (replay with -Dferrite.seed=" + seed + ")");
+        return new Random(seed);
+    }
+
+    /**
+     * Runs a child in {@code mode} with {@code environment} (a kill point) to its end, killed (137) or not (0, the
+     * open alone); returns the replacement it was in, or null.
+     */
+    private long[] runChild(final String mode, final Random random, final Map<String, String> environment,
+        final BitSet cleaned) throws Exception
+    {
+        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        final ProcessBuilder builder = new ProcessBuilder(java, SwapCrashChild.class.desiredAssertionStatus() ? "-ea" : "-da",
+            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+            SwapCrashChild.class.getName(), dir.toString(), Long.toString(random.nextLong()), mode).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        final Process child = builder.start();
+        long[] inProgress = null;
+        final List<String> other = new ArrayList<>();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            String line;
+            while ((line = out.readLine()) != null)
+            {
+                inProgress = line(line, inProgress, cleaned, other);
+            }
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS));
+        }
+        finally
+        {
+            child.destroyForcibly();
+        }
+        opened = mode.equals("open") && other.contains("OPENED");
+        assertEquals(opened ? 0 : 137, child.exitValue(), () -> "killed at the kill point: " + String.join("\n", other));
+        return inProgress;
     }
 
     /** Runs a child until it has printed {@code lines} lines of replacements, kills it; returns the run it was in, or null. */
@@ -129,6 +241,10 @@ class SwapCrashTest
         if (line.startsWith("RUN "))
         {
             return new long[] {Long.parseLong(words[1]), Long.parseLong(words[2])};
+        }
+        if (line.startsWith("ABANDONED "))
+        {
+            return null;
         }
         if (line.startsWith("DONE "))
         {

@@ -65,7 +65,7 @@ class SwapRecoveryTest
         final long runEnd = bases[4];
         // the last segment of the run all dropped: the empty segment at its base must cover it
         final LongPredicate dropped = o -> o < runEnd && (o % 4 == 1 || o >= bases[3]);
-        final CleanedSegments cleaned = new CleanedSegments(partition, config, 0, ByteBuffer.allocate(0));
+        final CleanedSegments cleaned = new CleanedSegments(partition, new SegmentList(), config, 0, ByteBuffer.allocate(0));
         cleaned.start(bases[0]);
         for (int i = 0; i < 4; i++)
         {

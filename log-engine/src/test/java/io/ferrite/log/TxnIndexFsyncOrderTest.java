@@ -70,14 +70,20 @@ class TxnIndexFsyncOrderTest
     }
 
     /** Builds {@code recording_fsync.c} into {@code into}; a machine without gcc skips the test. */
-    private static Path compileShim(final Path into) throws IOException, InterruptedException
+    static Path compileShim(final Path into) throws IOException, InterruptedException
     {
-        final Path source = into.resolve("recording_fsync.c");
-        try (InputStream in = TxnIndexFsyncOrderTest.class.getResourceAsStream("recording_fsync.c"))
+        return compileShim(into, "recording_fsync");
+    }
+
+    /** Builds the test resource {@code <name>.c} into {@code into} (SwapCrashTest's kill points too); without gcc, skipped. */
+    static Path compileShim(final Path into, final String name) throws IOException, InterruptedException
+    {
+        final Path source = into.resolve(name + ".c");
+        try (InputStream in = TxnIndexFsyncOrderTest.class.getResourceAsStream(name + ".c"))
         {
             Files.copy(in, source);
         }
-        final Path shim = into.resolve("recording_fsync.so");
+        final Path shim = into.resolve(name + ".so");
         final Process gcc;
         try
         {

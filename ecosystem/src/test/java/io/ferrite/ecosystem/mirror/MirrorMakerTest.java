@@ -39,6 +39,8 @@ class MirrorMakerTest
             mirrorMaker.start();
             try
             {
+                out.produceRestOfPartition0();
+                in.produceRestOfPartition0();
                 report(out, out.verify());
                 report(in, in.verify());
             }
