@@ -1,0 +1,245 @@
+package io.ferrite.replication;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.EnumSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import kafka.raft.KafkaRaftManager;
+import org.apache.kafka.common.message.ApiMessageType;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.network.ClientInformation;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.network.Send;
+import org.apache.kafka.common.network.TransferableChannel;
+import org.apache.kafka.common.protocol.SendBuilder;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The inbound half of a KRaft voter, which KafkaRaftManager does not have. KafkaRaftManager brings the outbound
+ * NetworkClient and the raft I/O thread, but the requests other voters send (Vote, BeginQuorumEpoch,
+ * Fetch, ...) must be read off a socket by the embedder and handed to {@code handleRequest}; Kafka does
+ * it with its SocketServer and ControllerApis. Here: one blocking thread per connection (a 3-voter quorum
+ * has 2 inbound connections), answers written in request order (NetworkClient matches answers to its
+ * in-flight requests in order), ApiVersions answered locally with the raft APIs.
+ */
+public final class RaftInbound implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(RaftInbound.class);
+    private static final EnumSet<ApiKeys> RAFT_APIS = EnumSet.of(ApiKeys.API_VERSIONS, ApiKeys.VOTE,
+        ApiKeys.BEGIN_QUORUM_EPOCH, ApiKeys.END_QUORUM_EPOCH, ApiKeys.FETCH, ApiKeys.FETCH_SNAPSHOT,
+        ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER, ApiKeys.UPDATE_RAFT_VOTER);
+
+    private final ServerSocketChannel server;
+    private volatile KafkaRaftManager<?> raft;
+    private final ListenerName listener;
+    private volatile boolean closed;
+
+    /** Binds the listener; nothing is accepted before {@link #start}. */
+    public RaftInbound(final InetSocketAddress bind, final ListenerName listener) throws IOException
+    {
+        this.server = ServerSocketChannel.open();
+        // the voters' addresses come unresolved from controller.quorum.voters
+        server.bind(new InetSocketAddress(bind.getHostString(), bind.getPort()));
+        this.listener = listener;
+    }
+
+    /** Hands what arrives to {@code raft} from now on. */
+    public void start(final KafkaRaftManager<?> raft)
+    {
+        this.raft = raft;
+        final Thread acceptor = new Thread(this::acceptLoop, "raft-acceptor");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    private void acceptLoop()
+    {
+        int n = 0;
+        while (!closed)
+        {
+            try
+            {
+                final SocketChannel channel = server.accept();
+                final Thread reader = new Thread(() -> serve(channel), "raft-conn-" + n++);
+                reader.setDaemon(true);
+                reader.start();
+            }
+            catch (final IOException ex)
+            {
+                return;
+            }
+        }
+    }
+
+    private void serve(final SocketChannel channel)
+    {
+        final String connectionId = channel.toString();
+        CompletableFuture<Void> inOrder = CompletableFuture.completedFuture(null);
+        try (channel)
+        {
+            final ByteBuffer sizeBuf = ByteBuffer.allocate(4);
+            while (!closed)
+            {
+                sizeBuf.clear();
+                readFully(channel, sizeBuf);
+                final ByteBuffer frame = ByteBuffer.allocate(sizeBuf.getInt(0));
+                readFully(channel, frame);
+                frame.flip();
+                final RequestHeader header = RequestHeader.parse(frame);
+                final CompletionStage<ApiMessage> answer;
+                if (header.apiKey() == ApiKeys.API_VERSIONS)
+                {
+                    answer = CompletableFuture.completedFuture(new ApiVersionsResponseData()
+                        .setApiKeys(ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, RAFT_APIS, false)));
+                }
+                else
+                {
+                    final AbstractRequest request = AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(),
+                        new ByteBufferAccessor(frame)).request;
+                    final RequestContext context = new RequestContext(header, connectionId,
+                        channel.socket().getInetAddress(), KafkaPrincipal.ANONYMOUS, listener, SecurityProtocol.PLAINTEXT,
+                        ClientInformation.EMPTY, false);
+                    answer = raft.handleRequest(context, header, request.data(), System.currentTimeMillis());
+                }
+                inOrder = inOrder.thenCombine(answer, (ignored, message) -> message)
+                    .thenAccept(message -> write(channel, header, message))
+                    .whenComplete((ignored, failure) ->
+                    {
+                        if (failure != null)
+                        {
+                            LOG.warn("answering {} failed; the connection ends", header, failure);
+                            closeQuietly(channel);
+                        }
+                    });
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            // the peer went away or sent garbage: the connection ends, the peer reconnects
+            LOG.debug("raft connection {} ended", connectionId, ex);
+        }
+    }
+
+    /**
+     * Kafka's SendBuilder writes the answer; a Fetch answer's records are the leader's FileRecords and go
+     * out with FileChannel.transferTo (zero-copy), which a plain ByteBuffer serialisation cannot do.
+     */
+    private static void write(final SocketChannel channel, final RequestHeader header, final ApiMessage message)
+    {
+        final ResponseHeader responseHeader = new ResponseHeader(header.correlationId(),
+            header.apiKey().responseHeaderVersion(header.apiVersion()));
+        final Send send = SendBuilder.buildResponseSend(responseHeader, message, header.apiVersion());
+        try
+        {
+            final BlockingTransfer out = new BlockingTransfer(channel);
+            while (!send.completed())
+            {
+                send.writeTo(out);
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /** A blocking SocketChannel as the TransferableChannel a Send writes to. */
+    private record BlockingTransfer(SocketChannel channel) implements TransferableChannel
+    {
+        @Override
+        public boolean hasPendingWrites()
+        {
+            return false;
+        }
+
+        @Override
+        public long transferFrom(final FileChannel file, final long position, final long count) throws IOException
+        {
+            return file.transferTo(position, count, channel);
+        }
+
+        @Override
+        public long write(final ByteBuffer[] srcs, final int offset, final int length) throws IOException
+        {
+            return channel.write(srcs, offset, length);
+        }
+
+        @Override
+        public long write(final ByteBuffer[] srcs) throws IOException
+        {
+            return channel.write(srcs);
+        }
+
+        @Override
+        public int write(final ByteBuffer src) throws IOException
+        {
+            return channel.write(src);
+        }
+
+        @Override
+        public boolean isOpen()
+        {
+            return channel.isOpen();
+        }
+
+        @Override
+        public void close() throws IOException
+        {
+            channel.close();
+        }
+    }
+
+    private static void readFully(final SocketChannel channel, final ByteBuffer buffer) throws IOException
+    {
+        while (buffer.hasRemaining())
+        {
+            if (channel.read(buffer) < 0)
+            {
+                throw new IOException("closed by peer");
+            }
+        }
+    }
+
+    /** The address the listener is bound to (its port, when asked for port 0). */
+    public InetSocketAddress boundAddress() throws IOException
+    {
+        return (InetSocketAddress)server.getLocalAddress();
+    }
+
+    private static void closeQuietly(final SocketChannel channel)
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException ex)
+        {
+            // already gone
+        }
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        closed = true;
+        server.close();
+    }
+}
