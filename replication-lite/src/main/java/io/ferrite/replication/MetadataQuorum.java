@@ -1,0 +1,272 @@
+package io.ferrite.replication;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+
+import kafka.raft.KafkaRaftManager;
+import kafka.server.KafkaConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.MetadataRecordSerde;
+import org.apache.kafka.raft.Batch;
+import org.apache.kafka.raft.BatchReader;
+import org.apache.kafka.raft.Endpoints;
+import org.apache.kafka.raft.LeaderAndEpoch;
+import org.apache.kafka.raft.RaftClient;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.snapshot.SnapshotReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A node's seat in the metadata quorum: Kafka's own KRaft ({@code KafkaRaftManager}, the code Kafka's
+ * controllers run) over a replicated log of Kafka's metadata records ({@code RegisterBrokerRecord},
+ * {@code UnfenceBrokerRecord}, ... in {@code __cluster_metadata-0}, written with Kafka's
+ * {@link MetadataRecordSerde}, so Kafka's tools can read the log). The leader {@link #append}s; every node's
+ * {@link Listener} hears each committed record once, in offset order, on the raft I/O thread.
+ *
+ * <p>Threads: KRaft's I/O thread, its outbound request thread and scheduler, and {@link RaftInbound}'s
+ * acceptor and one reader per inbound connection (two in a 3-voter quorum).
+ */
+public final class MetadataQuorum implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(MetadataQuorum.class);
+    private static final TopicPartition METADATA_PARTITION = new TopicPartition("__cluster_metadata", 0);
+    private static final String DIRECTORY_ID_FILE = "quorum.directory.id";
+
+    /** What a node learns from the quorum; called on the raft I/O thread, which it must not block. */
+    public interface Listener
+    {
+        /** A record the quorum committed, once, in offset order (replayed from offset 0 after a restart). */
+        void onCommitted(long offset, ApiMessageAndVersion record);
+
+        /** The leader changed: {@code leaderId} empty while an election runs. */
+        default void onLeaderChange(final OptionalInt leaderId, final int epoch)
+        {
+        }
+    }
+
+    private final QuorumSettings settings;
+    private final Listener listener;
+    private final RaftInbound inbound;
+    private final KafkaRaftManager<ApiMessageAndVersion> raft;
+    /** Appends not yet committed, by the offset of their last record; completed by the I/O thread. */
+    private final ConcurrentNavigableMap<Long, CompletableFuture<Long>> pending = new ConcurrentSkipListMap<>();
+    private final Object appendLock = new Object();
+    private volatile long committedOffset = -1;
+    private volatile LeaderAndEpoch leader = LeaderAndEpoch.UNKNOWN;
+
+    private MetadataQuorum(final QuorumSettings settings, final Path logDir, final Listener listener) throws IOException
+    {
+        this.settings = settings;
+        this.listener = listener;
+        final ListenerName listenerName = ListenerName.normalised(settings.listenerName());
+        this.inbound = new RaftInbound(settings.bindAddress(), listenerName);
+        try
+        {
+            final InetSocketAddress bound = inbound.boundAddress();
+            final Properties props = settings.raftProperties();
+            props.put("process.roles", "controller");
+            props.put("node.id", Integer.toString(settings.nodeId()));
+            props.put("controller.listener.names", listenerName.value());
+            props.put("listeners", listenerName.value() + "://" + bound.getHostString() + ":" + bound.getPort());
+            props.put("listener.security.protocol.map", listenerName.value() + ":PLAINTEXT");
+            props.put("log.dirs", logDir.toString());
+            this.raft = new KafkaRaftManager<>(settings.clusterId(), KafkaConfig.fromProps(props, false),
+                directoryId(logDir), MetadataRecordSerde.INSTANCE, METADATA_PARTITION, Uuid.METADATA_TOPIC_ID,
+                Time.SYSTEM, new Metrics(), ignoredStaticVoters -> { }, scala.Option.apply("quorum-" + settings.nodeId()),
+                CompletableFuture.completedFuture(settings.voterAddresses()), List.of(),
+                Endpoints.fromInetSocketAddresses(Map.of(listenerName, bound)),
+                (message, cause) ->
+                {
+                    LOG.error("metadata quorum fault: {}", message, cause);
+                    return new IllegalStateException(message, cause);
+                });
+        }
+        catch (final RuntimeException ex)
+        {
+            inbound.close();
+            throw ex;
+        }
+    }
+
+    /**
+     * Starts this node's voter: its log in {@code logDir/__cluster_metadata-0}, its listener on the
+     * controller listener's address. Returns at once; the leader is elected in the background.
+     */
+    public static MetadataQuorum start(final QuorumSettings settings, final Path logDir, final Listener listener)
+        throws IOException
+    {
+        Files.createDirectories(logDir);
+        final MetadataQuorum quorum = new MetadataQuorum(settings, logDir, listener);
+        quorum.raft.client().register(quorum.new Committed());
+        quorum.inbound.start(quorum.raft);
+        quorum.raft.startup();
+        return quorum;
+    }
+
+    /**
+     * Appends records as leader. The future completes with the offset of the last record once the quorum
+     * committed them, and fails with {@link NotLeaderOrFollowerException} when this node is not the leader
+     * or stops being it first (the records may then still be committed by the next leader, or not).
+     */
+    public CompletableFuture<Long> append(final List<ApiMessageAndVersion> records)
+    {
+        final LeaderAndEpoch current = leader;
+        if (!current.isLeader(settings.nodeId()))
+        {
+            return CompletableFuture.failedFuture(new NotLeaderOrFollowerException("node " + settings.nodeId() +
+                " is not the metadata leader; the leader is " + current.leaderId()));
+        }
+        final CompletableFuture<Long> committed = new CompletableFuture<>();
+        final long lastOffset;
+        try
+        {
+            // KRaft's prepareAppend and schedulePreparedAppend come in pairs: one appender at a time
+            synchronized (appendLock)
+            {
+                lastOffset = raft.client().prepareAppend(current.epoch(), records);
+                pending.put(lastOffset, committed);
+                raft.client().schedulePreparedAppend();
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            return CompletableFuture.failedFuture(new NotLeaderOrFollowerException(
+                "append in epoch " + current.epoch() + " refused: " + ex.getMessage(), ex));
+        }
+        completeUpTo(committedOffset); // committed before it was in the map
+        return committed;
+    }
+
+    public OptionalInt leaderId()
+    {
+        return leader.leaderId();
+    }
+
+    public int epoch()
+    {
+        return leader.epoch();
+    }
+
+    public boolean isLeader()
+    {
+        return leader.isLeader(settings.nodeId());
+    }
+
+    /** The offset of the last committed record this node has applied, -1 before the first. */
+    public long committedOffset()
+    {
+        return committedOffset;
+    }
+
+    /** The address the quorum listener is bound to. */
+    public InetSocketAddress boundAddress() throws IOException
+    {
+        return inbound.boundAddress();
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        raft.shutdown();
+        inbound.close();
+        failPending("the metadata quorum was closed");
+    }
+
+    private void completeUpTo(final long offset)
+    {
+        final var done = pending.headMap(offset, true);
+        done.forEach((last, future) -> future.complete(last));
+        done.clear();
+    }
+
+    private void failPending(final String why)
+    {
+        pending.values().forEach(future -> future.completeExceptionally(new NotLeaderOrFollowerException(why)));
+        pending.clear();
+    }
+
+    /** The replica directory id KRaft sends in votes: made once, kept with the log. */
+    private static Uuid directoryId(final Path logDir)
+    {
+        final Path file = logDir.resolve(DIRECTORY_ID_FILE);
+        try
+        {
+            if (Files.exists(file))
+            {
+                return Uuid.fromString(Files.readString(file, StandardCharsets.US_ASCII).trim());
+            }
+            final Uuid id = Uuid.randomUuid();
+            final Path tmp = logDir.resolve(DIRECTORY_ID_FILE + ".tmp");
+            Files.writeString(tmp, id.toString(), StandardCharsets.US_ASCII);
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            return id;
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    private final class Committed implements RaftClient.Listener<ApiMessageAndVersion>
+    {
+        @Override
+        public void handleCommit(final BatchReader<ApiMessageAndVersion> reader)
+        {
+            try (reader)
+            {
+                while (reader.hasNext())
+                {
+                    final Batch<ApiMessageAndVersion> batch = reader.next();
+                    long offset = batch.baseOffset();
+                    for (final ApiMessageAndVersion record : batch.records())
+                    {
+                        listener.onCommitted(offset++, record);
+                    }
+                    committedOffset = batch.lastOffset();
+                    completeUpTo(batch.lastOffset());
+                }
+            }
+        }
+
+        @Override
+        public void handleLoadSnapshot(final SnapshotReader<ApiMessageAndVersion> reader)
+        {
+            // no snapshots are written yet (the log is short); one found is not ours to read
+            reader.close();
+        }
+
+        @Override
+        public void handleLoadBootstrap(final SnapshotReader<ApiMessageAndVersion> reader)
+        {
+            reader.close();
+        }
+
+        @Override
+        public void handleLeaderChange(final LeaderAndEpoch newLeader)
+        {
+            leader = newLeader;
+            if (!newLeader.isLeader(settings.nodeId()))
+            {
+                failPending("leadership moved to " + newLeader.leaderId() + " in epoch " + newLeader.epoch());
+            }
+            listener.onLeaderChange(newLeader.leaderId(), newLeader.epoch());
+        }
+    }
+}

@@ -1,0 +1,135 @@
+package io.ferrite.replication;
+
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.raft.QuorumConfig;
+
+/**
+ * The metadata quorum's settings, under Kafka's names: {@code node.id}, {@code process.roles},
+ * {@code controller.quorum.voters}, {@code controller.listener.names}, {@code listeners}, and the
+ * {@code controller.quorum.*} timings passed through to KRaft as Kafka reads them. With none of them set,
+ * one node is its own quorum: node 1, the only voter, on an ephemeral loopback port.
+ *
+ * <p>Not yet: {@code controller.quorum.bootstrap.servers} (a dynamic quorum, kraft.version 1, needs the
+ * bootstrap checkpoint {@code kafka-storage format} writes) and a node that is not a voter (an observer,
+ * {@code process.roles=broker}); both are refused with a {@link ConfigException} naming the setting.
+ */
+public final class QuorumSettings
+{
+    public static final String NODE_ID = "node.id";
+    public static final String PROCESS_ROLES = "process.roles";
+    public static final String LISTENERS = "listeners";
+    public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
+    /** Ferrite's own: the cluster id every voter must share (Kafka keeps it in meta.properties). */
+    public static final String CLUSTER_ID = "ferrite.cluster.id";
+    /** "FerriteCluster01" in base64: the id of a cluster nobody named. */
+    public static final String DEFAULT_CLUSTER_ID = "RmVycml0ZUNsdXN0ZXIwMQ";
+
+    private final int nodeId;
+    private final String clusterId;
+    private final String voters;
+    private final String listenerName;
+    private final InetSocketAddress bind;
+    private final Properties raftProperties;
+
+    private QuorumSettings(final Map<String, String> settings)
+    {
+        this.nodeId = Integer.parseInt(settings.getOrDefault(NODE_ID, "1"));
+        this.clusterId = settings.getOrDefault(CLUSTER_ID, DEFAULT_CLUSTER_ID);
+        this.listenerName = settings.getOrDefault(CONTROLLER_LISTENER_NAMES, "CONTROLLER").split(",")[0].trim();
+        final String roles = settings.getOrDefault(PROCESS_ROLES, "broker,controller");
+        if (!List.of(roles.split(",")).stream().map(String::trim).toList().contains("controller"))
+        {
+            throw new ConfigException(PROCESS_ROLES, roles, "a node that is not a voter (an observer) is not supported yet");
+        }
+        if (settings.containsKey(QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG) &&
+            !settings.containsKey(QuorumConfig.QUORUM_VOTERS_CONFIG))
+        {
+            throw new ConfigException(QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG,
+                settings.get(QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG),
+                "a dynamic quorum is not supported yet: name the voters in " + QuorumConfig.QUORUM_VOTERS_CONFIG);
+        }
+        this.voters = settings.getOrDefault(QuorumConfig.QUORUM_VOTERS_CONFIG, nodeId + "@127.0.0.1:0");
+        final InetSocketAddress self = voterAddresses().get(nodeId);
+        if (self == null)
+        {
+            throw new ConfigException(QuorumConfig.QUORUM_VOTERS_CONFIG, voters, "does not name " + NODE_ID + " " + nodeId);
+        }
+        this.bind = listenerAddress(settings.get(LISTENERS), listenerName, self);
+
+        raftProperties = new Properties();
+        settings.forEach((key, value) ->
+        {
+            if (key.startsWith("controller.quorum.") && !key.equals(QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG))
+            {
+                raftProperties.put(key, value);
+            }
+        });
+        raftProperties.put(QuorumConfig.QUORUM_VOTERS_CONFIG, voters);
+    }
+
+    /** Reads the settings; an empty map is the single node that is its own quorum. */
+    public static QuorumSettings from(final Map<String, String> settings)
+    {
+        return new QuorumSettings(settings);
+    }
+
+    public int nodeId()
+    {
+        return nodeId;
+    }
+
+    public String clusterId()
+    {
+        return clusterId;
+    }
+
+    public String listenerName()
+    {
+        return listenerName;
+    }
+
+    /** Where this node's quorum listener binds (port 0 only for the zero-configuration single voter). */
+    public InetSocketAddress bindAddress()
+    {
+        return bind;
+    }
+
+    /** The voters by node id, as {@code controller.quorum.voters} names them (unresolved). */
+    public Map<Integer, InetSocketAddress> voterAddresses()
+    {
+        return QuorumConfig.parseVoterConnections(List.of(voters.split(",")));
+    }
+
+    /** The settings KRaft reads ({@code controller.quorum.*}), for the KafkaConfig the raft manager takes. */
+    Properties raftProperties()
+    {
+        final Properties copy = new Properties();
+        copy.putAll(raftProperties);
+        return copy;
+    }
+
+    /** The {@code NAME://host:port} entry of {@code listeners} for the controller listener, else the voter address. */
+    private static InetSocketAddress listenerAddress(final String listeners, final String name, final InetSocketAddress voter)
+    {
+        if (listeners != null)
+        {
+            for (final String listener : listeners.split(","))
+            {
+                final String entry = listener.trim();
+                if (entry.startsWith(name + "://"))
+                {
+                    final String hostPort = entry.substring(name.length() + 3);
+                    final int colon = hostPort.lastIndexOf(':');
+                    return InetSocketAddress.createUnresolved(hostPort.substring(0, colon),
+                        Integer.parseInt(hostPort.substring(colon + 1)));
+                }
+            }
+        }
+        return voter;
+    }
+}

@@ -1,0 +1,81 @@
+package io.ferrite.replication;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.TimeUnit;
+
+import io.ferrite.testing.Await;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.metadata.RegisterBrokerRecord;
+import org.apache.kafka.common.metadata.UnfenceBrokerRecord;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** One node with no settings is its own quorum: it leads, commits, and finds its records again after a restart. */
+class MetadataQuorumSingleNodeTest
+{
+    private static final Duration DEADLINE = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aNodeWithNoSettingsLeadsCommitsAndReplaysAfterARestart() throws Exception
+    {
+        final Uuid incarnation = Uuid.randomUuid();
+        final List<ApiMessageAndVersion> records = List.of(
+            new ApiMessageAndVersion(new RegisterBrokerRecord().setBrokerId(1).setBrokerEpoch(7).setIncarnationId(incarnation), (short)0),
+            new ApiMessageAndVersion(new UnfenceBrokerRecord().setId(1).setEpoch(7), (short)0));
+        final long lastOffset;
+        final ConcurrentSkipListMap<Long, ApiMessageAndVersion> seen = new ConcurrentSkipListMap<>();
+        try (MetadataQuorum quorum = MetadataQuorum.start(QuorumSettings.from(Map.of()), dir, seen::put))
+        {
+            Await.await(quorum::isLeader, DEADLINE, () -> "node 1 to lead its own quorum; leader " + quorum.leaderId());
+            lastOffset = quorum.append(records).get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+            assertTrue(quorum.committedOffset() >= lastOffset, "committed " + quorum.committedOffset() + " < " + lastOffset);
+            assertEquals(records, List.copyOf(seen.subMap(lastOffset - 1, true, lastOffset, true).values()));
+        }
+        final ConcurrentSkipListMap<Long, ApiMessageAndVersion> replayed = new ConcurrentSkipListMap<>();
+        try (MetadataQuorum quorum = MetadataQuorum.start(QuorumSettings.from(Map.of()), dir, replayed::put))
+        {
+            Await.await(() -> replayed.containsKey(lastOffset), DEADLINE, () -> "offset " + lastOffset + " replayed; saw " + replayed);
+            assertEquals(records, List.copyOf(replayed.subMap(lastOffset - 1, true, lastOffset, true).values()));
+        }
+    }
+
+    @Test
+    void aNodeThatDoesNotLeadRefusesToAppend() throws Exception
+    {
+        // node 1 of a 2-voter quorum whose other voter never starts: no leader, so no append is taken
+        final Map<String, String> settings = Map.of(QuorumSettings.NODE_ID, "1",
+            "controller.quorum.voters", "1@127.0.0.1:0,2@127.0.0.1:9");
+        try (MetadataQuorum quorum = MetadataQuorum.start(QuorumSettings.from(settings), dir, (offset, record) -> { }))
+        {
+            final var refused = quorum.append(List.of(new ApiMessageAndVersion(new UnfenceBrokerRecord().setId(1), (short)0)));
+            assertTrue(refused.isCompletedExceptionally(), "an append on a node that does not lead: " + refused);
+        }
+    }
+
+    @Test
+    void settingsNotSupportedYetAreRefusedByName()
+    {
+        final ConfigException dynamic = assertThrows(ConfigException.class, () -> QuorumSettings.from(
+            Map.of("controller.quorum.bootstrap.servers", "127.0.0.1:9093")));
+        assertTrue(dynamic.getMessage().contains("controller.quorum.bootstrap.servers"), dynamic.getMessage());
+        final ConfigException observer = assertThrows(ConfigException.class, () -> QuorumSettings.from(
+            Map.of("process.roles", "broker")));
+        assertTrue(observer.getMessage().contains("process.roles"), observer.getMessage());
+        final ConfigException notAVoter = assertThrows(ConfigException.class, () -> QuorumSettings.from(
+            Map.of("node.id", "4", "controller.quorum.voters", "1@127.0.0.1:9093")));
+        assertTrue(notAVoter.getMessage().contains("controller.quorum.voters"), notAVoter.getMessage());
+    }
+}
