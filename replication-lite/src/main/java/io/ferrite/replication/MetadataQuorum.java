@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * A node's seat in the metadata quorum: Kafka's own KRaft ({@code KafkaRaftManager}, the code Kafka's
  * controllers run) over a replicated log of Kafka's metadata records ({@code RegisterBrokerRecord},
  * {@code UnfenceBrokerRecord}, ... in {@code __cluster_metadata-0}, written with Kafka's
- * {@link MetadataRecordSerde}, so Kafka's tools can read the log). The leader {@link #append}s; every node's
+ * {@link MetadataRecordSerde}, the format Kafka's tools decode; not tried on this log yet). The leader {@link #append}s; every node's
  * {@link Listener} hears each committed record once, in offset order, on the raft I/O thread.
  *
  * <p>Threads: KRaft's I/O thread, its outbound request thread and scheduler, and {@link RaftInbound}'s
@@ -115,7 +115,7 @@ public final class MetadataQuorum implements AutoCloseable
         Files.createDirectories(logDir);
         final MetadataQuorum quorum = new MetadataQuorum(settings, logDir, listener);
         quorum.raft.client().register(quorum.new Committed());
-        quorum.inbound.start(quorum.raft);
+        quorum.inbound.start(quorum.raft, settings.clusterId(), quorum.advertisedVoters());
         quorum.raft.startup();
         return quorum;
     }
@@ -200,6 +200,18 @@ public final class MetadataQuorum implements AutoCloseable
     {
         pending.values().forEach(future -> future.completeExceptionally(new NotLeaderOrFollowerException(why)));
         pending.clear();
+    }
+
+    /** The voters as configured, this node's own entry with the port it is bound to (port 0 asked for). */
+    private Map<Integer, InetSocketAddress> advertisedVoters() throws IOException
+    {
+        final Map<Integer, InetSocketAddress> voters = new java.util.HashMap<>(settings.voterAddresses());
+        final InetSocketAddress own = voters.get(settings.nodeId());
+        if (own.getPort() == 0)
+        {
+            voters.put(settings.nodeId(), InetSocketAddress.createUnresolved(own.getHostString(), inbound.boundAddress().getPort()));
+        }
+        return voters;
     }
 
     /** The replica directory id KRaft sends in votes: made once, kept with the log. */

@@ -8,17 +8,21 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import kafka.raft.KafkaRaftManager;
 import org.apache.kafka.common.message.ApiMessageType;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.DescribeClusterRequestData;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.network.ClientInformation;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.network.TransferableChannel;
 import org.apache.kafka.common.protocol.SendBuilder;
@@ -45,10 +49,15 @@ public final class RaftInbound implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(RaftInbound.class);
     private static final EnumSet<ApiKeys> RAFT_APIS = EnumSet.of(ApiKeys.API_VERSIONS, ApiKeys.VOTE,
         ApiKeys.BEGIN_QUORUM_EPOCH, ApiKeys.END_QUORUM_EPOCH, ApiKeys.FETCH, ApiKeys.FETCH_SNAPSHOT,
-        ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER, ApiKeys.UPDATE_RAFT_VOTER);
+        ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER, ApiKeys.UPDATE_RAFT_VOTER,
+        ApiKeys.DESCRIBE_CLUSTER);
+    /** DescribeCluster's endpoint type of controllers (KIP-919): what an Admin with bootstrap.controllers asks for. */
+    private static final byte CONTROLLER_ENDPOINTS = 2;
 
     private final ServerSocketChannel server;
     private volatile KafkaRaftManager<?> raft;
+    private volatile String clusterId;
+    private volatile Map<Integer, InetSocketAddress> voters;
     private final ListenerName listener;
     private volatile boolean closed;
 
@@ -61,10 +70,16 @@ public final class RaftInbound implements AutoCloseable
         this.listener = listener;
     }
 
-    /** Hands what arrives to {@code raft} from now on. */
-    public void start(final KafkaRaftManager<?> raft)
+    /**
+     * Hands what arrives to {@code raft} from now on; DescribeCluster is answered with {@code voters} as the
+     * controllers and the raft leader as the active one, so that Kafka's Admin (and kafka-metadata-quorum)
+     * can find the leader through {@code bootstrap.controllers}.
+     */
+    public void start(final KafkaRaftManager<?> raft, final String clusterId, final Map<Integer, InetSocketAddress> voters)
     {
         this.raft = raft;
+        this.clusterId = clusterId;
+        this.voters = Map.copyOf(voters);
         final Thread acceptor = new Thread(this::acceptLoop, "raft-acceptor");
         acceptor.setDaemon(true);
         acceptor.start();
@@ -110,6 +125,12 @@ public final class RaftInbound implements AutoCloseable
                     answer = CompletableFuture.completedFuture(new ApiVersionsResponseData()
                         .setApiKeys(ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, RAFT_APIS, false)));
                 }
+                else if (header.apiKey() == ApiKeys.DESCRIBE_CLUSTER)
+                {
+                    final DescribeClusterRequestData request = (DescribeClusterRequestData)AbstractRequest.parseRequest(
+                        header.apiKey(), header.apiVersion(), new ByteBufferAccessor(frame)).request.data();
+                    answer = CompletableFuture.completedFuture(describeCluster(request));
+                }
                 else
                 {
                     final AbstractRequest request = AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(),
@@ -136,6 +157,22 @@ public final class RaftInbound implements AutoCloseable
             // the peer went away or sent garbage: the connection ends, the peer reconnects
             LOG.debug("raft connection {} ended", connectionId, ex);
         }
+    }
+
+    private DescribeClusterResponseData describeCluster(final DescribeClusterRequestData request)
+    {
+        final DescribeClusterResponseData answer = new DescribeClusterResponseData().setEndpointType(CONTROLLER_ENDPOINTS);
+        if (request.endpointType() != CONTROLLER_ENDPOINTS)
+        {
+            return answer.setErrorCode(Errors.UNSUPPORTED_ENDPOINT_TYPE.code())
+                .setErrorMessage("this listener serves the metadata quorum: ask for controllers");
+        }
+        final DescribeClusterResponseData.DescribeClusterBrokerCollection controllers =
+            new DescribeClusterResponseData.DescribeClusterBrokerCollection();
+        voters.forEach((id, address) -> controllers.add(new DescribeClusterResponseData.DescribeClusterBroker()
+            .setBrokerId(id).setHost(address.getHostString()).setPort(address.getPort())));
+        return answer.setClusterId(clusterId).setControllerId(raft.client().leaderAndEpoch().leaderId().orElse(-1))
+            .setBrokers(controllers);
     }
 
     /**

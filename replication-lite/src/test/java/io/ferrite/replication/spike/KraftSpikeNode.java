@@ -90,7 +90,7 @@ public final class KraftSpikeNode
                 return new RuntimeException(message, cause);
             });
         raft.client().register(new Listener());
-        server.start(raft);
+        server.start(raft, CLUSTER_ID, voterAddresses);
         raft.startup();
         SpikeReport.event("STARTED", "node=" + nodeId + " jvmUptimeMs=" +
             java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
