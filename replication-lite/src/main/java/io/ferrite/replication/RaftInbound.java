@@ -11,6 +11,7 @@ import java.util.EnumSet;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 
 import kafka.raft.KafkaRaftManager;
 import org.apache.kafka.common.message.ApiMessageType;
@@ -41,8 +42,9 @@ import org.slf4j.LoggerFactory;
  * NetworkClient and the raft I/O thread, but the requests other voters send (Vote, BeginQuorumEpoch,
  * Fetch, ...) must be read off a socket by the embedder and handed to {@code handleRequest}; Kafka does
  * it with its SocketServer and ControllerApis. Here: one blocking thread per connection (a 3-voter quorum
- * has 2 inbound connections), answers written in request order (NetworkClient matches answers to its
- * in-flight requests in order), ApiVersions answered locally with the raft APIs.
+ * has 2 inbound connections) that reads a request, waits for its answer and writes it before it reads the
+ * next, so answers go out in request order (NetworkClient matches answers to its in-flight requests in
+ * order); ApiVersions and DescribeCluster answered locally.
  */
 public final class RaftInbound implements AutoCloseable
 {
@@ -104,10 +106,16 @@ public final class RaftInbound implements AutoCloseable
         }
     }
 
+    /**
+     * One request in flight per connection, as Kafka's SocketServer mutes a channel until its answer is sent
+     * (KRaft's NetworkClient sends one at a time anyway): the next request is read only after the previous
+     * answer is written, and it is written here, on the connection's own thread. KRaft's I/O thread only
+     * completes the answer's future; it never touches a socket, so a peer that stops reading (partitioned,
+     * SIGSTOPped, a client that pipelines and never reads) stalls its own connection and nothing else.
+     */
     private void serve(final SocketChannel channel)
     {
         final String connectionId = channel.toString();
-        CompletableFuture<Void> inOrder = CompletableFuture.completedFuture(null);
         try (channel)
         {
             final ByteBuffer sizeBuf = ByteBuffer.allocate(4);
@@ -119,44 +127,38 @@ public final class RaftInbound implements AutoCloseable
                 readFully(channel, frame);
                 frame.flip();
                 final RequestHeader header = RequestHeader.parse(frame);
-                final CompletionStage<ApiMessage> answer;
-                if (header.apiKey() == ApiKeys.API_VERSIONS)
-                {
-                    answer = CompletableFuture.completedFuture(new ApiVersionsResponseData()
-                        .setApiKeys(ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, RAFT_APIS, false)));
-                }
-                else if (header.apiKey() == ApiKeys.DESCRIBE_CLUSTER)
-                {
-                    final DescribeClusterRequestData request = (DescribeClusterRequestData)AbstractRequest.parseRequest(
-                        header.apiKey(), header.apiVersion(), new ByteBufferAccessor(frame)).request.data();
-                    answer = CompletableFuture.completedFuture(describeCluster(request));
-                }
-                else
-                {
-                    final AbstractRequest request = AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(),
-                        new ByteBufferAccessor(frame)).request;
-                    final RequestContext context = new RequestContext(header, connectionId,
-                        channel.socket().getInetAddress(), KafkaPrincipal.ANONYMOUS, listener, SecurityProtocol.PLAINTEXT,
-                        ClientInformation.EMPTY, false);
-                    answer = raft.handleRequest(context, header, request.data(), System.currentTimeMillis());
-                }
-                inOrder = inOrder.thenCombine(answer, (ignored, message) -> message)
-                    .thenAccept(message -> write(channel, header, message))
-                    .whenComplete((ignored, failure) ->
-                    {
-                        if (failure != null)
-                        {
-                            LOG.warn("answering {} failed; the connection ends", header, failure);
-                            closeQuietly(channel);
-                        }
-                    });
+                write(channel, header, answer(channel, connectionId, header, frame).toCompletableFuture().get());
             }
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final InterruptedException ex)
         {
-            // the peer went away or sent garbage: the connection ends, the peer reconnects
+            Thread.currentThread().interrupt(); // closing
+        }
+        catch (final IOException | RuntimeException | ExecutionException ex)
+        {
+            // the peer went away or sent garbage, or the raft client failed the request: the connection ends,
+            // the peer reconnects
             LOG.debug("raft connection {} ended", connectionId, ex);
         }
+    }
+
+    private CompletionStage<ApiMessage> answer(final SocketChannel channel, final String connectionId,
+        final RequestHeader header, final ByteBuffer frame)
+    {
+        if (header.apiKey() == ApiKeys.API_VERSIONS)
+        {
+            return CompletableFuture.completedFuture(new ApiVersionsResponseData()
+                .setApiKeys(ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, RAFT_APIS, false)));
+        }
+        final AbstractRequest request = AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(),
+            new ByteBufferAccessor(frame)).request;
+        if (header.apiKey() == ApiKeys.DESCRIBE_CLUSTER)
+        {
+            return CompletableFuture.completedFuture(describeCluster((DescribeClusterRequestData)request.data()));
+        }
+        final RequestContext context = new RequestContext(header, connectionId, channel.socket().getInetAddress(),
+            KafkaPrincipal.ANONYMOUS, listener, SecurityProtocol.PLAINTEXT, ClientInformation.EMPTY, false);
+        return raft.handleRequest(context, header, request.data(), System.currentTimeMillis());
     }
 
     private DescribeClusterResponseData describeCluster(final DescribeClusterRequestData request)
