@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
@@ -29,6 +30,8 @@ import org.apache.kafka.raft.Endpoints;
 import org.apache.kafka.raft.LeaderAndEpoch;
 import org.apache.kafka.raft.RaftClient;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.fault.FaultHandler;
+import org.apache.kafka.server.fault.ProcessTerminatingFaultHandler;
 import org.apache.kafka.snapshot.SnapshotReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +42,12 @@ import org.slf4j.LoggerFactory;
  * {@code UnfenceBrokerRecord}, ... in {@code __cluster_metadata-0}, written with Kafka's
  * {@link MetadataRecordSerde}, the format Kafka's tools decode; not tried on this log yet). The leader {@link #append}s; every node's
  * {@link Listener} hears each committed record once, in offset order, on the raft I/O thread.
+ *
+ * <p>A fault is fatal, as in Kafka's controllers: a committed record the {@link Listener} throws on, or a
+ * fault of KRaft's own (a log I/O error, a record the serde cannot read), marks the quorum
+ * {@link #failure() failed}: it stops leading, fails every append waiting and any later one, delivers no
+ * further record, stops answering and voting (KRaft and the listener are shut down), and hands the cause to
+ * the {@link FaultHandler} the embedder chose; the default halts the process as Kafka does.
  *
  * <p>Threads: KRaft's I/O thread, its outbound request thread and scheduler, and {@link RaftInbound}'s
  * acceptor and one reader per inbound connection (two in a 3-voter quorum).
@@ -68,13 +77,18 @@ public final class MetadataQuorum implements AutoCloseable
     /** Appends not yet committed, by the offset of their last record; completed by the I/O thread. */
     private final ConcurrentNavigableMap<Long, CompletableFuture<Long>> pending = new ConcurrentSkipListMap<>();
     private final Object appendLock = new Object();
+    private final FaultHandler faultHandler;
+    private volatile Throwable failure;
+    private boolean stopped;
     private volatile long committedOffset = -1;
     private volatile LeaderAndEpoch leader = LeaderAndEpoch.UNKNOWN;
 
-    private MetadataQuorum(final QuorumSettings settings, final Path logDir, final Listener listener) throws IOException
+    private MetadataQuorum(final QuorumSettings settings, final Path logDir, final Listener listener,
+        final FaultHandler faultHandler) throws IOException
     {
         this.settings = settings;
         this.listener = listener;
+        this.faultHandler = faultHandler;
         final ListenerName listenerName = ListenerName.normalised(settings.listenerName());
         this.inbound = new RaftInbound(settings.bindAddress(), listenerName);
         try
@@ -92,11 +106,7 @@ public final class MetadataQuorum implements AutoCloseable
                 Time.SYSTEM, new Metrics(), ignoredStaticVoters -> { }, scala.Option.apply("quorum-" + settings.nodeId()),
                 CompletableFuture.completedFuture(settings.voterAddresses()), List.of(),
                 Endpoints.fromInetSocketAddresses(Map.of(listenerName, bound)),
-                (message, cause) ->
-                {
-                    LOG.error("metadata quorum fault: {}", message, cause);
-                    return new IllegalStateException(message, cause);
-                });
+                this::fail);
         }
         catch (final RuntimeException ex)
         {
@@ -112,8 +122,15 @@ public final class MetadataQuorum implements AutoCloseable
     public static MetadataQuorum start(final QuorumSettings settings, final Path logDir, final Listener listener)
         throws IOException
     {
+        return start(settings, logDir, listener, new ProcessTerminatingFaultHandler.Builder().build());
+    }
+
+    /** {@link #start(QuorumSettings, Path, Listener)} with the embedder's handler of a fatal fault. */
+    public static MetadataQuorum start(final QuorumSettings settings, final Path logDir, final Listener listener,
+        final FaultHandler faultHandler) throws IOException
+    {
         Files.createDirectories(logDir);
-        final MetadataQuorum quorum = new MetadataQuorum(settings, logDir, listener);
+        final MetadataQuorum quorum = new MetadataQuorum(settings, logDir, listener, faultHandler);
         quorum.raft.client().register(quorum.new Committed());
         quorum.inbound.start(quorum.raft, settings.clusterId(), quorum.advertisedVoters());
         quorum.raft.startup();
@@ -127,6 +144,10 @@ public final class MetadataQuorum implements AutoCloseable
      */
     public CompletableFuture<Long> append(final List<ApiMessageAndVersion> records)
     {
+        if (failure != null)
+        {
+            return CompletableFuture.failedFuture(failedException());
+        }
         final LeaderAndEpoch current = leader;
         if (!current.isLeader(settings.nodeId()))
         {
@@ -175,6 +196,12 @@ public final class MetadataQuorum implements AutoCloseable
         return committedOffset;
     }
 
+    /** The fault that stopped this node's voter, if one did (see the class comment). */
+    public Optional<Throwable> failure()
+    {
+        return Optional.ofNullable(failure);
+    }
+
     /** The address the quorum listener is bound to. */
     public InetSocketAddress boundAddress() throws IOException
     {
@@ -184,9 +211,57 @@ public final class MetadataQuorum implements AutoCloseable
     @Override
     public void close() throws IOException
     {
-        raft.shutdown();
-        inbound.close();
+        stop();
         failPending("the metadata quorum was closed");
+    }
+
+    private synchronized void stop() throws IOException
+    {
+        if (!stopped)
+        {
+            stopped = true;
+            raft.shutdown();
+            inbound.close();
+        }
+    }
+
+    /**
+     * The one way a fault goes: the quorum is failed before anyone hears of it (no append is acknowledged
+     * and no record delivered after), then KRaft and the listener are stopped from a thread of their own
+     * (this may run on KRaft's I/O thread, which its shutdown joins), then the embedder's handler decides.
+     */
+    private RuntimeException fail(final String what, final Throwable cause)
+    {
+        LOG.error("metadata quorum fault on node {}: {}", settings.nodeId(), what, cause);
+        synchronized (this)
+        {
+            if (failure == null)
+            {
+                failure = cause == null ? new IllegalStateException(what) : cause;
+                leader = LeaderAndEpoch.UNKNOWN;
+                final Thread stopper = new Thread(() ->
+                {
+                    try
+                    {
+                        stop();
+                    }
+                    catch (final IOException | RuntimeException ex)
+                    {
+                        LOG.warn("stopping the failed metadata quorum", ex);
+                    }
+                }, "quorum-" + settings.nodeId() + "-fault");
+                stopper.setDaemon(true);
+                stopper.start();
+            }
+        }
+        pending.values().forEach(future -> future.completeExceptionally(failedException()));
+        pending.clear();
+        return faultHandler.handleFault(what, cause);
+    }
+
+    private IllegalStateException failedException()
+    {
+        return new IllegalStateException("the metadata quorum on node " + settings.nodeId() + " failed", failure);
     }
 
     private void completeUpTo(final long offset)
@@ -243,13 +318,22 @@ public final class MetadataQuorum implements AutoCloseable
         {
             try (reader)
             {
-                while (reader.hasNext())
+                while (failure == null && reader.hasNext())
                 {
                     final Batch<ApiMessageAndVersion> batch = reader.next();
                     long offset = batch.baseOffset();
                     for (final ApiMessageAndVersion record : batch.records())
                     {
-                        listener.onCommitted(offset++, record);
+                        try
+                        {
+                            listener.onCommitted(offset, record);
+                        }
+                        catch (final RuntimeException ex)
+                        {
+                            fail("applying the committed record at offset " + offset + " failed", ex);
+                            return;
+                        }
+                        offset++;
                     }
                     committedOffset = batch.lastOffset();
                     completeUpTo(batch.lastOffset());
@@ -273,6 +357,10 @@ public final class MetadataQuorum implements AutoCloseable
         @Override
         public void handleLeaderChange(final LeaderAndEpoch newLeader)
         {
+            if (failure != null)
+            {
+                return;
+            }
             leader = newLeader;
             if (!newLeader.isLeader(settings.nodeId()))
             {
