@@ -12,8 +12,6 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentNavigableMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 
 import kafka.raft.KafkaRaftManager;
 import kafka.server.KafkaConfig;
@@ -74,8 +72,7 @@ public final class MetadataQuorum implements AutoCloseable
     private final Listener listener;
     private final RaftInbound inbound;
     private final KafkaRaftManager<ApiMessageAndVersion> raft;
-    /** Appends not yet committed, by the offset of their last record; completed by the I/O thread. */
-    private final ConcurrentNavigableMap<Long, CompletableFuture<Long>> pending = new ConcurrentSkipListMap<>();
+    private final PendingAppends pending = new PendingAppends();
     private final Object appendLock = new Object();
     private final FaultHandler faultHandler;
     private volatile Throwable failure;
@@ -154,15 +151,16 @@ public final class MetadataQuorum implements AutoCloseable
             return CompletableFuture.failedFuture(new NotLeaderOrFollowerException("node " + settings.nodeId() +
                 " is not the metadata leader; the leader is " + current.leaderId()));
         }
-        final CompletableFuture<Long> committed = new CompletableFuture<>();
+        final CompletableFuture<Long> committed;
         final long lastOffset;
         try
         {
-            // KRaft's prepareAppend and schedulePreparedAppend come in pairs: one appender at a time
+            // KRaft's prepareAppend and schedulePreparedAppend come in pairs: one appender at a time. The
+            // records cannot be committed before they are in the pending table: they are scheduled after
             synchronized (appendLock)
             {
                 lastOffset = raft.client().prepareAppend(current.epoch(), records);
-                pending.put(lastOffset, committed);
+                committed = pending.add(lastOffset, current.epoch());
                 raft.client().schedulePreparedAppend();
             }
         }
@@ -171,7 +169,13 @@ public final class MetadataQuorum implements AutoCloseable
             return CompletableFuture.failedFuture(new NotLeaderOrFollowerException(
                 "append in epoch " + current.epoch() + " refused: " + ex.getMessage(), ex));
         }
-        completeUpTo(committedOffset); // committed before it was in the map
+        // a leader change (or a fault) between prepareAppend and add failed the table without this entry
+        final LeaderAndEpoch now = leader;
+        if (failure != null || now.epoch() != current.epoch() || !now.isLeader(settings.nodeId()))
+        {
+            pending.fail(lastOffset, new NotLeaderOrFollowerException("leadership moved from epoch " + current.epoch() +
+                " while appending; the leader is " + now.leaderId() + " in epoch " + now.epoch()));
+        }
         return committed;
     }
 
@@ -254,8 +258,7 @@ public final class MetadataQuorum implements AutoCloseable
                 stopper.start();
             }
         }
-        pending.values().forEach(future -> future.completeExceptionally(failedException()));
-        pending.clear();
+        pending.failAll(this::failedException);
         return faultHandler.handleFault(what, cause);
     }
 
@@ -264,17 +267,9 @@ public final class MetadataQuorum implements AutoCloseable
         return new IllegalStateException("the metadata quorum on node " + settings.nodeId() + " failed", failure);
     }
 
-    private void completeUpTo(final long offset)
-    {
-        final var done = pending.headMap(offset, true);
-        done.forEach((last, future) -> future.complete(last));
-        done.clear();
-    }
-
     private void failPending(final String why)
     {
-        pending.values().forEach(future -> future.completeExceptionally(new NotLeaderOrFollowerException(why)));
-        pending.clear();
+        pending.failAll(() -> new NotLeaderOrFollowerException(why));
     }
 
     /** The voters as configured, this node's own entry with the port it is bound to (port 0 asked for). */
@@ -336,7 +331,7 @@ public final class MetadataQuorum implements AutoCloseable
                         offset++;
                     }
                     committedOffset = batch.lastOffset();
-                    completeUpTo(batch.lastOffset());
+                    pending.committed(batch.baseOffset(), batch.lastOffset(), batch.epoch());
                 }
             }
         }
