@@ -71,6 +71,7 @@ public final class MetadataQuorum implements AutoCloseable
     private final QuorumSettings settings;
     private final Listener listener;
     private final RaftInbound inbound;
+    private final Metrics metrics;
     private final KafkaRaftManager<ApiMessageAndVersion> raft;
     private final PendingAppends pending = new PendingAppends();
     private final Object appendLock = new Object();
@@ -87,7 +88,8 @@ public final class MetadataQuorum implements AutoCloseable
         this.listener = listener;
         this.faultHandler = faultHandler;
         final ListenerName listenerName = ListenerName.normalised(settings.listenerName());
-        this.inbound = new RaftInbound(settings.bindAddress(), listenerName);
+        this.inbound = new RaftInbound(settings.bindAddress(), listenerName, settings.maxRequestBytes());
+        this.metrics = new Metrics(); // not KafkaRaftManager's to close: ours
         try
         {
             final InetSocketAddress bound = inbound.boundAddress();
@@ -100,7 +102,7 @@ public final class MetadataQuorum implements AutoCloseable
             props.put("log.dirs", logDir.toString());
             this.raft = new KafkaRaftManager<>(settings.clusterId(), KafkaConfig.fromProps(props, false),
                 directoryId(logDir), MetadataRecordSerde.INSTANCE, METADATA_PARTITION, Uuid.METADATA_TOPIC_ID,
-                Time.SYSTEM, new Metrics(), ignoredStaticVoters -> { }, scala.Option.apply("quorum-" + settings.nodeId()),
+                Time.SYSTEM, metrics, ignoredStaticVoters -> { }, scala.Option.apply("quorum-" + settings.nodeId()),
                 CompletableFuture.completedFuture(settings.voterAddresses()), List.of(),
                 Endpoints.fromInetSocketAddresses(Map.of(listenerName, bound)),
                 this::fail);
@@ -108,6 +110,7 @@ public final class MetadataQuorum implements AutoCloseable
         catch (final RuntimeException ex)
         {
             inbound.close();
+            metrics.close();
             throw ex;
         }
     }
@@ -128,10 +131,25 @@ public final class MetadataQuorum implements AutoCloseable
     {
         Files.createDirectories(logDir);
         final MetadataQuorum quorum = new MetadataQuorum(settings, logDir, listener, faultHandler);
-        quorum.raft.client().register(quorum.new Committed());
-        quorum.inbound.start(quorum.raft, settings.clusterId(), quorum.advertisedVoters());
-        quorum.raft.startup();
-        return quorum;
+        try
+        {
+            quorum.raft.client().register(quorum.new Committed());
+            quorum.inbound.start(quorum.raft, settings.clusterId(), quorum.advertisedVoters());
+            quorum.raft.startup();
+            return quorum;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            try
+            {
+                quorum.close();
+            }
+            catch (final IOException | RuntimeException closing)
+            {
+                ex.addSuppressed(closing);
+            }
+            throw ex;
+        }
     }
 
     /**
@@ -206,6 +224,12 @@ public final class MetadataQuorum implements AutoCloseable
         return Optional.ofNullable(failure);
     }
 
+    /** The quorum listener (tests look at its connections). */
+    RaftInbound inbound()
+    {
+        return inbound;
+    }
+
     /** The address the quorum listener is bound to. */
     public InetSocketAddress boundAddress() throws IOException
     {
@@ -224,8 +248,15 @@ public final class MetadataQuorum implements AutoCloseable
         if (!stopped)
         {
             stopped = true;
-            raft.shutdown();
-            inbound.close();
+            try
+            {
+                inbound.close(); // first: no request is handed to a raft client shutting down
+                raft.shutdown();
+            }
+            finally
+            {
+                metrics.close();
+            }
         }
     }
 

@@ -24,6 +24,10 @@ public final class QuorumSettings
     public static final String PROCESS_ROLES = "process.roles";
     public static final String LISTENERS = "listeners";
     public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
+    /** Kafka's: the largest request frame; a larger one (or a negative size) closes its connection. */
+    public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+    /** Kafka's default, 100 MiB. */
+    public static final int DEFAULT_SOCKET_REQUEST_MAX_BYTES = 104_857_600;
     /** Ferrite's own: the cluster id every voter must share (Kafka keeps it in meta.properties). */
     public static final String CLUSTER_ID = "ferrite.cluster.id";
     /** "FerriteCluster01" in base64: the id of a cluster nobody named. */
@@ -34,6 +38,7 @@ public final class QuorumSettings
     private final String voters;
     private final String listenerName;
     private final InetSocketAddress bind;
+    private final int maxRequestBytes;
     private final Properties raftProperties;
 
     private QuorumSettings(final Map<String, String> settings)
@@ -60,6 +65,7 @@ public final class QuorumSettings
             throw new ConfigException(QuorumConfig.QUORUM_VOTERS_CONFIG, voters, "does not name " + NODE_ID + " " + nodeId);
         }
         this.bind = listenerAddress(settings.get(LISTENERS), listenerName, self);
+        this.maxRequestBytes = positiveInt(settings, SOCKET_REQUEST_MAX_BYTES, DEFAULT_SOCKET_REQUEST_MAX_BYTES);
 
         raftProperties = new Properties();
         settings.forEach((key, value) ->
@@ -99,6 +105,12 @@ public final class QuorumSettings
         return bind;
     }
 
+    /** {@code socket.request.max.bytes}: the largest request the quorum listener reads. */
+    public int maxRequestBytes()
+    {
+        return maxRequestBytes;
+    }
+
     /** The voters by node id, as {@code controller.quorum.voters} names them (unresolved). */
     public Map<Integer, InetSocketAddress> voterAddresses()
     {
@@ -111,6 +123,28 @@ public final class QuorumSettings
         final Properties copy = new Properties();
         copy.putAll(raftProperties);
         return copy;
+    }
+
+    private static int positiveInt(final Map<String, String> settings, final String name, final int defaultValue)
+    {
+        final String value = settings.get(name);
+        if (value == null)
+        {
+            return defaultValue;
+        }
+        try
+        {
+            final int parsed = Integer.parseInt(value.trim());
+            if (parsed > 0)
+            {
+                return parsed;
+            }
+        }
+        catch (final NumberFormatException ex)
+        {
+            // refused below
+        }
+        throw new ConfigException(name, value, "must be a positive int");
     }
 
     /** The {@code NAME://host:port} entry of {@code listeners} for the controller listener, else the voter address. */

@@ -10,6 +10,8 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.EnumSet;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -56,17 +58,27 @@ public final class RaftInbound implements AutoCloseable
         ApiKeys.DESCRIBE_CLUSTER);
     /** DescribeCluster's endpoint type of controllers (KIP-919): what an Admin with bootstrap.controllers asks for. */
     private static final byte CONTROLLER_ENDPOINTS = 2;
+    /** How long close waits for a connection's thread, which a closed channel wakes at once. */
+    private static final long JOIN_MS = 10_000;
 
     private final ServerSocketChannel server;
     private volatile KafkaRaftManager<?> raft;
     private volatile String clusterId;
     private volatile Map<Integer, InetSocketAddress> voters;
     private final ListenerName listener;
+    private final int maxRequestBytes;
+    /** The accepted connections and their threads, closed and joined by {@link #close}. */
+    private final Map<SocketChannel, Thread> connections = new ConcurrentHashMap<>();
+    private Thread acceptor;
     private volatile boolean closed;
 
-    /** Binds the listener; nothing is accepted before {@link #start}. */
-    public RaftInbound(final InetSocketAddress bind, final ListenerName listener) throws IOException
+    /**
+     * Binds the listener; nothing is accepted before {@link #start}. A request frame over
+     * {@code maxRequestBytes} ({@code socket.request.max.bytes}) closes its connection, as in Kafka.
+     */
+    public RaftInbound(final InetSocketAddress bind, final ListenerName listener, final int maxRequestBytes) throws IOException
     {
+        this.maxRequestBytes = maxRequestBytes;
         this.server = ServerSocketChannel.open();
         // the voters' addresses come unresolved from controller.quorum.voters
         server.bind(new InetSocketAddress(bind.getHostString(), bind.getPort()));
@@ -83,7 +95,7 @@ public final class RaftInbound implements AutoCloseable
         this.raft = raft;
         this.clusterId = clusterId;
         this.voters = Map.copyOf(voters);
-        final Thread acceptor = new Thread(this::acceptLoop, "raft-acceptor");
+        acceptor = new Thread(this::acceptLoop, "raft-acceptor");
         acceptor.setDaemon(true);
         acceptor.start();
     }
@@ -102,6 +114,13 @@ public final class RaftInbound implements AutoCloseable
                 }
                 final Thread reader = new Thread(() -> serve(channel), "raft-conn-" + n++);
                 reader.setDaemon(true);
+                connections.put(channel, reader);
+                if (closed)
+                {
+                    connections.remove(channel);
+                    closeQuietly(channel);
+                    return;
+                }
                 reader.start();
             }
             catch (final IOException ex)
@@ -128,7 +147,13 @@ public final class RaftInbound implements AutoCloseable
             {
                 sizeBuf.clear();
                 readFully(channel, sizeBuf);
-                final ByteBuffer frame = ByteBuffer.allocate(sizeBuf.getInt(0));
+                final int size = sizeBuf.getInt(0);
+                if (size < 0 || size > maxRequestBytes)
+                {
+                    // Kafka's InvalidReceiveException: an HTTP probe ("GET " = 1.2 GB) must not allocate
+                    throw new IOException("frame of " + size + " bytes (socket.request.max.bytes is " + maxRequestBytes + ")");
+                }
+                final ByteBuffer frame = ByteBuffer.allocate(size);
                 readFully(channel, frame);
                 frame.flip();
                 final RequestHeader header = RequestHeader.parse(frame);
@@ -144,6 +169,10 @@ public final class RaftInbound implements AutoCloseable
             // the peer went away or sent garbage, or the raft client failed the request: the connection ends,
             // the peer reconnects
             LOG.debug("raft connection {} ended", connectionId, ex);
+        }
+        finally
+        {
+            connections.remove(channel);
         }
     }
 
@@ -299,10 +328,42 @@ public final class RaftInbound implements AutoCloseable
         }
     }
 
+    /** The connections open now (the test of the socket options and of close). */
+    Set<SocketChannel> connections()
+    {
+        return Set.copyOf(connections.keySet());
+    }
+
+    /**
+     * Stops accepting, closes every connection (a peer reads EOF at once instead of waiting out its
+     * request timeout) and joins their threads, which wake from a blocked read or write by the close and
+     * from a wait for an answer by the interrupt.
+     */
     @Override
     public void close() throws IOException
     {
         closed = true;
         server.close();
+        final Map<SocketChannel, Thread> open = Map.copyOf(connections);
+        open.forEach((channel, thread) ->
+        {
+            closeQuietly(channel);
+            thread.interrupt();
+        });
+        try
+        {
+            if (acceptor != null)
+            {
+                acceptor.join(JOIN_MS);
+            }
+            for (final Thread thread : open.values())
+            {
+                thread.join(JOIN_MS);
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
     }
 }

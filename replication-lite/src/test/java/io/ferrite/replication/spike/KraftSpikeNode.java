@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
+import io.ferrite.replication.QuorumSettings;
 import io.ferrite.replication.RaftInbound;
 import io.ferrite.testing.ChildJvm;
 import kafka.raft.KafkaRaftManager;
@@ -77,7 +78,7 @@ public final class KraftSpikeNode
         props.put("controller.quorum.append.linger.ms", System.getProperty("spike.linger.ms", "25"));
         final KafkaConfig config = KafkaConfig.fromProps(props, false);
 
-        final RaftInbound server = new RaftInbound(self, LISTENER);
+        final RaftInbound server = new RaftInbound(self, LISTENER, QuorumSettings.DEFAULT_SOCKET_REQUEST_MAX_BYTES);
         raft = new KafkaRaftManager<>(CLUSTER_ID, config, Uuid.randomUuid(), new StringSerde(),
             new TopicPartition("__cluster_metadata", 0), Uuid.METADATA_TOPIC_ID, Time.SYSTEM, new Metrics(),
             ignoredStaticVoters -> { }, scala.Option.apply("kraft-" + nodeId),
