@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -14,12 +15,14 @@ import org.apache.kafka.server.common.ApiMessageAndVersion;
 
 /**
  * A child JVM of {@link MetadataQuorumFailoverTest}: one voter of a {@link MetadataQuorum} that, while it
- * leads, registers brokers one record at a time (each a fresh incarnation id) and prints each record the
+ * leads, registers brokers, up to four appends in flight (each a fresh incarnation id), and prints each record the
  * quorum acknowledged ({@code ACKED}) and each record it applied ({@code COMMITTED}), one a line.
  * Args: {@code nodeId logDir voters}.
  */
 public final class QuorumMember
 {
+    private static final int IN_FLIGHT = 4;
+
     private QuorumMember()
     {
     }
@@ -44,24 +47,29 @@ public final class QuorumMember
                 System.out.println("LEADER node=" + nodeId + " leader=" + leaderId.orElse(-1) + " epoch=" + epoch);
             }
         });
+        // several appends in flight, so that an acknowledgement given before the commit has a chance to show
+        final Semaphore inFlight = new Semaphore(IN_FLIGHT);
         while (true)
         {
-            if (quorum.isLeader())
+            if (quorum.isLeader() && inFlight.tryAcquire())
             {
                 final RegisterBrokerRecord registration = new RegisterBrokerRecord()
                     .setBrokerId(nodeId).setBrokerEpoch(quorum.epoch()).setIncarnationId(Uuid.randomUuid());
                 final ApiMessageAndVersion record = new ApiMessageAndVersion(registration, (short)0);
-                try
+                quorum.append(List.of(record)).whenComplete((offset, failure) ->
                 {
-                    final long offset = quorum.append(List.of(record)).get();
-                    print("ACKED", offset, record);
-                }
-                catch (final Exception ex)
-                {
-                    System.out.println("NOT_ACKED node=" + nodeId + " " + ex);
-                }
+                    inFlight.release();
+                    if (failure == null)
+                    {
+                        print("ACKED", offset, record);
+                    }
+                    else
+                    {
+                        System.out.println("NOT_ACKED node=" + nodeId + " " + failure);
+                    }
+                });
             }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // the pace of the load, not a wait for a state
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // the pace of the load, not a wait for a state
         }
     }
 
