@@ -93,6 +93,8 @@ public final class MetadataQuorum implements AutoCloseable
         try
         {
             final InetSocketAddress bound = inbound.boundAddress();
+            // what the other voters dial (controller.quorum.voters), not the bind address (0.0.0.0 for "all")
+            final InetSocketAddress advertised = advertisedVoters().get(settings.nodeId());
             final Properties props = settings.raftProperties();
             props.put("process.roles", "controller");
             props.put("node.id", Integer.toString(settings.nodeId()));
@@ -104,7 +106,7 @@ public final class MetadataQuorum implements AutoCloseable
                 directoryId(logDir), MetadataRecordSerde.INSTANCE, METADATA_PARTITION, Uuid.METADATA_TOPIC_ID,
                 Time.SYSTEM, metrics, ignoredStaticVoters -> { }, scala.Option.apply("quorum-" + settings.nodeId()),
                 CompletableFuture.completedFuture(settings.voterAddresses()), List.of(),
-                Endpoints.fromInetSocketAddresses(Map.of(listenerName, bound)),
+                Endpoints.fromInetSocketAddresses(Map.of(listenerName, advertised)),
                 this::fail);
         }
         catch (final RuntimeException ex)

@@ -99,7 +99,11 @@ public final class QuorumSettings
         return listenerName;
     }
 
-    /** Where this node's quorum listener binds (port 0 only for the zero-configuration single voter). */
+    /**
+     * Where this node's quorum listener binds (port 0 only for the zero-configuration single voter): the
+     * wildcard address for Kafka's {@code CONTROLLER://:port}. Other voters reach it at its
+     * {@code controller.quorum.voters} address, which is what KRaft and DescribeCluster show.
+     */
     public InetSocketAddress bindAddress()
     {
         return bind;
@@ -159,8 +163,11 @@ public final class QuorumSettings
                 {
                     final String hostPort = entry.substring(name.length() + 3);
                     final int colon = hostPort.lastIndexOf(':');
-                    return InetSocketAddress.createUnresolved(hostPort.substring(0, colon),
-                        Integer.parseInt(hostPort.substring(colon + 1)));
+                    final String host = hostPort.substring(0, colon);
+                    final int port = Integer.parseInt(hostPort.substring(colon + 1));
+                    // Kafka's form for every interface is an empty host (CONTROLLER://:9093); "" would resolve
+                    // to the loopback address
+                    return host.isEmpty() ? new InetSocketAddress(port) : InetSocketAddress.createUnresolved(host, port);
                 }
             }
         }

@@ -1,5 +1,6 @@
 package io.ferrite.replication;
 
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -62,6 +63,21 @@ class MetadataQuorumSingleNodeTest
         {
             final var refused = quorum.append(List.of(new ApiMessageAndVersion(new UnfenceBrokerRecord().setId(1), (short)0)));
             assertTrue(refused.isCompletedExceptionally(), "an append on a node that does not lead: " + refused);
+        }
+    }
+
+    @Test
+    void anEmptyListenerHostBindsEveryInterfaceAsInKafka() throws Exception
+    {
+        final QuorumSettings settings = QuorumSettings.from(Map.of("listeners", "CONTROLLER://:0"));
+        final InetAddress bind = settings.bindAddress().getAddress();
+        assertTrue(bind != null && bind.isAnyLocalAddress(), "CONTROLLER://:0 binds " + settings.bindAddress());
+        try (MetadataQuorum quorum = MetadataQuorum.start(settings, dir, (offset, record) -> { }))
+        {
+            assertTrue(quorum.boundAddress().getAddress().isAnyLocalAddress(), "bound to " + quorum.boundAddress());
+            Await.await(quorum::isLeader, DEADLINE, () -> "node 1 to lead its own quorum; leader " + quorum.leaderId());
+            assertTrue(quorum.append(List.of(new ApiMessageAndVersion(new UnfenceBrokerRecord().setId(1), (short)0)))
+                .get(DEADLINE.toSeconds(), TimeUnit.SECONDS) >= 0);
         }
     }
 
