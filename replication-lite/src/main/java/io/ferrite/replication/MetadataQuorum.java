@@ -1,9 +1,7 @@
 package io.ferrite.replication;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -54,7 +52,6 @@ public final class MetadataQuorum implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(MetadataQuorum.class);
     private static final TopicPartition METADATA_PARTITION = new TopicPartition("__cluster_metadata", 0);
-    private static final String DIRECTORY_ID_FILE = "quorum.directory.id";
 
     /** What a node learns from the quorum; called on the raft I/O thread, which it must not block. */
     public interface Listener
@@ -69,6 +66,7 @@ public final class MetadataQuorum implements AutoCloseable
     }
 
     private final QuorumSettings settings;
+    private final String clusterId;
     private final Listener listener;
     private final RaftInbound inbound;
     private final Metrics metrics;
@@ -81,10 +79,11 @@ public final class MetadataQuorum implements AutoCloseable
     private volatile long committedOffset = -1;
     private volatile LeaderAndEpoch leader = LeaderAndEpoch.UNKNOWN;
 
-    private MetadataQuorum(final QuorumSettings settings, final Path logDir, final Listener listener,
-        final FaultHandler faultHandler) throws IOException
+    private MetadataQuorum(final QuorumSettings settings, final Path logDir, final QuorumDirectory directory,
+        final Listener listener, final FaultHandler faultHandler) throws IOException
     {
         this.settings = settings;
+        this.clusterId = directory.clusterId();
         this.listener = listener;
         this.faultHandler = faultHandler;
         final ListenerName listenerName = ListenerName.normalised(settings.listenerName());
@@ -102,8 +101,8 @@ public final class MetadataQuorum implements AutoCloseable
             props.put("listeners", listenerName.value() + "://" + bound.getHostString() + ":" + bound.getPort());
             props.put("listener.security.protocol.map", listenerName.value() + ":PLAINTEXT");
             props.put("log.dirs", logDir.toString());
-            this.raft = new KafkaRaftManager<>(settings.clusterId(), KafkaConfig.fromProps(props, false),
-                directoryId(logDir), MetadataRecordSerde.INSTANCE, METADATA_PARTITION, Uuid.METADATA_TOPIC_ID,
+            this.raft = new KafkaRaftManager<>(clusterId, KafkaConfig.fromProps(props, false),
+                directory.directoryId(), MetadataRecordSerde.INSTANCE, METADATA_PARTITION, Uuid.METADATA_TOPIC_ID,
                 Time.SYSTEM, metrics, ignoredStaticVoters -> { }, scala.Option.apply("quorum-" + settings.nodeId()),
                 CompletableFuture.completedFuture(settings.voterAddresses()), List.of(),
                 Endpoints.fromInetSocketAddresses(Map.of(listenerName, advertised)),
@@ -132,11 +131,12 @@ public final class MetadataQuorum implements AutoCloseable
         final FaultHandler faultHandler) throws IOException
     {
         Files.createDirectories(logDir);
-        final MetadataQuorum quorum = new MetadataQuorum(settings, logDir, listener, faultHandler);
+        final QuorumDirectory directory = QuorumDirectory.open(logDir, settings.nodeId(), settings.clusterId());
+        final MetadataQuorum quorum = new MetadataQuorum(settings, logDir, directory, listener, faultHandler);
         try
         {
             quorum.raft.client().register(quorum.new Committed());
-            quorum.inbound.start(quorum.raft, settings.clusterId(), quorum.advertisedVoters());
+            quorum.inbound.start(quorum.raft, quorum.clusterId, quorum.advertisedVoters());
             quorum.raft.startup();
             return quorum;
         }
@@ -197,6 +197,12 @@ public final class MetadataQuorum implements AutoCloseable
                 " while appending; the leader is " + now.leaderId() + " in epoch " + now.epoch()));
         }
         return committed;
+    }
+
+    /** The cluster this node's log belongs to (its meta.properties). */
+    public String clusterId()
+    {
+        return clusterId;
     }
 
     public OptionalInt leaderId()
@@ -315,28 +321,6 @@ public final class MetadataQuorum implements AutoCloseable
             voters.put(settings.nodeId(), InetSocketAddress.createUnresolved(own.getHostString(), inbound.boundAddress().getPort()));
         }
         return voters;
-    }
-
-    /** The replica directory id KRaft sends in votes: made once, kept with the log. */
-    private static Uuid directoryId(final Path logDir)
-    {
-        final Path file = logDir.resolve(DIRECTORY_ID_FILE);
-        try
-        {
-            if (Files.exists(file))
-            {
-                return Uuid.fromString(Files.readString(file, StandardCharsets.US_ASCII).trim());
-            }
-            final Uuid id = Uuid.randomUuid();
-            final Path tmp = logDir.resolve(DIRECTORY_ID_FILE + ".tmp");
-            Files.writeString(tmp, id.toString(), StandardCharsets.US_ASCII);
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            return id;
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException(ex);
-        }
     }
 
     private final class Committed implements RaftClient.Listener<ApiMessageAndVersion>

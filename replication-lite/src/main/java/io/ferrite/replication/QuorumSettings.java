@@ -3,6 +3,7 @@ package io.ferrite.replication;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 
 import org.apache.kafka.common.config.ConfigException;
@@ -28,13 +29,15 @@ public final class QuorumSettings
     public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
     /** Kafka's default, 100 MiB. */
     public static final int DEFAULT_SOCKET_REQUEST_MAX_BYTES = 104_857_600;
-    /** Ferrite's own: the cluster id every voter must share (Kafka keeps it in meta.properties). */
+    /**
+     * Ferrite's own: the cluster id every voter must share, what Kafka's {@code kafka-storage format
+     * --cluster-id} writes; kept in the log directory's meta.properties at the first start and checked at
+     * every later one. Required with more than one voter; a single voter with none makes one.
+     */
     public static final String CLUSTER_ID = "ferrite.cluster.id";
-    /** "FerriteCluster01" in base64: the id of a cluster nobody named. */
-    public static final String DEFAULT_CLUSTER_ID = "RmVycml0ZUNsdXN0ZXIwMQ";
 
     private final int nodeId;
-    private final String clusterId;
+    private final Optional<String> clusterId;
     private final String voters;
     private final String listenerName;
     private final InetSocketAddress bind;
@@ -43,8 +46,8 @@ public final class QuorumSettings
 
     private QuorumSettings(final Map<String, String> settings)
     {
-        this.nodeId = Integer.parseInt(settings.getOrDefault(NODE_ID, "1"));
-        this.clusterId = settings.getOrDefault(CLUSTER_ID, DEFAULT_CLUSTER_ID);
+        this.nodeId = nodeId(settings.getOrDefault(NODE_ID, "1"));
+        this.clusterId = Optional.ofNullable(settings.get(CLUSTER_ID));
         this.listenerName = settings.getOrDefault(CONTROLLER_LISTENER_NAMES, "CONTROLLER").split(",")[0].trim();
         final String roles = settings.getOrDefault(PROCESS_ROLES, "broker,controller");
         if (!List.of(roles.split(",")).stream().map(String::trim).toList().contains("controller"))
@@ -63,6 +66,11 @@ public final class QuorumSettings
         if (self == null)
         {
             throw new ConfigException(QuorumConfig.QUORUM_VOTERS_CONFIG, voters, "does not name " + NODE_ID + " " + nodeId);
+        }
+        if (clusterId.isEmpty() && voterAddresses().size() > 1)
+        {
+            throw new ConfigException(CLUSTER_ID, null, "the voters of " + QuorumConfig.QUORUM_VOTERS_CONFIG +
+                " must share a cluster id: name it (Kafka's kafka-storage format --cluster-id)");
         }
         this.bind = listenerAddress(settings.get(LISTENERS), listenerName, self);
         this.maxRequestBytes = positiveInt(settings, SOCKET_REQUEST_MAX_BYTES, DEFAULT_SOCKET_REQUEST_MAX_BYTES);
@@ -89,7 +97,8 @@ public final class QuorumSettings
         return nodeId;
     }
 
-    public String clusterId()
+    /** {@code ferrite.cluster.id}, if set. */
+    public Optional<String> clusterId()
     {
         return clusterId;
     }
@@ -127,6 +136,18 @@ public final class QuorumSettings
         final Properties copy = new Properties();
         copy.putAll(raftProperties);
         return copy;
+    }
+
+    private static int nodeId(final String value)
+    {
+        try
+        {
+            return Integer.parseInt(value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new ConfigException(NODE_ID, value, "must be an int");
+        }
     }
 
     private static int positiveInt(final Map<String, String> settings, final String name, final int defaultValue)

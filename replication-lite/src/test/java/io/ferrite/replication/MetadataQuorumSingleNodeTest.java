@@ -58,7 +58,7 @@ class MetadataQuorumSingleNodeTest
     {
         // node 1 of a 2-voter quorum whose other voter never starts: no leader, so no append is taken
         final Map<String, String> settings = Map.of(QuorumSettings.NODE_ID, "1",
-            "controller.quorum.voters", "1@127.0.0.1:0,2@127.0.0.1:9");
+            "controller.quorum.voters", "1@127.0.0.1:0,2@127.0.0.1:9", QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ");
         try (MetadataQuorum quorum = MetadataQuorum.start(QuorumSettings.from(settings), dir, (offset, record) -> { }))
         {
             final var refused = quorum.append(List.of(new ApiMessageAndVersion(new UnfenceBrokerRecord().setId(1), (short)0)));
@@ -82,6 +82,28 @@ class MetadataQuorumSingleNodeTest
     }
 
     @Test
+    void aLogOfAnotherNodeOrClusterIsRefused() throws Exception
+    {
+        final String clusterId;
+        try (MetadataQuorum quorum = MetadataQuorum.start(QuorumSettings.from(Map.of()), dir, (offset, record) -> { }))
+        {
+            clusterId = quorum.clusterId();
+        }
+        final ConfigException otherNode = assertThrows(ConfigException.class, () -> MetadataQuorum.start(
+            QuorumSettings.from(Map.of(QuorumSettings.NODE_ID, "2", "controller.quorum.voters", "2@127.0.0.1:0")), dir,
+            (offset, record) -> { }));
+        assertTrue(otherNode.getMessage().contains(QuorumSettings.NODE_ID), otherNode.getMessage());
+        final ConfigException otherCluster = assertThrows(ConfigException.class, () -> MetadataQuorum.start(
+            QuorumSettings.from(Map.of(QuorumSettings.CLUSTER_ID, "T3RoZXJDbHVzdGVyMDAwMQ")), dir, (offset, record) -> { }));
+        assertTrue(otherCluster.getMessage().contains(QuorumSettings.CLUSTER_ID), otherCluster.getMessage());
+        try (MetadataQuorum quorum = MetadataQuorum.start(QuorumSettings.from(Map.of(QuorumSettings.CLUSTER_ID, clusterId)),
+            dir, (offset, record) -> { }))
+        {
+            assertEquals(clusterId, quorum.clusterId(), "the cluster id made at the first start is kept");
+        }
+    }
+
+    @Test
     void settingsNotSupportedYetAreRefusedByName()
     {
         final ConfigException dynamic = assertThrows(ConfigException.class, () -> QuorumSettings.from(
@@ -93,5 +115,10 @@ class MetadataQuorumSingleNodeTest
         final ConfigException notAVoter = assertThrows(ConfigException.class, () -> QuorumSettings.from(
             Map.of("node.id", "4", "controller.quorum.voters", "1@127.0.0.1:9093")));
         assertTrue(notAVoter.getMessage().contains("controller.quorum.voters"), notAVoter.getMessage());
+        final ConfigException noClusterId = assertThrows(ConfigException.class, () -> QuorumSettings.from(
+            Map.of("controller.quorum.voters", "1@127.0.0.1:9093,2@127.0.0.1:9094")));
+        assertTrue(noClusterId.getMessage().contains(QuorumSettings.CLUSTER_ID), noClusterId.getMessage());
+        final ConfigException badNodeId = assertThrows(ConfigException.class, () -> QuorumSettings.from(Map.of("node.id", "one")));
+        assertTrue(badNodeId.getMessage().contains(QuorumSettings.NODE_ID), badNodeId.getMessage());
     }
 }

@@ -36,7 +36,7 @@ class MetadataQuorumToolTest
             final String controller = "127.0.0.1:" + quorum.boundAddress().getPort();
 
             final String status = metadataQuorum("--bootstrap-controller", controller, "describe", "--status");
-            assertTrue(status.contains("ClusterId:              " + QuorumSettings.DEFAULT_CLUSTER_ID), status);
+            assertTrue(status.contains("ClusterId:              " + quorum.clusterId()), status);
             assertTrue(status.contains("LeaderId:               1"), status);
             assertTrue(status.contains("CurrentVoters:          [{\"id\": 1"), status);
 

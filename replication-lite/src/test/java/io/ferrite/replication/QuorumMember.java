@@ -32,7 +32,8 @@ public final class QuorumMember
         ChildJvm.haltWithParent();
         final int nodeId = Integer.parseInt(args[0]);
         final QuorumSettings settings = QuorumSettings.from(Map.of(
-            QuorumSettings.NODE_ID, args[0], "process.roles", "broker,controller", "controller.quorum.voters", args[2]));
+            QuorumSettings.NODE_ID, args[0], "process.roles", "broker,controller", "controller.quorum.voters", args[2],
+            QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ"));
         final MetadataQuorum quorum = MetadataQuorum.start(settings, Path.of(args[1]), new MetadataQuorum.Listener()
         {
             @Override
