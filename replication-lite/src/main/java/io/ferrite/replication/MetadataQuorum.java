@@ -45,8 +45,11 @@ import org.slf4j.LoggerFactory;
  * further record, stops answering and voting (KRaft and the listener are shut down), and hands the cause to
  * the {@link FaultHandler} the embedder chose; the default halts the process as Kafka does.
  *
- * <p>Threads: KRaft's I/O thread, its outbound request thread and scheduler, and {@link RaftInbound}'s
- * acceptor and one reader per inbound connection (two in a 3-voter quorum).
+ * <p>Threads: KRaft's {@code quorum-N-io-thread}, {@code quorum-N-outbound-request-thread} and
+ * {@code quorum-N-scheduler0}, its purgatory's {@code raft-expiration-reaper}, {@link RaftInbound}'s
+ * {@code raft-acceptor} and one {@code raft-conn-N} per inbound connection (two in a 3-voter quorum), all
+ * ended by {@link #close}; {@code quorum-N-fault} for a moment after a fault; and kafka_2.13's two static
+ * Yammer {@code metrics-meter-tick-thread-N}, which live as long as the JVM.
  */
 public final class MetadataQuorum implements AutoCloseable
 {
