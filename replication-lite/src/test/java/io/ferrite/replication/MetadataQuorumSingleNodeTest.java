@@ -1,16 +1,19 @@
 package io.ferrite.replication;
 
 import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.ferrite.testing.Await;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.metadata.RegisterBrokerRecord;
 import org.apache.kafka.common.metadata.UnfenceBrokerRecord;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
@@ -18,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,15 +58,44 @@ class MetadataQuorumSingleNodeTest
     }
 
     @Test
-    void aNodeThatDoesNotLeadRefusesToAppend() throws Exception
+    void aFollowerRefusesToAppendAndNamesTheLeader() throws Exception
     {
-        // node 1 of a 2-voter quorum whose other voter never starts: no leader, so no append is taken
-        final Map<String, String> settings = Map.of(QuorumSettings.NODE_ID, "1",
-            "controller.quorum.voters", "1@127.0.0.1:0,2@127.0.0.1:9", QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ");
-        try (MetadataQuorum quorum = MetadataQuorum.start(QuorumSettings.from(settings), dir, (offset, record) -> { }))
+        // two voters in this JVM: one leads, the other knows it and must refuse
+        final StringBuilder voters = new StringBuilder();
+        for (int id = 1; id <= 2; id++)
         {
-            final var refused = quorum.append(List.of(new ApiMessageAndVersion(new UnfenceBrokerRecord().setId(1), (short)0)));
-            assertTrue(refused.isCompletedExceptionally(), "an append on a node that does not lead: " + refused);
+            try (ServerSocket probe = new ServerSocket(0))
+            {
+                voters.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(probe.getLocalPort());
+            }
+        }
+        final MetadataQuorum[] nodes = new MetadataQuorum[2];
+        try
+        {
+            for (int id = 1; id <= 2; id++)
+            {
+                nodes[id - 1] = MetadataQuorum.start(QuorumSettings.from(Map.of(QuorumSettings.NODE_ID, Integer.toString(id),
+                    "controller.quorum.voters", voters.toString(), QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ")),
+                    dir.resolve("node-" + id), (offset, record) -> { });
+            }
+            Await.await(() -> nodes[0].isLeader() != nodes[1].isLeader() &&
+                nodes[0].leaderId().equals(nodes[1].leaderId()), DEADLINE,
+                () -> "one leader both voters know; leaders " + nodes[0].leaderId() + ", " + nodes[1].leaderId());
+            final MetadataQuorum follower = nodes[0].isLeader() ? nodes[1] : nodes[0];
+            final ExecutionException refused = assertThrows(ExecutionException.class, () -> follower.append(
+                List.of(new ApiMessageAndVersion(new UnfenceBrokerRecord().setId(1), (short)0))).get(DEADLINE.toSeconds(), TimeUnit.SECONDS));
+            assertInstanceOf(NotLeaderOrFollowerException.class, refused.getCause());
+            assertTrue(refused.getCause().getMessage().contains("the leader is " + follower.leaderId()), refused.getCause().getMessage());
+        }
+        finally
+        {
+            for (final MetadataQuorum node : nodes)
+            {
+                if (node != null)
+                {
+                    node.close();
+                }
+            }
         }
     }
 
