@@ -77,6 +77,7 @@ public final class MetadataQuorum implements AutoCloseable
     private final PendingAppends pending = new PendingAppends();
     private final Object appendLock = new Object();
     private final FaultHandler faultHandler;
+    private final Object faultLock = new Object();
     private volatile Throwable failure;
     private boolean stopped;
     private volatile long committedOffset = -1;
@@ -279,7 +280,9 @@ public final class MetadataQuorum implements AutoCloseable
     private RuntimeException fail(final String what, final Throwable cause)
     {
         LOG.error("metadata quorum fault on node {}: {}", settings.nodeId(), what, cause);
-        synchronized (this)
+        // not this object's monitor: close() holds that while KafkaRaftManager's shutdown joins the I/O thread,
+        // which may be the thread in here
+        synchronized (faultLock)
         {
             if (failure == null)
             {
