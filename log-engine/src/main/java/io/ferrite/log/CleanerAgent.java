@@ -7,19 +7,27 @@ import io.ferrite.log.clean.OffsetMap;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochClock;
+import org.agrona.concurrent.NanoClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * One log cleaner thread (Kafka's {@code CleanerThread}): each duty cycle cleans the dirtiest compacted
- * log the {@link CleanerManager} hands it, or, when none needs cleaning, waits {@code log.cleaner.backoff.ms}
- * (cycles that do nothing until then). Its {@link OffsetMap} ({@code dedupe.buffer.size / threads}) is its
- * own, allocated at its first clean so that a node without compacted data never holds it. A clean that
- * throws marks its log uncleanable (reported to the agent's error handler) and the others go on; one
- * the log's deletion or close abandoned records nothing. Runs on its own thread, never on a produce,
- * fetch or log thread; one clean at a time.
+ * log the {@link CleanerManager} hands it, then runs the retention of the compacted logs (Kafka's
+ * {@code deletableLogs}, so that it never runs beside a clean of the same log), or, when none needs
+ * cleaning, waits {@code log.cleaner.backoff.ms} on the monotonic clock (cycles that do nothing until
+ * then). Its {@link OffsetMap} ({@code dedupe.buffer.size / threads}) is its own, allocated when it is
+ * made, at the log manager's start, as Kafka's: a map that cannot be had fails the start, not a log.
+ * A clean checks, at each throttle call (every 64 KiB of batches) and while its throttle sleeps,
+ * whether its log's deletion aborted it or the cleaner is stopping, and ends there. A clean that throws
+ * marks its log uncleanable (reported to the agent's error handler) and the others go on; one that was
+ * abandoned or aborted records nothing. Runs on its own thread, never on a produce, fetch or log
+ * thread; one clean at a time.
  */
 final class CleanerAgent implements Agent
 {
@@ -30,40 +38,118 @@ final class CleanerAgent implements Agent
     private final CleanerConfig config;
     private final CleanerThrottle throttle;
     private final EpochClock clock;
+    private final NanoClock nanoClock;
     private final ErrorHandler errors;
+    private final BooleanSupplier stopping;
     private final CleanStats stats = new CleanStats();
-    private final int mapBytes;
-    private OffsetMap map;
-    private LogCompaction compaction;
-    private long backoffUntilMs = Long.MIN_VALUE;
+    private final BooleanSupplier stop = this::stopRequested;
+    private final OffsetMap map;
+    private final LogCompaction compaction;
+    private CleanerManager.LogToClean cleaning;
+    private boolean backingOff;
+    private long backoffUntilNs;
 
+    /**
+     * @param stopping true once the cleaner is being stopped (a clean in hand ends at its next check)
+     * @throws IllegalStateException when the offset map or the compaction cannot be made (a bad
+     *     {@code log.cleaner.dedupe.buffer.size} or {@code log.cleaner.io.buffer.load.factor}, no direct memory)
+     */
     CleanerAgent(final int id, final CleanerManager manager, final CleanerConfig config, final CleanerThrottle throttle,
-        final EpochClock clock, final ErrorHandler errors)
+        final EpochClock clock, final NanoClock nanoClock, final ErrorHandler errors, final BooleanSupplier stopping)
     {
         this.role = "ferrite-log-cleaner-" + id;
         this.manager = manager;
         this.config = config;
         this.throttle = throttle;
         this.clock = clock;
+        this.nanoClock = nanoClock;
         this.errors = errors;
-        this.mapBytes = OffsetMap.memoryPerThread(config.dedupeBufferSize(), Math.max(config.threads(), 1));
+        this.stopping = stopping;
+        OffsetMap m = null;
+        try
+        {
+            m = new OffsetMap(OffsetMap.memoryPerThread(config.dedupeBufferSize(), Math.max(config.threads(), 1)),
+                config.dedupeBufferLoadFactor());
+            this.compaction = config.compaction().create(m, this::checkedThrottle);
+        }
+        catch (final RuntimeException | OutOfMemoryError ex)
+        {
+            if (m != null)
+            {
+                m.close();
+            }
+            throw new IllegalStateException(role + " cannot start: " + ex.getMessage() + " (log.cleaner.dedupe.buffer.size=" +
+                config.dedupeBufferSize() + ", log.cleaner.threads=" + config.threads() + ", log.cleaner.io.buffer.load.factor=" +
+                config.dedupeBufferLoadFactor() + ")", ex);
+        }
+        this.map = m;
+    }
+
+    /** The throttle the compaction calls: the shared budget, and where a clean learns it must stop. */
+    private void checkedThrottle(final long bytes) throws InterruptedException
+    {
+        if (stopRequested())
+        {
+            throw new InterruptedException("the clean of " + cleaning.log() + " is aborted or the cleaner stops");
+        }
+        if (throttle instanceof CleanerThrottler shared)
+        {
+            shared.maybeThrottle(bytes, stop);
+        }
+        else
+        {
+            throttle.maybeThrottle(bytes);
+        }
+    }
+
+    private boolean stopRequested()
+    {
+        return stopping.getAsBoolean() || (cleaning != null && cleaning.aborted().get());
     }
 
     @Override
     public int doWork()
     {
-        final long nowMs = clock.time();
-        if (nowMs < backoffUntilMs)
+        final long nowNs = nanoClock.nanoTime();
+        if (backingOff && nowNs - backoffUntilNs < 0)
         {
             return 0;
         }
+        backingOff = false;
+        final long nowMs = clock.time();
         final boolean cleaned = cleanFilthiest(nowMs);
+        deleteOldSegments(nowMs);
         manager.maintainUncleanable();
         if (!cleaned)
         {
-            backoffUntilMs = nowMs + config.backoffMs();
+            backingOff = true;
+            backoffUntilNs = nowNs + TimeUnit.MILLISECONDS.toNanos(config.backoffMs());
         }
         return cleaned ? 1 : 0;
+    }
+
+    /** The retention of the compacted logs no other thread is cleaning (Kafka's {@code deletableLogs} / {@code doneDeleting}). */
+    private void deleteOldSegments(final long nowMs)
+    {
+        final List<PartitionLog> deletable = manager.grabDeletable();
+        try
+        {
+            for (final PartitionLog log : deletable)
+            {
+                try
+                {
+                    log.deleteOldSegments(nowMs);
+                }
+                catch (final IOException | RuntimeException | InternalError ex)
+                {
+                    errors.onError(new IOException("retention of " + log + " failed", ex));
+                }
+            }
+        }
+        finally
+        {
+            manager.doneDeleting(deletable);
+        }
     }
 
     /** Kafka's {@code cleanFilthiestLog}: whether a log was cleaned (false: none to clean, or its clean failed). */
@@ -76,13 +162,9 @@ final class CleanerAgent implements Agent
         }
         long next = ltc.firstDirtyOffset();
         boolean failed = false;
+        cleaning = ltc;
         try
         {
-            if (compaction == null)
-            {
-                map = new OffsetMap(mapBytes, config.dedupeBufferLoadFactor());
-                compaction = config.compaction().create(map, throttle);
-            }
             stats.reset();
             final long end = compaction.clean(ltc.log(), ltc.firstDirtyOffset(), ltc.firstUncleanableOffset(),
                 ltc.log().config().deleteRetentionMs, nowMs, stats);
@@ -96,7 +178,11 @@ final class CleanerAgent implements Agent
         }
         catch (final InterruptedException ex)
         {
-            Thread.currentThread().interrupt(); // being stopped: the log is left as the replacement left it
+            if (!stopRequested())
+            {
+                Thread.currentThread().interrupt(); // an interrupt from elsewhere: kept for the runner
+            }
+            // aborted by a deletion or stopped: the log is left as the replacement left it, nothing recorded
         }
         catch (final IOException | RuntimeException | InternalError ex)
         {
@@ -108,6 +194,7 @@ final class CleanerAgent implements Agent
         }
         finally
         {
+            cleaning = null;
             try
             {
                 manager.doneCleaning(ltc, next);
@@ -123,11 +210,7 @@ final class CleanerAgent implements Agent
     @Override
     public void onClose()
     {
-        if (map != null)
-        {
-            map.close();
-            map = null;
-        }
+        map.close();
     }
 
     @Override

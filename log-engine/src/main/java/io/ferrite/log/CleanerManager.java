@@ -7,8 +7,12 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -19,8 +23,11 @@ import java.util.function.Supplier;
  *
  * <p>Every method holds the log manager's checkpoint lock, under which a deletion unpublishes its logs:
  * a clean that ends after its log was deleted records nothing, and a log is chosen only while published
- * and open. Its clean itself needs no pause: a deleted or closed log's replacement abandons
- * ({@link SegmentReplacer#LOG_CLOSED}).
+ * and open. A deletion first aborts the log's clean and waits until the cleaner thread has let go of
+ * it ({@link #abortAndPause}, Kafka's {@code abortAndPauseCleaning}): a clean reads the segments'
+ * mappings, which the deletion unmaps after {@code file.delete.delay.ms} (0 is allowed). The retention
+ * of compacted logs runs on the cleaner threads ({@link #grabDeletable}, Kafka's {@code deletableLogs}),
+ * never beside a clean of the same log.
  */
 final class CleanerManager
 {
@@ -28,7 +35,7 @@ final class CleanerManager
 
     /** One log to clean and why (Kafka's {@code LogToClean}), as {@link #grabFilthiest} found it. */
     record LogToClean(PartitionLog log, long firstDirtyOffset, long firstUncleanableOffset, long cleanableBytes, long totalBytes,
-        boolean needCompactionNow)
+        boolean needCompactionNow, AtomicBoolean aborted)
     {
         double cleanableRatio()
         {
@@ -41,7 +48,10 @@ final class CleanerManager
     private final Function<Path, Iterable<PartitionLog>> logsIn;
     private final ErrorHandler errors;
     private final CleanerCheckpoints checkpoints = new CleanerCheckpoints();
-    private final Set<PartitionLog> inProgress = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The logs being cleaned (or their retention run) by a cleaner thread, each with its abort flag. */
+    private final Map<PartitionLog, AtomicBoolean> inProgress = new IdentityHashMap<>();
+    /** The logs no cleaner thread may take (a deletion in progress), with how many pauses each has. */
+    private final Map<PartitionLog, Integer> paused = new IdentityHashMap<>();
     private final Set<PartitionLog> uncleanable = Collections.newSetFromMap(new IdentityHashMap<>());
     private final SegmentsView view = new SegmentsView();
 
@@ -90,7 +100,8 @@ final class CleanerManager
             LogToClean filthiest = null;
             for (final PartitionLog log : logs.get())
             {
-                if (!log.config().compact || log.isClosed() || inProgress.contains(log) || uncleanable.contains(log))
+                if (!log.config().compact || log.isClosed() || inProgress.containsKey(log) || paused.containsKey(log)
+                    || uncleanable.contains(log))
                 {
                     continue;
                 }
@@ -116,7 +127,7 @@ final class CleanerManager
             }
             if (filthiest != null)
             {
-                inProgress.add(filthiest.log);
+                inProgress.put(filthiest.log, filthiest.aborted);
             }
             return filthiest;
         }
@@ -137,7 +148,15 @@ final class CleanerManager
                     logStart, firstDirty);
             }
             firstDirty = logStart;
-            checkpoints.update(log, firstDirty, logsIn.apply(log.dir().getParent()));
+            try
+            {
+                checkpoints.update(log, firstDirty, logsIn.apply(log.dir().getParent()));
+            }
+            catch (final IOException ex)
+            {
+                // as Kafka's updateCheckpoints: reported, and the clean goes on from the log start (written next time)
+                errors.onError(new IOException("writing the reset cleaner-offset-checkpoint entry of " + log + " failed", ex));
+            }
         }
         view.take(log);
         final int n = view.count();
@@ -192,7 +211,8 @@ final class CleanerManager
         {
             cleanableBytes += view.sizeInBytes(i);
         }
-        return new LogToClean(log, firstDirty, firstUncleanable, cleanableBytes, cleanBytes + cleanableBytes, needNow);
+        return new LogToClean(log, firstDirty, firstUncleanable, cleanableBytes, cleanBytes + cleanableBytes, needNow,
+            new AtomicBoolean());
     }
 
     /** The index of the last segment in the view whose base offset is at most {@code offset}, or -1. */
@@ -216,11 +236,95 @@ final class CleanerManager
         {
             final PartitionLog log = cleaned.log;
             inProgress.remove(log);
+            lock.notifyAll(); // a deletion waiting in abortAndPause
             final Iterable<PartitionLog> published = logsIn.apply(log.dir().getParent());
             if (nextDirtyOffset != cleaned.firstDirtyOffset && !log.isClosed() && contains(published, log))
             {
                 checkpoints.update(log, nextDirtyOffset, published);
             }
+        }
+    }
+
+    /**
+     * The compacted logs whose retention a cleaner thread runs now (Kafka's {@code deletableLogs}): open,
+     * not being cleaned, not paused; marked in progress until {@link #doneDeleting}.
+     */
+    List<PartitionLog> grabDeletable()
+    {
+        synchronized (lock)
+        {
+            final List<PartitionLog> deletable = new ArrayList<>();
+            for (final PartitionLog log : logs.get())
+            {
+                if (log.config().compact && !log.isClosed() && !inProgress.containsKey(log) && !paused.containsKey(log))
+                {
+                    inProgress.put(log, new AtomicBoolean());
+                    deletable.add(log);
+                }
+            }
+            return deletable;
+        }
+    }
+
+    void doneDeleting(final List<PartitionLog> deleted)
+    {
+        synchronized (lock)
+        {
+            deleted.forEach(inProgress::remove);
+            lock.notifyAll();
+        }
+    }
+
+    /**
+     * Kafka's {@code abortAndPauseCleaning}: no cleaner thread takes {@code log} until {@link #resume}, and
+     * a clean (or retention) of it in progress is told to stop and waited for. A clean stops at its next
+     * batch or throttle check (a throttle's sleep is cut short), so the wait is one batch's work; an
+     * interrupt of the waiting thread is kept for after the wait, which must not end before the clean lets
+     * go of the log's segments.
+     */
+    void abortAndPause(final PartitionLog log)
+    {
+        synchronized (lock)
+        {
+            paused.merge(log, 1, Integer::sum);
+            final AtomicBoolean running = inProgress.get(log);
+            if (running != null)
+            {
+                running.set(true);
+            }
+            boolean interrupted = false;
+            while (inProgress.containsKey(log))
+            {
+                try
+                {
+                    lock.wait();
+                }
+                catch (final InterruptedException ex)
+                {
+                    interrupted = true;
+                }
+            }
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Undoes one {@link #abortAndPause} (Kafka's {@code resumeCleaning}). */
+    void resume(final PartitionLog log)
+    {
+        synchronized (lock)
+        {
+            paused.computeIfPresent(log, (l, n) -> n == 1 ? null : n - 1);
+        }
+    }
+
+    boolean isInProgress(final PartitionLog log)
+    {
+        synchronized (lock)
+        {
+            return inProgress.containsKey(log);
         }
     }
 

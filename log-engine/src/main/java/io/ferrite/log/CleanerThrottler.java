@@ -4,6 +4,7 @@ import io.ferrite.log.clean.CleanerThrottle;
 import org.agrona.concurrent.NanoClock;
 
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * {@code log.cleaner.io.max.bytes.per.second} with Kafka's {@code Throttler} semantics, shared by a
@@ -14,6 +15,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class CleanerThrottler implements CleanerThrottle
 {
+    /** The longest sleep between two looks at a thread's stop check: how long an abort or a stop waits for a throttled clean. */
+    static final long STOP_CHECK_MS = 100;
     /** Kafka's cleaner throttler checks every 300 ms: shorter periods would make the sleeps jittery. */
     static final long CHECK_INTERVAL_MS = 300;
     private static final long CHECK_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(CHECK_INTERVAL_MS);
@@ -46,7 +49,18 @@ final class CleanerThrottler implements CleanerThrottle
     }
 
     @Override
-    public synchronized void maybeThrottle(final long bytes) throws InterruptedException
+    public void maybeThrottle(final long bytes) throws InterruptedException
+    {
+        maybeThrottle(bytes, null);
+    }
+
+    /**
+     * {@link #maybeThrottle(long)} for a thread that may be told to stop: its sleep is cut into slices of
+     * at most {@value #STOP_CHECK_MS} ms and ends with an InterruptedException once {@code stop} is true.
+     *
+     * @param stop null: one sleep, never cut short
+     */
+    synchronized void maybeThrottle(final long bytes, final BooleanSupplier stop) throws InterruptedException
     {
         observedSoFar += bytes;
         final long elapsedNs = clock.nanoTime() - periodStartNs;
@@ -57,9 +71,17 @@ final class CleanerThrottler implements CleanerThrottle
             {
                 final double budgetPerMs = bytesPerSecond / TimeUnit.SECONDS.toMillis(1);
                 final long sleepMs = Math.round(observedSoFar / budgetPerMs - TimeUnit.NANOSECONDS.toMillis(elapsedNs));
-                if (sleepMs > 0)
+                if (stop == null && sleepMs > 0)
                 {
                     sleeper.sleep(sleepMs);
+                }
+                for (long left = stop == null ? 0 : sleepMs; left > 0; left -= STOP_CHECK_MS)
+                {
+                    if (stop.getAsBoolean())
+                    {
+                        throw new InterruptedException("the cleaner is told to stop while its throttle holds it");
+                    }
+                    sleeper.sleep(Math.min(left, STOP_CHECK_MS));
                 }
             }
             periodStartNs = clock.nanoTime();

@@ -33,6 +33,8 @@ final class LogCleaner
     private final CleanerManager manager;
     private final CleanerThrottle throttle;
     private final List<AgentRunner> runners = new ArrayList<>();
+    /** Set before the threads are stopped: a clean in hand ends at its next check (no interrupt needed). */
+    private volatile boolean stopping;
 
     LogCleaner(final LogManagerConfig config, final Object checkpointLock, final Supplier<PartitionLog[]> logs,
         final Function<Path, Iterable<PartitionLog>> logsIn)
@@ -47,13 +49,24 @@ final class LogCleaner
         return manager;
     }
 
-    /** A cleaner thread's agent (for tests to step it on their own thread). */
+    /** A cleaner thread's agent, its offset map allocated (for tests to step it on their own thread). */
     CleanerAgent newAgent(final int id, final org.agrona.ErrorHandler errors)
     {
-        return new CleanerAgent(id, manager, config.cleaner(), throttle, config.clock(), errors);
+        return new CleanerAgent(id, manager, config.cleaner(), throttle, config.clock(), config.nanoClock(), errors, () -> stopping);
     }
 
-    /** Starts the cleaner threads, unless {@code log.cleaner.enable} is false, there are none, or no compaction is given. */
+    /** Whether cleaner threads run: the retention of compacted logs is theirs then (Kafka's {@code cleanupLogs}). */
+    boolean runs()
+    {
+        return config.cleaner().runs();
+    }
+
+    /**
+     * Starts the cleaner threads, unless {@code log.cleaner.enable} is false, there are none, or no compaction is given.
+     * Every thread's offset map is allocated before any starts, as Kafka's.
+     *
+     * @throws IllegalStateException when one cannot be (nothing started, the maps made freed)
+     */
     void start()
     {
         final CleanerConfig cleaner = config.cleaner();
@@ -64,10 +77,41 @@ final class LogCleaner
             return;
         }
         final long idleNs = TimeUnit.MILLISECONDS.toNanos(Math.max(1, Math.min(cleaner.backoffMs(), IDLE_SLEEP_MAX_MS)));
-        for (int i = 0; i < cleaner.threads(); i++)
+        final List<CleanerAgent> agents = new ArrayList<>();
+        final List<AgentErrors> errors = new ArrayList<>();
+        try
         {
-            final AgentErrors errors = new AgentErrors("ferrite-log-cleaner-" + i);
-            runners.add(LogAgents.start(newAgent(i, errors), errors, new SleepingIdleStrategy(idleNs)));
+            for (int i = 0; i < cleaner.threads(); i++)
+            {
+                errors.add(new AgentErrors("ferrite-log-cleaner-" + i));
+                agents.add(newAgent(i, errors.get(i)));
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            agents.forEach(CleanerAgent::onClose);
+            throw ex;
+        }
+        for (int i = 0; i < agents.size(); i++)
+        {
+            runners.add(LogAgents.start(agents.get(i), errors.get(i), new SleepingIdleStrategy(idleNs)));
+        }
+    }
+
+    /** {@link CleanerManager#abortAndPause} of each log: when this returns, no cleaner thread is in any of them. */
+    void abortAndPause(final PartitionLog[] logs)
+    {
+        for (final PartitionLog log : logs)
+        {
+            manager.abortAndPause(log);
+        }
+    }
+
+    void resume(final PartitionLog[] logs)
+    {
+        for (final PartitionLog log : logs)
+        {
+            manager.resume(log);
         }
     }
 
@@ -88,9 +132,14 @@ final class LogCleaner
         manager.load(dir);
     }
 
-    /** Stops the cleaner threads; a clean in hand ends at its next throttle check or is interrupted after {@link LogAgents#STOP_WAIT_MS}. */
+    /**
+     * Stops the cleaner threads: a clean in hand ends at its next check (every 64 KiB of batches, and within
+     * {@value CleanerThrottler#STOP_CHECK_MS} ms of a throttle's sleep), as Kafka's {@code checkDone}, so the
+     * runner's interrupt after {@link LogAgents#STOP_WAIT_MS} is not needed.
+     */
     void stop()
     {
+        stopping = true;
         runners.forEach(LogAgents::stop);
         runners.clear();
     }

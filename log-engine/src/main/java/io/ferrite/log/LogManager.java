@@ -305,7 +305,15 @@ public final class LogManager implements AutoCloseable
         {
             doomed[p - from] = requireLog(topic, p);
         }
-        LogDeletion.delete(doomed, this::unpublish, this::checkpointDir, background);
+        cleaner.abortAndPause(doomed); // a clean reads segments the deletion unmaps (Kafka's abortAndPauseCleaning)
+        try
+        {
+            LogDeletion.delete(doomed, this::unpublish, this::checkpointDir, background);
+        }
+        finally
+        {
+            cleaner.resume(doomed);
+        }
     }
 
     /** Removes deleted logs (null entries skipped) from the name map and the log array, in one rebuild. */
@@ -368,26 +376,13 @@ public final class LogManager implements AutoCloseable
 
     // ---- background work ----
 
-    /** Runs retention on every log now (also run every log.retention.check.interval.ms). */
+    /**
+     * Runs retention on every log now (also run every log.retention.check.interval.ms); on the compacted
+     * ones only when no cleaner thread runs, as their retention is the cleaner threads' then (Kafka's).
+     */
     public void runRetention()
     {
-        final long now = config.clock().time();
-        for (final PartitionLog log : logs.values())
-        {
-            try
-            {
-                if (!log.isClosed())
-                {
-                    log.deleteOldSegments(now);
-                }
-            }
-            catch (final IOException | RuntimeException | InternalError ex)
-            {
-                // per log: one that fails every pass (a SIGBUS's InternalError on a damaged mapping) must not
-                // hold back the retention of the logs after it
-                LOG.error("retention of {} failed", log, ex);
-            }
-        }
+        LogRetention.runAll(logs.values(), config.clock().time(), cleaner.runs());
     }
 
     /** Writes the recovery-point and log-start-offset checkpoints of every directory. */

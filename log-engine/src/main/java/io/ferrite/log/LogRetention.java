@@ -14,6 +14,8 @@ import static io.ferrite.wire.record.RecordBatchDescriptor.NO_TIMESTAMP;
  */
 final class LogRetention
 {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogRetention.class);
+
     private final PartitionLog log;
     private final LogOffsets offsets;
     private final SegmentList segments;
@@ -28,6 +30,29 @@ final class LogRetention
         this.segments = segments;
         this.clock = clock;
         this.env = env;
+    }
+
+    /**
+     * Retention of every open log of {@code logs}, but the compacted ones when {@code notCompacted}. Per
+     * log: one that fails every pass (a SIGBUS's InternalError on a damaged mapping) must not hold back
+     * the retention of the logs after it.
+     */
+    static void runAll(final Iterable<PartitionLog> logs, final long nowMs, final boolean notCompacted)
+    {
+        for (final PartitionLog log : logs)
+        {
+            try
+            {
+                if (!log.isClosed() && !(notCompacted && log.config().compact))
+                {
+                    log.deleteOldSegments(nowMs);
+                }
+            }
+            catch (final IOException | RuntimeException | InternalError ex)
+            {
+                LOG.error("retention of {} failed", log, ex);
+            }
+        }
     }
 
     /** See {@link PartitionLog#deleteOldSegments}. */

@@ -52,6 +52,12 @@ class LogCleanerManagerTest
 
     private void fill(final PartitionLog log, final int segments, final long timestamp)
     {
+        fill(batches, result, log, segments, timestamp);
+    }
+
+    /** Appends batches of 3 records at {@code timestamp} until the log has {@code segments} segments; all of it under the high watermark. */
+    static void fill(final Batches batches, final AppendResult result, final PartitionLog log, final int segments, final long timestamp)
+    {
         while (log.segmentCount() < segments)
         {
             batches.records(3, log.logEndOffset(), timestamp);
@@ -116,6 +122,85 @@ class LogCleanerManagerTest
             assertEquals(1, cleaner.invoke(), "dirty enough for its new min.cleanable.dirty.ratio");
             assertEquals("a [" + cleanBase + ", " + activeBase(a) + ") 86400000", calls.get(2), "from the checkpoint on");
             assertEquals(0, errors.count());
+        }
+    }
+
+    @Test
+    void theLogWithTheLargestShareOfDirtyBytesIsChosenFirst() throws Exception
+    {
+        try (LogManager logs = LogManager.open(config(), true))
+        {
+            final Map<String, String> lowRatio = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.CLEANUP_POLICY, "compact",
+                LogConfig.MIN_CLEANABLE_DIRTY_RATIO, "0.1");
+            final PartitionLog half = logs.createLog("half", 0, lowRatio);
+            final PartitionLog all = logs.createLog("all", 0, lowRatio);
+            fill(half, 5, clock.time());
+            final CleanerManager manager = logs.cleaner().manager();
+            final CleanerManager.LogToClean first = manager.grabFilthiest(clock.time());
+            assertEquals(half, first.log(), "the only log with data");
+            manager.doneCleaning(first, half.segments()[2].baseOffset); // clean up to half of its 4 inactive segments
+            fill(all, 5, clock.time());
+
+            final CleanerManager.LogToClean dirtiest = manager.grabFilthiest(clock.time());
+            final CleanerManager.LogToClean next = manager.grabFilthiest(clock.time());
+            assertEquals(all, dirtiest.log(), "all of its inactive bytes are dirty");
+            assertEquals(1.0, dirtiest.cleanableRatio());
+            assertEquals(half, next.log());
+            assertTrue(next.cleanableRatio() < 1.0 && next.cleanableRatio() > 0.1, "half dirty: " + next.cleanableRatio());
+            manager.doneCleaning(dirtiest, dirtiest.firstDirtyOffset());
+            manager.doneCleaning(next, next.firstDirtyOffset());
+
+            logs.updateConfig("half", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.CLEANUP_POLICY, "compact",
+                LogConfig.MIN_CLEANABLE_DIRTY_RATIO, "0.9"));
+            assertEquals(all, manager.grabFilthiest(clock.time()).log());
+            assertNull(manager.grabFilthiest(clock.time()), "half is at or below its ratio and needs no compaction now");
+        }
+    }
+
+    @Test
+    void aResetCheckpointThatCannotBeWrittenLeavesTheLogCleanableFromItsStart() throws Exception
+    {
+        try (LogManager logs = LogManager.open(config(), true))
+        {
+            final PartitionLog a = logs.createLog("a", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.CLEANUP_POLICY, "compact",
+                LogConfig.MIN_CLEANABLE_DIRTY_RATIO, "0.01"));
+            fill(a, 5, clock.time());
+            final CleanerManager manager = logs.cleaner().manager();
+            final CleanerManager.LogToClean ltc = manager.grabFilthiest(clock.time());
+            final long cleanTo = a.segments()[2].baseOffset;
+            manager.doneCleaning(ltc, cleanTo);
+            final Path file = dir.resolve(CleanerCheckpoints.FILE);
+            java.nio.file.Files.delete(file);
+            java.nio.file.Files.createDirectories(file.resolve("in-the-way")); // the file cannot be replaced now
+
+            a.deleteRecordsBefore(cleanTo + 1);
+            final CleanerManager.LogToClean after = manager.grabFilthiest(clock.time());
+            assertNotNull(after, "still chosen");
+            assertEquals(cleanTo + 1, after.firstDirtyOffset(), "from its new log start");
+            assertFalse(manager.isUncleanable(a));
+            manager.doneCleaning(after, after.firstDirtyOffset());
+        }
+    }
+
+    @Test
+    void theBackoffRunsOnTheMonotonicClockNotTheWallClock() throws Exception
+    {
+        final long[] nanos = {0};
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir).withClocks(clock, () -> nanos[0])
+            .withCleaner(cleaner(false, CleanerConfig.DEFAULT_BACKOFF_MS)), true))
+        {
+            final AgentErrors errors = new AgentErrors("test-cleaner");
+            final AgentInvoker cleaner = new AgentInvoker(errors, null, logs.cleaner().newAgent(0, errors));
+            cleaner.start();
+            assertEquals(0, cleaner.invoke(), "nothing to clean: backs off");
+            final PartitionLog a = logs.createLog("a", 0, COMPACT);
+            fill(a, 4, clock.time());
+            clock.advance(-HOUR); // the wall clock steps back
+            nanos[0] += java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(CleanerConfig.DEFAULT_BACKOFF_MS - 1);
+            assertEquals(0, cleaner.invoke(), "still backing off");
+            nanos[0] += java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1);
+            assertEquals(1, cleaner.invoke(), "the backoff is over by the monotonic clock");
+            assertEquals(1, calls.size());
         }
     }
 
