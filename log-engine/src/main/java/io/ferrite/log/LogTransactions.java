@@ -191,18 +191,34 @@ public final class LogTransactions
         void lastBatch(long producerId, long lastDataOffset, short epoch);
     }
 
+    /** Told of each batch {@link #lastBatchesOfProducers} reads (a cleaner's throttle and counts). */
+    @FunctionalInterface
+    public interface ReadListener
+    {
+        /** @throws InterruptedException to stop the copy (the cleaner thread is stopped) */
+        void batchRead(int bytes) throws InterruptedException;
+    }
+
     /**
      * A log cleaner's (any thread, not the writer's paths): each producer the partition remembers, with the last
      * offset of its last data batch and its epoch, as Kafka's {@code lastRecordsOfActiveProducers} — from a copy of
      * the producer state rebuilt from the newest snapshot and the log after it ({@link ProducerStateCopy}), since
      * the writer's own state is not for other threads. Allocates (once per clean).
      *
+     * <p>The log must not be truncated while the copy is made (none is in Ferrite yet): a copy that read the log end,
+     * then a snapshot, across a truncation could name a truncated batch as a producer's last and leave its real
+     * last batch unprotected. When truncation comes, it must stop the log's clean first, as Kafka's
+     * {@code truncateTo} does with {@code abortAndPauseCleaning}.
+     *
+     * @param read told of each batch read after the snapshot (the bytes), before it is used
      * @throws java.io.IOException when a snapshot could not be read
      * @throws LogClosedException when the log is closed meanwhile
+     * @throws InterruptedException when {@code read} says so
      */
-    public void lastBatchesOfProducers(final long nowMs, final LastBatchSink sink) throws java.io.IOException
+    public void lastBatchesOfProducers(final long nowMs, final ReadListener read, final LastBatchSink sink)
+        throws java.io.IOException, InterruptedException
     {
-        ProducerStateCopy.lastBatches(producers, offsets, reader, nowMs, producerIdExpirationMs, sink);
+        ProducerStateCopy.lastBatches(producers, offsets, reader, nowMs, producerIdExpirationMs, read, sink);
     }
 
     /** Tells {@code listener} of each aborted transaction too (tests; the writer's, set before the log is shared). */

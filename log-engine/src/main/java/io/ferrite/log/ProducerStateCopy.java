@@ -12,7 +12,14 @@ import java.io.IOException;
  * walk it. The copy is rebuilt as recovery rebuilds the state: the newest snapshot a roll (or a close) wrote, read
  * without deleting anything, then the log's batches from there to the log end replayed through
  * {@link PartitionLog#readBatch} (any thread), then the producers expired by the clock forgotten, as the writer's
- * expiry does. A roll wrote that snapshot at the active segment's base, so the replay is at most the active segment.
+ * expiry does. A roll wrote that snapshot at the active segment's base, so the replay is at most the active segment;
+ * each batch it reads is told to the caller first (a cleaner's throttle and {@code CleanStats}).
+ *
+ * <p>With no usable snapshot (damaged, deleted by hand, a directory without any) the replay is the whole log, as the
+ * writer's own recovery at open was. It is not bounded: a producer whose last batch lies before any bound would be
+ * left out of the copy, the clean would empty or remove that batch, and after a restart without a snapshot the
+ * recovered state would not know the producer, so a retry of that batch would be written again (a duplicate). The
+ * next roll writes a snapshot, after which the replay is the active segment again.
  *
  * <p>Expiry: the snapshot's producers already expired by the clock are left out, as recovery leaves them; those
  * replayed after it are kept (they wrote within the active segment). The copy may thus keep a producer the writer's
@@ -31,7 +38,8 @@ final class ProducerStateCopy
      * @param producers the log's own manager: only its directory is read
      */
     static void lastBatches(final ProducerStateManager producers, final LogOffsets offsets, final LogReader reader,
-        final long nowMs, final long expiryMs, final LogTransactions.LastBatchSink sink) throws IOException
+        final long nowMs, final long expiryMs, final LogTransactions.ReadListener listener, final LogTransactions.LastBatchSink sink)
+        throws IOException, InterruptedException
     {
         final long logEnd = offsets.logEndOffset();
         final ProducerStateManager copy = new ProducerStateManager(producers.dir());
@@ -50,6 +58,7 @@ final class ProducerStateCopy
             {
                 break;
             }
+            listener.batchRead(batch.sizeInBytes());
             copy.update(batch);
             next = batch.lastOffset() + 1;
         }

@@ -161,13 +161,50 @@ class LogCompactorTest
             final CleanStats stats = new CleanStats();
             cleanAll(new LogCompactor(map, bytes -> throttled[0] += bytes, 1 << 20), log, stats);
             assertEquals(segmentsBefore - 1, stats.segmentsReplaced, "every inactive segment cleaned");
-            assertEquals(stats.mapBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0], "every byte read and written throttled");
+            assertEquals(stats.mapBytesRead + stats.producerStateBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0],
+                "every byte read and written throttled");
             assertTrue(stats.recordsKept < stats.recordsRead && stats.recordsKept >= KEYS, stats.recordsKept + " of " + stats.recordsRead);
             // the first clean groups the full segments one by one (as Kafka's); the next one finds them small: the
             // 20 keys' latest values fit one segment, so the inactive ones become one and the active one stays
             assertEquals(segmentsBefore, log.segmentCount());
             cleanAll(new LogCompactor(map, CleanerThrottle.NONE, 1 << 20), log, stats);
             assertEquals(2, log.segmentCount(), "segments after: grouped up to segment.bytes");
+        }
+    }
+
+    @Test
+    void theProducerStateCopysReadsAreThrottledAndCounted() throws Exception
+    {
+        final PartitionLog log = log("replay", 1 << 22, 1000, 40, 4);
+        // ~1 MiB of idempotent batches in the active segment: what the copy of the producer state replays per clean
+        final AppendResult result = new AppendResult();
+        long active = 0;
+        for (int b = 0; b < 100; b++)
+        {
+            builder.wrap(buffer, 0).compression(CompressionType.NONE).producer(7 + b % 3, (short)0, b / 3 * 100);
+            for (int i = 0; i < 100; i++)
+            {
+                key.putLong(0, i % KEYS);
+                builder.appendRecord(NOW + 4000, key, 0, 8, value, 0, 100);
+            }
+            final int length = builder.build();
+            log.append(buffer, 0, length, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            active += length;
+        }
+        log.highWatermark(log.logEndOffset());
+        assertTrue(active > 1 << 20, "active segment bytes: " + active);
+        final long[] throttled = {0};
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final CleanStats stats = new CleanStats();
+            cleanAll(new LogCompactor(map, bytes -> throttled[0] += bytes, 1 << 20), log, stats);
+            assertTrue(stats.segmentsReplaced > 0, "cleaned");
+            assertTrue(throttled[0] >= stats.mapBytesRead + stats.bytesRead + stats.bytesWritten + active,
+                "the replay of the active segment throttled too: " + throttled[0]);
+            assertTrue(stats.producerStateBytesRead >= active, "the replay counted: " + stats.producerStateBytesRead);
+            assertEquals(stats.mapBytesRead + stats.producerStateBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0],
+                "every byte read and written throttled");
         }
     }
 

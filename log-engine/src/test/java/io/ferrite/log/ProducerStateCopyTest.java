@@ -86,7 +86,7 @@ class ProducerStateCopyTest
         expected.put(5L, -1L);
         final Map<Long, Long> copy = new TreeMap<>();
         final Map<Long, Short> epochs = new TreeMap<>();
-        log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) ->
+        log.transactions().lastBatchesOfProducers(clock.time(), bytes -> { }, (pid, lastDataOffset, epoch) ->
         {
             copy.put(pid, lastDataOffset);
             epochs.put(pid, epoch);
@@ -136,7 +136,7 @@ class ProducerStateCopyTest
         int copies = 0;
         while (writer.isAlive() || copies == 0)
         {
-            log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) ->
+            log.transactions().lastBatchesOfProducers(clock.time(), bytes -> { }, (pid, lastDataOffset, epoch) ->
             {
                 // each answer is a batch of that producer in the log, and no older than the one an earlier copy gave
                 assertEquals(PartitionLog.READ_OK, log.readBatch(lastDataOffset, Long.MAX_VALUE, batch));
@@ -154,7 +154,7 @@ class ProducerStateCopyTest
         }
         assertTrue(log.segmentCount() > 10, "the writer rolled: " + log.segmentCount());
         final Map<Long, Long> last = new TreeMap<>();
-        log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) -> last.put(pid, lastDataOffset));
+        log.transactions().lastBatchesOfProducers(clock.time(), bytes -> { }, (pid, lastDataOffset, epoch) -> last.put(pid, lastDataOffset));
         assertEquals(new TreeMap<>(expected), last);
     }
 }

@@ -3,6 +3,7 @@ package io.ferrite.log.clean;
 import io.ferrite.log.AbortedTxnSink;
 import io.ferrite.log.BatchRewriter;
 import io.ferrite.log.LogClosedException;
+import io.ferrite.log.LogTransactions;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.log.SegmentReplacer;
 import io.ferrite.log.SegmentsView;
@@ -28,9 +29,10 @@ import java.nio.ByteBuffer;
  * <p>One per cleaner thread, reused for every clean; the map's memory is the caller's
  * ({@code log.cleaner.dedupe.buffer.size} / {@code log.cleaner.threads}). Nothing is allocated per batch or per
  * record once the filter's buffers have grown to the largest batch; a clean allocates per group (the replacer's
- * files) and once for the producer state's copy ({@code LogTransactions.lastBatchesOfProducers}).
+ * files) and once for the producer state's copy ({@code LogTransactions.lastBatchesOfProducers}, whose reads go
+ * through the throttle and {@link CleanStats#producerStateBytesRead} as the map's do).
  */
-public final class LogCompactor implements LogCompaction, BatchRewriter, AbortedTxnSink
+public final class LogCompactor implements LogCompaction, BatchRewriter, AbortedTxnSink, LogTransactions.ReadListener
 {
     /** Bytes read or written between two calls of the throttle: Kafka calls it per read buffer (64 KiB to 1 MiB). */
     private static final int THROTTLE_CHUNK = 64 * 1024;
@@ -96,7 +98,7 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
                     "the batch at " + firstDirtyOffset + ": raise log.cleaner.dedupe.buffer.size");
             }
             retention.reset(nowMs, deleteRetentionMs, log.highWatermark());
-            log.transactions().lastBatchesOfProducers(nowMs, retention.activeProducers());
+            log.transactions().lastBatchesOfProducers(nowMs, this, retention.activeProducers());
             groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, firstUncleanableOffset);
             for (int g = 0; g < groups.count(); g++)
             {
@@ -245,6 +247,14 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
     public void abortedTransaction(final long producerId, final long firstOffset)
     {
         abortedInto.addAbortedTransaction(producerId, firstOffset, -1, -1);
+    }
+
+    /** {@link LogTransactions.ReadListener}: a batch the producer state's copy read, counted and throttled as the map's. */
+    @Override
+    public void batchRead(final int bytes) throws InterruptedException
+    {
+        stats.producerStateBytesRead += bytes;
+        maybeThrottle(bytes);
     }
 
     private void maybeThrottle(final int bytes) throws InterruptedException
