@@ -310,6 +310,65 @@ class LogCompactorTest
         }
     }
 
+    @Test
+    void aCleanerInterruptedOutsideItsThrottleSaysSoWithInterruptedExceptionAndCleansLater() throws Exception
+    {
+        final PartitionLog log = log("interrupted", 4096, Long.MAX_VALUE, 200, 4);
+        final long end = activeBase(log);
+        final boolean[] once = {false};
+        // a stop that lands between two throttle calls: the thread's interrupt is set and the clean's next file
+        // work (the transaction index's read, the replacer's writes) fails on it
+        final CleanerThrottle interruptsOnce = bytes ->
+        {
+            if (!once[0])
+            {
+                once[0] = true;
+                Thread.currentThread().interrupt();
+            }
+        };
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final LogCompactor compactor = new LogCompactor(map, interruptsOnce, 1 << 20);
+            final CleanStats stats = new CleanStats();
+            try
+            {
+                org.junit.jupiter.api.Assertions.assertThrows(InterruptedException.class,
+                    () -> compactor.clean(log, 0, end, 86_400_000L, NOW, stats), "a stop, not a failure of the log");
+            }
+            finally
+            {
+                Thread.interrupted(); // whatever happened, not this test thread's next test's
+            }
+            assertTrue(once[0], "interrupted");
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(log.dir()))
+            {
+                assertTrue(files.noneMatch(f -> f.toString().endsWith(".cleaned") || f.toString().endsWith(".swap")),
+                    "the abandoned replacement's files are gone");
+            }
+            assertEquals(end, compactor.clean(log, 0, end, 86_400_000L, NOW, stats));
+            assertEquals(KEYS, countBelow(records(log), end), "below the cleaned offset, one record per key");
+        }
+    }
+
+    @Test
+    void aFirstUncleanableOffsetAboveTheActiveSegmentIsClampedToItsBase() throws Exception
+    {
+        final PartitionLog log = log("clamped", 4096, Long.MAX_VALUE, 200, 4);
+        final long activeBase = activeBase(log);
+        final int segmentsBefore = log.segmentCount();
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final CleanStats stats = new CleanStats();
+            final long next = new LogCompactor(map, CleanerThrottle.NONE, 1 << 20).clean(log, 0, log.logEndOffset(),
+                86_400_000L, NOW, stats);
+            assertEquals(activeBase, next, "cleaned up to the active segment's base, not into it");
+            assertEquals(segmentsBefore - 1, stats.segmentsReplaced, "the inactive segments replaced, not the active one");
+            assertEquals(activeBase, activeBase(log));
+            assertEquals(log.logEndOffset() - activeBase, countBelow(records(log), log.logEndOffset()) -
+                countBelow(records(log), activeBase), "the active segment's records all there");
+        }
+    }
+
     /** Records present at each offset of the log (1 or 0), up to its end. */
     private static long[] records(final PartitionLog log)
     {

@@ -87,7 +87,14 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
         try
         {
             view.take(log);
-            if (!buildOffsetMap(firstDirtyOffset, firstUncleanableOffset))
+            // never into the segment active when the view was taken (Kafka's first uncleanable offset is at most
+            // the active segment's base; a caller's above it would map it and, if it rolled meanwhile, group it)
+            final long uncleanable = Math.min(firstUncleanableOffset, view.baseOffset(view.count() - 1));
+            if (firstDirtyOffset >= uncleanable)
+            {
+                return firstDirtyOffset;
+            }
+            if (!buildOffsetMap(firstDirtyOffset, uncleanable))
             {
                 return ABANDONED;
             }
@@ -99,7 +106,7 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
             }
             retention.reset(nowMs, deleteRetentionMs, log.highWatermark());
             log.transactions().lastBatchesOfProducers(nowMs, this, retention.activeProducers());
-            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, firstUncleanableOffset);
+            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, uncleanable);
             for (int g = 0; g < groups.count(); g++)
             {
                 if (!cleanGroup(groups.first(g), groups.size(g)))
@@ -116,7 +123,19 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
         }
         catch (final UncheckedIOException ex)
         {
-            throw ex.getCause();
+            if (log.isClosed())
+            {
+                return ABANDONED; // closed or deleted meanwhile (its files gone under the copy or an index read)
+            }
+            throw stoppedOr(ex.getCause());
+        }
+        catch (final IOException ex)
+        {
+            if (log.isClosed())
+            {
+                return ABANDONED;
+            }
+            throw stoppedOr(ex);
         }
         catch (final Stopped stopped)
         {
@@ -128,6 +147,24 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
             this.log = null;
             this.stats = null;
         }
+    }
+
+    /**
+     * A stop that landed outside the throttle (the thread interrupted between two calls) makes the clean's next
+     * file work fail (a transaction index read, the replacer's writes: an interruptible channel); that is a stop,
+     * not a failure of the log, so it is said as one — with the interrupt consumed, as Java's convention for
+     * {@link InterruptedException} — and the caller does not mark the log uncleanable. The replacer has abandoned
+     * its files by then.
+     */
+    private IOException stoppedOr(final IOException failure) throws InterruptedException
+    {
+        if (Thread.interrupted())
+        {
+            final InterruptedException stop = new InterruptedException("cleaner stopped while cleaning " + log);
+            stop.initCause(failure);
+            throw stop;
+        }
+        return failure;
     }
 
     /** Kafka's {@code buildOffsetMap}: false when the log moved under it (its start passed the dirty range). */
