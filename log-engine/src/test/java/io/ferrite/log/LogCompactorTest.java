@@ -369,6 +369,49 @@ class LogCompactorTest
         }
     }
 
+    @Test
+    void aValueRewrittenPastTheFirstUncleanableOffsetInAnInactiveSegmentStays() throws Exception
+    {
+        final LogManagerConfig config = LogManagerConfig.of(dir);
+        manager = LogManager.open(config.withCleaner(config.cleaner().withEnable(false)));
+        final PartitionLog log = manager.createLog("open-txn", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "4096",
+            LogConfig.CLEANUP_POLICY, "compact", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE),
+            LogConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS, Long.toString(Long.MAX_VALUE)));
+        final AppendResult result = new AppendResult();
+        // key 0's committed value at 0, other keys, then key 0 again in a transaction left open, then enough plain
+        // batches of other keys to roll a few segments: the last stable offset lies inside an inactive segment
+        long open = -1;
+        for (int b = 0; b < 120; b++)
+        {
+            final boolean txn = b == 10;
+            builder.wrap(buffer, 0).compression(CompressionType.NONE).producer(txn ? 9 : -1, (short)(txn ? 0 : -1), txn ? 0 : -1)
+                .transactional(txn);
+            key.putLong(0, b == 0 || txn ? 0 : 1 + b % KEYS);
+            builder.appendRecord(NOW, key, 0, 8, value, 0, 100);
+            log.append(buffer, 0, builder.build(), result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            open = txn ? result.firstOffset : open;
+        }
+        log.highWatermark(log.logEndOffset());
+        assertEquals(open, log.lastStableOffset());
+        final SegmentsView view = new SegmentsView().take(log);
+        int segmentOfOpen = 0;
+        while (segmentOfOpen + 1 < view.count() && view.baseOffset(segmentOfOpen + 1) <= open)
+        {
+            segmentOfOpen++;
+        }
+        assertTrue(segmentOfOpen + 1 < view.count() && view.baseOffset(segmentOfOpen) < open,
+            "the open transaction lies inside an inactive segment, not at its base");
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final long end = Math.min(activeBase(log), log.lastStableOffset());
+            assertEquals(end, new LogCompactor(map, CleanerThrottle.NONE, 1 << 20).clean(log, 0, end, 86_400_000L, NOW,
+                new CleanStats()));
+            assertEquals(1, records(log)[0], "key 0's committed value at 0 stays: its rewrite at " + open +
+                " is past the first uncleanable offset (Kafka 4.4 would remove it)");
+        }
+    }
+
     /** Records present at each offset of the log (1 or 0), up to its end. */
     private static long[] records(final PartitionLog log)
     {

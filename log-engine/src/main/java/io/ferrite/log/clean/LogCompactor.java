@@ -26,6 +26,14 @@ import java.nio.ByteBuffer;
  * every live producer's last batch kept). The kept aborted transactions' {@code .txnindex} entries are the
  * replacer's ({@code CleanedSegments}: an entry stays with its kept marker).
  *
+ * <p>One difference from Kafka 4.4, on purpose: the map is built up to {@code firstUncleanable} exactly, also
+ * inside the last dirty segment. Kafka's {@code buildOffsetMapForSegment} reads that segment to its end — putting
+ * keys written past the first uncleanable offset, e.g. past a last stable offset inside an inactive segment — and
+ * then sets the map's latest offset to {@code end - 1}; so it removes older values of keys rewritten there, such as
+ * by a transaction still open, and loses the committed value if that transaction is aborted. Ferrite keeps those
+ * values until the next clean past the decided transaction ({@code LogCompactorTest}'s
+ * {@code aValueRewrittenPastTheFirstUncleanableOffsetInAnInactiveSegmentStays}).
+ *
  * <p>One per cleaner thread, reused for every clean; the map's memory is the caller's
  * ({@code log.cleaner.dedupe.buffer.size} / {@code log.cleaner.threads}). Nothing is allocated per batch or per
  * record once the filter's buffers have grown to the largest batch; a clean allocates per group (the replacer's
