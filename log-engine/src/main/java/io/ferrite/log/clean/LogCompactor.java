@@ -113,7 +113,7 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
                     "the batch at " + firstDirtyOffset + ": raise log.cleaner.dedupe.buffer.size");
             }
             retention.reset(nowMs, deleteRetentionMs, log.highWatermark());
-            log.transactions().lastBatchesOfProducers(nowMs, this, retention.activeProducers());
+            log.transactions().lastBatchesOfProducers(this, retention.activeProducers());
             groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, uncleanable);
             for (int g = 0; g < groups.count(); g++)
             {
