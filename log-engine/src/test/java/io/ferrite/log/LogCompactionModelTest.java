@@ -45,7 +45,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * data is gone, a tombstone stays until its batch's delete horizon (a key's latest tombstone below the cleaned
  * offset was kept with one by the clean that first found it), a marker stays while a batch of its transaction
  * does and, once none does, until its own horizon, an aborted batch still present is in the transaction index,
- * each idempotent producer's last batch is kept, and the latest value of every key stays at its original offset. At the end, with the clock past every
+ * each idempotent or transactional producer's last batch is kept, an emptied batch stays only as a producer's
+ * last or the high watermark's, and the latest value of every key stays at its original offset. At the end, with the clock past every
  * horizon, no tombstone is left below the cleaned offset, nor the marker of a transaction with no batch left.
  * jqwik prints each run's seed.
  */
@@ -157,7 +158,10 @@ class LogCompactionModelTest
         /** Each batch present at the last check: base offset -> {base, last}. */
         Map<Long, long[]> batchesPresent = new HashMap<>();
         final Map<Long, Integer> sequences = new HashMap<>();
-        final Map<Long, long[]> lastBatchOfProducer = new HashMap<>();  // idempotent producer -> {base, last}
+        final Map<Long, long[]> lastBatchOfProducer = new HashMap<>();  // idempotent or transactional producer -> {base, last}
+        /** The producers' last batches' bases and the high watermark as of the last clean: where it may keep an empty batch. */
+        final Set<Long> lastBatchesAtClean = new HashSet<>();
+        long highWatermarkAtClean = -1;
         /** Tombstone offsets a clean kept, with the delete horizon it must have been given. */
         final Map<Long, Long> horizons = new HashMap<>();
         /** The markers of aborted transactions. */
@@ -244,10 +248,7 @@ class LogCompactionModelTest
             if (pid >= 0)
             {
                 sequences.put(pid, seq + count);
-                if (!transactional)
-                {
-                    lastBatchOfProducer.put(pid, new long[] {result.firstOffset, result.firstOffset + count - 1});
-                }
+                lastBatchOfProducer.put(pid, new long[] {result.firstOffset, result.firstOffset + count - 1});
             }
         }
 
@@ -286,6 +287,7 @@ class LogCompactionModelTest
             if (checkpoint < end)
             {
                 final long next = compaction.clean(log, checkpoint, end, DELETE_RETENTION_MS, clock.time(), stats);
+                cleaned();
                 assertNotEquals(LogCompaction.ABANDONED, next);
                 assertTrue(next > checkpoint && next <= end, "the clean made progress: " + checkpoint + " -> " + next + " of " + end);
                 checkpoint = next;
@@ -300,12 +302,20 @@ class LogCompactionModelTest
             while (at < end)
             {
                 final long next = compaction.clean(log, at, end, DELETE_RETENTION_MS, clock.time(), stats);
+                cleaned();
                 assertTrue(next > at && next <= end, "the clean made progress: " + at + " -> " + next + " of " + end);
                 at = next;
                 checkpoint = Math.max(checkpoint, at); // all below it cleaned at least once
                 check();
             }
             checkpoint = Math.max(checkpoint, end);
+        }
+
+        private void cleaned()
+        {
+            lastBatchesAtClean.clear();
+            lastBatchOfProducer.values().forEach(b -> lastBatchesAtClean.add(b[0]));
+            highWatermarkAtClean = log.highWatermark();
         }
 
         /** The latest record of each key, aborted data and markers left out. */
@@ -351,6 +361,12 @@ class LogCompactionModelTest
                 assertEquals(RecordBatch.OK, batch.check(batch.buffer().capacity() - batch.offset()), "batch at " + batch.baseOffset());
                 assertTrue(batch.baseOffset() > last, "offsets increase: " + batch.baseOffset() + " after " + last);
                 batchesPresent.put(batch.baseOffset(), new long[] {batch.baseOffset(), batch.lastOffset()});
+                if (batch.recordCount() == 0)
+                {
+                    // emptied by a clean: kept only as a producer's last batch or the batch before the high watermark
+                    assertTrue(lastBatchesAtClean.contains(batch.baseOffset()) || batch.lastOffset() + 1 == highWatermarkAtClean,
+                        "the empty batch at " + batch.baseOffset() + " is a producer's last or the high watermark's");
+                }
                 if (batch.isControl() && batch.hasDeleteHorizon())
                 {
                     // given by the clean that first found its transaction with no data left: that clean's time + delete.retention.ms
@@ -432,7 +448,7 @@ class LogCompactionModelTest
                 }
             }
             checkMarkers();
-            // each idempotent producer's last batch is kept (empty if its records went)
+            // each idempotent or transactional producer's last batch is kept (empty if its records went)
             for (final Map.Entry<Long, long[]> p : lastBatchOfProducer.entrySet())
             {
                 final long[] kept = batchesPresent.get(p.getValue()[0]);
