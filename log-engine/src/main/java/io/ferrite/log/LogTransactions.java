@@ -24,6 +24,8 @@ public final class LogTransactions
     private final LogReader reader;
     private final ProducerStateManager producers;
     private final org.agrona.concurrent.EpochClock clock;
+    /** The time of the writer's last expiry check (written by the writer only; read by a cleaner's copy of the state). */
+    private volatile long expiryCheckMs;
     private final long producerIdExpirationMs;
 
     LogTransactions(final LogOffsets offsets, final LogAppender appender, final LogReader reader, final ProducerStateManager producers,
@@ -31,6 +33,7 @@ public final class LogTransactions
     {
         this.clock = clock;
         this.producerIdExpirationMs = producerIdExpirationMs;
+        this.expiryCheckMs = clock.time(); // the open's recovery left out the snapshot's producers expired by about now
         this.offsets = offsets;
         this.appender = appender;
         this.reader = reader;
@@ -125,7 +128,9 @@ public final class LogTransactions
         }
         try
         {
-            return producers.expire(clock.time(), producerIdExpirationMs);
+            final long now = clock.time();
+            expiryCheckMs = now;
+            return producers.expire(now, producerIdExpirationMs);
         }
         finally
         {
@@ -191,18 +196,37 @@ public final class LogTransactions
         void lastBatch(long producerId, long lastDataOffset, short epoch);
     }
 
+    /** Told of each batch {@link #lastBatchesOfProducers} reads (a cleaner's throttle and counts). */
+    @FunctionalInterface
+    public interface ReadListener
+    {
+        /** @throws InterruptedException to stop the copy (the cleaner thread is stopped) */
+        void batchRead(int bytes) throws InterruptedException;
+    }
+
     /**
      * A log cleaner's (any thread, not the writer's paths): each producer the partition remembers, with the last
      * offset of its last data batch and its epoch, as Kafka's {@code lastRecordsOfActiveProducers} — from a copy of
      * the producer state rebuilt from the newest snapshot and the log after it ({@link ProducerStateCopy}), since
-     * the writer's own state is not for other threads. Allocates (once per clean).
+     * the writer's own state is not for other threads. Allocates (once per clean). A producer is in the copy until
+     * the writer's periodic expiry ({@link #removeExpiredProducers}) forgot it, as in Kafka's {@code activeProducers}:
+     * the snapshot's producers are filtered by the time of the writer's last expiry check (or of the log's open),
+     * not by the clean's clock.
      *
+     * <p>The log must not be truncated while the copy is made (none is in Ferrite yet): a copy that read the log end,
+     * then a snapshot, across a truncation could name a truncated batch as a producer's last and leave its real
+     * last batch unprotected. When truncation comes, it must stop the log's clean first, as Kafka's
+     * {@code truncateTo} does with {@code abortAndPauseCleaning}.
+     *
+     * @param read told of each batch read after the snapshot (the bytes), before it is used
      * @throws java.io.IOException when a snapshot could not be read
      * @throws LogClosedException when the log is closed meanwhile
+     * @throws InterruptedException when {@code read} says so
      */
-    public void lastBatchesOfProducers(final long nowMs, final LastBatchSink sink) throws java.io.IOException
+    public void lastBatchesOfProducers(final ReadListener read, final LastBatchSink sink)
+        throws java.io.IOException, InterruptedException
     {
-        ProducerStateCopy.lastBatches(producers, offsets, reader, nowMs, producerIdExpirationMs, sink);
+        ProducerStateCopy.lastBatches(producers, offsets, reader, expiryCheckMs, producerIdExpirationMs, read, sink);
     }
 
     /** Tells {@code listener} of each aborted transaction too (tests; the writer's, set before the log is shared). */

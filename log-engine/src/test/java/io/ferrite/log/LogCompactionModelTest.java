@@ -42,8 +42,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * takes several passes) while the clock moves, some moves past {@code delete.retention.ms}; checked after every
  * clean against a model of what was appended: every record read is the one appended at its offset, offsets
  * increase, every batch passes its CRC, below the cleaned offset each key has only its latest record, aborted
- * data is gone, a tombstone stays until its batch's delete horizon, each idempotent producer's last batch is
- * kept, and the latest value of every key stays at its original offset. At the end, with the clock past every
+ * data is gone, a tombstone stays until its batch's delete horizon (a key's latest tombstone below the cleaned
+ * offset was kept with one by the clean that first found it), a marker stays while a batch of its transaction
+ * does and, once none does, until its own horizon, an aborted batch still present is in the transaction index,
+ * each idempotent or transactional producer's last batch is kept, an emptied batch stays only as a producer's
+ * last or the high watermark's, and the latest value of every key stays at its original offset. At the end, with the clock past every
  * horizon, no tombstone is left below the cleaned offset, nor the marker of a transaction with no batch left.
  * jqwik prints each run's seed.
  */
@@ -155,9 +158,16 @@ class LogCompactionModelTest
         /** Each batch present at the last check: base offset -> {base, last}. */
         Map<Long, long[]> batchesPresent = new HashMap<>();
         final Map<Long, Integer> sequences = new HashMap<>();
-        final Map<Long, long[]> lastBatchOfProducer = new HashMap<>();  // idempotent producer -> {base, last}
+        final Map<Long, long[]> lastBatchOfProducer = new HashMap<>();  // idempotent or transactional producer -> {base, last}
+        /** The producers' last batches' bases and the high watermark as of the last clean: where it may keep an empty batch. */
+        final Set<Long> lastBatchesAtClean = new HashSet<>();
+        long highWatermarkAtClean = -1;
         /** Tombstone offsets a clean kept, with the delete horizon it must have been given. */
         final Map<Long, Long> horizons = new HashMap<>();
+        /** The markers of aborted transactions. */
+        final Set<Long> abortMarkers = new HashSet<>();
+        /** Marker offsets a clean kept with a delete horizon (their transaction had no data left), with that horizon. */
+        final Map<Long, Long> markerHorizons = new HashMap<>();
         final RecordBatchBuilder builder = new RecordBatchBuilder();
         final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
         final AppendResult result = new AppendResult();
@@ -238,10 +248,7 @@ class LogCompactionModelTest
             if (pid >= 0)
             {
                 sequences.put(pid, seq + count);
-                if (!transactional)
-                {
-                    lastBatchOfProducer.put(pid, new long[] {result.firstOffset, result.firstOffset + count - 1});
-                }
+                lastBatchOfProducer.put(pid, new long[] {result.firstOffset, result.firstOffset + count - 1});
             }
         }
 
@@ -255,6 +262,7 @@ class LogCompactionModelTest
             if (!commit)
             {
                 abortedProducersOffsets.addAll(data);
+                abortMarkers.add(result.firstOffset);
             }
         }
 
@@ -279,6 +287,7 @@ class LogCompactionModelTest
             if (checkpoint < end)
             {
                 final long next = compaction.clean(log, checkpoint, end, DELETE_RETENTION_MS, clock.time(), stats);
+                cleaned();
                 assertNotEquals(LogCompaction.ABANDONED, next);
                 assertTrue(next > checkpoint && next <= end, "the clean made progress: " + checkpoint + " -> " + next + " of " + end);
                 checkpoint = next;
@@ -293,11 +302,20 @@ class LogCompactionModelTest
             while (at < end)
             {
                 final long next = compaction.clean(log, at, end, DELETE_RETENTION_MS, clock.time(), stats);
+                cleaned();
                 assertTrue(next > at && next <= end, "the clean made progress: " + at + " -> " + next + " of " + end);
                 at = next;
+                checkpoint = Math.max(checkpoint, at); // all below it cleaned at least once
                 check();
             }
             checkpoint = Math.max(checkpoint, end);
+        }
+
+        private void cleaned()
+        {
+            lastBatchesAtClean.clear();
+            lastBatchOfProducer.values().forEach(b -> lastBatchesAtClean.add(b[0]));
+            highWatermarkAtClean = log.highWatermark();
         }
 
         /** The latest record of each key, aborted data and markers left out. */
@@ -343,6 +361,18 @@ class LogCompactionModelTest
                 assertEquals(RecordBatch.OK, batch.check(batch.buffer().capacity() - batch.offset()), "batch at " + batch.baseOffset());
                 assertTrue(batch.baseOffset() > last, "offsets increase: " + batch.baseOffset() + " after " + last);
                 batchesPresent.put(batch.baseOffset(), new long[] {batch.baseOffset(), batch.lastOffset()});
+                if (batch.recordCount() == 0)
+                {
+                    // emptied by a clean: kept only as a producer's last batch or the batch before the high watermark
+                    assertTrue(lastBatchesAtClean.contains(batch.baseOffset()) || batch.lastOffset() + 1 == highWatermarkAtClean,
+                        "the empty batch at " + batch.baseOffset() + " is a producer's last or the high watermark's");
+                }
+                if (batch.isControl() && batch.hasDeleteHorizon())
+                {
+                    // given by the clean that first found its transaction with no data left: that clean's time + delete.retention.ms
+                    final long horizon = markerHorizons.computeIfAbsent(batch.baseOffset(), o -> clock.time() + DELETE_RETENTION_MS);
+                    assertEquals(horizon, batch.baseTimestamp(), "the delete horizon of the marker at " + batch.baseOffset());
+                }
                 reader.reset(batch);
                 while (reader.hasNext())
                 {
@@ -406,7 +436,19 @@ class LogCompactionModelTest
                         " stays until " + h.getValue() + " (now " + clock.time() + ")");
                 }
             }
-            // each idempotent producer's last batch is kept (empty if its records went)
+            // a key's latest record below the checkpoint that is a tombstone was kept by the first clean that found it,
+            // which gave its batch a delete horizon (seen here right after that clean): none goes unseen
+            for (final long off : latestBelow.values())
+            {
+                if (appended.get(off).value == null)
+                {
+                    assertTrue(horizons.containsKey(off), "the tombstone at " + off + ", its key's latest below the checkpoint " +
+                        checkpoint + ", was kept with a delete horizon by the clean that first found it (present: " +
+                        tombstonesPresent.contains(off) + ")");
+                }
+            }
+            checkMarkers();
+            // each idempotent or transactional producer's last batch is kept (empty if its records went)
             for (final Map.Entry<Long, long[]> p : lastBatchOfProducer.entrySet())
             {
                 final long[] kept = batchesPresent.get(p.getValue()[0]);
@@ -414,6 +456,54 @@ class LogCompactionModelTest
                 assertEquals(p.getValue()[1], kept[1]);
             }
             return tombstonesPresent;
+        }
+
+        /**
+         * A marker stays while a batch of its transaction does, and once its transaction has none it stays with a
+         * delete horizon until that passes (no marker goes unseen with a horizon); an aborted transaction's batch
+         * still present is one the transaction index reports (read_committed never sees it).
+         */
+        private void checkMarkers()
+        {
+            final java.nio.ByteBuffer scratch = java.nio.ByteBuffer.allocate(4096);
+            for (final Map.Entry<Long, List<Long>> m : markers.entrySet())
+            {
+                final long marker = m.getKey();
+                final long pid = appended.get(marker).txnProducer;
+                final boolean present = batchesPresent.containsKey(marker);
+                for (final long base : m.getValue())
+                {
+                    if (!batchesPresent.containsKey(base))
+                    {
+                        continue;
+                    }
+                    assertTrue(present, "the marker at " + marker + " stays while its transaction's batch at " + base + " does");
+                    if (abortMarkers.contains(marker))
+                    {
+                        final List<Long> reported = new ArrayList<>();
+                        assertEquals(PartitionLog.READ_OK, log.collectAbortedTransactions(base, base + 1, scratch, (p, first) ->
+                        {
+                            if (p == pid && first <= base)
+                            {
+                                reported.add(first);
+                            }
+                        }));
+                        assertTrue(!reported.isEmpty(), "the aborted batch at " + base + " (producer " + pid + ", marker at " +
+                            marker + ") is reported by the transaction index");
+                    }
+                }
+                final Long horizon = markerHorizons.get(marker);
+                if (!present)
+                {
+                    assertNotNull(horizon, "the marker at " + marker + " went only after a clean kept it with a delete horizon");
+                }
+                else if (horizon == null)
+                {
+                    continue;
+                }
+                assertTrue(present || clock.time() >= horizon, "the marker at " + marker + " stays until its horizon " + horizon +
+                    " (now " + clock.time() + ")");
+            }
         }
     }
 

@@ -161,13 +161,50 @@ class LogCompactorTest
             final CleanStats stats = new CleanStats();
             cleanAll(new LogCompactor(map, bytes -> throttled[0] += bytes, 1 << 20), log, stats);
             assertEquals(segmentsBefore - 1, stats.segmentsReplaced, "every inactive segment cleaned");
-            assertEquals(stats.mapBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0], "every byte read and written throttled");
+            assertEquals(stats.mapBytesRead + stats.producerStateBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0],
+                "every byte read and written throttled");
             assertTrue(stats.recordsKept < stats.recordsRead && stats.recordsKept >= KEYS, stats.recordsKept + " of " + stats.recordsRead);
             // the first clean groups the full segments one by one (as Kafka's); the next one finds them small: the
             // 20 keys' latest values fit one segment, so the inactive ones become one and the active one stays
             assertEquals(segmentsBefore, log.segmentCount());
             cleanAll(new LogCompactor(map, CleanerThrottle.NONE, 1 << 20), log, stats);
             assertEquals(2, log.segmentCount(), "segments after: grouped up to segment.bytes");
+        }
+    }
+
+    @Test
+    void theProducerStateCopysReadsAreThrottledAndCounted() throws Exception
+    {
+        final PartitionLog log = log("replay", 1 << 22, 1000, 40, 4);
+        // ~1 MiB of idempotent batches in the active segment: what the copy of the producer state replays per clean
+        final AppendResult result = new AppendResult();
+        long active = 0;
+        for (int b = 0; b < 100; b++)
+        {
+            builder.wrap(buffer, 0).compression(CompressionType.NONE).producer(7 + b % 3, (short)0, b / 3 * 100);
+            for (int i = 0; i < 100; i++)
+            {
+                key.putLong(0, i % KEYS);
+                builder.appendRecord(NOW + 4000, key, 0, 8, value, 0, 100);
+            }
+            final int length = builder.build();
+            log.append(buffer, 0, length, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            active += length;
+        }
+        log.highWatermark(log.logEndOffset());
+        assertTrue(active > 1 << 20, "active segment bytes: " + active);
+        final long[] throttled = {0};
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final CleanStats stats = new CleanStats();
+            cleanAll(new LogCompactor(map, bytes -> throttled[0] += bytes, 1 << 20), log, stats);
+            assertTrue(stats.segmentsReplaced > 0, "cleaned");
+            assertTrue(throttled[0] >= stats.mapBytesRead + stats.bytesRead + stats.bytesWritten + active,
+                "the replay of the active segment throttled too: " + throttled[0]);
+            assertTrue(stats.producerStateBytesRead >= active, "the replay counted: " + stats.producerStateBytesRead);
+            assertEquals(stats.mapBytesRead + stats.producerStateBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0],
+                "every byte read and written throttled");
         }
     }
 
@@ -261,16 +298,118 @@ class LogCompactorTest
                 () -> compactor.clean(log, 0, end, 86_400_000L, NOW, stats));
             assertTrue(!Thread.interrupted(), "the interrupt is said by the exception (the abandon's file work ran uninterrupted)");
             assertTrue(stats.segmentsReplaced > 0 && stats.bytesRead > stats.mapBytesRead / 2, "stopped inside the rewrite");
-            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(log.dir()))
-            {
-                assertTrue(files.noneMatch(f -> f.toString().endsWith(".cleaned") || f.toString().endsWith(".swap")),
-                    "the abandoned replacement's files are gone");
-            }
-            final List<long[]> meanwhile = batches(log);
-            assertTrue(meanwhile.size() < before.size(), "the groups replaced before the stop stay replaced");
-            assertEquals(end, compactor.clean(log, 0, end, 86_400_000L, NOW, stats));
-            assertEquals(KEYS, countBelow(records(log), end), "below the cleaned offset, one record per key");
+            assertTrue(batches(log).size() < before.size(), "the groups replaced before the stop stay replaced");
+            assertNothingLeftAndALaterCleanCompletes(compactor, log, end, stats);
         }
+    }
+
+    @Test
+    void aCleanerInterruptedOutsideItsThrottleSaysSoWithInterruptedExceptionAndCleansLater() throws Exception
+    {
+        final PartitionLog log = log("interrupted", 4096, Long.MAX_VALUE, 200, 4);
+        final long end = activeBase(log);
+        final boolean[] once = {false};
+        // a stop that lands between two throttle calls: the thread's interrupt is set and the clean's next file
+        // work (the transaction index's read, the replacer's writes) fails on it
+        final CleanerThrottle interruptsOnce = bytes ->
+        {
+            if (!once[0])
+            {
+                once[0] = true;
+                Thread.currentThread().interrupt();
+            }
+        };
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final LogCompactor compactor = new LogCompactor(map, interruptsOnce, 1 << 20);
+            final CleanStats stats = new CleanStats();
+            try
+            {
+                org.junit.jupiter.api.Assertions.assertThrows(InterruptedException.class,
+                    () -> compactor.clean(log, 0, end, 86_400_000L, NOW, stats), "a stop, not a failure of the log");
+            }
+            finally
+            {
+                Thread.interrupted(); // whatever happened, not this test thread's next test's
+            }
+            assertTrue(once[0], "interrupted");
+            assertNothingLeftAndALaterCleanCompletes(compactor, log, end, stats);
+        }
+    }
+
+    @Test
+    void aFirstUncleanableOffsetAboveTheActiveSegmentIsClampedToItsBase() throws Exception
+    {
+        final PartitionLog log = log("clamped", 4096, Long.MAX_VALUE, 200, 4);
+        final long activeBase = activeBase(log);
+        final int segmentsBefore = log.segmentCount();
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final CleanStats stats = new CleanStats();
+            final long next = new LogCompactor(map, CleanerThrottle.NONE, 1 << 20).clean(log, 0, log.logEndOffset(),
+                86_400_000L, NOW, stats);
+            assertEquals(activeBase, next, "cleaned up to the active segment's base, not into it");
+            assertEquals(segmentsBefore - 1, stats.segmentsReplaced, "the inactive segments replaced, not the active one");
+            assertEquals(activeBase, activeBase(log));
+            assertEquals(log.logEndOffset() - activeBase, countBelow(records(log), log.logEndOffset()) -
+                countBelow(records(log), activeBase), "the active segment's records all there");
+        }
+    }
+
+    @Test
+    void aValueRewrittenPastTheFirstUncleanableOffsetInAnInactiveSegmentStays() throws Exception
+    {
+        final LogManagerConfig config = LogManagerConfig.of(dir);
+        manager = LogManager.open(config.withCleaner(config.cleaner().withEnable(false)));
+        final PartitionLog log = manager.createLog("open-txn", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "4096",
+            LogConfig.CLEANUP_POLICY, "compact", LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE),
+            LogConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS, Long.toString(Long.MAX_VALUE)));
+        final AppendResult result = new AppendResult();
+        // key 0's committed value at 0, other keys, then key 0 again in a transaction left open, then enough plain
+        // batches of other keys to roll a few segments: the last stable offset lies inside an inactive segment
+        long open = -1;
+        for (int b = 0; b < 120; b++)
+        {
+            final boolean txn = b == 10;
+            builder.wrap(buffer, 0).compression(CompressionType.NONE).producer(txn ? 9 : -1, (short)(txn ? 0 : -1), txn ? 0 : -1)
+                .transactional(txn);
+            key.putLong(0, b == 0 || txn ? 0 : 1 + b % KEYS);
+            builder.appendRecord(NOW, key, 0, 8, value, 0, 100);
+            log.append(buffer, 0, builder.build(), result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            open = txn ? result.firstOffset : open;
+        }
+        log.highWatermark(log.logEndOffset());
+        assertEquals(open, log.lastStableOffset());
+        final SegmentsView view = new SegmentsView().take(log);
+        int segmentOfOpen = 0;
+        while (segmentOfOpen + 1 < view.count() && view.baseOffset(segmentOfOpen + 1) <= open)
+        {
+            segmentOfOpen++;
+        }
+        assertTrue(segmentOfOpen + 1 < view.count() && view.baseOffset(segmentOfOpen) < open,
+            "the open transaction lies inside an inactive segment, not at its base");
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final long end = Math.min(activeBase(log), log.lastStableOffset());
+            assertEquals(end, new LogCompactor(map, CleanerThrottle.NONE, 1 << 20).clean(log, 0, end, 86_400_000L, NOW,
+                new CleanStats()));
+            assertEquals(1, records(log)[0], "key 0's committed value at 0 stays: its rewrite at " + open +
+                " is past the first uncleanable offset (Kafka 4.4 would remove it)");
+        }
+    }
+
+    /** After a stopped clean: no replacement's file left, and a clean of the same range completes. */
+    private static void assertNothingLeftAndALaterCleanCompletes(final LogCompactor compactor, final PartitionLog log,
+        final long end, final CleanStats stats) throws Exception
+    {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(log.dir()))
+        {
+            assertTrue(files.noneMatch(f -> f.toString().endsWith(".cleaned") || f.toString().endsWith(".swap")),
+                "the abandoned replacement's files are gone");
+        }
+        assertEquals(end, compactor.clean(log, 0, end, 86_400_000L, NOW, stats));
+        assertEquals(KEYS, countBelow(records(log), end), "below the cleaned offset, one record per key");
     }
 
     /** Records present at each offset of the log (1 or 0), up to its end. */

@@ -59,20 +59,11 @@ class ProducerStateCopyTest
         final Batches b = new Batches();
         final AppendResult result = new AppendResult();
         final Map<Long, Long> expected = new TreeMap<>();
-        final int[] sequences = new int[8];
-        // producer 7 writes first and is expired by the time of the copy: its snapshot entry is left out
+        // producer 7 writes first and is expired by the reopen below: its recovery forgets it, and the copy leaves it out
         b.build(2, 7, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, 7, (short)0, 0);
         log.append(b.buffer, 0, b.length, result);
         clock.advance(EXPIRY_MS + 1);
-        for (int i = 0; i < 60; i++)
-        {
-            final int pid = 1 + i % 3;
-            b.build(2, i, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, pid, (short)0, sequences[pid]);
-            log.append(b.buffer, 0, b.length, result);
-            assertEquals(AppendResult.OK, result.status, result.toString());
-            sequences[pid] += 2;
-            expected.put((long)pid, result.lastOffset);
-        }
+        expected.putAll(sixtyBatchesOfProducersOneToThree(log, b, result));
         assertTrue(log.segmentCount() > 3, "rolled: snapshots written");
         manager.close();
         log = open(); // the close's snapshot, then more in the active segment
@@ -86,7 +77,7 @@ class ProducerStateCopyTest
         expected.put(5L, -1L);
         final Map<Long, Long> copy = new TreeMap<>();
         final Map<Long, Short> epochs = new TreeMap<>();
-        log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) ->
+        log.transactions().lastBatchesOfProducers(bytes -> { }, (pid, lastDataOffset, epoch) ->
         {
             copy.put(pid, lastDataOffset);
             epochs.put(pid, epoch);
@@ -136,7 +127,7 @@ class ProducerStateCopyTest
         int copies = 0;
         while (writer.isAlive() || copies == 0)
         {
-            log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) ->
+            log.transactions().lastBatchesOfProducers(bytes -> { }, (pid, lastDataOffset, epoch) ->
             {
                 // each answer is a batch of that producer in the log, and no older than the one an earlier copy gave
                 assertEquals(PartitionLog.READ_OK, log.readBatch(lastDataOffset, Long.MAX_VALUE, batch));
@@ -154,7 +145,45 @@ class ProducerStateCopyTest
         }
         assertTrue(log.segmentCount() > 10, "the writer rolled: " + log.segmentCount());
         final Map<Long, Long> last = new TreeMap<>();
-        log.transactions().lastBatchesOfProducers(clock.time(), (pid, lastDataOffset, epoch) -> last.put(pid, lastDataOffset));
+        log.transactions().lastBatchesOfProducers(bytes -> { }, (pid, lastDataOffset, epoch) -> last.put(pid, lastDataOffset));
         assertEquals(new TreeMap<>(expected), last);
+    }
+    @Test
+    void aProducerExpiredByTheClockStaysInTheCopyUntilTheWritersExpiryForgetsIt() throws Exception
+    {
+        final PartitionLog log = open();
+        final Batches b = new Batches();
+        final AppendResult result = new AppendResult();
+        b.build(2, 0, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, 7, (short)0, 0);
+        log.append(b.buffer, 0, b.length, result);
+        final long lastOf7 = result.lastOffset;
+        clock.advance(EXPIRY_MS + 1);
+        sixtyBatchesOfProducersOneToThree(log, b, result);
+        assertTrue(log.segmentCount() > 3, "rolled: the snapshots hold producer 7");
+        final Map<Long, Long> before = new TreeMap<>();
+        log.transactions().lastBatchesOfProducers(bytes -> { }, (pid, lastDataOffset, epoch) -> before.put(pid, lastDataOffset));
+        assertEquals(lastOf7, before.get(7L), "expired by the clock, still the writer's (as in Kafka's activeProducers): kept");
+        assertEquals(1, log.transactions().removeExpiredProducers(), "the writer's expiry forgets producer 7");
+        final Map<Long, Long> after = new TreeMap<>();
+        log.transactions().lastBatchesOfProducers(bytes -> { }, (pid, lastDataOffset, epoch) -> after.put(pid, lastDataOffset));
+        assertTrue(!after.containsKey(7L), "forgotten by the writer's expiry: not in the copy");
+        assertEquals(java.util.Set.of(1L, 2L, 3L), after.keySet());
+    }
+
+    /** 60 batches of 2 records, producers 1 to 3 in turn: each producer's last offset. */
+    private Map<Long, Long> sixtyBatchesOfProducersOneToThree(final PartitionLog log, final Batches b, final AppendResult result)
+    {
+        final Map<Long, Long> last = new TreeMap<>();
+        final int[] sequences = new int[4];
+        for (int i = 0; i < 60; i++)
+        {
+            final int pid = 1 + i % 3;
+            b.build(2, i, clock.time(), io.ferrite.wire.compress.CompressionType.NONE, pid, (short)0, sequences[pid]);
+            log.append(b.buffer, 0, b.length, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            sequences[pid] += 2;
+            last.put((long)pid, result.lastOffset);
+        }
+        return last;
     }
 }

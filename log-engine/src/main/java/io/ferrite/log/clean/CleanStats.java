@@ -10,6 +10,11 @@ public final class CleanStats
     public long mapBytesRead;
     /** Batches read to build the offset map. */
     public long mapBatchesRead;
+    /**
+     * Bytes of batches read to copy the producer state (the log after its newest producer snapshot: normally the
+     * active segment; the whole log when no snapshot is usable).
+     */
+    public long producerStateBytesRead;
     /** Bytes of segments read while rewriting them. */
     public long bytesRead;
     /** Bytes written into the new segments. */
@@ -26,6 +31,7 @@ public final class CleanStats
     {
         mapBytesRead = 0;
         mapBatchesRead = 0;
+        producerStateBytesRead = 0;
         bytesRead = 0;
         bytesWritten = 0;
         recordsRead = 0;

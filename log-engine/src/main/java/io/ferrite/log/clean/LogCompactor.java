@@ -3,6 +3,7 @@ package io.ferrite.log.clean;
 import io.ferrite.log.AbortedTxnSink;
 import io.ferrite.log.BatchRewriter;
 import io.ferrite.log.LogClosedException;
+import io.ferrite.log.LogTransactions;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.log.SegmentReplacer;
 import io.ferrite.log.SegmentsView;
@@ -25,12 +26,21 @@ import java.nio.ByteBuffer;
  * every live producer's last batch kept). The kept aborted transactions' {@code .txnindex} entries are the
  * replacer's ({@code CleanedSegments}: an entry stays with its kept marker).
  *
+ * <p>One difference from Kafka 4.4, on purpose: the map is built up to {@code firstUncleanable} exactly, also
+ * inside the last dirty segment. Kafka's {@code buildOffsetMapForSegment} reads that segment to its end — putting
+ * keys written past the first uncleanable offset, e.g. past a last stable offset inside an inactive segment — and
+ * then sets the map's latest offset to {@code end - 1}; so it removes older values of keys rewritten there, such as
+ * by a transaction still open, and loses the committed value if that transaction is aborted. Ferrite keeps those
+ * values until the next clean past the decided transaction ({@code LogCompactorTest}'s
+ * {@code aValueRewrittenPastTheFirstUncleanableOffsetInAnInactiveSegmentStays}).
+ *
  * <p>One per cleaner thread, reused for every clean; the map's memory is the caller's
  * ({@code log.cleaner.dedupe.buffer.size} / {@code log.cleaner.threads}). Nothing is allocated per batch or per
  * record once the filter's buffers have grown to the largest batch; a clean allocates per group (the replacer's
- * files) and once for the producer state's copy ({@code LogTransactions.lastBatchesOfProducers}).
+ * files) and once for the producer state's copy ({@code LogTransactions.lastBatchesOfProducers}, whose reads go
+ * through the throttle and {@link CleanStats#producerStateBytesRead} as the map's do).
  */
-public final class LogCompactor implements LogCompaction, BatchRewriter, AbortedTxnSink
+public final class LogCompactor implements LogCompaction, BatchRewriter, AbortedTxnSink, LogTransactions.ReadListener
 {
     /** Bytes read or written between two calls of the throttle: Kafka calls it per read buffer (64 KiB to 1 MiB). */
     private static final int THROTTLE_CHUNK = 64 * 1024;
@@ -85,7 +95,14 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
         try
         {
             view.take(log);
-            if (!buildOffsetMap(firstDirtyOffset, firstUncleanableOffset))
+            // never into the segment active when the view was taken (Kafka's first uncleanable offset is at most
+            // the active segment's base; a caller's above it would map it and, if it rolled meanwhile, group it)
+            final long uncleanable = Math.min(firstUncleanableOffset, view.baseOffset(view.count() - 1));
+            if (firstDirtyOffset >= uncleanable)
+            {
+                return firstDirtyOffset;
+            }
+            if (!buildOffsetMap(firstDirtyOffset, uncleanable))
             {
                 return ABANDONED;
             }
@@ -96,8 +113,8 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
                     "the batch at " + firstDirtyOffset + ": raise log.cleaner.dedupe.buffer.size");
             }
             retention.reset(nowMs, deleteRetentionMs, log.highWatermark());
-            log.transactions().lastBatchesOfProducers(nowMs, retention.activeProducers());
-            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, firstUncleanableOffset);
+            log.transactions().lastBatchesOfProducers(this, retention.activeProducers());
+            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, uncleanable);
             for (int g = 0; g < groups.count(); g++)
             {
                 if (!cleanGroup(groups.first(g), groups.size(g)))
@@ -114,7 +131,19 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
         }
         catch (final UncheckedIOException ex)
         {
-            throw ex.getCause();
+            if (log.isClosed())
+            {
+                return ABANDONED; // closed or deleted meanwhile (its files gone under the copy or an index read)
+            }
+            throw stoppedOr(ex.getCause());
+        }
+        catch (final IOException ex)
+        {
+            if (log.isClosed())
+            {
+                return ABANDONED;
+            }
+            throw stoppedOr(ex);
         }
         catch (final Stopped stopped)
         {
@@ -126,6 +155,24 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
             this.log = null;
             this.stats = null;
         }
+    }
+
+    /**
+     * A stop that landed outside the throttle (the thread interrupted between two calls) makes the clean's next
+     * file work fail (a transaction index read, the replacer's writes: an interruptible channel); that is a stop,
+     * not a failure of the log, so it is said as one — with the interrupt consumed, as Java's convention for
+     * {@link InterruptedException} — and the caller does not mark the log uncleanable. The replacer has abandoned
+     * its files by then.
+     */
+    private IOException stoppedOr(final IOException failure) throws InterruptedException
+    {
+        if (Thread.interrupted())
+        {
+            final InterruptedException stop = new InterruptedException("cleaner stopped while cleaning " + log);
+            stop.initCause(failure);
+            throw stop;
+        }
+        return failure;
     }
 
     /** Kafka's {@code buildOffsetMap}: false when the log moved under it (its start passed the dirty range). */
@@ -245,6 +292,14 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
     public void abortedTransaction(final long producerId, final long firstOffset)
     {
         abortedInto.addAbortedTransaction(producerId, firstOffset, -1, -1);
+    }
+
+    /** {@link LogTransactions.ReadListener}: a batch the producer state's copy read, counted and throttled as the map's. */
+    @Override
+    public void batchRead(final int bytes) throws InterruptedException
+    {
+        stats.producerStateBytesRead += bytes;
+        maybeThrottle(bytes);
     }
 
     private void maybeThrottle(final int bytes) throws InterruptedException
