@@ -345,14 +345,26 @@ public final class Broker implements AutoCloseable
 
     private static IdleStrategy idleStrategy(final BrokerConfig config)
     {
-        switch (config.getString(BrokerConfig.IDLE_STRATEGY))
+        return idleStrategy(config.getString(BrokerConfig.IDLE_STRATEGY));
+    }
+
+    /** A log thread's idle strategy of {@code ferrite.idle.strategy}'s name (package-private for its test). */
+    static IdleStrategy idleStrategy(final String name)
+    {
+        switch (name)
         {
             case "busy-spin": return new BusySpinIdleStrategy();
             case "sleep": return new SleepingMillisIdleStrategy(1);
             // spin briefly, then park 10 ms at a time; a network thread handing over work unparks
             // the idle log thread: no yields and no short timed parks burning a shared core
             case "park": return new BackoffIdleStrategy(100, 0, 10_000_000, 10_000_000);
-            default: return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
+            // spin briefly, then park 1 us growing to 1 ms (a network thread handing over work unparks it). No
+            // yields: Linux's EEVDF scheduler moves a task that yields behind every other runnable one for a
+            // slice, and a command that arrives meanwhile waits that slice out, since a runnable thread is not
+            // woken. With the log cleaner busy on one of 2 cores (or a build), a produce waited behind it: with
+            // 10 yields a probe producer's p50 went 0.15 -> 1-5 ms while the cleaner ran, without them it stays
+            // (jmh-results/profiles.md, "Issue 13"; the coordinators' agent dropped its yields for the same reason)
+            default: return new BackoffIdleStrategy(100, 0, 1_000, 1_000_000);
         }
     }
 

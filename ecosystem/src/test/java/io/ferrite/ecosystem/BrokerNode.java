@@ -76,6 +76,13 @@ public final class BrokerNode implements AutoCloseable
         final List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xms256m", "-Xmx512m", "-XX:+UseG1GC",
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
+        // for a profile of the child (a JFR recording, say): -Dferrite.broker.jvmArgs="-XX:StartFlightRecording=..."; {name}
+        // in it is the broker's name
+        final String jvmArgs = System.getProperty("ferrite.broker.jvmArgs", "").strip();
+        if (!jvmArgs.isEmpty())
+        {
+            command.addAll(List.of(jvmArgs.replace("{name}", name).split("\\s+")));
+        }
         if (kind == Kind.KAFKA)
         {
             final String classPath = Files.readString(Path.of(requiredProperty("ferrite.kafka.classpath")), StandardCharsets.UTF_8).strip();

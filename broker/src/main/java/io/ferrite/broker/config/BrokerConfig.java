@@ -408,8 +408,8 @@ public final class BrokerConfig
                 "how often each partition's log thread forgets the producers idle longer than producer.id.expiration.ms")
             .define(LOG_THREADS, INT, "1", atLeast(1), true, "threads that append (each partition has one)")
             .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "park", "sleep"), true,
-                "how log threads wait for work: busy-spin (lowest latency, a core each), backoff (spin, yield, then park "
-                    + "1 us to 1 ms), park (spin, then park 10 ms at a time; a network thread handing over work unparks it), sleep")
+                "how log threads wait for work: busy-spin (lowest latency, a core each), backoff (spin, then park 1 us "
+                    + "to 1 ms; no yields), park (spin, then park 10 ms at a time; a network thread handing over work unparks it), sleep")
             .define(WRITE_STRATEGY, STRING, "mapped", in("mapped", "channel"), true, "how segments are written (see log-engine)")
             .define(GROUP_MIN_SESSION_TIMEOUT_MS, INT, "6000", NONE, true, "shortest session timeout a member may ask for")
             .define(GROUP_MAX_SESSION_TIMEOUT_MS, INT, "1800000", NONE, true, "longest session timeout a member may ask for")

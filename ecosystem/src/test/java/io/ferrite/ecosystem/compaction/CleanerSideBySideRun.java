@@ -39,13 +39,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * record a batch): its send-to-ack latency is reported before and while the cleaner works.
  * A measurement, not a test of a figure: enabled by {@code -Dferrite.cleaner.perf=true}; writes
  * {@code jmh-results/side-by-side-compaction.json} when {@code -Dferrite.cleaner.perf.out} names it.
+ * For investigations: {@code -Dferrite.cleaner.perf.brokers} (which brokers, in order, with configs of their own),
+ * {@code .keys} and {@code .rounds} (a longer clean), {@code .trace} (each probe's send time and latency, to a file
+ * per broker) and {@code -Dferrite.broker.jvmArgs} ({@link BrokerNode}: a JFR recording of the broker, say).
  */
 @EnabledIfSystemProperty(named = "ferrite.cleaner.perf", matches = "true", disabledReason = "a measurement: -Dferrite.cleaner.perf=true")
 class CleanerSideBySideRun
 {
     private static final String TOPIC = "dirty";
-    private static final int KEYS = 20_000;
-    private static final int ROUNDS = 10;
+    private static final int KEYS = Integer.getInteger("ferrite.cleaner.perf.keys", 20_000);
+    private static final int ROUNDS = Integer.getInteger("ferrite.cleaner.perf.rounds", 10);
     private static final int VALUE_BYTES = 200;
     private static final int PROBE_RATE = 1_000;
     private static final long PROBE_IDLE_MS = 10_000;
@@ -58,10 +61,25 @@ class CleanerSideBySideRun
     {
         final Map<String, String> brokerConfig = Map.of("log.cleaner.backoff.ms", "100", "log.cleaner.threads", "1");
         final List<String> json = new ArrayList<>();
-        for (final BrokerNode.Kind kind : new BrokerNode.Kind[] {BrokerNode.Kind.KAFKA, BrokerNode.Kind.FERRITE})
+        // -Dferrite.cleaner.perf.brokers: which brokers, in order, each with configs of its own after a ':'
+        // (e.g. "kafka,ferrite,ferrite:ferrite.idle.strategy=park;log.cleaner.threads=1"); named by kind, or <kind>-<n>
+        // for the n-th (from 0) when a kind comes more than once
+        final String[] which = System.getProperty("ferrite.cleaner.perf.brokers", "kafka,ferrite").split(",");
+        final boolean numbered = java.util.Arrays.stream(which).map(w -> w.split(":")[0].strip()).distinct().count() < which.length;
+        for (int i = 0; i < which.length; i++)
         {
-            final String name = kind.name().toLowerCase();
-            try (BrokerNode broker = BrokerNode.spawn(kind, name, dir.resolve(name), brokerConfig))
+            final String[] kindAndConfig = which[i].strip().split(":", 2);
+            final BrokerNode.Kind kind = BrokerNode.Kind.valueOf(kindAndConfig[0].toUpperCase());
+            final Map<String, String> config = new HashMap<>(brokerConfig);
+            if (kindAndConfig.length > 1)
+            {
+                for (final String kv : kindAndConfig[1].split(";"))
+                {
+                    config.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+                }
+            }
+            final String name = numbered ? kind.name().toLowerCase() + "-" + i : kind.name().toLowerCase();
+            try (BrokerNode broker = BrokerNode.spawn(kind, name, dir.resolve(name), config))
             {
                 broker.awaitReady();
                 json.add(measure(broker));
@@ -92,6 +110,7 @@ class CleanerSideBySideRun
             {
                 final Histogram idle = probe.record(PROBE_IDLE_MS);
                 final long started = System.nanoTime();
+                final long startedWallUs = wallMicros();
                 probe.startRecording();
                 admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, TOPIC),
                     List.of(new AlterConfigOp(new ConfigEntry("min.compaction.lag.ms", "0"), AlterConfigOp.OpType.SET)))).all().get();
@@ -103,6 +122,7 @@ class CleanerSideBySideRun
                 }
                 final double seconds = (System.nanoTime() - started) / 1e9;
                 final Histogram cleaning = probe.stopRecording();
+                probe.writeTrace(broker.name, startedWallUs, wallMicros());
                 final long after = CleanerProgress.bytesBelowActive(partitionDir);
                 final double mbPerSecond = dirtyBytes / 1e6 / seconds;
                 System.out.printf("%s: cleaned %.1f MB -> %.1f MB below offset %d in %.2f s: %.1f MB/s; probe p50/p99/max us idle %d/%d/%d (%d), "
@@ -116,6 +136,12 @@ class CleanerSideBySideRun
                     cleaning.getValueAtPercentile(50) / 1000, cleaning.getValueAtPercentile(99) / 1000, cleaning.getTotalCount());
             }
         }
+    }
+
+    private static long wallMicros()
+    {
+        final java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
     }
 
     /** 20 000 keys x 10 rounds, each round in a new random order, the values random. */
@@ -160,6 +186,10 @@ class CleanerSideBySideRun
         private final Thread sender;
         private final AtomicBoolean running = new AtomicBoolean(true);
         private volatile Histogram recording = new Histogram(3);
+        /** -Dferrite.cleaner.perf.trace=<dir>: every probe's send time (wall clock, us) and latency (us), to a file per broker. */
+        private final String traceDir = System.getProperty("ferrite.cleaner.perf.trace");
+        private final long[] trace = new long[traceDir == null ? 0 : 2 * 1_000_000];
+        private int traced;
 
         Probe(final BrokerNode broker)
         {
@@ -179,14 +209,24 @@ class CleanerSideBySideRun
             while (running.get())
             {
                 final long sent = System.nanoTime();
+                final long sentWallUs = traceDir == null ? 0 : wallMicros();
                 final Histogram into = recording;
                 producer.send(new ProducerRecord<>("probe", 0, null, value), (metadata, error) ->
                 {
                     if (error == null)
                     {
+                        final long latency = System.nanoTime() - sent;
                         synchronized (into)
                         {
-                            into.recordValue(System.nanoTime() - sent);
+                            into.recordValue(latency);
+                        }
+                        synchronized (trace)
+                        {
+                            if (traced < trace.length)
+                            {
+                                trace[traced++] = sentWallUs;
+                                trace[traced++] = latency / 1_000;
+                            }
                         }
                     }
                 });
@@ -205,6 +245,24 @@ class CleanerSideBySideRun
             startRecording();
             Thread.sleep(millis);
             return stopRecording();
+        }
+
+        /** The trace to {@code <dir>/<broker>-probe.csv}, with the cleaning window's start and end first. */
+        void writeTrace(final String broker, final long fromUs, final long toUs) throws java.io.IOException
+        {
+            if (traceDir == null)
+            {
+                return;
+            }
+            final StringBuilder out = new StringBuilder("# cleaning " + fromUs + " " + toUs + "\n");
+            synchronized (trace)
+            {
+                for (int i = 0; i < traced; i += 2)
+                {
+                    out.append(trace[i]).append(',').append(trace[i + 1]).append('\n');
+                }
+            }
+            Files.writeString(Path.of(traceDir, broker + "-probe.csv"), out.toString(), StandardCharsets.UTF_8);
         }
 
         void startRecording()
