@@ -221,6 +221,20 @@ class FollowerAppendTest
     }
 
     @Test
+    void aClosedLogRefusesAFollowerAppend() throws IOException
+    {
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+        final int length = build(buffer, 0, 0, 3, -1, false, false, 1);
+        final PartitionLog follower;
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("data"))))
+        {
+            follower = manager.createLog("follower", 0, Map.of());
+        }
+        follower.appendAsFollower(buffer, 0, length, 1, result);
+        assertEquals(AppendResult.LOG_CLOSED, result.status, result.toString());
+    }
+
+    @Test
     void theFollowersHighWatermarkBoundsItsLastStableOffsetAndReads() throws IOException
     {
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("data"))))
