@@ -40,6 +40,22 @@ public final class AppendResult
      * (see {@link LogTransactions#append}).
      */
     public static final int VERIFICATION_NEEDED = -12;
+    /**
+     * A follower's append ({@link PartitionLog#appendAsFollower}) whose first batch starts below the log end:
+     * Kafka 4.4's {@code UnexpectedAppendOffsetException}. Nothing was appended.
+     */
+    public static final int UNEXPECTED_APPEND_OFFSET = -13;
+    /**
+     * A follower's append whose batches' offsets do not increase (a batch's last offset not above the one
+     * before's, or its base not above it): Kafka 4.4's {@code OffsetsOutOfOrderException}. Nothing was appended.
+     */
+    public static final int OFFSETS_OUT_OF_ORDER = -14;
+    /**
+     * A follower's append with a gap of offsets (a batch's base above the log end, or above the last offset
+     * before it + 1). <b>Differs from Kafka 4.4</b>, which takes the gaps a compacted leader's batches have:
+     * Ferrite's recovery cuts the active segment at a gap. Nothing was appended.
+     */
+    public static final int OFFSET_GAP = -15;
 
     public int status;
     public long firstOffset;

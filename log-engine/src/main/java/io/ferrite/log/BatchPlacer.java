@@ -57,7 +57,29 @@ final class BatchPlacer
     void place(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
         final long now, final long aborting, final AppendResult result)
     {
-        final long base = offsets.logEndOffsetOpaque();
+        placeAt(buffer, offset, length, offsets.logEndOffsetOpaque(), true, cfg, now, aborting, result);
+    }
+
+    /**
+     * A follower's batch ({@link FollowerAppender}): placed as {@link #place} places a leader's — roll, the
+     * {@code .txnindex} entry of an ABORT first, bytes, publication — but at the base offset the leader gave it,
+     * with nothing patched: its leader epoch, timestamps and CRC are the leader's.
+     */
+    void placeReplica(final MutableDirectBuffer buffer, final int offset, final int length, final LogConfig cfg,
+        final long aborting, final AppendResult result)
+    {
+        placeAt(buffer, offset, length, batch.baseOffset(), false, cfg, SegmentRoller.UNKNOWN_TIME, aborting, result);
+    }
+
+    /** The flyweight every path places from. */
+    RecordBatch batch()
+    {
+        return batch;
+    }
+
+    private void placeAt(final MutableDirectBuffer buffer, final int offset, final int length, final long base,
+        final boolean assign, final LogConfig cfg, final long now, final long aborting, final AppendResult result)
+    {
         final long last = base + batch.lastOffsetDelta();
         final Segment active;
         try
@@ -69,7 +91,10 @@ final class BatchPlacer
             result.fail(AppendResult.STORAGE_ERROR, "cannot roll " + log + ": " + ex);
             return;
         }
-        patch(buffer, offset, base, cfg, now, result);
+        if (assign)
+        {
+            patch(buffer, offset, base, cfg, now, result);
+        }
         final boolean indexed = aborting != NO_PRODUCER_ID && indexAbort(active, aborting, base, result);
         if (result.status < 0)
         {

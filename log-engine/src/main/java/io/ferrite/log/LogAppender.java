@@ -32,6 +32,7 @@ final class LogAppender
     /** Made at the first marker. */
     private MarkerBatch markers;
     private final BatchPlacer placer;
+    private final FollowerAppender follower;
 
     LogAppender(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final SegmentRoller roller,
         final LogFlusher flusher, final ProducerStateManager producers, final BatchValidator validator,
@@ -46,6 +47,13 @@ final class LogAppender
         this.validator = validator;
         this.strategy = strategy;
         this.placer = new BatchPlacer(log, offsets, roller, flusher, producers, batch);
+        this.follower = new FollowerAppender(log, this, offsets, producers, placer);
+    }
+
+    /** A follower's append of its leader's batches, through this writer's gate and placer. */
+    FollowerAppender follower()
+    {
+        return follower;
     }
 
     void leaderEpoch(final int epoch)
@@ -110,7 +118,7 @@ final class LogAppender
     }
 
     /** The writer's entry to an append or a marker: false (the result says why) when the log is closing. */
-    private boolean beginAppend(final AppendResult result)
+    boolean beginAppend(final AppendResult result)
     {
         gate.recordWriter();
         assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
@@ -163,7 +171,7 @@ final class LogAppender
     }
 
     /** Every writer, the broker's log threads and the group coordinator alike, stops at a failed fsync (see PartitionLog.fsyncFailure). */
-    private boolean fsyncFailed(final AppendResult result)
+    boolean fsyncFailed(final AppendResult result)
     {
         if (flusher.fsyncFailure() != null)
         {

@@ -281,6 +281,16 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /**
+     * A follower's append (single writer, as {@link #append}): the leader's batches, whole, from {@code offset},
+     * kept as the leader wrote them ({@link FollowerAppender}); {@code leaderEpoch} is the follower's current one.
+     */
+    public void appendAsFollower(final MutableDirectBuffer buffer, final int offset, final int length, final int leaderEpoch,
+        final AppendResult result)
+    {
+        appender.follower().append(buffer, offset, length, leaderEpoch, result);
+    }
+
+    /**
      * Claims room for one batch of at most {@code maxLength} bytes at the end of the log, for the
      * writer to build in place and then {@link #commit} or {@link #abort} (see {@link BatchClaim}).
      * Rolls the segment first when the room would not fit in it. Nothing may be appended or claimed
