@@ -4,7 +4,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -37,7 +36,6 @@ import org.slf4j.LoggerFactory;
 public final class BrokerMembership implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerMembership.class);
-    public static final String HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     /** How long {@link #close} waits for the controller to let the broker go before it goes anyway. */
     private static final long CONTROLLED_SHUTDOWN_WAIT_MS = 30_000;
 
@@ -58,10 +56,10 @@ public final class BrokerMembership implements AutoCloseable
      * registered. {@code settings}: {@code broker.heartbeat.interval.ms} (2000), {@code broker.session.timeout.ms}
      * (9000), {@code rack}; {@code logDir} and {@code directoryId} are the directory its replicas live in.
      */
-    public static BrokerMembership start(final MetadataQuorum quorum, final ClusterView view, final QuorumSettings quorumSettings,
+    public static BrokerMembership start(final MetadataQuorum quorum, final ClusterView view,
         final InetSocketAddress brokerListener, final Path logDir, final Uuid directoryId, final Map<String, String> settings)
     {
-        final KafkaConfig config = brokerConfig(quorum, quorumSettings, brokerListener, logDir, settings);
+        final KafkaConfig config = NodeConfig.broker(quorum, settings, brokerListener, logDir);
         final String prefix = "broker-" + quorum.nodeId() + "-";
         final Metrics metrics = new Metrics();
         final NodeToControllerChannelManagerImpl channel = new NodeToControllerChannelManagerImpl(
@@ -79,24 +77,6 @@ public final class BrokerMembership implements AutoCloseable
         // Kafka's broker publishes its first image before it asks to be unfenced; the view publishes as it catches up
         lifecycle.initialCatchUpFuture().thenRun(lifecycle::setReadyToUnfence);
         return new BrokerMembership(lifecycle, channel, metrics);
-    }
-
-    /** The Kafka config Kafka's lifecycle classes read: this node in combined mode. */
-    private static KafkaConfig brokerConfig(final MetadataQuorum quorum, final QuorumSettings quorumSettings,
-        final InetSocketAddress brokerListener, final Path logDir, final Map<String, String> settings)
-    {
-        final Properties props = quorumSettings.raftProperties();
-        props.putAll(settings);
-        final String controllerListener = quorumSettings.listenerName();
-        final InetSocketAddress controllerAddress = quorumSettings.voterAddresses().get(quorum.nodeId());
-        props.put("process.roles", "broker,controller");
-        props.put("node.id", Integer.toString(quorum.nodeId()));
-        props.put("controller.listener.names", controllerListener);
-        props.put("listeners", "PLAINTEXT://" + brokerListener.getHostString() + ":" + brokerListener.getPort() + "," +
-            controllerListener + "://" + controllerAddress.getHostString() + ":" + controllerAddress.getPort());
-        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT," + controllerListener + ":PLAINTEXT");
-        props.put("log.dirs", logDir.toString());
-        return KafkaConfig.fromProps(props, false);
     }
 
     /** Kafka's broker state: STARTING, RECOVERY (registered, fenced), RUNNING (unfenced), PENDING_CONTROLLED_SHUTDOWN, ... */

@@ -3,9 +3,13 @@ package io.ferrite.replication;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
+import kafka.server.ControllerConfigurationValidator;
+import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.controller.QuorumController;
@@ -41,11 +45,6 @@ import org.apache.kafka.server.fault.LoggingFaultHandler;
  */
 public final class ClusterController implements AutoCloseable
 {
-    /** Kafka's defaults, in Kafka's names. */
-    public static final String SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
-    public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
-    public static final String NUM_PARTITIONS = "num.partitions";
-
     private final MetadataQuorum quorum;
     private final QuorumController controller;
     private final QuorumControllerMetrics metrics;
@@ -59,34 +58,42 @@ public final class ClusterController implements AutoCloseable
     }
 
     /**
-     * Starts the controller on {@code quorum} and routes the controller APIs of its listener to it.
-     * {@code settings} take Kafka's names: {@code broker.session.timeout.ms} (9000), {@code num.partitions} (1),
-     * {@code default.replication.factor} (1), and any static broker setting topic configs default to
-     * ({@code min.insync.replicas}, ...). {@code fatal} hears a fault that must stop the node.
+     * Starts the controller on {@code quorum} and routes the controller APIs of its listener to it. {@code settings}
+     * are Kafka's, with Kafka's defaults: {@code broker.session.timeout.ms} (9000), {@code num.partitions} (1),
+     * {@code default.replication.factor} (1), {@code metadata.max.idle.interval.ms} (500),
+     * {@code auto.leader.rebalance.enable} and {@code leader.imbalance.check.interval.seconds},
+     * {@code unclean.leader.election.interval.ms}, and the static broker settings topic configs default to
+     * ({@code min.insync.replicas}, ...); topic configs are validated as Kafka's controller does. {@code fatal}
+     * hears a fault that must stop the node.
      */
     public static ClusterController start(final MetadataQuorum quorum, final Map<String, String> settings,
         final FaultHandler fatal) throws Exception
     {
         final int nodeId = quorum.nodeId();
-        final Map<String, Object> staticConfig = new HashMap<>(settings);
-        final long sessionTimeoutMs = Long.parseLong(settings.getOrDefault(SESSION_TIMEOUT_MS, "9000"));
-        final QuorumControllerMetrics metrics = new QuorumControllerMetrics(java.util.Optional.empty(), Time.SYSTEM, 0);
+        final KafkaConfig config = NodeConfig.controller(quorum, settings);
+        final QuorumControllerMetrics metrics = new QuorumControllerMetrics(Optional.empty(), Time.SYSTEM,
+            config.brokerSessionTimeoutMs());
+        final OptionalLong maxIdleNs = config.metadataMaxIdleIntervalNs().isDefined() ?
+            OptionalLong.of((Long)config.metadataMaxIdleIntervalNs().get()) : OptionalLong.empty();
+        final OptionalLong imbalanceCheckNs = config.autoLeaderRebalanceEnable() ?
+            OptionalLong.of(TimeUnit.SECONDS.toNanos(config.leaderImbalanceCheckIntervalSeconds())) : OptionalLong.empty();
         final QuorumController controller = new QuorumController.Builder(nodeId, quorum.clusterId())
             .setTime(Time.SYSTEM)
             .setThreadNamePrefix("controller-" + nodeId + "-")
             .setConfigSchema(KafkaRaftServer.configSchema())
             .setRaftClient(quorum.raftManager().client())
             .setQuorumFeatures(new QuorumFeatures(nodeId, supportedFeatures(), List.copyOf(quorum.voterIds())))
-            .setDefaultReplicationFactor(Short.parseShort(settings.getOrDefault(DEFAULT_REPLICATION_FACTOR, "1")))
-            .setDefaultNumPartitions(Integer.parseInt(settings.getOrDefault(NUM_PARTITIONS, "1")))
-            .setReplicaPlacer(new StripedReplicaPlacer(new java.util.Random()))
-            .setSessionTimeoutNs(TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs))
-            // Kafka's leader.imbalance.check.interval.seconds (300) with auto.leader.rebalance.enable (true)
-            .setLeaderImbalanceCheckIntervalNs(OptionalLong.of(TimeUnit.SECONDS.toNanos(300)))
-            // metadata.max.idle.interval.ms (500): the no-op record that lets brokers see they are caught up
-            .setMaxIdleIntervalNs(OptionalLong.of(TimeUnit.MILLISECONDS.toNanos(500)))
+            .setDefaultReplicationFactor((short)config.defaultReplicationFactor())
+            .setDefaultNumPartitions(config.numPartitions())
+            .setReplicaPlacer(new StripedReplicaPlacer(new Random()))
+            .setSessionTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.brokerSessionTimeoutMs()))
+            .setLeaderImbalanceCheckIntervalNs(imbalanceCheckNs)
+            // the no-op record that lets a quiet cluster's brokers see they are caught up
+            .setMaxIdleIntervalNs(maxIdleNs)
+            .setUncleanLeaderElectionCheckIntervalMs(config.uncleanLeaderElectionCheckIntervalMs())
             .setMetrics(metrics)
-            .setStaticConfig(staticConfig)
+            .setConfigurationValidator(new ControllerConfigurationValidator(config))
+            .setStaticConfig(config.originals())
             .setBootstrapMetadata(bootstrapMetadata())
             .setFatalFaultHandler(fatal)
             .setNonFatalFaultHandler(new LoggingFaultHandler("controller-" + nodeId, () -> { }))

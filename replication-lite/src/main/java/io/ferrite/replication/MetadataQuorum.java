@@ -236,6 +236,12 @@ public final class MetadataQuorum implements AutoCloseable
         return Optional.ofNullable(failure);
     }
 
+    /** The settings this node's voter was started with. */
+    QuorumSettings settings()
+    {
+        return settings;
+    }
+
     public int nodeId()
     {
         return settings.nodeId();

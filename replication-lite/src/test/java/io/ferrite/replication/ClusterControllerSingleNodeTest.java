@@ -62,7 +62,7 @@ class ClusterControllerSingleNodeTest
                      heard.add("follower " + partition + " epoch " + state.leaderEpoch);
                  }
              }, faults);
-             BrokerMembership membership = BrokerMembership.start(quorum, view, settings,
+             BrokerMembership membership = BrokerMembership.start(quorum, view,
                  new InetSocketAddress("127.0.0.1", 9092), dir.resolve("data"), Uuid.randomUuid(), Map.of()))
         {
             membership.unfenced().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);

@@ -22,7 +22,9 @@ import org.apache.kafka.server.fault.ProcessTerminatingFaultHandler;
  * (broker listener {@code 127.0.0.1:<9000 + id>}, nothing serves it). It prints, one a line: {@code STATE} (its
  * broker state), {@code ACTIVE} (whether its controller is the active one), {@code BROKER} and {@code PARTITION}
  * (each broker and partition of its image, when they change), {@code LOCAL} (its leader/follower changes) and
- * {@code COST} (its threads and RSS, once it is running). Args: {@code nodeId dataDir voters}.
+ * {@code COST} (its threads and RSS, once it is running). Args: {@code nodeId dataDir voters [quorum-only]}; with
+ * {@code quorum-only} it starts the voter alone and prints {@code COST} once it knows a leader and 20 s have passed
+ * (the README's baseline of what the controller, the view and the membership add).
  */
 public final class ClusterMember
 {
@@ -40,6 +42,16 @@ public final class ClusterMember
             QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ"));
         final ProcessTerminatingFaultHandler fatal = new ProcessTerminatingFaultHandler.Builder().build();
         final MetadataQuorum quorum = MetadataQuorum.start(settings, data.resolve("quorum"), (offset, record) -> { });
+        if (args.length > 3 && args[3].equals("quorum-only"))
+        {
+            final long start = System.nanoTime();
+            while (quorum.leaderId().isEmpty() || System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20))
+            {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // a measurement's pace
+            }
+            System.out.println("COST node=" + nodeId + " quorum-only " + ProcessCost.describe());
+            LockSupport.park();
+        }
         final ClusterController controller = ClusterController.start(quorum, Map.of(), fatal);
         final ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
         {
@@ -56,7 +68,7 @@ public final class ClusterMember
             }
         }, fatal);
         Files.createDirectories(data.resolve("log"));
-        final BrokerMembership membership = BrokerMembership.start(quorum, view, settings,
+        final BrokerMembership membership = BrokerMembership.start(quorum, view,
             new InetSocketAddress("127.0.0.1", 9000 + nodeId), data.resolve("log"), Uuid.randomUuid(), Map.of());
         final Map<String, String> printed = new HashMap<>();
         MetadataImage last = null;
