@@ -40,14 +40,12 @@ public final class BrokerMembership implements AutoCloseable
     private static final long CONTROLLED_SHUTDOWN_WAIT_MS = 30_000;
 
     private final BrokerLifecycleManager lifecycle;
-    private final NodeToControllerChannelManagerImpl channel;
+    /** The channel's metrics, ours to close; the channel is the lifecycle manager's to start and stop. */
     private final Metrics metrics;
 
-    private BrokerMembership(final BrokerLifecycleManager lifecycle, final NodeToControllerChannelManagerImpl channel,
-        final Metrics metrics)
+    private BrokerMembership(final BrokerLifecycleManager lifecycle, final Metrics metrics)
     {
         this.lifecycle = lifecycle;
-        this.channel = channel;
         this.metrics = metrics;
     }
 
@@ -76,7 +74,7 @@ public final class BrokerMembership implements AutoCloseable
             ClusterController.supportedFeatures(), OptionalLong.empty());
         // Kafka's broker publishes its first image before it asks to be unfenced; the view publishes as it catches up
         lifecycle.initialCatchUpFuture().thenRun(lifecycle::setReadyToUnfence);
-        return new BrokerMembership(lifecycle, channel, metrics);
+        return new BrokerMembership(lifecycle, metrics);
     }
 
     /** Kafka's broker state: STARTING, RECOVERY (registered, fenced), RUNNING (unfenced), PENDING_CONTROLLED_SHUTDOWN, ... */

@@ -4,7 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -67,28 +66,14 @@ class ClusterControllerFailoverTest
     @AfterEach
     void stopMembers()
     {
-        for (final Process member : members)
-        {
-            if (member != null)
-            {
-                member.destroyForcibly();
-            }
-        }
+        LoopbackVoters.killAll(members);
     }
 
     @Test
     void aKilledPartitionLeaderIsFencedReplacedAtAHigherEpochAndRejoinsWhenRestarted() throws Exception
     {
-        final StringBuilder addresses = new StringBuilder();
-        for (int id = 1; id <= 3; id++)
-        {
-            try (ServerSocket probe = new ServerSocket(0))
-            {
-                addresses.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(probe.getLocalPort());
-                controllers.add(new InetSocketAddress("127.0.0.1", probe.getLocalPort()));
-            }
-        }
-        voters = addresses.toString();
+        controllers.addAll(LoopbackVoters.addresses(3));
+        voters = LoopbackVoters.voters(controllers);
         for (int id = 1; id <= 3; id++)
         {
             start(id);
@@ -108,6 +93,7 @@ class ClusterControllerFailoverTest
         }
 
         final List<Long> failoverMs = new ArrayList<>();
+        final List<String> rounds = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++)
         {
             final String partition = "PARTITION t" + round + "-0";
@@ -118,6 +104,7 @@ class ClusterControllerFailoverTest
             final int killed = leader(agreed);
             final int epoch = leaderEpoch(agreed);
 
+            final int activeBefore = activeController();
             final long killedAt = System.nanoTime();
             members[killed - 1].destroyForcibly().waitFor(); // SIGKILL
             long latest = 0;
@@ -138,6 +125,8 @@ class ClusterControllerFailoverTest
                 }
             }
             failoverMs.add(TimeUnit.NANOSECONDS.toMillis(latest - killedAt));
+            rounds.add(TimeUnit.NANOSECONDS.toMillis(latest - killedAt) + " ms (killed " + killed +
+                (activeBefore == killed ? ", the active controller)" : ", the active controller was " + activeBefore + ")"));
             final String[] survivors = new String[2];
             int i = 0;
             for (int id = 1; id <= 3; id++)
@@ -156,7 +145,8 @@ class ClusterControllerFailoverTest
         }
         final List<Long> sorted = new ArrayList<>(failoverMs);
         Collections.sort(sorted);
-        System.out.println("FAILOVER kill -> new leader in both survivors' images, ms: " + failoverMs + " median " + sorted.get(sorted.size() / 2));
+        System.out.println("FAILOVER kill -> new leader in both survivors' images: " + rounds + "; median " +
+            sorted.get(sorted.size() / 2) + " ms");
         output.stream().filter(line -> line.contains("COST")).forEach(System.out::println);
     }
 
