@@ -49,7 +49,8 @@ final class ControllerRpc
         return last;
     }
 
-    private static AbstractResponse send(final InetSocketAddress to, final AbstractRequest request) throws IOException
+    /** One request to one controller, its answer. */
+    static AbstractResponse send(final InetSocketAddress to, final AbstractRequest request) throws IOException
     {
         final RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "controller-rpc", 1);
         try (Socket socket = new Socket(to.getHostString(), to.getPort()))
