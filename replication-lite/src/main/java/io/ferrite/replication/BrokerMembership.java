@@ -89,7 +89,10 @@ public final class BrokerMembership implements AutoCloseable
         return lifecycle.brokerEpoch();
     }
 
-    /** Completes when the controller has unfenced this broker the first time. */
+    /**
+     * Completes when the controller has unfenced this broker the first time; Kafka's lifecycle manager completes it
+     * just before its {@link #state()} moves from RECOVERY to RUNNING.
+     */
     public CompletableFuture<Void> unfenced()
     {
         return lifecycle.initialUnfenceFuture();

@@ -87,7 +87,8 @@ class ClusterControllerSingleNodeTest
                  new InetSocketAddress("127.0.0.1", 9092), dir.resolve("data"), Uuid.randomUuid(), Map.of()))
         {
             membership.unfenced().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
-            assertEquals(BrokerState.RUNNING, membership.state());
+            // Kafka's lifecycle manager completes the future before it moves its state from RECOVERY to RUNNING
+            Await.await(() -> membership.state() == BrokerState.RUNNING, DEADLINE, () -> "RUNNING, not " + membership.state());
             Await.await(() -> view.liveBrokers().size() == 1, DEADLINE, () -> "broker 1 unfenced in the view: " + view.brokers());
             assertEquals(9092, view.brokers().get(1).listeners().get("PLAINTEXT").port());
 
