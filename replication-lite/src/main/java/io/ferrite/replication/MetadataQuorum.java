@@ -236,7 +236,30 @@ public final class MetadataQuorum implements AutoCloseable
         return Optional.ofNullable(failure);
     }
 
-    /** The quorum listener (tests look at its connections). */
+    /** The settings this node's voter was started with. */
+    QuorumSettings settings()
+    {
+        return settings;
+    }
+
+    public int nodeId()
+    {
+        return settings.nodeId();
+    }
+
+    /** The voters' node ids, as {@code controller.quorum.voters} names them. */
+    public java.util.Set<Integer> voterIds()
+    {
+        return settings.voterAddresses().keySet();
+    }
+
+    /** KRaft itself: {@link ClusterController} and {@link ClusterView} register on its client. */
+    KafkaRaftManager<ApiMessageAndVersion> raftManager()
+    {
+        return raft;
+    }
+
+    /** The quorum listener (tests look at its connections; the controller serves its APIs there). */
     RaftInbound inbound()
     {
         return inbound;

@@ -65,6 +65,8 @@ public final class RaftInbound implements AutoCloseable
     private volatile KafkaRaftManager<?> raft;
     private volatile String clusterId;
     private volatile Map<Integer, InetSocketAddress> voters;
+    /** The controller's APIs, once a {@link ClusterController} serves them on this listener. */
+    private volatile ControllerRequests controller;
     private final ListenerName listener;
     private final int maxRequestBytes;
     /** The accepted connections and their threads, closed and joined by {@link #close}. */
@@ -98,6 +100,12 @@ public final class RaftInbound implements AutoCloseable
         acceptor = new Thread(this::acceptLoop, "raft-acceptor");
         acceptor.setDaemon(true);
         acceptor.start();
+    }
+
+    /** Routes the controller APIs to {@code requests} from now on ({@code null}: no more). */
+    void serveController(final ControllerRequests requests)
+    {
+        this.controller = requests;
     }
 
     private void acceptLoop()
@@ -198,13 +206,25 @@ public final class RaftInbound implements AutoCloseable
     private CompletionStage<ApiMessage> answer(final SocketChannel channel, final String connectionId,
         final RequestHeader header, final ByteBuffer frame)
     {
+        final ControllerRequests controllerApis = controller;
         if (header.apiKey() == ApiKeys.API_VERSIONS)
         {
+            final EnumSet<ApiKeys> apis = EnumSet.copyOf(RAFT_APIS);
+            if (controllerApis != null)
+            {
+                apis.addAll(ControllerRequests.APIS);
+            }
             return CompletableFuture.completedFuture(new ApiVersionsResponseData()
-                .setApiKeys(ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, RAFT_APIS, false)));
+                .setApiKeys(ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, apis, false)));
         }
         final AbstractRequest request = AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(),
             new ByteBufferAccessor(frame)).request;
+        if (ControllerRequests.APIS.contains(header.apiKey()))
+        {
+            // answered on the controller's thread, written here; none served (yet, or any more): not the controller
+            return controllerApis != null ? controllerApis.handle(header, request) : CompletableFuture.completedFuture(
+                request.getErrorResponse(0, Errors.NOT_CONTROLLER.exception("no controller on this node")).data());
+        }
         if (header.apiKey() == ApiKeys.DESCRIBE_CLUSTER)
         {
             return CompletableFuture.completedFuture(describeCluster((DescribeClusterRequestData)request.data()));

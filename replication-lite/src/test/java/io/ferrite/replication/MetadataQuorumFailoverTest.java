@@ -3,7 +3,6 @@ package io.ferrite.replication;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,27 +58,13 @@ class MetadataQuorumFailoverTest
     @AfterEach
     void stopMembers()
     {
-        for (final Process member : members)
-        {
-            if (member != null)
-            {
-                member.destroyForcibly();
-            }
-        }
+        LoopbackVoters.killAll(members);
     }
 
     @Test
     void aKilledLeaderIsReplacedNoCommittedRecordIsLostAndItCatchesUpAfterARestart() throws Exception
     {
-        final StringBuilder addresses = new StringBuilder();
-        for (int id = 1; id <= 3; id++)
-        {
-            try (ServerSocket probe = new ServerSocket(0))
-            {
-                addresses.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(probe.getLocalPort());
-            }
-        }
-        voters = addresses.toString();
+        voters = LoopbackVoters.voters(LoopbackVoters.addresses(3));
         for (int id = 1; id <= 3; id++)
         {
             start(id);

@@ -1,0 +1,155 @@
+package io.ferrite.replication;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.image.LocalReplicaChanges;
+import org.apache.kafka.image.MetadataDelta;
+import org.apache.kafka.image.MetadataImage;
+import org.apache.kafka.image.MetadataProvenance;
+import org.apache.kafka.image.TopicImage;
+import org.apache.kafka.image.loader.LoaderManifest;
+import org.apache.kafka.image.loader.MetadataLoader;
+import org.apache.kafka.image.loader.metrics.MetadataLoaderMetrics;
+import org.apache.kafka.image.publisher.MetadataPublisher;
+import org.apache.kafka.metadata.BrokerRegistration;
+import org.apache.kafka.metadata.PartitionRegistration;
+import org.apache.kafka.raft.RaftClient;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.fault.FaultHandler;
+
+/**
+ * A node's view of the cluster's metadata: Kafka's {@link MetadataLoader} fed by this node's {@link MetadataQuorum}
+ * replays the metadata log into Kafka's {@link MetadataImage} (brokers with their endpoints and fencing, topics,
+ * partitions with leader, leader epoch, partition epoch, replicas, ISR and ELR, configs), published here once the
+ * loader has caught up with the quorum's high watermark. Every node has one, voter or not.
+ *
+ * <p>{@link PartitionChanges} hears what changed for this node's replicas, as Kafka's
+ * {@code ReplicaManager.applyDelta} sees it ({@code TopicsDelta.localChanges}): became leader or follower of a
+ * partition at a leader epoch, or stopped being a replica. Calls come on the loader's thread, in log order, and
+ * must not block it.
+ *
+ * <p>Threads: the loader's {@code view-N-metadata-loader-event-handler}.
+ */
+public final class ClusterView implements AutoCloseable
+{
+    /** What a node does when its replicas change; on the loader's thread, which it must not block. */
+    public interface PartitionChanges
+    {
+        /** This node leads {@code partition} from {@code state.leaderEpoch}. */
+        void becameLeader(TopicPartition partition, Uuid topicId, PartitionRegistration state);
+
+        /** This node follows {@code state.leader} for {@code partition} from {@code state.leaderEpoch}. */
+        void becameFollower(TopicPartition partition, Uuid topicId, PartitionRegistration state);
+
+        /** This node no longer holds a replica of {@code partition} (its topic was deleted or it was moved away). */
+        default void stopped(final TopicPartition partition)
+        {
+        }
+    }
+
+    private final int nodeId;
+    private final RaftClient<ApiMessageAndVersion> raftClient;
+    private final MetadataLoader loader;
+    private final MetadataLoaderMetrics metrics;
+    private final PartitionChanges changes;
+    private volatile MetadataImage image = MetadataImage.EMPTY;
+
+    private ClusterView(final MetadataQuorum quorum, final PartitionChanges changes, final FaultHandler faults)
+    {
+        this.nodeId = quorum.nodeId();
+        this.raftClient = quorum.raftManager().client();
+        this.changes = changes;
+        this.metrics = new MetadataLoaderMetrics(Optional.empty(), elapsedNs -> { }, batchSize -> { },
+            new AtomicReference<>(MetadataProvenance.EMPTY));
+        this.loader = new MetadataLoader.Builder()
+            .setNodeId(nodeId)
+            .setThreadNamePrefix("view-" + nodeId + "-")
+            .setFaultHandler(faults)
+            .setHighWaterMarkAccessor(raftClient::highWatermark)
+            .setMetrics(metrics)
+            .build();
+    }
+
+    /** Starts replaying {@code quorum}'s log; {@code faults} hears a record the loader cannot apply (fatal in Kafka). */
+    public static ClusterView start(final MetadataQuorum quorum, final PartitionChanges changes, final FaultHandler faults)
+    {
+        final ClusterView view = new ClusterView(quorum, changes, faults);
+        view.raftClient.register(view.loader);
+        view.loader.installPublishers(List.of(view.new Publisher()));
+        return view;
+    }
+
+    /** The last image published (empty before the loader caught up). */
+    public MetadataImage image()
+    {
+        return image;
+    }
+
+    /** The offset of the last record in the published image, -1 before the first. */
+    public long lastAppliedOffset()
+    {
+        return loader.lastAppliedOffset();
+    }
+
+    /** Every registered broker, fenced or not, with its endpoints ({@link BrokerRegistration#listeners()}). */
+    public Map<Integer, BrokerRegistration> brokers()
+    {
+        return image.cluster().brokers();
+    }
+
+    /** The live brokers: registered and not fenced. */
+    public List<BrokerRegistration> liveBrokers()
+    {
+        return image.cluster().brokers().values().stream().filter(broker -> !broker.fenced()).toList();
+    }
+
+    /** {@code topic}'s id and partitions, if the image holds it. */
+    public Optional<TopicImage> topic(final String topic)
+    {
+        return Optional.ofNullable(image.topics().getTopic(topic));
+    }
+
+    /** A partition's state: leader, leader epoch, partition epoch, replicas, ISR, ELR. */
+    public Optional<PartitionRegistration> partition(final String topic, final int partition)
+    {
+        return topic(topic).map(found -> found.partitions().get(partition));
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        raftClient.unregister(loader);
+        loader.beginShutdown();
+        loader.close();
+        metrics.close();
+    }
+
+    private final class Publisher implements MetadataPublisher
+    {
+        @Override
+        public String name()
+        {
+            return "ferrite-cluster-view-" + nodeId;
+        }
+
+        @Override
+        public void onMetadataUpdate(final MetadataDelta delta, final MetadataImage newImage, final LoaderManifest manifest)
+        {
+            image = newImage; // first: a listener that looks at the view sees the state it hears of
+            if (delta.topicsDelta() == null)
+            {
+                return;
+            }
+            final LocalReplicaChanges local = delta.topicsDelta().localChanges(nodeId);
+            local.deletes().forEach(changes::stopped);
+            local.leaders().forEach((partition, info) -> changes.becameLeader(partition, info.topicId(), info.partition()));
+            local.followers().forEach((partition, info) -> changes.becameFollower(partition, info.topicId(), info.partition()));
+        }
+    }
+}

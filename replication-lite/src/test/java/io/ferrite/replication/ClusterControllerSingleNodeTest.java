@@ -1,0 +1,177 @@
+package io.ferrite.replication;
+
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+import io.ferrite.testing.Await;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
+import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.ElectLeadersRequest;
+import org.apache.kafka.common.requests.ElectLeadersResponse;
+import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
+import org.apache.kafka.common.requests.ListPartitionReassignmentsResponse;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteTopicsRequest;
+import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.metadata.BrokerState;
+import org.apache.kafka.metadata.PartitionRegistration;
+import org.apache.kafka.server.fault.LoggingFaultHandler;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * One voter with Kafka's controller on it: the node registers as a broker and is unfenced, a client creates a
+ * topic through the controller listener (CreateTopics, as a broker forwards it), and the node's view holds it with
+ * this node as leader and hears it; CreatePartitions grows it, ElectLeaders finds no election needed,
+ * ListPartitionReassignments lists none, and DeleteTopics removes it. A topic config Kafka
+ * refuses is refused; a listener with no controller answers NOT_CONTROLLER.
+ */
+class ClusterControllerSingleNodeTest
+{
+    private static final Duration DEADLINE = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aNodeRegistersIsUnfencedAndLeadsATopicCreatedThroughItsController() throws Exception
+    {
+        final int port = freePort();
+        final QuorumSettings settings = settings(port);
+        final LoggingFaultHandler faults = new LoggingFaultHandler("test", () -> { });
+        final ConcurrentLinkedQueue<String> heard = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedQueue<TopicPartition> stopped = new ConcurrentLinkedQueue<>();
+        try (MetadataQuorum quorum = MetadataQuorum.start(settings, dir.resolve("quorum"), (offset, record) -> { });
+             ClusterController controller = ClusterController.start(quorum, Map.of(), faults);
+             ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
+             {
+                 @Override
+                 public void becameLeader(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 {
+                     heard.add("leader " + partition + " epoch " + state.leaderEpoch);
+                 }
+
+                 @Override
+                 public void becameFollower(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 {
+                     heard.add("follower " + partition + " epoch " + state.leaderEpoch);
+                 }
+
+                 @Override
+                 public void stopped(final TopicPartition partition)
+                 {
+                     stopped.add(partition);
+                 }
+             }, faults);
+             BrokerMembership membership = BrokerMembership.start(quorum, view,
+                 new InetSocketAddress("127.0.0.1", 9092), dir.resolve("data"), Uuid.randomUuid(), Map.of()))
+        {
+            membership.unfenced().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+            // Kafka's lifecycle manager completes the future before it moves its state from RECOVERY to RUNNING
+            Await.await(() -> membership.state() == BrokerState.RUNNING, DEADLINE, () -> "RUNNING, not " + membership.state());
+            Await.await(() -> view.liveBrokers().size() == 1, DEADLINE, () -> "broker 1 unfenced in the view: " + view.brokers());
+            assertEquals(9092, view.brokers().get(1).listeners().get("PLAINTEXT").port());
+
+            final CreatableTopicResult created = ControllerRpc.createTopic(
+                List.of(new InetSocketAddress("127.0.0.1", port)), "orders", 2, (short)1);
+            assertEquals(Errors.NONE.code(), created.errorCode(), created::errorMessage);
+            final PartitionRegistration partition = Await.awaitValue(() -> view.partition("orders", 1).orElse(null),
+                found -> found != null, DEADLINE, () -> "orders-1 in the view");
+            assertEquals(1, partition.leader);
+            assertArrayEquals(new int[] {1}, partition.replicas);
+            assertArrayEquals(new int[] {1}, partition.isr);
+            Await.await(() -> heard.size() == 2, DEADLINE, () -> "both partitions heard as led: " + heard);
+            assertEquals(List.of("leader orders-0 epoch 0", "leader orders-1 epoch 0"), heard.stream().sorted().toList());
+
+            final InetSocketAddress listener = new InetSocketAddress("127.0.0.1", port);
+            final CreatePartitionsResponse grown = (CreatePartitionsResponse)ControllerRpc.send(listener,
+                new CreatePartitionsRequest.Builder(new CreatePartitionsRequestData().setTimeoutMs(30_000)
+                    .setTopics(new CreatePartitionsRequestData.CreatePartitionsTopicCollection(List.of(
+                        new CreatePartitionsRequestData.CreatePartitionsTopic().setName("orders").setCount(3).setAssignments(null)).iterator())))
+                    .build());
+            assertEquals(Errors.NONE.code(), grown.data().results().get(0).errorCode());
+            Await.await(() -> view.partition("orders", 2).isPresent(), DEADLINE, "orders-2 in the view");
+
+            final ElectLeadersResponse elected = (ElectLeadersResponse)ControllerRpc.send(listener,
+                new ElectLeadersRequest.Builder(ElectionType.PREFERRED, List.of(new TopicPartition("orders", 0)), 30_000).build());
+            assertEquals(Errors.ELECTION_NOT_NEEDED.code(),
+                elected.data().replicaElectionResults().get(0).partitionResult().get(0).errorCode(), "node 1 already leads orders-0");
+            final ListPartitionReassignmentsResponse reassignments = (ListPartitionReassignmentsResponse)ControllerRpc.send(listener,
+                new ListPartitionReassignmentsRequest.Builder(new ListPartitionReassignmentsRequestData()
+                    .setTimeoutMs(30_000).setTopics(null)).build());
+            assertEquals(Errors.NONE.code(), reassignments.data().errorCode());
+            assertEquals(List.of(), reassignments.data().topics());
+
+            final DeleteTopicsResponse deleted = (DeleteTopicsResponse)ControllerRpc.send(listener,
+                new DeleteTopicsRequest.Builder(new DeleteTopicsRequestData().setTimeoutMs(30_000)
+                    .setTopics(List.of(new DeleteTopicState().setName("orders"), new DeleteTopicState().setName("absent"))))
+                    .build());
+            assertEquals(Errors.NONE.code(), deleted.data().responses().find("orders").errorCode());
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), deleted.data().responses().find("absent").errorCode());
+            Await.await(() -> view.topic("orders").isEmpty() && stopped.size() == 3, DEADLINE,
+                () -> "orders gone from the view and its three partitions heard stopped: " + stopped);
+        }
+    }
+
+    @Test
+    void aTopicConfigKafkaRefusesIsRefusedAndAListenerWithoutAControllerAnswersNotController() throws Exception
+    {
+        final int port = freePort();
+        final InetSocketAddress listener = new InetSocketAddress("127.0.0.1", port);
+        final LoggingFaultHandler faults = new LoggingFaultHandler("test", () -> { });
+        try (MetadataQuorum quorum = MetadataQuorum.start(settings(port), dir.resolve("quorum"), (offset, record) -> { }))
+        {
+            Await.await(quorum::isLeader, DEADLINE, "node 1 to lead its own quorum");
+            assertEquals(Errors.NOT_CONTROLLER.code(), ControllerRpc.createTopic(List.of(listener), "orders", 1, (short)1).errorCode());
+            try (ClusterController controller = ClusterController.start(quorum, Map.of(), faults))
+            {
+                Await.await(controller::isActive, DEADLINE, "the controller to be active");
+                final CreateTopicsRequestData.CreatableTopicConfigCollection configs = new CreateTopicsRequestData.CreatableTopicConfigCollection();
+                configs.add(new CreateTopicsRequestData.CreatableTopicConfig().setName("min.insync.replicas").setValue("many"));
+                final CreateTopicsRequestData.CreatableTopicCollection topics = new CreateTopicsRequestData.CreatableTopicCollection();
+                topics.add(new CreateTopicsRequestData.CreatableTopic().setName("orders").setNumPartitions(1)
+                    .setReplicationFactor((short)-1).setConfigs(configs));
+                final CreateTopicsResponse refused = (CreateTopicsResponse)ControllerRpc.send(listener,
+                    new CreateTopicsRequest.Builder(new CreateTopicsRequestData().setTopics(topics).setTimeoutMs(30_000)).build());
+                assertEquals(Errors.INVALID_CONFIG.code(), refused.data().topics().find("orders").errorCode(),
+                    () -> refused.data().topics().find("orders").errorMessage());
+            }
+            assertEquals(Errors.NOT_CONTROLLER.code(), ControllerRpc.createTopic(List.of(listener), "orders", 1, (short)1).errorCode(),
+                "a closed controller no longer serves the listener");
+        }
+    }
+
+    private static int freePort() throws java.io.IOException
+    {
+        try (ServerSocket probe = new ServerSocket(0))
+        {
+            return probe.getLocalPort();
+        }
+    }
+
+    private static QuorumSettings settings(final int port)
+    {
+        return QuorumSettings.from(Map.of(QuorumSettings.NODE_ID, "1", "controller.quorum.voters", "1@127.0.0.1:" + port,
+            QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ"));
+    }
+}
