@@ -186,10 +186,7 @@ class OffsetMapTest
     @Test
     void slotsAreByteForByteKafkas() throws Exception
     {
-        final Random random = new Random(42);
-        final int memory = 24 * 997 + 5;
-        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
-        try (OffsetMap ours = new OffsetMap(memory, 0.9))
+        besideKafkas(24 * 997 + 5, 42, (kafka, ours, random) ->
         {
             final Map<String, Long> model = new HashMap<>();
             for (long offset = 0; offset < 3000 && ours.size() < 990; offset++)
@@ -202,7 +199,6 @@ class OffsetMapTest
                 ours.put(new UnsafeBuffer(bytes), 0, bytes.length, offset);
                 model.put(key, offset);
             }
-            assertEquals(kafka.size(), ours.size());
             assertEquals(model.size(), ours.size());
             assertEquals(kafka.latestOffset(), ours.latestOffset());
             for (final Map.Entry<String, Long> e : model.entrySet())
@@ -211,6 +207,48 @@ class OffsetMapTest
                 assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length));
                 assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)));
             }
+        });
+    }
+
+    /**
+     * A clear zeroes only the pages puts wrote: after a clear of a map of 29 pages and new keys, every byte is still
+     * the one Kafka's map (which zeroes the whole block) holds after the same puts, clear and puts.
+     */
+    @Test
+    void aClearOfTheWrittenPagesLeavesKafkasBytes() throws Exception
+    {
+        besideKafkas(24 * 5000 + 11, 7, (kafka, ours, random) ->
+        {
+            for (int round = 0; round < 3; round++)
+            {
+                kafka.clear();
+                ours.clear();
+                final int keys = round == 1 ? 4400 : 60;
+                for (int i = 0; i < keys; i++)
+                {
+                    final byte[] bytes = ("r" + round + "k" + random.nextInt(1_000_000)).getBytes(StandardCharsets.ISO_8859_1);
+                    kafka.put(ByteBuffer.wrap(bytes), i);
+                    ours.put(new UnsafeBuffer(bytes), 0, bytes.length, i);
+                }
+                assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours), "round " + round);
+            }
+        });
+    }
+
+    /** What a test does to a Kafka map and ours of the same size (with its seeded random). */
+    private interface BothMaps
+    {
+        void accept(SkimpyOffsetMap kafka, OffsetMap ours, Random random) throws Exception;
+    }
+
+    /** Runs {@code body} over a Kafka map and ours of {@code memory} bytes, then finds the same size and every byte the same. */
+    private static void besideKafkas(final int memory, final long seed, final BothMaps body) throws Exception
+    {
+        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
+        try (OffsetMap ours = new OffsetMap(memory, 0.9))
+        {
+            body.accept(kafka, ours, new Random(seed));
+            assertEquals(kafka.size(), ours.size());
             assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours));
         }
     }
@@ -242,35 +280,6 @@ class OffsetMapTest
             }
             assertTrue(sum > 0);
             assertEquals(0, fewest, "bytes allocated by 20000 puts and gets of off-heap keys");
-        }
-    }
-
-    /**
-     * A clear zeroes only the pages puts wrote: after a clear of a map of 29 pages and new keys, every byte is still
-     * the one Kafka's map (which zeroes the whole block) holds after the same puts, clear and puts.
-     */
-    @Test
-    void aClearOfTheWrittenPagesLeavesKafkasBytes() throws Exception
-    {
-        final Random random = new Random(7);
-        final int memory = 24 * 5000 + 11;
-        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
-        try (OffsetMap ours = new OffsetMap(memory, 0.9))
-        {
-            for (int round = 0; round < 3; round++)
-            {
-                kafka.clear();
-                ours.clear();
-                final int keys = round == 1 ? 4400 : 60;
-                for (int i = 0; i < keys; i++)
-                {
-                    final byte[] bytes = ("r" + round + "k" + random.nextInt(1_000_000)).getBytes(StandardCharsets.ISO_8859_1);
-                    kafka.put(ByteBuffer.wrap(bytes), i);
-                    ours.put(new UnsafeBuffer(bytes), 0, bytes.length, i);
-                }
-                assertEquals(kafka.size(), ours.size());
-                assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours), "round " + round);
-            }
         }
     }
 
