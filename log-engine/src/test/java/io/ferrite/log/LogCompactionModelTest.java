@@ -181,6 +181,13 @@ class LogCompactionModelTest
         /** The producers' last batches' bases and the high watermark as of the last clean: where it may keep an empty batch. */
         final Set<Long> lastBatchesAtClean = new HashSet<>();
         long highWatermarkAtClean = -1;
+        /**
+         * Where the last clean's map ended: it rewrote every segment below (a batch from there on may lie in a segment
+         * it did not rewrite, emptied and kept by an earlier clean, as a producer's last or the high watermark's then).
+         */
+        long lastCleanEnd;
+        final Set<Long> lastBatchesAtAnyClean = new HashSet<>();
+        final Set<Long> highWatermarksAtCleans = new HashSet<>();
         /** Tombstone offsets a clean kept, with the delete horizon it must have been given. */
         final Map<Long, Long> horizons = new HashMap<>();
         /** The markers of aborted transactions. */
@@ -340,7 +347,7 @@ class LogCompactionModelTest
             if (checkpoint < end)
             {
                 final long next = compaction.clean(log, checkpoint, end, DELETE_RETENTION_MS, clock.time(), stats);
-                cleaned();
+                cleaned(next);
                 assertNotEquals(LogCompaction.ABANDONED, next);
                 assertTrue(next > checkpoint && next <= end, "the clean made progress: " + checkpoint + " -> " + next + " of " + end);
                 checkpoint = next;
@@ -355,7 +362,7 @@ class LogCompactionModelTest
             while (at < end)
             {
                 final long next = compaction.clean(log, at, end, DELETE_RETENTION_MS, clock.time(), stats);
-                cleaned();
+                cleaned(next);
                 assertTrue(next > at && next <= end, "the clean made progress: " + at + " -> " + next + " of " + end);
                 at = next;
                 checkpoint = Math.max(checkpoint, at); // all below it cleaned at least once
@@ -364,11 +371,14 @@ class LogCompactionModelTest
             checkpoint = Math.max(checkpoint, end);
         }
 
-        private void cleaned()
+        private void cleaned(final long end)
         {
             lastBatchesAtClean.clear();
             lastBatchOfProducer.values().forEach(b -> lastBatchesAtClean.add(b[0]));
             highWatermarkAtClean = log.highWatermark();
+            lastCleanEnd = end;
+            lastBatchesAtAnyClean.addAll(lastBatchesAtClean);
+            highWatermarksAtCleans.add(highWatermarkAtClean);
         }
 
         /** The latest record of each key, aborted data and markers left out. */
@@ -416,8 +426,12 @@ class LogCompactionModelTest
                 batchesPresent.put(batch.baseOffset(), new long[] {batch.baseOffset(), batch.lastOffset()});
                 if (batch.recordCount() == 0)
                 {
-                    // emptied by a clean: kept only as a producer's last batch or the batch before the high watermark
-                    assertTrue(lastBatchesAtClean.contains(batch.baseOffset()) || batch.lastOffset() + 1 == highWatermarkAtClean,
+                    // emptied by a clean: kept only as a producer's last batch or the batch before the high watermark, as of
+                    // the last clean if that clean rewrote it, else as of an earlier one
+                    final boolean notRewritten = batch.baseOffset() >= lastCleanEnd;
+                    assertTrue(lastBatchesAtClean.contains(batch.baseOffset()) || batch.lastOffset() + 1 == highWatermarkAtClean ||
+                        notRewritten && (lastBatchesAtAnyClean.contains(batch.baseOffset()) ||
+                        highWatermarksAtCleans.contains(batch.lastOffset() + 1)),
                         "the empty batch at " + batch.baseOffset() + " is a producer's last or the high watermark's");
                 }
                 if (batch.isControl() && batch.hasDeleteHorizon())
