@@ -21,8 +21,9 @@ import java.util.function.BooleanSupplier;
  * log the {@link CleanerManager} hands it, then runs the retention of the compacted logs (Kafka's
  * {@code deletableLogs}, so that it never runs beside a clean of the same log), or, when none needs
  * cleaning, waits {@code log.cleaner.backoff.ms} on the monotonic clock (cycles that do nothing until
- * then). Its {@link OffsetMap} ({@code dedupe.buffer.size / threads}) is its own, allocated when it is
- * made, at the log manager's start, as Kafka's: a map that cannot be had fails the start, not a log.
+ * then). Its {@link OffsetMap} ({@code dedupe.buffer.size / threads}) is its own, reserved when it is
+ * made, at the log manager's start, as Kafka's: a map that cannot be had fails the start, not a log (its
+ * pages become resident only as cleans touch them).
  * A clean checks, at each throttle call (every 64 KiB of batches) and while its throttle sleeps,
  * whether its log's deletion aborted it or the cleaner is stopping, and ends there. A clean that throws
  * marks its log uncleanable (reported to the agent's error handler) and the others go on; one that was
@@ -52,7 +53,8 @@ final class CleanerAgent implements Agent
     /**
      * @param stopping true once the cleaner is being stopped (a clean in hand ends at its next check)
      * @throws IllegalStateException when the offset map or the compaction cannot be made (a bad
-     *     {@code log.cleaner.dedupe.buffer.size} or {@code log.cleaner.io.buffer.load.factor}, no direct memory)
+     *     {@code log.cleaner.dedupe.buffer.size} or {@code log.cleaner.io.buffer.load.factor}, a block that cannot be
+     *     reserved)
      */
     CleanerAgent(final int id, final CleanerManager manager, final CleanerConfig config, final CleanerThrottle throttle,
         final EpochClock clock, final NanoClock nanoClock, final ErrorHandler errors, final BooleanSupplier stopping)

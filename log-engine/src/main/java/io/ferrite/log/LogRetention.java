@@ -61,7 +61,13 @@ final class LogRetention
         return deleteSegments(nowMs, false);
     }
 
-    /** See {@link PartitionLog#deleteRecordsBefore}. */
+    /**
+     * See {@link PartitionLog#deleteRecordsBefore}. A compacted log's segments below the new start are left to its
+     * next retention pass, as Kafka 4.4's {@code UnifiedLog.maybeIncrementLogStartOffset} leaves every log's: a
+     * cleaner thread's cycle (never beside a clean of the log: {@code CleanerManager.grabDeletable}), or the
+     * retention task when no cleaner runs. Removed here, they would be unmapped after {@code file.delete.delay.ms}
+     * (0 allowed) while a clean may still read them. A delete-only log, which no cleaner reads, loses them at once.
+     */
     long deleteRecordsBefore(final long offset) throws IOException
     {
         if (offset > offsets.highWatermark())
@@ -78,7 +84,10 @@ final class LogRetention
         {
             segments.unlock();
         }
-        deleteSegments(clock.time(), true);
+        if (!log.config().compact)
+        {
+            deleteSegments(clock.time(), true);
+        }
         return offsets.logStartOffset();
     }
 

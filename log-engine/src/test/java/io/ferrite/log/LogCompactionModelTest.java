@@ -48,6 +48,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * each idempotent or transactional producer's last batch is kept, an emptied batch stays only as a producer's
  * last or the high watermark's, and the latest value of every key stays at its original offset. At the end, with the clock past every
  * horizon, no tombstone is left below the cleaned offset, nor the marker of a transaction with no batch left.
+ * Producers bump their epochs now and then (the sequence restarting at 0), and after an unclean restart with
+ * every producer snapshot deleted a retry of each producer's last batch is DUPLICATE, with its original offsets.
  * jqwik prints each run's seed.
  */
 class LogCompactionModelTest
@@ -98,11 +100,12 @@ class LogCompactionModelTest
             LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE));
         // no cleaner thread of the manager's: the test runs every clean itself
         final LogManagerConfig managerConfig = LogManagerConfig.of(dir).withClock(clock);
+        final Model model;
         try (LogManager manager = LogManager.open(managerConfig.withCleaner(managerConfig.cleaner().withEnable(false)));
             OffsetMap map = new OffsetMap(24 * (6 + r.nextInt(14)), 0.9)) // 5 to 17 keys a pass
         {
             final PartitionLog log = manager.createLog("c", 0, config);
-            final Model model = new Model(log, clock, new LogCompactor(map, CleanerThrottle.NONE, 1 << 20));
+            model = new Model(log, clock, new LogCompactor(map, CleanerThrottle.NONE, 1 << 20));
             final int steps = 80 + r.nextInt(120);
             for (int step = 0; step < steps; step++)
             {
@@ -141,6 +144,19 @@ class LogCompactionModelTest
             }
             DumpLogSegmentsCompatibilityTest.assertClean(DumpLogSegmentsCompatibilityTest.dump("--files", joined, "--deep-iteration"));
         }
+        // as after a crash that lost the producer snapshots: no clean-shutdown marker, no snapshot
+        Files.delete(dir.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        try (Stream<Path> files = Files.list(dir.resolve("c-0")))
+        {
+            for (final Path snapshot : files.filter(f -> f.toString().endsWith(ProducerSnapshots.SNAPSHOT_SUFFIX)).toList())
+            {
+                Files.delete(snapshot);
+            }
+        }
+        try (LogManager manager = LogManager.open(managerConfig.withCleaner(managerConfig.cleaner().withEnable(false))))
+        {
+            model.retryLastBatches(manager.log("c", 0));
+        }
     }
 
     /** The writes, the cleans, and what the log must hold. */
@@ -158,10 +174,20 @@ class LogCompactionModelTest
         /** Each batch present at the last check: base offset -> {base, last}. */
         Map<Long, long[]> batchesPresent = new HashMap<>();
         final Map<Long, Integer> sequences = new HashMap<>();
+        final Map<Long, Short> epochs = new HashMap<>();
+        /** Each idempotent or transactional producer's last data batch as appended, for a retry. */
+        final Map<Long, byte[]> lastBatchBytes = new HashMap<>();
         final Map<Long, long[]> lastBatchOfProducer = new HashMap<>();  // idempotent or transactional producer -> {base, last}
         /** The producers' last batches' bases and the high watermark as of the last clean: where it may keep an empty batch. */
         final Set<Long> lastBatchesAtClean = new HashSet<>();
         long highWatermarkAtClean = -1;
+        /**
+         * Where the last clean's map ended: it rewrote every segment below (a batch from there on may lie in a segment
+         * it did not rewrite, emptied and kept by an earlier clean, as a producer's last or the high watermark's then).
+         */
+        long lastCleanEnd;
+        final Set<Long> lastBatchesAtAnyClean = new HashSet<>();
+        final Set<Long> highWatermarksAtCleans = new HashSet<>();
         /** Tombstone offsets a clean kept, with the delete horizon it must have been given. */
         final Map<Long, Long> horizons = new HashMap<>();
         /** The markers of aborted transactions. */
@@ -209,9 +235,40 @@ class LogCompactionModelTest
                 clean();
                 check();
             }
+            else if (r.nextBoolean())
+            {
+                // an epoch bump (a producer's restart, or a transactional one's new session): its sequence starts at 0
+                // again and its older batches are no longer its last; a transactional one bumps between transactions
+                final long pid = r.nextBoolean() ? 100 + r.nextInt(3) : 1 + r.nextInt(3);
+                if (!openTxns.containsKey(pid))
+                {
+                    epochs.merge(pid, (short)1, (a, b) -> (short)(a + b));
+                    sequences.put(pid, 0);
+                }
+            }
             else
             {
                 clock.advance(r.nextInt((int)(DELETE_RETENTION_MS * 3 / 2)));
+            }
+        }
+
+        /**
+         * After an unclean restart with every producer snapshot deleted, the producer state is rebuilt from the cleaned
+         * log (Kafka 4.4's {@code rebuildProducerState} scans the log when no snapshot is left and the shutdown was not
+         * clean): each producer's last batch, which every clean kept, makes a retry of that batch DUPLICATE, answered
+         * with its original offsets, at the epoch of its last bump.
+         */
+        void retryLastBatches(final PartitionLog reopened)
+        {
+            final ExpandableDirectByteBuffer retry = new ExpandableDirectByteBuffer(4096);
+            for (final Map.Entry<Long, byte[]> b : lastBatchBytes.entrySet())
+            {
+                retry.putBytes(0, b.getValue());
+                reopened.append(retry, 0, b.getValue().length, result);
+                final long[] last = lastBatchOfProducer.get(b.getKey());
+                assertEquals(AppendResult.DUPLICATE, result.status, "a retry of producer " + b.getKey() + "'s last batch at " + last[0] +
+                    " (epoch " + epochs.getOrDefault(b.getKey(), (short)0) + "): " + result);
+                assertEquals(last[0], result.firstOffset, "the retry is answered with the original offsets");
             }
         }
 
@@ -220,7 +277,7 @@ class LogCompactionModelTest
             final int count = 1 + r.nextInt(4);
             final int seq = pid < 0 ? -1 : sequences.getOrDefault(pid, 0);
             builder.wrap(buffer, 0).compression(CompressionType.values()[r.nextInt(3)])
-                .producer(pid, (short)(pid < 0 ? -1 : 0), seq).transactional(transactional);
+                .producer(pid, pid < 0 ? (short)-1 : epochs.getOrDefault(pid, (short)0), seq).transactional(transactional);
             final String[] keys = new String[count];
             final byte[][] values = new byte[count][];
             for (int i = 0; i < count; i++)
@@ -249,12 +306,15 @@ class LogCompactionModelTest
             {
                 sequences.put(pid, seq + count);
                 lastBatchOfProducer.put(pid, new long[] {result.firstOffset, result.firstOffset + count - 1});
+                final byte[] bytes = new byte[length];
+                buffer.getBytes(0, bytes);
+                lastBatchBytes.put(pid, bytes);
             }
         }
 
         void marker(final long pid, final boolean commit)
         {
-            log.appendMarker(pid, (short)0, 0, commit, false, result);
+            log.appendMarker(pid, epochs.getOrDefault(pid, (short)0), 0, commit, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             appended.put(result.firstOffset, new Appended(result.firstOffset, null, null, pid, true));
             final List<Long> data = openTxns.remove(pid);
@@ -287,7 +347,7 @@ class LogCompactionModelTest
             if (checkpoint < end)
             {
                 final long next = compaction.clean(log, checkpoint, end, DELETE_RETENTION_MS, clock.time(), stats);
-                cleaned();
+                cleaned(next);
                 assertNotEquals(LogCompaction.ABANDONED, next);
                 assertTrue(next > checkpoint && next <= end, "the clean made progress: " + checkpoint + " -> " + next + " of " + end);
                 checkpoint = next;
@@ -302,7 +362,7 @@ class LogCompactionModelTest
             while (at < end)
             {
                 final long next = compaction.clean(log, at, end, DELETE_RETENTION_MS, clock.time(), stats);
-                cleaned();
+                cleaned(next);
                 assertTrue(next > at && next <= end, "the clean made progress: " + at + " -> " + next + " of " + end);
                 at = next;
                 checkpoint = Math.max(checkpoint, at); // all below it cleaned at least once
@@ -311,11 +371,14 @@ class LogCompactionModelTest
             checkpoint = Math.max(checkpoint, end);
         }
 
-        private void cleaned()
+        private void cleaned(final long end)
         {
             lastBatchesAtClean.clear();
             lastBatchOfProducer.values().forEach(b -> lastBatchesAtClean.add(b[0]));
             highWatermarkAtClean = log.highWatermark();
+            lastCleanEnd = end;
+            lastBatchesAtAnyClean.addAll(lastBatchesAtClean);
+            highWatermarksAtCleans.add(highWatermarkAtClean);
         }
 
         /** The latest record of each key, aborted data and markers left out. */
@@ -363,8 +426,12 @@ class LogCompactionModelTest
                 batchesPresent.put(batch.baseOffset(), new long[] {batch.baseOffset(), batch.lastOffset()});
                 if (batch.recordCount() == 0)
                 {
-                    // emptied by a clean: kept only as a producer's last batch or the batch before the high watermark
-                    assertTrue(lastBatchesAtClean.contains(batch.baseOffset()) || batch.lastOffset() + 1 == highWatermarkAtClean,
+                    // emptied by a clean: kept only as a producer's last batch or the batch before the high watermark, as of
+                    // the last clean if that clean rewrote it, else as of an earlier one
+                    final boolean notRewritten = batch.baseOffset() >= lastCleanEnd;
+                    assertTrue(lastBatchesAtClean.contains(batch.baseOffset()) || batch.lastOffset() + 1 == highWatermarkAtClean ||
+                        notRewritten && (lastBatchesAtAnyClean.contains(batch.baseOffset()) ||
+                        highWatermarksAtCleans.contains(batch.lastOffset() + 1)),
                         "the empty batch at " + batch.baseOffset() + " is a producer's last or the high watermark's");
                 }
                 if (batch.isControl() && batch.hasDeleteHorizon())

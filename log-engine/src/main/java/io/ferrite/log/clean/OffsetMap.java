@@ -1,10 +1,15 @@
 package io.ferrite.log.clean;
 
-import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
+import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.nio.ByteBuffer;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -34,6 +39,14 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * or in a decompressed batch. Neither {@link #put} nor {@link #get} allocates: the digest, the hash and the key
  * copy for off-heap keys are this map's own. One thread uses a map; {@link #close()} frees its memory at once
  * rather than when the GC finds the buffer.
+ *
+ * <p><b>Memory only where used.</b> The block is a private (copy-on-write) mapping of a sparse file made and deleted
+ * at once in {@code java.io.tmpdir}, i.e. memory the OS hands out zeroed page by page on first touch and never writes
+ * back to a disk: a map of 128 MiB that no clean ever uses costs its page tables, not 128 MiB of resident memory (a
+ * {@code ByteBuffer.allocateDirect}, or Kafka's heap array, zeroes and so touches every page when made), and one that
+ * held 10 keys costs the few pages they landed in. {@link #clear()} zeroes only the 4 KiB pages a {@link #put} wrote
+ * since the last clear (a bitmap, one bit a page: 4 KiB of heap for 128 MiB), where Kafka's zeroes the whole block
+ * before every clean; the slots, hashes, probes and load factor are Kafka's all the same.
  */
 public final class OffsetMap implements AutoCloseable
 {
@@ -45,8 +58,13 @@ public final class OffsetMap implements AutoCloseable
     /** {@link #get} finds no entry for the key. */
     public static final long NO_OFFSET = -1L;
 
-    private final ByteBuffer memory;
+    /** The granularity of {@link #clear()}'s bookkeeping: the OS page on x86-64 and most arm64 Linux. */
+    private static final int PAGE_SHIFT = 12;
+
+    private final MappedByteBuffer memory;
     private final UnsafeBuffer slotsBuffer;
+    /** One bit per page of the block a {@link #put} wrote since the last {@link #clear()}. */
+    private final long[] writtenPages;
     private boolean closed;
     private final int slots;
     private final int maxEntries;
@@ -65,6 +83,7 @@ public final class OffsetMap implements AutoCloseable
      * @param loadFactor  the share of slots in use at which {@link #isFull()} says stop ({@code 0 < f <= 1})
      * @throws IllegalArgumentException when {@code slots * loadFactor <= 1}: such a map would be full before its
      *                                  first key and a clean would never progress (Kafka refuses it too)
+     * @throws IllegalStateException    when the block cannot be reserved (no temporary file, no address space)
      */
     public OffsetMap(final int memoryBytes, final double loadFactor)
     {
@@ -91,8 +110,47 @@ public final class OffsetMap implements AutoCloseable
                 " would be full before its first key");
         }
         maxEntries = (int)(slots * loadFactor);
-        memory = ByteBuffer.allocateDirect(slots * SLOT_LENGTH); // zeroed: every slot empty
+        memory = reserve(slots * SLOT_LENGTH); // zero: every slot empty
         slotsBuffer = new UnsafeBuffer(memory);
+        writtenPages = new long[(((slots * SLOT_LENGTH - 1) >>> PAGE_SHIFT) >>> 6) + 1];
+    }
+
+    /**
+     * {@code bytes} of zeroed memory resident only once touched: a private mapping of a sparse temporary file, deleted
+     * before this returns (the mapping keeps it until unmapped; a crash leaves nothing behind but this instant's file).
+     * Its writes go to the process's own copy-on-write pages, never to the file.
+     */
+    private static MappedByteBuffer reserve(final int bytes)
+    {
+        Path file = null;
+        try
+        {
+            file = Files.createTempFile("ferrite-offset-map-", ".tmp");
+            try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
+            {
+                raf.setLength(bytes); // a hole: no block of the disk is used
+                return raf.getChannel().map(FileChannel.MapMode.PRIVATE, 0, bytes);
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot reserve " + bytes + " bytes for an offset map (a private mapping of a file in " +
+                System.getProperty("java.io.tmpdir") + "): " + ex.getMessage(), ex);
+        }
+        finally
+        {
+            if (file != null)
+            {
+                try
+                {
+                    Files.deleteIfExists(file);
+                }
+                catch (final IOException ignored)
+                {
+                    // a file of holes left in the temporary directory; the map works the same
+                }
+            }
+        }
     }
 
     /** A cleaner thread's map: Kafka sizes it {@code min(dedupeBufferSize / threads, Integer.MAX_VALUE)}. */
@@ -164,6 +222,8 @@ public final class OffsetMap implements AutoCloseable
         }
         slotsBuffer.putBytes(position, hash, 0, HASH_LENGTH);
         slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
+        markWritten(position);
+        markWritten(position + SLOT_LENGTH - 1); // a slot may straddle two pages
         latestOffset = offset;
         entries++;
     }
@@ -190,13 +250,34 @@ public final class OffsetMap implements AutoCloseable
         return NO_OFFSET;
     }
 
-    /** Empties the map for the next clean (writes zeros over the whole block, as Kafka does). */
+    /**
+     * Empties the map for the next clean: zeros over every page a {@link #put} wrote since the last clear (the others
+     * are zero still), which leaves the block as Kafka's clear leaves it without touching pages no clean used.
+     */
     public void clear()
     {
         ensureOpen();
-        slotsBuffer.setMemory(0, slotsBuffer.capacity(), (byte)0);
+        final int capacity = slotsBuffer.capacity();
+        for (int word = 0; word < writtenPages.length; word++)
+        {
+            long bits = writtenPages[word];
+            while (bits != 0)
+            {
+                final int page = (word << 6) + Long.numberOfTrailingZeros(bits);
+                final int start = page << PAGE_SHIFT;
+                slotsBuffer.setMemory(start, Math.min(1 << PAGE_SHIFT, capacity - start), (byte)0);
+                bits &= bits - 1;
+            }
+            writtenPages[word] = 0;
+        }
         entries = 0;
         latestOffset = NO_OFFSET;
+    }
+
+    private void markWritten(final int position)
+    {
+        final int page = position >>> PAGE_SHIFT;
+        writtenPages[page >>> 6] |= 1L << (page & 63);
     }
 
     /**
@@ -210,7 +291,7 @@ public final class OffsetMap implements AutoCloseable
         {
             closed = true;
             slotsBuffer.wrap(new byte[0]); // nothing points at the freed block any more
-            BufferUtil.free(memory);
+            IoUtil.unmap(memory);
         }
     }
 

@@ -2,12 +2,15 @@ package io.ferrite.log.clean;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.storage.internals.log.SkimpyOffsetMap;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -183,10 +186,7 @@ class OffsetMapTest
     @Test
     void slotsAreByteForByteKafkas() throws Exception
     {
-        final Random random = new Random(42);
-        final int memory = 24 * 997 + 5;
-        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
-        try (OffsetMap ours = new OffsetMap(memory, 0.9))
+        besideKafkas(24 * 997 + 5, 42, (kafka, ours, random) ->
         {
             final Map<String, Long> model = new HashMap<>();
             for (long offset = 0; offset < 3000 && ours.size() < 990; offset++)
@@ -199,7 +199,6 @@ class OffsetMapTest
                 ours.put(new UnsafeBuffer(bytes), 0, bytes.length, offset);
                 model.put(key, offset);
             }
-            assertEquals(kafka.size(), ours.size());
             assertEquals(model.size(), ours.size());
             assertEquals(kafka.latestOffset(), ours.latestOffset());
             for (final Map.Entry<String, Long> e : model.entrySet())
@@ -208,17 +207,49 @@ class OffsetMapTest
                 assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length));
                 assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)));
             }
-            final Field field = SkimpyOffsetMap.class.getDeclaredField("bytes");
-            field.setAccessible(true);
-            final ByteBuffer kafkaBytes = (ByteBuffer)field.get(kafka);
-            final byte[] expected = new byte[ours.slots() * 24];
-            System.arraycopy(kafkaBytes.array(), kafkaBytes.arrayOffset(), expected, 0, expected.length);
-            final Field memoryField = OffsetMap.class.getDeclaredField("slotsBuffer");
-            memoryField.setAccessible(true);
-            final UnsafeBuffer slots = (UnsafeBuffer)memoryField.get(ours);
-            final byte[] actual = new byte[expected.length];
-            slots.getBytes(0, actual);
-            assertArrayEquals(expected, actual);
+        });
+    }
+
+    /**
+     * A clear zeroes only the pages puts wrote: after a clear of a map of 29 pages and new keys, every byte is still
+     * the one Kafka's map (which zeroes the whole block) holds after the same puts, clear and puts.
+     */
+    @Test
+    void aClearOfTheWrittenPagesLeavesKafkasBytes() throws Exception
+    {
+        besideKafkas(24 * 5000 + 11, 7, (kafka, ours, random) ->
+        {
+            for (int round = 0; round < 3; round++)
+            {
+                kafka.clear();
+                ours.clear();
+                final int keys = round == 1 ? 4400 : 60;
+                for (int i = 0; i < keys; i++)
+                {
+                    final byte[] bytes = ("r" + round + "k" + random.nextInt(1_000_000)).getBytes(StandardCharsets.ISO_8859_1);
+                    kafka.put(ByteBuffer.wrap(bytes), i);
+                    ours.put(new UnsafeBuffer(bytes), 0, bytes.length, i);
+                }
+                assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours), "round " + round);
+            }
+        });
+    }
+
+    /** What a test does to a Kafka map and ours of the same size (with its seeded random). */
+    private interface BothMaps
+    {
+        void accept(SkimpyOffsetMap kafka, OffsetMap ours, Random random) throws Exception;
+    }
+
+    /** Runs {@code body} over a Kafka map and ours of {@code memory} bytes, then finds the same size and every byte the same. */
+    private static void besideKafkas(final int memory, final long seed, final BothMaps body) throws Exception
+    {
+        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
+        try (OffsetMap ours = new OffsetMap(memory, 0.9))
+        {
+            body.accept(kafka, ours, new Random(seed));
+            assertEquals(kafka.size(), ours.size());
+            assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours));
         }
     }
 
@@ -250,5 +281,67 @@ class OffsetMapTest
             assertTrue(sum > 0);
             assertEquals(0, fewest, "bytes allocated by 20000 puts and gets of off-heap keys");
         }
+    }
+
+    /**
+     * A map of Kafka's default 128 MiB holding a few keys costs resident memory only for the pages the keys landed in,
+     * when made, filled and cleared (Linux: /proc/self/status). Allocated and zeroed as before (allocateDirect, a clear
+     * over the whole block), RssAnon grew by 128 MiB here.
+     */
+    @Test
+    void aLargeMapIsResidentOnlyWhereUsed() throws Exception
+    {
+        final Path status = Path.of("/proc/self/status");
+        Assumptions.assumeTrue(Files.isReadable(status), "no /proc/self/status");
+        System.gc();
+        final long before = residentAnonKb(status);
+        try (OffsetMap map = new OffsetMap(OffsetMap.memoryPerThread(OffsetMap.DEFAULT_DEDUPE_BUFFER_SIZE, 1), 0.9))
+        {
+            for (int round = 0; round < 2; round++)
+            {
+                map.clear();
+                for (int i = 0; i < 200; i++)
+                {
+                    put(map, "key-" + round + "-" + i, i);
+                }
+                assertEquals(199, get(map, "key-" + round + "-199"));
+            }
+            map.clear();
+            final long grownKb = residentAnonKb(status) - before;
+            // 400 keys touch at most 800 pages (3.2 MiB); the rest of the margin is the JVM's own
+            assertTrue(grownKb < 32 * 1024, "RssAnon grew by " + grownKb + " KiB for a 128 MiB map holding 200 keys");
+        }
+    }
+
+    private static long residentAnonKb(final Path status) throws Exception
+    {
+        for (final String line : Files.readAllLines(status))
+        {
+            if (line.startsWith("RssAnon:"))
+            {
+                return Long.parseLong(line.replaceAll("[^0-9]", ""));
+            }
+        }
+        throw new AssertionError("no RssAnon in " + status);
+    }
+
+    private static byte[] kafkaBytes(final SkimpyOffsetMap kafka, final int slots) throws Exception
+    {
+        final Field field = SkimpyOffsetMap.class.getDeclaredField("bytes");
+        field.setAccessible(true);
+        final ByteBuffer kafkaBytes = (ByteBuffer)field.get(kafka);
+        final byte[] expected = new byte[slots * 24];
+        System.arraycopy(kafkaBytes.array(), kafkaBytes.arrayOffset(), expected, 0, expected.length);
+        return expected;
+    }
+
+    private static byte[] ourBytes(final OffsetMap ours) throws Exception
+    {
+        final Field memoryField = OffsetMap.class.getDeclaredField("slotsBuffer");
+        memoryField.setAccessible(true);
+        final UnsafeBuffer slots = (UnsafeBuffer)memoryField.get(ours);
+        final byte[] actual = new byte[ours.slots() * 24];
+        slots.getBytes(0, actual);
+        return actual;
     }
 }
