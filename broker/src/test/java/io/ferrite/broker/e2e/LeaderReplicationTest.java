@@ -80,7 +80,12 @@ class LeaderReplicationTest
     @BeforeEach
     void start() throws Exception
     {
-        broker = new RunningBroker(dir, Map.of(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000"));
+        start(dir, Map.of(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000"));
+    }
+
+    private void start(final Path data, final Map<String, String> overrides) throws Exception
+    {
+        broker = new RunningBroker(data, overrides);
         try (Admin admin = broker.admin())
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1).configs(Map.of("min.insync.replicas", "2")))).all().get();
@@ -154,6 +159,29 @@ class LeaderReplicationTest
             assertEquals(0, sent.get(20, TimeUnit.SECONDS).offset());
             assertEquals(1, partition().log.highWatermark());
             assertEquals(1, fetch(two, 1).highWatermark(), "the high watermark a follower is told");
+        }
+    }
+
+    @Test
+    void inFsyncDurabilityTheHighWatermarkWaitsForTheFollowersAndTheFsync() throws Exception
+    {
+        broker.close();
+        start(dir.resolve("fsync"), Map.of(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000", "ferrite.log.durability", "fsync"));
+        lead(1, 2, 3);
+        try (KafkaProducer<byte[], byte[]> producer = producer("all");
+             RawFollower two = follower(2, RawFollower.OLD_VERSION);
+             RawFollower three = follower(3, RawFollower.NEW_VERSION))
+        {
+            final Future<RecordMetadata> sent = producer.send(record(0));
+            await(() -> partition().log.durableOffset() == 1, WAIT, "the batch appended and fsynced on the leader");
+            fetch(two, 1);
+            logThreadLooked();
+            // durable, and follower 2 has it; follower 3 does not: the group committer no longer moves it alone
+            assertEquals(0, partition().log.highWatermark());
+            assertFalse(sent.isDone(), "acks=all answered before follower 3 had the batch");
+            fetch(three, 1);
+            assertEquals(0, sent.get(20, TimeUnit.SECONDS).offset());
+            assertEquals(1, partition().log.highWatermark());
         }
     }
 
