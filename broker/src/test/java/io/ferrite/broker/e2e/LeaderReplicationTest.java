@@ -136,29 +136,20 @@ class LeaderReplicationTest
     @Test
     void ackAllCompletesOnlyOnceEveryFollowerInTheIsrFetchedPastTheBatch() throws Exception
     {
-        lead(1, 2, 3);
-        try (KafkaProducer<byte[], byte[]> producer = producer("all");
-             RawFollower two = follower(2, RawFollower.OLD_VERSION);
-             RawFollower three = follower(3, RawFollower.NEW_VERSION))
+        try (Led led = ledWithFollowers("all"))
         {
-            final Future<RecordMetadata> sent = producer.send(record(0));
+            final Future<RecordMetadata> sent = led.producer.send(record(0));
             await(() -> partition().log.logEndOffset() == 1, WAIT, "the batch appended on the leader");
             assertEquals(0, partition().log.highWatermark());
             // a follower reads up to the log end, not the high watermark
-            final FetchResponseData.PartitionData first = fetch(two, 0);
+            final FetchResponseData.PartitionData first = fetch(led.two, 0);
             assertEquals(1, offsets(first).size(), "records a follower reads below the log end");
             assertEquals(0, first.highWatermark());
             // follower 2 has it, follower 3 not yet: the high watermark stays, and so does the answer
-            assertEquals(0, fetch(two, 1).highWatermark());
-            assertEquals(1, offsets(fetch(three, 0)).size());
-            logThreadLooked();
-            assertEquals(0, partition().log.highWatermark());
-            assertFalse(sent.isDone(), "acks=all answered before follower 3 had the batch");
-            // follower 3's next fetch offset passes the batch: committed
-            fetch(three, 1);
-            assertEquals(0, sent.get(20, TimeUnit.SECONDS).offset());
-            assertEquals(1, partition().log.highWatermark());
-            assertEquals(1, fetch(two, 1).highWatermark(), "the high watermark a follower is told");
+            assertEquals(0, fetch(led.two, 1).highWatermark());
+            assertEquals(1, offsets(fetch(led.three, 0)).size());
+            heldUntilFollowerThreeFetchesPastIt(sent, led.three);
+            assertEquals(1, fetch(led.two, 1).highWatermark(), "the high watermark a follower is told");
         }
     }
 
@@ -167,21 +158,13 @@ class LeaderReplicationTest
     {
         broker.close();
         start(dir.resolve("fsync"), Map.of(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000", "ferrite.log.durability", "fsync"));
-        lead(1, 2, 3);
-        try (KafkaProducer<byte[], byte[]> producer = producer("all");
-             RawFollower two = follower(2, RawFollower.OLD_VERSION);
-             RawFollower three = follower(3, RawFollower.NEW_VERSION))
+        try (Led led = ledWithFollowers("all"))
         {
-            final Future<RecordMetadata> sent = producer.send(record(0));
+            final Future<RecordMetadata> sent = led.producer.send(record(0));
             await(() -> partition().log.durableOffset() == 1, WAIT, "the batch appended and fsynced on the leader");
-            fetch(two, 1);
-            logThreadLooked();
+            fetch(led.two, 1);
             // durable, and follower 2 has it; follower 3 does not: the group committer no longer moves it alone
-            assertEquals(0, partition().log.highWatermark());
-            assertFalse(sent.isDone(), "acks=all answered before follower 3 had the batch");
-            fetch(three, 1);
-            assertEquals(0, sent.get(20, TimeUnit.SECONDS).offset());
-            assertEquals(1, partition().log.highWatermark());
+            heldUntilFollowerThreeFetchesPastIt(sent, led.three);
         }
     }
 
@@ -285,22 +268,19 @@ class LeaderReplicationTest
     @Test
     void aFollowerThatStopsFetchingIsProposedOutOfTheIsrAndBackInOnceCaughtUp() throws Exception
     {
-        lead(1, 2, 3);
-        try (KafkaProducer<byte[], byte[]> producer = producer("1");
-             RawFollower two = follower(2, RawFollower.OLD_VERSION);
-             RawFollower three = follower(3, RawFollower.NEW_VERSION))
+        try (Led led = ledWithFollowers("1"))
         {
-            producer.send(record(0)).get(20, TimeUnit.SECONDS);
-            fetch(three, 0); // behind the leader's log end, and then silent
-            fetch(two, 0);
-            fetch(two, 1); // at the log end: caught up
+            led.producer.send(record(0)).get(20, TimeUnit.SECONDS);
+            fetch(led.three, 0); // behind the leader's log end, and then silent
+            fetch(led.two, 0);
+            fetch(led.two, 1); // at the log end: caught up
             await(() -> !proposals.isEmpty(), WAIT, "a proposal once follower 3 lagged replica.lag.time.max.ms");
             assertArrayEquals(new int[] {1, 2}, proposals.get(0), "proposed: " + Arrays.toString(proposals.get(0)));
             assertEquals(0, partition().log.highWatermark(), "the ISR is the controller's to change: follower 3 still holds it");
             broker.broker.leadership().applyIsr(TOPIC, 0, new int[] {1, 2}).get(20, TimeUnit.SECONDS);
             await(() -> partition().log.highWatermark() == 1, WAIT, "the high watermark of the ISR {1, 2}");
             // caught up to the high watermark (and to the epoch's start): proposed back in
-            fetch(three, 1);
+            fetch(led.three, 1);
             await(() -> proposals.size() == 2, WAIT, "a proposal to take follower 3 back");
             assertArrayEquals(new int[] {1, 2, 3}, proposals.get(1), "proposed: " + Arrays.toString(proposals.get(1)));
         }
@@ -327,6 +307,39 @@ class LeaderReplicationTest
             assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, Errors.forCode(four.fetch(-1, 0).errorCode()), "not a replica");
             assertEquals(Errors.UNKNOWN_LEADER_EPOCH, Errors.forCode(four.fetch(epoch, 0).errorCode()), "not a replica, epoch named");
         }
+    }
+
+    /** The partition led with replicas {1, 2, 3}, all in sync; a producer at {@code acks}; followers 2 (v12) and 3 (v17). */
+    private Led ledWithFollowers(final String acks) throws Exception
+    {
+        lead(1, 2, 3);
+        return new Led(producer(acks), follower(2, RawFollower.OLD_VERSION), follower(3, RawFollower.NEW_VERSION));
+    }
+
+    private record Led(KafkaProducer<byte[], byte[]> producer, RawFollower two, RawFollower three) implements AutoCloseable
+    {
+        @Override
+        public void close() throws Exception
+        {
+            try (producer; two; three)
+            {
+                // closes all three
+            }
+        }
+    }
+
+    /**
+     * Follower 3 has not fetched past the acks=all batch at offset 0 (follower 2 has): the high watermark stays
+     * and so does the answer, until follower 3's next fetch offset passes the batch.
+     */
+    private void heldUntilFollowerThreeFetchesPastIt(final Future<RecordMetadata> sent, final RawFollower three) throws Exception
+    {
+        logThreadLooked();
+        assertEquals(0, partition().log.highWatermark());
+        assertFalse(sent.isDone(), "acks=all answered before follower 3 had the batch");
+        fetch(three, 1);
+        assertEquals(0, sent.get(20, TimeUnit.SECONDS).offset());
+        assertEquals(1, partition().log.highWatermark());
     }
 
     /**
