@@ -31,6 +31,7 @@ import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.txn.EndTxnTiming;
+import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -66,6 +67,7 @@ public final class Broker implements AutoCloseable
     private final String clusterId;
     private final LogManager logs;
     private final TopicRegistry topics;
+    private final ReplicaLeadership leadership;
     /** The topics' single writer: creation, partitions, deletion, config changes. */
     private final AdminAgent admin;
     private final LogThread[] logThreads;
@@ -159,6 +161,8 @@ public final class Broker implements AutoCloseable
             }
             wakeups.attach(topics, logThreads, completion);
             writerTasks.attach(topics, logThreads);
+            this.leadership = new ReplicaLeadership(topics, logThreads, config.nodeId(),
+                config.getLong(BrokerConfig.REPLICA_LAG_TIME_MAX_MS));
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
@@ -275,6 +279,12 @@ public final class Broker implements AutoCloseable
     }
 
     /** The topics, to read (their writer is {@link #admin()}). */
+    /** Leadership of partitions with followers: set without a controller until the controller integration sets it. */
+    public ReplicaLeadership leadership()
+    {
+        return leadership;
+    }
+
     public TopicRegistry topics()
     {
         return topics;
@@ -458,7 +468,12 @@ public final class Broker implements AutoCloseable
             }
             final var topic = registry.topic(log.topic());
             final Partition partition = topic == null ? null : topic.partition(log.partition());
-            if (log.config().fsyncDurability && durableOffset > log.highWatermark())
+            final LeaderReplicas replicas = partition == null ? null : partition.replicas();
+            if (replicas != null)
+            {
+                replicas.nudge(); // with followers the log thread moves the high watermark: what is durable is one bound of it
+            }
+            else if (log.config().fsyncDurability && durableOffset > log.highWatermark())
             {
                 log.highWatermark(durableOffset);
                 if (partition != null && partition.hasParkedFetches())

@@ -1,5 +1,6 @@
 package io.ferrite.broker;
 
+import io.ferrite.broker.replica.ReplicaStatus;
 import io.ferrite.log.AppendResult;
 
 /** Kafka's error codes (those Ferrite answers with), and the mapping from the log's append codes. */
@@ -96,6 +97,9 @@ public final class Errors
             case AppendResult.INVALID_TXN_STATE: return INVALID_TXN_STATE;
             case AppendResult.TRANSACTION_COORDINATOR_FENCED: return TRANSACTION_COORDINATOR_FENCED;
             case AppendResult.LOG_CLOSED: return NOT_LEADER_OR_FOLLOWER;
+            case ReplicaStatus.NOT_ENOUGH_REPLICAS: return NOT_ENOUGH_REPLICAS;
+            case ReplicaStatus.NOT_ENOUGH_REPLICAS_AFTER_APPEND: return NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+            case ReplicaStatus.TIMED_OUT: return REQUEST_TIMED_OUT;
             case AppendResult.VERIFICATION_NEEDED: return UNKNOWN_SERVER_ERROR; // never answered: the produce verifies, then appends again
             default: return KAFKA_STORAGE_ERROR;
         }

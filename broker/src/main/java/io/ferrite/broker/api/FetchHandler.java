@@ -36,6 +36,11 @@ import java.util.Arrays;
  * watermark moves (the last stable offset moves only with it: a marker moves the high watermark, and
  * an ended transaction stays unstable until the high watermark passes its marker).
  *
+ * <p>A follower's fetch ({@link FetchOrigin}) reads up to the log end with no isolation, tells the
+ * leader's replication state where the follower is, and is answered the leader's high watermark;
+ * its long poll waits for the log end to move (a log thread wakes parked fetches after each append
+ * to a partition with followers).
+ *
  * <p>Fetch sessions are declined the way Kafka declines them when its cache is full: a full request
  * gets session id 0, so the client keeps sending full requests. An incremental request (non-zero
  * session id) is FETCH_SESSION_ID_NOT_FOUND; a sessionless one with an epoch other than 0 or -1 is
@@ -85,6 +90,7 @@ public final class FetchHandler implements RequestHandler
         private final FetchRequestDecoder decoder = new FetchRequestDecoder();
         private final FetchResponseEncoder encoder = new FetchResponseEncoder();
         private final FileRegion region = new FileRegion();
+        private final FetchOrigin origin = new FetchOrigin();
         private short version;
         private int offset;
         private int limit;
@@ -123,13 +129,16 @@ public final class FetchHandler implements RequestHandler
             // Kafka's order: max_bytes capped by the broker first, then min_bytes by that, so a
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
-            committed = version >= 4 && decoder.isolationLevel() == READ_COMMITTED;
+            origin.start(decoder, version);
+            committed = !origin.follower() && version >= 4 && decoder.isolationLevel() == READ_COMMITTED;
             // the pass notes each partition it counts with the high watermark it counted up to: what
             // moves after that is seen by poll, and a partition it did not count is not waited on
             parkedCount = 0;
             recording = decoder.maxWaitMs() > 0;
+            origin.recording = true;
             final int available = pass(connection, false, outOffset);
             recording = false;
+            origin.recording = false;
             // Kafka answers a fetch for no partition at once: a consumer's close sends one to end its
             // fetch session, and waits for the answer
             if (errors || available >= minBytes || decoder.maxWaitMs() <= 0 || asked == 0)
@@ -282,7 +291,7 @@ public final class FetchHandler implements RequestHandler
         /** Where this fetch's reads of {@code log} stop: the last stable offset under read_committed, else the high watermark. */
         private long bound(final PartitionLog log)
         {
-            return committed ? log.lastStableOffset() : log.highWatermark();
+            return origin.bound(log, committed);
         }
 
         /** A transaction the walk lists for the partition being written (see {@link #listAborted}). */
@@ -394,14 +403,15 @@ public final class FetchHandler implements RequestHandler
                     p.next();
                     asked++;
                     final Partition partition = topic == null ? null : topic.partition(p.partition());
+                    final short check = partition == null ? Errors.NONE : origin.check(partition, p.currentLeaderEpoch());
                     final short error;
                     if (partition == null)
                     {
                         error = PartitionLookup.notFound(topic, version >= 13);
                     }
-                    else if (p.currentLeaderEpoch() > 0)
+                    else if (check != Errors.NONE)
                     {
-                        error = Errors.UNKNOWN_LEADER_EPOCH; // the only leader epoch here is 0
+                        error = check;
                     }
                     else
                     {
@@ -412,6 +422,10 @@ public final class FetchHandler implements RequestHandler
                         }
                         final short read = read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
                             countingLimit(p.partitionMaxBytes(), bytes), write ? first : true, bound);
+                        if (read == Errors.NONE)
+                        {
+                            origin.read(partition, p.fetchOffset());
+                        }
                         error = read == Errors.NONE && write && committed ? aborted(partition, topic, p.fetchOffset()) : read;
                     }
                     final int length = error == Errors.NONE ? region.length : 0;

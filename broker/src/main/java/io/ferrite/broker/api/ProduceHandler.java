@@ -42,8 +42,12 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * then goes again with the guard its log thread gave it; batches of a transaction already open
  * there, and non-transactional ones, are appended at once.
  *
- * <p>min.insync.replicas needs no check here: Kafka 4.4 compares it with the replication factor
- * (KIP-966), which is 1 on one node, so acks=all is always satisfiable. With acks=0 there is no
+ * <p>min.insync.replicas is the log thread's to check: on one node Kafka 4.4 caps it by the replication
+ * factor (KIP-966), which is 1, so acks=all is always satisfiable; on a partition this node leads
+ * with followers the log thread refuses an acks=all batch while the ISR is below it
+ * (NOT_ENOUGH_REPLICAS, nothing appended) and answers it once the high watermark passes the batch
+ * (NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank meanwhile), or REQUEST_TIMED_OUT when
+ * {@code timeout_ms} ends first. With acks=0 there is no
  * response; an error then closes the connection, as Kafka does, so the client notices.
  */
 public final class ProduceHandler implements RequestHandler
@@ -126,6 +130,7 @@ public final class ProduceHandler implements RequestHandler
             this.limit = limit;
             decoder.wrap(connection.in, offset, limit, version);
             acks = decoder.acks();
+            final int timeoutMs = Math.max(0, decoder.timeoutMs());
             slots = 0;
             outstanding = 0;
             unsent = 0;
@@ -196,6 +201,7 @@ public final class ProduceHandler implements RequestHandler
                     }
                     final AppendCommand command = take();
                     command.set(networkThread, this, slot, partition, connection.in, p.recordsOffset(), p.recordsLength(), acks);
+                    command.timeoutMs = timeoutMs;
                     if (transactional)
                     {
                         command.verification = ProduceVerification.start(version);

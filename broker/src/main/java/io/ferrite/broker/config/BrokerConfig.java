@@ -48,6 +48,7 @@ public final class BrokerConfig
     public static final String SOCKET_RECEIVE_BUFFER_BYTES = "socket.receive.buffer.bytes";
     public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
+    public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
     public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
     public static final String LOG_THREADS = "ferrite.log.threads";
@@ -406,6 +407,8 @@ public final class BrokerConfig
                 "how long a partition remembers an idle producer (no batch or marker since, no transaction open); read at start")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, INT, "600000", atLeast(1), true,
                 "how often each partition's log thread forgets the producers idle longer than producer.id.expiration.ms")
+            .define(REPLICA_LAG_TIME_MAX_MS, LONG, "30000", atLeast(1), true,
+                "a follower that has not caught up with the leader's log end for this long is proposed out of the ISR")
             .define(LOG_THREADS, INT, "1", atLeast(1), true, "threads that append (each partition has one)")
             .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "park", "sleep"), true,
                 "how log threads wait for work: busy-spin (lowest latency, a core each), backoff (spin, then park 1 us "

@@ -1,5 +1,6 @@
 package io.ferrite.broker.logthread;
 
+import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.LogTransactions;
@@ -32,6 +33,11 @@ public final class AppendCommand
     public int length;
     /** -1 (all), 0 or 1. */
     public short acks;
+    /**
+     * How long an acks=all answer may wait for the followers (the Produce request's {@code timeout_ms}; a
+     * coordinator's marker or batch waits as long as it takes). Read only for a partition with followers.
+     */
+    public int timeoutMs;
     /**
      * A batch's produce verification ({@code LogTransactions.append}): not required (the default
      * {@link #set} leaves), to start (a transactional batch of a Produce), or the guard its start answered.
@@ -73,8 +79,12 @@ public final class AppendCommand
      * proves the offer landed (a late fault may surface between the mark above and the offer).
      */
     long answerOfferedAt;
-    /** In the log thread's list of commands waiting for an fsync. */
+    /** In the log thread's list of commands waiting for an fsync or for the followers. */
     boolean held;
+    /** Held for the followers: the partition's replication state when appended (else null). */
+    LeaderReplicas replicas;
+    /** Held for the followers until then at most (REQUEST_TIMED_OUT). */
+    long deadlineMs;
     /** {@link System#nanoTime} as the log thread took it in; set only with {@link #STAMP_ANSWERS}. */
     public long takenNs;
     /** {@link System#nanoTime} as the log thread sent it back; set only with {@link #STAMP_ANSWERS}. */
@@ -98,6 +108,7 @@ public final class AppendCommand
         this.offset = offset;
         this.length = length;
         this.acks = acks;
+        this.timeoutMs = Integer.MAX_VALUE;
         this.marker = false;
         this.verification = LogTransactions.VERIFICATION_NOT_REQUIRED;
     }

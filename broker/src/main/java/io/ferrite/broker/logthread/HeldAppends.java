@@ -1,5 +1,7 @@
 package io.ferrite.broker.logthread;
 
+import io.ferrite.broker.replica.LeaderReplicas;
+import io.ferrite.broker.replica.ReplicaStatus;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.PartitionLog;
 
@@ -7,8 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The appends a log thread holds until an fsync covers them ({@code ferrite.durability=fsync}), in
- * the order they came. Log thread only.
+ * The appends a log thread holds until an fsync covers them ({@code ferrite.durability=fsync}), or
+ * at acks=all on a partition with followers until the high watermark passes them or their request's
+ * timeout ends (Kafka's delayed produce), in the order they came. Log thread only.
  */
 final class HeldAppends
 {
@@ -27,8 +30,23 @@ final class HeldAppends
         return held.isEmpty();
     }
 
+    /** Held until an fsync covers it. */
     void hold(final AppendCommand command)
     {
+        command.replicas = null;
+        command.held = true;
+        held.add(command);
+    }
+
+    /**
+     * Held until the high watermark passes it (acks=all on a partition with followers: Kafka's delayed
+     * produce), at most until {@code deadlineMs}. In fsync durability the high watermark is never above
+     * what is durable, so this covers the fsync too.
+     */
+    void holdForReplicas(final AppendCommand command, final LeaderReplicas replicas, final long deadlineMs)
+    {
+        command.replicas = replicas;
+        command.deadlineMs = deadlineMs;
         command.held = true;
         held.add(command);
     }
@@ -47,6 +65,7 @@ final class HeldAppends
     int completeDurable()
     {
         final int waiting = held.size();
+        long nowMs = Long.MIN_VALUE; // read once, and only when a wait for the followers is not over
         try
         {
             // answer without changing the list, then drop what went back: a fault in the middle
@@ -58,8 +77,16 @@ final class HeldAppends
                 {
                     final PartitionLog log = command.partition.log;
                     final AppendResult r = command.result;
-                    if (log.durableOffset() > r.lastOffset)
+                    final LeaderReplicas replicas = command.replicas;
+                    if ((replicas == null ? log.durableOffset() : log.highWatermark()) > r.lastOffset)
                     {
+                        if (replicas != null && replicas.underMinIsr(log.config().minInsyncReplicas))
+                        {
+                            // Kafka's DelayedProduce: committed, but the ISR shrank below the minimum meanwhile
+                            r.status = ReplicaStatus.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+                            r.message = "the ISR of " + log + " shrank below min.insync.replicas after the append ("
+                                + replicas.isrSize() + " in sync)";
+                        }
                         queues.answer(command);
                     }
                     else if (log.fsyncFailure() != null)
@@ -74,6 +101,19 @@ final class HeldAppends
                         r.status = AppendResult.LOG_CLOSED;
                         r.message = "log " + log + " closed before an fsync covered offsets " + r.firstOffset + ".." + r.lastOffset;
                         queues.answer(command);
+                    }
+                    else if (replicas != null)
+                    {
+                        if (nowMs == Long.MIN_VALUE)
+                        {
+                            nowMs = System.currentTimeMillis();
+                        }
+                        if (nowMs >= command.deadlineMs)
+                        {
+                            r.status = ReplicaStatus.TIMED_OUT;
+                            r.message = "the followers of " + log + " did not reach offset " + r.lastOffset + " within the request's timeout";
+                            queues.answer(command);
+                        }
                     }
                 }
                 catch (final Throwable fault)

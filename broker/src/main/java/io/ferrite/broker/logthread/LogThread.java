@@ -1,5 +1,8 @@
 package io.ferrite.broker.logthread;
 
+import io.ferrite.broker.replica.LeaderDuty;
+import io.ferrite.broker.replica.LeaderReplicas;
+import io.ferrite.broker.replica.ReplicaStatus;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.PartitionLog;
 import org.agrona.concurrent.Agent;
@@ -35,6 +38,8 @@ public final class LogThread implements Agent
     private final LogThreadFaults faults;
     private final CommandQueues queues;
     private final HeldAppends held;
+    /** The high watermark and ISR of the partitions it owns that this node leads with followers. */
+    private final LeaderDuty leaders;
     private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
     /**
      * The command taken from its queue and not yet answered or held, for the duty cycle's last-resort
@@ -70,6 +75,13 @@ public final class LogThread implements Agent
         this.faults = new LogThreadFaults(id, this::stopAfter);
         this.queues = new CommandQueues(networkThreads, queueCapacity, completion, faults);
         this.held = new HeldAppends(queues, faults);
+        this.leaders = new LeaderDuty(queues::wake, completion::highWatermarkAdvanced);
+    }
+
+    /** Its share of replication; touched on this thread only (install leadership with {@link #execute}), but its nudges. */
+    public LeaderDuty leaders()
+    {
+        return leaders;
     }
 
     /** {@code configured} as this thread must idle: woken when a network thread hands it a command. */
@@ -172,6 +184,10 @@ public final class LogThread implements Agent
         try
         {
             int work = drainCommands();
+            if (leaders.leading())
+            {
+                work += leaders.doWork(System.currentTimeMillis());
+            }
             if (!held.isEmpty())
             {
                 work += held.completeDurable();
@@ -370,6 +386,15 @@ public final class LogThread implements Agent
     {
         final PartitionLog log = command.partition.log;
         final AppendResult r = command.result;
+        final LeaderReplicas replicas = command.partition.replicas(); // null on a single node
+        if (replicas != null && command.acks == -1 && replicas.underMinIsr(log.config().minInsyncReplicas))
+        {
+            // Kafka's appendRecordsToLeader: refused before the append, nothing written
+            r.status = ReplicaStatus.NOT_ENOUGH_REPLICAS;
+            r.message = "the ISR of " + log + " (" + replicas.isrSize() + ") is below min.insync.replicas "
+                + replicas.effectiveMinIsr(log.config().minInsyncReplicas);
+            return false;
+        }
         // a log whose fsync failed refuses the append itself (STORAGE_ERROR: see PartitionLog.fsyncFailure)
         if (command.marker)
         {
@@ -386,6 +411,10 @@ public final class LogThread implements Agent
         else
         {
             log.transactions().append(command.buffer, command.offset, command.length, command.verification, r);
+        }
+        if (replicas != null)
+        {
+            return appendedWithFollowers(command, replicas);
         }
         if (log.config().fsyncDurability)
         {
@@ -407,6 +436,32 @@ public final class LogThread implements Agent
             {
                 completion.highWatermarkAdvanced(command.partition);
             }
+        }
+        return false;
+    }
+
+    /**
+     * After an append to a partition with followers: the high watermark moves when the followers have it
+     * ({@link LeaderDuty}); an acks=all answer waits until it passes the batch or the request's timeout
+     * ends, an acks=1 answer is the leader's own (in fsync durability after the fsync, as on one node).
+     */
+    private boolean appendedWithFollowers(final AppendCommand command, final LeaderReplicas replicas)
+    {
+        final AppendResult r = command.result;
+        final PartitionLog log = command.partition.log;
+        final long nowMs = System.currentTimeMillis();
+        final long highWatermark = r.status == AppendResult.OK ? leaders.appended(replicas, nowMs) : log.highWatermark();
+        if (command.acks == -1 && r.succeeded() && highWatermark <= r.lastOffset)
+        {
+            held.holdForReplicas(command, replicas, nowMs + command.timeoutMs);
+            inHand = null;
+            return true;
+        }
+        if (command.acks == 1 && r.succeeded() && log.config().fsyncDurability && log.durableOffset() <= r.lastOffset)
+        {
+            held.hold(command);
+            inHand = null;
+            return true;
         }
         return false;
     }

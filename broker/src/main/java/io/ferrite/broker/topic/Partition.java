@@ -1,5 +1,6 @@
 package io.ferrite.broker.topic;
 
+import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.log.PartitionLog;
 
 import java.lang.invoke.MethodHandles;
@@ -38,6 +39,12 @@ public final class Partition
      */
     @SuppressWarnings("unused") // through PARKED
     private volatile long parked;
+    /**
+     * This node's replication state as the partition's leader with followers; null on a single node
+     * (the only replica, its ISR itself: produce and fetch take the single-node path). Set by the
+     * owning log thread ({@code LeaderDuty.lead}).
+     */
+    private volatile LeaderReplicas replicas;
 
     Partition(final String topic, final int index, final PartitionLog log, final int owner)
     {
@@ -45,6 +52,18 @@ public final class Partition
         this.index = index;
         this.log = log;
         this.owner = owner;
+    }
+
+    /** The leader's replication state, or null: this node is the only replica. */
+    public LeaderReplicas replicas()
+    {
+        return replicas;
+    }
+
+    /** The owning log thread only ({@code LeaderDuty.lead}). */
+    public void replicas(final LeaderReplicas state)
+    {
+        this.replicas = state;
     }
 
     /** A fetch from network thread {@code networkThread} waits for this partition's high watermark to move. */

@@ -50,6 +50,14 @@ final class RawClient implements AutoCloseable
         return id;
     }
 
+    /** Sends a frame written elsewhere (size prefix and header included). */
+    void sendFrame(final ByteBuffer frame) throws IOException
+    {
+        final DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+        out.write(frame.array(), frame.arrayOffset() + frame.position(), frame.remaining());
+        out.flush();
+    }
+
     /** Whether any byte of an answer has arrived. */
     boolean answered() throws IOException
     {

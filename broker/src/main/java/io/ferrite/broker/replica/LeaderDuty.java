@@ -1,0 +1,203 @@
+package io.ferrite.broker.replica;
+
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.log.PartitionLog;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A log thread's share of replication for the partitions it owns and this node leads (Kafka's
+ * {@code Partition.maybeIncrementLeaderHW}, {@code maybeShrinkIsr} and {@code maybeExpandIsr}): the
+ * single writer of their high watermark and their ISR proposals. Its log thread calls it after an
+ * append to such a partition ({@link #appended}) and in every duty cycle ({@link #doWork}), which
+ * drains the partitions whose followers moved (nudged from network threads, or from the group
+ * committer's thread in fsync durability) and, every half {@code replica.lag.time.max.ms}, looks at
+ * each led partition for followers out of sync (Kafka's isr-expiration task runs at that period).
+ * Log thread only, but {@link #offer}.
+ */
+public final class LeaderDuty implements LeaderReplicas.Nudges
+{
+    /**
+     * Partitions waiting for a look. Why 1024: each is queued at most once (its nudge flag), so this
+     * bounds partitions with followers moving within one duty cycle; a refused nudge is counted and
+     * the periodic pass looks at every partition anyway.
+     */
+    private static final int NUDGE_CAPACITY = 1024;
+
+    private final ManyToOneConcurrentArrayQueue<LeaderReplicas> nudged = new ManyToOneConcurrentArrayQueue<>(NUDGE_CAPACITY);
+    private final List<LeaderReplicas> led = new ArrayList<>();
+    private final Runnable wake;
+    private final HighWatermarkMoved moved;
+    private long nextCheckMs;
+
+    /** Told when a partition's high watermark (or, for followers' fetches, its log end) moved. */
+    @FunctionalInterface
+    public interface HighWatermarkMoved
+    {
+        void moved(Partition partition);
+    }
+
+    /** {@code wake} makes the owning log thread look at its work now. */
+    public LeaderDuty(final Runnable wake, final HighWatermarkMoved moved)
+    {
+        this.wake = wake;
+        this.moved = moved;
+    }
+
+    @Override
+    public boolean offer(final LeaderReplicas replicas)
+    {
+        if (!nudged.offer(replicas))
+        {
+            return false;
+        }
+        wake.run();
+        return true;
+    }
+
+    public boolean leading()
+    {
+        return !led.isEmpty();
+    }
+
+    /** This node now leads {@code replicas.partition} with {@code replicas} (log thread; replaces an earlier epoch's). */
+    public void lead(final LeaderReplicas replicas)
+    {
+        led.removeIf(r -> r.partition == replicas.partition);
+        led.add(replicas);
+        replicas.partition.replicas(replicas);
+        nextCheckMs = 0;
+    }
+
+    /**
+     * After an append to a partition with replicas: its log end moved, so the followers' fetches waiting on it
+     * are woken, and the high watermark may move (a leader whose ISR is itself). Returns the high watermark.
+     */
+    public long appended(final LeaderReplicas replicas, final long nowMs)
+    {
+        if (!advance(replicas, nowMs))
+        {
+            wakeFetches(replicas.partition); // the log end moved: a follower's fetch reads up to it
+        }
+        return replicas.partition.log.highWatermark();
+    }
+
+    public int doWork(final long nowMs)
+    {
+        int work = 0;
+        LeaderReplicas replicas;
+        while ((replicas = nudged.poll()) != null)
+        {
+            replicas.nudgeTaken(); // before the look: a follower moving during it nudges again
+            advance(replicas, nowMs);
+            maybeExpand(replicas);
+            work++;
+        }
+        if (nowMs >= nextCheckMs && !led.isEmpty())
+        {
+            long lag = Long.MAX_VALUE;
+            for (int i = 0; i < led.size(); i++)
+            {
+                final LeaderReplicas r = led.get(i);
+                if (r.partition.log.isClosed())
+                {
+                    led.remove(i--);
+                    continue;
+                }
+                advance(r, nowMs); // also what a refused nudge left
+                maybeShrink(r, nowMs);
+                maybeExpand(r);
+                lag = Math.min(lag, r.lagMaxMs);
+                work++;
+            }
+            nextCheckMs = lag == Long.MAX_VALUE ? Long.MAX_VALUE : nowMs + Math.max(1, lag / 2);
+        }
+        return work;
+    }
+
+    /** Moves the high watermark to what the replicas allow, never back; wakes the fetches waiting on it. */
+    private boolean advance(final LeaderReplicas replicas, final long nowMs)
+    {
+        final PartitionLog log = replicas.partition.log;
+        if (log.isClosed())
+        {
+            return false;
+        }
+        final long logEnd = log.logEndOffset();
+        final long leaderBound = log.config().fsyncDurability ? Math.min(logEnd, log.durableOffset()) : logEnd;
+        final long bound = replicas.highWatermarkBound(leaderBound, logEnd, nowMs, log.config().minInsyncReplicas);
+        if (bound <= log.highWatermark())
+        {
+            return false;
+        }
+        log.highWatermark(bound);
+        wakeFetches(replicas.partition);
+        return true;
+    }
+
+    private void wakeFetches(final Partition partition)
+    {
+        if (partition.hasParkedFetches())
+        {
+            moved.moved(partition);
+        }
+    }
+
+    /** Kafka's {@code getOutOfSyncReplicas}: followers in the ISR not caught up within the lag are proposed out. */
+    private static void maybeShrink(final LeaderReplicas replicas, final long nowMs)
+    {
+        if (replicas.proposalInFlight)
+        {
+            return;
+        }
+        final long logEnd = replicas.partition.log.logEndOffset();
+        final int[] isr = replicas.isr();
+        int keep = 0;
+        for (final int id : isr)
+        {
+            final LeaderReplicas.Follower f = replicas.follower(id);
+            if (f == null || f.caughtUp(logEnd, nowMs, replicas.lagMaxMs))
+            {
+                isr[keep++] = id; // the leader, or in sync
+            }
+        }
+        if (keep < isr.length)
+        {
+            propose(replicas, java.util.Arrays.copyOf(isr, keep));
+        }
+    }
+
+    /**
+     * Kafka's {@code isFollowerInSync}: a follower outside the ISR whose log end reached the high watermark
+     * and the start of the leader's epoch is proposed in, one at a time.
+     */
+    private static void maybeExpand(final LeaderReplicas replicas)
+    {
+        if (replicas.proposalInFlight || replicas.isrSize() == replicas.replicationFactor())
+        {
+            return;
+        }
+        final long highWatermark = replicas.partition.log.highWatermark();
+        for (int i = 0; i < replicas.followerCount(); i++)
+        {
+            final LeaderReplicas.Follower f = replicas.followerAt(i);
+            final long end = f.logEndOffset;
+            if (!replicas.inIsr(f.id) && end >= highWatermark && end >= replicas.epochStartOffset)
+            {
+                final int[] isr = replicas.isr();
+                final int[] grown = java.util.Arrays.copyOf(isr, isr.length + 1);
+                grown[isr.length] = f.id;
+                propose(replicas, LeaderReplicas.sorted(grown));
+                return;
+            }
+        }
+    }
+
+    private static void propose(final LeaderReplicas replicas, final int[] isr)
+    {
+        replicas.proposals.propose(replicas.partition.topic, replicas.partition.index, replicas.leaderEpoch, isr);
+        replicas.proposalInFlight = true; // after: a proposal that threw is tried again at the next look
+    }
+}
