@@ -35,7 +35,7 @@ final class LogAppender
 
     LogAppender(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final SegmentRoller roller,
         final LogFlusher flusher, final ProducerStateManager producers, final BatchValidator validator,
-        final WriteStrategy strategy)
+        final WriteStrategy strategy, final LogEpochs epochs)
     {
         this.log = log;
         this.offsets = offsets;
@@ -45,7 +45,7 @@ final class LogAppender
         this.producers = producers;
         this.validator = validator;
         this.strategy = strategy;
-        this.placer = new BatchPlacer(log, offsets, roller, flusher, producers, batch);
+        this.placer = new BatchPlacer(log, offsets, roller, flusher, producers, batch, epochs);
     }
 
     void leaderEpoch(final int epoch)
