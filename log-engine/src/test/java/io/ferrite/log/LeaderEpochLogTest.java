@@ -46,6 +46,19 @@ class LeaderEpochLogTest
         }
     }
 
+    /** A closed log of ten 3-record batches per epoch given. */
+    private void logOfEpochs(final int... epochs) throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            for (final int epoch : epochs)
+            {
+                append(log, epoch, 10);
+            }
+        }
+    }
+
     private Path partitionDir()
     {
         return dir.resolve("orders-0");
@@ -83,12 +96,7 @@ class LeaderEpochLogTest
     @Test
     void anUncleanOpenCutsEntriesPastTheRecoveredEndAndRebuildsWhatTheFileMissed() throws IOException
     {
-        try (LogManager manager = open())
-        {
-            final PartitionLog log = manager.createLog("orders", 0, SMALL);
-            append(log, 0, 10);
-            append(log, 3, 10);
-        }
+        logOfEpochs(0, 3);
         // a file written before epoch 3's batches were flushed: recovery re-reads them (no recovery point) and assigns it
         Files.writeString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME), "0\n1\n0 0\n");
         uncleanStop();
@@ -112,12 +120,7 @@ class LeaderEpochLogTest
     @Test
     void aLogWithoutAFileIsRebuiltFromItsBatchesAndTheFileWrittenAtTheNextFlush() throws IOException
     {
-        try (LogManager manager = open())
-        {
-            final PartitionLog log = manager.createLog("orders", 0, SMALL);
-            append(log, 0, 10);
-            append(log, 4, 10);
-        }
+        logOfEpochs(0, 4);
         Files.delete(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)); // as a log from before this file was kept
         try (LogManager manager = open()) // a clean open: no segment recovered, every header walked once
         {
