@@ -27,11 +27,13 @@ final class BatchPlacer
     private final LogFlusher flusher;
     private final ProducerStateManager producers;
     private final RecordBatch batch;
+    private final LogEpochs epochs;
     private int leaderEpoch;
 
     BatchPlacer(final PartitionLog log, final LogOffsets offsets, final SegmentRoller roller, final LogFlusher flusher,
-        final ProducerStateManager producers, final RecordBatch batch)
+        final ProducerStateManager producers, final RecordBatch batch, final LogEpochs epochs)
     {
+        this.epochs = epochs;
         this.log = log;
         this.offsets = offsets;
         this.roller = roller;
@@ -175,6 +177,9 @@ final class BatchPlacer
     {
         // a marker reads the high watermark (what it ends stays unstable until that passes it); nothing else does
         producers.update(batch, batch.isControl() ? offsets.highWatermark() : Long.MAX_VALUE);
+        // the leader-epoch hook of every placed batch (append, commit, marker, a follower's): before the log
+        // end moves, so a flush that reads this log end finds the entry to write (LogEpochs)
+        epochs.placed(batch, base);
         offsets.publishLogEnd(last + 1);
         result.firstOffset = base;
         result.lastOffset = last;

@@ -36,7 +36,7 @@ final class LogAppender
 
     LogAppender(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final SegmentRoller roller,
         final LogFlusher flusher, final ProducerStateManager producers, final BatchValidator validator,
-        final WriteStrategy strategy)
+        final WriteStrategy strategy, final LogEpochs epochs)
     {
         this.log = log;
         this.offsets = offsets;
@@ -46,7 +46,7 @@ final class LogAppender
         this.producers = producers;
         this.validator = validator;
         this.strategy = strategy;
-        this.placer = new BatchPlacer(log, offsets, roller, flusher, producers, batch);
+        this.placer = new BatchPlacer(log, offsets, roller, flusher, producers, batch, epochs);
         this.follower = new FollowerAppender(log, this, offsets, producers, placer);
     }
 

@@ -36,6 +36,7 @@ final class LogFlusher
     private final SegmentList segments;
     private final EpochClock clock;
     private final LogEnvironment env;
+    private final LogEpochs epochs;
     private final Object flushLock = new Object();
     /** Waiters of {@link #awaitDurable} wait on this; a flush wakes them only when there are some. */
     private final Object durableMonitor = new Object();
@@ -59,8 +60,9 @@ final class LogFlusher
     private Segment namesDurableWith;
 
     LogFlusher(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final EpochClock clock,
-        final LogEnvironment env)
+        final LogEnvironment env, final LogEpochs epochs)
     {
+        this.epochs = epochs;
         this.log = log;
         this.offsets = offsets;
         this.segments = segments;
@@ -126,6 +128,7 @@ final class LogFlusher
             {
                 throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
             }
+            writeEpochs();
             flushedMessages = messages;
             lastFlushMs = clock.time();
             durableTo(target);
@@ -157,8 +160,20 @@ final class LogFlusher
             {
                 throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
             }
+            writeEpochs();
             durableTo(segs[segs.length - 1].baseOffset);
         }
+    }
+
+    /**
+     * The leader-epoch checkpoint, before the recovery point moves past an entry's batch (else an
+     * unclean open re-reading from the recovery point would not find that epoch). A failure fails
+     * this flush — the durable offset and recovery point stay — but not the log: the data's fsyncs
+     * succeeded, and the next flush writes the file again.
+     */
+    private void writeEpochs() throws IOException
+    {
+        epochs.writeIfChanged(log.dir());
     }
 
     /**

@@ -51,7 +51,7 @@ final class LogLoader
         final WriteStrategy strategy, final EpochClock clock, final LogEnvironment env) throws IOException
     {
         final ProducerStateManager producers = new ProducerStateManager(dir);
-        final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
+        final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers, LogEpochs.empty());
         final Segment first = SegmentOpener.open(dir, 0, config, strategy, true, 0, clock.time(), false);
         producers.clear(0);
         log.loaded(new Segment[] {first}, 0, 0, 0, true); // the creation fsyncs the directory before publishing
@@ -86,13 +86,15 @@ final class LogLoader
         final List<Segment> segments = new ArrayList<>();
         final IndexRebuild rebuild = new IndexRebuild(abortedTxns);
         producers.abortedTxnListener(rebuild); // the log's own (abortedTxns) once loaded
-        final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers);
+        final LogEpochs epochs = LogEpochs.open(dir);
+        final PartitionLog log = new PartitionLog(topic, partition, dir, config, strategy, clock, env, producers, epochs);
         if (bases.isEmpty())
         {
             final long start = Math.max(0, checkpointedLogStart);
             final Segment first = SegmentOpener.create(dir, start, config, strategy, now);
             producers.clear(start);
             ProducerSnapshots.deleteSnapshotsAbove(dir, start);
+            epochs.loaded(start, start);
             log.loaded(new Segment[] {first}, start, start, start, false); // a file made here: its name not yet durable
             producers.abortedTxnListener(abortedTxns);
             return log;
@@ -143,10 +145,14 @@ final class LogLoader
                 }
             }
 
+            if (!epochs.fromFile())
+            {
+                epochs.rebuild(segments.subList(0, Math.min(recoverFrom, segments.size()))); // recovery assigns the rest
+            }
             final long logEnd;
             if (recoverFrom < segments.size())
             {
-                logEnd = recover(dir, segments, recoverFrom, producers, rebuild, now, expiryMs);
+                logEnd = recover(dir, segments, recoverFrom, producers, rebuild, now, expiryMs, epochs);
             }
             else
             {
@@ -163,6 +169,7 @@ final class LogLoader
                 s.releaseIndexMappings();
             }
             final long logStart = Math.max(checkpointedLogStart, segments.get(0).baseOffset);
+            epochs.loaded(logStart, logEnd);
             final boolean recovered = recoverFrom < bases.size();
             // after an unclean stop what recovery kept is in the page cache, not proven on disk: the
             // recovery point stays where the checkpoint had it (the next unclean start scans the same
@@ -327,7 +334,7 @@ final class LogLoader
 
     /** Recovers segments from {@code from} to the end, each on its own (a gap between two is kept); returns the log end offset. */
     private static long recover(final Path dir, final List<Segment> segments, final int from, final ProducerStateManager producers,
-        final IndexRebuild rebuild, final long now, final long expiryMs) throws IOException
+        final IndexRebuild rebuild, final long now, final long expiryMs, final LogEpochs epochs) throws IOException
     {
         final long start = segments.get(from).baseOffset;
         final long snapshot = producers.loadSnapshot(start, now, expiryMs);
@@ -350,7 +357,11 @@ final class LogLoader
             s.txnIndex.truncateTo(s.baseOffset);
             rebuild.walking = s;
             final long gapsBelow = i < segments.size() - 1 ? segments.get(i + 1).baseOffset : -1; // a cleaned segment's gaps
-            next = SegmentRecovery.recover(s, s.baseOffset, limit, gapsBelow, producers::update);
+            next = SegmentRecovery.recover(s, s.baseOffset, limit, gapsBelow, batch ->
+            {
+                producers.update(batch);
+                epochs.recovered(batch); // as Kafka's LogSegment.recover
+            });
             if (s.size() < before && !s.isActive())
             {
                 LOG.warn("{}: segment {} cut from {} to {} bytes; the segments after it are kept (a gap of offsets)",

@@ -21,10 +21,12 @@ final class LogRetention
     private final SegmentList segments;
     private final EpochClock clock;
     private final LogEnvironment env;
+    private final LogEpochs epochs;
 
     LogRetention(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final EpochClock clock,
-        final LogEnvironment env)
+        final LogEnvironment env, final LogEpochs epochs)
     {
+        this.epochs = epochs;
         this.log = log;
         this.offsets = offsets;
         this.segments = segments;
@@ -79,6 +81,7 @@ final class LogRetention
         {
             segments.checkOpen(); // a deleted log's start does not move (its DeleteRecords is the topic's error)
             offsets.advanceLogStart(offset);
+            epochs.logStartMoved(offsets.logStartOffset());
         }
         finally
         {
@@ -141,6 +144,7 @@ final class LogRetention
             }
             removed = segments.removeOldest(n);
             offsets.advanceLogStart(segments.array()[0].baseOffset);
+            epochs.logStartMoved(offsets.logStartOffset());
         }
         finally
         {

@@ -54,6 +54,7 @@ public final class PartitionLog implements AutoCloseable
     private volatile Path dir;
     private volatile LogConfig config;
     private final ProducerStateManager producers;
+    private final LogEpochs epochs;
     private final RollSnapshots rollSnapshots = new RollSnapshots();
 
     private final LogOffsets offsets = new LogOffsets();
@@ -67,19 +68,20 @@ public final class PartitionLog implements AutoCloseable
     private final SegmentReplacer replacer;
 
     PartitionLog(final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
-        final EpochClock clock, final LogEnvironment env, final ProducerStateManager producers)
+        final EpochClock clock, final LogEnvironment env, final ProducerStateManager producers, final LogEpochs epochs)
     {
         this.topic = topic;
         this.partition = partition;
         this.dir = dir;
         this.config = config;
         this.producers = producers;
+        this.epochs = epochs;
         final BatchValidator validator = new BatchValidator(topic + "-" + partition, clock, config.maxDecompressedMessageBytes);
         final SegmentRoller roller = new SegmentRoller(this, strategy, segments, producers, rollSnapshots, validator, env);
-        this.flusher = new LogFlusher(this, offsets, segments, clock, env);
-        this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy);
+        this.flusher = new LogFlusher(this, offsets, segments, clock, env, epochs);
+        this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy, epochs);
         this.reader = new LogReader(this, offsets, segments);
-        this.retention = new LogRetention(this, offsets, segments, clock, env);
+        this.retention = new LogRetention(this, offsets, segments, clock, env, epochs);
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers, clock, env.producerIdExpirationMs());
         this.replacer = new SegmentReplacer(this, segments, strategy, clock, env, flusher);
@@ -114,11 +116,7 @@ public final class PartitionLog implements AutoCloseable
         return dir;
     }
 
-    /**
-     * Its directory was renamed by the deletion of the partition, after {@link #closeForDeletion}: what
-     * still asks the log for its directory gets the renamed one, never the old path, which a new log
-     * of the same name may hold by then.
-     */
+    /** Renamed by the partition's deletion ({@link #closeForDeletion}): never the old path again, a new log's by then. */
     void movedTo(final Path renamed)
     {
         producers.movedTo(renamed);
@@ -154,11 +152,7 @@ public final class PartitionLog implements AutoCloseable
         return offsets.durableOffset();
     }
 
-    /**
-     * Why this log may take no more appends: the first of its fsyncs that failed, or null. Nothing
-     * not yet durable when it failed will ever be (the kernel may have dropped those pages); a
-     * restart recovers the log from what is on disk.
-     */
+    /** The first fsync that failed (no more appends: what was not durable then never will be; a restart recovers), or null. */
     public Throwable fsyncFailure()
     {
         return flusher.fsyncFailure();
@@ -262,6 +256,12 @@ public final class PartitionLog implements AutoCloseable
         appender.leaderEpoch(epoch);
     }
 
+    /** The leader-epoch cache (KIP-101): OffsetForLeaderEpoch's answers, a follower's truncation point ({@link LogEpochs}). */
+    public io.ferrite.log.epoch.LeaderEpochCache leaderEpochCache()
+    {
+        return epochs.cache();
+    }
+
     /**
      * Hands the single-writer role to the calling thread (when a log moves between threads). A claim
      * the previous writer left open is aborted: its writer is gone, and it would hold the log.
@@ -353,12 +353,6 @@ public final class PartitionLog implements AutoCloseable
     void forceRolledSnapshots() throws IOException
     {
         rollSnapshots.forceAll();
-    }
-
-    /** {@link #flush()} for background callers: a segment deleted meanwhile is not an error. */
-    void flushQuietly()
-    {
-        flusher.flushQuietly(false);
     }
 
     /** {@link #flush()}, or with {@code rolled} {@link #flushRolled()}, for background callers. */

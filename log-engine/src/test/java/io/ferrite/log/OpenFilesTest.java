@@ -70,20 +70,38 @@ class OpenFilesTest
         }
     }
 
+    /**
+     * Copies a log directory as a SIGKILL would leave it, while the log may still be flushing: a
+     * directory stream, not {@code Files.walk} (which fails on a name gone between its listing and
+     * its stat), and a checkpoint's temporary file a flush renamed meanwhile is left out (a kill
+     * leaves it or not; an open removes it anyway).
+     */
     static void copy(final Path from, final Path to) throws IOException
     {
-        try (Stream<Path> files = Files.walk(from))
+        Files.createDirectories(to);
+        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(from))
         {
-            for (final Path p : (Iterable<Path>)files::iterator)
+            for (final Path p : files)
             {
-                final Path target = to.resolve(from.relativize(p).toString());
+                final String name = p.getFileName().toString();
+                final Path target = to.resolve(name);
                 if (Files.isDirectory(p))
                 {
-                    Files.createDirectories(target);
+                    copy(p, target);
                 }
-                else if (!p.getFileName().toString().equals(".lock"))
+                else if (!name.equals(".lock"))
                 {
-                    Files.copy(p, target);
+                    try
+                    {
+                        Files.copy(p, target);
+                    }
+                    catch (final java.nio.file.NoSuchFileException renamed)
+                    {
+                        if (!name.endsWith(".tmp"))
+                        {
+                            throw renamed;
+                        }
+                    }
                 }
             }
         }

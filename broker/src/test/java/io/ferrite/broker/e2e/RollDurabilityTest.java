@@ -68,6 +68,12 @@ class RollDurabilityTest
                         assertTrue(made.contains(partition.toString()), "record " + i + " landed in a new segment; the partition " +
                             "directory was not fsynced before its answer; fsyncs made: " + made);
                     }
+                    else if (made.contains("rename " + partition.resolve("leader-epoch-checkpoint")))
+                    {
+                        // the first record's epoch: its leader-epoch-checkpoint is written (and its rename made durable
+                        // by the directory's fsync) once per epoch, by the flush before the recovery point passes it
+                        assertEquals(0, i, "the leader-epoch-checkpoint written again with no new epoch; fsyncs made: " + made);
+                    }
                     else
                     {
                         assertFalse(made.contains(partition.toString()), "record " + i + ": no new segment, yet the partition " +

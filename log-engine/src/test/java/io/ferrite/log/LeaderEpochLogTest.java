@@ -1,0 +1,182 @@
+package io.ferrite.log;
+
+import io.ferrite.log.epoch.LeaderEpochCheckpoint;
+import org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile;
+import org.apache.kafka.storage.internals.log.EpochEntry;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The leader-epoch cache of a real log: assigned as batches are placed, kept in its checkpoint, rebuilt and cut at open. */
+class LeaderEpochLogTest
+{
+    @TempDir
+    Path dir;
+
+    private final MutableClock clock = new MutableClock(1_700_000_000_000L);
+    private final Batches batches = new Batches();
+    private final AppendResult result = new AppendResult();
+    /** Small segments: several per log. */
+    private static final Map<String, String> SMALL = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2048");
+
+    private LogManager open() throws IOException
+    {
+        return LogManager.open(LogManagerConfig.of(dir).withClock(clock));
+    }
+
+    private void append(final PartitionLog log, final int epoch, final int batchCount)
+    {
+        log.leaderEpoch(epoch);
+        for (int i = 0; i < batchCount; i++)
+        {
+            batches.records(3, i, clock.time());
+            log.append(batches.buffer, 0, batches.length, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+        }
+    }
+
+    /** A closed log of ten 3-record batches per epoch given. */
+    private void logOfEpochs(final int... epochs) throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            for (final int epoch : epochs)
+            {
+                append(log, epoch, 10);
+            }
+        }
+    }
+
+    private Path partitionDir()
+    {
+        return dir.resolve("orders-0");
+    }
+
+    @Test
+    void eachNewEpochAssignsItsFirstOffsetAndTheFileKeepsThemAcrossAReopen() throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            assertEquals(-1, log.leaderEpochCache().latestEpoch(), "no batch yet: no epoch");
+            append(log, 0, 10);   // offsets 0..29
+            append(log, 2, 10);   // 30..59
+            append(log, 2, 5);    // 60..74: the same epoch, no entry
+            append(log, 5, 10);   // 75..104
+            assertArrayEquals(new long[][] {{0, 0}, {2, 30}, {5, 75}}, log.leaderEpochCache().snapshot());
+            assertTrue(log.segmentCount() > 2, "several segments: " + log.segmentCount());
+            log.flush();
+            assertEquals("0\n3\n0 0\n2 30\n5 75\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
+        }
+        // Kafka's own reader takes the file the close left
+        assertEquals(List.of(new EpochEntry(0, 0), new EpochEntry(2, 30), new EpochEntry(5, 75)),
+            new LeaderEpochCheckpointFile(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME).toFile(), new LogDirFailureChannel(1)).read());
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.log("orders", 0);
+            assertArrayEquals(new long[][] {{0, 0}, {2, 30}, {5, 75}}, log.leaderEpochCache().snapshot());
+            append(log, 5, 1);
+            append(log, 7, 1);
+            assertArrayEquals(new long[][] {{0, 0}, {2, 30}, {5, 75}, {7, 108}}, log.leaderEpochCache().snapshot());
+        }
+    }
+
+    @Test
+    void anUncleanOpenCutsEntriesPastTheRecoveredEndAndRebuildsWhatTheFileMissed() throws IOException
+    {
+        logOfEpochs(0, 3);
+        // a file written before epoch 3's batches were flushed: recovery re-reads them (no recovery point) and assigns it
+        Files.writeString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME), "0\n1\n0 0\n");
+        uncleanStop();
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.log("orders", 0);
+            assertEquals(60, log.logEndOffset());
+            assertArrayEquals(new long[][] {{0, 0}, {3, 30}}, log.leaderEpochCache().snapshot());
+        }
+        assertEquals("0\n2\n0 0\n3 30\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)),
+            "the close's flush wrote what the open found");
+        // a file with an entry past what the crash kept (epoch 9 at 500): cut to the recovered log end, as Kafka's loader
+        Files.writeString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME), "0\n3\n0 0\n3 30\n9 500\n");
+        uncleanStop();
+        try (LogManager manager = open())
+        {
+            assertArrayEquals(new long[][] {{0, 0}, {3, 30}}, manager.log("orders", 0).leaderEpochCache().snapshot());
+        }
+    }
+
+    @Test
+    void aLogWithoutAFileIsRebuiltFromItsBatchesAndTheFileWrittenAtTheNextFlush() throws IOException
+    {
+        logOfEpochs(0, 4);
+        Files.delete(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)); // as a log from before this file was kept
+        try (LogManager manager = open()) // a clean open: no segment recovered, every header walked once
+        {
+            final PartitionLog log = manager.log("orders", 0);
+            assertArrayEquals(new long[][] {{0, 0}, {4, 30}}, log.leaderEpochCache().snapshot());
+            log.flush();
+            assertTrue(Files.exists(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
+        }
+    }
+
+    @Test
+    void theLogStartMovingUpMovesTheFirstEntryUp() throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            append(log, 0, 10);
+            append(log, 1, 10);
+            append(log, 2, 10);
+            log.highWatermark(log.logEndOffset());
+            assertEquals(45, log.deleteRecordsBefore(45));
+            assertArrayEquals(new long[][] {{1, 45}, {2, 60}}, log.leaderEpochCache().snapshot());
+        }
+        try (LogManager manager = open())
+        {
+            assertArrayEquals(new long[][] {{1, 45}, {2, 60}}, manager.log("orders", 0).leaderEpochCache().snapshot());
+        }
+    }
+
+    @Test
+    void aDamagedFileFailsTheOpenWithKafkasMessage() throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            append(manager.createLog("orders", 0, SMALL), 0, 2);
+        }
+        Files.writeString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME), "0\n2\n0 0\n");
+        final Exception ex = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, this::open);
+        assertTrue(String.valueOf(ex.getMessage()).contains("Expected [2] entries in checkpoint file") ||
+            causes(ex).contains("Expected [2] entries in checkpoint file"), causes(ex));
+        assertFalse(Files.exists(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME + ".tmp")));
+    }
+
+    private static String causes(final Throwable t)
+    {
+        final StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause())
+        {
+            sb.append(c).append(" <- ");
+        }
+        return sb.toString();
+    }
+
+    private void uncleanStop() throws IOException
+    {
+        Files.deleteIfExists(dir.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        Files.deleteIfExists(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS));
+    }
+}
