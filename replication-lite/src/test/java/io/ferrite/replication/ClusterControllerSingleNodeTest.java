@@ -6,12 +6,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 import io.ferrite.testing.Await;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
@@ -32,7 +34,9 @@ import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.metadata.BrokerState;
 import org.apache.kafka.metadata.PartitionRegistration;
-import org.apache.kafka.server.fault.LoggingFaultHandler;
+import org.apache.kafka.server.fault.FaultHandler;
+import org.apache.kafka.server.fault.FaultHandlerException;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,12 +57,20 @@ class ClusterControllerSingleNodeTest
     @TempDir
     Path dir;
 
+    /** The controller's fatal and the view's fault handler: a fault fails the test (it would stop a node). */
+    private final RecordingFaults faults = new RecordingFaults();
+
+    @AfterEach
+    void noFault()
+    {
+        assertEquals(List.of(), List.copyOf(faults.heard), "faults that would have stopped the node");
+    }
+
     @Test
     void aNodeRegistersIsUnfencedAndLeadsATopicCreatedThroughItsController() throws Exception
     {
         final int port = freePort();
         final QuorumSettings settings = settings(port);
-        final LoggingFaultHandler faults = new LoggingFaultHandler("test", () -> { });
         final ConcurrentLinkedQueue<String> heard = new ConcurrentLinkedQueue<>();
         final ConcurrentLinkedQueue<TopicPartition> stopped = new ConcurrentLinkedQueue<>();
         try (MetadataQuorum quorum = MetadataQuorum.start(settings, dir.resolve("quorum"), (offset, record) -> { });
@@ -122,6 +134,8 @@ class ClusterControllerSingleNodeTest
             assertEquals(Errors.NONE.code(), reassignments.data().errorCode());
             assertEquals(List.of(), reassignments.data().topics());
 
+            requestsKafkasControllerApisRefusesAreRefused(listener, view.topic("orders").orElseThrow().id());
+
             final DeleteTopicsResponse deleted = (DeleteTopicsResponse)ControllerRpc.send(listener,
                 new DeleteTopicsRequest.Builder(new DeleteTopicsRequestData().setTimeoutMs(30_000)
                     .setTopics(List.of(new DeleteTopicState().setName("orders"), new DeleteTopicState().setName("absent"))))
@@ -130,6 +144,9 @@ class ClusterControllerSingleNodeTest
             assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), deleted.data().responses().find("absent").errorCode());
             Await.await(() -> view.topic("orders").isEmpty() && stopped.size() == 3, DEADLINE,
                 () -> "orders gone from the view and its three partitions heard stopped: " + stopped);
+            // the view has applied the log up to the delete, so it would hold any topic a refused request made
+            assertEquals(Optional.empty(), view.topic("twice"));
+            assertEquals(Optional.empty(), view.topic(Topic.CLUSTER_METADATA_TOPIC_NAME));
         }
     }
 
@@ -138,7 +155,6 @@ class ClusterControllerSingleNodeTest
     {
         final int port = freePort();
         final InetSocketAddress listener = new InetSocketAddress("127.0.0.1", port);
-        final LoggingFaultHandler faults = new LoggingFaultHandler("test", () -> { });
         try (MetadataQuorum quorum = MetadataQuorum.start(settings(port), dir.resolve("quorum"), (offset, record) -> { }))
         {
             Await.await(quorum::isLeader, DEADLINE, "node 1 to lead its own quorum");
@@ -158,6 +174,58 @@ class ClusterControllerSingleNodeTest
             }
             assertEquals(Errors.NOT_CONTROLLER.code(), ControllerRpc.createTopic(List.of(listener), "orders", 1, (short)1).errorCode(),
                 "a closed controller no longer serves the listener");
+        }
+    }
+
+    /**
+     * What Kafka's ControllerApis refuses before the controller sees it (the controller itself would write a record
+     * twice and halt on replaying it): names or ids given twice, a name with its own id, {@code __cluster_metadata}.
+     */
+    private static void requestsKafkasControllerApisRefusesAreRefused(final InetSocketAddress listener, final Uuid ordersId)
+        throws Exception
+    {
+        final CreateTopicsRequestData.CreatableTopicCollection topics = new CreateTopicsRequestData.CreatableTopicCollection();
+        for (final String name : List.of("twice", "twice", Topic.CLUSTER_METADATA_TOPIC_NAME))
+        {
+            topics.add(new CreateTopicsRequestData.CreatableTopic().setName(name).setNumPartitions(1).setReplicationFactor((short)1));
+        }
+        assertEquals(3, topics.size(), "the request carries the name twice");
+        final CreateTopicsResponse created = (CreateTopicsResponse)ControllerRpc.send(listener,
+            new CreateTopicsRequest.Builder(new CreateTopicsRequestData().setTopics(topics).setTimeoutMs(30_000)).build());
+        assertEquals(List.of("__cluster_metadata INVALID_REQUEST Creation of internal topic __cluster_metadata is prohibited.",
+                "twice INVALID_REQUEST Duplicate topic name."),
+            created.data().topics().stream().map(topic -> topic.name() + " " + Errors.forCode(topic.errorCode()) + " " +
+                topic.errorMessage()).sorted().toList());
+
+        final CreatePartitionsRequestData.CreatePartitionsTopicCollection grow = new CreatePartitionsRequestData.CreatePartitionsTopicCollection();
+        grow.add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("orders").setCount(4).setAssignments(null));
+        grow.add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("orders").setCount(5).setAssignments(null));
+        final CreatePartitionsResponse grown = (CreatePartitionsResponse)ControllerRpc.send(listener,
+            new CreatePartitionsRequest.Builder(new CreatePartitionsRequestData().setTimeoutMs(30_000).setTopics(grow)).build());
+        assertEquals(List.of("orders INVALID_REQUEST"), grown.data().results().stream()
+            .map(result -> result.name() + " " + Errors.forCode(result.errorCode())).toList());
+
+        for (final List<DeleteTopicState> twice : List.of(
+            List.of(new DeleteTopicState().setTopicId(ordersId), new DeleteTopicState().setTopicId(ordersId)),
+            List.of(new DeleteTopicState().setName("orders"), new DeleteTopicState().setTopicId(ordersId))))
+        {
+            final DeleteTopicsResponse refused = (DeleteTopicsResponse)ControllerRpc.send(listener,
+                new DeleteTopicsRequest.Builder(new DeleteTopicsRequestData().setTimeoutMs(30_000).setTopics(twice)).build());
+            assertEquals(List.of(ordersId + " INVALID_REQUEST"), refused.data().responses().stream()
+                .map(result -> result.topicId() + " " + Errors.forCode(result.errorCode())).toList(), twice::toString);
+        }
+    }
+
+    /** Records every fault; the test's {@code @AfterEach} asserts none came. */
+    private static final class RecordingFaults implements FaultHandler
+    {
+        final ConcurrentLinkedQueue<String> heard = new ConcurrentLinkedQueue<>();
+
+        @Override
+        public RuntimeException handleFault(final String failureMessage, final Throwable cause)
+        {
+            heard.add(failureMessage + (cause == null ? "" : ": " + cause));
+            return new FaultHandlerException(failureMessage, cause);
         }
     }
 
