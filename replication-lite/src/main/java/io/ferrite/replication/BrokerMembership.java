@@ -98,6 +98,12 @@ public final class BrokerMembership implements AutoCloseable
         return lifecycle.initialUnfenceFuture();
     }
 
+    /** The channel's metrics (Kafka's NetworkClient and selector metrics), for tests. */
+    Metrics channelMetrics()
+    {
+        return metrics;
+    }
+
     /** A controlled shutdown (leadership moved away, then fenced), waited for at most 30 s, then the threads stop. */
     @Override
     public void close() throws InterruptedException

@@ -11,6 +11,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 import io.ferrite.testing.Await;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.internals.Topic;
@@ -148,6 +150,60 @@ class ClusterControllerSingleNodeTest
             assertEquals(Optional.empty(), view.topic("twice"));
             assertEquals(Optional.empty(), view.topic(Topic.CLUSTER_METADATA_TOPIC_NAME));
         }
+    }
+
+    @Test
+    void aBrokerWhoseConnectionWasMadeBeforeTheControllerStartedRegistersOnceItHas() throws Exception
+    {
+        final int port = freePort();
+        try (MetadataQuorum quorum = MetadataQuorum.start(settings(port), dir.resolve("quorum"), (offset, record) -> { });
+             ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
+             {
+                 @Override
+                 public void becameLeader(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 {
+                 }
+
+                 @Override
+                 public void becameFollower(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 {
+                 }
+             }, faults))
+        {
+            final BrokerMembership membership = BrokerMembership.start(quorum, view,
+                new InetSocketAddress("127.0.0.1", 9092), dir.resolve("data"), Uuid.randomUuid(), Map.of());
+            ClusterController controller = null;
+            try
+            {
+                // the channel's first answer on a connection is ApiVersions': after it, the client knows which APIs it may send
+                Await.await(() -> responsesReceived(membership) >= 1, DEADLINE, "the broker's channel to have an answer");
+                assertEquals(BrokerState.STARTING, membership.state(), "no controller yet, so not registered");
+                controller = ClusterController.start(quorum, Map.of(), faults);
+                membership.unfenced().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+                Await.await(() -> view.liveBrokers().size() == 1, DEADLINE, () -> "broker 1 unfenced in the view: " + view.brokers());
+            }
+            finally
+            {
+                membership.close(); // first: its controlled shutdown needs the controller
+                if (controller != null)
+                {
+                    controller.close();
+                }
+            }
+        }
+    }
+
+    private static double responsesReceived(final BrokerMembership membership)
+    {
+        double received = 0;
+        for (final Map.Entry<MetricName, ? extends Metric> metric : membership.channelMetrics().metrics().entrySet())
+        {
+            if (metric.getKey().name().equals("response-total"))
+            {
+                received += ((Number)metric.getValue().metricValue()).doubleValue();
+            }
+        }
+        return received;
     }
 
     @Test
