@@ -80,13 +80,13 @@ class ClusterControllerSingleNodeTest
              ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
              {
                  @Override
-                 public void becameLeader(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 public void leads(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
                  {
                      heard.add("leader " + partition + " epoch " + state.leaderEpoch);
                  }
 
                  @Override
-                 public void becameFollower(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 public void follows(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
                  {
                      heard.add("follower " + partition + " epoch " + state.leaderEpoch);
                  }
@@ -160,12 +160,12 @@ class ClusterControllerSingleNodeTest
              ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
              {
                  @Override
-                 public void becameLeader(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 public void leads(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
                  {
                  }
 
                  @Override
-                 public void becameFollower(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 public void follows(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
                  {
                  }
              }, faults))

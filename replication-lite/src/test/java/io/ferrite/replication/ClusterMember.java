@@ -56,13 +56,13 @@ public final class ClusterMember
         final ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
         {
             @Override
-            public void becameLeader(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+            public void leads(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
             {
                 System.out.println("LOCAL node=" + nodeId + " leader " + partition + " epoch=" + state.leaderEpoch);
             }
 
             @Override
-            public void becameFollower(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+            public void follows(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
             {
                 System.out.println("LOCAL node=" + nodeId + " follower " + partition + " epoch=" + state.leaderEpoch);
             }
