@@ -42,11 +42,33 @@ public final class BrokerMembership implements AutoCloseable
     private final BrokerLifecycleManager lifecycle;
     /** The channel's metrics, ours to close; the channel is the lifecycle manager's to start and stop. */
     private final Metrics metrics;
+    /** {@link #unfenced}: the lifecycle manager's, with its give-up turned into a failure that says so. */
+    private final CompletableFuture<Void> unfenced = new CompletableFuture<>();
+    /** Set by {@link #close} before it stops the lifecycle manager: a cancel after it is ours, not a give-up. */
+    private volatile boolean closing;
 
-    private BrokerMembership(final BrokerLifecycleManager lifecycle, final Metrics metrics)
+    private BrokerMembership(final BrokerLifecycleManager lifecycle, final Metrics metrics, final int nodeId,
+        final long registrationTimeoutMs)
     {
         this.lifecycle = lifecycle;
         this.metrics = metrics;
+        lifecycle.initialUnfenceFuture().whenComplete((done, failure) ->
+        {
+            if (failure == null)
+            {
+                unfenced.complete(null);
+            }
+            else if (closing)
+            {
+                unfenced.completeExceptionally(failure);
+            }
+            else
+            {
+                unfenced.completeExceptionally(new IllegalStateException("broker " + nodeId + " was not registered " +
+                    "within initial.broker.registration.timeout.ms (" + registrationTimeoutMs + " ms): Kafka's lifecycle " +
+                    "manager shut itself down (state " + lifecycle.state() + "); this node is no broker until restarted", failure));
+            }
+        });
     }
 
     /**
@@ -74,7 +96,7 @@ public final class BrokerMembership implements AutoCloseable
             ClusterController.supportedFeatures(), OptionalLong.empty());
         // Kafka's broker publishes its first image before it asks to be unfenced; the view publishes as it catches up
         lifecycle.initialCatchUpFuture().thenRun(lifecycle::setReadyToUnfence);
-        return new BrokerMembership(lifecycle, metrics);
+        return new BrokerMembership(lifecycle, metrics, quorum.nodeId(), config.initialRegistrationTimeoutMs());
     }
 
     /** Kafka's broker state: STARTING, RECOVERY (registered, fenced), RUNNING (unfenced), PENDING_CONTROLLED_SHUTDOWN, ... */
@@ -91,11 +113,15 @@ public final class BrokerMembership implements AutoCloseable
 
     /**
      * Completes when the controller has unfenced this broker the first time; Kafka's lifecycle manager completes it
-     * just before its {@link #state()} moves from RECOVERY to RUNNING.
+     * just before its {@link #state()} moves from RECOVERY to RUNNING. Fails (IllegalStateException) if the broker was
+     * not registered within {@code initial.broker.registration.timeout.ms} (60000): Kafka's lifecycle manager then
+     * shuts itself down for good ({@link #state()} SHUTTING_DOWN) and Kafka's broker fails its startup, so the process
+     * exits; the embedder should do the same (hand the failure to its fatal fault handler), or it keeps a node that is
+     * a voter but never a broker again. Cancelled by {@link #close} before the unfence.
      */
     public CompletableFuture<Void> unfenced()
     {
-        return lifecycle.initialUnfenceFuture();
+        return unfenced;
     }
 
     /** The channel's metrics (Kafka's NetworkClient and selector metrics), for tests. */
@@ -108,10 +134,15 @@ public final class BrokerMembership implements AutoCloseable
     @Override
     public void close() throws InterruptedException
     {
+        final boolean gaveUp = unfenced.isCompletedExceptionally(); // its event queue is shut: nobody would answer
+        closing = true;
         try
         {
-            lifecycle.beginControlledShutdown();
-            lifecycle.controlledShutdownFuture().get(CONTROLLED_SHUTDOWN_WAIT_MS, TimeUnit.MILLISECONDS);
+            if (!gaveUp)
+            {
+                lifecycle.beginControlledShutdown();
+                lifecycle.controlledShutdownFuture().get(CONTROLLED_SHUTDOWN_WAIT_MS, TimeUnit.MILLISECONDS);
+            }
         }
         catch (final TimeoutException | java.util.concurrent.ExecutionException ex)
         {

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.ferrite.testing.Await;
@@ -44,6 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * One voter with Kafka's controller on it: the node registers as a broker and is unfenced, a client creates a
@@ -190,6 +193,39 @@ class ClusterControllerSingleNodeTest
                     controller.close();
                 }
             }
+        }
+    }
+
+    @Test
+    void aRegistrationThatGivesUpFailsUnfencedAndSaysWhy() throws Exception
+    {
+        final int port = freePort();
+        // three voters, only node 1 runs: no raft leader, so no controller to register with
+        final QuorumSettings settings = QuorumSettings.from(Map.of(QuorumSettings.NODE_ID, "1", "controller.quorum.voters",
+            "1@127.0.0.1:" + port + ",2@127.0.0.1:" + freePort() + ",3@127.0.0.1:" + freePort(),
+            QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ"));
+        try (MetadataQuorum quorum = MetadataQuorum.start(settings, dir.resolve("quorum"), (offset, record) -> { });
+             ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
+             {
+                 @Override
+                 public void leads(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 {
+                 }
+
+                 @Override
+                 public void follows(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+                 {
+                 }
+             }, faults);
+             BrokerMembership membership = BrokerMembership.start(quorum, view, new InetSocketAddress("127.0.0.1", 9092),
+                 dir.resolve("data"), Uuid.randomUuid(), Map.of("initial.broker.registration.timeout.ms", "2000")))
+        {
+            final ExecutionException gaveUp = assertThrows(ExecutionException.class,
+                () -> membership.unfenced().get(DEADLINE.toSeconds(), TimeUnit.SECONDS));
+            assertEquals(IllegalStateException.class, gaveUp.getCause().getClass(), gaveUp::toString);
+            assertTrue(gaveUp.getCause().getMessage().contains("initial.broker.registration.timeout.ms (2000 ms)"),
+                gaveUp.getCause()::getMessage);
+            assertEquals(BrokerState.SHUTTING_DOWN, membership.state());
         }
     }
 

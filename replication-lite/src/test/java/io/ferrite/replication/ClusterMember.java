@@ -70,6 +70,14 @@ public final class ClusterMember
         Files.createDirectories(data.resolve("log"));
         final BrokerMembership membership = BrokerMembership.start(quorum, view,
             new InetSocketAddress("127.0.0.1", 9000 + nodeId), data.resolve("log"), Uuid.randomUuid(), Map.of());
+        // as Kafka's broker fails its startup when its registration gives up (close's cancel is not a give-up)
+        membership.unfenced().whenComplete((done, failure) ->
+        {
+            if (failure != null && !(failure instanceof java.util.concurrent.CancellationException))
+            {
+                fatal.handleFault("broker " + nodeId + " registration", failure);
+            }
+        });
         final Map<String, String> printed = new HashMap<>();
         MetadataImage last = null;
         boolean costPrinted = false;
