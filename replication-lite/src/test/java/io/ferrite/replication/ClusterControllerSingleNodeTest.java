@@ -35,7 +35,9 @@ import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.metadata.NoOpRecord;
 import org.apache.kafka.metadata.BrokerState;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
 import org.apache.kafka.metadata.PartitionRegistration;
 import org.apache.kafka.server.fault.FaultHandler;
 import org.apache.kafka.server.fault.FaultHandlerException;
@@ -254,6 +256,9 @@ class ClusterControllerSingleNodeTest
             try (ClusterController controller = ClusterController.start(quorum, Map.of(), faults))
             {
                 Await.await(controller::isActive, DEADLINE, "the controller to be active");
+                final ExecutionException refusedAppend = assertThrows(ExecutionException.class, () -> quorum.append(List.of(
+                    new ApiMessageAndVersion(new NoOpRecord(), (short)0))).get(DEADLINE.toSeconds(), TimeUnit.SECONDS));
+                assertEquals(IllegalStateException.class, refusedAppend.getCause().getClass(), refusedAppend::toString);
                 final CreateTopicsRequestData.CreatableTopicConfigCollection configs = new CreateTopicsRequestData.CreatableTopicConfigCollection();
                 configs.add(new CreateTopicsRequestData.CreatableTopicConfig().setName("min.insync.replicas").setValue("many"));
                 final CreateTopicsRequestData.CreatableTopicCollection topics = new CreateTopicsRequestData.CreatableTopicCollection();
