@@ -100,7 +100,7 @@ public final class ClusterController implements AutoCloseable
             .setNonFatalFaultHandler(new LoggingFaultHandler("controller-" + nodeId, () -> { }))
             .build();
         final ClusterController started = new ClusterController(quorum, controller, metrics);
-        quorum.inbound().serveController(new ControllerRequests(controller));
+        quorum.inbound().serveController(new ControllerRequests(controller, config.brokerHeartbeatIntervalMs() / 2));
         return started;
     }
 

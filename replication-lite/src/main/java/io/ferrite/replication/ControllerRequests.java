@@ -55,10 +55,13 @@ final class ControllerRequests
         ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS);
 
     private final Controller controller;
+    /** A heartbeat not handled within this is answered REQUEST_TIMED_OUT: Kafka's {@code broker.heartbeat.interval.ms / 2}. */
+    private final int heartbeatTimeoutMs;
 
-    ControllerRequests(final Controller controller)
+    ControllerRequests(final Controller controller, final int heartbeatTimeoutMs)
     {
         this.controller = controller;
+        this.heartbeatTimeoutMs = heartbeatTimeoutMs;
     }
 
     /** The answer to {@code request}, one of {@link #APIS}; a failure becomes the request's error answer. */
@@ -86,7 +89,8 @@ final class ControllerRequests
                 return controller.registerBroker(context(header, OptionalLong.empty()), (BrokerRegistrationRequestData)data)
                     .thenApply(reply -> new BrokerRegistrationResponseData().setBrokerEpoch(reply.epoch()));
             case BROKER_HEARTBEAT:
-                return controller.processBrokerHeartbeat(context(header, OptionalLong.empty()), (BrokerHeartbeatRequestData)data)
+                // as Kafka's ControllerApis: a heartbeat that waited in a slow queue is stale, not handled late
+                return controller.processBrokerHeartbeat(context(header, deadline(heartbeatTimeoutMs)), (BrokerHeartbeatRequestData)data)
                     .thenApply(reply -> new BrokerHeartbeatResponseData().setIsCaughtUp(reply.isCaughtUp())
                         .setIsFenced(reply.isFenced()).setShouldShutDown(reply.shouldShutDown()));
             case ALTER_PARTITION:

@@ -17,6 +17,7 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
@@ -24,6 +25,8 @@ import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.requests.BrokerHeartbeatRequest;
+import org.apache.kafka.common.requests.BrokerHeartbeatResponse;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.ElectLeadersRequest;
 import org.apache.kafka.common.requests.ElectLeadersResponse;
@@ -54,8 +57,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * One voter with Kafka's controller on it: the node registers as a broker and is unfenced, a client creates a
  * topic through the controller listener (CreateTopics, as a broker forwards it), and the node's view holds it with
  * this node as leader and hears it; CreatePartitions grows it, ElectLeaders finds no election needed,
- * ListPartitionReassignments lists none, and DeleteTopics removes it. A topic config Kafka
- * refuses is refused; a listener with no controller answers NOT_CONTROLLER.
+ * ListPartitionReassignments lists none, and DeleteTopics removes it; what Kafka's ControllerApis refuses is
+ * refused. A topic config Kafka refuses is refused, a heartbeat past its deadline times out, MetadataQuorum.append
+ * beside the controller is refused; a listener with no controller answers NOT_CONTROLLER. A broker that connected
+ * before the controller started registers; one whose registration gives up sees unfenced() fail. Any fault of the
+ * controller's fatal or the view's handler fails the test.
  */
 class ClusterControllerSingleNodeTest
 {
@@ -253,9 +259,13 @@ class ClusterControllerSingleNodeTest
         {
             Await.await(quorum::isLeader, DEADLINE, "node 1 to lead its own quorum");
             assertEquals(Errors.NOT_CONTROLLER.code(), ControllerRpc.createTopic(List.of(listener), "orders", 1, (short)1).errorCode());
-            try (ClusterController controller = ClusterController.start(quorum, Map.of(), faults))
+            // a heartbeat's deadline is half of this (Kafka's ControllerApis): 0 ms, so any heartbeat is too late
+            try (ClusterController controller = ClusterController.start(quorum, Map.of("broker.heartbeat.interval.ms", "1"), faults))
             {
                 Await.await(controller::isActive, DEADLINE, "the controller to be active");
+                final BrokerHeartbeatResponse late = (BrokerHeartbeatResponse)ControllerRpc.send(listener,
+                    new BrokerHeartbeatRequest.Builder(new BrokerHeartbeatRequestData().setBrokerId(7).setBrokerEpoch(1)).build());
+                assertEquals(Errors.REQUEST_TIMED_OUT, Errors.forCode(late.data().errorCode()));
                 final ExecutionException refusedAppend = assertThrows(ExecutionException.class, () -> quorum.append(List.of(
                     new ApiMessageAndVersion(new NoOpRecord(), (short)0))).get(DEADLINE.toSeconds(), TimeUnit.SECONDS));
                 assertEquals(IllegalStateException.class, refusedAppend.getCause().getClass(), refusedAppend::toString);
