@@ -75,6 +75,14 @@ public final class BrokerMembership implements AutoCloseable
      * Registers this node as a broker reachable at {@code brokerListener} (listener {@code PLAINTEXT}) and keeps it
      * registered. {@code settings}: {@code broker.heartbeat.interval.ms} (2000), {@code broker.session.timeout.ms}
      * (9000), {@code rack}; {@code logDir} and {@code directoryId} are the directory its replicas live in.
+     *
+     * <p>{@code brokerListener} is both the listener and the endpoint advertised to the cluster: pass the address
+     * others reach this node at (KafkaConfig refuses an advertised {@code 0.0.0.0}). {@code directoryId} must be the
+     * log directory's persistent id (Kafka keeps it as {@code directory.id} in the directory's
+     * {@code meta.properties}): a new id at each start registers a new directory, and the partitions' directories
+     * recorded under the old one point at an unknown one. (Not yet done by {@code ClusterMember}, which passes a
+     * random id.) The registration must succeed within {@code initial.broker.registration.timeout.ms}: see
+     * {@link #unfenced}.
      */
     public static BrokerMembership start(final MetadataQuorum quorum, final ClusterView view,
         final InetSocketAddress brokerListener, final Path logDir, final Uuid directoryId, final Map<String, String> settings)
