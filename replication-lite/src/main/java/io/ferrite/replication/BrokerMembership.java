@@ -42,17 +42,47 @@ public final class BrokerMembership implements AutoCloseable
     private final BrokerLifecycleManager lifecycle;
     /** The channel's metrics, ours to close; the channel is the lifecycle manager's to start and stop. */
     private final Metrics metrics;
+    /** {@link #unfenced}: the lifecycle manager's, with its give-up turned into a failure that says so. */
+    private final CompletableFuture<Void> unfenced = new CompletableFuture<>();
+    /** Set by {@link #close} before it stops the lifecycle manager: a cancel after it is ours, not a give-up. */
+    private volatile boolean closing;
 
-    private BrokerMembership(final BrokerLifecycleManager lifecycle, final Metrics metrics)
+    private BrokerMembership(final BrokerLifecycleManager lifecycle, final Metrics metrics, final int nodeId,
+        final long registrationTimeoutMs)
     {
         this.lifecycle = lifecycle;
         this.metrics = metrics;
+        lifecycle.initialUnfenceFuture().whenComplete((done, failure) ->
+        {
+            if (failure == null)
+            {
+                unfenced.complete(null);
+            }
+            else if (closing)
+            {
+                unfenced.completeExceptionally(failure);
+            }
+            else
+            {
+                unfenced.completeExceptionally(new IllegalStateException("broker " + nodeId + " was not registered " +
+                    "within initial.broker.registration.timeout.ms (" + registrationTimeoutMs + " ms): Kafka's lifecycle " +
+                    "manager shut itself down (state " + lifecycle.state() + "); this node is no broker until restarted", failure));
+            }
+        });
     }
 
     /**
      * Registers this node as a broker reachable at {@code brokerListener} (listener {@code PLAINTEXT}) and keeps it
      * registered. {@code settings}: {@code broker.heartbeat.interval.ms} (2000), {@code broker.session.timeout.ms}
      * (9000), {@code rack}; {@code logDir} and {@code directoryId} are the directory its replicas live in.
+     *
+     * <p>{@code brokerListener} is both the listener and the endpoint advertised to the cluster: pass the address
+     * others reach this node at (KafkaConfig refuses an advertised {@code 0.0.0.0}). {@code directoryId} must be the
+     * log directory's persistent id (Kafka keeps it as {@code directory.id} in the directory's
+     * {@code meta.properties}): a new id at each start registers a new directory, and the partitions' directories
+     * recorded under the old one point at an unknown one. (Not yet done by {@code ClusterMember}, which passes a
+     * random id.) The registration must succeed within {@code initial.broker.registration.timeout.ms}: see
+     * {@link #unfenced}.
      */
     public static BrokerMembership start(final MetadataQuorum quorum, final ClusterView view,
         final InetSocketAddress brokerListener, final Path logDir, final Uuid directoryId, final Map<String, String> settings)
@@ -74,7 +104,7 @@ public final class BrokerMembership implements AutoCloseable
             ClusterController.supportedFeatures(), OptionalLong.empty());
         // Kafka's broker publishes its first image before it asks to be unfenced; the view publishes as it catches up
         lifecycle.initialCatchUpFuture().thenRun(lifecycle::setReadyToUnfence);
-        return new BrokerMembership(lifecycle, metrics);
+        return new BrokerMembership(lifecycle, metrics, quorum.nodeId(), config.initialRegistrationTimeoutMs());
     }
 
     /** Kafka's broker state: STARTING, RECOVERY (registered, fenced), RUNNING (unfenced), PENDING_CONTROLLED_SHUTDOWN, ... */
@@ -91,21 +121,36 @@ public final class BrokerMembership implements AutoCloseable
 
     /**
      * Completes when the controller has unfenced this broker the first time; Kafka's lifecycle manager completes it
-     * just before its {@link #state()} moves from RECOVERY to RUNNING.
+     * just before its {@link #state()} moves from RECOVERY to RUNNING. Fails (IllegalStateException) if the broker was
+     * not registered within {@code initial.broker.registration.timeout.ms} (60000): Kafka's lifecycle manager then
+     * shuts itself down for good ({@link #state()} SHUTTING_DOWN) and Kafka's broker fails its startup, so the process
+     * exits; the embedder should do the same (hand the failure to its fatal fault handler), or it keeps a node that is
+     * a voter but never a broker again. Cancelled by {@link #close} before the unfence.
      */
     public CompletableFuture<Void> unfenced()
     {
-        return lifecycle.initialUnfenceFuture();
+        return unfenced;
+    }
+
+    /** The channel's metrics (Kafka's NetworkClient and selector metrics), for tests. */
+    Metrics channelMetrics()
+    {
+        return metrics;
     }
 
     /** A controlled shutdown (leadership moved away, then fenced), waited for at most 30 s, then the threads stop. */
     @Override
     public void close() throws InterruptedException
     {
+        final boolean gaveUp = unfenced.isCompletedExceptionally(); // its event queue is shut: nobody would answer
+        closing = true;
         try
         {
-            lifecycle.beginControlledShutdown();
-            lifecycle.controlledShutdownFuture().get(CONTROLLED_SHUTDOWN_WAIT_MS, TimeUnit.MILLISECONDS);
+            if (!gaveUp)
+            {
+                lifecycle.beginControlledShutdown();
+                lifecycle.controlledShutdownFuture().get(CONTROLLED_SHUTDOWN_WAIT_MS, TimeUnit.MILLISECONDS);
+            }
         }
         catch (final TimeoutException | java.util.concurrent.ExecutionException ex)
         {

@@ -38,7 +38,7 @@ import org.apache.kafka.server.fault.LoggingFaultHandler;
  * there (what {@code kafka-storage format} would put in the bootstrap checkpoint), so no formatting step is needed.
  *
  * <p>With a controller started, only the controller appends to the metadata log: {@link MetadataQuorum#append}
- * must not be used beside it (both would claim the same offsets).
+ * is refused from then on (both would claim the same offsets).
  *
  * <p>Threads: {@code controller-N-event-handler} (the controller's event queue, which never touches a socket: its
  * answers complete futures that {@link RaftInbound}'s connection threads write).
@@ -70,6 +70,7 @@ public final class ClusterController implements AutoCloseable
         final FaultHandler fatal) throws Exception
     {
         final int nodeId = quorum.nodeId();
+        quorum.handOverAppendsToController();
         final KafkaConfig config = NodeConfig.controller(quorum, settings);
         final QuorumControllerMetrics metrics = new QuorumControllerMetrics(Optional.empty(), Time.SYSTEM,
             config.brokerSessionTimeoutMs());
@@ -99,7 +100,7 @@ public final class ClusterController implements AutoCloseable
             .setNonFatalFaultHandler(new LoggingFaultHandler("controller-" + nodeId, () -> { }))
             .build();
         final ClusterController started = new ClusterController(quorum, controller, metrics);
-        quorum.inbound().serveController(new ControllerRequests(controller));
+        quorum.inbound().serveController(new ControllerRequests(controller, config.brokerHeartbeatIntervalMs() / 2));
         return started;
     }
 

@@ -11,6 +11,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.image.LocalReplicaChanges;
 import org.apache.kafka.image.MetadataDelta;
 import org.apache.kafka.image.MetadataImage;
+import org.apache.kafka.image.TopicsDelta;
 import org.apache.kafka.image.MetadataProvenance;
 import org.apache.kafka.image.TopicImage;
 import org.apache.kafka.image.loader.LoaderManifest;
@@ -30,8 +31,9 @@ import org.apache.kafka.server.fault.FaultHandler;
  * loader has caught up with the quorum's high watermark. Every node has one, voter or not.
  *
  * <p>{@link PartitionChanges} hears what changed for this node's replicas, as Kafka's
- * {@code ReplicaManager.applyDelta} sees it ({@code TopicsDelta.localChanges}): became leader or follower of a
- * partition at a leader epoch, or stopped being a replica. Calls come on the loader's thread, in log order, and
+ * {@code ReplicaManager.applyDelta} sees it ({@code TopicsDelta.localChanges}): a partition this node leads or
+ * follows changed (new, a new leader epoch, or any other change of its partition epoch: ISR, ELR, replicas), or this
+ * node stopped being a replica. Calls come on the loader's thread, in log order, and
  * must not block it.
  *
  * <p>Threads: the loader's {@code view-N-metadata-loader-event-handler}.
@@ -41,11 +43,20 @@ public final class ClusterView implements AutoCloseable
     /** What a node does when its replicas change; on the loader's thread, which it must not block. */
     public interface PartitionChanges
     {
-        /** This node leads {@code partition} from {@code state.leaderEpoch}. */
-        void becameLeader(TopicPartition partition, Uuid topicId, PartitionRegistration state);
+        /**
+         * This node leads {@code partition}, which is new or whose partition epoch moved: Kafka's
+         * {@code LocalReplicaChanges.leaders()}. Not only a transition: it is called again at the same
+         * {@code state.leaderEpoch} for every other change of the partition (ISR shrink or expand, ELR, a reassignment
+         * step), so compare {@code state.leaderEpoch} with the epoch you lead at before restarting anything.
+         */
+        void leads(TopicPartition partition, Uuid topicId, PartitionRegistration state);
 
-        /** This node follows {@code state.leader} for {@code partition} from {@code state.leaderEpoch}. */
-        void becameFollower(TopicPartition partition, Uuid topicId, PartitionRegistration state);
+        /**
+         * This node holds a replica of {@code partition} that {@code state.leader} leads (or none: -1), and the
+         * partition is new or its partition epoch moved: Kafka's {@code LocalReplicaChanges.followers()}. As with
+         * {@link #leads}, also at an unchanged {@code state.leaderEpoch} (an ISR change, ...).
+         */
+        void follows(TopicPartition partition, Uuid topicId, PartitionRegistration state);
 
         /** This node no longer holds a replica of {@code partition} (its topic was deleted or it was moved away). */
         default void stopped(final TopicPartition partition)
@@ -130,6 +141,15 @@ public final class ClusterView implements AutoCloseable
         metrics.close();
     }
 
+    /** What {@code delta} changed for {@code nodeId}'s replicas, told to {@code changes}: deletes first. */
+    static void tell(final int nodeId, final TopicsDelta delta, final PartitionChanges changes)
+    {
+        final LocalReplicaChanges local = delta.localChanges(nodeId);
+        local.deletes().forEach(changes::stopped);
+        local.leaders().forEach((partition, info) -> changes.leads(partition, info.topicId(), info.partition()));
+        local.followers().forEach((partition, info) -> changes.follows(partition, info.topicId(), info.partition()));
+    }
+
     private final class Publisher implements MetadataPublisher
     {
         @Override
@@ -146,10 +166,7 @@ public final class ClusterView implements AutoCloseable
             {
                 return;
             }
-            final LocalReplicaChanges local = delta.topicsDelta().localChanges(nodeId);
-            local.deletes().forEach(changes::stopped);
-            local.leaders().forEach((partition, info) -> changes.becameLeader(partition, info.topicId(), info.partition()));
-            local.followers().forEach((partition, info) -> changes.becameFollower(partition, info.topicId(), info.partition()));
+            tell(nodeId, delta.topicsDelta(), changes);
         }
     }
 }

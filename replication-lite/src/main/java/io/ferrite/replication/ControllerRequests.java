@@ -3,6 +3,7 @@ package io.ferrite.replication;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -11,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
@@ -19,7 +21,10 @@ import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.BrokerRegistrationResponseData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
+import org.apache.kafka.common.message.CreatePartitionsResponseData.CreatePartitionsTopicResult;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.ElectLeadersRequestData;
@@ -34,7 +39,6 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.controller.Controller;
 import org.apache.kafka.controller.ControllerRequestContext;
-import org.apache.kafka.controller.ResultOrError;
 
 /**
  * The controller APIs of the controller listener, handed to Kafka's {@link Controller} (what Kafka's
@@ -51,10 +55,13 @@ final class ControllerRequests
         ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS);
 
     private final Controller controller;
+    /** A heartbeat not handled within this is answered REQUEST_TIMED_OUT: Kafka's {@code broker.heartbeat.interval.ms / 2}. */
+    private final int heartbeatTimeoutMs;
 
-    ControllerRequests(final Controller controller)
+    ControllerRequests(final Controller controller, final int heartbeatTimeoutMs)
     {
         this.controller = controller;
+        this.heartbeatTimeoutMs = heartbeatTimeoutMs;
     }
 
     /** The answer to {@code request}, one of {@link #APIS}; a failure becomes the request's error answer. */
@@ -82,27 +89,18 @@ final class ControllerRequests
                 return controller.registerBroker(context(header, OptionalLong.empty()), (BrokerRegistrationRequestData)data)
                     .thenApply(reply -> new BrokerRegistrationResponseData().setBrokerEpoch(reply.epoch()));
             case BROKER_HEARTBEAT:
-                return controller.processBrokerHeartbeat(context(header, OptionalLong.empty()), (BrokerHeartbeatRequestData)data)
+                // as Kafka's ControllerApis: a heartbeat that waited in a slow queue is stale, not handled late
+                return controller.processBrokerHeartbeat(context(header, deadline(heartbeatTimeoutMs)), (BrokerHeartbeatRequestData)data)
                     .thenApply(reply -> new BrokerHeartbeatResponseData().setIsCaughtUp(reply.isCaughtUp())
                         .setIsFenced(reply.isFenced()).setShouldShutDown(reply.shouldShutDown()));
             case ALTER_PARTITION:
                 return controller.alterPartition(context(header, OptionalLong.empty()), (AlterPartitionRequestData)data);
             case CREATE_TOPICS:
-            {
-                final CreateTopicsRequestData create = (CreateTopicsRequestData)data;
-                final Set<String> names = new HashSet<>();
-                create.topics().forEach(topic -> names.add(topic.name()));
-                return controller.createTopics(context(header, deadline(create.timeoutMs())), create, names, true);
-            }
+                return createTopics(header, (CreateTopicsRequestData)data);
             case DELETE_TOPICS:
                 return deleteTopics(header, (DeleteTopicsRequestData)data);
             case CREATE_PARTITIONS:
-            {
-                final CreatePartitionsRequestData create = (CreatePartitionsRequestData)data;
-                return controller.createPartitions(context(header, deadline(create.timeoutMs())),
-                    new ArrayList<>(create.topics()), create.validateOnly())
-                    .thenApply(results -> new CreatePartitionsResponseData().setResults(results));
-            }
+                return createPartitions(header, (CreatePartitionsRequestData)data);
             case ELECT_LEADERS:
             {
                 final ElectLeadersRequestData elect = (ElectLeadersRequestData)data;
@@ -124,49 +122,160 @@ final class ControllerRequests
         }
     }
 
-    /** Names are looked up first (the controller deletes by id), then the ids given and found are deleted. */
+    /*
+     * The request checks below are those Kafka's ControllerApis makes before it hands a request to the controller,
+     * which does not make them itself: two TopicRecords for one name, or two RemoveTopicRecords for one id, in one
+     * batch fail the active controller's replay of its own records, a fatal fault that stops the node (and then the
+     * next active one, which the client's retry reaches).
+     */
+
+    /** Names given twice: INVALID_REQUEST each, left out; {@code __cluster_metadata}: refused, as Kafka does. */
+    private CompletableFuture<CreateTopicsResponseData> createTopics(final RequestHeader header,
+        final CreateTopicsRequestData create)
+    {
+        final Set<String> names = new HashSet<>();
+        final Set<String> duplicates = new HashSet<>();
+        create.topics().forEach(topic ->
+        {
+            if (!duplicates.contains(topic.name()) && !names.add(topic.name()))
+            {
+                names.remove(topic.name());
+                duplicates.add(topic.name());
+            }
+        });
+        final boolean metadataTopic = names.remove(Topic.CLUSTER_METADATA_TOPIC_NAME);
+        final CreateTopicsRequestData allowed = create.duplicate();
+        allowed.topics().removeIf(topic -> !names.contains(topic.name()));
+        return controller.createTopics(context(header, deadline(create.timeoutMs())), allowed, names, true)
+            .thenApply(answer ->
+            {
+                duplicates.forEach(name -> answer.topics().add(new CreatableTopicResult().setName(name)
+                    .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate topic name.")));
+                if (metadataTopic)
+                {
+                    answer.topics().add(new CreatableTopicResult().setName(Topic.CLUSTER_METADATA_TOPIC_NAME)
+                        .setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("Creation of internal topic " + Topic.CLUSTER_METADATA_TOPIC_NAME + " is prohibited."));
+                }
+                return answer;
+            });
+    }
+
+    /** Names given twice: INVALID_REQUEST each (once), left out. */
+    private CompletableFuture<CreatePartitionsResponseData> createPartitions(final RequestHeader header,
+        final CreatePartitionsRequestData create)
+    {
+        final Set<String> names = new HashSet<>();
+        final Set<String> duplicates = new HashSet<>();
+        create.topics().forEach(topic ->
+        {
+            if (!names.add(topic.name()))
+            {
+                duplicates.add(topic.name());
+            }
+        });
+        names.removeAll(duplicates);
+        final CreatePartitionsResponseData answer = new CreatePartitionsResponseData();
+        duplicates.forEach(name -> answer.results().add(new CreatePartitionsTopicResult().setName(name)
+            .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate topic name.")));
+        final List<CreatePartitionsRequestData.CreatePartitionsTopic> topics = new ArrayList<>();
+        names.forEach(name -> topics.add(create.topics().find(name)));
+        return controller.createPartitions(context(header, deadline(create.timeoutMs())), topics, create.validateOnly())
+            .thenApply(results ->
+            {
+                answer.results().addAll(results);
+                return answer;
+            });
+    }
+
+    /**
+     * As Kafka's ControllerApis: a name or an id given twice is INVALID_REQUEST (once) and not deleted; an entry with
+     * both or neither is INVALID_REQUEST; the ids given are looked up, then the names, and a name whose id was given
+     * too is INVALID_REQUEST ("maps to an ID that was already supplied") and neither is deleted. The rest is deleted
+     * by id, each id once.
+     */
     private CompletableFuture<DeleteTopicsResponseData> deleteTopics(final RequestHeader header,
         final DeleteTopicsRequestData delete)
     {
         final ControllerRequestContext context = context(header, deadline(delete.timeoutMs()));
-        final List<String> names = new ArrayList<>(delete.topicNames());
-        final List<Uuid> ids = new ArrayList<>();
+        final DeleteTopicsResponseData answer = new DeleteTopicsResponseData();
+        final Set<String> names = new HashSet<>();
+        final Set<String> duplicateNames = new HashSet<>();
+        final Set<Uuid> ids = new HashSet<>();
+        final Set<Uuid> duplicateIds = new HashSet<>();
+        delete.topicNames().forEach(name -> provided(name, names, duplicateNames));
         delete.topics().forEach(topic ->
         {
-            if (topic.name() != null)
+            final boolean noId = Uuid.ZERO_UUID.equals(topic.topicId());
+            if (topic.name() != null && noId)
             {
-                names.add(topic.name());
+                provided(topic.name(), names, duplicateNames);
+            }
+            else if (topic.name() == null && !noId)
+            {
+                provided(topic.topicId(), ids, duplicateIds);
             }
             else
             {
-                ids.add(topic.topicId());
+                answer.responses().add(result(topic.name(), topic.topicId(), new ApiError(Errors.INVALID_REQUEST,
+                    topic.name() == null ? "Neither topic name nor id were specified." :
+                    "You may not specify both topic name and topic id.")));
             }
         });
-        final DeleteTopicsResponseData answer = new DeleteTopicsResponseData();
-        return controller.findTopicIds(context, names).thenCompose(found ->
+        duplicateNames.forEach(name -> answer.responses().add(result(name, Uuid.ZERO_UUID,
+            new ApiError(Errors.INVALID_REQUEST, "Duplicate topic name."))));
+        duplicateIds.forEach(id -> answer.responses().add(result(null, id,
+            new ApiError(Errors.INVALID_REQUEST, "Duplicate topic id."))));
+        final Map<Uuid, String> toDelete = new LinkedHashMap<>();
+        return controller.findTopicNames(context, ids).thenCompose(namesById ->
         {
-            for (final Map.Entry<String, ResultOrError<Uuid>> entry : found.entrySet())
+            namesById.forEach((id, name) ->
             {
-                if (entry.getValue().isError())
+                if (name.isError())
                 {
-                    answer.responses().add(result(entry.getKey(), Uuid.ZERO_UUID, entry.getValue().error()));
+                    answer.responses().add(result(null, id, name.error()));
                 }
                 else
                 {
-                    ids.add(entry.getValue().result());
+                    toDelete.put(id, name.result());
                 }
-            }
-            return controller.findTopicNames(context, ids).thenCompose(namesById ->
-                controller.deleteTopics(context, ids).thenApply(results ->
+            });
+            return controller.findTopicIds(context, names);
+        }).thenCompose(idsByName ->
+        {
+            idsByName.forEach((name, id) ->
+            {
+                if (id.isError())
                 {
-                    results.forEach((id, error) ->
-                    {
-                        final ResultOrError<String> name = namesById.get(id);
-                        answer.responses().add(result(name == null || name.isError() ? null : name.result(), id, error));
-                    });
-                    return answer;
-                }));
+                    answer.responses().add(result(name, Uuid.ZERO_UUID, id.error()));
+                }
+                else if (duplicateIds.contains(id.result()) || toDelete.containsKey(id.result()))
+                {
+                    toDelete.remove(id.result());
+                    answer.responses().add(result(name, id.result(), new ApiError(Errors.INVALID_REQUEST,
+                        "The provided topic name maps to an ID that was already supplied.")));
+                }
+                else
+                {
+                    toDelete.put(id.result(), name);
+                }
+            });
+            return controller.deleteTopics(context, toDelete.keySet());
+        }).thenApply(results ->
+        {
+            results.forEach((id, error) -> answer.responses().add(result(toDelete.get(id), id, error)));
+            return answer;
         });
+    }
+
+    /** Adds {@code value} to {@code provided}, or moves it to {@code duplicates} if given before. */
+    private static <T> void provided(final T value, final Set<T> provided, final Set<T> duplicates)
+    {
+        if (duplicates.contains(value) || !provided.add(value))
+        {
+            provided.remove(value);
+            duplicates.add(value);
+        }
     }
 
     private static DeleteTopicsResponseData.DeletableTopicResult result(final String name, final Uuid id, final ApiError error)

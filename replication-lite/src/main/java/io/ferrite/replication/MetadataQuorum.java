@@ -76,6 +76,8 @@ public final class MetadataQuorum implements AutoCloseable
     private final KafkaRaftManager<ApiMessageAndVersion> raft;
     private final PendingAppends pending = new PendingAppends();
     private final Object appendLock = new Object();
+    /** Set once a {@link ClusterController} runs on this quorum: from then on only it appends. */
+    private volatile boolean controllerAppends;
     private final FaultHandler faultHandler;
     private final Object faultLock = new Object();
     private volatile Throwable failure;
@@ -161,13 +163,21 @@ public final class MetadataQuorum implements AutoCloseable
     /**
      * Appends records as leader. The future completes with the offset of the last record once the quorum
      * committed them, and fails with {@link NotLeaderOrFollowerException} when this node is not the leader
-     * or stops being it first (the records may then still be committed by the next leader, or not).
+     * or stops being it first (the records may then still be committed by the next leader, or not). Fails with
+     * IllegalStateException once a {@link ClusterController} has started on this quorum: the controller appends to
+     * the same raft client from its own thread (this {@code appendLock} does not cover it), and only records it wrote
+     * may be in its log.
      */
     public CompletableFuture<Long> append(final List<ApiMessageAndVersion> records)
     {
         if (failure != null)
         {
             return CompletableFuture.failedFuture(failedException());
+        }
+        if (controllerAppends)
+        {
+            return CompletableFuture.failedFuture(new IllegalStateException("node " + settings.nodeId() +
+                ": a ClusterController appends to this metadata log; MetadataQuorum.append is refused"));
         }
         final LeaderAndEpoch current = leader;
         if (!current.isLeader(settings.nodeId()))
@@ -293,6 +303,12 @@ public final class MetadataQuorum implements AutoCloseable
                 metrics.close();
             }
         }
+    }
+
+    /** From now on only the {@link ClusterController} appends; {@link #append} is refused (for good). */
+    void handOverAppendsToController()
+    {
+        controllerAppends = true;
     }
 
     /**

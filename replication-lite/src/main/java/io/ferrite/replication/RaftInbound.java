@@ -56,6 +56,14 @@ public final class RaftInbound implements AutoCloseable
         ApiKeys.BEGIN_QUORUM_EPOCH, ApiKeys.END_QUORUM_EPOCH, ApiKeys.FETCH, ApiKeys.FETCH_SNAPSHOT,
         ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER, ApiKeys.UPDATE_RAFT_VOTER,
         ApiKeys.DESCRIBE_CLUSTER);
+    /**
+     * ApiVersions' answer: the raft APIs and the controller's, whether or not a controller serves them yet (those
+     * answer NOT_CONTROLLER until one does). A client caches the answer per connection and does not send an API
+     * missing from it, so a broker that connected before {@link ClusterController#start} would never register on
+     * that connection (its lifecycle manager retries on it until its registration timeout).
+     */
+    private static final ApiVersionsResponseData API_VERSIONS = new ApiVersionsResponseData().setApiKeys(
+        ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, listed(), false));
     /** DescribeCluster's endpoint type of controllers (KIP-919): what an Admin with bootstrap.controllers asks for. */
     private static final byte CONTROLLER_ENDPOINTS = 2;
     /** How long close waits for a connection's thread, which a closed channel wakes at once. */
@@ -209,13 +217,7 @@ public final class RaftInbound implements AutoCloseable
         final ControllerRequests controllerApis = controller;
         if (header.apiKey() == ApiKeys.API_VERSIONS)
         {
-            final EnumSet<ApiKeys> apis = EnumSet.copyOf(RAFT_APIS);
-            if (controllerApis != null)
-            {
-                apis.addAll(ControllerRequests.APIS);
-            }
-            return CompletableFuture.completedFuture(new ApiVersionsResponseData()
-                .setApiKeys(ApiVersionsResponse.collectApis(ApiMessageType.ListenerType.CONTROLLER, apis, false)));
+            return CompletableFuture.completedFuture(API_VERSIONS.duplicate()); // no message object shared by threads
         }
         final AbstractRequest request = AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(),
             new ByteBufferAccessor(frame)).request;
@@ -232,6 +234,13 @@ public final class RaftInbound implements AutoCloseable
         final RequestContext context = new RequestContext(header, connectionId, channel.socket().getInetAddress(),
             KafkaPrincipal.ANONYMOUS, listener, SecurityProtocol.PLAINTEXT, ClientInformation.EMPTY, false);
         return raft.handleRequest(context, header, request.data(), System.currentTimeMillis());
+    }
+
+    private static EnumSet<ApiKeys> listed()
+    {
+        final EnumSet<ApiKeys> apis = EnumSet.copyOf(RAFT_APIS);
+        apis.addAll(ControllerRequests.APIS);
+        return apis;
     }
 
     private DescribeClusterResponseData describeCluster(final DescribeClusterRequestData request)

@@ -56,13 +56,13 @@ public final class ClusterMember
         final ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
         {
             @Override
-            public void becameLeader(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+            public void leads(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
             {
                 System.out.println("LOCAL node=" + nodeId + " leader " + partition + " epoch=" + state.leaderEpoch);
             }
 
             @Override
-            public void becameFollower(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
+            public void follows(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
             {
                 System.out.println("LOCAL node=" + nodeId + " follower " + partition + " epoch=" + state.leaderEpoch);
             }
@@ -70,6 +70,14 @@ public final class ClusterMember
         Files.createDirectories(data.resolve("log"));
         final BrokerMembership membership = BrokerMembership.start(quorum, view,
             new InetSocketAddress("127.0.0.1", 9000 + nodeId), data.resolve("log"), Uuid.randomUuid(), Map.of());
+        // as Kafka's broker fails its startup when its registration gives up (close's cancel is not a give-up)
+        membership.unfenced().whenComplete((done, failure) ->
+        {
+            if (failure != null && !(failure instanceof java.util.concurrent.CancellationException))
+            {
+                fatal.handleFault("broker " + nodeId + " registration", failure);
+            }
+        });
         final Map<String, String> printed = new HashMap<>();
         MetadataImage last = null;
         boolean costPrinted = false;
