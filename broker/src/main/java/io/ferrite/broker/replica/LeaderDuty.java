@@ -198,6 +198,6 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
     private static void propose(final LeaderReplicas replicas, final int[] isr)
     {
         replicas.proposals.propose(replicas.partition.topic, replicas.partition.index, replicas.leaderEpoch, isr);
-        replicas.proposalInFlight = true; // after: a proposal that threw is tried again at the next look
+        replicas.proposed(isr); // after: a proposal that threw is tried again at the next look
     }
 }

@@ -287,6 +287,36 @@ class LeaderReplicationTest
     }
 
     @Test
+    void aFollowerProposedIntoTheIsrHoldsTheHighWatermarkUntilTheControllerAnswers() throws Exception
+    {
+        try (Led led = ledWithFollowers("1"))
+        {
+            led.producer.send(record(0)).get(20, TimeUnit.SECONDS);
+            fetch(led.three, 0); // behind, and then silent: proposed out
+            fetch(led.two, 0);
+            fetch(led.two, 1);
+            await(() -> !proposals.isEmpty(), WAIT, "a proposal once follower 3 lagged replica.lag.time.max.ms");
+            broker.broker.leadership().applyIsr(TOPIC, 0, new int[] {1, 2}).get(20, TimeUnit.SECONDS);
+            await(() -> partition().log.highWatermark() == 1, WAIT, "the high watermark of the ISR {1, 2}");
+            // follower 3's next fetch must not count as caught up within the lag: it would hold the HW for that alone
+            final long lagMs = partition().replicas().lagMaxMs;
+            final long lastFetch = System.currentTimeMillis();
+            await(() -> System.currentTimeMillis() - lastFetch > lagMs, WAIT, "follower 3's last fetch older than the lag");
+            led.producer.send(record(1)).get(20, TimeUnit.SECONDS);
+            led.producer.send(record(2)).get(20, TimeUnit.SECONDS);
+            fetch(led.three, 1); // at the high watermark: proposed back in
+            await(() -> proposals.size() == 2, WAIT, "a proposal to take follower 3 back");
+            assertArrayEquals(new int[] {1, 2, 3}, proposals.get(1), "proposed: " + Arrays.toString(proposals.get(1)));
+            fetch(led.two, 3);
+            logThreadLooked();
+            assertEquals(1, partition().log.highWatermark(), "Kafka's maximal ISR: follower 3, proposed in at 1, holds it");
+            broker.broker.leadership().applyIsr(TOPIC, 0, new int[] {1, 2, 3}).get(20, TimeUnit.SECONDS);
+            fetch(led.three, 3);
+            await(() -> partition().log.highWatermark() == 3, WAIT, "the high watermark once follower 3 in the ISR has it");
+        }
+    }
+
+    @Test
     void replicaFetchesAreAnsweredWithKafkasErrors() throws Exception
     {
         try (RawFollower early = follower(2, RawFollower.NEW_VERSION))
