@@ -54,6 +54,8 @@ public final class LeaderReplicas
         /** The leader's log end offset at its last fetch (Kafka's lastFetchLeaderLogEndOffset). */
         volatile long lastFetchLeaderLogEnd;
         volatile long lastCaughtUpTimeMs;
+        /** Its log end as the log thread's last look at the high watermark read it (-1 before); log thread writes. */
+        volatile long lookedLogEnd = -1;
 
         Follower(final int id)
         {
@@ -68,6 +70,15 @@ public final class LeaderReplicas
         public long lastCaughtUpTimeMs()
         {
             return lastCaughtUpTimeMs;
+        }
+
+        /**
+         * Its log end as the log thread's last high watermark look read it: once it shows a fetch's offset, that
+         * look's decision is made in the same duty cycle, before the thread's tasks run (what tests wait for).
+         */
+        public long lookedLogEnd()
+        {
+            return lookedLogEnd;
         }
 
         /** Kafka's {@code ReplicaState.isCaughtUp}: at the leader's log end, or caught up within the lag. */
@@ -265,20 +276,19 @@ public final class LeaderReplicas
      */
     long highWatermarkBound(final long leaderBound, final long leaderLogEnd, final long nowMs, final int minInsyncReplicas)
     {
-        if (isr.length < effectiveMinIsr(minInsyncReplicas))
-        {
-            return -1;
-        }
+        final boolean underMin = isr.length < effectiveMinIsr(minInsyncReplicas);
         final int[] inSync = maximalIsr;
         long bound = leaderBound;
         for (final Follower f : followers)
         {
+            final long end = f.logEndOffset;
+            f.lookedLogEnd = end;
             if (contains(inSync, f.id) || f.caughtUp(leaderLogEnd, nowMs, lagMaxMs))
             {
-                bound = Math.min(bound, f.logEndOffset);
+                bound = Math.min(bound, end);
             }
         }
-        return bound;
+        return underMin ? -1 : bound;
     }
 
     /**
