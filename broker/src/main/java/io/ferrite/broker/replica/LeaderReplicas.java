@@ -40,7 +40,7 @@ public final class LeaderReplicas
     @FunctionalInterface
     public interface Nudges
     {
-        /** False when the queue is full (the log thread's periodic pass looks at every partition anyway). */
+        /** False when the queue is full: the log thread then looks at every partition it leads in its next cycle. */
         boolean offer(LeaderReplicas replicas);
     }
 
