@@ -80,12 +80,12 @@ final class HeldAppends
                     final LeaderReplicas replicas = command.replicas;
                     if ((replicas == null ? log.durableOffset() : log.highWatermark()) > r.lastOffset)
                     {
-                        if (replicas != null && replicas.underMinIsr(log.config().minInsyncReplicas))
+                        if (replicas != null && replicas.maximalIsrUnderMin(log.config().minInsyncReplicas))
                         {
-                            // Kafka's DelayedProduce: committed, but the ISR shrank below the minimum meanwhile
+                            // Kafka's DelayedProduce: committed, but the (maximal) ISR shrank below the minimum meanwhile
                             r.status = ReplicaStatus.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
                             r.message = "the ISR of " + log + " shrank below min.insync.replicas after the append ("
-                                + replicas.isrSize() + " in sync)";
+                                + replicas.maximalIsrSize() + " in sync)";
                         }
                         queues.answer(command);
                     }

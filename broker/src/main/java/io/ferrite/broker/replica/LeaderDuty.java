@@ -21,12 +21,15 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
 {
     /**
      * Partitions waiting for a look. Why 1024: each is queued at most once (its nudge flag), so this
-     * bounds partitions with followers moving within one duty cycle; a refused nudge is counted and
-     * the periodic pass looks at every partition anyway.
+     * bounds partitions with followers moving within one duty cycle; a follower fetching more led
+     * partitions than that in one request overflows it, and a refused nudge asks for a sweep instead
+     * ({@link #sweepWanted}): the next duty cycle looks at every partition led, so no wake-up is lost.
      */
     private static final int NUDGE_CAPACITY = 1024;
 
-    private final ManyToOneConcurrentArrayQueue<LeaderReplicas> nudged = new ManyToOneConcurrentArrayQueue<>(NUDGE_CAPACITY);
+    private final ManyToOneConcurrentArrayQueue<LeaderReplicas> nudged;
+    /** A nudge was refused (queue full): the next cycle looks at every led partition. Written by any thread. */
+    private volatile boolean sweepWanted;
     private final List<LeaderReplicas> led = new ArrayList<>();
     private final Runnable wake;
     private final HighWatermarkMoved moved;
@@ -42,19 +45,27 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
     /** {@code wake} makes the owning log thread look at its work now. */
     public LeaderDuty(final Runnable wake, final HighWatermarkMoved moved)
     {
+        this(wake, moved, NUDGE_CAPACITY);
+    }
+
+    /** {@code nudgeCapacity}: how many partitions may wait for a look (a power of two; tests make it small). */
+    LeaderDuty(final Runnable wake, final HighWatermarkMoved moved, final int nudgeCapacity)
+    {
         this.wake = wake;
         this.moved = moved;
+        this.nudged = new ManyToOneConcurrentArrayQueue<>(nudgeCapacity);
     }
 
     @Override
     public boolean offer(final LeaderReplicas replicas)
     {
-        if (!nudged.offer(replicas))
+        final boolean queued = nudged.offer(replicas);
+        if (!queued)
         {
-            return false;
+            sweepWanted = true; // after the follower's state was written: the sweep reads it
         }
         wake.run();
-        return true;
+        return queued;
     }
 
     public boolean leading()
@@ -95,6 +106,17 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
             maybeExpand(replicas);
             work++;
         }
+        if (sweepWanted)
+        {
+            sweepWanted = false; // before the looks: a nudge refused during them asks again
+            for (int i = 0; i < led.size(); i++)
+            {
+                final LeaderReplicas r = led.get(i);
+                advance(r, nowMs);
+                maybeExpand(r);
+                work++;
+            }
+        }
         if (nowMs >= nextCheckMs && !led.isEmpty())
         {
             long lag = Long.MAX_VALUE;
@@ -106,7 +128,7 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
                     led.remove(i--);
                     continue;
                 }
-                advance(r, nowMs); // also what a refused nudge left
+                advance(r, nowMs);
                 maybeShrink(r, nowMs);
                 maybeExpand(r);
                 lag = Math.min(lag, r.lagMaxMs);
@@ -198,6 +220,6 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
     private static void propose(final LeaderReplicas replicas, final int[] isr)
     {
         replicas.proposals.propose(replicas.partition.topic, replicas.partition.index, replicas.leaderEpoch, isr);
-        replicas.proposalInFlight = true; // after: a proposal that threw is tried again at the next look
+        replicas.proposed(isr); // after: a proposal that threw is tried again at the next look
     }
 }

@@ -40,7 +40,7 @@ public final class LeaderReplicas
     @FunctionalInterface
     public interface Nudges
     {
-        /** False when the queue is full (the log thread's periodic pass looks at every partition anyway). */
+        /** False when the queue is full: the log thread then looks at every partition it leads in its next cycle. */
         boolean offer(LeaderReplicas replicas);
     }
 
@@ -54,6 +54,8 @@ public final class LeaderReplicas
         /** The leader's log end offset at its last fetch (Kafka's lastFetchLeaderLogEndOffset). */
         volatile long lastFetchLeaderLogEnd;
         volatile long lastCaughtUpTimeMs;
+        /** Its log end as the log thread's last look at the high watermark read it (-1 before); log thread writes. */
+        volatile long lookedLogEnd = -1;
 
         Follower(final int id)
         {
@@ -68,6 +70,15 @@ public final class LeaderReplicas
         public long lastCaughtUpTimeMs()
         {
             return lastCaughtUpTimeMs;
+        }
+
+        /**
+         * Its log end as the log thread's last high watermark look read it: once it shows a fetch's offset, that
+         * look's decision is made in the same duty cycle, before the thread's tasks run (what tests wait for).
+         */
+        public long lookedLogEnd()
+        {
+            return lookedLogEnd;
         }
 
         /** Kafka's {@code ReplicaState.isCaughtUp}: at the leader's log end, or caught up within the lag. */
@@ -89,6 +100,12 @@ public final class LeaderReplicas
     private final Nudges nudges;
     /** Ascending; replaced whole by the log thread. */
     private volatile int[] isr;
+    /**
+     * Kafka's maximal ISR: the ISR and, while a proposal is out, the replicas it adds (a shrink keeps the larger,
+     * current set until the controller answers). Bounds the high watermark, so that a follower proposed in holds
+     * it back before it is in the ISR. Ascending; replaced whole by the log thread.
+     */
+    private volatile int[] maximalIsr;
     /** A proposal is out and not answered yet (log thread only). */
     boolean proposalInFlight;
     @SuppressWarnings("unused") // through NUDGED
@@ -131,6 +148,7 @@ public final class LeaderReplicas
             }
         }
         this.isr = sorted(isr);
+        this.maximalIsr = this.isr;
     }
 
     public int[] replicas()
@@ -162,6 +180,21 @@ public final class LeaderReplicas
     public boolean underMinIsr(final int minInsyncReplicas)
     {
         return isr.length < effectiveMinIsr(minInsyncReplicas);
+    }
+
+    /** The size of the maximal ISR (the ISR and the replicas a proposal in flight adds). */
+    public int maximalIsrSize()
+    {
+        return maximalIsr.length;
+    }
+
+    /**
+     * Kafka's {@code checkEnoughReplicasReachOffset}: an acks=all append committed while the maximal ISR is below
+     * min.insync.replicas is answered NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+     */
+    public boolean maximalIsrUnderMin(final int minInsyncReplicas)
+    {
+        return maximalIsr.length < effectiveMinIsr(minInsyncReplicas);
     }
 
     /** The follower {@code id}, or null if it is not a replica of this partition (or is the leader). */
@@ -237,26 +270,25 @@ public final class LeaderReplicas
 
     /**
      * Kafka 4.4's {@code maybeIncrementLeaderHW} bound: the minimum log end of the leader ({@code leaderBound}:
-     * its log end, or in fsync durability what is durable) and of every follower in the ISR or caught up within
-     * the lag; -1 while the ISR is below min.insync.replicas (Kafka 4.4 does not move it then, KIP-966).
+     * its log end, or in fsync durability what is durable) and of every follower in the maximal ISR (the ISR and
+     * a follower proposed into it, until the controller answers) or caught up within the lag; -1 while the ISR is below min.insync.replicas (Kafka 4.4 does not move it then, KIP-966).
      * The caller never moves the high watermark back. Log thread.
      */
     long highWatermarkBound(final long leaderBound, final long leaderLogEnd, final long nowMs, final int minInsyncReplicas)
     {
-        final int[] inSync = isr;
-        if (inSync.length < effectiveMinIsr(minInsyncReplicas))
-        {
-            return -1;
-        }
+        final boolean underMin = isr.length < effectiveMinIsr(minInsyncReplicas);
+        final int[] inSync = maximalIsr;
         long bound = leaderBound;
         for (final Follower f : followers)
         {
+            final long end = f.logEndOffset;
+            f.lookedLogEnd = end;
             if (contains(inSync, f.id) || f.caughtUp(leaderLogEnd, nowMs, lagMaxMs))
             {
-                bound = Math.min(bound, f.logEndOffset);
+                bound = Math.min(bound, end);
             }
         }
-        return bound;
+        return underMin ? -1 : bound;
     }
 
     /**
@@ -270,13 +302,32 @@ public final class LeaderReplicas
             throw new IllegalArgumentException("an ISR " + Arrays.toString(decided) + " without its leader " + localId);
         }
         isr = sorted(decided);
+        maximalIsr = isr;
         proposalInFlight = false;
     }
 
     /** The controller refused the proposal in flight (log thread): the next pass may propose again. */
     public void proposalFailed()
     {
+        maximalIsr = isr;
         proposalInFlight = false;
+    }
+
+    /** {@code proposed} (ascending) is out to the controller (log thread): the maximal ISR is it and the ISR. */
+    void proposed(final int[] proposed)
+    {
+        final int[] current = isr;
+        int[] union = current;
+        for (final int id : proposed)
+        {
+            if (!contains(union, id))
+            {
+                union = Arrays.copyOf(union, union.length + 1);
+                union[union.length - 1] = id;
+            }
+        }
+        maximalIsr = union == current ? current : sorted(union);
+        proposalInFlight = true;
     }
 
     public boolean inIsr(final int id)

@@ -2,6 +2,7 @@ package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.replica.IsrProposals;
+import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -148,7 +149,7 @@ class LeaderReplicationTest
             // follower 2 has it, follower 3 not yet: the high watermark stays, and so does the answer
             assertEquals(0, fetch(led.two, 1).highWatermark());
             assertEquals(1, offsets(fetch(led.three, 0)).size());
-            heldUntilFollowerThreeFetchesPastIt(sent, led.three);
+            heldUntilFollowerThreeFetchesPastIt(sent, led.three, 0);
             assertEquals(1, fetch(led.two, 1).highWatermark(), "the high watermark a follower is told");
         }
     }
@@ -164,7 +165,7 @@ class LeaderReplicationTest
             await(() -> partition().log.durableOffset() == 1, WAIT, "the batch appended and fsynced on the leader");
             fetch(led.two, 1);
             // durable, and follower 2 has it; follower 3 does not: the group committer no longer moves it alone
-            heldUntilFollowerThreeFetchesPastIt(sent, led.three);
+            heldUntilFollowerThreeFetchesPastIt(sent, led.three, -1);
         }
     }
 
@@ -189,8 +190,7 @@ class LeaderReplicationTest
             fetch(two, 0);
             fetch(two, 6);
             fetch(three, 4);
-            logThreadLooked();
-            assertEquals(4, partition().log.highWatermark());
+            await(() -> partition().log.highWatermark() == 4, WAIT, "the high watermark of followers at 6 and 4");
             final List<Long> read = new ArrayList<>();
             await(() ->
             {
@@ -211,8 +211,7 @@ class LeaderReplicationTest
             }
             fetch(three, 10);
             fetch(two, 10);
-            logThreadLooked();
-            assertEquals(10, partition().log.highWatermark());
+            await(() -> partition().log.highWatermark() == 10, WAIT, "the high watermark of followers at 10");
             await(() ->
             {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100)))
@@ -240,7 +239,7 @@ class LeaderReplicationTest
             assertEquals(0, one.send(record(1)).get(20, TimeUnit.SECONDS).offset(), "acks=1 is the leader's own answer");
             // Kafka 4.4 does not move the high watermark while the ISR is below the minimum
             fetch(two, 1);
-            logThreadLooked();
+            logThreadLooked(1, -1);
             assertEquals(0, partition().log.highWatermark());
         }
     }
@@ -283,6 +282,36 @@ class LeaderReplicationTest
             fetch(led.three, 1);
             await(() -> proposals.size() == 2, WAIT, "a proposal to take follower 3 back");
             assertArrayEquals(new int[] {1, 2, 3}, proposals.get(1), "proposed: " + Arrays.toString(proposals.get(1)));
+        }
+    }
+
+    @Test
+    void aFollowerProposedIntoTheIsrHoldsTheHighWatermarkUntilTheControllerAnswers() throws Exception
+    {
+        try (Led led = ledWithFollowers("1"))
+        {
+            led.producer.send(record(0)).get(20, TimeUnit.SECONDS);
+            fetch(led.three, 0); // behind, and then silent: proposed out
+            fetch(led.two, 0);
+            fetch(led.two, 1);
+            await(() -> !proposals.isEmpty(), WAIT, "a proposal once follower 3 lagged replica.lag.time.max.ms");
+            broker.broker.leadership().applyIsr(TOPIC, 0, new int[] {1, 2}).get(20, TimeUnit.SECONDS);
+            await(() -> partition().log.highWatermark() == 1, WAIT, "the high watermark of the ISR {1, 2}");
+            // follower 3's next fetch must not count as caught up within the lag: it would hold the HW for that alone
+            final long lagMs = partition().replicas().lagMaxMs;
+            final long lastFetch = System.currentTimeMillis();
+            await(() -> System.currentTimeMillis() - lastFetch > lagMs, WAIT, "follower 3's last fetch older than the lag");
+            led.producer.send(record(1)).get(20, TimeUnit.SECONDS);
+            led.producer.send(record(2)).get(20, TimeUnit.SECONDS);
+            fetch(led.three, 1); // at the high watermark: proposed back in
+            await(() -> proposals.size() == 2, WAIT, "a proposal to take follower 3 back");
+            assertArrayEquals(new int[] {1, 2, 3}, proposals.get(1), "proposed: " + Arrays.toString(proposals.get(1)));
+            fetch(led.two, 3);
+            logThreadLooked(3, 1);
+            assertEquals(1, partition().log.highWatermark(), "Kafka's maximal ISR: follower 3, proposed in at 1, holds it");
+            broker.broker.leadership().applyIsr(TOPIC, 0, new int[] {1, 2, 3}).get(20, TimeUnit.SECONDS);
+            fetch(led.three, 3);
+            await(() -> partition().log.highWatermark() == 3, WAIT, "the high watermark once follower 3 in the ISR has it");
         }
     }
 
@@ -332,9 +361,10 @@ class LeaderReplicationTest
      * Follower 3 has not fetched past the acks=all batch at offset 0 (follower 2 has): the high watermark stays
      * and so does the answer, until follower 3's next fetch offset passes the batch.
      */
-    private void heldUntilFollowerThreeFetchesPastIt(final Future<RecordMetadata> sent, final RawFollower three) throws Exception
+    private void heldUntilFollowerThreeFetchesPastIt(final Future<RecordMetadata> sent, final RawFollower three,
+        final long threeAt) throws Exception
     {
-        logThreadLooked();
+        logThreadLooked(1, threeAt);
         assertEquals(0, partition().log.highWatermark());
         assertFalse(sent.isDone(), "acks=all answered before follower 3 had the batch");
         fetch(three, 1);
@@ -343,11 +373,16 @@ class LeaderReplicationTest
     }
 
     /**
-     * Returns once the partition's log thread has looked at what the followers' fetches so far told it: a
-     * fetch nudges it before it is answered, and a duty cycle drains the nudges before it runs its tasks.
+     * Returns once the partition's log thread has looked at the high watermark with followers 2 and 3 at
+     * {@code twoAt} and {@code threeAt} (-1: never fetched; a fetch nudges it before it is answered; neither
+     * moves after, so the last look saw both), and has finished that look: a task on the thread runs after
+     * the duty cycle's look, in the same or a later cycle.
      */
-    private void logThreadLooked() throws InterruptedException
+    private void logThreadLooked(final long twoAt, final long threeAt) throws InterruptedException
     {
+        final LeaderReplicas replicas = partition().replicas();
+        await(() -> replicas.follower(2).lookedLogEnd() == twoAt && replicas.follower(3).lookedLogEnd() == threeAt, WAIT,
+            () -> "the log thread's look at followers 2 at " + twoAt + " and 3 at " + threeAt);
         broker.holdLogThread(partition().owner, new CountDownLatch(0));
     }
 

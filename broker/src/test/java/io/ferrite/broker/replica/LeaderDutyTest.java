@@ -1,0 +1,85 @@
+package io.ferrite.broker.replica;
+
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import io.ferrite.wire.record.RecordBatchBuilder;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** {@link LeaderDuty} stepped on the test's thread (its log thread here) over real partitions' logs. */
+class LeaderDutyTest
+{
+    private static final long LAG_MS = 30_000;
+
+    @TempDir
+    Path dir;
+    private LogManager logs;
+    private TopicRegistry registry;
+
+    @BeforeEach
+    void open() throws Exception
+    {
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        registry.load();
+    }
+
+    @AfterEach
+    void close() throws Exception
+    {
+        logs.close();
+    }
+
+    /** {@code partition} with one record appended, led with follower 2 in the ISR. */
+    private LeaderReplicas led(final LeaderDuty duty, final Partition partition, final long nowMs)
+    {
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(256);
+        final int length = new RecordBatchBuilder().wrap(buffer, 0)
+            .appendRecord(nowMs, null, 0, -1, new UnsafeBuffer(new byte[10]), 0, 10).build();
+        partition.log.claimWriter();
+        final AppendResult result = new AppendResult();
+        partition.log.append(buffer, 0, length, result);
+        assertEquals(AppendResult.OK, result.status, result.message);
+        final LeaderReplicas replicas = new LeaderReplicas(partition, 1, 0, new int[] {1, 2}, new int[] {1, 2},
+            partition.log.logEndOffset(), nowMs, LAG_MS, IsrProposals.NONE, duty);
+        duty.lead(replicas);
+        return replicas;
+    }
+
+    @Test
+    void nudgesAFullQueueRefusedAreLookedAtInTheNextCycle() throws Exception
+    {
+        final LeaderDuty duty = new LeaderDuty(() -> { }, p -> { }, 2);
+        final long now = 1_000_000;
+        final Partition[] partitions = registry.create("led", 3, Map.of()).partitions;
+        final LeaderReplicas[] all = new LeaderReplicas[partitions.length];
+        for (int i = 0; i < partitions.length; i++)
+        {
+            all[i] = led(duty, partitions[i], now);
+        }
+        duty.doWork(now); // the first periodic pass: the next is half the lag away
+        for (final LeaderReplicas r : all)
+        {
+            assertEquals(0, r.partition.log.highWatermark());
+            r.fetched(r.follower(2), 1, now + 1, 1); // one follower request over all three: 3 nudges, room for 2
+        }
+        assertEquals(1, all[2].refusedNudges());
+        duty.doWork(now + 1);
+        for (final LeaderReplicas r : all)
+        {
+            assertEquals(1, r.partition.log.highWatermark(), r.toString());
+        }
+    }
+}
