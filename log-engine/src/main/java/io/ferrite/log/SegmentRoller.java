@@ -66,6 +66,12 @@ final class SegmentRoller
         return active.timeWaitedForRoll(ageNow, maxTimestamp) > cfg.rollMs - cfg.segmentJitterMs;
     }
 
+    /** {@link #roll} at {@code logEnd}, now: a follower's, after an append that left a gap in the active segment. */
+    void rollAtLogEnd(final long logEnd) throws IOException
+    {
+        roll(logEnd, validator.readClock());
+    }
+
     /** Starts a new active segment at {@code baseOffset} (the log end); the old one is flushed in the background. */
     void roll(final long baseOffset, final long now) throws IOException
     {

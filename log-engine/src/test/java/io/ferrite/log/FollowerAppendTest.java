@@ -150,18 +150,6 @@ class FollowerAppendTest
             fetched.putBytes(length, fetched, 0, length);
             refused(follower, fetched, 2 * length, copy, AppendResult.OFFSETS_OUT_OF_ORDER, end, producers);
 
-            // a gap: the second of three batches left out, or the first of two
-            leader.readBatch(end, leader.logEndOffset(), batch);
-            final int firstSize = batch.sizeInBytes();
-            leader.readBatch(batch.lastOffset() + 1, leader.logEndOffset(), batch);
-            final int secondSize = batch.sizeInBytes();
-            length = copy.fetch(leader, end, 3, null);
-            fetched.putBytes(firstSize, fetched, firstSize + secondSize, length - firstSize - secondSize);
-            refused(follower, fetched, length - secondSize, copy, AppendResult.OFFSET_GAP, end, producers);
-            length = copy.fetch(leader, end, 2, null);
-            fetched.putBytes(0, fetched, firstSize, length - firstSize);
-            refused(follower, fetched, length - firstSize, copy, AppendResult.OFFSET_GAP, end, producers);
-
             // a corrupt third batch: the two good ones before it are not appended either
             length = copy.fetch(leader, end, 3, null);
             fetched.putByte(length - 1, (byte)(fetched.getByte(length - 1) ^ 0x40));
