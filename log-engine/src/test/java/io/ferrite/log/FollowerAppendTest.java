@@ -269,11 +269,15 @@ class FollowerAppendTest
             follower.appendAsFollower(buffer, 0, length, 2, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
 
-            // a non-transactional batch of producer 10 while its transaction is open: Kafka's REPLICATION check too
-            length = build(buffer, 0, 5, 1, 10, false, false, 2);
+            // a non-transactional batch of producer 10 while its transaction is open: Kafka's REPLICATION check too,
+            // made batch by batch: the plain batch before it stays appended, and the result says so
+            length = build(buffer, 0, 5, 2, -1, false, false, 2);                      // 5..6 plain
+            length = build(buffer, length, 7, 1, 10, false, false, 2);                 // 7 producer 10, not transactional
             follower.appendAsFollower(buffer, 0, length, 2, result);
             assertEquals(AppendResult.INVALID_TXN_STATE, result.status, result.toString());
-            assertEquals(5, follower.logEndOffset());
+            assertEquals(5, result.firstOffset, result.toString());
+            assertEquals(6, result.lastOffset, result.toString());
+            assertEquals(7, follower.logEndOffset());
 
             // now leader: producer 7's retry of its last batch is a duplicate, its next batch goes on, a gap is refused
             follower.leaderEpoch(3);
@@ -284,7 +288,7 @@ class FollowerAppendTest
             length = buildSequence(buffer, 7, 3, 1);
             follower.append(buffer, 0, length, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
-            assertEquals(5, result.firstOffset);
+            assertEquals(7, result.firstOffset);
             length = buildSequence(buffer, 7, 9, 1);
             follower.append(buffer, 0, length, result);
             assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, result.status, result.toString());
