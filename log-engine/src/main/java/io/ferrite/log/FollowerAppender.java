@@ -17,7 +17,8 @@ import static io.ferrite.wire.record.RecordBatchDescriptor.*;
  * epochs, timestamps, producer fields, CRCs. Nothing is patched and nothing is assigned.
  *
  * <p>First every batch is checked, and nothing is appended if one fails: its frame and magic 2, its CRC
- * (CORRUPT_MESSAGE), at most {@code segment.bytes} (RECORD_TOO_LARGE, Kafka's {@code RecordBatchTooLargeException}),
+ * (CORRUPT_MESSAGE), each batch at most {@code segment.bytes} (RECORD_TOO_LARGE; Kafka checks the whole fetched set
+ * and answers RECORD_LIST_TOO_LARGE, its {@code RecordBatchTooLargeException}: see the README's differences),
  * the first batch's base offset not below the log end (UNEXPECTED_APPEND_OFFSET, Kafka's
  * {@code UnexpectedAppendOffsetException}), each batch's offsets above the one's before (OFFSETS_OUT_OF_ORDER,
  * Kafka's {@code OffsetsOutOfOrderException}). A gap — a base above the offset expected, as a compacted leader's
@@ -199,7 +200,7 @@ final class FollowerAppender
                     Integer.toUnsignedString(batch.crc()) + ")", result);
             }
             final int size = batch.sizeInBytes();
-            if (size > cfg.segmentBytes)
+            if (size > cfg.segmentBytes) // per batch, as it is placed and rolled; Kafka's check is per fetched set
             {
                 return fail(AppendResult.RECORD_TOO_LARGE, position - offset, "Message batch size is " + size +
                     " bytes, which exceeds the maximum configured segment size of " + cfg.segmentBytes, result);
