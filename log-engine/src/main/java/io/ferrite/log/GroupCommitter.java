@@ -93,7 +93,7 @@ final class GroupCommitter implements Agent
             {
                 try
                 {
-                    log.flushQuietly();
+                    log.flushQuietly(false);
                 }
                 catch (final RuntimeException | Error ex)
                 {

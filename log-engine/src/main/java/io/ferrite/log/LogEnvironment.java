@@ -29,7 +29,7 @@ interface LogEnvironment
         @Override
         public void requestFlush(final PartitionLog log)
         {
-            log.flushQuietly();
+            log.flushQuietly(false);
         }
 
         @Override
