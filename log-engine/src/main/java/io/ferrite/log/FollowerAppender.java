@@ -1,8 +1,6 @@
 package io.ferrite.log;
 
-import io.ferrite.wire.compress.CompressionType;
 import io.ferrite.wire.record.ControlRecords;
-import io.ferrite.wire.record.CorruptRecordException;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import org.agrona.MutableDirectBuffer;
@@ -247,19 +245,10 @@ final class FollowerAppender
     private long abortingProducer()
     {
         final long pid = batch.producerId();
-        if (!batch.isControl() || pid == NO_PRODUCER_ID || batch.recordCount() < 1 || batch.compression() != CompressionType.NONE)
+        if (!batch.isControl() || pid == NO_PRODUCER_ID)
         {
-            return NO_PRODUCER_ID; // a compressed or empty control batch is no marker to the producer state either
+            return NO_PRODUCER_ID;
         }
-        try
-        {
-            controlRecord.wrap(batch.buffer(), batch.recordsOffset(), batch.offset() + batch.sizeInBytes(), batch.baseOffset(),
-                batch.baseTimestamp(), NO_TIMESTAMP);
-            return ControlRecords.type(controlRecord) == ControlRecords.ABORT ? pid : NO_PRODUCER_ID;
-        }
-        catch (final CorruptRecordException ex)
-        {
-            return NO_PRODUCER_ID; // CRC-valid but not a marker: the producer state takes it as none too
-        }
+        return ControlMarkers.type(batch, controlRecord) == ControlRecords.ABORT ? pid : NO_PRODUCER_ID;
     }
 }

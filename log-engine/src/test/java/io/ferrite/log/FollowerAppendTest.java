@@ -300,6 +300,27 @@ class FollowerAppendTest
     }
 
     @Test
+    void anAbortTooShortToBeAMarkerIndexesNothingAsItEndsNothing() throws IOException
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("data"))))
+        {
+            final PartitionLog follower = manager.createLog("follower", 0, Map.of());
+            final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+            int length = build(buffer, 0, 0, 3, 10, true, false, 1);                   // producer 10's transaction at 0
+            // a CRC-valid control batch of producer 10: an ABORT key, but a value too short for a coordinator epoch
+            length += new RecordBatchBuilder().wrap(buffer, length).baseOffset(3).partitionLeaderEpoch(1).producer(10, (short)0, -1)
+                .transactional(true).control(true).appendRecord(ReplicaCopy.T0, new byte[] {0, 0, 0, 0}, new byte[] {0, 0}).build();
+            follower.appendAsFollower(buffer, 0, length, 1, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            assertEquals(4, follower.logEndOffset());
+            // the producer state takes it as no marker, so the .txnindex has no entry for it either
+            follower.highWatermark(4);
+            assertEquals(0, follower.lastStableOffset(), "producer 10's transaction is still open");
+            assertEquals(List.of(), aborted(follower, 0));
+        }
+    }
+
+    @Test
     void aFollowerAppendAllocatesNothing() throws IOException
     {
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("data"))))
