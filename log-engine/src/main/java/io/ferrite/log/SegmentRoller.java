@@ -56,7 +56,9 @@ final class SegmentRoller
         final int size = active.size();
         if (size == 0)
         {
-            return false;
+            // only a follower's batch, past a gap of its leader's, can start above an empty segment's base: as Kafka
+            // (whose roll replaces the empty segment) one whose offsets the segment cannot hold goes in a new one
+            return last - active.baseOffset > Integer.MAX_VALUE;
         }
         if (size > cfg.segmentBytes - length || active.indexesFull() || last - active.baseOffset > Integer.MAX_VALUE)
         {

@@ -140,6 +140,34 @@ class FollowerGapTest
         }
     }
 
+    @Test
+    void aGapPastWhatAnEmptySegmentCanHoldGoesInANewSegment() throws IOException
+    {
+        final Path data = dir.resolve("data");
+        final long far = 3_000_000_000L; // above the empty active segment's base 0 by more than a relative offset holds
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog follower = manager.createLog("follower", 0, Map.of());
+            final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(1024);
+            final int length = new RecordBatchBuilder().wrap(buffer, 0).baseOffset(far).partitionLeaderEpoch(1)
+                .appendRecord(ReplicaCopy.T0, "k".getBytes(StandardCharsets.UTF_8), Batches.value(1, 0)).build();
+            follower.appendAsFollower(buffer, 0, length, 1, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            assertEquals(far, result.firstOffset);
+            assertEquals(far + 1, follower.logEndOffset());
+            assertEquals(PartitionLog.READ_OK, follower.readBatch(0, follower.logEndOffset(), batch));
+            assertEquals(far, batch.baseOffset(), "a read in the gap gets the batch after it");
+        }
+        uncleanReopen(data);
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final PartitionLog follower = manager.log("follower", 0);
+            assertEquals(far + 1, follower.logEndOffset());
+            assertEquals(PartitionLog.READ_OK, follower.readBatch(far, follower.logEndOffset(), batch));
+            assertEquals(far, batch.baseOffset());
+        }
+    }
+
     /**
      * Copies the leader into the follower, {@code count} batches a fetch, from the follower's log end; with
      * {@code stopAfterGap} stops after the first append that crossed a gap.
