@@ -83,11 +83,7 @@ class FollowerGapTest
             copy(leader, follower, 3, false);
             assertSameBatches(leader, follower);
         }
-        uncleanReopen(data);
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
-        {
-            assertSameBatches(manager.log("leader", 0), manager.log("follower", 0));
-        }
+        assertSameBatchesAfterAnUncleanReopen(data);
     }
 
     @Test
@@ -133,11 +129,7 @@ class FollowerGapTest
                 "segments: " + follower.segmentCount() + " for " + appends + " appends");
             assertTrue(follower.segmentCount() < gaps / 4, "segments: " + follower.segmentCount() + " for " + gaps + " gaps");
         }
-        uncleanReopen(data);
-        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
-        {
-            assertSameBatches(manager.log("leader", 0), manager.log("follower", 0));
-        }
+        assertSameBatchesAfterAnUncleanReopen(data);
     }
 
     @Test
@@ -250,6 +242,15 @@ class FollowerGapTest
         final byte[] out = new byte[b.sizeInBytes()];
         b.buffer().getBytes(b.offset(), out);
         return out;
+    }
+
+    private void assertSameBatchesAfterAnUncleanReopen(final Path data) throws IOException
+    {
+        uncleanReopen(data);
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            assertSameBatches(manager.log("leader", 0), manager.log("follower", 0));
+        }
     }
 
     private static void uncleanReopen(final Path data) throws IOException
