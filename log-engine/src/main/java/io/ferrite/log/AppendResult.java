@@ -50,12 +50,6 @@ public final class AppendResult
      * before's, or its base not above it): Kafka 4.4's {@code OffsetsOutOfOrderException}. Nothing was appended.
      */
     public static final int OFFSETS_OUT_OF_ORDER = -14;
-    /**
-     * A follower's append with a gap of offsets (a batch's base above the log end, or above the last offset
-     * before it + 1). <b>Differs from Kafka 4.4</b>, which takes the gaps a compacted leader's batches have:
-     * Ferrite's recovery cuts the active segment at a gap. Nothing was appended.
-     */
-    public static final int OFFSET_GAP = -15;
 
     public int status;
     public long firstOffset;

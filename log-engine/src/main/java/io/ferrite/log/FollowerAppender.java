@@ -1,11 +1,11 @@
 package io.ferrite.log;
 
-import io.ferrite.wire.compress.CompressionType;
 import io.ferrite.wire.record.ControlRecords;
-import io.ferrite.wire.record.CorruptRecordException;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import org.agrona.MutableDirectBuffer;
+
+import java.io.IOException;
 
 import static io.ferrite.wire.record.RecordBatchDescriptor.*;
 
@@ -15,11 +15,13 @@ import static io.ferrite.wire.record.RecordBatchDescriptor.*;
  * epochs, timestamps, producer fields, CRCs. Nothing is patched and nothing is assigned.
  *
  * <p>First every batch is checked, and nothing is appended if one fails: its frame and magic 2, its CRC
- * (CORRUPT_MESSAGE), at most {@code segment.bytes} (RECORD_TOO_LARGE, Kafka's {@code RecordBatchTooLargeException}),
+ * (CORRUPT_MESSAGE), each batch at most {@code segment.bytes} (RECORD_TOO_LARGE; Kafka checks the whole fetched set
+ * and answers RECORD_LIST_TOO_LARGE, its {@code RecordBatchTooLargeException}: see the README's differences),
  * the first batch's base offset not below the log end (UNEXPECTED_APPEND_OFFSET, Kafka's
  * {@code UnexpectedAppendOffsetException}), each batch's offsets above the one's before (OFFSETS_OUT_OF_ORDER,
- * Kafka's {@code OffsetsOutOfOrderException}), and no gap (OFFSET_GAP; Kafka takes one: see
- * {@link AppendResult#OFFSET_GAP}). As Kafka: {@code max.message.bytes} is not checked (the leader took the
+ * Kafka's {@code OffsetsOutOfOrderException}). A gap — a base above the offset expected, as a compacted leader's
+ * batches have, or a leader whose damaged older segment was cut ({@code SegmentGapTest}) — is taken, as Kafka
+ * takes it; an append that put one into the active segment rolls at its end ({@link #sealGap}). As Kafka: {@code max.message.bytes} is not checked (the leader took the
  * batch), nor the records inside (the CRC covers them); a partial batch at the end — a fetch answer cut at its
  * byte limit — and, with it, everything from a batch whose partition leader epoch is above the follower's
  * {@code leaderEpoch} on, are left out, not refused (the caller sees where the log end got to).
@@ -43,13 +45,19 @@ final class FollowerAppender
     private final LogOffsets offsets;
     private final ProducerStateManager producers;
     private final BatchPlacer placer;
+    private final SegmentList segments;
+    private final SegmentRoller roller;
     private final RecordBatch batch;
+    /** The active segment once an append put a gap in it, until it is rolled (a roll that failed is tried again). */
+    private Segment gapped;
     /** Reads a marker's control record in place. */
     private final Record controlRecord = new Record();
 
     FollowerAppender(final PartitionLog log, final LogAppender appender, final LogOffsets offsets,
-        final ProducerStateManager producers, final BatchPlacer placer)
+        final ProducerStateManager producers, final BatchPlacer placer, final SegmentList segments, final SegmentRoller roller)
     {
+        this.segments = segments;
+        this.roller = roller;
         this.log = log;
         this.appender = appender;
         this.offsets = offsets;
@@ -100,18 +108,56 @@ final class FollowerAppender
             {
                 break;
             }
+            final long expected = offsets.logEndOffsetOpaque();
             placer.placeReplica(buffer, position, size, cfg, abortingProducer(), result);
             if (result.status < 0)
             {
                 break;
             }
+            final Segment active = segments.active();
+            if (result.firstOffset > expected && result.firstOffset != active.baseOffset)
+            {
+                gapped = active; // a gap inside the active segment, not at its start
+            }
             first = first < 0 ? result.firstOffset : first;
             last = result.lastOffset;
             position += size;
         }
+        sealGap(result);
         // on a failure part way, what was appended before it
         result.firstOffset = first;
         result.lastOffset = last;
+    }
+
+    /**
+     * Rolls when this append (or one whose roll failed) left a gap in the active segment: the new active
+     * segment starts at the log end, so gaps only ever sit in sealed segments, below the next one's base, where
+     * recovery takes them ({@link SegmentRecovery#recover}'s {@code gapsBelow}). Recovery of the active segment
+     * wants its offsets to run on exactly — that is what catches a damaged base offset there — so a crash before
+     * this roll cuts the active segment at its first gap: follower data this append has not acknowledged yet,
+     * which the next fetch brings again. Not a roll at every gap: a follower of a compacted leader, whose
+     * cleaned segments have gaps between most batches, would make a segment per batch; this makes at most one
+     * per fetch, and none once it fetches from the leader's active segment (never cleaned, so without gaps).
+     */
+    private void sealGap(final AppendResult result)
+    {
+        if (gapped == null || gapped != segments.active())
+        {
+            gapped = null; // none, or already sealed by a roll of the placement's own
+            return;
+        }
+        try
+        {
+            roller.rollAtLogEnd(offsets.logEndOffsetOpaque());
+            gapped = null;
+        }
+        catch (final IOException ex)
+        {
+            if (result.status >= 0)
+            {
+                result.fail(AppendResult.STORAGE_ERROR, "cannot roll " + log + " after a gap in its active segment: " + ex);
+            }
+        }
     }
 
     /**
@@ -152,7 +198,7 @@ final class FollowerAppender
                     Integer.toUnsignedString(batch.crc()) + ")", result);
             }
             final int size = batch.sizeInBytes();
-            if (size > cfg.segmentBytes)
+            if (size > cfg.segmentBytes) // per batch, as it is placed and rolled; Kafka's check is per fetched set
             {
                 return fail(AppendResult.RECORD_TOO_LARGE, position - offset, "Message batch size is " + size +
                     " bytes, which exceeds the maximum configured segment size of " + cfg.segmentBytes, result);
@@ -169,11 +215,6 @@ final class FollowerAppender
                 return fail(status, position - offset, (position == offset ? "First offset " + base +
                     " is less than the next offset " + expected : "Out of order offsets: base offset " + base +
                     " after last offset " + (expected - 1)), result);
-            }
-            if (base > expected)
-            {
-                return fail(AppendResult.OFFSET_GAP, position - offset, "Offsets " + expected + " to " + (base - 1) +
-                    " are missing before base offset " + base, result);
             }
             expected = batch.lastOffset() + 1;
             position += size;
@@ -204,19 +245,10 @@ final class FollowerAppender
     private long abortingProducer()
     {
         final long pid = batch.producerId();
-        if (!batch.isControl() || pid == NO_PRODUCER_ID || batch.recordCount() < 1 || batch.compression() != CompressionType.NONE)
+        if (!batch.isControl() || pid == NO_PRODUCER_ID)
         {
-            return NO_PRODUCER_ID; // a compressed or empty control batch is no marker to the producer state either
+            return NO_PRODUCER_ID;
         }
-        try
-        {
-            controlRecord.wrap(batch.buffer(), batch.recordsOffset(), batch.offset() + batch.sizeInBytes(), batch.baseOffset(),
-                batch.baseTimestamp(), NO_TIMESTAMP);
-            return ControlRecords.type(controlRecord) == ControlRecords.ABORT ? pid : NO_PRODUCER_ID;
-        }
-        catch (final CorruptRecordException ex)
-        {
-            return NO_PRODUCER_ID; // CRC-valid but not a marker: the producer state takes it as none too
-        }
+        return ControlMarkers.type(batch, controlRecord) == ControlRecords.ABORT ? pid : NO_PRODUCER_ID;
     }
 }

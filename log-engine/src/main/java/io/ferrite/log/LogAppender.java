@@ -47,7 +47,7 @@ final class LogAppender
         this.validator = validator;
         this.strategy = strategy;
         this.placer = new BatchPlacer(log, offsets, roller, flusher, producers, batch, epochs);
-        this.follower = new FollowerAppender(log, this, offsets, producers, placer);
+        this.follower = new FollowerAppender(log, this, offsets, producers, placer, segments, roller);
     }
 
     /** A follower's append of its leader's batches, through this writer's gate and placer. */

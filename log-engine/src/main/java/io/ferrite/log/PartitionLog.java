@@ -343,19 +343,13 @@ public final class PartitionLog implements AutoCloseable
         flusher.flush();
     }
 
-    /** A roll's background flush: the sealed segments, up to the active one's base ({@link LogFlusher#flushRolled}). */
-    void flushRolled() throws IOException
-    {
-        flusher.flushRolled();
-    }
-
     /** A roll's background flush, first: {@link RollSnapshots#forceAll}. */
     void forceRolledSnapshots() throws IOException
     {
         rollSnapshots.forceAll();
     }
 
-    /** {@link #flush()}, or with {@code rolled} {@link #flushRolled()}, for background callers. */
+    /** {@link #flush()}, or with {@code rolled} {@link LogFlusher#flushRolled}, for background callers: a deleted segment is no error. */
     void flushQuietly(final boolean rolled)
     {
         flusher.flushQuietly(rolled);

@@ -1,7 +1,6 @@
 package io.ferrite.log;
 
 import io.ferrite.wire.record.ControlRecords;
-import io.ferrite.wire.record.CorruptRecordException;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchDescriptor;
@@ -275,27 +274,12 @@ final class ProducerStateManager
     /** A marker: the producer's open transaction (if any) ends; an ABORT is told to the listener. */
     private void endTxn(final ProducerState state, final RecordBatch batch, final long highWatermark)
     {
-        final short type;
-        final int coordinatorEpoch;
-        try
+        final short type = ControlMarkers.type(batch, controlRecord);
+        if (type == ControlRecords.UNKNOWN)
         {
-            if (batch.recordCount() < 1 || batch.compression() != io.ferrite.wire.compress.CompressionType.NONE)
-            {
-                return; // not a marker this log writes (Kafka's reader takes none from an empty control batch either)
-            }
-            controlRecord.wrap(batch.buffer(), batch.recordsOffset(), batch.offset() + batch.sizeInBytes(), batch.baseOffset(),
-                batch.baseTimestamp(), RecordBatchDescriptor.NO_TIMESTAMP);
-            type = ControlRecords.type(controlRecord);
-            if (type != ControlRecords.ABORT && type != ControlRecords.COMMIT)
-            {
-                return;
-            }
-            coordinatorEpoch = ControlRecords.coordinatorEpoch(controlRecord);
+            return; // not a marker: nothing of the producer's changes
         }
-        catch (final CorruptRecordException ex)
-        {
-            return; // CRC-valid but not a marker: nothing of the producer's changes
-        }
+        final int coordinatorEpoch = ControlRecords.coordinatorEpoch(controlRecord);
         final long marker = batch.baseOffset();
         if (state.hasOpenTxn())
         {

@@ -19,7 +19,8 @@ final class SegmentRecovery
      * ({@code LogLoader.recover}); for {@code LogLoader.repair} the entries at or above the cut are dropped. What follows the cut in later segments is kept (the loader's
      * rule: damage costs the damaged bytes only).
      *
-     * <p>A segment a cleaner replaced ({@link SegmentReplacer}) has gaps between its batches (the first
+     * <p>A segment a cleaner replaced ({@link SegmentReplacer}), or a follower's that took its leader's gaps
+     * ({@link FollowerAppender}, which rolls after one), has gaps between its batches (the first
      * may start above its base offset): for a sealed segment, {@code gapsBelow} is the next segment's
      * base offset, and a batch may start above the offset expected when it ends below that (Kafka's
      * recovery checks no more than that offsets increase). The active segment is never cleaned: for

@@ -56,7 +56,9 @@ final class SegmentRoller
         final int size = active.size();
         if (size == 0)
         {
-            return false;
+            // only a follower's batch, past a gap of its leader's, can start above an empty segment's base: as Kafka
+            // (whose roll replaces the empty segment) one whose offsets the segment cannot hold goes in a new one
+            return last - active.baseOffset > Integer.MAX_VALUE;
         }
         if (size > cfg.segmentBytes - length || active.indexesFull() || last - active.baseOffset > Integer.MAX_VALUE)
         {
@@ -64,6 +66,12 @@ final class SegmentRoller
         }
         final long ageNow = now != UNKNOWN_TIME || active.rollsByBatchTimestamps() ? now : validator.readClock();
         return active.timeWaitedForRoll(ageNow, maxTimestamp) > cfg.rollMs - cfg.segmentJitterMs;
+    }
+
+    /** {@link #roll} at {@code logEnd}, now: a follower's, after an append that left a gap in the active segment. */
+    void rollAtLogEnd(final long logEnd) throws IOException
+    {
+        roll(logEnd, validator.readClock());
     }
 
     /** Starts a new active segment at {@code baseOffset} (the log end); the old one is flushed in the background. */

@@ -150,18 +150,6 @@ class FollowerAppendTest
             fetched.putBytes(length, fetched, 0, length);
             refused(follower, fetched, 2 * length, copy, AppendResult.OFFSETS_OUT_OF_ORDER, end, producers);
 
-            // a gap: the second of three batches left out, or the first of two
-            leader.readBatch(end, leader.logEndOffset(), batch);
-            final int firstSize = batch.sizeInBytes();
-            leader.readBatch(batch.lastOffset() + 1, leader.logEndOffset(), batch);
-            final int secondSize = batch.sizeInBytes();
-            length = copy.fetch(leader, end, 3, null);
-            fetched.putBytes(firstSize, fetched, firstSize + secondSize, length - firstSize - secondSize);
-            refused(follower, fetched, length - secondSize, copy, AppendResult.OFFSET_GAP, end, producers);
-            length = copy.fetch(leader, end, 2, null);
-            fetched.putBytes(0, fetched, firstSize, length - firstSize);
-            refused(follower, fetched, length - firstSize, copy, AppendResult.OFFSET_GAP, end, producers);
-
             // a corrupt third batch: the two good ones before it are not appended either
             length = copy.fetch(leader, end, 3, null);
             fetched.putByte(length - 1, (byte)(fetched.getByte(length - 1) ^ 0x40));
@@ -281,11 +269,15 @@ class FollowerAppendTest
             follower.appendAsFollower(buffer, 0, length, 2, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
 
-            // a non-transactional batch of producer 10 while its transaction is open: Kafka's REPLICATION check too
-            length = build(buffer, 0, 5, 1, 10, false, false, 2);
+            // a non-transactional batch of producer 10 while its transaction is open: Kafka's REPLICATION check too,
+            // made batch by batch: the plain batch before it stays appended, and the result says so
+            length = build(buffer, 0, 5, 2, -1, false, false, 2);                      // 5..6 plain
+            length = build(buffer, length, 7, 1, 10, false, false, 2);                 // 7 producer 10, not transactional
             follower.appendAsFollower(buffer, 0, length, 2, result);
             assertEquals(AppendResult.INVALID_TXN_STATE, result.status, result.toString());
-            assertEquals(5, follower.logEndOffset());
+            assertEquals(5, result.firstOffset, result.toString());
+            assertEquals(6, result.lastOffset, result.toString());
+            assertEquals(7, follower.logEndOffset());
 
             // now leader: producer 7's retry of its last batch is a duplicate, its next batch goes on, a gap is refused
             follower.leaderEpoch(3);
@@ -296,7 +288,7 @@ class FollowerAppendTest
             length = buildSequence(buffer, 7, 3, 1);
             follower.append(buffer, 0, length, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
-            assertEquals(5, result.firstOffset);
+            assertEquals(7, result.firstOffset);
             length = buildSequence(buffer, 7, 9, 1);
             follower.append(buffer, 0, length, result);
             assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, result.status, result.toString());
@@ -304,6 +296,27 @@ class FollowerAppendTest
             follower.transactions().appendMarker(10, (short)0, 0, false, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             assertEquals(List.of(10L, 3L), aborted(follower, 0));
+        }
+    }
+
+    @Test
+    void anAbortTooShortToBeAMarkerIndexesNothingAsItEndsNothing() throws IOException
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir.resolve("data"))))
+        {
+            final PartitionLog follower = manager.createLog("follower", 0, Map.of());
+            final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(4096);
+            int length = build(buffer, 0, 0, 3, 10, true, false, 1);                   // producer 10's transaction at 0
+            // a CRC-valid control batch of producer 10: an ABORT key, but a value too short for a coordinator epoch
+            length += new RecordBatchBuilder().wrap(buffer, length).baseOffset(3).partitionLeaderEpoch(1).producer(10, (short)0, -1)
+                .transactional(true).control(true).appendRecord(ReplicaCopy.T0, new byte[] {0, 0, 0, 0}, new byte[] {0, 0}).build();
+            follower.appendAsFollower(buffer, 0, length, 1, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            assertEquals(4, follower.logEndOffset());
+            // the producer state takes it as no marker, so the .txnindex has no entry for it either
+            follower.highWatermark(4);
+            assertEquals(0, follower.lastStableOffset(), "producer 10's transaction is still open");
+            assertEquals(List.of(), aborted(follower, 0));
         }
     }
 

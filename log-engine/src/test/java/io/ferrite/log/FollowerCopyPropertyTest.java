@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * ABORT markers, leader epochs that move, CreateTime or LogAppendTime, segments and indexes small enough to
  * roll often by size and by full indexes — copied into a follower through {@link PartitionLog#appendAsFollower}
  * in fetches of random numbers of batches, often cut inside the next one, interleaved with the leader's
- * appends: at every step the follower's producer state and its LSO for the same high watermark are the
+ * appends: after every round the follower's producer state and its LSO for the same high watermark are the
  * leader's; at the end its files are the leader's byte for byte, and again after an unclean reopen of both.
  */
 class FollowerCopyPropertyTest
