@@ -202,10 +202,11 @@ public final class OffsetMap implements AutoCloseable
             }
             position = positionOf(++attempt);
         }
-        slotsBuffer.putBytes(position, hash, 0, HASH_LENGTH);
-        slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
+        // marked before the writes, so that a fault between them (an InternalError) leaves no written page unmarked
         markWritten(position);
         markWritten(position + SLOT_LENGTH - 1); // a slot may straddle two pages
+        slotsBuffer.putBytes(position, hash, 0, HASH_LENGTH);
+        slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
         latestOffset = offset;
         entries++;
     }

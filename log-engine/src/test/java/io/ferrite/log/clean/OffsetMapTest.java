@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -251,6 +252,38 @@ class OffsetMapTest
             body.accept(kafka, ours, new Random(seed));
             assertEquals(kafka.size(), ours.size());
             assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours));
+        }
+    }
+
+    /**
+     * A key alone in a slot that straddles two 4 KiB pages (its first bytes on one, its offset's tail on the next):
+     * the clear zeroes both pages, so the map is all zeros again, as Kafka's. With the put marking only the slot's
+     * first page, the tail stayed and the next clean would see a phantom occupied slot. The slot is found with the
+     * map's own probe (attempt 0 of an empty map: the hash's first big-endian int, Kafka's abs, modulo the slots).
+     */
+    @Test
+    void aClearZeroesASlotThatStraddlesTwoPages() throws Exception
+    {
+        final int slots = 4096;
+        final MessageDigest md5 = MessageDigest.getInstance("MD5");
+        String straddling = null;
+        for (int i = 0; straddling == null; i++)
+        {
+            final String candidate = "straddle-" + i;
+            final int probe = ByteBuffer.wrap(md5.digest(candidate.getBytes(StandardCharsets.UTF_8))).getInt(0);
+            final int slot = (probe == Integer.MIN_VALUE ? 0 : Math.abs(probe)) % slots;
+            if ((slot * 24) % 4096 > 4096 - 24)
+            {
+                straddling = candidate;
+            }
+        }
+        try (OffsetMap map = new OffsetMap(24 * slots, 0.9))
+        {
+            put(map, straddling, -2L); // every byte of the offset is set
+            assertEquals(-2L, get(map, straddling));
+            map.clear();
+            assertArrayEquals(new byte[slots * 24], ourBytes(map), "every byte zero after the clear");
+            assertEquals(OffsetMap.NO_OFFSET, get(map, straddling));
         }
     }
 
