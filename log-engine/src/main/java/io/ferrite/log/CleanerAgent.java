@@ -22,8 +22,12 @@ import java.util.function.BooleanSupplier;
  * {@code deletableLogs}, so that it never runs beside a clean of the same log), or, when none needs
  * cleaning, waits {@code log.cleaner.backoff.ms} on the monotonic clock (cycles that do nothing until
  * then). Its {@link OffsetMap} ({@code dedupe.buffer.size / threads}) is its own, reserved when it is
- * made, at the log manager's start, as Kafka's: a map that cannot be had fails the start, not a log (its
- * pages become resident only as cleans touch them).
+ * made, at the log manager's start, as Kafka's. Made as a sparse file's private mapping in the first log
+ * directory, its address space is all the start reserves: a map whose address space cannot be had fails the
+ * start, but its memory comes page by page as cleans touch it, unaccounted by {@code MaxDirectMemorySize}, so
+ * in a memory-limited container a too large {@code log.cleaner.dedupe.buffer.size} meets the OOM killer
+ * mid-clean, not a failed start (the price of an idle map costing nothing). Where no such file can be had
+ * (the directory on {@code tmpfs}, not writable) the map is direct memory, resident whole at the start.
  * A clean checks, at each throttle call (every 64 KiB of batches) and while its throttle sleeps,
  * whether its log's deletion aborted it or the cleaner is stopping, and ends there. A clean that throws
  * marks its log uncleanable (reported to the agent's error handler) and the others go on; one that was
@@ -52,12 +56,14 @@ final class CleanerAgent implements Agent
 
     /**
      * @param stopping true once the cleaner is being stopped (a clean in hand ends at its next check)
+     * @param mapDir   the disk-backed directory of the offset map's sparse file (the first log directory), or null
      * @throws IllegalStateException when the offset map or the compaction cannot be made (a bad
      *     {@code log.cleaner.dedupe.buffer.size} or {@code log.cleaner.io.buffer.load.factor}, a block that cannot be
      *     reserved)
      */
     CleanerAgent(final int id, final CleanerManager manager, final CleanerConfig config, final CleanerThrottle throttle,
-        final EpochClock clock, final NanoClock nanoClock, final ErrorHandler errors, final BooleanSupplier stopping)
+        final EpochClock clock, final NanoClock nanoClock, final ErrorHandler errors, final BooleanSupplier stopping,
+        final java.nio.file.Path mapDir)
     {
         this.role = "ferrite-log-cleaner-" + id;
         this.manager = manager;
@@ -71,7 +77,7 @@ final class CleanerAgent implements Agent
         try
         {
             m = new OffsetMap(OffsetMap.memoryPerThread(config.dedupeBufferSize(), Math.max(config.threads(), 1)),
-                config.dedupeBufferLoadFactor());
+                config.dedupeBufferLoadFactor(), mapDir);
             this.compaction = config.compaction().create(m, this::checkedThrottle);
         }
         catch (final RuntimeException | OutOfMemoryError ex)

@@ -311,7 +311,27 @@ final class CleanerManager
         }
     }
 
-    /** Undoes one {@link #abortAndPause} (Kafka's {@code resumeCleaning}). */
+    /**
+     * Pauses {@code log} for a segment deletion outside the cleaner (retention, DeleteRecords) unless a cleaner thread
+     * holds it now (Kafka's {@code pauseCleaningForNonCompactedPartitions}, which skips the logs in progress): false,
+     * nothing paused, when a clean or the cleaner's retention reads its segments, which the deletion would unmap after
+     * {@code file.delete.delay.ms} (0 allowed). Whatever the log's cleanup.policy now: a clean begun under compact goes
+     * on after a switch to delete. True: no clean starts until {@link #resume}.
+     */
+    boolean pauseUnlessInProgress(final PartitionLog log)
+    {
+        synchronized (lock)
+        {
+            if (inProgress.containsKey(log))
+            {
+                return false;
+            }
+            paused.merge(log, 1, Integer::sum);
+            return true;
+        }
+    }
+
+    /** Undoes one {@link #abortAndPause} or {@link #pauseUnlessInProgress} (Kafka's {@code resumeCleaning}). */
     void resume(final PartitionLog log)
     {
         synchronized (lock)

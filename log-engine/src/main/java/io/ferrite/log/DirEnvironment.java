@@ -7,10 +7,12 @@ final class DirEnvironment implements LogEnvironment
     private final LogBackgroundWork background;
     private final DurabilityListener listener;
     private final long producerIdExpirationMs;
+    private final CleanerManager cleaner;
 
     DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener,
-        final long producerIdExpirationMs)
+        final long producerIdExpirationMs, final CleanerManager cleaner)
     {
+        this.cleaner = cleaner;
         this.producerIdExpirationMs = producerIdExpirationMs;
         this.committer = committer;
         this.background = background;
@@ -39,6 +41,18 @@ final class DirEnvironment implements LogEnvironment
     public DurabilityListener durabilityListener()
     {
         return listener;
+    }
+
+    @Override
+    public boolean pauseCleaning(final PartitionLog log)
+    {
+        return cleaner.pauseUnlessInProgress(log);
+    }
+
+    @Override
+    public void resumeCleaning(final PartitionLog log)
+    {
+        cleaner.resume(log);
     }
 
     @Override

@@ -52,7 +52,8 @@ final class LogCleaner
     /** A cleaner thread's agent, its offset map allocated (for tests to step it on their own thread). */
     CleanerAgent newAgent(final int id, final org.agrona.ErrorHandler errors)
     {
-        return new CleanerAgent(id, manager, config.cleaner(), throttle, config.clock(), config.nanoClock(), errors, () -> stopping);
+        return new CleanerAgent(id, manager, config.cleaner(), throttle, config.clock(), config.nanoClock(), errors, () -> stopping,
+            config.logDirs().isEmpty() ? null : config.logDirs().get(0));
     }
 
     /** Whether cleaner threads run: the retention of compacted logs is theirs then (Kafka's {@code cleanupLogs}). */

@@ -23,6 +23,20 @@ interface LogEnvironment
         return LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS;
     }
 
+    /**
+     * Keeps the cleaner off {@code log} while its segments are deleted outside the cleaner, unless a cleaner thread
+     * holds it now: false then, and the deletion waits for a later pass ({@link CleanerManager#pauseUnlessInProgress}).
+     */
+    default boolean pauseCleaning(final PartitionLog log)
+    {
+        return true;
+    }
+
+    /** Undoes a {@link #pauseCleaning} that returned true. */
+    default void resumeCleaning(final PartitionLog log)
+    {
+    }
+
     /** For tests and the embedded API: everything inline, nothing in the background. */
     LogEnvironment INLINE = new LogEnvironment()
     {

@@ -117,7 +117,7 @@ public final class LogManager implements AutoCloseable
         final GroupCommitter committer = new GroupCommitter(role, () -> logsIn(dir), new AgentErrors(role));
         committers.put(dir, committer);
         final LogEnvironment env = new DirEnvironment(committer, background, config.durabilityListener(),
-            config.producerIdExpirationMs());
+            config.producerIdExpirationMs(), cleaner.manager());
         environments.put(dir, env);
 
         final Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
@@ -382,7 +382,7 @@ public final class LogManager implements AutoCloseable
      */
     public void runRetention()
     {
-        LogRetention.runAll(logs.values(), config.clock().time(), cleaner.runs());
+        LogRetention.runAll(logs.values(), config.clock().time(), cleaner.runs(), cleaner.manager());
     }
 
     /** Writes the recovery-point and log-start-offset checkpoints of every directory. */

@@ -35,24 +35,31 @@ final class LogRetention
     }
 
     /**
-     * Retention of every open log of {@code logs}, but the compacted ones when {@code notCompacted}. Per
-     * log: one that fails every pass (a SIGBUS's InternalError on a damaged mapping) must not hold back
-     * the retention of the logs after it.
+     * Retention of every open log of {@code logs}, but the compacted ones when {@code notCompacted}; each
+     * paused in the {@code cleaner} meanwhile, and skipped when a cleaner thread holds it (a clean begun
+     * before its cleanup.policy became delete reads the segments this would delete: Kafka's
+     * {@code pauseCleaningForNonCompactedPartitions}). Per log: one that fails every pass (a SIGBUS's
+     * InternalError on a damaged mapping) must not hold back the retention of the logs after it.
      */
-    static void runAll(final Iterable<PartitionLog> logs, final long nowMs, final boolean notCompacted)
+    static void runAll(final Iterable<PartitionLog> logs, final long nowMs, final boolean notCompacted, final CleanerManager cleaner)
     {
         for (final PartitionLog log : logs)
         {
+            if (log.isClosed() || (notCompacted && log.config().compact) || !cleaner.pauseUnlessInProgress(log))
+            {
+                continue;
+            }
             try
             {
-                if (!log.isClosed() && !(notCompacted && log.config().compact))
-                {
-                    log.deleteOldSegments(nowMs);
-                }
+                log.deleteOldSegments(nowMs);
             }
             catch (final IOException | RuntimeException | InternalError ex)
             {
                 LOG.error("retention of {} failed", log, ex);
+            }
+            finally
+            {
+                cleaner.resume(log);
             }
         }
     }
@@ -64,11 +71,13 @@ final class LogRetention
     }
 
     /**
-     * See {@link PartitionLog#deleteRecordsBefore}. A compacted log's segments below the new start are left to its
-     * next retention pass, as Kafka 4.4's {@code UnifiedLog.maybeIncrementLogStartOffset} leaves every log's: a
-     * cleaner thread's cycle (never beside a clean of the log: {@code CleanerManager.grabDeletable}), or the
-     * retention task when no cleaner runs. Removed here, they would be unmapped after {@code file.delete.delay.ms}
-     * (0 allowed) while a clean may still read them. A delete-only log, which no cleaner reads, loses them at once.
+     * See {@link PartitionLog#deleteRecordsBefore}. The segments below the new start go at once, the cleaner paused
+     * meanwhile, unless a cleaner thread holds the log now (a clean, or its retention: whatever the log's
+     * cleanup.policy, as one begun under compact goes on after a switch to delete): then they are left to the log's
+     * next retention pass, as Kafka 4.4's {@code UnifiedLog.maybeIncrementLogStartOffset} leaves every log's (a
+     * cleaner thread's cycle, never beside a clean of the log: {@code CleanerManager.grabDeletable}; or the retention
+     * task, which skips a log a clean holds). Removed beside the clean, they would be unmapped after
+     * {@code file.delete.delay.ms} (0 allowed) while it still reads them.
      */
     long deleteRecordsBefore(final long offset) throws IOException
     {
@@ -87,9 +96,16 @@ final class LogRetention
         {
             segments.unlock();
         }
-        if (!log.config().compact)
+        if (env.pauseCleaning(log))
         {
-            deleteSegments(clock.time(), true);
+            try
+            {
+                deleteSegments(clock.time(), true);
+            }
+            finally
+            {
+                env.resumeCleaning(log);
+            }
         }
         return offsets.logStartOffset();
     }

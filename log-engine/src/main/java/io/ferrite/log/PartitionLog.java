@@ -443,7 +443,7 @@ public final class PartitionLog implements AutoCloseable
 
     /**
      * DeleteRecords: makes {@code offset} the log start offset (it may not pass the high watermark) and deletes
-     * the segments wholly below it — a compacted log's at its next retention pass, never beside a clean.
+     * the segments wholly below it — at the next retention pass when a cleaner thread holds the log now, never beside a clean.
      *
      * @return the new log start offset, or -1 when {@code offset} is above the high watermark
      * @throws LogClosedException when the log is closed (its partition deleted): its start stays

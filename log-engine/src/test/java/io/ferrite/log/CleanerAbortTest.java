@@ -242,4 +242,40 @@ class CleanerAbortTest
             assertNull(logs.log("a", 0));
         }
     }
+
+    /**
+     * A clean of a compact log in progress (marked so, as a cleaner thread's grab does), then the topic switched to
+     * cleanup.policy=delete (which neither aborts nor waits for the clean) with file.delete.delay.ms=0. Neither a
+     * DeleteRecords nor the retention task deletes a segment while the clean holds the log: they would be unmapped
+     * under it. Once the clean is done, each deletes them. Before, both decided by the current policy and deleted at once.
+     */
+    @Test
+    void aCleanBegunUnderCompactKeepsItsSegmentsFromDeleteRecordsAndRetentionAfterASwitchToDelete() throws Exception
+    {
+        try (LogManager logs = LogManager.open(LogManagerConfig.of(dir).withClock(clock).withCleaner(cleaner(false, 0.9)), true))
+        {
+            final PartitionLog a = logs.createLog("a", 0, COMPACT);
+            fill(a, 5, clock.time());
+            final CleanerManager manager = logs.cleaner().manager();
+            final CleanerManager.LogToClean cleaning = manager.grabFilthiest(clock.time());
+            assertEquals(a, cleaning.log());
+            logs.updateConfig("a", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.CLEANUP_POLICY, "delete",
+                LogConfig.FILE_DELETE_DELAY_MS, "0", LogConfig.RETENTION_MS, "1000"));
+            final long thirdBase = a.segments()[2].baseOffset;
+
+            assertEquals(thirdBase, a.deleteRecordsBefore(thirdBase));
+            assertEquals(5, a.segmentCount(), "DeleteRecords deletes no segment while a clean holds the log");
+            clock.advance(2000); // every segment past retention.ms
+            logs.runRetention();
+            assertEquals(5, a.segmentCount(), "the retention task skips a log a clean holds");
+            assertEquals(thirdBase, a.logStartOffset());
+
+            manager.doneCleaning(cleaning, cleaning.firstDirtyOffset());
+            assertEquals(thirdBase + 1, a.deleteRecordsBefore(thirdBase + 1)); // inside the third segment
+            assertEquals(3, a.segmentCount(), "the segments below the start go once the clean let go of the log");
+            logs.runRetention();
+            assertEquals(1, a.segmentCount(), "the expired segments go once the clean let go of the log");
+            assertFalse(manager.isInProgress(a));
+        }
+    }
 }

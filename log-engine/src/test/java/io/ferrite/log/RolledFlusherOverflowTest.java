@@ -28,7 +28,8 @@ class RolledFlusherOverflowTest
         final LogManagerConfig config = LogManagerConfig.of(dir);
         final LogBackgroundWork background = new LogBackgroundWork(config, () -> logs.toArray(new PartitionLog[0]));
         final LogEnvironment env = new DirEnvironment(new GroupCommitter("unused", List::of, new AgentErrors("unused")), background,
-            DurabilityListener.NONE, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
+            DurabilityListener.NONE, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")));
         try (AgentInvoker flusher = new AgentInvoker(new AgentErrors("test"), null, background.rolledFlusher()))
         {
             flusher.start();

@@ -30,7 +30,8 @@ class RolledFlusherTest
         // the manager's background work, not started: the test is the flusher's thread
         final LogBackgroundWork background = new LogBackgroundWork(config, () -> new PartitionLog[0]);
         final LogEnvironment env = new DirEnvironment(new GroupCommitter("unused", List::of, new AgentErrors("unused")), background,
-            listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
+            listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")));
         final List<PartitionLog> logs = new ArrayList<>();
         final AgentErrors errors = new AgentErrors("rolled-flusher-test");
         try (AgentInvoker flusher = new AgentInvoker(errors, null, background.rolledFlusher()))

@@ -1,6 +1,8 @@
 package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
@@ -11,6 +13,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,13 +53,33 @@ class CompactedDeleteRecordsTest
     @Test
     void deleteRecordsBesideACleanOnlyMovesTheLogStartAndTheCleanerDeletesTheSegmentsAfter(@TempDir final Path dir) throws Exception
     {
+        deleteRecordsBesideAClean(dir, false);
+    }
+
+    /**
+     * As above, but the topic switched to cleanup.policy=delete while the clean runs (which neither aborts nor waits
+     * for it): the segments still stay while the clean holds the log, whatever its policy now, and the retention task
+     * deletes them after. Failed before (the policy decided: segment 0 gone at once, beside the clean).
+     */
+    @Test
+    void deleteRecordsBesideACleanOfATopicSwitchedToDeleteLeavesItsSegmentsToTheRetentionAfter(@TempDir final Path dir) throws Exception
+    {
+        deleteRecordsBesideAClean(dir, true);
+    }
+
+    /**
+     * With {@code file.delete.delay.ms=0}: a segment deleted beside the clean would be unmapped under it at once (a
+     * SIGSEGV ends the test's JVM); the broker stops cleanly with the clean held, and its next start deletes them.
+     */
+    private static void deleteRecordsBesideAClean(final Path dir, final boolean switchToDelete) throws Exception
+    {
         final Path partition = dir.resolve(TOPIC + "-0");
-        final Map<String, String> unthrottled = Map.of("log.cleaner.backoff.ms", "50");
+        final Map<String, String> unthrottled = Map.of("log.cleaner.backoff.ms", "50", "log.retention.check.interval.ms", "100");
         final long[] bases;
         try (RunningBroker broker = new RunningBroker(dir, unthrottled); Admin admin = broker.admin())
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1).configs(Map.of("cleanup.policy", "compact",
-                "internal.segment.bytes", "16384", "min.cleanable.dirty.ratio", "0.01")))).all().get(20, TimeUnit.SECONDS);
+                "internal.segment.bytes", "16384", "min.cleanable.dirty.ratio", "0.01", "file.delete.delay.ms", "0")))).all().get(20, TimeUnit.SECONDS);
             produce(broker, 0, 1600); // unique keys: a clean removes nothing, the segments stay full
             // cleaned up to its active segment: after the restart only the next rolled segment is dirty, under the
             // first throttle call's 64 KiB, so the throttled clean holds in its rewrite, not in its map
@@ -70,6 +93,12 @@ class CompactedDeleteRecordsTest
         {
             produce(broker, 1600, 150); // rolls a segment: a dirty section to clean
             await(() -> cleanedFiles(partition) > 0, DEADLINE, "a clean of " + TP + " rewriting its segments");
+            if (switchToDelete)
+            {
+                admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, TOPIC),
+                    List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", "delete"), AlterConfigOp.OpType.SET))))
+                    .all().get(20, TimeUnit.SECONDS);
+            }
 
             assertEquals(deleteBefore, admin.deleteRecords(Map.of(TP, RecordsToDelete.beforeOffset(deleteBefore))).lowWatermarks().get(TP)
                 .get(20, TimeUnit.SECONDS).lowWatermark());
@@ -84,7 +113,8 @@ class CompactedDeleteRecordsTest
         try (RunningBroker broker = new RunningBroker(dir, unthrottled); Admin admin = broker.admin())
         {
             await(() -> Stream.of(bases[0], bases[1], bases[2]).noneMatch(b -> Files.exists(partition.resolve(logFile(b)))), DEADLINE,
-                "the segments below the log start deleted by the cleaner's retention");
+                switchToDelete ? "the segments below the log start deleted by the retention task"
+                    : "the segments below the log start deleted by the cleaner's retention");
             assertEquals(deleteBefore, admin.listOffsets(Map.of(TP, OffsetSpec.earliest())).all().get(20, TimeUnit.SECONDS).get(TP).offset());
             try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(Map.of()))
             {

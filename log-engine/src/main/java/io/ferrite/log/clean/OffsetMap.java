@@ -4,11 +4,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.io.IOException;
-import java.io.RandomAccessFile;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.security.DigestException;
 import java.security.MessageDigest;
@@ -40,13 +36,15 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * copy for off-heap keys are this map's own. One thread uses a map; {@link #close()} frees its memory at once
  * rather than when the GC finds the buffer.
  *
- * <p><b>Memory only where used.</b> The block is a private (copy-on-write) mapping of a sparse file made and deleted
- * at once in {@code java.io.tmpdir}, i.e. memory the OS hands out zeroed page by page on first touch and never writes
- * back to a disk: a map of 128 MiB that no clean ever uses costs its page tables, not 128 MiB of resident memory (a
+ * <p><b>Memory only where used.</b> Given a directory on disk, the block is a private (copy-on-write) mapping of a
+ * sparse file made and deleted there at once ({@link OffsetMapMemory}), i.e. memory the OS hands out zeroed page by
+ * page on first touch and never writes back to the disk: a map of 128 MiB that no clean ever uses costs its page tables, not 128 MiB of resident memory (a
  * {@code ByteBuffer.allocateDirect}, or Kafka's heap array, zeroes and so touches every page when made), and one that
  * held 10 keys costs the few pages they landed in. {@link #clear()} zeroes only the 4 KiB pages a {@link #put} wrote
  * since the last clear (a bitmap, one bit a page: 4 KiB of heap for 128 MiB), where Kafka's zeroes the whole block
- * before every clean; the slots, hashes, probes and load factor are Kafka's all the same.
+ * before every clean; the slots, hashes, probes and load factor are Kafka's all the same. Without such a directory
+ * (none given, one on {@code tmpfs}, one where no file can be made) the block is {@code allocateDirect}: resident
+ * whole from the start.
  */
 public final class OffsetMap implements AutoCloseable
 {
@@ -61,7 +59,8 @@ public final class OffsetMap implements AutoCloseable
     /** The granularity of {@link #clear()}'s bookkeeping: the OS page on x86-64 and most arm64 Linux. */
     private static final int PAGE_SHIFT = 12;
 
-    private final MappedByteBuffer memory;
+    private final ByteBuffer memory;
+    private final boolean residentWhereUsed;
     private final UnsafeBuffer slotsBuffer;
     /** One bit per page of the block a {@link #put} wrote since the last {@link #clear()}. */
     private final long[] writtenPages;
@@ -83,9 +82,22 @@ public final class OffsetMap implements AutoCloseable
      * @param loadFactor  the share of slots in use at which {@link #isFull()} says stop ({@code 0 < f <= 1})
      * @throws IllegalArgumentException when {@code slots * loadFactor <= 1}: such a map would be full before its
      *                                  first key and a clean would never progress (Kafka refuses it too)
-     * @throws IllegalStateException    when the block cannot be reserved (no temporary file, no address space)
      */
     public OffsetMap(final int memoryBytes, final double loadFactor)
+    {
+        this(memoryBytes, loadFactor, null);
+    }
+
+    /**
+     * @param memoryBytes the map's size in bytes (a cleaner thread's {@code dedupe.buffer.size / threads}); at
+     *                    least one slot
+     * @param loadFactor  the share of slots in use at which {@link #isFull()} says stop ({@code 0 < f <= 1})
+     * @param dir         a disk-backed directory for the block's sparse file (made and deleted at once), or null
+     *                    for direct memory
+     * @throws IllegalArgumentException when {@code slots * loadFactor <= 1}
+     * @throws OutOfMemoryError         when the block can be neither mapped nor allocated
+     */
+    public OffsetMap(final int memoryBytes, final double loadFactor, final Path dir)
     {
         if (memoryBytes < SLOT_LENGTH)
         {
@@ -110,53 +122,23 @@ public final class OffsetMap implements AutoCloseable
                 " would be full before its first key");
         }
         maxEntries = (int)(slots * loadFactor);
-        memory = reserve(slots * SLOT_LENGTH); // zero: every slot empty
+        final ByteBuffer mapped = OffsetMapMemory.mapSparse(slots * SLOT_LENGTH, dir);
+        residentWhereUsed = mapped != null;
+        memory = mapped != null ? mapped : ByteBuffer.allocateDirect(slots * SLOT_LENGTH); // zero: every slot empty
         slotsBuffer = new UnsafeBuffer(memory);
         writtenPages = new long[(((slots * SLOT_LENGTH - 1) >>> PAGE_SHIFT) >>> 6) + 1];
-    }
-
-    /**
-     * {@code bytes} of zeroed memory resident only once touched: a private mapping of a sparse temporary file, deleted
-     * before this returns (the mapping keeps it until unmapped; a crash leaves nothing behind but this instant's file).
-     * Its writes go to the process's own copy-on-write pages, never to the file.
-     */
-    private static MappedByteBuffer reserve(final int bytes)
-    {
-        Path file = null;
-        try
-        {
-            file = Files.createTempFile("ferrite-offset-map-", ".tmp");
-            try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
-            {
-                raf.setLength(bytes); // a hole: no block of the disk is used
-                return raf.getChannel().map(FileChannel.MapMode.PRIVATE, 0, bytes);
-            }
-        }
-        catch (final IOException ex)
-        {
-            throw new IllegalStateException("cannot reserve " + bytes + " bytes for an offset map (a private mapping of a file in " +
-                System.getProperty("java.io.tmpdir") + "): " + ex.getMessage(), ex);
-        }
-        finally
-        {
-            if (file != null)
-            {
-                try
-                {
-                    Files.deleteIfExists(file);
-                }
-                catch (final IOException ignored)
-                {
-                    // a file of holes left in the temporary directory; the map works the same
-                }
-            }
-        }
     }
 
     /** A cleaner thread's map: Kafka sizes it {@code min(dedupeBufferSize / threads, Integer.MAX_VALUE)}. */
     public static int memoryPerThread(final long dedupeBufferSize, final int threads)
     {
         return (int)Math.min(dedupeBufferSize / threads, Integer.MAX_VALUE);
+    }
+
+    /** Whether the block is the mapping of a sparse file (resident where used), not direct memory (resident whole). */
+    public boolean residentOnlyWhereUsed()
+    {
+        return residentWhereUsed;
     }
 
     public int slots()
@@ -220,10 +202,11 @@ public final class OffsetMap implements AutoCloseable
             }
             position = positionOf(++attempt);
         }
-        slotsBuffer.putBytes(position, hash, 0, HASH_LENGTH);
-        slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
+        // marked before the writes, so that a fault between them (an InternalError) leaves no written page unmarked
         markWritten(position);
         markWritten(position + SLOT_LENGTH - 1); // a slot may straddle two pages
+        slotsBuffer.putBytes(position, hash, 0, HASH_LENGTH);
+        slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
         latestOffset = offset;
         entries++;
     }
