@@ -119,7 +119,6 @@ final class LogFlusher
                 {
                     fsyncDirectory(); // its transaction index was made since: once per segment that has one
                 }
-                writeEpochs();
             }
             catch (final java.nio.channels.ClosedChannelException deleted)
             {
@@ -129,6 +128,7 @@ final class LogFlusher
             {
                 throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
             }
+            writeEpochs();
             flushedMessages = messages;
             lastFlushMs = clock.time();
             durableTo(target);
@@ -151,7 +151,6 @@ final class LogFlusher
             try
             {
                 flushSealed(segs);
-                writeEpochs();
             }
             catch (final java.nio.channels.ClosedChannelException deleted)
             {
@@ -161,6 +160,7 @@ final class LogFlusher
             {
                 throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
             }
+            writeEpochs();
             durableTo(segs[segs.length - 1].baseOffset);
         }
     }
@@ -168,9 +168,8 @@ final class LogFlusher
     /**
      * The leader-epoch checkpoint, before the recovery point moves past an entry's batch (else an
      * unclean open re-reading from the recovery point would not find that epoch). A failure fails
-     * the log as a failed fsync does (Kafka takes the log directory offline for a failed
-     * {@code LeaderEpochCheckpointFile} write): held and later appends get KAFKA_STORAGE_ERROR and
-     * {@link #awaitDurable} waiters are woken, rather than durability stalling while appends go on.
+     * this flush — the durable offset and recovery point stay — but not the log: the data's fsyncs
+     * succeeded, and the next flush writes the file again.
      */
     private void writeEpochs() throws IOException
     {

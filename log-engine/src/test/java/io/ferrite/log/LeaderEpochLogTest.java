@@ -163,29 +163,6 @@ class LeaderEpochLogTest
             causes(ex).contains("Expected [2] entries in checkpoint file"), causes(ex));
     }
 
-    @Test
-    void aFailedCheckpointWriteFailsTheLogAsAFailedFsync() throws Exception
-    {
-        final LogManager manager = open();
-        {
-            final PartitionLog log = manager.createLog("orders", 0, SMALL);
-            append(log, 0, 2);
-            log.flush();
-            // the tmp's open fails: a directory with a file in it stands where the tmp goes (as ENOSPC/EIO would)
-            final Path tmp = Files.createDirectory(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME + ".tmp"));
-            Files.writeString(tmp.resolve("x"), "x");
-            append(log, 3, 1);
-            org.junit.jupiter.api.Assertions.assertThrows(IOException.class, log::flush);
-            org.junit.jupiter.api.Assertions.assertNotNull(log.fsyncFailure(), "recorded as the log's storage failure");
-            assertFalse(log.awaitDurable(log.logEndOffset(), 60_000), "waiters told at once, not left to time out");
-            batches.records(3, 0, clock.time());
-            log.append(batches.buffer, 0, batches.length, result);
-            assertEquals(AppendResult.STORAGE_ERROR, result.status, result.toString());
-            final IOException close = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, manager::close);
-            assertTrue(causes(close).contains("fsync"), "the close reports the failed log: " + causes(close));
-        }
-    }
-
     private static String causes(final Throwable t)
     {
         final StringBuilder sb = new StringBuilder();
