@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  * Ferrite reads Kafka's.
  *
  * <p>The cache's writer does not write the file itself: {@link #writeIfChanged} is called by the
- * log's flush before it moves the recovery point (and by a truncation, and the close), so an entry
+ * log's flush before it moves the recovery point (and by the close, which flushes), so an entry
  * whose batch is below the recovery point is in the file, and one above it is in a segment the next
  * unclean open re-reads — what the open rebuilds the cache from. A new epoch costs the append path
  * no file and no fsync. Calls are serialised on this object.
