@@ -92,6 +92,10 @@ class CompactedDeleteRecordsTest
         try (RunningBroker broker = new RunningBroker(dir, Map.of("log.cleaner.backoff.ms", "50",
             "log.cleaner.io.max.bytes.per.second", "1")); Admin admin = broker.admin())
         {
+            // a precondition, not a wait for something not to happen: the throttler (made as the broker starts) sleeps
+            // only once its first 300 ms period has passed (Kafka's Throttler); a clean that began sooner could run
+            // to its end unthrottled on a fast machine. After this its first 64 KiB call, inside the rewrite, holds it.
+            Thread.sleep(2 * 300 + 100);
             produce(broker, 1600, 150); // rolls a segment: a dirty section to clean
             await(() -> cleanedFiles(partition) > 0, DEADLINE, "a clean of " + TP + " rewriting its segments");
             if (switchToDelete)
