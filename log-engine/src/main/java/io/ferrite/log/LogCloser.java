@@ -40,6 +40,7 @@ final class LogCloser
             }
             if (deleting)
             {
+                flusher.closeForDeletion(); // after it no flush writes a file: the directory is renamed next
                 for (final Segment s : segments.array())
                 {
                     // the directory is renamed next: readers that found the log search the indexes until the delay

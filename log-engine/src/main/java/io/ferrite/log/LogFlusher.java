@@ -58,6 +58,12 @@ final class LogFlusher
      * take a rolled segment's file — and what was acknowledged in it — with its name.
      */
     private Segment namesDurableWith;
+    /**
+     * Set under flushLock by the partition's deletion before its directory is renamed: a flush that
+     * was queued before it writes no file of the log's after it (the renamed directory is removed
+     * later, and a new log of the same name has the old path at once).
+     */
+    private boolean deleted;
 
     LogFlusher(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final EpochClock clock,
         final LogEnvironment env, final LogEpochs epochs)
@@ -69,6 +75,18 @@ final class LogFlusher
         this.clock = clock;
         this.env = env;
         this.lastFlushMs = clock.time();
+    }
+
+    /**
+     * The partition is being deleted: waits for a flush in progress (which then wrote its files through
+     * the old path, renamed with the directory next) and makes later ones write no file.
+     */
+    void closeForDeletion()
+    {
+        synchronized (flushLock)
+        {
+            deleted = true;
+        }
     }
 
     /** The active segment a start or creation found with its name durable (the directory fsynced, or found so). */
@@ -173,6 +191,10 @@ final class LogFlusher
      */
     private void writeEpochs() throws IOException
     {
+        if (deleted)
+        {
+            return; // its files go: a checkpoint written now would land in the renamed directory, or fail its rename
+        }
         epochs.writeIfChanged(log.dir());
     }
 

@@ -120,6 +120,34 @@ class DeleteLogsTest
     }
 
     /**
+     * A flush queued before the deletion and run after it (the rolled-segment flusher, the group
+     * committer) writes no file: not the leader-epoch checkpoint of an epoch the log took since its
+     * last flush, which landed in the renamed directory, or failed its rename when the directory moved
+     * between writing the temporary file and renaming it (a test failure in CI before the fix).
+     */
+    @Test
+    void aFlushAfterTheDeleteWritesNoCheckpointIntoTheRenamedDirectory() throws Exception
+    {
+        final MutableClock clock = new MutableClock(System.currentTimeMillis());
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock), true))
+        {
+            final PartitionLog old = manager.createLog("t", 0, Map.of(LogConfig.FILE_DELETE_DELAY_MS, "5000"));
+            old.leaderEpoch(7);
+            append(old, 10, clock); // epoch 7 from offset 0: in memory, its checkpoint not written (no flush asked)
+            assertFalse(Files.exists(old.dir().resolve(io.ferrite.log.epoch.LeaderEpochCheckpoint.FILE_NAME)), "no checkpoint yet");
+            manager.deleteLog("t", 0);
+            final Path renamed = deleted(dir, "t-0").get(0);
+            final Set<String> renamedFiles = names(renamed);
+
+            old.flushQuietly(true);
+            old.flushQuietly(false);
+
+            assertEquals(renamedFiles, names(renamed), "the renamed directory");
+            assertFalse(Files.exists(dir.resolve("t-0")), "no directory of the old name");
+        }
+    }
+
+    /**
      * The same with a writer thread appending as fast as it can into small segments (rolling every few
      * batches, a producer snapshot at each roll) while the log is deleted and made again: once it has
      * been told LOG_CLOSED, the new directory holds the new log's files and nothing else.
