@@ -1,6 +1,7 @@
 package io.ferrite.perf;
 
 import io.ferrite.perf.results.ResultsReport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * one value of each size parameter but every engine and write strategy) and
  * that the committed RESULTS.md is what the committed JSON gives.
  */
+@Tag("slow") // outside the default build: `mvn -B verify -Pslow` (CI runs it), see the README
 class BenchmarksSmokeTest
 {
     @Test

@@ -24,6 +24,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
 import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the partition led by a survivor at a higher leader epoch with a smaller ISR; the killed node, restarted, registers
  * again and is unfenced. Prints the time from each kill to the new leader in both survivors' images.
  */
+@Tag("slow") // outside the default build: `mvn -B verify -Pslow` (CI runs it), see the README
 class ClusterControllerFailoverTest
 {
     /** JVM start alone has taken 15-35 s on the shared 2-core machine (the spike's figures). */

@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import io.ferrite.testing.Await;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * later epoch; every record the killed node knew committed and every record any leader acknowledged is in
  * both survivors' logs at its offset; the killed node, restarted on its log, catches up to the survivors.
  */
+@Tag("slow") // outside the default build: `mvn -B verify -Pslow` (CI runs it), see the README
 class MetadataQuorumFailoverTest
 {
     /** JVM start alone has taken 15-35 s on the shared 2-core machine (the spike's figures). */

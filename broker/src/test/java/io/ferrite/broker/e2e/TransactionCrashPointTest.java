@@ -10,6 +10,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -78,6 +79,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@link TransactionCrashTest} alongside: 50 rounds, no failure, 977 s; 49 of its 50 kills landed in a
  * commit under way. OpenJDK 17.0.15 (Debian 12), Linux 6.x, 2 cores (AMD EPYC), 23 GiB.
  */
+@Tag("slow") // outside the default build: `mvn -B verify -Pslow` (CI runs it), see the README
 class TransactionCrashPointTest
 {
     private static final int DEFAULT_ROUNDS = 2;

@@ -8,6 +8,7 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * distributed source at-least-once; {@code -Dferrite.connect.bootstrap=host:port} runs against another broker
  * (Kafka 4.4 from {@code /work/shared/kafka-ref}); {@code -Dferrite.connect.seed} replays the kill delays.
  */
+@Tag("slow") // outside the default build: `mvn -B verify -Pslow` (CI runs it), see the README
 class ConnectWorkerKillTest
 {
     private static final int DEFAULT_KILLS = 2;

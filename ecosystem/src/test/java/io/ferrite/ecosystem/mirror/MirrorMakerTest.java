@@ -5,6 +5,7 @@ import io.ferrite.ecosystem.BrokerNode;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.mirror.MirrorMaker;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,6 +19,7 @@ import java.util.Map;
  * its topic's records (keys, values, headers, timestamps, in order per partition), its consumer group's
  * checkpoints ({@code RemoteClusterUtils.translateOffsets}) and the group's offsets synced to the target.
  */
+@Tag("slow") // outside the default build: `mvn -B verify -Pslow` (CI runs it), see the README
 class MirrorMakerTest
 {
     @TempDir
