@@ -220,6 +220,51 @@ class TransactionsToolTest
         }
     }
 
+    /** A marker of the request: an ABORT of {@code pid} at epoch 0 (transaction version 0) to {@code partitions} of {@code topic}. */
+    private static WriteTxnMarkersRequestData.WritableTxnMarker abort(final long pid, final String topic, final Integer... partitions)
+    {
+        return new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(pid).setProducerEpoch((short)0).setTransactionResult(false)
+            .setCoordinatorEpoch(0).setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName(topic)
+                .setPartitionIndexes(List.of(partitions))));
+    }
+
+    /**
+     * As Kafka 4.4's (its answer is built from one error map per producer id): one entry per producer id
+     * of the request, with every topic and partition of all its markers, each topic and partition once.
+     */
+    @Test
+    void writeTxnMarkersAnswersOneEntryPerProducerId() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+            RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            final long other = HANGING_PID + 1;
+            final short version = 1;
+            final WriteTxnMarkersRequestData request = new WriteTxnMarkersRequestData().setMarkers(List.of(abort(HANGING_PID, TOPIC, 0),
+                abort(other, TOPIC, 0), abort(HANGING_PID, TOPIC, 1), abort(HANGING_PID, "nope", 0)));
+            final WriteTxnMarkersResponseData response = new WriteTxnMarkersResponseData(
+                new ByteBufferAccessor(raw.exchange(ApiKeys.WRITE_TXN_MARKERS, version, request)), version);
+
+            final Map<Long, Map<String, Map<Integer, Errors>>> answered = new TreeMap<>();
+            for (final WriteTxnMarkersResponseData.WritableTxnMarkerResult m : response.markers())
+            {
+                final Map<String, Map<Integer, Errors>> topics = new TreeMap<>();
+                assertEquals(null, answered.put(m.producerId(), topics), "producer id " + m.producerId() + " answered twice: " + response);
+                for (final WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult t : m.topics())
+                {
+                    final Map<Integer, Errors> partitions = new TreeMap<>();
+                    assertEquals(null, topics.put(t.name(), partitions), "topic " + t.name() + " answered twice: " + response);
+                    t.partitions().forEach(p -> assertEquals(null, partitions.put(p.partitionIndex(), Errors.forCode(p.errorCode())),
+                        "partition answered twice: " + response));
+                }
+            }
+            assertEquals(Map.of(
+                HANGING_PID, Map.of(TOPIC, Map.of(0, Errors.NONE, 1, Errors.NONE), "nope", Map.of(0, Errors.UNKNOWN_TOPIC_OR_PARTITION)),
+                other, Map.of(TOPIC, Map.of(0, Errors.NONE))), answered);
+        }
+    }
+
     /** The table rows (cells) of the tool's output below its header line, which must be {@code headers}. */
     private static List<List<String>> table(final String printed, final String... headers)
     {
