@@ -29,6 +29,7 @@ import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -217,6 +218,50 @@ class TransactionsToolTest
                 (long)state.coordinatorEpoch().orElse(-1)), state.toString());
             assertEquals(Map.of(0, Errors.TRANSACTION_COORDINATOR_FENCED), markers(raw, (short)1, TOPIC, List.of(0), (short)4, 3, (byte)0),
                 "an older coordinator epoch");
+        }
+    }
+
+    /**
+     * The coordinator epoch of the last marker is the partition's producer state (Kafka's
+     * {@code ProducerStateEntry.coordinatorEpoch}), kept across a restart: in the producer snapshot of a clean
+     * shutdown, and rebuilt from the marker in the log when recovery has no snapshot (as after a crash) — a stale
+     * coordinator's marker is refused either way.
+     */
+    @Test
+    void theMarkersCoordinatorEpochIsKeptAcrossARestart() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
+            transactionalBatch(broker, HANGING_PID, (short)3, 0);
+            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+            {
+                assertEquals(Map.of(0, Errors.NONE), markers(raw, (short)1, TOPIC, List.of(0), (short)3, 5, (byte)0));
+            }
+            for (final boolean snapshot : new boolean[] {true, false})
+            {
+                broker.broker.close();
+                if (!snapshot)
+                {
+                    final Path partition = dir.resolve(TOPIC + "-0");
+                    try (var files = Files.list(partition))
+                    {
+                        for (final Path f : files.filter(f -> f.toString().endsWith(".snapshot")).toList())
+                        {
+                            Files.delete(f);
+                        }
+                    }
+                    Files.deleteIfExists(dir.resolve(".kafka_cleanshutdown")); // recovery rebuilds from the log
+                }
+                broker.start();
+                try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+                {
+                    assertEquals(Map.of(0, Errors.TRANSACTION_COORDINATOR_FENCED),
+                        markers(raw, (short)1, TOPIC, List.of(0), (short)3, 4, (byte)0),
+                        "a marker of an older coordinator epoch after a restart " + (snapshot ? "with" : "without") + " the snapshot");
+                    assertEquals(Map.of(0, Errors.NONE), markers(raw, (short)1, TOPIC, List.of(0), (short)3, 5, (byte)0));
+                }
+            }
         }
     }
 
