@@ -95,7 +95,7 @@ class ProducerIdsTest
     /** The next id, waiting (10 s at most) while the next block is being reserved. */
     private static long nextId(final ProducerIds ids)
     {
-        return Await.awaitValue(ids::next, id -> id != ProducerIdSource.NONE_YET, Duration.ofSeconds(10), "a producer id");
+        return Await.awaitValue(ids::next, id -> id != ProducerIdSource.NONE_YET, Duration.ofSeconds(30), "a producer id");
     }
 
     @Test
@@ -126,7 +126,7 @@ class ProducerIdsTest
             {
                 assertEquals(i, ids.next());
             }
-            Await.await(() -> reservedOnDisk() == 2 * ProducerIds.BLOCK, Duration.ofSeconds(10),
+            Await.await(() -> reservedOnDisk() == 2 * ProducerIds.BLOCK, Duration.ofSeconds(30),
                 "the second block reserved ahead, with no further id asked for");
         }
     }
