@@ -70,6 +70,8 @@ public final class Broker implements AutoCloseable
     private final ReplicaLeadership leadership;
     /** The topics' single writer: creation, partitions, deletion, config changes. */
     private final AdminAgent admin;
+    /** Its reserver thread stops at {@link #close}. */
+    private final ProducerIds producerIds;
     private final LogThread[] logThreads;
     /** Each log thread's runner: the thread, its idle strategy and its error handler. */
     private final LogThreadRunner[] logThreadRunners;
@@ -122,7 +124,7 @@ public final class Broker implements AutoCloseable
             this.topics = new TopicRegistry(logs, logThreadCount);
             topics.load();
             this.admin = new AdminAgent(topics); // the topics' single writer from its start on
-            final ProducerIds producerIds = new ProducerIds(firstDir);
+            this.producerIds = new ProducerIds(firstDir);
             this.logThreads = new LogThread[logThreadCount];
             this.logThreadRunners = new LogThreadRunner[logThreadCount];
             final LogThread.Completion completion = new LogThread.Completion()
@@ -166,7 +168,7 @@ public final class Broker implements AutoCloseable
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
-                coordinators, producerIds::next);
+                coordinators, producerIds);
             transactions.offsetsPartitionOf(groups::offsetsPartitionOf);
             groups.load();
             transactions.load();
@@ -402,6 +404,7 @@ public final class Broker implements AutoCloseable
         }
         coordinators.close(); // after the network threads, whose group answers under way wait for it
         admin.close(); // after the network threads and the group coordinator, whose answers or writes may wait for it
+        producerIds.close(); // after the network threads and the coordinators, which take ids
         for (final LogThread t : logThreads)
         {
             t.requestClose(); // all at once: their ends then run side by side

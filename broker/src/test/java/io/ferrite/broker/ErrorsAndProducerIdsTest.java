@@ -2,13 +2,9 @@ package io.ferrite.broker;
 
 import io.ferrite.log.AppendResult;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
-import java.nio.file.Path;
-import java.util.HashSet;
-import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -49,19 +45,5 @@ class ErrorsAndProducerIdsTest
         assertEquals(org.apache.kafka.common.protocol.Errors.TRANSACTION_COORDINATOR_FENCED.code(),
             Errors.ofAppend(AppendResult.TRANSACTION_COORDINATOR_FENCED));
         assertEquals(0, Errors.ofAppend(AppendResult.DUPLICATE));
-    }
-
-    @Test
-    void producerIdsAreNeverHandedOutTwiceAcrossRestarts(@TempDir final Path dir) throws Exception
-    {
-        final Set<Long> seen = new HashSet<>();
-        for (int restart = 0; restart < 3; restart++)
-        {
-            final ProducerIds ids = new ProducerIds(dir);
-            for (int i = 0; i < 1500; i++)
-            {
-                assertTrue(seen.add(ids.next()), "fresh id after restart " + restart);
-            }
-        }
     }
 }

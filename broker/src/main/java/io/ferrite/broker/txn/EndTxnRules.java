@@ -179,7 +179,7 @@ public final class EndTxnRules
         }
         if (m.isProducerEpochExhausted() && nextProducerId < 0)
         {
-            return Answer.error(Errors.KAFKA_STORAGE_ERROR);
+            return Answer.error(InitProducerIdRules.noIdError(nextProducerId));
         }
         return new TxnWrite(m.transactionalId(), m.prepareAbortOrCommit(next, clientTv, nextProducerId, now, noPartitionAdded), then);
     }

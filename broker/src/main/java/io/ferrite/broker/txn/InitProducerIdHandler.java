@@ -7,10 +7,6 @@ import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.InitProducerIdRequestDecoder;
 import io.ferrite.wire.message.InitProducerIdResponseEncoder;
 import org.agrona.MutableDirectBuffer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import java.io.IOException;
 
 /**
  * InitProducerId. Without a transactional id, as Kafka does for an idempotent producer, on the
@@ -22,8 +18,6 @@ import java.io.IOException;
  */
 final class InitProducerIdHandler extends CoordinatorApiHandler<TxnCoordinator, InitProducerIdRequestDecoder>
 {
-    private static final Logger LOG = LoggerFactory.getLogger(InitProducerIdHandler.class);
-
     private final ProducerIds ids;
     private final InitProducerIdResponseEncoder response = new InitProducerIdResponseEncoder();
 
@@ -45,14 +39,14 @@ final class InitProducerIdHandler extends CoordinatorApiHandler<TxnCoordinator, 
                 response.errorCode(Errors.INVALID_REQUEST).producerId(-1).producerEpoch((short)-1);
                 return outOffset + response.finish();
             }
-            try
+            final long id = InitProducerIdRules.nextId(ids);
+            if (id >= 0)
             {
-                response.errorCode(Errors.NONE).producerId(ids.next()).producerEpoch((short)0);
+                response.errorCode(Errors.NONE).producerId(id).producerEpoch((short)0);
             }
-            catch (final IOException ex)
+            else
             {
-                LOG.error("cannot allocate producer ids", ex);
-                response.errorCode(Errors.KAFKA_STORAGE_ERROR).producerId(-1).producerEpoch((short)-1);
+                response.errorCode(InitProducerIdRules.noIdError(id)).producerId(-1).producerEpoch((short)-1);
             }
             return outOffset + response.finish();
         }

@@ -36,7 +36,7 @@ public final class InitProducerIdRules
         if (transactionalId == null)
         {
             final long id = nextId(ids);
-            return id < 0 ? Answer.error(Errors.KAFKA_STORAGE_ERROR) : new Answer(Errors.NONE, id, (short)0);
+            return id < 0 ? Answer.error(noIdError(id)) : new Answer(Errors.NONE, id, (short)0);
         }
         if (transactionalId.isEmpty())
         {
@@ -57,7 +57,7 @@ public final class InitProducerIdRules
             final long id = nextId(ids);
             if (id < 0)
             {
-                return Answer.error(Errors.KAFKA_STORAGE_ERROR);
+                return Answer.error(noIdError(id));
             }
             m = TxnMetadata.fresh(transactionalId, id, timeoutMs, now);
             cache.put(m);
@@ -99,7 +99,7 @@ public final class InitProducerIdRules
             final long id = nextId(ids);
             if (id < 0)
             {
-                return Answer.error(Errors.KAFKA_STORAGE_ERROR);
+                return Answer.error(noIdError(id));
             }
             return write(m, m.prepareProducerIdRotation(id, timeoutMs, now, hasExpected));
         }
@@ -131,7 +131,13 @@ public final class InitProducerIdRules
             || producerId == m.prevProducerId() && TxnMetadata.isEpochExhausted(epoch);
     }
 
-    /** A new producer id, or -1 when none could be taken (the allocator's file could not be written). */
+    /** {@link #nextId}'s answer when the ids could not be reserved (the allocator's file could not be written). */
+    static final long NO_ID_STORAGE = -2;
+
+    /**
+     * A new producer id; {@link ProducerIdSource#NONE_YET} when none is available yet (the next block is being
+     * reserved), {@link #NO_ID_STORAGE} when the ids could not be reserved: see {@link #noIdError}.
+     */
     static long nextId(final ProducerIdSource ids)
     {
         try
@@ -140,7 +146,16 @@ public final class InitProducerIdRules
         }
         catch (final IOException ex)
         {
-            return -1;
+            return NO_ID_STORAGE;
         }
+    }
+
+    /**
+     * The answer when {@link #nextId} gave no id: COORDINATOR_LOAD_IN_PROGRESS while the next block is reserved
+     * (retriable, as Kafka answers while its next block has not arrived), else KAFKA_STORAGE_ERROR.
+     */
+    static short noIdError(final long id)
+    {
+        return id == ProducerIdSource.NONE_YET ? Errors.COORDINATOR_LOAD_IN_PROGRESS : Errors.KAFKA_STORAGE_ERROR;
     }
 }

@@ -92,7 +92,7 @@ public final class TxnCoordinator
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
         this.offsetsPartitionOf = config::offsetsPartitionFor;
-        this.markers = new TxnMarkerRuns(topics, runtime.log(), clock, complete ->
+        this.markers = new TxnMarkerRuns(topics, cache, runtime.log(), clock, complete ->
         {
             if (EndTxnTiming.ENABLED)
             {

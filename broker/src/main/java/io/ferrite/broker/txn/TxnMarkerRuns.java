@@ -34,6 +34,8 @@ final class TxnMarkerRuns
     private static final Logger LOG = LoggerFactory.getLogger(TxnMarkerRuns.class);
 
     private final TopicRegistry topics;
+    /** The transactions' metadata: each partition done with leaves its transaction's partitions ({@link TxnMetadata#markerDone}). */
+    private final TxnCache cache;
     private final CoordinatorLog log;
     private final CoordinatorClock clock;
     private final Consumer<TxnWrite> complete;
@@ -48,9 +50,11 @@ final class TxnMarkerRuns
     /** Transactions left prepared because a partition refused a marker while it still had their transaction open. */
     private long leftPrepared;
 
-    TxnMarkerRuns(final TopicRegistry topics, final CoordinatorLog log, final CoordinatorClock clock, final Consumer<TxnWrite> complete)
+    TxnMarkerRuns(final TopicRegistry topics, final TxnCache cache, final CoordinatorLog log, final CoordinatorClock clock,
+        final Consumer<TxnWrite> complete)
     {
         this.topics = topics;
+        this.cache = cache;
         this.log = log;
         this.clock = clock;
         this.complete = complete;
@@ -111,7 +115,7 @@ final class TxnMarkerRuns
         final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(tp.partition());
         if (partition == null)
         {
-            run.waiting.remove(tp); // its topic was deleted: Kafka drops it from the pending markers
+            done(run, tp); // its topic was deleted: Kafka drops it from the pending markers
             run.retries.remove(tp);
             return;
         }
@@ -140,7 +144,7 @@ final class TxnMarkerRuns
         {
             case Errors.NONE:
             case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
-                run.waiting.remove(tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
+                done(run, tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
                 final RetryBackoff retried = run.retries.remove(tp);
                 if (retried != null)
                 {
@@ -193,7 +197,7 @@ final class TxnMarkerRuns
             LOG.info("the {} marker of {} (producer {}, epoch {}) to {} was refused ({}) with no transaction of the producer open " +
                 "there: that partition is done with", job.commit() ? "COMMIT" : "ABORT", job.transactionalId(), job.producerId(),
                 job.producerEpoch(), tp, what);
-            run.waiting.remove(tp);
+            done(run, tp);
             finishIfDone(run);
         }
         else if (error == Errors.TRANSACTION_COORDINATOR_FENCED)
@@ -213,6 +217,17 @@ final class TxnMarkerRuns
                 "of the producer open from offset {}: the transaction stays prepared ({} so far)", job.commit() ? "COMMIT" : "ABORT",
                 job.transactionalId(), job.producerId(), job.producerEpoch(), tp, what, openTxnFirstOffset, leftPrepared);
             runs.remove(run);
+        }
+    }
+
+    /** The partition's marker is written or no longer needed: it leaves the run and its transaction's partitions. */
+    private void done(final MarkerRun run, final TxnPartition tp)
+    {
+        run.waiting.remove(tp);
+        final TxnMetadata m = cache.get(run.job.transactionalId());
+        if (m != null && m.producerId() == run.job.producerId())
+        {
+            m.markerDone(tp);
         }
     }
 

@@ -199,6 +199,21 @@ public final class TxnMetadata
         apply(t);
     }
 
+    /**
+     * A partition of the prepared transaction is done with (its marker written, or its topic gone): as Kafka's
+     * {@code removePartition}, the transaction lists only the partitions still without their marker from then on
+     * (DescribeTransactions shows those). The record written at PrepareCommit/PrepareAbort keeps them all.
+     */
+    void markerDone(final TxnPartition tp)
+    {
+        if (state.isPrepared() && partitions.contains(tp))
+        {
+            final Set<TxnPartition> left = new HashSet<>(partitions);
+            left.remove(tp);
+            partitions = Set.copyOf(left);
+        }
+    }
+
     /** The pending transition's write failed: the state stays as it was. */
     public void cancel()
     {

@@ -14,6 +14,9 @@ import io.ferrite.wire.message.WriteTxnMarkersRequestDecoder;
 import io.ferrite.wire.message.WriteTxnMarkersResponseEncoder;
 import org.agrona.MutableDirectBuffer;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * WriteTxnMarkers sent by a client (kafka-transactions.sh abort, Admin.abortTransaction): per marker
  * and partition, a COMMIT or ABORT control batch of the producer's transaction, appended by the
@@ -79,22 +82,37 @@ final class WriteTxnMarkersHandler extends CoordinatorApiHandler<CoordinatorLog,
             (o, at, error) -> write(o, at, version, appends, error));
     }
 
+    /**
+     * The answer as Kafka's: one entry per producer id of the request (in the order they first appear),
+     * with every topic and partition of its markers, each partition once (a later marker's answer for
+     * the same partition replaces the earlier, as Kafka's error map per producer id does).
+     */
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final Appends appends, final short refused)
     {
-        final WriteTxnMarkersResponseEncoder.WritableTxnMarkerResult r = response.wrap(out, outOffset, version).markers(appends.markers.length);
+        final Map<Long, Map<String, Map<Integer, Short>>> byProducer = new LinkedHashMap<>();
         for (final Marker marker : appends.markers)
         {
-            final WriteTxnMarkersResponseEncoder.WritableTxnMarkerTopicResult rt = r.next().producerId(marker.producerId)
-                .topics(marker.names.length);
+            final Map<String, Map<Integer, Short>> byTopic = byProducer.computeIfAbsent(marker.producerId, id -> new LinkedHashMap<>());
             for (int j = 0; j < marker.names.length; j++)
             {
-                final WriteTxnMarkersResponseEncoder.WritableTxnMarkerPartitionResult rp = rt.next().name(marker.names[j])
-                    .partitions(marker.indexes[j].length);
+                final Map<Integer, Short> byIndex = byTopic.computeIfAbsent(marker.names[j], name -> new LinkedHashMap<>());
                 for (int k = 0; k < marker.indexes[j].length; k++)
                 {
                     final boolean sent = marker.partitions[j][k] != null;
-                    rp.next().partitionIndex(marker.indexes[j][k]).errorCode(sent && refused != Errors.NONE ? refused : marker.errors[j][k]);
+                    byIndex.put(marker.indexes[j][k], sent && refused != Errors.NONE ? refused : marker.errors[j][k]);
                 }
+            }
+        }
+        final WriteTxnMarkersResponseEncoder.WritableTxnMarkerResult r = response.wrap(out, outOffset, version).markers(byProducer.size());
+        for (final Map.Entry<Long, Map<String, Map<Integer, Short>>> producer : byProducer.entrySet())
+        {
+            final WriteTxnMarkersResponseEncoder.WritableTxnMarkerTopicResult rt = r.next().producerId(producer.getKey())
+                .topics(producer.getValue().size());
+            for (final Map.Entry<String, Map<Integer, Short>> topic : producer.getValue().entrySet())
+            {
+                final WriteTxnMarkersResponseEncoder.WritableTxnMarkerPartitionResult rp = rt.next().name(topic.getKey())
+                    .partitions(topic.getValue().size());
+                topic.getValue().forEach((index, error) -> rp.next().partitionIndex(index).errorCode(error));
             }
         }
         return outOffset + response.finish();

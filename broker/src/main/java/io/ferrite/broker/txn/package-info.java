@@ -33,8 +33,9 @@
  * is sent, its markers written to each partition (then the job's Complete* written the same way). At
  * start each partition is marked {@code loading}, replayed, {@code loaded}, and its
  * {@code toComplete} jobs run. Producer ids come from a {@link io.ferrite.broker.txn.ProducerIdSource}
- * ({@code ProducerIds::next}); its failure answers KAFKA_STORAGE_ERROR, as the idempotent
- * InitProducerId does.
+ * ({@code ProducerIds}, which reserves the next block of ids ahead on a thread of its own: the agent
+ * never waits for the disk); no id yet answers COORDINATOR_LOAD_IN_PROGRESS (retriable), a failed
+ * reservation KAFKA_STORAGE_ERROR, as the idempotent InitProducerId does.
  *
  * <h2>Also here</h2>
  * {@link io.ferrite.broker.txn.TxnCoordinator}, the agent's side (writes through the log threads,

@@ -29,6 +29,7 @@ import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -217,6 +218,95 @@ class TransactionsToolTest
                 (long)state.coordinatorEpoch().orElse(-1)), state.toString());
             assertEquals(Map.of(0, Errors.TRANSACTION_COORDINATOR_FENCED), markers(raw, (short)1, TOPIC, List.of(0), (short)4, 3, (byte)0),
                 "an older coordinator epoch");
+        }
+    }
+
+    /**
+     * The coordinator epoch of the last marker is the partition's producer state (Kafka's
+     * {@code ProducerStateEntry.coordinatorEpoch}), kept across a restart: in the producer snapshot of a clean
+     * shutdown, and rebuilt from the marker in the log when recovery has no snapshot (as after a crash) — a stale
+     * coordinator's marker is refused either way.
+     */
+    @Test
+    void theMarkersCoordinatorEpochIsKeptAcrossARestart() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
+            transactionalBatch(broker, HANGING_PID, (short)3, 0);
+            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+            {
+                assertEquals(Map.of(0, Errors.NONE), markers(raw, (short)1, TOPIC, List.of(0), (short)3, 5, (byte)0));
+            }
+            for (final boolean snapshot : new boolean[] {true, false})
+            {
+                broker.broker.close();
+                if (!snapshot)
+                {
+                    final Path partition = dir.resolve(TOPIC + "-0");
+                    try (var files = Files.list(partition))
+                    {
+                        for (final Path f : files.filter(f -> f.toString().endsWith(".snapshot")).toList())
+                        {
+                            Files.delete(f);
+                        }
+                    }
+                    Files.deleteIfExists(dir.resolve(".kafka_cleanshutdown")); // recovery rebuilds from the log
+                }
+                broker.start();
+                try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+                {
+                    assertEquals(Map.of(0, Errors.TRANSACTION_COORDINATOR_FENCED),
+                        markers(raw, (short)1, TOPIC, List.of(0), (short)3, 4, (byte)0),
+                        "a marker of an older coordinator epoch after a restart " + (snapshot ? "with" : "without") + " the snapshot");
+                    assertEquals(Map.of(0, Errors.NONE), markers(raw, (short)1, TOPIC, List.of(0), (short)3, 5, (byte)0));
+                }
+            }
+        }
+    }
+
+    /** A marker of the request: an ABORT of {@code pid} at epoch 0 (transaction version 0) to {@code partitions} of {@code topic}. */
+    private static WriteTxnMarkersRequestData.WritableTxnMarker abort(final long pid, final String topic, final Integer... partitions)
+    {
+        return new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(pid).setProducerEpoch((short)0).setTransactionResult(false)
+            .setCoordinatorEpoch(0).setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName(topic)
+                .setPartitionIndexes(List.of(partitions))));
+    }
+
+    /**
+     * As Kafka 4.4's (its answer is built from one error map per producer id): one entry per producer id
+     * of the request, with every topic and partition of all its markers, each topic and partition once.
+     */
+    @Test
+    void writeTxnMarkersAnswersOneEntryPerProducerId() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+            RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            final long other = HANGING_PID + 1;
+            final short version = 1;
+            final WriteTxnMarkersRequestData request = new WriteTxnMarkersRequestData().setMarkers(List.of(abort(HANGING_PID, TOPIC, 0),
+                abort(other, TOPIC, 0), abort(HANGING_PID, TOPIC, 1), abort(HANGING_PID, "nope", 0)));
+            final WriteTxnMarkersResponseData response = new WriteTxnMarkersResponseData(
+                new ByteBufferAccessor(raw.exchange(ApiKeys.WRITE_TXN_MARKERS, version, request)), version);
+
+            final Map<Long, Map<String, Map<Integer, Errors>>> answered = new TreeMap<>();
+            for (final WriteTxnMarkersResponseData.WritableTxnMarkerResult m : response.markers())
+            {
+                final Map<String, Map<Integer, Errors>> topics = new TreeMap<>();
+                assertEquals(null, answered.put(m.producerId(), topics), "producer id " + m.producerId() + " answered twice: " + response);
+                for (final WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult t : m.topics())
+                {
+                    final Map<Integer, Errors> partitions = new TreeMap<>();
+                    assertEquals(null, topics.put(t.name(), partitions), "topic " + t.name() + " answered twice: " + response);
+                    t.partitions().forEach(p -> assertEquals(null, partitions.put(p.partitionIndex(), Errors.forCode(p.errorCode())),
+                        "partition answered twice: " + response));
+                }
+            }
+            assertEquals(Map.of(
+                HANGING_PID, Map.of(TOPIC, Map.of(0, Errors.NONE, 1, Errors.NONE), "nope", Map.of(0, Errors.UNKNOWN_TOPIC_OR_PARTITION)),
+                other, Map.of(TOPIC, Map.of(0, Errors.NONE))), answered);
         }
     }
 

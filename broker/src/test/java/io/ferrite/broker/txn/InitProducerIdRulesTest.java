@@ -34,6 +34,22 @@ class InitProducerIdRulesTest
         assertEquals(Errors.KAFKA_STORAGE_ERROR, TxnHarness.error(h.init(null, -1, -1)));
     }
 
+    /** No id until the next block is reserved: COORDINATOR_LOAD_IN_PROGRESS, which clients retry, as Kafka 4.4 answers it. */
+    @Test
+    void noIdYetAnswersCoordinatorLoadInProgressAndChangesNothing()
+    {
+        h.idsNotYet = true;
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, TxnHarness.error(h.init(null, -1, -1)));
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, TxnHarness.error(h.init("t", -1, -1)));
+        assertTrue(h.log.isEmpty());
+        assertTrue(h.cache.all().isEmpty());
+        h.put("u", state(8, 32766, TxnState.COMPLETE_ABORT, Set.of(), 2));
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, TxnHarness.error(h.init("u", -1, -1)), "an exhausted epoch's new id");
+        assertNull(h.get("u").pendingState());
+        h.idsNotYet = false;
+        assertInstanceOf(TxnWrite.class, h.init("t", -1, -1));
+    }
+
     @ParameterizedTest
     @CsvSource({"'', -1, -1", "t, 5, -1", "t, -1, 3", ", 5, -1"})
     void invalidRequests(final String id, final long pid, final int epoch)

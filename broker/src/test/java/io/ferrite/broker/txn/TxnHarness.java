@@ -24,6 +24,8 @@ final class TxnHarness
     long now = 10_000;
     long nextProducerId = 1000;
     boolean idsFail;
+    /** The ids' next block not reserved yet: {@link ProducerIdSource#NONE_YET}. */
+    boolean idsNotYet;
 
     final ProducerIdSource ids = () ->
     {
@@ -31,7 +33,7 @@ final class TxnHarness
         {
             throw new IOException("disk full");
         }
-        return nextProducerId++;
+        return idsNotYet ? ProducerIdSource.NONE_YET : nextProducerId++;
     };
 
     TxnHarness()
