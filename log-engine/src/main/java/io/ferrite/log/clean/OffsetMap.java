@@ -6,9 +6,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.security.DigestException;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 
 import static io.ferrite.log.clean.OffsetMapDescriptor.HASH_LENGTH;
 import static io.ferrite.log.clean.OffsetMapDescriptor.OFFSET_OFFSET;
@@ -18,13 +15,16 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
 /**
  * The cleaner's key to latest-offset map, Kafka's {@code SkimpyOffsetMap}: a fixed block of off-heap memory
  * (a cleaner thread's share of {@code log.cleaner.dedupe.buffer.size}, 128 MiB in all by default) holding
- * 24-byte slots ({@link OffsetMapDescriptor}) — the key's MD5 and an offset — in open addressing. Keys are never
- * stored, only their hashes: two keys with one MD5 would share a slot (Kafka accepts the same 2^-128 risk), which
- * is what lets 128 MiB hold 5.6 million slots (5 million keys at the 0.9 load factor) whatever the keys' length.
+ * 24-byte slots ({@link OffsetMapDescriptor}) — the key's 128-bit hash and an offset — in open addressing. Keys are
+ * never stored, only their hashes: two keys with one hash would share a slot (Kafka accepts the same 2^-128 risk),
+ * which is what lets 128 MiB hold 5.6 million slots (5 million keys at the 0.9 load factor) whatever the keys' length.
  *
- * <p>The probe sequence is Kafka's: attempt {@code i} reads the big-endian int at byte {@code min(i, 12)} of the
- * hash, adds {@code max(0, i - 12)}, and takes it modulo the slots (after Kafka's {@code Utils.abs}); so a key
- * lands in the slot it would land in in Kafka's map of the same size.
+ * <p>The hash is MurmurHash3 x64 128 ({@link KeyHash}, which says why that is as safe as Kafka's MD5), not MD5:
+ * MD5 through {@code MessageDigest} was most of a clean's CPU. The slot layout, the probe sequence and the load
+ * factor are Kafka's: attempt {@code i} reads the big-endian int at byte {@code min(i, 12)} of the hash, adds
+ * {@code max(0, i - 12)}, and takes it modulo the slots (after Kafka's {@code Utils.abs}). So the map answers every
+ * key as Kafka's map of the same size does and fills up after the same number of distinct keys (a clean stops
+ * in the same place), though a key sits in another slot than in Kafka's.
  *
  * <p>The map is "full" ({@link #isFull()}) once it holds {@code log.cleaner.io.buffer.load.factor} (0.9) of its
  * slots: past that, probe chains grow long, so the cleaner stops loading keys there and cleans the rest of the
@@ -32,8 +32,8 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * as for a new one (Kafka's {@code SkimpyOffsetMap.put} checks before it hashes).
  *
  * <p>Keys are read in place ({@code DirectBuffer}, offset, length): the record's key in the segment's mapping
- * or in a decompressed batch. Neither {@link #put} nor {@link #get} allocates: the digest, the hash and the key
- * copy for off-heap keys are this map's own. One thread uses a map; {@link #close()} frees its memory at once
+ * or in a decompressed batch. Neither {@link #put} nor {@link #get} allocates: the hash and its bytes are this
+ * map's own. One thread uses a map; {@link #close()} frees its memory at once
  * rather than when the GC finds the buffer.
  *
  * <p><b>Memory only where used.</b> Given a directory on disk, the block is a private (copy-on-write) mapping of a
@@ -67,10 +67,9 @@ public final class OffsetMap implements AutoCloseable
     private boolean closed;
     private final int slots;
     private final int maxEntries;
-    private final MessageDigest digest;
+    private final KeyHash keyHash = new KeyHash();
     private final byte[] hash = new byte[HASH_LENGTH];
     private final UnsafeBuffer hashView = new UnsafeBuffer(hash);
-    private byte[] keyCopy = new byte[64];
     private long hashHigh;
     private long hashLow;
     private int entries;
@@ -106,14 +105,6 @@ public final class OffsetMap implements AutoCloseable
         if (!(loadFactor > 0 && loadFactor <= 1))
         {
             throw new IllegalArgumentException("load factor " + loadFactor + " is not in (0, 1]");
-        }
-        try
-        {
-            digest = MessageDigest.getInstance("MD5");
-        }
-        catch (final NoSuchAlgorithmException ex)
-        {
-            throw new IllegalStateException("every JDK has MD5", ex);
         }
         slots = memoryBytes / SLOT_LENGTH;
         if (slots * loadFactor <= 1.0)
@@ -288,30 +279,11 @@ public final class OffsetMap implements AutoCloseable
 
     private void hash(final DirectBuffer key, final int keyOffset, final int keyLength)
     {
-        final byte[] array = key.byteArray();
-        if (array != null)
-        {
-            digest.update(array, key.wrapAdjustment() + keyOffset, keyLength);
-        }
-        else
-        {
-            if (keyCopy.length < keyLength)
-            {
-                keyCopy = new byte[Math.max(keyLength, keyCopy.length * 2)]; // grows to the largest key, then stays
-            }
-            key.getBytes(keyOffset, keyCopy, 0, keyLength);
-            digest.update(keyCopy, 0, keyLength);
-        }
-        try
-        {
-            digest.digest(hash, 0, HASH_LENGTH);
-        }
-        catch (final DigestException ex)
-        {
-            throw new IllegalStateException("MD5 writes 16 bytes", ex);
-        }
-        hashHigh = hashView.getLong(0, BIG_ENDIAN);
-        hashLow = hashView.getLong(8, BIG_ENDIAN);
+        keyHash.hash(key, keyOffset, keyLength);
+        hashHigh = keyHash.high();
+        hashLow = keyHash.low();
+        hashView.putLong(0, hashHigh, BIG_ENDIAN);
+        hashView.putLong(8, hashLow, BIG_ENDIAN);
     }
 
     private int positionOf(final int attempt)
@@ -321,10 +293,26 @@ public final class OffsetMap implements AutoCloseable
         return slot * SLOT_LENGTH;
     }
 
+    /**
+     * Whether the slot at {@code position} is 24 zero bytes. A slot whose page(s) no {@link #put} wrote since the last
+     * {@link #clear()} is zero without a look (every non-zero byte is on a page marked written): most probes of a
+     * large map that holds few keys are such, and not reading them spares a cache miss, and, in a sparse file's
+     * mapping, a read fault that maps a page of the file's page cache just before the put's write fault copies it.
+     */
     private boolean isEmpty(final int position)
     {
+        if (!isWritten(position) && !isWritten(position + SLOT_LENGTH - 1))
+        {
+            return true;
+        }
         return slotsBuffer.getLong(position) == 0 && slotsBuffer.getLong(position + 8) == 0 &&
             slotsBuffer.getLong(position + OFFSET_OFFSET) == 0;
+    }
+
+    private boolean isWritten(final int position)
+    {
+        final int page = position >>> PAGE_SHIFT;
+        return (writtenPages[page >>> 6] & (1L << (page & 63))) != 0;
     }
 
     private boolean holdsHash(final int position)

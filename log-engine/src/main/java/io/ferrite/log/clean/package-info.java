@@ -22,7 +22,7 @@
  * </pre>
  *
  * <ul>
- *   <li>{@link io.ferrite.log.clean.OffsetMap}: key MD5 to latest offset, off-heap, Kafka's slots and probes
+ *   <li>{@link io.ferrite.log.clean.OffsetMap}: key hash (MurmurHash3 x64 128, {@link io.ferrite.log.clean.KeyHash}; Kafka: MD5) to latest offset, off-heap, Kafka's slots and probes
  *   ({@link io.ferrite.log.clean.OffsetMapDescriptor}).</li>
  *   <li>{@link io.ferrite.log.clean.OffsetMapLoader}: fills the map from the dirty batches.</li>
  *   <li>{@link io.ferrite.log.clean.RecordRetention}: the decision per batch and per record (Kafka's

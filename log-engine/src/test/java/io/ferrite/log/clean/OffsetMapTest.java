@@ -13,7 +13,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.Random;
 
@@ -184,9 +186,13 @@ class OffsetMapTest
         }
     }
 
-    /** The same keys put into Kafka's SkimpyOffsetMap of the same size leave the same bytes in every slot. */
+    /**
+     * The same keys put into Kafka's SkimpyOffsetMap of the same size: every key's latest offset, keys never put,
+     * the size and the latest offset are the same, and both blocks hold one 24-byte slot per key, its hash (MD5 in
+     * Kafka's, {@link KeyHash} in ours) and its latest offset, big-endian (checked in {@link #besideKafkas}).
+     */
     @Test
-    void slotsAreByteForByteKafkas() throws Exception
+    void answersAndSlotsAreKafkasWithAnotherHash() throws Exception
     {
         besideKafkas(24 * 997 + 5, 42, (kafka, ours, random) ->
         {
@@ -209,50 +215,111 @@ class OffsetMapTest
                 assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length));
                 assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)));
             }
+            for (int i = 0; i < 200; i++)
+            {
+                final byte[] absent = ("absent-" + i).getBytes(StandardCharsets.ISO_8859_1);
+                assertEquals(OffsetMap.NO_OFFSET, ours.get(new UnsafeBuffer(absent), 0, absent.length));
+                assertEquals(-1L, kafka.get(ByteBuffer.wrap(absent)));
+            }
+            return model;
         });
     }
 
     /**
-     * A clear zeroes only the pages puts wrote: after a clear of a map of 29 pages and new keys, every byte is still
-     * the one Kafka's map (which zeroes the whole block) holds after the same puts, clear and puts.
+     * A clear zeroes only the pages puts wrote: after a clear of a map of 29 pages and new keys, every byte is the one
+     * a new map (all zeros, as Kafka's clear leaves its whole block) holds after the same puts; and the map answers
+     * as Kafka's after the same puts, clear and puts.
      */
     @Test
-    void aClearOfTheWrittenPagesLeavesKafkasBytes() throws Exception
+    void aClearOfTheWrittenPagesLeavesANewMapsBytes() throws Exception
     {
-        besideKafkas(24 * 5000 + 11, 7, (kafka, ours, random) ->
+        final int memory = 24 * 5000 + 11;
+        besideKafkas(memory, 7, (kafka, ours, random) ->
         {
+            Map<String, Long> model = null;
             for (int round = 0; round < 3; round++)
             {
                 kafka.clear();
                 ours.clear();
-                final int keys = round == 1 ? 4400 : 60;
-                for (int i = 0; i < keys; i++)
+                model = new HashMap<>();
+                try (OffsetMap fresh = new OffsetMap(memory, 0.9))
                 {
-                    final byte[] bytes = ("r" + round + "k" + random.nextInt(1_000_000)).getBytes(StandardCharsets.ISO_8859_1);
-                    kafka.put(ByteBuffer.wrap(bytes), i);
-                    ours.put(new UnsafeBuffer(bytes), 0, bytes.length, i);
+                    final int keys = round == 1 ? 4400 : 60;
+                    for (int i = 0; i < keys; i++)
+                    {
+                        final String key = "r" + round + "k" + random.nextInt(1_000_000);
+                        final byte[] bytes = key.getBytes(StandardCharsets.ISO_8859_1);
+                        kafka.put(ByteBuffer.wrap(bytes), i);
+                        ours.put(new UnsafeBuffer(bytes), 0, bytes.length, i);
+                        fresh.put(new UnsafeBuffer(bytes), 0, bytes.length, i);
+                        model.put(key, (long)i);
+                    }
+                    assertArrayEquals(ourBytes(fresh), ourBytes(ours), "round " + round);
                 }
-                assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours), "round " + round);
             }
+            return model;
         });
     }
 
-    /** What a test does to a Kafka map and ours of the same size (with its seeded random). */
+    /** What a test does to a Kafka map and ours of the same size (with its seeded random): the keys' latest offsets. */
     private interface BothMaps
     {
-        void accept(SkimpyOffsetMap kafka, OffsetMap ours, Random random) throws Exception;
+        Map<String, Long> accept(SkimpyOffsetMap kafka, OffsetMap ours, Random random) throws Exception;
     }
 
-    /** Runs {@code body} over a Kafka map and ours of {@code memory} bytes, then finds the same size and every byte the same. */
+    /**
+     * Runs {@code body} over a Kafka map and ours of {@code memory} bytes, then finds the same size, every key's
+     * latest offset the same in both, and in each block exactly one slot a key: its hash (Kafka's MD5, our
+     * {@link KeyHash} halves big-endian) then its latest offset big-endian, every other slot 24 zero bytes.
+     */
     private static void besideKafkas(final int memory, final long seed, final BothMaps body) throws Exception
     {
         final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
         try (OffsetMap ours = new OffsetMap(memory, 0.9))
         {
-            body.accept(kafka, ours, new Random(seed));
+            final Map<String, Long> latest = body.accept(kafka, ours, new Random(seed));
             assertEquals(kafka.size(), ours.size());
-            assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours));
+            assertEquals(latest.size(), ours.size());
+            final Map<String, Long> kafkaSlots = new HashMap<>();
+            final Map<String, Long> ourSlots = new HashMap<>();
+            final MessageDigest md5 = MessageDigest.getInstance("MD5");
+            final KeyHash hash = new KeyHash();
+            for (final Map.Entry<String, Long> e : latest.entrySet())
+            {
+                final byte[] bytes = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
+                assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length), e.getKey());
+                assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)), e.getKey());
+                kafkaSlots.put(hex(md5.digest(bytes)), e.getValue());
+                hash.hash(new UnsafeBuffer(bytes), 0, bytes.length);
+                ourSlots.put(hex(ByteBuffer.allocate(16).putLong(hash.high()).putLong(hash.low()).array()), e.getValue());
+            }
+            assertEquals(kafkaSlots, slotsHeld(kafkaBytes(kafka, ours.slots())));
+            assertEquals(ourSlots, slotsHeld(ourBytes(ours)));
         }
+    }
+
+    /** The non-empty slots of a block: hash (hex) to offset, each hash once. */
+    private static Map<String, Long> slotsHeld(final byte[] block)
+    {
+        final Map<String, Long> held = new HashMap<>();
+        final ByteBuffer slots = ByteBuffer.wrap(block);
+        final byte[] zero = new byte[24];
+        for (int position = 0; position + 24 <= block.length; position += 24)
+        {
+            final byte[] slot = new byte[24];
+            slots.get(position, slot);
+            if (!Arrays.equals(zero, slot))
+            {
+                final byte[] hash = Arrays.copyOf(slot, 16);
+                assertEquals(null, held.put(hex(hash), slots.getLong(position + 16)), "a hash in two slots");
+            }
+        }
+        return held;
+    }
+
+    private static String hex(final byte[] bytes)
+    {
+        return HexFormat.of().formatHex(bytes);
     }
 
     /**
@@ -265,12 +332,13 @@ class OffsetMapTest
     void aClearZeroesASlotThatStraddlesTwoPages() throws Exception
     {
         final int slots = 4096;
-        final MessageDigest md5 = MessageDigest.getInstance("MD5");
+        final KeyHash hash = new KeyHash();
         String straddling = null;
         for (int i = 0; straddling == null; i++)
         {
             final String candidate = "straddle-" + i;
-            final int probe = ByteBuffer.wrap(md5.digest(candidate.getBytes(StandardCharsets.UTF_8))).getInt(0);
+            hash.hash(key(candidate), 0, candidate.length());
+            final int probe = (int)(hash.high() >>> 32);
             final int slot = (probe == Integer.MIN_VALUE ? 0 : Math.abs(probe)) % slots;
             if ((slot * 24) % 4096 > 4096 - 24)
             {
