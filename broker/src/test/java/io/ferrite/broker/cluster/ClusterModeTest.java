@@ -43,10 +43,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Three Ferrite brokers in cluster mode (issue 14), child JVMs of {@code ferrite-server} ({@code -Xmx256m}) on loopback
- * with Kafka's settings: a topic created with replication factor 3 through one node is described alike by all three
- * (leader, replicas, ISR); DescribeCluster lists the three; a producer (acks=1: the followers' fetcher is not in this
- * branch, so nothing is replicated yet) and a consumer go through the leader; the leader SIGKILLed, the two others
- * name a new leader among themselves within the session timeout and a producer's metadata follows it.
+ * with Kafka's settings: a topic created with replication factor 3 through one node (CreateTopics forwarded to the
+ * active controller) is described alike by all three (leader, replicas, ISR); DescribeCluster lists the three; a
+ * producer with acks=1 writes to the leader (the followers' fetcher is not in this branch: nothing is replicated);
+ * the leader, whose followers never fetch, shrinks the ISR to itself by AlterPartition after
+ * {@code replica.lag.time.max.ms}, every node shows it, and a consumer reads the records back; the leader of another
+ * topic, still with its ISR of three, is SIGKILLed and the two others name a new leader within the session timeout,
+ * which a producer's metadata follows.
  */
 final class ClusterModeTest
 {
@@ -72,12 +75,15 @@ final class ClusterModeTest
     @Test
     void threeBrokersShareTheControllersMetadataAndFollowAKilledLeader() throws Exception
     {
-        final int[] controllerPorts = {0, freePort(), freePort(), freePort()};
+        // every port chosen up front, distinct: a broker listener on port 0 could take another node's controller port
+        final int[] free = freePorts(6);
+        final int[] controllerPorts = {0, free[0], free[1], free[2]};
+        final int[] listenerPorts = {0, free[3], free[4], free[5]};
         final String voters = "1@127.0.0.1:" + controllerPorts[1] + ",2@127.0.0.1:" + controllerPorts[2] + ",3@127.0.0.1:" +
             controllerPorts[3];
         for (int id = 1; id <= 3; id++)
         {
-            nodes.add(launch(id, voters, controllerPorts[id]));
+            nodes.add(launch(id, voters, listenerPorts[id], controllerPorts[id]));
         }
         for (int id = 1; id <= 3; id++)
         {
@@ -87,34 +93,25 @@ final class ClusterModeTest
                 () -> "node " + node + " to join the cluster and listen: " + tail(node));
         }
 
-        try (Admin admin = admin(1))
-        {
-            admin.createTopics(List.of(new NewTopic("orders", 1, (short)3))).all().get(60, TimeUnit.SECONDS);
-        }
-        final String[] described = new String[4];
-        for (int id = 1; id <= 3; id++)
-        {
-            final int node = id;
-            try (Admin admin = admin(id))
-            {
-                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "orders"),
-                    info -> info != null && info.leader() != null && info.isr().size() == 3, START,
-                    () -> "node " + node + " to describe orders-0 with a leader and 3 in sync: " + tail(node));
-                described[id] = p.leader().id() + " " + ids(p.replicas()) + " " + ids(p.isr());
-                assertEquals(Set.of(1, 2, 3), ids(p.replicas()), "replicas on node " + id);
-                final var nodesSeen = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS);
-                assertEquals(Set.of(1, 2, 3), ids(List.copyOf(nodesSeen)), "brokers DescribeCluster lists on node " + id);
-            }
-        }
-        assertEquals(described[1], described[2], "nodes 1 and 2 describe orders-0 alike");
-        assertEquals(described[1], described[3], "nodes 1 and 3 describe orders-0 alike");
-        final int leader = Integer.parseInt(described[1].split(" ")[0]);
-
+        final int ordersLeader = createAndDescribeAlike("orders");
         try (KafkaProducer<String, String> producer = producer())
         {
             for (int i = 0; i < 10; i++)
             {
                 producer.send(new ProducerRecord<>("orders", 0, "k" + i, "v" + i)).get(30, TimeUnit.SECONDS);
+            }
+        }
+        // no follower fetches (branch rfetch): after replica.lag.time.max.ms the leader shrinks the ISR to itself by
+        // AlterPartition to the controller, every node's image shows it, and the high watermark (the ISR's minimum log
+        // end) reaches the leader's log end: only then can a consumer read what acks=1 appended
+        for (int id = 1; id <= 3; id++)
+        {
+            final int node = id;
+            try (Admin admin = admin(id))
+            {
+                Await.awaitValue(() -> partition(admin, "orders"),
+                    info -> info != null && info.leader() != null && ids(info.isr()).equals(Set.of(ordersLeader)), START,
+                    () -> "node " + node + " to show the ISR of orders-0 shrunk to its leader " + ordersLeader + ": " + tail(node));
             }
         }
         try (KafkaConsumer<String, String> consumer = consumer())
@@ -134,6 +131,9 @@ final class ClusterModeTest
             assertEquals(List.of("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"), read);
         }
 
+        // a partition whose ISR is still all three (its leader shrinks it only after replica.lag.time.max.ms, 60 s): its
+        // leader killed, Kafka's controller elects another member of the ISR
+        final int leader = createAndDescribeAlike("standby");
         nodes.get(leader - 1).toHandle().destroyForcibly(); // SIGKILL
         nodes.get(leader - 1).waitFor(30, TimeUnit.SECONDS);
         final long killedAt = System.nanoTime();
@@ -148,9 +148,9 @@ final class ClusterModeTest
             try (Admin admin = admin(id))
             {
                 // Kafka's controller fences a broker unheard of for broker.session.timeout.ms (9 s), then elects
-                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "orders"),
+                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "standby"),
                     info -> info != null && info.leader() != null && info.leader().id() != leader, Duration.ofSeconds(60),
-                    () -> "node " + node + " to name a leader of orders-0 other than the killed " + leader + ": " + tail(node));
+                    () -> "node " + node + " to name a leader of standby-0 other than the killed " + leader + ": " + tail(node));
                 after[id] = p.leader().id() + " " + ids(p.isr());
                 assertTrue(!ids(p.isr()).contains(leader), "the killed node left the ISR: " + after[id]);
                 assertEquals(2, admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size(), "live brokers after the kill");
@@ -167,17 +167,47 @@ final class ClusterModeTest
                 survivors.add(after[id]);
             }
         }
-        assertEquals(survivors.get(0), survivors.get(1), "both survivors describe orders-0 alike");
+        assertEquals(survivors.get(0), survivors.get(1), "both survivors describe standby-0 alike");
         final int newLeader = Integer.parseInt(survivors.get(0).split(" ")[0]);
         assertNotEquals(leader, newLeader);
         try (KafkaProducer<String, String> producer = producer())
         {
             // its bootstrap list names the dead node too; its metadata leads it to the new leader
-            producer.send(new ProducerRecord<>("orders", 0, "after", "failover")).get(60, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord<>("standby", 0, "after", "failover")).get(60, TimeUnit.SECONDS);
         }
     }
 
-    private Process launch(final int id, final String voters, final int controllerPort) throws IOException
+    /**
+     * Creates {@code topic} (one partition, replication factor 3) through node 1, waits until every node describes it
+     * with a leader and {@code isrSize} in sync, checks they describe it alike and list three brokers; its leader.
+     */
+    private int createAndDescribeAlike(final String topic) throws Exception
+    {
+        try (Admin admin = admin(1))
+        {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short)3))).all().get(60, TimeUnit.SECONDS);
+        }
+        final String[] described = new String[4];
+        for (int id = 1; id <= 3; id++)
+        {
+            final int node = id;
+            try (Admin admin = admin(id))
+            {
+                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, topic),
+                    info -> info != null && info.leader() != null && info.isr().size() == 3, START,
+                    () -> "node " + node + " to describe " + topic + "-0 with a leader and 3 in sync: " + tail(node));
+                described[id] = p.leader().id() + " " + ids(p.replicas()) + " " + ids(p.isr());
+                assertEquals(Set.of(1, 2, 3), ids(p.replicas()), "replicas on node " + id);
+                final var nodesSeen = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS);
+                assertEquals(Set.of(1, 2, 3), ids(List.copyOf(nodesSeen)), "brokers DescribeCluster lists on node " + id);
+            }
+        }
+        assertEquals(described[1], described[2], "nodes 1 and 2 describe " + topic + "-0 alike");
+        assertEquals(described[1], described[3], "nodes 1 and 3 describe " + topic + "-0 alike");
+        return Integer.parseInt(described[1].split(" ")[0]);
+    }
+
+    private Process launch(final int id, final String voters, final int brokerPort, final int controllerPort) throws IOException
     {
         final String clusterClasspath = Files.readString(Path.of("..", "replication-lite", "target", "cluster.classpath"),
             StandardCharsets.UTF_8).trim();
@@ -187,12 +217,11 @@ final class ClusterModeTest
             ClusterBrokerMain.class.getName()));
         for (final String setting : List.of("node.id=" + id, "process.roles=broker,controller",
             "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
-            "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + controllerPort,
+            "listeners=PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort,
             "ferrite.cluster.id=RmVycml0ZVRlc3QwMDAwMQ", "log.dir=" + dir.resolve("data" + id),
-            // no follower fetches in this branch: after replica.lag.time.max.ms (30 s) the leader rightly shrinks the ISR to
-            // itself by AlterPartition (seen in the first run), and with unclean election off Kafka's controller then
-            // leaves the partition leaderless when the leader dies; the failover below needs the ISR of three
-            "replica.lag.time.max.ms=600000"))
+            // no follower fetches in this branch: the leader shrinks the ISR to itself after this (see the test); 60 s leaves
+            // the failover's partition its ISR of three from its creation to its leader's kill
+            "replica.lag.time.max.ms=60000"))
         {
             command.add("--override");
             command.add(setting);
@@ -216,7 +245,8 @@ final class ClusterModeTest
         try
         {
             final List<String> lines = Files.readAllLines(dir.resolve("node" + id + ".err"), StandardCharsets.UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+            final List<String> said = lines.stream().filter(l -> !l.startsWith("\tat ")).toList(); // no stack frames
+            return String.join("\n", said.subList(Math.max(0, said.size() - 40), said.size()));
         }
         catch (final IOException ex)
         {
@@ -224,12 +254,30 @@ final class ClusterModeTest
         }
     }
 
-    private static int freePort() throws IOException
+    /** {@code count} distinct free ports (all held open together while chosen). */
+    private static int[] freePorts(final int count) throws IOException
     {
-        try (ServerSocket socket = new ServerSocket(0))
+        final ServerSocket[] sockets = new ServerSocket[count];
+        final int[] ports = new int[count];
+        try
         {
-            return socket.getLocalPort();
+            for (int i = 0; i < count; i++)
+            {
+                sockets[i] = new ServerSocket(0);
+                ports[i] = sockets[i].getLocalPort();
+            }
         }
+        finally
+        {
+            for (final ServerSocket socket : sockets)
+            {
+                if (socket != null)
+                {
+                    socket.close();
+                }
+            }
+        }
+        return ports;
     }
 
     private Admin admin(final int id)
