@@ -86,18 +86,7 @@ final class ClusterMetadataHandler implements RequestHandler
                     describe(t, topic.get());
                     continue;
                 }
-                t.errorCode(byName ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID);
-                if (byName)
-                {
-                    t.name(in, requested.nameOffset(), requested.nameLength());
-                }
-                else
-                {
-                    t.name((CharSequence)null);
-                }
-                t.topicId(requested.topicIdMostSignificantBits(), requested.topicIdLeastSignificantBits()).isInternal(false)
-                    .partitions(0);
-                t.topicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+                MetadataHandler.notFound(t, byName ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID, in, requested);
             }
         }
         response.clusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
