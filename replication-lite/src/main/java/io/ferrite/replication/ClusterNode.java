@@ -245,6 +245,12 @@ public final class ClusterNode implements AutoCloseable
         return channel.forward(apiKey, version, body);
     }
 
+    /** Asks the controller to create {@code topic} with its defaults, without waiting (Kafka's auto-creation). */
+    public void autoCreate(final String topic)
+    {
+        channel.autoCreate(topic);
+    }
+
     /**
      * Kafka's AlterPartition for a partition this node leads: proposes {@code isr} at the partition's
      * {@code leaderEpoch} / {@code partitionEpoch} (each member with its broker epoch from the image). Completes with

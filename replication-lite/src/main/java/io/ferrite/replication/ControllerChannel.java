@@ -79,6 +79,22 @@ final class ControllerChannel implements AutoCloseable
         return sent.exceptionally(failure -> body(request.getErrorResponse(0, failure), version));
     }
 
+    /**
+     * Kafka's auto-creation by a broker (its {@code AutoTopicCreationManager}): a CreateTopics of {@code topic} with
+     * the controller's defaults ({@code num.partitions}, {@code default.replication.factor}); the answer is not waited
+     * for by the Metadata request that asked (LEADER_NOT_AVAILABLE meanwhile; the client asks again).
+     */
+    void autoCreate(final String topic)
+    {
+        final org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection topics =
+            new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection();
+        topics.add(new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic().setName(topic)
+            .setNumPartitions(-1).setReplicationFactor((short)-1));
+        channel.sendRequest(new org.apache.kafka.common.requests.CreateTopicsRequest.Builder(
+            new org.apache.kafka.common.message.CreateTopicsRequestData().setTopics(topics).setTimeoutMs(30_000)),
+            new Completion(new CompletableFuture<>(), response -> null));
+    }
+
     private static ByteBuffer body(final AbstractResponse response, final short version)
     {
         return MessageUtil.toByteBufferAccessor(response.data(), version).buffer(); // rewound: the whole body

@@ -2,6 +2,7 @@ package io.ferrite.broker.cluster;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.MetadataHandler;
+import io.ferrite.broker.api.TopicNames;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.replication.ClusterNode;
@@ -22,9 +23,10 @@ import java.util.function.Supplier;
  * with its {@code KRaftMetadataCache}): every live (unfenced) broker with the endpoint it registered; as controller
  * id a random live broker (clients send the controller nothing in KRaft mode); per partition the leader, leader
  * epoch, replicas, ISR and offline replicas of the image, LEADER_NOT_AVAILABLE for a partition without a leader; a
- * topic the image does not have UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id). Not done:
- * auto-creation (Kafka's broker forwards a CreateTopics for it), so a request that allows it gets
- * UNKNOWN_TOPIC_OR_PARTITION. Allocates (the image is read through plain records): a control path.
+ * topic the image does not have UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id); with
+ * {@code auto.create.topics.enable} and a request that allows it, a legal name is sent to the controller to create
+ * with its defaults and answered LEADER_NOT_AVAILABLE meanwhile (the client asks again), an illegal one
+ * INVALID_TOPIC_EXCEPTION, as Kafka's broker does. Allocates (the image is read through plain records): a control path.
  */
 final class ClusterMetadataHandler implements RequestHandler
 {
@@ -33,13 +35,16 @@ final class ClusterMetadataHandler implements RequestHandler
     private final Supplier<ClusterNode> node;
     /** This node's single-node handler: answers while the node has not joined yet (none is sent then: not unfenced). */
     private final MetadataHandler local;
+    /** {@code auto.create.topics.enable}. */
+    private final boolean autoCreate;
     private final MetadataRequestDecoder request = new MetadataRequestDecoder();
     private final MetadataResponseEncoder response = new MetadataResponseEncoder();
 
-    ClusterMetadataHandler(final Supplier<ClusterNode> node, final MetadataHandler local)
+    ClusterMetadataHandler(final Supplier<ClusterNode> node, final MetadataHandler local, final boolean autoCreate)
     {
         this.node = node;
         this.local = local;
+        this.autoCreate = autoCreate;
     }
 
     @Override
@@ -86,7 +91,18 @@ final class ClusterMetadataHandler implements RequestHandler
                     describe(t, topic.get());
                     continue;
                 }
-                MetadataHandler.notFound(t, byName ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID, in, requested);
+                short error = byName ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID;
+                if (byName && autoCreate && (version < 4 || request.allowAutoTopicCreation()))
+                {
+                    final String name = requested.name();
+                    // Kafka's broker: a legal name is sent to the controller to create, LEADER_NOT_AVAILABLE meanwhile
+                    error = TopicNames.illegal(name) != null ? Errors.INVALID_TOPIC_EXCEPTION : Errors.LEADER_NOT_AVAILABLE;
+                    if (error == Errors.LEADER_NOT_AVAILABLE)
+                    {
+                        cluster.autoCreate(name);
+                    }
+                }
+                MetadataHandler.notFound(t, error, in, requested);
             }
         }
         response.clusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);

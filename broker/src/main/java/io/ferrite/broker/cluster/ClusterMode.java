@@ -122,7 +122,8 @@ public class ClusterMode implements AutoCloseable
         public void register(final Apis apis, final Runnable waker, final MetadataHandler metadata)
         {
             advertised = metadata;
-            apis.registerLazily(ApiKeys.METADATA, () -> new ClusterMetadataHandler(this::node, metadata))
+            apis.registerLazily(ApiKeys.METADATA, () -> new ClusterMetadataHandler(this::node, metadata,
+                config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS)))
                 .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new ClusterDescribeHandler(this::node))
                 .registerLazily(ApiKeys.CREATE_TOPICS, () -> new ForwardingHandler(this::node, waker))
                 .registerLazily(ApiKeys.DELETE_TOPICS, () -> new ForwardingHandler(this::node, waker))

@@ -47,7 +47,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * active controller) is described alike by all three (leader, replicas, ISR); DescribeCluster lists the three; a
  * producer with acks=1 writes to the leader (the followers' fetcher is not in this branch: nothing is replicated);
  * the leader, whose followers never fetch, shrinks the ISR to itself by AlterPartition after
- * {@code replica.lag.time.max.ms}, every node shows it, and a consumer reads the records back; the leader of another
+ * {@code replica.lag.time.max.ms}, every node shows it, and a consumer reads the records back; DeleteTopics through
+ * another node deletes the topic's log on every node; a producer's Metadata request auto-creates a topic through the
+ * controller; the leader of another
  * topic, still with its ISR of three, is SIGKILLed and the two others name a new leader within the session timeout,
  * which a producer's metadata follows.
  */
@@ -129,6 +131,29 @@ final class ClusterModeTest
                 return read.size() >= 10;
             }, Duration.ofSeconds(60), () -> "10 records read back from the leader, read " + read);
             assertEquals(List.of("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"), read);
+        }
+
+        // DeleteTopics through another node, forwarded: every node's image drops it and every node deletes its log
+        for (int id = 1; id <= 3; id++)
+        {
+            assertTrue(Files.isDirectory(dir.resolve("data" + id).resolve("orders-0")), "node " + id + " has a log of orders-0");
+        }
+        try (Admin admin = admin(2))
+        {
+            admin.deleteTopics(List.of("orders")).all().get(60, TimeUnit.SECONDS);
+        }
+        for (int id = 1; id <= 3; id++)
+        {
+            final Path data = dir.resolve("data" + id);
+            final int node = id;
+            Await.await(() -> !Files.exists(data.resolve("orders-0")), START,
+                () -> "node " + node + " to delete its log of orders-0: " + tail(node));
+        }
+        // auto-creation: a producer naming a topic nobody created gets it from the controller (num.partitions,
+        // default.replication.factor: 1 here) through the Metadata request of any node
+        try (KafkaProducer<String, String> producer = producer())
+        {
+            producer.send(new ProducerRecord<>("auto", "k", "v")).get(60, TimeUnit.SECONDS);
         }
 
         // a partition whose ISR is still all three (its leader shrinks it only after replica.lag.time.max.ms, 60 s): its
