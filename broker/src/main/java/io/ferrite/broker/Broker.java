@@ -3,6 +3,7 @@ package io.ferrite.broker;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.api.AlterConfigsHandler;
 import io.ferrite.broker.api.Apis;
+import io.ferrite.broker.cluster.ClusterMode;
 import io.ferrite.broker.api.CreatePartitionsHandler;
 import io.ferrite.broker.api.CreateTopicsHandler;
 import io.ferrite.broker.api.DeleteRecordsHandler;
@@ -81,6 +82,8 @@ public final class Broker implements AutoCloseable
     private final GroupCoordinator groups;
     private final TxnCoordinator transactions;
     private final InetSocketAddress address;
+    /** The node's part of a cluster (issue 14), or {@link ClusterMode#DISABLED}: one node alone. */
+    private final ClusterMode cluster;
     private volatile boolean closed;
 
     private Broker(final BrokerConfig config) throws IOException
@@ -91,6 +94,7 @@ public final class Broker implements AutoCloseable
         this.clusterId = MetaProperties.clusterId(firstDir, config.nodeId());
         final int networkThreadCount = config.getInt(BrokerConfig.NUM_NETWORK_THREADS);
         this.networkThreads = new NetworkThread[networkThreadCount];
+        this.cluster = ClusterMode.of(config);
         // bound before the logs are opened: a port in use is told before a recovery that can take
         // minutes, and nothing has been logged yet; connections wait in the backlog until start()
         this.acceptor = StartupChecks.bind(config, networkThreads);
@@ -206,6 +210,7 @@ public final class Broker implements AutoCloseable
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
+                cluster.register(apis, waker, metadata[i]);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest);
                 networkThreads[i].logThreads(logThreads);
             }
@@ -251,6 +256,15 @@ public final class Broker implements AutoCloseable
         for (final NetworkThread t : broker.networkThreads)
         {
             t.start();
+        }
+        try
+        {
+            broker.cluster.start(broker.topics, broker.admin, broker.leadership, broker::executeOnOwner); // joined when back
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            broker.close();
+            throw ex;
         }
         broker.acceptor.start();
         LOG.info("Ferrite node {} of cluster {} listening on {} ({} topics in {})", config.nodeId(), broker.clusterId,
@@ -397,6 +411,7 @@ public final class Broker implements AutoCloseable
         {
             LOG.info(EndTxnTiming.report());
         }
+        cluster.close(); // Kafka's order: the controlled shutdown first, while this node still serves
         acceptor.close();
         for (final NetworkThread t : networkThreads)
         {

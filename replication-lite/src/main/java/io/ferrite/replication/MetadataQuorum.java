@@ -78,6 +78,8 @@ public final class MetadataQuorum implements AutoCloseable
     private final Object appendLock = new Object();
     /** Set once a {@link ClusterController} runs on this quorum: from then on only it appends. */
     private volatile boolean controllerAppends;
+    /** The quorum directory's persistent id (its meta.properties' {@code directory.id}). */
+    private final Uuid directoryId;
     private final FaultHandler faultHandler;
     private final Object faultLock = new Object();
     private volatile Throwable failure;
@@ -90,6 +92,7 @@ public final class MetadataQuorum implements AutoCloseable
     {
         this.settings = settings;
         this.clusterId = directory.clusterId();
+        this.directoryId = directory.directoryId();
         this.listener = listener;
         this.faultHandler = faultHandler;
         final ListenerName listenerName = ListenerName.normalised(settings.listenerName());
@@ -261,6 +264,12 @@ public final class MetadataQuorum implements AutoCloseable
     public java.util.Set<Integer> voterIds()
     {
         return settings.voterAddresses().keySet();
+    }
+
+    /** The quorum directory's persistent id, written at its first start. */
+    Uuid directoryId()
+    {
+        return directoryId;
     }
 
     /** KRaft itself: {@link ClusterController} and {@link ClusterView} register on its client. */

@@ -169,18 +169,7 @@ public final class MetadataHandler implements RequestHandler
                 t.next();
                 if (PartitionLookup.live(topic) == null)
                 {
-                    t.errorCode(error);
-                    if (byName)
-                    {
-                        t.name(in, requested.nameOffset(), requested.nameLength());
-                    }
-                    else
-                    {
-                        t.name((CharSequence)null);
-                    }
-                    t.topicId(requested.topicIdMostSignificantBits(), requested.topicIdLeastSignificantBits()).isInternal(false)
-                        .partitions(0);
-                    t.topicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+                    notFound(t, error, in, requested);
                 }
                 else
                 {
@@ -190,6 +179,24 @@ public final class MetadataHandler implements RequestHandler
         }
         response.clusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
         return outOffset + response.finish();
+    }
+
+    /** A requested topic that is not there, answered {@code error} with its name or id as asked (cluster mode's too). */
+    public static void notFound(final MetadataResponseEncoder.MetadataResponseTopic t, final short error, final DirectBuffer in,
+        final MetadataRequestDecoder.MetadataRequestTopic requested)
+    {
+        t.errorCode(error);
+        if (!requested.nameIsNull())
+        {
+            t.name(in, requested.nameOffset(), requested.nameLength());
+        }
+        else
+        {
+            t.name((CharSequence)null);
+        }
+        t.topicId(requested.topicIdMostSignificantBits(), requested.topicIdLeastSignificantBits()).isInternal(false)
+            .partitions(0);
+        t.topicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
     }
 
     /** The creations a Metadata request asks for, on the admin agent; another request may have created a name meanwhile. */

@@ -1,7 +1,7 @@
 package io.ferrite.broker.api;
 
 /** Kafka's rules for topic names. */
-final class TopicNames
+public final class TopicNames
 {
     /** Kafka's limit: a partition directory name must stay under 255 characters. */
     static final int MAX_LENGTH = 249;
@@ -11,7 +11,7 @@ final class TopicNames
     }
 
     /** Why {@code name} is not a legal topic name (Kafka's message), or null when it is. */
-    static String illegal(final String name)
+    public static String illegal(final String name)
     {
         if (name == null || name.isEmpty())
         {

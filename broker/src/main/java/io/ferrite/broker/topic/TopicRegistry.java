@@ -187,13 +187,23 @@ public final class TopicRegistry
     public Topic create(final String name, final int partitions, final Map<String, String> overrides)
         throws IOException
     {
+        return create(name, partitions, overrides, null);
+    }
+
+    /**
+     * {@link #create(String, int, Map)} with the topic id the cluster's controller gave it ({@code id}: most, least
+     * significant bits), so that the topic has the same id on every replica; null makes a new one.
+     */
+    public Topic create(final String name, final int partitions, final Map<String, String> overrides, final long[] givenId)
+        throws IOException
+    {
         assert isWriter() : Thread.currentThread() + " creates a topic, whose writer is " + writer;
         if (tables.byNameString(name) != null)
         {
             throw new IllegalArgumentException("Topic '" + name + "' already exists.");
         }
         io.ferrite.log.LogConfig.of(overrides); // validate before touching the disk
-        final long[] id = newTopicId();
+        final long[] id = givenId != null ? givenId : newTopicId();
         // all or nothing, partition.metadata included: a failure leaves no partition behind (left, it would keep
         // the name taken and come back as a topic of its own after a restart); nothing after it may fail, as
         // nothing after it would remove them

@@ -82,6 +82,15 @@ class StartupErrorsTest
         assertOneLine(ended, CONFIG_ERROR, "ferrite.nothing.like.it", "docs/configuration.md");
     }
 
+    /** The broker's test class path has replication-lite's classes but not its optional Kafka jars. */
+    @Test
+    void clusterSettingsWithoutKafkasJarsAreRefusedNamingWhatIsMissing() throws Exception
+    {
+        final ServerCommand.Ended ended = ServerCommand.runToEnd(dir, args("--override", "process.roles=broker,controller",
+            "--override", "controller.quorum.voters=1@127.0.0.1:19093"));
+        assertOneLine(ended, START_ERROR, "cluster mode", "kafka.server.KafkaConfig", "replication-lite/target/cluster.classpath");
+    }
+
     @Test
     void kafkaPropertyFerriteDoesNotKnowOnlyWarns() throws Exception
     {

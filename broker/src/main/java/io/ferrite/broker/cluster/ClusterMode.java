@@ -1,0 +1,209 @@
+package io.ferrite.broker.cluster;
+
+import io.ferrite.broker.ReplicaLeadership;
+import io.ferrite.broker.StartupException;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.api.Apis;
+import io.ferrite.broker.api.MetadataHandler;
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.replication.ClusterNode;
+import io.ferrite.wire.message.ApiKeys;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.function.BiConsumer;
+
+/**
+ * The broker in a cluster (issue 14): with Kafka's cluster settings ({@code controller.quorum.voters},
+ * {@code process.roles}, ...) this node starts its {@link ClusterNode} — its voter of the metadata quorum, Kafka's
+ * controller, the metadata image and the broker's registration — once its own threads run, waits until the
+ * controller unfenced it, leads or follows the partitions the image gives it ({@link ClusterPartitions}) and answers
+ * Metadata, DescribeCluster and the topic requests as a broker of the cluster does. Without those settings it is
+ * {@link #DISABLED}: the node is one broker alone, as before, and nothing of replication-lite is loaded.
+ *
+ * <p>The replication-lite classes and Kafka's jars they run on are not in {@code ferrite-broker.jar} (shaded out:
+ * 43 jars, 42 MiB, most of it Scala and kafka_2.13, that a single node never loads). Cluster mode needs them on
+ * the class path: {@code bin/ferrite-server} puts them there when its arguments or config file name
+ * {@code controller.quorum.voters} (from {@code replication-lite/target/cluster.classpath}, which the build writes);
+ * started otherwise, the broker refuses to start with a {@link StartupException} that names the missing class.
+ */
+public class ClusterMode implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterMode.class);
+    /** A single node: every method does nothing. */
+    public static final ClusterMode DISABLED = new ClusterMode();
+    /** Kafka's setting for the metadata log's directory; Ferrite's default is {@code <first log dir>/cluster-metadata}. */
+    public static final String METADATA_LOG_DIR = "metadata.log.dir";
+
+    ClusterMode()
+    {
+    }
+
+    /** The cluster mode {@code config} asks for: {@link #DISABLED} without cluster settings. */
+    public static ClusterMode of(final BrokerConfig config) throws StartupException
+    {
+        if (!config.values().containsKey("controller.quorum.voters") && !config.values().containsKey("process.roles"))
+        {
+            return DISABLED;
+        }
+        for (final String needed : new String[] {"io.ferrite.replication.ClusterNode", "kafka.server.KafkaConfig",
+            "org.apache.kafka.controller.QuorumController", "scala.Option"})
+        {
+            try
+            {
+                Class.forName(needed, false, ClusterMode.class.getClassLoader());
+            }
+            catch (final ClassNotFoundException | LinkageError ex)
+            {
+                throw new StartupException("cluster mode (controller.quorum.voters / process.roles) needs replication-lite " +
+                    "and Kafka's jars on the class path, and " + needed + " is not there: start the broker with " +
+                    "bin/ferrite-server (it adds replication-lite/target/cluster.classpath), or put the broker jar, " +
+                    "replication-lite's jar and the jars listed in that file on -cp", ex);
+            }
+        }
+        return new Enabled(config);
+    }
+
+    /** Whether this node is part of a cluster. */
+    public boolean enabled()
+    {
+        return false;
+    }
+
+    /** Registers the cluster's handlers of Metadata, DescribeCluster and the forwarded topic requests on one network thread. */
+    public void register(final Apis apis, final Runnable waker, final MetadataHandler metadata)
+    {
+    }
+
+    /**
+     * Starts this node's part of the cluster (after the broker's threads, which the partitions' changes need) and
+     * waits until the controller unfenced the broker.
+     */
+    public void start(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
+        final BiConsumer<Integer, Runnable> onOwner) throws IOException
+    {
+    }
+
+    @Override
+    public void close()
+    {
+    }
+
+    /** The names (and prefixes) of the settings handed to the cluster's Kafka classes. */
+    private static final String[] CLUSTER_PREFIXES = {"node.id", "process.roles", "controller.", "listeners",
+        "ferrite.cluster.id", "broker.heartbeat.", "broker.session.", "initial.broker.registration.", "num.partitions",
+        "default.replication.factor", "min.insync.replicas", "metadata.max.", "request.timeout.ms",
+        "socket.request.max.bytes", "unclean.leader.election.", "auto.leader.rebalance.", "leader.imbalance."};
+
+    /** A node of a cluster. */
+    private static final class Enabled extends ClusterMode
+    {
+        private final BrokerConfig config;
+        private volatile ClusterNode node;
+        private volatile MetadataHandler advertised;
+        private volatile ClusterPartitions partitions;
+
+        Enabled(final BrokerConfig config)
+        {
+            this.config = config;
+        }
+
+        @Override
+        public boolean enabled()
+        {
+            return true;
+        }
+
+        @Override
+        public void register(final Apis apis, final Runnable waker, final MetadataHandler metadata)
+        {
+            advertised = metadata;
+            apis.registerLazily(ApiKeys.METADATA, () -> new ClusterMetadataHandler(this::node, metadata,
+                config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS)))
+                .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new ClusterDescribeHandler(this::node))
+                .registerLazily(ApiKeys.CREATE_TOPICS, () -> new ForwardingHandler(this::node, waker))
+                .registerLazily(ApiKeys.DELETE_TOPICS, () -> new ForwardingHandler(this::node, waker))
+                .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new ForwardingHandler(this::node, waker));
+        }
+
+        private ClusterNode node()
+        {
+            return node;
+        }
+
+        /**
+         * The broker's settings Kafka's cluster classes read (KafkaConfig validates what it is given: a broker's
+         * {@code advertised.listeners} would fail the controller's config, which has no broker listener).
+         */
+        private static java.util.Map<String, String> clusterSettings(final BrokerConfig config)
+        {
+            final java.util.Map<String, String> settings = new java.util.HashMap<>();
+            config.values().forEach((name, value) ->
+            {
+                for (final String prefix : CLUSTER_PREFIXES)
+                {
+                    if (name.startsWith(prefix))
+                    {
+                        settings.put(name, value);
+                        break;
+                    }
+                }
+            });
+            return settings;
+        }
+
+        @Override
+        public void start(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
+            final BiConsumer<Integer, Runnable> onOwner) throws IOException
+        {
+            final Path firstDir = config.logDirs().get(0);
+            final String metadataDir = config.values().get(METADATA_LOG_DIR);
+            final InetSocketAddress endpoint = new InetSocketAddress(advertised.advertisedHost(), advertised.advertisedPort());
+            partitions = new ClusterPartitions(topics, admin, leadership, onOwner, this::node);
+            try
+            {
+                node = ClusterNode.start(clusterSettings(config), metadataDir != null ? Path.of(metadataDir) :
+                    firstDir.resolve("cluster-metadata"), firstDir, endpoint, partitions);
+                LOG.info("node {} joining cluster {} as broker {}", config.nodeId(), node.clusterId(), endpoint);
+                node.awaitUnfenced();
+                LOG.info("node {} unfenced: live brokers {}", config.nodeId(), node.liveBrokers());
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                throw new StartupException("interrupted while joining the cluster", ex);
+            }
+            catch (final IOException ex)
+            {
+                throw ex;
+            }
+            catch (final Exception ex)
+            {
+                throw new StartupException("joining the cluster failed: " + ex.getMessage(), ex);
+            }
+        }
+
+        /** Kafka's order: the controlled shutdown first (leadership moves away), then the view, controller, quorum. */
+        @Override
+        public void close()
+        {
+            final ClusterNode started = node;
+            if (started == null)
+            {
+                return;
+            }
+            try
+            {
+                started.close();
+            }
+            catch (final Exception ex)
+            {
+                LOG.warn("closing the cluster membership failed", ex);
+            }
+        }
+    }
+}

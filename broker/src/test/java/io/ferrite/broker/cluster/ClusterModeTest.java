@@ -1,0 +1,349 @@
+package io.ferrite.broker.cluster;
+
+import io.ferrite.testing.Await;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Three Ferrite brokers in cluster mode (issue 14), child JVMs of {@code ferrite-server} ({@code -Xmx256m}) on loopback
+ * with Kafka's settings: a topic created with replication factor 3 through one node (CreateTopics forwarded to the
+ * active controller) is described alike by all three (leader, replicas, ISR); DescribeCluster lists the three; a
+ * producer with acks=1 writes to the leader (the followers' fetcher is not in this branch: nothing is replicated);
+ * the leader, whose followers never fetch, shrinks the ISR to itself by AlterPartition after
+ * {@code replica.lag.time.max.ms}, every node shows it, and a consumer reads the records back; DeleteTopics through
+ * another node deletes the topic's log on every node; a producer's Metadata request auto-creates a topic through the
+ * controller; the leader of another
+ * topic, still with its ISR of three, is SIGKILLed and the two others name a new leader within the session timeout,
+ * which a producer's metadata follows.
+ */
+final class ClusterModeTest
+{
+    private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
+    private static final Duration START = Duration.ofSeconds(120);
+
+    @TempDir
+    Path dir;
+
+    private final List<Process> nodes = new ArrayList<>(List.of());
+    private final int[] brokerPorts = new int[4];
+
+    @AfterEach
+    void stop() throws InterruptedException
+    {
+        for (final Process node : nodes)
+        {
+            node.toHandle().destroyForcibly();
+            node.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void threeBrokersShareTheControllersMetadataAndFollowAKilledLeader() throws Exception
+    {
+        // every port chosen up front, distinct: a broker listener on port 0 could take another node's controller port
+        final int[] free = freePorts(6);
+        final int[] controllerPorts = {0, free[0], free[1], free[2]};
+        final int[] listenerPorts = {0, free[3], free[4], free[5]};
+        final String voters = "1@127.0.0.1:" + controllerPorts[1] + ",2@127.0.0.1:" + controllerPorts[2] + ",3@127.0.0.1:" +
+            controllerPorts[3];
+        for (int id = 1; id <= 3; id++)
+        {
+            nodes.add(launch(id, voters, listenerPorts[id], controllerPorts[id]));
+        }
+        for (int id = 1; id <= 3; id++)
+        {
+            final Path out = dir.resolve("node" + id + ".out");
+            final int node = id;
+            brokerPorts[id] = Await.awaitValue(() -> listeningPort(out), port -> port > 0, START,
+                () -> "node " + node + " to join the cluster and listen: " + tail(node));
+        }
+
+        final int ordersLeader = createAndDescribeAlike("orders");
+        try (KafkaProducer<String, String> producer = producer())
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                producer.send(new ProducerRecord<>("orders", 0, "k" + i, "v" + i)).get(30, TimeUnit.SECONDS);
+            }
+        }
+        // no follower fetches (branch rfetch): after replica.lag.time.max.ms the leader shrinks the ISR to itself by
+        // AlterPartition to the controller, every node's image shows it, and the high watermark (the ISR's minimum log
+        // end) reaches the leader's log end: only then can a consumer read what acks=1 appended
+        for (int id = 1; id <= 3; id++)
+        {
+            final int node = id;
+            try (Admin admin = admin(id))
+            {
+                Await.awaitValue(() -> partition(admin, "orders"),
+                    info -> info != null && info.leader() != null && ids(info.isr()).equals(Set.of(ordersLeader)), START,
+                    () -> "node " + node + " to show the ISR of orders-0 shrunk to its leader " + ordersLeader + ": " + tail(node));
+            }
+        }
+        try (KafkaConsumer<String, String> consumer = consumer())
+        {
+            final TopicPartition tp = new TopicPartition("orders", 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            final List<String> read = new ArrayList<>();
+            Await.await(() ->
+            {
+                for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
+                {
+                    read.add(r.value());
+                }
+                return read.size() >= 10;
+            }, Duration.ofSeconds(60), () -> "10 records read back from the leader, read " + read);
+            assertEquals(List.of("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"), read);
+        }
+
+        // DeleteTopics through another node, forwarded: every node's image drops it and every node deletes its log
+        for (int id = 1; id <= 3; id++)
+        {
+            assertTrue(Files.isDirectory(dir.resolve("data" + id).resolve("orders-0")), "node " + id + " has a log of orders-0");
+        }
+        try (Admin admin = admin(2))
+        {
+            admin.deleteTopics(List.of("orders")).all().get(60, TimeUnit.SECONDS);
+        }
+        for (int id = 1; id <= 3; id++)
+        {
+            final Path data = dir.resolve("data" + id);
+            final int node = id;
+            Await.await(() -> !Files.exists(data.resolve("orders-0")), START,
+                () -> "node " + node + " to delete its log of orders-0: " + tail(node));
+        }
+        // auto-creation: a producer naming a topic nobody created gets it from the controller (num.partitions,
+        // default.replication.factor: 1 here) through the Metadata request of any node
+        try (KafkaProducer<String, String> producer = producer())
+        {
+            producer.send(new ProducerRecord<>("auto", "k", "v")).get(60, TimeUnit.SECONDS);
+        }
+
+        // a partition whose ISR is still all three (its leader shrinks it only after replica.lag.time.max.ms, 60 s): its
+        // leader killed, Kafka's controller elects another member of the ISR
+        final int leader = createAndDescribeAlike("standby");
+        nodes.get(leader - 1).toHandle().destroyForcibly(); // SIGKILL
+        nodes.get(leader - 1).waitFor(30, TimeUnit.SECONDS);
+        final long killedAt = System.nanoTime();
+        final String[] after = new String[4];
+        for (int id = 1; id <= 3; id++)
+        {
+            if (id == leader)
+            {
+                continue;
+            }
+            final int node = id;
+            try (Admin admin = admin(id))
+            {
+                // Kafka's controller fences a broker unheard of for broker.session.timeout.ms (9 s), then elects
+                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "standby"),
+                    info -> info != null && info.leader() != null && info.leader().id() != leader, Duration.ofSeconds(60),
+                    () -> "node " + node + " to name a leader of standby-0 other than the killed " + leader + ": " + tail(node));
+                after[id] = p.leader().id() + " " + ids(p.isr());
+                assertTrue(!ids(p.isr()).contains(leader), "the killed node left the ISR: " + after[id]);
+                assertEquals(2, admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size(), "live brokers after the kill");
+            }
+        }
+        System.out.println("ClusterModeTest: new leader in both survivors' metadata " +
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt) + " ms after the kill of " + leader + ": " +
+            String.join(" | ", after[1 == leader ? 2 : 1], after[3 == leader ? 2 : 3]));
+        final List<String> survivors = new ArrayList<>();
+        for (int id = 1; id <= 3; id++)
+        {
+            if (id != leader)
+            {
+                survivors.add(after[id]);
+            }
+        }
+        assertEquals(survivors.get(0), survivors.get(1), "both survivors describe standby-0 alike");
+        final int newLeader = Integer.parseInt(survivors.get(0).split(" ")[0]);
+        assertNotEquals(leader, newLeader);
+        try (KafkaProducer<String, String> producer = producer())
+        {
+            // its bootstrap list names the dead node too; its metadata leads it to the new leader
+            producer.send(new ProducerRecord<>("standby", 0, "after", "failover")).get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Creates {@code topic} (one partition, replication factor 3) through node 1, waits until every node describes it
+     * with a leader and {@code isrSize} in sync, checks they describe it alike and list three brokers; its leader.
+     */
+    private int createAndDescribeAlike(final String topic) throws Exception
+    {
+        try (Admin admin = admin(1))
+        {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short)3))).all().get(60, TimeUnit.SECONDS);
+        }
+        final String[] described = new String[4];
+        for (int id = 1; id <= 3; id++)
+        {
+            final int node = id;
+            try (Admin admin = admin(id))
+            {
+                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, topic),
+                    info -> info != null && info.leader() != null && info.isr().size() == 3, START,
+                    () -> "node " + node + " to describe " + topic + "-0 with a leader and 3 in sync: " + tail(node));
+                described[id] = p.leader().id() + " " + ids(p.replicas()) + " " + ids(p.isr());
+                assertEquals(Set.of(1, 2, 3), ids(p.replicas()), "replicas on node " + id);
+                final var nodesSeen = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS);
+                assertEquals(Set.of(1, 2, 3), ids(List.copyOf(nodesSeen)), "brokers DescribeCluster lists on node " + id);
+            }
+        }
+        assertEquals(described[1], described[2], "nodes 1 and 2 describe " + topic + "-0 alike");
+        assertEquals(described[1], described[3], "nodes 1 and 3 describe " + topic + "-0 alike");
+        return Integer.parseInt(described[1].split(" ")[0]);
+    }
+
+    private Process launch(final int id, final String voters, final int brokerPort, final int controllerPort) throws IOException
+    {
+        final String clusterClasspath = Files.readString(Path.of("..", "replication-lite", "target", "cluster.classpath"),
+            StandardCharsets.UTF_8).trim();
+        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx256m", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-cp", System.getProperty("java.class.path") + java.io.File.pathSeparator + clusterClasspath,
+            ClusterBrokerMain.class.getName()));
+        for (final String setting : List.of("node.id=" + id, "process.roles=broker,controller",
+            "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
+            "listeners=PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort,
+            "ferrite.cluster.id=RmVycml0ZVRlc3QwMDAwMQ", "log.dir=" + dir.resolve("data" + id),
+            // no follower fetches in this branch: the leader shrinks the ISR to itself after this (see the test); 60 s leaves
+            // the failover's partition its ISR of three from its creation to its leader's kill
+            "replica.lag.time.max.ms=60000"))
+        {
+            command.add("--override");
+            command.add(setting);
+        }
+        return new ProcessBuilder(command).redirectOutput(dir.resolve("node" + id + ".out").toFile())
+            .redirectError(dir.resolve("node" + id + ".err").toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    }
+
+    private static int listeningPort(final Path out) throws IOException
+    {
+        if (!Files.exists(out))
+        {
+            return 0;
+        }
+        final Matcher m = LISTENING.matcher(Files.readString(out, StandardCharsets.UTF_8));
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    private String tail(final int id)
+    {
+        try
+        {
+            final List<String> lines = Files.readAllLines(dir.resolve("node" + id + ".err"), StandardCharsets.UTF_8);
+            final List<String> said = lines.stream().filter(l -> !l.startsWith("\tat ")).toList(); // no stack frames
+            return String.join("\n", said.subList(Math.max(0, said.size() - 40), said.size()));
+        }
+        catch (final IOException ex)
+        {
+            return "(no output: " + ex + ")";
+        }
+    }
+
+    /** {@code count} distinct free ports (all held open together while chosen). */
+    private static int[] freePorts(final int count) throws IOException
+    {
+        final ServerSocket[] sockets = new ServerSocket[count];
+        final int[] ports = new int[count];
+        try
+        {
+            for (int i = 0; i < count; i++)
+            {
+                sockets[i] = new ServerSocket(0);
+                ports[i] = sockets[i].getLocalPort();
+            }
+        }
+        finally
+        {
+            for (final ServerSocket socket : sockets)
+            {
+                if (socket != null)
+                {
+                    socket.close();
+                }
+            }
+        }
+        return ports;
+    }
+
+    private Admin admin(final int id)
+    {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + brokerPorts[id],
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000"));
+    }
+
+    private static TopicPartitionInfo partition(final Admin admin, final String topic) throws Exception
+    {
+        final TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
+            .get(topic);
+        return description.partitions().get(0);
+    }
+
+    private String bootstrap()
+    {
+        return "127.0.0.1:" + brokerPorts[1] + ",127.0.0.1:" + brokerPorts[2] + ",127.0.0.1:" + brokerPorts[3];
+    }
+
+    private KafkaProducer<String, String> producer()
+    {
+        final Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        props.put(ProducerConfig.ACKS_CONFIG, "1");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        return new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+    }
+
+    private KafkaConsumer<String, String> consumer()
+    {
+        final Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        return new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
+    }
+
+    private static Set<Integer> ids(final List<Node> nodes)
+    {
+        return nodes.stream().map(Node::id).collect(Collectors.toCollection(TreeSet::new));
+    }
+}
