@@ -1,25 +1,27 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.txn.ProducerIdSource;
+import io.ferrite.broker.txn.RetryBackoff;
+import io.ferrite.log.config.DurableFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Producer ids for InitProducerId, never handed out twice: ids are taken in blocks of {@link #BLOCK}, and
- * the end of a block is written to disk (fsynced) before any id in it is given, so a restart — clean or
- * after SIGKILL — continues after the last block reserved, wasting at most two blocks (the current one and
- * the one reserved ahead).
+ * the end of a block is written to disk before any id in it is given — through {@link DurableFile}: the
+ * temporary file fsynced, renamed over the old one, and the directory fsynced, so the new end survives a
+ * power loss as well as a SIGKILL — and a restart continues after the last block reserved, wasting at most
+ * two blocks (the current one and the one reserved ahead).
  *
  * <p>The block after the current one is reserved ahead, by a background thread, once 90% of the current
  * block is given (as Kafka's {@code RPCProducerIdManager} prefetches its next block): the callers (the
@@ -27,8 +29,11 @@ import java.util.concurrent.TimeUnit;
  * before that block is on disk (more than a tenth of a block asked for within one fsync), {@link #next}
  * answers {@link ProducerIdSource#NONE_YET} at once — the request is answered COORDINATOR_LOAD_IN_PROGRESS,
  * which clients retry, as Kafka answers while its next block has not arrived. A failed reservation is
- * thrown by the next {@link #next} that finds no id (KAFKA_STORAGE_ERROR), and tried again. The first block
- * is reserved by the constructor, at start, before any request.
+ * thrown by the next {@link #next} that finds no id (KAFKA_STORAGE_ERROR) unless a later reservation has
+ * succeeded since, and tried again after a backoff ({@link RetryBackoff}: 50 ms, doubling, at most 5 s;
+ * Kafka's {@code RPCProducerIdManager} waits 50 ms after a failed request), not at every call: the first
+ * failure of a run is logged, the next ones counted, and the count logged when a reservation succeeds. The
+ * first block is reserved by the constructor, at start, before any request.
  */
 public final class ProducerIds implements ProducerIdSource, AutoCloseable
 {
@@ -50,8 +55,11 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
     private long aheadEnd;
     /** A reservation is queued or under way. */
     private boolean reserving;
-    /** The last reservation's failure, thrown by the next {@link #next} that finds no id. */
+    /** The last reservation's failure, thrown by the next {@link #next} that finds no id; cleared by a success. */
     private IOException failure;
+    /** The failed reservations in a row and when the next may be tried (null: the last one succeeded). */
+    private RetryBackoff backoff;
+    private final LongSupplier clockMs;
 
     public ProducerIds(final Path dir) throws IOException
     {
@@ -66,8 +74,15 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
     /** With the executor the blocks ahead are reserved on (tests: one they run by hand). */
     ProducerIds(final Path dir, final ExecutorService reserver) throws IOException
     {
+        this(dir, reserver, () -> System.nanoTime() / 1_000_000);
+    }
+
+    /** With the executor and the monotonic clock (ms) the backoff after a failed reservation is timed by. */
+    ProducerIds(final Path dir, final ExecutorService reserver, final LongSupplier clockMs) throws IOException
+    {
         this.file = dir.resolve(FILE);
         this.reserver = reserver;
+        this.clockMs = clockMs;
         final long start = Files.exists(file) ? Long.parseLong(Files.readString(file).trim()) : 0;
         write(start + BLOCK);
         reservedEnd = start + BLOCK;
@@ -104,9 +119,11 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
         return id;
     }
 
+    /** Queues the reservation of the next block unless one is under way, or a failed one's backoff is not over. */
     private void reserveAhead()
     {
-        if (!reserving && aheadStart == NONE_YET && !reserver.isShutdown())
+        if (!reserving && aheadStart == NONE_YET && !reserver.isShutdown()
+            && (backoff == null || backoff.take(clockMs.getAsLong())))
         {
             reserving = true;
             try
@@ -128,34 +145,47 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
         {
             write(start + BLOCK);
             reservedEnd = start + BLOCK;
+            final RetryBackoff failedBefore;
             synchronized (this)
             {
                 aheadStart = start;
                 aheadEnd = start + BLOCK;
                 reserving = false;
+                failure = null; // recovered from: no longer the answer when the ids run out
+                failedBefore = backoff;
+                backoff = null;
+            }
+            if (failedBefore != null)
+            {
+                LOG.info("reserved producer ids {} to {} in {} after {} failed reservations", start, start + BLOCK - 1, file,
+                    failedBefore.failures());
             }
         }
         catch (final IOException ex)
         {
-            LOG.error("cannot reserve producer ids {} to {} in {}", start, start + BLOCK - 1, file, ex);
+            final boolean first;
             synchronized (this)
             {
                 failure = ex;
                 reserving = false;
+                if (backoff == null)
+                {
+                    backoff = new RetryBackoff();
+                }
+                first = backoff.failed(clockMs.getAsLong());
+            }
+            if (first)
+            {
+                LOG.error("cannot reserve producer ids {} to {} in {} (tried again after a backoff; the next failures in a row are"
+                    + " counted, not logged)", start, start + BLOCK - 1, file, ex);
             }
         }
     }
 
-    /** Writes {@code end} as the end of the ids reserved: a temporary file fsynced, then moved over the file. */
+    /** Writes {@code end} as the end of the ids reserved, durably ({@link DurableFile#write}: the directory fsynced too). */
     private void write(final long end) throws IOException
     {
-        final Path tmp = file.resolveSibling(FILE + ".tmp");
-        Files.writeString(tmp, Long.toString(end));
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE))
-        {
-            channel.force(true);
-        }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        DurableFile.write(file, Long.toString(end).getBytes(StandardCharsets.US_ASCII));
     }
 
     /** Stops the reserver, waiting (10 s at most) for a reservation under way to be on disk. */

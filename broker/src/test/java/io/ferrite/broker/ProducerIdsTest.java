@@ -1,12 +1,14 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.txn.ProducerIdSource;
+import io.ferrite.broker.txn.RetryBackoff;
 import io.ferrite.testing.Await;
 import io.ferrite.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -92,7 +94,7 @@ class ProducerIdsTest
         return Long.parseLong(Files.readString(dir.resolve(ProducerIds.FILE)).trim());
     }
 
-    /** The next id, waiting (10 s at most) while the next block is being reserved. */
+    /** The next id, waiting (30 s at most: a reservation's fsync under load) while the next block is being reserved. */
     private static long nextId(final ProducerIds ids)
     {
         return Await.awaitValue(ids::next, id -> id != ProducerIdSource.NONE_YET, Duration.ofSeconds(30), "a producer id");
@@ -152,24 +154,118 @@ class ProducerIdsTest
         }
     }
 
+    /** Makes the next reservation fail: its temporary file cannot be written (a directory stands in its place). */
+    private Path blockTheTemporaryFile() throws IOException
+    {
+        return Files.createDirectory(dir.resolve(ProducerIds.FILE + ".tmp"));
+    }
+
     @Test
     void aFailedReservationIsThrownWhenTheIdsRunOutAndTriedAgain() throws Exception
     {
         final HeldExecutor reserver = new HeldExecutor();
-        try (ProducerIds ids = new ProducerIds(dir, reserver))
+        final AtomicLong clockMs = new AtomicLong();
+        try (ProducerIds ids = new ProducerIds(dir, reserver, clockMs::get))
         {
             for (int i = 0; i < ProducerIds.BLOCK; i++)
             {
                 ids.next();
             }
-            final Path tmp = dir.resolve(ProducerIds.FILE + ".tmp");
-            Files.createDirectory(tmp); // the temporary file cannot be written: the reservation fails
+            final Path tmp = blockTheTemporaryFile();
             reserver.runQueued();
             assertThrows(IOException.class, ids::next);
             Files.delete(tmp);
+            clockMs.addAndGet(RetryBackoff.FIRST_MS);
             assertEquals(ProducerIdSource.NONE_YET, ids.next(), "tried again: not on disk yet");
             reserver.runQueued();
             assertEquals(ProducerIds.BLOCK, ids.next());
+        }
+    }
+
+    /**
+     * A failed reservation is tried again after 50 ms, then 100, 200 ... (Kafka's RPCProducerIdManager waits 50 ms after
+     * a failed request), not by every call meanwhile, which answers {@link ProducerIdSource#NONE_YET}; the first failure
+     * of the run is logged, the others counted and their number logged at the success.
+     */
+    @Test
+    void aFailedReservationIsTriedAgainAfterAGrowingBackoffNotAtEveryCall() throws Exception
+    {
+        final HeldExecutor reserver = new HeldExecutor();
+        final AtomicLong clockMs = new AtomicLong(1_000);
+        final ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        final PrintStream originalErr = System.err;
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8)); // slf4j-simple's output
+        try (ProducerIds ids = new ProducerIds(dir, reserver, clockMs::get))
+        {
+            for (int i = 0; i < ProducerIds.BLOCK; i++)
+            {
+                ids.next();
+            }
+            final Path tmp = blockTheTemporaryFile();
+            reserver.runQueued(); // the first failure, at 1000 ms
+            assertThrows(IOException.class, ids::next, "the failure, once");
+            for (final long delayMs : new long[] {50, 100, 200})
+            {
+                clockMs.addAndGet(delayMs - 1);
+                for (int call = 0; call < 5; call++)
+                {
+                    assertEquals(ProducerIdSource.NONE_YET, ids.next());
+                }
+                assertTrue(reserver.queued.isEmpty(), "nothing tried again within " + delayMs + " ms of the failure");
+                clockMs.incrementAndGet();
+                assertEquals(ProducerIdSource.NONE_YET, ids.next());
+                assertEquals(1, reserver.queued.size(), "tried again " + delayMs + " ms after the failure");
+                reserver.runQueued(); // fails again
+                assertThrows(IOException.class, ids::next);
+            }
+            Files.delete(tmp);
+            clockMs.addAndGet(400);
+            assertEquals(ProducerIdSource.NONE_YET, ids.next());
+            reserver.runQueued();
+            assertEquals(ProducerIds.BLOCK, ids.next());
+            assertEquals(2 * ProducerIds.BLOCK, reservedOnDisk());
+        }
+        finally
+        {
+            System.setErr(originalErr);
+        }
+        final String log = captured.toString(StandardCharsets.UTF_8);
+        originalErr.print(log);
+        assertEquals(1, log.split("cannot reserve producer ids", -1).length - 1, "the first of 4 failures in a row logged:\n" + log);
+        assertTrue(log.contains("reserved producer ids 1000 to 1999 in " + dir.resolve(ProducerIds.FILE) + " after 4 failed reservations"),
+            log);
+    }
+
+    /**
+     * A failed reservation that a later one recovered from is not thrown when the ids run out blocks later: that
+     * {@link #next} answers {@link ProducerIdSource#NONE_YET} (COORDINATOR_LOAD_IN_PROGRESS), the storage being healthy.
+     */
+    @Test
+    void aFailureRecoveredFromIsNotThrownWhenTheIdsRunOutLater() throws Exception
+    {
+        final HeldExecutor reserver = new HeldExecutor();
+        final AtomicLong clockMs = new AtomicLong();
+        try (ProducerIds ids = new ProducerIds(dir, reserver, clockMs::get))
+        {
+            for (int i = 0; i < ProducerIds.BLOCK * 9 / 10; i++)
+            {
+                assertEquals(i, ids.next());
+            }
+            final Path tmp = blockTheTemporaryFile();
+            reserver.runQueued(); // the prefetch at 90% fails
+            Files.delete(tmp);
+            clockMs.addAndGet(RetryBackoff.FIRST_MS);
+            assertEquals(ProducerIds.BLOCK * 9 / 10, ids.next(), "an id of the current block; the retry queued");
+            reserver.runQueued(); // and it succeeds
+            assertEquals(2 * ProducerIds.BLOCK, reservedOnDisk());
+            for (long i = ProducerIds.BLOCK * 9 / 10 + 1; i < 2 * ProducerIds.BLOCK; i++)
+            {
+                assertEquals(i, ids.next());
+            }
+            assertEquals(1, reserver.queued.size(), "the prefetch of the third block, not run yet");
+            assertEquals(ProducerIdSource.NONE_YET, ids.next(), "no id yet, not the failure recovered from");
+            reserver.runQueued();
+            assertEquals(2 * ProducerIds.BLOCK, ids.next());
         }
     }
 

@@ -14,6 +14,9 @@ import java.io.IOException;
  */
 public final class InitProducerIdRules
 {
+    /** {@link #nextId}'s answer when the ids could not be reserved (the allocator's file could not be written). */
+    static final long NO_ID_STORAGE = -2;
+
     private InitProducerIdRules()
     {
     }
@@ -130,9 +133,6 @@ public final class InitProducerIdRules
         return m.producerEpoch() == TxnMetadata.NO_EPOCH || producerId == m.producerId()
             || producerId == m.prevProducerId() && TxnMetadata.isEpochExhausted(epoch);
     }
-
-    /** {@link #nextId}'s answer when the ids could not be reserved (the allocator's file could not be written). */
-    static final long NO_ID_STORAGE = -2;
 
     /**
      * A new producer id; {@link ProducerIdSource#NONE_YET} when none is available yet (the next block is being

@@ -7,12 +7,13 @@ package io.ferrite.broker.txn;
  * failure (a full disk, a log being closed) may last minutes, and a retry every 5 s costs nothing while
  * a tick's retry flooded the log; past 5 s the wait would only delay the transaction once the cause is
  * gone. Counts the failures, so the caller logs the first one, and how many it took once one succeeds,
- * rather than one line per retry. On the coordinators' agent only.
+ * rather than one line per retry. Not thread-safe: on the coordinators' agent only, or (the producer id
+ * reservations, {@code io.ferrite.broker.ProducerIds}) under its owner's lock.
  */
-final class RetryBackoff
+public final class RetryBackoff
 {
-    static final long FIRST_MS = 50;
-    static final long MAX_MS = 5_000;
+    public static final long FIRST_MS = 50;
+    public static final long MAX_MS = 5_000;
 
     private int failures;
     private long dueMs;
@@ -30,7 +31,7 @@ final class RetryBackoff
      *
      * @return whether it is the first in a row (the one to log)
      */
-    boolean failed(final long nowMs)
+    public boolean failed(final long nowMs)
     {
         failures++;
         dueMs = nowMs + delayMs(failures);
@@ -39,7 +40,7 @@ final class RetryBackoff
     }
 
     /** Whether the retry is due at {@code nowMs}; if so it is taken (on its way from now on). */
-    boolean take(final long nowMs)
+    public boolean take(final long nowMs)
     {
         if (waiting && nowMs >= dueMs)
         {
@@ -49,7 +50,7 @@ final class RetryBackoff
         return false;
     }
 
-    int failures()
+    public int failures()
     {
         return failures;
     }

@@ -169,6 +169,20 @@ class EndTxnRulesTest
     }
 
     @Test
+    void exhaustedEpochWithNoProducerIdReadyIsRetriedByTheClient()
+    {
+        h.idsNotYet = true; // the next block of ids not on disk yet
+        h.put("t", state(7, 32766, TxnState.ONGOING, Set.of(TP), 2));
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, TxnHarness.error(h.end("t", 7, 32766, true, 5)));
+        assertFalse(h.get("t").hasPendingTransition(), "nothing pending: the retry starts over");
+        assertEquals(TxnState.ONGOING, h.get("t").state());
+        h.idsNotYet = false;
+        final TxnWrite prepare = assertInstanceOf(TxnWrite.class, h.end("t", 7, 32766, true, 5), "the client's retry");
+        assertEquals(TxnState.PREPARE_COMMIT, prepare.transit().state());
+        assertEquals(1000, prepare.transit().nextProducerId());
+    }
+
+    @Test
     void transactionVersion2FenceAbortDoesNotKeepAFailedFence()
     {
         h.put("t", state(7, 3, TxnState.ONGOING, Set.of(TP), 2));

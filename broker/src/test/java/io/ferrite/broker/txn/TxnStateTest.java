@@ -9,7 +9,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-/** The states, and the partition of an id, held against Kafka 4.4's (the error codes: ErrorsAndProducerIdsTest). */
+/** The states, and the partition of an id, held against Kafka 4.4's (the error codes: ErrorsTest). */
 class TxnStateTest
 {
     @ParameterizedTest

@@ -9,7 +9,7 @@ import java.lang.reflect.Modifier;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class ErrorsAndProducerIdsTest
+class ErrorsTest
 {
     @Test
     void everyErrorConstantIsKafkasCodeForThatName() throws Exception
