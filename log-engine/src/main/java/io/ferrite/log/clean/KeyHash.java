@@ -25,9 +25,11 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * </ul>
  * What the change costs: a key lands in another slot than in Kafka's map of the same size, so the map's bytes differ
  * from Kafka's; which records a clean keeps, hence the cleaned log's bytes, do not (both maps answer every key's
- * latest offset; which slot holds it is not observable). What it buys: MD5 through {@code MessageDigest} was most of
- * the cleaner's CPU (jmh-results/profiles.md, "Issue 13: the key hash and the map's pages"), twice per record kept or dropped (once to
- * build the map, once to filter).
+ * latest offset; which slot holds it is not observable). What it buys: MD5 through {@code MessageDigest}, run twice
+ * per record kept or dropped (once to build the map, once to filter), was a large part of a clean's CPU: 19% of the
+ * cleaner thread's in one profiled broker clean (a 128 MiB map, whose cache and TLB misses and page faults cost more),
+ * 40-55% in the in-memory {@code CleanBenchmark} (jmh-results/profiles.md, "Issue 13: the key hash and the map's
+ * pages").
  */
 final class KeyHash
 {

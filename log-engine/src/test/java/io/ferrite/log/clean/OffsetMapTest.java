@@ -188,8 +188,9 @@ class OffsetMapTest
 
     /**
      * The same keys put into Kafka's SkimpyOffsetMap of the same size: every key's latest offset, keys never put,
-     * the size and the latest offset are the same, and both blocks hold one 24-byte slot per key, its hash (MD5 in
-     * Kafka's, {@link KeyHash} in ours) and its latest offset, big-endian (checked in {@link #besideKafkas}).
+     * the size and the latest offset are the same; both blocks hold one 24-byte slot per key, its hash (MD5 in
+     * Kafka's, {@link KeyHash} in ours) and its latest offset, big-endian; and with our hash Kafka's block is ours,
+     * byte for byte (checked in {@link #besideKafkas}).
      */
     @Test
     void answersAndSlotsAreKafkasWithAnotherHash() throws Exception
@@ -268,33 +269,44 @@ class OffsetMapTest
     }
 
     /**
-     * Runs {@code body} over a Kafka map and ours of {@code memory} bytes, then finds the same size, every key's
-     * latest offset the same in both, and in each block exactly one slot a key: its hash (Kafka's MD5, our
-     * {@link KeyHash} halves big-endian) then its latest offset big-endian, every other slot 24 zero bytes.
+     * Runs {@code body} twice, each time over a new Kafka map and a new one of ours of {@code memory} bytes and a
+     * random of {@code seed}: first with Kafka's MD5, then with our {@link KeyHash} as Kafka's digest
+     * ({@link KeyHashDigest}). Each time it finds the same size, every key's latest offset the same in both, and in each
+     * block exactly one slot a key: its hash (big-endian, {@link KeyHash}'s high then low half in ours) then its latest
+     * offset big-endian, every other slot 24 zero bytes. With one hash in both, the blocks are equal byte for byte:
+     * every key in the slot Kafka's probe sequence gives it, which the sets of slots alone would not show.
      */
     private static void besideKafkas(final int memory, final long seed, final BothMaps body) throws Exception
     {
-        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory);
-        try (OffsetMap ours = new OffsetMap(memory, 0.9))
+        KeyHashDigest.register();
+        for (final String algorithm : new String[] {"MD5", KeyHashDigest.ALGORITHM})
         {
-            final Map<String, Long> latest = body.accept(kafka, ours, new Random(seed));
-            assertEquals(kafka.size(), ours.size());
-            assertEquals(latest.size(), ours.size());
-            final Map<String, Long> kafkaSlots = new HashMap<>();
-            final Map<String, Long> ourSlots = new HashMap<>();
-            final MessageDigest md5 = MessageDigest.getInstance("MD5");
-            final KeyHash hash = new KeyHash();
-            for (final Map.Entry<String, Long> e : latest.entrySet())
+            final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory, algorithm);
+            try (OffsetMap ours = new OffsetMap(memory, 0.9))
             {
-                final byte[] bytes = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
-                assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length), e.getKey());
-                assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)), e.getKey());
-                kafkaSlots.put(hex(md5.digest(bytes)), e.getValue());
-                hash.hash(new UnsafeBuffer(bytes), 0, bytes.length);
-                ourSlots.put(hex(ByteBuffer.allocate(16).putLong(hash.high()).putLong(hash.low()).array()), e.getValue());
+                final Map<String, Long> latest = body.accept(kafka, ours, new Random(seed));
+                assertEquals(kafka.size(), ours.size(), algorithm);
+                assertEquals(latest.size(), ours.size(), algorithm);
+                final Map<String, Long> kafkaSlots = new HashMap<>();
+                final Map<String, Long> ourSlots = new HashMap<>();
+                final MessageDigest kafkasHash = MessageDigest.getInstance(algorithm);
+                final KeyHash hash = new KeyHash();
+                for (final Map.Entry<String, Long> e : latest.entrySet())
+                {
+                    final byte[] bytes = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
+                    assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length), e.getKey());
+                    assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)), e.getKey());
+                    kafkaSlots.put(hex(kafkasHash.digest(bytes)), e.getValue());
+                    hash.hash(new UnsafeBuffer(bytes), 0, bytes.length);
+                    ourSlots.put(hex(ByteBuffer.allocate(16).putLong(hash.high()).putLong(hash.low()).array()), e.getValue());
+                }
+                assertEquals(kafkaSlots, slotsHeld(kafkaBytes(kafka, ours.slots())), algorithm);
+                assertEquals(ourSlots, slotsHeld(ourBytes(ours)), algorithm);
+                if (algorithm.equals(KeyHashDigest.ALGORITHM))
+                {
+                    assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours), "slot layout and probe order are Kafka's");
+                }
             }
-            assertEquals(kafkaSlots, slotsHeld(kafkaBytes(kafka, ours.slots())));
-            assertEquals(ourSlots, slotsHeld(ourBytes(ours)));
         }
     }
 
@@ -326,7 +338,8 @@ class OffsetMapTest
      * A key alone in a slot that straddles two 4 KiB pages (its first bytes on one, its offset's tail on the next):
      * the clear zeroes both pages, so the map is all zeros again, as Kafka's. With the put marking only the slot's
      * first page, the tail stayed and the next clean would see a phantom occupied slot. The slot is found with the
-     * map's own probe (attempt 0 of an empty map: the hash's first big-endian int, Kafka's abs, modulo the slots).
+     * map's own probe (attempt 0 of an empty map: the hash's first big-endian int, Kafka's abs, modulo the slots),
+     * and the put is checked to have written the key there.
      */
     @Test
     void aClearZeroesASlotThatStraddlesTwoPages() throws Exception
@@ -334,6 +347,7 @@ class OffsetMapTest
         final int slots = 4096;
         final KeyHash hash = new KeyHash();
         String straddling = null;
+        int position = -1;
         for (int i = 0; straddling == null; i++)
         {
             final String candidate = "straddle-" + i;
@@ -343,12 +357,16 @@ class OffsetMapTest
             if ((slot * 24) % 4096 > 4096 - 24)
             {
                 straddling = candidate;
+                position = slot * 24;
             }
         }
         try (OffsetMap map = new OffsetMap(24 * slots, 0.9))
         {
             put(map, straddling, -2L); // every byte of the offset is set
             assertEquals(-2L, get(map, straddling));
+            final byte[] expected = ByteBuffer.allocate(24).putLong(hash.high()).putLong(hash.low()).putLong(-2L).array();
+            assertArrayEquals(expected, Arrays.copyOfRange(ourBytes(map), position, position + 24),
+                "the key is in the straddling slot the probe gives it");
             map.clear();
             assertArrayEquals(new byte[slots * 24], ourBytes(map), "every byte zero after the clear");
             assertEquals(OffsetMap.NO_OFFSET, get(map, straddling));
