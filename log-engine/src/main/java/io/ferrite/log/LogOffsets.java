@@ -106,17 +106,26 @@ final class LogOffsets
     }
 
     /**
-     * The flush moves the durable offset, and with it the recovery point, to {@code target} if that
-     * is further (under the flush lock).
+     * The flush moves the durable offset to {@code target} if that is further, and the recovery point with it when
+     * {@code recoveryToo} (under the flush lock). A flush whose data fsyncs succeeded but whose leader-epoch checkpoint
+     * write failed moves the durable offset alone: the recovery point stays where the file's entries still cover
+     * (an unclean open re-reads from it and rebuilds the epochs), and catches up at the next flush that writes the file.
      *
-     * @return whether it moved
+     * @return whether the durable offset moved
      */
-    boolean advanceDurable(final long target)
+    boolean advanceDurable(final long target, final boolean recoveryToo)
     {
+        if (recoveryToo && durableOffset > recoveryPoint)
+        {
+            recoveryPoint = durableOffset; // a held-back recovery point catches up with what was already durable
+        }
         if (target > durableOffset)
         {
             durableOffset = target;
-            recoveryPoint = target;
+            if (recoveryToo)
+            {
+                recoveryPoint = target;
+            }
             return true;
         }
         return false;

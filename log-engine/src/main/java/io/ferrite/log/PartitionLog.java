@@ -250,7 +250,7 @@ public final class PartitionLog implements AutoCloseable
 
     // ---- the writer ----
 
-    /** The partition leader epoch stamped on appended batches. */
+    /** Becoming leader at {@code epoch} (single writer): stamped on appended batches, assigned at the log end ({@link BatchPlacer#leaderEpoch}). */
     public void leaderEpoch(final int epoch)
     {
         appender.leaderEpoch(epoch);
