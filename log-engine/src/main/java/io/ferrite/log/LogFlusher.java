@@ -307,6 +307,22 @@ final class LogFlusher
         }
     }
 
+    /**
+     * A truncation's change of the offsets and the segment list ({@link LogTruncation}), under the flush lock so that no
+     * flush that read the old log end moves the durable offset past the new one after it: the offsets first (a reader
+     * that sees the new log end reads the old list only below it), then {@code publish} the new list.
+     */
+    void truncated(final long logEnd, final boolean fully, final Runnable publish)
+    {
+        synchronized (flushLock)
+        {
+            offsets.truncated(logEnd, fully);
+            publish.run();
+            sealedFlushedBelow = Math.min(sealedFlushedBelow, logEnd); // the kept segments below were flushed or are after it
+            namesDurableWith = null; // the next flush fsyncs the directory again (cheap; the truncation did already)
+        }
+    }
+
     /** {@link #flush()}, or with {@code rolled} {@link #flushRolled()}, for background callers. */
     void flushQuietly(final boolean rolled)
     {

@@ -106,6 +106,32 @@ final class LogOffsets
     }
 
     /**
+     * A truncation to {@code logEnd} (under the flush lock and the segments lock, by the writer): the log end, high
+     * watermark, durable offset and recovery point go no higher than it; {@code fully} (everything deleted, the log
+     * starting afresh there) sets all of them, the log start too, to it, as Kafka's {@code truncateFullyAndStartAt}.
+     */
+    void truncated(final long logEnd, final boolean fully)
+    {
+        if (fully)
+        {
+            logStartOffset = logEnd;
+        }
+        if (fully || highWatermark > logEnd)
+        {
+            highWatermark = logEnd;
+        }
+        if (fully || durableOffset > logEnd)
+        {
+            durableOffset = logEnd; // the new segment's name was made durable before this
+        }
+        if (fully || recoveryPoint > logEnd)
+        {
+            recoveryPoint = logEnd;
+        }
+        LOG_END_OFFSET.setRelease(this, logEnd);
+    }
+
+    /**
      * The flush moves the durable offset to {@code target} if that is further, and the recovery point with it when
      * {@code recoveryToo} (under the flush lock). A flush whose data fsyncs succeeded but whose leader-epoch checkpoint
      * write failed moves the durable offset alone: the recovery point stays where the file's entries still cover

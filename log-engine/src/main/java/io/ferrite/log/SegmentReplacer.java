@@ -434,7 +434,7 @@ public final class SegmentReplacer
     }
 
     /** The run's aborted-transaction index entries, raw, in marker order; null when a file is gone. */
-    private static ByteBuffer abortedTxns(final Segment[] run) throws IOException
+    static ByteBuffer abortedTxns(final Segment[] run) throws IOException
     {
         int total = 0;
         for (final Segment s : run)
