@@ -45,12 +45,14 @@ final class LogTruncation
     private final WriteStrategy strategy;
     private final EpochClock clock;
     private final LogEnvironment env;
+    private final SegmentReplacer replacer;
     private final AppendResult gateResult = new AppendResult();
 
     LogTruncation(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final LogAppender appender,
         final LogFlusher flusher, final ProducerStateManager producers, final LogEpochs epochs, final WriteStrategy strategy,
-        final EpochClock clock, final LogEnvironment env)
+        final EpochClock clock, final LogEnvironment env, final SegmentReplacer replacer)
     {
+        this.replacer = replacer;
         this.log = log;
         this.offsets = offsets;
         this.segments = segments;
@@ -90,7 +92,7 @@ final class LogTruncation
         }
         finally
         {
-            appender.gate().endAppend();
+            exit();
         }
     }
 
@@ -108,7 +110,7 @@ final class LogTruncation
         }
         finally
         {
-            appender.gate().endAppend();
+            exit();
         }
     }
 
@@ -119,6 +121,13 @@ final class LogTruncation
         {
             throw new LogClosedException("log " + log + " is closed: not truncated");
         }
+        replacer.holdForTruncation();
+    }
+
+    private void exit()
+    {
+        replacer.releaseAfterTruncation();
+        appender.gate().endAppend();
     }
 
     private void startAt(final long newOffset) throws IOException
@@ -279,13 +288,16 @@ final class LogTruncation
 
     /**
      * Kafka's {@code ProducerStateManager.truncateAndReload} and {@code rebuildProducerState}: snapshots above the target
-     * deleted, the newest at or below it loaded, the batches after it up to the target replayed (ongoing transactions
+     * deleted, the newest at or below it (and the high watermark) loaded, the batches after it up to the target replayed (ongoing transactions
      * beyond the target forgotten, so the last stable offset is right again).
      */
     private void reloadProducers(final long target) throws IOException
     {
         ProducerSnapshots.deleteSnapshotsAbove(log.dir(), target);
-        final long snapshot = Math.max(offsets.logStartOffset(), producers.loadSnapshot(target, clock.time(), env.producerIdExpirationMs()));
+        // a snapshot at or below the (lowered) high watermark, not just the target: every transaction ended above it is
+        // replayed and so stays unstable until the high watermark passes its marker (a snapshot keeps no ended ones)
+        final long from = Math.min(target, offsets.highWatermark());
+        final long snapshot = Math.max(offsets.logStartOffset(), producers.loadSnapshot(from, clock.time(), env.producerIdExpirationMs()));
         final RecordBatch batch = new RecordBatch();
         for (final Segment s : segments.array())
         {
@@ -295,7 +307,9 @@ final class LogTruncation
                 batch.wrap(s.log.view(), p);
                 if (batch.lastOffset() >= snapshot && batch.lastOffset() < target)
                 {
-                    producers.update(batch);
+                    // with the (lowered) high watermark, as Kafka's rebuild: a transaction ended at or above it stays
+                    // unstable until the high watermark passes its marker
+                    producers.update(batch, offsets.highWatermark());
                 }
             }
         }

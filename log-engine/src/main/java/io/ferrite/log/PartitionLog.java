@@ -86,7 +86,8 @@ public final class PartitionLog implements AutoCloseable
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers, clock, env.producerIdExpirationMs());
         this.replacer = new SegmentReplacer(this, segments, strategy, clock, env, flusher);
-        this.truncation = new LogTruncation(this, offsets, segments, appender, flusher, producers, epochs, strategy, clock, env);
+        this.truncation = new LogTruncation(this, offsets, segments, appender, flusher, producers, epochs, strategy, clock, env,
+            replacer);
     }
 
     /**

@@ -97,6 +97,25 @@ public final class SegmentReplacer
         this.flusher = flusher;
     }
 
+    /**
+     * Keeps replacements out while a truncation changes the log ({@link LogTruncation}): its prefix's {@code .cleaned}
+     * files would have the names of a replacement's from the same segment. Waits for one in progress to end (Kafka's
+     * truncation aborts the clean instead: not done here); one that starts meanwhile answers {@link #BUSY}.
+     */
+    void holdForTruncation()
+    {
+        while (!busy.compareAndSet(false, true))
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+        }
+    }
+
+    /** Ends {@link #holdForTruncation}. */
+    void releaseAfterTruncation()
+    {
+        busy.set(false);
+    }
+
     /** The base offsets of the segments that may be replaced now: every one but the active one, oldest first. */
     public long[] inactiveSegmentBases()
     {

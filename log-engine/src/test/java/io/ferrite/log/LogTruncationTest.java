@@ -5,7 +5,6 @@ import io.ferrite.wire.record.RecordBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -46,20 +45,9 @@ class LogTruncationTest
         }
     }
 
-    /** Every batch of the log, its bytes in offset order (what a follower copy must equal). */
     private static byte[] content(final PartitionLog log)
     {
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final RecordBatch batch = new RecordBatch();
-        long next = log.logStartOffset();
-        while (next < log.logEndOffset() && log.readBatch(next, log.logEndOffset(), batch) == PartitionLog.READ_OK)
-        {
-            final byte[] b = new byte[batch.sizeInBytes()];
-            batch.buffer().getBytes(batch.offset(), b);
-            out.writeBytes(b);
-            next = batch.lastOffset() + 1;
-        }
-        return out.toByteArray();
+        return ReplicaCopy.content(log);
     }
 
     private Path partitionDir()

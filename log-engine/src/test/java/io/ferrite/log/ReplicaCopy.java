@@ -192,6 +192,22 @@ final class ReplicaCopy
         return out;
     }
 
+    /** Every batch of the log, its bytes in offset order (a follower's must be its leader's). */
+    static byte[] content(final PartitionLog log)
+    {
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        final RecordBatch batch = new RecordBatch();
+        long next = log.logStartOffset();
+        while (next < log.logEndOffset() && log.readBatch(next, log.logEndOffset(), batch) == PartitionLog.READ_OK)
+        {
+            final byte[] b = new byte[batch.sizeInBytes()];
+            batch.buffer().getBytes(batch.offset(), b);
+            out.writeBytes(b);
+            next = batch.lastOffset() + 1;
+        }
+        return out.toByteArray();
+    }
+
     static String describe(final PartitionLog log)
     {
         return log + " LEO " + log.logEndOffset() + " segments " + log.segmentCount() + " producers " + Arrays.toString(producers(log).toArray());
