@@ -50,6 +50,12 @@ final class DirEnvironment implements LogEnvironment
     }
 
     @Override
+    public void abortAndPauseCleaning(final PartitionLog log)
+    {
+        cleaner.abortAndPause(log);
+    }
+
+    @Override
     public void resumeCleaning(final PartitionLog log)
     {
         cleaner.resume(log);

@@ -32,7 +32,15 @@ interface LogEnvironment
         return true;
     }
 
-    /** Undoes a {@link #pauseCleaning} that returned true. */
+    /**
+     * Kafka's {@code abortAndPauseCleaning}, before a truncation ({@link LogTruncation}): a clean of {@code log} in
+     * progress is stopped and waited for, and none starts until {@link #resumeCleaning}.
+     */
+    default void abortAndPauseCleaning(final PartitionLog log)
+    {
+    }
+
+    /** Undoes a {@link #pauseCleaning} that returned true, or an {@link #abortAndPauseCleaning}. */
     default void resumeCleaning(final PartitionLog log)
     {
     }

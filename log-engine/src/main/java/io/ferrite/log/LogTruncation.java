@@ -121,12 +121,15 @@ final class LogTruncation
         {
             throw new LogClosedException("log " + log + " is closed: not truncated");
         }
-        replacer.holdForTruncation();
+        // Kafka's abortAndPauseCleaning: a clean's copy of the producer state or its replacement must not straddle this
+        env.abortAndPauseCleaning(log);
+        replacer.holdForTruncation(); // and a replacement from elsewhere: its .cleaned names would be the prefix's
     }
 
     private void exit()
     {
         replacer.releaseAfterTruncation();
+        env.resumeCleaning(log);
         appender.gate().endAppend();
     }
 

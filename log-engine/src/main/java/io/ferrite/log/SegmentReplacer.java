@@ -99,8 +99,9 @@ public final class SegmentReplacer
 
     /**
      * Keeps replacements out while a truncation changes the log ({@link LogTruncation}): its prefix's {@code .cleaned}
-     * files would have the names of a replacement's from the same segment. Waits for one in progress to end (Kafka's
-     * truncation aborts the clean instead: not done here); one that starts meanwhile answers {@link #BUSY}.
+     * files would have the names of a replacement's from the same segment. The log's clean was stopped first
+     * ({@link LogEnvironment#abortAndPauseCleaning}); a replacement from elsewhere in progress is waited for, and one
+     * that starts meanwhile answers {@link #BUSY}.
      */
     void holdForTruncation()
     {
