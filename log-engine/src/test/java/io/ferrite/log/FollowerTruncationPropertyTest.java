@@ -1,15 +1,12 @@
 package io.ferrite.log;
 
 import io.ferrite.wire.record.RecordBatch;
-import io.ferrite.wire.testing.Property;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 
@@ -30,26 +27,12 @@ class FollowerTruncationPropertyTest
     @Test
     void aFollowerTruncatedAtRandomPointsAndFedAgainHasTheLeadersLog()
     {
-        final int[] run = new int[1];
-        Property.check("follower truncation", 8, r ->
-        {
-            try
-            {
-                check(root.resolve("run" + run[0]++), r);
-            }
-            catch (final IOException ex)
-            {
-                throw new UncheckedIOException(ex);
-            }
-        });
+        ReplicaCopy.property("follower truncation", 8, root, FollowerTruncationPropertyTest::check);
     }
 
     private static void check(final Path data, final Random r) throws IOException
     {
-        final Map<String, String> config = new HashMap<>();
-        config.put(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(1500 + r.nextInt(4000)));
-        config.put(LogConfig.INDEX_INTERVAL_BYTES, Integer.toString(r.nextInt(600)));
-        config.put(LogConfig.SEGMENT_INDEX_BYTES, Integer.toString(48 + 24 * r.nextInt(8)));
+        final Map<String, String> config = ReplicaCopy.smallSegments(r);
         final ReplicaCopy copy = new ReplicaCopy();
         try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
         {

@@ -5,7 +5,6 @@ import org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile;
 import org.apache.kafka.storage.internals.log.EpochEntry;
 import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,22 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The leader-epoch cache of a real log: assigned as batches are placed, kept in its checkpoint, rebuilt and cut at open. */
-class LeaderEpochLogTest
+class LeaderEpochLogTest extends OrdersLogFixture
 {
-    @TempDir
-    Path dir;
-
-    private final MutableClock clock = new MutableClock(1_700_000_000_000L);
-    private final Batches batches = new Batches();
-    private final AppendResult result = new AppendResult();
-    /** Small segments: several per log. */
-    private static final Map<String, String> SMALL = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2048");
-
-    private LogManager open() throws IOException
-    {
-        return LogManager.open(LogManagerConfig.of(dir).withClock(clock));
-    }
-
     private void append(final PartitionLog log, final int epoch, final int batchCount)
     {
         log.leaderEpoch(epoch);
@@ -57,11 +42,6 @@ class LeaderEpochLogTest
                 append(log, epoch, 10);
             }
         }
-    }
-
-    private Path partitionDir()
-    {
-        return dir.resolve("orders-0");
     }
 
     @Test
@@ -276,11 +256,5 @@ class LeaderEpochLogTest
             sb.append(c).append(" <- ");
         }
         return sb.toString();
-    }
-
-    private void uncleanStop() throws IOException
-    {
-        Files.deleteIfExists(dir.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
-        Files.deleteIfExists(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS));
     }
 }

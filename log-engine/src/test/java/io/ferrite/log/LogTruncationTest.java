@@ -3,7 +3,6 @@ package io.ferrite.log;
 import io.ferrite.log.epoch.LeaderEpochCheckpoint;
 import io.ferrite.wire.record.RecordBatch;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -19,22 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link PartitionLog#truncateTo} and {@link PartitionLog#truncateFullyAndStartAt} on real files, each reopened clean and unclean. */
-class LogTruncationTest
+class LogTruncationTest extends OrdersLogFixture
 {
-    @TempDir
-    Path dir;
-
-    private final MutableClock clock = new MutableClock(1_700_000_000_000L);
-    private final Batches batches = new Batches();
-    private final AppendResult result = new AppendResult();
-    /** Small segments: several per log (ten 3-record batches are about two of them). */
-    private static final Map<String, String> SMALL = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2048");
-
-    private LogManager open() throws IOException
-    {
-        return LogManager.open(LogManagerConfig.of(dir).withClock(clock));
-    }
-
     private void append(final PartitionLog log, final int batchCount)
     {
         for (int i = 0; i < batchCount; i++)
@@ -50,16 +35,6 @@ class LogTruncationTest
         return ReplicaCopy.content(log);
     }
 
-    private Path partitionDir()
-    {
-        return dir.resolve("orders-0");
-    }
-
-    private void uncleanStop() throws IOException
-    {
-        Files.deleteIfExists(dir.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
-        Files.deleteIfExists(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS));
-    }
 
     /** The log's content and offsets after a clean reopen and after an unclean one are what they were. */
     private void reopensTheSame(final byte[] content, final long start, final long end) throws IOException
