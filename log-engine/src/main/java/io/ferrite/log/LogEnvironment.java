@@ -40,6 +40,14 @@ interface LogEnvironment
     {
     }
 
+    /**
+     * After a truncation of {@code log} (its writer, out of the writer's gate): the directory's recovery-point and
+     * log-start checkpoints written now, as Kafka's {@code LogManager.truncateTo} writes them.
+     */
+    default void truncated(final PartitionLog log) throws java.io.IOException
+    {
+    }
+
     /** Undoes a {@link #pauseCleaning} that returned true, or an {@link #abortAndPauseCleaning}. */
     default void resumeCleaning(final PartitionLog log)
     {

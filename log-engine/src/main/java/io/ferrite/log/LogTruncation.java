@@ -30,7 +30,10 @@ import java.util.List;
  * first (an open deletes them: what is left ends lower, a prefix), and the directory fsynced, so no later step's
  * rename can be durable without them; the swap's commit ({@code .log.cleaned} to {@code .log.swap}: an open completes
  * it, deleting the old segment at that base); the old segment renamed {@code .deleted}, the {@code .swap} files to their
- * final names; the new active segment made; the directory fsynced again. Offsets above the target never survive next to
+ * final names; the new active segment made; the directory fsynced again. Then the log directory's recovery points and
+ * log starts are written at once ({@link LogEnvironment#truncated}, as Kafka's {@code LogManager.truncateTo}): an unclean
+ * open must not take a recovery point above the truncation and skip the batches appended there since (their leader
+ * epochs with them). Offsets above the target never survive next to
  * a hole below them: every segment above the cut one goes before the cut one changes.
  */
 final class LogTruncation
@@ -82,18 +85,21 @@ final class LogTruncation
             if (target < offsets.logStartOffset())
             {
                 startAt(target);
-                return true;
             }
-            cut(target);
-            reloadProducers(target);
-            epochs.cache().truncateFromEnd(target);
-            epochs.writeIfChanged(log.dir());
-            return true;
+            else
+            {
+                cut(target);
+                reloadProducers(target);
+                epochs.cache().truncateFromEnd(target);
+                epochs.writeIfChanged(log.dir());
+            }
         }
         finally
         {
             exit();
         }
+        env.truncated(log); // once out of the writer's gate: a deletion's close may hold the checkpoint lock, waiting for it
+        return true;
     }
 
     /** See {@link PartitionLog#truncateFullyAndStartAt}. */
@@ -112,6 +118,7 @@ final class LogTruncation
         {
             exit();
         }
+        env.truncated(log);
     }
 
     /** The writer's entry, as an append's: the writer recorded and checked, no open claim, not closing. */
@@ -185,7 +192,10 @@ final class LogTruncation
         }
     }
 
-    /** {@code s}'s batches below position {@code keep} into new {@code .cleaned} files (fsynced), with its kept aborted transactions. */
+    /**
+     * {@code s}'s batches below position {@code keep} into new {@code .cleaned} files (fsynced), with its kept aborted
+     * transactions.
+     */
     private CleanedSegments writePrefix(final Segment s, final int keep) throws IOException
     {
         final ByteBuffer aborted = SegmentReplacer.abortedTxns(new Segment[] {s});
@@ -291,8 +301,8 @@ final class LogTruncation
 
     /**
      * Kafka's {@code ProducerStateManager.truncateAndReload} and {@code rebuildProducerState}: snapshots above the target
-     * deleted, the newest at or below it (and the high watermark) loaded, the batches after it up to the target replayed (ongoing transactions
-     * beyond the target forgotten, so the last stable offset is right again).
+     * deleted, the newest at or below it (and the high watermark) loaded, the batches after it up to the target replayed
+     * (ongoing transactions beyond the target forgotten, so the last stable offset is right again).
      */
     private void reloadProducers(final long target) throws IOException
     {
@@ -300,7 +310,8 @@ final class LogTruncation
         // a snapshot at or below the (lowered) high watermark, not just the target: every transaction ended above it is
         // replayed and so stays unstable until the high watermark passes its marker (a snapshot keeps no ended ones)
         final long from = Math.min(target, offsets.highWatermark());
-        final long snapshot = Math.max(offsets.logStartOffset(), producers.loadSnapshot(from, clock.time(), env.producerIdExpirationMs()));
+        final long snapshot = Math.max(offsets.logStartOffset(),
+            producers.loadSnapshot(from, clock.time(), env.producerIdExpirationMs()));
         final RecordBatch batch = new RecordBatch();
         for (final Segment s : segments.array())
         {

@@ -68,11 +68,15 @@ class LogTruncationTest extends OrdersLogFixture
             final int before = log.segmentCount();
             assertTrue(before > 3, "several segments: " + before);
             final byte[] all = content(log);
+            manager.checkpoint();
+            final Path points = dir.resolve(OffsetCheckpoint.RECOVERY_POINTS);
+            assertEquals(90, OffsetCheckpoint.read(points).get("orders-0"));
             // 45 is a batch boundary (3-record batches) inside a sealed segment
             assertTrue(log.truncateTo(45));
             assertEquals(45, log.logEndOffset());
             assertEquals(45, log.highWatermark());
             assertTrue(log.recoveryPoint() <= 45 && log.durableOffset() <= 45, log.recoveryPoint() + " " + log.durableOffset());
+            assertTrue(OffsetCheckpoint.read(points).get("orders-0") <= 45, "the recovery point on disk, at once (Kafka's too)");
             kept = content(log);
             assertEquals(15, countBatches(kept));
             assertArrayEquals(java.util.Arrays.copyOf(all, kept.length), kept, "a prefix of what was there");
