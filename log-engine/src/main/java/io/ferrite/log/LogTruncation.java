@@ -156,20 +156,15 @@ final class LogTruncation
         int holding = segs.length - 1;
         while (holding > 0 && segs[holding].baseOffset >= target)
         {
-            holding--; // the last segment with offsets below the target (the first one always stays, if emptied)
+            holding--; // the last segment with offsets below the target (or the first one)
         }
         final Segment s = segs[holding];
         final int size = s.size();
         final int p = s.baseOffset >= target ? 0 : s.positionOf(target, size); // a batch across the target goes whole
         final int keep = p < 0 ? size : p;
-        if (keep == 0 && holding == 0)
-        {
-            replaceTail(0, null, target, false); // nothing below the target is kept: the log start stays
-            return;
-        }
         if (keep == 0)
         {
-            replaceTail(holding, null, target, false);
+            replaceTail(holding, null, target, false); // none of it is kept (with the first segment the log start stays)
             return;
         }
         if (keep == size)
@@ -177,19 +172,7 @@ final class LogTruncation
             replaceTail(holding + 1, null, target, false); // the cut falls after this segment's last batch
             return;
         }
-        final CleanedSegments prefix = writePrefix(s, keep);
-        boolean swapped = false;
-        try
-        {
-            swapped = replaceTail(holding, prefix, target, false);
-        }
-        finally
-        {
-            if (!swapped)
-            {
-                prefix.abandon();
-            }
-        }
+        replaceTail(holding, writePrefix(s, keep), target, false);
     }
 
     /**
@@ -231,13 +214,16 @@ final class LogTruncation
      * Under the segments lock: the segments from index {@code from} on out of the log (renamed {@code .deleted}, the last
      * first, the directory fsynced), {@code prefix} (if any) swapped in for the one at {@code from}, a new empty active
      * segment at {@code newEnd}, the list published, the offsets moved; the segments taken out closed after the delay.
-     *
-     * @return whether it was done ({@code prefix} swapped in)
+     * A failure before the first rename changes nothing ({@code prefix}'s files are deleted, as an abandoned
+     * replacement's); one after it fails the log as a failed fsync does ({@link FsyncFailure}: no more appends, which
+     * would go to a segment whose files are renamed), and the next open settles the files (a prefix of the log).
      */
-    private boolean replaceTail(final int from, final CleanedSegments prefix, final long newEnd, final boolean fully)
+    private void replaceTail(final int from, final CleanedSegments prefix, final long newEnd, final boolean fully)
         throws IOException
     {
         final Segment[] gone;
+        boolean renamed = false;
+        boolean committed = false;
         segments.lock();
         try
         {
@@ -258,6 +244,7 @@ final class LogTruncation
                     throw new IOException(log + ": segment " + s.baseOffset + " left the log during its truncation");
                 }
             }
+            renamed = true;
             for (int i = gone.length - 1; i >= (prefix == null ? 0 : 1); i--)
             {
                 SegmentDeletion.renameForDeletion(gone[i], segments);
@@ -268,6 +255,7 @@ final class LogTruncation
             {
                 prefix.prepareSwap();
                 prefix.commit();
+                committed = true;
                 SegmentDeletion.renameForDeletion(gone[0], segments);
                 prefix.completeSwap();
                 for (final long base : prefix.bases())
@@ -280,15 +268,26 @@ final class LogTruncation
             fsyncDirectory();
             flusher.truncated(newEnd, fully, () -> segments.replace(gone, fresh.toArray(new Segment[0])));
         }
+        catch (final IOException | RuntimeException ex)
+        {
+            if (renamed)
+            {
+                throw flusher.fsyncFailed(ex);
+            }
+            throw ex;
+        }
         finally
         {
+            if (prefix != null && !committed)
+            {
+                prefix.abandon(); // before its commit: the open would delete its .cleaned and .swap files too
+            }
             segments.unlock();
         }
         for (final Segment s : gone)
         {
             env.closeLater(s, log.config().fileDeleteDelayMs); // mapped for readers until then; their close unlinks the files
         }
-        return true;
     }
 
     private void fsyncDirectory() throws IOException
