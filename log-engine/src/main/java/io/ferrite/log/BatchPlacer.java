@@ -42,9 +42,16 @@ final class BatchPlacer
         this.batch = batch;
     }
 
+    /**
+     * The writer became leader at {@code epoch}: stamped on the batches it appends from now on, and {@code (epoch, log end)}
+     * assigned in the leader-epoch cache at once, as Kafka's {@code Partition.makeLeader} calls
+     * {@code UnifiedLog.maybeAssignEpochStartOffset(leaderEpoch, logEndOffset)} — so OffsetForLeaderEpoch answers
+     * for the new epoch before its first batch. The same epoch again keeps its start (Kafka's cache rule).
+     */
     void leaderEpoch(final int epoch)
     {
         this.leaderEpoch = epoch;
+        epochs.becameLeader(epoch, offsets.logEndOffsetOpaque());
     }
 
     /**

@@ -8,10 +8,13 @@ final class DirEnvironment implements LogEnvironment
     private final DurabilityListener listener;
     private final long producerIdExpirationMs;
     private final CleanerManager cleaner;
+    /** Writes this directory's recovery-point and log-start checkpoints ({@code LogManager.checkpointDir}). */
+    private final SegmentList.FileWork checkpoint;
 
     DirEnvironment(final GroupCommitter committer, final LogBackgroundWork background, final DurabilityListener listener,
-        final long producerIdExpirationMs, final CleanerManager cleaner)
+        final long producerIdExpirationMs, final CleanerManager cleaner, final SegmentList.FileWork checkpoint)
     {
+        this.checkpoint = checkpoint;
         this.cleaner = cleaner;
         this.producerIdExpirationMs = producerIdExpirationMs;
         this.committer = committer;
@@ -47,6 +50,18 @@ final class DirEnvironment implements LogEnvironment
     public boolean pauseCleaning(final PartitionLog log)
     {
         return cleaner.pauseUnlessInProgress(log);
+    }
+
+    @Override
+    public void truncated(final PartitionLog log) throws java.io.IOException
+    {
+        checkpoint.run();
+    }
+
+    @Override
+    public void abortAndPauseCleaning(final PartitionLog log)
+    {
+        cleaner.abortAndPause(log);
     }
 
     @Override

@@ -58,6 +58,8 @@ final class LogAppender
 
     void leaderEpoch(final int epoch)
     {
+        gate.recordWriter();
+        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
         placer.leaderEpoch(epoch);
     }
 

@@ -32,7 +32,23 @@ interface LogEnvironment
         return true;
     }
 
-    /** Undoes a {@link #pauseCleaning} that returned true. */
+    /**
+     * Kafka's {@code abortAndPauseCleaning}, before a truncation ({@link LogTruncation}): a clean of {@code log} in
+     * progress is stopped and waited for, and none starts until {@link #resumeCleaning}.
+     */
+    default void abortAndPauseCleaning(final PartitionLog log)
+    {
+    }
+
+    /**
+     * After a truncation of {@code log} (its writer, out of the writer's gate): the directory's recovery-point and
+     * log-start checkpoints written now, as Kafka's {@code LogManager.truncateTo} writes them.
+     */
+    default void truncated(final PartitionLog log) throws java.io.IOException
+    {
+    }
+
+    /** Undoes a {@link #pauseCleaning} that returned true, or an {@link #abortAndPauseCleaning}. */
     default void resumeCleaning(final PartitionLog log)
     {
     }

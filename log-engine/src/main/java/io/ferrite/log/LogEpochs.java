@@ -78,6 +78,15 @@ final class LogEpochs
         }
     }
 
+    /** The writer became leader at {@code epoch} with the log ending at {@code logEnd} (see {@link BatchPlacer#leaderEpoch}). */
+    void becameLeader(final int epoch, final long logEnd)
+    {
+        if (epoch >= 0)
+        {
+            checkpoint.cache().assign(epoch, logEnd);
+        }
+    }
+
     /** A batch recovery re-read: its epoch assigned when above the latest (Kafka's {@code LogSegment.recover}). */
     void recovered(final RecordBatch batch)
     {

@@ -146,10 +146,11 @@ final class LogFlusher
             {
                 throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
             }
-            writeEpochs();
+            final IOException epochsFailed = writeEpochs();
             flushedMessages = messages;
             lastFlushMs = clock.time();
-            durableTo(target);
+            durableTo(target, epochsFailed == null);
+            throwIfFailed(epochsFailed);
         }
     }
 
@@ -178,24 +179,43 @@ final class LogFlusher
             {
                 throw fsyncFailure.record(log, ex, env.durabilityListener(), durableMonitor);
             }
-            writeEpochs();
-            durableTo(segs[segs.length - 1].baseOffset);
+            final IOException epochsFailed = writeEpochs();
+            durableTo(segs[segs.length - 1].baseOffset, epochsFailed == null);
+            throwIfFailed(epochsFailed);
         }
     }
 
     /**
      * The leader-epoch checkpoint, before the recovery point moves past an entry's batch (else an
-     * unclean open re-reading from the recovery point would not find that epoch). A failure fails
-     * this flush — the durable offset and recovery point stay — but not the log: the data's fsyncs
-     * succeeded, and the next flush writes the file again.
+     * unclean open re-reading from the recovery point would not find that epoch). Returns a failure (ENOSPC, EIO)
+     * rather than throwing it: the data's fsyncs succeeded, so the durable offset still moves and only the recovery
+     * point is held back ({@link LogOffsets#advanceDurable}); the flush then throws it (the close fails, so no clean
+     * shutdown is marked), and the next flush writes the file again. Not a failed fsync: the log stays writable.
      */
-    private void writeEpochs() throws IOException
+    private IOException writeEpochs()
     {
         if (deleted)
         {
-            return; // its files go: a checkpoint written now would land in the renamed directory, or fail its rename
+            return null; // its files go: a checkpoint written now would land in the renamed directory, or fail its rename
         }
-        epochs.writeIfChanged(log.dir());
+        try
+        {
+            epochs.writeIfChanged(log.dir());
+            return null;
+        }
+        catch (final IOException | java.io.UncheckedIOException ex)
+        {
+            return new IOException(log + ": writing the leader-epoch checkpoint failed; the recovery point stays at "
+                + offsets.recoveryPoint() + " until a flush writes it", ex);
+        }
+    }
+
+    private static void throwIfFailed(final IOException failure) throws IOException
+    {
+        if (failure != null)
+        {
+            throw failure;
+        }
     }
 
     /**
@@ -268,10 +288,13 @@ final class LogFlusher
         }
     }
 
-    /** Moves the durable offset (under flushLock, so the listener sees it in order) and tells whoever waits. */
-    void durableTo(final long target)
+    /**
+     * Moves the durable offset, and with {@code recoveryToo} the recovery point (under flushLock, so the listener sees
+     * it in order), and tells whoever waits.
+     */
+    private void durableTo(final long target, final boolean recoveryToo)
     {
-        if (offsets.advanceDurable(target))
+        if (offsets.advanceDurable(target, recoveryToo))
         {
             env.durabilityListener().onDurable(log, target);
             if (durableWaiters > 0)
@@ -281,6 +304,22 @@ final class LogFlusher
                     durableMonitor.notifyAll();
                 }
             }
+        }
+    }
+
+    /**
+     * A truncation's change of the offsets and the segment list ({@link LogTruncation}), under the flush lock so that no
+     * flush that read the old log end moves the durable offset past the new one after it: the offsets first (a reader
+     * that sees the new log end reads the old list only below it), then {@code publish} the new list.
+     */
+    void truncated(final long logEnd, final boolean fully, final Runnable publish)
+    {
+        synchronized (flushLock)
+        {
+            offsets.truncated(logEnd, fully);
+            publish.run();
+            sealedFlushedBelow = Math.min(sealedFlushedBelow, logEnd); // the kept segments below were flushed or are after it
+            namesDurableWith = null; // the next flush fsyncs the directory again (cheap; the truncation did already)
         }
     }
 

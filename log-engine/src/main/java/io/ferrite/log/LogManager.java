@@ -117,7 +117,7 @@ public final class LogManager implements AutoCloseable
         final GroupCommitter committer = new GroupCommitter(role, () -> logsIn(dir), new AgentErrors(role));
         committers.put(dir, committer);
         final LogEnvironment env = new DirEnvironment(committer, background, config.durabilityListener(),
-            config.producerIdExpirationMs(), cleaner.manager());
+            config.producerIdExpirationMs(), cleaner.manager(), () -> checkpointDir(dir));
         environments.put(dir, env);
 
         final Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);

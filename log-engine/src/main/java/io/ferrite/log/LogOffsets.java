@@ -106,17 +106,52 @@ final class LogOffsets
     }
 
     /**
-     * The flush moves the durable offset, and with it the recovery point, to {@code target} if that
-     * is further (under the flush lock).
-     *
-     * @return whether it moved
+     * A truncation to {@code logEnd} (under the flush lock and the segments lock, by the writer): the log end, high
+     * watermark, durable offset and recovery point go no higher than it; {@code fully} (everything deleted, the log
+     * starting afresh there) sets all of them, the log start too, to it, as Kafka's {@code truncateFullyAndStartAt}.
      */
-    boolean advanceDurable(final long target)
+    void truncated(final long logEnd, final boolean fully)
     {
+        if (fully)
+        {
+            logStartOffset = logEnd;
+        }
+        if (fully || highWatermark > logEnd)
+        {
+            highWatermark = logEnd;
+        }
+        if (fully || durableOffset > logEnd)
+        {
+            durableOffset = logEnd; // the new segment's name was made durable before this
+        }
+        if (fully || recoveryPoint > logEnd)
+        {
+            recoveryPoint = logEnd;
+        }
+        LOG_END_OFFSET.setRelease(this, logEnd);
+    }
+
+    /**
+     * The flush moves the durable offset to {@code target} if that is further, and the recovery point with it when
+     * {@code recoveryToo} (under the flush lock). A flush whose data fsyncs succeeded but whose leader-epoch checkpoint
+     * write failed moves the durable offset alone: the recovery point stays where the file's entries still cover
+     * (an unclean open re-reads from it and rebuilds the epochs), and catches up at the next flush that writes the file.
+     *
+     * @return whether the durable offset moved
+     */
+    boolean advanceDurable(final long target, final boolean recoveryToo)
+    {
+        if (recoveryToo && durableOffset > recoveryPoint)
+        {
+            recoveryPoint = durableOffset; // a held-back recovery point catches up with what was already durable
+        }
         if (target > durableOffset)
         {
             durableOffset = target;
-            recoveryPoint = target;
+            if (recoveryToo)
+            {
+                recoveryPoint = target;
+            }
             return true;
         }
         return false;

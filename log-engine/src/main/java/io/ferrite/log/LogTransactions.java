@@ -213,10 +213,10 @@ public final class LogTransactions
      * the snapshot's producers are filtered by the time of the writer's last expiry check (or of the log's open),
      * not by the clean's clock.
      *
-     * <p>The log must not be truncated while the copy is made (none is in Ferrite yet): a copy that read the log end,
-     * then a snapshot, across a truncation could name a truncated batch as a producer's last and leave its real
-     * last batch unprotected. When truncation comes, it must stop the log's clean first, as Kafka's
-     * {@code truncateTo} does with {@code abortAndPauseCleaning}.
+     * <p>The log must not be truncated while the copy is made: a copy that read the log end, then a snapshot, across a
+     * truncation could name a truncated batch as a producer's last and leave its real last batch unprotected.
+     * {@link LogTruncation} stops the log's clean first and waits for it, as Kafka's {@code truncateTo} does with
+     * {@code abortAndPauseCleaning} ({@link LogEnvironment#abortAndPauseCleaning}).
      *
      * @param read told of each batch read after the snapshot (the bytes), before it is used
      * @throws java.io.IOException when a snapshot could not be read

@@ -66,6 +66,7 @@ public final class PartitionLog implements AutoCloseable
     private final LogCloser closer;
     private final LogTransactions transactions;
     private final SegmentReplacer replacer;
+    private final LogTruncation truncation;
 
     PartitionLog(final String topic, final int partition, final Path dir, final LogConfig config, final WriteStrategy strategy,
         final EpochClock clock, final LogEnvironment env, final ProducerStateManager producers, final LogEpochs epochs)
@@ -85,6 +86,8 @@ public final class PartitionLog implements AutoCloseable
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers, clock, env.producerIdExpirationMs());
         this.replacer = new SegmentReplacer(this, segments, strategy, clock, env, flusher);
+        this.truncation = new LogTruncation(this, offsets, segments, appender, flusher, producers, epochs, strategy, clock, env,
+            replacer);
     }
 
     /**
@@ -250,7 +253,7 @@ public final class PartitionLog implements AutoCloseable
 
     // ---- the writer ----
 
-    /** The partition leader epoch stamped on appended batches. */
+    /** Becoming leader at {@code epoch} (single writer): stamped on appended batches, assigned at the log end ({@link BatchPlacer#leaderEpoch}). */
     public void leaderEpoch(final int epoch)
     {
         appender.leaderEpoch(epoch);
@@ -288,6 +291,24 @@ public final class PartitionLog implements AutoCloseable
         final AppendResult result)
     {
         appender.follower().append(buffer, offset, length, leaderEpoch, result);
+    }
+
+    /**
+     * A follower's truncation to {@code targetOffset} (single writer, the log thread, as {@link #appendAsFollower}),
+     * Kafka's {@code UnifiedLog.truncateTo}: nothing at or above the log end; below the log start
+     * {@link #truncateFullyAndStartAt}; else every batch with offsets at or above the target goes (a batch across it
+     * whole), the log end becomes the target, the other offsets, producer state and leader epochs follow. Crash-safe,
+     * and no file is cut under a reader ({@link LogTruncation}). Returns whether anything was removed.
+     */
+    public boolean truncateTo(final long targetOffset) throws IOException
+    {
+        return truncation.truncateTo(targetOffset);
+    }
+
+    /** Every segment deleted and the log restarted, empty, at {@code newOffset} (single writer; {@link LogTruncation}). */
+    public void truncateFullyAndStartAt(final long newOffset) throws IOException
+    {
+        truncation.truncateFullyAndStartAt(newOffset);
     }
 
     /**

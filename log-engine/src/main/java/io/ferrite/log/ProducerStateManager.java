@@ -339,6 +339,12 @@ final class ProducerStateManager
         return verifications.size();
     }
 
+    /** The state now covers the log up to {@code offset} (a truncation's replay ended there, Kafka's {@code updateMapEndOffset}). */
+    void mapEndOffset(final long offset)
+    {
+        mapEndOffset = offset;
+    }
+
     void clear(final long offset)
     {
         txns.clear();

@@ -97,6 +97,26 @@ public final class SegmentReplacer
         this.flusher = flusher;
     }
 
+    /**
+     * Keeps replacements out while a truncation changes the log ({@link LogTruncation}): its prefix's {@code .cleaned}
+     * files would have the names of a replacement's from the same segment. The log's clean was stopped first
+     * ({@link LogEnvironment#abortAndPauseCleaning}); a replacement from elsewhere in progress is waited for, and one
+     * that starts meanwhile answers {@link #BUSY}.
+     */
+    void holdForTruncation()
+    {
+        while (!busy.compareAndSet(false, true))
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+        }
+    }
+
+    /** Ends {@link #holdForTruncation}. */
+    void releaseAfterTruncation()
+    {
+        busy.set(false);
+    }
+
     /** The base offsets of the segments that may be replaced now: every one but the active one, oldest first. */
     public long[] inactiveSegmentBases()
     {
@@ -434,7 +454,7 @@ public final class SegmentReplacer
     }
 
     /** The run's aborted-transaction index entries, raw, in marker order; null when a file is gone. */
-    private static ByteBuffer abortedTxns(final Segment[] run) throws IOException
+    static ByteBuffer abortedTxns(final Segment[] run) throws IOException
     {
         int total = 0;
         for (final Segment s : run)

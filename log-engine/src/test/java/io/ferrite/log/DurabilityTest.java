@@ -39,7 +39,8 @@ class DurabilityTest
         // the log manager's environment, its background work not started: the test is the committer's thread
         final LogBackgroundWork background = new LogBackgroundWork(LogManagerConfig.of(dir), () -> new PartitionLog[0]);
         final LogEnvironment env = new DirEnvironment(committer, background, listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")));
+            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")),
+            () -> { }); // no truncation here: no checkpoint to write
         final List<Throwable> errors = new ArrayList<>();
         try (AgentInvoker invoker = new AgentInvoker(errors::add, null, committer))
         {

@@ -1,14 +1,11 @@
 package io.ferrite.log;
 
-import io.ferrite.wire.testing.Property;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 
@@ -30,26 +27,12 @@ class FollowerCopyPropertyTest
     @Test
     void aFollowerFedAtRandomFetchBoundariesHasTheLeadersLog()
     {
-        final int[] run = new int[1];
-        Property.check("follower copy", 10, r ->
-        {
-            try
-            {
-                check(root.resolve("run" + run[0]++), r);
-            }
-            catch (final IOException ex)
-            {
-                throw new UncheckedIOException(ex);
-            }
-        });
+        ReplicaCopy.property("follower copy", 10, root, FollowerCopyPropertyTest::check);
     }
 
     private static void check(final Path data, final Random r) throws IOException
     {
-        final Map<String, String> config = new HashMap<>();
-        config.put(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(1500 + r.nextInt(4000)));
-        config.put(LogConfig.INDEX_INTERVAL_BYTES, Integer.toString(r.nextInt(600)));
-        config.put(LogConfig.SEGMENT_INDEX_BYTES, Integer.toString(48 + 24 * r.nextInt(8)));
+        final Map<String, String> config = ReplicaCopy.smallSegments(r);
         if (r.nextInt(3) == 0)
         {
             config.put(LogConfig.MESSAGE_TIMESTAMP_TYPE, "LogAppendTime");

@@ -5,7 +5,6 @@ import org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile;
 import org.apache.kafka.storage.internals.log.EpochEntry;
 import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,22 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The leader-epoch cache of a real log: assigned as batches are placed, kept in its checkpoint, rebuilt and cut at open. */
-class LeaderEpochLogTest
+class LeaderEpochLogTest extends OrdersLogFixture
 {
-    @TempDir
-    Path dir;
-
-    private final MutableClock clock = new MutableClock(1_700_000_000_000L);
-    private final Batches batches = new Batches();
-    private final AppendResult result = new AppendResult();
-    /** Small segments: several per log. */
-    private static final Map<String, String> SMALL = Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2048");
-
-    private LogManager open() throws IOException
-    {
-        return LogManager.open(LogManagerConfig.of(dir).withClock(clock));
-    }
-
     private void append(final PartitionLog log, final int epoch, final int batchCount)
     {
         log.leaderEpoch(epoch);
@@ -59,11 +44,6 @@ class LeaderEpochLogTest
         }
     }
 
-    private Path partitionDir()
-    {
-        return dir.resolve("orders-0");
-    }
-
     @Test
     void eachNewEpochAssignsItsFirstOffsetAndTheFileKeepsThemAcrossAReopen() throws IOException
     {
@@ -83,13 +63,39 @@ class LeaderEpochLogTest
         // Kafka's own reader takes the file the close left
         assertEquals(List.of(new EpochEntry(0, 0), new EpochEntry(2, 30), new EpochEntry(5, 75)),
             new LeaderEpochCheckpointFile(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME).toFile(), new LogDirFailureChannel(1)).read());
+        // the clean reopen takes the cache from the file, not from the batches: a file that (validly) says epoch 2
+        // started at 31 shows there, where a rebuild from the batch headers would say 30
+        Files.writeString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME), "0\n3\n0 0\n2 31\n5 75\n");
         try (LogManager manager = open())
         {
             final PartitionLog log = manager.log("orders", 0);
-            assertArrayEquals(new long[][] {{0, 0}, {2, 30}, {5, 75}}, log.leaderEpochCache().snapshot());
+            assertArrayEquals(new long[][] {{0, 0}, {2, 31}, {5, 75}}, log.leaderEpochCache().snapshot());
             append(log, 5, 1);
             append(log, 7, 1);
-            assertArrayEquals(new long[][] {{0, 0}, {2, 30}, {5, 75}, {7, 108}}, log.leaderEpochCache().snapshot());
+            assertArrayEquals(new long[][] {{0, 0}, {2, 31}, {5, 75}, {7, 108}}, log.leaderEpochCache().snapshot());
+        }
+    }
+
+    /** Kafka's {@code Partition.makeLeader}: {@code maybeAssignEpochStartOffset(leaderEpoch, logEndOffset)} before any batch. */
+    @Test
+    void becomingLeaderAssignsTheEpochAtTheLogEndBeforeItsFirstBatch() throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            append(log, 0, 10); // 0..29
+            log.leaderEpoch(4);
+            assertArrayEquals(new long[][] {{0, 0}, {4, 30}}, log.leaderEpochCache().snapshot(), "assigned with no batch of epoch 4");
+            final io.ferrite.log.epoch.LeaderEpochCache.EpochOffset answer = new io.ferrite.log.epoch.LeaderEpochCache.EpochOffset();
+            log.leaderEpochCache().endOffsetFor(0, log.logEndOffset(), answer);
+            assertEquals(30, answer.endOffset, "a follower of epoch 0 is told where epoch 0 ended");
+            append(log, 4, 2); // 30..35
+            log.leaderEpoch(4); // the same epoch again: its start stays
+            append(log, 4, 1);
+            assertArrayEquals(new long[][] {{0, 0}, {4, 30}}, log.leaderEpochCache().snapshot());
+            log.leaderEpoch(6);
+            log.flush();
+            assertEquals("0\n3\n0 0\n4 30\n6 39\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
         }
     }
 
@@ -126,8 +132,9 @@ class LeaderEpochLogTest
         {
             final PartitionLog log = manager.log("orders", 0);
             assertArrayEquals(new long[][] {{0, 0}, {4, 30}}, log.leaderEpochCache().snapshot());
+            assertFalse(Files.exists(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)), "the open writes no file");
             log.flush();
-            assertTrue(Files.exists(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
+            assertEquals("0\n2\n0 0\n4 30\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
         }
     }
 
@@ -144,6 +151,8 @@ class LeaderEpochLogTest
             assertEquals(45, log.deleteRecordsBefore(45));
             assertArrayEquals(new long[][] {{1, 45}, {2, 60}}, log.leaderEpochCache().snapshot());
         }
+        // the close's flush wrote the moved entry (a reopen alone would cut the cache to the log start anyway)
+        assertEquals("0\n2\n1 45\n2 60\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
         try (LogManager manager = open())
         {
             assertArrayEquals(new long[][] {{1, 45}, {2, 60}}, manager.log("orders", 0).leaderEpochCache().snapshot());
@@ -163,6 +172,82 @@ class LeaderEpochLogTest
             causes(ex).contains("Expected [2] entries in checkpoint file"), causes(ex));
     }
 
+    /**
+     * A checkpoint write that fails (ENOSPC, EIO: here a directory stands where its tmp file goes) after the data's
+     * fsyncs succeeded: the durable offset moves (acks=all answers and awaitDurable waiters are not held), the recovery
+     * point stays where the file's entries cover, the log stays writable, and the next flush that writes the file moves
+     * the recovery point up; the close that cannot write it fails, so the next open is unclean and rebuilds the epochs.
+     */
+    @Test
+    void aFailedCheckpointWriteMovesTheDurableOffsetAndHoldsOnlyTheRecoveryPoint() throws Exception
+    {
+        final LogManager manager = open();
+        final PartitionLog log = manager.createLog("orders", 0, SMALL);
+        append(log, 0, 2);
+        log.flush();
+        assertEquals(6, log.recoveryPoint());
+        final Path tmp = blockCheckpointWrites();
+        append(log, 3, 1); // a new epoch: the file must change
+        org.junit.jupiter.api.Assertions.assertThrows(IOException.class, log::flush);
+        assertEquals(9, log.durableOffset(), "the data's fsyncs succeeded: durable");
+        assertTrue(log.awaitDurable(9, 10_000), "a waiter is answered");
+        assertEquals(6, log.recoveryPoint(), "held: the file does not have epoch 3's entry");
+        org.junit.jupiter.api.Assertions.assertNull(log.fsyncFailure(), "not a failed fsync");
+        append(log, 3, 1);
+        org.junit.jupiter.api.Assertions.assertThrows(IOException.class, log::flush);
+        assertEquals(12, log.durableOffset());
+        assertEquals(6, log.recoveryPoint());
+        // the close cannot write it either: it fails, so no clean shutdown is marked
+        org.junit.jupiter.api.Assertions.assertThrows(IOException.class, manager::close);
+        assertFalse(Files.exists(dir.resolve(LogManager.CLEAN_SHUTDOWN_FILE)));
+        unblock(tmp);
+        try (LogManager reopened = open())
+        {
+            final PartitionLog again = reopened.log("orders", 0);
+            assertEquals(12, again.logEndOffset());
+            assertArrayEquals(new long[][] {{0, 0}, {3, 6}}, again.leaderEpochCache().snapshot(), "rebuilt by the unclean open");
+            append(again, 3, 1);
+            again.flush();
+            assertEquals(15, again.recoveryPoint(), "a flush that writes the file moves the recovery point");
+            assertEquals("0\n2\n0 0\n3 6\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
+        }
+    }
+
+    @Test
+    void aHeldRecoveryPointCatchesUpAtTheNextFlushThatWritesTheFile() throws Exception
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            append(log, 0, 2);
+            log.flush();
+            final Path tmp = blockCheckpointWrites();
+            append(log, 4, 1);
+            org.junit.jupiter.api.Assertions.assertThrows(IOException.class, log::flush);
+            assertEquals(9, log.durableOffset());
+            assertEquals(6, log.recoveryPoint());
+            unblock(tmp);
+            log.flush(); // nothing appended since: the durable offset stays, the recovery point catches up
+            assertEquals(9, log.durableOffset());
+            assertEquals(9, log.recoveryPoint());
+            assertEquals("0\n2\n0 0\n4 6\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
+        }
+    }
+
+    /** The checkpoint's tmp file cannot be made (as on ENOSPC or EIO): a directory with a file in it stands there. */
+    private Path blockCheckpointWrites() throws IOException
+    {
+        final Path tmp = Files.createDirectory(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME + ".tmp"));
+        Files.writeString(tmp.resolve("x"), "x");
+        return tmp;
+    }
+
+    private static void unblock(final Path tmp) throws IOException
+    {
+        Files.delete(tmp.resolve("x"));
+        Files.delete(tmp);
+    }
+
     private static String causes(final Throwable t)
     {
         final StringBuilder sb = new StringBuilder();
@@ -171,11 +256,5 @@ class LeaderEpochLogTest
             sb.append(c).append(" <- ");
         }
         return sb.toString();
-    }
-
-    private void uncleanStop() throws IOException
-    {
-        Files.deleteIfExists(dir.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
-        Files.deleteIfExists(dir.resolve(OffsetCheckpoint.RECOVERY_POINTS));
     }
 }

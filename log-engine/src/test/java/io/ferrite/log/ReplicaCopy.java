@@ -192,6 +192,56 @@ final class ReplicaCopy
         return out;
     }
 
+    /** A property over fresh log directories under {@code root} ({@code run0}, {@code run1}, ...), one per try. */
+    static void property(final String name, final int tries, final Path root, final DirCheck check)
+    {
+        final int[] run = new int[1];
+        io.ferrite.wire.testing.Property.check(name, tries, r ->
+        {
+            try
+            {
+                check.check(root.resolve("run" + run[0]++), r);
+            }
+            catch (final IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex);
+            }
+        });
+    }
+
+    /** One try of {@link #property}. */
+    @FunctionalInterface
+    interface DirCheck
+    {
+        void check(Path data, Random r) throws IOException;
+    }
+
+    /** Segments and indexes small enough to roll often, by size and by full indexes (a random config, mutable). */
+    static Map<String, String> smallSegments(final Random r)
+    {
+        final Map<String, String> config = new HashMap<>();
+        config.put(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(1500 + r.nextInt(4000)));
+        config.put(LogConfig.INDEX_INTERVAL_BYTES, Integer.toString(r.nextInt(600)));
+        config.put(LogConfig.SEGMENT_INDEX_BYTES, Integer.toString(48 + 24 * r.nextInt(8)));
+        return config;
+    }
+
+    /** Every batch of the log, its bytes in offset order (a follower's must be its leader's). */
+    static byte[] content(final PartitionLog log)
+    {
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        final RecordBatch batch = new RecordBatch();
+        long next = log.logStartOffset();
+        while (next < log.logEndOffset() && log.readBatch(next, log.logEndOffset(), batch) == PartitionLog.READ_OK)
+        {
+            final byte[] b = new byte[batch.sizeInBytes()];
+            batch.buffer().getBytes(batch.offset(), b);
+            out.writeBytes(b);
+            next = batch.lastOffset() + 1;
+        }
+        return out.toByteArray();
+    }
+
     static String describe(final PartitionLog log)
     {
         return log + " LEO " + log.logEndOffset() + " segments " + log.segmentCount() + " producers " + Arrays.toString(producers(log).toArray());

@@ -29,7 +29,8 @@ class RolledFlusherOverflowTest
         final LogBackgroundWork background = new LogBackgroundWork(config, () -> logs.toArray(new PartitionLog[0]));
         final LogEnvironment env = new DirEnvironment(new GroupCommitter("unused", List::of, new AgentErrors("unused")), background,
             DurabilityListener.NONE, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")));
+            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")),
+            () -> { }); // no truncation here: no checkpoint to write
         try (AgentInvoker flusher = new AgentInvoker(new AgentErrors("test"), null, background.rolledFlusher()))
         {
             flusher.start();

@@ -31,7 +31,8 @@ class RolledFlusherTest
         final LogBackgroundWork background = new LogBackgroundWork(config, () -> new PartitionLog[0]);
         final LogEnvironment env = new DirEnvironment(new GroupCommitter("unused", List::of, new AgentErrors("unused")), background,
             listener, LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")));
+            new CleanerManager(new Object(), () -> new PartitionLog[0], d -> List.of(), new AgentErrors("unused")),
+            () -> { }); // no truncation here: no checkpoint to write
         final List<PartitionLog> logs = new ArrayList<>();
         final AgentErrors errors = new AgentErrors("rolled-flusher-test");
         try (AgentInvoker flusher = new AgentInvoker(errors, null, background.rolledFlusher()))
