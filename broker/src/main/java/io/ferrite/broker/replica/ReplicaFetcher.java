@@ -65,6 +65,8 @@ public final class ReplicaFetcher implements Agent
     private FollowedPartition[] asked = new FollowedPartition[8];
     private FollowedPartition[] posted = new FollowedPartition[8];
     private int correlationId;
+    /** This answer's partitions handed to their log threads so far. */
+    private int dispatched;
     private long reconnectAtMs;
     private volatile boolean closing;
     private Thread thread;
@@ -269,6 +271,20 @@ public final class ReplicaFetcher implements Agent
             }
             return;
         }
+        dispatched = 0;
+        try
+        {
+            dispatch(count, in, nowMs);
+        }
+        finally
+        {
+            awaitAppends(dispatched, nowMs); // an answer found broken half-way: what was posted is still the log threads'
+        }
+    }
+
+    /** Hands each partition's records to its log thread, counting them in {@link #dispatched}. */
+    private void dispatch(final int count, final UnsafeBuffer in, final long nowMs) throws IOException
+    {
         int postedCount = 0;
         int i = 0;
         for (var t = response.responses(); t.hasNext() && i < count; )
@@ -303,10 +319,10 @@ public final class ReplicaFetcher implements Agent
                         p.logStartOffset(), thread);
                     logThreads[fp.partition.owner].executeBounded(fp);
                     posted[postedCount++] = fp;
+                    dispatched = postedCount;
                 }
             }
         }
-        awaitAppends(postedCount, nowMs);
     }
 
     /** Waits until every log thread took its partition's records: the answer's buffer is then free again. */

@@ -81,8 +81,15 @@ class FollowerFetcherTest
 
     private RunningBroker start(final int id) throws Exception
     {
-        nodes[id] = new RunningBroker(dir.resolve("node-" + id), Map.of(BrokerConfig.NODE_ID, Integer.toString(id),
-            BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000"));
+        return start(id, Map.of());
+    }
+
+    private RunningBroker start(final int id, final Map<String, String> overrides) throws Exception
+    {
+        final Map<String, String> values = new HashMap<>(overrides);
+        values.put(BrokerConfig.NODE_ID, Integer.toString(id));
+        values.put(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000");
+        nodes[id] = new RunningBroker(dir.resolve("node-" + id), values);
         return nodes[id];
     }
 
@@ -338,6 +345,34 @@ class FollowerFetcherTest
         assertTrue(followed.failure().contains("OFFSET_OUT_OF_RANGE") && followed.failure().contains("truncation is not implemented"),
             followed.failure());
         assertEquals(1, log(2).logEndOffset(), "nothing truncated or appended");
+    }
+
+    /**
+     * A follower in fsync durability: its fsyncs do not move its high watermark to its log end (the one-node
+     * rule of {@code Broker.onDurable}); it stays the leader's, held here by follower 3, in the ISR and absent.
+     */
+    @Test
+    void aFollowersFsyncDoesNotMoveItsHighWatermarkPastTheLeaders() throws Exception
+    {
+        start(1);
+        start(2, Map.of("ferrite.log.durability", "fsync"));
+        createTopic(nodes[1]);
+        createTopic(nodes[2]);
+        nodes[1].broker.leadership().leadWithoutController(TOPIC, 0, EPOCH, new int[] {1, 2, 3}, new int[] {1, 2, 3}, recorder)
+            .get(20, TimeUnit.SECONDS);
+        follow(2);
+        try (KafkaProducer<byte[], byte[]> producer = nodes[1].producer(Map.of(ProducerConfig.ACKS_CONFIG, "1")))
+        {
+            for (int i = 0; i < 5; i++)
+            {
+                producer.send(new ProducerRecord<>(TOPIC, 0, null, ("r" + i).getBytes(StandardCharsets.UTF_8))).get(20, TimeUnit.SECONDS);
+            }
+        }
+        await(() -> log(2).logEndOffset() == 5 && log(2).durableOffset() == 5, WAIT,
+            () -> "follower 2 at " + log(2).logEndOffset() + ", durable " + log(2).durableOffset());
+        nodes[2].holdLogThread(partition(2).owner, new java.util.concurrent.CountDownLatch(0)); // after the fsync's listener
+        assertEquals(0, log(1).highWatermark(), "the leader's: follower 3 has nothing");
+        assertEquals(0, log(2).highWatermark(), "the follower's high watermark after its fsync");
     }
 
     /**
