@@ -29,6 +29,8 @@ public final class FollowedPartition implements Runnable
     static final int BACKING_OFF = 1;
     /** Stopped for a reason this node cannot repair yet (see {@link #failure}); the fetcher no longer asks for it. */
     static final int FAILED = 2;
+    /** Answered OFFSET_OUT_OF_RANGE this round: the leader's offsets are asked once the round's appends are done. */
+    static final int OUT_OF_RANGE = 3;
 
     public final Partition partition;
     public final int leaderId;

@@ -37,7 +37,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Errors as Kafka's fetcher takes them: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
  * UNKNOWN_LEADER_EPOCH and the rest back the partition off {@code replica.fetch.backoff.ms}; a lost
  * connection is made again after the same backoff. What needs a truncation of this log — an answer's
- * {@code diverging_epoch}, an OFFSET_OUT_OF_RANGE — stops the partition's fetching in an explicit,
+ * {@code diverging_epoch}, an OFFSET_OUT_OF_RANGE the leader's offsets say needs one ({@link #outOfRange}) — stops the partition's fetching in an explicit,
  * logged {@link FollowedPartition#FAILED} state (see {@link #truncationNeeded}): truncation is not here yet.
  */
 public final class ReplicaFetcher implements Agent
@@ -59,6 +59,7 @@ public final class ReplicaFetcher implements Agent
     private final FetchRequestEncoder request = new FetchRequestEncoder();
     private final ResponseHeaderDecoder responseHeader = new ResponseHeaderDecoder();
     private final FetchResponseDecoder response = new FetchResponseDecoder();
+    private final LeaderOffsets leaderOffsets;
     /** The partitions fetched from this leader, copied on change (control threads, under this object's monitor). */
     private volatile FollowedPartition[] partitions = new FollowedPartition[0];
     /** This round's partitions, in the request's order. */
@@ -84,6 +85,7 @@ public final class ReplicaFetcher implements Agent
         this.roleName = "ferrite-replica-fetcher-" + leaderId;
         this.outBytes = ByteBuffer.allocateDirect(64 * 1024);
         this.out = new UnsafeBuffer(outBytes);
+        this.leaderOffsets = new LeaderOffsets(nodeId, roleName, channel, out, outBytes);
     }
 
     synchronized void add(final FollowedPartition partition)
@@ -280,6 +282,44 @@ public final class ReplicaFetcher implements Agent
         {
             awaitAppends(dispatched, nowMs); // an answer found broken half-way: what was posted is still the log threads'
         }
+        for (int i = 0; i < count; i++)
+        {
+            if (asked[i].state == FollowedPartition.OUT_OF_RANGE)
+            {
+                outOfRange(asked[i], nowMs);
+            }
+        }
+    }
+
+    /**
+     * Kafka's rule for an OFFSET_OUT_OF_RANGE ({@code AbstractFetcherThread.fetchOffsetAndTruncate}): the
+     * leader's log end below this log's is a truncation to it; this log's end below the leader's log start
+     * is a full truncation to start there ({@code truncateFullyAndStartAt}); otherwise the offset was out of
+     * range for a moment (the leader's log start moved) and the partition is fetched again after the backoff.
+     */
+    private void outOfRange(final FollowedPartition fp, final long nowMs) throws IOException
+    {
+        final long ours = fp.partition.log.logEndOffset();
+        final long leaderEnd = leaderOffsets.offset(fp, LeaderOffsets.LATEST, ++correlationId);
+        if (leaderEnd == LeaderOffsets.UNKNOWN)
+        {
+            backOff(fp, Errors.OFFSET_OUT_OF_RANGE, nowMs);
+            return;
+        }
+        if (leaderEnd < ours)
+        {
+            truncationNeeded(fp, "OFFSET_OUT_OF_RANGE at " + ours + ": the leader's log ends at " + leaderEnd
+                + ", this log must be truncated to it");
+            return;
+        }
+        final long leaderStart = leaderOffsets.offset(fp, LeaderOffsets.EARLIEST, ++correlationId);
+        if (leaderStart != LeaderOffsets.UNKNOWN && leaderStart > ours)
+        {
+            truncationNeeded(fp, "OFFSET_OUT_OF_RANGE at " + ours + ": the leader's log starts at " + leaderStart
+                + ", this log must be truncated fully to start there (truncateFullyAndStartAt)");
+            return;
+        }
+        backOff(fp, Errors.OFFSET_OUT_OF_RANGE, nowMs);
     }
 
     /** Hands each partition's records to its log thread, counting them in {@link #dispatched}. */
@@ -302,7 +342,7 @@ public final class ReplicaFetcher implements Agent
                 final short error = p.errorCode();
                 if (error == Errors.OFFSET_OUT_OF_RANGE)
                 {
-                    truncationNeeded(fp, "the leader answered OFFSET_OUT_OF_RANGE at " + fp.partition.log.logEndOffset());
+                    fp.state = FollowedPartition.OUT_OF_RANGE; // resolved once the answer's buffer is free (outOfRange)
                 }
                 else if (error != Errors.NONE)
                 {
@@ -364,9 +404,9 @@ public final class ReplicaFetcher implements Agent
 
     /**
      * The one place a truncation of this log goes: Kafka's follower truncates to the diverging epoch's end
-     * ({@code PartitionLog.truncateTo}, being written on another branch) or, for an OFFSET_OUT_OF_RANGE,
-     * asks the leader's log end and start (ListOffsets) and truncates to the end or truncates fully to the
-     * start ({@code truncateFullyAndStartAt}). Neither exists yet: the partition stops fetching, failed, and
+     * ({@code PartitionLog.truncateTo}, being written on another branch) or, for an OFFSET_OUT_OF_RANGE
+     * ({@link #outOfRange}), to the leader's log end or fully, to start at the leader's log start
+     * ({@code truncateFullyAndStartAt}). Neither exists yet: the partition stops fetching, failed, and
      * says why, rather than append above a log that may diverge.
      */
     private void truncationNeeded(final FollowedPartition fp, final String why)

@@ -342,9 +342,37 @@ class FollowerFetcherTest
             .get(20, TimeUnit.SECONDS);
         final FollowedPartition followed = follow(2);
         await(() -> followed.failure() != null, WAIT, "the follower's failure");
-        assertTrue(followed.failure().contains("OFFSET_OUT_OF_RANGE") && followed.failure().contains("truncation is not implemented"),
-            followed.failure());
+        assertTrue(followed.failure().contains("the leader's log ends at 0, this log must be truncated to it")
+            && followed.failure().contains("truncation is not implemented"), followed.failure());
         assertEquals(1, log(2).logEndOffset(), "nothing truncated or appended");
+    }
+
+    /** Kafka's other out-of-range case: the leader's log starts above this log's end (its records below were deleted). */
+    @Test
+    void aFollowerBelowItsLeadersLogStartStopsFetchingInAnExplicitFailure() throws Exception
+    {
+        start(1);
+        start(2);
+        createTopic(nodes[1]);
+        createTopic(nodes[2]);
+        try (KafkaProducer<byte[], byte[]> producer = nodes[1].producer(Map.of(ProducerConfig.ACKS_CONFIG, "1"));
+             Admin admin = nodes[1].admin())
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                producer.send(new ProducerRecord<>(TOPIC, 0, null, ("r" + i).getBytes(StandardCharsets.UTF_8))).get(20, TimeUnit.SECONDS);
+            }
+            admin.deleteRecords(Map.of(new org.apache.kafka.common.TopicPartition(TOPIC, 0),
+                org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(5))).all().get(20, TimeUnit.SECONDS);
+        }
+        assertEquals(5, log(1).logStartOffset());
+        nodes[1].broker.leadership().leadWithoutController(TOPIC, 0, EPOCH, new int[] {1, 2}, new int[] {1, 2}, recorder)
+            .get(20, TimeUnit.SECONDS);
+        final FollowedPartition followed = follow(2);
+        await(() -> followed.failure() != null, WAIT, "the follower's failure");
+        assertTrue(followed.failure().contains("the leader's log starts at 5, this log must be truncated fully to start there")
+            && followed.failure().contains("truncation is not implemented"), followed.failure());
+        assertEquals(0, log(2).logEndOffset(), "nothing appended");
     }
 
     /**
