@@ -215,6 +215,10 @@ public final class ReplicaFetcher implements Agent
         int n = 0;
         for (final FollowedPartition p : all)
         {
+            if (p.state == FollowedPartition.OUT_OF_RANGE)
+            {
+                p.state = FollowedPartition.FETCHING; // its round ended before the leader's offsets were asked: asked again
+            }
             if (p.state == FollowedPartition.BACKING_OFF && nowMs >= p.retryAtMs)
             {
                 p.state = FollowedPartition.FETCHING;
