@@ -25,7 +25,7 @@ import java.util.Map;
  * ListOffsets as Kafka's leader answers a consumer: EARLIEST (and EARLIEST_LOCAL) is the log start
  * offset, LATEST the high watermark (the last stable offset equals it: there are no transactions
  * yet), MAX_TIMESTAMP the first record with the largest timestamp, a timestamp the first record at or
- * after it — both only below the high watermark, else offset -1 (for a replica's request, below the log end). Tiered-storage specials
+ * after it — both only below the high watermark, else offset -1. Tiered-storage specials
  * (LATEST_TIERED, EARLIEST_PENDING_UPLOAD) answer -1: nothing is tiered. The partition leader epoch
  * is always 0 here, so a client's newer epoch is UNKNOWN_LEADER_EPOCH (an older one cannot exist).
  *
@@ -249,11 +249,8 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
      */
     private void lookUp(final PartitionLog log, final long timestamp)
     {
-        final ListOffsetsRequestDecoder decoder = (ListOffsetsRequestDecoder)request.decoder();
-        // a replica's request (replica id other than -1: a follower resolving an OFFSET_OUT_OF_RANGE) has no
-        // isolation, as Kafka's (isClientRequest false): its latest offset is the log end
-        final long fetchable = decoder.replicaId() != -1 ? log.logEndOffset() :
-            decoder.isolationLevel() == READ_COMMITTED ? log.lastStableOffset() : log.highWatermark();
+        final long fetchable = ((ListOffsetsRequestDecoder)request.decoder()).isolationLevel() == READ_COMMITTED ?
+            log.lastStableOffset() : log.highWatermark();
         found.timestamp = -1;
         found.offset = -1;
         if (timestamp == EARLIEST || timestamp == EARLIEST_LOCAL)

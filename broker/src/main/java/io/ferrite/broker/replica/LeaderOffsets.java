@@ -15,7 +15,10 @@ import java.nio.ByteOrder;
 /**
  * A follower's ListOffsets to its leader, as Kafka's fetcher sends one to resolve an OFFSET_OUT_OF_RANGE
  * ({@code fetchLatestOffsetFromLeader} / {@code fetchEarliestOffsetFromLeader}): with this node's replica id,
- * so the leader answers its log end for LATEST (no isolation) and its log start for EARLIEST. On the
+ * so a Kafka leader answers its log end for LATEST (no isolation) and its log start for EARLIEST. A Ferrite
+ * leader answers LATEST with its high watermark still (as to a consumer): the rule's "leader's end below
+ * ours" then compares with that — it only runs after an OFFSET_OUT_OF_RANGE, which a Ferrite leader answers
+ * only to a fetch above its log end or below its log start. On the
  * fetcher's connection, between rounds (the answer goes into the same buffer). Fetcher thread only.
  */
 final class LeaderOffsets

@@ -338,39 +338,6 @@ class LeaderReplicationTest
         }
     }
 
-    /**
-     * A replica's ListOffsets (what a follower sends to resolve an OFFSET_OUT_OF_RANGE) has no isolation, as
-     * Kafka's: LATEST is the log end, where a consumer's is the high watermark.
-     */
-    @Test
-    void aReplicasListOffsetsLatestIsTheLogEnd() throws Exception
-    {
-        lead(1, 2, 3);
-        try (KafkaProducer<byte[], byte[]> producer = producer("1");
-             RawClient client = new RawClient(broker.broker.address().getPort()))
-        {
-            producer.send(record(0)).get(20, TimeUnit.SECONDS);
-            assertEquals(0, partition().log.highWatermark(), "no follower fetched it");
-            assertEquals(1, latest(client, 2), "a replica's latest offset");
-            assertEquals(0, latest(client, -1), "a consumer's latest offset");
-        }
-    }
-
-    private static long latest(final RawClient client, final int replicaId) throws Exception
-    {
-        final short version = 9;
-        final org.apache.kafka.common.message.ListOffsetsRequestData request = new org.apache.kafka.common.message.ListOffsetsRequestData()
-            .setReplicaId(replicaId).setTopics(List.of(new org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic()
-                .setName(TOPIC).setPartitions(List.of(new org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition()
-                    .setPartitionIndex(0).setTimestamp(-1)))));
-        final org.apache.kafka.common.message.ListOffsetsResponseData response = new org.apache.kafka.common.message.ListOffsetsResponseData(
-            new ByteBufferAccessor(client.exchange(ApiKeys.LIST_OFFSETS, version, request)), version);
-        final org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsPartitionResponse p =
-            response.topics().get(0).partitions().get(0);
-        assertEquals(Errors.NONE, Errors.forCode(p.errorCode()));
-        return p.offset();
-    }
-
     /** The partition led with replicas {1, 2, 3}, all in sync; a producer at {@code acks}; followers 2 (v12) and 3 (v17). */
     private Led ledWithFollowers(final String acks) throws Exception
     {
