@@ -413,6 +413,7 @@ public final class Broker implements AutoCloseable
         }
         cluster.close(); // Kafka's order: the controlled shutdown first, while this node still serves
         acceptor.close();
+        leadership.close(); // the follower fetchers, before the log threads they hand records to
         for (final NetworkThread t : networkThreads)
         {
             t.close();
@@ -487,6 +488,10 @@ public final class Broker implements AutoCloseable
             final var topic = registry.topic(log.topic());
             final Partition partition = topic == null ? null : topic.partition(log.partition());
             final LeaderReplicas replicas = partition == null ? null : partition.replicas();
+            if (partition != null && partition.followed() != null)
+            {
+                return; // a follower's high watermark is the leader's (FollowedPartition)
+            }
             if (replicas != null)
             {
                 replicas.nudge(); // with followers the log thread moves the high watermark: what is durable is one bound of it

@@ -100,6 +100,7 @@ public final class Errors
             case ReplicaStatus.NOT_ENOUGH_REPLICAS: return NOT_ENOUGH_REPLICAS;
             case ReplicaStatus.NOT_ENOUGH_REPLICAS_AFTER_APPEND: return NOT_ENOUGH_REPLICAS_AFTER_APPEND;
             case ReplicaStatus.TIMED_OUT: return REQUEST_TIMED_OUT;
+            case ReplicaStatus.NOT_LEADER: return NOT_LEADER_OR_FOLLOWER;
             case AppendResult.VERIFICATION_NEEDED: return UNKNOWN_SERVER_ERROR; // never answered: the produce verifies, then appends again
             default: return KAFKA_STORAGE_ERROR;
         }

@@ -1,12 +1,16 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.replica.FetcherSettings;
+import io.ferrite.broker.replica.FollowedPartition;
 import io.ferrite.broker.replica.IsrProposals;
 import io.ferrite.broker.replica.LeaderReplicas;
+import io.ferrite.broker.replica.ReplicaFetchers;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 
+import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -15,14 +19,16 @@ import java.util.concurrent.CompletableFuture;
  * replication state ({@link io.ferrite.broker.replica.LeaderDuty}). Until the controller integration
  * (issue 14) calls these from the cluster metadata, nothing in the broker does: every partition is
  * led by this node alone, as before. Tests call {@link #leadWithoutController} to act a cluster out
- * with raw-protocol followers.
+ * with raw-protocol followers, and {@link #followWithoutController} to make this node a follower that
+ * copies a partition from its leader ({@link ReplicaFetchers}).
  */
-public final class ReplicaLeadership
+public final class ReplicaLeadership implements AutoCloseable
 {
     private final TopicRegistry topics;
     private final LogThread[] logThreads;
     private final int nodeId;
     private final long lagMaxMs;
+    private final ReplicaFetchers fetchers;
 
     ReplicaLeadership(final TopicRegistry topics, final LogThread[] logThreads, final int nodeId, final long lagMaxMs)
     {
@@ -30,6 +36,108 @@ public final class ReplicaLeadership
         this.logThreads = logThreads;
         this.nodeId = nodeId;
         this.lagMaxMs = lagMaxMs;
+        this.fetchers = new ReplicaFetchers(nodeId, logThreads, FetcherSettings.KAFKA_DEFAULTS);
+    }
+
+    /** This node's follower fetchers. */
+    public ReplicaFetchers fetchers()
+    {
+        return fetchers;
+    }
+
+    /**
+     * <b>Without a controller</b>: this node follows {@code topic}-{@code partition} in {@code leaderEpoch},
+     * copying it from broker {@code leaderId} at {@code leaderHost}:{@code leaderPort}, which knows the topic by
+     * this node's topic id (with a controller every node has the cluster's one id; without, use the overload
+     * that names the leader's). See the overload.
+     */
+    public CompletableFuture<FollowedPartition> followWithoutController(final String topic, final int partition,
+        final int leaderEpoch, final int leaderId, final String leaderHost, final int leaderPort)
+    {
+        final Topic t = topics.topic(topic);
+        if (t == null)
+        {
+            throw new IllegalArgumentException("no topic " + topic);
+        }
+        return followWithoutController(topic, partition, leaderEpoch, leaderId, leaderHost, leaderPort,
+            t.idMostSignificantBits, t.idLeastSignificantBits);
+    }
+
+    /**
+     * Makes this node a follower of {@code topic}-{@code partition} in {@code leaderEpoch}, the leader's topic id
+     * given (Fetch from v13 names topics by id). On the partition's log thread, in this order: the leader's
+     * replication state goes (this node no longer leads it: its acks=all produce waits end with their
+     * timeouts), the log's leader epoch becomes {@code leaderEpoch}, the partition is marked followed — from
+     * then on a produce to it is NOT_LEADER_OR_FOLLOWER, a consumer's fetch too, and its high watermark is
+     * the one its fetcher gets from the leader — and the partition is registered with the fetcher for
+     * {@code leaderId}. Completes once registered.
+     */
+    public CompletableFuture<FollowedPartition> followWithoutController(final String topic, final int partition,
+        final int leaderEpoch, final int leaderId, final String leaderHost, final int leaderPort, final long leaderTopicIdMsb,
+        final long leaderTopicIdLsb)
+    {
+        final Partition p = partition(topic, partition);
+        final LogThread owner = logThreads[p.owner];
+        final InetSocketAddress address = new InetSocketAddress(leaderHost, leaderPort);
+        final CompletableFuture<FollowedPartition> done = new CompletableFuture<>();
+        owner.execute(() ->
+        {
+            try
+            {
+                final FollowedPartition before = p.followed();
+                owner.leaders().unlead(p);
+                p.log.leaderEpoch(leaderEpoch);
+                final FollowedPartition state = new FollowedPartition(p, leaderId, leaderEpoch, leaderTopicIdMsb, leaderTopicIdLsb);
+                p.followed(state);
+                if (before != null)
+                {
+                    fetchers.remove(before);
+                }
+                fetchers.add(state, address);
+                done.complete(state);
+            }
+            catch (final RuntimeException ex)
+            {
+                done.completeExceptionally(ex);
+            }
+        });
+        return done;
+    }
+
+    /**
+     * This node stops following {@code topic}-{@code partition} (it was moved away, or is about to lead it):
+     * its fetcher no longer asks for it, and a fetch answer under way appends nothing more. Completes on the
+     * partition's log thread once it is no longer followed; then {@link #leadWithoutController} may lead it.
+     */
+    public CompletableFuture<Void> stopFollowing(final String topic, final int partition)
+    {
+        final Partition p = partition(topic, partition);
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        logThreads[p.owner].execute(() ->
+        {
+            try
+            {
+                final FollowedPartition state = p.followed();
+                p.followed(null);
+                if (state != null)
+                {
+                    fetchers.remove(state);
+                }
+                done.complete(null);
+            }
+            catch (final RuntimeException ex)
+            {
+                done.completeExceptionally(ex);
+            }
+        });
+        return done;
+    }
+
+    /** Stops the fetchers: before the log threads stop. */
+    @Override
+    public void close()
+    {
+        fetchers.close();
     }
 
     /**

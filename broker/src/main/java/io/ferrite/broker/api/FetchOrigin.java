@@ -51,10 +51,15 @@ final class FetchOrigin
      * (a negative one is no check) below this node's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH
      * (a partition led alone is in epoch 0); then a follower must be one of the partition's replicas, else
      * UNKNOWN_LEADER_EPOCH if it named an epoch, NOT_LEADER_OR_FOLLOWER if not (Kafka's
-     * {@code followerReplicaOrThrow}).
+     * {@code followerReplicaOrThrow}). A partition this node follows is NOT_LEADER_OR_FOLLOWER to every fetch.
      */
     short check(final Partition partition, final int currentLeaderEpoch)
     {
+        if (partition.followed() != null)
+        {
+            // no replica.selector.class (fetch from follower): Kafka 4.4 answers every fetch on a follower so
+            return Errors.NOT_LEADER_OR_FOLLOWER;
+        }
         final LeaderReplicas replicas = partition.replicas();
         final int epoch = replicas == null ? 0 : replicas.leaderEpoch;
         if (currentLeaderEpoch >= 0 && currentLeaderEpoch != epoch)

@@ -8,6 +8,7 @@ import io.ferrite.log.PartitionLog;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 
 /**
@@ -41,6 +42,8 @@ public final class LogThread implements Agent
     /** The high watermark and ISR of the partitions it owns that this node leads with followers. */
     private final LeaderDuty leaders;
     private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
+    /** {@link #execute} without a queue node per task, for the follower fetchers' appends: each fetcher has at most one per partition out. */
+    private final ManyToOneConcurrentArrayQueue<Runnable> boundedTasks = new ManyToOneConcurrentArrayQueue<>(1024);
     /**
      * The command taken from its queue and not yet answered or held, for the duty cycle's last-resort
      * catch: a SIGBUS on a mapped segment in compiled code surfaces as an InternalError only at a
@@ -150,6 +153,16 @@ public final class LogThread implements Agent
         queues.wake();
     }
 
+    /** {@link #execute}, allocating nothing while its bounded queue has room (a follower's append: {@code ReplicaFetcher}). */
+    public void executeBounded(final Runnable task)
+    {
+        if (!boundedTasks.offer(task))
+        {
+            tasks.offer(task);
+        }
+        queues.wake();
+    }
+
     /**
      * Asks the agent to end at its next duty cycle and wakes it, so that its runner's {@code close()}
      * returns as soon as {@link #onClose()} has answered what was left — rather than after the
@@ -247,7 +260,7 @@ public final class LogThread implements Agent
     {
         int work = 0;
         Runnable task;
-        while (fatal == null && (task = tasks.poll()) != null)
+        while (fatal == null && ((task = boundedTasks.poll()) != null || (task = tasks.poll()) != null))
         {
             try
             {
@@ -358,7 +371,7 @@ public final class LogThread implements Agent
 
     boolean hasWork()
     {
-        return queues.anyQueued() || !tasks.isEmpty() || closeRequested || (expiry != null && expiry.hasWork());
+        return queues.anyQueued() || !tasks.isEmpty() || !boundedTasks.isEmpty() || closeRequested || (expiry != null && expiry.hasWork());
     }
 
     private void append(final AppendCommand command)
@@ -387,6 +400,13 @@ public final class LogThread implements Agent
         final PartitionLog log = command.partition.log;
         final AppendResult r = command.result;
         final LeaderReplicas replicas = command.partition.replicas(); // null on a single node
+        if (command.partition.followed() != null)
+        {
+            // Kafka's appendRecordsToLeader on a follower; its high watermark is the fetcher's to move
+            r.status = ReplicaStatus.NOT_LEADER;
+            r.message = "this node follows " + log;
+            return false;
+        }
         if (replicas != null && command.acks == -1 && replicas.underMinIsr(log.config().minInsyncReplicas))
         {
             // Kafka's appendRecordsToLeader: refused before the append, nothing written

@@ -82,6 +82,13 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
         nextCheckMs = 0;
     }
 
+    /** This node no longer leads {@code partition} (it follows now): its replication state goes (log thread). */
+    public void unlead(final io.ferrite.broker.topic.Partition partition)
+    {
+        led.removeIf(r -> r.partition == partition);
+        partition.replicas(null);
+    }
+
     /**
      * After an append to a partition with replicas: its log end moved, so the followers' fetches waiting on it
      * are woken, and the high watermark may move (a leader whose ISR is itself). Returns the high watermark.

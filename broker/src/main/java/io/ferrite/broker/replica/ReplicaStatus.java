@@ -14,6 +14,8 @@ public final class ReplicaStatus
     public static final int NOT_ENOUGH_REPLICAS_AFTER_APPEND = -102;
     /** Appended, but the high watermark did not pass it within the request's timeout (REQUEST_TIMED_OUT). */
     public static final int TIMED_OUT = -103;
+    /** The partition is followed here: the leader takes its produce (NOT_LEADER_OR_FOLLOWER). */
+    public static final int NOT_LEADER = -104;
 
     private ReplicaStatus()
     {

@@ -1,5 +1,6 @@
 package io.ferrite.broker.topic;
 
+import io.ferrite.broker.replica.FollowedPartition;
 import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.log.PartitionLog;
 
@@ -45,6 +46,13 @@ public final class Partition
      * owning log thread ({@code LeaderDuty.lead}).
      */
     private volatile LeaderReplicas replicas;
+    /**
+     * This node's state as a follower of the partition (null: it leads, alone or with followers). Set by the
+     * owning log thread ({@code ReplicaLeadership.followWithoutController}, {@code stopFollowing}); read by
+     * produce (refused on the log thread), fetch (a consumer's refused) and the high-watermark writers
+     * of a leader, which leave a followed partition's to its {@link FollowedPartition}.
+     */
+    private volatile FollowedPartition followed;
 
     Partition(final String topic, final int index, final PartitionLog log, final int owner)
     {
@@ -64,6 +72,18 @@ public final class Partition
     public void replicas(final LeaderReplicas state)
     {
         this.replicas = state;
+    }
+
+    /** This node's follower state, or null: it leads the partition. */
+    public FollowedPartition followed()
+    {
+        return followed;
+    }
+
+    /** The owning log thread only. */
+    public void followed(final FollowedPartition state)
+    {
+        this.followed = state;
     }
 
     /** A fetch from network thread {@code networkThread} waits for this partition's high watermark to move. */

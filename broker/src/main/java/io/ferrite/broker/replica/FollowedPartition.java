@@ -1,0 +1,156 @@
+package io.ferrite.broker.replica;
+
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.log.AppendResult;
+import io.ferrite.log.PartitionLog;
+import org.agrona.MutableDirectBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A partition this node follows: its leader, the leader epoch it follows in, and the hand-over of one
+ * fetch answer's records from the {@link ReplicaFetcher}'s thread to the partition's log thread, which
+ * stays its single writer. The fetcher {@link #post}s the answer's records (a slice of its own response
+ * buffer, not copied) and hands this object to the log thread ({@code LogThread.execute}); {@link #run}
+ * appends them with {@code appendAsFollower}, moves the high watermark and the log start as Kafka's
+ * follower does, and releases {@link #done}; the fetcher reuses its buffer only after every partition it
+ * posted is done. Fields without a memory-order note are the fetcher thread's.
+ */
+public final class FollowedPartition implements Runnable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(FollowedPartition.class);
+
+    /** Fetching: the next round asks for it. */
+    static final int FETCHING = 0;
+    /** Backing off after an error (until {@link #retryAtMs}), then fetching again. */
+    static final int BACKING_OFF = 1;
+    /** Stopped for a reason this node cannot repair yet (see {@link #failure}); the fetcher no longer asks for it. */
+    static final int FAILED = 2;
+    /** Answered OFFSET_OUT_OF_RANGE this round: the leader's offsets are asked once the round's appends are done. */
+    static final int OUT_OF_RANGE = 3;
+
+    public final Partition partition;
+    public final int leaderId;
+    public final int leaderEpoch;
+    final long topicIdMsb;
+    final long topicIdLsb;
+
+    int state = FETCHING;
+    long retryAtMs;
+    /** Why it is {@link #FAILED} (the fetcher's; read by tests through {@link #failure()}). */
+    private volatile String failure;
+    /** Set by {@code stopFollowing} (any thread): the fetcher drops it, the log thread appends nothing more. */
+    volatile boolean removed;
+
+    // ---- one posted answer: written by the fetcher before the hand-over, read by the log thread ----
+    private MutableDirectBuffer records;
+    private int recordsOffset;
+    private int recordsLength;
+    private long leaderHighWatermark;
+    private long leaderLogStart;
+    private Thread fetcher;
+    /** The fetch answer's hand-over is over (release by the log thread, acquire by the fetcher). */
+    private volatile boolean done = true;
+    /** The append's outcome (log thread's; read by the fetcher after {@link #done}). */
+    final AppendResult result = new AppendResult();
+    /** The log thread's last error (an IOException moving the log start), for the fetcher to back off on. */
+    volatile String appendError;
+
+    public FollowedPartition(final Partition partition, final int leaderId, final int leaderEpoch, final long topicIdMsb,
+        final long topicIdLsb)
+    {
+        this.partition = partition;
+        this.leaderId = leaderId;
+        this.leaderEpoch = leaderEpoch;
+        this.topicIdMsb = topicIdMsb;
+        this.topicIdLsb = topicIdLsb;
+    }
+
+    /** Why fetching stopped for good (null while it goes on): a state only the controller or a later version can end. */
+    public String failure()
+    {
+        return failure;
+    }
+
+    void fail(final String why)
+    {
+        state = FAILED;
+        failure = why;
+        LOG.error("follower of {} (leader {}, epoch {}) stopped fetching: {}", partition, leaderId, leaderEpoch, why);
+    }
+
+    /** The fetcher: the records of one answer, for {@link #run} on the log thread. */
+    void post(final MutableDirectBuffer buffer, final int offset, final int length, final long highWatermark,
+        final long logStart, final Thread fetcherThread)
+    {
+        records = buffer;
+        recordsOffset = offset;
+        recordsLength = length;
+        leaderHighWatermark = highWatermark;
+        leaderLogStart = logStart;
+        fetcher = fetcherThread;
+        appendError = null;
+        result.status = AppendResult.OK;
+        done = false; // volatile: the fields above are visible to the thread that reads it
+    }
+
+    boolean done()
+    {
+        return done;
+    }
+
+    /**
+     * On the partition's log thread. Kafka's {@code ReplicaFetcherThread.processPartitionData}: append as
+     * follower, then high watermark = the leader's, bounded by this log's end (and start), then the log start
+     * moved up to the leader's where this log's high watermark allows.
+     */
+    @Override
+    public void run()
+    {
+        try
+        {
+            if (removed || partition.followed() != this)
+            {
+                return; // stopped following, or follows another leader or epoch now: nothing of this answer is kept
+            }
+            final PartitionLog log = partition.log;
+            if (recordsLength > 0)
+            {
+                log.appendAsFollower(records, recordsOffset, recordsLength, leaderEpoch, result);
+                if (!result.succeeded())
+                {
+                    return;
+                }
+            }
+            final long end = log.logEndOffset();
+            final long highWatermark = Math.max(log.logStartOffset(), Math.min(leaderHighWatermark, end));
+            if (highWatermark >= 0)
+            {
+                log.highWatermark(highWatermark);
+            }
+            if (leaderLogStart > log.logStartOffset() && leaderLogStart <= highWatermark)
+            {
+                log.deleteRecordsBefore(leaderLogStart); // Kafka's maybeIncrementLogStartOffset(LeaderOffsetIncremented)
+            }
+        }
+        catch (final IOException ex)
+        {
+            appendError = "moving the log start of " + partition + " to the leader's " + leaderLogStart + ": " + ex;
+        }
+        finally
+        {
+            records = null;
+            done = true;
+            LockSupport.unpark(fetcher);
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return partition + " (leader " + leaderId + ", epoch " + leaderEpoch + ")";
+    }
+}

@@ -1,0 +1,440 @@
+package io.ferrite.broker.e2e;
+
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.replica.FollowedPartition;
+import io.ferrite.broker.replica.IsrProposals;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.log.FileRegion;
+import io.ferrite.log.PartitionLog;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static io.ferrite.testing.Await.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The follower's half of replication: three brokers in this JVM on loopback ports, node 1 leading the
+ * partition with replicas and ISR {1, 2, 3} (min.insync.replicas=2), nodes 2 and 3 following it with their
+ * {@code ReplicaFetcher}s; kafka-clients produce acks=all to node 1.
+ */
+class FollowerFetcherTest
+{
+    private static final String TOPIC = "replicated";
+    private static final int EPOCH = 0;
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+    private final RunningBroker[] nodes = new RunningBroker[4];
+    private Uuid topicId;
+    private final List<int[]> proposals = new CopyOnWriteArrayList<>();
+    private final java.util.Random random = new java.util.Random(14);
+    private final IsrProposals recorder = (topic, partition, leaderEpoch, isr) -> proposals.add(isr);
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        for (final RunningBroker node : nodes)
+        {
+            if (node != null)
+            {
+                node.close();
+            }
+        }
+    }
+
+    private RunningBroker start(final int id) throws Exception
+    {
+        return start(id, Map.of());
+    }
+
+    private RunningBroker start(final int id, final Map<String, String> overrides) throws Exception
+    {
+        final Map<String, String> values = new HashMap<>(overrides);
+        values.put(BrokerConfig.NODE_ID, Integer.toString(id));
+        values.put(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000");
+        nodes[id] = new RunningBroker(dir.resolve("node-" + id), values);
+        return nodes[id];
+    }
+
+    /** Node 1 leads replicas {1, 2, 3} with the ISR {1} and {@code followers}, which follow it. */
+    private void cluster(final int... followers) throws Exception
+    {
+        final int[] isr = new int[followers.length + 1];
+        isr[0] = 1;
+        System.arraycopy(followers, 0, isr, 1, followers.length);
+        start(1);
+        for (final int f : followers)
+        {
+            start(f);
+        }
+        for (int id = 1; id < nodes.length; id++)
+        {
+            if (nodes[id] != null)
+            {
+                createTopic(nodes[id]);
+            }
+        }
+        nodes[1].broker.leadership().leadWithoutController(TOPIC, 0, EPOCH, new int[] {1, 2, 3}, isr, recorder)
+            .get(20, TimeUnit.SECONDS);
+        for (final int f : followers)
+        {
+            follow(f);
+        }
+    }
+
+    private void createTopic(final RunningBroker node) throws Exception
+    {
+        try (Admin admin = node.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1).configs(Map.of("min.insync.replicas", "2",
+                "segment.bytes", "1048576")))).all().get();
+            if (node == nodes[1])
+            {
+                topicId = admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).topicId();
+            }
+        }
+    }
+
+    private FollowedPartition follow(final int id) throws Exception
+    {
+        return nodes[id].broker.leadership().followWithoutController(TOPIC, 0, EPOCH, 1, "127.0.0.1",
+            nodes[1].broker.address().getPort(), topicId.getMostSignificantBits(), topicId.getLeastSignificantBits())
+            .get(20, TimeUnit.SECONDS);
+    }
+
+    private PartitionLog log(final int id)
+    {
+        return partition(id).log;
+    }
+
+    private Partition partition(final int id)
+    {
+        return nodes[id].broker.topics().topic(TOPIC).partition(0);
+    }
+
+    private KafkaProducer<byte[], byte[]> producer(final String compression, final String transactionalId)
+    {
+        final Map<String, Object> extra = new HashMap<>();
+        extra.put(ProducerConfig.ACKS_CONFIG, "all");
+        extra.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        extra.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
+        extra.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        extra.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000);
+        extra.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000);
+        if (transactionalId != null)
+        {
+            extra.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        }
+        return nodes[1].producer(extra);
+    }
+
+    /**
+     * Sends {@code count} records acks=all; each answer must come only once every follower in {@code isr}
+     * has the batch (their log ends only grow: what the callback sees, the fetch that moved the leader's high
+     * watermark had already appended).
+     */
+    private List<Future<RecordMetadata>> send(final KafkaProducer<byte[], byte[]> producer, final int count,
+        final List<String> early, final int... isr)
+    {
+        final List<Future<RecordMetadata>> sent = new ArrayList<>();
+        for (int i = 0; i < count; i++)
+        {
+            // 1 KiB to 2 KiB of seeded noise: a few hundred records fill a 1 MiB segment, compressed or not
+            final byte[] value = new byte[1024 + random.nextInt(1024)];
+            random.nextBytes(value);
+            sent.add(producer.send(new ProducerRecord<>(TOPIC, 0, null, value), (md, ex) ->
+            {
+                if (ex == null)
+                {
+                    for (final int f : isr)
+                    {
+                        if (log(f).logEndOffset() <= md.offset())
+                        {
+                            early.add("offset " + md.offset() + " answered with follower " + f + " at " + log(f).logEndOffset());
+                        }
+                    }
+                    if (log(1).highWatermark() <= md.offset())
+                    {
+                        early.add("offset " + md.offset() + " answered below the leader's high watermark " + log(1).highWatermark());
+                    }
+                }
+            }));
+        }
+        return sent;
+    }
+
+    private static void allSent(final List<Future<RecordMetadata>> sent) throws Exception
+    {
+        for (final Future<RecordMetadata> f : sent)
+        {
+            f.get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The follower's high watermark reaches the leader's, with its log end, and its bytes up to it are the leader's. */
+    private void caughtUpAndIdentical(final int follower) throws IOException, InterruptedException
+    {
+        await(() -> log(follower).logEndOffset() == log(1).logEndOffset() && log(follower).highWatermark() == log(1).highWatermark(),
+            WAIT, () -> "follower " + follower + " at log end " + log(follower).logEndOffset() + ", high watermark "
+                + log(follower).highWatermark() + "; the leader at " + log(1).logEndOffset() + ", " + log(1).highWatermark());
+        final long highWatermark = log(1).highWatermark();
+        assertArrayEquals(bytes(log(1), highWatermark), bytes(log(follower), highWatermark), "follower " + follower + "'s bytes");
+        assertEquals(log(1).logStartOffset(), log(follower).logStartOffset());
+    }
+
+    /** The log's batches below {@code end}, as its segments hold them. */
+    private static byte[] bytes(final PartitionLog log, final long end) throws IOException
+    {
+        final java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        final FileRegion region = new FileRegion();
+        long offset = log.logStartOffset();
+        while (offset < end)
+        {
+            assertEquals(PartitionLog.READ_OK, log.read(offset, 1 << 20, end, true, region));
+            if (region.length == 0)
+            {
+                break;
+            }
+            final ByteBuffer b = ByteBuffer.allocate(region.length);
+            while (b.hasRemaining())
+            {
+                region.channel.read(b, region.position + b.position());
+            }
+            all.write(b.array(), 0, b.capacity());
+            offset = region.nextOffset;
+        }
+        return all.toByteArray();
+    }
+
+    @Test
+    void followersCopyTheLeaderByteForByteAndAckAllWaitsForThem() throws Exception
+    {
+        cluster(2, 3);
+        final List<String> early = new CopyOnWriteArrayList<>();
+        for (final String compression : List.of("none", "gzip", "lz4", "zstd", "snappy"))
+        {
+            try (KafkaProducer<byte[], byte[]> producer = producer(compression, null))
+            {
+                allSent(send(producer, 300, early, 2, 3));
+            }
+        }
+        try (KafkaProducer<byte[], byte[]> producer = producer("lz4", "replicated-txn"))
+        {
+            producer.initTransactions();
+            producer.beginTransaction();
+            send(producer, 50, early);
+            producer.commitTransaction();
+            producer.beginTransaction();
+            send(producer, 50, early);
+            producer.abortTransaction();
+        }
+        assertEquals(List.of(), early, "acks=all answered before the followers had the batch");
+        await(() -> log(1).highWatermark() == log(1).logEndOffset(), WAIT, "the leader's high watermark at its log end");
+        assertTrue(log(1).segmentCount() > 1, "the records span several segments");
+        caughtUpAndIdentical(2);
+        caughtUpAndIdentical(3);
+        assertEquals(null, partition(2).followed().failure());
+    }
+
+    @Test
+    void aStoppedFollowerIsProposedOutOfTheIsrAndCatchesUpFromItsLogEndOnceRestarted() throws Exception
+    {
+        cluster(2, 3);
+        final List<String> early = new CopyOnWriteArrayList<>();
+        try (KafkaProducer<byte[], byte[]> producer = producer("none", null))
+        {
+            allSent(send(producer, 100, early, 2, 3));
+            caughtUpAndIdentical(3);
+            final long threeAt = log(3).logEndOffset();
+            nodes[3].close();
+            // acks=all waits: follower 3 is in the ISR and fetches no more
+            final List<Future<RecordMetadata>> waiting = send(producer, 20, early, 2);
+            await(() -> !proposals.isEmpty(), WAIT, "a proposal once follower 3 lagged replica.lag.time.max.ms");
+            assertArrayEquals(new int[] {1, 2}, proposals.get(0), "proposed: " + Arrays.toString(proposals.get(0)));
+            assertFalse(waiting.get(0).isDone(), "acks=all answered while follower 3, in the ISR, did not have it");
+            nodes[1].broker.leadership().applyIsr(TOPIC, 0, new int[] {1, 2}).get(20, TimeUnit.SECONDS);
+            allSent(waiting); // the ISR {1, 2} has them
+            allSent(send(producer, 100, early, 2));
+            // restarted on its log: it fetches from its log end, and is proposed back into the ISR
+            nodes[3].restart();
+            assertEquals(threeAt, log(3).logEndOffset(), "follower 3's log end after its restart");
+            follow(3);
+            caughtUpAndIdentical(3);
+            await(() -> proposals.size() >= 2, WAIT, "a proposal to take follower 3 back");
+            assertArrayEquals(new int[] {1, 2, 3}, proposals.get(1), "proposed: " + Arrays.toString(proposals.get(1)));
+        }
+        assertEquals(List.of(), early, "acks=all answered before the ISR had the batch");
+        caughtUpAndIdentical(2);
+    }
+
+    @Test
+    void aFollowedPartitionRefusesProduceAndConsumerFetches() throws Exception
+    {
+        cluster(2);
+        try (RawClient client = new RawClient(nodes[2].broker.address().getPort());
+             RawFollower consumer = new RawFollower(nodes[2].broker.address().getPort(), -1, RawFollower.OLD_VERSION, TOPIC, topicId))
+        {
+            final ProduceRequestData request = new ProduceRequestData().setAcks((short)1).setTimeoutMs(10_000);
+            request.topicData().add(new ProduceRequestData.TopicProduceData().setName(TOPIC).setPartitionData(List.of(
+                new ProduceRequestData.PartitionProduceData().setIndex(0)
+                    .setRecords(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("no".getBytes(StandardCharsets.UTF_8)))))));
+            final short version = 9;
+            final ProduceResponseData response = new ProduceResponseData(
+                new ByteBufferAccessor(client.exchange(ApiKeys.PRODUCE, version, request)), version);
+            final ProduceResponseData.PartitionProduceResponse p = response.responses().iterator().next().partitionResponses().get(0);
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, Errors.forCode(p.errorCode()), "a produce to a follower");
+            final FetchResponseData.PartitionData fetched = consumer.fetch(-1, 0);
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, Errors.forCode(fetched.errorCode()), "a consumer's fetch from a follower");
+        }
+        assertEquals(0, log(2).logEndOffset(), "nothing appended by the refused produce");
+    }
+
+    @Test
+    void aFollowerAheadOfItsLeaderStopsFetchingInAnExplicitFailure() throws Exception
+    {
+        start(1);
+        start(2);
+        createTopic(nodes[1]);
+        createTopic(nodes[2]);
+        // node 2 has records the leader never had: the leader answers OFFSET_OUT_OF_RANGE at its log end
+        try (KafkaProducer<byte[], byte[]> producer = nodes[2].producer(Map.of(ProducerConfig.ACKS_CONFIG, "1")))
+        {
+            producer.send(new ProducerRecord<>(TOPIC, 0, null, "stray".getBytes(StandardCharsets.UTF_8))).get(20, TimeUnit.SECONDS);
+        }
+        nodes[1].broker.leadership().leadWithoutController(TOPIC, 0, EPOCH, new int[] {1, 2}, new int[] {1, 2}, recorder)
+            .get(20, TimeUnit.SECONDS);
+        final FollowedPartition followed = follow(2);
+        await(() -> followed.failure() != null, WAIT, "the follower's failure");
+        assertTrue(followed.failure().contains("the leader's log ends at 0, this log must be truncated to it")
+            && followed.failure().contains("truncation is not implemented"), followed.failure());
+        assertEquals(1, log(2).logEndOffset(), "nothing truncated or appended");
+    }
+
+    /** Kafka's other out-of-range case: the leader's log starts above this log's end (its records below were deleted). */
+    @Test
+    void aFollowerBelowItsLeadersLogStartStopsFetchingInAnExplicitFailure() throws Exception
+    {
+        start(1);
+        start(2);
+        createTopic(nodes[1]);
+        createTopic(nodes[2]);
+        try (KafkaProducer<byte[], byte[]> producer = nodes[1].producer(Map.of(ProducerConfig.ACKS_CONFIG, "1"));
+             Admin admin = nodes[1].admin())
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                producer.send(new ProducerRecord<>(TOPIC, 0, null, ("r" + i).getBytes(StandardCharsets.UTF_8))).get(20, TimeUnit.SECONDS);
+            }
+            admin.deleteRecords(Map.of(new org.apache.kafka.common.TopicPartition(TOPIC, 0),
+                org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(5))).all().get(20, TimeUnit.SECONDS);
+        }
+        assertEquals(5, log(1).logStartOffset());
+        nodes[1].broker.leadership().leadWithoutController(TOPIC, 0, EPOCH, new int[] {1, 2}, new int[] {1, 2}, recorder)
+            .get(20, TimeUnit.SECONDS);
+        final FollowedPartition followed = follow(2);
+        await(() -> followed.failure() != null, WAIT, "the follower's failure");
+        assertTrue(followed.failure().contains("the leader's log starts at 5, this log must be truncated fully to start there")
+            && followed.failure().contains("truncation is not implemented"), followed.failure());
+        assertEquals(0, log(2).logEndOffset(), "nothing appended");
+    }
+
+    /**
+     * A follower in fsync durability: its fsyncs do not move its high watermark to its log end (the one-node
+     * rule of {@code Broker.onDurable}); it stays the leader's, held here by follower 3, in the ISR and absent.
+     */
+    @Test
+    void aFollowersFsyncDoesNotMoveItsHighWatermarkPastTheLeaders() throws Exception
+    {
+        start(1);
+        start(2, Map.of("ferrite.log.durability", "fsync"));
+        createTopic(nodes[1]);
+        createTopic(nodes[2]);
+        nodes[1].broker.leadership().leadWithoutController(TOPIC, 0, EPOCH, new int[] {1, 2, 3}, new int[] {1, 2, 3}, recorder)
+            .get(20, TimeUnit.SECONDS);
+        follow(2);
+        try (KafkaProducer<byte[], byte[]> producer = nodes[1].producer(Map.of(ProducerConfig.ACKS_CONFIG, "1")))
+        {
+            for (int i = 0; i < 5; i++)
+            {
+                producer.send(new ProducerRecord<>(TOPIC, 0, null, ("r" + i).getBytes(StandardCharsets.UTF_8))).get(20, TimeUnit.SECONDS);
+            }
+        }
+        await(() -> log(2).logEndOffset() == 5 && log(2).durableOffset() == 5, WAIT,
+            () -> "follower 2 at " + log(2).logEndOffset() + ", durable " + log(2).durableOffset());
+        nodes[2].holdLogThread(partition(2).owner, new java.util.concurrent.CountDownLatch(0)); // after the fsync's listener
+        assertEquals(0, log(1).highWatermark(), "the leader's: follower 3 has nothing");
+        assertEquals(0, log(2).highWatermark(), "the follower's high watermark after its fsync");
+    }
+
+    /**
+     * What the fetcher's thread allocates per round in steady state (a record acks=all at a time: each
+     * round brings one batch), measured as {@code RequestPathAllocationTest} measures the broker's threads.
+     */
+    @Test
+    void theFetcherThreadAllocatesNothingPerRoundInSteadyState() throws Exception
+    {
+        cluster(2);
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        final Thread fetcher = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().equals("ferrite-replica-fetcher-1") && t.getId() != Thread.currentThread().getId())
+            .findFirst().orElse(null);
+        assertNotNull(fetcher, "node 2's fetcher thread");
+        final List<String> early = new CopyOnWriteArrayList<>();
+        try (KafkaProducer<byte[], byte[]> producer = producer("none", null))
+        {
+            for (int i = 0; i < 1_000; i++)
+            {
+                send(producer, 1, early, 2).get(0).get(20, TimeUnit.SECONDS); // warm-up
+            }
+            final long rounds = nodes[2].broker.leadership().fetchers().fetcher(1).rounds();
+            final long before = threads.getThreadAllocatedBytes(fetcher.getId());
+            final int measured = 1_000;
+            for (int i = 0; i < measured; i++)
+            {
+                send(producer, 1, early, 2).get(0).get(20, TimeUnit.SECONDS);
+            }
+            final long allocated = threads.getThreadAllocatedBytes(fetcher.getId()) - before;
+            final long n = nodes[2].broker.leadership().fetchers().fetcher(1).rounds() - rounds;
+            System.out.println("replica fetcher: " + allocated + " bytes over " + n + " rounds (" + measured + " acks=all records)");
+            assertTrue(allocated < 4_096, "the fetcher thread allocated " + allocated + " bytes over " + n + " rounds");
+        }
+        assertEquals(List.of(), early);
+    }
+}
