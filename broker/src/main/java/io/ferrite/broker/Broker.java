@@ -227,18 +227,19 @@ public final class Broker implements AutoCloseable
         catch (final IOException | RuntimeException ex)
         {
             closeAfterFailure(acceptor, ex);
-            logs.close();
+            closeAfterFailure(logs, ex);
             throw ex;
         }
     }
 
-    private static void closeAfterFailure(final Acceptor acceptor, final Exception failure)
+    /** Closes what a failed start opened; a failure to close goes on the start's failure, never in its place. */
+    private static void closeAfterFailure(final AutoCloseable opened, final Exception failure)
     {
         try
         {
-            acceptor.close();
+            opened.close();
         }
-        catch (final IOException ex)
+        catch (final Exception ex)
         {
             failure.addSuppressed(ex);
         }

@@ -84,10 +84,14 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
         this.reserver = reserver;
         this.clockMs = clockMs;
         final long start = Files.exists(file) ? Long.parseLong(Files.readString(file).trim()) : 0;
-        write(start + BLOCK);
-        reservedEnd = start + BLOCK;
+        reservedEnd = start;
         next = start;
-        blockEnd = reservedEnd;
+        blockEnd = start;
+        // the first block, on this thread: a start on a full disk goes on without it (the failure kept and the
+        // reservation tried again after a backoff, as the reserver's), since a broker that cannot write must still
+        // start and serve what it has (DiskFullBrokerTest)
+        reserving = true;
+        reserve();
     }
 
     /** The next id, {@link ProducerIdSource#NONE_YET} when the next block is not on disk yet; never waits for the disk. */
