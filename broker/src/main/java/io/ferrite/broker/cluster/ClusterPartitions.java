@@ -247,9 +247,17 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                 return null;
             }
             imageIds.put(topic.name(), id);
+            final Map<String, String> configs = imageConfigs.get(topic.name());
             if (local == null)
             {
-                local = topics.create(topic.name(), count, imageConfigs.getOrDefault(topic.name(), Map.of()), id);
+                local = topics.create(topic.name(), count, configs != null ? configs : Map.of(), id);
+            }
+            else if (configs != null && !local.overrides.equals(configs))
+            {
+                // the node's own topic from before this start: the image's configs, changed while it was down
+                final Topic updated = topics.updateConfig(local, configs);
+                local = updated != null ? updated : local;
+                LOG.info("{}: configs from the cluster's metadata {}", topic.name(), configs);
             }
             else if (local.partitions.length < count)
             {

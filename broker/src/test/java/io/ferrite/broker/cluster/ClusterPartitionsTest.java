@@ -129,6 +129,18 @@ class ClusterPartitionsTest
     }
 
     @Test
+    void theImagesConfigsReachATopicThisNodeHadBeforeItsStart() throws Exception
+    {
+        final Topic before = registry.create("kept", 1, Map.of("retention.ms", "5000"), new long[] {3, 4}); // as loaded
+        partitions.topicConfigs("kept", Map.of("retention.ms", "9000")); // changed while the node was down
+        partitions.follows(image("kept", 3, 4), followed());
+        invoker.invoke();
+        assertEquals(before.partition(0).log, registry.topic("kept").partition(0).log, "the same log, kept");
+        assertEquals(Map.of("retention.ms", "9000"), registry.topic("kept").overrides);
+        assertEquals(Map.of("retention.ms", "9000"), logs.overrides("kept", 0));
+    }
+
+    @Test
     void aConfigFerriteDoesNotKnowIsLeftOutAndTheRestApplied() throws Exception
     {
         partitions.topicConfigs("t", Map.of("retention.ms", "1000", "no.such.config", "x"));
