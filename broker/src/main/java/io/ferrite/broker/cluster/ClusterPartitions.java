@@ -272,6 +272,12 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         }
     }
 
+    /** The last state of {@code topic}-{@code partition} this node leads, null when it does not (for tests). */
+    ClusterNode.PartitionState led(final String topic, final int partition)
+    {
+        return led.get(topic + "-" + partition);
+    }
+
     /** A leader's ISR proposal (log thread): Kafka's AlterPartition to the controller; must not block. */
     private void propose(final String topic, final int partition, final int leaderEpoch, final int[] isr)
     {
@@ -308,7 +314,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
      * and the partition epoch it committed is not older than the one known here (the image may have brought a newer
      * state first). The partition epoch known here moves to the answer's.
      */
-    private void answered(final String topic, final int partition, final ClusterNode.IsrAnswer committed)
+    void answered(final String topic, final int partition, final ClusterNode.IsrAnswer committed)
     {
         final String key = topic + "-" + partition;
         final ClusterNode.PartitionState known = led.get(key);

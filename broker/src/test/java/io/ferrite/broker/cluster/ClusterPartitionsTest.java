@@ -141,6 +141,19 @@ class ClusterPartitionsTest
     }
 
     @Test
+    void anAlterPartitionAnswerNoLongerCurrentIsNotApplied()
+    {
+        // the image's state at leader epoch 5, partition epoch 9 (the agent's part, which starts leading, is not run)
+        final ClusterNode.PartitionState now = new ClusterNode.PartitionState(0, 1, 5, 9, new int[] {1, 2, 3},
+            new int[] {1, 2, 3}, new int[0]);
+        partitions.leads(image("t", 1, 1), now);
+        // an answer to an older proposal, at an older partition epoch, then one for an earlier leadership
+        partitions.answered("t", 0, new ClusterNode.IsrAnswer(5, 8, new int[] {1, 2}));
+        partitions.answered("t", 0, new ClusterNode.IsrAnswer(4, 10, new int[] {1}));
+        assertSame(now, partitions.led("t", 0), "neither applied: the leader's state is the image's");
+    }
+
+    @Test
     void aConfigFerriteDoesNotKnowIsLeftOutAndTheRestApplied() throws Exception
     {
         partitions.topicConfigs("t", Map.of("retention.ms", "1000", "no.such.config", "x"));
