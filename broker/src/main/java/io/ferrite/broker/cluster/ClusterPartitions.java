@@ -20,10 +20,13 @@ import java.util.function.Supplier;
 /**
  * What the metadata image's changes of this node's replicas do to its partitions, as Kafka's
  * {@code ReplicaManager.applyDelta}: a partition this node leads gets its local log (created with the controller's
- * topic id when absent) and is led at the image's leader epoch with its replicas and ISR
+ * topic id and the image's topic configs when absent; a local topic of that name with another id is kept and the
+ * partition not served, as Kafka's {@code InconsistentTopicIdException}) and is led at the image's leader epoch with
+ * its replicas and ISR
  * ({@link ReplicaLeadership#leadWithoutController}); an ISR change at the same leader epoch is applied
  * ({@link ReplicaLeadership#applyIsr}); a followed partition gets its local log and the leader epoch, then
- * {@link #follow}; a replica no longer here whose topic left the image is deleted.
+ * {@link #follow}; a replica no longer here whose topic (the image's, by id) left the image is deleted; a topic's config
+ * changes reach its local logs ({@link #topicConfigs}).
  *
  * <p>Threads: the changes arrive on the metadata loader's thread, in log order, and are handed to the
  * {@link AdminAgent} (the topic registry's single writer, in the same order) without waiting: the loader never
