@@ -82,8 +82,7 @@ public final class Broker implements AutoCloseable
     private final GroupCoordinator groups;
     private final TxnCoordinator transactions;
     private final InetSocketAddress address;
-    /** The node's part of a cluster (issue 14), or {@link ClusterMode#DISABLED}: one node alone. */
-    private final ClusterMode cluster;
+    private final ClusterMode cluster; // the node's part of a cluster (issue 14), or DISABLED: one node alone
     private volatile boolean closed;
 
     private Broker(final BrokerConfig config) throws IOException
@@ -258,15 +257,7 @@ public final class Broker implements AutoCloseable
         {
             t.start();
         }
-        try
-        {
-            broker.cluster.start(broker.topics, broker.admin, broker.leadership, broker::executeOnOwner); // joined when back
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            broker.close();
-            throw ex;
-        }
+        broker.cluster.start(broker.topics, broker.admin, broker.leadership, broker::executeOnOwner, broker); // joined when back
         broker.acceptor.start();
         LOG.info("Ferrite node {} of cluster {} listening on {} ({} topics in {})", config.nodeId(), broker.clusterId,
             broker.address, broker.topics.topics().size(), config.logDirs());

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.image.MetadataImage;
 import org.apache.kafka.image.TopicImage;
 import org.apache.kafka.metadata.BrokerRegistration;
 import org.apache.kafka.metadata.PartitionRegistration;
@@ -45,10 +47,23 @@ public final class ClusterNode implements AutoCloseable
 
         /** This node no longer holds a replica of {@code topic}-{@code partition} (deleted, or moved away). */
         void stopped(String topic, int partition);
+
+        /**
+         * {@code topic}'s config overrides in the image (Kafka's {@code ConfigurationsImage}) are now {@code configs}:
+         * told when they change and, for a topic created with configs, before its partitions' first change.
+         */
+        default void topicConfigs(final String topic, final Map<String, String> configs)
+        {
+        }
     }
 
-    /** A live broker and the endpoint it registered. */
-    public record BrokerEndpoint(int id, String host, int port, long epoch)
+    /** A registered broker, the endpoint it registered and whether the controller fenced it. */
+    public record BrokerEndpoint(int id, String host, int port, long epoch, boolean fenced)
+    {
+    }
+
+    /** The controller's answer to {@link #alterPartition}: the partition's state it committed. */
+    public record IsrAnswer(int leaderEpoch, int partitionEpoch, int[] isr)
     {
     }
 
@@ -58,8 +73,12 @@ public final class ClusterNode implements AutoCloseable
     {
     }
 
-    /** A topic of the image: its id (two longs), its partition count and, when asked for, its partitions. */
-    public record TopicState(String name, long idMsb, long idLsb, int partitionCount, List<PartitionState> partitions)
+    /**
+     * A topic of the image: its id (two longs), its partition count, when asked for its partitions, and its config
+     * overrides (Kafka's {@code ConfigurationsImage} for the topic; empty when not read).
+     */
+    public record TopicState(String name, long idMsb, long idLsb, int partitionCount, List<PartitionState> partitions,
+        Map<String, String> configs)
     {
     }
 
@@ -105,6 +124,7 @@ public final class ClusterNode implements AutoCloseable
         ClusterController controller = null;
         ClusterView view = null;
         BrokerMembership membership = null;
+        ControllerChannel channel = null;
         try
         {
             controller = ClusterController.start(quorum, settings, fatal);
@@ -113,13 +133,13 @@ public final class ClusterNode implements AutoCloseable
             // the directory id: the quorum directory's persistent one (meta.properties of the quorum directory); the
             // broker's own meta.properties in its log directory is Ferrite's and has none yet
             membership = BrokerMembership.start(quorum, view, advertised, logDir, quorum.directoryId(), settings);
-            final ControllerChannel channel = ControllerChannel.start(quorum, settings, advertised, logDir);
+            channel = ControllerChannel.start(quorum, settings, advertised, logDir);
             final long timeout = NodeConfig.broker(quorum, settings, advertised, logDir).initialRegistrationTimeoutMs();
             return new ClusterNode(quorum, controller, view, membership, channel, timeout);
         }
         catch (final Exception | Error ex)
         {
-            closeQuietly(ex, membership, view, controller, quorum);
+            closeQuietly(ex, membership, channel, view, controller, quorum);
             throw ex;
         }
     }
@@ -174,14 +194,23 @@ public final class ClusterNode implements AutoCloseable
     /** The live (registered, unfenced) brokers, by id. */
     public List<BrokerEndpoint> liveBrokers()
     {
-        final List<BrokerEndpoint> live = new ArrayList<>();
-        for (final BrokerRegistration broker : view.liveBrokers())
+        return brokers(false);
+    }
+
+    /**
+     * The registered brokers by id: the live ones, or with {@code includeFenced} the fenced ones too (Kafka's
+     * {@code getBrokerNodes}, DescribeCluster's {@code includeFencedBrokers}).
+     */
+    public List<BrokerEndpoint> brokers(final boolean includeFenced)
+    {
+        final List<BrokerEndpoint> brokers = new ArrayList<>();
+        for (final BrokerRegistration broker : includeFenced ? view.brokers().values() : view.liveBrokers())
         {
-            broker.listeners().values().stream().findFirst().ifPresent(endpoint ->
-                live.add(new BrokerEndpoint(broker.id(), endpoint.host(), endpoint.port(), broker.epoch())));
+            broker.listeners().values().stream().findFirst().ifPresent(endpoint -> brokers.add(
+                new BrokerEndpoint(broker.id(), endpoint.host(), endpoint.port(), broker.epoch(), broker.fenced())));
         }
-        live.sort((a, b) -> Integer.compare(a.id(), b.id()));
-        return live;
+        brokers.sort((a, b) -> Integer.compare(a.id(), b.id()));
+        return brokers;
     }
 
     /**
@@ -194,45 +223,66 @@ public final class ClusterNode implements AutoCloseable
         return live.isEmpty() ? -1 : live.get(ThreadLocalRandom.current().nextInt(live.size())).id();
     }
 
-    /** Every topic of the image with its partitions. */
+    /** Every topic of the image with its partitions (one image read for all). */
     public Collection<TopicState> topics()
     {
+        final MetadataImage image = view.image();
         final List<TopicState> topics = new ArrayList<>();
-        view.image().topics().topicsByName().values().forEach(topic -> topics.add(describeWith(topic)));
+        image.topics().topicsByName().values().forEach(topic -> topics.add(describeWith(image, topic)));
         return topics;
     }
 
     /** {@code name}'s state, if the image has it. */
     public Optional<TopicState> topic(final String name)
     {
-        return view.topic(name).map(ClusterNode::describeWith);
+        final MetadataImage image = view.image();
+        return Optional.ofNullable(image.topics().getTopic(name)).map(topic -> describeWith(image, topic));
     }
 
     /** The topic with id {@code msb}/{@code lsb}, if the image has it. */
     public Optional<TopicState> topic(final long msb, final long lsb)
     {
-        return Optional.ofNullable(view.image().topics().getTopic(new Uuid(msb, lsb))).map(ClusterNode::describeWith);
+        final MetadataImage image = view.image();
+        return Optional.ofNullable(image.topics().getTopic(new Uuid(msb, lsb))).map(topic -> describeWith(image, topic));
     }
 
-    private static TopicState describeWith(final TopicImage topic)
+    private static TopicState describeWith(final MetadataImage image, final TopicImage topic)
     {
+        final Map<Integer, BrokerRegistration> brokers = image.cluster().brokers();
         final List<PartitionState> partitions = new ArrayList<>();
         topic.partitions().entrySet().stream().sorted(Map.Entry.comparingByKey())
-            .forEach(entry -> partitions.add(state(entry.getKey(), entry.getValue(), null)));
+            .forEach(entry -> partitions.add(state(entry.getKey(), entry.getValue(), offline(entry.getValue(), brokers))));
         return new TopicState(topic.name(), topic.id().getMostSignificantBits(), topic.id().getLeastSignificantBits(),
-            topic.partitions().size(), partitions);
+            topic.partitions().size(), partitions, configs(image, topic.name()));
+    }
+
+    private static Map<String, String> configs(final MetadataImage image, final String topic)
+    {
+        return image.configs().configMapForResource(new ConfigResource(ConfigResource.Type.TOPIC, topic));
     }
 
     private static PartitionState state(final int index, final PartitionRegistration p, final int[] offline)
     {
-        return new PartitionState(index, p.leader, p.leaderEpoch, p.partitionEpoch, p.replicas, p.isr,
-            offline != null ? offline : offline(p));
+        return new PartitionState(index, p.leader, p.leaderEpoch, p.partitionEpoch, p.replicas, p.isr, offline);
     }
 
-    /** Kafka's offline replicas: on a directory that failed ({@code DirectoryId.LOST}); Ferrite reports none yet. */
-    private static int[] offline(final PartitionRegistration p)
+    /**
+     * Kafka's offline replicas ({@code KRaftMetadataCache.getOfflineReplicas}): those whose broker is not registered
+     * or is fenced (Kafka also counts a replica on a failed log directory: Ferrite has none to report yet).
+     */
+    private static int[] offline(final PartitionRegistration p, final Map<Integer, BrokerRegistration> brokers)
     {
-        return new int[0];
+        int count = 0;
+        final int[] offline = new int[p.replicas.length];
+        for (final int replica : p.replicas)
+        {
+            final BrokerRegistration broker = brokers.get(replica);
+            if (broker == null || broker.fenced())
+            {
+                offline[count++] = replica;
+            }
+        }
+        return java.util.Arrays.copyOf(offline, count);
     }
 
     /**
@@ -254,10 +304,10 @@ public final class ClusterNode implements AutoCloseable
     /**
      * Kafka's AlterPartition for a partition this node leads: proposes {@code isr} at the partition's
      * {@code leaderEpoch} / {@code partitionEpoch} (each member with its broker epoch from the image). Completes with
-     * the ISR the controller committed, or fails with the controller's error (Kafka's {@code Errors} exception:
+     * the state the controller committed (its leader epoch, partition epoch and ISR), or fails with the controller's error (Kafka's {@code Errors} exception:
      * INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, ...).
      */
-    public CompletableFuture<int[]> alterPartition(final String topic, final int partition, final int leaderEpoch,
+    public CompletableFuture<IsrAnswer> alterPartition(final String topic, final int partition, final int leaderEpoch,
         final int partitionEpoch, final int[] isr)
     {
         final TopicImage image = view.image().topics().getTopic(topic);
@@ -282,11 +332,15 @@ public final class ClusterNode implements AutoCloseable
         return controller.isActive();
     }
 
-    /** Kafka's order: the broker's side first (a controlled shutdown, while the quorum answers), the voter last. */
+    /**
+     * Kafka's order ({@code BrokerServer.shutdown}): the controlled shutdown first, while the controller channel and the
+     * quorum still answer (an AlterPartition meanwhile still reaches the controller), then the channel, the view, the
+     * controller, the voter last.
+     */
     @Override
     public void close() throws Exception
     {
-        closeQuietly(null, channel, membership, view, controller, quorum);
+        closeQuietly(null, membership, channel, view, controller, quorum);
     }
 
     private static void closeQuietly(final Throwable failure, final AutoCloseable... parts) throws Exception
@@ -352,11 +406,17 @@ public final class ClusterNode implements AutoCloseable
             replicas.stopped(partition.topic(), partition.partition());
         }
 
+        @Override
+        public void topicConfigs(final String topic, final Map<String, String> configs)
+        {
+            replicas.topicConfigs(topic, configs);
+        }
+
         /** The topic without its partitions, its count taken from the partition's: the largest index seen so far + 1. */
         private static TopicState topic(final TopicPartition partition, final Uuid topicId)
         {
             return new TopicState(partition.topic(), topicId.getMostSignificantBits(), topicId.getLeastSignificantBits(),
-                partition.partition() + 1, List.of());
+                partition.partition() + 1, List.of(), Map.of());
         }
     }
 }

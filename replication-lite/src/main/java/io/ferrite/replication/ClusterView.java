@@ -62,6 +62,15 @@ public final class ClusterView implements AutoCloseable
         default void stopped(final TopicPartition partition)
         {
         }
+
+        /**
+         * {@code topic}'s config overrides in the image changed (or were first seen): {@code configs} is the whole new
+         * map, empty when it has none left. Told before the partitions' changes of the same delta, so a topic created
+         * with configs has them when its partitions are first led or followed.
+         */
+        default void topicConfigs(final String topic, final Map<String, String> configs)
+        {
+        }
     }
 
     private final int nodeId;
@@ -162,6 +171,13 @@ public final class ClusterView implements AutoCloseable
         public void onMetadataUpdate(final MetadataDelta delta, final MetadataImage newImage, final LoaderManifest manifest)
         {
             image = newImage; // first: a listener that looks at the view sees the state it hears of
+            if (delta.configsDelta() != null)
+            {
+                delta.configsDelta().changes().keySet().stream()
+                    .filter(resource -> resource.type() == org.apache.kafka.common.config.ConfigResource.Type.TOPIC)
+                    .forEach(resource -> changes.topicConfigs(resource.name(),
+                        newImage.configs().configMapForResource(resource)));
+            }
             if (delta.topicsDelta() == null)
             {
                 return;

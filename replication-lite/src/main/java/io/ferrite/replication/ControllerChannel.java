@@ -54,11 +54,19 @@ final class ControllerChannel implements AutoCloseable
     {
         final KafkaConfig config = NodeConfig.broker(quorum, settings, advertised, logDir);
         final Metrics metrics = new Metrics();
-        final NodeToControllerChannelManagerImpl channel = new NodeToControllerChannelManagerImpl(
-            RaftControllerNodeProvider.create(quorum.raftManager(), config), Time.SYSTEM, metrics, config,
-            "forwarding", "broker-" + quorum.nodeId() + "-", (long)config.requestTimeoutMs());
-        channel.start();
-        return new ControllerChannel(channel, metrics);
+        try
+        {
+            final NodeToControllerChannelManagerImpl channel = new NodeToControllerChannelManagerImpl(
+                RaftControllerNodeProvider.create(quorum.raftManager(), config), Time.SYSTEM, metrics, config,
+                "forwarding", "broker-" + quorum.nodeId() + "-", (long)config.requestTimeoutMs());
+            channel.start();
+            return new ControllerChannel(channel, metrics);
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            metrics.close(); // not left behind by a start that failed
+            throw ex;
+        }
     }
 
     /** {@code body} (a request body of {@code apiKey} at {@code version}) to the controller; its answer at that version. */
@@ -100,8 +108,11 @@ final class ControllerChannel implements AutoCloseable
         return MessageUtil.toByteBufferAccessor(response.data(), version).buffer(); // rewound: the whole body
     }
 
-    /** Kafka's AlterPartition for one partition; the ISR the controller committed, or its error as an exception. */
-    CompletableFuture<int[]> alterPartition(final int brokerId, final long brokerEpoch, final Uuid topicId,
+    /**
+     * Kafka's AlterPartition for one partition; the state the controller committed (leader epoch, partition epoch,
+     * ISR), or its error as an exception.
+     */
+    CompletableFuture<ClusterNode.IsrAnswer> alterPartition(final int brokerId, final long brokerEpoch, final Uuid topicId,
         final int partition, final int leaderEpoch, final int partitionEpoch, final int[] isr, final long[] epochs)
     {
         final AlterPartitionRequestData.PartitionData data = new AlterPartitionRequestData.PartitionData()
@@ -115,7 +126,7 @@ final class ControllerChannel implements AutoCloseable
         final AlterPartitionRequestData request = new AlterPartitionRequestData().setBrokerId(brokerId)
             .setBrokerEpoch(brokerEpoch)
             .setTopics(List.of(new AlterPartitionRequestData.TopicData().setTopicId(topicId).setPartitions(List.of(data))));
-        final CompletableFuture<int[]> answer = new CompletableFuture<>();
+        final CompletableFuture<ClusterNode.IsrAnswer> answer = new CompletableFuture<>();
         channel.sendRequest(new AlterPartitionRequest.Builder(request), new Completion(answer, response ->
         {
             final AlterPartitionResponseData body = ((AlterPartitionResponse)response.responseBody()).data();
@@ -130,7 +141,8 @@ final class ControllerChannel implements AutoCloseable
             {
                 throw error.exception();
             }
-            return result.isr().stream().mapToInt(Integer::intValue).toArray();
+            return new ClusterNode.IsrAnswer(result.leaderEpoch(), result.partitionEpoch(),
+                result.isr().stream().mapToInt(Integer::intValue).toArray());
         }));
         return answer;
     }

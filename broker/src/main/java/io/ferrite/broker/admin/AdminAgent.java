@@ -212,7 +212,12 @@ public final class AdminAgent implements Agent, AutoCloseable
         return commands.size();
     }
 
-    /** For tests: runs {@code task} on the agent, between commands (a task that blocks holds the agent still). */
+    /**
+     * Runs {@code task} on the agent, between commands, in the order given, without waiting: how the cluster's metadata
+     * changes reach the topic registry, whose writer the agent is ({@code cluster.ClusterPartitions}), and how tests
+     * step the agent. A task must not block (it holds the agent still) and handles its own failures: one it throws is
+     * logged and counted with the {@link #faults}.
+     */
     public void execute(final Runnable task)
     {
         submit(new AdminCommand(Long.MAX_VALUE, () -> { })

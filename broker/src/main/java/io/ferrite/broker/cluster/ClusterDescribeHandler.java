@@ -15,7 +15,8 @@ import java.util.function.Supplier;
 
 /**
  * DescribeCluster in a cluster, as Kafka's KRaft broker answers it: the live brokers of the image with their
- * endpoints (not fenced: a fenced broker is not listed), a random live broker as controller id, the cluster id.
+ * endpoints (a fenced broker is listed, marked fenced, only when a v2 request sets {@code includeFencedBrokers}), a
+ * random live broker as controller id, the cluster id.
  * Controller endpoints asked of a broker listener: MISMATCHED_ENDPOINT_TYPE (INVALID_REQUEST in v0), as the
  * single node's handler.
  */
@@ -55,13 +56,14 @@ final class ClusterDescribeHandler implements RequestHandler
         }
         else
         {
-            final List<ClusterNode.BrokerEndpoint> brokers = cluster.liveBrokers();
+            // Kafka's KafkaApis (KIP-1073): v2 with includeFencedBrokers lists every registered broker, fenced ones marked
+            final List<ClusterNode.BrokerEndpoint> brokers = cluster.brokers(version >= 2 && request.includeFencedBrokers());
             response.errorCode(Errors.NONE).errorMessage((CharSequence)null).endpointType(BROKER_ENDPOINTS)
                 .clusterId(clusterId).controllerId(cluster.randomLiveBrokerId());
             final DescribeClusterResponseEncoder.DescribeClusterBroker b = response.brokers(brokers.size());
             for (final ClusterNode.BrokerEndpoint broker : brokers)
             {
-                b.next().brokerId(broker.id()).host(broker.host()).port(broker.port()).rack((CharSequence)null).isFenced(false);
+                b.next().brokerId(broker.id()).host(broker.host()).port(broker.port()).rack((CharSequence)null).isFenced(broker.fenced());
             }
         }
         response.clusterAuthorizedOperations(Integer.MIN_VALUE);

@@ -26,7 +26,8 @@ import java.util.function.Supplier;
  * topic the image does not have UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id); with
  * {@code auto.create.topics.enable} and a request that allows it, a legal name is sent to the controller to create
  * with its defaults and answered LEADER_NOT_AVAILABLE meanwhile (the client asks again), an illegal one
- * INVALID_TOPIC_EXCEPTION, as Kafka's broker does. Allocates (the image is read through plain records): a control path.
+ * INVALID_TOPIC_EXCEPTION, as Kafka's broker does; the local coordinators' topics ({@code __consumer_offsets},
+ * {@code __transaction_state}) are never sent to the controller (UNKNOWN_TOPIC_OR_PARTITION). Allocates (the image is read through plain records): a control path.
  */
 final class ClusterMetadataHandler implements RequestHandler
 {
@@ -97,7 +98,13 @@ final class ClusterMetadataHandler implements RequestHandler
                     final String name = requested.name();
                     // Kafka's broker: a legal name is sent to the controller to create, LEADER_NOT_AVAILABLE meanwhile
                     error = TopicNames.illegal(name) != null ? Errors.INVALID_TOPIC_EXCEPTION : Errors.LEADER_NOT_AVAILABLE;
-                    if (error == Errors.LEADER_NOT_AVAILABLE)
+                    if (TopicConfigs.localInternal(name))
+                    {
+                        // the coordinators' topics are this node's own here: Kafka's brokers create them only through
+                        // their coordinators (AutoTopicCreationManager), never as a plain topic of the controller's
+                        error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    }
+                    else if (error == Errors.LEADER_NOT_AVAILABLE)
                     {
                         cluster.autoCreate(name);
                     }

@@ -81,9 +81,32 @@ public class ClusterMode implements AutoCloseable
 
     /**
      * Starts this node's part of the cluster (after the broker's threads, which the partitions' changes need) and
-     * waits until the controller unfenced the broker.
+     * waits until the controller unfenced the broker; if that fails, {@code broker} is closed (the cluster's parts with
+     * it) before the failure is thrown.
      */
-    public void start(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
+    public final void start(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
+        final BiConsumer<Integer, Runnable> onOwner, final AutoCloseable broker) throws IOException
+    {
+        try
+        {
+            join(topics, admin, leadership, onOwner);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            try
+            {
+                broker.close();
+            }
+            catch (final Exception closing)
+            {
+                ex.addSuppressed(closing);
+            }
+            throw ex;
+        }
+    }
+
+    /** Joins the cluster: {@link #start} without the cleanup of a failure. */
+    void join(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
         final BiConsumer<Integer, Runnable> onOwner) throws IOException
     {
     }
@@ -157,7 +180,7 @@ public class ClusterMode implements AutoCloseable
         }
 
         @Override
-        public void start(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
+        void join(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
             final BiConsumer<Integer, Runnable> onOwner) throws IOException
         {
             final Path firstDir = config.logDirs().get(0);
@@ -171,6 +194,7 @@ public class ClusterMode implements AutoCloseable
                 LOG.info("node {} joining cluster {} as broker {}", config.nodeId(), node.clusterId(), endpoint);
                 node.awaitUnfenced();
                 LOG.info("node {} unfenced: live brokers {}", config.nodeId(), node.liveBrokers());
+                partitions.reportStrays(node); // the image has caught up: what it lacks is stray
             }
             catch (final InterruptedException ex)
             {
@@ -187,7 +211,10 @@ public class ClusterMode implements AutoCloseable
             }
         }
 
-        /** Kafka's order: the controlled shutdown first (leadership moves away), then the view, controller, quorum. */
+        /**
+         * Kafka's order ({@link ClusterNode#close}): the controlled shutdown first (leadership moves away), then the
+         * controller channel, the view, controller, quorum.
+         */
         @Override
         public void close()
         {

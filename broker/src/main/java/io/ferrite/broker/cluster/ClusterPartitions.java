@@ -20,10 +20,13 @@ import java.util.function.Supplier;
 /**
  * What the metadata image's changes of this node's replicas do to its partitions, as Kafka's
  * {@code ReplicaManager.applyDelta}: a partition this node leads gets its local log (created with the controller's
- * topic id when absent) and is led at the image's leader epoch with its replicas and ISR
+ * topic id and the image's topic configs when absent; a local topic of that name with another id is kept and the
+ * partition not served, as Kafka's {@code InconsistentTopicIdException}) and is led at the image's leader epoch with
+ * its replicas and ISR
  * ({@link ReplicaLeadership#leadWithoutController}); an ISR change at the same leader epoch is applied
  * ({@link ReplicaLeadership#applyIsr}); a followed partition gets its local log and the leader epoch, then
- * {@link #follow}; a replica no longer here whose topic left the image is deleted.
+ * {@link #follow}; a replica no longer here whose topic (the image's, by id) left the image is deleted; a topic's config
+ * changes reach its local logs ({@link #topicConfigs}).
  *
  * <p>Threads: the changes arrive on the metadata loader's thread, in log order, and are handed to the
  * {@link AdminAgent} (the topic registry's single writer, in the same order) without waiting: the loader never
@@ -43,6 +46,10 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final Supplier<ClusterNode> node;
     /** The leader epoch this node leads each partition at ("topic-partition"): the admin agent's. */
     private final Map<String, Integer> leaderEpochs = new HashMap<>();
+    /** The id the image gave each topic name this node holds replicas of: the agent's. */
+    private final Map<String, long[]> imageIds = new HashMap<>();
+    /** Each topic's config overrides in the image ({@link #topicConfigs}): the agent's. */
+    private final Map<String, Map<String, String>> imageConfigs = new HashMap<>();
     /** The last state of each partition this node leads, for the partition epoch AlterPartition names. */
     private final Map<String, ClusterNode.PartitionState> led = new ConcurrentHashMap<>();
     private final IsrProposals proposals = this::propose;
@@ -137,13 +144,17 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             leaderEpochs.remove(topic + "-" + partition);
             final Topic local = topics.topic(topic);
             final ClusterNode cluster = node.get();
-            // Kafka deletes the partition's log; Ferrite's registry deletes whole topics: once the topic left the image
-            // (or is another topic of the same name). A replica moved away by a reassignment stays on disk.
-            if (local == null || local.isDeleted() || cluster != null && cluster.topic(topic)
+            final long[] seen = imageIds.get(topic);
+            // Kafka deletes the partition's log; Ferrite's registry deletes whole topics: once the topic left the image.
+            // Only the topic the image had: a local topic of that name with another id (data of its own, never this
+            // cluster's) is never deleted (nor is a replica moved away by a reassignment)
+            if (local == null || local.isDeleted() || !sameId(local, seen) || cluster != null && cluster.topic(topic)
                 .filter(t -> t.idMsb() == local.idMostSignificantBits && t.idLsb() == local.idLeastSignificantBits).isPresent())
             {
                 return;
             }
+            imageIds.remove(topic);
+            imageConfigs.remove(topic);
             try
             {
                 topics.delete(local);
@@ -157,9 +168,69 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     }
 
     /**
+     * {@code topic}'s config overrides in the image changed: kept for its creation here, and applied to the local topic
+     * when it is the image's (Kafka's {@code DynamicConfigPublisher} updating the logs' configs).
+     */
+    @Override
+    public void topicConfigs(final String topic, final Map<String, String> configs)
+    {
+        admin.execute(() ->
+        {
+            final Map<String, String> overrides = TopicConfigs.local(topic, configs);
+            imageConfigs.put(topic, overrides);
+            final Topic local = topics.topic(topic);
+            if (local == null || local.isDeleted() || !sameId(local, imageIds.get(topic)) || local.overrides.equals(overrides))
+            {
+                return;
+            }
+            try
+            {
+                if (topics.updateConfig(local, overrides) != null)
+                {
+                    LOG.info("{}: configs from the cluster's metadata {}", topic, overrides);
+                }
+            }
+            catch (final java.io.IOException | RuntimeException ex)
+            {
+                LOG.error("{}: applying the configs {} failed", topic, overrides, ex);
+            }
+        });
+    }
+
+    /**
+     * At the start, once the image caught up (agent thread): a local topic the image lacks (deleted while this node was
+     * down, or data from before the node joined) is a stray, as Kafka's {@code LogManager} calls it. Kafka 4.4 renames
+     * a stray log's directory {@code -stray} and keeps it; Ferrite keeps it in place, logs it, and does not serve it
+     * in the cluster (Metadata answers from the image). The local coordinators' topics are not the image's: skipped.
+     */
+    void reportStrays(final ClusterNode cluster)
+    {
+        admin.execute(() ->
+        {
+            for (final Topic local : topics.topics())
+            {
+                if (!local.isDeleted() && !TopicConfigs.localInternal(local.name)
+                    && cluster.topic(local.idMostSignificantBits, local.idLeastSignificantBits).isEmpty())
+                {
+                    LOG.warn("{}: stray topic (its id {} is not in the cluster's metadata): kept on disk, not served; " +
+                        "delete its directories by hand if it is not wanted", local.name,
+                        TopicRegistry.encode(local.idMostSignificantBits, local.idLeastSignificantBits));
+                }
+            }
+        });
+    }
+
+    private static boolean sameId(final Topic local, final long[] id)
+    {
+        return id != null && local.idMostSignificantBits == id[0] && local.idLeastSignificantBits == id[1];
+    }
+
+    /**
      * The local partition for {@code topic}-{@code partition} (agent thread): the topic created with the controller's
-     * id when absent (a local topic of that name with another id, an earlier incarnation, is deleted first), and its
-     * partitions added up to the image's count.
+     * id and the image's configs when absent, and its partitions added up to the image's count. A local topic of that
+     * name with another id is kept as it is and the partition is not served here (null): Kafka refuses to load a log
+     * whose {@code partition.metadata} names another topic id ({@code InconsistentTopicIdException}) and never deletes
+     * it.
      */
     private Partition localPartition(final ClusterNode.TopicState topic, final int partition)
     {
@@ -168,16 +239,28 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             final ClusterNode cluster = node.get();
             final int count = Math.max(partition + 1, cluster == null ? 0 :
                 cluster.topic(topic.name()).map(ClusterNode.TopicState::partitionCount).orElse(0));
+            final long[] id = {topic.idMsb(), topic.idLsb()};
             Topic local = topics.topic(topic.name());
-            if (local != null && (local.idMostSignificantBits != topic.idMsb() || local.idLeastSignificantBits != topic.idLsb()))
+            if (local != null && !sameId(local, id))
             {
-                LOG.info("{}: the local topic has another id than the cluster's: deleting it", topic.name());
-                topics.delete(local);
-                local = null;
+                LOG.error("{}-{}: InconsistentTopicIdException: the local topic's id {} is not the cluster's {}: its data " +
+                    "is kept and the partition is offline on this node", topic.name(), partition,
+                    TopicRegistry.encode(local.idMostSignificantBits, local.idLeastSignificantBits),
+                    TopicRegistry.encode(id[0], id[1]));
+                return null;
             }
+            imageIds.put(topic.name(), id);
+            final Map<String, String> configs = imageConfigs.get(topic.name());
             if (local == null)
             {
-                local = topics.create(topic.name(), count, Map.of(), new long[] {topic.idMsb(), topic.idLsb()});
+                local = topics.create(topic.name(), count, configs != null ? configs : Map.of(), id);
+            }
+            else if (configs != null && !local.overrides.equals(configs))
+            {
+                // the node's own topic from before this start: the image's configs, changed while it was down
+                final Topic updated = topics.updateConfig(local, configs);
+                local = updated != null ? updated : local;
+                LOG.info("{}: configs from the cluster's metadata {}", topic.name(), configs);
             }
             else if (local.partitions.length < count)
             {
@@ -190,6 +273,12 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             LOG.error("{}-{}: creating the local log failed", topic.name(), partition, ex);
             return null;
         }
+    }
+
+    /** The last state of {@code topic}-{@code partition} this node leads, null when it does not (for tests). */
+    ClusterNode.PartitionState led(final String topic, final int partition)
+    {
+        return led.get(topic + "-" + partition);
     }
 
     /** A leader's ISR proposal (log thread): Kafka's AlterPartition to the controller; must not block. */
@@ -206,7 +295,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         {
             if (failure == null)
             {
-                leadership.applyIsr(topic, partition, committed);
+                answered(topic, partition, committed);
                 return;
             }
             final String error = failure.getClass().getSimpleName();
@@ -219,6 +308,33 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             }
             LOG.warn("{}-{}: AlterPartition failed: {}", topic, partition, failure.toString());
             failed(topic, partition);
+        });
+    }
+
+    /**
+     * The controller's answer to a proposal, applied only while it is current (Kafka's
+     * {@code Partition.handleAlterPartitionUpdate}): the leadership it answers is still this node's at that leader epoch
+     * and the partition epoch it committed is not older than the one known here (the image may have brought a newer
+     * state first). The partition epoch known here moves to the answer's.
+     */
+    void answered(final String topic, final int partition, final ClusterNode.IsrAnswer committed)
+    {
+        final String key = topic + "-" + partition;
+        final ClusterNode.PartitionState known = led.get(key);
+        if (known == null || known.leaderEpoch() != committed.leaderEpoch() ||
+            known.partitionEpoch() > committed.partitionEpoch())
+        {
+            LOG.info("{}: AlterPartition answer at leader epoch {} / partition epoch {} is stale (now {}): ignored", key,
+                committed.leaderEpoch(), committed.partitionEpoch(), known == null ? "not led" :
+                known.leaderEpoch() + " / " + known.partitionEpoch());
+            return; // the metadata that made it stale ended the proposal (leads() applied the image's ISR)
+        }
+        led.replace(key, known, new ClusterNode.PartitionState(partition, known.leader(), committed.leaderEpoch(),
+            committed.partitionEpoch(), known.replicas(), committed.isr(), known.offlineReplicas()));
+        leadership.applyIsr(topic, partition, committed.isr()).exceptionally(error ->
+        {
+            LOG.warn("{}: applying the committed ISR {} failed", key, java.util.Arrays.toString(committed.isr()), error);
+            return null;
         });
     }
 

@@ -16,18 +16,18 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 
 /** One request over a plain socket, serialized by kafka-clients' message classes; returns the response body. */
-final class RawClient implements AutoCloseable
+public final class RawClient implements AutoCloseable
 {
     private final Socket socket;
     private int correlationId;
 
-    RawClient(final int port) throws IOException
+    public RawClient(final int port) throws IOException
     {
         socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(20_000);
     }
 
-    ByteBuffer exchange(final ApiKeys api, final short version, final ApiMessage data) throws IOException
+    public ByteBuffer exchange(final ApiKeys api, final short version, final ApiMessage data) throws IOException
     {
         return receive(api, version, send(api, version, data));
     }
