@@ -80,6 +80,9 @@ final class LogTruncation
         {
             if (target >= offsets.logEndOffset())
             {
+                // Kafka 4.4 too: a former leader may have assigned an epoch at the log end and appended nothing under it
+                epochs.cache().truncateFromEnd(offsets.logEndOffset());
+                epochs.writeIfChanged(log.dir());
                 return false;
             }
             if (target < offsets.logStartOffset())
@@ -89,7 +92,6 @@ final class LogTruncation
             else
             {
                 cut(target);
-                reloadProducers(target);
                 epochs.cache().truncateFromEnd(target);
                 epochs.writeIfChanged(log.dir());
             }
@@ -149,8 +151,28 @@ final class LogTruncation
         epochs.writeIfChanged(log.dir());
     }
 
-    /** Cuts the log to {@code target} (log start &lt;= target &lt; log end). */
+    /**
+     * Cuts the log to {@code target} (log start &lt;= target &lt; log end), under the segments lock from the choice of the
+     * segment holding it to the publication of the new list: retention and DeleteRecords take that lock to remove
+     * segments or move the log start, so none shifts the list under the choice, unmaps a segment the prefix is read
+     * from, or moves the log start above the new log end (a DeleteRecords waiting for the lock then finds the lowered
+     * high watermark: out of range).
+     */
     private void cut(final long target) throws IOException
+    {
+        segments.lock();
+        try
+        {
+            cutLocked(target);
+            reloadProducers(target); // reads the segments: none unmapped by a retention meanwhile
+        }
+        finally
+        {
+            segments.unlock();
+        }
+    }
+
+    private void cutLocked(final long target) throws IOException
     {
         final Segment[] segs = segments.array();
         int holding = segs.length - 1;
@@ -172,8 +194,13 @@ final class LogTruncation
             replaceTail(holding + 1, null, target, false); // the cut falls after this segment's last batch
             return;
         }
-        replaceTail(holding, writePrefix(s, keep), target, false);
+        final CleanedSegments prefix = writePrefix(s, keep);
+        prefixWritten.run();
+        replaceTail(holding, prefix, target, false);
     }
+
+    /** Test seam: runs between the prefix's write and its swap, the segments lock held. */
+    volatile Runnable prefixWritten = () -> { };
 
     /**
      * {@code s}'s batches below position {@code keep} into new {@code .cleaned} files (fsynced), with its kept aborted

@@ -305,6 +305,12 @@ public final class PartitionLog implements AutoCloseable
         return truncation.truncateTo(targetOffset);
     }
 
+    /** For tests: the truncation's seams. */
+    LogTruncation truncation()
+    {
+        return truncation;
+    }
+
     /** Every segment deleted and the log restarted, empty, at {@code newOffset} (single writer; {@link LogTruncation}). */
     public void truncateFullyAndStartAt(final long newOffset) throws IOException
     {
