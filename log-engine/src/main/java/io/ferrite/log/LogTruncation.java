@@ -199,6 +199,9 @@ final class LogTruncation
         replaceTail(holding, prefix, target, false);
     }
 
+    /** Test seam: runs between a reload's snapshot load and its replay. */
+    volatile Runnable producersLoaded = () -> { };
+
     /** Test seam: runs between the prefix's write and its swap, the segments lock held. */
     volatile Runnable prefixWritten = () -> { };
 
@@ -332,12 +335,28 @@ final class LogTruncation
      */
     private void reloadProducers(final long target) throws IOException
     {
+        // a state rebuilt in place: until the replay re-opens the transactions open below the target, the last stable
+        // offset stays at or below both what it was and the target (neither the old nor the new one is lower)
+        producers.capLastStableOffset(Math.min(log.lastStableOffset(), target));
+        try
+        {
+            rebuildProducers(target);
+        }
+        finally
+        {
+            producers.capLastStableOffset(Long.MAX_VALUE);
+        }
+    }
+
+    private void rebuildProducers(final long target) throws IOException
+    {
         ProducerSnapshots.deleteSnapshotsAbove(log.dir(), target);
         // a snapshot at or below the (lowered) high watermark, not just the target: every transaction ended above it is
         // replayed and so stays unstable until the high watermark passes its marker (a snapshot keeps no ended ones)
         final long from = Math.min(target, offsets.highWatermark());
         final long snapshot = Math.max(offsets.logStartOffset(),
             producers.loadSnapshot(from, clock.time(), env.producerIdExpirationMs()));
+        producersLoaded.run();
         final RecordBatch batch = new RecordBatch();
         for (final Segment s : segments.array())
         {
