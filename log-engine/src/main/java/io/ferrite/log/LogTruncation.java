@@ -75,16 +75,20 @@ final class LogTruncation
         {
             throw new IllegalArgumentException("cannot truncate " + log + " to a negative offset " + target);
         }
-        enter();
+        enterGate();
+        boolean paused = false;
         try
         {
             if (target >= offsets.logEndOffset())
             {
-                // Kafka 4.4 too: a former leader may have assigned an epoch at the log end and appended nothing under it
+                // Kafka 4.4 too: a former leader may have assigned an epoch at the log end and appended nothing under it.
+                // Nothing else changes: no clean is stopped (Kafka aborts none here either)
                 epochs.cache().truncateFromEnd(offsets.logEndOffset());
                 epochs.writeIfChanged(log.dir());
                 return false;
             }
+            holdOthersOut();
+            paused = true;
             if (target < offsets.logStartOffset())
             {
                 startAt(target);
@@ -98,7 +102,7 @@ final class LogTruncation
         }
         finally
         {
-            exit();
+            exit(paused);
         }
         env.truncated(log); // once out of the writer's gate: a deletion's close may hold the checkpoint lock, waiting for it
         return true;
@@ -111,34 +115,54 @@ final class LogTruncation
         {
             throw new IllegalArgumentException("cannot start " + log + " at a negative offset " + newOffset);
         }
-        enter();
+        enterGate();
+        try
+        {
+            holdOthersOut();
+        }
+        catch (final RuntimeException ex)
+        {
+            appender.gate().endAppend();
+            throw ex;
+        }
         try
         {
             startAt(newOffset);
         }
         finally
         {
-            exit();
+            exit(true);
         }
         env.truncated(log);
     }
 
     /** The writer's entry, as an append's: the writer recorded and checked, no open claim, not closing. */
-    private void enter()
+    private void enterGate()
     {
         if (!appender.beginAppend(gateResult))
         {
             throw new LogClosedException("log " + log + " is closed: not truncated");
         }
-        // Kafka's abortAndPauseCleaning: a clean's copy of the producer state or its replacement must not straddle this
+    }
+
+    /**
+     * The cleaner and replacements out, for a truncation that changes the log (not for a no-op). Kafka's
+     * abortAndPauseCleaning: a clean's copy of the producer state (rebuilt in place here, even for a cut inside the
+     * active segment) or its replacement must not straddle this.
+     */
+    private void holdOthersOut()
+    {
         env.abortAndPauseCleaning(log);
         replacer.holdForTruncation(); // and a replacement from elsewhere: its .cleaned names would be the prefix's
     }
 
-    private void exit()
+    private void exit(final boolean paused)
     {
-        replacer.releaseAfterTruncation();
-        env.resumeCleaning(log);
+        if (paused)
+        {
+            replacer.releaseAfterTruncation();
+            env.resumeCleaning(log);
+        }
         appender.gate().endAppend();
     }
 

@@ -205,4 +205,38 @@ class TruncationRaceTest extends OrdersLogFixture
             assertEquals(target, OffsetCheckpoint.read(dir.resolve(CleanerCheckpoints.FILE)).get("orders-0"), "and written");
         }
     }
+
+    @Test
+    void aNoOpTruncationLeavesAClean() throws Exception
+    {
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock).withCleaner(CleanerConfig.defaults().withEnable(false)), true))
+        {
+            final PartitionLog log = manager.createLog("orders", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "2048",
+                LogConfig.CLEANUP_POLICY, "compact"));
+            append(log, 30);
+            log.highWatermark(90);
+            final CleanerManager cleaner = manager.cleaner().manager();
+            final CleanerManager.LogToClean ltc = cleaner.grabFilthiest(clock.time());
+            assertNotNull(ltc, "a clean of the log in progress");
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            // a stand-in for the cleaner thread: it lets go of the log once told to stop (else the truncation waits forever)
+            final java.util.concurrent.atomic.AtomicBoolean truncated = new java.util.concurrent.atomic.AtomicBoolean();
+            final Thread cleanerThread = new Thread(() ->
+            {
+                await(() -> truncated.get() || ltc.aborted().get(), DEADLINE, "the truncation's end or the clean's abort");
+                if (ltc.aborted().get())
+                {
+                    call(() -> cleaner.doneCleaning(ltc, ltc.firstDirtyOffset()), failure);
+                }
+            }, "cleaner-stand-in");
+            cleanerThread.start();
+            assertFalse(log.truncateTo(log.logEndOffset()), "at the log end: nothing removed");
+            truncated.set(true);
+            cleanerThread.join(DEADLINE.toMillis());
+            assertFalse(cleanerThread.isAlive());
+            assertNull(failure.get());
+            assertFalse(ltc.aborted().get(), "the clean was not told to stop");
+            cleaner.doneCleaning(ltc, ltc.firstDirtyOffset());
+        }
+    }
 }
