@@ -68,7 +68,11 @@ final class LogTruncation
         this.env = env;
     }
 
-    /** See {@link PartitionLog#truncateTo}. */
+    /**
+     * {@link PartitionLog#truncateTo}: nothing at or above the log end (but the epoch cache trimmed at it); below the
+     * log start {@link #truncateFullyAndStartAt}; else every batch with offsets at or above the target goes (a batch
+     * across it whole), the log end becomes the target, the other offsets, producer state and leader epochs follow.
+     */
     boolean truncateTo(final long target) throws IOException
     {
         if (target < 0)
