@@ -50,6 +50,8 @@ final class LogTruncation
     private final LogEnvironment env;
     private final SegmentReplacer replacer;
     private final AppendResult gateResult = new AppendResult();
+    /** The writer's: this truncation published its new offsets (the checkpoints must follow, whatever fails next). */
+    private boolean published;
 
     LogTruncation(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final LogAppender appender,
         final LogFlusher flusher, final ProducerStateManager producers, final LogEpochs epochs, final WriteStrategy strategy,
@@ -79,6 +81,19 @@ final class LogTruncation
         {
             throw new IllegalArgumentException("cannot truncate " + log + " to a negative offset " + target);
         }
+        published = false;
+        try
+        {
+            return truncateInGate(target);
+        }
+        finally
+        {
+            checkpointIfPublished();
+        }
+    }
+
+    private boolean truncateInGate(final long target) throws IOException
+    {
         enterGate();
         boolean paused = false;
         try
@@ -108,8 +123,22 @@ final class LogTruncation
         {
             exit(paused);
         }
-        env.truncated(log); // once out of the writer's gate: a deletion's close may hold the checkpoint lock, waiting for it
         return true;
+    }
+
+    /**
+     * After the writer's gate (the write is the whole directory's, under the log manager's checkpoint lock, and needs
+     * nothing the gate guards): the directory's recovery points and log starts ({@link LogEnvironment#truncated}) once the
+     * new offsets are out — after a later step's failure too (the epoch file's write, the producer state's reload):
+     * a recovery point left above the new log end would make an unclean open skip the batches appended there since.
+     */
+    private void checkpointIfPublished() throws IOException
+    {
+        if (published)
+        {
+            published = false;
+            env.truncated(log);
+        }
     }
 
     /** See {@link PartitionLog#truncateFullyAndStartAt}. */
@@ -119,6 +148,19 @@ final class LogTruncation
         {
             throw new IllegalArgumentException("cannot start " + log + " at a negative offset " + newOffset);
         }
+        published = false;
+        try
+        {
+            startInGate(newOffset);
+        }
+        finally
+        {
+            checkpointIfPublished();
+        }
+    }
+
+    private void startInGate(final long newOffset) throws IOException
+    {
         enterGate();
         try
         {
@@ -137,7 +179,6 @@ final class LogTruncation
         {
             exit(true);
         }
-        env.truncated(log);
     }
 
     /** The writer's entry, as an append's: the writer recorded and checked, no open claim, not closing. */
@@ -325,6 +366,7 @@ final class LogTruncation
             fresh.add(SegmentOpener.create(log.dir(), newEnd, log.config(), strategy, clock.time()));
             fsyncDirectory();
             flusher.truncated(newEnd, fully, () -> segments.replace(gone, fresh.toArray(new Segment[0])));
+            published = true;
         }
         catch (final IOException | RuntimeException ex)
         {

@@ -239,4 +239,31 @@ class TruncationRaceTest extends OrdersLogFixture
             cleaner.doneCleaning(ltc, ltc.firstDirtyOffset());
         }
     }
+
+    @Test
+    void aFailedEpochFileWriteAfterTheCutStillMovesTheRecoveryPointOnDisk() throws IOException
+    {
+        final Path points = dir.resolve(OffsetCheckpoint.RECOVERY_POINTS);
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            log.leaderEpoch(0);
+            append(log, 15); // 0..44
+            log.leaderEpoch(2);
+            append(log, 15); // 45..89
+            log.highWatermark(90);
+            log.flush();
+            manager.checkpoint();
+            assertEquals(90, OffsetCheckpoint.read(points).get("orders-0"));
+            // the epoch file cannot be replaced now: the truncation's write of it fails after the cut
+            final Path epochs = partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME);
+            Files.delete(epochs);
+            Files.createDirectories(epochs.resolve("in-the-way"));
+            org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> log.truncateTo(30)); // (2, 45) goes: the file changes
+            assertEquals(30, log.logEndOffset(), "cut");
+            assertTrue(OffsetCheckpoint.read(points).get("orders-0") <= 30, "the recovery point on disk follows the cut");
+            Files.delete(epochs.resolve("in-the-way"));
+            Files.delete(epochs);
+        }
+    }
 }
