@@ -9,6 +9,15 @@ import org.agrona.concurrent.UnsafeBuffer;
  * place and then committed or aborted: the in-process append, without the copy and the second pass
  * over the bytes that {@link PartitionLog#append} makes.
  *
+ * <p>A committed batch ({@link PartitionLog#commit}) is trusted as this process's own work: its frame, record count,
+ * offsets delta, producer state and timestamps are checked as {@link PartitionLog#append} checks them, but its CRC is
+ * not recomputed and its records are not walked when the header shows them within the timestamp window (with the
+ * default {@code message.timestamp.before.max.ms}: the batch's max timestamp against the latest clock reading, the
+ * clock being read again only when that does not prove it; otherwise, and for the error's record index, every record
+ * against a fresh reading). The latest reading stands in for the clock because a wall clock moves forward: one stepped
+ * back lets timestamps up to the step further ahead through until it catches up. A batch from elsewhere (a network, a
+ * file) goes through {@link PartitionLog#append}.
+ *
  * <pre>{@code
  * if (log.claim(maxLength, claim, result)) {
  *     int length = claim.wrap(builder).appendRecord(...).build();

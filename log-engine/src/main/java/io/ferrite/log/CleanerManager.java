@@ -88,6 +88,25 @@ final class CleanerManager
     }
 
     /**
+     * After a truncation of {@code log}: its checkpoint, when above the active segment's base (the truncation's
+     * target), lowered to it and written, as Kafka's {@code maybeTruncateCleanerCheckpointToActiveSegmentBaseOffset};
+     * else the offsets re-appended above the target would be taken as already clean.
+     */
+    void truncated(final PartitionLog log) throws IOException
+    {
+        synchronized (lock)
+        {
+            final Long checkpoint = checkpoints.get(log);
+            final Segment[] segs = log.segments();
+            final long activeBase = segs[segs.length - 1].baseOffset;
+            if (checkpoint != null && checkpoint > activeBase)
+            {
+                checkpoints.update(log, activeBase, logsIn.apply(log.dir().getParent()));
+            }
+        }
+    }
+
+    /**
      * The compacted log with the largest share of dirty bytes among those whose share is above their
      * {@code min.cleanable.dirty.ratio} or whose {@code max.compaction.lag.ms} has passed, marked in
      * progress; null when none. A log whose checkpoint lies below its log start or beyond its end has it

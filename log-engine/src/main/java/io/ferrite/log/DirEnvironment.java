@@ -56,6 +56,7 @@ final class DirEnvironment implements LogEnvironment
     public void truncated(final PartitionLog log) throws java.io.IOException
     {
         checkpoint.run();
+        cleaner.truncated(log); // Kafka's maybeTruncateCleanerCheckpointToActiveSegmentBaseOffset
     }
 
     @Override

@@ -27,7 +27,18 @@ final class LogCloser
         this.env = env;
     }
 
-    /** See {@link PartitionLog#close()} and {@link PartitionLog#closeForDeletion()}. */
+    /**
+     * {@link PartitionLog#close()}: flushes, trims the active segment, closes every file and then snapshots producer
+     * state — in that order because trimming gives back the preallocated space a snapshot may need on a full disk.
+     * Every step is attempted; the first failure is thrown after all of them (a missing snapshot only lengthens the
+     * replay at the next open). Waits first, up to 10 s, for an append in progress or a claim open on another thread
+     * to end.
+     *
+     * <p>{@code deleting} ({@link PartitionLog#closeForDeletion()}): appends and claims answer LOG_CLOSED from now on,
+     * and the segments are unmapped only after {@code file.delete.delay.ms}, as retention's are — a fetch or an
+     * in-place reader that found the log before it went may still be reading its mappings (an unmapped page under a
+     * reader is a SIGSEGV). Nothing is flushed or snapshotted: its files go.
+     */
     void close(final boolean deleting) throws IOException
     {
         appender.shutOut();

@@ -22,8 +22,9 @@ import static io.ferrite.log.epoch.LeaderEpochCache.UNDEFINED_EPOCH;
  *       compare per batch, arrays made only when the epoch changes. A batch without an epoch
  *       ({@code NO_PARTITION_LEADER_EPOCH}, -1) assigns nothing, as Kafka's segment recovery.</li>
  *   <li><b>The file</b> is written by the flush ({@link LogFlusher}) before it moves the recovery point,
- *       by the close (which flushes; no truncation writes it yet), never by the writer: an entry below the
- *       recovery point is in the file; one above it is in a batch the next unclean open re-reads.</li>
+ *       by the close (which flushes), and by a truncation ({@link LogTruncation}, on the writer thread, inside the
+ *       writer's gate): an entry below the recovery point is in the file; one above it is in a batch the next unclean
+ *       open re-reads.</li>
  *   <li><b>The log start</b> moving (retention, DeleteRecords) moves the first entry up, as Kafka's
  *       {@code truncateFromStart}; the file follows at the next flush.</li>
  *   <li><b>Open</b>: the file read ({@link #open}), then the batches recovery re-reads assign epochs

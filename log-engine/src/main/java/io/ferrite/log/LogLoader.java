@@ -168,7 +168,9 @@ final class LogLoader
             {
                 s.releaseIndexMappings();
             }
-            final long logStart = Math.max(checkpointedLogStart, segments.get(0).baseOffset);
+            // never above the log end: a kill after a truncation below the checkpointed start (the segments renamed,
+            // the new one made) and before the log-start checkpoint's write leaves start > end on disk
+            final long logStart = Math.min(logEnd, Math.max(checkpointedLogStart, segments.get(0).baseOffset));
             epochs.loaded(logStart, logEnd);
             final boolean recovered = recoverFrom < bases.size();
             // after an unclean stop what recovery kept is in the page cache, not proven on disk: the

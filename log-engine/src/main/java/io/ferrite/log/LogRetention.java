@@ -81,14 +81,14 @@ final class LogRetention
      */
     long deleteRecordsBefore(final long offset) throws IOException
     {
-        if (offset > offsets.highWatermark())
-        {
-            return -1;
-        }
         segments.lock();
         try
         {
             segments.checkOpen(); // a deleted log's start does not move (its DeleteRecords is the topic's error)
+            if (offset > offsets.highWatermark())
+            {
+                return -1; // under the lock: a truncation lowers the high watermark under it (Kafka: OFFSET_OUT_OF_RANGE)
+            }
             offsets.advanceLogStart(offset);
             epochs.logStartMoved(offsets.logStartOffset());
         }

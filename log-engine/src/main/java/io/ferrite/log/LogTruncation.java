@@ -50,6 +50,8 @@ final class LogTruncation
     private final LogEnvironment env;
     private final SegmentReplacer replacer;
     private final AppendResult gateResult = new AppendResult();
+    /** The writer's: this truncation published its new offsets (the checkpoints must follow, whatever fails next). */
+    private boolean published;
 
     LogTruncation(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final LogAppender appender,
         final LogFlusher flusher, final ProducerStateManager producers, final LogEpochs epochs, final WriteStrategy strategy,
@@ -68,20 +70,44 @@ final class LogTruncation
         this.env = env;
     }
 
-    /** See {@link PartitionLog#truncateTo}. */
+    /**
+     * {@link PartitionLog#truncateTo}: nothing at or above the log end (but the epoch cache trimmed at it); below the
+     * log start {@link #truncateFullyAndStartAt}; else every batch with offsets at or above the target goes (a batch
+     * across it whole), the log end becomes the target, the other offsets, producer state and leader epochs follow.
+     */
     boolean truncateTo(final long target) throws IOException
     {
         if (target < 0)
         {
             throw new IllegalArgumentException("cannot truncate " + log + " to a negative offset " + target);
         }
-        enter();
+        published = false;
+        try
+        {
+            return truncateInGate(target);
+        }
+        finally
+        {
+            checkpointIfPublished();
+        }
+    }
+
+    private boolean truncateInGate(final long target) throws IOException
+    {
+        enterGate();
+        boolean paused = false;
         try
         {
             if (target >= offsets.logEndOffset())
             {
+                // Kafka 4.4 too: a former leader may have assigned an epoch at the log end and appended nothing under it.
+                // Nothing else changes: no clean is stopped (Kafka aborts none here either)
+                epochs.cache().truncateFromEnd(offsets.logEndOffset());
+                epochs.writeIfChanged(log.dir());
                 return false;
             }
+            holdOthersOut();
+            paused = true;
             if (target < offsets.logStartOffset())
             {
                 startAt(target);
@@ -89,17 +115,30 @@ final class LogTruncation
             else
             {
                 cut(target);
-                reloadProducers(target);
                 epochs.cache().truncateFromEnd(target);
                 epochs.writeIfChanged(log.dir());
             }
         }
         finally
         {
-            exit();
+            exit(paused);
         }
-        env.truncated(log); // once out of the writer's gate: a deletion's close may hold the checkpoint lock, waiting for it
         return true;
+    }
+
+    /**
+     * After the writer's gate (the write is the whole directory's, under the log manager's checkpoint lock, and needs
+     * nothing the gate guards): the directory's recovery points and log starts ({@link LogEnvironment#truncated}) once the
+     * new offsets are out — after a later step's failure too (the epoch file's write, the producer state's reload):
+     * a recovery point left above the new log end would make an unclean open skip the batches appended there since.
+     */
+    private void checkpointIfPublished() throws IOException
+    {
+        if (published)
+        {
+            published = false;
+            env.truncated(log);
+        }
     }
 
     /** See {@link PartitionLog#truncateFullyAndStartAt}. */
@@ -109,34 +148,66 @@ final class LogTruncation
         {
             throw new IllegalArgumentException("cannot start " + log + " at a negative offset " + newOffset);
         }
-        enter();
+        published = false;
+        try
+        {
+            startInGate(newOffset);
+        }
+        finally
+        {
+            checkpointIfPublished();
+        }
+    }
+
+    private void startInGate(final long newOffset) throws IOException
+    {
+        enterGate();
+        try
+        {
+            holdOthersOut();
+        }
+        catch (final RuntimeException ex)
+        {
+            appender.gate().endAppend();
+            throw ex;
+        }
         try
         {
             startAt(newOffset);
         }
         finally
         {
-            exit();
+            exit(true);
         }
-        env.truncated(log);
     }
 
     /** The writer's entry, as an append's: the writer recorded and checked, no open claim, not closing. */
-    private void enter()
+    private void enterGate()
     {
         if (!appender.beginAppend(gateResult))
         {
             throw new LogClosedException("log " + log + " is closed: not truncated");
         }
-        // Kafka's abortAndPauseCleaning: a clean's copy of the producer state or its replacement must not straddle this
+    }
+
+    /**
+     * The cleaner and replacements out, for a truncation that changes the log (not for a no-op). Kafka's
+     * abortAndPauseCleaning: a clean's copy of the producer state (rebuilt in place here, even for a cut inside the
+     * active segment) or its replacement must not straddle this.
+     */
+    private void holdOthersOut()
+    {
         env.abortAndPauseCleaning(log);
         replacer.holdForTruncation(); // and a replacement from elsewhere: its .cleaned names would be the prefix's
     }
 
-    private void exit()
+    private void exit(final boolean paused)
     {
-        replacer.releaseAfterTruncation();
-        env.resumeCleaning(log);
+        if (paused)
+        {
+            replacer.releaseAfterTruncation();
+            env.resumeCleaning(log);
+        }
         appender.gate().endAppend();
     }
 
@@ -149,8 +220,28 @@ final class LogTruncation
         epochs.writeIfChanged(log.dir());
     }
 
-    /** Cuts the log to {@code target} (log start &lt;= target &lt; log end). */
+    /**
+     * Cuts the log to {@code target} (log start &lt;= target &lt; log end), under the segments lock from the choice of the
+     * segment holding it to the publication of the new list: retention and DeleteRecords take that lock to remove
+     * segments or move the log start, so none shifts the list under the choice, unmaps a segment the prefix is read
+     * from, or moves the log start above the new log end (a DeleteRecords waiting for the lock then finds the lowered
+     * high watermark: out of range).
+     */
     private void cut(final long target) throws IOException
+    {
+        segments.lock();
+        try
+        {
+            cutLocked(target);
+            reloadProducers(target); // reads the segments: none unmapped by a retention meanwhile
+        }
+        finally
+        {
+            segments.unlock();
+        }
+    }
+
+    private void cutLocked(final long target) throws IOException
     {
         final Segment[] segs = segments.array();
         int holding = segs.length - 1;
@@ -172,8 +263,16 @@ final class LogTruncation
             replaceTail(holding + 1, null, target, false); // the cut falls after this segment's last batch
             return;
         }
-        replaceTail(holding, writePrefix(s, keep), target, false);
+        final CleanedSegments prefix = writePrefix(s, keep);
+        prefixWritten.run();
+        replaceTail(holding, prefix, target, false);
     }
+
+    /** Test seam: runs between a reload's snapshot load and its replay. */
+    volatile Runnable producersLoaded = () -> { };
+
+    /** Test seam: runs between the prefix's write and its swap, the segments lock held. */
+    volatile Runnable prefixWritten = () -> { };
 
     /**
      * {@code s}'s batches below position {@code keep} into new {@code .cleaned} files (fsynced), with its kept aborted
@@ -267,6 +366,7 @@ final class LogTruncation
             fresh.add(SegmentOpener.create(log.dir(), newEnd, log.config(), strategy, clock.time()));
             fsyncDirectory();
             flusher.truncated(newEnd, fully, () -> segments.replace(gone, fresh.toArray(new Segment[0])));
+            published = true;
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -305,12 +405,28 @@ final class LogTruncation
      */
     private void reloadProducers(final long target) throws IOException
     {
+        // a state rebuilt in place: until the replay re-opens the transactions open below the target, the last stable
+        // offset stays at or below both what it was and the target (neither the old nor the new one is lower)
+        producers.capLastStableOffset(Math.min(log.lastStableOffset(), target));
+        try
+        {
+            rebuildProducers(target);
+        }
+        finally
+        {
+            producers.capLastStableOffset(Long.MAX_VALUE);
+        }
+    }
+
+    private void rebuildProducers(final long target) throws IOException
+    {
         ProducerSnapshots.deleteSnapshotsAbove(log.dir(), target);
         // a snapshot at or below the (lowered) high watermark, not just the target: every transaction ended above it is
         // replayed and so stays unstable until the high watermark passes its marker (a snapshot keeps no ended ones)
         final long from = Math.min(target, offsets.highWatermark());
         final long snapshot = Math.max(offsets.logStartOffset(),
             producers.loadSnapshot(from, clock.time(), env.producerIdExpirationMs()));
+        producersLoaded.run();
         final RecordBatch batch = new RecordBatch();
         for (final Segment s : segments.array())
         {

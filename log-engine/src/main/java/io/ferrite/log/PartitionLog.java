@@ -294,15 +294,18 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /**
-     * A follower's truncation to {@code targetOffset} (single writer, the log thread, as {@link #appendAsFollower}),
-     * Kafka's {@code UnifiedLog.truncateTo}: nothing at or above the log end; below the log start
-     * {@link #truncateFullyAndStartAt}; else every batch with offsets at or above the target goes (a batch across it
-     * whole), the log end becomes the target, the other offsets, producer state and leader epochs follow. Crash-safe,
-     * and no file is cut under a reader ({@link LogTruncation}). Returns whether anything was removed.
+     * A follower's truncation to {@code targetOffset} (single writer, as {@link #appendAsFollower}), Kafka's
+     * {@code UnifiedLog.truncateTo} ({@link LogTruncation#truncateTo}). Returns whether anything was removed.
      */
     public boolean truncateTo(final long targetOffset) throws IOException
     {
         return truncation.truncateTo(targetOffset);
+    }
+
+    /** For tests: the truncation's seams. */
+    LogTruncation truncation()
+    {
+        return truncation;
     }
 
     /** Every segment deleted and the log restarted, empty, at {@code newOffset} (single writer; {@link LogTruncation}). */
@@ -328,17 +331,8 @@ public final class PartitionLog implements AutoCloseable
 
     /**
      * Appends the batch built in {@code claim}'s buffer, {@code length} bytes from index 0, and
-     * closes the claim whatever the outcome (on failure as {@link #abort} does).
-     *
-     * <p>The batch is trusted as this process's own work: its frame, record count, offsets delta,
-     * producer state and timestamps are checked as {@link #append} checks them, but its CRC is not
-     * recomputed and its records are not walked when the header shows them within the timestamp
-     * window (with the default {@code message.timestamp.before.max.ms}: the batch's max timestamp
-     * against the latest clock reading, the clock being read again only when that does not prove
-     * it; otherwise, and for the error's record index, every record against a fresh reading). The
-     * latest reading stands in for the clock because a wall clock moves forward: one stepped back
-     * lets timestamps up to the step further ahead through until it catches up. A batch from
-     * elsewhere (a network, a file) goes through {@link #append}.
+     * closes the claim whatever the outcome (on failure as {@link #abort} does). Trusted as this process's own
+     * work: checked as {@link #append} checks, but for its CRC and (mostly) its records ({@link BatchClaim}).
      */
     public void commit(final BatchClaim claim, final int length, final AppendResult result)
     {
@@ -410,17 +404,14 @@ public final class PartitionLog implements AutoCloseable
 
     /**
      * Wraps {@code batch} around the whole batch holding {@code offset} (the first batch after it when
-     * damage left a gap there), in place in its segment's mapping: no copy and no system call — the
-     * read of an in-process tailer. The batch's frame is checked, its CRC is the caller's to check.
-     * The bytes stay valid while the segment exists and for {@code file.delete.delay.ms} after
-     * retention (or the deletion of the partition) deletes it, so a reader must be done with them by
-     * then. Safe from any thread; allocates nothing.
+     * damage left a gap there), in place in its segment's mapping: no copy and no system call — the read of an
+     * in-process tailer. Its frame is checked, its CRC is the caller's to check. The bytes stay valid while the segment
+     * exists and for {@code file.delete.delay.ms} after retention (or a deletion, or truncation) takes it out. Safe
+     * from any thread; allocates nothing.
      *
      * @param maxOffset the bound (the high watermark for a reader that must see only committed data)
-     * @return {@link #READ_OK}, {@link #NO_BATCH} (nothing at that offset below the bound yet) or
-     *         {@link #OFFSET_OUT_OF_RANGE}
-     * @throws LogClosedException when the log is closed (a batch wrapped before the close stays
-     *     readable: a clean close leaves the mappings to the GC)
+     * @return {@link #READ_OK}, {@link #NO_BATCH} (nothing at that offset below the bound yet) or {@link #OFFSET_OUT_OF_RANGE}
+     * @throws LogClosedException when the log is closed (a batch wrapped before it stays readable: the GC unmaps)
      */
     public int readBatch(final long offset, final long maxOffset, final RecordBatch batch)
     {
@@ -487,25 +478,14 @@ public final class PartitionLog implements AutoCloseable
         return appender.isClosing();
     }
 
-    /**
-     * Flushes, trims the active segment, closes every file and then snapshots producer state — in
-     * that order because trimming gives back the preallocated space a snapshot may need on a full
-     * disk. Every step is attempted; the first failure is thrown after all of them (a missing
-     * snapshot only lengthens the replay at the next open). Waits first, up to 10 s, for an append
-     * in progress or a claim open on another thread to end.
-     */
+    /** Flushes, trims, closes the files, snapshots producer state ({@link LogCloser#close}). */
     @Override
     public void close() throws IOException
     {
         closer.close(false);
     }
 
-    /**
-     * Closes the log to be deleted: appends and claims answer LOG_CLOSED from now on, and its
-     * segments are unmapped only after {@code file.delete.delay.ms}, as retention's are — a fetch or
-     * an in-place reader that found the log before it went may still be reading its mappings (an
-     * unmapped page under a reader is a SIGSEGV). Nothing is flushed or snapshotted: its files go.
-     */
+    /** Closes the log to be deleted: nothing flushed, segments unmapped after the delay ({@link LogCloser#close}). */
     void closeForDeletion() throws IOException
     {
         closer.close(true);

@@ -23,6 +23,7 @@ final class ProducerStateManager
 {
     private final Long2ObjectHashMap<ProducerState> producers = new Long2ObjectHashMap<>();
     private final OngoingTxns txns = new OngoingTxns();
+    private volatile long lsoCap = Long.MAX_VALUE;
     private final TxnVerifications verifications = new TxnVerifications();
     /** Reads a marker's control record in place. */
     private final Record controlRecord = new Record();
@@ -78,10 +79,22 @@ final class ProducerStateManager
         return txns.lastStableOffsetAfter(producerId, markerOffset);
     }
 
-    /** Any thread: see {@link OngoingTxns#lastStableOffset}. */
+    /** Any thread: see {@link OngoingTxns#lastStableOffset}, no higher than a truncation's {@link #capLastStableOffset}. */
     long lastStableOffset(final long highWatermark, final long logStartOffset)
     {
-        return txns.lastStableOffset(highWatermark, logStartOffset);
+        final long lso = txns.lastStableOffset(highWatermark, logStartOffset);
+        return Math.min(lso, lsoCap); // read after the state: a cap set before a reload's clear is seen with it
+    }
+
+    /**
+     * Holds the last stable offset at or below {@code cap} while a truncation rebuilds this state (writer;
+     * {@code Long.MAX_VALUE} ends it): between the clear and the replay that re-opens a transaction the state has none
+     * open, and a read_committed fetch must not take that for stable (Kafka publishes its first unstable offset only
+     * after the rebuild).
+     */
+    void capLastStableOffset(final long cap)
+    {
+        lsoCap = cap;
     }
 
     /** Kafka's {@code UnifiedLog.hasOngoingTransaction}: the producer has a transaction open here with this epoch. */

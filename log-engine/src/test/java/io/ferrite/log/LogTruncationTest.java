@@ -292,6 +292,27 @@ class LogTruncationTest extends OrdersLogFixture
     }
 
     @Test
+    void theLastStableOffsetNeverPassesAnOpenTransactionDuringTheRebuild() throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            append(log, 2);                            // 0..5
+            final long openFirst = sendTxn(log, 8, 0); // 6..8, open below the target
+            append(log, 4);                            // 9..20
+            log.highWatermark(log.logEndOffset());
+            assertEquals(openFirst, log.lastStableOffset());
+            final long[] midRebuild = {-1};
+            // a fetch thread's read between the producer state's clear and the replay that re-opens the transaction
+            log.truncation().producersLoaded = () -> midRebuild[0] = log.lastStableOffset();
+            assertTrue(log.truncateTo(15));
+            assertTrue(midRebuild[0] >= 0, "the seam ran");
+            assertTrue(midRebuild[0] <= openFirst, "read_committed must not pass the open transaction: " + midRebuild[0]);
+            assertEquals(openFirst, log.lastStableOffset());
+        }
+    }
+
+    @Test
     void aTailerMidReadKeepsItsBytesAcrossATruncation() throws IOException
     {
         try (LogManager manager = open())
