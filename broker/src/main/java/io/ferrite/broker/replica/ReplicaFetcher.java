@@ -97,6 +97,12 @@ public final class ReplicaFetcher implements Agent
         LockSupport.unpark(thread);
     }
 
+    /** The partitions it fetches now (a snapshot). */
+    FollowedPartition[] partitions()
+    {
+        return partitions;
+    }
+
     /** Returns how many partitions it still fetches. */
     synchronized int remove(final FollowedPartition partition)
     {

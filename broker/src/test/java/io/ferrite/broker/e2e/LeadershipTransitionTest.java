@@ -179,4 +179,34 @@ class LeadershipTransitionTest
         assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, Errors.forCode(rawAcksAll(nodes[1]).get(60, TimeUnit.SECONDS)));
         assertEquals(0, logEnd(1), "nothing appended");
     }
+
+    /**
+     * Review M4: a leader's address changes (node 1 followed node 2 through a proxy, then is told node 2's own
+     * address for another partition): the leader's other partitions move to the new connection and go on
+     * fetching, rather than staying followed with no fetcher.
+     */
+    @Test
+    void aLeadersNewAddressKeepsItsOtherPartitionsFetched() throws Exception
+    {
+        start(1, 2);
+        try (Admin admin = nodes[1].admin(); Admin admin2 = nodes[2].admin(); DroppingProxy proxy = new DroppingProxy(1, 0.0))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            admin2.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get();
+            final Uuid id2 = admin2.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).topicId();
+            proxy.target(nodes[2].broker.address().getPort());
+            for (int p = 0; p < 2; p++)
+            {
+                nodes[2].broker.leadership().leadWithoutController(TOPIC, p, 1, new int[] {1, 2}, new int[] {1, 2},
+                    (t, pp, e, isr) -> { }).get(20, TimeUnit.SECONDS);
+            }
+            nodes[1].broker.leadership().followWithoutController(TOPIC, 0, 1, 2, "127.0.0.1", proxy.port(),
+                id2.getMostSignificantBits(), id2.getLeastSignificantBits()).get(20, TimeUnit.SECONDS);
+            nodes[1].broker.leadership().followWithoutController(TOPIC, 1, 1, 2, "127.0.0.1", nodes[2].broker.address().getPort(),
+                id2.getMostSignificantBits(), id2.getLeastSignificantBits()).get(20, TimeUnit.SECONDS);
+            produce(nodes[2], "z"); // partition 0
+            await(() -> nodes[1].broker.topics().topic(TOPIC).partition(0).log.logEndOffset() == 5, Duration.ofSeconds(30),
+                "partition 0, followed from the leader's old address, copied over its new one");
+        }
+    }
 }
