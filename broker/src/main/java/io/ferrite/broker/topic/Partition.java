@@ -50,7 +50,8 @@ public final class Partition
     private volatile LeaderReplicas replicas;
     /**
      * This node's state as a follower of the partition (null: it leads, alone or with followers). Set by the
-     * owning log thread ({@code ReplicaLeadership.followWithoutController}, {@code stopFollowing}); read by
+     * owning log thread ({@code ReplicaLeadership.followWithoutController}; cleared by {@code leadWithoutController} —
+     * after {@code stopFollowing} it stays, its fetcher gone, so that no one takes produces here); read by
      * produce (refused on the log thread), fetch (a consumer's refused) and the high-watermark writers
      * of a leader, which leave a followed partition's to its {@link FollowedPartition}.
      */
