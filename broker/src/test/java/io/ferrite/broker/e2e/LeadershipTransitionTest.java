@@ -8,6 +8,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.DeleteRecordsRequestData;
+import org.apache.kafka.common.message.DeleteRecordsResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -178,6 +180,28 @@ class LeadershipTransitionTest
         nodes[1].broker.leadership().stopFollowing(TOPIC, 0).get(20, TimeUnit.SECONDS);
         assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, Errors.forCode(rawAcksAll(nodes[1]).get(60, TimeUnit.SECONDS)));
         assertEquals(0, logEnd(1), "nothing appended");
+    }
+
+    /** Review M5: DeleteRecords on a followed partition is NOT_LEADER_OR_FOLLOWER (Kafka's deleteRecordsOnLeader), nothing deleted. */
+    @Test
+    void deleteRecordsOnAFollowerIsRefused() throws Exception
+    {
+        start(1, 2);
+        create(nodes[1], 1);
+        final Uuid id2 = create(nodes[2], 1);
+        produce(nodes[1], "d");
+        nodes[1].broker.leadership().followWithoutController(TOPIC, 0, 1, 2, "127.0.0.1", nodes[2].broker.address().getPort(),
+            id2.getMostSignificantBits(), id2.getLeastSignificantBits()).get(20, TimeUnit.SECONDS);
+        try (RawClient c = new RawClient(nodes[1].broker.address().getPort()))
+        {
+            final DeleteRecordsRequestData request = new DeleteRecordsRequestData().setTimeoutMs(30_000);
+            request.topics().add(new DeleteRecordsRequestData.DeleteRecordsTopic().setName(TOPIC).setPartitions(List.of(
+                new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0).setOffset(-1))));
+            final DeleteRecordsResponseData r = new DeleteRecordsResponseData(
+                new ByteBufferAccessor(c.exchange(ApiKeys.DELETE_RECORDS, (short)2, request)), (short)2);
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, Errors.forCode(r.topics().iterator().next().partitions().iterator().next().errorCode()));
+        }
+        assertEquals(0, nodes[1].broker.topics().topic(TOPIC).partition(0).log.logStartOffset(), "nothing deleted");
     }
 
     /**
