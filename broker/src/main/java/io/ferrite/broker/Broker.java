@@ -164,7 +164,7 @@ public final class Broker implements AutoCloseable
                 logThreads[i] = logThread;
                 logThreadRunners[i] = new LogThreadRunner(logThread, idleStrategy(config));
             }
-            wakeups.attach(topics, logThreads, completion);
+            wakeups.attach(topics, logThreads);
             writerTasks.attach(topics, logThreads);
             this.leadership = new ReplicaLeadership(topics, logThreads, config.nodeId(),
                 config.getLong(BrokerConfig.REPLICA_LAG_TIME_MAX_MS));
@@ -439,19 +439,16 @@ public final class Broker implements AutoCloseable
 
     /**
      * What the group committer's thread does after an fsync: in fsync durability the high
-     * watermark is what is on disk, so it moves here; the log threads waiting to answer acks=all
-     * (and the group coordinator's writes to {@code __consumer_offsets}) and the network threads with
-     * fetches waiting on the partition are woken.
+     * watermark is what is on disk, moved by the partition's log thread ({@code LeaderDuty.durable}, its
+     * one writer), which is woken with the acks=all answers it holds.
      */
     private static final class Wakeups implements DurabilityListener
     {
         private volatile TopicRegistry topics;
         private volatile LogThread[] logThreads;
-        private volatile LogThread.Completion completion;
 
-        void attach(final TopicRegistry topics, final LogThread[] logThreads, final LogThread.Completion completion)
+        void attach(final TopicRegistry topics, final LogThread[] logThreads)
         {
-            this.completion = completion;
             this.logThreads = logThreads;
             this.topics = topics;
         }
@@ -488,13 +485,13 @@ public final class Broker implements AutoCloseable
             {
                 replicas.nudge(); // with followers the log thread moves the high watermark: what is durable is one bound of it
             }
+            else if (partition != null && log.config().fsyncDurability)
+            {
+                logThreads[partition.owner].leaders().durable(partition); // the log thread moves it: one writer
+            }
             else if (log.config().fsyncDurability && durableOffset > log.highWatermark())
             {
-                log.highWatermark(durableOffset);
-                if (partition != null && partition.hasParkedFetches())
-                {
-                    completion.highWatermarkAdvanced(partition);
-                }
+                log.highWatermark(durableOffset); // a log outside the registry: no log thread owns it
             }
             if (partition != null)
             {

@@ -65,12 +65,13 @@ public final class ReplicaLeadership implements AutoCloseable
 
     /**
      * Makes this node a follower of {@code topic}-{@code partition} in {@code leaderEpoch}, the leader's topic id
-     * given (Fetch from v13 names topics by id). On the partition's log thread, in this order: the leader's
-     * replication state goes (this node no longer leads it: its acks=all produce waits end with their
-     * timeouts), the log's leader epoch becomes {@code leaderEpoch}, the partition is marked followed — from
-     * then on a produce to it is NOT_LEADER_OR_FOLLOWER, a consumer's fetch too, and its high watermark is
-     * the one its fetcher gets from the leader — and the partition is registered with the fetcher for
-     * {@code leaderId}. Completes once registered.
+     * given (Fetch from v13 names topics by id). One task on the partition's log thread, in this order: the
+     * partition is marked followed — from then on a produce to it is NOT_LEADER_OR_FOLLOWER, a consumer's
+     * fetch too, and its high watermark is the one its fetcher gets from the leader — then the leader's
+     * replication state goes (this node no longer leads it: the acks=all produces it held are answered
+     * NOT_LEADER_OR_FOLLOWER at once, as Kafka's makeFollower does), the log's leader epoch becomes
+     * {@code leaderEpoch}, and the partition is registered with the fetcher for {@code leaderId}.
+     * Completes once registered.
      */
     public CompletableFuture<FollowedPartition> followWithoutController(final String topic, final int partition,
         final int leaderEpoch, final int leaderId, final String leaderHost, final int leaderPort, final long leaderTopicIdMsb,
@@ -85,10 +86,10 @@ public final class ReplicaLeadership implements AutoCloseable
             try
             {
                 final FollowedPartition before = p.followed();
+                final FollowedPartition state = new FollowedPartition(p, leaderId, leaderEpoch, leaderTopicIdMsb, leaderTopicIdLsb);
+                p.followed(state); // before the unlead: no moment with neither state, when one node would move its high watermark
                 owner.leaders().unlead(p);
                 p.log.leaderEpoch(leaderEpoch);
-                final FollowedPartition state = new FollowedPartition(p, leaderId, leaderEpoch, leaderTopicIdMsb, leaderTopicIdLsb);
-                p.followed(state);
                 if (before != null)
                 {
                     fetchers.remove(before);
@@ -107,7 +108,9 @@ public final class ReplicaLeadership implements AutoCloseable
     /**
      * This node stops following {@code topic}-{@code partition} (it was moved away, or is about to lead it):
      * its fetcher no longer asks for it, and a fetch answer under way appends nothing more. Completes on the
-     * partition's log thread once it is no longer followed; then {@link #leadWithoutController} may lead it.
+     * partition's log thread once its fetcher dropped it. It stays marked followed (its stopped state): it
+     * is led by no one here, so a produce to it stays NOT_LEADER_OR_FOLLOWER — never taken as a single node's
+     * — until {@link #leadWithoutController} leads it (which stops following by itself).
      */
     public CompletableFuture<Void> stopFollowing(final String topic, final int partition)
     {
@@ -118,10 +121,9 @@ public final class ReplicaLeadership implements AutoCloseable
             try
             {
                 final FollowedPartition state = p.followed();
-                p.followed(null);
                 if (state != null)
                 {
-                    fetchers.remove(state);
+                    fetchers.remove(state); // marks it removed: its pending answer appends nothing
                 }
                 done.complete(null);
             }
@@ -143,8 +145,10 @@ public final class ReplicaLeadership implements AutoCloseable
     /**
      * <b>Without a controller</b> (tests, and the controller integration's entry until it has its own):
      * this node leads {@code topic}-{@code partition} in {@code leaderEpoch} with {@code replicas} (this
-     * node among them) and {@code isr}; ISR changes are proposed to {@code proposals}. Completes once the
-     * log thread applied it; from then on acks=all waits for the ISR and follower fetches are served.
+     * node among them) and {@code isr}; ISR changes are proposed to {@code proposals}. One task on the log
+     * thread: a partition followed here stops being followed first (its fetcher drops it, as Kafka's
+     * makeLeader removes the fetcher under the partition's lock), then the leader state is installed.
+     * Completes once applied; from then on acks=all waits for the ISR and follower fetches are served.
      */
     public CompletableFuture<LeaderReplicas> leadWithoutController(final String topic, final int partition, final int leaderEpoch,
         final int[] replicas, final int[] isr, final IsrProposals proposals)
@@ -158,7 +162,13 @@ public final class ReplicaLeadership implements AutoCloseable
             {
                 final LeaderReplicas state = new LeaderReplicas(p, nodeId, leaderEpoch, replicas, isr, p.log.logEndOffset(),
                     System.currentTimeMillis(), lagMaxMs, proposals, owner.leaders());
-                owner.leaders().lead(state);
+                final FollowedPartition followed = p.followed();
+                if (followed != null)
+                {
+                    fetchers.remove(followed); // its pending answer appends nothing into the log this node now leads
+                }
+                owner.leaders().lead(state); // replicas before followed goes: never a moment with neither state
+                p.followed(null);
                 done.complete(state);
             }
             catch (final RuntimeException ex)

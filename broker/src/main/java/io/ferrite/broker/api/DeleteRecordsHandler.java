@@ -118,7 +118,11 @@ public final class DeleteRecordsHandler implements RequestHandler
             {
                 final PartitionLog log = partition.log;
                 final long target = requested == HIGH_WATERMARK ? log.highWatermark() : requested;
-                if (target < 0 || target > log.highWatermark())
+                if (partition.followed() != null)
+                {
+                    answer(-1, Errors.NOT_LEADER_OR_FOLLOWER); // Kafka's deleteRecordsOnLeader; a follower's log start is its fetcher's
+                }
+                else if (target < 0 || target > log.highWatermark())
                 {
                     answer(-1, Errors.OFFSET_OUT_OF_RANGE);
                 }

@@ -1,6 +1,7 @@
 package io.ferrite.broker.logthread;
 
 import io.ferrite.broker.replica.LeaderReplicas;
+import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.replica.ReplicaStatus;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.PartitionLog;
@@ -127,6 +128,33 @@ final class HeldAppends
             dropReturned();
         }
         return waiting - held.size();
+    }
+
+    /**
+     * This node no longer leads {@code partition} (it follows it now): every command held for it goes back
+     * NOT_LEADER_OR_FOLLOWER at once, as Kafka's makeFollower completes the partition's delayed produces
+     * (its check finds no local leader log). Never OK: the high watermark is now the new leader's, which
+     * may pass offsets this node wrote and the new leader never had.
+     */
+    void answerPartition(final Partition partition)
+    {
+        try
+        {
+            for (int i = 0; i < held.size(); i++)
+            {
+                final AppendCommand command = held.get(i);
+                if (command.partition == partition)
+                {
+                    command.result.status = ReplicaStatus.NOT_LEADER;
+                    command.result.message = "this node no longer leads " + partition.log;
+                    queues.answer(command);
+                }
+            }
+        }
+        finally
+        {
+            dropReturned();
+        }
     }
 
     /** At the log thread's end: every held command not yet covered gets {@code status}. */

@@ -78,7 +78,7 @@ public final class LogThread implements Agent
         this.faults = new LogThreadFaults(id, this::stopAfter);
         this.queues = new CommandQueues(networkThreads, queueCapacity, completion, faults);
         this.held = new HeldAppends(queues, faults);
-        this.leaders = new LeaderDuty(queues::wake, completion::highWatermarkAdvanced);
+        this.leaders = new LeaderDuty(queues::wake, completion::highWatermarkAdvanced, held::answerPartition);
     }
 
     /** Its share of replication; touched on this thread only (install leadership with {@link #execute}), but its nudges. */
@@ -197,7 +197,7 @@ public final class LogThread implements Agent
         try
         {
             int work = drainCommands();
-            if (leaders.leading())
+            if (leaders.hasWork())
             {
                 work += leaders.doWork(System.currentTimeMillis());
             }

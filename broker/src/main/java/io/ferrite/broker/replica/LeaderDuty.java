@@ -3,6 +3,7 @@ package io.ferrite.broker.replica;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.PartitionLog;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +16,10 @@ import java.util.List;
  * drains the partitions whose followers moved (nudged from network threads, or from the group
  * committer's thread in fsync durability) and, every half {@code replica.lag.time.max.ms}, looks at
  * each led partition for followers out of sync (Kafka's isr-expiration task runs at that period).
- * Log thread only, but {@link #offer}.
+ * It also moves the high watermark of the one-node partitions in fsync durability after an fsync
+ * ({@link #durable}), so that the log thread is the one writer of every high watermark it owns
+ * (a follower's is its {@link FollowedPartition}'s, which runs there too). Log thread only, but
+ * {@link #offer} and {@link #durable}.
  */
 public final class LeaderDuty implements LeaderReplicas.Nudges
 {
@@ -28,11 +32,16 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
     private static final int NUDGE_CAPACITY = 1024;
 
     private final ManyToOneConcurrentArrayQueue<LeaderReplicas> nudged;
+    /** One-node fsync partitions whose durable offset moved; each queued at most once ({@link Partition#queueDurable}). */
+    private final ManyToOneConcurrentArrayQueue<Partition> durable;
+    /** Where they go when {@link #durable} is full (more such partitions than it holds fsynced within one cycle: allocates). */
+    private final ManyToOneConcurrentLinkedQueue<Partition> durableOverflow = new ManyToOneConcurrentLinkedQueue<>();
     /** A nudge was refused (queue full): the next cycle looks at every led partition. Written by any thread. */
     private volatile boolean sweepWanted;
     private final List<LeaderReplicas> led = new ArrayList<>();
     private final Runnable wake;
     private final HighWatermarkMoved moved;
+    private final Unled unled;
     private long nextCheckMs;
 
     /** Told when a partition's high watermark (or, for followers' fetches, its log end) moved. */
@@ -42,18 +51,40 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
         void moved(Partition partition);
     }
 
-    /** {@code wake} makes the owning log thread look at its work now. */
-    public LeaderDuty(final Runnable wake, final HighWatermarkMoved moved)
+    /** Told (log thread) when this node stopped leading a partition: what it holds for it goes back NOT_LEADER_OR_FOLLOWER. */
+    @FunctionalInterface
+    public interface Unled
     {
-        this(wake, moved, NUDGE_CAPACITY);
+        void unled(Partition partition);
+    }
+
+    /** {@code wake} makes the owning log thread look at its work now. */
+    public LeaderDuty(final Runnable wake, final HighWatermarkMoved moved, final Unled unled)
+    {
+        this(wake, moved, unled, NUDGE_CAPACITY);
     }
 
     /** {@code nudgeCapacity}: how many partitions may wait for a look (a power of two; tests make it small). */
-    LeaderDuty(final Runnable wake, final HighWatermarkMoved moved, final int nudgeCapacity)
+    LeaderDuty(final Runnable wake, final HighWatermarkMoved moved, final Unled unled, final int nudgeCapacity)
     {
         this.wake = wake;
         this.moved = moved;
+        this.unled = unled;
         this.nudged = new ManyToOneConcurrentArrayQueue<>(nudgeCapacity);
+        this.durable = new ManyToOneConcurrentArrayQueue<>(nudgeCapacity);
+    }
+
+    /**
+     * Any thread (the group committer's, after an fsync): {@code partition}, led here alone in fsync durability,
+     * has more on disk; its log thread moves its high watermark. Allocates nothing while the queue has room.
+     */
+    public void durable(final Partition partition)
+    {
+        if (partition.queueDurable() && !durable.offer(partition))
+        {
+            durableOverflow.offer(partition);
+        }
+        wake.run();
     }
 
     @Override
@@ -68,9 +99,10 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
         return queued;
     }
 
-    public boolean leading()
+    /** Whether {@link #doWork} has anything to look at. */
+    public boolean hasWork()
     {
-        return !led.isEmpty();
+        return !led.isEmpty() || !durable.isEmpty() || !durableOverflow.isEmpty();
     }
 
     /** This node now leads {@code replicas.partition} with {@code replicas} (log thread; replaces an earlier epoch's). */
@@ -82,11 +114,15 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
         nextCheckMs = 0;
     }
 
-    /** This node no longer leads {@code partition} (it follows now): its replication state goes (log thread). */
-    public void unlead(final io.ferrite.broker.topic.Partition partition)
+    /**
+     * This node no longer leads {@code partition} (it follows now): its replication state goes, and the
+     * acks=all produces held for it are answered NOT_LEADER_OR_FOLLOWER at once (log thread).
+     */
+    public void unlead(final Partition partition)
     {
         led.removeIf(r -> r.partition == partition);
         partition.replicas(null);
+        unled.unled(partition);
     }
 
     /**
@@ -104,11 +140,15 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
 
     public int doWork(final long nowMs)
     {
-        int work = 0;
+        int work = moveDurable();
         LeaderReplicas replicas;
         while ((replicas = nudged.poll()) != null)
         {
             replicas.nudgeTaken(); // before the look: a follower moving during it nudges again
+            if (replicas.partition.replicas() != replicas)
+            {
+                continue; // nudged before an unlead or a new epoch's lead: stale
+            }
             advance(replicas, nowMs);
             maybeExpand(replicas);
             work++;
@@ -146,11 +186,34 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
         return work;
     }
 
+    /** The durable high-watermark moves of one-node fsync partitions (none once led with followers or followed). */
+    private int moveDurable()
+    {
+        int work = 0;
+        Partition p;
+        while ((p = durable.poll()) != null || (p = durableOverflow.poll()) != null)
+        {
+            p.durableTaken(); // before the look: an fsync during it queues it again
+            final PartitionLog log = p.log;
+            if (p.replicas() == null && p.followed() == null && !log.isClosed())
+            {
+                final long bound = Math.min(log.durableOffset(), log.logEndOffset());
+                if (bound > log.highWatermark())
+                {
+                    log.highWatermark(bound);
+                    wakeFetches(p);
+                }
+            }
+            work++;
+        }
+        return work;
+    }
+
     /** Moves the high watermark to what the replicas allow, never back; wakes the fetches waiting on it. */
     private boolean advance(final LeaderReplicas replicas, final long nowMs)
     {
         final PartitionLog log = replicas.partition.log;
-        if (log.isClosed())
+        if (log.isClosed() || replicas.partition.replicas() != replicas)
         {
             return false;
         }

@@ -70,7 +70,7 @@ public final class ReplicaFetcher implements Agent
     private int dispatched;
     private long reconnectAtMs;
     private volatile boolean closing;
-    private Thread thread;
+    private volatile Thread thread; // written in onStart, read by add and requestClose on other threads
     /** Rounds answered (tests: a round after another is a fetch that saw what the first one appended). */
     private volatile long rounds;
 
@@ -95,6 +95,12 @@ public final class ReplicaFetcher implements Agent
         next[now.length] = partition;
         partitions = next;
         LockSupport.unpark(thread);
+    }
+
+    /** The partitions it fetches now (a snapshot). */
+    FollowedPartition[] partitions()
+    {
+        return partitions;
     }
 
     /** Returns how many partitions it still fetches. */

@@ -54,7 +54,14 @@ public final class ReplicaFetchers implements AutoCloseable
         Running running = byLeader.get(partition.leaderId);
         if (running != null && !running.address.equals(address))
         {
-            stop(partition.leaderId, running); // the leader moved: a new connection
+            stop(partition.leaderId, running); // the leader moved: a new connection, which its other partitions follow
+            for (final FollowedPartition other : running.fetcher.partitions())
+            {
+                if (other != partition && !other.removed)
+                {
+                    moveTo(other, address);
+                }
+            }
             running = null;
         }
         if (running == null)
@@ -75,6 +82,34 @@ public final class ReplicaFetchers implements AutoCloseable
             return;
         }
         running.fetcher.add(partition);
+    }
+
+    /**
+     * {@code old}, fetched by a fetcher stopped because its leader's address changed, is fetched from the new
+     * {@code address} (or a later one) in a fresh state (the old fetcher's thread may still be in a round with the old one, which is
+     * marked removed so it appends nothing), installed on the partition's log thread if it still follows it.
+     */
+    private void moveTo(final FollowedPartition old, final InetSocketAddress address)
+    {
+        old.removed = true;
+        logThreads[old.partition.owner].execute(() ->
+        {
+            if (old.partition.followed() != old)
+            {
+                return; // followed anew, or stopped, meanwhile
+            }
+            final FollowedPartition next = new FollowedPartition(old.partition, old.leaderId, old.leaderEpoch, old.topicIdMsb,
+                old.topicIdLsb);
+            old.partition.followed(next);
+            synchronized (this)
+            {
+                final Running now = byLeader.get(old.leaderId);
+                if (!closed)
+                {
+                    add(next, now == null ? address : now.address); // the leader's address now (a later change may have come first)
+                }
+            }
+        });
     }
 
     /** Stops fetching {@code partition}; the fetcher ends with its last partition. */

@@ -15,12 +15,14 @@ import java.lang.invoke.VarHandle;
 public final class Partition
 {
     private static final VarHandle PARKED;
+    private static final VarHandle DURABLE_QUEUED;
 
     static
     {
         try
         {
             PARKED = MethodHandles.lookup().findVarHandle(Partition.class, "parked", long.class);
+            DURABLE_QUEUED = MethodHandles.lookup().findVarHandle(Partition.class, "durableQueued", boolean.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -48,11 +50,15 @@ public final class Partition
     private volatile LeaderReplicas replicas;
     /**
      * This node's state as a follower of the partition (null: it leads, alone or with followers). Set by the
-     * owning log thread ({@code ReplicaLeadership.followWithoutController}, {@code stopFollowing}); read by
+     * owning log thread ({@code ReplicaLeadership.followWithoutController}; cleared by {@code leadWithoutController} —
+     * after {@code stopFollowing} it stays, its fetcher gone, so that no one takes produces here); read by
      * produce (refused on the log thread), fetch (a consumer's refused) and the high-watermark writers
      * of a leader, which leave a followed partition's to its {@link FollowedPartition}.
      */
     private volatile FollowedPartition followed;
+    /** Queued for its log thread to move a one-node fsync high watermark ({@code LeaderDuty.durable}): at most once. */
+    @SuppressWarnings("unused") // through DURABLE_QUEUED
+    private volatile boolean durableQueued;
 
     Partition(final String topic, final int index, final PartitionLog log, final int owner)
     {
@@ -63,6 +69,18 @@ public final class Partition
     }
 
     /** The leader's replication state, or null: this node is the only replica. */
+    /** Any thread: true if this call queued it for a durable high-watermark move (false: it is queued already). */
+    public boolean queueDurable()
+    {
+        return DURABLE_QUEUED.compareAndSet(this, false, true);
+    }
+
+    /** Its log thread, before it looks: a later fsync queues it again. */
+    public void durableTaken()
+    {
+        durableQueued = false;
+    }
+
     public LeaderReplicas replicas()
     {
         return replicas;

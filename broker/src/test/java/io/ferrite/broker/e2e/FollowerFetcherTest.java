@@ -88,7 +88,8 @@ class FollowerFetcherTest
     {
         final Map<String, String> values = new HashMap<>(overrides);
         values.put(BrokerConfig.NODE_ID, Integer.toString(id));
-        values.put(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "2000");
+        // wide enough that a stall of a loaded machine (GC, three brokers in one JVM) puts no follower out of sync
+        values.put(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, "6000");
         nodes[id] = new RunningBroker(dir.resolve("node-" + id), values);
         return nodes[id];
     }
@@ -286,8 +287,9 @@ class FollowerFetcherTest
             nodes[3].close();
             // acks=all waits: follower 3 is in the ISR and fetches no more
             final List<Future<RecordMetadata>> waiting = send(producer, 20, early, 2);
-            await(() -> !proposals.isEmpty(), WAIT, "a proposal once follower 3 lagged replica.lag.time.max.ms");
-            assertArrayEquals(new int[] {1, 2}, proposals.get(0), "proposed: " + Arrays.toString(proposals.get(0)));
+            // on what was proposed, not on its position: a stall may add a proposal (follower 2 lagging too)
+            await(() -> proposals.stream().anyMatch(isr -> !inIsr(isr, 3)), WAIT,
+                "a proposal without follower 3 once it lagged replica.lag.time.max.ms");
             assertFalse(waiting.get(0).isDone(), "acks=all answered while follower 3, in the ISR, did not have it");
             nodes[1].broker.leadership().applyIsr(TOPIC, 0, new int[] {1, 2}).get(20, TimeUnit.SECONDS);
             allSent(waiting); // the ISR {1, 2} has them
@@ -295,13 +297,19 @@ class FollowerFetcherTest
             // restarted on its log: it fetches from its log end, and is proposed back into the ISR
             nodes[3].restart();
             assertEquals(threeAt, log(3).logEndOffset(), "follower 3's log end after its restart");
+            final int before = proposals.size();
             follow(3);
             caughtUpAndIdentical(3);
-            await(() -> proposals.size() >= 2, WAIT, "a proposal to take follower 3 back");
-            assertArrayEquals(new int[] {1, 2, 3}, proposals.get(1), "proposed: " + Arrays.toString(proposals.get(1)));
+            await(() -> proposals.subList(before, proposals.size()).stream().anyMatch(isr -> inIsr(isr, 3)), WAIT,
+                "a proposal to take follower 3 back");
         }
         assertEquals(List.of(), early, "acks=all answered before the ISR had the batch");
         caughtUpAndIdentical(2);
+    }
+
+    private static boolean inIsr(final int[] isr, final int id)
+    {
+        return Arrays.stream(isr).anyMatch(i -> i == id);
     }
 
     @Test

@@ -61,7 +61,7 @@ class LeaderDutyTest
     @Test
     void nudgesAFullQueueRefusedAreLookedAtInTheNextCycle() throws Exception
     {
-        final LeaderDuty duty = new LeaderDuty(() -> { }, p -> { }, 2);
+        final LeaderDuty duty = new LeaderDuty(() -> { }, p -> { }, p -> { }, 2);
         final long now = 1_000_000;
         final Partition[] partitions = registry.create("led", 3, Map.of()).partitions;
         final LeaderReplicas[] all = new LeaderReplicas[partitions.length];
@@ -81,5 +81,22 @@ class LeaderDutyTest
         {
             assertEquals(1, r.partition.log.highWatermark(), r.toString());
         }
+    }
+
+    /** Review H2: a nudge queued before this node stopped leading (it follows now) moves no high watermark. */
+    @Test
+    void aNudgeQueuedBeforeAnUnleadMovesNothing() throws Exception
+    {
+        final java.util.List<Partition> unled = new java.util.ArrayList<>();
+        final LeaderDuty duty = new LeaderDuty(() -> { }, p -> { }, unled::add, 4);
+        final long now = 1_000_000;
+        final Partition partition = registry.create("unled", 1, Map.of()).partitions[0];
+        final LeaderReplicas replicas = led(duty, partition, now);
+        duty.doWork(now); // the first periodic pass
+        replicas.fetched(replicas.follower(2), 1, now + 1, 1); // follower 2 has offset 0: a nudge is queued
+        duty.unlead(partition);
+        assertEquals(java.util.List.of(partition), unled, "told what it held for the partition goes back");
+        duty.doWork(now + 1);
+        assertEquals(0, partition.log.highWatermark(), "moved by a leader state no longer installed");
     }
 }
