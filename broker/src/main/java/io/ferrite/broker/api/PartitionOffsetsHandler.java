@@ -3,6 +3,7 @@ package io.ferrite.broker.api;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -19,9 +20,8 @@ import java.util.function.ToIntFunction;
  * What ListOffsets and OffsetForLeaderEpoch share: a request of topics by name, each with partitions
  * that carry the client's current leader epoch, answered at once per partition in request order.
  * The walk is here: each topic and partition looked up once, and the error Kafka's leader answers
- * before it reads anything — a partition not found, then a current leader epoch newer than this
- * node's (one node never changes leader, so its epoch is always 0 and an older one cannot exist:
- * UNKNOWN_LEADER_EPOCH). The API writes the topic's and each partition's answer, from that error or
+ * before it reads anything — a partition not found, a partition followed here, then a current leader
+ * epoch other than the one this node leads at ({@link #error}). The API writes the topic's and each partition's answer, from that error or
  * from the partition's log when it is NONE.
  *
  * <p>The request's and the response's own names are given once, as method references in a
@@ -98,11 +98,29 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
         return outOffset + response.finish();
     }
 
-    /** The error Kafka's leader answers before it reads the log: the partition not found, or a newer leader epoch; else NONE. */
+    /**
+     * The error Kafka's leader answers before it reads the log ({@code Partition.localLogWithEpochOrThrow}): the
+     * partition not found; followed here, NOT_LEADER_OR_FOLLOWER; a current leader epoch (a negative one is no check)
+     * below the one this node leads at FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH (a partition led alone is in
+     * epoch 0); else NONE.
+     */
     static short error(final Topic topic, final Partition partition, final int currentLeaderEpoch)
     {
-        return partition == null ? PartitionLookup.notFound(topic, false) :
-            currentLeaderEpoch > 0 ? Errors.UNKNOWN_LEADER_EPOCH : Errors.NONE;
+        if (partition == null)
+        {
+            return PartitionLookup.notFound(topic, false);
+        }
+        if (partition.followed() != null)
+        {
+            return Errors.NOT_LEADER_OR_FOLLOWER;
+        }
+        final LeaderReplicas replicas = partition.replicas();
+        final int epoch = replicas == null ? 0 : replicas.leaderEpoch;
+        if (currentLeaderEpoch >= 0 && currentLeaderEpoch != epoch)
+        {
+            return currentLeaderEpoch < epoch ? Errors.FENCED_LEADER_EPOCH : Errors.UNKNOWN_LEADER_EPOCH;
+        }
+        return Errors.NONE;
     }
 
     /**
