@@ -3,7 +3,6 @@ package io.ferrite.broker.api;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
-import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -99,28 +98,12 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
     }
 
     /**
-     * The error Kafka's leader answers before it reads the log ({@code Partition.localLogWithEpochOrThrow}): the
-     * partition not found; followed here, NOT_LEADER_OR_FOLLOWER; a current leader epoch (a negative one is no check)
-     * below the one this node leads at FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH (a partition led alone is in
-     * epoch 0); else NONE.
+     * The error Kafka's leader answers before it reads the log: the partition not found, else
+     * {@link FetchOrigin#leaderCheck} (followed here, or another current leader epoch than the one led at).
      */
     static short error(final Topic topic, final Partition partition, final int currentLeaderEpoch)
     {
-        if (partition == null)
-        {
-            return PartitionLookup.notFound(topic, false);
-        }
-        if (partition.followed() != null)
-        {
-            return Errors.NOT_LEADER_OR_FOLLOWER;
-        }
-        final LeaderReplicas replicas = partition.replicas();
-        final int epoch = replicas == null ? 0 : replicas.leaderEpoch;
-        if (currentLeaderEpoch >= 0 && currentLeaderEpoch != epoch)
-        {
-            return currentLeaderEpoch < epoch ? Errors.FENCED_LEADER_EPOCH : Errors.UNKNOWN_LEADER_EPOCH;
-        }
-        return Errors.NONE;
+        return partition == null ? PartitionLookup.notFound(topic, false) : FetchOrigin.leaderCheck(partition, currentLeaderEpoch);
     }
 
     /**
