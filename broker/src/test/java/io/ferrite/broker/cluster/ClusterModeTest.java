@@ -53,7 +53,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * leader within the session timeout, every acknowledged record is read back from it, and an acks=all produce to it
  * (ISR: the two survivors) is acknowledged.
  */
-@Tag("slow") // three broker JVMs, about 90 s: `mvn -B verify -Pslow` (CI runs it)
+@Tag("slow") // three broker JVMs, about 30 s: `mvn -B verify -Pslow` (CI runs it)
 final class ClusterModeTest
 {
     private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
