@@ -55,9 +55,29 @@ final class FetchOrigin
      */
     short check(final Partition partition, final int currentLeaderEpoch)
     {
+        final short led = leaderCheck(partition, currentLeaderEpoch);
+        if (led != Errors.NONE)
+        {
+            return led;
+        }
+        final LeaderReplicas replicas = partition.replicas();
+        if (replicaId >= 0 && (replicas == null || replicas.follower(replicaId) == null))
+        {
+            return currentLeaderEpoch >= 0 ? Errors.UNKNOWN_LEADER_EPOCH : Errors.NOT_LEADER_OR_FOLLOWER;
+        }
+        return Errors.NONE;
+    }
+
+    /**
+     * Kafka's {@code Partition.localLogWithEpochOrThrow} for a read that only a leader serves: a partition followed
+     * here is NOT_LEADER_OR_FOLLOWER (no replica.selector.class: Kafka 4.4 answers so on a follower); a current
+     * leader epoch (a negative one is no check) below the one this node leads at is FENCED_LEADER_EPOCH, above it
+     * UNKNOWN_LEADER_EPOCH (a partition led alone is in epoch 0); else NONE.
+     */
+    static short leaderCheck(final Partition partition, final int currentLeaderEpoch)
+    {
         if (partition.followed() != null)
         {
-            // no replica.selector.class (fetch from follower): Kafka 4.4 answers every fetch on a follower so
             return Errors.NOT_LEADER_OR_FOLLOWER;
         }
         final LeaderReplicas replicas = partition.replicas();
@@ -65,10 +85,6 @@ final class FetchOrigin
         if (currentLeaderEpoch >= 0 && currentLeaderEpoch != epoch)
         {
             return currentLeaderEpoch < epoch ? Errors.FENCED_LEADER_EPOCH : Errors.UNKNOWN_LEADER_EPOCH;
-        }
-        if (replicaId >= 0 && (replicas == null || replicas.follower(replicaId) == null))
-        {
-            return currentLeaderEpoch >= 0 ? Errors.UNKNOWN_LEADER_EPOCH : Errors.NOT_LEADER_OR_FOLLOWER;
         }
         return Errors.NONE;
     }

@@ -19,9 +19,8 @@ import java.util.function.ToIntFunction;
  * What ListOffsets and OffsetForLeaderEpoch share: a request of topics by name, each with partitions
  * that carry the client's current leader epoch, answered at once per partition in request order.
  * The walk is here: each topic and partition looked up once, and the error Kafka's leader answers
- * before it reads anything — a partition not found, then a current leader epoch newer than this
- * node's (one node never changes leader, so its epoch is always 0 and an older one cannot exist:
- * UNKNOWN_LEADER_EPOCH). The API writes the topic's and each partition's answer, from that error or
+ * before it reads anything — a partition not found, a partition followed here, then a current leader
+ * epoch other than the one this node leads at ({@link #error}). The API writes the topic's and each partition's answer, from that error or
  * from the partition's log when it is NONE.
  *
  * <p>The request's and the response's own names are given once, as method references in a
@@ -98,11 +97,13 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
         return outOffset + response.finish();
     }
 
-    /** The error Kafka's leader answers before it reads the log: the partition not found, or a newer leader epoch; else NONE. */
+    /**
+     * The error Kafka's leader answers before it reads the log: the partition not found, else
+     * {@link FetchOrigin#leaderCheck} (followed here, or another current leader epoch than the one led at).
+     */
     static short error(final Topic topic, final Partition partition, final int currentLeaderEpoch)
     {
-        return partition == null ? PartitionLookup.notFound(topic, false) :
-            currentLeaderEpoch > 0 ? Errors.UNKNOWN_LEADER_EPOCH : Errors.NONE;
+        return partition == null ? PartitionLookup.notFound(topic, false) : FetchOrigin.leaderCheck(partition, currentLeaderEpoch);
     }
 
     /**

@@ -191,6 +191,7 @@ public class ClusterMode implements AutoCloseable
             {
                 node = ClusterNode.start(clusterSettings(config), metadataDir != null ? Path.of(metadataDir) :
                     firstDir.resolve("cluster-metadata"), firstDir, endpoint, partitions);
+                partitions.joined(); // the follows heard during the start name their leader now
                 LOG.info("node {} joining cluster {} as broker {}", config.nodeId(), node.clusterId(), endpoint);
                 node.awaitUnfenced();
                 LOG.info("node {} unfenced: live brokers {}", config.nodeId(), node.liveBrokers());

@@ -12,7 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
@@ -24,14 +26,17 @@ import java.util.function.Supplier;
  * partition not served, as Kafka's {@code InconsistentTopicIdException}) and is led at the image's leader epoch with
  * its replicas and ISR
  * ({@link ReplicaLeadership#leadWithoutController}); an ISR change at the same leader epoch is applied
- * ({@link ReplicaLeadership#applyIsr}); a followed partition gets its local log and the leader epoch, then
- * {@link #follow}; a replica no longer here whose topic (the image's, by id) left the image is deleted; a topic's config
- * changes reach its local logs ({@link #topicConfigs}).
+ * ({@link ReplicaLeadership#applyIsr}); a followed partition gets its local log and is followed from its leader's
+ * broker listener ({@link #follow}); a replica no longer here whose topic (the image's, by id) left the image is deleted; a topic's config
+ * changes reach its local logs ({@link #topicConfigs}). A partition
+ * this node followed and now leads stops being followed first ({@link ReplicaLeadership#stopFollowing}), one it led
+ * and now follows stops being led first (inside {@link ReplicaLeadership#followWithoutController}): both are tasks on
+ * the partition's log thread, queued in this order before the new role's.
  *
  * <p>Threads: the changes arrive on the metadata loader's thread, in log order, and are handed to the
  * {@link AdminAgent} (the topic registry's single writer, in the same order) without waiting: the loader never
  * waits on disk work. The agent creates the logs and hands the leadership to the partition's log thread.
- * {@link #leaderEpochs} is the agent's alone. ISR proposals come on the log threads ({@link IsrProposals}) and go
+ * {@link #leaderEpochs}, {@link #followedAt} and {@link #unplaced} are the agent's alone. ISR proposals come on the log threads ({@link IsrProposals}) and go
  * to the controller as Kafka's {@code AlterPartitionManager} sends AlterPartition; the answer is applied on the log
  * thread.
  */
@@ -50,6 +55,10 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final Map<String, long[]> imageIds = new HashMap<>();
     /** Each topic's config overrides in the image ({@link #topicConfigs}): the agent's. */
     private final Map<String, Map<String, String>> imageConfigs = new HashMap<>();
+    /** The leader and leader epoch this node follows each partition at ("topic-partition"): the admin agent's. */
+    private final Map<String, long[]> followedAt = new HashMap<>();
+    /** Follows heard before the node was there to name the leader's endpoint (its start): the admin agent's. */
+    private final Map<String, Runnable> unplaced = new HashMap<>();
     /** The last state of each partition this node leads, for the partition epoch AlterPartition names. */
     private final Map<String, ClusterNode.PartitionState> led = new ConcurrentHashMap<>();
     private final IsrProposals proposals = this::propose;
@@ -88,6 +97,16 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                 return;
             }
             leaderEpochs.put(key, state.leaderEpoch());
+            unplaced.remove(key);
+            if (followedAt.remove(key) != null)
+            {
+                // queued on the log thread before the stamp and the lead below: no fetch answer appends after them
+                leadership.stopFollowing(topic.name(), state.partition()).exceptionally(failure ->
+                {
+                    LOG.error("{}: stopping following failed", key, failure);
+                    return null;
+                });
+            }
             onOwner.accept(p.owner, () -> p.log.leaderEpoch(state.leaderEpoch())); // stamped on the batches it appends
             leadership.leadWithoutController(topic.name(), state.partition(), state.leaderEpoch(), state.replicas(),
                 state.isr(), proposals).whenComplete((replicas, failure) ->
@@ -118,21 +137,71 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                 return;
             }
             leaderEpochs.remove(key);
-            onOwner.accept(p.owner, () -> p.log.leaderEpoch(state.leaderEpoch()));
-            follow(p, state);
+            follow(topic, state);
+        });
+    }
+
+    /** The node is there (its start returned): the follows heard before it, whose leader it names now (any thread). */
+    void joined()
+    {
+        admin.execute(() ->
+        {
+            final List<Runnable> waiting = List.copyOf(unplaced.values());
+            unplaced.clear();
+            waiting.forEach(Runnable::run);
         });
     }
 
     /**
-     * This node follows {@code p}, led by {@code state.leader()} at {@code state.leaderEpoch()}: the one place the
-     * follower's data path starts. <b>Not connected in this branch</b>: the follower's fetcher (branch {@code rfetch},
-     * {@code ReplicaLeadership.followWithoutController}) is joined here at its merge; until then a follower's log
-     * stays as it is (no replication: produce with acks=1 to the leader). A partition this node led before and now
-     * follows is not stepped down either (that is the fetcher's {@code stopFollowing}/{@code follow} too).
+     * This node follows {@code topic}-{@code state.partition()}, led by {@code state.leader()} at
+     * {@code state.leaderEpoch()} (agent thread), as Kafka's {@code ReplicaManager.applyLocalFollowersDelta}: its
+     * fetcher copies the partition from the leader's broker listener as the image registers it, naming the topic by
+     * the image's id. Another change at the same leader and leader epoch (ISR, ELR) changes nothing here. With no
+     * leader (-1), or one the image lists no live endpoint for, nothing is fetched until the metadata names one.
      */
-    void follow(final Partition p, final ClusterNode.PartitionState state)
+    private void follow(final ClusterNode.TopicState topic, final ClusterNode.PartitionState state)
     {
-        LOG.info("{}: follower of {} at epoch {} (no fetcher yet: not replicating)", p, state.leader(), state.leaderEpoch());
+        final String key = topic.name() + "-" + state.partition();
+        final long[] at = followedAt.get(key);
+        if (at != null && at[0] == state.leader() && at[1] == state.leaderEpoch())
+        {
+            return;
+        }
+        final ClusterNode cluster = node.get();
+        if (cluster == null)
+        {
+            unplaced.put(key, () -> follow(topic, state)); // its start is under way: joined() follows it
+            return;
+        }
+        unplaced.remove(key);
+        final Optional<ClusterNode.BrokerEndpoint> leader = cluster.liveBrokers().stream()
+            .filter(broker -> broker.id() == state.leader()).findFirst();
+        if (leader.isEmpty())
+        {
+            LOG.warn("{}: follower at epoch {} of leader {}, which has no live endpoint: not fetching", key,
+                state.leaderEpoch(), state.leader());
+            if (at != null)
+            {
+                followedAt.remove(key);
+                leadership.stopFollowing(topic.name(), state.partition());
+            }
+            return;
+        }
+        followedAt.put(key, new long[] {state.leader(), state.leaderEpoch()});
+        final ClusterNode.BrokerEndpoint endpoint = leader.get();
+        leadership.followWithoutController(topic.name(), state.partition(), state.leaderEpoch(), endpoint.id(),
+            endpoint.host(), endpoint.port(), topic.idMsb(), topic.idLsb()).whenComplete((followed, failure) ->
+            {
+                if (failure != null)
+                {
+                    LOG.error("{}: following {} at epoch {} failed", key, endpoint, state.leaderEpoch(), failure);
+                }
+                else
+                {
+                    LOG.info("{}: follower of {} ({}:{}) at epoch {}", key, endpoint.id(), endpoint.host(), endpoint.port(),
+                        state.leaderEpoch());
+                }
+            });
     }
 
     @Override
@@ -142,6 +211,18 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         admin.execute(() ->
         {
             leaderEpochs.remove(topic + "-" + partition);
+            unplaced.remove(topic + "-" + partition);
+            if (followedAt.remove(topic + "-" + partition) != null && topics.topic(topic) != null)
+            {
+                try
+                {
+                    leadership.stopFollowing(topic, partition); // moved away: fetch no more
+                }
+                catch (final IllegalArgumentException gone)
+                {
+                    // the local topic has fewer partitions: nothing of it was followed
+                }
+            }
             final Topic local = topics.topic(topic);
             final ClusterNode cluster = node.get();
             final long[] seen = imageIds.get(topic);

@@ -3,8 +3,8 @@ package io.ferrite.broker.cluster;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Tag;
@@ -38,25 +39,26 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Three Ferrite brokers in cluster mode (issue 14), child JVMs of {@code ferrite-server} ({@code -Xmx256m}) on loopback
  * with Kafka's settings: a topic created with replication factor 3 through one node (CreateTopics forwarded to the
  * active controller) is described alike by all three (leader, replicas, ISR); DescribeCluster lists the three; a
- * producer with acks=1 writes to the leader (the followers' fetcher is not in this branch: nothing is replicated);
- * the leader, whose followers never fetch, shrinks the ISR to itself by AlterPartition after
- * {@code replica.lag.time.max.ms}, every node shows it, and a consumer reads the records back; DeleteTopics through
- * another node deletes the topic's log on every node; a producer's Metadata request auto-creates a topic through the
- * controller; the leader of another
- * topic, still with its ISR of three, is SIGKILLed and the two others name a new leader within the session timeout,
- * which a producer's metadata follows.
+ * producer with acks=all and {@code min.insync.replicas=2} has every record acknowledged (the followers fetch from
+ * the leader's broker listener), every node still describes the ISR of three, and a consumer reads the records
+ * back; DeleteTopics through another node deletes a topic's log on every node; a producer's Metadata request
+ * auto-creates a topic through the controller; the first topic's leader is SIGKILLed, the two others name a new
+ * leader within the session timeout, every acknowledged record is read back from it, and an acks=all produce to it
+ * (ISR: the two survivors) is acknowledged.
  */
-@Tag("slow") // three broker JVMs, about 90 s: `mvn -B verify -Pslow` (CI runs it)
+@Tag("slow") // three broker JVMs, about 30 s: `mvn -B verify -Pslow` (CI runs it)
 final class ClusterModeTest
 {
     private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
     private static final Duration START = Duration.ofSeconds(120);
+    private static final int RECORDS = 100;
 
     @TempDir
     Path dir;
@@ -95,68 +97,50 @@ final class ClusterModeTest
                 () -> "node " + node + " to join the cluster and listen: " + tail(node));
         }
 
-        // created with configs: every node's local log takes them from the image (Kafka's ConfigurationsImage)
-        final String orders = createAndDescribeAlike("orders", Map.of("cleanup.policy", "compact", "retention.ms", "-1"));
+        // replication: an acks=all producer with min.insync.replicas=2 gets every record acknowledged only once the
+        // followers, which fetch from the leader's broker listener, have it; the ISR stays the three
+        final int leader = createAndDescribeAlike("orders");
+        final List<String> acknowledged = new ArrayList<>();
         try (KafkaProducer<String, String> producer = producer())
         {
-            for (int i = 0; i < 10; i++)
+            for (int i = 0; i < RECORDS; i++)
             {
-                producer.send(new ProducerRecord<>("orders", 0, "k" + i, "v" + i)).get(30, TimeUnit.SECONDS);
+                producer.send(new ProducerRecord<>("orders", 0, "k" + i, "v" + i)).get(60, TimeUnit.SECONDS);
+                acknowledged.add("v" + i);
             }
         }
-        // no follower fetches (branch rfetch): after replica.lag.time.max.ms the leader shrinks the ISR to itself by
-        // AlterPartition to the controller, every node's image shows it, and the high watermark (the ISR's minimum log
-        // end) reaches the leader's log end: only then can a consumer read what acks=1 appended
-        final String shrunk = Await.awaitValue(() -> alike("orders", 1, 2, 3),
-            d -> d != null && !d.startsWith("leader -1") && d.contains(" isr [" + NodeRequests.leader(d) + "] "), START,
-            () -> "every node to show the ISR of orders-0 shrunk to its leader (was " + orders + "): " + described("orders"));
-        assertEquals(NodeRequests.epoch(orders), NodeRequests.epoch(shrunk), "the same leadership: " + shrunk);
-        try (KafkaConsumer<String, String> consumer = consumer())
-        {
-            final TopicPartition tp = new TopicPartition("orders", 0);
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            final List<String> read = new ArrayList<>();
-            final Set<Integer> epochs = new TreeSet<>();
-            Await.await(() ->
-            {
-                for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    read.add(r.value());
-                    epochs.add(r.leaderEpoch().orElse(-1));
-                }
-                return read.size() >= 10;
-            }, Duration.ofSeconds(60), () -> "10 records read back from the leader, read " + read);
-            assertEquals(List.of("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"), read);
-            assertEquals(Set.of(NodeRequests.epoch(orders)), epochs, "the batches carry the image's leader epoch");
-        }
-
-        // the local coordinators' topics are never auto-created through the controller (H3: a replica of one would
-        // meet this node's own __consumer_offsets); every node answers UNKNOWN_TOPIC_OR_PARTITION and creates nothing
-        for (final String internal : List.of("__consumer_offsets", "__transaction_state"))
-        {
-            for (int id = 1; id <= 3; id++)
-            {
-                assertEquals(3, NodeRequests.topic(brokerPorts[id], internal, true).errorCode(),
-                    "node " + id + " answers " + internal + " with auto-creation UNKNOWN_TOPIC_OR_PARTITION");
-            }
-        }
-
-        // DeleteTopics through another node, forwarded: every node's image drops it and every node deletes its log
         for (int id = 1; id <= 3; id++)
         {
-            assertTrue(Files.isDirectory(dir.resolve("data" + id).resolve("orders-0")), "node " + id + " has a log of orders-0");
+            final int node = id;
+            try (Admin admin = admin(id))
+            {
+                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "orders"),
+                    info -> info != null && info.leader() != null && info.isr().size() == 3, START,
+                    () -> "node " + node + " to describe orders-0 with its 3 replicas in sync: " + tail(node));
+                assertEquals(leader, p.leader().id(), "the leader of orders-0 on node " + id);
+            }
+        }
+        assertEquals(acknowledged, readAll("orders", RECORDS), "records read back from the leader " + leader);
+
+        // DeleteTopics through another node, forwarded: every node's image drops it and every node deletes its log
+        createAndDescribeAlike("doomed");
+        for (int id = 1; id <= 3; id++)
+        {
+            final Path data = dir.resolve("data" + id);
+            final int node = id;
+            Await.await(() -> Files.isDirectory(data.resolve("doomed-0")), START,
+                () -> "node " + node + " to have a log of doomed-0: " + tail(node));
         }
         try (Admin admin = admin(2))
         {
-            admin.deleteTopics(List.of("orders")).all().get(60, TimeUnit.SECONDS);
+            admin.deleteTopics(List.of("doomed")).all().get(60, TimeUnit.SECONDS);
         }
         for (int id = 1; id <= 3; id++)
         {
             final Path data = dir.resolve("data" + id);
             final int node = id;
-            Await.await(() -> !Files.exists(data.resolve("orders-0")), START,
-                () -> "node " + node + " to delete its log of orders-0: " + tail(node));
+            Await.await(() -> !Files.exists(data.resolve("doomed-0")), START,
+                () -> "node " + node + " to delete its log of doomed-0: " + tail(node));
         }
         // auto-creation: a producer naming a topic nobody created gets it from the controller (num.partitions,
         // default.replication.factor: 1 here) through the Metadata request of any node
@@ -165,104 +149,104 @@ final class ClusterModeTest
             producer.send(new ProducerRecord<>("auto", "k", "v")).get(60, TimeUnit.SECONDS);
         }
 
-        // a partition whose ISR is still all three (its leader shrinks it only after replica.lag.time.max.ms, 60 s): its
-        // leader killed, Kafka's controller elects another member of the ISR
-        final String standby = createAndDescribeAlike("standby", Map.of());
-        final int leader = NodeRequests.leader(standby);
+        // failover: the leader of orders-0 SIGKILLed, Kafka's controller fences it after broker.session.timeout.ms (9 s)
+        // and elects another member of the ISR, which has every acknowledged record
         nodes.get(leader - 1).toHandle().destroyForcibly(); // SIGKILL
         nodes.get(leader - 1).waitFor(30, TimeUnit.SECONDS);
         final long killedAt = System.nanoTime();
-        final int[] survivors = java.util.stream.IntStream.rangeClosed(1, 3).filter(id -> id != leader).toArray();
-        // Kafka's controller fences a broker unheard of for broker.session.timeout.ms (20 s here), then elects; both
-        // survivors, each asked itself, name the new leader at a higher epoch, the killed node out of the ISR and offline
-        final String after = Await.awaitValue(() -> alike("standby", survivors),
-            d -> d != null && NodeRequests.leader(d) >= 0 && NodeRequests.leader(d) != leader, Duration.ofSeconds(90),
-            () -> "both survivors to name a leader of standby-0 other than the killed " + leader + ": " + described("standby"));
-        System.out.println("ClusterModeTest: new leader in both survivors' metadata " +
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt) + " ms after the kill of " + leader + ": " + after);
-        assertTrue(NodeRequests.epoch(after) > NodeRequests.epoch(standby), "a higher leader epoch: " + standby + " -> " + after);
-        final String isr = after.substring(after.indexOf(" isr ") + 5, after.indexOf(" offline "));
-        assertTrue(!isr.matches(".*\\b" + leader + "\\b.*"), "the killed node left the ISR: " + after);
-        assertTrue(after.endsWith(" offline [" + leader + "]"), "the killed (fenced) node's replica is offline: " + after);
-        try (Admin admin = admin(survivors[0]))
+        final String[] after = new String[4];
+        for (int id = 1; id <= 3; id++)
         {
-            Await.await(() -> ids(List.copyOf(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)))
-                .equals(Set.of(survivors[0], survivors[1])), Duration.ofSeconds(90), () -> "DescribeCluster to list the two survivors");
-            final var all = admin.describeCluster(new DescribeClusterOptions().includeFencedBrokers(true)).nodes()
-                .get(30, TimeUnit.SECONDS);
-            assertEquals(Set.of(1, 2, 3), ids(List.copyOf(all)), "with includeFencedBrokers: the fenced node too");
-            assertEquals(Set.of(leader), all.stream().filter(Node::isFenced).map(Node::id).collect(Collectors.toSet()),
-                "only the killed node is fenced");
+            if (id == leader)
+            {
+                continue;
+            }
+            final int node = id;
+            try (Admin admin = admin(id))
+            {
+                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "orders"),
+                    info -> info != null && info.leader() != null && info.leader().id() != leader, Duration.ofSeconds(60),
+                    () -> "node " + node + " to name a leader of orders-0 other than the killed " + leader + ": " + tail(node));
+                after[id] = p.leader().id() + " " + ids(p.isr());
+                assertTrue(!ids(p.isr()).contains(leader), "the killed node left the ISR: " + after[id]);
+                assertEquals(2, admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size(), "live brokers after the kill");
+            }
         }
+        System.out.println("ClusterModeTest: new leader in both survivors' metadata " +
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt) + " ms after the kill of " + leader + ": " +
+            String.join(" | ", after[1 == leader ? 2 : 1], after[3 == leader ? 2 : 3]));
+        final List<String> survivors = new ArrayList<>();
+        for (int id = 1; id <= 3; id++)
+        {
+            if (id != leader)
+            {
+                survivors.add(after[id]);
+            }
+        }
+        assertEquals(survivors.get(0), survivors.get(1), "both survivors describe orders-0 alike");
+        final int newLeader = Integer.parseInt(survivors.get(0).split(" ")[0]);
+        assertNotEquals(leader, newLeader);
+        assertEquals(acknowledged, readAll("orders", RECORDS), "acknowledged records read back from the new leader " + newLeader);
         try (KafkaProducer<String, String> producer = producer())
         {
-            // its bootstrap list names the dead node too; its metadata leads it to the new leader
-            producer.send(new ProducerRecord<>("standby", 0, "after", "failover")).get(60, TimeUnit.SECONDS);
+            // its bootstrap list names the dead node too; its metadata leads it to the new leader, whose ISR is the two
+            // survivors (min.insync.replicas=2): acknowledged once the other survivor follows the new leader
+            producer.send(new ProducerRecord<>("orders", 0, "after", "failover")).get(60, TimeUnit.SECONDS);
+        }
+        acknowledged.add("failover");
+        assertEquals(acknowledged, readAll("orders", RECORDS + 1), "every acknowledged record on the new leader " + newLeader);
+    }
+
+    /** The first {@code count} records of {@code topic}-0 from its beginning, read from its leader. */
+    private List<String> readAll(final String topic, final int count)
+    {
+        try (KafkaConsumer<String, String> consumer = consumer())
+        {
+            final TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            final List<String> read = new ArrayList<>();
+            Await.await(() ->
+            {
+                for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
+                {
+                    read.add(r.value());
+                }
+                return read.size() >= count;
+            }, Duration.ofSeconds(60), () -> count + " records of " + topic + "-0 read back, read " + read + "\n" + tails());
+            return read;
         }
     }
 
     /**
-     * Creates {@code topic} (one partition, replication factor 3, {@code configs}) through node 1, waits until every
-     * node, asked itself, describes it alike with a leader and all three in sync (leader, leader epoch, replicas, ISR,
-     * no replica offline), every node's local log has {@code configs} and DescribeCluster lists three brokers; the
-     * description ({@link NodeRequests#partition0}).
+     * Creates {@code topic} (one partition, replication factor 3) through node 1, waits until every node describes it
+     * with a leader and {@code isrSize} in sync, checks they describe it alike and list three brokers; its leader.
      */
-    private String createAndDescribeAlike(final String topic, final Map<String, String> configs) throws Exception
+    private int createAndDescribeAlike(final String topic) throws Exception
     {
         try (Admin admin = admin(1))
         {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short)3).configs(configs))).all().get(60, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short)3).configs(Map.of("min.insync.replicas", "2"))))
+                .all().get(60, TimeUnit.SECONDS);
         }
-        final String alike = Await.awaitValue(() -> alike(topic, 1, 2, 3),
-            d -> d != null && !d.startsWith("leader -1") && d.endsWith(" replicas [1, 2, 3] isr [1, 2, 3] offline []"), START,
-            () -> "every node to describe " + topic + "-0 alike with a leader and 3 in sync: " + described(topic));
+        final String[] described = new String[4];
         for (int id = 1; id <= 3; id++)
         {
-            final int port = brokerPorts[id];
             final int node = id;
-            Await.await(() -> NodeRequests.topicOverrides(port, topic).equals(new java.util.TreeMap<>(configs)), START,
-                () -> "node " + node + "'s log of " + topic + " to have the configs " + configs + ": " + tail(node));
-        }
-        try (Admin admin = admin(1))
-        {
-            Await.await(() -> ids(List.copyOf(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS))).equals(Set.of(1, 2, 3)),
-                START, () -> "DescribeCluster to list the three brokers");
-        }
-        return alike;
-    }
-
-    /** Partition 0 of {@code topic} as every one of {@code ids} describes it when asked itself, if all alike; else null. */
-    private String alike(final String topic, final int... ids) throws IOException
-    {
-        String first = null;
-        for (final int id : ids)
-        {
-            final String d = NodeRequests.partition0(brokerPorts[id], topic);
-            if (first != null && !first.equals(d))
+            try (Admin admin = admin(id))
             {
-                return null;
-            }
-            first = d;
-        }
-        return first;
-    }
-
-    /** What each live node says of partition 0 of {@code topic} (for a failure's message). */
-    private String described(final String topic)
-    {
-        final StringBuilder said = new StringBuilder();
-        for (int id = 1; id <= 3; id++)
-        {
-            try
-            {
-                said.append(" | node ").append(id).append(": ").append(NodeRequests.partition0(brokerPorts[id], topic));
-            }
-            catch (final IOException ex)
-            {
-                said.append(" | node ").append(id).append(": ").append(ex);
+                final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, topic),
+                    info -> info != null && info.leader() != null && info.isr().size() == 3, START,
+                    () -> "node " + node + " to describe " + topic + "-0 with a leader and 3 in sync: " + tail(node));
+                described[id] = p.leader().id() + " " + ids(p.replicas()) + " " + ids(p.isr());
+                assertEquals(Set.of(1, 2, 3), ids(p.replicas()), "replicas on node " + id);
+                final var nodesSeen = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS);
+                assertEquals(Set.of(1, 2, 3), ids(List.copyOf(nodesSeen)), "brokers DescribeCluster lists on node " + id);
             }
         }
-        return said.toString();
+        assertEquals(described[1], described[2], "nodes 1 and 2 describe " + topic + "-0 alike");
+        assertEquals(described[1], described[3], "nodes 1 and 3 describe " + topic + "-0 alike");
+        return Integer.parseInt(described[1].split(" ")[0]);
     }
 
     private Process launch(final int id, final String voters, final int brokerPort, final int controllerPort) throws IOException
@@ -270,19 +254,15 @@ final class ClusterModeTest
         final String clusterClasspath = Files.readString(Path.of("..", "replication-lite", "target", "cluster.classpath"),
             StandardCharsets.UTF_8).trim();
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-Xmx256m", "-Dorg.slf4j.simpleLogger.log.io.ferrite.broker.cluster=info", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "-cp", System.getProperty("java.class.path") + java.io.File.pathSeparator + clusterClasspath,
             ClusterBrokerMain.class.getName()));
         for (final String setting : List.of("node.id=" + id, "process.roles=broker,controller",
             "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
             "listeners=PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort,
             "ferrite.cluster.id=RmVycml0ZVRlc3QwMDAwMQ", "log.dir=" + dir.resolve("data" + id),
-            // no follower fetches in this branch: the leader shrinks the ISR to itself after this (see the test); 60 s leaves
-            // the failover's partition its ISR of three from its creation to its leader's kill
-            "replica.lag.time.max.ms=60000",
-            // a loaded 2-core machine running three JVMs can miss Kafka's default 9 s without a heartbeat: no stray
-            // fencing (which would move leaderships) in the test's steps
-            "broker.session.timeout.ms=20000"))
+            // the brokers' own: the topic's config is not yet applied to the local logs (rwire review H2)
+            "min.insync.replicas=2"))
         {
             command.add("--override");
             command.add(setting);
@@ -313,6 +293,26 @@ final class ClusterModeTest
         {
             return "(no output: " + ex + ")";
         }
+    }
+
+    /** The last lines every node logged. */
+    private String tails()
+    {
+        final StringBuilder said = new StringBuilder();
+        for (int id = 1; id <= 3; id++)
+        {
+            said.append("node ").append(id).append(":\n").append(tail(id)).append('\n');
+            try
+            {
+                Files.readAllLines(dir.resolve("node" + id + ".err"), StandardCharsets.UTF_8).stream()
+                    .filter(l -> l.contains("orders") && !l.contains("\tat ")).forEach(l -> said.append(l).append('\n'));
+            }
+            catch (final IOException ex)
+            {
+                said.append(ex).append('\n');
+            }
+        }
+        return said.toString();
     }
 
     /** {@code count} distinct free ports (all held open together while chosen). */
@@ -347,6 +347,13 @@ final class ClusterModeTest
             AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000"));
     }
 
+    private static TopicPartitionInfo partition(final Admin admin, final String topic) throws Exception
+    {
+        final TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
+            .get(topic);
+        return description.partitions().get(0);
+    }
+
     private String bootstrap()
     {
         return "127.0.0.1:" + brokerPorts[1] + ",127.0.0.1:" + brokerPorts[2] + ",127.0.0.1:" + brokerPorts[3];
@@ -356,7 +363,7 @@ final class ClusterModeTest
     {
         final Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-        props.put(ProducerConfig.ACKS_CONFIG, "1");
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
         props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
@@ -368,6 +375,7 @@ final class ClusterModeTest
         final Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none"); // out of range is an error here, not a reset to the end
         return new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
     }
 
