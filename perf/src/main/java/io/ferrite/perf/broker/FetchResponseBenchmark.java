@@ -38,7 +38,7 @@ import static io.ferrite.perf.broker.RequestPathBenchmark.tenSmallRecords;
 
 /**
  * One Fetch of {@code partitions} partitions round trip to an in-process broker over loopback, each
- * partition holding one batch of 10 x 100 B records (about 1.2 KB), read whole from offset 0: the
+ * partition holding {@code batches} batches of 10 x 100 B records (about 1.2 KB each), read whole from offset 0: the
  * response's system calls grow with its partitions (2N+1 when every region is sent with
  * {@code transferTo}; one write when they are copied in beside their headers), the rest of its cost
  * little. Run with {@code -jvmArgsAppend -Dferrite.fetch.inline.record.bytes=0} for the splice-only path.
@@ -54,12 +54,16 @@ public class FetchResponseBenchmark
     @Param({"1", "10", "100"})
     public int partitions;
 
+    /** Batches of 10 x 100 B in each partition: the size of each region (about 1.2 KB a batch). */
+    @Param({"1"})
+    public int batches;
+
     private Path dir;
     private Broker broker;
     private SocketChannel channel;
     private ByteBuffer fetch;
     private final ByteBuffer size = ByteBuffer.allocateDirect(4);
-    private final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
+    private final ByteBuffer response = ByteBuffer.allocateDirect(8 << 20);
 
     @Setup(Level.Trial)
     public void setUp() throws Exception
@@ -74,16 +78,20 @@ public class FetchResponseBenchmark
         final List<FetchRequestData.FetchPartition> fetched = new ArrayList<>();
         for (int p = 0; p < partitions; p++)
         {
-            produced.add(new ProduceRequestData.PartitionProduceData().setIndex(p).setRecords(MemoryRecords.readableRecords(records.buffer().duplicate())));
-            fetched.add(new FetchRequestData.FetchPartition().setPartition(p).setFetchOffset(0).setPartitionMaxBytes(16 * 1024));
+            produced.add(new ProduceRequestData.PartitionProduceData().setIndex(p)
+                .setRecords(MemoryRecords.readableRecords(records.buffer().duplicate())));
+            fetched.add(new FetchRequestData.FetchPartition().setPartition(p).setFetchOffset(0).setPartitionMaxBytes(1 << 20));
         }
         topics.add(new ProduceRequestData.TopicProduceData().setName("fetched").setPartitionData(produced));
-        exchange(channel, frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setAcks((short)1).setTimeoutMs(30_000)
-            .setTopicData(topics)), size, response);
+        for (int b = 0; b < batches; b++)
+        {
+            exchange(channel, frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setAcks((short)1).setTimeoutMs(30_000)
+                .setTopicData(topics)), size, response);
+        }
         fetch = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(0)
-            .setMaxBytes(1 << 20).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic("fetched")
+            .setMaxBytes(4 << 20).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic("fetched")
                 .setPartitions(fetched))));
-        if (exchange(channel, fetch, size, response) < partitions * records.sizeInBytes())
+        if (exchange(channel, fetch, size, response) < partitions * batches * records.sizeInBytes())
         {
             throw new IllegalStateException("the fetch does not return every partition's batch");
         }
