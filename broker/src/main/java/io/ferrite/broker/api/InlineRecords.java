@@ -18,15 +18,17 @@ package io.ferrite.broker.api;
 final class InlineRecords
 {
     /**
-     * 16 KiB: the region of one full {@code max.partition.fetch.bytes}-bounded small-batch partition read
-     * by {@code RequestPathBenchmark.fetch}, which copies faster than it splices (jmh-results/profiles.md,
-     * issue 17). Read once: a JVM system property rather than a broker setting, so an A/B run needs no
-     * other code.
+     * 32 KiB: in FetchResponseBenchmark (one partition, regions of about 15, 30 and 61 KiB; three pairs
+     * of runs under load 17-30 on 2 shared cores) a copied region answered faster than a spliced one at
+     * 15 and 30 KiB (median 24 against 46 us, 19 against 31 us) and not at 61 KiB (56 against 48 us):
+     * jmh-results/profiles.md, issue 17. A JVM system property rather than a broker setting, read once,
+     * so that an A/B run needs no other build.
      */
-    static final int REGION_MAX = Integer.getInteger("ferrite.fetch.inline.record.bytes", 16 * 1024);
+    static final int REGION_MAX = Integer.getInteger("ferrite.fetch.inline.record.bytes", 32 * 1024);
     /**
-     * 128 KiB a response: about what a loopback or LAN socket's send buffer takes in one write, so a
-     * larger copy would not save a system call, and what a fetching connection's output may grow to.
+     * 128 KiB a response: a bound on what a fetching connection's output grows to (it keeps the size of
+     * its largest response) — four 32 KiB regions, or about a hundred partitions of one small batch.
+     * Chosen, not measured: a larger one would let 1 000 fetching connections hold more than 128 MiB.
      */
     static final int RESPONSE_BUDGET = 128 * 1024;
 

@@ -76,7 +76,7 @@ class RequestPathAllocationTest
                 .setMinBytes(0).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
                     .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
                         .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
-            // 64 KiB: a region above the copying threshold, sent from the file with transferTo (16 KiB is copied in)
+            // 64 KiB: a region above the copying threshold (32 KiB), sent from the file with transferTo (16 KiB is copied in)
             final ByteBuffer fetchSpliced = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
                 .setMinBytes(0).setMaxBytes(64 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
                     .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
