@@ -5,9 +5,11 @@ package io.ferrite.broker.api;
  * headers instead of being sent with {@code transferTo}. A response whose regions are all copied
  * goes out in one {@code write}; each region sent from its file costs a {@code sendfile} and splits
  * the headers around it into another {@code write}: 2N+1 system calls for N partitions. Copying a
- * small region out of the segment's mapping (it is in the page cache: the append just wrote it) costs
- * less than the system call it saves; a large one keeps {@code transferTo}, which copies nothing in
- * user space.
+ * small region out of the segment's mapping costs less than the system call it saves (a tailing
+ * read's pages are in the page cache; a cold page blocks the copy as it would block the sendfile); a
+ * large one keeps {@code transferTo}, which copies nothing in user space. The copy is made as the
+ * response is encoded, right after the read, so a segment deleted or replaced while the response
+ * waits on a slow socket does not touch it.
  *
  * <p>Per region at most {@code ferrite.fetch.inline.record.bytes} (a JVM system property, read once;
  * 0 sends every region from its file, as before), and per response at most {@link #RESPONSE_BUDGET}
