@@ -55,8 +55,8 @@ public final class FerriteServer implements Callable<Integer>
      * The options of an ordinary start, without picocli: only {@code --config FILE} (once) and {@code --override
      * KEY=VALUE} (each also as {@code --option=value}), with values that picocli would take as they are (no leading
      * '-', no '@' argument file); null for anything else, which picocli parses (help, version, mistakes). Building
-     * picocli's model of this class from its annotations and its type converters took about a third of the time
-     * from spawn to listening (issue 17).
+     * picocli's {@code CommandLine} (its model, type converters, help) cost about a quarter of the broker's CPU up to its
+     * first acknowledged produce, 115 of 450 ms under load (issue 17, jmh-results/profiles.md).
      */
     static FerriteServer plainOptions(final String[] args)
     {

@@ -51,8 +51,8 @@ public final class StartupTimes
             {
                 final int i = round % 2 == 0 ? k : jars.size() - 1 - k;
                 final double[] times = once(jars.get(i));
-                System.out.printf(Locale.ROOT, "round %d %s: listening %.0f ms, first produce %.0f ms, broker CPU %.0f ms (%.0f at listening) (load %s)%n",
-                    round, jars.get(i), times[0], times[1], times[2], times[3], Machine.loadAverage());
+                System.out.printf(Locale.ROOT, "round %d %s: listening %.0f ms, first produce %.0f ms, broker CPU %.0f ms "
+                    + "(%.0f at listening) (load %s)%n", round, jars.get(i), times[0], times[1], times[2], times[3], Machine.loadAverage());
                 if (round > 0)
                 {
                     samples.get(i).add(times);
