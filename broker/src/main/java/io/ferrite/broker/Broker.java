@@ -166,8 +166,7 @@ public final class Broker implements AutoCloseable
             }
             wakeups.attach(topics, logThreads);
             writerTasks.attach(topics, logThreads);
-            this.leadership = new ReplicaLeadership(topics, logThreads, config.nodeId(),
-                config.getLong(BrokerConfig.REPLICA_LAG_TIME_MAX_MS));
+            this.leadership = new ReplicaLeadership(topics, logThreads, config);
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),

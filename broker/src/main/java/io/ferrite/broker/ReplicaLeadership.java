@@ -1,5 +1,6 @@
 package io.ferrite.broker;
 
+import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.replica.FetcherSettings;
 import io.ferrite.broker.replica.FollowedPartition;
@@ -30,13 +31,13 @@ public final class ReplicaLeadership implements AutoCloseable
     private final long lagMaxMs;
     private final ReplicaFetchers fetchers;
 
-    ReplicaLeadership(final TopicRegistry topics, final LogThread[] logThreads, final int nodeId, final long lagMaxMs)
+    ReplicaLeadership(final TopicRegistry topics, final LogThread[] logThreads, final BrokerConfig config)
     {
         this.topics = topics;
         this.logThreads = logThreads;
-        this.nodeId = nodeId;
-        this.lagMaxMs = lagMaxMs;
-        this.fetchers = new ReplicaFetchers(nodeId, logThreads, FetcherSettings.KAFKA_DEFAULTS);
+        this.nodeId = config.nodeId();
+        this.lagMaxMs = config.getLong(BrokerConfig.REPLICA_LAG_TIME_MAX_MS);
+        this.fetchers = new ReplicaFetchers(nodeId, logThreads, FetcherSettings.of(config));
     }
 
     /** This node's follower fetchers. */

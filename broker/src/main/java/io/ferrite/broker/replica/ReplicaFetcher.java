@@ -73,6 +73,8 @@ public final class ReplicaFetcher implements Agent
     private volatile Thread thread; // written in onStart, read by add and requestClose on other threads
     /** Rounds answered (tests: a round after another is a fetch that saw what the first one appended). */
     private volatile long rounds;
+    /** Connects that failed and connections lost (a timeout among them), each followed by the backoff. */
+    private volatile long failures;
 
     ReplicaFetcher(final int nodeId, final int leaderId, final InetSocketAddress leader, final LogThread[] logThreads,
         final FetcherSettings settings)
@@ -81,7 +83,14 @@ public final class ReplicaFetcher implements Agent
         this.leaderId = leaderId;
         this.logThreads = logThreads;
         this.settings = settings;
-        this.channel = new FetcherChannel(leader, settings.socketTimeoutMs(), 1 << 20);
+        try
+        {
+            this.channel = new FetcherChannel(leader, settings, 1 << 20);
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException("a selector for the fetcher from " + leaderId, ex);
+        }
         this.roleName = "ferrite-replica-fetcher-" + leaderId;
         this.outBytes = ByteBuffer.allocateDirect(64 * 1024);
         this.out = new UnsafeBuffer(outBytes);
@@ -126,6 +135,37 @@ public final class ReplicaFetcher implements Agent
         return rounds;
     }
 
+    /** Connections made to the leader (tests: one re-made after a timeout counts again). */
+    public long connects()
+    {
+        return channel.connects();
+    }
+
+    /** Connects that failed and connections lost, a request's timeout among them. */
+    public long failures()
+    {
+        return failures;
+    }
+
+    /** Whether it holds a connection to the leader now. */
+    public boolean connected()
+    {
+        return channel.connected();
+    }
+
+    /** Whether a partition it fetches may ask for records again (not failed, not removed). */
+    private boolean anyLive()
+    {
+        for (final FollowedPartition p : partitions)
+        {
+            if (p.state != FollowedPartition.FAILED && !p.removed)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Override
     public String roleName()
     {
@@ -163,6 +203,10 @@ public final class ReplicaFetcher implements Agent
         final int count = fetchable(nowMs);
         if (count == 0)
         {
+            if (channel.connected() && !anyLive())
+            {
+                channel.disconnect(); // nothing left to fetch from this leader: no connection kept to it
+            }
             return 0;
         }
         if (!channel.connected())
@@ -175,8 +219,12 @@ public final class ReplicaFetcher implements Agent
             {
                 channel.connect();
             }
-            catch (final IOException ex)
+            catch (final IOException | RuntimeException ex)
             {
+                if (closing)
+                {
+                    throw new AgentTerminationException();
+                }
                 lost("connecting", ex, nowMs);
                 return 0;
             }
@@ -203,7 +251,8 @@ public final class ReplicaFetcher implements Agent
 
     private void lost(final String what, final Exception ex, final long nowMs)
     {
-        channel.close();
+        failures++;
+        channel.disconnect();
         reconnectAtMs = nowMs + settings.backoffMs();
         LOG.warn("replica fetcher from {} at {}: {} failed, trying again in {} ms: {}", leaderId, channel, what,
             settings.backoffMs(), ex.toString());
