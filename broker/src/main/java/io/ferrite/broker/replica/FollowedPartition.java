@@ -4,11 +4,13 @@ import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.log.epoch.LeaderEpochCache;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.agrona.MutableDirectBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteOrder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -172,6 +174,10 @@ public final class FollowedPartition implements Runnable
             if (recordsLength > 0)
             {
                 log.appendAsFollower(records, recordsOffset, recordsLength, leaderEpoch, result);
+                if (result.status == AppendResult.UNEXPECTED_APPEND_OFFSET && restartedAtFirstBatch(log))
+                {
+                    log.appendAsFollower(records, recordsOffset, recordsLength, leaderEpoch, result);
+                }
                 if (!result.succeeded())
                 {
                     return;
@@ -190,7 +196,7 @@ public final class FollowedPartition implements Runnable
         }
         catch (final IOException ex)
         {
-            appendError = "moving the log start of " + partition + " to the leader's " + leaderLogStart + ": " + ex;
+            appendError = "moving the log start of " + partition + " (the leader's " + leaderLogStart + "): " + ex;
         }
         finally
         {
@@ -198,6 +204,32 @@ public final class FollowedPartition implements Runnable
             done = true;
             LockSupport.unpark(fetcher);
         }
+    }
+
+    /**
+     * Kafka's {@code Partition.appendRecordsToFollowerOrFutureReplica} on an UnexpectedAppendOffset: an empty log (its
+     * start at its end, as a full truncation to the leader's log start leaves it) whose first fetched batch begins
+     * below its end and ends at or above it — the leader's log start fell inside that batch (DeleteRecords) — starts
+     * again at the batch's base offset, so the batch can be appended whole; the log start then moves up to the
+     * leader's as after any append. Returns whether it did (the append is then tried again).
+     */
+    private boolean restartedAtFirstBatch(final PartitionLog log) throws IOException
+    {
+        final long end = log.logEndOffset();
+        if (recordsLength < RecordBatchDescriptor.HEADER_LENGTH || end != log.logStartOffset())
+        {
+            return false;
+        }
+        final long base = records.getLong(recordsOffset + RecordBatchDescriptor.BASE_OFFSET_OFFSET, ByteOrder.BIG_ENDIAN);
+        final long last = base + records.getInt(recordsOffset + RecordBatchDescriptor.LAST_OFFSET_DELTA_OFFSET, ByteOrder.BIG_ENDIAN);
+        if (base >= end || last < end)
+        {
+            return false;
+        }
+        LOG.info("follower of {}: the leader's first batch [{}, {}] begins below this empty log's start {}: starting at {}",
+            this, base, last, end, base);
+        log.truncateFullyAndStartAt(base);
+        return true;
     }
 
     /**

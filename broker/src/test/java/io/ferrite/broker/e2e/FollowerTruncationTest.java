@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.testing.Await.await;
@@ -302,5 +304,46 @@ class FollowerTruncationTest
         produce(1, "1", 3, "after-");
         identical(2, 1);
         await(() -> log(2).highWatermark() == 13, WAIT, () -> "node 2's high watermark " + log(2).highWatermark());
+    }
+
+    /**
+     * The leader's log start inside a batch (DeleteRecords at 5 of one 10-record batch): the empty follower starts
+     * over at 5 (OFFSET_OUT_OF_RANGE), is answered the whole batch from 0, and — Kafka's rule for an UnexpectedAppendOffset
+     * on an empty log — starts again at the batch's base, appends it, and moves its log start up to the leader's 5.
+     */
+    @Test
+    void aFollowerStartsOverAtTheBatchHoldingTheLeadersLogStart() throws Exception
+    {
+        start("1", 1, 2);
+        try (KafkaProducer<byte[], byte[]> producer = nodes[1].producer(Map.of(ProducerConfig.ACKS_CONFIG, "1",
+            ProducerConfig.LINGER_MS_CONFIG, 5_000, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false))) // one batch: sent by flush
+        {
+            final List<Future<RecordMetadata>> sent = new ArrayList<>();
+            for (int i = 0; i < 10; i++)
+            {
+                sent.add(producer.send(new ProducerRecord<>(TOPIC, 0, null, ("batched-" + i).getBytes(StandardCharsets.UTF_8))));
+            }
+            producer.flush();
+            for (final Future<RecordMetadata> f : sent)
+            {
+                f.get(20, TimeUnit.SECONDS);
+            }
+        }
+        int batches = 0;
+        for (final var ignored : MemoryRecords.readableRecords(java.nio.ByteBuffer.wrap(LogBytes.of(log(1), 10))).batches())
+        {
+            batches++;
+        }
+        assertEquals(1, batches, "the ten records in one batch");
+        try (Admin admin = nodes[1].admin())
+        {
+            admin.deleteRecords(Map.of(new TopicPartition(TOPIC, 0), RecordsToDelete.beforeOffset(5))).all().get(20, TimeUnit.SECONDS);
+        }
+        lead(1, 1, new int[] {1, 2}, new int[] {1, 2});
+        follow(2, 1, 1);
+        produce(1, "1", 1, "led-"); // a batch of epoch 1: the follower's epoch cache has it only from a batch
+        identical(2, 1);
+        assertEquals(5, log(2).logStartOffset());
+        assertEquals(11, log(2).logEndOffset());
     }
 }
