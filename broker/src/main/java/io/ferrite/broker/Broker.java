@@ -327,7 +327,7 @@ public final class Broker implements AutoCloseable
                 BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
             partitions(topics, GroupCoordinator.OFFSETS_TOPIC, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
                 BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
-            config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2);
+            config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2, config.getInt(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS));
     }
 
     private static int partitions(final TopicRegistry topics, final String topic, final int configured, final String setting)

@@ -21,8 +21,10 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
- * Fetch, as Kafka's leader answers a consumer. Records go out zero-copy: the response carries only
- * their length, and the connection sends the segment's bytes with {@code transferTo}. Reads stop at
+ * Fetch, as Kafka's leader answers a consumer. Large record regions go out zero-copy: the response
+ * carries only their length, and the connection sends the segment's bytes with {@code transferTo};
+ * small ones are copied in beside their headers so the response takes fewer system calls
+ * ({@link InlineRecords}). Reads stop at
  * the high watermark, or for {@code read_committed} at the last stable offset, listing the aborted
  * transactions of what it returns from the {@code .txnindex} (Kafka's LocalLog walk). Within a
  * request the first partition with data gets at least one whole batch, then {@code max_bytes} bounds
@@ -93,6 +95,7 @@ public final class FetchHandler implements RequestHandler
         private final FetchRequestDecoder decoder = new FetchRequestDecoder();
         private final FetchResponseEncoder encoder = new FetchResponseEncoder();
         private final FileRegion region = new FileRegion();
+        private final InlineRecords inline = new InlineRecords();
         private final FetchOrigin origin = new FetchOrigin();
         private final FetchDivergence divergence = new FetchDivergence();
         private short version;
@@ -380,6 +383,7 @@ public final class FetchHandler implements RequestHandler
             FetchResponseEncoder.FetchableTopicResponse rt = null;
             if (write)
             {
+                inline.reset();
                 rt = encoder.wrap(connection.out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE).sessionId(0)
                     .responses(t.elementCount());
             }
@@ -476,10 +480,17 @@ public final class FetchHandler implements RequestHandler
                             rp.abortedTransactionsNull();
                         }
                         rp.preferredReadReplica(-1);
-                        final int at = rp.recordsExternal(length);
-                        if (length > 0)
+                        if (inline.take(length))
                         {
-                            connection.splice(at, region.channel, region.position, length);
+                            rp.records(region.buffer, (int)region.position, length); // copied now, while the mapping is sure
+                        }
+                        else
+                        {
+                            final int at = rp.recordsExternal(length);
+                            if (length > 0)
+                            {
+                                connection.splice(at, region.channel, region.position, length);
+                            }
                         }
                         if (diverging)
                         {

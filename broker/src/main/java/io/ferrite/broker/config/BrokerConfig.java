@@ -68,6 +68,7 @@ public final class BrokerConfig
     public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
     public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES = "transaction.state.log.segment.bytes";
     public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
+    public static final String TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms";
     public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS = "add.partitions.to.txn.retry.backoff.max.ms";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
@@ -440,6 +441,8 @@ public final class BrokerConfig
             .define(TRANSACTION_STATE_LOG_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __transaction_state")
             .define(TRANSACTIONAL_ID_EXPIRATION_MS, INT, "604800000", atLeast(1), true,
                 "how long an idle transactional id (no transaction running) is kept before it is removed")
+            .define(TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS, INT, "10000", atLeast(1), true,
+                "how often the coordinator looks for transactions past their transaction.timeout.ms, and aborts them")
             // Kafka's add.partitions.to.txn.retry.backoff.ms (20: the wait between its retries) has no use here: the
             // retry runs on the coordinators' agent whenever the coordinator's state changes, and at its ticks
             .define(ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS, INT, "100", atLeast(0), true,

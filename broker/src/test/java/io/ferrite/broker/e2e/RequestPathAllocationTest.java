@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The produce path (decode, route to the log thread, append, respond) and the fetch path (read,
- * respond, splice the records), and ListOffsets and OffsetForLeaderEpoch, allocate nothing on the
+ * respond, the records copied in or spliced), and ListOffsets and OffsetForLeaderEpoch, allocate nothing on the
  * broker's threads in steady state: measured per thread with {@code ThreadMXBean.getThreadAllocatedBytes}
  * over thousands of requests after a warm-up (so the JIT has compiled what escape analysis would
  * otherwise leave to the interpreter).
@@ -76,7 +76,12 @@ class RequestPathAllocationTest
                 .setMinBytes(0).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
                     .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
                         .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
-            assertAllocatesNothing(broker, "produce + fetch", produce, fetch);
+            // 64 KiB: a region above the copying threshold (32 KiB), sent from the file with transferTo (16 KiB is copied in)
+            final ByteBuffer fetchSpliced = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
+                .setMinBytes(0).setMaxBytes(64 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
+                    .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
+                        .setFetchOffset(0).setPartitionMaxBytes(64 * 1024))))));
+            assertAllocatesNothing(broker, "produce + fetch", produce, fetch, fetchSpliced);
         }
     }
 
