@@ -36,9 +36,18 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Errors as Kafka's fetcher takes them: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
  * UNKNOWN_LEADER_EPOCH and the rest back the partition off {@code replica.fetch.backoff.ms}; a lost
- * connection is made again after the same backoff. What needs a truncation of this log — an answer's
- * {@code diverging_epoch}, an OFFSET_OUT_OF_RANGE the leader's offsets say needs one ({@link #outOfRange}) — stops the partition's fetching in an explicit,
- * logged {@link FollowedPartition#FAILED} state (see {@link #truncationNeeded}): truncation is not here yet.
+ * connection is made again after the same backoff.
+ *
+ * <p>Truncation on fetch, as Kafka 4.4's fetcher (KIP-595's for Fetch v12+, {@code AbstractFetcherThread}): each
+ * partition's fetch names its {@code last_fetched_epoch}, the latest epoch of this log's epoch cache (the epoch of
+ * its last batch: a follower assigns no epoch of its own); a leader whose epoch cache disagrees answers
+ * {@code diverging_epoch} instead of records, and the partition's log thread — still the single writer — truncates
+ * this log to min(the leader's end of that epoch, this log's own end of it) ({@link FollowedPartition#postDiverged});
+ * the partition is not fetched until the truncation is done, then fetches from the new log end, checked again with
+ * its new last epoch. An OFFSET_OUT_OF_RANGE is resolved by the leader's offsets ({@link #outOfRange}): its log end
+ * below this log's is a truncation to it, its log start above this log's end a full truncation to start there. A
+ * truncation that fails (a storage error) is the one thing that stops a partition's fetching: the explicit, logged
+ * {@link FollowedPartition#FAILED} state. The high watermark never stays above the new log end (the log lowers it).
  */
 public final class ReplicaFetcher implements Agent
 {
@@ -274,6 +283,10 @@ public final class ReplicaFetcher implements Agent
             {
                 p.state = FollowedPartition.FETCHING; // its round ended before the leader's offsets were asked: asked again
             }
+            if (p.state == FollowedPartition.TRUNCATING && p.done())
+            {
+                truncated(p);
+            }
             if (p.state == FollowedPartition.BACKING_OFF && nowMs >= p.retryAtMs)
             {
                 p.state = FollowedPartition.FETCHING;
@@ -367,15 +380,17 @@ public final class ReplicaFetcher implements Agent
         }
         if (leaderEnd < ours)
         {
-            truncationNeeded(fp, "OFFSET_OUT_OF_RANGE at " + ours + ": the leader's log ends at " + leaderEnd
-                + ", this log must be truncated to it");
+            LOG.warn("follower of {}: OFFSET_OUT_OF_RANGE at {}, the leader's log ends at {}: truncating to it", fp, ours,
+                leaderEnd);
+            truncate(fp, leaderEnd, false);
             return;
         }
         final long leaderStart = leaderOffsets.offset(fp, LeaderOffsets.EARLIEST, ++correlationId);
         if (leaderStart != LeaderOffsets.UNKNOWN && leaderStart > ours)
         {
-            truncationNeeded(fp, "OFFSET_OUT_OF_RANGE at " + ours + ": the leader's log starts at " + leaderStart
-                + ", this log must be truncated fully to start there (truncateFullyAndStartAt)");
+            LOG.info("follower of {}: OFFSET_OUT_OF_RANGE at {}, the leader's log starts at {}: truncating fully to start there",
+                fp, ours, leaderStart);
+            truncate(fp, leaderStart, true);
             return;
         }
         backOff(fp, Errors.OFFSET_OUT_OF_RANGE, nowMs);
@@ -409,8 +424,10 @@ public final class ReplicaFetcher implements Agent
                 }
                 else if (p.divergingEpoch() != null && p.divergingEpoch().epoch() >= 0)
                 {
-                    truncationNeeded(fp, "the leader answered diverging epoch " + p.divergingEpoch().epoch() + " ending at "
-                        + p.divergingEpoch().endOffset());
+                    LOG.info("follower of {}: the leader answered diverging epoch {} ending at {} at fetch offset {}: truncating",
+                        fp, p.divergingEpoch().epoch(), p.divergingEpoch().endOffset(), fp.partition.log.logEndOffset());
+                    fp.postDiverged(p.divergingEpoch().epoch(), p.divergingEpoch().endOffset(), thread);
+                    logThreads[fp.partition.owner].executeBounded(fp);
                 }
                 else
                 {
@@ -461,16 +478,25 @@ public final class ReplicaFetcher implements Agent
         LOG.info("follower of {}: the leader answered error {}, fetching again in {} ms", fp, error, settings.backoffMs());
     }
 
-    /**
-     * The one place a truncation of this log goes: Kafka's follower truncates to the diverging epoch's end
-     * ({@code PartitionLog.truncateTo}, being written on another branch) or, for an OFFSET_OUT_OF_RANGE
-     * ({@link #outOfRange}), to the leader's log end or fully, to start at the leader's log start
-     * ({@code truncateFullyAndStartAt}). Neither exists yet: the partition stops fetching, failed, and
-     * says why, rather than append above a log that may diverge.
-     */
-    private void truncationNeeded(final FollowedPartition fp, final String why)
+    /** An OFFSET_OUT_OF_RANGE's truncation ({@link #outOfRange}), handed to the partition's log thread. */
+    private void truncate(final FollowedPartition fp, final long offset, final boolean startOver)
     {
-        fp.fail(why + "; truncation is not implemented yet");
+        fp.postTruncation(offset, startOver, thread);
+        logThreads[fp.partition.owner].executeBounded(fp);
+    }
+
+    /** A truncation the log thread finished: the partition is fetched again from its new log end, or has failed. */
+    private void truncated(final FollowedPartition fp)
+    {
+        if (fp.truncationError != null)
+        {
+            fp.fail(fp.truncationError);
+        }
+        else
+        {
+            fp.state = FollowedPartition.FETCHING;
+            LOG.info("follower of {}: truncated, log end {}, fetching again", fp, fp.truncatedTo);
+        }
     }
 
     @Override
