@@ -1,5 +1,7 @@
 package io.ferrite.log;
 
+import io.ferrite.testing.MachineLock;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,10 +27,27 @@ class CloseRaceTest
 
     private Path shmDir;
 
+    /** Held from before the test's /dev/shm folder is made until it is deleted: {@code OffsetMapTest} measures the system's
+     * shared memory, in the other test JVM of this module (two run at once). */
+    private MachineLock shmLock;
+
+    @org.junit.jupiter.api.BeforeEach
+    void lockShm()
+    {
+        shmLock = MachineLock.hold(MachineLock.DEV_SHM);
+    }
+
     @org.junit.jupiter.api.AfterEach
     void deleteShmDir() throws java.io.IOException
     {
-        ChildJvm.deleteRecursively(shmDir);
+        try
+        {
+            ChildJvm.deleteRecursively(shmDir);
+        }
+        finally
+        {
+            shmLock.close();
+        }
     }
 
     @Test

@@ -1,6 +1,9 @@
 package io.ferrite.log;
 
+import io.ferrite.testing.MachineLock;
+
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,10 +32,27 @@ class CloseReadRaceTest
 
     private Path shmDir;
 
+    /** Held from before the test's /dev/shm folder is made until it is deleted: {@code OffsetMapTest} measures the system's
+     * shared memory, in the other test JVM of this module (two run at once). */
+    private MachineLock shmLock;
+
+    @BeforeEach
+    void lockShm()
+    {
+        shmLock = MachineLock.hold(MachineLock.DEV_SHM);
+    }
+
     @AfterEach
     void deleteShmDir() throws IOException
     {
-        ChildJvm.deleteRecursively(shmDir);
+        try
+        {
+            ChildJvm.deleteRecursively(shmDir);
+        }
+        finally
+        {
+            shmLock.close();
+        }
     }
 
     @Test

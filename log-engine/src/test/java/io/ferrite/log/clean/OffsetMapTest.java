@@ -1,5 +1,7 @@
 package io.ferrite.log.clean;
 
+import io.ferrite.testing.MachineLock;
+
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.storage.internals.log.SkimpyOffsetMap;
 import org.junit.jupiter.api.Assumptions;
@@ -413,28 +415,31 @@ class OffsetMapTest
     {
         Assumptions.assumeTrue(Files.isReadable(STATUS), "no /proc/self/status");
         Assumptions.assumeFalse(inMemory(dir), "the test directory is on tmpfs");
-        System.gc();
-        final long before = unreclaimableKb();
-        try (OffsetMap map = new OffsetMap(OffsetMap.memoryPerThread(OffsetMap.DEFAULT_DEDUPE_BUFFER_SIZE, 1), 0.9, dir))
+        try (MachineLock shmLock = MachineLock.hold(MachineLock.DEV_SHM)) // no other test JVM moves the system's Shmem meanwhile
         {
-            assertTrue(map.residentOnlyWhereUsed());
-            try (var files = Files.list(dir))
+            System.gc();
+            final long before = unreclaimableKb();
+            try (OffsetMap map = new OffsetMap(OffsetMap.memoryPerThread(OffsetMap.DEFAULT_DEDUPE_BUFFER_SIZE, 1), 0.9, dir))
             {
-                assertEquals(0, files.count(), "the map's file is deleted once mapped");
-            }
-            for (int round = 0; round < 2; round++)
-            {
-                map.clear();
-                for (int i = 0; i < 200; i++)
+                assertTrue(map.residentOnlyWhereUsed());
+                try (var files = Files.list(dir))
                 {
-                    put(map, "key-" + round + "-" + i, i);
+                    assertEquals(0, files.count(), "the map's file is deleted once mapped");
                 }
-                assertEquals(199, get(map, "key-" + round + "-199"));
+                for (int round = 0; round < 2; round++)
+                {
+                    map.clear();
+                    for (int i = 0; i < 200; i++)
+                    {
+                        put(map, "key-" + round + "-" + i, i);
+                    }
+                    assertEquals(199, get(map, "key-" + round + "-199"));
+                }
+                map.clear();
+                final long grownKb = unreclaimableKb() - before;
+                // 400 keys touch at most 800 pages (3.2 MiB); the rest of the margin is the JVM's own
+                assertTrue(grownKb < 32 * 1024, "RssAnon+RssShmem+Shmem grew by " + grownKb + " KiB for a 128 MiB map holding 200 keys");
             }
-            map.clear();
-            final long grownKb = unreclaimableKb() - before;
-            // 400 keys touch at most 800 pages (3.2 MiB); the rest of the margin is the JVM's own
-            assertTrue(grownKb < 32 * 1024, "RssAnon+RssShmem+Shmem grew by " + grownKb + " KiB for a 128 MiB map holding 200 keys");
         }
     }
 
@@ -450,29 +455,32 @@ class OffsetMapTest
     {
         final Path shm = Path.of("/dev/shm");
         Assumptions.assumeTrue(Files.isReadable(STATUS) && Files.isWritable(shm) && inMemory(shm), "no writable /dev/shm on tmpfs");
-        final Path dir = Files.createTempDirectory(shm, "offset-map-test-");
-        try
+        try (MachineLock shmLock = MachineLock.hold(MachineLock.DEV_SHM)) // no other test JVM moves the system's Shmem meanwhile
         {
-            final UnsafeBuffer key = new UnsafeBuffer(ByteBuffer.allocateDirect(8));
-            System.gc();
-            final long before = unreclaimableKb();
-            final int bytes = 32 << 20;
-            try (OffsetMap map = new OffsetMap(bytes, 0.9, dir))
+            final Path dir = Files.createTempDirectory(shm, "offset-map-test-");
+            try
             {
-                assertFalse(map.residentOnlyWhereUsed());
-                for (int i = 0; i < 200_000; i++) // about 24 keys a page: every page read, then written
+                final UnsafeBuffer key = new UnsafeBuffer(ByteBuffer.allocateDirect(8));
+                System.gc();
+                final long before = unreclaimableKb();
+                final int bytes = 32 << 20;
+                try (OffsetMap map = new OffsetMap(bytes, 0.9, dir))
                 {
-                    key.putLong(0, i);
-                    map.put(key, 0, 8, i);
+                    assertFalse(map.residentOnlyWhereUsed());
+                    for (int i = 0; i < 200_000; i++) // about 24 keys a page: every page read, then written
+                    {
+                        key.putLong(0, i);
+                        map.put(key, 0, 8, i);
+                    }
+                    final long grownKb = unreclaimableKb() - before;
+                    assertTrue(grownKb < (bytes >> 10) * 5 / 4, "RssAnon+RssShmem+Shmem grew by " + grownKb + " KiB for a map of " +
+                        (bytes >> 10) + " KiB");
                 }
-                final long grownKb = unreclaimableKb() - before;
-                assertTrue(grownKb < (bytes >> 10) * 5 / 4, "RssAnon+RssShmem+Shmem grew by " + grownKb + " KiB for a map of " +
-                    (bytes >> 10) + " KiB");
             }
-        }
-        finally
-        {
-            Files.deleteIfExists(dir);
+            finally
+            {
+                Files.deleteIfExists(dir);
+            }
         }
     }
 
