@@ -7,7 +7,6 @@ import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.log.AbortedTxnSink;
 import io.ferrite.log.FileRegion;
 import io.ferrite.log.LogClosedException;
 import io.ferrite.log.PartitionLog;
@@ -17,7 +16,6 @@ import io.ferrite.wire.message.FetchResponseEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
@@ -82,14 +80,10 @@ public final class FetchHandler implements RequestHandler
     }
 
     /** One connection's fetch in progress. */
-    private final class Request implements PendingResponse, AbortedTxnSink
+    private final class Request implements PendingResponse
     {
-        /** A read_committed fetch's index reads: a few KiB, about a hundred entries a system call. */
-        private ByteBuffer scratch;
-        /** The aborted transactions one partition's read lists, gathered before the array is written. */
-        private long[] abortedPids = new long[8];
-        private long[] abortedFirsts = new long[8];
-        private int abortedCount;
+        /** The aborted transactions a read_committed read of one partition lists. */
+        private final FetchAborted aborted = new FetchAborted();
         /** The request's isolation level is read_committed: reads stop at the last stable offset. */
         private boolean committed;
         private final FetchRequestDecoder decoder = new FetchRequestDecoder();
@@ -301,50 +295,16 @@ public final class FetchHandler implements RequestHandler
             return origin.bound(log, committed);
         }
 
-        /** A transaction the walk lists for the partition being written (see {@link #listAborted}). */
-        @Override
-        public void abortedTransaction(final long producerId, final long firstOffset)
-        {
-            if (abortedCount == abortedPids.length)
-            {
-                abortedPids = Arrays.copyOf(abortedPids, abortedCount * 2);
-                abortedFirsts = Arrays.copyOf(abortedFirsts, abortedCount * 2);
-            }
-            abortedPids[abortedCount] = producerId;
-            abortedFirsts[abortedCount] = firstOffset;
-            abortedCount++;
-        }
-
         /**
-         * The aborted transactions a read_committed read of {@code length} bytes from {@code fetchOffset}
-         * must list (none for an empty read, as Kafka's); false when the index could not be read (the
-         * partition is then answered with an error: records without their aborted list would pass
-         * aborted data off as committed).
-         */
-        private boolean listAborted(final PartitionLog log, final long fetchOffset, final int length)
-        {
-            abortedCount = 0;
-            if (length == 0)
-            {
-                return true;
-            }
-            if (scratch == null)
-            {
-                scratch = ByteBuffer.allocateDirect(34 * 128); // the connection's first read_committed read with records
-            }
-            scratch.clear();
-            return log.collectAbortedTransactions(fetchOffset, region.nextOffset, scratch, this) == PartitionLog.READ_OK;
-        }
-
-        /**
-         * {@link #listAborted} for the partition just read: its error — KAFKA_STORAGE_ERROR when its index
+         * {@link FetchAborted#list} for the partition just read: its error — KAFKA_STORAGE_ERROR when its index
          * could not be read (as Kafka answers an index it cannot read), the read's when its log closed meanwhile.
          */
-        private short aborted(final Partition partition, final Topic topic, final long fetchOffset)
+        private short listAborted(final Partition partition, final Topic topic, final long fetchOffset)
         {
             try
             {
-                return listAborted(partition.log, fetchOffset, region.length) ? Errors.NONE : Errors.KAFKA_STORAGE_ERROR;
+                return aborted.list(partition.log, fetchOffset, region.nextOffset, region.length) ? Errors.NONE :
+                    Errors.KAFKA_STORAGE_ERROR;
             }
             catch (final LogClosedException gone)
             {
@@ -430,7 +390,8 @@ public final class FetchHandler implements RequestHandler
                             record(partition, topic, bound);
                         }
                         // a diverging answer is read nothing, and does not move the follower (Kafka's fetchRecords)
-                        final short epochCheck = divergence.check(partition.log, p.lastFetchedEpoch(), p.fetchOffset());
+                        final short epochCheck = divergence.check(partition.log, partition.replicas() == null,
+                            p.lastFetchedEpoch(), p.fetchOffset());
                         diverging = epochCheck == FetchDivergence.DIVERGING;
                         final short read = epochCheck != Errors.NONE ? (diverging ? Errors.NONE : epochCheck) :
                             read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
@@ -439,7 +400,7 @@ public final class FetchHandler implements RequestHandler
                         {
                             origin.read(partition, p.fetchOffset());
                         }
-                        error = read == Errors.NONE && write && committed && !diverging ? aborted(partition, topic, p.fetchOffset()) : read;
+                        error = read == Errors.NONE && write && committed && !diverging ? listAborted(partition, topic, p.fetchOffset()) : read;
                     }
                     final int length = error == Errors.NONE && !diverging ? region.length : 0;
                     if (error != Errors.NONE || diverging)
@@ -468,12 +429,7 @@ public final class FetchHandler implements RequestHandler
                         }
                         if (committed)
                         {
-                            final int listed = error == Errors.NONE && !diverging ? abortedCount : 0;
-                            final FetchResponseEncoder.AbortedTransaction a = rp.abortedTransactions(listed);
-                            for (int i = 0; i < listed; i++)
-                            {
-                                a.next().producerId(abortedPids[i]).firstOffset(abortedFirsts[i]);
-                            }
+                            aborted.write(rp, error == Errors.NONE && !diverging);
                         }
                         else
                         {

@@ -74,6 +74,11 @@ public final class FollowedPartition implements Runnable
     private long truncationOffset;
     /** A truncation's failure (log thread's, read by the fetcher after {@link #done}): it cannot go on fetching. */
     String truncationError;
+    /**
+     * The log end at which the last OFFSET_OUT_OF_RANGE needed no truncation and was fetched again at once (-1: none
+     * since the last answer with no error): the same answer at the same log end again backs off ({@link #outOfRangeAgain}).
+     */
+    private long outOfRangeAt = -1;
     /** Where the last truncation left the log end (log thread's, read by the fetcher after {@link #done}; tests' logs). */
     long truncatedTo = -1;
     private final LeaderEpochCache.EpochOffset found = new LeaderEpochCache.EpochOffset();
@@ -118,6 +123,8 @@ public final class FollowedPartition implements Runnable
         leaderLogStart = logStart;
         fetcher = fetcherThread;
         appendError = null;
+        truncationError = null;
+        outOfRangeAt = -1; // answered records or nothing: an OFFSET_OUT_OF_RANGE later is a new one
         result.status = AppendResult.OK;
         job = APPEND;
         done = false; // volatile: the fields above are visible to the thread that reads it
@@ -144,6 +151,20 @@ public final class FollowedPartition implements Runnable
         fetcher = fetcherThread;
         state = TRUNCATING;
         done = false; // volatile: the fields above are visible to the thread that reads it
+    }
+
+    /**
+     * The fetcher: an OFFSET_OUT_OF_RANGE at log end {@code logEnd} that needs no truncation (the leader's log start
+     * and end are around it: it was out of range for a moment). Kafka's {@code fetchOffsetAndTruncate} fetches again at
+     * once; so does this the first time, and answers true (back off) when the previous answer was the same one at the
+     * same log end, where Kafka would ask the leader's offsets and fetch again on every round, without a pause.
+     */
+    boolean outOfRangeAgain(final long logEnd)
+    {
+        final boolean again = outOfRangeAt == logEnd;
+        outOfRangeAt = logEnd;
+        state = FETCHING; // the caller backs it off when again
+        return again;
     }
 
     boolean done()
@@ -211,9 +232,11 @@ public final class FollowedPartition implements Runnable
      * start at its end, as a full truncation to the leader's log start leaves it) whose first fetched batch begins
      * below its end and ends at or above it — the leader's log start fell inside that batch (DeleteRecords) — starts
      * again at the batch's base offset, so the batch can be appended whole; the log start then moves up to the
-     * leader's as after any append. Returns whether it did (the append is then tried again).
+     * leader's as after any append. Returns whether it did (the append is then tried again). A storage error doing it
+     * is a truncation's failure ({@link #truncationError}): the partition is failed, as Kafka's
+     * {@code processPartitionData} failing on it marks the partition failed.
      */
-    private boolean restartedAtFirstBatch(final PartitionLog log) throws IOException
+    private boolean restartedAtFirstBatch(final PartitionLog log)
     {
         final long end = log.logEndOffset();
         if (recordsLength < RecordBatchDescriptor.HEADER_LENGTH || end != log.logStartOffset())
@@ -228,7 +251,15 @@ public final class FollowedPartition implements Runnable
         }
         LOG.info("follower of {}: the leader's first batch [{}, {}] begins below this empty log's start {}: starting at {}",
             this, base, last, end, base);
-        log.truncateFullyAndStartAt(base);
+        try
+        {
+            log.truncateFullyAndStartAt(base);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            truncationError = "starting " + partition + " again at " + base + " (the base of the leader's first batch): " + ex;
+            return false; // a truncation that failed, as Kafka's markPartitionFailed: the fetcher fails the partition
+        }
         return true;
     }
 
@@ -274,14 +305,16 @@ public final class FollowedPartition implements Runnable
      * this log's own end for the largest epoch at or below E (its epoch cache); when that epoch is E, the lower of the
      * two ends; when it is an older one (this log never had E), that epoch's end (the next fetch is then checked again
      * with the older epoch); when this log has no such epoch, the leader's end. Never above this log's end. A diverging
-     * end the leader left undefined (Kafka: an old protocol) is this log's high watermark.
+     * end the leader left undefined (-1; neither Kafka's leader nor Ferrite's sends one, they answer OFFSET_OUT_OF_RANGE)
+     * truncates nothing: Kafka 4.4 keeps the fetch offset then ({@code OffsetTruncationState(fetchOffset, true)}), which
+     * with truncation on fetch is this log's end.
      */
     private long divergedTarget(final PartitionLog log)
     {
         final long logEnd = log.logEndOffset();
         if (truncationOffset < 0)
         {
-            return Math.min(log.highWatermark(), logEnd);
+            return logEnd;
         }
         log.leaderEpochCache().endOffsetFor(truncationEpoch, logEnd, found);
         if (found.epoch == LeaderEpochCache.UNDEFINED_EPOCH || found.endOffset == LeaderEpochCache.UNDEFINED_EPOCH_OFFSET)

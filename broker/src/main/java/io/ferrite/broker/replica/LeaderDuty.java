@@ -16,6 +16,8 @@ import java.util.List;
  * drains the partitions whose followers moved (nudged from network threads, or from the group
  * committer's thread in fsync durability) and, every half {@code replica.lag.time.max.ms}, looks at
  * each led partition for followers out of sync (Kafka's isr-expiration task runs at that period).
+ * The ISR grows only after a fetch of the follower that joins (a nudge; Kafka's {@code maybeExpandIsr}
+ * runs on a follower's fetch), never in the periodic pass, which only shrinks it.
  * It also moves the high watermark of the one-node partitions in fsync durability after an fsync
  * ({@link #durable}), so that the log thread is the one writer of every high watermark it owns
  * (a follower's is its {@link FollowedPartition}'s, which runs there too). Log thread only, but
@@ -176,8 +178,7 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
                     continue;
                 }
                 advance(r, nowMs);
-                maybeShrink(r, nowMs);
-                maybeExpand(r);
+                maybeShrink(r, nowMs); // no growing here: that follows a follower's fetch (its nudge)
                 lag = Math.min(lag, r.lagMaxMs);
                 work++;
             }
@@ -262,28 +263,36 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
     }
 
     /**
-     * Kafka's {@code isFollowerInSync}: a follower outside the ISR whose log end reached the high watermark
-     * and the start of the leader's epoch is proposed in, one at a time.
+     * Kafka's {@code maybeExpandIsr} with {@code isFollowerInSync}: a follower outside the ISR that fetched since the
+     * last look and whose log end reached the high watermark and the start of the leader's epoch is proposed in, one at
+     * a time. Each look clears every follower's fetch mark, so a follower is proposed in on a fetch of its own only, as
+     * Kafka's leader does it on that fetch: one that stopped fetching stays out whatever its last log end.
      */
     private static void maybeExpand(final LeaderReplicas replicas)
     {
-        if (replicas.proposalInFlight || replicas.isrSize() == replicas.replicationFactor())
-        {
-            return;
-        }
+        final boolean closed = replicas.proposalInFlight || replicas.isrSize() == replicas.replicationFactor();
         final long highWatermark = replicas.partition.log.highWatermark();
+        LeaderReplicas.Follower joining = null;
         for (int i = 0; i < replicas.followerCount(); i++)
         {
             final LeaderReplicas.Follower f = replicas.followerAt(i);
-            final long end = f.logEndOffset;
-            if (!replicas.inIsr(f.id) && end >= highWatermark && end >= replicas.epochStartOffset)
+            if (!f.fetchedSinceExpandLook)
             {
-                final int[] isr = replicas.isr();
-                final int[] grown = java.util.Arrays.copyOf(isr, isr.length + 1);
-                grown[isr.length] = f.id;
-                propose(replicas, LeaderReplicas.sorted(grown));
-                return;
+                continue;
             }
+            f.fetchedSinceExpandLook = false; // before reading its log end: a fetch after this marks it again
+            final long end = f.logEndOffset;
+            if (!closed && joining == null && !replicas.inIsr(f.id) && end >= highWatermark && end >= replicas.epochStartOffset)
+            {
+                joining = f;
+            }
+        }
+        if (joining != null)
+        {
+            final int[] isr = replicas.isr();
+            final int[] grown = java.util.Arrays.copyOf(isr, isr.length + 1);
+            grown[isr.length] = joining.id;
+            propose(replicas, LeaderReplicas.sorted(grown));
         }
     }
 

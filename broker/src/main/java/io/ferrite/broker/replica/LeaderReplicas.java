@@ -16,7 +16,8 @@ import java.util.Arrays;
  * applied by a task on that thread) and of the proposals. A follower's fetches arrive on network
  * threads and write that follower's {@link Follower} only ({@link #fetched}); Kafka's follower sends
  * one fetch per partition at a time, so one thread writes a follower's fields at a time. A fetch
- * that moved a follower's log end nudges the log thread ({@link #nudge}): one CAS and an offer on a
+ * that moved a follower's log end, or that may bring it into the ISR, nudges the log thread
+ * ({@link #nudge}): one CAS and an offer on a
  * bounded queue, no lock, no allocation. Single node: a partition has no {@code LeaderReplicas}
  * (its {@code replicas()} is null), and produce and fetch take today's path at the cost of one load.
  */
@@ -56,6 +57,12 @@ public final class LeaderReplicas
         volatile long lastCaughtUpTimeMs;
         /** Its log end as the log thread's last look at the high watermark read it (-1 before); log thread writes. */
         volatile long lookedLogEnd = -1;
+        /**
+         * It fetched since the log thread's last look at growing the ISR: set by its fetch, cleared by that look. Kafka
+         * 4.4 grows the ISR on a follower's fetch only ({@code maybeExpandIsr} from {@code updateFollowerFetchState}),
+         * so a follower that stopped fetching is never proposed in on what it fetched before.
+         */
+        volatile boolean fetchedSinceExpandLook;
 
         Follower(final int id)
         {
@@ -250,10 +257,21 @@ public final class LeaderReplicas
         follower.lastFetchTimeMs = nowMs;
         final long before = follower.logEndOffset;
         follower.logEndOffset = fetchOffset;
-        if (before != fetchOffset)
+        follower.fetchedSinceExpandLook = true; // after its log end: the look that clears it reads this fetch's
+        if (before != fetchOffset || mayJoinIsr(follower.id, fetchOffset))
         {
             nudge();
         }
+    }
+
+    /**
+     * Whether a fetch from {@code fetchOffset} of follower {@code id} may grow the ISR (Kafka's {@code isFollowerInSync}
+     * for one outside it): such a fetch nudges the log thread even when the follower did not move, as each fetch of
+     * Kafka's follower runs {@code maybeExpandIsr}. Network thread; reads volatiles only.
+     */
+    private boolean mayJoinIsr(final int id, final long fetchOffset)
+    {
+        return fetchOffset >= epochStartOffset && fetchOffset >= partition.log.highWatermark() && !contains(isr, id);
     }
 
     /** Asks the log thread to look at this partition again (its high watermark, its ISR). At most one queued at a time. */

@@ -367,7 +367,8 @@ public final class ReplicaFetcher implements Agent
      * Kafka's rule for an OFFSET_OUT_OF_RANGE ({@code AbstractFetcherThread.fetchOffsetAndTruncate}): the
      * leader's log end below this log's is a truncation to it; this log's end below the leader's log start
      * is a full truncation to start there ({@code truncateFullyAndStartAt}); otherwise the offset was out of
-     * range for a moment (the leader's log start moved) and the partition is fetched again after the backoff.
+     * range for a moment and the partition is fetched again at once, as Kafka's; the same answer again at the same
+     * log end backs off ({@link FollowedPartition#outOfRangeAgain}).
      */
     private void outOfRange(final FollowedPartition fp, final long nowMs) throws IOException
     {
@@ -393,7 +394,10 @@ public final class ReplicaFetcher implements Agent
             truncate(fp, leaderStart, true);
             return;
         }
-        backOff(fp, Errors.OFFSET_OUT_OF_RANGE, nowMs);
+        if (fp.outOfRangeAgain(ours)) // else fetched again at once, as Kafka's, from max(leader's start, ours) = ours
+        {
+            backOff(fp, Errors.OFFSET_OUT_OF_RANGE, nowMs);
+        }
     }
 
     /** Hands each partition's records to its log thread, counting them in {@link #dispatched}. */
@@ -457,7 +461,11 @@ public final class ReplicaFetcher implements Agent
             }
             posted[i] = null;
             final AppendResult r = fp.result;
-            if (!r.succeeded())
+            if (fp.truncationError != null)
+            {
+                fp.fail(fp.truncationError); // the log could not start again at the leader's first batch
+            }
+            else if (!r.succeeded())
             {
                 LOG.warn("follower append to {} failed ({}: {}), fetching again in {} ms", fp, r.status, r.message,
                     settings.backoffMs());

@@ -75,7 +75,7 @@ class FollowerTruncationTest
         {
             final Map<String, String> values = new HashMap<>();
             values.put(BrokerConfig.NODE_ID, Integer.toString(id));
-            // ISR changes are the test's own (applyIsr; see keepIsr); a stopped follower out of the ISR holds the high
+            // ISR changes are the test's own (applyIsr; see lead); a stopped follower out of the ISR holds the high
             // watermark back (Kafka's caught-up rule) until it lagged this long
             values.put(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, Long.toString(LAG_MS));
             nodes[id] = new RunningBroker(dir.resolve("node-" + id), values);
@@ -87,20 +87,15 @@ class FollowerTruncationTest
         }
     }
 
+    /**
+     * Node {@code id} leads with no controller behind it: its ISR proposals are never answered (the ISR changes are the
+     * test's own, {@code applyIsr}). A proposal left in flight is harmless here: a shrink keeps the current ISR as the
+     * maximal one, and a follower is proposed in only on a fetch of its own at the high watermark (Kafka 4.4's
+     * {@code maybeExpandIsr}), so the maximal ISR it makes holds the high watermark to a follower that is fetching.
+     */
     private void lead(final int id, final int epoch, final int[] replicas, final int[] isr) throws Exception
     {
-        nodes[id].broker.leadership().leadWithoutController(TOPIC, 0, epoch, replicas, isr, keepIsr(id)).get(20, TimeUnit.SECONDS);
-    }
-
-    /**
-     * A controller that answers every ISR proposal of node {@code id} with the ISR as it is: the ISR stays the test's.
-     * Answered, not ignored: a proposal in flight holds the high watermark to the maximal ISR (Kafka's), and the leader
-     * proposes a stopped follower whose log end is at the high watermark back in.
-     */
-    private IsrProposals keepIsr(final int id)
-    {
-        return (topic, partition, leaderEpoch, proposed) ->
-            nodes[id].broker.leadership().applyIsr(topic, partition, partition(id).replicas().isr());
+        nodes[id].broker.leadership().leadWithoutController(TOPIC, 0, epoch, replicas, isr, IsrProposals.NONE).get(20, TimeUnit.SECONDS);
     }
 
     private FollowedPartition follow(final int id, final int leader, final int epoch) throws Exception

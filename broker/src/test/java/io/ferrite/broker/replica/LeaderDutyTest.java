@@ -14,6 +14,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -45,17 +48,68 @@ class LeaderDutyTest
     /** {@code partition} with one record appended, led with follower 2 in the ISR. */
     private LeaderReplicas led(final LeaderDuty duty, final Partition partition, final long nowMs)
     {
+        return led(duty, partition, nowMs, IsrProposals.NONE);
+    }
+
+    private LeaderReplicas led(final LeaderDuty duty, final Partition partition, final long nowMs, final IsrProposals proposals)
+    {
+        partition.log.claimWriter();
+        append(partition, nowMs);
+        final LeaderReplicas replicas = new LeaderReplicas(partition, 1, 0, new int[] {1, 2}, new int[] {1, 2},
+            partition.log.logEndOffset(), nowMs, LAG_MS, proposals, duty);
+        duty.lead(replicas);
+        return replicas;
+    }
+
+    /** One record appended to {@code partition} (the leader's append, at acks=1: nothing waits for the followers). */
+    private static void append(final Partition partition, final long nowMs)
+    {
         final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(256);
         final int length = new RecordBatchBuilder().wrap(buffer, 0)
             .appendRecord(nowMs, null, 0, -1, new UnsafeBuffer(new byte[10]), 0, 10).build();
-        partition.log.claimWriter();
         final AppendResult result = new AppendResult();
         partition.log.append(buffer, 0, length, result);
         assertEquals(AppendResult.OK, result.status, result.message);
-        final LeaderReplicas replicas = new LeaderReplicas(partition, 1, 0, new int[] {1, 2}, new int[] {1, 2},
-            partition.log.logEndOffset(), nowMs, LAG_MS, IsrProposals.NONE, duty);
-        duty.lead(replicas);
-        return replicas;
+    }
+
+    /**
+     * Review M1 of rtrunc: a follower that stopped fetching is proposed out after the lag and never back in by the
+     * periodic pass (Kafka 4.4 grows the ISR on that follower's fetch only), even with the ISR below
+     * min.insync.replicas and the high watermark held at the follower's last log end; its next fetch, caught up,
+     * proposes it in.
+     */
+    @Test
+    void aFollowerIsProposedBackIntoTheIsrOnlyOnAFetchOfItsOwn() throws Exception
+    {
+        final List<List<Integer>> proposals = new ArrayList<>();
+        final LeaderDuty duty = new LeaderDuty(() -> { }, p -> { }, p -> { }, 4);
+        final long now = 1_000_000;
+        final Partition partition = registry.create("expand", 1, Map.of("min.insync.replicas", "2")).partitions[0];
+        final LeaderReplicas replicas = led(duty, partition, now,
+            (topic, index, epoch, isr) -> proposals.add(Arrays.stream(isr).boxed().toList()));
+        duty.doWork(now); // the first periodic pass: the next is half the lag away
+        replicas.fetched(replicas.follower(2), 1, now + 1, 1);
+        duty.doWork(now + 1);
+        assertEquals(1, partition.log.highWatermark(), "follower 2 fetched past the first record");
+        append(partition, now + 2); // follower 2 never fetches again
+        duty.appended(replicas, now + 2);
+
+        long t = now + LAG_MS + 2;
+        duty.doWork(t); // a periodic pass: follower 2 is not caught up within the lag
+        assertEquals(List.of(List.of(1)), proposals);
+        replicas.isr(new int[] {1}); // the controller's answer
+        for (int pass = 0; pass < 4; pass++)
+        {
+            t += LAG_MS / 2;
+            duty.doWork(t);
+        }
+        assertEquals(List.of(List.of(1)), proposals, "a follower that did not fetch is not proposed back in");
+        assertEquals(1, partition.log.highWatermark(), "below min.insync.replicas the high watermark stays (KIP-966)");
+        assertEquals(1, replicas.maximalIsrSize());
+
+        replicas.fetched(replicas.follower(2), 1, t + 1, 2); // a fetch at the high watermark: in sync again
+        duty.doWork(t + 1);
+        assertEquals(List.of(List.of(1), List.of(1, 2)), proposals, "proposed in on its fetch");
     }
 
     @Test
