@@ -18,7 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -87,7 +86,7 @@ public final class FerriteServer implements Callable<Integer>
         return server;
     }
 
-    /** {@link #call()} with picocli's exit status and stack trace for an exception it throws. */
+    /** {@link #call()} with picocli's exit status and the same stack trace for an exception it throws (unstyled: picocli's is italic on a terminal). */
     private int callAsPicocliWould()
     {
         try
@@ -161,11 +160,6 @@ public final class FerriteServer implements Callable<Integer>
     @Override
     public Integer call() throws Exception
     {
-        // a new data directory's cluster id and the topics' ids come from SecureRandom, whose provider's loading and
-        // seeding (about 25 of the 200 ms from main to listening, under load; issue 17) runs on a thread of its own meanwhile
-        final Thread seeding = new Thread(UUID::randomUUID, "ferrite-random-seed");
-        seeding.setDaemon(true);
-        seeding.start();
         final BrokerConfig brokerConfig;
         try
         {

@@ -137,7 +137,7 @@ final class DecoderGenerator
         if (model.isRoot(s))
         {
             w.line("if (v < LOWEST_VERSION || v > HIGHEST_VERSION) {");
-            w.line("throw new io.ferrite.wire.ProtocolException(\"%s\", \"unsupported version \" + v);", message.name());
+            w.line("throw Decoding.unsupportedVersion(\"%s\", v);", message.name());
             w.line("}");
         }
         w.line("begin(buffer, offset, v);");

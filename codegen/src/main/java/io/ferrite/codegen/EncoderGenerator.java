@@ -61,7 +61,7 @@ final class EncoderGenerator
         w.line(" */");
         w.line("public %s wrap(final MutableDirectBuffer buffer, final int offset, final short version) {", root);
         w.line("if (version < LOWEST_VERSION || version > HIGHEST_VERSION) {");
-        w.line("throw new IllegalArgumentException(\"%s: unsupported version \" + version);", message.name());
+        w.line("throw Encoding.unsupportedVersion(\"%s\", version);", message.name());
         w.line("}");
         w.line("out.wrap(buffer, offset, version);");
         w.line("beginMessage(offset);");

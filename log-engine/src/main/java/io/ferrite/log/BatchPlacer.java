@@ -97,7 +97,7 @@ final class BatchPlacer
         }
         catch (final IOException ex)
         {
-            result.fail(AppendResult.STORAGE_ERROR, "cannot roll " + log + ": " + ex);
+            result.fail(AppendResult.STORAGE_ERROR, LogMessages.failed("cannot roll ", log, ex));
             return;
         }
         if (assign)
@@ -119,7 +119,7 @@ final class BatchPlacer
             {
                 unindexAbort(active, base);
             }
-            result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + log + ": " + ex);
+            result.fail(AppendResult.STORAGE_ERROR, LogMessages.failed("cannot write to ", log, ex));
             return;
         }
         published(cfg, base, last, result);
@@ -140,8 +140,7 @@ final class BatchPlacer
         }
         catch (final IOException | RuntimeException ex)
         {
-            result.fail(AppendResult.STORAGE_ERROR, "cannot index the aborted transaction of producer " + producerId + " in " +
-                log + ": " + ex);
+            result.fail(AppendResult.STORAGE_ERROR, LogMessages.indexAbortFailed(producerId, log, ex));
             return false;
         }
     }

@@ -46,8 +46,7 @@ final class BatchValidator
     {
         if (batch.baseOffset() != BatchClaim.UNCOMMITTED)
         {
-            result.fail(AppendResult.INVALID_RECORD, "A claimed batch must carry base offset " + BatchClaim.UNCOMMITTED +
-                " until its commit (build it with BatchClaim.wrap), not " + batch.baseOffset());
+            result.fail(AppendResult.INVALID_RECORD, LogMessages.notUncommitted(batch.baseOffset()));
             return false;
         }
         return true;
@@ -111,7 +110,7 @@ final class BatchValidator
             }
             else
             {
-                result.fail(AppendResult.CORRUPT_MESSAGE, "Record batch is corrupt (check " + check + ")");
+                result.fail(AppendResult.CORRUPT_MESSAGE, LogMessages.corrupt(check));
             }
             return false;
         }
@@ -123,15 +122,14 @@ final class BatchValidator
         final int count = batch.recordCount();
         if (count == 0 || batch.lastOffsetDelta() != count - 1)
         {
-            result.fail(AppendResult.INVALID_RECORD, "Record batch declares " + count + " records but a last offset delta of " +
-                batch.lastOffsetDelta());
+            result.fail(AppendResult.INVALID_RECORD, LogMessages.countMismatch(count, batch.lastOffsetDelta()));
             return false;
         }
         if (batch.isControl())
         {
             // Kafka 4.4's LogValidator.validateBatch for origin CLIENT, after the count checks: INVALID_RECORD.
             // Markers come through PartitionLog.appendMarker, which builds them itself
-            result.fail(AppendResult.INVALID_RECORD, "Clients are not allowed to write control records in topic partition " + log);
+            result.fail(AppendResult.INVALID_RECORD, LogMessages.controlFromClient(log));
             return false;
         }
         if (batch.isTransactional() && batch.producerId() == NO_PRODUCER_ID)
@@ -160,7 +158,7 @@ final class BatchValidator
                 if (r.offsetDelta() != i)
                 {
                     result.recordIndex = i;
-                    result.fail(AppendResult.INVALID_RECORD, "Record " + i + " has offset delta " + r.offsetDelta());
+                    result.fail(AppendResult.INVALID_RECORD, LogMessages.offsetDelta(i, r.offsetDelta()));
                     return false;
                 }
                 if (!cfg.logAppendTime)
@@ -170,9 +168,8 @@ final class BatchValidator
                         ((ts < now && now - ts > cfg.timestampBeforeMaxMs) || (ts > now && ts - now > cfg.timestampAfterMaxMs)))
                     {
                         result.recordIndex = i;
-                        result.fail(AppendResult.INVALID_TIMESTAMP, "Timestamp " + ts + " of message with offset " + i +
-                            " is out of range. The timestamp should be within [" + (now - cfg.timestampBeforeMaxMs) + ", " +
-                            (now + cfg.timestampAfterMaxMs) + "]");
+                        result.fail(AppendResult.INVALID_TIMESTAMP, LogMessages.timestampOutOfRange(ts, i,
+                            now - cfg.timestampBeforeMaxMs, now + cfg.timestampAfterMaxMs));
                         return false;
                     }
                 }

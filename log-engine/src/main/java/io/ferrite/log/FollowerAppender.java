@@ -181,12 +181,11 @@ final class FollowerAppender
             }
             if (frame == RecordBatch.UNSUPPORTED_MAGIC)
             {
-                return fail(AppendResult.UNSUPPORTED_MAGIC, position - offset, "a record batch with magic " + batch.magic() +
-                    ": only magic 2 is supported", result);
+                return fail(AppendResult.UNSUPPORTED_MAGIC, position - offset, LogMessages.followerMagic(batch.magic()), result);
             }
             if (frame != RecordBatch.OK)
             {
-                return fail(AppendResult.CORRUPT_MESSAGE, position - offset, "a corrupt record batch (check " + frame + ")", result);
+                return fail(AppendResult.CORRUPT_MESSAGE, position - offset, LogMessages.followerCorrupt(frame), result);
             }
             if (batch.partitionLeaderEpoch() != NO_PARTITION_LEADER_EPOCH && batch.partitionLeaderEpoch() > leaderEpoch)
             {
@@ -194,27 +193,24 @@ final class FollowerAppender
             }
             if (!batch.isCrcValid())
             {
-                return fail(AppendResult.CORRUPT_MESSAGE, position - offset, "Record is corrupt (stored crc = " +
-                    Integer.toUnsignedString(batch.crc()) + ")", result);
+                return fail(AppendResult.CORRUPT_MESSAGE, position - offset, LogMessages.followerCrc(batch.crc()), result);
             }
             final int size = batch.sizeInBytes();
             if (size > cfg.segmentBytes) // per batch, as it is placed and rolled; Kafka's check is per fetched set
             {
-                return fail(AppendResult.RECORD_TOO_LARGE, position - offset, "Message batch size is " + size +
-                    " bytes, which exceeds the maximum configured segment size of " + cfg.segmentBytes, result);
+                return fail(AppendResult.RECORD_TOO_LARGE, position - offset, LogMessages.followerTooLarge(size, cfg.segmentBytes),
+                    result);
             }
             final long base = batch.baseOffset();
             if (batch.lastOffsetDelta() < 0)
             {
-                return fail(AppendResult.CORRUPT_MESSAGE, position - offset, "a record batch with last offset delta " +
-                    batch.lastOffsetDelta(), result);
+                return fail(AppendResult.CORRUPT_MESSAGE, position - offset, LogMessages.followerDelta(batch.lastOffsetDelta()),
+                    result);
             }
             if (base < expected)
             {
                 final int status = position == offset ? AppendResult.UNEXPECTED_APPEND_OFFSET : AppendResult.OFFSETS_OUT_OF_ORDER;
-                return fail(status, position - offset, (position == offset ? "First offset " + base +
-                    " is less than the next offset " + expected : "Out of order offsets: base offset " + base +
-                    " after last offset " + (expected - 1)), result);
+                return fail(status, position - offset, LogMessages.followerOffsets(position == offset, base, expected), result);
             }
             expected = batch.lastOffset() + 1;
             position += size;
@@ -234,8 +230,8 @@ final class FollowerAppender
         final long pid = batch.producerId();
         if (pid != NO_PRODUCER_ID && !batch.isControl() && !batch.isTransactional() && producers.openTxnFirstOffset(pid) >= 0)
         {
-            result.fail(AppendResult.INVALID_TXN_STATE, "Expected transactional write from producer " + pid + " at offset " +
-                batch.baseOffset() + " in " + log + " (its transaction opened at offset " + producers.openTxnFirstOffset(pid) + ")");
+            result.fail(AppendResult.INVALID_TXN_STATE, LogMessages.followerNotTransactional(pid, batch.baseOffset(), log,
+                producers.openTxnFirstOffset(pid)));
             return false;
         }
         return true;

@@ -34,7 +34,7 @@ final class FsyncFailure
         final Throwable failed = cause;
         if (failed != null)
         {
-            throw new IOException("an earlier fsync of " + log + " failed", failed);
+            throw new IOException(LogMessages.text("an earlier fsync of ", log, " failed"), failed);
         }
     }
 

@@ -59,7 +59,7 @@ final class LogAppender
     void leaderEpoch(final int epoch)
     {
         gate.recordWriter();
-        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        assert gate.onWriterThread() : LogMessages.secondWriter(log);
         placer.leaderEpoch(epoch);
     }
 
@@ -123,12 +123,12 @@ final class LogAppender
     boolean beginAppend(final AppendResult result)
     {
         gate.recordWriter();
-        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        assert gate.onWriterThread() : LogMessages.secondWriter(log);
         result.reset();
         requireNoOpenClaim();
         if (!gate.beginAppend())
         {
-            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            result.fail(AppendResult.LOG_CLOSED, LogMessages.closed(log));
             return false;
         }
         return true;
@@ -177,8 +177,7 @@ final class LogAppender
     {
         if (flusher.fsyncFailure() != null)
         {
-            result.fail(AppendResult.STORAGE_ERROR, "an fsync of " + log + " failed, it takes no appends until a restart: "
-                + flusher.fsyncFailure());
+            result.fail(AppendResult.STORAGE_ERROR, LogMessages.fsyncFailed(log, flusher.fsyncFailure()));
             return true;
         }
         return false;
@@ -220,17 +219,17 @@ final class LogAppender
     boolean claim(final int maxLength, final BatchClaim claim, final AppendResult result)
     {
         gate.recordWriter();
-        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        assert gate.onWriterThread() : LogMessages.secondWriter(log);
         result.reset();
         requireNoOpenClaim();
         if (claim.isOpen())
         {
-            throw new IllegalStateException("the claim is still open on " + claim.log);
+            throw LogMessages.claimState("the claim is still open on ", claim.log);
         }
         // either this claim sees the close coming, or the close waits for it to end (WriterGate)
         if (!gate.beginClaim(claim))
         {
-            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            result.fail(AppendResult.LOG_CLOSED, LogMessages.closed(log));
             return false;
         }
         boolean opened = false;
@@ -258,8 +257,7 @@ final class LogAppender
         result.logStartOffset = offsets.logStartOffset();
         if (maxLength < HEADER_LENGTH)
         {
-            result.fail(AppendResult.INVALID_RECORD, "A claim of " + maxLength + " bytes cannot hold a record batch (" +
-                HEADER_LENGTH + " bytes at least)");
+            result.fail(AppendResult.INVALID_RECORD, LogMessages.claimTooSmall(maxLength, HEADER_LENGTH));
             return false;
         }
         if (maxLength > cfg.maxMessageBytes)
@@ -283,7 +281,7 @@ final class LogAppender
             }
             catch (final IOException ex)
             {
-                result.fail(AppendResult.STORAGE_ERROR, "cannot claim " + maxLength + " bytes in " + log + ": " + ex);
+                result.fail(AppendResult.STORAGE_ERROR, LogMessages.cannotClaim(maxLength, log, ex));
                 return false;
             }
         }
@@ -303,7 +301,7 @@ final class LogAppender
     void commit(final BatchClaim claim, final int length, final AppendResult result)
     {
         gate.recordWriter();
-        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        assert gate.onWriterThread() : LogMessages.secondWriter(log);
         result.reset();
         requireOpen(claim);
         try
@@ -324,14 +322,14 @@ final class LogAppender
     {
         if (gate.closing())
         {
-            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            result.fail(AppendResult.LOG_CLOSED, LogMessages.closed(log));
             return;
         }
         final LogConfig cfg = log.config();
         result.logStartOffset = offsets.logStartOffset();
         if (length < 0 || length > claim.capacity)
         {
-            result.fail(AppendResult.INVALID_RECORD, "A batch of " + length + " bytes in a claim of " + claim.capacity);
+            result.fail(AppendResult.INVALID_RECORD, LogMessages.batchOverClaim(length, claim.capacity));
             return;
         }
         if (length > cfg.maxMessageBytes)
@@ -348,7 +346,7 @@ final class LogAppender
             return;
         }
         // not checked in production (the point of a claim); a batch changed after build() fails here in tests
-        assert batch.isCrcValid() : "the batch in the claim on " + log + " was changed after its CRC was computed";
+        assert batch.isCrcValid() : LogMessages.changedAfterCrc(log);
         final long now = cfg.logAppendTime ? validator.readClock() : UNKNOWN_TIME;
         final Segment active = segments.active();
         final long base = offsets.logEndOffsetOpaque();
@@ -362,7 +360,7 @@ final class LogAppender
             }
             catch (final IOException ex)
             {
-                result.fail(AppendResult.STORAGE_ERROR, "cannot write to " + log + ": " + ex);
+                result.fail(AppendResult.STORAGE_ERROR, LogMessages.failed("cannot write to ", log, ex));
                 return;
             }
             claim.segment = null; // published: from here on nothing may zero it
@@ -380,7 +378,7 @@ final class LogAppender
         // from here it is an append: the claim no longer holds close() off, the append's announcement does
         if (!gate.beginAppend())
         {
-            result.fail(AppendResult.LOG_CLOSED, "log " + log + " is closed");
+            result.fail(AppendResult.LOG_CLOSED, LogMessages.closed(log));
             return;
         }
         try
@@ -398,7 +396,7 @@ final class LogAppender
     void abort(final BatchClaim claim)
     {
         gate.recordWriter();
-        assert gate.onWriterThread() : "second writer on " + log + ": " + Thread.currentThread();
+        assert gate.onWriterThread() : LogMessages.secondWriter(log);
         requireOpen(claim);
         endClaim(claim, true);
     }
@@ -407,7 +405,7 @@ final class LogAppender
     {
         if (claim.log != log || gate.openClaim() != claim)
         {
-            throw new IllegalStateException("the claim is not open on " + log);
+            throw LogMessages.claimState("the claim is not open on ", log);
         }
     }
 
@@ -426,7 +424,7 @@ final class LogAppender
     {
         if (gate.openClaim() != null)
         {
-            throw new IllegalStateException("a claim is open on " + log + ": commit or abort it first");
+            throw LogMessages.claimOpen(log);
         }
     }
 
@@ -454,8 +452,7 @@ final class LogAppender
         final ProducerState state = producers.producer(batch.producerId());
         if (state != null && batch.producerEpoch() < state.epoch)
         {
-            result.message = "Epoch of producer " + batch.producerId() + " is " + batch.producerEpoch() +
-                ", which is smaller than the last seen epoch " + state.epoch;
+            result.message = LogMessages.epochOf(batch, state.epoch);
             return AppendResult.INVALID_PRODUCER_EPOCH;
         }
         return AppendResult.OK;

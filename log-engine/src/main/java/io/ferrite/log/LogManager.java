@@ -348,7 +348,7 @@ public final class LogManager implements AutoCloseable
         final PartitionLog log = log(topic, partition);
         if (log == null)
         {
-            throw new IllegalArgumentException("no partition " + topic + "-" + partition);
+            throw LogMessages.noPartition(topic, partition);
         }
         return log;
     }

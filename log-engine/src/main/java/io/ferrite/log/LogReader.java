@@ -151,7 +151,7 @@ final class LogReader
     {
         if (scratch.capacity() < AbortedTxnDescriptor.ENTRY_LENGTH)
         {
-            throw new IllegalArgumentException("a scratch buffer of " + scratch.capacity() + " bytes holds no index entry");
+            throw LogMessages.scratchTooSmall(scratch.capacity());
         }
         final int answer = walkAbortedTxns(fetchOffset, upperBoundOffset, scratch, sink);
         segments.checkOpen();

@@ -186,7 +186,7 @@ final class LogTruncation
     {
         if (!appender.beginAppend(gateResult))
         {
-            throw new LogClosedException("log " + log + " is closed: not truncated");
+            throw new LogClosedException(LogMessages.text("log ", log, " is closed: not truncated"));
         }
     }
 

@@ -128,8 +128,7 @@ final class ProducerStateManager
         final short epoch = batch.producerEpoch();
         if (state != null && epoch < state.epoch)
         {
-            result.message = "Epoch of producer " + batch.producerId() + " is " + epoch + ", which is smaller than the last seen epoch " +
-                state.epoch;
+            result.message = LogMessages.smallerEpoch(batch.producerId(), epoch, state.epoch);
             return AppendResult.INVALID_PRODUCER_EPOCH;
         }
         if (batch.isTransactional() && verification != LogTransactions.VERIFICATION_NOT_REQUIRED &&
@@ -161,22 +160,19 @@ final class ProducerStateManager
             final int last = state.lastSequence();
             if (state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH && !inSequence(last, first))
             {
-                result.message = "Out of order sequence number for producer " + batch.producerId() + ": " + first +
-                    " (incoming seq. number), " + last + " (current end sequence number)";
+                result.message = LogMessages.outOfOrder(batch.producerId(), first, last, " (current end sequence number)");
                 return AppendResult.OUT_OF_ORDER_SEQUENCE;
             }
         }
         else if (first != 0 && state.epoch != RecordBatchDescriptor.NO_PRODUCER_EPOCH)
         {
-            result.message = "Invalid sequence number for new epoch of producer " + batch.producerId() + ": " + epoch +
-                " (request epoch), " + first + " (seq. number), " + state.epoch + " (current producer epoch)";
+            result.message = LogMessages.newEpochSequence(batch.producerId(), epoch, first, state.epoch);
             return AppendResult.OUT_OF_ORDER_SEQUENCE;
         }
         if (state.currentTxnFirstOffset >= 0 && !batch.isTransactional())
         {
             // Kafka's ProducerAppendInfo.appendDataBatch, after the epoch and sequence checks
-            result.message = "Expected transactional write from producer " + batch.producerId() + " (its transaction opened at offset " +
-                state.currentTxnFirstOffset + ")";
+            result.message = LogMessages.expectedTransactional(batch.producerId(), state.currentTxnFirstOffset);
             return AppendResult.INVALID_TXN_STATE;
         }
         return AppendResult.OK;
@@ -204,15 +200,13 @@ final class ProducerStateManager
             final boolean retry = epochBump && epoch == current && (state == null || !state.hasOpenTxn() || epoch == Short.MAX_VALUE);
             if (!retry)
             {
-                result.message = "Epoch of producer " + producerId + " at offset " + offset + " is " + epoch + ", which is " +
-                    (epochBump ? "<=" : "<") + " the last seen epoch " + current + " (TV" + (epochBump ? 2 : 1) + ")";
+                result.message = LogMessages.markerEpoch(producerId, offset, epoch, epochBump, current);
                 return refused(state, AppendResult.INVALID_PRODUCER_EPOCH, result);
             }
         }
         if (state != null && state.coordinatorEpoch > coordinatorEpoch)
         {
-            result.message = "Invalid coordinator epoch for producerId " + producerId + " at offset " + offset + ": " +
-                coordinatorEpoch + " (zombie), " + state.coordinatorEpoch + " (current)";
+            result.message = LogMessages.zombieCoordinator(producerId, offset, coordinatorEpoch, state.coordinatorEpoch);
             return refused(state, AppendResult.TRANSACTION_COORDINATOR_FENCED, result);
         }
         return AppendResult.OK;

@@ -203,7 +203,7 @@ final class Segment implements AutoCloseable
     {
         if (position != size())
         {
-            throw new IllegalStateException("a claim at " + position + " of a segment of " + size() + " bytes");
+            throw LogMessages.claimMisplaced(position, size());
         }
         ensureIndexRoom();
         publish(position, length, batchLastOffset, batchMaxTimestamp);

@@ -149,7 +149,7 @@ final class SegmentFile implements AutoCloseable
     {
         if (position + (long)length > capacity)
         {
-            throw new IOException("segment " + path + " has no room for " + length + " bytes at " + position);
+            throw new IOException(LogMessages.noRoom(path, length, position));
         }
         if (strategy == WriteStrategy.MAPPED)
         {
@@ -195,7 +195,7 @@ final class SegmentFile implements AutoCloseable
             allocate(end, false);
             if (end > allocatedUpTo)
             {
-                throw new IOException("segment " + path + " takes no more appends");
+                throw new IOException(LogMessages.text("segment ", path, " takes no more appends"));
             }
         }
     }

@@ -87,20 +87,17 @@ final class TxnVerifications
         }
         if (entry == null || entry.guard != verification)
         {
-            result.message = "Record was not part of an ongoing transaction: producer " + producerId + "'s transaction ended " +
-                "on this partition after it was verified";
+            result.message = LogMessages.verifiedTxnEnded(producerId);
             return AppendResult.INVALID_TXN_STATE;
         }
         if (entry.supportsEpochBump && first != 0 && (state == null || state.isEmpty()))
         {
-            result.message = "Invalid sequence number for producer " + producerId + ": " + first + " (incoming seq. number). " +
-                "Expected sequence 0 for transactions v2 idempotent producer with no existing state.";
+            result.message = LogMessages.notFromZero(producerId, first);
             return AppendResult.OUT_OF_ORDER_SEQUENCE;
         }
         if (first > entry.lowestSequence)
         {
-            result.message = "Out of order sequence number for producer " + producerId + ": " + first + " (incoming seq. number), " +
-                entry.lowestSequence + " (earliest seen sequence)";
+            result.message = LogMessages.outOfOrder(producerId, first, entry.lowestSequence, " (earliest seen sequence)");
             return AppendResult.OUT_OF_ORDER_SEQUENCE;
         }
         return AppendResult.OK;

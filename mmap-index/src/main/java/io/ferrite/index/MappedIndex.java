@@ -324,7 +324,7 @@ abstract class MappedIndex implements AutoCloseable
     {
         if (!writable)
         {
-            throw new IllegalStateException("index " + file + " is read-only");
+            throw stateError("index ", file, " is read-only");
         }
     }
 
@@ -477,5 +477,21 @@ abstract class MappedIndex implements AutoCloseable
         {
             unmap();
         }
+    }
+
+    /**
+     * {@code new IllegalStateException(a + file + b)}, built here rather than in the append methods that throw it
+     * (javac's inline string concatenation, issue 17, would grow them past the JIT's inlining limits).
+     */
+    static IllegalStateException stateError(final String a, final Object file, final String b)
+    {
+        return new IllegalStateException(a + file + b);
+    }
+
+    /** {@code new IllegalArgumentException(a + x + b + y + c + file)}, as {@link #stateError}. */
+    static IllegalArgumentException argumentError(final String a, final long x, final String b, final long y, final String c,
+        final Object file)
+    {
+        return new IllegalArgumentException(a + x + b + y + c + file);
     }
 }

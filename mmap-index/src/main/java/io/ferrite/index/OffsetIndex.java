@@ -83,11 +83,11 @@ public final class OffsetIndex extends MappedIndex
         final int n = entries();
         if (n >= maxEntries())
         {
-            throw new IllegalStateException("index " + file + " is full");
+            throw stateError("index ", file, " is full");
         }
         if ((n > 0 && offset <= lastOffset) || !canAppendOffset(offset))
         {
-            throw new IllegalArgumentException("offset " + offset + " cannot follow " + lastOffset + " in index " + file);
+            throw argumentError("offset ", offset, " cannot follow ", lastOffset, " in index ", file);
         }
         final int at = n * ENTRY_SIZE;
         buffer().putInt(at, (int)(offset - baseOffset), BIG_ENDIAN);

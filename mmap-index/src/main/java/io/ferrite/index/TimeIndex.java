@@ -93,17 +93,17 @@ public final class TimeIndex extends MappedIndex
         }
         if (n > 0 && offset < lastOffset)
         {
-            throw new IllegalArgumentException("offset " + offset + " is below the last indexed " + lastOffset + " in " + file);
+            throw argumentError("offset ", offset, " is below the last indexed ", lastOffset, " in ", file);
         }
         if (offset - baseOffset > Integer.MAX_VALUE || offset < baseOffset)
         {
-            throw new IllegalArgumentException("offset " + offset + " out of range for base " + baseOffset);
+            throw argumentError("offset ", offset, " out of range for base ", baseOffset, "", "");
         }
         if (n >= maxEntries())
         {
             if (!evenIfFull)
             {
-                throw new IllegalStateException("time index " + file + " is full");
+                throw stateError("time index ", file, " is full");
             }
             return; // the segment is closing and its index is full: the last entry stays as it is
         }

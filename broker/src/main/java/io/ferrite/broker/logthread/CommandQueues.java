@@ -241,7 +241,7 @@ final class CommandQueues
         catch (final Throwable fault)
         {
             // the command is back on its queue; the network thread finds it on its next turn
-            faults.survive("telling network thread " + command.networkThread + " of a returned command", fault);
+            faults.survive(LogThreadMessages.returnedCommand(command.networkThread), fault);
         }
     }
 

@@ -85,22 +85,20 @@ final class HeldAppends
                         {
                             // Kafka's DelayedProduce: committed, but the (maximal) ISR shrank below the minimum meanwhile
                             r.status = ReplicaStatus.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
-                            r.message = "the ISR of " + log + " shrank below min.insync.replicas after the append ("
-                                + replicas.maximalIsrSize() + " in sync)";
+                            r.message = LogThreadMessages.isrShrank(log, replicas.maximalIsrSize());
                         }
                         queues.answer(command);
                     }
                     else if (log.fsyncFailure() != null)
                     {
                         r.status = AppendResult.STORAGE_ERROR;
-                        r.message = "fsync of " + log + " failed before it covered offsets " + r.firstOffset + ".." + r.lastOffset
-                            + ": " + log.fsyncFailure();
+                        r.message = LogThreadMessages.fsyncFailed(log, r.firstOffset, r.lastOffset);
                         queues.answer(command);
                     }
                     else if (log.isClosed())
                     {
                         r.status = AppendResult.LOG_CLOSED;
-                        r.message = "log " + log + " closed before an fsync covered offsets " + r.firstOffset + ".." + r.lastOffset;
+                        r.message = LogThreadMessages.closedUnsynced(log, r.firstOffset, r.lastOffset);
                         queues.answer(command);
                     }
                     else if (replicas != null)
@@ -112,14 +110,14 @@ final class HeldAppends
                         if (nowMs >= command.deadlineMs)
                         {
                             r.status = ReplicaStatus.TIMED_OUT;
-                            r.message = "the followers of " + log + " did not reach offset " + r.lastOffset + " within the request's timeout";
+                            r.message = LogThreadMessages.followersLate(log, r.lastOffset);
                             queues.answer(command);
                         }
                     }
                 }
                 catch (final Throwable fault)
                 {
-                    LogThread.answerFault(queues, faults, command, "the answer of a held append to " + command.partition.log, fault);
+                    LogThread.answerFault(queues, faults, command, LogThreadMessages.text("the answer of a held append to ", command.partition.log, ""), fault);
                 }
             }
         }
@@ -146,7 +144,7 @@ final class HeldAppends
                 if (command.partition == partition)
                 {
                     command.result.status = ReplicaStatus.NOT_LEADER;
-                    command.result.message = "this node no longer leads " + partition.log;
+                    command.result.message = LogThreadMessages.text("this node no longer leads ", partition.log, "");
                     queues.answer(command);
                 }
             }

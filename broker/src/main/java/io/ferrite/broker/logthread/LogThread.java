@@ -220,7 +220,7 @@ public final class LogThread implements Agent
             }
             else
             {
-                answerFault(queues, faults, command, "an append to " + command.partition.log, fault); // not if already answered
+                answerFault(queues, faults, command, LogThreadMessages.appendTo(command), fault); // not if already answered
                 held.dropReturned(); // if it got as far as being held
             }
             return 1;
@@ -386,7 +386,7 @@ public final class LogThread implements Agent
         catch (final Throwable fault)
         {
             inHand = null;
-            answerFault(queues, faults, command, "an append to " + command.partition.log, fault);
+            answerFault(queues, faults, command, LogThreadMessages.appendTo(command), fault);
             held.dropReturned(); // a fault after the command was held: it went back with the fault
             return;
         }
@@ -404,7 +404,7 @@ public final class LogThread implements Agent
         {
             // Kafka's appendRecordsToLeader on a follower; its high watermark is the fetcher's to move
             r.status = ReplicaStatus.NOT_LEADER;
-            r.message = "this node follows " + log;
+            r.message = LogThreadMessages.follows(log);
             return false;
         }
         if (replicas != null && command.acks == -1 && replicas.underMinIsr(log.config().minInsyncReplicas))

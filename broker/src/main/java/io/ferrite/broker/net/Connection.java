@@ -170,7 +170,7 @@ public final class Connection
         final int size = in.getInt(frameStart, BIG_ENDIAN);
         if (size < 0 || size > maxRequestBytes)
         {
-            throw new FrameException("frame of " + size + " bytes (socket.request.max.bytes is " + maxRequestBytes + ")");
+            throw new FrameException(NetMessages.frameTooLarge(size, maxRequestBytes));
         }
         return inEnd - frameStart - 4 >= size ? size : -1;
     }

@@ -73,7 +73,7 @@ final class DeferredResponses
             }
             catch (final IOException ex)
             {
-                connections.close(connection, "I/O error: " + ex.getMessage(), false);
+                connections.close(connection, NetMessages.ioError(ex), false);
             }
             catch (final RuntimeException ex)
             {

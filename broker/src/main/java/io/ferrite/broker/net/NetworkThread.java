@@ -167,7 +167,7 @@ public final class NetworkThread implements Agent, AutoCloseable
         {
             // Agrona's AgentRunner ends its run on an interrupted idle pass (and select returns at once
             // on an interrupted thread): a stray interrupt must not take this thread's connections down
-            errors.onError(new IllegalStateException("network thread " + id + " was interrupted; it goes on"));
+            errors.onError(NetMessages.interrupted(id));
         }
         // on its own thread the idle phase is the select above (NoOpIdleStrategy), so a pass never
         // reports "no work" to the runner, whose check for an interrupt only runs after such a pass
@@ -210,7 +210,7 @@ public final class NetworkThread implements Agent, AutoCloseable
         }
         catch (final IOException ex)
         {
-            connections.close(connection, "I/O error: " + ex.getMessage(), false);
+            connections.close(connection, NetMessages.ioError(ex), false);
         }
         catch (final RuntimeException ex)
         {

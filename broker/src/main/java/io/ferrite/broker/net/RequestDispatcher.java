@@ -149,20 +149,20 @@ final class RequestDispatcher
         {
             if (end - start < 4)
             {
-                throw new ProtocolException("RequestHeader", "frame of " + (end - start) + " bytes");
+                throw NetMessages.shortFrame(end - start);
             }
             final short apiKey = connection.in.getShort(start, BIG_ENDIAN);
             final short version = connection.in.getShort(start + 2, BIG_ENDIAN);
             final ApiKeys api = ApiKeys.forId(apiKey);
             if (api == null)
             {
-                connections.close(connection, "unknown API key " + apiKey, true);
+                connections.close(connection, NetMessages.unknownApi(apiKey), true);
                 return CLOSED;
             }
             final boolean supported = api.isVersionSupported(version);
             if (!supported && api != ApiKeys.API_VERSIONS)
             {
-                connections.close(connection, api.title + " v" + version + " is not supported", true);
+                connections.close(connection, NetMessages.unsupported(api, version), true);
                 return CLOSED;
             }
             // an ApiVersions request of a version this broker does not know is read as v0 and
@@ -179,7 +179,7 @@ final class RequestDispatcher
                 connection.out, bodyStart, connection);
             if (responseEnd == RequestHandler.CLOSE)
             {
-                connections.close(connection, api.title + " v" + version + " request refused", true);
+                connections.close(connection, NetMessages.refused(api, version), true);
                 return CLOSED;
             }
             if (responseEnd == RequestHandler.DEFERRED)
@@ -196,7 +196,7 @@ final class RequestDispatcher
         }
         catch (final ProtocolException ex)
         {
-            connections.close(connection, "malformed request: " + ex.getMessage(), true);
+            connections.close(connection, NetMessages.malformed(ex), true);
             return CLOSED;
         }
         catch (final RuntimeException ex)
@@ -211,6 +211,6 @@ final class RequestDispatcher
     void failed(final Connection connection, final RuntimeException ex)
     {
         errors.onError(ex);
-        connections.close(connection, "request failed: " + ex, true);
+        connections.close(connection, NetMessages.failed(ex), true);
     }
 }

@@ -123,7 +123,7 @@ public final class Partition
         do
         {
             state = (long)PARKED.getVolatile(this);
-            assert (int)state > 0 : "a fetch unparked from " + this + " more often than parked";
+            assert (int)state > 0 : unparkedTooOften(this);
             next = (int)state == 1 ? 0 : state - 1;
         }
         while (!PARKED.compareAndSet(this, state, next));
@@ -151,5 +151,10 @@ public final class Partition
     public String toString()
     {
         return topic + "-" + index;
+    }
+
+    private static String unparkedTooOften(final Partition partition)
+    {
+        return "a fetch unparked from " + partition + " more often than parked";
     }
 }

@@ -142,6 +142,31 @@ class StartupErrorsTest
             "--override", "nothing-to-override");
     }
 
+    /**
+     * {@code --help} and {@code --version} (and {@code -h}, {@code -V}) still reach picocli through main, which reads
+     * the plain options itself (FerriteServer.plainOptions): printed on standard output, exit 0, nothing started.
+     */
+    @Test
+    void helpAndVersionArePrintedThroughMain() throws Exception
+    {
+        for (final String help : List.of("--help", "-h"))
+        {
+            final ServerCommand.Ended ended = ServerCommand.runToEnd(dir, args(help));
+            assertEquals(0, ended.exit(), help + ": exit status; stderr: " + ended.stderr());
+            assertFalse(ended.stdout().stream().anyMatch(l -> l.contains("Ferrite listening")), help + " must not start: " + ended);
+            assertTrue(ended.stdout().get(0).startsWith("Usage: ferrite-server"), help + ": " + ended.stdout());
+            assertTrue(ended.stdout().stream().anyMatch(l -> l.contains("--override=KEY=VALUE")), help + ": " + ended.stdout());
+            assertEquals(List.of(), ended.stderrLines(), help + ": nothing on stderr");
+        }
+        for (final String version : List.of("--version", "-V"))
+        {
+            final ServerCommand.Ended ended = ServerCommand.runToEnd(dir, args(version));
+            assertEquals(0, ended.exit(), version + ": exit status; stderr: " + ended.stderr());
+            assertEquals(List.of("Ferrite 0.1.0"), ended.stdout(), version);
+            assertEquals(List.of(), ended.stderrLines(), version + ": nothing on stderr");
+        }
+    }
+
     @Test
     void mistypedOption() throws Exception
     {

@@ -50,7 +50,7 @@ final class CodecSupport
         final int target = (int)Math.min((long)position + Math.max(wanted, 1), limit);
         if (target <= position)
         {
-            throw new CorruptRecordException("decompressed data exceeds the limit of " + limit + " bytes");
+            throw CorruptRecordException.of("decompressed data exceeds the limit of ", limit, " bytes");
         }
         if (dst.capacity() < target)
         {

@@ -99,7 +99,7 @@ final class GzipCodec implements Codec
             }
             catch (final DataFormatException ex)
             {
-                throw new CorruptRecordException("gzip: " + ex.getMessage(), ex);
+                throw CorruptRecordException.of("gzip", ex);
             }
             p = end - inflater.getRemaining();
             if (end - p < TRAILER)

@@ -110,7 +110,7 @@ final class Lz4Codec implements Codec
         final int blockSizeId = (bd >> 4) & 0x7;
         if (blockSizeId < 4)
         {
-            throw new CorruptRecordException("lz4: invalid block size id " + blockSizeId);
+            throw CorruptRecordException.of("lz4: invalid block size id ", blockSizeId, "");
         }
         final int maxBlock = 1 << (8 + 2 * blockSizeId);
         int p = offset + 6;
@@ -147,7 +147,7 @@ final class Lz4Codec implements Codec
             final int size = header & ~UNCOMPRESSED;
             if (size > maxBlock || size > end - p)
             {
-                throw new CorruptRecordException("lz4: block of " + size + " bytes exceeds the frame or its maximum");
+                throw CorruptRecordException.of("lz4: block of ", size, " bytes exceeds the frame or its maximum");
             }
             final int room = CodecSupport.room(dst, out, maxBlock, limit);
             final int written;
@@ -170,7 +170,7 @@ final class Lz4Codec implements Codec
                 }
                 catch (final LZ4Exception ex)
                 {
-                    throw new CorruptRecordException("lz4: " + ex.getMessage(), ex);
+                    throw CorruptRecordException.of("lz4", ex);
                 }
             }
             if (blockChecksum)

@@ -87,7 +87,7 @@ final class SnappyCodec implements Codec
                 p += 4;
                 if (n < 0 || n > length - p)
                 {
-                    throw new CorruptRecordException("snappy: block length " + n + " exceeds the data");
+                    throw CorruptRecordException.of("snappy: block length ", n, " exceeds the data");
                 }
                 out = block(input, base + p, n, dst, out, limit);
                 p += n;
@@ -96,7 +96,7 @@ final class SnappyCodec implements Codec
         }
         catch (final IOException ex)
         {
-            throw new CorruptRecordException("snappy: " + ex.getMessage(), ex);
+            throw CorruptRecordException.of("snappy", ex);
         }
     }
 
@@ -119,7 +119,7 @@ final class SnappyCodec implements Codec
         final int written = Snappy.uncompress(block, support.out.of(dst, out, size));
         if (written != size)
         {
-            throw new CorruptRecordException("snappy: block decompressed to " + written + " bytes, not " + size);
+            throw CorruptRecordException.of("snappy: block decompressed to ", written, " bytes, not ", size, "");
         }
         return out + written;
     }

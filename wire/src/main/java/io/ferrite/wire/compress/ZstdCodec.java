@@ -70,7 +70,7 @@ final class ZstdCodec implements Codec
         }
         catch (final ZstdException ex)
         {
-            throw new CorruptRecordException("zstd: " + ex.getMessage(), ex);
+            throw CorruptRecordException.of("zstd", ex);
         }
         if (!frameDone)
         {

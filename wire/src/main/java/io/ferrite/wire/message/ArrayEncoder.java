@@ -42,11 +42,11 @@ public final class ArrayEncoder implements NestedEncoder
     {
         if (expectedKind != kind)
         {
-            throw new IllegalStateException(field + ": element of the wrong type");
+            throw wrongType(field);
         }
         if (written == declared)
         {
-            throw new IllegalStateException(field + ": more than the " + declared + " elements declared");
+            throw StructEncoder.tooMany(field, declared);
         }
         written++;
     }
@@ -147,7 +147,7 @@ public final class ArrayEncoder implements NestedEncoder
     {
         if (written != declared)
         {
-            throw new IllegalStateException(field + ": " + declared + " elements declared, " + written + " written");
+            throw StructEncoder.tooFew(field, declared, written);
         }
         if (sizeAt >= 0)
         {
@@ -157,5 +157,10 @@ public final class ArrayEncoder implements NestedEncoder
         {
             out.position(discardFrom);
         }
+    }
+
+    private static IllegalStateException wrongType(final String field)
+    {
+        return new IllegalStateException(field + ": element of the wrong type");
     }
 }

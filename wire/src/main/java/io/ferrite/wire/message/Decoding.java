@@ -46,7 +46,7 @@ public final class Decoding
     {
         if (n < 0 || n > limit - p)
         {
-            throw new ProtocolException(field, "needs " + n + " bytes, " + Math.max(0, limit - p) + " remain");
+            throw notEnough(field, n, limit - p);
         }
         return (int)(p + n);
     }
@@ -97,11 +97,11 @@ public final class Decoding
         }
         if (count < 0)
         {
-            throw new ProtocolException(field, "invalid array length " + count);
+            throw invalid(field, "invalid array length ", count);
         }
         if (count > limit - dataAt)
         {
-            throw new ProtocolException(field, "array of " + count + " elements cannot fit in " + (limit - dataAt) + " bytes");
+            throw arrayTooLong(field, count, limit - dataAt);
         }
         return h;
     }
@@ -138,11 +138,11 @@ public final class Decoding
         }
         if (length < 0)
         {
-            throw new ProtocolException(field, "invalid length " + length);
+            throw invalid(field, "invalid length ", length);
         }
         if (length > max)
         {
-            throw new ProtocolException(field, "length " + length + " exceeds " + max);
+            throw tooLong(field, length, max);
         }
         require(dataAt, length, limit, field);
         return pack(dataAt, length);
@@ -170,8 +170,41 @@ public final class Decoding
         final long v = Varints.readUnsignedVarint(buffer, p, limit, field);
         if (Varints.value(v) < 0)
         {
-            throw new ProtocolException(field, "value " + Integer.toUnsignedString(Varints.value(v)) + " is too large");
+            throw tooLarge(field, Varints.value(v));
         }
         return v;
+    }
+
+    /** The generated decoders' {@code wrap} for a version the schema does not declare. */
+    public static ProtocolException unsupportedVersion(final String message, final short version)
+    {
+        return new ProtocolException(message, "unsupported version " + version);
+    }
+
+    // the messages of the exceptions above, built out of the methods they guard (they stay small enough to inline)
+
+    private static ProtocolException notEnough(final String field, final long n, final int remaining)
+    {
+        return new ProtocolException(field, "needs " + n + " bytes, " + Math.max(0, remaining) + " remain");
+    }
+
+    private static ProtocolException invalid(final String field, final String what, final int value)
+    {
+        return new ProtocolException(field, what + value);
+    }
+
+    private static ProtocolException arrayTooLong(final String field, final int count, final int remaining)
+    {
+        return new ProtocolException(field, "array of " + count + " elements cannot fit in " + remaining + " bytes");
+    }
+
+    private static ProtocolException tooLong(final String field, final int length, final int max)
+    {
+        return new ProtocolException(field, "length " + length + " exceeds " + max);
+    }
+
+    private static ProtocolException tooLarge(final String field, final int unsigned)
+    {
+        return new ProtocolException(field, "value " + Integer.toUnsignedString(unsigned) + " is too large");
     }
 }

@@ -26,7 +26,7 @@ public final class Encoding
         final int length = Utf8.encodedLength(value);
         if (length > Decoding.MAX_STRING_LENGTH)
         {
-            throw new IllegalArgumentException("'" + field + "' field is too long to be serialized");
+            throw tooLong(field);
         }
         stringPrefix(c, length, compact);
         c.putUtf8(value);
@@ -39,7 +39,7 @@ public final class Encoding
     {
         if (length > Decoding.MAX_STRING_LENGTH || length < 0)
         {
-            throw new IllegalArgumentException("'" + field + "' field has invalid length " + length);
+            throw invalidLength(field, length);
         }
         stringPrefix(c, length, compact);
         c.putBytes(src, offset, length);
@@ -73,7 +73,7 @@ public final class Encoding
     {
         if (length < 0)
         {
-            throw new IllegalArgumentException("negative length " + length);
+            throw negativeLength(length);
         }
         lengthPrefix(c, length, compact);
         c.putBytes(src, offset, length);
@@ -97,7 +97,7 @@ public final class Encoding
     {
         if (!nullable)
         {
-            throw new IllegalArgumentException("non-nullable field " + field + " was serialized as null");
+            throw notNullable(field);
         }
         if (compact)
         {
@@ -117,7 +117,7 @@ public final class Encoding
     {
         if (count < 0)
         {
-            throw new IllegalArgumentException(field + ": negative element count " + count);
+            throw negativeCount(field, count);
         }
         lengthPrefix(c, count, compact);
     }
@@ -138,5 +138,38 @@ public final class Encoding
     public static IllegalArgumentException nonDefault(final String field, final short version)
     {
         return new IllegalArgumentException("Attempted to write a non-default " + field + " at version " + version);
+    }
+
+    /** The generated encoders' {@code wrap} for a version the schema does not declare. */
+    public static IllegalArgumentException unsupportedVersion(final String message, final short version)
+    {
+        return new IllegalArgumentException(message + ": unsupported version " + version);
+    }
+
+    // the messages of the exceptions above, built out of the methods they guard (they stay small enough to inline)
+
+    private static IllegalArgumentException tooLong(final String field)
+    {
+        return new IllegalArgumentException("'" + field + "' field is too long to be serialized");
+    }
+
+    private static IllegalArgumentException invalidLength(final String field, final int length)
+    {
+        return new IllegalArgumentException("'" + field + "' field has invalid length " + length);
+    }
+
+    private static IllegalArgumentException negativeLength(final int length)
+    {
+        return new IllegalArgumentException("negative length " + length);
+    }
+
+    private static IllegalArgumentException notNullable(final String field)
+    {
+        return new IllegalArgumentException("non-nullable field " + field + " was serialized as null");
+    }
+
+    private static IllegalArgumentException negativeCount(final String field, final int count)
+    {
+        return new IllegalArgumentException(field + ": negative element count " + count);
     }
 }

@@ -58,13 +58,11 @@ public abstract class StructEncoder implements NestedEncoder
     {
         if (!open)
         {
-            throw new IllegalStateException(getClass().getSimpleName() +
-                (mode == ARRAY ? ": call next() before writing an element" : ": not open"));
+            throw notOpen(getClass(), mode == ARRAY);
         }
         if (field < next)
         {
-            throw new IllegalStateException(getClass().getSimpleName() + ": field " + field +
-                " written after field " + (next - 1) + "; write fields in order");
+            throw outOfOrder(getClass(), field, next - 1);
         }
         closeChild();
         while (next < field)
@@ -171,12 +169,12 @@ public abstract class StructEncoder implements NestedEncoder
     {
         if (mode != ARRAY)
         {
-            throw new IllegalStateException(getClass().getSimpleName() + " is not an array element");
+            throw notElement(getClass());
         }
         closeElement();
         if (written == declared)
         {
-            throw new IllegalStateException(getClass().getSimpleName() + ": more than the " + declared + " elements declared");
+            throw tooMany(getClass().getSimpleName(), declared);
         }
         written++;
         beginElement();
@@ -188,8 +186,7 @@ public abstract class StructEncoder implements NestedEncoder
         closeElement();
         if (mode == ARRAY && written != declared)
         {
-            throw new IllegalStateException(getClass().getSimpleName() + ": " + declared +
-                " elements declared, " + written + " written");
+            throw tooFew(getClass().getSimpleName(), declared, written);
         }
         if (sizeAt >= 0)
         {
@@ -218,5 +215,33 @@ public abstract class StructEncoder implements NestedEncoder
     {
         closeElement();
         return out.position() - messageStart;
+    }
+
+    // the messages of the exceptions above, built out of the methods they guard (they stay small enough to inline)
+
+    private static IllegalStateException outOfOrder(final Class<?> type, final int field, final int previous)
+    {
+        return new IllegalStateException(type.getSimpleName() + ": field " + field + " written after field " + previous +
+            "; write fields in order");
+    }
+
+    static IllegalStateException tooMany(final String what, final int declared)
+    {
+        return new IllegalStateException(what + ": more than the " + declared + " elements declared");
+    }
+
+    static IllegalStateException tooFew(final String what, final int declared, final int written)
+    {
+        return new IllegalStateException(what + ": " + declared + " elements declared, " + written + " written");
+    }
+
+    private static IllegalStateException notOpen(final Class<?> type, final boolean array)
+    {
+        return new IllegalStateException(type.getSimpleName() + (array ? ": call next() before writing an element" : ": not open"));
+    }
+
+    private static IllegalStateException notElement(final Class<?> type)
+    {
+        return new IllegalStateException(type.getSimpleName() + " is not an array element");
     }
 }

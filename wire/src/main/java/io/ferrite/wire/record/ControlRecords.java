@@ -57,7 +57,7 @@ public final class ControlRecords
     {
         if (record.valueLength() < MARKER_VALUE_LENGTH)
         {
-            throw new CorruptRecordException("Invalid end transaction marker: value of " + record.valueLength() + " bytes");
+            throw CorruptRecordException.of("Invalid end transaction marker: value of ", record.valueLength(), " bytes");
         }
         return record.buffer().getInt(record.valueOffset() + 2, BIG_ENDIAN);
     }

@@ -18,4 +18,32 @@ public final class CorruptRecordException extends RuntimeException
     {
         super(message, cause, false, false);
     }
+
+    /**
+     * {@code before + value + after}: built here, out of the hot methods that throw it (they stay small
+     * enough to inline; issue 17, javac's inline string concatenation).
+     */
+    public static CorruptRecordException of(final String before, final long value, final String after)
+    {
+        return new CorruptRecordException(before + value + after);
+    }
+
+    /** {@code before + value + middle + second + after}, as {@link #of(String, long, String)}. */
+    public static CorruptRecordException of(
+        final String before, final long value, final String middle, final long second, final String after)
+    {
+        return new CorruptRecordException(before + value + middle + second + after);
+    }
+
+    /** {@code before + text + after}, as {@link #of(String, long, String)}. */
+    public static CorruptRecordException of(final String before, final String text, final String after)
+    {
+        return new CorruptRecordException(before + text + after);
+    }
+
+    /** {@code codec + ": " + cause.getMessage()} with that cause, as {@link #of(String, long, String)}. */
+    public static CorruptRecordException of(final String codec, final Exception cause)
+    {
+        return new CorruptRecordException(codec + ": " + cause.getMessage(), cause);
+    }
 }

@@ -67,8 +67,8 @@ public final class Record
         final int bodyLength = varint(limit, "length");
         if (bodyLength < 0 || bodyLength > limit - pos)
         {
-            throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
-                " bytes in record payload, but the buffer has only " + (limit - pos) + " remaining bytes");
+            throw CorruptRecordException.of("Invalid record size: expected to read ", bodyLength,
+                " bytes in record payload, but the buffer has only ", limit - pos, " remaining bytes");
         }
         final int bodyStart = pos;
         final int bodyEnd = pos + bodyLength;
@@ -88,7 +88,7 @@ public final class Record
         headerCount = varint(bodyEnd, "headerCount");
         if (headerCount < 0)
         {
-            throw new CorruptRecordException("Found invalid number of record headers " + headerCount);
+            throw CorruptRecordException.of("Found invalid number of record headers ", headerCount, "");
         }
         headersAt = pos;
         for (int i = 0; i < headerCount; i++)
@@ -100,8 +100,8 @@ public final class Record
         }
         if (pos != bodyEnd)
         {
-            throw new CorruptRecordException("Invalid record size: expected to read " + bodyLength +
-                " bytes in record payload, but instead read " + (pos - bodyStart));
+            throw CorruptRecordException.of("Invalid record size: expected to read ", bodyLength,
+                " bytes in record payload, but instead read ", pos - bodyStart, "");
         }
         this.end = bodyEnd;
         headerIndex = 0;
@@ -128,7 +128,7 @@ public final class Record
         {
             if (p >= limit)
             {
-                throw new CorruptRecordException("Invalid record: truncated " + field);
+                throw CorruptRecordException.of("Invalid record: truncated ", field, "");
             }
             final int b = buffer.getByte(p++);
             raw |= (b & 0x7F) << shift;
@@ -139,7 +139,7 @@ public final class Record
             }
             if (shift == 28)
             {
-                throw new CorruptRecordException("Invalid record: " + field + " varint longer than 5 bytes");
+                throw CorruptRecordException.of("Invalid record: ", field, " varint longer than 5 bytes");
             }
         }
     }
@@ -186,11 +186,11 @@ public final class Record
             {
                 return at;
             }
-            throw new CorruptRecordException("Invalid negative " + what + " size " + length);
+            throw invalidSize(what, length, end - at);
         }
         if (length > end - at)
         {
-            throw new CorruptRecordException("Invalid " + what + " size " + length + ": only " + (end - at) + " bytes remain");
+            throw invalidSize(what, length, end - at);
         }
         return at + length;
     }
@@ -310,5 +310,11 @@ public final class Record
     public int headerValueLength()
     {
         return headerValueLength;
+    }
+
+    private static CorruptRecordException invalidSize(final String what, final int length, final int remaining)
+    {
+        return new CorruptRecordException(length < 0 ? "Invalid negative " + what + " size " + length
+            : "Invalid " + what + " size " + length + ": only " + remaining + " bytes remain");
     }
 }

@@ -351,7 +351,7 @@ public final class RecordBatchBuilder
     {
         if (count > 0 && offsetDelta <= lastOffsetDelta)
         {
-            throw new IllegalArgumentException("offset delta " + offsetDelta + " is not above " + lastOffsetDelta);
+            throw notAbove(offsetDelta, lastOffsetDelta);
         }
         int p = at;
         records.putByte(p++, (byte)0); // attributes
@@ -433,5 +433,10 @@ public final class RecordBatchBuilder
         out.putInt(offset + RECORD_COUNT_OFFSET, count, BIG_ENDIAN);
         out.putInt(offset + CRC_OFFSET, crc32c.compute(out, offset + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET), BIG_ENDIAN);
         return size;
+    }
+
+    private static IllegalArgumentException notAbove(final int offsetDelta, final int lastOffsetDelta)
+    {
+        return new IllegalArgumentException("offset delta " + offsetDelta + " is not above " + lastOffsetDelta);
     }
 }

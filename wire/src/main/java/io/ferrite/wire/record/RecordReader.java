@@ -56,7 +56,7 @@ public final class RecordReader
         count = batch.recordCount();
         if (count < 0)
         {
-            throw new CorruptRecordException("Found invalid record count " + count + " in magic v2 batch");
+            throw CorruptRecordException.of("Found invalid record count ", count, " in magic v2 batch");
         }
         index = 0;
         baseOffset = batch.baseOffset();
@@ -65,7 +65,7 @@ public final class RecordReader
         final CompressionType compression = batch.compression();
         if (compression == null)
         {
-            throw new CorruptRecordException("Invalid compression type id " + (batch.attributes() & 7));
+            throw CorruptRecordException.of("Invalid compression type id ", batch.attributes() & 7, "");
         }
         if (compression == CompressionType.NONE)
         {
@@ -112,7 +112,7 @@ public final class RecordReader
         }
         if (position >= limit)
         {
-            throw new CorruptRecordException("Batch declares " + count + " records but holds " + index);
+            throw CorruptRecordException.of("Batch declares ", count, " records but holds ", index, "");
         }
         position = record.wrap(buffer, position, limit, baseOffset, baseTimestamp, logAppendTime);
         index++;

@@ -1,0 +1,63 @@
+package io.ferrite.broker.net;
+
+import io.ferrite.wire.ProtocolException;
+import io.ferrite.wire.message.ApiKeys;
+
+/**
+ * The messages of the network threads' refusals and failures, built here rather than in the request path's
+ * methods that report them: javac's inline string concatenation (the build's {@code -XDstringConcat=inline},
+ * issue 17) turns each concatenation into a StringBuilder chain, which would grow those methods past the JIT's
+ * inlining limits. Every method here runs only when a connection is refused, closed for a fault, or a thread
+ * meets a fault.
+ */
+final class NetMessages
+{
+    private NetMessages()
+    {
+    }
+
+    static ProtocolException shortFrame(final int length)
+    {
+        return new ProtocolException("RequestHeader", "frame of " + length + " bytes");
+    }
+
+    static String unknownApi(final short apiKey)
+    {
+        return "unknown API key " + apiKey;
+    }
+
+    static String unsupported(final ApiKeys api, final short version)
+    {
+        return api.title + " v" + version + " is not supported";
+    }
+
+    static String refused(final ApiKeys api, final short version)
+    {
+        return api.title + " v" + version + " request refused";
+    }
+
+    static String malformed(final ProtocolException ex)
+    {
+        return "malformed request: " + ex.getMessage();
+    }
+
+    static String failed(final RuntimeException ex)
+    {
+        return "request failed: " + ex;
+    }
+
+    static IllegalStateException interrupted(final int id)
+    {
+        return new IllegalStateException("network thread " + id + " was interrupted; it goes on");
+    }
+
+    static String ioError(final Exception ex)
+    {
+        return "I/O error: " + ex.getMessage();
+    }
+
+    static String frameTooLarge(final int size, final int maxRequestBytes)
+    {
+        return "frame of " + size + " bytes (socket.request.max.bytes is " + maxRequestBytes + ")";
+    }
+}
