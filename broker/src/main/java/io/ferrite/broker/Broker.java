@@ -196,7 +196,8 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, admin, waker, config))
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
                     .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread, verifier, waker))
-                    .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES)))
+                    .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES),
+                        config.getInt(BrokerConfig.FETCH_INLINE_RECORD_BYTES)))
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
@@ -267,6 +268,12 @@ public final class Broker implements AutoCloseable
     public InetSocketAddress address()
     {
         return address;
+    }
+
+    /** Network thread {@code i} (0 to num.network.threads - 1), for its counters. */
+    public NetworkThread networkThread(final int i)
+    {
+        return networkThreads[i];
     }
 
     /** Connections open now, over all network threads (approximate while they change). */

@@ -58,12 +58,15 @@ public final class FetchHandler implements RequestHandler
     private final int networkThread;
     /** The broker's fetch.max.bytes. */
     private final int maxBytes;
+    /** The broker's ferrite.fetch.inline.record.bytes: the largest region copied into a response. */
+    private final int inlineRecordBytes;
 
-    public FetchHandler(final TopicRegistry topics, final int networkThread, final int maxBytes)
+    public FetchHandler(final TopicRegistry topics, final int networkThread, final int maxBytes, final int inlineRecordBytes)
     {
         this.topics = topics;
         this.networkThread = networkThread;
         this.maxBytes = maxBytes;
+        this.inlineRecordBytes = inlineRecordBytes;
     }
 
     @Override
@@ -89,7 +92,7 @@ public final class FetchHandler implements RequestHandler
         private final FetchRequestDecoder decoder = new FetchRequestDecoder();
         private final FetchResponseEncoder encoder = new FetchResponseEncoder();
         private final FileRegion region = new FileRegion();
-        private final InlineRecords inline = new InlineRecords();
+        private final InlineRecords inline = new InlineRecords(inlineRecordBytes);
         private final FetchOrigin origin = new FetchOrigin();
         private final FetchDivergence divergence = new FetchDivergence();
         private short version;
@@ -438,7 +441,7 @@ public final class FetchHandler implements RequestHandler
                         rp.preferredReadReplica(-1);
                         if (inline.take(length))
                         {
-                            rp.records(region.buffer, (int)region.position, length); // copied now, while the mapping is sure
+                            InlineRecords.copy(rp, region, length); // copied now, while the mapping is sure
                         }
                         else
                         {

@@ -1,5 +1,11 @@
 package io.ferrite.broker.api;
 
+import io.ferrite.log.FileRegion;
+import io.ferrite.wire.message.FetchResponseEncoder;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
 /**
  * Which of a fetch response's record regions are copied into the response buffer beside their
  * headers instead of being sent with {@code transferTo}. A response whose regions are all copied
@@ -11,22 +17,21 @@ package io.ferrite.broker.api;
  * response is encoded, right after the read, so a segment deleted or replaced while the response
  * waits on a slow socket does not touch it.
  *
- * <p>Per region at most {@code ferrite.fetch.inline.record.bytes} (a JVM system property, read once;
- * 0 sends every region from its file, as before), and per response at most {@link #RESPONSE_BUDGET}
+ * <p>Per region at most the broker's {@code ferrite.fetch.inline.record.bytes} (0 sends every region from its file,
+ * as before issue 17), and per response at most {@link #RESPONSE_BUDGET}
  * bytes in all: the connection's output buffer keeps the size of its largest response, so the
  * budget is what a fetching connection may hold beyond its headers. One instance per connection's
  * fetch, used by its network thread only.
  */
 final class InlineRecords
 {
-    /**
-     * 32 KiB: in FetchResponseBenchmark (one partition, regions of about 15, 30 and 61 KiB; three pairs
-     * of runs under load 17-30 on 2 shared cores) a copied region answered faster than a spliced one at
+    /*
+     * The setting's default, 32 KiB: in FetchResponseBenchmark (one partition, regions of about 15, 30 and 61 KiB;
+     * three pairs of runs under load 17-30 on 2 shared cores) a copied region answered faster than a spliced one at
      * 15 and 30 KiB (median 24 against 46 us, 19 against 31 us) and not at 61 KiB (56 against 48 us):
-     * jmh-results/profiles.md, issue 17. A JVM system property rather than a broker setting, read once,
-     * so that an A/B run needs no other build.
+     * jmh-results/profiles.md, issue 17.
      */
-    static final int REGION_MAX = Integer.getInteger("ferrite.fetch.inline.record.bytes", 32 * 1024);
+    private final int regionMax;
     /**
      * 128 KiB a response: a bound on what a fetching connection's output grows to (it keeps the size of
      * its largest response) — four 32 KiB regions, or about a hundred partitions of one small batch.
@@ -36,16 +41,40 @@ final class InlineRecords
 
     private int left;
 
+    /** @param regionMax the largest region copied (ferrite.fetch.inline.record.bytes) */
+    InlineRecords(final int regionMax)
+    {
+        this.regionMax = regionMax;
+    }
+
     /** A new response. */
     void reset()
     {
         left = RESPONSE_BUDGET;
     }
 
+    /**
+     * Copies the first {@code length} bytes of {@code region} into the response. A read error of a mapped page (EIO:
+     * a SIGBUS in the copy, which HotSpot raises as {@link InternalError}) becomes an {@link UncheckedIOException},
+     * which closes the connection as a failed {@code transferTo} does: never an {@link Error} that would leave the
+     * request without an answer.
+     */
+    static void copy(final FetchResponseEncoder.PartitionData rp, final FileRegion region, final int length)
+    {
+        try
+        {
+            rp.records(region.bytes(), 0, length);
+        }
+        catch (final InternalError ex)
+        {
+            throw new UncheckedIOException(new IOException("reading " + length + " bytes at " + region.position + " failed", ex));
+        }
+    }
+
     /** True, and the budget taken, if a region of {@code length} bytes is to be copied. */
     boolean take(final int length)
     {
-        if (length > 0 && length <= REGION_MAX && length <= left)
+        if (length > 0 && length <= regionMax && length <= left)
         {
             left -= length;
             return true;

@@ -76,6 +76,7 @@ public final class BrokerConfig
     public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS = "add.partitions.to.txn.retry.backoff.max.ms";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
+    public static final String FETCH_INLINE_RECORD_BYTES = "ferrite.fetch.inline.record.bytes";
     public static final String LOG_CLEANER_ENABLE = "log.cleaner.enable";
     public static final String LOG_CLEANER_THREADS = "log.cleaner.threads";
     public static final String LOG_CLEANER_DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size";
@@ -461,6 +462,8 @@ public final class BrokerConfig
                     + "the same bound for a client's AddPartitionsToTxn v0-3 and AddOffsetsToTxn, held on the coordinators' agent (Kafka answers those at once)")
             .define(FETCH_MAX_BYTES, INT, "57671680", atLeast(1024), true,
                 "cap on the records of one fetch response: a request's max_bytes (and min_bytes) above it is lowered to it; a first batch larger than it still goes whole")
+            .define(FETCH_INLINE_RECORD_BYTES, INT, "32768", atLeast(0), true, "a fetched partition's records up to this size are copied "
+                + "into the response beside its headers (up to 128 KiB a response), larger ones sent from the segment file with sendfile; 0 sends all from the file")
             // Kafka 4.4's CleanerConfig: names, types, defaults and checks (none where Kafka has none)
             .define(LOG_CLEANER_ENABLE, BOOLEAN, "true", NONE, true,
                 "run the log cleaner, which compacts cleanup.policy=compact topics (deprecated in Kafka 4.1; false: they grow for ever)")

@@ -1,6 +1,7 @@
 package io.ferrite.broker.net;
 
 import io.ferrite.wire.BufferView;
+import org.agrona.BufferUtil;
 import org.agrona.ExpandableDirectByteBuffer;
 
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
 
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
@@ -22,6 +24,12 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * It starts small, as does the output, so an idle connection costs about a KiB of buffers (Kafka
  * allocates a request's buffer only once the frame's size is read): 5 000 idle connections took
  * 72 KiB each when both started at their working sizes ({@code IdleConnectionsTest}).
+ *
+ * <p>The output grows to the largest response (a fetch's copied records: up to 128 KiB and its headers) and is given
+ * back, after a response is written, unless a large response (above half of {@link #KEEP_OUTPUT}) was written less than
+ * {@link #KEEP_OUTPUT_NS} before: a connection that fetched once and went quiet (or whose fetches came back empty for
+ * that long) holds a KiB again, while one that keeps fetching keeps its buffer (it grows twice, then never: no
+ * reallocation per response).
  */
 public final class Connection
 {
@@ -32,6 +40,14 @@ public final class Connection
     /** The output's first size: most answers to a quiet client (ApiVersions, Metadata of a few topics) fit. */
     private static final int INITIAL_OUTPUT = 1024;
     private static final int MAX_SPLICES_INITIAL = 16;
+    /**
+     * An output above this is given back after a response unless the connection is a steady large responder. A
+     * response counts as large above half of it: the output grows by at most twice (Agrona: 1.5 times), so a
+     * response that does not count cannot grow a given-back output past this bound again (no give-back per response).
+     */
+    static final int KEEP_OUTPUT = 16 * 1024;
+    /** A connection that wrote a large response this recently keeps its output. */
+    static final long KEEP_OUTPUT_NS = TimeUnit.SECONDS.toNanos(5);
 
     public final long id;
     final SocketChannel channel;
@@ -48,8 +64,8 @@ public final class Connection
     boolean closed;
 
     // output: out[0, outLength) with file regions spliced in before out positions spliceAt[i]
-    public final ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(INITIAL_OUTPUT);
-    private final BufferView outView = new BufferView();
+    public ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(INITIAL_OUTPUT);
+    private BufferView outView = new BufferView();
     private int outLength;
     private int sent;
     private int spliceCount;
@@ -61,6 +77,13 @@ public final class Connection
     private int[] spliceLength = new int[MAX_SPLICES_INITIAL];
     private long splicedBytes;
     private boolean writing;
+    /** When the last large response was written; valid once {@link #wroteLarge}. */
+    private long largeWrittenNs;
+    private boolean wroteLarge;
+    // the system calls of the response being written, added to the thread's stats when it is written
+    private int writeCalls;
+    private int transferCalls;
+    private final NetworkStats stats;
 
     // where the current request's client id is in the input (-1 length: null)
     int clientIdOffset;
@@ -74,11 +97,12 @@ public final class Connection
     /** Per-connection state of the API handlers, by API key (created by them on first use). */
     private final Object[] handlerState = new Object[128];
 
-    Connection(final long id, final SocketChannel channel, final String remote)
+    Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats)
     {
         this.id = id;
         this.channel = channel;
         this.remote = remote;
+        this.stats = stats;
     }
 
     public String remote()
@@ -214,6 +238,8 @@ public final class Connection
         spliceIndex = 0;
         spliceSent = 0;
         splicedBytes = 0;
+        writeCalls = 0;
+        transferCalls = 0;
         return 0;
     }
 
@@ -258,6 +284,7 @@ public final class Connection
             if (sent < stop)
             {
                 sent += channel.write(outView.of(out, sent, stop - sent));
+                writeCalls++;
                 if (sent < stop)
                 {
                     return false;
@@ -270,6 +297,7 @@ public final class Connection
                 {
                     final long n = spliceChannel[spliceIndex].transferTo(spliceFilePosition[spliceIndex] + spliceSent, remaining, channel);
                     spliceSent += n;
+                    transferCalls++;
                     if (spliceSent < spliceLength[spliceIndex])
                     {
                         return false;
@@ -281,7 +309,39 @@ public final class Connection
                 continue;
             }
             writing = false;
+            stats.responded(outLength + splicedBytes, writeCalls, transferCalls, spliceCount);
+            keepOrGiveBackOutput();
             return true;
+        }
+    }
+
+    /**
+     * After a response is written: an output grown above {@link #KEEP_OUTPUT} goes back to its first size unless a
+     * large response was written within {@link #KEEP_OUTPUT_NS} before this one (hysteresis: a connection
+     * that keeps fetching keeps its buffer; the first large response of a connection gives it back, the second keeps it).
+     * The old buffer's direct memory is freed now: nothing refers to it once its response is written (handlers wrap
+     * {@link #out} per response).
+     */
+    private void keepOrGiveBackOutput()
+    {
+        if (out.capacity() <= KEEP_OUTPUT)
+        {
+            return;
+        }
+        final long now = System.nanoTime();
+        final boolean steady = wroteLarge && now - largeWrittenNs < KEEP_OUTPUT_NS;
+        if (outLength > KEEP_OUTPUT / 2)
+        {
+            wroteLarge = true;
+            largeWrittenNs = now;
+        }
+        if (!steady)
+        {
+            final ExpandableDirectByteBuffer old = out;
+            out = new ExpandableDirectByteBuffer(INITIAL_OUTPUT);
+            outView = new BufferView();
+            BufferUtil.free(old.byteBuffer());
+            stats.outputGivenBack();
         }
     }
 

@@ -19,14 +19,16 @@ final class Connections
 
     private final int networkThread;
     private final Selector selector;
+    private final NetworkStats stats;
     private long nextConnectionId;
     /** Written by the network thread only; read from elsewhere as an approximation. */
     private int count;
 
-    Connections(final int networkThread, final Selector selector)
+    Connections(final int networkThread, final Selector selector, final NetworkStats stats)
     {
         this.networkThread = networkThread;
         this.selector = selector;
+        this.stats = stats;
     }
 
     /** Takes over an accepted channel: non-blocking, no Nagle delay, read interest. */
@@ -36,7 +38,7 @@ final class Connections
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         // the thread's id in the top bits keeps ids unique over the broker without a shared counter
         final Connection connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel,
-            String.valueOf(channel.getRemoteAddress()));
+            String.valueOf(channel.getRemoteAddress()), stats);
         connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
         count++;
         return connection;

@@ -79,6 +79,12 @@ final class DeferredResponses
             {
                 dispatcher.failed(connection, ex);
             }
+            catch (final InternalError ex)
+            {
+                // a read error of a mapped page (SIGBUS) in the next request's read: as in NetworkThread.onKey
+                errors.onError(ex);
+                connections.close(connection, "I/O error reading a mapped segment: " + ex.getMessage(), false);
+            }
         }
         return ended;
     }
@@ -94,7 +100,7 @@ final class DeferredResponses
             }
             return connection.pending.poll(connection, connection.pendingBodyStart, nowMs);
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex) // InternalError: a read error of a mapped page (SIGBUS)
         {
             errors.onError(ex);
             cancel(connection);

@@ -48,6 +48,7 @@ public final class NetworkThread implements Agent, AutoCloseable
     private final Queue<SocketChannel> incoming = new ConcurrentLinkedQueue<>();
     private final AgentErrors errors;
     private final Connections connections;
+    private final NetworkStats stats = new NetworkStats();
     private final CommandReturns returns;
     private final DeferredResponses deferred;
     private final RequestDispatcher dispatcher;
@@ -65,7 +66,7 @@ public final class NetworkThread implements Agent, AutoCloseable
         this.id = id;
         this.selector = Selector.open();
         this.errors = new AgentErrors("network thread " + id, "the thread carries on");
-        this.connections = new Connections(id, selector);
+        this.connections = new Connections(id, selector, stats);
         this.returns = new CommandReturns(id, selector);
         this.deferred = new DeferredResponses(connections, errors);
         this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, errors);
@@ -138,6 +139,12 @@ public final class NetworkThread implements Agent, AutoCloseable
     public AgentErrors errors()
     {
         return errors;
+    }
+
+    /** The system calls of this thread's responses and its connections' outputs given back. */
+    public NetworkStats stats()
+    {
+        return stats;
     }
 
     /** Selector wake-ups the log threads gave this thread. */
@@ -215,6 +222,13 @@ public final class NetworkThread implements Agent, AutoCloseable
         catch (final RuntimeException ex)
         {
             dispatcher.failed(connection, ex);
+        }
+        catch (final InternalError ex)
+        {
+            // a read error of a mapped page (SIGBUS: EIO, a file cut under its mapping) while a fetch read or copied it:
+            // this connection closes, as when a transferTo fails, and the thread's others go on
+            errors.onError(ex);
+            connections.close(connection, "I/O error reading a mapped segment: " + ex.getMessage(), false);
         }
     }
 

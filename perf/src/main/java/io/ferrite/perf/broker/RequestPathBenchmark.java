@@ -44,8 +44,9 @@ import java.util.stream.Stream;
 /**
  * The broker's request paths end to end over loopback, one request in flight: a Produce (acks=1,
  * one batch of 10 x 100 B records) through decode, routing to the log thread, append and response;
- * and a Fetch of up to 16 KiB from the start of the log, whose records go out with
- * {@code transferTo}. The client side reuses direct buffers and allocates nothing, so {@code -prof gc}'s
+ * and a Fetch of up to 16 KiB from the start of the log, whose records are copied into the response beside its
+ * headers (a region under {@code ferrite.fetch.inline.record.bytes}, 32 KiB; before issue 17 they went out with
+ * {@code transferTo}, as the fetch figures recorded in jmh-results/RESULTS.md did). The client side reuses direct buffers and allocates nothing, so {@code -prof gc}'s
  * {@code gc.alloc.rate.norm} (all threads) is what the broker's threads allocate per request.
  * {@code waitingFetches} other connections each hold a fetch waiting (for an hour) on the 10
  * partitions of another topic, on the same network thread: what idle consumers cost the requests
@@ -127,8 +128,10 @@ public class RequestPathBenchmark
     /** A broker on an ephemeral loopback port, one network thread and one log thread, its data in {@code dir}. */
     static Broker startBroker(final Path dir) throws IOException
     {
+        // -Dferrite.fetch.inline.record.bytes=N (e.g. in -jvmArgsAppend) sets the broker's setting: A/B runs of one jar
         return Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1")));
+            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1",
+            BrokerConfig.FETCH_INLINE_RECORD_BYTES, System.getProperty(BrokerConfig.FETCH_INLINE_RECORD_BYTES, "32768"))));
     }
 
     /** A blocking client connection to {@code broker}, without Nagle's delay. */
