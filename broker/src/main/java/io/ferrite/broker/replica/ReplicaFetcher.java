@@ -258,12 +258,11 @@ public final class ReplicaFetcher implements Agent
         return 1;
     }
 
-    /** The backoff counts from the failure (a timeout ends tens of seconds after the round began), as Kafka's. */
     private void lost(final String what, final Exception ex)
     {
         failures++;
         channel.disconnect();
-        reconnectAtMs = System.currentTimeMillis() + settings.backoffMs();
+        reconnectAtMs = System.currentTimeMillis() + settings.backoffMs(); // from the failure, not the round: as Kafka
         LOG.warn("replica fetcher from {} at {}: {} failed, trying again in {} ms: {}", leaderId, channel, what,
             settings.backoffMs(), ex.toString());
     }
