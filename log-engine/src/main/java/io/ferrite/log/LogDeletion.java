@@ -73,19 +73,29 @@ final class LogDeletion
      * as it is (closed when its close got that far), the others go, and the first failure is thrown
      * at the end with the later ones suppressed on it.
      *
+     * <p>With {@link #STRAY_SUFFIX} ({@code kind}; else {@link #DELETE_SUFFIX}) Kafka 4.4's renaming of stray logs: the
+     * same close, rename and unpublishing, but the renamed directory is kept (Kafka never removes a stray log; an
+     * operator does). The cleaner is kept out of the logs meanwhile: a clean reads segments the deletion unmaps
+     * (Kafka's abortAndPauseCleaning).
+     *
      * @param unpublish removes the logs (null entries skipped) from the manager's name map and log array
      */
-    static void delete(final PartitionLog[] doomed, final Consumer<PartitionLog[]> unpublish, final Checkpoint checkpoint,
-        final LogBackgroundWork background) throws IOException
+    static void move(final PartitionLog[] doomed, final String kind, final LogCleaner cleaner,
+        final Consumer<PartitionLog[]> unpublish, final Checkpoint checkpoint, final LogBackgroundWork background)
+        throws IOException
     {
-        move(doomed, DELETE_SUFFIX, unpublish, checkpoint, background);
+        cleaner.abortAndPause(doomed);
+        try
+        {
+            moveEach(doomed, kind, unpublish, checkpoint, background);
+        }
+        finally
+        {
+            cleaner.resume(doomed);
+        }
     }
 
-    /**
-     * {@link #delete}, or with {@link #STRAY_SUFFIX} Kafka 4.4's renaming of stray logs: the same close, rename and
-     * unpublishing, but the renamed directory is kept (Kafka never removes a stray log; an operator does).
-     */
-    static void move(final PartitionLog[] doomed, final String kind, final Consumer<PartitionLog[]> unpublish,
+    private static void moveEach(final PartitionLog[] doomed, final String kind, final Consumer<PartitionLog[]> unpublish,
         final Checkpoint checkpoint, final LogBackgroundWork background) throws IOException
     {
         final PartitionLog[] moved = new PartitionLog[doomed.length];

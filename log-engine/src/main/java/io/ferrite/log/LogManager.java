@@ -312,19 +312,8 @@ public final class LogManager implements AutoCloseable
     {
         requireOpen();
         final PartitionLog[] doomed = new PartitionLog[Math.max(0, to - from)];
-        for (int p = from; p < to; p++)
-        {
-            doomed[p - from] = requireLog(topic, p);
-        }
-        cleaner.abortAndPause(doomed); // a clean reads segments the deletion unmaps (Kafka's abortAndPauseCleaning)
-        try
-        {
-            LogDeletion.move(doomed, kind, this::unpublish, this::checkpointDir, background);
-        }
-        finally
-        {
-            cleaner.resume(doomed);
-        }
+        Arrays.setAll(doomed, i -> requireLog(topic, from + i));
+        LogDeletion.move(doomed, kind, cleaner, this::unpublish, this::checkpointDir, background);
     }
 
     /** Removes deleted logs (null entries skipped) from the name map and the log array, in one rebuild. */

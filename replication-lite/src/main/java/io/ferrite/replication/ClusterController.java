@@ -93,7 +93,7 @@ public final class ClusterController implements AutoCloseable
             .setMaxIdleIntervalNs(maxIdleNs)
             .setUncleanLeaderElectionCheckIntervalMs(config.uncleanLeaderElectionCheckIntervalMs())
             .setMetrics(metrics)
-            .setConfigurationValidator(new ControllerConfigurationValidator(config))
+            .setConfigurationValidator(new FerriteConfigValidator(new ControllerConfigurationValidator(config)))
             .setStaticConfig(config.originals())
             .setBootstrapMetadata(bootstrapMetadata())
             .setFatalFaultHandler(fatal)

@@ -153,8 +153,7 @@ public class ClusterMode implements AutoCloseable
                 .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new ForwardingHandler(this::node, waker));
             final java.util.function.Supplier<io.ferrite.broker.net.RequestHandler> localAlter =
                 apis.current(ApiKeys.INCREMENTAL_ALTER_CONFIGS);
-            apis.registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new ConfigsRouting(new ForwardingHandler(this::node, waker),
-                localAlter.get()));
+            apis.registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new ConfigsRouting(this::node, waker, localAlter.get()));
         }
 
         private ClusterNode node()

@@ -57,6 +57,12 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final Map<String, Map<String, String>> imageConfigs = new HashMap<>();
     /** The leader and leader epoch this node follows each partition at ("topic-partition"): the admin agent's. */
     private final Map<String, long[]> followedAt = new HashMap<>();
+    /**
+     * The last lead or follow of each partition (by topic name, partition) found offline because a local topic of its
+     * name has another id: made again once {@link #markStrays} renamed that topic (Kafka renames strays before the
+     * first image reaches the replicas). The admin agent's.
+     */
+    private final Map<String, Map<Integer, Runnable>> offlineByName = new HashMap<>();
     /** Follows heard before the node was there to name the leader's endpoint (its start): the admin agent's. */
     private final Map<String, Runnable> unplaced = new HashMap<>();
     /** The last state of each partition this node leads, for the partition epoch AlterPartition names. */
@@ -83,6 +89,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             final Partition p = localPartition(topic, state.partition());
             if (p == null)
             {
+                offline(topic.name(), state.partition(), () -> leads(topic, state));
                 return;
             }
             final Integer at = leaderEpochs.get(key);
@@ -134,6 +141,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             final Partition p = localPartition(topic, state.partition());
             if (p == null)
             {
+                offline(topic.name(), state.partition(), () -> follows(topic, state));
                 return;
             }
             leaderEpochs.remove(key);
@@ -212,6 +220,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         {
             leaderEpochs.remove(topic + "-" + partition);
             unplaced.remove(topic + "-" + partition);
+            offline(topic, partition, null);
             if (followedAt.remove(topic + "-" + partition) != null && topics.topic(topic) != null)
             {
                 try
@@ -308,6 +317,11 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                 try
                 {
                     topics.stray(local);
+                    final Map<Integer, Runnable> held = offlineByName.remove(local.name);
+                    if (held != null)
+                    {
+                        held.values().forEach(Runnable::run); // the image's topic of that name, made here now
+                    }
                     LOG.warn("{}: stray topic (its id {} is not in the cluster's metadata): its logs renamed -stray, kept, " +
                         "not served; delete them by hand if they are not wanted", local.name,
                         TopicRegistry.encode(local.idMostSignificantBits, local.idLeastSignificantBits));
@@ -317,6 +331,21 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                     LOG.error("{}: renaming the stray topic's logs failed", local.name, ex);
                 }
             }
+        }
+    }
+
+    /** Holds (or, {@code again} null, forgets) the last lead or follow of a partition that could not be made here. */
+    private void offline(final String topic, final int partition, final Runnable again)
+    {
+        if (again != null)
+        {
+            offlineByName.computeIfAbsent(topic, name -> new HashMap<>()).put(partition, again);
+            return;
+        }
+        final Map<Integer, Runnable> held = offlineByName.get(topic);
+        if (held != null && held.remove(partition) != null && held.isEmpty())
+        {
+            offlineByName.remove(topic);
         }
     }
 

@@ -51,6 +51,7 @@ public final class BrokerConfig
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
     public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
     public static final String REPLICA_FETCH_BACKOFF_MS = "replica.fetch.backoff.ms";
+    public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
     public static final String REPLICA_SOCKET_RECEIVE_BUFFER_BYTES = "replica.socket.receive.buffer.bytes";
     public static final String SOCKET_CONNECTION_SETUP_TIMEOUT_MS = "socket.connection.setup.timeout.ms";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
@@ -106,6 +107,7 @@ public final class BrokerConfig
             }
         }
         topicDefaults(); // validates the topic defaults too
+        ReplicaChecks.check(this);
         listenerPort(listeners());
         if (values.containsKey(ADVERTISED_LISTENERS))
         {
@@ -426,6 +428,8 @@ public final class BrokerConfig
                 "a follower that has not caught up with the leader's log end for this long is proposed out of the ISR")
             .define(REPLICA_SOCKET_TIMEOUT_MS, INT, "30000", atLeast(1), true,
                 "a follower's fetch not answered within this drops its connection to the leader, made again after the backoff")
+            .define(REPLICA_FETCH_WAIT_MAX_MS, INT, "500", atLeast(0), true,
+                "how long a follower's fetch waits at the leader for records (at most replica.socket.timeout.ms)")
             .define(REPLICA_FETCH_BACKOFF_MS, INT, "1000", atLeast(0), true,
                 "a follower's wait after a fetch error or a lost connection before it fetches or connects again")
             .define(REPLICA_SOCKET_RECEIVE_BUFFER_BYTES, INT, "65536", NONE, true, "a follower's SO_RCVBUF (-1: the OS default)")

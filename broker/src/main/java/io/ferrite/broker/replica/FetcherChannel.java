@@ -33,6 +33,9 @@ final class FetcherChannel implements AutoCloseable
     /** The frame's size prefix. */
     static final int SIZE_LENGTH = 4;
     private static final Consumer<SelectionKey> NOTHING = key -> { };
+    private static final int CONNECTING = 0;
+    private static final int SENDING = 1;
+    private static final int ANSWERING = 2;
 
     private final InetSocketAddress leader;
     private final int connectTimeoutMs;
@@ -90,7 +93,7 @@ final class FetcherChannel implements AutoCloseable
             {
                 while (!c.finishConnect())
                 {
-                    await(deadline, "connecting");
+                    await(deadline, CONNECTING);
                 }
             }
             key.interestOps(SelectionKey.OP_READ);
@@ -112,7 +115,7 @@ final class FetcherChannel implements AutoCloseable
             if (channel.write(out) == 0)
             {
                 key.interestOps(SelectionKey.OP_WRITE); // the socket's buffer is full: rare, a request is small
-                await(deadlineNs, "sending");
+                await(deadlineNs, SENDING);
                 key.interestOps(SelectionKey.OP_READ);
             }
         }
@@ -149,13 +152,27 @@ final class FetcherChannel implements AutoCloseable
             }
             if (n == 0)
             {
-                await(deadlineNs, "waiting for its answer");
+                await(deadlineNs, ANSWERING);
             }
         }
     }
 
+    /** The message of a timeout: which bound, and from when it counts (a request's: from its send, progress or not). */
+    private String timedOut(final int phase)
+    {
+        return switch (phase)
+        {
+            case CONNECTING -> "connect to " + leader + " not completed within socket.connection.setup.timeout.ms ("
+                + connectTimeoutMs + " ms)";
+            case SENDING -> "request to " + leader + " not fully sent within replica.socket.timeout.ms (" + requestTimeoutMs
+                + " ms)";
+            default -> "no complete answer from " + leader + " within replica.socket.timeout.ms (" + requestTimeoutMs
+                + " ms) of the request";
+        };
+    }
+
     /** Waits for the key's readiness until {@code deadline}; a {@link #close} ends the wait with an exception. */
-    private void await(final long deadline, final String what) throws IOException
+    private void await(final long deadline, final int phase) throws IOException
     {
         if (closed)
         {
@@ -164,7 +181,7 @@ final class FetcherChannel implements AutoCloseable
         final long leftNs = deadline - System.nanoTime();
         if (leftNs <= 0)
         {
-            throw new SocketTimeoutException("no progress from " + leader + " " + what + " within its timeout");
+            throw new SocketTimeoutException(timedOut(phase));
         }
         try
         {

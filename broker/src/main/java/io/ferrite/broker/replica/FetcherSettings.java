@@ -16,10 +16,13 @@ public record FetcherSettings(int maxWaitMs, int minBytes, int responseMaxBytes,
     public static final FetcherSettings KAFKA_DEFAULTS = new FetcherSettings(500, 1, 10 * 1024 * 1024, 1024 * 1024, 1000,
         30_000, 10_000, 65_536);
 
-    /** The defaults with the broker's {@code replica.*} and {@code socket.connection.setup.timeout.ms} values. */
+    /**
+     * The defaults with the broker's {@code replica.*} and {@code socket.connection.setup.timeout.ms} values (the
+     * wait at most the socket timeout: {@code BrokerConfig} refuses otherwise, as Kafka).
+     */
     public static FetcherSettings of(final BrokerConfig config)
     {
-        return new FetcherSettings(KAFKA_DEFAULTS.maxWaitMs, KAFKA_DEFAULTS.minBytes, KAFKA_DEFAULTS.responseMaxBytes,
+        return new FetcherSettings(config.getInt(BrokerConfig.REPLICA_FETCH_WAIT_MAX_MS), KAFKA_DEFAULTS.minBytes, KAFKA_DEFAULTS.responseMaxBytes,
             KAFKA_DEFAULTS.partitionMaxBytes, config.getInt(BrokerConfig.REPLICA_FETCH_BACKOFF_MS),
             config.getInt(BrokerConfig.REPLICA_SOCKET_TIMEOUT_MS), (int)Math.min(Integer.MAX_VALUE, config.getLong(BrokerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS)),
             config.getInt(BrokerConfig.REPLICA_SOCKET_RECEIVE_BUFFER_BYTES));

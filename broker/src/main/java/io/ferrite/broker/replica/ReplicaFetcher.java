@@ -234,7 +234,7 @@ public final class ReplicaFetcher implements Agent
                 {
                     throw new AgentTerminationException();
                 }
-                lost("connecting", ex, nowMs);
+                lost("connecting", ex);
                 return 0;
             }
         }
@@ -251,18 +251,18 @@ public final class ReplicaFetcher implements Agent
             {
                 throw new AgentTerminationException();
             }
-            lost("fetching", ex, nowMs);
+            lost("fetching", ex);
             return 0;
         }
         rounds++;
         return 1;
     }
 
-    private void lost(final String what, final Exception ex, final long nowMs)
+    private void lost(final String what, final Exception ex)
     {
         failures++;
         channel.disconnect();
-        reconnectAtMs = nowMs + settings.backoffMs();
+        reconnectAtMs = System.currentTimeMillis() + settings.backoffMs(); // from the failure, not the round: as Kafka
         LOG.warn("replica fetcher from {} at {}: {} failed, trying again in {} ms: {}", leaderId, channel, what,
             settings.backoffMs(), ex.toString());
     }

@@ -18,6 +18,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Tag;
@@ -38,11 +39,14 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -135,6 +139,25 @@ final class ClusterModeTest
                 .all().get(60, TimeUnit.SECONDS);
         }
         describeConfigsAlike("orders", Map.of("min.insync.replicas", "2", "retention.ms", "86400000"));
+
+        // a request with the topic and the default broker, as Kafka's AdminClient sends one: the topic's part goes
+        // through the controller to every node (split: the broker's part answered by node 3 itself), and Ferrite's own
+        // topic config is taken by the controller and applied by every node; one Ferrite refuses is refused, not dropped
+        try (Admin admin = admin(3))
+        {
+            final ConfigResource orders = new ConfigResource(ConfigResource.Type.TOPIC, "orders");
+            admin.incrementalAlterConfigs(Map.of(orders, List.of(
+                    new AlterConfigOp(new ConfigEntry("ferrite.durability", "fsync"), AlterConfigOp.OpType.SET)),
+                new ConfigResource(ConfigResource.Type.BROKER, ""), List.of(
+                    new AlterConfigOp(new ConfigEntry("log.cleaner.threads", "1"), AlterConfigOp.OpType.SET))))
+                .values().get(orders).get(60, TimeUnit.SECONDS);
+            final ExecutionException refused = assertThrows(ExecutionException.class, () -> admin.incrementalAlterConfigs(
+                Map.of(orders, List.of(new AlterConfigOp(new ConfigEntry("ferrite.durability", "sometimes"),
+                    AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidConfigurationException.class, refused.getCause(), refused.toString());
+        }
+        describeConfigsAlike("orders", Map.of("min.insync.replicas", "2", "retention.ms", "86400000",
+            "ferrite.durability", "fsync"));
 
         // the local coordinators' topics are never auto-created through the controller (a replica of one would meet
         // this node's own __consumer_offsets): every node, asked itself, answers UNKNOWN_TOPIC_OR_PARTITION

@@ -93,6 +93,27 @@ class ClusterPartitionsTest
     }
 
     /**
+     * A topic deleted while this node was down and created again under its name (a new id): the first image's follow
+     * finds the old local topic (offline), and once the start renamed it stray the image's topic is made here.
+     */
+    @Test
+    void theImagesTopicOfAStraysNameIsMadeOnceTheStrayIsRenamed() throws Exception
+    {
+        final Topic old = localTopic("t");
+        partitions.follows(image("t", 7, 8), followed());
+        invoker.invoke();
+        assertSame(old, registry.topic("t"), "offline until the stray pass: the old topic kept as it is");
+
+        partitions.markStrays((msb, lsb) -> msb == 7 && lsb == 8);
+        invoker.invoke();
+        final Topic made = registry.topic("t");
+        assertNotNull(made, "the image's t made once the old one was renamed stray");
+        assertEquals(7, made.idMostSignificantBits);
+        assertEquals(8, made.idLeastSignificantBits);
+        assertTrue(old.isDeleted(), "the old one renamed stray");
+    }
+
+    /**
      * Kafka 4.4 at start-up, the first image applied: a log of a topic id the image does not know is renamed
      * {@code <topic>-<partition>.<uuid>-stray}, kept with its files, and neither served nor loaded again; an existing
      * {@code -stray} directory stays as it is. A topic the image knows, and the local coordinators' own, stay.

@@ -49,6 +49,10 @@ class FetcherConnectionTest
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicLong bytesRead = new AtomicLong();
     private final List<Integer> endsSeen = new CopyOnWriteArrayList<>();
+    /** When the silent leader's accept of each connection returned, in order. */
+    private final List<Long> acceptedAtMs = new CopyOnWriteArrayList<>();
+    /** A port bound and not listening: a connect to it is refused, and no one else can take it meanwhile. */
+    private Socket reserved;
 
     @AfterEach
     void stop() throws Exception
@@ -60,6 +64,10 @@ class FetcherConnectionTest
         if (leader != null)
         {
             leader.close();
+        }
+        if (reserved != null)
+        {
+            reserved.close();
         }
         for (final Socket s : sockets)
         {
@@ -78,6 +86,7 @@ class FetcherConnectionTest
                 try
                 {
                     final Socket s = leader.accept();
+                    acceptedAtMs.add(System.currentTimeMillis());
                     sockets.add(s);
                     final int index = sockets.size();
                     final Thread reader = new Thread(() -> drain(s, index), "silent-leader-reader-" + index);
@@ -181,14 +190,23 @@ class FetcherConnectionTest
     void aLeaderThatNeverAnswersIsDroppedAfterTheSocketTimeoutAndConnectedAgainAfterTheBackoff() throws Exception
     {
         silentLeader();
-        startFollower(Map.of(BrokerConfig.REPLICA_SOCKET_TIMEOUT_MS, "300", BrokerConfig.REPLICA_FETCH_BACKOFF_MS, "50"));
-        await(() -> fetcher().connects() >= 3 && sockets.size() >= 3, PROMPTLY,
-            () -> "three connections to the silent leader, each dropped after its timeout: " + fetcher().connects()
-                + " made, " + sockets.size() + " accepted, " + fetcher().failures() + " failures");
-        await(() -> endsSeen.contains(1) && endsSeen.contains(2), PROMPTLY,
-            () -> "the follower closed its first two connections; ends seen " + endsSeen);
-        assertTrue(fetcher().failures() >= 2, "each timeout counted: " + fetcher().failures());
-        assertTrue(bytesRead.get() > 0, "the fetch requests were sent");
+        final long timeoutMs = 1000;
+        final long backoffMs = 1500;
+        // made again at its round's start plus the backoff (not from the timeout), the second connection would come
+        // within the backoff of the first; from the timeout, about timeout + backoff after it. The wait is lowered
+        // under the timeout, as Kafka requires
+        startFollower(Map.of(BrokerConfig.REPLICA_SOCKET_TIMEOUT_MS, Long.toString(timeoutMs),
+            BrokerConfig.REPLICA_FETCH_WAIT_MAX_MS, "100", BrokerConfig.REPLICA_FETCH_BACKOFF_MS, Long.toString(backoffMs)));
+        await(() -> fetcher().connects() >= 2 && acceptedAtMs.size() >= 2, PROMPTLY,
+            () -> "two connections to the silent leader, the first dropped after its timeout: " + fetcher().connects()
+                + " made, " + acceptedAtMs.size() + " accepted, " + fetcher().failures() + " failures");
+        await(() -> endsSeen.contains(1), PROMPTLY, () -> "the follower closed its first connection; ends seen " + endsSeen);
+        assertTrue(fetcher().failures() >= 1, "the timeout counted: " + fetcher().failures());
+        assertTrue(bytesRead.get() > 0, "the fetch request was sent");
+        // a lower bound (load only makes the gap longer); half the timeout left for the first accept's own lateness
+        final long gapMs = acceptedAtMs.get(1) - acceptedAtMs.get(0);
+        assertTrue(gapMs >= backoffMs + timeoutMs / 2, "connected again " + gapMs + " ms after the first connection: the "
+            + backoffMs + " ms backoff must follow the " + timeoutMs + " ms timeout");
     }
 
     @Test
@@ -232,10 +250,9 @@ class FetcherConnectionTest
     @Test
     void aFetcherOfADeadLeaderEndsWithItsLastPartition() throws Exception
     {
-        leader = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-        final InetSocketAddress dead = (InetSocketAddress)leader.getLocalSocketAddress();
-        leader.close(); // nothing listens there: each connect is refused
-        leader = null;
+        reserved = new Socket();
+        reserved.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)); // never listens: connects refused
+        final InetSocketAddress dead = (InetSocketAddress)reserved.getLocalSocketAddress();
         final Map<String, String> values = new java.util.HashMap<>(Map.of(BrokerConfig.REPLICA_FETCH_BACKOFF_MS, "20"));
         values.put(BrokerConfig.NODE_ID, "2");
         node = new RunningBroker(dir.resolve("node-2"), values);

@@ -168,6 +168,18 @@ class StartupErrorsTest
     }
 
     @Test
+    void aReplicaSocketTimeoutBelowTheFetchWaitIsRefusedAsKafkaDoes() throws Exception
+    {
+        // every long poll on a quiet partition would time out and reconnect: Kafka 4.4's KafkaConfig refuses it
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "replica.socket.timeout.ms=300")), CONFIG_ERROR,
+            "replica.socket.timeout.ms should always be at least replica.fetch.wait.max.ms", "300 < 500");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "replica.fetch.wait.max.ms=40000")), CONFIG_ERROR,
+            "replica.socket.timeout.ms should always be at least replica.fetch.wait.max.ms", "30000 < 40000");
+        assertOneLine(ServerCommand.runToEnd(dir, args("--override", "replica.lag.time.max.ms=400")), CONFIG_ERROR,
+            "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms");
+    }
+
+    @Test
     void mistypedOption() throws Exception
     {
         // picocli's own answer is the message, then its suggestions on a line of their own
