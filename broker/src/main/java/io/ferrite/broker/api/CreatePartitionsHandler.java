@@ -64,6 +64,15 @@ public final class CreatePartitionsHandler implements RequestHandler
             {
                 g.answer(Errors.INVALID_REQUEST, "Duplicate topic name.");
             }
+            else if (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null)
+            {
+                // answered as created, its files being made: checked and grown by the agent once the topic is there,
+                // as Kafka's controller grows a topic it committed
+                g.assignments = t.assignments().isNullArray() ? -1 : t.assignments().elementCount();
+                g.assignment = checkAssignments(t.assignments(), g.assignments);
+                g.validateOnly = validateOnly;
+                g.planned = true;
+            }
             else if (!check(g, topic))
             {
                 final String assignment = checkAssignments(t.assignments(), g.count - topic.partitions.length);
@@ -124,6 +133,10 @@ public final class CreatePartitionsHandler implements RequestHandler
     {
         final String name;
         final int count;
+        /** For a topic checked on the agent: its manual assignments' count (-1: none), what is wrong with them, validateOnly. */
+        int assignments = -1;
+        String assignment;
+        boolean validateOnly;
 
         Growth(final String name, final int count)
         {
@@ -137,6 +150,20 @@ public final class CreatePartitionsHandler implements RequestHandler
     {
         final Topic topic = topics.topic(g.name);
         if (check(g, topic))
+        {
+            return;
+        }
+        if (g.assignments >= 0 && g.assignment == null && g.assignments != g.count - topic.partitions.length)
+        {
+            g.assignment = "Increasing the number of partitions by " + (g.count - topic.partitions.length) + " but "
+                + g.assignments + " assignments provided.";
+        }
+        if (g.assignment != null)
+        {
+            g.answer(Errors.INVALID_REPLICA_ASSIGNMENT, g.assignment);
+            return;
+        }
+        if (g.validateOnly)
         {
             return;
         }

@@ -48,6 +48,12 @@ public final class TopicRegistry
     private final int logThreads;
     private final SecureRandom random = new SecureRandom();
     private volatile TopicTables tables = TopicTables.EMPTY;
+    /**
+     * Topics answered as created whose files the writer is making (name to id), published for the network threads'
+     * checks: a DeleteTopics or CreatePartitions of one is handed to the writer, which runs it after the topic is
+     * there, as Kafka's controller sees a topic once it committed it.
+     */
+    private volatile Map<String, long[]> creating = Map.of();
     /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
     private volatile Thread writer;
 
@@ -71,6 +77,16 @@ public final class TopicRegistry
 
     /** Rebuilds the topics from the partition logs found on disk. */
     public void load() throws IOException
+    {
+        load(Map.of());
+    }
+
+    /**
+     * {@link #load()}, a topic none of whose partitions holds its id (its creation cut short before any
+     * {@code partition.metadata} was written) given the one in {@code answeredIds} (by name: the ids a creation
+     * journal answered with), else a new one.
+     */
+    public void load(final Map<String, long[]> answeredIds) throws IOException
     {
         assert isWriter() : Thread.currentThread() + " loads the topics, whose writer is " + writer;
         final Map<String, List<PartitionLog>> byTopic = new TreeMap<>();
@@ -110,7 +126,7 @@ public final class TopicRegistry
             }
             if (id == null)
             {
-                id = newTopicId();
+                id = answeredIds.containsKey(name) ? answeredIds.get(name) : newTopicId();
             }
             for (final Partition partition : partitions)
             {
@@ -328,6 +344,44 @@ public final class TopicRegistry
             list.add(added);
         }
         tables = new TopicTables(list);
+    }
+
+    /** The writer: {@code byName} (name to id) are answered as created and their files being made, until {@link #created}. */
+    public void creating(final Map<String, long[]> byName)
+    {
+        assert isWriter() : Thread.currentThread() + " marks topics creating, whose writer is " + writer;
+        creating = Map.copyOf(byName);
+    }
+
+    /** The writer: the topics marked {@link #creating} are published, or their making failed. */
+    public void created()
+    {
+        creating = Map.of();
+    }
+
+    /** The id of a topic answered as created whose files are being made, or null. */
+    public long[] creatingId(final String name)
+    {
+        return creating.get(name);
+    }
+
+    /** The name of a topic answered as created whose files are being made, by id, or null. */
+    public String creatingName(final long idMsb, final long idLsb)
+    {
+        for (final Map.Entry<String, long[]> e : creating.entrySet())
+        {
+            if (e.getValue()[0] == idMsb && e.getValue()[1] == idLsb)
+            {
+                return e.getKey();
+            }
+        }
+        return null;
+    }
+
+    /** A new topic id (most, least significant bits), unused by the published topics: for a creation journaled before its files. */
+    public long[] newId()
+    {
+        return newTopicId();
     }
 
     private long[] newTopicId()
