@@ -113,8 +113,7 @@ class CreationDurabilityTest
             final int partitions = 50;
             admin.createTopics(List.of(new NewTopic("bulk", partitions, (short)1))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
             // answered once journaled: its files are made after the answer, and their fsyncs are not the deletion's
-            io.ferrite.testing.Await.await(() -> described(admin, "bulk"), java.time.Duration.ofSeconds(ANSWER_DEADLINE_S),
-                "bulk published, its files made");
+            TopicsPublished.await(admin, "bulk");
             Files.write(fsyncs, new byte[0]);
             admin.deleteTopics(List.of("bulk")).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
             final List<String> made = beforeTheAnswer(fsyncs);
@@ -149,24 +148,6 @@ class CreationDurabilityTest
     {
         return ServerCommand.start(dir, Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
             "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
-    }
-
-    /** Whether the broker describes {@code topic}: it published it, once its files were made. */
-    private static boolean described(final Admin admin, final String topic) throws Exception
-    {
-        try
-        {
-            admin.describeTopics(List.of(topic)).allTopicNames().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
-            return true;
-        }
-        catch (final java.util.concurrent.ExecutionException ex)
-        {
-            if (ex.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
-            {
-                return false;
-            }
-            throw ex;
-        }
     }
 
     /** Every line recorded so far. */
