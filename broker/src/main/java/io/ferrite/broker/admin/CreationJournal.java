@@ -165,11 +165,27 @@ public final class CreationJournal implements AutoCloseable
         final ByteBuffer buffer = ByteBuffer.allocate(HEADER + payload.length);
         buffer.putInt(payload.length).putInt((int)crc.getValue()).put(payload).flip();
         long at = size;
-        while (buffer.hasRemaining())
+        try
         {
-            at += channel.write(buffer, at);
+            while (buffer.hasRemaining())
+            {
+                at += channel.write(buffer, at);
+            }
+            channel.force(false); // the file's length is part of its data for fdatasync
         }
-        channel.force(false); // the file's length is part of its data for fdatasync
+        catch (final IOException ex)
+        {
+            // refused, so answered as an error: cut it off again (best effort; else the next append overwrites it)
+            try
+            {
+                channel.truncate(size);
+            }
+            catch (final IOException cut)
+            {
+                ex.addSuppressed(cut);
+            }
+            throw ex;
+        }
         size = at;
         entries.addAll(record);
     }
@@ -204,9 +220,9 @@ public final class CreationJournal implements AutoCloseable
             return;
         }
         channel.truncate(0);
-        channel.force(true);
-        size = 0;
+        size = 0; // before the fsync: should it fail, the next append still starts where the file now ends
         entries.clear();
+        channel.force(true);
     }
 
     public Path file()
