@@ -164,12 +164,14 @@ class CreationJournalTest
                     topics.add(new NewTopic(names.get(t), PARTITIONS, (short)1));
                 }
                 admin.createTopics(topics).all().get(30, TimeUnit.SECONDS);
+                // each of these is sent right after the answer, while the agent makes the files (a command taken by the
+                // agent waits for them: so the DeleteTopics and CreatePartitions, which a network thread checks first, go first)
+                admin.deleteTopics(names.subList(0, TOPICS - 2)).all().get(30, TimeUnit.SECONDS);
+                admin.createPartitions(Map.of(names.get(TOPICS - 2), NewPartitions.increaseTo(PARTITIONS + 1))).all().get(30, TimeUnit.SECONDS);
                 final String last = names.get(TOPICS - 1);
                 final ExecutionException again = assertThrows(ExecutionException.class,
                     () -> admin.createTopics(List.of(new NewTopic(last, 1, (short)1))).all().get(30, TimeUnit.SECONDS));
                 assertInstanceOf(TopicExistsException.class, again.getCause());
-                admin.createPartitions(Map.of(names.get(TOPICS - 2), NewPartitions.increaseTo(PARTITIONS + 1))).all().get(30, TimeUnit.SECONDS);
-                admin.deleteTopics(names.subList(0, TOPICS - 2)).all().get(30, TimeUnit.SECONDS);
                 assertEquals(PARTITIONS + 1, broker.broker.topics().topic(names.get(TOPICS - 2)).partitions.length);
             }
         }
