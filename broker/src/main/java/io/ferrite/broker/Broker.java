@@ -167,8 +167,7 @@ public final class Broker implements AutoCloseable
             }
             wakeups.attach(topics, logThreads);
             writerTasks.attach(topics, logThreads);
-            this.leadership = new ReplicaLeadership(topics, logThreads, config.nodeId(),
-                config.getLong(BrokerConfig.REPLICA_LAG_TIME_MAX_MS));
+            this.leadership = new ReplicaLeadership(topics, logThreads, config);
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
@@ -328,7 +327,7 @@ public final class Broker implements AutoCloseable
                 BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
             partitions(topics, GroupCoordinator.OFFSETS_TOPIC, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
                 BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
-            config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2);
+            config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2, config.getInt(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS));
     }
 
     private static int partitions(final TopicRegistry topics, final String topic, final int configured, final String setting)

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -42,7 +43,62 @@ public final class FerriteServer implements Callable<Integer>
 
     public static void main(final String[] args)
     {
+        final FerriteServer plain = plainOptions(args);
+        if (plain != null)
+        {
+            System.exit(plain.callAsPicocliWould());
+        }
         System.exit(new CommandLine(new FerriteServer()).setParameterExceptionHandler(FerriteServer::optionError).execute(args));
+    }
+
+    /**
+     * The options of an ordinary start, without picocli: only {@code --config FILE} (once) and {@code --override
+     * KEY=VALUE} (each also as {@code --option=value}), with values that picocli would take as they are (no leading
+     * '-', no '@' argument file); null for anything else, which picocli parses (help, version, mistakes). Building
+     * picocli's {@code CommandLine} (its model, type converters, help) cost about a quarter of the broker's CPU up to its
+     * first acknowledged produce, 115 of 450 ms under load (issue 17, jmh-results/profiles.md).
+     */
+    static FerriteServer plainOptions(final String[] args)
+    {
+        final FerriteServer server = new FerriteServer();
+        for (int i = 0; i < args.length; i++)
+        {
+            final String arg = args[i];
+            final int eq = arg.indexOf('=');
+            final String name = arg.startsWith("--") && eq > 0 ? arg.substring(0, eq) : arg;
+            final String value = name.equals(arg) ? (i + 1 < args.length ? args[++i] : null) : arg.substring(eq + 1);
+            if (value == null || value.isEmpty() || value.startsWith("-") || value.startsWith("@") || arg.startsWith("@"))
+            {
+                return null;
+            }
+            if (name.equals("--override"))
+            {
+                server.overrides.add(value);
+            }
+            else if (name.equals("--config") && server.config == null && value.indexOf('\0') < 0)
+            {
+                server.config = Path.of(value);
+            }
+            else
+            {
+                return null;
+            }
+        }
+        return server;
+    }
+
+    /** {@link #call()} with picocli's exit status and stack trace for an exception it throws. */
+    private int callAsPicocliWould()
+    {
+        try
+        {
+            return call();
+        }
+        catch (final Exception ex)
+        {
+            ex.printStackTrace();
+            return 1;
+        }
     }
 
     /** A mistyped or incomplete option: one line with picocli's suggestions, as every other mistake at start. */
@@ -105,6 +161,11 @@ public final class FerriteServer implements Callable<Integer>
     @Override
     public Integer call() throws Exception
     {
+        // a new data directory's cluster id and the topics' ids come from SecureRandom, whose provider's loading and
+        // seeding (about 25 of the 200 ms from main to listening, under load; issue 17) runs on a thread of its own meanwhile
+        final Thread seeding = new Thread(UUID::randomUUID, "ferrite-random-seed");
+        seeding.setDaemon(true);
+        seeding.start();
         final BrokerConfig brokerConfig;
         try
         {

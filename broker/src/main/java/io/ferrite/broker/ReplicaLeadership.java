@@ -1,5 +1,6 @@
 package io.ferrite.broker;
 
+import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.replica.FetcherSettings;
 import io.ferrite.broker.replica.FollowedPartition;
@@ -30,13 +31,13 @@ public final class ReplicaLeadership implements AutoCloseable
     private final long lagMaxMs;
     private final ReplicaFetchers fetchers;
 
-    ReplicaLeadership(final TopicRegistry topics, final LogThread[] logThreads, final int nodeId, final long lagMaxMs)
+    ReplicaLeadership(final TopicRegistry topics, final LogThread[] logThreads, final BrokerConfig config)
     {
         this.topics = topics;
         this.logThreads = logThreads;
-        this.nodeId = nodeId;
-        this.lagMaxMs = lagMaxMs;
-        this.fetchers = new ReplicaFetchers(nodeId, logThreads, FetcherSettings.KAFKA_DEFAULTS);
+        this.nodeId = config.nodeId();
+        this.lagMaxMs = config.getLong(BrokerConfig.REPLICA_LAG_TIME_MAX_MS);
+        this.fetchers = new ReplicaFetchers(nodeId, logThreads, FetcherSettings.of(config));
     }
 
     /** This node's follower fetchers. */
@@ -69,8 +70,8 @@ public final class ReplicaLeadership implements AutoCloseable
      * partition is marked followed — from then on a produce to it is NOT_LEADER_OR_FOLLOWER, a consumer's
      * fetch too, and its high watermark is the one its fetcher gets from the leader — then the leader's
      * replication state goes (this node no longer leads it: the acks=all produces it held are answered
-     * NOT_LEADER_OR_FOLLOWER at once, as Kafka's makeFollower does), the log's leader epoch becomes
-     * {@code leaderEpoch}, and the partition is registered with the fetcher for {@code leaderId}.
+     * NOT_LEADER_OR_FOLLOWER at once, as Kafka's makeFollower does), and the partition is registered with the
+     * fetcher for {@code leaderId}, which truncates the log where it diverges from the leader's.
      * Completes once registered.
      */
     public CompletableFuture<FollowedPartition> followWithoutController(final String topic, final int partition,
@@ -89,7 +90,8 @@ public final class ReplicaLeadership implements AutoCloseable
                 final FollowedPartition state = new FollowedPartition(p, leaderId, leaderEpoch, leaderTopicIdMsb, leaderTopicIdLsb);
                 p.followed(state); // before the unlead: no moment with neither state, when one node would move its high watermark
                 owner.leaders().unlead(p);
-                p.log.leaderEpoch(leaderEpoch);
+                // the epoch is not assigned in this log's epoch cache (Kafka's makeFollower does not): the cache holds
+                // the epochs of the batches it has, so the last fetched epoch its fetcher sends is the last batch's
                 if (before != null)
                 {
                     fetchers.remove(before);
@@ -147,7 +149,9 @@ public final class ReplicaLeadership implements AutoCloseable
      * this node leads {@code topic}-{@code partition} in {@code leaderEpoch} with {@code replicas} (this
      * node among them) and {@code isr}; ISR changes are proposed to {@code proposals}. One task on the log
      * thread: a partition followed here stops being followed first (its fetcher drops it, as Kafka's
-     * makeLeader removes the fetcher under the partition's lock), then the leader state is installed.
+     * makeLeader removes the fetcher under the partition's lock), the log's leader epoch becomes {@code leaderEpoch}
+     * (stamped on its batches, assigned at its log end in the epoch cache, as Kafka's makeLeader), then the leader
+     * state is installed.
      * Completes once applied; from then on acks=all waits for the ISR and follower fetches are served.
      */
     public CompletableFuture<LeaderReplicas> leadWithoutController(final String topic, final int partition, final int leaderEpoch,
@@ -160,6 +164,7 @@ public final class ReplicaLeadership implements AutoCloseable
         {
             try
             {
+                p.log.leaderEpoch(leaderEpoch);
                 final LeaderReplicas state = new LeaderReplicas(p, nodeId, leaderEpoch, replicas, isr, p.log.logEndOffset(),
                     System.currentTimeMillis(), lagMaxMs, proposals, owner.leaders());
                 final FollowedPartition followed = p.followed();

@@ -1,5 +1,7 @@
 package io.ferrite.log;
 
+import org.agrona.DirectBuffer;
+
 import java.nio.channels.FileChannel;
 
 /**
@@ -12,6 +14,13 @@ import java.nio.channels.FileChannel;
 public final class FileRegion
 {
     public FileChannel channel;
+    /**
+     * The segment's mapping, for a reader that copies a small region at once instead of sending it
+     * with {@code transferTo} (bytes {@code position} to {@code position + length}). Read it right after
+     * the read that set it, on the reading thread: the mapping stays valid while it is referenced
+     * (a close leaves it to the GC), but a deleted segment is unmapped after {@code file.delete.delay.ms}.
+     */
+    public DirectBuffer buffer;
     public long position;
     public int length;
     /** The base offset of the first batch in the region (at or below the requested offset), or -1. */
@@ -25,6 +34,7 @@ public final class FileRegion
     void empty(final long next)
     {
         channel = null;
+        buffer = null;
         position = 0;
         length = 0;
         firstBatchOffset = -1;

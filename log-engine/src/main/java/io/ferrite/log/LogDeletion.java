@@ -30,6 +30,8 @@ import java.util.function.Consumer;
 final class LogDeletion
 {
     static final String DELETE_SUFFIX = "-delete";
+    /** Kafka 4.4's suffix of a stray log's directory: kept, never loaded again, never removed. */
+    static final String STRAY_SUFFIX = "-stray";
 
     /** Writes a log directory's checkpoints from the logs published in it now. */
     @FunctionalInterface
@@ -54,7 +56,13 @@ final class LogDeletion
      */
     static Path deletedName(final Path dir)
     {
-        final String suffix = "." + UUID.randomUUID().toString().replace("-", "") + DELETE_SUFFIX;
+        return renamed(dir, DELETE_SUFFIX);
+    }
+
+    /** {@link #deletedName}, with {@code kind} ({@link #DELETE_SUFFIX} or {@link #STRAY_SUFFIX}) as its suffix. */
+    static Path renamed(final Path dir, final String kind)
+    {
+        final String suffix = "." + UUID.randomUUID().toString().replace("-", "") + kind;
         final String name = dir.getFileName().toString(); // topic names are ASCII: a character is a byte
         final String kept = name.substring(0, Math.min(name.length(), MAX_FILE_NAME_BYTES - suffix.length()));
         return dir.resolveSibling(kept + suffix);
@@ -70,6 +78,16 @@ final class LogDeletion
     static void delete(final PartitionLog[] doomed, final Consumer<PartitionLog[]> unpublish, final Checkpoint checkpoint,
         final LogBackgroundWork background) throws IOException
     {
+        move(doomed, DELETE_SUFFIX, unpublish, checkpoint, background);
+    }
+
+    /**
+     * {@link #delete}, or with {@link #STRAY_SUFFIX} Kafka 4.4's renaming of stray logs: the same close, rename and
+     * unpublishing, but the renamed directory is kept (Kafka never removes a stray log; an operator does).
+     */
+    static void move(final PartitionLog[] doomed, final String kind, final Consumer<PartitionLog[]> unpublish,
+        final Checkpoint checkpoint, final LogBackgroundWork background) throws IOException
+    {
         final PartitionLog[] moved = new PartitionLog[doomed.length];
         final Set<Path> logDirs = new LinkedHashSet<>();
         Exception failure = null;
@@ -79,7 +97,7 @@ final class LogDeletion
             try
             {
                 log.closeForDeletion();
-                final Path renamed = deletedName(log.dir());
+                final Path renamed = renamed(log.dir(), kind);
                 Files.move(log.dir(), renamed);
                 log.movedTo(renamed);
                 moved[i] = log;
@@ -93,7 +111,7 @@ final class LogDeletion
         unpublish.accept(moved);
         for (final PartitionLog log : moved)
         {
-            if (log != null)
+            if (log != null && kind.equals(DELETE_SUFFIX))
             {
                 try
                 {

@@ -297,7 +297,18 @@ public final class LogManager implements AutoCloseable
      *
      * @throws IllegalArgumentException when one of the partitions does not exist (nothing is deleted)
      */
-    public synchronized void deleteLogs(final String topic, final int from, final int to) throws IOException
+    public void deleteLogs(final String topic, final int from, final int to) throws IOException
+    {
+        moveLogs(topic, from, to, LogDeletion.DELETE_SUFFIX);
+    }
+
+    /** Kafka 4.4's stray logs: {@link #deleteLogs}, but renamed {@code <topic>-<partition>.<uuid>-stray}, kept, never loaded. */
+    public void strayLogs(final String topic, final int from, final int to) throws IOException
+    {
+        moveLogs(topic, from, to, LogDeletion.STRAY_SUFFIX);
+    }
+
+    private synchronized void moveLogs(final String topic, final int from, final int to, final String kind) throws IOException
     {
         requireOpen();
         final PartitionLog[] doomed = new PartitionLog[Math.max(0, to - from)];
@@ -308,7 +319,7 @@ public final class LogManager implements AutoCloseable
         cleaner.abortAndPause(doomed); // a clean reads segments the deletion unmaps (Kafka's abortAndPauseCleaning)
         try
         {
-            LogDeletion.delete(doomed, this::unpublish, this::checkpointDir, background);
+            LogDeletion.move(doomed, kind, this::unpublish, this::checkpointDir, background);
         }
         finally
         {

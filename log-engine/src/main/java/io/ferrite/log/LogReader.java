@@ -96,6 +96,7 @@ final class LogReader
             if (p > start)
             {
                 out.channel = seg.log.channel();
+                out.buffer = seg.log.view();
                 out.position = start;
                 out.length = p - start;
                 out.firstBatchOffset = seg.batchBaseOffset(start);

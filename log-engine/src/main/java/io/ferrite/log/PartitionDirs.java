@@ -13,7 +13,8 @@ import java.util.stream.Stream;
  * ({@code <topic>-<partition>}) to load, and what deletions left ({@code <topic>-<partition>.<uuid>-delete},
  * renamed at the deletion and removed after {@code file.delete.delay.ms}: a stop or a crash in between
  * leaves them), which are removed and never loaded — a new partition of the same name may be beside
- * one. Anything else is not Ferrite's and is left alone.
+ * one. Stray logs ({@code <topic>-<partition>.<uuid>-stray}, {@link LogManager#strayLogs}) are never loaded
+ * and never removed, as Kafka 4.4 keeps them. Anything else is not Ferrite's and is left alone.
  */
 final class PartitionDirs
 {
@@ -42,6 +43,10 @@ final class PartitionDirs
             {
                 deleteRecursively(p);
                 continue;
+            }
+            if (name.endsWith(LogDeletion.STRAY_SUFFIX))
+            {
+                continue; // kept for an operator, not served
             }
             final int dash = name.lastIndexOf('-');
             if (dash <= 0)

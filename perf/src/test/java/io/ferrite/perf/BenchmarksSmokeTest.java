@@ -40,6 +40,7 @@ class BenchmarksSmokeTest
             .param("batchBytes", "1024")
             .param("messageBytes", "64")
             .param("waitingFetches", "100")
+            .param("partitions", "10")
             .shouldFailOnError(true)
             .build()).run();
         // one line per benchmark in the list the annotation processor generates

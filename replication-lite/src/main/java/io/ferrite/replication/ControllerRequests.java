@@ -1,5 +1,6 @@
 package io.ferrite.replication;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -11,7 +12,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
+import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
@@ -28,6 +31,8 @@ import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicRe
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.ElectLeadersRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -52,7 +57,8 @@ final class ControllerRequests
     /** What is routed here; DescribeQuorum and the raft APIs stay KRaft's. */
     static final EnumSet<ApiKeys> APIS = EnumSet.of(ApiKeys.BROKER_REGISTRATION, ApiKeys.BROKER_HEARTBEAT,
         ApiKeys.ALTER_PARTITION, ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS,
-        ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS);
+        ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS,
+        ApiKeys.INCREMENTAL_ALTER_CONFIGS);
 
     private final Controller controller;
     /** A heartbeat not handled within this is answered REQUEST_TIMED_OUT: Kafka's {@code broker.heartbeat.interval.ms / 2}. */
@@ -116,6 +122,8 @@ final class ControllerRequests
                 final ListPartitionReassignmentsRequestData list = (ListPartitionReassignmentsRequestData)data;
                 return controller.listPartitionReassignments(context(header, deadline(list.timeoutMs())), list);
             }
+            case INCREMENTAL_ALTER_CONFIGS:
+                return incrementalAlterConfigs(header, (IncrementalAlterConfigsRequestData)data);
             default:
                 return CompletableFuture.failedFuture(Errors.UNSUPPORTED_VERSION.exception(
                     header.apiKey() + " is not served by the controller listener"));
@@ -157,6 +165,35 @@ final class ControllerRequests
                         .setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("Creation of internal topic " + Topic.CLUSTER_METADATA_TOPIC_NAME + " is prohibited."));
                 }
+                return answer;
+            });
+    }
+
+    /**
+     * A forwarded IncrementalAlterConfigs (a broker forwards those naming topics only, {@code ConfigsRouting}), as Kafka's
+     * ControllerApis hands it to the controller, which validates the changes and writes the configs to the metadata log.
+     */
+    private CompletableFuture<IncrementalAlterConfigsResponseData> incrementalAlterConfigs(final RequestHeader header,
+        final IncrementalAlterConfigsRequestData alter)
+    {
+        final Map<ConfigResource, Map<String, Map.Entry<AlterConfigOp.OpType, String>>> changes = new LinkedHashMap<>();
+        for (final IncrementalAlterConfigsRequestData.AlterConfigsResource r : alter.resources())
+        {
+            final Map<String, Map.Entry<AlterConfigOp.OpType, String>> ops = new LinkedHashMap<>();
+            for (final IncrementalAlterConfigsRequestData.AlterableConfig c : r.configs())
+            {
+                // a DELETE's value is null: an entry that allows it
+                ops.put(c.name(), new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.forId(c.configOperation()), c.value()));
+            }
+            changes.put(new ConfigResource(ConfigResource.Type.forId(r.resourceType()), r.resourceName()), ops);
+        }
+        return controller.incrementalAlterConfigs(context(header, OptionalLong.empty()), changes, alter.validateOnly(), true)
+            .thenApply(results ->
+            {
+                final IncrementalAlterConfigsResponseData answer = new IncrementalAlterConfigsResponseData();
+                results.forEach((resource, error) -> answer.responses().add(
+                    new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse().setErrorCode(error.error().code())
+                        .setErrorMessage(error.message()).setResourceType(resource.type().id()).setResourceName(resource.name())));
                 return answer;
             });
     }

@@ -58,6 +58,17 @@ public final class Apis implements RequestHandler
     }
 
     /**
+     * What handles {@code api} now, made on the supplier's first call when registered lazily (to wrap it: a handler
+     * that hands some of its requests to it); its supplier gives null for an API without a handler. Call it once.
+     */
+    public Supplier<RequestHandler> current(final ApiKeys api)
+    {
+        final RequestHandler handler = handlers[api.id];
+        final Supplier<?> factory = factories[api.id];
+        return () -> handler != null ? handler : factory == null ? null : (RequestHandler)factory.get();
+    }
+
+    /**
      * The cluster's finalized {@code transaction.version} (the coordinator's, {@code TxnConfig}): the
      * one feature ApiVersions advertises — clients at level 2 speak transaction version 2 (KIP-890).
      */

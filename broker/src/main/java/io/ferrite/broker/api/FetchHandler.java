@@ -21,8 +21,10 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
- * Fetch, as Kafka's leader answers a consumer. Records go out zero-copy: the response carries only
- * their length, and the connection sends the segment's bytes with {@code transferTo}. Reads stop at
+ * Fetch, as Kafka's leader answers a consumer. Large record regions go out zero-copy: the response
+ * carries only their length, and the connection sends the segment's bytes with {@code transferTo};
+ * small ones are copied in beside their headers so the response takes fewer system calls
+ * ({@link InlineRecords}). Reads stop at
  * the high watermark, or for {@code read_committed} at the last stable offset, listing the aborted
  * transactions of what it returns from the {@code .txnindex} (Kafka's LocalLog walk). Within a
  * request the first partition with data gets at least one whole batch, then {@code max_bytes} bounds
@@ -35,6 +37,9 @@ import java.util.Arrays;
  * partition with a waiting fetch makes its log thread wake this network thread when its high
  * watermark moves (the last stable offset moves only with it: a marker moves the high watermark, and
  * an ended transaction stays unstable until the high watermark passes its marker).
+ *
+ * <p>A fetch's {@code last_fetched_epoch} (v12+) is checked against the leader-epoch cache before the read
+ * ({@link FetchDivergence}): a diverging one is answered {@code diverging_epoch}, no records, at once.
  *
  * <p>A follower's fetch ({@link FetchOrigin}) reads up to the log end with no isolation, tells the
  * leader's replication state where the follower is, and is answered the leader's high watermark;
@@ -90,7 +95,9 @@ public final class FetchHandler implements RequestHandler
         private final FetchRequestDecoder decoder = new FetchRequestDecoder();
         private final FetchResponseEncoder encoder = new FetchResponseEncoder();
         private final FileRegion region = new FileRegion();
+        private final InlineRecords inline = new InlineRecords();
         private final FetchOrigin origin = new FetchOrigin();
+        private final FetchDivergence divergence = new FetchDivergence();
         private short version;
         private int offset;
         private int limit;
@@ -376,6 +383,7 @@ public final class FetchHandler implements RequestHandler
             FetchResponseEncoder.FetchableTopicResponse rt = null;
             if (write)
             {
+                inline.reset();
                 rt = encoder.wrap(connection.out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE).sessionId(0)
                     .responses(t.elementCount());
             }
@@ -405,6 +413,7 @@ public final class FetchHandler implements RequestHandler
                     final Partition partition = topic == null ? null : topic.partition(p.partition());
                     final short check = partition == null ? Errors.NONE : origin.check(partition, p.currentLeaderEpoch());
                     final short error;
+                    boolean diverging = false;
                     if (partition == null)
                     {
                         error = PartitionLookup.notFound(topic, version >= 13);
@@ -420,16 +429,20 @@ public final class FetchHandler implements RequestHandler
                         {
                             record(partition, topic, bound);
                         }
-                        final short read = read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
+                        // a diverging answer is read nothing, and does not move the follower (Kafka's fetchRecords)
+                        final short epochCheck = divergence.check(partition.log, p.lastFetchedEpoch(), p.fetchOffset());
+                        diverging = epochCheck == FetchDivergence.DIVERGING;
+                        final short read = epochCheck != Errors.NONE ? (diverging ? Errors.NONE : epochCheck) :
+                            read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
                             countingLimit(p.partitionMaxBytes(), bytes), write ? first : true, bound);
-                        if (read == Errors.NONE)
+                        if (read == Errors.NONE && !diverging)
                         {
                             origin.read(partition, p.fetchOffset());
                         }
-                        error = read == Errors.NONE && write && committed ? aborted(partition, topic, p.fetchOffset()) : read;
+                        error = read == Errors.NONE && write && committed && !diverging ? aborted(partition, topic, p.fetchOffset()) : read;
                     }
-                    final int length = error == Errors.NONE ? region.length : 0;
-                    if (error != Errors.NONE)
+                    final int length = error == Errors.NONE && !diverging ? region.length : 0;
+                    if (error != Errors.NONE || diverging)
                     {
                         errors = true;
                     }
@@ -455,7 +468,7 @@ public final class FetchHandler implements RequestHandler
                         }
                         if (committed)
                         {
-                            final int listed = error == Errors.NONE ? abortedCount : 0;
+                            final int listed = error == Errors.NONE && !diverging ? abortedCount : 0;
                             final FetchResponseEncoder.AbortedTransaction a = rp.abortedTransactions(listed);
                             for (int i = 0; i < listed; i++)
                             {
@@ -467,10 +480,21 @@ public final class FetchHandler implements RequestHandler
                             rp.abortedTransactionsNull();
                         }
                         rp.preferredReadReplica(-1);
-                        final int at = rp.recordsExternal(length);
-                        if (length > 0)
+                        if (inline.take(length))
                         {
-                            connection.splice(at, region.channel, region.position, length);
+                            rp.records(region.buffer, (int)region.position, length); // copied now, while the mapping is sure
+                        }
+                        else
+                        {
+                            final int at = rp.recordsExternal(length);
+                            if (length > 0)
+                            {
+                                connection.splice(at, region.channel, region.position, length);
+                            }
+                        }
+                        if (diverging)
+                        {
+                            rp.divergingEpoch().epoch(divergence.epoch).endOffset(divergence.endOffset); // v12+: a tagged field
                         }
                     }
                 }

@@ -151,6 +151,10 @@ public class ClusterMode implements AutoCloseable
                 .registerLazily(ApiKeys.CREATE_TOPICS, () -> new ForwardingHandler(this::node, waker))
                 .registerLazily(ApiKeys.DELETE_TOPICS, () -> new ForwardingHandler(this::node, waker))
                 .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new ForwardingHandler(this::node, waker));
+            final java.util.function.Supplier<io.ferrite.broker.net.RequestHandler> localAlter =
+                apis.current(ApiKeys.INCREMENTAL_ALTER_CONFIGS);
+            apis.registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new ConfigsRouting(new ForwardingHandler(this::node, waker),
+                localAlter.get()));
         }
 
         private ClusterNode node()
@@ -195,7 +199,7 @@ public class ClusterMode implements AutoCloseable
                 LOG.info("node {} joining cluster {} as broker {}", config.nodeId(), node.clusterId(), endpoint);
                 node.awaitUnfenced();
                 LOG.info("node {} unfenced: live brokers {}", config.nodeId(), node.liveBrokers());
-                partitions.reportStrays(node); // the image has caught up: what it lacks is stray
+                partitions.markStrays(node); // the image has caught up: what it lacks is stray
             }
             catch (final InterruptedException ex)
             {

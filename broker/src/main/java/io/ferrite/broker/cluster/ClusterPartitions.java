@@ -280,25 +280,44 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
 
     /**
      * At the start, once the image caught up (agent thread): a local topic the image lacks (deleted while this node was
-     * down, or data from before the node joined) is a stray, as Kafka's {@code LogManager} calls it. Kafka 4.4 renames
-     * a stray log's directory {@code -stray} and keeps it; Ferrite keeps it in place, logs it, and does not serve it
-     * in the cluster (Metadata answers from the image). The local coordinators' topics are not the image's: skipped.
+     * down, or data from before the node joined) is a stray, as Kafka 4.4's {@code LogManager} calls it when it loads
+     * the logs with the first image: each of its partitions' directories is renamed {@code <topic>-<partition>.<uuid>-stray}
+     * and kept, never deleted, never loaded or served again ({@code -stray} directories found at a start stay as they
+     * are, as Kafka's "Loaded stray log"). The local coordinators' topics are not the image's: skipped.
      */
-    void reportStrays(final ClusterNode cluster)
+    void markStrays(final ClusterNode cluster)
     {
-        admin.execute(() ->
+        admin.execute(() -> markStrays((msb, lsb) -> cluster.topic(msb, lsb).isPresent()));
+    }
+
+    /** Whether the image knows a topic id. */
+    @FunctionalInterface
+    interface KnownIds
+    {
+        boolean known(long msb, long lsb);
+    }
+
+    /** {@link #markStrays(ClusterNode)}'s work, on the agent thread. */
+    void markStrays(final KnownIds image)
+    {
+        for (final Topic local : List.copyOf(topics.topics()))
         {
-            for (final Topic local : topics.topics())
+            if (!local.isDeleted() && !TopicConfigs.localInternal(local.name)
+                && !image.known(local.idMostSignificantBits, local.idLeastSignificantBits))
             {
-                if (!local.isDeleted() && !TopicConfigs.localInternal(local.name)
-                    && cluster.topic(local.idMostSignificantBits, local.idLeastSignificantBits).isEmpty())
+                try
                 {
-                    LOG.warn("{}: stray topic (its id {} is not in the cluster's metadata): kept on disk, not served; " +
-                        "delete its directories by hand if it is not wanted", local.name,
+                    topics.stray(local);
+                    LOG.warn("{}: stray topic (its id {} is not in the cluster's metadata): its logs renamed -stray, kept, " +
+                        "not served; delete them by hand if they are not wanted", local.name,
                         TopicRegistry.encode(local.idMostSignificantBits, local.idLeastSignificantBits));
                 }
+                catch (final java.io.IOException | RuntimeException ex)
+                {
+                    LOG.error("{}: renaming the stray topic's logs failed", local.name, ex);
+                }
             }
-        });
+        }
     }
 
     private static boolean sameId(final Topic local, final long[] id)

@@ -49,6 +49,10 @@ public final class BrokerConfig
     public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
+    public static final String REPLICA_FETCH_BACKOFF_MS = "replica.fetch.backoff.ms";
+    public static final String REPLICA_SOCKET_RECEIVE_BUFFER_BYTES = "replica.socket.receive.buffer.bytes";
+    public static final String SOCKET_CONNECTION_SETUP_TIMEOUT_MS = "socket.connection.setup.timeout.ms";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
     public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
     public static final String LOG_THREADS = "ferrite.log.threads";
@@ -68,6 +72,7 @@ public final class BrokerConfig
     public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
     public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES = "transaction.state.log.segment.bytes";
     public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
+    public static final String TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms";
     public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS = "add.partitions.to.txn.retry.backoff.max.ms";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
@@ -418,6 +423,13 @@ public final class BrokerConfig
                 "how often each partition's log thread forgets the producers idle longer than producer.id.expiration.ms")
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, "30000", atLeast(1), true,
                 "a follower that has not caught up with the leader's log end for this long is proposed out of the ISR")
+            .define(REPLICA_SOCKET_TIMEOUT_MS, INT, "30000", atLeast(1), true,
+                "a follower's fetch not answered within this drops its connection to the leader, made again after the backoff")
+            .define(REPLICA_FETCH_BACKOFF_MS, INT, "1000", atLeast(0), true,
+                "a follower's wait after a fetch error or a lost connection before it fetches or connects again")
+            .define(REPLICA_SOCKET_RECEIVE_BUFFER_BYTES, INT, "65536", NONE, true, "a follower's SO_RCVBUF (-1: the OS default)")
+            .define(SOCKET_CONNECTION_SETUP_TIMEOUT_MS, LONG, "10000", atLeast(1), true,
+                "how long a follower waits for its connection to the leader to be made")
             .define(LOG_THREADS, INT, "1", atLeast(1), true, "threads that append (each partition has one)")
             .define(IDLE_STRATEGY, STRING, "backoff", in("busy-spin", "backoff", "park", "sleep"), true,
                 "how log threads wait for work: busy-spin (lowest latency, a core each), backoff (spin, then park 1 us "
@@ -440,6 +452,8 @@ public final class BrokerConfig
             .define(TRANSACTION_STATE_LOG_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __transaction_state")
             .define(TRANSACTIONAL_ID_EXPIRATION_MS, INT, "604800000", atLeast(1), true,
                 "how long an idle transactional id (no transaction running) is kept before it is removed")
+            .define(TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS, INT, "10000", atLeast(1), true,
+                "how often the coordinator looks for transactions past their transaction.timeout.ms, and aborts them")
             // Kafka's add.partitions.to.txn.retry.backoff.ms (20: the wait between its retries) has no use here: the
             // retry runs on the coordinators' agent whenever the coordinator's state changes, and at its ticks
             .define(ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS, INT, "100", atLeast(0), true,

@@ -411,8 +411,7 @@ public final class LogThread implements Agent
         {
             // Kafka's appendRecordsToLeader: refused before the append, nothing written
             r.status = ReplicaStatus.NOT_ENOUGH_REPLICAS;
-            r.message = "the ISR of " + log + " (" + replicas.isrSize() + ") is below min.insync.replicas "
-                + replicas.effectiveMinIsr(log.config().minInsyncReplicas);
+            r.message = replicas.underMinIsrMessage(log, log.config().minInsyncReplicas);
             return false;
         }
         // a log whose fsync failed refuses the append itself (STORAGE_ERROR: see PartitionLog.fsyncFailure)

@@ -5,31 +5,58 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
- * A {@link ReplicaFetcher}'s blocking connection to its leader: one request out, its size-prefixed
- * answer in, each in a reused direct buffer (the answer's grows, rarely: a fetch answer is at most
+ * A {@link ReplicaFetcher}'s connection to its leader: one request out, its size-prefixed answer in, each
+ * in a reused direct buffer (the answer's grows, rarely: a fetch answer is at most
  * {@code replica.fetch.response.max.bytes} but for one first batch larger than that, as Kafka's KIP-74
- * allows). Fetcher thread only.
+ * allows). Fetcher thread only, but for {@link #close}.
+ *
+ * <p>Non-blocking under a selector of its own, so that nothing waits without a bound: a connect gives up
+ * after {@code socket.connection.setup.timeout.ms}, a request whose answer has not fully come within
+ * {@code replica.socket.timeout.ms} ends in a {@link SocketTimeoutException} (Kafka's request timeout for
+ * the replica fetcher), and {@link #close} from another thread ends a connect or a wait at once, even to
+ * a leader that is stopped (SIGSTOP) and answers nothing. In steady state nothing is allocated: the key
+ * is registered once per connection and selected through a reused action, never the selected-key set.
  */
 final class FetcherChannel implements AutoCloseable
 {
     /** The frame's size prefix. */
     static final int SIZE_LENGTH = 4;
+    private static final Consumer<SelectionKey> NOTHING = key -> { };
 
     private final InetSocketAddress leader;
     private final int connectTimeoutMs;
-    private volatile SocketChannel channel;
+    private final int requestTimeoutMs;
+    private final int receiveBufferBytes;
+    private final Selector selector;
+    private volatile boolean closed;
+    private volatile SocketChannel channel; // read by close, on another thread
+    private SelectionKey key;
     private ByteBuffer in;
     final UnsafeBuffer inBuffer = new UnsafeBuffer(0, 0);
+    /** When the request in flight times out ({@link System#nanoTime}). */
+    private long deadlineNs;
+    /** Connections made (tests: a connection re-made after a timeout counts again). */
+    private volatile long connects;
 
-    FetcherChannel(final InetSocketAddress leader, final int connectTimeoutMs, final int initialResponseBytes)
+    FetcherChannel(final InetSocketAddress leader, final FetcherSettings settings, final int initialResponseBytes)
+        throws IOException
     {
         this.leader = leader;
-        this.connectTimeoutMs = connectTimeoutMs;
+        this.connectTimeoutMs = settings.connectTimeoutMs();
+        this.requestTimeoutMs = settings.socketTimeoutMs();
+        this.receiveBufferBytes = settings.receiveBufferBytes();
+        this.selector = Selector.open();
         this.in = ByteBuffer.allocateDirect(initialResponseBytes);
         inBuffer.wrap(in);
     }
@@ -39,28 +66,55 @@ final class FetcherChannel implements AutoCloseable
         return channel != null;
     }
 
+    long connects()
+    {
+        return connects;
+    }
+
+    /** Connects, within {@code socket.connection.setup.timeout.ms}; a {@link #close} meanwhile ends it. */
     void connect() throws IOException
     {
         final SocketChannel c = SocketChannel.open();
         try
         {
+            c.configureBlocking(false);
             c.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            c.socket().connect(leader, connectTimeoutMs);
+            if (receiveBufferBytes > 0)
+            {
+                c.setOption(StandardSocketOptions.SO_RCVBUF, receiveBufferBytes);
+            }
+            channel = c;
+            key = c.register(selector, SelectionKey.OP_CONNECT);
+            final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(connectTimeoutMs);
+            if (!c.connect(leader))
+            {
+                while (!c.finishConnect())
+                {
+                    await(deadline, "connecting");
+                }
+            }
+            key.interestOps(SelectionKey.OP_READ);
+            connects++;
         }
         catch (final IOException | RuntimeException ex)
         {
-            c.close();
+            disconnect();
             throw ex;
         }
-        channel = c;
     }
 
-    /** Writes {@code out}'s remaining bytes (a whole frame). */
+    /** Writes {@code out}'s remaining bytes (a whole frame); the request's timeout starts here. */
     void send(final ByteBuffer out) throws IOException
     {
+        deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(requestTimeoutMs);
         while (out.hasRemaining())
         {
-            channel.write(out);
+            if (channel.write(out) == 0)
+            {
+                key.interestOps(SelectionKey.OP_WRITE); // the socket's buffer is full: rare, a request is small
+                await(deadlineNs, "sending");
+                key.interestOps(SelectionKey.OP_READ);
+            }
         }
     }
 
@@ -88,29 +142,93 @@ final class FetcherChannel implements AutoCloseable
     {
         while (in.hasRemaining())
         {
-            if (channel.read(in) < 0)
+            final int n = channel.read(in);
+            if (n < 0)
             {
                 throw new EOFException("the leader " + leader + " closed the connection");
+            }
+            if (n == 0)
+            {
+                await(deadlineNs, "waiting for its answer");
             }
         }
     }
 
-    /** Closes the connection (any thread: a read blocked in it ends with an exception). */
-    @Override
-    public void close()
+    /** Waits for the key's readiness until {@code deadline}; a {@link #close} ends the wait with an exception. */
+    private void await(final long deadline, final String what) throws IOException
+    {
+        if (closed)
+        {
+            throw new IOException("the connection to " + leader + " was closed");
+        }
+        final long leftNs = deadline - System.nanoTime();
+        if (leftNs <= 0)
+        {
+            throw new SocketTimeoutException("no progress from " + leader + " " + what + " within its timeout");
+        }
+        try
+        {
+            selector.select(NOTHING, Math.max(1, TimeUnit.NANOSECONDS.toMillis(leftNs)));
+        }
+        catch (final ClosedSelectorException ex)
+        {
+            throw new IOException("the connection to " + leader + " was closed");
+        }
+        if (closed)
+        {
+            throw new IOException("the connection to " + leader + " was closed");
+        }
+    }
+
+    /** Drops the connection, keeping the selector for the next one (fetcher thread). */
+    void disconnect()
     {
         final SocketChannel c = channel;
         channel = null;
+        key = null;
         if (c != null)
         {
-            try
+            closeQuietly(c);
+            if (!closed)
             {
-                c.close();
+                try
+                {
+                    selector.selectNow(); // deregisters the cancelled key: the socket's descriptor is released now
+                }
+                catch (final IOException | ClosedSelectorException ignored)
+                {
+                    // closing meanwhile: the selector goes with it
+                }
             }
-            catch (final IOException ignored)
-            {
-                // closing: nothing more is read from it
-            }
+        }
+    }
+
+    /**
+     * Closes it for good (any thread): a connect or a wait for an answer in progress ends at once with an
+     * exception, and nothing connects again.
+     */
+    @Override
+    public void close()
+    {
+        closed = true;
+        selector.wakeup();
+        closeQuietly(selector); // waits only for a select in progress to return, which the wakeup makes it do
+        final SocketChannel c = channel;
+        if (c != null)
+        {
+            closeQuietly(c);
+        }
+    }
+
+    private static void closeQuietly(final AutoCloseable c)
+    {
+        try
+        {
+            c.close();
+        }
+        catch (final Exception ignored)
+        {
+            // closing: nothing more is read from it
         }
     }
 

@@ -3,11 +3,14 @@ package io.ferrite.broker.replica;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.AppendResult;
 import io.ferrite.log.PartitionLog;
+import io.ferrite.log.epoch.LeaderEpochCache;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import org.agrona.MutableDirectBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteOrder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -17,7 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  * buffer, not copied) and hands this object to the log thread ({@code LogThread.execute}); {@link #run}
  * appends them with {@code appendAsFollower}, moves the high watermark and the log start as Kafka's
  * follower does, and releases {@link #done}; the fetcher reuses its buffer only after every partition it
- * posted is done. Fields without a memory-order note are the fetcher thread's.
+ * posted is done. A truncation goes the same way ({@link #postDiverged}, {@link #postTruncation}): the log thread
+ * truncates, the fetcher does not ask for the partition until it is {@link #done}. Fields without a memory-order
+ * note are the fetcher thread's.
  */
 public final class FollowedPartition implements Runnable
 {
@@ -31,6 +36,17 @@ public final class FollowedPartition implements Runnable
     static final int FAILED = 2;
     /** Answered OFFSET_OUT_OF_RANGE this round: the leader's offsets are asked once the round's appends are done. */
     static final int OUT_OF_RANGE = 3;
+    /** A truncation of its log is with the log thread: not asked for until it is {@link #done}. */
+    static final int TRUNCATING = 4;
+
+    /** What a post asks of the log thread: append an answer's records, or truncate. */
+    private static final int APPEND = 0;
+    /** Truncate where the leader's {@code diverging_epoch} says ({@link #divergedTarget}). */
+    private static final int DIVERGED = 1;
+    /** Truncate to an offset (the leader's log end, below this log's). */
+    private static final int TRUNCATE_TO = 2;
+    /** Delete everything and start at an offset (the leader's log start, above this log's end). */
+    private static final int START_AT = 3;
 
     public final Partition partition;
     public final int leaderId;
@@ -52,6 +68,15 @@ public final class FollowedPartition implements Runnable
     private long leaderHighWatermark;
     private long leaderLogStart;
     private Thread fetcher;
+    private int job;
+    /** A truncation's epoch (DIVERGED) and offset (the diverging end offset, the truncation's offset, the new start). */
+    private int truncationEpoch;
+    private long truncationOffset;
+    /** A truncation's failure (log thread's, read by the fetcher after {@link #done}): it cannot go on fetching. */
+    String truncationError;
+    /** Where the last truncation left the log end (log thread's, read by the fetcher after {@link #done}; tests' logs). */
+    long truncatedTo = -1;
+    private final LeaderEpochCache.EpochOffset found = new LeaderEpochCache.EpochOffset();
     /** The fetch answer's hand-over is over (release by the log thread, acquire by the fetcher). */
     private volatile boolean done = true;
     /** The append's outcome (log thread's; read by the fetcher after {@link #done}). */
@@ -94,6 +119,30 @@ public final class FollowedPartition implements Runnable
         fetcher = fetcherThread;
         appendError = null;
         result.status = AppendResult.OK;
+        job = APPEND;
+        done = false; // volatile: the fields above are visible to the thread that reads it
+    }
+
+    /** The fetcher: the leader answered {@code diverging_epoch} ({@code epoch}, {@code endOffset}); truncate there. */
+    void postDiverged(final int epoch, final long endOffset, final Thread fetcherThread)
+    {
+        postTruncation(DIVERGED, epoch, endOffset, fetcherThread);
+    }
+
+    /** The fetcher: truncate to {@code offset} ({@code startOver}: delete everything and start at it). */
+    void postTruncation(final long offset, final boolean startOver, final Thread fetcherThread)
+    {
+        postTruncation(startOver ? START_AT : TRUNCATE_TO, LeaderEpochCache.UNDEFINED_EPOCH, offset, fetcherThread);
+    }
+
+    private void postTruncation(final int kind, final int epoch, final long offset, final Thread fetcherThread)
+    {
+        job = kind;
+        truncationEpoch = epoch;
+        truncationOffset = offset;
+        truncationError = null;
+        fetcher = fetcherThread;
+        state = TRUNCATING;
         done = false; // volatile: the fields above are visible to the thread that reads it
     }
 
@@ -117,9 +166,18 @@ public final class FollowedPartition implements Runnable
                 return; // stopped following, or follows another leader or epoch now: nothing of this answer is kept
             }
             final PartitionLog log = partition.log;
+            if (job != APPEND)
+            {
+                truncate(log);
+                return;
+            }
             if (recordsLength > 0)
             {
                 log.appendAsFollower(records, recordsOffset, recordsLength, leaderEpoch, result);
+                if (result.status == AppendResult.UNEXPECTED_APPEND_OFFSET && restartedAtFirstBatch(log))
+                {
+                    log.appendAsFollower(records, recordsOffset, recordsLength, leaderEpoch, result);
+                }
                 if (!result.succeeded())
                 {
                     return;
@@ -138,7 +196,7 @@ public final class FollowedPartition implements Runnable
         }
         catch (final IOException ex)
         {
-            appendError = "moving the log start of " + partition + " to the leader's " + leaderLogStart + ": " + ex;
+            appendError = "moving the log start of " + partition + " (the leader's " + leaderLogStart + "): " + ex;
         }
         finally
         {
@@ -146,6 +204,95 @@ public final class FollowedPartition implements Runnable
             done = true;
             LockSupport.unpark(fetcher);
         }
+    }
+
+    /**
+     * Kafka's {@code Partition.appendRecordsToFollowerOrFutureReplica} on an UnexpectedAppendOffset: an empty log (its
+     * start at its end, as a full truncation to the leader's log start leaves it) whose first fetched batch begins
+     * below its end and ends at or above it — the leader's log start fell inside that batch (DeleteRecords) — starts
+     * again at the batch's base offset, so the batch can be appended whole; the log start then moves up to the
+     * leader's as after any append. Returns whether it did (the append is then tried again).
+     */
+    private boolean restartedAtFirstBatch(final PartitionLog log) throws IOException
+    {
+        final long end = log.logEndOffset();
+        if (recordsLength < RecordBatchDescriptor.HEADER_LENGTH || end != log.logStartOffset())
+        {
+            return false;
+        }
+        final long base = records.getLong(recordsOffset + RecordBatchDescriptor.BASE_OFFSET_OFFSET, ByteOrder.BIG_ENDIAN);
+        final long last = base + records.getInt(recordsOffset + RecordBatchDescriptor.LAST_OFFSET_DELTA_OFFSET, ByteOrder.BIG_ENDIAN);
+        if (base >= end || last < end)
+        {
+            return false;
+        }
+        LOG.info("follower of {}: the leader's first batch [{}, {}] begins below this empty log's start {}: starting at {}",
+            this, base, last, end, base);
+        log.truncateFullyAndStartAt(base);
+        return true;
+    }
+
+    /**
+     * On the log thread: Kafka's follower truncation ({@code ReplicaFetcherThread.truncate}, the log's
+     * {@code truncateTo} / {@code truncateFullyAndStartAt}); the high watermark goes no higher than the new log end
+     * (the log lowers it). A storage error is a failure: this log's state is no longer known to follow the leader's.
+     */
+    private void truncate(final PartitionLog log)
+    {
+        try
+        {
+            final long highWatermark = log.highWatermark();
+            final long target = switch (job)
+            {
+                case DIVERGED -> divergedTarget(log);
+                case TRUNCATE_TO -> Math.min(truncationOffset, log.logEndOffset());
+                default -> truncationOffset;
+            };
+            if (job == START_AT)
+            {
+                log.truncateFullyAndStartAt(target);
+            }
+            else
+            {
+                log.truncateTo(target);
+            }
+            truncatedTo = log.logEndOffset();
+            if (job != START_AT && target < highWatermark)
+            {
+                LOG.warn("follower of {} truncated to {}, below its high watermark {}", this, target, highWatermark);
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            truncationError = "truncating " + partition + " (" + (job == START_AT ? "to start at " : "to ") + truncationOffset
+                + "): " + ex;
+        }
+    }
+
+    /**
+     * Kafka's {@code AbstractFetcherThread.getOffsetTruncationState} for a diverging epoch (E, end) from the leader:
+     * this log's own end for the largest epoch at or below E (its epoch cache); when that epoch is E, the lower of the
+     * two ends; when it is an older one (this log never had E), that epoch's end (the next fetch is then checked again
+     * with the older epoch); when this log has no such epoch, the leader's end. Never above this log's end. A diverging
+     * end the leader left undefined (Kafka: an old protocol) is this log's high watermark.
+     */
+    private long divergedTarget(final PartitionLog log)
+    {
+        final long logEnd = log.logEndOffset();
+        if (truncationOffset < 0)
+        {
+            return Math.min(log.highWatermark(), logEnd);
+        }
+        log.leaderEpochCache().endOffsetFor(truncationEpoch, logEnd, found);
+        if (found.epoch == LeaderEpochCache.UNDEFINED_EPOCH || found.endOffset == LeaderEpochCache.UNDEFINED_EPOCH_OFFSET)
+        {
+            return Math.min(truncationOffset, logEnd);
+        }
+        if (found.epoch != truncationEpoch)
+        {
+            return Math.min(found.endOffset, logEnd);
+        }
+        return Math.min(Math.min(found.endOffset, truncationOffset), logEnd);
     }
 
     @Override

@@ -182,6 +182,15 @@ public final class LeaderReplicas
         return isr.length < effectiveMinIsr(minInsyncReplicas);
     }
 
+    /**
+     * NOT_ENOUGH_REPLICAS's message for an acks=all append to {@code log} refused while {@link #underMinIsr}: built
+     * here, off the log thread's append method, which stays small enough for the JIT to inline (issue 17).
+     */
+    public String underMinIsrMessage(final Object log, final int minInsyncReplicas)
+    {
+        return "the ISR of " + log + " (" + isrSize() + ") is below min.insync.replicas " + effectiveMinIsr(minInsyncReplicas);
+    }
+
     /** The size of the maximal ISR (the ISR and the replicas a proposal in flight adds). */
     public int maximalIsrSize()
     {

@@ -36,9 +36,18 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Errors as Kafka's fetcher takes them: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
  * UNKNOWN_LEADER_EPOCH and the rest back the partition off {@code replica.fetch.backoff.ms}; a lost
- * connection is made again after the same backoff. What needs a truncation of this log — an answer's
- * {@code diverging_epoch}, an OFFSET_OUT_OF_RANGE the leader's offsets say needs one ({@link #outOfRange}) — stops the partition's fetching in an explicit,
- * logged {@link FollowedPartition#FAILED} state (see {@link #truncationNeeded}): truncation is not here yet.
+ * connection is made again after the same backoff.
+ *
+ * <p>Truncation on fetch, as Kafka 4.4's fetcher (KIP-595's for Fetch v12+, {@code AbstractFetcherThread}): each
+ * partition's fetch names its {@code last_fetched_epoch}, the latest epoch of this log's epoch cache (the epoch of
+ * its last batch: a follower assigns no epoch of its own); a leader whose epoch cache disagrees answers
+ * {@code diverging_epoch} instead of records, and the partition's log thread — still the single writer — truncates
+ * this log to min(the leader's end of that epoch, this log's own end of it) ({@link FollowedPartition#postDiverged});
+ * the partition is not fetched until the truncation is done, then fetches from the new log end, checked again with
+ * its new last epoch. An OFFSET_OUT_OF_RANGE is resolved by the leader's offsets ({@link #outOfRange}): its log end
+ * below this log's is a truncation to it, its log start above this log's end a full truncation to start there. A
+ * truncation that fails (a storage error) is the one thing that stops a partition's fetching: the explicit, logged
+ * {@link FollowedPartition#FAILED} state. The high watermark never stays above the new log end (the log lowers it).
  */
 public final class ReplicaFetcher implements Agent
 {
@@ -73,6 +82,8 @@ public final class ReplicaFetcher implements Agent
     private volatile Thread thread; // written in onStart, read by add and requestClose on other threads
     /** Rounds answered (tests: a round after another is a fetch that saw what the first one appended). */
     private volatile long rounds;
+    /** Connects that failed and connections lost (a timeout among them), each followed by the backoff. */
+    private volatile long failures;
 
     ReplicaFetcher(final int nodeId, final int leaderId, final InetSocketAddress leader, final LogThread[] logThreads,
         final FetcherSettings settings)
@@ -81,7 +92,14 @@ public final class ReplicaFetcher implements Agent
         this.leaderId = leaderId;
         this.logThreads = logThreads;
         this.settings = settings;
-        this.channel = new FetcherChannel(leader, settings.socketTimeoutMs(), 1 << 20);
+        try
+        {
+            this.channel = new FetcherChannel(leader, settings, 1 << 20);
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException("a selector for the fetcher from " + leaderId, ex);
+        }
         this.roleName = "ferrite-replica-fetcher-" + leaderId;
         this.outBytes = ByteBuffer.allocateDirect(64 * 1024);
         this.out = new UnsafeBuffer(outBytes);
@@ -126,6 +144,37 @@ public final class ReplicaFetcher implements Agent
         return rounds;
     }
 
+    /** Connections made to the leader (tests: one re-made after a timeout counts again). */
+    public long connects()
+    {
+        return channel.connects();
+    }
+
+    /** Connects that failed and connections lost, a request's timeout among them. */
+    public long failures()
+    {
+        return failures;
+    }
+
+    /** Whether it holds a connection to the leader now. */
+    public boolean connected()
+    {
+        return channel.connected();
+    }
+
+    /** Whether a partition it fetches may ask for records again (not failed, not removed). */
+    private boolean anyLive()
+    {
+        for (final FollowedPartition p : partitions)
+        {
+            if (p.state != FollowedPartition.FAILED && !p.removed)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Override
     public String roleName()
     {
@@ -163,6 +212,10 @@ public final class ReplicaFetcher implements Agent
         final int count = fetchable(nowMs);
         if (count == 0)
         {
+            if (channel.connected() && !anyLive())
+            {
+                channel.disconnect(); // nothing left to fetch from this leader: no connection kept to it
+            }
             return 0;
         }
         if (!channel.connected())
@@ -175,8 +228,12 @@ public final class ReplicaFetcher implements Agent
             {
                 channel.connect();
             }
-            catch (final IOException ex)
+            catch (final IOException | RuntimeException ex)
             {
+                if (closing)
+                {
+                    throw new AgentTerminationException();
+                }
                 lost("connecting", ex, nowMs);
                 return 0;
             }
@@ -203,7 +260,8 @@ public final class ReplicaFetcher implements Agent
 
     private void lost(final String what, final Exception ex, final long nowMs)
     {
-        channel.close();
+        failures++;
+        channel.disconnect();
         reconnectAtMs = nowMs + settings.backoffMs();
         LOG.warn("replica fetcher from {} at {}: {} failed, trying again in {} ms: {}", leaderId, channel, what,
             settings.backoffMs(), ex.toString());
@@ -224,6 +282,10 @@ public final class ReplicaFetcher implements Agent
             if (p.state == FollowedPartition.OUT_OF_RANGE)
             {
                 p.state = FollowedPartition.FETCHING; // its round ended before the leader's offsets were asked: asked again
+            }
+            if (p.state == FollowedPartition.TRUNCATING && p.done())
+            {
+                truncated(p);
             }
             if (p.state == FollowedPartition.BACKING_OFF && nowMs >= p.retryAtMs)
             {
@@ -318,15 +380,17 @@ public final class ReplicaFetcher implements Agent
         }
         if (leaderEnd < ours)
         {
-            truncationNeeded(fp, "OFFSET_OUT_OF_RANGE at " + ours + ": the leader's log ends at " + leaderEnd
-                + ", this log must be truncated to it");
+            LOG.warn("follower of {}: OFFSET_OUT_OF_RANGE at {}, the leader's log ends at {}: truncating to it", fp, ours,
+                leaderEnd);
+            truncate(fp, leaderEnd, false);
             return;
         }
         final long leaderStart = leaderOffsets.offset(fp, LeaderOffsets.EARLIEST, ++correlationId);
         if (leaderStart != LeaderOffsets.UNKNOWN && leaderStart > ours)
         {
-            truncationNeeded(fp, "OFFSET_OUT_OF_RANGE at " + ours + ": the leader's log starts at " + leaderStart
-                + ", this log must be truncated fully to start there (truncateFullyAndStartAt)");
+            LOG.info("follower of {}: OFFSET_OUT_OF_RANGE at {}, the leader's log starts at {}: truncating fully to start there",
+                fp, ours, leaderStart);
+            truncate(fp, leaderStart, true);
             return;
         }
         backOff(fp, Errors.OFFSET_OUT_OF_RANGE, nowMs);
@@ -360,8 +424,10 @@ public final class ReplicaFetcher implements Agent
                 }
                 else if (p.divergingEpoch() != null && p.divergingEpoch().epoch() >= 0)
                 {
-                    truncationNeeded(fp, "the leader answered diverging epoch " + p.divergingEpoch().epoch() + " ending at "
-                        + p.divergingEpoch().endOffset());
+                    LOG.info("follower of {}: the leader answered diverging epoch {} ending at {} at fetch offset {}: truncating",
+                        fp, p.divergingEpoch().epoch(), p.divergingEpoch().endOffset(), fp.partition.log.logEndOffset());
+                    fp.postDiverged(p.divergingEpoch().epoch(), p.divergingEpoch().endOffset(), thread);
+                    logThreads[fp.partition.owner].executeBounded(fp);
                 }
                 else
                 {
@@ -412,16 +478,25 @@ public final class ReplicaFetcher implements Agent
         LOG.info("follower of {}: the leader answered error {}, fetching again in {} ms", fp, error, settings.backoffMs());
     }
 
-    /**
-     * The one place a truncation of this log goes: Kafka's follower truncates to the diverging epoch's end
-     * ({@code PartitionLog.truncateTo}, being written on another branch) or, for an OFFSET_OUT_OF_RANGE
-     * ({@link #outOfRange}), to the leader's log end or fully, to start at the leader's log start
-     * ({@code truncateFullyAndStartAt}). Neither exists yet: the partition stops fetching, failed, and
-     * says why, rather than append above a log that may diverge.
-     */
-    private void truncationNeeded(final FollowedPartition fp, final String why)
+    /** An OFFSET_OUT_OF_RANGE's truncation ({@link #outOfRange}), handed to the partition's log thread. */
+    private void truncate(final FollowedPartition fp, final long offset, final boolean startOver)
     {
-        fp.fail(why + "; truncation is not implemented yet");
+        fp.postTruncation(offset, startOver, thread);
+        logThreads[fp.partition.owner].executeBounded(fp);
+    }
+
+    /** A truncation the log thread finished: the partition is fetched again from its new log end, or has failed. */
+    private void truncated(final FollowedPartition fp)
+    {
+        if (fp.truncationError != null)
+        {
+            fp.fail(fp.truncationError);
+        }
+        else
+        {
+            fp.state = FollowedPartition.FETCHING;
+            LOG.info("follower of {}: truncated, log end {}, fetching again", fp, fp.truncatedTo);
+        }
     }
 
     @Override

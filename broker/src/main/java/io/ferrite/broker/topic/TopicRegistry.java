@@ -310,6 +310,19 @@ public final class TopicRegistry
         }
     }
 
+    /**
+     * A stray topic (Kafka 4.4's stray logs: a cluster's metadata image does not know its id): gone for requests, as a
+     * deleted one, and its partitions' directories renamed {@code <topic>-<partition>.<uuid>-stray} and kept, never
+     * loaded again nor removed ({@code LogManager.strayLogs}).
+     */
+    public void stray(final Topic topic) throws IOException
+    {
+        assert isWriter() : Thread.currentThread() + " marks a topic stray, whose writer is " + writer;
+        topic.markDeleted(); // a request that holds it meets closed logs and answers as for a topic that is gone
+        publish(null, topic);
+        logs.strayLogs(topic.name, 0, topic.partitions.length);
+    }
+
     /** Writes and fsyncs the deletion marker in a partition directory; a failure is added to {@code cause}. */
     private static void markDeleted(final Path partitionDir, final Exception cause)
     {

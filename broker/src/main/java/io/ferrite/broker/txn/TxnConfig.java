@@ -13,10 +13,22 @@ import io.ferrite.broker.coordinator.CoordinatorTopic;
  *                               starts itself use it, and it decides the value version written (0 below level 1:
  *                               then no TV2 request — EndTxn v5, AddPartitionsToTxn v4+ — may reach the rules, as
  *                               value version 0 cannot hold a client at level 2; Kafka clients read the level first)
+ * @param timeoutCheckMs         {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}: how often the
+ *                               transactions past their timeout are looked for and aborted
  */
 public record TxnConfig(int maxTimeoutMs, int stateLogPartitions, int offsetsPartitions, long idExpirationMs,
-    short transactionVersion)
+    short transactionVersion, long timeoutCheckMs)
 {
+    /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms default. */
+    public static final long DEFAULT_TIMEOUT_CHECK_MS = 10_000;
+
+    /** With Kafka's default timeout check interval. */
+    public TxnConfig(final int maxTimeoutMs, final int stateLogPartitions, final int offsetsPartitions, final long idExpirationMs,
+        final short transactionVersion)
+    {
+        this(maxTimeoutMs, stateLogPartitions, offsetsPartitions, idExpirationMs, transactionVersion, DEFAULT_TIMEOUT_CHECK_MS);
+    }
+
     public static TxnConfig defaults()
     {
         return new TxnConfig(900_000, 50, 50, 604_800_000L, (short)2);

@@ -53,8 +53,6 @@ public final class TxnCoordinator
     private static final Logger LOG = LoggerFactory.getLogger(TxnCoordinator.class);
     /** The coordinator epoch markers carry at first: the {@code __transaction_state} partition's leader epoch, 0 on one node (see {@link TxnMarkerRuns}). */
     static final int COORDINATOR_EPOCH = 0;
-    /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms default. */
-    private static final long TIMEOUT_CHECK_MS = 10_000;
     /** Kafka's transaction.remove.expired.transaction.cleanup.interval.ms default. */
     private static final long EXPIRY_CHECK_MS = 3_600_000;
 
@@ -410,7 +408,7 @@ public final class TxnCoordinator
             final List<MarkerJob> jobs = new ArrayList<>(fromLoad);
             fromLoad.clear();
             jobs.forEach(markers::start);
-            nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
+            nextTimeoutCheckMs = nowMs + config.timeoutCheckMs();
             nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
         }
         for (final Rewrite r : rewrites.isEmpty() ? List.<Rewrite>of() : new ArrayList<>(rewrites.values()))
@@ -423,12 +421,12 @@ public final class TxnCoordinator
         markers.tick(nowMs);
         if (nextTimeoutCheckMs == 0)
         {
-            nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
+            nextTimeoutCheckMs = nowMs + config.timeoutCheckMs();
             nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
         }
         if (nowMs >= nextTimeoutCheckMs)
         {
-            nextTimeoutCheckMs = nowMs + TIMEOUT_CHECK_MS;
+            nextTimeoutCheckMs = nowMs + config.timeoutCheckMs();
             final long wall = clock.wallMs();
             for (final String id : TxnSweeps.timedOut(cache, wall))
             {

@@ -3,6 +3,9 @@ package io.ferrite.broker.cluster;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -14,6 +17,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Tag;
@@ -32,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -122,6 +127,26 @@ final class ClusterModeTest
         }
         assertEquals(acknowledged, readAll("orders", RECORDS), "records read back from the leader " + leader);
 
+        // a topic config altered through another node reaches every node's local log (each node asked itself)
+        try (Admin admin = admin(2))
+        {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, "orders"), List.of(
+                new AlterConfigOp(new ConfigEntry("retention.ms", "86400000"), AlterConfigOp.OpType.SET))))
+                .all().get(60, TimeUnit.SECONDS);
+        }
+        describeConfigsAlike("orders", Map.of("min.insync.replicas", "2", "retention.ms", "86400000"));
+
+        // the local coordinators' topics are never auto-created through the controller (a replica of one would meet
+        // this node's own __consumer_offsets): every node, asked itself, answers UNKNOWN_TOPIC_OR_PARTITION
+        for (final String internal : List.of("__consumer_offsets", "__transaction_state"))
+        {
+            for (int id = 1; id <= 3; id++)
+            {
+                assertEquals(3, NodeRequests.topic(brokerPorts[id], internal, true).errorCode(),
+                    "node " + id + " answers a Metadata request for " + internal + " with auto-creation UNKNOWN_TOPIC_OR_PARTITION");
+            }
+        }
+
         // DeleteTopics through another node, forwarded: every node's image drops it and every node deletes its log
         createAndDescribeAlike("doomed");
         for (int id = 1; id <= 3; id++)
@@ -170,6 +195,12 @@ final class ClusterModeTest
                 after[id] = p.leader().id() + " " + ids(p.isr());
                 assertTrue(!ids(p.isr()).contains(leader), "the killed node left the ISR: " + after[id]);
                 assertEquals(2, admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size(), "live brokers after the kill");
+                // DescribeCluster v2 with includeFencedBrokers (KIP-1073): the killed, fenced broker listed too, marked fenced
+                final var all = admin.describeCluster(new DescribeClusterOptions().includeFencedBrokers(true)).nodes()
+                    .get(30, TimeUnit.SECONDS);
+                assertEquals(Set.of(1, 2, 3), ids(List.copyOf(all)), "with includeFencedBrokers on node " + id + ": the fenced node too");
+                assertEquals(Set.of(leader), all.stream().filter(Node::isFenced).map(Node::id).collect(Collectors.toSet()),
+                    "only the killed node is fenced, on node " + id);
             }
         }
         System.out.println("ClusterModeTest: new leader in both survivors' metadata " +
@@ -246,7 +277,20 @@ final class ClusterModeTest
         }
         assertEquals(described[1], described[2], "nodes 1 and 2 describe " + topic + "-0 alike");
         assertEquals(described[1], described[3], "nodes 1 and 3 describe " + topic + "-0 alike");
+        describeConfigsAlike(topic, Map.of("min.insync.replicas", "2"));
         return Integer.parseInt(described[1].split(" ")[0]);
+    }
+
+    /** Waits until every node, asked itself (DescribeConfigs), has {@code overrides} as {@code topic}'s configs. */
+    private void describeConfigsAlike(final String topic, final Map<String, String> overrides)
+    {
+        for (int id = 1; id <= 3; id++)
+        {
+            final int port = brokerPorts[id];
+            final int node = id;
+            Await.await(() -> NodeRequests.topicOverrides(port, topic).equals(new TreeMap<>(overrides)), START,
+                () -> "node " + node + " to describe the configs of " + topic + " as " + overrides + ": " + tail(node));
+        }
     }
 
     private Process launch(final int id, final String voters, final int brokerPort, final int controllerPort) throws IOException

@@ -92,6 +92,52 @@ class ClusterPartitionsTest
         assertTrue(Files.isDirectory(local.partition(0).log.dir()));
     }
 
+    /**
+     * Kafka 4.4 at start-up, the first image applied: a log of a topic id the image does not know is renamed
+     * {@code <topic>-<partition>.<uuid>-stray}, kept with its files, and neither served nor loaded again; an existing
+     * {@code -stray} directory stays as it is. A topic the image knows, and the local coordinators' own, stay.
+     */
+    @Test
+    void aTopicTheImageDoesNotKnowIsRenamedStrayKeptAndNeverLoadedAgain() throws Exception
+    {
+        final Topic stray = localTopic("gone");
+        final Topic known = localTopic("known");
+        final Topic offsets = localTopic("__consumer_offsets");
+        final Path strayDir = stray.partition(0).log.dir();
+        final Path older = strayDir.getParent().resolve("older-0.0123456789abcdef0123456789abcdef-stray");
+        Files.createDirectories(older);
+        Files.writeString(older.resolve("00000000000000000000.log"), "kept");
+        partitions.markStrays((msb, lsb) -> msb == known.idMostSignificantBits && lsb == known.idLeastSignificantBits);
+
+        assertNull(registry.topic("gone"), "not served");
+        assertTrue(stray.isDeleted());
+        assertSame(known, registry.topic("known"));
+        assertSame(offsets, registry.topic("__consumer_offsets"), "the local coordinators' topic is not the image's");
+        assertFalse(Files.exists(strayDir));
+        final List<Path> renamed;
+        try (var list = Files.list(strayDir.getParent()))
+        {
+            renamed = list.filter(p -> p.getFileName().toString().matches("gone-0\\.[0-9a-f]{32}-stray")).toList();
+        }
+        assertEquals(1, renamed.size(), "gone-0 renamed <topic>-<partition>.<uuid>-stray");
+        assertTrue(Files.exists(renamed.get(0).resolve("00000000000000000000.log")), "its segment kept");
+
+        // the next start: neither stray directory is loaded, removed or touched
+        invoker.close();
+        logs.close();
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        registry.load();
+        agent = new AdminAgent(registry);
+        invoker = new AgentInvoker(errors::add, null, agent);
+        invoker.start();
+        assertNull(registry.topic("gone"));
+        assertNull(registry.topic("older"));
+        assertNotNull(registry.topic("known"));
+        assertTrue(Files.exists(renamed.get(0).resolve("00000000000000000000.log")), "still kept after a restart");
+        assertEquals("kept", Files.readString(older.resolve("00000000000000000000.log")), "an older stray left as it was");
+    }
+
     @Test
     void aStoppedReplicaDeletesOnlyTheTopicTheImageHad() throws Exception
     {

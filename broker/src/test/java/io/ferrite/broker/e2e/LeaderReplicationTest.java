@@ -338,6 +338,71 @@ class LeaderReplicationTest
         }
     }
 
+    /**
+     * Kafka's check of a replica fetch's last_fetched_epoch against the leader's epoch cache ({@code Partition.readRecords}),
+     * on the wire: the leader has led epochs 1 (offsets 0-2), 3 (3-4) and 5 (5, its log end 6). A consistent fetch reads;
+     * one whose epoch ends below its fetch offset, or which names an epoch the leader never had, is answered
+     * diverging_epoch {the largest epoch at or below it, that epoch's end}, no records, error NONE, and does not move
+     * the follower; an epoch newer than the leader knows is OFFSET_OUT_OF_RANGE; -1 (and v12 with replica_id alike)
+     * follows the same rule or none.
+     */
+    @Test
+    void aReplicaFetchWhoseLastFetchedEpochDivergesIsAnsweredTheLeadersEndOfThatEpoch() throws Exception
+    {
+        try (KafkaProducer<byte[], byte[]> producer = producer("1"))
+        {
+            for (final int[] epochAndCount : new int[][] {{1, 3}, {3, 2}, {5, 1}})
+            {
+                epoch = epochAndCount[0];
+                // no ISR proposal is checked here: the followers never fetch while it leads these epochs
+                broker.broker.leadership().leadWithoutController(TOPIC, 0, epoch, new int[] {1, 2, 3}, new int[] {1, 2, 3},
+                    (topic, partition, leaderEpoch, isr) -> { }).get(20, TimeUnit.SECONDS);
+                for (int i = 0; i < epochAndCount[1]; i++)
+                {
+                    producer.send(record(i)).get(20, TimeUnit.SECONDS);
+                }
+            }
+        }
+        assertArrayEquals(new long[][] {{1, 0}, {3, 3}, {5, 5}}, partition().log.leaderEpochCache().snapshot());
+        try (RawFollower two = follower(2, RawFollower.NEW_VERSION);
+             RawFollower three = follower(3, RawFollower.OLD_VERSION))
+        {
+            assertEquals(List.of(4L, 5L), offsets(consistent(two.fetch(epoch, 4, 3))), "epoch 3 ends at 5, above 4");
+            assertEquals(List.of(5L), offsets(consistent(two.fetch(epoch, 5, 3))), "epoch 3 ends at 5, the fetch offset");
+            assertEquals(List.of(2L, 3L, 4L, 5L), offsets(consistent(two.fetch(epoch, 2, -1))), "no last fetched epoch: no check");
+            assertEquals(List.of(), offsets(consistent(two.fetch(epoch, 6, 5))), "the latest epoch ends at the log end");
+            assertEquals(6, partition().replicas().follower(2).logEndOffset(), "follower 2's position after its fetches");
+
+            diverging(two.fetch(epoch, 6, 3), 3, 5);         // epoch 3 ends at 5, below the fetch offset
+            diverging(two.fetch(epoch, 4, 2), 1, 3);         // no epoch 2 here: epoch 1, which ends at 3
+            diverging(two.fetch(epoch, 2, 4), 3, 5);         // no epoch 4: epoch 3, ending at 5 (not below 2, but older)
+            diverging(two.fetch(epoch, 1, 0), 0, 0);         // below the first epoch: that epoch, ending at the first start
+            diverging(three.fetch(epoch, 6, 3), 3, 5);       // v12, replica_id in the header
+            assertEquals(6, partition().replicas().follower(2).logEndOffset(), "a diverging fetch does not move the follower");
+            assertEquals(-1, partition().replicas().follower(3).logEndOffset(), "nor does it record follower 3's first");
+
+            final FetchResponseData.PartitionData newer = two.fetch(epoch, 6, 7);
+            assertEquals(Errors.OFFSET_OUT_OF_RANGE, Errors.forCode(newer.errorCode()), "an epoch newer than the leader's");
+            assertEquals(-1, newer.divergingEpoch().epoch());
+        }
+    }
+
+    private static FetchResponseData.PartitionData consistent(final FetchResponseData.PartitionData p)
+    {
+        assertEquals(Errors.NONE, Errors.forCode(p.errorCode()));
+        assertEquals(-1, p.divergingEpoch().epoch(), "no diverging epoch");
+        assertEquals(-1L, p.divergingEpoch().endOffset());
+        return p;
+    }
+
+    private static void diverging(final FetchResponseData.PartitionData p, final int epoch, final long endOffset)
+    {
+        assertEquals(Errors.NONE, Errors.forCode(p.errorCode()));
+        assertEquals(epoch, p.divergingEpoch().epoch(), "the diverging epoch");
+        assertEquals(endOffset, p.divergingEpoch().endOffset(), "its end offset");
+        assertEquals(0, p.records().sizeInBytes(), "no records with a diverging epoch");
+    }
+
     /** The partition led with replicas {1, 2, 3}, all in sync; a producer at {@code acks}; followers 2 (v12) and 3 (v17). */
     private Led ledWithFollowers(final String acks) throws Exception
     {

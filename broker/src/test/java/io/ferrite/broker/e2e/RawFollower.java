@@ -42,8 +42,15 @@ final class RawFollower implements AutoCloseable
         this.topicId = topicId;
     }
 
-    /** One fetch of partition 0 from {@code fetchOffset}, answered at once (max_wait_ms 0). */
+    /** One fetch of partition 0 from {@code fetchOffset}, answered at once (max_wait_ms 0), with no last fetched epoch. */
     FetchResponseData.PartitionData fetch(final int currentLeaderEpoch, final long fetchOffset) throws IOException
+    {
+        return fetch(currentLeaderEpoch, fetchOffset, -1);
+    }
+
+    /** One fetch of partition 0 from {@code fetchOffset} naming {@code lastFetchedEpoch} (v12+), answered at once. */
+    FetchResponseData.PartitionData fetch(final int currentLeaderEpoch, final long fetchOffset, final int lastFetchedEpoch)
+        throws IOException
     {
         encoder.wrap(body, 0, version);
         if (version < 15)
@@ -61,7 +68,7 @@ final class RawFollower implements AutoCloseable
             t.topic(topic);
         }
         t.partitions(1).next().partition(0).currentLeaderEpoch(currentLeaderEpoch).fetchOffset(fetchOffset)
-            .lastFetchedEpoch(-1).logStartOffset(0).partitionMaxBytes(1 << 20);
+            .lastFetchedEpoch(lastFetchedEpoch).logStartOffset(0).partitionMaxBytes(1 << 20);
         if (version >= 15)
         {
             encoder.replicaState().replicaId(replicaId).replicaEpoch(-1);

@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The produce path (decode, route to the log thread, append, respond) and the fetch path (read,
- * respond, splice the records), and ListOffsets and OffsetForLeaderEpoch, allocate nothing on the
+ * respond, the records copied in or spliced), and ListOffsets and OffsetForLeaderEpoch, allocate nothing on the
  * broker's threads in steady state: measured per thread with {@code ThreadMXBean.getThreadAllocatedBytes}
  * over thousands of requests after a warm-up (so the JIT has compiled what escape analysis would
  * otherwise leave to the interpreter).
@@ -76,7 +76,12 @@ class RequestPathAllocationTest
                 .setMinBytes(0).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
                     .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
                         .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
-            assertAllocatesNothing(broker, "produce + fetch", produce, fetch);
+            // 64 KiB: a region above the copying threshold (32 KiB), sent from the file with transferTo (16 KiB is copied in)
+            final ByteBuffer fetchSpliced = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
+                .setMinBytes(0).setMaxBytes(64 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
+                    .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
+                        .setFetchOffset(0).setPartitionMaxBytes(64 * 1024))))));
+            assertAllocatesNothing(broker, "produce + fetch", produce, fetch, fetchSpliced);
         }
     }
 
@@ -166,6 +171,55 @@ class RequestPathAllocationTest
             final ByteBuffer offsetForLeaderEpoch = frame(ApiKeys.OFFSET_FOR_LEADER_EPOCH, (short)4,
                 new OffsetForLeaderEpochRequestData().setReplicaId(-1).setTopics(epochTopics));
             assertAllocatesNothing(broker, "ListOffsets + OffsetForLeaderEpoch", listOffsets, offsetForLeaderEpoch);
+        }
+    }
+
+    /**
+     * A follower's fetches checked against the leader-epoch cache ({@code FetchDivergence}): led in epoch 3 with replicas
+     * {1, 2}, one record; replica 2 (v17, replica_state) fetches consistently (last fetched epoch 3), with an epoch the
+     * leader never had (2: answered diverging_epoch {2, 0}) and with one newer than it knows (5: OFFSET_OUT_OF_RANGE).
+     */
+    @Test
+    void aFollowersFetchCheckedAgainstTheEpochCacheAllocatesNothingOnTheBrokerThreads() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("num.network.threads", "1", "ferrite.log.threads", "1")))
+        {
+            final org.apache.kafka.common.Uuid topicId;
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+                topicId = admin.describeTopics(List.of("alloc")).allTopicNames().get().get("alloc").topicId();
+            }
+            broker.broker.leadership().leadWithoutController("alloc", 0, 3, new int[] {1, 2}, new int[] {1},
+                (topic, partition, leaderEpoch, isr) -> { }).get(20, TimeUnit.SECONDS);
+            try (var producer = broker.producer(Map.of(org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "1")))
+            {
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("alloc", 0, null, new byte[10])).get(20, TimeUnit.SECONDS);
+            }
+            final int[][] lastFetchedEpochs = {{3, 1}, {2, 1}, {5, 1}};
+            final ByteBuffer[] fetches = new ByteBuffer[lastFetchedEpochs.length];
+            for (int i = 0; i < fetches.length; i++)
+            {
+                final FetchRequestData data = new FetchRequestData().setMaxWaitMs(0).setMinBytes(0).setMaxBytes(1 << 20)
+                    .setSessionId(0).setSessionEpoch(-1).setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(2));
+                data.topics().add(new FetchRequestData.FetchTopic().setTopicId(topicId).setPartitions(List.of(
+                    new FetchRequestData.FetchPartition().setPartition(0).setCurrentLeaderEpoch(3)
+                        .setFetchOffset(lastFetchedEpochs[i][1]).setLastFetchedEpoch(lastFetchedEpochs[i][0]).setPartitionMaxBytes(1 << 20))));
+                fetches[i] = frame(ApiKeys.FETCH, (short)17, data);
+            }
+            assertAllocatesNothing(broker, "replica Fetch with last_fetched_epoch", round -> fetches, (round, i, response) ->
+            {
+                if (round % 1000 == 0)
+                {
+                    final ByteBuffer body = response.duplicate().position(0); // exchange leaves the response from its header on
+                    ResponseHeader.parse(body, ApiKeys.FETCH.responseHeaderVersion((short)17));
+                    final var p = new org.apache.kafka.common.message.FetchResponseData(new ByteBufferAccessor(body), (short)17)
+                        .responses().get(0).partitions().get(0);
+                    assertEquals(i == 2 ? Errors.OFFSET_OUT_OF_RANGE : Errors.NONE, Errors.forCode(p.errorCode()));
+                    assertEquals(i == 1 ? 2 : -1, p.divergingEpoch().epoch());
+                    assertEquals(i == 1 ? 0 : -1, p.divergingEpoch().endOffset());
+                }
+            });
         }
     }
 

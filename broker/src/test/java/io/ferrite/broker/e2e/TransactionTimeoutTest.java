@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.config.BrokerConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -28,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code transaction.timeout.ms} expiry: a transactional producer that begins, writes and stalls holds
- * the last stable offset back until the coordinator's timeout sweep (every 10 s) aborts its
+ * the last stable offset back until the coordinator's timeout sweep (every 10 s by default, every
+ * 500 ms here: {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}) aborts its
  * transaction with a bumped epoch; then the LSO reaches the log end, a read_committed consumer reads
  * what another producer committed after the stalled write, and the stalled producer is a zombie: as
  * against Kafka 4.4 with transaction version 2 (what it and Ferrite finalize; checked on a Kafka 4.4
@@ -39,6 +41,8 @@ class TransactionTimeoutTest
 {
     private static final String TOPIC = "quotes";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
+    /** The stalled producer's transaction.timeout.ms. */
+    private static final int STALL_MS = 6_000;
 
     @TempDir
     Path dir;
@@ -62,10 +66,13 @@ class TransactionTimeoutTest
     @Test
     void aStalledTransactionIsAbortedAtItsTimeoutAndTheLastStableOffsetMovesOn() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
+        // the sweep every 500 ms instead of Kafka's 10 s: the abort comes about STALL_MS after the stalled write,
+        // and STALL_MS leaves the checks before it (describe, the other producer's commit, the LSO) time on a loaded machine
+        try (RunningBroker broker = new RunningBroker(dir, Map.of(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS, "500"));
+             Admin admin = broker.admin())
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
-            try (KafkaProducer<byte[], byte[]> stalled = transactional(broker, "stalled", 2_000);
+            try (KafkaProducer<byte[], byte[]> stalled = transactional(broker, "stalled", STALL_MS);
                  KafkaProducer<byte[], byte[]> other = transactional(broker, "other", 60_000))
             {
                 stalled.initTransactions();

@@ -75,21 +75,13 @@ public class RequestPathBenchmark
     public void setUp() throws Exception
     {
         dir = Files.createTempDirectory("ferrite-request-bench");
-        broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1")));
+        broker = startBroker(dir);
         broker.admin().createTopic("bench", 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS); // the registry's writer
-        channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.address().getPort()));
-        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        channel = connect(broker);
 
-        final MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE,
-            Compression.NONE, TimestampType.CREATE_TIME, 0L);
-        for (int i = 0; i < 10; i++)
-        {
-            builder.append(System.currentTimeMillis(), null, new byte[100]);
-        }
         final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
         topics.add(new ProduceRequestData.TopicProduceData().setName("bench").setPartitionData(List.of(
-            new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(builder.build()))));
+            new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(tenSmallRecords()))));
         produce = frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setAcks((short)1).setTimeoutMs(30_000)
             .setTopicData(topics));
         fetch = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(0)
@@ -129,6 +121,39 @@ public class RequestPathBenchmark
         {
             c.close();
         }
+        stop(broker, dir);
+    }
+
+    /** A broker on an ephemeral loopback port, one network thread and one log thread, its data in {@code dir}. */
+    static Broker startBroker(final Path dir) throws IOException
+    {
+        return Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
+            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1")));
+    }
+
+    /** A blocking client connection to {@code broker}, without Nagle's delay. */
+    static SocketChannel connect(final Broker broker) throws IOException
+    {
+        final SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.address().getPort()));
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        return channel;
+    }
+
+    /** One uncompressed batch of 10 records of 100 B (about 1.2 KB). */
+    static MemoryRecords tenSmallRecords()
+    {
+        final MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE,
+            Compression.NONE, TimestampType.CREATE_TIME, 0L);
+        for (int i = 0; i < 10; i++)
+        {
+            builder.append(System.currentTimeMillis(), null, new byte[100]);
+        }
+        return builder.build();
+    }
+
+    /** Closes the broker and deletes its data. */
+    static void stop(final Broker broker, final Path dir) throws IOException
+    {
         broker.close();
         try (Stream<Path> files = Files.walk(dir))
         {
@@ -149,6 +174,13 @@ public class RequestPathBenchmark
     }
 
     private int exchange(final ByteBuffer request) throws IOException
+    {
+        return exchange(channel, request, size, response);
+    }
+
+    /** One request written and its response read whole, into reused buffers; the response's size. */
+    static int exchange(final SocketChannel channel, final ByteBuffer request, final ByteBuffer size, final ByteBuffer response)
+        throws IOException
     {
         request.clear();
         while (request.hasRemaining())
@@ -175,7 +207,7 @@ public class RequestPathBenchmark
         return length;
     }
 
-    private static ByteBuffer frame(final ApiKeys api, final short version, final ApiMessage data)
+    static ByteBuffer frame(final ApiKeys api, final short version, final ApiMessage data)
     {
         final RequestHeaderData header = new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version)
             .setCorrelationId(1).setClientId("bench");

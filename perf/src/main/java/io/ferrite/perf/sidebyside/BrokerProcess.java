@@ -239,9 +239,15 @@ public final class BrokerProcess implements AutoCloseable
     /** User plus system CPU time of the broker JVM so far (all its threads), from /proc/<pid>/stat; -1 without /proc. */
     long cpuNanos()
     {
+        return cpuNanos(process.pid());
+    }
+
+    /** {@link #cpuNanos()} of any process. */
+    static long cpuNanos(final long pid)
+    {
         try
         {
-            final String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+            final String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             final String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             // after the command: state is field 3, utime field 14 and stime field 15 (clock ticks, 100 per second)
             return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
