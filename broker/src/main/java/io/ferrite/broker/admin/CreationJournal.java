@@ -10,6 +10,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -59,12 +60,17 @@ public final class CreationJournal implements AutoCloseable
     }
 
     private final Path file;
-    private final FileChannel channel;
+    /** Reopened when an interrupt closed it (an interruptible channel closes for good on one). */
+    private FileChannel channel;
     private final List<Entry> entries;
     /** Bytes of intact records (where the next append goes). */
     private long size;
     /** A record's files failed to be made: the journal is not emptied until a start makes them. */
     private boolean unmade;
+    /** Bytes past {@link #size} may be in the file (a failed append whose cut-off failed too): cut off before the next append. */
+    private boolean tail;
+    /** An emptying whose fsync failed: the old records may still be on disk, so the journal does not count as empty. */
+    private boolean emptyingUnsynced;
 
     private CreationJournal(final Path file, final FileChannel channel, final List<Entry> entries, final long size)
     {
@@ -151,12 +157,18 @@ public final class CreationJournal implements AutoCloseable
         return List.copyOf(entries);
     }
 
+    /** No record in the journal, durably (an emptying whose fsync failed does not count). */
     public boolean isEmpty()
     {
-        return size == 0;
+        return size == 0 && !emptyingUnsynced;
     }
 
-    /** Appends one record of {@code record}'s entries and fsyncs it: durable on return. */
+    /**
+     * Appends one record of {@code record}'s entries and fsyncs it: durable on return. On a failure no whole record
+     * is left: the file is cut back to where the record began (and fsynced); should that fail too, the next append
+     * first cuts it (and fails while it cannot), so a record answered as failed is never replayed by a later start
+     * unless the process dies before then.
+     */
     public void append(final List<Entry> record) throws IOException
     {
         final byte[] payload = encode(record);
@@ -164,39 +176,79 @@ public final class CreationJournal implements AutoCloseable
         crc.update(payload, 0, payload.length);
         final ByteBuffer buffer = ByteBuffer.allocate(HEADER + payload.length);
         buffer.putInt(payload.length).putInt((int)crc.getValue()).put(payload).flip();
-        long at = size;
+        boolean interrupted = Thread.interrupted(); // an interrupt closes the channel: taken, restored on return
         try
         {
-            while (buffer.hasRemaining())
+            if (tail)
             {
-                at += channel.write(buffer, at);
+                cutOff();
             }
-            channel.force(false); // the file's length is part of its data for fdatasync
-        }
-        catch (final IOException ex)
-        {
-            // refused, so answered as an error: cut it off again (best effort; else the next append overwrites it)
+            long at = size;
             try
             {
-                channel.truncate(size);
+                final FileChannel c = channel();
+                while (buffer.hasRemaining())
+                {
+                    at += c.write(buffer, at);
+                }
+                c.force(false); // the file's length is part of its data for fdatasync
             }
-            catch (final IOException cut)
+            catch (final IOException ex)
             {
-                ex.addSuppressed(cut);
+                // refused, so answered as an error: no whole record may stay behind
+                tail = true;
+                interrupted |= Thread.interrupted(); // one that came mid-way (and closed the channel, reopened now)
+                try
+                {
+                    cutOff();
+                }
+                catch (final IOException cut)
+                {
+                    ex.addSuppressed(cut);
+                }
+                throw ex;
             }
-            throw ex;
+            size = at;
+            emptyingUnsynced = false; // the fdatasync made the file's new length durable
+            entries.addAll(record);
         }
-        size = at;
-        entries.addAll(record);
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The file cut back to {@link #size}, durably; {@link #tail} cleared once it is. */
+    private void cutOff() throws IOException
+    {
+        final FileChannel c = channel();
+        c.truncate(size);
+        c.force(true);
+        tail = false;
+    }
+
+    /** The channel, reopened when something (an interrupt from another thread) closed it. */
+    private FileChannel channel() throws IOException
+    {
+        if (!channel.isOpen())
+        {
+            LOG.warn("{}: the channel was closed (an interrupt): reopened", file);
+            channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        }
+        return channel;
     }
 
     /**
-     * Before a deletion renames a file of topic {@code name}: when the journal holds records, a DELETE of its id
-     * appended (fsynced), so that a replay does not make it again ({@link CreationReplay}); nothing when it is empty.
+     * Before a deletion renames a file of topic {@code name}: when the journal may hold records (on disk too), a
+     * DELETE of its id appended (fsynced), so that a replay does not make it again ({@link CreationReplay}); nothing
+     * when it is durably empty.
      */
     public void deleting(final String name, final long idMsb, final long idLsb) throws IOException
     {
-        if (size > 0)
+        if (!isEmpty() || unmade)
         {
             append(List.of(new Entry(Kind.DELETE, name, idMsb, idLsb, 0, Map.of())));
         }
@@ -211,18 +263,34 @@ public final class CreationJournal implements AutoCloseable
     /**
      * Empties the journal, durably, once every record in it is reflected in the partitions' own files
      * (ftruncate and fsync: a crash leaves the old records, whose replay then makes nothing) — unless
-     * a record's files failed ({@link #unmade}): then nothing.
+     * a record's files failed ({@link #unmade}): then nothing. When the fsync fails the journal is empty
+     * for the next append (which starts at 0) but not {@link #isEmpty}: deletions still journal themselves.
      */
     public void clear() throws IOException
     {
-        if (size == 0 || unmade)
+        if (isEmpty() || unmade)
         {
             return;
         }
-        channel.truncate(0);
-        size = 0; // before the fsync: should it fail, the next append still starts where the file now ends
-        entries.clear();
-        channel.force(true);
+        final boolean interrupted = Thread.interrupted();
+        try
+        {
+            final FileChannel c = channel();
+            c.truncate(0);
+            size = 0; // the next append starts where the file now ends
+            tail = false;
+            entries.clear();
+            emptyingUnsynced = true;
+            c.force(true);
+            emptyingUnsynced = false;
+        }
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     public Path file()
@@ -245,15 +313,15 @@ public final class CreationJournal implements AutoCloseable
             for (final Entry e : record)
             {
                 out.writeByte(e.kind().ordinal());
-                out.writeUTF(e.name());
+                writeString(out, e.name());
                 out.writeLong(e.idMsb());
                 out.writeLong(e.idLsb());
                 out.writeInt(e.partitions());
                 out.writeInt(e.configs().size());
                 for (final Map.Entry<String, String> c : e.configs().entrySet())
                 {
-                    out.writeUTF(c.getKey());
-                    out.writeUTF(c.getValue());
+                    writeString(out, c.getKey());
+                    writeString(out, c.getValue());
                 }
             }
         }
@@ -268,7 +336,7 @@ public final class CreationJournal implements AutoCloseable
         for (int i = 0; i < count; i++)
         {
             final Kind kind = Kind.values()[in.readUnsignedByte()];
-            final String name = in.readUTF();
+            final String name = readString(in);
             final long msb = in.readLong();
             final long lsb = in.readLong();
             final int partitions = in.readInt();
@@ -276,10 +344,30 @@ public final class CreationJournal implements AutoCloseable
             final Map<String, String> configs = new LinkedHashMap<>();
             for (int c = 0; c < configCount; c++)
             {
-                configs.put(in.readUTF(), in.readUTF());
+                configs.put(readString(in), readString(in));
             }
             record.add(new Entry(kind, name, msb, lsb, partitions, Map.copyOf(configs)));
         }
         return record;
+    }
+
+    /** A string as its UTF-8 length and bytes (not writeUTF: a config value may be longer than 64 KiB). */
+    private static void writeString(final DataOutputStream out, final String value) throws IOException
+    {
+        final byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(bytes.length);
+        out.write(bytes);
+    }
+
+    private static String readString(final DataInputStream in) throws IOException
+    {
+        final int length = in.readInt();
+        if (length < 0 || length > MAX_RECORD)
+        {
+            throw new IOException("a string of " + length + " bytes in the creation journal");
+        }
+        final byte[] bytes = new byte[length];
+        in.readFully(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
     }
 }

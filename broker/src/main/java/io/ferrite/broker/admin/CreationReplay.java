@@ -25,7 +25,8 @@ import java.util.Map;
  * later the entry, the newer the state), a DELETE voids everything before it of that id; what is left
  * is made: a topic absent from the files is created with its journaled id, partitions and configs;
  * one present with the same id gets the partitions it lacks (a creation cut short before any of its
- * partitions held its id loads with the journaled one); a topic of the same name with another id is
+ * partitions held its id loads with the journaled one, and its partitions without their id get the journaled
+ * configs, durably before the id: {@link TopicRegistry#load(Map, Map)}); a topic of the same name with another id is
  * left as the files have it (not the journal's: one made without the journal, logged). Making is idempotent: a replay cut
  * short by another crash is replayed again, as the journal is emptied only after it succeeded.
  */
@@ -48,6 +49,11 @@ public final class CreationReplay
     {
         if (!journaled)
         {
+            final java.nio.file.Path file = dir.resolve(CreationJournal.FILE_NAME);
+            if (java.nio.file.Files.exists(file) && java.nio.file.Files.size(file) > 0)
+            {
+                LOG.warn("{} holds creations of a single-node start: ignored in cluster mode", file);
+            }
             topics.load();
             return null;
         }
@@ -55,14 +61,16 @@ public final class CreationReplay
         try
         {
             final Map<String, long[]> answered = new java.util.HashMap<>();
+            final Map<String, Map<String, String>> configs = new java.util.HashMap<>();
             for (final CreationJournal.Entry e : wanted(journal.entries()).values())
             {
                 if (e.kind() == CreationJournal.Kind.CREATE)
                 {
                     answered.put(e.name(), new long[] {e.idMsb(), e.idLsb()}); // the later creation of a name wins
+                    configs.put(e.name(), e.configs());
                 }
             }
-            topics.load(answered);
+            topics.load(answered, configs); // a creation cut short gets the configs answered before its ids
             replay(journal, topics);
             return journal;
         }

@@ -59,12 +59,13 @@ public final class CreatePartitionsHandler implements RequestHandler
             t.next();
             final Growth g = new Growth(t.name(), t.count());
             growths[i] = g;
+            final long[] creating = topics.creatingId(g.name); // before the topic: it leaves creating once published
             final Topic topic = topics.topic(g.name);
             if (repeated.contains(g.name))
             {
                 g.answer(Errors.INVALID_REQUEST, "Duplicate topic name.");
             }
-            else if (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null)
+            else if (PartitionLookup.live(topic) == null && creating != null)
             {
                 // answered as created, its files being made: checked and grown by the agent once the topic is there,
                 // as Kafka's controller grows a topic it committed
@@ -149,6 +150,11 @@ public final class CreatePartitionsHandler implements RequestHandler
     private void grow(final Growth g)
     {
         final Topic topic = topics.topic(g.name);
+        if (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null)
+        {
+            g.answer(Errors.KAFKA_STORAGE_ERROR, "The files of topic " + g.name + " could not be made: made at the next start.");
+            return;
+        }
         if (check(g, topic))
         {
             return;

@@ -168,7 +168,12 @@ public final class CreateTopicsHandler implements RequestHandler
                 }
                 return;
             }
-            journaled = journal(journal, names, outcomes);
+            final Map<String, long[]> creating = journal(journal, names, outcomes);
+            journaled = creating != null; // right after the append: the record is then made (or kept) after the answer
+            if (journaled)
+            {
+                topics.creating(creating); // before the answer: a DeleteTopics or CreatePartitions of them then waits for the agent
+            }
         }
 
         /** The journaled creations' files, after the answer: made as without a journal, then the journal emptied. */
@@ -177,7 +182,7 @@ public final class CreateTopicsHandler implements RequestHandler
         {
             if (journaled)
             {
-                makeJournaled(admin.journal(), names, outcomes);
+                makeJournaledFiles(admin.journal(), names, outcomes);
             }
         }
 
@@ -219,9 +224,9 @@ public final class CreateTopicsHandler implements RequestHandler
     /**
      * On the agent: the planned creations checked against the topics as they are now (the agent made every
      * earlier one's files), given ids and journaled in one fsynced record; each then answers NONE with its id,
-     * or all KAFKA_STORAGE_ERROR when the journal refused the record. True when something was journaled.
+     * or all KAFKA_STORAGE_ERROR when the journal refused the record. The names journaled (to their ids), or null.
      */
-    private boolean journal(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
+    private Map<String, long[]> journal(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
     {
         final List<CreationJournal.Entry> record = new ArrayList<>();
         final long[][] ids = new long[outcomes.length][];
@@ -231,7 +236,7 @@ public final class CreateTopicsHandler implements RequestHandler
             {
                 continue;
             }
-            if (topics.topic(names[i]) != null)
+            if (topics.topic(names[i]) != null || topics.creatingId(names[i]) != null) // the latter: its files failed
             {
                 outcomes[i] = new Outcome(Errors.TOPIC_ALREADY_EXISTS, "Topic '" + names[i] + "' already exists.");
                 continue;
@@ -242,7 +247,7 @@ public final class CreateTopicsHandler implements RequestHandler
         }
         if (record.isEmpty())
         {
-            return false;
+            return null;
         }
         try
         {
@@ -258,7 +263,7 @@ public final class CreateTopicsHandler implements RequestHandler
                     outcomes[i] = new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the topic: " + ex.getMessage());
                 }
             }
-            return false;
+            return null;
         }
         final Map<String, long[]> creating = new HashMap<>();
         for (int i = 0; i < outcomes.length; i++)
@@ -269,27 +274,15 @@ public final class CreateTopicsHandler implements RequestHandler
                 creating.put(names[i], ids[i]);
             }
         }
-        topics.creating(creating); // before the answer: a DeleteTopics or CreatePartitions of them then waits for the agent
-        return true;
+        return creating;
     }
 
     /**
      * On the agent, after the answer: the journaled topics' files made and the topics published, as a creation
      * without a journal makes them; then, every record reflected in the files, the journal emptied. A topic whose
-     * files fail stays unpublished (the journal kept from then on: the next start makes it) and is logged.
+     * files fail stays unpublished and its name taken ({@link TopicRegistry#creatingId}: a second creation is
+     * TOPIC_ALREADY_EXISTS, a deletion journals itself), the journal kept from then on (the next start makes it); logged.
      */
-    private void makeJournaled(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
-    {
-        try
-        {
-            makeJournaledFiles(journal, names, outcomes);
-        }
-        finally
-        {
-            topics.created();
-        }
-    }
-
     private void makeJournaledFiles(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
     {
         for (int i = 0; i < outcomes.length; i++)
@@ -302,6 +295,7 @@ public final class CreateTopicsHandler implements RequestHandler
             try
             {
                 topics.create(names[i], o.partitions, o.configs, new long[] {o.idMsb, o.idLsb});
+                topics.created(names[i]); // published first: a network thread that finds it no longer creating finds it
             }
             catch (final IOException | RuntimeException ex)
             {
@@ -329,7 +323,7 @@ public final class CreateTopicsHandler implements RequestHandler
         {
             return new Outcome(Errors.INVALID_TOPIC_EXCEPTION, illegal);
         }
-        if (topics.topic(name) != null)
+        if (topics.creatingId(name) != null || topics.topic(name) != null) // creating first: it is left once published
         {
             return new Outcome(Errors.TOPIC_ALREADY_EXISTS, "Topic '" + name + "' already exists.");
         }

@@ -66,11 +66,13 @@ public final class DeleteTopicsHandler implements RequestHandler
                         "Both topic name and topic id were provided");
                     continue;
                 }
+                // creating first, then the topic: a topic leaves creating only once published, so both absent means
+                // no creation of it was answered
+                final String creating = byId ? topics.creatingName(msb, lsb) : t.name();
+                final long[] id = creating == null ? null : topics.creatingId(creating);
                 final Topic topic = byId ? topics.topic(msb, lsb) : topics.topic(t.name());
                 if (PartitionLookup.live(topic) == null)
                 {
-                    final String creating = byId ? topics.creatingName(msb, lsb) : t.name();
-                    final long[] id = creating == null ? null : topics.creatingId(creating);
                     deletions[i] = id != null ? whenCreated(new Deletion(creating, id[0], id[1], byId), id, repeated.contains(creating))
                         : new Deletion(byId ? null : t.name(), msb, lsb, byId).notFound();
                     continue;
@@ -87,8 +89,9 @@ public final class DeleteTopicsHandler implements RequestHandler
             for (int i = 0; names.hasNext(); i++)
             {
                 final String name = names.next().value();
+                final long[] id = topics.creatingId(name); // before the topic, as above
                 final Topic topic = topics.topic(name);
-                final long[] creating = PartitionLookup.live(topic) == null ? topics.creatingId(name) : null;
+                final long[] creating = PartitionLookup.live(topic) == null ? id : null;
                 deletions[i] = creating != null ? whenCreated(new Deletion(name, 0, 0, false), creating, repeated.contains(name))
                     : PartitionLookup.live(topic) == null ? new Deletion(name, 0, 0, false).notFound()
                     : check(new Deletion(name, 0, 0, false), topic, repeated.contains(name));
@@ -208,6 +211,11 @@ public final class DeleteTopicsHandler implements RequestHandler
         final Topic current = PartitionLookup.live(topics.topic(d.topic != null ? d.topic.name : d.name));
         final long msb = d.topic != null ? d.topic.idMostSignificantBits : d.creatingId[0];
         final long lsb = d.topic != null ? d.topic.idLeastSignificantBits : d.creatingId[1];
+        if (current == null && d.creatingId != null && java.util.Arrays.equals(topics.creatingId(d.name), d.creatingId))
+        {
+            forgetUnmade(d);
+            return;
+        }
         if (current == null || current.idMostSignificantBits != msb || current.idLeastSignificantBits != lsb)
         {
             d.notFound();
@@ -229,6 +237,24 @@ public final class DeleteTopicsHandler implements RequestHandler
         catch (final java.io.IOException ex)
         {
             org.slf4j.LoggerFactory.getLogger(DeleteTopicsHandler.class).error("deleting topic {} failed", current.name, ex);
+            d.answer(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the deletion: " + ex.getMessage());
+        }
+    }
+
+    /**
+     * A topic answered as created whose files failed (its name kept taken): the deletion journaled (fsynced) so that
+     * no start makes it, then its name freed. There are no files of it to rename (a creation leaves none on a failure).
+     */
+    private void forgetUnmade(final Deletion d)
+    {
+        try
+        {
+            admin.journal().deleting(d.name, d.creatingId[0], d.creatingId[1]);
+            topics.created(d.name);
+        }
+        catch (final java.io.IOException ex)
+        {
+            org.slf4j.LoggerFactory.getLogger(DeleteTopicsHandler.class).error("deleting topic {} failed", d.name, ex);
             d.answer(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the deletion: " + ex.getMessage());
         }
     }

@@ -88,6 +88,17 @@ public final class TopicRegistry
      */
     public void load(final Map<String, long[]> answeredIds) throws IOException
     {
+        load(answeredIds, Map.of());
+    }
+
+    /**
+     * {@link #load(Map)}; a topic of an answered id whose creation was cut short (a partition without
+     * {@code partition.metadata}, which is written after its overrides are durable) gets on those partitions the
+     * overrides of a partition that has its id, else those in {@code answeredConfigs} (by name: what the creation was
+     * answered with), durably before their {@code partition.metadata}.
+     */
+    public void load(final Map<String, long[]> answeredIds, final Map<String, Map<String, String>> answeredConfigs) throws IOException
+    {
         assert isWriter() : Thread.currentThread() + " loads the topics, whose writer is " + writer;
         final Map<String, List<PartitionLog>> byTopic = new TreeMap<>();
         for (final PartitionLog log : logs.logs())
@@ -108,7 +119,9 @@ public final class TopicRegistry
                 count = Math.max(count, log.partition() + 1);
             }
             final Partition[] partitions = new Partition[count];
+            final boolean[] unfinished = new boolean[count];
             long[] id = null;
+            int finished = -1;
             for (int p = 0; p < count; p++)
             {
                 PartitionLog log = logs.log(name, p);
@@ -121,16 +134,24 @@ public final class TopicRegistry
                 if (partitionId != null)
                 {
                     id = partitionId;
+                    finished = p;
                 }
+                unfinished[p] = partitionId == null;
                 partitions[p] = new Partition(name, p, log, owner(name, p));
             }
             if (id == null)
             {
                 id = answeredIds.containsKey(name) ? answeredIds.get(name) : newTopicId();
             }
-            for (final Partition partition : partitions)
+            final long[] answered = answeredIds.get(name);
+            final Map<String, String> configs = finished >= 0 ? logs.overrides(name, finished) : answeredConfigs.get(name);
+            for (int p = 0; p < count; p++)
             {
-                writeTopicId(partition.log.dir(), id);
+                if (unfinished[p] && answered != null && answered[0] == id[0] && answered[1] == id[1] && configs != null)
+                {
+                    logs.updateConfig(name, p, configs); // durable (or its file removed, durably) before the id below
+                }
+                writeTopicId(partitions[p].log.dir(), id);
             }
             // the stored overrides, not config().overrides(): that one has the broker's topic defaults merged in
             topics.add(new Topic(name, id[0], id[1], partitions, logs.overrides(name, 0)));
@@ -359,17 +380,26 @@ public final class TopicRegistry
         tables = new TopicTables(list);
     }
 
-    /** The writer: {@code byName} (name to id) are answered as created and their files being made, until {@link #created}. */
+    /**
+     * The writer: {@code byName} (name to id) are answered as created and their files being made, until
+     * {@link #created} of each: published, or deleted after their files failed (a name whose files failed stays here,
+     * taken, until then or the next start).
+     */
     public void creating(final Map<String, long[]> byName)
     {
         assert isWriter() : Thread.currentThread() + " marks topics creating, whose writer is " + writer;
-        creating = Map.copyOf(byName);
+        final Map<String, long[]> all = new HashMap<>(creating);
+        all.putAll(byName);
+        creating = Map.copyOf(all);
     }
 
-    /** The writer: the topics marked {@link #creating} are published, or their making failed. */
-    public void created()
+    /** The writer: topic {@code name} marked {@link #creating} is published (before this), or deleted. */
+    public void created(final String name)
     {
-        creating = Map.of();
+        assert isWriter() : Thread.currentThread() + " marks a topic created, whose writer is " + writer;
+        final Map<String, long[]> rest = new HashMap<>(creating);
+        rest.remove(name);
+        creating = Map.copyOf(rest);
     }
 
     /** The id of a topic answered as created whose files are being made, or null. */

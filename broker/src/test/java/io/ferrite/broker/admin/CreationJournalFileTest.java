@@ -100,4 +100,90 @@ class CreationJournalFileTest
             Map.of("retention.ms", "1000"))), "kept created with 4 partitions: " + wanted);
         assertTrue(wanted.values().contains(create("gone", 3, 2)), "gone's second creation only: " + wanted);
     }
+
+    /** A config value longer than 64 KiB of UTF-8 (Kafka accepts it) is journaled and read back. */
+    @Test
+    void aConfigValueOver64KiBIsJournaled() throws Exception
+    {
+        final String value = "\u00e9".repeat(40_000); // 80 000 bytes of UTF-8
+        final CreationJournal.Entry big = new CreationJournal.Entry(CreationJournal.Kind.CREATE, "big", 5, 5, 1,
+            Map.of("message.timestamp.type", "CreateTime", "x.long", value));
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            journal.append(List.of(big));
+        }
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(List.of(big), journal.entries());
+        }
+    }
+
+    /**
+     * A stray interrupt of the journal's thread costs at most the append in hand: one pending when an append starts
+     * does not fail it (and is kept for the caller); interrupts landing at any point of the appends (from another
+     * thread) leave the journal working, and exactly the appends that returned normally in the file, none that threw.
+     */
+    @Test
+    void strayInterruptsCostAtMostTheAppendInHand() throws Exception
+    {
+        final List<CreationJournal.Entry> appended = new java.util.ArrayList<>();
+        int failed = 0;
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            Thread.currentThread().interrupt();
+            journal.append(List.of(create("pending", 1, 1)));
+            assertTrue(Thread.interrupted(), "the interrupt kept for the caller");
+            appended.add(create("pending", 1, 1));
+            final Thread self = Thread.currentThread();
+            final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            final java.util.concurrent.atomic.AtomicLong round = new java.util.concurrent.atomic.AtomicLong();
+            final Thread interrupter = new Thread(() ->
+            {
+                long seen = -1;
+                while (!done.get())
+                {
+                    final long r = round.get();
+                    if (r != seen && r % 3 == 0)
+                    {
+                        seen = r;
+                        self.interrupt(); // somewhere in the append of round r, or just before it
+                    }
+                    Thread.onSpinWait();
+                }
+            });
+            interrupter.start();
+            try
+            {
+                for (int i = 0; i < 300; i++)
+                {
+                    round.set(i);
+                    final CreationJournal.Entry e = create("t" + i, 10 + i, 1);
+                    try
+                    {
+                        journal.append(List.of(e));
+                        appended.add(e);
+                    }
+                    catch (final java.io.IOException ex)
+                    {
+                        failed++;
+                    }
+                    Thread.interrupted();
+                }
+            }
+            finally
+            {
+                done.set(true);
+                interrupter.join();
+                Thread.interrupted();
+            }
+            final CreationJournal.Entry after = create("after", 999, 1);
+            journal.append(List.of(after)); // the journal still works
+            appended.add(after);
+        }
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(appended, journal.entries(), failed + " appends failed");
+        }
+        System.out.println("appends failed by an interrupt mid-way: " + failed + " of 300");
+    }
 }

@@ -48,6 +48,8 @@ class CreationJournalTest
 {
     private static final int TOPICS = 40;
     private static final int PARTITIONS = 10;
+    /** Configs a crash must not lose (the defaults would delete data the answer promised to keep). */
+    private static final Map<String, String> KEPT = Map.of("cleanup.policy", "compact", "retention.ms", "-1");
 
     @TempDir
     Path dir;
@@ -68,7 +70,7 @@ class CreationJournalTest
             final List<NewTopic> topics = new ArrayList<>();
             for (int t = 0; t < TOPICS; t++)
             {
-                topics.add(new NewTopic("crash-" + t, PARTITIONS, (short)1));
+                topics.add(new NewTopic("crash-" + t, PARTITIONS, (short)1).configs(KEPT));
             }
             final CreateTopicsResult result = admin.createTopics(topics);
             result.all().get(30, TimeUnit.SECONDS);
@@ -85,6 +87,7 @@ class CreationJournalTest
             dirsAtKill = files.filter(p -> p.getFileName().toString().startsWith("crash-")).count();
         }
         System.out.println("partition directories at the kill: " + dirsAtKill + " of " + TOPICS * PARTITIONS);
+        assertTrue(dirsAtKill < TOPICS * PARTITIONS, "the kill came after every partition was made: nothing replayed");
 
         server = start(data);
         try (Admin admin = admin(server.port()))
@@ -95,6 +98,16 @@ class CreationJournalTest
                 final TopicDescription d = described.get(e.getKey());
                 assertEquals(e.getValue(), d.topicId(), "the id answered, " + e.getKey() + " (" + dirsAtKill + " directories at the kill)");
                 assertEquals(PARTITIONS, d.partitions().size(), e.getKey());
+            }
+            final List<org.apache.kafka.common.config.ConfigResource> resources = new ArrayList<>();
+            for (final String name : answered.keySet())
+            {
+                resources.add(new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, name));
+            }
+            for (final var c : admin.describeConfigs(resources).all().get(30, TimeUnit.SECONDS).entrySet())
+            {
+                assertEquals("compact", c.getValue().get("cleanup.policy").value(), c.getKey().name() + " (" + dirsAtKill + " at the kill)");
+                assertEquals("-1", c.getValue().get("retention.ms").value(), c.getKey().name());
             }
             assertProducedAndConsumed(server.port(), "crash-" + (TOPICS - 1));
             assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
