@@ -92,6 +92,12 @@ public final class AdminAgent implements Agent, AutoCloseable
         this(topics, SystemEpochClock.INSTANCE, null);
     }
 
+    /** The broker's: by the wall clock, {@code journal} as below (null: none). */
+    public AdminAgent(final TopicRegistry topics, final CreationJournal journal)
+    {
+        this(topics, SystemEpochClock.INSTANCE, journal);
+    }
+
     /** {@code clock}: what command deadlines are due by (wall time, as the network threads set them); a test steps it by hand. */
     public AdminAgent(final TopicRegistry topics, final EpochClock clock)
     {

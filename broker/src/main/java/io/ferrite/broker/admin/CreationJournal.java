@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -59,7 +60,14 @@ public final class CreationJournal implements AutoCloseable
     {
     }
 
+    /** How the file is opened (a test's may fail on demand). */
+    interface Opener
+    {
+        FileChannel open(Path file, OpenOption... options) throws IOException;
+    }
+
     private final Path file;
+    private final Opener opener;
     /** Reopened when an interrupt closed it (an interruptible channel closes for good on one). */
     private FileChannel channel;
     private final List<Entry> entries;
@@ -72,9 +80,11 @@ public final class CreationJournal implements AutoCloseable
     /** An emptying whose fsync failed: the old records may still be on disk, so the journal does not count as empty. */
     private boolean emptyingUnsynced;
 
-    private CreationJournal(final Path file, final FileChannel channel, final List<Entry> entries, final long size)
+    private CreationJournal(final Path file, final Opener opener, final FileChannel channel, final List<Entry> entries,
+        final long size)
     {
         this.file = file;
+        this.opener = opener;
         this.channel = channel;
         this.entries = entries;
         this.size = size;
@@ -83,9 +93,14 @@ public final class CreationJournal implements AutoCloseable
     /** Opens (or makes, durably) the journal in {@code dir}; its intact records are {@link #entries}, a torn tail cut off. */
     public static CreationJournal open(final Path dir) throws IOException
     {
+        return open(dir, FileChannel::open);
+    }
+
+    static CreationJournal open(final Path dir, final Opener opener) throws IOException
+    {
         final Path file = dir.resolve(FILE_NAME);
         final boolean existed = Files.exists(file);
-        final FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        final FileChannel channel = opener.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
         try
         {
             if (!existed)
@@ -101,7 +116,7 @@ public final class CreationJournal implements AutoCloseable
                 channel.truncate(intact);
                 channel.force(true);
             }
-            return new CreationJournal(file, channel, entries, intact);
+            return new CreationJournal(file, opener, channel, entries, intact);
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -236,7 +251,7 @@ public final class CreationJournal implements AutoCloseable
         if (!channel.isOpen())
         {
             LOG.warn("{}: the channel was closed (an interrupt): reopened", file);
-            channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            channel = opener.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
         }
         return channel;
     }

@@ -78,24 +78,15 @@ public final class TopicRegistry
     /** Rebuilds the topics from the partition logs found on disk. */
     public void load() throws IOException
     {
-        load(Map.of());
+        load(Map.of(), Map.of());
     }
 
     /**
      * {@link #load()}, a topic none of whose partitions holds its id (its creation cut short before any
      * {@code partition.metadata} was written) given the one in {@code answeredIds} (by name: the ids a creation
-     * journal answered with), else a new one.
-     */
-    public void load(final Map<String, long[]> answeredIds) throws IOException
-    {
-        load(answeredIds, Map.of());
-    }
-
-    /**
-     * {@link #load(Map)}; a topic of an answered id whose creation was cut short (a partition without
-     * {@code partition.metadata}, which is written after its overrides are durable) gets on those partitions the
-     * overrides of a partition that has its id, else those in {@code answeredConfigs} (by name: what the creation was
-     * answered with), durably before their {@code partition.metadata}.
+     * journal answered with), else a new one. A topic of an answered id cut short (a partition without
+     * {@code partition.metadata}, written after its overrides are durable) gets on those partitions the overrides of
+     * one that has its id, else {@code answeredConfigs}' (what it was answered with), durably before their id.
      */
     public void load(final Map<String, long[]> answeredIds, final Map<String, Map<String, String>> answeredConfigs) throws IOException
     {

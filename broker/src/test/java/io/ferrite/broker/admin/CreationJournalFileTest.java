@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The creation journal's file: records read back, a torn or damaged tail cut off, the replay's rule against deletions. */
@@ -185,5 +187,37 @@ class CreationJournalFileTest
             assertEquals(appended, journal.entries(), failed + " appends failed");
         }
         System.out.println("appends failed by an interrupt mid-way: " + failed + " of 300");
+    }
+
+    /**
+     * An emptying whose fsync fails may leave the old records on disk: the journal does not count as empty, so a
+     * deletion still journals itself (else a power loss could bring back a CREATE with nothing voiding it). A failed
+     * append's fsync: the record answered as failed is cut off, the next append lands after the intact ones.
+     */
+    @Test
+    void aFailedFsyncNeitherCountsAsEmptyNorLeavesARecordBehind() throws Exception
+    {
+        try (CreationJournal journal = CreationJournal.open(dir, FailingChannel::opening))
+        {
+            journal.append(List.of(create("a", 1, 1)));
+            FailingChannel.failForce = true;
+            try
+            {
+                assertThrows(java.io.IOException.class, journal::clear);
+                assertFalse(journal.isEmpty(), "an emptying not known durable counted as empty");
+                assertThrows(java.io.IOException.class, () -> journal.append(List.of(create("refused", 2, 1))));
+            }
+            finally
+            {
+                FailingChannel.failForce = false;
+            }
+            journal.deleting("a", 1, 1);
+            journal.append(List.of(create("b", 3, 1)));
+        }
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(List.of(new CreationJournal.Entry(CreationJournal.Kind.DELETE, "a", 1, 1, 0, Map.of()), create("b", 3, 1)),
+                journal.entries());
+        }
     }
 }
