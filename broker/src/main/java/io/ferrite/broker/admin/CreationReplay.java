@@ -94,8 +94,12 @@ public final class CreationReplay
             }
             catch (final IOException | RuntimeException ex)
             {
-                // the broker starts without it; the record stays for the next start
+                // the broker starts without it; the record stays for the next start, its name taken meanwhile
                 journal.unmade();
+                if (e.kind() == CreationJournal.Kind.CREATE && topics.topic(e.name()) == null)
+                {
+                    topics.creating(Map.of(e.name(), new long[] {e.idMsb(), e.idLsb()}));
+                }
                 LOG.error("making topic {}, answered before the last stop, failed: kept in {} for the next start", e.name(),
                     journal.file(), ex);
             }

@@ -114,8 +114,9 @@ class CreationWindowTest
     /**
      * A topic answered NONE whose files then fail (a file where its partition directory would go) keeps its name:
      * a second CreateTopics is TOPIC_ALREADY_EXISTS, a Metadata that may auto-create does not make it (answered
-     * UNKNOWN_TOPIC_OR_PARTITION), CreatePartitions is KAFKA_STORAGE_ERROR; DeleteTopics deletes it (a journaled
-     * DELETE: the next start, with the way clear, does not make it) and frees the name.
+     * UNKNOWN_TOPIC_OR_PARTITION), CreatePartitions is KAFKA_STORAGE_ERROR, also after a start whose replay fails
+     * again; DeleteTopics deletes it (a journaled DELETE: the next start, with the way clear, does not make it) and
+     * frees the name.
      */
     @Test
     void aTopicWhoseFilesFailedKeepsItsNameUntilItIsDeleted() throws Exception
@@ -141,6 +142,13 @@ class CreationWindowTest
             final ExecutionException grow = assertThrows(ExecutionException.class,
                 () -> admin.createPartitions(Map.of("blocked", NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(KafkaStorageException.class, grow.getCause());
+        }
+        // a start whose replay fails too keeps the name taken as well
+        try (RunningBroker broker = new RunningBroker(data, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final ExecutionException again = assertThrows(ExecutionException.class,
+                () -> admin.createTopics(List.of(new NewTopic("blocked", 1, (short)1))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(TopicExistsException.class, again.getCause(), "after a start whose replay failed");
             admin.deleteTopics(List.of("blocked")).all().get(30, TimeUnit.SECONDS);
             assertNull(broker.broker.topics().creatingId("blocked"), "the name freed by the deletion");
         }
