@@ -64,6 +64,7 @@ public final class AdminAgent implements Agent, AutoCloseable
 
     private final TopicRegistry topics;
     private final EpochClock clock;
+    private final CreationJournal journal;
     private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
     private final AtomicLong faults = new AtomicLong();
     private final ErrorHandler errors = this::onError;
@@ -88,14 +89,37 @@ public final class AdminAgent implements Agent, AutoCloseable
 
     public AdminAgent(final TopicRegistry topics)
     {
-        this(topics, SystemEpochClock.INSTANCE);
+        this(topics, SystemEpochClock.INSTANCE, null);
+    }
+
+    /** The broker's: by the wall clock, {@code journal} as below (null: none). */
+    public AdminAgent(final TopicRegistry topics, final CreationJournal journal)
+    {
+        this(topics, SystemEpochClock.INSTANCE, journal);
     }
 
     /** {@code clock}: what command deadlines are due by (wall time, as the network threads set them); a test steps it by hand. */
     public AdminAgent(final TopicRegistry topics, final EpochClock clock)
     {
+        this(topics, clock, null);
+    }
+
+    /**
+     * {@code journal}: the single-node broker's {@link CreationJournal}, which the agent then writes alone (CreateTopics
+     * is answered once journaled, its files made after the answer); null: creations are answered
+     * after their files (cluster mode, whose metadata log is the durable record, and embedders).
+     */
+    public AdminAgent(final TopicRegistry topics, final EpochClock clock, final CreationJournal journal)
+    {
         this.topics = topics;
         this.clock = clock;
+        this.journal = journal;
+    }
+
+    /** The creation journal (agent thread only), or null when creations are answered after their files. */
+    public CreationJournal journal()
+    {
+        return journal;
     }
 
     @Override
@@ -289,8 +313,23 @@ public final class AdminAgent implements Agent, AutoCloseable
             ran = ran + 1;
             command.finish();
             inHand = null;
+            afterAnswer(command);
         }
         return work;
+    }
+
+    /** The command's work after its answer ({@link AdminCommand#afterAnswer}); a throw costs that work only. */
+    private void afterAnswer(final AdminCommand command)
+    {
+        try
+        {
+            command.afterAnswer();
+        }
+        catch (final Throwable fault)
+        {
+            onError(fault);
+        }
+        goOnAfterInterrupt();
     }
 
     /** On the agent's thread: ends the command in hand ({@link AdminCommand#endAtLast}); a throw costs it alone. */
@@ -406,17 +445,30 @@ public final class AdminAgent implements Agent, AutoCloseable
         }
     }
 
-    /** Stops the agent's thread (after the network threads: their answers under way may still need it). */
+    /** Stops the agent's thread (after the network threads: their answers under way may still need it), then closes the journal. */
     @Override
     public void close()
     {
         if (runner == null)
         {
             onClose();
-            return;
         }
-        // seen at the end of the current park: 100 ms at most
-        runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the admin agent did not stop in {} ms", CLOSE_WAIT_MS));
+        else
+        {
+            // seen at the end of the current park: 100 ms at most
+            runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the admin agent did not stop in {} ms", CLOSE_WAIT_MS));
+        }
+        if (journal != null)
+        {
+            try
+            {
+                journal.close();
+            }
+            catch (final java.io.IOException ex)
+            {
+                LOG.warn("closing the creation journal failed", ex);
+            }
+        }
     }
 
     /**

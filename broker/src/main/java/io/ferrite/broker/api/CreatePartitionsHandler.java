@@ -59,10 +59,20 @@ public final class CreatePartitionsHandler implements RequestHandler
             t.next();
             final Growth g = new Growth(t.name(), t.count());
             growths[i] = g;
+            final long[] creating = topics.creatingId(g.name); // before the topic: it leaves creating once published
             final Topic topic = topics.topic(g.name);
             if (repeated.contains(g.name))
             {
                 g.answer(Errors.INVALID_REQUEST, "Duplicate topic name.");
+            }
+            else if (PartitionLookup.live(topic) == null && creating != null)
+            {
+                // answered as created, its files being made: checked and grown by the agent once the topic is there,
+                // as Kafka's controller grows a topic it committed
+                g.assignments = t.assignments().isNullArray() ? -1 : t.assignments().elementCount();
+                g.assignment = checkAssignments(t.assignments(), g.assignments);
+                g.validateOnly = validateOnly;
+                g.planned = true;
             }
             else if (!check(g, topic))
             {
@@ -124,6 +134,10 @@ public final class CreatePartitionsHandler implements RequestHandler
     {
         final String name;
         final int count;
+        /** For a topic checked on the agent: its manual assignments' count (-1: none), what is wrong with them, validateOnly. */
+        int assignments = -1;
+        String assignment;
+        boolean validateOnly;
 
         Growth(final String name, final int count)
         {
@@ -136,7 +150,26 @@ public final class CreatePartitionsHandler implements RequestHandler
     private void grow(final Growth g)
     {
         final Topic topic = topics.topic(g.name);
+        if (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null)
+        {
+            g.answer(Errors.KAFKA_STORAGE_ERROR, "The files of topic " + g.name + " could not be made: made at the next start.");
+            return;
+        }
         if (check(g, topic))
+        {
+            return;
+        }
+        if (g.assignments >= 0 && g.assignment == null && g.assignments != g.count - topic.partitions.length)
+        {
+            g.assignment = "Increasing the number of partitions by " + (g.count - topic.partitions.length) + " but "
+                + g.assignments + " assignments provided.";
+        }
+        if (g.assignment != null)
+        {
+            g.answer(Errors.INVALID_REPLICA_ASSIGNMENT, g.assignment);
+            return;
+        }
+        if (g.validateOnly)
         {
             return;
         }

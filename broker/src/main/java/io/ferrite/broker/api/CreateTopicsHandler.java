@@ -4,6 +4,7 @@ import io.ferrite.broker.Errors;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.admin.AdminAnswer;
 import io.ferrite.broker.admin.AdminCommand;
+import io.ferrite.broker.admin.CreationJournal;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.ConfigEntries;
 import io.ferrite.broker.net.Connection;
@@ -21,6 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -115,8 +117,7 @@ public final class CreateTopicsHandler implements RequestHandler
         {
             result.next().name(names[i]);
             final Outcome outcome = timedOut ? TIMED_OUT : outcomes[i]; // every topic, as Kafka's getErrorResponse
-            final Topic created = outcome.topic;
-            result.topicId(created == null ? 0 : created.idMostSignificantBits, created == null ? 0 : created.idLeastSignificantBits)
+            result.topicId(outcome.idMsb, outcome.idLsb)
                 .errorCode(outcome.error).errorMessage(outcome.message);
             if (outcome.error == Errors.NONE)
             {
@@ -142,6 +143,8 @@ public final class CreateTopicsHandler implements RequestHandler
     {
         private final String[] names;
         private final Outcome[] outcomes;
+        /** The creations were journaled and answered: {@link #afterAnswer} makes their files. */
+        private boolean journaled;
 
         Create(final long deadlineMs, final Runnable waker, final String[] names, final Outcome[] outcomes)
         {
@@ -153,12 +156,33 @@ public final class CreateTopicsHandler implements RequestHandler
         @Override
         protected void run()
         {
-            for (int i = 0; i < outcomes.length; i++)
+            final CreationJournal journal = admin.journal();
+            if (journal == null)
             {
-                if (outcomes[i].planned)
+                for (int i = 0; i < outcomes.length; i++)
                 {
-                    outcomes[i] = create(names[i], outcomes[i]);
+                    if (outcomes[i].planned)
+                    {
+                        outcomes[i] = create(names[i], outcomes[i], null);
+                    }
                 }
+                return;
+            }
+            final Map<String, long[]> creating = journal(journal, names, outcomes);
+            journaled = creating != null; // right after the append: the record is then made (or kept) after the answer
+            if (journaled)
+            {
+                topics.creating(creating); // before the answer: a DeleteTopics or CreatePartitions of them then waits for the agent
+            }
+        }
+
+        /** The journaled creations' files, after the answer: made as without a journal, then the journal emptied. */
+        @Override
+        protected void afterAnswer()
+        {
+            if (journaled)
+            {
+                makeJournaledFiles(admin.journal(), names, outcomes);
             }
         }
 
@@ -175,11 +199,12 @@ public final class CreateTopicsHandler implements RequestHandler
         }
     }
 
-    private Outcome create(final String name, final Outcome planned)
+    /** Creates a topic (files included) now, with {@code id} (null: a new one). */
+    private Outcome create(final String name, final Outcome planned, final long[] id)
     {
         try
         {
-            return new Outcome(topics.create(name, planned.partitions, planned.configs), planned.partitions, planned.configs);
+            return Outcome.created(topics.create(name, planned.partitions, planned.configs, id), planned.partitions, planned.configs);
         }
         catch (final ConfigException ex)
         {
@@ -196,6 +221,100 @@ public final class CreateTopicsHandler implements RequestHandler
         }
     }
 
+    /**
+     * On the agent: the planned creations checked against the topics as they are now (the agent made every
+     * earlier one's files), given ids and journaled in one fsynced record; each then answers NONE with its id,
+     * or all KAFKA_STORAGE_ERROR when the journal refused the record. The names journaled (to their ids), or null.
+     */
+    private Map<String, long[]> journal(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
+    {
+        final List<CreationJournal.Entry> record = new ArrayList<>();
+        final long[][] ids = new long[outcomes.length][];
+        for (int i = 0; i < outcomes.length; i++)
+        {
+            if (!outcomes[i].planned)
+            {
+                continue;
+            }
+            if (topics.topic(names[i]) != null || topics.creatingId(names[i]) != null) // the latter: its files failed
+            {
+                outcomes[i] = new Outcome(Errors.TOPIC_ALREADY_EXISTS, "Topic '" + names[i] + "' already exists.");
+                continue;
+            }
+            ids[i] = topics.newId();
+            record.add(new CreationJournal.Entry(CreationJournal.Kind.CREATE, names[i], ids[i][0], ids[i][1],
+                outcomes[i].partitions, Map.copyOf(outcomes[i].configs)));
+        }
+        if (record.isEmpty())
+        {
+            return null;
+        }
+        try
+        {
+            journal.append(record);
+        }
+        catch (final IOException ex)
+        {
+            LOG.error("journaling the creation of {} topics failed", record.size(), ex);
+            for (int i = 0; i < outcomes.length; i++)
+            {
+                if (ids[i] != null)
+                {
+                    outcomes[i] = new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the topic: " + ex.getMessage());
+                }
+            }
+            return null;
+        }
+        final Map<String, long[]> creating = new HashMap<>();
+        for (int i = 0; i < outcomes.length; i++)
+        {
+            if (ids[i] != null)
+            {
+                outcomes[i] = Outcome.journaled(ids[i], outcomes[i].partitions, outcomes[i].configs);
+                creating.put(names[i], ids[i]);
+            }
+        }
+        return creating;
+    }
+
+    /**
+     * On the agent, after the answer: the journaled topics' files made and the topics published, as a creation
+     * without a journal makes them; then, every record reflected in the files, the journal emptied. A topic whose
+     * files fail stays unpublished and its name taken ({@link TopicRegistry#creatingId}: a second creation is
+     * TOPIC_ALREADY_EXISTS, a deletion journals itself), the journal kept from then on (the next start makes it); logged.
+     */
+    private void makeJournaledFiles(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
+    {
+        for (int i = 0; i < outcomes.length; i++)
+        {
+            final Outcome o = outcomes[i];
+            if (o.error != Errors.NONE || o.idMsb == 0 && o.idLsb == 0)
+            {
+                continue;
+            }
+            try
+            {
+                topics.create(names[i], o.partitions, o.configs, new long[] {o.idMsb, o.idLsb});
+                topics.created(names[i]); // published first: a network thread that finds it no longer creating finds it
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                journal.unmade();
+                LOG.error("making the files of topic {}, created and answered, failed: it is made at the next start", names[i], ex);
+            }
+        }
+        try
+        {
+            journal.clear(); // nothing while a record's files failed
+        }
+        catch (final IOException ex)
+        {
+            journal.unmade(); // a deletion must still journal itself: the records stay
+            LOG.error("emptying the creation journal {} failed: its records are replayed (idempotently) at the next start",
+                journal.file(), ex);
+        }
+    }
+
     /** Kafka's checks of one topic: an error, or the creation planned (partitions and configs). */
     private Outcome check(final CreateTopicsRequestDecoder.CreatableTopic t, final String name)
     {
@@ -204,7 +323,7 @@ public final class CreateTopicsHandler implements RequestHandler
         {
             return new Outcome(Errors.INVALID_TOPIC_EXCEPTION, illegal);
         }
-        if (topics.topic(name) != null)
+        if (topics.creatingId(name) != null || topics.topic(name) != null) // creating first: it is left once published
         {
             return new Outcome(Errors.TOPIC_ALREADY_EXISTS, "Topic '" + name + "' already exists.");
         }
@@ -283,7 +402,9 @@ public final class CreateTopicsHandler implements RequestHandler
     {
         final short error;
         final String message;
-        final Topic topic;
+        /** The topic's id once it is created or journaled (0, 0 otherwise, as Kafka answers an error or validateOnly). */
+        final long idMsb;
+        final long idLsb;
         final int partitions;
         final Map<String, String> configs;
         /** Passed the checks, not created yet (what validateOnly answers: NONE, no topic id). */
@@ -293,30 +414,39 @@ public final class CreateTopicsHandler implements RequestHandler
         {
             this.error = error;
             this.message = message;
-            this.topic = null;
+            this.idMsb = 0;
+            this.idLsb = 0;
             this.partitions = -1;
             this.configs = Map.of();
             this.planned = false;
         }
 
-        Outcome(final Topic topic, final int partitions, final Map<String, String> configs)
-        {
-            this(topic, partitions, configs, false);
-        }
-
-        private Outcome(final Topic topic, final int partitions, final Map<String, String> configs, final boolean planned)
+        private Outcome(final long idMsb, final long idLsb, final int partitions, final Map<String, String> configs,
+            final boolean planned)
         {
             this.error = Errors.NONE;
             this.message = null;
-            this.topic = topic;
+            this.idMsb = idMsb;
+            this.idLsb = idLsb;
             this.partitions = partitions;
             this.configs = configs;
             this.planned = planned;
         }
 
+        static Outcome created(final Topic topic, final int partitions, final Map<String, String> configs)
+        {
+            return new Outcome(topic.idMostSignificantBits, topic.idLeastSignificantBits, partitions, configs, false);
+        }
+
+        /** Journaled, its files not made yet: answered NONE with its id. */
+        static Outcome journaled(final long[] id, final int partitions, final Map<String, String> configs)
+        {
+            return new Outcome(id[0], id[1], partitions, configs, false);
+        }
+
         static Outcome planned(final int partitions, final Map<String, String> configs)
         {
-            return new Outcome(null, partitions, configs, true);
+            return new Outcome(0, 0, partitions, configs, true);
         }
     }
 }

@@ -66,10 +66,15 @@ public final class DeleteTopicsHandler implements RequestHandler
                         "Both topic name and topic id were provided");
                     continue;
                 }
+                // creating first, then the topic: a topic leaves creating only once published, so both absent means
+                // no creation of it was answered
+                final String creating = byId ? topics.creatingName(msb, lsb) : t.name();
+                final long[] id = creating == null ? null : topics.creatingId(creating);
                 final Topic topic = byId ? topics.topic(msb, lsb) : topics.topic(t.name());
                 if (PartitionLookup.live(topic) == null)
                 {
-                    deletions[i] = new Deletion(byId ? null : t.name(), msb, lsb, byId).notFound();
+                    deletions[i] = id != null ? whenCreated(new Deletion(creating, id[0], id[1], byId), id, repeated.contains(creating))
+                        : new Deletion(byId ? null : t.name(), msb, lsb, byId).notFound();
                     continue;
                 }
                 deletions[i] = check(new Deletion(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, byId), topic,
@@ -84,9 +89,12 @@ public final class DeleteTopicsHandler implements RequestHandler
             for (int i = 0; names.hasNext(); i++)
             {
                 final String name = names.next().value();
+                final long[] id = topics.creatingId(name); // before the topic, as above
                 final Topic topic = topics.topic(name);
-                deletions[i] = PartitionLookup.live(topic) == null ? new Deletion(name, 0, 0, false).notFound() :
-                    check(new Deletion(name, 0, 0, false), topic, repeated.contains(name));
+                final long[] creating = PartitionLookup.live(topic) == null ? id : null;
+                deletions[i] = creating != null ? whenCreated(new Deletion(name, 0, 0, false), creating, repeated.contains(name))
+                    : PartitionLookup.live(topic) == null ? new Deletion(name, 0, 0, false).notFound()
+                    : check(new Deletion(name, 0, 0, false), topic, repeated.contains(name));
             }
         }
         return AdminItem.answer(admin, waker, deletions, request.timeoutMs(), this::delete,
@@ -126,6 +134,26 @@ public final class DeleteTopicsHandler implements RequestHandler
         return d;
     }
 
+    /**
+     * A topic answered as created whose files the agent is making (its id {@code id}): handed to the agent, which
+     * runs the deletion after the topic is there — as Kafka's controller deletes a topic it committed — with the
+     * checks {@link #check} makes here of a published one.
+     */
+    private Deletion whenCreated(final Deletion d, final long[] id, final boolean repeated)
+    {
+        if (repeated)
+        {
+            return d.answered(Errors.INVALID_REQUEST, "Duplicate topic name.");
+        }
+        if (!enabled)
+        {
+            return d.answered(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.");
+        }
+        d.creatingId = id;
+        d.planned = true;
+        return d;
+    }
+
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final Deletion[] deletions,
         final boolean timedOut)
     {
@@ -150,8 +178,10 @@ public final class DeleteTopicsHandler implements RequestHandler
         final long idMsb;
         final long idLsb;
         final boolean byId;
-        /** The topic the agent is to delete (null: nothing to do). */
+        /** The topic the agent is to delete (null: nothing to do, or {@link #creatingId}). */
         Topic topic;
+        /** The id of the topic, answered as created, to delete once the agent made its files (null: {@link #topic}). */
+        long[] creatingId;
 
         Deletion(final String name, final long idMsb, final long idLsb, final boolean byId)
         {
@@ -178,20 +208,53 @@ public final class DeleteTopicsHandler implements RequestHandler
     private void delete(final Deletion d)
     {
         // the current version of the topic (a config change makes a new one), if it is the same topic
-        final Topic current = PartitionLookup.live(topics.topic(d.topic.name));
-        if (current == null || current.idMostSignificantBits != d.topic.idMostSignificantBits
-            || current.idLeastSignificantBits != d.topic.idLeastSignificantBits)
+        final Topic current = PartitionLookup.live(topics.topic(d.topic != null ? d.topic.name : d.name));
+        final long msb = d.topic != null ? d.topic.idMostSignificantBits : d.creatingId[0];
+        final long lsb = d.topic != null ? d.topic.idLeastSignificantBits : d.creatingId[1];
+        if (current == null && d.creatingId != null && java.util.Arrays.equals(topics.creatingId(d.name), d.creatingId))
+        {
+            forgetUnmade(d);
+            return;
+        }
+        if (current == null || current.idMostSignificantBits != msb || current.idLeastSignificantBits != lsb)
         {
             d.notFound();
             return;
         }
+        if (current.isInternal())
+        {
+            d.answer(Errors.INVALID_TOPIC_EXCEPTION, "Cannot delete internal topic " + current.name);
+            return;
+        }
         try
         {
+            if (admin.journal() != null) // before a file is renamed: a replay must not make it again
+            {
+                admin.journal().deleting(current.name, current.idMostSignificantBits, current.idLeastSignificantBits);
+            }
             topics.delete(current); // its logs closed and renamed: the name is free when this answers
         }
         catch (final java.io.IOException ex)
         {
             org.slf4j.LoggerFactory.getLogger(DeleteTopicsHandler.class).error("deleting topic {} failed", current.name, ex);
+            d.answer(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the deletion: " + ex.getMessage());
+        }
+    }
+
+    /**
+     * A topic answered as created whose files failed (its name kept taken): the deletion journaled (fsynced) so that
+     * no start makes it, then its name freed. There are no files of it to rename (a creation leaves none on a failure).
+     */
+    private void forgetUnmade(final Deletion d)
+    {
+        try
+        {
+            admin.journal().deleting(d.name, d.creatingId[0], d.creatingId[1]);
+            topics.created(d.name);
+        }
+        catch (final java.io.IOException ex)
+        {
+            org.slf4j.LoggerFactory.getLogger(DeleteTopicsHandler.class).error("deleting topic {} failed", d.name, ex);
             d.answer(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the deletion: " + ex.getMessage());
         }
     }

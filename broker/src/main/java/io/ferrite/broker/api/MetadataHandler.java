@@ -121,7 +121,9 @@ public final class MetadataHandler implements RequestHandler
             if (!requested.nameIsNull() && PartitionLookup.live(topics.topic(in, requested.nameOffset(), requested.nameLength())) == null)
             {
                 final String name = requested.name();
-                if (TopicNames.illegal(name) == null)
+                // a name answered as created (files being made, or failed) is not made again: answered at once as
+                // unknown, as Kafka 4.4's broker answers a topic it forwards for creation
+                if (TopicNames.illegal(name) == null && topics.creatingId(name) == null)
                 {
                     missing = missing.isEmpty() ? new ArrayList<>() : missing;
                     missing.add(name);
@@ -215,7 +217,7 @@ public final class MetadataHandler implements RequestHandler
         {
             for (final String name : names)
             {
-                if (PartitionLookup.live(topics.topic(name)) != null)
+                if (PartitionLookup.live(topics.topic(name)) != null || topics.creatingId(name) != null)
                 {
                     continue;
                 }

@@ -48,6 +48,12 @@ public final class TopicRegistry
     private final int logThreads;
     private final SecureRandom random = new SecureRandom();
     private volatile TopicTables tables = TopicTables.EMPTY;
+    /**
+     * Topics answered as created whose files the writer is making (name to id), published for the network threads'
+     * checks: a DeleteTopics or CreatePartitions of one is handed to the writer, which runs it after the topic is
+     * there, as Kafka's controller sees a topic once it committed it.
+     */
+    private volatile Map<String, long[]> creating = Map.of();
     /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
     private volatile Thread writer;
 
@@ -72,6 +78,18 @@ public final class TopicRegistry
     /** Rebuilds the topics from the partition logs found on disk. */
     public void load() throws IOException
     {
+        load(Map.of(), Map.of());
+    }
+
+    /**
+     * {@link #load()}, a topic none of whose partitions holds its id (its creation cut short before any
+     * {@code partition.metadata} was written) given the one in {@code answeredIds} (by name: the ids a creation
+     * journal answered with), else a new one. A topic of an answered id cut short (a partition without
+     * {@code partition.metadata}, written after its overrides are durable) gets on those partitions the overrides of
+     * one that has its id, else {@code answeredConfigs}' (what it was answered with), durably before their id.
+     */
+    public void load(final Map<String, long[]> answeredIds, final Map<String, Map<String, String>> answeredConfigs) throws IOException
+    {
         assert isWriter() : Thread.currentThread() + " loads the topics, whose writer is " + writer;
         final Map<String, List<PartitionLog>> byTopic = new TreeMap<>();
         for (final PartitionLog log : logs.logs())
@@ -92,7 +110,9 @@ public final class TopicRegistry
                 count = Math.max(count, log.partition() + 1);
             }
             final Partition[] partitions = new Partition[count];
+            final boolean[] unfinished = new boolean[count];
             long[] id = null;
+            int finished = -1;
             for (int p = 0; p < count; p++)
             {
                 PartitionLog log = logs.log(name, p);
@@ -105,16 +125,24 @@ public final class TopicRegistry
                 if (partitionId != null)
                 {
                     id = partitionId;
+                    finished = p;
                 }
+                unfinished[p] = partitionId == null;
                 partitions[p] = new Partition(name, p, log, owner(name, p));
             }
             if (id == null)
             {
-                id = newTopicId();
+                id = answeredIds.containsKey(name) ? answeredIds.get(name) : newTopicId();
             }
-            for (final Partition partition : partitions)
+            final long[] answered = answeredIds.get(name);
+            final Map<String, String> configs = finished >= 0 ? logs.overrides(name, finished) : answeredConfigs.get(name);
+            for (int p = 0; p < count; p++)
             {
-                writeTopicId(partition.log.dir(), id);
+                if (unfinished[p] && answered != null && answered[0] == id[0] && answered[1] == id[1] && configs != null)
+                {
+                    logs.updateConfig(name, p, configs); // durable (or its file removed, durably) before the id below
+                }
+                writeTopicId(partitions[p].log.dir(), id);
             }
             // the stored overrides, not config().overrides(): that one has the broker's topic defaults merged in
             topics.add(new Topic(name, id[0], id[1], partitions, logs.overrides(name, 0)));
@@ -341,6 +369,53 @@ public final class TopicRegistry
             list.add(added);
         }
         tables = new TopicTables(list);
+    }
+
+    /**
+     * The writer: {@code byName} (name to id) are answered as created and their files being made, until
+     * {@link #created} of each: published, or deleted after their files failed (a name whose files failed stays here,
+     * taken, until then or the next start).
+     */
+    public void creating(final Map<String, long[]> byName)
+    {
+        assert isWriter() : Thread.currentThread() + " marks topics creating, whose writer is " + writer;
+        final Map<String, long[]> all = new HashMap<>(creating);
+        all.putAll(byName);
+        creating = Map.copyOf(all);
+    }
+
+    /** The writer: topic {@code name} marked {@link #creating} is published (before this), or deleted. */
+    public void created(final String name)
+    {
+        assert isWriter() : Thread.currentThread() + " marks a topic created, whose writer is " + writer;
+        final Map<String, long[]> rest = new HashMap<>(creating);
+        rest.remove(name);
+        creating = Map.copyOf(rest);
+    }
+
+    /** The id of a topic answered as created whose files are being made, or null. */
+    public long[] creatingId(final String name)
+    {
+        return creating.get(name);
+    }
+
+    /** The name of a topic answered as created whose files are being made, by id, or null. */
+    public String creatingName(final long idMsb, final long idLsb)
+    {
+        for (final Map.Entry<String, long[]> e : creating.entrySet())
+        {
+            if (e.getValue()[0] == idMsb && e.getValue()[1] == idLsb)
+            {
+                return e.getKey();
+            }
+        }
+        return null;
+    }
+
+    /** A new topic id (most, least significant bits), unused by the published topics: for a creation journaled before its files. */
+    public long[] newId()
+    {
+        return newTopicId();
     }
 
     private long[] newTopicId()

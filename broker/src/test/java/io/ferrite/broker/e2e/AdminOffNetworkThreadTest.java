@@ -104,6 +104,8 @@ class AdminOffNetworkThreadTest
             final CreateTopicsResponseData response = new CreateTopicsResponseData(
                 new ByteBufferAccessor(creator.receive(ApiKeys.CREATE_TOPICS, CREATE_V, create)), CREATE_V);
             assertEquals(TOPICS, response.topics().size());
+            // answered once journaled (issue 11): the agent publishes the topics after it made their files, right after the answer
+            io.ferrite.testing.Await.await(() -> created("bulk-") == TOPICS, java.time.Duration.ofSeconds(30), "the topics published");
             for (final CreateTopicsResponseData.CreatableTopicResult r : response.topics())
             {
                 assertEquals(Errors.NONE.code(), r.errorCode(), r.name() + ": " + r.errorMessage());
@@ -134,7 +136,8 @@ class AdminOffNetworkThreadTest
                     assertEquals(Errors.NONE.code(), r.errorCode(), r.name() + ": " + r.errorMessage());
                 }
             }
-            assertEquals(TOPICS, created("held-"));
+            // answered once journaled (issue 11): published by the agent right after the answer, once their files are made
+            io.ferrite.testing.Await.await(() -> created("held-") == TOPICS, java.time.Duration.ofSeconds(30), "the topics published");
         }
     }
 

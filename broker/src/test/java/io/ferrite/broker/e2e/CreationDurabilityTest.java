@@ -21,7 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What a CreateTopics, CreatePartitions, AlterConfigs or DeleteTopics answer promises survives a power loss, in
+ * What a CreateTopics (its journal record: see the test), CreatePartitions, AlterConfigs or DeleteTopics answer promises
+ * survives a power loss, in
  * the default durability mode as in fsync (Kafka commits them to its fsynced metadata log before
  * answering): the files a new partition is known by ({@code partition.metadata} with the topic id,
  * {@code partition.properties} with the overrides) fsynced, then the partition directory holding
@@ -46,10 +47,24 @@ class CreationDurabilityTest
         final ServerCommand.Running server = startRecordingFsyncs(data, fsyncs);
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
         {
-            Files.write(fsyncs, new byte[0]); // the start's own (meta.properties in the log directory) do not count
+            Files.write(fsyncs, new byte[0]); // the start's own (meta.properties, the journal made) do not count
             admin.createTopics(List.of(new NewTopic("ledger", 2, (short)1).configs(Map.of("retention.ms", "3600000"))))
                 .all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            // the promise changed with the creation journal (issue 11): as Kafka answers once its controller committed the
+            // topic to its fsynced metadata log, a CreateTopics is answered once its one record in the journal is fsynced
+            // (the journal file made, and its directory fsynced, at the start); the partitions' files follow, made by the
+            // admin agent, each fsynced as before, and the next start makes them if a crash came first (CreationJournalTest)
             List<String> made = beforeTheAnswer(fsyncs);
+            assertTrue(made.contains(data.resolve(io.ferrite.broker.admin.CreationJournal.FILE_NAME).toString()),
+                "the creation journal not fsynced before the answer; recorded: " + made);
+            io.ferrite.testing.Await.await(() ->
+            {
+                final List<String> lines = recorded(fsyncs);
+                final int partitionDir = lines.lastIndexOf(data.resolve("ledger-1").toString());
+                return partitionDir >= 0 && lines.lastIndexOf(data.toString()) > partitionDir;
+            }, java.time.Duration.ofSeconds(ANSWER_DEADLINE_S),
+                "the partitions' directories made and the log directory fsynced after them");
+            made = recorded(fsyncs);
             for (int p = 0; p < 2; p++)
             {
                 final Path partition = data.resolve("ledger-" + p);
@@ -97,6 +112,8 @@ class CreationDurabilityTest
         {
             final int partitions = 50;
             admin.createTopics(List.of(new NewTopic("bulk", partitions, (short)1))).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            // answered once journaled: its files are made after the answer, and their fsyncs are not the deletion's
+            TopicsPublished.await(admin, "bulk");
             Files.write(fsyncs, new byte[0]);
             admin.deleteTopics(List.of("bulk")).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
             final List<String> made = beforeTheAnswer(fsyncs);
@@ -131,6 +148,12 @@ class CreationDurabilityTest
     {
         return ServerCommand.start(dir, Map.of("LD_PRELOAD", FsyncShim.compile(dir).toString(), "FERRITE_FSYNC_LOG", fsyncs.toString()),
             "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+    }
+
+    /** Every line recorded so far. */
+    private static List<String> recorded(final Path fsyncs) throws java.io.IOException
+    {
+        return Files.readAllLines(fsyncs);
     }
 
     /** The recorded lines up to the one the test added once the answer came. */

@@ -62,6 +62,7 @@ final class Members
     static List<TopicPartition> createTopic(final Admin admin, final String topic, final int partitions) throws Exception
     {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short)1))).all().get(20, TimeUnit.SECONDS);
+        TopicsPublished.await(admin, topic); // raw requests may follow: they see the topic once its files are made
         return partitions(topic, partitions);
     }
 

@@ -54,6 +54,7 @@ class RollDurabilityTest
             {
                 admin.createTopics(List.of(new NewTopic("ledger", 1, (short)1).configs(
                     Map.of("ferrite.durability", "fsync", "segment.bytes", "1048576")))).all().get(20, TimeUnit.SECONDS);
+                TopicsPublished.await(admin, "ledger"); // its files made after the answer: their fsyncs are not what follows
             }
             int rolls = 0;
             try (KafkaProducer<byte[], byte[]> producer = producer(server))
@@ -92,6 +93,7 @@ class RollDurabilityTest
             {
                 admin.createTopics(List.of(new NewTopic("steady", 1, (short)1).configs(Map.of("ferrite.durability", "fsync"))))
                     .all().get(20, TimeUnit.SECONDS);
+                TopicsPublished.await(admin, "steady"); // its files made after the answer: their fsyncs are not what follows
                 sendOne(producer, "steady", fsyncs);
             }
             server.process().destroyForcibly().waitFor(30, TimeUnit.SECONDS);
@@ -132,6 +134,7 @@ class RollDurabilityTest
             {
                 admin.createTopics(List.of(new NewTopic("rolling", 1, (short)1).configs(Map.of("segment.bytes", "1048576"))))
                     .all().get(20, TimeUnit.SECONDS);
+                TopicsPublished.await(admin, "rolling"); // its files made after the answer: their fsyncs are not what follows
             }
             Files.write(fsyncs, new byte[0]); // the creation's fsyncs
             try (KafkaProducer<byte[], byte[]> producer = producer(server))

@@ -79,10 +79,73 @@ final class RunningBroker implements AutoCloseable
         return "127.0.0.1:" + broker.address().getPort();
     }
 
+    /**
+     * An Admin whose createTopics returns once the topics it created are published in this broker's registry: a
+     * CreateTopics is answered once journaled, its partitions' files made and the topic published by the admin agent
+     * just after (as Kafka's broker makes a topic's logs after its controller answered), and the tests that read the
+     * broker's internals or send raw requests right after a creation wait for that, as a Kafka test waits for the
+     * topic in the metadata. A creation that failed, or validateOnly, returns at once; a creation's own answer (ids,
+     * errors) is the result's, unchanged. {@link #plainAdmin} for the client as it is.
+     */
     Admin admin()
     {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(),
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000"));
+        return new org.apache.kafka.clients.admin.ForwardingAdmin(adminConfig())
+        {
+            @Override
+            public org.apache.kafka.clients.admin.CreateTopicsResult createTopics(
+                final java.util.Collection<org.apache.kafka.clients.admin.NewTopic> topics)
+            {
+                return createTopics(topics, new org.apache.kafka.clients.admin.CreateTopicsOptions());
+            }
+
+            @Override
+            public org.apache.kafka.clients.admin.CreateTopicsResult createTopics(
+                final java.util.Collection<org.apache.kafka.clients.admin.NewTopic> topics,
+                final org.apache.kafka.clients.admin.CreateTopicsOptions options)
+            {
+                final org.apache.kafka.clients.admin.CreateTopicsResult result = super.createTopics(topics, options);
+                if (!options.shouldValidateOnly())
+                {
+                    for (final org.apache.kafka.clients.admin.NewTopic topic : topics)
+                    {
+                        awaitPublished(result, topic.name());
+                    }
+                }
+                return result;
+            }
+        };
+    }
+
+    /** The client as it is: its createTopics returns before the answer. */
+    Admin plainAdmin()
+    {
+        return Admin.create(adminConfig());
+    }
+
+    private Map<String, Object> adminConfig()
+    {
+        return Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(),
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+    }
+
+    /** Once {@code name}'s creation in {@code result} answered NONE, waits until the broker published the topic. */
+    private void awaitPublished(final org.apache.kafka.clients.admin.CreateTopicsResult result, final String name)
+    {
+        try
+        {
+            result.values().get(name).get(30, TimeUnit.SECONDS);
+        }
+        catch (final java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex)
+        {
+            return; // not created: the caller sees why in the result
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        io.ferrite.testing.Await.await(() -> broker.topics().topic(name) != null, java.time.Duration.ofSeconds(30),
+            "topic " + name + ", answered as created, published by the admin agent");
     }
 
     KafkaProducer<byte[], byte[]> producer(final Map<String, Object> extra)

@@ -112,6 +112,7 @@ class StartupErrorsTest
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
         {
             admin.createTopics(List.of(new NewTopic("durable", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            TopicsPublished.await(admin, "durable"); // answered once journaled, published once its files are made
             final ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "durable");
             final ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "1");
             final Map<ConfigResource, Config> configs = admin.describeConfigs(List.of(topic, broker)).all().get(20, TimeUnit.SECONDS);

@@ -1,0 +1,388 @@
+package io.ferrite.broker.admin;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+/**
+ * The single-node broker's durable record of the topic creations it has answered and not yet made
+ * whole in the partitions' own files: what Kafka's metadata log is to its controller, for one node.
+ * A CreateTopics (or CreatePartitions) request is answered once its one record is appended and
+ * fsynced here; the admin agent then makes the partitions' files, before it takes its next command,
+ * and empties the journal once every record in it is reflected in those files. A start-up after a
+ * crash between the answer and the files replays what is left ({@link CreationReplay}).
+ *
+ * <p>Format: records one after the other, each {@code int length, int crc32c, payload}; the payload
+ * an entry count, then entries ({@link Entry}). A torn tail (a short record or one whose checksum
+ * fails: a crash during an append that was therefore never answered) ends the read and is cut off.
+ * The file is made (and its directory fsynced) at open, so an append fsyncs the file only.
+ *
+ * <p>Threading: the admin agent only (and the starting thread before the agent starts).
+ */
+public final class CreationJournal implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(CreationJournal.class);
+    /** The journal's name in the first log directory (a plain file: the log loader lists directories only). */
+    public static final String FILE_NAME = "ferrite-topic-creations.journal";
+    private static final int HEADER = 8;
+    private static final int MAX_RECORD = 64 << 20;
+
+    /** What an entry does. */
+    public enum Kind
+    {
+        /** A topic created: its name, id, partition count and config overrides as stored. */
+        CREATE,
+        /** Partitions added to a topic, up to {@link Entry#partitions}. */
+        GROW,
+        /** A topic deleted: every earlier entry of the same id is void (see {@link CreationReplay}). */
+        DELETE
+    }
+
+    /** One topic's change in a record. */
+    public record Entry(Kind kind, String name, long idMsb, long idLsb, int partitions, Map<String, String> configs)
+    {
+    }
+
+    /** How the file is opened (a test's may fail on demand). */
+    interface Opener
+    {
+        FileChannel open(Path file, OpenOption... options) throws IOException;
+    }
+
+    private final Path file;
+    private final Opener opener;
+    /** Reopened when an interrupt closed it (an interruptible channel closes for good on one). */
+    private FileChannel channel;
+    private final List<Entry> entries;
+    /** Bytes of intact records (where the next append goes). */
+    private long size;
+    /** A record's files failed to be made: the journal is not emptied until a start makes them. */
+    private boolean unmade;
+    /** Bytes past {@link #size} may be in the file (a failed append whose cut-off failed too): cut off before the next append. */
+    private boolean tail;
+    /** An emptying whose fsync failed: the old records may still be on disk, so the journal does not count as empty. */
+    private boolean emptyingUnsynced;
+
+    private CreationJournal(final Path file, final Opener opener, final FileChannel channel, final List<Entry> entries,
+        final long size)
+    {
+        this.file = file;
+        this.opener = opener;
+        this.channel = channel;
+        this.entries = entries;
+        this.size = size;
+    }
+
+    /** Opens (or makes, durably) the journal in {@code dir}; its intact records are {@link #entries}, a torn tail cut off. */
+    public static CreationJournal open(final Path dir) throws IOException
+    {
+        return open(dir, FileChannel::open);
+    }
+
+    static CreationJournal open(final Path dir, final Opener opener) throws IOException
+    {
+        final Path file = dir.resolve(FILE_NAME);
+        final boolean existed = Files.exists(file);
+        final FileChannel channel = opener.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try
+        {
+            if (!existed)
+            {
+                channel.force(true);
+                io.ferrite.log.config.DurableFile.fsyncDirectory(dir);
+            }
+            final List<Entry> entries = new ArrayList<>();
+            final long intact = read(channel, entries);
+            if (intact < channel.size())
+            {
+                LOG.warn("{}: a torn record after byte {} (of {}) cut off: its request was never answered", file, intact, channel.size());
+                channel.truncate(intact);
+                channel.force(true);
+            }
+            return new CreationJournal(file, opener, channel, entries, intact);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            channel.close();
+            throw ex;
+        }
+    }
+
+    /** Reads the intact records into {@code into}; returns where they end. */
+    private static long read(final FileChannel channel, final List<Entry> into) throws IOException
+    {
+        final long length = channel.size();
+        long at = 0;
+        final ByteBuffer header = ByteBuffer.allocate(HEADER);
+        while (at + HEADER <= length)
+        {
+            header.clear();
+            readFully(channel, header, at);
+            final int size = header.getInt(0);
+            final int crc = header.getInt(4);
+            if (size <= 0 || size > MAX_RECORD || at + HEADER + size > length)
+            {
+                break;
+            }
+            final ByteBuffer payload = ByteBuffer.allocate(size);
+            readFully(channel, payload, at + HEADER);
+            final CRC32C check = new CRC32C();
+            check.update(payload.array(), 0, size);
+            if ((int)check.getValue() != crc)
+            {
+                break;
+            }
+            into.addAll(decode(payload.array()));
+            at += HEADER + size;
+        }
+        return at;
+    }
+
+    private static void readFully(final FileChannel channel, final ByteBuffer buffer, final long position) throws IOException
+    {
+        while (buffer.hasRemaining())
+        {
+            if (channel.read(buffer, position + buffer.position()) < 0)
+            {
+                throw new IOException("unexpected end of the creation journal");
+            }
+        }
+    }
+
+    /** The entries of the intact records, oldest first (what a start-up replays). */
+    public List<Entry> entries()
+    {
+        return List.copyOf(entries);
+    }
+
+    /** No record in the journal, durably (an emptying whose fsync failed does not count). */
+    public boolean isEmpty()
+    {
+        return size == 0 && !emptyingUnsynced;
+    }
+
+    /**
+     * Appends one record of {@code record}'s entries and fsyncs it: durable on return. On a failure no whole record
+     * is left: the file is cut back to where the record began (and fsynced); should that fail too, the next append
+     * first cuts it (and fails while it cannot), so a record answered as failed is never replayed by a later start
+     * unless the process dies before then.
+     */
+    public void append(final List<Entry> record) throws IOException
+    {
+        final byte[] payload = encode(record);
+        final CRC32C crc = new CRC32C();
+        crc.update(payload, 0, payload.length);
+        final ByteBuffer buffer = ByteBuffer.allocate(HEADER + payload.length);
+        buffer.putInt(payload.length).putInt((int)crc.getValue()).put(payload).flip();
+        boolean interrupted = Thread.interrupted(); // an interrupt closes the channel: taken, restored on return
+        try
+        {
+            if (tail)
+            {
+                cutOff();
+            }
+            long at = size;
+            try
+            {
+                final FileChannel c = channel();
+                while (buffer.hasRemaining())
+                {
+                    at += c.write(buffer, at);
+                }
+                c.force(false); // the file's length is part of its data for fdatasync
+            }
+            catch (final IOException ex)
+            {
+                // refused, so answered as an error: no whole record may stay behind
+                tail = true;
+                interrupted |= Thread.interrupted(); // one that came mid-way (and closed the channel, reopened now)
+                try
+                {
+                    cutOff();
+                }
+                catch (final IOException cut)
+                {
+                    ex.addSuppressed(cut);
+                }
+                throw ex;
+            }
+            size = at;
+            emptyingUnsynced = false; // the fdatasync made the file's new length durable
+            entries.addAll(record);
+        }
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The file cut back to {@link #size}, durably; {@link #tail} cleared once it is. */
+    private void cutOff() throws IOException
+    {
+        final FileChannel c = channel();
+        c.truncate(size);
+        c.force(true);
+        tail = false;
+    }
+
+    /** The channel, reopened when something (an interrupt from another thread) closed it. */
+    private FileChannel channel() throws IOException
+    {
+        if (!channel.isOpen())
+        {
+            LOG.warn("{}: the channel was closed (an interrupt): reopened", file);
+            channel = opener.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        }
+        return channel;
+    }
+
+    /**
+     * Before a deletion renames a file of topic {@code name}: when the journal may hold records (on disk too), a
+     * DELETE of its id appended (fsynced), so that a replay does not make it again ({@link CreationReplay}); nothing
+     * when it is durably empty.
+     */
+    public void deleting(final String name, final long idMsb, final long idLsb) throws IOException
+    {
+        if (!isEmpty() || unmade)
+        {
+            append(List.of(new Entry(Kind.DELETE, name, idMsb, idLsb, 0, Map.of())));
+        }
+    }
+
+    /** The files of a record in the journal could not be made: it stays (and every later one) until a start makes them. */
+    public void unmade()
+    {
+        unmade = true;
+    }
+
+    /**
+     * Empties the journal, durably, once every record in it is reflected in the partitions' own files
+     * (ftruncate and fsync: a crash leaves the old records, whose replay then makes nothing) — unless
+     * a record's files failed ({@link #unmade}): then nothing. When the fsync fails the journal is empty
+     * for the next append (which starts at 0) but not {@link #isEmpty}: deletions still journal themselves.
+     */
+    public void clear() throws IOException
+    {
+        if (isEmpty() || unmade)
+        {
+            return;
+        }
+        final boolean interrupted = Thread.interrupted();
+        try
+        {
+            final FileChannel c = channel();
+            c.truncate(0);
+            size = 0; // the next append starts where the file now ends
+            tail = false;
+            entries.clear();
+            emptyingUnsynced = true;
+            c.force(true);
+            emptyingUnsynced = false;
+        }
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    public Path file()
+    {
+        return file;
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        channel.close();
+    }
+
+    private static byte[] encode(final List<Entry> record) throws IOException
+    {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes))
+        {
+            out.writeInt(record.size());
+            for (final Entry e : record)
+            {
+                out.writeByte(e.kind().ordinal());
+                writeString(out, e.name());
+                out.writeLong(e.idMsb());
+                out.writeLong(e.idLsb());
+                out.writeInt(e.partitions());
+                out.writeInt(e.configs().size());
+                for (final Map.Entry<String, String> c : e.configs().entrySet())
+                {
+                    writeString(out, c.getKey());
+                    writeString(out, c.getValue());
+                }
+            }
+        }
+        return bytes.toByteArray();
+    }
+
+    private static List<Entry> decode(final byte[] payload) throws IOException
+    {
+        final DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload));
+        final int count = in.readInt();
+        final List<Entry> record = new ArrayList<>(count);
+        for (int i = 0; i < count; i++)
+        {
+            final Kind kind = Kind.values()[in.readUnsignedByte()];
+            final String name = readString(in);
+            final long msb = in.readLong();
+            final long lsb = in.readLong();
+            final int partitions = in.readInt();
+            final int configCount = in.readInt();
+            final Map<String, String> configs = new LinkedHashMap<>();
+            for (int c = 0; c < configCount; c++)
+            {
+                configs.put(readString(in), readString(in));
+            }
+            record.add(new Entry(kind, name, msb, lsb, partitions, Map.copyOf(configs)));
+        }
+        return record;
+    }
+
+    /** A string as its UTF-8 length and bytes (not writeUTF: a config value may be longer than 64 KiB). */
+    private static void writeString(final DataOutputStream out, final String value) throws IOException
+    {
+        final byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(bytes.length);
+        out.write(bytes);
+    }
+
+    private static String readString(final DataInputStream in) throws IOException
+    {
+        final int length = in.readInt();
+        if (length < 0 || length > MAX_RECORD)
+        {
+            throw new IOException("a string of " + length + " bytes in the creation journal");
+        }
+        final byte[] bytes = new byte[length];
+        in.readFully(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+}

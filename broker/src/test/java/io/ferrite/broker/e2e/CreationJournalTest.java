@@ -1,0 +1,237 @@
+package io.ferrite.broker.e2e;
+
+import io.ferrite.broker.admin.CreationJournal;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A CreateTopics on one node is answered as Kafka answers it: once its one durable record (the creation journal,
+ * what Kafka's metadata log is to its controller) is fsynced, the partitions' files made after the answer by the
+ * admin agent before its next command. What the answer promises: the topics survive a crash right after it (made at
+ * the next start, with the ids answered), a later command of the same name sees them finished, and a topic deleted
+ * since is not made again by the journal.
+ */
+class CreationJournalTest
+{
+    private static final int TOPICS = 40;
+    private static final int PARTITIONS = 10;
+    /** Configs a crash must not lose (the defaults would delete data the answer promised to keep). */
+    private static final Map<String, String> KEPT = Map.of("cleanup.policy", "compact", "retention.ms", "-1");
+
+    @TempDir
+    Path dir;
+
+    /**
+     * SIGKILL right after the answer of a CreateTopics of 400 partitions: the next start makes whatever files the
+     * agent had not made yet, with the topic ids answered; records produced then are consumed back.
+     */
+    @Test
+    void aCreationAnsweredNoneSurvivesASigkillRightAfterTheAnswer() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Map<String, Uuid> answered = new HashMap<>();
+        ServerCommand.Running server = start(data);
+        final long dirsAtKill;
+        try (Admin admin = admin(server.port()))
+        {
+            final List<NewTopic> topics = new ArrayList<>();
+            for (int t = 0; t < TOPICS; t++)
+            {
+                topics.add(new NewTopic("crash-" + t, PARTITIONS, (short)1).configs(KEPT));
+            }
+            final CreateTopicsResult result = admin.createTopics(topics);
+            result.all().get(30, TimeUnit.SECONDS);
+            server.process().destroyForcibly(); // SIGKILL as soon as the answer is here
+            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+            assertEquals(137, server.process().exitValue(), "killed");
+            for (int t = 0; t < TOPICS; t++)
+            {
+                answered.put("crash-" + t, result.topicId("crash-" + t).get());
+            }
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(data))
+        {
+            dirsAtKill = files.filter(p -> p.getFileName().toString().startsWith("crash-")).count();
+        }
+        System.out.println("partition directories at the kill: " + dirsAtKill + " of " + TOPICS * PARTITIONS);
+        assertTrue(dirsAtKill < TOPICS * PARTITIONS, "the kill came after every partition was made: nothing replayed");
+
+        server = start(data);
+        try (Admin admin = admin(server.port()))
+        {
+            final Map<String, TopicDescription> described = admin.describeTopics(answered.keySet()).allTopicNames().get(30, TimeUnit.SECONDS);
+            for (final Map.Entry<String, Uuid> e : answered.entrySet())
+            {
+                final TopicDescription d = described.get(e.getKey());
+                assertEquals(e.getValue(), d.topicId(), "the id answered, " + e.getKey() + " (" + dirsAtKill + " directories at the kill)");
+                assertEquals(PARTITIONS, d.partitions().size(), e.getKey());
+            }
+            final List<org.apache.kafka.common.config.ConfigResource> resources = new ArrayList<>();
+            for (final String name : answered.keySet())
+            {
+                resources.add(new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, name));
+            }
+            for (final var c : admin.describeConfigs(resources).all().get(30, TimeUnit.SECONDS).entrySet())
+            {
+                assertEquals("compact", c.getValue().get("cleanup.policy").value(), c.getKey().name() + " (" + dirsAtKill + " at the kill)");
+                assertEquals("-1", c.getValue().get("retention.ms").value(), c.getKey().name());
+            }
+            assertProducedAndConsumed(server.port(), "crash-" + (TOPICS - 1));
+            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /**
+     * A record the journal keeps (a topic whose files could not be made, answered NONE) keeps the journal from
+     * being emptied; a topic created and deleted meanwhile must not be made again at the next start: the deletion
+     * journaled itself before it renamed a file. The blocked topic, answered NONE, is made once it can be.
+     */
+    @Test
+    void aTopicDeletedWhileTheJournalHoldsItsCreationIsNotMadeAgainAtTheNextStart() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path blocker = Files.writeString(data.resolve("blocked-0"), "a file where the partition directory would go");
+        ServerCommand.Running server = start(data);
+        final Uuid blockedId;
+        try (Admin admin = admin(server.port()))
+        {
+            blockedId = admin.createTopics(List.of(new NewTopic("blocked", 1, (short)1))).topicId("blocked").get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic("gone", 3, (short)1))).all().get(30, TimeUnit.SECONDS);
+            admin.deleteTopics(List.of("gone")).all().get(30, TimeUnit.SECONDS);
+            assertTrue(Files.size(data.resolve(CreationJournal.FILE_NAME)) > 0, "the journal kept: blocked's files were not made");
+            assertFalse(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("blocked"), "blocked has no files");
+            server.process().destroyForcibly();
+            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+        }
+        Files.delete(blocker);
+        server = start(data);
+        try (Admin admin = admin(server.port()))
+        {
+            final Set<String> names = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            assertFalse(names.contains("gone"), "a deleted topic made again by the journal: " + names);
+            assertTrue(names.contains("blocked"), "a topic answered NONE made at the start: " + names);
+            assertEquals(blockedId, admin.describeTopics(List.of("blocked")).allTopicNames().get(30, TimeUnit.SECONDS).get("blocked").topicId());
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /**
+     * Right after the answer, while the agent makes the files, a command of the same name sees the finished topic,
+     * as Kafka's controller sees a topic it committed: a second CreateTopics is TOPIC_ALREADY_EXISTS, CreatePartitions
+     * grows it, DeleteTopics deletes it (not UNKNOWN_TOPIC_OR_PARTITION from a network thread that has not seen it yet).
+     */
+    @Test
+    void commandsOfANameJustCreatedSeeTheFinishedTopic() throws Exception
+    {
+        // the client as it is (not broker.admin(), which waits for the topics to be published): its next request comes
+        // while the agent makes the files
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            for (int round = 0; round < 3; round++)
+            {
+                final List<NewTopic> topics = new ArrayList<>();
+                final List<String> names = new ArrayList<>();
+                for (int t = 0; t < TOPICS; t++)
+                {
+                    names.add("r" + round + "-" + t);
+                    topics.add(new NewTopic(names.get(t), PARTITIONS, (short)1));
+                }
+                admin.createTopics(topics).all().get(30, TimeUnit.SECONDS);
+                // each of these is sent right after the answer, while the agent makes the files (a command taken by the
+                // agent waits for them: so the DeleteTopics and CreatePartitions, which a network thread checks first, go first)
+                admin.deleteTopics(names.subList(0, TOPICS - 2)).all().get(30, TimeUnit.SECONDS);
+                admin.createPartitions(Map.of(names.get(TOPICS - 2), NewPartitions.increaseTo(PARTITIONS + 1))).all().get(30, TimeUnit.SECONDS);
+                final String last = names.get(TOPICS - 1);
+                final ExecutionException again = assertThrows(ExecutionException.class,
+                    () -> admin.createTopics(List.of(new NewTopic(last, 1, (short)1))).all().get(30, TimeUnit.SECONDS));
+                assertInstanceOf(TopicExistsException.class, again.getCause());
+                assertEquals(PARTITIONS + 1, broker.broker.topics().topic(names.get(TOPICS - 2)).partitions.length);
+            }
+        }
+    }
+
+    private static void assertProducedAndConsumed(final int port, final String topic) throws Exception
+    {
+        final Map<String, Object> p = Map.of("bootstrap.servers", "127.0.0.1:" + port, "acks", "all",
+            "key.serializer", ByteArraySerializer.class, "value.serializer", ByteArraySerializer.class);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p))
+        {
+            for (int partition = 0; partition < PARTITIONS; partition++)
+            {
+                producer.send(new ProducerRecord<>(topic, partition, null, ("v" + partition).getBytes(StandardCharsets.UTF_8)))
+                    .get(30, TimeUnit.SECONDS);
+            }
+        }
+        final Map<String, Object> c = Map.of("bootstrap.servers", "127.0.0.1:" + port, "auto.offset.reset", "earliest",
+            "key.deserializer", ByteArrayDeserializer.class, "value.deserializer", ByteArrayDeserializer.class);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c))
+        {
+            final List<TopicPartition> partitions = new ArrayList<>();
+            for (int partition = 0; partition < PARTITIONS; partition++)
+            {
+                partitions.add(new TopicPartition(topic, partition));
+            }
+            consumer.assign(partitions);
+            final List<String> values = new ArrayList<>();
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (values.size() < PARTITIONS && System.nanoTime() < deadline)
+            {
+                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
+                {
+                    values.add(new String(r.value(), StandardCharsets.UTF_8));
+                }
+            }
+            assertEquals(PARTITIONS, values.size(), "records consumed back: " + values);
+        }
+    }
+
+    private ServerCommand.Running start(final Path data) throws Exception
+    {
+        return ServerCommand.start(dir, "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+    }
+
+    private static Admin admin(final int port)
+    {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port));
+    }
+}
