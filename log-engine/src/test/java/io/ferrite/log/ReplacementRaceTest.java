@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
@@ -28,6 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ReplacementRaceTest
 {
     private static final long T0 = 1_700_000_000_000L;
+    private static final int MIN_APPENDS = 2_500;
+    private static final int MAX_APPENDS = 40_000;
+    private static final int MIN_REPLACED = 3;
 
     @TempDir
     Path dir;
@@ -39,7 +43,8 @@ class ReplacementRaceTest
         System.out.println("replacement race seed " + seed + " (replay with -Dferrite.seed=" + seed + ")");
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         final AtomicBoolean writing = new AtomicBoolean(true);
-        final int[] answers = new int[7]; // by 1 - answer: REPLACED, RUN_GONE, LOG_CLOSED, BUSY, DAMAGED, FAILED
+        // by 1 - answer: REPLACED, RUN_GONE, LOG_CLOSED, BUSY, DAMAGED, FAILED
+        final AtomicIntegerArray answers = new AtomicIntegerArray(7);
         final long logStart;
         try (LogManager manager = LogManager.open(LogManagerConfig.of(dir)))
         {
@@ -50,7 +55,9 @@ class ReplacementRaceTest
             {
                 final Batches batches = new Batches();
                 final AppendResult result = new AppendResult();
-                for (int i = 0; i < 2_500; i++)
+                // at least MIN_APPENDS; then on until some replacements went through, which on a loaded machine
+                // retention can keep from happening for a long time (every run gone before its commit)
+                for (int i = 0; i < MAX_APPENDS && (i < MIN_APPENDS || answers.get(1) < MIN_REPLACED); i++)
                 {
                     final long offset = log.logEndOffset();
                     log.append(batches.records(1, offset, T0 + offset).buffer, 0, batches.length, result);
@@ -82,8 +89,8 @@ class ReplacementRaceTest
                     if (bases.length > 0)
                     {
                         final int from = random.nextInt(bases.length);
-                        answers[1 - log.segmentReplacer().replace(bases[from], 1 + random.nextInt(Math.min(4, bases.length - from)),
-                            rewriter)]++;
+                        answers.incrementAndGet(1 - log.segmentReplacer().replace(bases[from],
+                            1 + random.nextInt(Math.min(4, bases.length - from)), rewriter));
                     }
                 }
             });
@@ -129,9 +136,10 @@ class ReplacementRaceTest
                 t.join();
             }
             assertNull(failure.get(), () -> failure.get().toString());
-            System.out.println("replaced " + answers[1] + ", run gone " + answers[2]);
-            assertTrue(answers[1] > 0, "some replacements went through");
-            assertEquals(0, answers[3] + answers[4] + answers[5] + answers[6], "no closed log, second replacement, damage or failure");
+            System.out.println("replaced " + answers.get(1) + ", run gone " + answers.get(2) + ", appends " + log.logEndOffset());
+            assertTrue(answers.get(1) >= MIN_REPLACED, "some replacements went through in " + MAX_APPENDS + " appends");
+            assertEquals(0, answers.get(3) + answers.get(4) + answers.get(5) + answers.get(6),
+                "no closed log, second replacement, damage or failure");
             logStart = log.logStartOffset();
             check(log, logStart);
         }
