@@ -18,12 +18,15 @@ import java.nio.file.NoSuchFileException;
 final class LogFlusher
 {
     private static final VarHandle FLUSH_REQUESTED;
+    private static final VarHandle APPENDED_MESSAGES;
 
     static
     {
         try
         {
-            FLUSH_REQUESTED = MethodHandles.lookup().findVarHandle(LogFlusher.class, "flushRequested", int.class);
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            FLUSH_REQUESTED = lookup.findVarHandle(LogFlusher.class, "flushRequested", int.class);
+            APPENDED_MESSAGES = lookup.findVarHandle(LogFlusher.class, "appendedMessages", long.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -46,7 +49,7 @@ final class LogFlusher
     @SuppressWarnings("unused") // through FLUSH_REQUESTED
     private volatile int flushRequested;
     private volatile long flushedMessages;
-    /** Records appended so far: written by the writer only. */
+    /** Records appended so far: written by the writer only, with a release store (through APPENDED_MESSAGES). */
     private volatile long appendedMessages;
     private volatile long lastFlushMs;
     private volatile int durableWaiters;
@@ -98,13 +101,21 @@ final class LogFlusher
         }
     }
 
-    /** The writer counts a published batch's records and asks for a flush when the config wants one. */
+    /**
+     * The writer counts a published batch's records and asks for a flush when the config wants one.
+     * The count is a single writer's: a release store, not a volatile one, so an append pays no full
+     * fence here (one after its copy into the mapping waits for all of the copy's stores). Only a
+     * flush request needs one: it pairs with flush()'s clearing of the request flag and then reading
+     * the count (Dekker's), so that either that flush sees this count or this writer sees the flag
+     * clear and asks again. A stale {@code flushedMessages} only makes a request likelier.
+     */
     void appended(final int records, final LogConfig cfg)
     {
         final long appended = appendedMessages + records;
-        appendedMessages = appended;
+        APPENDED_MESSAGES.setRelease(this, appended);
         if (cfg.fsyncDurability || appended - flushedMessages >= cfg.flushMessages)
         {
+            VarHandle.fullFence();
             requestFlush();
         }
     }

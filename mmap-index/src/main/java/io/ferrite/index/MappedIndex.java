@@ -31,12 +31,14 @@ import java.nio.file.Path;
 abstract class MappedIndex implements AutoCloseable
 {
     private static final VarHandle ENTRIES;
+    private static final VarHandle DIRTY;
 
     static
     {
         try
         {
             ENTRIES = MethodHandles.lookup().findVarHandle(MappedIndex.class, "entries", int.class);
+            DIRTY = MethodHandles.lookup().findVarHandle(MappedIndex.class, "dirty", boolean.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -289,7 +291,7 @@ abstract class MappedIndex implements AutoCloseable
      */
     protected final void publishEntries(final int n)
     {
-        dirty = true;
+        DIRTY.setRelease(this, true); // no full fence per entry: a flush reads it after an acquire of the log end above this
         ENTRIES.setRelease(this, n);
         final long end = (long)n * entrySize;
         if (end > allocatedBytes) // only a rebuild writes entries it did not claim
