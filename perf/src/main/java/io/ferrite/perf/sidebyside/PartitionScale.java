@@ -10,8 +10,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -321,16 +319,7 @@ public final class PartitionScale
 
     private ObjectNode meta()
     {
-        final ObjectNode meta = mapper.createObjectNode();
-        meta.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
-        meta.put("commit", System.getProperty("sidebyside.commit", "unknown"));
-        meta.put("jdk", System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")");
-        meta.put("cpu", Machine.cpuModel());
-        meta.put("cores", Integer.toString(Runtime.getRuntime().availableProcessors()));
-        meta.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
-        meta.put("command", options.command.strip());
-        final Path jar = BrokerProcess.ferriteJar();
-        meta.put("ferrite", jar == null ? "FerriteServer on the runner's class path (no runnable jar built)" : jar.toString());
+        final ObjectNode meta = Machine.describeRun(mapper.createObjectNode(), options.command);
         meta.put("partitions", options.partitions);
         meta.put("topics", options.topics);
         return meta;

@@ -68,12 +68,7 @@ public final class PartitionScaleReport
         final JsonNode kafka = broker(run, "kafka");
         final JsonNode ferrite = broker(run, "ferrite");
         md.append("\n## ").append(meta.path("partitions").asInt()).append(" partitions\n\n");
-        md.append("- date: ").append(meta.path("date").asText()).append(", commit `").append(meta.path("commit").asText()).append("`\n");
-        md.append("- JDK: ").append(meta.path("jdk").asText()).append("\n");
-        md.append("- machine: ").append(meta.path("cpu").asText()).append(", ").append(meta.path("cores").asText())
-            .append(" cores, ").append(meta.path("os").asText()).append('\n');
-        md.append("- command: `").append(meta.path("command").asText()).append("`; Ferrite: ")
-            .append(meta.path("ferrite").asText("?")).append('\n');
+        runLines(md, meta);
         run.path("settings").forEach(s -> md.append("- ").append(s.asText()).append('\n'));
         final JsonNode limits = run.path("limits");
         md.append("- limits: ulimit -n of the runner ").append(limit(limits.path("openFilesSoft"))).append(" soft / ")
@@ -134,7 +129,18 @@ public final class PartitionScaleReport
         return md.toString();
     }
 
-    private static void problems(final StringBuilder md, final JsonNode b)
+    /** The run's date, commit, JDK, machine and command (a {@link Machine#describeRun} node) as list items. */
+    static void runLines(final StringBuilder md, final JsonNode meta)
+    {
+        md.append("- date: ").append(meta.path("date").asText()).append(", commit `").append(meta.path("commit").asText()).append("`\n");
+        md.append("- JDK: ").append(meta.path("jdk").asText()).append("\n");
+        md.append("- machine: ").append(meta.path("cpu").asText()).append(", ").append(meta.path("cores").asText())
+            .append(" cores, ").append(meta.path("os").asText()).append('\n');
+        md.append("- command: `").append(meta.path("command").asText()).append("`; Ferrite: ")
+            .append(meta.path("ferrite").asText("?")).append('\n');
+    }
+
+    static void problems(final StringBuilder md, final JsonNode b)
     {
         if (b.path("problems").size() == 0)
         {
@@ -179,12 +185,12 @@ public final class PartitionScaleReport
             .append(valid(k) && valid(f) && k > 0 ? String.format(Locale.ROOT, "%.2f", ratio) : "n/a").append(" |\n");
     }
 
-    private static boolean valid(final double v)
+    static boolean valid(final double v)
     {
         return Double.isFinite(v) && v >= 0;
     }
 
-    private static String fmt(final double v, final String format)
+    static String fmt(final double v, final String format)
     {
         return valid(v) ? String.format(Locale.ROOT, format, v) : "n/a";
     }
