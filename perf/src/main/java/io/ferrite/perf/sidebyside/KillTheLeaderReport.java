@@ -117,8 +117,11 @@ public final class KillTheLeaderReport
     private static void twoDown(final StringBuilder md, final JsonNode run)
     {
         final List<JsonNode> systems = new ArrayList<>();
+        final int heading = md.length();
         md.append("\nOne, then two of three nodes down (both followers SIGKILLed one after the other, the leader stays), then one "
-            + "started again:\n\n| measure |");
+            + "started again. A window (\"while two were down\", ...) reads: of the records sent in it, acknowledged (then or "
+            + "later) / sent; the acknowledgements that arrived within it, whichever records; its length. \"the rejoin\": the "
+            + "restarted node in the ISR and a first acks=all acknowledgement of a record sent after its start.\n\n| measure |");
         for (final String s : SYSTEMS)
         {
             final JsonNode sys = system(run, s);
@@ -130,7 +133,7 @@ public final class KillTheLeaderReport
         }
         if (systems.isEmpty())
         {
-            md.setLength(md.lastIndexOf("\nTwo of three"));
+            md.setLength(heading);
             md.append("\nTwo of three nodes down: not run.\n");
             return;
         }
@@ -144,10 +147,10 @@ public final class KillTheLeaderReport
         for (final String p : new String[] {"acksAll", "acks1"})
         {
             final String acks = p.equals("acksAll") ? "acks=all (retries=0)" : "acks=1";
-            line(md, acks + ": acknowledged / sent while one was down", systems, d -> window(d.path(p), "oneDown"));
-            line(md, acks + ": acknowledged / sent while two were down", systems, d -> window(d.path(p), "twoDown"));
-            line(md, acks + ": acknowledged / sent from the restart to the rejoin", systems, d -> window(d.path(p), "restartToRejoin"));
-            line(md, acks + ": acknowledged / sent in the 3 s after the rejoin", systems, d -> window(d.path(p), "afterRejoin"));
+            line(md, acks + ": while one was down", systems, d -> window(d.path(p), "oneDown"));
+            line(md, acks + ": while two were down", systems, d -> window(d.path(p), "twoDown"));
+            line(md, acks + ": from the restart to the rejoin", systems, d -> window(d.path(p), "restartToRejoin"));
+            line(md, acks + ": in the 3 s after the rejoin", systems, d -> window(d.path(p), "afterRejoin"));
             line(md, acks + ": errors the callback saw", systems, d -> errors(d.path(p).path("errors")));
         }
         line(md, "one follower started again -> first acks=all acknowledgement of a record sent after it, s", systems,
@@ -163,7 +166,13 @@ public final class KillTheLeaderReport
     private static String window(final JsonNode producer, final String name)
     {
         final JsonNode w = producer.path("windows").path(name);
-        return w.isMissingNode() ? "n/a" : w.path("acknowledged").asLong() + " / " + w.path("sent").asLong();
+        if (w.isMissingNode())
+        {
+            return "n/a";
+        }
+        final String acked = w.path("acknowledged").asLong() + " / " + w.path("sent").asLong();
+        return w.has("acknowledgementsArrived") ? acked + "; " + w.path("acknowledgementsArrived").asLong() + " in "
+            + w.path("seconds").asText() + " s" : acked + " (arrivals not recorded by this run)";
     }
 
     private static String errors(final JsonNode errors)

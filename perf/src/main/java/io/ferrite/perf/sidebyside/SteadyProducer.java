@@ -156,6 +156,18 @@ final class SteadyProducer implements AutoCloseable
         return new long[] {sentThen, acked};
     }
 
+    /** How many acknowledgements arrived in (from, to], whenever their records were sent. */
+    long acknowledgementsBetween(final long from, final long to)
+    {
+        long acked = 0;
+        for (int i = 0; i < offsets.length(); i++)
+        {
+            final long at = ackedAt.get(i);
+            acked += offsets.get(i) >= 0 && at - from > 0 && to - at >= 0 ? 1 : 0;
+        }
+        return acked;
+    }
+
     /**
      * The earliest acknowledgement after {@code nanos} of a record sent after {@code nanos} (so answered by a
      * broker that was alive then), or -1: {ack time, record number}.

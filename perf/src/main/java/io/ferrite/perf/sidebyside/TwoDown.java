@@ -100,11 +100,11 @@ final class TwoDown
             for (final SteadyProducer p : new SteadyProducer[] {all, one})
             {
                 final ObjectNode n = d.putObject(p == all ? "acksAll" : "acks1");
-                window(n, "healthy", p.sentAndAcknowledgedBetween(started, oneDown));
-                window(n, "oneDown", p.sentAndAcknowledgedBetween(oneDown, down));
-                window(n, "twoDown", p.sentAndAcknowledgedBetween(down, spawned));
-                window(n, "restartToRejoin", p.sentAndAcknowledgedBetween(spawned, rejoined));
-                window(n, "afterRejoin", p.sentAndAcknowledgedBetween(rejoined, end));
+                window(n, "healthy", p, started, oneDown);
+                window(n, "oneDown", p, oneDown, down);
+                window(n, "twoDown", p, down, spawned);
+                window(n, "restartToRejoin", p, spawned, rejoined);
+                window(n, "afterRejoin", p, rejoined, end);
                 final ObjectNode errors = n.putObject("errors");
                 p.errors().forEach(errors::put);
             }
@@ -178,10 +178,14 @@ final class TwoDown
         return -1;
     }
 
-    private static void window(final ObjectNode n, final String name, final long[] sentAndAcked)
+    /** Of the records sent in (from, to]: how many, how many were acknowledged (whenever); acknowledgements that arrived then. */
+    private static void window(final ObjectNode n, final String name, final SteadyProducer p, final long from, final long to)
     {
+        final long[] sentAndAcked = p.sentAndAcknowledgedBetween(from, to);
         final ObjectNode w = n.with("windows").putObject(name);
         w.put("sent", sentAndAcked[0]);
         w.put("acknowledged", sentAndAcked[1]);
+        w.put("acknowledgementsArrived", p.acknowledgementsBetween(from, to));
+        w.put("seconds", Math.round((to - from) / 1e8) / 10.0);
     }
 }
