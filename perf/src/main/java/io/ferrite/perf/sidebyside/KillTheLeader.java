@@ -96,14 +96,7 @@ public final class KillTheLeader
 
     public static void main(final String[] args) throws Exception
     {
-        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
-        {
-            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-            // a dead node: "Connection to node N could not be established" every reconnect backoff
-            System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient", "error");
-            // NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS retries, counted by the runner instead
-            System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender", "error");
-        }
+        PartitionScale.quietClientLogs();
         final ObjectNode json = new KillTheLeader(Options.parse(args)).run();
         System.out.println(KillTheLeaderReport.render(json));
     }

@@ -105,16 +105,24 @@ public final class PartitionScale
 
     public static void main(final String[] args) throws Exception
     {
+        quietClientLogs();
+        final ObjectNode json = new PartitionScale(Options.parse(args)).run();
+        System.out.println(PartitionScaleReport.render(json));
+    }
+
+    /**
+     * kafka-clients' logging at WARN, its network client and producer sender at ERROR (unless the command line sets the
+     * level): "Connection to node -1 could not be established" every few ms while a broker starts or after it died, a
+     * NOT_LEADER_OR_FOLLOWER retry per partition while leaders move; the runners count what fails instead.
+     */
+    static void quietClientLogs()
+    {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
         {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-            // "Connection to node -1 could not be established" every few ms while a broker starts
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient", "error");
-            // a NOT_LEADER_OR_FOLLOWER retry per partition while Kafka makes itself leader of thousands
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender", "error");
         }
-        final ObjectNode json = new PartitionScale(Options.parse(args)).run();
-        System.out.println(PartitionScaleReport.render(json));
     }
 
     /** Runs Kafka then Ferrite and answers the JSON (also written to {@code --out}). */
