@@ -152,15 +152,7 @@ public final class BrokerProcess implements AutoCloseable
                 "group.initial.rebalance.delay.ms=0"));
             lines.addAll(extraOverrides);
             Files.write(config, lines, StandardCharsets.UTF_8);
-            final List<String> format = new ArrayList<>(List.of(javaBinary(), "-Xmx256m", "-cp", classPath,
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "kafka.tools.StorageTool", "format",
-                "-t", Uuid.randomUuid().toString(), "-c", config.toString()));
-            final Process f = new ProcessBuilder(format).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("format.log").toFile()).start();
-            if (!f.waitFor(120, TimeUnit.SECONDS) || f.exitValue() != 0)
-            {
-                throw new IOException("kafka-storage format failed: " + Files.readString(dir.resolve("format.log")));
-            }
+            formatKafkaStorage(classPath, config, Uuid.randomUuid().toString()).await();
             command.add("-Dkafka.logs.dir=" + dir.resolve("logs"));
             command.add("kafka.Kafka");
             command.add(config.toString());
@@ -179,12 +171,43 @@ public final class BrokerProcess implements AutoCloseable
                 command.add(o);
             }
         }
+        return spawn(kind, dir, port, command);
+    }
+
+    /**
+     * Starts {@code command} (a broker listening on {@code port}, its files in {@code dir}) with its
+     * output in {@code dir/broker.log}; a node of a cluster ({@link ThreeNodes}) starts this way too.
+     */
+    static BrokerProcess spawn(final Kind kind, final Path dir, final int port, final List<String> command) throws IOException
+    {
         final long spawned = System.nanoTime();
         final Process process = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(dir.resolve("broker.log").toFile()).start();
         // a runner stopped half-way (Ctrl-C, a failed test JVM) leaves no broker behind
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + kind.name().toLowerCase()));
         return new BrokerProcess(kind, dir, port, process, spawned, List.copyOf(command));
+    }
+
+    /** A {@code kafka-storage format} running in a child JVM (its output in format.log beside the config). */
+    record Formatting(Process process, Path log)
+    {
+        void await() throws IOException, InterruptedException
+        {
+            if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 0)
+            {
+                throw new IOException("kafka-storage format failed: " + Files.readString(log));
+            }
+        }
+    }
+
+    /** Starts Kafka's {@code kafka.tools.StorageTool format} of the node configured by {@code config}, for cluster {@code clusterId}. */
+    static Formatting formatKafkaStorage(final String classPath, final Path config, final String clusterId) throws IOException
+    {
+        final List<String> format = new ArrayList<>(List.of(javaBinary(), "-Xmx256m", "-cp", classPath,
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "kafka.tools.StorageTool", "format",
+            "-t", clusterId, "-c", config.toString()));
+        final Path log = config.resolveSibling("format.log");
+        return new Formatting(new ProcessBuilder(format).redirectErrorStream(true).redirectOutput(log.toFile()).start(), log);
     }
 
     /** GC pauses from the broker's GC log: how many, their sum and the longest, in ms. */

@@ -1,8 +1,12 @@
 package io.ferrite.perf.sidebyside;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 
 /** What the runners record of the machine they ran on: its CPU and the load other work put on it. */
 final class Machine
@@ -49,5 +53,23 @@ final class Machine
             // not Linux
         }
         return System.getProperty("os.arch");
+    }
+
+    /**
+     * What a runner's JSON says of its run ({@code meta}): date, commit ({@code -Dsidebyside.commit}), JDK, CPU,
+     * cores, OS, the command and which Ferrite build ran; answers {@code meta}.
+     */
+    static ObjectNode describeRun(final ObjectNode meta, final String command)
+    {
+        meta.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+        meta.put("commit", System.getProperty("sidebyside.commit", "unknown"));
+        meta.put("jdk", System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")");
+        meta.put("cpu", cpuModel());
+        meta.put("cores", Integer.toString(Runtime.getRuntime().availableProcessors()));
+        meta.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+        meta.put("command", command.strip());
+        final Path jar = BrokerProcess.ferriteJar();
+        meta.put("ferrite", jar == null ? "FerriteServer on the runner's class path (no runnable jar built)" : jar.toString());
+        return meta;
     }
 }

@@ -10,8 +10,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -107,16 +105,24 @@ public final class PartitionScale
 
     public static void main(final String[] args) throws Exception
     {
+        quietClientLogs();
+        final ObjectNode json = new PartitionScale(Options.parse(args)).run();
+        System.out.println(PartitionScaleReport.render(json));
+    }
+
+    /**
+     * kafka-clients' logging at WARN, its network client and producer sender at ERROR (unless the command line sets the
+     * level): "Connection to node -1 could not be established" every few ms while a broker starts or after it died, a
+     * NOT_LEADER_OR_FOLLOWER retry per partition while leaders move; the runners count what fails instead.
+     */
+    static void quietClientLogs()
+    {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
         {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-            // "Connection to node -1 could not be established" every few ms while a broker starts
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient", "error");
-            // a NOT_LEADER_OR_FOLLOWER retry per partition while Kafka makes itself leader of thousands
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender", "error");
         }
-        final ObjectNode json = new PartitionScale(Options.parse(args)).run();
-        System.out.println(PartitionScaleReport.render(json));
     }
 
     /** Runs Kafka then Ferrite and answers the JSON (also written to {@code --out}). */
@@ -321,16 +327,7 @@ public final class PartitionScale
 
     private ObjectNode meta()
     {
-        final ObjectNode meta = mapper.createObjectNode();
-        meta.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
-        meta.put("commit", System.getProperty("sidebyside.commit", "unknown"));
-        meta.put("jdk", System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")");
-        meta.put("cpu", Machine.cpuModel());
-        meta.put("cores", Integer.toString(Runtime.getRuntime().availableProcessors()));
-        meta.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
-        meta.put("command", options.command.strip());
-        final Path jar = BrokerProcess.ferriteJar();
-        meta.put("ferrite", jar == null ? "FerriteServer on the runner's class path (no runnable jar built)" : jar.toString());
+        final ObjectNode meta = Machine.describeRun(mapper.createObjectNode(), options.command);
         meta.put("partitions", options.partitions);
         meta.put("topics", options.topics);
         return meta;
