@@ -29,8 +29,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Network threads (and the group coordinator, for its offsets topic) {@link #submit} an
  * {@link AdminCommand} on a many-to-one queue; one {@link #doWork} pass runs at most
  * {@value #DRAIN_LIMIT} of them in order, each to its end, and wakes the network thread waiting for
- * each. Readers of the registry (every request) read its published immutable tables and take no
- * lock. In production {@link #start} runs it on an Agrona {@link AgentRunner} of its own, parked
+ * each; then, with a journal, one bounded chunk of the answered creations' files ({@link PendingCreations}).
+ * Readers of the registry (every request) read its published immutable tables and take no lock. In production {@link #start} runs it on an Agrona {@link AgentRunner} of its own, parked
  * while idle and unparked by a submit; a test steps it with an
  * {@link org.agrona.concurrent.AgentInvoker} (never both).
  *
@@ -65,6 +65,8 @@ public final class AdminAgent implements Agent, AutoCloseable
     private final TopicRegistry topics;
     private final EpochClock clock;
     private final CreationJournal journal;
+    /** The journaled topics whose files are made between commands (null without a journal). */
+    private final PendingCreations creations;
     private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
     private final AtomicLong faults = new AtomicLong();
     private final ErrorHandler errors = this::onError;
@@ -114,12 +116,19 @@ public final class AdminAgent implements Agent, AutoCloseable
         this.topics = topics;
         this.clock = clock;
         this.journal = journal;
+        this.creations = journal == null ? null : new PendingCreations(topics, journal);
     }
 
     /** The creation journal (agent thread only), or null when creations are answered after their files. */
     public CreationJournal journal()
     {
         return journal;
+    }
+
+    /** The journaled topics whose files are not made yet (agent thread only, but its test seam), or null without a journal. */
+    public PendingCreations creations()
+    {
+        return creations;
     }
 
     @Override
@@ -313,23 +322,13 @@ public final class AdminAgent implements Agent, AutoCloseable
             ran = ran + 1;
             command.finish();
             inHand = null;
-            afterAnswer(command);
+        }
+        if (creations != null)
+        {
+            work += creations.makeChunk(); // then a chunk of the journaled topics' files; one topic's failure costs it alone
+            goOnAfterInterrupt();
         }
         return work;
-    }
-
-    /** The command's work after its answer ({@link AdminCommand#afterAnswer}); a throw costs that work only. */
-    private void afterAnswer(final AdminCommand command)
-    {
-        try
-        {
-            command.afterAnswer();
-        }
-        catch (final Throwable fault)
-        {
-            onError(fault);
-        }
-        goOnAfterInterrupt();
     }
 
     /** On the agent's thread: ends the command in hand ({@link AdminCommand#endAtLast}); a throw costs it alone. */

@@ -79,6 +79,8 @@ public final class CreationJournal implements AutoCloseable
     private boolean tail;
     /** An emptying whose fsync failed: the old records may still be on disk, so the journal does not count as empty. */
     private boolean emptyingUnsynced;
+    /** The log directories whose partitions the records name (where a failed creation's leftovers are looked for). */
+    private List<Path> logDirs;
 
     private CreationJournal(final Path file, final Opener opener, final FileChannel channel, final List<Entry> entries,
         final long size)
@@ -88,6 +90,18 @@ public final class CreationJournal implements AutoCloseable
         this.channel = channel;
         this.entries = entries;
         this.size = size;
+        this.logDirs = List.of(file.getParent());
+    }
+
+    /** The log directories whose partitions the records name (the journal's own, unless a start said otherwise). */
+    List<Path> logDirs()
+    {
+        return logDirs;
+    }
+
+    void logDirs(final List<Path> dirs)
+    {
+        logDirs = List.copyOf(dirs);
     }
 
     /** Opens (or makes, durably) the journal in {@code dir}; its intact records are {@link #entries}, a torn tail cut off. */

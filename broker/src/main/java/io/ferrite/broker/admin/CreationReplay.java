@@ -39,14 +39,15 @@ public final class CreationReplay
     }
 
     /**
-     * The single-node broker's start: opens the journal in {@code dir} (the first log directory), loads {@code topics}
+     * The single-node broker's start: opens the journal in the first of {@code logDirs}, loads {@code topics}
      * from the files — a topic cut short before any of its partitions held its id takes the id the journal answered —
      * and replays the journal into them; the journal, empty now, is the admin agent's from here on. Without
      * {@code journaled} (cluster mode, whose metadata log is the record) the topics are loaded and null comes back.
      */
-    public static CreationJournal open(final java.nio.file.Path dir, final TopicRegistry topics, final boolean journaled)
-        throws IOException
+    public static CreationJournal open(final java.util.List<java.nio.file.Path> logDirs, final TopicRegistry topics,
+        final boolean journaled) throws IOException
     {
+        final java.nio.file.Path dir = logDirs.get(0);
         if (!journaled)
         {
             final java.nio.file.Path file = dir.resolve(CreationJournal.FILE_NAME);
@@ -58,6 +59,7 @@ public final class CreationReplay
             return null;
         }
         final CreationJournal journal = CreationJournal.open(dir);
+        journal.logDirs(logDirs);
         try
         {
             final Map<String, long[]> answered = new java.util.HashMap<>();
@@ -98,7 +100,7 @@ public final class CreationReplay
                 journal.unmade();
                 if (e.kind() == CreationJournal.Kind.CREATE && topics.topic(e.name()) == null)
                 {
-                    topics.creating(Map.of(e.name(), new long[] {e.idMsb(), e.idLsb()}));
+                    topics.creating(e.name(), new long[] {e.idMsb(), e.idLsb()});
                 }
                 LOG.error("making topic {}, answered before the last stop, failed: kept in {} for the next start", e.name(),
                     journal.file(), ex);
