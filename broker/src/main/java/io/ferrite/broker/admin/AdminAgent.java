@@ -52,10 +52,7 @@ import java.util.concurrent.locks.LockSupport;
 public final class AdminAgent implements Agent, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(AdminAgent.class);
-    /**
-     * Commands per pass: a pass is a bound on how late a close is seen, and admin commands are rare
-     * (a burst of 16 CreateTopics of 100 topics each is seconds of file-system work either way).
-     */
+    /** Commands per pass (then a chunk of pending files): a pass is a bound on how late a close is seen. */
     private static final int DRAIN_LIMIT = 16;
     /** The longest an idle agent parks without a submit: the bound on how late a stop is seen. */
     static final long IDLE_PARK_MS = 100;
@@ -222,6 +219,11 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 try
                 {
+                    if (creations != null && creations.makeThrough(name) && topics.topic(name) != null)
+                    {
+                        created.complete(topics.topic(name)); // answered to a CreateTopics and pending: made first, that one
+                        return;
+                    }
                     created.complete(topics.create(name, partitions, overrides));
                 }
                 catch (final Exception ex)

@@ -25,8 +25,8 @@ import java.util.zip.CRC32C;
  * The single-node broker's durable record of the topic creations it has answered and not yet made
  * whole in the partitions' own files: what Kafka's metadata log is to its controller, for one node.
  * A CreateTopics (or CreatePartitions) request is answered once its one record is appended and
- * fsynced here; the admin agent then makes the partitions' files, before it takes its next command,
- * and empties the journal once every record in it is reflected in those files. A start-up after a
+ * fsynced here; the admin agent then makes the partitions' files in chunks between its commands
+ * ({@link PendingCreations}) and empties the journal once every record in it is reflected in those files. A start-up after a
  * crash between the answer and the files replays what is left ({@link CreationReplay}).
  *
  * <p>Format: records one after the other, each {@code int length, int crc32c, payload}; the payload

@@ -16,10 +16,10 @@ import java.util.Map;
  * between an answer and the files), then empties the journal.
  *
  * <p>The rule, and why it never brings a deleted topic back. The admin agent is the journal's only
- * writer and runs one command at a time; it empties the journal (durably) as soon as the files of
- * every record in it are made, and a deletion that runs while the journal is not empty appends a
- * {@link CreationJournal.Kind#DELETE} of the topic's id, fsynced, <em>before</em> it renames a
- * single file. So a topic deleted since its creation was journaled either left the journal with the
+ * writer and runs one command or chunk of files at a time; it empties the journal (durably) only when
+ * no journaled topic is pending ({@link PendingCreations}: every record's files made), and a deletion that
+ * runs while the journal is not empty appends a {@link CreationJournal.Kind#DELETE} of the topic's id,
+ * fsynced, <em>before</em> it renames a single file or drops a pending topic. So a topic deleted since its creation was journaled either left the journal with the
  * records emptied before the deletion, or is voided by a DELETE that follows its CREATE. Replay
  * therefore walks the entries in order: a CREATE or GROW sets the wanted state of its topic id (the
  * later the entry, the newer the state), a DELETE voids everything before it of that id; what is left

@@ -265,6 +265,35 @@ class CreationChunksTest
             "the agent made every file before the kill: nothing was replayed (" + dirsAtKill + " directories)");
     }
 
+    /**
+     * A topic whose files failed (a file where its partition 1 directory goes) and whose failed creation left a
+     * partition directory behind (laid out by hand: the cleanup of a failed creation is best effort, and a crash or a
+     * second failure leaves one): its deletion renames that directory for deletion before it journals the DELETE, so
+     * the next start does not load it as a topic with a new id. The topic journaled with it is made and stays.
+     */
+    @Test
+    void aFailedTopicsLeftoverDirectoryDoesNotComeBackAfterItsDeletion() throws Exception
+    {
+        Files.writeString(dir.resolve("left-1"), "a file where the partition directory would go");
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            admin.createTopics(List.of(new NewTopic("left", 2, (short)1), new NewTopic("fine", 1, (short)1)))
+                .all().get(30, TimeUnit.SECONDS);
+            Await.await(() -> broker.broker.topics().topic("fine") != null, Duration.ofSeconds(30), "fine made");
+            assertTrue(broker.broker.topics().creatingId("left") != null && broker.broker.topics().topic("left") == null,
+                "left's files failed: its name kept, not published");
+            Files.createDirectory(dir.resolve("left-0")); // what a failed cleanup leaves
+            admin.deleteTopics(List.of("left")).all().get(30, TimeUnit.SECONDS);
+            assertFalse(Files.exists(dir.resolve("left-0")), "the leftover renamed for deletion");
+        }
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final Set<String> names = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            assertFalse(names.contains("left"), "a deleted topic's leftover loaded as a topic: " + names);
+            assertTrue(names.contains("fine"), names.toString());
+        }
+    }
+
     private static List<NewTopic> topics(final String prefix, final int count, final int partitions)
     {
         final List<NewTopic> topics = new ArrayList<>();
