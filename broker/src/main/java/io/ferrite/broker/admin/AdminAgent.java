@@ -30,9 +30,9 @@ import java.util.concurrent.locks.LockSupport;
  * {@link AdminCommand} on a many-to-one queue; one {@link #doWork} pass runs at most
  * {@value #DRAIN_LIMIT} of them in order, each to its end, and wakes the network thread waiting for
  * each; then, with a journal, one bounded chunk of the answered creations' files ({@link PendingCreations}).
- * Readers of the registry (every request) read its published immutable tables and take no lock. In production {@link #start} runs it on an Agrona {@link AgentRunner} of its own, parked
- * while idle and unparked by a submit; a test steps it with an
- * {@link org.agrona.concurrent.AgentInvoker} (never both).
+ * Readers of the registry (every request) read its published immutable tables and take no lock. In
+ * production {@link #start} runs it on an Agrona {@link AgentRunner} of its own, parked while idle and
+ * unparked by a submit; a test steps it with an {@link org.agrona.concurrent.AgentInvoker} (never both).
  *
  * <p>A stray interrupt of its thread stops it not: Agrona's runner ends its run when it finds the
  * thread interrupted after an idle pass, and an interrupted thread's next file-channel operation
