@@ -123,7 +123,7 @@ public final class Broker implements AutoCloseable
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
             // loaded; the topics' single writer from its start on; alone, a node journals its creations (a cluster's metadata log does)
-            this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(firstDir, topics, cluster == ClusterMode.DISABLED));
+            this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(config.logDirs(), topics, cluster == ClusterMode.DISABLED));
             this.producerIds = new ProducerIds(firstDir);
             this.logThreads = new LogThread[logThreadCount];
             this.logThreadRunners = new LogThreadRunner[logThreadCount];
