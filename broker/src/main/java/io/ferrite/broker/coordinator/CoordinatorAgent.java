@@ -21,11 +21,11 @@ import java.util.concurrent.locks.LockSupport;
  * queues. One {@link #doWork} pass runs the requests the network threads queued ({@link CoordinatorCall}s,
  * at most {@value #CALL_LIMIT}, each after applying what the log threads answered to the coordinators'
  * writes to their internal topics), applies those answers, and every {@value #TICK_MS} ms runs the
- * coordinators' timed work ({@link Duties#tick}: for the groups member-id expiry, join deadlines,
+ * coordinators' timed work ({@link CoordinatorDuties#tick}: for the groups member-id expiry, join deadlines,
  * session expiry, offset retention). After a pass that changed anything it asks each call still
  * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
  * publishes those that are: their network threads are woken then, and never poll the coordinator;
- * then it runs what the pass's writes left that no answer waits for ({@link Duties#afterAnswers}).
+ * then it runs what the pass's writes left that no answer waits for ({@link CoordinatorDuties#afterAnswers}).
  * What a pass meets that throws — an {@link Error} too — goes to {@link CoordinatorErrors} and the agent
  * carries on; a call whose work threw closes its connection. Except after a {@link
  * VirtualMachineError} (the JVM is failing; the groups may be half changed): the agent then runs
@@ -55,37 +55,13 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     /** Calls run per pass: bounds how late a tick or a log thread's answer is seen behind a burst. */
     public static final int CALL_LIMIT = 64;
     /**
-     * The period of the timed work ({@link Duties#tick}): the granularity of session and rebalance
+     * The period of the timed work ({@link CoordinatorDuties#tick}): the granularity of session and rebalance
      * timeouts (Kafka's own timer wheel ticks every millisecond, but a session timeout is 45 s by
      * default and at least 6 s with group.min.session.timeout.ms; 50 ms late is 1% of the smallest).
      */
     public static final long TICK_MS = 50;
 
-    /** What the agent runs besides the calls: the coordinators' side of it. */
-    public interface Duties
-    {
-        /** Applies what the log threads answered to the coordinators' writes, oldest first; returns how many. */
-        int applyAnsweredWrites();
-
-        /** The timed work, every {@value #TICK_MS} ms. */
-        void tick(long nowMs);
-
-        /** At each pass's end, its answers published: what its writes left that no answer waits for (markers); how many. */
-        default int afterAnswers()
-        {
-            return 0;
-        }
-
-        /**
-         * On the agent as it starts, before it runs any call: work the coordinators' start leaves to
-         * it (the groups' strays moved home). What it throws is reported and the agent runs on.
-         */
-        default void onStart()
-        {
-        }
-    }
-
-    private final Duties duties;
+    private final CoordinatorDuties duties;
     /** Read once per pass: deadlines by its monotonic reading, timestamps by its wall reading. */
     private final CoordinatorClock clock;
     private final CoordinatorErrors errors = new CoordinatorErrors();
@@ -116,7 +92,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     /** Calls run so far (single writer, the agent; volatile so tests read it from their thread). */
     private volatile long callsRun;
 
-    public CoordinatorAgent(final Duties duties, final CoordinatorClock clock)
+    public CoordinatorAgent(final CoordinatorDuties duties, final CoordinatorClock clock)
     {
         this.duties = duties;
         this.clock = clock;
@@ -406,22 +382,26 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
     }
 
+    /** {@link CoordinatorDuties#applyAnsweredWrites}: a throw is reported, and counts as work. */
     private int applyAnsweredWrites()
-    {
-        return duty(true);
-    }
-
-    private int afterAnswers()
-    {
-        return duty(false);
-    }
-
-    /** {@link Duties#applyAnsweredWrites} ({@code answers}) or {@link Duties#afterAnswers}: a throw is reported, and counts as work. */
-    private int duty(final boolean answers)
     {
         try
         {
-            return answers ? duties.applyAnsweredWrites() : duties.afterAnswers();
+            return duties.applyAnsweredWrites();
+        }
+        catch (final Throwable fault)
+        {
+            report(fault);
+            return 1;
+        }
+    }
+
+    /** {@link CoordinatorDuties#afterAnswers}: a throw is reported, and counts as work (the next pass runs it again). */
+    private int afterAnswers()
+    {
+        try
+        {
+            return duties.afterAnswers();
         }
         catch (final Throwable fault)
         {

@@ -17,7 +17,7 @@ import java.util.function.LongConsumer;
  * is a call on the same thread. Made by the broker, which loads each coordinator, then
  * {@link #start}s the agent.
  */
-public final class CoordinatorRuntime implements CoordinatorAgent.Duties
+public final class CoordinatorRuntime implements CoordinatorDuties
 {
     private final CoordinatorClock clock;
     private final CoordinatorLog log;
@@ -64,7 +64,7 @@ public final class CoordinatorRuntime implements CoordinatorAgent.Duties
 
     /**
      * A coordinator's work at the end of every pass, after the pass's final answers are published
-     * ({@link CoordinatorAgent.Duties#afterAnswers}; register before {@link #start}).
+     * ({@link CoordinatorDuties#afterAnswers}; register before {@link #start}).
      */
     public void onAfterAnswers(final IntSupplier work)
     {

@@ -335,8 +335,10 @@ public final class TxnCoordinator
 
     /**
      * At the end of the agent's pass: the markers of the transactions prepared in it. Started after the pass's
-     * answers are published, so the EndTxn's network thread is woken first: on 2 shared cores a log thread woken
-     * before it for the marker could hold the core it needs (EndTxnTiming's respond stage, jmh-results/profiles.md).
+     * answers are published, so the EndTxn's network thread is woken first (on 2 shared cores a log thread woken
+     * before it for the marker could hold the core it needs), as Kafka 4.4 answers and then queues the markers
+     * (its sendTxnMarkersCallback). That it lowers the commit's p99 is not shown: the measurement under load
+     * could not separate it from the load (jmh-results/profiles.md, "the commit's p99 again").
      */
     private int startMarkers()
     {

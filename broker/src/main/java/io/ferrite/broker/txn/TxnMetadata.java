@@ -319,8 +319,12 @@ public final class TxnMetadata
     }
 
     /**
-     * The partitions in the transaction (read-only: immutable, but while prepared a view that loses each
-     * partition whose marker is done; {@link #snapshot} copies it).
+     * The partitions in the transaction, read-only. Not always the same kind of set: until the first
+     * {@link #markerDone} of a prepared transaction it is the transition's immutable set, frozen; from then
+     * on a live view of the partitions still without their marker, which loses one at each later
+     * {@code markerDone} (and throws {@link java.util.ConcurrentModificationException} to an iteration
+     * under way). So a caller uses it at once, on the agent: it must not keep it, nor iterate it across a
+     * {@code markerDone}; to keep what it holds, take {@link #snapshot} (a copy).
      */
     public Set<TxnPartition> partitions()
     {
