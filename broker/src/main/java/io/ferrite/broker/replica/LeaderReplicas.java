@@ -245,17 +245,12 @@ public final class LeaderReplicas
         return followers[i];
     }
 
-    /** {@link #fetched(Follower, long, long, long, long)} of a fetch that names no broker epoch (before v15, or -1). */
-    public void fetched(final Follower follower, final long fetchOffset, final long nowMs, final long leaderLogEnd)
-    {
-        fetched(follower, fetchOffset, nowMs, leaderLogEnd, IsrEligibility.NO_EPOCH);
-    }
-
     /**
      * A fetch of {@code follower} from {@code fetchOffset} at {@code nowMs}, the leader's log end then being
-     * {@code leaderLogEnd}, naming its broker's epoch {@code brokerEpoch} (-1: none): Kafka's rule for the last caught-up time (a fetch at or past the leader's log end
-     * is caught up now; one at or past the log end of the previous fetch was caught up at that fetch). Nudges
-     * the log thread when the follower's log end moved. Network thread; no allocation.
+     * {@code leaderLogEnd}, naming its broker's epoch {@code brokerEpoch} ({@link IsrEligibility#NO_EPOCH}: none):
+     * Kafka's rule for the last caught-up time (a fetch at or past the leader's log end is caught up now; one at or
+     * past the log end of the previous fetch was caught up at that fetch). Nudges the log thread when the follower's
+     * log end moved. Network thread; no allocation.
      */
     public void fetched(final Follower follower, final long fetchOffset, final long nowMs, final long leaderLogEnd,
         final long brokerEpoch)

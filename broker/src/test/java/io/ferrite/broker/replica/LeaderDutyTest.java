@@ -98,7 +98,7 @@ class LeaderDutyTest
         final LeaderReplicas replicas = led(duty, partition, now,
             (topic, index, epoch, isr) -> proposals.add(Arrays.stream(isr).boxed().toList()));
         duty.doWork(now); // the first periodic pass: the next is half the lag away
-        replicas.fetched(replicas.follower(2), 1, now + 1, 1);
+        replicas.fetched(replicas.follower(2), 1, now + 1, 1, IsrEligibility.NO_EPOCH);
         duty.doWork(now + 1);
         assertEquals(1, partition.log.highWatermark(), "follower 2 fetched past the first record");
         append(partition, now + 2); // follower 2 never fetches again
@@ -117,7 +117,8 @@ class LeaderDutyTest
         assertEquals(1, partition.log.highWatermark(), "below min.insync.replicas the high watermark stays (KIP-966)");
         assertEquals(1, replicas.maximalIsrSize());
 
-        replicas.fetched(replicas.follower(2), 1, t + 1, 2); // a fetch at the high watermark: in sync again
+        // a fetch at the high watermark: in sync again
+        replicas.fetched(replicas.follower(2), 1, t + 1, 2, IsrEligibility.NO_EPOCH);
         duty.doWork(t + 1);
         assertEquals(List.of(List.of(1), List.of(1, 2)), proposals, "proposed in on its fetch");
     }
@@ -215,7 +216,8 @@ class LeaderDutyTest
         for (final LeaderReplicas r : all)
         {
             assertEquals(0, r.partition.log.highWatermark());
-            r.fetched(r.follower(2), 1, now + 1, 1); // one follower request over all three: 3 nudges, room for 2
+            // one follower request over all three: 3 nudges, room for 2
+            r.fetched(r.follower(2), 1, now + 1, 1, IsrEligibility.NO_EPOCH);
         }
         assertEquals(1, all[2].refusedNudges());
         duty.doWork(now + 1);
@@ -235,7 +237,8 @@ class LeaderDutyTest
         final Partition partition = registry.create("unled", 1, Map.of()).partitions[0];
         final LeaderReplicas replicas = led(duty, partition, now);
         duty.doWork(now); // the first periodic pass
-        replicas.fetched(replicas.follower(2), 1, now + 1, 1); // follower 2 has offset 0: a nudge is queued
+        // follower 2 has offset 0: a nudge is queued
+        replicas.fetched(replicas.follower(2), 1, now + 1, 1, IsrEligibility.NO_EPOCH);
         duty.unlead(partition);
         assertEquals(java.util.List.of(partition), unled, "told what it held for the partition goes back");
         duty.doWork(now + 1);
