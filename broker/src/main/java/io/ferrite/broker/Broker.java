@@ -32,15 +32,12 @@ import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.txn.EndTxnTiming;
-import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.log.DurabilityListener;
 import io.ferrite.log.LogDirInUseException;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
-import io.ferrite.log.PartitionLog;
 import io.ferrite.wire.message.ApiKeys;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -97,7 +94,7 @@ public final class Broker implements AutoCloseable
         // bound before the logs are opened: a port in use is told before a recovery that can take
         // minutes, and nothing has been logged yet; connections wait in the backlog until start()
         this.acceptor = StartupChecks.bind(config, networkThreads);
-        final Wakeups wakeups = new Wakeups();
+        final DurabilityWakeups wakeups = new DurabilityWakeups();
         final LogThreadTasks writerTasks = new LogThreadTasks();
         final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), config.topicDefaults())
             .withWriteStrategy(config.writeStrategy())
@@ -126,7 +123,7 @@ public final class Broker implements AutoCloseable
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
             // loaded; the topics' single writer from its start on; alone, a node journals its creations (a cluster's metadata log does)
-            this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(firstDir, topics, cluster == ClusterMode.DISABLED));
+            this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(config.logDirs(), topics, cluster == ClusterMode.DISABLED));
             this.producerIds = new ProducerIds(firstDir);
             this.logThreads = new LogThread[logThreadCount];
             this.logThreadRunners = new LogThreadRunner[logThreadCount];
@@ -292,13 +289,13 @@ public final class Broker implements AutoCloseable
         return clusterId;
     }
 
-    /** The topics, to read (their writer is {@link #admin()}). */
     /** Leadership of partitions with followers: set without a controller until the controller integration sets it. */
     public ReplicaLeadership leadership()
     {
         return leadership;
     }
 
+    /** The topics, to read (their writer is {@link #admin()}). */
     public TopicRegistry topics()
     {
         return topics;
@@ -441,68 +438,5 @@ public final class Broker implements AutoCloseable
     public void executeOnOwner(final int owner, final Runnable task)
     {
         logThreads[owner].execute(task);
-    }
-
-    /**
-     * What the group committer's thread does after an fsync: in fsync durability the high
-     * watermark is what is on disk, moved by the partition's log thread ({@code LeaderDuty.durable}, its
-     * one writer), which is woken with the acks=all answers it holds.
-     */
-    private static final class Wakeups implements DurabilityListener
-    {
-        private volatile TopicRegistry topics;
-        private volatile LogThread[] logThreads;
-
-        void attach(final TopicRegistry topics, final LogThread[] logThreads)
-        {
-            this.logThreads = logThreads;
-            this.topics = topics;
-        }
-
-        @Override
-        public void onFsyncFailed(final PartitionLog log, final Throwable cause)
-        {
-            // the log thread answers the appends held for that fsync at once (KAFKA_STORAGE_ERROR)
-            final TopicRegistry registry = topics;
-            final var topic = registry == null ? null : registry.topic(log.topic());
-            final Partition partition = topic == null ? null : topic.partition(log.partition());
-            if (partition != null)
-            {
-                logThreads[partition.owner].wake();
-            }
-        }
-
-        @Override
-        public void onDurable(final PartitionLog log, final long durableOffset)
-        {
-            final TopicRegistry registry = topics;
-            if (registry == null)
-            {
-                return; // recovery, before the broker runs
-            }
-            final var topic = registry.topic(log.topic());
-            final Partition partition = topic == null ? null : topic.partition(log.partition());
-            final LeaderReplicas replicas = partition == null ? null : partition.replicas();
-            if (partition != null && partition.followed() != null)
-            {
-                return; // a follower's high watermark is the leader's (FollowedPartition)
-            }
-            if (replicas != null)
-            {
-                replicas.nudge(); // with followers the log thread moves the high watermark: what is durable is one bound of it
-            }
-            else if (partition != null && log.config().fsyncDurability)
-            {
-                logThreads[partition.owner].leaders().durable(partition); // the log thread moves it: one writer
-            }
-            else if (log.config().fsyncDurability && durableOffset > log.highWatermark())
-            {
-                log.highWatermark(durableOffset); // a log outside the registry: no log thread owns it
-            }
-            if (partition != null)
-            {
-                logThreads[partition.owner].wake();
-            }
-        }
     }
 }

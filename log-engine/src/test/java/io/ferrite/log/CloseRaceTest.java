@@ -2,6 +2,7 @@ package io.ferrite.log;
 
 import io.ferrite.testing.MachineLock;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,14 +14,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * close() from another thread while the writer appends in a tight loop, over many rounds
- * ({@code -Dferrite.closerace.rounds}, 60 by default), in a child JVM ({@link CloseRaceChild}):
+ * ({@code -Dferrite.closerace.rounds}: 20 in the default build, 60 in {@code -Pslow}, 600 in {@code -Plong}; tagged
+ * {@code shortened}, so that {@code -Pslow} runs its full form), in a child JVM ({@link CloseRaceChild}):
  * a close that unmaps under an append crashes that JVM, which must show as this test failing.
  * Passes only if every append answered OK until one answered LOG_CLOSED, nothing threw, and every
  * acknowledged batch (and nothing else) is in the log reopened after each round.
  */
+@Tag("shortened")
 class CloseRaceTest
 {
-    private static final int ROUNDS = Integer.getInteger("ferrite.closerace.rounds", 60);
+    private static final int ROUNDS = Integer.getInteger("ferrite.closerace.rounds", 20);
 
     @TempDir
     Path dir;

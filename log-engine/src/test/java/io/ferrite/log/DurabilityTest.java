@@ -120,7 +120,7 @@ class DurabilityTest
             assertEquals(0, byCount.durableOffset(), "4 messages: below flush.messages");
             batches.records(6, 2, clock.time());
             byCount.append(batches.buffer, 0, batches.length, result);
-            Await.await(() -> byCount.durableOffset() == 10, Duration.ofSeconds(10), "flush.messages=10 reached");
+            Await.await(() -> byCount.durableOffset() == 10, Duration.ofSeconds(60), "flush.messages=10 reached");
 
             clock.advance(49);
             scheduler.invoke();
@@ -128,7 +128,7 @@ class DurabilityTest
             clock.advance(1);
             assertTrue(byTime.flushDue(clock.time()), "flush.ms has passed");
             scheduler.invoke();
-            Await.await(() -> byTime.durableOffset() == 4, Duration.ofSeconds(10), "the step after flush.ms asked for the flush");
+            Await.await(() -> byTime.durableOffset() == 4, Duration.ofSeconds(60), "the step after flush.ms asked for the flush");
             assertEquals(0, never.durableOffset(), "Kafka's defaults never flush on their own");
         }
     }

@@ -70,7 +70,7 @@ class GroupCommitterFaultTest
         final AppendResult result = new AppendResult();
         log.append(batches.buffer, 0, batches.length, result);
         assertEquals(AppendResult.OK, result.status, String.valueOf(result));
-        Await.await(() -> log.durableOffset() >= durable, Duration.ofSeconds(10),
+        Await.await(() -> log.durableOffset() >= durable, Duration.ofSeconds(60),
             () -> "an fsync covers offset " + (durable - 1) + " (durable offset " + log.durableOffset() + ")");
     }
 }

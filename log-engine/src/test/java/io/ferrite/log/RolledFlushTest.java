@@ -51,14 +51,14 @@ class RolledFlushTest
             {
                 append(slow, batches, result);
             }
-            assertTrue(flushing.await(10, TimeUnit.SECONDS), "the rolled segment's flush started");
+            assertTrue(flushing.await(60, TimeUnit.SECONDS), "the rolled segment's flush started");
             try
             {
                 while (kept.segmentCount() < 8)
                 {
                     append(kept, batches, result);
                 }
-                await(() -> kept.segmentCount() <= 4, Duration.ofSeconds(10), "retention deleted kept's old segments while slow's fsync runs");
+                await(() -> kept.segmentCount() <= 4, Duration.ofSeconds(60), "retention deleted kept's old segments while slow's fsync runs");
                 assertTrue(kept.logStartOffset() > 0, "log start moved to the first kept segment");
             }
             finally
@@ -83,7 +83,7 @@ class RolledFlushTest
             }
             final long activeBase = log.segments()[log.segments().length - 1].baseOffset;
             append(log, batches, result); // into the active segment, past its base
-            await(() -> log.recoveryPoint() == activeBase, Duration.ofSeconds(10), "the roll's flush moved the recovery point to the active base");
+            await(() -> log.recoveryPoint() == activeBase, Duration.ofSeconds(60), "the roll's flush moved the recovery point to the active base");
             assertTrue(log.logEndOffset() > activeBase);
             assertEquals(activeBase, log.durableOffset(), "the active segment's records are not called durable");
             log.flush();

@@ -2,6 +2,7 @@ package io.ferrite.log;
 
 import io.ferrite.wire.testing.Property;
 import org.agrona.concurrent.SystemEpochClock;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * a read_committed fetch ({@code collectAbortedTransactions}) must be the model's; after an unclean
  * load, the recovered copy's too.
  */
+@Tag("shortened")
 class TransactionModelPropertyTest
 {
     @TempDir
@@ -37,7 +39,8 @@ class TransactionModelPropertyTest
     void theTransactionStateAgreesWithTheModel()
     {
         final int[] run = new int[1];
-        Property.check("transactions vs model", 50, r ->
+        // 20 tries in the default build; -Pslow runs this class (tagged shortened) with ferrite.tries.factor=3: 60
+        Property.check("transactions vs model", 20, r ->
         {
             try
             {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.ferrite.perf.sidebyside.KillTheLeader;
 import io.ferrite.perf.sidebyside.KillTheLeaderReport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -20,15 +21,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * 100 records/s for 4 s, the leader SIGKILLed at 2 s (with {@code broker.session.timeout.ms=3000} so that the
  * controller fences it sooner than Kafka's default 9 s), no two-down case; it checks the JSON's shape, that every
  * acknowledged record was read back from the survivors (acknowledged-but-lost 0) and that a new leader took
- * acks=all produce after the kill. {@code -Dferrite.smoke.kafka=true} runs Kafka's three nodes first too. Measures
- * nothing: no time is compared with a bound.
+ * acks=all produce after the kill. Kafka's three nodes take part only with {@code -Dferrite.smoke.kafka.cluster=true} (not
+ * {@code ferrite.smoke.kafka}, which CI sets for its perf step: three KRaft nodes took 73-95 s to start on the loaded
+ * 2-core machine, and the recorded runs exercise that path). Measures
+ * nothing: no time is compared with a bound. Tagged slow (42-64 s under load: three child JVMs, a failover): CI's slow
+ * step runs it.
  */
+@Tag("slow")
 class KillTheLeaderSmokeTest
 {
     @Test
     void ferriteLosesNoAcknowledgedRecordWhenItsLeaderIsKilled() throws Exception
     {
-        final boolean kafka = Boolean.getBoolean("ferrite.smoke.kafka");
+        final boolean kafka = Boolean.getBoolean("ferrite.smoke.kafka.cluster");
         final Path dir = Path.of("target", "kill-the-leader-smoke");
         final Path out = dir.resolve("smoke.json");
         final Path markdown = dir.resolve("kill-the-leader.md");

@@ -29,10 +29,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Network threads (and the group coordinator, for its offsets topic) {@link #submit} an
  * {@link AdminCommand} on a many-to-one queue; one {@link #doWork} pass runs at most
  * {@value #DRAIN_LIMIT} of them in order, each to its end, and wakes the network thread waiting for
- * each. Readers of the registry (every request) read its published immutable tables and take no
- * lock. In production {@link #start} runs it on an Agrona {@link AgentRunner} of its own, parked
- * while idle and unparked by a submit; a test steps it with an
- * {@link org.agrona.concurrent.AgentInvoker} (never both).
+ * each; then, with a journal, one bounded chunk of the answered creations' files ({@link PendingCreations}).
+ * Readers of the registry (every request) read its published immutable tables and take no lock. In
+ * production {@link #start} runs it on an Agrona {@link AgentRunner} of its own, parked while idle and
+ * unparked by a submit; a test steps it with an {@link org.agrona.concurrent.AgentInvoker} (never both).
  *
  * <p>A stray interrupt of its thread stops it not: Agrona's runner ends its run when it finds the
  * thread interrupted after an idle pass, and an interrupted thread's next file-channel operation
@@ -52,10 +52,7 @@ import java.util.concurrent.locks.LockSupport;
 public final class AdminAgent implements Agent, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(AdminAgent.class);
-    /**
-     * Commands per pass: a pass is a bound on how late a close is seen, and admin commands are rare
-     * (a burst of 16 CreateTopics of 100 topics each is seconds of file-system work either way).
-     */
+    /** Commands per pass (then a chunk of pending files): a pass is a bound on how late a close is seen. */
     private static final int DRAIN_LIMIT = 16;
     /** The longest an idle agent parks without a submit: the bound on how late a stop is seen. */
     static final long IDLE_PARK_MS = 100;
@@ -65,6 +62,8 @@ public final class AdminAgent implements Agent, AutoCloseable
     private final TopicRegistry topics;
     private final EpochClock clock;
     private final CreationJournal journal;
+    /** The journaled topics whose files are made between commands (null without a journal). */
+    private final PendingCreations creations;
     private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
     private final AtomicLong faults = new AtomicLong();
     private final ErrorHandler errors = this::onError;
@@ -114,12 +113,19 @@ public final class AdminAgent implements Agent, AutoCloseable
         this.topics = topics;
         this.clock = clock;
         this.journal = journal;
+        this.creations = journal == null ? null : new PendingCreations(topics, journal);
     }
 
     /** The creation journal (agent thread only), or null when creations are answered after their files. */
     public CreationJournal journal()
     {
         return journal;
+    }
+
+    /** The journaled topics whose files are not made yet (agent thread only, but its test seam), or null without a journal. */
+    public PendingCreations creations()
+    {
+        return creations;
     }
 
     @Override
@@ -213,6 +219,11 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 try
                 {
+                    if (creations != null && creations.makeThrough(name) && topics.topic(name) != null)
+                    {
+                        created.complete(topics.topic(name)); // answered to a CreateTopics and pending: made first, that one
+                        return;
+                    }
                     created.complete(topics.create(name, partitions, overrides));
                 }
                 catch (final Exception ex)
@@ -313,23 +324,13 @@ public final class AdminAgent implements Agent, AutoCloseable
             ran = ran + 1;
             command.finish();
             inHand = null;
-            afterAnswer(command);
+        }
+        if (creations != null)
+        {
+            work += creations.makeChunk(); // then a chunk of the journaled topics' files; one topic's failure costs it alone
+            goOnAfterInterrupt();
         }
         return work;
-    }
-
-    /** The command's work after its answer ({@link AdminCommand#afterAnswer}); a throw costs that work only. */
-    private void afterAnswer(final AdminCommand command)
-    {
-        try
-        {
-            command.afterAnswer();
-        }
-        catch (final Throwable fault)
-        {
-            onError(fault);
-        }
-        goOnAfterInterrupt();
     }
 
     /** On the agent's thread: ends the command in hand ({@link AdminCommand#endAtLast}); a throw costs it alone. */

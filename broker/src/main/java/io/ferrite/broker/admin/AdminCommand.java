@@ -61,15 +61,6 @@ public abstract class AdminCommand
     /** The work threw (a defect or an I/O failure not handled in {@link #run}): record the outcome. */
     protected abstract void failed(Throwable cause);
 
-    /**
-     * On the agent, after the command is answered and before the agent takes its next one: work the
-     * answer does not wait for (a journaled creation's partition files). A throw is logged and counted
-     * by the agent; the answer stands.
-     */
-    protected void afterAnswer()
-    {
-    }
-
     /** The agent ran it (and its outcome fields are visible). */
     public final boolean isDone()
     {

@@ -25,8 +25,8 @@ import java.util.zip.CRC32C;
  * The single-node broker's durable record of the topic creations it has answered and not yet made
  * whole in the partitions' own files: what Kafka's metadata log is to its controller, for one node.
  * A CreateTopics (or CreatePartitions) request is answered once its one record is appended and
- * fsynced here; the admin agent then makes the partitions' files, before it takes its next command,
- * and empties the journal once every record in it is reflected in those files. A start-up after a
+ * fsynced here; the admin agent then makes the partitions' files in chunks between its commands
+ * ({@link PendingCreations}) and empties the journal once every record in it is reflected in those files. A start-up after a
  * crash between the answer and the files replays what is left ({@link CreationReplay}).
  *
  * <p>Format: records one after the other, each {@code int length, int crc32c, payload}; the payload
@@ -79,6 +79,8 @@ public final class CreationJournal implements AutoCloseable
     private boolean tail;
     /** An emptying whose fsync failed: the old records may still be on disk, so the journal does not count as empty. */
     private boolean emptyingUnsynced;
+    /** The log directories whose partitions the records name (where a failed creation's leftovers are looked for). */
+    private List<Path> logDirs;
 
     private CreationJournal(final Path file, final Opener opener, final FileChannel channel, final List<Entry> entries,
         final long size)
@@ -88,6 +90,18 @@ public final class CreationJournal implements AutoCloseable
         this.channel = channel;
         this.entries = entries;
         this.size = size;
+        this.logDirs = List.of(file.getParent());
+    }
+
+    /** The log directories whose partitions the records name (the journal's own, unless a start said otherwise). */
+    List<Path> logDirs()
+    {
+        return logDirs;
+    }
+
+    void logDirs(final List<Path> dirs)
+    {
+        logDirs = List.copyOf(dirs);
     }
 
     /** Opens (or makes, durably) the journal in {@code dir}; its intact records are {@link #entries}, a torn tail cut off. */

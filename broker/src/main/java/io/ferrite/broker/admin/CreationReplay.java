@@ -16,10 +16,10 @@ import java.util.Map;
  * between an answer and the files), then empties the journal.
  *
  * <p>The rule, and why it never brings a deleted topic back. The admin agent is the journal's only
- * writer and runs one command at a time; it empties the journal (durably) as soon as the files of
- * every record in it are made, and a deletion that runs while the journal is not empty appends a
- * {@link CreationJournal.Kind#DELETE} of the topic's id, fsynced, <em>before</em> it renames a
- * single file. So a topic deleted since its creation was journaled either left the journal with the
+ * writer and runs one command or chunk of files at a time; it empties the journal (durably) only when
+ * no journaled topic is pending ({@link PendingCreations}: every record's files made), and a deletion that
+ * runs while the journal is not empty appends a {@link CreationJournal.Kind#DELETE} of the topic's id,
+ * fsynced, <em>before</em> it renames a single file or drops a pending topic. So a topic deleted since its creation was journaled either left the journal with the
  * records emptied before the deletion, or is voided by a DELETE that follows its CREATE. Replay
  * therefore walks the entries in order: a CREATE or GROW sets the wanted state of its topic id (the
  * later the entry, the newer the state), a DELETE voids everything before it of that id; what is left
@@ -39,14 +39,15 @@ public final class CreationReplay
     }
 
     /**
-     * The single-node broker's start: opens the journal in {@code dir} (the first log directory), loads {@code topics}
+     * The single-node broker's start: opens the journal in the first of {@code logDirs}, loads {@code topics}
      * from the files — a topic cut short before any of its partitions held its id takes the id the journal answered —
      * and replays the journal into them; the journal, empty now, is the admin agent's from here on. Without
      * {@code journaled} (cluster mode, whose metadata log is the record) the topics are loaded and null comes back.
      */
-    public static CreationJournal open(final java.nio.file.Path dir, final TopicRegistry topics, final boolean journaled)
-        throws IOException
+    public static CreationJournal open(final java.util.List<java.nio.file.Path> logDirs, final TopicRegistry topics,
+        final boolean journaled) throws IOException
     {
+        final java.nio.file.Path dir = logDirs.get(0);
         if (!journaled)
         {
             final java.nio.file.Path file = dir.resolve(CreationJournal.FILE_NAME);
@@ -58,6 +59,7 @@ public final class CreationReplay
             return null;
         }
         final CreationJournal journal = CreationJournal.open(dir);
+        journal.logDirs(logDirs);
         try
         {
             final Map<String, long[]> answered = new java.util.HashMap<>();
@@ -98,7 +100,7 @@ public final class CreationReplay
                 journal.unmade();
                 if (e.kind() == CreationJournal.Kind.CREATE && topics.topic(e.name()) == null)
                 {
-                    topics.creating(Map.of(e.name(), new long[] {e.idMsb(), e.idLsb()}));
+                    topics.creating(e.name(), new long[] {e.idMsb(), e.idLsb()});
                 }
                 LOG.error("making topic {}, answered before the last stop, failed: kept in {} for the next start", e.name(),
                     journal.file(), ex);

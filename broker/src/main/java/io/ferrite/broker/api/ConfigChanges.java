@@ -266,6 +266,10 @@ final class ConfigChanges
 
     private Outcome alterTopic(final Resource resource, final boolean incremental, final boolean validateOnly)
     {
+        if (!validateOnly && admin != null && admin.creations() != null) // on the agent: a topic answered as created made first
+        {
+            admin.creations().makeThrough(resource.name());
+        }
         while (true)
         {
             final Topic topic = PartitionLookup.live(topics.topic(resource.name()));

@@ -149,8 +149,12 @@ public final class CreatePartitionsHandler implements RequestHandler
     /** On the admin agent: checked again against the topic as it is now, then the partitions added. */
     private void grow(final Growth g)
     {
+        if (admin.creations() != null)
+        {
+            admin.creations().makeThrough(g.name); // answered as created and pending: made first, in order (a no-op otherwise)
+        }
         final Topic topic = topics.topic(g.name);
-        if (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null)
+        if (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null) // its files failed
         {
             g.answer(Errors.KAFKA_STORAGE_ERROR, "The files of topic " + g.name + " could not be made: made at the next start.");
             return;

@@ -143,8 +143,6 @@ public final class CreateTopicsHandler implements RequestHandler
     {
         private final String[] names;
         private final Outcome[] outcomes;
-        /** The creations were journaled and answered: {@link #afterAnswer} makes their files. */
-        private boolean journaled;
 
         Create(final long deadlineMs, final Runnable waker, final String[] names, final Outcome[] outcomes)
         {
@@ -168,22 +166,8 @@ public final class CreateTopicsHandler implements RequestHandler
                 }
                 return;
             }
-            final Map<String, long[]> creating = journal(journal, names, outcomes);
-            journaled = creating != null; // right after the append: the record is then made (or kept) after the answer
-            if (journaled)
-            {
-                topics.creating(creating); // before the answer: a DeleteTopics or CreatePartitions of them then waits for the agent
-            }
-        }
-
-        /** The journaled creations' files, after the answer: made as without a journal, then the journal emptied. */
-        @Override
-        protected void afterAnswer()
-        {
-            if (journaled)
-            {
-                makeJournaledFiles(admin.journal(), names, outcomes);
-            }
+            admin.creations().makeDownTo(); // the backlog bounded: the oldest pending files first
+            journal(journal, names, outcomes); // answered once journaled: the files are made in chunks between commands
         }
 
         @Override
@@ -222,11 +206,12 @@ public final class CreateTopicsHandler implements RequestHandler
     }
 
     /**
-     * On the agent: the planned creations checked against the topics as they are now (the agent made every
-     * earlier one's files), given ids and journaled in one fsynced record; each then answers NONE with its id,
-     * or all KAFKA_STORAGE_ERROR when the journal refused the record. The names journaled (to their ids), or null.
+     * On the agent: the planned creations checked against the topics as they are now (published, or answered and
+     * pending: TOPIC_ALREADY_EXISTS), given ids and journaled in one fsynced record; each then answers NONE with its
+     * id and is handed to the pending creations (its name taken before the answer), or all answer KAFKA_STORAGE_ERROR
+     * when the journal refused the record.
      */
-    private Map<String, long[]> journal(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
+    private void journal(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
     {
         final List<CreationJournal.Entry> record = new ArrayList<>();
         final long[][] ids = new long[outcomes.length][];
@@ -236,7 +221,7 @@ public final class CreateTopicsHandler implements RequestHandler
             {
                 continue;
             }
-            if (topics.topic(names[i]) != null || topics.creatingId(names[i]) != null) // the latter: its files failed
+            if (topics.topic(names[i]) != null || topics.creatingId(names[i]) != null) // the latter: pending, or its files failed
             {
                 outcomes[i] = new Outcome(Errors.TOPIC_ALREADY_EXISTS, "Topic '" + names[i] + "' already exists.");
                 continue;
@@ -247,7 +232,7 @@ public final class CreateTopicsHandler implements RequestHandler
         }
         if (record.isEmpty())
         {
-            return null;
+            return;
         }
         try
         {
@@ -263,55 +248,15 @@ public final class CreateTopicsHandler implements RequestHandler
                     outcomes[i] = new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the topic: " + ex.getMessage());
                 }
             }
-            return null;
+            return;
         }
-        final Map<String, long[]> creating = new HashMap<>();
         for (int i = 0; i < outcomes.length; i++)
         {
             if (ids[i] != null)
             {
+                admin.creations().add(names[i], ids[i], outcomes[i].partitions, outcomes[i].configs); // made or kept from now on
                 outcomes[i] = Outcome.journaled(ids[i], outcomes[i].partitions, outcomes[i].configs);
-                creating.put(names[i], ids[i]);
             }
-        }
-        return creating;
-    }
-
-    /**
-     * On the agent, after the answer: the journaled topics' files made and the topics published, as a creation
-     * without a journal makes them; then, every record reflected in the files, the journal emptied. A topic whose
-     * files fail stays unpublished and its name taken ({@link TopicRegistry#creatingId}: a second creation is
-     * TOPIC_ALREADY_EXISTS, a deletion journals itself), the journal kept from then on (the next start makes it); logged.
-     */
-    private void makeJournaledFiles(final CreationJournal journal, final String[] names, final Outcome[] outcomes)
-    {
-        for (int i = 0; i < outcomes.length; i++)
-        {
-            final Outcome o = outcomes[i];
-            if (o.error != Errors.NONE || o.idMsb == 0 && o.idLsb == 0)
-            {
-                continue;
-            }
-            try
-            {
-                topics.create(names[i], o.partitions, o.configs, new long[] {o.idMsb, o.idLsb});
-                topics.created(names[i]); // published first: a network thread that finds it no longer creating finds it
-            }
-            catch (final IOException | RuntimeException ex)
-            {
-                journal.unmade();
-                LOG.error("making the files of topic {}, created and answered, failed: it is made at the next start", names[i], ex);
-            }
-        }
-        try
-        {
-            journal.clear(); // nothing while a record's files failed
-        }
-        catch (final IOException ex)
-        {
-            journal.unmade(); // a deletion must still journal itself: the records stay
-            LOG.error("emptying the creation journal {} failed: its records are replayed (idempotently) at the next start",
-                journal.file(), ex);
         }
     }
 

@@ -135,9 +135,9 @@ public final class DeleteTopicsHandler implements RequestHandler
     }
 
     /**
-     * A topic answered as created whose files the agent is making (its id {@code id}): handed to the agent, which
-     * runs the deletion after the topic is there — as Kafka's controller deletes a topic it committed — with the
-     * checks {@link #check} makes here of a published one.
+     * A topic answered as created whose files the agent is making (its id {@code id}): handed to the agent — as Kafka's
+     * controller deletes a topic it committed — with the checks {@link #check} makes here of a published one; the agent
+     * deletes it as published by then, or drops its pending files ({@link #forgetUnmade}).
      */
     private Deletion whenCreated(final Deletion d, final long[] id, final boolean repeated)
     {
@@ -242,15 +242,18 @@ public final class DeleteTopicsHandler implements RequestHandler
     }
 
     /**
-     * A topic answered as created whose files failed (its name kept taken): the deletion journaled (fsynced) so that
-     * no start makes it, then its name freed. There are no files of it to rename (a creation leaves none on a failure).
+     * A topic answered as created and not published — pending, or its files failed (its name kept taken): the deletion
+     * journaled (fsynced) so that no start makes it, its pending files dropped (a failed one's leftover directories
+     * renamed for deletion first), its name freed ({@link io.ferrite.broker.admin.PendingCreations#forget}).
      */
     private void forgetUnmade(final Deletion d)
     {
         try
         {
-            admin.journal().deleting(d.name, d.creatingId[0], d.creatingId[1]);
-            topics.created(d.name);
+            if (!admin.creations().forget(d.name, d.creatingId))
+            {
+                d.notFound();
+            }
         }
         catch (final java.io.IOException ex)
         {

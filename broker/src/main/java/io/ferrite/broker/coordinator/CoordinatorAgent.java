@@ -24,7 +24,8 @@ import java.util.concurrent.locks.LockSupport;
  * coordinators' timed work ({@link Duties#tick}: for the groups member-id expiry, join deadlines,
  * session expiry, offset retention). After a pass that changed anything it asks each call still
  * waiting (a JoinGroup for its rebalance, a commit for its write) whether its answer is final, and
- * publishes those that are: their network threads are woken then, and never poll the coordinator.
+ * publishes those that are: their network threads are woken then, and never poll the coordinator;
+ * then it runs what the pass's writes left that no answer waits for ({@link Duties#afterAnswers}).
  * What a pass meets that throws — an {@link Error} too — goes to {@link CoordinatorErrors} and the agent
  * carries on; a call whose work threw closes its connection. Except after a {@link
  * VirtualMachineError} (the JVM is failing; the groups may be half changed): the agent then runs
@@ -68,6 +69,12 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
 
         /** The timed work, every {@value #TICK_MS} ms. */
         void tick(long nowMs);
+
+        /** At each pass's end, its answers published: what its writes left that no answer waits for (markers); how many. */
+        default int afterAnswers()
+        {
+            return 0;
+        }
 
         /**
          * On the agent as it starts, before it runs any call: work the coordinators' start leaves to
@@ -376,6 +383,10 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         {
             settleWaiting(nowMs);
         }
+        if (!failed)
+        {
+            work += afterAnswers();
+        }
         if (failed)
         {
             // the one way out of a pass, Agrona's: its runner (or invoker) then calls onClose, which
@@ -397,9 +408,20 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
 
     private int applyAnsweredWrites()
     {
+        return duty(true);
+    }
+
+    private int afterAnswers()
+    {
+        return duty(false);
+    }
+
+    /** {@link Duties#applyAnsweredWrites} ({@code answers}) or {@link Duties#afterAnswers}: a throw is reported, and counts as work. */
+    private int duty(final boolean answers)
+    {
         try
         {
-            return duties.applyAnsweredWrites();
+            return answers ? duties.applyAnsweredWrites() : duties.afterAnswers();
         }
         catch (final Throwable fault)
         {

@@ -6,6 +6,7 @@ import io.ferrite.broker.topic.TopicRegistry;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 import java.util.function.LongConsumer;
 
 /**
@@ -23,6 +24,7 @@ public final class CoordinatorRuntime implements CoordinatorAgent.Duties
     private final CoordinatorAgent agent;
     private final List<LongConsumer> ticks = new ArrayList<>();
     private final List<Runnable> starts = new ArrayList<>();
+    private final List<IntSupplier> afterAnswers = new ArrayList<>();
 
     /** {@code sender}: the coordinators' slot on every log thread's queues (after the network threads'). */
     public CoordinatorRuntime(final TopicRegistry topics, final AdminAgent admin, final LogThread[] logThreads, final int sender,
@@ -60,6 +62,15 @@ public final class CoordinatorRuntime implements CoordinatorAgent.Duties
         starts.add(start);
     }
 
+    /**
+     * A coordinator's work at the end of every pass, after the pass's final answers are published
+     * ({@link CoordinatorAgent.Duties#afterAnswers}; register before {@link #start}).
+     */
+    public void onAfterAnswers(final IntSupplier work)
+    {
+        afterAnswers.add(work);
+    }
+
     /** Starts the agent on a thread of its own, once every coordinator has loaded. */
     public void start()
     {
@@ -92,6 +103,17 @@ public final class CoordinatorRuntime implements CoordinatorAgent.Duties
         {
             starts.get(i).run();
         }
+    }
+
+    @Override
+    public int afterAnswers()
+    {
+        int n = 0;
+        for (int i = 0; i < afterAnswers.size(); i++)
+        {
+            n += afterAnswers.get(i).getAsInt();
+        }
+        return n;
     }
 
     @Override

@@ -18,7 +18,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -69,8 +68,8 @@ public final class ReplicaFetcher implements Agent
     private final ResponseHeaderDecoder responseHeader = new ResponseHeaderDecoder();
     private final FetchResponseDecoder response = new FetchResponseDecoder();
     private final LeaderOffsets leaderOffsets;
-    /** The partitions fetched from this leader, copied on change (control threads, under this object's monitor). */
-    private volatile FollowedPartition[] partitions = new FollowedPartition[0];
+    /** The partitions fetched from this leader. */
+    private final FollowedSet partitions = new FollowedSet();
     /** This round's partitions, in the request's order. */
     private FollowedPartition[] asked = new FollowedPartition[8];
     private FollowedPartition[] posted = new FollowedPartition[8];
@@ -106,37 +105,22 @@ public final class ReplicaFetcher implements Agent
         this.leaderOffsets = new LeaderOffsets(nodeId, roleName, channel, out, outBytes);
     }
 
-    synchronized void add(final FollowedPartition partition)
+    void add(final FollowedPartition partition)
     {
-        final FollowedPartition[] now = partitions;
-        final FollowedPartition[] next = Arrays.copyOf(now, now.length + 1);
-        next[now.length] = partition;
-        partitions = next;
+        partitions.add(partition);
         LockSupport.unpark(thread);
     }
 
     /** The partitions it fetches now (a snapshot). */
     FollowedPartition[] partitions()
     {
-        return partitions;
+        return partitions.snapshot();
     }
 
     /** Returns how many partitions it still fetches. */
-    synchronized int remove(final FollowedPartition partition)
+    int remove(final FollowedPartition partition)
     {
-        partition.removed = true;
-        final FollowedPartition[] now = partitions;
-        final FollowedPartition[] next = new FollowedPartition[Math.max(0, now.length - 1)];
-        int n = 0;
-        for (final FollowedPartition p : now)
-        {
-            if (p != partition && n < next.length)
-            {
-                next[n++] = p;
-            }
-        }
-        partitions = n == next.length ? next : Arrays.copyOf(next, n);
-        return n;
+        return partitions.remove(partition);
     }
 
     public long rounds()
@@ -160,19 +144,6 @@ public final class ReplicaFetcher implements Agent
     public boolean connected()
     {
         return channel.connected();
-    }
-
-    /** Whether a partition it fetches may ask for records again (not failed, not removed). */
-    private boolean anyLive()
-    {
-        for (final FollowedPartition p : partitions)
-        {
-            if (p.state != FollowedPartition.FAILED && !p.removed)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
@@ -212,7 +183,7 @@ public final class ReplicaFetcher implements Agent
         final int count = fetchable(nowMs);
         if (count == 0)
         {
-            if (channel.connected() && !anyLive())
+            if (channel.connected() && !partitions.anyLive())
             {
                 channel.disconnect(); // nothing left to fetch from this leader: no connection kept to it
             }
@@ -270,7 +241,7 @@ public final class ReplicaFetcher implements Agent
     /** The partitions this round asks for, into {@link #asked}. */
     private int fetchable(final long nowMs)
     {
-        final FollowedPartition[] all = partitions;
+        final FollowedPartition[] all = partitions.snapshot();
         if (asked.length < all.length)
         {
             asked = new FollowedPartition[all.length * 2];

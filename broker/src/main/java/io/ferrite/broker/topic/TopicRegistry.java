@@ -49,11 +49,11 @@ public final class TopicRegistry
     private final SecureRandom random = new SecureRandom();
     private volatile TopicTables tables = TopicTables.EMPTY;
     /**
-     * Topics answered as created whose files the writer is making (name to id), published for the network threads'
-     * checks: a DeleteTopics or CreatePartitions of one is handed to the writer, which runs it after the topic is
-     * there, as Kafka's controller sees a topic once it committed it.
+     * Topics answered as created whose files the writer is making (name to id), for the network threads' checks: a
+     * DeleteTopics or CreatePartitions of one is handed to the writer (as Kafka's controller knows a topic once it
+     * committed it). Written by the writer alone, one name at a time (no copy per change), read by any thread.
      */
-    private volatile Map<String, long[]> creating = Map.of();
+    private final Map<String, long[]> creating = new java.util.concurrent.ConcurrentHashMap<>();
     /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
     private volatile Thread writer;
 
@@ -372,25 +372,20 @@ public final class TopicRegistry
     }
 
     /**
-     * The writer: {@code byName} (name to id) are answered as created and their files being made, until
-     * {@link #created} of each: published, or deleted after their files failed (a name whose files failed stays here,
-     * taken, until then or the next start).
+     * The writer: topic {@code name} (id {@code id}) is answered as created and its files being made, until {@link
+     * #created}: published, or deleted (a name whose files failed stays here, taken, until then or the next start).
      */
-    public void creating(final Map<String, long[]> byName)
+    public void creating(final String name, final long[] id)
     {
-        assert isWriter() : Thread.currentThread() + " marks topics creating, whose writer is " + writer;
-        final Map<String, long[]> all = new HashMap<>(creating);
-        all.putAll(byName);
-        creating = Map.copyOf(all);
+        assert isWriter() : Thread.currentThread() + " marks a topic creating, whose writer is " + writer;
+        creating.put(name, id);
     }
 
     /** The writer: topic {@code name} marked {@link #creating} is published (before this), or deleted. */
     public void created(final String name)
     {
         assert isWriter() : Thread.currentThread() + " marks a topic created, whose writer is " + writer;
-        final Map<String, long[]> rest = new HashMap<>(creating);
-        rest.remove(name);
-        creating = Map.copyOf(rest);
+        creating.remove(name);
     }
 
     /** The id of a topic answered as created whose files are being made, or null. */

@@ -18,6 +18,7 @@ import io.ferrite.wire.record.RecordReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,6 +71,11 @@ public final class TxnCoordinator
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
     private final List<MarkerJob> fromLoad = new ArrayList<>();
     /**
+     * Jobs whose Prepare* was applied in the agent's pass, started at its end ({@link #startMarkers}), once the
+     * EndTxn answers it made final are published: the network thread is woken before a log thread is.
+     */
+    private final ArrayDeque<MarkerJob> toStart = new ArrayDeque<>();
+    /**
      * The {@code __consumer_offsets} partition a group's records are written to (AddOffsetsToTxn adds it):
      * the group coordinator's, once {@link #offsetsPartitionOf(ToIntFunction)} told; by the configured count before.
      */
@@ -99,6 +105,7 @@ public final class TxnCoordinator
             write(complete, null);
         });
         runtime.onTick(this::tick);
+        runtime.onAfterAnswers(this::startMarkers);
     }
 
     /**
@@ -321,9 +328,24 @@ public final class TxnCoordinator
             }
             if (outcome.markers() != null)
             {
-                markers.start(outcome.markers());
+                toStart.add(outcome.markers()); // at the pass's end, after the answer's wake
             }
         });
+    }
+
+    /**
+     * At the end of the agent's pass: the markers of the transactions prepared in it. Started after the pass's
+     * answers are published, so the EndTxn's network thread is woken first: on 2 shared cores a log thread woken
+     * before it for the marker could hold the core it needs (EndTxnTiming's respond stage, jmh-results/profiles.md).
+     */
+    private int startMarkers()
+    {
+        int n = 0;
+        for (MarkerJob job; (job = toStart.poll()) != null; n++)
+        {
+            markers.start(job);
+        }
+        return n;
     }
 
     /** EndTxn's timing ({@link EndTxnTiming}) as {@code w}'s write is applied: its PrepareCommit/PrepareAbort, its Complete*. */

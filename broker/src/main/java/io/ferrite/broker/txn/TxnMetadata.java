@@ -1,5 +1,6 @@
 package io.ferrite.broker.txn;
 
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -29,6 +30,11 @@ public final class TxnMetadata
     private int timeoutMs;
     private TxnState state;
     private Set<TxnPartition> partitions;
+    /**
+     * While prepared, once a marker is done: the partitions still without their marker ({@link #markerDone}
+     * removes from it, O(1) a marker), and {@link #partitions} is a read-only view of it. Null otherwise.
+     */
+    private Set<TxnPartition> markersLeft;
     private long startTimestamp;
     private long lastUpdateTimestamp;
     private short clientTransactionVersion;
@@ -206,11 +212,14 @@ public final class TxnMetadata
      */
     void markerDone(final TxnPartition tp)
     {
-        if (state.isPrepared() && partitions.contains(tp))
+        if (state.isPrepared())
         {
-            final Set<TxnPartition> left = new HashSet<>(partitions);
-            left.remove(tp);
-            partitions = Set.copyOf(left);
+            if (markersLeft == null)
+            {
+                markersLeft = new HashSet<>(partitions); // once a transaction: each marker after it costs one removal
+                partitions = Collections.unmodifiableSet(markersLeft);
+            }
+            markersLeft.remove(tp);
         }
     }
 
@@ -255,6 +264,7 @@ public final class TxnMetadata
         timeoutMs = t.timeoutMs();
         state = t.state();
         partitions = t.partitions();
+        markersLeft = null;
         startTimestamp = t.startTimestamp();
         lastUpdateTimestamp = t.lastUpdateTimestamp();
         clientTransactionVersion = t.clientTransactionVersion();
@@ -308,7 +318,10 @@ public final class TxnMetadata
         return state;
     }
 
-    /** The partitions in the transaction (immutable). */
+    /**
+     * The partitions in the transaction (read-only: immutable, but while prepared a view that loses each
+     * partition whose marker is done; {@link #snapshot} copies it).
+     */
     public Set<TxnPartition> partitions()
     {
         return partitions;

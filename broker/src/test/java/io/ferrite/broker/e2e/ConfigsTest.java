@@ -359,7 +359,7 @@ class ConfigsTest
         assertEquals(0, earliest(tp));
 
         alter(topic("aged"), op("retention.ms", "60000", AlterConfigOp.OpType.SET));
-        await(() -> earliest(tp) > 0, Duration.ofSeconds(10), "segments past retention.ms deleted");
+        await(() -> earliest(tp) > 0, Duration.ofSeconds(30), "segments past retention.ms deleted");
     }
 
     private long earliest(final TopicPartition tp) throws Exception

@@ -44,8 +44,11 @@ class ConsumerGroupTest
     private static final Duration SETTLE = Duration.ofSeconds(25);
     /** Session timeout of the live members: a rebalance that waited for it instead of LeaveGroup would miss SETTLE. */
     private static final int LONG_SESSION_MS = 45_000;
-    /** Session timeout of the member that is killed. */
-    private static final int SHORT_SESSION_MS = 3_000;
+    /**
+     * Session timeout of the member that is killed: well inside SETTLE, and long enough that its child JVM, heartbeating
+     * every 500 ms, keeps its session through a loaded machine's stall until the kill (3 s left 2.5 s of slack).
+     */
+    private static final int SHORT_SESSION_MS = 6_000;
 
     @TempDir
     Path dir;

@@ -16,6 +16,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,7 +47,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * rebalance. Each consumer processes what it reads and commits after every batch and when partitions are
  * revoked. At the end every produced record was processed at least once and the group's committed offsets
  * equal the end offsets. The duration is the system property ferrite.groupSoak.seconds (default 10, 60 with -Plong).
+ * A soak of fixed length: tagged {@code slow}, out of the default build, run by {@code -Pslow} (CI's second step).
  */
+@Tag("slow")
 class GroupSoakTest
 {
     private static final long SECONDS = Long.getLong("ferrite.groupSoak.seconds", 10);

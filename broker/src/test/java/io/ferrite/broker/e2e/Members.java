@@ -148,7 +148,7 @@ final class Members
             description[0] = admin.describeConsumerGroups(List.of(group)).all().get(20, TimeUnit.SECONDS).get(group);
             problem[0] = describedProblem(description[0], assignor, members);
             return problem[0] == null;
-        }, Duration.ofSeconds(10), () -> "the coordinator's description of " + group + " to match the members (" + problem[0] + "): "
+        }, Duration.ofSeconds(30), () -> "the coordinator's description of " + group + " to match the members (" + problem[0] + "): "
             + description[0] + " members: " + describe(members));
         return description[0];
     }

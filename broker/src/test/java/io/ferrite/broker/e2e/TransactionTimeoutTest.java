@@ -99,7 +99,7 @@ class TransactionTimeoutTest
                 // record 0 stalled, 1 after, 2 other's commit marker, 3 the timeout's abort marker
                 final long end = latest(admin, IsolationLevel.READ_UNCOMMITTED);
                 assertEquals(4, end);
-                awaitValue(() -> latest(admin, IsolationLevel.READ_COMMITTED), lso -> lso == end, Duration.ofSeconds(10),
+                awaitValue(() -> latest(admin, IsolationLevel.READ_COMMITTED), lso -> lso == end, Duration.ofSeconds(30),
                     "the LSO at the log end once the abort marker is written");
                 assertEquals(List.of("after"), IsolatedReads.readAll(broker, List.of(TP), IsolationLevel.READ_COMMITTED, 1));
 

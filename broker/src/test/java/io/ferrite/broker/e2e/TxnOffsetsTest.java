@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.config.BrokerConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionState;
@@ -41,6 +42,10 @@ class TxnOffsetsTest
 {
     private static final String IN = "orders";
     private static final TopicPartition IN0 = new TopicPartition(IN, 0);
+    /** The timeout sweep's interval in the test of the timeout's abort (Kafka's default: 10 s). */
+    private static final int SWEEP_MS = 200;
+    /** How long after the restart that abort is awaited: many sweeps of {@link #SWEEP_MS}, well before a 10 s one. */
+    private static final Duration SWEPT = Duration.ofSeconds(6);
 
     @TempDir
     Path dir;
@@ -133,10 +138,17 @@ class TxnOffsetsTest
         }
     }
 
+    /**
+     * The sweep runs every {@value #SWEEP_MS} ms here ({@code transaction.abort.timed.out.transaction.cleanup.interval.ms}):
+     * the restarted coordinator's first sweep comes that long after its load, and the abort is awaited for
+     * {@link #SWEPT} from after the restart. At Kafka's default of 10 s the first sweep would come after that deadline:
+     * the test fails if the setting is not used.
+     */
     @Test
     void theTimeoutAbortOfATransactionOpenAcrossARestartDropsItsOffsets() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        try (RunningBroker broker = new RunningBroker(dir, Map.of(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS,
+            Integer.toString(SWEEP_MS))))
         {
             try (Admin admin = broker.admin())
             {
@@ -153,9 +165,9 @@ class TxnOffsetsTest
             {
                 final RawTxn txn = new RawTxn(raw);
                 assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch("slow", IN, 0, true), "pending");
-                // the coordinator's timeout sweep (every 10 s) aborts it: its ABORT marker drops the offset
-                await(() -> txn.fetch("slow", IN, 0, true).equals(new RawTxn.Fetched(-1, Errors.NONE)), Duration.ofSeconds(40),
-                    "the offset dropped by the timeout's abort");
+                // the coordinator's timeout sweep aborts it: its ABORT marker drops the offset
+                await(() -> txn.fetch("slow", IN, 0, true).equals(new RawTxn.Fetched(-1, Errors.NONE)), SWEPT,
+                    "the offset dropped by the timeout's abort (a sweep every " + SWEEP_MS + " ms)");
             }
         }
     }
