@@ -55,6 +55,15 @@ public final class ClusterNode implements AutoCloseable
         default void topicConfigs(final String topic, final Map<String, String> configs)
         {
         }
+
+        /**
+         * The brokers a leader here may wait for or take into an ISR (Kafka's {@code isReplicaIsrEligible}) are now
+         * {@code ids}, with their broker epochs {@code epochs}: those the image registers, unfenced and not in
+         * controlled shutdown. Told whenever the image's brokers change, before that image's partition changes.
+         */
+        default void eligibleBrokers(final int[] ids, final long[] epochs)
+        {
+        }
     }
 
     /** A registered broker, the endpoint it registered and whether the controller fenced it. */
@@ -378,8 +387,18 @@ public final class ClusterNode implements AutoCloseable
         }
     }
 
+    /**
+     * Kafka's {@code isReplicaIsrEligible} as far as the image says it ({@code KRaftMetadataCache}): registered (this is
+     * one), not fenced, not in controlled shutdown; the leader checks the broker epoch its fetches named against
+     * {@code broker.epoch()}.
+     */
+    static boolean isrEligible(final BrokerRegistration broker)
+    {
+        return !broker.fenced() && !broker.inControlledShutdown();
+    }
+
     /** The view's changes in plain types. */
-    private static final class Changes implements ClusterView.PartitionChanges
+    static final class Changes implements ClusterView.PartitionChanges
     {
         private final LocalReplicas replicas;
 
@@ -410,6 +429,23 @@ public final class ClusterNode implements AutoCloseable
         public void topicConfigs(final String topic, final Map<String, String> configs)
         {
             replicas.topicConfigs(topic, configs);
+        }
+
+        @Override
+        public void brokers(final Map<Integer, BrokerRegistration> brokers)
+        {
+            final int[] ids = new int[brokers.size()];
+            final long[] epochs = new long[brokers.size()];
+            int count = 0;
+            for (final BrokerRegistration broker : brokers.values())
+            {
+                if (isrEligible(broker))
+                {
+                    ids[count] = broker.id();
+                    epochs[count++] = broker.epoch();
+                }
+            }
+            replicas.eligibleBrokers(java.util.Arrays.copyOf(ids, count), java.util.Arrays.copyOf(epochs, count));
         }
 
         /** The topic without its partitions, its count taken from the partition's: the largest index seen so far + 1. */

@@ -71,6 +71,15 @@ public final class ClusterView implements AutoCloseable
         default void topicConfigs(final String topic, final Map<String, String> configs)
         {
         }
+
+        /**
+         * The image's brokers changed (registered, fenced or unfenced, in controlled shutdown, a new broker epoch):
+         * {@code brokers} is the whole new set, every registered broker by id. Told before the partitions' changes of
+         * the same delta (Kafka's controller fences a broker and takes it out of the ISRs in one batch).
+         */
+        default void brokers(final Map<Integer, BrokerRegistration> brokers)
+        {
+        }
     }
 
     private final int nodeId;
@@ -159,6 +168,29 @@ public final class ClusterView implements AutoCloseable
         local.followers().forEach((partition, info) -> changes.follows(partition, info.topicId(), info.partition()));
     }
 
+    /**
+     * What {@code delta}, which made {@code newImage}, changed for {@code nodeId}, told to {@code changes} in this
+     * order: topic configs, the brokers (when any changed), then the partitions' changes ({@link #tell(int, TopicsDelta,
+     * PartitionChanges)}).
+     */
+    static void tell(final int nodeId, final MetadataDelta delta, final MetadataImage newImage, final PartitionChanges changes)
+    {
+        if (delta.configsDelta() != null)
+        {
+            delta.configsDelta().changes().keySet().stream()
+                .filter(resource -> resource.type() == org.apache.kafka.common.config.ConfigResource.Type.TOPIC)
+                .forEach(resource -> changes.topicConfigs(resource.name(), newImage.configs().configMapForResource(resource)));
+        }
+        if (delta.clusterDelta() != null)
+        {
+            changes.brokers(newImage.cluster().brokers());
+        }
+        if (delta.topicsDelta() != null)
+        {
+            tell(nodeId, delta.topicsDelta(), changes);
+        }
+    }
+
     private final class Publisher implements MetadataPublisher
     {
         @Override
@@ -171,18 +203,7 @@ public final class ClusterView implements AutoCloseable
         public void onMetadataUpdate(final MetadataDelta delta, final MetadataImage newImage, final LoaderManifest manifest)
         {
             image = newImage; // first: a listener that looks at the view sees the state it hears of
-            if (delta.configsDelta() != null)
-            {
-                delta.configsDelta().changes().keySet().stream()
-                    .filter(resource -> resource.type() == org.apache.kafka.common.config.ConfigResource.Type.TOPIC)
-                    .forEach(resource -> changes.topicConfigs(resource.name(),
-                        newImage.configs().configMapForResource(resource)));
-            }
-            if (delta.topicsDelta() == null)
-            {
-                return;
-            }
-            tell(nodeId, delta.topicsDelta(), changes);
+            tell(nodeId, delta, newImage, changes);
         }
     }
 }

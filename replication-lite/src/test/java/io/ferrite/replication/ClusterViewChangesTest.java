@@ -5,12 +5,16 @@ import java.util.List;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.metadata.BrokerRegistrationChangeRecord;
 import org.apache.kafka.common.metadata.PartitionChangeRecord;
 import org.apache.kafka.common.metadata.PartitionRecord;
+import org.apache.kafka.common.metadata.RegisterBrokerRecord;
 import org.apache.kafka.common.metadata.TopicRecord;
 import org.apache.kafka.image.MetadataDelta;
 import org.apache.kafka.image.MetadataImage;
 import org.apache.kafka.image.MetadataProvenance;
+import org.apache.kafka.metadata.BrokerRegistrationFencingChange;
+import org.apache.kafka.metadata.BrokerRegistrationInControlledShutdownChange;
 import org.apache.kafka.metadata.PartitionRegistration;
 import org.junit.jupiter.api.Test;
 
@@ -53,6 +57,86 @@ class ClusterViewChangesTest
             node1, node2);
         assertEquals(List.of("follows orders-0 leader 2 leaderEpoch 1 partitionEpoch 2 isr [2]"), node1);
         assertEquals(List.of("leads orders-0 leader 2 leaderEpoch 1 partitionEpoch 2 isr [2]"), node2);
+    }
+
+    /**
+     * Issue 14: the brokers a leader may wait for or take into an ISR (Kafka's {@code isReplicaIsrEligible}: registered,
+     * unfenced, not in controlled shutdown, with their broker epochs) are told whenever the image's brokers change, and
+     * before the partitions' changes of the same delta: the controller fences a broker and takes it out of the ISRs in
+     * one batch, and the leader must know it fenced when it applies the smaller ISR.
+     */
+    @Test
+    void theEligibleBrokersAreToldBeforeThePartitionChangesOfTheSameDelta()
+    {
+        final List<String> heard = new ArrayList<>();
+        final ClusterView.PartitionChanges node1 = new ClusterNode.Changes(new ClusterNode.LocalReplicas()
+        {
+            @Override
+            public void leads(final ClusterNode.TopicState topic, final ClusterNode.PartitionState state)
+            {
+                heard.add("leads " + topic.name() + "-" + state.partition() + " isr " + java.util.Arrays.toString(state.isr()));
+            }
+
+            @Override
+            public void follows(final ClusterNode.TopicState topic, final ClusterNode.PartitionState state)
+            {
+                heard.add("follows " + topic.name() + "-" + state.partition());
+            }
+
+            @Override
+            public void stopped(final String topic, final int partition)
+            {
+                heard.add("stopped " + topic + "-" + partition);
+            }
+
+            @Override
+            public void eligibleBrokers(final int[] ids, final long[] epochs)
+            {
+                final java.util.TreeMap<Integer, Long> byId = new java.util.TreeMap<>();
+                for (int i = 0; i < ids.length; i++)
+                {
+                    byId.put(ids[i], epochs[i]);
+                }
+                heard.add("eligible " + byId);
+            }
+        });
+        MetadataImage image = MetadataImage.EMPTY;
+        image = publish(image, node1, List.of(register(1, 10), register(2, 20), register(3, 30),
+            new TopicRecord().setName("orders").setTopicId(TOPIC_ID),
+            new PartitionRecord().setTopicId(TOPIC_ID).setPartitionId(0).setReplicas(List.of(1, 2, 3)).setIsr(List.of(1, 2, 3))
+                .setLeader(1).setLeaderEpoch(0).setPartitionEpoch(0)));
+        assertEquals(List.of("eligible {1=10, 2=20, 3=30}", "leads orders-0 isr [1, 2, 3]"), heard);
+
+        heard.clear();
+        image = publish(image, node1, List.of(new BrokerRegistrationChangeRecord().setBrokerId(3).setBrokerEpoch(30)
+            .setFenced(BrokerRegistrationFencingChange.FENCE.value()),
+            new PartitionChangeRecord().setTopicId(TOPIC_ID).setPartitionId(0).setIsr(List.of(1, 2))));
+        assertEquals(List.of("eligible {1=10, 2=20}", "leads orders-0 isr [1, 2]"), heard, "fenced, then the ISR without it");
+
+        heard.clear();
+        image = publish(image, node1, List.of(new BrokerRegistrationChangeRecord().setBrokerId(2).setBrokerEpoch(20)
+            .setInControlledShutdown(BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN.value())));
+        assertEquals(List.of("eligible {1=10}"), heard, "a broker in controlled shutdown is not eligible");
+
+        heard.clear();
+        publish(image, node1, List.of(register(3, 31)));
+        assertEquals(List.of("eligible {1=10, 3=31}"), heard, "restarted with a new broker epoch");
+    }
+
+    private static RegisterBrokerRecord register(final int id, final long epoch)
+    {
+        return new RegisterBrokerRecord().setBrokerId(id).setBrokerEpoch(epoch).setFenced(false)
+            .setIncarnationId(Uuid.randomUuid()).setLogDirs(List.of(Uuid.randomUuid()));
+    }
+
+    private static MetadataImage publish(final MetadataImage image, final ClusterView.PartitionChanges changes,
+        final List<? extends org.apache.kafka.common.protocol.ApiMessage> records)
+    {
+        final MetadataDelta delta = new MetadataDelta.Builder().setImage(image).build();
+        records.forEach(delta::replay);
+        final MetadataImage next = delta.apply(MetadataProvenance.EMPTY);
+        ClusterView.tell(1, delta, next, changes);
+        return next;
     }
 
     private static MetadataImage apply(final MetadataImage image, final List<? extends org.apache.kafka.common.protocol.ApiMessage> records,

@@ -11,7 +11,7 @@ import io.ferrite.wire.message.FetchRequestDecoder;
  * -1) reads up to the high watermark, or the last stable offset under read_committed. A follower —
  * the request's {@code replica_id} before v15, {@code replica_state.replica_id} from v15 — reads up to
  * the log end with no isolation, and its fetch offset is its log end offset for the leader
- * ({@link LeaderReplicas#fetched}), recorded once per request, at its first read (Kafka does not
+ * ({@link LeaderReplicas#fetched}, with the broker epoch it names), recorded once per request, at its first read (Kafka does not
  * record it again when a delayed fetch completes). One per connection's fetch; network thread.
  */
 final class FetchOrigin
@@ -19,6 +19,8 @@ final class FetchOrigin
     private static final int NO_REPLICA = -1;
 
     private int replicaId = NO_REPLICA;
+    /** The broker epoch a follower's fetch names (v15's {@code replica_state.replica_epoch}); -1 for none. */
+    private long replicaEpoch = -1;
     /** When a follower's fetch arrived (its fetch time for the leader). */
     private long nowMs;
     /** Set during the request's first pass: a follower's fetch offsets are recorded then. */
@@ -30,10 +32,12 @@ final class FetchOrigin
         {
             final FetchRequestDecoder.ReplicaState state = decoder.replicaState();
             replicaId = state == null ? NO_REPLICA : state.replicaId();
+            replicaEpoch = state == null ? -1 : state.replicaEpoch();
         }
         else
         {
             replicaId = decoder.replicaId();
+            replicaEpoch = -1;
         }
         if (replicaId >= 0)
         {
@@ -104,7 +108,7 @@ final class FetchOrigin
             final LeaderReplicas.Follower follower = replicas == null ? null : replicas.follower(replicaId);
             if (follower != null)
             {
-                replicas.fetched(follower, fetchOffset, nowMs, partition.log.logEndOffset());
+                replicas.fetched(follower, fetchOffset, nowMs, partition.log.logEndOffset(), replicaEpoch);
             }
         }
     }

@@ -149,6 +149,17 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         });
     }
 
+    /**
+     * The image's ISR-eligible brokers changed (loader thread): published to the leaders here at once, without the
+     * agent (no disk work; before this image's partition changes, which the agent applies later).
+     */
+    @Override
+    public void eligibleBrokers(final int[] ids, final long[] epochs)
+    {
+        leadership.eligibleBrokers(ids, epochs);
+        LOG.info("ISR-eligible brokers {}", java.util.Arrays.toString(ids));
+    }
+
     /** The node is there (its start returned): the follows heard before it, whose leader it names now (any thread). */
     void joined()
     {

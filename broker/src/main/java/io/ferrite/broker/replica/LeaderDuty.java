@@ -101,6 +101,16 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
         return queued;
     }
 
+    /**
+     * Any thread: the next duty cycle looks at every partition led here (its high watermark, its ISR), as after a
+     * refused nudge; for a change that concerns them all, such as a broker fenced ({@link IsrEligibility}).
+     */
+    public void lookAgain()
+    {
+        sweepWanted = true;
+        wake.run();
+    }
+
     /** Whether {@link #doWork} has anything to look at. */
     public boolean hasWork()
     {
@@ -263,9 +273,10 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
     }
 
     /**
-     * Kafka's {@code maybeExpandIsr} with {@code isFollowerInSync}: a follower outside the ISR that fetched since the
-     * last look and whose log end reached the high watermark and the start of the leader's epoch is proposed in, one at
-     * a time. Each look clears every follower's fetch mark, so a follower is proposed in on a fetch of its own only, as
+     * Kafka's {@code maybeExpandIsr} with {@code canAddReplicaToIsr} and {@code isFollowerInSync}: a follower outside the
+     * ISR, ISR-eligible (its broker registered, unfenced, not shutting down: {@link IsrEligibility}), that fetched since
+     * the last look and whose log end reached the high watermark and the start of the leader's epoch is proposed in, one
+     * at a time. Each look clears every follower's fetch mark, so a follower is proposed in on a fetch of its own only, as
      * Kafka's leader does it on that fetch: one that stopped fetching stays out whatever its last log end.
      */
     private static void maybeExpand(final LeaderReplicas replicas)
@@ -282,7 +293,8 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
             }
             f.fetchedSinceExpandLook = false; // before reading its log end: a fetch after this marks it again
             final long end = f.logEndOffset;
-            if (!closed && joining == null && !replicas.inIsr(f.id) && end >= highWatermark && end >= replicas.epochStartOffset)
+            if (!closed && joining == null && !replicas.inIsr(f.id) && replicas.eligible(f) && end >= highWatermark
+                && end >= replicas.epochStartOffset)
             {
                 joining = f;
             }

@@ -63,6 +63,11 @@ public final class LeaderReplicas
          * so a follower that stopped fetching is never proposed in on what it fetched before.
          */
         volatile boolean fetchedSinceExpandLook;
+        /**
+         * The broker epoch its last fetch named ({@link IsrEligibility#NO_EPOCH} for none), {@link IsrEligibility#NOT_FETCHED}
+         * before its first fetch in this epoch: Kafka's {@code ReplicaState.brokerEpoch}, checked by {@link IsrEligibility}.
+         */
+        volatile long brokerEpoch = IsrEligibility.NOT_FETCHED;
 
         Follower(final int id)
         {
@@ -102,6 +107,8 @@ public final class LeaderReplicas
     public final long epochStartOffset;
     public final long lagMaxMs;
     public final IsrProposals proposals;
+    /** Whose brokers the high watermark may wait for and the ISR may take in (the node's one, fed from the image). */
+    private final IsrEligibility eligibility;
     private final int[] replicas;
     private final Follower[] followers;
     private final Nudges nudges;
@@ -123,10 +130,11 @@ public final class LeaderReplicas
     /**
      * {@code replicas} includes {@code localId}; {@code isr} must too. {@code leaderLogEnd} and {@code nowMs}
      * start each follower as Kafka's leader does: caught up now if it is in the ISR, never otherwise.
+     * {@code eligibility} says which followers' brokers are ISR-eligible (registered, unfenced, not shutting down).
      */
     public LeaderReplicas(final Partition partition, final int localId, final int leaderEpoch, final int[] replicas,
         final int[] isr, final long leaderLogEnd, final long nowMs, final long lagMaxMs, final IsrProposals proposals,
-        final Nudges nudges)
+        final Nudges nudges, final IsrEligibility eligibility)
     {
         if (!contains(replicas, localId) || !contains(isr, localId))
         {
@@ -140,6 +148,7 @@ public final class LeaderReplicas
         this.lagMaxMs = lagMaxMs;
         this.proposals = proposals;
         this.nudges = nudges;
+        this.eligibility = eligibility;
         this.replicas = replicas.clone();
         this.followers = new Follower[replicas.length - 1];
         int f = 0;
@@ -238,11 +247,13 @@ public final class LeaderReplicas
 
     /**
      * A fetch of {@code follower} from {@code fetchOffset} at {@code nowMs}, the leader's log end then being
-     * {@code leaderLogEnd}: Kafka's rule for the last caught-up time (a fetch at or past the leader's log end
-     * is caught up now; one at or past the log end of the previous fetch was caught up at that fetch). Nudges
-     * the log thread when the follower's log end moved. Network thread; no allocation.
+     * {@code leaderLogEnd}, naming its broker's epoch {@code brokerEpoch} ({@link IsrEligibility#NO_EPOCH}: none):
+     * Kafka's rule for the last caught-up time (a fetch at or past the leader's log end is caught up now; one at or
+     * past the log end of the previous fetch was caught up at that fetch). Nudges the log thread when the follower's
+     * log end moved. Network thread; no allocation.
      */
-    public void fetched(final Follower follower, final long fetchOffset, final long nowMs, final long leaderLogEnd)
+    public void fetched(final Follower follower, final long fetchOffset, final long nowMs, final long leaderLogEnd,
+        final long brokerEpoch)
     {
         final long caughtUp = follower.lastCaughtUpTimeMs;
         if (fetchOffset >= leaderLogEnd)
@@ -255,6 +266,7 @@ public final class LeaderReplicas
         }
         follower.lastFetchLeaderLogEnd = Math.max(leaderLogEnd, follower.lastFetchLeaderLogEnd);
         follower.lastFetchTimeMs = nowMs;
+        follower.brokerEpoch = brokerEpoch;
         final long before = follower.logEndOffset;
         follower.logEndOffset = fetchOffset;
         follower.fetchedSinceExpandLook = true; // after its log end: the look that clears it reads this fetch's
@@ -298,7 +310,9 @@ public final class LeaderReplicas
     /**
      * Kafka 4.4's {@code maybeIncrementLeaderHW} bound: the minimum log end of the leader ({@code leaderBound}:
      * its log end, or in fsync durability what is durable) and of every follower in the maximal ISR (the ISR and
-     * a follower proposed into it, until the controller answers) or caught up within the lag; -1 while the ISR is below min.insync.replicas (Kafka 4.4 does not move it then, KIP-966).
+     * a follower proposed into it, until the controller answers) or both caught up within the lag and ISR-eligible
+     * ({@link #eligible}: Kafka's {@code shouldWaitForReplicaToJoinIsr}, so a fenced, dead broker outside the maximal
+     * ISR is not waited for); -1 while the ISR is below min.insync.replicas (Kafka 4.4 does not move it then, KIP-966).
      * The caller never moves the high watermark back. Log thread.
      */
     long highWatermarkBound(final long leaderBound, final long leaderLogEnd, final long nowMs, final int minInsyncReplicas)
@@ -310,12 +324,18 @@ public final class LeaderReplicas
         {
             final long end = f.logEndOffset;
             f.lookedLogEnd = end;
-            if (contains(inSync, f.id) || f.caughtUp(leaderLogEnd, nowMs, lagMaxMs))
+            if (contains(inSync, f.id) || f.caughtUp(leaderLogEnd, nowMs, lagMaxMs) && eligible(f))
             {
                 bound = Math.min(bound, end);
             }
         }
         return underMin ? -1 : bound;
+    }
+
+    /** Kafka's {@code isReplicaIsrEligible} for {@code follower} ({@link IsrEligibility}). */
+    boolean eligible(final Follower follower)
+    {
+        return eligibility.eligible(follower.id, follower.brokerEpoch);
     }
 
     /**
