@@ -151,8 +151,38 @@ public final class KillTheLeader
         final ArrayNode problems = node.putArray("problems");
         final String loadBefore = Machine.loadAverages();
         final long started = System.nanoTime();
-        final ThreeNodes cluster = ThreeNodes.start(kind, options.heap, options.classPath,
-            kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides);
+        ThreeNodes cluster = null;
+        try
+        {
+            cluster = ThreeNodes.start(kind, options.heap, options.classPath,
+                kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides);
+            run(node, cluster, started);
+        }
+        catch (final Exception ex)
+        {
+            problems.add((cluster == null ? "start failed: " : "run failed: ") + ex);
+            ex.printStackTrace(System.out);
+        }
+        finally
+        {
+            if (cluster != null)
+            {
+                cluster.problems(6).stream().limit(30).forEach(p -> problems.add("log: " + p));
+            }
+            node.put("load", loadBefore + " -> " + Machine.loadAverages());
+            if (cluster != null)
+            {
+                cluster.close();
+            }
+            node.put("runSeconds", Math.round((System.nanoTime() - started) / 1e8) / 10.0);
+        }
+        return node;
+    }
+
+    /** Every round's cases and the two-down case on a cluster started at {@code started}, into {@code node}. */
+    private void run(final ObjectNode node, final ThreeNodes cluster, final long started) throws Exception
+    {
+        final ArrayNode problems = node.withArray("problems");
         try (Admin admin = FailoverClients.admin(cluster.bootstrap()))
         {
             final long up = awaitBrokers(admin, options.deadline());
@@ -160,7 +190,7 @@ public final class KillTheLeader
             if (up < 0)
             {
                 problems.add("the three nodes did not list each other within " + options.deadlineSeconds + " s");
-                return node;
+                return;
             }
             final ArrayNode cases = node.putArray("cases");
             for (int round = 1; round <= options.rounds; round++)
@@ -179,19 +209,6 @@ public final class KillTheLeader
                 d.path("problems").forEach(p -> problems.add("two down: " + p.asText()));
             }
         }
-        catch (final Exception ex)
-        {
-            problems.add("run failed: " + ex);
-            ex.printStackTrace(System.out);
-        }
-        finally
-        {
-            cluster.problems(6).stream().limit(30).forEach(p -> problems.add("log: " + p));
-            node.put("load", loadBefore + " -> " + Machine.loadAverages());
-            cluster.close();
-            node.put("runSeconds", Math.round((System.nanoTime() - started) / 1e8) / 10.0);
-        }
-        return node;
     }
 
     /** Waits until DescribeCluster lists the three brokers; the time it did, or -1 at the deadline. */
