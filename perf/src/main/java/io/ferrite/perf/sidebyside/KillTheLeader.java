@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * a three-node cluster ({@link ThreeNodes}), a topic of one partition with replication factor 3 and
  * {@code min.insync.replicas=2} per case; for acks=1 and acks=all ({@link LeaderKill}) a producer at a steady rate,
  * the partition's leader SIGKILLed at the midpoint, the partition read back from the survivors, the killed node
- * started again and timed back into the ISR; then two of the three nodes stopped ({@link TwoDown}).
+ * started again and timed back into the ISR, the partition read back again after the rejoin; then two of the three
+ * nodes stopped ({@link TwoDown}).
  *
  * <pre>
  * KillTheLeader [--rate 1000] [--seconds 20] [--rounds 1] [--down-seconds 10] [--heap 512m]
@@ -251,14 +252,20 @@ public final class KillTheLeader
         settings.add("per case a new topic of 1 partition, replication factor 3, min.insync.replicas=2 (topic config), "
             + "created with Admin.createTopics and waited for until its ISR is the 3 nodes; one kafka-clients 4.4 producer "
             + "(bootstrap: the 3 nodes) sends records numbered 0, 1, ... (key = value = the number) to partition 0 at "
-            + options.rate + "/s on a fixed schedule for " + options.seconds + " s; acks=all with enable.idempotence=true "
+            + options.rate + "/s on a fixed schedule, all " + options.rate * options.seconds + " of them (" + options.seconds
+            + " s when it keeps up; a record behind its time is sent at once, none is skipped); acks=all with enable.idempotence=true "
             + "(kafka-clients' default, as the lecture's acks=all), acks=1 with enable.idempotence=false (the idempotent "
             + "producer needs acks=all); otherwise kafka-clients' defaults (linger.ms 5, delivery.timeout.ms 120000, "
             + "request.timeout.ms 30000, max.in.flight 5, retries unbounded), max.block.ms 10000");
-        settings.add("at the midpoint the partition's leader (Admin.describeTopics) gets SIGKILL; the producer goes on; "
-            + "after the last send it is flushed (every record acknowledged or failed); the partition is read back up to "
-            + "its end offset by a consumer (assign, no group) bootstrapped on the 2 survivors; acknowledged-but-lost = "
-            + "records acknowledged whose number is not read back; duplicates = records read back more than once; "
+        settings.add("once half of the records are sent the partition's leader (Admin.describeTopics) gets SIGKILL; the "
+            + "producer goes on; after the last send it is flushed (every record acknowledged or failed); the partition is "
+            + "read back up to its end offset (high watermark, waited for until it covers the highest offset acknowledged "
+            + "by the new leader) by a consumer (assign, no group) bootstrapped on the 2 survivors; once the killed node is "
+            + "back and the ISR is the 3 nodes, the leader of then gets SIGKILL too (so one of the other two leads: the "
+            + "first killed node when it comes first among the partition's replicas), the partition is read back again "
+            + "through those two, and the second killed node is started again until the ISR is the 3; "
+            + "acknowledged-but-lost = records acknowledged whose number is missing from either read; duplicates = "
+            + "records read back more than once (the larger of the two reads); "
             + "kill to first acknowledgement = from the SIGKILL to the first acknowledgement of a record sent after it; "
             + "new leader = the first leader other than the killed node Admin.describeTopics shows (polled every 50 ms "
             + "through the survivors); then the killed node is started again on its files and timed from the spawn to "
