@@ -21,7 +21,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * 100 records/s for 4 s, the leader SIGKILLed at 2 s (with {@code broker.session.timeout.ms=3000} so that the
  * controller fences it sooner than Kafka's default 9 s), no two-down case; it checks the JSON's shape, that every
  * acknowledged record was read back from the survivors (acknowledged-but-lost 0) and that a new leader took
- * acks=all produce after the kill. Kafka's three nodes take part only with {@code -Dferrite.smoke.kafka.cluster=true} (not
+ * acks=all produce after the kill; and, after the killed node is back in the ISR and leadership has moved to the
+ * preferred replica, that the partition read back again still holds every acknowledged record. The producer sends
+ * its whole schedule (400 records) whatever the failover takes, so {@code sent == 400} holds by construction. Kafka's three nodes take part only with {@code -Dferrite.smoke.kafka.cluster=true} (not
  * {@code ferrite.smoke.kafka}, which CI sets for its perf step: three KRaft nodes took 73-95 s to start on the loaded
  * 2-core machine, and the recorded runs exercise that path). Measures
  * nothing: no time is compared with a bound. Tagged slow (42-64 s under load: three child JVMs, a failover): CI's slow
@@ -67,8 +69,13 @@ class KillTheLeaderSmokeTest
             assertEquals(400, c.path("sent").asLong(), who + ": " + c);
             assertTrue(c.path("acknowledged").asLong() > 0, who + ": " + c);
             assertEquals(0, c.path("acknowledgedButLost").asLong(), who + " lost acknowledged records: " + c);
+            assertEquals(0, c.path("acknowledgedButLostAfterKill").asLong(), who + ": " + c);
+            assertEquals(0, c.path("acknowledgedButLostAfterRejoin").asLong(), who + " lost records at the rejoin: " + c);
             assertEquals(0, c.path("acknowledgedAtAnotherOffset").asLong(), who + ": " + c);
             assertTrue(c.path("readBack").asLong() >= c.path("acknowledged").asLong(), who + ": " + c);
+            assertTrue(c.path("readBackAfterRejoin").asLong() >= c.path("acknowledged").asLong(), who + ": " + c);
+            assertTrue(c.path("endOffsetAfterRejoin").asLong() > c.path("highestOffsetAcknowledgedByNewLeader").asLong(), who + ": " + c);
+            assertTrue(c.path("leaderAfterRejoin").asInt() >= 1, who + ": " + c);
             final int leader = c.path("leader").asInt();
             final int newLeader = c.path("newLeader").asInt();
             assertTrue(leader >= 1 && leader <= 3 && newLeader >= 1 && newLeader <= 3 && newLeader != leader, who + ": " + c);

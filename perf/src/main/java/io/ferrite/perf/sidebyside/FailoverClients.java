@@ -119,11 +119,19 @@ final class FailoverClients
     {
     }
 
+    /** What a read back saw: the end offset (high watermark) it read to, and every record below it. */
+    record ReadBack(long end, List<Read> records)
+    {
+    }
+
     /**
      * Reads partition 0 of {@code topic} from its beginning up to its end offset (the high watermark) as the
-     * brokers at {@code bootstrap} serve it; null when the end was not reached by the deadline.
+     * brokers at {@code bootstrap} serve it, once that end offset is at least {@code minEnd} (asked again until it is:
+     * an acks=1 acknowledgement can come before the high watermark covers it); null when the end was not reached by
+     * the deadline.
      */
-    static List<Read> readBack(final String bootstrap, final String topic, final long deadlineNanos)
+    static ReadBack readBack(final String bootstrap, final String topic, final long minEnd, final long deadlineNanos)
+        throws InterruptedException
     {
         final Properties c = new Properties();
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -136,16 +144,21 @@ final class FailoverClients
         {
             consumer.assign(List.of(tp));
             consumer.seekToBeginning(List.of(tp));
-            final long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+            long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+            while (end < minEnd && System.nanoTime() < deadlineNanos)
+            {
+                Thread.sleep(100);
+                end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+            }
             final List<Read> read = new ArrayList<>();
-            while (consumer.position(tp, Duration.ofSeconds(30)) < end && System.nanoTime() < deadlineNanos)
+            while (end >= minEnd && consumer.position(tp, Duration.ofSeconds(30)) < end && System.nanoTime() < deadlineNanos)
             {
                 for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
                 {
                     read.add(new Read(r.offset(), r.key()));
                 }
             }
-            return consumer.position(tp, Duration.ofSeconds(30)) >= end ? read : null;
+            return end >= minEnd && consumer.position(tp, Duration.ofSeconds(30)) >= end ? new ReadBack(end, read) : null;
         }
     }
 }

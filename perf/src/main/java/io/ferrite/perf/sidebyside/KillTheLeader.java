@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * a three-node cluster ({@link ThreeNodes}), a topic of one partition with replication factor 3 and
  * {@code min.insync.replicas=2} per case; for acks=1 and acks=all ({@link LeaderKill}) a producer at a steady rate,
  * the partition's leader SIGKILLed at the midpoint, the partition read back from the survivors, the killed node
- * started again and timed back into the ISR; then two of the three nodes stopped ({@link TwoDown}).
+ * started again and timed back into the ISR, the partition read back again after the rejoin; then two of the three
+ * nodes stopped ({@link TwoDown}).
  *
  * <pre>
  * KillTheLeader [--rate 1000] [--seconds 20] [--rounds 1] [--down-seconds 10] [--heap 512m]
@@ -151,8 +152,38 @@ public final class KillTheLeader
         final ArrayNode problems = node.putArray("problems");
         final String loadBefore = Machine.loadAverages();
         final long started = System.nanoTime();
-        final ThreeNodes cluster = ThreeNodes.start(kind, options.heap, options.classPath,
-            kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides);
+        ThreeNodes cluster = null;
+        try
+        {
+            cluster = ThreeNodes.start(kind, options.heap, options.classPath,
+                kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides);
+            run(node, cluster, started);
+        }
+        catch (final Exception ex)
+        {
+            problems.add((cluster == null ? "start failed: " : "run failed: ") + ex);
+            ex.printStackTrace(System.out);
+        }
+        finally
+        {
+            if (cluster != null)
+            {
+                cluster.problems(6).stream().limit(30).forEach(p -> problems.add("log: " + p));
+            }
+            node.put("load", loadBefore + " -> " + Machine.loadAverages());
+            if (cluster != null)
+            {
+                cluster.close();
+            }
+            node.put("runSeconds", Math.round((System.nanoTime() - started) / 1e8) / 10.0);
+        }
+        return node;
+    }
+
+    /** Every round's cases and the two-down case on a cluster started at {@code started}, into {@code node}. */
+    private void run(final ObjectNode node, final ThreeNodes cluster, final long started) throws Exception
+    {
+        final ArrayNode problems = node.withArray("problems");
         try (Admin admin = FailoverClients.admin(cluster.bootstrap()))
         {
             final long up = awaitBrokers(admin, options.deadline());
@@ -160,7 +191,7 @@ public final class KillTheLeader
             if (up < 0)
             {
                 problems.add("the three nodes did not list each other within " + options.deadlineSeconds + " s");
-                return node;
+                return;
             }
             final ArrayNode cases = node.putArray("cases");
             for (int round = 1; round <= options.rounds; round++)
@@ -179,19 +210,6 @@ public final class KillTheLeader
                 d.path("problems").forEach(p -> problems.add("two down: " + p.asText()));
             }
         }
-        catch (final Exception ex)
-        {
-            problems.add("run failed: " + ex);
-            ex.printStackTrace(System.out);
-        }
-        finally
-        {
-            cluster.problems(6).stream().limit(30).forEach(p -> problems.add("log: " + p));
-            node.put("load", loadBefore + " -> " + Machine.loadAverages());
-            cluster.close();
-            node.put("runSeconds", Math.round((System.nanoTime() - started) / 1e8) / 10.0);
-        }
-        return node;
     }
 
     /** Waits until DescribeCluster lists the three brokers; the time it did, or -1 at the deadline. */
@@ -234,14 +252,20 @@ public final class KillTheLeader
         settings.add("per case a new topic of 1 partition, replication factor 3, min.insync.replicas=2 (topic config), "
             + "created with Admin.createTopics and waited for until its ISR is the 3 nodes; one kafka-clients 4.4 producer "
             + "(bootstrap: the 3 nodes) sends records numbered 0, 1, ... (key = value = the number) to partition 0 at "
-            + options.rate + "/s on a fixed schedule for " + options.seconds + " s; acks=all with enable.idempotence=true "
+            + options.rate + "/s on a fixed schedule, all " + options.rate * options.seconds + " of them (" + options.seconds
+            + " s when it keeps up; a record behind its time is sent at once, none is skipped); acks=all with enable.idempotence=true "
             + "(kafka-clients' default, as the lecture's acks=all), acks=1 with enable.idempotence=false (the idempotent "
             + "producer needs acks=all); otherwise kafka-clients' defaults (linger.ms 5, delivery.timeout.ms 120000, "
             + "request.timeout.ms 30000, max.in.flight 5, retries unbounded), max.block.ms 10000");
-        settings.add("at the midpoint the partition's leader (Admin.describeTopics) gets SIGKILL; the producer goes on; "
-            + "after the last send it is flushed (every record acknowledged or failed); the partition is read back up to "
-            + "its end offset by a consumer (assign, no group) bootstrapped on the 2 survivors; acknowledged-but-lost = "
-            + "records acknowledged whose number is not read back; duplicates = records read back more than once; "
+        settings.add("once half of the records are sent the partition's leader (Admin.describeTopics) gets SIGKILL; the "
+            + "producer goes on; after the last send it is flushed (every record acknowledged or failed); the partition is "
+            + "read back up to its end offset (high watermark, waited for until it covers the highest offset acknowledged "
+            + "by the new leader) by a consumer (assign, no group) bootstrapped on the 2 survivors; once the killed node is "
+            + "back and the ISR is the 3 nodes, the leader of then gets SIGKILL too (so one of the other two leads: the "
+            + "first killed node when it comes first among the partition's replicas), the partition is read back again "
+            + "through those two, and the second killed node is started again until the ISR is the 3; "
+            + "acknowledged-but-lost = records acknowledged whose number is missing from either read; duplicates = "
+            + "records read back more than once (the larger of the two reads); "
             + "kill to first acknowledgement = from the SIGKILL to the first acknowledgement of a record sent after it; "
             + "new leader = the first leader other than the killed node Admin.describeTopics shows (polled every 50 ms "
             + "through the survivors); then the killed node is started again on its files and timed from the spawn to "

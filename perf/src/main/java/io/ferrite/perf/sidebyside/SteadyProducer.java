@@ -16,8 +16,11 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * One producer on its own thread sending records numbered 0, 1, 2, ... (the key and value are the number) to
  * partition 0 of a topic at a steady rate, each at its time on a fixed schedule (a record behind its time is sent at
- * once: the schedule does not slip), until {@link #stop}. Every acknowledgement's offset and time is kept by record
- * number; every failure is counted by the exception the callback saw (class and message).
+ * once: the schedule does not slip, and no record is skipped), until all {@code capacity} records are sent
+ * ({@link #finish}) or until {@link #stop} (an open-ended schedule: {@link #ranOut} says whether it ended first).
+ * Every acknowledgement's offset and time is kept by record number (the time is written first and the offset
+ * publishes it: an offset >= 0 means both are there); every failure is counted by the exception the callback saw
+ * (class and message).
  */
 final class SteadyProducer implements AutoCloseable
 {
@@ -74,8 +77,8 @@ final class SteadyProducer implements AutoCloseable
                 {
                     if (error == null)
                     {
-                        offsets.set(n, metadata.offset());
                         ackedAt.set(n, System.nanoTime());
+                        offsets.set(n, metadata.offset()); // publishes ackedAt[n] to readers that see the offset
                     }
                     else
                     {
@@ -105,6 +108,55 @@ final class SteadyProducer implements AutoCloseable
         stopping = true;
         thread.join(TimeUnit.SECONDS.toMillis(30));
         producer.flush();
+    }
+
+    /**
+     * Waits until the schedule has handed all {@code capacity} records to send() (until {@code deadlineNanos}, then
+     * it is stopped), then until every record sent is acknowledged or failed (flush, at most delivery.timeout.ms).
+     * Whether the schedule had completed by the deadline.
+     */
+    boolean finish(final long deadlineNanos) throws InterruptedException
+    {
+        final long wait = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        thread.join(Math.max(1, wait));
+        final boolean complete = !thread.isAlive();
+        stop();
+        return complete;
+    }
+
+    /** Waits until {@code n} records have been handed to send(); false at {@code deadlineNanos}. */
+    boolean awaitSent(final long n, final long deadlineNanos) throws InterruptedException
+    {
+        while (sent.get() < n && thread.isAlive())
+        {
+            if (System.nanoTime() - deadlineNanos > 0)
+            {
+                return false;
+            }
+            Thread.sleep(5);
+        }
+        return sent.get() >= n;
+    }
+
+    /** Whether the schedule reached its last record (an open-ended run then sent nothing more until {@link #stop}). */
+    boolean ranOut()
+    {
+        return sentAt.get(offsets.length() - 1) != 0;
+    }
+
+    /** The highest offset acknowledged of a record acknowledged at or after {@code nanos}, or -1. */
+    long highestOffsetAcknowledgedFrom(final long nanos)
+    {
+        long highest = -1;
+        for (int i = 0; i < offsets.length(); i++)
+        {
+            final long offset = offsets.get(i);
+            if (offset >= 0 && ackedAt.get(i) - nanos >= 0)
+            {
+                highest = Math.max(highest, offset);
+            }
+        }
+        return highest;
     }
 
     long sent()

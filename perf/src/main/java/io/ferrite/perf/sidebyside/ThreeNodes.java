@@ -50,26 +50,54 @@ final class ThreeNodes implements AutoCloseable
         throws IOException, InterruptedException
     {
         final ThreeNodes cluster = new ThreeNodes(kind, Files.createTempDirectory("kill-the-leader-" + kind.name().toLowerCase()));
+        final List<BrokerProcess.Formatting> formats = new ArrayList<>();
+        try
+        {
+            cluster.spawn(heap, classPath, overrides, formats);
+            return cluster;
+        }
+        catch (final IOException | InterruptedException | RuntimeException ex)
+        {
+            // nothing is left behind: formats still running, nodes spawned, the directory
+            for (final BrokerProcess.Formatting f : formats)
+            {
+                f.process().destroyForcibly();
+            }
+            try
+            {
+                cluster.close();
+            }
+            catch (final IOException | RuntimeException cleanup)
+            {
+                ex.addSuppressed(cleanup);
+            }
+            throw ex;
+        }
+    }
+
+    /** Formats (Kafka) and spawns the three nodes; {@code formats} gets every format started. */
+    private void spawn(final String heap, final String classPath, final List<String> overrides,
+        final List<BrokerProcess.Formatting> formats) throws IOException, InterruptedException
+    {
         final int[] controllerPorts = new int[NODES + 1];
         final StringBuilder voters = new StringBuilder();
         try (PortHold hold = new PortHold())
         {
             for (int id = 1; id <= NODES; id++)
             {
-                cluster.ports[id] = hold.next();
+                ports[id] = hold.next();
                 controllerPorts[id] = hold.next();
                 voters.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(controllerPorts[id]);
             }
         }
         final String clusterId = Uuid.randomUuid().toString();
         final List<List<String>> commands = new ArrayList<>();
-        final List<BrokerProcess.Formatting> formats = new ArrayList<>();
         for (int id = 1; id <= NODES; id++)
         {
-            final Path nodeDir = Files.createDirectories(cluster.dir.resolve("node-" + id));
+            final Path nodeDir = Files.createDirectories(dir.resolve("node-" + id));
             final List<String> settings = new ArrayList<>(List.of("node.id=" + id, "process.roles=broker,controller",
                 "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
-                "listeners=PLAINTEXT://127.0.0.1:" + cluster.ports[id] + ",CONTROLLER://127.0.0.1:" + controllerPorts[id]));
+                "listeners=PLAINTEXT://127.0.0.1:" + ports[id] + ",CONTROLLER://127.0.0.1:" + controllerPorts[id]));
             settings.addAll(commonSettings());
             final List<String> command = new ArrayList<>();
             command.add(BrokerProcess.javaBinary());
@@ -77,7 +105,7 @@ final class ThreeNodes implements AutoCloseable
             command.add("-Xlog:gc:file=" + nodeDir.resolve("gc.log") + ":uptime:filecount=0");
             if (kind == Kind.KAFKA)
             {
-                settings.addAll(List.of("advertised.listeners=PLAINTEXT://127.0.0.1:" + cluster.ports[id],
+                settings.addAll(List.of("advertised.listeners=PLAINTEXT://127.0.0.1:" + ports[id],
                     "inter.broker.listener.name=PLAINTEXT",
                     "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
                     "log.dirs=" + nodeDir.resolve("kafka-logs"), "offsets.topic.replication.factor=3",
@@ -108,10 +136,9 @@ final class ThreeNodes implements AutoCloseable
         }
         for (int id = 1; id <= NODES; id++)
         {
-            cluster.nodes[id] = BrokerProcess.spawn(kind, cluster.dir.resolve("node-" + id), cluster.ports[id],
+            nodes[id] = BrokerProcess.spawn(kind, dir.resolve("node-" + id), ports[id],
                 commands.get(id - 1));
         }
-        return cluster;
     }
 
     /**

@@ -22,6 +22,7 @@ final class TwoDown
     private static final long HEALTHY_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long AFTER_REJOIN_NANOS = TimeUnit.SECONDS.toNanos(3);
     private static final int STRICT_PROBES = 5;
+    private static final long PROBE_SECONDS = 60;
 
     private final ThreeNodes cluster;
     private final Admin admin;
@@ -57,7 +58,11 @@ final class TwoDown
         final int[] followers = {first, IntStream.rangeClosed(1, ThreeNodes.NODES).filter(id -> id != leader && id != first)
             .findFirst().orElseThrow()};
         d.put("leader", leader);
-        final int capacity = options.rate * (options.downSeconds + options.deadlineSeconds * 3 + 10);
+        // every wait below bounded: healthy 2 s, oneDown (deadline + probes x 60 s), down, first acknowledgement and ISR
+        // (a deadline each), 3 s after: the schedule covers their sum, and a run that still reaches its end says so
+        final long seconds = 2 + options.deadlineSeconds + (long)STRICT_PROBES * PROBE_SECONDS + options.downSeconds
+            + 2L * options.deadlineSeconds + 3 + 10;
+        final int capacity = Math.toIntExact(options.rate * seconds);
         try (SteadyProducer all = new SteadyProducer(FailoverClients.producer(cluster.bootstrap(), "all", false, 0), topic,
                 options.rate, capacity);
             SteadyProducer one = new SteadyProducer(FailoverClients.producer(cluster.bootstrap(), "1", false, -1), topic,
@@ -97,6 +102,10 @@ final class TwoDown
             final long end = System.nanoTime();
             all.stop();
             one.stop();
+            if (all.ranOut() || one.ranOut())
+            {
+                problems.add("a producer reached the end of its " + capacity + " records before the end: later windows under-count");
+            }
             for (final SteadyProducer p : new SteadyProducer[] {all, one})
             {
                 final ObjectNode n = d.putObject(p == all ? "acksAll" : "acks1");
@@ -148,12 +157,13 @@ final class TwoDown
                 try
                 {
                     producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(strict, 0, "p" + i, "p" + i))
-                        .get(60, TimeUnit.SECONDS);
+                        .get(PROBE_SECONDS, TimeUnit.SECONDS);
                     acked++;
                 }
-                catch (final java.util.concurrent.ExecutionException ex)
+                catch (final java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex)
                 {
-                    final String e = SteadyProducer.describe(ex.getCause());
+                    final String e = SteadyProducer.describe(ex instanceof java.util.concurrent.ExecutionException ? ex.getCause()
+                        : ex);
                     errors.put(e, errors.path(e).asInt() + 1);
                 }
             }
