@@ -306,8 +306,8 @@ class CreationChunksTest
     /**
      * SIGKILL of a broker (child JVM) right after a burst of CreateTopics and the deletion of one of its topics: every
      * topic answered is there after the start, with its id, configs and partitions, and serves records; the deleted
-     * one is not made again. The kill comes while topics are being made (the test skips, not passes, when the agent
-     * made every file before it: nothing would be replayed).
+     * one is not made again. The kill comes while topics are being made (the test skips, not passes, when every
+     * answered, not deleted topic's partition directories were there at the kill: nothing would be replayed).
      */
     @Test
     void aSigkillWithSeveralTopicsBeingMadeLosesNoneAnsweredAndResurrectsNoneDeleted() throws Exception
