@@ -91,8 +91,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         this(topics, SystemEpochClock.INSTANCE, null);
     }
 
-    /** The broker's: by the wall clock, {@code journal} as below (null: none). */
-    public AdminAgent(final TopicRegistry topics, final CreationJournal journal)
+    public AdminAgent(final TopicRegistry topics, final CreationJournal journal) // the broker's: wall clock, journal (null: none)
     {
         this(topics, SystemEpochClock.INSTANCE, journal);
     }
@@ -113,7 +112,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         this.topics = topics;
         this.clock = clock;
         this.journal = journal;
-        this.creations = journal == null ? null : new PendingCreations(topics, journal);
+        this.creations = journal == null ? null : new PendingCreations(topics, journal, this::reportInterrupt);
     }
 
     /** The creation journal (agent thread only), or null when creations are answered after their files. */
@@ -122,7 +121,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         return journal;
     }
 
-    /** The journaled topics whose files are not made yet (agent thread only, but its test seam), or null without a journal. */
+    /** The journaled topics whose files are not made yet (agent thread only), or null without a journal. */
     public PendingCreations creations()
     {
         return creations;
@@ -206,8 +205,8 @@ public final class AdminAgent implements Agent, AutoCloseable
     }
 
     /**
-     * For embedding applications and tests (never a network thread): creates a topic through the
-     * agent; the future completes once it is created, exceptionally as {@link TopicRegistry#create} throws.
+     * For embedders and tests (never a network thread): creates a topic through the agent; the future completes once it
+     * is created, exceptionally as {@link TopicRegistry#create} throws, or for a name journaled whose files failed.
      */
     public CompletableFuture<Topic> createTopic(final String name, final int partitions, final Map<String, String> overrides)
     {
@@ -223,6 +222,10 @@ public final class AdminAgent implements Agent, AutoCloseable
                     {
                         created.complete(topics.topic(name)); // answered to a CreateTopics and pending: made first, that one
                         return;
+                    }
+                    if (topics.creatingId(name) != null) // its files failed: it keeps its journaled id (made at the next start)
+                    {
+                        throw new java.io.IOException("the files of topic " + name + ", created, failed: made at the next start");
                     }
                     created.complete(topics.create(name, partitions, overrides));
                 }

@@ -34,12 +34,20 @@ import java.util.concurrent.TimeUnit;
  * directories (a failed creation's best-effort cleanup may leave some) renamed for deletion first, durably.</li>
  * <li>The journal is emptied only when nothing is pending (and no topic's files failed: {@link CreationJournal#unmade}).
  * A stop, or a crash, with topics pending leaves their records: the next start makes them ({@link CreationReplay}).</li>
- * <li>The backlog is bounded: a CreateTopics finds at most {@value #BACKLOG_PARTITIONS} partitions pending (the agent
- * makes the oldest first), so producers waiting for a topic's metadata wait seconds, not minutes.</li>
+ * <li>The backlog is bounded by time: before a CreateTopics is journaled the agent makes the oldest pending topics
+ * until they and the request's own partitions are at most {@link #backlogBound} — what the measured cost of a
+ * partition (a moving average of the files made) says is {@link #BACKLOG_NS} of work, and never more than
+ * {@value #BACKLOG_PARTITIONS} partitions. So a topic answered as created is published about 5 s after its answer at
+ * the worst, at the rate the agent last made files: well within a producer's {@code max.block.ms} (60 s) and an
+ * Admin's {@code default.api.timeout.ms} (60 s). A single request larger than the bound is journaled after every
+ * earlier topic is made: its own files are its window.</li>
  * </ul>
  * A topic whose files fail — any Throwable — costs that topic alone: logged, its name kept taken, the journal kept.
+ * A stray interrupt of the agent's thread (one {@code LogCreation} restores for its caller, or one arriving between
+ * topics) is cleared before each topic is made and reported: it costs at most the topic in hand, not the rest of the
+ * chunk or of a {@link #makeThrough} / {@link #makeDownTo}.
  *
- * <p>Threading: the admin agent only, but {@link #hold} (a test's).
+ * <p>Threading: the admin agent only, but {@link #hold} (a test hook), {@link #isPending} and {@link #filesFailed}.
  */
 public final class PendingCreations
 {
@@ -48,8 +56,12 @@ public final class PendingCreations
     static final int CHUNK_PARTITIONS = 100;
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
-    /** Pending partitions a CreateTopics waits below before it is journaled. */
-    static final int BACKLOG_PARTITIONS = 20_000;
+    /** Pending partitions (with a request's own) a CreateTopics waits below before it is journaled, at most. */
+    static final int BACKLOG_PARTITIONS = 2_000;
+    /** The work pending (with a request's own), at the measured cost per partition, a CreateTopics waits below. */
+    static final long BACKLOG_NS = TimeUnit.SECONDS.toNanos(5);
+    /** The cost of a partition's files assumed before any is measured (1.6 ms measured quiet, several under load). */
+    private static final long ASSUMED_NS_PER_PARTITION = TimeUnit.MILLISECONDS.toNanos(2);
 
     /** One journaled topic whose files are not made. */
     private record Pending(String name, long[] id, int partitions, Map<String, String> configs)
@@ -63,14 +75,22 @@ public final class PendingCreations
     /** The pending topics by name (a name dropped here and still in the queue was deleted: skipped); read by tests. */
     private final Map<String, Pending> byName = new ConcurrentHashMap<>();
     private int partitions;
-    /** A test's: while set, {@link #makeChunk} makes nothing (a command that needs a topic still makes it). */
+    /** A moving average of what a partition's files took to make (agent only; read by tests). */
+    private long nsPerPartition = ASSUMED_NS_PER_PARTITION;
+    /** Reports a stray interrupt cleared before a topic (the agent's count of faults). */
+    private final Runnable interrupted;
+    /**
+     * A test hook: while set, {@link #makeChunk} makes nothing. What a client needs is still made: a command that needs
+     * a topic ({@link #makeThrough}), and the backlog's bound ({@link #makeDownTo}) — a promise to clients' timeouts.
+     */
     private volatile boolean held;
 
-    PendingCreations(final TopicRegistry topics, final CreationJournal journal)
+    PendingCreations(final TopicRegistry topics, final CreationJournal journal, final Runnable interrupted)
     {
         this.topics = topics;
         this.journal = journal;
         this.logDirs = journal.logDirs();
+        this.interrupted = interrupted;
     }
 
     /** A journaled topic, answered: its name is taken (creating) before the answer, its files made later. */
@@ -95,16 +115,48 @@ public final class PendingCreations
         return byName.containsKey(name);
     }
 
-    /** A test's seam: {@code true} holds the chunks (nothing is made between commands) until {@code false}. */
-    public void hold(final boolean hold)
+    /** The test hook (package-private; tests reach it through their accessor): {@code true} holds the chunks until {@code false}. */
+    void hold(final boolean hold)
     {
         held = hold;
     }
 
-    /** Before a CreateTopics is journaled: the oldest pending topics made until at most {@link #BACKLOG_PARTITIONS} are. */
-    public void makeDownTo()
+    /**
+     * From any thread: whether topic {@code name} was answered as created and its files failed (here, or in the start's
+     * replay). A topic leaves {@code byName} only after it is published and no longer creating, so the last look at
+     * the published topic tells a failed one from one made meanwhile.
+     */
+    public boolean filesFailed(final String name)
     {
-        while (partitions > BACKLOG_PARTITIONS && makeNext() != null)
+        return topics.creatingId(name) != null && !byName.containsKey(name) && topics.topic(name) == null;
+    }
+
+    /** The partitions of pending topic {@code name} (agent only), or -1 when it is not pending. */
+    public int partitionsOf(final String name)
+    {
+        final Pending p = byName.get(name);
+        return p == null ? -1 : p.partitions;
+    }
+
+    /** Partitions pending (agent only; for tests). */
+    int pendingPartitions()
+    {
+        return partitions;
+    }
+
+    /** The most partitions pending, with a request's own, that {@link #makeDownTo} leaves: {@link #BACKLOG_NS} at the measured cost. */
+    int backlogBound()
+    {
+        return (int)Math.min(BACKLOG_PARTITIONS, BACKLOG_NS / Math.max(1, nsPerPartition));
+    }
+
+    /**
+     * Before a CreateTopics of {@code incoming} partitions is journaled: the oldest pending topics made until they and
+     * the request's are at most {@link #backlogBound} (every one, when the request alone is more). Not held by {@link #hold}.
+     */
+    public void makeDownTo(final long incoming)
+    {
+        while (partitions > 0 && partitions + incoming > backlogBound() && makeNext() != null)
         {
             // made
         }
@@ -187,18 +239,25 @@ public final class PendingCreations
         {
             return null;
         }
-        byName.remove(p.name);
         partitions -= p.partitions;
+        if (Thread.interrupted()) // left by the last topic's LogCreation, or stray: it would fail this topic's file work
+        {
+            interrupted.run();
+        }
         try
         {
+            final long start = System.nanoTime();
             topics.create(p.name, p.partitions, p.configs, p.id);
             topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
+            final long perPartition = (System.nanoTime() - start) / Math.max(1, p.partitions);
+            nsPerPartition += (perPartition - nsPerPartition) / 8; // a moving average over the last topics made
         }
         catch (final Throwable ex) // one topic's failure, an Error too, costs that topic alone
         {
             journal.unmade();
             LOG.error("making the files of topic {}, created and answered, failed: it is made at the next start", p.name, ex);
         }
+        byName.remove(p.name); // after its publication: see filesFailed
         return p;
     }
 

@@ -264,6 +264,12 @@ final class ConfigChanges
         return Outcome.OK;
     }
 
+    /** The message of KAFKA_STORAGE_ERROR for a topic answered as created whose files failed (AlterConfigs, CreatePartitions). */
+    static String filesFailed(final String topic)
+    {
+        return "The files of topic " + topic + " could not be made: made at the next start.";
+    }
+
     private Outcome alterTopic(final Resource resource, final boolean incremental, final boolean validateOnly)
     {
         if (!validateOnly && admin != null && admin.creations() != null) // on the agent: a topic answered as created made first
@@ -321,6 +327,11 @@ final class ConfigChanges
             catch (final ConfigException ex)
             {
                 return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
+            }
+            if (topic == null && admin != null && admin.creations() != null
+                && admin.creations().filesFailed(resource.name())) // answered as created, its files failed: as CreatePartitions
+            {
+                return new Outcome(Errors.KAFKA_STORAGE_ERROR, filesFailed(resource.name()));
             }
             if (topic == null)
             {

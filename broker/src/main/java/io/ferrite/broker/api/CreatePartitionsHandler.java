@@ -100,13 +100,20 @@ public final class CreatePartitionsHandler implements RequestHandler
         if (PartitionLookup.live(topic) == null)
         {
             g.answer(PartitionLookup.notFound(topic, false), "This server does not host this topic-partition.");
+            return true;
         }
-        else if (g.count < topic.partitions.length)
+        return check(g, topic.partitions.length);
+    }
+
+    /** Kafka's checks of the count against a topic's {@code current} partitions: true (with the answer set) when they fail. */
+    private static boolean check(final Growth g, final int current)
+    {
+        if (g.count < current)
         {
-            g.answer(Errors.INVALID_PARTITIONS, "The topic " + g.name + " currently has " + topic.partitions.length +
+            g.answer(Errors.INVALID_PARTITIONS, "The topic " + g.name + " currently has " + current +
                 " partition(s); " + g.count + " would not be an increase.");
         }
-        else if (g.count == topic.partitions.length)
+        else if (g.count == current)
         {
             g.answer(Errors.INVALID_PARTITIONS, "Topic already has " + g.count + " partition(s).");
         }
@@ -146,26 +153,32 @@ public final class CreatePartitionsHandler implements RequestHandler
         }
     }
 
-    /** On the admin agent: checked again against the topic as it is now, then the partitions added. */
+    /**
+     * On the admin agent: checked again against the topic as it is now, then the partitions added. A validateOnly
+     * growth of a topic being made is checked against its planned count: it makes no file.
+     */
     private void grow(final Growth g)
     {
-        if (admin.creations() != null)
+        final int planned = admin.creations() == null ? -1 : admin.creations().partitionsOf(g.name);
+        final boolean plannedOnly = planned >= 0 && g.validateOnly;
+        if (planned >= 0 && !g.validateOnly)
         {
-            admin.creations().makeThrough(g.name); // answered as created and pending: made first, in order (a no-op otherwise)
+            admin.creations().makeThrough(g.name); // answered as created and pending: made first, in order
         }
-        final Topic topic = topics.topic(g.name);
-        if (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null) // its files failed
+        final Topic topic = plannedOnly ? null : topics.topic(g.name);
+        if (!plannedOnly && PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null) // its files failed
         {
-            g.answer(Errors.KAFKA_STORAGE_ERROR, "The files of topic " + g.name + " could not be made: made at the next start.");
+            g.answer(Errors.KAFKA_STORAGE_ERROR, ConfigChanges.filesFailed(g.name));
             return;
         }
-        if (check(g, topic))
+        final int current = plannedOnly ? planned : PartitionLookup.live(topic) == null ? -1 : topic.partitions.length;
+        if (current < 0 ? check(g, topic) : check(g, current))
         {
             return;
         }
-        if (g.assignments >= 0 && g.assignment == null && g.assignments != g.count - topic.partitions.length)
+        if (g.assignments >= 0 && g.assignment == null && g.assignments != g.count - current)
         {
-            g.assignment = "Increasing the number of partitions by " + (g.count - topic.partitions.length) + " but "
+            g.assignment = "Increasing the number of partitions by " + (g.count - current) + " but "
                 + g.assignments + " assignments provided.";
         }
         if (g.assignment != null)

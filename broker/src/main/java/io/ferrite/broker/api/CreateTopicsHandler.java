@@ -166,7 +166,12 @@ public final class CreateTopicsHandler implements RequestHandler
                 }
                 return;
             }
-            admin.creations().makeDownTo(); // the backlog bounded: the oldest pending files first
+            long incoming = 0;
+            for (final Outcome o : outcomes)
+            {
+                incoming += o.planned ? o.partitions : 0;
+            }
+            admin.creations().makeDownTo(incoming); // the backlog bounded by time: the oldest pending files first
             journal(journal, names, outcomes); // answered once journaled: the files are made in chunks between commands
         }
 

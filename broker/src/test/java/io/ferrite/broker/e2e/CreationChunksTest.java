@@ -1,6 +1,7 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.admin.CreationJournal;
+import io.ferrite.broker.admin.CreationsHold;
 import io.ferrite.broker.admin.PendingCreations;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
@@ -47,7 +48,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Journaled creations whose files the admin agent makes in chunks between its commands ({@link PendingCreations}):
  * a CreateTopics answered while earlier ones' files are not made, and every rule with several topics being made —
  * their names taken, a deletion that drops the pending files for good, a command that needs one finished, a stop or a
- * SIGKILL with topics pending. The in-process tests hold the chunks with {@link PendingCreations#hold} (a test seam:
+ * SIGKILL with topics pending. The in-process tests hold the chunks with {@link CreationsHold} (a test hook:
  * what is not made yet is then certain, not a matter of timing); a command that needs a topic still makes it.
  */
 class CreationChunksTest
@@ -67,7 +68,7 @@ class CreationChunksTest
         try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
         {
             final PendingCreations pending = broker.broker.admin().creations();
-            pending.hold(true);
+            CreationsHold.hold(pending, true);
             final CreateTopicsResult first = admin.createTopics(topics("first-", 5, 10));
             first.all().get(30, TimeUnit.SECONDS);
             final CreateTopicsResult second = admin.createTopics(topics("second-", 5, 10));
@@ -83,7 +84,7 @@ class CreationChunksTest
             assertInstanceOf(TopicExistsException.class, again.getCause());
             assertTrue(Files.size(dir.resolve(CreationJournal.FILE_NAME)) > 0, "the journal holds the pending creations");
 
-            pending.hold(false);
+            CreationsHold.hold(pending, false);
             awaitPublished(broker, "first-", 5);
             awaitPublished(broker, "second-", 5);
             final Map<String, TopicDescription> described = admin.describeTopics(List.of("first-4", "second-4"))
@@ -111,7 +112,7 @@ class CreationChunksTest
         try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
         {
             final PendingCreations pending = broker.broker.admin().creations();
-            pending.hold(true);
+            CreationsHold.hold(pending, true);
             final List<NewTopic> topics = new ArrayList<>();
             for (final String name : List.of("doomed", "grown", "altered", "kept-1", "kept-2"))
             {
@@ -169,35 +170,144 @@ class CreationChunksTest
     }
 
     /**
-     * The chunks held: a producer (acks=all) sends to a topic answered as created and not made; its metadata requests
-     * are answered UNKNOWN_TOPIC_OR_PARTITION (as a Kafka broker answers for a topic it has not made yet) and it
-     * retries; released, the send is acknowledged and the record read back.
+     * The chunks held: a producer (acks=all) sends to a topic answered as created and not made. Its metadata request
+     * for the topic is answered while the topic is still held (so UNKNOWN_TOPIC_OR_PARTITION, as a Kafka broker answers
+     * for a topic it has not made yet), and the send is not done; released, the client's retries reach the made topic:
+     * the send's callback reports the record acknowledged, and it is read back.
      */
     @Test
     void produceToATopicBeingMadeSucceedsOnceItIsMade() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin();
-            KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, 60_000)))
+        final java.util.concurrent.atomic.AtomicInteger updates = new java.util.concurrent.atomic.AtomicInteger();
+        final Map<String, Object> config = Map.of("bootstrap.servers", "", "acks", "all", "max.block.ms", 60_000);
+        final class CountingUpdates extends org.apache.kafka.common.serialization.ByteArraySerializer
+            implements org.apache.kafka.common.ClusterResourceListener
         {
+            @Override
+            public void onUpdate(final org.apache.kafka.common.ClusterResource cluster)
+            {
+                updates.incrementAndGet(); // each metadata response the producer applied
+            }
+        }
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin();
+            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(withBootstrap(config, broker.bootstrap()),
+                new org.apache.kafka.common.serialization.ByteArraySerializer(), new CountingUpdates()))
+        {
+            admin.createTopics(List.of(new NewTopic("ready", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+            Await.await(() -> broker.broker.topics().topic("ready") != null, Duration.ofSeconds(30), "ready made");
+            producer.partitionsFor("ready"); // the producer's metadata current: no request of it is under way
+            final int before = updates.get();
             final PendingCreations pending = broker.broker.admin().creations();
-            pending.hold(true);
+            CreationsHold.hold(pending, true);
             admin.createTopics(List.of(new NewTopic("early", 2, (short)1))).all().get(30, TimeUnit.SECONDS);
             assertTrue(pending.isPending("early"));
-            final java.util.concurrent.CompletableFuture<Future<RecordMetadata>> sent = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> producer.send(new ProducerRecord<>("early", 1, null, "v".getBytes(StandardCharsets.UTF_8))));
-            pending.hold(false);
-            final RecordMetadata acked = sent.get(60, TimeUnit.SECONDS).get(60, TimeUnit.SECONDS);
-            assertEquals(0, acked.offset());
+            final java.util.concurrent.CompletableFuture<RecordMetadata> acked = new java.util.concurrent.CompletableFuture<>();
+            final Thread sender = new Thread(() ->
+            {
+                try // send blocks for the topic's metadata
+                {
+                    producer.send(new ProducerRecord<>("early", 1, null, "v".getBytes(StandardCharsets.UTF_8)),
+                        (m, e) -> { if (e != null) acked.completeExceptionally(e); else acked.complete(m); });
+                }
+                catch (final RuntimeException ex)
+                {
+                    acked.completeExceptionally(ex);
+                }
+            }, "early-sender");
+            sender.start();
+            // the next metadata response comes from the request the new topic made the producer send
+            Await.await(() -> updates.get() > before, Duration.ofSeconds(60), "the producer's metadata request for early answered");
+            assertTrue(pending.isPending("early"), "held: early not made while its metadata was asked for");
+            assertFalse(acked.isDone(), "the send done while its topic is not made: " + acked);
+            CreationsHold.hold(pending, false);
+            assertEquals(0, acked.get(60, TimeUnit.SECONDS).offset());
+            sender.join(60_000);
             produceAndConsume(broker, "early", 2);
+        }
+    }
+
+    private static Map<String, Object> withBootstrap(final Map<String, Object> config, final String bootstrap)
+    {
+        final Map<String, Object> c = new HashMap<>(config);
+        c.put("bootstrap.servers", bootstrap);
+        return c;
+    }
+
+    /**
+     * A topic whose files failed (a file where its partition 1 directory goes), the obstacle then gone: the embedders'
+     * {@code AdminAgent.createTopic} of its name fails rather than create it under a second id; AlterConfigs and
+     * CreatePartitions of it both answer KAFKA_STORAGE_ERROR; the next start makes it with its answered id.
+     */
+    @Test
+    void aTopicWhoseFilesFailedKeepsItsIdAndAnswersStorageErrorsAlike() throws Exception
+    {
+        Files.writeString(dir.resolve("broken-1"), "a file where the partition directory would go");
+        final Uuid answered;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final CreateTopicsResult created = admin.createTopics(List.of(new NewTopic("broken", 2, (short)1),
+                new NewTopic("after", 1, (short)1)));
+            created.all().get(30, TimeUnit.SECONDS);
+            answered = created.topicId("broken").get();
+            Await.await(() -> broker.broker.topics().topic("after") != null, Duration.ofSeconds(30), "after made (broken tried first)");
+            assertTrue(broker.broker.topics().creatingId("broken") != null && broker.broker.topics().topic("broken") == null,
+                "broken's files failed");
+            Files.delete(dir.resolve("broken-1")); // a create of the name would succeed now
+            final ExecutionException again = assertThrows(ExecutionException.class,
+                () -> broker.broker.admin().createTopic("broken", 2, Map.of()).get(30, TimeUnit.SECONDS));
+            assertInstanceOf(java.io.IOException.class, again.getCause());
+            assertEquals(null, broker.broker.topics().topic("broken"), "made under a second id");
+            final long[] id = broker.broker.topics().creatingId("broken");
+            assertEquals(answered, new Uuid(id[0], id[1]), "the name keeps its journaled id");
+            final ConfigResource broken = new ConfigResource(ConfigResource.Type.TOPIC, "broken");
+            final ExecutionException altered = assertThrows(ExecutionException.class, () -> admin.incrementalAlterConfigs(
+                Map.of(broken, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("retention.ms", "123456"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class, altered.getCause());
+            final ExecutionException grown = assertThrows(ExecutionException.class,
+                () -> admin.createPartitions(Map.of("broken", NewPartitions.increaseTo(3))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class, grown.getCause());
+        }
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final TopicDescription d = admin.describeTopics(List.of("broken")).allTopicNames().get(30, TimeUnit.SECONDS).get("broken");
+            assertEquals(answered, d.topicId(), "made at the start with its answered id");
+            assertEquals(2, d.partitions().size());
+        }
+    }
+
+    /**
+     * The chunks held: a validateOnly CreatePartitions of a topic being made is checked against its planned count
+     * (an increase passes, the same count is INVALID_PARTITIONS) and makes no file; the topic is made later as created.
+     */
+    @Test
+    void aValidateOnlyCreatePartitionsOfATopicBeingMadeMakesNoFile() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            admin.createTopics(List.of(new NewTopic("planned", 3, (short)1))).all().get(30, TimeUnit.SECONDS);
+            final org.apache.kafka.clients.admin.CreatePartitionsOptions validate =
+                new org.apache.kafka.clients.admin.CreatePartitionsOptions().validateOnly(true);
+            admin.createPartitions(Map.of("planned", NewPartitions.increaseTo(5)), validate).all().get(30, TimeUnit.SECONDS);
+            final ExecutionException same = assertThrows(ExecutionException.class,
+                () -> admin.createPartitions(Map.of("planned", NewPartitions.increaseTo(3)), validate).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(org.apache.kafka.common.errors.InvalidPartitionsException.class, same.getCause());
+            assertTrue(pending.isPending("planned"), "a validate-only request made the topic");
+            assertFalse(Files.exists(dir.resolve("planned-0")), "a validate-only request made files");
+            CreationsHold.hold(pending, false);
+            Await.await(() -> broker.broker.topics().topic("planned") != null, Duration.ofSeconds(30), "planned made");
+            assertEquals(3, broker.broker.topics().topic("planned").partitions.length, "validate-only grew nothing");
         }
     }
 
     /**
      * SIGKILL of a broker (child JVM) right after a burst of CreateTopics and the deletion of one of its topics: every
      * topic answered is there after the start, with its id, configs and partitions, and serves records; the deleted
-     * one is not made again. The kill comes while topics are being made (the test skips, not passes, when the agent
-     * made every file before it: nothing would be replayed).
+     * one is not made again. The kill comes while topics are being made (the test skips, not passes, when every
+     * answered, not deleted topic's partition directories were there at the kill: nothing would be replayed).
      */
     @Test
     void aSigkillWithSeveralTopicsBeingMadeLosesNoneAnsweredAndResurrectsNoneDeleted() throws Exception
@@ -232,11 +342,16 @@ class CreationChunksTest
             assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
             assertEquals(137, server.process().exitValue(), "killed");
         }
-        try (Stream<Path> files = Files.list(data))
+        long made = 0; // the answered, not deleted, topics' partition directories (not the deleted one's, nor -delete ones)
+        for (final String name : answered.keySet())
         {
-            dirsAtKill = files.filter(p -> p.getFileName().toString().startsWith("burst-")).count();
+            for (int p = 0; p < partitions; p++)
+            {
+                made += Files.isDirectory(data.resolve(name + "-" + p)) ? 1 : 0;
+            }
         }
-        System.out.println("partition directories at the kill: " + dirsAtKill + " of " + requests * perRequest * partitions);
+        dirsAtKill = made;
+        System.out.println("partition directories at the kill: " + dirsAtKill + " of " + answered.size() * partitions);
         server = start(data);
         try (Admin admin = admin(server.port()))
         {
@@ -261,7 +376,7 @@ class CreationChunksTest
         {
             server.stop();
         }
-        org.junit.jupiter.api.Assumptions.assumeTrue(dirsAtKill < (long)requests * perRequest * partitions,
+        org.junit.jupiter.api.Assumptions.assumeTrue(dirsAtKill < (long)answered.size() * partitions,
             "the agent made every file before the kill: nothing was replayed (" + dirsAtKill + " directories)");
     }
 

@@ -156,9 +156,11 @@ class CreationJournalTest
     }
 
     /**
-     * Right after the answer, while the agent makes the files, a command of the same name sees the finished topic,
-     * as Kafka's controller sees a topic it committed: a second CreateTopics is TOPIC_ALREADY_EXISTS, CreatePartitions
-     * grows it, DeleteTopics deletes it (not UNKNOWN_TOPIC_OR_PARTITION from a network thread that has not seen it yet).
+     * Right after the answer, while the agent makes the files, a command of the same name sees the topic as Kafka's
+     * controller sees a topic it committed, not UNKNOWN_TOPIC_OR_PARTITION from a network thread that has not seen it
+     * yet: a second CreateTopics is TOPIC_ALREADY_EXISTS, CreatePartitions makes the pending topics up to it and grows
+     * it, DeleteTopics deletes it — a published one as any topic, one still pending by a journaled DELETE that drops
+     * its files before any is made ({@code PendingCreations.forget}).
      */
     @Test
     void commandsOfANameJustCreatedSeeTheFinishedTopic() throws Exception
@@ -177,8 +179,8 @@ class CreationJournalTest
                     topics.add(new NewTopic(names.get(t), PARTITIONS, (short)1));
                 }
                 admin.createTopics(topics).all().get(30, TimeUnit.SECONDS);
-                // each of these is sent right after the answer, while the agent makes the files (a command taken by the
-                // agent waits for them: so the DeleteTopics and CreatePartitions, which a network thread checks first, go first)
+                // each of these is sent right after the answer, while the agent makes the files in chunks between its
+                // commands (the DeleteTopics and CreatePartitions, which a network thread checks first, go first)
                 admin.deleteTopics(names.subList(0, TOPICS - 2)).all().get(30, TimeUnit.SECONDS);
                 admin.createPartitions(Map.of(names.get(TOPICS - 2), NewPartitions.increaseTo(PARTITIONS + 1))).all().get(30, TimeUnit.SECONDS);
                 final String last = names.get(TOPICS - 1);

@@ -1,0 +1,133 @@
+package io.ferrite.broker.admin;
+
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link PendingCreations} on real files, stepped on the test's thread (the registry's writer): a stray interrupt costs
+ * no topic after it, and the backlog a CreateTopics finds is bounded by the time its files take, not only by a count.
+ */
+class PendingCreationsTest
+{
+    @TempDir
+    Path dir;
+
+    private LogManager logs;
+    private TopicRegistry registry;
+    private CreationJournal journal;
+    private final AtomicInteger interrupts = new AtomicInteger();
+    private PendingCreations pending;
+
+    @BeforeEach
+    void open() throws Exception
+    {
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        registry.load();
+        journal = CreationJournal.open(dir);
+        pending = new PendingCreations(registry, journal, interrupts::incrementAndGet);
+    }
+
+    @AfterEach
+    void close() throws Exception
+    {
+        Thread.interrupted();
+        journal.close();
+        logs.close();
+    }
+
+    /** {@code count} topics of {@code partitions} journaled (one record) and pending, as a CreateTopics leaves them. */
+    private void journaled(final String prefix, final int count, final int partitions) throws Exception
+    {
+        final List<CreationJournal.Entry> entries = new ArrayList<>();
+        final List<long[]> ids = new ArrayList<>();
+        for (int t = 0; t < count; t++)
+        {
+            final long[] id = registry.newId();
+            ids.add(id);
+            entries.add(new CreationJournal.Entry(CreationJournal.Kind.CREATE, prefix + t, id[0], id[1], partitions, Map.of()));
+        }
+        journal.append(entries);
+        for (int t = 0; t < count; t++)
+        {
+            pending.add(prefix + t, ids.get(t), partitions, Map.of());
+        }
+    }
+
+    private int made(final String prefix, final int count)
+    {
+        int made = 0;
+        for (int t = 0; t < count; t++)
+        {
+            made += registry.topic(prefix + t) != null ? 1 : 0;
+        }
+        return made;
+    }
+
+    /**
+     * The thread's interrupt set as {@code LogCreation} leaves it for its caller (or a stray one between topics): before
+     * each topic it is cleared and reported, so neither a chunk nor a {@code makeThrough} loses the topics after it
+     * (the interrupted thread's first channel operation would fail each of them with ClosedByInterruptException).
+     */
+    @Test
+    void anInterruptCostsNoTopicAfterItInAChunkOrAMakeThrough() throws Exception
+    {
+        journaled("chunk-", 5, 1);
+        Thread.currentThread().interrupt();
+        while (pending.size() > 0) // a chunk ends after 20 ms of work: one topic under load
+        {
+            pending.makeChunk();
+        }
+        assertFalse(Thread.interrupted(), "the interrupt cleared before the topics' files");
+        assertEquals(5, made("chunk-", 5), "made of 5 after one interrupt");
+        assertEquals(1, interrupts.get(), "the interrupt reported");
+
+        journaled("through-", 5, 1);
+        Thread.currentThread().interrupt();
+        assertTrue(pending.makeThrough("through-4"));
+        assertEquals(5, made("through-", 5), "made of 5 by makeThrough after one interrupt");
+        assertEquals(2, interrupts.get());
+        assertEquals(0, pending.size());
+    }
+
+    /**
+     * More partitions pending than the bound allows: before a CreateTopics of 100 partitions is journaled, the oldest
+     * pending topics are made (in order) until they and the request's are at most the bound — at most
+     * {@value PendingCreations#BACKLOG_PARTITIONS} partitions, fewer when the measured cost per partition says those
+     * take more than {@link PendingCreations#BACKLOG_NS}.
+     */
+    @Test
+    void aCreateTopicsFindsTheBacklogBoundedAndTheOldestMadeFirst() throws Exception
+    {
+        final int topics = PendingCreations.BACKLOG_PARTITIONS / 10 + 10; // 100 partitions over the bound
+        journaled("backlog-", topics, 10);
+        assertEquals(topics * 10, pending.pendingPartitions());
+        pending.makeDownTo(100);
+        final int bound = pending.backlogBound();
+        assertTrue(bound <= PendingCreations.BACKLOG_PARTITIONS, "bound " + bound);
+        assertTrue(pending.pendingPartitions() == 0 || pending.pendingPartitions() + 100 <= bound,
+            pending.pendingPartitions() + " partitions pending with 100 incoming over the bound " + bound);
+        final int made = made("backlog-", topics);
+        assertTrue(made >= 20, "the oldest made: " + made);
+        for (int t = 0; t < topics; t++)
+        {
+            assertEquals(t < made, registry.topic("backlog-" + t) != null, "made in order: backlog-" + t + " of " + made + " made");
+            assertEquals(t >= made, pending.isPending("backlog-" + t), "backlog-" + t);
+        }
+    }
+}
