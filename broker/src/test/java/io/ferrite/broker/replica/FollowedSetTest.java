@@ -19,16 +19,23 @@ class FollowedSetTest
         return new FollowedPartition(null, 1, leaderEpoch, 0, 0);
     }
 
+    private static FollowedSet holding(final FollowedPartition... partitions)
+    {
+        final FollowedSet set = new FollowedSet();
+        for (final FollowedPartition p : partitions)
+        {
+            set.add(p);
+        }
+        return set;
+    }
+
     @Test
     void removingAPartitionDropsItAndKeepsTheOthersInOrder()
     {
-        final FollowedSet set = new FollowedSet();
         final FollowedPartition a = followed(1);
         final FollowedPartition b = followed(2);
         final FollowedPartition c = followed(3);
-        set.add(a);
-        set.add(b);
-        set.add(c);
+        final FollowedSet set = holding(a, b, c);
         assertEquals(2, set.remove(b));
         assertArrayEquals(new FollowedPartition[] {a, c}, set.snapshot());
         assertTrue(b.removed);
@@ -40,12 +47,10 @@ class FollowedSetTest
     @Test
     void removingAPartitionTheSetDoesNotHoldChangesNothingButMarksItRemoved()
     {
-        final FollowedSet set = new FollowedSet();
         final FollowedPartition a = followed(1);
         final FollowedPartition b = followed(2);
         final FollowedPartition stale = followed(3);
-        set.add(a);
-        set.add(b);
+        final FollowedSet set = holding(a, b);
         assertEquals(2, set.remove(stale), "partitions left");
         assertArrayEquals(new FollowedPartition[] {a, b}, set.snapshot());
         assertTrue(stale.removed, "a round under way skips it");
