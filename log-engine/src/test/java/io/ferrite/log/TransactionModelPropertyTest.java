@@ -39,8 +39,9 @@ class TransactionModelPropertyTest
     void theTransactionStateAgreesWithTheModel()
     {
         final int[] run = new int[1];
-        // 20 tries in the default build; -Pslow runs this class (tagged shortened) with ferrite.tries.factor=3: 60
-        Property.check("transactions vs model", 20, r ->
+        // 20 tries in the default build; -Pslow runs this class (tagged shortened) with ferrite.txnmodel.tries=60,
+        // -Plong with 50 times its ferrite.tries.factor of 10: 500
+        Property.check("transactions vs model", Integer.getInteger("ferrite.txnmodel.tries", 20), r ->
         {
             try
             {

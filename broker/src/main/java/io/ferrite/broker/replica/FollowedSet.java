@@ -19,22 +19,28 @@ final class FollowedSet
         partitions = next;
     }
 
-    /** Marks the partition removed (a round under way skips it) and drops it; returns how many are left. */
+    /**
+     * Marks the partition removed (a round under way skips it) and drops it; returns how many are left. A partition
+     * the set does not hold (a stale one: this fetcher is not the one that held it) leaves the set as it is.
+     */
     synchronized int remove(final FollowedPartition partition)
     {
         partition.removed = true;
         final FollowedPartition[] now = partitions;
-        final FollowedPartition[] next = new FollowedPartition[Math.max(0, now.length - 1)];
-        int n = 0;
-        for (final FollowedPartition p : now)
+        int at = 0;
+        while (at < now.length && now[at] != partition)
         {
-            if (p != partition && n < next.length)
-            {
-                next[n++] = p;
-            }
+            at++;
         }
-        partitions = n == next.length ? next : Arrays.copyOf(next, n);
-        return n;
+        if (at == now.length)
+        {
+            return now.length;
+        }
+        final FollowedPartition[] next = new FollowedPartition[now.length - 1];
+        System.arraycopy(now, 0, next, 0, at);
+        System.arraycopy(now, at + 1, next, at, next.length - at);
+        partitions = next;
+        return next.length;
     }
 
     /** The partitions now (a snapshot: never changed after it is published). */

@@ -44,8 +44,17 @@ class TxnOffsetsTest
     private static final TopicPartition IN0 = new TopicPartition(IN, 0);
     /** The timeout sweep's interval in the test of the timeout's abort (Kafka's default: 10 s). */
     private static final int SWEEP_MS = 200;
-    /** How long after the restart that abort is awaited: many sweeps of {@link #SWEEP_MS}, well before a 10 s one. */
-    private static final Duration SWEPT = Duration.ofSeconds(6);
+    /**
+     * That test's transaction timeout: seconds of margin for the "pending" check after a restart on a loaded machine
+     * (restarts of up to 4.3 s measured, under load 17) and a stalled test thread.
+     */
+    private static final int TXN_TIMEOUT_MS = 7_500;
+    /**
+     * Until when after the restart began that abort is awaited: a sweep of {@link #SWEEP_MS} after
+     * {@link #TXN_TIMEOUT_MS} comes well before it, the restarted coordinator's first 10 s sweep (10 s after its
+     * load, which follows the restart's beginning) after it.
+     */
+    private static final Duration SWEPT = Duration.ofMillis(9_800);
 
     @TempDir
     Path dir;
@@ -140,9 +149,10 @@ class TxnOffsetsTest
 
     /**
      * The sweep runs every {@value #SWEEP_MS} ms here ({@code transaction.abort.timed.out.transaction.cleanup.interval.ms}):
-     * the restarted coordinator's first sweep comes that long after its load, and the abort is awaited for
-     * {@link #SWEPT} from after the restart. At Kafka's default of 10 s the first sweep would come after that deadline:
-     * the test fails if the setting is not used.
+     * the restarted coordinator's first sweep comes that long after its load, and the abort is awaited until
+     * {@link #SWEPT} after the restart began, that is until some seconds after the transaction's
+     * {@value #TXN_TIMEOUT_MS} ms timeout (the transaction started before the restart). At Kafka's default of 10 s the
+     * restarted coordinator's first sweep would come after that deadline: the test fails if the setting is not used.
      */
     @Test
     void theTimeoutAbortOfATransactionOpenAcrossARestartDropsItsOffsets() throws Exception
@@ -157,17 +167,19 @@ class TxnOffsetsTest
             try (RawClient raw = new RawClient(broker.broker.address().getPort()))
             {
                 final RawTxn txn = new RawTxn(raw);
-                final RawTxn.Producer p = txn.initProducerId("slow-1", 1_000);
+                final RawTxn.Producer p = txn.initProducerId("slow-1", TXN_TIMEOUT_MS);
                 assertEquals(Errors.NONE, txn.sendOffsets("slow-1", p, "slow", IN, 0, 4));
             }
+            final long restarting = System.nanoTime();
             broker.restart();
             try (RawClient raw = new RawClient(broker.broker.address().getPort()))
             {
                 final RawTxn txn = new RawTxn(raw);
                 assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch("slow", IN, 0, true), "pending");
                 // the coordinator's timeout sweep aborts it: its ABORT marker drops the offset
-                await(() -> txn.fetch("slow", IN, 0, true).equals(new RawTxn.Fetched(-1, Errors.NONE)), SWEPT,
-                    "the offset dropped by the timeout's abort (a sweep every " + SWEEP_MS + " ms)");
+                await(() -> txn.fetch("slow", IN, 0, true).equals(new RawTxn.Fetched(-1, Errors.NONE)),
+                    SWEPT.minusNanos(System.nanoTime() - restarting),
+                    "the offset dropped by the timeout's abort (a sweep every " + SWEEP_MS + " ms), " + SWEPT + " after the restart began");
             }
         }
     }
