@@ -434,6 +434,11 @@ class TransactionsToolTest
             assertEquals(List.of(String.valueOf(state.producerId()), String.valueOf(state.producerEpoch()), "-1", "0",
                 String.valueOf(state.lastTimestamp()), "0"), described);
             producer.commitTransaction();
+            // the commit's marker follows the EndTxn answer (Kafka 4.4's order: answered once PrepareCommit is written,
+            // the markers sent after), so the partition's open transaction ends shortly after commitTransaction returns
+            await(() -> admin.describeProducers(List.of(TP)).partitionResult(TP).get().activeProducers().stream()
+                    .noneMatch(p -> p.currentTransactionStartOffset().isPresent()), Duration.ofSeconds(20),
+                "the commit's marker written: no open transaction in describe-producers");
             final ProducerState committed = admin.describeProducers(List.of(TP)).partitionResult(TP).get().activeProducers().get(0);
             assertFalse(committed.currentTransactionStartOffset().isPresent(), committed.toString());
 
