@@ -95,8 +95,9 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             final Integer at = leaderEpochs.get(key);
             if (at != null && at == state.leaderEpoch())
             {
-                // the same leadership, another partition epoch: the ISR the controller committed
-                leadership.applyIsr(topic.name(), state.partition(), state.isr()).exceptionally(failure ->
+                // the same leadership, another partition epoch: the ISR the controller committed, or the replicas a
+                // reassignment added (no new leader epoch for those)
+                leadership.applyIsr(topic.name(), state.partition(), state.replicas(), state.isr()).exceptionally(failure ->
                 {
                     LOG.warn("{}: applying the ISR {} failed", key, java.util.Arrays.toString(state.isr()), failure);
                     return null;
@@ -229,14 +230,14 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         led.remove(topic + "-" + partition);
         admin.execute(() ->
         {
-            leaderEpochs.remove(topic + "-" + partition);
+            final boolean led = leaderEpochs.remove(topic + "-" + partition) != null;
             unplaced.remove(topic + "-" + partition);
             offline(topic, partition, null);
-            if (followedAt.remove(topic + "-" + partition) != null && topics.topic(topic) != null)
+            if ((followedAt.remove(topic + "-" + partition) != null || led) && topics.topic(topic) != null)
             {
                 try
                 {
-                    leadership.stopFollowing(topic, partition); // moved away: fetch no more
+                    leadership.stopReplica(topic, partition); // moved away: lead or fetch no more
                 }
                 catch (final IllegalArgumentException gone)
                 {
@@ -244,22 +245,20 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                 }
             }
             final Topic local = topics.topic(topic);
-            final ClusterNode cluster = node.get();
-            final long[] seen = imageIds.get(topic);
-            // Kafka deletes the partition's log; Ferrite's registry deletes whole topics: once the topic left the image.
-            // Only the topic the image had: a local topic of that name with another id (data of its own, never this
-            // cluster's) is never deleted (nor is a replica moved away by a reassignment)
-            if (local == null || local.isDeleted() || !sameId(local, seen) || cluster != null && cluster.topic(topic)
-                .filter(t -> t.idMsb() == local.idMostSignificantBits && t.idLsb() == local.idLeastSignificantBits).isPresent())
+            final LocalRemoval removal = LocalRemoval.of(local, imageIds.get(topic), node.get());
+            if (removal == LocalRemoval.KEEP)
             {
                 return;
             }
-            imageIds.remove(topic);
-            imageConfigs.remove(topic);
+            if (removal == LocalRemoval.LEFT_IMAGE)
+            {
+                imageIds.remove(topic);
+                imageConfigs.remove(topic);
+            }
             try
             {
                 topics.delete(local);
-                LOG.info("deleted {}: no longer in the cluster's metadata", topic);
+                LOG.info("deleted {}: {}", topic, removal.reason);
             }
             catch (final java.io.IOException | RuntimeException ex)
             {
