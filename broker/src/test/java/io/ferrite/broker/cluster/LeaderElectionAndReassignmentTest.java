@@ -47,13 +47,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * forward ElectLeaders, AlterPartitionReassignments and ListPartitionReassignments to the active controller, as
  * Kafka's KRaft brokers do. A preferred election after the preferred leader was killed and came back moves the
  * leadership back to it with every acknowledged record readable; a reassignment of an RF=2 partition from {1,2} to
- * {2,3} makes node 3 follow, join the ISR, and the controller completes it; node 1's log of it is deleted. The Admin API's answers and errors are
- * those a Kafka 4.4 node gave to the same calls (checked with {@code /work/shared/kafka-ref}, a one-node 4.4:
+ * {2,3} makes node 3 follow, join the ISR, and the controller completes it; node 1's log of it is deleted. The Admin
+ * API's answers and errors are those a Kafka 4.4 node gave to the same calls (checked with {@code /work/shared/kafka-ref}, a one-node 4.4:
  * UNKNOWN_TOPIC_OR_PARTITION "No such topic as nosuch", ELECTION_NOT_NEEDED for a partition led by its preferred
  * replica for either election type, INVALID_REPLICA_ASSIGNMENT "...includes broker 9, but no such broker is
  * registered.", NO_REASSIGNMENT_IN_PROGRESS for a cancel, an empty listing for an unknown topic; and the tools'
  * lines "Valid replica already elected for partitions ...", "Successfully started partition reassignment for ...",
- * "Reassignment of partition ... is completed.").
+ * "Reassignment of partition ... is completed."). Not here: an unclean election that elects (it needs the ISR's only
+ * member dead and a live replica outside the ISR while two of the three combined voters live: a restarted replica
+ * rejoins the ISR at once, so no test here makes that state; the unclean type is checked where Kafka answers
+ * ELECTION_NOT_NEEDED, a live leader).
  */
 @Tag("slow") // three broker JVMs, a kill and a restart, the tools' JVMs: about a minute
 final class LeaderElectionAndReassignmentTest
@@ -109,11 +112,18 @@ final class LeaderElectionAndReassignmentTest
             "--topic", "elect", "--partition", "0");
         assertTrue(election.contains("Successfully completed leader election (PREFERRED) for partitions elect-0"), election);
         awaitDescribed("elect", p -> p.leader() != null && p.leader().id() == 1 && p.isr().size() == 3, "led by 1 again");
+        // moved-0 back to its preferred leader 1 too: the reassignment below then takes the leader's replica away
+        awaitDescribed("moved", p -> p.isr().size() == 2, "2 in sync again");
+        final String movedBack = tool("org.apache.kafka.tools.LeaderElectionCommand", "--election-type", "preferred",
+            "--topic", "moved", "--partition", "0");
+        assertTrue(movedBack.contains("Successfully completed leader election (PREFERRED) for partitions moved-0"), movedBack);
+        awaitDescribed("moved", p -> p.leader() != null && p.leader().id() == 1 && p.isr().size() == 2, "led by 1");
         assertEquals(elected, cluster.readAll("elect", elected.size()), "every acknowledged record of elect-0 on its leader 1");
         elected.addAll(produce("elect", "c", RECORDS));
         assertEquals(elected, cluster.readAll("elect", elected.size()), "and what the restored leader acknowledged");
 
-        // moved-0 from {1,2} to {2,3}: node 3 makes the log and follows, joins the ISR, the controller completes
+        // moved-0 from {1,2} to {2,3}: node 3 makes the log and follows the leader 1, joins the ISR, the controller
+        // completes (a new leader from {2,3}; node 1 is unled and its log deleted)
         final Path plan = dir.resolve("reassignment.json");
         Files.writeString(plan, "{\"version\":1,\"partitions\":[{\"topic\":\"moved\",\"partition\":0,\"replicas\":[2,3]}]}");
         final String execute = tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--reassignment-json-file",
