@@ -27,7 +27,8 @@ import java.util.function.Supplier;
  * its replicas and ISR
  * ({@link ReplicaLeadership#leadWithoutController}); an ISR change at the same leader epoch is applied
  * ({@link ReplicaLeadership#applyIsr}); a followed partition gets its local log and is followed from its leader's
- * broker listener ({@link #follow}); a replica no longer here whose topic (the image's, by id) left the image is deleted; a topic's config
+ * broker listener ({@link #follow}); a replica no longer here is unled or unfollowed, and its topic's logs deleted when
+ * the topic left the image or this node holds none of its replicas ({@link LocalRemoval}); a topic's config
  * changes reach its local logs ({@link #topicConfigs}). A partition
  * this node followed and now leads stops being followed first ({@link ReplicaLeadership#stopFollowing}), one it led
  * and now follows stops being led first (inside {@link ReplicaLeadership#followWithoutController}): both are tasks on
