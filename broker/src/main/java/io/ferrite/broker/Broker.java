@@ -11,6 +11,7 @@ import io.ferrite.broker.api.DeleteTopicsHandler;
 import io.ferrite.broker.api.DescribeClusterHandler;
 import io.ferrite.broker.api.DescribeLogDirsHandler;
 import io.ferrite.broker.api.DescribeConfigsHandler;
+import io.ferrite.broker.api.ElectLeadersHandler;
 import io.ferrite.broker.api.FetchHandler;
 import io.ferrite.broker.api.IncrementalAlterConfigsHandler;
 import io.ferrite.broker.api.ListOffsetsHandler;
@@ -201,7 +202,8 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]))
-                    .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()));
+                    .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()))
+                    .registerLazily(ApiKeys.ELECT_LEADERS, () -> new ElectLeadersHandler(topics)); // cluster mode: forwarded
                 GroupHandlers.register(apis, groups, transactions, topics, config.nodeId(), metadata[i],
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
