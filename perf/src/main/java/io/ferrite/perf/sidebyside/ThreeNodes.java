@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  * {@code default.replication.factor=3}, Kafka's session and heartbeat defaults, and {@code overrides}.
  * Node ids are 1, 2, 3.
  */
-final class ThreeNodes implements AutoCloseable
+public final class ThreeNodes implements AutoCloseable
 {
     static final int NODES = 3;
 
@@ -40,7 +40,7 @@ final class ThreeNodes implements AutoCloseable
     }
 
     /** The settings both systems get besides the listeners, ids and directories. */
-    static List<String> commonSettings()
+    public static List<String> commonSettings()
     {
         return List.of("min.insync.replicas=2", "default.replication.factor=3", "num.partitions=1",
             "group.initial.rebalance.delay.ms=0");
@@ -145,7 +145,7 @@ final class ThreeNodes implements AutoCloseable
      * Ferrite's cluster class path as {@code bin/ferrite-server} makes it: the runnable jar, replication-lite's jar
      * and the jars its build lists in {@code cluster.classpath}, looked for from the working directory.
      */
-    static String ferriteClusterClassPath() throws IOException
+    public static String ferriteClusterClassPath() throws IOException
     {
         final Path jar = BrokerProcess.ferriteJar();
         if (jar == null)
