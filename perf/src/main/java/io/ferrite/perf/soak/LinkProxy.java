@@ -56,6 +56,7 @@ final class LinkProxy implements AutoCloseable, Links.Listener
                 final Socket client = server.accept();
                 client.setTcpNoDelay(true);
                 final int from = peers.nodeOf(client.getPort(), server.getLocalPort());
+                links.accepted(from, to);
                 final Links.Link link = links.get(from, to);
                 if (link.mode() == Links.Mode.DROP)
                 {

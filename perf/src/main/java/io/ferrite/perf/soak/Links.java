@@ -38,11 +38,13 @@ final class Links
     private final int nodes;
     private final AtomicReferenceArray<Link> links;
     private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.concurrent.atomic.AtomicLongArray accepted;
 
     Links(final int nodes)
     {
         this.nodes = nodes;
         this.links = new AtomicReferenceArray<>((nodes + 1) * (nodes + 1));
+        this.accepted = new java.util.concurrent.atomic.AtomicLongArray((nodes + 1) * (nodes + 1));
         for (int i = 0; i < links.length(); i++)
         {
             links.set(i, Link.PASS);
@@ -66,6 +68,30 @@ final class Links
         {
             l.changed(from, to, before, link);
         }
+    }
+
+    /** Counts a connection a proxy of node {@code to} accepted from {@code from} (0: a client). */
+    void accepted(final int from, final int to)
+    {
+        accepted.incrementAndGet(from * (nodes + 1) + to);
+    }
+
+    /** The connections accepted per link so far, as "from->to" (0: the soak's clients): which peers the proxies told apart. */
+    java.util.Map<String, Long> acceptedCounts()
+    {
+        final java.util.Map<String, Long> out = new java.util.TreeMap<>();
+        for (int from = 0; from <= nodes; from++)
+        {
+            for (int to = 1; to <= nodes; to++)
+            {
+                final long n = accepted.get(from * (nodes + 1) + to);
+                if (n > 0)
+                {
+                    out.put(from + "->" + to, n);
+                }
+            }
+        }
+        return out;
     }
 
     /** Every link between two nodes back to {@link Link#PASS}. */

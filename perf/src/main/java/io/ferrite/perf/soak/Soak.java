@@ -183,6 +183,8 @@ public final class Soak
             final ObjectNode hws = json.putObject("highWatermarks");
             hw.forEach((p, v) -> hws.put(Integer.toString(p), v));
             describeClients(json, producers, consumers);
+            final ObjectNode connections = json.putObject("connectionsAccepted");
+            cluster.links.acceptedCounts().forEach(connections::put);
             final ArrayNode events = json.putArray("faults");
             for (final Nemesis.Event e : nemesis.events())
             {

@@ -81,6 +81,8 @@ public final class SoakReport
             md.append("- consumer ").append(c.path("id").asText()).append(": read ").append(c.path("read").asText())
                 .append(", errors ").append(c.path("errors").toString()).append('\n');
         }
+        md.append("\nConnections the proxies accepted, by link (from->to; 0: the soak's clients): ")
+            .append(json.path("connectionsAccepted").toString()).append('\n');
         md.append("\n## Problems (").append(json.path("problems").size()).append(")\n\n");
         json.path("problems").forEach(p -> md.append("- ").append(p.asText().replace('\n', ' ')).append('\n'));
         return md.toString();
