@@ -8,7 +8,6 @@ import org.apache.kafka.common.Uuid;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -84,40 +83,12 @@ final class SoakCluster implements AutoCloseable
         final List<BrokerProcess.Formatting> formats = new ArrayList<>();
         for (int id = 1; id <= NODES; id++)
         {
-            final Path nodeDir = Files.createDirectories(dir.resolve("node-" + id));
             final List<String> settings = new ArrayList<>(List.of("node.id=" + id, "process.roles=broker,controller",
                 "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
                 "listeners=PLAINTEXT://127.0.0.1:" + ports[id] + ",CONTROLLER://127.0.0.1:" + controllerPorts[id],
                 "advertised.listeners=PLAINTEXT://127.0.0.1:" + proxyPorts[id]));
-            settings.addAll(ThreeNodes.commonSettings());
-            final List<String> command = new ArrayList<>();
-            command.add(BrokerProcess.javaBinary());
-            command.addAll(BrokerProcess.jvmOptions(heap));
-            if (kind == Kind.KAFKA)
-            {
-                settings.addAll(List.of("inter.broker.listener.name=PLAINTEXT",
-                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                    "log.dirs=" + nodeDir.resolve("kafka-logs"), "offsets.topic.replication.factor=3",
-                    "transaction.state.log.replication.factor=3", "transaction.state.log.min.isr=2"));
-                settings.addAll(overrides);
-                final Path config = nodeDir.resolve("server.properties");
-                Files.write(config, settings, StandardCharsets.UTF_8);
-                formats.add(BrokerProcess.formatKafkaStorage(classPath, config, clusterId));
-                command.addAll(List.of("-cp", classPath, "-Dkafka.logs.dir=" + nodeDir.resolve("logs"), "kafka.Kafka",
-                    config.toString()));
-            }
-            else
-            {
-                settings.addAll(List.of("ferrite.cluster.id=" + clusterId, "log.dir=" + nodeDir.resolve("ferrite-data")));
-                settings.addAll(overrides);
-                command.addAll(List.of("-cp", ThreeNodes.ferriteClusterClassPath(), "io.ferrite.broker.FerriteServer"));
-                for (final String s : settings)
-                {
-                    command.add("--override");
-                    command.add(s);
-                }
-            }
-            commands.add(command);
+            commands.add(ThreeNodes.nodeCommand(kind, heap, classPath, Files.createDirectories(dir.resolve("node-" + id)),
+                settings, overrides, clusterId, formats));
         }
         for (final BrokerProcess.Formatting f : formats)
         {
