@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -116,7 +117,8 @@ final class Checker
         result.consumed = seen.size();
         final Map<Integer, List<Replica>> byPartition = new TreeMap<>();
         replicas.forEach(r -> byPartition.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(r));
-        final Map<Replica, Map<Long, String>> logs = new HashMap<>();
+        // by identity: a record's hashCode would hash every batch of the replica at each look-up
+        final Map<Replica, Map<Long, String>> logs = new IdentityHashMap<>();
         for (final Replica r : replicas)
         {
             logs.put(r, logOf(r, highWatermarks.getOrDefault(r.partition(), 0L), result));
