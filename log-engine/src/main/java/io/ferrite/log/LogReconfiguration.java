@@ -7,7 +7,7 @@ import java.util.Map;
  * Dynamic broker configs reaching a running {@link LogManager} (Kafka's {@code DynamicLogConfig} and
  * {@code LogCleaner.reconfigure}): new topic defaults, which every log takes under its own stored overrides, and new
  * cleaner settings. Called by the broker's one writer of configs; ordered with topic creations and override changes
- * by the log manager's monitor. A log's config is one volatile reference that its owner reads: nothing on the append
+ * by the log manager's monitor (the cleaner's restart after it, ordered with a close by the cleaner's). A log's config is one volatile reference that its owner reads: nothing on the append
  * or fetch path waits for this.
  */
 public final class LogReconfiguration
@@ -33,7 +33,8 @@ public final class LogReconfiguration
                 final Map<String, String> overrides = PartitionOverrides.read(log.dir());
                 log.updateConfig(newDefaults.with(overrides));
             }
-            manager.cleaner().reconfigure(newCleaner);
         }
+        // outside the log manager's monitor: the cleaner threads are stopped and waited for here
+        manager.cleaner().reconfigure(newCleaner);
     }
 }
