@@ -133,4 +133,64 @@ class PendingCreationsTest
             assertEquals(t >= made, pending.isPending("backlog-" + t), "backlog-" + t);
         }
     }
+
+    /**
+     * The journal rewritten while topics are pending (its rewrite size set to 1 byte: a rewrite whenever it has doubled):
+     * it then holds the pending topics' records alone, a topic deleted while pending and then rewritten away included.
+     * A start from the files and that journal (the process gone with topics still pending, as after a SIGKILL) makes
+     * every answered topic, with its answered id, and not the deleted one.
+     */
+    @Test
+    void aRewriteWithTopicsPendingKeepsEveryOneAndNoDeletedOne() throws Exception
+    {
+        CreationsHold.rewriteFrom(pending, 1);
+        final Map<String, long[]> answered = new java.util.HashMap<>();
+        journaled("r1-", 5, 1);
+        journaled("r2-", 5, 2);
+        for (final String prefix : List.of("r1-", "r2-"))
+        {
+            for (int t = 0; t < 5; t++)
+            {
+                answered.put(prefix + t, registry.creatingId(prefix + t));
+            }
+        }
+        assertTrue(pending.makeThrough("r1-2"));
+        assertEquals(1, CreationsHold.rewrites(pending), "rewritten once r1-0..2 were made");
+        assertEquals(7, journal.entries().size(), "the pending topics' records only: " + journal.entries());
+        for (final CreationJournal.Entry e : journal.entries())
+        {
+            assertTrue(pending.isPending(e.name()), e.name() + " kept, not pending");
+        }
+        final long[] doomed = answered.remove("r2-1");
+        assertTrue(pending.forget("r2-1", doomed)); // a DeleteTopics of a pending topic: a DELETE journaled
+        journaled("r3-", 20, 1); // the journal more than doubled
+        for (int t = 0; t < 20; t++)
+        {
+            answered.put("r3-" + t, registry.creatingId("r3-" + t));
+        }
+        assertTrue(pending.makeThrough("r1-3"));
+        assertEquals(2, CreationsHold.rewrites(pending), "rewritten again with the deletion in it");
+        assertEquals(pending.size(), journal.entries().size(), journal.entries().toString());
+        for (final CreationJournal.Entry e : journal.entries())
+        {
+            assertEquals(CreationJournal.Kind.CREATE, e.kind());
+            assertTrue(pending.isPending(e.name()), e.name() + " kept, not pending");
+        }
+        // the process gone with topics pending: the next start sees the files and the rewritten journal
+        journal.close();
+        logs.close();
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        journal = CreationReplay.open(List.of(dir), registry, true);
+        assertEquals(null, registry.topic("r2-1"), "deleted while pending, made again");
+        for (final Map.Entry<String, long[]> e : answered.entrySet())
+        {
+            final io.ferrite.broker.topic.Topic t = registry.topic(e.getKey());
+            assertTrue(t != null, e.getKey() + " answered and not made");
+            assertEquals(e.getValue()[0], t.idMostSignificantBits, e.getKey());
+            assertEquals(e.getValue()[1], t.idLeastSignificantBits, e.getKey());
+            assertEquals(e.getKey().startsWith("r2-") ? 2 : 1, t.partitions.length, e.getKey());
+        }
+        assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
+    }
 }

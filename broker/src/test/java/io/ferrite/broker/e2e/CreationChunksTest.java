@@ -433,7 +433,7 @@ class CreationChunksTest
         produceAndConsume(broker.bootstrap(), topic, partitions);
     }
 
-    private static void produceAndConsume(final String bootstrap, final String topic, final int partitions) throws Exception
+    static void produceAndConsume(final String bootstrap, final String topic, final int partitions) throws Exception
     {
         final Map<String, Object> p = Map.of("bootstrap.servers", bootstrap, "acks", "all",
             "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
