@@ -100,6 +100,42 @@ class CreationChunksTest
     }
 
     /**
+     * The chunks held: a DeleteTopics by topic id of a topic being made (found through the registry's id map of the
+     * names being made) drops it and frees its name, leaves the other one pending; a second delete by the same id is
+     * UNKNOWN_TOPIC_ID; the name created again gets a new id and is made with it.
+     */
+    @Test
+    void aTopicBeingMadeDeletedByItsIdFreesItsName() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            final CreateTopicsResult created = admin.createTopics(List.of(new NewTopic("by-id", 2, (short)1),
+                new NewTopic("stays", 1, (short)1)));
+            created.all().get(30, TimeUnit.SECONDS);
+            final Uuid first = created.topicId("by-id").get();
+            admin.deleteTopics(org.apache.kafka.common.TopicCollection.ofTopicIds(List.of(first))).all().get(30, TimeUnit.SECONDS);
+            assertFalse(pending.isPending("by-id"), "dropped from the pending creations");
+            assertTrue(pending.isPending("stays"));
+            assertEquals(null, broker.broker.topics().creatingName(first.getMostSignificantBits(), first.getLeastSignificantBits()));
+            final ExecutionException again = assertThrows(ExecutionException.class, () -> admin.deleteTopics(
+                org.apache.kafka.common.TopicCollection.ofTopicIds(List.of(first))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(org.apache.kafka.common.errors.UnknownTopicIdException.class, again.getCause());
+            final CreateTopicsResult recreated = admin.createTopics(List.of(new NewTopic("by-id", 3, (short)1)));
+            recreated.all().get(30, TimeUnit.SECONDS);
+            final Uuid second = recreated.topicId("by-id").get();
+            assertFalse(first.equals(second), "a new id for the name created again");
+            CreationsHold.hold(pending, false);
+            Await.await(() -> broker.broker.topics().topic("by-id") != null && broker.broker.topics().topic("stays") != null,
+                Duration.ofSeconds(30), "both made");
+            final TopicDescription d = admin.describeTopics(List.of("by-id")).allTopicNames().get(30, TimeUnit.SECONDS).get("by-id");
+            assertEquals(second, d.topicId());
+            assertEquals(3, d.partitions().size());
+        }
+    }
+
+    /**
      * The chunks held: a topic being made deleted (its DELETE journaled, its pending files dropped: none is ever made),
      * CreatePartitions of another being made (made first, then grown), AlterConfigs of a third (made first, then
      * changed); then the broker stopped with topics still pending. The start makes every answered topic that was not
