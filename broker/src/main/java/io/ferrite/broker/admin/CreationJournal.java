@@ -359,14 +359,15 @@ public final class CreationJournal implements AutoCloseable
     {
         final ByteBuffer buffer = JournalRecords.frame(kept);
         final long length = buffer.remaining();
+        if (length - HEADER > MAX_RECORD) // a read would take it for a garbage tail: never written
+        {
+            rewrittenSize = size;
+            throw new IOException("a rewrite of " + kept.size() + " entries is one record of " + length + " bytes, more than a read takes");
+        }
         final Path next = file.resolveSibling(REWRITE_NAME);
         final boolean interrupted = Thread.interrupted();
         try
         {
-            if (tail)
-            {
-                cutOff(); // bytes past the intact records are not carried into the new file, but the old one must not keep them
-            }
             try (FileChannel c = opener.open(next, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE))
             {
@@ -387,6 +388,7 @@ public final class CreationJournal implements AutoCloseable
             // the journal is the new file now, whatever fails after this
             size = length;
             rewrittenSize = length;
+            tail = false; // bytes a failed append left past the intact records went with the old file
             emptyingUnsynced = false;
             entries.clear();
             entries.addAll(kept);
