@@ -1,0 +1,122 @@
+package io.ferrite.broker.cluster;
+
+import io.ferrite.broker.e2e.RawClient;
+import io.ferrite.testing.Await;
+import org.apache.kafka.common.message.DescribeQuorumRequestData;
+import org.apache.kafka.common.message.DescribeQuorumResponseData;
+import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Producer ids are unique across a cluster (issue 14: two idempotent producers whose InitProducerId reached different
+ * nodes both got id 0, and the partition leader took one's batches for the other's): InitProducerId sent to each of
+ * three nodes gives three different ids — the blocks come from the active controller (AllocateProducerIds), not from
+ * each node's own file — and after the active controller is SIGKILLed and restarted, the ids each node gives next
+ * (the restarted one from a block its new incarnation asks for) are still new.
+ */
+@Tag("slow") // three broker JVMs started, one killed and restarted: about 40 s
+final class ProducerIdsClusterTest
+{
+    private static final short INIT_PRODUCER_ID_VERSION = 4;
+    private static final short DESCRIBE_QUORUM_VERSION = 1;
+
+    @TempDir
+    Path dir;
+
+    private ThreeNodes cluster;
+
+    @AfterEach
+    void stop() throws InterruptedException
+    {
+        if (cluster != null)
+        {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void idsFromEveryNodeAreDistinctBeforeAndAfterTheActiveControllerIsKilled() throws Exception
+    {
+        cluster = new ThreeNodes(dir).start();
+        final List<Long> given = new ArrayList<>();
+        for (int id = 1; id <= 3; id++)
+        {
+            given.add(initProducerId(id));
+        }
+        assertEquals(3, new HashSet<>(given).size(), "one id per node, all different: " + given);
+
+        final int controller = activeController(1);
+        cluster.kill(controller);
+        cluster.restart(controller);
+        final List<Long> after = new ArrayList<>();
+        for (int id = 1; id <= 3; id++)
+        {
+            after.add(initProducerId(id));
+        }
+        final Set<Long> all = new HashSet<>(given);
+        all.addAll(after);
+        assertEquals(6, all.size(), "ids after node " + controller + " (the active controller) was SIGKILLed and restarted, " +
+            after + ", all new (before: " + given + ")");
+    }
+
+    /**
+     * An idempotent producer's InitProducerId sent to node {@code id} itself; COORDINATOR_LOAD_IN_PROGRESS (no block from
+     * the controller yet) asked again, as clients do.
+     */
+    private long initProducerId(final int id)
+    {
+        final InitProducerIdResponseData answer = Await.awaitValue(() ->
+        {
+            try (RawClient raw = new RawClient(cluster.brokerPort(id)))
+            {
+                final InitProducerIdRequestData request = new InitProducerIdRequestData().setTransactionalId(null)
+                    .setTransactionTimeoutMs(Integer.MAX_VALUE).setProducerId(-1).setProducerEpoch((short)-1);
+                return new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.INIT_PRODUCER_ID,
+                    INIT_PRODUCER_ID_VERSION, request)), INIT_PRODUCER_ID_VERSION);
+            }
+        }, r -> r.errorCode() != Errors.COORDINATOR_LOAD_IN_PROGRESS.code(), ThreeNodes.START,
+            () -> "an InitProducerId answer from node " + id + " other than COORDINATOR_LOAD_IN_PROGRESS: " + cluster.tail(id));
+        assertEquals(Errors.NONE.code(), answer.errorCode(), "InitProducerId on node " + id + ": " + answer);
+        assertTrue(answer.producerId() >= 0, "a producer id from node " + id + ": " + answer);
+        return answer.producerId();
+    }
+
+    /** The metadata quorum's leader (the active controller) as node {@code id}'s controller listener describes it. */
+    private int activeController(final int id)
+    {
+        return Await.awaitValue(() ->
+        {
+            try (RawClient raw = new RawClient(cluster.controllerPort(id)))
+            {
+                final DescribeQuorumRequestData request = new DescribeQuorumRequestData().setTopics(List.of(
+                    new DescribeQuorumRequestData.TopicData().setTopicName("__cluster_metadata").setPartitions(List.of(
+                        new DescribeQuorumRequestData.PartitionData().setPartitionIndex(0)))));
+                final DescribeQuorumResponseData answer = new DescribeQuorumResponseData(new ByteBufferAccessor(
+                    raw.exchange(ApiKeys.DESCRIBE_QUORUM, DESCRIBE_QUORUM_VERSION, request)), DESCRIBE_QUORUM_VERSION);
+                return answer.topics().isEmpty() ? -1 : answer.topics().get(0).partitions().get(0).leaderId();
+            }
+            catch (final IOException ex)
+            {
+                return -1;
+            }
+        }, leader -> leader >= 1 && leader <= 3, ThreeNodes.START, () -> "the quorum's leader from node " + id);
+    }
+}
