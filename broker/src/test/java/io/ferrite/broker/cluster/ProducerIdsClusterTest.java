@@ -63,7 +63,7 @@ final class ProducerIdsClusterTest
         }
         assertEquals(3, new HashSet<>(given).size(), "one id per node, all different: " + given);
 
-        final int controller = activeController(1);
+        final int controller = activeController();
         cluster.kill(controller);
         cluster.restart(controller);
         final List<Long> after = new ArrayList<>();
@@ -99,24 +99,45 @@ final class ProducerIdsClusterTest
         return answer.producerId();
     }
 
-    /** The metadata quorum's leader (the active controller) as node {@code id}'s controller listener describes it. */
-    private int activeController(final int id)
+    /**
+     * The metadata quorum's leader (the active controller): the node whose controller listener answers DescribeQuorum
+     * without an error (KRaft answers it on the leader only; the others NOT_LEADER_OR_FOLLOWER).
+     */
+    private int activeController()
     {
         return Await.awaitValue(() ->
         {
-            try (RawClient raw = new RawClient(cluster.controllerPort(id)))
+            for (int id = 1; id <= 3; id++)
             {
-                final DescribeQuorumRequestData request = new DescribeQuorumRequestData().setTopics(List.of(
-                    new DescribeQuorumRequestData.TopicData().setTopicName("__cluster_metadata").setPartitions(List.of(
-                        new DescribeQuorumRequestData.PartitionData().setPartitionIndex(0)))));
-                final DescribeQuorumResponseData answer = new DescribeQuorumResponseData(new ByteBufferAccessor(
-                    raw.exchange(ApiKeys.DESCRIBE_QUORUM, DESCRIBE_QUORUM_VERSION, request)), DESCRIBE_QUORUM_VERSION);
-                return answer.topics().isEmpty() ? -1 : answer.topics().get(0).partitions().get(0).leaderId();
+                final int leader = describedLeader(id);
+                if (leader == id)
+                {
+                    return leader;
+                }
             }
-            catch (final IOException ex)
+            return -1;
+        }, leader -> leader >= 1, ThreeNodes.START, "a node whose controller listener describes itself as the quorum's leader");
+    }
+
+    private int describedLeader(final int id)
+    {
+        try (RawClient raw = new RawClient(cluster.controllerPort(id)))
+        {
+            final DescribeQuorumRequestData request = new DescribeQuorumRequestData().setTopics(List.of(
+                new DescribeQuorumRequestData.TopicData().setTopicName("__cluster_metadata").setPartitions(List.of(
+                    new DescribeQuorumRequestData.PartitionData().setPartitionIndex(0)))));
+            final DescribeQuorumResponseData answer = new DescribeQuorumResponseData(new ByteBufferAccessor(
+                raw.exchange(ApiKeys.DESCRIBE_QUORUM, DESCRIBE_QUORUM_VERSION, request)), DESCRIBE_QUORUM_VERSION);
+            if (answer.errorCode() != Errors.NONE.code() || answer.topics().isEmpty())
             {
                 return -1;
             }
-        }, leader -> leader >= 1 && leader <= 3, ThreeNodes.START, () -> "the quorum's leader from node " + id);
+            final DescribeQuorumResponseData.PartitionData p = answer.topics().get(0).partitions().get(0);
+            return p.errorCode() == Errors.NONE.code() ? p.leaderId() : -1;
+        }
+        catch (final IOException ex)
+        {
+            return -1;
+        }
     }
 }
