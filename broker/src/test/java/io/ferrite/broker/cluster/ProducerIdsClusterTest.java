@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,13 +31,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * nodes both got id 0, and the partition leader took one's batches for the other's): InitProducerId sent to each of
  * three nodes gives three different ids — the blocks come from the active controller (AllocateProducerIds), not from
  * each node's own file — and after the active controller is SIGKILLed and restarted, the ids each node gives next
- * (the restarted one from a block its new incarnation asks for) are still new.
+ * (the restarted one from a block its new incarnation asks for) are still new. A node that was alone before (its own
+ * file of ids) skips the controller's blocks below the ids it gave, and every node's file is raised past its block.
  */
 @Tag("slow") // three broker JVMs started, one killed and restarted: about 40 s
 final class ProducerIdsClusterTest
 {
     private static final short INIT_PRODUCER_ID_VERSION = 4;
     private static final short DESCRIBE_QUORUM_VERSION = 1;
+    /** The end of the ids node 1 gave while it was alone (its file before it joins). */
+    private static final long FORMER_END = 2500;
 
     @TempDir
     Path dir;
@@ -55,13 +59,24 @@ final class ProducerIdsClusterTest
     @Test
     void idsFromEveryNodeAreDistinctBeforeAndAfterTheActiveControllerIsKilled() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster = new ThreeNodes(dir);
+        // node 1 was a node alone before and gave ids up to 2499 from its own file: it must not give them again
+        Files.createDirectories(cluster.data(1));
+        Files.writeString(cluster.data(1).resolve("ferrite-producer-ids"), Long.toString(FORMER_END));
+        cluster.start();
         final List<Long> given = new ArrayList<>();
         for (int id = 1; id <= 3; id++)
         {
             given.add(initProducerId(id));
         }
         assertEquals(3, new HashSet<>(given).size(), "one id per node, all different: " + given);
+        assertTrue(given.get(0) >= FORMER_END, "node 1's id past the ids it gave alone: " + given);
+        for (int id = 1; id <= 3; id++)
+        {
+            // the file raised past the block taken: the node, started alone again, would not give its ids again
+            final long end = Long.parseLong(Files.readString(cluster.data(id).resolve("ferrite-producer-ids")).trim());
+            assertTrue(end > given.get(id - 1), "node " + id + "'s file " + end + " past its id " + given.get(id - 1));
+        }
 
         final int controller = activeController();
         cluster.kill(controller);
