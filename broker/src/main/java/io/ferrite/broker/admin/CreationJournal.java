@@ -336,6 +336,11 @@ public final class CreationJournal implements AutoCloseable
             entries.clear();
             emptyingUnsynced = true;
             c.force(true);
+            if (renameUnsynced) // a power loss could bring back the file a rewrite replaced: the directory first
+            {
+                io.ferrite.log.config.DurableFile.fsyncDirectory(file.getParent());
+                renameUnsynced = false;
+            }
             emptyingUnsynced = false;
         }
         finally
@@ -352,10 +357,11 @@ public final class CreationJournal implements AutoCloseable
      * written to {@value #REWRITE_NAME} and fsynced, renamed over the journal, the directory fsynced. A crash before the
      * rename leaves the old journal (its records replay to the same topics; the new file is deleted at open), after it
      * the new one. Should the directory's fsync fail, the journal is the new file from here on and the next append
-     * fsyncs the directory before it returns. On a failure before the rename nothing changes, and the next rewrite waits
-     * until the journal has doubled.
+     * fsyncs the directory before it returns (as does an emptying): then false. On a failure before the rename (the new
+     * file's write, fsync, close, or the rename itself) an IOException and nothing changes, and the next rewrite waits
+     * until the journal has doubled. Once the rename returned, the journal is the new file whatever fails after it.
      */
-    void rewrite(final List<Entry> kept) throws IOException
+    boolean rewrite(final List<Entry> kept) throws IOException
     {
         final ByteBuffer buffer = JournalRecords.frame(kept);
         final long length = buffer.remaining();
@@ -368,15 +374,18 @@ public final class CreationJournal implements AutoCloseable
         final boolean interrupted = Thread.interrupted();
         try
         {
-            try (FileChannel c = opener.open(next, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE))
+            try
             {
-                long at = 0;
-                while (buffer.hasRemaining())
+                try (FileChannel c = opener.open(next, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.WRITE))
                 {
-                    at += c.write(buffer, at);
-                }
-                c.force(true);
+                    long at = 0;
+                    while (buffer.hasRemaining())
+                    {
+                        at += c.write(buffer, at);
+                    }
+                    c.force(true);
+                } // closed before the rename: a failing close is a failure before it
                 Files.move(next, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             }
             catch (final IOException ex)
@@ -393,10 +402,27 @@ public final class CreationJournal implements AutoCloseable
             entries.clear();
             entries.addAll(kept);
             renameUnsynced = true;
-            channel.close(); // the old file's; should the open fail, the next use opens the new one (channel())
-            channel = opener.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
-            io.ferrite.log.config.DurableFile.fsyncDirectory(file.getParent());
-            renameUnsynced = false;
+            try
+            {
+                try
+                {
+                    channel.close(); // the old file's
+                }
+                finally
+                {
+                    // should this fail, the closed channel is reopened, on the new file, at its next use (channel())
+                    channel = opener.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                }
+                io.ferrite.log.config.DurableFile.fsyncDirectory(file.getParent());
+                renameUnsynced = false;
+                return true;
+            }
+            catch (final IOException ex)
+            {
+                LOG.warn("{}: rewritten, but reopening it or fsyncing its directory failed: the next append or emptying "
+                    + "fsyncs the directory first", file, ex);
+                return false;
+            }
         }
         finally
         {

@@ -36,17 +36,18 @@ import java.util.concurrent.TimeUnit;
  * A stop, or a crash, with topics pending leaves their records: the next start makes them ({@link CreationReplay}).</li>
  * <li>The backlog is bounded by time: before a CreateTopics is journaled the agent makes the oldest pending topics
  * until they and the request's own partitions are at most {@link #backlogBound} — what the estimated cost of a
- * partition says is {@link #BACKLOG_NS} (30 s) of work. The estimate is a moving average of the time
- * {@code TopicRegistry.create} took per partition over the topics last made (its directories, files and fsyncs, on
- * the agent's thread, as the load of the moment makes them); before the first topic is made it is
- * {@value #ASSUMED_MS_PER_PARTITION} ms, the slowest rate measured on a loaded machine, so the first burst is
- * bounded as if the disk were slow. Why 30 s: the journal makes a crash with a backlog safe, so the bound is what a
- * restart may spend replaying it before it serves (a start after a SIGKILL with a full backlog makes about 30 s of
- * files first; Kafka 4.4's own SIGKILL restart at 10 000 partitions took 50 s here) and how long after its answer the
- * newest topic is published (about 30 s at the estimated rate: half of a producer's {@code max.block.ms} and of an
- * Admin's {@code default.api.timeout.ms}, 60 s each, so the estimate may be 2x off before a client times out). A
- * single request larger than the bound is journaled after every earlier topic is made: its own files are its
- * window. Tests set another bound ({@link #backlogNs(long)}).</li>
+ * partition says is {@link #BACKLOG_NS} (10 s) of work. The estimate is the slower of two moving averages: the wall
+ * time the backlog takes to drain per partition ({@link DrainRate}: everything the agent does meanwhile included —
+ * other commands, journal fsyncs, the CPU it does not get under load) and the time {@code TopicRegistry.create} took
+ * per partition; before the first measurement both are {@value #ASSUMED_MS_PER_PARTITION} ms, the slowest create rate
+ * measured on a loaded machine. Why 10 s: that wait is spent inside the CreateTopics before its answer (and by every
+ * admin command queued behind it), and Kafka 4.4's Admin gives up on a request after {@code request.timeout.ms} (30 s)
+ * and retries it — a retry of a creation journaled meanwhile is answered TOPIC_ALREADY_EXISTS. The worst wait is the
+ * whole bound (a request larger than it waits for every earlier topic), so 10 s lets the estimate be 3x off before a
+ * client times out; it also bounds a restart's replay of a full backlog, and how long after its answer the newest
+ * topic is published, to about 10 s at the measured rate. A single request larger than the bound is journaled after
+ * every earlier topic is made: its own files are its window. Tests set another bound ({@link #backlogNs(long)}) or a
+ * fixed estimate ({@link #estimate(long)}).</li>
  * <li>While topics stay pending the journal does not grow for ever: once it holds at least
  * {@link #REWRITE_BYTES} and twice what its last rewrite left, it is rewritten to the pending topics' records alone
  * ({@link CreationJournal#rewrite}: a new file fsynced, renamed over the old one, the directory fsynced), so a
@@ -68,10 +69,10 @@ public final class PendingCreations
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
     /** The work pending (with a request's own), at the estimated cost per partition, a CreateTopics waits below. */
-    static final long BACKLOG_NS = TimeUnit.SECONDS.toNanos(30);
+    static final long BACKLOG_NS = TimeUnit.SECONDS.toNanos(10);
     /**
      * The cost of a partition's files assumed before any is measured: pchunk's loaded run made 110 partitions/s (9 ms),
-     * a quiet machine 1.6 ms; the slow figure bounds a first burst to about 3 300 partitions.
+     * a quiet machine 1.6 ms; the slow figure bounds a first burst to about 1 100 partitions.
      */
     static final long ASSUMED_MS_PER_PARTITION = 9;
     /** The journal's size from which it is rewritten to the pending topics' records while some are pending. */
@@ -96,6 +97,10 @@ public final class PendingCreations
     private int partitions;
     /** A moving average of what a partition's files took to make (agent only; read by tests). */
     private long nsPerPartition = TimeUnit.MILLISECONDS.toNanos(ASSUMED_MS_PER_PARTITION);
+    /** The wall time the backlog drains at, per partition (agent only). */
+    private final DrainRate drain = new DrainRate(TimeUnit.MILLISECONDS.toNanos(ASSUMED_MS_PER_PARTITION));
+    /** A fixed estimate per partition set by a test, or 0: measured. */
+    private volatile long fixedNsPerPartition;
     /** The backlog's bound in estimated work ({@link #BACKLOG_NS}; tests set another). */
     private volatile long backlogNs = BACKLOG_NS;
     /** The journal's size from which a rewrite is considered ({@link #REWRITE_BYTES}; tests set another). */
@@ -122,6 +127,7 @@ public final class PendingCreations
     public void add(final String name, final long[] id, final int count, final Map<String, String> configs)
     {
         final Pending p = new Pending(name, id, count, configs);
+        drain.backlog(System.nanoTime());
         queue.add(p);
         byName.put(name, p);
         partitions += count;
@@ -132,6 +138,19 @@ public final class PendingCreations
     void backlogNs(final long ns)
     {
         backlogNs = ns;
+    }
+
+    /** A fixed estimate of a partition's cost (0: measured again), for tests: the bound they check then does not move. */
+    void estimate(final long nsPerPartition)
+    {
+        fixedNsPerPartition = nsPerPartition;
+    }
+
+    /** The estimated wall cost of a partition's files: the slower of the drain rate and the create time (or a test's). */
+    long estimatedNsPerPartition()
+    {
+        final long fixed = fixedNsPerPartition;
+        return fixed > 0 ? fixed : Math.max(nsPerPartition, drain.nsPerPartition());
     }
 
     /** The journal size from which it is rewritten while topics are pending, for tests. */
@@ -190,7 +209,7 @@ public final class PendingCreations
     /** The most partitions pending, with a request's own, that {@link #makeDownTo} leaves: {@link #backlogNs} at the estimated cost. */
     long backlogBound()
     {
-        return backlogNs / Math.max(1, nsPerPartition);
+        return backlogNs / Math.max(1, estimatedNsPerPartition());
     }
 
     /**
@@ -211,6 +230,10 @@ public final class PendingCreations
     {
         if (held || queue.isEmpty())
         {
+            if (held)
+            {
+                drain.restart(System.nanoTime()); // held time is not drain time
+            }
             return 0;
         }
         final long start = System.nanoTime();
@@ -294,6 +317,7 @@ public final class PendingCreations
             topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
             final long perPartition = (System.nanoTime() - start) / Math.max(1, p.partitions);
             nsPerPartition += (perPartition - nsPerPartition) / 8; // a moving average over the last topics made
+            drain.made(p.partitions, System.nanoTime());
         }
         catch (final Throwable ex) // one topic's failure, an Error too, costs that topic alone
         {
@@ -320,6 +344,7 @@ public final class PendingCreations
             return;
         }
         queue.clear();
+        drain.drained(System.nanoTime());
         try
         {
             journal.clear();
@@ -344,17 +369,24 @@ public final class PendingCreations
                 kept.add(e);
             }
         }
+        if (kept.size() != byName.size()) // a pending topic without its record: a rewrite would drop its only one
+        {
+            LOG.error("creation journal {} not rewritten: {} records found for {} pending topics", journal.file(), kept.size(),
+                byName.size());
+            return;
+        }
         final long before = journal.size();
         try
         {
-            journal.rewrite(kept);
+            final boolean durable = journal.rewrite(kept);
             rewrites++;
-            LOG.info("creation journal {} rewritten with {} topics pending: {} -> {} bytes", journal.file(), kept.size(), before,
-                journal.size());
+            LOG.info("creation journal {} rewritten with {} topics pending: {} -> {} bytes{}", journal.file(), kept.size(), before,
+                journal.size(), durable ? "" : " (its directory not fsynced yet: the next append or emptying does it)");
         }
         catch (final IOException ex)
         {
-            LOG.warn("rewriting the creation journal {} failed: it keeps every record (replayed idempotently)", journal.file(), ex);
+            LOG.warn("rewriting the creation journal {} failed before its rename: it keeps every record (replayed idempotently)",
+                journal.file(), ex);
         }
     }
 

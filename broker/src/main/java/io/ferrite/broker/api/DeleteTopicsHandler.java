@@ -69,7 +69,9 @@ public final class DeleteTopicsHandler implements RequestHandler
                 // creating first, then the topic: a topic leaves creating only once published, so both absent means
                 // no creation of it was answered
                 final String creating = byId ? topics.creatingName(msb, lsb) : t.name();
-                final long[] id = creating == null ? null : topics.creatingId(creating);
+                final long[] named = creating == null ? null : topics.creatingId(creating);
+                // by id: the name's id now may be a newer creation of that name (the pending one deleted in between)
+                final long[] id = byId && named != null && (named[0] != msb || named[1] != lsb) ? null : named;
                 final Topic topic = byId ? topics.topic(msb, lsb) : topics.topic(t.name());
                 if (PartitionLookup.live(topic) == null)
                 {

@@ -297,4 +297,67 @@ class CreationJournalFileTest
             assertEquals(List.of(create("a", 1, 3), create("b", 2, 1), create("c", 3, 1)), journal.entries());
         }
     }
+
+    /**
+     * A rewrite whose new file's close fails (an EIO from close(2)) is a failure before the rename: nothing changes and
+     * later appends go to the journal, read back at the next open. (The rename inside the new channel's
+     * try-with-resources took a close failing after it for "nothing changed" and went on appending to the unlinked file.)
+     */
+    @Test
+    void aRewriteWhoseNewFileFailsToCloseKeepsAppendingToTheJournal() throws Exception
+    {
+        try (CreationJournal journal = CreationJournal.open(dir, FailingChannel::opening))
+        {
+            journal.append(List.of(create("a", 1, 3), create("b", 2, 1)));
+            journal.deleting("a", 1, 1);
+            final long size = journal.size();
+            FailingChannel.failCloseOf = CreationJournal.REWRITE_NAME;
+            try
+            {
+                assertThrows(java.io.IOException.class, () -> journal.rewrite(List.of(create("b", 2, 1))));
+            }
+            finally
+            {
+                FailingChannel.failCloseOf = null;
+            }
+            assertEquals(size, journal.size(), "nothing changed");
+            assertEquals(size, Files.size(dir.resolve(CreationJournal.FILE_NAME)), "the journal not replaced");
+            journal.append(List.of(create("c", 3, 1)));
+        }
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(List.of(create("a", 1, 3), create("b", 2, 1),
+                new CreationJournal.Entry(CreationJournal.Kind.DELETE, "a", 1, 1, 0, Map.of()), create("c", 3, 1)),
+                journal.entries(), "c's record, appended and fsynced, kept");
+        }
+    }
+
+    /**
+     * A rewrite whose old file's close fails after the rename: the journal is the new file (reported as not yet durable
+     * in its directory), and later appends follow the kept entries in it.
+     */
+    @Test
+    void aRewriteThatFailsAfterItsRenameWritesToTheNewFile() throws Exception
+    {
+        try (CreationJournal journal = CreationJournal.open(dir, FailingChannel::opening))
+        {
+            journal.append(List.of(create("a", 1, 3), create("b", 2, 1)));
+            journal.deleting("a", 1, 1);
+            FailingChannel.failCloseOf = CreationJournal.FILE_NAME;
+            try
+            {
+                assertFalse(journal.rewrite(List.of(create("b", 2, 1))), "replaced, its directory not fsynced");
+            }
+            finally
+            {
+                FailingChannel.failCloseOf = null;
+            }
+            assertEquals(List.of(create("b", 2, 1)), journal.entries());
+            journal.append(List.of(create("c", 3, 1)));
+        }
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(List.of(create("b", 2, 1), create("c", 3, 1)), journal.entries());
+        }
+    }
 }

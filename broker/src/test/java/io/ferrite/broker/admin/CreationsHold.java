@@ -16,10 +16,16 @@ public final class CreationsHold
         creations.hold(hold);
     }
 
-    /** The backlog's bound in estimated work (30 s unless a test sets another). */
+    /** The backlog's bound in estimated work (10 s unless a test sets another). */
     public static void backlog(final PendingCreations creations, final java.time.Duration work)
     {
         creations.backlogNs(work.toNanos());
+    }
+
+    /** A fixed estimated cost of a partition's files (null: measured again), so a bound a test checks does not move. */
+    public static void estimate(final PendingCreations creations, final java.time.Duration perPartition)
+    {
+        creations.estimate(perPartition == null ? 0 : perPartition.toNanos());
     }
 
     /** The journal size from which it is rewritten while topics are pending (1 MiB unless a test sets another). */

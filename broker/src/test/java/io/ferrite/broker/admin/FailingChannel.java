@@ -17,17 +17,21 @@ import java.nio.file.Path;
 final class FailingChannel extends FileChannel
 {
     static volatile boolean failForce;
+    /** A file name whose channels' close fails (after the file is really closed: an EIO from close(2)), or null. */
+    static volatile String failCloseOf;
 
     private final FileChannel real;
+    private final Path file;
 
-    private FailingChannel(final FileChannel real)
+    private FailingChannel(final FileChannel real, final Path file)
     {
         this.real = real;
+        this.file = file;
     }
 
     static FileChannel opening(final Path file, final OpenOption... options) throws IOException
     {
-        return new FailingChannel(FileChannel.open(file, options));
+        return new FailingChannel(FileChannel.open(file, options), file);
     }
 
     @Override
@@ -136,5 +140,9 @@ final class FailingChannel extends FileChannel
     protected void implCloseChannel() throws IOException
     {
         real.close();
+        if (file.getFileName().toString().equals(failCloseOf))
+        {
+            throw new IOException("injected: close failed");
+        }
     }
 }

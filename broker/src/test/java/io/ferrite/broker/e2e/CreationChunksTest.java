@@ -100,7 +100,7 @@ class CreationChunksTest
     }
 
     /**
-     * The chunks held: under the default bound (30 s of estimated work) a second CreateTopics is answered with the first
+     * The chunks held: under the default bound (10 s of estimated work) a second CreateTopics is answered with the first
      * one's topics still pending; with the bound set to no work at all, a third CreateTopics first makes every pending
      * topic (the bound is not held by the test hook), so once it is answered the first two are published and only it
      * is pending.
