@@ -212,6 +212,7 @@ public class ClusterMode implements AutoCloseable
             final String metadataDir = config.values().get(METADATA_LOG_DIR);
             final InetSocketAddress endpoint = new InetSocketAddress(advertised.advertisedHost(), advertised.advertisedPort());
             partitions = new ClusterPartitions(topics, admin, leadership, onOwner, this::node);
+            Unassigned.untilAssigned(topics); // nothing served as a single node's: a partition is the image's to place
             try
             {
                 node = ClusterNode.start(clusterSettings(config), metadataDir != null ? Path.of(metadataDir) :

@@ -3,7 +3,6 @@ package io.ferrite.broker.cluster;
 import io.ferrite.broker.ReplicaLeadership;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.replica.IsrProposals;
-import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -28,7 +27,8 @@ import java.util.function.Supplier;
  * ({@link ReplicaLeadership#leadWithoutController}); an ISR change at the same leader epoch is applied
  * ({@link ReplicaLeadership#applyIsr}); a followed partition gets its local log and is followed from its leader's
  * broker listener ({@link #follow}); a replica no longer here is unled or unfollowed, and its topic's logs deleted when
- * the topic left the image or this node holds none of its replicas ({@link LocalRemoval}); a topic's config
+ * the topic left the image or this node holds none of its replicas ({@link LocalRemoval}: every partition of it
+ * stopped first; a removal heard while the node starts is decided with its image once it joined); a topic's config
  * changes reach its local logs ({@link #topicConfigs}). A partition
  * this node followed and now leads stops being followed first ({@link ReplicaLeadership#stopFollowing}), one it led
  * and now follows stops being led first (inside {@link ReplicaLeadership#followWithoutController}): both are tasks on
@@ -38,8 +38,9 @@ import java.util.function.Supplier;
  * {@link AdminAgent} (the topic registry's single writer, in the same order) without waiting: the loader never
  * waits on disk work. The agent creates the logs and hands the leadership to the partition's log thread.
  * {@link #leaderEpochs}, {@link #followedAt} and {@link #unplaced} are the agent's alone. ISR proposals come on the log threads ({@link IsrProposals}) and go
- * to the controller as Kafka's {@code AlterPartitionManager} sends AlterPartition; the answer is applied on the log
- * thread.
+ * to the controller as Kafka's {@code AlterPartitionManager} sends AlterPartition ({@link IsrUpdates}); the answer is
+ * applied on the log thread. In cluster mode no local partition is served before the image leads or follows it here
+ * ({@link Unassigned}); at the start the local topics the image does not place here are strays ({@link StrayTopics}).
  */
 final class ClusterPartitions implements ClusterNode.LocalReplicas
 {
@@ -50,6 +51,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final ReplicaLeadership leadership;
     private final BiConsumer<Integer, Runnable> onOwner;
     private final Supplier<ClusterNode> node;
+    private final Supplier<LocalRemoval.Image> image;
     /** The leader epoch this node leads each partition at ("topic-partition"): the admin agent's. */
     private final Map<String, Integer> leaderEpochs = new HashMap<>();
     /** The id the image gave each topic name this node holds replicas of: the agent's. */
@@ -66,18 +68,31 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final Map<String, Map<Integer, Runnable>> offlineByName = new HashMap<>();
     /** Follows heard before the node was there to name the leader's endpoint (its start): the admin agent's. */
     private final Map<String, Runnable> unplaced = new HashMap<>();
+    /** Topics a replica of which stopped before the node was there: their removal is decided at {@link #joined}. Agent's. */
+    private final java.util.Set<String> undecided = new java.util.LinkedHashSet<>();
     /** The last state of each partition this node leads, for the partition epoch AlterPartition names. */
     private final Map<String, ClusterNode.PartitionState> led = new ConcurrentHashMap<>();
-    private final IsrProposals proposals = this::propose;
+    private final IsrUpdates isrUpdates;
+    private final IsrProposals proposals;
 
     ClusterPartitions(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
         final BiConsumer<Integer, Runnable> onOwner, final Supplier<ClusterNode> node)
+    {
+        this(topics, admin, leadership, onOwner, node, () -> LocalRemoval.Image.of(node.get()));
+    }
+
+    /** With the image the removals read given apart from the node (tests: null while it "starts"). */
+    ClusterPartitions(final TopicRegistry topics, final AdminAgent admin, final ReplicaLeadership leadership,
+        final BiConsumer<Integer, Runnable> onOwner, final Supplier<ClusterNode> node, final Supplier<LocalRemoval.Image> image)
     {
         this.topics = topics;
         this.admin = admin;
         this.leadership = leadership;
         this.onOwner = onOwner;
         this.node = node;
+        this.image = image;
+        this.isrUpdates = new IsrUpdates(topics, leadership, onOwner, node, led);
+        this.proposals = isrUpdates::propose;
     }
 
     @Override
@@ -162,7 +177,10 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         LOG.info("ISR-eligible brokers {}", java.util.Arrays.toString(ids));
     }
 
-    /** The node is there (its start returned): the follows heard before it, whose leader it names now (any thread). */
+    /**
+     * The node is there (its start returned; any thread): the follows heard before it, whose leader it names now, and the
+     * removals of the topics whose replica stopped before it, decided with its image now.
+     */
     void joined()
     {
         admin.execute(() ->
@@ -170,6 +188,10 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             final List<Runnable> waiting = List.copyOf(unplaced.values());
             unplaced.clear();
             waiting.forEach(Runnable::run);
+            final LocalRemoval.Image now = image.get();
+            final List<String> held = List.copyOf(undecided);
+            undecided.clear();
+            held.forEach(topic -> remove(topic, now));
         });
     }
 
@@ -231,41 +253,63 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         led.remove(topic + "-" + partition);
         admin.execute(() ->
         {
-            final boolean led = leaderEpochs.remove(topic + "-" + partition) != null;
-            unplaced.remove(topic + "-" + partition);
             offline(topic, partition, null);
-            if ((followedAt.remove(topic + "-" + partition) != null || led) && topics.topic(topic) != null)
+            stopHere(topic, partition);
+            final LocalRemoval.Image now = image.get();
+            if (now == null)
             {
-                try
-                {
-                    leadership.stopReplica(topic, partition); // moved away: lead or fetch no more
-                }
-                catch (final IllegalArgumentException gone)
-                {
-                    // the local topic has fewer partitions: nothing of it was followed
-                }
-            }
-            final Topic local = topics.topic(topic);
-            final LocalRemoval removal = LocalRemoval.of(local, imageIds.get(topic), node.get());
-            if (removal == LocalRemoval.KEEP)
-            {
+                undecided.add(topic); // the node is starting: decided with its image once it joined
                 return;
             }
-            if (removal == LocalRemoval.LEFT_IMAGE)
-            {
-                imageIds.remove(topic);
-                imageConfigs.remove(topic);
-            }
+            remove(topic, now);
+        });
+    }
+
+    /** This node no longer leads or follows {@code topic}-{@code partition} (agent thread): moved away, or going. */
+    private void stopHere(final String topic, final int partition)
+    {
+        final String key = topic + "-" + partition;
+        unplaced.remove(key);
+        if (leaderEpochs.remove(key) != null | followedAt.remove(key) != null)
+        {
             try
             {
-                topics.delete(local);
-                LOG.info("deleted {}: {}", topic, removal.reason);
+                leadership.stopReplica(topic, partition); // lead or fetch no more
             }
-            catch (final java.io.IOException | RuntimeException ex)
+            catch (final IllegalArgumentException gone)
             {
-                LOG.error("deleting {} failed", topic, ex);
+                // no such local partition: nothing of it was led or followed
             }
-        });
+        }
+    }
+
+    /** Deletes {@code topic}'s local logs when {@code now} says ({@link LocalRemoval}); each partition stopped first. */
+    private void remove(final String topic, final LocalRemoval.Image now)
+    {
+        final Topic local = topics.topic(topic);
+        final LocalRemoval removal = LocalRemoval.of(local, imageIds.get(topic), now);
+        if (removal == LocalRemoval.KEEP)
+        {
+            return;
+        }
+        if (removal == LocalRemoval.LEFT_IMAGE)
+        {
+            imageIds.remove(topic);
+            imageConfigs.remove(topic);
+        }
+        for (int p = 0; p < local.partitions.length; p++)
+        {
+            stopHere(topic, p); // the others this image takes away too: their stopped() finds the topic gone
+        }
+        try
+        {
+            topics.delete(local);
+            LOG.info("deleted {}: {}", topic, removal.reason);
+        }
+        catch (final java.io.IOException | RuntimeException ex)
+        {
+            LOG.error("deleting {} failed", topic, ex);
+        }
     }
 
     /**
@@ -298,51 +342,24 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         });
     }
 
-    /**
-     * At the start, once the image caught up (agent thread): a local topic the image lacks (deleted while this node was
-     * down, or data from before the node joined) is a stray, as Kafka 4.4's {@code LogManager} calls it when it loads
-     * the logs with the first image: each of its partitions' directories is renamed {@code <topic>-<partition>.<uuid>-stray}
-     * and kept, never deleted, never loaded or served again ({@code -stray} directories found at a start stay as they
-     * are, as Kafka's "Loaded stray log"). The local coordinators' topics are not the image's: skipped.
-     */
+    /** At the start, once the image caught up: the local topics it does not place here are strays ({@link StrayTopics}). */
     void markStrays(final ClusterNode cluster)
     {
-        admin.execute(() -> markStrays((msb, lsb) -> cluster.topic(msb, lsb).isPresent()));
-    }
-
-    /** Whether the image knows a topic id. */
-    @FunctionalInterface
-    interface KnownIds
-    {
-        boolean known(long msb, long lsb);
+        admin.execute(() -> markStrays((msb, lsb) -> cluster.topic(msb, lsb)
+            .filter(topic -> LocalRemoval.holds(topic, cluster.nodeId())).isPresent()));
     }
 
     /** {@link #markStrays(ClusterNode)}'s work, on the agent thread. */
-    void markStrays(final KnownIds image)
+    void markStrays(final StrayTopics.HeldIds image)
     {
-        for (final Topic local : List.copyOf(topics.topics()))
+        StrayTopics.mark(topics, image, name ->
         {
-            if (!local.isDeleted() && !TopicConfigs.localInternal(local.name)
-                && !image.known(local.idMostSignificantBits, local.idLeastSignificantBits))
+            final Map<Integer, Runnable> held = offlineByName.remove(name);
+            if (held != null)
             {
-                try
-                {
-                    topics.stray(local);
-                    final Map<Integer, Runnable> held = offlineByName.remove(local.name);
-                    if (held != null)
-                    {
-                        held.values().forEach(Runnable::run); // the image's topic of that name, made here now
-                    }
-                    LOG.warn("{}: stray topic (its id {} is not in the cluster's metadata): its logs renamed -stray, kept, " +
-                        "not served; delete them by hand if they are not wanted", local.name,
-                        TopicRegistry.encode(local.idMostSignificantBits, local.idLeastSignificantBits));
-                }
-                catch (final java.io.IOException | RuntimeException ex)
-                {
-                    LOG.error("{}: renaming the stray topic's logs failed", local.name, ex);
-                }
+                held.values().forEach(Runnable::run); // the image's topic of that name, made here now
             }
-        }
+        });
     }
 
     /** Holds (or, {@code again} null, forgets) the last lead or follow of a partition that could not be made here. */
@@ -421,78 +438,9 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         return led.get(topic + "-" + partition);
     }
 
-    /** A leader's ISR proposal (log thread): Kafka's AlterPartition to the controller; must not block. */
-    private void propose(final String topic, final int partition, final int leaderEpoch, final int[] isr)
-    {
-        final ClusterNode cluster = node.get();
-        final ClusterNode.PartitionState state = led.get(topic + "-" + partition);
-        if (cluster == null || state == null || state.leaderEpoch() != leaderEpoch)
-        {
-            failed(topic, partition); // no longer this leadership: the next metadata says what is
-            return;
-        }
-        cluster.alterPartition(topic, partition, leaderEpoch, state.partitionEpoch(), isr).whenComplete((committed, failure) ->
-        {
-            if (failure == null)
-            {
-                answered(topic, partition, committed);
-                return;
-            }
-            final String error = failure.getClass().getSimpleName();
-            // Kafka's AlterPartitionManager: the leader's view is stale; the metadata that follows brings the partition's
-            // state (leads() at the same epoch applies its ISR, a new epoch leads or follows anew)
-            if (error.equals("InvalidUpdateVersionException") || error.equals("FencedLeaderEpochException"))
-            {
-                LOG.info("{}-{}: AlterPartition {}: waiting for the metadata", topic, partition, error);
-                return;
-            }
-            LOG.warn("{}-{}: AlterPartition failed: {}", topic, partition, failure.toString());
-            failed(topic, partition);
-        });
-    }
-
-    /**
-     * The controller's answer to a proposal, applied only while it is current (Kafka's
-     * {@code Partition.handleAlterPartitionUpdate}): the leadership it answers is still this node's at that leader epoch
-     * and the partition epoch it committed is not older than the one known here (the image may have brought a newer
-     * state first). The partition epoch known here moves to the answer's.
-     */
+    /** The controller's answer to a proposal ({@link IsrUpdates#answered}). */
     void answered(final String topic, final int partition, final ClusterNode.IsrAnswer committed)
     {
-        final String key = topic + "-" + partition;
-        final ClusterNode.PartitionState known = led.get(key);
-        if (known == null || known.leaderEpoch() != committed.leaderEpoch() ||
-            known.partitionEpoch() > committed.partitionEpoch())
-        {
-            LOG.info("{}: AlterPartition answer at leader epoch {} / partition epoch {} is stale (now {}): ignored", key,
-                committed.leaderEpoch(), committed.partitionEpoch(), known == null ? "not led" :
-                known.leaderEpoch() + " / " + known.partitionEpoch());
-            return; // the metadata that made it stale ended the proposal (leads() applied the image's ISR)
-        }
-        led.replace(key, known, new ClusterNode.PartitionState(partition, known.leader(), committed.leaderEpoch(),
-            committed.partitionEpoch(), known.replicas(), committed.isr(), known.offlineReplicas()));
-        leadership.applyIsr(topic, partition, committed.isr()).exceptionally(error ->
-        {
-            LOG.warn("{}: applying the committed ISR {} failed", key, java.util.Arrays.toString(committed.isr()), error);
-            return null;
-        });
-    }
-
-    /** Lets the leader propose again (on its log thread). */
-    private void failed(final String topic, final int partition)
-    {
-        final Topic t = topics.topic(topic);
-        final Partition p = t == null ? null : t.partition(partition);
-        if (p != null)
-        {
-            onOwner.accept(p.owner, () ->
-            {
-                final LeaderReplicas replicas = p.replicas();
-                if (replicas != null)
-                {
-                    replicas.proposalFailed();
-                }
-            });
-        }
+        isrUpdates.answered(topic, partition, committed);
     }
 }

@@ -29,33 +29,63 @@ enum LocalRemoval
         this.reason = reason;
     }
 
-    /**
-     * For {@code local} (null: none), whose image id seen here is {@code seen}, with the image of {@code cluster} (null
-     * while the node starts: a replica stopped then is taken as its topic's deletion, as before reassignments were served).
-     */
-    static LocalRemoval of(final Topic local, final long[] seen, final ClusterNode cluster)
+    /** The metadata image as a removal reads it (null while the node starts: the removal is decided once it joined). */
+    interface Image
+    {
+        Optional<ClusterNode.TopicState> topic(String name);
+
+        int nodeId();
+
+        /** {@code node}'s image; null for null. */
+        static Image of(final ClusterNode node)
+        {
+            return node == null ? null : new Image()
+            {
+                @Override
+                public Optional<ClusterNode.TopicState> topic(final String name)
+                {
+                    return node.topic(name);
+                }
+
+                @Override
+                public int nodeId()
+                {
+                    return node.nodeId();
+                }
+            };
+        }
+    }
+
+    /** For {@code local} (null: none), whose image id seen here is {@code seen}, with {@code image} (never null). */
+    static LocalRemoval of(final Topic local, final long[] seen, final Image image)
     {
         if (local == null || local.isDeleted() || seen == null || local.idMostSignificantBits != seen[0] ||
             local.idLeastSignificantBits != seen[1])
         {
             return KEEP;
         }
-        final Optional<ClusterNode.TopicState> image = cluster == null ? Optional.empty() : cluster.topic(local.name).filter(t ->
+        final Optional<ClusterNode.TopicState> now = image.topic(local.name).filter(t ->
             t.idMsb() == local.idMostSignificantBits && t.idLsb() == local.idLeastSignificantBits);
-        if (image.isEmpty())
+        if (now.isEmpty())
         {
             return LEFT_IMAGE;
         }
-        for (final ClusterNode.PartitionState p : image.get().partitions())
+        return holds(now.get(), image.nodeId()) ? KEEP : MOVED_AWAY;
+    }
+
+    /** Whether the image assigns {@code nodeId} a replica of one of {@code topic}'s partitions. */
+    static boolean holds(final ClusterNode.TopicState topic, final int nodeId)
+    {
+        for (final ClusterNode.PartitionState p : topic.partitions())
         {
             for (final int replica : p.replicas())
             {
-                if (replica == cluster.nodeId())
+                if (replica == nodeId)
                 {
-                    return KEEP;
+                    return true;
                 }
             }
         }
-        return MOVED_AWAY;
+        return false;
     }
 }

@@ -157,9 +157,16 @@ public final class LeaderDuty implements LeaderReplicas.Nudges
         while ((replicas = nudged.poll()) != null)
         {
             replicas.nudgeTaken(); // before the look: a follower moving during it nudges again
-            if (replicas.partition.replicas() != replicas)
+            final LeaderReplicas now = replicas.partition.replicas();
+            if (now != replicas)
             {
-                continue; // nudged before an unlead or a new epoch's lead: stale
+                if (now == null || now.leaderEpoch != replicas.leaderEpoch)
+                {
+                    continue; // nudged before an unlead or a new epoch's lead: stale
+                }
+                // a reassignment's copy at the same epoch replaced it: its followers are the same objects, which the
+                // fetch that nudged wrote (review L1 of elect)
+                replicas = now;
             }
             advance(replicas, nowMs);
             maybeExpand(replicas);

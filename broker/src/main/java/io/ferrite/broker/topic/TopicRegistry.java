@@ -58,6 +58,8 @@ public final class TopicRegistry
     private final Map<String, String> creatingById = new java.util.concurrent.ConcurrentHashMap<>();
     /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
     private volatile Thread writer;
+    /** Told each partition a topic gains, before the topic is published ({@link #onAddedPartitions}). */
+    private volatile java.util.function.Consumer<Partition> addedPartition = p -> { };
 
     public TopicRegistry(final LogManager logs, final int logThreads)
     {
@@ -358,6 +360,12 @@ public final class TopicRegistry
         }
     }
 
+    /** From now on, {@code hook} is told each partition a topic created or grown gains, before the topic is published. */
+    public void onAddedPartitions(final java.util.function.Consumer<Partition> hook)
+    {
+        addedPartition = hook;
+    }
+
     private void publish(final Topic added, final Topic removed)
     {
         assert isWriter() : Thread.currentThread() + " writes the topics, whose writer is " + writer;
@@ -368,6 +376,10 @@ public final class TopicRegistry
         }
         if (added != null)
         {
+            for (int p = removed == null ? 0 : removed.partitions.length; p < added.partitions.length; p++)
+            {
+                addedPartition.accept(added.partitions[p]);
+            }
             list.add(added);
         }
         tables = new TopicTables(list);

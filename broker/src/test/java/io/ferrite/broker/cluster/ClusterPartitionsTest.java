@@ -40,6 +40,8 @@ class ClusterPartitionsTest
     private AgentInvoker invoker;
     private ClusterPartitions partitions;
     private final List<Throwable> errors = new ArrayList<>();
+    /** The image the removals read (null: the node is starting): by default one with no topic, this node 1. */
+    private LocalRemoval.Image image = image(1);
 
     @BeforeEach
     void open() throws Exception
@@ -51,7 +53,7 @@ class ClusterPartitionsTest
         invoker = new AgentInvoker(errors::add, null, agent);
         invoker.start(); // this thread is the registry's writer from now on
         // the log thread's tasks run in place (this thread); no leadership: only followed partitions are told here
-        partitions = new ClusterPartitions(registry, agent, null, (owner, task) -> task.run(), () -> null);
+        partitions = new ClusterPartitions(registry, agent, null, (owner, task) -> task.run(), () -> null, () -> image);
     }
 
     @AfterEach
@@ -65,6 +67,35 @@ class ClusterPartitionsTest
     private static ClusterNode.TopicState image(final String name, final long msb, final long lsb)
     {
         return new ClusterNode.TopicState(name, msb, lsb, 1, List.of(), Map.of());
+    }
+
+    /** An image in which this node is {@code nodeId} and which holds {@code known}. */
+    private static LocalRemoval.Image image(final int nodeId, final ClusterNode.TopicState... known)
+    {
+        return new LocalRemoval.Image()
+        {
+            @Override
+            public java.util.Optional<ClusterNode.TopicState> topic(final String name)
+            {
+                return java.util.Arrays.stream(known).filter(t -> t.name().equals(name)).findFirst();
+            }
+
+            @Override
+            public int nodeId()
+            {
+                return nodeId;
+            }
+        };
+    }
+
+    private static ClusterNode.TopicState withReplicas(final String name, final long msb, final long lsb, final int[]... replicas)
+    {
+        final List<ClusterNode.PartitionState> placed = new ArrayList<>();
+        for (int p = 0; p < replicas.length; p++)
+        {
+            placed.add(new ClusterNode.PartitionState(p, replicas[p][0], 3, 4, replicas[p], replicas[p], new int[0]));
+        }
+        return new ClusterNode.TopicState(name, msb, lsb, replicas.length, placed, Map.of());
     }
 
     private static ClusterNode.PartitionState followed()
@@ -227,5 +258,96 @@ class ClusterPartitionsTest
         partitions.follows(image("t", 9, 9), followed());
         invoker.invoke();
         assertEquals(Map.of("retention.ms", "1000"), registry.topic("t").overrides);
+    }
+
+    @Test
+    void aRemovalHeardWhileTheNodeStartsIsDecidedWithItsImageOnceItJoined() throws Exception
+    {
+        partitions.follows(image("t", 1, 2), followed());
+        invoker.invoke();
+        final Topic local = registry.topic("t");
+        assertNotNull(local);
+        image = null; // starting: the node is not there yet
+        partitions.stopped("t", 0);
+        invoker.invoke();
+        assertSame(local, registry.topic("t"), "no image to decide with yet: kept");
+
+        image = image(1, withReplicas("t", 1, 2, new int[] {2, 3}, new int[] {1, 2})); // partition 1 still here
+        partitions.joined();
+        invoker.invoke();
+        assertSame(local, registry.topic("t"));
+        assertFalse(local.isDeleted());
+
+        image = null;
+        partitions.stopped("t", 1);
+        invoker.invoke();
+        image = image(1); // the topic left the image meanwhile
+        partitions.joined();
+        invoker.invoke();
+        assertNull(registry.topic("t"));
+        assertTrue(local.isDeleted());
+    }
+
+    @Test
+    void aLocalRemovalIsKeptLeftImageOrMovedAway() throws Exception
+    {
+        partitions.follows(image("t", 1, 2), followed());
+        invoker.invoke();
+        final Topic local = registry.topic("t");
+        final long[] seen = {1, 2};
+        assertEquals(LocalRemoval.KEEP, LocalRemoval.of(null, seen, image(1)));
+        assertEquals(LocalRemoval.KEEP, LocalRemoval.of(local, new long[] {1, 3}, image(1)), "another id: not this cluster's");
+        assertEquals(LocalRemoval.LEFT_IMAGE, LocalRemoval.of(local, seen, image(1)));
+        assertEquals(LocalRemoval.LEFT_IMAGE, LocalRemoval.of(local, seen, image(1, withReplicas("t", 1, 9, new int[] {1}))),
+            "the image's topic of that name has another id: this one was deleted");
+        assertEquals(LocalRemoval.KEEP, LocalRemoval.of(local, seen, image(1, withReplicas("t", 1, 2, new int[] {2}, new int[] {3, 1}))));
+        assertEquals(LocalRemoval.MOVED_AWAY, LocalRemoval.of(local, seen, image(1, withReplicas("t", 1, 2, new int[] {2}, new int[] {3, 2}))));
+    }
+
+    @Test
+    void inClusterModeNoPartitionIsServedAsASingleNodesUntilTheImagePlacesIt() throws Exception
+    {
+        final Topic loaded = localTopic("loaded");
+        final Topic offsets = localTopic("__consumer_offsets");
+        Unassigned.untilAssigned(registry);
+        assertEquals(-1, loaded.partition(0).followed().leaderId, "loaded: followed with no leader (NOT_LEADER_OR_FOLLOWER)");
+        assertNull(offsets.partition(0).followed(), "the local coordinators' topic stays this node's");
+
+        partitions.follows(image("made", 1, 2), new ClusterNode.PartitionState(1, 2, 3, 4, new int[] {1, 2}, new int[] {1, 2},
+            new int[0])); // partition 1 placed here; the dense array makes partition 0 too, which the image gives others
+        invoker.invoke();
+        final Topic made = registry.topic("made");
+        assertEquals(2, made.partitions.length);
+        for (final var p : made.partitions)
+        {
+            assertNotNull(p.followed(), p + " is served as a single node's");
+            assertEquals(-1, p.followed().leaderId);
+        }
+        final Topic grown = localTopic("__transaction_state");
+        assertNull(grown.partition(0).followed());
+    }
+
+    @Test
+    void aTopicOfTheImageWithNoReplicaHereIsAStrayAtTheStart() throws Exception
+    {
+        final Topic away = localTopic("away");
+        final Topic here = localTopic("here");
+        final var images = List.of(withReplicas("away", away.idMostSignificantBits, away.idLeastSignificantBits, new int[] {2, 3}),
+            withReplicas("here", here.idMostSignificantBits, here.idLeastSignificantBits, new int[] {2, 3}, new int[] {1, 2}));
+        partitions.markStrays((msb, lsb) -> images.stream().anyMatch(t -> t.idMsb() == msb && t.idLsb() == lsb &&
+            LocalRemoval.holds(t, 1)));
+        invoker.invoke();
+        assertNull(registry.topic("away"));
+        assertTrue(away.isDeleted());
+        assertTrue(strayIn(away.partition(0).log.dir().getParent(), "away"), "away-0 renamed <topic>-<partition>.<uuid>-stray, kept");
+        assertSame(here, registry.topic("here"));
+    }
+
+    private static boolean strayIn(final Path parent, final String topic) throws Exception
+    {
+        try (var list = Files.list(parent))
+        {
+            return list.anyMatch(p -> p.getFileName().toString().matches(topic + "-0\\.[0-9a-f]{32}-stray"));
+        }
     }
 }

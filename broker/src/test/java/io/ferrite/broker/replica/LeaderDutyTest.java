@@ -276,4 +276,27 @@ class LeaderDutyTest
         duty.doWork(now + 4);
         assertEquals(List.of(List.of(1, 2, 3)), proposals, "3 caught up: proposed in");
     }
+
+    /**
+     * Review L1 of elect: a follower's fetch that read the state a reassignment then replaced at the same epoch writes the
+     * shared follower and nudges the replaced object; that nudge is looked at with the current state, so the high
+     * watermark moves at once, not at the next periodic pass.
+     */
+    @Test
+    void aNudgeOfTheStateAReassignmentReplacedMovesTheHighWatermark() throws Exception
+    {
+        final LeaderDuty duty = new LeaderDuty(() -> { }, p -> { }, p -> { }, 4);
+        final long now = 1_000_000;
+        final Partition partition = registry.create("renudged", 1, Map.of()).partitions[0];
+        final LeaderReplicas before = led(duty, partition, now);
+        duty.doWork(now);
+        assertEquals(0, partition.log.highWatermark(), "follower 2 has not fetched the record");
+        final LeaderReplicas after = before.reassigned(new int[] {1, 2, 3}, new int[] {1, 2}, now + 1);
+        duty.lead(after);
+        duty.doWork(now + 1);
+        assertEquals(0, partition.log.highWatermark());
+        before.fetched(before.follower(2), 1, now + 2, 1, IsrEligibility.NO_EPOCH); // a fetch that read the replaced state
+        duty.doWork(now + 2);
+        assertEquals(1, partition.log.highWatermark(), "the nudge of the replaced state was looked at");
+    }
 }
