@@ -64,6 +64,9 @@ final class NodeConnection
     private final Object[] contexts = new Object[MAX_IN_FLIGHT];
     private int head;
     private int inFlight;
+    /** Requests that wait for no answer (acks=0), told to the listener once their bytes are in the socket. */
+    private final Object[] unanswered = new Object[MAX_IN_FLIGHT];
+    private int unansweredCount;
 
     private SocketChannel channel;
     private State state = State.DISCONNECTED;
@@ -102,7 +105,7 @@ final class NodeConnection
 
     boolean canSend()
     {
-        return state == State.READY && inFlight < MAX_IN_FLIGHT;
+        return state == State.READY && inFlight < MAX_IN_FLIGHT && unansweredCount < MAX_IN_FLIGHT;
     }
 
     int inFlight()
@@ -226,6 +229,10 @@ final class NodeConnection
             contexts[slot] = context;
             inFlight++;
         }
+        else
+        {
+            unanswered[unansweredCount++] = context;
+        }
     }
 
     /** Drops a request begun but not committed (its body did not fit, say). */
@@ -257,6 +264,13 @@ final class NodeConnection
         {
             outSent = 0;
             outLimit = 0;
+            for (int i = 0; i < unansweredCount; i++)
+            {
+                final Object context = unanswered[i];
+                unanswered[i] = null;
+                listener.onWritten(this, context);
+            }
+            unansweredCount = 0;
         }
         return n > 0 ? 1 : 0;
     }
@@ -378,6 +392,13 @@ final class NodeConnection
         state = State.BACKOFF;
         stateDeadlineNs = nowNs + backoffNs;
         backoffNs = Math.min(backoffNs * 2, backoffMaxNs);
+        for (int i = 0; i < unansweredCount; i++)
+        {
+            final Object context = unanswered[i];
+            unanswered[i] = null;
+            listener.onFailure(this, ApiKeys.PRODUCE.id, context, errorCode);
+        }
+        unansweredCount = 0;
         while (inFlight > 0)
         {
             final int slot = head;

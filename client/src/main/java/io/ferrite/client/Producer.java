@@ -271,17 +271,21 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             return 0;
         }
         encode(c, version, ctx, topicCount, now);
-        if (config.acks == 0)
-        {
-            for (int i = 0; i < ctx.count; i++)
-            {
-                final ProducerBatch b = ctx.batches[i];
-                b.partition.inFlight = false;
-                complete(b, -1, ClientErrors.NONE);
-            }
-            release(ctx);
-        }
         return 1;
+    }
+
+    /** acks=0: a batch is done once its request is in the socket (kafka-clients completes it then too, offset -1). */
+    @Override
+    public void onWritten(final NodeConnection connection, final Object context)
+    {
+        final ProduceContext ctx = (ProduceContext)context;
+        for (int i = 0; i < ctx.count; i++)
+        {
+            final ProducerBatch b = ctx.batches[i];
+            b.partition.inFlight = false;
+            complete(b, -1, ClientErrors.NONE);
+        }
+        release(ctx);
     }
 
     private void encode(final NodeConnection c, final short version, final ProduceContext ctx, final int topicCount,

@@ -12,6 +12,9 @@ interface ResponseListener
     /** The request sent with {@code context} got no answer: the connection closed or it timed out. */
     void onFailure(NodeConnection connection, short apiKey, Object context, short errorCode);
 
+    /** A request that waits for no answer (acks=0) was written whole to the socket. */
+    void onWritten(NodeConnection connection, Object context);
+
     /** The connection negotiated its versions and can take requests. */
     void onReady(NodeConnection connection);
 }
