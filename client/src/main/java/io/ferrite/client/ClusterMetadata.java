@@ -71,6 +71,17 @@ final class ClusterMetadata
         return t;
     }
 
+    /** Partitions of every topic known: a Produce request holds at most one batch of each. */
+    int partitionCount()
+    {
+        int n = 0;
+        for (int i = 0; i < topics.size(); i++)
+        {
+            n += topics.get(i).partitions.length;
+        }
+        return n;
+    }
+
     void requestUpdate()
     {
         needed = true;

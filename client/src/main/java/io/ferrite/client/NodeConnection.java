@@ -49,7 +49,8 @@ final class NodeConnection
     private final long backoffMinNs;
     private final long backoffMaxNs;
 
-    private final ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(64 * 1024);
+    /** Holds one Produce request of max.request.size at most (one is begun only when the last is in the socket). */
+    private final ExpandableDirectByteBuffer out;
     private final ExpandableDirectByteBuffer in = new ExpandableDirectByteBuffer(64 * 1024);
     private final RequestHeaderEncoder header = new RequestHeaderEncoder();
     private final ResponseHeaderDecoder responseHeader = new ResponseHeaderDecoder();
@@ -91,6 +92,7 @@ final class NodeConnection
         this.backoffMinNs = config.reconnectBackoffNs;
         this.backoffMaxNs = config.reconnectBackoffMaxNs;
         this.backoffNs = backoffMinNs;
+        this.out = new ExpandableDirectByteBuffer(config.maxRequestSize + 64 * 1024);
     }
 
     State state()
@@ -106,6 +108,12 @@ final class NodeConnection
     boolean canSend()
     {
         return state == State.READY && inFlight < MAX_IN_FLIGHT && unansweredCount < MAX_IN_FLIGHT;
+    }
+
+    /** Bytes queued and not yet taken by the socket. */
+    int unsent()
+    {
+        return outLimit - outSent;
     }
 
     int inFlight()

@@ -1,7 +1,5 @@
 package io.ferrite.client;
 
-import java.util.ArrayDeque;
-
 /** A partition as the producer sees it: its leader, the batch taking records, the sealed ones waiting in order. */
 final class PartitionState
 {
@@ -10,7 +8,7 @@ final class PartitionState
     int leaderEpoch = -1;
     ProducerBatch open;
     /** Sealed batches in send order; a batch that is retried goes back to the front. */
-    final ArrayDeque<ProducerBatch> sealed = new ArrayDeque<>(16);
+    final BatchQueue sealed = new BatchQueue();
     /** At most one batch of a partition is in flight, so a retry cannot overtake a later batch. */
     boolean inFlight;
 

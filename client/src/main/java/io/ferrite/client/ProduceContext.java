@@ -5,6 +5,17 @@ final class ProduceContext
 {
     ProducerBatch[] batches = new ProducerBatch[64];
     int count;
+    /** The next context in the producer's free list. */
+    ProduceContext next;
+
+    /** Room for one batch of each of {@code partitions} partitions: a request takes at most one per partition. */
+    void ensureCapacity(final int partitions)
+    {
+        if (batches.length < partitions)
+        {
+            batches = java.util.Arrays.copyOf(batches, partitions);
+        }
+    }
 
     void add(final ProducerBatch batch)
     {

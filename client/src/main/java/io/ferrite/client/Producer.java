@@ -7,8 +7,6 @@ import io.ferrite.wire.message.ProduceResponseDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
 
-import java.util.ArrayDeque;
-
 /**
  * A Kafka producer that allocates nothing in steady state. Single-threaded: {@link #send} and
  * {@link #doWork()} are called by one thread — the application's own (Aeron style: no client
@@ -33,6 +31,8 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     public static final int CLOSED = -4;
     /** {@link #send}: the partition asked for is not one of the topic's. */
     public static final int INVALID_PARTITION = -5;
+    /** {@link #send}: every batch {@code buffer.memory} allows is in use; run the duty cycle and send again. */
+    public static final int BUFFER_FULL = -6;
     /** Client's highest Produce version: 13 names topics by id only. */
     private static final short MAX_PRODUCE_VERSION = 12;
 
@@ -40,8 +40,11 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     private final CompletionHandler handler;
     private final ClusterMetadata metadata;
     private final Codecs codecs = new Codecs();
-    private final ArrayDeque<ProducerBatch> freeBatches = new ArrayDeque<>(64);
-    private final ArrayDeque<ProduceContext> freeContexts = new ArrayDeque<>(16);
+    private final BatchQueue freeBatches = new BatchQueue();
+    private final int maxBatches;
+    private int batches;
+    private ProduceContext freeContexts;
+    private int contexts;
     private final ProduceRequestEncoder request = new ProduceRequestEncoder();
     private final ProduceResponseDecoder response = new ProduceResponseDecoder();
     private boolean flushRequested;
@@ -54,6 +57,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         this.config = config;
         this.handler = handler;
         this.metadata = new ClusterMetadata(config, this);
+        this.maxBatches = (int)Math.max(1, config.bufferMemory / (config.batchSize + ProducerBatch.BATCH_OVERHEAD));
     }
 
     /**
@@ -66,7 +70,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
      * @param timestamp the record's timestamp, or -1 for now
      * @param tag       handed back to the {@link CompletionHandler} with the record's outcome
      * @return the partition (0 and up), or {@link #METADATA_PENDING}, {@link #UNKNOWN_TOPIC},
-     * {@link #RECORD_TOO_LARGE}, {@link #CLOSED}, {@link #INVALID_PARTITION}
+     * {@link #RECORD_TOO_LARGE}, {@link #CLOSED}, {@link #INVALID_PARTITION}, {@link #BUFFER_FULL}
      */
     public int send(
         final String topic, final int partition,
@@ -109,7 +113,12 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             b = freeBatches.pollFirst();
             if (b == null)
             {
+                if (batches == maxBatches)
+                {
+                    return BUFFER_FULL;
+                }
                 b = new ProducerBatch(config.batchSize, codecs);
+                batches++;
             }
             b.open(t, ps, config.compression, now, config.deliveryTimeoutNs);
             ps.open = b;
@@ -168,7 +177,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         for (int i = 0; i < metadata.connections.size(); i++)
         {
             final NodeConnection c = metadata.connections.get(i);
-            if (c.nodeId >= 0 && c.canSend())
+            if (c.nodeId >= 0 && c.canSend() && c.unsent() == 0)
             {
                 work += sendTo(c, now);
             }
@@ -248,11 +257,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                 }
                 if (ctx == null)
                 {
-                    ctx = freeContexts.pollFirst();
-                    if (ctx == null)
-                    {
-                        ctx = new ProduceContext();
-                    }
+                    ctx = takeContext();
                 }
                 ps.sealed.pollFirst();
                 ps.inFlight = true;
@@ -377,6 +382,12 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     @Override
     public void onReady(final NodeConnection connection)
     {
+        // a connection has at most MAX_IN_FLIGHT requests out: made here, on the control path, not mid-send
+        while (contexts < NodeConnection.MAX_IN_FLIGHT * metadata.connections.size())
+        {
+            release(new ProduceContext());
+            contexts++;
+        }
     }
 
     private void result(final ProducerBatch b, final short error, final long baseOffset)
@@ -420,10 +431,27 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         freeBatches.addFirst(b);
     }
 
+    private ProduceContext takeContext()
+    {
+        ProduceContext ctx = freeContexts;
+        if (ctx == null)
+        {
+            ctx = new ProduceContext();
+        }
+        else
+        {
+            freeContexts = ctx.next;
+            ctx.next = null;
+        }
+        ctx.ensureCapacity(metadata.partitionCount());
+        return ctx;
+    }
+
     private void release(final ProduceContext ctx)
     {
         ctx.clear();
-        freeContexts.addFirst(ctx);
+        ctx.next = freeContexts;
+        freeContexts = ctx;
     }
 
     @Override

@@ -20,7 +20,10 @@ final class ProducerBatch
 
     final ExpandableDirectByteBuffer buffer;
     private final RecordBatchBuilder builder;
-    private long[] tags = new long[64];
+    /** One per record: a batch holds at most batch.size / RECORD_OVERHEAD records (one more when a record alone exceeds it). */
+    private final long[] tags;
+    /** The next batch in the {@link BatchQueue} holding this one. */
+    ProducerBatch next;
 
     TopicState topic;
     PartitionState partition;
@@ -36,6 +39,7 @@ final class ProducerBatch
     {
         this.buffer = new ExpandableDirectByteBuffer(batchSize + BATCH_OVERHEAD + 1024);
         this.builder = new RecordBatchBuilder(codecs);
+        this.tags = new long[batchSize / RECORD_OVERHEAD + 2];
     }
 
     void open(final TopicState topic, final PartitionState partition, final CompressionType compression,
@@ -68,10 +72,6 @@ final class ProducerBatch
             builder.beginRecord(timestamp, recordCount, key, keyOffset, keyLength, value, valueOffset, valueLength);
             headers.appendTo(builder);
             builder.endRecord();
-        }
-        if (recordCount == tags.length)
-        {
-            tags = java.util.Arrays.copyOf(tags, tags.length * 2);
         }
         tags[recordCount++] = tag;
         estimatedSize += estimate;

@@ -21,6 +21,7 @@ public final class ProducerConfig
     long lingerNs = 5_000_000L;
     int batchSize = 16_384;
     int maxRequestSize = 1_048_576;
+    long bufferMemory = 33_554_432L;
     CompressionType compression = CompressionType.NONE;
     int retries = Integer.MAX_VALUE;
     long retryBackoffNs = 100_000_000L;
@@ -79,6 +80,13 @@ public final class ProducerConfig
     public ProducerConfig maxRequestSize(final int maxRequestSize)
     {
         this.maxRequestSize = maxRequestSize;
+        return this;
+    }
+
+    /** {@code buffer.memory}: bounds the batches held (each {@code batch.size}); beyond it send answers BUFFER_FULL. */
+    public ProducerConfig bufferMemory(final long bytes)
+    {
+        this.bufferMemory = bytes;
         return this;
     }
 

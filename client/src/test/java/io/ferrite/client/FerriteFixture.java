@@ -46,11 +46,12 @@ final class FerriteFixture implements AutoCloseable
         Await.await(() -> broker.topics().topic(name) != null, Duration.ofSeconds(30), "topic " + name + " published");
     }
 
-    /** Reads {@code count} records of one partition from offset 0 with kafka-clients' consumer. */
-    List<ConsumerRecord<byte[], byte[]>> read(final String topic, final int partition, final int count)
+    /** Reads {@code count} records of one partition of any broker from offset 0 with kafka-clients' consumer. */
+    static List<ConsumerRecord<byte[], byte[]>> read(final String bootstrap, final String topic, final int partition,
+        final int count)
     {
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
-            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(),
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
             ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
             ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)))
         {

@@ -4,15 +4,11 @@ import io.ferrite.wire.compress.CompressionType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -22,29 +18,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
- * Records sent by this client to Ferrite over a socket, read back by kafka-clients' KafkaConsumer
+ * Records sent by this client to a broker over a socket, read back by kafka-clients' KafkaConsumer
  * byte-exact — keys, null keys and values, headers (a null header value too), timestamps — under every
  * acks setting and every compression; each completion names the offset the consumer reads the record at.
  */
-class ProducerInteropTest
+abstract class ProducerInteropContract
 {
     private static final int RECORDS = 40;
 
-    @TempDir
-    static Path dir;
-    static FerriteFixture ferrite;
+    /** The broker's {@code host:port}. */
+    abstract String bootstrap();
 
-    @BeforeAll
-    static void start() throws Exception
-    {
-        ferrite = new FerriteFixture(dir);
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        ferrite.close();
-    }
+    /** Creates a topic of one replica and returns once the broker serves it. */
+    abstract void createTopic(String name, int partitions) throws Exception;
 
     static Stream<Arguments> settings()
     {
@@ -64,11 +50,11 @@ class ProducerInteropTest
     void recordsReadBackByteExactByKafkaConsumer(final int acks, final CompressionType compression) throws Exception
     {
         final String topic = "interop-" + (acks < 0 ? "all" : acks) + "-" + compression.title;
-        ferrite.createTopic(topic, 1);
+        createTopic(topic, 1);
         final long[] offsets = new long[RECORDS];
         final short[] errors = new short[RECORDS];
         java.util.Arrays.fill(errors, (short)-99);
-        final ProducerConfig config = new ProducerConfig().bootstrapServers(ferrite.bootstrap()).acks(acks)
+        final ProducerConfig config = new ProducerConfig().bootstrapServers(bootstrap()).acks(acks)
             .compression(compression).lingerMs(1).batchSize(512);
         try (Producer producer = new Producer(config, (tag, t, partition, offset, error) ->
         {
@@ -94,7 +80,8 @@ class ProducerInteropTest
             }
             FerriteFixture.drain(producer);
         }
-        final List<ConsumerRecord<byte[], byte[]>> read = ferrite.read(topic, 0, RECORDS);
+        assertEquals("[0]", java.util.Arrays.toString(distinct(errors)), "the completions' distinct error codes");
+        final List<ConsumerRecord<byte[], byte[]>> read = FerriteFixture.read(bootstrap(), topic, 0, RECORDS);
         assertEquals(RECORDS, read.size());
         for (int i = 0; i < RECORDS; i++)
         {
@@ -114,6 +101,22 @@ class ProducerInteropTest
                 assertNull(hs[1].value());
             }
         }
+    }
+
+    private static short[] distinct(final short[] codes)
+    {
+        final java.util.TreeSet<Short> set = new java.util.TreeSet<>();
+        for (final short c : codes)
+        {
+            set.add(c);
+        }
+        final short[] out = new short[set.size()];
+        int i = 0;
+        for (final short c : set)
+        {
+            out[i++] = c;
+        }
+        return out;
     }
 
     private static byte[] key(final int i)

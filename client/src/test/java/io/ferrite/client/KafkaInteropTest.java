@@ -1,0 +1,58 @@
+package io.ferrite.client;
+
+import io.ferrite.testing.Await;
+import io.ferrite.testing.BrokerNode;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/** {@link ProducerInteropContract} against Apache Kafka 4.4 in a child JVM (single-node KRaft, from the Maven jars). */
+class KafkaInteropTest extends ProducerInteropContract
+{
+    @TempDir
+    static Path dir;
+    static BrokerNode kafka;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        kafka = BrokerNode.spawn(BrokerNode.Kind.KAFKA, "kafka", dir.resolve("kafka")).awaitReady();
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        if (kafka != null)
+        {
+            kafka.close();
+        }
+    }
+
+    @Override
+    String bootstrap()
+    {
+        return kafka.bootstrap();
+    }
+
+    /** Creates the topic and waits until its leader is elected (Kafka answers CreateTopics before that). */
+    @Override
+    void createTopic(final String name, final int partitions) throws Exception
+    {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap())))
+        {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1))).all().get(60, TimeUnit.SECONDS);
+            Await.await(() -> admin.describeTopics(Set.of(name)).allTopicNames().get().get(name).partitions().stream()
+                .allMatch(p -> p.leader() != null), Duration.ofSeconds(60), "topic " + name + " with a leader");
+        }
+    }
+}
