@@ -51,8 +51,18 @@ class KafkaInteropTest extends ProducerInteropContract
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap())))
         {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short)1))).all().get(60, TimeUnit.SECONDS);
-            Await.await(() -> admin.describeTopics(Set.of(name)).allTopicNames().get().get(name).partitions().stream()
-                .allMatch(p -> p.leader() != null), Duration.ofSeconds(60), "topic " + name + " with a leader");
+            Await.await(() ->
+            {
+                try
+                {
+                    return admin.describeTopics(Set.of(name)).allTopicNames().get().get(name).partitions().stream()
+                        .allMatch(p -> p.leader() != null);
+                }
+                catch (final java.util.concurrent.ExecutionException notServedYet)
+                {
+                    return false; // UNKNOWN_TOPIC_OR_PARTITION until the broker applied the creation's metadata
+                }
+            }, Duration.ofSeconds(60), "topic " + name + " with a leader");
         }
     }
 }
