@@ -7,6 +7,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -16,17 +17,23 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-/** {@link ProducerInteropContract} against Apache Kafka 4.4 in a child JVM (single-node KRaft, from the Maven jars). */
+/**
+ * {@link ProducerInteropContract} against Apache Kafka 4.4 in a child JVM (single-node KRaft, from the Maven jars).
+ * Kafka's time retention runs every 100 ms from the start (its defaults: first after 30 s, then every 5 min), so
+ * records the broker would delete by {@code retention.ms} before the consumer reads them fail every case, not
+ * the one that happens to be running 30 s after the start. The broker's directory and log stay on a failure.
+ */
 class KafkaInteropTest extends ProducerInteropContract
 {
-    @TempDir
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path dir;
     static BrokerNode kafka;
 
     @BeforeAll
     static void start() throws Exception
     {
-        kafka = BrokerNode.spawn(BrokerNode.Kind.KAFKA, "kafka", dir.resolve("kafka")).awaitReady();
+        kafka = BrokerNode.spawn(BrokerNode.Kind.KAFKA, "kafka", dir.resolve("kafka"),
+            Map.of("log.initial.task.delay.ms", "0", "log.retention.check.interval.ms", "100")).awaitReady();
     }
 
     @AfterAll

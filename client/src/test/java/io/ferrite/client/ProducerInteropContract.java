@@ -26,6 +26,9 @@ abstract class ProducerInteropContract
 {
     private static final int RECORDS = 40;
 
+    /** When the case began (a new instance per case). */
+    private final long startMs = System.currentTimeMillis();
+
     /** The broker's {@code host:port}. */
     abstract String bootstrap();
 
@@ -129,8 +132,14 @@ abstract class ProducerInteropContract
         return i % 5 == 2 ? null : ("value-" + i + "-" + "x".repeat(i * 7)).getBytes(StandardCharsets.UTF_8);
     }
 
-    private static long timestamp(final int i)
+    /**
+     * Record {@code i}'s timestamp: one second apart, the last a second before the case began. Recent, as the
+     * broker's retention judges a segment by its largest record timestamp: with 2023's timestamps Kafka 4.4 rolled
+     * and deleted each partition's segment at its first retention pass (its active one too, once below the high
+     * watermark), and the consumer read only the records appended after it, though each had been acknowledged.
+     */
+    private long timestamp(final int i)
     {
-        return 1_700_000_000_000L + i * 1_000L;
+        return startMs - (RECORDS - i) * 1_000L;
     }
 }
