@@ -1,6 +1,5 @@
 package io.ferrite.client;
 
-import io.ferrite.wire.compress.Codecs;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.ProduceRequestEncoder;
 import io.ferrite.wire.message.ProduceResponseDecoder;
@@ -39,12 +38,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     private final ProducerConfig config;
     private final CompletionHandler handler;
     private final ClusterMetadata metadata;
-    private final Codecs codecs = new Codecs();
-    private final BatchQueue freeBatches = new BatchQueue();
-    private final int maxBatches;
-    private int batches;
-    private ProduceContext freeContexts;
-    private int contexts;
+    private final ProducerPools pools;
     private final ProduceRequestEncoder request = new ProduceRequestEncoder();
     private final ProduceResponseDecoder response = new ProduceResponseDecoder();
     private boolean flushRequested;
@@ -57,7 +51,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         this.config = config;
         this.handler = handler;
         this.metadata = new ClusterMetadata(config, this);
-        this.maxBatches = (int)Math.max(1, config.bufferMemory / (config.batchSize + ProducerBatch.BATCH_OVERHEAD));
+        this.pools = new ProducerPools(config);
     }
 
     /**
@@ -110,15 +104,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         }
         if (b == null)
         {
-            b = freeBatches.pollFirst();
+            b = pools.takeBatch();
             if (b == null)
             {
-                if (batches == maxBatches)
-                {
-                    return BUFFER_FULL;
-                }
-                b = new ProducerBatch(config.batchSize, codecs);
-                batches++;
+                return BUFFER_FULL;
             }
             b.open(t, ps, config.compression, now, config.deliveryTimeoutNs);
             ps.open = b;
@@ -257,7 +246,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                 }
                 if (ctx == null)
                 {
-                    ctx = takeContext();
+                    ctx = pools.takeContext(metadata.partitionCount());
                 }
                 ps.sealed.pollFirst();
                 ps.inFlight = true;
@@ -290,7 +279,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             b.partition.inFlight = false;
             complete(b, -1, ClientErrors.NONE);
         }
-        release(ctx);
+        pools.releaseContext(ctx);
     }
 
     private void encode(final NodeConnection c, final short version, final ProduceContext ctx, final int topicCount,
@@ -359,7 +348,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                 result(ctx.batches[i], ClientErrors.NETWORK_EXCEPTION, -1); // not answered: try again
             }
         }
-        release(ctx);
+        pools.releaseContext(ctx);
     }
 
     @Override
@@ -375,19 +364,14 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         {
             result(ctx.batches[i], errorCode, -1);
         }
-        release(ctx);
+        pools.releaseContext(ctx);
         metadata.requestUpdate();
     }
 
     @Override
     public void onReady(final NodeConnection connection)
     {
-        // a connection has at most MAX_IN_FLIGHT requests out: made here, on the control path, not mid-send
-        while (contexts < NodeConnection.MAX_IN_FLIGHT * metadata.connections.size())
-        {
-            release(new ProduceContext());
-            contexts++;
-        }
+        pools.ensureContexts(metadata.connections.size());
     }
 
     private void result(final ProducerBatch b, final short error, final long baseOffset)
@@ -427,31 +411,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             handler.onComplete(b.tag(i), topic, partition, baseOffset < 0 ? -1 : baseOffset + i, error);
         }
         pending -= b.recordCount;
-        b.release();
-        freeBatches.addFirst(b);
-    }
-
-    private ProduceContext takeContext()
-    {
-        ProduceContext ctx = freeContexts;
-        if (ctx == null)
-        {
-            ctx = new ProduceContext();
-        }
-        else
-        {
-            freeContexts = ctx.next;
-            ctx.next = null;
-        }
-        ctx.ensureCapacity(metadata.partitionCount());
-        return ctx;
-    }
-
-    private void release(final ProduceContext ctx)
-    {
-        ctx.clear();
-        ctx.next = freeContexts;
-        freeContexts = ctx;
+        pools.releaseBatch(b);
     }
 
     @Override
