@@ -11,6 +11,7 @@ import io.ferrite.broker.api.DeleteTopicsHandler;
 import io.ferrite.broker.api.DescribeClusterHandler;
 import io.ferrite.broker.api.DescribeLogDirsHandler;
 import io.ferrite.broker.api.DescribeConfigsHandler;
+import io.ferrite.broker.api.ElectLeadersHandler;
 import io.ferrite.broker.api.FetchHandler;
 import io.ferrite.broker.api.IncrementalAlterConfigsHandler;
 import io.ferrite.broker.api.ListOffsetsHandler;
@@ -18,6 +19,7 @@ import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.api.OffsetForLeaderEpochHandler;
 import io.ferrite.broker.api.ProduceHandler;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.group.GroupCoordinator;
@@ -62,6 +64,7 @@ public final class Broker implements AutoCloseable
     private static final int QUEUE_CAPACITY = 4096;
 
     private final BrokerConfig config;
+    private final DynamicBrokerConfigs dynamic;
     private final String clusterId;
     private final LogManager logs;
     private final TopicRegistry topics;
@@ -88,6 +91,7 @@ public final class Broker implements AutoCloseable
         StartupChecks.logDirs(config);
         final Path firstDir = config.logDirs().get(0);
         this.clusterId = MetaProperties.clusterId(firstDir, config.nodeId());
+        this.dynamic = DynamicBrokerConfigs.load(config, firstDir); // the logs and the cleaner start with the dynamic values
         final int networkThreadCount = config.getInt(BrokerConfig.NUM_NETWORK_THREADS);
         this.networkThreads = new NetworkThread[networkThreadCount];
         this.cluster = ClusterMode.of(config);
@@ -96,16 +100,17 @@ public final class Broker implements AutoCloseable
         this.acceptor = StartupChecks.bind(config, networkThreads);
         final DurabilityWakeups wakeups = new DurabilityWakeups();
         final LogThreadTasks writerTasks = new LogThreadTasks();
-        final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), config.topicDefaults())
+        final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), dynamic.state().topicDefaults())
             .withWriteStrategy(config.writeStrategy())
             .withRetentionCheckIntervalMs(config.getLong(BrokerConfig.LOG_RETENTION_CHECK_INTERVAL_MS))
             .withProducerIdExpiration(config.getInt(BrokerConfig.PRODUCER_ID_EXPIRATION_MS),
                 config.getInt(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), writerTasks)
             .withDurabilityListener(wakeups)
-            .withCleaner(config.cleaner());
+            .withCleaner(dynamic.effective().cleaner());
         try
         {
             this.logs = LogManager.open(logConfig);
+            dynamic.applyTo(logs);
         }
         catch (final LogDirInUseException ex)
         {
@@ -188,9 +193,9 @@ public final class Broker implements AutoCloseable
                 final Apis apis = new Apis().transactionVersion(transactions.config().transactionVersion())
                     .register(ApiKeys.METADATA, metadata[i])
                     .registerLazily(ApiKeys.CREATE_TOPICS, () -> new CreateTopicsHandler(topics, admin, waker, config))
-                    .registerLazily(ApiKeys.DESCRIBE_CONFIGS, () -> new DescribeConfigsHandler(topics, config))
-                    .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, admin, waker, config))
-                    .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, admin, waker, config))
+                    .registerLazily(ApiKeys.DESCRIBE_CONFIGS, () -> new DescribeConfigsHandler(topics, dynamic))
+                    .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, admin, waker, dynamic))
+                    .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, admin, waker, dynamic))
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
                     .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread, verifier, waker))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES),
@@ -201,7 +206,8 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]))
-                    .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()));
+                    .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()))
+                    .registerLazily(ApiKeys.ELECT_LEADERS, () -> new ElectLeadersHandler(topics)); // cluster mode: forwarded
                 GroupHandlers.register(apis, groups, transactions, topics, config.nodeId(), metadata[i],
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,

@@ -59,6 +59,7 @@ public final class Errors
     public static final short FENCED_INSTANCE_ID = 82;
     public static final short GROUP_SUBSCRIBED_TO_TOPIC = 86;
     public static final short INVALID_RECORD = 87;
+    public static final short ELECTION_NOT_NEEDED = 84;
     public static final short UNKNOWN_TOPIC_ID = 100;
     public static final short INCONSISTENT_TOPIC_ID = 103;
     public static final short MISMATCHED_ENDPOINT_TYPE = 114;

@@ -119,12 +119,39 @@ public final class ReplicaLeadership implements AutoCloseable
      */
     public CompletableFuture<Void> stopFollowing(final String topic, final int partition)
     {
+        return stop(topic, partition, false);
+    }
+
+    /**
+     * This node no longer holds a replica of {@code topic}-{@code partition} (a reassignment moved it away): led here, it
+     * is led no more (the acks=all produces held for it go back NOT_LEADER_OR_FOLLOWER, as Kafka's {@code stopPartitions}),
+     * followed, its fetcher drops it. Completes on the partition's log thread.
+     */
+    public CompletableFuture<Void> stopReplica(final String topic, final int partition)
+    {
+        return stop(topic, partition, true);
+    }
+
+    private CompletableFuture<Void> stop(final String topic, final int partition, final boolean unlead)
+    {
         final Partition p = partition(topic, partition);
+        final Topic t = topics.topic(topic); // here: its logs may be deleted right after (a replica moved away)
+        final LogThread owner = logThreads[p.owner];
         final CompletableFuture<Void> done = new CompletableFuture<>();
-        logThreads[p.owner].execute(() ->
+        owner.execute(() ->
         {
             try
             {
+                final LeaderReplicas led = p.replicas();
+                if (unlead && led != null)
+                {
+                    // marked followed with no fetcher, before the unlead: a produce here is NOT_LEADER_OR_FOLLOWER from
+                    // now on, never taken as a single node's
+                    p.followed(new FollowedPartition(p, -1, led.leaderEpoch, t.idMostSignificantBits, t.idLeastSignificantBits));
+                    owner.leaders().unlead(p);
+                    done.complete(null);
+                    return;
+                }
                 final FollowedPartition state = p.followed();
                 if (state != null)
                 {
@@ -206,16 +233,32 @@ public final class ReplicaLeadership implements AutoCloseable
     /** The ISR the controller decided for a partition this node leads (its answer to a proposal), applied on the log thread. */
     public CompletableFuture<Void> applyIsr(final String topic, final int partition, final int[] isr)
     {
+        return applyIsr(topic, partition, null, isr);
+    }
+
+    /**
+     * The replica set ({@code replicas}; null: unchanged) and ISR the metadata gives a partition this node leads at the
+     * same leader epoch, applied on the log thread: a reassignment that adds replicas changes the set without a new
+     * epoch, and the leader then serves the added replicas' fetches and may take them into the ISR.
+     */
+    public CompletableFuture<Void> applyIsr(final String topic, final int partition, final int[] replicas, final int[] isr)
+    {
         final Partition p = partition(topic, partition);
+        final LogThread owner = logThreads[p.owner];
         final CompletableFuture<Void> done = new CompletableFuture<>();
-        logThreads[p.owner].execute(() ->
+        owner.execute(() ->
         {
             try
             {
-                final LeaderReplicas state = p.replicas();
+                LeaderReplicas state = p.replicas();
                 if (state == null)
                 {
                     throw new IllegalStateException(p + " is not led with followers here");
+                }
+                if (replicas != null && !state.sameReplicas(replicas))
+                {
+                    state = state.reassigned(replicas, isr, System.currentTimeMillis());
+                    owner.leaders().lead(state);
                 }
                 state.isr(isr);
                 state.nudge(); // the high watermark may move with the new ISR

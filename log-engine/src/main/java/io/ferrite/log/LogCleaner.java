@@ -31,17 +31,23 @@ final class LogCleaner
 
     private final LogManagerConfig config;
     private final CleanerManager manager;
-    private final CleanerThrottle throttle;
+    /** The settings the threads run with: replaced by {@link #reconfigure} while no thread runs. */
+    private volatile CleanerConfig cleaner;
+    /** The threads' shared budget: replaced with {@link #cleaner}, while no thread runs. */
+    private CleanerThrottle throttle;
     private final List<AgentRunner> runners = new ArrayList<>();
     /** Set before the threads are stopped: a clean in hand ends at its next check (no interrupt needed). */
     private volatile boolean stopping;
+    /** Set by {@link #stop}: a later {@link #reconfigure} starts no thread. */
+    private boolean stopped;
 
     LogCleaner(final LogManagerConfig config, final Object checkpointLock, final Supplier<PartitionLog[]> logs,
         final Function<Path, Iterable<PartitionLog>> logsIn)
     {
         this.config = config;
         this.manager = new CleanerManager(checkpointLock, logs, logsIn, new AgentErrors("ferrite-log-cleaner-manager"));
-        this.throttle = CleanerThrottler.of(config.cleaner().maxIoBytesPerSecond(), config.nanoClock());
+        this.cleaner = config.cleaner();
+        this.throttle = CleanerThrottler.of(cleaner.maxIoBytesPerSecond(), config.nanoClock());
     }
 
     CleanerManager manager()
@@ -52,14 +58,14 @@ final class LogCleaner
     /** A cleaner thread's agent, its offset map allocated (for tests to step it on their own thread). */
     CleanerAgent newAgent(final int id, final org.agrona.ErrorHandler errors)
     {
-        return new CleanerAgent(id, manager, config.cleaner(), throttle, config.clock(), config.nanoClock(), errors, () -> stopping,
+        return new CleanerAgent(id, manager, cleaner, throttle, config.clock(), config.nanoClock(), errors, () -> stopping,
             config.logDirs().isEmpty() ? null : config.logDirs().get(0));
     }
 
     /** Whether cleaner threads run: the retention of compacted logs is theirs then (Kafka's {@code cleanupLogs}). */
     boolean runs()
     {
-        return config.cleaner().runs();
+        return cleaner.runs();
     }
 
     /**
@@ -68,9 +74,8 @@ final class LogCleaner
      *
      * @throws IllegalStateException when one cannot be (nothing started, the maps made freed)
      */
-    void start()
+    synchronized void start()
     {
-        final CleanerConfig cleaner = config.cleaner();
         if (!cleaner.runs())
         {
             LOG.info("no log cleaner: log.cleaner.enable={}, log.cleaner.threads={}, compaction {}", cleaner.enable(), cleaner.threads(),
@@ -138,10 +143,45 @@ final class LogCleaner
      * {@value CleanerThrottler#STOP_CHECK_MS} ms of a throttle's sleep), as Kafka's {@code checkDone}, so the
      * runner's interrupt after {@link LogAgents#STOP_WAIT_MS} is not needed.
      */
-    void stop()
+    synchronized void stop()
+    {
+        stopped = true;
+        stopThreads();
+    }
+
+    private void stopThreads()
     {
         stopping = true;
         runners.forEach(LogAgents::stop);
         runners.clear();
+    }
+
+    /**
+     * New settings, as Kafka's {@code LogCleaner.reconfigure} applies dynamic {@code log.cleaner.*} configs: the
+     * threads are stopped (a clean in hand ends at its next check and is redone later from the checkpoint), the
+     * throttle and the settings replaced, and the threads started again with their new offset maps. After
+     * {@link #stop} only the settings change. {@code log.cleaner.enable} and the compaction stay as they are (Kafka's
+     * enable is not dynamic).
+     *
+     * @throws IllegalStateException when a new thread's offset map cannot be allocated (no thread runs then)
+     */
+    synchronized void reconfigure(final CleanerConfig settings)
+    {
+        final CleanerConfig next = cleaner.with(cleaner.enable(), settings.threads(), settings.dedupeBufferSize(),
+            settings.dedupeBufferLoadFactor(), settings.ioBufferSize(), settings.maxIoBytesPerSecond(), settings.backoffMs());
+        if (next.equals(cleaner))
+        {
+            return;
+        }
+        stopThreads();
+        cleaner = next;
+        throttle = CleanerThrottler.of(next.maxIoBytesPerSecond(), config.nanoClock());
+        if (!stopped)
+        {
+            stopping = false;
+            LOG.info("log cleaner reconfigured: {} threads, {} bytes/s, dedupe buffer {} bytes, backoff {} ms", next.threads(),
+                next.maxIoBytesPerSecond(), next.dedupeBufferSize(), next.backoffMs());
+            start();
+        }
     }
 }

@@ -62,6 +62,8 @@ public final class LogManager implements AutoCloseable
     /** Orders checkpoint writes against a deletion's unpublishing ({@link #checkpointDir}). */
     private final Object checkpointLock = new Object();
     private final LogCleaner cleaner;
+    /** The topic defaults every log's config starts from: replaced by {@link LogReconfiguration} (dynamic broker configs). */
+    private volatile LogConfig defaults;
     private volatile boolean closed;
 
     private LogManager(final LogManagerConfig config, final boolean schedulerStepped)
@@ -69,7 +71,9 @@ public final class LogManager implements AutoCloseable
         this.config = config;
         this.background = new LogBackgroundWork(config, () -> logArray, schedulerStepped);
         this.cleaner = new LogCleaner(config, checkpointLock, () -> logArray, this::logsIn);
+        this.defaults = config.defaultLogConfig();
     }
+
 
     /**
      * Opens (creating) the log directories and every partition log in them.
@@ -128,7 +132,7 @@ public final class LogManager implements AutoCloseable
         for (final PartitionDirs.Found p : partitionDirs)
         {
             final String key = OffsetCheckpoint.key(p.topic(), p.partition());
-            final LogConfig logConfig = config.defaultLogConfig().with(PartitionOverrides.read(p.dir()));
+            final LogConfig logConfig = defaults.with(PartitionOverrides.read(p.dir()));
             final PartitionLog log = LogLoader.load(p.topic(), p.partition(), p.dir(), logConfig, config.writeStrategy(), config.clock(), env,
                 clean, recoveryPoints.getOrDefault(key, -1L), logStarts.getOrDefault(key, 0L));
             if (logs.putIfAbsent(key, log) != null)
@@ -214,7 +218,7 @@ public final class LogManager implements AutoCloseable
                 throw new IllegalArgumentException("partition " + OffsetCheckpoint.key(topic, p) + " exists");
             }
         }
-        final LogConfig logConfig = config.defaultLogConfig().with(overrides);
+        final LogConfig logConfig = defaults.with(overrides);
         final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, creationFsyncs, logConfig, config, partitionsPerDir(),
             environments);
         final PartitionLog[] before = logArray;
@@ -255,6 +259,11 @@ public final class LogManager implements AutoCloseable
         return cleaner;
     }
 
+    void defaults(final LogConfig newDefaults)
+    {
+        defaults = newDefaults;
+    }
+
     public Collection<PartitionLog> logs()
     {
         return Collections.unmodifiableCollection(logs.values());
@@ -265,7 +274,7 @@ public final class LogManager implements AutoCloseable
         throws IOException
     {
         final PartitionLog log = requireLog(topic, partition);
-        final LogConfig logConfig = config.defaultLogConfig().with(overrides);
+        final LogConfig logConfig = defaults.with(overrides);
         PartitionOverrides.write(log.dir(), overrides);
         log.updateConfig(logConfig);
     }

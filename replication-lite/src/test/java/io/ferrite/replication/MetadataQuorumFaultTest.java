@@ -62,6 +62,8 @@ class MetadataQuorumFaultTest
                 () -> unapplicable.get(DEADLINE.toSeconds(), TimeUnit.SECONDS));
             assertSame(cannotApply, refused.getCause().getCause(), "the append fails with the listener's exception");
             assertThrows(ExecutionException.class, () -> after.get(DEADLINE.toSeconds(), TimeUnit.SECONDS));
+            // MetadataQuorum#fail fails the pending appends before it calls the fault handler: wait for the call
+            Await.await(() -> !faults.isEmpty(), DEADLINE, "the fault handler called");
             assertEquals(List.of(cannotApply), List.copyOf(faults), "the fault handler heard of it once");
             assertSame(cannotApply, quorum.failure().orElseThrow());
             assertFalse(quorum.isLeader(), "a failed node does not lead");

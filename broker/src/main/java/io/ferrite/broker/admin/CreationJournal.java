@@ -3,20 +3,14 @@ package io.ferrite.broker.admin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32C;
@@ -30,9 +24,10 @@ import java.util.zip.CRC32C;
  * crash between the answer and the files replays what is left ({@link CreationReplay}).
  *
  * <p>Format: records one after the other, each {@code int length, int crc32c, payload}; the payload
- * an entry count, then entries ({@link Entry}). A torn tail (a short record or one whose checksum
+ * an entry count, then entries ({@link Entry}; {@link JournalRecords}). A torn tail (a short record or one whose checksum
  * fails: a crash during an append that was therefore never answered) ends the read and is cut off.
- * The file is made (and its directory fsynced) at open, so an append fsyncs the file only.
+ * The file is made (and its directory fsynced) at open, so an append fsyncs the file only. While topics stay pending
+ * it is rewritten now and then to their records alone ({@link #rewrite}: a new file renamed over it).
  *
  * <p>Threading: the admin agent only (and the starting thread before the agent starts).
  */
@@ -41,8 +36,10 @@ public final class CreationJournal implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(CreationJournal.class);
     /** The journal's name in the first log directory (a plain file: the log loader lists directories only). */
     public static final String FILE_NAME = "ferrite-topic-creations.journal";
-    private static final int HEADER = 8;
-    private static final int MAX_RECORD = 64 << 20;
+    /** A rewrite's new file until it is renamed over the journal (one left by a crash is deleted at open). */
+    static final String REWRITE_NAME = FILE_NAME + ".rewrite";
+    private static final int HEADER = JournalRecords.HEADER;
+    private static final int MAX_RECORD = JournalRecords.MAX_RECORD;
 
     /** What an entry does. */
     public enum Kind
@@ -81,6 +78,10 @@ public final class CreationJournal implements AutoCloseable
     private boolean emptyingUnsynced;
     /** The log directories whose partitions the records name (where a failed creation's leftovers are looked for). */
     private List<Path> logDirs;
+    /** The size the last rewrite left (0 after an emptying): the next rewrite waits until the journal is twice that. */
+    private long rewrittenSize;
+    /** A rewrite's rename is not known durable (its directory fsync failed): the next append fsyncs the directory. */
+    private boolean renameUnsynced;
 
     private CreationJournal(final Path file, final Opener opener, final FileChannel channel, final List<Entry> entries,
         final long size)
@@ -113,6 +114,10 @@ public final class CreationJournal implements AutoCloseable
     static CreationJournal open(final Path dir, final Opener opener) throws IOException
     {
         final Path file = dir.resolve(FILE_NAME);
+        if (Files.deleteIfExists(dir.resolve(REWRITE_NAME))) // a crash during a rewrite, before its rename: the journal is whole
+        {
+            LOG.warn("{}: an unfinished rewrite deleted (the journal keeps every record)", dir.resolve(REWRITE_NAME));
+        }
         final boolean existed = Files.exists(file);
         final FileChannel channel = opener.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
         try
@@ -163,7 +168,7 @@ public final class CreationJournal implements AutoCloseable
             {
                 break;
             }
-            into.addAll(decode(payload.array()));
+            into.addAll(JournalRecords.decode(payload.array()));
             at += HEADER + size;
         }
         return at;
@@ -186,6 +191,24 @@ public final class CreationJournal implements AutoCloseable
         return List.copyOf(entries);
     }
 
+    /** Bytes of intact records. */
+    public long size()
+    {
+        return size;
+    }
+
+    /** What the last rewrite left (0 after an emptying, or before any rewrite). */
+    long rewrittenSize()
+    {
+        return rewrittenSize;
+    }
+
+    /** Whether a record's files failed ({@link #unmade}): the journal is neither emptied nor rewritten until a start. */
+    boolean isUnmade()
+    {
+        return unmade;
+    }
+
     /** No record in the journal, durably (an emptying whose fsync failed does not count). */
     public boolean isEmpty()
     {
@@ -200,11 +223,7 @@ public final class CreationJournal implements AutoCloseable
      */
     public void append(final List<Entry> record) throws IOException
     {
-        final byte[] payload = encode(record);
-        final CRC32C crc = new CRC32C();
-        crc.update(payload, 0, payload.length);
-        final ByteBuffer buffer = ByteBuffer.allocate(HEADER + payload.length);
-        buffer.putInt(payload.length).putInt((int)crc.getValue()).put(payload).flip();
+        final ByteBuffer buffer = JournalRecords.frame(record);
         boolean interrupted = Thread.interrupted(); // an interrupt closes the channel: taken, restored on return
         try
         {
@@ -221,6 +240,11 @@ public final class CreationJournal implements AutoCloseable
                     at += c.write(buffer, at);
                 }
                 c.force(false); // the file's length is part of its data for fdatasync
+                if (renameUnsynced) // the file this record is in must be the journal after a power loss too
+                {
+                    io.ferrite.log.config.DurableFile.fsyncDirectory(file.getParent());
+                    renameUnsynced = false;
+                }
             }
             catch (final IOException ex)
             {
@@ -307,11 +331,72 @@ public final class CreationJournal implements AutoCloseable
             final FileChannel c = channel();
             c.truncate(0);
             size = 0; // the next append starts where the file now ends
+            rewrittenSize = 0;
             tail = false;
             entries.clear();
             emptyingUnsynced = true;
             c.force(true);
             emptyingUnsynced = false;
+        }
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Replaces every record by one of {@code kept} — the entries still wanted, as a replay would read them — atomically:
+     * written to {@value #REWRITE_NAME} and fsynced, renamed over the journal, the directory fsynced. A crash before the
+     * rename leaves the old journal (its records replay to the same topics; the new file is deleted at open), after it
+     * the new one. Should the directory's fsync fail, the journal is the new file from here on and the next append
+     * fsyncs the directory before it returns. On a failure before the rename nothing changes, and the next rewrite waits
+     * until the journal has doubled.
+     */
+    void rewrite(final List<Entry> kept) throws IOException
+    {
+        final ByteBuffer buffer = JournalRecords.frame(kept);
+        final long length = buffer.remaining();
+        if (length - HEADER > MAX_RECORD) // a read would take it for a garbage tail: never written
+        {
+            rewrittenSize = size;
+            throw new IOException("a rewrite of " + kept.size() + " entries is one record of " + length + " bytes, more than a read takes");
+        }
+        final Path next = file.resolveSibling(REWRITE_NAME);
+        final boolean interrupted = Thread.interrupted();
+        try
+        {
+            try (FileChannel c = opener.open(next, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE))
+            {
+                long at = 0;
+                while (buffer.hasRemaining())
+                {
+                    at += c.write(buffer, at);
+                }
+                c.force(true);
+                Files.move(next, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+            catch (final IOException ex)
+            {
+                rewrittenSize = size; // not again before the journal has doubled
+                Files.deleteIfExists(next);
+                throw ex;
+            }
+            // the journal is the new file now, whatever fails after this
+            size = length;
+            rewrittenSize = length;
+            tail = false; // bytes a failed append left past the intact records went with the old file
+            emptyingUnsynced = false;
+            entries.clear();
+            entries.addAll(kept);
+            renameUnsynced = true;
+            channel.close(); // the old file's; should the open fail, the next use opens the new one (channel())
+            channel = opener.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            io.ferrite.log.config.DurableFile.fsyncDirectory(file.getParent());
+            renameUnsynced = false;
         }
         finally
         {
@@ -331,72 +416,5 @@ public final class CreationJournal implements AutoCloseable
     public void close() throws IOException
     {
         channel.close();
-    }
-
-    private static byte[] encode(final List<Entry> record) throws IOException
-    {
-        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes))
-        {
-            out.writeInt(record.size());
-            for (final Entry e : record)
-            {
-                out.writeByte(e.kind().ordinal());
-                writeString(out, e.name());
-                out.writeLong(e.idMsb());
-                out.writeLong(e.idLsb());
-                out.writeInt(e.partitions());
-                out.writeInt(e.configs().size());
-                for (final Map.Entry<String, String> c : e.configs().entrySet())
-                {
-                    writeString(out, c.getKey());
-                    writeString(out, c.getValue());
-                }
-            }
-        }
-        return bytes.toByteArray();
-    }
-
-    private static List<Entry> decode(final byte[] payload) throws IOException
-    {
-        final DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload));
-        final int count = in.readInt();
-        final List<Entry> record = new ArrayList<>(count);
-        for (int i = 0; i < count; i++)
-        {
-            final Kind kind = Kind.values()[in.readUnsignedByte()];
-            final String name = readString(in);
-            final long msb = in.readLong();
-            final long lsb = in.readLong();
-            final int partitions = in.readInt();
-            final int configCount = in.readInt();
-            final Map<String, String> configs = new LinkedHashMap<>();
-            for (int c = 0; c < configCount; c++)
-            {
-                configs.put(readString(in), readString(in));
-            }
-            record.add(new Entry(kind, name, msb, lsb, partitions, Map.copyOf(configs)));
-        }
-        return record;
-    }
-
-    /** A string as its UTF-8 length and bytes (not writeUTF: a config value may be longer than 64 KiB). */
-    private static void writeString(final DataOutputStream out, final String value) throws IOException
-    {
-        final byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(bytes.length);
-        out.write(bytes);
-    }
-
-    private static String readString(final DataInputStream in) throws IOException
-    {
-        final int length = in.readInt();
-        if (length < 0 || length > MAX_RECORD)
-        {
-            throw new IOException("a string of " + length + " bytes in the creation journal");
-        }
-        final byte[] bytes = new byte[length];
-        in.readFully(bytes);
-        return new String(bytes, StandardCharsets.UTF_8);
     }
 }

@@ -35,12 +35,23 @@ import java.util.concurrent.TimeUnit;
  * <li>The journal is emptied only when nothing is pending (and no topic's files failed: {@link CreationJournal#unmade}).
  * A stop, or a crash, with topics pending leaves their records: the next start makes them ({@link CreationReplay}).</li>
  * <li>The backlog is bounded by time: before a CreateTopics is journaled the agent makes the oldest pending topics
- * until they and the request's own partitions are at most {@link #backlogBound} — what the measured cost of a
- * partition (a moving average of the files made) says is {@link #BACKLOG_NS} of work, and never more than
- * {@value #BACKLOG_PARTITIONS} partitions. So a topic answered as created is published about 5 s after its answer at
- * the worst, at the rate the agent last made files: well within a producer's {@code max.block.ms} (60 s) and an
- * Admin's {@code default.api.timeout.ms} (60 s). A single request larger than the bound is journaled after every
- * earlier topic is made: its own files are its window.</li>
+ * until they and the request's own partitions are at most {@link #backlogBound} — what the estimated cost of a
+ * partition says is {@link #BACKLOG_NS} (30 s) of work. The estimate is a moving average of the time
+ * {@code TopicRegistry.create} took per partition over the topics last made (its directories, files and fsyncs, on
+ * the agent's thread, as the load of the moment makes them); before the first topic is made it is
+ * {@value #ASSUMED_MS_PER_PARTITION} ms, the slowest rate measured on a loaded machine, so the first burst is
+ * bounded as if the disk were slow. Why 30 s: the journal makes a crash with a backlog safe, so the bound is what a
+ * restart may spend replaying it before it serves (a start after a SIGKILL with a full backlog makes about 30 s of
+ * files first; Kafka 4.4's own SIGKILL restart at 10 000 partitions took 50 s here) and how long after its answer the
+ * newest topic is published (about 30 s at the estimated rate: half of a producer's {@code max.block.ms} and of an
+ * Admin's {@code default.api.timeout.ms}, 60 s each, so the estimate may be 2x off before a client times out). A
+ * single request larger than the bound is journaled after every earlier topic is made: its own files are its
+ * window. Tests set another bound ({@link #backlogNs(long)}).</li>
+ * <li>While topics stay pending the journal does not grow for ever: once it holds at least
+ * {@link #REWRITE_BYTES} and twice what its last rewrite left, it is rewritten to the pending topics' records alone
+ * ({@link CreationJournal#rewrite}: a new file fsynced, renamed over the old one, the directory fsynced), so a
+ * steady stream of creations that never lets the queue drain costs a journal of its pending topics, amortized O(1)
+ * a record. Not while a topic's files failed (its record stays for the next start, and so does every other).</li>
  * </ul>
  * A topic whose files fail — any Throwable — costs that topic alone: logged, its name kept taken, the journal kept.
  * A stray interrupt of the agent's thread (one {@code LogCreation} restores for its caller, or one arriving between
@@ -56,12 +67,20 @@ public final class PendingCreations
     static final int CHUNK_PARTITIONS = 100;
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
-    /** Pending partitions (with a request's own) a CreateTopics waits below before it is journaled, at most. */
-    static final int BACKLOG_PARTITIONS = 2_000;
-    /** The work pending (with a request's own), at the measured cost per partition, a CreateTopics waits below. */
-    static final long BACKLOG_NS = TimeUnit.SECONDS.toNanos(5);
-    /** The cost of a partition's files assumed before any is measured (1.6 ms measured quiet, several under load). */
-    private static final long ASSUMED_NS_PER_PARTITION = TimeUnit.MILLISECONDS.toNanos(2);
+    /** The work pending (with a request's own), at the estimated cost per partition, a CreateTopics waits below. */
+    static final long BACKLOG_NS = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * The cost of a partition's files assumed before any is measured: pchunk's loaded run made 110 partitions/s (9 ms),
+     * a quiet machine 1.6 ms; the slow figure bounds a first burst to about 3 300 partitions.
+     */
+    static final long ASSUMED_MS_PER_PARTITION = 9;
+    /** The journal's size from which it is rewritten to the pending topics' records while some are pending. */
+    static final long REWRITE_BYTES = 1 << 20;
+    /**
+     * A JVM system property for tests that run the server in a child JVM (a crash test): the journal size from which it
+     * is rewritten instead of {@link #REWRITE_BYTES}. Internal: Kafka has no such setting, so no broker property.
+     */
+    static final String REWRITE_BYTES_PROPERTY = "ferrite.internal.creation.journal.rewrite.bytes";
 
     /** One journaled topic whose files are not made. */
     private record Pending(String name, long[] id, int partitions, Map<String, String> configs)
@@ -76,7 +95,13 @@ public final class PendingCreations
     private final Map<String, Pending> byName = new ConcurrentHashMap<>();
     private int partitions;
     /** A moving average of what a partition's files took to make (agent only; read by tests). */
-    private long nsPerPartition = ASSUMED_NS_PER_PARTITION;
+    private long nsPerPartition = TimeUnit.MILLISECONDS.toNanos(ASSUMED_MS_PER_PARTITION);
+    /** The backlog's bound in estimated work ({@link #BACKLOG_NS}; tests set another). */
+    private volatile long backlogNs = BACKLOG_NS;
+    /** The journal's size from which a rewrite is considered ({@link #REWRITE_BYTES}; tests set another). */
+    private volatile long rewriteBytes = Long.getLong(REWRITE_BYTES_PROPERTY, REWRITE_BYTES);
+    /** Rewrites of the journal (read by tests). */
+    private int rewrites;
     /** Reports a stray interrupt cleared before a topic (the agent's count of faults). */
     private final Runnable interrupted;
     /**
@@ -101,6 +126,24 @@ public final class PendingCreations
         byName.put(name, p);
         partitions += count;
         topics.creating(name, id);
+    }
+
+    /** The backlog's bound in estimated work, for tests (package-private; the accessor {@code CreationsHold}). */
+    void backlogNs(final long ns)
+    {
+        backlogNs = ns;
+    }
+
+    /** The journal size from which it is rewritten while topics are pending, for tests. */
+    void rewriteBytes(final long bytes)
+    {
+        rewriteBytes = bytes;
+    }
+
+    /** The journal rewrites so far (agent only; for tests). */
+    int rewrites()
+    {
+        return rewrites;
     }
 
     /** Topics pending (for tests and the docs' figures). */
@@ -144,10 +187,10 @@ public final class PendingCreations
         return partitions;
     }
 
-    /** The most partitions pending, with a request's own, that {@link #makeDownTo} leaves: {@link #BACKLOG_NS} at the measured cost. */
-    int backlogBound()
+    /** The most partitions pending, with a request's own, that {@link #makeDownTo} leaves: {@link #backlogNs} at the estimated cost. */
+    long backlogBound()
     {
-        return (int)Math.min(BACKLOG_PARTITIONS, BACKLOG_NS / Math.max(1, nsPerPartition));
+        return backlogNs / Math.max(1, nsPerPartition);
     }
 
     /**
@@ -160,7 +203,7 @@ public final class PendingCreations
         {
             // made
         }
-        clearIfDone();
+        settle();
     }
 
     /** Between the agent's commands: one chunk made; the number of topics made (0: nothing pending, or held). */
@@ -177,7 +220,7 @@ public final class PendingCreations
         {
             made++;
         }
-        clearIfDone();
+        settle();
         return Math.max(made, 1); // a pass that only skipped deleted ones still did work
     }
 
@@ -195,7 +238,7 @@ public final class PendingCreations
             made = makeNext();
         }
         while (made != null && made != wanted);
-        clearIfDone();
+        settle();
         return true;
     }
 
@@ -223,7 +266,7 @@ public final class PendingCreations
             partitions -= pending.partitions; // stays in the queue, skipped
         }
         topics.created(name);
-        clearIfDone();
+        settle();
         return true;
     }
 
@@ -261,11 +304,19 @@ public final class PendingCreations
         return p;
     }
 
-    /** Nothing pending: the journal emptied (nothing while a record's files failed). */
-    private void clearIfDone()
+    /**
+     * Nothing pending: the journal emptied (nothing while a record's files failed). Something pending: the journal
+     * rewritten to the pending topics' records once it is large enough ({@link #rewriteBytes}) and at least twice what
+     * its last rewrite left.
+     */
+    private void settle()
     {
         if (!byName.isEmpty())
         {
+            if (journal.size() >= rewriteBytes && journal.size() >= 2 * journal.rewrittenSize() && !journal.isUnmade())
+            {
+                rewrite();
+            }
             return;
         }
         queue.clear();
@@ -278,6 +329,32 @@ public final class PendingCreations
             journal.unmade(); // a deletion must still journal itself: the records stay
             LOG.error("emptying the creation journal {} failed: its records are replayed (idempotently) at the next start",
                 journal.file(), ex);
+        }
+    }
+
+    /** The journal rewritten to the CREATE records of the topics still pending (with the ids they were answered). */
+    private void rewrite()
+    {
+        final List<CreationJournal.Entry> kept = new java.util.ArrayList<>(byName.size());
+        for (final CreationJournal.Entry e : CreationReplay.wanted(journal.entries()).values())
+        {
+            final Pending p = byName.get(e.name());
+            if (p != null && p.id[0] == e.idMsb() && p.id[1] == e.idLsb())
+            {
+                kept.add(e);
+            }
+        }
+        final long before = journal.size();
+        try
+        {
+            journal.rewrite(kept);
+            rewrites++;
+            LOG.info("creation journal {} rewritten with {} topics pending: {} -> {} bytes", journal.file(), kept.size(), before,
+                journal.size());
+        }
+        catch (final IOException ex)
+        {
+            LOG.warn("rewriting the creation journal {} failed: it keeps every record (replayed idempotently)", journal.file(), ex);
         }
     }
 

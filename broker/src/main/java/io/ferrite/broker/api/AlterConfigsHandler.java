@@ -1,7 +1,7 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.admin.AdminAgent;
-import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.wire.message.AlterConfigsRequestDecoder;
 import io.ferrite.wire.message.AlterConfigsRequestDecoder.AlterConfigsResource;
@@ -12,14 +12,14 @@ import io.ferrite.wire.message.AlterConfigsResponseEncoder.AlterConfigsResourceR
 /**
  * AlterConfigs (v0 to v2), Kafka's deprecated non-incremental form: a topic's configs in the
  * request become its whole override set (any override not named is removed), persisted in the
- * partition logs. Checks, errors and the refusal of broker configs are {@link ConfigChanges}'s.
+ * partition logs; for a broker resource, the whole dynamic set. Checks and errors are {@link ConfigChanges}'s.
  * Answers per resource in request order. An admin request (allocates): checked on the network thread, applied by the
  * {@link AdminAgent}.
  */
 public final class AlterConfigsHandler
     extends ConfigResourcesHandler<AlterConfigsResource, AlterableConfig, AlterConfigsResourceResponse>
 {
-    public AlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig config)
+    public AlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final DynamicBrokerConfigs config)
     {
         super(new ConfigChanges(topics, admin, waker, config), false,
             new Request<>(new AlterConfigsRequestDecoder(), AlterConfigsRequestDecoder::resources,

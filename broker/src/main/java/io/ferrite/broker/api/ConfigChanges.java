@@ -7,9 +7,11 @@ import io.ferrite.broker.admin.AdminCommand;
 import io.ferrite.broker.net.Connection;
 import org.agrona.MutableDirectBuffer;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogConfig;
+import io.ferrite.log.config.ConfigCatalogue;
 import io.ferrite.log.config.ConfigException;
 import io.ferrite.log.config.ConfigKey;
 import org.slf4j.Logger;
@@ -19,7 +21,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -33,11 +35,11 @@ import java.util.Set;
  * <ol>
  * <li>a resource named twice: INVALID_REQUEST for each; a config named twice in one resource,
  * or a null value (other than for DELETE): INVALID_REQUEST;</li>
- * <li>BROKER: the name must be empty or this node's id (INVALID_REQUEST). Ferrite has no
- * dynamic broker configs, so every config a change would leave set is refused the way Kafka
- * refuses one that cannot be changed while the broker runs: INVALID_REQUEST, "Cannot update
- * these configs dynamically: [...]". Deleting (which leaves nothing set) succeeds, as deleting a
- * dynamic config that was never set does in Kafka;</li>
+ * <li>BROKER: the name must be empty (the cluster default) or this node's id (INVALID_REQUEST);
+ * a config that cannot change at run time is refused as Kafka refuses it: INVALID_REQUEST,
+ * "Cannot update these configs dynamically: [...]"; a bad value INVALID_REQUEST with Kafka's
+ * message; the rest become the dynamic configs ({@link DynamicBrokerConfigs}), stored and applied
+ * to the logs and the cleaner;</li>
  * <li>TOPIC: the new overrides are worked out (APPEND and SUBTRACT only for list configs, else
  * INVALID_CONFIG), a value over 32767 characters is INVALID_CONFIG, an empty name INVALID_REQUEST,
  * an illegal one INVALID_TOPIC_EXCEPTION, an unknown or invalid config INVALID_CONFIG with
@@ -46,7 +48,7 @@ import java.util.Set;
  * <li>other resource types (groups, client metrics, broker loggers): INVALID_REQUEST.</li>
  * </ol>
  * {@code validateOnly} runs every check and changes nothing, on the network thread. Otherwise the
- * changes run on the {@link AdminAgent}, the topics' single writer, one request after another, so
+ * changes run on the {@link AdminAgent}, the topics' and the dynamic configs' single writer, one request after another, so
  * two clients altering different keys of one topic at once both get their change (the
  * read-modify-write still retries if the topic changed under it, which with one writer it cannot).
  */
@@ -88,13 +90,15 @@ final class ConfigChanges
     private final AdminAgent admin;
     private final Runnable waker;
     private final BrokerConfig broker;
+    private final DynamicBrokerConfigs dynamic;
 
-    ConfigChanges(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final BrokerConfig broker)
+    ConfigChanges(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final DynamicBrokerConfigs dynamic)
     {
         this.topics = topics;
         this.admin = admin;
         this.waker = waker;
-        this.broker = broker;
+        this.broker = dynamic.state().statics();
+        this.dynamic = dynamic;
     }
 
     /**
@@ -108,7 +112,7 @@ final class ConfigChanges
         boolean writes = false;
         for (final Resource r : resources)
         {
-            writes |= r.type() == DescribeConfigsHandler.TOPIC;
+            writes |= r.type() == DescribeConfigsHandler.TOPIC || r.type() == DescribeConfigsHandler.BROKER;
         }
         if (validateOnly || !writes)
         {
@@ -197,7 +201,7 @@ final class ConfigChanges
         switch (resource.type())
         {
             case DescribeConfigsHandler.BROKER:
-                return alterBroker(resource);
+                return alterBroker(resource, incremental, validateOnly);
             case DescribeConfigsHandler.TOPIC:
                 return alterTopic(resource, incremental, validateOnly);
             default:
@@ -206,12 +210,15 @@ final class ConfigChanges
     }
 
     /**
-     * A broker resource: Kafka's checks of the name and of the operations, then the refusal of
-     * whatever would be left set, since nothing on this broker can change while it runs.
+     * A broker resource, this node's id or "" (the cluster default): Kafka's checks of the name, then the new
+     * dynamic set worked out from the ops (APPEND and SUBTRACT only for list configs), the names that cannot change
+     * at run time refused, the values checked ({@link DynamicBrokerConfigs#check}), all INVALID_REQUEST as Kafka's
+     * broker answers; then stored and applied unless {@code validateOnly}. Deleting a config never set succeeds.
      */
-    private Outcome alterBroker(final Resource resource)
+    private Outcome alterBroker(final Resource resource, final boolean incremental, final boolean validateOnly)
     {
-        if (!resource.name().isEmpty())
+        final boolean perBroker = !resource.name().isEmpty();
+        if (perBroker)
         {
             final int id;
             try
@@ -228,40 +235,59 @@ final class ConfigChanges
                     "Unexpected broker id, expected " + broker.nodeId() + ", but received " + resource.name());
             }
         }
-        final Set<String> left = new LinkedHashSet<>();
+        final DynamicBrokerConfigs.State state = dynamic.state();
+        final Map<String, String> current = perBroker ? state.perBroker() : state.clusterDefault();
+        final Map<String, String> next = incremental ? new LinkedHashMap<>(current) : new LinkedHashMap<>();
+        final List<String> set = new ArrayList<>();
         for (final Op op : resource.ops())
         {
-            switch (op.op())
+            if (op.op() != DELETE)
             {
-                case SET:
-                    left.add(op.name());
-                    break;
-                case DELETE:
-                    left.remove(op.name());
-                    break;
-                case APPEND:
-                case SUBTRACT:
-                    final ConfigKey key = BrokerConfig.CATALOGUE.key(op.name());
-                    if (key == null)
-                    {
-                        return new Outcome(Errors.INVALID_CONFIG, "Unknown config name: " + op.name());
-                    }
-                    if (key.type() != ConfigKey.Type.LIST)
-                    {
-                        return new Outcome(Errors.INVALID_CONFIG, "Config value " + (op.op() == APPEND ? "append" : "subtract")
-                            + " is not allowed for config key: " + op.name());
-                    }
-                    left.add(op.name());
-                    break;
-                default:
-                    return new Outcome(Errors.INVALID_REQUEST, "Unknown operations type " + op.op());
+                set.add(op.name());
+            }
+            if (op.op() == APPEND || op.op() == SUBTRACT)
+            {
+                final ConfigKey key = BrokerConfig.CATALOGUE.key(op.name());
+                if (key == null)
+                {
+                    return new Outcome(Errors.INVALID_CONFIG, "Unknown config name: " + op.name());
+                }
+                if (key.type() != ConfigKey.Type.LIST)
+                {
+                    return new Outcome(Errors.INVALID_CONFIG, "Config value " + (op.op() == APPEND ? "append" : "subtract")
+                        + " is not allowed for config key: " + op.name());
+                }
+            }
+            final String problem = applyTo(next, current, op, BrokerConfig.CATALOGUE);
+            if (problem != null)
+            {
+                return new Outcome(Errors.INVALID_REQUEST, problem);
             }
         }
-        if (!left.isEmpty())
+        final String refused = DynamicBrokerConfigs.notDynamic(set);
+        if (refused != null)
         {
-            return new Outcome(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: " + left.stream().toList());
+            return new Outcome(Errors.INVALID_REQUEST, refused);
         }
-        return Outcome.OK;
+        final String invalid = dynamic.check(perBroker, next);
+        if (invalid != null)
+        {
+            return new Outcome(Errors.INVALID_REQUEST, invalid);
+        }
+        if (validateOnly || next.equals(current))
+        {
+            return Outcome.OK;
+        }
+        try
+        {
+            dynamic.alter(perBroker, next);
+            return Outcome.OK;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            LOG.error("changing the dynamic broker configs failed", ex);
+            return new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the config change: " + ex.getMessage());
+        }
     }
 
     /** The message of KAFKA_STORAGE_ERROR for a topic answered as created whose files failed (AlterConfigs, CreatePartitions). */
@@ -287,7 +313,7 @@ final class ConfigChanges
                 next = new HashMap<>(current);
                 for (final Op op : resource.ops())
                 {
-                    final String problem = applyTo(next, current, op);
+                    final String problem = applyTo(next, current, op, LogConfig.CATALOGUE);
                     if (problem != null)
                     {
                         return new Outcome(op.op() < 0 || op.op() > SUBTRACT ? Errors.INVALID_REQUEST : Errors.INVALID_CONFIG, problem);
@@ -322,7 +348,7 @@ final class ConfigChanges
             try
             {
                 // the overrides on top of the broker's topic defaults: the config the log would run with
-                LogConfig.of(broker.topicDefaults()).with(next);
+                LogConfig.of(dynamic.state().topicDefaults()).with(next);
             }
             catch (final ConfigException ex)
             {
@@ -367,7 +393,8 @@ final class ConfigChanges
      * and SUBTRACT work on the current value (or the config's default) split at commas:
      * APPEND adds the values not already there, SUBTRACT removes every one given.
      */
-    private static String applyTo(final Map<String, String> next, final Map<String, String> current, final Op op)
+    private static String applyTo(final Map<String, String> next, final Map<String, String> current, final Op op,
+        final ConfigCatalogue catalogue)
     {
         switch (op.op())
         {
@@ -379,7 +406,7 @@ final class ConfigChanges
                 return null;
             case APPEND:
             case SUBTRACT:
-                final ConfigKey key = LogConfig.CATALOGUE.key(op.name());
+                final ConfigKey key = catalogue.key(op.name());
                 if (key == null || key.type() != ConfigKey.Type.LIST)
                 {
                     return "Can't " + (op.op() == APPEND ? "APPEND" : "SUBTRACT") + " to key " + op.name()

@@ -1,7 +1,7 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.config.ConfigEntries;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
@@ -24,8 +24,8 @@ import java.util.function.Predicate;
  * order as Kafka 4.4 answers them: a topic's configs with their sources and synonym chains
  * ({@link ConfigEntries}), an unknown topic UNKNOWN_TOPIC_OR_PARTITION, an illegal topic name
  * INVALID_TOPIC_EXCEPTION; the broker resource named by this node's id gives every broker config
- * Ferrite knows, the empty name (the cluster-wide dynamic defaults) an empty list since Ferrite has
- * no dynamic configs, another id or a name that is not a number INVALID_REQUEST. Configuration keys
+ * Ferrite knows (dynamic values with their sources), the empty name the cluster-wide dynamic
+ * defaults set, another id or a name that is not a number INVALID_REQUEST. Configuration keys
  * null or empty mean all; names Ferrite does not know are left out, as Kafka leaves them out.
  * Synonyms only when asked for (v1+), documentation only when asked for (v3+).
  *
@@ -42,10 +42,10 @@ public final class DescribeConfigsHandler implements RequestHandler
     private final DescribeConfigsRequestDecoder request = new DescribeConfigsRequestDecoder();
     private final DescribeConfigsResponseEncoder response = new DescribeConfigsResponseEncoder();
 
-    public DescribeConfigsHandler(final TopicRegistry topics, final BrokerConfig config)
+    public DescribeConfigsHandler(final TopicRegistry topics, final DynamicBrokerConfigs config)
     {
         this.topics = topics;
-        this.nodeId = config.nodeId();
+        this.nodeId = config.state().statics().nodeId();
         this.entries = new ConfigEntries(config);
     }
 
@@ -101,7 +101,10 @@ public final class DescribeConfigsHandler implements RequestHandler
                         error = Errors.INVALID_REQUEST;
                     }
                 }
-                // the empty name is the cluster-wide dynamic default resource: Ferrite has none of those
+                else
+                {
+                    configs = entries.clusterDefault(wanted); // the cluster-wide dynamic defaults
+                }
             }
             else
             {

@@ -1,7 +1,7 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.admin.AdminAgent;
-import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.wire.message.IncrementalAlterConfigsRequestDecoder;
 import io.ferrite.wire.message.IncrementalAlterConfigsRequestDecoder.AlterConfigsResource;
@@ -13,7 +13,7 @@ import io.ferrite.wire.message.IncrementalAlterConfigsResponseEncoder.AlterConfi
  * IncrementalAlterConfigs (v0 and v1): per config SET, DELETE (back to the broker default),
  * APPEND and SUBTRACT (list configs such as cleanup.policy, starting from the default when the
  * topic has no override), persisted in the partition logs and seen by appends and retention at
- * once. Checks, errors and the refusal of broker configs are {@link ConfigChanges}'s. Answers
+ * once; for a broker resource, the dynamic broker configs. Checks and errors are {@link ConfigChanges}'s. Answers
  * per resource in request order. An admin request (allocates): checked on the network thread, applied by the
  * {@link AdminAgent}.
  */
@@ -21,7 +21,7 @@ public final class IncrementalAlterConfigsHandler
     extends ConfigResourcesHandler<AlterConfigsResource, AlterableConfig, AlterConfigsResourceResponse>
 {
     public IncrementalAlterConfigsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker,
-        final BrokerConfig config)
+        final DynamicBrokerConfigs config)
     {
         super(new ConfigChanges(topics, admin, waker, config), true,
             new Request<>(new IncrementalAlterConfigsRequestDecoder(), IncrementalAlterConfigsRequestDecoder::resources,

@@ -150,7 +150,10 @@ public class ClusterMode implements AutoCloseable
                 .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new ClusterDescribeHandler(this::node))
                 .registerLazily(ApiKeys.CREATE_TOPICS, () -> new ForwardingHandler(this::node, waker))
                 .registerLazily(ApiKeys.DELETE_TOPICS, () -> new ForwardingHandler(this::node, waker))
-                .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new ForwardingHandler(this::node, waker));
+                .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new ForwardingHandler(this::node, waker))
+                .registerLazily(ApiKeys.ELECT_LEADERS, () -> new ForwardingHandler(this::node, waker))
+                .registerLazily(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, () -> new ForwardingHandler(this::node, waker))
+                .registerLazily(ApiKeys.LIST_PARTITION_REASSIGNMENTS, () -> new ForwardingHandler(this::node, waker));
             final java.util.function.Supplier<io.ferrite.broker.net.RequestHandler> localAlter =
                 apis.current(ApiKeys.INCREMENTAL_ALTER_CONFIGS);
             apis.registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new ConfigsRouting(this::node, waker, localAlter.get()));

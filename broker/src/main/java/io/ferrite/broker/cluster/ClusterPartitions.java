@@ -27,7 +27,8 @@ import java.util.function.Supplier;
  * its replicas and ISR
  * ({@link ReplicaLeadership#leadWithoutController}); an ISR change at the same leader epoch is applied
  * ({@link ReplicaLeadership#applyIsr}); a followed partition gets its local log and is followed from its leader's
- * broker listener ({@link #follow}); a replica no longer here whose topic (the image's, by id) left the image is deleted; a topic's config
+ * broker listener ({@link #follow}); a replica no longer here is unled or unfollowed, and its topic's logs deleted when
+ * the topic left the image or this node holds none of its replicas ({@link LocalRemoval}); a topic's config
  * changes reach its local logs ({@link #topicConfigs}). A partition
  * this node followed and now leads stops being followed first ({@link ReplicaLeadership#stopFollowing}), one it led
  * and now follows stops being led first (inside {@link ReplicaLeadership#followWithoutController}): both are tasks on
@@ -95,8 +96,9 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             final Integer at = leaderEpochs.get(key);
             if (at != null && at == state.leaderEpoch())
             {
-                // the same leadership, another partition epoch: the ISR the controller committed
-                leadership.applyIsr(topic.name(), state.partition(), state.isr()).exceptionally(failure ->
+                // the same leadership, another partition epoch: the ISR the controller committed, or the replicas a
+                // reassignment added (no new leader epoch for those)
+                leadership.applyIsr(topic.name(), state.partition(), state.replicas(), state.isr()).exceptionally(failure ->
                 {
                     LOG.warn("{}: applying the ISR {} failed", key, java.util.Arrays.toString(state.isr()), failure);
                     return null;
@@ -229,14 +231,14 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         led.remove(topic + "-" + partition);
         admin.execute(() ->
         {
-            leaderEpochs.remove(topic + "-" + partition);
+            final boolean led = leaderEpochs.remove(topic + "-" + partition) != null;
             unplaced.remove(topic + "-" + partition);
             offline(topic, partition, null);
-            if (followedAt.remove(topic + "-" + partition) != null && topics.topic(topic) != null)
+            if ((followedAt.remove(topic + "-" + partition) != null || led) && topics.topic(topic) != null)
             {
                 try
                 {
-                    leadership.stopFollowing(topic, partition); // moved away: fetch no more
+                    leadership.stopReplica(topic, partition); // moved away: lead or fetch no more
                 }
                 catch (final IllegalArgumentException gone)
                 {
@@ -244,22 +246,20 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                 }
             }
             final Topic local = topics.topic(topic);
-            final ClusterNode cluster = node.get();
-            final long[] seen = imageIds.get(topic);
-            // Kafka deletes the partition's log; Ferrite's registry deletes whole topics: once the topic left the image.
-            // Only the topic the image had: a local topic of that name with another id (data of its own, never this
-            // cluster's) is never deleted (nor is a replica moved away by a reassignment)
-            if (local == null || local.isDeleted() || !sameId(local, seen) || cluster != null && cluster.topic(topic)
-                .filter(t -> t.idMsb() == local.idMostSignificantBits && t.idLsb() == local.idLeastSignificantBits).isPresent())
+            final LocalRemoval removal = LocalRemoval.of(local, imageIds.get(topic), node.get());
+            if (removal == LocalRemoval.KEEP)
             {
                 return;
             }
-            imageIds.remove(topic);
-            imageConfigs.remove(topic);
+            if (removal == LocalRemoval.LEFT_IMAGE)
+            {
+                imageIds.remove(topic);
+                imageConfigs.remove(topic);
+            }
             try
             {
                 topics.delete(local);
-                LOG.info("deleted {}: no longer in the cluster's metadata", topic);
+                LOG.info("deleted {}: {}", topic, removal.reason);
             }
             catch (final java.io.IOException | RuntimeException ex)
             {

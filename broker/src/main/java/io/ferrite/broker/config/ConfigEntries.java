@@ -16,10 +16,11 @@ import java.util.function.Predicate;
  * (the config source), the chain of synonyms behind it, its type and documentation. One place for
  * what DescribeConfigs and CreateTopics (v5+) both report, so that the two never disagree.
  *
- * <p>Ferrite has no dynamic broker configs, so of Kafka's sources only three occur: a topic's own
- * override ({@link #TOPIC_CONFIG}, {@code DYNAMIC_TOPIC_CONFIG} in the Admin API), a broker
- * property set in the file or by {@code --override} ({@link #STATIC_BROKER_CONFIG}) and a default
- * ({@link #DEFAULT_CONFIG}).
+ * <p>Kafka's sources, most specific first: a topic's own override ({@link #TOPIC_CONFIG},
+ * {@code DYNAMIC_TOPIC_CONFIG} in the Admin API), this node's dynamic broker config
+ * ({@link #DYNAMIC_BROKER_CONFIG}), the cluster default's ({@link #DYNAMIC_DEFAULT_BROKER_CONFIG}),
+ * a broker property set in the file or by {@code --override} ({@link #STATIC_BROKER_CONFIG}) and a
+ * default ({@link #DEFAULT_CONFIG}) ({@link DynamicBrokerConfigs}).
  *
  * <p>Values are printed the way Kafka prints parsed values ({@link ConfigKey#print}). Only configs
  * Ferrite knows are reported; {@link ConfigKey#doc()} says for each whether it has an effect.
@@ -28,6 +29,8 @@ public final class ConfigEntries
 {
     /** Kafka's config source ids (DescribeConfigsResponse.ConfigSource). */
     public static final byte TOPIC_CONFIG = 1;
+    public static final byte DYNAMIC_BROKER_CONFIG = 2;
+    public static final byte DYNAMIC_DEFAULT_BROKER_CONFIG = 3;
     public static final byte STATIC_BROKER_CONFIG = 4;
     public static final byte DEFAULT_CONFIG = 5;
 
@@ -52,14 +55,17 @@ public final class ConfigEntries
     {
     }
 
-    private final BrokerConfig broker;
-    /** The topic defaults the broker properties give, computed once (the broker config is immutable). */
-    private final Map<String, String> topicDefaults;
+    private final DynamicBrokerConfigs dynamic;
 
+    /** Static properties only. */
     public ConfigEntries(final BrokerConfig broker)
     {
-        this.broker = broker;
-        this.topicDefaults = broker.topicDefaults();
+        this(DynamicBrokerConfigs.none(broker));
+    }
+
+    public ConfigEntries(final DynamicBrokerConfigs dynamic)
+    {
+        this.dynamic = dynamic;
     }
 
     /**
@@ -69,12 +75,13 @@ public final class ConfigEntries
      */
     public List<Entry> topic(final Map<String, String> overrides, final Predicate<String> wanted)
     {
+        final DynamicBrokerConfigs.State state = dynamic.state();
         final List<Entry> entries = new ArrayList<>();
         for (final ConfigKey key : LogConfig.CATALOGUE.keys())
         {
             if ((!isInternal(key.name()) || overrides.containsKey(key.name())) && wanted.test(key.name()))
             {
-                entries.add(topicEntry(key, overrides));
+                entries.add(topicEntry(state, key, overrides));
             }
         }
         return entries;
@@ -89,8 +96,9 @@ public final class ConfigEntries
      * 86400000 with source DEFAULT_CONFIG and no synonyms, exactly as Kafka 4.4 does, while one
      * set by {@code log.retention.ms} reports STATIC_BROKER_CONFIG.
      */
-    Entry topicEntry(final ConfigKey key, final Map<String, String> overrides)
+    Entry topicEntry(final DynamicBrokerConfigs.State state, final ConfigKey key, final Map<String, String> overrides)
     {
+        final Map<String, String> topicDefaults = state.topicDefaults();
         final String name = key.name();
         final String override = overrides.get(name);
         final String value;
@@ -114,7 +122,7 @@ public final class ConfigEntries
         final List<String> brokerNames = BrokerConfig.TOPIC_SYNONYMS.get(name);
         if (brokerNames != null)
         {
-            synonyms.addAll(brokerChain(brokerNames.get(0), brokerNames, false));
+            synonyms.addAll(brokerChain(state, brokerNames.get(0), brokerNames, false, true));
         }
         final byte source = synonyms.isEmpty() ? DEFAULT_CONFIG : synonyms.get(0).source();
         return new Entry(name, value, source, false, key.type() == ConfigKey.Type.PASSWORD, Collections.unmodifiableList(synonyms),
@@ -128,6 +136,7 @@ public final class ConfigEntries
      */
     public List<Entry> createdTopic(final Map<String, String> overrides)
     {
+        final BrokerConfig broker = dynamic.state().statics();
         final List<Entry> entries = new ArrayList<>(REPORTED_TOPIC_KEYS.size());
         for (final ConfigKey key : REPORTED_TOPIC_KEYS)
         {
@@ -156,12 +165,14 @@ public final class ConfigEntries
 
     /**
      * This broker's configs as DescribeConfigs reports them for the broker resource named by its
-     * id: every property Ferrite knows (set or not), then the ones set that it does not know,
-     * those {@code wanted} only. All are read-only: Ferrite cannot change any broker config while
-     * it runs (IncrementalAlterConfigs refuses every one).
+     * id: every property Ferrite knows (set or not) with the value in force, then the ones set
+     * that it does not know, those {@code wanted} only. Read-only but for the
+     * {@link DynamicBrokerConfigs#DYNAMIC} ones.
      */
     public List<Entry> broker(final Predicate<String> wanted)
     {
+        final DynamicBrokerConfigs.State state = dynamic.state();
+        final BrokerConfig broker = state.effective();
         final ConfigCatalogue catalogue = BrokerConfig.CATALOGUE;
         final List<Entry> entries = new ArrayList<>();
         for (final ConfigKey key : catalogue.keys())
@@ -170,7 +181,8 @@ public final class ConfigEntries
             {
                 final String set = broker.values().get(key.name());
                 final String value = set != null ? printed(key, set) : printed(key, key.defaultValue());
-                entries.add(brokerEntry(key.name(), value, key.type() == ConfigKey.Type.PASSWORD, typeId(key.type()), key.doc()));
+                entries.add(brokerEntry(state, key.name(), value, key.type() == ConfigKey.Type.PASSWORD, typeId(key.type()), key.doc(),
+                    true));
             }
         }
         for (final String name : broker.unknownNames())
@@ -178,35 +190,62 @@ public final class ConfigEntries
             if (wanted.test(name))
             {
                 // Kafka treats a property of unknown type as possibly secret: reported, value hidden
-                entries.add(brokerEntry(name, broker.values().get(name), true, TYPE_UNKNOWN, null));
+                entries.add(brokerEntry(state, name, broker.values().get(name), true, TYPE_UNKNOWN, null, true));
             }
         }
         return entries;
     }
 
-    private Entry brokerEntry(final String name, final String value, final boolean sensitive, final byte type, final String doc)
+    /**
+     * The cluster default broker resource ({@code --entity-default}) as Kafka reports it: the
+     * dynamic default configs only, each with its value as set and a synonym chain without this
+     * node's dynamic values.
+     */
+    public List<Entry> clusterDefault(final Predicate<String> wanted)
     {
-        final List<Synonym> synonyms = brokerChain(name, BrokerConfig.brokerSynonyms(name), sensitive);
+        final DynamicBrokerConfigs.State state = dynamic.state();
+        final List<Entry> entries = new ArrayList<>();
+        for (final Map.Entry<String, String> e : state.clusterDefault().entrySet())
+        {
+            if (wanted.test(e.getKey()))
+            {
+                final ConfigKey key = BrokerConfig.CATALOGUE.key(e.getKey());
+                final boolean sensitive = key == null || key.type() == ConfigKey.Type.PASSWORD;
+                entries.add(brokerEntry(state, e.getKey(), e.getValue(), sensitive, key == null ? TYPE_UNKNOWN : typeId(key.type()),
+                    key == null ? null : key.doc(), false));
+            }
+        }
+        return entries;
+    }
+
+    private Entry brokerEntry(final DynamicBrokerConfigs.State state, final String name, final String value, final boolean sensitive,
+        final byte type, final String doc, final boolean perBroker)
+    {
+        final List<Synonym> synonyms = brokerChain(state, name, BrokerConfig.brokerSynonyms(name), sensitive, perBroker);
         final byte source = synonyms.isEmpty() ? DEFAULT_CONFIG : synonyms.get(0).source();
-        return new Entry(name, sensitive ? null : value, source, true, sensitive, synonyms, type, doc);
+        final boolean readOnly = !DynamicBrokerConfigs.DYNAMIC.contains(name);
+        return new Entry(name, sensitive ? null : value, source, readOnly, sensitive, synonyms, type, doc);
     }
 
     /**
-     * Kafka's synonym chain of broker properties: those of {@code names} set in the file (in
-     * order), then those with a default (in order), less every link before the first one named
-     * {@code head}; values hidden when {@code sensitive}.
+     * Kafka's synonym chain of broker properties: those of {@code names} set dynamically for this
+     * node, then for the cluster default, then in the file (each group in order), then those with
+     * a default (in order), less every link before the first one named {@code head}; values hidden
+     * when {@code sensitive}. Not {@code perBroker} (the cluster default resource): the cluster
+     * default's links only, as Kafka filters them.
      */
-    private List<Synonym> brokerChain(final String head, final List<String> names, final boolean sensitive)
+    private List<Synonym> brokerChain(final DynamicBrokerConfigs.State state, final String head, final List<String> names,
+        final boolean sensitive, final boolean perBroker)
     {
         final List<Synonym> chain = new ArrayList<>();
-        for (final String name : names)
+        if (!perBroker)
         {
-            final String set = broker.values().get(name);
-            if (set != null)
-            {
-                chain.add(new Synonym(name, sensitive ? null : set, STATIC_BROKER_CONFIG));
-            }
+            addSet(chain, state.clusterDefault(), names, sensitive, DYNAMIC_DEFAULT_BROKER_CONFIG);
+            return dropBefore(head, chain);
         }
+        addSet(chain, state.perBroker(), names, sensitive, DYNAMIC_BROKER_CONFIG);
+        addSet(chain, state.clusterDefault(), names, sensitive, DYNAMIC_DEFAULT_BROKER_CONFIG);
+        addSet(chain, state.statics().values(), names, sensitive, STATIC_BROKER_CONFIG);
         for (final String name : names)
         {
             final ConfigKey key = BrokerConfig.CATALOGUE.key(name);
@@ -215,12 +254,30 @@ public final class ConfigEntries
                 chain.add(new Synonym(name, sensitive ? null : printed(key, key.defaultValue()), DEFAULT_CONFIG));
             }
         }
+        return dropBefore(head, chain);
+    }
+
+    private static List<Synonym> dropBefore(final String head, final List<Synonym> chain)
+    {
         int first = 0;
         while (first < chain.size() && !chain.get(first).name().equals(head))
         {
             first++;
         }
         return chain.subList(first, chain.size());
+    }
+
+    private static void addSet(final List<Synonym> chain, final Map<String, String> set, final List<String> names, final boolean sensitive,
+        final byte source)
+    {
+        for (final String name : names)
+        {
+            final String value = set.get(name);
+            if (value != null)
+            {
+                chain.add(new Synonym(name, sensitive ? null : value, source));
+            }
+        }
     }
 
     /** A value as Kafka prints it once parsed; one that does not parse (cannot happen for validated configs) as it is. */

@@ -167,6 +167,34 @@ public final class LeaderReplicas
         this.maximalIsr = this.isr;
     }
 
+    /**
+     * This leadership with the replica set {@code replicas} and ISR {@code isr} the controller changed at the same
+     * leader epoch: a reassignment adds replicas without a new epoch (Kafka's {@code makeLeader} with the same epoch
+     * updates the assignment and keeps the replicas' states). The followers that stay keep their {@link Follower}
+     * (the one a fetch under way writes), an added one starts as never caught up, the epoch's start offset stays.
+     * Log thread; the caller installs the copy in place of this one ({@link LeaderDuty#lead}).
+     */
+    public LeaderReplicas reassigned(final int[] replicas, final int[] isr, final long nowMs)
+    {
+        final LeaderReplicas next = new LeaderReplicas(partition, localId, leaderEpoch, replicas, isr, epochStartOffset,
+            nowMs, lagMaxMs, proposals, nudges, eligibility);
+        for (int i = 0; i < next.followers.length; i++)
+        {
+            final Follower kept = follower(next.followers[i].id);
+            if (kept != null)
+            {
+                next.followers[i] = kept;
+            }
+        }
+        return next;
+    }
+
+    /** Whether {@code ids} is this partition's replica set (in any order). */
+    public boolean sameReplicas(final int[] ids)
+    {
+        return Arrays.equals(sorted(ids), sorted(replicas));
+    }
+
     public int[] replicas()
     {
         return replicas.clone();

@@ -54,6 +54,8 @@ public final class TopicRegistry
      * committed it). Written by the writer alone, one name at a time (no copy per change), read by any thread.
      */
     private final Map<String, long[]> creating = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The same topics by id, for a DeleteTopics by id (no walk over every name being made); changed with {@link #creating}. */
+    private final Map<String, String> creatingById = new java.util.concurrent.ConcurrentHashMap<>();
     /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
     private volatile Thread writer;
 
@@ -378,14 +380,23 @@ public final class TopicRegistry
     public void creating(final String name, final long[] id)
     {
         assert isWriter() : Thread.currentThread() + " marks a topic creating, whose writer is " + writer;
-        creating.put(name, id);
+        final long[] before = creating.put(name, id);
+        if (before != null)
+        {
+            creatingById.remove(encode(before[0], before[1]), name);
+        }
+        creatingById.put(encode(id[0], id[1]), name);
     }
 
     /** The writer: topic {@code name} marked {@link #creating} is published (before this), or deleted. */
     public void created(final String name)
     {
         assert isWriter() : Thread.currentThread() + " marks a topic created, whose writer is " + writer;
-        creating.remove(name);
+        final long[] id = creating.remove(name);
+        if (id != null)
+        {
+            creatingById.remove(encode(id[0], id[1]), name);
+        }
     }
 
     /** The id of a topic answered as created whose files are being made, or null. */
@@ -397,14 +408,7 @@ public final class TopicRegistry
     /** The name of a topic answered as created whose files are being made, by id, or null. */
     public String creatingName(final long idMsb, final long idLsb)
     {
-        for (final Map.Entry<String, long[]> e : creating.entrySet())
-        {
-            if (e.getValue()[0] == idMsb && e.getValue()[1] == idLsb)
-            {
-                return e.getKey();
-            }
-        }
-        return null;
+        return creatingById.get(encode(idMsb, idLsb));
     }
 
     /** A new topic id (most, least significant bits), unused by the published topics: for a creation journaled before its files. */

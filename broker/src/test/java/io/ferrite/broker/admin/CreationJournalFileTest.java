@@ -220,4 +220,81 @@ class CreationJournalFileTest
                 journal.entries());
         }
     }
+
+    /**
+     * A rewrite replaces every record by one of the entries it keeps (durably, by a rename), and later appends follow
+     * it: an open reads the kept entries then the appended ones, and no rewrite file stays behind.
+     */
+    @Test
+    void aRewriteKeepsItsEntriesOnlyAndLaterAppendsFollowThem() throws Exception
+    {
+        final Path file = dir.resolve(CreationJournal.FILE_NAME);
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            journal.append(List.of(create("a", 1, 3), create("b", 2, 1)));
+            journal.append(List.of(create("c", 3, 2)));
+            journal.deleting("a", 1, 1);
+            final long before = Files.size(file);
+            journal.rewrite(List.of(create("c", 3, 2)));
+            assertEquals(List.of(create("c", 3, 2)), journal.entries());
+            assertEquals(journal.size(), Files.size(file));
+            assertTrue(Files.size(file) < before, Files.size(file) + " bytes after the rewrite, " + before + " before");
+            assertEquals(journal.size(), journal.rewrittenSize());
+            journal.append(List.of(create("d", 4, 1)));
+            journal.deleting("c", 3, 3);
+        }
+        assertFalse(Files.exists(dir.resolve(CreationJournal.REWRITE_NAME)));
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(List.of(create("c", 3, 2), create("d", 4, 1),
+                new CreationJournal.Entry(CreationJournal.Kind.DELETE, "c", 3, 3, 0, Map.of())), journal.entries());
+            journal.clear();
+            assertEquals(0, journal.rewrittenSize(), "an emptying starts the rewrite's doubling again");
+        }
+    }
+
+    /** A crash during a rewrite, before its rename, leaves the journal whole and the new file: deleted at open, unread. */
+    @Test
+    void anUnfinishedRewriteIsDeletedAtOpen() throws Exception
+    {
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            journal.append(List.of(create("a", 1, 3), create("b", 2, 1)));
+        }
+        Files.writeString(dir.resolve(CreationJournal.REWRITE_NAME), "half a rewrite");
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(List.of(create("a", 1, 3), create("b", 2, 1)), journal.entries());
+            assertFalse(Files.exists(dir.resolve(CreationJournal.REWRITE_NAME)), "the unfinished rewrite deleted");
+        }
+    }
+
+    /** A rewrite whose new file cannot be made durable changes nothing: every record stays, in memory and on disk. */
+    @Test
+    void aRewriteWhoseFsyncFailsKeepsEveryRecord() throws Exception
+    {
+        try (CreationJournal journal = CreationJournal.open(dir, FailingChannel::opening))
+        {
+            journal.append(List.of(create("a", 1, 3), create("b", 2, 1)));
+            final long size = journal.size();
+            FailingChannel.failForce = true;
+            try
+            {
+                assertThrows(java.io.IOException.class, () -> journal.rewrite(List.of(create("b", 2, 1))));
+            }
+            finally
+            {
+                FailingChannel.failForce = false;
+            }
+            assertEquals(List.of(create("a", 1, 3), create("b", 2, 1)), journal.entries());
+            assertEquals(size, journal.size());
+            assertEquals(size, journal.rewrittenSize(), "not tried again before the journal has doubled");
+            assertFalse(Files.exists(dir.resolve(CreationJournal.REWRITE_NAME)));
+            journal.append(List.of(create("c", 3, 1)));
+        }
+        try (CreationJournal journal = CreationJournal.open(dir))
+        {
+            assertEquals(List.of(create("a", 1, 3), create("b", 2, 1), create("c", 3, 1)), journal.entries());
+        }
+    }
 }

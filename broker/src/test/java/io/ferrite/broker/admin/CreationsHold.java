@@ -3,7 +3,7 @@ package io.ferrite.broker.admin;
 /**
  * Tests' accessor of {@link PendingCreations}' test hook (package-private there, so no embedder reaches it): while
  * held, the agent makes no chunk between its commands; a command that needs a topic, and the backlog's bound, still
- * make files.
+ * make files. Also the backlog's bound and the journal's rewrite size, which tests set lower.
  */
 public final class CreationsHold
 {
@@ -14,5 +14,29 @@ public final class CreationsHold
     public static void hold(final PendingCreations creations, final boolean hold)
     {
         creations.hold(hold);
+    }
+
+    /** The backlog's bound in estimated work (30 s unless a test sets another). */
+    public static void backlog(final PendingCreations creations, final java.time.Duration work)
+    {
+        creations.backlogNs(work.toNanos());
+    }
+
+    /** The journal size from which it is rewritten while topics are pending (1 MiB unless a test sets another). */
+    public static void rewriteFrom(final PendingCreations creations, final long bytes)
+    {
+        creations.rewriteBytes(bytes);
+    }
+
+    /** The journal's rewrites so far (read on the agent's thread, or while the agent is idle). */
+    public static int rewrites(final PendingCreations creations)
+    {
+        return creations.rewrites();
+    }
+
+    /** The JVM system property that sets the rewrite size in a server started in a child JVM. */
+    public static String rewriteProperty()
+    {
+        return PendingCreations.REWRITE_BYTES_PROPERTY;
     }
 }

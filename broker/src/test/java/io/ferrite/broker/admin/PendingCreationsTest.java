@@ -107,27 +107,90 @@ class PendingCreationsTest
 
     /**
      * More partitions pending than the bound allows: before a CreateTopics of 100 partitions is journaled, the oldest
-     * pending topics are made (in order) until they and the request's are at most the bound — at most
-     * {@value PendingCreations#BACKLOG_PARTITIONS} partitions, fewer when the measured cost per partition says those
-     * take more than {@link PendingCreations#BACKLOG_NS}.
+     * pending topics are made (in order) until they and the request's are at most the bound — the backlog's work
+     * ({@link PendingCreations#BACKLOG_NS} by default, 4.5 s here) at the cost per partition assumed before any is
+     * measured ({@value PendingCreations#ASSUMED_MS_PER_PARTITION} ms: 500 partitions here), then at the measured one.
      */
     @Test
     void aCreateTopicsFindsTheBacklogBoundedAndTheOldestMadeFirst() throws Exception
     {
-        final int topics = PendingCreations.BACKLOG_PARTITIONS / 10 + 10; // 100 partitions over the bound
+        assertEquals(PendingCreations.BACKLOG_NS / java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(PendingCreations.ASSUMED_MS_PER_PARTITION),
+            pending.backlogBound(), "the default bound before any file is made: 30 s at the assumed cost");
+        CreationsHold.backlog(pending, java.time.Duration.ofMillis(PendingCreations.ASSUMED_MS_PER_PARTITION * 500));
+        assertEquals(500, pending.backlogBound(), "the assumed cost before any file is made");
+        final int topics = 60; // 100 partitions over the bound at the assumed cost
         journaled("backlog-", topics, 10);
         assertEquals(topics * 10, pending.pendingPartitions());
         pending.makeDownTo(100);
-        final int bound = pending.backlogBound();
-        assertTrue(bound <= PendingCreations.BACKLOG_PARTITIONS, "bound " + bound);
+        final long bound = pending.backlogBound(); // at the measured cost now
         assertTrue(pending.pendingPartitions() == 0 || pending.pendingPartitions() + 100 <= bound,
             pending.pendingPartitions() + " partitions pending with 100 incoming over the bound " + bound);
         final int made = made("backlog-", topics);
-        assertTrue(made >= 20, "the oldest made: " + made);
+        assertTrue(made >= 1, "the oldest made: " + made);
         for (int t = 0; t < topics; t++)
         {
             assertEquals(t < made, registry.topic("backlog-" + t) != null, "made in order: backlog-" + t + " of " + made + " made");
             assertEquals(t >= made, pending.isPending("backlog-" + t), "backlog-" + t);
         }
+    }
+
+    /**
+     * The journal rewritten while topics are pending (its rewrite size set to 1 byte: a rewrite whenever it has doubled):
+     * it then holds the pending topics' records alone, a topic deleted while pending and then rewritten away included.
+     * A start from the files and that journal (the process gone with topics still pending, as after a SIGKILL) makes
+     * every answered topic, with its answered id, and not the deleted one.
+     */
+    @Test
+    void aRewriteWithTopicsPendingKeepsEveryOneAndNoDeletedOne() throws Exception
+    {
+        CreationsHold.rewriteFrom(pending, 1);
+        final Map<String, long[]> answered = new java.util.HashMap<>();
+        journaled("r1-", 5, 1);
+        journaled("r2-", 5, 2);
+        for (final String prefix : List.of("r1-", "r2-"))
+        {
+            for (int t = 0; t < 5; t++)
+            {
+                answered.put(prefix + t, registry.creatingId(prefix + t));
+            }
+        }
+        assertTrue(pending.makeThrough("r1-2"));
+        assertEquals(1, CreationsHold.rewrites(pending), "rewritten once r1-0..2 were made");
+        assertEquals(7, journal.entries().size(), "the pending topics' records only: " + journal.entries());
+        for (final CreationJournal.Entry e : journal.entries())
+        {
+            assertTrue(pending.isPending(e.name()), e.name() + " kept, not pending");
+        }
+        final long[] doomed = answered.remove("r2-1");
+        assertTrue(pending.forget("r2-1", doomed)); // a DeleteTopics of a pending topic: a DELETE journaled
+        journaled("r3-", 20, 1); // the journal more than doubled
+        for (int t = 0; t < 20; t++)
+        {
+            answered.put("r3-" + t, registry.creatingId("r3-" + t));
+        }
+        assertTrue(pending.makeThrough("r1-3"));
+        assertEquals(2, CreationsHold.rewrites(pending), "rewritten again with the deletion in it");
+        assertEquals(pending.size(), journal.entries().size(), journal.entries().toString());
+        for (final CreationJournal.Entry e : journal.entries())
+        {
+            assertEquals(CreationJournal.Kind.CREATE, e.kind());
+            assertTrue(pending.isPending(e.name()), e.name() + " kept, not pending");
+        }
+        // the process gone with topics pending: the next start sees the files and the rewritten journal
+        journal.close();
+        logs.close();
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        journal = CreationReplay.open(List.of(dir), registry, true);
+        assertEquals(null, registry.topic("r2-1"), "deleted while pending, made again");
+        for (final Map.Entry<String, long[]> e : answered.entrySet())
+        {
+            final io.ferrite.broker.topic.Topic t = registry.topic(e.getKey());
+            assertTrue(t != null, e.getKey() + " answered and not made");
+            assertEquals(e.getValue()[0], t.idMostSignificantBits, e.getKey());
+            assertEquals(e.getValue()[1], t.idLeastSignificantBits, e.getKey());
+            assertEquals(e.getKey().startsWith("r2-") ? 2 : 1, t.partitions.length, e.getKey());
+        }
+        assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
     }
 }

@@ -2,33 +2,24 @@ package io.ferrite.broker.cluster;
 
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,8 +32,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -65,46 +54,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Tag("slow") // three broker JVMs, about 30 s: `mvn -B verify -Pslow` (CI runs it)
 final class ClusterModeTest
 {
-    private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
     private static final Duration START = Duration.ofSeconds(120);
     private static final int RECORDS = 100;
 
     @TempDir
     Path dir;
 
-    private final List<Process> nodes = new ArrayList<>(List.of());
-    private final int[] brokerPorts = new int[4];
+    private ThreeNodes cluster;
 
     @AfterEach
     void stop() throws InterruptedException
     {
-        for (final Process node : nodes)
+        if (cluster != null)
         {
-            node.toHandle().destroyForcibly();
-            node.waitFor(30, TimeUnit.SECONDS);
+            cluster.close();
         }
     }
 
     @Test
     void threeBrokersShareTheControllersMetadataAndFollowAKilledLeader() throws Exception
     {
-        // every port chosen up front, distinct: a broker listener on port 0 could take another node's controller port
-        final int[] free = freePorts(6);
-        final int[] controllerPorts = {0, free[0], free[1], free[2]};
-        final int[] listenerPorts = {0, free[3], free[4], free[5]};
-        final String voters = "1@127.0.0.1:" + controllerPorts[1] + ",2@127.0.0.1:" + controllerPorts[2] + ",3@127.0.0.1:" +
-            controllerPorts[3];
-        for (int id = 1; id <= 3; id++)
-        {
-            nodes.add(launch(id, voters, listenerPorts[id], controllerPorts[id]));
-        }
-        for (int id = 1; id <= 3; id++)
-        {
-            final Path out = dir.resolve("node" + id + ".out");
-            final int node = id;
-            brokerPorts[id] = Await.awaitValue(() -> listeningPort(out), port -> port > 0, START,
-                () -> "node " + node + " to join the cluster and listen: " + tail(node));
-        }
+        cluster = new ThreeNodes(dir).start();
 
         // replication: an acks=all producer with min.insync.replicas=2 gets every record acknowledged only once the
         // followers, which fetch from the leader's broker listener, have it; the ISR stays the three
@@ -121,18 +91,18 @@ final class ClusterModeTest
         for (int id = 1; id <= 3; id++)
         {
             final int node = id;
-            try (Admin admin = admin(id))
+            try (Admin admin = cluster.admin(id))
             {
                 final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "orders"),
                     info -> info != null && info.leader() != null && info.isr().size() == 3, START,
-                    () -> "node " + node + " to describe orders-0 with its 3 replicas in sync: " + tail(node));
+                    () -> "node " + node + " to describe orders-0 with its 3 replicas in sync: " + cluster.tail(node));
                 assertEquals(leader, p.leader().id(), "the leader of orders-0 on node " + id);
             }
         }
-        assertEquals(acknowledged, readAll("orders", RECORDS), "records read back from the leader " + leader);
+        assertEquals(acknowledged, cluster.readAll("orders", RECORDS), "records read back from the leader " + leader);
 
         // a topic config altered through another node reaches every node's local log (each node asked itself)
-        try (Admin admin = admin(2))
+        try (Admin admin = cluster.admin(2))
         {
             admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, "orders"), List.of(
                 new AlterConfigOp(new ConfigEntry("retention.ms", "86400000"), AlterConfigOp.OpType.SET))))
@@ -143,7 +113,7 @@ final class ClusterModeTest
         // a request with the topic and the default broker, as Kafka's AdminClient sends one: the topic's part goes
         // through the controller to every node (split: the broker's part answered by node 3 itself), and Ferrite's own
         // topic config is taken by the controller and applied by every node; one Ferrite refuses is refused, not dropped
-        try (Admin admin = admin(3))
+        try (Admin admin = cluster.admin(3))
         {
             final ConfigResource orders = new ConfigResource(ConfigResource.Type.TOPIC, "orders");
             admin.incrementalAlterConfigs(Map.of(orders, List.of(
@@ -165,7 +135,7 @@ final class ClusterModeTest
         {
             for (int id = 1; id <= 3; id++)
             {
-                assertEquals(3, NodeRequests.topic(brokerPorts[id], internal, true).errorCode(),
+                assertEquals(3, NodeRequests.topic(cluster.brokerPort(id), internal, true).errorCode(),
                     "node " + id + " answers a Metadata request for " + internal + " with auto-creation UNKNOWN_TOPIC_OR_PARTITION");
             }
         }
@@ -177,9 +147,9 @@ final class ClusterModeTest
             final Path data = dir.resolve("data" + id);
             final int node = id;
             Await.await(() -> Files.isDirectory(data.resolve("doomed-0")), START,
-                () -> "node " + node + " to have a log of doomed-0: " + tail(node));
+                () -> "node " + node + " to have a log of doomed-0: " + cluster.tail(node));
         }
-        try (Admin admin = admin(2))
+        try (Admin admin = cluster.admin(2))
         {
             admin.deleteTopics(List.of("doomed")).all().get(60, TimeUnit.SECONDS);
         }
@@ -188,7 +158,7 @@ final class ClusterModeTest
             final Path data = dir.resolve("data" + id);
             final int node = id;
             Await.await(() -> !Files.exists(data.resolve("doomed-0")), START,
-                () -> "node " + node + " to delete its log of doomed-0: " + tail(node));
+                () -> "node " + node + " to delete its log of doomed-0: " + cluster.tail(node));
         }
         // auto-creation: a producer naming a topic nobody created gets it from the controller (num.partitions,
         // default.replication.factor: 1 here) through the Metadata request of any node
@@ -199,8 +169,7 @@ final class ClusterModeTest
 
         // failover: the leader of orders-0 SIGKILLed, Kafka's controller fences it after broker.session.timeout.ms (9 s)
         // and elects another member of the ISR, which has every acknowledged record
-        nodes.get(leader - 1).toHandle().destroyForcibly(); // SIGKILL
-        nodes.get(leader - 1).waitFor(30, TimeUnit.SECONDS);
+        cluster.kill(leader); // SIGKILL
         final long killedAt = System.nanoTime();
         final String[] after = new String[4];
         for (int id = 1; id <= 3; id++)
@@ -210,11 +179,11 @@ final class ClusterModeTest
                 continue;
             }
             final int node = id;
-            try (Admin admin = admin(id))
+            try (Admin admin = cluster.admin(id))
             {
                 final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, "orders"),
                     info -> info != null && info.leader() != null && info.leader().id() != leader, Duration.ofSeconds(60),
-                    () -> "node " + node + " to name a leader of orders-0 other than the killed " + leader + ": " + tail(node));
+                    () -> "node " + node + " to name a leader of orders-0 other than the killed " + leader + ": " + cluster.tail(node));
                 after[id] = p.leader().id() + " " + ids(p.isr());
                 assertTrue(!ids(p.isr()).contains(leader), "the killed node left the ISR: " + after[id]);
                 assertEquals(2, admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size(), "live brokers after the kill");
@@ -240,7 +209,7 @@ final class ClusterModeTest
         assertEquals(survivors.get(0), survivors.get(1), "both survivors describe orders-0 alike");
         final int newLeader = Integer.parseInt(survivors.get(0).split(" ")[0]);
         assertNotEquals(leader, newLeader);
-        assertEquals(acknowledged, readAll("orders", RECORDS), "acknowledged records read back from the new leader " + newLeader);
+        assertEquals(acknowledged, cluster.readAll("orders", RECORDS), "acknowledged records read back from the new leader " + newLeader);
         try (KafkaProducer<String, String> producer = producer())
         {
             // its bootstrap list names the dead node too; its metadata leads it to the new leader, whose ISR is the two
@@ -248,28 +217,7 @@ final class ClusterModeTest
             producer.send(new ProducerRecord<>("orders", 0, "after", "failover")).get(60, TimeUnit.SECONDS);
         }
         acknowledged.add("failover");
-        assertEquals(acknowledged, readAll("orders", RECORDS + 1), "every acknowledged record on the new leader " + newLeader);
-    }
-
-    /** The first {@code count} records of {@code topic}-0 from its beginning, read from its leader. */
-    private List<String> readAll(final String topic, final int count)
-    {
-        try (KafkaConsumer<String, String> consumer = consumer())
-        {
-            final TopicPartition tp = new TopicPartition(topic, 0);
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            final List<String> read = new ArrayList<>();
-            Await.await(() ->
-            {
-                for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    read.add(r.value());
-                }
-                return read.size() >= count;
-            }, Duration.ofSeconds(60), () -> count + " records of " + topic + "-0 read back, read " + read + "\n" + tails());
-            return read;
-        }
+        assertEquals(acknowledged, cluster.readAll("orders", RECORDS + 1), "every acknowledged record on the new leader " + newLeader);
     }
 
     /**
@@ -278,7 +226,7 @@ final class ClusterModeTest
      */
     private int createAndDescribeAlike(final String topic) throws Exception
     {
-        try (Admin admin = admin(1))
+        try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(topic, 1, (short)3).configs(Map.of("min.insync.replicas", "2"))))
                 .all().get(60, TimeUnit.SECONDS);
@@ -287,11 +235,11 @@ final class ClusterModeTest
         for (int id = 1; id <= 3; id++)
         {
             final int node = id;
-            try (Admin admin = admin(id))
+            try (Admin admin = cluster.admin(id))
             {
                 final TopicPartitionInfo p = Await.awaitValue(() -> partition(admin, topic),
                     info -> info != null && info.leader() != null && info.isr().size() == 3, START,
-                    () -> "node " + node + " to describe " + topic + "-0 with a leader and 3 in sync: " + tail(node));
+                    () -> "node " + node + " to describe " + topic + "-0 with a leader and 3 in sync: " + cluster.tail(node));
                 described[id] = p.leader().id() + " " + ids(p.replicas()) + " " + ids(p.isr());
                 assertEquals(Set.of(1, 2, 3), ids(p.replicas()), "replicas on node " + id);
                 final var nodesSeen = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS);
@@ -309,109 +257,11 @@ final class ClusterModeTest
     {
         for (int id = 1; id <= 3; id++)
         {
-            final int port = brokerPorts[id];
+            final int port = cluster.brokerPort(id);
             final int node = id;
             Await.await(() -> NodeRequests.topicOverrides(port, topic).equals(new TreeMap<>(overrides)), START,
-                () -> "node " + node + " to describe the configs of " + topic + " as " + overrides + ": " + tail(node));
+                () -> "node " + node + " to describe the configs of " + topic + " as " + overrides + ": " + cluster.tail(node));
         }
-    }
-
-    private Process launch(final int id, final String voters, final int brokerPort, final int controllerPort) throws IOException
-    {
-        final String clusterClasspath = Files.readString(Path.of("..", "replication-lite", "target", "cluster.classpath"),
-            StandardCharsets.UTF_8).trim();
-        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m", "-Dorg.slf4j.simpleLogger.log.io.ferrite.broker.cluster=info", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-            "-cp", System.getProperty("java.class.path") + java.io.File.pathSeparator + clusterClasspath,
-            ClusterBrokerMain.class.getName()));
-        for (final String setting : List.of("node.id=" + id, "process.roles=broker,controller",
-            "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
-            "listeners=PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort,
-            "ferrite.cluster.id=RmVycml0ZVRlc3QwMDAwMQ", "log.dir=" + dir.resolve("data" + id),
-            // the brokers' own: the topic's config is not yet applied to the local logs (rwire review H2)
-            "min.insync.replicas=2"))
-        {
-            command.add("--override");
-            command.add(setting);
-        }
-        return new ProcessBuilder(command).redirectOutput(dir.resolve("node" + id + ".out").toFile())
-            .redirectError(dir.resolve("node" + id + ".err").toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
-    }
-
-    private static int listeningPort(final Path out) throws IOException
-    {
-        if (!Files.exists(out))
-        {
-            return 0;
-        }
-        final Matcher m = LISTENING.matcher(Files.readString(out, StandardCharsets.UTF_8));
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
-    }
-
-    private String tail(final int id)
-    {
-        try
-        {
-            final List<String> lines = Files.readAllLines(dir.resolve("node" + id + ".err"), StandardCharsets.UTF_8);
-            final List<String> said = lines.stream().filter(l -> !l.startsWith("\tat ")).toList(); // no stack frames
-            return String.join("\n", said.subList(Math.max(0, said.size() - 40), said.size()));
-        }
-        catch (final IOException ex)
-        {
-            return "(no output: " + ex + ")";
-        }
-    }
-
-    /** The last lines every node logged. */
-    private String tails()
-    {
-        final StringBuilder said = new StringBuilder();
-        for (int id = 1; id <= 3; id++)
-        {
-            said.append("node ").append(id).append(":\n").append(tail(id)).append('\n');
-            try
-            {
-                Files.readAllLines(dir.resolve("node" + id + ".err"), StandardCharsets.UTF_8).stream()
-                    .filter(l -> l.contains("orders") && !l.contains("\tat ")).forEach(l -> said.append(l).append('\n'));
-            }
-            catch (final IOException ex)
-            {
-                said.append(ex).append('\n');
-            }
-        }
-        return said.toString();
-    }
-
-    /** {@code count} distinct free ports (all held open together while chosen). */
-    private static int[] freePorts(final int count) throws IOException
-    {
-        final ServerSocket[] sockets = new ServerSocket[count];
-        final int[] ports = new int[count];
-        try
-        {
-            for (int i = 0; i < count; i++)
-            {
-                sockets[i] = new ServerSocket(0);
-                ports[i] = sockets[i].getLocalPort();
-            }
-        }
-        finally
-        {
-            for (final ServerSocket socket : sockets)
-            {
-                if (socket != null)
-                {
-                    socket.close();
-                }
-            }
-        }
-        return ports;
-    }
-
-    private Admin admin(final int id)
-    {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + brokerPorts[id],
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000"));
     }
 
     private static TopicPartitionInfo partition(final Admin admin, final String topic) throws Exception
@@ -421,29 +271,15 @@ final class ClusterModeTest
         return description.partitions().get(0);
     }
 
-    private String bootstrap()
-    {
-        return "127.0.0.1:" + brokerPorts[1] + ",127.0.0.1:" + brokerPorts[2] + ",127.0.0.1:" + brokerPorts[3];
-    }
-
     private KafkaProducer<String, String> producer()
     {
         final Properties props = new Properties();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
         props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         return new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
-    }
-
-    private KafkaConsumer<String, String> consumer()
-    {
-        final Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none"); // out of range is an error here, not a reset to the end
-        return new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
     }
 
     private static Set<Integer> ids(final List<Node> nodes)

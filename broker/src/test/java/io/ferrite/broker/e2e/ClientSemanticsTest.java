@@ -117,6 +117,7 @@ class ClientSemanticsTest
                 consumer.assign(List.of(tp));
                 consumer.seekToEnd(List.of(tp));
                 consumer.poll(Duration.ofMillis(300)); // position known, a fetch now waits on the broker
+                producer.partitionsFor("live"); // the producer's metadata fetched before its send is timed
                 final long[] sentAt = new long[1];
                 final AtomicReference<Throwable> writerFailure = new AtomicReference<>();
                 final io.ferrite.broker.topic.Partition partition = broker.broker.topics().topic("live").partition(0);

@@ -218,7 +218,7 @@ class ConfigsTest
     }
 
     @Test
-    void theBrokerResourceListsItsConfigsReadOnlyWithTheirSources() throws Exception
+    void theBrokerResourceListsItsConfigsWithTheirSources() throws Exception
     {
         final Config config = describe(new ConfigResource(ConfigResource.Type.BROKER, "1"));
         final ConfigEntry hours = config.get("log.retention.hours");
@@ -250,10 +250,13 @@ class ConfigsTest
         assertEquals(List.of("STATIC_BROKER_CONFIG:custom.unknown.setting=null"), synonyms(custom));
         for (final ConfigEntry e : config.entries())
         {
-            assertTrue(e.isReadOnly(), e.name());
+            // as Kafka: read-only unless it can change at run time (DynamicBrokerConfigsTest)
+            assertEquals(!io.ferrite.broker.config.DynamicBrokerConfigs.DYNAMIC.contains(e.name()), e.isReadOnly(), e.name());
         }
+        assertTrue(config.get("num.partitions").isReadOnly());
+        assertFalse(config.get("log.cleaner.threads").isReadOnly());
 
-        // the cluster-wide default resource holds dynamic defaults: Ferrite has none
+        // the cluster-wide default resource holds the dynamic defaults: none set here
         // (another broker's id is refused too, but Admin sends that to the broker named: see ConfigsWireTest)
         assertEquals(List.of(), List.copyOf(describe(new ConfigResource(ConfigResource.Type.BROKER, "")).entries()));
     }
@@ -397,13 +400,13 @@ class ConfigsTest
             alterFails(topic("nowhere"), op("retention.ms", "1000", AlterConfigOp.OpType.SET)));
         assertEquals(Map.of("retention.ms", "60000"), broker.broker.topics().topic("guarded").overrides);
 
-        // the broker: no dynamic configs; another id or a name that is no id is refused first
+        // the broker: a config Kafka cannot change at run time is refused (DynamicBrokerConfigsTest has the dynamic ones)
         final ConfigResource self = new ConfigResource(ConfigResource.Type.BROKER, "1");
         final Throwable dynamic = alterFails(self, op("log.retention.hours", "1", AlterConfigOp.OpType.SET));
         assertInstanceOf(InvalidRequestException.class, dynamic);
         assertEquals("Cannot update these configs dynamically: [log.retention.hours]", dynamic.getMessage());
         assertInstanceOf(InvalidRequestException.class,
-            alterFails(new ConfigResource(ConfigResource.Type.BROKER, ""), op("log.retention.ms", "1", AlterConfigOp.OpType.SET)));
+            alterFails(new ConfigResource(ConfigResource.Type.BROKER, ""), op("num.partitions", "1", AlterConfigOp.OpType.SET)));
         // deleting a dynamic config that was never set succeeds, as in Kafka
         alter(self, op("log.retention.ms", null, AlterConfigOp.OpType.DELETE));
         assertEquals("48", describe(self).get("log.retention.hours").value());

@@ -374,10 +374,10 @@ class ConfigsWireTest
             r = incrementalAlterConfigs(v, false,
                 incremental(BROKER, "1", delete, "log.retention.ms", null),
                 incremental(BROKER, "x", set, "log.retention.hours", "1"),
-                incremental(BROKER, "", set, "log.retention.ms", "1000", set, "log.cleanup.policy", "compact"));
+                incremental(BROKER, "", set, "num.partitions", "3", set, "log.retention.hours", "1"));
             assertError(Errors.NONE, null, r.get(0));
             assertError(Errors.INVALID_REQUEST, "Node id must be an integer, but it is: x", r.get(1));
-            assertError(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: [log.retention.ms, log.cleanup.policy]",
+            assertError(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: [num.partitions, log.retention.hours]",
                 r.get(2));
             assertError(Errors.INVALID_CONFIG, "Config value append is not allowed for config key: log.retention.hours",
                 incrementalAlterConfigs(v, false, incremental(BROKER, "1", append, "log.retention.hours", "1")).get(0));

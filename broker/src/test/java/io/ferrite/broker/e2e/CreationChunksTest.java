@@ -100,6 +100,72 @@ class CreationChunksTest
     }
 
     /**
+     * The chunks held: under the default bound (30 s of estimated work) a second CreateTopics is answered with the first
+     * one's topics still pending; with the bound set to no work at all, a third CreateTopics first makes every pending
+     * topic (the bound is not held by the test hook), so once it is answered the first two are published and only it
+     * is pending.
+     */
+    @Test
+    void aCreateTopicsOverTheBacklogBoundIsAnsweredOnlyOnceTheOlderTopicsAreMade() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            admin.createTopics(topics("under-", 5, 10)).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(topics("still-", 5, 10)).all().get(30, TimeUnit.SECONDS);
+            assertTrue(pending.isPending("under-0") && pending.isPending("still-4"), "100 partitions are under the default bound");
+            CreationsHold.backlog(pending, Duration.ZERO);
+            admin.createTopics(topics("over-", 2, 10)).all().get(30, TimeUnit.SECONDS);
+            for (int t = 0; t < 5; t++)
+            {
+                assertTrue(broker.broker.topics().topic("under-" + t) != null && broker.broker.topics().topic("still-" + t) != null,
+                    "made before the request over the bound was answered: topic " + t);
+            }
+            assertTrue(pending.isPending("over-0") && pending.isPending("over-1"), "held: the request's own topics pending");
+            assertEquals(2, pending.size());
+            CreationsHold.hold(pending, false);
+            Await.await(() -> pending.size() == 0, Duration.ofSeconds(30), "over- made");
+        }
+    }
+
+    /**
+     * The chunks held: a DeleteTopics by topic id of a topic being made (found through the registry's id map of the
+     * names being made) drops it and frees its name, leaves the other one pending; a second delete by the same id is
+     * UNKNOWN_TOPIC_ID; the name created again gets a new id and is made with it.
+     */
+    @Test
+    void aTopicBeingMadeDeletedByItsIdFreesItsName() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            final CreateTopicsResult created = admin.createTopics(List.of(new NewTopic("by-id", 2, (short)1),
+                new NewTopic("stays", 1, (short)1)));
+            created.all().get(30, TimeUnit.SECONDS);
+            final Uuid first = created.topicId("by-id").get();
+            admin.deleteTopics(org.apache.kafka.common.TopicCollection.ofTopicIds(List.of(first))).all().get(30, TimeUnit.SECONDS);
+            assertFalse(pending.isPending("by-id"), "dropped from the pending creations");
+            assertTrue(pending.isPending("stays"));
+            assertEquals(null, broker.broker.topics().creatingName(first.getMostSignificantBits(), first.getLeastSignificantBits()));
+            final ExecutionException again = assertThrows(ExecutionException.class, () -> admin.deleteTopics(
+                org.apache.kafka.common.TopicCollection.ofTopicIds(List.of(first))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(org.apache.kafka.common.errors.UnknownTopicIdException.class, again.getCause());
+            final CreateTopicsResult recreated = admin.createTopics(List.of(new NewTopic("by-id", 3, (short)1)));
+            recreated.all().get(30, TimeUnit.SECONDS);
+            final Uuid second = recreated.topicId("by-id").get();
+            assertFalse(first.equals(second), "a new id for the name created again");
+            CreationsHold.hold(pending, false);
+            Await.await(() -> broker.broker.topics().topic("by-id") != null && broker.broker.topics().topic("stays") != null,
+                Duration.ofSeconds(30), "both made");
+            final TopicDescription d = admin.describeTopics(List.of("by-id")).allTopicNames().get(30, TimeUnit.SECONDS).get("by-id");
+            assertEquals(second, d.topicId());
+            assertEquals(3, d.partitions().size());
+        }
+    }
+
+    /**
      * The chunks held: a topic being made deleted (its DELETE journaled, its pending files dropped: none is ever made),
      * CreatePartitions of another being made (made first, then grown), AlterConfigs of a third (made first, then
      * changed); then the broker stopped with topics still pending. The start makes every answered topic that was not
@@ -312,13 +378,25 @@ class CreationChunksTest
     @Test
     void aSigkillWithSeveralTopicsBeingMadeLosesNoneAnsweredAndResurrectsNoneDeleted() throws Exception
     {
+        burstThenSigkill(dir, Map.of(), "burst-", List.of("burst-3-24")); // the newest: most likely pending
+    }
+
+    /**
+     * A broker in a child JVM ({@code environment} added to its own) given 4 CreateTopics of 25 topics x 10 partitions
+     * named {@code prefix<request>-<topic>}, then a DeleteTopics of {@code deleted}, then SIGKILLed; started again
+     * (without {@code environment}): every answered topic not deleted is there with its id, partitions and configs and
+     * serves records, no deleted one is, the journal is empty. Skips when no file was left to the start's replay.
+     * Returns what the killed broker wrote to standard error.
+     */
+    static String burstThenSigkill(final Path dir, final Map<String, String> environment, final String prefix,
+        final List<String> deleted) throws Exception
+    {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final Map<String, Uuid> answered = new HashMap<>();
         final int requests = 4;
         final int perRequest = 25;
         final int partitions = 10;
-        ServerCommand.Running server = start(data);
-        final long dirsAtKill;
+        ServerCommand.Running server = ServerCommand.start(dir, environment, args(data));
         try (Admin admin = admin(server.port()))
         {
             for (int r = 0; r < requests; r++)
@@ -326,7 +404,7 @@ class CreationChunksTest
                 final List<NewTopic> topics = new ArrayList<>();
                 for (int t = 0; t < perRequest; t++)
                 {
-                    topics.add(new NewTopic("burst-" + r + "-" + t, partitions, (short)1).configs(KEPT));
+                    topics.add(new NewTopic(prefix + r + "-" + t, partitions, (short)1).configs(KEPT));
                 }
                 final CreateTopicsResult result = admin.createTopics(topics);
                 result.all().get(30, TimeUnit.SECONDS);
@@ -335,14 +413,14 @@ class CreationChunksTest
                     answered.put(t.name(), result.topicId(t.name()).get());
                 }
             }
-            final String doomed = "burst-" + (requests - 1) + "-" + (perRequest - 1); // the newest: most likely pending
-            admin.deleteTopics(List.of(doomed)).all().get(30, TimeUnit.SECONDS);
-            answered.remove(doomed);
+            admin.deleteTopics(deleted).all().get(30, TimeUnit.SECONDS);
+            deleted.forEach(answered::remove);
             server.process().destroyForcibly();
             assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
             assertEquals(137, server.process().exitValue(), "killed");
         }
-        long made = 0; // the answered, not deleted, topics' partition directories (not the deleted one's, nor -delete ones)
+        final String killedLog = server.stderr();
+        long made = 0; // the answered, not deleted, topics' partition directories (not the deleted ones', nor -delete ones)
         for (final String name : answered.keySet())
         {
             for (int p = 0; p < partitions; p++)
@@ -350,13 +428,17 @@ class CreationChunksTest
                 made += Files.isDirectory(data.resolve(name + "-" + p)) ? 1 : 0;
             }
         }
-        dirsAtKill = made;
-        System.out.println("partition directories at the kill: " + dirsAtKill + " of " + answered.size() * partitions);
-        server = start(data);
+        final long dirsAtKill = made;
+        System.out.println("partition directories at the kill: " + dirsAtKill + " of " + answered.size() * partitions + "; journal "
+            + Files.size(data.resolve(CreationJournal.FILE_NAME)) + " bytes");
+        server = ServerCommand.start(dir, args(data));
         try (Admin admin = admin(server.port()))
         {
             final Set<String> names = admin.listTopics().names().get(30, TimeUnit.SECONDS);
-            assertFalse(names.contains("burst-" + (requests - 1) + "-" + (perRequest - 1)), "the deleted topic made again");
+            for (final String d : deleted)
+            {
+                assertFalse(names.contains(d), d + " deleted and made again");
+            }
             final Map<String, TopicDescription> described = admin.describeTopics(answered.keySet()).allTopicNames().get(60, TimeUnit.SECONDS);
             final List<ConfigResource> resources = new ArrayList<>();
             for (final Map.Entry<String, Uuid> e : answered.entrySet())
@@ -369,7 +451,7 @@ class CreationChunksTest
             {
                 assertEquals("compact", c.getValue().get("cleanup.policy").value(), c.getKey().name());
             }
-            produceAndConsume("127.0.0.1:" + server.port(), "burst-" + (requests - 1) + "-0", partitions);
+            produceAndConsume("127.0.0.1:" + server.port(), prefix + (requests - 1) + "-0", partitions);
             assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
         }
         finally
@@ -378,6 +460,7 @@ class CreationChunksTest
         }
         org.junit.jupiter.api.Assumptions.assumeTrue(dirsAtKill < (long)answered.size() * partitions,
             "the agent made every file before the kill: nothing was replayed (" + dirsAtKill + " directories)");
+        return killedLog;
     }
 
     /**
@@ -470,9 +553,9 @@ class CreationChunksTest
         }
     }
 
-    private ServerCommand.Running start(final Path data) throws Exception
+    private static String[] args(final Path data)
     {
-        return ServerCommand.start(dir, "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+        return new String[] {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
     }
 
     private static Admin admin(final int port)

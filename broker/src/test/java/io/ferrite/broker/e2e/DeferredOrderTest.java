@@ -55,9 +55,9 @@ class DeferredOrderTest
             new ProduceRequestData().setAcks((short)1).setTimeoutMs(30_000).setTopicData(topics), correlationId);
     }
 
-    private static ByteBuffer fetch(final long offset, final int correlationId)
+    private static ByteBuffer fetch(final long offset, final int correlationId, final int maxWaitMs)
     {
-        return RawClient.frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(200)
+        return RawClient.frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(maxWaitMs)
             .setMinBytes(1).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
                 .setTopic("ordered").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
                     .setFetchOffset(offset).setPartitionMaxBytes(16 * 1024))))), correlationId);
@@ -103,7 +103,9 @@ class DeferredOrderTest
                 for (int round = 0; round < 10; round++)
                 {
                     final int id = round * 10;
-                    send(socket, fetch(round, id + 1)); // at the log end: parks until max_wait_ms
+                    // at the log end: parks until max_wait_ms. The test sees the park only while it lasts: 1 s of it
+                    // (200 ms before) for a test thread a loaded machine does not schedule at once
+                    send(socket, fetch(round, id + 1, round % 2 == 1 ? 1_000 : 200));
                     if (round % 2 == 1)
                     {
                         // let the fetch park before the rest arrives (then the connection is muted);
@@ -114,7 +116,7 @@ class DeferredOrderTest
                     send(socket, produce(id + 2));
                     send(socket, RawClient.frame(ApiKeys.API_VERSIONS, (short)3, new ApiVersionsRequestData()
                         .setClientSoftwareName("ordered-test").setClientSoftwareVersion("1"), id + 3));
-                    send(socket, fetch(round, id + 4));
+                    send(socket, fetch(round, id + 4, 200));
                     assertEquals(0, recordBytes(receive(socket, fetchHeader, id + 1)),
                         "round " + round + ": the produce behind the fetch was appended before the fetch was answered");
                     receive(socket, ApiKeys.PRODUCE.responseHeaderVersion((short)9), id + 2);

@@ -187,7 +187,8 @@ class GroupWritesTest
     {
         final String kept = groupOnPartition(0);
         final String expired = groupOnPartition(1);
-        final Map<String, String> overrides = overrides("offsets.topic.num.partitions", "2", "internal.offsets.retention.ms", "1500",
+        // 5 s of retention: the two commits and the close of kept's log must come before kept's offsets expire
+        final Map<String, String> overrides = overrides("offsets.topic.num.partitions", "2", "internal.offsets.retention.ms", "5000",
             "offsets.retention.check.interval.ms", "200");
         try (RunningBroker broker = brokerWithOffsets(overrides))
         {
@@ -197,7 +198,7 @@ class GroupWritesTest
                 assertError(Errors.NONE, RawGroups.commitError(raw, COMMIT_V, commit(expired, 6)), "commit of " + expired);
             }
             offsetsLog(broker, 0).close();
-            await(() -> committed(broker, expired) == -1, Duration.ofSeconds(30),
+            await(() -> committed(broker, expired) == -1, Duration.ofSeconds(60),
                 "the offsets of " + expired + " (committed after those of " + kept + ") expired");
             assertEquals(5, committed(broker, kept), "the offset of " + kept + ", whose tombstone could not be written");
             broker.overrides.put("internal.offsets.retention.ms", "600000");

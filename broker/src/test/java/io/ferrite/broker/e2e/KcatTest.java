@@ -1,10 +1,12 @@
 package io.ferrite.broker.e2e;
 
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -12,10 +14,12 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -121,6 +125,15 @@ class KcatTest
                 producer.abortTransaction();
             }
             run("k4:committed-4\n", "kcat", "-b", b, "-P", "-t", "txn", "-K:", "-X", "transactional.id=kcat-1");
+            // kcat's commit returns with the EndTxn answer and the coordinator writes the markers after it (Kafka 4.4's
+            // order); a read_committed kcat -e stops at the last stable offset, so it waits for the last marker
+            try (Admin admin = broker.admin())
+            {
+                final TopicPartition tp = new TopicPartition("txn", 0);
+                await(() -> TransactionLedger.latest(admin, tp, IsolationLevel.READ_COMMITTED)
+                    == TransactionLedger.latest(admin, tp, IsolationLevel.READ_UNCOMMITTED), Duration.ofSeconds(20),
+                    "the markers written: txn-0's last stable offset at its end");
+            }
 
             assertEquals(List.of("committed-1", "committed-2", "committed-4"), records(run(null, "kcat", "-b", b, "-C", "-t", "txn", "-e",
                 "-f", "%s\\n", "-X", "isolation.level=read_committed")));

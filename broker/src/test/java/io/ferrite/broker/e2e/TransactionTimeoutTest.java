@@ -41,8 +41,11 @@ class TransactionTimeoutTest
 {
     private static final String TOPIC = "quotes";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
-    /** The stalled producer's transaction.timeout.ms. */
-    private static final int STALL_MS = 6_000;
+    /**
+     * The stalled producer's transaction.timeout.ms: the checks between its write and the LSO's (a describe, the other
+     * producer's transaction, a ListOffsets) must come before the sweep aborts it, on a loaded machine too.
+     */
+    private static final int STALL_MS = 15_000;
 
     @TempDir
     Path dir;
@@ -76,12 +79,12 @@ class TransactionTimeoutTest
                  KafkaProducer<byte[], byte[]> other = transactional(broker, "other", 60_000))
             {
                 stalled.initTransactions();
+                other.initTransactions(); // before the stalled write: out of the time its timeout leaves the checks
                 stalled.beginTransaction();
                 assertEquals(0, stalled.send(record("stalled")).get().offset());
                 final TransactionDescription ongoing = admin.describeTransactions(List.of("stalled")).description("stalled").get();
                 assertEquals(TransactionState.ONGOING, ongoing.state());
 
-                other.initTransactions();
                 other.beginTransaction();
                 other.send(record("after"));
                 other.commitTransaction();
@@ -90,7 +93,7 @@ class TransactionTimeoutTest
 
                 final TransactionDescription aborted = awaitValue(
                     () -> admin.describeTransactions(List.of("stalled")).description("stalled").get(),
-                    d -> d.state() == TransactionState.COMPLETE_ABORT, Duration.ofSeconds(30),
+                    d -> d.state() == TransactionState.COMPLETE_ABORT, Duration.ofSeconds(60),
                     "the timeout sweep aborts the stalled transaction");
                 assertEquals(ongoing.producerId(), aborted.producerId());
                 assertEquals(ongoing.producerEpoch() + 1, aborted.producerEpoch(), "aborted with the epoch bumped (fencing the producer)");

@@ -446,6 +446,10 @@ class TransactionsToolTest
             producer.beginTransaction();
             producer.send(record("after")).get();
             producer.commitTransaction();
+            // as above, this commit's marker follows the answer: the checks after the tool's abort need it written
+            await(() -> admin.describeProducers(List.of(TP)).partitionResult(TP).get().activeProducers().stream()
+                    .noneMatch(p -> p.producerId() != HANGING_PID && p.currentTransactionStartOffset().isPresent()), Duration.ofSeconds(20),
+                "the second commit's marker written: only the hanging transaction open in describe-producers");
             assertEquals(hanging, latest(admin, IsolationLevel.READ_COMMITTED), "the hanging transaction holds the last stable offset");
             assertEquals(List.of("first"), IsolatedReads.readAll(broker, List.of(TP), IsolationLevel.READ_COMMITTED, 1));
 

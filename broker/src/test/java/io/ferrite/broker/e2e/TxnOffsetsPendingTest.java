@@ -134,23 +134,26 @@ class TxnOffsetsPendingTest
     @Test
     void expiryKeepsACommittedOffsetWithOnePendingAndTheGroupUntilTheTransactionEnds() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of("internal.offsets.retention.ms", "1500",
+        // GROUP's offset must still be there when the transaction's offset is added (else it expires with nothing
+        // pending): 5 s of retention for that, and the transaction's producer id (the first makes
+        // __transaction_state) taken before the offset is committed
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("internal.offsets.retention.ms", "5000",
             "offsets.retention.check.interval.ms", "200")); Admin admin = broker.admin();
              RawClient raw = new RawClient(broker.broker.address().getPort()))
         {
             admin.createTopics(List.of(new NewTopic(IN, 1, (short)1))).all().get();
             final TopicPartition tp = new TopicPartition(IN, 0);
+            final RawTxn txn = new RawTxn(raw);
+            final RawTxn.Producer p = txn.initProducerId("expiring");
             admin.alterConsumerGroupOffsets(GROUP, Map.of(tp, new OffsetAndMetadata(2))).all().get();
+            assertEquals(Errors.NONE, txn.commit((short)5, "expiring", p, GROUP, IN, 0, 7));
             final int partitions = admin.describeTopics(List.of(OFFSETS)).allTopicNames().get().get(OFFSETS).partitions().size();
             final int home = CoordinatorTopic.partitionFor(GROUP, partitions);
             final String witness = besideGroup("witness-", partitions, 0);
             final String witness2 = besideGroup("witness-", partitions, 1);
-            final RawTxn txn = new RawTxn(raw);
-            final RawTxn.Producer p = txn.initProducerId("expiring");
-            assertEquals(Errors.NONE, txn.commit((short)5, "expiring", p, GROUP, IN, 0, 7));
             admin.alterConsumerGroupOffsets(witness, Map.of(tp, new OffsetAndMetadata(0))).all().get();
             final long witnessed = endOffset(admin, home);
-            await(() -> !listed(admin).contains(witness), Duration.ofSeconds(20), "the witness group expired");
+            await(() -> !listed(admin).contains(witness), Duration.ofSeconds(60), "the witness group expired");
             admin.alterConsumerGroupOffsets(witness2, Map.of(tp, new OffsetAndMetadata(0))).all().get();
             assertEquals(witnessed + 3, endOffset(admin, home),
                 "the witness's tombstones (its offset, its group) and the second witness's offset: no tombstone of " + GROUP + "'s");
@@ -158,7 +161,7 @@ class TxnOffsetsPendingTest
             assertEquals(new RawTxn.Fetched(2, Errors.NONE), txn.fetch(GROUP, IN, 0, false), "its committed offset is kept");
             assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch(GROUP, IN, 0, true));
             next(txn.endTxnV5("expiring", p, false));
-            await(() -> !listed(admin).contains(GROUP), Duration.ofSeconds(20), "the group expired once the transaction ended");
+            await(() -> !listed(admin).contains(GROUP), Duration.ofSeconds(60), "the group expired once the transaction ended");
         }
     }
 

@@ -13,6 +13,7 @@ import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeLogDirsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
+import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
@@ -189,6 +190,8 @@ class VersionSweepTest
                 return new DescribeClusterRequestData();
             case DESCRIBE_LOG_DIRS:
                 return new DescribeLogDirsRequestData().setTopics(null);
+            case ELECT_LEADERS: // every partition: none elected on one node, so no result and no error
+                return new ElectLeadersRequestData().setTopicPartitions(null);
             case FIND_COORDINATOR:
                 return v >= 4 ? new FindCoordinatorRequestData().setKeyType((byte)0).setCoordinatorKeys(List.of("sweep-group")) :
                     new FindCoordinatorRequestData().setKey("sweep-group");

@@ -244,4 +244,36 @@ class LeaderDutyTest
         duty.doWork(now + 1);
         assertEquals(0, partition.log.highWatermark(), "moved by a leader state no longer installed");
     }
+
+    /**
+     * Issue 14 (kafka-reassign-partitions): the controller adds replica 3 at the same leader epoch. The leadership with
+     * the new replica set keeps follower 2's state (the one its fetches under way write) and the epoch's start; an
+     * added replica is a follower the leader serves and proposes into the ISR once its fetch caught up.
+     */
+    @Test
+    void aReplicaAddedAtTheSameEpochIsServedAndProposedIntoTheIsr() throws Exception
+    {
+        final List<List<Integer>> proposals = new ArrayList<>();
+        final LeaderDuty duty = new LeaderDuty(() -> { }, p -> { }, p -> { }, 4);
+        final long now = 1_000_000;
+        final Partition partition = registry.create("moved", 1, Map.of("min.insync.replicas", "2")).partitions[0];
+        final LeaderReplicas before = led(duty, partition, now,
+            (topic, index, epoch, isr) -> proposals.add(Arrays.stream(isr).boxed().toList()));
+        before.fetched(before.follower(2), 1, now + 1, 1, IsrEligibility.NO_EPOCH);
+        duty.doWork(now + 1);
+        assertEquals(null, before.follower(3), "3 is no replica yet");
+
+        final LeaderReplicas after = before.reassigned(new int[] {1, 2, 3}, new int[] {1, 2}, now + 2);
+        duty.lead(after);
+        assertTrue(partition.replicas() == after && after.sameReplicas(new int[] {3, 2, 1}) && !before.sameReplicas(new int[] {1, 2, 3}));
+        assertTrue(after.follower(2) == before.follower(2), "follower 2's state is kept");
+        assertEquals(before.epochStartOffset, after.epochStartOffset);
+        assertEquals(0, after.leaderEpoch);
+        after.fetched(after.follower(3), 0, now + 3, 1, IsrEligibility.NO_EPOCH); // behind: not in sync
+        duty.doWork(now + 3);
+        assertEquals(List.of(), proposals, "3 behind the high watermark is not proposed in");
+        after.fetched(after.follower(3), 1, now + 4, 1, IsrEligibility.NO_EPOCH);
+        duty.doWork(now + 4);
+        assertEquals(List.of(List.of(1, 2, 3)), proposals, "3 caught up: proposed in");
+    }
 }

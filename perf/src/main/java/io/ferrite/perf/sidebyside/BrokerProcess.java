@@ -39,7 +39,7 @@ public final class BrokerProcess implements AutoCloseable
     }
 
     /** The JVM options of Kafka's start scripts (KAFKA_JVM_PERFORMANCE_OPTS), for both brokers. */
-    static List<String> jvmOptions(final String heap)
+    public static List<String> jvmOptions(final String heap)
     {
         return List.of("-Xms" + heap, "-Xmx" + heap, "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
             "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
@@ -178,7 +178,7 @@ public final class BrokerProcess implements AutoCloseable
      * Starts {@code command} (a broker listening on {@code port}, its files in {@code dir}) with its
      * output in {@code dir/broker.log}; a node of a cluster ({@link ThreeNodes}) starts this way too.
      */
-    static BrokerProcess spawn(final Kind kind, final Path dir, final int port, final List<String> command) throws IOException
+    public static BrokerProcess spawn(final Kind kind, final Path dir, final int port, final List<String> command) throws IOException
     {
         final long spawned = System.nanoTime();
         final Process process = new ProcessBuilder(command).redirectErrorStream(true)
@@ -189,9 +189,9 @@ public final class BrokerProcess implements AutoCloseable
     }
 
     /** A {@code kafka-storage format} running in a child JVM (its output in format.log beside the config). */
-    record Formatting(Process process, Path log)
+    public record Formatting(Process process, Path log)
     {
-        void await() throws IOException, InterruptedException
+        public void await() throws IOException, InterruptedException
         {
             if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 0)
             {
@@ -201,7 +201,7 @@ public final class BrokerProcess implements AutoCloseable
     }
 
     /** Starts Kafka's {@code kafka.tools.StorageTool format} of the node configured by {@code config}, for cluster {@code clusterId}. */
-    static Formatting formatKafkaStorage(final String classPath, final Path config, final String clusterId) throws IOException
+    public static Formatting formatKafkaStorage(final String classPath, final Path config, final String clusterId) throws IOException
     {
         final List<String> format = new ArrayList<>(List.of(javaBinary(), "-Xmx256m", "-cp", classPath,
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "kafka.tools.StorageTool", "format",
@@ -409,7 +409,7 @@ public final class BrokerProcess implements AutoCloseable
             : List.of();
     }
 
-    static String javaBinary()
+    public static String javaBinary()
     {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }

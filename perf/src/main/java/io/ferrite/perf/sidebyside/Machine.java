@@ -9,14 +9,14 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 
 /** What the runners record of the machine they ran on: its CPU and the load other work put on it. */
-final class Machine
+public final class Machine
 {
     private Machine()
     {
     }
 
     /** The 1-, 5- and 15-minute load averages as {@code uptime} prints them ("0.20 1.49 2.24"), or "?" without /proc. */
-    static String loadAverages()
+    public static String loadAverages()
     {
         try
         {
@@ -59,7 +59,7 @@ final class Machine
      * What a runner's JSON says of its run ({@code meta}): date, commit ({@code -Dsidebyside.commit}), JDK, CPU,
      * cores, OS, the command and which Ferrite build ran; answers {@code meta}.
      */
-    static ObjectNode describeRun(final ObjectNode meta, final String command)
+    public static ObjectNode describeRun(final ObjectNode meta, final String command)
     {
         meta.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         meta.put("commit", System.getProperty("sidebyside.commit", "unknown"));

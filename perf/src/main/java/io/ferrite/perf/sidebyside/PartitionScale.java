@@ -115,7 +115,7 @@ public final class PartitionScale
      * level): "Connection to node -1 could not be established" every few ms while a broker starts or after it died, a
      * NOT_LEADER_OR_FOLLOWER retry per partition while leaders move; the runners count what fails instead.
      */
-    static void quietClientLogs()
+    public static void quietClientLogs()
     {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
         {

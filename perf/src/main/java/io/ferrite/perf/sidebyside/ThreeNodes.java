@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  * {@code default.replication.factor=3}, Kafka's session and heartbeat defaults, and {@code overrides}.
  * Node ids are 1, 2, 3.
  */
-final class ThreeNodes implements AutoCloseable
+public final class ThreeNodes implements AutoCloseable
 {
     static final int NODES = 3;
 
@@ -40,7 +40,7 @@ final class ThreeNodes implements AutoCloseable
     }
 
     /** The settings both systems get besides the listeners, ids and directories. */
-    static List<String> commonSettings()
+    public static List<String> commonSettings()
     {
         return List.of("min.insync.replicas=2", "default.replication.factor=3", "num.partitions=1",
             "group.initial.rebalance.delay.ms=0");
@@ -94,41 +94,15 @@ final class ThreeNodes implements AutoCloseable
         final List<List<String>> commands = new ArrayList<>();
         for (int id = 1; id <= NODES; id++)
         {
-            final Path nodeDir = Files.createDirectories(dir.resolve("node-" + id));
             final List<String> settings = new ArrayList<>(List.of("node.id=" + id, "process.roles=broker,controller",
                 "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
                 "listeners=PLAINTEXT://127.0.0.1:" + ports[id] + ",CONTROLLER://127.0.0.1:" + controllerPorts[id]));
-            settings.addAll(commonSettings());
-            final List<String> command = new ArrayList<>();
-            command.add(BrokerProcess.javaBinary());
-            command.addAll(BrokerProcess.jvmOptions(heap));
-            command.add("-Xlog:gc:file=" + nodeDir.resolve("gc.log") + ":uptime:filecount=0");
             if (kind == Kind.KAFKA)
             {
-                settings.addAll(List.of("advertised.listeners=PLAINTEXT://127.0.0.1:" + ports[id],
-                    "inter.broker.listener.name=PLAINTEXT",
-                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                    "log.dirs=" + nodeDir.resolve("kafka-logs"), "offsets.topic.replication.factor=3",
-                    "transaction.state.log.replication.factor=3", "transaction.state.log.min.isr=2"));
-                settings.addAll(overrides);
-                final Path config = nodeDir.resolve("server.properties");
-                Files.write(config, settings, StandardCharsets.UTF_8);
-                formats.add(BrokerProcess.formatKafkaStorage(classPath, config, clusterId));
-                command.addAll(List.of("-cp", classPath, "-Dkafka.logs.dir=" + nodeDir.resolve("logs"), "kafka.Kafka",
-                    config.toString()));
+                settings.add("advertised.listeners=PLAINTEXT://127.0.0.1:" + ports[id]);
             }
-            else
-            {
-                settings.addAll(List.of("ferrite.cluster.id=" + clusterId, "log.dir=" + nodeDir.resolve("ferrite-data")));
-                settings.addAll(overrides);
-                command.addAll(List.of("-cp", ferriteClusterClassPath(), "io.ferrite.broker.FerriteServer"));
-                for (final String s : settings)
-                {
-                    command.add("--override");
-                    command.add(s);
-                }
-            }
-            commands.add(command);
+            commands.add(nodeCommand(kind, heap, classPath, Files.createDirectories(dir.resolve("node-" + id)), settings,
+                overrides, clusterId, formats));
         }
         for (final BrokerProcess.Formatting f : formats)
         {
@@ -142,10 +116,53 @@ final class ThreeNodes implements AutoCloseable
     }
 
     /**
+     * The command that starts one node of a three-node cluster of {@code kind} in {@code nodeDir}: {@code settings}
+     * (its id, roles, voters, listeners) with {@link #commonSettings}, each system's own (Kafka: listener names, log
+     * directory, internal topics' replication; Ferrite: the cluster id, log directory) and {@code overrides} last;
+     * Kafka's configuration goes into {@code nodeDir/server.properties} and its storage format is started into
+     * {@code formats} (await them before the spawn).
+     */
+    public static List<String> nodeCommand(final Kind kind, final String heap, final String classPath, final Path nodeDir,
+        final List<String> settings, final List<String> overrides, final String clusterId,
+        final List<BrokerProcess.Formatting> formats) throws IOException
+    {
+        settings.addAll(commonSettings());
+        final List<String> command = new ArrayList<>();
+        command.add(BrokerProcess.javaBinary());
+        command.addAll(BrokerProcess.jvmOptions(heap));
+        command.add("-Xlog:gc:file=" + nodeDir.resolve("gc.log") + ":uptime:filecount=0");
+        if (kind == Kind.KAFKA)
+        {
+            settings.addAll(List.of("inter.broker.listener.name=PLAINTEXT",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "log.dirs=" + nodeDir.resolve("kafka-logs"), "offsets.topic.replication.factor=3",
+                "transaction.state.log.replication.factor=3", "transaction.state.log.min.isr=2"));
+            settings.addAll(overrides);
+            final Path config = nodeDir.resolve("server.properties");
+            Files.write(config, settings, StandardCharsets.UTF_8);
+            formats.add(BrokerProcess.formatKafkaStorage(classPath, config, clusterId));
+            command.addAll(List.of("-cp", classPath, "-Dkafka.logs.dir=" + nodeDir.resolve("logs"), "kafka.Kafka",
+                config.toString()));
+        }
+        else
+        {
+            settings.addAll(List.of("ferrite.cluster.id=" + clusterId, "log.dir=" + nodeDir.resolve("ferrite-data")));
+            settings.addAll(overrides);
+            command.addAll(List.of("-cp", ferriteClusterClassPath(), "io.ferrite.broker.FerriteServer"));
+            for (final String s : settings)
+            {
+                command.add("--override");
+                command.add(s);
+            }
+        }
+        return command;
+    }
+
+    /**
      * Ferrite's cluster class path as {@code bin/ferrite-server} makes it: the runnable jar, replication-lite's jar
      * and the jars its build lists in {@code cluster.classpath}, looked for from the working directory.
      */
-    static String ferriteClusterClassPath() throws IOException
+    public static String ferriteClusterClassPath() throws IOException
     {
         final Path jar = BrokerProcess.ferriteJar();
         if (jar == null)

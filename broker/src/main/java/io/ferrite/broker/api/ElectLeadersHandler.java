@@ -1,0 +1,85 @@
+package io.ferrite.broker.api;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.net.Connection;
+import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.ElectLeadersRequestDecoder;
+import io.ferrite.wire.message.ElectLeadersResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+/**
+ * ElectLeaders on a single node ({@code kafka-leader-election.sh}, {@code Admin.electLeaders}), as a one-node Kafka 4.4
+ * answers it (checked against one with {@code /work/shared/kafka-ref}): the node is every partition's only replica, its
+ * preferred one and its leader, so a preferred or an unclean election of a partition that exists is ELECTION_NOT_NEEDED
+ * (no message: the client's is "Leader election not needed for topic partition."); an unknown topic is
+ * UNKNOWN_TOPIC_OR_PARTITION "No such topic as T", an unknown partition "No such partition as T-P"; a request with null
+ * partitions (every partition) is answered with no results, as Kafka lists only the partitions it elected. Results
+ * follow the request's order. In cluster mode the request is forwarded to the controller instead
+ * ({@code cluster.ForwardingHandler}). No authorisation yet (Kafka's CLUSTER_AUTHORIZATION_FAILED): the top-level error is
+ * NONE. An admin request: it allocates (the messages), never on produce or fetch.
+ */
+public final class ElectLeadersHandler implements RequestHandler
+{
+    private final TopicRegistry topics;
+    private final ElectLeadersRequestDecoder request = new ElectLeadersRequestDecoder();
+    private final ElectLeadersResponseEncoder response = new ElectLeadersResponseEncoder();
+
+    public ElectLeadersHandler(final TopicRegistry topics)
+    {
+        this.topics = topics;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        request.wrap(in, offset, limit, version);
+        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE);
+        ElectLeadersRequestDecoder.TopicPartitions asked = request.topicPartitions();
+        if (asked.isNullArray())
+        {
+            response.replicaElectionResults(0);
+            return outOffset + response.finish();
+        }
+        int count = 0;
+        while (asked.hasNext())
+        {
+            asked.next();
+            count++;
+        }
+        final ElectLeadersResponseEncoder.ReplicaElectionResult result = response.replicaElectionResults(count);
+        asked = request.topicPartitions();
+        while (asked.hasNext())
+        {
+            asked.next();
+            final String name = asked.topic();
+            final Topic topic = topics.topic(name);
+            final boolean known = topic != null && !topic.isDeleted();
+            final ElectLeadersResponseEncoder.PartitionResult partitions = result.next().topic(name)
+                .partitionResult(asked.partitionsCount());
+            for (int i = 0; i < asked.partitionsCount(); i++)
+            {
+                final int index = asked.partitions(i);
+                partitions.next().partitionId(index);
+                if (!known)
+                {
+                    partitions.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION).errorMessage("No such topic as " + name);
+                }
+                else if (topic.partition(index) == null)
+                {
+                    partitions.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                        .errorMessage("No such partition as " + name + "-" + index);
+                }
+                else
+                {
+                    partitions.errorCode(Errors.ELECTION_NOT_NEEDED).errorMessage(null);
+                }
+            }
+        }
+        return outOffset + response.finish();
+    }
+}

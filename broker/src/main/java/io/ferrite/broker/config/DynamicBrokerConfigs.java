@@ -1,0 +1,265 @@
+package io.ferrite.broker.config;
+
+import io.ferrite.log.LogConfig;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogReconfiguration;
+import io.ferrite.log.config.ConfigException;
+import io.ferrite.log.config.ConfigKey;
+import io.ferrite.log.config.PropertiesFile;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * Dynamic broker configs (Kafka's {@code DynamicBrokerConfig}): values set at run time by IncrementalAlterConfigs or
+ * AlterConfigs for this node ({@code --entity-name <id>}) or for every broker ({@code --entity-default}), on top of
+ * the static properties as Kafka layers them: this node's dynamic value, else the cluster default's, else the file's,
+ * else the default. Ferrite accepts the ones Kafka 4.4 changes at run time that it honours ({@link #DYNAMIC}): the
+ * cleaner's {@code log.cleaner.*} settings and the broker-level topic defaults (the most specific broker synonym of
+ * each topic config, Kafka's {@code DynamicLogConfig}); names it does not know are kept as Kafka keeps custom configs.
+ *
+ * <p>Persistence: one small properties file, {@value #FILE}, in the first log directory, replaced whole and fsynced
+ * with its directory ({@link PropertiesFile}, {@link io.ferrite.log.config.DurableFile}): a change is rare, tiny and
+ * whole, so a file written atomically is enough and a crash leaves the old set or the new one; the creation journal
+ * is for topics, and a single node has no metadata log. Read back at start, before the logs open, so the logs and
+ * the cleaner start with the dynamic values.
+ *
+ * <p>Applied live by {@link LogReconfiguration}: each log's config is one volatile reference its owner reads, the
+ * cleaner threads are restarted with the new settings. One writer: the admin agent ({@link #alter} is synchronized
+ * anyway); readers take the {@link State} snapshot, a volatile read.
+ */
+public final class DynamicBrokerConfigs
+{
+    private static final Logger LOG = LoggerFactory.getLogger(DynamicBrokerConfigs.class);
+    public static final String FILE = "dynamic-broker-configs.properties";
+    private static final String BROKER_PREFIX = "broker.";
+    private static final String DEFAULT_PREFIX = "default.";
+
+    /** The cleaner's settings Kafka's {@code LogCleaner} reconfigures (not {@code log.cleaner.enable}). */
+    static final Set<String> CLEANER = Set.of(BrokerConfig.LOG_CLEANER_THREADS, BrokerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE,
+        BrokerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR, BrokerConfig.LOG_CLEANER_IO_BUFFER_SIZE,
+        BrokerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, BrokerConfig.LOG_CLEANER_BACKOFF_MS);
+
+    /** The configs that change at run time here: {@link #CLEANER} and the first broker synonym of every topic config. */
+    public static final Set<String> DYNAMIC = dynamicNames();
+
+    /**
+     * What is in force: {@code effective} is the static properties with the cluster default's and then this node's
+     * dynamic values on top; {@code topicDefaults} its topic defaults (computed once per change).
+     */
+    public record State(BrokerConfig statics, BrokerConfig effective, Map<String, String> perBroker, Map<String, String> clusterDefault,
+        Map<String, String> topicDefaults)
+    {
+    }
+
+    private final Path file;
+    private volatile State state;
+    private LogManager logs;
+
+    private DynamicBrokerConfigs(final Path file, final State state)
+    {
+        this.file = file;
+        this.state = state;
+    }
+
+    /** Static properties only, nothing stored (for a configuration that is not a running broker's). */
+    public static DynamicBrokerConfigs none(final BrokerConfig statics)
+    {
+        return new DynamicBrokerConfigs(null, new State(statics, statics, Map.of(), Map.of(), statics.topicDefaults()));
+    }
+
+    /**
+     * The dynamic configs stored in {@code logDir} on top of {@code statics}. Values that no longer hold (the static
+     * file changed under them) are logged and left out, as Kafka skips invalid dynamic configs at start.
+     */
+    public static DynamicBrokerConfigs load(final BrokerConfig statics, final Path logDir) throws IOException
+    {
+        final Path file = logDir.resolve(FILE);
+        final Map<String, String> perBroker = new LinkedHashMap<>();
+        final Map<String, String> clusterDefault = new LinkedHashMap<>();
+        if (Files.exists(file))
+        {
+            final Properties stored = new Properties();
+            try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8))
+            {
+                stored.load(in);
+            }
+            for (final String key : stored.stringPropertyNames())
+            {
+                if (key.startsWith(BROKER_PREFIX))
+                {
+                    perBroker.put(key.substring(BROKER_PREFIX.length()), stored.getProperty(key));
+                }
+                else if (key.startsWith(DEFAULT_PREFIX))
+                {
+                    clusterDefault.put(key.substring(DEFAULT_PREFIX.length()), stored.getProperty(key));
+                }
+            }
+        }
+        State state;
+        try
+        {
+            state = state(statics, perBroker, clusterDefault);
+        }
+        catch (final ConfigException ex)
+        {
+            LOG.error("the dynamic broker configs in {} are not valid on top of this configuration, ignored: {}", file, ex.getMessage());
+            state = state(statics, Map.of(), Map.of());
+        }
+        if (!perBroker.isEmpty() || !clusterDefault.isEmpty())
+        {
+            LOG.info("dynamic broker configs: this node {}, cluster default {}", perBroker, clusterDefault);
+        }
+        return new DynamicBrokerConfigs(file, state);
+    }
+
+    private static State state(final BrokerConfig statics, final Map<String, String> perBroker, final Map<String, String> clusterDefault)
+    {
+        final Map<String, String> merged = new LinkedHashMap<>(statics.values());
+        merged.putAll(clusterDefault);
+        merged.putAll(perBroker);
+        final BrokerConfig effective = BrokerConfig.of(merged);
+        return new State(statics, effective, Collections.unmodifiableMap(new LinkedHashMap<>(perBroker)),
+            Collections.unmodifiableMap(new LinkedHashMap<>(clusterDefault)), Collections.unmodifiableMap(effective.topicDefaults()));
+    }
+
+    public State state()
+    {
+        return state;
+    }
+
+    /** The configuration in force (static, dynamic on top). */
+    public BrokerConfig effective()
+    {
+        return state.effective();
+    }
+
+    /** From now on, changes reach {@code logManager}'s logs and cleaner. */
+    public synchronized void applyTo(final LogManager logManager)
+    {
+        this.logs = logManager;
+    }
+
+    /**
+     * Kafka's refusal of the names among {@code names} that cannot change at run time: those Ferrite knows that are
+     * not {@link #DYNAMIC} ({@code INVALID_REQUEST}), in the order given; null when every one may change.
+     */
+    public static String notDynamic(final List<String> names)
+    {
+        final Set<String> refused = new LinkedHashSet<>();
+        for (final String name : names)
+        {
+            if (BrokerConfig.CATALOGUE.key(name) != null && !DYNAMIC.contains(name))
+            {
+                refused.add(name);
+            }
+        }
+        return refused.isEmpty() ? null : "Cannot update these configs dynamically: " + List.copyOf(refused);
+    }
+
+    /**
+     * Why {@code next} cannot become this node's ({@code perBroker}) or the cluster default's dynamic set, with
+     * Kafka's message ({@code INVALID_REQUEST}), or null when it can: each value parses and passes its config's
+     * check, the whole configuration stays valid, and {@code log.cleaner.threads} stays within half and double of the
+     * threads running (Kafka's {@code LogCleaner.validateReconfiguration}).
+     */
+    public String check(final boolean perBroker, final Map<String, String> next)
+    {
+        final String refused = notDynamic(List.copyOf(next.keySet()));
+        if (refused != null)
+        {
+            return refused;
+        }
+        final State current = state;
+        try
+        {
+            for (final Map.Entry<String, String> e : next.entrySet())
+            {
+                final ConfigKey key = BrokerConfig.CATALOGUE.key(e.getKey());
+                if (key != null)
+                {
+                    key.parse(e.getValue());
+                }
+            }
+            final State after = perBroker ? state(current.statics(), next, current.clusterDefault()) :
+                state(current.statics(), current.perBroker(), next);
+            final int threads = current.effective().getInt(BrokerConfig.LOG_CLEANER_THREADS);
+            final int newThreads = after.effective().getInt(BrokerConfig.LOG_CLEANER_THREADS);
+            if (newThreads < 1)
+            {
+                return cleanerThreads("should be at least 1");
+            }
+            if (newThreads < threads / 2)
+            {
+                return cleanerThreads("cannot be reduced to less than half the current value " + threads);
+            }
+            if (newThreads > threads * 2)
+            {
+                return cleanerThreads("cannot be increased to more than double the current value " + threads);
+            }
+            return null;
+        }
+        catch (final ConfigException ex)
+        {
+            return ex.getMessage();
+        }
+    }
+
+    /** Kafka's message for a refused cleaner thread count (its ConfigException wrapped once more by the broker). */
+    private static String cleanerThreads(final String why)
+    {
+        return "Invalid value org.apache.kafka.common.config.ConfigException: Log cleaner threads " + why
+            + " for configuration Invalid dynamic configuration";
+    }
+
+    /**
+     * Makes {@code next} this node's ({@code perBroker}) or the cluster default's dynamic set: stored durably first,
+     * then in force, then applied to the logs and the cleaner. The caller has {@link #check}ed it.
+     *
+     * @throws IOException when the file cannot be written (nothing changed) or a log's overrides cannot be read
+     */
+    public synchronized void alter(final boolean perBroker, final Map<String, String> next) throws IOException
+    {
+        final State current = state;
+        final State after = perBroker ? state(current.statics(), next, current.clusterDefault()) :
+            state(current.statics(), current.perBroker(), next);
+        if (file != null)
+        {
+            final Map<String, String> stored = new LinkedHashMap<>();
+            after.perBroker().forEach((k, v) -> stored.put(BROKER_PREFIX + k, v));
+            after.clusterDefault().forEach((k, v) -> stored.put(DEFAULT_PREFIX + k, v));
+            PropertiesFile.write(file, stored, "Ferrite's dynamic broker configs: broker.* this node's, default.* the cluster default's");
+        }
+        state = after;
+        LOG.info("dynamic broker configs of {} now {}", perBroker ? "this node" : "the cluster default", next);
+        if (logs != null)
+        {
+            LogReconfiguration.apply(logs, LogConfig.of(after.topicDefaults()), after.effective().cleaner());
+        }
+    }
+
+    private static Set<String> dynamicNames()
+    {
+        final Set<String> names = new LinkedHashSet<>(CLEANER);
+        for (final List<String> synonyms : BrokerConfig.TOPIC_SYNONYMS.values())
+        {
+            if (!synonyms.get(0).startsWith("ferrite."))
+            {
+                names.add(synonyms.get(0));
+            }
+        }
+        return Collections.unmodifiableSet(names);
+    }
+}
