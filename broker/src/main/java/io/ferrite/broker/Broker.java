@@ -129,7 +129,7 @@ public final class Broker implements AutoCloseable
             this.topics = new TopicRegistry(logs, logThreadCount);
             // loaded; the topics' single writer from its start on; alone, a node journals its creations (a cluster's metadata log does)
             this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(config.logDirs(), topics, cluster == ClusterMode.DISABLED));
-            this.producerIds = new ProducerIds(firstDir);
+            this.producerIds = cluster.producerIds(firstDir); // alone: its file; in a cluster: the controller's blocks
             this.logThreads = new LogThread[logThreadCount];
             this.logThreadRunners = new LogThreadRunner[logThreadCount];
             final LogThread.Completion completion = new LogThread.Completion()

@@ -2,13 +2,10 @@ package io.ferrite.broker;
 
 import io.ferrite.broker.txn.ProducerIdSource;
 import io.ferrite.broker.txn.RetryBackoff;
-import io.ferrite.log.config.DurableFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,36 +14,37 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Producer ids for InitProducerId, never handed out twice: ids are taken in blocks of {@link #BLOCK}, and
- * the end of a block is written to disk before any id in it is given — through {@link DurableFile}: the
- * temporary file fsynced, renamed over the old one, and the directory fsynced, so the new end survives a
- * power loss as well as a SIGKILL — and a restart continues after the last block reserved, wasting at most
- * two blocks (the current one and the one reserved ahead).
+ * Producer ids for InitProducerId, never handed out twice: ids are taken in blocks of {@link #BLOCK} from its
+ * {@link ProducerIdBlocks} — on a node alone the node's file ({@link ProducerIdFile}: the end of a block written to disk,
+ * durably, before any id in it is given; a restart continues after the last block reserved, wasting at most two
+ * blocks, the current one and the one reserved ahead); in a cluster the active controller
+ * ({@code ControllerProducerIdBlocks}: AllocateProducerIds, the block's end in the metadata log before the answer, as
+ * Kafka's brokers get theirs), so no two nodes give the same id.
  *
  * <p>The block after the current one is reserved ahead, by a background thread, once 90% of the current
  * block is given (as Kafka's {@code RPCProducerIdManager} prefetches its next block): the callers (the
- * coordinators' agent, the network threads) never wait for the disk in steady state. When the ids run out
- * before that block is on disk (more than a tenth of a block asked for within one fsync), {@link #next}
+ * coordinators' agent, the network threads) never wait for the disk or the controller in steady state. When the ids
+ * run out before that block arrived (more than a tenth of a block asked for within one reservation), {@link #next}
  * answers {@link ProducerIdSource#NONE_YET} at once — the request is answered COORDINATOR_LOAD_IN_PROGRESS,
  * which clients retry, as Kafka answers while its next block has not arrived. A failed reservation is
  * thrown by the next {@link #next} that finds no id (KAFKA_STORAGE_ERROR) unless a later reservation has
- * succeeded since, and tried again after a backoff ({@link RetryBackoff}: 50 ms, doubling, at most 5 s;
- * Kafka's {@code RPCProducerIdManager} waits 50 ms after a failed request), not at every call: the first
- * failure of a run is logged, the next ones counted, and the count logged when a reservation succeeds. The
- * first block is reserved by the constructor, at start, before any request.
+ * succeeded since, or unless it was only {@link ProducerIdBlocks.Unavailable} (no controller answer yet: NONE_YET), and
+ * tried again after a backoff ({@link RetryBackoff}: 50 ms, doubling, at most 5 s; Kafka's {@code RPCProducerIdManager}
+ * waits 50 ms after a failed request), not at every call: the first failure of a run is logged, the next ones counted,
+ * and the count logged when a reservation succeeds. A node alone reserves its first block in the constructor, at start,
+ * before any request; a cluster node once it joined ({@link #prefetch}).
  */
 public final class ProducerIds implements ProducerIdSource, AutoCloseable
 {
-    static final String FILE = "ferrite-producer-ids";
-    static final long BLOCK = 1000;
+    static final String FILE = ProducerIdFile.FILE;
+    /** The ids in a block: Kafka's {@code ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE}, what its controller gives. */
+    public static final long BLOCK = 1000;
     /** How many ids of the current block are left when the next block is reserved: Kafka's prefetch at 90%. */
     private static final long PREFETCH_LEFT = BLOCK / 10;
     private static final Logger LOG = LoggerFactory.getLogger(ProducerIds.class);
 
-    private final Path file;
+    private final ProducerIdBlocks blocks;
     private final ExecutorService reserver;
-    /** The end of the last block on disk: the reserver's only once constructed. */
-    private long reservedEnd;
     /** The next id and the end of the current block (guarded by this, as all below). */
     private long next;
     private long blockEnd;
@@ -61,37 +59,55 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
     private RetryBackoff backoff;
     private final LongSupplier clockMs;
 
+    /** A node alone: the blocks from the node's file in {@code dir}. */
     public ProducerIds(final Path dir) throws IOException
     {
-        this(dir, Executors.newSingleThreadExecutor(r ->
+        this(new ProducerIdFile(dir));
+    }
+
+    /** The blocks from {@code blocks}. */
+    public ProducerIds(final ProducerIdBlocks blocks)
+    {
+        this(blocks, Executors.newSingleThreadExecutor(r ->
         {
             final Thread t = new Thread(r, "producer-id-reserver");
             t.setDaemon(true);
             return t;
-        }));
+        }), () -> System.nanoTime() / 1_000_000);
     }
 
     /** With the executor the blocks ahead are reserved on (tests: one they run by hand). */
     ProducerIds(final Path dir, final ExecutorService reserver) throws IOException
     {
-        this(dir, reserver, () -> System.nanoTime() / 1_000_000);
+        this(new ProducerIdFile(dir), reserver, () -> System.nanoTime() / 1_000_000);
     }
 
     /** With the executor and the monotonic clock (ms) the backoff after a failed reservation is timed by. */
     ProducerIds(final Path dir, final ExecutorService reserver, final LongSupplier clockMs) throws IOException
     {
-        this.file = dir.resolve(FILE);
+        this(new ProducerIdFile(dir), reserver, clockMs);
+    }
+
+    ProducerIds(final ProducerIdBlocks blocks, final ExecutorService reserver, final LongSupplier clockMs)
+    {
+        this.blocks = blocks;
         this.reserver = reserver;
         this.clockMs = clockMs;
-        final long start = Files.exists(file) ? Long.parseLong(Files.readString(file).trim()) : 0;
-        reservedEnd = start;
-        next = start;
-        blockEnd = start;
-        // the first block, on this thread: a start on a full disk goes on without it (the failure kept and the
-        // reservation tried again after a backoff, as the reserver's), since a broker that cannot write must still
-        // start and serve what it has (DiskFullBrokerTest)
-        reserving = true;
-        reserve();
+        if (blocks.reservedAtStart())
+        {
+            // the first block, on this thread; a failure is kept and tried again after a backoff, as the reserver's
+            reserving = true;
+            reserve();
+        }
+    }
+
+    /** Reserves the next block now, unless one is at hand or under way (a cluster node once it joined). */
+    public synchronized void prefetch()
+    {
+        if (next >= blockEnd)
+        {
+            reserveAhead();
+        }
     }
 
     /** The next id, {@link ProducerIdSource#NONE_YET} when the next block is not on disk yet; never waits for the disk. */
@@ -141,14 +157,12 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
         }
     }
 
-    /** On the reserver: the block after the last one reserved, written to disk, then handed to {@link #next}. */
+    /** On the reserver: the next block from {@link #blocks}, reserved for good, then handed to {@link #next}. */
     private void reserve()
     {
-        final long start = reservedEnd;
         try
         {
-            write(start + BLOCK);
-            reservedEnd = start + BLOCK;
+            final long start = blocks.reserve();
             final RetryBackoff failedBefore;
             synchronized (this)
             {
@@ -161,7 +175,7 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
             }
             if (failedBefore != null)
             {
-                LOG.info("reserved producer ids {} to {} in {} after {} failed reservations", start, start + BLOCK - 1, file,
+                LOG.info("reserved producer ids {} to {} in {} after {} failed reservations", start, start + BLOCK - 1, blocks,
                     failedBefore.failures());
             }
         }
@@ -170,7 +184,8 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
             final boolean first;
             synchronized (this)
             {
-                failure = ex;
+                // no block yet is not a storage failure: the callers keep getting NONE_YET until one comes
+                failure = ex instanceof ProducerIdBlocks.Unavailable ? null : ex;
                 reserving = false;
                 if (backoff == null)
                 {
@@ -178,18 +193,17 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
                 }
                 first = backoff.failed(clockMs.getAsLong());
             }
-            if (first)
+            if (first && ex instanceof ProducerIdBlocks.Unavailable)
             {
-                LOG.error("cannot reserve producer ids {} to {} in {} (tried again after a backoff; the next failures in a row are"
-                    + " counted, not logged)", start, start + BLOCK - 1, file, ex);
+                LOG.warn("no producer id block from {} yet (tried again after a backoff; the next failures in a row are counted,"
+                    + " not logged): {}", blocks, ex.getMessage());
+            }
+            else if (first)
+            {
+                LOG.error("cannot reserve producer ids in {} (tried again after a backoff; the next failures in a row are"
+                    + " counted, not logged)", blocks, ex);
             }
         }
-    }
-
-    /** Writes {@code end} as the end of the ids reserved, durably ({@link DurableFile#write}: the directory fsynced too). */
-    private void write(final long end) throws IOException
-    {
-        DurableFile.write(file, Long.toString(end).getBytes(StandardCharsets.US_ASCII));
     }
 
     /** Stops the reserver, waiting (10 s at most) for a reservation under way to be on disk. */

@@ -335,6 +335,29 @@ public final class ClusterNode implements AutoCloseable
             partitionEpoch, isr, epochs);
     }
 
+    /**
+     * Kafka's AllocateProducerIds: the next block of producer ids the active controller gives this broker (its id
+     * and the broker epoch it registered with), as {@code {first id, length}}; fails with the controller's error
+     * (STALE_BROKER_EPOCH before the registration, ...) or the channel's (REQUEST_TIMED_OUT, NETWORK_EXCEPTION).
+     * The controller writes the block's end (a ProducerIdsRecord) to the metadata log before it answers, so no
+     * block is given twice, whichever controller is active.
+     */
+    public CompletableFuture<long[]> allocateProducerIds()
+    {
+        final long epoch = membership.brokerEpoch();
+        if (epoch < 0)
+        {
+            return CompletableFuture.failedFuture(new IllegalStateException("broker " + quorum.nodeId() + " not registered yet"));
+        }
+        return channel.allocateProducerIds(quorum.nodeId(), epoch);
+    }
+
+    /** The next producer id the controller will give, as this node's image has it (0 before any block was given). */
+    public long nextProducerIdSeen()
+    {
+        return view.image().producerIds().nextProducerId();
+    }
+
     /** Whether this node's controller is the active one. */
     public boolean activeController()
     {

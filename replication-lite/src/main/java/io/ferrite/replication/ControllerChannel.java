@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import kafka.server.KafkaConfig;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.AllocateProducerIdsRequestData;
+import org.apache.kafka.common.message.AllocateProducerIdsResponseData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.metrics.Metrics;
@@ -19,6 +21,8 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.AllocateProducerIdsRequest;
+import org.apache.kafka.common.requests.AllocateProducerIdsResponse;
 import org.apache.kafka.common.requests.AlterPartitionRequest;
 import org.apache.kafka.common.requests.AlterPartitionResponse;
 import org.apache.kafka.common.utils.Time;
@@ -29,7 +33,7 @@ import org.apache.kafka.server.common.ControllerRequestCompletionHandler;
 /**
  * The broker's channel to the active controller for what a broker sends it besides its heartbeats (those are
  * {@link BrokerMembership}'s): the client requests Kafka's broker forwards (CreateTopics, DeleteTopics,
- * CreatePartitions, ...) and the leader's AlterPartition, as Kafka's {@code ForwardingManager} and
+ * CreatePartitions, ...), the leader's AlterPartition and the AllocateProducerIds of InitProducerId's ids, as Kafka's {@code ForwardingManager} and
  * {@code AlterPartitionManager} send them: Kafka's {@link NodeToControllerChannelManagerImpl} ("forwarding"), which
  * follows the raft leader and sends again on NOT_CONTROLLER until {@code request.timeout.ms} (30 s) passed.
  *
@@ -143,6 +147,28 @@ final class ControllerChannel implements AutoCloseable
             }
             return new ClusterNode.IsrAnswer(result.leaderEpoch(), result.partitionEpoch(),
                 result.isr().stream().mapToInt(Integer::intValue).toArray());
+        }));
+        return answer;
+    }
+
+    /**
+     * Kafka's AllocateProducerIds: the next block of producer ids for broker {@code brokerId} at {@code brokerEpoch}, as
+     * {@code {first id, length}}; the controller's error as an exception (STALE_BROKER_EPOCH, NOT_CONTROLLER once the
+     * channel's own retries ran out, ...).
+     */
+    CompletableFuture<long[]> allocateProducerIds(final int brokerId, final long brokerEpoch)
+    {
+        final CompletableFuture<long[]> answer = new CompletableFuture<>();
+        channel.sendRequest(new AllocateProducerIdsRequest.Builder(new AllocateProducerIdsRequestData()
+            .setBrokerId(brokerId).setBrokerEpoch(brokerEpoch)), new Completion(answer, response ->
+        {
+            final AllocateProducerIdsResponseData body = ((AllocateProducerIdsResponse)response.responseBody()).data();
+            final Errors error = Errors.forCode(body.errorCode());
+            if (error != Errors.NONE)
+            {
+                throw error.exception();
+            }
+            return new long[] {body.producerIdStart(), body.producerIdLen()};
         }));
         return answer;
     }

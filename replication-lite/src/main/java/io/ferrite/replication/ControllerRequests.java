@@ -16,6 +16,7 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.AllocateProducerIdsRequestData;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
@@ -58,7 +59,7 @@ final class ControllerRequests
     static final EnumSet<ApiKeys> APIS = EnumSet.of(ApiKeys.BROKER_REGISTRATION, ApiKeys.BROKER_HEARTBEAT,
         ApiKeys.ALTER_PARTITION, ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS,
         ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS,
-        ApiKeys.INCREMENTAL_ALTER_CONFIGS);
+        ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALLOCATE_PRODUCER_IDS);
 
     private final Controller controller;
     /** A heartbeat not handled within this is answered REQUEST_TIMED_OUT: Kafka's {@code broker.heartbeat.interval.ms / 2}. */
@@ -124,6 +125,10 @@ final class ControllerRequests
             }
             case INCREMENTAL_ALTER_CONFIGS:
                 return incrementalAlterConfigs(header, (IncrementalAlterConfigsRequestData)data);
+            case ALLOCATE_PRODUCER_IDS:
+                // a broker's next block of producer ids (Kafka's RPCProducerIdManager asks): the controller checks the
+                // broker epoch (STALE_BROKER_EPOCH) and commits a ProducerIdsRecord before it answers
+                return controller.allocateProducerIds(context(header, OptionalLong.empty()), (AllocateProducerIdsRequestData)data);
             default:
                 return CompletableFuture.failedFuture(Errors.UNSUPPORTED_VERSION.exception(
                     header.apiKey() + " is not served by the controller listener"));

@@ -1,5 +1,7 @@
 package io.ferrite.broker.cluster;
 
+import io.ferrite.broker.ProducerIdFile;
+import io.ferrite.broker.ProducerIds;
 import io.ferrite.broker.ReplicaLeadership;
 import io.ferrite.broker.StartupException;
 import io.ferrite.broker.admin.AdminAgent;
@@ -74,6 +76,15 @@ public class ClusterMode implements AutoCloseable
         return false;
     }
 
+    /**
+     * The node's producer ids: alone, from its file in {@code firstDir}; in a cluster, from the active controller
+     * ({@link ControllerProducerIdBlocks}), the first block asked for once the node is unfenced.
+     */
+    public ProducerIds producerIds(final Path firstDir) throws IOException
+    {
+        return new ProducerIds(firstDir);
+    }
+
     /** Registers the cluster's handlers of Metadata, DescribeCluster and the forwarded topic requests on one network thread. */
     public void register(final Apis apis, final Runnable waker, final MetadataHandler metadata)
     {
@@ -129,6 +140,7 @@ public class ClusterMode implements AutoCloseable
         private volatile ClusterNode node;
         private volatile MetadataHandler advertised;
         private volatile ClusterPartitions partitions;
+        private volatile ProducerIds producerIds;
 
         Enabled(final BrokerConfig config)
         {
@@ -139,6 +151,13 @@ public class ClusterMode implements AutoCloseable
         public boolean enabled()
         {
             return true;
+        }
+
+        @Override
+        public ProducerIds producerIds(final Path firstDir) throws IOException
+        {
+            producerIds = new ProducerIds(new ControllerProducerIdBlocks(this::node, new ProducerIdFile(firstDir)));
+            return producerIds;
         }
 
         @Override
@@ -202,6 +221,10 @@ public class ClusterMode implements AutoCloseable
                 node.awaitUnfenced();
                 LOG.info("node {} unfenced: live brokers {}", config.nodeId(), node.liveBrokers());
                 partitions.markStrays(node); // the image has caught up: what it lacks is stray
+                if (producerIds != null)
+                {
+                    producerIds.prefetch(); // registered: the controller gives blocks from now on
+                }
             }
             catch (final InterruptedException ex)
             {

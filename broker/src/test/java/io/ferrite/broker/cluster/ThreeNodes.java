@@ -89,6 +89,12 @@ final class ThreeNodes implements AutoCloseable
         awaitListening(id);
     }
 
+    /** Node {@code id}'s controller listener (KRaft's and the controller's APIs). */
+    int controllerPort(final int id)
+    {
+        return controllerPorts[id];
+    }
+
     int brokerPort(final int id)
     {
         return listenerPorts[id];

@@ -117,7 +117,7 @@ public final class ThreeNodes implements AutoCloseable
 
     /**
      * The command that starts one node of a three-node cluster of {@code kind} in {@code nodeDir}: {@code settings}
-     * (its id, roles, voters, listeners) with {@link #commonSettings}, each system's own (Kafka: listener names, log
+     * (its id, roles, voters, listeners; not changed) with {@link #commonSettings}, each system's own (Kafka: listener names, log
      * directory, internal topics' replication; Ferrite: the cluster id, log directory) and {@code overrides} last;
      * Kafka's configuration goes into {@code nodeDir/server.properties} and its storage format is started into
      * {@code formats} (await them before the spawn).
@@ -126,30 +126,31 @@ public final class ThreeNodes implements AutoCloseable
         final List<String> settings, final List<String> overrides, final String clusterId,
         final List<BrokerProcess.Formatting> formats) throws IOException
     {
-        settings.addAll(commonSettings());
+        final List<String> all = new ArrayList<>(settings);
+        all.addAll(commonSettings());
         final List<String> command = new ArrayList<>();
         command.add(BrokerProcess.javaBinary());
         command.addAll(BrokerProcess.jvmOptions(heap));
         command.add("-Xlog:gc:file=" + nodeDir.resolve("gc.log") + ":uptime:filecount=0");
         if (kind == Kind.KAFKA)
         {
-            settings.addAll(List.of("inter.broker.listener.name=PLAINTEXT",
+            all.addAll(List.of("inter.broker.listener.name=PLAINTEXT",
                 "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
                 "log.dirs=" + nodeDir.resolve("kafka-logs"), "offsets.topic.replication.factor=3",
                 "transaction.state.log.replication.factor=3", "transaction.state.log.min.isr=2"));
-            settings.addAll(overrides);
+            all.addAll(overrides);
             final Path config = nodeDir.resolve("server.properties");
-            Files.write(config, settings, StandardCharsets.UTF_8);
+            Files.write(config, all, StandardCharsets.UTF_8);
             formats.add(BrokerProcess.formatKafkaStorage(classPath, config, clusterId));
             command.addAll(List.of("-cp", classPath, "-Dkafka.logs.dir=" + nodeDir.resolve("logs"), "kafka.Kafka",
                 config.toString()));
         }
         else
         {
-            settings.addAll(List.of("ferrite.cluster.id=" + clusterId, "log.dir=" + nodeDir.resolve("ferrite-data")));
-            settings.addAll(overrides);
+            all.addAll(List.of("ferrite.cluster.id=" + clusterId, "log.dir=" + nodeDir.resolve("ferrite-data")));
+            all.addAll(overrides);
             command.addAll(List.of("-cp", ferriteClusterClassPath(), "io.ferrite.broker.FerriteServer"));
-            for (final String s : settings)
+            for (final String s : all)
             {
                 command.add("--override");
                 command.add(s);

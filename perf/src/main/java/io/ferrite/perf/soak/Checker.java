@@ -18,12 +18,17 @@ import java.util.TreeMap;
  * they read them), each partition's high watermark after healing and every replica's copy of every partition up to
  * it ({@link ReplicaReader}), it counts the violations of what an idempotent acks=all producer is promised:
  * <ul>
- * <li><b>lost</b>: an acknowledged record not at its acknowledged offset (below the high watermark) in a replica;</li>
+ * <li><b>lost</b>: an acknowledged record not at its acknowledged offset (below the high watermark) in a replica
+ *     that reaches the high watermark; a record acknowledged without an offset ({@link #UNKNOWN_OFFSET}: kafka-clients
+ *     completes a batch answered DUPLICATE_SEQUENCE_NUMBER as a success with offset -1) is counted apart and lost when
+ *     such a replica does not hold it anywhere below the high watermark;</li>
  * <li><b>duplicated</b>: a record (producer, number) more than once in a replica's partition;</li>
  * <li><b>reordered</b>: a producer's record at a higher offset than a later-numbered one of that producer in the same
  *     partition of a replica;</li>
  * <li><b>divergent</b>: a partition whose replicas' batches below the high watermark are not byte for byte the same
- *     (a replica missing batches counts);</li>
+ *     (a replica holding fewer batches counts when it reaches the high watermark too);</li>
+ * <li><b>behind</b>: a replica whose last batch ends below the high watermark (it had not caught up when read):
+ *     reported as that, not as lost or divergent; the records it holds are checked, the offsets it lacks are not;</li>
  * <li><b>backwards</b>: a consumer reading a partition's offset at or below one it read before;</li>
  * <li><b>disappeared</b>: a record a consumer read that a replica does not hold at that offset below the high
  *     watermark.</li>
@@ -50,7 +55,15 @@ final class Checker
 
     record Replica(int node, int partition, List<Batch> batches)
     {
+        /** The offset after its last batch (0 when it has none). */
+        long end()
+        {
+            return batches.isEmpty() ? 0 : batches.get(batches.size() - 1).lastOffset() + 1;
+        }
     }
+
+    /** The offset of an {@link Ack} whose acknowledgement carried none. */
+    static final long UNKNOWN_OFFSET = -1;
 
     private static final int SAMPLES = 10;
 
@@ -58,6 +71,7 @@ final class Checker
     static final class Result
     {
         long acknowledged;
+        long acknowledgedOffsetUnknown;
         long consumed;
         long lost;
         long duplicated;
@@ -66,13 +80,14 @@ final class Checker
         long backwards;
         long disappeared;
         long foreign;
+        long behind;
         final Map<String, List<String>> samples = new TreeMap<>();
         final Map<String, String> replicas = new TreeMap<>();
 
         boolean ok()
         {
             return lost == 0 && duplicated == 0 && reordered == 0 && divergentPartitions == 0 && backwards == 0
-                && disappeared == 0;
+                && disappeared == 0 && behind == 0;
         }
 
         private void sample(final String kind, final String what)
@@ -89,11 +104,13 @@ final class Checker
             final ObjectNode o = JsonNodeFactory.instance.objectNode();
             o.put("ok", ok());
             o.put("acknowledged", acknowledged);
+            o.put("acknowledgedOffsetUnknown", acknowledgedOffsetUnknown);
             o.put("consumed", consumed);
             o.put("lost", lost);
             o.put("duplicated", duplicated);
             o.put("reordered", reordered);
             o.put("divergentPartitions", divergentPartitions);
+            o.put("replicasBehind", behind);
             o.put("consumerOffsetWentBackwards", backwards);
             o.put("consumedThenDisappeared", disappeared);
             o.put("foreignRecords", foreign);
@@ -123,25 +140,48 @@ final class Checker
         {
             logs.put(r, logOf(r, highWatermarks.getOrDefault(r.partition(), 0L), result));
         }
+        for (final Replica r : replicas)
+        {
+            final long hw = highWatermarks.getOrDefault(r.partition(), 0L);
+            if (r.end() < hw)
+            {
+                result.behind++;
+                result.sample("behind", "node " + r.node() + " partition " + r.partition() + " holds up to offset "
+                    + (r.end() - 1) + ", below the high watermark " + hw);
+            }
+        }
         final Set<Ack> lost = new HashSet<>();
+        final Map<Replica, Set<String>> values = new IdentityHashMap<>();
         for (final Ack a : acks)
         {
             final String value = SoakProducer.value(a.producer(), a.number());
+            final long hw = highWatermarks.getOrDefault(a.partition(), 0L);
+            result.acknowledgedOffsetUnknown += a.offset() == UNKNOWN_OFFSET ? 1 : 0;
             for (final Replica r : byPartition.getOrDefault(a.partition(), List.of()))
             {
-                if (!value.equals(logs.get(r).get(a.offset())) && lost.add(a))
+                final boolean held;
+                if (a.offset() == UNKNOWN_OFFSET)
                 {
-                    result.sample("lost", value + " acknowledged at partition " + a.partition() + " offset " + a.offset()
-                        + ", node " + r.node() + " has " + logs.get(r).get(a.offset()));
+                    held = r.end() < hw || values.computeIfAbsent(r, k -> new HashSet<>(logs.get(k).values())).contains(value);
+                }
+                else
+                {
+                    held = a.offset() < hw && a.offset() >= r.end() || value.equals(logs.get(r).get(a.offset()));
+                }
+                if (!held && lost.add(a))
+                {
+                    result.sample("lost", value + " acknowledged at partition " + a.partition() + " offset "
+                        + (a.offset() == UNKNOWN_OFFSET ? "unknown" : a.offset()) + ", node " + r.node() + " has "
+                        + (a.offset() == UNKNOWN_OFFSET ? "it nowhere below the high watermark" : logs.get(r).get(a.offset())));
                 }
             }
         }
         result.lost = lost.size();
         for (final Map.Entry<Integer, List<Replica>> p : byPartition.entrySet())
         {
-            compareReplicas(p.getKey(), p.getValue(), result);
+            compareReplicas(p.getKey(), p.getValue(), highWatermarks.getOrDefault(p.getKey(), 0L), result);
         }
-        checkConsumers(seen, byPartition, logs, result);
+        checkConsumers(seen, byPartition, logs, highWatermarks, result);
         return result;
     }
 
@@ -192,14 +232,25 @@ final class Checker
         return log;
     }
 
-    /** Whether every replica of a partition has the same batches, byte for byte; the first difference as a sample. */
-    private static void compareReplicas(final int partition, final List<Replica> replicas, final Result result)
+    /**
+     * Whether every replica of a partition has the same batches, byte for byte, against the one that reaches furthest
+     * (a replica behind is compared on what it holds); the first difference as a sample.
+     */
+    private static void compareReplicas(final int partition, final List<Replica> replicas, final long hw, final Result result)
     {
-        final Replica first = replicas.get(0);
-        boolean divergent = false;
-        for (final Replica other : replicas.subList(1, replicas.size()))
+        Replica first = replicas.get(0);
+        for (final Replica r : replicas)
         {
-            final String difference = difference(first, other);
+            first = r.end() > first.end() ? r : first;
+        }
+        boolean divergent = false;
+        for (final Replica other : replicas)
+        {
+            if (other == first)
+            {
+                continue;
+            }
+            final String difference = difference(first, other, hw);
             if (difference != null)
             {
                 divergent = true;
@@ -210,7 +261,7 @@ final class Checker
         result.divergentPartitions += divergent ? 1 : 0;
     }
 
-    private static String difference(final Replica a, final Replica b)
+    private static String difference(final Replica a, final Replica b, final long hw)
     {
         final int common = Math.min(a.batches().size(), b.batches().size());
         for (int i = 0; i < common; i++)
@@ -223,7 +274,7 @@ final class Checker
                     + y.baseOffset() + ".." + y.lastOffset() + ")";
             }
         }
-        if (a.batches().size() != b.batches().size())
+        if (a.batches().size() != b.batches().size() && a.end() >= hw && b.end() >= hw)
         {
             return "in length: " + a.batches().size() + " batches against " + b.batches().size();
         }
@@ -231,7 +282,7 @@ final class Checker
     }
 
     private static void checkConsumers(final List<Seen> seen, final Map<Integer, List<Replica>> byPartition,
-        final Map<Replica, Map<Long, String>> logs, final Result result)
+        final Map<Replica, Map<Long, String>> logs, final Map<Integer, Long> highWatermarks, final Result result)
     {
         final Map<String, Long> lastOffset = new HashMap<>();
         for (final Seen s : seen)
@@ -243,8 +294,13 @@ final class Checker
                 result.sample("backwards", "consumer " + s.consumer() + " partition " + s.partition() + " read offset "
                     + s.offset() + " after offset " + before);
             }
+            final long hw = highWatermarks.getOrDefault(s.partition(), 0L);
             for (final Replica r : byPartition.getOrDefault(s.partition(), List.of()))
             {
+                if (s.offset() < hw && s.offset() >= r.end())
+                {
+                    continue; // a replica behind: counted as that
+                }
                 final String held = logs.get(r).get(s.offset());
                 if (!String.valueOf(s.value()).equals(held))
                 {

@@ -51,43 +51,79 @@ final class LinkProxy implements AutoCloseable, Links.Listener
     {
         while (!server.isClosed())
         {
+            final Socket client;
             try
             {
-                final Socket client = server.accept();
-                client.setTcpNoDelay(true);
-                final int from = peers.nodeOf(client.getPort(), server.getLocalPort());
-                links.accepted(from, to);
-                final Links.Link link = links.get(from, to);
-                if (link.mode() == Links.Mode.DROP)
-                {
-                    client.close();
-                    continue;
-                }
-                Socket upstream = null;
-                if (link.mode() != Links.Mode.BLACKHOLE)
-                {
-                    upstream = new Socket();
-                    try
-                    {
-                        upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 2_000);
-                        upstream.setTcpNoDelay(true);
-                    }
-                    catch (final IOException ex)
-                    {
-                        // the node is down (killed, or not listening yet): the client sees the connection close
-                        client.close();
-                        upstream.close();
-                        continue;
-                    }
-                }
-                final Conn c = new Conn(from, client, upstream);
-                conns.add(c);
-                c.start();
+                client = server.accept();
             }
             catch (final IOException ex)
             {
-                // the server closed, or one accept failed: the loop's condition decides
+                continue; // the server closed, or one accept failed: the loop's condition decides
             }
+            try
+            {
+                serve(client);
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                // one connection's failure (the node gone under the /proc scan, no thread to be had, ...): that
+                // connection is closed, the proxy goes on; an unexpected one is logged and counted
+                if (ex instanceof RuntimeException)
+                {
+                    System.out.println("proxy " + server.getLocalPort() + " to node " + to + ": a connection failed: " + ex);
+                    links.acceptFailed();
+                }
+                try
+                {
+                    client.close();
+                }
+                catch (final IOException closing)
+                {
+                    // closed already
+                }
+            }
+        }
+    }
+
+    /** Puts an accepted connection down to its node and forwards it as its link says. */
+    private void serve(final Socket client) throws IOException
+    {
+        client.setTcpNoDelay(true);
+        final int from = peers.nodeOf(client.getPort(), server.getLocalPort());
+        links.accepted(from, to);
+        final Links.Link link = links.get(from, to);
+        if (link.mode() == Links.Mode.DROP)
+        {
+            client.close();
+            return;
+        }
+        Socket upstream = null;
+        if (link.mode() != Links.Mode.BLACKHOLE)
+        {
+            upstream = new Socket();
+            try
+            {
+                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 2_000);
+                upstream.setTcpNoDelay(true);
+            }
+            catch (final IOException ex)
+            {
+                // the node is down (killed, or not listening yet): the client sees the connection close
+                client.close();
+                upstream.close();
+                return;
+            }
+        }
+        final Conn c = new Conn(from, client, upstream);
+        conns.add(c);
+        try
+        {
+            c.start();
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            c.close();
+            throw ex;
         }
     }
 

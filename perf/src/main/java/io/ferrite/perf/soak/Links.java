@@ -16,7 +16,10 @@ final class Links
     {
         /** forwards every byte. */
         PASS,
-        /** forwards every chunk after {@link Link#delayMs}. */
+        /**
+         * forwards each chunk read (up to 64 KiB) {@link Link#delayMs} late, one after another on the connection's pump:
+         * a latency for a small request or answer, a throughput cap of 64 KiB per delay for a large one.
+         */
         DELAY,
         /** closes the link's connections and every new one at once (the peer sees a reset/EOF). */
         DROP,
@@ -39,6 +42,7 @@ final class Links
     private final AtomicReferenceArray<Link> links;
     private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final java.util.concurrent.atomic.AtomicLongArray accepted;
+    private final java.util.concurrent.atomic.AtomicLong acceptFailures = new java.util.concurrent.atomic.AtomicLong();
 
     Links(final int nodes)
     {
@@ -74,6 +78,17 @@ final class Links
     void accepted(final int from, final int to)
     {
         accepted.incrementAndGet(from * (nodes + 1) + to);
+    }
+
+    /** Counts a connection a proxy accepted and then closed on an unexpected failure (its acceptor goes on). */
+    void acceptFailed()
+    {
+        acceptFailures.incrementAndGet();
+    }
+
+    long acceptFailures()
+    {
+        return acceptFailures.get();
     }
 
     /** The connections accepted per link so far, as "from->to" (0: the soak's clients): which peers the proxies told apart. */

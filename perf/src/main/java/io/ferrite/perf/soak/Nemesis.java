@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  *     sockets stay open and nothing answers);</li>
  * <li>{@code partition}: one node cut off from both others (every link to and from it dropped or blackholed), or
  *     the two links between one pair cut, or one directed link alone blackholed;</li>
- * <li>{@code delay}: every link to and from one node delayed by 50-400 ms per chunk each way.</li>
+ * <li>{@code delay}: every link to and from one node delayed by 50-400 ms per chunk each way (each chunk read, up
+ *     to 64 KiB, held back that long on the connection's pump: a latency for small requests and answers, a
+ *     throughput cap of 64 KiB per delay for large fetch answers).</li>
  * </ul>
  * Every fault is printed when it starts and recorded ({@link Event}).
  */
@@ -47,15 +49,28 @@ final class Nemesis implements Runnable
     {
         this.cluster = cluster;
         this.random = new Random(seed);
-        this.faults = ALL.stream().filter(faults::contains).toList();
+        this.faults = known(faults);
         this.zeroNanos = zeroNanos;
         this.endNanos = endNanos;
         this.gapMs = gapMs;
         this.holdMs = holdMs;
-        if (this.faults.isEmpty())
+    }
+
+    /** The faults named, in {@link #ALL}'s order; a name not in it refused (not dropped), and so is none. */
+    static List<String> known(final Set<String> faults)
+    {
+        for (final String f : faults)
         {
-            throw new IllegalArgumentException("no fault among " + faults + " (known: " + ALL + ")");
+            if (!ALL.contains(f))
+            {
+                throw new IllegalArgumentException("unknown fault " + f + " (known: " + ALL + ")");
+            }
         }
+        if (faults.isEmpty())
+        {
+            throw new IllegalArgumentException("no fault (known: " + ALL + ")");
+        }
+        return ALL.stream().filter(faults::contains).toList();
     }
 
     List<Event> events()

@@ -22,12 +22,15 @@ import java.util.stream.Stream;
  * records (offset, value). A batch header of length 0 ends a segment (a preallocated file's zeroed tail), as does
  * a batch that runs past the file's end (a tail written after the read began). Reading the files rather than
  * fetching from each node: a fetch is served by the leader only (a consumer cannot name the replica it reads), and
- * the files are what each replica would serve and recover from; the soak reads them once the producers are stopped
- * and the ISR is full, so nothing below the high watermark changes under the read.
+ * the files are what each replica would serve and recover from. The soak reads them once the producers are stopped,
+ * the ISR was found full twice with the same high watermarks, and {@link #end} of every replica reached the high
+ * watermark (or the deadline passed: a replica still short of it is reported as behind, {@link Checker}); a replica
+ * in the ISR only holds what is below the high watermark for good, so nothing below it changes under the read.
  */
 final class ReplicaReader
 {
     private static final int LOG_OVERHEAD = 12; // base offset (8) and batch length (4) before each batch's rest
+    private static final int LAST_OFFSET_DELTA = 23; // RecordBatch v2: epoch (4), magic (1), crc (4), attributes (2) after those
 
     private ReplicaReader()
     {
@@ -36,6 +39,38 @@ final class ReplicaReader
     static Checker.Replica read(final int node, final int partition, final Path partitionDir, final long limit) throws IOException
     {
         final List<Checker.Batch> batches = new ArrayList<>();
+        scan(partitionDir, limit, (file, length) ->
+        {
+            final byte[] bytes = new byte[LOG_OVERHEAD + length];
+            file.get(bytes);
+            batches.add(batch(bytes));
+        });
+        return new Checker.Replica(node, partition, batches);
+    }
+
+    /**
+     * The offset after the last batch of {@code partitionDir} whose base offset is below {@code limit} (0 when none),
+     * from the batch headers alone: what {@link Checker.Replica#end} of {@link #read} would say, cheaply.
+     */
+    static long end(final Path partitionDir, final long limit) throws IOException
+    {
+        final long[] end = {0};
+        scan(partitionDir, limit, (file, length) ->
+        {
+            end[0] = file.getLong(file.position()) + file.getInt(file.position() + LAST_OFFSET_DELTA) + 1;
+            file.position(file.position() + LOG_OVERHEAD + length);
+        });
+        return end[0];
+    }
+
+    /** Told of each whole batch at the file's position, which it must move past the batch. */
+    private interface BatchVisitor
+    {
+        void visit(ByteBuffer file, int length);
+    }
+
+    private static void scan(final Path partitionDir, final long limit, final BatchVisitor visitor) throws IOException
+    {
         final List<Path> segments;
         try (Stream<Path> files = Files.exists(partitionDir) ? Files.list(partitionDir) : Stream.empty())
         {
@@ -59,12 +94,9 @@ final class ReplicaReader
                 {
                     break;
                 }
-                final byte[] bytes = new byte[LOG_OVERHEAD + length];
-                file.get(bytes);
-                batches.add(batch(bytes));
+                visitor.visit(file, length);
             }
         }
-        return new Checker.Replica(node, partition, batches);
     }
 
     private static Checker.Batch batch(final byte[] bytes)

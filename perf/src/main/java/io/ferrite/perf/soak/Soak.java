@@ -32,10 +32,11 @@ import java.util.concurrent.TimeUnit;
  * ({@link SoakCluster}: Ferrite, or Apache Kafka 4.4 for comparison) behind link proxies, a topic of
  * {@code --partitions} partitions with replication factor 3 and {@code min.insync.replicas=2}, idempotent acks=all
  * producers ({@link SoakProducer}) and consumers ({@link SoakConsumer}) running while the {@link Nemesis} injects
- * faults from a seed for {@code --seconds}; then every fault is healed, the producers stopped (every record sent
- * acknowledged or failed), the ISR awaited full, the consumers given the time to read to the high watermark, every
- * replica's copy of every partition read from its node's files ({@link ReplicaReader}) and the {@link Checker}
- * run. The JSON and markdown ({@link SoakReport}) say what was injected, acknowledged, lost, duplicated, reordered
+ * faults from a seed for {@code --seconds}; then every fault is healed, the ISR awaited full, the producers stopped
+ * (every record sent acknowledged or failed), the ISR awaited full again and the high watermarks taken until two
+ * takes agree, each replica's files awaited up to the high watermark, the consumers given the time to read to it,
+ * every replica's copy of every partition read from its node's files ({@link ReplicaReader}) and the {@link Checker}
+ * run. Producers, consumers and the nemesis are stopped whatever happens. The JSON and markdown ({@link SoakReport}) say what was injected, acknowledged, lost, duplicated, reordered
  * and divergent.
  */
 public final class Soak
@@ -129,66 +130,82 @@ public final class Soak
                 return;
             }
             final List<SoakConsumer> consumers = new ArrayList<>();
-            for (int c = 1; c <= options.consumers; c++)
-            {
-                consumers.add(new SoakConsumer(c, cluster.bootstrap(), TOPIC, options.partitions).start());
-            }
             final List<SoakProducer> producers = new ArrayList<>();
-            final int capacity = (int) Math.min(Integer.MAX_VALUE - 8, (long) options.rate * (options.seconds + 3L * options.deadlineSeconds));
-            for (int p = 1; p <= options.producers; p++)
+            Nemesis nemesis = null;
+            try
             {
-                producers.add(new SoakProducer(p, cluster.bootstrap(), TOPIC, options.partitions, options.rate, capacity).start());
-            }
-            final long zero = System.nanoTime();
-            final Nemesis nemesis = new Nemesis(cluster, options.seed, options.faults, zero,
-                zero + TimeUnit.SECONDS.toNanos(options.seconds), options.gapMs, options.holdMs);
-            final Thread nemesisThread = new Thread(nemesis, "nemesis");
-            nemesisThread.start();
-            nemesisThread.join(TimeUnit.SECONDS.toMillis(options.seconds) + options.holdMs[1] + 60_000);
-            nemesis.stop();
-            nemesisThread.join();
-            cluster.healAll();
-            final long healed = System.nanoTime();
-            System.out.printf(Locale.ROOT, "healed at %d ms; awaiting the full ISR%n", TimeUnit.NANOSECONDS.toMillis(healed - zero));
-            final boolean fullAfterHeal = awaitFullIsr(admin, deadline());
-            json.put("healToFullIsrMs", fullAfterHeal ? TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - healed) : -1);
-            for (final SoakProducer p : producers)
-            {
-                p.stop(Duration.ofSeconds(150));
-            }
-            if (!fullAfterHeal && !awaitFullIsr(admin, deadline()))
-            {
-                problems.add("the ISR was not full within " + options.deadlineSeconds + " s of the healing");
-            }
-            final Map<Integer, Long> hw = highWatermarks(admin);
-            awaitConsumers(consumers, hw);
-            for (final SoakConsumer c : consumers)
-            {
-                c.stop();
-            }
-            final List<Checker.Replica> replicas = new ArrayList<>();
-            for (int node = 1; node <= SoakCluster.NODES; node++)
-            {
-                for (int p = 0; p < options.partitions; p++)
+                for (int c = 1; c <= options.consumers; c++)
                 {
-                    replicas.add(ReplicaReader.read(node, p, cluster.node(node).logDir().resolve(TOPIC + "-" + p), hw.get(p)));
+                    consumers.add(new SoakConsumer(c, cluster.bootstrap(), TOPIC, options.partitions).start());
+                }
+                final int capacity = (int) Math.min(Integer.MAX_VALUE - 8, (long) options.rate * (options.seconds + 3L * options.deadlineSeconds));
+                for (int p = 1; p <= options.producers; p++)
+                {
+                    producers.add(new SoakProducer(p, cluster.bootstrap(), TOPIC, options.partitions, options.rate, capacity).start());
+                }
+                final long zero = System.nanoTime();
+                nemesis = new Nemesis(cluster, options.seed, options.faults, zero,
+                    zero + TimeUnit.SECONDS.toNanos(options.seconds), options.gapMs, options.holdMs);
+                final Thread nemesisThread = new Thread(nemesis, "nemesis");
+                nemesisThread.start();
+                nemesisThread.join(TimeUnit.SECONDS.toMillis(options.seconds) + options.holdMs[1] + 60_000);
+                nemesis.stop();
+                nemesisThread.join();
+                cluster.healAll();
+                final long healed = System.nanoTime();
+                System.out.printf(Locale.ROOT, "healed at %d ms; awaiting the full ISR%n", TimeUnit.NANOSECONDS.toMillis(healed - zero));
+                final boolean fullAfterHeal = awaitFullIsr(admin, deadline());
+                json.put("healToFullIsrMs", fullAfterHeal ? TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - healed) : -1);
+                for (final SoakProducer p : producers)
+                {
+                    p.stop(Duration.ofSeconds(150));
+                }
+                final Map<Integer, Long> hw = settledHighWatermarks(admin, problems);
+                final List<Checker.Replica> replicas = awaitReplicas(cluster, hw);
+                awaitConsumers(consumers, hw, problems);
+                stopConsumers(consumers, problems);
+                final List<Checker.Ack> acks = new ArrayList<>();
+                producers.forEach(p -> acks.addAll(p.acks()));
+                final List<Checker.Seen> seen = new ArrayList<>();
+                consumers.forEach(c -> seen.addAll(c.seen()));
+                final Checker.Result result = Checker.check(acks, seen, hw, replicas);
+                json.set("check", result.toJson());
+                final ObjectNode hws = json.putObject("highWatermarks");
+                hw.forEach((p, v) -> hws.put(Integer.toString(p), v));
+            }
+            finally
+            {
+                // on every path, so that a run that throws leaves no client or fault running
+                if (nemesis != null)
+                {
+                    nemesis.stop();
+                }
+                for (final SoakProducer p : producers)
+                {
+                    p.stop(Duration.ofSeconds(5));
+                }
+                stopConsumers(consumers, problems);
+                describeClients(json, producers, consumers);
+                final ObjectNode connections = json.putObject("connectionsAccepted");
+                cluster.links.acceptedCounts().forEach(connections::put);
+                json.put("proxyAcceptFailures", cluster.links.acceptFailures());
+                final ArrayNode events = json.putArray("faults");
+                for (final Nemesis.Event e : nemesis == null ? List.<Nemesis.Event>of() : nemesis.events())
+                {
+                    events.add(mapper.valueToTree(e));
                 }
             }
-            final List<Checker.Ack> acks = new ArrayList<>();
-            producers.forEach(p -> acks.addAll(p.acks()));
-            final List<Checker.Seen> seen = new ArrayList<>();
-            consumers.forEach(c -> seen.addAll(c.seen()));
-            final Checker.Result result = Checker.check(acks, seen, hw, replicas);
-            json.set("check", result.toJson());
-            final ObjectNode hws = json.putObject("highWatermarks");
-            hw.forEach((p, v) -> hws.put(Integer.toString(p), v));
-            describeClients(json, producers, consumers);
-            final ObjectNode connections = json.putObject("connectionsAccepted");
-            cluster.links.acceptedCounts().forEach(connections::put);
-            final ArrayNode events = json.putArray("faults");
-            for (final Nemesis.Event e : nemesis.events())
+        }
+    }
+
+    /** Stops the consumers (those stopped already at once), each one that did not end a problem. */
+    private static void stopConsumers(final List<SoakConsumer> consumers, final ArrayNode problems) throws InterruptedException
+    {
+        for (final SoakConsumer c : consumers)
+        {
+            if (!c.stop())
             {
-                events.add(mapper.valueToTree(e));
+                problems.add("consumer " + c.id() + " did not stop within 30 s");
             }
         }
     }
@@ -322,8 +339,82 @@ public final class Soak
         throw new IOException("no stable high watermarks within " + options.deadlineSeconds + " s: " + before);
     }
 
-    /** Gives the consumers until the deadline to read every partition up to its high watermark. */
-    private void awaitConsumers(final List<SoakConsumer> consumers, final Map<Integer, Long> hw) throws InterruptedException
+    /**
+     * The high watermarks once the producers stopped: the full ISR awaited, the high watermarks taken, the full ISR
+     * awaited again and the high watermarks taken again, until both takes agree (or the deadline: a problem). A node
+     * only just back, or shrunk out after the producers stopped, is not yet in the ISR the first time.
+     */
+    private Map<Integer, Long> settledHighWatermarks(final Admin admin, final ArrayNode problems) throws Exception
+    {
+        final long deadline = deadline();
+        Map<Integer, Long> before = null;
+        while (true)
+        {
+            final boolean full = awaitFullIsr(admin, deadline);
+            final Map<Integer, Long> hw = highWatermarks(admin);
+            if (!full)
+            {
+                problems.add("the ISR was not full within " + options.deadlineSeconds + " s of the producers' stop");
+                return hw;
+            }
+            if (hw.equals(before))
+            {
+                return hw;
+            }
+            if (System.nanoTime() >= deadline)
+            {
+                problems.add("the high watermarks were still moving " + options.deadlineSeconds + " s after the producers' stop");
+                return hw;
+            }
+            before = hw;
+        }
+    }
+
+    /**
+     * Every replica of every partition read from its node's files, once each one's files reach the high watermark
+     * ({@link ReplicaReader#end}) or at the deadline (one short of it is then reported by the checker as behind).
+     */
+    private List<Checker.Replica> awaitReplicas(final SoakCluster cluster, final Map<Integer, Long> hw) throws Exception
+    {
+        final long deadline = deadline();
+        boolean all = false;
+        while (!all && System.nanoTime() < deadline)
+        {
+            all = true;
+            for (int node = 1; node <= SoakCluster.NODES && all; node++)
+            {
+                for (int p = 0; p < options.partitions && all; p++)
+                {
+                    all = ReplicaReader.end(partitionDir(cluster, node, p), hw.get(p)) >= hw.get(p);
+                }
+            }
+            if (!all)
+            {
+                Thread.sleep(200);
+            }
+        }
+        final List<Checker.Replica> replicas = new ArrayList<>();
+        for (int node = 1; node <= SoakCluster.NODES; node++)
+        {
+            for (int p = 0; p < options.partitions; p++)
+            {
+                replicas.add(ReplicaReader.read(node, p, partitionDir(cluster, node, p), hw.get(p)));
+            }
+        }
+        return replicas;
+    }
+
+    private static Path partitionDir(final SoakCluster cluster, final int node, final int partition)
+    {
+        return cluster.node(node).logDir().resolve(TOPIC + "-" + partition);
+    }
+
+    /**
+     * Gives the consumers until the deadline to read every partition up to its high watermark; one that did not is a
+     * problem (the consumer-side checks then cover less).
+     */
+    private void awaitConsumers(final List<SoakConsumer> consumers, final Map<Integer, Long> hw, final ArrayNode problems)
+        throws InterruptedException
     {
         final long deadline = deadline();
         while (System.nanoTime() < deadline)
@@ -338,6 +429,14 @@ public final class Soak
                 return;
             }
             Thread.sleep(200);
+        }
+        for (final SoakConsumer c : consumers)
+        {
+            if (!c.reachedAll(hw))
+            {
+                problems.add("consumer " + c.id() + " had not read up to the high watermarks " + hw + " within "
+                    + options.deadlineSeconds + " s");
+            }
         }
     }
 }

@@ -26,7 +26,7 @@ final class SoakConsumer
     private final int id;
     private final KafkaConsumer<String, String> consumer;
     private final List<TopicPartition> partitions = new ArrayList<>();
-    private final List<Checker.Seen> seen = new ArrayList<>();
+    private final List<Checker.Seen> seen = new ArrayList<>(); // guarded by itself: read while the thread may run
     private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLongArray lastOffsets;
     private final Thread thread;
@@ -72,7 +72,10 @@ final class SoakConsumer
                 {
                     for (final ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200)))
                     {
-                        seen.add(new Checker.Seen(id, r.partition(), r.offset(), r.value()));
+                        synchronized (seen)
+                        {
+                            seen.add(new Checker.Seen(id, r.partition(), r.offset(), r.value()));
+                        }
                         lastOffsets.set(r.partition(), r.offset());
                     }
                 }
@@ -92,11 +95,18 @@ final class SoakConsumer
         }
     }
 
-    void stop() throws InterruptedException
+    /** Stops it and waits up to 30 s for its thread to end; whether it ended (again after the first time: at once). */
+    boolean stop() throws InterruptedException
     {
         stopping = true;
         consumer.wakeup();
         thread.join(30_000);
+        return !thread.isAlive();
+    }
+
+    int id()
+    {
+        return id;
     }
 
     /** Whether it has read every partition up to {@code highWatermarks} (the offset before each). */
@@ -112,10 +122,13 @@ final class SoakConsumer
         return true;
     }
 
-    /** What it read, in order; after {@link #stop}. */
+    /** What it has read so far, in order (a copy). */
     List<Checker.Seen> seen()
     {
-        return seen;
+        synchronized (seen)
+        {
+            return List.copyOf(seen);
+        }
     }
 
     Map<String, Long> errors()

@@ -49,7 +49,11 @@ final class SoakOptions
                 case "--system" -> o.system = Kind.valueOf(args[++i].toUpperCase(java.util.Locale.ROOT));
                 case "--seconds" -> o.seconds = Integer.parseInt(args[++i]);
                 case "--seed" -> o.seed = Long.parseLong(args[++i]);
-                case "--faults" -> o.faults = new LinkedHashSet<>(List.of(args[++i].split(",")));
+                case "--faults" ->
+                {
+                    o.faults = new LinkedHashSet<>(List.of(args[++i].split(",")));
+                    Nemesis.known(o.faults);
+                }
                 case "--producers" -> o.producers = Integer.parseInt(args[++i]);
                 case "--rate" -> o.rate = Integer.parseInt(args[++i]);
                 case "--consumers" -> o.consumers = Integer.parseInt(args[++i]);

@@ -21,10 +21,16 @@ import java.util.concurrent.locks.LockSupport;
  * One idempotent acks=all producer of the soak on its own thread: records numbered 0, 1, 2, ... at a steady rate,
  * record {@code n} to partition {@code n % partitions} with the value {@code p<id>-<n>} (no key), each sent at its
  * time on a fixed schedule (one behind is sent at once; none skipped) until {@link #stop}. Every acknowledgement's
- * offset is kept by record number; every failure is counted by what the callback saw.
+ * offset is kept by record number (an acknowledgement without an offset as such: {@link Checker#UNKNOWN_OFFSET}); every
+ * failure is counted by what the callback saw.
  */
 final class SoakProducer
 {
+    /** A slot's value until the record is acknowledged. */
+    private static final long NOT_ACKNOWLEDGED = -1;
+    /** A slot's value once the record is acknowledged with no offset ({@code !metadata.hasOffset()}). */
+    private static final long NO_OFFSET = -2;
+
     private final int id;
     private final String topic;
     private final int partitions;
@@ -35,6 +41,7 @@ final class SoakProducer
     private final Thread thread;
     private volatile boolean stopping;
     private volatile int sent;
+    private volatile boolean closed;
 
     SoakProducer(final int id, final String bootstrap, final String topic, final int partitions, final int perSecond,
         final int capacity)
@@ -56,7 +63,7 @@ final class SoakProducer
         this.offsets = new AtomicLongArray(capacity);
         for (int i = 0; i < capacity; i++)
         {
-            offsets.set(i, -1);
+            offsets.set(i, NOT_ACKNOWLEDGED);
         }
         this.thread = new Thread(this::run, "soak-producer-" + id);
         thread.setDaemon(true);
@@ -90,7 +97,7 @@ final class SoakProducer
                 {
                     if (error == null)
                     {
-                        offsets.set(number, metadata.offset());
+                        offsets.set(number, metadata.hasOffset() ? metadata.offset() : NO_OFFSET);
                     }
                     else
                     {
@@ -112,9 +119,17 @@ final class SoakProducer
         return error.getClass().getSimpleName() + (message.length() > 120 ? message.substring(0, 120) + "..." : message);
     }
 
-    /** Stops sending and waits up to {@code timeout} for every record sent to be acknowledged or failed. */
+    /**
+     * Stops sending and waits up to {@code timeout} for every record sent to be acknowledged or failed; again after
+     * the first time: nothing.
+     */
     void stop(final Duration timeout) throws InterruptedException
     {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
         stopping = true;
         thread.join(timeout.toMillis());
         producer.close(timeout);
@@ -130,16 +145,16 @@ final class SoakProducer
         return sent;
     }
 
-    /** Every acknowledged record: (producer, number, partition, offset). */
+    /** Every acknowledged record: (producer, number, partition, offset or {@link Checker#UNKNOWN_OFFSET}). */
     List<Checker.Ack> acks()
     {
         final List<Checker.Ack> out = new ArrayList<>();
         for (int n = 0; n < sent; n++)
         {
             final long offset = offsets.get(n);
-            if (offset >= 0)
+            if (offset != NOT_ACKNOWLEDGED)
             {
-                out.add(new Checker.Ack(id, n, n % partitions, offset));
+                out.add(new Checker.Ack(id, n, n % partitions, offset == NO_OFFSET ? Checker.UNKNOWN_OFFSET : offset));
             }
         }
         return out;

@@ -41,11 +41,12 @@ public final class SoakReport
         }
         else
         {
-            md.append("| verdict | acknowledged | consumed | lost | duplicated | reordered | divergent partitions | "
-                + "consumer offset backwards | consumed then disappeared |\n|---|---|---|---|---|---|---|---|---|\n");
+            md.append("| verdict | acknowledged | of them without offset | consumed | lost | duplicated | reordered | "
+                + "divergent partitions | replicas behind | consumer offset backwards | consumed then disappeared |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|\n");
             md.append("| ").append(check.path("ok").asBoolean() ? "**ok**" : "**VIOLATED**");
-            for (final String f : new String[] {"acknowledged", "consumed", "lost", "duplicated", "reordered",
-                "divergentPartitions", "consumerOffsetWentBackwards", "consumedThenDisappeared"})
+            for (final String f : new String[] {"acknowledged", "acknowledgedOffsetUnknown", "consumed", "lost", "duplicated",
+                "reordered", "divergentPartitions", "replicasBehind", "consumerOffsetWentBackwards", "consumedThenDisappeared"})
             {
                 md.append(" | ").append(check.path(f).asText());
             }

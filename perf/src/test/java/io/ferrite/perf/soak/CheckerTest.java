@@ -21,8 +21,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The soak's checker fails when it should: three replicas of one partition written as real segment files (Kafka's
  * RecordBatch v2, read back by {@link ReplicaReader}) with a lost acknowledged record, a duplicate, a reorder, a
- * divergent replica, a consumer going backwards and a consumed record that disappeared, each alone; and passes a
- * clean history.
+ * divergent replica, a consumer going backwards and a consumed record that disappeared, each alone; a replica short
+ * of the high watermark is reported as behind (not as lost or divergent), an acknowledgement without an offset is
+ * checked by value; and it passes a clean history.
  */
 class CheckerTest
 {
@@ -137,12 +138,54 @@ class CheckerTest
     }
 
     @Test
-    void aReplicaMissingBatchesDiverges(@TempDir final Path dir) throws Exception
+    void aReplicaShortOfTheHighWatermarkIsBehindNotLostOrDivergent(@TempDir final Path dir) throws Exception
     {
-        final Checker.Replica full = replica(dir, 1, clean());
+        // node 2 read before it caught up: it holds offsets 0..2 of 5; every record acknowledged and consumed
         final Checker.Replica shorter = replica(dir, 2, clean().subList(0, 3), 5);
-        final Checker.Result r = Checker.check(List.of(), List.of(), Map.of(PARTITION, 5L), List.of(full, shorter));
+        assertEquals(3, ReplicaReader.end(dir.resolve("node-2").resolve("soak-0"), 5));
+        final Checker.Result r = Checker.check(acks(clean()), seen(clean()), Map.of(PARTITION, 5L),
+            List.of(shorter, replica(dir, 1, clean()), replica(dir, 3, clean())));
+        assertFalse(r.ok());
+        assertEquals(1, r.behind, r.toJson().toString());
+        assertEquals(0, r.lost, r.toJson().toString());
+        assertEquals(0, r.divergentPartitions, r.toJson().toString());
+        assertEquals(0, r.disappeared, r.toJson().toString());
+        assertEquals(List.of("node 2 partition 0 holds up to offset 2, below the high watermark 5"), r.samples.get("behind"));
+    }
+
+    @Test
+    void aReplicaBehindIsStillCheckedOnWhatItHolds(@TempDir final Path dir) throws Exception
+    {
+        // node 2 is behind and has another record at offset 1: divergent and lost there, behind besides
+        final Checker.Replica shorter = replica(dir, 2, List.of("p1-0", "p9-9", "p1-2"), 5);
+        final Checker.Result r = Checker.check(acks(clean()), List.of(), Map.of(PARTITION, 5L),
+            List.of(replica(dir, 1, clean()), shorter, replica(dir, 3, clean())));
+        assertEquals(1, r.behind, r.toJson().toString());
+        assertEquals(1, r.lost, r.toJson().toString());
         assertEquals(1, r.divergentPartitions, r.toJson().toString());
+    }
+
+    @Test
+    void anAcknowledgementWithoutAnOffsetIsCheckedByValue(@TempDir final Path dir) throws Exception
+    {
+        final List<Checker.Ack> acks = new ArrayList<>(acks(clean()));
+        acks.add(new Checker.Ack(1, 1, PARTITION, Checker.UNKNOWN_OFFSET)); // held (at offset 1)
+        final Checker.Result held = check(dir.resolve("held"), acks, clean(), clean(), clean());
+        assertTrue(held.ok(), held.toJson().toString());
+        assertEquals(1, held.acknowledgedOffsetUnknown);
+        acks.add(new Checker.Ack(1, 7, PARTITION, Checker.UNKNOWN_OFFSET)); // p1-7: nowhere
+        final Checker.Result missing = check(dir.resolve("missing"), acks, clean(), clean(), clean());
+        assertFalse(missing.ok());
+        assertEquals(2, missing.acknowledgedOffsetUnknown);
+        assertEquals(1, missing.lost, missing.toJson().toString());
+    }
+
+    private static Checker.Result check(final Path dir, final List<Checker.Ack> acks, final List<String> node1,
+        final List<String> node2, final List<String> node3) throws Exception
+    {
+        final long hw = Math.min(node1.size(), Math.min(node2.size(), node3.size()));
+        return Checker.check(acks, List.of(), Map.of(PARTITION, hw),
+            List.of(replica(dir, 1, node1), replica(dir, 2, node2), replica(dir, 3, node3)));
     }
 
     @Test

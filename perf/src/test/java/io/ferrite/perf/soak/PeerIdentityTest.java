@@ -22,6 +22,7 @@ class PeerIdentityTest
     {
         try (ServerSocket server = new ServerSocket(0, 5, InetAddress.getLoopbackAddress()))
         {
+            server.setSoTimeout(30_000); // a child that never connects (no /dev/tcp) fails the test, not hangs it
             final Process child = new ProcessBuilder("bash", "-c",
                 "exec 3<>/dev/tcp/127.0.0.1/" + server.getLocalPort() + "; sleep 60").start();
             final Process other = new ProcessBuilder("sleep", "60").start();
