@@ -1,6 +1,6 @@
 package io.ferrite.ecosystem.compaction;
 
-import io.ferrite.ecosystem.BrokerNode;
+import io.ferrite.testing.BrokerNode;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 

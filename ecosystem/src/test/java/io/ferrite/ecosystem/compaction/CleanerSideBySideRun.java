@@ -1,6 +1,6 @@
 package io.ferrite.ecosystem.compaction;
 
-import io.ferrite.ecosystem.BrokerNode;
+import io.ferrite.testing.BrokerNode;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;

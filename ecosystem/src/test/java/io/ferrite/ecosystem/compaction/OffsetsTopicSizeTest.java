@@ -1,6 +1,6 @@
 package io.ferrite.ecosystem.compaction;
 
-import io.ferrite.ecosystem.BrokerNode;
+import io.ferrite.testing.BrokerNode;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;

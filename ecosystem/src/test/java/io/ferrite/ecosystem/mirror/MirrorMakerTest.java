@@ -1,6 +1,6 @@
 package io.ferrite.ecosystem.mirror;
 
-import io.ferrite.ecosystem.BrokerNode;
+import io.ferrite.testing.BrokerNode;
 
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;

@@ -126,7 +126,7 @@ public class RequestPathBenchmark
     }
 
     /** A broker on an ephemeral loopback port, one network thread and one log thread, its data in {@code dir}. */
-    static Broker startBroker(final Path dir) throws IOException
+    public static Broker startBroker(final Path dir) throws IOException
     {
         // -Dferrite.fetch.inline.record.bytes=N (e.g. in -jvmArgsAppend) sets the broker's setting: A/B runs of one jar
         return Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",

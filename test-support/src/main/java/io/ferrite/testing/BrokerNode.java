@@ -1,6 +1,5 @@
-package io.ferrite.ecosystem;
+package io.ferrite.testing;
 
-import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Uuid;

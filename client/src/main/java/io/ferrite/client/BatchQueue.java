@@ -1,0 +1,55 @@
+package io.ferrite.client;
+
+/**
+ * A FIFO of batches linked through {@link ProducerBatch#next}: a batch is in one queue at a time
+ * (a partition's sealed batches, or the free pool), so queuing never allocates nor grows.
+ */
+final class BatchQueue
+{
+    private ProducerBatch head;
+    private ProducerBatch tail;
+
+    ProducerBatch peekFirst()
+    {
+        return head;
+    }
+
+    ProducerBatch pollFirst()
+    {
+        final ProducerBatch b = head;
+        if (b != null)
+        {
+            head = b.next;
+            if (head == null)
+            {
+                tail = null;
+            }
+            b.next = null;
+        }
+        return b;
+    }
+
+    void addFirst(final ProducerBatch b)
+    {
+        b.next = head;
+        head = b;
+        if (tail == null)
+        {
+            tail = b;
+        }
+    }
+
+    void addLast(final ProducerBatch b)
+    {
+        b.next = null;
+        if (tail == null)
+        {
+            head = b;
+        }
+        else
+        {
+            tail.next = b;
+        }
+        tail = b;
+    }
+}

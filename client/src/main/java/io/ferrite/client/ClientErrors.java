@@ -1,0 +1,78 @@
+package io.ferrite.client;
+
+/**
+ * Error codes: Kafka's (the ones the producer acts on, with the retriable classification of
+ * kafka-clients' {@code Errors}: a code is retriable where Kafka's exception is a
+ * {@code RetriableException}), and the client's own from 1000, outside Kafka's range.
+ */
+public final class ClientErrors
+{
+    public static final short NONE = 0;
+    public static final short UNKNOWN_SERVER_ERROR = -1;
+    public static final short CORRUPT_MESSAGE = 2;
+    public static final short UNKNOWN_TOPIC_OR_PARTITION = 3;
+    public static final short LEADER_NOT_AVAILABLE = 5;
+    public static final short NOT_LEADER_OR_FOLLOWER = 6;
+    public static final short REQUEST_TIMED_OUT = 7;
+    public static final short MESSAGE_TOO_LARGE = 10;
+    public static final short NETWORK_EXCEPTION = 13;
+    public static final short NOT_ENOUGH_REPLICAS = 19;
+    public static final short NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20;
+    public static final short INVALID_REQUIRED_ACKS = 21;
+    public static final short UNSUPPORTED_VERSION = 35;
+    public static final short KAFKA_STORAGE_ERROR = 56;
+    public static final short FENCED_LEADER_EPOCH = 74;
+    public static final short UNKNOWN_LEADER_EPOCH = 75;
+    public static final short UNKNOWN_TOPIC_ID = 100;
+
+    /** The producer was closed before the record was acknowledged. */
+    public static final short CLIENT_CLOSED = 1000;
+    /** The record was not acknowledged within {@code delivery.timeout.ms}, retries included. */
+    public static final short DELIVERY_TIMEOUT = 1001;
+
+    private ClientErrors()
+    {
+    }
+
+    /** As kafka-clients: the errors whose exception is a {@code RetriableException}, of those a produce can meet. */
+    public static boolean retriable(final short code)
+    {
+        switch (code)
+        {
+            case CORRUPT_MESSAGE:
+            case UNKNOWN_TOPIC_OR_PARTITION:
+            case LEADER_NOT_AVAILABLE:
+            case NOT_LEADER_OR_FOLLOWER:
+            case REQUEST_TIMED_OUT:
+            case NETWORK_EXCEPTION:
+            case NOT_ENOUGH_REPLICAS:
+            case NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+            case KAFKA_STORAGE_ERROR:
+            case FENCED_LEADER_EPOCH:
+            case UNKNOWN_LEADER_EPOCH:
+            case UNKNOWN_TOPIC_ID:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** The errors after which the leader of a partition is looked up again (kafka-clients' {@code Sender} does the same). */
+    public static boolean refreshesMetadata(final short code)
+    {
+        switch (code)
+        {
+            case UNKNOWN_TOPIC_OR_PARTITION:
+            case LEADER_NOT_AVAILABLE:
+            case NOT_LEADER_OR_FOLLOWER:
+            case NETWORK_EXCEPTION:
+            case KAFKA_STORAGE_ERROR:
+            case FENCED_LEADER_EPOCH:
+            case UNKNOWN_LEADER_EPOCH:
+            case UNKNOWN_TOPIC_ID:
+                return true;
+            default:
+                return false;
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.ferrite.client;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * The headers of the next record to send: byte ranges the producer copies into the batch during
+ * {@link Producer#send}. Reusable: {@link #clear()} and add again; grows only while warming up.
+ */
+public final class OutgoingHeaders
+{
+    private DirectBuffer[] keys = new DirectBuffer[4];
+    private int[] keyOffsets = new int[4];
+    private int[] keyLengths = new int[4];
+    private DirectBuffer[] values = new DirectBuffer[4];
+    private int[] valueOffsets = new int[4];
+    private int[] valueLengths = new int[4];
+    private int count;
+
+    public OutgoingHeaders clear()
+    {
+        for (int i = 0; i < count; i++)
+        {
+            keys[i] = null;
+            values[i] = null;
+        }
+        count = 0;
+        return this;
+    }
+
+    /** Adds a header; a -1 value length (and null value) is a null value. */
+    public OutgoingHeaders add(
+        final DirectBuffer key, final int keyOffset, final int keyLength,
+        final DirectBuffer value, final int valueOffset, final int valueLength)
+    {
+        if (count == keys.length)
+        {
+            grow();
+        }
+        keys[count] = key;
+        keyOffsets[count] = keyOffset;
+        keyLengths[count] = keyLength;
+        values[count] = value;
+        valueOffsets[count] = valueOffset;
+        valueLengths[count] = valueLength;
+        count++;
+        return this;
+    }
+
+    public int count()
+    {
+        return count;
+    }
+
+    /** The bytes the headers take in a record at most (each length a varint of at most five bytes). */
+    int maxEncodedLength()
+    {
+        int n = 5;
+        for (int i = 0; i < count; i++)
+        {
+            n += 10 + keyLengths[i] + Math.max(valueLengths[i], 0);
+        }
+        return n;
+    }
+
+    void appendTo(final io.ferrite.wire.record.RecordBatchBuilder builder)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            builder.header(keys[i], keyOffsets[i], keyLengths[i], values[i], valueOffsets[i], valueLengths[i]);
+        }
+    }
+
+    private void grow()
+    {
+        final int n = keys.length * 2;
+        keys = java.util.Arrays.copyOf(keys, n);
+        keyOffsets = java.util.Arrays.copyOf(keyOffsets, n);
+        keyLengths = java.util.Arrays.copyOf(keyLengths, n);
+        values = java.util.Arrays.copyOf(values, n);
+        valueOffsets = java.util.Arrays.copyOf(valueOffsets, n);
+        valueLengths = java.util.Arrays.copyOf(valueLengths, n);
+    }
+}

@@ -1,0 +1,464 @@
+package io.ferrite.client;
+
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.ProduceRequestEncoder;
+import io.ferrite.wire.message.ProduceResponseDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.Agent;
+
+/**
+ * A Kafka producer that allocates nothing in steady state. Single-threaded: {@link #send} and
+ * {@link #doWork()} are called by one thread — the application's own (Aeron style: no client
+ * thread), or an {@code AgentRunner} running this agent composed with the application's agent
+ * ({@code CompositeAgent}). {@code send} copies the record into its partition's open batch (built
+ * in place off-heap); the duty cycle seals batches on {@code batch.size}, {@code linger.ms} or
+ * {@link #flush()}, sends them to their leaders, and calls the {@link CompletionHandler} per record
+ * with its offset or error. Retriable errors (kafka-clients' classification) are retried after
+ * {@code retry.backoff.ms} within {@code retries} and {@code delivery.timeout.ms}; one batch per
+ * partition is in flight, so a retry keeps the partition's order. Not idempotent (yet): a retry
+ * after a lost answer can write a batch twice, as kafka-clients with idempotence off.
+ */
+public final class Producer implements Agent, ResponseListener, AutoCloseable
+{
+    /** {@link #send}: the topic's partitions are not known yet (asked for); call again after {@link #doWork()}. */
+    public static final int METADATA_PENDING = -1;
+    /** {@link #send}: the broker does not know the topic (its metadata answered an error). */
+    public static final int UNKNOWN_TOPIC = -2;
+    /** {@link #send}: the record cannot fit a request of {@code max.request.size}. */
+    public static final int RECORD_TOO_LARGE = -3;
+    /** {@link #send}: the producer is closed. */
+    public static final int CLOSED = -4;
+    /** {@link #send}: the partition asked for is not one of the topic's. */
+    public static final int INVALID_PARTITION = -5;
+    /** {@link #send}: every batch {@code buffer.memory} allows is in use; run the duty cycle and send again. */
+    public static final int BUFFER_FULL = -6;
+    /** Client's highest Produce version: 13 names topics by id only. */
+    private static final short MAX_PRODUCE_VERSION = 12;
+
+    private final ProducerConfig config;
+    private final CompletionHandler handler;
+    private final ClusterMetadata metadata;
+    private final ProducerPools pools;
+    private final ProduceRequestEncoder request = new ProduceRequestEncoder();
+    private final ProduceResponseDecoder response = new ProduceResponseDecoder();
+    private boolean flushRequested;
+    private boolean closed;
+    private long pending;
+    private long nowNs;
+
+    public Producer(final ProducerConfig config, final CompletionHandler handler)
+    {
+        this.config = config;
+        this.handler = handler;
+        this.metadata = new ClusterMetadata(config, this);
+        this.pools = new ProducerPools(config);
+    }
+
+    /**
+     * Adds a record to its partition's batch.
+     *
+     * @param partition the partition, or -1 to place it by key (murmur2, as kafka-clients) or, without a key, on the
+     *                  topic's current batch
+     * @param keyLength -1 for a null key; {@code valueLength} -1 for a null value
+     * @param headers   the record's headers, or null
+     * @param timestamp the record's timestamp, or -1 for now
+     * @param tag       handed back to the {@link CompletionHandler} with the record's outcome
+     * @return the partition (0 and up), or {@link #METADATA_PENDING}, {@link #UNKNOWN_TOPIC},
+     * {@link #RECORD_TOO_LARGE}, {@link #CLOSED}, {@link #INVALID_PARTITION}, {@link #BUFFER_FULL}
+     */
+    public int send(
+        final String topic, final int partition,
+        final DirectBuffer key, final int keyOffset, final int keyLength,
+        final DirectBuffer value, final int valueOffset, final int valueLength,
+        final OutgoingHeaders headers, final long timestamp, final long tag)
+    {
+        if (closed)
+        {
+            return CLOSED;
+        }
+        final TopicState t = metadata.topic(topic);
+        if (t.status != TopicState.Status.KNOWN)
+        {
+            return t.status == TopicState.Status.PENDING ? METADATA_PENDING : UNKNOWN_TOPIC;
+        }
+        final int n = t.partitions.length;
+        final int p = partition >= 0 ? partition :
+            keyLength >= 0 ? Murmur2Partitioner.partition(key, keyOffset, keyLength, n) : t.sticky % n;
+        if (p >= n)
+        {
+            return INVALID_PARTITION;
+        }
+        final int estimate = ProducerBatch.RECORD_OVERHEAD + Math.max(keyLength, 0) + Math.max(valueLength, 0) +
+            (headers == null ? 0 : headers.maxEncodedLength());
+        if (estimate + ProducerBatch.BATCH_OVERHEAD > config.maxRequestSize)
+        {
+            return RECORD_TOO_LARGE;
+        }
+        final PartitionState ps = t.partitions[p];
+        final long now = System.nanoTime();
+        ProducerBatch b = ps.open;
+        if (b != null && b.estimatedSize + estimate > config.batchSize)
+        {
+            seal(t, ps);
+            b = null;
+        }
+        if (b == null)
+        {
+            b = pools.takeBatch();
+            if (b == null)
+            {
+                return BUFFER_FULL;
+            }
+            b.open(t, ps, config.compression, now, config.deliveryTimeoutNs);
+            ps.open = b;
+        }
+        b.append(timestamp < 0 ? System.currentTimeMillis() : timestamp, key, keyOffset, keyLength,
+            value, valueOffset, valueLength, headers, estimate, tag);
+        pending++;
+        return p;
+    }
+
+    /** Seals every open batch at the next duty cycle, linger or not. */
+    public void flush()
+    {
+        flushRequested = true;
+    }
+
+    /** Records sent and not completed yet. */
+    public long pending()
+    {
+        return pending;
+    }
+
+    /**
+     * Runs the duty cycle until the topic's partitions are known or {@code timeoutMs} passed: for
+     * the application's thread before its first sends (not for a producer on an {@code AgentRunner}).
+     *
+     * @return the partition count, or {@link #UNKNOWN_TOPIC}, {@link #METADATA_PENDING} (timed out), {@link #CLOSED}
+     */
+    public int awaitPartitions(final String topic, final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        final TopicState t = metadata.topic(topic);
+        while (!closed && t.status == TopicState.Status.PENDING && System.nanoTime() - deadline < 0)
+        {
+            if (doWork() == 0)
+            {
+                Thread.onSpinWait();
+            }
+        }
+        return closed ? CLOSED : t.status == TopicState.Status.KNOWN ? t.partitions.length :
+            t.status == TopicState.Status.FAILED ? UNKNOWN_TOPIC : METADATA_PENDING;
+    }
+
+    @Override
+    public int doWork()
+    {
+        final long now = System.nanoTime();
+        nowNs = now;
+        int work = 0;
+        for (int i = 0; i < metadata.connections.size(); i++)
+        {
+            work += metadata.connections.get(i).poll(now);
+        }
+        work += metadata.poll(now);
+        work += sealDue(now);
+        for (int i = 0; i < metadata.connections.size(); i++)
+        {
+            final NodeConnection c = metadata.connections.get(i);
+            if (c.nodeId >= 0 && c.canSend() && c.unsent() == 0)
+            {
+                work += sendTo(c, now);
+            }
+        }
+        return work;
+    }
+
+    private int sealDue(final long now)
+    {
+        int work = 0;
+        for (int i = 0; i < metadata.topics.size(); i++)
+        {
+            final TopicState t = metadata.topics.get(i);
+            final PartitionState[] partitions = t.partitions;
+            for (int p = 0; p < partitions.length; p++)
+            {
+                final PartitionState ps = partitions[p];
+                final ProducerBatch open = ps.open;
+                if (open != null && (flushRequested || closed || open.estimatedSize >= config.batchSize ||
+                    now - open.createdNs >= config.lingerNs))
+                {
+                    seal(t, ps);
+                    work++;
+                }
+                final ProducerBatch first = ps.sealed.peekFirst();
+                if (first != null && !ps.inFlight)
+                {
+                    if (now - first.deliveryDeadlineNs >= 0)
+                    {
+                        ps.sealed.pollFirst();
+                        complete(first, -1, ClientErrors.DELIVERY_TIMEOUT);
+                        work++;
+                    }
+                    else if (ps.leader < 0 || metadata.leaderConnection(ps.leader, now) == null)
+                    {
+                        metadata.requestUpdate();
+                    }
+                }
+            }
+        }
+        flushRequested = false;
+        return work;
+    }
+
+    private void seal(final TopicState t, final PartitionState ps)
+    {
+        final ProducerBatch b = ps.open;
+        b.seal();
+        ps.sealed.addLast(b);
+        ps.open = null;
+        t.sticky++;
+    }
+
+    /** One Produce request to {@code c} with the first sealed batch of each partition it leads (none in flight). */
+    private int sendTo(final NodeConnection c, final long now)
+    {
+        final short version = c.version(ApiKeys.PRODUCE, MAX_PRODUCE_VERSION);
+        if (version < ProduceRequestEncoder.LOWEST_VERSION)
+        {
+            return 0;
+        }
+        ProduceContext ctx = null;
+        int bytes = 0;
+        int topicCount = 0;
+        for (int i = 0; i < metadata.topics.size(); i++)
+        {
+            final TopicState t = metadata.topics.get(i);
+            boolean topicCounted = false;
+            for (int p = 0; p < t.partitions.length; p++)
+            {
+                final PartitionState ps = t.partitions[p];
+                final ProducerBatch b = ps.sealed.peekFirst();
+                if (b == null || ps.inFlight || ps.leader != c.nodeId || now - b.retryAtNs < 0 ||
+                    (bytes > 0 && bytes + b.size > config.maxRequestSize))
+                {
+                    continue;
+                }
+                if (ctx == null)
+                {
+                    ctx = pools.takeContext(metadata.partitionCount());
+                }
+                ps.sealed.pollFirst();
+                ps.inFlight = true;
+                b.attempts++;
+                ctx.add(b);
+                bytes += b.size;
+                if (!topicCounted)
+                {
+                    topicCounted = true;
+                    topicCount++;
+                }
+            }
+        }
+        if (ctx == null)
+        {
+            return 0;
+        }
+        encode(c, version, ctx, topicCount, now);
+        return 1;
+    }
+
+    /** acks=0: a batch is done once its request is in the socket (kafka-clients completes it then too, offset -1). */
+    @Override
+    public void onWritten(final NodeConnection connection, final Object context)
+    {
+        final ProduceContext ctx = (ProduceContext)context;
+        for (int i = 0; i < ctx.count; i++)
+        {
+            final ProducerBatch b = ctx.batches[i];
+            b.partition.inFlight = false;
+            complete(b, -1, ClientErrors.NONE);
+        }
+        pools.releaseContext(ctx);
+    }
+
+    private void encode(final NodeConnection c, final short version, final ProduceContext ctx, final int topicCount,
+        final long now)
+    {
+        final int body = c.begin(ApiKeys.PRODUCE, version);
+        request.wrap(c.buffer(), body, version).transactionalId((CharSequence)null).acks(config.acks)
+            .timeoutMs((int)(config.requestTimeoutNs / 1_000_000L));
+        final ProduceRequestEncoder.TopicProduceData td = request.topicData(topicCount);
+        int i = 0;
+        while (i < ctx.count)
+        {
+            final TopicState t = ctx.batches[i].topic;
+            int j = i;
+            while (j < ctx.count && ctx.batches[j].topic == t)
+            {
+                j++;
+            }
+            td.next().name(t.nameBytes, 0, t.nameBytes.capacity());
+            final ProduceRequestEncoder.PartitionProduceData pd = td.partitionData(j - i);
+            for (int k = i; k < j; k++)
+            {
+                final ProducerBatch b = ctx.batches[k];
+                pd.next().index(b.partition.partition).records(b.buffer, 0, b.size);
+            }
+            i = j;
+        }
+        final int length = request.finish();
+        c.commit(ApiKeys.PRODUCE, version, body + length, ctx, config.acks != 0, now);
+    }
+
+    @Override
+    public void onResponse(final NodeConnection connection, final short apiKey, final short version, final Object context,
+        final DirectBuffer buffer, final int offset, final int limit)
+    {
+        if (apiKey == ApiKeys.METADATA.id)
+        {
+            metadata.onResponse(version, buffer, offset, limit, nowNs);
+            return;
+        }
+        final ProduceContext ctx = (ProduceContext)context;
+        response.wrap(buffer, offset, limit, version);
+        for (var t = response.responses(); t.hasNext(); )
+        {
+            t.next();
+            for (var p = t.partitionResponses(); p.hasNext(); )
+            {
+                p.next();
+                for (int i = 0; i < ctx.count; i++)
+                {
+                    final ProducerBatch b = ctx.batches[i];
+                    if (b != null && b.partition.partition == p.index() &&
+                        b.topic.nameEquals(buffer, t.nameOffset(), t.nameLength()))
+                    {
+                        ctx.batches[i] = null;
+                        result(b, p.errorCode(), p.baseOffset());
+                        break;
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < ctx.count; i++)
+        {
+            if (ctx.batches[i] != null)
+            {
+                result(ctx.batches[i], ClientErrors.NETWORK_EXCEPTION, -1); // not answered: try again
+            }
+        }
+        pools.releaseContext(ctx);
+    }
+
+    @Override
+    public void onFailure(final NodeConnection connection, final short apiKey, final Object context, final short errorCode)
+    {
+        if (apiKey == ApiKeys.METADATA.id)
+        {
+            metadata.onFailure(nowNs);
+            return;
+        }
+        final ProduceContext ctx = (ProduceContext)context;
+        for (int i = 0; i < ctx.count; i++)
+        {
+            result(ctx.batches[i], errorCode, -1);
+        }
+        pools.releaseContext(ctx);
+        metadata.requestUpdate();
+    }
+
+    @Override
+    public void onReady(final NodeConnection connection)
+    {
+        pools.ensureContexts(metadata.connections.size());
+    }
+
+    private void result(final ProducerBatch b, final short error, final long baseOffset)
+    {
+        final PartitionState ps = b.partition;
+        ps.inFlight = false;
+        if (error == ClientErrors.NONE)
+        {
+            complete(b, baseOffset, error);
+            return;
+        }
+        if (ClientErrors.refreshesMetadata(error))
+        {
+            metadata.requestUpdate();
+        }
+        if (closed)
+        {
+            complete(b, -1, ClientErrors.CLIENT_CLOSED);
+        }
+        else if (ClientErrors.retriable(error) && b.attempts <= config.retries && nowNs - b.deliveryDeadlineNs < 0)
+        {
+            b.retryAtNs = nowNs + config.retryBackoffNs;
+            ps.sealed.addFirst(b);
+        }
+        else
+        {
+            complete(b, -1, error);
+        }
+    }
+
+    private void complete(final ProducerBatch b, final long baseOffset, final short error)
+    {
+        final String topic = b.topic.name;
+        final int partition = b.partition.partition;
+        for (int i = 0; i < b.recordCount; i++)
+        {
+            handler.onComplete(b.tag(i), topic, partition, baseOffset < 0 ? -1 : baseOffset + i, error);
+        }
+        pending -= b.recordCount;
+        pools.releaseBatch(b);
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "ferrite-producer";
+    }
+
+    /**
+     * Closes the connections; every record not yet acknowledged completes with
+     * {@link ClientErrors#CLIENT_CLOSED}. {@link #flush()} and run the duty cycle until {@link #pending()}
+     * is 0 first to deliver them. Later sends return {@link #CLOSED}.
+     */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        final long now = System.nanoTime();
+        nowNs = now;
+        for (int i = 0; i < metadata.connections.size(); i++)
+        {
+            metadata.connections.get(i).shutdown(now, ClientErrors.CLIENT_CLOSED);
+        }
+        for (int i = 0; i < metadata.topics.size(); i++)
+        {
+            final TopicState t = metadata.topics.get(i);
+            for (final PartitionState ps : t.partitions)
+            {
+                if (ps.open != null)
+                {
+                    seal(t, ps);
+                }
+                for (ProducerBatch b = ps.sealed.pollFirst(); b != null; b = ps.sealed.pollFirst())
+                {
+                    complete(b, -1, ClientErrors.CLIENT_CLOSED);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void onClose()
+    {
+        close();
+    }
+}

@@ -1,0 +1,135 @@
+package io.ferrite.client;
+
+import io.ferrite.wire.compress.CompressionType;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The producer's settings, with kafka-clients' names and defaults where the setting is Kafka's
+ * ({@code linger.ms} aside: 5 ms in both). Fluent setters; read once by {@link Producer}.
+ */
+public final class ProducerConfig
+{
+    /** acks=all, Kafka's -1. */
+    public static final short ACKS_ALL = -1;
+
+    final List<InetSocketAddress> bootstrap = new ArrayList<>();
+    String clientId = "ferrite-client";
+    short acks = ACKS_ALL;
+    long lingerNs = 5_000_000L;
+    int batchSize = 16_384;
+    int maxRequestSize = 1_048_576;
+    long bufferMemory = 33_554_432L;
+    CompressionType compression = CompressionType.NONE;
+    int retries = Integer.MAX_VALUE;
+    long retryBackoffNs = 100_000_000L;
+    long requestTimeoutNs = 30_000_000_000L;
+    long deliveryTimeoutNs = 120_000_000_000L;
+    long reconnectBackoffNs = 50_000_000L;
+    long reconnectBackoffMaxNs = 1_000_000_000L;
+    long metadataMaxAgeNs = 300_000_000_000L;
+
+    /** {@code bootstrap.servers}: comma-separated {@code host:port} pairs. */
+    public ProducerConfig bootstrapServers(final String servers)
+    {
+        for (final String s : servers.split(","))
+        {
+            final String hostPort = s.strip();
+            final int colon = hostPort.lastIndexOf(':');
+            if (colon <= 0)
+            {
+                throw new IllegalArgumentException("bootstrap.servers entry without a port: " + hostPort);
+            }
+            bootstrap.add(InetSocketAddress.createUnresolved(hostPort.substring(0, colon),
+                Integer.parseInt(hostPort.substring(colon + 1))));
+        }
+        return this;
+    }
+
+    public ProducerConfig clientId(final String clientId)
+    {
+        this.clientId = clientId;
+        return this;
+    }
+
+    /** {@code acks}: 0, 1 or -1 ({@link #ACKS_ALL}). */
+    public ProducerConfig acks(final int acks)
+    {
+        if (acks != 0 && acks != 1 && acks != -1)
+        {
+            throw new IllegalArgumentException("acks must be 0, 1 or -1 (all), not " + acks);
+        }
+        this.acks = (short)acks;
+        return this;
+    }
+
+    public ProducerConfig lingerMs(final long lingerMs)
+    {
+        this.lingerNs = lingerMs * 1_000_000L;
+        return this;
+    }
+
+    public ProducerConfig batchSize(final int batchSize)
+    {
+        this.batchSize = batchSize;
+        return this;
+    }
+
+    public ProducerConfig maxRequestSize(final int maxRequestSize)
+    {
+        this.maxRequestSize = maxRequestSize;
+        return this;
+    }
+
+    /** {@code buffer.memory}: bounds the batches held (each {@code batch.size}); beyond it send answers BUFFER_FULL. */
+    public ProducerConfig bufferMemory(final long bytes)
+    {
+        this.bufferMemory = bytes;
+        return this;
+    }
+
+    public ProducerConfig compression(final CompressionType compression)
+    {
+        this.compression = compression;
+        return this;
+    }
+
+    public ProducerConfig retries(final int retries)
+    {
+        this.retries = retries;
+        return this;
+    }
+
+    public ProducerConfig retryBackoffMs(final long ms)
+    {
+        this.retryBackoffNs = ms * 1_000_000L;
+        return this;
+    }
+
+    public ProducerConfig requestTimeoutMs(final long ms)
+    {
+        this.requestTimeoutNs = ms * 1_000_000L;
+        return this;
+    }
+
+    public ProducerConfig deliveryTimeoutMs(final long ms)
+    {
+        this.deliveryTimeoutNs = ms * 1_000_000L;
+        return this;
+    }
+
+    public ProducerConfig reconnectBackoffMs(final long ms, final long maxMs)
+    {
+        this.reconnectBackoffNs = ms * 1_000_000L;
+        this.reconnectBackoffMaxNs = maxMs * 1_000_000L;
+        return this;
+    }
+
+    public ProducerConfig metadataMaxAgeMs(final long ms)
+    {
+        this.metadataMaxAgeNs = ms * 1_000_000L;
+        return this;
+    }
+}

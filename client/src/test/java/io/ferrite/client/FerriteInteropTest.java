@@ -1,0 +1,39 @@
+package io.ferrite.client;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+
+/** {@link ProducerInteropContract} against Ferrite, started in-process. */
+class FerriteInteropTest extends ProducerInteropContract
+{
+    @TempDir
+    static Path dir;
+    static FerriteFixture ferrite;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        ferrite = new FerriteFixture(dir);
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        ferrite.close();
+    }
+
+    @Override
+    String bootstrap()
+    {
+        return ferrite.bootstrap();
+    }
+
+    @Override
+    void createTopic(final String name, final int partitions) throws Exception
+    {
+        ferrite.createTopic(name, partitions);
+    }
+}

@@ -1,0 +1,75 @@
+package io.ferrite.client;
+
+import io.ferrite.testing.Await;
+import io.ferrite.testing.BrokerNode;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link ProducerInteropContract} against Apache Kafka 4.4 in a child JVM (single-node KRaft, from the Maven jars).
+ * Kafka's time retention runs every 100 ms from the start (its defaults: first after 30 s, then every 5 min), so
+ * records the broker would delete by {@code retention.ms} before the consumer reads them fail every case, not
+ * the one that happens to be running 30 s after the start. The broker's directory and log stay on a failure.
+ */
+class KafkaInteropTest extends ProducerInteropContract
+{
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
+    static Path dir;
+    static BrokerNode kafka;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        kafka = BrokerNode.spawn(BrokerNode.Kind.KAFKA, "kafka", dir.resolve("kafka"),
+            Map.of("log.initial.task.delay.ms", "0", "log.retention.check.interval.ms", "100")).awaitReady();
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        if (kafka != null)
+        {
+            kafka.close();
+        }
+    }
+
+    @Override
+    String bootstrap()
+    {
+        return kafka.bootstrap();
+    }
+
+    /** Creates the topic and waits until its leader is elected (Kafka answers CreateTopics before that). */
+    @Override
+    void createTopic(final String name, final int partitions) throws Exception
+    {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap())))
+        {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1))).all().get(60, TimeUnit.SECONDS);
+            Await.await(() ->
+            {
+                try
+                {
+                    return admin.describeTopics(Set.of(name)).allTopicNames().get().get(name).partitions().stream()
+                        .allMatch(p -> p.leader() != null);
+                }
+                catch (final java.util.concurrent.ExecutionException notServedYet)
+                {
+                    return false; // UNKNOWN_TOPIC_OR_PARTITION until the broker applied the creation's metadata
+                }
+            }, Duration.ofSeconds(60), "topic " + name + " with a leader");
+        }
+    }
+}

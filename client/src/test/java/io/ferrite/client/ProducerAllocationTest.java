@@ -1,0 +1,89 @@
+package io.ferrite.client;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * After a warm-up, 100 000 sends to Ferrite over a socket, each completed (acks=1, keyed, with a
+ * header), allocate 0 bytes on the thread that sends and runs the duty cycle: measured with
+ * {@code ThreadMXBean.getThreadAllocatedBytes} around the whole phase, sends and completions included.
+ */
+class ProducerAllocationTest
+{
+    private static final int WARM_UP = 200_000;
+    private static final int MEASURED = 100_000;
+    /** Records sent and not completed at most: the batches and requests in use stay within what the warm-up made. */
+    private static final int WINDOW = 2_000;
+
+    @TempDir
+    Path dir;
+
+    private long completed;
+    private long failed;
+
+    @Test
+    void sendsAndCompletionsAllocateNothingOnTheProducerThread() throws Exception
+    {
+        try (FerriteFixture ferrite = new FerriteFixture(dir))
+        {
+            ferrite.createTopic("alloc", 4);
+            final ProducerConfig config = new ProducerConfig().bootstrapServers(ferrite.bootstrap()).acks(1).lingerMs(1);
+            try (Producer producer = new Producer(config, (tag, topic, partition, offset, error) ->
+            {
+                completed++;
+                if (error != 0)
+                {
+                    failed++;
+                }
+            }))
+            {
+                assertEquals(4, producer.awaitPartitions("alloc", 30_000));
+                final UnsafeBuffer key = new UnsafeBuffer(new byte[8]);
+                final UnsafeBuffer value = new UnsafeBuffer(new byte[100]);
+                final UnsafeBuffer headerKey = new UnsafeBuffer("trace".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                final OutgoingHeaders headers = new OutgoingHeaders().add(headerKey, 0, 5, key, 0, 8);
+                run(producer, key, value, headers, WARM_UP);
+                final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+                final long id = Thread.currentThread().getId();
+                final long before = threads.getThreadAllocatedBytes(id);
+                run(producer, key, value, headers, MEASURED);
+                final long allocated = threads.getThreadAllocatedBytes(id) - before;
+                assertEquals(0, failed, "sends that failed");
+                assertEquals(WARM_UP + MEASURED, completed);
+                assertEquals(0, allocated, "bytes allocated over " + MEASURED + " sends with their completions");
+            }
+        }
+    }
+
+    private void run(final Producer producer, final UnsafeBuffer key, final UnsafeBuffer value,
+        final OutgoingHeaders headers, final int count)
+    {
+        final long target = completed + count;
+        final long deadline = System.nanoTime() + 300_000_000_000L;
+        for (int i = 0; i < count; i++)
+        {
+            while (producer.pending() >= WINDOW)
+            {
+                producer.doWork();
+                assertTrue(System.nanoTime() - deadline < 0, "sends completed in time");
+            }
+            key.putLong(0, i);
+            final int p = producer.send("alloc", -1, key, 0, 8, value, 0, 100, headers, -1, i);
+            assertTrue(p >= 0, "send's answer");
+            producer.doWork();
+        }
+        producer.flush();
+        while (completed < target)
+        {
+            producer.doWork();
+            assertTrue(System.nanoTime() - deadline < 0, "sends completed in time");
+        }
+    }
+}
