@@ -132,7 +132,7 @@ public final class LogManager implements AutoCloseable
         for (final PartitionDirs.Found p : partitionDirs)
         {
             final String key = OffsetCheckpoint.key(p.topic(), p.partition());
-            final LogConfig logConfig = defaults.with(PartitionOverrides.read(p.dir()));
+            final LogConfig logConfig = defaults.inForce(PartitionOverrides.read(p.dir()));
             final PartitionLog log = LogLoader.load(p.topic(), p.partition(), p.dir(), logConfig, config.writeStrategy(), config.clock(), env,
                 clean, recoveryPoints.getOrDefault(key, -1L), logStarts.getOrDefault(key, 0L));
             if (logs.putIfAbsent(key, log) != null)
@@ -218,7 +218,7 @@ public final class LogManager implements AutoCloseable
                 throw new IllegalArgumentException("partition " + OffsetCheckpoint.key(topic, p) + " exists");
             }
         }
-        final LogConfig logConfig = defaults.with(overrides);
+        final LogConfig logConfig = defaults.inForce(overrides);
         final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, creationFsyncs, logConfig, config, partitionsPerDir(),
             environments);
         final PartitionLog[] before = logArray;
@@ -274,7 +274,7 @@ public final class LogManager implements AutoCloseable
         throws IOException
     {
         final PartitionLog log = requireLog(topic, partition);
-        final LogConfig logConfig = defaults.with(overrides);
+        final LogConfig logConfig = defaults.inForce(overrides);
         PartitionOverrides.write(log.dir(), overrides);
         log.updateConfig(logConfig);
     }
