@@ -74,7 +74,6 @@ public final class LogManager implements AutoCloseable
         this.defaults = config.defaultLogConfig();
     }
 
-
     /**
      * Opens (creating) the log directories and every partition log in them.
      *
@@ -219,7 +218,7 @@ public final class LogManager implements AutoCloseable
             }
         }
         final LogConfig logConfig = defaults.inForce(overrides);
-        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, creationFsyncs, logConfig, config, partitionsPerDir(),
+        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, creationFsyncs, logConfig, config, PartitionDirs.countPerDir(committers.keySet(), logArray),
             environments);
         final PartitionLog[] before = logArray;
         final PartitionLog[] after = Arrays.copyOf(before, before.length + made.length);
@@ -349,25 +348,6 @@ public final class LogManager implements AutoCloseable
             throw LogMessages.noPartition(topic, partition);
         }
         return log;
-    }
-
-    /** How many partitions each log directory holds now. */
-    private Map<Path, Integer> partitionsPerDir()
-    {
-        final Map<Path, Integer> counts = new LinkedHashMap<>();
-        for (final Path dir : committers.keySet())
-        {
-            counts.put(dir, 0);
-        }
-        if (counts.size() == 1)
-        {
-            return counts; // nothing to choose between: not worth a walk over every partition
-        }
-        for (final PartitionLog log : logArray)
-        {
-            counts.computeIfPresent(log.dir().getParent(), (d, n) -> n + 1);
-        }
-        return counts;
     }
 
     private Iterable<PartitionLog> logsIn(final Path dir)
