@@ -2,9 +2,7 @@ package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -24,6 +22,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import static io.ferrite.broker.e2e.DynamicBrokerConfigsTest.alter;
+import static io.ferrite.broker.e2e.DynamicBrokerConfigsTest.cleanerThreadsSince;
+import static io.ferrite.broker.e2e.DynamicBrokerConfigsTest.describe;
+import static io.ferrite.broker.e2e.DynamicBrokerConfigsTest.set;
+import static io.ferrite.broker.e2e.DynamicBrokerConfigsTest.threadsNow;
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -46,42 +49,12 @@ class DynamicBrokerConfigsSafetyTest
     @TempDir
     Path dir;
 
-    private static Config describe(final Admin admin, final ConfigResource resource) throws Exception
-    {
-        return admin.describeConfigs(List.of(resource), new DescribeConfigsOptions().includeSynonyms(true))
-            .all().get(TIMEOUT_S, TimeUnit.SECONDS).get(resource);
-    }
-
-    private static void alter(final Admin admin, final ConfigResource resource, final AlterConfigOp... ops) throws Exception
-    {
-        admin.incrementalAlterConfigs(Map.of(resource, List.of(ops))).all().get(TIMEOUT_S, TimeUnit.SECONDS);
-    }
-
     private static void assertRefused(final String message, final Admin admin, final ConfigResource resource, final AlterConfigOp... ops)
     {
         final ExecutionException ex = assertThrows(ExecutionException.class,
             () -> admin.incrementalAlterConfigs(Map.of(resource, List.of(ops))).all().get(TIMEOUT_S, TimeUnit.SECONDS));
         assertInstanceOf(InvalidRequestException.class, ex.getCause());
         assertEquals(message, ex.getCause().getMessage());
-    }
-
-    private static AlterConfigOp set(final String name, final String value)
-    {
-        return new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET);
-    }
-
-    /** The cleaner threads alive now that were not in {@code before} (this broker's, not another test's), by name. */
-    private static Set<String> cleanerThreadsSince(final Set<Thread> before)
-    {
-        return Thread.getAllStackTraces().keySet().stream()
-            .filter(t -> t.isAlive() && t.getName().startsWith("ferrite-log-cleaner-") && !t.getName().endsWith("manager")
-                && !before.contains(t))
-            .map(Thread::getName).collect(Collectors.toSet());
-    }
-
-    private static Set<Thread> threadsNow()
-    {
-        return Set.copyOf(Thread.getAllStackTraces().keySet());
     }
 
     private static void produceOne(final RunningBroker broker, final String topic) throws Exception

@@ -60,13 +60,13 @@ class DynamicBrokerConfigsTest
     @TempDir
     Path dir;
 
-    private static Config describe(final Admin admin, final ConfigResource resource) throws Exception
+    static Config describe(final Admin admin, final ConfigResource resource) throws Exception
     {
         return admin.describeConfigs(List.of(resource), new DescribeConfigsOptions().includeSynonyms(true))
             .all().get(TIMEOUT_S, TimeUnit.SECONDS).get(resource);
     }
 
-    private static void alter(final Admin admin, final ConfigResource resource, final AlterConfigOp... ops) throws Exception
+    static void alter(final Admin admin, final ConfigResource resource, final AlterConfigOp... ops) throws Exception
     {
         admin.incrementalAlterConfigs(Map.of(resource, List.of(ops))).all().get(TIMEOUT_S, TimeUnit.SECONDS);
     }
@@ -78,7 +78,7 @@ class DynamicBrokerConfigsTest
         return ex.getCause();
     }
 
-    private static AlterConfigOp set(final String name, final String value)
+    static AlterConfigOp set(final String name, final String value)
     {
         return new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET);
     }
@@ -251,7 +251,7 @@ class DynamicBrokerConfigsTest
     }
 
     /** The cleaner threads alive now that were not in {@code before} (this broker's, not another test's), by name. */
-    private static Set<String> cleanerThreadsSince(final Set<Thread> before)
+    static Set<String> cleanerThreadsSince(final Set<Thread> before)
     {
         return Thread.getAllStackTraces().keySet().stream()
             .filter(t -> t.isAlive() && t.getName().startsWith("ferrite-log-cleaner-") && !t.getName().endsWith("manager")
@@ -259,7 +259,7 @@ class DynamicBrokerConfigsTest
             .map(Thread::getName).collect(Collectors.toSet());
     }
 
-    private static Set<Thread> threadsNow()
+    static Set<Thread> threadsNow()
     {
         return Set.copyOf(Thread.getAllStackTraces().keySet());
     }
