@@ -163,25 +163,45 @@ final class LogCleaner
      * {@link #stop} only the settings change. {@code log.cleaner.enable} and the compaction stay as they are (Kafka's
      * enable is not dynamic).
      *
-     * @throws IllegalStateException when a new thread's offset map cannot be allocated (no thread runs then)
+     * @return the settings in force before (to put back with another call)
+     * @throws IllegalStateException when a new thread's offset map cannot be allocated: the threads run again with
+     *     the settings in force before (which started), or none run if even those cannot start now
      */
-    synchronized void reconfigure(final CleanerConfig settings)
+    synchronized CleanerConfig reconfigure(final CleanerConfig settings)
     {
+        final CleanerConfig previous = cleaner;
         final CleanerConfig next = cleaner.with(cleaner.enable(), settings.threads(), settings.dedupeBufferSize(),
             settings.dedupeBufferLoadFactor(), settings.ioBufferSize(), settings.maxIoBytesPerSecond(), settings.backoffMs());
-        if (next.equals(cleaner))
+        if (next.equals(previous))
         {
-            return;
+            return previous;
         }
         stopThreads();
-        cleaner = next;
-        throttle = CleanerThrottler.of(next.maxIoBytesPerSecond(), config.nanoClock());
+        use(next);
         if (!stopped)
         {
             stopping = false;
+            try
+            {
+                start();
+            }
+            catch (final IllegalStateException ex)
+            {
+                LOG.error("the log cleaner cannot start with its new settings, it runs with its old ones: {}", ex.getMessage());
+                use(previous);
+                start();
+                throw ex;
+            }
             LOG.info("log cleaner reconfigured: {} threads, {} bytes/s, dedupe buffer {} bytes, backoff {} ms", next.threads(),
                 next.maxIoBytesPerSecond(), next.dedupeBufferSize(), next.backoffMs());
-            start();
         }
+        return previous;
+    }
+
+    /** The settings and throttle of the threads started next (while none runs). */
+    private void use(final CleanerConfig settings)
+    {
+        cleaner = settings;
+        throttle = CleanerThrottler.of(settings.maxIoBytesPerSecond(), config.nanoClock());
     }
 }

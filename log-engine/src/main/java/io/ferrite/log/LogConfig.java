@@ -177,7 +177,7 @@ public final class LogConfig
 
     private final Map<String, String> overrides;
 
-    private LogConfig(final Map<String, String> overrides)
+    private LogConfig(final Map<String, String> overrides, final boolean crossChecked)
     {
         this.overrides = Map.copyOf(overrides);
         final Map<String, Object> parsed = CATALOGUE.parse(overrides);
@@ -209,9 +209,9 @@ public final class LogConfig
         maxCompactionLagMs = longOf(parsed, MAX_COMPACTION_LAG_MS);
         minCleanableDirtyRatio = (Double)valueOf(parsed, MIN_CLEANABLE_DIRTY_RATIO);
         rollMs = compact && maxCompactionLagMs > 0 ? Math.min(maxCompactionLagMs, segmentMs) : segmentMs;
-        if (minCompactionLagMs > maxCompactionLagMs)
+        if (crossChecked && minCompactionLagMs > maxCompactionLagMs)
         {
-            // Kafka's one check across two topic configs
+            // Kafka's one check across two topic configs (LogConfig.validateValues: a topic's creation or change)
             throw new ConfigException("conflict topic config setting min.compaction.lag.ms (" + minCompactionLagMs
                 + ") > max.compaction.lag.ms (" + maxCompactionLagMs + ")");
         }
@@ -220,7 +220,7 @@ public final class LogConfig
     /** Kafka's defaults and Ferrite's. */
     public static LogConfig defaults()
     {
-        return new LogConfig(Map.of());
+        return new LogConfig(Map.of(), true);
     }
 
     /**
@@ -230,15 +230,39 @@ public final class LogConfig
      */
     public static LogConfig of(final Map<String, String> overrides)
     {
-        return new LogConfig(overrides);
+        return new LogConfig(overrides, true);
     }
 
-    /** This config with more overrides on top. */
+    /**
+     * This config with more overrides on top, checked as a topic's creation or change is
+     * ({@code min.compaction.lag.ms} not above {@code max.compaction.lag.ms}).
+     *
+     * @throws ConfigException for an unknown name, an invalid value or the two lags crossed
+     */
     public LogConfig with(final Map<String, String> more)
+    {
+        return new LogConfig(merged(more), true);
+    }
+
+    /**
+     * A log's config in force: its stored overrides {@code more} on these defaults, each value checked but not the
+     * two lags against each other. Kafka checks them when a topic is created or changed, not when the broker
+     * defaults under a topic's overrides change (its {@code DynamicLogConfig}) nor when a log is loaded
+     * ({@code LogConfig.fromProps}): a dynamic default {@code log.cleaner.min.compaction.lag.ms} above a topic's own
+     * {@code max.compaction.lag.ms} is taken, and the log runs with both (as Kafka's cleaner does).
+     *
+     * @throws ConfigException for an unknown name or an invalid value
+     */
+    public LogConfig inForce(final Map<String, String> more)
+    {
+        return new LogConfig(merged(more), false);
+    }
+
+    private Map<String, String> merged(final Map<String, String> more)
     {
         final Map<String, String> merged = new HashMap<>(overrides);
         merged.putAll(more);
-        return new LogConfig(merged);
+        return merged;
     }
 
     /** The overrides this config was made from (what a topic stores). */

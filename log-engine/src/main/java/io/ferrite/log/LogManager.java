@@ -74,7 +74,6 @@ public final class LogManager implements AutoCloseable
         this.defaults = config.defaultLogConfig();
     }
 
-
     /**
      * Opens (creating) the log directories and every partition log in them.
      *
@@ -132,7 +131,7 @@ public final class LogManager implements AutoCloseable
         for (final PartitionDirs.Found p : partitionDirs)
         {
             final String key = OffsetCheckpoint.key(p.topic(), p.partition());
-            final LogConfig logConfig = defaults.with(PartitionOverrides.read(p.dir()));
+            final LogConfig logConfig = defaults.inForce(PartitionOverrides.read(p.dir()));
             final PartitionLog log = LogLoader.load(p.topic(), p.partition(), p.dir(), logConfig, config.writeStrategy(), config.clock(), env,
                 clean, recoveryPoints.getOrDefault(key, -1L), logStarts.getOrDefault(key, 0L));
             if (logs.putIfAbsent(key, log) != null)
@@ -218,8 +217,8 @@ public final class LogManager implements AutoCloseable
                 throw new IllegalArgumentException("partition " + OffsetCheckpoint.key(topic, p) + " exists");
             }
         }
-        final LogConfig logConfig = defaults.with(overrides);
-        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, creationFsyncs, logConfig, config, partitionsPerDir(),
+        final LogConfig logConfig = defaults.inForce(overrides);
+        final PartitionLog[] made = LogCreation.make(topic, from, to, overrides, files, creationFsyncs, logConfig, config, PartitionDirs.countPerDir(committers.keySet(), logArray),
             environments);
         final PartitionLog[] before = logArray;
         final PartitionLog[] after = Arrays.copyOf(before, before.length + made.length);
@@ -274,7 +273,7 @@ public final class LogManager implements AutoCloseable
         throws IOException
     {
         final PartitionLog log = requireLog(topic, partition);
-        final LogConfig logConfig = defaults.with(overrides);
+        final LogConfig logConfig = defaults.inForce(overrides);
         PartitionOverrides.write(log.dir(), overrides);
         log.updateConfig(logConfig);
     }
@@ -349,25 +348,6 @@ public final class LogManager implements AutoCloseable
             throw LogMessages.noPartition(topic, partition);
         }
         return log;
-    }
-
-    /** How many partitions each log directory holds now. */
-    private Map<Path, Integer> partitionsPerDir()
-    {
-        final Map<Path, Integer> counts = new LinkedHashMap<>();
-        for (final Path dir : committers.keySet())
-        {
-            counts.put(dir, 0);
-        }
-        if (counts.size() == 1)
-        {
-            return counts; // nothing to choose between: not worth a walk over every partition
-        }
-        for (final PartitionLog log : logArray)
-        {
-            counts.computeIfPresent(log.dir().getParent(), (d, n) -> n + 1);
-        }
-        return counts;
     }
 
     private Iterable<PartitionLog> logsIn(final Path dir)

@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -74,5 +77,24 @@ final class PartitionDirs
                 Files.deleteIfExists(p);
             }
         }
+    }
+
+    /** How many of {@code logs} each of {@code dirs} holds (the log manager's choice of a new partition's directory). */
+    static Map<Path, Integer> countPerDir(final Collection<Path> dirs, final PartitionLog[] logs)
+    {
+        final Map<Path, Integer> counts = new LinkedHashMap<>();
+        for (final Path dir : dirs)
+        {
+            counts.put(dir, 0);
+        }
+        if (counts.size() == 1)
+        {
+            return counts; // nothing to choose between: not worth a walk over every partition
+        }
+        for (final PartitionLog log : logs)
+        {
+            counts.computeIfPresent(log.dir().getParent(), (d, n) -> n + 1);
+        }
+        return counts;
     }
 }

@@ -283,9 +283,15 @@ final class ConfigChanges
             dynamic.alter(perBroker, next);
             return Outcome.OK;
         }
+        catch (final ConfigException | IllegalStateException ex)
+        {
+            // a log's stored overrides, or a cleaner that cannot start: nothing changed
+            LOG.error("changing the dynamic broker configs failed, nothing changed", ex);
+            return new Outcome(Errors.INVALID_REQUEST, ex.getMessage());
+        }
         catch (final IOException | RuntimeException ex)
         {
-            LOG.error("changing the dynamic broker configs failed", ex);
+            LOG.error("changing the dynamic broker configs failed, nothing changed", ex);
             return new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the config change: " + ex.getMessage());
         }
     }

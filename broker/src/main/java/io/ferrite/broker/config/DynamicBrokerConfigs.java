@@ -3,6 +3,7 @@ package io.ferrite.broker.config;
 import io.ferrite.log.LogConfig;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogReconfiguration;
+import io.ferrite.log.clean.OffsetMap;
 import io.ferrite.log.config.ConfigException;
 import io.ferrite.log.config.ConfigKey;
 import io.ferrite.log.config.PropertiesFile;
@@ -81,8 +82,11 @@ public final class DynamicBrokerConfigs
     }
 
     /**
-     * The dynamic configs stored in {@code logDir} on top of {@code statics}. Values that no longer hold (the static
-     * file changed under them) are logged and left out, as Kafka skips invalid dynamic configs at start.
+     * The dynamic configs stored in {@code logDir} on top of {@code statics}. As Kafka at start, a stored value that
+     * no longer holds (the static file changed under it, or an older Ferrite stored it) never stops the broker: a
+     * name that may not change at run time or a value that does not parse is left out on its own, then the cluster
+     * default's set and this node's set are each checked whole ({@link #check}'s rules, the cleaner's included) and
+     * left out when not valid, each logged. A file that cannot be read at all is logged and ignored.
      */
     public static DynamicBrokerConfigs load(final BrokerConfig statics, final Path logDir) throws IOException
     {
@@ -96,6 +100,11 @@ public final class DynamicBrokerConfigs
             {
                 stored.load(in);
             }
+            catch (final IllegalArgumentException ex)
+            {
+                LOG.error("the dynamic broker configs in {} cannot be read, ignored: {}", file, ex.getMessage());
+                stored.clear();
+            }
             for (final String key : stored.stringPropertyNames())
             {
                 if (key.startsWith(BROKER_PREFIX))
@@ -108,21 +117,60 @@ public final class DynamicBrokerConfigs
                 }
             }
         }
-        State state;
+        final State none = state(statics, Map.of(), Map.of());
+        final Map<String, String> defaults = loadable(none, false, clusterDefault, file);
+        final State withDefaults = state(statics, Map.of(), defaults);
+        final Map<String, String> own = loadable(withDefaults, true, perBroker, file);
+        if (!own.isEmpty() || !defaults.isEmpty())
+        {
+            LOG.info("dynamic broker configs: this node {}, cluster default {}", own.keySet(), defaults.keySet());
+        }
+        return new DynamicBrokerConfigs(file, state(statics, own, defaults));
+    }
+
+    /** The entries of {@code stored} that may be loaded on top of {@code current}, as {@link #load} says. */
+    private static Map<String, String> loadable(final State current, final boolean perBroker, final Map<String, String> stored,
+        final Path file)
+    {
+        final Map<String, String> kept = new LinkedHashMap<>();
+        for (final Map.Entry<String, String> e : stored.entrySet())
+        {
+            final String problem = notDynamic(List.of(e.getKey())) != null ? "not dynamic" : unparsable(e.getKey(), e.getValue());
+            if (problem == null)
+            {
+                kept.put(e.getKey(), e.getValue());
+            }
+            else
+            {
+                LOG.error("the dynamic broker config {} of {} in {} is left out: {}", e.getKey(), perBroker ? "this node" : "the cluster default",
+                    file, problem);
+            }
+        }
+        final String invalid = check(current, perBroker, kept);
+        if (invalid != null)
+        {
+            LOG.error("the dynamic broker configs {} of {} in {} are left out: {}", kept.keySet(), perBroker ? "this node" : "the cluster default",
+                file, invalid);
+            return Map.of();
+        }
+        return kept;
+    }
+
+    private static String unparsable(final String name, final String value)
+    {
+        final ConfigKey key = BrokerConfig.CATALOGUE.key(name);
         try
         {
-            state = state(statics, perBroker, clusterDefault);
+            if (key != null)
+            {
+                key.parse(value);
+            }
+            return null;
         }
         catch (final ConfigException ex)
         {
-            LOG.error("the dynamic broker configs in {} are not valid on top of this configuration, ignored: {}", file, ex.getMessage());
-            state = state(statics, Map.of(), Map.of());
+            return ex.getMessage();
         }
-        if (!perBroker.isEmpty() || !clusterDefault.isEmpty())
-        {
-            LOG.info("dynamic broker configs: this node {}, cluster default {}", perBroker, clusterDefault);
-        }
-        return new DynamicBrokerConfigs(file, state);
     }
 
     private static State state(final BrokerConfig statics, final Map<String, String> perBroker, final Map<String, String> clusterDefault)
@@ -153,15 +201,17 @@ public final class DynamicBrokerConfigs
     }
 
     /**
-     * Kafka's refusal of the names among {@code names} that cannot change at run time: those Ferrite knows that are
-     * not {@link #DYNAMIC} ({@code INVALID_REQUEST}), in the order given; null when every one may change.
+     * Kafka's refusal of the names among {@code names} that cannot change at run time ({@code INVALID_REQUEST}), in
+     * the order given: every Kafka 4.4 broker config ({@link KafkaBrokerConfigNames}) and every one Ferrite knows that
+     * is not {@link #DYNAMIC} here (Kafka's static ones, and its dynamic ones that Ferrite does not honour); null when
+     * every one may change. A name neither knows is a custom config, kept.
      */
     public static String notDynamic(final List<String> names)
     {
         final Set<String> refused = new LinkedHashSet<>();
         for (final String name : names)
         {
-            if (BrokerConfig.CATALOGUE.key(name) != null && !DYNAMIC.contains(name))
+            if ((BrokerConfig.CATALOGUE.key(name) != null || KafkaBrokerConfigNames.known(name)) && !DYNAMIC.contains(name))
             {
                 refused.add(name);
             }
@@ -172,17 +222,22 @@ public final class DynamicBrokerConfigs
     /**
      * Why {@code next} cannot become this node's ({@code perBroker}) or the cluster default's dynamic set, with
      * Kafka's message ({@code INVALID_REQUEST}), or null when it can: each value parses and passes its config's
-     * check, the whole configuration stays valid, and {@code log.cleaner.threads} stays within half and double of the
-     * threads running (Kafka's {@code LogCleaner.validateReconfiguration}).
+     * check, the whole configuration stays valid, {@code log.cleaner.threads} stays within half and double of the
+     * threads running (Kafka's {@code LogCleaner.validateReconfiguration}) and the cleaner can start with the result
+     * ({@link #cleanerProblem}).
      */
     public String check(final boolean perBroker, final Map<String, String> next)
+    {
+        return check(state, perBroker, next);
+    }
+
+    private static String check(final State current, final boolean perBroker, final Map<String, String> next)
     {
         final String refused = notDynamic(List.copyOf(next.keySet()));
         if (refused != null)
         {
             return refused;
         }
-        final State current = state;
         try
         {
             for (final Map.Entry<String, String> e : next.entrySet())
@@ -209,12 +264,32 @@ public final class DynamicBrokerConfigs
             {
                 return cleanerThreads("cannot be increased to more than double the current value " + threads);
             }
-            return null;
+            return cleanerProblem(after.effective());
         }
         catch (final ConfigException ex)
         {
             return ex.getMessage();
         }
+    }
+
+    /**
+     * Why the cleaner threads could not start with {@code config}'s settings, or null: Kafka's own rule (its
+     * {@code KafkaConfig} requires more than 1 MiB of {@code log.cleaner.dedupe.buffer.size} per cleaner thread, with
+     * Scala's {@code require} message), then what each thread's offset map needs (a load factor in (0, 1] here;
+     * Kafka takes any and its cleaner fails later, "offset map is too small", when the factor is too small).
+     */
+    static String cleanerProblem(final BrokerConfig config)
+    {
+        final long dedupe = config.getLong(BrokerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE);
+        final int threads = config.getInt(BrokerConfig.LOG_CLEANER_THREADS);
+        if (dedupe / threads <= 1024 * 1024)
+        {
+            return "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.";
+        }
+        final double loadFactor = (Double)config.get(BrokerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR);
+        final String problem = OffsetMap.problem(OffsetMap.memoryPerThread(dedupe, threads), loadFactor);
+        return problem == null ? null : "Invalid value " + loadFactor + " for configuration "
+            + BrokerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR + ": " + problem;
     }
 
     /** Kafka's message for a refused cleaner thread count (its ConfigException wrapped once more by the broker). */
@@ -225,29 +300,40 @@ public final class DynamicBrokerConfigs
     }
 
     /**
-     * Makes {@code next} this node's ({@code perBroker}) or the cluster default's dynamic set: stored durably first,
-     * then in force, then applied to the logs and the cleaner. The caller has {@link #check}ed it.
+     * Makes {@code next} this node's ({@code perBroker}) or the cluster default's dynamic set, all or nothing
+     * ({@link LogReconfiguration#apply}): the cleaner restarted with it, every log's new config computed, then stored
+     * durably and in force. The caller has {@link #check}ed it.
      *
-     * @throws IOException when the file cannot be written (nothing changed) or a log's overrides cannot be read
+     * @throws IOException           when the file cannot be written or a log's overrides cannot be read (nothing changed)
+     * @throws IllegalStateException when the cleaner cannot start with it (nothing changed, the old threads run)
+     * @throws ConfigException       when a log's stored overrides are not valid (nothing changed)
      */
     public synchronized void alter(final boolean perBroker, final Map<String, String> next) throws IOException
     {
         final State current = state;
         final State after = perBroker ? state(current.statics(), next, current.clusterDefault()) :
             state(current.statics(), current.perBroker(), next);
-        if (file != null)
+        final LogReconfiguration.Store store = () ->
         {
-            final Map<String, String> stored = new LinkedHashMap<>();
-            after.perBroker().forEach((k, v) -> stored.put(BROKER_PREFIX + k, v));
-            after.clusterDefault().forEach((k, v) -> stored.put(DEFAULT_PREFIX + k, v));
-            PropertiesFile.write(file, stored, "Ferrite's dynamic broker configs: broker.* this node's, default.* the cluster default's");
-        }
-        state = after;
-        LOG.info("dynamic broker configs of {} now {}", perBroker ? "this node" : "the cluster default", next);
+            if (file != null)
+            {
+                final Map<String, String> stored = new LinkedHashMap<>();
+                after.perBroker().forEach((k, v) -> stored.put(BROKER_PREFIX + k, v));
+                after.clusterDefault().forEach((k, v) -> stored.put(DEFAULT_PREFIX + k, v));
+                PropertiesFile.write(file, stored, "Ferrite's dynamic broker configs: broker.* this node's, default.* the cluster default's");
+            }
+            state = after;
+        };
         if (logs != null)
         {
-            LogReconfiguration.apply(logs, LogConfig.of(after.topicDefaults()), after.effective().cleaner());
+            LogReconfiguration.apply(logs, LogConfig.of(after.topicDefaults()), after.effective().cleaner(), store);
         }
+        else
+        {
+            store.run();
+        }
+        // names only: a custom config may be a secret (DescribeConfigs hides its value too)
+        LOG.info("dynamic broker configs of {} now {}", perBroker ? "this node" : "the cluster default", next.keySet());
     }
 
     private static Set<String> dynamicNames()

@@ -90,20 +90,22 @@ class BrokerConfigsToolTest
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-cp", classPath, "org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", broker.bootstrap()));
         command.addAll(List.of(args));
+        final Path out = Files.createTempFile("configs-tool", ".out");
         final Path err = Files.createTempFile("configs-tool", ".err");
         try
         {
-            final Process p = new ProcessBuilder(command).redirectError(err.toFile()).start();
-            final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            // both streams to files, so that a hung child is bounded by the wait (a read of its pipe would not be)
+            final Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             if (!p.waitFor(60, TimeUnit.SECONDS))
             {
-                p.destroyForcibly();
-                throw new AssertionError("kafka-configs did not end: " + out);
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                throw new AssertionError("kafka-configs did not end in 60 s: " + Files.readString(out) + Files.readString(err));
             }
-            return new Run(p.exitValue(), out, Files.readString(err));
+            return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err));
         }
         finally
         {
+            Files.deleteIfExists(out);
             Files.deleteIfExists(err);
         }
     }

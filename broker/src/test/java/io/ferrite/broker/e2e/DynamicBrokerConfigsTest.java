@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -59,13 +60,13 @@ class DynamicBrokerConfigsTest
     @TempDir
     Path dir;
 
-    private static Config describe(final Admin admin, final ConfigResource resource) throws Exception
+    static Config describe(final Admin admin, final ConfigResource resource) throws Exception
     {
         return admin.describeConfigs(List.of(resource), new DescribeConfigsOptions().includeSynonyms(true))
             .all().get(TIMEOUT_S, TimeUnit.SECONDS).get(resource);
     }
 
-    private static void alter(final Admin admin, final ConfigResource resource, final AlterConfigOp... ops) throws Exception
+    static void alter(final Admin admin, final ConfigResource resource, final AlterConfigOp... ops) throws Exception
     {
         admin.incrementalAlterConfigs(Map.of(resource, List.of(ops))).all().get(TIMEOUT_S, TimeUnit.SECONDS);
     }
@@ -77,7 +78,7 @@ class DynamicBrokerConfigsTest
         return ex.getCause();
     }
 
-    private static AlterConfigOp set(final String name, final String value)
+    static AlterConfigOp set(final String name, final String value)
     {
         return new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET);
     }
@@ -112,11 +113,12 @@ class DynamicBrokerConfigsTest
                 assertEquals("600000", describe(admin, SELF).get("log.retention.ms").value());
             }
             assertTrue(Files.exists(dir.resolve("dynamic-broker-configs.properties")));
+            final Set<Thread> beforeRestart = threadsNow();
             broker.restart();
             try (Admin admin = broker.admin())
             {
                 describedAsKafka(admin);
-                assertEquals(Map.of("ferrite-log-cleaner-0", true, "ferrite-log-cleaner-1", true), cleanerThreads(2),
+                await(() -> cleanerThreadsSince(beforeRestart).equals(Set.of("ferrite-log-cleaner-0", "ferrite-log-cleaner-1")), DEADLINE,
                     "the restarted broker runs the dynamic thread count");
                 alter(admin, SELF, delete("log.retention.ms"), delete("log.cleaner.threads"));
                 alter(admin, CLUSTER, delete("log.retention.ms"));
@@ -222,42 +224,44 @@ class DynamicBrokerConfigsTest
     @Test
     void aRaisedThrottleReleasesAHeldCleanAndThreadsFollowTheirCount() throws Exception
     {
+        final Set<Thread> before = threadsNow();
         try (RunningBroker broker = new RunningBroker(dir, Map.of("log.cleaner.backoff.ms", "50",
             "log.cleaner.io.max.bytes.per.second", "1", "log.cleaner.dedupe.buffer.size", "16777216"));
              Admin admin = broker.admin())
         {
-            // a precondition, not a wait for something not to happen: the throttler (made as the broker starts) sleeps
-            // only once its first 300 ms period has passed (Kafka's Throttler); a clean that began sooner could run
-            // to its end unthrottled on a fast machine
-            Thread.sleep(2 * 300 + 100);
+            // the throttler (made as the broker starts) sleeps only once its first 300 ms period has passed (Kafka's
+            // Throttler): min.compaction.lag.ms keeps every record out of a clean until 1 s after it was produced,
+            // so the first clean begins after that period whatever the machine's speed
             admin.createTopics(List.of(new NewTopic("compacted", 1, (short)1).configs(Map.of("cleanup.policy", "compact",
-                "internal.segment.bytes", "16384", "min.cleanable.dirty.ratio", "0.01")))).all().get(TIMEOUT_S, TimeUnit.SECONDS);
+                "internal.segment.bytes", "16384", "min.cleanable.dirty.ratio", "0.01", "min.compaction.lag.ms", "1000"))))
+                .all().get(TIMEOUT_S, TimeUnit.SECONDS);
             produce(broker, "compacted", 2000, 20);
             // its first 64 KiB (reading the dirty section into the offset map) puts the clean to sleep for hours
-            await(DynamicBrokerConfigsTest::cleanerThrottled, DEADLINE, "a clean of compacted-0 held by its 1 byte/s throttle");
+            await(() -> cleanerThrottled(before), DEADLINE, "a clean of compacted-0 held by its 1 byte/s throttle");
 
             alter(admin, CLUSTER, set("log.cleaner.io.max.bytes.per.second", "1000000000"));
             await(() -> readAll(broker, "compacted") < 1000, DEADLINE, "compacted-0 cleaned once its throttle was raised");
 
             alter(admin, SELF, set("log.cleaner.threads", "2"));
-            await(() -> cleanerThreads(2).equals(Map.of("ferrite-log-cleaner-0", true, "ferrite-log-cleaner-1", true)), DEADLINE,
+            await(() -> cleanerThreadsSince(before).equals(Set.of("ferrite-log-cleaner-0", "ferrite-log-cleaner-1")), DEADLINE,
                 "two cleaner threads");
             alter(admin, SELF, set("log.cleaner.threads", "1"));
-            await(() -> cleanerThreads(2).equals(Map.of("ferrite-log-cleaner-0", true, "ferrite-log-cleaner-1", false)), DEADLINE,
-                "one cleaner thread");
+            await(() -> cleanerThreadsSince(before).equals(Set.of("ferrite-log-cleaner-0")), DEADLINE, "one cleaner thread");
         }
     }
 
-    /** Whether a thread of each of the first {@code n} cleaner thread names is alive in this JVM. */
-    private static Map<String, Boolean> cleanerThreads(final int n)
+    /** The cleaner threads alive now that were not in {@code before} (this broker's, not another test's), by name. */
+    static Set<String> cleanerThreadsSince(final Set<Thread> before)
     {
-        final Map<String, Boolean> alive = new HashMap<>();
-        for (int i = 0; i < n; i++)
-        {
-            final String name = "ferrite-log-cleaner-" + i;
-            alive.put(name, Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive() && t.getName().equals(name)));
-        }
-        return alive;
+        return Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.isAlive() && t.getName().startsWith("ferrite-log-cleaner-") && !t.getName().endsWith("manager")
+                && !before.contains(t))
+            .map(Thread::getName).collect(Collectors.toSet());
+    }
+
+    static Set<Thread> threadsNow()
+    {
+        return Set.copyOf(Thread.getAllStackTraces().keySet());
     }
 
     private static long earliest(final Admin admin, final TopicPartition tp) throws Exception
@@ -300,10 +304,11 @@ class DynamicBrokerConfigsTest
         }
     }
 
-    /** Whether the cleaner thread is in its throttle, as its stack shows it. */
-    private static boolean cleanerThrottled()
+    /** Whether this broker's cleaner thread is in its throttle, as its stack shows it. */
+    private static boolean cleanerThrottled(final Set<Thread> before)
     {
         return Thread.getAllStackTraces().entrySet().stream().anyMatch(e -> e.getKey().getName().equals("ferrite-log-cleaner-0")
+            && !before.contains(e.getKey())
             && Stream.of(e.getValue()).anyMatch(f -> f.getClassName().endsWith("CleanerThrottler")));
     }
 }

@@ -99,26 +99,40 @@ public final class OffsetMap implements AutoCloseable
      */
     public OffsetMap(final int memoryBytes, final double loadFactor, final Path dir)
     {
-        if (memoryBytes < SLOT_LENGTH)
+        final String problem = problem(memoryBytes, loadFactor);
+        if (problem != null)
         {
-            throw new IllegalArgumentException("an offset map of " + memoryBytes + " bytes has no slot of " + SLOT_LENGTH);
-        }
-        if (!(loadFactor > 0 && loadFactor <= 1))
-        {
-            throw new IllegalArgumentException("load factor " + loadFactor + " is not in (0, 1]");
+            throw new IllegalArgumentException(problem);
         }
         slots = memoryBytes / SLOT_LENGTH;
-        if (slots * loadFactor <= 1.0)
-        {
-            throw new IllegalArgumentException("an offset map of " + slots + " slots at load factor " + loadFactor +
-                " would be full before its first key");
-        }
         maxEntries = (int)(slots * loadFactor);
         final ByteBuffer mapped = OffsetMapMemory.mapSparse(slots * SLOT_LENGTH, dir);
         residentWhereUsed = mapped != null;
         memory = mapped != null ? mapped : ByteBuffer.allocateDirect(slots * SLOT_LENGTH); // zero: every slot empty
         slotsBuffer = new UnsafeBuffer(memory);
         writtenPages = new long[(((slots * SLOT_LENGTH - 1) >>> PAGE_SHIFT) >>> 6) + 1];
+    }
+
+    /**
+     * Why a map of {@code memoryBytes} at {@code loadFactor} cannot be made (no slot, a load factor outside (0, 1],
+     * full before its first key), or null when it can. Pure: a dynamic change is checked with it before it is stored.
+     */
+    public static String problem(final long memoryBytes, final double loadFactor)
+    {
+        if (memoryBytes < SLOT_LENGTH)
+        {
+            return "an offset map of " + memoryBytes + " bytes has no slot of " + SLOT_LENGTH;
+        }
+        if (!(loadFactor > 0 && loadFactor <= 1))
+        {
+            return "load factor " + loadFactor + " is not in (0, 1]";
+        }
+        final long slots = memoryBytes / SLOT_LENGTH;
+        if (slots * loadFactor <= 1.0)
+        {
+            return "an offset map of " + slots + " slots at load factor " + loadFactor + " would be full before its first key";
+        }
+        return null;
     }
 
     /** A cleaner thread's map: Kafka sizes it {@code min(dedupeBufferSize / threads, Integer.MAX_VALUE)}. */
