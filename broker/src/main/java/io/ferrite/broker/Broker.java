@@ -91,10 +91,12 @@ public final class Broker implements AutoCloseable
         StartupChecks.logDirs(config);
         final Path firstDir = config.logDirs().get(0);
         this.clusterId = MetaProperties.clusterId(firstDir, config.nodeId());
-        this.dynamic = DynamicBrokerConfigs.load(config, firstDir); // the logs and the cleaner start with the dynamic values
+        // the logs and the cleaner start with the dynamic values (in a cluster, the metadata image's, once it is read)
+        this.dynamic = ClusterMode.requested(config) ? DynamicBrokerConfigs.forCluster(config, firstDir) :
+            DynamicBrokerConfigs.load(config, firstDir);
         final int networkThreadCount = config.getInt(BrokerConfig.NUM_NETWORK_THREADS);
         this.networkThreads = new NetworkThread[networkThreadCount];
-        this.cluster = ClusterMode.of(config);
+        this.cluster = ClusterMode.of(config, dynamic);
         // bound before the logs are opened: a port in use is told before a recovery that can take
         // minutes, and nothing has been logged yet; connections wait in the backlog until start()
         this.acceptor = StartupChecks.bind(config, networkThreads);

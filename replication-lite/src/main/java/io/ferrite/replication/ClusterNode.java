@@ -57,6 +57,15 @@ public final class ClusterNode implements AutoCloseable
         }
 
         /**
+         * The image's dynamic configs of broker {@code broker} (an id, or "" for the cluster default: Kafka's BROKER
+         * ConfigRecords) are now {@code configs}, the whole map: told for every broker resource when it changes and,
+         * at the start, for each one the image holds.
+         */
+        default void brokerConfigs(final String broker, final Map<String, String> configs)
+        {
+        }
+
+        /**
          * The brokers a leader here may wait for or take into an ISR (Kafka's {@code isReplicaIsrEligible}) are now
          * {@code ids}, with their broker epochs {@code epochs}: those the image registers, unfenced and not in
          * controlled shutdown. Told whenever the image's brokers change, before that image's partition changes.
@@ -452,6 +461,12 @@ public final class ClusterNode implements AutoCloseable
         public void topicConfigs(final String topic, final Map<String, String> configs)
         {
             replicas.topicConfigs(topic, configs);
+        }
+
+        @Override
+        public void brokerConfigs(final String broker, final Map<String, String> configs)
+        {
+            replicas.brokerConfigs(broker, configs);
         }
 
         @Override

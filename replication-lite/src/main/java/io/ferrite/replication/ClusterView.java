@@ -73,6 +73,15 @@ public final class ClusterView implements AutoCloseable
         }
 
         /**
+         * A broker resource's configs in the image changed (or were first seen): {@code broker} is a broker id, or ""
+         * for the cluster default (Kafka's BROKER ConfigRecords); {@code configs} the whole new map, empty when none is
+         * left. Told with the topics' configs, before the brokers' and the partitions' changes of the same delta.
+         */
+        default void brokerConfigs(final String broker, final Map<String, String> configs)
+        {
+        }
+
+        /**
          * The image's brokers changed (registered, fenced or unfenced, in controlled shutdown, a new broker epoch):
          * {@code brokers} is the whole new set, every registered broker by id. Told before the partitions' changes of
          * the same delta (Kafka's controller fences a broker and takes it out of the ISRs in one batch).
@@ -170,16 +179,22 @@ public final class ClusterView implements AutoCloseable
 
     /**
      * What {@code delta}, which made {@code newImage}, changed for {@code nodeId}, told to {@code changes} in this
-     * order: topic configs, the brokers (when any changed), then the partitions' changes ({@link #tell(int, TopicsDelta,
+     * order: topic and broker configs, the brokers (when any changed), then the partitions' changes ({@link #tell(int, TopicsDelta,
      * PartitionChanges)}).
      */
     static void tell(final int nodeId, final MetadataDelta delta, final MetadataImage newImage, final PartitionChanges changes)
     {
         if (delta.configsDelta() != null)
         {
-            delta.configsDelta().changes().keySet().stream()
-                .filter(resource -> resource.type() == org.apache.kafka.common.config.ConfigResource.Type.TOPIC)
-                .forEach(resource -> changes.topicConfigs(resource.name(), newImage.configs().configMapForResource(resource)));
+            for (final org.apache.kafka.common.config.ConfigResource resource : delta.configsDelta().changes().keySet())
+            {
+                switch (resource.type())
+                {
+                    case TOPIC -> changes.topicConfigs(resource.name(), newImage.configs().configMapForResource(resource));
+                    case BROKER -> changes.brokerConfigs(resource.name(), newImage.configs().configMapForResource(resource));
+                    default -> { }
+                }
+            }
         }
         if (delta.clusterDelta() != null)
         {

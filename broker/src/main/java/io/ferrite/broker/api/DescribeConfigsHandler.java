@@ -16,6 +16,7 @@ import org.agrona.MutableDirectBuffer;
 
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -27,7 +28,9 @@ import java.util.function.Predicate;
  * Ferrite knows (dynamic values with their sources), the empty name the cluster-wide dynamic
  * defaults set, another id or a name that is not a number INVALID_REQUEST. Configuration keys
  * null or empty mean all; names Ferrite does not know are left out, as Kafka leaves them out.
- * Synonyms only when asked for (v1+), documentation only when asked for (v3+).
+ * Synonyms only when asked for (v1+), documentation only when asked for (v3+). In cluster mode a topic's configs are
+ * the metadata image's ({@link #topicsFrom}) and the broker's dynamic configs follow the image
+ * ({@link DynamicBrokerConfigs#follow}), so every node gives the same answer, as Kafka's brokers do.
  *
  * <p>An admin request: it runs on the network thread and allocates freely.
  */
@@ -36,7 +39,21 @@ public final class DescribeConfigsHandler implements RequestHandler
     static final byte TOPIC = 2;
     static final byte BROKER = 4;
 
+    /**
+     * In cluster mode, the topics whose configs are the metadata image's (Kafka's brokers answer DescribeConfigs from
+     * the image, so every node answers for every topic, replicas here or not).
+     */
+    public interface ImageTopics
+    {
+        /** Whether {@code topic}'s configs are the image's (else this node's own topic's). */
+        boolean fromImage(String topic);
+
+        /** {@code topic}'s config overrides in the image; null when the image has no such topic. */
+        Map<String, String> configs(String topic);
+    }
+
     private final TopicRegistry topics;
+    private ImageTopics image;
     private final int nodeId;
     private final ConfigEntries entries;
     private final DescribeConfigsRequestDecoder request = new DescribeConfigsRequestDecoder();
@@ -47,6 +64,13 @@ public final class DescribeConfigsHandler implements RequestHandler
         this.topics = topics;
         this.nodeId = config.state().statics().nodeId();
         this.entries = new ConfigEntries(config);
+    }
+
+    /** In cluster mode: the topics' configs come from {@code image} ({@link ImageTopics#fromImage}). */
+    public DescribeConfigsHandler topicsFrom(final ImageTopics image)
+    {
+        this.image = image;
+        return this;
     }
 
     @Override
@@ -71,11 +95,24 @@ public final class DescribeConfigsHandler implements RequestHandler
             if (type == TOPIC)
             {
                 final String illegal = TopicNames.illegal(name);
-                final Topic topic = illegal == null ? topics.topic(name) : null;
+                final boolean imaged = illegal == null && image != null && image.fromImage(name);
+                final Map<String, String> imageConfigs = imaged ? image.configs(name) : null;
+                final Topic topic = illegal == null && !imaged ? topics.topic(name) : null;
                 if (illegal != null)
                 {
                     error = Errors.INVALID_TOPIC_EXCEPTION;
                     message = illegal;
+                }
+                else if (imaged)
+                {
+                    if (imageConfigs == null)
+                    {
+                        error = Errors.UNKNOWN_TOPIC_OR_PARTITION; // Kafka sets no message here
+                    }
+                    else
+                    {
+                        configs = entries.topic(imageConfigs, wanted);
+                    }
                 }
                 else if (PartitionLookup.live(topic) == null)
                 {

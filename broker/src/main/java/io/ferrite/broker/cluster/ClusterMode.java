@@ -6,8 +6,10 @@ import io.ferrite.broker.ReplicaLeadership;
 import io.ferrite.broker.StartupException;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.api.Apis;
+import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.replication.ClusterNode;
 import io.ferrite.wire.message.ApiKeys;
@@ -45,10 +47,13 @@ public class ClusterMode implements AutoCloseable
     {
     }
 
-    /** The cluster mode {@code config} asks for: {@link #DISABLED} without cluster settings. */
-    public static ClusterMode of(final BrokerConfig config) throws StartupException
+    /**
+     * The cluster mode {@code config} asks for: {@link #DISABLED} without cluster settings. {@code dynamic}: the
+     * broker's dynamic configs, which in a cluster follow the metadata image's.
+     */
+    public static ClusterMode of(final BrokerConfig config, final DynamicBrokerConfigs dynamic) throws StartupException
     {
-        if (!config.values().containsKey("controller.quorum.voters") && !config.values().containsKey("process.roles"))
+        if (!requested(config))
         {
             return DISABLED;
         }
@@ -67,7 +72,13 @@ public class ClusterMode implements AutoCloseable
                     "replication-lite's jar and the jars listed in that file on -cp", ex);
             }
         }
-        return new Enabled(config);
+        return new Enabled(config, dynamic);
+    }
+
+    /** Whether {@code config} asks for cluster mode ({@code controller.quorum.voters} or {@code process.roles} set). */
+    public static boolean requested(final BrokerConfig config)
+    {
+        return config.values().containsKey("controller.quorum.voters") || config.values().containsKey("process.roles");
     }
 
     /** Whether this node is part of a cluster. */
@@ -137,14 +148,16 @@ public class ClusterMode implements AutoCloseable
     private static final class Enabled extends ClusterMode
     {
         private final BrokerConfig config;
+        private final DynamicBrokerConfigs dynamic;
         private volatile ClusterNode node;
         private volatile MetadataHandler advertised;
         private volatile ClusterPartitions partitions;
         private volatile ProducerIds producerIds;
 
-        Enabled(final BrokerConfig config)
+        Enabled(final BrokerConfig config, final DynamicBrokerConfigs dynamic)
         {
             this.config = config;
+            this.dynamic = dynamic;
         }
 
         @Override
@@ -176,6 +189,24 @@ public class ClusterMode implements AutoCloseable
             final java.util.function.Supplier<io.ferrite.broker.net.RequestHandler> localAlter =
                 apis.current(ApiKeys.INCREMENTAL_ALTER_CONFIGS);
             apis.registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new ConfigsRouting(this::node, waker, localAlter.get()));
+            final java.util.function.Supplier<io.ferrite.broker.net.RequestHandler> localDescribe =
+                apis.current(ApiKeys.DESCRIBE_CONFIGS);
+            apis.registerLazily(ApiKeys.DESCRIBE_CONFIGS, () -> ((DescribeConfigsHandler)localDescribe.get())
+                .topicsFrom(new DescribeConfigsHandler.ImageTopics()
+                {
+                    @Override
+                    public boolean fromImage(final String topic)
+                    {
+                        return !TopicConfigs.localInternal(topic);
+                    }
+
+                    @Override
+                    public java.util.Map<String, String> configs(final String topic)
+                    {
+                        final ClusterNode joined = node;
+                        return joined == null ? null : joined.topic(topic).map(ClusterNode.TopicState::configs).orElse(null);
+                    }
+                }));
         }
 
         private ClusterNode node()
@@ -216,7 +247,8 @@ public class ClusterMode implements AutoCloseable
             try
             {
                 node = ClusterNode.start(clusterSettings(config), metadataDir != null ? Path.of(metadataDir) :
-                    firstDir.resolve("cluster-metadata"), firstDir, endpoint, partitions);
+                    firstDir.resolve("cluster-metadata"), firstDir, endpoint,
+                    new ImageChanges(partitions, dynamic, admin, config.nodeId()));
                 partitions.joined(); // the follows heard during the start name their leader now
                 LOG.info("node {} joining cluster {} as broker {}", config.nodeId(), node.clusterId(), endpoint);
                 node.awaitUnfenced();

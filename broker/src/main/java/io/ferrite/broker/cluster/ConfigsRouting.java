@@ -12,13 +12,15 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * IncrementalAlterConfigs in cluster mode: a request whose resources are all the cluster's topics goes to the
- * active controller ({@link ForwardingHandler}), as Kafka's KRaft broker forwards it; the controller validates it and
- * writes the topic's configs to the metadata log, and every node applies them to its local logs from the image
- * ({@link ClusterPartitions#topicConfigs}). A request naming a broker or a broker logger (or none), or one of the
- * local coordinators' topics ({@link TopicConfigs#localInternal}), is answered by this node's own handler, as before:
- * the broker's dynamic configs and those topics are not the metadata log's here. A request naming both is split
- * ({@link SplitAlter}). (AlterConfigs, the legacy one, is not routed: it still acts on this node's local topic only.)
+ * IncrementalAlterConfigs in cluster mode: a request whose resources are all the cluster's topics or broker resources
+ * goes to the active controller ({@link ForwardingHandler}), as Kafka's KRaft broker forwards it; the controller
+ * validates it and writes the configs to the metadata log (ConfigRecords), and every node applies them from the image:
+ * a topic's to its local logs ({@link ClusterPartitions#topicConfigs}), its own id's and the cluster default's broker
+ * configs to its dynamic configs, the logs' defaults and the cleaner ({@link ImageChanges}). A broker resource is
+ * forwarded only when this node's checks pass ({@link SplitAlter#brokersChecked}); one they refuse, a broker logger, or
+ * one of the local coordinators' topics ({@link TopicConfigs#localInternal}) is answered by this node's own handler. A
+ * request naming both kinds is split ({@link SplitAlter}). (AlterConfigs, the legacy one, is not routed: it still acts
+ * on this node's local topic and dynamic configs only.)
  */
 final class ConfigsRouting implements RequestHandler
 {
@@ -41,7 +43,8 @@ final class ConfigsRouting implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         incremental.wrap(in, offset, limit, version);
-        final List<SplitAlter.Resource> resources = SplitAlter.read(incremental);
+        final List<SplitAlter.Resource> resources = SplitAlter.brokersChecked(SplitAlter.read(incremental), version, local,
+            connection);
         final long forwarded = resources.stream().filter(SplitAlter.Resource::forwarded).count();
         if (forwarded == 0 || forwarded == resources.size())
         {

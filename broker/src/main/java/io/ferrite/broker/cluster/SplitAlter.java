@@ -22,10 +22,11 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * An IncrementalAlterConfigs naming topics and something else (a broker, the default broker, a broker logger, one of
- * the local coordinators' topics), split as Kafka 4.4's broker splits what it answers itself from what it forwards
- * ({@code KafkaApis.handleIncrementalAlterConfigsRequest}): the cluster's topics go to the controller in a request of
- * their own, the rest is answered by this node's handler, and the client gets one answer, a result per resource in the
+ * An IncrementalAlterConfigs naming what the controller takes (the cluster's topics, the broker resources this node's
+ * checks passed) and something else (a broker logger, a broker resource refused here, one of the local coordinators'
+ * topics), split as Kafka 4.4's broker splits what it answers itself from what it forwards
+ * ({@code KafkaApis.handleIncrementalAlterConfigsRequest}): the forwarded part goes to the controller in a request of
+ * its own, the rest is answered by this node's handler, and the client gets one answer, a result per resource in the
  * request's order. Kafka's AdminClient sends such requests: every resource without a node of its own (topics, the
  * default broker) in one. A request whose local part has a topic (the local coordinators') is refused whole
  * (INVALID_REQUEST): this node's handler answers a topic change later, on the admin agent, and the two answers are not
@@ -35,6 +36,8 @@ final class SplitAlter
 {
     /** Kafka's {@code ConfigResource.Type.TOPIC}. */
     static final byte TOPIC = 2;
+    /** Kafka's {@code ConfigResource.Type.BROKER}. */
+    static final byte BROKER = 4;
     private static final short INVALID_REQUEST = 42;
     private static final short UNKNOWN_SERVER_ERROR = -1;
 
@@ -43,7 +46,10 @@ final class SplitAlter
     {
     }
 
-    /** A resource of the request; {@code forwarded}: one of the cluster's topics, for the controller. */
+    /**
+     * A resource of the request; {@code forwarded}: for the controller (one of the cluster's topics, or a broker
+     * resource that passed this node's checks: {@link #brokersChecked}).
+     */
     record Resource(byte type, String name, boolean forwarded, List<Op> ops)
     {
     }
@@ -78,6 +84,59 @@ final class SplitAlter
     }
 
     /**
+     * {@code resources} with each broker resource (this node's id, or "" the cluster default) that passes this node's
+     * checks marked forwarded: the controller writes it to the metadata log as Kafka's broker forwards it, and every
+     * node applies it from the image. The checks are this node's own handler's, run validateOnly: Kafka's errors for
+     * another node's id, a config that cannot change at run time, a bad value (Kafka's controller takes a broker
+     * config it does not validate, so they must run before forwarding). One that fails stays local and this node's
+     * handler answers it with the same error.
+     */
+    static List<Resource> brokersChecked(final List<Resource> resources, final short version, final RequestHandler local,
+        final Connection connection)
+    {
+        final List<Resource> brokers = resources.stream().filter(r -> r.type() == BROKER).toList();
+        if (brokers.isEmpty())
+        {
+            return resources;
+        }
+        final List<Result> checks = handleHere(brokers, true, version, local, connection);
+        if (checks == null)
+        {
+            return resources;
+        }
+        final List<Resource> checked = new ArrayList<>(resources.size());
+        int next = 0;
+        for (final Resource r : resources)
+        {
+            checked.add(r.type() != BROKER ? r : new Resource(r.type(), r.name(), checks.get(next++).error() == 0, r.ops()));
+        }
+        return checked;
+    }
+
+    /** This node's handler's answers to {@code resources} (at once: no topic among them); null if it closes. */
+    private static List<Result> handleHere(final List<Resource> resources, final boolean validateOnly, final short version,
+        final RequestHandler local, final Connection connection)
+    {
+        final ExpandableArrayBuffer request = new ExpandableArrayBuffer(1024);
+        final int length = encode(request, resources, validateOnly, version);
+        final ExpandableArrayBuffer answer = new ExpandableArrayBuffer(1024);
+        final int end = local.handle(ApiKeys.INCREMENTAL_ALTER_CONFIGS, version, request, 0, length, answer, 0, connection);
+        if (end < 0)
+        {
+            return null; // CLOSE (a topic-free local part is never deferred)
+        }
+        final List<Result> results = new ArrayList<>();
+        final IncrementalAlterConfigsResponseDecoder decoder = new IncrementalAlterConfigsResponseDecoder();
+        decoder.wrap(answer, 0, end, version);
+        for (var r = decoder.responses(); r.hasNext(); )
+        {
+            r.next();
+            results.add(new Result(r.errorCode(), r.errorMessage()));
+        }
+        return results;
+    }
+
+    /**
      * Answers a mixed request: the local part at once into a buffer of its own, the forwarded part when the controller
      * answered, merged then by the connection's network thread.
      */
@@ -90,21 +149,10 @@ final class SplitAlter
         {
             return refuse(resources, version, out, outOffset);
         }
-        final ExpandableArrayBuffer request = new ExpandableArrayBuffer(1024);
-        final int length = encode(request, here, validateOnly, version);
-        final ExpandableArrayBuffer localAnswer = new ExpandableArrayBuffer(1024);
-        final int end = local.handle(ApiKeys.INCREMENTAL_ALTER_CONFIGS, version, request, 0, length, localAnswer, 0, connection);
-        if (end < 0)
+        final List<Result> localResults = handleHere(here, validateOnly, version, local, connection);
+        if (localResults == null)
         {
-            return end; // CLOSE (a topic-free local part is never deferred)
-        }
-        final List<Result> localResults = new ArrayList<>();
-        final IncrementalAlterConfigsResponseDecoder decoder = new IncrementalAlterConfigsResponseDecoder();
-        decoder.wrap(localAnswer, 0, end, version);
-        for (var r = decoder.responses(); r.hasNext(); )
-        {
-            r.next();
-            localResults.add(new Result(r.errorCode(), r.errorMessage()));
+            return RequestHandler.CLOSE;
         }
         final ExpandableArrayBuffer forwarded = new ExpandableArrayBuffer(1024);
         final int forwardedLength = encode(forwarded, resources.stream().filter(Resource::forwarded).toList(), validateOnly,
@@ -188,15 +236,15 @@ final class SplitAlter
             {
                 return RequestHandler.CLOSE; // ClusterNode.forward completes with an error response, never exceptionally
             }
-            final Map<String, ArrayDeque<Result>> byTopic = new HashMap<>();
+            final Map<String, ArrayDeque<Result>> byResource = new HashMap<>();
             final IncrementalAlterConfigsResponseDecoder decoder = new IncrementalAlterConfigsResponseDecoder();
             decoder.wrap(new UnsafeBuffer(body), body.position(), body.limit(), version);
             final int throttleTimeMs = decoder.throttleTimeMs();
             for (var r = decoder.responses(); r.hasNext(); )
             {
                 r.next();
-                byTopic.computeIfAbsent(r.resourceName(), name -> new ArrayDeque<>()).add(new Result(r.errorCode(),
-                    r.errorMessage()));
+                byResource.computeIfAbsent(r.resourceType() + "/" + r.resourceName(), name -> new ArrayDeque<>())
+                    .add(new Result(r.errorCode(), r.errorMessage()));
             }
             final List<Result> results = new ArrayList<>(resources.size());
             int local = 0;
@@ -207,9 +255,9 @@ final class SplitAlter
                     results.add(localResults.get(local++));
                     continue;
                 }
-                final ArrayDeque<Result> answered = byTopic.get(resource.name());
+                final ArrayDeque<Result> answered = byResource.get(resource.type() + "/" + resource.name());
                 results.add(answered == null || answered.isEmpty()
-                    ? new Result(UNKNOWN_SERVER_ERROR, "no answer from the controller for this topic") : answered.poll());
+                    ? new Result(UNKNOWN_SERVER_ERROR, "no answer from the controller for this resource") : answered.poll());
             }
             return write(connection.out, outOffset, version, resources, results, throttleTimeMs);
         }

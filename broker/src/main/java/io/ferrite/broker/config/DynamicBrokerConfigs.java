@@ -82,6 +82,22 @@ public final class DynamicBrokerConfigs
     }
 
     /**
+     * In cluster mode: the dynamic configs are the metadata image's ({@link #follow}), not {@value #FILE}'s. A file
+     * left in {@code logDir} by this node run alone is neither read nor changed nor migrated: its values are not in
+     * force while the node is in a cluster (a warning names them), and are again if it is started alone.
+     */
+    public static DynamicBrokerConfigs forCluster(final BrokerConfig statics, final Path logDir)
+    {
+        final Path file = logDir.resolve(FILE);
+        if (Files.exists(file))
+        {
+            LOG.warn("cluster mode: the dynamic broker configs in {} (this node's when alone) are not applied: a cluster's "
+                + "come from its metadata (kafka-configs --entity-type brokers against the cluster sets them there)", file);
+        }
+        return new DynamicBrokerConfigs(null, state(statics, Map.of(), Map.of()));
+    }
+
+    /**
      * The dynamic configs stored in {@code logDir} on top of {@code statics}. As Kafka at start, a stored value that
      * no longer holds (the static file changed under it, or an older Ferrite stored it) never stops the broker: a
      * name that may not change at run time or a value that does not parse is left out on its own, then the cluster
@@ -324,6 +340,55 @@ public final class DynamicBrokerConfigs
             }
             state = after;
         };
+        install(after, perBroker, next, store);
+    }
+
+    /**
+     * Cluster mode: the metadata image's dynamic configs of this node ({@code perBroker}) or of the cluster default are
+     * now {@code configs} (Kafka's controller wrote them; this node checked them before it forwarded the change). Put
+     * in force and applied to the logs and the cleaner as {@link #alter} does (all or nothing), without a file: the metadata log keeps
+     * them. As Kafka's broker skips what it cannot apply from the metadata, a config that cannot change at run time
+     * is left out and the whole set is kept out when it does not hold on top of the static properties (logged).
+     *
+     * @throws IOException when a log's overrides cannot be read while applying
+     */
+    public synchronized void follow(final boolean perBroker, final Map<String, String> configs) throws IOException
+    {
+        final Map<String, String> next = new LinkedHashMap<>();
+        configs.forEach((name, value) ->
+        {
+            if (BrokerConfig.CATALOGUE.key(name) != null && !DYNAMIC.contains(name))
+            {
+                LOG.warn("the cluster's dynamic broker config {} cannot change at run time here: not applied", name);
+            }
+            else
+            {
+                next.put(name, value);
+            }
+        });
+        final State current = state;
+        if ((perBroker ? current.perBroker() : current.clusterDefault()).equals(next))
+        {
+            return;
+        }
+        final State after;
+        try
+        {
+            after = perBroker ? state(current.statics(), next, current.clusterDefault()) :
+                state(current.statics(), current.perBroker(), next);
+        }
+        catch (final ConfigException ex)
+        {
+            LOG.error("the cluster's dynamic broker configs {} of {} are not valid here, not applied: {}", next.keySet(),
+                perBroker ? "this node" : "the cluster default", ex.getMessage());
+            return;
+        }
+        install(after, perBroker, next, () -> state = after);
+    }
+
+    private void install(final State after, final boolean perBroker, final Map<String, String> next,
+        final LogReconfiguration.Store store) throws IOException
+    {
         if (logs != null)
         {
             LogReconfiguration.apply(logs, LogConfig.of(after.topicDefaults()), after.effective().cleaner(), store);

@@ -135,6 +135,10 @@ final class LeaderElectionAndReassignmentTest
         awaitDescribed("moved", p -> ids(p.replicas()).equals(Set.of(2, 3)) && ids(p.isr()).equals(Set.of(2, 3)),
             "replicas and ISR {2,3}");
         assertTrue(Files.isDirectory(cluster.data(3).resolve("moved-0")), "node 3 has a log of moved-0");
+        // kafka-topics --describe: its Admin asks any node for the topic's configs, node 1 too, which holds no replica
+        // of moved any more (or soon): every node answers them from the metadata image, as Kafka's brokers do
+        final String described = tool("org.apache.kafka.tools.TopicCommand", "--describe", "--topic", "moved");
+        assertTrue(described.contains("Topic: moved") && described.contains("Replicas: 2,3"), described);
         // node 1 holds no replica of moved any more: its log is deleted (renamed -delete at once, as Kafka's, and removed
         // file.delete.delay.ms later)
         Await.await(() -> !Files.exists(cluster.data(1).resolve("moved-0")), WAIT,

@@ -3,6 +3,8 @@ package io.ferrite.broker.cluster;
 import io.ferrite.broker.e2e.RawClient;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -21,6 +23,7 @@ final class NodeRequests
 {
     private static final short METADATA_VERSION = 12;
     private static final short DESCRIBE_CONFIGS_VERSION = 4;
+    private static final short INCREMENTAL_ALTER_CONFIGS_VERSION = 1;
 
     private NodeRequests()
     {
@@ -65,6 +68,45 @@ final class NodeRequests
     static int epoch(final String description)
     {
         return Integer.parseInt(description.split(" ")[3]);
+    }
+
+    /** The node's own DescribeConfigs of one resource ({@code type}: Kafka's id), with synonyms. */
+    static DescribeConfigsResponseData.DescribeConfigsResult describe(final int port, final byte type, final String name)
+        throws IOException
+    {
+        try (RawClient raw = new RawClient(port))
+        {
+            final DescribeConfigsRequestData request = new DescribeConfigsRequestData().setIncludeSynonyms(true)
+                .setResources(List.of(new DescribeConfigsRequestData.DescribeConfigsResource().setResourceType(type)
+                .setResourceName(name)));
+            return new DescribeConfigsResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.DESCRIBE_CONFIGS,
+                DESCRIBE_CONFIGS_VERSION, request)), DESCRIBE_CONFIGS_VERSION).results().get(0);
+        }
+    }
+
+    /**
+     * The node's own answer to an IncrementalAlterConfigs SET (or DELETE, {@code value} null) of one config of one
+     * resource: "error E message M".
+     */
+    static String alter(final int port, final byte type, final String name, final String config, final String value)
+        throws IOException
+    {
+        try (RawClient raw = new RawClient(port))
+        {
+            final IncrementalAlterConfigsRequestData.AlterableConfigCollection configs =
+                new IncrementalAlterConfigsRequestData.AlterableConfigCollection();
+            configs.add(new IncrementalAlterConfigsRequestData.AlterableConfig().setName(config).setValue(value)
+                .setConfigOperation(value == null ? (byte)1 : (byte)0));
+            final IncrementalAlterConfigsRequestData.AlterConfigsResourceCollection resources =
+                new IncrementalAlterConfigsRequestData.AlterConfigsResourceCollection();
+            resources.add(new IncrementalAlterConfigsRequestData.AlterConfigsResource().setResourceType(type)
+                .setResourceName(name).setConfigs(configs));
+            final IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse answer =
+                new IncrementalAlterConfigsResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.INCREMENTAL_ALTER_CONFIGS,
+                INCREMENTAL_ALTER_CONFIGS_VERSION, new IncrementalAlterConfigsRequestData().setResources(resources))),
+                INCREMENTAL_ALTER_CONFIGS_VERSION).responses().get(0);
+            return "error " + answer.errorCode() + " message " + answer.errorMessage();
+        }
     }
 
     /** The node's own DescribeConfigs of {@code topic}: its configs that are the topic's overrides. */
