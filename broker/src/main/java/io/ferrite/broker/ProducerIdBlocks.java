@@ -22,6 +22,14 @@ public interface ProducerIdBlocks
     /** Whether the first block is reserved at start, by the thread that makes the {@link ProducerIds}. */
     boolean reservedAtStart();
 
+    /**
+     * Closing: a {@link #reserve} waiting for an answer that may never come gives up ({@link Unavailable}); one whose
+     * block is already reserved finishes making it durable. Nothing to do where nothing is awaited (the file's blocks).
+     */
+    default void stopWaiting()
+    {
+    }
+
     /** No block this time, and no storage failed: a retriable wait, not KAFKA_STORAGE_ERROR. */
     final class Unavailable extends IOException
     {

@@ -206,11 +206,16 @@ public final class ProducerIds implements ProducerIdSource, AutoCloseable
         }
     }
 
-    /** Stops the reserver, waiting (10 s at most) for a reservation under way to be on disk. */
+    /**
+     * Stops the reserver, waiting (10 s at most) for a reservation under way to be on disk; one still waiting for the
+     * controller's answer gives up at once ({@link ProducerIdBlocks#stopWaiting}: the cluster's channel, closed first,
+     * never answers it).
+     */
     @Override
     public void close()
     {
         reserver.shutdown();
+        blocks.stopWaiting();
         try
         {
             if (!reserver.awaitTermination(10, TimeUnit.SECONDS))

@@ -8,6 +8,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -21,8 +23,9 @@ import java.util.function.Supplier;
  * (the channel itself sends again on NOT_CONTROLLER and a lost connection until {@code request.timeout.ms}), there is
  * no block: {@link ProducerIdBlocks.Unavailable}, tried again after {@link ProducerIds}' backoff.
  *
- * <p>A node that was alone before keeps its own ids out of the cluster's: a block below the end in its file
- * ({@link ProducerIdFile}) is skipped (given up: the controller's next one is higher). And each block taken raises that
+ * <p>A node that was alone before does not give its own old ids again: a block below the end in its file
+ * ({@link ProducerIdFile}) is skipped (given up: the controller's next one is higher). Other nodes may still be given
+ * ids below that end (the controller does not know it): not guarded. And each block taken raises that
  * file to past the block and past the controller's next id as this node's image has it, so the node, if it is later
  * started alone again, gives neither its own cluster ids nor those the controller had given any node up to then. (Ids
  * the controller gives other nodes after this node's last block are not known to it; a node taken out of a cluster
@@ -38,6 +41,9 @@ final class ControllerProducerIdBlocks implements ProducerIdBlocks
 
     private final Supplier<ClusterNode> node;
     private final ProducerIdFile file;
+    /** The answer {@link #reserve} waits for, if any: cancelled by {@link #stopWaiting}. */
+    private volatile CompletableFuture<long[]> waiting;
+    private volatile boolean stopped;
 
     ControllerProducerIdBlocks(final Supplier<ClusterNode> node, final ProducerIdFile file)
     {
@@ -56,6 +62,10 @@ final class ControllerProducerIdBlocks implements ProducerIdBlocks
         long skipped = 0;
         while (true)
         {
+            if (stopped)
+            {
+                throw new Unavailable("closing: no producer id block asked for", null);
+            }
             final long[] block = allocate(joined);
             if (block[1] != ProducerIds.BLOCK)
             {
@@ -76,11 +86,21 @@ final class ControllerProducerIdBlocks implements ProducerIdBlocks
         }
     }
 
-    private static long[] allocate(final ClusterNode joined) throws Unavailable
+    private long[] allocate(final ClusterNode joined) throws Unavailable
     {
+        final CompletableFuture<long[]> answer = joined.allocateProducerIds();
+        waiting = answer;
         try
         {
-            return joined.allocateProducerIds().get(ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+            if (stopped) // stopWaiting ran before this answer was published to it
+            {
+                answer.cancel(false);
+            }
+            return answer.get(ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        catch (final CancellationException ex)
+        {
+            throw new Unavailable("closing: AllocateProducerIds no longer awaited", ex);
         }
         catch (final ExecutionException ex)
         {
@@ -94,6 +114,21 @@ final class ControllerProducerIdBlocks implements ProducerIdBlocks
         {
             Thread.currentThread().interrupt();
             throw new Unavailable("interrupted while waiting for AllocateProducerIds", ex);
+        }
+        finally
+        {
+            waiting = null;
+        }
+    }
+
+    @Override
+    public void stopWaiting()
+    {
+        stopped = true;
+        final CompletableFuture<long[]> answer = waiting;
+        if (answer != null)
+        {
+            answer.cancel(false);
         }
     }
 
