@@ -213,7 +213,7 @@ public final class KillTheLeader
     }
 
     /** Waits until DescribeCluster lists the three brokers; the time it did, or -1 at the deadline. */
-    private static long awaitBrokers(final Admin admin, final long deadline) throws InterruptedException
+    public static long awaitBrokers(final Admin admin, final long deadline) throws InterruptedException
     {
         while (System.nanoTime() < deadline)
         {
@@ -234,7 +234,7 @@ public final class KillTheLeader
     }
 
     /** Whether {@code p} names a live leader and every node in its ISR. */
-    static boolean fullIsr(final TopicPartitionInfo p)
+    public static boolean fullIsr(final TopicPartitionInfo p)
     {
         return FailoverClients.hasLeaderAndIsr(p, ThreeNodes.NODES);
     }

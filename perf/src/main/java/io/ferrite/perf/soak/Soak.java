@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ferrite.perf.sidebyside.KillTheLeader;
 import io.ferrite.perf.sidebyside.Machine;
 import io.ferrite.perf.sidebyside.PartitionScale;
 import org.apache.kafka.clients.admin.Admin;
@@ -117,7 +118,7 @@ public final class Soak
         final ArrayNode problems = json.withArray("problems");
         try (Admin admin = admin(cluster.bootstrap()))
         {
-            if (!awaitBrokers(admin, deadline()))
+            if (KillTheLeader.awaitBrokers(admin, deadline()) < 0)
             {
                 problems.add("the three nodes did not list each other within " + options.deadlineSeconds + " s");
                 return;
@@ -265,26 +266,6 @@ public final class Soak
         return Admin.create(a);
     }
 
-    private static boolean awaitBrokers(final Admin admin, final long deadline) throws InterruptedException
-    {
-        while (System.nanoTime() < deadline)
-        {
-            try
-            {
-                if (admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).size() == SoakCluster.NODES)
-                {
-                    return true;
-                }
-            }
-            catch (final Exception ex)
-            {
-                // not up yet
-            }
-            Thread.sleep(200);
-        }
-        return false;
-    }
-
     /** Waits until every partition of the topic has a leader and the three nodes in its ISR. */
     private static boolean awaitFullIsr(final Admin admin, final long deadline) throws InterruptedException
     {
@@ -294,7 +275,7 @@ public final class Soak
             {
                 final List<TopicPartitionInfo> ps = admin.describeTopics(List.of(TOPIC)).allTopicNames()
                     .get(10, TimeUnit.SECONDS).get(TOPIC).partitions();
-                if (ps.stream().allMatch(p -> p.leader() != null && p.leader().id() >= 0 && p.isr().size() == SoakCluster.NODES))
+                if (ps.stream().allMatch(KillTheLeader::fullIsr))
                 {
                     return true;
                 }
