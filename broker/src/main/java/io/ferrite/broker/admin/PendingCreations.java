@@ -24,6 +24,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The rules the journal relies on, with several topics pending at once:
  * <ul>
+ * <li>A large topic (more than {@value #CHUNK_PARTITIONS} partitions) is published when it is journaled, none of its
+ * partitions made ({@link TopicRegistry#plan}), and made in slices of {@value #CHUNK_PARTITIONS}, kept first in the queue
+ * until its last one: Metadata lists it whole, a partition not made answers NOT_LEADER_OR_FOLLOWER (as a Kafka 4.4 broker
+ * answers while it makes the logs of a topic its controller committed), and no chunk holds the agent for all its files.
+ * Its unmade partitions count in the backlog; a DeleteTopics of it is the published topic's and drops the rest
+ * ({@link #deleted}); a start grows a topic a crash left partly made to its journaled count ({@link CreationReplay}).</li>
  * <li>Every pending name is {@link TopicRegistry#creating} from its journaling until it is published (then left) or
  * deleted: CreateTopics answers TOPIC_ALREADY_EXISTS, Metadata does not auto-create it and answers it
  * UNKNOWN_TOPIC_OR_PARTITION (a Kafka broker that has not applied the topic yet).</li>
@@ -83,9 +89,29 @@ public final class PendingCreations
      */
     static final String REWRITE_BYTES_PROPERTY = "ferrite.internal.creation.journal.rewrite.bytes";
 
-    /** One journaled topic whose files are not made. */
-    private record Pending(String name, long[] id, int partitions, Map<String, String> configs)
+    /** One journaled topic whose files are not made (all of them, or for a large topic the partitions from {@link #made} on). */
+    private static final class Pending
     {
+        final String name;
+        final long[] id;
+        final int partitions;
+        final Map<String, String> configs;
+        /** Partitions made so far (a large topic's slices; 0 for the others until they are made whole). */
+        int made;
+
+        Pending(final String name, final long[] id, final int partitions, final Map<String, String> configs)
+        {
+            this.name = name;
+            this.id = id;
+            this.partitions = partitions;
+            this.configs = configs;
+        }
+
+        /** More partitions than a chunk: published at once and made in slices of {@value PendingCreations#CHUNK_PARTITIONS}. */
+        boolean large()
+        {
+            return partitions > CHUNK_PARTITIONS;
+        }
     }
 
     private final TopicRegistry topics;
@@ -123,15 +149,41 @@ public final class PendingCreations
         this.interrupted = interrupted;
     }
 
-    /** A journaled topic, answered: its name is taken (creating) before the answer, its files made later. */
+    /**
+     * A journaled topic, answered: its name is taken (creating) before the answer, its files made later. A large topic
+     * (more than {@value #CHUNK_PARTITIONS} partitions) is published at once with none of its partitions made
+     * ({@link TopicRegistry#plan}), as Kafka 4.4's Metadata shows a committed topic whole before its broker made the logs.
+     */
     public void add(final String name, final long[] id, final int count, final Map<String, String> configs)
     {
         final Pending p = new Pending(name, id, count, configs);
         drain.backlog(System.nanoTime());
+        if (p.large())
+        {
+            topics.plan(name, count, configs, id);
+        }
+        else
+        {
+            topics.creating(name, id);
+        }
         queue.add(p);
         byName.put(name, p);
         partitions += count;
-        topics.creating(name, id);
+    }
+
+    /**
+     * On the agent, a DeleteTopics of published topic {@code name} of id {@code id} (its DELETE journaled before): a
+     * large topic still being made in slices is dropped from the pending ones (no more of its files made).
+     */
+    public void deleted(final String name, final long[] id)
+    {
+        final Pending p = byName.get(name);
+        if (p != null && p.large() && java.util.Arrays.equals(p.id, id))
+        {
+            byName.remove(name);
+            partitions -= p.partitions - p.made; // stays in the queue, skipped
+            settle();
+        }
     }
 
     /** The backlog's bound in estimated work, for tests (package-private; the accessor {@code CreationsHold}). */
@@ -236,6 +288,12 @@ public final class PendingCreations
             }
             return 0;
         }
+        return makeOneChunk();
+    }
+
+    /** One chunk made, held or not (tests step a held agent with it through their accessor); the number of topics made. */
+    int makeOneChunk()
+    {
         final long start = System.nanoTime();
         final int before = partitions;
         int made = 0;
@@ -255,12 +313,10 @@ public final class PendingCreations
         {
             return false;
         }
-        Pending made;
-        do
+        while (byName.get(name) == wanted && makeNext() != null)
         {
-            made = makeNext();
+            // made: the topics before it, then it (a large one slice by slice)
         }
-        while (made != null && made != wanted);
         settle();
         return true;
     }
@@ -293,7 +349,11 @@ public final class PendingCreations
         return true;
     }
 
-    /** The oldest pending topic made (deleted ones skipped), or tried and failed; null when nothing was pending. */
+    /**
+     * The oldest pending topic made (deleted ones skipped), or tried and failed — of a large topic the next slice of
+     * {@value #CHUNK_PARTITIONS} partitions, the topic kept first in the queue until its last slice; null when nothing
+     * was pending.
+     */
     private Pending makeNext()
     {
         Pending p;
@@ -305,7 +365,9 @@ public final class PendingCreations
         {
             return null;
         }
-        partitions -= p.partitions;
+        final int upTo = p.large() ? Math.min(p.partitions, p.made + CHUNK_PARTITIONS) : p.partitions;
+        final int slice = upTo - p.made;
+        partitions -= slice;
         if (Thread.interrupted()) // left by the last topic's LogCreation, or stray: it would fail this topic's file work
         {
             interrupted.run();
@@ -313,19 +375,45 @@ public final class PendingCreations
         try
         {
             final long start = System.nanoTime();
-            topics.create(p.name, p.partitions, p.configs, p.id);
-            topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
-            final long perPartition = (System.nanoTime() - start) / Math.max(1, p.partitions);
+            if (p.large())
+            {
+                topics.addPartitions(published(p), upTo); // the next slice; partitions after it answer NOT_LEADER_OR_FOLLOWER
+            }
+            else
+            {
+                topics.create(p.name, p.partitions, p.configs, p.id);
+                topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
+            }
+            p.made = upTo;
+            final long perPartition = (System.nanoTime() - start) / Math.max(1, slice);
             nsPerPartition += (perPartition - nsPerPartition) / 8; // a moving average over the last topics made
-            drain.made(p.partitions, System.nanoTime());
+            drain.made(slice, System.nanoTime());
+            if (upTo < p.partitions)
+            {
+                queue.addFirst(p); // the rest next: topics are made in the order they were journaled
+                return p;
+            }
         }
         catch (final Throwable ex) // one topic's failure, an Error too, costs that topic alone
         {
             journal.unmade();
-            LOG.error("making the files of topic {}, created and answered, failed: it is made at the next start", p.name, ex);
+            partitions -= p.partitions - upTo; // a large topic's rest: not made before the next start
+            LOG.error("making the files of topic {}, created and answered, failed: {} made at the next start", p.name,
+                p.large() ? "its partitions from " + p.made + " are" : "it is", ex);
         }
         byName.remove(p.name); // after its publication: see filesFailed
         return p;
+    }
+
+    /** The published version of large topic {@code p}, which a deletion would have dropped from the pending ones first. */
+    private io.ferrite.broker.topic.Topic published(final Pending p)
+    {
+        final io.ferrite.broker.topic.Topic t = topics.topic(p.name);
+        if (t == null || t.isDeleted() || t.idMostSignificantBits != p.id[0] || t.idLeastSignificantBits != p.id[1])
+        {
+            throw new IllegalStateException("topic " + p.name + ", being made, is not published with its id");
+        }
+        return t;
     }
 
     /**
