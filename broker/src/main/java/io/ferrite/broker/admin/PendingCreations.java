@@ -1,24 +1,21 @@
 package io.ferrite.broker.admin;
 
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.log.config.DurableFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The topics a single-node CreateTopics journaled and answered whose files the {@link AdminAgent} has yet to make,
- * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole topics, until
- * {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics is journaled and
+ * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole topics, a large one a slice of
+ * {@value #CHUNK_PARTITIONS} partitions at a time, until {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics is journaled and
  * answered without waiting for an earlier one's files — as Kafka's controller answers once its record is committed
  * and its brokers make the logs after.
  *
@@ -70,7 +67,10 @@ import java.util.concurrent.TimeUnit;
 public final class PendingCreations
 {
     private static final Logger LOG = LoggerFactory.getLogger(PendingCreations.class);
-    /** Partitions a chunk makes at most (whole topics: it ends after the topic that reaches it). */
+    /**
+     * Partitions a chunk makes at most (it ends after the topic that reaches it), and the slice a larger topic is made in:
+     * a topic of more is published at once and made a slice per chunk.
+     */
     static final int CHUNK_PARTITIONS = 100;
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -336,7 +336,7 @@ public final class PendingCreations
         final Pending pending = byName.get(name);
         if (pending == null)
         {
-            removeLeftovers(name);
+            CreationLeftovers.renameForDeletion(logDirs, name);
         }
         journal.deleting(name, id[0], id[1]); // before the name is freed: no start makes it again
         if (pending != null)
@@ -476,45 +476,5 @@ public final class PendingCreations
             LOG.warn("rewriting the creation journal {} failed before its rename: it keeps every record (replayed idempotently)",
                 journal.file(), ex);
         }
-    }
-
-    /** A failed topic's partition directories, if its cleanup left any, renamed for deletion (removed by the next start). */
-    private void removeLeftovers(final String name) throws IOException
-    {
-        for (final Path dir : logDirs)
-        {
-            final List<Path> left;
-            try (java.util.stream.Stream<Path> list = Files.list(dir))
-            {
-                left = list.filter(d -> isPartitionOf(d.getFileName().toString(), name) && Files.isDirectory(d)).toList();
-            }
-            for (final Path d : left)
-            {
-                final String suffix = "." + UUID.randomUUID().toString().replace("-", "") + "-delete";
-                final String kept = d.getFileName().toString();
-                Files.move(d, d.resolveSibling(kept.substring(0, Math.min(kept.length(), 255 - suffix.length())) + suffix));
-            }
-            if (!left.isEmpty())
-            {
-                DurableFile.fsyncDirectory(dir);
-            }
-        }
-    }
-
-    /** Whether {@code file} is {@code <name>-<partition>}. */
-    static boolean isPartitionOf(final String file, final String name)
-    {
-        if (!file.startsWith(name) || file.length() < name.length() + 2 || file.charAt(name.length()) != '-')
-        {
-            return false;
-        }
-        for (int i = name.length() + 1; i < file.length(); i++)
-        {
-            if (!Character.isDigit(file.charAt(i)))
-            {
-                return false;
-            }
-        }
-        return true;
     }
 }
