@@ -8,7 +8,6 @@ import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.EpochClock;
-import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 import org.agrona.concurrent.SystemEpochClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +16,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The owner of the topics: the one thread that writes the {@link TopicRegistry} — creates topics,
@@ -64,21 +62,13 @@ public final class AdminAgent implements Agent, AutoCloseable
     private final CreationJournal journal;
     /** The journaled topics whose files are made between commands (null without a journal). */
     private final PendingCreations creations;
-    private final ManyToOneConcurrentLinkedQueue<AdminCommand> commands = new ManyToOneConcurrentLinkedQueue<>();
+    /** The commands submitted, the agent's wake-up and their answers once it stopped. */
+    private final AdminQueue commands = new AdminQueue();
     private final AtomicLong faults = new AtomicLong();
     private final ErrorHandler errors = this::onError;
-    /** The agent's thread while it runs under its own runner (null when stepped): whom a submit unparks. */
-    private volatile Thread thread;
     private AgentRunner runner;
     /** Single writer (the agent); volatile so tests read it from their thread. */
     private volatile long ran;
-    /** Set once the agent closed or its thread ended: nothing queued will run any more ({@link #submit} checks it). */
-    private volatile boolean stopped;
-    /**
-     * Why the agent's thread ended when an Error ended it (written before {@link #stopped}): the cause
-     * the commands it will not run fail with. Null after a close: those are abandoned, as at a timeout.
-     */
-    private volatile Throwable death;
     /**
      * The command taken and not seen to its end (agent only): in no queue, so only this reaches it if
      * a throw leaves the pass meanwhile; {@link #inHandRecorded}: its run or failure was recorded.
@@ -166,42 +156,12 @@ public final class AdminAgent implements Agent, AutoCloseable
     }
 
     /**
-     * From any thread: queues {@code command}; the agent runs it in submission order and wakes its
-     * waiter. Once the agent stopped, the command is answered here and now (failed, or after a close
-     * abandoned); one that slips in as the agent's thread ends is ended by whichever of the two gets it first.
+     * From any thread: queues {@code command}; the agent runs it in submission order and wakes its waiter. Once the
+     * agent stopped, the command is answered here and now (failed, or after a close abandoned): {@link AdminQueue}.
      */
     public void submit(final AdminCommand command)
     {
-        if (stopped) // before the offer too: nothing drains the queue any more, so a refused command must not stay in it
-        {
-            refuse(command);
-            return;
-        }
-        commands.offer(command);
-        if (stopped) // read after the offer: the stopping thread drains after setting it
-        {
-            refuse(command);
-            return;
-        }
-        final Thread t = thread; // read after the offer: see Idle
-        if (t != null)
-        {
-            LockSupport.unpark(t);
-        }
-    }
-
-    /** A command the stopped agent will not run: failed after its thread died, abandoned after a close. */
-    private void refuse(final AdminCommand command)
-    {
-        final Throwable cause = death;
-        if (cause != null)
-        {
-            command.refuse(cause);
-        }
-        else
-        {
-            command.abandon();
-        }
+        commands.submit(command);
     }
 
     /**
@@ -289,7 +249,7 @@ public final class AdminAgent implements Agent, AutoCloseable
     public void onStart()
     {
         topics.writer(Thread.currentThread());
-        thread = Thread.currentThread();
+        commands.consumer(Thread.currentThread());
     }
 
     @Override
@@ -392,9 +352,8 @@ public final class AdminAgent implements Agent, AutoCloseable
     @Override
     public void onClose()
     {
-        thread = null;
-        stopped = true;
-        refuseQueued();
+        commands.stop(null);
+        commands.refuseQueued(this::reportQuietly);
     }
 
     /**
@@ -405,6 +364,7 @@ public final class AdminAgent implements Agent, AutoCloseable
      */
     private void stopped(final Throwable ended)
     {
+        Throwable death = null;
         if (ended != null)
         {
             try
@@ -416,37 +376,12 @@ public final class AdminAgent implements Agent, AutoCloseable
                 death = ended;
             }
         }
-        stopped = true;
-        thread = null;
+        commands.stop(death);
         if (inHand != null)
         {
-            final Throwable cause = death;
-            endInHand(cause != null ? cause : new IllegalStateException("the admin agent closed while running the command"));
+            endInHand(death != null ? death : new IllegalStateException("the admin agent closed while running the command"));
         }
-        refuseQueued();
-    }
-
-    private void refuseQueued()
-    {
-        // until the queue is empty, not until a poll finds nothing: a command whose offer has just moved
-        // the tail may not be linked yet, and submit only re-checks stopped after that move
-        while (!commands.isEmpty())
-        {
-            final AdminCommand command = commands.poll();
-            if (command == null)
-            {
-                Thread.onSpinWait();
-                continue;
-            }
-            try
-            {
-                refuse(command);
-            }
-            catch (final Throwable fault)
-            {
-                reportQuietly(fault);
-            }
-        }
+        commands.refuseQueued(this::reportQuietly);
     }
 
     /** Stops the agent's thread (after the network threads: their answers under way may still need it), then closes the journal. */
@@ -476,7 +411,7 @@ public final class AdminAgent implements Agent, AutoCloseable
     }
 
     /**
-     * Parks until a submit unparks the thread. {@link #submit} reads {@code thread} after its offer
+     * Parks until a submit unparks the thread. {@link AdminQueue#submit} reads the consumer thread after its offer
      * and the agent published {@code thread} before its first look at the queue (both volatile), so
      * a submit that came after that look unparks the thread, and an unpark is remembered by a park
      * that has not begun yet: a command never waits out a park.
@@ -488,7 +423,7 @@ public final class AdminAgent implements Agent, AutoCloseable
         {
             if (commands.isEmpty())
             {
-                LockSupport.parkNanos(IDLE_PARK_NS);
+                java.util.concurrent.locks.LockSupport.parkNanos(IDLE_PARK_NS);
             }
         }
 

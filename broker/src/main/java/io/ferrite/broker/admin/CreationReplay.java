@@ -1,6 +1,7 @@
 package io.ferrite.broker.admin;
 
 import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicIds;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -126,7 +127,7 @@ public final class CreationReplay
         if (present.idMostSignificantBits != e.idMsb() || present.idLeastSignificantBits != e.idLsb())
         {
             LOG.warn("topic {} in the files has another id than the creation journal's {}: left as the files have it", e.name(),
-                TopicRegistry.encode(e.idMsb(), e.idLsb()));
+                TopicIds.encode(e.idMsb(), e.idLsb()));
             return 0;
         }
         if (present.partitions.length < e.partitions())
@@ -145,7 +146,7 @@ public final class CreationReplay
         final Map<String, CreationJournal.Entry> byId = new LinkedHashMap<>();
         for (final CreationJournal.Entry e : entries)
         {
-            final String id = TopicRegistry.encode(e.idMsb(), e.idLsb());
+            final String id = TopicIds.encode(e.idMsb(), e.idLsb());
             switch (e.kind())
             {
                 case DELETE -> byId.remove(id);

@@ -1,29 +1,32 @@
 package io.ferrite.broker.admin;
 
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.log.config.DurableFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The topics a single-node CreateTopics journaled and answered whose files the {@link AdminAgent} has yet to make,
- * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole topics, until
- * {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics is journaled and
+ * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole topics, a large one a slice of
+ * {@value #CHUNK_PARTITIONS} partitions at a time, until {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics is journaled and
  * answered without waiting for an earlier one's files — as Kafka's controller answers once its record is committed
  * and its brokers make the logs after.
  *
  * <p>The rules the journal relies on, with several topics pending at once:
  * <ul>
+ * <li>A large topic (more than {@value #CHUNK_PARTITIONS} partitions) is published when it is journaled, none of its
+ * partitions made ({@link TopicRegistry#plan}), and made in slices of {@value #CHUNK_PARTITIONS}, kept first in the queue
+ * until its last one: Metadata lists it whole, a partition not made answers NOT_LEADER_OR_FOLLOWER (as a Kafka 4.4 broker
+ * answers while it makes the logs of a topic its controller committed), and no chunk holds the agent for all its files.
+ * Its unmade partitions count in the backlog; a DeleteTopics of it is the published topic's and drops the rest
+ * ({@link #deleted}); a start grows a topic a crash left partly made to its journaled count ({@link CreationReplay}).</li>
  * <li>Every pending name is {@link TopicRegistry#creating} from its journaling until it is published (then left) or
  * deleted: CreateTopics answers TOPIC_ALREADY_EXISTS, Metadata does not auto-create it and answers it
  * UNKNOWN_TOPIC_OR_PARTITION (a Kafka broker that has not applied the topic yet).</li>
@@ -64,7 +67,10 @@ import java.util.concurrent.TimeUnit;
 public final class PendingCreations
 {
     private static final Logger LOG = LoggerFactory.getLogger(PendingCreations.class);
-    /** Partitions a chunk makes at most (whole topics: it ends after the topic that reaches it). */
+    /**
+     * Partitions a chunk makes at most (it ends after the topic that reaches it), and the slice a larger topic is made in:
+     * a topic of more is published at once and made a slice per chunk.
+     */
     static final int CHUNK_PARTITIONS = 100;
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -83,9 +89,29 @@ public final class PendingCreations
      */
     static final String REWRITE_BYTES_PROPERTY = "ferrite.internal.creation.journal.rewrite.bytes";
 
-    /** One journaled topic whose files are not made. */
-    private record Pending(String name, long[] id, int partitions, Map<String, String> configs)
+    /** One journaled topic whose files are not made (all of them, or for a large topic the partitions from {@link #made} on). */
+    private static final class Pending
     {
+        final String name;
+        final long[] id;
+        final int partitions;
+        final Map<String, String> configs;
+        /** Partitions made so far (a large topic's slices; 0 for the others until they are made whole). */
+        int made;
+
+        Pending(final String name, final long[] id, final int partitions, final Map<String, String> configs)
+        {
+            this.name = name;
+            this.id = id;
+            this.partitions = partitions;
+            this.configs = configs;
+        }
+
+        /** More partitions than a chunk: published at once and made in slices of {@value PendingCreations#CHUNK_PARTITIONS}. */
+        boolean large()
+        {
+            return partitions > CHUNK_PARTITIONS;
+        }
     }
 
     private final TopicRegistry topics;
@@ -123,15 +149,41 @@ public final class PendingCreations
         this.interrupted = interrupted;
     }
 
-    /** A journaled topic, answered: its name is taken (creating) before the answer, its files made later. */
+    /**
+     * A journaled topic, answered: its name is taken (creating) before the answer, its files made later. A large topic
+     * (more than {@value #CHUNK_PARTITIONS} partitions) is published at once with none of its partitions made
+     * ({@link TopicRegistry#plan}), as Kafka 4.4's Metadata shows a committed topic whole before its broker made the logs.
+     */
     public void add(final String name, final long[] id, final int count, final Map<String, String> configs)
     {
         final Pending p = new Pending(name, id, count, configs);
         drain.backlog(System.nanoTime());
+        if (p.large())
+        {
+            topics.plan(name, count, configs, id);
+        }
+        else
+        {
+            topics.creating(name, id);
+        }
         queue.add(p);
         byName.put(name, p);
         partitions += count;
-        topics.creating(name, id);
+    }
+
+    /**
+     * On the agent, a DeleteTopics of published topic {@code name} of id {@code id} (its DELETE journaled before): a
+     * large topic still being made in slices is dropped from the pending ones (no more of its files made).
+     */
+    public void deleted(final String name, final long[] id)
+    {
+        final Pending p = byName.get(name);
+        if (p != null && p.large() && java.util.Arrays.equals(p.id, id))
+        {
+            byName.remove(name);
+            partitions -= p.partitions - p.made; // stays in the queue, skipped
+            settle();
+        }
     }
 
     /** The backlog's bound in estimated work, for tests (package-private; the accessor {@code CreationsHold}). */
@@ -236,6 +288,12 @@ public final class PendingCreations
             }
             return 0;
         }
+        return makeOneChunk();
+    }
+
+    /** One chunk made, held or not (tests step a held agent with it through their accessor); the number of topics made. */
+    int makeOneChunk()
+    {
         final long start = System.nanoTime();
         final int before = partitions;
         int made = 0;
@@ -255,12 +313,10 @@ public final class PendingCreations
         {
             return false;
         }
-        Pending made;
-        do
+        while (byName.get(name) == wanted && makeNext() != null)
         {
-            made = makeNext();
+            // made: the topics before it, then it (a large one slice by slice)
         }
-        while (made != null && made != wanted);
         settle();
         return true;
     }
@@ -280,7 +336,7 @@ public final class PendingCreations
         final Pending pending = byName.get(name);
         if (pending == null)
         {
-            removeLeftovers(name);
+            CreationLeftovers.renameForDeletion(logDirs, name);
         }
         journal.deleting(name, id[0], id[1]); // before the name is freed: no start makes it again
         if (pending != null)
@@ -293,7 +349,11 @@ public final class PendingCreations
         return true;
     }
 
-    /** The oldest pending topic made (deleted ones skipped), or tried and failed; null when nothing was pending. */
+    /**
+     * The oldest pending topic made (deleted ones skipped), or tried and failed — of a large topic the next slice of
+     * {@value #CHUNK_PARTITIONS} partitions, the topic kept first in the queue until its last slice; null when nothing
+     * was pending.
+     */
     private Pending makeNext()
     {
         Pending p;
@@ -305,7 +365,9 @@ public final class PendingCreations
         {
             return null;
         }
-        partitions -= p.partitions;
+        final int upTo = p.large() ? Math.min(p.partitions, p.made + CHUNK_PARTITIONS) : p.partitions;
+        final int slice = upTo - p.made;
+        partitions -= slice;
         if (Thread.interrupted()) // left by the last topic's LogCreation, or stray: it would fail this topic's file work
         {
             interrupted.run();
@@ -313,19 +375,45 @@ public final class PendingCreations
         try
         {
             final long start = System.nanoTime();
-            topics.create(p.name, p.partitions, p.configs, p.id);
-            topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
-            final long perPartition = (System.nanoTime() - start) / Math.max(1, p.partitions);
+            if (p.large())
+            {
+                topics.addPartitions(published(p), upTo); // the next slice; partitions after it answer NOT_LEADER_OR_FOLLOWER
+            }
+            else
+            {
+                topics.create(p.name, p.partitions, p.configs, p.id);
+                topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
+            }
+            p.made = upTo;
+            final long perPartition = (System.nanoTime() - start) / Math.max(1, slice);
             nsPerPartition += (perPartition - nsPerPartition) / 8; // a moving average over the last topics made
-            drain.made(p.partitions, System.nanoTime());
+            drain.made(slice, System.nanoTime());
+            if (upTo < p.partitions)
+            {
+                queue.addFirst(p); // the rest next: topics are made in the order they were journaled
+                return p;
+            }
         }
         catch (final Throwable ex) // one topic's failure, an Error too, costs that topic alone
         {
             journal.unmade();
-            LOG.error("making the files of topic {}, created and answered, failed: it is made at the next start", p.name, ex);
+            partitions -= p.partitions - upTo; // a large topic's rest: not made before the next start
+            LOG.error("making the files of topic {}, created and answered, failed: {} made at the next start", p.name,
+                p.large() ? "its partitions from " + p.made + " are" : "it is", ex);
         }
         byName.remove(p.name); // after its publication: see filesFailed
         return p;
+    }
+
+    /** The published version of large topic {@code p}, which a deletion would have dropped from the pending ones first. */
+    private io.ferrite.broker.topic.Topic published(final Pending p)
+    {
+        final io.ferrite.broker.topic.Topic t = topics.topic(p.name);
+        if (t == null || t.isDeleted() || t.idMostSignificantBits != p.id[0] || t.idLeastSignificantBits != p.id[1])
+        {
+            throw new IllegalStateException("topic " + p.name + ", being made, is not published with its id");
+        }
+        return t;
     }
 
     /**
@@ -388,45 +476,5 @@ public final class PendingCreations
             LOG.warn("rewriting the creation journal {} failed before its rename: it keeps every record (replayed idempotently)",
                 journal.file(), ex);
         }
-    }
-
-    /** A failed topic's partition directories, if its cleanup left any, renamed for deletion (removed by the next start). */
-    private void removeLeftovers(final String name) throws IOException
-    {
-        for (final Path dir : logDirs)
-        {
-            final List<Path> left;
-            try (java.util.stream.Stream<Path> list = Files.list(dir))
-            {
-                left = list.filter(d -> isPartitionOf(d.getFileName().toString(), name) && Files.isDirectory(d)).toList();
-            }
-            for (final Path d : left)
-            {
-                final String suffix = "." + UUID.randomUUID().toString().replace("-", "") + "-delete";
-                final String kept = d.getFileName().toString();
-                Files.move(d, d.resolveSibling(kept.substring(0, Math.min(kept.length(), 255 - suffix.length())) + suffix));
-            }
-            if (!left.isEmpty())
-            {
-                DurableFile.fsyncDirectory(dir);
-            }
-        }
-    }
-
-    /** Whether {@code file} is {@code <name>-<partition>}. */
-    static boolean isPartitionOf(final String file, final String name)
-    {
-        if (!file.startsWith(name) || file.length() < name.length() + 2 || file.charAt(name.length()) != '-')
-        {
-            return false;
-        }
-        for (int i = name.length() + 1; i < file.length(); i++)
-        {
-            if (!Character.isDigit(file.charAt(i)))
-            {
-                return false;
-            }
-        }
-        return true;
     }
 }

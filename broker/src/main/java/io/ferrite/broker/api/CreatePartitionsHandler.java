@@ -76,7 +76,7 @@ public final class CreatePartitionsHandler implements RequestHandler
             }
             else if (!check(g, topic))
             {
-                final String assignment = checkAssignments(t.assignments(), g.count - topic.partitions.length);
+                final String assignment = checkAssignments(t.assignments(), g.count - topic.plannedPartitions());
                 if (assignment != null)
                 {
                     g.answer(Errors.INVALID_REPLICA_ASSIGNMENT, assignment);
@@ -102,7 +102,7 @@ public final class CreatePartitionsHandler implements RequestHandler
             g.answer(PartitionLookup.notFound(topic, false), "This server does not host this topic-partition.");
             return true;
         }
-        return check(g, topic.partitions.length);
+        return check(g, topic.plannedPartitions()); // a large topic being made in slices: its whole count, as clients see it
     }
 
     /** Kafka's checks of the count against a topic's {@code current} partitions: true (with the answer set) when they fail. */
@@ -166,7 +166,8 @@ public final class CreatePartitionsHandler implements RequestHandler
             admin.creations().makeThrough(g.name); // answered as created and pending: made first, in order
         }
         final Topic topic = plannedOnly ? null : topics.topic(g.name);
-        if (!plannedOnly && PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null) // its files failed
+        if (!plannedOnly && (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null // its files failed
+            || PartitionLookup.live(topic) != null && topic.partitions.length < topic.plannedPartitions())) // a slice's failed
         {
             g.answer(Errors.KAFKA_STORAGE_ERROR, ConfigChanges.filesFailed(g.name));
             return;

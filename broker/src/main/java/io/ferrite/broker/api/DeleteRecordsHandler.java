@@ -77,7 +77,7 @@ public final class DeleteRecordsHandler implements RequestHandler
                 deletions[i][j] = d;
                 if (partition == null)
                 {
-                    d.answer(-1, PartitionLookup.notFound(topic, false));
+                    d.answer(-1, PartitionLookup.notFound(topic, false, p.partitionIndex()));
                 }
                 else
                 {

@@ -5,6 +5,7 @@ import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicIds;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.DeleteTopicsRequestDecoder;
@@ -114,7 +115,7 @@ public final class DeleteTopicsHandler implements RequestHandler
             return t.name();
         }
         final Topic topic = topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
-        return topic != null ? topic.name : TopicRegistry.encode(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
+        return topic != null ? topic.name : TopicIds.encode(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
     }
 
     private Deletion check(final Deletion d, final Topic topic, final boolean repeated)
@@ -234,7 +235,19 @@ public final class DeleteTopicsHandler implements RequestHandler
             {
                 admin.journal().deleting(current.name, current.idMostSignificantBits, current.idLeastSignificantBits);
             }
-            topics.delete(current); // its logs closed and renamed: the name is free when this answers
+            try
+            {
+                topics.delete(current); // its logs closed and renamed: the name is free when this answers
+            }
+            finally
+            {
+                // a large topic still being made in slices: no more of its files; after the renames, as this may empty
+                // the journal (a start must not load its made partitions as a topic)
+                if (admin.creations() != null)
+                {
+                    admin.creations().deleted(current.name, new long[] {current.idMostSignificantBits, current.idLeastSignificantBits});
+                }
+            }
         }
         catch (final java.io.IOException ex)
         {

@@ -379,7 +379,7 @@ public final class FetchHandler implements RequestHandler
                     boolean diverging = false;
                     if (partition == null)
                     {
-                        error = PartitionLookup.notFound(topic, version >= 13);
+                        error = PartitionLookup.notFound(topic, version >= 13, p.partition());
                     }
                     else if (check != Errors.NONE)
                     {

@@ -219,7 +219,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
                     continue;
                 }
                 final Partition partition = PartitionLookup.partition(topic, p.getKey());
-                answer(p.getKey(), n.timestamp(), version, topic, partition, error(topic, partition, n.currentLeaderEpoch()));
+                answer(p.getKey(), n.timestamp(), version, topic, partition, error(topic, p.getKey(), partition, n.currentLeaderEpoch()));
             }
         }
         return endResponse(outOffset);

@@ -242,8 +242,11 @@ public final class MetadataHandler implements RequestHandler
     {
         t.errorCode(Errors.NONE).name(topic.name).topicId(topic.idMostSignificantBits, topic.idLeastSignificantBits)
             .isInternal(topic.isInternal());
-        final MetadataResponseEncoder.MetadataResponsePartition p = t.partitions(topic.partitions.length);
-        for (int i = 0; i < topic.partitions.length; i++)
+        // every partition, those being made too: their leader is this node, which answers them NOT_LEADER_OR_FOLLOWER
+        // until their files are made, as Kafka 4.4 lists a committed topic whole before its broker made the logs
+        final int count = topic.plannedPartitions();
+        final MetadataResponseEncoder.MetadataResponsePartition p = t.partitions(count);
+        for (int i = 0; i < count; i++)
         {
             p.next().errorCode(Errors.NONE).partitionIndex(i).leaderId(nodeId).leaderEpoch(0);
             p.replicaNodes(1).addInt32(nodeId);

@@ -58,6 +58,16 @@ public final class PartitionLookup
     }
 
     /**
+     * {@link #notFound}, but for partition {@code index} of a live topic whose files are still being made in slices
+     * ({@link Topic#isBeingMade}): NOT_LEADER_OR_FOLLOWER, Kafka 4.4's answer for a partition its broker knows from the
+     * metadata and does not host yet (the clients refresh their metadata and retry).
+     */
+    public static short notFound(final Topic topic, final boolean byId, final int index)
+    {
+        return topic != null && !topic.isDeleted() && topic.isBeingMade(index) ? Errors.NOT_LEADER_OR_FOLLOWER : notFound(topic, byId);
+    }
+
+    /**
      * The error for a read whose partition's log closed under the request ({@code LogClosedException}):
      * a topic deleted meanwhile is not found, as Kafka answers once the partition is gone (by id:
      * UNKNOWN_TOPIC_ID); otherwise the broker is shutting down, and Kafka's answer for a partition it

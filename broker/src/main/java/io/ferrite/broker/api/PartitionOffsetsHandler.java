@@ -90,8 +90,9 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
             while (p.hasNext())
             {
                 p.next();
-                final Partition partition = PartitionLookup.partition(topic, request.partitionIndex().applyAsInt(p));
-                partition(p, topic, partition, error(topic, partition, request.currentLeaderEpoch().applyAsInt(p)));
+                final int index = request.partitionIndex().applyAsInt(p);
+                final Partition partition = PartitionLookup.partition(topic, index);
+                partition(p, topic, partition, error(topic, index, partition, request.currentLeaderEpoch().applyAsInt(p)));
             }
         }
         return outOffset + response.finish();
@@ -101,9 +102,9 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
      * The error Kafka's leader answers before it reads the log: the partition not found, else
      * {@link FetchOrigin#leaderCheck} (followed here, or another current leader epoch than the one led at).
      */
-    static short error(final Topic topic, final Partition partition, final int currentLeaderEpoch)
+    static short error(final Topic topic, final int index, final Partition partition, final int currentLeaderEpoch)
     {
-        return partition == null ? PartitionLookup.notFound(topic, false) : FetchOrigin.leaderCheck(partition, currentLeaderEpoch);
+        return partition == null ? PartitionLookup.notFound(topic, false, index) : FetchOrigin.leaderCheck(partition, currentLeaderEpoch);
     }
 
     /**

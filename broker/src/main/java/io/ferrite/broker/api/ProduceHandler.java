@@ -164,7 +164,7 @@ public final class ProduceHandler implements RequestHandler
                     }
                     else if (partition == null)
                     {
-                        check = PartitionLookup.notFound(topic, version >= 13);
+                        check = PartitionLookup.notFound(topic, version >= 13, p.index());
                     }
                     else if (topic.isInternal())
                     {

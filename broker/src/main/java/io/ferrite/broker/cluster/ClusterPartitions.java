@@ -5,6 +5,7 @@ import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.replica.IsrProposals;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicIds;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.replication.ClusterNode;
 import org.slf4j.Logger;
@@ -402,8 +403,8 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
             {
                 LOG.error("{}-{}: InconsistentTopicIdException: the local topic's id {} is not the cluster's {}: its data " +
                     "is kept and the partition is offline on this node", topic.name(), partition,
-                    TopicRegistry.encode(local.idMostSignificantBits, local.idLeastSignificantBits),
-                    TopicRegistry.encode(id[0], id[1]));
+                    TopicIds.encode(local.idMostSignificantBits, local.idLeastSignificantBits),
+                    TopicIds.encode(id[0], id[1]));
                 return null;
             }
             imageIds.put(topic.name(), id);

@@ -1,6 +1,7 @@
 package io.ferrite.broker.cluster;
 
 import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicIds;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,7 +49,7 @@ final class StrayTopics
                     renamed.accept(local.name);
                     LOG.warn("{}: stray topic (its id {} is not in the cluster's metadata, or no replica of it is assigned " +
                         "to this node): its logs renamed -stray, kept, not served; delete them by hand if they are not wanted",
-                        local.name, TopicRegistry.encode(local.idMostSignificantBits, local.idLeastSignificantBits));
+                        local.name, TopicIds.encode(local.idMostSignificantBits, local.idLeastSignificantBits));
                 }
                 catch (final java.io.IOException | RuntimeException ex)
                 {

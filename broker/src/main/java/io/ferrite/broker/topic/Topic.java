@@ -10,13 +10,27 @@ public final class Topic
     final byte[] nameBytes;
     public final long idMostSignificantBits;
     public final long idLeastSignificantBits;
+    /** The partitions made (0 to n - 1); those from n on up to {@link #plannedPartitions} are being made. */
     public final Partition[] partitions;
+    /**
+     * The partitions the topic has as clients see it (Metadata, CreatePartitions' count): more than {@link #partitions}
+     * while a large topic is made in slices after its CreateTopics was answered (a partition not made yet answers
+     * NOT_LEADER_OR_FOLLOWER, as a Kafka 4.4 broker answers for a partition in its metadata whose log it has not made).
+     */
+    private final int planned;
     /** The topic config overrides (the same on every partition). */
     public final Map<String, String> overrides;
     private volatile boolean deleted;
 
     Topic(final String name, final long idMsb, final long idLsb, final Partition[] partitions, final Map<String, String> overrides)
     {
+        this(name, idMsb, idLsb, partitions, overrides, partitions.length);
+    }
+
+    Topic(final String name, final long idMsb, final long idLsb, final Partition[] partitions, final Map<String, String> overrides,
+        final int planned)
+    {
+        this.planned = Math.max(planned, partitions.length);
         this.name = name;
         this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
         this.idMostSignificantBits = idMsb;
@@ -28,6 +42,18 @@ public final class Topic
     public Partition partition(final int index)
     {
         return index >= 0 && index < partitions.length ? partitions[index] : null;
+    }
+
+    /** The partitions clients see: the ones made and the ones being made. */
+    public int plannedPartitions()
+    {
+        return planned;
+    }
+
+    /** Whether partition {@code index} is one of the topic's that is not made yet (answered NOT_LEADER_OR_FOLLOWER meanwhile). */
+    public boolean isBeingMade(final int index)
+    {
+        return index >= partitions.length && index < planned;
     }
 
     /** Set when DeleteTopics removes it: requests that still hold it answer as for an unknown topic. */

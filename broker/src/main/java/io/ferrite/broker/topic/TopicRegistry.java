@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -35,7 +34,6 @@ import java.util.TreeMap;
 public final class TopicRegistry
 {
     private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
-    static final String PARTITION_METADATA = "partition.metadata";
     /**
      * Written (and fsynced) in the directory of a deleted topic's partition whose log the deletion
      * could not close or rename (and by versions that deleted the logs a moment after the answer):
@@ -125,7 +123,7 @@ public final class TopicRegistry
                     // a CreatePartitions cut short: fill the gap so the topic has no hole
                     log = logs.createLog(name, p, logs.overrides(name, e.getValue().get(0).partition()));
                 }
-                final long[] partitionId = readTopicId(log.dir());
+                final long[] partitionId = TopicIds.read(log.dir());
                 if (partitionId != null)
                 {
                     id = partitionId;
@@ -146,7 +144,7 @@ public final class TopicRegistry
                 {
                     logs.updateConfig(name, p, configs); // durable (or its file removed, durably) before the id below
                 }
-                writeTopicId(partitions[p].log.dir(), id);
+                TopicIds.write(partitions[p].log.dir(), id);
             }
             // the stored overrides, not config().overrides(): that one has the broker's topic defaults merged in
             topics.add(new Topic(name, id[0], id[1], partitions, logs.overrides(name, 0)));
@@ -239,7 +237,7 @@ public final class TopicRegistry
         // all or nothing, partition.metadata included: a failure leaves no partition behind (left, it would keep
         // the name taken and come back as a topic of its own after a restart); nothing after it may fail, as
         // nothing after it would remove them
-        final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides, (dir, p) -> writeNewTopicId(dir, id));
+        final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides, (dir, p) -> TopicIds.writeNew(dir, id));
         final Partition[] created = new Partition[partitions];
         for (int p = 0; p < partitions; p++)
         {
@@ -255,16 +253,37 @@ public final class TopicRegistry
     {
         final long[] id = {topic.idMostSignificantBits, topic.idLeastSignificantBits};
         final int from = topic.partitions.length;
-        final PartitionLog[] made = logs.createLogs(topic.name, from, count, topic.overrides, (dir, p) -> writeNewTopicId(dir, id));
+        final PartitionLog[] made = logs.createLogs(topic.name, from, count, topic.overrides, (dir, p) -> TopicIds.writeNew(dir, id));
         final Partition[] partitions = java.util.Arrays.copyOf(topic.partitions, count);
         for (int p = from; p < count; p++)
         {
             partitions[p] = new Partition(topic.name, p, made[p - from], owner(topic.name, p));
         }
         final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, partitions,
-            topic.overrides);
+            topic.overrides, topic.plannedPartitions()); // a slice of a large topic's creation leaves its count as planned
         publish(updated, topic);
         return updated;
+    }
+
+    /**
+     * Publishes topic {@code name} of {@code partitions} partitions (id {@code id}, answered to a CreateTopics) with none
+     * of them made yet: clients see it whole while its files are made in slices ({@link #addPartitions} up to the count),
+     * each partition answering NOT_LEADER_OR_FOLLOWER until it is made ({@link Topic#isBeingMade}).
+     *
+     * @throws IllegalArgumentException when it exists
+     * @throws io.ferrite.log.config.ConfigException for an invalid config
+     */
+    public Topic plan(final String name, final int partitions, final Map<String, String> overrides, final long[] id)
+    {
+        assert isWriter() : Thread.currentThread() + " plans a topic, whose writer is " + writer;
+        if (tables.byNameString(name) != null)
+        {
+            throw new IllegalArgumentException("Topic '" + name + "' already exists.");
+        }
+        io.ferrite.log.LogConfig.of(overrides);
+        final Topic topic = new Topic(name, id[0], id[1], new Partition[0], overrides, partitions);
+        publish(topic, null);
+        return topic;
     }
 
     /**
@@ -289,7 +308,7 @@ public final class TopicRegistry
             logs.updateConfig(topic.name, p.index, overrides);
         }
         final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, topic.partitions,
-            overrides);
+            overrides, topic.plannedPartitions());
         publish(updated, topic);
         return updated;
     }
@@ -395,9 +414,9 @@ public final class TopicRegistry
         final long[] before = creating.put(name, id);
         if (before != null)
         {
-            creatingById.remove(encode(before[0], before[1]), name);
+            creatingById.remove(TopicIds.encode(before[0], before[1]), name);
         }
-        creatingById.put(encode(id[0], id[1]), name);
+        creatingById.put(TopicIds.encode(id[0], id[1]), name);
     }
 
     /** The writer: topic {@code name} marked {@link #creating} is published (before this), or deleted. */
@@ -407,7 +426,7 @@ public final class TopicRegistry
         final long[] id = creating.remove(name);
         if (id != null)
         {
-            creatingById.remove(encode(id[0], id[1]), name);
+            creatingById.remove(TopicIds.encode(id[0], id[1]), name);
         }
     }
 
@@ -420,7 +439,7 @@ public final class TopicRegistry
     /** The name of a topic answered as created whose files are being made, by id, or null. */
     public String creatingName(final long idMsb, final long idLsb)
     {
-        return creatingById.get(encode(idMsb, idLsb));
+        return creatingById.get(TopicIds.encode(idMsb, idLsb));
     }
 
     /** A new topic id (most, least significant bits), unused by the published topics: for a creation journaled before its files. */
@@ -443,65 +462,13 @@ public final class TopicRegistry
         }
     }
 
-    /** Kafka's partition.metadata: {@code version: 0} and {@code topic_id: <base64url>}; durable on return. */
-    static void writeTopicId(final Path partitionDir, final long[] id) throws IOException
-    {
-        final Path file = partitionDir.resolve(PARTITION_METADATA);
-        final byte[] text = topicIdText(id);
-        if (!Files.exists(file) || !java.util.Arrays.equals(Files.readAllBytes(file), text))
-        {
-            DurableFile.write(file, text);
-        }
-    }
-
-    /** As {@link #writeTopicId} in a partition directory being created, which its creation fsyncs once. */
-    private static void writeNewTopicId(final Path partitionDir, final long[] id) throws IOException
-    {
-        DurableFile.writeContent(partitionDir.resolve(PARTITION_METADATA), topicIdText(id));
-    }
-
-    private static byte[] topicIdText(final long[] id)
-    {
-        return ("version: 0\ntopic_id: " + encode(id[0], id[1]) + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    }
-
-    static long[] readTopicId(final Path partitionDir) throws IOException
-    {
-        final Path file = partitionDir.resolve(PARTITION_METADATA);
-        if (!Files.exists(file))
-        {
-            return null;
-        }
-        for (final String line : Files.readAllLines(file))
-        {
-            if (line.startsWith("topic_id:"))
-            {
-                return decode(line.substring("topic_id:".length()).trim());
-            }
-        }
-        return null;
-    }
-
-    /** Kafka's text form of a UUID: the 16 bytes, base64url without padding. */
-    public static String encode(final long msb, final long lsb)
-    {
-        final java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16).putLong(msb).putLong(lsb);
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
-    }
-
-    static long[] decode(final String text)
-    {
-        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Base64.getUrlDecoder().decode(text));
-        return new long[] {b.getLong(), b.getLong()};
-    }
-
     /** For tests: the topic ids by name. */
     Map<String, String> ids()
     {
         final Map<String, String> ids = new HashMap<>();
         for (final Topic t : tables.list)
         {
-            ids.put(t.name, encode(t.idMostSignificantBits, t.idLeastSignificantBits));
+            ids.put(t.name, TopicIds.encode(t.idMostSignificantBits, t.idLeastSignificantBits));
         }
         return ids;
     }

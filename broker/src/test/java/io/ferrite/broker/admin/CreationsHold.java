@@ -16,6 +16,18 @@ public final class CreationsHold
         creations.hold(hold);
     }
 
+    /** On the agent's thread (through {@code AdminAgent.execute}): one chunk made while held — a large topic's next slice. */
+    public static void chunk(final PendingCreations creations)
+    {
+        creations.makeOneChunk();
+    }
+
+    /** The partitions a chunk makes at most: a topic of more is published at once and made in slices of this many. */
+    public static int chunkPartitions()
+    {
+        return PendingCreations.CHUNK_PARTITIONS;
+    }
+
     /** The backlog's bound in estimated work (10 s unless a test sets another). */
     public static void backlog(final PendingCreations creations, final java.time.Duration work)
     {

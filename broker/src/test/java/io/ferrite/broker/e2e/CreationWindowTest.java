@@ -77,7 +77,7 @@ class CreationWindowTest
         final Path whole = Files.createDirectory(data.resolve("kept-0")); // made whole: its configs, then its id
         Files.writeString(whole.resolve("partition.properties"), "cleanup.policy=compact\nretention.ms=-1\n");
         Files.writeString(whole.resolve("partition.metadata"), "version: 0\ntopic_id: "
-            + io.ferrite.broker.topic.TopicRegistry.encode(msb, lsb) + "\n");
+            + io.ferrite.broker.topic.TopicIds.encode(msb, lsb) + "\n");
         Files.createDirectory(data.resolve("kept-1")); // killed after its mkdir, before its partition.properties
         Files.createDirectory(data.resolve("only-dir-0")); // another topic, whose directory alone was made
         try (CreationJournal journal = CreationJournal.open(data))
@@ -99,7 +99,7 @@ class CreationWindowTest
                     assertTrue(stored.contains("cleanup.policy=compact") && stored.contains("retention.ms=-1"), topic + "-" + p + ": " + stored);
                 }
             }
-            assertEquals(Uuid.fromString(io.ferrite.broker.topic.TopicRegistry.encode(msb, lsb)),
+            assertEquals(Uuid.fromString(io.ferrite.broker.topic.TopicIds.encode(msb, lsb)),
                 admin.describeTopics(List.of("kept")).allTopicNames().get(30, TimeUnit.SECONDS).get("kept").topicId());
         }
         // and again: the configs are in the files now (the journal emptied)
@@ -207,7 +207,7 @@ class CreationWindowTest
                     assertTrue(fetched == Errors.NONE.code() || fetched == Errors.UNKNOWN_TOPIC_ID.code(), "Fetch " + fetched);
                 }
                 produceAndConsume(broker, last);
-                assertEquals(id, Uuid.fromString(io.ferrite.broker.topic.TopicRegistry.encode(
+                assertEquals(id, Uuid.fromString(io.ferrite.broker.topic.TopicIds.encode(
                     broker.broker.topics().topic(last).idMostSignificantBits, broker.broker.topics().topic(last).idLeastSignificantBits)));
             }
             System.out.println("answers of a topic being made: " + unknownSeen + " UNKNOWN_TOPIC_OR_PARTITION of 6 Metadata");
@@ -224,10 +224,16 @@ class CreationWindowTest
 
     private static short listOffsets(final RawClient raw, final String topic) throws Exception
     {
+        return listOffsets(raw, topic, 0);
+    }
+
+    /** A ListOffsets (v7, latest) of one partition: its error. */
+    static short listOffsets(final RawClient raw, final String topic, final int partition) throws Exception
+    {
         final short version = 7;
         final ListOffsetsRequestData request = new ListOffsetsRequestData().setReplicaId(-1).setTopics(List.of(
             new ListOffsetsRequestData.ListOffsetsTopic().setName(topic).setPartitions(List.of(
-                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1)))));
+                new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(partition).setTimestamp(-1)))));
         final ListOffsetsResponseData response = new ListOffsetsResponseData(
             new ByteBufferAccessor(raw.exchange(ApiKeys.LIST_OFFSETS, version, request)), version);
         return response.topics().get(0).partitions().get(0).errorCode();
@@ -235,10 +241,16 @@ class CreationWindowTest
 
     private static short fetch(final RawClient raw, final Uuid id) throws Exception
     {
+        return fetch(raw, id, 0);
+    }
+
+    /** A Fetch (v13, by topic id, no wait) of one partition from offset 0: its error, or the response's. */
+    static short fetch(final RawClient raw, final Uuid id, final int partition) throws Exception
+    {
         final short version = 13;
         final FetchRequestData request = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(0)
             .setMaxBytes(1 << 20).setTopics(List.of(new FetchRequestData.FetchTopic().setTopicId(id).setPartitions(List.of(
-                new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 20)))));
+                new FetchRequestData.FetchPartition().setPartition(partition).setFetchOffset(0).setPartitionMaxBytes(1 << 20)))));
         final FetchResponseData response = new FetchResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.FETCH, version, request)),
             version);
         return response.errorCode() != 0 ? response.errorCode() : response.responses().get(0).partitions().get(0).errorCode();

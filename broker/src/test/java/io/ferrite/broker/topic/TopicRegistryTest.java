@@ -67,7 +67,7 @@ class TopicRegistryTest
             final String text = Files.readString(dir.resolve("prices-0").resolve("partition.metadata"));
             final Uuid expected = new Uuid(topic.idMostSignificantBits, topic.idLeastSignificantBits);
             assertEquals("version: 0\ntopic_id: " + expected + "\n", text);
-            assertEquals(expected, Uuid.fromString(TopicRegistry.encode(topic.idMostSignificantBits, topic.idLeastSignificantBits)));
+            assertEquals(expected, Uuid.fromString(TopicIds.encode(topic.idMostSignificantBits, topic.idLeastSignificantBits)));
         }
     }
 

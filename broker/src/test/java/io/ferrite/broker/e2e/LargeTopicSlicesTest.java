@@ -1,0 +1,278 @@
+package io.ferrite.broker.e2e;
+
+import io.ferrite.broker.admin.CreationJournal;
+import io.ferrite.broker.admin.CreationsHold;
+import io.ferrite.broker.admin.PendingCreations;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.testing.Await;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A topic of more partitions than a chunk, journaled and answered: published whole at once and made in slices between
+ * the agent's commands, as Kafka 4.4's Metadata lists a committed topic whole while its broker makes the logs, and a
+ * partition whose log is not made answers NOT_LEADER_OR_FOLLOWER (the clients retry). The chunks are held with
+ * {@link CreationsHold} and stepped one at a time on the agent, so what is made is certain, not a matter of timing.
+ */
+class LargeTopicSlicesTest
+{
+    private static final Map<String, String> KEPT = Map.of("cleanup.policy", "compact", "retention.ms", "-1");
+
+    @TempDir
+    Path dir;
+
+    /**
+     * Metadata lists all 350 partitions with this node as leader at once; Produce (a producer that does not retry),
+     * ListOffsets and Fetch of a partition not made answer NOT_LEADER_OR_FOLLOWER, of a made one NONE; another CreateTopics is answered while the topic is partly
+     * made; a producer's record to its last partition is acknowledged once the rest is made (its retries), and the
+     * journal empties.
+     */
+    @Test
+    void aLargeTopicIsListedWholeAtOnceAndAnswersNotLeaderForWhatIsNotMade() throws Exception
+    {
+        final int chunk = CreationsHold.chunkPartitions();
+        final int count = 3 * chunk + 50;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            final CreateTopicsResult created = admin.createTopics(List.of(new NewTopic("huge", count, (short)1).configs(KEPT)));
+            created.all().get(30, TimeUnit.SECONDS);
+            final Uuid id = created.topicId("huge").get();
+            final MetadataResponseData.MetadataResponseTopic listed = metadata(raw, "huge");
+            assertEquals(Errors.NONE.code(), listed.errorCode());
+            assertEquals(id, listed.topicId());
+            assertEquals(count, listed.partitions().size(), "listed whole at once");
+            final int leader = listed.partitions().get(0).leaderId();
+            assertTrue(leader >= 0, "a leader");
+            listed.partitions().forEach(p -> assertEquals(leader, p.leaderId(), "leader of " + p.partitionIndex()));
+            assertFalse(Files.exists(dir.resolve("huge-0")), "held: nothing made");
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), CreationWindowTest.listOffsets(raw, "huge", 0));
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), CreationWindowTest.fetch(raw, id, count - 1));
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), CreationWindowTest.listOffsets(raw, "huge", count), "past its count");
+
+            step(broker, pending);
+            assertEquals(chunk, made(broker, "huge"), "one slice made");
+            assertEquals(Errors.NONE.code(), CreationWindowTest.listOffsets(raw, "huge", chunk - 1));
+            assertEquals(Errors.NONE.code(), CreationWindowTest.fetch(raw, id, 0));
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), CreationWindowTest.listOffsets(raw, "huge", chunk));
+            admin.createTopics(List.of(new NewTopic("small", 3, (short)1))).all().get(30, TimeUnit.SECONDS);
+            assertEquals(chunk, made(broker, "huge"), "another CreateTopics answered with the large topic partly made");
+
+            try (KafkaProducer<byte[], byte[]> once = broker.producer(Map.of("acks", "1", "retries", 0, "enable.idempotence", false)))
+            {
+                final ExecutionException notMade = assertThrows(ExecutionException.class,
+                    () -> once.send(record("huge", chunk)).get(30, TimeUnit.SECONDS));
+                assertInstanceOf(NotLeaderOrFollowerException.class, notMade.getCause(), "Produce to a partition not made, unretried");
+            }
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of("acks", "all")))
+            {
+                producer.send(record("huge", 0)).get(30, TimeUnit.SECONDS); // made: acknowledged while the rest is held
+                final Future<RecordMetadata> last = producer.send(record("huge", count - 1));
+                CreationsHold.hold(pending, false);
+                assertEquals(0, last.get(60, TimeUnit.SECONDS).offset(), "acknowledged once made, through the producer's retries");
+            }
+            Await.await(() -> pending.size() == 0 && made(broker, "huge") == count && made(broker, "small") == 3,
+                Duration.ofSeconds(60), "every slice made");
+            Await.await(() -> Files.size(dir.resolve(CreationJournal.FILE_NAME)) == 0, Duration.ofSeconds(30), "the journal emptied");
+            final TopicDescription d = admin.describeTopics(List.of("huge")).allTopicNames().get(30, TimeUnit.SECONDS).get("huge");
+            assertEquals(count, d.partitions().size());
+            assertEquals(id, d.topicId());
+        }
+    }
+
+    /**
+     * The backlog's bound counts a large topic's partitions not made: with 1 ms a partition and 300 ms of work, 250
+     * left of the large topic and a request of 100 make one more slice before that request is answered.
+     */
+    @Test
+    void theBacklogBoundCountsTheLargeTopicsUnmadePartitions() throws Exception
+    {
+        final int chunk = CreationsHold.chunkPartitions();
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            CreationsHold.estimate(pending, Duration.ofMillis(1));
+            CreationsHold.backlog(pending, Duration.ofMillis(3 * chunk));
+            admin.createTopics(List.of(new NewTopic("huge", 3 * chunk + 50, (short)1))).all().get(30, TimeUnit.SECONDS);
+            step(broker, pending);
+            assertEquals(chunk, made(broker, "huge"));
+            admin.createTopics(List.of(new NewTopic("more", chunk, (short)1))).all().get(30, TimeUnit.SECONDS);
+            assertEquals(2 * chunk, made(broker, "huge"), "250 + 100 over a bound of 300: one more slice before the answer");
+            assertTrue(pending.isPending("huge") && pending.isPending("more"));
+            CreationsHold.hold(pending, false);
+            Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
+        }
+    }
+
+    /**
+     * A DeleteTopics of a topic partly made: answered NONE, no more of its files made, its name free; the name created
+     * again is a new topic with a new id; after a restart neither the deleted topic nor its partitions come back.
+     * A CreatePartitions of a partly made one is checked against its whole count (INVALID_PARTITIONS for that count, as
+     * Kafka's controller answers from the topic it committed) and grows it once it is made.
+     */
+    @Test
+    void aPartlyMadeTopicDeletedOrGrownAsKafkasControllerWould() throws Exception
+    {
+        final int chunk = CreationsHold.chunkPartitions();
+        final int count = 2 * chunk + 50;
+        Uuid again;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            admin.createTopics(List.of(new NewTopic("gone", count, (short)1), new NewTopic("grown", count, (short)1)))
+                .all().get(30, TimeUnit.SECONDS);
+            step(broker, pending);
+            assertEquals(chunk, made(broker, "gone"));
+            admin.deleteTopics(List.of("gone")).all().get(30, TimeUnit.SECONDS);
+            assertTrue(broker.broker.topics().topic("gone") == null && !pending.isPending("gone"), "deleted and dropped");
+            final CreateTopicsResult recreated = admin.createTopics(List.of(new NewTopic("gone", 2, (short)1)));
+            recreated.all().get(30, TimeUnit.SECONDS);
+            again = recreated.topicId("gone").get();
+
+            final ExecutionException same = assertThrows(ExecutionException.class,
+                () -> admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(count))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidPartitionsException.class, same.getCause());
+            admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(count + 5))).all().get(30, TimeUnit.SECONDS);
+            assertEquals(count + 5, made(broker, "grown"), "made, then grown");
+            CreationsHold.hold(pending, false);
+            Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
+            assertFalse(Files.exists(dir.resolve("gone-" + chunk)), "no file of the deleted topic made after its deletion");
+        }
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final TopicDescription d = admin.describeTopics(List.of("gone")).allTopicNames().get(30, TimeUnit.SECONDS).get("gone");
+            assertEquals(again, d.topicId(), "the new topic, not the deleted one");
+            assertEquals(2, d.partitions().size());
+        }
+    }
+
+    /**
+     * A child JVM given one CreateTopics of 1 500 partitions, SIGKILLed once its first three slices exist (published
+     * partly made): started again,
+     * the topic is there whole with the id and configs answered, and its last partition takes a record.
+     */
+    @Test
+    void aSigkillInTheMiddleOfALargeTopicMakesTheRestAtTheStart() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final int count = 1500;
+        final String[] args = {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
+        ServerCommand.Running server = ServerCommand.start(dir, Map.of(), args);
+        final Uuid id;
+        try (Admin admin = admin(server.port()))
+        {
+            final CreateTopicsResult result = admin.createTopics(List.of(new NewTopic("big", count, (short)1).configs(KEPT)));
+            result.all().get(60, TimeUnit.SECONDS);
+            id = result.topicId("big").get();
+            final int slices = 3 * CreationsHold.chunkPartitions();
+            Await.await(() -> Files.isDirectory(data.resolve("big-" + slices)), Duration.ofSeconds(120), "three slices made");
+            server.process().destroyForcibly();
+            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+            assertEquals(137, server.process().exitValue(), "killed");
+        }
+        long atKill = 0;
+        for (int p = 0; p < count; p++)
+        {
+            atKill += Files.isDirectory(data.resolve("big-" + p)) ? 1 : 0;
+        }
+        System.out.println("partition directories at the kill: " + atKill + " of " + count);
+        server = ServerCommand.start(dir, Map.of(), args);
+        try (Admin admin = admin(server.port()))
+        {
+            final TopicDescription d = admin.describeTopics(List.of("big")).allTopicNames().get(60, TimeUnit.SECONDS).get("big");
+            assertEquals(id, d.topicId());
+            assertEquals(count, d.partitions().size());
+            final var configs = admin.describeConfigs(List.of(new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "big"))).all().get(60, TimeUnit.SECONDS);
+            assertEquals("compact", configs.values().iterator().next().get("cleanup.policy").value());
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + server.port(),
+                "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
+                "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class)))
+            {
+                assertEquals(0, producer.send(record("big", count - 1)).get(60, TimeUnit.SECONDS).offset());
+            }
+            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+        }
+        finally
+        {
+            server.stop();
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(atKill < count, "every partition was made before the kill: nothing replayed");
+    }
+
+    /** One chunk made on the agent's thread, held or not; returns once it is. */
+    private static void step(final RunningBroker broker, final PendingCreations pending) throws Exception
+    {
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        broker.broker.admin().execute(() ->
+        {
+            CreationsHold.chunk(pending);
+            done.complete(null);
+        });
+        done.get(60, TimeUnit.SECONDS);
+    }
+
+    /** The partitions of {@code name} made (published with their logs), 0 when it is not published. */
+    private static int made(final RunningBroker broker, final String name)
+    {
+        final Topic t = broker.broker.topics().topic(name);
+        return t == null ? 0 : t.partitions.length;
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(final String topic, final int partition)
+    {
+        return new ProducerRecord<>(topic, partition, null, ("p" + partition).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static MetadataResponseData.MetadataResponseTopic metadata(final RawClient raw, final String topic) throws Exception
+    {
+        final short version = 12;
+        final MetadataRequestData request = new MetadataRequestData().setAllowAutoTopicCreation(false)
+            .setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setName(topic)));
+        return new MetadataResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.METADATA, version, request)), version)
+            .topics().find(topic);
+    }
+
+    private static Admin admin(final int port)
+    {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port));
+    }
+}
