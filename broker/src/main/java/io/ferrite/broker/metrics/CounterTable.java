@@ -14,9 +14,14 @@ import java.util.Map;
  */
 final class CounterTable
 {
-    /** One row: its label and value. */
-    record Row(String label, long value)
+    /** One row: its label, value and Agrona type id ({@link CounterTypes}). */
+    record Row(String label, long value, int typeId)
     {
+        /** A level, not a count: a rate of it means nothing. */
+        boolean isGauge()
+        {
+            return typeId == CounterTypes.CONNECTIONS_OPEN;
+        }
     }
 
     private CounterTable()
@@ -25,17 +30,18 @@ final class CounterTable
 
     static List<Row> read(final CountersReader reader, final boolean perThread, final String filter)
     {
-        final Map<String, long[]> sums = new LinkedHashMap<>();
+        final Map<String, long[]> sums = new LinkedHashMap<>(); // label -> {sum, type id}
         reader.forEach((value, id, label) ->
         {
             final String name = perThread ? label : withoutThread(label);
             if (filter == null || name.contains(filter))
             {
-                sums.computeIfAbsent(name, k -> new long[1])[0] += value;
+                final long[] sum = sums.computeIfAbsent(name, k -> new long[] {0, reader.getCounterTypeId(id)});
+                sum[0] += value;
             }
         });
         final List<Row> rows = new ArrayList<>(sums.size());
-        sums.forEach((label, sum) -> rows.add(new Row(label, sum[0])));
+        sums.forEach((label, sum) -> rows.add(new Row(label, sum[0], (int)sum[1])));
         return rows;
     }
 

@@ -43,6 +43,7 @@ public final class FerriteStat implements Callable<Integer>
 
     private final PrintStream out = System.out;
     private final Map<String, Long> previous = new HashMap<>();
+    private long previousNs;
 
     public static void main(final String[] args)
     {
@@ -83,6 +84,9 @@ public final class FerriteStat implements Callable<Integer>
             out.printf("%s  broker pid %d (%s), started %s%n", Instant.now(), pid, alive ? "running" : "not running",
                 Instant.ofEpochMilli(file.startTimeMs()));
             final List<CounterTable.Row> rows = CounterTable.read(file.reader(), perThread, filter);
+            final long nowNs = System.nanoTime();
+            final double seconds = previousNs == 0 ? 0 : (nowNs - previousNs) / 1e9; // the real interval, not the asked one
+            previousNs = nowNs;
             int width = 5;
             for (final CounterTable.Row row : rows)
             {
@@ -98,8 +102,9 @@ public final class FerriteStat implements Callable<Integer>
                 if (rates)
                 {
                     final Long before = previous.put(row.label(), row.value());
-                    final double perSecond = before == null ? 0 : (row.value() - before) * 1000.0 / intervalMs;
-                    out.printf("%-" + width + "s %,20d %,14.0f%n", row.label(), row.value(), perSecond);
+                    final String perSecond = row.isGauge() || seconds == 0 ? "" :
+                        String.format("%,.0f", (row.value() - (before == null ? 0 : before)) / seconds);
+                    out.printf("%-" + width + "s %,20d %14s%n", row.label(), row.value(), perSecond);
                 }
                 else
                 {
