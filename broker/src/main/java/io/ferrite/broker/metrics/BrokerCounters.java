@@ -98,7 +98,8 @@ public final class BrokerCounters
     {
         if (added != null)
         {
-            final TopicCounters counters = removed != null ? removed.partitions[0].counters() : topic(added.name);
+            final TopicCounters kept = removed != null ? removed.partitions[0].counters() : null;
+            final TopicCounters counters = kept != null ? kept : topic(added.name);
             for (final Partition p : added.partitions)
             {
                 p.counters(counters);

@@ -70,10 +70,13 @@ public final class NetworkCounters
         dutyCycles = counters.allocate(CounterTypes.DUTY_CYCLES, thread, 0, "network duty cycles" + net);
     }
 
-    /** Counters of their own, in memory, for a network thread made without a broker (tests). */
-    public static NetworkCounters detached(final int thread)
+    /**
+     * Counters of their own, in this process's memory, for a network thread made without a broker (tests): a set of
+     * one thread, index 0, whatever the thread's id (its topics, made without a broker either, have no counters).
+     */
+    public static NetworkCounters detached()
     {
-        return BrokerCounters.inMemory(thread + 1).network(thread);
+        return BrokerCounters.inMemory(1).network(0);
     }
 
     /** The network thread's index: which of a {@link TopicCounters}' sets is this thread's. */

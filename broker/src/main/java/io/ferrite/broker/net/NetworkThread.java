@@ -65,7 +65,7 @@ public final class NetworkThread implements Agent, AutoCloseable
 
     public NetworkThread(final int id, final RequestHandler handler, final int maxRequestBytes) throws IOException
     {
-        this(id, handler, maxRequestBytes, NetworkCounters.detached(id));
+        this(id, handler, maxRequestBytes, NetworkCounters.detached());
     }
 
     /** @param counters this thread's counters (the broker's {@code BrokerCounters.network(id)}) */

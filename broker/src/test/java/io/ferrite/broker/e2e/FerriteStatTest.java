@@ -121,6 +121,40 @@ class FerriteStatTest
     }
 
     @Test
+    void aTopicsCountersComeWithItAndGoWithIt() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            assertEquals(Map.of(), stat("--once", "--all", "--filter", "topic=brief"));
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("brief", 2, (short)1))).all().get(30, TimeUnit.SECONDS);
+                try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+                {
+                    producer.send(new ProducerRecord<>("brief", 1, null, new byte[7])).get(30, TimeUnit.SECONDS);
+                }
+                final Map<String, Long> made = stat("--once", "--all", "--filter", "topic=brief");
+                assertEquals(Map.of("records in topic=brief", 1L, "bytes in topic=brief",
+                    broker.broker.topics().topic("brief").partitions[1].log.sizeInBytes(), "records out topic=brief", 0L,
+                    "bytes out topic=brief", 0L), made);
+                // grown: the new partition counts into the topic's counters
+                admin.createPartitions(Map.of("brief", org.apache.kafka.clients.admin.NewPartitions.increaseTo(3)))
+                    .all().get(30, TimeUnit.SECONDS);
+                io.ferrite.testing.Await.await(() -> broker.broker.topics().topic("brief").partitions.length == 3,
+                    Duration.ofSeconds(30), "the third partition published");
+                try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+                {
+                    producer.send(new ProducerRecord<>("brief", 2, null, new byte[7])).get(30, TimeUnit.SECONDS);
+                }
+                assertEquals(2, stat("--once", "--filter", "topic=brief").get("records in topic=brief"));
+                admin.deleteTopics(List.of("brief")).all().get(30, TimeUnit.SECONDS); // freed before the answer
+            }
+            assertEquals(Map.of(), stat("--once", "--all", "--filter", "topic=brief"));
+            assertEquals(2, stat("--once").get("records in"), "the broker's figure keeps what the topic had");
+        }
+    }
+
+    @Test
     void theLastValuesStayReadableAfterTheBrokerIsKilled() throws Exception
     {
         final Path data = dir.resolve("data");
