@@ -32,6 +32,8 @@ import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.logthread.LogThreadRunner;
 import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
+import io.ferrite.broker.metrics.BrokerCounters;
+import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.txn.EndTxnTiming;
 import io.ferrite.broker.topic.Partition;
@@ -77,6 +79,7 @@ public final class Broker implements AutoCloseable
     /** Each log thread's runner: the thread, its idle strategy and its error handler. */
     private final LogThreadRunner[] logThreadRunners;
     private final NetworkThread[] networkThreads;
+    private final BrokerCounters counters; // the mapped counters (ferrite-stat reads them)
     private final Acceptor acceptor;
     private final CoordinatorRuntime coordinators;
     private final GroupCoordinator groups;
@@ -129,8 +132,12 @@ public final class Broker implements AutoCloseable
         {
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
+            // a fresh counters file, once the log directory is ours (LogManager holds its lock)
+            this.counters = BrokerCounters.create(firstDir, networkThreadCount);
+            topics.onChange(counters::topicsChanged);
             // loaded; the topics' single writer from its start on; alone, a node journals its creations (a cluster's metadata log does)
             this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(config.logDirs(), topics, cluster == ClusterMode.DISABLED));
+            topics.topics().forEach(t -> counters.topicsChanged(t, null)); // those loaded from disk
             this.producerIds = cluster.producerIds(firstDir); // alone: its file; in a cluster: the controller's blocks
             this.logThreads = new LogThread[logThreadCount];
             this.logThreadRunners = new LogThreadRunner[logThreadCount];
@@ -189,7 +196,8 @@ public final class Broker implements AutoCloseable
                 final int thread = i;
                 // what the admin agent and the log threads run to wake this network thread for an answer it waits for
                 final Runnable waker = () -> networkThreads[thread].wakeup();
-                metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId)
+                final NetworkCounters netCounters = counters.network(i);
+                metadata[i] = new MetadataHandler(topics, config.nodeId(), clusterId).counters(netCounters)
                     .autoCreate(config.getBoolean(BrokerConfig.AUTO_CREATE_TOPICS), config.getInt(BrokerConfig.NUM_PARTITIONS), admin, waker);
                 // handlers (and their codecs' classes) are made on the first request for their API
                 final Apis apis = new Apis().transactionVersion(transactions.config().transactionVersion())
@@ -199,9 +207,9 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, admin, waker, dynamic))
                     .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, admin, waker, dynamic))
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
-                    .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread, verifier, waker))
+                    .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread, verifier, waker, netCounters))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES),
-                        config.getInt(BrokerConfig.FETCH_INLINE_RECORD_BYTES)))
+                        config.getInt(BrokerConfig.FETCH_INLINE_RECORD_BYTES), netCounters))
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
@@ -215,7 +223,7 @@ public final class Broker implements AutoCloseable
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 cluster.register(apis, waker, metadata[i]);
-                networkThreads[i] = new NetworkThread(i, apis, maxRequest);
+                networkThreads[i] = new NetworkThread(i, apis, maxRequest, netCounters);
                 networkThreads[i].logThreads(logThreads);
             }
             this.address = acceptor.address();
@@ -279,6 +287,12 @@ public final class Broker implements AutoCloseable
     public NetworkThread networkThread(final int i)
     {
         return networkThreads[i];
+    }
+
+    /** The broker's counters (the counters file in the first log directory). */
+    public BrokerCounters counters()
+    {
+        return counters;
     }
 
     /** Connections open now, over all network threads (approximate while they change). */

@@ -1,6 +1,7 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
@@ -61,8 +62,12 @@ public final class FetchHandler implements RequestHandler
     /** The broker's ferrite.fetch.inline.record.bytes: the largest region copied into a response. */
     private final int inlineRecordBytes;
 
-    public FetchHandler(final TopicRegistry topics, final int networkThread, final int maxBytes, final int inlineRecordBytes)
+    private final NetworkCounters counters;
+
+    public FetchHandler(final TopicRegistry topics, final int networkThread, final int maxBytes, final int inlineRecordBytes,
+        final NetworkCounters counters)
     {
+        this.counters = counters;
         this.topics = topics;
         this.networkThread = networkThread;
         this.maxBytes = maxBytes;
@@ -439,6 +444,14 @@ public final class FetchHandler implements RequestHandler
                             rp.abortedTransactionsNull();
                         }
                         rp.preferredReadReplica(-1);
+                        if (error != Errors.NONE)
+                        {
+                            counters.error(ApiKeys.FETCH, error);
+                        }
+                        else if (length > 0 && partition.counters() != null)
+                        {
+                            counters.fetched(partition.counters(), region.bytes(), length); // before a copy or splice
+                        }
                         if (inline.take(length))
                         {
                             InlineRecords.copy(rp, region, length); // copied now, while the mapping is sure

@@ -4,6 +4,7 @@ import io.ferrite.broker.Errors;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.admin.AdminAnswer;
 import io.ferrite.broker.admin.AdminCommand;
+import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
@@ -49,6 +50,8 @@ public final class MetadataHandler implements RequestHandler
     private final MetadataRequestDecoder request = new MetadataRequestDecoder();
     private final MetadataResponseEncoder response = new MetadataResponseEncoder();
 
+    private NetworkCounters counters;
+
     public MetadataHandler(final TopicRegistry topics, final int nodeId, final String clusterId)
     {
         this.topics = topics;
@@ -77,6 +80,13 @@ public final class MetadataHandler implements RequestHandler
     public int advertisedPort()
     {
         return port;
+    }
+
+    /** The network thread's counters, where a topic answered an error is counted (none: not counted). */
+    public MetadataHandler counters(final NetworkCounters counters)
+    {
+        this.counters = counters;
+        return this;
     }
 
     /** The address clients are told to connect to (known once the listener is bound). */
@@ -171,6 +181,10 @@ public final class MetadataHandler implements RequestHandler
                 t.next();
                 if (PartitionLookup.live(topic) == null)
                 {
+                    if (counters != null)
+                    {
+                        counters.error(ApiKeys.METADATA, error);
+                    }
                     notFound(t, error, in, requested);
                 }
                 else

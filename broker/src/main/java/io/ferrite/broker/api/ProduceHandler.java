@@ -3,6 +3,7 @@ package io.ferrite.broker.api;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.logthread.AppendCommand;
 import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
@@ -58,10 +59,12 @@ public final class ProduceHandler implements RequestHandler
     private final TxnVerifier verifier;
     /** Wakes this network thread when the coordinator answers a verification. */
     private final Runnable waker;
+    private final NetworkCounters counters;
 
     public ProduceHandler(final TopicRegistry topics, final LogThread[] logThreads, final int networkThread,
-        final TxnVerifier verifier, final Runnable waker)
+        final TxnVerifier verifier, final Runnable waker, final NetworkCounters counters)
     {
+        this.counters = counters;
         this.topics = topics;
         this.logThreads = logThreads;
         this.networkThread = networkThread;
@@ -293,6 +296,10 @@ public final class ProduceHandler implements RequestHandler
                 failed = true;
                 message[slot] = r.message;
             }
+            else if (r.status == AppendResult.OK && command.partition.counters() != null) // a duplicate appends nothing
+            {
+                counters.produced(command.partition.counters(), r.lastOffset - r.firstOffset + 1, command.length);
+            }
             outstanding--;
         }
 
@@ -359,6 +366,10 @@ public final class ProduceHandler implements RequestHandler
 
         private int respond(final int outOffset)
         {
+            for (int slot = 0; failed && slot < slots; slot++)
+            {
+                counters.error(ApiKeys.PRODUCE, error[slot]);
+            }
             if (acks == 0)
             {
                 release();

@@ -1,5 +1,6 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.broker.metrics.NetworkCounters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,12 +21,14 @@ final class Connections
     private final int networkThread;
     private final Selector selector;
     private final NetworkStats stats;
+    private final NetworkCounters counters;
     private long nextConnectionId;
     /** Written by the network thread only; read from elsewhere as an approximation. */
     private int count;
 
-    Connections(final int networkThread, final Selector selector, final NetworkStats stats)
+    Connections(final int networkThread, final Selector selector, final NetworkStats stats, final NetworkCounters counters)
     {
+        this.counters = counters;
         this.networkThread = networkThread;
         this.selector = selector;
         this.stats = stats;
@@ -41,6 +44,7 @@ final class Connections
             String.valueOf(channel.getRemoteAddress()), stats);
         connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
         count++;
+        counters.accepted(count);
         return connection;
     }
 
@@ -56,6 +60,7 @@ final class Connections
         }
         connection.closed = true;
         count--;
+        counters.closed(count);
         if (protocolError)
         {
             LOG.warn("closing connection {} from {}: {}", connection.id, connection.remote(), reason);

@@ -1,6 +1,7 @@
 package io.ferrite.broker.net;
 
 import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.log.AgentErrors;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
@@ -52,6 +53,7 @@ public final class NetworkThread implements Agent, AutoCloseable
     private final CommandReturns returns;
     private final DeferredResponses deferred;
     private final RequestDispatcher dispatcher;
+    private final NetworkCounters counters;
     private final java.util.function.Consumer<SelectionKey> onKey = this::onKey;
     /** Set by {@link #start} (before the thread starts, which publishes it): only a thread of its own may block. */
     private boolean ownThread;
@@ -63,13 +65,21 @@ public final class NetworkThread implements Agent, AutoCloseable
 
     public NetworkThread(final int id, final RequestHandler handler, final int maxRequestBytes) throws IOException
     {
+        this(id, handler, maxRequestBytes, NetworkCounters.detached());
+    }
+
+    /** @param counters this thread's counters (the broker's {@code BrokerCounters.network(id)}) */
+    public NetworkThread(final int id, final RequestHandler handler, final int maxRequestBytes, final NetworkCounters counters)
+        throws IOException
+    {
         this.id = id;
+        this.counters = counters;
         this.selector = Selector.open();
         this.errors = new AgentErrors("network thread " + id, "the thread carries on");
-        this.connections = new Connections(id, selector, stats);
+        this.connections = new Connections(id, selector, stats, counters);
         this.returns = new CommandReturns(id, selector);
         this.deferred = new DeferredResponses(connections, errors);
-        this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, errors);
+        this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, errors, counters);
     }
 
     /** The log threads whose returned commands this thread drains (set before {@link #start}). */
@@ -161,6 +171,7 @@ public final class NetworkThread implements Agent, AutoCloseable
         {
             throw new AgentTerminationException();
         }
+        counters.dutyCycle();
         keysHandled = 0;
         select();
         int work = keysHandled;

@@ -1,5 +1,6 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.wire.ProtocolException;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.RequestHeaderDecoder;
@@ -30,12 +31,14 @@ final class RequestDispatcher
     private final Connections connections;
     private final DeferredResponses deferred;
     private final ErrorHandler errors;
+    private final NetworkCounters counters;
     private final RequestHeaderDecoder header = new RequestHeaderDecoder();
     private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
 
     RequestDispatcher(final RequestHandler handler, final int maxRequestBytes, final Connections connections,
-        final DeferredResponses deferred, final ErrorHandler errors)
+        final DeferredResponses deferred, final ErrorHandler errors, final NetworkCounters counters)
     {
+        this.counters = counters;
         this.handler = handler;
         this.maxRequestBytes = maxRequestBytes;
         this.connections = connections;
@@ -159,6 +162,7 @@ final class RequestDispatcher
                 connections.close(connection, NetMessages.unknownApi(apiKey), true);
                 return CLOSED;
             }
+            counters.request(api);
             final boolean supported = api.isVersionSupported(version);
             if (!supported && api != ApiKeys.API_VERSIONS)
             {

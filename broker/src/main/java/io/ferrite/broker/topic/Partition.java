@@ -1,5 +1,6 @@
 package io.ferrite.broker.topic;
 
+import io.ferrite.broker.metrics.TopicCounters;
 import io.ferrite.broker.replica.FollowedPartition;
 import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.log.PartitionLog;
@@ -60,12 +61,27 @@ public final class Partition
     @SuppressWarnings("unused") // through DURABLE_QUEUED
     private volatile boolean durableQueued;
 
+    /** Its topic's counters: set before the partition is published (the broker's {@code BrokerCounters}), else null. */
+    private TopicCounters counters;
+
     Partition(final String topic, final int index, final PartitionLog log, final int owner)
     {
         this.topic = topic;
         this.index = index;
         this.log = log;
         this.owner = owner;
+    }
+
+    /** Its topic's counters (records and bytes in and out), or null where the broker keeps none (tests). */
+    public TopicCounters counters()
+    {
+        return counters;
+    }
+
+    /** The topics' writer, before the partition is published. */
+    public void counters(final TopicCounters counters)
+    {
+        this.counters = counters;
     }
 
     /** The leader's replication state, or null: this node is the only replica. */

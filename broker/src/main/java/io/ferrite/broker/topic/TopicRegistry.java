@@ -58,6 +58,8 @@ public final class TopicRegistry
     private volatile Thread writer;
     /** Told each partition a topic gains, before the topic is published ({@link #onAddedPartitions}). */
     private volatile java.util.function.Consumer<Partition> addedPartition = p -> { };
+    /** Told each change (added, removed) before it is published: the topics' counters ({@link #onChange}). */
+    private volatile java.util.function.BiConsumer<Topic, Topic> change = (added, removed) -> { };
 
     public TopicRegistry(final LogManager logs, final int logThreads)
     {
@@ -385,9 +387,16 @@ public final class TopicRegistry
         addedPartition = hook;
     }
 
+    /** From now on, {@code hook} is told each topic added, changed (new, old) or removed, before it is published. */
+    public void onChange(final java.util.function.BiConsumer<Topic, Topic> hook)
+    {
+        change = hook;
+    }
+
     private void publish(final Topic added, final Topic removed)
     {
         assert isWriter() : Thread.currentThread() + " writes the topics, whose writer is " + writer;
+        change.accept(added, removed);
         final List<Topic> list = new ArrayList<>(tables.list);
         if (removed != null)
         {

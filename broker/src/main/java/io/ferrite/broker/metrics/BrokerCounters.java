@@ -1,0 +1,196 @@
+package io.ferrite.broker.metrics;
+
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.SystemEpochClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The broker's counters: an Agrona {@link CountersManager} over the counters file ({@link CountersFile}), the network
+ * threads' sets ({@link NetworkCounters}, made at the start) and the topics' ({@link TopicCounters}, made and freed as
+ * topics come and go: {@link #topicsChanged}). Allocating and freeing take this object's lock — at the start and on
+ * the admin agent, never on a request path; a counter's value is written by its one owner without a lock. A freed
+ * counter is not reused for {@link #FREE_TO_REUSE_MS}, so a request still holding a deleted topic writes into its
+ * old counter, not another topic's.
+ */
+public final class BrokerCounters
+{
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerCounters.class);
+    /** Room in the file: 16 384 counters (2 MiB of values, 8 MiB of metadata, a sparse file). */
+    public static final int CAPACITY = 16_384;
+    static final long FREE_TO_REUSE_MS = 10_000;
+
+    private final CountersFile file; // null: in memory
+    private final AtomicBuffer values;
+    private final CountersManager manager;
+    private final NetworkCounters[] network;
+    private final Map<String, TopicCounters> topics = new HashMap<>();
+    private final TopicCounters others;
+    private boolean full;
+
+    private BrokerCounters(final CountersFile file, final AtomicBuffer metadata, final AtomicBuffer values,
+        final int networkThreads)
+    {
+        this.file = file;
+        this.values = values;
+        this.manager = new CountersManager(metadata, values, StandardCharsets.UTF_8, SystemEpochClock.INSTANCE,
+            FREE_TO_REUSE_MS);
+        this.network = new NetworkCounters[networkThreads];
+        for (int i = 0; i < networkThreads; i++)
+        {
+            network[i] = new NetworkCounters(this, i);
+        }
+        this.others = newTopic("(others)");
+    }
+
+    /** A fresh counters file in {@code dir} for a broker of {@code networkThreads} network threads. */
+    public static BrokerCounters create(final Path dir, final int networkThreads) throws IOException
+    {
+        final CountersFile file = CountersFile.create(dir, CAPACITY);
+        return new BrokerCounters(file, file.metadata(), file.values(), networkThreads);
+    }
+
+    /** Counters in this process's memory only (network threads made without a broker, in tests). */
+    static BrokerCounters inMemory(final int networkThreads)
+    {
+        final int counters = 1024;
+        return new BrokerCounters(null,
+            new UnsafeBuffer(ByteBuffer.allocateDirect(counters * CountersReader.METADATA_LENGTH)),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(counters * CountersReader.COUNTER_LENGTH)), networkThreads);
+    }
+
+    public NetworkCounters network(final int thread)
+    {
+        return network[thread];
+    }
+
+    /** A reader of the counters (in this process). */
+    public CountersReader reader()
+    {
+        return manager;
+    }
+
+    /** The file's directory's counters file, or null for counters in memory. */
+    public CountersFile file()
+    {
+        return file;
+    }
+
+    /**
+     * The topics published changed (on the topics' single writer, before the change is published): {@code added} (a
+     * new topic, or a new version of {@code removed}) gets its counters on each of its partitions, and a topic
+     * {@code removed} without a new version gives its counters back.
+     */
+    public void topicsChanged(final Topic added, final Topic removed)
+    {
+        if (added != null)
+        {
+            final TopicCounters kept = removed != null ? removed.partitions[0].counters() : null;
+            final TopicCounters counters = kept != null ? kept : topic(added.name);
+            for (final Partition p : added.partitions)
+            {
+                p.counters(counters);
+            }
+        }
+        else if (removed != null)
+        {
+            free(removed.name);
+        }
+    }
+
+    /** The counters of topic {@code name}, allocated on its first sight. */
+    public synchronized TopicCounters topic(final String name)
+    {
+        final TopicCounters existing = topics.get(name);
+        if (existing != null)
+        {
+            return existing;
+        }
+        if (full || manager.available() < 4 * network.length)
+        {
+            if (!full)
+            {
+                LOG.warn("the counters file is full ({} counters): topic {} and the later ones are counted as (others)",
+                    manager.capacity(), name);
+            }
+            full = true;
+            return others;
+        }
+        final TopicCounters made = newTopic(name);
+        topics.put(name, made);
+        return made;
+    }
+
+    private synchronized void free(final String name)
+    {
+        final TopicCounters gone = topics.remove(name);
+        if (gone == null)
+        {
+            return;
+        }
+        for (final AtomicCounter[] kind : gone.all())
+        {
+            for (final AtomicCounter c : kind)
+            {
+                manager.free(c.id());
+            }
+        }
+    }
+
+    private TopicCounters newTopic(final String name)
+    {
+        final int n = network.length;
+        final AtomicCounter[] recordsIn = new AtomicCounter[n];
+        final AtomicCounter[] bytesIn = new AtomicCounter[n];
+        final AtomicCounter[] recordsOut = new AtomicCounter[n];
+        final AtomicCounter[] bytesOut = new AtomicCounter[n];
+        final String topic = " topic=" + name;
+        for (int i = 0; i < n; i++)
+        {
+            final String net = " net=" + i;
+            recordsIn[i] = allocateTopic(CounterTypes.TOPIC_RECORDS_IN, i, name, "records in" + topic + net);
+            bytesIn[i] = allocateTopic(CounterTypes.TOPIC_BYTES_IN, i, name, "bytes in" + topic + net);
+            recordsOut[i] = allocateTopic(CounterTypes.TOPIC_RECORDS_OUT, i, name, "records out" + topic + net);
+            bytesOut[i] = allocateTopic(CounterTypes.TOPIC_BYTES_OUT, i, name, "bytes out" + topic + net);
+        }
+        return new TopicCounters(name, recordsIn, bytesIn, recordsOut, bytesOut);
+    }
+
+    /** A counter of type {@code type} for network thread {@code thread} (-1: the broker's) with {@code code} in its key. */
+    synchronized AtomicCounter allocate(final int type, final int thread, final int code, final String label)
+    {
+        final int id = manager.allocate(label, type, key ->
+        {
+            key.putInt(0, thread);
+            key.putInt(4, code);
+        });
+        return new AtomicCounter(values, id);
+    }
+
+    private AtomicCounter allocateTopic(final int type, final int thread, final String topic, final String label)
+    {
+        final byte[] name = topic.getBytes(StandardCharsets.UTF_8);
+        final int id = manager.allocate(label, type, key ->
+        {
+            key.putInt(0, thread);
+            // a name longer than the key's room (Kafka allows 249 bytes) is cut there; the label has it whole
+            final int length = Math.min(name.length, CountersReader.MAX_KEY_LENGTH - 8);
+            key.putInt(4, length);
+            key.putBytes(8, name, 0, length);
+        });
+        return new AtomicCounter(values, id);
+    }
+}

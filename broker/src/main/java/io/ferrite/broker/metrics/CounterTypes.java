@@ -1,0 +1,66 @@
+package io.ferrite.broker.metrics;
+
+import io.ferrite.broker.Errors;
+
+/**
+ * The type ids of Ferrite's counters (Agrona's {@code typeId} in each counter's metadata) and the error codes counted
+ * one by one. A reader (ferrite-stat now; the JMX and Prometheus bridges of issue 16 later) finds a figure by its type
+ * id and its key — the network thread's index at key offset 0 (-1 for a broker-wide one), then an API key or an error
+ * code (an int at 4) or a topic name (a length-prefixed UTF-8 string at 4) — and never by parsing the label. A label
+ * ends with {@code " net=N"} for a counter of network thread N: the figure over the broker is the sum over N.
+ */
+public final class CounterTypes
+{
+    /** Requests of an API (key: thread, API key). */
+    public static final int REQUESTS = 1001;
+    /** Errors answered by an API, one per partition (Produce, Fetch) or topic (Metadata) answered with one (key: thread, API key). */
+    public static final int API_ERRORS = 1002;
+    /** Errors answered of one code over the APIs above (key: thread, error code; -1 for the codes not counted one by one). */
+    public static final int ERROR_CODES = 1003;
+    /** Records appended by produce requests (key: thread). */
+    public static final int RECORDS_IN = 1010;
+    /** Bytes of record batches appended by produce requests (key: thread). */
+    public static final int BYTES_IN = 1011;
+    /** Records sent by fetch responses (key: thread). */
+    public static final int RECORDS_OUT = 1012;
+    /** Bytes of record batches sent by fetch responses (key: thread). */
+    public static final int BYTES_OUT = 1013;
+    /** The four above, per topic (key: thread, topic). */
+    public static final int TOPIC_RECORDS_IN = 1020;
+    public static final int TOPIC_BYTES_IN = 1021;
+    public static final int TOPIC_RECORDS_OUT = 1022;
+    public static final int TOPIC_BYTES_OUT = 1023;
+    /** Connections a network thread took over from the acceptor (key: thread). */
+    public static final int CONNECTIONS_ACCEPTED = 1030;
+    /** Connections a network thread closed, for any reason (key: thread). */
+    public static final int CONNECTIONS_CLOSED = 1031;
+    /** Connections open on a network thread now (a gauge; key: thread). */
+    public static final int CONNECTIONS_OPEN = 1032;
+    /** Duty cycles of a network thread (key: thread). */
+    public static final int DUTY_CYCLES = 1040;
+
+    /** The key's value for a code not counted one by one. */
+    public static final int OTHER_CODE = -1;
+
+    /**
+     * The error codes counted one by one: what a client of produce, fetch or metadata meets when a topic is missing or
+     * moved, a batch is refused, or a disk fails. Every other code goes to one "other" counter.
+     */
+    static final short[] COUNTED_CODES = {
+        Errors.OFFSET_OUT_OF_RANGE, Errors.CORRUPT_MESSAGE, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.REQUEST_TIMED_OUT, Errors.MESSAGE_TOO_LARGE, Errors.INVALID_TOPIC_EXCEPTION, Errors.RECORD_LIST_TOO_LARGE,
+        Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        Errors.INVALID_PRODUCER_EPOCH, Errors.KAFKA_STORAGE_ERROR, Errors.FENCED_LEADER_EPOCH, Errors.UNKNOWN_LEADER_EPOCH,
+        Errors.INVALID_RECORD, Errors.UNKNOWN_TOPIC_ID};
+    /** Kafka's names of {@link #COUNTED_CODES}, in the same order. */
+    static final String[] COUNTED_NAMES = {
+        "OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "UNKNOWN_TOPIC_OR_PARTITION", "NOT_LEADER_OR_FOLLOWER",
+        "REQUEST_TIMED_OUT", "MESSAGE_TOO_LARGE", "INVALID_TOPIC_EXCEPTION", "RECORD_LIST_TOO_LARGE",
+        "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "OUT_OF_ORDER_SEQUENCE_NUMBER",
+        "INVALID_PRODUCER_EPOCH", "KAFKA_STORAGE_ERROR", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH",
+        "INVALID_RECORD", "UNKNOWN_TOPIC_ID"};
+
+    private CounterTypes()
+    {
+    }
+}

@@ -1,0 +1,120 @@
+package io.ferrite.broker.metrics;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code ferrite-stat [--dir LOG_DIR] [--once] [--filter TEXT] [--all] [--per-thread]}: reads a broker's counters
+ * file from another process (as Aeron's AeronStat reads {@code cnc.dat}) and prints them as a table, every second
+ * until interrupted, or once. It reads what the broker wrote last, whether the broker runs or died; a restarted
+ * broker's new file is picked up at the next refresh (the file is mapped again each time).
+ */
+@Command(name = "ferrite-stat", mixinStandardHelpOptions = true, version = "Ferrite 0.1.0",
+    description = "Shows a Ferrite broker's counters (its log directory's " + CountersFile.NAME + ").")
+public final class FerriteStat implements Callable<Integer>
+{
+    @Option(names = "--dir", paramLabel = "LOG_DIR", description = "the broker's first log directory (default: ./data)")
+    Path dir = Path.of("data");
+
+    @Option(names = "--once", description = "print once and exit")
+    boolean once;
+
+    @Option(names = "--filter", paramLabel = "TEXT", description = "only the counters whose label contains TEXT")
+    String filter;
+
+    @Option(names = "--all", description = "also the counters still at 0")
+    boolean all;
+
+    @Option(names = "--per-thread", description = "one row per network thread instead of their sum")
+    boolean perThread;
+
+    @Option(names = "--interval", paramLabel = "MS", description = "refresh interval in ms (default: 1000)")
+    long intervalMs = 1000;
+
+    private final PrintStream out = System.out;
+    private final Map<String, Long> previous = new HashMap<>();
+    private long previousNs;
+
+    public static void main(final String[] args)
+    {
+        System.exit(new CommandLine(new FerriteStat()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception
+    {
+        if (!Files.exists(dir.resolve(CountersFile.NAME)))
+        {
+            System.err.println("ferrite-stat: no " + CountersFile.NAME + " in " + dir.toAbsolutePath() +
+                " (is it the broker's first log directory, and has the broker started there?)");
+            return 1;
+        }
+        if (once)
+        {
+            print(false);
+            return 0;
+        }
+        while (!Thread.currentThread().isInterrupted())
+        {
+            out.print("\u001b[H\u001b[2J"); // home, clear screen
+            print(true);
+            out.flush();
+            Thread.sleep(intervalMs);
+        }
+        return 0;
+    }
+
+    private void print(final boolean rates) throws java.io.IOException
+    {
+        final CountersFile file = CountersFile.open(dir);
+        try
+        {
+            final long pid = file.pid();
+            final boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+            out.printf("%s  broker pid %d (%s), started %s%n", Instant.now(), pid, alive ? "running" : "not running",
+                Instant.ofEpochMilli(file.startTimeMs()));
+            final List<CounterTable.Row> rows = CounterTable.read(file.reader(), perThread, filter);
+            final long nowNs = System.nanoTime();
+            final double seconds = previousNs == 0 ? 0 : (nowNs - previousNs) / 1e9; // the real interval, not the asked one
+            previousNs = nowNs;
+            int width = 5;
+            for (final CounterTable.Row row : rows)
+            {
+                width = Math.max(width, row.label().length());
+            }
+            out.printf(rates ? "%-" + width + "s %20s %14s%n" : "%-" + width + "s %20s%n", "label", "value", "per second");
+            for (final CounterTable.Row row : rows)
+            {
+                if (row.value() == 0 && !all)
+                {
+                    continue;
+                }
+                if (rates)
+                {
+                    final Long before = previous.put(row.label(), row.value());
+                    final String perSecond = row.isGauge() || seconds == 0 ? "" :
+                        String.format("%,.0f", (row.value() - (before == null ? 0 : before)) / seconds);
+                    out.printf("%-" + width + "s %,20d %14s%n", row.label(), row.value(), perSecond);
+                }
+                else
+                {
+                    out.printf("%-" + width + "s %20d%n", row.label(), row.value());
+                }
+            }
+        }
+        finally
+        {
+            file.close();
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package io.ferrite.broker.metrics;
+
+import io.ferrite.wire.message.ApiKeys;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import static io.ferrite.wire.record.RecordBatchDescriptor.BATCH_LENGTH_OFFSET;
+import static io.ferrite.wire.record.RecordBatchDescriptor.LOG_OVERHEAD;
+import static io.ferrite.wire.record.RecordBatchDescriptor.RECORDS_OFFSET;
+import static io.ferrite.wire.record.RecordBatchDescriptor.RECORD_COUNT_OFFSET;
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+/**
+ * One network thread's counters: requests per API, errors per API and per code, records and bytes in and out (over
+ * the broker and, through {@link TopicCounters}, per topic), connections, duty cycles. Written by that network thread
+ * only, with ordered stores ({@code incrementOrdered}, {@code getAndAddOrdered}: a plain read and a release store, no
+ * atomic instruction, no lock), nothing allocated; read from anywhere, another process included, through the counters
+ * file. Allocated at the broker's start and never freed while it runs.
+ */
+public final class NetworkCounters
+{
+    private final int thread;
+    private final AtomicCounter[] requests;
+    private final AtomicCounter[] apiErrors;
+    /** By error code (0 to 127); the codes not counted one by one share {@link #otherErrors}. */
+    private final AtomicCounter[] codeErrors = new AtomicCounter[128];
+    private final AtomicCounter otherErrors;
+    private final AtomicCounter recordsIn;
+    private final AtomicCounter bytesIn;
+    private final AtomicCounter recordsOut;
+    private final AtomicCounter bytesOut;
+    private final AtomicCounter accepted;
+    private final AtomicCounter closed;
+    private final AtomicCounter open;
+    private final AtomicCounter dutyCycles;
+
+    NetworkCounters(final BrokerCounters counters, final int thread)
+    {
+        this.thread = thread;
+        final String net = " net=" + thread;
+        int maxId = 0;
+        for (final ApiKeys api : ApiKeys.values())
+        {
+            maxId = Math.max(maxId, api.id);
+        }
+        requests = new AtomicCounter[maxId + 1];
+        apiErrors = new AtomicCounter[maxId + 1];
+        for (final ApiKeys api : ApiKeys.values())
+        {
+            requests[api.id] = counters.allocate(CounterTypes.REQUESTS, thread, api.id, api.title + " requests" + net);
+        }
+        for (final ApiKeys api : new ApiKeys[] {ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.METADATA})
+        {
+            apiErrors[api.id] = counters.allocate(CounterTypes.API_ERRORS, thread, api.id, api.title + " errors" + net);
+        }
+        for (int i = 0; i < CounterTypes.COUNTED_CODES.length; i++)
+        {
+            final short code = CounterTypes.COUNTED_CODES[i];
+            codeErrors[code] = counters.allocate(CounterTypes.ERROR_CODES, thread, code,
+                "error " + CounterTypes.COUNTED_NAMES[i] + " (" + code + ")" + net);
+        }
+        otherErrors = counters.allocate(CounterTypes.ERROR_CODES, thread, CounterTypes.OTHER_CODE, "error other codes" + net);
+        recordsIn = counters.allocate(CounterTypes.RECORDS_IN, thread, 0, "records in" + net);
+        bytesIn = counters.allocate(CounterTypes.BYTES_IN, thread, 0, "bytes in" + net);
+        recordsOut = counters.allocate(CounterTypes.RECORDS_OUT, thread, 0, "records out" + net);
+        bytesOut = counters.allocate(CounterTypes.BYTES_OUT, thread, 0, "bytes out" + net);
+        accepted = counters.allocate(CounterTypes.CONNECTIONS_ACCEPTED, thread, 0, "connections accepted" + net);
+        closed = counters.allocate(CounterTypes.CONNECTIONS_CLOSED, thread, 0, "connections closed" + net);
+        open = counters.allocate(CounterTypes.CONNECTIONS_OPEN, thread, 0, "connections open" + net);
+        dutyCycles = counters.allocate(CounterTypes.DUTY_CYCLES, thread, 0, "network duty cycles" + net);
+    }
+
+    /**
+     * Counters of their own, in this process's memory, for a network thread made without a broker (tests): a set of
+     * one thread, index 0, whatever the thread's id (its topics, made without a broker either, have no counters).
+     */
+    public static NetworkCounters detached()
+    {
+        return BrokerCounters.inMemory(1).network(0);
+    }
+
+    /** The network thread's index: which of a {@link TopicCounters}' sets is this thread's. */
+    public int thread()
+    {
+        return thread;
+    }
+
+    /** A request of {@code api} (read, about to be handled). */
+    public void request(final ApiKeys api)
+    {
+        requests[api.id].incrementOrdered();
+    }
+
+    /** A partition (or topic) of a request of {@code api} answered {@code code}; NONE is not counted. */
+    public void error(final ApiKeys api, final short code)
+    {
+        if (code == 0)
+        {
+            return;
+        }
+        final AtomicCounter perApi = apiErrors[api.id];
+        if (perApi != null)
+        {
+            perApi.incrementOrdered();
+        }
+        final AtomicCounter perCode = code > 0 && code < codeErrors.length ? codeErrors[code] : null;
+        (perCode != null ? perCode : otherErrors).incrementOrdered();
+    }
+
+    /** A produced batch of {@code records} records, {@code bytes} long, appended to a partition of {@code topic}. */
+    public void produced(final TopicCounters topic, final long records, final int bytes)
+    {
+        recordsIn.getAndAddOrdered(records);
+        bytesIn.getAndAddOrdered(bytes);
+        topic.produced(thread, records, bytes);
+    }
+
+    /**
+     * A fetch response's {@code length} bytes of whole batches of {@code topic}, at index 0 of {@code batches} (the
+     * segment's mapping): their records are counted from the batches' headers (a few reads of what is sent anyway).
+     */
+    public void fetched(final TopicCounters topic, final DirectBuffer batches, final int length)
+    {
+        long records = 0;
+        int at = 0;
+        while (at + RECORDS_OFFSET <= length)
+        {
+            records += batches.getInt(at + RECORD_COUNT_OFFSET, BIG_ENDIAN);
+            at += LOG_OVERHEAD + batches.getInt(at + BATCH_LENGTH_OFFSET, BIG_ENDIAN);
+        }
+        recordsOut.getAndAddOrdered(records);
+        bytesOut.getAndAddOrdered(length);
+        topic.fetched(thread, records, length);
+    }
+
+    /** A connection taken over from the acceptor; {@code openNow} on this thread after it. */
+    public void accepted(final int openNow)
+    {
+        accepted.incrementOrdered();
+        open.setOrdered(openNow);
+    }
+
+    /** A connection closed; {@code openNow} on this thread after it. */
+    public void closed(final int openNow)
+    {
+        closed.incrementOrdered();
+        open.setOrdered(openNow);
+    }
+
+    /** One pass of the thread's duty cycle. */
+    public void dutyCycle()
+    {
+        dutyCycles.incrementOrdered();
+    }
+}

@@ -1,0 +1,220 @@
+package io.ferrite.broker.e2e;
+
+import io.ferrite.broker.metrics.CountersFile;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The counters file read by {@code ferrite-stat --once} in a child JVM (another process, as an operator runs it) while
+ * the broker runs and after it died: records and bytes in and out as kafka-clients produced and consumed them, request
+ * counts, and the error counters of an unknown topic.
+ */
+class FerriteStatTest
+{
+    private static final Pattern ROW = Pattern.compile("^(.*\\S)\\s+(-?\\d+)$");
+    private static final int RECORDS = 200;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void producedAndConsumedRecordsShowInFerriteStat() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("counted", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+            }
+            // one synchronous send per record: one Produce request each, one batch each
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all")))
+            {
+                for (int i = 0; i < RECORDS; i++)
+                {
+                    producer.send(new ProducerRecord<>("counted", ("key-" + i).getBytes(StandardCharsets.UTF_8),
+                        ("value of record " + i).getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+                }
+            }
+            int consumed = 0;
+            try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(Map.of()))
+            {
+                consumer.assign(List.of(new TopicPartition("counted", 0)));
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (consumed < RECORDS && System.nanoTime() < deadline)
+                {
+                    for (final ConsumerRecord<byte[], byte[]> ignored : consumer.poll(Duration.ofMillis(200)))
+                    {
+                        consumed++;
+                    }
+                }
+            }
+            assertEquals(RECORDS, consumed);
+            // the batches as written: what was produced and what was fetched, byte for byte
+            final long logBytes = broker.broker.topics().topic("counted").partitions[0].log.sizeInBytes();
+            final Map<String, Long> stat = stat("--once");
+            assertEquals(RECORDS, stat.get("records in"), stat::toString);
+            assertEquals(RECORDS, stat.get("records in topic=counted"), stat::toString);
+            assertEquals(RECORDS, stat.get("records out"), stat::toString);
+            assertEquals(RECORDS, stat.get("records out topic=counted"), stat::toString);
+            assertEquals(logBytes, stat.get("bytes in"), stat::toString);
+            assertEquals(logBytes, stat.get("bytes in topic=counted"), stat::toString);
+            assertEquals(logBytes, stat.get("bytes out"), stat::toString);
+            assertEquals(logBytes, stat.get("bytes out topic=counted"), stat::toString);
+            assertEquals(RECORDS, stat.get("Produce requests"), stat::toString);
+            assertTrue(stat.getOrDefault("Fetch requests", 0L) >= 1, stat::toString);
+            assertTrue(stat.getOrDefault("Metadata requests", 0L) >= 2, stat::toString);
+            assertTrue(stat.getOrDefault("connections accepted", 0L) >= 3, stat::toString);
+            assertTrue(stat.getOrDefault("network duty cycles", 0L) > 0, stat::toString);
+            assertEquals(null, stat.get("Produce errors"), "no error, no row (zeros are left out): " + stat);
+            // the filter and the per-thread rows: the two network threads' rows add up to the sum
+            final Map<String, Long> perThread = stat("--once", "--all", "--per-thread", "--filter", "records in topic=counted");
+            assertEquals(2, perThread.size(), perThread::toString);
+            assertEquals(RECORDS, perThread.values().stream().mapToLong(Long::longValue).sum(), perThread::toString);
+        }
+        // closed: the last values stay readable
+        assertEquals(RECORDS, stat("--once").get("records in"));
+    }
+
+    @Test
+    void anUnknownTopicShowsInTheErrorCounters() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("auto.create.topics.enable", "false")))
+        {
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000)))
+            {
+                final ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> producer.send(new ProducerRecord<>("no-such-topic", new byte[10])).get(30, TimeUnit.SECONDS));
+                assertTrue(failed.getCause() instanceof TimeoutException, failed::toString);
+            }
+            final Map<String, Long> stat = stat("--once", "--filter", "rror");
+            assertTrue(stat.getOrDefault("Metadata errors", 0L) >= 1, stat::toString);
+            assertEquals(stat.get("Metadata errors"), stat.get("error UNKNOWN_TOPIC_OR_PARTITION (3)"), stat::toString);
+            assertEquals(null, stat.get("records in"), "filtered out: " + stat);
+        }
+    }
+
+    @Test
+    void aTopicsCountersComeWithItAndGoWithIt() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            assertEquals(Map.of(), stat("--once", "--all", "--filter", "topic=brief"));
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("brief", 2, (short)1))).all().get(30, TimeUnit.SECONDS);
+                try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+                {
+                    producer.send(new ProducerRecord<>("brief", 1, null, new byte[7])).get(30, TimeUnit.SECONDS);
+                }
+                final Map<String, Long> made = stat("--once", "--all", "--filter", "topic=brief");
+                assertEquals(Map.of("records in topic=brief", 1L, "bytes in topic=brief",
+                    broker.broker.topics().topic("brief").partitions[1].log.sizeInBytes(), "records out topic=brief", 0L,
+                    "bytes out topic=brief", 0L), made);
+                // grown: the new partition counts into the topic's counters
+                admin.createPartitions(Map.of("brief", org.apache.kafka.clients.admin.NewPartitions.increaseTo(3)))
+                    .all().get(30, TimeUnit.SECONDS);
+                io.ferrite.testing.Await.await(() -> broker.broker.topics().topic("brief").partitions.length == 3,
+                    Duration.ofSeconds(30), "the third partition published");
+                try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+                {
+                    producer.send(new ProducerRecord<>("brief", 2, null, new byte[7])).get(30, TimeUnit.SECONDS);
+                }
+                assertEquals(2, stat("--once", "--filter", "topic=brief").get("records in topic=brief"));
+                admin.deleteTopics(List.of("brief")).all().get(30, TimeUnit.SECONDS); // freed before the answer
+            }
+            assertEquals(Map.of(), stat("--once", "--all", "--filter", "topic=brief"));
+            assertEquals(2, stat("--once").get("records in"), "the broker's figure keeps what the topic had");
+        }
+    }
+
+    @Test
+    void theLastValuesStayReadableAfterTheBrokerIsKilled() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final ServerCommand.Running server = ServerCommand.start(dir, "--override", "log.dirs=" + data,
+            "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+        try
+        {
+            final Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, org.apache.kafka.common.serialization.ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, org.apache.kafka.common.serialization.ByteArraySerializer.class);
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config))
+            {
+                for (int i = 0; i < 10; i++)
+                {
+                    producer.send(new ProducerRecord<>("killed", new byte[100])).get(30, TimeUnit.SECONDS);
+                }
+            }
+        }
+        finally
+        {
+            server.process().destroyForcibly(); // SIGKILL: nothing of the broker runs after it
+            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+        }
+        final List<String> lines = statLines(data, "--once");
+        assertTrue(lines.get(0).contains("(not running)"), lines::toString);
+        final Map<String, Long> stat = rows(lines);
+        assertEquals(10, stat.get("records in"), stat::toString);
+        assertEquals(10, stat.get("records in topic=killed"), stat::toString);
+    }
+
+    private Map<String, Long> stat(final String... args) throws IOException, InterruptedException
+    {
+        return rows(statLines(dir, args));
+    }
+
+    private static Map<String, Long> rows(final List<String> lines)
+    {
+        final Map<String, Long> rows = new LinkedHashMap<>();
+        for (final String line : lines.subList(2, lines.size()))
+        {
+            final Matcher m = ROW.matcher(line);
+            assertTrue(m.matches(), line);
+            rows.put(m.group(1), Long.parseLong(m.group(2)));
+        }
+        return rows;
+    }
+
+    /** {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it: its standard output. */
+    private static List<String> statLines(final Path logDir, final String... args) throws IOException, InterruptedException
+    {
+        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+            "io.ferrite.broker.metrics.FerriteStat", "--dir", logDir.toString()));
+        command.addAll(List.of(args));
+        final Path out = Files.createTempFile(logDir.getParent(), "stat", ".txt");
+        final Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectErrorStream(true).start();
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "ferrite-stat did not end");
+        final List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
+        assertEquals(0, process.exitValue(), lines::toString);
+        assertTrue(Files.exists(logDir.resolve(CountersFile.NAME)));
+        return lines;
+    }
+}
