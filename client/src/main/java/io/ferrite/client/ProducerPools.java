@@ -1,26 +1,30 @@
 package io.ferrite.client;
 
 import io.ferrite.wire.compress.Codecs;
+import io.ferrite.wire.record.Crc32c;
 
 /**
  * The producer's memory: its batches, at most {@code buffer.memory / batch.size} of them, and the
  * contexts of its requests in flight, both reused through free lists so that steady state allocates
  * nothing. A batch is made on demand up to the bound; the contexts a connection may need
- * ({@link NodeConnection#MAX_IN_FLIGHT} each) are made when it becomes ready, off the send path.
+ * ({@code max.in.flight.requests.per.connection} each) are made when it becomes ready, off the send path.
  */
 final class ProducerPools
 {
     private final Codecs codecs = new Codecs();
+    private final Crc32c crc = new Crc32c();
     private final BatchQueue freeBatches = new BatchQueue();
     private final int batchSize;
     private final int maxBatches;
     private int batches;
     private ProduceContext freeContexts;
     private int contexts;
+    private final int contextsPerConnection;
 
     ProducerPools(final ProducerConfig config)
     {
         this.batchSize = config.batchSize;
+        this.contextsPerConnection = config.maxInFlight;
         this.maxBatches = (int)Math.max(1, config.bufferMemory / (config.batchSize + ProducerBatch.BATCH_OVERHEAD));
     }
 
@@ -30,7 +34,7 @@ final class ProducerPools
         ProducerBatch b = freeBatches.pollFirst();
         if (b == null && batches < maxBatches)
         {
-            b = new ProducerBatch(batchSize, codecs);
+            b = new ProducerBatch(batchSize, codecs, crc);
             batches++;
         }
         return b;
@@ -70,7 +74,7 @@ final class ProducerPools
     /** Makes the contexts {@code connections} connections may have in flight, on the control path (a connection ready). */
     void ensureContexts(final int connections)
     {
-        while (contexts < NodeConnection.MAX_IN_FLIGHT * connections)
+        while (contexts < contextsPerConnection * connections)
         {
             releaseContext(new ProduceContext());
             contexts++;

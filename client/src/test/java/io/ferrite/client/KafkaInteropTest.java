@@ -51,11 +51,16 @@ class KafkaInteropTest extends ProducerInteropContract
         return kafka.bootstrap();
     }
 
-    /** Creates the topic and waits until its leader is elected (Kafka answers CreateTopics before that). */
     @Override
     void createTopic(final String name, final int partitions) throws Exception
     {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap())))
+        createTopic(bootstrap(), name, partitions);
+    }
+
+    /** Creates the topic on Kafka at {@code bootstrap} and waits until its leader is elected (Kafka answers CreateTopics before that). */
+    static void createTopic(final String bootstrap, final String name, final int partitions) throws Exception
+    {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap)))
         {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short)1))).all().get(60, TimeUnit.SECONDS);
             Await.await(() ->
