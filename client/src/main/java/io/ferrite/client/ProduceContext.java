@@ -58,6 +58,21 @@ final class ProduceContext
         c.commit(ApiKeys.PRODUCE, version, body + length, this, acks != 0, now);
     }
 
+    /** The batch of this request for the topic named at {@code [nameOffset, +nameLength)} and partition, taken out; null if none. */
+    ProducerBatch take(final org.agrona.DirectBuffer buffer, final int nameOffset, final int nameLength, final int partition)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            final ProducerBatch b = batches[i];
+            if (b != null && b.partition.partition == partition && b.topic.nameEquals(buffer, nameOffset, nameLength))
+            {
+                batches[i] = null;
+                return b;
+            }
+        }
+        return null;
+    }
+
     void clear()
     {
         java.util.Arrays.fill(batches, 0, count, null);

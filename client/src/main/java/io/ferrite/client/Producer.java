@@ -348,16 +348,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             for (var p = t.partitionResponses(); p.hasNext(); )
             {
                 p.next();
-                for (int i = 0; i < ctx.count; i++)
+                final ProducerBatch b = ctx.take(buffer, t.nameOffset(), t.nameLength(), p.index());
+                if (b != null)
                 {
-                    final ProducerBatch b = ctx.batches[i];
-                    if (b != null && b.partition.partition == p.index() &&
-                        b.topic.nameEquals(buffer, t.nameOffset(), t.nameLength()))
-                    {
-                        ctx.batches[i] = null;
-                        result(b, p.errorCode(), p.baseOffset(), p.logStartOffset());
-                        break;
-                    }
+                    result(b, p.errorCode(), p.baseOffset(), p.logStartOffset());
                 }
             }
         }

@@ -24,7 +24,8 @@ final class ProducerBatch
 
     final ExpandableDirectByteBuffer buffer;
     private final RecordBatchBuilder builder;
-    private final Crc32c crc;
+    /** Its own: a CRC's view is made once per buffer, so one shared by the batches would make one per stamp. */
+    private final Crc32c crc = new Crc32c();
     /** One per record: a batch holds at most batch.size / RECORD_OVERHEAD records (one more when a record alone exceeds it). */
     private final long[] tags;
     /** The next batch in the {@link BatchQueue} holding this one. */
@@ -49,9 +50,8 @@ final class ProducerBatch
     ProducerBatch prevUnacked;
     ProducerBatch nextUnacked;
 
-    ProducerBatch(final int batchSize, final Codecs codecs, final Crc32c crc)
+    ProducerBatch(final int batchSize, final Codecs codecs)
     {
-        this.crc = crc;
         this.buffer = new ExpandableDirectByteBuffer(batchSize + BATCH_OVERHEAD + 1024);
         this.builder = new RecordBatchBuilder(codecs);
         this.tags = new long[batchSize / RECORD_OVERHEAD + 2];

@@ -1,7 +1,6 @@
 package io.ferrite.client;
 
 import io.ferrite.wire.compress.Codecs;
-import io.ferrite.wire.record.Crc32c;
 
 /**
  * The producer's memory: its batches, at most {@code buffer.memory / batch.size} of them, and the
@@ -12,7 +11,6 @@ import io.ferrite.wire.record.Crc32c;
 final class ProducerPools
 {
     private final Codecs codecs = new Codecs();
-    private final Crc32c crc = new Crc32c();
     private final BatchQueue freeBatches = new BatchQueue();
     private final int batchSize;
     private final int maxBatches;
@@ -34,7 +32,7 @@ final class ProducerPools
         ProducerBatch b = freeBatches.pollFirst();
         if (b == null && batches < maxBatches)
         {
-            b = new ProducerBatch(batchSize, codecs, crc);
+            b = new ProducerBatch(batchSize, codecs);
             batches++;
         }
         return b;

@@ -47,9 +47,15 @@ final class FerriteFixture implements AutoCloseable
     /** Creates the topic and waits until the broker published it (a CreateTopics is answered before that). */
     void createTopic(final String name, final int partitions) throws Exception
     {
+        createTopic(name, partitions, Map.of());
+    }
+
+    /** {@link #createTopic(String, int)} with topic configs. */
+    void createTopic(final String name, final int partitions, final Map<String, String> configs) throws Exception
+    {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap())))
         {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1))).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1).configs(configs))).all().get(30, TimeUnit.SECONDS);
         }
         Await.await(() -> broker.topics().topic(name) != null, Duration.ofSeconds(30), "topic " + name + " published");
     }

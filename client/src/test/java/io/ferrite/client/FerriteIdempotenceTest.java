@@ -5,6 +5,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.Map;
 
 /** {@link IdempotentRetriesContract} against Ferrite (in-process), advertising the proxy in front of it. */
 class FerriteIdempotenceTest extends IdempotentRetriesContract
@@ -30,8 +31,8 @@ class FerriteIdempotenceTest extends IdempotentRetriesContract
     }
 
     @Override
-    void createTopic(final String name, final int partitions) throws Exception
+    void createTopic(final String name, final int partitions, final Map<String, String> configs) throws Exception
     {
-        ferrite.createTopic(name, partitions);
+        ferrite.createTopic(name, partitions, configs);
     }
 }

@@ -64,18 +64,17 @@ abstract class IdempotentRetriesContract
         return "127.0.0.1:" + proxy.port();
     }
 
-    abstract void createTopic(String name, int partitions) throws Exception;
+    abstract void createTopic(String name, int partitions, Map<String, String> configs) throws Exception;
 
     @Test
     void everyRecordExactlyOnceInOrderThroughDroppedAnswers() throws Exception
     {
         final String topic = "idempotent-drops";
-        createTopic(topic, PARTITIONS);
+        createTopic(topic, PARTITIONS, Map.of());
         final long[] offsets = new long[RECORDS];
         final short[] errors = new short[RECORDS];
         Arrays.fill(errors, (short)-99);
-        final ProducerConfig config = new ProducerConfig().bootstrapServers(proxiedBootstrap()).enableIdempotence(true)
-            .lingerMs(0).batchSize(256).retryBackoffMs(10).reconnectBackoffMs(10, 100).requestTimeoutMs(15_000);
+        final ProducerConfig config = config();
         final int dropsBefore = proxy.dropped.get();
         int peak = 0;
         final long startNs = System.nanoTime();
@@ -125,6 +124,61 @@ abstract class IdempotentRetriesContract
             }
         }
         assertEquals(5, peak, "the most batches of one partition in flight at once");
+    }
+
+    /**
+     * A batch the broker refuses for good once it was sent (MESSAGE_TOO_LARGE: over the topic's
+     * {@code max.message.bytes}) leaves a gap in the partition's sequences; the producer bumps its epoch and
+     * the records after it start from sequence 0 under the new one and are written — without the bump the
+     * broker would answer OUT_OF_ORDER_SEQUENCE_NUMBER to each of them until their delivery timeout.
+     */
+    @Test
+    void aBatchRefusedAfterItWasSentBumpsTheEpochAndTheRecordsAfterItAreWritten() throws Exception
+    {
+        final String topic = "idempotent-bump";
+        createTopic(topic, 1, Map.of("max.message.bytes", "2048"));
+        final int small = 20;
+        final short[] errors = new short[2 * small + 1];
+        Arrays.fill(errors, (short)-99);
+        try (Producer producer = new Producer(config(), (tag, t, partition, offset, error) -> errors[(int)tag] = error))
+        {
+            assertEquals(1, producer.awaitPartitions(topic, 30_000));
+            sendSmall(producer, topic, 0, small);
+            final short epoch = producer.partitionState(topic, 0).producerEpoch;
+            final UnsafeBuffer big = new UnsafeBuffer(new byte[4096]);
+            assertEquals(0, producer.send(topic, 0, null, 0, -1, big, 0, big.capacity(), null, -1, small));
+            FerriteFixture.drain(producer);
+            assertEquals(ClientErrors.MESSAGE_TOO_LARGE, errors[small], "the record over max.message.bytes");
+            sendSmall(producer, topic, small + 1, small);
+            assertEquals(epoch + 1, producer.partitionState(topic, 0).producerEpoch, "the partition's epoch");
+            assertEquals(0, producer.fatalError());
+        }
+        final List<ConsumerRecord<byte[], byte[]>> read = readAll(topic, 0);
+        assertEquals(2 * small, read.size());
+        for (int i = 0; i < 2 * small; i++)
+        {
+            final int tag = i < small ? i : i + 1;
+            assertEquals(0, errors[tag], "record " + tag);
+            assertArrayEquals(value(tag), read.get(i).value(), "record at offset " + i);
+        }
+    }
+
+    private static void sendSmall(final Producer producer, final String topic, final int firstTag, final int count)
+    {
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[0]);
+        for (int tag = firstTag; tag < firstTag + count; tag++)
+        {
+            final byte[] bytes = value(tag);
+            value.wrap(bytes);
+            assertEquals(0, producer.send(topic, 0, null, 0, -1, value, 0, bytes.length, null, -1, tag));
+        }
+        FerriteFixture.drain(producer);
+    }
+
+    private static ProducerConfig config()
+    {
+        return new ProducerConfig().bootstrapServers(proxiedBootstrap()).enableIdempotence(true)
+            .lingerMs(0).batchSize(256).retryBackoffMs(10).reconnectBackoffMs(10, 100).requestTimeoutMs(15_000);
     }
 
     /** Every record of the partition up to its end offset, read through the proxy (which passes every Fetch). */

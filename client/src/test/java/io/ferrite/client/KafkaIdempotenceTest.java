@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.Map;
 
 /** {@link IdempotentRetriesContract} against Apache Kafka 4.4 in a child JVM, advertising the proxy in front of it. */
 class KafkaIdempotenceTest extends IdempotentRetriesContract
@@ -33,8 +34,8 @@ class KafkaIdempotenceTest extends IdempotentRetriesContract
     }
 
     @Override
-    void createTopic(final String name, final int partitions) throws Exception
+    void createTopic(final String name, final int partitions, final Map<String, String> configs) throws Exception
     {
-        KafkaInteropTest.createTopic(kafka.bootstrap(), name, partitions);
+        KafkaInteropTest.createTopic(kafka.bootstrap(), name, partitions, configs);
     }
 }
