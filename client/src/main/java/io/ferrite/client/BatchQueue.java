@@ -39,6 +39,32 @@ final class BatchQueue
         }
     }
 
+    /**
+     * Puts a batch to be retried back in sequence order: after the batches with a lower sequence, before
+     * those with a higher one or none yet (kafka-clients' {@code insertInSequenceOrder}).
+     */
+    void insertBySequence(final ProducerBatch b)
+    {
+        ProducerBatch before = null;
+        ProducerBatch at = head;
+        while (at != null && at.hasSequence() && at.baseSequence < b.baseSequence)
+        {
+            before = at;
+            at = at.next;
+        }
+        if (before == null)
+        {
+            addFirst(b);
+            return;
+        }
+        b.next = at;
+        before.next = b;
+        if (at == null)
+        {
+            tail = b;
+        }
+    }
+
     void addLast(final ProducerBatch b)
     {
         b.next = null;

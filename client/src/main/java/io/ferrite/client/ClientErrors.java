@@ -16,13 +16,25 @@ public final class ClientErrors
     public static final short REQUEST_TIMED_OUT = 7;
     public static final short MESSAGE_TOO_LARGE = 10;
     public static final short NETWORK_EXCEPTION = 13;
+    public static final short COORDINATOR_LOAD_IN_PROGRESS = 14;
+    public static final short COORDINATOR_NOT_AVAILABLE = 15;
+    public static final short NOT_COORDINATOR = 16;
     public static final short NOT_ENOUGH_REPLICAS = 19;
     public static final short NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20;
     public static final short INVALID_REQUIRED_ACKS = 21;
+    public static final short CLUSTER_AUTHORIZATION_FAILED = 31;
+    public static final short DUPLICATE_SEQUENCE_NUMBER = 34;
     public static final short UNSUPPORTED_VERSION = 35;
+    public static final short OUT_OF_ORDER_SEQUENCE_NUMBER = 45;
+    public static final short INVALID_PRODUCER_EPOCH = 47;
+    public static final short INVALID_PRODUCER_ID_MAPPING = 49;
+    public static final short CONCURRENT_TRANSACTIONS = 51;
+    public static final short TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
     public static final short KAFKA_STORAGE_ERROR = 56;
     public static final short FENCED_LEADER_EPOCH = 74;
     public static final short UNKNOWN_LEADER_EPOCH = 75;
+    public static final short UNKNOWN_PRODUCER_ID = 59;
+    public static final short PRODUCER_FENCED = 90;
     public static final short UNKNOWN_TOPIC_ID = 100;
 
     /** The producer was closed before the record was acknowledged. */
@@ -45,12 +57,35 @@ public final class ClientErrors
             case NOT_LEADER_OR_FOLLOWER:
             case REQUEST_TIMED_OUT:
             case NETWORK_EXCEPTION:
+            case COORDINATOR_LOAD_IN_PROGRESS:
+            case COORDINATOR_NOT_AVAILABLE:
+            case NOT_COORDINATOR:
+            case CONCURRENT_TRANSACTIONS:
             case NOT_ENOUGH_REPLICAS:
             case NOT_ENOUGH_REPLICAS_AFTER_APPEND:
             case KAFKA_STORAGE_ERROR:
             case FENCED_LEADER_EPOCH:
             case UNKNOWN_LEADER_EPOCH:
             case UNKNOWN_TOPIC_ID:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /**
+     * The idempotent producer's fatal errors (kafka-clients' {@code TransactionManager} moves to its fatal state on
+     * their exceptions): every record not yet acknowledged fails with it and later sends are refused.
+     */
+    public static boolean fatalForIdempotence(final short code)
+    {
+        switch (code)
+        {
+            case CLUSTER_AUTHORIZATION_FAILED:
+            case TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+            case PRODUCER_FENCED:
+            case UNSUPPORTED_VERSION:
+            case INVALID_PRODUCER_ID_MAPPING:
                 return true;
             default:
                 return false;

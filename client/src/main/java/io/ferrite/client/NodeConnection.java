@@ -34,8 +34,8 @@ final class NodeConnection
         DISCONNECTED, CONNECTING, NEGOTIATING, READY, BACKOFF
     }
 
-    /** Requests in flight at most, ApiVersions and Metadata included; kafka-clients' default is 5 produce requests. */
-    static final int MAX_IN_FLIGHT = 8;
+    /** Slots beyond {@code max.in.flight.requests.per.connection} for the control requests (ApiVersions, Metadata, InitProducerId). */
+    static final int CONTROL_SLOTS = 3;
     /** An answer larger than this is not a Kafka answer to anything the producer sends. */
     private static final int MAX_RESPONSE = 100 * 1024 * 1024;
     private static final short API_VERSIONS_VERSION = 3;
@@ -58,15 +58,17 @@ final class NodeConnection
     private final ApiVersionsResponseDecoder apiVersionsResponse = new ApiVersionsResponseDecoder();
     private final short[] brokerMax = new short[128];
 
-    private final int[] correlations = new int[MAX_IN_FLIGHT];
-    private final short[] apiKeys = new short[MAX_IN_FLIGHT];
-    private final short[] versions = new short[MAX_IN_FLIGHT];
-    private final long[] deadlines = new long[MAX_IN_FLIGHT];
-    private final Object[] contexts = new Object[MAX_IN_FLIGHT];
+    /** Requests in flight at most: {@code max.in.flight.requests.per.connection} and {@link #CONTROL_SLOTS}. */
+    private final int capacity;
+    private final int[] correlations;
+    private final short[] apiKeys;
+    private final short[] versions;
+    private final long[] deadlines;
+    private final Object[] contexts;
     private int head;
     private int inFlight;
     /** Requests that wait for no answer (acks=0), told to the listener once their bytes are in the socket. */
-    private final Object[] unanswered = new Object[MAX_IN_FLIGHT];
+    private final Object[] unanswered;
     private int unansweredCount;
 
     private SocketChannel channel;
@@ -93,6 +95,13 @@ final class NodeConnection
         this.backoffMaxNs = config.reconnectBackoffMaxNs;
         this.backoffNs = backoffMinNs;
         this.out = new ExpandableDirectByteBuffer(config.maxRequestSize + 64 * 1024);
+        this.capacity = config.maxInFlight + CONTROL_SLOTS;
+        this.correlations = new int[capacity];
+        this.apiKeys = new short[capacity];
+        this.versions = new short[capacity];
+        this.deadlines = new long[capacity];
+        this.contexts = new Object[capacity];
+        this.unanswered = new Object[capacity];
     }
 
     State state()
@@ -107,7 +116,7 @@ final class NodeConnection
 
     boolean canSend()
     {
-        return state == State.READY && inFlight < MAX_IN_FLIGHT && unansweredCount < MAX_IN_FLIGHT;
+        return state == State.READY && inFlight < capacity && unansweredCount < capacity;
     }
 
     /** Bytes queued and not yet taken by the socket. */
@@ -229,7 +238,7 @@ final class NodeConnection
         final int correlation = nextCorrelation++;
         if (expectAnswer)
         {
-            final int slot = (head + inFlight) % MAX_IN_FLIGHT;
+            final int slot = (head + inFlight) % capacity;
             correlations[slot] = correlation;
             apiKeys[slot] = api.id;
             versions[slot] = version;
@@ -343,7 +352,7 @@ final class NodeConnection
                 " where " + correlations[slot] + " was expected");
         }
         contexts[slot] = null;
-        head = (head + 1) % MAX_IN_FLIGHT;
+        head = (head + 1) % capacity;
         inFlight--;
         if (api == ApiKeys.API_VERSIONS)
         {
@@ -412,7 +421,7 @@ final class NodeConnection
             final int slot = head;
             final Object context = contexts[slot];
             contexts[slot] = null;
-            head = (head + 1) % MAX_IN_FLIGHT;
+            head = (head + 1) % capacity;
             inFlight--;
             if (apiKeys[slot] != ApiKeys.API_VERSIONS.id)
             {

@@ -1,19 +1,83 @@
 package io.ferrite.client;
 
-/** A partition as the producer sees it: its leader, the batch taking records, the sealed ones waiting in order. */
+/**
+ * A partition as the producer sees it: its leader, the batch taking records, the sealed ones waiting
+ * in order, and (idempotent producer) its sequence numbers and the batches sent and not yet completed.
+ */
 final class PartitionState
 {
     final int partition;
     int leader = -1;
     int leaderEpoch = -1;
     ProducerBatch open;
-    /** Sealed batches in send order; a batch that is retried goes back to the front. */
+    /** Sealed batches in send order; a retried batch goes back in sequence order, before those never sent. */
     final BatchQueue sealed = new BatchQueue();
-    /** At most one batch of a partition is in flight, so a retry cannot overtake a later batch. */
-    boolean inFlight;
+    /** Batches of this partition in requests in flight (without idempotence at most one, so a retry cannot overtake). */
+    int inFlight;
+    /** The most batches of this partition in flight at once (the tests show 5 with idempotence). */
+    int peakInFlight;
+
+    /** The producer id and epoch this partition's sequences belong to (-1: none yet). */
+    long producerId = -1;
+    short producerEpoch = -1;
+    /** The base sequence of the next batch sent for the first time. */
+    int nextSequence;
+    /** The last sequence the broker acknowledged, -1 for none. */
+    int lastAckedSequence = -1;
+    /** Batches given a sequence and not completed, sent or waiting for a retry, in sequence order. */
+    ProducerBatch firstUnacked;
+    ProducerBatch lastUnacked;
+    /** An error asked for an epoch bump: this partition's unacknowledged batches are renumbered from 0 under it. */
+    boolean rewriteSequences;
 
     PartitionState(final int partition)
     {
         this.partition = partition;
+    }
+
+    boolean hasUnacked()
+    {
+        return firstUnacked != null;
+    }
+
+    void addUnacked(final ProducerBatch b)
+    {
+        b.prevUnacked = lastUnacked;
+        b.nextUnacked = null;
+        if (lastUnacked == null)
+        {
+            firstUnacked = b;
+        }
+        else
+        {
+            lastUnacked.nextUnacked = b;
+        }
+        lastUnacked = b;
+    }
+
+    void removeUnacked(final ProducerBatch b)
+    {
+        if (b.prevUnacked == null)
+        {
+            if (firstUnacked != b)
+            {
+                return; // not in the list
+            }
+            firstUnacked = b.nextUnacked;
+        }
+        else
+        {
+            b.prevUnacked.nextUnacked = b.nextUnacked;
+        }
+        if (b.nextUnacked == null)
+        {
+            lastUnacked = b.prevUnacked;
+        }
+        else
+        {
+            b.nextUnacked.prevUnacked = b.prevUnacked;
+        }
+        b.prevUnacked = null;
+        b.nextUnacked = null;
     }
 }

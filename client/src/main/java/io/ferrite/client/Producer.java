@@ -14,9 +14,11 @@ import org.agrona.concurrent.Agent;
  * in place off-heap); the duty cycle seals batches on {@code batch.size}, {@code linger.ms} or
  * {@link #flush()}, sends them to their leaders, and calls the {@link CompletionHandler} per record
  * with its offset or error. Retriable errors (kafka-clients' classification) are retried after
- * {@code retry.backoff.ms} within {@code retries} and {@code delivery.timeout.ms}; one batch per
- * partition is in flight, so a retry keeps the partition's order. Not idempotent (yet): a retry
- * after a lost answer can write a batch twice, as kafka-clients with idempotence off.
+ * {@code retry.backoff.ms} within {@code retries} and {@code delivery.timeout.ms}. Idempotent by
+ * default, as kafka-clients ({@link Idempotence}): a producer id, a sequence per batch, up to
+ * {@code max.in.flight.requests.per.connection} (at most 5) batches of a partition in flight and retries
+ * in sequence order, so a retry after a lost answer writes nothing twice. Without idempotence one batch
+ * per partition is in flight, so a retry keeps the partition's order.
  */
 public final class Producer implements Agent, ResponseListener, AutoCloseable
 {
@@ -32,6 +34,8 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     public static final int INVALID_PARTITION = -5;
     /** {@link #send}: every batch {@code buffer.memory} allows is in use; run the duty cycle and send again. */
     public static final int BUFFER_FULL = -6;
+    /** {@link #send}: the idempotent producer met a fatal error ({@link #fatalError()}); close it. */
+    public static final int FATAL_ERROR = -7;
     /** Client's highest Produce version: 13 names topics by id only. */
     private static final short MAX_PRODUCE_VERSION = 12;
 
@@ -39,6 +43,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     private final CompletionHandler handler;
     private final ClusterMetadata metadata;
     private final ProducerPools pools;
+    private final Idempotence idempotence;
     private final ProduceRequestEncoder request = new ProduceRequestEncoder();
     private final ProduceResponseDecoder response = new ProduceResponseDecoder();
     private boolean flushRequested;
@@ -46,8 +51,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     private long pending;
     private long nowNs;
 
+    /** @throws ConfigException for settings kafka-clients refuses (idempotence with acks, retries or in-flight bounds) */
     public Producer(final ProducerConfig config, final CompletionHandler handler)
     {
+        this.idempotence = new Idempotence(config.idempotent(), config.retryBackoffNs);
         this.config = config;
         this.handler = handler;
         this.metadata = new ClusterMetadata(config, this);
@@ -64,7 +71,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
      * @param timestamp the record's timestamp, or -1 for now
      * @param tag       handed back to the {@link CompletionHandler} with the record's outcome
      * @return the partition (0 and up), or {@link #METADATA_PENDING}, {@link #UNKNOWN_TOPIC},
-     * {@link #RECORD_TOO_LARGE}, {@link #CLOSED}, {@link #INVALID_PARTITION}, {@link #BUFFER_FULL}
+     * {@link #RECORD_TOO_LARGE}, {@link #CLOSED}, {@link #INVALID_PARTITION}, {@link #BUFFER_FULL}, {@link #FATAL_ERROR}
      */
     public int send(
         final String topic, final int partition,
@@ -75,6 +82,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         if (closed)
         {
             return CLOSED;
+        }
+        if (idempotence.fatalError() != 0)
+        {
+            return FATAL_ERROR;
         }
         final TopicState t = metadata.topic(topic);
         if (t.status != TopicState.Status.KNOWN)
@@ -124,6 +135,24 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         flushRequested = true;
     }
 
+    /** 0, or the Kafka error that stopped the idempotent producer (PRODUCER_FENCED, CLUSTER_AUTHORIZATION_FAILED, ...). */
+    public short fatalError()
+    {
+        return idempotence.fatalError();
+    }
+
+    /** Whether the producer is idempotent ({@code enable.idempotence} after kafka-clients' rules). */
+    public boolean idempotent()
+    {
+        return idempotence.enabled();
+    }
+
+    /** A partition's state, for the tests (its batches in flight, its sequences). */
+    PartitionState partitionState(final String topic, final int partition)
+    {
+        return metadata.topic(topic).partitions[partition];
+    }
+
     /** Records sent and not completed yet. */
     public long pending()
     {
@@ -162,11 +191,12 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             work += metadata.connections.get(i).poll(now);
         }
         work += metadata.poll(now);
-        work += sealDue(now);
-        for (int i = 0; i < metadata.connections.size(); i++)
+        work += idempotence.poll(metadata.connections, metadata.topics, now);
+        work += sealDue(now, idempotence.fatalError());
+        for (int i = 0; i < metadata.connections.size() && idempotence.ready(); i++)
         {
             final NodeConnection c = metadata.connections.get(i);
-            if (c.nodeId >= 0 && c.canSend() && c.unsent() == 0)
+            if (c.nodeId >= 0 && c.canSend() && c.inFlight() < config.maxInFlight && c.unsent() == 0)
             {
                 work += sendTo(c, now);
             }
@@ -174,7 +204,8 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         return work;
     }
 
-    private int sealDue(final long now)
+    /** Seals the batches due, expires those past their delivery timeout, and fails all queued once {@code fatal}. */
+    private int sealDue(final long now, final short fatal)
     {
         int work = 0;
         for (int i = 0; i < metadata.topics.size(); i++)
@@ -185,19 +216,24 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             {
                 final PartitionState ps = partitions[p];
                 final ProducerBatch open = ps.open;
-                if (open != null && (flushRequested || closed || open.estimatedSize >= config.batchSize ||
+                if (open != null && (flushRequested || closed || fatal != 0 || open.estimatedSize >= config.batchSize ||
                     now - open.createdNs >= config.lingerNs))
                 {
                     seal(t, ps);
                     work++;
                 }
+                for (ProducerBatch b = fatal != 0 ? ps.sealed.pollFirst() : null; b != null; b = ps.sealed.pollFirst())
+                {
+                    fail(b, fatal); // kafka-clients aborts every batch not yet acknowledged once the error is fatal
+                    work++;
+                }
                 final ProducerBatch first = ps.sealed.peekFirst();
-                if (first != null && !ps.inFlight)
+                if (first != null && ps.inFlight == 0)
                 {
                     if (now - first.deliveryDeadlineNs >= 0)
                     {
                         ps.sealed.pollFirst();
-                        complete(first, -1, ClientErrors.DELIVERY_TIMEOUT);
+                        fail(first, ClientErrors.DELIVERY_TIMEOUT);
                         work++;
                     }
                     else if (ps.leader < 0 || metadata.leaderConnection(ps.leader, now) == null)
@@ -220,7 +256,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         t.sticky++;
     }
 
-    /** One Produce request to {@code c} with the first sealed batch of each partition it leads (none in flight). */
+    /**
+     * One Produce request to {@code c} with the first sealed batch of each partition it leads that may go: without
+     * idempotence when none of the partition's is in flight, with it as {@link Idempotence#mayDrain} says.
+     */
     private int sendTo(final NodeConnection c, final long now)
     {
         final short version = c.version(ApiKeys.PRODUCE, MAX_PRODUCE_VERSION);
@@ -239,8 +278,9 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             {
                 final PartitionState ps = t.partitions[p];
                 final ProducerBatch b = ps.sealed.peekFirst();
-                if (b == null || ps.inFlight || ps.leader != c.nodeId || now - b.retryAtNs < 0 ||
-                    (bytes > 0 && bytes + b.size > config.maxRequestSize))
+                if (b == null || ps.leader != c.nodeId || now - b.retryAtNs < 0 ||
+                    (bytes > 0 && bytes + b.size > config.maxRequestSize) ||
+                    (idempotence.enabled() ? !idempotence.mayDrain(ps, b) : ps.inFlight > 0))
                 {
                     continue;
                 }
@@ -249,7 +289,11 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                     ctx = pools.takeContext(metadata.partitionCount());
                 }
                 ps.sealed.pollFirst();
-                ps.inFlight = true;
+                if (idempotence.enabled() && !b.hasSequence())
+                {
+                    idempotence.assign(ps, b);
+                }
+                ps.peakInFlight = Math.max(ps.peakInFlight, ++ps.inFlight);
                 b.attempts++;
                 ctx.add(b);
                 bytes += b.size;
@@ -264,7 +308,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         {
             return 0;
         }
-        encode(c, version, ctx, topicCount, now);
+        ctx.encode(request, c, version, topicCount, config.acks, (int)(config.requestTimeoutNs / 1_000_000L), now);
         return 1;
     }
 
@@ -276,39 +320,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         for (int i = 0; i < ctx.count; i++)
         {
             final ProducerBatch b = ctx.batches[i];
-            b.partition.inFlight = false;
+            b.partition.inFlight--;
             complete(b, -1, ClientErrors.NONE);
         }
         pools.releaseContext(ctx);
-    }
-
-    private void encode(final NodeConnection c, final short version, final ProduceContext ctx, final int topicCount,
-        final long now)
-    {
-        final int body = c.begin(ApiKeys.PRODUCE, version);
-        request.wrap(c.buffer(), body, version).transactionalId((CharSequence)null).acks(config.acks)
-            .timeoutMs((int)(config.requestTimeoutNs / 1_000_000L));
-        final ProduceRequestEncoder.TopicProduceData td = request.topicData(topicCount);
-        int i = 0;
-        while (i < ctx.count)
-        {
-            final TopicState t = ctx.batches[i].topic;
-            int j = i;
-            while (j < ctx.count && ctx.batches[j].topic == t)
-            {
-                j++;
-            }
-            td.next().name(t.nameBytes, 0, t.nameBytes.capacity());
-            final ProduceRequestEncoder.PartitionProduceData pd = td.partitionData(j - i);
-            for (int k = i; k < j; k++)
-            {
-                final ProducerBatch b = ctx.batches[k];
-                pd.next().index(b.partition.partition).records(b.buffer, 0, b.size);
-            }
-            i = j;
-        }
-        final int length = request.finish();
-        c.commit(ApiKeys.PRODUCE, version, body + length, ctx, config.acks != 0, now);
     }
 
     @Override
@@ -320,6 +335,11 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             metadata.onResponse(version, buffer, offset, limit, nowNs);
             return;
         }
+        if (apiKey == ApiKeys.INIT_PRODUCER_ID.id)
+        {
+            idempotence.onResponse(version, buffer, offset, limit, nowNs);
+            return;
+        }
         final ProduceContext ctx = (ProduceContext)context;
         response.wrap(buffer, offset, limit, version);
         for (var t = response.responses(); t.hasNext(); )
@@ -328,16 +348,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             for (var p = t.partitionResponses(); p.hasNext(); )
             {
                 p.next();
-                for (int i = 0; i < ctx.count; i++)
+                final ProducerBatch b = ctx.take(buffer, t.nameOffset(), t.nameLength(), p.index());
+                if (b != null)
                 {
-                    final ProducerBatch b = ctx.batches[i];
-                    if (b != null && b.partition.partition == p.index() &&
-                        b.topic.nameEquals(buffer, t.nameOffset(), t.nameLength()))
-                    {
-                        ctx.batches[i] = null;
-                        result(b, p.errorCode(), p.baseOffset());
-                        break;
-                    }
+                    result(b, p.errorCode(), p.baseOffset(), p.logStartOffset());
                 }
             }
         }
@@ -345,7 +359,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         {
             if (ctx.batches[i] != null)
             {
-                result(ctx.batches[i], ClientErrors.NETWORK_EXCEPTION, -1); // not answered: try again
+                result(ctx.batches[i], ClientErrors.NETWORK_EXCEPTION, -1, -1); // not answered: try again
             }
         }
         pools.releaseContext(ctx);
@@ -359,10 +373,15 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             metadata.onFailure(nowNs);
             return;
         }
+        if (apiKey == ApiKeys.INIT_PRODUCER_ID.id)
+        {
+            idempotence.onFailure(nowNs);
+            return;
+        }
         final ProduceContext ctx = (ProduceContext)context;
         for (int i = 0; i < ctx.count; i++)
         {
-            result(ctx.batches[i], errorCode, -1);
+            result(ctx.batches[i], errorCode, -1, -1);
         }
         pools.releaseContext(ctx);
         metadata.requestUpdate();
@@ -374,32 +393,58 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         pools.ensureContexts(metadata.connections.size());
     }
 
-    private void result(final ProducerBatch b, final short error, final long baseOffset)
+    /** A batch's answer: done, retried (in sequence order with idempotence), or failed. */
+    private void result(final ProducerBatch b, final short error, final long baseOffset, final long logStartOffset)
     {
         final PartitionState ps = b.partition;
-        ps.inFlight = false;
-        if (error == ClientErrors.NONE)
+        ps.inFlight--;
+        final boolean idempotent = idempotence.enabled();
+        if (idempotence.fatalError() != 0)
         {
-            complete(b, baseOffset, error);
-            return;
+            fail(b, idempotence.fatalError());
         }
-        if (ClientErrors.refreshesMetadata(error))
+        else if (error == ClientErrors.NONE || (idempotent && error == ClientErrors.DUPLICATE_SEQUENCE_NUMBER))
         {
-            metadata.requestUpdate();
+            if (idempotent)
+            {
+                idempotence.onAcknowledged(ps, b);
+            }
+            complete(b, baseOffset, ClientErrors.NONE); // a duplicate is kafka-clients' success too
         }
-        if (closed)
+        else if (closed)
         {
-            complete(b, -1, ClientErrors.CLIENT_CLOSED);
+            fail(b, ClientErrors.CLIENT_CLOSED);
         }
-        else if (ClientErrors.retriable(error) && b.attempts <= config.retries && nowNs - b.deliveryDeadlineNs < 0)
+        else if (b.attempts <= config.retries && nowNs - b.deliveryDeadlineNs < 0 &&
+            (idempotent ? idempotence.canRetry(ps, b, error, logStartOffset) : ClientErrors.retriable(error)))
         {
             b.retryAtNs = nowNs + config.retryBackoffNs;
-            ps.sealed.addFirst(b);
+            if (idempotent)
+            {
+                ps.sealed.insertBySequence(b);
+            }
+            else
+            {
+                ps.sealed.addFirst(b);
+            }
         }
         else
         {
-            complete(b, -1, error);
+            fail(b, error);
         }
+        if (error != ClientErrors.NONE && ClientErrors.refreshesMetadata(error))
+        {
+            metadata.requestUpdate();
+        }
+    }
+
+    private void fail(final ProducerBatch b, final short error)
+    {
+        if (idempotence.enabled())
+        {
+            idempotence.onFailed(b.partition, b, error);
+        }
+        complete(b, -1, error);
     }
 
     private void complete(final ProducerBatch b, final long baseOffset, final short error)
@@ -450,7 +495,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                 }
                 for (ProducerBatch b = ps.sealed.pollFirst(); b != null; b = ps.sealed.pollFirst())
                 {
-                    complete(b, -1, ClientErrors.CLIENT_CLOSED);
+                    fail(b, ClientErrors.CLIENT_CLOSED);
                 }
             }
         }

@@ -2,9 +2,13 @@ package io.ferrite.client;
 
 import io.ferrite.wire.compress.Codecs;
 import io.ferrite.wire.compress.CompressionType;
+import io.ferrite.wire.record.Crc32c;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableDirectByteBuffer;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
  * One RecordBatch v2 for one partition, built in place in its own off-heap buffer by a
@@ -20,6 +24,8 @@ final class ProducerBatch
 
     final ExpandableDirectByteBuffer buffer;
     private final RecordBatchBuilder builder;
+    /** Its own: a CRC's view is made once per buffer, so one shared by the batches would make one per stamp. */
+    private final Crc32c crc = new Crc32c();
     /** One per record: a batch holds at most batch.size / RECORD_OVERHEAD records (one more when a record alone exceeds it). */
     private final long[] tags;
     /** The next batch in the {@link BatchQueue} holding this one. */
@@ -34,6 +40,15 @@ final class ProducerBatch
     long deliveryDeadlineNs;
     long retryAtNs;
     int attempts;
+    /** The idempotent producer's stamp, given when the batch is first sent: -1 before. */
+    long producerId;
+    short producerEpoch;
+    int baseSequence;
+    /** Renumbered by an epoch bump after it was sent (kafka-clients' {@code sequenceHasBeenReset}). */
+    boolean sequenceReset;
+    /** Neighbours in its partition's list of unacknowledged batches ({@link PartitionState#addUnacked}). */
+    ProducerBatch prevUnacked;
+    ProducerBatch nextUnacked;
 
     ProducerBatch(final int batchSize, final Codecs codecs)
     {
@@ -55,6 +70,33 @@ final class ProducerBatch
         deliveryDeadlineNs = nowNs + deliveryTimeoutNs;
         retryAtNs = nowNs;
         attempts = 0;
+        producerId = -1;
+        producerEpoch = -1;
+        baseSequence = -1;
+        sequenceReset = false;
+    }
+
+    boolean hasSequence()
+    {
+        return baseSequence >= 0;
+    }
+
+    int lastSequence()
+    {
+        return baseSequence + recordCount - 1;
+    }
+
+    /** Writes the producer id, epoch and base sequence into the sealed batch's header and its CRC again. */
+    void stamp(final long producerId, final short producerEpoch, final int baseSequence)
+    {
+        this.producerId = producerId;
+        this.producerEpoch = producerEpoch;
+        this.baseSequence = baseSequence;
+        buffer.putLong(RecordBatchDescriptor.PRODUCER_ID_OFFSET, producerId, BIG_ENDIAN);
+        buffer.putShort(RecordBatchDescriptor.PRODUCER_EPOCH_OFFSET, producerEpoch, BIG_ENDIAN);
+        buffer.putInt(RecordBatchDescriptor.BASE_SEQUENCE_OFFSET, baseSequence, BIG_ENDIAN);
+        buffer.putInt(RecordBatchDescriptor.CRC_OFFSET, crc.compute(buffer, RecordBatchDescriptor.ATTRIBUTES_OFFSET,
+            size - RecordBatchDescriptor.ATTRIBUTES_OFFSET), BIG_ENDIAN);
     }
 
     void append(

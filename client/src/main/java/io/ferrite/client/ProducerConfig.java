@@ -30,6 +30,10 @@ public final class ProducerConfig
     long reconnectBackoffNs = 50_000_000L;
     long reconnectBackoffMaxNs = 1_000_000_000L;
     long metadataMaxAgeNs = 300_000_000_000L;
+    int maxInFlight = 5;
+    boolean enableIdempotence = true;
+    /** Whether the application set {@code enable.idempotence} itself: a conflict then throws instead of turning it off. */
+    boolean idempotenceSet;
 
     /** {@code bootstrap.servers}: comma-separated {@code host:port} pairs. */
     public ProducerConfig bootstrapServers(final String servers)
@@ -125,6 +129,64 @@ public final class ProducerConfig
         this.reconnectBackoffNs = ms * 1_000_000L;
         this.reconnectBackoffMaxNs = maxMs * 1_000_000L;
         return this;
+    }
+
+    /** {@code enable.idempotence}: true by default, as kafka-clients (off, quietly, when acks or retries forbid it and it was not set). */
+    public ProducerConfig enableIdempotence(final boolean enable)
+    {
+        this.enableIdempotence = enable;
+        this.idempotenceSet = true;
+        return this;
+    }
+
+    /** {@code max.in.flight.requests.per.connection}: 5 by default; at most 5 with idempotence. */
+    public ProducerConfig maxInFlightRequestsPerConnection(final int requests)
+    {
+        if (requests < 1)
+        {
+            throw new IllegalArgumentException("max.in.flight.requests.per.connection must be at least 1, not " + requests);
+        }
+        this.maxInFlight = requests;
+        return this;
+    }
+
+    /**
+     * Whether the producer is idempotent, by kafka-clients' rules: {@code enable.idempotence} (true unless
+     * set false) is turned off by {@code retries=0} or {@code acks} other than all when it was not set, and a
+     * {@link ConfigException} when it was; {@code max.in.flight.requests.per.connection} above 5 with
+     * {@code enable.idempotence} true is a {@link ConfigException} either way (kafka-clients checks it
+     * before it turns idempotence off).
+     */
+    boolean idempotent()
+    {
+        if (!enableIdempotence)
+        {
+            return false;
+        }
+        boolean off = false;
+        if (retries == 0)
+        {
+            if (idempotenceSet)
+            {
+                throw new ConfigException("Must set retries to non-zero when using the idempotent producer.");
+            }
+            off = true;
+        }
+        if (acks != ACKS_ALL)
+        {
+            if (idempotenceSet)
+            {
+                throw new ConfigException(
+                    "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence.");
+            }
+            off = true;
+        }
+        if (maxInFlight > 5)
+        {
+            throw new ConfigException("To use the idempotent producer, max.in.flight.requests.per.connection must be set " +
+                "to at most 5. Current value is " + maxInFlight + ".");
+        }
+        return !off;
     }
 
     public ProducerConfig metadataMaxAgeMs(final long ms)

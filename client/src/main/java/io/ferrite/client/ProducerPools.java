@@ -6,7 +6,7 @@ import io.ferrite.wire.compress.Codecs;
  * The producer's memory: its batches, at most {@code buffer.memory / batch.size} of them, and the
  * contexts of its requests in flight, both reused through free lists so that steady state allocates
  * nothing. A batch is made on demand up to the bound; the contexts a connection may need
- * ({@link NodeConnection#MAX_IN_FLIGHT} each) are made when it becomes ready, off the send path.
+ * ({@code max.in.flight.requests.per.connection} each) are made when it becomes ready, off the send path.
  */
 final class ProducerPools
 {
@@ -17,10 +17,12 @@ final class ProducerPools
     private int batches;
     private ProduceContext freeContexts;
     private int contexts;
+    private final int contextsPerConnection;
 
     ProducerPools(final ProducerConfig config)
     {
         this.batchSize = config.batchSize;
+        this.contextsPerConnection = config.maxInFlight;
         this.maxBatches = (int)Math.max(1, config.bufferMemory / (config.batchSize + ProducerBatch.BATCH_OVERHEAD));
     }
 
@@ -70,7 +72,7 @@ final class ProducerPools
     /** Makes the contexts {@code connections} connections may have in flight, on the control path (a connection ready). */
     void ensureContexts(final int connections)
     {
-        while (contexts < NodeConnection.MAX_IN_FLIGHT * connections)
+        while (contexts < contextsPerConnection * connections)
         {
             releaseContext(new ProduceContext());
             contexts++;

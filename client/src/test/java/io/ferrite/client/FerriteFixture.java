@@ -27,8 +27,16 @@ final class FerriteFixture implements AutoCloseable
 
     FerriteFixture(final Path dir) throws IOException
     {
-        broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1")));
+        this(dir, Map.of());
+    }
+
+    /** With broker configs added (Kafka's names), {@code advertised.listeners} for a proxy in front, say. */
+    FerriteFixture(final Path dir, final Map<String, String> extra) throws IOException
+    {
+        final Map<String, String> config = new java.util.HashMap<>(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
+            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1"));
+        config.putAll(extra);
+        broker = Broker.start(BrokerConfig.of(config));
     }
 
     String bootstrap()
@@ -39,9 +47,15 @@ final class FerriteFixture implements AutoCloseable
     /** Creates the topic and waits until the broker published it (a CreateTopics is answered before that). */
     void createTopic(final String name, final int partitions) throws Exception
     {
+        createTopic(name, partitions, Map.of());
+    }
+
+    /** {@link #createTopic(String, int)} with topic configs. */
+    void createTopic(final String name, final int partitions, final Map<String, String> configs) throws Exception
+    {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap())))
         {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1))).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1).configs(configs))).all().get(30, TimeUnit.SECONDS);
         }
         Await.await(() -> broker.topics().topic(name) != null, Duration.ofSeconds(30), "topic " + name + " published");
     }
@@ -71,15 +85,25 @@ final class FerriteFixture implements AutoCloseable
         }
     }
 
-    /** Runs the producer's duty cycle until nothing it sent is pending. */
+    /**
+     * Runs the producer's duty cycle until nothing it sent is pending (60 s at most), as an application's loop
+     * runs it: without a pause between cycles, which would hold every answer, retry and reconnect back.
+     */
     static void drain(final Producer producer)
     {
         producer.flush();
-        Await.await(() ->
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (producer.pending() > 0)
         {
-            producer.doWork();
-            return producer.pending() == 0;
-        }, Duration.ofSeconds(60), () -> "every record completed, " + producer.pending() + " pending");
+            if (System.nanoTime() - deadline >= 0)
+            {
+                throw new AssertionError("every record completed within 60 s: " + producer.pending() + " pending");
+            }
+            if (producer.doWork() == 0)
+            {
+                Thread.onSpinWait();
+            }
+        }
     }
 
     @Override

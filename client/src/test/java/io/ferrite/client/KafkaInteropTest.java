@@ -51,13 +51,19 @@ class KafkaInteropTest extends ProducerInteropContract
         return kafka.bootstrap();
     }
 
-    /** Creates the topic and waits until its leader is elected (Kafka answers CreateTopics before that). */
     @Override
     void createTopic(final String name, final int partitions) throws Exception
     {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap())))
+        createTopic(bootstrap(), name, partitions, Map.of());
+    }
+
+    /** Creates the topic on Kafka at {@code bootstrap} and waits until its leader is elected (Kafka answers CreateTopics before that). */
+    static void createTopic(final String bootstrap, final String name, final int partitions, final Map<String, String> configs)
+        throws Exception
+    {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap)))
         {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1))).all().get(60, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short)1).configs(configs))).all().get(60, TimeUnit.SECONDS);
             Await.await(() ->
             {
                 try

@@ -1,7 +1,8 @@
 package io.ferrite.client;
 
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.management.ManagementFactory;
@@ -11,8 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * After a warm-up, 100 000 sends to Ferrite over a socket, each completed (acks=1, keyed, with a
- * header), allocate 0 bytes on the thread that sends and runs the duty cycle: measured with
+ * After a warm-up, 100 000 sends to Ferrite over a socket, each completed (keyed, with a header; acks=1
+ * without idempotence, and acks=all with it: sequences, up to 5 batches of a partition in flight), allocate 0 bytes on the thread that sends and runs the duty cycle: measured with
  * {@code ThreadMXBean.getThreadAllocatedBytes} around the whole phase, sends and completions included.
  */
 class ProducerAllocationTest
@@ -28,13 +29,15 @@ class ProducerAllocationTest
     private long completed;
     private long failed;
 
-    @Test
-    void sendsAndCompletionsAllocateNothingOnTheProducerThread() throws Exception
+    @ParameterizedTest(name = "idempotence={0}")
+    @ValueSource(booleans = {false, true})
+    void sendsAndCompletionsAllocateNothingOnTheProducerThread(final boolean idempotence) throws Exception
     {
         try (FerriteFixture ferrite = new FerriteFixture(dir))
         {
             ferrite.createTopic("alloc", 4);
-            final ProducerConfig config = new ProducerConfig().bootstrapServers(ferrite.bootstrap()).acks(1).lingerMs(1);
+            final ProducerConfig config = new ProducerConfig().bootstrapServers(ferrite.bootstrap()).lingerMs(1)
+                .acks(idempotence ? -1 : 1).enableIdempotence(idempotence);
             try (Producer producer = new Producer(config, (tag, topic, partition, offset, error) ->
             {
                 completed++;
@@ -44,6 +47,7 @@ class ProducerAllocationTest
                 }
             }))
             {
+                assertEquals(idempotence, producer.idempotent());
                 assertEquals(4, producer.awaitPartitions("alloc", 30_000));
                 final UnsafeBuffer key = new UnsafeBuffer(new byte[8]);
                 final UnsafeBuffer value = new UnsafeBuffer(new byte[100]);

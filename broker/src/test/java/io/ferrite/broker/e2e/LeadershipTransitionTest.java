@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.testing.DroppingProxy;
 import io.ferrite.broker.config.BrokerConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;

@@ -1,4 +1,4 @@
-package io.ferrite.broker.e2e;
+package io.ferrite.testing;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -15,21 +15,35 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A TCP proxy in front of the broker that injects the failure idempotence exists for: now and then,
  * after passing a Produce request on, it waits for the broker to act on it and then cuts the
- * connection before the response gets back, so the producer retries a batch the log already holds.
+ * connection before the response gets back, so the producer retries a batch the log already holds
+ * (the requests behind it on that connection are not passed on). The broker must advertise the proxy's
+ * port ({@code advertised.listeners}) so that clients reach it through the proxy.
+ * <p>By default the connection is cut 30 ms after the request is passed on, and the broker's answer
+ * usually gets back to the client within them: the request behind it is what the client resends. With
+ * {@code loseAnswers} nothing the broker sends on that connection from then on reaches the client, so the
+ * answer to the request passed on (and to those before it not yet answered) is lost for certain, and the
+ * client resends a batch the broker has appended.
  */
-final class DroppingProxy implements AutoCloseable
+public final class DroppingProxy implements AutoCloseable
 {
     private static final short PRODUCE = 0;
 
     private final ServerSocket server;
     private final Random random;
     private final double dropChance;
+    private final boolean loseAnswers;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-    final AtomicInteger dropped = new AtomicInteger();
+    public final AtomicInteger dropped = new AtomicInteger();
     private volatile int targetPort;
 
-    DroppingProxy(final long seed, final double dropChance) throws IOException
+    public DroppingProxy(final long seed, final double dropChance) throws IOException
     {
+        this(seed, dropChance, false);
+    }
+
+    public DroppingProxy(final long seed, final double dropChance, final boolean loseAnswers) throws IOException
+    {
+        this.loseAnswers = loseAnswers;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         this.random = new Random(seed);
         this.dropChance = dropChance;
@@ -38,12 +52,12 @@ final class DroppingProxy implements AutoCloseable
         acceptor.start();
     }
 
-    int port()
+    public int port()
     {
         return server.getLocalPort();
     }
 
-    void target(final int port)
+    public void target(final int port)
     {
         this.targetPort = port;
     }
@@ -72,8 +86,9 @@ final class DroppingProxy implements AutoCloseable
                 broker.setTcpNoDelay(true);
                 sockets.add(client);
                 sockets.add(broker);
-                start(() -> requests(client, broker));
-                start(() -> pump(broker, client));
+                final java.util.concurrent.atomic.AtomicBoolean muted = new java.util.concurrent.atomic.AtomicBoolean();
+                start(() -> requests(client, broker, muted));
+                start(() -> pump(broker, client, muted));
             }
             catch (final IOException ex)
             {
@@ -90,7 +105,7 @@ final class DroppingProxy implements AutoCloseable
     }
 
     /** Client to broker, frame by frame, dropping the connection after some Produce requests. */
-    private void requests(final Socket client, final Socket broker)
+    private void requests(final Socket client, final Socket broker, final java.util.concurrent.atomic.AtomicBoolean muted)
     {
         try (DataInputStream in = new DataInputStream(client.getInputStream()))
         {
@@ -101,14 +116,18 @@ final class DroppingProxy implements AutoCloseable
                 final byte[] frame = new byte[size];
                 in.readFully(frame);
                 final short apiKey = (short)(((frame[0] & 0xff) << 8) | (frame[1] & 0xff));
-                out.write(new byte[] {(byte)(size >>> 24), (byte)(size >>> 16), (byte)(size >>> 8), (byte)size});
-                out.write(frame);
-                out.flush();
                 final boolean drop;
                 synchronized (random)
                 {
                     drop = apiKey == PRODUCE && random.nextDouble() < dropChance;
                 }
+                if (drop && loseAnswers)
+                {
+                    muted.set(true); // before the request goes on: its answer cannot get back
+                }
+                out.write(new byte[] {(byte)(size >>> 24), (byte)(size >>> 16), (byte)(size >>> 8), (byte)size});
+                out.write(frame);
+                out.flush();
                 if (drop)
                 {
                     Thread.sleep(30); // the broker appends; its response dies with the connection
@@ -126,7 +145,7 @@ final class DroppingProxy implements AutoCloseable
         }
     }
 
-    private static void pump(final Socket from, final Socket to)
+    private static void pump(final Socket from, final Socket to, final java.util.concurrent.atomic.AtomicBoolean muted)
     {
         final byte[] buffer = new byte[64 * 1024];
         try (InputStream in = from.getInputStream())
@@ -135,6 +154,10 @@ final class DroppingProxy implements AutoCloseable
             int n;
             while ((n = in.read(buffer)) > 0)
             {
+                if (muted.get())
+                {
+                    continue; // the connection is being cut: its answers are lost
+                }
                 out.write(buffer, 0, n);
                 out.flush();
             }

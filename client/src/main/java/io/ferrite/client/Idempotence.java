@@ -1,0 +1,280 @@
+package io.ferrite.client;
+
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.InitProducerIdRequestEncoder;
+import io.ferrite.wire.message.InitProducerIdResponseDecoder;
+import org.agrona.DirectBuffer;
+
+import java.util.ArrayList;
+
+/**
+ * The idempotent producer's state, after kafka-clients' {@code TransactionManager} without a
+ * transactional id: the producer id and epoch from InitProducerId (asked of the least loaded ready
+ * broker before the first send, again after a retriable error or a lost answer), a sequence number per
+ * partition given to a batch when it is first sent, the batches sent and not yet completed in sequence
+ * order, and the epoch bump: an error that leaves a gap in a partition's sequences (a batch failed after
+ * it was sent, OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) raises the epoch by one on the client
+ * (a new producer id once it reaches 32767) and numbers that partition's unacknowledged batches from 0
+ * under it; the other partitions start from 0 under it once their batches in flight completed. The fatal
+ * errors ({@link ClientErrors#fatalForIdempotence}, an InitProducerId refused) stop the producer. Nothing
+ * here allocates on the send path; InitProducerId and the bump are control-path steps.
+ */
+final class Idempotence
+{
+    /** InitProducerId version 6 adds the two-phase-commit fields, which an idempotent producer leaves unset. */
+    private static final short MAX_INIT_VERSION = 5;
+
+    private final boolean enabled;
+    private final long retryBackoffNs;
+    private final InitProducerIdRequestEncoder request = new InitProducerIdRequestEncoder();
+    private final InitProducerIdResponseDecoder response = new InitProducerIdResponseDecoder();
+    private long producerId = -1;
+    private short epoch = -1;
+    private boolean initInFlight;
+    private long initNotBeforeNs;
+    private boolean bumpRequired;
+    private short fatalError;
+
+    Idempotence(final boolean enabled, final long retryBackoffNs)
+    {
+        this.enabled = enabled;
+        this.retryBackoffNs = retryBackoffNs;
+    }
+
+    boolean enabled()
+    {
+        return enabled;
+    }
+
+    long producerId()
+    {
+        return producerId;
+    }
+
+    short epoch()
+    {
+        return epoch;
+    }
+
+    /** 0, or the error that stopped the producer. */
+    short fatalError()
+    {
+        return fatalError;
+    }
+
+    /** Whether batches may be sent: not idempotent, or a producer id is held and no fatal error happened. */
+    boolean ready()
+    {
+        return !enabled || (producerId >= 0 && fatalError == 0);
+    }
+
+    /** The control steps of a duty cycle: a pending epoch bump, and InitProducerId while no id is held. */
+    int poll(final ArrayList<NodeConnection> connections, final ArrayList<TopicState> topics, final long nowNs)
+    {
+        if (!enabled || fatalError != 0)
+        {
+            return 0;
+        }
+        int work = 0;
+        if (bumpRequired && producerId >= 0)
+        {
+            bump(topics);
+            work++;
+        }
+        if (producerId < 0 && !initInFlight && nowNs - initNotBeforeNs >= 0)
+        {
+            work += sendInit(connections, nowNs);
+        }
+        return work;
+    }
+
+    /** InitProducerId to the ready broker with the fewest requests in flight (kafka-clients' least loaded node). */
+    private int sendInit(final ArrayList<NodeConnection> connections, final long nowNs)
+    {
+        NodeConnection best = null;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            final NodeConnection c = connections.get(i);
+            if (c.canSend() && c.version(ApiKeys.INIT_PRODUCER_ID, MAX_INIT_VERSION) >= 0 &&
+                (best == null || c.inFlight() < best.inFlight()))
+            {
+                best = c;
+            }
+        }
+        if (best == null)
+        {
+            return 0; // the metadata's requests connect the brokers; asked again next cycle
+        }
+        final short version = best.version(ApiKeys.INIT_PRODUCER_ID, MAX_INIT_VERSION);
+        final int body = best.begin(ApiKeys.INIT_PRODUCER_ID, version);
+        request.wrap(best.buffer(), body, version).transactionalId((CharSequence)null)
+            .transactionTimeoutMs(Integer.MAX_VALUE);
+        if (version >= 3)
+        {
+            request.producerId(-1L).producerEpoch((short)-1);
+        }
+        final int length = request.finish();
+        best.commit(ApiKeys.INIT_PRODUCER_ID, version, body + length, this, true, nowNs);
+        initInFlight = true;
+        return 1;
+    }
+
+    void onResponse(final short version, final DirectBuffer buffer, final int offset, final int limit, final long nowNs)
+    {
+        initInFlight = false;
+        response.wrap(buffer, offset, limit, version);
+        final short error = response.errorCode();
+        if (error == ClientErrors.NONE)
+        {
+            producerId = response.producerId();
+            epoch = response.producerEpoch();
+        }
+        else if (ClientErrors.retriable(error))
+        {
+            initNotBeforeNs = nowNs + retryBackoffNs; // COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, ...: again
+        }
+        else
+        {
+            fatalError = error == ClientErrors.INVALID_PRODUCER_EPOCH ? ClientErrors.PRODUCER_FENCED : error;
+        }
+    }
+
+    /** The InitProducerId got no answer (the connection closed, or it timed out): ask again after the backoff. */
+    void onFailure(final long nowNs)
+    {
+        initInFlight = false;
+        initNotBeforeNs = nowNs + retryBackoffNs;
+    }
+
+    /**
+     * Whether {@code first}, the head of its partition's sealed batches, may be sent now: a batch never sent
+     * waits while the partition has batches of an older id or epoch unacknowledged; a retried one waits
+     * until it is the first unacknowledged (so retries go one at a time, in sequence order).
+     */
+    boolean mayDrain(final PartitionState ps, final ProducerBatch first)
+    {
+        if (!first.hasSequence())
+        {
+            return !ps.hasUnacked() || !stale(ps);
+        }
+        return ps.firstUnacked == first;
+    }
+
+    /** Gives a batch sent for the first time the partition's next sequence (from 0 again under a new id or epoch). */
+    void assign(final PartitionState ps, final ProducerBatch b)
+    {
+        if (stale(ps))
+        {
+            ps.producerId = producerId;
+            ps.producerEpoch = epoch;
+            ps.nextSequence = 0;
+            ps.lastAckedSequence = -1;
+        }
+        b.stamp(producerId, epoch, ps.nextSequence);
+        ps.nextSequence = increment(ps.nextSequence, b.recordCount);
+        ps.addUnacked(b);
+    }
+
+    void onAcknowledged(final PartitionState ps, final ProducerBatch b)
+    {
+        if (b.hasSequence() && b.producerId == ps.producerId && b.producerEpoch == ps.producerEpoch)
+        {
+            ps.lastAckedSequence = Math.max(ps.lastAckedSequence, b.lastSequence());
+        }
+        ps.removeUnacked(b);
+    }
+
+    /** kafka-clients' {@code TransactionManager.canRetry} for a producer without a transactional id. */
+    boolean canRetry(final PartitionState ps, final ProducerBatch b, final short error, final long logStartOffset)
+    {
+        if (error == ClientErrors.UNKNOWN_PRODUCER_ID)
+        {
+            if (logStartOffset >= 0 && !b.sequenceReset)
+            {
+                requestBump(ps); // the broker lost the producer's state (retention, say): a new epoch from 0
+            }
+            return true;
+        }
+        if (error == ClientErrors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        {
+            if (!b.sequenceReset && ps.lastAckedSequence + 1 == b.baseSequence)
+            {
+                requestBump(ps); // a real gap before the next batch: a new epoch from 0
+            }
+            return true; // otherwise an earlier batch is still on its way: just again
+        }
+        return ClientErrors.retriable(error);
+    }
+
+    /**
+     * A batch failed for good. A fatal error stops the producer; a batch that was sent leaves a gap in its
+     * partition's sequences, so the epoch is bumped (kafka-clients bumps when retries remained, and always on
+     * an out-of-order or unknown producer id; this client bumps for a batch that expired in flight too,
+     * where kafka-clients first waits for the partition's other batches to tell whether it arrived).
+     */
+    void onFailed(final PartitionState ps, final ProducerBatch b, final short error)
+    {
+        ps.removeUnacked(b);
+        if (ClientErrors.fatalForIdempotence(error))
+        {
+            fatalError = error;
+        }
+        else if (b.hasSequence() && fatalError == 0)
+        {
+            requestBump(ps);
+        }
+    }
+
+    private void requestBump(final PartitionState ps)
+    {
+        ps.rewriteSequences = true;
+        bumpRequired = true;
+    }
+
+    private boolean stale(final PartitionState ps)
+    {
+        return ps.producerId != producerId || ps.producerEpoch != epoch;
+    }
+
+    /** Epoch + 1 (a new producer id after 32767), and the partitions that asked numbered from 0 under it. */
+    private void bump(final ArrayList<TopicState> topics)
+    {
+        bumpRequired = false;
+        if (epoch == Short.MAX_VALUE)
+        {
+            producerId = -1; // InitProducerId again; every partition starts from 0 under the new id
+            epoch = -1;
+            return;
+        }
+        epoch++;
+        for (int i = 0; i < topics.size(); i++)
+        {
+            final PartitionState[] partitions = topics.get(i).partitions;
+            for (int p = 0; p < partitions.length; p++)
+            {
+                final PartitionState ps = partitions[p];
+                if (ps.rewriteSequences)
+                {
+                    ps.rewriteSequences = false;
+                    int sequence = 0;
+                    for (ProducerBatch b = ps.firstUnacked; b != null; b = b.nextUnacked)
+                    {
+                        b.stamp(producerId, epoch, sequence);
+                        b.sequenceReset = true;
+                        sequence = increment(sequence, b.recordCount);
+                    }
+                    ps.producerId = producerId;
+                    ps.producerEpoch = epoch;
+                    ps.nextSequence = sequence;
+                    ps.lastAckedSequence = -1;
+                }
+            }
+        }
+    }
+
+    /** Sequences wrap to 0 after Integer.MAX_VALUE, as the broker's do. */
+    private static int increment(final int sequence, final int by)
+    {
+        return sequence > Integer.MAX_VALUE - by ? by - (Integer.MAX_VALUE - sequence) - 1 : sequence + by;
+    }
+}

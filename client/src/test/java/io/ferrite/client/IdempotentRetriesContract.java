@@ -1,0 +1,213 @@
+package io.ferrite.client;
+
+import io.ferrite.testing.Await;
+import io.ferrite.testing.DroppingProxy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The idempotent producer through a {@link DroppingProxy} that cuts the connection after one Produce request in
+ * ten, once the broker had time to append it: every answer in flight on that connection is lost, the producer
+ * resends those batches with their sequences (the first unacknowledged first, then the rest in order), and the
+ * broker keeps one copy. Every record is read back by kafka-clients' KafkaConsumer exactly once, in send order,
+ * at the offset its completion named; up to 5 batches of a partition were in flight at once.
+ */
+abstract class IdempotentRetriesContract
+{
+    private static final int PARTITIONS = 2;
+    private static final int RECORDS = 1_500;
+
+    /** In front of the broker, which advertises its port; started before the subclass's broker, closed after it. */
+    static DroppingProxy proxy;
+
+    @BeforeAll
+    static void startProxy() throws Exception
+    {
+        proxy = new DroppingProxy(15, 0.1, true);
+    }
+
+    @AfterAll
+    static void closeProxy() throws Exception
+    {
+        if (proxy != null)
+        {
+            proxy.close();
+        }
+    }
+
+    /** Broker configs that make it advertise the proxy. */
+    static Map<String, String> advertiseProxy()
+    {
+        return Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port());
+    }
+
+    private static String proxiedBootstrap()
+    {
+        return "127.0.0.1:" + proxy.port();
+    }
+
+    abstract void createTopic(String name, int partitions, Map<String, String> configs) throws Exception;
+
+    @Test
+    void everyRecordExactlyOnceInOrderThroughDroppedAnswers() throws Exception
+    {
+        final String topic = "idempotent-drops";
+        createTopic(topic, PARTITIONS, Map.of());
+        final long[] offsets = new long[RECORDS];
+        final short[] errors = new short[RECORDS];
+        Arrays.fill(errors, (short)-99);
+        final ProducerConfig config = config();
+        final int dropsBefore = proxy.dropped.get();
+        int peak = 0;
+        final long startNs = System.nanoTime();
+        try (Producer producer = new Producer(config, (tag, t, partition, offset, error) ->
+        {
+            offsets[(int)tag] = offset;
+            errors[(int)tag] = error;
+        }))
+        {
+            assertTrue(producer.idempotent());
+            assertEquals(PARTITIONS, producer.awaitPartitions(topic, 30_000));
+            final UnsafeBuffer value = new UnsafeBuffer(new byte[0]);
+            for (int i = 0; i < RECORDS; i++)
+            {
+                final byte[] bytes = value(i);
+                value.wrap(bytes);
+                // all sent before the duty cycle runs: the batches are sealed and wait, so up to 5 go out at once
+                assertEquals(i % PARTITIONS, producer.send(topic, i % PARTITIONS, null, 0, -1, value, 0, bytes.length,
+                    null, System.currentTimeMillis(), i));
+            }
+            FerriteFixture.drain(producer);
+            for (int p = 0; p < PARTITIONS; p++)
+            {
+                peak = Math.max(peak, producer.partitionState(topic, p).peakInFlight);
+            }
+            assertEquals(0, producer.fatalError());
+        }
+        final long sentNs = System.nanoTime() - startNs;
+        System.out.println("idempotent retries: " + (proxy.dropped.get() - dropsBefore) + " connections dropped, at most " +
+            peak + " batches of a partition in flight, every record acknowledged in " + sentNs / 1_000_000 + " ms");
+        assertTrue(proxy.dropped.get() > dropsBefore, "the proxy dropped connections with answers in flight");
+        for (int i = 0; i < RECORDS; i++)
+        {
+            assertEquals(0, errors[i], "record " + i + "'s completion");
+        }
+        for (int p = 0; p < PARTITIONS; p++)
+        {
+            final List<ConsumerRecord<byte[], byte[]>> read = readAll(topic, p);
+            assertEquals(RECORDS / PARTITIONS, read.size(), "records in partition " + p + " (a duplicate adds one)");
+            for (int k = 0; k < read.size(); k++)
+            {
+                final int i = k * PARTITIONS + p;
+                final ConsumerRecord<byte[], byte[]> r = read.get(k);
+                assertEquals(k, r.offset());
+                assertArrayEquals(value(i), r.value(), "record at offset " + k + " of partition " + p);
+                assertEquals(k, offsets[i], "record " + i + "'s completion offset");
+            }
+        }
+        assertEquals(5, peak, "the most batches of one partition in flight at once");
+    }
+
+    /**
+     * A batch the broker refuses for good once it was sent (MESSAGE_TOO_LARGE: over the topic's
+     * {@code max.message.bytes}) leaves a gap in the partition's sequences; the producer bumps its epoch and
+     * the records after it start from sequence 0 under the new one and are written — without the bump the
+     * broker would answer OUT_OF_ORDER_SEQUENCE_NUMBER to each of them until their delivery timeout.
+     */
+    @Test
+    void aBatchRefusedAfterItWasSentBumpsTheEpochAndTheRecordsAfterItAreWritten() throws Exception
+    {
+        final String topic = "idempotent-bump";
+        createTopic(topic, 1, Map.of("max.message.bytes", "2048"));
+        final int small = 20;
+        final short[] errors = new short[2 * small + 1];
+        Arrays.fill(errors, (short)-99);
+        try (Producer producer = new Producer(config(), (tag, t, partition, offset, error) -> errors[(int)tag] = error))
+        {
+            assertEquals(1, producer.awaitPartitions(topic, 30_000));
+            sendSmall(producer, topic, 0, small);
+            final short epoch = producer.partitionState(topic, 0).producerEpoch;
+            final UnsafeBuffer big = new UnsafeBuffer(new byte[4096]);
+            assertEquals(0, producer.send(topic, 0, null, 0, -1, big, 0, big.capacity(), null, -1, small));
+            FerriteFixture.drain(producer);
+            assertEquals(ClientErrors.MESSAGE_TOO_LARGE, errors[small], "the record over max.message.bytes");
+            sendSmall(producer, topic, small + 1, small);
+            assertEquals(epoch + 1, producer.partitionState(topic, 0).producerEpoch, "the partition's epoch");
+            assertEquals(0, producer.fatalError());
+        }
+        final List<ConsumerRecord<byte[], byte[]>> read = readAll(topic, 0);
+        assertEquals(2 * small, read.size());
+        for (int i = 0; i < 2 * small; i++)
+        {
+            final int tag = i < small ? i : i + 1;
+            assertEquals(0, errors[tag], "record " + tag);
+            assertArrayEquals(value(tag), read.get(i).value(), "record at offset " + i);
+        }
+    }
+
+    private static void sendSmall(final Producer producer, final String topic, final int firstTag, final int count)
+    {
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[0]);
+        for (int tag = firstTag; tag < firstTag + count; tag++)
+        {
+            final byte[] bytes = value(tag);
+            value.wrap(bytes);
+            assertEquals(0, producer.send(topic, 0, null, 0, -1, value, 0, bytes.length, null, -1, tag));
+        }
+        FerriteFixture.drain(producer);
+    }
+
+    private static ProducerConfig config()
+    {
+        return new ProducerConfig().bootstrapServers(proxiedBootstrap()).enableIdempotence(true)
+            .lingerMs(0).batchSize(256).retryBackoffMs(10).reconnectBackoffMs(10, 100).requestTimeoutMs(15_000);
+    }
+
+    /** Every record of the partition up to its end offset, read through the proxy (which passes every Fetch). */
+    private List<ConsumerRecord<byte[], byte[]>> readAll(final String topic, final int partition)
+    {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, proxiedBootstrap(),
+            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
+            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)))
+        {
+            final TopicPartition tp = new TopicPartition(topic, partition);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            final long end = consumer.endOffsets(List.of(tp)).get(tp);
+            final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+            Await.await(() ->
+            {
+                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
+                {
+                    records.add(r);
+                }
+                return consumer.position(tp) >= end;
+            }, Duration.ofSeconds(60), () -> "records of " + tp + " up to " + end + ", read " + records.size());
+            return records;
+        }
+    }
+
+    private static byte[] value(final int i)
+    {
+        return ("record-" + i).getBytes(StandardCharsets.UTF_8);
+    }
+}
