@@ -63,6 +63,7 @@ public final class PartitionLog implements AutoCloseable
     private final LogAppender appender;
     private final LogReader reader;
     private final LogRetention retention;
+    private final RetentionRoll retentionRoll;
     private final LogCloser closer;
     private final LogTransactions transactions;
     private final SegmentReplacer replacer;
@@ -83,6 +84,7 @@ public final class PartitionLog implements AutoCloseable
         this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy, epochs);
         this.reader = new LogReader(this, offsets, segments);
         this.retention = new LogRetention(this, offsets, segments, clock, env, epochs);
+        this.retentionRoll = new RetentionRoll(this, segments, offsets, appender.gate(), roller, clock, env);
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers, clock, env.producerIdExpirationMs());
         this.replacer = new SegmentReplacer(this, segments, strategy, clock, env, flusher);
@@ -91,9 +93,8 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /**
-     * Sets the state recovery found; called once, before the log is shared. {@code namesDurable}: the
-     * segments' file names are known durable (a clean stop's close flushed the directory, or the
-     * creation fsyncs it); else the first flush fsyncs the directory.
+     * Sets the state recovery found, once, before the log is shared. {@code namesDurable}: the segments' file names are
+     * known durable (a clean stop's close flushed the directory, or the creation fsyncs it); else the first flush does.
      */
     void loaded(final Segment[] segments, final long logStartOffset, final long logEndOffset, final long recoveryPoint,
         final boolean namesDurable)
@@ -443,14 +444,21 @@ public final class PartitionLog implements AutoCloseable
     // ---- retention ----
 
     /**
-     * Deletes whole segments (never the active one) past retention.ms or beyond retention.bytes,
-     * or wholly below the log start offset, and moves the log start offset to the first kept one.
+     * Deletes whole segments past retention.ms or beyond retention.bytes, or wholly below the log start offset, and
+     * wholly below the high watermark; moves the log start offset to the first kept one. A nonempty active segment
+     * that would go too is rolled by the writer first ({@link #retentionRoll()}) and goes in the pass after.
      *
      * @return the number of segments deleted
      */
     public int deleteOldSegments(final long nowMs) throws IOException
     {
         return retention.deleteOldSegments(nowMs);
+    }
+
+    /** The writer's roll of an active segment past retention ({@link RetentionRoll}). */
+    public RetentionRoll retentionRoll()
+    {
+        return retentionRoll;
     }
 
     /**

@@ -43,6 +43,7 @@ class LogSchedulerTest
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);
             }
+            log.highWatermark(log.logEndOffset()); // the owner's: nothing above it is deleted
             final long activeBase = log.segments()[log.segmentCount() - 1].baseOffset;
 
             clock.advance(999); // every sealed segment is past retention.ms, but the check is not due
@@ -104,6 +105,7 @@ class LogSchedulerTest
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);
             }
+            log.highWatermark(log.logEndOffset());
             wall.advance(-3_600_000);
             monotonic.advance(1_000);
             scheduler.invoke();
