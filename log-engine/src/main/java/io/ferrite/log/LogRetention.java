@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
 import org.agrona.concurrent.EpochClock;
 
 import java.io.IOException;
@@ -127,6 +128,7 @@ final class LogRetention
     {
         final LogConfig cfg = log.config();
         final Segment[] removed;
+        final boolean keptOnlyActive;
         segments.lock();
         try
         {
@@ -180,12 +182,20 @@ final class LogRetention
                 return 0;
             }
             removed = segments.removeOldest(n);
+            keptOnlyActive = n == segs.length - 1;
             offsets.advanceLogStart(segments.array()[0].baseOffset);
             epochs.logStartMoved(offsets.logStartOffset());
         }
         finally
         {
             segments.unlock();
+        }
+        if (keptOnlyActive)
+        {
+            // the active segment may be a roll's just now (the writer's, for this retention): its name made durable
+            // before the last segments before it are unlinked, or a crash could leave the directory with no segment,
+            // and the log would start again at the checkpointed log start, below the offsets already given out
+            segments.underOpenLog(() -> DurableFile.fsyncDirectory(log.dir()));
         }
         for (final Segment s : removed)
         {
