@@ -266,19 +266,13 @@ public final class PartitionLog implements AutoCloseable
         return epochs.cache();
     }
 
-    /**
-     * Hands the single-writer role to the calling thread (when a log moves between threads). A claim
-     * the previous writer left open is aborted: its writer is gone, and it would hold the log.
-     */
+    /** Hands the single-writer role to the calling thread (a log moving between threads); a claim left open is aborted. */
     public void claimWriter()
     {
         appender.claimWriter();
     }
 
-    /**
-     * Appends one batch (single writer). On success the buffer holds the batch as written: base
-     * offset, partition leader epoch and (for LogAppendTime) timestamp type, max timestamp and CRC.
-     */
+    /** Appends one batch (single writer); on success the buffer holds it as written (offsets, epoch, LogAppendTime, CRC). */
     public void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
     {
         appender.append(buffer, offset, length, LogTransactions.VERIFICATION_NOT_REQUIRED, result);
@@ -377,10 +371,7 @@ public final class PartitionLog implements AutoCloseable
         return flusher.flushDue(nowMs);
     }
 
-    /**
-     * Blocks until an fsync covers {@code offset} (exclusive) or the timeout passes: for embedded
-     * callers in fsync durability. Returns whether it is covered.
-     */
+    /** Blocks until an fsync covers {@code offset} (exclusive) or the timeout passes (embedded, fsync durability): covered? */
     public boolean awaitDurable(final long offset, final long timeoutMs) throws InterruptedException
     {
         return flusher.awaitDurable(offset, timeoutMs);
@@ -431,11 +422,7 @@ public final class PartitionLog implements AutoCloseable
         return reader.offsetForTimestamp(timestamp, out);
     }
 
-    /**
-     * ListOffsets MAX_TIMESTAMP: the largest timestamp in the log and the offset of its first record.
-     *
-     * @throws LogClosedException when the log is closed
-     */
+    /** ListOffsets MAX_TIMESTAMP: the largest timestamp in the log and its first record's offset ({@link LogClosedException}: closed). */
     public TimestampOffset maxTimestampOffset(final TimestampOffset out)
     {
         return reader.maxTimestampOffset(out);

@@ -11,8 +11,9 @@ import io.ferrite.log.WriterTasks;
  * interval the scheduler says it is due, and each log thread's {@link ProducerExpiryWalk} is flagged
  * and woken; the thread then walks the partitions it owns ({@link Partition#owner}) a few per duty
  * cycle between its appends. Retention's roll of an active segment ({@link #retentionRollDue}): a task
- * on the owning log thread, once per retention pass that asks (rare: a partition past its retention with nothing newer). Made before the logs open, attached (before the log threads start) once
- * the topics and log threads exist; a check due before that is dropped, as is one for a thread that
+ * on the owning log thread, once per retention pass that asks (rare: a partition past its retention
+ * with nothing newer). Made before the logs open, attached (before the log threads start) once the
+ * topics and log threads exist; a check due before that is dropped, as is one for a thread that
  * has stopped (it never reads its flag): the next check comes an interval later.
  */
 public final class LogThreadTasks implements WriterTasks

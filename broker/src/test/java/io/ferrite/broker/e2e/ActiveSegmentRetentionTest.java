@@ -82,7 +82,8 @@ class ActiveSegmentRetentionTest
             {
                 for (int i = 0; i < RECORDS; i++)
                 {
-                    producer.send(new ProducerRecord<>(topic, 0, hourAgo + i, bytes("k" + i), bytes("v" + i))).get(TIMEOUT_S, TimeUnit.SECONDS);
+                    producer.send(new ProducerRecord<>(topic, 0, hourAgo + i, bytes("k" + i), bytes("v" + i)))
+                        .get(TIMEOUT_S, TimeUnit.SECONDS);
                 }
             }
             atEnd.assign(List.of(aged));
