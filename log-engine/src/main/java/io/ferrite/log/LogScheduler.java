@@ -137,7 +137,10 @@ final class LogScheduler implements Agent
         if (now >= nextRetentionMs || retentionSoon)
         {
             retentionSoon = false;
-            nextRetentionMs = after(now, retentionIntervalMs);
+            if (now >= nextRetentionMs)
+            {
+                nextRetentionMs = after(now, retentionIntervalMs); // a pass a roll asked for leaves the periodic one where it was
+            }
             run(retention);
             work++;
         }
