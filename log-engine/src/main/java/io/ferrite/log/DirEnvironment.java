@@ -72,6 +72,18 @@ final class DirEnvironment implements LogEnvironment
     }
 
     @Override
+    public void retentionRollWanted(final PartitionLog log)
+    {
+        background.retentionRollWanted(log);
+    }
+
+    @Override
+    public void retentionSoon()
+    {
+        background.retentionSoon();
+    }
+
+    @Override
     public long producerIdExpirationMs()
     {
         return producerIdExpirationMs;

@@ -96,6 +96,22 @@ final class LogBackgroundWork
         LogEnvironment.INLINE.closeLater(segment, delayMs);
     }
 
+    /** {@link LogEnvironment#retentionRollWanted}: the config's {@link WriterTasks} have the log's writer roll. */
+    void retentionRollWanted(final PartitionLog log)
+    {
+        config.writerTasks().retentionRollDue(log);
+    }
+
+    /** {@link LogEnvironment#retentionSoon}: the scheduler's next cycle runs a retention pass (none before it starts). */
+    void retentionSoon()
+    {
+        final LogScheduler s = scheduler;
+        if (s != null)
+        {
+            s.retentionSoon();
+        }
+    }
+
     /**
      * Removes a deleted partition's renamed directory once {@code delayMs} has passed
      * ({@link LogScheduler#removeLater}); before the scheduler runs, at once.

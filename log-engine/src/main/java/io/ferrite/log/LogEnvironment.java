@@ -48,6 +48,16 @@ interface LogEnvironment
     {
     }
 
+    /** Retention asks the log's writer to roll its active segment ({@link RetentionRoll}): tells the {@link WriterTasks}. */
+    default void retentionRollWanted(final PartitionLog log)
+    {
+    }
+
+    /** A writer rolled for retention ({@link RetentionRoll#run}): a retention pass soon deletes the rolled segment. */
+    default void retentionSoon()
+    {
+    }
+
     /** Undoes a {@link #pauseCleaning} that returned true, or an {@link #abortAndPauseCleaning}. */
     default void resumeCleaning(final PartitionLog log)
     {

@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import io.ferrite.log.config.DurableFile;
 import org.agrona.concurrent.EpochClock;
 
 import java.io.IOException;
@@ -7,10 +8,15 @@ import java.io.IOException;
 import static io.ferrite.wire.record.RecordBatchDescriptor.NO_TIMESTAMP;
 
 /**
- * Retention and DeleteRecords for one partition log: which whole segments go (never the active
- * one), the log start offset they move, and the deletion of their files. A deleted segment is
- * retired before the list without it is published and unmapped only after
- * {@code file.delete.delay.ms}, for the readers that may still be in it.
+ * Retention and DeleteRecords for one partition log: which whole segments go, the log start offset they move, and
+ * the deletion of their files. A deleted segment is retired before the list without it is published and unmapped only
+ * after {@code file.delete.delay.ms}, for the readers that may still be in it.
+ *
+ * <p>As Kafka 4.4's {@code UnifiedLog.deleteOldSegments}: segments go oldest first while each is past retention (or
+ * below the log start) and wholly below the high watermark; when every segment would go, the active one included (not
+ * an empty one), Kafka rolls first and deletes them all. The roll is the writer's here (single writer): this pass
+ * deletes the inactive ones and asks the log's writer to roll ({@link RetentionRoll}); the writer's roll asks for a
+ * retention pass soon, which deletes the rolled segment, so the log start becomes the log end.
  */
 final class LogRetention
 {
@@ -122,6 +128,7 @@ final class LogRetention
     {
         final LogConfig cfg = log.config();
         final Segment[] removed;
+        final boolean keptOnlyActive;
         segments.lock();
         try
         {
@@ -139,17 +146,33 @@ final class LogRetention
             // as Kafka 4.4 (UnifiedLog.deleteOldSegments): time and size retention belong to cleanup.policy
             // delete and compact,delete; a compact-only topic (__consumer_offsets, __transaction_state,
             // changelogs) keeps its segments, which only the log cleaner shrinks
-            final boolean deletes = cfg.delete;
+            final boolean deletes = cfg.delete && !onlyBelowStart;
+            final long highWatermark = offsets.highWatermark();
+            final long logEnd = offsets.logEndOffset();
             int n = 0;
-            while (n < segs.length - 1)
+            while (n < segs.length)
             {
                 final Segment s = segs[n];
-                final boolean belowStart = segs[n + 1].baseOffset <= logStart;
-                final boolean expired = !onlyBelowStart && deletes && cfg.retentionMs >= 0 && nowMs - largestTimestamp(s) > cfg.retentionMs;
-                final boolean tooBig = !onlyBelowStart && deletes && cfg.retentionBytes >= 0 && total - s.size() >= cfg.retentionBytes;
+                final boolean active = n == segs.length - 1;
+                // Kafka: nothing at or above the high watermark goes, so the log start never passes it
+                if ((active ? logEnd : segs[n + 1].baseOffset) > highWatermark)
+                {
+                    break;
+                }
+                final boolean belowStart = !active && segs[n + 1].baseOffset <= logStart;
+                final boolean expired = deletes && cfg.retentionMs >= 0 && nowMs - largestTimestamp(s) > cfg.retentionMs;
+                final boolean tooBig = deletes && cfg.retentionBytes >= 0 && total - s.size() >= cfg.retentionBytes;
                 if (!(belowStart || expired || tooBig))
                 {
                     break;
+                }
+                if (active)
+                {
+                    if (s.size() > 0)
+                    {
+                        log.retentionRoll().request(); // the writer rolls it; the pass after that roll deletes it
+                    }
+                    break; // an empty active segment is never deleted (Kafka's isLastSegmentAndEmpty)
                 }
                 total -= s.size();
                 n++;
@@ -159,12 +182,20 @@ final class LogRetention
                 return 0;
             }
             removed = segments.removeOldest(n);
+            keptOnlyActive = n == segs.length - 1;
             offsets.advanceLogStart(segments.array()[0].baseOffset);
             epochs.logStartMoved(offsets.logStartOffset());
         }
         finally
         {
             segments.unlock();
+        }
+        if (keptOnlyActive)
+        {
+            // the active segment may be a roll's just now (the writer's, for this retention): its name made durable
+            // before the last segments before it are unlinked, or a crash could leave the directory with no segment,
+            // and the log would start again at the checkpointed log start, below the offsets already given out
+            segments.underOpenLog(() -> DurableFile.fsyncDirectory(log.dir()));
         }
         for (final Segment s : removed)
         {

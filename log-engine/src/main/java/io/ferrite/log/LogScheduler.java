@@ -85,6 +85,8 @@ final class LogScheduler implements Agent
     private volatile boolean stopping;
     private long nextCheckpointMs;
     private long nextRetentionMs;
+    /** A writer rolled for retention ({@link RetentionRoll}): the next cycle runs a retention pass. */
+    private volatile boolean retentionSoon;
     private long nextFlushCheckMs;
     private long nextProducerExpiryMs;
     private long lastCycleMs;
@@ -132,9 +134,13 @@ final class LogScheduler implements Agent
             run(checkpoint);
             work++;
         }
-        if (now >= nextRetentionMs)
+        if (now >= nextRetentionMs || retentionSoon)
         {
-            nextRetentionMs = after(now, retentionIntervalMs);
+            retentionSoon = false;
+            if (now >= nextRetentionMs)
+            {
+                nextRetentionMs = after(now, retentionIntervalMs); // a pass a roll asked for leaves the periodic one where it was
+            }
             run(retention);
             work++;
         }
@@ -365,6 +371,13 @@ final class LogScheduler implements Agent
         }
     }
 
+    /** Any thread: a retention pass at the next cycle (a writer rolled for retention), which is woken for it. */
+    void retentionSoon()
+    {
+        retentionSoon = true;
+        LockSupport.unpark(agentThread);
+    }
+
     /** Before the runner's close: ends the agent's park and keeps it from parking again. */
     void stopping()
     {
@@ -395,7 +408,7 @@ final class LogScheduler implements Agent
             @Override
             public void idle()
             {
-                if (stopping)
+                if (stopping || retentionSoon)
                 {
                     return;
                 }

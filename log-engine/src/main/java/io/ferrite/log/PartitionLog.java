@@ -63,6 +63,7 @@ public final class PartitionLog implements AutoCloseable
     private final LogAppender appender;
     private final LogReader reader;
     private final LogRetention retention;
+    private final RetentionRoll retentionRoll;
     private final LogCloser closer;
     private final LogTransactions transactions;
     private final SegmentReplacer replacer;
@@ -83,6 +84,7 @@ public final class PartitionLog implements AutoCloseable
         this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy, epochs);
         this.reader = new LogReader(this, offsets, segments);
         this.retention = new LogRetention(this, offsets, segments, clock, env, epochs);
+        this.retentionRoll = new RetentionRoll(this, segments, offsets, appender.gate(), roller, clock, env);
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers, clock, env.producerIdExpirationMs());
         this.replacer = new SegmentReplacer(this, segments, strategy, clock, env, flusher);
@@ -91,9 +93,8 @@ public final class PartitionLog implements AutoCloseable
     }
 
     /**
-     * Sets the state recovery found; called once, before the log is shared. {@code namesDurable}: the
-     * segments' file names are known durable (a clean stop's close flushed the directory, or the
-     * creation fsyncs it); else the first flush fsyncs the directory.
+     * Sets the state recovery found, once, before the log is shared. {@code namesDurable}: the segments' file names are
+     * known durable (a clean stop's close flushed the directory, or the creation fsyncs it); else the first flush does.
      */
     void loaded(final Segment[] segments, final long logStartOffset, final long logEndOffset, final long recoveryPoint,
         final boolean namesDurable)
@@ -265,19 +266,13 @@ public final class PartitionLog implements AutoCloseable
         return epochs.cache();
     }
 
-    /**
-     * Hands the single-writer role to the calling thread (when a log moves between threads). A claim
-     * the previous writer left open is aborted: its writer is gone, and it would hold the log.
-     */
+    /** Hands the single-writer role to the calling thread (a log moving between threads); a claim left open is aborted. */
     public void claimWriter()
     {
         appender.claimWriter();
     }
 
-    /**
-     * Appends one batch (single writer). On success the buffer holds the batch as written: base
-     * offset, partition leader epoch and (for LogAppendTime) timestamp type, max timestamp and CRC.
-     */
+    /** Appends one batch (single writer); on success the buffer holds it as written (offsets, epoch, LogAppendTime, CRC). */
     public void append(final MutableDirectBuffer buffer, final int offset, final int length, final AppendResult result)
     {
         appender.append(buffer, offset, length, LogTransactions.VERIFICATION_NOT_REQUIRED, result);
@@ -376,10 +371,7 @@ public final class PartitionLog implements AutoCloseable
         return flusher.flushDue(nowMs);
     }
 
-    /**
-     * Blocks until an fsync covers {@code offset} (exclusive) or the timeout passes: for embedded
-     * callers in fsync durability. Returns whether it is covered.
-     */
+    /** Blocks until an fsync covers {@code offset} (exclusive) or the timeout passes (embedded, fsync durability): covered? */
     public boolean awaitDurable(final long offset, final long timeoutMs) throws InterruptedException
     {
         return flusher.awaitDurable(offset, timeoutMs);
@@ -430,11 +422,7 @@ public final class PartitionLog implements AutoCloseable
         return reader.offsetForTimestamp(timestamp, out);
     }
 
-    /**
-     * ListOffsets MAX_TIMESTAMP: the largest timestamp in the log and the offset of its first record.
-     *
-     * @throws LogClosedException when the log is closed
-     */
+    /** ListOffsets MAX_TIMESTAMP: the largest timestamp in the log and its first record's offset ({@link LogClosedException}: closed). */
     public TimestampOffset maxTimestampOffset(final TimestampOffset out)
     {
         return reader.maxTimestampOffset(out);
@@ -443,14 +431,21 @@ public final class PartitionLog implements AutoCloseable
     // ---- retention ----
 
     /**
-     * Deletes whole segments (never the active one) past retention.ms or beyond retention.bytes,
-     * or wholly below the log start offset, and moves the log start offset to the first kept one.
+     * Deletes whole segments past retention.ms or beyond retention.bytes, or wholly below the log start offset, and
+     * wholly below the high watermark; moves the log start offset to the first kept one. A nonempty active segment
+     * that would go too is rolled by the writer first ({@link #retentionRoll()}) and goes in the pass after.
      *
      * @return the number of segments deleted
      */
     public int deleteOldSegments(final long nowMs) throws IOException
     {
         return retention.deleteOldSegments(nowMs);
+    }
+
+    /** The writer's roll of an active segment past retention ({@link RetentionRoll}). */
+    public RetentionRoll retentionRoll()
+    {
+        return retentionRoll;
     }
 
     /**

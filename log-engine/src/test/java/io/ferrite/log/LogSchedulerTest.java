@@ -43,6 +43,7 @@ class LogSchedulerTest
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);
             }
+            log.highWatermark(log.logEndOffset()); // the owner's: nothing above it is deleted
             final long activeBase = log.segments()[log.segmentCount() - 1].baseOffset;
 
             clock.advance(999); // every sealed segment is past retention.ms, but the check is not due
@@ -104,10 +105,38 @@ class LogSchedulerTest
                 log.append(batches.buffer, 0, batches.length, result);
                 assertEquals(AppendResult.OK, result.status);
             }
+            log.highWatermark(log.logEndOffset());
             wall.advance(-3_600_000);
             monotonic.advance(1_000);
             scheduler.invoke();
             assertEquals(1, log.segmentCount(), "retention ran on its interval, whatever the wall clock did");
+        }
+    }
+
+    /** A writer's roll for retention asks for a pass at the next cycle; the periodic pass stays due when it was. */
+    @Test
+    void aPassAskedForRunsAtTheNextCycleAndLeavesThePeriodicOneWhereItWas()
+    {
+        final MutableClock clock = new MutableClock(0);
+        final LogManagerConfig config = LogManagerConfig.of(dir).withClock(clock).withRetentionCheckIntervalMs(1_000);
+        final AtomicInteger retentions = new AtomicInteger();
+        final AgentErrors errors = new AgentErrors("scheduler-test");
+        final LogScheduler agent = new LogScheduler(config, () -> new PartitionLog[0], () -> { }, retentions::incrementAndGet,
+            log -> { }, errors);
+        try (AgentInvoker invoker = new AgentInvoker(errors, null, agent))
+        {
+            invoker.start();
+            clock.advance(600);
+            invoker.invoke();
+            assertEquals(0, retentions.get(), "not due yet");
+            agent.retentionSoon();
+            invoker.invoke();
+            assertEquals(1, retentions.get(), "the pass asked for, at once");
+            invoker.invoke();
+            assertEquals(1, retentions.get(), "once");
+            clock.advance(400);
+            invoker.invoke();
+            assertEquals(2, retentions.get(), "the periodic pass at its time, 1 000 ms after the start");
         }
     }
 

@@ -263,19 +263,22 @@ class PartitionLogTest
     }
 
     @Test
-    void retentionDeletesWholeOldSegmentsButNeverTheActiveOne() throws IOException
+    void retentionDeletesWholeOldSegmentsAndTheActiveOneOnlyAfterItsWritersRoll() throws IOException
     {
         final PartitionLog log = log(Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "1500", LogConfig.RETENTION_MS, "60000"));
         for (int i = 0; i < 30; i++)
         {
             append(log, 3, i);
         }
+        log.highWatermark(log.logEndOffset()); // the owner's: nothing above it is deleted
         final int segments = log.segmentCount();
         clock.advance(30_000);
         assertEquals(0, log.deleteOldSegments(clock.time()));
+        assertFalse(log.retentionRoll().wanted());
         clock.advance(31_000);
         assertEquals(segments - 1, log.deleteOldSegments(clock.time()));
-        assertEquals(1, log.segmentCount());
+        assertEquals(1, log.segmentCount(), "the active segment is the writer's to roll first");
+        assertTrue(log.retentionRoll().wanted());
         assertEquals(log.segments()[0].baseOffset, log.logStartOffset());
         assertEquals(PartitionLog.OFFSET_OUT_OF_RANGE, log.read(0, 100, 1000, true, region));
 
@@ -284,6 +287,7 @@ class PartitionLogTest
         {
             append(log, 3, i);
         }
+        log.highWatermark(log.logEndOffset());
         log.deleteOldSegments(clock.time());
         assertTrue(log.sizeInBytes() - log.segments()[0].size() < 3000, "size " + log.sizeInBytes());
     }

@@ -1,0 +1,260 @@
+package io.ferrite.log;
+
+import org.agrona.concurrent.AgentInvoker;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Retention of the active segment as Kafka 4.4's {@code UnifiedLog.deleteOldSegments} does it: when every segment is
+ * past retention and wholly below the high watermark, all go — the active one after a roll, here the writer's
+ * ({@link RetentionRoll}) — and the log start becomes the log end; an empty active segment never goes; nothing at or
+ * above the high watermark goes. The scheduler is stepped on the test's thread with the test's clock, and the test is
+ * the log's writer: it runs what the {@link WriterTasks} were told, as a broker's log thread would.
+ */
+class ActiveSegmentRetentionTest
+{
+    private static final long T0 = 1_700_000_000_000L;
+    private static final long RETENTION_MS = 60_000;
+    private static final long PID = 7;
+
+    @TempDir
+    Path dir;
+
+    private final MutableClock clock = new MutableClock(T0);
+    private final Batches batches = new Batches();
+    private final AppendResult result = new AppendResult();
+    /** The logs retention asked to roll, in order: what the writer is told. */
+    private final List<PartitionLog> rollsAsked = new ArrayList<>();
+    private final WriterTasks tasks = new WriterTasks()
+    {
+        @Override
+        public void producerExpiryDue()
+        {
+        }
+
+        @Override
+        public void retentionRollDue(final PartitionLog log)
+        {
+            rollsAsked.add(log);
+        }
+    };
+    private LogManager manager;
+    private int sequence;
+
+    @AfterEach
+    void close() throws IOException
+    {
+        if (manager != null)
+        {
+            manager.close();
+        }
+    }
+
+    private PartitionLog open(final Map<String, String> overrides) throws IOException
+    {
+        manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock).withRetentionCheckIntervalMs(1_000)
+            .withProducerIdExpiration(LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS, Long.MAX_VALUE / 4, tasks), true);
+        final PartitionLog existing = manager.log("t", 0);
+        return existing != null ? existing : manager.createLog("t", 0, overrides);
+    }
+
+    private PartitionLog create(final String topic, final Map<String, String> overrides) throws IOException
+    {
+        if (manager == null)
+        {
+            open(Map.of());
+        }
+        final PartitionLog log = manager.createLog(topic, 0, overrides);
+        sequence = 0;
+        while (log.segmentCount() < 3)
+        {
+            assertEquals(AppendResult.OK, append(log, sequence), result.toString());
+            sequence += 3;
+        }
+        log.highWatermark(log.logEndOffset());
+        return log;
+    }
+
+    /** Three records of the idempotent producer at the clock's time, its sequence going on. */
+    private int append(final PartitionLog log, final int baseSequence)
+    {
+        batches.producer(3, PID, (short)0, baseSequence, false, clock.time());
+        log.append(batches.buffer, 0, batches.length, result);
+        return result.status;
+    }
+
+    /** Two sealed segments and records in the active one, all committed (the high watermark at the log end). */
+    private PartitionLog filled(final Map<String, String> overrides) throws IOException
+    {
+        final PartitionLog log = open(overrides);
+        while (log.segmentCount() < 3)
+        {
+            assertEquals(AppendResult.OK, append(log, sequence), result.toString());
+            sequence += 3;
+        }
+        log.highWatermark(log.logEndOffset());
+        return log;
+    }
+
+    private void step()
+    {
+        final AgentInvoker scheduler = manager.background().schedulerInvoker();
+        scheduler.invoke();
+    }
+
+    /** The writer's turn: what a broker's log thread runs when told ({@code LogThreadTasks}). */
+    private void runAsked() throws IOException
+    {
+        final List<PartitionLog> asked = new ArrayList<>(rollsAsked);
+        rollsAsked.clear();
+        for (final PartitionLog log : asked)
+        {
+            log.retentionRoll().run();
+        }
+    }
+
+    private static Map<String, String> config(final String policy)
+    {
+        return Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.RETENTION_MS, Long.toString(RETENTION_MS),
+            LogConfig.CLEANUP_POLICY, policy);
+    }
+
+    @Test
+    void everySegmentPastRetentionGoesTheActiveOneAfterTheWritersRollAndTheLogGoesOnAtItsEnd() throws IOException
+    {
+        PartitionLog log = filled(config("delete"));
+        final long end = log.logEndOffset();
+        final long activeBase = log.segments()[2].baseOffset;
+
+        clock.advance(RETENTION_MS + 1_000);
+        step();
+        assertEquals(activeBase, log.logStartOffset(), "the sealed segments go at once");
+        assertEquals(List.of(log), rollsAsked, "the writer is asked to roll the active one");
+        assertTrue(log.retentionRoll().wanted());
+        assertEquals(1, log.segmentCount(), "not rolled on the scheduler's thread");
+
+        runAsked();
+        assertFalse(log.retentionRoll().wanted());
+        assertEquals(2, log.segmentCount(), "the writer rolled an empty segment at the log end");
+        assertEquals(end, log.segments()[1].baseOffset);
+
+        step(); // no clock change: the roll asked for a pass now
+        assertEquals(1, log.segmentCount());
+        assertEquals(end, log.logStartOffset(), "the log start is the log end");
+        assertEquals(end, log.logEndOffset());
+        assertEquals(0, log.segments()[0].size());
+        final FileRegion region = new FileRegion();
+        assertEquals(PartitionLog.OFFSET_OUT_OF_RANGE, log.read(0, 1 << 20, end, true, region));
+        assertEquals(PartitionLog.OFFSET_OUT_OF_RANGE, log.read(end - 1, 1 << 20, end, true, region));
+        assertEquals(PartitionLog.READ_OK, log.read(end, 1 << 20, end, true, region));
+        assertTrue(region.isEmpty());
+
+        clock.advance(RETENTION_MS + 1_000);
+        step();
+        assertEquals(List.of(), rollsAsked, "an empty active segment is never rolled nor deleted");
+        assertEquals(1, log.segmentCount());
+
+        assertEquals(AppendResult.OK, append(log, sequence), "the idempotent producer goes on: " + result);
+        assertEquals(end, result.firstOffset);
+        sequence += 3;
+
+        manager.close(); // the producer state is kept across the deletion: the snapshot at the roll's offset
+        log = open(Map.of());
+        assertEquals(end, log.logStartOffset());
+        assertEquals(end + 3, log.logEndOffset());
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, sequence + 3), "a gap is still refused: " + result);
+        assertEquals(AppendResult.OK, append(log, sequence), result.toString());
+    }
+
+    @Test
+    void theIdempotentProducerIsRememberedWhenItsOnlySegmentsAreDeleted() throws IOException
+    {
+        final PartitionLog log = filled(config("delete"));
+        clock.advance(RETENTION_MS + 1_000);
+        step();
+        runAsked();
+        step();
+        assertEquals(log.logEndOffset(), log.logStartOffset());
+        final long end = log.logEndOffset();
+        assertEquals(AppendResult.DUPLICATE, append(log, sequence - 3), "a retry of the last batch: " + result);
+        assertEquals(end - 3, result.firstOffset, "answered with its original offsets");
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, sequence + 3), result.toString());
+        assertEquals(AppendResult.OK, append(log, sequence), result.toString());
+    }
+
+    @Test
+    void nothingAtOrAboveTheHighWatermarkGoes() throws IOException
+    {
+        final PartitionLog log = filled(config("delete"));
+        final long secondBase = log.segments()[1].baseOffset;
+        log.highWatermark(secondBase); // the first segment committed, the rest not yet
+        clock.advance(RETENTION_MS + 1_000);
+        step();
+        assertEquals(secondBase, log.logStartOffset(), "only the segment wholly below the high watermark");
+        assertEquals(List.of(), rollsAsked);
+        assertEquals(2, log.segmentCount());
+
+        log.highWatermark(log.logEndOffset() - 1); // one record of the active segment not committed
+        clock.advance(1_000);
+        step();
+        assertEquals(1, log.segmentCount());
+        assertEquals(List.of(), rollsAsked, "the active segment reaches past the high watermark");
+
+        log.highWatermark(log.logEndOffset());
+        clock.advance(1_000);
+        step();
+        assertEquals(List.of(log), rollsAsked);
+    }
+
+    @Test
+    void aRecordWrittenBeforeTheRollKeepsTheRolledSegment() throws IOException
+    {
+        final PartitionLog log = filled(config("delete"));
+        clock.advance(RETENTION_MS + 1_000);
+        step();
+        assertEquals(AppendResult.OK, append(log, sequence), result.toString()); // fresh, before the writer's turn
+        log.highWatermark(log.logEndOffset());
+        final long start = log.logStartOffset();
+        runAsked();
+        step();
+        assertEquals(start, log.logStartOffset(), "the rolled segment holds a record within retention");
+        assertEquals(2, log.segmentCount());
+    }
+
+    @Test
+    void byTimeUnderDeleteAndCompactDeleteNotUnderCompactAlone() throws IOException
+    {
+        final PartitionLog delete = create("d", config("delete"));
+        final PartitionLog compactDelete = create("cd", config("compact,delete"));
+        final PartitionLog compact = create("c", config("compact"));
+        final long later = clock.time() + RETENTION_MS + 1_000;
+        delete.deleteOldSegments(later);
+        compactDelete.deleteOldSegments(later);
+        assertEquals(0, compact.deleteOldSegments(later));
+        assertEquals(List.of(delete, compactDelete), rollsAsked);
+        assertEquals(3, compact.segmentCount());
+    }
+
+    @Test
+    void bySizeOnlyWhenTheActiveSegmentAloneIsOverTheLimitByItsWholeSize() throws IOException
+    {
+        final PartitionLog none = create("zero", Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.RETENTION_BYTES, "0"));
+        final PartitionLog some = create("some", Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.RETENTION_BYTES, "100"));
+        assertEquals(2, none.deleteOldSegments(clock.time()));
+        assertEquals(List.of(none), rollsAsked, "retention.bytes=0: the active segment goes too");
+        assertEquals(2, some.deleteOldSegments(clock.time()));
+        assertEquals(List.of(none), rollsAsked, "retention.bytes=100 keeps an active segment larger than 100 (as Kafka)");
+        assertEquals(1, some.segmentCount());
+    }
+}
