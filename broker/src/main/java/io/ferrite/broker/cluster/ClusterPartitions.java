@@ -2,6 +2,8 @@ package io.ferrite.broker.cluster;
 
 import io.ferrite.broker.ReplicaLeadership;
 import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.group.GroupCoordinator;
+import io.ferrite.broker.group.GroupOwnership;
 import io.ferrite.broker.replica.IsrProposals;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -72,6 +74,8 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final java.util.Set<String> undecided = new java.util.LinkedHashSet<>();
     /** The last state of each partition this node leads, for the partition epoch AlterPartition names. */
     private final Map<String, ClusterNode.PartitionState> led = new ConcurrentHashMap<>();
+    /** The groups' coordinator, once the broker named it (null: none told, as in the tests without one). */
+    private volatile GroupOwnership groups;
     private final IsrUpdates isrUpdates;
     private final IsrProposals proposals;
 
@@ -93,6 +97,22 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         this.image = image;
         this.isrUpdates = new IsrUpdates(topics, leadership, onOwner, node, led);
         this.proposals = isrUpdates::propose;
+    }
+
+    /** The group coordinator's ownership, told when this node starts or stops leading a partition of {@code __consumer_offsets}. */
+    void coordinatedGroups(final GroupOwnership groups)
+    {
+        this.groups = groups;
+    }
+
+    /** This node no longer leads {@code topic}'s {@code partition} (or never did): its groups go elsewhere, when it is {@code __consumer_offsets}. */
+    private void resigned(final String topic, final int partition)
+    {
+        final GroupOwnership owner = groups;
+        if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic))
+        {
+            owner.resigned(partition);
+        }
     }
 
     @Override
@@ -143,6 +163,11 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                     {
                         LOG.info("{}: leader at epoch {}, replicas {}, ISR {}", key, state.leaderEpoch(),
                             java.util.Arrays.toString(state.replicas()), java.util.Arrays.toString(state.isr()));
+                        final GroupOwnership owner = groups;
+                        if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic.name()))
+                        {
+                            owner.led(state.partition(), state.leaderEpoch()); // led on its log thread: its groups load now
+                        }
                     }
                 });
         });
@@ -153,6 +178,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     {
         final String key = topic.name() + "-" + state.partition();
         led.remove(key);
+        resigned(topic.name(), state.partition());
         admin.execute(() ->
         {
             final Partition p = localPartition(topic, state.partition());
@@ -251,6 +277,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     public void stopped(final String topic, final int partition)
     {
         led.remove(topic + "-" + partition);
+        resigned(topic, partition);
         admin.execute(() ->
         {
             offline(topic, partition, null);
