@@ -131,14 +131,32 @@ public final class CoordinatorCall<C, R> implements PendingResponse
         final Runnable waker, final MutableDirectBuffer out, final int outOffset, final Gate gate, final Work<C, R> work,
         final Writer<R> writer, final Refusal refusal)
     {
-        final CoordinatorCall<C, R> call = new CoordinatorCall<>(coordinator, work, writer, refusal, waker);
-        call.gate = gate;
+        final CoordinatorCall<C, R> call = new CoordinatorCall<>(coordinator, work, writer, refusal, waker).gated(gate);
         if (!agent.offer(call))
         {
             return refusal.write(out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE);
         }
         connection.defer(call);
         return RequestHandler.DEFERRED;
+    }
+
+    /** Before it is offered: the agent asks {@code gate} before the work (null: none); returns this call. */
+    public CoordinatorCall<C, R> gated(final Gate gate)
+    {
+        this.gate = gate;
+        return this;
+    }
+
+    /** Whether the agent refused it by its gate ({@link #gated}); its refusal answers with {@link #refusedWith}. */
+    public boolean refused()
+    {
+        return (int)STATE.getAcquire(this) == REFUSED;
+    }
+
+    /** The gate's error, once {@link #refused}. */
+    public short refusedWith()
+    {
+        return refusedWith;
     }
 
     /**
