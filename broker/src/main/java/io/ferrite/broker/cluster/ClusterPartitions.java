@@ -76,6 +76,8 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final Map<String, ClusterNode.PartitionState> led = new ConcurrentHashMap<>();
     /** The groups' coordinator, once the broker named it (null: none told, as in the tests without one). */
     private volatile GroupOwnership groups;
+    /** Orders a partition's load after its lead against its resignation by a follow or stop ({@link #resigned}). */
+    private final Object ownershipChanges = new Object();
     private final IsrUpdates isrUpdates;
     private final IsrProposals proposals;
 
@@ -111,7 +113,10 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         final GroupOwnership owner = groups;
         if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic))
         {
-            owner.resigned(partition);
+            synchronized (ownershipChanges)
+            {
+                owner.resigned(partition);
+            }
         }
     }
 
@@ -166,7 +171,16 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                         final GroupOwnership owner = groups;
                         if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic.name()))
                         {
-                            owner.led(state.partition(), state.leaderEpoch()); // led on its log thread: its groups load now
+                            synchronized (ownershipChanges)
+                            {
+                                // led on its log thread: its groups load now, unless a follow or stop came since (its
+                                // resignation, after `led` changed, waits for this block or finds `led` changed)
+                                final ClusterNode.PartitionState still = led.get(key);
+                                if (still != null && still.leaderEpoch() == state.leaderEpoch())
+                                {
+                                    owner.led(state.partition(), state.leaderEpoch());
+                                }
+                            }
                         }
                     }
                 });
