@@ -319,6 +319,13 @@ public final class ClusterNode implements AutoCloseable
         channel.autoCreate(topic);
     }
 
+    /** Has the controller create an internal topic ({@code __consumer_offsets}); its error code, or a failure: no controller. */
+    public CompletableFuture<Short> createTopic(final String topic, final int partitions, final short replicationFactor,
+        final Map<String, String> configs)
+    {
+        return channel.createTopic(topic, partitions, replicationFactor, configs);
+    }
+
     /**
      * Kafka's AlterPartition for a partition this node leads: proposes {@code isr} at the partition's
      * {@code leaderEpoch} / {@code partitionEpoch} (each member with its broker epoch from the image). Completes with

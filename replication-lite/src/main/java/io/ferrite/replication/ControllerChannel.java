@@ -107,6 +107,35 @@ final class ControllerChannel implements AutoCloseable
             new Completion(new CompletableFuture<>(), response -> null));
     }
 
+    /**
+     * Kafka's creation of an internal topic by a broker (its {@code AutoTopicCreationManager} for
+     * {@code __consumer_offsets}): a CreateTopics of {@code topic} with these partitions, replication factor and
+     * configs; completes with the topic's error code in the controller's answer (NONE, TOPIC_ALREADY_EXISTS,
+     * INVALID_REPLICATION_FACTOR, ...), or fails when no controller answered.
+     */
+    CompletableFuture<Short> createTopic(final String topic, final int partitions, final short replicationFactor,
+        final java.util.Map<String, String> configs)
+    {
+        final org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfigCollection creatableConfigs =
+            new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfigCollection();
+        configs.forEach((name, value) -> creatableConfigs.add(
+            new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfig().setName(name).setValue(value)));
+        final org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection topics =
+            new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicCollection();
+        topics.add(new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic().setName(topic)
+            .setNumPartitions(partitions).setReplicationFactor(replicationFactor).setConfigs(creatableConfigs));
+        final CompletableFuture<Short> answer = new CompletableFuture<>();
+        channel.sendRequest(new org.apache.kafka.common.requests.CreateTopicsRequest.Builder(
+            new org.apache.kafka.common.message.CreateTopicsRequestData().setTopics(topics).setTimeoutMs(30_000)),
+            new Completion(answer, response ->
+            {
+                final org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult result =
+                    ((org.apache.kafka.common.requests.CreateTopicsResponse)response.responseBody()).data().topics().find(topic);
+                return result == null ? Errors.UNKNOWN_SERVER_ERROR.code() : result.errorCode();
+            }));
+        return answer;
+    }
+
     private static ByteBuffer body(final AbstractResponse response, final short version)
     {
         return MessageUtil.toByteBufferAccessor(response.data(), version).buffer(); // rewound: the whole body

@@ -98,9 +98,9 @@ final class ClusterMetadataHandler implements RequestHandler
                     final String name = requested.name();
                     // Kafka's broker: a legal name is sent to the controller to create, LEADER_NOT_AVAILABLE meanwhile
                     error = TopicNames.illegal(name) != null ? Errors.INVALID_TOPIC_EXCEPTION : Errors.LEADER_NOT_AVAILABLE;
-                    if (TopicConfigs.localInternal(name))
+                    if (TopicConfigs.notAutoCreated(name))
                     {
-                        // the coordinators' topics are this node's own here: Kafka's brokers create them only through
+                        // the coordinators' topics: Kafka's brokers create them only through
                         // their coordinators (AutoTopicCreationManager), never as a plain topic of the controller's
                         error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                     }

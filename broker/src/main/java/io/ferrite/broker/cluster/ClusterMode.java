@@ -10,6 +10,7 @@ import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.DynamicBrokerConfigs;
+import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.replication.ClusterNode;
 import io.ferrite.wire.message.ApiKeys;
@@ -96,6 +97,14 @@ public class ClusterMode implements AutoCloseable
         return new ProducerIds(firstDir);
     }
 
+    /**
+     * Before the group coordinator loads: in a cluster its groups are coordinated by the leaders of
+     * {@code __consumer_offsets}' partitions, created through the controller ({@link GroupPlacement}); alone, nothing.
+     */
+    public void coordinatesGroups(final GroupCoordinator groups)
+    {
+    }
+
     /** Registers the cluster's handlers of Metadata, DescribeCluster and the forwarded topic requests on one network thread. */
     public void register(final Apis apis, final Runnable waker, final MetadataHandler metadata)
     {
@@ -153,6 +162,7 @@ public class ClusterMode implements AutoCloseable
         private volatile MetadataHandler advertised;
         private volatile ClusterPartitions partitions;
         private volatile ProducerIds producerIds;
+        private volatile GroupCoordinator groups;
 
         Enabled(final BrokerConfig config, final DynamicBrokerConfigs dynamic)
         {
@@ -171,6 +181,14 @@ public class ClusterMode implements AutoCloseable
         {
             producerIds = new ProducerIds(new ControllerProducerIdBlocks(this::node, new ProducerIdFile(firstDir)));
             return producerIds;
+        }
+
+        @Override
+        public void coordinatesGroups(final GroupCoordinator coordinator)
+        {
+            groups = coordinator;
+            coordinator.followLeaders(new GroupPlacement(this::node, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+                (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)));
         }
 
         @Override
@@ -243,6 +261,10 @@ public class ClusterMode implements AutoCloseable
             final String metadataDir = config.values().get(METADATA_LOG_DIR);
             final InetSocketAddress endpoint = new InetSocketAddress(advertised.advertisedHost(), advertised.advertisedPort());
             partitions = new ClusterPartitions(topics, admin, leadership, onOwner, this::node);
+            if (groups != null)
+            {
+                partitions.coordinatedGroups(groups.ownership()); // before the image: the partitions led load their groups
+            }
             Unassigned.untilAssigned(topics); // nothing served as a single node's: a partition is the image's to place
             try
             {

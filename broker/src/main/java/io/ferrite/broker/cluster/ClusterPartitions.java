@@ -2,6 +2,8 @@ package io.ferrite.broker.cluster;
 
 import io.ferrite.broker.ReplicaLeadership;
 import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.group.GroupCoordinator;
+import io.ferrite.broker.group.GroupOwnership;
 import io.ferrite.broker.replica.IsrProposals;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -73,6 +75,10 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final java.util.Set<String> undecided = new java.util.LinkedHashSet<>();
     /** The last state of each partition this node leads, for the partition epoch AlterPartition names. */
     private final Map<String, ClusterNode.PartitionState> led = new ConcurrentHashMap<>();
+    /** The groups' coordinator, once the broker named it (null: none told, as in the tests without one). */
+    private volatile GroupOwnership groups;
+    /** Orders a partition's load after its lead against its resignation by a follow or stop ({@link #resigned}). */
+    private final Object ownershipChanges = new Object();
     private final IsrUpdates isrUpdates;
     private final IsrProposals proposals;
 
@@ -94,6 +100,25 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         this.image = image;
         this.isrUpdates = new IsrUpdates(topics, leadership, onOwner, node, led);
         this.proposals = isrUpdates::propose;
+    }
+
+    /** The group coordinator's ownership, told when this node starts or stops leading a partition of {@code __consumer_offsets}. */
+    void coordinatedGroups(final GroupOwnership groups)
+    {
+        this.groups = groups;
+    }
+
+    /** This node no longer leads {@code topic}'s {@code partition} (or never did): its groups go elsewhere, when it is {@code __consumer_offsets}. */
+    private void resigned(final String topic, final int partition)
+    {
+        final GroupOwnership owner = groups;
+        if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic))
+        {
+            synchronized (ownershipChanges)
+            {
+                owner.resigned(partition);
+            }
+        }
     }
 
     @Override
@@ -144,6 +169,20 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                     {
                         LOG.info("{}: leader at epoch {}, replicas {}, ISR {}", key, state.leaderEpoch(),
                             java.util.Arrays.toString(state.replicas()), java.util.Arrays.toString(state.isr()));
+                        final GroupOwnership owner = groups;
+                        if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic.name()))
+                        {
+                            synchronized (ownershipChanges)
+                            {
+                                // led on its log thread: its groups load now, unless a follow or stop came since (its
+                                // resignation, after `led` changed, waits for this block or finds `led` changed)
+                                final ClusterNode.PartitionState still = led.get(key);
+                                if (still != null && still.leaderEpoch() == state.leaderEpoch())
+                                {
+                                    owner.led(state.partition(), state.leaderEpoch());
+                                }
+                            }
+                        }
                     }
                 });
         });
@@ -154,6 +193,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     {
         final String key = topic.name() + "-" + state.partition();
         led.remove(key);
+        resigned(topic.name(), state.partition());
         admin.execute(() ->
         {
             final Partition p = localPartition(topic, state.partition());
@@ -252,6 +292,7 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     public void stopped(final String topic, final int partition)
     {
         led.remove(topic + "-" + partition);
+        resigned(topic, partition);
         admin.execute(() ->
         {
             offline(topic, partition, null);

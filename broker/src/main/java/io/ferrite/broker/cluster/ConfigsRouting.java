@@ -18,7 +18,7 @@ import java.util.function.Supplier;
  * a topic's to its local logs ({@link ClusterPartitions#topicConfigs}), its own id's and the cluster default's broker
  * configs to its dynamic configs, the logs' defaults and the cleaner ({@link ImageChanges}). A broker resource is
  * forwarded only when this node's checks pass ({@link SplitAlter#brokersChecked}); one they refuse, a broker logger, or
- * one of the local coordinators' topics ({@link TopicConfigs#localInternal}) is answered by this node's own handler. A
+ * the local transaction coordinator's topic ({@link TopicConfigs#localInternal}) is answered by this node's own handler. A
  * request naming both kinds is split ({@link SplitAlter}). (AlterConfigs, the legacy one, is not routed: it still acts
  * on this node's local topic and dynamic configs only.)
  */

@@ -51,12 +51,22 @@ final class TopicConfigs
     }
 
     /**
-     * Whether {@code topic} is one of the local coordinators' topics ({@code __consumer_offsets},
-     * {@code __transaction_state}): in cluster mode the group and transaction coordinators are still this node's alone,
-     * so their topics are local, never the controller's (not auto-created through it, never a stray).
+     * Whether {@code topic} is the local coordinator's topic ({@code __transaction_state}): in cluster mode the
+     * transaction coordinator is still this node's alone, so its topic is local, never the controller's (not
+     * auto-created through it, never a stray). {@code __consumer_offsets} is the controller's, a replicated topic whose
+     * leaders coordinate the groups ({@link GroupPlacement}).
      */
     static boolean localInternal(final String topic)
     {
-        return GroupCoordinator.OFFSETS_TOPIC.equals(topic) || TxnCoordinator.TOPIC.equals(topic);
+        return TxnCoordinator.TOPIC.equals(topic);
+    }
+
+    /**
+     * Whether Metadata's auto-creation leaves {@code topic} alone: the local {@code __transaction_state}, and
+     * {@code __consumer_offsets}, which FindCoordinator has the controller create with its own settings.
+     */
+    static boolean notAutoCreated(final String topic)
+    {
+        return GroupCoordinator.OFFSETS_TOPIC.equals(topic) || localInternal(topic);
     }
 }

@@ -13,8 +13,8 @@ import io.ferrite.broker.topic.TopicRegistry;
  * the mark): a produce, a fetch, ListOffsets, DeleteRecords of it are NOT_LEADER_OR_FOLLOWER, as Kafka 4.4's broker
  * answers for a partition it does not lead, instead of taking records no replica of the cluster holds. This covers the
  * partitions of a topic the image never assigned here (the registry holds a topic's partitions as one dense array) and
- * a replica a reassignment moved away while this node was down or before its log went. The local coordinators'
- * topics ({@link TopicConfigs#localInternal}) stay this node's own and are served as before.
+ * a replica a reassignment moved away while this node was down or before its log went. The local transaction coordinator's
+ * topic ({@link TopicConfigs#localInternal}) stays this node's own and is served as before.
  */
 final class Unassigned
 {

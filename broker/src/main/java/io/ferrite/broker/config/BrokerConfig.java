@@ -69,6 +69,7 @@ public final class BrokerConfig
     public static final String INTERNAL_OFFSETS_RETENTION_MS = "internal.offsets.retention.ms";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
+    public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
     public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
     public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
     public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES = "transaction.state.log.segment.bytes";
@@ -449,6 +450,8 @@ public final class BrokerConfig
             .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, LONG, "600000", atLeast(1), true, "how often expired offsets are removed")
             .define(INTERNAL_OFFSETS_RETENTION_MS, LONG, null, atLeast(1), true, "testing only: offsets retention in milliseconds")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __consumer_offsets (created on first use)")
+            .define(OFFSETS_TOPIC_REPLICATION_FACTOR, INT, "3", atLeast(1), true,
+                "replication factor of __consumer_offsets in a cluster (created through the controller, refused with fewer brokers)")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __consumer_offsets")
             .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset")
             .define(TRANSACTION_MAX_TIMEOUT_MS, INT, "900000", atLeast(1), true,

@@ -49,6 +49,16 @@ public final class CoordinatorCall<C, R> implements PendingResponse
         int write(MutableDirectBuffer out, int outOffset, short error);
     }
 
+    /**
+     * On the agent, before the work: NONE to run it, else the error the call is refused with (its {@link Refusal}
+     * writes the answer), e.g. NOT_COORDINATOR for a group this node does not coordinate.
+     */
+    @FunctionalInterface
+    public interface Gate
+    {
+        short error();
+    }
+
     /** A result that may not be final when its work returns: the agent asks again after each change and each tick. */
     public interface Outcome
     {
@@ -60,6 +70,7 @@ public final class CoordinatorCall<C, R> implements PendingResponse
     private static final int DONE = 1;
     private static final int FAILED = 2;
     private static final int ABANDONED = 3;
+    private static final int REFUSED = 4;
     private static final VarHandle STATE;
 
     static
@@ -85,6 +96,10 @@ public final class CoordinatorCall<C, R> implements PendingResponse
     private R result;
     @SuppressWarnings("unused") // through STATE
     private volatile int state;
+    /** Asked on the agent before the work (null: none). */
+    private Gate gate;
+    /** The gate's error, written before the release store of {@link #state} (REFUSED). */
+    private short refusedWith;
     /** Set by the network thread when the connection closed while the call waited; read by the agent. */
     private volatile boolean cancelled;
 
@@ -108,13 +123,40 @@ public final class CoordinatorCall<C, R> implements PendingResponse
         final Runnable waker, final MutableDirectBuffer out, final int outOffset, final Work<C, R> work, final Writer<R> writer,
         final Refusal refusal)
     {
-        final CoordinatorCall<C, R> call = new CoordinatorCall<>(coordinator, work, writer, refusal, waker);
+        return submit(agent, coordinator, connection, waker, out, outOffset, null, work, writer, refusal);
+    }
+
+    /** {@link #submit} with a {@code gate} the agent asks first: its error, when not NONE, is answered by {@code refusal}. */
+    public static <C, R> int submit(final CoordinatorAgent agent, final C coordinator, final Connection connection,
+        final Runnable waker, final MutableDirectBuffer out, final int outOffset, final Gate gate, final Work<C, R> work,
+        final Writer<R> writer, final Refusal refusal)
+    {
+        final CoordinatorCall<C, R> call = new CoordinatorCall<>(coordinator, work, writer, refusal, waker).gated(gate);
         if (!agent.offer(call))
         {
             return refusal.write(out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE);
         }
         connection.defer(call);
         return RequestHandler.DEFERRED;
+    }
+
+    /** Before it is offered: the agent asks {@code gate} before the work (null: none); returns this call. */
+    public CoordinatorCall<C, R> gated(final Gate gate)
+    {
+        this.gate = gate;
+        return this;
+    }
+
+    /** Whether the agent refused it by its gate ({@link #gated}); its refusal answers with {@link #refusedWith}. */
+    public boolean refused()
+    {
+        return (int)STATE.getAcquire(this) == REFUSED;
+    }
+
+    /** The gate's error, once {@link #refused}. */
+    public short refusedWith()
+    {
+        return refusedWith;
     }
 
     /**
@@ -149,6 +191,13 @@ public final class CoordinatorCall<C, R> implements PendingResponse
     /** On the agent: runs the work; true when the answer is published, false when it waits ({@link #settle} later). */
     boolean run(final long nowMs)
     {
+        final short refused = gate == null ? Errors.NONE : gate.error();
+        if (refused != Errors.NONE)
+        {
+            refusedWith = refused;
+            end(REFUSED);
+            return true;
+        }
         result = work.run(coordinator, nowMs);
         return settle(nowMs);
     }
@@ -222,6 +271,8 @@ public final class CoordinatorCall<C, R> implements PendingResponse
                 return RequestHandler.CLOSE;
             case ABANDONED:
                 return refusal.write(connection.out, outOffset, Errors.COORDINATOR_NOT_AVAILABLE);
+            case REFUSED:
+                return refusal.write(connection.out, outOffset, refusedWith);
             default:
                 return NOT_READY;
         }

@@ -55,6 +55,8 @@ public final class CoordinatorTopic
      * and by the coordinators' agent (a write that found no topic), so set by a CAS.
      */
     private final AtomicReference<CompletableFuture<Topic>> creating = new AtomicReference<>();
+    /** In a cluster: the topic is created through the controller, never by {@link #create} (set before it is used). */
+    private volatile boolean createdElsewhere;
     /** Writes sent and not yet answered, by the key they were made for. */
     private final Map<String, Integer> inFlight = new HashMap<>();
 
@@ -185,6 +187,19 @@ public final class CoordinatorTopic
         inFlight.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
     }
 
+    /** In a cluster: the topic is the controller's to create; {@link #create} fails from now on. */
+    public void createdElsewhere()
+    {
+        createdElsewhere = true;
+    }
+
+    /** The partition count keys are placed by: the topic's fixed count, or the one it is created with while it does not exist. */
+    public int partitionCount()
+    {
+        final Topic topic = topics.topic(name);
+        return topic == null ? partitions : fixCount(topic);
+    }
+
     /** The partition a key's records go to (all of one partition can share a batch). */
     public int partitionOf(final String key)
     {
@@ -200,6 +215,10 @@ public final class CoordinatorTopic
      */
     public CompletableFuture<Topic> create()
     {
+        if (createdElsewhere)
+        {
+            return CompletableFuture.failedFuture(new IllegalStateException(name + " is created through the cluster's controller"));
+        }
         while (true)
         {
             final CompletableFuture<Topic> asked = creating.get();

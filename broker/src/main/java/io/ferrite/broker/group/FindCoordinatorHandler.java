@@ -17,7 +17,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * FindCoordinator: this node for every group and every transactional id (an empty one too, as
- * Kafka 4.4); other key types (share groups') are INVALID_REQUEST. The first one for a group has the admin agent create
+ * Kafka 4.4) — in a cluster, a group's is the leader of its {@code __consumer_offsets} partition
+ * ({@link GroupOwnership}); other key types (share groups') are INVALID_REQUEST. The first one for a group has the admin agent create
  * {@code __consumer_offsets}, the first for a transactional id {@code __transaction_state}, and is
  * answered once it exists.
  */
@@ -55,6 +56,23 @@ final class FindCoordinatorHandler implements RequestHandler
         return keyType == GROUP_KEY || keyType == TRANSACTION_KEY ? Errors.NONE : Errors.INVALID_REQUEST;
     }
 
+    /**
+     * The coordinator of a key: this node, but for a group in a cluster the leader of its {@code __consumer_offsets}
+     * partition ({@link GroupOwnership.Locator}: COORDINATOR_NOT_AVAILABLE while the topic is being created or the
+     * partition has no leader); INVALID_REQUEST for another key type.
+     */
+    private GroupOwnership.Located locate(final byte keyType, final String key)
+    {
+        final short error = error(keyType, key);
+        if (error != Errors.NONE)
+        {
+            return new GroupOwnership.Located(error, -1, "", -1);
+        }
+        final GroupOwnership.Locator locator = keyType == GROUP_KEY ? coordinator.ownership().locator() : null;
+        return locator != null ? locator.locate(key) :
+            new GroupOwnership.Located(Errors.NONE, nodeId, address.advertisedHost(), address.advertisedPort());
+    }
+
     @Override
     public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
@@ -84,10 +102,9 @@ final class FindCoordinatorHandler implements RequestHandler
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         if (version < 4)
         {
-            final short error = error(keyType, request.key());
-            response.errorCode(error).errorMessage(error == Errors.NONE ? null : "The coordinator is not available.")
-                .nodeId(error == Errors.NONE ? nodeId : -1).host(error == Errors.NONE ? address.advertisedHost() : "")
-                .port(error == Errors.NONE ? address.advertisedPort() : -1);
+            final GroupOwnership.Located at = locate(keyType, request.key());
+            response.errorCode(at.error()).errorMessage(at.error() == Errors.NONE ? null : "The coordinator is not available.")
+                .nodeId(at.nodeId()).host(at.host()).port(at.port());
         }
         else
         {
@@ -96,10 +113,8 @@ final class FindCoordinatorHandler implements RequestHandler
             while (keys.hasNext())
             {
                 final String key = keys.next().value();
-                final short error = error(keyType, key);
-                c.next().key(key).nodeId(error == Errors.NONE ? nodeId : -1)
-                    .host(error == Errors.NONE ? address.advertisedHost() : "")
-                    .port(error == Errors.NONE ? address.advertisedPort() : -1).errorCode(error)
+                final GroupOwnership.Located at = locate(keyType, key);
+                c.next().key(key).nodeId(at.nodeId()).host(at.host()).port(at.port()).errorCode(at.error())
                     .errorMessage((CharSequence)null);
             }
         }

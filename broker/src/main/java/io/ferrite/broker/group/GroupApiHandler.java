@@ -1,7 +1,10 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.StructDecoder;
+import org.agrona.MutableDirectBuffer;
 
 /**
  * A group API handler: a {@link CoordinatorApiHandler} on the group coordinator. FindCoordinator is
@@ -12,5 +15,18 @@ abstract class GroupApiHandler<Q extends StructDecoder> extends CoordinatorApiHa
     GroupApiHandler(final GroupCoordinator coordinator, final Runnable waker, final Q request)
     {
         super(coordinator, coordinator.agent(), waker, request);
+    }
+
+    /**
+     * {@link #submit} for one group's request: refused (its {@code refusal}) NOT_COORDINATOR or
+     * COORDINATOR_LOAD_IN_PROGRESS when, in a cluster, this node does not coordinate {@code groupId} or
+     * still loads its partition ({@link GroupOwnership}); on a single node never.
+     */
+    protected final <R> int submitFor(final String groupId, final Connection connection, final MutableDirectBuffer out,
+        final int outOffset, final CoordinatorCall.Work<GroupCoordinator, R> work, final CoordinatorCall.Writer<R> writer,
+        final CoordinatorCall.Refusal refusal)
+    {
+        return CoordinatorCall.submit(agent, coordinator, connection, waker, out, outOffset,
+            () -> coordinator.ownership().error(groupId), work, writer, refusal);
     }
 }

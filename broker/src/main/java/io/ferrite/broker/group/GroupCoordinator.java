@@ -159,6 +159,8 @@ public final class GroupCoordinator implements AutoCloseable
     private final GroupTimers timers;
     private final CoordinatorAgent agent;
     private final CoordinatorClock clock;
+    /** Which groups this node coordinates: all alone, the partitions it leads in a cluster. */
+    private final GroupOwnership ownership;
     /** What the load found, until the agent starts and moves its strays home ({@link StrayMigration}). */
     private GroupReplay.Loaded loaded;
     /** The strays' migration while under way (agent only). */
@@ -198,6 +200,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.members = new Membership(groups, joins, clock);
         this.timers = new GroupTimers(groups, txnOffsets, settings, store, joins, syncs, members, clock);
         this.agent = runtime.agent();
+        this.ownership = new GroupOwnership(this, topics, groups, txnOffsets);
         runtime.onStart(() ->
         {
             final GroupReplay.Loaded found = loaded;
@@ -231,7 +234,36 @@ public final class GroupCoordinator implements AutoCloseable
      */
     java.util.concurrent.CompletableFuture<?> offsetsTopicWanted()
     {
-        return topics.topic(OFFSETS_TOPIC) != null ? null : store.create();
+        return ownership.followingLeaders() || topics.topic(OFFSETS_TOPIC) != null ? null : store.create();
+    }
+
+    /** Which groups this node coordinates ({@link GroupOwnership}). */
+    public GroupOwnership ownership()
+    {
+        return ownership;
+    }
+
+    /**
+     * In a cluster, before {@link #load}: groups are coordinated by the leaders of {@code __consumer_offsets}'s
+     * partitions, which {@code locator} finds for FindCoordinator; the topic is the controller's to create, never
+     * created here, and nothing is loaded at start (a partition's groups are, when this node becomes its leader).
+     */
+    public void followLeaders(final GroupOwnership.Locator locator)
+    {
+        ownership.followsLeaders(locator);
+        store.createdElsewhere();
+    }
+
+    /** The agent's clock. */
+    CoordinatorClock clock()
+    {
+        return clock;
+    }
+
+    /** The partition count groups are placed by in {@code __consumer_offsets}. */
+    int offsetsPartitionCount()
+    {
+        return store.partitionCount();
     }
 
     /**
@@ -241,6 +273,11 @@ public final class GroupCoordinator implements AutoCloseable
     public void load()
     {
         clock.update();
+        if (ownership.followingLeaders())
+        {
+            timers.start(clock.nowMs());
+            return; // a cluster's node loads a partition's groups as it becomes its leader (GroupOwnership)
+        }
         loaded = GroupReplay.load(topics, store, groups, txnOffsets, clock.wallMs());
         if (loaded.records() > 0)
         {

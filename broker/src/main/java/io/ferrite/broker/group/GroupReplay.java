@@ -97,6 +97,8 @@ final class GroupReplay
     /** The first pass's transactional strays of the partition read, by producer, until its marker there. */
     private final Map<Long, Set<StrayKey>> strayTxns = new HashMap<>();
     private int strayRecords;
+    /** The one partition replayed ({@link #loadPartition}), or -1: all of them. */
+    private int only = -1;
 
     private GroupReplay(final Topic topic, final int partitions, final Map<String, Group> groups, final TxnOffsets pending,
         final long wallMs)
@@ -148,6 +150,20 @@ final class GroupReplay
         return new Loaded(replay.run(Pass.STRAYS) + replay.run(Pass.HOME), replay.strayRecords, live);
     }
 
+    /**
+     * In a cluster ({@link GroupOwnership}): replays partition {@code partition} of {@code topic} alone, up to its log end
+     * now, into {@code groups}: the groups it is home to ({@code partitions} places them), as this node becomes its leader.
+     * Its strays are skipped (the controller's topic has one partition count for its life: none are written); returns
+     * the records applied.
+     */
+    static int loadPartition(final Topic topic, final int partitions, final int partition, final Map<String, Group> groups,
+        final TxnOffsets pending, final long wallMs)
+    {
+        final GroupReplay replay = new GroupReplay(topic, partitions, groups, pending, wallMs);
+        replay.only = partition;
+        return replay.run(Pass.HOME);
+    }
+
     private Map<String, Map<Integer, List<byte[]>>> liveStrays()
     {
         final Map<String, Map<Integer, List<byte[]>>> live = new LinkedHashMap<>();
@@ -175,6 +191,10 @@ final class GroupReplay
         }
         for (final Partition p : topic.partitions)
         {
+            if (only >= 0 && p.index != only)
+            {
+                continue;
+            }
             final LogTailer tailer = new LogTailer(p.log, p.log.logStartOffset());
             final long end = ends[p.index];
             // a stray's record offset r is placed at r - after: below every record offset of the partitions replayed

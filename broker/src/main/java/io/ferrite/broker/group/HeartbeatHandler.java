@@ -28,7 +28,7 @@ final class HeartbeatHandler extends GroupApiHandler<HeartbeatRequestDecoder>
             response.wrap(o, at, version).throttleTimeMs(0).errorCode(error);
             return at + response.finish();
         };
-        return submit(connection, out, outOffset,
+        return submitFor(groupId, connection, out, outOffset,
             (c, now) -> c.heartbeat(groupId, memberId, groupInstanceId, generationId), (o, at, error) -> answer.write(o, at, error),
             answer);
     }

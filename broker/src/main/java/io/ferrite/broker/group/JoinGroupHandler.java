@@ -37,7 +37,7 @@ final class JoinGroupHandler extends GroupApiHandler<JoinGroupRequestDecoder>
         final String clientHost = clientHost(connection);
         final int sessionTimeout = request.sessionTimeoutMs();
         final String protocolType = request.protocolType();
-        return submit(connection, out, outOffset,
+        return submitFor(groupId, connection, out, outOffset,
             (c, now) -> c.join(groupId, memberId, groupInstanceId, clientId, clientHost, sessionTimeout, rebalanceTimeout,
                 protocolType, protocols, version >= 4, version >= 9),
             (o, at, waiter) -> write(o, at, version, waiter),

@@ -42,7 +42,7 @@ final class LeaveGroupHandler extends GroupApiHandler<LeaveGroupRequestDecoder>
             response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.INVALID_GROUP_ID).members(0);
             return outOffset + response.finish();
         }
-        return submit(connection, out, outOffset, (c, now) -> c.leave(groupId, leaving),
+        return submitFor(groupId, connection, out, outOffset, (c, now) -> c.leave(groupId, leaving),
             (o, at, results) -> write(o, at, version, leaving, results), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0).errorCode(error).members(0);

@@ -72,7 +72,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
         final int generationId = request.generationIdOrMemberEpoch();
         final String memberId = request.memberId();
         final String groupInstanceId = version >= 7 ? request.groupInstanceId() : null;
-        return submit(connection, out, outOffset, (c, nowMs) ->
+        return submitFor(groupId, connection, out, outOffset, (c, nowMs) ->
             {
                 final OffsetCommits.Result result = c.commitOffsets(groupId, generationId, memberId, groupInstanceId, version, valid);
                 final boolean written = result.groupError() == Errors.NONE && result.write() != null;

@@ -56,7 +56,7 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
             }
         }
         final String groupId = request.groupId();
-        return submit(connection, out, outOffset, (c, now) ->
+        return submitFor(groupId, connection, out, outOffset, (c, now) ->
             {
                 // results: the coordinator's error per partition, next to the unknown topics' (read once published)
                 final GroupDeletions.OffsetsDeleted deleted = c.deleteOffsets(groupId, known, results);

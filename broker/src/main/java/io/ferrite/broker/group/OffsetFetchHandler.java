@@ -96,7 +96,12 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
             }
         }
         final boolean requireStable = version >= 7 && request.requireStable();
-        return submit(connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
+        // one group (the consumers' case): refused NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when not coordinated here
+        // (GroupOwnership); several groups in one request are answered by this node (the Admin sends each to its coordinator)
+        return asked.size() == 1 ? submitFor(asked.get(0).groupId(), connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
+            (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
+            (o, at, error) -> write(o, at, version, asked, null, error)) :
+            submit(connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
             (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
             (o, at, error) -> write(o, at, version, asked, null, error));
     }

@@ -35,7 +35,7 @@ final class SyncGroupHandler extends GroupApiHandler<SyncGroupRequestDecoder>
         final String groupInstanceId = version >= 3 ? request.groupInstanceId() : null;
         final String protocolType = version >= 5 ? request.protocolType() : null;
         final String protocolName = version >= 5 ? request.protocolName() : null;
-        return submit(connection, out, outOffset,
+        return submitFor(groupId, connection, out, outOffset,
             (c, now) -> c.sync(groupId, generationId, memberId, groupInstanceId, protocolType, protocolName, assignments),
             (o, at, waiter) -> write(o, at, version, waiter),
             (o, at, error) -> write(o, at, version, new GroupCoordinator.SyncWaiter().fail(error)));

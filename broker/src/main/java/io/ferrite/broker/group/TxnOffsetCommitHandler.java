@@ -87,7 +87,7 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
             version >= 3 && request.memberId() != null ? request.memberId() : "", version >= 3 ? request.groupInstanceId() : null,
             version, valid);
         final TxnCoordinator txns = transactions;
-        return submit(connection, out, outOffset, (c, nowMs) -> TxnOffsetCommits.start(c, txns, asked, nowMs, addRetryMaxMs),
+        return submitFor(asked.groupId(), connection, out, outOffset, (c, nowMs) -> TxnOffsetCommits.start(c, txns, asked, nowMs, addRetryMaxMs),
             (o, at, commit) -> write(o, at, version, answer, commit.error(), commit.everyPartition()),
             (o, at, error) -> write(o, at, version, answer, error, true));
     }

@@ -99,6 +99,17 @@ final class TxnOffsets
         return partitions != null && partitions.containsKey(tp);
     }
 
+    /**
+     * Forgets the pending offsets of the groups {@code unloaded} picks (their coordinator moved away: a cluster's
+     * {@link GroupOwnership}); the writes on their way are still counted until answered.
+     */
+    void forget(final java.util.function.Predicate<String> unloaded)
+    {
+        open.keySet().removeIf(unloaded);
+        byProducer.values().forEach(groups -> groups.keySet().removeIf(unloaded));
+        byProducer.values().removeIf(Map::isEmpty);
+    }
+
     /** Whether some transaction has an offset pending for the group. */
     boolean isPending(final String groupId)
     {

@@ -129,8 +129,9 @@ final class ClusterModeTest
         describeConfigsAlike("orders", Map.of("min.insync.replicas", "2", "retention.ms", "86400000",
             "ferrite.durability", "fsync"));
 
-        // the local coordinators' topics are never auto-created through the controller (a replica of one would meet
-        // this node's own __consumer_offsets): every node, asked itself, answers UNKNOWN_TOPIC_OR_PARTITION
+        // the coordinators' topics are never auto-created by Metadata (__transaction_state is this node's own,
+        // __consumer_offsets is created by a group's first FindCoordinator): every node, asked itself, answers
+        // UNKNOWN_TOPIC_OR_PARTITION
         for (final String internal : List.of("__consumer_offsets", "__transaction_state"))
         {
             for (int id = 1; id <= 3; id++)

@@ -147,7 +147,8 @@ class ClusterPartitionsTest
     /**
      * Kafka 4.4 at start-up, the first image applied: a log of a topic id the image does not know is renamed
      * {@code <topic>-<partition>.<uuid>-stray}, kept with its files, and neither served nor loaded again; an existing
-     * {@code -stray} directory stays as it is. A topic the image knows, and the local coordinators' own, stay.
+     * {@code -stray} directory stays as it is. A topic the image knows, and the local transaction coordinator's own, stay;
+     * a local {@code __consumer_offsets} the image does not know is a stray too (the groups' topic is the controller's).
      */
     @Test
     void aTopicTheImageDoesNotKnowIsRenamedStrayKeptAndNeverLoadedAgain() throws Exception
@@ -155,6 +156,7 @@ class ClusterPartitionsTest
         final Topic stray = localTopic("gone");
         final Topic known = localTopic("known");
         final Topic offsets = localTopic("__consumer_offsets");
+        final Topic txns = localTopic("__transaction_state");
         final Path strayDir = stray.partition(0).log.dir();
         final Path older = strayDir.getParent().resolve("older-0.0123456789abcdef0123456789abcdef-stray");
         Files.createDirectories(older);
@@ -164,7 +166,9 @@ class ClusterPartitionsTest
         assertNull(registry.topic("gone"), "not served");
         assertTrue(stray.isDeleted());
         assertSame(known, registry.topic("known"));
-        assertSame(offsets, registry.topic("__consumer_offsets"), "the local coordinators' topic is not the image's");
+        assertSame(txns, registry.topic("__transaction_state"), "the local transaction coordinator's topic is not the image's");
+        assertNull(registry.topic("__consumer_offsets"), "the groups' topic is the controller's: a local one the image lacks is a stray");
+        assertTrue(offsets.isDeleted());
         assertFalse(Files.exists(strayDir));
         final List<Path> renamed;
         try (var list = Files.list(strayDir.getParent()))
@@ -311,7 +315,7 @@ class ClusterPartitionsTest
         final Topic offsets = localTopic("__consumer_offsets");
         Unassigned.untilAssigned(registry);
         assertEquals(-1, loaded.partition(0).followed().leaderId, "loaded: followed with no leader (NOT_LEADER_OR_FOLLOWER)");
-        assertNull(offsets.partition(0).followed(), "the local coordinators' topic stays this node's");
+        assertEquals(-1, offsets.partition(0).followed().leaderId, "the groups' topic is the image's to place, as any");
 
         partitions.follows(image("made", 1, 2), new ClusterNode.PartitionState(1, 2, 3, 4, new int[] {1, 2}, new int[] {1, 2},
             new int[0])); // partition 1 placed here; the dense array makes partition 0 too, which the image gives others
@@ -324,7 +328,7 @@ class ClusterPartitionsTest
             assertEquals(-1, p.followed().leaderId);
         }
         final Topic grown = localTopic("__transaction_state");
-        assertNull(grown.partition(0).followed());
+        assertNull(grown.partition(0).followed(), "the local transaction coordinator's topic stays this node's");
     }
 
     @Test

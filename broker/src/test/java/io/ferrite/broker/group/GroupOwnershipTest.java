@@ -1,0 +1,173 @@
+package io.ferrite.broker.group;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.coordinator.CoordinatorAgent;
+import io.ferrite.broker.coordinator.CoordinatorCall;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.CachedEpochClock;
+import org.agrona.concurrent.CachedNanoClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * In a cluster the group coordinator serves the groups of the {@code __consumer_offsets} partitions this node leads
+ * ({@link GroupOwnership}), the agent stepped by an AgentInvoker (this test's thread is the agent's): a group of a
+ * partition not led here is NOT_COORDINATOR (nothing made for it), COORDINATOR_LOAD_IN_PROGRESS once led until the agent
+ * loaded it, then served; when the node stops leading it, NOT_COORDINATOR at once, and the agent's unload answers the
+ * member waiting in a JoinGroup NOT_COORDINATOR and forgets the group. A single node's coordinator refuses nothing.
+ */
+class GroupOwnershipTest
+{
+    @TempDir
+    Path dir;
+
+    private LogManager logs;
+    private GroupCoordinator coordinator;
+    private CoordinatorAgent agent;
+    private AgentInvoker invoker;
+    private final List<Throwable> escaped = new ArrayList<>();
+    /** A group of partition 0 of the two, and one of partition 1. */
+    private String group0;
+    private String group1;
+
+    @BeforeEach
+    void open() throws Exception
+    {
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        final TopicRegistry topics = new TopicRegistry(logs, 1);
+        topics.load();
+        topics.create(GroupCoordinator.OFFSETS_TOPIC, 2, java.util.Map.of()); // as the image's follows/leads make it here
+        final LogThread logThread = new LogThread(0, 2, 64, new LogThread.Completion()
+        {
+            @Override
+            public void completed(final int networkThread)
+            {
+            }
+
+            @Override
+            public void highWatermarkAdvanced(final Partition partition)
+            {
+            }
+        });
+        final GroupCoordinator.Settings settings = new GroupCoordinator.Settings(10, 300_000, 0, 100, 7L * 24 * 3600 * 1000,
+            600_000, 2, 1 << 20, 4096);
+        final CachedEpochClock wall = new CachedEpochClock();
+        wall.update(1_700_000_000_000L);
+        coordinator = new GroupCoordinator(topics, new AdminAgent(topics), settings, new LogThread[] {logThread}, 1,
+            new CoordinatorClock(wall, new CachedNanoClock()));
+        for (int i = 0; group0 == null || group1 == null; i++)
+        {
+            final String id = "g" + i;
+            if (CoordinatorTopic.partitionFor(id, 2) == 0)
+            {
+                group0 = group0 == null ? id : group0;
+            }
+            else
+            {
+                group1 = group1 == null ? id : group1;
+            }
+        }
+    }
+
+    private void start()
+    {
+        coordinator.load();
+        agent = coordinator.agent();
+        invoker = new AgentInvoker(escaped::add, null, agent);
+        invoker.start();
+    }
+
+    @AfterEach
+    void close() throws Exception
+    {
+        if (invoker != null)
+        {
+            invoker.close();
+        }
+        logs.close();
+        assertEquals(List.of(), escaped, "errors that escaped the agent's duty cycle");
+    }
+
+    @Test
+    void inAClusterOnlyTheGroupsOfThePartitionsLedHereAreServedLoadedFirstAndUnloadedWhenTheLeadershipGoes()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> notHere = join(group0, "");
+        assertTrue(agent.offer(notHere));
+        invoker.invoke();
+        assertTrue(notHere.refused(), "a group of a partition not led here is refused before its work");
+        assertEquals(Errors.NOT_COORDINATOR, notHere.refusedWith());
+        assertNull(coordinator.describe(group0), "nothing made for it");
+
+        ownership.led(0, 5);
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, ownership.error(group0), "led, not loaded yet");
+        assertEquals(Errors.NOT_COORDINATOR, ownership.error(group1), "partition 1 is led elsewhere");
+        invoker.invoke(); // the load
+        assertEquals(Errors.NONE, ownership.error(group0));
+
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> first = join(group0, "");
+        assertTrue(agent.offer(first));
+        invoker.invoke();
+        assertFalse(first.refused());
+        assertEquals(Errors.NONE, first.result().error, "the first member joins");
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> second = join(group0, "");
+        assertTrue(agent.offer(second));
+        invoker.invoke();
+        assertFalse(second.answered(), "the second member waits for the first to rejoin");
+
+        ownership.resigned(0);
+        assertEquals(Errors.NOT_COORDINATOR, ownership.error(group0), "at once, before the agent unloads");
+        invoker.invoke(); // the unload
+        assertTrue(second.answered(), "the waiting JoinGroup answered by the unload");
+        assertEquals(Errors.NOT_COORDINATOR, second.result().error);
+        assertNull(coordinator.describe(group0), "the group unloaded");
+
+        ownership.led(0, 7);
+        invoker.invoke();
+        assertEquals(Errors.NONE, ownership.error(group0), "led again: loaded again");
+    }
+
+    @Test
+    void aSingleNodeCoordinatesEveryGroup()
+    {
+        start();
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> join = join(group1, "");
+        assertTrue(agent.offer(join));
+        invoker.invoke();
+        assertFalse(join.refused());
+        assertEquals(Errors.NONE, join.result().error);
+        assertEquals(Errors.NONE, coordinator.ownership().error(group0));
+    }
+
+    private CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> join(final String groupId, final String memberId)
+    {
+        final AtomicInteger woken = new AtomicInteger();
+        return new CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter>(coordinator, (c, now) -> c.join(groupId, memberId,
+            null, "client", "/127.0.0.1", 10_000, 60_000, "consumer", List.of(new Member.Protocol("range", new byte[] {1})), false,
+            false), (out, at, result) -> at, (out, at, error) -> at, woken::incrementAndGet)
+            .gated(() -> coordinator.ownership().error(groupId));
+    }
+}
