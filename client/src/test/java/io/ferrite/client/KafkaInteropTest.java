@@ -7,10 +7,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.CleanupMode;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,31 +15,24 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link ProducerInteropContract} against Apache Kafka 4.4 in a child JVM (single-node KRaft, from the Maven jars).
- * Kafka's time retention runs every 100 ms from the start (its defaults: first after 30 s, then every 5 min), so
- * records the broker would delete by {@code retention.ms} before the consumer reads them fail every case, not
- * the one that happens to be running 30 s after the start. The broker's directory and log stay on a failure.
+ * {@link ProducerInteropContract} against Apache Kafka 4.4 in a child JVM (single-node KRaft, from the Maven jars),
+ * spawned by {@link KafkaInteropNode} when the test plan starts (its configs are there). The broker's directory and
+ * log stay on a failure.
  */
 class KafkaInteropTest extends ProducerInteropContract
 {
-    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
-    static Path dir;
     static BrokerNode kafka;
 
     @BeforeAll
     static void start() throws Exception
     {
-        kafka = BrokerNode.spawn(BrokerNode.Kind.KAFKA, "kafka", dir.resolve("kafka"),
-            Map.of("log.initial.task.delay.ms", "0", "log.retention.check.interval.ms", "100")).awaitReady();
+        kafka = KafkaInteropNode.take().awaitReady();
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        if (kafka != null)
-        {
-            kafka.close();
-        }
+        KafkaInteropNode.stop();
     }
 
     @Override
