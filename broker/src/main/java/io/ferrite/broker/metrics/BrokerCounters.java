@@ -98,7 +98,8 @@ public final class BrokerCounters
     {
         if (added != null)
         {
-            final TopicCounters kept = removed != null ? removed.partitions[0].counters() : null;
+            // a topic made in slices is first published with no partition made (admin.PendingCreations)
+            final TopicCounters kept = removed != null && removed.partitions.length > 0 ? removed.partitions[0].counters() : null;
             final TopicCounters counters = kept != null ? kept : topic(added.name);
             for (final Partition p : added.partitions)
             {
