@@ -102,6 +102,11 @@ public final class LoopbackPorts
         return EPHEMERAL.clone();
     }
 
+    static synchronized boolean handedOut(final int port)
+    {
+        return HANDED_OUT.get(port);
+    }
+
     /** The first port from a random one in {@code [low, low + size)} on, wrapping, not handed out and bindable. */
     static synchronized int next(final int low, final int size) throws IOException
     {

@@ -47,7 +47,8 @@ class LoopbackPortsTest
     @Test
     void aPortBoundElsewhereOrHandedOutBeforeIsPassedOver() throws IOException
     {
-        // eleven ports in a row that bind now; hold ten: from wherever it starts, the chooser must end on the eleventh
+        // eleven ports in a row that bind now and this JVM has not handed out (the other tests may have); hold ten: from
+        // wherever it starts, the chooser must end on the eleventh
         final int[] chosenFrom = LoopbackPorts.chosenFrom(LoopbackPorts.ephemeralRange());
         final List<ServerSocket> held = new ArrayList<>();
         try
@@ -56,16 +57,13 @@ class LoopbackPortsTest
             for (int port = first; held.size() < 11; port++)
             {
                 assertTrue(port <= chosenFrom[1], "no eleven ports in a row bind in " + chosenFrom[0] + "-" + chosenFrom[1]);
-                final ServerSocket holder = new ServerSocket();
-                holder.setReuseAddress(false);
-                try
+                final ServerSocket holder = LoopbackPorts.handedOut(port) ? null : hold(port);
+                if (holder != null)
                 {
-                    holder.bind(new InetSocketAddress(port), 1);
                     held.add(holder);
                 }
-                catch (final IOException taken)
+                else
                 {
-                    holder.close();
                     held.forEach(LoopbackPortsTest::closeQuietly);
                     held.clear();
                     first = port + 1;
@@ -101,6 +99,23 @@ class LoopbackPortsTest
         assertArrayEquals(new int[] {10_000, 32_767}, LoopbackPorts.chosenFrom(new int[] {32_768, 60_999}));
         assertArrayEquals(new int[] {61_000, 65_535}, LoopbackPorts.chosenFrom(new int[] {1_024, 60_999}));
         assertArrayEquals(new int[] {65_001, 65_535}, LoopbackPorts.chosenFrom(new int[] {10_500, 65_000}));
+    }
+
+    /** A socket bound to {@code port} on every address as the chooser checks it, or null if the port is taken. */
+    private static ServerSocket hold(final int port) throws IOException
+    {
+        final ServerSocket holder = new ServerSocket();
+        holder.setReuseAddress(false);
+        try
+        {
+            holder.bind(new InetSocketAddress(port), 1);
+            return holder;
+        }
+        catch (final IOException taken)
+        {
+            holder.close();
+            return null;
+        }
     }
 
     private static void closeQuietly(final ServerSocket socket)
