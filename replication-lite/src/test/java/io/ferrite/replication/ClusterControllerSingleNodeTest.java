@@ -1,7 +1,6 @@
 package io.ferrite.replication;
 
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -12,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.ferrite.testing.Await;
+import io.ferrite.testing.LoopbackPorts;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
@@ -82,7 +82,7 @@ class ClusterControllerSingleNodeTest
     @Test
     void aNodeRegistersIsUnfencedAndLeadsATopicCreatedThroughItsController() throws Exception
     {
-        final int port = freePort();
+        final int port = LoopbackPorts.take();
         final QuorumSettings settings = settings(port);
         final ConcurrentLinkedQueue<String> heard = new ConcurrentLinkedQueue<>();
         final ConcurrentLinkedQueue<TopicPartition> stopped = new ConcurrentLinkedQueue<>();
@@ -166,7 +166,7 @@ class ClusterControllerSingleNodeTest
     @Test
     void aBrokerWhoseConnectionWasMadeBeforeTheControllerStartedRegistersOnceItHas() throws Exception
     {
-        final int port = freePort();
+        final int port = LoopbackPorts.take();
         try (MetadataQuorum quorum = MetadataQuorum.start(settings(port), dir.resolve("quorum"), (offset, record) -> { });
              ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
              {
@@ -207,10 +207,10 @@ class ClusterControllerSingleNodeTest
     @Test
     void aRegistrationThatGivesUpFailsUnfencedAndSaysWhy() throws Exception
     {
-        final int port = freePort();
+        final int port = LoopbackPorts.take();
         // three voters, only node 1 runs: no raft leader, so no controller to register with
         final QuorumSettings settings = QuorumSettings.from(Map.of(QuorumSettings.NODE_ID, "1", "controller.quorum.voters",
-            "1@127.0.0.1:" + port + ",2@127.0.0.1:" + freePort() + ",3@127.0.0.1:" + freePort(),
+            "1@127.0.0.1:" + port + ",2@127.0.0.1:" + LoopbackPorts.take() + ",3@127.0.0.1:" + LoopbackPorts.take(),
             QuorumSettings.CLUSTER_ID, "RmVycml0ZVRlc3QwMDAwMQ"));
         try (MetadataQuorum quorum = MetadataQuorum.start(settings, dir.resolve("quorum"), (offset, record) -> { });
              ClusterView view = ClusterView.start(quorum, new ClusterView.PartitionChanges()
@@ -253,7 +253,7 @@ class ClusterControllerSingleNodeTest
     @Test
     void aTopicConfigKafkaRefusesIsRefusedAndAListenerWithoutAControllerAnswersNotController() throws Exception
     {
-        final int port = freePort();
+        final int port = LoopbackPorts.take();
         final InetSocketAddress listener = new InetSocketAddress("127.0.0.1", port);
         try (MetadataQuorum quorum = MetadataQuorum.start(settings(port), dir.resolve("quorum"), (offset, record) -> { }))
         {
@@ -333,14 +333,6 @@ class ClusterControllerSingleNodeTest
         {
             heard.add(failureMessage + (cause == null ? "" : ": " + cause));
             return new FaultHandlerException(failureMessage, cause);
-        }
-    }
-
-    private static int freePort() throws java.io.IOException
-    {
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            return probe.getLocalPort();
         }
     }
 

@@ -1,8 +1,9 @@
 package io.ferrite.replication;
 
+import io.ferrite.testing.LoopbackPorts;
+
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,16 +14,13 @@ final class LoopbackVoters
     {
     }
 
-    /** Nodes 1..n on ports free a moment ago: their controller listeners' addresses, in node order. */
+    /** Nodes 1..n on ports free a moment ago (outside the ephemeral range: {@link LoopbackPorts}): their controller listeners' addresses, in node order. */
     static List<InetSocketAddress> addresses(final int n) throws IOException
     {
         final List<InetSocketAddress> addresses = new ArrayList<>();
-        for (int id = 1; id <= n; id++)
+        for (final int port : LoopbackPorts.take(n))
         {
-            try (ServerSocket probe = new ServerSocket(0))
-            {
-                addresses.add(new InetSocketAddress("127.0.0.1", probe.getLocalPort()));
-            }
+            addresses.add(new InetSocketAddress("127.0.0.1", port));
         }
         return addresses;
     }

@@ -1,7 +1,6 @@
 package io.ferrite.replication;
 
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -11,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.ferrite.testing.Await;
+import io.ferrite.testing.LoopbackPorts;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
@@ -62,12 +62,10 @@ class MetadataQuorumSingleNodeTest
     {
         // two voters in this JVM: one leads, the other knows it and must refuse
         final StringBuilder voters = new StringBuilder();
+        final int[] ports = LoopbackPorts.take(2);
         for (int id = 1; id <= 2; id++)
         {
-            try (ServerSocket probe = new ServerSocket(0))
-            {
-                voters.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(probe.getLocalPort());
-            }
+            voters.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(ports[id - 1]);
         }
         final MetadataQuorum[] nodes = new MetadataQuorum[2];
         try

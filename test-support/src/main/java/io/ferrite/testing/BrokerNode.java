@@ -5,8 +5,6 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Uuid;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,7 +69,7 @@ public final class BrokerNode implements AutoCloseable
         throws IOException, InterruptedException
     {
         Files.createDirectories(dir);
-        final int port = freePort();
+        final int port = LoopbackPorts.take();
         final List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xms256m", "-Xmx512m", "-XX:+UseG1GC",
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
@@ -85,7 +83,7 @@ public final class BrokerNode implements AutoCloseable
         if (kind == Kind.KAFKA)
         {
             final String classPath = Files.readString(Path.of(requiredProperty("ferrite.kafka.classpath")), StandardCharsets.UTF_8).strip();
-            final int controllerPort = freePort();
+            final int controllerPort = LoopbackPorts.take();
             final Path config = dir.resolve("server.properties");
             Files.write(config, List.of(
                 "process.roles=broker,controller",
@@ -210,13 +208,5 @@ public final class BrokerNode implements AutoCloseable
     private static String javaBinary()
     {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static int freePort() throws IOException
-    {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
-        {
-            return s.getLocalPort();
-        }
     }
 }

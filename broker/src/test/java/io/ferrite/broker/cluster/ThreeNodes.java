@@ -1,6 +1,7 @@
 package io.ferrite.broker.cluster;
 
 import io.ferrite.testing.Await;
+import io.ferrite.testing.LoopbackPorts;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -10,7 +11,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +43,7 @@ final class ThreeNodes implements AutoCloseable
     ThreeNodes(final Path dir) throws IOException
     {
         this.dir = dir;
-        final int[] free = freePorts(6);
+        final int[] free = LoopbackPorts.take(6);
         for (int id = 1; id <= 3; id++)
         {
             controllerPorts[id] = free[id - 1];
@@ -230,29 +230,4 @@ final class ThreeNodes implements AutoCloseable
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
-    /** {@code count} distinct free ports (all held open together while chosen). */
-    static int[] freePorts(final int count) throws IOException
-    {
-        final ServerSocket[] sockets = new ServerSocket[count];
-        final int[] ports = new int[count];
-        try
-        {
-            for (int i = 0; i < count; i++)
-            {
-                sockets[i] = new ServerSocket(0);
-                ports[i] = sockets[i].getLocalPort();
-            }
-        }
-        finally
-        {
-            for (final ServerSocket socket : sockets)
-            {
-                if (socket != null)
-                {
-                    socket.close();
-                }
-            }
-        }
-        return ports;
-    }
 }

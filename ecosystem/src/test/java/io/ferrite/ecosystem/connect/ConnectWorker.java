@@ -2,11 +2,11 @@ package io.ferrite.ecosystem.connect;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ferrite.testing.LoopbackPorts;
 
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.ConnectException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -48,7 +48,7 @@ final class ConnectWorker implements AutoCloseable
     static ConnectWorker start(final boolean standalone, final Map<String, String> workerConfig, final List<Path> connectorFiles,
         final Path dir, final String name) throws IOException
     {
-        final int port = freePort();
+        final int port = LoopbackPorts.take();
         final Properties p = new Properties();
         p.putAll(workerConfig);
         p.put("listeners", "http://127.0.0.1:" + port);
@@ -72,14 +72,6 @@ final class ConnectWorker implements AutoCloseable
         final ConnectWorker worker = new ConnectWorker(child, port);
         await(() -> worker.answering("/health"), START, () -> "the worker's REST API: " + child.tail(30));
         return worker;
-    }
-
-    private static int freePort() throws IOException
-    {
-        try (ServerSocket s = new ServerSocket(0))
-        {
-            return s.getLocalPort();
-        }
     }
 
     private boolean answering(final String path) throws Exception

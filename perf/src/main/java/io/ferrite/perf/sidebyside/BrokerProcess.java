@@ -3,8 +3,6 @@ package io.ferrite.perf.sidebyside;
 import org.apache.kafka.common.Uuid;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -116,7 +114,7 @@ public final class BrokerProcess implements AutoCloseable
         throws IOException, InterruptedException
     {
         final Path dir = Files.createTempDirectory("side-by-side-" + kind.name().toLowerCase());
-        final int port = freePort();
+        final int port = ChildPorts.take();
         final List<String> command = new ArrayList<>();
         command.add(javaBinary());
         command.addAll(jvmOptions(heap));
@@ -131,7 +129,7 @@ public final class BrokerProcess implements AutoCloseable
         command.add(kind == Kind.FERRITE && jar != null ? jar.toString() : classPath);
         if (kind == Kind.KAFKA)
         {
-            final int controllerPort = freePort();
+            final int controllerPort = ChildPorts.take();
             final Path config = dir.resolve("server.properties");
             final List<String> lines = new ArrayList<>(List.of(
                 "process.roles=broker,controller",
@@ -412,13 +410,5 @@ public final class BrokerProcess implements AutoCloseable
     public static String javaBinary()
     {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    static int freePort() throws IOException
-    {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
-        {
-            return s.getLocalPort();
-        }
     }
 }

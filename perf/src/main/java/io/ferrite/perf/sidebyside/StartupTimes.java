@@ -82,7 +82,7 @@ public final class StartupTimes
     private static double[] once(final Path jar) throws Exception
     {
         final Path dir = Files.createTempDirectory("startup-times");
-        final int port = BrokerProcess.freePort();
+        final int port = ChildPorts.take();
         final List<String> command = new ArrayList<>(List.of(BrokerProcess.javaBinary()));
         command.addAll(BrokerProcess.classDataOptions(jar));
         command.addAll(List.of("--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",

@@ -81,14 +81,11 @@ public final class ThreeNodes implements AutoCloseable
     {
         final int[] controllerPorts = new int[NODES + 1];
         final StringBuilder voters = new StringBuilder();
-        try (PortHold hold = new PortHold())
+        for (int id = 1; id <= NODES; id++)
         {
-            for (int id = 1; id <= NODES; id++)
-            {
-                ports[id] = hold.next();
-                controllerPorts[id] = hold.next();
-                voters.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(controllerPorts[id]);
-            }
+            ports[id] = ChildPorts.take();
+            controllerPorts[id] = ChildPorts.take();
+            voters.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(controllerPorts[id]);
         }
         final String clusterId = Uuid.randomUuid().toString();
         final List<List<String>> commands = new ArrayList<>();
@@ -271,28 +268,6 @@ public final class ThreeNodes implements AutoCloseable
             try (Stream<Path> files = Files.walk(dir))
             {
                 files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
-    }
-
-    /** Free loopback ports, all held open until closed so that no two are the same. */
-    private static final class PortHold implements AutoCloseable
-    {
-        private final List<java.net.ServerSocket> held = new ArrayList<>();
-
-        int next() throws IOException
-        {
-            final java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-            held.add(s);
-            return s.getLocalPort();
-        }
-
-        @Override
-        public void close() throws IOException
-        {
-            for (final java.net.ServerSocket s : held)
-            {
-                s.close();
             }
         }
     }

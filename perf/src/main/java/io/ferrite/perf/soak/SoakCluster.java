@@ -2,6 +2,7 @@ package io.ferrite.perf.soak;
 
 import io.ferrite.perf.sidebyside.BrokerProcess;
 import io.ferrite.perf.sidebyside.BrokerProcess.Kind;
+import io.ferrite.perf.sidebyside.ChildPorts;
 import io.ferrite.perf.sidebyside.ThreeNodes;
 import org.apache.kafka.common.Uuid;
 
@@ -69,8 +70,8 @@ final class SoakCluster implements AutoCloseable
         final StringBuilder voters = new StringBuilder();
         for (int id = 1; id <= NODES; id++)
         {
-            ports[id] = freePort();
-            controllerPorts[id] = freePort();
+            ports[id] = ChildPorts.take();
+            controllerPorts[id] = ChildPorts.take();
             final ServerSocket broker = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
             final ServerSocket controller = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
             proxies.add(new LinkProxy(id, ports[id], links, peers, broker));
@@ -97,14 +98,6 @@ final class SoakCluster implements AutoCloseable
         for (int id = 1; id <= NODES; id++)
         {
             nodes[id] = BrokerProcess.spawn(kind, dir.resolve("node-" + id), ports[id], commands.get(id - 1));
-        }
-    }
-
-    private static int freePort() throws IOException
-    {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
-        {
-            return s.getLocalPort();
         }
     }
 

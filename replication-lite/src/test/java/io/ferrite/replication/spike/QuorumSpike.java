@@ -1,10 +1,11 @@
 package io.ferrite.replication.spike;
 
+import io.ferrite.testing.LoopbackPorts;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,12 +45,10 @@ public final class QuorumSpike
         this.nodeMain = library.equals("kraft") ? KraftSpikeNode.class : JraftSpikeNode.class;
         this.root = Files.createTempDirectory("quorum-spike-" + library);
         final StringBuilder v = new StringBuilder();
+        final int[] ports = LoopbackPorts.take(3);
         for (int id = 1; id <= 3; id++)
         {
-            try (ServerSocket probe = new ServerSocket(0))
-            {
-                v.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(probe.getLocalPort());
-            }
+            v.append(id == 1 ? "" : ",").append(id).append("@127.0.0.1:").append(ports[id - 1]);
         }
         this.voters = v.toString();
         this.log = new PrintStream(Files.newOutputStream(root.resolve("events.log")), true, StandardCharsets.UTF_8);
