@@ -215,8 +215,8 @@ final class LogRetention
         }
         finally
         {
-            // out of the list whatever happened to their files: a failed fsync keeps the files (the reload
-            // deletes them, below the checkpointed log start) but closes and unmaps the segments all the same
+            // out of the list whatever happened to their files: a failed fsync leaves the files, as a crash before
+            // the unlinks would (retention deletes them again after a reload), but the segments are closed all the same
             for (final Segment s : removed)
             {
                 env.closeLater(s, cfg.fileDeleteDelayMs);

@@ -254,7 +254,10 @@ public final class PartitionLog implements AutoCloseable
 
     // ---- the writer ----
 
-    /** Becoming leader at {@code epoch} (single writer): stamped on appended batches, assigned at the log end ({@link BatchPlacer#leaderEpoch}). */
+    /**
+     * Becoming leader at {@code epoch} (single writer): stamped on appended batches, assigned at the log end
+     * ({@link BatchPlacer#leaderEpoch}).
+     */
     public void leaderEpoch(final int epoch)
     {
         appender.leaderEpoch(epoch);

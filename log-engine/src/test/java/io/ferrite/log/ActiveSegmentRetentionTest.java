@@ -253,6 +253,30 @@ class ActiveSegmentRetentionTest
         assertEquals(end, result.firstOffset);
     }
 
+    /** The README's opening example: an owner with no {@link WriterTasks} commits what it appends and rolls itself. */
+    @Test
+    void anEmbeddedOwnerWithNoWriterTasksRollsInItsOwnLoop() throws IOException
+    {
+        manager = LogManager.open(managerConfig(dir, clock, WriterTasks.NONE), true);
+        final PartitionLog log = manager.createLog("t", 0, config("delete"));
+        while (log.segmentCount() < 3)
+        {
+            assertEquals(AppendResult.OK, append(log, sequence), result.toString());
+            sequence += 3;
+            log.highWatermark(log.logEndOffset()); // alone, the owner commits what it appended
+            assertFalse(log.retentionRoll().run(), "nothing asked yet");
+        }
+        final long end = log.logEndOffset();
+        clock.advance(RETENTION_MS + 1_000);
+        step();
+        assertEquals(1, log.segmentCount(), "the sealed segments went");
+        assertTrue(log.retentionRoll().run(), "the writer's loop rolls what retention asked");
+        step();
+        assertEquals(end, log.logStartOffset(), "the log start is the log end");
+        assertEquals(end, log.logEndOffset());
+        assertEquals(1, log.segmentCount());
+    }
+
     @Test
     void nothingAtOrAboveTheHighWatermarkGoes() throws IOException
     {
