@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The partition directory's fsync of a deletion that keeps only the active segment ({@link LogRetention}): made only
@@ -39,8 +40,10 @@ class RetentionFsyncTest
         final String partition = data.resolve("t-0").toString();
         // a rolled flush queued by the rolls may run meanwhile and write the leader-epoch checkpoint the new log
         // start changed: that write fsyncs its file, then the directory; every other fsync of it is the purge's
+        // (its directory's fsync may fall after "deleted", never before its file's)
         final long checkpointWrites = during.stream().filter(l -> l.endsWith("/leader-epoch-checkpoint.tmp")).count();
-        assertEquals(checkpointWrites, during.stream().filter(partition::equals).count(),
+        final long directoryFsyncs = during.stream().filter(partition::equals).count();
+        assertTrue(directoryFsyncs <= checkpointWrites,
             "no fsync of the partition directory by the DeleteRecords but a checkpoint's own: " + during);
     }
 
