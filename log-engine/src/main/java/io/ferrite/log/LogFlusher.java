@@ -58,9 +58,10 @@ final class LogFlusher
     /**
      * The active segment when the partition directory's names were last made durable (under
      * flushLock): a flush that finds another one fsyncs the directory first, or a power loss could
-     * take a rolled segment's file — and what was acknowledged in it — with its name.
+     * take a rolled segment's file — and what was acknowledged in it — with its name. Volatile: retention reads it
+     * without the lock ({@link #nameDurable}).
      */
-    private Segment namesDurableWith;
+    private volatile Segment namesDurableWith;
     /**
      * Set under flushLock by the partition's deletion before its directory is renamed: a flush that
      * was queued before it writes no file of the log's after it (the renamed directory is removed
@@ -99,6 +100,15 @@ final class LogFlusher
         {
             namesDurableWith = active;
         }
+    }
+
+    /**
+     * Whether {@code active}'s file name is known durable: the directory was fsynced (or found so) with it the active
+     * segment. No lock: a flush holding it for seconds must not hold up the log thread's DeleteRecords.
+     */
+    boolean nameDurable(final Segment active)
+    {
+        return namesDurableWith == active;
     }
 
     /**

@@ -28,10 +28,12 @@ final class LogRetention
     private final EpochClock clock;
     private final LogEnvironment env;
     private final LogEpochs epochs;
+    private final LogFlusher flusher;
 
     LogRetention(final PartitionLog log, final LogOffsets offsets, final SegmentList segments, final EpochClock clock,
-        final LogEnvironment env, final LogEpochs epochs)
+        final LogEnvironment env, final LogEpochs epochs, final LogFlusher flusher)
     {
+        this.flusher = flusher;
         this.epochs = epochs;
         this.log = log;
         this.offsets = offsets;
@@ -129,6 +131,7 @@ final class LogRetention
         final LogConfig cfg = log.config();
         final Segment[] removed;
         final boolean keptOnlyActive;
+        final Segment kept;
         segments.lock();
         try
         {
@@ -183,6 +186,7 @@ final class LogRetention
             }
             removed = segments.removeOldest(n);
             keptOnlyActive = n == segs.length - 1;
+            kept = segs[segs.length - 1];
             offsets.advanceLogStart(segments.array()[0].baseOffset);
             epochs.logStartMoved(offsets.logStartOffset());
         }
@@ -190,23 +194,33 @@ final class LogRetention
         {
             segments.unlock();
         }
-        if (keptOnlyActive)
+        try
         {
-            // the active segment may be a roll's just now (the writer's, for this retention): its name made durable
-            // before the last segments before it are unlinked, or a crash could leave the directory with no segment,
-            // and the log would start again at the checkpointed log start, below the offsets already given out
-            segments.underOpenLog(() -> DurableFile.fsyncDirectory(log.dir()));
-        }
-        for (final Segment s : removed)
-        {
-            if (!segments.underOpenLog(() -> SegmentDeletion.deleteFiles(s)))
+            if (keptOnlyActive && !flusher.nameDurable(kept))
             {
-                break; // deleted meanwhile: the rest goes with its renamed directory
+                // the active segment is a roll's whose name no flush has made durable yet (the writer's, for this
+                // retention, or a follower's): made durable before the last segments before it are unlinked, or a
+                // crash could leave the directory with no segment, and the log would start again at the
+                // checkpointed log start, below the offsets already given out. Otherwise (the common DeleteRecords,
+                // a follower's log start passing its sealed segments) no fsync here, on the log thread
+                segments.underOpenLog(() -> DurableFile.fsyncDirectory(log.dir()));
+            }
+            for (final Segment s : removed)
+            {
+                if (!segments.underOpenLog(() -> SegmentDeletion.deleteFiles(s)))
+                {
+                    break; // deleted meanwhile: the rest goes with its renamed directory
+                }
             }
         }
-        for (final Segment s : removed)
+        finally
         {
-            env.closeLater(s, cfg.fileDeleteDelayMs);
+            // out of the list whatever happened to their files: a failed fsync leaves the files, as a crash before
+            // the unlinks would (retention deletes them again after a reload), but the segments are closed all the same
+            for (final Segment s : removed)
+            {
+                env.closeLater(s, cfg.fileDeleteDelayMs);
+            }
         }
         segments.underOpenLog(() -> ProducerSnapshots.deleteSnapshotsBelow(log.dir(), offsets.logStartOffset()));
         return removed.length;

@@ -83,7 +83,7 @@ public final class PartitionLog implements AutoCloseable
         this.flusher = new LogFlusher(this, offsets, segments, clock, env, epochs);
         this.appender = new LogAppender(this, offsets, segments, roller, flusher, producers, validator, strategy, epochs);
         this.reader = new LogReader(this, offsets, segments);
-        this.retention = new LogRetention(this, offsets, segments, clock, env, epochs);
+        this.retention = new LogRetention(this, offsets, segments, clock, env, epochs, flusher);
         this.retentionRoll = new RetentionRoll(this, segments, offsets, appender.gate(), roller, clock, env);
         this.closer = new LogCloser(this, segments, appender, flusher, producers, env);
         this.transactions = new LogTransactions(offsets, appender, reader, producers, clock, env.producerIdExpirationMs());
@@ -254,7 +254,10 @@ public final class PartitionLog implements AutoCloseable
 
     // ---- the writer ----
 
-    /** Becoming leader at {@code epoch} (single writer): stamped on appended batches, assigned at the log end ({@link BatchPlacer#leaderEpoch}). */
+    /**
+     * Becoming leader at {@code epoch} (single writer): stamped on appended batches, assigned at the log end
+     * ({@link BatchPlacer#leaderEpoch}).
+     */
     public void leaderEpoch(final int epoch)
     {
         appender.leaderEpoch(epoch);

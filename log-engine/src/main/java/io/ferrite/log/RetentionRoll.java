@@ -60,7 +60,10 @@ public final class RetentionRoll
     /**
      * Writer thread: when retention asked, rolls the active segment at the log end (unless it is empty: nothing to
      * delete) and asks for a retention pass soon. Entered as an append (a close waits for it; a closing log is left
-     * alone); with a claim open — the writer is building a batch in place — it waits for the writer's next turn.
+     * alone). With a claim open — the writer is building a batch in place — it declines and the request stays: an
+     * embedded writer that calls this in its loop rolls at a later turn, but the broker's {@code LogThreadTasks} posts
+     * it once per request, so there the roll waits for the next retention pass to ask again
+     * ({@code log.retention.check.interval.ms}); the log's deletion is only that much later.
      *
      * @return whether it rolled
      * @throws IOException when the new segment could not be made (the log is unchanged; retention asks again)

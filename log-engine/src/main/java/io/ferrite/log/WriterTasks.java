@@ -4,8 +4,8 @@ package io.ferrite.log;
  * How the log manager's scheduler has the logs' single writers run writer-only work — the
  * producer-id expiry ({@link LogTransactions#removeExpiredProducers}), which changes the producer state
  * only a log's writer touches, and retention's roll of an active segment ({@link #retentionRollDue}).
- * For the expiry the scheduler says once per check interval that it is due, not once per log: the broker flags each log thread, which walks the partitions it owns a few per duty cycle
- * between its appends, so ten thousand partitions cost no burst and nothing is allocated per
+ * For the expiry the scheduler says once per check interval that it is due, not once per log: the
+ * broker flags each log thread, which walks the partitions it owns a few per duty cycle between its appends, so ten thousand partitions cost no burst and nothing is allocated per
  * partition. An embedded writer with no such loop keeps {@link #NONE} and calls the work itself.
  */
 @FunctionalInterface

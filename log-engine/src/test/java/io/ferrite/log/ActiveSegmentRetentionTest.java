@@ -5,11 +5,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,9 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ActiveSegmentRetentionTest
 {
-    private static final long T0 = 1_700_000_000_000L;
-    private static final long RETENTION_MS = 60_000;
-    private static final long PID = 7;
+    static final long T0 = 1_700_000_000_000L;
+    static final long RETENTION_MS = 60_000;
+    static final long PID = 7;
 
     @TempDir
     Path dir;
@@ -63,10 +67,20 @@ class ActiveSegmentRetentionTest
 
     private PartitionLog open(final Map<String, String> overrides) throws IOException
     {
-        manager = LogManager.open(LogManagerConfig.of(dir).withClock(clock).withRetentionCheckIntervalMs(1_000)
-            .withProducerIdExpiration(LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS, Long.MAX_VALUE / 4, tasks), true);
+        manager = LogManager.open(managerConfig(dir, clock, tasks), true);
         final PartitionLog existing = manager.log("t", 0);
         return existing != null ? existing : manager.createLog("t", 0, overrides);
+    }
+
+    /**
+     * The test's (and its crash child's) manager: the test's clock and writer, no cleaner threads (a {@code compact}
+     * log here must not be cleaned beside the test's own calls, nor its retention ask for rolls from their thread).
+     */
+    static LogManagerConfig managerConfig(final Path dir, final MutableClock clock, final WriterTasks tasks)
+    {
+        return LogManagerConfig.of(dir).withClock(clock).withRetentionCheckIntervalMs(1_000)
+            .withProducerIdExpiration(LogManagerConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS, Long.MAX_VALUE / 4, tasks)
+            .withCleaner(CleanerConfig.defaults().withEnable(false));
     }
 
     private PartitionLog create(final String topic, final Map<String, String> overrides) throws IOException
@@ -124,7 +138,7 @@ class ActiveSegmentRetentionTest
         }
     }
 
-    private static Map<String, String> config(final String policy)
+    static Map<String, String> config(final String policy)
     {
         return Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, "600", LogConfig.RETENTION_MS, Long.toString(RETENTION_MS),
             LogConfig.CLEANUP_POLICY, policy);
@@ -169,7 +183,7 @@ class ActiveSegmentRetentionTest
         assertEquals(end, result.firstOffset);
         sequence += 3;
 
-        manager.close(); // the producer state is kept across the deletion: the snapshot at the roll's offset
+        manager.close(); // a clean restart: the close's snapshot at the log end (the crash variant is below)
         log = open(Map.of());
         assertEquals(end, log.logStartOffset());
         assertEquals(end + 3, log.logEndOffset());
@@ -191,6 +205,76 @@ class ActiveSegmentRetentionTest
         assertEquals(end - 3, result.firstOffset, "answered with its original offsets");
         assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, sequence + 3), result.toString());
         assertEquals(AppendResult.OK, append(log, sequence), result.toString());
+    }
+
+    /**
+     * A crash (SIGKILL, no close) right after the deletion, before any append: the producer's state comes back from the
+     * roll's snapshot at the log end alone (no segment is left to replay, no close took one), so a retry of its last
+     * batch is still a DUPLICATE with the original offsets, as Kafka 4.4 keeps it.
+     */
+    @Test
+    void theRollsSnapshotKeepsTheIdempotentProducerAcrossACrashAfterTheDeletion() throws Exception
+    {
+        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        final Process child = new ProcessBuilder(java, ChildJvm.class.desiredAssertionStatus() ? "-ea" : "-da",
+            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"),
+            "-cp", System.getProperty("java.class.path"), ActiveSegmentRetentionCrashChild.class.getName(),
+            dir.resolve("data").toString()).redirectErrorStream(true).start();
+        final List<String> output = new ArrayList<>();
+        String ready = null;
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            String line;
+            while (ready == null && (line = out.readLine()) != null) // a child that fails ends its output
+            {
+                output.add(line);
+                ready = line.startsWith("READY ") ? line : null;
+            }
+        }
+        finally
+        {
+            child.destroyForcibly(); // SIGKILL on Linux
+        }
+        assertTrue(child.waitFor(60, TimeUnit.SECONDS));
+        assertTrue(ready != null, () -> "the child never deleted the log's segments:\n" + String.join("\n", output));
+        assertEquals(137, child.exitValue(), "killed by SIGKILL");
+        final String[] words = ready.split(" ");
+        final int next = Integer.parseInt(words[1]);
+        final long end = Long.parseLong(words[2]);
+
+        manager = LogManager.open(managerConfig(dir.resolve("data"), clock, tasks), true);
+        final PartitionLog log = manager.log("t", 0);
+        assertEquals(end, log.logStartOffset(), "the log start is the old log end");
+        assertEquals(end, log.logEndOffset());
+        assertEquals(AppendResult.DUPLICATE, append(log, next - 3), "a retry of the last batch: " + result);
+        assertEquals(end - 3, result.firstOffset, "answered with its original offsets");
+        assertEquals(AppendResult.OUT_OF_ORDER_SEQUENCE, append(log, next + 3), "a gap is refused: " + result);
+        assertEquals(AppendResult.OK, append(log, next), result.toString());
+        assertEquals(end, result.firstOffset);
+    }
+
+    /** The README's opening example: an owner with no {@link WriterTasks} commits what it appends and rolls itself. */
+    @Test
+    void anEmbeddedOwnerWithNoWriterTasksRollsInItsOwnLoop() throws IOException
+    {
+        manager = LogManager.open(managerConfig(dir, clock, WriterTasks.NONE), true);
+        final PartitionLog log = manager.createLog("t", 0, config("delete"));
+        while (log.segmentCount() < 3)
+        {
+            assertEquals(AppendResult.OK, append(log, sequence), result.toString());
+            sequence += 3;
+            log.highWatermark(log.logEndOffset()); // alone, the owner commits what it appended
+            assertFalse(log.retentionRoll().run(), "nothing asked yet");
+        }
+        final long end = log.logEndOffset();
+        clock.advance(RETENTION_MS + 1_000);
+        step();
+        assertEquals(1, log.segmentCount(), "the sealed segments went");
+        assertTrue(log.retentionRoll().run(), "the writer's loop rolls what retention asked");
+        step();
+        assertEquals(end, log.logStartOffset(), "the log start is the log end");
+        assertEquals(end, log.logEndOffset());
+        assertEquals(1, log.segmentCount());
     }
 
     @Test
