@@ -201,6 +201,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.timers = new GroupTimers(groups, txnOffsets, settings, store, joins, syncs, members, clock);
         this.agent = runtime.agent();
         this.ownership = new GroupOwnership(this, topics, groups, txnOffsets);
+        runtime.onBeforeCalls(ownership::reconcile);
         runtime.onStart(() ->
         {
             final GroupReplay.Loaded found = loaded;

@@ -42,6 +42,7 @@ class GroupOwnershipTest
     Path dir;
 
     private LogManager logs;
+    private TopicRegistry topics;
     private GroupCoordinator coordinator;
     private CoordinatorAgent agent;
     private AgentInvoker invoker;
@@ -54,7 +55,7 @@ class GroupOwnershipTest
     void open() throws Exception
     {
         logs = LogManager.open(LogManagerConfig.of(dir));
-        final TopicRegistry topics = new TopicRegistry(logs, 1);
+        topics = new TopicRegistry(logs, 1);
         topics.load();
         topics.create(GroupCoordinator.OFFSETS_TOPIC, 2, java.util.Map.of()); // as the image's follows/leads make it here
         final LogThread logThread = new LogThread(0, 2, 64, new LogThread.Completion()
@@ -160,6 +161,125 @@ class GroupOwnershipTest
         assertFalse(join.refused());
         assertEquals(Errors.NONE, join.result().error);
         assertEquals(Errors.NONE, coordinator.ownership().error(group0));
+    }
+
+    /** Review of coord, H1: a load or an unload is never handed through the bounded request queue, so a full one loses neither. */
+    @Test
+    void aResignationMeetingAFullRequestQueueStillUnloadsBeforeTheNextLoad()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        ownership.led(0, 5);
+        invoker.invoke();
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> first = join(group0, "");
+        assertTrue(agent.offer(first));
+        invoker.invoke();
+        assertEquals(Errors.NONE, first.result().error);
+        assertEquals(1, coordinator.describe(group0).members().size());
+
+        fillQueue();
+        ownership.resigned(0);
+        drain();
+        ownership.led(0, 7); // led again later: a fresh load from the log is due
+        drain();
+        assertEquals(Errors.NONE, ownership.error(group0));
+        // the log holds no member (members are never written as such, and this log thread never ran): a load finds none
+        assertNull(coordinator.describe(group0), "the group of the previous leadership unloaded");
+    }
+
+    @Test
+    void aLeadMeetingAFullRequestQueueIsLoadedAllTheSame()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        fillQueue();
+        ownership.led(0, 5);
+        drain();
+        assertEquals(Errors.NONE, ownership.error(group0), "loaded once the agent ran a pass");
+    }
+
+    @Test
+    void aResignationAndALeadBetweenTwoPassesUnloadThenLoadWhileANewEpochAloneKeepsMemory()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        ownership.led(0, 5);
+        invoker.invoke();
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> first = join(group0, "");
+        assertTrue(agent.offer(first));
+        invoker.invoke();
+        assertEquals(Errors.NONE, first.result().error);
+
+        ownership.led(0, 6); // a new epoch, no resignation: what is in memory is the log's
+        assertEquals(Errors.NONE, ownership.error(group0));
+        invoker.invoke();
+        assertEquals(1, coordinator.describe(group0).members().size(), "kept");
+
+        ownership.resigned(0);
+        ownership.led(0, 8); // another node may have led it in between: memory is stale
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, ownership.error(group0));
+        invoker.invoke();
+        assertEquals(Errors.NONE, ownership.error(group0));
+        assertNull(coordinator.describe(group0), "unloaded before the load (the log holds no member)");
+    }
+
+    /** Review of coord, L4: a load that throws leaves its groups NOT_COORDINATOR, not loading forever. */
+    @Test
+    void aLoadThatThrowsLeavesItsGroupsNotCoordinatedHereUntilTheLeadershipChanges() throws Exception
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0].log.close(); // its replay throws LogClosedException
+        ownership.led(0, 5);
+        ownership.led(1, 5);
+        invoker.invoke();
+        invoker.invoke();
+        assertEquals(Errors.NOT_COORDINATOR, ownership.error(group0));
+        assertEquals(Errors.NONE, ownership.error(group1), "the other partition loads");
+        ownership.resigned(0);
+        invoker.invoke();
+        assertEquals(Errors.NOT_COORDINATOR, ownership.error(group0));
+    }
+
+    /** Review of coord, L1: a null or empty group id is the work's to refuse (INVALID_GROUP_ID), as on a single node. */
+    @Test
+    void aNullOrEmptyGroupIdIsAnsweredByTheWorkInACluster()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        for (final String id : new String[] {null, ""})
+        {
+            final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> join = join(id, "");
+            assertTrue(agent.offer(join));
+            invoker.invoke();
+            assertFalse(join.refused(), "id " + id);
+            assertEquals(Errors.INVALID_GROUP_ID, join.result().error, "id " + id);
+        }
+    }
+
+    private void fillQueue()
+    {
+        int n = 0;
+        while (agent.offer(new CoordinatorCall<GroupCoordinator, Object>(coordinator, (c, now) -> null, (out, at, r) -> at,
+            (out, at, e) -> at, () -> { })))
+        {
+            n++;
+        }
+        assertTrue(n > 0);
+    }
+
+    private void drain()
+    {
+        for (int i = 0; i < 10_000 && agent.queued() > 0; i++)
+        {
+            invoker.invoke();
+        }
+        invoker.invoke();
+        assertEquals(0, agent.queued());
     }
 
     private CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> join(final String groupId, final String memberId)
