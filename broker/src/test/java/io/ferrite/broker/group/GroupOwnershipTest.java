@@ -125,6 +125,8 @@ class GroupOwnershipTest
 
         ownership.led(0, 5);
         assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, ownership.error(group0), "led, not loaded yet");
+        assertEquals(Errors.NONE, HeartbeatHandler.refusedAs(ownership.error(group0)), "a heartbeat meanwhile: NONE, as Kafka 4.4");
+        assertEquals(Errors.NOT_COORDINATOR, HeartbeatHandler.refusedAs(ownership.error(group1)));
         assertEquals(Errors.NOT_COORDINATOR, ownership.error(group1), "partition 1 is led elsewhere");
         invoker.invoke(); // the load
         assertEquals(Errors.NONE, ownership.error(group0));
@@ -259,6 +261,36 @@ class GroupOwnershipTest
             assertFalse(join.refused(), "id " + id);
             assertEquals(Errors.INVALID_GROUP_ID, join.result().error, "id " + id);
         }
+    }
+
+    /**
+     * Review of coord, M3: DescribeGroups, DeleteGroups and a multi-group OffsetFetch answer a group not coordinated here
+     * NOT_COORDINATOR per group (the Admin retries it at its coordinator), not GROUP_ID_NOT_FOUND or no offsets.
+     */
+    @Test
+    void theMultiGroupApisAnswerAGroupNotCoordinatedHereNotCoordinatorPerGroup() throws Exception
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        coordinator.ownership().led(0, 5);
+        invoker.invoke();
+        final List<String> both = List.of(group0, group1);
+
+        final var described = agent.call(coordinator, (c, now) -> DescribeGroupsHandler.describe(c, both));
+        invoker.invoke();
+        assertEquals(Errors.NONE, described.get().errors()[0]);
+        assertEquals(Errors.NOT_COORDINATOR, described.get().errors()[1]);
+
+        final var read = agent.call(coordinator, (c, now) -> OffsetFetchHandler.read(c, List.of(new OffsetFetchHandler.Asked(group0,
+            null), new OffsetFetchHandler.Asked(group1, null)), false));
+        invoker.invoke();
+        assertEquals(Errors.NONE, read.get().get(0).error());
+        assertEquals(Errors.NOT_COORDINATOR, read.get().get(1).error());
+
+        final var deleted = agent.call(coordinator, (c, now) -> c.deleteGroups(both));
+        invoker.invoke();
+        assertEquals(Errors.GROUP_ID_NOT_FOUND, deleted.get().errors()[0], "coordinated here, and no such group");
+        assertEquals(Errors.NOT_COORDINATOR, deleted.get().errors()[1]);
     }
 
     private void fillQueue()
