@@ -108,7 +108,7 @@ public final class GroupOwnership
      * On the agent: NONE when this node coordinates {@code groupId} now, else NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
      * A null or empty id is NONE: the request's work answers INVALID_GROUP_ID, as Kafka checks the id first.
      */
-    short error(final String groupId)
+    public short error(final String groupId)
     {
         if (!cluster || groupId == null || groupId.isEmpty())
         {
