@@ -50,6 +50,80 @@ class ClusterGroupLeadRaceTest
         return new ClusterNode.PartitionState(0, leader, epoch, epoch, new int[] {1, 2}, new int[] {1, 2}, new int[0]);
     }
 
+    /** Replicated on this node alone: the coordinator's writes (acks=-1) are acknowledged by it. */
+    private static ClusterNode.PartitionState alone(final int leader, final int epoch)
+    {
+        return new ClusterNode.PartitionState(0, leader, epoch, epoch, new int[] {1}, new int[] {1}, new int[0]);
+    }
+
+    private void start() throws Exception
+    {
+        broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
+            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NODE_ID, "1", BrokerConfig.LOG_THREADS, "1",
+            "replica.lag.time.max.ms", "600000")));
+        broker.groups().followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 1, "127.0.0.1", broker.address().getPort()));
+    }
+
+    private static String groupOfPartition0()
+    {
+        for (int i = 0; ; i++)
+        {
+            if (CoordinatorTopic.partitionFor("g" + i, 50) == 0)
+            {
+                return "g" + i;
+            }
+        }
+    }
+
+    private <R> R onAgent(final io.ferrite.broker.coordinator.CoordinatorCall.Work<GroupCoordinator, R> work) throws Exception
+    {
+        final GroupCoordinator groups = broker.groups();
+        return groups.agent().call(groups, work).get(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Review of coord, M4: a partition's leadership moves away (its groups unloaded: memory forgotten) and comes back:
+     * the load brings back what the log holds (the offset a kafka-clients consumer committed before).
+     */
+    @Test
+    void aPartitionLedAgainAfterAFollowIsReloadedFromItsLog() throws Exception
+    {
+        start();
+        final ClusterPartitions partitions = new ClusterPartitions(broker.topics(), broker.admin(), broker.leadership(),
+            broker::executeOnOwner, () -> null, () -> null);
+        partitions.coordinatedGroups(broker.groups().ownership());
+        final String group = groupOfPartition0();
+        final ClusterNode.TopicState offsets = new ClusterNode.TopicState(GroupCoordinator.OFFSETS_TOPIC, 3, 4, 1,
+            List.of(alone(1, 5)), Map.of());
+        partitions.leads(offsets, alone(1, 5));
+        await(() -> error(group) == Errors.NONE, DEADLINE, "led at epoch 5: loaded");
+
+        final Map<String, Object> common = Map.of("bootstrap.servers", "127.0.0.1:" + broker.address().getPort());
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(common))
+        {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("t", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+        }
+        final Map<String, Object> consumerConfig = new java.util.HashMap<>(common);
+        consumerConfig.put("group.id", group);
+        consumerConfig.put("key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+        consumerConfig.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> consumer =
+            new org.apache.kafka.clients.consumer.KafkaConsumer<>(consumerConfig))
+        {
+            consumer.commitSync(Map.of(new org.apache.kafka.common.TopicPartition("t", 0),
+                new org.apache.kafka.clients.consumer.OffsetAndMetadata(42)), Duration.ofSeconds(30));
+        }
+        assertEquals(42, onAgent((c, now) -> c.committed(group, "t", 0)).offset());
+
+        partitions.follows(offsets, alone(2, 6));
+        await(() -> onAgent((c, now) -> c.describe(group)) == null, DEADLINE, "unloaded once followed");
+        assertEquals(Errors.NOT_COORDINATOR, error(group));
+
+        partitions.leads(offsets, alone(1, 7));
+        await(() -> error(group) == Errors.NONE, DEADLINE, "led again at epoch 7: loaded");
+        assertEquals(42, onAgent((c, now) -> c.committed(group, "t", 0)).offset(), "the committed offset, from the log");
+    }
+
     private short error(final String groupId) throws Exception
     {
         final GroupCoordinator groups = broker.groups();
@@ -59,18 +133,11 @@ class ClusterGroupLeadRaceTest
     @Test
     void aFollowHeardBeforeTheLeadCompletedOnItsLogThreadKeepsTheGroupsElsewhere() throws Exception
     {
-        broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NODE_ID, "1", BrokerConfig.LOG_THREADS, "1",
-            "replica.lag.time.max.ms", "600000")));
-        broker.groups().followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 1, "127.0.0.1", 9092));
+        start();
         final ClusterPartitions partitions = new ClusterPartitions(broker.topics(), broker.admin(), broker.leadership(),
             broker::executeOnOwner, () -> null, () -> null);
         partitions.coordinatedGroups(broker.groups().ownership());
-        String group = null;
-        for (int i = 0; group == null; i++)
-        {
-            group = CoordinatorTopic.partitionFor("g" + i, 50) == 0 ? "g" + i : null;
-        }
+        final String group = groupOfPartition0();
         final ClusterNode.TopicState offsets = new ClusterNode.TopicState(GroupCoordinator.OFFSETS_TOPIC, 3, 4, 1,
             List.of(state(1, 5)), Map.of());
 
@@ -97,8 +164,7 @@ class ClusterGroupLeadRaceTest
         assertTrue(after.await(30, TimeUnit.SECONDS), "the lead's task and its completion ran");
         assertEquals(Errors.NOT_COORDINATOR, error(group), "followed: the group is coordinated elsewhere");
 
-        final String g = group;
         partitions.leads(offsets, state(1, 7)); // and a lead nothing overtakes is served
-        await(() -> error(g) == Errors.NONE, DEADLINE, "led at epoch 7: loaded and served");
+        await(() -> error(group) == Errors.NONE, DEADLINE, "led at epoch 7: loaded and served");
     }
 }
