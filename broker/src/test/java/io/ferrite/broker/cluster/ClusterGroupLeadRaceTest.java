@@ -56,12 +56,17 @@ class ClusterGroupLeadRaceTest
         return new ClusterNode.PartitionState(0, leader, epoch, epoch, new int[] {1}, new int[] {1}, new int[0]);
     }
 
-    private void start() throws Exception
+    /** Starts the broker, its groups following the leaders, and the image's changes told to it by the returned partitions. */
+    private ClusterPartitions start() throws Exception
     {
         broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
             BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NODE_ID, "1", BrokerConfig.LOG_THREADS, "1",
             "replica.lag.time.max.ms", "600000")));
         broker.groups().followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 1, "127.0.0.1", broker.address().getPort()));
+        final ClusterPartitions partitions = new ClusterPartitions(broker.topics(), broker.admin(), broker.leadership(),
+            broker::executeOnOwner, () -> null, () -> null);
+        partitions.coordinatedGroups(broker.groups().ownership());
+        return partitions;
     }
 
     private static String groupOfPartition0()
@@ -88,10 +93,7 @@ class ClusterGroupLeadRaceTest
     @Test
     void aPartitionLedAgainAfterAFollowIsReloadedFromItsLog() throws Exception
     {
-        start();
-        final ClusterPartitions partitions = new ClusterPartitions(broker.topics(), broker.admin(), broker.leadership(),
-            broker::executeOnOwner, () -> null, () -> null);
-        partitions.coordinatedGroups(broker.groups().ownership());
+        final ClusterPartitions partitions = start();
         final String group = groupOfPartition0();
         final ClusterNode.TopicState offsets = new ClusterNode.TopicState(GroupCoordinator.OFFSETS_TOPIC, 3, 4, 1,
             List.of(alone(1, 5)), Map.of());
@@ -133,10 +135,7 @@ class ClusterGroupLeadRaceTest
     @Test
     void aFollowHeardBeforeTheLeadCompletedOnItsLogThreadKeepsTheGroupsElsewhere() throws Exception
     {
-        start();
-        final ClusterPartitions partitions = new ClusterPartitions(broker.topics(), broker.admin(), broker.leadership(),
-            broker::executeOnOwner, () -> null, () -> null);
-        partitions.coordinatedGroups(broker.groups().ownership());
+        final ClusterPartitions partitions = start();
         final String group = groupOfPartition0();
         final ClusterNode.TopicState offsets = new ClusterNode.TopicState(GroupCoordinator.OFFSETS_TOPIC, 3, 4, 1,
             List.of(state(1, 5)), Map.of());

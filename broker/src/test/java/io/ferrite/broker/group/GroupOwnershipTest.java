@@ -169,15 +169,7 @@ class GroupOwnershipTest
     @Test
     void aResignationMeetingAFullRequestQueueStillUnloadsBeforeTheNextLoad()
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
-        start();
-        final GroupOwnership ownership = coordinator.ownership();
-        ownership.led(0, 5);
-        invoker.invoke();
-        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> first = join(group0, "");
-        assertTrue(agent.offer(first));
-        invoker.invoke();
-        assertEquals(Errors.NONE, first.result().error);
+        final GroupOwnership ownership = ledWithAMember();
         assertEquals(1, coordinator.describe(group0).members().size());
 
         fillQueue();
@@ -205,15 +197,7 @@ class GroupOwnershipTest
     @Test
     void aResignationAndALeadBetweenTwoPassesUnloadThenLoadWhileANewEpochAloneKeepsMemory()
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
-        start();
-        final GroupOwnership ownership = coordinator.ownership();
-        ownership.led(0, 5);
-        invoker.invoke();
-        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> first = join(group0, "");
-        assertTrue(agent.offer(first));
-        invoker.invoke();
-        assertEquals(Errors.NONE, first.result().error);
+        final GroupOwnership ownership = ledWithAMember();
 
         ownership.led(0, 6); // a new epoch, no resignation: what is in memory is the log's
         assertEquals(Errors.NONE, ownership.error(group0));
@@ -291,6 +275,21 @@ class GroupOwnershipTest
         invoker.invoke();
         assertEquals(Errors.GROUP_ID_NOT_FOUND, deleted.get().errors()[0], "coordinated here, and no such group");
         assertEquals(Errors.NOT_COORDINATOR, deleted.get().errors()[1]);
+    }
+
+    /** In a cluster, partition 0 led at epoch 5 and loaded, a member joined to {@code group0}. */
+    private GroupOwnership ledWithAMember()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        ownership.led(0, 5);
+        invoker.invoke();
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> first = join(group0, "");
+        assertTrue(agent.offer(first));
+        invoker.invoke();
+        assertEquals(Errors.NONE, first.result().error);
+        return ownership;
     }
 
     private void fillQueue()
