@@ -307,7 +307,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             inHand = null;
             endQuietly(left, true);
         }
-        int work = applyAnsweredWrites() + beforeCalls();
+        int work = applyAnsweredWrites() + duty(true);
         CoordinatorCall<?, ?> call;
         for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)
         {
@@ -362,7 +362,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
         if (!failed)
         {
-            work += afterAnswers();
+            work += duty(false);
         }
         if (failed)
         {
@@ -397,26 +397,15 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
     }
 
-    /** {@link CoordinatorDuties#beforeCalls}: a throw is reported, and counts as work. */
-    private int beforeCalls()
+    /**
+     * {@link CoordinatorDuties#beforeCalls} ({@code before}) or {@link CoordinatorDuties#afterAnswers}: a throw is reported,
+     * and counts as work (the next pass runs it again).
+     */
+    private int duty(final boolean before)
     {
         try
         {
-            return duties.beforeCalls();
-        }
-        catch (final Throwable fault)
-        {
-            report(fault);
-            return 1;
-        }
-    }
-
-    /** {@link CoordinatorDuties#afterAnswers}: a throw is reported, and counts as work (the next pass runs it again). */
-    private int afterAnswers()
-    {
-        try
-        {
-            return duties.afterAnswers();
+            return before ? duties.beforeCalls() : duties.afterAnswers();
         }
         catch (final Throwable fault)
         {

@@ -151,7 +151,7 @@ public final class GroupOwnership
      */
     int reconcile()
     {
-        if (!changed.getAndSet(false))
+        if (!changed.get() || !changed.getAndSet(false)) // a plain read first: a single node's pass writes nothing here
         {
             return 0; // a change after this raises the flag again: the next pass sees it
         }
