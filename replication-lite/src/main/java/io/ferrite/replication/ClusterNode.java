@@ -17,7 +17,6 @@ import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.image.MetadataImage;
 import org.apache.kafka.image.TopicImage;
 import org.apache.kafka.metadata.BrokerRegistration;
@@ -246,7 +245,7 @@ public final class ClusterNode implements AutoCloseable
     {
         final MetadataImage image = view.image();
         final List<TopicState> topics = new ArrayList<>();
-        image.topics().topicsByName().values().forEach(topic -> topics.add(describeWith(image, topic)));
+        image.topics().topicsByName().values().forEach(topic -> topics.add(ImageStates.describe(image, topic)));
         return topics;
     }
 
@@ -254,53 +253,14 @@ public final class ClusterNode implements AutoCloseable
     public Optional<TopicState> topic(final String name)
     {
         final MetadataImage image = view.image();
-        return Optional.ofNullable(image.topics().getTopic(name)).map(topic -> describeWith(image, topic));
+        return Optional.ofNullable(image.topics().getTopic(name)).map(topic -> ImageStates.describe(image, topic));
     }
 
     /** The topic with id {@code msb}/{@code lsb}, if the image has it. */
     public Optional<TopicState> topic(final long msb, final long lsb)
     {
         final MetadataImage image = view.image();
-        return Optional.ofNullable(image.topics().getTopic(new Uuid(msb, lsb))).map(topic -> describeWith(image, topic));
-    }
-
-    private static TopicState describeWith(final MetadataImage image, final TopicImage topic)
-    {
-        final Map<Integer, BrokerRegistration> brokers = image.cluster().brokers();
-        final List<PartitionState> partitions = new ArrayList<>();
-        topic.partitions().entrySet().stream().sorted(Map.Entry.comparingByKey())
-            .forEach(entry -> partitions.add(state(entry.getKey(), entry.getValue(), offline(entry.getValue(), brokers))));
-        return new TopicState(topic.name(), topic.id().getMostSignificantBits(), topic.id().getLeastSignificantBits(),
-            topic.partitions().size(), partitions, configs(image, topic.name()));
-    }
-
-    private static Map<String, String> configs(final MetadataImage image, final String topic)
-    {
-        return image.configs().configMapForResource(new ConfigResource(ConfigResource.Type.TOPIC, topic));
-    }
-
-    private static PartitionState state(final int index, final PartitionRegistration p, final int[] offline)
-    {
-        return new PartitionState(index, p.leader, p.leaderEpoch, p.partitionEpoch, p.replicas, p.isr, offline);
-    }
-
-    /**
-     * Kafka's offline replicas ({@code KRaftMetadataCache.getOfflineReplicas}): those whose broker is not registered
-     * or is fenced (Kafka also counts a replica on a failed log directory: Ferrite has none to report yet).
-     */
-    private static int[] offline(final PartitionRegistration p, final Map<Integer, BrokerRegistration> brokers)
-    {
-        int count = 0;
-        final int[] offline = new int[p.replicas.length];
-        for (final int replica : p.replicas)
-        {
-            final BrokerRegistration broker = brokers.get(replica);
-            if (broker == null || broker.fenced())
-            {
-                offline[count++] = replica;
-            }
-        }
-        return java.util.Arrays.copyOf(offline, count);
+        return Optional.ofNullable(image.topics().getTopic(new Uuid(msb, lsb))).map(topic -> ImageStates.describe(image, topic));
     }
 
     /**
@@ -449,13 +409,13 @@ public final class ClusterNode implements AutoCloseable
         @Override
         public void leads(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
         {
-            replicas.leads(topic(partition, topicId), state(partition.partition(), state, new int[0]));
+            replicas.leads(topic(partition, topicId), ImageStates.state(partition.partition(), state, new int[0]));
         }
 
         @Override
         public void follows(final TopicPartition partition, final Uuid topicId, final PartitionRegistration state)
         {
-            replicas.follows(topic(partition, topicId), state(partition.partition(), state, new int[0]));
+            replicas.follows(topic(partition, topicId), ImageStates.state(partition.partition(), state, new int[0]));
         }
 
         @Override

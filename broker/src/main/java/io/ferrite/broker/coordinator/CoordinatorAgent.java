@@ -18,7 +18,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The coordinators' thread, as an Agrona {@link Agent}: the only thread that touches what the
  * coordinators own (the groups), their {@link CoordinatorLog} and its sender slot on the log threads'
- * queues. One {@link #doWork} pass runs the requests the network threads queued ({@link CoordinatorCall}s,
+ * queues. One {@link #doWork} pass first runs what must not wait in the queue ({@link CoordinatorDuties#beforeCalls}:
+ * a change of leadership), then the requests the network threads queued ({@link CoordinatorCall}s,
  * at most {@value #CALL_LIMIT}, each after applying what the log threads answered to the coordinators'
  * writes to their internal topics), applies those answers, and every {@value #TICK_MS} ms runs the
  * coordinators' timed work ({@link CoordinatorDuties#tick}: for the groups member-id expiry, join deadlines,
@@ -306,7 +307,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             inHand = null;
             endQuietly(left, true);
         }
-        int work = applyAnsweredWrites();
+        int work = applyAnsweredWrites() + duty(true);
         CoordinatorCall<?, ?> call;
         for (int n = 0; n < CALL_LIMIT && !failed && (call = calls.poll()) != null; n++)
         {
@@ -361,7 +362,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
         if (!failed)
         {
-            work += afterAnswers();
+            work += duty(false);
         }
         if (failed)
         {
@@ -396,12 +397,15 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
     }
 
-    /** {@link CoordinatorDuties#afterAnswers}: a throw is reported, and counts as work (the next pass runs it again). */
-    private int afterAnswers()
+    /**
+     * {@link CoordinatorDuties#beforeCalls} ({@code before}) or {@link CoordinatorDuties#afterAnswers}: a throw is reported,
+     * and counts as work (the next pass runs it again).
+     */
+    private int duty(final boolean before)
     {
         try
         {
-            return duties.afterAnswers();
+            return before ? duties.beforeCalls() : duties.afterAnswers();
         }
         catch (final Throwable fault)
         {

@@ -9,6 +9,15 @@ public interface CoordinatorDuties
     /** Applies what the log threads answered to the coordinators' writes, oldest first; returns how many. */
     int applyAnsweredWrites();
 
+    /**
+     * At each pass's start, before its calls: what must never wait in (or be dropped by) the bounded request queue
+     * (a partition's groups loaded or unloaded as this node's leadership of it changes); how many things it did.
+     */
+    default int beforeCalls()
+    {
+        return 0;
+    }
+
     /** The timed work, every {@value CoordinatorAgent#TICK_MS} ms. */
     void tick(long nowMs);
 

@@ -25,6 +25,7 @@ public final class CoordinatorRuntime implements CoordinatorDuties
     private final List<LongConsumer> ticks = new ArrayList<>();
     private final List<Runnable> starts = new ArrayList<>();
     private final List<IntSupplier> afterAnswers = new ArrayList<>();
+    private final List<IntSupplier> beforeCalls = new ArrayList<>();
 
     /** {@code sender}: the coordinators' slot on every log thread's queues (after the network threads'). */
     public CoordinatorRuntime(final TopicRegistry topics, final AdminAgent admin, final LogThread[] logThreads, final int sender,
@@ -71,6 +72,15 @@ public final class CoordinatorRuntime implements CoordinatorDuties
         afterAnswers.add(work);
     }
 
+    /**
+     * A coordinator's work at the start of every pass, before its calls ({@link CoordinatorDuties#beforeCalls}; register
+     * before {@link #start}).
+     */
+    public void onBeforeCalls(final IntSupplier work)
+    {
+        beforeCalls.add(work);
+    }
+
     /** Starts the agent on a thread of its own, once every coordinator has loaded. */
     public void start()
     {
@@ -106,12 +116,23 @@ public final class CoordinatorRuntime implements CoordinatorDuties
     }
 
     @Override
+    public int beforeCalls()
+    {
+        return sum(beforeCalls);
+    }
+
+    @Override
     public int afterAnswers()
     {
+        return sum(afterAnswers);
+    }
+
+    private static int sum(final List<IntSupplier> works)
+    {
         int n = 0;
-        for (int i = 0; i < afterAnswers.size(); i++)
+        for (int i = 0; i < works.size(); i++)
         {
-            n += afterAnswers.get(i).getAsInt();
+            n += works.get(i).getAsInt();
         }
         return n;
     }

@@ -10,7 +10,10 @@ import org.agrona.MutableDirectBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
-/** DescribeGroups: an unknown group is Dead (GROUP_ID_NOT_FOUND from v6, as Kafka 4 answers). */
+/**
+ * DescribeGroups: an unknown group is Dead (GROUP_ID_NOT_FOUND from v6, as Kafka 4 answers); in a cluster a group not
+ * coordinated here now is NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+ */
 final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestDecoder>
 {
     private final DescribeGroupsResponseEncoder response = new DescribeGroupsResponseEncoder();
@@ -29,31 +32,51 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
         {
             groupIds.add(names.next().value());
         }
-        return submit(connection, out, outOffset, (c, now) ->
-            {
-                final List<GroupCoordinator.Description> described = new ArrayList<>(groupIds.size());
-                for (final String groupId : groupIds)
-                {
-                    described.add(c.describe(groupId));
-                }
-                return described;
-            }, (o, at, described) -> write(o, at, version, groupIds, described), (o, at, error) ->
+        return submit(connection, out, outOffset, (c, now) -> describe(c, groupIds),
+            (o, at, described) -> write(o, at, version, groupIds, described), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0);
                 final DescribeGroupsResponseEncoder.DescribedGroup g = response.groups(groupIds.size());
                 for (final String groupId : groupIds)
                 {
-                    g.next().errorCode(error).errorMessage((CharSequence)null).groupId(groupId).groupState("").protocolType("")
-                        .protocolData("").members(0);
+                    refused(g.next(), groupId, error);
                     g.authorizedOperations(Integer.MIN_VALUE);
                 }
                 return at + response.finish();
             });
     }
 
-    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> groupIds,
-        final List<GroupCoordinator.Description> described)
+    /** What the agent read: each group's description (null: none), or the error it is refused with (NONE: not refused). */
+    record Described(List<GroupCoordinator.Description> groups, short[] errors)
     {
+    }
+
+    /**
+     * On the agent: each group described, or, in a cluster, refused NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when
+     * this node does not coordinate it now ({@link GroupOwnership}), as Kafka answers per group (the Admin retries it).
+     */
+    static Described describe(final GroupCoordinator c, final List<String> groupIds)
+    {
+        final List<GroupCoordinator.Description> described = new ArrayList<>(groupIds.size());
+        final short[] errors = new short[groupIds.size()];
+        for (int i = 0; i < groupIds.size(); i++)
+        {
+            errors[i] = c.ownership().error(groupIds.get(i));
+            described.add(errors[i] == Errors.NONE ? c.describe(groupIds.get(i)) : null);
+        }
+        return new Described(described, errors);
+    }
+
+    private static void refused(final DescribeGroupsResponseEncoder.DescribedGroup g, final String groupId, final short error)
+    {
+        g.errorCode(error).errorMessage((CharSequence)null).groupId(groupId).groupState("").protocolType("").protocolData("")
+            .members(0);
+    }
+
+    private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> groupIds,
+        final Described read)
+    {
+        final List<GroupCoordinator.Description> described = read.groups();
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         final DescribeGroupsResponseEncoder.DescribedGroup g = response.groups(groupIds.size());
         for (int i = 0; i < groupIds.size(); i++)
@@ -61,7 +84,11 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
             final String groupId = groupIds.get(i);
             final GroupCoordinator.Description d = described.get(i);
             g.next();
-            if (d == null)
+            if (read.errors()[i] != Errors.NONE)
+            {
+                refused(g, groupId, read.errors()[i]);
+            }
+            else if (d == null)
             {
                 final boolean notFound = version >= 6;
                 g.errorCode(notFound ? Errors.GROUP_ID_NOT_FOUND : Errors.NONE)

@@ -201,6 +201,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.timers = new GroupTimers(groups, txnOffsets, settings, store, joins, syncs, members, clock);
         this.agent = runtime.agent();
         this.ownership = new GroupOwnership(this, topics, groups, txnOffsets);
+        runtime.onBeforeCalls(ownership::reconcile);
         runtime.onStart(() ->
         {
             final GroupReplay.Loaded found = loaded;
@@ -464,7 +465,7 @@ public final class GroupCoordinator implements AutoCloseable
     GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return GroupDeletions.deleteGroups(groups, txnOffsets, store, groupIds);
+        return GroupDeletions.deleteGroups(groups, txnOffsets, store, groupIds, ownership::error);
     }
 
     /** OffsetDelete: the request's error, else an error per partition in {@code results}. */

@@ -52,10 +52,11 @@ final class GroupDeletions
     /**
      * Deletes the Empty groups among {@code groupIds} with their offsets. When a partition's batch
      * fails, every group of the request on that partition gets the write's error, as Kafka answers
-     * every group of a failed shard write.
+     * every group of a failed shard write. A group this node does not coordinate (now) gets {@code owned}'s error
+     * (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS: the Admin retries it at its coordinator).
      */
     static Deleted deleteGroups(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
-        final List<String> groupIds)
+        final List<String> groupIds, final java.util.function.ToIntFunction<String> owned)
     {
         final short[] errors = new short[groupIds.size()];
         final int[] append = new int[groupIds.size()];
@@ -64,7 +65,8 @@ final class GroupDeletions
         {
             append[i] = -1;
             final Group g = groups.get(groupIds.get(i));
-            errors[i] = g == null || g.is(Group.State.DEAD) ? Errors.GROUP_ID_NOT_FOUND :
+            final short notHere = (short)owned.applyAsInt(groupIds.get(i));
+            errors[i] = notHere != Errors.NONE ? notHere : g == null || g.is(Group.State.DEAD) ? Errors.GROUP_ID_NOT_FOUND :
                 !g.is(Group.State.EMPTY) ? Errors.NON_EMPTY_GROUP : Errors.NONE;
             byPartition.computeIfAbsent(store.partitionOf(groupIds.get(i)), k -> new ArrayList<>()).add(i);
         }

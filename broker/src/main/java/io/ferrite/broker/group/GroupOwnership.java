@@ -11,6 +11,8 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Which groups this node coordinates. Alone ({@link GroupCoordinator#followLeaders} never called), every group: nothing is refused.
@@ -23,7 +25,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * A group of a partition never led here is NOT_COORDINATOR.
  *
  * <p>{@link #led} and {@link #resigned} are called by the cluster's threads (the metadata image's changes), in the
- * image's order; the load and the unload run on the agent in that order. {@link #error} is read on the agent.
+ * image's order; they change {@link #leading} and raise a flag, never queue a task (the request queue is bounded: a
+ * load or an unload dropped by a full queue would be lost). At the start of each of its passes, before the requests
+ * ({@link #reconcile}, a {@link io.ferrite.broker.coordinator.CoordinatorDuties#beforeCalls}), the agent brings what is
+ * in memory in line with {@link #leading}: it unloads each partition no longer led, or led again after a resignation
+ * (a new tenure: another node may have written to it meanwhile), before it loads any, then loads one partition led and
+ * not loaded yet per pass (the requests of the groups loaded already run between two loads). A load that throws
+ * leaves the partition's groups NOT_COORDINATOR until its next change of leadership (as Kafka's failed load).
+ * {@link #error} is read on the agent.
  */
 public final class GroupOwnership
 {
@@ -48,10 +57,24 @@ public final class GroupOwnership
     /** In a cluster: groups are coordinated where their partition is led. */
     private volatile boolean cluster;
     private volatile Locator locator;
-    /** The partitions this node leads, by their leader epoch (any thread: the image's changes write it). */
-    private final Map<Integer, Integer> leading = new ConcurrentHashMap<>();
-    /** The partitions whose groups are in memory, by the leader epoch they were loaded at (agent only). */
-    private final Map<Integer, Integer> loaded = new HashMap<>();
+    /**
+     * A leadership of a partition here: its leader epoch, and its tenure, new at each lead that follows a resignation
+     * (or none) and kept by a lead at a new epoch without a resignation between (memory is the log's then).
+     */
+    private record Lead(int epoch, long tenure)
+    {
+    }
+
+    /** The partitions this node leads (any thread: the image's changes write it). */
+    private final Map<Integer, Lead> leading = new ConcurrentHashMap<>();
+    /** Tenures handed out so far. */
+    private final AtomicLong tenures = new AtomicLong();
+    /** Raised by each change of {@link #leading}, lowered by the agent as it reconciles memory with it. */
+    private final AtomicBoolean changed = new AtomicBoolean();
+    /** The partitions whose groups are in memory, by the tenure they were loaded in (agent only). */
+    private final Map<Integer, Long> loaded = new HashMap<>();
+    /** The partitions whose load threw, by the tenure it was in: NOT_COORDINATOR until it changes (agent only). */
+    private final Map<Integer, Long> failed = new HashMap<>();
 
     GroupOwnership(final GroupCoordinator coordinator, final TopicRegistry topics, final Map<String, Group> groups,
         final TxnOffsets txnOffsets)
@@ -81,73 +104,114 @@ public final class GroupOwnership
         return cluster;
     }
 
-    /** On the agent: NONE when this node coordinates {@code groupId} now, else NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS. */
-    short error(final String groupId)
+    /**
+     * On the agent: NONE when this node coordinates {@code groupId} now, else NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+     * A null or empty id is NONE: the request's work answers INVALID_GROUP_ID, as Kafka checks the id first.
+     */
+    public short error(final String groupId)
     {
-        if (!cluster)
+        if (!cluster || groupId == null || groupId.isEmpty())
         {
             return Errors.NONE;
         }
         final int partition = coordinator.offsetsPartitionOf(groupId);
-        final Integer epoch = leading.get(partition);
-        if (epoch == null)
+        final Lead lead = leading.get(partition);
+        if (lead == null || Long.valueOf(lead.tenure).equals(failed.get(partition)))
         {
             return Errors.NOT_COORDINATOR;
         }
-        return epoch.equals(loaded.get(partition)) ? Errors.NONE : Errors.COORDINATOR_LOAD_IN_PROGRESS;
+        return Long.valueOf(lead.tenure).equals(loaded.get(partition)) ? Errors.NONE : Errors.COORDINATOR_LOAD_IN_PROGRESS;
     }
 
     /** Any thread: this node leads partition {@code partition} of {@code __consumer_offsets} at {@code leaderEpoch}; the agent loads it. */
     public void led(final int partition, final int leaderEpoch)
     {
-        leading.put(partition, leaderEpoch);
-        if (!coordinator.agent().execute(() -> load(partition, leaderEpoch)))
-        {
-            LOG.error("{}-{}: the coordinators' agent did not take the load of its groups", GroupCoordinator.OFFSETS_TOPIC, partition);
-        }
+        leading.compute(partition, (p, was) -> new Lead(leaderEpoch, was == null ? tenures.incrementAndGet() : was.tenure));
+        changed();
     }
 
     /** Any thread: this node no longer leads partition {@code partition}; its groups are NOT_COORDINATOR, the agent unloads them. */
     public void resigned(final int partition)
     {
-        if (leading.remove(partition) == null)
+        if (leading.remove(partition) != null)
         {
-            return;
-        }
-        if (!coordinator.agent().execute(() -> unload(partition)))
-        {
-            LOG.error("{}-{}: the coordinators' agent did not take the unload of its groups", GroupCoordinator.OFFSETS_TOPIC, partition);
+            changed();
         }
     }
 
-    private void load(final int partition, final int leaderEpoch)
+    private void changed()
     {
-        if (!Integer.valueOf(leaderEpoch).equals(leading.get(partition)))
+        changed.set(true);
+        coordinator.agent().wake();
+    }
+
+    /**
+     * On the agent, at the start of each pass: unloads what is no longer led (or led in another tenure), then loads one
+     * partition led and not loaded; returns how many partitions it unloaded or loaded.
+     */
+    int reconcile()
+    {
+        if (!changed.get() || !changed.getAndSet(false)) // a plain read first: a single node's pass writes nothing here
         {
-            return; // resigned (or led again at another epoch) since: that change's own task follows
+            return 0; // a change after this raises the flag again: the next pass sees it
         }
-        if (loaded.containsKey(partition))
+        int work = 0;
+        for (final Iterator<Map.Entry<Integer, Long>> it = loaded.entrySet().iterator(); it.hasNext(); )
         {
-            loaded.put(partition, leaderEpoch); // led on without a resignation between: memory is the log's already
-            return;
+            final Map.Entry<Integer, Long> e = it.next();
+            final Lead lead = leading.get(e.getKey());
+            if (lead == null || lead.tenure != e.getValue())
+            {
+                it.remove();
+                unload(e.getKey());
+                work++;
+            }
         }
+        failed.entrySet().removeIf(e ->
+        {
+            final Lead lead = leading.get(e.getKey());
+            return lead == null || lead.tenure != e.getValue();
+        });
+        for (final Map.Entry<Integer, Lead> e : leading.entrySet())
+        {
+            final int partition = e.getKey();
+            if (!loaded.containsKey(partition) && !failed.containsKey(partition))
+            {
+                load(partition, e.getValue());
+                changed.set(true); // more may be due: the next pass looks again, after its requests
+                return work + 1;
+            }
+        }
+        return work;
+    }
+
+    private void load(final int partition, final Lead lead)
+    {
         final Topic topic = topics.topic(GroupCoordinator.OFFSETS_TOPIC);
-        if (topic == null || partition >= topic.partitions.length)
+        try
         {
-            LOG.error("{}-{} led but not here: its groups not loaded", GroupCoordinator.OFFSETS_TOPIC, partition);
-            return;
+            if (topic == null || partition >= topic.partitions.length)
+            {
+                throw new IllegalStateException("led but not here");
+            }
+            coordinator.clock().update();
+            final int records = GroupReplay.loadPartition(topic, coordinator.offsetsPartitionCount(), partition, groups, txnOffsets,
+                coordinator.clock().wallMs());
+            loaded.put(partition, lead.tenure);
+            LOG.info("{}-{}: coordinator of its groups at leader epoch {} ({} records loaded)", GroupCoordinator.OFFSETS_TOPIC, partition,
+                lead.epoch, records);
         }
-        coordinator.clock().update();
-        final int records = GroupReplay.loadPartition(topic, coordinator.offsetsPartitionCount(), partition, groups, txnOffsets,
-            coordinator.clock().wallMs());
-        loaded.put(partition, leaderEpoch);
-        LOG.info("{}-{}: coordinator of its groups at leader epoch {} ({} records loaded)", GroupCoordinator.OFFSETS_TOPIC, partition,
-            leaderEpoch, records);
+        catch (final RuntimeException ex)
+        {
+            failed.put(partition, lead.tenure);
+            unload(partition); // what the replay had put in memory
+            LOG.error("{}-{}: the load of its groups at leader epoch {} failed: they are NOT_COORDINATOR here until its leadership " +
+                "changes", GroupCoordinator.OFFSETS_TOPIC, partition, lead.epoch, ex);
+        }
     }
 
     private void unload(final int partition)
     {
-        loaded.remove(partition);
         int unloaded = 0;
         for (final Iterator<Map.Entry<String, Group>> it = groups.entrySet().iterator(); it.hasNext(); )
         {

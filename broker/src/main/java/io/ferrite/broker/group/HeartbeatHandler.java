@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.HeartbeatRequestDecoder;
@@ -16,6 +17,16 @@ final class HeartbeatHandler extends GroupApiHandler<HeartbeatRequestDecoder>
         super(coordinator, waker, new HeartbeatRequestDecoder());
     }
 
+    /**
+     * The error a heartbeat refused with {@code error} is answered: while the group's partition loads, NONE, as Kafka 4.4
+     * answers it ("blindly": its clients' heartbeat has no case for COORDINATOR_LOAD_IN_PROGRESS, and the member's
+     * next heartbeat finds the group loaded); else {@code error}.
+     */
+    static short refusedAs(final short error)
+    {
+        return error == Errors.COORDINATOR_LOAD_IN_PROGRESS ? Errors.NONE : error;
+    }
+
     @Override
     protected int handle(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
@@ -30,6 +41,6 @@ final class HeartbeatHandler extends GroupApiHandler<HeartbeatRequestDecoder>
         };
         return submitFor(groupId, connection, out, outOffset,
             (c, now) -> c.heartbeat(groupId, memberId, groupInstanceId, generationId), (o, at, error) -> answer.write(o, at, error),
-            answer);
+            (o, at, error) -> answer.write(o, at, refusedAs(error)));
     }
 }

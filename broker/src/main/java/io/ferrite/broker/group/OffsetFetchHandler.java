@@ -32,17 +32,20 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
     }
 
     /** A group asked for: its id and its topics, or null for every offset it committed. */
-    private record Asked(String groupId, List<AskedTopic> topics)
+    record Asked(String groupId, List<AskedTopic> topics)
     {
     }
 
     /** A topic asked for: its name (null for a topic id that is not known, v10+) and partitions. */
-    private record AskedTopic(String name, long idMsb, long idLsb, int[] partitions)
+    record AskedTopic(String name, long idMsb, long idLsb, int[] partitions)
     {
     }
 
-    /** What the agent read for a group: every committed offset ({@code all}), or each asked partition's (null: none). */
-    private record Read(Map<String, Map<Integer, GroupCoordinator.Committed>> all, List<GroupCoordinator.Committed[]> asked)
+    /**
+     * What the agent read for a group: every committed offset ({@code all}), or each asked partition's (null: none); or, for
+     * a group not coordinated here now, the {@code error} it is refused with (NONE: read) and nothing read.
+     */
+    record Read(Map<String, Map<Integer, GroupCoordinator.Committed>> all, List<GroupCoordinator.Committed[]> asked, short error)
     {
     }
 
@@ -97,7 +100,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
         }
         final boolean requireStable = version >= 7 && request.requireStable();
         // one group (the consumers' case): refused NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when not coordinated here
-        // (GroupOwnership); several groups in one request are answered by this node (the Admin sends each to its coordinator)
+        // (GroupOwnership); several groups in one request: each group not coordinated here so, as Kafka (the Admin retries it)
         return asked.size() == 1 ? submitFor(asked.get(0).groupId(), connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
             (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
             (o, at, error) -> write(o, at, version, asked, null, error)) :
@@ -116,15 +119,21 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
         return partitions;
     }
 
-    /** On the agent: the committed offsets asked for. */
-    private static List<Read> read(final GroupCoordinator coordinator, final List<Asked> asked, final boolean requireStable)
+    /** On the agent: the committed offsets asked for, of each group coordinated here now. */
+    static List<Read> read(final GroupCoordinator coordinator, final List<Asked> asked, final boolean requireStable)
     {
         final List<Read> reads = new ArrayList<>(asked.size());
         for (final Asked a : asked)
         {
+            final short notHere = coordinator.ownership().error(a.groupId());
+            if (notHere != Errors.NONE)
+            {
+                reads.add(new Read(Map.of(), null, notHere));
+                continue;
+            }
             if (a.topics() == null)
             {
-                reads.add(new Read(coordinator.committed(a.groupId(), requireStable), null));
+                reads.add(new Read(coordinator.committed(a.groupId(), requireStable), null, Errors.NONE));
                 continue;
             }
             final List<GroupCoordinator.Committed[]> perTopic = new ArrayList<>(a.topics().size());
@@ -137,7 +146,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                 }
                 perTopic.add(committed);
             }
-            reads.add(new Read(null, perTopic));
+            reads.add(new Read(null, perTopic, Errors.NONE));
         }
         return reads;
     }
@@ -173,7 +182,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                 for (int ti = 0; ti < a.topics().size(); ti++)
                 {
                     final AskedTopic t = a.topics().get(ti);
-                    final GroupCoordinator.Committed[] committed = read == null ? null : read.asked().get(ti);
+                    final GroupCoordinator.Committed[] committed = read == null || read.asked() == null ? null : read.asked().get(ti);
                     final OffsetFetchResponseEncoder.OffsetFetchResponsePartition rp = rt.next().name(t.name())
                         .partitions(t.partitions().length);
                     for (int i = 0; i < t.partitions().length; i++)
@@ -193,6 +202,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
         {
             final Asked a = asked.get(gi);
             final Read read = reads == null ? null : reads.get(gi);
+            final short groupError = read == null ? error : read.error();
             rg.next().groupId(a.groupId());
             if (a.topics() == null)
             {
@@ -204,7 +214,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                 for (int ti = 0; ti < a.topics().size(); ti++)
                 {
                     final AskedTopic t = a.topics().get(ti);
-                    final GroupCoordinator.Committed[] committed = read == null ? null : read.asked().get(ti);
+                    final GroupCoordinator.Committed[] committed = read == null || read.asked() == null ? null : read.asked().get(ti);
                     rt.next();
                     if (version >= 10)
                     {
@@ -220,12 +230,12 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                         final GroupCoordinator.Committed c = committed == null ? null : committed[i];
                         rp.next().partitionIndex(t.partitions()[i]).committedOffset(c == null ? -1 : c.offset())
                             .committedLeaderEpoch(c == null ? -1 : c.leaderEpoch()).metadata(c == null ? "" : c.metadata())
-                            .errorCode(t.name() == null ? Errors.UNKNOWN_TOPIC_ID : partitionError(c, error));
+                            .errorCode(t.name() == null ? Errors.UNKNOWN_TOPIC_ID : partitionError(c, groupError));
                     }
                 }
             }
             final String groupId = a.groupId();
-            rg.errorCode(error != Errors.NONE ? error : groupId == null || groupId.isEmpty() ? Errors.INVALID_GROUP_ID : Errors.NONE);
+            rg.errorCode(groupError != Errors.NONE ? groupError : groupId == null || groupId.isEmpty() ? Errors.INVALID_GROUP_ID : Errors.NONE);
         }
         return outOffset + response.finish();
     }

@@ -42,6 +42,7 @@ class GroupOwnershipTest
     Path dir;
 
     private LogManager logs;
+    private TopicRegistry topics;
     private GroupCoordinator coordinator;
     private CoordinatorAgent agent;
     private AgentInvoker invoker;
@@ -54,7 +55,7 @@ class GroupOwnershipTest
     void open() throws Exception
     {
         logs = LogManager.open(LogManagerConfig.of(dir));
-        final TopicRegistry topics = new TopicRegistry(logs, 1);
+        topics = new TopicRegistry(logs, 1);
         topics.load();
         topics.create(GroupCoordinator.OFFSETS_TOPIC, 2, java.util.Map.of()); // as the image's follows/leads make it here
         final LogThread logThread = new LogThread(0, 2, 64, new LogThread.Completion()
@@ -124,6 +125,8 @@ class GroupOwnershipTest
 
         ownership.led(0, 5);
         assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, ownership.error(group0), "led, not loaded yet");
+        assertEquals(Errors.NONE, HeartbeatHandler.refusedAs(ownership.error(group0)), "a heartbeat meanwhile: NONE, as Kafka 4.4");
+        assertEquals(Errors.NOT_COORDINATOR, HeartbeatHandler.refusedAs(ownership.error(group1)));
         assertEquals(Errors.NOT_COORDINATOR, ownership.error(group1), "partition 1 is led elsewhere");
         invoker.invoke(); // the load
         assertEquals(Errors.NONE, ownership.error(group0));
@@ -160,6 +163,154 @@ class GroupOwnershipTest
         assertFalse(join.refused());
         assertEquals(Errors.NONE, join.result().error);
         assertEquals(Errors.NONE, coordinator.ownership().error(group0));
+    }
+
+    /** Review of coord, H1: a load or an unload is never handed through the bounded request queue, so a full one loses neither. */
+    @Test
+    void aResignationMeetingAFullRequestQueueStillUnloadsBeforeTheNextLoad()
+    {
+        final GroupOwnership ownership = ledWithAMember();
+        assertEquals(1, coordinator.describe(group0).members().size());
+
+        fillQueue();
+        ownership.resigned(0);
+        drain();
+        ownership.led(0, 7); // led again later: a fresh load from the log is due
+        drain();
+        assertEquals(Errors.NONE, ownership.error(group0));
+        // the log holds no member (members are never written as such, and this log thread never ran): a load finds none
+        assertNull(coordinator.describe(group0), "the group of the previous leadership unloaded");
+    }
+
+    @Test
+    void aLeadMeetingAFullRequestQueueIsLoadedAllTheSame()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        fillQueue();
+        ownership.led(0, 5);
+        drain();
+        assertEquals(Errors.NONE, ownership.error(group0), "loaded once the agent ran a pass");
+    }
+
+    @Test
+    void aResignationAndALeadBetweenTwoPassesUnloadThenLoadWhileANewEpochAloneKeepsMemory()
+    {
+        final GroupOwnership ownership = ledWithAMember();
+
+        ownership.led(0, 6); // a new epoch, no resignation: what is in memory is the log's
+        assertEquals(Errors.NONE, ownership.error(group0));
+        invoker.invoke();
+        assertEquals(1, coordinator.describe(group0).members().size(), "kept");
+
+        ownership.resigned(0);
+        ownership.led(0, 8); // another node may have led it in between: memory is stale
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, ownership.error(group0));
+        invoker.invoke();
+        assertEquals(Errors.NONE, ownership.error(group0));
+        assertNull(coordinator.describe(group0), "unloaded before the load (the log holds no member)");
+    }
+
+    /** Review of coord, L4: a load that throws leaves its groups NOT_COORDINATOR, not loading forever. */
+    @Test
+    void aLoadThatThrowsLeavesItsGroupsNotCoordinatedHereUntilTheLeadershipChanges() throws Exception
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0].log.close(); // its replay throws LogClosedException
+        ownership.led(0, 5);
+        ownership.led(1, 5);
+        invoker.invoke();
+        invoker.invoke();
+        assertEquals(Errors.NOT_COORDINATOR, ownership.error(group0));
+        assertEquals(Errors.NONE, ownership.error(group1), "the other partition loads");
+        ownership.resigned(0);
+        invoker.invoke();
+        assertEquals(Errors.NOT_COORDINATOR, ownership.error(group0));
+    }
+
+    /** Review of coord, L1: a null or empty group id is the work's to refuse (INVALID_GROUP_ID), as on a single node. */
+    @Test
+    void aNullOrEmptyGroupIdIsAnsweredByTheWorkInACluster()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        for (final String id : new String[] {null, ""})
+        {
+            final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> join = join(id, "");
+            assertTrue(agent.offer(join));
+            invoker.invoke();
+            assertFalse(join.refused(), "id " + id);
+            assertEquals(Errors.INVALID_GROUP_ID, join.result().error, "id " + id);
+        }
+    }
+
+    /**
+     * Review of coord, M3: DescribeGroups, DeleteGroups and a multi-group OffsetFetch answer a group not coordinated here
+     * NOT_COORDINATOR per group (the Admin retries it at its coordinator), not GROUP_ID_NOT_FOUND or no offsets.
+     */
+    @Test
+    void theMultiGroupApisAnswerAGroupNotCoordinatedHereNotCoordinatorPerGroup() throws Exception
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        coordinator.ownership().led(0, 5);
+        invoker.invoke();
+        final List<String> both = List.of(group0, group1);
+
+        final var described = agent.call(coordinator, (c, now) -> DescribeGroupsHandler.describe(c, both));
+        invoker.invoke();
+        assertEquals(Errors.NONE, described.get().errors()[0]);
+        assertEquals(Errors.NOT_COORDINATOR, described.get().errors()[1]);
+
+        final var read = agent.call(coordinator, (c, now) -> OffsetFetchHandler.read(c, List.of(new OffsetFetchHandler.Asked(group0,
+            null), new OffsetFetchHandler.Asked(group1, null)), false));
+        invoker.invoke();
+        assertEquals(Errors.NONE, read.get().get(0).error());
+        assertEquals(Errors.NOT_COORDINATOR, read.get().get(1).error());
+
+        final var deleted = agent.call(coordinator, (c, now) -> c.deleteGroups(both));
+        invoker.invoke();
+        assertEquals(Errors.GROUP_ID_NOT_FOUND, deleted.get().errors()[0], "coordinated here, and no such group");
+        assertEquals(Errors.NOT_COORDINATOR, deleted.get().errors()[1]);
+    }
+
+    /** In a cluster, partition 0 led at epoch 5 and loaded, a member joined to {@code group0}. */
+    private GroupOwnership ledWithAMember()
+    {
+        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        start();
+        final GroupOwnership ownership = coordinator.ownership();
+        ownership.led(0, 5);
+        invoker.invoke();
+        final CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> first = join(group0, "");
+        assertTrue(agent.offer(first));
+        invoker.invoke();
+        assertEquals(Errors.NONE, first.result().error);
+        return ownership;
+    }
+
+    private void fillQueue()
+    {
+        int n = 0;
+        while (agent.offer(new CoordinatorCall<GroupCoordinator, Object>(coordinator, (c, now) -> null, (out, at, r) -> at,
+            (out, at, e) -> at, () -> { })))
+        {
+            n++;
+        }
+        assertTrue(n > 0);
+    }
+
+    private void drain()
+    {
+        for (int i = 0; i < 10_000 && agent.queued() > 0; i++)
+        {
+            invoker.invoke();
+        }
+        invoker.invoke();
+        assertEquals(0, agent.queued());
     }
 
     private CoordinatorCall<GroupCoordinator, GroupCoordinator.JoinWaiter> join(final String groupId, final String memberId)
