@@ -14,7 +14,15 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.DescribeProducersRequestData;
+import org.apache.kafka.common.message.DescribeProducersResponseData;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
@@ -32,6 +40,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -237,6 +246,58 @@ class LargeTopicSlicesTest
             broker.start();
             Await.await(() -> made(broker, "huge") == count, Duration.ofSeconds(60), "the rest made at the start");
         }
+    }
+
+    /**
+     * Requests Kafka 4.4 checks against its metadata, not its logs (review of chunks, L1), for a partition being made:
+     * an OffsetCommit (the Admin's alterConsumerGroupOffsets) and a TxnOffsetCommit (a transactional producer's
+     * sendOffsetsToTransaction) are accepted and the offsets listed; ElectLeaders answers ELECTION_NOT_NEEDED (single
+     * replica); DescribeProducers NOT_LEADER_OR_FOLLOWER (the broker does not host it yet). A partition past the count
+     * stays UNKNOWN_TOPIC_OR_PARTITION.
+     */
+    @Test
+    void aPartitionBeingMadeIsAnsweredFromTheTopicsMetadata() throws Exception
+    {
+        final int chunk = CreationsHold.chunkPartitions();
+        final int count = 3 * chunk + 50;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            admin.createTopics(List.of(new NewTopic("huge", count, (short)1))).all().get(30, TimeUnit.SECONDS);
+            final TopicPartition notMade = new TopicPartition("huge", count - 1);
+            admin.alterConsumerGroupOffsets("g", Map.of(notMade, new OffsetAndMetadata(5))).all().get(30, TimeUnit.SECONDS);
+            assertEquals(5, admin.listConsumerGroupOffsets("g").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+                .get(notMade).offset(), "OffsetCommit of a partition being made accepted");
+            try (KafkaProducer<byte[], byte[]> txn = broker.producer(Map.of("transactional.id", "t-huge", "max.block.ms", 30_000)))
+            {
+                txn.initTransactions();
+                txn.beginTransaction();
+                txn.sendOffsetsToTransaction(Map.of(notMade, new OffsetAndMetadata(7)), new ConsumerGroupMetadata("g2"));
+                txn.commitTransaction();
+            }
+            assertEquals(7, admin.listConsumerGroupOffsets("g2").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+                .get(notMade).offset(), "TxnOffsetCommit of a partition being made accepted");
+            final var elected = admin.electLeaders(ElectionType.PREFERRED, Set.of(notMade, new TopicPartition("huge", count)))
+                .partitions().get(30, TimeUnit.SECONDS);
+            assertInstanceOf(ElectionNotNeededException.class, elected.get(notMade).orElseThrow());
+            assertInstanceOf(UnknownTopicOrPartitionException.class, elected.get(new TopicPartition("huge", count)).orElseThrow());
+            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), describeProducers(raw, "huge", count - 1));
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), describeProducers(raw, "huge", count));
+            CreationsHold.hold(pending, false);
+            Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
+            assertEquals(Errors.NONE.code(), describeProducers(raw, "huge", count - 1));
+        }
+    }
+
+    private static short describeProducers(final RawClient raw, final String topic, final int partition) throws Exception
+    {
+        final short version = 0;
+        final DescribeProducersRequestData request = new DescribeProducersRequestData().setTopics(new DescribeProducersRequestData.TopicRequestCollection(List.of(
+            new DescribeProducersRequestData.TopicRequest().setName(topic).setPartitionIndexes(List.of(partition)))));
+        return new DescribeProducersResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.DESCRIBE_PRODUCERS, version, request)),
+            version).topics().get(0).partitions().get(0).errorCode();
     }
 
     /**
