@@ -22,23 +22,27 @@ import java.util.concurrent.TimeUnit;
  * <p>The rules the journal relies on, with several topics pending at once:
  * <ul>
  * <li>A large topic (more than {@value #CHUNK_PARTITIONS} partitions) is published when it is journaled, none of its
- * partitions made ({@link TopicRegistry#plan}), and made in slices of {@value #CHUNK_PARTITIONS}, kept first in the queue
- * until its last one: Metadata lists it whole, a partition not made answers NOT_LEADER_OR_FOLLOWER (as a Kafka 4.4 broker
- * answers while it makes the logs of a topic its controller committed), and no chunk holds the agent for all its files.
- * Its unmade partitions count in the backlog; a DeleteTopics of it is the published topic's and drops the rest
+ * partitions made ({@link TopicRegistry#plan}), and made in slices of {@value #CHUNK_PARTITIONS}, kept first among the
+ * large topics until its last one: Metadata lists it whole, a partition not made answers NOT_LEADER_OR_FOLLOWER (as a
+ * Kafka 4.4 broker answers while it makes the logs of a topic its controller committed), and no chunk holds the agent
+ * for all its files. Being published, it need not come before a later topic: the unpublished topics and the large
+ * topics' slices are two queues, a chunk takes from one, the two in turn, and a CreateTopics waits for neither its
+ * slices nor (in the bound) its unmade partitions; a DeleteTopics of it is the published topic's and drops the rest
  * ({@link #deleted}); a start grows a topic a crash left partly made to its journaled count ({@link CreationReplay}).</li>
  * <li>Every pending name is {@link TopicRegistry#creating} from its journaling until it is published (then left) or
  * deleted: CreateTopics answers TOPIC_ALREADY_EXISTS, Metadata does not auto-create it and answers it
  * UNKNOWN_TOPIC_OR_PARTITION (a Kafka broker that has not applied the topic yet).</li>
- * <li>Topics are published in the order they were journaled; a command that needs one finished (CreatePartitions,
- * AlterConfigs) first makes every pending topic up to it ({@link #makeThrough}), so the order stays.</li>
+ * <li>Topics not published at their journaling are published in the order they were journaled; a command that needs
+ * one finished (CreatePartitions, AlterConfigs) first makes every unpublished topic up to it ({@link #makeThrough}), so
+ * the order stays; of a large topic, its remaining slices (the agent is held for them: not yet made in the background).</li>
  * <li>A DeleteTopics of a pending topic ({@link #forget}): a DELETE of its id journaled (fsynced), then it is dropped
  * from the pending queue and its name freed; no file of it was made. Of a topic whose files failed: its leftover
  * directories (a failed creation's best-effort cleanup may leave some) renamed for deletion first, durably.</li>
  * <li>The journal is emptied only when nothing is pending (and no topic's files failed: {@link CreationJournal#unmade}).
  * A stop, or a crash, with topics pending leaves their records: the next start makes them ({@link CreationReplay}).</li>
- * <li>The backlog is bounded by time: before a CreateTopics is journaled the agent makes the oldest pending topics
- * until they and the request's own partitions are at most {@link #backlogBound} — what the estimated cost of a
+ * <li>The backlog is bounded by time: before a CreateTopics is journaled the agent makes the oldest unpublished topics
+ * until they and the request's own unpublished ones' partitions are at most {@link #backlogBound} (a large topic's
+ * unmade partitions come before no later publication, so they are not counted) — what the estimated cost of a
  * partition says is {@link #BACKLOG_NS} (10 s) of work. The estimate is the slower of two moving averages: the wall
  * time the backlog takes to drain per partition ({@link DrainRate}: everything the agent does meanwhile included —
  * other commands, journal fsyncs, the CPU it does not get under load) and the time {@code TopicRegistry.create} took
@@ -47,9 +51,9 @@ import java.util.concurrent.TimeUnit;
  * admin command queued behind it), and Kafka 4.4's Admin gives up on a request after {@code request.timeout.ms} (30 s)
  * and retries it — a retry of a creation journaled meanwhile is answered TOPIC_ALREADY_EXISTS. The worst wait is the
  * whole bound (a request larger than it waits for every earlier topic), so 10 s lets the estimate be 3x off before a
- * client times out; it also bounds a restart's replay of a full backlog, and how long after its answer the newest
- * topic is published, to about 10 s at the measured rate. A single request larger than the bound is journaled after
- * every earlier topic is made: its own files are its window. Tests set another bound ({@link #backlogNs(long)}) or a
+ * client times out; it also bounds how long after its answer the newest topic is published (and a restart's replay of
+ * the unpublished topics) to about 10 s at the measured rate; the large topics' slices are not bounded. A single request larger than the bound is journaled after
+ * every earlier unpublished topic is made: its own files are its window. Tests set another bound ({@link #backlogNs(long)}) or a
  * fixed estimate ({@link #estimate(long)}).</li>
  * <li>While topics stay pending the journal does not grow for ever: once it holds at least
  * {@link #REWRITE_BYTES} and twice what its last rewrite left, it is rewritten to the pending topics' records alone
@@ -89,38 +93,21 @@ public final class PendingCreations
      */
     static final String REWRITE_BYTES_PROPERTY = "ferrite.internal.creation.journal.rewrite.bytes";
 
-    /** One journaled topic whose files are not made (all of them, or for a large topic the partitions from {@link #made} on). */
-    private static final class Pending
-    {
-        final String name;
-        final long[] id;
-        final int partitions;
-        final Map<String, String> configs;
-        /** Partitions made so far (a large topic's slices; 0 for the others until they are made whole). */
-        int made;
-
-        Pending(final String name, final long[] id, final int partitions, final Map<String, String> configs)
-        {
-            this.name = name;
-            this.id = id;
-            this.partitions = partitions;
-            this.configs = configs;
-        }
-
-        /** More partitions than a chunk: published at once and made in slices of {@value PendingCreations#CHUNK_PARTITIONS}. */
-        boolean large()
-        {
-            return partitions > CHUNK_PARTITIONS;
-        }
-    }
-
     private final TopicRegistry topics;
     private final CreationJournal journal;
     private final List<Path> logDirs;
-    private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+    /** The topics not published yet (at most {@value #CHUNK_PARTITIONS} partitions each), in journal order. */
+    private final ArrayDeque<PendingTopic> unpublished = new ArrayDeque<>();
+    /** The large topics, published at their journaling, whose remaining slices are to be made, in journal order. */
+    private final ArrayDeque<PendingTopic> slices = new ArrayDeque<>();
     /** The pending topics by name (a name dropped here and still in the queue was deleted: skipped); read by tests. */
-    private final Map<String, Pending> byName = new ConcurrentHashMap<>();
+    private final Map<String, PendingTopic> byName = new ConcurrentHashMap<>();
+    /** Partitions pending: the unpublished topics' and the large topics' not made. */
     private int partitions;
+    /** Partitions of the unpublished topics: the work that comes before a later CreateTopics' own publication. */
+    private int unpublishedPartitions;
+    /** Which queue the next chunk takes when both have work: they alternate, so neither waits for all of the other. */
+    private boolean slicesTurn;
     /** A moving average of what a partition's files took to make (agent only; read by tests). */
     private long nsPerPartition = TimeUnit.MILLISECONDS.toNanos(ASSUMED_MS_PER_PARTITION);
     /** The wall time the backlog drains at, per partition (agent only). */
@@ -156,7 +143,7 @@ public final class PendingCreations
      */
     public void add(final String name, final long[] id, final int count, final Map<String, String> configs)
     {
-        final Pending p = new Pending(name, id, count, configs);
+        final PendingTopic p = new PendingTopic(name, id, count, configs);
         drain.backlog(System.nanoTime());
         if (p.large())
         {
@@ -165,8 +152,9 @@ public final class PendingCreations
         else
         {
             topics.creating(name, id);
+            unpublishedPartitions += count;
         }
-        queue.add(p);
+        (p.large() ? slices : unpublished).add(p);
         byName.put(name, p);
         partitions += count;
     }
@@ -177,7 +165,7 @@ public final class PendingCreations
      */
     public void deleted(final String name, final long[] id)
     {
-        final Pending p = byName.get(name);
+        final PendingTopic p = byName.get(name);
         if (p != null && p.large() && java.util.Arrays.equals(p.id, id))
         {
             byName.remove(name);
@@ -248,7 +236,7 @@ public final class PendingCreations
     /** The partitions of pending topic {@code name} (agent only), or -1 when it is not pending. */
     public int partitionsOf(final String name)
     {
-        final Pending p = byName.get(name);
+        final PendingTopic p = byName.get(name);
         return p == null ? -1 : p.partitions;
     }
 
@@ -258,19 +246,34 @@ public final class PendingCreations
         return partitions;
     }
 
-    /** The most partitions pending, with a request's own, that {@link #makeDownTo} leaves: {@link #backlogNs} at the estimated cost. */
+    /**
+     * Whether a topic of {@code count} partitions is published only once its files are made (then they, and every
+     * unpublished topic journaled before it, come before its publication: the work a CreateTopics counts in the
+     * backlog); a larger one is published when it is journaled.
+     */
+    public static boolean publishedWhenMade(final int count)
+    {
+        return count <= CHUNK_PARTITIONS;
+    }
+
+    /**
+     * The most unpublished partitions, with a request's own, that {@link #makeDownTo} leaves: {@link #backlogNs} at
+     * the estimated cost.
+     */
     long backlogBound()
     {
         return backlogNs / Math.max(1, estimatedNsPerPartition());
     }
 
     /**
-     * Before a CreateTopics of {@code incoming} partitions is journaled: the oldest pending topics made until they and
-     * the request's are at most {@link #backlogBound} (every one, when the request alone is more). Not held by {@link #hold}.
+     * Before a CreateTopics is journaled whose topics published only once made ({@link #publishedWhenMade}) have
+     * {@code incoming} partitions: the oldest unpublished topics made until they and the request's are at most
+     * {@link #backlogBound} (every one, when the request alone is more). A large topic's remaining slices are not
+     * counted nor made here: it is published already, so a later topic need not wait for them. Not held by {@link #hold}.
      */
     public void makeDownTo(final long incoming)
     {
-        while (partitions > 0 && partitions + incoming > backlogBound() && makeNext() != null)
+        while (unpublishedPartitions > 0 && unpublishedPartitions + incoming > backlogBound() && makeNext(unpublished) != null)
         {
             // made
         }
@@ -280,7 +283,7 @@ public final class PendingCreations
     /** Between the agent's commands: one chunk made; the number of topics made (0: nothing pending, or held). */
     int makeChunk()
     {
-        if (held || queue.isEmpty())
+        if (held || unpublished.isEmpty() && slices.isEmpty())
         {
             if (held)
             {
@@ -291,13 +294,18 @@ public final class PendingCreations
         return makeOneChunk();
     }
 
-    /** One chunk made, held or not (tests step a held agent with it through their accessor); the number of topics made. */
+    /**
+     * One chunk made, held or not (tests step a held agent with it through their accessor); the number of topics made.
+     * A chunk takes unpublished topics or a large topic's next slice, the two in turn when both are pending.
+     */
     int makeOneChunk()
     {
+        final ArrayDeque<PendingTopic> from = unpublished.isEmpty() ? slices : slices.isEmpty() ? unpublished : slicesTurn ? slices : unpublished;
+        slicesTurn = from == unpublished;
         final long start = System.nanoTime();
         final int before = partitions;
         int made = 0;
-        while (before - partitions < CHUNK_PARTITIONS && System.nanoTime() - start < CHUNK_NS && makeNext() != null)
+        while (before - partitions < CHUNK_PARTITIONS && System.nanoTime() - start < CHUNK_NS && makeNext(from) != null)
         {
             made++;
         }
@@ -305,17 +313,20 @@ public final class PendingCreations
         return Math.max(made, 1); // a pass that only skipped deleted ones still did work
     }
 
-    /** Every pending topic up to {@code name} made (in order) when it is pending; true when it was. */
+    /**
+     * Pending topic {@code name} made, when it is pending (true): an unpublished one after every unpublished topic
+     * journaled before it (publication order), a large one's remaining slices alone (it is published already).
+     */
     public boolean makeThrough(final String name)
     {
-        final Pending wanted = byName.get(name);
+        final PendingTopic wanted = byName.get(name);
         if (wanted == null)
         {
             return false;
         }
-        while (byName.get(name) == wanted && makeNext() != null)
+        while (byName.get(name) == wanted && makeNext(wanted.large() ? slices : unpublished) != null)
         {
-            // made: the topics before it, then it (a large one slice by slice)
+            // made: the unpublished topics before it, then it; a large one slice by slice
         }
         settle();
         return true;
@@ -333,7 +344,7 @@ public final class PendingCreations
         {
             return false;
         }
-        final Pending pending = byName.get(name);
+        final PendingTopic pending = byName.get(name);
         if (pending == null)
         {
             CreationLeftovers.renameForDeletion(logDirs, name);
@@ -343,6 +354,7 @@ public final class PendingCreations
         {
             byName.remove(name);
             partitions -= pending.partitions; // stays in the queue, skipped
+            unpublishedPartitions -= pending.large() ? 0 : pending.partitions;
         }
         topics.created(name);
         settle();
@@ -350,13 +362,13 @@ public final class PendingCreations
     }
 
     /**
-     * The oldest pending topic made (deleted ones skipped), or tried and failed — of a large topic the next slice of
-     * {@value #CHUNK_PARTITIONS} partitions, the topic kept first in the queue until its last slice; null when nothing
-     * was pending.
+     * The oldest topic of {@code queue} made (deleted ones skipped), or tried and failed — of a large topic the next
+     * slice of {@value #CHUNK_PARTITIONS} partitions, the topic kept first in its queue until its last slice; null when
+     * nothing was pending there.
      */
-    private Pending makeNext()
+    private PendingTopic makeNext(final ArrayDeque<PendingTopic> queue)
     {
-        Pending p;
+        PendingTopic p;
         while ((p = queue.poll()) != null && byName.get(p.name) != p)
         {
             // deleted while pending
@@ -368,6 +380,7 @@ public final class PendingCreations
         final int upTo = p.large() ? Math.min(p.partitions, p.made + CHUNK_PARTITIONS) : p.partitions;
         final int slice = upTo - p.made;
         partitions -= slice;
+        unpublishedPartitions -= p.large() ? 0 : slice;
         if (Thread.interrupted()) // left by the last topic's LogCreation, or stray: it would fail this topic's file work
         {
             interrupted.run();
@@ -390,7 +403,7 @@ public final class PendingCreations
             drain.made(slice, System.nanoTime());
             if (upTo < p.partitions)
             {
-                queue.addFirst(p); // the rest next: topics are made in the order they were journaled
+                queue.addFirst(p); // its rest before the later large topics': they are made in journal order
                 return p;
             }
         }
@@ -406,7 +419,7 @@ public final class PendingCreations
     }
 
     /** The published version of large topic {@code p}, which a deletion would have dropped from the pending ones first. */
-    private io.ferrite.broker.topic.Topic published(final Pending p)
+    private io.ferrite.broker.topic.Topic published(final PendingTopic p)
     {
         final io.ferrite.broker.topic.Topic t = topics.topic(p.name);
         if (t == null || t.isDeleted() || t.idMostSignificantBits != p.id[0] || t.idLeastSignificantBits != p.id[1])
@@ -431,7 +444,8 @@ public final class PendingCreations
             }
             return;
         }
-        queue.clear();
+        unpublished.clear();
+        slices.clear();
         drain.drained(System.nanoTime());
         try
         {
@@ -451,7 +465,7 @@ public final class PendingCreations
         final List<CreationJournal.Entry> kept = new java.util.ArrayList<>(byName.size());
         for (final CreationJournal.Entry e : CreationReplay.wanted(journal.entries()).values())
         {
-            final Pending p = byName.get(e.name());
+            final PendingTopic p = byName.get(e.name());
             if (p != null && p.id[0] == e.idMsb() && p.id[1] == e.idLsb())
             {
                 kept.add(e);

@@ -5,6 +5,7 @@ import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.admin.AdminAnswer;
 import io.ferrite.broker.admin.AdminCommand;
 import io.ferrite.broker.admin.CreationJournal;
+import io.ferrite.broker.admin.PendingCreations;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.ConfigEntries;
 import io.ferrite.broker.net.Connection;
@@ -169,9 +170,9 @@ public final class CreateTopicsHandler implements RequestHandler
             long incoming = 0;
             for (final Outcome o : outcomes)
             {
-                incoming += o.planned ? o.partitions : 0;
+                incoming += o.planned && PendingCreations.publishedWhenMade(o.partitions) ? o.partitions : 0;
             }
-            admin.creations().makeDownTo(incoming); // the backlog bounded by time: the oldest pending files first
+            admin.creations().makeDownTo(incoming); // the backlog bounded by time: the oldest unpublished topics' files first
             journal(journal, names, outcomes); // answered once journaled: the files are made in chunks between commands
         }
 

@@ -69,7 +69,7 @@ public final class ElectLeadersHandler implements RequestHandler
                 {
                     partitions.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION).errorMessage("No such topic as " + name);
                 }
-                else if (topic.partition(index) == null)
+                else if (!PartitionLookup.inMetadata(topic, index)) // one being made: the controller's answer, as Kafka's
                 {
                     partitions.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION)
                         .errorMessage("No such partition as " + name + "-" + index);

@@ -48,6 +48,16 @@ public final class PartitionLookup
     }
 
     /**
+     * Whether partition {@code index} of live {@code topic} is in what Kafka 4.4 checks some requests against, its
+     * metadata: made, or still being made in slices ({@link Topic#isBeingMade}). OffsetCommit and TxnOffsetCommit
+     * accept such a partition and ElectLeaders answers it from the controller's view, as Kafka's do.
+     */
+    public static boolean inMetadata(final Topic topic, final int index)
+    {
+        return partition(topic, index) != null || topic != null && !topic.isDeleted() && topic.isBeingMade(index);
+    }
+
+    /**
      * The error for a topic or partition that is not there, given what the lookup found: with the
      * topic named by id and no topic found, UNKNOWN_TOPIC_ID; else UNKNOWN_TOPIC_OR_PARTITION (for a
      * known topic id without that partition too, as Kafka answers).

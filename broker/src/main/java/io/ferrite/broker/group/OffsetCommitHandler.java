@@ -52,7 +52,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
                 p.next();
                 final String metadata = p.committedMetadata();
                 short error = Errors.NONE;
-                if (PartitionLookup.partition(topic, p.partitionIndex()) == null)
+                if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
                     error = PartitionLookup.notFound(topic, version >= 10);
                 }

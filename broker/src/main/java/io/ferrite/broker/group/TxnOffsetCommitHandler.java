@@ -62,7 +62,7 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
                 p.next();
                 final String metadata = p.committedMetadata();
                 short error = Errors.NONE;
-                if (PartitionLookup.partition(topic, p.partitionIndex()) == null)
+                if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
                     error = byId && topic == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 }

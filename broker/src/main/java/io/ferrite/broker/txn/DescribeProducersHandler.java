@@ -68,7 +68,7 @@ final class DescribeProducersHandler implements RequestHandler
                 described[i][j] = d;
                 if (partition == null)
                 {
-                    d.error = PartitionLookup.notFound(topic, false);
+                    d.error = PartitionLookup.notFound(topic, false, index); // being made: NOT_LEADER_OR_FOLLOWER, as Kafka
                 }
                 else
                 {
