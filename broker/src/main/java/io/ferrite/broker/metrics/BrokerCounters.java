@@ -120,7 +120,7 @@ public final class BrokerCounters
         {
             return existing;
         }
-        if (full || manager.available() < 4 * network.length)
+        if (full || manager.available() < TopicCounters.PER_THREAD * network.length)
         {
             if (!full)
             {
@@ -156,7 +156,6 @@ public final class BrokerCounters
         final int n = network.length;
         final AtomicCounter[] recordsIn = new AtomicCounter[n];
         final AtomicCounter[] bytesIn = new AtomicCounter[n];
-        final AtomicCounter[] recordsOut = new AtomicCounter[n];
         final AtomicCounter[] bytesOut = new AtomicCounter[n];
         final String topic = " topic=" + name;
         for (int i = 0; i < n; i++)
@@ -164,10 +163,9 @@ public final class BrokerCounters
             final String net = " net=" + i;
             recordsIn[i] = allocateTopic(CounterTypes.TOPIC_RECORDS_IN, i, name, "records in" + topic + net);
             bytesIn[i] = allocateTopic(CounterTypes.TOPIC_BYTES_IN, i, name, "bytes in" + topic + net);
-            recordsOut[i] = allocateTopic(CounterTypes.TOPIC_RECORDS_OUT, i, name, "records out" + topic + net);
             bytesOut[i] = allocateTopic(CounterTypes.TOPIC_BYTES_OUT, i, name, "bytes out" + topic + net);
         }
-        return new TopicCounters(name, recordsIn, bytesIn, recordsOut, bytesOut);
+        return new TopicCounters(name, recordsIn, bytesIn, bytesOut);
     }
 
     /** A counter of type {@code type} for network thread {@code thread} (-1: the broker's) with {@code code} in its key. */
