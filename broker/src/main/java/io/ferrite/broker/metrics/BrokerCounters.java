@@ -56,9 +56,23 @@ public final class BrokerCounters
         this.others = newTopic("(others)");
     }
 
-    /** A fresh counters file in {@code dir} for a broker of {@code networkThreads} network threads. */
+    /** The most network threads whose counters (and the (others) topic's) fit in the file. */
+    public static int maxNetworkThreads()
+    {
+        return CAPACITY / (NetworkCounters.COUNT + TopicCounters.PER_THREAD);
+    }
+
+    /**
+     * A fresh counters file in {@code dir} for a broker of {@code networkThreads} network threads (at most
+     * {@link #maxNetworkThreads}: an {@link IllegalArgumentException} beyond).
+     */
     public static BrokerCounters create(final Path dir, final int networkThreads) throws IOException
     {
+        if (networkThreads > maxNetworkThreads())
+        {
+            throw new IllegalArgumentException(networkThreads + " network threads: the counters file holds the counters of "
+                + maxNetworkThreads() + " at most");
+        }
         final CountersFile file = CountersFile.create(dir, CAPACITY);
         return new BrokerCounters(file, file.metadata(), file.values(), networkThreads);
     }
@@ -81,6 +95,15 @@ public final class BrokerCounters
     public CountersReader reader()
     {
         return manager;
+    }
+
+    /** Unmaps the counters file: once nothing writes or reads a counter any more (the broker's close, at its end). */
+    public void close()
+    {
+        if (file != null)
+        {
+            file.close();
+        }
     }
 
     /** The file's directory's counters file, or null for counters in memory. */

@@ -12,6 +12,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 public final class NetworkCounters
 {
+    /** Counters a network thread allocates at the start (what the constructor below allocates). */
+    static final int COUNT = ApiKeys.values().length + 3 + CounterTypes.COUNTED_CODES.length + 1 + 8;
+
     private final int thread;
     private final AtomicCounter[] requests;
     private final AtomicCounter[] apiErrors;
