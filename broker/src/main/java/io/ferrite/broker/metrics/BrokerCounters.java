@@ -29,7 +29,7 @@ import java.util.Map;
 public final class BrokerCounters
 {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerCounters.class);
-    /** Room in the file: 16 384 counters (2 MiB of values, 8 MiB of metadata, a sparse file). */
+    /** Room in the file: 16 384 counters (2 MiB of values, 8 MiB of metadata, written whole at the start). */
     public static final int CAPACITY = 16_384;
     static final long FREE_TO_REUSE_MS = 10_000;
 
