@@ -26,9 +26,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -268,6 +272,44 @@ class FerriteStatTest
         assertEquals(10, stat.get("records in topic=killed"), stat::toString);
     }
 
+    @Test
+    void aLiveProcessThatStartedAfterTheFileWasMadeIsNotTheBroker() throws Exception
+    {
+        CountersFile.create(dir, 1024).close(); // this JVM's pid, made now
+        assertTrue(statLines(dir, "--once").get(0).contains("(running)"));
+        // the same pid, a file made in 1970: the id was reused by this JVM, the broker that made the file is gone
+        try (FileChannel channel = FileChannel.open(dir.resolve(CountersFile.NAME), StandardOpenOption.WRITE))
+        {
+            channel.write(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, 1000), 16);
+        }
+        final List<String> lines = statLines(dir, "--once");
+        assertTrue(lines.get(0).contains("(not running)") && lines.get(0).contains("started 1970-01-01T00:00:01Z"),
+            lines::toString);
+    }
+
+    @Test
+    void aRefreshingStatWaitsThroughAFileNotWrittenYet() throws Exception
+    {
+        // a broker between making its file and writing the header: a file of zeros (layout 0)
+        Files.write(dir.resolve(CountersFile.NAME), new byte[256]);
+        final Path out = dir.resolve("refreshing.txt");
+        final Process process = new ProcessBuilder(statCommand(dir, "--interval", "100")).redirectOutput(out.toFile())
+            .redirectErrorStream(true).start();
+        try
+        {
+            await(() -> Files.readString(out).contains("waiting for " + dir.resolve(CountersFile.NAME)), Duration.ofSeconds(60),
+                "a waiting line");
+            CountersFile.create(dir, 1024).close(); // the broker's file, made: the next refresh shows it
+            await(() -> Files.readString(out).contains("(running)"), Duration.ofSeconds(60), "the new file shown");
+            assertTrue(process.isAlive(), () -> "ended: " + out);
+        }
+        finally
+        {
+            process.destroyForcibly();
+            assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+        }
+    }
+
     /** The sum over the network threads of the counters labelled {@code label net=N}, read in this process. */
     private static long sum(final CountersReader reader, final String label)
     {
@@ -299,13 +341,20 @@ class FerriteStatTest
         return rows;
     }
 
-    /** {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it: its standard output. */
-    private static List<String> statLines(final Path logDir, final String... args) throws IOException, InterruptedException
+    /** The command line of {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it. */
+    private static List<String> statCommand(final Path logDir, final String... args)
     {
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
             "io.ferrite.broker.metrics.FerriteStat", "--dir", logDir.toString()));
         command.addAll(List.of(args));
+        return command;
+    }
+
+    /** {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it: its standard output. */
+    private static List<String> statLines(final Path logDir, final String... args) throws IOException, InterruptedException
+    {
+        final List<String> command = statCommand(logDir, args);
         final Path out = Files.createTempFile(logDir.getParent(), "stat", ".txt");
         final Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectErrorStream(true).start();
         assertTrue(process.waitFor(60, TimeUnit.SECONDS), "ferrite-stat did not end");
