@@ -33,6 +33,7 @@ import io.ferrite.broker.logthread.LogThreadRunner;
 import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.metrics.BrokerCounters;
+import io.ferrite.broker.metrics.CountersFile;
 import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.txn.EndTxnTiming;
@@ -133,7 +134,7 @@ public final class Broker implements AutoCloseable
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
             // a fresh counters file, once the log directory is ours (LogManager holds its lock)
-            this.counters = BrokerCounters.create(firstDir, networkThreadCount);
+            this.counters = counters(firstDir, networkThreadCount);
             topics.onChange(counters::topicsChanged);
             // loaded; the topics' single writer from its start on; alone, a node journals its creations (a cluster's metadata log does)
             this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(config.logDirs(), topics, cluster == ClusterMode.DISABLED));
@@ -242,6 +243,25 @@ public final class Broker implements AutoCloseable
             closeAfterFailure(acceptor, ex);
             closeAfterFailure(logs, ex);
             throw ex;
+        }
+    }
+
+    /** The counters file, made whole at the start: a full disk or too many network threads stop the start here. */
+    private static BrokerCounters counters(final Path dir, final int networkThreads) throws StartupException
+    {
+        if (networkThreads > BrokerCounters.maxNetworkThreads())
+        {
+            throw new StartupException(BrokerConfig.NUM_NETWORK_THREADS + "=" + networkThreads + ": the counters file holds "
+                + "the counters of " + BrokerCounters.maxNetworkThreads() + " network threads at most");
+        }
+        try
+        {
+            return BrokerCounters.create(dir, networkThreads);
+        }
+        catch (final IOException ex)
+        {
+            throw new StartupException("cannot make the counters file " + dir.resolve(CountersFile.NAME) + " ("
+                + CountersFile.length(BrokerCounters.CAPACITY) + " bytes): " + StartupException.reason(ex), ex);
         }
     }
 
@@ -448,6 +468,7 @@ public final class Broker implements AutoCloseable
             runner.close(); // the agent's onClose answers what it still had
         }
         logs.close();
+        counters.close(); // nothing writes a counter any more: its threads and the admin agent stopped
         LOG.info("shut down cleanly");
     }
 

@@ -448,9 +448,13 @@ public final class FetchHandler implements RequestHandler
                         {
                             counters.error(ApiKeys.FETCH, error);
                         }
+                        else if (length > 0 && origin.follower())
+                        {
+                            counters.replicated(length);
+                        }
                         else if (length > 0 && partition.counters() != null)
                         {
-                            counters.fetched(partition.counters(), region.bytes(), length); // before a copy or splice
+                            counters.fetched(partition.counters(), length);
                         }
                         if (inline.take(length))
                         {

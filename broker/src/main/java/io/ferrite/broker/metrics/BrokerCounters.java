@@ -29,7 +29,7 @@ import java.util.Map;
 public final class BrokerCounters
 {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerCounters.class);
-    /** Room in the file: 16 384 counters (2 MiB of values, 8 MiB of metadata, a sparse file). */
+    /** Room in the file: 16 384 counters (2 MiB of values, 8 MiB of metadata, written whole at the start). */
     public static final int CAPACITY = 16_384;
     static final long FREE_TO_REUSE_MS = 10_000;
 
@@ -56,9 +56,23 @@ public final class BrokerCounters
         this.others = newTopic("(others)");
     }
 
-    /** A fresh counters file in {@code dir} for a broker of {@code networkThreads} network threads. */
+    /** The most network threads whose counters (and the (others) topic's) fit in the file. */
+    public static int maxNetworkThreads()
+    {
+        return CAPACITY / (NetworkCounters.COUNT + TopicCounters.PER_THREAD);
+    }
+
+    /**
+     * A fresh counters file in {@code dir} for a broker of {@code networkThreads} network threads (at most
+     * {@link #maxNetworkThreads}: an {@link IllegalArgumentException} beyond).
+     */
     public static BrokerCounters create(final Path dir, final int networkThreads) throws IOException
     {
+        if (networkThreads > maxNetworkThreads())
+        {
+            throw new IllegalArgumentException(networkThreads + " network threads: the counters file holds the counters of "
+                + maxNetworkThreads() + " at most");
+        }
         final CountersFile file = CountersFile.create(dir, CAPACITY);
         return new BrokerCounters(file, file.metadata(), file.values(), networkThreads);
     }
@@ -81,6 +95,15 @@ public final class BrokerCounters
     public CountersReader reader()
     {
         return manager;
+    }
+
+    /** Unmaps the counters file: once nothing writes or reads a counter any more (the broker's close, at its end). */
+    public void close()
+    {
+        if (file != null)
+        {
+            file.close();
+        }
     }
 
     /** The file's directory's counters file, or null for counters in memory. */
@@ -120,7 +143,7 @@ public final class BrokerCounters
         {
             return existing;
         }
-        if (full || manager.available() < 4 * network.length)
+        if (full || manager.available() < TopicCounters.PER_THREAD * network.length)
         {
             if (!full)
             {
@@ -156,7 +179,6 @@ public final class BrokerCounters
         final int n = network.length;
         final AtomicCounter[] recordsIn = new AtomicCounter[n];
         final AtomicCounter[] bytesIn = new AtomicCounter[n];
-        final AtomicCounter[] recordsOut = new AtomicCounter[n];
         final AtomicCounter[] bytesOut = new AtomicCounter[n];
         final String topic = " topic=" + name;
         for (int i = 0; i < n; i++)
@@ -164,10 +186,9 @@ public final class BrokerCounters
             final String net = " net=" + i;
             recordsIn[i] = allocateTopic(CounterTypes.TOPIC_RECORDS_IN, i, name, "records in" + topic + net);
             bytesIn[i] = allocateTopic(CounterTypes.TOPIC_BYTES_IN, i, name, "bytes in" + topic + net);
-            recordsOut[i] = allocateTopic(CounterTypes.TOPIC_RECORDS_OUT, i, name, "records out" + topic + net);
             bytesOut[i] = allocateTopic(CounterTypes.TOPIC_BYTES_OUT, i, name, "bytes out" + topic + net);
         }
-        return new TopicCounters(name, recordsIn, bytesIn, recordsOut, bytesOut);
+        return new TopicCounters(name, recordsIn, bytesIn, bytesOut);
     }
 
     /** A counter of type {@code type} for network thread {@code thread} (-1: the broker's) with {@code code} in its key. */

@@ -21,14 +21,14 @@ public final class CounterTypes
     public static final int RECORDS_IN = 1010;
     /** Bytes of record batches appended by produce requests (key: thread). */
     public static final int BYTES_IN = 1011;
-    /** Records sent by fetch responses (key: thread). */
-    public static final int RECORDS_OUT = 1012;
-    /** Bytes of record batches sent by fetch responses (key: thread). */
+    // 1012 (records out) is no longer used: Kafka has no such figure, and counting it read every batch's header
+    /** Bytes of record batches sent by consumers' fetch responses (key: thread). */
     public static final int BYTES_OUT = 1013;
-    /** The four above, per topic (key: thread, topic). */
+    /** Bytes of record batches sent by followers' fetch responses (key: thread; Kafka's ReplicationBytesOutPerSec). */
+    public static final int REPLICATION_BYTES_OUT = 1014;
+    /** Records in, bytes in and bytes out (to consumers) per topic (key: thread, topic); 1022 is no longer used. */
     public static final int TOPIC_RECORDS_IN = 1020;
     public static final int TOPIC_BYTES_IN = 1021;
-    public static final int TOPIC_RECORDS_OUT = 1022;
     public static final int TOPIC_BYTES_OUT = 1023;
     /** Connections a network thread took over from the acceptor (key: thread). */
     public static final int CONNECTIONS_ACCEPTED = 1030;

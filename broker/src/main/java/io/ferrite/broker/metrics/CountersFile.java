@@ -65,20 +65,43 @@ public final class CountersFile
         return CountersReader.METADATA_LENGTH / CountersReader.COUNTER_LENGTH;
     }
 
-    /** Makes a fresh file of room for {@code counters} counters in {@code dir} (an older one is replaced). */
+    /** The length of a file of room for {@code counters} counters. */
+    public static long length(final int counters)
+    {
+        return HEADER_LENGTH + (long)counters * CountersReader.COUNTER_LENGTH * (1 + metadataPerValue());
+    }
+
+    /**
+     * Makes a fresh file of room for {@code counters} counters in {@code dir} (an older one is replaced), written whole:
+     * on a full disk this fails (and leaves no file), the broker's start with it.
+     */
     public static CountersFile create(final Path dir, final int counters) throws IOException
     {
         final Path file = dir.resolve(NAME);
         final int valuesLength = counters * CountersReader.COUNTER_LENGTH;
-        final long length = HEADER_LENGTH + (long)valuesLength * (1 + metadataPerValue());
+        final long length = length(counters);
         // a new inode: a reader (or a crashed broker's last values being read) keeps the old one
         Files.deleteIfExists(file);
         final MappedByteBuffer mapping;
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
             StandardOpenOption.WRITE))
         {
-            channel.truncate(length); // sparse: pages are made as counters are written
+            // written whole, zeros, as Aeron makes its cnc.dat: every block is the file's before a counter is stored,
+            // so a full disk fails here, at the start, never as a SIGBUS on a thread's first store into a hole's page
+            IoUtil.fill(channel, 0, length, (byte)0);
             mapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, length);
+        }
+        catch (final IOException ex)
+        {
+            try
+            {
+                Files.deleteIfExists(file);
+            }
+            catch (final IOException deleting)
+            {
+                ex.addSuppressed(deleting);
+            }
+            throw ex;
         }
         final UnsafeBuffer header = new UnsafeBuffer(mapping, 0, HEADER_LENGTH);
         header.putInt(HEADER_LENGTH_OFFSET, HEADER_LENGTH);

@@ -17,7 +17,8 @@ import java.util.concurrent.Callable;
  * {@code ferrite-stat [--dir LOG_DIR] [--once] [--filter TEXT] [--all] [--per-thread]}: reads a broker's counters
  * file from another process (as Aeron's AeronStat reads {@code cnc.dat}) and prints them as a table, every second
  * until interrupted, or once. It reads what the broker wrote last, whether the broker runs or died; a restarted
- * broker's new file is picked up at the next refresh (the file is mapped again each time).
+ * broker's new file is picked up at the next refresh (the file is mapped again each time; a refresh that finds none,
+ * or one not written yet, prints a waiting line and tries again at the next).
  */
 @Command(name = "ferrite-stat", mixinStandardHelpOptions = true, version = "Ferrite 0.1.0",
     description = "Shows a Ferrite broker's counters (its log directory's " + CountersFile.NAME + ").")
@@ -67,11 +68,30 @@ public final class FerriteStat implements Callable<Integer>
         while (!Thread.currentThread().isInterrupted())
         {
             out.print("\u001b[H\u001b[2J"); // home, clear screen
-            print(true);
+            try
+            {
+                print(true);
+            }
+            catch (final java.io.IOException | IllegalStateException ex)
+            {
+                // a broker starting: its file unlinked and not made yet, or made and its header not written yet
+                out.printf("%s  waiting for %s: %s%n", Instant.now(), dir.resolve(CountersFile.NAME), ex.getMessage());
+            }
             out.flush();
             Thread.sleep(intervalMs);
         }
         return 0;
+    }
+
+    /**
+     * Whether process {@code pid} runs and is the one that made the file at {@code fileStartMs}: a process of that id
+     * started after it (a reused id) is not (a second of slack: Linux gives a process's start to the boot's second).
+     */
+    static boolean running(final long pid, final long fileStartMs)
+    {
+        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+            .map(p -> p.info().startInstant().map(s -> s.toEpochMilli() <= fileStartMs + 1000).orElse(true))
+            .orElse(false);
     }
 
     private void print(final boolean rates) throws java.io.IOException
@@ -80,7 +100,7 @@ public final class FerriteStat implements Callable<Integer>
         try
         {
             final long pid = file.pid();
-            final boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+            final boolean alive = running(pid, file.startTimeMs());
             out.printf("%s  broker pid %d (%s), started %s%n", Instant.now(), pid, alive ? "running" : "not running",
                 Instant.ofEpochMilli(file.startTimeMs()));
             final List<CounterTable.Row> rows = CounterTable.read(file.reader(), perThread, filter);

@@ -1,24 +1,20 @@
 package io.ferrite.broker.metrics;
 
 import io.ferrite.wire.message.ApiKeys;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
-import static io.ferrite.wire.record.RecordBatchDescriptor.BATCH_LENGTH_OFFSET;
-import static io.ferrite.wire.record.RecordBatchDescriptor.LOG_OVERHEAD;
-import static io.ferrite.wire.record.RecordBatchDescriptor.RECORDS_OFFSET;
-import static io.ferrite.wire.record.RecordBatchDescriptor.RECORD_COUNT_OFFSET;
-import static java.nio.ByteOrder.BIG_ENDIAN;
-
 /**
- * One network thread's counters: requests per API, errors per API and per code, records and bytes in and out (over
- * the broker and, through {@link TopicCounters}, per topic), connections, duty cycles. Written by that network thread
+ * One network thread's counters: requests per API, errors per API and per code, records and bytes in and bytes out
+ * (over the broker and, through {@link TopicCounters}, per topic), bytes out to followers, connections, duty cycles. Written by that network thread
  * only, with ordered stores ({@code incrementOrdered}, {@code getAndAddOrdered}: a plain read and a release store, no
  * atomic instruction, no lock), nothing allocated; read from anywhere, another process included, through the counters
  * file. Allocated at the broker's start and never freed while it runs.
  */
 public final class NetworkCounters
 {
+    /** Counters a network thread allocates at the start (what the constructor below allocates). */
+    static final int COUNT = ApiKeys.values().length + 3 + CounterTypes.COUNTED_CODES.length + 1 + 8;
+
     private final int thread;
     private final AtomicCounter[] requests;
     private final AtomicCounter[] apiErrors;
@@ -27,8 +23,8 @@ public final class NetworkCounters
     private final AtomicCounter otherErrors;
     private final AtomicCounter recordsIn;
     private final AtomicCounter bytesIn;
-    private final AtomicCounter recordsOut;
     private final AtomicCounter bytesOut;
+    private final AtomicCounter replicationBytesOut;
     private final AtomicCounter accepted;
     private final AtomicCounter closed;
     private final AtomicCounter open;
@@ -62,8 +58,8 @@ public final class NetworkCounters
         otherErrors = counters.allocate(CounterTypes.ERROR_CODES, thread, CounterTypes.OTHER_CODE, "error other codes" + net);
         recordsIn = counters.allocate(CounterTypes.RECORDS_IN, thread, 0, "records in" + net);
         bytesIn = counters.allocate(CounterTypes.BYTES_IN, thread, 0, "bytes in" + net);
-        recordsOut = counters.allocate(CounterTypes.RECORDS_OUT, thread, 0, "records out" + net);
         bytesOut = counters.allocate(CounterTypes.BYTES_OUT, thread, 0, "bytes out" + net);
+        replicationBytesOut = counters.allocate(CounterTypes.REPLICATION_BYTES_OUT, thread, 0, "replication bytes out" + net);
         accepted = counters.allocate(CounterTypes.CONNECTIONS_ACCEPTED, thread, 0, "connections accepted" + net);
         closed = counters.allocate(CounterTypes.CONNECTIONS_CLOSED, thread, 0, "connections closed" + net);
         open = counters.allocate(CounterTypes.CONNECTIONS_OPEN, thread, 0, "connections open" + net);
@@ -116,21 +112,20 @@ public final class NetworkCounters
     }
 
     /**
-     * A fetch response's {@code length} bytes of whole batches of {@code topic}, at index 0 of {@code batches} (the
-     * segment's mapping): their records are counted from the batches' headers (a few reads of what is sent anyway).
+     * A consumer's fetch response sends {@code length} bytes of batches of {@code topic}. Only the length is counted, as
+     * Kafka's {@code BytesOutPerSec} does (Kafka has no records-out figure): the batches are not read (they are sent
+     * from the file, and a count of their records would walk every batch header on this thread).
      */
-    public void fetched(final TopicCounters topic, final DirectBuffer batches, final int length)
+    public void fetched(final TopicCounters topic, final int length)
     {
-        long records = 0;
-        int at = 0;
-        while (at + RECORDS_OFFSET <= length)
-        {
-            records += batches.getInt(at + RECORD_COUNT_OFFSET, BIG_ENDIAN);
-            at += LOG_OVERHEAD + batches.getInt(at + BATCH_LENGTH_OFFSET, BIG_ENDIAN);
-        }
-        recordsOut.getAndAddOrdered(records);
         bytesOut.getAndAddOrdered(length);
-        topic.fetched(thread, records, length);
+        topic.fetched(thread, length);
+    }
+
+    /** A follower's fetch response sends {@code length} bytes of batches (Kafka's {@code ReplicationBytesOutPerSec}: not per topic). */
+    public void replicated(final int length)
+    {
+        replicationBytesOut.getAndAddOrdered(length);
     }
 
     /** A connection taken over from the acceptor; {@code openNow} on this thread after it. */

@@ -1,6 +1,7 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.metrics.CountersFile;
+import org.agrona.concurrent.status.CountersReader;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -9,14 +10,29 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.BaseRecords;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -27,14 +43,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The counters file read by {@code ferrite-stat --once} in a child JVM (another process, as an operator runs it) while
- * the broker runs and after it died: records and bytes in and out as kafka-clients produced and consumed them, request
- * counts, and the error counters of an unknown topic.
+ * the broker runs and after it died: records and bytes in and bytes out as kafka-clients produced and consumed them,
+ * request counts, the error counters of an unknown topic and of refused Produce and Fetch partitions, and a follower's
+ * fetches counted apart.
  */
 class FerriteStatTest
 {
@@ -81,12 +99,11 @@ class FerriteStatTest
             final Map<String, Long> stat = stat("--once");
             assertEquals(RECORDS, stat.get("records in"), stat::toString);
             assertEquals(RECORDS, stat.get("records in topic=counted"), stat::toString);
-            assertEquals(RECORDS, stat.get("records out"), stat::toString);
-            assertEquals(RECORDS, stat.get("records out topic=counted"), stat::toString);
             assertEquals(logBytes, stat.get("bytes in"), stat::toString);
             assertEquals(logBytes, stat.get("bytes in topic=counted"), stat::toString);
             assertEquals(logBytes, stat.get("bytes out"), stat::toString);
             assertEquals(logBytes, stat.get("bytes out topic=counted"), stat::toString);
+            assertEquals(null, stat.get("replication bytes out"), "no follower fetched: " + stat);
             assertEquals(RECORDS, stat.get("Produce requests"), stat::toString);
             assertTrue(stat.getOrDefault("Fetch requests", 0L) >= 1, stat::toString);
             assertTrue(stat.getOrDefault("Metadata requests", 0L) >= 2, stat::toString);
@@ -107,12 +124,16 @@ class FerriteStatTest
     {
         try (RunningBroker broker = new RunningBroker(dir, Map.of("auto.create.topics.enable", "false")))
         {
-            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000)))
+            // long enough for a loaded machine's first Metadata answer (a new connection, ApiVersions, Metadata)
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000)))
             {
                 final ExecutionException failed = assertThrows(ExecutionException.class,
                     () -> producer.send(new ProducerRecord<>("no-such-topic", new byte[10])).get(30, TimeUnit.SECONDS));
                 assertTrue(failed.getCause() instanceof TimeoutException, failed::toString);
             }
+            // a Metadata request sent just before the producer gave up may still be in the broker's hands
+            final CountersReader reader = broker.broker.counters().reader();
+            await(() -> sum(reader, "Metadata errors") >= 1, Duration.ofSeconds(30), "a Metadata error counted");
             final Map<String, Long> stat = stat("--once", "--filter", "rror");
             assertTrue(stat.getOrDefault("Metadata errors", 0L) >= 1, stat::toString);
             assertEquals(stat.get("Metadata errors"), stat.get("error UNKNOWN_TOPIC_OR_PARTITION (3)"), stat::toString);
@@ -135,12 +156,11 @@ class FerriteStatTest
                 }
                 final Map<String, Long> made = stat("--once", "--all", "--filter", "topic=brief");
                 assertEquals(Map.of("records in topic=brief", 1L, "bytes in topic=brief",
-                    broker.broker.topics().topic("brief").partitions[1].log.sizeInBytes(), "records out topic=brief", 0L,
-                    "bytes out topic=brief", 0L), made);
+                    broker.broker.topics().topic("brief").partitions[1].log.sizeInBytes(), "bytes out topic=brief", 0L), made);
                 // grown: the new partition counts into the topic's counters
                 admin.createPartitions(Map.of("brief", org.apache.kafka.clients.admin.NewPartitions.increaseTo(3)))
                     .all().get(30, TimeUnit.SECONDS);
-                io.ferrite.testing.Await.await(() -> broker.broker.topics().topic("brief").partitions.length == 3,
+                await(() -> broker.broker.topics().topic("brief").partitions.length == 3,
                     Duration.ofSeconds(30), "the third partition published");
                 try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
                 {
@@ -151,6 +171,73 @@ class FerriteStatTest
             }
             assertEquals(Map.of(), stat("--once", "--all", "--filter", "topic=brief"));
             assertEquals(2, stat("--once").get("records in"), "the broker's figure keeps what the topic had");
+        }
+    }
+
+    @Test
+    void aProduceToAMissingPartitionAndAFetchOutOfRangeShowInTheErrorCounters() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            final Uuid topicId;
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("refused", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+                topicId = admin.describeTopics(List.of("refused")).allTopicNames().get().get("refused").topicId();
+            }
+            final int port = broker.broker.address().getPort();
+            try (RawClient client = new RawClient(port))
+            {
+                // partition 5 of a topic of one: the broker answers the partition UNKNOWN_TOPIC_OR_PARTITION
+                final ProduceRequestData request = new ProduceRequestData().setAcks((short)1).setTimeoutMs(10_000);
+                request.topicData().add(new ProduceRequestData.TopicProduceData().setName("refused").setPartitionData(List.of(
+                    new ProduceRequestData.PartitionProduceData().setIndex(5).setRecords(
+                        MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(new byte[10]))))));
+                final short version = 9;
+                final ProduceResponseData response = new ProduceResponseData(
+                    new ByteBufferAccessor(client.exchange(ApiKeys.PRODUCE, version, request)), version);
+                assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(),
+                    response.responses().iterator().next().partitionResponses().get(0).errorCode());
+            }
+            try (RawFollower consumer = new RawFollower(port, -1, RawFollower.OLD_VERSION, "refused", topicId))
+            {
+                assertEquals(Errors.OFFSET_OUT_OF_RANGE.code(), consumer.fetch(-1, 1000).errorCode(), "beyond the empty log's end");
+            }
+            assertEquals(Map.of("Produce errors", 1L, "Fetch errors", 1L, "error UNKNOWN_TOPIC_OR_PARTITION (3)", 1L,
+                "error OFFSET_OUT_OF_RANGE (1)", 1L), stat("--once", "--filter", "rror"));
+        }
+    }
+
+    @Test
+    void aFollowersFetchesCountAsReplicationBytesOutNotAsBytesOut() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            final Uuid topicId;
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("replicated", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+                topicId = admin.describeTopics(List.of("replicated")).allTopicNames().get().get("replicated").topicId();
+            }
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+            {
+                for (int i = 0; i < 5; i++)
+                {
+                    producer.send(new ProducerRecord<>("replicated", 0, null, new byte[100])).get(30, TimeUnit.SECONDS);
+                }
+            }
+            broker.broker.leadership().leadWithoutController("replicated", 0, 0, new int[] {1, 2, 3}, new int[] {1, 2, 3},
+                (topic, partition, leaderEpoch, isr) -> { }).get(20, TimeUnit.SECONDS);
+            final long logBytes = broker.broker.topics().topic("replicated").partitions[0].log.sizeInBytes();
+            try (RawFollower follower = new RawFollower(broker.broker.address().getPort(), 2, RawFollower.NEW_VERSION,
+                "replicated", topicId))
+            {
+                final FetchResponseData.PartitionData fetched = follower.fetch(0, 0);
+                assertEquals(Errors.NONE.code(), fetched.errorCode());
+                assertEquals(logBytes, ((BaseRecords)fetched.records()).sizeInBytes(), "the whole log in one answer");
+            }
+            final Map<String, Long> stat = stat("--once", "--filter", "bytes out");
+            assertEquals(Map.of("replication bytes out", logBytes), stat, "Kafka's BytesOutPerSec leaves followers out");
         }
     }
 
@@ -185,6 +272,58 @@ class FerriteStatTest
         assertEquals(10, stat.get("records in topic=killed"), stat::toString);
     }
 
+    @Test
+    void aLiveProcessThatStartedAfterTheFileWasMadeIsNotTheBroker() throws Exception
+    {
+        CountersFile.create(dir, 1024).close(); // this JVM's pid, made now
+        assertTrue(statLines(dir, "--once").get(0).contains("(running)"));
+        // the same pid, a file made in 1970: the id was reused by this JVM, the broker that made the file is gone
+        try (FileChannel channel = FileChannel.open(dir.resolve(CountersFile.NAME), StandardOpenOption.WRITE))
+        {
+            channel.write(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, 1000), 16);
+        }
+        final List<String> lines = statLines(dir, "--once");
+        assertTrue(lines.get(0).contains("(not running)") && lines.get(0).contains("started 1970-01-01T00:00:01Z"),
+            lines::toString);
+    }
+
+    @Test
+    void aRefreshingStatWaitsThroughAFileNotWrittenYet() throws Exception
+    {
+        // a broker between making its file and writing the header: a file of zeros (layout 0)
+        Files.write(dir.resolve(CountersFile.NAME), new byte[256]);
+        final Path out = dir.resolve("refreshing.txt");
+        final Process process = new ProcessBuilder(statCommand(dir, "--interval", "100")).redirectOutput(out.toFile())
+            .redirectErrorStream(true).start();
+        try
+        {
+            await(() -> Files.readString(out).contains("waiting for " + dir.resolve(CountersFile.NAME)), Duration.ofSeconds(60),
+                "a waiting line");
+            CountersFile.create(dir, 1024).close(); // the broker's file, made: the next refresh shows it
+            await(() -> Files.readString(out).contains("(running)"), Duration.ofSeconds(60), "the new file shown");
+            assertTrue(process.isAlive(), () -> "ended: " + out);
+        }
+        finally
+        {
+            process.destroyForcibly();
+            assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+        }
+    }
+
+    /** The sum over the network threads of the counters labelled {@code label net=N}, read in this process. */
+    private static long sum(final CountersReader reader, final String label)
+    {
+        final long[] sum = {0};
+        reader.forEach((value, id, l) ->
+        {
+            if (l.startsWith(label + " net="))
+            {
+                sum[0] += value;
+            }
+        });
+        return sum[0];
+    }
+
     private Map<String, Long> stat(final String... args) throws IOException, InterruptedException
     {
         return rows(statLines(dir, args));
@@ -202,13 +341,20 @@ class FerriteStatTest
         return rows;
     }
 
-    /** {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it: its standard output. */
-    private static List<String> statLines(final Path logDir, final String... args) throws IOException, InterruptedException
+    /** The command line of {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it. */
+    private static List<String> statCommand(final Path logDir, final String... args)
     {
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
             "io.ferrite.broker.metrics.FerriteStat", "--dir", logDir.toString()));
         command.addAll(List.of(args));
+        return command;
+    }
+
+    /** {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it: its standard output. */
+    private static List<String> statLines(final Path logDir, final String... args) throws IOException, InterruptedException
+    {
+        final List<String> command = statCommand(logDir, args);
         final Path out = Files.createTempFile(logDir.getParent(), "stat", ".txt");
         final Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectErrorStream(true).start();
         assertTrue(process.waitFor(60, TimeUnit.SECONDS), "ferrite-stat did not end");
