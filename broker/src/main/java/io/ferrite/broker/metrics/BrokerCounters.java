@@ -80,7 +80,12 @@ public final class BrokerCounters
     /** Counters in this process's memory only (network threads made without a broker, in tests). */
     static BrokerCounters inMemory(final int networkThreads)
     {
-        final int counters = 1024;
+        return inMemory(networkThreads, 1024);
+    }
+
+    /** Counters of {@code counters} slots in this process's memory only (a broker whose counters file cannot be made). */
+    public static BrokerCounters inMemory(final int networkThreads, final int counters)
+    {
         return new BrokerCounters(null,
             new UnsafeBuffer(ByteBuffer.allocateDirect(counters * CountersReader.METADATA_LENGTH)),
             new UnsafeBuffer(ByteBuffer.allocateDirect(counters * CountersReader.COUNTER_LENGTH)), networkThreads);

@@ -4,6 +4,8 @@ import io.ferrite.broker.StartupException;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.CountersFile;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,13 +49,24 @@ class CountersFileLifecycleTest
     }
 
     @Test
-    void aCountersFileThatCannotBeMadeStopsTheStartWithOneLine() throws Exception
+    void aCountersFileThatCannotBeMadeLeavesTheCountersInMemoryAndTheBrokerServing() throws Exception
     {
-        // a non-empty directory where the file goes: it cannot be replaced
+        // a non-empty directory where the file goes: it cannot be replaced (as a full disk cannot hold it: a broker
+        // starts and serves on a full disk, DiskFullBrokerTest)
         Files.createDirectories(dir.resolve(CountersFile.NAME).resolve("in-the-way"));
-        final StartupException failed = assertThrows(StartupException.class, () -> new RunningBroker(dir, Map.of()));
-        assertTrue(failed.getMessage().startsWith("cannot make the counters file " + dir.resolve(CountersFile.NAME)),
-            failed::getMessage);
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            assertNull(broker.broker.counters().file(), "no counters file");
+            assertTrue(Files.isDirectory(dir.resolve(CountersFile.NAME).resolve("in-the-way")), "what was in the way kept");
+            try (org.apache.kafka.clients.admin.Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("served", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+            }
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of()))
+            {
+                assertEquals(0, producer.send(new ProducerRecord<>("served", 0, null, new byte[] {1})).get().offset());
+            }
+        }
     }
 
     @Test
