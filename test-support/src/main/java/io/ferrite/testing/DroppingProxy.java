@@ -35,6 +35,7 @@ public final class DroppingProxy implements AutoCloseable
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     public final AtomicInteger dropped = new AtomicInteger();
     private volatile int targetPort;
+    private volatile boolean dropping = true;
 
     public DroppingProxy(final long seed, final double dropChance) throws IOException
     {
@@ -55,6 +56,12 @@ public final class DroppingProxy implements AutoCloseable
     public int port()
     {
         return server.getLocalPort();
+    }
+
+    /** Whether Produce requests may be cut (true at first); off, every frame is passed on and no chance is drawn. */
+    public void dropping(final boolean on)
+    {
+        this.dropping = on;
     }
 
     public void target(final int port)
@@ -119,7 +126,7 @@ public final class DroppingProxy implements AutoCloseable
                 final boolean drop;
                 synchronized (random)
                 {
-                    drop = apiKey == PRODUCE && random.nextDouble() < dropChance;
+                    drop = dropping && apiKey == PRODUCE && random.nextDouble() < dropChance;
                 }
                 if (drop && loseAnswers)
                 {
