@@ -36,6 +36,8 @@ final class Idempotence
     private boolean initInFlight;
     private long initNotBeforeNs;
     private boolean bumpRequired;
+    /** The epoch wrapped: the partitions that asked for the bump are renumbered once the new producer id is held. */
+    private boolean newIdPending;
     /** Partitions with {@link PartitionState#unresolved} set. */
     private int unresolvedPartitions;
     private short fatalError;
@@ -85,7 +87,7 @@ final class Idempotence
         {
             work += resolve(topics);
         }
-        if (bumpRequired && producerId >= 0)
+        if ((bumpRequired || newIdPending) && producerId >= 0)
         {
             bump(topics);
             work++;
@@ -321,17 +323,29 @@ final class Idempotence
         return ps.producerId != producerId || ps.producerEpoch != epoch;
     }
 
-    /** Epoch + 1 (a new producer id after 32767), and the partitions that asked numbered from 0 under it. */
+    /**
+     * Epoch + 1, and the partitions that asked numbered from 0 under it. After 32767 a new producer id is asked for
+     * first; those partitions are numbered from 0 under it once it is held (kafka-clients'
+     * {@code startSequencesAtBeginning} for the partitions to rewrite), the others start from 0 as they drain.
+     */
     private void bump(final ArrayList<TopicState> topics)
     {
         bumpRequired = false;
-        if (epoch == Short.MAX_VALUE)
+        if (newIdPending)
         {
-            producerId = -1; // InitProducerId again; every partition starts from 0 under the new id
+            newIdPending = false; // the new id, at the epoch InitProducerId gave
+        }
+        else if (epoch == Short.MAX_VALUE)
+        {
+            producerId = -1; // InitProducerId again
             epoch = -1;
+            newIdPending = true;
             return;
         }
-        epoch++;
+        else
+        {
+            epoch++;
+        }
         for (int i = 0; i < topics.size(); i++)
         {
             final PartitionState[] partitions = topics.get(i).partitions;

@@ -182,4 +182,24 @@ class IdempotenceTest
         assertTrue(Sequences.before(4, 5));
         assertFalse(Sequences.before(5, 5));
     }
+
+    @Test
+    void afterTheEpochWrapsTheBatchesOfThePartitionThatAskedAreNumberedFromZeroUnderTheNewId()
+    {
+        idempotence.granted(ID, Short.MAX_VALUE);
+        final ProducerBatch a = sent(1);
+        final ProducerBatch b = sent(2);
+        idempotence.onFailed(ps, a, MESSAGE_TOO_LARGE);
+        poll();
+        assertEquals(-1, idempotence.producerId(), "a new producer id asked for");
+        idempotence.granted(ID + 1, (short)0);
+        poll();
+        assertEquals(0, idempotence.epoch(), "the epoch InitProducerId gave");
+        assertEquals(ID + 1, b.producerId, "B under the new id");
+        assertEquals(0, b.producerEpoch);
+        assertEquals(0, b.baseSequence);
+        assertTrue(b.sequenceReset);
+        assertFalse(ps.rewriteSequences);
+        assertEquals(2, ps.nextSequence);
+    }
 }
