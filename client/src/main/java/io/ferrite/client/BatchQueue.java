@@ -41,13 +41,14 @@ final class BatchQueue
 
     /**
      * Puts a batch to be retried back in sequence order: after the batches with a lower sequence, before
-     * those with a higher one or none yet (kafka-clients' {@code insertInSequenceOrder}).
+     * those with a higher one or none yet (kafka-clients' {@code insertInSequenceOrder}), across the wrap after
+     * Integer.MAX_VALUE ({@link Sequences#before}).
      */
     void insertBySequence(final ProducerBatch b)
     {
         ProducerBatch before = null;
         ProducerBatch at = head;
-        while (at != null && at.hasSequence() && at.baseSequence < b.baseSequence)
+        while (at != null && at.hasSequence() && Sequences.before(at.baseSequence, b.baseSequence))
         {
             before = at;
             at = at.next;

@@ -12,10 +12,13 @@ import java.util.ArrayList;
  * transactional id: the producer id and epoch from InitProducerId (asked of the least loaded ready
  * broker before the first send, again after a retriable error or a lost answer), a sequence number per
  * partition given to a batch when it is first sent, the batches sent and not yet completed in sequence
- * order, and the epoch bump: an error that leaves a gap in a partition's sequences (a batch failed after
- * it was sent, OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) raises the epoch by one on the client
+ * order, and the epoch bump: an error that leaves a gap in a partition's sequences (a batch refused by the
+ * broker for good, OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) raises the epoch by one on the client
  * (a new producer id once it reaches 32767) and numbers that partition's unacknowledged batches from 0
- * under it; the other partitions start from 0 under it once their batches in flight completed. The fatal
+ * under it; the other partitions start from 0 under it once their batches in flight completed. A sent batch
+ * that fails with its outcome unknown (expired, out of retries after a lost answer) leaves its partition
+ * unresolved instead ({@link PartitionState#unresolved}): renumbering the batches behind it could write them
+ * twice. The fatal
  * errors ({@link ClientErrors#fatalForIdempotence}, an InitProducerId refused) stop the producer. Nothing
  * here allocates on the send path; InitProducerId and the bump are control-path steps.
  */
@@ -33,6 +36,10 @@ final class Idempotence
     private boolean initInFlight;
     private long initNotBeforeNs;
     private boolean bumpRequired;
+    /** The epoch wrapped: the partitions that asked for the bump are renumbered once the new producer id is held. */
+    private boolean newIdPending;
+    /** Partitions with {@link PartitionState#unresolved} set. */
+    private int unresolvedPartitions;
     private short fatalError;
 
     Idempotence(final boolean enabled, final long retryBackoffNs)
@@ -76,7 +83,11 @@ final class Idempotence
             return 0;
         }
         int work = 0;
-        if (bumpRequired && producerId >= 0)
+        if (unresolvedPartitions > 0)
+        {
+            work += resolve(topics);
+        }
+        if ((bumpRequired || newIdPending) && producerId >= 0)
         {
             bump(topics);
             work++;
@@ -126,8 +137,7 @@ final class Idempotence
         final short error = response.errorCode();
         if (error == ClientErrors.NONE)
         {
-            producerId = response.producerId();
-            epoch = response.producerEpoch();
+            granted(response.producerId(), response.producerEpoch());
         }
         else if (ClientErrors.retriable(error))
         {
@@ -137,6 +147,13 @@ final class Idempotence
         {
             fatalError = error == ClientErrors.INVALID_PRODUCER_EPOCH ? ClientErrors.PRODUCER_FENCED : error;
         }
+    }
+
+    /** The producer id and epoch InitProducerId answered (the tests give them directly). */
+    void granted(final long producerId, final short epoch)
+    {
+        this.producerId = producerId;
+        this.epoch = epoch;
     }
 
     /** The InitProducerId got no answer (the connection closed, or it timed out): ask again after the backoff. */
@@ -155,7 +172,7 @@ final class Idempotence
     {
         if (!first.hasSequence())
         {
-            return !ps.hasUnacked() || !stale(ps);
+            return !ps.unresolved && (!ps.hasUnacked() || !stale(ps));
         }
         return ps.firstUnacked == first;
     }
@@ -171,7 +188,7 @@ final class Idempotence
             ps.lastAckedSequence = -1;
         }
         b.stamp(producerId, epoch, ps.nextSequence);
-        ps.nextSequence = increment(ps.nextSequence, b.recordCount);
+        ps.nextSequence = Sequences.increment(ps.nextSequence, b.recordCount);
         ps.addUnacked(b);
     }
 
@@ -179,7 +196,11 @@ final class Idempotence
     {
         if (b.hasSequence() && b.producerId == ps.producerId && b.producerEpoch == ps.producerEpoch)
         {
-            ps.lastAckedSequence = Math.max(ps.lastAckedSequence, b.lastSequence());
+            final int last = b.lastSequence();
+            if (ps.lastAckedSequence < 0 || Sequences.before(ps.lastAckedSequence, last))
+            {
+                ps.lastAckedSequence = last; // the later one, across the wrap after Integer.MAX_VALUE
+            }
         }
         ps.removeUnacked(b);
     }
@@ -197,9 +218,10 @@ final class Idempotence
         }
         if (error == ClientErrors.OUT_OF_ORDER_SEQUENCE_NUMBER)
         {
-            if (!b.sequenceReset && ps.lastAckedSequence + 1 == b.baseSequence)
+            if (ps.unresolved ? b.baseSequence == ps.unresolvedSequence :
+                !b.sequenceReset && Sequences.increment(ps.lastAckedSequence, 1) == b.baseSequence)
             {
-                requestBump(ps); // a real gap before the next batch: a new epoch from 0
+                requestBump(ps); // a real gap before this batch (the unresolved one did not arrive): a new epoch from 0
             }
             return true; // otherwise an earlier batch is still on its way: just again
         }
@@ -207,10 +229,11 @@ final class Idempotence
     }
 
     /**
-     * A batch failed for good. A fatal error stops the producer; a batch that was sent leaves a gap in its
-     * partition's sequences, so the epoch is bumped (kafka-clients bumps when retries remained, and always on
-     * an out-of-order or unknown producer id; this client bumps for a batch that expired in flight too,
-     * where kafka-clients first waits for the partition's other batches to tell whether it arrived).
+     * A batch failed for good. A fatal error stops the producer. A sent batch the broker refused (an error that
+     * is not retriable, OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) leaves a gap in its partition's
+     * sequences: the epoch is bumped. A sent batch whose outcome is unknown ({@link ClientErrors#DELIVERY_TIMEOUT},
+     * or a retriable error such as a lost answer when its retries ran out) may be in the log: its partition is
+     * marked unresolved (kafka-clients' {@code markSequenceUnresolved}) and resolved by {@link #poll}.
      */
     void onFailed(final PartitionState ps, final ProducerBatch b, final short error)
     {
@@ -221,7 +244,71 @@ final class Idempotence
         }
         else if (b.hasSequence() && fatalError == 0)
         {
-            requestBump(ps);
+            if (outcomeUnknown(error))
+            {
+                markUnresolved(ps, Sequences.increment(b.baseSequence, b.recordCount));
+            }
+            else
+            {
+                requestBump(ps);
+            }
+        }
+    }
+
+    /** Whether a batch failing with {@code error} after it was sent may still have been written by an earlier attempt. */
+    static boolean outcomeUnknown(final short error)
+    {
+        return error == ClientErrors.DELIVERY_TIMEOUT || error == ClientErrors.CLIENT_CLOSED || ClientErrors.retriable(error);
+    }
+
+    private void markUnresolved(final PartitionState ps, final int nextSequence)
+    {
+        if (!ps.unresolved)
+        {
+            ps.unresolved = true;
+            ps.unresolvedSequence = nextSequence;
+            unresolvedPartitions++;
+        }
+        else if (Sequences.before(ps.unresolvedSequence, nextSequence))
+        {
+            ps.unresolvedSequence = nextSequence; // the later of the two, as kafka-clients keeps the max
+        }
+    }
+
+    /**
+     * kafka-clients' {@code maybeResolveSequences}: an unresolved partition with no batch left unacknowledged is
+     * resolved when the broker acknowledged the last sequence given (the batch after the unknown one was written,
+     * so it was too), and bumped otherwise (nothing is left to tell: the next batch starts a new epoch).
+     */
+    private int resolve(final ArrayList<TopicState> topics)
+    {
+        int work = 0;
+        for (int i = 0; i < topics.size(); i++)
+        {
+            final PartitionState[] partitions = topics.get(i).partitions;
+            for (int p = 0; p < partitions.length; p++)
+            {
+                final PartitionState ps = partitions[p];
+                if (ps.unresolved && !ps.hasUnacked())
+                {
+                    clearUnresolved(ps);
+                    if (Sequences.increment(ps.lastAckedSequence, 1) != ps.nextSequence)
+                    {
+                        requestBump(ps);
+                    }
+                    work++;
+                }
+            }
+        }
+        return work;
+    }
+
+    private void clearUnresolved(final PartitionState ps)
+    {
+        if (ps.unresolved)
+        {
+            ps.unresolved = false;
+            unresolvedPartitions--;
         }
     }
 
@@ -236,17 +323,29 @@ final class Idempotence
         return ps.producerId != producerId || ps.producerEpoch != epoch;
     }
 
-    /** Epoch + 1 (a new producer id after 32767), and the partitions that asked numbered from 0 under it. */
+    /**
+     * Epoch + 1, and the partitions that asked numbered from 0 under it. After 32767 a new producer id is asked for
+     * first; those partitions are numbered from 0 under it once it is held (kafka-clients'
+     * {@code startSequencesAtBeginning} for the partitions to rewrite), the others start from 0 as they drain.
+     */
     private void bump(final ArrayList<TopicState> topics)
     {
         bumpRequired = false;
-        if (epoch == Short.MAX_VALUE)
+        if (newIdPending)
         {
-            producerId = -1; // InitProducerId again; every partition starts from 0 under the new id
+            newIdPending = false; // the new id, at the epoch InitProducerId gave
+        }
+        else if (epoch == Short.MAX_VALUE)
+        {
+            producerId = -1; // InitProducerId again
             epoch = -1;
+            newIdPending = true;
             return;
         }
-        epoch++;
+        else
+        {
+            epoch++;
+        }
         for (int i = 0; i < topics.size(); i++)
         {
             final PartitionState[] partitions = topics.get(i).partitions;
@@ -256,12 +355,13 @@ final class Idempotence
                 if (ps.rewriteSequences)
                 {
                     ps.rewriteSequences = false;
+                    clearUnresolved(ps); // its batches start from 0 under the new epoch: nothing left to tell
                     int sequence = 0;
                     for (ProducerBatch b = ps.firstUnacked; b != null; b = b.nextUnacked)
                     {
                         b.stamp(producerId, epoch, sequence);
                         b.sequenceReset = true;
-                        sequence = increment(sequence, b.recordCount);
+                        sequence = Sequences.increment(sequence, b.recordCount);
                     }
                     ps.producerId = producerId;
                     ps.producerEpoch = epoch;
@@ -270,11 +370,5 @@ final class Idempotence
                 }
             }
         }
-    }
-
-    /** Sequences wrap to 0 after Integer.MAX_VALUE, as the broker's do. */
-    private static int increment(final int sequence, final int by)
-    {
-        return sequence > Integer.MAX_VALUE - by ? by - (Integer.MAX_VALUE - sequence) - 1 : sequence + by;
     }
 }

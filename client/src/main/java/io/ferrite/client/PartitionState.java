@@ -29,6 +29,15 @@ final class PartitionState
     ProducerBatch lastUnacked;
     /** An error asked for an epoch bump: this partition's unacknowledged batches are renumbered from 0 under it. */
     boolean rewriteSequences;
+    /**
+     * A batch that was sent failed with its outcome unknown (expired, or out of retries after a lost answer):
+     * it may be in the log. No batch of the partition is sent for the first time until its other unacknowledged
+     * batches have completed; then it is resolved (the last acknowledged sequence is the last given: it arrived) or
+     * the epoch is bumped (kafka-clients' unresolved sequence).
+     */
+    boolean unresolved;
+    /** The sequence after the unresolved batch's last: a batch with it answered OUT_OF_ORDER_SEQUENCE_NUMBER proves the gap. */
+    int unresolvedSequence;
 
     PartitionState(final int partition)
     {

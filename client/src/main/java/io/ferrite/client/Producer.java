@@ -1,7 +1,6 @@
 package io.ferrite.client;
 
 import io.ferrite.wire.message.ApiKeys;
-import io.ferrite.wire.message.ProduceRequestEncoder;
 import io.ferrite.wire.message.ProduceResponseDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
@@ -36,15 +35,13 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     public static final int BUFFER_FULL = -6;
     /** {@link #send}: the idempotent producer met a fatal error ({@link #fatalError()}); close it. */
     public static final int FATAL_ERROR = -7;
-    /** Client's highest Produce version: 13 names topics by id only. */
-    private static final short MAX_PRODUCE_VERSION = 12;
 
     private final ProducerConfig config;
     private final CompletionHandler handler;
     private final ClusterMetadata metadata;
     private final ProducerPools pools;
     private final Idempotence idempotence;
-    private final ProduceRequestEncoder request = new ProduceRequestEncoder();
+    private final BatchDrain drain;
     private final ProduceResponseDecoder response = new ProduceResponseDecoder();
     private boolean flushRequested;
     private boolean closed;
@@ -59,6 +56,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         this.handler = handler;
         this.metadata = new ClusterMetadata(config, this);
         this.pools = new ProducerPools(config);
+        this.drain = new BatchDrain(config, metadata, pools, idempotence);
     }
 
     /**
@@ -153,6 +151,18 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         return metadata.topic(topic).partitions[partition];
     }
 
+    /** The batch pool, for the tests (how many batches it made, its bound). */
+    ProducerPools pools()
+    {
+        return pools;
+    }
+
+    /** The producer's state in words ({@link ProducerDiagnostics}), for a test that timed out. */
+    String describeState()
+    {
+        return ProducerDiagnostics.describe(metadata, idempotence, System.nanoTime());
+    }
+
     /** Records sent and not completed yet. */
     public long pending()
     {
@@ -198,7 +208,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             final NodeConnection c = metadata.connections.get(i);
             if (c.nodeId >= 0 && c.canSend() && c.inFlight() < config.maxInFlight && c.unsent() == 0)
             {
-                work += sendTo(c, now);
+                work += drain.sendTo(c, now);
             }
         }
         return work;
@@ -254,62 +264,6 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         ps.sealed.addLast(b);
         ps.open = null;
         t.sticky++;
-    }
-
-    /**
-     * One Produce request to {@code c} with the first sealed batch of each partition it leads that may go: without
-     * idempotence when none of the partition's is in flight, with it as {@link Idempotence#mayDrain} says.
-     */
-    private int sendTo(final NodeConnection c, final long now)
-    {
-        final short version = c.version(ApiKeys.PRODUCE, MAX_PRODUCE_VERSION);
-        if (version < ProduceRequestEncoder.LOWEST_VERSION)
-        {
-            return 0;
-        }
-        ProduceContext ctx = null;
-        int bytes = 0;
-        int topicCount = 0;
-        for (int i = 0; i < metadata.topics.size(); i++)
-        {
-            final TopicState t = metadata.topics.get(i);
-            boolean topicCounted = false;
-            for (int p = 0; p < t.partitions.length; p++)
-            {
-                final PartitionState ps = t.partitions[p];
-                final ProducerBatch b = ps.sealed.peekFirst();
-                if (b == null || ps.leader != c.nodeId || now - b.retryAtNs < 0 ||
-                    (bytes > 0 && bytes + b.size > config.maxRequestSize) ||
-                    (idempotence.enabled() ? !idempotence.mayDrain(ps, b) : ps.inFlight > 0))
-                {
-                    continue;
-                }
-                if (ctx == null)
-                {
-                    ctx = pools.takeContext(metadata.partitionCount());
-                }
-                ps.sealed.pollFirst();
-                if (idempotence.enabled() && !b.hasSequence())
-                {
-                    idempotence.assign(ps, b);
-                }
-                ps.peakInFlight = Math.max(ps.peakInFlight, ++ps.inFlight);
-                b.attempts++;
-                ctx.add(b);
-                bytes += b.size;
-                if (!topicCounted)
-                {
-                    topicCounted = true;
-                    topicCount++;
-                }
-            }
-        }
-        if (ctx == null)
-        {
-            return 0;
-        }
-        ctx.encode(request, c, version, topicCount, config.acks, (int)(config.requestTimeoutNs / 1_000_000L), now);
-        return 1;
     }
 
     /** acks=0: a batch is done once its request is in the socket (kafka-clients completes it then too, offset -1). */
@@ -398,6 +352,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     {
         final PartitionState ps = b.partition;
         ps.inFlight--;
+        b.lastError = error;
         final boolean idempotent = idempotence.enabled();
         if (idempotence.fatalError() != 0)
         {

@@ -40,6 +40,8 @@ final class ProducerBatch
     long deliveryDeadlineNs;
     long retryAtNs;
     int attempts;
+    /** The error of its last answer (or failure), 0 before one: for {@link ProducerDiagnostics}. */
+    short lastError;
     /** The idempotent producer's stamp, given when the batch is first sent: -1 before. */
     long producerId;
     short producerEpoch;
@@ -70,6 +72,7 @@ final class ProducerBatch
         deliveryDeadlineNs = nowNs + deliveryTimeoutNs;
         retryAtNs = nowNs;
         attempts = 0;
+        lastError = 0;
         producerId = -1;
         producerEpoch = -1;
         baseSequence = -1;
@@ -83,7 +86,7 @@ final class ProducerBatch
 
     int lastSequence()
     {
-        return baseSequence + recordCount - 1;
+        return Sequences.increment(baseSequence, recordCount - 1);
     }
 
     /** Writes the producer id, epoch and base sequence into the sealed batch's header and its CRC again. */

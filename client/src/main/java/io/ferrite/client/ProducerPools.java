@@ -38,6 +38,17 @@ final class ProducerPools
         return b;
     }
 
+    /** Batches made so far (for the tests: the pool has reached its bound once this is {@link #maxBatches()}). */
+    int batchesMade()
+    {
+        return batches;
+    }
+
+    int maxBatches()
+    {
+        return maxBatches;
+    }
+
     /** Returns a completed batch to the pool. */
     void releaseBatch(final ProducerBatch b)
     {

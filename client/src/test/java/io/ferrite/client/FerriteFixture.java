@@ -97,7 +97,8 @@ final class FerriteFixture implements AutoCloseable
         {
             if (System.nanoTime() - deadline >= 0)
             {
-                throw new AssertionError("every record completed within 60 s: " + producer.pending() + " pending");
+                throw new AssertionError("every record completed within 60 s: " + producer.pending() + " pending\n" +
+                    producer.describeState());
             }
             if (producer.doWork() == 0)
             {

@@ -35,6 +35,8 @@ public final class DroppingProxy implements AutoCloseable
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     public final AtomicInteger dropped = new AtomicInteger();
     private volatile int targetPort;
+    private volatile boolean dropping = true;
+    private volatile boolean mutedAll;
 
     public DroppingProxy(final long seed, final double dropChance) throws IOException
     {
@@ -55,6 +57,31 @@ public final class DroppingProxy implements AutoCloseable
     public int port()
     {
         return server.getLocalPort();
+    }
+
+    /** Whether Produce requests may be cut (true at first); off, every frame is passed on and no chance is drawn. */
+    public void dropping(final boolean on)
+    {
+        this.dropping = on;
+    }
+
+    /**
+     * On: nothing the brokers send reaches the clients, on every connection, until it is turned off (a test that
+     * needs a request appended and its answer lost for certain: it waits for the append, then {@link #cutAll()}).
+     */
+    public void muteAnswers(final boolean on)
+    {
+        this.mutedAll = on;
+    }
+
+    /** Cuts every connection now: their requests in flight fail on the clients. */
+    public void cutAll()
+    {
+        for (final Socket s : sockets)
+        {
+            closeQuietly(s);
+        }
+        sockets.clear();
     }
 
     public void target(final int port)
@@ -119,7 +146,7 @@ public final class DroppingProxy implements AutoCloseable
                 final boolean drop;
                 synchronized (random)
                 {
-                    drop = apiKey == PRODUCE && random.nextDouble() < dropChance;
+                    drop = dropping && apiKey == PRODUCE && random.nextDouble() < dropChance;
                 }
                 if (drop && loseAnswers)
                 {
@@ -145,7 +172,7 @@ public final class DroppingProxy implements AutoCloseable
         }
     }
 
-    private static void pump(final Socket from, final Socket to, final java.util.concurrent.atomic.AtomicBoolean muted)
+    private void pump(final Socket from, final Socket to, final java.util.concurrent.atomic.AtomicBoolean muted)
     {
         final byte[] buffer = new byte[64 * 1024];
         try (InputStream in = from.getInputStream())
@@ -154,7 +181,7 @@ public final class DroppingProxy implements AutoCloseable
             int n;
             while ((n = in.read(buffer)) > 0)
             {
-                if (muted.get())
+                if (muted.get() || mutedAll)
                 {
                     continue; // the connection is being cut: its answers are lost
                 }
