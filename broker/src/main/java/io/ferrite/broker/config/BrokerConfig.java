@@ -451,7 +451,8 @@ public final class BrokerConfig
             .define(INTERNAL_OFFSETS_RETENTION_MS, LONG, null, atLeast(1), true, "testing only: offsets retention in milliseconds")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __consumer_offsets (created on first use)")
             .define(OFFSETS_TOPIC_REPLICATION_FACTOR, INT, "3", atLeast(1), true,
-                "replication factor of __consumer_offsets in a cluster (created through the controller, refused with fewer brokers)")
+                "replication factor of __consumer_offsets in a cluster (created through the controller, refused with fewer brokers: "
+                    + "a cluster of 1 or 2 brokers has no working consumer group with the default, as Kafka — set it to the broker count or less)")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __consumer_offsets")
             .define(OFFSET_METADATA_MAX_BYTES, INT, "4096", NONE, true, "largest metadata string of a committed offset")
             .define(TRANSACTION_MAX_TIMEOUT_MS, INT, "900000", atLeast(1), true,
