@@ -126,9 +126,8 @@ public final class BrokerCounters
     {
         if (added != null)
         {
-            // a topic made in slices is first published with no partition made (admin.PendingCreations)
-            final TopicCounters kept = removed != null && removed.partitions.length > 0 ? removed.partitions[0].counters() : null;
-            final TopicCounters counters = kept != null ? kept : topic(added.name);
+            // a new version keeps its name's counters: topic() finds them by name (or "(others)" again: full is sticky)
+            final TopicCounters counters = topic(added.name);
             for (final Partition p : added.partitions)
             {
                 p.counters(counters);
