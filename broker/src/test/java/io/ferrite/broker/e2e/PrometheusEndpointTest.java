@@ -30,6 +30,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -131,6 +133,7 @@ class PrometheusEndpointTest
             // the JVM's own metrics beside them
             assertTrue(prometheus.value("sum(jvm_memory_used_bytes{area=\"heap\"})") > 0);
             assertTrue(prometheus.value("sum(jvm_threads_current)") > 0);
+            dashboardQueriesAnswer(prometheus);
         }
     }
 
@@ -164,6 +167,22 @@ class PrometheusEndpointTest
         final ConfigException bad = assertThrows(ConfigException.class, () -> BrokerConfig.of(Map.of(
             BrokerConfig.METRICS_LISTENER, "127.0.0.1:9404")));
         assertTrue(bad.getMessage().contains(BrokerConfig.METRICS_LISTENER), bad::getMessage);
+    }
+
+    /** Every query of the Grafana dashboard (docs/grafana/ferrite.json) is valid PromQL and answers data. */
+    private static void dashboardQueriesAnswer(final PrometheusServer prometheus) throws IOException
+    {
+        // the repository root: surefire runs in the module's directory
+        final String dashboard = Files.readString(Path.of("").toAbsolutePath().getParent().resolve("docs/grafana/ferrite.json"));
+        final Matcher expr = Pattern.compile("\"expr\": \"((?:[^\"\\\\]|\\\\.)*)\"").matcher(dashboard);
+        int queries = 0;
+        while (expr.find())
+        {
+            final String query = expr.group(1).replace("\\\"", "\"").replace("$instance", ".*").replace("$__rate_interval", "1m");
+            assertTrue(prometheus.value(query) != null, "the dashboard's query answers data: " + query);
+            queries++;
+        }
+        assertTrue(queries >= 15, "the dashboard's queries found: " + queries);
     }
 
     private static double producerMetric(final KafkaProducer<?, ?> producer, final String name, final String topic)
