@@ -109,8 +109,8 @@ final class StartupChecks
             {
                 ex.addSuppressed(closing);
             }
-            throw new StartupException(BrokerConfig.METRICS_LISTENER + ": cannot listen on "
-                + config.getString(BrokerConfig.METRICS_LISTENER) + ": " + StartupException.reason(ex), ex);
+            throw new StartupException(BrokerConfig.METRICS_LISTENER + "=" + config.getString(BrokerConfig.METRICS_LISTENER)
+                + ": cannot listen: " + StartupException.reason(ex), ex);
         }
     }
 

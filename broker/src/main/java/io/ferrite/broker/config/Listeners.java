@@ -34,7 +34,7 @@ final class Listeners
         return port(name, listeners, uri(name, listeners, first(name, listeners), PLAINTEXT_FORM), PLAINTEXT_FORM);
     }
 
-    /** An {@code http://host:port} listener (one; no path): its address, the host resolved (empty: all interfaces). */
+    /** An {@code http://host:port} listener (one; no path): its address, the host resolved ({@code 0.0.0.0}: all interfaces). */
     static InetSocketAddress http(final String name, final String listener)
     {
         final String value = listener.trim();
@@ -48,10 +48,6 @@ final class Listeners
         if (uri.getRawPath() != null && !uri.getRawPath().isEmpty() && !uri.getRawPath().equals("/") || uri.getRawQuery() != null)
         {
             throw new ConfigException(name, listener, expected + " (the path is always /metrics)");
-        }
-        if (uri.getHost() == null)
-        {
-            return new InetSocketAddress(port);
         }
         final InetSocketAddress address = new InetSocketAddress(uri.getHost(), port);
         if (address.isUnresolved())

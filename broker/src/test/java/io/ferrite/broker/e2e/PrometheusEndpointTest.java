@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.StartupException;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.log.config.ConfigException;
 import io.ferrite.testing.LoopbackPorts;
@@ -18,6 +19,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -163,6 +166,19 @@ class PrometheusEndpointTest
         }
         // stopped with the broker
         assertThrows(IOException.class, () -> http.send(scrape, HttpResponse.BodyHandlers.ofString()), "closed with the broker");
+        // an address in use: the start fails naming the setting, and what the broker had opened is let go (the same
+        // directory starts again: its lock was released)
+        try (ServerSocket taken = new ServerSocket(metricsPort, 1, InetAddress.getLoopbackAddress()))
+        {
+            final StartupException refused = assertThrows(StartupException.class, () -> new RunningBroker(dir.resolve("taken"),
+                Map.of(BrokerConfig.METRICS_LISTENER, "http://127.0.0.1:" + taken.getLocalPort())));
+            assertTrue(refused.getMessage().startsWith(BrokerConfig.METRICS_LISTENER + "=http://127.0.0.1:" + metricsPort
+                + ": cannot listen"), refused::getMessage);
+        }
+        try (RunningBroker again = new RunningBroker(dir.resolve("taken"), Map.of()))
+        {
+            assertTrue(again.broker.address().getPort() > 0);
+        }
         // a value that is not http://host:port is refused, naming the setting
         final ConfigException bad = assertThrows(ConfigException.class, () -> BrokerConfig.of(Map.of(
             BrokerConfig.METRICS_LISTENER, "127.0.0.1:9404")));
