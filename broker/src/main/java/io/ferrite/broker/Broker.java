@@ -34,6 +34,7 @@ import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.CountersFile;
+import io.ferrite.broker.metrics.prometheus.PrometheusEndpoint;
 import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.txn.EndTxnTiming;
@@ -81,6 +82,7 @@ public final class Broker implements AutoCloseable
     private final LogThreadRunner[] logThreadRunners;
     private final NetworkThread[] networkThreads;
     private final BrokerCounters counters; // the mapped counters (ferrite-stat reads them)
+    private volatile PrometheusEndpoint prometheus; // ferrite.metrics.listener's endpoint, or null
     private final Acceptor acceptor;
     private final CoordinatorRuntime coordinators;
     private final GroupCoordinator groups;
@@ -296,6 +298,7 @@ public final class Broker implements AutoCloseable
         }
         broker.cluster.start(broker.topics, broker.admin, broker.leadership, broker::executeOnOwner, broker); // joined when back
         broker.acceptor.start();
+        broker.prometheus = StartupChecks.prometheus(config, broker);
         LOG.info("Ferrite node {} of cluster {} listening on {} ({} topics in {})", config.nodeId(), broker.clusterId,
             broker.address, broker.topics.topics().size(), config.logDirs());
         return broker;
@@ -448,6 +451,10 @@ public final class Broker implements AutoCloseable
         }
         closed = true;
         LOG.info("shutting down");
+        if (prometheus != null)
+        {
+            prometheus.close(); // first: no scrape reads a counter after the counters file is unmapped, at the end
+        }
         if (EndTxnTiming.ENABLED)
         {
             LOG.info(EndTxnTiming.report());

@@ -1,6 +1,7 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.metrics.prometheus.PrometheusEndpoint;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
 
@@ -80,6 +81,36 @@ final class StartupChecks
         catch (final UnresolvedAddressException ex)
         {
             throw new StartupException(BrokerConfig.LISTENERS + ": cannot listen on " + listener + ": unknown host " + host, ex);
+        }
+    }
+
+    /**
+     * Starts the Prometheus endpoint where {@code ferrite.metrics.listener} says (null when it is not set), once the
+     * broker started; an address that cannot be had closes the broker and names the setting.
+     */
+    static PrometheusEndpoint prometheus(final BrokerConfig config, final Broker broker) throws IOException
+    {
+        final InetSocketAddress address = config.metricsListener();
+        if (address == null)
+        {
+            return null;
+        }
+        try
+        {
+            return PrometheusEndpoint.start(address, broker.counters().reader());
+        }
+        catch (final IOException ex)
+        {
+            try
+            {
+                broker.close();
+            }
+            catch (final IOException closing)
+            {
+                ex.addSuppressed(closing);
+            }
+            throw new StartupException(BrokerConfig.METRICS_LISTENER + "=" + config.getString(BrokerConfig.METRICS_LISTENER)
+                + ": cannot listen: " + StartupException.reason(ex), ex);
         }
     }
 

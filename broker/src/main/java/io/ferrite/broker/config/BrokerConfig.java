@@ -7,7 +7,7 @@ import io.ferrite.log.config.ConfigCatalogue;
 import io.ferrite.log.config.ConfigException;
 import io.ferrite.log.config.ConfigKey;
 
-import java.net.URI;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -86,6 +86,8 @@ public final class BrokerConfig
     public static final String LOG_CLEANER_IO_BUFFER_SIZE = "log.cleaner.io.buffer.size";
     public static final String LOG_CLEANER_IO_MAX_BYTES_PER_SECOND = "log.cleaner.io.max.bytes.per.second";
     public static final String LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms";
+    /** The Prometheus endpoint: {@code http://host:port} (port 0: any free one); not set, no endpoint. */
+    public static final String METRICS_LISTENER = "ferrite.metrics.listener";
 
     /** Topic config -> the broker properties that set its default, most specific first (Kafka's synonyms). */
     public static final Map<String, List<String>> TOPIC_SYNONYMS = topicSynonyms();
@@ -109,11 +111,12 @@ public final class BrokerConfig
         }
         topicDefaults(); // validates the topic defaults too
         ReplicaChecks.check(this);
-        listenerPort(listeners());
+        Listeners.port(LISTENERS, listeners());
         if (values.containsKey(ADVERTISED_LISTENERS))
         {
-            listenerPort(ADVERTISED_LISTENERS, advertisedListeners());
+            Listeners.port(ADVERTISED_LISTENERS, advertisedListeners());
         }
+        metricsListener();
     }
 
     /**
@@ -220,45 +223,19 @@ public final class BrokerConfig
     /** Host of the first listener ({@code PLAINTEXT://host:port}); empty means all interfaces. */
     public static String listenerHost(final String listener)
     {
-        final URI uri = listenerUri(LISTENERS, listener);
-        return uri.getHost() == null ? "" : uri.getHost();
-    }
-
-    private static URI listenerUri(final String name, final String listener)
-    {
-        try
-        {
-            return new URI(firstListener(name, listener));
-        }
-        catch (final java.net.URISyntaxException ex)
-        {
-            throw new ConfigException(name, listener, "expected PLAINTEXT://host:port (" + ex.getReason() + ")");
-        }
+        return Listeners.host(LISTENERS, listener);
     }
 
     public static int listenerPort(final String listener)
     {
-        return listenerPort(LISTENERS, listener);
+        return Listeners.port(LISTENERS, listener);
     }
 
-    private static int listenerPort(final String name, final String listener)
+    /** Where the Prometheus endpoint listens ({@value #METRICS_LISTENER}), or null: no endpoint. */
+    public InetSocketAddress metricsListener()
     {
-        final URI uri = listenerUri(name, listener);
-        if (uri.getPort() < 0 || uri.getPort() > 65535)
-        {
-            throw new ConfigException(name, listener, "expected PLAINTEXT://host:port");
-        }
-        return uri.getPort();
-    }
-
-    private static String firstListener(final String name, final String listeners)
-    {
-        final String first = listeners.split(",")[0].trim();
-        if (!first.toUpperCase(java.util.Locale.ROOT).startsWith("PLAINTEXT://"))
-        {
-            throw new ConfigException(name, listeners, "only PLAINTEXT listeners are supported");
-        }
-        return first.replaceFirst("(?i)^PLAINTEXT://", "plaintext://");
+        final String listener = getString(METRICS_LISTENER);
+        return listener == null ? null : Listeners.http(METRICS_LISTENER, listener);
     }
 
     /** The topic config defaults the broker properties give (what a topic without overrides gets). */
@@ -441,6 +418,8 @@ public final class BrokerConfig
                 "how log threads wait for work: busy-spin (lowest latency, a core each), backoff (spin, then park 1 us "
                     + "to 1 ms; no yields), park (spin, then park 10 ms at a time; a network thread handing over work unparks it), sleep")
             .define(WRITE_STRATEGY, STRING, "mapped", in("mapped", "channel"), true, "how segments are written (see log-engine)")
+            .define(METRICS_LISTENER, STRING, null, NONE, true, "http://host:port: serve the counters and JVM metrics in "
+                + "Prometheus' text format at /metrics there (docs/operations.md); not set: no endpoint")
             .define(GROUP_MIN_SESSION_TIMEOUT_MS, INT, "6000", NONE, true, "shortest session timeout a member may ask for")
             .define(GROUP_MAX_SESSION_TIMEOUT_MS, INT, "1800000", NONE, true, "longest session timeout a member may ask for")
             .define(GROUP_INITIAL_REBALANCE_DELAY_MS, INT, "3000", atLeast(0), true,

@@ -1,0 +1,52 @@
+package io.ferrite.broker.metrics;
+
+import io.ferrite.wire.message.ApiKeys;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The counters read by type id and key: summed over the network threads as ferrite-stat sums them by label, per
+ * thread when asked, and a topic whose name is longer than the key's room read whole.
+ */
+class CounterReadingsTest
+{
+    @Test
+    void figuresAreReadByTypeAndKeyAndSummedOverThreads()
+    {
+        final BrokerCounters counters = BrokerCounters.inMemory(2, 4096);
+        final String longName = "t".repeat(200); // Kafka allows 249 bytes; the key holds 104
+        final TopicCounters orders = counters.topic("orders");
+        final TopicCounters longTopic = counters.topic(longName);
+        counters.network(0).produced(orders, 3, 300);
+        counters.network(1).produced(orders, 2, 200);
+        counters.network(1).produced(longTopic, 1, 50);
+        counters.network(0).request(ApiKeys.PRODUCE);
+        counters.network(1).request(ApiKeys.PRODUCE);
+        counters.network(1).error(ApiKeys.METADATA, io.ferrite.broker.Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        counters.network(1).error(ApiKeys.FETCH, (short)29); // TOPIC_AUTHORIZATION_FAILED: not counted one by one
+
+        final Map<CounterReadings.Figure, Long> sums = CounterReadings.summed(counters.reader());
+        final int all = CounterReadings.ALL_THREADS;
+        assertEquals(5L, sums.get(new CounterReadings.Figure(CounterTypes.TOPIC_RECORDS_IN, all, 0, "orders")));
+        assertEquals(500L, sums.get(new CounterReadings.Figure(CounterTypes.TOPIC_BYTES_IN, all, 0, "orders")));
+        assertEquals(1L, sums.get(new CounterReadings.Figure(CounterTypes.TOPIC_RECORDS_IN, all, 0, longName)), sums::toString);
+        assertEquals(6L, sums.get(new CounterReadings.Figure(CounterTypes.RECORDS_IN, all, 0, null)));
+        assertEquals(550L, sums.get(new CounterReadings.Figure(CounterTypes.BYTES_IN, all, 0, null)));
+        assertEquals(2L, sums.get(new CounterReadings.Figure(CounterTypes.REQUESTS, all, ApiKeys.PRODUCE.id, null)));
+        assertEquals(1L, sums.get(new CounterReadings.Figure(CounterTypes.API_ERRORS, all, ApiKeys.METADATA.id, null)));
+        assertEquals(1L, sums.get(new CounterReadings.Figure(CounterTypes.ERROR_CODES, all,
+            io.ferrite.broker.Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));
+        assertEquals(1L, sums.get(new CounterReadings.Figure(CounterTypes.ERROR_CODES, all, CounterTypes.OTHER_CODE, null)));
+        assertEquals("UNKNOWN_TOPIC_OR_PARTITION", CounterReadings.errorName(io.ferrite.broker.Errors.UNKNOWN_TOPIC_OR_PARTITION));
+        assertEquals("OTHER", CounterReadings.errorName(CounterTypes.OTHER_CODE));
+
+        final Map<CounterReadings.Figure, Long> perThread = CounterReadings.perThread(counters.reader());
+        assertEquals(3L, perThread.get(new CounterReadings.Figure(CounterTypes.TOPIC_RECORDS_IN, 0, 0, "orders")));
+        assertEquals(2L, perThread.get(new CounterReadings.Figure(CounterTypes.TOPIC_RECORDS_IN, 1, 0, "orders")));
+        // the same figures as ferrite-stat's table, which sums by label
+        assertEquals(5L, CounterTable.read(counters.reader(), false, "records in topic=orders").get(0).value());
+    }
+}
