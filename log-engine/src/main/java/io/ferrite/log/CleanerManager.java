@@ -184,7 +184,7 @@ final class CleanerManager
             return null;
         }
         final long activeBase = view.baseOffset(n - 1);
-        long firstUncleanable = Math.min(log.lastStableOffset(), activeBase);
+        long firstUncleanable = Math.min(log.transactions().lastStableOffset(), activeBase);
         final long minLag = Math.max(cfg.minCompactionLagMs, 0L);
         final int firstDirtySegment = floorSegment(firstDirty);
         long earliestDirtyTimestamp = Long.MAX_VALUE;

@@ -407,7 +407,7 @@ final class LogTruncation
     {
         // a state rebuilt in place: until the replay re-opens the transactions open below the target, the last stable
         // offset stays at or below both what it was and the target (neither the old nor the new one is lower)
-        producers.capLastStableOffset(Math.min(log.lastStableOffset(), target));
+        producers.capLastStableOffset(Math.min(log.transactions().lastStableOffset(), target));
         try
         {
             rebuildProducers(target);

@@ -43,7 +43,7 @@ public final class PartitionLog implements AutoCloseable
     /** {@link #readBatch} result: no batch below the bound at that offset yet. */
     public static final int NO_BATCH = 1;
     /**
-     * {@link #collectAbortedTransactions} status: a transaction index could not be read (an I/O error,
+     * {@link LogTransactions#collectAbortedTransactions} status: a transaction index could not be read (an I/O error,
      * or a segment retention deleted and closed under a read that outlasted {@code file.delete.delay.ms}).
      */
     public static final int READ_FAILED = -2;
@@ -179,27 +179,10 @@ public final class PartitionLog implements AutoCloseable
         offsets.highWatermark(offset);
     }
 
-    /** {@link LogTransactions#appendMarker} (single writer, as {@link #append}). */
-    public void appendMarker(final long producerId, final short producerEpoch, final int coordinatorEpoch, final boolean commit,
-        final boolean epochBump, final AppendResult result)
-    {
-        transactions.appendMarker(producerId, producerEpoch, coordinatorEpoch, commit, epochBump, result);
-    }
-
-    /** {@link LogTransactions#lastStableOffset} (any thread). */
-    public long lastStableOffset()
-    {
-        return transactions.lastStableOffset();
-    }
-
-    /** {@link LogTransactions#collectAbortedTransactions} (any thread; allocates nothing). */
-    public int collectAbortedTransactions(final long fetchOffset, final long upperBoundOffset, final java.nio.ByteBuffer scratch,
-        final AbortedTxnSink sink)
-    {
-        return transactions.collectAbortedTransactions(fetchOffset, upperBoundOffset, scratch, sink);
-    }
-
-    /** The transaction surface: markers, producer state, the last stable offset, the aborted transactions of a fetch. */
+    /**
+     * The transaction surface, its one home: markers (single writer, as {@link #append}), producer state, the last
+     * stable offset and the aborted transactions of a fetch (any thread; allocates nothing).
+     */
     public LogTransactions transactions()
     {
         return transactions;

@@ -8,7 +8,6 @@ import org.agrona.DirectBuffer;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.nio.file.Files;
 
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
@@ -19,7 +18,8 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  *
  * <p>One writer appends; readers use {@link #size()} (acquire), which is published (release)
  * after the bytes are written and before the index entries that point at them. Its files are
- * created and opened by {@link SegmentOpener}; {@link SegmentRecovery} walks it after an unclean stop.
+ * created and opened by {@link SegmentOpener}; {@link SegmentRecovery} walks it after an unclean stop; its
+ * writer's index bookkeeping (when an index entry is due, the largest timestamp) is {@link SegmentIndexer}'s.
  */
 final class Segment implements AutoCloseable
 {
@@ -48,15 +48,11 @@ final class Segment implements AutoCloseable
     final TransactionIndex txnIndex;
     private final int indexIntervalBytes;
     private final int maxIndexBytes;
+    /** The writer's index bookkeeping. */
+    private final SegmentIndexer indexer;
     @SuppressWarnings("unused") // through SIZE
     private volatile int size;
 
-    // writer state
-    private int bytesSinceLastIndexEntry;
-    private long maxTimestampSoFar = RecordBatchDescriptor.NO_TIMESTAMP;
-    private long offsetOfMaxTimestampSoFar;
-    private long rollingBasedTimestamp = RecordBatchDescriptor.NO_TIMESTAMP;
-    private long lastOffset = -1;
     private final long createdMs;
     private volatile boolean active;
     /** Set before retention drops the segment from the log and before it closes: from then on no tailer starts a read in it. */
@@ -79,9 +75,8 @@ final class Segment implements AutoCloseable
         this.maxIndexBytes = config.segmentIndexBytes;
         this.active = active;
         this.createdMs = createdMs;
+        this.indexer = new SegmentIndexer(offsetIndex, timeIndex, indexIntervalBytes);
         SIZE.setRelease(this, size);
-        maxTimestampSoFar = timeIndex.lastTimestamp();
-        offsetOfMaxTimestampSoFar = timeIndex.lastOffset();
     }
 
     static String fileName(final long baseOffset, final String suffix)
@@ -109,12 +104,12 @@ final class Segment implements AutoCloseable
 
     long maxTimestamp()
     {
-        return maxTimestampSoFar;
+        return indexer.maxTimestamp();
     }
 
     long offsetOfMaxTimestamp()
     {
-        return offsetOfMaxTimestampSoFar;
+        return indexer.offsetOfMaxTimestamp();
     }
 
     /**
@@ -123,13 +118,13 @@ final class Segment implements AutoCloseable
      */
     long timeWaitedForRoll(final long nowMs, final long incomingMaxTimestamp)
     {
-        return rollingBasedTimestamp >= 0 ? incomingMaxTimestamp - rollingBasedTimestamp : nowMs - createdMs;
+        return indexer.timeWaitedForRoll(nowMs, incomingMaxTimestamp, createdMs);
     }
 
     /** The last offset appended to this segment, or -1 for an empty one (writer state). */
     long lastOffset()
     {
-        return lastOffset;
+        return indexer.lastOffset();
     }
 
     /**
@@ -159,27 +154,17 @@ final class Segment implements AutoCloseable
         final long batchMaxTimestamp) throws IOException
     {
         final int position = size();
-        ensureIndexRoom();
+        indexer.ensureRoom();
         log.write(src, offset, length, position);
         publish(position, length, batchLastOffset, batchMaxTimestamp);
         return position;
-    }
-
-    /** Claims the index space an entry for the next batch needs: once a batch is published its entries must not fail. */
-    private void ensureIndexRoom() throws IOException
-    {
-        if (bytesSinceLastIndexEntry > indexIntervalBytes)
-        {
-            offsetIndex.ensureRoomAllocated();
-            timeIndex.ensureRoomAllocated();
-        }
     }
 
     /** Makes a batch whose bytes are in place at {@code position} readable: the size (release), then its index entries. */
     private void publish(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
     {
         SIZE.setRelease(this, position + length);
-        indexed(position, length, batchLastOffset, batchMaxTimestamp);
+        indexer.indexed(position, length, batchLastOffset, batchMaxTimestamp);
     }
 
     /**
@@ -205,36 +190,14 @@ final class Segment implements AutoCloseable
         {
             throw LogMessages.claimMisplaced(position, size());
         }
-        ensureIndexRoom();
+        indexer.ensureRoom();
         publish(position, length, batchLastOffset, batchMaxTimestamp);
     }
 
     /** Whether the time-based roll counts from the first batch's timestamp (else from the segment's creation). */
     boolean rollsByBatchTimestamps()
     {
-        return rollingBasedTimestamp >= 0;
-    }
-
-    /** Index bookkeeping for a batch at {@code position} (append and recovery alike). */
-    private void indexed(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
-    {
-        if (position == 0)
-        {
-            rollingBasedTimestamp = batchMaxTimestamp;
-        }
-        if (batchMaxTimestamp > maxTimestampSoFar)
-        {
-            maxTimestampSoFar = batchMaxTimestamp;
-            offsetOfMaxTimestampSoFar = batchLastOffset;
-        }
-        if (bytesSinceLastIndexEntry > indexIntervalBytes)
-        {
-            offsetIndex.append(batchLastOffset, position);
-            timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, false);
-            bytesSinceLastIndexEntry = 0;
-        }
-        bytesSinceLastIndexEntry += length;
-        lastOffset = batchLastOffset;
+        return indexer.rollsByBatchTimestamps();
     }
 
     /** Allocates ahead of the write position (mapped strategy); safe from the preallocator thread. */
@@ -278,11 +241,7 @@ final class Segment implements AutoCloseable
     void deactivate() throws IOException
     {
         log.trim(size());
-        if (maxTimestampSoFar != RecordBatchDescriptor.NO_TIMESTAMP)
-        {
-            timeIndex.ensureRoomAllocated();
-            timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
-        }
+        indexer.closingTimeEntry();
         offsetIndex.trimToValidSize();
         timeIndex.trimToValidSize();
         active = false;
@@ -380,16 +339,13 @@ final class Segment implements AutoCloseable
         timeIndex.resize(maxIndexBytes);
         offsetIndex.reset();
         timeIndex.reset();
-        bytesSinceLastIndexEntry = 0;
-        maxTimestampSoFar = RecordBatchDescriptor.NO_TIMESTAMP;
-        rollingBasedTimestamp = RecordBatchDescriptor.NO_TIMESTAMP;
-        lastOffset = -1;
+        indexer.reset();
     }
 
     /** Recovery kept the batch at {@code position}: its index bookkeeping, as an append's. */
     void recovered(final int position, final int length, final long batchLastOffset, final long batchMaxTimestamp)
     {
-        indexed(position, length, batchLastOffset, batchMaxTimestamp);
+        indexer.indexed(position, length, batchLastOffset, batchMaxTimestamp);
     }
 
     /** Recovery ends: the log cut at {@code end} (also giving back what lies past it), a sealed segment deactivated. */

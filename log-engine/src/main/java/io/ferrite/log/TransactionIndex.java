@@ -102,9 +102,7 @@ final class TransactionIndex
 
     /**
      * The index of the segment whose log file is {@code logPath}: empty and without a file, or, when
-     * {@code found}, the file in place, checked and cut after its last sane entry (a torn tail after a
-     * crash, an entry that is not version 0, names a marker below the segment, does not follow the
-     * one before it, or has an impossible offset: negative, or a last stable offset equal to the marker's).
+     * {@code found}, the file in place, checked and cut after its last sane entry ({@link TransactionIndexCheck}).
      */
     static TransactionIndex open(final long baseOffset, final Path logPath, final boolean found) throws IOException
     {
@@ -144,50 +142,12 @@ final class TransactionIndex
         final FileChannel ch = FileChannel.open(path(), StandardOpenOption.READ, StandardOpenOption.WRITE);
         try
         {
-            final long size = ch.size();
-            final ByteBuffer buffer = ByteBuffer.allocate(ENTRY_LENGTH * 128);
-            int sane = 0;
-            long last = -1;
-            final long whole = Math.min(size / ENTRY_LENGTH, Integer.MAX_VALUE / ENTRY_LENGTH);
-            String why = size % ENTRY_LENGTH != 0 ? "a torn entry at its end" : null;
-            scan:
-            while (sane < whole)
-            {
-                final int n = read(ch, buffer, (long)sane * ENTRY_LENGTH, (int)Math.min(128, whole - sane));
-                if (n == 0)
-                {
-                    why = "fewer bytes than its size";
-                    break;
-                }
-                for (int i = 0; i < n; i++)
-                {
-                    final int at = i * ENTRY_LENGTH;
-                    final long first = buffer.getLong(at + FIRST_OFFSET_OFFSET);
-                    final long lastOfEntry = buffer.getLong(at + LAST_OFFSET_OFFSET);
-                    final long lastStable = buffer.getLong(at + LAST_STABLE_OFFSET_OFFSET);
-                    // the last stable offset is never the marker's own offset (it is the first offset of another
-                    // producer's open transaction, or the marker's + 1): this is what an entry of zeros fails in
-                    // segment 0, where a power loss can leave the file's new size without its bytes
-                    if (buffer.getShort(at + VERSION_OFFSET) != VERSION || lastOfEntry < baseOffset || lastOfEntry <= last ||
-                        first > lastOfEntry || first < 0 || lastStable < 0 || lastStable == lastOfEntry)
-                    {
-                        why = "entry " + sane + " not sane";
-                        break scan;
-                    }
-                    last = lastOfEntry;
-                    sane++;
-                }
-            }
-            if (why != null)
-            {
-                LOG.warn("{}: {}; cut to its {} entries before it", path(), why, sane);
-                ch.truncate((long)sane * ENTRY_LENGTH);
-            }
+            final TransactionIndexCheck.Checked checked = TransactionIndexCheck.check(ch, baseOffset, path());
             readChannel = FileChannel.open(path(), StandardOpenOption.READ);
             channel = ch;
-            lastOffset = last;
-            flushedEntries = why != null ? -1 : sane; // a cut is flushed with the segment
-            ENTRIES.setRelease(this, sane);
+            lastOffset = checked.lastOffset();
+            flushedEntries = checked.cut() ? -1 : checked.entries(); // a cut is flushed with the segment
+            ENTRIES.setRelease(this, checked.entries());
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -268,7 +228,7 @@ final class TransactionIndex
         {
             keep--;
             last = -1;
-            if (keep > 0 && read(channel, buffer, (long)(keep - 1) * ENTRY_LENGTH, 1) == 1)
+            if (keep > 0 && TransactionIndexCheck.read(channel, buffer, (long)(keep - 1) * ENTRY_LENGTH, 1) == 1)
             {
                 last = buffer.getLong(LAST_OFFSET_OFFSET);
             }
@@ -361,7 +321,7 @@ final class TransactionIndex
     }
 
     /**
-     * {@link #read} through the readers' channel; when another reader's interrupt closed it, again
+     * {@link TransactionIndexCheck#read} through the readers' channel; when another reader's interrupt closed it, again
      * through a channel opened again ({@link #reopen}) — as often as other readers' interrupts close
      * it (once was not enough: a reader interrupted twice in a row closed the reopened channel too, and
      * an uninterrupted walk failed; TxnIndexInterruptTest saw it once in CI).
@@ -373,7 +333,7 @@ final class TransactionIndex
         {
             try
             {
-                return read(ch, buffer, position, count);
+                return TransactionIndexCheck.read(ch, buffer, position, count);
             }
             catch (final ClosedChannelException closed)
             {
@@ -411,29 +371,6 @@ final class TransactionIndex
         }
         LOG.info("{}: its readers' channel was closed by an interrupted reader; opened again", path());
         return fresh;
-    }
-
-    /**
-     * Reads up to {@code count} whole entries at {@code position} into {@code buffer} from its start.
-     *
-     * @return the whole entries read: fewer at the end of the file
-     */
-    private static int read(final FileChannel ch, final ByteBuffer buffer, final long position, final int count)
-        throws IOException
-    {
-        if (count * ENTRY_LENGTH > buffer.capacity() || count < 0)
-        {
-            throw new IllegalArgumentException("a buffer of " + buffer.capacity() + " bytes cannot take " + count + " entries");
-        }
-        buffer.clear().limit(count * ENTRY_LENGTH);
-        while (buffer.hasRemaining())
-        {
-            if (ch.read(buffer, position + buffer.position()) < 0)
-            {
-                break;
-            }
-        }
-        return buffer.position() / ENTRY_LENGTH;
     }
 
     /** fsync of what was appended since the last one (the data, and the size needed to read it back). */

@@ -72,7 +72,7 @@ class FollowerAppendTest
                 leader.highWatermark(leader.logEndOffset());
                 follower.highWatermark(Math.min(leader.highWatermark(), follower.logEndOffset()));
                 assertEquals(ReplicaCopy.describe(leader).replace("leader", "x"), ReplicaCopy.describe(follower).replace("follower", "x"));
-                assertEquals(leader.lastStableOffset(), follower.lastStableOffset());
+                assertEquals(leader.transactions().lastStableOffset(), follower.transactions().lastStableOffset());
                 assertEquals(aborted(leader, 0), aborted(follower, 0));
             }
             assertTrue(leader.segmentCount() > 5, "rolls: " + leader.segmentCount());
@@ -99,7 +99,7 @@ class FollowerAppendTest
                 final PartitionLog follower = manager.log("follower", 0);
                 assertEquals(ReplicaCopy.describe(leader).replace("leader", "x"), ReplicaCopy.describe(follower).replace("follower", "x"));
                 assertEquals(aborted(leader, 0), aborted(follower, 0));
-                assertEquals(leader.lastStableOffset(), follower.lastStableOffset());
+                assertEquals(leader.transactions().lastStableOffset(), follower.transactions().lastStableOffset());
             }
             ReplicaCopy.assertSameFiles(data.resolve("leader-0"), data.resolve("follower-0"));
         }
@@ -109,7 +109,7 @@ class FollowerAppendTest
     static List<Long> aborted(final PartitionLog log, final long from)
     {
         final List<Long> out = new ArrayList<>();
-        final int status = log.collectAbortedTransactions(from, log.logEndOffset(), ByteBuffer.allocateDirect(34 * 8),
+        final int status = log.transactions().collectAbortedTransactions(from, log.logEndOffset(), ByteBuffer.allocateDirect(34 * 8),
             (producerId, firstOffset) ->
             {
                 out.add(producerId);
@@ -239,21 +239,21 @@ class FollowerAppendTest
 
             // the leader's high watermark is 3: the follower's is min(3, its log end)
             follower.highWatermark(Math.min(3, follower.logEndOffset()));
-            assertEquals(2, follower.lastStableOffset(), "producer 10's transaction is open below the high watermark");
+            assertEquals(2, follower.transactions().lastStableOffset(), "producer 10's transaction is open below the high watermark");
             assertEquals(PartitionLog.NO_BATCH, follower.readBatch(3, follower.highWatermark(), batch), "nothing at the high watermark");
             // the marker is in, but the high watermark has not passed it: still unstable at 2
             follower.highWatermark(6);
-            assertEquals(2, follower.lastStableOffset());
+            assertEquals(2, follower.transactions().lastStableOffset());
             follower.highWatermark(7);
-            assertEquals(5, follower.lastStableOffset(), "producer 11's transaction is still open");
+            assertEquals(5, follower.transactions().lastStableOffset(), "producer 11's transaction is still open");
 
             // a leader's high watermark above what the follower has: its own log end
             length = build(buffer, 0, 7, 1, 11, true, true, 1);                       // 7 COMMIT of 11
             follower.appendAsFollower(buffer, 0, length, 1, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
-            assertEquals(5, follower.lastStableOffset(), "the marker is not below the high watermark yet");
+            assertEquals(5, follower.transactions().lastStableOffset(), "the marker is not below the high watermark yet");
             follower.highWatermark(Math.min(100, follower.logEndOffset()));
-            assertEquals(8, follower.lastStableOffset());
+            assertEquals(8, follower.transactions().lastStableOffset());
         }
     }
 
@@ -315,7 +315,7 @@ class FollowerAppendTest
             assertEquals(4, follower.logEndOffset());
             // the producer state takes it as no marker, so the .txnindex has no entry for it either
             follower.highWatermark(4);
-            assertEquals(0, follower.lastStableOffset(), "producer 10's transaction is still open");
+            assertEquals(0, follower.transactions().lastStableOffset(), "producer 10's transaction is still open");
             assertEquals(List.of(), aborted(follower, 0));
         }
     }

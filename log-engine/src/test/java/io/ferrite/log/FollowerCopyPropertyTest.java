@@ -51,7 +51,7 @@ class FollowerCopyPropertyTest
                 leader.highWatermark(hw);
                 follower.highWatermark(hw);
                 assertEquals(ReplicaCopy.producers(leader), ReplicaCopy.producers(follower), "producers after round " + round);
-                assertEquals(leader.lastStableOffset(), follower.lastStableOffset(), "LSO at high watermark " + hw);
+                assertEquals(leader.transactions().lastStableOffset(), follower.transactions().lastStableOffset(), "LSO at high watermark " + hw);
             }
         }
         ReplicaCopy.assertSameFiles(data.resolve("leader-0"), data.resolve("follower-0"));

@@ -86,6 +86,6 @@ class FollowerTruncationPropertyTest
         leader.highWatermark(hw);
         follower.highWatermark(hw);
         assertEquals(ReplicaCopy.producers(leader), ReplicaCopy.producers(follower), what + ": producers");
-        assertEquals(leader.lastStableOffset(), follower.lastStableOffset(), what + ": LSO at high watermark " + hw);
+        assertEquals(leader.transactions().lastStableOffset(), follower.transactions().lastStableOffset(), what + ": LSO at high watermark " + hw);
     }
 }

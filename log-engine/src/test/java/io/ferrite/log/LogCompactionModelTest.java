@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Issue 13's model test: a real {@link PartitionLog} written with random keys, values and tombstones, plain,
- * idempotent and transactional batches (committed and aborted through {@link PartitionLog#appendMarker}) and
+ * idempotent and transactional batches (committed and aborted through {@link LogTransactions#appendMarker}) and
  * small segments, cleaned by {@link LogCompactor} now and then with an offset map of a few slots (so a clean
  * takes several passes) while the clock moves, some moves past {@code delete.retention.ms}; checked after every
  * clean against a model of what was appended: every record read is the one appended at its offset, offsets
@@ -329,7 +329,7 @@ class LogCompactionModelTest
 
         void marker(final long pid, final boolean commit)
         {
-            log.appendMarker(pid, epochs.getOrDefault(pid, (short)0), 0, commit, false, result);
+            log.transactions().appendMarker(pid, epochs.getOrDefault(pid, (short)0), 0, commit, false, result);
             assertEquals(AppendResult.OK, result.status, result.toString());
             appended.put(result.firstOffset, new Appended(result.firstOffset, null, null, pid, true));
             final List<Long> data = openTxns.remove(pid);
@@ -353,7 +353,7 @@ class LogCompactionModelTest
         {
             log.highWatermark(log.logEndOffset());
             final SegmentsView view = new SegmentsView().take(log);
-            return Math.min(view.baseOffset(view.count() - 1), log.lastStableOffset());
+            return Math.min(view.baseOffset(view.count() - 1), log.transactions().lastStableOffset());
         }
 
         void clean() throws Exception
@@ -577,7 +577,7 @@ class LogCompactionModelTest
                     if (abortMarkers.contains(marker))
                     {
                         final List<Long> reported = new ArrayList<>();
-                        assertEquals(PartitionLog.READ_OK, log.collectAbortedTransactions(base, base + 1, scratch, (p, first) ->
+                        assertEquals(PartitionLog.READ_OK, log.transactions().collectAbortedTransactions(base, base + 1, scratch, (p, first) ->
                         {
                             if (p == pid && first <= base)
                             {

@@ -380,7 +380,7 @@ class LogCompactorTest
             open = txn ? result.firstOffset : open;
         }
         log.highWatermark(log.logEndOffset());
-        assertEquals(open, log.lastStableOffset());
+        assertEquals(open, log.transactions().lastStableOffset());
         final SegmentsView view = new SegmentsView().take(log);
         int segmentOfOpen = 0;
         while (segmentOfOpen + 1 < view.count() && view.baseOffset(segmentOfOpen + 1) <= open)
@@ -391,7 +391,7 @@ class LogCompactorTest
             "the open transaction lies inside an inactive segment, not at its base");
         try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
         {
-            final long end = Math.min(activeBase(log), log.lastStableOffset());
+            final long end = Math.min(activeBase(log), log.transactions().lastStableOffset());
             assertEquals(end, new LogCompactor(map, CleanerThrottle.NONE, 1 << 20).clean(log, 0, end, 86_400_000L, NOW,
                 new CleanStats()));
             assertEquals(1, records(log)[0], "key 0's committed value at 0 stays: its rewrite at " + open +

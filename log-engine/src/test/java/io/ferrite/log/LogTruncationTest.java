@@ -184,7 +184,7 @@ class LogTruncationTest extends OrdersLogFixture
             assertEquals(1000, log.logStartOffset());
             assertEquals(1000, log.logEndOffset());
             assertEquals(1000, log.highWatermark());
-            assertEquals(1000, log.lastStableOffset());
+            assertEquals(1000, log.transactions().lastStableOffset());
             assertEquals(1, log.segmentCount());
             append(log, 2);
             assertEquals(1006, log.logEndOffset());
@@ -271,16 +271,16 @@ class LogTruncationTest extends OrdersLogFixture
             log.transactions().appendMarker(9, (short)0, 0, false, false, result); // ABORT at 22
             sendTxn(log, 10, 0);                                // 23..25: open beyond the target
             log.highWatermark(log.logEndOffset());
-            assertEquals(openFirst, log.lastStableOffset());
+            assertEquals(openFirst, log.transactions().lastStableOffset());
             assertEquals(List.of("7@" + firstOfAborted, "9@19"), aborted(log, 0));
             assertTrue(log.truncateTo(22)); // the ABORT of 9 goes: its transaction is open again, its index entry gone
             log.highWatermark(22);
             assertEquals(List.of("7@" + firstOfAborted), aborted(log, 0));
-            assertEquals(openFirst, log.lastStableOffset());
+            assertEquals(openFirst, log.transactions().lastStableOffset());
             log.transactions().appendMarker(8, (short)0, 0, true, false, result); // COMMIT at 22
             assertEquals(AppendResult.OK, result.status, result.toString());
             log.highWatermark(log.logEndOffset());
-            assertEquals(19, log.lastStableOffset(), "9's transaction, open again, holds it; 10's is forgotten");
+            assertEquals(19, log.transactions().lastStableOffset(), "9's transaction, open again, holds it; 10's is forgotten");
         }
         uncleanStop();
         try (LogManager manager = open())
@@ -301,14 +301,14 @@ class LogTruncationTest extends OrdersLogFixture
             final long openFirst = sendTxn(log, 8, 0); // 6..8, open below the target
             append(log, 4);                            // 9..20
             log.highWatermark(log.logEndOffset());
-            assertEquals(openFirst, log.lastStableOffset());
+            assertEquals(openFirst, log.transactions().lastStableOffset());
             final long[] midRebuild = {-1};
             // a fetch thread's read between the producer state's clear and the replay that re-opens the transaction
-            log.truncation().producersLoaded = () -> midRebuild[0] = log.lastStableOffset();
+            log.truncation().producersLoaded = () -> midRebuild[0] = log.transactions().lastStableOffset();
             assertTrue(log.truncateTo(15));
             assertTrue(midRebuild[0] >= 0, "the seam ran");
             assertTrue(midRebuild[0] <= openFirst, "read_committed must not pass the open transaction: " + midRebuild[0]);
-            assertEquals(openFirst, log.lastStableOffset());
+            assertEquals(openFirst, log.transactions().lastStableOffset());
         }
     }
 

@@ -73,7 +73,7 @@ class ProducerStateCopyTest
             log.append(b.buffer, 0, b.length, result);
             expected.put(4L, result.lastOffset);
         }
-        log.appendMarker(5, (short)3, 0, true, false, result); // a producer with markers only
+        log.transactions().appendMarker(5, (short)3, 0, true, false, result); // a producer with markers only
         expected.put(5L, -1L);
         final Map<Long, Long> copy = new TreeMap<>();
         final Map<Long, Short> epochs = new TreeMap<>();

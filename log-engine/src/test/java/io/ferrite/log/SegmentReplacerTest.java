@@ -225,7 +225,7 @@ class SegmentReplacerTest extends ManagerFixture
         appendTxn(segs[2], 8, batchOfDropped, droppedMarker);
         final long[] bases = log.segmentReplacer().inactiveSegmentBases();
         final List<Long> before = new ArrayList<>();
-        log.collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(1024),
+        log.transactions().collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(1024),
             (producerId, firstOffset) -> before.add(producerId));
         assertEquals(List.of(7L, 8L), before);
         assertEquals(SegmentReplacer.REPLACED, log.segmentReplacer().replace(bases[0], 4,
@@ -233,11 +233,11 @@ class SegmentReplacerTest extends ManagerFixture
         final long withTxns = log.segments()[1].baseOffset;
         assertTrue(Files.exists(dir.resolve("swap-0").resolve(Segment.fileName(withTxns, TransactionIndex.SUFFIX))));
         final List<Long> producers = new ArrayList<>();
-        log.collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(1024),
+        log.transactions().collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(1024),
             (producerId, firstOffset) -> producers.add(producerId));
         assertEquals(List.of(7L), producers, "the transaction whose marker was dropped has no entry left");
         producers.clear();
-        reopen().collectAbortedTransactions(0, Long.MAX_VALUE, ByteBuffer.allocate(1024),
+        reopen().transactions().collectAbortedTransactions(0, Long.MAX_VALUE, ByteBuffer.allocate(1024),
             (producerId, firstOffset) -> producers.add(producerId));
         assertEquals(List.of(7L), producers, "after a reopen");
     }

@@ -44,7 +44,7 @@ public final class TxnIndexFsyncOrderChild
                 check(result.status == AppendResult.OK, result);
                 awaitTold(told, log.logEndOffset());
                 note(record, "abort");
-                log.appendMarker(7, (short)0, 0, false, false, result);
+                log.transactions().appendMarker(7, (short)0, 0, false, false, result);
                 check(result.status == AppendResult.OK, result);
                 awaitTold(told, log.logEndOffset());
             }

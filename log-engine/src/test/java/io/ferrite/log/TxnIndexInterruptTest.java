@@ -62,7 +62,7 @@ class TxnIndexInterruptTest
                 {
                     while (!stop.get())
                     {
-                        if (log.collectAbortedTransactions(0, Long.MAX_VALUE, scratch, (p, f) -> { }) != PartitionLog.READ_OK)
+                        if (log.transactions().collectAbortedTransactions(0, Long.MAX_VALUE, scratch, (p, f) -> { }) != PartitionLog.READ_OK)
                         {
                             failedWalks.incrementAndGet(); // its own interrupt: this walk fails, no other
                             Thread.interrupted();
@@ -161,7 +161,7 @@ class TxnIndexInterruptTest
         assertEquals(AppendResult.OK, result.status, result.toString());
         sequence += 2;
         final long first = result.firstOffset;
-        log.appendMarker(PID, (short)0, 0, false, false, result);
+        log.transactions().appendMarker(PID, (short)0, 0, false, false, result);
         assertEquals(AppendResult.OK, result.status, "the ABORT and its entry: " + result);
         return first;
     }
@@ -169,7 +169,7 @@ class TxnIndexInterruptTest
     private static List<String> aborted(final PartitionLog log)
     {
         final List<String> seen = new ArrayList<>();
-        assertEquals(PartitionLog.READ_OK, log.collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(34),
+        assertEquals(PartitionLog.READ_OK, log.transactions().collectAbortedTransactions(0, log.logEndOffset(), ByteBuffer.allocate(34),
             (p, f) -> seen.add(p + "@" + f)));
         return seen;
     }

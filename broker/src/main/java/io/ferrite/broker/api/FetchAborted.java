@@ -54,7 +54,7 @@ final class FetchAborted implements AbortedTxnSink
             scratch = ByteBuffer.allocateDirect(34 * 128); // the connection's first read_committed read with records
         }
         scratch.clear();
-        return log.collectAbortedTransactions(fetchOffset, nextOffset, scratch, this) == PartitionLog.READ_OK;
+        return log.transactions().collectAbortedTransactions(fetchOffset, nextOffset, scratch, this) == PartitionLog.READ_OK;
     }
 
     /** Writes the listed transactions into {@code partition}'s answer, or an empty array when it is answered no records. */

@@ -428,7 +428,7 @@ public final class FetchHandler implements RequestHandler
                         {
                             final PartitionLog log = partition.log;
                             // the last stable offset first: it is never above the high watermark read after it
-                            final long lastStable = log.lastStableOffset();
+                            final long lastStable = log.transactions().lastStableOffset();
                             rp.highWatermark(log.highWatermark()).lastStableOffset(lastStable).logStartOffset(log.logStartOffset());
                         }
                         else

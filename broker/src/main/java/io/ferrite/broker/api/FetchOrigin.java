@@ -96,7 +96,7 @@ final class FetchOrigin
     /** Where a read of {@code log} stops: the log end for a follower, else the last stable offset or the high watermark. */
     long bound(final PartitionLog log, final boolean committed)
     {
-        return replicaId >= 0 ? log.logEndOffset() : committed ? log.lastStableOffset() : log.highWatermark();
+        return replicaId >= 0 ? log.logEndOffset() : committed ? log.transactions().lastStableOffset() : log.highWatermark();
     }
 
     /** A read of {@code partition} from {@code fetchOffset} succeeded: a follower's first records its position. */

@@ -250,7 +250,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
     private void lookUp(final PartitionLog log, final long timestamp)
     {
         final long fetchable = ((ListOffsetsRequestDecoder)request.decoder()).isolationLevel() == READ_COMMITTED ?
-            log.lastStableOffset() : log.highWatermark();
+            log.transactions().lastStableOffset() : log.highWatermark();
         found.timestamp = -1;
         found.offset = -1;
         if (timestamp == EARLIEST || timestamp == EARLIEST_LOCAL)

@@ -1,10 +1,7 @@
 package io.ferrite.broker.logthread;
 
 import io.ferrite.broker.replica.LeaderDuty;
-import io.ferrite.broker.replica.LeaderReplicas;
-import io.ferrite.broker.replica.ReplicaStatus;
 import io.ferrite.log.AppendResult;
-import io.ferrite.log.PartitionLog;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.IdleStrategy;
@@ -16,7 +13,7 @@ import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
  * cycle drains the append commands each network thread sent it (at most {@value #DRAIN_LIMIT} per
  * queue per cycle, so no network thread starves the others), appends, and sends each command back
  * over that network thread's return queue ({@link CommandQueues}) — at once, or in fsync durability
- * once an fsync covers the batch ({@link HeldAppends}). Control tasks (deleting a partition's log)
+ * once an fsync covers the batch ({@link HeldAppends}; {@link CommandAppender} appends and decides which). Control tasks (deleting a partition's log)
  * run between appends, so nothing else ever touches a log it writes. In production a
  * {@link LogThreadRunner} runs it (an Agrona {@code AgentRunner} with {@link #idleStrategy} and
  * {@link #faults()} as the error handler); tests step it with an {@code AgentInvoker}.
@@ -39,6 +36,8 @@ public final class LogThread implements Agent
     private final LogThreadFaults faults;
     private final CommandQueues queues;
     private final HeldAppends held;
+    /** The append of a command, and whether its answer goes now or is held. */
+    private final CommandAppender appender;
     /** The high watermark and ISR of the partitions it owns that this node leads with followers. */
     private final LeaderDuty leaders;
     private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
@@ -79,6 +78,7 @@ public final class LogThread implements Agent
         this.queues = new CommandQueues(networkThreads, queueCapacity, completion, faults);
         this.held = new HeldAppends(queues, faults);
         this.leaders = new LeaderDuty(queues::wake, completion::highWatermarkAdvanced, held::answerPartition);
+        this.appender = new CommandAppender(completion, held, leaders);
     }
 
     /** Its share of replication; touched on this thread only (install leadership with {@link #execute}), but its nudges. */
@@ -378,8 +378,9 @@ public final class LogThread implements Agent
     {
         try
         {
-            if (appendAndHold(command))
+            if (appender.appendAndHold(command))
             {
+                inHand = null; // held: answered later, by the held appends
                 return;
             }
         }
@@ -392,97 +393,6 @@ public final class LogThread implements Agent
         }
         queues.answer(command);
         inHand = null; // after the answer: a late fault surfacing inside it finds the command in hand (seen: at its offer)
-    }
-
-    /** Appends; returns whether the answer must wait for an fsync (the command is then held). */
-    private boolean appendAndHold(final AppendCommand command)
-    {
-        final PartitionLog log = command.partition.log;
-        final AppendResult r = command.result;
-        final LeaderReplicas replicas = command.partition.replicas(); // null on a single node
-        if (command.partition.followed() != null)
-        {
-            // Kafka's appendRecordsToLeader on a follower; its high watermark is the fetcher's to move
-            r.status = ReplicaStatus.NOT_LEADER;
-            r.message = LogThreadMessages.follows(log);
-            return false;
-        }
-        if (replicas != null && command.acks == -1 && replicas.underMinIsr(log.config().minInsyncReplicas))
-        {
-            // Kafka's appendRecordsToLeader: refused before the append, nothing written
-            r.status = ReplicaStatus.NOT_ENOUGH_REPLICAS;
-            r.message = replicas.underMinIsrMessage(log, log.config().minInsyncReplicas);
-            return false;
-        }
-        // a log whose fsync failed refuses the append itself (STORAGE_ERROR: see PartitionLog.fsyncFailure)
-        if (command.marker)
-        {
-            if (command.coordinatorBatch)
-            {
-                log.transactions().appendAsCoordinator(command.buffer, command.offset, command.length, r);
-            }
-            else
-            {
-                log.appendMarker(command.producerId, command.producerEpoch, command.coordinatorEpoch, command.commit,
-                    command.epochBump, r);
-            }
-        }
-        else
-        {
-            log.transactions().append(command.buffer, command.offset, command.length, command.verification, r);
-        }
-        if (replicas != null)
-        {
-            return appendedWithFollowers(command, replicas);
-        }
-        if (log.config().fsyncDurability)
-        {
-            // the mode promises that nothing is acknowledged before an fsync covers it: at acks=1 as
-            // at acks=all, and for a retry answered with the original's offsets too (the DUPLICATE
-            // of a batch appended a moment ago; Kafka holds that answer until the high watermark,
-            // here the durable offset, passes the batch). The high watermark moves after the fsync.
-            if (command.acks != 0 && r.succeeded() && log.durableOffset() <= r.lastOffset)
-            {
-                held.hold(command);
-                inHand = null;
-                return true;
-            }
-        }
-        else if (r.status == AppendResult.OK)
-        {
-            log.highWatermark(r.lastOffset + 1); // one node: what is appended is committed
-            if (command.partition.hasParkedFetches())
-            {
-                completion.highWatermarkAdvanced(command.partition);
-            }
-        }
-        return false;
-    }
-
-    /**
-     * After an append to a partition with followers: the high watermark moves when the followers have it
-     * ({@link LeaderDuty}); an acks=all answer waits until it passes the batch or the request's timeout
-     * ends, an acks=1 answer is the leader's own (in fsync durability after the fsync, as on one node).
-     */
-    private boolean appendedWithFollowers(final AppendCommand command, final LeaderReplicas replicas)
-    {
-        final AppendResult r = command.result;
-        final PartitionLog log = command.partition.log;
-        final long nowMs = System.currentTimeMillis();
-        final long highWatermark = r.status == AppendResult.OK ? leaders.appended(replicas, nowMs) : log.highWatermark();
-        if (command.acks == -1 && r.succeeded() && highWatermark <= r.lastOffset)
-        {
-            held.holdForReplicas(command, replicas, nowMs + command.timeoutMs);
-            inHand = null;
-            return true;
-        }
-        if (command.acks == 1 && r.succeeded() && log.config().fsyncDurability && log.durableOffset() <= r.lastOffset)
-        {
-            held.hold(command);
-            inHand = null;
-            return true;
-        }
-        return false;
     }
 
     /** Answers a command whose handling threw KAFKA_STORAGE_ERROR, then counts and logs the fault. */

@@ -148,7 +148,7 @@ class EndTxnLoopTest
             final long faults = minorFaults() - faultsAtStart;
             final PartitionLog log = broker.broker.topics().topic(id).partitions[0].log;
             final long expectedEnd = (long)(warmUp + transactions) * (RECORDS + 1); // each transaction's records and its marker
-            await(() -> log.logEndOffset() == expectedEnd && log.lastStableOffset() == expectedEnd, Duration.ofSeconds(20),
+            await(() -> log.logEndOffset() == expectedEnd && log.transactions().lastStableOffset() == expectedEnd, Duration.ofSeconds(20),
                 "every transaction's marker written and the last stable offset at the log end");
             System.out.printf("EndTxnLoop: %d transactions of %d x 1 KiB (transaction version %d, %s), after %d uncounted%n",
                 transactions, RECORDS, version, rate > 0 ? rate + " txn/s" : "unpaced", warmUp);

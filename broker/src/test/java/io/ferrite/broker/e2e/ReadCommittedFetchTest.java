@@ -82,7 +82,7 @@ class ReadCommittedFetchTest
     private static void end(final PartitionLog log, final int pid, final boolean commit)
     {
         final AppendResult result = new AppendResult();
-        log.appendMarker(pid, (short)0, 0, commit, false, result);
+        log.transactions().appendMarker(pid, (short)0, 0, commit, false, result);
         assertEquals(AppendResult.OK, result.status, result.toString());
     }
 

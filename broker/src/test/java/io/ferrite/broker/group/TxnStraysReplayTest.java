@@ -286,7 +286,7 @@ class TxnStraysReplayTest
     private void marker(final int partition, final int producerId, final boolean commit)
     {
         final AppendResult result = new AppendResult();
-        log(partition).appendMarker(producerId, (short)0, 0, commit, false, result);
+        log(partition).transactions().appendMarker(producerId, (short)0, 0, commit, false, result);
         assertEquals(AppendResult.OK, result.status, result.toString());
     }
 

@@ -280,7 +280,7 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
     private void collectAborted(final CleanedTransactions txns, final long from, final long to)
     {
         abortedInto = txns;
-        if (log.collectAbortedTransactions(from, to, txnScratch, this) != PartitionLog.READ_OK)
+        if (log.transactions().collectAbortedTransactions(from, to, txnScratch, this) != PartitionLog.READ_OK)
         {
             throw new UncheckedIOException(new IOException(log + ": a transaction index of [" + from + ", " + to +
                 ") could not be read"));
