@@ -1,11 +1,13 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.api.AclHandlers;
 import io.ferrite.broker.api.AlterConfigsHandler;
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.cluster.ClusterMode;
 import io.ferrite.broker.api.CreatePartitionsHandler;
 import io.ferrite.broker.api.CreateTopicsHandler;
+import io.ferrite.broker.api.DelegationTokenHandlers;
 import io.ferrite.broker.api.DeleteRecordsHandler;
 import io.ferrite.broker.api.DeleteTopicsHandler;
 import io.ferrite.broker.api.DescribeClusterHandler;
@@ -226,6 +228,8 @@ public final class Broker implements AutoCloseable
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
+                AclHandlers.register(apis); // no authorizer: SECURITY_DISABLED, as a Kafka without one
+                DelegationTokenHandlers.register(apis); // PLAINTEXT only: not allowed, as Kafka on PLAINTEXT
                 cluster.register(apis, waker, metadata[i]);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest, netCounters);
                 networkThreads[i].logThreads(logThreads);

@@ -45,6 +45,8 @@ public final class Errors
     public static final short INVALID_TXN_STATE = 48;
     public static final short TRANSACTION_COORDINATOR_FENCED = 52;
     public static final short TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
+    public static final short SECURITY_DISABLED = 54;
+    public static final short DELEGATION_TOKEN_REQUEST_NOT_ALLOWED = 64;
     public static final short OPERATION_NOT_ATTEMPTED = 55;
     public static final short KAFKA_STORAGE_ERROR = 56;
     public static final short UNKNOWN_LEADER_EPOCH = 75;

@@ -12,8 +12,8 @@ import org.agrona.MutableDirectBuffer;
 import java.util.List;
 
 /**
- * ApiVersions: the APIs this broker answers with their version ranges, and the
- * {@code transaction.version} feature. A version this broker does
+ * ApiVersions: the APIs this broker answers with their version ranges, and the features
+ * ({@code transaction.version}, and Kafka's others at level 0). A version this broker does
  * not know (passed as -1 by the network thread) is answered in v0 with UNSUPPORTED_VERSION and the
  * ApiVersions range only, so the client can retry with one it has; client software names and
  * versions that break Kafka's pattern are INVALID_REQUEST.
@@ -27,6 +27,13 @@ final class ApiVersionsHandler implements RequestHandler
     static final String TRANSACTION_VERSION = "transaction.version";
     /** Transaction version 2 (KIP-890: produce adds the partition, EndTxn bumps the epoch) is the highest Kafka 4.4 knows. */
     static final short MAX_TRANSACTION_VERSION = 2;
+    /**
+     * Kafka 4.4's features of which Ferrite implements level 0 only: no eligible leader replicas (KIP-966), only the
+     * classic group protocol (group.version 1 is KIP-848's), no share groups (KIP-932), no streams groups (KIP-1071),
+     * a static KRaft voter set (kraft.version 1 is KIP-853's dynamic quorum).
+     */
+    static final String[] LEVEL_ZERO_FEATURES = {"eligible.leader.replicas.version", "group.version", "kraft.version",
+        "share.version", "streams.version"};
     /** Any epoch of 0 or more makes a client take the finalized features (Kafka's is its metadata offset). */
     static final long FEATURES_EPOCH = 0;
 
@@ -72,17 +79,25 @@ final class ApiVersionsHandler implements RequestHandler
     }
 
     /**
-     * The features, as a Kafka 4.4 node advertises the one Ferrite implements: {@code transaction.version}
-     * supported 0-2 (left out below v4, as Kafka leaves out every feature whose minimum is 0 there)
-     * and finalized at {@code level}. Kafka's other features (metadata.version, group.version,
-     * share.version, streams.version, ...) are not advertised: Ferrite implements none of what they
-     * switch on. The epoch is a constant: the features never change on a running node.
+     * The features, in Kafka 4.4's shape (checked against one with {@code /work/shared/kafka-ref}):
+     * {@code transaction.version} supported 0-2 and finalized at {@code level}, the one Ferrite implements; and
+     * {@link #LEVEL_ZERO_FEATURES}, Kafka's features of which Ferrite has only level 0 (the behaviour before each),
+     * supported 0-0 and not finalized, as Kafka leaves a feature at level 0 out of the finalized ones. Every supported
+     * feature is left out below v4, as Kafka leaves out those whose minimum is 0 there. {@code metadata.version} is
+     * not advertised: its levels (3.3-IV3 and up) name KRaft metadata-record formats, and Ferrite has no metadata
+     * log to hold them. The epoch is a constant: the features never change on a running node. See the broker README.
      */
     private void features(final short version, final short level)
     {
         if (version >= 4)
         {
-            response.supportedFeatures(1).next().name(TRANSACTION_VERSION).minVersion((short)0).maxVersion(MAX_TRANSACTION_VERSION);
+            final ApiVersionsResponseEncoder.SupportedFeatureKey supported =
+                response.supportedFeatures(LEVEL_ZERO_FEATURES.length + 1);
+            for (final String feature : LEVEL_ZERO_FEATURES)
+            {
+                supported.next().name(feature).minVersion((short)0).maxVersion((short)0);
+            }
+            supported.next().name(TRANSACTION_VERSION).minVersion((short)0).maxVersion(MAX_TRANSACTION_VERSION);
         }
         else
         {

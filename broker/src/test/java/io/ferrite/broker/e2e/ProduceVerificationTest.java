@@ -65,7 +65,12 @@ class ProduceVerificationTest
                 assertEquals("[FinalizedFeatureKey(name='transaction.version', maxVersionLevel=2, minVersionLevel=2)]",
                     r.finalizedFeatures().toString());
                 // below v4 Kafka leaves out the supported features whose minimum is 0
-                assertEquals(version < 4 ? "[]" : "[SupportedFeatureKey(name='transaction.version', minVersion=0, maxVersion=2)]",
+                assertEquals(version < 4 ? "[]" : "[SupportedFeatureKey(name='eligible.leader.replicas.version', minVersion=0, maxVersion=0), "
+                    + "SupportedFeatureKey(name='group.version', minVersion=0, maxVersion=0), "
+                    + "SupportedFeatureKey(name='kraft.version', minVersion=0, maxVersion=0), "
+                    + "SupportedFeatureKey(name='share.version', minVersion=0, maxVersion=0), "
+                    + "SupportedFeatureKey(name='streams.version', minVersion=0, maxVersion=0), "
+                    + "SupportedFeatureKey(name='transaction.version', minVersion=0, maxVersion=2)]",
                     r.supportedFeatures().toString(), "v" + version);
                 assertEquals(13, r.apiKeys().find(ApiKeys.PRODUCE.id).maxVersion());
                 assertEquals(5, r.apiKeys().find(ApiKeys.END_TXN.id).maxVersion());

@@ -101,7 +101,7 @@ class MirrorMakerTest
         config.put("sync.group.offsets.enabled", "true");
         config.put("sync.group.offsets.interval.seconds", "1");
         config.put("refresh.groups.interval.seconds", "1");
-        config.put("sync.topic.acls.enabled", "false"); // Ferrite has no ACL APIs
+        config.put("sync.topic.acls.enabled", "false"); // Ferrite has no authorizer (SECURITY_DISABLED): no ACLs to copy
         return config;
     }
 }
