@@ -7,6 +7,7 @@ import io.ferrite.broker.topic.Topic;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreatePartitionsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -193,13 +194,30 @@ class LargeTopicSlicesTest
             recreated.all().get(30, TimeUnit.SECONDS);
             again = recreated.topicId("gone").get();
 
+            step(broker, pending); // the chunks take the queues in turn: the new "gone" (unpublished) first,
+            step(broker, pending); // then the slices, the deleted topic's skipped: "grown"'s first
+            assertEquals(chunk, made(broker, "grown"));
             final ExecutionException same = assertThrows(ExecutionException.class,
                 () -> admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(count))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(InvalidPartitionsException.class, same.getCause());
+            // answered without its remaining files (M2 of the chunks review): grown in its slices, reconfigured at once
             admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(count + 5))).all().get(30, TimeUnit.SECONDS);
-            assertEquals(count + 5, made(broker, "grown"), "made, then grown");
+            assertEquals(chunk, made(broker, "grown"), "nothing more made for the CreatePartitions");
+            assertEquals(count + 5, broker.broker.topics().topic("grown").plannedPartitions());
+            assertEquals(count + 5, admin.describeTopics(List.of("grown")).allTopicNames().get(30, TimeUnit.SECONDS).get("grown")
+                .partitions().size());
+            alterRetention(admin, "grown", "12345");
+            assertEquals(chunk, made(broker, "grown"), "nothing more made for the config change");
+            assertEquals("12345", storedOverrides(dir.resolve("grown-0")).get("retention.ms"), "a partition made: changed now");
+            final ExecutionException validated = assertThrows(ExecutionException.class, () -> admin.createPartitions(
+                Map.of("grown", NewPartitions.increaseTo(count + 5)), new CreatePartitionsOptions().validateOnly(true)).all()
+                .get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidPartitionsException.class, validated.getCause(), "checked against the grown count");
             CreationsHold.hold(pending, false);
             Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
+            assertEquals(count + 5, made(broker, "grown"), "made to the grown count");
+            assertEquals("12345", storedOverrides(dir.resolve("grown-" + (count + 4))).get("retention.ms"),
+                "a partition made after the change: made with it");
             assertFalse(Files.exists(dir.resolve("gone-" + chunk)), "no file of the deleted topic made after its deletion");
             Await.await(() -> Files.size(dir.resolve(CreationJournal.FILE_NAME)) == 0, Duration.ofSeconds(30),
                 "the journal emptied: the deleted topic's rest no longer pending");
@@ -357,6 +375,88 @@ class LargeTopicSlicesTest
         {
             server.stop();
         }
+    }
+
+    /**
+     * A child JVM given a CreateTopics of 1 500 partitions whose fifteenth slice fails (a regular file where partition
+     * 1 450's directory goes), then a CreatePartitions to 1 600 and a config change, both answered while its slices are
+     * made; SIGKILLed once the slices before the failing one exist. Started again (the file gone), the topic has the
+     * 1 600 partitions, the config changed on a partition made before the change and on the last one, made at the start.
+     */
+    @Test
+    void aTopicGrownAndReconfiguredWhileMadeIsWholeAfterASigkill() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final int count = 1500;
+        final int grown = count + 100;
+        final int chunk = CreationsHold.chunkPartitions();
+        final int failing = 14 * chunk + chunk / 2;
+        Files.writeString(data.resolve("big-" + failing), "in the way"); // its slice fails: the rest waits for the start
+        final String[] args = {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
+        ServerCommand.Running server = ServerCommand.start(dir, Map.of(), args);
+        try (Admin admin = admin(server.port()))
+        {
+            admin.createTopics(List.of(new NewTopic("big", count, (short)1).configs(KEPT))).all().get(60, TimeUnit.SECONDS);
+            admin.createPartitions(Map.of("big", NewPartitions.increaseTo(grown))).all().get(60, TimeUnit.SECONDS);
+            alterRetention(admin, "big", "4321");
+            Await.await(() -> Files.isDirectory(data.resolve("big-" + (failing - 1 - failing % chunk))), Duration.ofSeconds(120),
+                "the slices before the failing one made");
+            server.process().destroyForcibly();
+            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+            assertEquals(137, server.process().exitValue(), "killed");
+        }
+        assertFalse(Files.isDirectory(data.resolve("big-" + (grown - 1))), "killed before the grown partitions were made");
+        Files.delete(data.resolve("big-" + failing));
+        server = ServerCommand.start(dir, Map.of(), args);
+        try (Admin admin = admin(server.port()))
+        {
+            final TopicDescription d = admin.describeTopics(List.of("big")).allTopicNames().get(60, TimeUnit.SECONDS).get("big");
+            assertEquals(grown, d.partitions().size());
+            for (final int p : new int[] {0, failing, grown - 1})
+            {
+                final Map<String, String> stored = storedOverrides(data.resolve("big-" + p));
+                assertEquals("4321", stored.get("retention.ms"), "partition " + p + ": " + stored);
+                assertEquals("compact", stored.get("cleanup.policy"), "partition " + p + ": " + stored);
+            }
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + server.port(),
+                "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
+                "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class)))
+            {
+                assertEquals(0, producer.send(record("big", grown - 1)).get(60, TimeUnit.SECONDS).offset());
+            }
+            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /** An IncrementalAlterConfigs of {@code topic}'s retention.ms to {@code value}, answered. */
+    private static void alterRetention(final Admin admin, final String topic, final String value) throws Exception
+    {
+        final var resource = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC,
+            topic);
+        admin.incrementalAlterConfigs(Map.of(resource, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+            new org.apache.kafka.clients.admin.ConfigEntry("retention.ms", value),
+            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS);
+    }
+
+    /** The overrides stored in a partition's directory ({@code partition.properties}; none without it). */
+    private static Map<String, String> storedOverrides(final Path partitionDir) throws Exception
+    {
+        final java.util.Properties props = new java.util.Properties();
+        final Path file = partitionDir.resolve("partition.properties");
+        if (Files.exists(file))
+        {
+            try (var in = Files.newBufferedReader(file))
+            {
+                props.load(in);
+            }
+        }
+        final Map<String, String> stored = new java.util.HashMap<>();
+        props.forEach((k, v) -> stored.put((String)k, (String)v));
+        return stored;
     }
 
     /** One chunk made on the agent's thread, held or not; returns once it is. */
