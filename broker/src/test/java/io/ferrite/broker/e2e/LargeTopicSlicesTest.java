@@ -22,6 +22,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
+import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
 import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.DescribeProducersResponseData;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
@@ -307,6 +309,92 @@ class LargeTopicSlicesTest
             Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
             assertEquals(Errors.NONE.code(), describeProducers(raw, "huge", count - 1));
         }
+    }
+
+    /**
+     * AddPartitionsToTxn of a partition being made is accepted, as Kafka 4.4 checks it against its metadata: the client's
+     * form (v3; with a partition past the count in the same request that one UNKNOWN_TOPIC_OR_PARTITION and the other
+     * OPERATION_NOT_ATTEMPTED, as Kafka's KafkaApis) and the broker's verification (v4, VerifyOnly). A produce to it answers
+     * NOT_LEADER_OR_FOLLOWER, a WriteTxnMarkers UNKNOWN_TOPIC_OR_PARTITION (Kafka's for a partition its replica manager does
+     * not host), and the transaction's commit completes (the next transaction's add is answered NONE), its made
+     * partition's batch committed.
+     */
+    @Test
+    void aTransactionAddsAPartitionBeingMadeAsKafkasMetadataCheckDoes() throws Exception
+    {
+        final int chunk = CreationsHold.chunkPartitions();
+        final int count = 3 * chunk + 50;
+        final int notMade = count - 1;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            admin.createTopics(List.of(new NewTopic("huge", count, (short)1))).all().get(30, TimeUnit.SECONDS);
+            step(broker, pending);
+            final var init = ProduceVerificationTest.init(raw, "t-huge");
+            final long pid = init.producerId();
+            final short epoch = init.producerEpoch();
+            assertEquals(Map.of(notMade, Errors.OPERATION_NOT_ATTEMPTED, count, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                addPartitions(raw, (short)3, false, "t-huge", pid, epoch, List.of(notMade, count)));
+            assertEquals(Map.of(5, Errors.NONE, notMade, Errors.NONE), addPartitions(raw, (short)3, false, "t-huge", pid, epoch,
+                List.of(5, notMade)));
+            assertEquals("NONE", ProduceVerificationTest.produceError(raw.exchange(ApiKeys.PRODUCE, (short)11,
+                ProduceVerificationTest.produceRequest("t-huge", "huge", 5, pid, epoch, 0)), (short)11));
+            assertEquals("NOT_LEADER_OR_FOLLOWER", ProduceVerificationTest.produceError(raw.exchange(ApiKeys.PRODUCE, (short)11,
+                ProduceVerificationTest.produceRequest("t-huge", "huge", notMade, pid, epoch, 0)), (short)11));
+            assertEquals(Map.of(5, Errors.NONE, notMade, Errors.NONE), addPartitions(raw, (short)4, true, "t-huge", pid, epoch,
+                List.of(5, notMade)), "the broker's verification: both in the transaction");
+            final RawTxn txn = new RawTxn(raw);
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION, txn.abortMarker(new RawTxn.Producer(pid, epoch), "huge", notMade));
+            assertEquals(Errors.NONE, txn.endTxn("t-huge", new RawTxn.Producer(pid, epoch), true));
+            Await.await(() -> addPartitions(raw, (short)3, false, "t-huge", pid, epoch, List.of(5)).get(5) == Errors.NONE,
+                Duration.ofSeconds(30), "the committed transaction completed: the next one's add answered");
+            assertEquals(Errors.NONE, txn.endTxn("t-huge", new RawTxn.Producer(pid, epoch), false));
+            CreationsHold.hold(pending, false);
+            Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
+            try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(Map.of(
+                "bootstrap.servers", "127.0.0.1:" + broker.broker.address().getPort(), "isolation.level", "read_committed",
+                "key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class,
+                "value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class)))
+            {
+                final TopicPartition five = new TopicPartition("huge", 5);
+                consumer.assign(List.of(five));
+                consumer.seekToBeginning(List.of(five));
+                final List<Object> read = new java.util.ArrayList<>();
+                Await.await(() ->
+                {
+                    consumer.poll(Duration.ofMillis(100)).forEach(read::add);
+                    return read.size() == 1;
+                }, Duration.ofSeconds(30), "the committed batch read with read_committed");
+            }
+        }
+    }
+
+    /** AddPartitionsToTxn of partitions of "huge" (v3: a client's; v4+: the broker's, {@code verifyOnly} or not); each one's error. */
+    private static Map<Integer, Errors> addPartitions(final RawClient raw, final short version, final boolean verifyOnly, final String id,
+        final long pid, final short epoch, final List<Integer> partitions) throws java.io.IOException
+    {
+        final var topics = new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection();
+        topics.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName("huge").setPartitions(partitions));
+        final AddPartitionsToTxnRequestData request = new AddPartitionsToTxnRequestData();
+        if (version <= 3)
+        {
+            request.setV3AndBelowTransactionalId(id).setV3AndBelowProducerId(pid).setV3AndBelowProducerEpoch(epoch).setV3AndBelowTopics(topics);
+        }
+        else
+        {
+            final var transactions = new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransactionCollection();
+            transactions.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction().setTransactionalId(id).setProducerId(pid)
+                .setProducerEpoch(epoch).setVerifyOnly(verifyOnly).setTopics(topics));
+            request.setTransactions(transactions);
+        }
+        final AddPartitionsToTxnResponseData response = new AddPartitionsToTxnResponseData(new ByteBufferAccessor(
+            raw.exchange(ApiKeys.ADD_PARTITIONS_TO_TXN, version, request)), version);
+        final Map<Integer, Errors> errors = new java.util.HashMap<>();
+        (version <= 3 ? response.resultsByTopicV3AndBelow() : response.resultsByTransaction().iterator().next().topicResults())
+            .forEach(t -> t.resultsByPartition().forEach(p -> errors.put(p.partitionIndex(), Errors.forCode(p.partitionErrorCode()))));
+        return errors;
     }
 
     private static short describeProducers(final RawClient raw, final String topic, final int partition) throws Exception
