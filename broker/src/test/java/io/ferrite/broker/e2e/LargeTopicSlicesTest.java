@@ -430,9 +430,7 @@ class LargeTopicSlicesTest
             id = result.topicId("big").get();
             Await.await(() -> Files.isDirectory(data.resolve("big-" + (failing - 1 - failing % chunk))), Duration.ofSeconds(120),
                 "the slices before the failing one made");
-            server.process().destroyForcibly();
-            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
-            assertEquals(137, server.process().exitValue(), "killed");
+            kill(server);
         }
         long atKill = 0;
         for (int p = 0; p < count; p++)
@@ -451,13 +449,7 @@ class LargeTopicSlicesTest
             final var configs = admin.describeConfigs(List.of(new org.apache.kafka.common.config.ConfigResource(
                 org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "big"))).all().get(60, TimeUnit.SECONDS);
             assertEquals("compact", configs.values().iterator().next().get("cleanup.policy").value());
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + server.port(),
-                "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
-                "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class)))
-            {
-                assertEquals(0, producer.send(record("big", count - 1)).get(60, TimeUnit.SECONDS).offset());
-            }
-            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+            lastPartitionTakesARecord(server.port(), count - 1, data);
         }
         finally
         {
@@ -469,7 +461,7 @@ class LargeTopicSlicesTest
      * A child JVM given a CreateTopics of 1 500 partitions whose fifteenth slice fails (a regular file where partition
      * 1 450's directory goes), then a CreatePartitions to 1 600 and a config change, both answered while its slices are
      * made; SIGKILLed once the slices before the failing one exist. Started again (the file gone), the topic has the
-     * 1 600 partitions, the config changed on a partition made before the change and on the last one, made at the start.
+     * 1 600 partitions, the changed config on the first, the failing and the last one (the last two made at the start).
      */
     @Test
     void aTopicGrownAndReconfiguredWhileMadeIsWholeAfterASigkill() throws Exception
@@ -489,9 +481,7 @@ class LargeTopicSlicesTest
             alterRetention(admin, "big", "4321");
             Await.await(() -> Files.isDirectory(data.resolve("big-" + (failing - 1 - failing % chunk))), Duration.ofSeconds(120),
                 "the slices before the failing one made");
-            server.process().destroyForcibly();
-            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
-            assertEquals(137, server.process().exitValue(), "killed");
+            kill(server);
         }
         assertFalse(Files.isDirectory(data.resolve("big-" + (grown - 1))), "killed before the grown partitions were made");
         Files.delete(data.resolve("big-" + failing));
@@ -506,18 +496,31 @@ class LargeTopicSlicesTest
                 assertEquals("4321", stored.get("retention.ms"), "partition " + p + ": " + stored);
                 assertEquals("compact", stored.get("cleanup.policy"), "partition " + p + ": " + stored);
             }
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + server.port(),
-                "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
-                "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class)))
-            {
-                assertEquals(0, producer.send(record("big", grown - 1)).get(60, TimeUnit.SECONDS).offset());
-            }
-            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+            lastPartitionTakesARecord(server.port(), grown - 1, data);
         }
         finally
         {
             server.stop();
         }
+    }
+
+    private static void kill(final ServerCommand.Running server) throws Exception
+    {
+        server.process().destroyForcibly();
+        assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+        assertEquals(137, server.process().exitValue(), "killed");
+    }
+
+    /** After a start: partition {@code partition} of "big" takes a record at offset 0, and the journal is empty. */
+    private static void lastPartitionTakesARecord(final int port, final int partition, final Path data) throws Exception
+    {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + port,
+            "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
+            "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class)))
+        {
+            assertEquals(0, producer.send(record("big", partition)).get(60, TimeUnit.SECONDS).offset());
+        }
+        assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
     }
 
     /** An IncrementalAlterConfigs of {@code topic}'s retention.ms to {@code value}, answered. */
