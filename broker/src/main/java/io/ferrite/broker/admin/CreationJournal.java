@@ -49,7 +49,12 @@ public final class CreationJournal implements AutoCloseable
         /** Partitions added to a topic, up to {@link Entry#partitions}. */
         GROW,
         /** A topic deleted: every earlier entry of the same id is void (see {@link CreationReplay}). */
-        DELETE
+        DELETE,
+        /**
+         * A topic's config overrides changed while it was made in slices, to {@link Entry#configs}: its partitions made
+         * before are changed, the ones made after are made with them ({@link LargeTopicChanges}).
+         */
+        CONFIG
     }
 
     /** One topic's change in a record. */

@@ -22,7 +22,7 @@ import java.util.Map;
  * runs while the journal is not empty appends a {@link CreationJournal.Kind#DELETE} of the topic's id,
  * fsynced, <em>before</em> it renames a single file or drops a pending topic. So a topic deleted since its creation was journaled either left the journal with the
  * records emptied before the deletion, or is voided by a DELETE that follows its CREATE. Replay
- * therefore walks the entries in order: a CREATE or GROW sets the wanted state of its topic id (the
+ * therefore walks the entries in order: a CREATE, GROW or CONFIG sets the wanted state of its topic id (the
  * later the entry, the newer the state), a DELETE voids everything before it of that id; what is left
  * is made: a topic absent from the files is created with its journaled id, partitions and configs;
  * one present with the same id gets the partitions it lacks (a creation cut short before any of its
@@ -88,12 +88,13 @@ public final class CreationReplay
     public static int replay(final CreationJournal journal, final TopicRegistry topics) throws IOException
     {
         final Map<String, CreationJournal.Entry> wanted = wanted(journal.entries());
+        final java.util.Set<String> reconfigured = reconfigured(journal.entries());
         int made = 0;
         for (final CreationJournal.Entry e : wanted.values())
         {
             try
             {
-                made += make(e, topics);
+                made += make(e, topics, reconfigured.contains(TopicIds.encode(e.idMsb(), e.idLsb())));
             }
             catch (final IOException | RuntimeException ex)
             {
@@ -111,9 +112,13 @@ public final class CreationReplay
         return made;
     }
 
-    private static int make(final CreationJournal.Entry e, final TopicRegistry topics) throws IOException
+    /**
+     * {@code reconfigured}: its configs were changed while it was made in slices (a CONFIG after its creation): a topic
+     * still partly made gets them on every partition, as a crash may have cut that change short.
+     */
+    private static int make(final CreationJournal.Entry e, final TopicRegistry topics, final boolean reconfigured) throws IOException
     {
-        final Topic present = topics.topic(e.name());
+        Topic present = topics.topic(e.name());
         if (present == null)
         {
             if (e.kind() != CreationJournal.Kind.CREATE)
@@ -132,12 +137,36 @@ public final class CreationReplay
         }
         if (present.partitions.length < e.partitions())
         {
+            if (reconfigured)
+            {
+                LOG.info("topic {} gets the config overrides {} changed to before the last stop", e.name(), e.configs());
+                present = topics.updateConfig(present, e.configs());
+            }
             LOG.info("adding partitions to topic {} ({} -> {}), answered before the last stop", e.name(), present.partitions.length,
                 e.partitions());
             topics.addPartitions(present, e.partitions());
             return 1;
         }
         return 0;
+    }
+
+    /** The ids whose configs a CONFIG changed after their last CREATE (and no DELETE since). */
+    private static java.util.Set<String> reconfigured(final List<CreationJournal.Entry> entries)
+    {
+        final java.util.Set<String> ids = new java.util.HashSet<>();
+        for (final CreationJournal.Entry e : entries)
+        {
+            final String id = TopicIds.encode(e.idMsb(), e.idLsb());
+            if (e.kind() == CreationJournal.Kind.CONFIG)
+            {
+                ids.add(id);
+            }
+            else if (e.kind() != CreationJournal.Kind.GROW)
+            {
+                ids.remove(id);
+            }
+        }
+        return ids;
     }
 
     /** The wanted state of each topic id the entries leave (in order of their last entry), keyed by id. */
@@ -157,6 +186,13 @@ public final class CreationReplay
                     // a GROW after its CREATE: still a creation, now of more partitions
                     byId.put(id, before == null ? e : new CreationJournal.Entry(before.kind(), before.name(), before.idMsb(),
                         before.idLsb(), Math.max(before.partitions(), e.partitions()), before.configs()));
+                }
+                case CONFIG ->
+                {
+                    final CreationJournal.Entry before = byId.get(id);
+                    // a CONFIG after its CREATE: still a creation, now with the configs changed to
+                    byId.put(id, before == null ? e : new CreationJournal.Entry(before.kind(), before.name(), before.idMsb(),
+                        before.idLsb(), Math.max(before.partitions(), e.partitions()), e.configs()));
                 }
                 default -> throw new IllegalStateException("unknown entry kind " + e.kind());
             }

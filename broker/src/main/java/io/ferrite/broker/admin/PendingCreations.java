@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  * UNKNOWN_TOPIC_OR_PARTITION (a Kafka broker that has not applied the topic yet).</li>
  * <li>Topics not published at their journaling are published in the order they were journaled; a command that needs
  * one finished (CreatePartitions, AlterConfigs) first makes every unpublished topic up to it ({@link #makeThrough}), so
- * the order stays; of a large topic, its remaining slices (the agent is held for them: not yet made in the background).</li>
+ * the order stays. A large topic's are answered without its remaining slices ({@link LargeTopicChanges}).</li>
  * <li>A DeleteTopics of a pending topic ({@link #forget}): a DELETE of its id journaled (fsynced), then it is dropped
  * from the pending queue and its name freed; no file of it was made. Of a topic whose files failed: its leftover
  * directories (a failed creation's best-effort cleanup may leave some) renamed for deletion first, durably.</li>
@@ -120,6 +120,8 @@ public final class PendingCreations
     private volatile long rewriteBytes = Long.getLong(REWRITE_BYTES_PROPERTY, REWRITE_BYTES);
     /** Rewrites of the journal (read by tests). */
     private int rewrites;
+    /** CreatePartitions and config changes of the large topics still being made. */
+    private final LargeTopicChanges large;
     /** Reports a stray interrupt cleared before a topic (the agent's count of faults). */
     private final Runnable interrupted;
     /**
@@ -134,6 +136,27 @@ public final class PendingCreations
         this.journal = journal;
         this.logDirs = journal.logDirs();
         this.interrupted = interrupted;
+        this.large = new LargeTopicChanges(topics, journal, this);
+    }
+
+    /** CreatePartitions and config changes of a large topic being made in slices (agent only). */
+    public LargeTopicChanges largeTopics()
+    {
+        return large;
+    }
+
+    /** Large topic {@code name} while slices of it are to be made, or null (agent only). */
+    PendingTopic inSlices(final String name)
+    {
+        final PendingTopic p = byName.get(name);
+        return p != null && p.large() ? p : null;
+    }
+
+    /** Large topic {@code p}, being made, grown to {@code count} partitions (journaled and published: {@link LargeTopicChanges}). */
+    void grown(final PendingTopic p, final int count)
+    {
+        partitions += count - p.partitions;
+        p.partitions = count;
     }
 
     /**
@@ -246,20 +269,13 @@ public final class PendingCreations
         return partitions;
     }
 
-    /**
-     * Whether a topic of {@code count} partitions is published only once its files are made (then they, and every
-     * unpublished topic journaled before it, come before its publication: the work a CreateTopics counts in the
-     * backlog); a larger one is published when it is journaled.
-     */
+    /** Whether a topic of {@code count} partitions is published once made (the backlog's work), not when journaled. */
     public static boolean publishedWhenMade(final int count)
     {
         return count <= CHUNK_PARTITIONS;
     }
 
-    /**
-     * The most unpublished partitions, with a request's own, that {@link #makeDownTo} leaves: {@link #backlogNs} at
-     * the estimated cost.
-     */
+    /** The most unpublished partitions, with a request's own, {@link #makeDownTo} leaves: {@link #backlogNs} at the estimate. */
     long backlogBound()
     {
         return backlogNs / Math.max(1, estimatedNsPerPartition());
@@ -390,7 +406,7 @@ public final class PendingCreations
             final long start = System.nanoTime();
             if (p.large())
             {
-                topics.addPartitions(published(p), upTo); // the next slice; partitions after it answer NOT_LEADER_OR_FOLLOWER
+                topics.addPartitions(large.published(p), upTo); // the next slice; partitions after it answer NOT_LEADER_OR_FOLLOWER
             }
             else
             {
@@ -416,17 +432,6 @@ public final class PendingCreations
         }
         byName.remove(p.name); // after its publication: see filesFailed
         return p;
-    }
-
-    /** The published version of large topic {@code p}, which a deletion would have dropped from the pending ones first. */
-    private io.ferrite.broker.topic.Topic published(final PendingTopic p)
-    {
-        final io.ferrite.broker.topic.Topic t = topics.topic(p.name);
-        if (t == null || t.isDeleted() || t.idMostSignificantBits != p.id[0] || t.idLeastSignificantBits != p.id[1])
-        {
-            throw new IllegalStateException("topic " + p.name + ", being made, is not published with its id");
-        }
-        return t;
     }
 
     /**

@@ -10,7 +10,8 @@ final class PendingTopic
 {
     final String name;
     final long[] id;
-    final int partitions;
+    /** Its partition count as answered; a large topic's grows with a CreatePartitions while it is made ({@link LargeTopicChanges}). */
+    int partitions;
     final Map<String, String> configs;
     /** Partitions made so far (a large topic's slices; 0 for the others until they are made whole). */
     int made;

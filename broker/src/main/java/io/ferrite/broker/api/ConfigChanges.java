@@ -304,9 +304,11 @@ final class ConfigChanges
 
     private Outcome alterTopic(final Resource resource, final boolean incremental, final boolean validateOnly)
     {
-        if (!validateOnly && admin != null && admin.creations() != null) // on the agent: a topic answered as created made first
+        final Topic published = PartitionLookup.live(topics.topic(resource.name()));
+        if (!validateOnly && admin != null && admin.creations() != null
+            && (published == null || !admin.creations().largeTopics().inSlices(published)))
         {
-            admin.creations().makeThrough(resource.name());
+            admin.creations().makeThrough(resource.name()); // on the agent: a topic answered as created, not published, made first
         }
         while (true)
         {
@@ -375,6 +377,10 @@ final class ConfigChanges
             }
             try
             {
+                if (admin != null && admin.creations() != null && admin.creations().largeTopics().inSlices(topic))
+                {
+                    admin.creations().largeTopics().configsChanging(topic, next); // journaled: the rest is made with them
+                }
                 if (topics.updateConfig(topic, next) != null)
                 {
                     LOG.info("topic {} config overrides now {}", topic.name, next);

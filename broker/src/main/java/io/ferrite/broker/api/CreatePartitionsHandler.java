@@ -24,7 +24,8 @@ import java.util.Set;
  * this one INVALID_REPLICA_ASSIGNMENT; {@code validate_only} checks without creating. The checks run
  * on the network thread; the partitions are added by the {@link AdminAgent} (which checks the topic
  * again as it then is), answered when it is done, REQUEST_TIMED_OUT when it did not take the request
- * within its {@code timeoutMs} (nothing added).
+ * within its {@code timeoutMs} (nothing added). A large topic still being made in slices is grown in them: journaled
+ * and answered at once, the new partitions made after the others ({@code admin.LargeTopicChanges}).
  */
 public final class CreatePartitionsHandler implements RequestHandler
 {
@@ -159,20 +160,24 @@ public final class CreatePartitionsHandler implements RequestHandler
      */
     private void grow(final Growth g)
     {
-        final int planned = admin.creations() == null ? -1 : admin.creations().partitionsOf(g.name);
+        final Topic published = PartitionLookup.live(topics.topic(g.name));
+        // a large topic being made in slices: grown in them, at once (Kafka's controller does not wait for the logs)
+        final boolean slices = published != null && admin.creations() != null && admin.creations().largeTopics().inSlices(published);
+        final int planned = admin.creations() == null || slices ? -1 : admin.creations().partitionsOf(g.name);
         final boolean plannedOnly = planned >= 0 && g.validateOnly;
         if (planned >= 0 && !g.validateOnly)
         {
-            admin.creations().makeThrough(g.name); // answered as created and pending: made first, in order
+            admin.creations().makeThrough(g.name); // answered as created, not published: made first, in order
         }
         final Topic topic = plannedOnly ? null : topics.topic(g.name);
         if (!plannedOnly && (PartitionLookup.live(topic) == null && topics.creatingId(g.name) != null // its files failed
-            || PartitionLookup.live(topic) != null && topic.partitions.length < topic.plannedPartitions())) // a slice's failed
+            || !slices && PartitionLookup.live(topic) != null && topic.partitions.length < topic.plannedPartitions())) // a slice's
         {
             g.answer(Errors.KAFKA_STORAGE_ERROR, ConfigChanges.filesFailed(g.name));
             return;
         }
-        final int current = plannedOnly ? planned : PartitionLookup.live(topic) == null ? -1 : topic.partitions.length;
+        final int current = plannedOnly ? planned : PartitionLookup.live(topic) == null ? -1
+            : slices ? topic.plannedPartitions() : topic.partitions.length;
         if (current < 0 ? check(g, topic) : check(g, current))
         {
             return;
@@ -193,12 +198,19 @@ public final class CreatePartitionsHandler implements RequestHandler
         }
         try
         {
-            topics.addPartitions(topic, g.count);
+            if (slices)
+            {
+                admin.creations().largeTopics().grow(topic, g.count); // journaled: its slices make them
+            }
+            else
+            {
+                topics.addPartitions(topic, g.count);
+            }
         }
         catch (final IOException | RuntimeException ex)
         {
             LOG.error("adding partitions to {} failed", g.name, ex);
-            g.answer(Errors.UNKNOWN_SERVER_ERROR, ex.toString());
+            g.answer(slices && ex instanceof IOException ? Errors.KAFKA_STORAGE_ERROR : Errors.UNKNOWN_SERVER_ERROR, ex.toString());
         }
     }
 

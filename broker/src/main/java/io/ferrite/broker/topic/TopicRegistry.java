@@ -289,6 +289,18 @@ public final class TopicRegistry
     }
 
     /**
+     * Large topic {@code topic}, being made in slices ({@link #plan}), grown to {@code count} partitions as clients see
+     * them: none of the new ones made, its slices ({@link #addPartitions}) make them after the others.
+     */
+    public Topic planMore(final Topic topic, final int count)
+    {
+        final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, topic.partitions,
+            topic.overrides, count);
+        publish(updated, topic);
+        return updated;
+    }
+
+    /**
      * Replaces a topic's config overrides on every partition (persisted; appends and retention
      * see them at once), provided {@code topic} is still the registry's current version of it.
      * A caller reads the overrides, works out new ones and calls this; when another change

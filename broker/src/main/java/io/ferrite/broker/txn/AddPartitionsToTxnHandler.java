@@ -1,6 +1,7 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.net.Connection;
@@ -29,6 +30,10 @@ import java.util.Set;
  * the coordinator for it (Kafka's KafkaApis, every version); else VerifyOnly answers per partition
  * whether it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), or the partitions are added
  * with transaction version 2. No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
+ * A partition exists here as in Kafka's check, its metadata ({@link PartitionLookup#inMetadata}): one of a large topic
+ * still being made in slices is added (a produce to it answers NOT_LEADER_OR_FOLLOWER until it is made; a marker the
+ * transaction's end finds it still unmade for is dropped, as nothing of the transaction can be in a log not yet made, and
+ * a produce there afterwards is verified against the coordinator first).
  */
 final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator, AddPartitionsToTxnRequestDecoder>
 {
@@ -112,7 +117,7 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
             final Topic topic = topics.topic(e.getKey());
             for (final int p : e.getValue())
             {
-                if (topic == null || topic.partition(p) == null)
+                if (!PartitionLookup.inMetadata(topic, p))
                 {
                     return true;
                 }
@@ -143,7 +148,7 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
     /** A partition's answer in a transaction naming one that does not exist: UNKNOWN_TOPIC_OR_PARTITION or OPERATION_NOT_ATTEMPTED. */
     private static short existence(final Topic topic, final int partition)
     {
-        return topic == null || topic.partition(partition) == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.OPERATION_NOT_ATTEMPTED;
+        return !PartitionLookup.inMetadata(topic, partition) ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.OPERATION_NOT_ATTEMPTED;
     }
 
     /** A transaction naming a partition that does not exist: UNKNOWN_TOPIC_OR_PARTITION for it, OPERATION_NOT_ATTEMPTED for the rest. */

@@ -217,4 +217,41 @@ class PendingCreationsTest
         }
         assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
     }
+    /**
+     * A large topic grown and reconfigured while made in slices ({@link LargeTopicChanges}), the process gone after the
+     * config change reached only half of the partitions made (the registry changes them in order): the next start makes
+     * it to the grown count and gives every partition — made before, and made at the start — the journaled overrides.
+     */
+    @Test
+    void aConfigChangeCutShortByACrashIsFinishedAtTheStart() throws Exception
+    {
+        final long[] id = registry.newId();
+        final Map<String, String> created = Map.of("retention.ms", "1000");
+        final Map<String, String> changed = Map.of("retention.ms", "2000", "cleanup.policy", "compact");
+        journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.CREATE, "big", id[0], id[1], 250, created)));
+        pending.add("big", id, 250, created);
+        CreationsHold.chunk(pending);
+        assertEquals(100, registry.topic("big").partitions.length, "one slice made");
+        pending.largeTopics().grow(registry.topic("big"), 300);
+        assertEquals(300, registry.topic("big").plannedPartitions());
+        pending.largeTopics().configsChanging(registry.topic("big"), changed);
+        for (int p = 0; p < 50; p++) // the process gone half way through the change
+        {
+            logs.updateConfig("big", p, changed);
+        }
+        journal.close();
+        logs.close();
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        journal = CreationReplay.open(List.of(dir), registry, true);
+        final io.ferrite.broker.topic.Topic big = registry.topic("big");
+        assertEquals(300, big.partitions.length, "made to the grown count");
+        assertEquals(id[0], big.idMostSignificantBits);
+        assertEquals(changed, big.overrides);
+        for (final int p : new int[] {0, 75, 99, 100, 299})
+        {
+            assertEquals(changed, logs.overrides("big", p), "partition " + p);
+        }
+        assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
+    }
 }

@@ -7,6 +7,7 @@ import io.ferrite.broker.topic.Topic;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreatePartitionsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -21,6 +22,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
+import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
 import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.DescribeProducersResponseData;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
@@ -193,13 +196,30 @@ class LargeTopicSlicesTest
             recreated.all().get(30, TimeUnit.SECONDS);
             again = recreated.topicId("gone").get();
 
+            step(broker, pending); // the chunks take the queues in turn: the new "gone" (unpublished) first,
+            step(broker, pending); // then the slices, the deleted topic's skipped: "grown"'s first
+            assertEquals(chunk, made(broker, "grown"));
             final ExecutionException same = assertThrows(ExecutionException.class,
                 () -> admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(count))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(InvalidPartitionsException.class, same.getCause());
+            // answered without its remaining files (M2 of the chunks review): grown in its slices, reconfigured at once
             admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(count + 5))).all().get(30, TimeUnit.SECONDS);
-            assertEquals(count + 5, made(broker, "grown"), "made, then grown");
+            assertEquals(chunk, made(broker, "grown"), "nothing more made for the CreatePartitions");
+            assertEquals(count + 5, broker.broker.topics().topic("grown").plannedPartitions());
+            assertEquals(count + 5, admin.describeTopics(List.of("grown")).allTopicNames().get(30, TimeUnit.SECONDS).get("grown")
+                .partitions().size());
+            alterRetention(admin, "grown", "12345");
+            assertEquals(chunk, made(broker, "grown"), "nothing more made for the config change");
+            assertEquals("12345", storedOverrides(dir.resolve("grown-0")).get("retention.ms"), "a partition made: changed now");
+            final ExecutionException validated = assertThrows(ExecutionException.class, () -> admin.createPartitions(
+                Map.of("grown", NewPartitions.increaseTo(count + 5)), new CreatePartitionsOptions().validateOnly(true)).all()
+                .get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidPartitionsException.class, validated.getCause(), "checked against the grown count");
             CreationsHold.hold(pending, false);
             Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
+            assertEquals(count + 5, made(broker, "grown"), "made to the grown count");
+            assertEquals("12345", storedOverrides(dir.resolve("grown-" + (count + 4))).get("retention.ms"),
+                "a partition made after the change: made with it");
             assertFalse(Files.exists(dir.resolve("gone-" + chunk)), "no file of the deleted topic made after its deletion");
             Await.await(() -> Files.size(dir.resolve(CreationJournal.FILE_NAME)) == 0, Duration.ofSeconds(30),
                 "the journal emptied: the deleted topic's rest no longer pending");
@@ -291,6 +311,92 @@ class LargeTopicSlicesTest
         }
     }
 
+    /**
+     * AddPartitionsToTxn of a partition being made is accepted, as Kafka 4.4 checks it against its metadata: the client's
+     * form (v3; with a partition past the count in the same request that one UNKNOWN_TOPIC_OR_PARTITION and the other
+     * OPERATION_NOT_ATTEMPTED, as Kafka's KafkaApis) and the broker's verification (v4, VerifyOnly). A produce to it answers
+     * NOT_LEADER_OR_FOLLOWER, a WriteTxnMarkers UNKNOWN_TOPIC_OR_PARTITION (Kafka's for a partition its replica manager does
+     * not host), and the transaction's commit completes (the next transaction's add is answered NONE), its made
+     * partition's batch committed.
+     */
+    @Test
+    void aTransactionAddsAPartitionBeingMadeAsKafkasMetadataCheckDoes() throws Exception
+    {
+        final int chunk = CreationsHold.chunkPartitions();
+        final int count = 3 * chunk + 50;
+        final int notMade = count - 1;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            admin.createTopics(List.of(new NewTopic("huge", count, (short)1))).all().get(30, TimeUnit.SECONDS);
+            step(broker, pending);
+            final var init = ProduceVerificationTest.init(raw, "t-huge");
+            final long pid = init.producerId();
+            final short epoch = init.producerEpoch();
+            assertEquals(Map.of(notMade, Errors.OPERATION_NOT_ATTEMPTED, count, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                addPartitions(raw, (short)3, false, "t-huge", pid, epoch, List.of(notMade, count)));
+            assertEquals(Map.of(5, Errors.NONE, notMade, Errors.NONE), addPartitions(raw, (short)3, false, "t-huge", pid, epoch,
+                List.of(5, notMade)));
+            assertEquals("NONE", ProduceVerificationTest.produceError(raw.exchange(ApiKeys.PRODUCE, (short)11,
+                ProduceVerificationTest.produceRequest("t-huge", "huge", 5, pid, epoch, 0)), (short)11));
+            assertEquals("NOT_LEADER_OR_FOLLOWER", ProduceVerificationTest.produceError(raw.exchange(ApiKeys.PRODUCE, (short)11,
+                ProduceVerificationTest.produceRequest("t-huge", "huge", notMade, pid, epoch, 0)), (short)11));
+            assertEquals(Map.of(5, Errors.NONE, notMade, Errors.NONE), addPartitions(raw, (short)4, true, "t-huge", pid, epoch,
+                List.of(5, notMade)), "the broker's verification: both in the transaction");
+            final RawTxn txn = new RawTxn(raw);
+            assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION, txn.abortMarker(new RawTxn.Producer(pid, epoch), "huge", notMade));
+            assertEquals(Errors.NONE, txn.endTxn("t-huge", new RawTxn.Producer(pid, epoch), true));
+            Await.await(() -> addPartitions(raw, (short)3, false, "t-huge", pid, epoch, List.of(5)).get(5) == Errors.NONE,
+                Duration.ofSeconds(30), "the committed transaction completed: the next one's add answered");
+            assertEquals(Errors.NONE, txn.endTxn("t-huge", new RawTxn.Producer(pid, epoch), false));
+            CreationsHold.hold(pending, false);
+            Await.await(() -> pending.size() == 0, Duration.ofSeconds(60), "all made");
+            try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(Map.of(
+                "bootstrap.servers", "127.0.0.1:" + broker.broker.address().getPort(), "isolation.level", "read_committed",
+                "key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class,
+                "value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class)))
+            {
+                final TopicPartition five = new TopicPartition("huge", 5);
+                consumer.assign(List.of(five));
+                consumer.seekToBeginning(List.of(five));
+                final List<Object> read = new java.util.ArrayList<>();
+                Await.await(() ->
+                {
+                    consumer.poll(Duration.ofMillis(100)).forEach(read::add);
+                    return read.size() == 1;
+                }, Duration.ofSeconds(30), "the committed batch read with read_committed");
+            }
+        }
+    }
+
+    /** AddPartitionsToTxn of partitions of "huge" (v3: a client's; v4+: the broker's, {@code verifyOnly} or not); each one's error. */
+    private static Map<Integer, Errors> addPartitions(final RawClient raw, final short version, final boolean verifyOnly, final String id,
+        final long pid, final short epoch, final List<Integer> partitions) throws java.io.IOException
+    {
+        final var topics = new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection();
+        topics.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName("huge").setPartitions(partitions));
+        final AddPartitionsToTxnRequestData request = new AddPartitionsToTxnRequestData();
+        if (version <= 3)
+        {
+            request.setV3AndBelowTransactionalId(id).setV3AndBelowProducerId(pid).setV3AndBelowProducerEpoch(epoch).setV3AndBelowTopics(topics);
+        }
+        else
+        {
+            final var transactions = new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransactionCollection();
+            transactions.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction().setTransactionalId(id).setProducerId(pid)
+                .setProducerEpoch(epoch).setVerifyOnly(verifyOnly).setTopics(topics));
+            request.setTransactions(transactions);
+        }
+        final AddPartitionsToTxnResponseData response = new AddPartitionsToTxnResponseData(new ByteBufferAccessor(
+            raw.exchange(ApiKeys.ADD_PARTITIONS_TO_TXN, version, request)), version);
+        final Map<Integer, Errors> errors = new java.util.HashMap<>();
+        (version <= 3 ? response.resultsByTopicV3AndBelow() : response.resultsByTransaction().iterator().next().topicResults())
+            .forEach(t -> t.resultsByPartition().forEach(p -> errors.put(p.partitionIndex(), Errors.forCode(p.partitionErrorCode()))));
+        return errors;
+    }
+
     private static short describeProducers(final RawClient raw, final String topic, final int partition) throws Exception
     {
         final short version = 0;
@@ -324,9 +430,7 @@ class LargeTopicSlicesTest
             id = result.topicId("big").get();
             Await.await(() -> Files.isDirectory(data.resolve("big-" + (failing - 1 - failing % chunk))), Duration.ofSeconds(120),
                 "the slices before the failing one made");
-            server.process().destroyForcibly();
-            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
-            assertEquals(137, server.process().exitValue(), "killed");
+            kill(server);
         }
         long atKill = 0;
         for (int p = 0; p < count; p++)
@@ -345,18 +449,105 @@ class LargeTopicSlicesTest
             final var configs = admin.describeConfigs(List.of(new org.apache.kafka.common.config.ConfigResource(
                 org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "big"))).all().get(60, TimeUnit.SECONDS);
             assertEquals("compact", configs.values().iterator().next().get("cleanup.policy").value());
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + server.port(),
-                "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
-                "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class)))
-            {
-                assertEquals(0, producer.send(record("big", count - 1)).get(60, TimeUnit.SECONDS).offset());
-            }
-            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+            lastPartitionTakesARecord(server.port(), count - 1, data);
         }
         finally
         {
             server.stop();
         }
+    }
+
+    /**
+     * A child JVM given a CreateTopics of 1 500 partitions whose fifteenth slice fails (a regular file where partition
+     * 1 450's directory goes), then a CreatePartitions to 1 600 and a config change, both answered while its slices are
+     * made; SIGKILLed once the slices before the failing one exist. Started again (the file gone), the topic has the
+     * 1 600 partitions, the changed config on the first, the failing and the last one (the last two made at the start).
+     */
+    @Test
+    void aTopicGrownAndReconfiguredWhileMadeIsWholeAfterASigkill() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final int count = 1500;
+        final int grown = count + 100;
+        final int chunk = CreationsHold.chunkPartitions();
+        final int failing = 14 * chunk + chunk / 2;
+        Files.writeString(data.resolve("big-" + failing), "in the way"); // its slice fails: the rest waits for the start
+        final String[] args = {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
+        ServerCommand.Running server = ServerCommand.start(dir, Map.of(), args);
+        try (Admin admin = admin(server.port()))
+        {
+            admin.createTopics(List.of(new NewTopic("big", count, (short)1).configs(KEPT))).all().get(60, TimeUnit.SECONDS);
+            admin.createPartitions(Map.of("big", NewPartitions.increaseTo(grown))).all().get(60, TimeUnit.SECONDS);
+            alterRetention(admin, "big", "4321");
+            Await.await(() -> Files.isDirectory(data.resolve("big-" + (failing - 1 - failing % chunk))), Duration.ofSeconds(120),
+                "the slices before the failing one made");
+            kill(server);
+        }
+        assertFalse(Files.isDirectory(data.resolve("big-" + (grown - 1))), "killed before the grown partitions were made");
+        Files.delete(data.resolve("big-" + failing));
+        server = ServerCommand.start(dir, Map.of(), args);
+        try (Admin admin = admin(server.port()))
+        {
+            final TopicDescription d = admin.describeTopics(List.of("big")).allTopicNames().get(60, TimeUnit.SECONDS).get("big");
+            assertEquals(grown, d.partitions().size());
+            for (final int p : new int[] {0, failing, grown - 1})
+            {
+                final Map<String, String> stored = storedOverrides(data.resolve("big-" + p));
+                assertEquals("4321", stored.get("retention.ms"), "partition " + p + ": " + stored);
+                assertEquals("compact", stored.get("cleanup.policy"), "partition " + p + ": " + stored);
+            }
+            lastPartitionTakesARecord(server.port(), grown - 1, data);
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    private static void kill(final ServerCommand.Running server) throws Exception
+    {
+        server.process().destroyForcibly();
+        assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+        assertEquals(137, server.process().exitValue(), "killed");
+    }
+
+    /** After a start: partition {@code partition} of "big" takes a record at offset 0, and the journal is empty. */
+    private static void lastPartitionTakesARecord(final int port, final int partition, final Path data) throws Exception
+    {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + port,
+            "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
+            "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class)))
+        {
+            assertEquals(0, producer.send(record("big", partition)).get(60, TimeUnit.SECONDS).offset());
+        }
+        assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+    }
+
+    /** An IncrementalAlterConfigs of {@code topic}'s retention.ms to {@code value}, answered. */
+    private static void alterRetention(final Admin admin, final String topic, final String value) throws Exception
+    {
+        final var resource = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC,
+            topic);
+        admin.incrementalAlterConfigs(Map.of(resource, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+            new org.apache.kafka.clients.admin.ConfigEntry("retention.ms", value),
+            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS);
+    }
+
+    /** The overrides stored in a partition's directory ({@code partition.properties}; none without it). */
+    private static Map<String, String> storedOverrides(final Path partitionDir) throws Exception
+    {
+        final java.util.Properties props = new java.util.Properties();
+        final Path file = partitionDir.resolve("partition.properties");
+        if (Files.exists(file))
+        {
+            try (var in = Files.newBufferedReader(file))
+            {
+                props.load(in);
+            }
+        }
+        final Map<String, String> stored = new java.util.HashMap<>();
+        props.forEach((k, v) -> stored.put((String)k, (String)v));
+        return stored;
     }
 
     /** One chunk made on the agent's thread, held or not; returns once it is. */

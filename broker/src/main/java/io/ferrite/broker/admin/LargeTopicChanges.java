@@ -1,0 +1,91 @@
+package io.ferrite.broker.admin;
+
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * CreatePartitions and config changes of a large topic while {@link PendingCreations} makes it in slices, answered
+ * without making its remaining files first — as Kafka 4.4's controller changes a topic it committed at once, whatever
+ * its brokers have made of it (at 10 000 partitions making the rest first took past Admin's 30 s request timeout).
+ * <ul>
+ * <li>A CreatePartitions ({@link #grow}): a GROW to the new count journaled (fsynced), then the topic published with it
+ * ({@link TopicRegistry#planMore}); the new partitions are made by its remaining slices, after the others, and answer
+ * NOT_LEADER_OR_FOLLOWER until then. A crash after the answer leaves the GROW: the next start makes the topic whole to
+ * the new count ({@link CreationReplay}).</li>
+ * <li>A config change ({@link #configsChanging}, before the partitions made have it): a CONFIG of the new overrides
+ * journaled (fsynced); the caller then changes the made partitions and publishes the topic with them, and each later
+ * slice is made with the published topic's overrides. A crash at any point after the record: the next start gives every
+ * partition made the journaled overrides before it makes the rest with them.</li>
+ * </ul>
+ * Agent only.
+ */
+public final class LargeTopicChanges
+{
+    private final TopicRegistry topics;
+    private final CreationJournal journal;
+    private final PendingCreations creations;
+
+    LargeTopicChanges(final TopicRegistry topics, final CreationJournal journal, final PendingCreations creations)
+    {
+        this.topics = topics;
+        this.journal = journal;
+        this.creations = creations;
+    }
+
+    /** Whether {@code topic} (published) is a large topic whose slices are still being made. */
+    public boolean inSlices(final Topic topic)
+    {
+        final PendingTopic p = creations.inSlices(topic.name);
+        return p != null && p.id[0] == topic.idMostSignificantBits && p.id[1] == topic.idLeastSignificantBits;
+    }
+
+    /**
+     * Large topic {@code topic}, {@link #inSlices}, grown to {@code count} partitions (more than it has planned): journaled,
+     * then published; its slices make the new partitions. On an IOException (the journal's) nothing changed.
+     */
+    public Topic grow(final Topic topic, final int count) throws IOException
+    {
+        final PendingTopic p = pending(topic);
+        journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.GROW, topic.name, p.id[0], p.id[1], count,
+            topic.overrides)));
+        final Topic grown = topics.planMore(topic, count);
+        creations.grown(p, count);
+        return grown;
+    }
+
+    /**
+     * Before large topic {@code topic}, {@link #inSlices}, has its overrides changed to {@code overrides}: the change
+     * journaled, so that a crash part way through it, or before the rest is made, still ends with every partition
+     * having them. On an IOException (the journal's) nothing changed.
+     */
+    public void configsChanging(final Topic topic, final Map<String, String> overrides) throws IOException
+    {
+        final PendingTopic p = pending(topic);
+        journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.CONFIG, topic.name, p.id[0], p.id[1],
+            topic.plannedPartitions(), Map.copyOf(overrides))));
+    }
+
+    /** The published version of large topic {@code p}, which a deletion would have dropped from the pending ones first. */
+    Topic published(final PendingTopic p)
+    {
+        final Topic t = topics.topic(p.name);
+        if (t == null || t.isDeleted() || t.idMostSignificantBits != p.id[0] || t.idLeastSignificantBits != p.id[1])
+        {
+            throw new IllegalStateException("topic " + p.name + ", being made, is not published with its id");
+        }
+        return t;
+    }
+
+    private PendingTopic pending(final Topic topic)
+    {
+        if (!inSlices(topic))
+        {
+            throw new IllegalStateException("topic " + topic.name + " is not being made in slices");
+        }
+        return creations.inSlices(topic.name);
+    }
+}
