@@ -49,7 +49,7 @@ final class NodeConnection
     private final long backoffMinNs;
     private final long backoffMaxNs;
 
-    /** Holds one Produce request of max.request.size at most (one is begun only when the last is in the socket). */
+    /** Holds one Produce request of max.request.size at most (one is begun only when the last is in the socket); grows for more. */
     private final ExpandableDirectByteBuffer out;
     private final ExpandableDirectByteBuffer in = new ExpandableDirectByteBuffer(64 * 1024);
     private final RequestHeaderEncoder header = new RequestHeaderEncoder();
@@ -82,19 +82,19 @@ final class NodeConnection
     private int frameStart;
     private int pendingSizeAt = -1;
 
-    NodeConnection(final int nodeId, final String host, final int port, final String clientId,
-        final ResponseListener listener, final ProducerConfig config)
+    NodeConnection(final int nodeId, final String host, final int port, final ResponseListener listener,
+        final TransportSettings config)
     {
         this.nodeId = nodeId;
         this.host = host;
         this.port = port;
-        this.clientId = clientId;
+        this.clientId = config.clientId;
         this.listener = listener;
         this.requestTimeoutNs = config.requestTimeoutNs;
         this.backoffMinNs = config.reconnectBackoffNs;
         this.backoffMaxNs = config.reconnectBackoffMaxNs;
         this.backoffNs = backoffMinNs;
-        this.out = new ExpandableDirectByteBuffer(config.maxRequestSize + 64 * 1024);
+        this.out = new ExpandableDirectByteBuffer(config.sendBufferSize);
         this.capacity = config.maxInFlight + CONTROL_SLOTS;
         this.correlations = new int[capacity];
         this.apiKeys = new short[capacity];

@@ -54,7 +54,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         this.idempotence = new Idempotence(config.idempotent(), config.retryBackoffNs);
         this.config = config;
         this.handler = handler;
-        this.metadata = new ClusterMetadata(config, this);
+        this.metadata = new ClusterMetadata(config.transport(), this);
         this.pools = new ProducerPools(config);
         this.drain = new BatchDrain(config, metadata, pools, idempotence);
     }

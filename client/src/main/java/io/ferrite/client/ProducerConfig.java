@@ -38,17 +38,7 @@ public final class ProducerConfig
     /** {@code bootstrap.servers}: comma-separated {@code host:port} pairs. */
     public ProducerConfig bootstrapServers(final String servers)
     {
-        for (final String s : servers.split(","))
-        {
-            final String hostPort = s.strip();
-            final int colon = hostPort.lastIndexOf(':');
-            if (colon <= 0)
-            {
-                throw new IllegalArgumentException("bootstrap.servers entry without a port: " + hostPort);
-            }
-            bootstrap.add(InetSocketAddress.createUnresolved(hostPort.substring(0, colon),
-                Integer.parseInt(hostPort.substring(colon + 1))));
-        }
+        TransportSettings.parseBootstrap(servers, bootstrap);
         return this;
     }
 
@@ -193,5 +183,12 @@ public final class ProducerConfig
     {
         this.metadataMaxAgeNs = ms * 1_000_000L;
         return this;
+    }
+
+    /** The transport's settings: a request holds one batch of {@code max.request.size} at most, with room for headers. */
+    TransportSettings transport()
+    {
+        return new TransportSettings(bootstrap, clientId, requestTimeoutNs, reconnectBackoffNs, reconnectBackoffMaxNs,
+            retryBackoffNs, metadataMaxAgeNs, maxRequestSize + 64 * 1024, maxInFlight);
     }
 }
