@@ -87,6 +87,17 @@ final class ClusterMetadata
         needed = true;
     }
 
+    /** One pass of the duty cycle over the transport: every connection's socket, then {@link #poll}. */
+    int pollAll(final long nowNs)
+    {
+        int work = 0;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            work += connections.get(i).poll(nowNs);
+        }
+        return work + poll(nowNs);
+    }
+
     /** Sends a Metadata request when one is due and a connection can take it; connects one otherwise. */
     int poll(final long nowNs)
     {

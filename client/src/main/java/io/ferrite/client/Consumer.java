@@ -50,18 +50,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         }
         final TopicState t = metadata.topic(topic);
         final FetchPosition p = new FetchPosition(t, partition);
-        switch (config.autoOffsetReset)
-        {
-            case EARLIEST:
-                p.reset(FetchPosition.EARLIEST_TIMESTAMP);
-                break;
-            case LATEST:
-                p.reset(FetchPosition.LATEST_TIMESTAMP);
-                break;
-            default:
-                p.fail(ClientErrors.NO_OFFSET_FOR_PARTITION);
-                break;
-        }
+        p.reset(config.autoOffsetReset, ClientErrors.NO_OFFSET_FOR_PARTITION);
         int at = assigned.size();
         for (int i = assigned.size() - 1; i >= 0; i--)
         {
@@ -74,8 +63,23 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         assigned.add(at, p);
         for (final NodeFetcher f : fetchers.values())
         {
-            f.ensureCapacity(assigned.size());
+            f.ensureCapacity(assigned.size(), largestAnswer());
         }
+        for (int i = 0; i < metadata.connections.size(); i++)
+        {
+            metadata.connections.get(i).reserveReceive(largestAnswer());
+        }
+    }
+
+    /**
+     * The largest Fetch answer the limits allow: {@code max.partition.fetch.bytes} per partition within
+     * {@code fetch.max.bytes}, with room for the answer's own fields. Buffers are sized for it up front (a broker may
+     * still return one larger batch than the limits; then a buffer grows).
+     */
+    private int largestAnswer()
+    {
+        final long records = Math.min((long)config.fetchMaxBytes, (long)assigned.size() * config.maxPartitionFetchBytes);
+        return (int)Math.min(Integer.MAX_VALUE - 8, records + assigned.size() * 128L + 4096);
     }
 
     /** The next record handed out for the partition will be the one at {@code offset} (or the first after it). */
@@ -144,7 +148,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             final NodeConnection c = connections.get((nextFetcher + i) % connections.size());
             final NodeFetcher f = c.nodeId >= 0 ? fetchers.get(c.nodeId) : null;
-            if (f != null && f.arrivedLength >= 0)
+            if (f != null && f.arrived.length >= 0)
             {
                 nextFetcher = (nextFetcher + i + 1) % connections.size();
                 f.startDraining();
@@ -196,12 +200,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     {
         final long now = System.nanoTime();
         nowNs = now;
-        int work = 0;
-        for (int i = 0; i < metadata.connections.size(); i++)
-        {
-            work += metadata.connections.get(i).poll(now);
-        }
-        work += metadata.poll(now);
+        int work = metadata.pollAll(now);
         work += checkMetadata(now);
         for (int i = 0; i < metadata.connections.size(); i++)
         {
@@ -215,7 +214,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
             {
                 work += requests.sendListOffsets(c, f, assigned, now);
             }
-            if (!f.fetchInFlight && f.arrivedLength < 0 && c.canSend())
+            if (!f.fetchInFlight && f.arrived.length < 0 && c.canSend())
             {
                 work += requests.sendFetch(c, f, assigned, now);
             }
@@ -257,7 +256,12 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         if (f == null)
         {
             f = new NodeFetcher(nodeId);
-            f.ensureCapacity(assigned.size());
+            f.ensureCapacity(assigned.size(), largestAnswer());
+            final NodeConnection c = metadata.nodes.get(nodeId);
+            if (c != null)
+            {
+                c.reserveReceive(largestAnswer());
+            }
             fetchers.put(nodeId, f);
         }
         return f;

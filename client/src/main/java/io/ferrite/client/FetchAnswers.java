@@ -35,14 +35,14 @@ final class FetchAnswers
         final long nowNs)
     {
         final int length = limit - offset;
-        f.arrived.putBytes(0, buffer, offset, length);
-        fetchResponse.wrap(f.arrived, 0, length, version);
+        f.arrived.bytes.putBytes(0, buffer, offset, length);
+        fetchResponse.wrap(f.arrived.bytes, 0, length, version);
         boolean records = false;
         if (fetchResponse.errorCode() != ClientErrors.NONE)
         {
-            for (int i = 0; i < f.sentCount; i++)
+            for (int i = 0; i < f.sent.count; i++)
             {
-                f.sent[i].notBeforeNs = nowNs + config.retryBackoffNs;
+                f.sent.parts[i].notBeforeNs = nowNs + config.retryBackoffNs;
             }
             metadata.requestUpdate();
         }
@@ -54,17 +54,17 @@ final class FetchAnswers
                 for (var p = t.partitions(); p.hasNext(); )
                 {
                     p.next();
-                    final FetchPosition fp = find(f, f.arrived, t.topicOffset(), t.topicLength(), p.partitionIndex());
-                    if (fp != null && f.sentOffset(fp) == fp.fetchOffset && fp.state == FetchPosition.State.FETCHING)
+                    final FetchPosition fp = find(f, f.arrived.bytes, t.topicOffset(), t.topicLength(), p.partitionIndex());
+                    if (fp != null && f.sent.offset(fp) == fp.fetchOffset && fp.state == FetchPosition.State.FETCHING)
                     {
-                        records |= partition(fp, p, f.arrived, nowNs);
+                        records |= partition(fp, p, f.arrived.bytes, nowNs);
                     }
                 }
             }
         }
-        for (int i = 0; i < f.sentCount; i++)
+        for (int i = 0; i < f.sent.count; i++)
         {
-            f.sent[i].fetchNode = -1;
+            f.sent.parts[i].fetchNode = -1;
         }
         if (records)
         {
@@ -90,7 +90,7 @@ final class FetchAnswers
             case ClientErrors.OFFSET_OUT_OF_RANGE:
                 if (fp.position == fp.fetchOffset)
                 {
-                    outOfRange(fp);
+                    fp.reset(config.autoOffsetReset, ClientErrors.OFFSET_OUT_OF_RANGE); // as kafka-clients
                 }
                 return false;
             case ClientErrors.NOT_LEADER_OR_FOLLOWER:
@@ -116,23 +116,6 @@ final class FetchAnswers
                     fp.fail(error);
                 }
                 return false;
-        }
-    }
-
-    /** auto.offset.reset, as kafka-clients applies it to OFFSET_OUT_OF_RANGE. */
-    private void outOfRange(final FetchPosition fp)
-    {
-        switch (config.autoOffsetReset)
-        {
-            case EARLIEST:
-                fp.reset(FetchPosition.EARLIEST_TIMESTAMP);
-                break;
-            case LATEST:
-                fp.reset(FetchPosition.LATEST_TIMESTAMP);
-                break;
-            default:
-                fp.fail(ClientErrors.OFFSET_OUT_OF_RANGE);
-                break;
         }
     }
 
@@ -223,10 +206,10 @@ final class FetchAnswers
     /** The Fetch to {@code f} got no answer: its partitions may be fetched again after a backoff. */
     void failFetch(final NodeFetcher f, final long nowNs)
     {
-        for (int i = 0; i < f.sentCount; i++)
+        for (int i = 0; i < f.sent.count; i++)
         {
-            f.sent[i].fetchNode = -1;
-            f.sent[i].notBeforeNs = nowNs + config.retryBackoffNs;
+            f.sent.parts[i].fetchNode = -1;
+            f.sent.parts[i].notBeforeNs = nowNs + config.retryBackoffNs;
         }
         f.sentDone();
         metadata.requestUpdate();
@@ -250,9 +233,9 @@ final class FetchAnswers
     static FetchPosition find(final NodeFetcher f, final DirectBuffer buffer, final int nameOffset, final int nameLength,
         final int partition)
     {
-        for (int i = 0; i < f.sentCount; i++)
+        for (int i = 0; i < f.sent.count; i++)
         {
-            final FetchPosition p = f.sent[i];
+            final FetchPosition p = f.sent.parts[i];
             if (p.partition == partition && p.topic.nameEquals(buffer, nameOffset, nameLength))
             {
                 return p;

@@ -58,17 +58,36 @@ final class FetchPosition
     {
         position = offset;
         fetchOffset = offset;
-        state = State.FETCHING;
-        generation++;
-        error = ClientErrors.NONE;
-        reported = false;
+        restart(State.FETCHING);
     }
 
     void reset(final long timestamp)
     {
         resetTimestamp = timestamp;
-        state = State.AWAIT_RESET;
-        generation++;
+        restart(State.AWAIT_RESET);
+    }
+
+    /** No valid position: {@code auto.offset.reset} says where to go, or the partition fails with {@code errorIfNone}. */
+    void reset(final ConsumerConfig.OffsetReset policy, final short errorIfNone)
+    {
+        switch (policy)
+        {
+            case EARLIEST:
+                reset(EARLIEST_TIMESTAMP);
+                break;
+            case LATEST:
+                reset(LATEST_TIMESTAMP);
+                break;
+            default:
+                fail(errorIfNone);
+                break;
+        }
+    }
+
+    private void restart(final State next)
+    {
+        state = next;
+        generation++; // what is buffered for the old position is not handed out
         error = ClientErrors.NONE;
         reported = false;
     }

@@ -28,34 +28,61 @@ final class FetchRequests
         this.config = config;
     }
 
-    private static boolean fetchable(final FetchPosition p, final int node, final long nowNs)
+    /** Whether {@code p} goes in the next Fetch ({@code reset} false) or ListOffsets ({@code reset} true) to {@code node}. */
+    private static boolean eligible(final FetchPosition p, final boolean reset, final int node, final long nowNs)
     {
         final PartitionState ps = p.metadata();
-        return p.state == FetchPosition.State.FETCHING && p.fetchNode < 0 && ps != null && ps.leader == node &&
-            nowNs - p.notBeforeNs >= 0;
+        if (ps == null || ps.leader != node || nowNs - p.notBeforeNs < 0)
+        {
+            return false;
+        }
+        return reset ? p.state == FetchPosition.State.AWAIT_RESET : p.state == FetchPosition.State.FETCHING && p.fetchNode < 0;
     }
 
-    private static boolean resettable(final FetchPosition p, final int node, final long nowNs)
+    /** The topics with a partition eligible; 0 if none. */
+    private static int topics(final ArrayList<FetchPosition> assigned, final boolean reset, final int node, final long nowNs)
     {
-        final PartitionState ps = p.metadata();
-        return p.state == FetchPosition.State.AWAIT_RESET && ps != null && ps.leader == node && nowNs - p.notBeforeNs >= 0;
+        int topics = 0;
+        TopicState last = null;
+        for (int i = 0; i < assigned.size(); i++)
+        {
+            final FetchPosition p = assigned.get(i);
+            if (eligible(p, reset, node, nowNs) && p.topic != last)
+            {
+                topics++;
+                last = p.topic;
+            }
+        }
+        return topics;
+    }
+
+    /** Where the topic of {@code assigned[from]} ends (the partitions are grouped by topic). */
+    private static int topicEnd(final ArrayList<FetchPosition> assigned, final int from)
+    {
+        int end = from;
+        while (end < assigned.size() && assigned.get(end).topic == assigned.get(from).topic)
+        {
+            end++;
+        }
+        return end;
+    }
+
+    private static int eligibleIn(final ArrayList<FetchPosition> assigned, final int from, final int to, final boolean reset,
+        final int node, final long nowNs)
+    {
+        int count = 0;
+        for (int i = from; i < to; i++)
+        {
+            count += eligible(assigned.get(i), reset, node, nowNs) ? 1 : 0;
+        }
+        return count;
     }
 
     /** A Fetch to {@code c} for the partitions it leads that may be fetched: 1 if sent, else 0. */
     int sendFetch(final NodeConnection c, final NodeFetcher f, final ArrayList<FetchPosition> assigned, final long nowNs)
     {
         final short version = c.version(ApiKeys.FETCH, MAX_FETCH_VERSION);
-        int topics = 0;
-        TopicState last = null;
-        for (int i = 0; i < assigned.size(); i++)
-        {
-            final FetchPosition p = assigned.get(i);
-            if (fetchable(p, c.nodeId, nowNs) && p.topic != last)
-            {
-                topics++;
-                last = p.topic;
-            }
-        }
+        final int topics = topics(assigned, false, c.nodeId, nowNs);
         if (topics == 0 || version < FetchRequestEncoder.LOWEST_VERSION)
         {
             return 0;
@@ -67,13 +94,8 @@ final class FetchRequests
         for (int i = 0; i < assigned.size(); )
         {
             final TopicState topic = assigned.get(i).topic;
-            int end = i;
-            int count = 0;
-            while (end < assigned.size() && assigned.get(end).topic == topic)
-            {
-                count += fetchable(assigned.get(end), c.nodeId, nowNs) ? 1 : 0;
-                end++;
-            }
+            final int end = topicEnd(assigned, i);
+            final int count = eligibleIn(assigned, i, end, false, c.nodeId, nowNs);
             if (count > 0)
             {
                 final FetchRequestEncoder.FetchPartition fp =
@@ -81,12 +103,12 @@ final class FetchRequests
                 for (int j = i; j < end; j++)
                 {
                     final FetchPosition p = assigned.get(j);
-                    if (fetchable(p, c.nodeId, nowNs))
+                    if (eligible(p, false, c.nodeId, nowNs))
                     {
                         fp.next().partition(p.partition).currentLeaderEpoch(p.metadata().leaderEpoch).fetchOffset(p.fetchOffset)
                             .lastFetchedEpoch(-1).logStartOffset(-1).partitionMaxBytes(config.maxPartitionFetchBytes);
                         p.fetchNode = c.nodeId;
-                        f.addSent(p, p.fetchOffset);
+                        f.sent.add(p, p.fetchOffset);
                     }
                 }
             }
@@ -105,17 +127,7 @@ final class FetchRequests
         final long nowNs)
     {
         final short version = c.version(ApiKeys.LIST_OFFSETS, MAX_LIST_OFFSETS_VERSION);
-        int topics = 0;
-        TopicState last = null;
-        for (int i = 0; i < assigned.size(); i++)
-        {
-            final FetchPosition p = assigned.get(i);
-            if (resettable(p, c.nodeId, nowNs) && p.topic != last)
-            {
-                topics++;
-                last = p.topic;
-            }
-        }
+        final int topics = topics(assigned, true, c.nodeId, nowNs);
         if (topics == 0 || version < ListOffsetsRequestEncoder.LOWEST_VERSION)
         {
             return 0;
@@ -126,13 +138,8 @@ final class FetchRequests
         for (int i = 0; i < assigned.size(); )
         {
             final TopicState topic = assigned.get(i).topic;
-            int end = i;
-            int count = 0;
-            while (end < assigned.size() && assigned.get(end).topic == topic)
-            {
-                count += resettable(assigned.get(end), c.nodeId, nowNs) ? 1 : 0;
-                end++;
-            }
+            final int end = topicEnd(assigned, i);
+            final int count = eligibleIn(assigned, i, end, true, c.nodeId, nowNs);
             if (count > 0)
             {
                 final ListOffsetsRequestEncoder.ListOffsetsPartition lp =
@@ -140,7 +147,7 @@ final class FetchRequests
                 for (int j = i; j < end; j++)
                 {
                     final FetchPosition p = assigned.get(j);
-                    if (resettable(p, c.nodeId, nowNs))
+                    if (eligible(p, true, c.nodeId, nowNs))
                     {
                         lp.next().partitionIndex(p.partition).currentLeaderEpoch(p.metadata().leaderEpoch)
                             .timestamp(p.resetTimestamp);

@@ -313,7 +313,14 @@ final class NodeConnection
             }
             if (inLimit - frameStart - 4 < size)
             {
-                in.checkLimit(frameStart + 4 + size); // grow for a large answer; its bytes are kept
+                if (frameStart + 4 + size > in.capacity())
+                {
+                    // move the partial frame to the start before growing: the buffer grows only for a frame larger
+                    // than itself, not for where a frame happened to start (which made a buffer grow, allocating,
+                    // long after the largest answer had been seen)
+                    compact();
+                    in.checkLimit(4 + size);
+                }
                 break;
             }
             final int start = frameStart + 4;
@@ -328,11 +335,26 @@ final class NodeConnection
         }
         else if (frameStart > in.capacity() / 2)
         {
+            compact();
+        }
+        return frames + (n > 0 ? 1 : 0);
+    }
+
+    /** Moves the bytes not yet handled to the start of the receive buffer. */
+    private void compact()
+    {
+        if (frameStart > 0)
+        {
             in.putBytes(0, in, frameStart, inLimit - frameStart);
             inLimit -= frameStart;
             frameStart = 0;
         }
-        return frames + (n > 0 ? 1 : 0);
+    }
+
+    /** Grows the receive buffer now to hold an answer of {@code bytes} (the consumer's largest fetch answer), not on the hot path. */
+    void reserveReceive(final int bytes)
+    {
+        in.checkLimit(bytes);
     }
 
     private void handleFrame(final int start, final int end, final long nowNs)

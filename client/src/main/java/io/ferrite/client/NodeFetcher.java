@@ -1,138 +1,136 @@
 package io.ferrite.client;
 
+import io.ferrite.wire.compress.Codecs;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordReader;
 import org.agrona.ExpandableDirectByteBuffer;
 
 /**
  * The consumer's side of one broker: at most one Fetch in flight, and the answers it gave, copied out of the
  * connection's receive buffer (which the next read reuses) into two off-heap buffers: {@link #arrived}, the answer
- * not handed out yet, and {@link #draining}, the one {@code poll} hands out now. The next Fetch goes when
+ * not handed out yet, and {@link #draining}, the one {@code poll} hands out now (one copy per answer). The next Fetch goes when
  * {@code poll} takes {@link #arrived} (the two swap), so a fetch is in flight while the application reads the last
- * answer and at most two answers are held per broker. With each buffer go the partitions and offsets its Fetch asked
+ * answer and at most two answers are held per broker. With each stage go the partitions and offsets its Fetch asked
  * for: an answer is handed out for a partition only while the partition's position is the offset asked for (a seek
  * since makes it stale, as kafka-clients discards a stale completed fetch).
  */
 final class NodeFetcher
 {
+    /** The partitions a Fetch named, with the offset it asked for each; the three stages swap these, allocating nothing. */
+    static final class Asked
+    {
+        FetchPosition[] parts = new FetchPosition[0];
+        long[] offsets = new long[0];
+        int count;
+
+        void ensureCapacity(final int partitions)
+        {
+            if (parts.length < partitions)
+            {
+                parts = new FetchPosition[partitions];
+                offsets = new long[partitions];
+            }
+        }
+
+        void add(final FetchPosition p, final long offset)
+        {
+            parts[count] = p;
+            offsets[count++] = offset;
+        }
+
+        /** The offset asked for {@code p}, or -1 if the Fetch did not name it. */
+        long offset(final FetchPosition p)
+        {
+            for (int i = 0; i < count; i++)
+            {
+                if (parts[i] == p)
+                {
+                    return offsets[i];
+                }
+            }
+            return -1;
+        }
+
+        void clear()
+        {
+            java.util.Arrays.fill(parts, 0, count, null);
+            count = 0;
+        }
+    }
+
+    /**
+     * One answer's bytes with the batch flyweight and record reader (codecs, decompression buffer) that read them: they
+     * stay with their buffer, as the CRC's and the codecs' ByteBuffer views are made once per buffer (one flyweight
+     * moved between two buffers made a view, 64 bytes, per answer).
+     */
+    static final class Answer
+    {
+        final ExpandableDirectByteBuffer bytes = new ExpandableDirectByteBuffer(64 * 1024);
+        final RecordBatch batch = new RecordBatch();
+        final RecordReader reader = new RecordReader(new Codecs(), RecordReader.DEFAULT_MAX_DECOMPRESSED_BYTES);
+        /** -1 when it holds no answer. */
+        int length = -1;
+        short version;
+        /** What the Fetch asked for. */
+        Asked asked = new Asked();
+    }
+
     final int nodeId;
     boolean fetchInFlight;
     boolean listOffsetsInFlight;
-
-    ExpandableDirectByteBuffer arrived = new ExpandableDirectByteBuffer(64 * 1024);
-    int arrivedLength = -1;
-    short arrivedVersion;
-    ExpandableDirectByteBuffer draining = new ExpandableDirectByteBuffer(64 * 1024);
-    int drainingLength = -1;
-    short drainingVersion;
-
-    /** The partitions (and offsets) of the Fetch in flight, of the answer arrived, of the answer draining. */
-    FetchPosition[] sent = new FetchPosition[0];
-    long[] sentOffsets = new long[0];
-    int sentCount;
-    FetchPosition[] arrivedParts = new FetchPosition[0];
-    long[] arrivedOffsets = new long[0];
-    int arrivedCount;
-    FetchPosition[] drainingParts = new FetchPosition[0];
-    long[] drainingOffsets = new long[0];
-    int drainingCount;
+    /** What the Fetch in flight asked for. */
+    Asked sent = new Asked();
+    /** The answer not handed out yet, and the one {@code poll} hands out. */
+    Answer arrived = new Answer();
+    Answer draining = new Answer();
 
     NodeFetcher(final int nodeId)
     {
         this.nodeId = nodeId;
     }
 
-    /** Room for a Fetch naming {@code partitions} (assign time: the duty cycle then allocates nothing). */
-    void ensureCapacity(final int partitions)
+    /**
+     * Room for a Fetch naming {@code partitions} and for answers of {@code answerBytes} (assign time: the duty cycle
+     * then allocates nothing, unless a broker answers with a batch larger than the fetch limits, as it may).
+     */
+    void ensureCapacity(final int partitions, final int answerBytes)
     {
-        if (sent.length < partitions)
-        {
-            sent = new FetchPosition[partitions];
-            sentOffsets = new long[partitions];
-            arrivedParts = new FetchPosition[partitions];
-            arrivedOffsets = new long[partitions];
-            drainingParts = new FetchPosition[partitions];
-            drainingOffsets = new long[partitions];
-        }
+        sent.ensureCapacity(partitions);
+        arrived.asked.ensureCapacity(partitions);
+        draining.asked.ensureCapacity(partitions);
+        arrived.bytes.checkLimit(answerBytes);
+        draining.bytes.checkLimit(answerBytes);
     }
 
-    void addSent(final FetchPosition p, final long offset)
-    {
-        sent[sentCount] = p;
-        sentOffsets[sentCount++] = offset;
-    }
-
-    /** The Fetch in flight was answered: its partitions go with the answer copied into {@link #arrived}. */
+    /** The Fetch in flight was answered with records, copied into {@link #arrived}: what it asked goes with them. */
     void sentArrived(final int length, final short version)
     {
-        final FetchPosition[] parts = arrivedParts;
-        arrivedParts = sent;
-        sent = parts;
-        final long[] offsets = arrivedOffsets;
-        arrivedOffsets = sentOffsets;
-        sentOffsets = offsets;
-        arrivedCount = sentCount;
-        sentCount = 0;
-        arrivedLength = length;
-        arrivedVersion = version;
+        final Asked a = arrived.asked;
+        arrived.asked = sent;
+        sent = a;
+        arrived.length = length;
+        arrived.version = version;
         fetchInFlight = false;
     }
 
     /** {@code poll} takes the answer arrived (the one draining is done); the next Fetch may go. */
     void startDraining()
     {
-        final ExpandableDirectByteBuffer b = draining;
+        final Answer a = draining;
         draining = arrived;
-        arrived = b;
-        drainingLength = arrivedLength;
-        drainingVersion = arrivedVersion;
-        arrivedLength = -1;
-        final FetchPosition[] parts = drainingParts;
-        drainingParts = arrivedParts;
-        arrivedParts = parts;
-        final long[] offsets = drainingOffsets;
-        drainingOffsets = arrivedOffsets;
-        arrivedOffsets = offsets;
-        drainingCount = arrivedCount;
-        arrivedCount = 0;
-    }
-
-    /** The offset the answer draining asked for {@code p}, or -1 if it did not name it. */
-    long drainingOffset(final FetchPosition p)
-    {
-        for (int i = 0; i < drainingCount; i++)
-        {
-            if (drainingParts[i] == p)
-            {
-                return drainingOffsets[i];
-            }
-        }
-        return -1;
-    }
-
-    /** The offset the Fetch in flight asked for {@code p}, or -1 if it did not name it. */
-    long sentOffset(final FetchPosition p)
-    {
-        for (int i = 0; i < sentCount; i++)
-        {
-            if (sent[i] == p)
-            {
-                return sentOffsets[i];
-            }
-        }
-        return -1;
+        arrived = a;
     }
 
     void doneDraining()
     {
-        drainingLength = -1;
-        java.util.Arrays.fill(drainingParts, 0, drainingCount, null);
-        drainingCount = 0;
+        draining.length = -1;
+        draining.asked.clear();
     }
 
     /** The Fetch in flight ended with nothing to hand out (no records, or it failed). */
     void sentDone()
     {
-        java.util.Arrays.fill(sent, 0, sentCount, null);
-        sentCount = 0;
+        sent.clear();
         fetchInFlight = false;
     }
 }

@@ -195,12 +195,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     {
         final long now = System.nanoTime();
         nowNs = now;
-        int work = 0;
-        for (int i = 0; i < metadata.connections.size(); i++)
-        {
-            work += metadata.connections.get(i).poll(now);
-        }
-        work += metadata.poll(now);
+        int work = metadata.pollAll(now);
         work += idempotence.poll(metadata.connections, metadata.topics, now);
         work += sealDue(now, idempotence.fatalError());
         for (int i = 0; i < metadata.connections.size() && idempotence.ready(); i++)

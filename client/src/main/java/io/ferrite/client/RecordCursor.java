@@ -1,6 +1,5 @@
 package io.ferrite.client;
 
-import io.ferrite.wire.compress.Codecs;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchDescriptor;
@@ -10,7 +9,7 @@ import io.ferrite.wire.message.FetchResponseDecoder;
 /**
  * Walks one Fetch answer ({@link NodeFetcher#draining}) record by record, across {@code poll} calls: topics,
  * partitions, batches (CRC checked), records — read in place, a compressed batch decompressed once into the reader's
- * reused off-heap buffer through wire's codecs. A partition's records are handed out only while its position is the
+ * reused off-heap buffer through wire's codecs (the reader and flyweight of the answer's buffer, {@link NodeFetcher.Answer}). A partition's records are handed out only while its position is the
  * offset the Fetch asked for and no seek came since; records below the position inside a batch, whole batches below
  * it and control batches are skipped, and the position moves past each batch (so the next answer, asked from there,
  * follows on). Transactional batches are all handed out (read_uncommitted: aborted records too).
@@ -18,10 +17,11 @@ import io.ferrite.wire.message.FetchResponseDecoder;
 final class RecordCursor
 {
     private final FetchResponseDecoder response = new FetchResponseDecoder();
-    private final RecordBatch batch = new RecordBatch();
-    private final RecordReader reader = new RecordReader(new Codecs(), RecordReader.DEFAULT_MAX_DECOMPRESSED_BYTES);
 
     private NodeFetcher fetcher;
+    /** The draining answer's own flyweight ({@link NodeFetcher.Answer}). */
+    private RecordBatch batch;
+    private RecordReader reader;
     private FetchResponseDecoder.FetchableTopicResponse topics;
     private FetchResponseDecoder.PartitionData partitions;
     private FetchPosition current;
@@ -44,7 +44,9 @@ final class RecordCursor
     void start(final NodeFetcher f)
     {
         fetcher = f;
-        response.wrap(f.draining, 0, f.drainingLength, f.drainingVersion);
+        batch = f.draining.batch;
+        reader = f.draining.reader;
+        response.wrap(f.draining.bytes, 0, f.draining.length, f.draining.version);
         topics = response.responses();
         partitions = null;
         current = null;
@@ -119,14 +121,15 @@ final class RecordCursor
     {
         final NodeFetcher f = fetcher;
         current = null;
-        for (int i = 0; i < f.drainingCount; i++)
+        final NodeFetcher.Asked asked = f.draining.asked;
+        for (int i = 0; i < asked.count; i++)
         {
-            final FetchPosition p = f.drainingParts[i];
+            final FetchPosition p = asked.parts[i];
             if (p.partition == partitions.partitionIndex() &&
-                p.topic.nameEquals(f.draining, topics.topicOffset(), topics.topicLength()))
+                p.topic.nameEquals(f.draining.bytes, topics.topicOffset(), topics.topicLength()))
             {
                 if (partitions.errorCode() == ClientErrors.NONE && p.state == FetchPosition.State.FETCHING &&
-                    f.drainingOffsets[i] == p.position)
+                    asked.offsets[i] == p.position)
                 {
                     current = p;
                     generation = p.generation;
@@ -141,7 +144,7 @@ final class RecordCursor
     /** Steps over one batch, entering it when it holds records to hand out: false at a partial or corrupt batch. */
     private boolean nextBatch()
     {
-        batch.wrap(fetcher.draining, at);
+        batch.wrap(fetcher.draining.bytes, at);
         final int size = batch.sizeInBytes();
         if (size < RecordBatchDescriptor.LOG_OVERHEAD || size > end - at)
         {

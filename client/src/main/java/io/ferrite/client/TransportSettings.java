@@ -35,20 +35,4 @@ final class TransportSettings
         this.sendBufferSize = sendBufferSize;
         this.maxInFlight = maxInFlight;
     }
-
-    /** Adds the addresses of {@code bootstrap.servers} (comma-separated {@code host:port} pairs) to {@code into}. */
-    static void parseBootstrap(final String servers, final List<InetSocketAddress> into)
-    {
-        for (final String s : servers.split(","))
-        {
-            final String hostPort = s.strip();
-            final int colon = hostPort.lastIndexOf(':');
-            if (colon <= 0)
-            {
-                throw new IllegalArgumentException("bootstrap.servers entry without a port: " + hostPort);
-            }
-            into.add(InetSocketAddress.createUnresolved(hostPort.substring(0, colon),
-                Integer.parseInt(hostPort.substring(colon + 1))));
-        }
-    }
 }
