@@ -98,6 +98,15 @@ final class ClusterMetadata
         return work + poll(nowNs);
     }
 
+    /** Closes every connection for good (the client's close): what is in flight fails with {@code errorCode}. */
+    void shutdownAll(final long nowNs, final short errorCode)
+    {
+        for (int i = 0; i < connections.size(); i++)
+        {
+            connections.get(i).shutdown(nowNs, errorCode);
+        }
+    }
+
     /** Sends a Metadata request when one is due and a connection can take it; connects one otherwise. */
     int poll(final long nowNs)
     {

@@ -352,11 +352,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
             return;
         }
         closed = true;
-        final long now = System.nanoTime();
-        for (int i = 0; i < metadata.connections.size(); i++)
-        {
-            metadata.connections.get(i).shutdown(now, ClientErrors.CLIENT_CLOSED);
-        }
+        metadata.shutdownAll(System.nanoTime(), ClientErrors.CLIENT_CLOSED);
     }
 
     @Override

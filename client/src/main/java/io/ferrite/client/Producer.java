@@ -430,10 +430,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         closed = true;
         final long now = System.nanoTime();
         nowNs = now;
-        for (int i = 0; i < metadata.connections.size(); i++)
-        {
-            metadata.connections.get(i).shutdown(now, ClientErrors.CLIENT_CLOSED);
-        }
+        metadata.shutdownAll(now, ClientErrors.CLIENT_CLOSED);
         for (int i = 0; i < metadata.topics.size(); i++)
         {
             final TopicState t = metadata.topics.get(i);
