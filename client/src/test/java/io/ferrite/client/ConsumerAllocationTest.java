@@ -23,11 +23,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * is 64 KiB, so the phase spans a few hundred Fetch round trips. The records are written before the consumer starts
  * (this client's producer), each partition's in order, and the handler checks every key follows the last.
  * <p>
- * NOT in the default build yet: it runs with {@code -Dferrite.test.consumerAllocation=true}. In 6 runs of both cases
- * the LZ4 case measured 0 bytes every time; the uncompressed one 0 in two runs and 72 or 952 bytes in four (once 72
- * bytes in one {@code doWork}, at the 3 018th call, by a per-call probe). The cause is not found: not the answer
- * buffers (the largest answer, 131 KiB, was seen in the warm-up and the buffers are sized for it), not a metadata
- * refresh or a fetch error (none happened). Until it is, the test would fail CI now and then.
+ * NOT in the default build yet: it runs with {@code -Dferrite.test.consumerAllocation=true}. In 6 runs of the final
+ * code the LZ4 case measured 0 bytes every time; the uncompressed one 0 in one run, 952 bytes in four and 72 in one
+ * (a per-call probe, in a seventh run, caught 72 bytes in one {@code doWork}, at its 3 018th call). The cause is not
+ * found: not the answer buffers (the largest answer, 131 KiB, was seen in the warm-up and the buffers are sized for
+ * it), not a metadata refresh or a fetch error (none happened). Until it is, the test fails most runs.
  */
 @EnabledIfSystemProperty(named = "ferrite.test.consumerAllocation", matches = "true")
 class ConsumerAllocationTest
