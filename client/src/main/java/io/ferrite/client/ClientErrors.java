@@ -9,6 +9,7 @@ public final class ClientErrors
 {
     public static final short NONE = 0;
     public static final short UNKNOWN_SERVER_ERROR = -1;
+    public static final short OFFSET_OUT_OF_RANGE = 1;
     public static final short CORRUPT_MESSAGE = 2;
     public static final short UNKNOWN_TOPIC_OR_PARTITION = 3;
     public static final short LEADER_NOT_AVAILABLE = 5;
@@ -41,6 +42,8 @@ public final class ClientErrors
     public static final short CLIENT_CLOSED = 1000;
     /** The record was not acknowledged within {@code delivery.timeout.ms}, retries included. */
     public static final short DELIVERY_TIMEOUT = 1001;
+    /** The consumer: a partition has no position and {@code auto.offset.reset} is none (kafka-clients' NoOffsetForPartitionException). */
+    public static final short NO_OFFSET_FOR_PARTITION = 1002;
 
     private ClientErrors()
     {

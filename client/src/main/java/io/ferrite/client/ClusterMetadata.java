@@ -23,7 +23,7 @@ final class ClusterMetadata
     /** Versions 10-12 name topics and take tagged fields; 13 adds nothing the producer reads. */
     private static final short MAX_VERSION = 12;
 
-    private final ProducerConfig config;
+    private final TransportSettings config;
     private final ResponseListener listener;
     private final MetadataRequestEncoder request = new MetadataRequestEncoder();
     private final MetadataResponseDecoder response = new MetadataResponseDecoder();
@@ -40,14 +40,14 @@ final class ClusterMetadata
     private long refreshedNs;
     private int nextCandidate;
 
-    ClusterMetadata(final ProducerConfig config, final ResponseListener listener)
+    ClusterMetadata(final TransportSettings config, final ResponseListener listener)
     {
         this.config = config;
         this.listener = listener;
         int id = -1;
         for (final InetSocketAddress a : config.bootstrap)
         {
-            final NodeConnection c = new NodeConnection(id--, a.getHostString(), a.getPort(), config.clientId, listener, config);
+            final NodeConnection c = new NodeConnection(id--, a.getHostString(), a.getPort(), listener, config);
             bootstrap.add(c);
             connections.add(c);
         }
@@ -85,6 +85,26 @@ final class ClusterMetadata
     void requestUpdate()
     {
         needed = true;
+    }
+
+    /** One pass of the duty cycle over the transport: every connection's socket, then {@link #poll}. */
+    int pollAll(final long nowNs)
+    {
+        int work = 0;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            work += connections.get(i).poll(nowNs);
+        }
+        return work + poll(nowNs);
+    }
+
+    /** Closes every connection for good (the client's close): what is in flight fails with {@code errorCode}. */
+    void shutdownAll(final long nowNs, final short errorCode)
+    {
+        for (int i = 0; i < connections.size(); i++)
+        {
+            connections.get(i).shutdown(nowNs, errorCode);
+        }
     }
 
     /** Sends a Metadata request when one is due and a connection can take it; connects one otherwise. */
@@ -171,7 +191,7 @@ final class ClusterMetadata
                     known.shutdown(nowNs, ClientErrors.NETWORK_EXCEPTION);
                     connections.remove(known);
                 }
-                final NodeConnection c = new NodeConnection(b.nodeId(), host, b.port(), config.clientId, listener, config);
+                final NodeConnection c = new NodeConnection(b.nodeId(), host, b.port(), listener, config);
                 nodes.put(b.nodeId(), c);
                 connections.add(c);
             }

@@ -49,7 +49,7 @@ final class NodeConnection
     private final long backoffMinNs;
     private final long backoffMaxNs;
 
-    /** Holds one Produce request of max.request.size at most (one is begun only when the last is in the socket). */
+    /** Holds one Produce request of max.request.size at most (one is begun only when the last is in the socket); grows for more. */
     private final ExpandableDirectByteBuffer out;
     private final ExpandableDirectByteBuffer in = new ExpandableDirectByteBuffer(64 * 1024);
     private final RequestHeaderEncoder header = new RequestHeaderEncoder();
@@ -82,19 +82,19 @@ final class NodeConnection
     private int frameStart;
     private int pendingSizeAt = -1;
 
-    NodeConnection(final int nodeId, final String host, final int port, final String clientId,
-        final ResponseListener listener, final ProducerConfig config)
+    NodeConnection(final int nodeId, final String host, final int port, final ResponseListener listener,
+        final TransportSettings config)
     {
         this.nodeId = nodeId;
         this.host = host;
         this.port = port;
-        this.clientId = clientId;
+        this.clientId = config.clientId;
         this.listener = listener;
         this.requestTimeoutNs = config.requestTimeoutNs;
         this.backoffMinNs = config.reconnectBackoffNs;
         this.backoffMaxNs = config.reconnectBackoffMaxNs;
         this.backoffNs = backoffMinNs;
-        this.out = new ExpandableDirectByteBuffer(config.maxRequestSize + 64 * 1024);
+        this.out = new ExpandableDirectByteBuffer(config.sendBufferSize);
         this.capacity = config.maxInFlight + CONTROL_SLOTS;
         this.correlations = new int[capacity];
         this.apiKeys = new short[capacity];
@@ -313,7 +313,14 @@ final class NodeConnection
             }
             if (inLimit - frameStart - 4 < size)
             {
-                in.checkLimit(frameStart + 4 + size); // grow for a large answer; its bytes are kept
+                if (frameStart + 4 + size > in.capacity())
+                {
+                    // move the partial frame to the start before growing: the buffer grows only for a frame larger
+                    // than itself, not for where a frame happened to start (which made a buffer grow, allocating,
+                    // long after the largest answer had been seen)
+                    compact();
+                    in.checkLimit(4 + size);
+                }
                 break;
             }
             final int start = frameStart + 4;
@@ -328,11 +335,26 @@ final class NodeConnection
         }
         else if (frameStart > in.capacity() / 2)
         {
+            compact();
+        }
+        return frames + (n > 0 ? 1 : 0);
+    }
+
+    /** Moves the bytes not yet handled to the start of the receive buffer. */
+    private void compact()
+    {
+        if (frameStart > 0)
+        {
             in.putBytes(0, in, frameStart, inLimit - frameStart);
             inLimit -= frameStart;
             frameStart = 0;
         }
-        return frames + (n > 0 ? 1 : 0);
+    }
+
+    /** Grows the receive buffer now to hold an answer of {@code bytes} (the consumer's largest fetch answer), not on the hot path. */
+    void reserveReceive(final int bytes)
+    {
+        in.checkLimit(bytes);
     }
 
     private void handleFrame(final int start, final int end, final long nowNs)

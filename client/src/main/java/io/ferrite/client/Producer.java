@@ -54,7 +54,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         this.idempotence = new Idempotence(config.idempotent(), config.retryBackoffNs);
         this.config = config;
         this.handler = handler;
-        this.metadata = new ClusterMetadata(config, this);
+        this.metadata = new ClusterMetadata(config.transport(), this);
         this.pools = new ProducerPools(config);
         this.drain = new BatchDrain(config, metadata, pools, idempotence);
     }
@@ -195,12 +195,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     {
         final long now = System.nanoTime();
         nowNs = now;
-        int work = 0;
-        for (int i = 0; i < metadata.connections.size(); i++)
-        {
-            work += metadata.connections.get(i).poll(now);
-        }
-        work += metadata.poll(now);
+        int work = metadata.pollAll(now);
         work += idempotence.poll(metadata.connections, metadata.topics, now);
         work += sealDue(now, idempotence.fatalError());
         for (int i = 0; i < metadata.connections.size() && idempotence.ready(); i++)
@@ -435,10 +430,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         closed = true;
         final long now = System.nanoTime();
         nowNs = now;
-        for (int i = 0; i < metadata.connections.size(); i++)
-        {
-            metadata.connections.get(i).shutdown(now, ClientErrors.CLIENT_CLOSED);
-        }
+        metadata.shutdownAll(now, ClientErrors.CLIENT_CLOSED);
         for (int i = 0; i < metadata.topics.size(); i++)
         {
             final TopicState t = metadata.topics.get(i);

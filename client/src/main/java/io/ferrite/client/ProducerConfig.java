@@ -2,21 +2,15 @@ package io.ferrite.client;
 
 import io.ferrite.wire.compress.CompressionType;
 
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * The producer's settings, with kafka-clients' names and defaults where the setting is Kafka's
  * ({@code linger.ms} aside: 5 ms in both). Fluent setters; read once by {@link Producer}.
  */
-public final class ProducerConfig
+public final class ProducerConfig extends ClientConfig<ProducerConfig>
 {
     /** acks=all, Kafka's -1. */
     public static final short ACKS_ALL = -1;
 
-    final List<InetSocketAddress> bootstrap = new ArrayList<>();
-    String clientId = "ferrite-client";
     short acks = ACKS_ALL;
     long lingerNs = 5_000_000L;
     int batchSize = 16_384;
@@ -24,38 +18,15 @@ public final class ProducerConfig
     long bufferMemory = 33_554_432L;
     CompressionType compression = CompressionType.NONE;
     int retries = Integer.MAX_VALUE;
-    long retryBackoffNs = 100_000_000L;
-    long requestTimeoutNs = 30_000_000_000L;
     long deliveryTimeoutNs = 120_000_000_000L;
-    long reconnectBackoffNs = 50_000_000L;
-    long reconnectBackoffMaxNs = 1_000_000_000L;
-    long metadataMaxAgeNs = 300_000_000_000L;
     int maxInFlight = 5;
     boolean enableIdempotence = true;
     /** Whether the application set {@code enable.idempotence} itself: a conflict then throws instead of turning it off. */
     boolean idempotenceSet;
 
-    /** {@code bootstrap.servers}: comma-separated {@code host:port} pairs. */
-    public ProducerConfig bootstrapServers(final String servers)
+    public ProducerConfig()
     {
-        for (final String s : servers.split(","))
-        {
-            final String hostPort = s.strip();
-            final int colon = hostPort.lastIndexOf(':');
-            if (colon <= 0)
-            {
-                throw new IllegalArgumentException("bootstrap.servers entry without a port: " + hostPort);
-            }
-            bootstrap.add(InetSocketAddress.createUnresolved(hostPort.substring(0, colon),
-                Integer.parseInt(hostPort.substring(colon + 1))));
-        }
-        return this;
-    }
-
-    public ProducerConfig clientId(final String clientId)
-    {
-        this.clientId = clientId;
-        return this;
+        super("ferrite-client");
     }
 
     /** {@code acks}: 0, 1 or -1 ({@link #ACKS_ALL}). */
@@ -106,28 +77,9 @@ public final class ProducerConfig
         return this;
     }
 
-    public ProducerConfig retryBackoffMs(final long ms)
-    {
-        this.retryBackoffNs = ms * 1_000_000L;
-        return this;
-    }
-
-    public ProducerConfig requestTimeoutMs(final long ms)
-    {
-        this.requestTimeoutNs = ms * 1_000_000L;
-        return this;
-    }
-
     public ProducerConfig deliveryTimeoutMs(final long ms)
     {
         this.deliveryTimeoutNs = ms * 1_000_000L;
-        return this;
-    }
-
-    public ProducerConfig reconnectBackoffMs(final long ms, final long maxMs)
-    {
-        this.reconnectBackoffNs = ms * 1_000_000L;
-        this.reconnectBackoffMaxNs = maxMs * 1_000_000L;
         return this;
     }
 
@@ -189,9 +141,9 @@ public final class ProducerConfig
         return !off;
     }
 
-    public ProducerConfig metadataMaxAgeMs(final long ms)
+    /** The transport's settings: a request holds one batch of {@code max.request.size} at most, with room for headers. */
+    TransportSettings transport()
     {
-        this.metadataMaxAgeNs = ms * 1_000_000L;
-        return this;
+        return transport(maxRequestSize + 64 * 1024, maxInFlight);
     }
 }

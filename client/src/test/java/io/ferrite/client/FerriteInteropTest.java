@@ -6,8 +6,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 
-/** {@link ProducerInteropContract} against Ferrite, started in-process. */
-class FerriteInteropTest extends ProducerInteropContract
+/** {@link ProducerInteropContract} and {@link ConsumerInteropContract} against Ferrite, started in-process. */
+class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract
 {
     @TempDir
     static Path dir;
@@ -26,13 +26,13 @@ class FerriteInteropTest extends ProducerInteropContract
     }
 
     @Override
-    String bootstrap()
+    public String bootstrap()
     {
         return ferrite.bootstrap();
     }
 
     @Override
-    void createTopic(final String name, final int partitions) throws Exception
+    public void createTopic(final String name, final int partitions) throws Exception
     {
         ferrite.createTopic(name, partitions);
     }

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * spawned by {@link KafkaInteropNode} when the test plan starts (its configs are there). The broker's directory and
  * log stay on a failure.
  */
-class KafkaInteropTest extends ProducerInteropContract
+class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract
 {
     static BrokerNode kafka;
 
@@ -36,13 +36,13 @@ class KafkaInteropTest extends ProducerInteropContract
     }
 
     @Override
-    String bootstrap()
+    public String bootstrap()
     {
         return kafka.bootstrap();
     }
 
     @Override
-    void createTopic(final String name, final int partitions) throws Exception
+    public void createTopic(final String name, final int partitions) throws Exception
     {
         createTopic(bootstrap(), name, partitions, Map.of());
     }

@@ -1,0 +1,363 @@
+package io.ferrite.client;
+
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.record.Record;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.Agent;
+
+import java.util.ArrayList;
+
+/**
+ * A Kafka consumer of assigned partitions that allocates nothing in steady state. Single-threaded: {@link #assign},
+ * {@link #seek}, {@link #poll} and {@link #doWork()} are called by one thread — the application's own (no client
+ * thread), or an {@code AgentRunner} running this agent composed with the application's. The duty cycle keeps the
+ * metadata, finds positions with ListOffsets ({@code auto.offset.reset}, {@link #seekToBeginning},
+ * {@link #seekToEnd}) and keeps one long-poll Fetch in flight per broker (kafka-clients' {@code fetch.min.bytes},
+ * {@code fetch.max.wait.ms}, {@code max.partition.fetch.bytes}, {@code fetch.max.bytes}); {@code poll} hands out the
+ * records of the answers as flyweights read in place ({@link RecordHandler}), and sends a broker's next Fetch as it
+ * starts on that broker's answer. read_uncommitted only; no fetch sessions (each Fetch names every partition);
+ * no consumer group (no committed offsets).
+ */
+public final class Consumer implements Agent, ResponseListener, AutoCloseable
+{
+    private final ConsumerConfig config;
+    private final ClusterMetadata metadata;
+    private final FetchRequests requests;
+    private final FetchAnswers answers;
+    private final RecordCursor cursor = new RecordCursor();
+    /** Grouped by topic: a request names each topic once. */
+    private final ArrayList<FetchPosition> assigned = new ArrayList<>();
+    private final Int2ObjectHashMap<NodeFetcher> fetchers = new Int2ObjectHashMap<>();
+    private int nextFetcher;
+    private boolean closed;
+    private long nowNs;
+
+    public Consumer(final ConsumerConfig config)
+    {
+        this.config = config;
+        this.metadata = new ClusterMetadata(config.transport(), this);
+        this.requests = new FetchRequests(config);
+        this.answers = new FetchAnswers(config, metadata);
+    }
+
+    /** Adds a partition to read; its first position comes from {@code auto.offset.reset} (there are no committed offsets). */
+    public void assign(final String topic, final int partition)
+    {
+        if (find(topic, partition) != null)
+        {
+            return;
+        }
+        final TopicState t = metadata.topic(topic);
+        final FetchPosition p = new FetchPosition(t, partition);
+        p.reset(config.autoOffsetReset, ClientErrors.NO_OFFSET_FOR_PARTITION);
+        int at = assigned.size();
+        for (int i = assigned.size() - 1; i >= 0; i--)
+        {
+            if (assigned.get(i).topic == t)
+            {
+                at = i + 1;
+                break;
+            }
+        }
+        assigned.add(at, p);
+        for (final NodeFetcher f : fetchers.values())
+        {
+            f.ensureCapacity(assigned.size(), largestAnswer());
+        }
+        for (int i = 0; i < metadata.connections.size(); i++)
+        {
+            metadata.connections.get(i).reserveReceive(largestAnswer());
+        }
+    }
+
+    /**
+     * The largest Fetch answer the limits allow: {@code max.partition.fetch.bytes} per partition within
+     * {@code fetch.max.bytes}, with room for the answer's own fields. Buffers are sized for it up front (a broker may
+     * still return one larger batch than the limits; then a buffer grows).
+     */
+    private int largestAnswer()
+    {
+        final long records = Math.min((long)config.fetchMaxBytes, (long)assigned.size() * config.maxPartitionFetchBytes);
+        return (int)Math.min(Integer.MAX_VALUE - 8, records + assigned.size() * 128L + 4096);
+    }
+
+    /** The next record handed out for the partition will be the one at {@code offset} (or the first after it). */
+    public void seek(final String topic, final int partition, final long offset)
+    {
+        assignedPosition(topic, partition).seek(offset);
+    }
+
+    /** The partition's position moves to its log start offset (a ListOffsets with EARLIEST). */
+    public void seekToBeginning(final String topic, final int partition)
+    {
+        assignedPosition(topic, partition).reset(FetchPosition.EARLIEST_TIMESTAMP);
+    }
+
+    /** The partition's position moves to its log end offset (a ListOffsets with LATEST). */
+    public void seekToEnd(final String topic, final int partition)
+    {
+        assignedPosition(topic, partition).reset(FetchPosition.LATEST_TIMESTAMP);
+    }
+
+    /** The offset of the next record handed out for the partition, or -1 while it is not known (a reset under way). */
+    public long position(final String topic, final int partition)
+    {
+        final FetchPosition p = assignedPosition(topic, partition);
+        return p.state == FetchPosition.State.FETCHING ? p.position : -1;
+    }
+
+    /**
+     * Hands out up to {@code limit} records buffered from the fetch answers, in offset order per partition, to
+     * {@code handler} on this thread. Does no socket I/O but one: the next Fetch to a broker goes as its answer is taken.
+     *
+     * @return the records handed out
+     * @throws ConsumerException once for each partition that stopped (unknown topic or partition, OFFSET_OUT_OF_RANGE
+     *                           with {@code auto.offset.reset} none, a corrupt batch, another error that is not retriable)
+     */
+    public int poll(final RecordHandler handler, final int limit)
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("the consumer is closed");
+        }
+        reportFailure();
+        int n = 0;
+        while (n < limit)
+        {
+            if (!cursor.active() && !takeAnswer())
+            {
+                break;
+            }
+            final Record r = cursor.next();
+            if (r != null)
+            {
+                final FetchPosition p = cursor.current();
+                handler.onRecord(p.topic.name, p.partition, r);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Starts on the next broker's answer arrived, sending that broker's next Fetch: false if none has arrived. */
+    private boolean takeAnswer()
+    {
+        final ArrayList<NodeConnection> connections = metadata.connections;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            final NodeConnection c = connections.get((nextFetcher + i) % connections.size());
+            final NodeFetcher f = c.nodeId >= 0 ? fetchers.get(c.nodeId) : null;
+            if (f != null && f.arrived.length >= 0)
+            {
+                nextFetcher = (nextFetcher + i + 1) % connections.size();
+                f.startDraining();
+                cursor.start(f);
+                if (c.canSend() && !f.fetchInFlight)
+                {
+                    requests.sendFetch(c, f, assigned, System.nanoTime());
+                }
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void reportFailure()
+    {
+        for (int i = 0; i < assigned.size(); i++)
+        {
+            final FetchPosition p = assigned.get(i);
+            if (p.state == FetchPosition.State.FAILED && !p.reported)
+            {
+                p.reported = true;
+                throw new ConsumerException(p.topic.name, p.partition, p.error, describe(p));
+            }
+        }
+    }
+
+    private static String describe(final FetchPosition p)
+    {
+        final String tp = p.topic.name + "-" + p.partition;
+        switch (p.error)
+        {
+            case ClientErrors.UNKNOWN_TOPIC_OR_PARTITION:
+                return "Topic partition " + tp + " does not exist (UNKNOWN_TOPIC_OR_PARTITION)";
+            case ClientErrors.OFFSET_OUT_OF_RANGE:
+                return "Fetch position " + p.fetchOffset + " is out of range for partition " + tp +
+                    " and auto.offset.reset is none (OFFSET_OUT_OF_RANGE)";
+            case ClientErrors.NO_OFFSET_FOR_PARTITION:
+                return "Undefined offset with no reset policy for partition " + tp + " (auto.offset.reset is none)";
+            case ClientErrors.CORRUPT_MESSAGE:
+                return "A record batch of partition " + tp + " at or after offset " + p.position + " is corrupt (CRC or frame)";
+            default:
+                return "Partition " + tp + " stopped with error code " + p.error;
+        }
+    }
+
+    @Override
+    public int doWork()
+    {
+        final long now = System.nanoTime();
+        nowNs = now;
+        int work = metadata.pollAll(now);
+        work += checkMetadata(now);
+        for (int i = 0; i < metadata.connections.size(); i++)
+        {
+            final NodeConnection c = metadata.connections.get(i);
+            if (c.nodeId < 0 || !c.canSend())
+            {
+                continue;
+            }
+            final NodeFetcher f = fetcher(c.nodeId);
+            if (!f.listOffsetsInFlight)
+            {
+                work += requests.sendListOffsets(c, f, assigned, now);
+            }
+            if (!f.fetchInFlight && f.arrived.length < 0 && c.canSend())
+            {
+                work += requests.sendFetch(c, f, assigned, now);
+            }
+        }
+        return work;
+    }
+
+    /** Stops the partitions of topics the broker does not know, and asks for leaders not known or not connected. */
+    private int checkMetadata(final long now)
+    {
+        int work = 0;
+        for (int i = 0; i < assigned.size(); i++)
+        {
+            final FetchPosition p = assigned.get(i);
+            if (p.state == FetchPosition.State.FAILED)
+            {
+                continue;
+            }
+            final TopicState t = p.topic;
+            if (t.status == TopicState.Status.FAILED ||
+                (t.status == TopicState.Status.KNOWN && p.partition >= t.partitions.length))
+            {
+                p.fail(t.status == TopicState.Status.FAILED ? t.error : ClientErrors.UNKNOWN_TOPIC_OR_PARTITION);
+                work++;
+                continue;
+            }
+            final PartitionState ps = p.metadata();
+            if (ps != null && (ps.leader < 0 || metadata.leaderConnection(ps.leader, now) == null))
+            {
+                metadata.requestUpdate();
+            }
+        }
+        return work;
+    }
+
+    private NodeFetcher fetcher(final int nodeId)
+    {
+        NodeFetcher f = fetchers.get(nodeId);
+        if (f == null)
+        {
+            f = new NodeFetcher(nodeId);
+            f.ensureCapacity(assigned.size(), largestAnswer());
+            final NodeConnection c = metadata.nodes.get(nodeId);
+            if (c != null)
+            {
+                c.reserveReceive(largestAnswer());
+            }
+            fetchers.put(nodeId, f);
+        }
+        return f;
+    }
+
+    private FetchPosition find(final String topic, final int partition)
+    {
+        for (int i = 0; i < assigned.size(); i++)
+        {
+            final FetchPosition p = assigned.get(i);
+            if (p.partition == partition && p.topic.name.equals(topic))
+            {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private FetchPosition assignedPosition(final String topic, final int partition)
+    {
+        final FetchPosition p = find(topic, partition);
+        if (p == null)
+        {
+            throw new IllegalStateException("No current assignment for partition " + topic + "-" + partition);
+        }
+        return p;
+    }
+
+    @Override
+    public void onResponse(final NodeConnection connection, final short apiKey, final short version, final Object context,
+        final DirectBuffer buffer, final int offset, final int limit)
+    {
+        if (apiKey == ApiKeys.METADATA.id)
+        {
+            metadata.onResponse(version, buffer, offset, limit, nowNs);
+        }
+        else if (apiKey == ApiKeys.FETCH.id)
+        {
+            answers.onFetch((NodeFetcher)context, version, buffer, offset, limit, nowNs);
+        }
+        else if (apiKey == ApiKeys.LIST_OFFSETS.id)
+        {
+            answers.onListOffsets((NodeFetcher)context, version, buffer, offset, limit, assigned, nowNs);
+        }
+    }
+
+    @Override
+    public void onFailure(final NodeConnection connection, final short apiKey, final Object context, final short errorCode)
+    {
+        if (apiKey == ApiKeys.METADATA.id)
+        {
+            metadata.onFailure(nowNs);
+        }
+        else if (apiKey == ApiKeys.FETCH.id)
+        {
+            answers.failFetch((NodeFetcher)context, nowNs);
+        }
+        else if (apiKey == ApiKeys.LIST_OFFSETS.id)
+        {
+            answers.failResets((NodeFetcher)context, assigned, nowNs);
+        }
+    }
+
+    @Override
+    public void onWritten(final NodeConnection connection, final Object context)
+    {
+        // the consumer sends nothing that waits for no answer
+    }
+
+    @Override
+    public void onReady(final NodeConnection connection)
+    {
+        // fetches go from the duty cycle once a connection is ready
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "ferrite-consumer";
+    }
+
+    /** Closes the connections; what is buffered is dropped. */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        metadata.shutdownAll(System.nanoTime(), ClientErrors.CLIENT_CLOSED);
+    }
+
+    @Override
+    public void onClose()
+    {
+        close();
+    }
+}

@@ -1,0 +1,101 @@
+package io.ferrite.client;
+
+/**
+ * One assigned partition as the consumer sees it: the offset handed to the application next ({@link #position}),
+ * the offset asked of the broker next ({@link #fetchOffset}, ahead of the position by the answers buffered), and
+ * where it stands: waiting for a ListOffsets (a reset), fetching, or failed with an error for {@code poll} to
+ * report. A seek bumps {@link #generation}, so records buffered for the old position are not handed out.
+ */
+final class FetchPosition
+{
+    enum State
+    {
+        /** No valid position: a ListOffsets for {@link #resetTimestamp} is due. */
+        AWAIT_RESET,
+        /** A ListOffsets for it is in flight. */
+        RESETTING,
+        FETCHING,
+        /** Stopped with {@link #error}; a seek starts it again. */
+        FAILED
+    }
+
+    /** ListOffsets' timestamps for the log start and end (kafka-clients' {@code ListOffsetsRequest}). */
+    static final long EARLIEST_TIMESTAMP = -2L;
+    static final long LATEST_TIMESTAMP = -1L;
+
+    final TopicState topic;
+    final int partition;
+    State state = State.AWAIT_RESET;
+    long resetTimestamp;
+    /** Neither a fetch nor a ListOffsets for it before this (the backoff after a retriable error). */
+    long notBeforeNs;
+    long position;
+    long fetchOffset;
+    int generation;
+    /** The node a Fetch naming it was sent to, -1 when none is in flight. */
+    int fetchNode = -1;
+    /** The node a ListOffsets naming it was sent to, -1 when none is in flight. */
+    int resetNode = -1;
+    long highWatermark = -1;
+    long logStartOffset = -1;
+    /** Why it {@link State#FAILED}; {@link #reported} once {@code poll} has thrown it. */
+    short error;
+    boolean reported;
+
+    FetchPosition(final TopicState topic, final int partition)
+    {
+        this.topic = topic;
+        this.partition = partition;
+    }
+
+    /** The partition's state in the cluster's metadata, or null while its topic or partition is not known. */
+    PartitionState metadata()
+    {
+        return partition < topic.partitions.length ? topic.partitions[partition] : null;
+    }
+
+    void seek(final long offset)
+    {
+        position = offset;
+        fetchOffset = offset;
+        restart(State.FETCHING);
+    }
+
+    void reset(final long timestamp)
+    {
+        resetTimestamp = timestamp;
+        restart(State.AWAIT_RESET);
+    }
+
+    /** No valid position: {@code auto.offset.reset} says where to go, or the partition fails with {@code errorIfNone}. */
+    void reset(final ConsumerConfig.OffsetReset policy, final short errorIfNone)
+    {
+        switch (policy)
+        {
+            case EARLIEST:
+                reset(EARLIEST_TIMESTAMP);
+                break;
+            case LATEST:
+                reset(LATEST_TIMESTAMP);
+                break;
+            default:
+                fail(errorIfNone);
+                break;
+        }
+    }
+
+    private void restart(final State next)
+    {
+        state = next;
+        generation++; // what is buffered for the old position is not handed out
+        error = ClientErrors.NONE;
+        reported = false;
+    }
+
+    void fail(final short errorCode)
+    {
+        state = State.FAILED;
+        error = errorCode;
+        reported = false;
+    }
+}

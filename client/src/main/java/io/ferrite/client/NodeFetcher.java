@@ -1,0 +1,136 @@
+package io.ferrite.client;
+
+import io.ferrite.wire.compress.Codecs;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordReader;
+import org.agrona.ExpandableDirectByteBuffer;
+
+/**
+ * The consumer's side of one broker: at most one Fetch in flight, and the answers it gave, copied out of the
+ * connection's receive buffer (which the next read reuses) into two off-heap buffers: {@link #arrived}, the answer
+ * not handed out yet, and {@link #draining}, the one {@code poll} hands out now (one copy per answer). The next Fetch goes when
+ * {@code poll} takes {@link #arrived} (the two swap), so a fetch is in flight while the application reads the last
+ * answer and at most two answers are held per broker. With each stage go the partitions and offsets its Fetch asked
+ * for: an answer is handed out for a partition only while the partition's position is the offset asked for (a seek
+ * since makes it stale, as kafka-clients discards a stale completed fetch).
+ */
+final class NodeFetcher
+{
+    /** The partitions a Fetch named, with the offset it asked for each; the three stages swap these, allocating nothing. */
+    static final class Asked
+    {
+        FetchPosition[] parts = new FetchPosition[0];
+        long[] offsets = new long[0];
+        int count;
+
+        void ensureCapacity(final int partitions)
+        {
+            if (parts.length < partitions)
+            {
+                parts = new FetchPosition[partitions];
+                offsets = new long[partitions];
+            }
+        }
+
+        void add(final FetchPosition p, final long offset)
+        {
+            parts[count] = p;
+            offsets[count++] = offset;
+        }
+
+        /** The offset asked for {@code p}, or -1 if the Fetch did not name it. */
+        long offset(final FetchPosition p)
+        {
+            for (int i = 0; i < count; i++)
+            {
+                if (parts[i] == p)
+                {
+                    return offsets[i];
+                }
+            }
+            return -1;
+        }
+
+        void clear()
+        {
+            java.util.Arrays.fill(parts, 0, count, null);
+            count = 0;
+        }
+    }
+
+    /**
+     * One answer's bytes with the batch flyweight and record reader (codecs, decompression buffer) that read them: they
+     * stay with their buffer, as the CRC's and the codecs' ByteBuffer views are made once per buffer (one flyweight
+     * moved between two buffers made a view, 64 bytes, per answer).
+     */
+    static final class Answer
+    {
+        final ExpandableDirectByteBuffer bytes = new ExpandableDirectByteBuffer(64 * 1024);
+        final RecordBatch batch = new RecordBatch();
+        final RecordReader reader = new RecordReader(new Codecs(), RecordReader.DEFAULT_MAX_DECOMPRESSED_BYTES);
+        /** -1 when it holds no answer. */
+        int length = -1;
+        short version;
+        /** What the Fetch asked for. */
+        Asked asked = new Asked();
+    }
+
+    final int nodeId;
+    boolean fetchInFlight;
+    boolean listOffsetsInFlight;
+    /** What the Fetch in flight asked for. */
+    Asked sent = new Asked();
+    /** The answer not handed out yet, and the one {@code poll} hands out. */
+    Answer arrived = new Answer();
+    Answer draining = new Answer();
+
+    NodeFetcher(final int nodeId)
+    {
+        this.nodeId = nodeId;
+    }
+
+    /**
+     * Room for a Fetch naming {@code partitions} and for answers of {@code answerBytes} (assign time: the duty cycle
+     * then allocates nothing, unless a broker answers with a batch larger than the fetch limits, as it may).
+     */
+    void ensureCapacity(final int partitions, final int answerBytes)
+    {
+        sent.ensureCapacity(partitions);
+        arrived.asked.ensureCapacity(partitions);
+        draining.asked.ensureCapacity(partitions);
+        arrived.bytes.checkLimit(answerBytes);
+        draining.bytes.checkLimit(answerBytes);
+    }
+
+    /** The Fetch in flight was answered with records, copied into {@link #arrived}: what it asked goes with them. */
+    void sentArrived(final int length, final short version)
+    {
+        final Asked a = arrived.asked;
+        arrived.asked = sent;
+        sent = a;
+        arrived.length = length;
+        arrived.version = version;
+        fetchInFlight = false;
+    }
+
+    /** {@code poll} takes the answer arrived (the one draining is done); the next Fetch may go. */
+    void startDraining()
+    {
+        final Answer a = draining;
+        draining = arrived;
+        arrived = a;
+    }
+
+    void doneDraining()
+    {
+        draining.length = -1;
+        draining.asked.clear();
+    }
+
+    /** The Fetch in flight ended with nothing to hand out (no records, or it failed). */
+    void sentDone()
+    {
+        sent.clear();
+        fetchInFlight = false;
+    }
+}
