@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
 /**
@@ -56,6 +57,14 @@ public final class KafkaMBeans implements AutoCloseable
     /** Per topic: its counters' ids by {@link #TOPIC_TYPES} (refound each second) and its partitions with gauges. */
     private final Map<String, TopicBeans> topicBeans = new HashMap<>();
     private final ScheduledExecutorService thread;
+    /**
+     * Held to read while a query reads the counters or a log; taken to write by {@link #close}, which then marks the
+     * MBeans closed: a query that started before they were unregistered ends before close returns (and before the
+     * broker unmaps the counters file and closes the logs — a read of the unmapped file would crash the JVM), and one
+     * that comes later reads nothing.
+     */
+    private final ReentrantReadWriteLock reads = new ReentrantReadWriteLock();
+    private boolean closed; // guarded by reads
     private boolean warnedTaken;
 
     private static final class TopicBeans
@@ -190,7 +199,7 @@ public final class KafkaMBeans implements AutoCloseable
             final int kind = k;
             final int type = TOPIC_TYPES[k];
             register(TOPIC_METRICS + TOPIC_METERS[k] + ",topic=" + name,
-                new Meter(() -> CounterIds.sum(reader, beans.ids[kind], type), TOPIC_EVENTS[k], System.nanoTime()));
+                new Meter(() -> sum(beans.ids[kind], type), TOPIC_EVENTS[k], System.nanoTime()));
         }
         return beans;
     }
@@ -225,12 +234,37 @@ public final class KafkaMBeans implements AutoCloseable
 
     private void meter(final String name, final int[] ids, final int typeId, final String eventType)
     {
-        register(name, new Meter(() -> CounterIds.sum(reader, ids, typeId), eventType, System.nanoTime()));
+        register(name, new Meter(() -> sum(ids, typeId), eventType, System.nanoTime()));
     }
 
     private void gauge(final String name, final Supplier<Object> value)
     {
-        register(name, new Gauge(value));
+        register(name, new Gauge(() ->
+        {
+            reads.readLock().lock();
+            try
+            {
+                return closed ? null : value.get();
+            }
+            finally
+            {
+                reads.readLock().unlock();
+            }
+        }));
+    }
+
+    /** Counters {@code ids}' sum now; 0 once closed (the counters file may be unmapped). */
+    private long sum(final int[] ids, final int typeId)
+    {
+        reads.readLock().lock();
+        try
+        {
+            return closed ? 0 : CounterIds.sum(reader, ids, typeId);
+        }
+        finally
+        {
+            reads.readLock().unlock();
+        }
     }
 
     private void register(final String name, final Object bean)
@@ -283,11 +317,23 @@ public final class KafkaMBeans implements AutoCloseable
         }
     }
 
-    /** Stops the thread and unregisters every MBean this broker registered (before its logs close). */
+    /**
+     * Stops the thread, waits for the queries under way and unregisters every MBean this broker registered: before the
+     * broker closes its logs and unmaps its counters.
+     */
     @Override
     public void close()
     {
         thread.shutdownNow();
+        reads.writeLock().lock();
+        try
+        {
+            closed = true;
+        }
+        finally
+        {
+            reads.writeLock().unlock();
+        }
         synchronized (this)
         {
             for (final ObjectName name : Set.copyOf(registered))
