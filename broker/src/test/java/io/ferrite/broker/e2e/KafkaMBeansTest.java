@@ -50,6 +50,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KafkaMBeansTest
 {
     private static final int RECORDS = 120;
+    private static final int PER_BATCH = 3;
     private static final String TOPIC = "jmx-topic";
     private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
 
@@ -67,15 +68,29 @@ class KafkaMBeansTest
             {
                 admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get(30, TimeUnit.SECONDS);
             }
-            // one synchronous send per record: one batch of one record each, whose size kafka-clients' own builder gives
-            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all")))
+            // batches of three records each, all three with one timestamp: one Produce request a batch, and each batch as
+            // large as kafka-clients' own builder makes those three records (timestamp deltas 0)
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, 60_000)))
             {
-                for (int i = 0; i < RECORDS; i++)
+                for (int i = 0; i < RECORDS; i += PER_BATCH)
                 {
-                    final byte[] key = ("key-" + i).getBytes(StandardCharsets.UTF_8);
-                    final byte[] value = ("the value of record number " + i).getBytes(StandardCharsets.UTF_8);
-                    producer.send(new ProducerRecord<>(TOPIC, key, value)).get(30, TimeUnit.SECONDS);
-                    batchBytes += MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(0L, key, value)).sizeInBytes();
+                    final long timestamp = System.currentTimeMillis();
+                    final List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+                    final SimpleRecord[] batch = new SimpleRecord[PER_BATCH];
+                    for (int r = 0; r < PER_BATCH; r++)
+                    {
+                        final byte[] key = ("key-" + (i + r)).getBytes(StandardCharsets.UTF_8);
+                        final byte[] value = ("the value of record number " + (i + r)).getBytes(StandardCharsets.UTF_8);
+                        sent.add(producer.send(new ProducerRecord<>(TOPIC, 0, timestamp, key, value)));
+                        batch[r] = new SimpleRecord(timestamp, key, value);
+                    }
+                    producer.flush(); // the linger holds the three until here: one batch
+                    for (final java.util.concurrent.Future<?> f : sent)
+                    {
+                        f.get(30, TimeUnit.SECONDS);
+                    }
+                    batchBytes += MemoryRecords.withRecords(Compression.NONE, batch).sizeInBytes();
                 }
             }
             int consumed = 0;
@@ -123,7 +138,8 @@ class KafkaMBeansTest
             assertEquals(String.valueOf(bytesIn), read.get(logSize + ":Value"), "one partition: its log is what came in");
             assertTrue(Long.parseLong(read.get(topicMetrics + "BytesOutPerSec:Count")) > 0, read::toString);
             assertTrue(Long.parseLong(read.get(topicMetrics + "BytesOutPerSec,topic=" + TOPIC + ":Count")) > 0, read::toString);
-            assertTrue(Long.parseLong(read.get(produces + ":Count")) >= RECORDS, read::toString);
+            // a request a batch (more if the producer retried one): fewer requests than records
+            assertTrue(Long.parseLong(read.get(produces + ":Count")) >= RECORDS / PER_BATCH, read::toString);
             assertEquals(String.valueOf(RECORDS), read.get(logEnd + ":Value"), read::toString);
             assertEquals("0", read.get("kafka.log:type=Log,name=LogStartOffset,topic=" + TOPIC + ",partition=0:Value"), read::toString);
             assertEquals("0", read.get("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions:Value"), read::toString);
