@@ -71,7 +71,7 @@ class KafkaMBeansTest
             // batches of three records each, all three with one timestamp: one Produce request a batch, and each batch as
             // large as kafka-clients' own builder makes those three records (timestamp deltas 0)
             try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.LINGER_MS_CONFIG, 60_000)))
+                ProducerConfig.LINGER_MS_CONFIG, 60_000, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000)))
             {
                 for (int i = 0; i < RECORDS; i += PER_BATCH)
                 {
