@@ -89,7 +89,7 @@ public final class Broker implements AutoCloseable
     private final InetSocketAddress address;
     private final ClusterMode cluster; // the node's part of a cluster (issue 14), or DISABLED: one node alone
     private volatile boolean closed;
-    private KafkaMBeans mbeans; // Kafka's MBean names over the counters and logs: from start() to close()
+    private volatile KafkaMBeans mbeans; // Kafka's MBean names over the counters and logs: from start() to close()
 
     private Broker(final BrokerConfig config) throws IOException
     {
