@@ -38,6 +38,7 @@ import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.CountersFile;
 import io.ferrite.broker.metrics.prometheus.PrometheusEndpoint;
 import io.ferrite.broker.metrics.NetworkCounters;
+import io.ferrite.broker.metrics.jmx.KafkaMBeans;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.txn.EndTxnTiming;
 import io.ferrite.broker.topic.Partition;
@@ -92,6 +93,7 @@ public final class Broker implements AutoCloseable
     private final InetSocketAddress address;
     private final ClusterMode cluster; // the node's part of a cluster (issue 14), or DISABLED: one node alone
     private volatile boolean closed;
+    private volatile KafkaMBeans mbeans; // Kafka's MBean names over the counters and logs: from start() to close()
 
     private Broker(final BrokerConfig config) throws IOException
     {
@@ -301,6 +303,7 @@ public final class Broker implements AutoCloseable
             t.start();
         }
         broker.cluster.start(broker.topics, broker.admin, broker.leadership, broker::executeOnOwner, broker); // joined when back
+        broker.mbeans = KafkaMBeans.register(broker.counters, broker.topics, broker.cluster == ClusterMode.DISABLED);
         broker.acceptor.start();
         broker.prometheus = StartupChecks.prometheus(config, broker);
         LOG.info("Ferrite node {} of cluster {} listening on {} ({} topics in {})", config.nodeId(), broker.clusterId,
@@ -458,6 +461,10 @@ public final class Broker implements AutoCloseable
         if (prometheus != null)
         {
             prometheus.close(); // first: no scrape reads a counter after the counters file is unmapped, at the end
+        }
+        if (mbeans != null)
+        {
+            mbeans.close(); // before the logs their gauges read close
         }
         if (EndTxnTiming.ENABLED)
         {

@@ -60,6 +60,19 @@ public final class CounterTypes
         "INVALID_PRODUCER_EPOCH", "KAFKA_STORAGE_ERROR", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH",
         "INVALID_RECORD", "UNKNOWN_TOPIC_ID"};
 
+    /** Kafka's name of error {@code code} if it is one of {@link #COUNTED_CODES}, else null. */
+    public static String countedName(final int code)
+    {
+        for (int i = 0; i < COUNTED_CODES.length; i++)
+        {
+            if (COUNTED_CODES[i] == code)
+            {
+                return COUNTED_NAMES[i];
+            }
+        }
+        return null;
+    }
+
     private CounterTypes()
     {
     }

@@ -1,0 +1,354 @@
+package io.ferrite.broker.metrics.jmx;
+
+import io.ferrite.broker.metrics.BrokerCounters;
+import io.ferrite.broker.metrics.CounterTypes;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.wire.message.ApiKeys;
+import org.agrona.concurrent.status.CountersReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.InstanceNotFoundException;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.MalformedObjectNameException;
+import javax.management.ObjectName;
+import javax.management.StandardMBean;
+import java.lang.management.ManagementFactory;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
+
+/**
+ * The broker's figures as MBeans of the platform MBean server under Kafka 4.4's names, so that Kafka's tools
+ * ({@code JmxTool}), jconsole, and the dashboards and alerts written for Kafka read them unchanged: registered when the
+ * broker starts, unregistered when it closes. Meters ({@link Meter}) read the mapped counters ({@link BrokerCounters})
+ * at each query; gauges read the topics and the logs' offsets then. Nothing is added to the request paths.
+ *
+ * <p>One thread ({@code ferrite-jmx}, a daemon) ticks the meters' rates every {@link Meter#TICK_SECONDS} seconds and
+ * every second registers the MBeans of topics and partitions created since, unregisters those of deleted topics and
+ * refinds the topics' counters (freed with their topic). A name another broker in this JVM registered first stays
+ * that broker's (one warning): a JVM's platform server has one MBean per name.
+ */
+public final class KafkaMBeans implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaMBeans.class);
+    private static final String TOPIC_METRICS = "kafka.server:type=BrokerTopicMetrics,name=";
+    private static final int[] TOPIC_TYPES = {CounterTypes.TOPIC_RECORDS_IN, CounterTypes.TOPIC_BYTES_IN, CounterTypes.TOPIC_BYTES_OUT};
+    private static final String[] TOPIC_METERS = {"MessagesInPerSec", "BytesInPerSec", "BytesOutPerSec"};
+    private static final String[] TOPIC_EVENTS = {"messages", "bytes", "bytes"};
+    private static final String[] LOG_GAUGES = {"LogEndOffset", "LogStartOffset", "Size"};
+
+    private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+    private final CountersReader reader;
+    private final TopicRegistry topics;
+    /** What this broker registered (its names only are unregistered at close). */
+    private final Set<ObjectName> registered = new HashSet<>();
+    private final Map<ObjectName, Meter> meters = new HashMap<>();
+    /** Per topic: its counters' ids by {@link #TOPIC_TYPES} (refound each second) and its partitions with gauges. */
+    private final Map<String, TopicBeans> topicBeans = new HashMap<>();
+    private final ScheduledExecutorService thread;
+    /**
+     * Held to read while a query reads the counters or a log; taken to write by {@link #close}, which then marks the
+     * MBeans closed: a query that started before they were unregistered ends before close returns (and before the
+     * broker unmaps the counters file and closes the logs — a read of the unmapped file would crash the JVM), and one
+     * that comes later reads nothing.
+     */
+    private final ReentrantReadWriteLock reads = new ReentrantReadWriteLock();
+    private boolean closed; // guarded by reads
+    private boolean warnedTaken;
+
+    private static final class TopicBeans
+    {
+        volatile int[][] ids;
+        int partitions;
+    }
+
+    private KafkaMBeans(final BrokerCounters counters, final TopicRegistry topics)
+    {
+        this.reader = counters.reader();
+        this.topics = topics;
+        this.thread = Executors.newSingleThreadScheduledExecutor(r ->
+        {
+            final Thread t = new Thread(r, "ferrite-jmx");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Registers the broker's MBeans: those of the counters, of the topics there are now, and — {@code aloneController}:
+     * a node alone is its cluster's active controller — the controller's; then starts the thread that ticks and follows
+     * the topics.
+     */
+    public static KafkaMBeans register(final BrokerCounters counters, final TopicRegistry topics, final boolean aloneController)
+    {
+        final KafkaMBeans beans = new KafkaMBeans(counters, topics);
+        synchronized (beans)
+        {
+            beans.registerBrokerWide(aloneController);
+            beans.followTopics();
+        }
+        beans.thread.scheduleAtFixedRate(beans::followTopics, 1, 1, TimeUnit.SECONDS);
+        beans.thread.scheduleAtFixedRate(beans::tick, Meter.TICK_SECONDS, Meter.TICK_SECONDS, TimeUnit.SECONDS);
+        return beans;
+    }
+
+    private void registerBrokerWide(final boolean aloneController)
+    {
+        final CounterIds ids = CounterIds.read(reader);
+        meter(TOPIC_METRICS + "MessagesInPerSec", ids.of(CounterTypes.RECORDS_IN, 0), CounterTypes.RECORDS_IN, "messages");
+        meter(TOPIC_METRICS + "BytesInPerSec", ids.of(CounterTypes.BYTES_IN, 0), CounterTypes.BYTES_IN, "bytes");
+        meter(TOPIC_METRICS + "BytesOutPerSec", ids.of(CounterTypes.BYTES_OUT, 0), CounterTypes.BYTES_OUT, "bytes");
+        meter(TOPIC_METRICS + "ReplicationBytesOutPerSec", ids.of(CounterTypes.REPLICATION_BYTES_OUT, 0),
+            CounterTypes.REPLICATION_BYTES_OUT, "bytes");
+        for (final ApiKeys api : ApiKeys.values())
+        {
+            meter("kafka.network:type=RequestMetrics,name=RequestsPerSec,request=" + api.title,
+                ids.of(CounterTypes.REQUESTS, api.id), CounterTypes.REQUESTS, "requests");
+        }
+        for (int code = 1; code < 128; code++)
+        {
+            final String error = CounterTypes.countedName(code);
+            if (error != null)
+            {
+                meter("kafka.network:type=RequestMetrics,name=ErrorsPerSec,error=" + error,
+                    ids.of(CounterTypes.ERROR_CODES, code), CounterTypes.ERROR_CODES, "requests");
+            }
+        }
+        final String replicaManager = "kafka.server:type=ReplicaManager,name=";
+        gauge(replicaManager + "PartitionCount", () -> ReplicaCounts.partitions(topics));
+        gauge(replicaManager + "LeaderCount", () -> ReplicaCounts.leaders(topics));
+        gauge(replicaManager + "UnderReplicatedPartitions", () -> ReplicaCounts.underReplicated(topics));
+        if (aloneController)
+        {
+            // alone, the node is its cluster's active controller and every partition has its leader: this node
+            gauge("kafka.controller:type=KafkaController,name=ActiveControllerCount", () -> 1);
+            gauge("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", () -> 0);
+        }
+    }
+
+    /** Registers the MBeans of topics and partitions made since the last pass, unregisters those of deleted topics. */
+    private synchronized void followTopics()
+    {
+        if (thread.isShutdown())
+        {
+            return;
+        }
+        try
+        {
+            final CounterIds ids = CounterIds.read(reader);
+            final Set<String> gone = new HashSet<>(topicBeans.keySet());
+            for (final Topic topic : topics.topics())
+            {
+                gone.remove(topic.name);
+                final TopicBeans beans = topicBeans.computeIfAbsent(topic.name, name -> newTopic(name));
+                final int[][] found = new int[TOPIC_TYPES.length][];
+                for (int k = 0; k < TOPIC_TYPES.length; k++)
+                {
+                    found[k] = ids.ofTopic(TOPIC_TYPES[k], topic.name);
+                }
+                beans.ids = found;
+                for (int p = beans.partitions; p < topic.partitions.length; p++)
+                {
+                    for (final String name : LOG_GAUGES)
+                    {
+                        gauge("kafka.log:type=Log,name=" + name + ",topic=" + topic.name + ",partition=" + p,
+                            logGauge(topic.name, p, name));
+                    }
+                }
+                beans.partitions = Math.max(beans.partitions, topic.partitions.length);
+            }
+            for (final String name : gone)
+            {
+                final TopicBeans beans = topicBeans.remove(name);
+                for (final String meter : TOPIC_METERS)
+                {
+                    unregister(TOPIC_METRICS + meter + ",topic=" + name);
+                }
+                for (int p = 0; p < beans.partitions; p++)
+                {
+                    for (final String gauge : LOG_GAUGES)
+                    {
+                        unregister("kafka.log:type=Log,name=" + gauge + ",topic=" + name + ",partition=" + p);
+                    }
+                }
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.warn("following the topics' MBeans failed (tried again in a second)", ex);
+        }
+    }
+
+    private TopicBeans newTopic(final String name)
+    {
+        final TopicBeans beans = new TopicBeans();
+        beans.ids = new int[TOPIC_TYPES.length][0];
+        for (int k = 0; k < TOPIC_TYPES.length; k++)
+        {
+            final int kind = k;
+            final int type = TOPIC_TYPES[k];
+            register(TOPIC_METRICS + TOPIC_METERS[k] + ",topic=" + name,
+                new Meter(() -> sum(beans.ids[kind], type), TOPIC_EVENTS[k], System.nanoTime()));
+        }
+        return beans;
+    }
+
+    /** A partition's log figure, read when queried: null once the partition is gone (until its MBean is). */
+    private Supplier<Object> logGauge(final String topic, final int partition, final String name)
+    {
+        return () ->
+        {
+            final Topic t = topics.topic(topic);
+            final Partition p = t == null ? null : t.partition(partition);
+            if (p == null)
+            {
+                return null;
+            }
+            return switch (name)
+            {
+                case "LogEndOffset" -> p.log.logEndOffset();
+                case "LogStartOffset" -> p.log.logStartOffset();
+                default -> p.log.sizeInBytes();
+            };
+        };
+    }
+
+    private synchronized void tick()
+    {
+        for (final Meter meter : meters.values())
+        {
+            meter.tick();
+        }
+    }
+
+    private void meter(final String name, final int[] ids, final int typeId, final String eventType)
+    {
+        register(name, new Meter(() -> sum(ids, typeId), eventType, System.nanoTime()));
+    }
+
+    private void gauge(final String name, final Supplier<Object> value)
+    {
+        register(name, new Gauge(() ->
+        {
+            reads.readLock().lock();
+            try
+            {
+                return closed ? null : value.get();
+            }
+            finally
+            {
+                reads.readLock().unlock();
+            }
+        }));
+    }
+
+    /** Counters {@code ids}' sum now; 0 once closed (the counters file may be unmapped). */
+    private long sum(final int[] ids, final int typeId)
+    {
+        reads.readLock().lock();
+        try
+        {
+            return closed ? 0 : CounterIds.sum(reader, ids, typeId);
+        }
+        finally
+        {
+            reads.readLock().unlock();
+        }
+    }
+
+    private void register(final String name, final Object bean)
+    {
+        try
+        {
+            final ObjectName objectName = new ObjectName(name);
+            final Class<?> type = bean instanceof Meter ? MeterMBean.class : GaugeMBean.class;
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            final StandardMBean standard = new StandardMBean(bean, (Class)type);
+            server.registerMBean(standard, objectName);
+            registered.add(objectName);
+            if (bean instanceof Meter meter)
+            {
+                meters.put(objectName, meter);
+            }
+        }
+        catch (final InstanceAlreadyExistsException ex)
+        {
+            if (!warnedTaken)
+            {
+                warnedTaken = true;
+                LOG.warn("MBean {} is registered already (another broker in this JVM?): its figures stay that broker's", name);
+            }
+        }
+        catch (final JMException ex)
+        {
+            LOG.warn("cannot register MBean {}", name, ex);
+        }
+    }
+
+    private void unregister(final String name)
+    {
+        try
+        {
+            final ObjectName objectName = new ObjectName(name);
+            meters.remove(objectName);
+            if (registered.remove(objectName))
+            {
+                server.unregisterMBean(objectName);
+            }
+        }
+        catch (final MalformedObjectNameException | InstanceNotFoundException ex)
+        {
+            // not ours, or gone already
+        }
+        catch (final JMException ex)
+        {
+            LOG.warn("cannot unregister MBean {}", name, ex);
+        }
+    }
+
+    /**
+     * Stops the thread, waits for the queries under way and unregisters every MBean this broker registered: before the
+     * broker closes its logs and unmaps its counters.
+     */
+    @Override
+    public void close()
+    {
+        thread.shutdownNow();
+        reads.writeLock().lock();
+        try
+        {
+            closed = true;
+        }
+        finally
+        {
+            reads.writeLock().unlock();
+        }
+        synchronized (this)
+        {
+            for (final ObjectName name : Set.copyOf(registered))
+            {
+                unregister(name.getCanonicalName());
+            }
+            meters.clear();
+        }
+        try
+        {
+            thread.awaitTermination(5, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

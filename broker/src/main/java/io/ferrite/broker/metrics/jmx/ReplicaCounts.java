@@ -1,0 +1,61 @@
+package io.ferrite.broker.metrics.jmx;
+
+import io.ferrite.broker.replica.LeaderReplicas;
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+
+/**
+ * Kafka's {@code ReplicaManager} gauges, counted over the published topics when queried: the partitions this node
+ * has a log of, those it leads (alone it leads them all; in a cluster, those it does not follow) and those it leads
+ * with fewer in-sync replicas than replicas.
+ */
+final class ReplicaCounts
+{
+    private ReplicaCounts()
+    {
+    }
+
+    static Object partitions(final TopicRegistry topics)
+    {
+        int n = 0;
+        for (final Topic t : topics.topics())
+        {
+            n += t.partitions.length;
+        }
+        return n;
+    }
+
+    static Object leaders(final TopicRegistry topics)
+    {
+        int n = 0;
+        for (final Topic t : topics.topics())
+        {
+            for (final Partition p : t.partitions)
+            {
+                if (p.followed() == null)
+                {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    static Object underReplicated(final TopicRegistry topics)
+    {
+        int n = 0;
+        for (final Topic t : topics.topics())
+        {
+            for (final Partition p : t.partitions)
+            {
+                final LeaderReplicas replicas = p.replicas();
+                if (p.followed() == null && replicas != null && replicas.isrSize() < replicas.replicationFactor())
+                {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+}
