@@ -10,8 +10,10 @@ import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.DynamicBrokerConfigs;
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.replication.ClusterNode;
 import io.ferrite.wire.message.ApiKeys;
 import org.slf4j.Logger;
@@ -20,6 +22,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.function.BiConsumer;
 
 /**
@@ -98,10 +101,11 @@ public class ClusterMode implements AutoCloseable
     }
 
     /**
-     * Before the group coordinator loads: in a cluster its groups are coordinated by the leaders of
-     * {@code __consumer_offsets}' partitions, created through the controller ({@link GroupPlacement}); alone, nothing.
+     * Before the coordinators load: in a cluster groups are coordinated by the leaders of {@code __consumer_offsets}'
+     * partitions and transactional ids by those of {@code __transaction_state}'s, each topic created through the
+     * controller ({@link CoordinatorPlacement}); alone, nothing.
      */
-    public void coordinatesGroups(final GroupCoordinator groups)
+    public void coordinates(final GroupCoordinator groups, final TxnCoordinator transactions)
     {
     }
 
@@ -162,7 +166,8 @@ public class ClusterMode implements AutoCloseable
         private volatile MetadataHandler advertised;
         private volatile ClusterPartitions partitions;
         private volatile ProducerIds producerIds;
-        private volatile GroupCoordinator groups;
+        /** The coordinators' ownerships, told of the leads of their topics' partitions (none before {@link #coordinates}). */
+        private volatile PartitionOwnership[] owners = new PartitionOwnership[0];
 
         Enabled(final BrokerConfig config, final DynamicBrokerConfigs dynamic)
         {
@@ -184,11 +189,19 @@ public class ClusterMode implements AutoCloseable
         }
 
         @Override
-        public void coordinatesGroups(final GroupCoordinator coordinator)
+        public void coordinates(final GroupCoordinator groups, final TxnCoordinator transactions)
         {
-            groups = coordinator;
-            coordinator.followLeaders(new GroupPlacement(this::node, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
-                (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)));
+            owners = new PartitionOwnership[] {groups.ownership(), transactions.ownership()};
+            groups.followLeaders(new CoordinatorPlacement(this::node, GroupCoordinator.OFFSETS_TOPIC,
+                config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS), (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR),
+                Map.of("cleanup.policy", "compact", "compression.type", "producer", "segment.bytes",
+                    Integer.toString(config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)))));
+            transactions.followLeaders(new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC,
+                config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+                (short)config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
+                Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "min.insync.replicas",
+                    Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_MIN_ISR)), "unclean.leader.election.enable", "false",
+                    "segment.bytes", Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES)))));
         }
 
         @Override
@@ -215,7 +228,7 @@ public class ClusterMode implements AutoCloseable
                     @Override
                     public boolean fromImage(final String topic)
                     {
-                        return !TopicConfigs.localInternal(topic);
+                        return true; // every topic, the coordinators' too, is the image's in a cluster
                     }
 
                     @Override
@@ -261,9 +274,9 @@ public class ClusterMode implements AutoCloseable
             final String metadataDir = config.values().get(METADATA_LOG_DIR);
             final InetSocketAddress endpoint = new InetSocketAddress(advertised.advertisedHost(), advertised.advertisedPort());
             partitions = new ClusterPartitions(topics, admin, leadership, onOwner, this::node);
-            if (groups != null)
+            for (final PartitionOwnership owner : owners)
             {
-                partitions.coordinatedGroups(groups.ownership()); // before the image: the partitions led load their groups
+                partitions.coordinated(owner); // before the image: the partitions led load their keys
             }
             Unassigned.untilAssigned(topics); // nothing served as a single node's: a partition is the image's to place
             try

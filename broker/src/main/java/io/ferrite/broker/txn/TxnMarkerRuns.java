@@ -103,6 +103,16 @@ final class TxnMarkerRuns
         }
     }
 
+    /**
+     * Drops the runs of the transactional ids {@code ofIds} accepts (their partition of {@code __transaction_state} is no
+     * longer led here: its new leader's load sends their markers again, as Kafka's removeMarkersForTxnTopicPartition);
+     * an answer still on its way for one of them finds its run gone and completes nothing.
+     */
+    void forget(final java.util.function.Predicate<String> ofIds)
+    {
+        runs.removeIf(run -> ofIds.test(run.job.transactionalId()));
+    }
+
     /** How many transactions were left prepared after a partition refused a marker of a transaction it still had open. */
     long leftPrepared()
     {
