@@ -13,6 +13,8 @@ import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.broker.replica.FetcherSettings;
+import io.ferrite.broker.txn.RemoteMarkers;
 import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.replication.ClusterNode;
 import io.ferrite.wire.message.ApiKeys;
@@ -168,6 +170,8 @@ public class ClusterMode implements AutoCloseable
         private volatile ProducerIds producerIds;
         /** The coordinators' ownerships, told of the leads of their topics' partitions (none before {@link #coordinates}). */
         private volatile PartitionOwnership[] owners = new PartitionOwnership[0];
+        /** The transaction coordinator's markers to partitions led by other nodes (null before {@link #coordinates}). */
+        private volatile RemoteMarkers remoteMarkers;
 
         Enabled(final BrokerConfig config, final DynamicBrokerConfigs dynamic)
         {
@@ -196,12 +200,14 @@ public class ClusterMode implements AutoCloseable
                 config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS), (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "producer", "segment.bytes",
                     Integer.toString(config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)))));
+            remoteMarkers = new RemoteMarkers(FetcherSettings.of(config), config.nodeId(), () -> transactions.agent().wake());
             transactions.followLeaders(new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC,
                 config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
                 (short)config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "min.insync.replicas",
                     Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_MIN_ISR)), "unclean.leader.election.enable", "false",
-                    "segment.bytes", Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES)))));
+                    "segment.bytes", Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES)))),
+                new ImageMarkerRouting(this::node, config.nodeId()), remoteMarkers);
         }
 
         @Override
@@ -316,6 +322,18 @@ public class ClusterMode implements AutoCloseable
         @Override
         public void close()
         {
+            final RemoteMarkers markers = remoteMarkers;
+            if (markers != null)
+            {
+                try
+                {
+                    markers.close();
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }
             final ClusterNode started = node;
             if (started == null)
             {

@@ -103,7 +103,7 @@ public final class TxnCoordinator
             }
             write(complete, null);
         });
-        this.ownership = new TxnOwnership(this);
+        this.ownership = new TxnOwnership(this, topics);
         cache.followedBy(ownership);
         runtime.onBeforeCalls(ownership::reconcile);
         runtime.onTick(this::tick);
@@ -128,11 +128,6 @@ public final class TxnCoordinator
     public TxnConfig config()
     {
         return config;
-    }
-
-    TopicRegistry topics()
-    {
-        return topics;
     }
 
     /**
@@ -207,12 +202,18 @@ public final class TxnCoordinator
     /**
      * In a cluster, before {@link #load}: transactional ids are coordinated by the leaders of {@code __transaction_state}'s
      * partitions, which {@code locator} finds for FindCoordinator; the topic is the controller's to create, never created
-     * here, and nothing is loaded at start (a partition's transactions are, when this node becomes its leader).
+     * here, and nothing is loaded at start (a partition's transactions are, when this node becomes its leader). Markers
+     * go to each partition's leader ({@code routing}): over {@code remote} when it is another node.
      */
-    public void followLeaders(final PartitionOwnership.Locator locator)
+    public void followLeaders(final PartitionOwnership.Locator locator, final MarkerRouting routing, final RemoteMarkers remote)
     {
         ownership.followsLeaders(locator);
         store.createdElsewhere();
+        markers.through(routing, remote);
+        if (remote != null) // none: every partition's marker is local (tests)
+        {
+            runtime.onBeforeCalls(remote::drain);
+        }
     }
 
     // ------------------------------------------------------------------------------------------

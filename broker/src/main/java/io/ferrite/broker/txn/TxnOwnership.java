@@ -2,6 +2,7 @@ package io.ferrite.broker.txn;
 
 import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,17 +19,19 @@ public final class TxnOwnership extends PartitionOwnership
     private static final Logger LOG = LoggerFactory.getLogger(TxnOwnership.class);
 
     private final TxnCoordinator coordinator;
+    private final TopicRegistry topics;
 
-    TxnOwnership(final TxnCoordinator coordinator)
+    TxnOwnership(final TxnCoordinator coordinator, final TopicRegistry topics)
     {
         super(TxnCoordinator.TOPIC, "transactional ids", () -> coordinator.agent().wake());
         this.coordinator = coordinator;
+        this.topics = topics;
     }
 
     @Override
     protected void load(final int partition, final int leaderEpoch)
     {
-        final Topic topic = coordinator.topics().topic(TxnCoordinator.TOPIC);
+        final Topic topic = topics.topic(TxnCoordinator.TOPIC);
         if (topic == null || partition >= topic.partitions.length || partition >= coordinator.config().stateLogPartitions())
         {
             throw new IllegalStateException("led but not here");

@@ -107,7 +107,7 @@ class TxnOwnershipTest
     @Test
     void inAClusterOnlyTheIdsOfThePartitionsLedHereAreServedLoadedFromTheLogAndForgottenWhenTheLeadershipGoes()
     {
-        coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092), MarkerRouting.ALONE, null);
         start();
         final TxnOwnership ownership = coordinator.ownership();
         assertNull(coordinator.topicWanted(), "the topic is the controller's to create, never this node's");
