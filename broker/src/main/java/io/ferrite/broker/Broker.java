@@ -190,7 +190,7 @@ public final class Broker implements AutoCloseable
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
                 coordinators, producerIds);
             transactions.offsetsPartitionOf(groups::offsetsPartitionOf);
-            cluster.coordinatesGroups(groups); // in a cluster: groups follow __consumer_offsets' leaders, nothing loaded now
+            cluster.coordinates(groups, transactions); // in a cluster: they follow their topics' leaders, nothing loaded now
             groups.load();
             transactions.load();
             coordinators.start();

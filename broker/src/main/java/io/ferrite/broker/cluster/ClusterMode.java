@@ -10,8 +10,12 @@ import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.DynamicBrokerConfigs;
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.broker.replica.FetcherSettings;
+import io.ferrite.broker.txn.RemoteMarkers;
+import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.replication.ClusterNode;
 import io.ferrite.wire.message.ApiKeys;
 import org.slf4j.Logger;
@@ -20,6 +24,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.function.BiConsumer;
 
 /**
@@ -98,10 +103,11 @@ public class ClusterMode implements AutoCloseable
     }
 
     /**
-     * Before the group coordinator loads: in a cluster its groups are coordinated by the leaders of
-     * {@code __consumer_offsets}' partitions, created through the controller ({@link GroupPlacement}); alone, nothing.
+     * Before the coordinators load: in a cluster groups are coordinated by the leaders of {@code __consumer_offsets}'
+     * partitions and transactional ids by those of {@code __transaction_state}'s, each topic created through the
+     * controller ({@link CoordinatorPlacement}); alone, nothing.
      */
-    public void coordinatesGroups(final GroupCoordinator groups)
+    public void coordinates(final GroupCoordinator groups, final TxnCoordinator transactions)
     {
     }
 
@@ -162,7 +168,10 @@ public class ClusterMode implements AutoCloseable
         private volatile MetadataHandler advertised;
         private volatile ClusterPartitions partitions;
         private volatile ProducerIds producerIds;
-        private volatile GroupCoordinator groups;
+        /** The coordinators' ownerships, told of the leads of their topics' partitions (none before {@link #coordinates}). */
+        private volatile PartitionOwnership[] owners = new PartitionOwnership[0];
+        /** The transaction coordinator's markers to partitions led by other nodes (null before {@link #coordinates}). */
+        private volatile RemoteMarkers remoteMarkers;
 
         Enabled(final BrokerConfig config, final DynamicBrokerConfigs dynamic)
         {
@@ -184,11 +193,21 @@ public class ClusterMode implements AutoCloseable
         }
 
         @Override
-        public void coordinatesGroups(final GroupCoordinator coordinator)
+        public void coordinates(final GroupCoordinator groups, final TxnCoordinator transactions)
         {
-            groups = coordinator;
-            coordinator.followLeaders(new GroupPlacement(this::node, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
-                (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)));
+            owners = new PartitionOwnership[] {groups.ownership(), transactions.ownership()};
+            groups.followLeaders(new CoordinatorPlacement(this::node, GroupCoordinator.OFFSETS_TOPIC,
+                config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS), (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR),
+                Map.of("cleanup.policy", "compact", "compression.type", "producer", "segment.bytes",
+                    Integer.toString(config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)))));
+            remoteMarkers = new RemoteMarkers(FetcherSettings.of(config), config.nodeId(), () -> transactions.agent().wake());
+            transactions.followLeaders(new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC,
+                config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+                (short)config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
+                Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "min.insync.replicas",
+                    Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_MIN_ISR)), "unclean.leader.election.enable", "false",
+                    "segment.bytes", Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES)))),
+                new ImageMarkerRouting(this::node, config.nodeId()), remoteMarkers);
         }
 
         @Override
@@ -215,7 +234,7 @@ public class ClusterMode implements AutoCloseable
                     @Override
                     public boolean fromImage(final String topic)
                     {
-                        return !TopicConfigs.localInternal(topic);
+                        return true; // every topic, the coordinators' too, is the image's in a cluster
                     }
 
                     @Override
@@ -261,9 +280,9 @@ public class ClusterMode implements AutoCloseable
             final String metadataDir = config.values().get(METADATA_LOG_DIR);
             final InetSocketAddress endpoint = new InetSocketAddress(advertised.advertisedHost(), advertised.advertisedPort());
             partitions = new ClusterPartitions(topics, admin, leadership, onOwner, this::node);
-            if (groups != null)
+            for (final PartitionOwnership owner : owners)
             {
-                partitions.coordinatedGroups(groups.ownership()); // before the image: the partitions led load their groups
+                partitions.coordinated(owner); // before the image: the partitions led load their keys
             }
             Unassigned.untilAssigned(topics); // nothing served as a single node's: a partition is the image's to place
             try
@@ -303,6 +322,18 @@ public class ClusterMode implements AutoCloseable
         @Override
         public void close()
         {
+            final RemoteMarkers markers = remoteMarkers;
+            if (markers != null)
+            {
+                try
+                {
+                    markers.close();
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }
             final ClusterNode started = node;
             if (started == null)
             {

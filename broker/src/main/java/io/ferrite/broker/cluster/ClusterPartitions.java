@@ -2,8 +2,7 @@ package io.ferrite.broker.cluster;
 
 import io.ferrite.broker.ReplicaLeadership;
 import io.ferrite.broker.admin.AdminAgent;
-import io.ferrite.broker.group.GroupCoordinator;
-import io.ferrite.broker.group.GroupOwnership;
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.replica.IsrProposals;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -75,8 +74,8 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
     private final java.util.Set<String> undecided = new java.util.LinkedHashSet<>();
     /** The last state of each partition this node leads, for the partition epoch AlterPartition names. */
     private final Map<String, ClusterNode.PartitionState> led = new ConcurrentHashMap<>();
-    /** The groups' coordinator, once the broker named it (null: none told, as in the tests without one). */
-    private volatile GroupOwnership groups;
+    /** The coordinators following their topic's leaders, by topic, once the broker named them (none in some tests). */
+    private final Map<String, PartitionOwnership> coordinated = new ConcurrentHashMap<>();
     /** Orders a partition's load after its lead against its resignation by a follow or stop ({@link #resigned}). */
     private final Object ownershipChanges = new Object();
     private final IsrUpdates isrUpdates;
@@ -102,17 +101,20 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
         this.proposals = isrUpdates::propose;
     }
 
-    /** The group coordinator's ownership, told when this node starts or stops leading a partition of {@code __consumer_offsets}. */
-    void coordinatedGroups(final GroupOwnership groups)
+    /**
+     * A coordinator's ownership ({@code __consumer_offsets}' groups, {@code __transaction_state}'s transactions), told
+     * when this node starts or stops leading a partition of its topic.
+     */
+    void coordinated(final PartitionOwnership owner)
     {
-        this.groups = groups;
+        coordinated.put(owner.topic(), owner);
     }
 
-    /** This node no longer leads {@code topic}'s {@code partition} (or never did): its groups go elsewhere, when it is {@code __consumer_offsets}. */
+    /** This node no longer leads {@code topic}'s {@code partition} (or never did): its keys go elsewhere, when a coordinator's topic. */
     private void resigned(final String topic, final int partition)
     {
-        final GroupOwnership owner = groups;
-        if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic))
+        final PartitionOwnership owner = coordinated.get(topic);
+        if (owner != null)
         {
             synchronized (ownershipChanges)
             {
@@ -169,12 +171,12 @@ final class ClusterPartitions implements ClusterNode.LocalReplicas
                     {
                         LOG.info("{}: leader at epoch {}, replicas {}, ISR {}", key, state.leaderEpoch(),
                             java.util.Arrays.toString(state.replicas()), java.util.Arrays.toString(state.isr()));
-                        final GroupOwnership owner = groups;
-                        if (owner != null && GroupCoordinator.OFFSETS_TOPIC.equals(topic.name()))
+                        final PartitionOwnership owner = coordinated.get(topic.name());
+                        if (owner != null)
                         {
                             synchronized (ownershipChanges)
                             {
-                                // led on its log thread: its groups load now, unless a follow or stop came since (its
+                                // led on its log thread: its keys load now, unless a follow or stop came since (its
                                 // resignation, after `led` changed, waits for this block or finds `led` changed)
                                 final ClusterNode.PartitionState still = led.get(key);
                                 if (still != null && still.leaderEpoch() == state.leaderEpoch())

@@ -17,8 +17,8 @@ import java.util.function.Supplier;
  * validates it and writes the configs to the metadata log (ConfigRecords), and every node applies them from the image:
  * a topic's to its local logs ({@link ClusterPartitions#topicConfigs}), its own id's and the cluster default's broker
  * configs to its dynamic configs, the logs' defaults and the cleaner ({@link ImageChanges}). A broker resource is
- * forwarded only when this node's checks pass ({@link SplitAlter#brokersChecked}); one they refuse, a broker logger, or
- * the local transaction coordinator's topic ({@link TopicConfigs#localInternal}) is answered by this node's own handler. A
+ * forwarded only when this node's checks pass ({@link SplitAlter#brokersChecked}); one they refuse, or a broker logger, is
+ * answered by this node's own handler. A
  * request naming both kinds is split ({@link SplitAlter}). (AlterConfigs, the legacy one, is not routed: it still acts
  * on this node's local topic and dynamic configs only.)
  */

@@ -77,8 +77,7 @@ final class SplitAlter
                 ops.add(new Op(c.name(), c.configOperation(), c.value()));
             }
             final String name = r.resourceName();
-            resources.add(new Resource(r.resourceType(), name, r.resourceType() == TOPIC && !TopicConfigs.localInternal(name),
-                ops));
+            resources.add(new Resource(r.resourceType(), name, r.resourceType() == TOPIC, ops));
         }
         return resources;
     }

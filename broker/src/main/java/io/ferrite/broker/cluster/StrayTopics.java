@@ -40,8 +40,7 @@ final class StrayTopics
     {
         for (final Topic local : List.copyOf(topics.topics()))
         {
-            if (!local.isDeleted() && !TopicConfigs.localInternal(local.name)
-                && !image.held(local.idMostSignificantBits, local.idLeastSignificantBits))
+            if (!local.isDeleted() && !image.held(local.idMostSignificantBits, local.idLeastSignificantBits))
             {
                 try
                 {

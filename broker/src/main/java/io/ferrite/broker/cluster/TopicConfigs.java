@@ -51,22 +51,12 @@ final class TopicConfigs
     }
 
     /**
-     * Whether {@code topic} is the local coordinator's topic ({@code __transaction_state}): in cluster mode the
-     * transaction coordinator is still this node's alone, so its topic is local, never the controller's (not
-     * auto-created through it, never a stray). {@code __consumer_offsets} is the controller's, a replicated topic whose
-     * leaders coordinate the groups ({@link GroupPlacement}).
-     */
-    static boolean localInternal(final String topic)
-    {
-        return TxnCoordinator.TOPIC.equals(topic);
-    }
-
-    /**
-     * Whether Metadata's auto-creation leaves {@code topic} alone: the local {@code __transaction_state}, and
-     * {@code __consumer_offsets}, which FindCoordinator has the controller create with its own settings.
+     * Whether Metadata's auto-creation leaves {@code topic} alone: {@code __consumer_offsets} and
+     * {@code __transaction_state}, which FindCoordinator has the controller create with their own settings
+     * ({@link CoordinatorPlacement}).
      */
     static boolean notAutoCreated(final String topic)
     {
-        return GroupCoordinator.OFFSETS_TOPIC.equals(topic) || localInternal(topic);
+        return GroupCoordinator.OFFSETS_TOPIC.equals(topic) || TxnCoordinator.TOPIC.equals(topic);
     }
 }

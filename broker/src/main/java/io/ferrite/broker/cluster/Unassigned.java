@@ -13,8 +13,8 @@ import io.ferrite.broker.topic.TopicRegistry;
  * the mark): a produce, a fetch, ListOffsets, DeleteRecords of it are NOT_LEADER_OR_FOLLOWER, as Kafka 4.4's broker
  * answers for a partition it does not lead, instead of taking records no replica of the cluster holds. This covers the
  * partitions of a topic the image never assigned here (the registry holds a topic's partitions as one dense array) and
- * a replica a reassignment moved away while this node was down or before its log went. The local transaction coordinator's
- * topic ({@link TopicConfigs#localInternal}) stays this node's own and is served as before.
+ * a replica a reassignment moved away while this node was down or before its log went. The coordinators' topics are the
+ * image's too (issue 14: {@code __consumer_offsets} and {@code __transaction_state} follow their leaders).
  */
 final class Unassigned
 {
@@ -35,10 +35,10 @@ final class Unassigned
         topics.onAddedPartitions(Unassigned::mark);
     }
 
-    /** {@code p} is not served until the image leads or follows it here (a no-op for the local coordinators' topics). */
+    /** {@code p} is not served until the image leads or follows it here. */
     static void mark(final Partition p)
     {
-        if (!TopicConfigs.localInternal(p.topic) && p.followed() == null && p.replicas() == null)
+        if (p.followed() == null && p.replicas() == null)
         {
             p.followed(new FollowedPartition(p, -1, -1, 0, 0));
         }

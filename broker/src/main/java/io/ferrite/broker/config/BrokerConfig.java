@@ -73,6 +73,8 @@ public final class BrokerConfig
     public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
     public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
     public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES = "transaction.state.log.segment.bytes";
+    public static final String TRANSACTION_STATE_LOG_REPLICATION_FACTOR = "transaction.state.log.replication.factor";
+    public static final String TRANSACTION_STATE_LOG_MIN_ISR = "transaction.state.log.min.isr";
     public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
     public static final String TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms";
     public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS = "add.partitions.to.txn.retry.backoff.max.ms";
@@ -438,6 +440,11 @@ public final class BrokerConfig
                 "longest transaction.timeout.ms a producer may ask for (more: INVALID_TRANSACTION_TIMEOUT)")
             .define(TRANSACTION_STATE_LOG_NUM_PARTITIONS, INT, "50", atLeast(1), true, "partitions of __transaction_state (created on first use)")
             .define(TRANSACTION_STATE_LOG_SEGMENT_BYTES, INT, "104857600", atLeast(1), true, "segment.bytes of __transaction_state")
+            .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, INT, "3", atLeast(1), true,
+                "replication factor of __transaction_state in a cluster (created through the controller, refused with fewer brokers: "
+                    + "a cluster of 1 or 2 brokers has no working transactional producer with the default, as Kafka)")
+            .define(TRANSACTION_STATE_LOG_MIN_ISR, INT, "2", atLeast(1), true,
+                "min.insync.replicas of __transaction_state in a cluster (its topic config as the controller creates it)")
             .define(TRANSACTIONAL_ID_EXPIRATION_MS, INT, "604800000", atLeast(1), true,
                 "how long an idle transactional id (no transaction running) is kept before it is removed")
             .define(TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS, INT, "10000", atLeast(1), true,

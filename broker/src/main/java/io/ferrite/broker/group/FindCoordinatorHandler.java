@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.net.Connection;
@@ -18,7 +19,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * FindCoordinator: this node for every group and every transactional id (an empty one too, as
  * Kafka 4.4) — in a cluster, a group's is the leader of its {@code __consumer_offsets} partition
- * ({@link GroupOwnership}); other key types (share groups') are INVALID_REQUEST. The first one for a group has the admin agent create
+ * ({@link GroupOwnership}), a transactional id's of its {@code __transaction_state} one; other key types (share groups') are INVALID_REQUEST. The first one for a group has the admin agent create
  * {@code __consumer_offsets}, the first for a transactional id {@code __transaction_state}, and is
  * answered once it exists.
  */
@@ -57,20 +58,22 @@ final class FindCoordinatorHandler implements RequestHandler
     }
 
     /**
-     * The coordinator of a key: this node, but for a group in a cluster the leader of its {@code __consumer_offsets}
-     * partition ({@link GroupOwnership.Locator}: COORDINATOR_NOT_AVAILABLE while the topic is being created or the
-     * partition has no leader); INVALID_REQUEST for another key type.
+     * The coordinator of a key: this node, but in a cluster the leader of its partition of {@code __consumer_offsets}
+     * (a group) or {@code __transaction_state} (a transactional id) ({@link PartitionOwnership.Locator}:
+     * COORDINATOR_NOT_AVAILABLE while the topic is being created or the partition has no leader); INVALID_REQUEST for
+     * another key type.
      */
-    private GroupOwnership.Located locate(final byte keyType, final String key)
+    private PartitionOwnership.Located locate(final byte keyType, final String key)
     {
         final short error = error(keyType, key);
         if (error != Errors.NONE)
         {
-            return new GroupOwnership.Located(error, -1, "", -1);
+            return new PartitionOwnership.Located(error, -1, "", -1);
         }
-        final GroupOwnership.Locator locator = keyType == GROUP_KEY ? coordinator.ownership().locator() : null;
+        final PartitionOwnership.Locator locator = keyType == GROUP_KEY ? coordinator.ownership().locator() :
+            transactions.ownership().locator();
         return locator != null ? locator.locate(key) :
-            new GroupOwnership.Located(Errors.NONE, nodeId, address.advertisedHost(), address.advertisedPort());
+            new PartitionOwnership.Located(Errors.NONE, nodeId, address.advertisedHost(), address.advertisedPort());
     }
 
     @Override
@@ -102,7 +105,7 @@ final class FindCoordinatorHandler implements RequestHandler
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         if (version < 4)
         {
-            final GroupOwnership.Located at = locate(keyType, request.key());
+            final PartitionOwnership.Located at = locate(keyType, request.key());
             response.errorCode(at.error()).errorMessage(at.error() == Errors.NONE ? null : "The coordinator is not available.")
                 .nodeId(at.nodeId()).host(at.host()).port(at.port());
         }
@@ -113,7 +116,7 @@ final class FindCoordinatorHandler implements RequestHandler
             while (keys.hasNext())
             {
                 final String key = keys.next().value();
-                final GroupOwnership.Located at = locate(keyType, key);
+                final PartitionOwnership.Located at = locate(keyType, key);
                 c.next().key(key).nodeId(at.nodeId()).host(at.host()).port(at.port()).errorCode(at.error())
                     .errorMessage((CharSequence)null);
             }

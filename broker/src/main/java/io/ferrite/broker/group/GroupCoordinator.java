@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorCall;
@@ -249,7 +250,7 @@ public final class GroupCoordinator implements AutoCloseable
      * partitions, which {@code locator} finds for FindCoordinator; the topic is the controller's to create, never
      * created here, and nothing is loaded at start (a partition's groups are, when this node becomes its leader).
      */
-    public void followLeaders(final GroupOwnership.Locator locator)
+    public void followLeaders(final PartitionOwnership.Locator locator)
     {
         ownership.followsLeaders(locator);
         store.createdElsewhere();

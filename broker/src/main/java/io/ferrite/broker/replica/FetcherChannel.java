@@ -16,10 +16,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * A {@link ReplicaFetcher}'s connection to its leader: one request out, its size-prefixed answer in, each
+ * A {@link ReplicaFetcher}'s connection to its leader (and the transaction coordinator's to a partition's leader, for
+ * its markers: {@code io.ferrite.broker.txn.RemoteMarkers}): one request out, its size-prefixed answer in, each
  * in a reused direct buffer (the answer's grows, rarely: a fetch answer is at most
  * {@code replica.fetch.response.max.bytes} but for one first batch larger than that, as Kafka's KIP-74
- * allows). Fetcher thread only, but for {@link #close}.
+ * allows). Its owner's thread only, but for {@link #close}.
  *
  * <p>Non-blocking under a selector of its own, so that nothing waits without a bound: a connect gives up
  * after {@code socket.connection.setup.timeout.ms}, a request whose answer has not fully come within
@@ -28,10 +29,10 @@ import java.util.function.Consumer;
  * a leader that is stopped (SIGSTOP) and answers nothing. In steady state nothing is allocated: the key
  * is registered once per connection and selected through a reused action, never the selected-key set.
  */
-final class FetcherChannel implements AutoCloseable
+public final class FetcherChannel implements AutoCloseable
 {
     /** The frame's size prefix. */
-    static final int SIZE_LENGTH = 4;
+    public static final int SIZE_LENGTH = 4;
     private static final Consumer<SelectionKey> NOTHING = key -> { };
     private static final int CONNECTING = 0;
     private static final int SENDING = 1;
@@ -46,13 +47,13 @@ final class FetcherChannel implements AutoCloseable
     private volatile SocketChannel channel; // read by close, on another thread
     private SelectionKey key;
     private ByteBuffer in;
-    final UnsafeBuffer inBuffer = new UnsafeBuffer(0, 0);
+    public final UnsafeBuffer inBuffer = new UnsafeBuffer(0, 0);
     /** When the request in flight times out ({@link System#nanoTime}). */
     private long deadlineNs;
     /** Connections made (tests: a connection re-made after a timeout counts again). */
     private volatile long connects;
 
-    FetcherChannel(final InetSocketAddress leader, final FetcherSettings settings, final int initialResponseBytes)
+    public FetcherChannel(final InetSocketAddress leader, final FetcherSettings settings, final int initialResponseBytes)
         throws IOException
     {
         this.leader = leader;
@@ -64,7 +65,7 @@ final class FetcherChannel implements AutoCloseable
         inBuffer.wrap(in);
     }
 
-    boolean connected()
+    public boolean connected()
     {
         return channel != null;
     }
@@ -75,7 +76,7 @@ final class FetcherChannel implements AutoCloseable
     }
 
     /** Connects, within {@code socket.connection.setup.timeout.ms}; a {@link #close} meanwhile ends it. */
-    void connect() throws IOException
+    public void connect() throws IOException
     {
         final SocketChannel c = SocketChannel.open();
         try
@@ -107,7 +108,7 @@ final class FetcherChannel implements AutoCloseable
     }
 
     /** Writes {@code out}'s remaining bytes (a whole frame); the request's timeout starts here. */
-    void send(final ByteBuffer out) throws IOException
+    public void send(final ByteBuffer out) throws IOException
     {
         deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(requestTimeoutMs);
         while (out.hasRemaining())
@@ -122,7 +123,7 @@ final class FetcherChannel implements AutoCloseable
     }
 
     /** Reads one answer; returns its length: its bytes are {@link #inBuffer} [0, length), after the size prefix. */
-    int receive() throws IOException
+    public int receive() throws IOException
     {
         in.clear().limit(SIZE_LENGTH);
         readFully();
@@ -198,7 +199,7 @@ final class FetcherChannel implements AutoCloseable
     }
 
     /** Drops the connection, keeping the selector for the next one (fetcher thread). */
-    void disconnect()
+    public void disconnect()
     {
         final SocketChannel c = channel;
         channel = null;

@@ -1,6 +1,7 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.PartitionOwnership;
 
 import java.util.Collection;
 import java.util.HashMap;
@@ -9,7 +10,8 @@ import java.util.Map;
 /**
  * The coordinator's transactions by transactional id, and which {@code __transaction_state}
  * partitions it serves: a partition is not served until loaded (its ids answer NOT_COORDINATOR),
- * then loading (COORDINATOR_LOAD_IN_PROGRESS), then served. Single-threaded: the agent's.
+ * then loading (COORDINATOR_LOAD_IN_PROGRESS), then served; in a cluster, what its {@link TxnOwnership} says
+ * (the partitions led here and loaded). Single-threaded: the agent's.
  */
 public final class TxnCache
 {
@@ -21,6 +23,8 @@ public final class TxnCache
     private final byte[] partitions;
     private final Map<String, TxnMetadata> byId = new HashMap<>();
     private int loading;
+    /** In a cluster, which partitions this node coordinates (null, or not following leaders: the states above). */
+    private PartitionOwnership owner;
 
     public TxnCache(final TxnConfig config)
     {
@@ -31,6 +35,19 @@ public final class TxnCache
     public TxnConfig config()
     {
         return config;
+    }
+
+    /** The ownership that says, in a cluster, which partitions are served ({@link #lookupError}). */
+    void followedBy(final PartitionOwnership ownership)
+    {
+        this.owner = ownership;
+    }
+
+    /** The partition is no longer coordinated here: its ids leave the cache and answer NOT_COORDINATOR. */
+    void unloaded(final int partition)
+    {
+        byId.values().removeIf(m -> config.partitionFor(m.transactionalId()) == partition);
+        set(partition, NOT_SERVED);
     }
 
     /** The partition's load has begun: its ids answer COORDINATOR_LOAD_IN_PROGRESS until {@link #loaded}. */
@@ -74,6 +91,11 @@ public final class TxnCache
     /** NONE when the id's partition is served, else the error its requests get. */
     public short lookupError(final String transactionalId)
     {
+        final PartitionOwnership o = owner;
+        if (o != null && o.followingLeaders())
+        {
+            return o.partitionError(config.partitionFor(transactionalId)); // NONE once loaded in this tenure
+        }
         switch (partitions[config.partitionFor(transactionalId)])
         {
             case SERVED: return Errors.NONE;
@@ -104,7 +126,8 @@ public final class TxnCache
     /** Whether some partition is loading (ListTransactions then answers COORDINATOR_LOAD_IN_PROGRESS). */
     public boolean anyLoading()
     {
-        return loading > 0;
+        final PartitionOwnership o = owner;
+        return loading > 0 || o != null && o.anyLoading();
     }
 
     /** The id's transaction, or null. */

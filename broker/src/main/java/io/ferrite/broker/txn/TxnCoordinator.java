@@ -7,14 +7,11 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.broker.txn.TxnDecision.Answer;
-import io.ferrite.log.LogTailer;
-import io.ferrite.wire.record.Record;
-import io.ferrite.wire.record.RecordBatch;
-import io.ferrite.wire.record.RecordReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +63,8 @@ public final class TxnCoordinator
     private final ProducerIdSource ids;
     /** Marker jobs whose markers are still on their way, or waiting to be sent again. */
     private final TxnMarkerRuns markers;
+    /** Which partitions of {@code __transaction_state} this node coordinates. */
+    private final TxnOwnership ownership;
     /** Complete* records whose write failed retriably, by transactional id: written again when their backoff says. */
     private final Map<String, Rewrite> rewrites = new LinkedHashMap<>();
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
@@ -104,6 +103,9 @@ public final class TxnCoordinator
             }
             write(complete, null);
         });
+        this.ownership = new TxnOwnership(this, topics);
+        cache.followedBy(ownership);
+        runtime.onBeforeCalls(ownership::reconcile);
         runtime.onTick(this::tick);
         runtime.onAfterAnswers(this::startMarkers);
     }
@@ -134,7 +136,7 @@ public final class TxnCoordinator
      */
     public CompletableFuture<?> topicWanted()
     {
-        return topics.topic(TOPIC) != null ? null : store.create();
+        return ownership.followingLeaders() || topics.topic(TOPIC) != null ? null : store.create();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -149,45 +151,68 @@ public final class TxnCoordinator
     public void load()
     {
         clock.update();
+        if (ownership.followingLeaders())
+        {
+            return; // a cluster's node loads a partition's transactions as it becomes its leader (TxnOwnership)
+        }
         final Topic topic = topics.topic(TOPIC);
-        final RecordBatch batch = new RecordBatch();
-        final RecordReader reader = new RecordReader();
         int records = 0;
         for (int p = 0; p < config.stateLogPartitions(); p++)
         {
-            cache.loading(p);
-            final TxnReplay replay = new TxnReplay();
-            final Partition partition = topic == null ? null : topic.partition(p);
-            if (partition != null)
-            {
-                final LogTailer tailer = new LogTailer(partition.log, partition.log.logStartOffset());
-                final long end = partition.log.logEndOffset();
-                while (tailer.next(end, batch))
-                {
-                    if (batch.isControl())
-                    {
-                        continue;
-                    }
-                    reader.reset(batch);
-                    while (reader.hasNext())
-                    {
-                        final Record r = reader.next();
-                        if (r.hasKey())
-                        {
-                            replay.apply(r.buffer(), r.keyOffset(), r.keyLength(), r.valueOffset(), r.hasValue() ? r.valueLength() : -1);
-                        }
-                    }
-                }
-            }
-            final TxnReplay.Loaded loaded = replay.finish(clock.wallMs());
-            cache.loaded(p, loaded.transactions());
-            fromLoad.addAll(loaded.toComplete());
-            records += replay.records();
+            records += loadPartition(topic == null ? null : topic.partition(p), p);
         }
         if (records > 0)
         {
             LOG.info("loaded {} transactional ids from {} records of {}; {} to complete", cache.all().size(), records, TOPIC,
                 fromLoad.size());
+        }
+    }
+
+    /**
+     * Replays partition {@code p} of {@code __transaction_state} ({@code partition}, null when the topic does not exist yet)
+     * into the cache; the transactions it left prepared are completed by the agent's next tick. Returns the records read.
+     */
+    int loadPartition(final Partition partition, final int p)
+    {
+        cache.loading(p);
+        final TxnReplay replay = TxnReplay.of(partition);
+        final TxnReplay.Loaded loaded = replay.finish(clock.wallMs());
+        cache.loaded(p, loaded.transactions());
+        fromLoad.addAll(loaded.toComplete());
+        return replay.records();
+    }
+
+    /** Partition {@code p} is no longer led here: its transactions, their markers and Complete* rewrites are forgotten. */
+    void unloadPartition(final int p)
+    {
+        cache.unloaded(p);
+        final java.util.function.Predicate<String> ofIt = id -> config.partitionFor(id) == p;
+        markers.forget(ofIt);
+        rewrites.keySet().removeIf(ofIt);
+        fromLoad.removeIf(job -> ofIt.test(job.transactionalId()));
+        toStart.removeIf(job -> ofIt.test(job.transactionalId()));
+    }
+
+    /** Which transactional ids this node coordinates ({@link TxnOwnership}: all of them alone). */
+    public TxnOwnership ownership()
+    {
+        return ownership;
+    }
+
+    /**
+     * In a cluster, before {@link #load}: transactional ids are coordinated by the leaders of {@code __transaction_state}'s
+     * partitions, which {@code locator} finds for FindCoordinator; the topic is the controller's to create, never created
+     * here, and nothing is loaded at start (a partition's transactions are, when this node becomes its leader). Markers
+     * go to each partition's leader ({@code routing}): over {@code remote} when it is another node.
+     */
+    public void followLeaders(final PartitionOwnership.Locator locator, final MarkerRouting routing, final RemoteMarkers remote)
+    {
+        ownership.followsLeaders(locator);
+        store.createdElsewhere();
+        markers.through(routing, remote);
+        if (remote != null) // none: every partition's marker is local (tests)
+        {
+            runtime.onBeforeCalls(remote::drain);
         }
     }
 

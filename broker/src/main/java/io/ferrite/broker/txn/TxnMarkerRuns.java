@@ -20,7 +20,9 @@ import java.util.function.Consumer;
 /**
  * The transaction coordinator's marker jobs under way (on the coordinators' agent): each job's markers go
  * to its partitions' log threads ({@link CoordinatorLog#writeMarker}: Kafka's WriteTxnMarkers without the
- * network), and once every partition is done with, its Complete* record is handed to {@code complete}.
+ * network) — in a cluster, a partition led by another node gets a WriteTxnMarkers to its leader instead
+ * ({@link MarkerRouting}, {@link RemoteMarkers}), its answer handled alike — and once every partition is done with,
+ * its Complete* record is handed to {@code complete}.
  * Kafka's TransactionMarkerChannelManager and TransactionMarkerRequestCompletionHandler, per partition:
  * <ul>
  * <li>a partition whose topic is gone is dropped from the job;</li>
@@ -47,6 +49,10 @@ final class TxnMarkerRuns
      * it one: see {@link #refused}). Not kept across a restart; the first fenced marker after it raises it again.
      */
     private int coordinatorEpoch = TxnCoordinator.COORDINATOR_EPOCH;
+    /** Where each partition's marker goes: this node's log alone; in a cluster its leader ({@link #through}). */
+    private MarkerRouting routing = MarkerRouting.ALONE;
+    /** The markers to partitions led elsewhere (null alone). */
+    private RemoteMarkers remote;
     /** Transactions left prepared because a partition refused a marker while it still had their transaction open. */
     private long leftPrepared;
 
@@ -103,14 +109,50 @@ final class TxnMarkerRuns
         }
     }
 
+    /**
+     * Drops the runs of the transactional ids {@code ofIds} accepts (their partition of {@code __transaction_state} is no
+     * longer led here: its new leader's load sends their markers again, as Kafka's removeMarkersForTxnTopicPartition);
+     * an answer still on its way for one of them finds its run gone and completes nothing.
+     */
+    void forget(final java.util.function.Predicate<String> ofIds)
+    {
+        runs.removeIf(run -> ofIds.test(run.job.transactionalId()));
+    }
+
     /** How many transactions were left prepared after a partition refused a marker of a transaction it still had open. */
     long leftPrepared()
     {
         return leftPrepared;
     }
 
+    /** In a cluster: markers go to each partition's leader ({@code routing}), over {@code remote} when that is another node. */
+    void through(final MarkerRouting routing, final RemoteMarkers remote)
+    {
+        this.routing = routing;
+        this.remote = remote;
+    }
+
     private void send(final MarkerRun run, final TxnPartition tp)
     {
+        final MarkerRouting.Route to = routing.route(tp.topic(), tp.partition());
+        if (to == MarkerRouting.Route.GONE)
+        {
+            done(run, tp); // its topic was deleted: Kafka drops it from the pending markers
+            run.retries.remove(tp);
+            return;
+        }
+        if (to == MarkerRouting.Route.NO_LEADER)
+        {
+            markerWritten(run, tp, Errors.NOT_LEADER_OR_FOLLOWER); // looked up again after its backoff
+            return;
+        }
+        if (to != MarkerRouting.Route.LOCAL)
+        {
+            final MarkerJob job = run.job;
+            remote.send(new RemoteMarkers.Send(to, tp, job.producerId(), job.producerEpoch(), coordinatorEpoch, job.commit(),
+                job.clientTransactionVersion(), error -> markerWritten(run, tp, (short)error)));
+            return;
+        }
         final Topic topic = topics.topic(tp.topic());
         final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(tp.partition());
         if (partition == null)
@@ -158,6 +200,7 @@ final class TxnMarkerRuns
             case Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
             case Errors.REQUEST_TIMED_OUT:
             case Errors.KAFKA_STORAGE_ERROR:
+            case Errors.COORDINATOR_NOT_AVAILABLE: // a remote leader's coordinators' queue full, or stopping
                 // sent again after its backoff (a deleted topic is dropped then); the first failure in a row is logged
                 if (run.retries.computeIfAbsent(tp, k -> new RetryBackoff()).failed(clock.nowMs()))
                 {

@@ -1,5 +1,10 @@
 package io.ferrite.broker.txn;
 
+import io.ferrite.broker.topic.Partition;
+import io.ferrite.log.LogTailer;
+import io.ferrite.wire.record.Record;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordReader;
 import org.agrona.DirectBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -80,6 +85,40 @@ public final class TxnReplay
         {
             last.put(transactionalId, value);
         }
+    }
+
+    /**
+     * A replay of {@code partition}'s log from its start to its end (nothing read for a null partition: a topic that
+     * does not exist yet); {@link #finish} says what it left.
+     */
+    static TxnReplay of(final Partition partition)
+    {
+        final TxnReplay replay = new TxnReplay();
+        if (partition == null)
+        {
+            return replay;
+        }
+        final RecordBatch batch = new RecordBatch();
+        final RecordReader reader = new RecordReader();
+        final LogTailer tailer = new LogTailer(partition.log, partition.log.logStartOffset());
+        final long end = partition.log.logEndOffset();
+        while (tailer.next(end, batch))
+        {
+            if (batch.isControl())
+            {
+                continue;
+            }
+            reader.reset(batch);
+            while (reader.hasNext())
+            {
+                final Record r = reader.next();
+                if (r.hasKey())
+                {
+                    replay.apply(r.buffer(), r.keyOffset(), r.keyLength(), r.valueOffset(), r.hasValue() ? r.valueLength() : -1);
+                }
+            }
+        }
+        return replay;
     }
 
     /** The records read, skipped ones included. */

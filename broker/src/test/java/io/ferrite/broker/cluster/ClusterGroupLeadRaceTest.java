@@ -1,5 +1,6 @@
 package io.ferrite.broker.cluster;
 
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.config.BrokerConfig;
@@ -62,10 +63,10 @@ class ClusterGroupLeadRaceTest
         broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
             BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NODE_ID, "1", BrokerConfig.LOG_THREADS, "1",
             "replica.lag.time.max.ms", "600000")));
-        broker.groups().followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 1, "127.0.0.1", broker.address().getPort()));
+        broker.groups().followLeaders(groupId -> new PartitionOwnership.Located(Errors.NONE, 1, "127.0.0.1", broker.address().getPort()));
         final ClusterPartitions partitions = new ClusterPartitions(broker.topics(), broker.admin(), broker.leadership(),
             broker::executeOnOwner, () -> null, () -> null);
-        partitions.coordinatedGroups(broker.groups().ownership());
+        partitions.coordinated(broker.groups().ownership());
         return partitions;
     }
 

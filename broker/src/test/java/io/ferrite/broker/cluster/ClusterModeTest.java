@@ -129,8 +129,8 @@ final class ClusterModeTest
         describeConfigsAlike("orders", Map.of("min.insync.replicas", "2", "retention.ms", "86400000",
             "ferrite.durability", "fsync"));
 
-        // the coordinators' topics are never auto-created by Metadata (__transaction_state is this node's own,
-        // __consumer_offsets is created by a group's first FindCoordinator): every node, asked itself, answers
+        // the coordinators' topics are never auto-created by Metadata (each is created through the controller by the
+        // first FindCoordinator of its key type): every node, asked itself, answers
         // UNKNOWN_TOPIC_OR_PARTITION
         for (final String internal : List.of("__consumer_offsets", "__transaction_state"))
         {

@@ -2,7 +2,7 @@ package io.ferrite.broker.coordinator;
 
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.logthread.LogThread;
-import io.ferrite.broker.topic.Partition;
+import io.ferrite.broker.logthread.SteppedLogThreads;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
@@ -68,18 +68,7 @@ class AfterAnswersTest
         topics.load(); // this thread is the topics' writer (no admin agent runs here)
         topics.create(TOPIC, 1, Map.of());
         // one network thread's sender slot (0) and the coordinators' after it (1), as the broker sets them up
-        logThread = new LogThread(0, 2, 64, new LogThread.Completion()
-        {
-            @Override
-            public void completed(final int networkThread)
-            {
-            }
-
-            @Override
-            public void highWatermarkAdvanced(final Partition partition)
-            {
-            }
-        });
+        logThread = SteppedLogThreads.silent(2, 64);
         logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
         logThreadInvoker.start();
         final CachedEpochClock wall = new CachedEpochClock();

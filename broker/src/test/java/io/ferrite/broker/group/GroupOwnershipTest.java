@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
@@ -112,7 +113,7 @@ class GroupOwnershipTest
     @Test
     void inAClusterOnlyTheGroupsOfThePartitionsLedHereAreServedLoadedFirstAndUnloadedWhenTheLeadershipGoes()
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        coordinator.followLeaders(groupId -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
         start();
         final GroupOwnership ownership = coordinator.ownership();
 
@@ -185,7 +186,7 @@ class GroupOwnershipTest
     @Test
     void aLeadMeetingAFullRequestQueueIsLoadedAllTheSame()
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        coordinator.followLeaders(groupId -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
         start();
         final GroupOwnership ownership = coordinator.ownership();
         fillQueue();
@@ -216,7 +217,7 @@ class GroupOwnershipTest
     @Test
     void aLoadThatThrowsLeavesItsGroupsNotCoordinatedHereUntilTheLeadershipChanges() throws Exception
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        coordinator.followLeaders(groupId -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
         start();
         final GroupOwnership ownership = coordinator.ownership();
         topics.topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0].log.close(); // its replay throws LogClosedException
@@ -235,7 +236,7 @@ class GroupOwnershipTest
     @Test
     void aNullOrEmptyGroupIdIsAnsweredByTheWorkInACluster()
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        coordinator.followLeaders(groupId -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
         start();
         for (final String id : new String[] {null, ""})
         {
@@ -254,7 +255,7 @@ class GroupOwnershipTest
     @Test
     void theMultiGroupApisAnswerAGroupNotCoordinatedHereNotCoordinatorPerGroup() throws Exception
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        coordinator.followLeaders(groupId -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
         start();
         coordinator.ownership().led(0, 5);
         invoker.invoke();
@@ -280,7 +281,7 @@ class GroupOwnershipTest
     /** In a cluster, partition 0 led at epoch 5 and loaded, a member joined to {@code group0}. */
     private GroupOwnership ledWithAMember()
     {
-        coordinator.followLeaders(groupId -> new GroupOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
+        coordinator.followLeaders(groupId -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092));
         start();
         final GroupOwnership ownership = coordinator.ownership();
         ownership.led(0, 5);

@@ -1,0 +1,53 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.coordinator.PartitionOwnership;
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which transactional ids this node coordinates ({@link PartitionOwnership} of {@code __transaction_state}). Alone
+ * ({@link TxnCoordinator#followLeaders} never called), every one: the coordinator loads every partition at start. In a
+ * cluster (issue 14), as Kafka 4.4's transaction coordinator: the ids whose partition ({@link TxnConfig#partitionFor})
+ * this node leads. A new lead replays the partition ({@link TxnReplay}) and completes the transactions it left
+ * prepared (their markers sent again, then Complete*); a lost lead forgets its transactions and their markers under way
+ * (the new leader's load sends them again). The cache answers from it ({@link TxnCache#lookupError}).
+ */
+public final class TxnOwnership extends PartitionOwnership
+{
+    private static final Logger LOG = LoggerFactory.getLogger(TxnOwnership.class);
+
+    private final TxnCoordinator coordinator;
+    private final TopicRegistry topics;
+
+    TxnOwnership(final TxnCoordinator coordinator, final TopicRegistry topics)
+    {
+        super(TxnCoordinator.TOPIC, "transactional ids", () -> coordinator.agent().wake());
+        this.coordinator = coordinator;
+        this.topics = topics;
+    }
+
+    @Override
+    protected void load(final int partition, final int leaderEpoch)
+    {
+        final Topic topic = topics.topic(TxnCoordinator.TOPIC);
+        if (topic == null || partition >= topic.partitions.length || partition >= coordinator.config().stateLogPartitions())
+        {
+            throw new IllegalStateException("led but not here");
+        }
+        final int records = coordinator.loadPartition(topic.partition(partition), partition);
+        LOG.info("{}-{}: coordinator of its transactional ids at leader epoch {} ({} records loaded)", TxnCoordinator.TOPIC, partition,
+            leaderEpoch, records);
+    }
+
+    @Override
+    protected void unload(final int partition)
+    {
+        if (partition < coordinator.config().stateLogPartitions())
+        {
+            coordinator.unloadPartition(partition);
+        }
+        LOG.info("{}-{}: no longer its transactional ids' coordinator", TxnCoordinator.TOPIC, partition);
+    }
+}

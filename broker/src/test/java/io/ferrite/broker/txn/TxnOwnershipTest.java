@@ -1,0 +1,179 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.admin.AdminAgent;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.coordinator.CoordinatorRuntime;
+import io.ferrite.broker.coordinator.PartitionOwnership;
+import io.ferrite.broker.logthread.LogThread;
+import io.ferrite.broker.logthread.SteppedLogThreads;
+import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.log.LogManager;
+import io.ferrite.log.LogManagerConfig;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.CachedEpochClock;
+import org.agrona.concurrent.CachedNanoClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.ferrite.testing.Await.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+/**
+ * In a cluster the transaction coordinator serves the transactional ids of the {@code __transaction_state} partitions
+ * this node leads ({@link TxnOwnership}), on a real coordinators' runtime and log thread, both stepped by AgentInvokers
+ * (this test's thread is the agent's): an id of a partition not led here is NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS
+ * once led until the agent loaded it, then served; when the node stops leading it, NOT_COORDINATOR at once and the agent
+ * forgets its transactions; led again, the partition's log is replayed (what was written there is back). A single
+ * node's coordinator serves every id after its load, as before.
+ */
+class TxnOwnershipTest
+{
+    @TempDir
+    Path dir;
+
+    private LogManager logs;
+    private LogThread logThread;
+    private AgentInvoker logThreadInvoker;
+    private TxnCoordinator coordinator;
+    private AgentInvoker invoker;
+    private final List<Throwable> escaped = new ArrayList<>();
+    private final AtomicLong nextId = new AtomicLong(4000);
+    /** A transactional id of partition 0 of the two, and one of partition 1. */
+    private String id0;
+    private String id1;
+
+    @BeforeEach
+    void open() throws Exception
+    {
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        final TopicRegistry topics = new TopicRegistry(logs, 1);
+        topics.load();
+        topics.create(TxnCoordinator.TOPIC, 2, Map.of()); // as the image's follows/leads make it here
+        logThread = SteppedLogThreads.silent(2, 64);
+        logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
+        logThreadInvoker.start();
+        final CachedEpochClock wall = new CachedEpochClock();
+        wall.update(1_700_000_000_000L);
+        final CoordinatorRuntime runtime = new CoordinatorRuntime(topics, new AdminAgent(topics), new LogThread[] {logThread}, 1,
+            new CoordinatorClock(wall, new CachedNanoClock()));
+        final TxnConfig config = new TxnConfig(900_000, 2, 50, 604_800_000L, (short)2);
+        coordinator = new TxnCoordinator(topics, config, 1 << 20, runtime, nextId::getAndIncrement);
+        for (int i = 0; id0 == null || id1 == null; i++)
+        {
+            final String id = "t" + i;
+            if (config.partitionFor(id) == 0)
+            {
+                id0 = id0 == null ? id : id0;
+            }
+            else
+            {
+                id1 = id1 == null ? id : id1;
+            }
+        }
+    }
+
+    private void start()
+    {
+        coordinator.load();
+        invoker = new AgentInvoker(escaped::add, null, coordinator.agent());
+        invoker.start();
+    }
+
+    @AfterEach
+    void close() throws Exception
+    {
+        if (invoker != null)
+        {
+            invoker.close();
+        }
+        logThreadInvoker.close();
+        logs.close();
+        assertEquals(List.of(), escaped, "errors that escaped the agent's duty cycle");
+    }
+
+    @Test
+    void inAClusterOnlyTheIdsOfThePartitionsLedHereAreServedLoadedFromTheLogAndForgottenWhenTheLeadershipGoes()
+    {
+        coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092), MarkerRouting.ALONE, null);
+        start();
+        final TxnOwnership ownership = coordinator.ownership();
+        assertNull(coordinator.topicWanted(), "the topic is the controller's to create, never this node's");
+
+        assertEquals(Errors.NOT_COORDINATOR, init(id0).error(), "a partition never led here");
+        ownership.led(0, 3);
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, init(id0).error(), "led, not loaded yet");
+        invoker.invoke(); // the pass loads partition 0 before its calls
+        final TxnDecision.Answer first = initWritten(id0);
+        assertEquals(Errors.NONE, first.error());
+        assertEquals(Errors.NOT_COORDINATOR, init(id1).error(), "partition 1 is led elsewhere");
+
+        ownership.resigned(0);
+        assertEquals(Errors.NOT_COORDINATOR, init(id0).error(), "refused at once, before the agent unloads it");
+        invoker.invoke();
+        assertEquals(List.of(), listed(), "unloaded: its transaction forgotten");
+
+        ownership.led(0, 4); // a new tenure: loaded again from the log
+        invoker.invoke();
+        assertEquals(List.of(id0), listed(), "replayed from __transaction_state-0");
+        final TxnQueries.Described back = coordinator.describe(id0);
+        assertEquals(Errors.NONE, back.error());
+        assertEquals(first.producerId(), back.state().producerId(), "the producer id written by the earlier tenure");
+        final TxnDecision.Answer again = initWritten(id0);
+        assertEquals(Errors.NONE, again.error());
+        assertEquals(first.producerId(), again.producerId(), "the same producer, its epoch bumped");
+        assertNotEquals(first.producerEpoch(), again.producerEpoch());
+    }
+
+    @Test
+    void aSingleNodeServesEveryIdOnceLoaded()
+    {
+        start();
+        assertEquals(Errors.NONE, initWritten(id0).error());
+        assertEquals(Errors.NONE, initWritten(id1).error());
+        coordinator.ownership().led(1, 1); // nothing in a single node calls it; if something did, nothing is refused
+        invoker.invoke();
+        assertEquals(Errors.NONE, initWritten(id0).error());
+    }
+
+    /** The transactional ids in the coordinator's memory (ListTransactions without filters). */
+    private List<String> listed()
+    {
+        final TxnQueries.Listing listing = coordinator.list(java.util.Set.of(), List.of(), -1, null);
+        assertEquals(Errors.NONE, listing.error());
+        return listing.transactions().stream().map(TxnQueries.Listed::transactionalId).toList();
+    }
+
+    /** InitProducerId's answer when it is given at once (an error before any write). */
+    private TxnDecision.Answer init(final String id)
+    {
+        final TxnCoordinator.Pending pending = coordinator.initProducerId(id, 60_000, -1, (short)-1);
+        assertNotNull(pending.answer(), "answered at once");
+        return pending.answer();
+    }
+
+    /** InitProducerId carried through its write: the log thread appends the record, the agent applies it. */
+    private TxnDecision.Answer initWritten(final String id)
+    {
+        final TxnCoordinator.Pending pending = coordinator.initProducerId(id, 60_000, -1, (short)-1);
+        await(() ->
+        {
+            logThreadInvoker.invoke();
+            invoker.invoke();
+            return pending.answer() != null;
+        }, Duration.ofSeconds(20), "the InitProducerId record written and applied");
+        return pending.answer();
+    }
+}
