@@ -1,6 +1,7 @@
 package io.ferrite.log;
 
 import io.ferrite.index.TimeIndex;
+import io.ferrite.testing.Await;
 import io.ferrite.wire.compress.CompressionType;
 import io.ferrite.wire.record.RecordBatchBuilder;
 import org.agrona.ExpandableDirectByteBuffer;
@@ -12,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.Map;
 import java.util.function.IntUnaryOperator;
 import java.util.stream.Stream;
@@ -71,6 +73,11 @@ class IndexRebuildTest
             final Segment first = log.segments()[0];
             assertEquals(2, first.offsetIndex.entries(), "entries for batches 2 and 5, appended across the reopen");
             assertEquals(2, first.timeIndex.entries());
+            // the roll's background flush rewrites leader-epoch-checkpoint (a .tmp renamed into place) before the
+            // recovery point moves to the new segment: wait for it, so the copy does not walk a file being renamed
+            final long rolledAt = log.segments()[1].baseOffset;
+            Await.await(() -> log.recoveryPoint() >= rolledAt, Duration.ofSeconds(30),
+                () -> "the roll's flush: recovery point " + log.recoveryPoint() + ", expected " + rolledAt);
             copyAsAKillLeavesIt(live, crashed); // no clean-shutdown marker, no newer checkpoint
         }
 
