@@ -192,7 +192,7 @@ class OpenFilesTest
                 System.gc();
                 seen[0] = mappedUnder(dir, suffix);
                 return seen[0] == expected;
-            }, java.time.Duration.ofSeconds(10), () -> expected + " mappings of *" + suffix + ", saw " + seen[0]);
+            }, java.time.Duration.ofSeconds(30), () -> expected + " mappings of *" + suffix + ", saw " + seen[0]);
         }
         catch (final AssertionError ex)
         {
