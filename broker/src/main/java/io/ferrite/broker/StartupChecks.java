@@ -92,8 +92,10 @@ final class StartupChecks
 
     /**
      * Starts what the broker exports to readers outside it ({@link MetricsExports}: the MBeans, and the Prometheus
-     * endpoint where {@code ferrite.metrics.listener} says), once the broker started. A failure closes the broker (the
-     * caller has none to close); an address that cannot be had names the setting.
+     * endpoint where {@code ferrite.metrics.listener} says), once the broker started. Any failure closes the broker (the
+     * caller has none to close) — an Error too: Prometheus' client reads its {@code io.prometheus.*} properties in a
+     * static initializer, and a malformed one fails there as an {@code ExceptionInInitializerError}; an address that
+     * cannot be had names the setting.
      */
     static MetricsExports exports(final BrokerConfig config, final Broker broker, final boolean aloneController)
         throws IOException
@@ -102,7 +104,7 @@ final class StartupChecks
         {
             return MetricsExports.start(broker.counters(), broker.topics(), aloneController, metricsAddress(config));
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final IOException | RuntimeException | Error ex)
         {
             try
             {

@@ -38,7 +38,7 @@ public final class MetricsExports implements AutoCloseable
             return new MetricsExports(mbeans,
                 prometheusAddress == null ? null : PrometheusEndpoint.start(prometheusAddress, counters.reader()));
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final IOException | RuntimeException | Error ex)
         {
             mbeans.close();
             throw ex;
