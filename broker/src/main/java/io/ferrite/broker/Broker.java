@@ -35,10 +35,8 @@ import io.ferrite.broker.logthread.LogThreadRunner;
 import io.ferrite.broker.logthread.LogThreadTasks;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.metrics.BrokerCounters;
-import io.ferrite.broker.metrics.CountersFile;
-import io.ferrite.broker.metrics.prometheus.PrometheusEndpoint;
+import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.metrics.NetworkCounters;
-import io.ferrite.broker.metrics.jmx.KafkaMBeans;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.txn.EndTxnTiming;
 import io.ferrite.broker.topic.Partition;
@@ -85,7 +83,7 @@ public final class Broker implements AutoCloseable
     private final LogThreadRunner[] logThreadRunners;
     private final NetworkThread[] networkThreads;
     private final BrokerCounters counters; // the mapped counters (ferrite-stat reads them)
-    private volatile PrometheusEndpoint prometheus; // ferrite.metrics.listener's endpoint, or null
+    private volatile MetricsExports exports; // the MBeans and the Prometheus endpoint: from start() to close()
     private final Acceptor acceptor;
     private final CoordinatorRuntime coordinators;
     private final GroupCoordinator groups;
@@ -93,7 +91,6 @@ public final class Broker implements AutoCloseable
     private final InetSocketAddress address;
     private final ClusterMode cluster; // the node's part of a cluster (issue 14), or DISABLED: one node alone
     private volatile boolean closed;
-    private volatile KafkaMBeans mbeans; // Kafka's MBean names over the counters and logs: from start() to close()
 
     private Broker(final BrokerConfig config) throws IOException
     {
@@ -140,7 +137,7 @@ public final class Broker implements AutoCloseable
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
             // a fresh counters file, once the log directory is ours (LogManager holds its lock)
-            this.counters = counters(firstDir, networkThreadCount);
+            this.counters = StartupChecks.counters(firstDir, networkThreadCount);
             topics.onChange(counters::topicsChanged);
             // loaded; the topics' single writer from its start on; alone, a node journals its creations (a cluster's metadata log does)
             this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(config.logDirs(), topics, cluster == ClusterMode.DISABLED));
@@ -254,28 +251,6 @@ public final class Broker implements AutoCloseable
         }
     }
 
-    /** The counters file, made whole at the start: a full disk or too many network threads stop the start here. */
-    private static BrokerCounters counters(final Path dir, final int networkThreads) throws StartupException
-    {
-        if (networkThreads > BrokerCounters.maxNetworkThreads())
-        {
-            throw new StartupException(BrokerConfig.NUM_NETWORK_THREADS + "=" + networkThreads + ": the counters file holds "
-                + "the counters of " + BrokerCounters.maxNetworkThreads() + " network threads at most");
-        }
-        try
-        {
-            return BrokerCounters.create(dir, networkThreads);
-        }
-        catch (final IOException ex)
-        {
-            // a broker starts and serves on a full disk (DiskFullBrokerTest): its counters then live in memory only
-            LOG.warn("cannot make the counters file {} ({} bytes): {}; the counters are kept in memory, not readable by "
-                + "ferrite-stat", dir.resolve(CountersFile.NAME), CountersFile.length(BrokerCounters.CAPACITY),
-                StartupException.reason(ex));
-            return BrokerCounters.inMemory(networkThreads, BrokerCounters.CAPACITY);
-        }
-    }
-
     /** Closes what a failed start opened; a failure to close goes on the start's failure, never in its place. */
     private static void closeAfterFailure(final AutoCloseable opened, final Exception failure)
     {
@@ -303,9 +278,8 @@ public final class Broker implements AutoCloseable
             t.start();
         }
         broker.cluster.start(broker.topics, broker.admin, broker.leadership, broker::executeOnOwner, broker); // joined when back
-        broker.mbeans = KafkaMBeans.register(broker.counters, broker.topics, broker.cluster == ClusterMode.DISABLED);
         broker.acceptor.start();
-        broker.prometheus = StartupChecks.prometheus(config, broker);
+        broker.exports = StartupChecks.exports(config, broker, broker.cluster == ClusterMode.DISABLED);
         LOG.info("Ferrite node {} of cluster {} listening on {} ({} topics in {})", config.nodeId(), broker.clusterId,
             broker.address, broker.topics.topics().size(), config.logDirs());
         return broker;
@@ -458,13 +432,9 @@ public final class Broker implements AutoCloseable
         }
         closed = true;
         LOG.info("shutting down");
-        if (prometheus != null)
+        if (exports != null)
         {
-            prometheus.close(); // first: no scrape reads a counter after the counters file is unmapped, at the end
-        }
-        if (mbeans != null)
-        {
-            mbeans.close(); // before the logs their gauges read close
+            exports.close(); // first: nothing outside reads a counter or a log after this (they close, it is unmapped)
         }
         if (EndTxnTiming.ENABLED)
         {

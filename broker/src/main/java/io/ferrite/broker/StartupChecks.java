@@ -1,9 +1,13 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.config.BrokerConfig;
-import io.ferrite.broker.metrics.prometheus.PrometheusEndpoint;
+import io.ferrite.broker.metrics.BrokerCounters;
+import io.ferrite.broker.metrics.CountersFile;
+import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.NetworkThread;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.BindException;
@@ -19,6 +23,8 @@ import java.nio.file.Path;
  */
 final class StartupChecks
 {
+    private static final Logger LOG = LoggerFactory.getLogger(StartupChecks.class);
+
     private StartupChecks()
     {
     }
@@ -85,21 +91,20 @@ final class StartupChecks
     }
 
     /**
-     * Starts the Prometheus endpoint where {@code ferrite.metrics.listener} says (null when it is not set), once the
-     * broker started; an address that cannot be had closes the broker and names the setting.
+     * Starts what the broker exports to readers outside it ({@link MetricsExports}: the MBeans, and the Prometheus
+     * endpoint where {@code ferrite.metrics.listener} says), once the broker started. Any failure closes the broker (the
+     * caller has none to close) — an Error too: Prometheus' client reads its {@code io.prometheus.*} properties in a
+     * static initializer, and a malformed one fails there as an {@code ExceptionInInitializerError}; an address that
+     * cannot be had names the setting.
      */
-    static PrometheusEndpoint prometheus(final BrokerConfig config, final Broker broker) throws IOException
+    static MetricsExports exports(final BrokerConfig config, final Broker broker, final boolean aloneController)
+        throws IOException
     {
-        final InetSocketAddress address = config.metricsListener();
-        if (address == null)
-        {
-            return null;
-        }
         try
         {
-            return PrometheusEndpoint.start(address, broker.counters().reader());
+            return MetricsExports.start(broker.counters(), broker.topics(), aloneController, metricsAddress(config));
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException | Error ex)
         {
             try
             {
@@ -109,8 +114,51 @@ final class StartupChecks
             {
                 ex.addSuppressed(closing);
             }
+            if (ex instanceof IOException && !(ex instanceof StartupException))
+            {
+                throw new StartupException(BrokerConfig.METRICS_LISTENER + "=" + config.getString(BrokerConfig.METRICS_LISTENER)
+                    + ": cannot listen: " + StartupException.reason(ex), ex);
+            }
+            throw ex;
+        }
+    }
+
+    /** The Prometheus endpoint's address, its host resolved now (not when the config is read), or null: none. */
+    private static InetSocketAddress metricsAddress(final BrokerConfig config) throws StartupException
+    {
+        final InetSocketAddress unresolved = config.metricsListener();
+        if (unresolved == null)
+        {
+            return null;
+        }
+        final InetSocketAddress address = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
+        if (address.isUnresolved())
+        {
             throw new StartupException(BrokerConfig.METRICS_LISTENER + "=" + config.getString(BrokerConfig.METRICS_LISTENER)
-                + ": cannot listen: " + StartupException.reason(ex), ex);
+                + ": cannot listen: unknown host " + unresolved.getHostString());
+        }
+        return address;
+    }
+
+    /** The counters file, made whole at the start: a full disk or too many network threads stop the start here. */
+    static BrokerCounters counters(final Path dir, final int networkThreads) throws StartupException
+    {
+        if (networkThreads > BrokerCounters.maxNetworkThreads())
+        {
+            throw new StartupException(BrokerConfig.NUM_NETWORK_THREADS + "=" + networkThreads + ": the counters file holds "
+                + "the counters of " + BrokerCounters.maxNetworkThreads() + " network threads at most");
+        }
+        try
+        {
+            return BrokerCounters.create(dir, networkThreads);
+        }
+        catch (final IOException ex)
+        {
+            // a broker starts and serves on a full disk (DiskFullBrokerTest): its counters then live in memory only
+            LOG.warn("cannot make the counters file {} ({} bytes): {}; the counters are kept in memory, not readable by "
+                + "ferrite-stat", dir.resolve(CountersFile.NAME), CountersFile.length(BrokerCounters.CAPACITY),
+                StartupException.reason(ex));
+            return BrokerCounters.inMemory(networkThreads, BrokerCounters.CAPACITY);
         }
     }
 

@@ -233,7 +233,7 @@ public final class BrokerConfig
         return Listeners.port(LISTENERS, listener);
     }
 
-    /** Where the Prometheus endpoint listens ({@value #METRICS_LISTENER}), or null: no endpoint. */
+    /** Where the Prometheus endpoint listens ({@value #METRICS_LISTENER}; its host not resolved yet), or null: none. */
     public InetSocketAddress metricsListener()
     {
         final String listener = getString(METRICS_LISTENER);

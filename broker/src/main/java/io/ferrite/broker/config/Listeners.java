@@ -34,7 +34,11 @@ final class Listeners
         return port(name, listeners, uri(name, listeners, first(name, listeners), PLAINTEXT_FORM), PLAINTEXT_FORM);
     }
 
-    /** An {@code http://host:port} listener (one; no path): its address, the host resolved ({@code 0.0.0.0}: all interfaces). */
+    /**
+     * An {@code http://host:port} listener (one; no path): its address, the host not resolved ({@code 0.0.0.0}: all
+     * interfaces) — the config is read again at each dynamic config change, where a DNS lookup has no place; the
+     * broker resolves it when it starts the endpoint.
+     */
     static InetSocketAddress http(final String name, final String listener)
     {
         final String value = listener.trim();
@@ -49,12 +53,11 @@ final class Listeners
         {
             throw new ConfigException(name, listener, expected + " (the path is always /metrics)");
         }
-        final InetSocketAddress address = new InetSocketAddress(uri.getHost(), port);
-        if (address.isUnresolved())
+        if (uri.getHost() == null)
         {
-            throw new ConfigException(name, listener, "unknown host " + uri.getHost());
+            throw new ConfigException(name, listener, expected);
         }
-        return address;
+        return InetSocketAddress.createUnresolved(uri.getHost(), port);
     }
 
     private static URI uri(final String name, final String value, final String listener, final String expected)

@@ -3,12 +3,15 @@ package io.ferrite.broker.metrics;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The counters read by their type id and key ({@link CounterTypes}), not by their labels: what a bridge to another
- * metrics system reads (the Prometheus endpoint, at each scrape). A reading is one counter's value at that moment;
+ * The counters read by their type id and key ({@link CounterTypes}), not by their labels: what the bridges to other
+ * metrics systems read (the Prometheus endpoint at each scrape; the JMX MBeans find their counters' ids with
+ * {@link #ids} and read them at each query with {@link #sum}). A reading is one counter's value at that moment;
  * {@link #summed} adds up the network threads' counters of one figure, as {@code ferrite-stat} shows them by default.
  * Reading allocates (a list, strings): it runs on the reader's thread, never on a request path.
  */
@@ -49,6 +52,40 @@ public final class CounterReadings
         final Map<Figure, Long> sums = new LinkedHashMap<>();
         perThread(reader).forEach((figure, value) -> sums.merge(figure.summed(), value, Long::sum));
         return sums;
+    }
+
+    /**
+     * Which counters hold each figure now: the figure (summed: its thread is {@link #ALL_THREADS}) -> the ids of its
+     * counters, one per network thread. Their values are read later, at each query, with {@link #sum}.
+     */
+    public static Map<Figure, int[]> ids(final CountersReader reader)
+    {
+        final Map<Figure, int[]> ids = new HashMap<>();
+        reader.forEach((id, typeId, key, label) -> ids.merge(figure(typeId, key, label).summed(), new int[] {id},
+            (a, b) ->
+            {
+                final int[] both = Arrays.copyOf(a, a.length + b.length);
+                System.arraycopy(b, 0, both, a.length, b.length);
+                return both;
+            }));
+        return ids;
+    }
+
+    /**
+     * The sum of counters {@code ids} of type {@code typeId} now; a counter freed since the ids were found (its topic
+     * deleted) or reallocated to another figure counts nothing.
+     */
+    public static long sum(final CountersReader reader, final int[] ids, final int typeId)
+    {
+        long sum = 0;
+        for (final int id : ids)
+        {
+            if (reader.getCounterState(id) == CountersReader.RECORD_ALLOCATED && reader.getCounterTypeId(id) == typeId)
+            {
+                sum += reader.getCounterValue(id);
+            }
+        }
+        return sum;
     }
 
     /** Kafka's name of an error code counted one by one, or {@code "OTHER"} ({@link CounterTypes#OTHER_CODE}). */

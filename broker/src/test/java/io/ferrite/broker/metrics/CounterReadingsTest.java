@@ -49,4 +49,36 @@ class CounterReadingsTest
         // the same figures as ferrite-stat's table, which sums by label
         assertEquals(5L, CounterTable.read(counters.reader(), false, "records in topic=orders").get(0).value());
     }
+
+    @Test
+    void theCountersOfAFigureAreFoundOnceAndReadAtEachQuery()
+    {
+        final BrokerCounters counters = BrokerCounters.inMemory(2, 4096);
+        final String shared = "s".repeat(110); // two names alike in the key's 104 bytes: told apart by the label
+        final TopicCounters first = counters.topic(shared + "-first");
+        final TopicCounters second = counters.topic(shared + "-second");
+        final TopicCounters orders = counters.topic("orders");
+        final int all = CounterReadings.ALL_THREADS;
+
+        final Map<CounterReadings.Figure, int[]> ids = CounterReadings.ids(counters.reader());
+        final int[] produce = ids.get(new CounterReadings.Figure(CounterTypes.REQUESTS, all, ApiKeys.PRODUCE.id, null));
+        final int[] ordersIn = ids.get(new CounterReadings.Figure(CounterTypes.TOPIC_RECORDS_IN, all, 0, "orders"));
+        final int[] firstIn = ids.get(new CounterReadings.Figure(CounterTypes.TOPIC_RECORDS_IN, all, 0, shared + "-first"));
+        final int[] secondIn = ids.get(new CounterReadings.Figure(CounterTypes.TOPIC_RECORDS_IN, all, 0, shared + "-second"));
+        assertEquals(2, produce.length, "one counter per network thread");
+        assertEquals(2, firstIn.length);
+        // values are read when summed, after the ids were found
+        counters.network(0).request(ApiKeys.PRODUCE);
+        counters.network(1).request(ApiKeys.PRODUCE);
+        counters.network(1).request(ApiKeys.PRODUCE);
+        counters.network(0).produced(orders, 4, 40);
+        counters.network(1).produced(first, 1, 10);
+        counters.network(0).produced(second, 2, 20);
+        assertEquals(3L, CounterReadings.sum(counters.reader(), produce, CounterTypes.REQUESTS));
+        assertEquals(4L, CounterReadings.sum(counters.reader(), ordersIn, CounterTypes.TOPIC_RECORDS_IN));
+        assertEquals(1L, CounterReadings.sum(counters.reader(), firstIn, CounterTypes.TOPIC_RECORDS_IN));
+        assertEquals(2L, CounterReadings.sum(counters.reader(), secondIn, CounterTypes.TOPIC_RECORDS_IN));
+        // a counter of another type (ids found for a figure, read as another) counts nothing
+        assertEquals(0L, CounterReadings.sum(counters.reader(), ordersIn, CounterTypes.TOPIC_BYTES_IN));
+    }
 }

@@ -1,6 +1,9 @@
 package io.ferrite.broker.metrics.jmx;
 
 import io.ferrite.broker.metrics.BrokerCounters;
+import io.ferrite.broker.metrics.CounterReadGate;
+import io.ferrite.broker.metrics.CounterReadings;
+import io.ferrite.broker.metrics.CounterReadings.Figure;
 import io.ferrite.broker.metrics.CounterTypes;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -25,7 +28,6 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
 /**
@@ -47,6 +49,7 @@ public final class KafkaMBeans implements AutoCloseable
     private static final String[] TOPIC_METERS = {"MessagesInPerSec", "BytesInPerSec", "BytesOutPerSec"};
     private static final String[] TOPIC_EVENTS = {"messages", "bytes", "bytes"};
     private static final String[] LOG_GAUGES = {"LogEndOffset", "LogStartOffset", "Size"};
+    private static final int[] NONE = new int[0];
 
     private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
     private final CountersReader reader;
@@ -58,13 +61,11 @@ public final class KafkaMBeans implements AutoCloseable
     private final Map<String, TopicBeans> topicBeans = new HashMap<>();
     private final ScheduledExecutorService thread;
     /**
-     * Held to read while a query reads the counters or a log; taken to write by {@link #close}, which then marks the
-     * MBeans closed: a query that started before they were unregistered ends before close returns (and before the
-     * broker unmaps the counters file and closes the logs — a read of the unmapped file would crash the JVM), and one
-     * that comes later reads nothing.
+     * Held while a query reads the counters or a log; closed by {@link #close}: a query that started before the MBeans
+     * were unregistered ends before close returns (and before the broker unmaps the counters file and closes the logs),
+     * and one that comes later reads nothing.
      */
-    private final ReentrantReadWriteLock reads = new ReentrantReadWriteLock();
-    private boolean closed; // guarded by reads
+    private final CounterReadGate reads = new CounterReadGate();
     private boolean warnedTaken;
 
     private static final class TopicBeans
@@ -105,24 +106,23 @@ public final class KafkaMBeans implements AutoCloseable
 
     private void registerBrokerWide(final boolean aloneController)
     {
-        final CounterIds ids = CounterIds.read(reader);
-        meter(TOPIC_METRICS + "MessagesInPerSec", ids.of(CounterTypes.RECORDS_IN, 0), CounterTypes.RECORDS_IN, "messages");
-        meter(TOPIC_METRICS + "BytesInPerSec", ids.of(CounterTypes.BYTES_IN, 0), CounterTypes.BYTES_IN, "bytes");
-        meter(TOPIC_METRICS + "BytesOutPerSec", ids.of(CounterTypes.BYTES_OUT, 0), CounterTypes.BYTES_OUT, "bytes");
-        meter(TOPIC_METRICS + "ReplicationBytesOutPerSec", ids.of(CounterTypes.REPLICATION_BYTES_OUT, 0),
-            CounterTypes.REPLICATION_BYTES_OUT, "bytes");
+        final Map<Figure, int[]> ids = CounterReadings.ids(reader);
+        meter(TOPIC_METRICS + "MessagesInPerSec", ids, CounterTypes.RECORDS_IN, 0, "messages");
+        meter(TOPIC_METRICS + "BytesInPerSec", ids, CounterTypes.BYTES_IN, 0, "bytes");
+        meter(TOPIC_METRICS + "BytesOutPerSec", ids, CounterTypes.BYTES_OUT, 0, "bytes");
+        meter(TOPIC_METRICS + "ReplicationBytesOutPerSec", ids, CounterTypes.REPLICATION_BYTES_OUT, 0, "bytes");
         for (final ApiKeys api : ApiKeys.values())
         {
-            meter("kafka.network:type=RequestMetrics,name=RequestsPerSec,request=" + api.title,
-                ids.of(CounterTypes.REQUESTS, api.id), CounterTypes.REQUESTS, "requests");
+            meter("kafka.network:type=RequestMetrics,name=RequestsPerSec,request=" + api.title, ids, CounterTypes.REQUESTS,
+                api.id, "requests");
         }
         for (int code = 1; code < 128; code++)
         {
             final String error = CounterTypes.countedName(code);
             if (error != null)
             {
-                meter("kafka.network:type=RequestMetrics,name=ErrorsPerSec,error=" + error,
-                    ids.of(CounterTypes.ERROR_CODES, code), CounterTypes.ERROR_CODES, "requests");
+                meter("kafka.network:type=RequestMetrics,name=ErrorsPerSec,error=" + error, ids, CounterTypes.ERROR_CODES,
+                    code, "requests");
             }
         }
         final String replicaManager = "kafka.server:type=ReplicaManager,name=";
@@ -146,7 +146,7 @@ public final class KafkaMBeans implements AutoCloseable
         }
         try
         {
-            final CounterIds ids = CounterIds.read(reader);
+            final Map<Figure, int[]> ids = CounterReadings.ids(reader);
             final Set<String> gone = new HashSet<>(topicBeans.keySet());
             for (final Topic topic : topics.topics())
             {
@@ -155,7 +155,7 @@ public final class KafkaMBeans implements AutoCloseable
                 final int[][] found = new int[TOPIC_TYPES.length][];
                 for (int k = 0; k < TOPIC_TYPES.length; k++)
                 {
-                    found[k] = ids.ofTopic(TOPIC_TYPES[k], topic.name);
+                    found[k] = ids.getOrDefault(new Figure(TOPIC_TYPES[k], CounterReadings.ALL_THREADS, 0, topic.name), NONE);
                 }
                 beans.ids = found;
                 for (int p = beans.partitions; p < topic.partitions.length; p++)
@@ -232,39 +232,22 @@ public final class KafkaMBeans implements AutoCloseable
         }
     }
 
-    private void meter(final String name, final int[] ids, final int typeId, final String eventType)
+    /** A meter over the counters of figure {@code typeId}, {@code code} (every network thread's). */
+    private void meter(final String name, final Map<Figure, int[]> ids, final int typeId, final int code, final String eventType)
     {
-        register(name, new Meter(() -> sum(ids, typeId), eventType, System.nanoTime()));
+        final int[] counters = ids.getOrDefault(new Figure(typeId, CounterReadings.ALL_THREADS, code, null), NONE);
+        register(name, new Meter(() -> sum(counters, typeId), eventType, System.nanoTime()));
     }
 
     private void gauge(final String name, final Supplier<Object> value)
     {
-        register(name, new Gauge(() ->
-        {
-            reads.readLock().lock();
-            try
-            {
-                return closed ? null : value.get();
-            }
-            finally
-            {
-                reads.readLock().unlock();
-            }
-        }));
+        register(name, new Gauge(() -> reads.read(value, null)));
     }
 
     /** Counters {@code ids}' sum now; 0 once closed (the counters file may be unmapped). */
     private long sum(final int[] ids, final int typeId)
     {
-        reads.readLock().lock();
-        try
-        {
-            return closed ? 0 : CounterIds.sum(reader, ids, typeId);
-        }
-        finally
-        {
-            reads.readLock().unlock();
-        }
+        return reads.read(() -> CounterReadings.sum(reader, ids, typeId), 0L);
     }
 
     private void register(final String name, final Object bean)
@@ -325,15 +308,7 @@ public final class KafkaMBeans implements AutoCloseable
     public void close()
     {
         thread.shutdownNow();
-        reads.writeLock().lock();
-        try
-        {
-            closed = true;
-        }
-        finally
-        {
-            reads.writeLock().unlock();
-        }
+        reads.close();
         synchronized (this)
         {
             for (final ObjectName name : Set.copyOf(registered))

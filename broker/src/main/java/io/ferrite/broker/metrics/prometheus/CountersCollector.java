@@ -1,5 +1,6 @@
 package io.ferrite.broker.metrics.prometheus;
 
+import io.ferrite.broker.metrics.CounterReadGate;
 import io.ferrite.broker.metrics.CounterReadings;
 import io.ferrite.broker.metrics.CounterReadings.Figure;
 import io.ferrite.broker.metrics.CounterTypes;
@@ -21,7 +22,8 @@ import java.util.Map;
 
 /**
  * The broker's counters as Prometheus metrics, read at each scrape ({@link CounterReadings}): nothing is kept between
- * scrapes and nothing is added to the request paths. The names are what Prometheus' JMX exporter, with its usual
+ * scrapes and nothing is added to the request paths. A scrape reads through a {@link CounterReadGate}: once the
+ * endpoint is closed it reads nothing (the counters file may be unmapped), and close waits for a reading under way. The names are what Prometheus' JMX exporter, with its usual
  * configuration for Kafka, makes of Kafka's MBeans where Kafka has the figure ({@code BrokerTopicMetrics},
  * {@code RequestMetrics}, {@code socket-server-metrics}), {@code ferrite_} where it has not; docs/operations.md lists them.
  */
@@ -31,10 +33,17 @@ final class CountersCollector implements MultiCollector
     private static final String SOCKET_METRICS = "kafka_server_socket_server_metrics_";
 
     private final CountersReader reader;
+    private final CounterReadGate reads = new CounterReadGate();
 
     CountersCollector(final CountersReader reader)
     {
         this.reader = reader;
+    }
+
+    /** Waits for a scrape reading the counters now; later scrapes read none. */
+    void close()
+    {
+        reads.close();
     }
 
     /** A metric: its name (without {@code _total} for a counter) and help, whether it is a gauge, its points. */
@@ -45,15 +54,21 @@ final class CountersCollector implements MultiCollector
     @Override
     public MetricSnapshots collect()
     {
-        final Map<String, Metric> metrics = new LinkedHashMap<>();
-        CounterReadings.summed(reader).forEach((figure, value) -> summed(metrics, figure, value));
-        CounterReadings.perThread(reader).forEach((figure, value) -> perThread(metrics, figure, value));
+        final Map<String, Metric> metrics = reads.read(this::read, Map.of());
         final List<MetricSnapshot> snapshots = new ArrayList<>(metrics.size());
         for (final Metric m : metrics.values())
         {
             snapshots.add(m.gauge() ? gauge(m) : counter(m));
         }
         return new MetricSnapshots(snapshots);
+    }
+
+    private Map<String, Metric> read()
+    {
+        final Map<String, Metric> metrics = new LinkedHashMap<>();
+        CounterReadings.summed(reader).forEach((figure, value) -> summed(metrics, figure, value));
+        CounterReadings.perThread(reader).forEach((figure, value) -> perThread(metrics, figure, value));
+        return metrics;
     }
 
     /** The figures of the broker (summed over network threads), per topic, per API and per error code. */
@@ -88,7 +103,7 @@ final class CountersCollector implements MultiCollector
     /** The figures Kafka gives per network processor: connections, and Ferrite's duty cycles. */
     private static void perThread(final Map<String, Metric> metrics, final Figure f, final long value)
     {
-        final Labels processor = Labels.of("listener", "PLAINTEXT", "network_processor", Integer.toString(f.thread()));
+        final Labels processor = Labels.of("listener", "PLAINTEXT", "networkProcessor", Integer.toString(f.thread()));
         switch (f.typeId())
         {
             case CounterTypes.CONNECTIONS_ACCEPTED -> add(metrics, SOCKET_METRICS + "connection_creation",
@@ -99,7 +114,7 @@ final class CountersCollector implements MultiCollector
                 name -> new Metric(name, "Connections open on a network processor (connection-count)", true,
                     new LinkedHashMap<>())).points().merge(processor, value, Long::sum);
             case CounterTypes.DUTY_CYCLES -> add(metrics, "ferrite_network_duty_cycles",
-                "Passes of a network thread's duty cycle", Labels.of("network_processor", Integer.toString(f.thread())), value);
+                "Passes of a network thread's duty cycle", Labels.of("networkProcessor", Integer.toString(f.thread())), value);
             default ->
             {
                 // summed (above)

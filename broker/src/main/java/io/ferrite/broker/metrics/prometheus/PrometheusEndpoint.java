@@ -2,8 +2,11 @@ package io.ferrite.broker.metrics.prometheus;
 
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.agrona.concurrent.status.CountersReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -19,21 +22,34 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PrometheusEndpoint implements AutoCloseable
 {
+    private static final Logger LOG = LoggerFactory.getLogger(PrometheusEndpoint.class);
+
     private final HTTPServer server;
     private final ExecutorService executor;
+    private final CountersCollector counters;
 
-    private PrometheusEndpoint(final HTTPServer server, final ExecutorService executor)
+    private PrometheusEndpoint(final HTTPServer server, final ExecutorService executor, final CountersCollector counters)
     {
         this.server = server;
         this.executor = executor;
+        this.counters = counters;
     }
 
-    /** Listens at {@code address} (port 0: a free one), serving the counters {@code reader} reads. */
+    /**
+     * The JVM's metrics, registered once per JVM ({@link #jvm}): Prometheus' JvmMetrics keeps every registry it was
+     * registered with in a static set for good, so registering them with each endpoint's registry would keep each
+     * broker's registry, and its counters, as long as the JVM runs.
+     */
+    private static PrometheusRegistry jvmRegistry; // guarded by PrometheusEndpoint.class
+
+    /** Listens at {@code address} (resolved; port 0: a free one), serving the counters {@code reader} reads. */
     public static PrometheusEndpoint start(final InetSocketAddress address, final CountersReader reader) throws IOException
     {
         final PrometheusRegistry registry = new PrometheusRegistry();
-        JvmMetrics.builder().register(registry);
-        registry.register(new CountersCollector(reader));
+        final PrometheusRegistry jvm = jvm();
+        registry.register((MultiCollector)jvm::scrape);
+        final CountersCollector counters = new CountersCollector(reader);
+        registry.register(counters);
         // one thread: a second scrape at once waits for the first
         final ExecutorService executor = Executors.newSingleThreadExecutor(r ->
         {
@@ -45,7 +61,8 @@ public final class PrometheusEndpoint implements AutoCloseable
         {
             final HTTPServer server = HTTPServer.builder().inetAddress(address.getAddress()).port(address.getPort())
                 .registry(registry).executorService(executor).buildAndStart();
-            return new PrometheusEndpoint(server, executor);
+            LOG.info("Prometheus endpoint on http://{}:{}/metrics", address.getHostString(), server.getPort());
+            return new PrometheusEndpoint(server, executor, counters);
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -54,20 +71,44 @@ public final class PrometheusEndpoint implements AutoCloseable
         }
     }
 
+    private static synchronized PrometheusRegistry jvm()
+    {
+        if (jvmRegistry == null)
+        {
+            final PrometheusRegistry registry = new PrometheusRegistry();
+            JvmMetrics.builder().register(registry);
+            jvmRegistry = registry;
+        }
+        return jvmRegistry;
+    }
+
     /** The port it listens on. */
     public int port()
     {
         return server.getPort();
     }
 
-    /** Stops listening and waits (up to 5 s) for a scrape under way: none reads a counter after this returns. */
+    /** For tests: the collector of the counters. */
+    CountersCollector counters()
+    {
+        return counters;
+    }
+
+    /**
+     * Stops listening and waits for a scrape reading the counters: none reads a counter after this returns (a scrape
+     * still answering then reads nothing more). Waits up to 5 s more for the scrape's answer to be sent.
+     */
     @Override
     public void close()
     {
         server.close();
+        counters.close();
         try
         {
-            executor.awaitTermination(5, TimeUnit.SECONDS);
+            if (!executor.awaitTermination(5, TimeUnit.SECONDS))
+            {
+                LOG.warn("a scrape of the Prometheus endpoint is still answering after 5 s (it reads no counter any more)");
+            }
         }
         catch (final InterruptedException ex)
         {
