@@ -11,7 +11,8 @@ import org.agrona.MutableDirectBuffer;
 
 /**
  * CreateAcls without an authorizer, as Kafka 4.4 answers it: one result per creation, in order, each SECURITY_DISABLED
- * with "No Authorizer is configured." ({@link AclHandlers}); nothing is stored.
+ * with "No Authorizer is configured." ({@link AclHandlers}); nothing is stored. A creation with an UNKNOWN element closes
+ * the connection, as Kafka's parse refuses the request.
  */
 final class CreateAclsHandler implements RequestHandler
 {
@@ -26,7 +27,11 @@ final class CreateAclsHandler implements RequestHandler
         int count = 0;
         for (final CreateAclsRequestDecoder.AclCreation creations = request.creations(); creations.hasNext(); count++)
         {
-            creations.next();
+            final CreateAclsRequestDecoder.AclCreation one = creations.next();
+            if (AclHandlers.hasUnknown(one.resourceType(), one.resourcePatternType(), one.operation(), one.permissionType()))
+            {
+                return CLOSE;
+            }
         }
         final CreateAclsResponseEncoder.AclCreationResult results = response.wrap(out, outOffset, version).throttleTimeMs(0)
             .results(count);

@@ -11,7 +11,8 @@ import org.agrona.MutableDirectBuffer;
 
 /**
  * DeleteAcls without an authorizer, as Kafka 4.4 answers it: one result per filter, in order, each SECURITY_DISABLED
- * with "No Authorizer is configured." and no matching ACLs ({@link AclHandlers}).
+ * with "No Authorizer is configured." and no matching ACLs ({@link AclHandlers}). A filter with an UNKNOWN element closes
+ * the connection, as Kafka's parse refuses the request.
  */
 final class DeleteAclsHandler implements RequestHandler
 {
@@ -26,7 +27,11 @@ final class DeleteAclsHandler implements RequestHandler
         int count = 0;
         for (final DeleteAclsRequestDecoder.DeleteAclsFilter filters = request.filters(); filters.hasNext(); count++)
         {
-            filters.next();
+            final DeleteAclsRequestDecoder.DeleteAclsFilter one = filters.next();
+            if (AclHandlers.hasUnknown(one.resourceTypeFilter(), one.patternTypeFilter(), one.operation(), one.permissionType()))
+            {
+                return CLOSE;
+            }
         }
         final DeleteAclsResponseEncoder.DeleteAclsFilterResult results = response.wrap(out, outOffset, version).throttleTimeMs(0)
             .filterResults(count);

@@ -12,8 +12,10 @@ import org.apache.kafka.common.message.CreateAclsRequestData;
 import org.apache.kafka.common.message.CreateAclsResponseData;
 import org.apache.kafka.common.message.DeleteAclsRequestData;
 import org.apache.kafka.common.message.DeleteAclsResponseData;
+import org.apache.kafka.common.message.DescribeAclsRequestData;
 import org.apache.kafka.common.message.DescribeAclsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.requests.CreateAclsRequest;
 import org.apache.kafka.common.requests.DeleteAclsRequest;
@@ -24,6 +26,8 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
@@ -32,6 +36,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -97,6 +102,67 @@ class AclsTest
                     new DeleteAclsResponseData(new ByteBufferAccessor(body), v).toString(), "v" + v);
                 assertEquals(0, body.remaining());
             }
+        }
+    }
+
+    /**
+     * Kafka 4.4 refuses, while parsing, a request with an UNKNOWN (code 0) resource type, pattern type, operation or
+     * permission type in its filter or any creation (kafka-clients' request classes throw; its network layer closes the
+     * connection): so does Ferrite, for each of the four in each of the three APIs, whatever the version.
+     */
+    @Test
+    void unknownElementsCloseTheConnectionAsKafkasParseRefusesThem() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        {
+            final int port = broker.broker.address().getPort();
+            for (short v = 1; v <= 3; v++)
+            {
+                final short version = v;
+                final List<java.util.function.Supplier<DescribeAclsRequestData>> describes = List.of(
+                    () -> describeAny(version).setResourceTypeFilter((byte)0), () -> describeAny(version).setPatternTypeFilter((byte)0),
+                    () -> describeAny(version).setOperation((byte)0), () -> describeAny(version).setPermissionType((byte)0));
+                final List<java.util.function.Supplier<CreateAclsRequestData.AclCreation>> creations = List.of(
+                    () -> CreateAclsRequest.aclCreation(BINDING).setResourceType((byte)0),
+                    () -> CreateAclsRequest.aclCreation(BINDING).setResourcePatternType((byte)0),
+                    () -> CreateAclsRequest.aclCreation(BINDING).setOperation((byte)0),
+                    () -> CreateAclsRequest.aclCreation(BINDING).setPermissionType((byte)0));
+                final List<java.util.function.Supplier<DeleteAclsRequestData.DeleteAclsFilter>> filters = List.of(
+                    () -> DeleteAclsRequest.deleteAclsFilter(AclBindingFilter.ANY).setResourceTypeFilter((byte)0),
+                    () -> DeleteAclsRequest.deleteAclsFilter(AclBindingFilter.ANY).setPatternTypeFilter((byte)0),
+                    () -> DeleteAclsRequest.deleteAclsFilter(AclBindingFilter.ANY).setOperation((byte)0),
+                    () -> DeleteAclsRequest.deleteAclsFilter(AclBindingFilter.ANY).setPermissionType((byte)0));
+                for (int element = 0; element < 4; element++)
+                {
+                    final String what = "v" + v + " element " + element;
+                    assertClosed(port, ApiKeys.DESCRIBE_ACLS, v, describes.get(element).get(), what);
+                    // the unknown one second: the whole request is refused, not only its creation or filter
+                    assertClosed(port, ApiKeys.CREATE_ACLS, v, new CreateAclsRequestData().setCreations(List.of(
+                        CreateAclsRequest.aclCreation(BINDING), creations.get(element).get())), what);
+                    assertClosed(port, ApiKeys.DELETE_ACLS, v, new DeleteAclsRequestData().setFilters(List.of(
+                        DeleteAclsRequest.deleteAclsFilter(AclBindingFilter.ANY), filters.get(element).get())), what);
+                }
+            }
+        }
+    }
+
+    private static DescribeAclsRequestData describeAny(final short version)
+    {
+        return new DescribeAclsRequest.Builder(AclBindingFilter.ANY).build(version).data();
+    }
+
+    /** The request gets no answer but the connection's end (not a timeout); the node answers a new connection. */
+    private static void assertClosed(final int port, final ApiKeys api, final short version, final ApiMessage request,
+        final String what) throws Exception
+    {
+        try (RawClient raw = new RawClient(port))
+        {
+            final IOException ex = assertThrows(IOException.class, () -> raw.exchange(api, version, request), api + " " + what);
+            assertFalse(ex instanceof SocketTimeoutException, api + " " + what + ": not answered, but not closed either");
+        }
+        try (RawClient raw = new RawClient(port))
+        {
+            raw.apiVersions();
         }
     }
 

@@ -78,6 +78,40 @@ class DelegationTokensTest
         }
     }
 
+    /**
+     * From v3 Kafka 4.4 answers with the owner the request names ({@code KafkaApis.handleCreateTokenRequest} builds it
+     * before refusing the PLAINTEXT request), the connection's {@code User:ANONYMOUS} when the name is empty or null, and
+     * UNKNOWN_SERVER_ERROR with both principals {@code User:ANONYMOUS} for a name without a type (its KafkaPrincipal
+     * refuses a null type; the request's error answer names ANONYMOUS). v1-2 have no owner fields.
+     */
+    @Test
+    void createV3EchoesTheRequestedOwnerAsKafka() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final short v3 = 3;
+            ByteBuffer body = raw.exchange(ApiKeys.CREATE_DELEGATION_TOKEN, v3, new CreateDelegationTokenRequestData()
+                .setOwnerPrincipalType("User").setOwnerPrincipalName("bob").setMaxLifetimeMs(-1));
+            assertEquals("CreateDelegationTokenResponseData(errorCode=64, principalType='User', principalName='bob', "
+                + "tokenRequesterPrincipalType='User', tokenRequesterPrincipalName='ANONYMOUS', issueTimestampMs=-1, expiryTimestampMs=-1, "
+                + "maxTimestampMs=-1, tokenId='', hmac=[], throttleTimeMs=0)",
+                new CreateDelegationTokenResponseData(new ByteBufferAccessor(body), v3).toString());
+            assertEquals(0, body.remaining());
+            body = raw.exchange(ApiKeys.CREATE_DELEGATION_TOKEN, v3, new CreateDelegationTokenRequestData()
+                .setOwnerPrincipalType("Group").setOwnerPrincipalName("").setMaxLifetimeMs(-1));
+            assertEquals("CreateDelegationTokenResponseData(errorCode=64, principalType='User', principalName='ANONYMOUS', "
+                + "tokenRequesterPrincipalType='User', tokenRequesterPrincipalName='ANONYMOUS', issueTimestampMs=-1, expiryTimestampMs=-1, "
+                + "maxTimestampMs=-1, tokenId='', hmac=[], throttleTimeMs=0)",
+                new CreateDelegationTokenResponseData(new ByteBufferAccessor(body), v3).toString(), "an empty owner name: the connection's");
+            body = raw.exchange(ApiKeys.CREATE_DELEGATION_TOKEN, v3, new CreateDelegationTokenRequestData()
+                .setOwnerPrincipalType(null).setOwnerPrincipalName("bob").setMaxLifetimeMs(-1));
+            assertEquals("CreateDelegationTokenResponseData(errorCode=-1, principalType='User', principalName='ANONYMOUS', "
+                + "tokenRequesterPrincipalType='User', tokenRequesterPrincipalName='ANONYMOUS', issueTimestampMs=-1, expiryTimestampMs=-1, "
+                + "maxTimestampMs=-1, tokenId='', hmac=[], throttleTimeMs=0)",
+                new CreateDelegationTokenResponseData(new ByteBufferAccessor(body), v3).toString(), "a name without a type");
+        }
+    }
+
     @Test
     void adminCallsFailAsOnKafkaOverPlaintext() throws Exception
     {

@@ -24,6 +24,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class FeaturesToolTest
 {
+    /** The transaction.version line a Kafka 4.4 node printed (its features' epoch was 39), as it was. */
+    private static final String KAFKAS_TRANSACTION_VERSION_LINE = "Feature: transaction.version                       "
+        + "SupportedMinVersion: 0                SupportedMaxVersion: 2                FinalizedVersionLevel: 2                Epoch: 39";
+
     @TempDir
     Path dir;
 
@@ -62,15 +66,9 @@ class FeaturesToolTest
                 line("share.version", 0, 0, 0),
                 line("streams.version", 0, 0, 0),
                 line("transaction.version", 2, 2, 0)), run.lines(), run.toString());
+            // Kafka's own line, but for the epoch (Ferrite's features never change: epoch 0)
+            assertEquals(KAFKAS_TRANSACTION_VERSION_LINE.replace("Epoch: 39", "Epoch: 0"), run.lines().get(5), run.toString());
         }
-    }
-
-    /** The line format matches what a Kafka 4.4 node printed (epoch 39 there), copied here as it was. */
-    @Test
-    void lineFormatIsKafkas()
-    {
-        assertEquals("Feature: transaction.version                       SupportedMinVersion: 0                "
-            + "SupportedMaxVersion: 2                FinalizedVersionLevel: 2                Epoch: 39", line("transaction.version", 2, 2, 39));
     }
 
     /** A line as Kafka 4.4's FeatureCommand prints it, for a feature with minimum 0. */

@@ -10,17 +10,22 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,19 +36,43 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * node (the text checked for in a line of its output was taken from one, {@code /work/shared/kafka-ref}; kafka-delegation-tokens
  * fails there as here, PLAINTEXT), those that need an API Ferrite does not
  * have fail with the message and exit status they give against a Kafka without it (kafka-clients' "The node does not
- * support ..."). kafka-acls, kafka-features describe, kafka-broker-api-versions, kafka-configs for brokers, kafka-log-dirs
- * and kafka-transactions have their own tests (AclsTest, FeaturesToolTest, BrokerApiVersionsToolTest,
- * BrokerConfigsToolTest, LogDirsTest, TransactionsToolTest); they are here too only as one line each.
+ * support ..."). A case checks a line of the tool's output, or what the tool did or printed as a whole ({@link After}:
+ * the topic altered or gone, the records produced read back, nothing printed where Kafka prints nothing).
+ * kafka-features describe, kafka-broker-api-versions, kafka-log-dirs, kafka-delegation-tokens and kafka-transactions
+ * have their own default-build tests (FeaturesToolTest, BrokerApiVersionsToolTest, LogDirsTest, DelegationTokensTest,
+ * TransactionsToolTest) and are here too only as one line each; kafka-acls (AclsTest) and kafka-configs for brokers
+ * (BrokerConfigsToolTest) are only there. Slow (one JVM per case, about 90 s under load): {@code mvn -B verify -Pslow},
+ * which CI runs.
  */
+@Tag("slow") // 40-odd tool JVMs, ~90 s under load: outside the default build, in `mvn -B verify -Pslow` (CI runs it)
 class KafkaToolsTest
 {
     private static final String T = "org.apache.kafka.tools.";
-    private static Path dir;
+    @TempDir
+    static Path dir;
     private static RunningBroker broker;
 
-    /** One tool run: its main class and arguments ({B} the bootstrap address, {D} a directory for its files). */
-    record Case(String name, String input, int status, String expected, String mainClass, String... args)
+    /** What a case checks after the tool ran, besides its exit status. */
+    interface After
     {
+        void check(KafkaTool.Run run) throws Exception;
+    }
+
+    /** Kafka prints nothing on stdout for it. */
+    private static final After PRINTS_NOTHING = run -> assertEquals(List.of(), run.lines(), run.toString());
+
+    /**
+     * One tool run: its main class and arguments ({B} the bootstrap address, {D} a directory for its files), a text one
+     * of its lines holds ("" for none) and what else to check ({@code null} for nothing); at least one of the two.
+     */
+    record Case(String name, String input, int status, String expected, After after, String mainClass, String... args)
+    {
+        Case(final String name, final String input, final int status, final String expected, final String mainClass,
+            final String... args)
+        {
+            this(name, input, status, expected, null, mainClass, args);
+        }
+
         @Override
         public String toString()
         {
@@ -54,7 +83,6 @@ class KafkaToolsTest
     @BeforeAll
     static void start() throws Exception
     {
-        dir = Files.createTempDirectory("kafka-tools-test");
         broker = new RunningBroker(dir.resolve("data"), Map.of());
         try (Admin admin = broker.admin())
         {
@@ -98,11 +126,12 @@ class KafkaToolsTest
             new Case("kafka-topics --list", null, 0, "tools", topics, "--bootstrap-server", "{B}", "--list"),
             new Case("kafka-topics --describe", null, 0, "\tTopic: made\tPartition: 1\tLeader: 1\tReplicas: 1\tIsr: 1", topics,
                 "--bootstrap-server", "{B}", "--describe", "--topic", "made"),
-            new Case("kafka-topics --alter", null, 0, "", topics, "--bootstrap-server", "{B}", "--alter", "--topic", "made",
-                "--partitions", "3"),
-            new Case("kafka-topics --delete", null, 0, "", topics, "--bootstrap-server", "{B}", "--delete", "--topic", "made"),
-            new Case("kafka-console-producer", "a\nb\nc\n", 0, "", T + "ConsoleProducer", "--bootstrap-server", "{B}",
-                "--topic", "tools"),
+            new Case("kafka-topics --alter", null, 0, "", run -> assertEquals(3, partitionsOf("made"), run.toString()), topics,
+                "--bootstrap-server", "{B}", "--alter", "--topic", "made", "--partitions", "3"),
+            new Case("kafka-topics --delete", null, 0, "", run -> awaitGone("made"), topics, "--bootstrap-server", "{B}", "--delete",
+                "--topic", "made"),
+            new Case("kafka-console-producer", "a\nb\nc\n", 0, "", run -> awaitValues("tools", List.of("a", "b", "c")),
+                T + "ConsoleProducer", "--bootstrap-server", "{B}", "--topic", "tools"),
             new Case("kafka-console-consumer", null, 0, "Processed a total of 3 messages", T + "consumer.ConsoleConsumer",
                 "--bootstrap-server", "{B}", "--topic", "tools", "--from-beginning", "--max-messages", "3"),
             new Case("kafka-producer-perf-test", null, 0, "100 records sent", T + "ProducerPerformance", "--topic", "tools",
@@ -124,8 +153,12 @@ class KafkaToolsTest
             new Case("kafka-get-offsets", null, 0, "tools:0:", T + "GetOffsetShell", "--bootstrap-server", "{B}", "--topic", "tools"),
             new Case("kafka-delete-records", null, 0, "Records delete operation completed:", T + "DeleteRecordsCommand",
                 "--bootstrap-server", "{B}", "--offset-json-file", "{D}/delete.json"),
-            new Case("kafka-leader-election", null, 0, "", T + "LeaderElectionCommand", "--bootstrap-server", "{B}",
+            // every partition: Kafka answers only the partitions it elected, none here, so the tool prints nothing
+            new Case("kafka-leader-election", null, 0, "", PRINTS_NOTHING, T + "LeaderElectionCommand", "--bootstrap-server", "{B}",
                 "--election-type", "preferred", "--all-topic-partitions"),
+            new Case("kafka-leader-election --partition", null, 0, "Valid replica already elected for partitions tools-0",
+                T + "LeaderElectionCommand", "--bootstrap-server", "{B}", "--election-type", "preferred", "--topic", "tools",
+                "--partition", "0"),
             new Case("kafka-reassign-partitions --generate", null, 0, "Proposed partition reassignment configuration",
                 T + "reassign.ReassignPartitionsCommand", "--bootstrap-server", "{B}", "--generate", "--topics-to-move-json-file",
                 "{D}/move.json", "--broker-list", "1"),
@@ -149,10 +182,10 @@ class KafkaToolsTest
                 "--bootstrap-server", "{B}", "--describe"),
             new Case("kafka-configs --entity-type topics", null, 0, "Dynamic configs for topic tools are:", T + "ConfigCommand",
                 "--bootstrap-server", "{B}", "--entity-type", "topics", "--entity-name", "tools", "--describe"),
-            new Case("kafka-share-groups --list", null, 0, "", T + "consumer.group.ShareGroupCommand", "--bootstrap-server", "{B}",
-                "--list"),
-            new Case("kafka-streams-groups --list", null, 0, "", T + "streams.StreamsGroupCommand", "--bootstrap-server", "{B}",
-                "--list"),
+            new Case("kafka-share-groups --list", null, 0, "", PRINTS_NOTHING, T + "consumer.group.ShareGroupCommand",
+                "--bootstrap-server", "{B}", "--list"),
+            new Case("kafka-streams-groups --list", null, 0, "", PRINTS_NOTHING, T + "streams.StreamsGroupCommand",
+                "--bootstrap-server", "{B}", "--list"),
             new Case("kafka-broker-api-versions", null, 0, "\tDescribeAcls(29): 1 to 3 [usable: 3],",
                 T + "BrokerApiVersionsCommand", "--bootstrap-server", "{B}"),
             new Case("kafka-features describe", null, 0, "Feature: transaction.version", T + "FeatureCommand",
@@ -209,6 +242,7 @@ class KafkaToolsTest
         {
             args[i] = args[i].replace("{B}", broker.bootstrap()).replace("{D}", dir.toString());
         }
+        assertTrue(!c.expected().isEmpty() || c.after() != null, c + " checks nothing but its exit status");
         final KafkaTool.Run run = KafkaTool.run(90, c.input(), c.mainClass(), args);
         assertEquals(c.status(), run.status(), run.toString());
         if (!c.expected().isEmpty())
@@ -216,7 +250,46 @@ class KafkaToolsTest
             final List<String> lines = Stream.concat(run.lines().stream(), run.err().lines()).toList();
             assertTrue(lines.stream().anyMatch(l -> l.contains(c.expected())), "no line with \"" + c.expected() + "\"\n" + run);
         }
+        if (c.after() != null)
+        {
+            c.after().check(run);
+        }
         assertTrue(run.err().lines().noneMatch(l -> l.contains("Exception") && !c.expected().contains("Exception") && c.status() == 0),
             "an exception while it worked:\n" + run);
+    }
+
+    private static int partitionsOf(final String topic) throws Exception
+    {
+        try (Admin admin = broker.admin())
+        {
+            return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
+        }
+    }
+
+    private static void awaitGone(final String topic) throws Exception
+    {
+        try (Admin admin = broker.admin())
+        {
+            await(() -> !admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic), Duration.ofSeconds(30),
+                topic + " deleted");
+        }
+    }
+
+    /** Reads the topic from the start until each of {@code values} was read (no other record of it has them). */
+    private static void awaitValues(final String topic, final List<String> values) throws Exception
+    {
+        final List<String> read = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(Map.of()))
+        {
+            final List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                .map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            await(() ->
+            {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> read.add(new String(r.value(), StandardCharsets.UTF_8)));
+                return read.containsAll(values);
+            }, Duration.ofSeconds(30), () -> topic + " holding " + values + "; read " + read);
+        }
     }
 }
