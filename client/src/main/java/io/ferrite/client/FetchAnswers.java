@@ -55,9 +55,11 @@ final class FetchAnswers
                 {
                     p.next();
                     final FetchPosition fp = find(f, f.arrived.bytes, t.topicOffset(), t.topicLength(), p.partitionIndex());
-                    if (fp != null && f.sent.offset(fp) == fp.fetchOffset && fp.state == FetchPosition.State.FETCHING)
+                    if (fp != null && f.sent.current(fp) && fp.state == FetchPosition.State.FETCHING && leads(fp, f.nodeId) &&
+                        partition(fp, p, f.arrived.bytes, nowNs))
                     {
-                        records |= partition(fp, p, f.arrived.bytes, nowNs);
+                        fp.bufferedNode = f.nodeId;
+                        records = true;
                     }
                 }
             }
@@ -105,6 +107,12 @@ final class FetchAnswers
                 }
                 metadata.requestUpdate();
                 return false;
+            case ClientErrors.UNKNOWN_SERVER_ERROR:
+                fp.notBeforeNs = nowNs + config.retryBackoffNs; // kafka-clients' FetchCollector logs it and fetches again
+                return false;
+            case ClientErrors.CORRUPT_MESSAGE:
+                fp.fail(error); // kafka-clients' FetchCollector throws it (a KafkaException) rather than retrying
+                return false;
             default:
                 if (ClientErrors.retriable(error) || ClientErrors.refreshesMetadata(error))
                 {
@@ -117,6 +125,13 @@ final class FetchAnswers
                 }
                 return false;
         }
+    }
+
+    /** Whether the partition's leader is still {@code node} (else its answer is from a broker that no longer leads it). */
+    private static boolean leads(final FetchPosition fp, final int node)
+    {
+        final PartitionState ps = fp.metadata();
+        return ps != null && ps.leader == node;
     }
 
     /** Moves the fetch offset past the last whole batch of the records; true if there is one. */
@@ -157,9 +172,9 @@ final class FetchAnswers
             {
                 p.next();
                 final FetchPosition fp = resetting(f, assigned, buffer, t.nameOffset(), t.nameLength(), p.partitionIndex());
-                if (fp == null)
+                if (fp == null || fp.state != FetchPosition.State.RESETTING)
                 {
-                    continue;
+                    continue; // a seek or another reset since (which cleared resetNode): this answer is stale, as kafka-clients drops it
                 }
                 fp.resetNode = -1;
                 final short error = p.errorCode();

@@ -351,12 +351,6 @@ final class NodeConnection
         }
     }
 
-    /** Grows the receive buffer now to hold an answer of {@code bytes} (the consumer's largest fetch answer), not on the hot path. */
-    void reserveReceive(final int bytes)
-    {
-        in.checkLimit(bytes);
-    }
-
     private void handleFrame(final int start, final int end, final long nowNs)
     {
         if (inFlight == 0)
