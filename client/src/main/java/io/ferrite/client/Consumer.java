@@ -85,7 +85,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         assignedPosition(topic, partition).reset(FetchPosition.LATEST_TIMESTAMP);
     }
 
-    /** The offset of the next record handed out for the partition, or -1 while it is not known (a reset under way). */
+    /**
+     * The offset of the next record handed out for the partition, or -1 while it is not known: a reset under way, or
+     * the partition stopped with an error ({@code poll} reports it; a seek starts it again).
+     */
     public long position(final String topic, final int partition)
     {
         final FetchPosition p = assignedPosition(topic, partition);

@@ -12,8 +12,10 @@ import java.util.ArrayList;
  * What the consumer does with an answer when it arrives (before {@code poll} hands its records out): a Fetch answer
  * is copied into its broker's {@link NodeFetcher#arrived} buffer, each partition's errors are acted on (kafka-clients'
  * {@code FetchCollector}: OFFSET_OUT_OF_RANGE resets by {@code auto.offset.reset}; NOT_LEADER_OR_FOLLOWER and
- * FENCED_LEADER_EPOCH take the leader the answer names (KIP-951) and refresh the metadata; other retriable errors
- * refresh it and back off; the rest stop the partition), and each partition's fetch offset moves past the last whole
+ * FENCED_LEADER_EPOCH take the leader the answer names (KIP-951) and refresh the metadata, or back off without a
+ * usable hint; UNKNOWN_SERVER_ERROR backs off and fetches again; other retriable errors refresh it and back off;
+ * CORRUPT_MESSAGE and the rest stop the partition). An answer is used for a partition only if the Fetch asked for its
+ * current fetch offset and generation and its sender still leads it (else it is stale: dropped, fetched again), and each partition's fetch offset moves past the last whole
  * batch so the next Fetch can go before these records are read. A ListOffsets answer sets the positions it was asked
  * for. Allocates nothing once the buffers have grown.
  */
@@ -104,6 +106,10 @@ final class FetchAnswers
                 {
                     ps.leader = leader.leaderId();
                     ps.leaderEpoch = leader.leaderEpoch();
+                }
+                else
+                {
+                    fp.notBeforeNs = nowNs + config.retryBackoffNs; // no usable hint: not again at once to the old leader
                 }
                 metadata.requestUpdate();
                 return false;
