@@ -63,23 +63,8 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         assigned.add(at, p);
         for (final NodeFetcher f : fetchers.values())
         {
-            f.ensureCapacity(assigned.size(), largestAnswer());
+            f.ensureCapacity(assigned.size());
         }
-        for (int i = 0; i < metadata.connections.size(); i++)
-        {
-            metadata.connections.get(i).reserveReceive(largestAnswer());
-        }
-    }
-
-    /**
-     * The largest Fetch answer the limits allow: {@code max.partition.fetch.bytes} per partition within
-     * {@code fetch.max.bytes}, with room for the answer's own fields. Buffers are sized for it up front (a broker may
-     * still return one larger batch than the limits; then a buffer grows).
-     */
-    private int largestAnswer()
-    {
-        final long records = Math.min((long)config.fetchMaxBytes, (long)assigned.size() * config.maxPartitionFetchBytes);
-        return (int)Math.min(Integer.MAX_VALUE - 8, records + assigned.size() * 128L + 4096);
     }
 
     /** The next record handed out for the partition will be the one at {@code offset} (or the first after it). */
@@ -100,7 +85,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         assignedPosition(topic, partition).reset(FetchPosition.LATEST_TIMESTAMP);
     }
 
-    /** The offset of the next record handed out for the partition, or -1 while it is not known (a reset under way). */
+    /**
+     * The offset of the next record handed out for the partition, or -1 while it is not known: a reset under way, or
+     * the partition stopped with an error ({@code poll} reports it; a seek starts it again).
+     */
     public long position(final String topic, final int partition)
     {
         final FetchPosition p = assignedPosition(topic, partition);
@@ -113,7 +101,9 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
      *
      * @return the records handed out
      * @throws ConsumerException once for each partition that stopped (unknown topic or partition, OFFSET_OUT_OF_RANGE
-     *                           with {@code auto.offset.reset} none, a corrupt batch, another error that is not retriable)
+     *                           with {@code auto.offset.reset} none, a corrupt batch or record — bad CRC or frame, a
+     *                           batch that does not decompress, a malformed record, or CORRUPT_MESSAGE from the broker —
+     *                           or another error that is not retriable); the other partitions go on
      */
     public int poll(final RecordHandler handler, final int limit)
     {
@@ -189,7 +179,8 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
             case ClientErrors.NO_OFFSET_FOR_PARTITION:
                 return "Undefined offset with no reset policy for partition " + tp + " (auto.offset.reset is none)";
             case ClientErrors.CORRUPT_MESSAGE:
-                return "A record batch of partition " + tp + " at or after offset " + p.position + " is corrupt (CRC or frame)";
+                return "A record batch of partition " + tp + " at or after offset " + p.position +
+                    " is corrupt (CRC, frame, compression or a malformed record; CORRUPT_MESSAGE): seek past it to go on";
             default:
                 return "Partition " + tp + " stopped with error code " + p.error;
         }
@@ -222,7 +213,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         return work;
     }
 
-    /** Stops the partitions of topics the broker does not know, and asks for leaders not known or not connected. */
+    /**
+     * Stops the partitions of topics the broker does not know, drops the records buffered from a broker that no longer
+     * leads their partition, and asks for leaders not known or not connected.
+     */
     private int checkMetadata(final long now)
     {
         int work = 0;
@@ -242,6 +236,15 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
                 continue;
             }
             final PartitionState ps = p.metadata();
+            if (ps != null && p.bufferedNode >= 0 && ps.leader != p.bufferedNode && p.fetchNode < 0)
+            {
+                if (p.position != p.fetchOffset)
+                {
+                    p.leaderMoved(); // records buffered from the old leader: dropped, fetched again from the new
+                    work++;
+                }
+                p.bufferedNode = -1;
+            }
             if (ps != null && (ps.leader < 0 || metadata.leaderConnection(ps.leader, now) == null))
             {
                 metadata.requestUpdate();
@@ -256,12 +259,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         if (f == null)
         {
             f = new NodeFetcher(nodeId);
-            f.ensureCapacity(assigned.size(), largestAnswer());
-            final NodeConnection c = metadata.nodes.get(nodeId);
-            if (c != null)
-            {
-                c.reserveReceive(largestAnswer());
-            }
+            f.ensureCapacity(assigned.size());
             fetchers.put(nodeId, f);
         }
         return f;
@@ -280,7 +278,8 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         return null;
     }
 
-    private FetchPosition assignedPosition(final String topic, final int partition)
+    /** The assigned partition (package-private: tests stage races on its state), or IllegalStateException. */
+    FetchPosition assignedPosition(final String topic, final int partition)
     {
         final FetchPosition p = find(topic, partition);
         if (p == null)

@@ -12,8 +12,10 @@ import java.util.ArrayList;
  * What the consumer does with an answer when it arrives (before {@code poll} hands its records out): a Fetch answer
  * is copied into its broker's {@link NodeFetcher#arrived} buffer, each partition's errors are acted on (kafka-clients'
  * {@code FetchCollector}: OFFSET_OUT_OF_RANGE resets by {@code auto.offset.reset}; NOT_LEADER_OR_FOLLOWER and
- * FENCED_LEADER_EPOCH take the leader the answer names (KIP-951) and refresh the metadata; other retriable errors
- * refresh it and back off; the rest stop the partition), and each partition's fetch offset moves past the last whole
+ * FENCED_LEADER_EPOCH take the leader the answer names (KIP-951) and refresh the metadata, or back off without a
+ * usable hint; UNKNOWN_SERVER_ERROR backs off and fetches again; other retriable errors refresh it and back off;
+ * CORRUPT_MESSAGE and the rest stop the partition). An answer is used for a partition only if the Fetch asked for its
+ * current fetch offset and generation and its sender still leads it (else it is stale: dropped, fetched again), and each partition's fetch offset moves past the last whole
  * batch so the next Fetch can go before these records are read. A ListOffsets answer sets the positions it was asked
  * for. Allocates nothing once the buffers have grown.
  */
@@ -55,9 +57,11 @@ final class FetchAnswers
                 {
                     p.next();
                     final FetchPosition fp = find(f, f.arrived.bytes, t.topicOffset(), t.topicLength(), p.partitionIndex());
-                    if (fp != null && f.sent.offset(fp) == fp.fetchOffset && fp.state == FetchPosition.State.FETCHING)
+                    if (fp != null && f.sent.current(fp) && fp.state == FetchPosition.State.FETCHING && leads(fp, f.nodeId) &&
+                        partition(fp, p, f.arrived.bytes, nowNs))
                     {
-                        records |= partition(fp, p, f.arrived.bytes, nowNs);
+                        fp.bufferedNode = f.nodeId;
+                        records = true;
                     }
                 }
             }
@@ -103,7 +107,17 @@ final class FetchAnswers
                     ps.leader = leader.leaderId();
                     ps.leaderEpoch = leader.leaderEpoch();
                 }
+                else
+                {
+                    fp.notBeforeNs = nowNs + config.retryBackoffNs; // no usable hint: not again at once to the old leader
+                }
                 metadata.requestUpdate();
+                return false;
+            case ClientErrors.UNKNOWN_SERVER_ERROR:
+                fp.notBeforeNs = nowNs + config.retryBackoffNs; // kafka-clients' FetchCollector logs it and fetches again
+                return false;
+            case ClientErrors.CORRUPT_MESSAGE:
+                fp.fail(error); // kafka-clients' FetchCollector throws it (a KafkaException) rather than retrying
                 return false;
             default:
                 if (ClientErrors.retriable(error) || ClientErrors.refreshesMetadata(error))
@@ -117,6 +131,13 @@ final class FetchAnswers
                 }
                 return false;
         }
+    }
+
+    /** Whether the partition's leader is still {@code node} (else its answer is from a broker that no longer leads it). */
+    private static boolean leads(final FetchPosition fp, final int node)
+    {
+        final PartitionState ps = fp.metadata();
+        return ps != null && ps.leader == node;
     }
 
     /** Moves the fetch offset past the last whole batch of the records; true if there is one. */
@@ -157,9 +178,9 @@ final class FetchAnswers
             {
                 p.next();
                 final FetchPosition fp = resetting(f, assigned, buffer, t.nameOffset(), t.nameLength(), p.partitionIndex());
-                if (fp == null)
+                if (fp == null || fp.state != FetchPosition.State.RESETTING)
                 {
-                    continue;
+                    continue; // a seek or another reset since (which cleared resetNode): this answer is stale, as kafka-clients drops it
                 }
                 fp.resetNode = -1;
                 final short error = p.errorCode();

@@ -34,8 +34,13 @@ final class FetchPosition
     int generation;
     /** The node a Fetch naming it was sent to, -1 when none is in flight. */
     int fetchNode = -1;
-    /** The node a ListOffsets naming it was sent to, -1 when none is in flight. */
+    /** The node a ListOffsets naming it was sent to, -1 when none is in flight or a seek or reset came since. */
     int resetNode = -1;
+    /**
+     * The node whose answer last held records for it, buffered until handed out (between {@link #position} and
+     * {@link #fetchOffset}); on a leader move they are dropped ({@link #leaderMoved}).
+     */
+    int bufferedNode = -1;
     long highWatermark = -1;
     long logStartOffset = -1;
     /** Why it {@link State#FAILED}; {@link #reported} once {@code poll} has thrown it. */
@@ -84,9 +89,23 @@ final class FetchPosition
         }
     }
 
+    /**
+     * The partition's leader is no longer the node whose answer holds its undelivered records: they are dropped and
+     * it is fetched again from the position, from the new leader (as kafka-clients fetches no partition with buffered
+     * data, the answers of two brokers can never hand out a partition's records out of order).
+     */
+    void leaderMoved()
+    {
+        fetchOffset = position;
+        generation++;
+        bufferedNode = -1;
+    }
+
     private void restart(final State next)
     {
         state = next;
+        resetNode = -1; // a ListOffsets in flight for the old reset is stale
+        bufferedNode = -1;
         generation++; // what is buffered for the old position is not handed out
         error = ClientErrors.NONE;
         reported = false;

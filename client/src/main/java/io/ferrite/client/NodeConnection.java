@@ -36,7 +36,10 @@ final class NodeConnection
 
     /** Slots beyond {@code max.in.flight.requests.per.connection} for the control requests (ApiVersions, Metadata, InitProducerId). */
     static final int CONTROL_SLOTS = 3;
-    /** An answer larger than this is not a Kafka answer to anything the producer sends. */
+    /**
+     * An answer larger than this is taken for a corrupt frame: no answer to what the producer sends comes near it, nor a
+     * consumer's Fetch answer under {@code fetch.max.bytes} (50 MiB by default; a larger setting is not supported).
+     */
     private static final int MAX_RESPONSE = 100 * 1024 * 1024;
     private static final short API_VERSIONS_VERSION = 3;
 
@@ -349,12 +352,6 @@ final class NodeConnection
             inLimit -= frameStart;
             frameStart = 0;
         }
-    }
-
-    /** Grows the receive buffer now to hold an answer of {@code bytes} (the consumer's largest fetch answer), not on the hot path. */
-    void reserveReceive(final int bytes)
-    {
-        in.checkLimit(bytes);
     }
 
     private void handleFrame(final int start, final int end, final long nowNs)

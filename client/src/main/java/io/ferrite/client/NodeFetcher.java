@@ -16,39 +16,46 @@ import org.agrona.ExpandableDirectByteBuffer;
  */
 final class NodeFetcher
 {
-    /** The partitions a Fetch named, with the offset it asked for each; the three stages swap these, allocating nothing. */
+    /**
+     * The partitions a Fetch named, with the offset it asked for each and the partition's generation then (a seek or
+     * a leader move since makes the answer stale); the three stages swap these, allocating nothing.
+     */
     static final class Asked
     {
         FetchPosition[] parts = new FetchPosition[0];
         long[] offsets = new long[0];
+        int[] generations = new int[0];
         int count;
 
+        /** Grows by copying: a stage may describe a Fetch in flight or an answer not handed out yet. */
         void ensureCapacity(final int partitions)
         {
             if (parts.length < partitions)
             {
-                parts = new FetchPosition[partitions];
-                offsets = new long[partitions];
+                parts = java.util.Arrays.copyOf(parts, partitions);
+                offsets = java.util.Arrays.copyOf(offsets, partitions);
+                generations = java.util.Arrays.copyOf(generations, partitions);
             }
         }
 
         void add(final FetchPosition p, final long offset)
         {
             parts[count] = p;
+            generations[count] = p.generation;
             offsets[count++] = offset;
         }
 
-        /** The offset asked for {@code p}, or -1 if the Fetch did not name it. */
-        long offset(final FetchPosition p)
+        /** Whether the Fetch named {@code p} at its current fetch offset and generation (its answer is not stale). */
+        boolean current(final FetchPosition p)
         {
             for (int i = 0; i < count; i++)
             {
                 if (parts[i] == p)
                 {
-                    return offsets[i];
+                    return offsets[i] == p.fetchOffset && generations[i] == p.generation;
                 }
             }
-            return -1;
+            return false;
         }
 
         void clear()
@@ -90,16 +97,15 @@ final class NodeFetcher
     }
 
     /**
-     * Room for a Fetch naming {@code partitions} and for answers of {@code answerBytes} (assign time: the duty cycle
-     * then allocates nothing, unless a broker answers with a batch larger than the fetch limits, as it may).
+     * Room for a Fetch naming {@code partitions} (assign time). The answer buffers grow on demand to the largest answer
+     * seen (at most {@code fetch.max.bytes} and its fields, or one batch larger than the limits, as a broker may send):
+     * a warm-up allocation, none after.
      */
-    void ensureCapacity(final int partitions, final int answerBytes)
+    void ensureCapacity(final int partitions)
     {
         sent.ensureCapacity(partitions);
         arrived.asked.ensureCapacity(partitions);
         draining.asked.ensureCapacity(partitions);
-        arrived.bytes.checkLimit(answerBytes);
-        draining.bytes.checkLimit(answerBytes);
     }
 
     /** The Fetch in flight was answered with records, copied into {@link #arrived}: what it asked goes with them. */

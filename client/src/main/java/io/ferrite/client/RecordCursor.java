@@ -1,5 +1,6 @@
 package io.ferrite.client;
 
+import io.ferrite.wire.record.CorruptRecordException;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchDescriptor;
@@ -62,7 +63,7 @@ final class RecordCursor
     /**
      * The next record to hand out, or null when the answer is done ({@link NodeFetcher#doneDraining} called).
      *
-     * @throws io.ferrite.wire.record.CorruptRecordException for a batch whose records do not hold together
+     * A batch or record that does not hold together stops its partition with CORRUPT_MESSAGE (nothing is thrown here).
      */
     Record next()
     {
@@ -75,9 +76,9 @@ final class RecordCursor
             }
             if (inBatch)
             {
-                if (reader.hasNext())
+                final Record r = nextInBatch();
+                if (r != null)
                 {
-                    final Record r = reader.next();
                     if (r.offset() >= current.position)
                     {
                         current.position = r.offset() + 1;
@@ -85,8 +86,10 @@ final class RecordCursor
                     }
                     continue;
                 }
-                inBatch = false;
-                current.position = Math.max(current.position, batchNextOffset);
+                if (current != null)
+                {
+                    current.position = Math.max(current.position, batchNextOffset);
+                }
                 continue;
             }
             if (current != null && end - at >= RecordBatchDescriptor.LOG_OVERHEAD)
@@ -129,7 +132,7 @@ final class RecordCursor
                 p.topic.nameEquals(f.draining.bytes, topics.topicOffset(), topics.topicLength()))
             {
                 if (partitions.errorCode() == ClientErrors.NONE && p.state == FetchPosition.State.FETCHING &&
-                    asked.offsets[i] == p.position)
+                    asked.offsets[i] == p.position && asked.generations[i] == p.generation)
                 {
                     current = p;
                     generation = p.generation;
@@ -153,8 +156,7 @@ final class RecordCursor
         final int check = batch.check(end - at);
         if (check != RecordBatch.OK)
         {
-            current.fail(ClientErrors.CORRUPT_MESSAGE);
-            current = null;
+            failPartition();
             return false;
         }
         at += size;
@@ -168,9 +170,48 @@ final class RecordCursor
             current.position = next; // a transaction marker: nothing for the application
             return true;
         }
-        reader.reset(batch);
+        try
+        {
+            reader.reset(batch);
+        }
+        catch (final CorruptRecordException e)
+        {
+            failPartition(); // a bad record count or compression id, or a batch that does not decompress
+            return false;
+        }
         batchNextOffset = next;
         inBatch = true;
         return true;
+    }
+
+    /**
+     * The batch's next record, or null at its end ({@code inBatch} cleared) or at a malformed record: then the
+     * partition stops with CORRUPT_MESSAGE, its position left before the record, and the rest of the answer goes on.
+     */
+    private Record nextInBatch()
+    {
+        try
+        {
+            if (reader.hasNext())
+            {
+                return reader.next();
+            }
+        }
+        catch (final CorruptRecordException e)
+        {
+            failPartition();
+            at = end;
+            return null;
+        }
+        inBatch = false;
+        return null;
+    }
+
+    /** The current partition stops with CORRUPT_MESSAGE ({@code poll} reports it, naming it); its position stays. */
+    private void failPartition()
+    {
+        current.fail(ClientErrors.CORRUPT_MESSAGE);
+        current = null;
+        inBatch = false;
     }
 }

@@ -29,7 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * against Ferrite and Apache Kafka 4.4 beside {@link ProducerInteropContract}): records written by kafka-clients'
  * producer read byte-exact (keys, null keys and values, headers with a null value, timestamps, offsets) under every
  * compression; records written by this client's producer; seeks (into a batch: the records before the offset are
- * skipped), OFFSET_OUT_OF_RANGE under each {@code auto.offset.reset}, and an unknown topic's error.
+ * skipped), OFFSET_OUT_OF_RANGE under each {@code auto.offset.reset}, and an unknown topic's error; many answers of
+ * mixed sizes per partition (pipelined, the receive buffer grown), a seek while a Fetch is in flight, and a
+ * transactional producer's control batches skipped.
  */
 interface ConsumerInteropContract
 {
@@ -202,6 +204,133 @@ interface ConsumerInteropContract
             consumer.seek(topic, 0, 4);
             assertEquals(4, read(consumer, 6).get(0).offset(), "a seek starts the partition again");
         }
+    }
+
+    /**
+     * Thousands of records of mixed sizes in small batches, read with a small {@code max.partition.fetch.bytes}: many
+     * answers per partition, pipelined (the next Fetch goes while the last answer is read), some larger than the
+     * receive buffer's first 64 KiB (it grows on demand), all read in order, none missing.
+     */
+    @Test
+    default void manyAnswersOfMixedSizesReadInOrder() throws Exception
+    {
+        final String topic = "consume-many";
+        final int perPartition = 1_500;
+        createTopic(topic, 2);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap(),
+            "key.serializer", ByteArraySerializer.class, "value.serializer", ByteArraySerializer.class,
+            "batch.size", 4096, "linger.ms", 5)))
+        {
+            for (int i = 0; i < perPartition * 2; i++)
+            {
+                producer.send(new ProducerRecord<>(topic, i % 2, null, sized(i / 2)));
+            }
+            producer.flush();
+        }
+        try (Consumer consumer = new Consumer(config().autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)
+            .maxPartitionFetchBytes(96 * 1024)))
+        {
+            consumer.assign(topic, 0);
+            consumer.assign(topic, 1);
+            final long[] next = new long[2];
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            while (next[0] < perPartition || next[1] < perPartition)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, () -> "all read in time: " + next[0] + ", " + next[1]);
+                consumer.doWork();
+                consumer.poll((t, p, r) ->
+                {
+                    assertEquals(next[p], r.offset(), "partition " + p + " in order");
+                    assertEquals(sized((int)next[p]).length, r.valueLength(), "the value of offset " + r.offset());
+                    assertEquals((byte)next[p], r.buffer().getByte(r.valueOffset() + r.valueLength() - 1));
+                    next[p]++;
+                }, 1_000);
+            }
+        }
+    }
+
+    /** A seek while a Fetch is in flight: that Fetch's answer (asked at the old offset) is dropped, not handed out. */
+    @Test
+    default void seekWhileAFetchIsInFlightDropsItsAnswer() throws Exception
+    {
+        final String topic = "consume-seek-inflight";
+        createTopic(topic, 1);
+        final long startMs = System.currentTimeMillis();
+        produce(topic, 1, 20, CompressionType.NONE, startMs);
+        try (Consumer consumer = new Consumer(config().autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)))
+        {
+            consumer.assign(topic, 0);
+            assertEquals(19, read(consumer, 20).get(19).offset());
+            final FetchPosition p = consumer.assignedPosition(topic, 0);
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            while (p.fetchNode < 0)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "a Fetch at 20 in flight");
+                consumer.doWork();
+            }
+            consumer.seek(topic, 0, 5);
+            produce(topic, 1, 3, CompressionType.NONE, startMs); // the Fetch at 20 in flight may answer with these
+            final List<Read> read = read(consumer, 18);
+            for (int i = 0; i < 18; i++)
+            {
+                assertEquals(5 + i, read.get(i).offset(), "from the seek on, each once");
+            }
+            awaitPosition(consumer, topic, 23);
+        }
+    }
+
+    /**
+     * A transactional producer's records (read_uncommitted: the aborted ones too) with the commit and abort markers
+     * skipped, the offsets around them as the log has them and the position past the last marker.
+     */
+    @Test
+    default void controlBatchesAreSkipped() throws Exception
+    {
+        final String topic = "consume-txn";
+        createTopic(topic, 1);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap(),
+            "key.serializer", ByteArraySerializer.class, "value.serializer", ByteArraySerializer.class,
+            "transactional.id", "consume-txn-" + System.nanoTime())))
+        {
+            producer.initTransactions();
+            for (int t = 0; t < 3; t++)
+            {
+                producer.beginTransaction();
+                for (int i = 0; i < 3; i++)
+                {
+                    producer.send(new ProducerRecord<>(topic, 0, null, new byte[] {(byte)(t * 3 + i)}));
+                }
+                producer.flush();
+                if (t == 1)
+                {
+                    producer.abortTransaction();
+                }
+                else
+                {
+                    producer.commitTransaction();
+                }
+            }
+        }
+        try (Consumer consumer = new Consumer(config().autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)))
+        {
+            consumer.assign(topic, 0);
+            final List<Read> read = read(consumer, 9);
+            final long[] offsets = new long[9];
+            for (int i = 0; i < 9; i++)
+            {
+                offsets[i] = read.get(i).offset();
+                assertEquals((byte)i, read.get(i).value()[0], "record " + i + " (read_uncommitted: the aborted too)");
+            }
+            assertArrayEquals(new long[] {0, 1, 2, 4, 5, 6, 8, 9, 10}, offsets, "a marker after each transaction");
+            awaitPosition(consumer, topic, 12);
+        }
+    }
+
+    private static byte[] sized(final int i)
+    {
+        final byte[] v = new byte[(i * 37) % 1_500 + 1];
+        v[v.length - 1] = (byte)i;
+        return v;
     }
 
     @Test
