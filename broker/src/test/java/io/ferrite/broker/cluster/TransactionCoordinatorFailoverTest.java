@@ -88,8 +88,8 @@ final class TransactionCoordinatorFailoverTest
         try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short)3))).all().get(60, TimeUnit.SECONDS);
-            final TopicDescription topic = Await.awaitValue(() -> admin.describeTopics(List.of(TOPIC)).allTopicNames()
-                .get(30, TimeUnit.SECONDS).get(TOPIC), t -> t.partitions().stream().allMatch(p -> p.leader() != null), DEADLINE,
+            final TopicDescription topic = Await.awaitValue(() -> describeTopic(admin),
+                t -> t != null && t.partitions().stream().allMatch(p -> p.leader() != null), DEADLINE,
                 () -> TOPIC + "'s partitions to have leaders");
             final Set<Integer> leaders = topic.partitions().stream().map(p -> p.leader().id()).collect(Collectors.toSet());
             assertTrue(leaders.size() > 1, "the partitions are led by more than one node: " + topic);
@@ -162,6 +162,19 @@ final class TransactionCoordinatorFailoverTest
         }
         assertTrue(seen.keySet().stream().allMatch(t -> committed.contains(t) || unknown.contains(t)),
             "only committed (or unknown) transactions seen: " + seen.keySet() + ", committed " + committed + ", unknown " + unknown);
+    }
+
+    /** The topic as node 1 describes it, or null while its image does not have it yet (UNKNOWN_TOPIC_OR_PARTITION). */
+    private static TopicDescription describeTopic(final Admin admin) throws InterruptedException
+    {
+        try
+        {
+            return admin.describeTopics(List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS).get(TOPIC);
+        }
+        catch (final java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex)
+        {
+            return null;
+        }
     }
 
     /** The offsets alone (a ListOffsetsResultInfo has no equals). */
