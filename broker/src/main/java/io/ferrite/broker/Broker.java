@@ -20,6 +20,7 @@ import io.ferrite.broker.api.ListOffsetsHandler;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.api.OffsetForLeaderEpochHandler;
 import io.ferrite.broker.api.ProduceHandler;
+import io.ferrite.broker.api.TxnVerifier;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.coordinator.CoordinatorClock;
@@ -194,8 +195,8 @@ public final class Broker implements AutoCloseable
             final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
-            final ProduceVerifier verifier = new ProduceVerifier(transactions,
-                config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS));
+            final TxnVerifier verifier = cluster.verifier(new ProduceVerifier(transactions,
+                config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS)));
             for (int i = 0; i < networkThreadCount; i++)
             {
                 final int thread = i;

@@ -17,6 +17,7 @@ public final class Errors
     public static final short REQUEST_TIMED_OUT = 7;
     public static final short MESSAGE_TOO_LARGE = 10;
     public static final short OFFSET_METADATA_TOO_LARGE = 12;
+    public static final short NETWORK_EXCEPTION = 13;
     public static final short COORDINATOR_NOT_AVAILABLE = 15;
     public static final short NOT_COORDINATOR = 16;
     public static final short INVALID_TOPIC_EXCEPTION = 17;
@@ -29,6 +30,7 @@ public final class Errors
     public static final short UNKNOWN_MEMBER_ID = 25;
     public static final short INVALID_SESSION_TIMEOUT = 26;
     public static final short REBALANCE_IN_PROGRESS = 27;
+    public static final short CLUSTER_AUTHORIZATION_FAILED = 31;
     public static final short INVALID_TIMESTAMP = 32;
     public static final short UNSUPPORTED_SASL_MECHANISM = 33;
     public static final short UNSUPPORTED_VERSION = 35;

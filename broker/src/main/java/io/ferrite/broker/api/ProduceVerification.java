@@ -104,7 +104,8 @@ final class ProduceVerification
      * The coordinator's answer as a produce of {@code version} gets it (Kafka's {@code AddPartitionsToTxnManager}
      * then {@code ReplicaManager}): PRODUCER_FENCED is INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE
      * (the partition is not in the transaction) is INVALID_TXN_STATE up to v10, which know no
-     * TRANSACTION_ABORTABLE; the retriable coordinator errors are NOT_ENOUGH_REPLICAS, which every
+     * TRANSACTION_ABORTABLE; the retriable coordinator errors (and NETWORK_EXCEPTION: the coordinator on another
+     * node could not be reached, {@code txn.RemoteVerifier}) are NOT_ENOUGH_REPLICAS, which every
      * client retries without refreshing its metadata — but CONCURRENT_TRANSACTIONS from v12 (an add,
      * already retried by the coordinator's side, {@code txn.ProduceVerifier}) is passed on, as Kafka's
      * {@code ReplicaManager} passes it on when the operation supports the epoch bump; any other error
@@ -123,6 +124,7 @@ final class ProduceVerification
             case Errors.COORDINATOR_LOAD_IN_PROGRESS:
             case Errors.COORDINATOR_NOT_AVAILABLE:
             case Errors.NOT_COORDINATOR:
+            case Errors.NETWORK_EXCEPTION:
                 return Errors.NOT_ENOUGH_REPLICAS;
             default:
                 return error;

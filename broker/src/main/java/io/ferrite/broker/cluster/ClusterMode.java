@@ -14,7 +14,10 @@ import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.broker.replica.FetcherSettings;
+import io.ferrite.broker.api.TxnVerifier;
+import io.ferrite.broker.txn.NodeRequests;
 import io.ferrite.broker.txn.RemoteMarkers;
+import io.ferrite.broker.txn.RemoteVerifier;
 import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.replication.ClusterNode;
 import io.ferrite.wire.message.ApiKeys;
@@ -111,6 +114,15 @@ public class ClusterMode implements AutoCloseable
     {
     }
 
+    /**
+     * After {@link #coordinates}: what verifies a transactional produce (KIP-890) — alone, {@code local} (this node's
+     * coordinator); in a cluster, the transactional id's coordinator wherever it is ({@link RemoteVerifier}).
+     */
+    public TxnVerifier verifier(final TxnVerifier local)
+    {
+        return local;
+    }
+
     /** Registers the cluster's handlers of Metadata, DescribeCluster and the forwarded topic requests on one network thread. */
     public void register(final Apis apis, final Runnable waker, final MetadataHandler metadata)
     {
@@ -172,6 +184,10 @@ public class ClusterMode implements AutoCloseable
         private volatile PartitionOwnership[] owners = new PartitionOwnership[0];
         /** The transaction coordinator's markers to partitions led by other nodes (null before {@link #coordinates}). */
         private volatile RemoteMarkers remoteMarkers;
+        /** Where a transactional id's coordinator is (null before {@link #coordinates}). */
+        private volatile CoordinatorPlacement txnPlacement;
+        /** Produce verification by the coordinators of other nodes (null before {@link #verifier}). */
+        private volatile RemoteVerifier remoteVerifier;
 
         Enabled(final BrokerConfig config, final DynamicBrokerConfigs dynamic)
         {
@@ -201,13 +217,21 @@ public class ClusterMode implements AutoCloseable
                 Map.of("cleanup.policy", "compact", "compression.type", "producer", "segment.bytes",
                     Integer.toString(config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)))));
             remoteMarkers = new RemoteMarkers(FetcherSettings.of(config), config.nodeId(), () -> transactions.agent().wake());
-            transactions.followLeaders(new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC,
+            txnPlacement = new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC,
                 config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
                 (short)config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "min.insync.replicas",
                     Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_MIN_ISR)), "unclean.leader.election.enable", "false",
-                    "segment.bytes", Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES)))),
-                new ImageMarkerRouting(this::node, config.nodeId()), remoteMarkers);
+                    "segment.bytes", Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES))));
+            transactions.followLeaders(txnPlacement, new ImageMarkerRouting(this::node, config.nodeId()), remoteMarkers);
+        }
+
+        @Override
+        public TxnVerifier verifier(final TxnVerifier local)
+        {
+            remoteVerifier = new RemoteVerifier(local, txnPlacement, config.nodeId(),
+                new NodeRequests(FetcherSettings.of(config), "ferrite-txn-verify-" + config.nodeId(), 64 * 1024));
+            return remoteVerifier;
         }
 
         @Override
@@ -322,16 +346,22 @@ public class ClusterMode implements AutoCloseable
         @Override
         public void close()
         {
-            final RemoteMarkers markers = remoteMarkers;
-            if (markers != null)
+            for (final AutoCloseable sender : new AutoCloseable[] {remoteMarkers, remoteVerifier})
             {
                 try
                 {
-                    markers.close();
+                    if (sender != null)
+                    {
+                        sender.close();
+                    }
                 }
                 catch (final InterruptedException ex)
                 {
                     Thread.currentThread().interrupt();
+                }
+                catch (final Exception ex)
+                {
+                    LOG.warn("closing {} failed: {}", sender, ex.toString());
                 }
             }
             final ClusterNode started = node;

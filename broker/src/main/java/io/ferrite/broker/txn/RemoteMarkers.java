@@ -1,36 +1,25 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
-import io.ferrite.broker.replica.FetcherChannel;
 import io.ferrite.broker.replica.FetcherSettings;
 import io.ferrite.wire.message.ApiKeys;
-import io.ferrite.wire.message.RequestHeaderEncoder;
-import io.ferrite.wire.message.ResponseHeaderDecoder;
 import io.ferrite.wire.message.WriteTxnMarkersRequestEncoder;
 import io.ferrite.wire.message.WriteTxnMarkersResponseDecoder;
-import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The transaction coordinator's markers for partitions led by other nodes, in a cluster (issue 14): each one a
- * WriteTxnMarkers request to the partition's leader, sent by a thread of its own over the node-to-node connection the
- * follower fetchers use ({@link FetcherChannel}: connect and request bounded by {@code socket.connection.setup.timeout.ms}
- * and {@code replica.socket.timeout.ms}), one connection per leader, kept. The leader's answer for the partition, or
- * REQUEST_TIMED_OUT when the connection failed (the marker is then sent again after its backoff, to the leader the image
- * names then, as Kafka retries a marker whose leader moved), is handed back to the coordinators' agent, which applies it
- * in its next pass ({@link #drain}). One request at a time: a leader that does not answer holds the others up to the
- * request timeout.
+ * WriteTxnMarkers request to the partition's leader, sent over {@link NodeRequests} (its thread, one connection per
+ * leader, kept). The leader's answer for the partition, or REQUEST_TIMED_OUT when the connection failed (the marker is
+ * then sent again after its backoff, to the leader the image names then, as Kafka retries a marker whose leader moved),
+ * is handed back to the coordinators' agent, which applies it in its next pass ({@link #drain}). One request at a time:
+ * a leader that does not answer holds the others up to the request timeout.
  */
 public final class RemoteMarkers implements AutoCloseable
 {
@@ -44,37 +33,24 @@ public final class RemoteMarkers implements AutoCloseable
     {
     }
 
-    private final FetcherSettings settings;
-    private final String clientId;
     private final Runnable wakeAgent;
-    private final LinkedBlockingQueue<Send> sends = new LinkedBlockingQueue<>();
+    private final NodeRequests requests;
     private final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
-    /** The connections by leader address (sender thread). */
-    private final Map<InetSocketAddress, FetcherChannel> channels = new HashMap<>();
-    private final UnsafeBuffer out = new UnsafeBuffer(ByteBuffer.allocateDirect(FRAME_BYTES));
-    private final RequestHeaderEncoder header = new RequestHeaderEncoder();
+    /** The request's codecs (sender thread only). */
     private final WriteTxnMarkersRequestEncoder request = new WriteTxnMarkersRequestEncoder();
-    private final ResponseHeaderDecoder responseHeader = new ResponseHeaderDecoder();
     private final WriteTxnMarkersResponseDecoder response = new WriteTxnMarkersResponseDecoder();
-    private final Thread thread;
-    private int correlationId;
-    private volatile boolean closed;
 
     /** Started at once; {@code wakeAgent} wakes the coordinators' agent when an answer is in. */
     public RemoteMarkers(final FetcherSettings settings, final int nodeId, final Runnable wakeAgent)
     {
-        this.settings = settings;
-        this.clientId = "ferrite-txn-markers-" + nodeId;
         this.wakeAgent = wakeAgent;
-        this.thread = new Thread(this::run, clientId);
-        thread.setDaemon(true);
-        thread.start();
+        this.requests = new NodeRequests(settings, "ferrite-txn-markers-" + nodeId, FRAME_BYTES);
     }
 
     /** On the agent: sends a marker; its answer comes back through {@link #drain}. */
     public void send(final Send s)
     {
-        sends.add(s);
+        requests.send(new Marker(s));
     }
 
     /** On the agent, at the start of each pass: applies the answers come back; returns how many. */
@@ -88,79 +64,65 @@ public final class RemoteMarkers implements AutoCloseable
         return n;
     }
 
-    private void run()
+    private void answer(final Send s, final short error)
     {
-        while (!closed)
-        {
-            final Send s;
-            try
-            {
-                s = sends.poll(100, TimeUnit.MILLISECONDS);
-            }
-            catch (final InterruptedException ex)
-            {
-                return;
-            }
-            if (s == null)
-            {
-                continue;
-            }
-            final short error = exchange(s);
-            answers.add(() -> s.then().accept(error));
-            wakeAgent.run();
-        }
+        answers.add(() -> s.then().accept(error));
+        wakeAgent.run();
     }
 
-    /** Sends the marker and reads the leader's error for its partition; REQUEST_TIMED_OUT when the connection failed. */
-    private short exchange(final Send s)
+    /** One marker's WriteTxnMarkers exchange. */
+    private final class Marker implements NodeRequests.Exchange
     {
-        final InetSocketAddress leader = new InetSocketAddress(s.to().host(), s.to().port());
-        FetcherChannel channel = channels.get(leader);
-        try
-        {
-            if (channel == null)
-            {
-                channel = new FetcherChannel(leader, settings, FRAME_BYTES);
-                channels.put(leader, channel);
-            }
-            if (!channel.connected())
-            {
-                channel.connect();
-            }
-            channel.send(out.byteBuffer().clear().limit(encode(s)));
-            final int length = channel.receive();
-            final int body = responseHeader.wrap(channel.inBuffer, 0, length, ApiKeys.WRITE_TXN_MARKERS.responseHeaderVersion(VERSION));
-            if (responseHeader.correlationId() != correlationId)
-            {
-                throw new IOException("an answer to request " + responseHeader.correlationId() + ", expected " + correlationId);
-            }
-            response.wrap(channel.inBuffer, body, length, VERSION);
-            return errorOf(s);
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            if (channel != null)
-            {
-                channel.disconnect();
-            }
-            LOG.debug("the marker of producer {} to {} at node {} failed: {}", s.producerId(), s.tp(), s.to().nodeId(), ex.toString());
-            return Errors.REQUEST_TIMED_OUT;
-        }
-    }
+        private final Send s;
+        private final InetSocketAddress to;
 
-    private int encode(final Send s)
-    {
-        int at = FetcherChannel.SIZE_LENGTH;
-        final ApiKeys api = ApiKeys.WRITE_TXN_MARKERS;
-        at += header.wrap(out, at, api.requestHeaderVersion(VERSION)).requestApiKey(api.id).requestApiVersion(VERSION)
-            .correlationId(++correlationId).clientId(clientId).finish();
-        final WriteTxnMarkersRequestEncoder.WritableTxnMarker marker = request.wrap(out, at, VERSION).markers(1).next()
-            .producerId(s.producerId()).producerEpoch(s.producerEpoch()).transactionResult(s.commit());
-        marker.topics(1).next().name(s.tp().topic()).partitionIndexes(1).addInt32(s.tp().partition());
-        marker.coordinatorEpoch(s.coordinatorEpoch()).transactionVersion((byte)s.transactionVersion()); // closes the topics
-        at += request.finish();
-        out.putInt(0, at - FetcherChannel.SIZE_LENGTH, ByteOrder.BIG_ENDIAN);
-        return at;
+        Marker(final Send s)
+        {
+            this.s = s;
+            this.to = new InetSocketAddress(s.to().host(), s.to().port());
+        }
+
+        @Override
+        public InetSocketAddress to()
+        {
+            return to;
+        }
+
+        @Override
+        public ApiKeys api()
+        {
+            return ApiKeys.WRITE_TXN_MARKERS;
+        }
+
+        @Override
+        public short version()
+        {
+            return VERSION;
+        }
+
+        @Override
+        public int write(final MutableDirectBuffer out, final int at)
+        {
+            final WriteTxnMarkersRequestEncoder.WritableTxnMarker marker = request.wrap(out, at, VERSION).markers(1).next()
+                .producerId(s.producerId()).producerEpoch(s.producerEpoch()).transactionResult(s.commit());
+            marker.topics(1).next().name(s.tp().topic()).partitionIndexes(1).addInt32(s.tp().partition());
+            marker.coordinatorEpoch(s.coordinatorEpoch()).transactionVersion((byte)s.transactionVersion()); // closes the topics
+            return request.finish();
+        }
+
+        @Override
+        public void answered(final DirectBuffer in, final int body, final int limit)
+        {
+            response.wrap(in, body, limit, VERSION);
+            answer(s, errorOf(s));
+        }
+
+        @Override
+        public void failed(final Exception cause)
+        {
+            LOG.debug("the marker of producer {} to {} at node {} failed: {}", s.producerId(), s.tp(), s.to().nodeId(), cause.toString());
+            answer(s, Errors.REQUEST_TIMED_OUT);
+        }
     }
 
     /** The answer's error for the marker's partition (UNKNOWN_TOPIC_OR_PARTITION when the answer does not name it). */
@@ -191,9 +153,6 @@ public final class RemoteMarkers implements AutoCloseable
     @Override
     public void close() throws InterruptedException
     {
-        closed = true;
-        thread.interrupt();
-        channels.values().forEach(FetcherChannel::close); // ends a connect or a wait in progress
-        thread.join(TimeUnit.SECONDS.toMillis(30));
+        requests.close();
     }
 }

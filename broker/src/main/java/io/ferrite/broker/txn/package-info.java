@@ -47,6 +47,8 @@
  * <h2>Not here yet</h2>
  * InitProducerId v6's two-phase commit (KIP-939; Kafka 4.4 does not advertise it). The produce's
  * verification with the coordinator (Kafka's "hanging transaction" guard) is
- * {@link io.ferrite.broker.txn.ProduceVerifier}.
+ * {@link io.ferrite.broker.txn.ProduceVerifier}, and in a cluster, when the transactional id's coordinator is another
+ * node, {@link io.ferrite.broker.txn.RemoteVerifier} (AddPartitionsToTxn v5 over
+ * {@link io.ferrite.broker.txn.NodeRequests}, the sender {@link io.ferrite.broker.txn.RemoteMarkers} uses too).
  */
 package io.ferrite.broker.txn;

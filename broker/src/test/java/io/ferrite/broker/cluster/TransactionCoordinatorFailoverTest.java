@@ -3,6 +3,7 @@ package io.ferrite.broker.cluster;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -19,7 +20,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,11 +53,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * transaction whose outcome the producer did not learn (the one the kill interrupted) whole or not at all.
  */
 @Tag("slow") // three broker JVMs and a failover: about a minute
-@Disabled("does not pass yet (issue 14): a transactional produce to a partition led by another node than the id's " +
-    "coordinator is verified by that leader's own transaction coordinator (txn.ProduceVerifier, local), which answers " +
-    "NOT_COORDINATOR, so the produce is retried until the producer's EndTxn times out (first run, branch txncoord: the " +
-    "commit of a transaction before the kill timed out). Kafka's leader asks the coordinator over the network " +
-    "(AddPartitionsToTxnManager); Ferrite does not yet")
 final class TransactionCoordinatorFailoverTest
 {
     private static final Duration DEADLINE = Duration.ofSeconds(120);
@@ -93,8 +88,8 @@ final class TransactionCoordinatorFailoverTest
         try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short)3))).all().get(60, TimeUnit.SECONDS);
-            final TopicDescription topic = Await.awaitValue(() -> admin.describeTopics(List.of(TOPIC)).allTopicNames()
-                .get(30, TimeUnit.SECONDS).get(TOPIC), t -> t.partitions().stream().allMatch(p -> p.leader() != null), DEADLINE,
+            final TopicDescription topic = Await.awaitValue(() -> describeTopic(admin),
+                t -> t != null && t.partitions().stream().allMatch(p -> p.leader() != null), DEADLINE,
                 () -> TOPIC + "'s partitions to have leaders");
             final Set<Integer> leaders = topic.partitions().stream().map(p -> p.leader().id()).collect(Collectors.toSet());
             assertTrue(leaders.size() > 1, "the partitions are led by more than one node: " + topic);
@@ -148,9 +143,10 @@ final class TransactionCoordinatorFailoverTest
             {
                 latest.put(new TopicPartition(TOPIC, p), OffsetSpec.latest());
             }
-            Await.await(() -> admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
-                .get(30, TimeUnit.SECONDS).equals(admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS)), DEADLINE,
-                () -> "every partition's last stable offset at its end\n" + cluster.tails("marker"));
+            Await.await(() -> offsets(admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                .get(30, TimeUnit.SECONDS)).equals(offsets(admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS))), DEADLINE,
+                () -> "every partition's last stable offset at its end: " + openTransactions(admin, latest) + "\n" +
+                    cluster.tails("txn-events"));
         }
 
         final Map<Integer, Set<Integer>> seen = readCommitted(bootstrap);
@@ -166,6 +162,40 @@ final class TransactionCoordinatorFailoverTest
         }
         assertTrue(seen.keySet().stream().allMatch(t -> committed.contains(t) || unknown.contains(t)),
             "only committed (or unknown) transactions seen: " + seen.keySet() + ", committed " + committed + ", unknown " + unknown);
+    }
+
+    /** The topic as node 1 describes it, or null while its image does not have it yet (UNKNOWN_TOPIC_OR_PARTITION). */
+    private static TopicDescription describeTopic(final Admin admin) throws InterruptedException
+    {
+        try
+        {
+            return admin.describeTopics(List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS).get(TOPIC);
+        }
+        catch (final java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex)
+        {
+            return null;
+        }
+    }
+
+    /** The offsets alone (a ListOffsetsResultInfo has no equals). */
+    private static Map<TopicPartition, Long> offsets(final Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> infos)
+    {
+        return infos.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+    }
+
+    /** What the partitions' leaders say of their ends and open transactions (a failure's message). */
+    private static String openTransactions(final Admin admin, final Map<TopicPartition, OffsetSpec> latest)
+    {
+        try
+        {
+            return "read_committed " + admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                .get(30, TimeUnit.SECONDS) + ", ends " + admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS) + ", producers " +
+                admin.describeProducers(latest.keySet()).all().get(30, TimeUnit.SECONDS);
+        }
+        catch (final Exception ex)
+        {
+            return ex.toString();
+        }
     }
 
     /** The transaction as its coordinator describes it, or null while that fails (the coordinator moving). */

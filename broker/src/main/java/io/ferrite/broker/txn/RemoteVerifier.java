@@ -1,0 +1,218 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.api.TxnVerifier;
+import io.ferrite.broker.coordinator.PartitionOwnership;
+import io.ferrite.wire.message.AddPartitionsToTxnRequestEncoder;
+import io.ferrite.wire.message.AddPartitionsToTxnResponseDecoder;
+import io.ferrite.wire.message.ApiKeys;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A produce's verification in a cluster (KIP-890, issue 14), as Kafka 4.4's partition leader does it with its
+ * {@code AddPartitionsToTxnManager}: the transactional id's coordinator is the leader of its {@code __transaction_state}
+ * partition ({@code abs(id.hashCode()) % partitions}, located from the metadata image as FindCoordinator locates it);
+ * when that is this node the local coordinator answers ({@link ProduceVerifier}), else an AddPartitionsToTxn v5 (the
+ * broker's form: one transaction, VerifyOnly for a produce below v12, an add of transaction version 2 from v12) goes to
+ * that node over {@link NodeRequests} and the produce waits for its answer (bounded by {@code replica.socket.timeout.ms}).
+ * No coordinator located (no topic, no leader, or the leader not live) answers COORDINATOR_NOT_AVAILABLE, a connection
+ * that failed NETWORK_EXCEPTION, as Kafka's manager answers: the produce turns both into NOT_ENOUGH_REPLICAS, which the
+ * client retries. Unlike Kafka, one request per produce (not batched per coordinator node), one at a time.
+ */
+public final class RemoteVerifier implements TxnVerifier, AutoCloseable
+{
+    private static final short VERSION = 5;
+    private static final int FRAME_BYTES = 64 * 1024;
+
+    private final TxnVerifier local;
+    private final PartitionOwnership.Locator coordinators;
+    private final int nodeId;
+    private final NodeRequests requests;
+    /** The codecs (the sender thread only). */
+    private final AddPartitionsToTxnRequestEncoder request = new AddPartitionsToTxnRequestEncoder();
+    private final AddPartitionsToTxnResponseDecoder response = new AddPartitionsToTxnResponseDecoder();
+
+    /** {@code coordinators} locates a transactional id's coordinator; the questions go over {@code requests}, closed with this. */
+    public RemoteVerifier(final TxnVerifier local, final PartitionOwnership.Locator coordinators, final int nodeId,
+        final NodeRequests requests)
+    {
+        this.local = local;
+        this.coordinators = coordinators;
+        this.nodeId = nodeId;
+        this.requests = requests;
+    }
+
+    @Override
+    public Verification verify(final String transactionalId, final long producerId, final short epoch, final String[] topics,
+        final int[] partitions, final int count, final boolean add, final Runnable waker)
+    {
+        final PartitionOwnership.Located at = coordinators.locate(transactionalId);
+        if (at.error() == Errors.NONE && at.nodeId() == nodeId)
+        {
+            return local.verify(transactionalId, producerId, epoch, topics, partitions, count, add, waker);
+        }
+        final Remote question = new Remote(transactionalId, producerId, epoch, Arrays.copyOf(topics, count),
+            Arrays.copyOf(partitions, count), add, waker);
+        if (at.error() != Errors.NONE)
+        {
+            question.answer(at.error());
+        }
+        else
+        {
+            question.to = new InetSocketAddress(at.host(), at.port());
+            requests.send(question);
+        }
+        return question;
+    }
+
+    @Override
+    public void close() throws InterruptedException
+    {
+        requests.close();
+    }
+
+    /** One produce's question to the coordinator on another node; answered on the sender thread, polled on the network thread. */
+    private final class Remote implements Verification, NodeRequests.Exchange
+    {
+        private final String transactionalId;
+        private final long producerId;
+        private final short epoch;
+        private final String[] topics;
+        private final int[] partitions;
+        private final boolean add;
+        private final Runnable waker;
+        private final short[] errors;
+        private InetSocketAddress to;
+        /** Set after {@link #errors} are. */
+        private volatile boolean done;
+
+        Remote(final String transactionalId, final long producerId, final short epoch, final String[] topics,
+            final int[] partitions, final boolean add, final Runnable waker)
+        {
+            this.transactionalId = transactionalId;
+            this.producerId = producerId;
+            this.epoch = epoch;
+            this.topics = topics;
+            this.partitions = partitions;
+            this.add = add;
+            this.waker = waker;
+            this.errors = new short[topics.length];
+        }
+
+        @Override
+        public boolean done()
+        {
+            return done;
+        }
+
+        @Override
+        public short error(final int i)
+        {
+            return errors[i];
+        }
+
+        void answer(final short error)
+        {
+            Arrays.fill(errors, error);
+            done = true;
+            waker.run();
+        }
+
+        @Override
+        public InetSocketAddress to()
+        {
+            return to;
+        }
+
+        @Override
+        public ApiKeys api()
+        {
+            return ApiKeys.ADD_PARTITIONS_TO_TXN;
+        }
+
+        @Override
+        public short version()
+        {
+            return VERSION;
+        }
+
+        @Override
+        public int write(final MutableDirectBuffer out, final int at)
+        {
+            final Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
+            for (int i = 0; i < topics.length; i++)
+            {
+                byTopic.computeIfAbsent(topics[i], t -> new ArrayList<>()).add(partitions[i]);
+            }
+            final AddPartitionsToTxnRequestEncoder.AddPartitionsToTxnTopic t = request.wrap(out, at, VERSION).transactions(1).next()
+                .transactionalId(transactionalId).producerId(producerId).producerEpoch(epoch).verifyOnly(!add).topics(byTopic.size());
+            for (final Map.Entry<String, List<Integer>> e : byTopic.entrySet())
+            {
+                final var indexes = t.next().name(e.getKey()).partitions(e.getValue().size());
+                e.getValue().forEach(indexes::addInt32);
+            }
+            return request.finish();
+        }
+
+        @Override
+        public void answered(final DirectBuffer in, final int body, final int limit)
+        {
+            response.wrap(in, body, limit, VERSION);
+            if (response.errorCode() != Errors.NONE)
+            {
+                // Kafka's manager: a request refused whole is each partition's error (a missing ACL: INVALID_TXN_STATE)
+                answer(response.errorCode() == Errors.CLUSTER_AUTHORIZATION_FAILED ? Errors.INVALID_TXN_STATE : response.errorCode());
+                return;
+            }
+            final short[] found = new short[errors.length];
+            Arrays.fill(found, Errors.UNKNOWN_SERVER_ERROR); // a partition the answer does not name, as the local verifier
+            final AddPartitionsToTxnResponseDecoder.AddPartitionsToTxnResult txns = response.resultsByTransaction();
+            while (txns.hasNext())
+            {
+                txns.next();
+                if (!transactionalId.equals(txns.transactionalId()))
+                {
+                    continue;
+                }
+                final AddPartitionsToTxnResponseDecoder.AddPartitionsToTxnTopicResult t = txns.topicResults();
+                while (t.hasNext())
+                {
+                    t.next();
+                    final String name = t.name();
+                    final AddPartitionsToTxnResponseDecoder.AddPartitionsToTxnPartitionResult p = t.resultsByPartition();
+                    while (p.hasNext())
+                    {
+                        p.next();
+                        for (int i = 0; i < topics.length; i++)
+                        {
+                            if (partitions[i] == p.partitionIndex() && topics[i].equals(name))
+                            {
+                                found[i] = p.partitionErrorCode();
+                            }
+                        }
+                    }
+                }
+            }
+            System.arraycopy(found, 0, errors, 0, errors.length);
+            done = true;
+            waker.run();
+        }
+
+        @Override
+        public void failed(final Exception cause)
+        {
+            if (!done)
+            {
+                answer(Errors.NETWORK_EXCEPTION);
+            }
+        }
+    }
+}
