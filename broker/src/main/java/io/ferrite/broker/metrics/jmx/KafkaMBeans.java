@@ -54,6 +54,8 @@ public final class KafkaMBeans implements AutoCloseable
     /** What this broker registered (its names only are unregistered at close). */
     private final Set<ObjectName> registered = new HashSet<>();
     private final Map<ObjectName, Meter> meters = new HashMap<>();
+    /** The MBeans' objects by name, while registered (tests keep one past {@link #close} through {@link #bean}). */
+    private final Map<ObjectName, Object> objects = new HashMap<>();
     /** Per topic: its counters' ids by {@link #TOPIC_TYPES} (refound each second) and its partitions with gauges. */
     private final Map<String, TopicBeans> topicBeans = new HashMap<>();
     private final ScheduledExecutorService thread;
@@ -277,6 +279,7 @@ public final class KafkaMBeans implements AutoCloseable
             final StandardMBean standard = new StandardMBean(bean, (Class)type);
             server.registerMBean(standard, objectName);
             registered.add(objectName);
+            objects.put(objectName, bean);
             if (bean instanceof Meter meter)
             {
                 meters.put(objectName, meter);
@@ -296,12 +299,19 @@ public final class KafkaMBeans implements AutoCloseable
         }
     }
 
+    /** The object behind MBean {@code name} this broker registered, or null (the tests). */
+    synchronized Object bean(final String name) throws MalformedObjectNameException
+    {
+        return objects.get(new ObjectName(name));
+    }
+
     private void unregister(final String name)
     {
         try
         {
             final ObjectName objectName = new ObjectName(name);
             meters.remove(objectName);
+            objects.remove(objectName);
             if (registered.remove(objectName))
             {
                 server.unregisterMBean(objectName);
