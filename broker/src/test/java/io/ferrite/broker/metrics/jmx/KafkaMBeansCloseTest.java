@@ -4,16 +4,13 @@ import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.LogManagerConfig;
+import io.ferrite.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -48,21 +45,8 @@ class KafkaMBeansCloseTest
             .redirectErrorStream(true)
             .start();
         process.getOutputStream().close();
-        final Map<String, String> steps = new LinkedHashMap<>();
         final List<String> lines = new ArrayList<>();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
-        {
-            String line;
-            while ((line = out.readLine()) != null)
-            {
-                lines.add(line);
-                final String[] parts = line.split(" ", 3);
-                if (parts.length == 3 && parts[0].equals("STEP"))
-                {
-                    steps.put(parts[1], parts[2]);
-                }
-            }
-        }
+        final Map<String, String> steps = ChildJvm.steps(process, lines);
         assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the child ended");
         assertEquals(0, process.exitValue(), "the child's exit status (not 0: it died, e.g. of a SIGSEGV reading the unmapped counters); its output: " + lines);
         assertEquals("1", steps.get("count-open"), "the meter counted while open " + steps);
