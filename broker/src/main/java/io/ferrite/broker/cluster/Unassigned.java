@@ -40,7 +40,7 @@ final class Unassigned
     {
         if (p.followed() == null && p.replicas() == null)
         {
-            p.followed(new FollowedPartition(p, -1, -1, 0, 0));
+            p.followed(FollowedPartition.unassigned(p));
         }
     }
 }

@@ -51,6 +51,8 @@ public final class FollowedPartition implements Runnable
     public final Partition partition;
     public final int leaderId;
     public final int leaderEpoch;
+    /** The mark of a partition the cluster's metadata does not assign here ({@link #unassigned}): no replica hosted. */
+    public final boolean unassigned;
     final long topicIdMsb;
     final long topicIdLsb;
 
@@ -92,11 +94,28 @@ public final class FollowedPartition implements Runnable
     public FollowedPartition(final Partition partition, final int leaderId, final int leaderEpoch, final long topicIdMsb,
         final long topicIdLsb)
     {
+        this(partition, leaderId, leaderEpoch, topicIdMsb, topicIdLsb, false);
+    }
+
+    private FollowedPartition(final Partition partition, final int leaderId, final int leaderEpoch, final long topicIdMsb,
+        final long topicIdLsb, final boolean unassigned)
+    {
+        this.unassigned = unassigned;
         this.partition = partition;
         this.leaderId = leaderId;
         this.leaderEpoch = leaderEpoch;
         this.topicIdMsb = topicIdMsb;
         this.topicIdLsb = topicIdLsb;
+    }
+
+    /**
+     * Cluster mode's mark of a local partition the metadata image does not (or not yet) assign to this node: followed
+     * with no leader and no fetcher, so it is not served, and not one this node hosts a replica of (Kafka's broker has
+     * no such partition: not in its {@code PartitionCount}, no {@code kafka.log} MBeans).
+     */
+    public static FollowedPartition unassigned(final Partition partition)
+    {
+        return new FollowedPartition(partition, -1, -1, 0, 0, true);
     }
 
     /** Why fetching stopped for good (null while it goes on): a state only the controller or a later version can end. */

@@ -1,19 +1,16 @@
 package io.ferrite.broker.net;
 
 import io.ferrite.log.AgentErrors;
+import io.ferrite.testing.ChildJvm;
 import org.agrona.concurrent.AgentInvoker;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
 import java.io.FileInputStream;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -59,21 +56,8 @@ class AcceptorOutOfDescriptorsTest
             "-cp", System.getProperty("java.class.path"), AcceptorOutOfDescriptorsTest.class.getName())
             .redirectError(ProcessBuilder.Redirect.INHERIT)
             .start();
-        final Map<String, String> steps = new LinkedHashMap<>();
         final List<String> lines = new ArrayList<>();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
-        {
-            String line;
-            while ((line = out.readLine()) != null)
-            {
-                lines.add(line);
-                final String[] parts = line.split(" ", 3);
-                if (parts.length == 3 && parts[0].equals("STEP"))
-                {
-                    steps.put(parts[1], parts[2]);
-                }
-            }
-        }
+        final Map<String, String> steps = ChildJvm.steps(process, lines);
         assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the child ended");
         assertEquals(0, process.exitValue(), "the child's exit status; its output: " + lines);
         return steps;

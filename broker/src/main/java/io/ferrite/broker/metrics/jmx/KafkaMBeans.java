@@ -21,6 +21,8 @@ import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
 import java.lang.management.ManagementFactory;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -37,9 +39,10 @@ import java.util.function.Supplier;
  * at each query; gauges read the topics and the logs' offsets then. Nothing is added to the request paths.
  *
  * <p>One thread ({@code ferrite-jmx}, a daemon) ticks the meters' rates every {@link Meter#TICK_SECONDS} seconds and
- * every second registers the MBeans of topics and partitions created since, unregisters those of deleted topics and
- * refinds the topics' counters (freed with their topic). A name another broker in this JVM registered first stays
- * that broker's (one warning): a JVM's platform server has one MBean per name.
+ * every second follows the topics ({@link #followTopics}): the MBeans of topics created since, not those of deleted
+ * topics, the topics' counters refound (freed with their topic), the gauges of the partitions this node hosts. A name
+ * another broker in this JVM registered first stays that broker's (one warning): a JVM's platform server has one MBean
+ * per name.
  */
 public final class KafkaMBeans implements AutoCloseable
 {
@@ -57,8 +60,12 @@ public final class KafkaMBeans implements AutoCloseable
     /** What this broker registered (its names only are unregistered at close). */
     private final Set<ObjectName> registered = new HashSet<>();
     private final Map<ObjectName, Meter> meters = new HashMap<>();
-    /** Per topic: its counters' ids by {@link #TOPIC_TYPES} (refound each second) and its partitions with gauges. */
+    /** The MBeans' objects by name, while registered (tests keep one past {@link #close} through {@link #bean}). */
+    private final Map<ObjectName, Object> objects = new HashMap<>();
+    /** Per topic: its counters' ids by {@link #TOPIC_TYPES} (refound on each change) and its partitions with gauges. */
     private final Map<String, TopicBeans> topicBeans = new HashMap<>();
+    /** The registry's list of topics the last pass followed (null: none yet, or the pass failed). */
+    private Collection<Topic> followed;
     private final ScheduledExecutorService thread;
     /**
      * Held while a query reads the counters or a log; closed by {@link #close}: a query that started before the MBeans
@@ -68,10 +75,21 @@ public final class KafkaMBeans implements AutoCloseable
     private final CounterReadGate reads = new CounterReadGate();
     private boolean warnedTaken;
 
+    /** A topic's MBeans: its meters' counters, the partitions with gauges (hosted here when last looked). */
     private static final class TopicBeans
     {
+        final String name;
+        final long idMsb;
+        final long idLsb;
         volatile int[][] ids;
-        int partitions;
+        boolean[] logged = new boolean[0];
+
+        TopicBeans(final Topic topic)
+        {
+            this.name = topic.name;
+            this.idMsb = topic.idMostSignificantBits;
+            this.idLsb = topic.idLeastSignificantBits;
+        }
     }
 
     private KafkaMBeans(final BrokerCounters counters, final TopicRegistry topics)
@@ -137,8 +155,14 @@ public final class KafkaMBeans implements AutoCloseable
         }
     }
 
-    /** Registers the MBeans of topics and partitions made since the last pass, unregisters those of deleted topics. */
-    private synchronized void followTopics()
+    /**
+     * Registers the MBeans of topics made since the last pass and unregisters those of deleted topics (or deleted and
+     * made again since: a new topic, its meters counting from its making) and refinds the topics' counters, only when
+     * the registry published a change (it publishes a new list then; nothing is allocated when none came); registers
+     * the {@code kafka.log} gauges of the partitions this node hosts and unregisters those of partitions it no longer
+     * does (cluster mode: {@link ReplicaCounts#hosted}, which changes without a publish).
+     */
+    synchronized void followTopics()
     {
         if (thread.isShutdown())
         {
@@ -146,59 +170,112 @@ public final class KafkaMBeans implements AutoCloseable
         }
         try
         {
-            final Map<Figure, int[]> ids = CounterReadings.ids(reader);
-            final Set<String> gone = new HashSet<>(topicBeans.keySet());
-            for (final Topic topic : topics.topics())
+            final Collection<Topic> now = topics.topics();
+            if (now != followed)
             {
-                gone.remove(topic.name);
-                final TopicBeans beans = topicBeans.computeIfAbsent(topic.name, name -> newTopic(name));
-                final int[][] found = new int[TOPIC_TYPES.length][];
-                for (int k = 0; k < TOPIC_TYPES.length; k++)
-                {
-                    found[k] = ids.getOrDefault(new Figure(TOPIC_TYPES[k], CounterReadings.ALL_THREADS, 0, topic.name), NONE);
-                }
-                beans.ids = found;
-                for (int p = beans.partitions; p < topic.partitions.length; p++)
-                {
-                    for (final String name : LOG_GAUGES)
-                    {
-                        gauge("kafka.log:type=Log,name=" + name + ",topic=" + topic.name + ",partition=" + p,
-                            logGauge(topic.name, p, name));
-                    }
-                }
-                beans.partitions = Math.max(beans.partitions, topic.partitions.length);
+                refollow(now);
+                followed = now;
             }
-            for (final String name : gone)
+            for (final Topic topic : now)
             {
-                final TopicBeans beans = topicBeans.remove(name);
-                for (final String meter : TOPIC_METERS)
+                final TopicBeans beans = topicBeans.get(topic.name);
+                final int count = Math.min(topic.partitions.length, beans.logged.length);
+                for (int p = 0; p < count; p++)
                 {
-                    unregister(TOPIC_METRICS + meter + ",topic=" + name);
-                }
-                for (int p = 0; p < beans.partitions; p++)
-                {
-                    for (final String gauge : LOG_GAUGES)
+                    final boolean hosted = ReplicaCounts.hosted(topic.partitions[p]);
+                    if (hosted != beans.logged[p])
                     {
-                        unregister("kafka.log:type=Log,name=" + gauge + ",topic=" + name + ",partition=" + p);
+                        beans.logged[p] = hosted;
+                        for (final String name : LOG_GAUGES)
+                        {
+                            final String gauge = logName(name, topic.name, p);
+                            if (hosted)
+                            {
+                                gauge(gauge, logGauge(topic.name, p, name));
+                            }
+                            else
+                            {
+                                unregister(gauge);
+                            }
+                        }
                     }
                 }
             }
         }
         catch (final RuntimeException ex)
         {
+            followed = null;
             LOG.warn("following the topics' MBeans failed (tried again in a second)", ex);
         }
     }
 
-    private TopicBeans newTopic(final String name)
+    private void refollow(final Collection<Topic> now)
     {
-        final TopicBeans beans = new TopicBeans();
+        final Map<Figure, int[]> ids = CounterReadings.ids(reader);
+        final Set<String> gone = new HashSet<>(topicBeans.keySet());
+        for (final Topic topic : now)
+        {
+            gone.remove(topic.name);
+            TopicBeans beans = topicBeans.get(topic.name);
+            if (beans != null && (beans.idMsb != topic.idMostSignificantBits || beans.idLsb != topic.idLeastSignificantBits))
+            {
+                forget(topicBeans.remove(topic.name)); // deleted and made again since the last pass: another topic
+                beans = null;
+            }
+            if (beans == null)
+            {
+                beans = newTopic(topic);
+                topicBeans.put(topic.name, beans);
+            }
+            final int[][] found = new int[TOPIC_TYPES.length][];
+            for (int k = 0; k < TOPIC_TYPES.length; k++)
+            {
+                found[k] = ids.getOrDefault(new Figure(TOPIC_TYPES[k], CounterReadings.ALL_THREADS, 0, topic.name), NONE);
+            }
+            beans.ids = found;
+            if (beans.logged.length < topic.partitions.length)
+            {
+                beans.logged = Arrays.copyOf(beans.logged, topic.partitions.length);
+            }
+        }
+        for (final String name : gone)
+        {
+            forget(topicBeans.remove(name));
+        }
+    }
+
+    private void forget(final TopicBeans beans)
+    {
+        for (final String meter : TOPIC_METERS)
+        {
+            unregister(TOPIC_METRICS + meter + ",topic=" + beans.name);
+        }
+        for (int p = 0; p < beans.logged.length; p++)
+        {
+            if (beans.logged[p])
+            {
+                for (final String gauge : LOG_GAUGES)
+                {
+                    unregister(logName(gauge, beans.name, p));
+                }
+            }
+        }
+    }
+
+    private static String logName(final String gauge, final String topic, final int partition)
+    {
+        return "kafka.log:type=Log,name=" + gauge + ",topic=" + topic + ",partition=" + partition;
+    }
+
+    private TopicBeans newTopic(final Topic topic)
+    {
+        final TopicBeans beans = new TopicBeans(topic);
         beans.ids = new int[TOPIC_TYPES.length][0];
         for (int k = 0; k < TOPIC_TYPES.length; k++)
         {
             final int kind = k;
             final int type = TOPIC_TYPES[k];
-            register(TOPIC_METRICS + TOPIC_METERS[k] + ",topic=" + name,
+            register(TOPIC_METRICS + TOPIC_METERS[k] + ",topic=" + topic.name,
                 new Meter(() -> sum(beans.ids[kind], type), TOPIC_EVENTS[k], System.nanoTime()));
         }
         return beans;
@@ -260,6 +337,7 @@ public final class KafkaMBeans implements AutoCloseable
             final StandardMBean standard = new StandardMBean(bean, (Class)type);
             server.registerMBean(standard, objectName);
             registered.add(objectName);
+            objects.put(objectName, bean);
             if (bean instanceof Meter meter)
             {
                 meters.put(objectName, meter);
@@ -279,12 +357,19 @@ public final class KafkaMBeans implements AutoCloseable
         }
     }
 
+    /** The object behind MBean {@code name} this broker registered, or null (the tests). */
+    synchronized Object bean(final String name) throws MalformedObjectNameException
+    {
+        return objects.get(new ObjectName(name));
+    }
+
     private void unregister(final String name)
     {
         try
         {
             final ObjectName objectName = new ObjectName(name);
             meters.remove(objectName);
+            objects.remove(objectName);
             if (registered.remove(objectName))
             {
                 server.unregisterMBean(objectName);

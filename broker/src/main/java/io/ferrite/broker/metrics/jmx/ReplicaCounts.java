@@ -1,5 +1,6 @@
 package io.ferrite.broker.metrics.jmx;
 
+import io.ferrite.broker.replica.FollowedPartition;
 import io.ferrite.broker.replica.LeaderReplicas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -7,7 +8,7 @@ import io.ferrite.broker.topic.TopicRegistry;
 
 /**
  * Kafka's {@code ReplicaManager} gauges, counted over the published topics when queried: the partitions this node
- * has a log of, those it leads (alone it leads them all; in a cluster, those it does not follow) and those it leads
+ * hosts a replica of ({@link #hosted}), those it leads (alone it leads them all; in a cluster, those it does not follow) and those it leads
  * with fewer in-sync replicas than replicas.
  */
 final class ReplicaCounts
@@ -21,9 +22,26 @@ final class ReplicaCounts
         int n = 0;
         for (final Topic t : topics.topics())
         {
-            n += t.partitions.length;
+            for (final Partition p : t.partitions)
+            {
+                if (hosted(p))
+                {
+                    n++;
+                }
+            }
         }
         return n;
+    }
+
+    /**
+     * Whether this node hosts a replica of {@code p}, as Kafka counts them: every partition of a single node; in a
+     * cluster, not those the registry holds (a topic's partitions are one dense array on every node) but the metadata
+     * does not assign here ({@link FollowedPartition#unassigned}).
+     */
+    static boolean hosted(final Partition p)
+    {
+        final FollowedPartition followed = p.followed();
+        return followed == null || !followed.unassigned;
     }
 
     static Object leaders(final TopicRegistry topics)
