@@ -47,7 +47,9 @@ public final class LargeTopicChanges
 
     /**
      * Large topic {@code topic}, {@link #inSlices}, grown to {@code count} partitions (more than it has planned): journaled,
-     * then published; its slices make the new partitions. On an IOException (the journal's) nothing changed.
+     * then published; its slices make the new partitions. On an IOException (the journal's) nothing changed. A
+     * RuntimeException after the GROW (from {@link TopicRegistry#planMore}; not seen) answers UNKNOWN_SERVER_ERROR while
+     * the journal grows the topic at the next start.
      */
     public Topic grow(final Topic topic, final int count) throws IOException
     {
