@@ -196,6 +196,23 @@ public final class CreationJournal implements AutoCloseable
         return List.copyOf(entries);
     }
 
+    /**
+     * Whether a replay of the journal would still act on topic id {@code idMsb}/{@code idLsb}: an entry of it since its
+     * last DELETE (a CREATE, GROW or CONFIG of a topic that may be partly made at a start).
+     */
+    boolean holds(final long idMsb, final long idLsb)
+    {
+        boolean held = false;
+        for (final Entry e : entries)
+        {
+            if (e.idMsb() == idMsb && e.idLsb() == idLsb)
+            {
+                held = e.kind() != Kind.DELETE;
+            }
+        }
+        return held;
+    }
+
     /** Bytes of intact records. */
     public long size()
     {

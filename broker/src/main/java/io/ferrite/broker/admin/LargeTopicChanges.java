@@ -19,7 +19,9 @@ import java.util.Map;
  * <li>A config change ({@link #configsChanging}, before the partitions made have it): a CONFIG of the new overrides
  * journaled (fsynced); the caller then changes the made partitions and publishes the topic with them, and each later
  * slice is made with the published topic's overrides. A crash at any point after the record: the next start gives every
- * partition made the journaled overrides before it makes the rest with them.</li>
+ * partition made the journaled overrides before it makes the rest with them. Changes are journaled for as long as the
+ * journal holds the topic's creation ({@link #journalsConfigs}), not only while it is in slices; should the partitions'
+ * change fail, the slices stop until that start ({@link #configsFailed}).</li>
  * </ul>
  * Agent only.
  */
@@ -45,7 +47,9 @@ public final class LargeTopicChanges
 
     /**
      * Large topic {@code topic}, {@link #inSlices}, grown to {@code count} partitions (more than it has planned): journaled,
-     * then published; its slices make the new partitions. On an IOException (the journal's) nothing changed.
+     * then published; its slices make the new partitions. On an IOException (the journal's) nothing changed. A
+     * RuntimeException after the GROW (from {@link TopicRegistry#planMore}; not seen) answers UNKNOWN_SERVER_ERROR while
+     * the journal grows the topic at the next start.
      */
     public Topic grow(final Topic topic, final int count) throws IOException
     {
@@ -58,15 +62,45 @@ public final class LargeTopicChanges
     }
 
     /**
-     * Before large topic {@code topic}, {@link #inSlices}, has its overrides changed to {@code overrides}: the change
+     * Whether a config change of published {@code topic} is journaled ({@link #configsChanging}): while it is
+     * {@link #inSlices}, and for as long as the journal holds its creation (a topic whose slice, or whose making at a
+     * start, failed stays partly made until the next start, which replays the journal's last CONFIG of it) — so that
+     * the last CONFIG a start replays is always the last change answered.
+     */
+    public boolean journalsConfigs(final Topic topic)
+    {
+        return inSlices(topic) || journal.holds(topic.idMostSignificantBits, topic.idLeastSignificantBits);
+    }
+
+    /**
+     * Before {@code topic}, {@link #journalsConfigs}, has its overrides changed to {@code overrides}: the change
      * journaled, so that a crash part way through it, or before the rest is made, still ends with every partition
      * having them. On an IOException (the journal's) nothing changed.
      */
     public void configsChanging(final Topic topic, final Map<String, String> overrides) throws IOException
     {
-        final PendingTopic p = pending(topic);
-        journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.CONFIG, topic.name, p.id[0], p.id[1],
-            topic.plannedPartitions(), Map.copyOf(overrides))));
+        if (!journalsConfigs(topic))
+        {
+            throw new IllegalStateException("topic " + topic.name + " has no creation in the journal");
+        }
+        journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.CONFIG, topic.name, topic.idMostSignificantBits,
+            topic.idLeastSignificantBits, topic.plannedPartitions(), Map.copyOf(overrides))));
+    }
+
+    /**
+     * After {@link #configsChanging} of {@code topic}, the partitions' change failed (some partitions have the new
+     * overrides, the rest and the published topic the old ones; answered KAFKA_STORAGE_ERROR): the journal is kept for
+     * the next start (neither emptied nor rewritten), and a topic {@link #inSlices} has no more slices made — as after a
+     * failed slice, it stays partly made until the next start, which gives every partition the journaled overrides and
+     * makes the rest with them. No later slice is made with the old overrides.
+     */
+    public void configsFailed(final Topic topic)
+    {
+        journal.unmade();
+        if (inSlices(topic))
+        {
+            creations.deleted(topic.name, new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
+        }
     }
 
     /** The published version of large topic {@code p}, which a deletion would have dropped from the pending ones first. */

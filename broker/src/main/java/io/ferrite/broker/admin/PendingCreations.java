@@ -183,8 +183,8 @@ public final class PendingCreations
     }
 
     /**
-     * On the agent, a DeleteTopics of published topic {@code name} of id {@code id} (its DELETE journaled before): a
-     * large topic still being made in slices is dropped from the pending ones (no more of its files made).
+     * On the agent, a DeleteTopics of published topic {@code name} of id {@code id} (its DELETE journaled before), or its
+     * {@link LargeTopicChanges#configsFailed}: a large topic still being made in slices is dropped from the pending ones.
      */
     public void deleted(final String name, final long[] id)
     {

@@ -375,11 +375,13 @@ final class ConfigChanges
             {
                 return Outcome.OK;
             }
+            boolean journaled = false;
             try
             {
-                if (admin != null && admin.creations() != null && admin.creations().largeTopics().inSlices(topic))
+                if (admin != null && admin.creations() != null && admin.creations().largeTopics().journalsConfigs(topic))
                 {
                     admin.creations().largeTopics().configsChanging(topic, next); // journaled: the rest is made with them
+                    journaled = true;
                 }
                 if (topics.updateConfig(topic, next) != null)
                 {
@@ -395,6 +397,10 @@ final class ConfigChanges
             catch (final IOException ex)
             {
                 LOG.error("persisting the config of topic {} failed", topic.name, ex);
+                if (journaled) // the journal says the new overrides: its slices stop, the next start gives them to all
+                {
+                    admin.creations().largeTopics().configsFailed(topic);
+                }
                 return new Outcome(Errors.KAFKA_STORAGE_ERROR, "The log directory refused the config change: " + ex.getMessage());
             }
         }

@@ -25,7 +25,9 @@ import java.util.function.Consumer;
  * its Complete* record is handed to {@code complete}.
  * Kafka's TransactionMarkerChannelManager and TransactionMarkerRequestCompletionHandler, per partition:
  * <ul>
- * <li>a partition whose topic is gone is dropped from the job;</li>
+ * <li>a partition whose topic is gone is dropped from the job — and so is one of a large topic that is listed but not made
+ * yet (Kafka retries that one until its log exists; here no append of the transaction can have reached it:
+ * docs/reliability.md);</li>
  * <li>a retriable error sends the marker again after a growing delay ({@link RetryBackoff}), the first
  * failure in a row logged and the tries once it is written;</li>
  * <li>a refusal for good (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) — see {@link #refused}.</li>
@@ -157,7 +159,7 @@ final class TxnMarkerRuns
         final Partition partition = topic == null || topic.isDeleted() ? null : topic.partition(tp.partition());
         if (partition == null)
         {
-            done(run, tp); // its topic was deleted: Kafka drops it from the pending markers
+            done(run, tp); // its topic was deleted (Kafka drops it), or it is not made yet (Kafka retries; no append reached it)
             run.retries.remove(tp);
             return;
         }

@@ -254,4 +254,67 @@ class PendingCreationsTest
         }
         assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
     }
+
+    /**
+     * Review of chunks2, H1 (the reviewer's repro, adapted to the fix): a change A journaled while the topic is in slices,
+     * a slice failing, then a change B answered — journaled too, as the journal still holds the topic's creation
+     * ({@link LargeTopicChanges#journalsConfigs}): the next start keeps B on the partitions made and makes the rest with
+     * it (it forced A on every partition). The same once the start's own making of the rest failed (the topic loaded
+     * partly made, the journal kept): a change C is journaled and kept by the start after.
+     */
+    @Test
+    void anAcknowledgedChangeAfterAFailedSliceSurvivesTheStart() throws Exception
+    {
+        final long[] id = registry.newId();
+        final Map<String, String> created = Map.of("retention.ms", "1000");
+        final Map<String, String> a = Map.of("retention.ms", "2000");
+        final Map<String, String> b = Map.of("retention.ms", "3000");
+        final Map<String, String> c = Map.of("retention.ms", "4000");
+        java.nio.file.Files.writeString(dir.resolve("big-150"), "in the way");
+        journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.CREATE, "big", id[0], id[1], 250, created)));
+        pending.add("big", id, 250, created);
+        CreationsHold.chunk(pending);
+        assertEquals(100, registry.topic("big").partitions.length, "one slice made");
+        changeConfigs(a); // while in slices
+        CreationsHold.chunk(pending); // the second slice fails
+        assertEquals(100, registry.topic("big").partitions.length, "the second slice failed");
+        assertFalse(pending.largeTopics().inSlices(registry.topic("big")));
+        assertTrue(pending.largeTopics().journalsConfigs(registry.topic("big")), "the journal holds its creation");
+        changeConfigs(b);
+        assertEquals(b, logs.overrides("big", 0));
+        reopen();
+        assertEquals(100, registry.topic("big").partitions.length, "the start's making failed too: partly made");
+        assertTrue(pending.largeTopics().journalsConfigs(registry.topic("big")), "the journal kept for the next start");
+        assertEquals(b, logs.overrides("big", 99), "the acknowledged change kept");
+        changeConfigs(c);
+        java.nio.file.Files.delete(dir.resolve("big-150"));
+        reopen();
+        assertEquals(250, registry.topic("big").partitions.length);
+        for (final int p : new int[] {0, 99, 150, 249})
+        {
+            assertEquals(c, logs.overrides("big", p), "partition " + p);
+        }
+        assertFalse(pending.largeTopics().journalsConfigs(registry.topic("big")), "made whole: the journal emptied");
+    }
+
+    /** A config change of published topic "big" as {@code ConfigChanges} makes it (the registry's writer: this thread). */
+    private void changeConfigs(final Map<String, String> overrides) throws Exception
+    {
+        if (pending.largeTopics().journalsConfigs(registry.topic("big")))
+        {
+            pending.largeTopics().configsChanging(registry.topic("big"), overrides);
+        }
+        registry.updateConfig(registry.topic("big"), overrides);
+    }
+
+    /** The process gone (nothing more written) and started again: the files loaded, the journal replayed. */
+    private void reopen() throws Exception
+    {
+        journal.close();
+        logs.close();
+        logs = LogManager.open(LogManagerConfig.of(dir));
+        registry = new TopicRegistry(logs, 1);
+        journal = CreationReplay.open(List.of(dir), registry, true);
+        pending = new PendingCreations(registry, journal, interrupts::incrementAndGet);
+    }
 }

@@ -236,7 +236,9 @@ class LargeTopicSlicesTest
      * A slice whose files fail (a regular file where partition 150's directory goes: no mock) costs the topic's rest
      * alone: the slice before it made and serving, the topic no longer pending, its unmade partitions answer
      * NOT_LEADER_OR_FOLLOWER, a CreatePartitions of it KAFKA_STORAGE_ERROR, the journal kept; at the next start (the file
-     * gone) the rest is made. (The review of branch chunks, M3: written by the reviewer, adapted.)
+     * gone) the rest is made. (The review of branch chunks, M3: written by the reviewer, adapted.) A config change while
+     * in slices (journaled) and one after the failure, both answered: the start keeps the later on every partition
+     * (review of chunks2, H1: it gave them the earlier, journaled one, as the later was not journaled).
      */
     @Test
     void aSliceWhoseFilesFailCostsTheRestUntilTheNextStart() throws Exception
@@ -251,8 +253,10 @@ class LargeTopicSlicesTest
             admin.createTopics(List.of(new NewTopic("huge", count, (short)1))).all().get(30, TimeUnit.SECONDS);
             Files.writeString(dir.resolve("huge-" + (chunk + chunk / 2)), "in the way");
             step(broker, pending);
+            alterRetention(admin, "huge", "2000"); // in slices: journaled
             step(broker, pending); // the second slice: fails
             assertEquals(chunk, made(broker, "huge"), "the first slice kept");
+            alterRetention(admin, "huge", "3000"); // partly made, no longer in slices: answered
             assertFalse(pending.isPending("huge"), "not pending: the rest waits for the next start");
             assertEquals(Errors.NONE.code(), CreationWindowTest.listOffsets(raw, "huge", chunk - 1));
             assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), CreationWindowTest.listOffsets(raw, "huge", chunk + 20));
@@ -265,6 +269,52 @@ class LargeTopicSlicesTest
             Files.delete(dir.resolve("huge-" + (chunk + chunk / 2)));
             broker.start();
             Await.await(() -> made(broker, "huge") == count, Duration.ofSeconds(60), "the rest made at the start");
+            for (final int p : new int[] {0, chunk + chunk / 2, count - 1})
+            {
+                assertEquals("3000", storedOverrides(dir.resolve("huge-" + p)).get("retention.ms"), "partition " + p);
+            }
+            assertEquals(Map.of("retention.ms", "3000"), broker.broker.topics().topic("huge").overrides);
+        }
+    }
+
+    /**
+     * A config change of a large topic in slices that fails on a partition's files (a directory where partition 50's
+     * new partition.properties is written): answered KAFKA_STORAGE_ERROR with the change journaled and partitions 0 to 49
+     * changed. The topic's slices stop there (review of chunks2, M1: they went on with the old overrides, and once the
+     * topic was whole the journal was emptied and it stayed mixed); the next start gives every partition the journaled
+     * change and makes the rest with it.
+     */
+    @Test
+    void aConfigChangeFailingOnAPartitionStopsTheSlicesUntilTheStartGivesItToAll() throws Exception
+    {
+        final int chunk = CreationsHold.chunkPartitions();
+        final int count = 3 * chunk + 50;
+        final Path obstacle = dir.resolve("huge-" + chunk / 2).resolve("partition.properties.tmp");
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
+            admin.createTopics(List.of(new NewTopic("huge", count, (short)1).configs(KEPT))).all().get(30, TimeUnit.SECONDS);
+            step(broker, pending);
+            assertEquals(chunk, made(broker, "huge"));
+            Files.createDirectories(obstacle.resolve("in-the-way"));
+            final ExecutionException failed = assertThrows(ExecutionException.class, () -> alterRetention(admin, "huge", "2000"));
+            assertInstanceOf(KafkaStorageException.class, failed.getCause());
+            assertEquals("2000", storedOverrides(dir.resolve("huge-0")).get("retention.ms"), "changed before the failure");
+            step(broker, pending);
+            assertEquals(chunk, made(broker, "huge"), "no slice made with the old overrides after the failure");
+            assertFalse(pending.isPending("huge"), "the rest waits for the next start");
+            broker.broker.close();
+            Files.delete(obstacle.resolve("in-the-way"));
+            Files.delete(obstacle);
+            broker.start();
+            Await.await(() -> made(broker, "huge") == count, Duration.ofSeconds(60), "the rest made at the start");
+            for (final int p : new int[] {0, chunk / 2, chunk - 1, chunk, count - 1})
+            {
+                final Map<String, String> stored = storedOverrides(dir.resolve("huge-" + p));
+                assertEquals("2000", stored.get("retention.ms"), "partition " + p + ": " + stored);
+                assertEquals("compact", stored.get("cleanup.policy"), "partition " + p + ": " + stored);
+            }
         }
     }
 
@@ -458,10 +508,15 @@ class LargeTopicSlicesTest
     }
 
     /**
-     * A child JVM given a CreateTopics of 1 500 partitions whose fifteenth slice fails (a regular file where partition
-     * 1 450's directory goes), then a CreatePartitions to 1 600 and a config change, both answered while its slices are
-     * made; SIGKILLed once the slices before the failing one exist. Started again (the file gone), the topic has the
-     * 1 600 partitions, the changed config on the first, the failing and the last one (the last two made at the start).
+     * A child JVM whose creations are held ({@link HeldCreationsServer}) given a CreateTopics of 1 500 partitions, a
+     * CreatePartitions to 1 600 and a change of retention.ms, all answered while none of its slices is made (the hold
+     * makes this certain, not the child's speed: review of chunks2, M2); two slices then made (stepped); a second change
+     * that fails on partition 150's files (a directory where its new partition.properties is written), answered
+     * KAFKA_STORAGE_ERROR with partitions 0 to 149 changed; SIGKILLed. Started again (the obstacle gone), the topic has the
+     * 1 600 partitions, every one with the last change: the start finished the change the failure cut short (150 to 199,
+     * which only the journal's CONFIG gives them: without it they keep the first change) and made the rest with it.
+     * Before branch chunks2 the CreatePartitions made every remaining file first (the hold does not hold a command's
+     * files), and the journal knew no config change.
      */
     @Test
     void aTopicGrownAndReconfiguredWhileMadeIsWholeAfterASigkill() throws Exception
@@ -470,30 +525,39 @@ class LargeTopicSlicesTest
         final int count = 1500;
         final int grown = count + 100;
         final int chunk = CreationsHold.chunkPartitions();
-        final int failing = 14 * chunk + chunk / 2;
-        Files.writeString(data.resolve("big-" + failing), "in the way"); // its slice fails: the rest waits for the start
+        final int cut = chunk + chunk / 2;
+        final Path obstacle = data.resolve("big-" + cut).resolve("partition.properties.tmp");
         final String[] args = {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
-        ServerCommand.Running server = ServerCommand.start(dir, Map.of(), args);
+        ServerCommand.Running server = ServerCommand.startMain(dir, Map.of(), HeldCreationsServer.class.getName(), args);
         try (Admin admin = admin(server.port()))
         {
             admin.createTopics(List.of(new NewTopic("big", count, (short)1).configs(KEPT))).all().get(60, TimeUnit.SECONDS);
             admin.createPartitions(Map.of("big", NewPartitions.increaseTo(grown))).all().get(60, TimeUnit.SECONDS);
             alterRetention(admin, "big", "4321");
-            Await.await(() -> Files.isDirectory(data.resolve("big-" + (failing - 1 - failing % chunk))), Duration.ofSeconds(120),
-                "the slices before the failing one made");
+            assertFalse(Files.isDirectory(data.resolve("big-0")), "nothing made while held");
+            command(server, "chunk");
+            command(server, "chunk");
+            Await.await(() -> Files.isDirectory(data.resolve("big-" + (2 * chunk - 1))), Duration.ofSeconds(120),
+                "the second slice being made (the agent's; the next command waits for it)");
+            Files.createDirectories(obstacle.resolve("in-the-way"));
+            final ExecutionException failed = assertThrows(ExecutionException.class, () -> alterRetention(admin, "big", "5432"));
+            assertInstanceOf(KafkaStorageException.class, failed.getCause());
+            assertEquals("5432", storedOverrides(data.resolve("big-0")).get("retention.ms"), "changed before the failure");
+            assertEquals("4321", storedOverrides(data.resolve("big-" + cut)).get("retention.ms"), "the failing partition");
             kill(server);
         }
-        assertFalse(Files.isDirectory(data.resolve("big-" + (grown - 1))), "killed before the grown partitions were made");
-        Files.delete(data.resolve("big-" + failing));
+        assertFalse(Files.isDirectory(data.resolve("big-" + 2 * chunk)), "killed before the third slice");
+        Files.delete(obstacle.resolve("in-the-way"));
+        Files.delete(obstacle);
         server = ServerCommand.start(dir, Map.of(), args);
         try (Admin admin = admin(server.port()))
         {
             final TopicDescription d = admin.describeTopics(List.of("big")).allTopicNames().get(60, TimeUnit.SECONDS).get("big");
             assertEquals(grown, d.partitions().size());
-            for (final int p : new int[] {0, failing, grown - 1})
+            for (final int p : new int[] {0, cut, 2 * chunk - 1, 2 * chunk, grown - 1})
             {
                 final Map<String, String> stored = storedOverrides(data.resolve("big-" + p));
-                assertEquals("4321", stored.get("retention.ms"), "partition " + p + ": " + stored);
+                assertEquals("5432", stored.get("retention.ms"), "partition " + p + ": " + stored);
                 assertEquals("compact", stored.get("cleanup.policy"), "partition " + p + ": " + stored);
             }
             lastPartitionTakesARecord(server.port(), grown - 1, data);
@@ -502,6 +566,13 @@ class LargeTopicSlicesTest
         {
             server.stop();
         }
+    }
+
+    /** A line to a {@link HeldCreationsServer}'s standard input. */
+    private static void command(final ServerCommand.Running server, final String line) throws Exception
+    {
+        server.process().getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        server.process().getOutputStream().flush();
     }
 
     private static void kill(final ServerCommand.Running server) throws Exception

@@ -72,9 +72,14 @@ final class ServerCommand
     private static Process launch(final Path stderrFile, final java.util.Map<String, String> environment, final List<String> args)
         throws IOException
     {
+        return launch(stderrFile, environment, "io.ferrite.broker.FerriteServer", args);
+    }
+
+    private static Process launch(final Path stderrFile, final java.util.Map<String, String> environment, final String mainClass,
+        final List<String> args) throws IOException
+    {
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-            "io.ferrite.broker.FerriteServer"));
+            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), mainClass));
         command.addAll(args);
         final ProcessBuilder builder = new ProcessBuilder(command).redirectError(stderrFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
         builder.environment().putAll(environment);
@@ -122,8 +127,15 @@ final class ServerCommand
     static Running start(final Path workDir, final java.util.Map<String, String> environment, final String... args)
         throws IOException, InterruptedException
     {
+        return startMain(workDir, environment, "io.ferrite.broker.FerriteServer", args);
+    }
+
+    /** {@link #start(Path, java.util.Map, String...)} of another main class that says where it listens as the server does. */
+    static Running startMain(final Path workDir, final java.util.Map<String, String> environment, final String mainClass,
+        final String... args) throws IOException, InterruptedException
+    {
         final Path stderrFile = Files.createTempFile(workDir, "stderr", ".txt");
-        final Process process = launch(stderrFile, environment, List.of(args));
+        final Process process = launch(stderrFile, environment, mainClass, List.of(args));
         final BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null)
