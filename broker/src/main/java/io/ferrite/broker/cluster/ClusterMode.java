@@ -333,6 +333,10 @@ public class ClusterMode implements AutoCloseable
                 {
                     Thread.currentThread().interrupt();
                 }
+                catch (final RuntimeException ex)
+                {
+                    LOG.warn("closing the transaction markers' sender failed", ex); // the controlled shutdown still follows
+                }
             }
             final ClusterNode started = node;
             if (started == null)

@@ -16,8 +16,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -49,8 +49,8 @@ public final class RemoteMarkers implements AutoCloseable
     private final Runnable wakeAgent;
     private final LinkedBlockingQueue<Send> sends = new LinkedBlockingQueue<>();
     private final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
-    /** The connections by leader address (sender thread). */
-    private final Map<InetSocketAddress, FetcherChannel> channels = new HashMap<>();
+    /** The connections by leader address (made by the sender thread, closed by {@link #close} too: concurrent). */
+    private final Map<InetSocketAddress, FetcherChannel> channels = new ConcurrentHashMap<>();
     private final UnsafeBuffer out = new UnsafeBuffer(ByteBuffer.allocateDirect(FRAME_BYTES));
     private final RequestHeaderEncoder header = new RequestHeaderEncoder();
     private final WriteTxnMarkersRequestEncoder request = new WriteTxnMarkersRequestEncoder();
@@ -77,6 +77,12 @@ public final class RemoteMarkers implements AutoCloseable
         sends.add(s);
     }
 
+    /** On the agent: drops the queued markers {@code which} accepts (their runs were forgotten); they are never answered. */
+    public void purge(final java.util.function.Predicate<Send> which)
+    {
+        sends.removeIf(which);
+    }
+
     /** On the agent, at the start of each pass: applies the answers come back; returns how many. */
     public int drain()
     {
@@ -89,6 +95,18 @@ public final class RemoteMarkers implements AutoCloseable
     }
 
     private void run()
+    {
+        try
+        {
+            sendAll();
+        }
+        finally
+        {
+            channels.values().forEach(FetcherChannel::close); // also one made after close() closed the others
+        }
+    }
+
+    private void sendAll()
     {
         while (!closed)
         {
