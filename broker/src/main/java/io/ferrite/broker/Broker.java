@@ -246,6 +246,7 @@ public final class Broker implements AutoCloseable
         }
         catch (final IOException | RuntimeException ex)
         {
+            closeAfterFailure(cluster, ex); // the transaction markers' sender thread, started by coordinates
             closeAfterFailure(acceptor, ex);
             closeAfterFailure(logs, ex);
             throw ex;

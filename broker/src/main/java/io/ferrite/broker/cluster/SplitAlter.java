@@ -22,15 +22,12 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * An IncrementalAlterConfigs naming what the controller takes (the cluster's topics, the broker resources this node's
- * checks passed) and something else (a broker logger, a broker resource refused here, one of the local coordinators'
- * topics), split as Kafka 4.4's broker splits what it answers itself from what it forwards
- * ({@code KafkaApis.handleIncrementalAlterConfigsRequest}): the forwarded part goes to the controller in a request of
- * its own, the rest is answered by this node's handler, and the client gets one answer, a result per resource in the
- * request's order. Kafka's AdminClient sends such requests: every resource without a node of its own (topics, the
- * default broker) in one. A request whose local part has a topic (the local coordinators') is refused whole
- * (INVALID_REQUEST): this node's handler answers a topic change later, on the admin agent, and the two answers are not
- * merged then.
+ * An IncrementalAlterConfigs naming what the controller takes (every topic, the broker resources this node's checks
+ * passed) and something else (a broker logger, a broker resource refused here), split as Kafka 4.4's broker splits what
+ * it answers itself from what it forwards ({@code KafkaApis.handleIncrementalAlterConfigsRequest}): the forwarded part
+ * goes to the controller in a request of its own, the rest is answered by this node's handler at once (it holds no
+ * topic), and the client gets one answer, a result per resource in the request's order. Kafka's AdminClient sends such
+ * requests: every resource without a node of its own (topics, the default broker) in one.
  */
 final class SplitAlter
 {
@@ -38,7 +35,6 @@ final class SplitAlter
     static final byte TOPIC = 2;
     /** Kafka's {@code ConfigResource.Type.BROKER}. */
     static final byte BROKER = 4;
-    private static final short INVALID_REQUEST = 42;
     private static final short UNKNOWN_SERVER_ERROR = -1;
 
     /** A config change of the request. */
@@ -47,7 +43,7 @@ final class SplitAlter
     }
 
     /**
-     * A resource of the request; {@code forwarded}: for the controller (one of the cluster's topics, or a broker
+     * A resource of the request; {@code forwarded}: for the controller (a topic, internal ones included, or a broker
      * resource that passed this node's checks: {@link #brokersChecked}).
      */
     record Resource(byte type, String name, boolean forwarded, List<Op> ops)
@@ -143,11 +139,7 @@ final class SplitAlter
         final RequestHandler local, final ClusterNode node, final Runnable waker, final MutableDirectBuffer out,
         final int outOffset, final Connection connection)
     {
-        final List<Resource> here = resources.stream().filter(r -> !r.forwarded()).toList();
-        if (!validateOnly && here.stream().anyMatch(r -> r.type() == TOPIC))
-        {
-            return refuse(resources, version, out, outOffset);
-        }
+        final List<Resource> here = resources.stream().filter(r -> !r.forwarded()).toList(); // no topic: read() forwards every one
         final List<Result> localResults = handleHere(here, validateOnly, version, local, connection);
         if (localResults == null)
         {
@@ -180,16 +172,6 @@ final class SplitAlter
         }
         request.validateOnly(validateOnly);
         return request.finish();
-    }
-
-    private static int refuse(final List<Resource> resources, final short version, final MutableDirectBuffer out,
-        final int outOffset)
-    {
-        final List<Result> results = new ArrayList<>();
-        resources.forEach(r -> results.add(new Result(INVALID_REQUEST, "in cluster mode the configs of "
-            + "__consumer_offsets and __transaction_state (this node's own) must be altered in a request without the "
-            + "cluster's topics")));
-        return write(out, outOffset, version, resources, results, 0);
     }
 
     private static int write(final MutableDirectBuffer out, final int outOffset, final short version,

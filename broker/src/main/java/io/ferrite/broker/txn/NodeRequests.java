@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -52,7 +51,7 @@ public final class NodeRequests implements AutoCloseable
     private final int frameBytes;
     private final LinkedBlockingQueue<Exchange> sends = new LinkedBlockingQueue<>();
     /** The connections by node address (sender thread). */
-    private final Map<InetSocketAddress, FetcherChannel> channels = new HashMap<>();
+    private final Map<InetSocketAddress, FetcherChannel> channels = new java.util.concurrent.ConcurrentHashMap<>(); // closed by close() too
     private final UnsafeBuffer out;
     private final RequestHeaderEncoder header = new RequestHeaderEncoder();
     private final ResponseHeaderDecoder responseHeader = new ResponseHeaderDecoder();
@@ -78,6 +77,12 @@ public final class NodeRequests implements AutoCloseable
         sends.add(exchange);
     }
 
+    /** Any thread: drops the exchanges still queued that {@code which} accepts; they are neither sent nor answered. */
+    public void purge(final java.util.function.Predicate<Exchange> which)
+    {
+        sends.removeIf(which);
+    }
+
     private void run()
     {
         while (!closed)
@@ -100,6 +105,7 @@ public final class NodeRequests implements AutoCloseable
         {
             e.failed(new IOException("closed")); // those waiting on an answer are not left waiting
         }
+        channels.values().forEach(FetcherChannel::close); // also one made after close() closed the others
     }
 
     private void exchange(final Exchange e)

@@ -53,6 +53,12 @@ public final class RemoteMarkers implements AutoCloseable
         requests.send(new Marker(s));
     }
 
+    /** On the agent: drops the queued markers {@code which} accepts (their runs were forgotten); they are never answered. */
+    public void purge(final java.util.function.Predicate<Send> which)
+    {
+        requests.purge(e -> e instanceof Marker m && which.test(m.s));
+    }
+
     /** On the agent, at the start of each pass: applies the answers come back; returns how many. */
     public int drain()
     {

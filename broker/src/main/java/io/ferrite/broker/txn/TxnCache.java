@@ -21,6 +21,8 @@ public final class TxnCache
 
     private final TxnConfig config;
     private final byte[] partitions;
+    /** Per partition, how many times it was unloaded: a write sent in an earlier tenure is answered NOT_COORDINATOR. */
+    private final int[] tenures;
     private final Map<String, TxnMetadata> byId = new HashMap<>();
     private int loading;
     /** In a cluster, which partitions this node coordinates (null, or not following leaders: the states above). */
@@ -30,6 +32,7 @@ public final class TxnCache
     {
         this.config = config;
         this.partitions = new byte[config.stateLogPartitions()];
+        this.tenures = new int[config.stateLogPartitions()];
     }
 
     public TxnConfig config()
@@ -48,6 +51,16 @@ public final class TxnCache
     {
         byId.values().removeIf(m -> config.partitionFor(m.transactionalId()) == partition);
         set(partition, NOT_SERVED);
+        tenures[partition]++;
+    }
+
+    /**
+     * The tenure of the id's partition here: it changes when the partition is unloaded, so a write whose answer comes
+     * back in another tenure than it was sent in belongs to a coordinator that is gone ({@link TxnWrites#stale}).
+     */
+    int tenure(final String transactionalId)
+    {
+        return tenures[config.partitionFor(transactionalId)];
     }
 
     /** The partition's load has begun: its ids answer COORDINATOR_LOAD_IN_PROGRESS until {@link #loaded}. */

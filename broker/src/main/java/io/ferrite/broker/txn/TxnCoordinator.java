@@ -335,15 +335,17 @@ public final class TxnCoordinator
     /** Writes a transition's record; applies its outcome when the log thread answers (on the agent). */
     private void write(final TxnWrite w, final Pending answerTo)
     {
+        final int tenure = cache.tenure(w.transactionalId());
         store.write(w.transactionalId(), w.key(), w.value(config.valueVersion()), error ->
         {
-            final TxnOutcome outcome = error == Errors.NONE ? TxnWrites.written(cache, w, clock.wallMs()) :
+            final TxnOutcome stale = TxnWrites.stale(cache, w, tenure);
+            final TxnOutcome outcome = stale != null ? stale : error == Errors.NONE ? TxnWrites.written(cache, w, clock.wallMs()) :
                 TxnWrites.failed(cache, w, error);
-            if (EndTxnTiming.ENABLED && error == Errors.NONE)
+            if (EndTxnTiming.ENABLED && error == Errors.NONE && stale == null)
             {
                 timed(w, answerTo);
             }
-            if (w.then() == TxnWrite.Then.COMPLETED)
+            if (w.then() == TxnWrite.Then.COMPLETED && stale == null)
             {
                 rewritten(w, error, outcome.retry() != null);
             }
@@ -457,8 +459,6 @@ public final class TxnCoordinator
             final List<MarkerJob> jobs = new ArrayList<>(fromLoad);
             fromLoad.clear();
             jobs.forEach(markers::start);
-            nextTimeoutCheckMs = nowMs + config.timeoutCheckMs();
-            nextExpiryCheckMs = nowMs + EXPIRY_CHECK_MS;
         }
         for (final Rewrite r : rewrites.isEmpty() ? List.<Rewrite>of() : new ArrayList<>(rewrites.values()))
         {

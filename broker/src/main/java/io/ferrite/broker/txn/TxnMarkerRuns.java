@@ -113,12 +113,38 @@ final class TxnMarkerRuns
 
     /**
      * Drops the runs of the transactional ids {@code ofIds} accepts (their partition of {@code __transaction_state} is no
-     * longer led here: its new leader's load sends their markers again, as Kafka's removeMarkersForTxnTopicPartition);
-     * an answer still on its way for one of them finds its run gone and completes nothing.
+     * longer led here: its new leader's load sends their markers again, as Kafka's removeMarkersForTxnTopicPartition),
+     * and their markers still queued for other nodes ({@link RemoteMarkers#purge}: sent late, after the new coordinator's,
+     * such a marker could end the producer's next transaction at the partition). A marker the sender thread has already
+     * taken still goes out; an answer still on its way for one of them finds its run gone and completes nothing.
      */
     void forget(final java.util.function.Predicate<String> ofIds)
     {
-        runs.removeIf(run -> ofIds.test(run.job.transactionalId()));
+        final Set<MarkerRun> gone = new HashSet<>();
+        runs.removeIf(run -> ofIds.test(run.job.transactionalId()) && gone.add(run));
+        if (remote != null && !gone.isEmpty())
+        {
+            remote.purge(s -> s.then() instanceof RemoteAnswer a && gone.contains(a.run));
+        }
+    }
+
+    /** A remote marker's answer, applied to its run on the agent; names the run so that {@link #forget} can purge it. */
+    private final class RemoteAnswer implements java.util.function.IntConsumer
+    {
+        final MarkerRun run;
+        final TxnPartition tp;
+
+        RemoteAnswer(final MarkerRun run, final TxnPartition tp)
+        {
+            this.run = run;
+            this.tp = tp;
+        }
+
+        @Override
+        public void accept(final int error)
+        {
+            markerWritten(run, tp, (short)error);
+        }
     }
 
     /** How many transactions were left prepared after a partition refused a marker of a transaction it still had open. */
@@ -152,7 +178,7 @@ final class TxnMarkerRuns
         {
             final MarkerJob job = run.job;
             remote.send(new RemoteMarkers.Send(to, tp, job.producerId(), job.producerEpoch(), coordinatorEpoch, job.commit(),
-                job.clientTransactionVersion(), error -> markerWritten(run, tp, (short)error)));
+                job.clientTransactionVersion(), new RemoteAnswer(run, tp)));
             return;
         }
         final Topic topic = topics.topic(tp.topic());

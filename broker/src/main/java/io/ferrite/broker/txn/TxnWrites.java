@@ -108,6 +108,17 @@ public final class TxnWrites
         return TxnOutcome.answer(Answer.error(TxnErrors.ofAppend(error)));
     }
 
+    /**
+     * The write's answer came back after its partition was unloaded (in another tenure than {@code tenure}, the one it
+     * was sent in): nothing is applied, no markers, its client is answered NOT_COORDINATOR and finds the new
+     * coordinator, as Kafka's append callback answers when the partition's coordinator epoch changed. Null when the
+     * write is still this coordinator's.
+     */
+    static TxnOutcome stale(final TxnCache cache, final TxnWrite w, final int tenure)
+    {
+        return cache.tenure(w.transactionalId()) == tenure ? null : TxnOutcome.answer(Answer.error(Errors.NOT_COORDINATOR));
+    }
+
     private static TxnMetadata metadata(final TxnCache cache, final TxnWrite w)
     {
         final TxnMetadata m = cache.get(w.transactionalId());

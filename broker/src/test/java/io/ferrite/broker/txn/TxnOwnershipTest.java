@@ -138,6 +138,56 @@ class TxnOwnershipTest
     }
 
     @Test
+    void aWriteAnsweredAfterItsPartitionWasUnloadedIsAnsweredNotCoordinatorWithoutAnAgentError()
+    {
+        coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092), MarkerRouting.ALONE, null);
+        start();
+        final TxnOwnership ownership = coordinator.ownership();
+        ownership.led(0, 3);
+        invoker.invoke(); // loads partition 0
+        final long errorsBefore = coordinator.agent().errors();
+        final TxnCoordinator.Pending pending = coordinator.initProducerId(id0, 60_000, -1, (short)-1);
+        assertNull(pending.answer(), "its record is on its way to the log thread");
+        ownership.resigned(0);
+        invoker.invoke(); // unloads partition 0 while the write is in flight
+        answerTheWrite(pending);
+        assertEquals(errorsBefore, coordinator.agent().errors(), "errors the agent reported applying the late answer");
+        assertEquals(Errors.NOT_COORDINATOR, pending.answer().error(), "Kafka's answer: the client finds the new coordinator");
+        assertEquals(List.of(), listed(), "nothing applied");
+    }
+
+    @Test
+    void aWriteAnsweredAfterItsPartitionWasLoadedAgainBelongsToTheEarlierTenure()
+    {
+        coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092), MarkerRouting.ALONE, null);
+        start();
+        final TxnOwnership ownership = coordinator.ownership();
+        ownership.led(0, 3);
+        invoker.invoke();
+        final long errorsBefore = coordinator.agent().errors();
+        final TxnCoordinator.Pending pending = coordinator.initProducerId(id0, 60_000, -1, (short)-1);
+        ownership.resigned(0);
+        invoker.invoke(); // unloaded
+        ownership.led(0, 4);
+        invoker.invoke(); // loaded again (a new tenure) before the earlier tenure's write is answered
+        answerTheWrite(pending);
+        assertEquals(errorsBefore, coordinator.agent().errors(), "errors the agent reported applying the late answer");
+        assertEquals(Errors.NOT_COORDINATOR, pending.answer().error());
+        assertEquals(Errors.NONE, initWritten(id0).error(), "the new tenure serves the id");
+    }
+
+    /** Steps the log thread and the agent until the pending request is answered. */
+    private void answerTheWrite(final TxnCoordinator.Pending pending)
+    {
+        await(() ->
+        {
+            logThreadInvoker.invoke(); // the append is answered
+            invoker.invoke(); // the agent applies the answer
+            return pending.answer() != null;
+        }, Duration.ofSeconds(20), "the write's answer applied");
+    }
+
+    @Test
     void aSingleNodeServesEveryIdOnceLoaded()
     {
         start();
