@@ -52,6 +52,11 @@ final class CommittedOffsets
         this.group = group;
     }
 
+    boolean positionsInFlight()
+    {
+        return positionsInFlight;
+    }
+
     boolean queryPending()
     {
         return lookup == Lookup.DUE || lookup == Lookup.IN_FLIGHT;

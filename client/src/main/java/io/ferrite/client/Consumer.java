@@ -257,6 +257,12 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         return calls.committed(topic, partition, timeoutMs);
     }
 
+    /** Whether an OffsetFetch for first positions is in flight (package-private: tests stage a seek against it). */
+    boolean committedPositionsInFlight()
+    {
+        return group != null && group.committed.positionsInFlight();
+    }
+
     private void requireGroup()
     {
         if (group == null)

@@ -263,12 +263,15 @@ final class GroupOffsets
         return true;
     }
 
-    /** The outstanding commit's answer no longer matters to its caller (commitSync timed out): it is not told. */
+    /**
+     * The outstanding commit no longer matters to its caller (commitSync timed out): not sent yet, it is dropped; in
+     * flight, its answer tells no one (and a next commit waits for it, so two commits are never in flight).
+     */
     void forgetCommitCaller(final OffsetCommitHandler handler)
     {
         if (commitHandler == handler)
         {
-            commitHandler = IGNORED;
+            commitHandler = commitInFlight ? IGNORED : null;
         }
     }
 

@@ -10,7 +10,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -85,9 +84,9 @@ interface GroupOffsetsInteropContract
             assertEquals(17, consumer.committed(topic, 0, 30_000), "a partition not assigned may be looked up");
             consumer.assign(topic, 0);
             consumer.assign(topic, 1);
-            final List<Read> read = read(consumer, 13 + 30);
-            assertEquals(17, read.stream().filter(r -> r.partition == 0).findFirst().orElseThrow().offset, "partition 0: committed");
-            assertEquals(0, read.stream().filter(r -> r.partition == 1).findFirst().orElseThrow().offset, "partition 1: earliest");
+            final List<ConsumerInteropContract.Read> read = read(consumer, 13 + 30);
+            assertEquals(17, read.stream().filter(r -> r.partition() == 0).findFirst().orElseThrow().offset(), "partition 0: committed");
+            assertEquals(0, read.stream().filter(r -> r.partition() == 1).findFirst().orElseThrow().offset(), "partition 1: earliest");
             assertEquals(17, consumer.committed(topic, 0, 30_000));
             assertEquals(-1, consumer.committed(topic, 1, 30_000));
         }
@@ -275,37 +274,19 @@ interface GroupOffsetsInteropContract
         }
     }
 
-    record Read(int partition, long offset, int value)
+    private static List<ConsumerInteropContract.Read> read(final Consumer consumer, final int count)
     {
+        return ConsumerInteropContract.read(consumer, count);
     }
 
-    private static List<Read> read(final Consumer consumer, final int count)
-    {
-        final List<Read> read = new ArrayList<>();
-        final long deadline = System.nanoTime() + DEADLINE_NS;
-        while (read.size() < count)
-        {
-            assertTrue(System.nanoTime() - deadline < 0, () -> count + " records read in time, " + read.size() + " were");
-            consumer.doWork();
-            consumer.poll((t, p, r) -> read.add(new Read(p, r.offset(), r.buffer().getByte(r.valueOffset()))), count - read.size());
-        }
-        return read;
-    }
-
+    /** The one-byte values of the next {@code count} records. */
     private static List<Integer> readValues(final Consumer consumer, final int count)
     {
-        return read(consumer, count).stream().map(Read::value).toList();
+        return read(consumer, count).stream().map(r -> (int)r.value()[0]).toList();
     }
 
-    /** Waits until the position is {@code position}, no record handed out meanwhile. */
     private static void awaitPosition(final Consumer consumer, final String topic, final long position)
     {
-        final long deadline = System.nanoTime() + DEADLINE_NS;
-        while (consumer.position(topic, 0) != position)
-        {
-            assertTrue(System.nanoTime() - deadline < 0, () -> "position " + position + ", not " + consumer.position(topic, 0));
-            consumer.doWork();
-            assertEquals(0, consumer.poll((t, p, r) -> { }, 100), "records read");
-        }
+        ConsumerInteropContract.awaitPosition(consumer, topic, position);
     }
 }
