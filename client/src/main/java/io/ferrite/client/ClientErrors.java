@@ -54,7 +54,7 @@ public final class ClientErrors
     {
     }
 
-    /** As kafka-clients: the errors whose exception is a {@code RetriableException}, of those a produce can meet. */
+    /** As kafka-clients: the errors whose exception is a {@code RetriableException}, of those the two clients meet. */
     public static boolean retriable(final short code)
     {
         switch (code)

@@ -220,7 +220,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
      * Commits the offsets given to {@link #commitOffset} since the last commit, or if none were, the position of each
      * assigned partition that has one (kafka-clients' {@code commitAsync()}); {@code handler} is told the outcome
      * from a later duty cycle (or now, with nothing to commit). Not retried (as kafka-clients). One commit is
-     * outstanding at a time: false (nothing started) while one is.
+     * outstanding at a time: false (nothing started) while one is, or once the consumer is closed.
      */
     public boolean commitAsync(final OffsetCommitHandler handler, final long tag)
     {
