@@ -21,6 +21,10 @@ public final class ClientErrors
     public static final short COORDINATOR_NOT_AVAILABLE = 15;
     public static final short NOT_COORDINATOR = 16;
     public static final short NOT_ENOUGH_REPLICAS = 19;
+    public static final short ILLEGAL_GENERATION = 22;
+    public static final short UNKNOWN_MEMBER_ID = 25;
+    public static final short REBALANCE_IN_PROGRESS = 27;
+    public static final short GROUP_AUTHORIZATION_FAILED = 30;
     public static final short NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20;
     public static final short INVALID_REQUIRED_ACKS = 21;
     public static final short CLUSTER_AUTHORIZATION_FAILED = 31;
@@ -36,6 +40,7 @@ public final class ClientErrors
     public static final short UNKNOWN_LEADER_EPOCH = 75;
     public static final short UNKNOWN_PRODUCER_ID = 59;
     public static final short PRODUCER_FENCED = 90;
+    public static final short UNSTABLE_OFFSET_COMMIT = 88;
     public static final short UNKNOWN_TOPIC_ID = 100;
 
     /** The producer was closed before the record was acknowledged. */
@@ -49,7 +54,7 @@ public final class ClientErrors
     {
     }
 
-    /** As kafka-clients: the errors whose exception is a {@code RetriableException}, of those a produce can meet. */
+    /** As kafka-clients: the errors whose exception is a {@code RetriableException}, of those the two clients meet. */
     public static boolean retriable(final short code)
     {
         switch (code)
@@ -70,6 +75,7 @@ public final class ClientErrors
             case FENCED_LEADER_EPOCH:
             case UNKNOWN_LEADER_EPOCH:
             case UNKNOWN_TOPIC_ID:
+            case UNSTABLE_OFFSET_COMMIT:
                 return true;
             default:
                 return false;

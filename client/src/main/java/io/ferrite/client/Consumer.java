@@ -16,8 +16,10 @@ import java.util.ArrayList;
  * {@link #seekToEnd}) and keeps one long-poll Fetch in flight per broker (kafka-clients' {@code fetch.min.bytes},
  * {@code fetch.max.wait.ms}, {@code max.partition.fetch.bytes}, {@code fetch.max.bytes}); {@code poll} hands out the
  * records of the answers as flyweights read in place ({@link RecordHandler}), and sends a broker's next Fetch as it
- * starts on that broker's answer. read_uncommitted only; no fetch sessions (each Fetch names every partition);
- * no consumer group (no committed offsets).
+ * starts on that broker's answer. {@code isolation.level} read_uncommitted (the default) or read_committed (aborted
+ * transactions' records left out, {@link AbortedTransactions}). With a {@code group.id}, the group's committed offsets
+ * ({@link GroupOffsets}): the first position of an assigned partition, and {@link #commitSync}/{@link #commitAsync};
+ * no group membership (manual assignment only). No fetch sessions (each Fetch names every partition).
  */
 public final class Consumer implements Agent, ResponseListener, AutoCloseable
 {
@@ -25,10 +27,14 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     private final ClusterMetadata metadata;
     private final FetchRequests requests;
     private final FetchAnswers answers;
-    private final RecordCursor cursor = new RecordCursor();
+    private final RecordCursor cursor;
     /** Grouped by topic: a request names each topic once. */
     private final ArrayList<FetchPosition> assigned = new ArrayList<>();
     private final Int2ObjectHashMap<NodeFetcher> fetchers = new Int2ObjectHashMap<>();
+    /** The group's committed offsets, null without a {@code group.id}. */
+    private final GroupOffsets group;
+    /** The blocking calls on the group's offsets, null without a {@code group.id}. */
+    private final CommitCalls calls;
     private int nextFetcher;
     private boolean closed;
     private long nowNs;
@@ -39,9 +45,15 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         this.metadata = new ClusterMetadata(config.transport(), this);
         this.requests = new FetchRequests(config);
         this.answers = new FetchAnswers(config, metadata);
+        this.cursor = new RecordCursor(config.isolationLevel == ConsumerConfig.IsolationLevel.READ_COMMITTED);
+        this.group = config.groupId == null ? null : new GroupOffsets(config, metadata, this);
+        this.calls = group == null ? null : new CommitCalls(config, group, this);
     }
 
-    /** Adds a partition to read; its first position comes from {@code auto.offset.reset} (there are no committed offsets). */
+    /**
+     * Adds a partition to read; its first position is the group's committed offset when there is one (with a
+     * {@code group.id}), else it comes from {@code auto.offset.reset}.
+     */
     public void assign(final String topic, final int partition)
     {
         if (find(topic, partition) != null)
@@ -50,7 +62,14 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         }
         final TopicState t = metadata.topic(topic);
         final FetchPosition p = new FetchPosition(t, partition);
-        p.reset(config.autoOffsetReset, ClientErrors.NO_OFFSET_FOR_PARTITION);
+        if (group != null)
+        {
+            p.awaitCommitted();
+        }
+        else
+        {
+            p.reset(config.autoOffsetReset, ClientErrors.NO_OFFSET_FOR_PARTITION);
+        }
         int at = assigned.size();
         for (int i = assigned.size() - 1; i >= 0; i--)
         {
@@ -186,6 +205,72 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         }
     }
 
+    /** The offset the next commit takes for an assigned partition (the next record the application wants, as Kafka's). */
+    public void commitOffset(final String topic, final int partition, final long offset)
+    {
+        requireGroup();
+        if (offset < 0)
+        {
+            throw new IllegalArgumentException("offset " + offset + " < 0");
+        }
+        assignedPosition(topic, partition).commitStaged = offset;
+    }
+
+    /**
+     * Commits the offsets given to {@link #commitOffset} since the last commit, or if none were, the position of each
+     * assigned partition that has one (kafka-clients' {@code commitAsync()}); {@code handler} is told the outcome
+     * from a later duty cycle (or now, with nothing to commit). Not retried (as kafka-clients). One commit is
+     * outstanding at a time: false (nothing started) while one is, or once the consumer is closed.
+     */
+    public boolean commitAsync(final OffsetCommitHandler handler, final long tag)
+    {
+        requireGroup();
+        return !closed && calls.commitAsync(assigned, handler, tag);
+    }
+
+    /**
+     * {@link #commitAsync}, then the duty cycle run on this thread until it completes, retriable errors retried
+     * after {@code retry.backoff.ms} within {@code timeoutMs} (kafka-clients' {@code commitSync}).
+     *
+     * @throws OffsetCommitException with the error that is not retriable (UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION:
+     *                               the group has members), or REQUEST_TIMED_OUT when the time ran out
+     */
+    public void commitSync(final long timeoutMs)
+    {
+        requireGroup();
+        if (closed)
+        {
+            throw new IllegalStateException("the consumer is closed");
+        }
+        calls.commitSync(assigned, timeoutMs);
+    }
+
+    /**
+     * The group's committed offset of a partition (assigned or not), or -1 if none is committed: an OffsetFetch, the
+     * duty cycle run on this thread until its answer, retriable errors retried within {@code timeoutMs}.
+     *
+     * @throws OffsetCommitException with an error that is not retriable, or REQUEST_TIMED_OUT
+     */
+    public long committed(final String topic, final int partition, final long timeoutMs)
+    {
+        requireGroup();
+        return calls.committed(topic, partition, timeoutMs);
+    }
+
+    /** Whether an OffsetFetch for first positions is in flight (package-private: tests stage a seek against it). */
+    boolean committedPositionsInFlight()
+    {
+        return group != null && group.committed.positionsInFlight();
+    }
+
+    private void requireGroup()
+    {
+        if (group == null)
+        {
+            throw new IllegalStateException("no group.id: committed offsets need one");
+        }
+    }
+
     @Override
     public int doWork()
     {
@@ -193,6 +278,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         nowNs = now;
         int work = metadata.pollAll(now);
         work += checkMetadata(now);
+        if (group != null)
+        {
+            work += group.doWork(assigned, now);
+        }
         for (int i = 0; i < metadata.connections.size(); i++)
         {
             final NodeConnection c = metadata.connections.get(i);
@@ -305,6 +394,18 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             answers.onListOffsets((NodeFetcher)context, version, buffer, offset, limit, assigned, nowNs);
         }
+        else if (apiKey == ApiKeys.FIND_COORDINATOR.id)
+        {
+            group.onFindCoordinator(version, buffer, offset, limit, nowNs);
+        }
+        else if (apiKey == ApiKeys.OFFSET_COMMIT.id)
+        {
+            group.onCommit(version, buffer, offset, limit);
+        }
+        else if (apiKey == ApiKeys.OFFSET_FETCH.id)
+        {
+            group.committed.onResponse(context, version, buffer, offset, limit, assigned, nowNs);
+        }
     }
 
     @Override
@@ -321,6 +422,18 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         else if (apiKey == ApiKeys.LIST_OFFSETS.id)
         {
             answers.failResets((NodeFetcher)context, assigned, nowNs);
+        }
+        else if (apiKey == ApiKeys.FIND_COORDINATOR.id)
+        {
+            group.findFailed(nowNs);
+        }
+        else if (apiKey == ApiKeys.OFFSET_COMMIT.id)
+        {
+            group.commitFailed(errorCode);
+        }
+        else if (apiKey == ApiKeys.OFFSET_FETCH.id)
+        {
+            group.committed.failed(context, assigned, errorCode, nowNs);
         }
     }
 
@@ -352,6 +465,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         }
         closed = true;
         metadata.shutdownAll(System.nanoTime(), ClientErrors.CLIENT_CLOSED);
+        if (group != null)
+        {
+            group.close(System.nanoTime());
+        }
     }
 
     @Override

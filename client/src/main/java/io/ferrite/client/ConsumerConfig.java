@@ -12,11 +12,29 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
         EARLIEST, LATEST, NONE
     }
 
+    /** {@code isolation.level}: what a Fetch may return of transactional records (kafka-clients' two values). */
+    public enum IsolationLevel
+    {
+        /** Every record, the aborted too (the default, as kafka-clients). */
+        READ_UNCOMMITTED((byte)0),
+        /** Records up to the last stable offset, those of aborted transactions left out. */
+        READ_COMMITTED((byte)1);
+
+        final byte id;
+
+        IsolationLevel(final byte id)
+        {
+            this.id = id;
+        }
+    }
+
     int fetchMinBytes = 1;
     int fetchMaxWaitMs = 500;
     int maxPartitionFetchBytes = 1_048_576;
     int fetchMaxBytes = 52_428_800;
     OffsetReset autoOffsetReset = OffsetReset.LATEST;
+    IsolationLevel isolationLevel = IsolationLevel.READ_UNCOMMITTED;
+    String groupId;
 
     public ConsumerConfig()
     {
@@ -55,6 +73,30 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
     public ConsumerConfig autoOffsetReset(final OffsetReset reset)
     {
         this.autoOffsetReset = reset;
+        return this;
+    }
+
+    /** {@code isolation.level}: read_uncommitted by default, as kafka-clients. */
+    public ConsumerConfig isolationLevel(final IsolationLevel level)
+    {
+        this.isolationLevel = level;
+        return this;
+    }
+
+    /**
+     * {@code group.id}: the group whose committed offsets the consumer reads (a partition's first position is its
+     * committed offset when there is one, {@code auto.offset.reset} otherwise) and writes ({@link Consumer#commitSync},
+     * {@link Consumer#commitAsync}), as a kafka-clients consumer with {@code assign()} and no subscription: the
+     * consumer joins no group. Unset (null) by default: no committed offsets. There is no auto-commit
+     * ({@code enable.auto.commit}, true by default in kafka-clients, is not supported: commits are the application's).
+     */
+    public ConsumerConfig groupId(final String groupId)
+    {
+        if (groupId != null && groupId.isEmpty())
+        {
+            throw new ConfigException("group.id must not be empty");
+        }
+        this.groupId = groupId;
         return this;
     }
 

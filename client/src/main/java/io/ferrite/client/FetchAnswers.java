@@ -37,6 +37,7 @@ final class FetchAnswers
         final long nowNs)
     {
         final int length = limit - offset;
+        f.largestAnswer = Math.max(f.largestAnswer, length);
         f.arrived.bytes.putBytes(0, buffer, offset, length);
         fetchResponse.wrap(f.arrived.bytes, 0, length, version);
         boolean records = false;

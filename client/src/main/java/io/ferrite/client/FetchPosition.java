@@ -10,6 +10,10 @@ final class FetchPosition
 {
     enum State
     {
+        /** Assigned with a {@code group.id}: its committed offset is to be asked for (OffsetFetch). */
+        AWAIT_COMMITTED,
+        /** An OffsetFetch for it is in flight; none committed leads to {@code auto.offset.reset}. */
+        FETCHING_COMMITTED,
         /** No valid position: a ListOffsets for {@link #resetTimestamp} is due. */
         AWAIT_RESET,
         /** A ListOffsets for it is in flight. */
@@ -43,6 +47,10 @@ final class FetchPosition
     int bufferedNode = -1;
     long highWatermark = -1;
     long logStartOffset = -1;
+    /** The offset the next commit takes for it ({@link Consumer#commitOffset}), -1 if none. */
+    long commitStaged = -1;
+    /** The offset of the commit under way for it, -1 if it has no part in one. */
+    long committing = -1;
     /** Why it {@link State#FAILED}; {@link #reported} once {@code poll} has thrown it. */
     short error;
     boolean reported;
@@ -64,6 +72,12 @@ final class FetchPosition
         position = offset;
         fetchOffset = offset;
         restart(State.FETCHING);
+    }
+
+    /** Its first position is its committed offset, asked of the group coordinator. */
+    void awaitCommitted()
+    {
+        restart(State.AWAIT_COMMITTED);
     }
 
     void reset(final long timestamp)

@@ -17,7 +17,6 @@ final class FetchRequests
     private static final short MAX_FETCH_VERSION = 12;
     /** Version 7 is the last before the fields this consumer does not send (timeouts, tiered storage). */
     private static final short MAX_LIST_OFFSETS_VERSION = 7;
-    private static final byte READ_UNCOMMITTED = 0;
 
     private final ConsumerConfig config;
     private final FetchRequestEncoder fetch = new FetchRequestEncoder();
@@ -89,7 +88,7 @@ final class FetchRequests
         }
         final int body = c.begin(ApiKeys.FETCH, version);
         fetch.wrap(c.buffer(), body, version).replicaId(-1).maxWaitMs(config.fetchMaxWaitMs).minBytes(config.fetchMinBytes)
-            .maxBytes(config.fetchMaxBytes).isolationLevel(READ_UNCOMMITTED).sessionId(0).sessionEpoch(-1);
+            .maxBytes(config.fetchMaxBytes).isolationLevel(config.isolationLevel.id).sessionId(0).sessionEpoch(-1);
         final FetchRequestEncoder.FetchTopic t = fetch.topics(topics);
         for (int i = 0; i < assigned.size(); )
         {
@@ -133,7 +132,7 @@ final class FetchRequests
             return 0;
         }
         final int body = c.begin(ApiKeys.LIST_OFFSETS, version);
-        listOffsets.wrap(c.buffer(), body, version).replicaId(-1).isolationLevel(READ_UNCOMMITTED);
+        listOffsets.wrap(c.buffer(), body, version).replicaId(-1).isolationLevel(config.isolationLevel.id);
         final ListOffsetsRequestEncoder.ListOffsetsTopic t = listOffsets.topics(topics);
         for (int i = 0; i < assigned.size(); )
         {

@@ -83,6 +83,8 @@ final class NodeFetcher
     }
 
     final int nodeId;
+    /** The longest Fetch answer copied in so far (bytes). */
+    int largestAnswer;
     boolean fetchInFlight;
     boolean listOffsetsInFlight;
     /** What the Fetch in flight asked for. */
@@ -119,12 +121,18 @@ final class NodeFetcher
         fetchInFlight = false;
     }
 
-    /** {@code poll} takes the answer arrived (the one draining is done); the next Fetch may go. */
+    /**
+     * {@code poll} takes the answer arrived (the one draining is done); the next Fetch may go. The buffer freed, which
+     * takes the next answer, grows now to {@link #largestAnswer} if smaller: the two buffers take answers in turn, so without
+     * this one of them could meet the largest answer size for the first time long after the other did (a growth,
+     * which allocates a direct buffer and new views of it, in steady state). It is free here: nothing reads it.
+     */
     void startDraining()
     {
         final Answer a = draining;
         draining = arrived;
         arrived = a;
+        arrived.bytes.checkLimit(largestAnswer); // grows only below it: both converge on one size (no ping-pong)
     }
 
     void doneDraining()

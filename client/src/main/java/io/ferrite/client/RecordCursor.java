@@ -13,11 +13,20 @@ import io.ferrite.wire.message.FetchResponseDecoder;
  * reused off-heap buffer through wire's codecs (the reader and flyweight of the answer's buffer, {@link NodeFetcher.Answer}). A partition's records are handed out only while its position is the
  * offset the Fetch asked for and no seek came since; records below the position inside a batch, whole batches below
  * it and control batches are skipped, and the position moves past each batch (so the next answer, asked from there,
- * follows on). Transactional batches are all handed out (read_uncommitted: aborted records too).
+ * follows on). read_uncommitted hands out every transactional batch (aborted records too); read_committed leaves out
+ * those of aborted transactions by the answer's list ({@link AbortedTransactions}). The broker answers read_committed
+ * with batches below the last stable offset only, so the position never passes it.
  */
 final class RecordCursor
 {
+    /** kafka-clients' {@code ControlRecordType}: the key's second int16; ABORT is 0, COMMIT 1. */
+    private static final short ABORT_MARKER = 0;
+    /** A control record's key: version (int16), type (int16). */
+    private static final int CONTROL_KEY_LENGTH = 4;
+
     private final FetchResponseDecoder response = new FetchResponseDecoder();
+    /** Null under read_uncommitted. */
+    private final AbortedTransactions aborted;
 
     private NodeFetcher fetcher;
     /** The draining answer's own flyweight ({@link NodeFetcher.Answer}). */
@@ -31,6 +40,11 @@ final class RecordCursor
     private int end;
     private long batchNextOffset;
     private boolean inBatch;
+
+    RecordCursor(final boolean readCommitted)
+    {
+        this.aborted = readCommitted ? new AbortedTransactions() : null;
+    }
 
     boolean active()
     {
@@ -138,6 +152,10 @@ final class RecordCursor
                     generation = p.generation;
                     at = partitions.recordsOffset();
                     end = at + Math.max(partitions.recordsLength(), 0);
+                    if (aborted != null)
+                    {
+                        aborted.load(partitions);
+                    }
                 }
                 return;
             }
@@ -161,6 +179,24 @@ final class RecordCursor
         }
         at += size;
         final long next = batch.lastOffset() + 1;
+        if (aborted != null && batch.producerId() >= 0)
+        {
+            final boolean abortMarker;
+            try
+            {
+                abortMarker = batch.isControl() && isAbortMarker();
+            }
+            catch (final CorruptRecordException e)
+            {
+                failPartition();
+                return false;
+            }
+            if (aborted.skip(batch, abortMarker))
+            {
+                current.position = Math.max(current.position, next); // an aborted transaction's batch, or its marker
+                return true;
+            }
+        }
         if (next <= current.position)
         {
             return true;
@@ -182,6 +218,19 @@ final class RecordCursor
         batchNextOffset = next;
         inBatch = true;
         return true;
+    }
+
+    /** Whether the control batch's record is an ABORT marker (a control batch holds one record). */
+    private boolean isAbortMarker()
+    {
+        reader.reset(batch);
+        if (!reader.hasNext())
+        {
+            return false;
+        }
+        final Record r = reader.next();
+        return r.keyLength() >= CONTROL_KEY_LENGTH &&
+            r.buffer().getShort(r.keyOffset() + 2, java.nio.ByteOrder.BIG_ENDIAN) == ABORT_MARKER;
     }
 
     /**

@@ -351,7 +351,7 @@ interface ConsumerInteropContract
     }
 
     /** Runs the duty cycle and polls until {@code count} records are read (60 s at most), copying each. */
-    private static List<Read> read(final Consumer consumer, final int count)
+    static List<Read> read(final Consumer consumer, final int count)
     {
         final List<Read> read = new ArrayList<>();
         final long deadline = System.nanoTime() + DEADLINE_NS;
@@ -364,7 +364,8 @@ interface ConsumerInteropContract
         return read;
     }
 
-    private static void awaitPosition(final Consumer consumer, final String topic, final long position)
+    /** Runs the duty cycle until the partition 0's position is {@code position}, no record handed out meanwhile. */
+    static void awaitPosition(final Consumer consumer, final String topic, final long position)
     {
         final long deadline = System.nanoTime() + DEADLINE_NS;
         while (consumer.position(topic, 0) != position)

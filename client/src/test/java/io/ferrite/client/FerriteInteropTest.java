@@ -7,7 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 
 /** {@link ProducerInteropContract} and {@link ConsumerInteropContract} against Ferrite, started in-process. */
-class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract
+class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract
 {
     @TempDir
     static Path dir;

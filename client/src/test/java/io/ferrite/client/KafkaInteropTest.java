@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * spawned by {@link KafkaInteropNode} when the test plan starts (its configs are there). The broker's directory and
  * log stay on a failure.
  */
-class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract
+class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract
 {
     static BrokerNode kafka;
 

@@ -1,0 +1,391 @@
+package io.ferrite.client;
+
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.FindCoordinatorRequestEncoder;
+import io.ferrite.wire.message.FindCoordinatorResponseDecoder;
+import io.ferrite.wire.message.OffsetCommitRequestEncoder;
+import io.ferrite.wire.message.OffsetCommitResponseDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+
+/**
+ * The consumer's committed offsets in its {@code group.id}, as a kafka-clients consumer with {@code assign()} keeps
+ * them (its {@code ConsumerCoordinator} without a membership): the group's coordinator found with FindCoordinator (key
+ * type GROUP) on any ready broker, then a connection of its own to the coordinator — a broker answers a connection's
+ * requests in order, so a commit sent behind a long-poll Fetch would wait up to {@code fetch.max.wait.ms} (500 ms);
+ * kafka-clients keeps a separate coordinator connection for the same reason. The first position of an assigned
+ * partition is read with OffsetFetch ({@link CommittedOffsets}); offsets are written with OffsetCommit in the "simple
+ * consumer" form (generation -1, empty member id), one commit outstanding at a time. Coordinator errors as
+ * kafka-clients: COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, REQUEST_TIMED_OUT or a lost connection forget the
+ * coordinator (found again); COORDINATOR_LOAD_IN_PROGRESS is retried; the rest go to the caller. Single-threaded (the
+ * consumer's thread); a commit allocates nothing.
+ */
+final class GroupOffsets
+{
+    /** 4 and up take a list of keys; 5 and 6 add nothing a group lookup uses. */
+    private static final short MAX_FIND_COORDINATOR_VERSION = 4;
+    /** Version 10 names topics by id only. */
+    private static final short MAX_OFFSET_COMMIT_VERSION = 9;
+    private static final byte GROUP_KEY_TYPE = 0;
+    /** kafka-clients' {@code OffsetCommitRequest.DEFAULT_GENERATION_ID}: the committer is no member of the group. */
+    private static final int NO_GENERATION = -1;
+
+    final String groupId;
+    final UnsafeBuffer groupIdBytes;
+    final CommittedOffsets committed;
+    private final ConsumerConfig config;
+    private final ClusterMetadata metadata;
+    private final ResponseListener listener;
+    private final FindCoordinatorRequestEncoder findRequest = new FindCoordinatorRequestEncoder();
+    private final FindCoordinatorResponseDecoder findResponse = new FindCoordinatorResponseDecoder();
+    private final OffsetCommitRequestEncoder commitRequest = new OffsetCommitRequestEncoder();
+    private final OffsetCommitResponseDecoder commitResponse = new OffsetCommitResponseDecoder();
+
+    /** The coordinator's connection, null while it is not known. */
+    private NodeConnection coordinator;
+    /** A request to it failed or it answered that it is not the coordinator: dropped at the next duty cycle. */
+    private boolean coordinatorLost;
+    private boolean findInFlight;
+    private long findNotBeforeNs;
+    /** A group-level error that is not retriable (GROUP_AUTHORIZATION_FAILED from FindCoordinator), else NONE. */
+    short groupError;
+
+    /** Non-null from {@link #commit} until its outcome is known. */
+    private OffsetCommitHandler commitHandler;
+    private long commitTag;
+    private boolean commitInFlight;
+
+    GroupOffsets(final ConsumerConfig config, final ClusterMetadata metadata, final ResponseListener listener)
+    {
+        this.config = config;
+        this.metadata = metadata;
+        this.listener = listener;
+        this.groupId = config.groupId;
+        this.groupIdBytes = new UnsafeBuffer(config.groupId.getBytes(StandardCharsets.UTF_8));
+        this.committed = new CommittedOffsets(config, this);
+    }
+
+    /** The coordinator's connection when it can take a request, else null (finding or connecting it meanwhile). */
+    NodeConnection ready()
+    {
+        return coordinator != null && !coordinatorLost && coordinator.canSend() ? coordinator : null;
+    }
+
+    /** One duty cycle: the coordinator found and connected, its answers read, the requests due sent. */
+    int doWork(final ArrayList<FetchPosition> assigned, final long nowNs)
+    {
+        int work = 0;
+        if (groupError != ClientErrors.NONE)
+        {
+            for (int i = 0; i < assigned.size(); i++)
+            {
+                final FetchPosition p = assigned.get(i);
+                if (p.state == FetchPosition.State.AWAIT_COMMITTED || p.state == FetchPosition.State.FETCHING_COMMITTED)
+                {
+                    p.fail(groupError); // no committed offset can be read: poll throws it
+                    work++;
+                }
+            }
+            return work;
+        }
+        if (coordinatorLost)
+        {
+            final NodeConnection lost = coordinator;
+            coordinator = null; // before the shutdown, which fails what is in flight through this class
+            lost.shutdown(nowNs, ClientErrors.NOT_COORDINATOR);
+            coordinatorLost = false;
+            findNotBeforeNs = nowNs + config.retryBackoffNs;
+        }
+        if (coordinator == null)
+        {
+            return work + (needed(assigned) ? find(nowNs) : 0);
+        }
+        if (coordinator.state() == NodeConnection.State.DISCONNECTED)
+        {
+            coordinator.connect(nowNs);
+        }
+        work += coordinator.poll(nowNs);
+        if (coordinator != null && coordinator.state() == NodeConnection.State.BACKOFF)
+        {
+            coordinatorLost = true; // it could not be reached: kafka-clients marks the coordinator unknown
+            return work;
+        }
+        final NodeConnection c = ready();
+        if (c != null && commitHandler != null && !commitInFlight)
+        {
+            work += sendCommit(c, assigned, nowNs);
+        }
+        return work + committed.doWork(assigned, nowNs);
+    }
+
+    private boolean needed(final ArrayList<FetchPosition> assigned)
+    {
+        if (groupError != ClientErrors.NONE)
+        {
+            return false;
+        }
+        if (commitHandler != null || committed.queryPending())
+        {
+            return true;
+        }
+        for (int i = 0; i < assigned.size(); i++)
+        {
+            if (assigned.get(i).state == FetchPosition.State.AWAIT_COMMITTED)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private int find(final long nowNs)
+    {
+        if (findInFlight || nowNs - findNotBeforeNs < 0)
+        {
+            return 0;
+        }
+        final ArrayList<NodeConnection> connections = metadata.connections;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            final NodeConnection c = connections.get(i);
+            final short version = c.canSend() ? c.version(ApiKeys.FIND_COORDINATOR, MAX_FIND_COORDINATOR_VERSION) : -1;
+            if (version >= 0)
+            {
+                final int body = c.begin(ApiKeys.FIND_COORDINATOR, version);
+                findRequest.wrap(c.buffer(), body, version);
+                if (version < 4)
+                {
+                    findRequest.key(groupIdBytes, 0, groupIdBytes.capacity()).keyType(GROUP_KEY_TYPE);
+                }
+                else
+                {
+                    findRequest.keyType(GROUP_KEY_TYPE).coordinatorKeys(1).addString(groupIdBytes, 0, groupIdBytes.capacity());
+                }
+                c.commit(ApiKeys.FIND_COORDINATOR, version, body + findRequest.finish(), this, true, nowNs);
+                findInFlight = true;
+                return 1;
+            }
+        }
+        metadata.requestUpdate(); // no broker ready: the metadata's duty cycle connects one
+        return 0;
+    }
+
+    void onFindCoordinator(final short version, final DirectBuffer buffer, final int offset, final int limit,
+        final long nowNs)
+    {
+        findInFlight = false;
+        findResponse.wrap(buffer, offset, limit, version);
+        final short error;
+        final int nodeId;
+        final String host;
+        final int port;
+        if (version < 4)
+        {
+            error = findResponse.errorCode();
+            nodeId = findResponse.nodeId();
+            host = findResponse.host();
+            port = findResponse.port();
+        }
+        else
+        {
+            final FindCoordinatorResponseDecoder.Coordinator k = findResponse.coordinators();
+            if (!k.hasNext())
+            {
+                findFailed(nowNs);
+                return;
+            }
+            k.next();
+            error = k.errorCode();
+            nodeId = k.nodeId();
+            host = k.host();
+            port = k.port();
+        }
+        if (error == ClientErrors.NONE)
+        {
+            if (coordinator == null || coordinator.nodeId != nodeId || !coordinator.sameAddress(host, port))
+            {
+                if (coordinator != null)
+                {
+                    coordinator.shutdown(nowNs, ClientErrors.NOT_COORDINATOR);
+                }
+                coordinator = new NodeConnection(nodeId, host, port, listener, config.transport());
+                coordinator.connect(nowNs);
+            }
+        }
+        else if (ClientErrors.retriable(error))
+        {
+            findFailed(nowNs); // COORDINATOR_NOT_AVAILABLE while the offsets topic is made, say: asked again
+        }
+        else
+        {
+            groupError = error; // GROUP_AUTHORIZATION_FAILED: kafka-clients throws it to the caller
+            committed.failAll(error);
+            completeCommit(error);
+        }
+    }
+
+    void findFailed(final long nowNs)
+    {
+        findInFlight = false;
+        findNotBeforeNs = nowNs + config.retryBackoffNs;
+    }
+
+    /** An answer from the coordinator says it is not (or not yet) the coordinator: found again. */
+    void coordinatorUnknown()
+    {
+        coordinatorLost = coordinator != null;
+    }
+
+    boolean commitOutstanding()
+    {
+        return commitHandler != null;
+    }
+
+    /**
+     * Starts a commit of each partition's {@link FetchPosition#committing} offset (those at -1 take no part): sent
+     * when the coordinator is ready. False if one is outstanding.
+     */
+    boolean commit(final OffsetCommitHandler handler, final long tag)
+    {
+        if (commitHandler != null)
+        {
+            return false;
+        }
+        commitHandler = handler;
+        commitTag = tag;
+        if (groupError != ClientErrors.NONE)
+        {
+            completeCommit(groupError);
+        }
+        return true;
+    }
+
+    /**
+     * The outstanding commit no longer matters to its caller (commitSync timed out): not sent yet, it is dropped; in
+     * flight, its answer tells no one (and a next commit waits for it, so two commits are never in flight).
+     */
+    void forgetCommitCaller(final OffsetCommitHandler handler)
+    {
+        if (commitHandler == handler)
+        {
+            commitHandler = commitInFlight ? IGNORED : null;
+        }
+    }
+
+    private static final OffsetCommitHandler IGNORED = (tag, error) -> { };
+
+    private int sendCommit(final NodeConnection c, final ArrayList<FetchPosition> assigned, final long nowNs)
+    {
+        final short version = c.version(ApiKeys.OFFSET_COMMIT, MAX_OFFSET_COMMIT_VERSION);
+        if (version < 0)
+        {
+            completeCommit(ClientErrors.UNSUPPORTED_VERSION);
+            return 1;
+        }
+        int topics = 0;
+        TopicState last = null;
+        for (int i = 0; i < assigned.size(); i++)
+        {
+            final FetchPosition p = assigned.get(i);
+            if (p.committing >= 0 && p.topic != last)
+            {
+                topics++;
+                last = p.topic;
+            }
+        }
+        final int body = c.begin(ApiKeys.OFFSET_COMMIT, version);
+        commitRequest.wrap(c.buffer(), body, version).groupId(groupIdBytes, 0, groupIdBytes.capacity())
+            .generationIdOrMemberEpoch(NO_GENERATION).memberId("");
+        final OffsetCommitRequestEncoder.OffsetCommitRequestTopic t = commitRequest.topics(topics);
+        for (int i = 0; i < assigned.size(); )
+        {
+            final TopicState topic = assigned.get(i).topic;
+            int end = i;
+            int count = 0;
+            while (end < assigned.size() && assigned.get(end).topic == topic)
+            {
+                count += assigned.get(end++).committing >= 0 ? 1 : 0;
+            }
+            if (count > 0)
+            {
+                final OffsetCommitRequestEncoder.OffsetCommitRequestPartition p =
+                    t.next().name(topic.nameBytes, 0, topic.nameBytes.capacity()).partitions(count);
+                for (int j = i; j < end; j++)
+                {
+                    final FetchPosition fp = assigned.get(j);
+                    if (fp.committing >= 0)
+                    {
+                        // the leader epoch is not tracked (kafka-clients sends the last record's): -1, no fencing check
+                        p.next().partitionIndex(fp.partition).committedOffset(fp.committing).committedLeaderEpoch(-1)
+                            .committedMetadata("");
+                    }
+                }
+            }
+            i = end;
+        }
+        c.commit(ApiKeys.OFFSET_COMMIT, version, body + commitRequest.finish(), this, true, nowNs);
+        commitInFlight = true;
+        return 1;
+    }
+
+    /** kafka-clients' {@code OffsetCommitResponseHandler}: the first partition error fails the whole commit. */
+    void onCommit(final short version, final DirectBuffer buffer, final int offset, final int limit)
+    {
+        commitInFlight = false;
+        commitResponse.wrap(buffer, offset, limit, version);
+        short first = ClientErrors.NONE;
+        for (var t = commitResponse.topics(); t.hasNext(); )
+        {
+            t.next();
+            for (var p = t.partitions(); p.hasNext(); )
+            {
+                p.next();
+                if (first == ClientErrors.NONE)
+                {
+                    first = p.errorCode();
+                }
+            }
+        }
+        if (first == ClientErrors.COORDINATOR_NOT_AVAILABLE || first == ClientErrors.NOT_COORDINATOR ||
+            first == ClientErrors.REQUEST_TIMED_OUT)
+        {
+            coordinatorUnknown();
+        }
+        completeCommit(first);
+    }
+
+    /** The commit's request got no answer (the connection closed or timed out): the coordinator is looked up again. */
+    void commitFailed(final short errorCode)
+    {
+        commitInFlight = false;
+        coordinatorUnknown();
+        completeCommit(errorCode);
+    }
+
+    private void completeCommit(final short error)
+    {
+        final OffsetCommitHandler h = commitHandler;
+        if (h != null && !commitInFlight)
+        {
+            commitHandler = null;
+            h.onComplete(commitTag, error);
+        }
+    }
+
+    /** The consumer closes: an outstanding commit completes with CLIENT_CLOSED. */
+    void close(final long nowNs)
+    {
+        final NodeConnection c = coordinator;
+        coordinator = null;
+        if (c != null)
+        {
+            c.shutdown(nowNs, ClientErrors.CLIENT_CLOSED);
+        }
+        commitInFlight = false;
+        completeCommit(ClientErrors.CLIENT_CLOSED);
+        committed.failAll(ClientErrors.CLIENT_CLOSED);
+    }
+}
