@@ -139,6 +139,10 @@ public final class FetchHandler implements RequestHandler
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
             origin.start(decoder, version);
+            if (origin.follower())
+            {
+                connection.fetchFromFollower(); // Kafka's FetchFollower in RequestsPerSec and the request times
+            }
             committed = !origin.follower() && version >= 4 && decoder.isolationLevel() == READ_COMMITTED;
             // the pass notes each partition it counts with the high watermark it counted up to: what
             // moves after that is seen by poll, and a partition it did not count is not waited on
