@@ -2,6 +2,7 @@ package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.metrics.NetworkCounters;
+import io.ferrite.broker.metrics.RequestKinds;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
@@ -450,7 +451,7 @@ public final class FetchHandler implements RequestHandler
                         rp.preferredReadReplica(-1);
                         if (error != Errors.NONE)
                         {
-                            counters.error(ApiKeys.FETCH, error);
+                            counters.error(RequestKinds.of(ApiKeys.FETCH, origin.follower()), error);
                         }
                         else if (length > 0 && origin.follower())
                         {

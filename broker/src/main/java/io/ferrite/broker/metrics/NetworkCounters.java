@@ -80,7 +80,8 @@ public final class NetworkCounters
             {
                 final int code = i < CounterTypes.COUNTED_CODES.length ? CounterTypes.COUNTED_CODES[i] : CounterTypes.OTHER_CODE;
                 requestErrors[k][i] = counters.allocate(CounterTypes.REQUEST_ERRORS, thread, CounterTypes.requestError(kind, code),
-                    RequestKinds.name(kind) + " error " + CounterReadings.errorName(code) + net);
+                    RequestKinds.name(kind) + (code == CounterTypes.OTHER_CODE ? " error other codes" :
+                        " error " + CounterReadings.errorName(code) + " (" + code + ")") + net);
             }
         }
         recordsIn = counters.allocate(CounterTypes.RECORDS_IN, thread, 0, "records in" + net);
