@@ -23,7 +23,8 @@ public final class CounterReadings
     /**
      * One counter's figure: its type id, its network thread ({@link #ALL_THREADS} once summed), its API key or error
      * code ({@link CounterTypes#REQUESTS}, {@link CounterTypes#API_ERRORS}, {@link CounterTypes#ERROR_CODES}; both
-     * for {@link CounterTypes#REQUEST_ERRORS}, see {@link CounterTypes#requestError}; 0 for the others) and its topic (the per-topic types; null for the others).
+     * for {@link CounterTypes#REQUEST_ERRORS}, see {@link CounterTypes#requestError}; 0 for the others) and its topic
+     * (the per-topic types; null for the others).
      */
     public record Figure(int typeId, int thread, int code, String topic)
     {

@@ -12,7 +12,10 @@ import io.ferrite.wire.message.ApiKeys;
  */
 public final class CounterTypes
 {
-    /** Requests of a kind (key: thread, {@link RequestKinds} kind: the API key, Fetch for consumers' fetches, {@link RequestKinds#FETCH_FOLLOWER} for followers'). */
+    /**
+     * Requests of a kind (key: thread, {@link RequestKinds} kind: the API key, Fetch's for consumers' fetches,
+     * {@link RequestKinds#FETCH_FOLLOWER} for followers').
+     */
     public static final int REQUESTS = 1001;
     /** Errors answered by an API, one per partition (Produce, Fetch) or topic (Metadata) answered with one (key: thread, API key). */
     public static final int API_ERRORS = 1002;

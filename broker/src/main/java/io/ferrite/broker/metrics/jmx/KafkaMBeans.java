@@ -38,7 +38,9 @@ import java.util.function.Supplier;
  * The broker's figures as MBeans of the platform MBean server under Kafka 4.4's names, so that Kafka's tools
  * ({@code JmxTool}), jconsole, and the dashboards and alerts written for Kafka read them unchanged: registered when the
  * broker starts, unregistered when it closes. Meters ({@link Meter}) read the mapped counters ({@link BrokerCounters})
- * at each query; gauges read the topics and the logs' offsets then. Nothing is added to the request paths.
+ * at each query; histograms ({@link Histogram}: Kafka's {@code RequestMetrics} request times) the network threads'
+ * recorders ({@link RequestLatencies}); gauges read the topics and the logs' offsets then. Nothing is added to the
+ * request paths (the recording of the request times is the network threads' own, {@link RequestTimes}).
  *
  * <p>One thread ({@code ferrite-jmx}, a daemon) ticks the meters' rates every {@link Meter#TICK_SECONDS} seconds and
  * every second follows the topics ({@link #followTopics}): the MBeans of topics created since, not those of deleted
