@@ -2,6 +2,7 @@ package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.metrics.NetworkCounters;
+import io.ferrite.broker.metrics.RequestKinds;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
@@ -139,6 +140,10 @@ public final class FetchHandler implements RequestHandler
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
             origin.start(decoder, version);
+            if (origin.follower())
+            {
+                connection.fetchFromFollower(); // Kafka's FetchFollower in RequestsPerSec and the request times
+            }
             committed = !origin.follower() && version >= 4 && decoder.isolationLevel() == READ_COMMITTED;
             // the pass notes each partition it counts with the high watermark it counted up to: what
             // moves after that is seen by poll, and a partition it did not count is not waited on
@@ -446,7 +451,7 @@ public final class FetchHandler implements RequestHandler
                         rp.preferredReadReplica(-1);
                         if (error != Errors.NONE)
                         {
-                            counters.error(ApiKeys.FETCH, error);
+                            counters.error(RequestKinds.of(ApiKeys.FETCH, origin.follower()), error);
                         }
                         else if (length > 0 && origin.follower())
                         {

@@ -37,6 +37,7 @@ public final class BrokerCounters
     private final AtomicBuffer values;
     private final CountersManager manager;
     private final NetworkCounters[] network;
+    private final RequestLatencies latencies;
     private final Map<String, TopicCounters> topics = new HashMap<>();
     private final TopicCounters others;
     private boolean full;
@@ -53,6 +54,12 @@ public final class BrokerCounters
         {
             network[i] = new NetworkCounters(this, i);
         }
+        final RequestTimes[] times = new RequestTimes[networkThreads];
+        for (int i = 0; i < networkThreads; i++)
+        {
+            times[i] = network[i].times();
+        }
+        this.latencies = new RequestLatencies(times);
         this.others = newTopic("(others)");
     }
 
@@ -94,6 +101,12 @@ public final class BrokerCounters
     public NetworkCounters network(final int thread)
     {
         return network[thread];
+    }
+
+    /** The network threads' request times, read as Kafka's {@code RequestMetrics} histograms (in the heap, not the file). */
+    public RequestLatencies latencies()
+    {
+        return latencies;
     }
 
     /** A reader of the counters (in this process). */

@@ -22,8 +22,9 @@ public final class CounterReadings
 
     /**
      * One counter's figure: its type id, its network thread ({@link #ALL_THREADS} once summed), its API key or error
-     * code ({@link CounterTypes#REQUESTS}, {@link CounterTypes#API_ERRORS}, {@link CounterTypes#ERROR_CODES}; 0 for the
-     * others) and its topic (the per-topic types; null for the others).
+     * code ({@link CounterTypes#REQUESTS}, {@link CounterTypes#API_ERRORS}, {@link CounterTypes#ERROR_CODES}; both
+     * for {@link CounterTypes#REQUEST_ERRORS}, see {@link CounterTypes#requestError}; 0 for the others) and its topic
+     * (the per-topic types; null for the others).
      */
     public record Figure(int typeId, int thread, int code, String topic)
     {
@@ -116,7 +117,7 @@ public final class CounterReadings
             return new Figure(typeId, thread, 0, topic(key, label));
         }
         final boolean coded = typeId == CounterTypes.REQUESTS || typeId == CounterTypes.API_ERRORS ||
-            typeId == CounterTypes.ERROR_CODES;
+            typeId == CounterTypes.ERROR_CODES || typeId == CounterTypes.REQUEST_ERRORS;
         return new Figure(typeId, thread, coded ? key.getInt(4) : 0, null);
     }
 

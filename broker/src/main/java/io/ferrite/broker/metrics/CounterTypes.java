@@ -1,6 +1,7 @@
 package io.ferrite.broker.metrics;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.wire.message.ApiKeys;
 
 /**
  * The type ids of Ferrite's counters (Agrona's {@code typeId} in each counter's metadata) and the error codes counted
@@ -11,12 +12,20 @@ import io.ferrite.broker.Errors;
  */
 public final class CounterTypes
 {
-    /** Requests of an API (key: thread, API key). */
+    /**
+     * Requests of a kind (key: thread, {@link RequestKinds} kind: the API key, Fetch's for consumers' fetches,
+     * {@link RequestKinds#FETCH_FOLLOWER} for followers').
+     */
     public static final int REQUESTS = 1001;
     /** Errors answered by an API, one per partition (Produce, Fetch) or topic (Metadata) answered with one (key: thread, API key). */
     public static final int API_ERRORS = 1002;
     /** Errors answered of one code over the APIs above (key: thread, error code; -1 for the codes not counted one by one). */
     public static final int ERROR_CODES = 1003;
+    /**
+     * Errors answered of one code by one kind of request (Kafka's {@code ErrorsPerSec,request=,error=}; key: thread, then
+     * {@link #requestError} of the {@link RequestKinds} kind and the code; the kinds of {@link #ERROR_KINDS} only).
+     */
+    public static final int REQUEST_ERRORS = 1004;
     /** Records appended by produce requests (key: thread). */
     public static final int RECORDS_IN = 1010;
     /** Bytes of record batches appended by produce requests (key: thread). */
@@ -41,6 +50,33 @@ public final class CounterTypes
 
     /** The key's value for a code not counted one by one. */
     public static final int OTHER_CODE = -1;
+
+    /** The kinds of request whose errors are counted ({@link RequestKinds}: Produce, FetchConsumer, FetchFollower, Metadata). */
+    static final int[] ERROR_KINDS = {ApiKeys.PRODUCE.id, ApiKeys.FETCH.id, RequestKinds.FETCH_FOLLOWER, ApiKeys.METADATA.id};
+
+    /** {@link #ERROR_KINDS} (a copy). */
+    public static int[] errorKinds()
+    {
+        return ERROR_KINDS.clone();
+    }
+
+    /** A {@link #REQUEST_ERRORS} counter's key value: the kind in the high 16 bits, the code in the low 16. */
+    public static int requestError(final int kind, final int code)
+    {
+        return kind << 16 | (code & 0xFFFF);
+    }
+
+    /** The kind of a {@link #REQUEST_ERRORS} key value. */
+    public static int errorKind(final int key)
+    {
+        return key >>> 16;
+    }
+
+    /** The error code of a {@link #REQUEST_ERRORS} key value ({@link #OTHER_CODE} for the others). */
+    public static int errorCode(final int key)
+    {
+        return (short)key;
+    }
 
     /**
      * The error codes counted one by one: what a client of produce, fetch or metadata meets when a topic is missing or

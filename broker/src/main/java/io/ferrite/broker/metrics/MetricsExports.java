@@ -36,7 +36,8 @@ public final class MetricsExports implements AutoCloseable
         try
         {
             return new MetricsExports(mbeans,
-                prometheusAddress == null ? null : PrometheusEndpoint.start(prometheusAddress, counters.reader()));
+                prometheusAddress == null ? null : PrometheusEndpoint.start(prometheusAddress, counters.reader(),
+                    counters.latencies()));
         }
         catch (final IOException | RuntimeException | Error ex)
         {

@@ -3,8 +3,11 @@ package io.ferrite.broker.metrics;
 import io.ferrite.wire.message.ApiKeys;
 import org.agrona.concurrent.status.AtomicCounter;
 
+import java.util.Arrays;
+
 /**
- * One network thread's counters: requests per API, errors per API and per code, records and bytes in and bytes out
+ * One network thread's counters: requests per API (Fetch as {@link RequestKinds}' two), errors per API, per code and per
+ * kind of request and code, the request times ({@link RequestTimes}, in the heap), records and bytes in and bytes out
  * (over the broker and, through {@link TopicCounters}, per topic), bytes out to followers, connections, duty cycles. Written by that network thread
  * only, with ordered stores ({@code incrementOrdered}, {@code getAndAddOrdered}: a plain read and a release store, no
  * atomic instruction, no lock), nothing allocated; read from anywhere, another process included, through the counters
@@ -13,7 +16,8 @@ import org.agrona.concurrent.status.AtomicCounter;
 public final class NetworkCounters
 {
     /** Counters a network thread allocates at the start (what the constructor below allocates). */
-    static final int COUNT = ApiKeys.values().length + 3 + CounterTypes.COUNTED_CODES.length + 1 + 8;
+    static final int COUNT = ApiKeys.values().length + 1 + 3 + (1 + CounterTypes.ERROR_KINDS.length) *
+        (CounterTypes.COUNTED_CODES.length + 1) + 8;
 
     private final int thread;
     private final AtomicCounter[] requests;
@@ -21,6 +25,11 @@ public final class NetworkCounters
     /** By error code (0 to 127); the codes not counted one by one share {@link #otherErrors}. */
     private final AtomicCounter[] codeErrors = new AtomicCounter[128];
     private final AtomicCounter otherErrors;
+    /** By kind of request ({@link CounterTypes#ERROR_KINDS}' order) and code (its index in COUNTED_CODES; last: others). */
+    private final AtomicCounter[][] requestErrors = new AtomicCounter[CounterTypes.ERROR_KINDS.length][];
+    /** A kind's index in {@link #requestErrors}, -1 for kinds not counted; a code's index, -1 for the others. */
+    private final int[] kindIndex = new int[RequestKinds.COUNT];
+    private final int[] codeIndex = new int[128];
     private final AtomicCounter recordsIn;
     private final AtomicCounter bytesIn;
     private final AtomicCounter bytesOut;
@@ -29,22 +38,22 @@ public final class NetworkCounters
     private final AtomicCounter closed;
     private final AtomicCounter open;
     private final AtomicCounter dutyCycles;
+    private final RequestTimes times;
 
     NetworkCounters(final BrokerCounters counters, final int thread)
     {
         this.thread = thread;
         final String net = " net=" + thread;
-        int maxId = 0;
-        for (final ApiKeys api : ApiKeys.values())
-        {
-            maxId = Math.max(maxId, api.id);
-        }
-        requests = new AtomicCounter[maxId + 1];
-        apiErrors = new AtomicCounter[maxId + 1];
+        requests = new AtomicCounter[RequestKinds.COUNT];
+        apiErrors = new AtomicCounter[RequestKinds.COUNT];
         for (final ApiKeys api : ApiKeys.values())
         {
             requests[api.id] = counters.allocate(CounterTypes.REQUESTS, thread, api.id, api.title + " requests" + net);
         }
+        // Fetch's counter above counts consumers' fetches (Kafka's FetchConsumer), this one followers'
+        requests[RequestKinds.FETCH_FOLLOWER] = counters.allocate(CounterTypes.REQUESTS, thread, RequestKinds.FETCH_FOLLOWER,
+            "FetchFollower requests" + net);
+        times = new RequestTimes(requests);
         for (final ApiKeys api : new ApiKeys[] {ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.METADATA})
         {
             apiErrors[api.id] = counters.allocate(CounterTypes.API_ERRORS, thread, api.id, api.title + " errors" + net);
@@ -56,6 +65,25 @@ public final class NetworkCounters
                 "error " + CounterTypes.COUNTED_NAMES[i] + " (" + code + ")" + net);
         }
         otherErrors = counters.allocate(CounterTypes.ERROR_CODES, thread, CounterTypes.OTHER_CODE, "error other codes" + net);
+        Arrays.fill(kindIndex, -1);
+        Arrays.fill(codeIndex, -1);
+        for (int i = 0; i < CounterTypes.COUNTED_CODES.length; i++)
+        {
+            codeIndex[CounterTypes.COUNTED_CODES[i]] = i;
+        }
+        for (int k = 0; k < CounterTypes.ERROR_KINDS.length; k++)
+        {
+            final int kind = CounterTypes.ERROR_KINDS[k];
+            kindIndex[kind] = k;
+            requestErrors[k] = new AtomicCounter[CounterTypes.COUNTED_CODES.length + 1];
+            for (int i = 0; i <= CounterTypes.COUNTED_CODES.length; i++)
+            {
+                final int code = i < CounterTypes.COUNTED_CODES.length ? CounterTypes.COUNTED_CODES[i] : CounterTypes.OTHER_CODE;
+                requestErrors[k][i] = counters.allocate(CounterTypes.REQUEST_ERRORS, thread, CounterTypes.requestError(kind, code),
+                    RequestKinds.name(kind) + (code == CounterTypes.OTHER_CODE ? " error other codes" :
+                        " error " + CounterReadings.errorName(code) + " (" + code + ")") + net);
+            }
+        }
         recordsIn = counters.allocate(CounterTypes.RECORDS_IN, thread, 0, "records in" + net);
         bytesIn = counters.allocate(CounterTypes.BYTES_IN, thread, 0, "bytes in" + net);
         bytesOut = counters.allocate(CounterTypes.BYTES_OUT, thread, 0, "bytes out" + net);
@@ -81,26 +109,53 @@ public final class NetworkCounters
         return thread;
     }
 
-    /** A request of {@code api} (read, about to be handled). */
+    /** A request of {@code api} (read, about to be handled): any but a Fetch, counted by {@link #request(int)}. */
     public void request(final ApiKeys api)
     {
         requests[api.id].incrementOrdered();
     }
 
+    /** A request of {@code kind} ({@link RequestKinds}: a Fetch, once its handler read whose it is). */
+    public void request(final int kind)
+    {
+        requests[kind].incrementOrdered();
+    }
+
+    /** This thread's request times (its network thread records them, {@link RequestLatencies} reads them). */
+    public RequestTimes times()
+    {
+        return times;
+    }
+
     /** A partition (or topic) of a request of {@code api} answered {@code code}; NONE is not counted. */
     public void error(final ApiKeys api, final short code)
+    {
+        error(api.id, code);
+    }
+
+    /**
+     * A partition (or topic) of a request of {@code kind} ({@link RequestKinds}: a follower's fetch apart) answered
+     * {@code code}; NONE is not counted. Counted per API, per code, and per kind and code (Kafka's ErrorsPerSec).
+     */
+    public void error(final int kind, final short code)
     {
         if (code == 0)
         {
             return;
         }
-        final AtomicCounter perApi = apiErrors[api.id];
+        final AtomicCounter perApi = apiErrors[kind == RequestKinds.FETCH_FOLLOWER ? ApiKeys.FETCH.id : kind];
         if (perApi != null)
         {
             perApi.incrementOrdered();
         }
         final AtomicCounter perCode = code > 0 && code < codeErrors.length ? codeErrors[code] : null;
         (perCode != null ? perCode : otherErrors).incrementOrdered();
+        final int k = kindIndex[kind];
+        if (k >= 0)
+        {
+            final int c = code > 0 && code < codeIndex.length ? codeIndex[code] : -1;
+            requestErrors[k][c >= 0 ? c : CounterTypes.COUNTED_CODES.length].incrementOrdered();
+        }
     }
 
     /** A produced batch of {@code records} records, {@code bytes} long, appended to a partition of {@code topic}. */

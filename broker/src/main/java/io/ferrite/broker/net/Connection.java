@@ -89,6 +89,17 @@ public final class Connection
     int clientIdOffset;
     int clientIdLength = -1;
 
+    // the request being answered, timed for RequestTimes: System.nanoTime stamps, its kind (-1: none timed)
+    /** The last read that brought bytes: when the frames in the input were received, at the latest. */
+    long readNs;
+    long receivedNs;
+    long startNs;
+    long localNs;
+    long readyNs;
+    int timedKind = -1;
+    /** Set by the Fetch handler: the request is a follower's fetch (Kafka's FetchFollower). */
+    boolean followerFetch;
+
     // a request whose response comes later
     PendingResponse pending;
     int pendingFrameSize;
@@ -127,6 +138,12 @@ public final class Connection
         handlerState[apiKey] = state;
     }
 
+    /** The request being handled is a fetch from a replica (Kafka counts and times it as {@code FetchFollower}). */
+    public void fetchFromFollower()
+    {
+        followerFetch = true;
+    }
+
     /** The handler answers later: {@code response} is polled until it writes the response. */
     public void defer(final PendingResponse response)
     {
@@ -154,6 +171,7 @@ public final class Connection
         if (n > 0)
         {
             inEnd += n;
+            readNs = System.nanoTime();
         }
         readFilled = n == room;
         return n;

@@ -1,6 +1,8 @@
 package io.ferrite.broker.net;
 
 import io.ferrite.broker.metrics.NetworkCounters;
+import io.ferrite.broker.metrics.RequestKinds;
+import io.ferrite.broker.metrics.RequestTimes;
 import io.ferrite.wire.ProtocolException;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.RequestHeaderDecoder;
@@ -32,6 +34,7 @@ final class RequestDispatcher
     private final DeferredResponses deferred;
     private final ErrorHandler errors;
     private final NetworkCounters counters;
+    private final RequestTimes times;
     private final RequestHeaderDecoder header = new RequestHeaderDecoder();
     private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
 
@@ -39,6 +42,7 @@ final class RequestDispatcher
         final DeferredResponses deferred, final ErrorHandler errors, final NetworkCounters counters)
     {
         this.counters = counters;
+        this.times = counters.times();
         this.handler = handler;
         this.maxRequestBytes = maxRequestBytes;
         this.connections = connections;
@@ -68,6 +72,7 @@ final class RequestDispatcher
     {
         if (connection.flush())
         {
+            sent(connection, System.nanoTime());
             connection.key.interestOps(SelectionKey.OP_READ);
             processFrames(connection); // requests that arrived while the response was written
         }
@@ -87,6 +92,7 @@ final class RequestDispatcher
             return;
         }
         connection.consumeFrame(connection.pendingFrameSize);
+        connection.readyNs = System.nanoTime();
         if (end != PendingResponse.NO_RESPONSE)
         {
             connection.endResponse(end);
@@ -96,6 +102,7 @@ final class RequestDispatcher
                 return;
             }
         }
+        sent(connection, end == PendingResponse.NO_RESPONSE ? connection.readyNs : System.nanoTime());
         connection.key.interestOps(SelectionKey.OP_READ);
         processFrames(connection);
     }
@@ -134,6 +141,7 @@ final class RequestDispatcher
             }
             if (outcome == SILENT)
             {
+                sent(connection, connection.readyNs);
                 continue;
             }
             if (!connection.flush())
@@ -141,6 +149,7 @@ final class RequestDispatcher
                 connection.key.interestOps(SelectionKey.OP_WRITE);
                 return;
             }
+            sent(connection, System.nanoTime());
         }
         connection.compact();
     }
@@ -148,6 +157,8 @@ final class RequestDispatcher
     /** Answers one request: {@link #ANSWERED}, {@link #CLOSED}, {@link #DEFERRED} or {@link #SILENT} (no response). */
     private int handleFrame(final Connection connection, final int start, final int end)
     {
+        final long startNs = System.nanoTime();
+        connection.followerFetch = false;
         try
         {
             if (end - start < 4)
@@ -162,7 +173,10 @@ final class RequestDispatcher
                 connections.close(connection, NetMessages.unknownApi(apiKey), true);
                 return CLOSED;
             }
-            counters.request(api);
+            if (api != ApiKeys.FETCH)
+            {
+                counters.request(api); // a Fetch once its handler read whose it is (Kafka's FetchConsumer, FetchFollower)
+            }
             final boolean supported = api.isVersionSupported(version);
             if (!supported && api != ApiKeys.API_VERSIONS)
             {
@@ -181,6 +195,7 @@ final class RequestDispatcher
             final int bodyStart = 4 + responseHeader.finish();
             final int responseEnd = handler.handle(api, supported ? version : (short)-1, connection.in, body, end,
                 connection.out, bodyStart, connection);
+            timed(connection, RequestKinds.of(api, connection.followerFetch), startNs, System.nanoTime());
             if (responseEnd == RequestHandler.CLOSE)
             {
                 connections.close(connection, NetMessages.refused(api, version), true);
@@ -208,6 +223,31 @@ final class RequestDispatcher
             // a defect in a handler costs only this connection, never the thread and its others
             failed(connection, ex);
             return CLOSED;
+        }
+    }
+
+    /** The handler of a request of {@code kind} ran from {@code startNs} to {@code localNs}; a Fetch is counted now. */
+    private void timed(final Connection connection, final int kind, final long startNs, final long localNs)
+    {
+        if (kind == ApiKeys.FETCH.id || kind == RequestKinds.FETCH_FOLLOWER)
+        {
+            counters.request(kind);
+        }
+        connection.timedKind = kind;
+        connection.receivedNs = connection.readNs;
+        connection.startNs = startNs;
+        connection.localNs = localNs;
+        connection.readyNs = localNs; // until a deferred answer is ready (resume)
+    }
+
+    /** The timed request's answer was written (or it has none) at {@code sentNs}: its times are recorded. */
+    private void sent(final Connection connection, final long sentNs)
+    {
+        final int kind = connection.timedKind;
+        if (kind >= 0)
+        {
+            connection.timedKind = -1;
+            times.record(kind, connection.receivedNs, connection.startNs, connection.localNs, connection.readyNs, sentNs);
         }
     }
 

@@ -204,7 +204,8 @@ class FerriteStatTest
                 assertEquals(Errors.OFFSET_OUT_OF_RANGE.code(), consumer.fetch(-1, 1000).errorCode(), "beyond the empty log's end");
             }
             assertEquals(Map.of("Produce errors", 1L, "Fetch errors", 1L, "error UNKNOWN_TOPIC_OR_PARTITION (3)", 1L,
-                "error OFFSET_OUT_OF_RANGE (1)", 1L), stat("--once", "--filter", "rror"));
+                "error OFFSET_OUT_OF_RANGE (1)", 1L, "Produce error UNKNOWN_TOPIC_OR_PARTITION (3)", 1L,
+                "FetchConsumer error OFFSET_OUT_OF_RANGE (1)", 1L), stat("--once", "--filter", "rror"));
         }
     }
 

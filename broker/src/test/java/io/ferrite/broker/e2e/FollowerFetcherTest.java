@@ -1,6 +1,9 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.metrics.RequestKinds;
+import io.ferrite.broker.metrics.RequestLatencies;
+import io.ferrite.broker.metrics.RequestTimes;
 import io.ferrite.broker.replica.FollowedPartition;
 import io.ferrite.broker.replica.IsrProposals;
 import io.ferrite.broker.topic.Partition;
@@ -253,6 +256,12 @@ class FollowerFetcherTest
         caughtUpAndIdentical(2);
         caughtUpAndIdentical(3);
         assertEquals(null, partition(2).followed().failure());
+        // the followers' fetches are Kafka's FetchFollower on the leader, timed and counted there; nobody consumed
+        final RequestLatencies leader = nodes[1].broker.counters().latencies();
+        assertTrue(leader.read(RequestKinds.FETCH_FOLLOWER, RequestTimes.Stage.TOTAL).count() > 0, "the followers' fetches timed");
+        assertEquals(0, leader.read(io.ferrite.wire.message.ApiKeys.FETCH.id, RequestTimes.Stage.TOTAL).count(), "no consumer's fetch");
+        assertEquals(0, nodes[2].broker.counters().latencies().read(RequestKinds.FETCH_FOLLOWER, RequestTimes.Stage.TOTAL)
+            .count(), "a follower serves no fetch");
     }
 
     @Test

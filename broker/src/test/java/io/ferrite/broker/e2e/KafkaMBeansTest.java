@@ -115,7 +115,7 @@ class KafkaMBeansTest
             }
             final String topicMetrics = "kafka.server:type=BrokerTopicMetrics,name=";
             final String produces = "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Produce";
-            final String unknown = "kafka.network:type=RequestMetrics,name=ErrorsPerSec,error=UNKNOWN_TOPIC_OR_PARTITION";
+            final String unknown = "kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=Metadata,error=UNKNOWN_TOPIC_OR_PARTITION";
             final String logEnd = "kafka.log:type=Log,name=LogEndOffset,topic=" + TOPIC + ",partition=0";
             final String logSize = "kafka.log:type=Log,name=Size,topic=" + TOPIC + ",partition=0";
             final List<String> names = List.of(topicMetrics + "MessagesInPerSec", topicMetrics + "MessagesInPerSec,topic=" + TOPIC,

@@ -140,6 +140,17 @@ class PrometheusEndpointTest
                 "Produce requests counted");
             awaitValue(prometheus, last("kafka_network_requestmetrics_requests_total{request=\"JoinGroup\"}"), v -> v >= 1,
                 "JoinGroup requests counted");
+            // the request times: every Produce answered is timed (the producers are closed: no more come)
+            final double produces = awaitValue(prometheus, last("kafka_network_requestmetrics_requests_total{request=\"Produce\"}"),
+                v -> v >= 1, "Produce requests counted");
+            awaitValue(prometheus, last("kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"}"),
+                v -> v == produces, "every Produce timed (" + produces + ")");
+            awaitValue(prometheus, last("kafka_network_requestmetrics_totaltimems{request=\"Produce\",quantile=\"0.99\"}"),
+                v -> v > 0, "a Produce's p99 TotalTimeMs");
+            awaitValue(prometheus, last("kafka_network_requestmetrics_requests_total{request=\"FetchConsumer\"}"), v -> v >= 1,
+                "the group's fetches are a consumer's (Kafka's FetchConsumer)");
+            awaitValue(prometheus, "count(kafka_network_requestmetrics_requests_total{request=~\"Fetch|FetchFollower\"} > 0) or vector(0)",
+                v -> v == 0, "no Fetch label (Kafka has none), no follower fetched");
             awaitValue(prometheus, last("kafka_server_socket_server_metrics_connection_creation_total"), v -> v >= 3,
                 "connections counted");
             // the JVM's own metrics beside them

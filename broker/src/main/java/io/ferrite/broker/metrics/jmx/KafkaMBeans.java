@@ -5,10 +5,12 @@ import io.ferrite.broker.metrics.CounterReadGate;
 import io.ferrite.broker.metrics.CounterReadings;
 import io.ferrite.broker.metrics.CounterReadings.Figure;
 import io.ferrite.broker.metrics.CounterTypes;
+import io.ferrite.broker.metrics.RequestKinds;
+import io.ferrite.broker.metrics.RequestLatencies;
+import io.ferrite.broker.metrics.RequestTimes;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
-import io.ferrite.wire.message.ApiKeys;
 import org.agrona.concurrent.status.CountersReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +38,9 @@ import java.util.function.Supplier;
  * The broker's figures as MBeans of the platform MBean server under Kafka 4.4's names, so that Kafka's tools
  * ({@code JmxTool}), jconsole, and the dashboards and alerts written for Kafka read them unchanged: registered when the
  * broker starts, unregistered when it closes. Meters ({@link Meter}) read the mapped counters ({@link BrokerCounters})
- * at each query; gauges read the topics and the logs' offsets then. Nothing is added to the request paths.
+ * at each query; histograms ({@link Histogram}: Kafka's {@code RequestMetrics} request times) the network threads'
+ * recorders ({@link RequestLatencies}); gauges read the topics and the logs' offsets then. Nothing is added to the
+ * request paths (the recording of the request times is the network threads' own, {@link RequestTimes}).
  *
  * <p>One thread ({@code ferrite-jmx}, a daemon) ticks the meters' rates every {@link Meter#TICK_SECONDS} seconds and
  * every second follows the topics ({@link #followTopics}): the MBeans of topics created since, not those of deleted
@@ -56,6 +60,7 @@ public final class KafkaMBeans implements AutoCloseable
 
     private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
     private final CountersReader reader;
+    private final RequestLatencies latencies;
     private final TopicRegistry topics;
     /** What this broker registered (its names only are unregistered at close). */
     private final Set<ObjectName> registered = new HashSet<>();
@@ -95,6 +100,7 @@ public final class KafkaMBeans implements AutoCloseable
     private KafkaMBeans(final BrokerCounters counters, final TopicRegistry topics)
     {
         this.reader = counters.reader();
+        this.latencies = counters.latencies();
         this.topics = topics;
         this.thread = Executors.newSingleThreadScheduledExecutor(r ->
         {
@@ -129,18 +135,31 @@ public final class KafkaMBeans implements AutoCloseable
         meter(TOPIC_METRICS + "BytesInPerSec", ids, CounterTypes.BYTES_IN, 0, "bytes");
         meter(TOPIC_METRICS + "BytesOutPerSec", ids, CounterTypes.BYTES_OUT, 0, "bytes");
         meter(TOPIC_METRICS + "ReplicationBytesOutPerSec", ids, CounterTypes.REPLICATION_BYTES_OUT, 0, "bytes");
-        for (final ApiKeys api : ApiKeys.values())
+        for (int kind = 0; kind < RequestKinds.COUNT; kind++)
         {
-            meter("kafka.network:type=RequestMetrics,name=RequestsPerSec,request=" + api.title, ids, CounterTypes.REQUESTS,
-                api.id, "requests");
-        }
-        for (int code = 1; code < 128; code++)
-        {
-            final String error = CounterTypes.countedName(code);
-            if (error != null)
+            final String request = RequestKinds.name(kind);
+            if (request != null)
             {
-                meter("kafka.network:type=RequestMetrics,name=ErrorsPerSec,error=" + error, ids, CounterTypes.ERROR_CODES,
-                    code, "requests");
+                meter("kafka.network:type=RequestMetrics,name=RequestsPerSec,request=" + request, ids, CounterTypes.REQUESTS,
+                    kind, "requests");
+                for (final RequestTimes.Stage stage : RequestTimes.Stage.values())
+                {
+                    final int k = kind;
+                    register("kafka.network:type=RequestMetrics,name=" + stage.kafkaName + ",request=" + request,
+                        new Histogram(() -> latencies.read(k, stage)));
+                }
+            }
+        }
+        for (final int kind : CounterTypes.errorKinds())
+        {
+            for (int code = 1; code < 128; code++)
+            {
+                final String error = CounterTypes.countedName(code);
+                if (error != null)
+                {
+                    meter("kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=" + RequestKinds.name(kind) + ",error="
+                        + error, ids, CounterTypes.REQUEST_ERRORS, CounterTypes.requestError(kind, code), "requests");
+                }
             }
         }
         final String replicaManager = "kafka.server:type=ReplicaManager,name=";
@@ -332,7 +351,8 @@ public final class KafkaMBeans implements AutoCloseable
         try
         {
             final ObjectName objectName = new ObjectName(name);
-            final Class<?> type = bean instanceof Meter ? MeterMBean.class : GaugeMBean.class;
+            final Class<?> type = bean instanceof Meter ? MeterMBean.class :
+                bean instanceof Histogram ? HistogramMBean.class : GaugeMBean.class;
             @SuppressWarnings({"unchecked", "rawtypes"})
             final StandardMBean standard = new StandardMBean(bean, (Class)type);
             server.registerMBean(standard, objectName);

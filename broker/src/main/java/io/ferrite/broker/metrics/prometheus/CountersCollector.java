@@ -4,7 +4,7 @@ import io.ferrite.broker.metrics.CounterReadGate;
 import io.ferrite.broker.metrics.CounterReadings;
 import io.ferrite.broker.metrics.CounterReadings.Figure;
 import io.ferrite.broker.metrics.CounterTypes;
-import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.broker.metrics.RequestKinds;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
@@ -86,10 +86,12 @@ final class CountersCollector implements MultiCollector
             case CounterTypes.REPLICATION_BYTES_OUT -> add(metrics, TOPIC_METRICS + "replicationbytesout",
                 "Bytes of record batches sent to followers (ReplicationBytesOutPerSec)", topic, value);
             case CounterTypes.REQUESTS -> add(metrics, "kafka_network_requestmetrics_requests",
-                "Requests received, per API (Kafka's RequestsPerSec, without its version label)", request(f), value);
-            case CounterTypes.API_ERRORS -> add(metrics, "kafka_network_requestmetrics_errors",
-                "Partitions (Produce, Fetch) or topics (Metadata) answered with an error, all codes (Kafka's ErrorsPerSec "
-                    + "summed over its error label, NONE not counted)", request(f), value);
+                "Requests received, per API, Fetch as FetchConsumer and FetchFollower (Kafka's RequestsPerSec, without its version label)", request(f), value);
+            case CounterTypes.REQUEST_ERRORS -> add(metrics, "kafka_network_requestmetrics_errors",
+                "Partitions (Produce, Fetch) or topics (Metadata) answered with an error, per request and code (Kafka's "
+                    + "ErrorsPerSec; NONE not counted; OTHER: the codes not counted one by one)",
+                Labels.of("request", RequestKinds.name(CounterTypes.errorKind(f.code())), "error",
+                    CounterReadings.errorName(CounterTypes.errorCode(f.code()))), value);
             case CounterTypes.ERROR_CODES -> add(metrics, "ferrite_network_errors",
                 "Errors answered by Produce, Fetch and Metadata, per error code (OTHER: the codes not counted one by one)",
                 Labels.of("error", CounterReadings.errorName(f.code()), "code", Integer.toString(f.code())), value);
@@ -124,8 +126,8 @@ final class CountersCollector implements MultiCollector
 
     private static Labels request(final Figure f)
     {
-        final ApiKeys api = ApiKeys.forId(f.code());
-        return Labels.of("request", api == null ? Integer.toString(f.code()) : api.title);
+        final String name = RequestKinds.name(f.code());
+        return Labels.of("request", name == null ? Integer.toString(f.code()) : name);
     }
 
     private static void add(final Map<String, Metric> metrics, final String name, final String help, final Labels labels,

@@ -1,5 +1,6 @@
 package io.ferrite.broker.metrics.prometheus;
 
+import io.ferrite.broker.metrics.RequestLatencies;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.MultiCollector;
@@ -42,14 +43,16 @@ public final class PrometheusEndpoint implements AutoCloseable
      */
     private static PrometheusRegistry jvmRegistry; // guarded by PrometheusEndpoint.class
 
-    /** Listens at {@code address} (resolved; port 0: a free one), serving the counters {@code reader} reads. */
-    public static PrometheusEndpoint start(final InetSocketAddress address, final CountersReader reader) throws IOException
+    /** Listens at {@code address} (resolved; port 0: a free one), serving the counters {@code reader} reads and the request times. */
+    public static PrometheusEndpoint start(final InetSocketAddress address, final CountersReader reader,
+        final RequestLatencies latencies) throws IOException
     {
         final PrometheusRegistry registry = new PrometheusRegistry();
         final PrometheusRegistry jvm = jvm();
         registry.register((MultiCollector)jvm::scrape);
         final CountersCollector counters = new CountersCollector(reader);
         registry.register(counters);
+        registry.register(new LatencyCollector(latencies));
         // one thread: a second scrape at once waits for the first
         final ExecutorService executor = Executors.newSingleThreadExecutor(r ->
         {

@@ -57,7 +57,7 @@ class PrometheusEndpointCloseTest
                 super.forEach(metaData);
             }
         };
-        final PrometheusEndpoint endpoint = PrometheusEndpoint.start(ANY_PORT, reader);
+        final PrometheusEndpoint endpoint = PrometheusEndpoint.start(ANY_PORT, reader, counters.latencies());
         final HttpRequest scrape = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + endpoint.port() + "/metrics"))
             .timeout(DEADLINE).build();
         final HttpResponse<String> before = http.send(scrape, HttpResponse.BodyHandlers.ofString());
@@ -87,7 +87,8 @@ class PrometheusEndpointCloseTest
         final int before = registered.size();
         for (int i = 0; i < 3; i++)
         {
-            final PrometheusEndpoint endpoint = PrometheusEndpoint.start(ANY_PORT, BrokerCounters.inMemory(1, 4096).reader());
+            final BrokerCounters counters = BrokerCounters.inMemory(1, 4096);
+            final PrometheusEndpoint endpoint = PrometheusEndpoint.start(ANY_PORT, counters.reader(), counters.latencies());
             try
             {
                 final HttpResponse<String> answer = http.send(HttpRequest.newBuilder(
