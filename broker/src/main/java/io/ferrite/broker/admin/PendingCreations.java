@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * for all its files. Being published, it need not come before a later topic: the unpublished topics and the large
  * topics' slices are two queues, a chunk takes from one, the two in turn, and a CreateTopics waits for neither its
  * slices nor (in the bound) its unmade partitions; a DeleteTopics of it is the published topic's and drops the rest
- * ({@link #deleted}); a start grows a topic a crash left partly made to its journaled count ({@link CreationReplay}).</li>
+ * ({@link #deleted}); a start grows a topic a crash left partly made to its journaled count ({@link CreationReplay}).
+ * A whole topic grown by more than a slice is made the same way from its present partitions on ({@link #growing}).</li>
  * <li>Every pending name is {@link TopicRegistry#creating} from its journaling until it is published (then left) or
  * deleted: CreateTopics answers TOPIC_ALREADY_EXISTS, Metadata does not auto-create it and answers it
  * UNKNOWN_TOPIC_OR_PARTITION (a Kafka broker that has not applied the topic yet).</li>
@@ -133,6 +134,21 @@ public final class PendingCreations
     {
         partitions += count - p.partitions;
         p.partitions = count;
+    }
+
+    /**
+     * Whole topic {@code topic}, published grown to {@code count} partitions after its GROW was journaled
+     * ({@link LargeTopicChanges#growWhole}): its new partitions made in slices, as a large topic's rest.
+     */
+    void growing(final io.ferrite.broker.topic.Topic topic, final int count)
+    {
+        final PendingTopic p = new PendingTopic(topic.name, new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits},
+            count, topic.overrides);
+        p.made = topic.partitions.length;
+        cost.journaled(System.nanoTime());
+        slices.add(p);
+        byName.put(p.name, p);
+        partitions += count - p.made;
     }
 
     /**
