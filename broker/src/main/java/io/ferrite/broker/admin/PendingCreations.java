@@ -145,6 +145,7 @@ public final class PendingCreations
         final PendingTopic p = new PendingTopic(topic.name, new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits},
             count, topic.overrides);
         p.made = topic.partitions.length;
+        p.growth = true;
         cost.journaled(System.nanoTime());
         slices.add(p);
         byName.put(p.name, p);
@@ -233,6 +234,13 @@ public final class PendingCreations
     public boolean filesFailed(final String name)
     {
         return topics.creatingId(name) != null && !byName.containsKey(name) && topics.topic(name) == null;
+    }
+
+    /** Whether {@code name} is a whole topic being grown in slices, not a creation (agent only). */
+    public boolean isGrowing(final String name)
+    {
+        final PendingTopic p = byName.get(name);
+        return p != null && p.growth;
     }
 
     /** The partitions of pending topic {@code name} (agent only), or -1 when it is not pending. */

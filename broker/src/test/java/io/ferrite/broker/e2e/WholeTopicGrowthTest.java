@@ -113,6 +113,9 @@ class WholeTopicGrowthTest
                 Map.of("grown", NewPartitions.increaseTo(count + 5)), new CreatePartitionsOptions().validateOnly(true)).all()
                 .get(30, TimeUnit.SECONDS));
             assertInstanceOf(InvalidPartitionsException.class, validated.getCause(), "checked against the grown count");
+            final ExecutionException exists = assertThrows(ExecutionException.class,
+                () -> broker.broker.admin().createTopic("grown", 1, Map.of()).get(30, TimeUnit.SECONDS));
+            assertInstanceOf(IllegalArgumentException.class, exists.getCause(), "an embedder's creation of a topic being grown");
             assertEquals(from + chunk, made(broker, "grown"), "nothing more made for the other commands");
             assertEquals(count + 5, admin.describeTopics(List.of("grown")).allTopicNames().get(30, TimeUnit.SECONDS).get("grown")
                 .partitions().size());
