@@ -178,7 +178,7 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 try
                 {
-                    if (creations != null && creations.makeThrough(name) && topics.topic(name) != null)
+                    if (creations != null && !creations.isGrowing(name) && creations.makeThrough(name) && topics.topic(name) != null)
                     {
                         created.complete(topics.topic(name)); // answered to a CreateTopics and pending: made first, that one
                         return;

@@ -12,6 +12,10 @@ import java.util.Map;
  * without making its remaining files first — as Kafka 4.4's controller changes a topic it committed at once, whatever
  * its brokers have made of it (at 10 000 partitions making the rest first took past Admin's 30 s request timeout).
  * <ul>
+ * <li>A CreatePartitions of a whole topic by more than a slice ({@link #growsInSlices}; {@link #growWhole}): a GROW to
+ * the new count journaled (fsynced), the topic published with it, and its new partitions made in slices from then on
+ * as a large creation's rest — it is {@link #inSlices} until they are made, so what follows holds for it too. A growth
+ * of a slice or less still makes its files before the answer (one chunk's work).</li>
  * <li>A CreatePartitions ({@link #grow}): a GROW to the new count journaled (fsynced), then the topic published with it
  * ({@link TopicRegistry#planMore}); the new partitions are made by its remaining slices, after the others, and answer
  * NOT_LEADER_OR_FOLLOWER until then. A crash after the answer leaves the GROW: the next start makes the topic whole to
@@ -58,6 +62,37 @@ public final class LargeTopicChanges
             topic.overrides)));
         final Topic grown = topics.planMore(topic, count);
         creations.grown(p, count);
+        return grown;
+    }
+
+    /**
+     * Whether a CreatePartitions of a whole topic from {@code from} to {@code count} partitions is answered before its
+     * files ({@link #growWhole}): more new partitions than a slice — what one chunk makes — whose files would hold the
+     * agent (and the answer) for their whole time; at 10 -> 5 000 that was past Admin's 30 s request timeout, and the
+     * retry of the request, the partitions added meanwhile, was answered INVALID_PARTITIONS.
+     */
+    public static boolean growsInSlices(final int from, final int count)
+    {
+        return count - from > PendingCreations.CHUNK_PARTITIONS;
+    }
+
+    /**
+     * Whole topic {@code topic} ({@link #growsInSlices}, not {@link #inSlices}) grown to {@code count} partitions: a GROW
+     * journaled (fsynced), then the topic published with the count, none of the new partitions made — they answer
+     * NOT_LEADER_OR_FOLLOWER, as a Kafka 4.4 broker answers for a partition in its metadata whose log it has not made,
+     * until their slice. A crash after the answer leaves the GROW: the next start makes the rest ({@link CreationReplay}).
+     * On an IOException (the journal's) nothing changed.
+     */
+    public Topic growWhole(final Topic topic, final int count) throws IOException
+    {
+        if (inSlices(topic) || topic.partitions.length < topic.plannedPartitions())
+        {
+            throw new IllegalStateException("topic " + topic.name + " is not whole");
+        }
+        journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.GROW, topic.name, topic.idMostSignificantBits,
+            topic.idLeastSignificantBits, count, topic.overrides)));
+        final Topic grown = topics.planMore(topic, count);
+        creations.growing(grown, count);
         return grown;
     }
 

@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * for all its files. Being published, it need not come before a later topic: the unpublished topics and the large
  * topics' slices are two queues, a chunk takes from one, the two in turn, and a CreateTopics waits for neither its
  * slices nor (in the bound) its unmade partitions; a DeleteTopics of it is the published topic's and drops the rest
- * ({@link #deleted}); a start grows a topic a crash left partly made to its journaled count ({@link CreationReplay}).</li>
+ * ({@link #deleted}); a start grows a topic a crash left partly made to its journaled count ({@link CreationReplay}).
+ * A whole topic grown by more than a slice is made the same way from its present partitions on ({@link #growing}).</li>
  * <li>Every pending name is {@link TopicRegistry#creating} from its journaling until it is published (then left) or
  * deleted: CreateTopics answers TOPIC_ALREADY_EXISTS, Metadata does not auto-create it and answers it
  * UNKNOWN_TOPIC_OR_PARTITION (a Kafka broker that has not applied the topic yet).</li>
@@ -41,20 +42,9 @@ import java.util.concurrent.TimeUnit;
  * <li>The journal is emptied only when nothing is pending (and no topic's files failed: {@link CreationJournal#unmade}).
  * A stop, or a crash, with topics pending leaves their records: the next start makes them ({@link CreationReplay}).</li>
  * <li>The backlog is bounded by time: before a CreateTopics is journaled the agent makes the oldest unpublished topics
- * until they and the request's own unpublished ones' partitions are at most {@link #backlogBound} (a large topic's
- * unmade partitions come before no later publication, so they are not counted) — what the estimated cost of a
- * partition says is {@link #BACKLOG_NS} (10 s) of work. The estimate is the slower of two moving averages: the wall
- * time the backlog takes to drain per partition ({@link DrainRate}: everything the agent does meanwhile included —
- * other commands, journal fsyncs, the CPU it does not get under load) and the time {@code TopicRegistry.create} took
- * per partition; before the first measurement both are {@value #ASSUMED_MS_PER_PARTITION} ms, the slowest create rate
- * measured on a loaded machine. Why 10 s: that wait is spent inside the CreateTopics before its answer (and by every
- * admin command queued behind it), and Kafka 4.4's Admin gives up on a request after {@code request.timeout.ms} (30 s)
- * and retries it — a retry of a creation journaled meanwhile is answered TOPIC_ALREADY_EXISTS. The worst wait is the
- * whole bound (a request larger than it waits for every earlier topic), so 10 s lets the estimate be 3x off before a
- * client times out; it also bounds how long after its answer the newest topic is published (and a restart's replay of
- * the unpublished topics) to about 10 s at the measured rate; the large topics' slices are not bounded. A single request larger than the bound is journaled after
- * every earlier unpublished topic is made: its own files are its window. Tests set another bound ({@link #backlogNs(long)}) or a
- * fixed estimate ({@link #estimate(long)}).</li>
+ * until they and the request's own unpublished ones' partitions are at most what the estimated cost of a partition says
+ * is 10 s of work ({@link CreationCost}: why 10 s, how the cost is measured); a large topic's unmade partitions come
+ * before no later publication, so they are not counted.</li>
  * <li>While topics stay pending the journal does not grow for ever: once it holds at least
  * {@link #REWRITE_BYTES} and twice what its last rewrite left, it is rewritten to the pending topics' records alone
  * ({@link CreationJournal#rewrite}: a new file fsynced, renamed over the old one, the directory fsynced), so a
@@ -78,13 +68,6 @@ public final class PendingCreations
     static final int CHUNK_PARTITIONS = 100;
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
-    /** The work pending (with a request's own), at the estimated cost per partition, a CreateTopics waits below. */
-    static final long BACKLOG_NS = TimeUnit.SECONDS.toNanos(10);
-    /**
-     * The cost of a partition's files assumed before any is measured: pchunk's loaded run made 110 partitions/s (9 ms),
-     * a quiet machine 1.6 ms; the slow figure bounds a first burst to about 1 100 partitions.
-     */
-    static final long ASSUMED_MS_PER_PARTITION = 9;
     /** The journal's size from which it is rewritten to the pending topics' records while some are pending. */
     static final long REWRITE_BYTES = 1 << 20;
     /**
@@ -108,14 +91,8 @@ public final class PendingCreations
     private int unpublishedPartitions;
     /** Which queue the next chunk takes when both have work: they alternate, so neither waits for all of the other. */
     private boolean slicesTurn;
-    /** A moving average of what a partition's files took to make (agent only; read by tests). */
-    private long nsPerPartition = TimeUnit.MILLISECONDS.toNanos(ASSUMED_MS_PER_PARTITION);
-    /** The wall time the backlog drains at, per partition (agent only). */
-    private final DrainRate drain = new DrainRate(TimeUnit.MILLISECONDS.toNanos(ASSUMED_MS_PER_PARTITION));
-    /** A fixed estimate per partition set by a test, or 0: measured. */
-    private volatile long fixedNsPerPartition;
-    /** The backlog's bound in estimated work ({@link #BACKLOG_NS}; tests set another). */
-    private volatile long backlogNs = BACKLOG_NS;
+    /** The estimated cost of a partition's files, and the backlog's bound (agent only, but its test setters). */
+    private final CreationCost cost = new CreationCost();
     /** The journal's size from which a rewrite is considered ({@link #REWRITE_BYTES}; tests set another). */
     private volatile long rewriteBytes = Long.getLong(REWRITE_BYTES_PROPERTY, REWRITE_BYTES);
     /** Rewrites of the journal (read by tests). */
@@ -160,6 +137,22 @@ public final class PendingCreations
     }
 
     /**
+     * Whole topic {@code topic}, published grown to {@code count} partitions after its GROW was journaled
+     * ({@link LargeTopicChanges#growWhole}): its new partitions made in slices, as a large topic's rest.
+     */
+    void growing(final io.ferrite.broker.topic.Topic topic, final int count)
+    {
+        final PendingTopic p = new PendingTopic(topic.name, new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits},
+            count, topic.overrides);
+        p.made = topic.partitions.length;
+        p.growth = true;
+        cost.journaled(System.nanoTime());
+        slices.add(p);
+        byName.put(p.name, p);
+        partitions += count - p.made;
+    }
+
+    /**
      * A journaled topic, answered: its name is taken (creating) before the answer, its files made later. A large topic
      * (more than {@value #CHUNK_PARTITIONS} partitions) is published at once with none of its partitions made
      * ({@link TopicRegistry#plan}), as Kafka 4.4's Metadata shows a committed topic whole before its broker made the logs.
@@ -167,7 +160,7 @@ public final class PendingCreations
     public void add(final String name, final long[] id, final int count, final Map<String, String> configs)
     {
         final PendingTopic p = new PendingTopic(name, id, count, configs);
-        drain.backlog(System.nanoTime());
+        cost.journaled(System.nanoTime());
         if (p.large())
         {
             topics.plan(name, count, configs, id);
@@ -197,23 +190,10 @@ public final class PendingCreations
         }
     }
 
-    /** The backlog's bound in estimated work, for tests (package-private; the accessor {@code CreationsHold}). */
-    void backlogNs(final long ns)
+    /** The estimated cost of a partition's files and the backlog's bound (tests set them through {@code CreationsHold}). */
+    CreationCost cost()
     {
-        backlogNs = ns;
-    }
-
-    /** A fixed estimate of a partition's cost (0: measured again), for tests: the bound they check then does not move. */
-    void estimate(final long nsPerPartition)
-    {
-        fixedNsPerPartition = nsPerPartition;
-    }
-
-    /** The estimated wall cost of a partition's files: the slower of the drain rate and the create time (or a test's). */
-    long estimatedNsPerPartition()
-    {
-        final long fixed = fixedNsPerPartition;
-        return fixed > 0 ? fixed : Math.max(nsPerPartition, drain.nsPerPartition());
+        return cost;
     }
 
     /** The journal size from which it is rewritten while topics are pending, for tests. */
@@ -256,6 +236,13 @@ public final class PendingCreations
         return topics.creatingId(name) != null && !byName.containsKey(name) && topics.topic(name) == null;
     }
 
+    /** Whether {@code name} is a whole topic being grown in slices, not a creation (agent only). */
+    public boolean isGrowing(final String name)
+    {
+        final PendingTopic p = byName.get(name);
+        return p != null && p.growth;
+    }
+
     /** The partitions of pending topic {@code name} (agent only), or -1 when it is not pending. */
     public int partitionsOf(final String name)
     {
@@ -275,10 +262,10 @@ public final class PendingCreations
         return count <= CHUNK_PARTITIONS;
     }
 
-    /** The most unpublished partitions, with a request's own, {@link #makeDownTo} leaves: {@link #backlogNs} at the estimate. */
+    /** The most unpublished partitions, with a request's own, {@link #makeDownTo} leaves ({@link CreationCost}). */
     long backlogBound()
     {
-        return backlogNs / Math.max(1, estimatedNsPerPartition());
+        return cost.backlogBound();
     }
 
     /**
@@ -303,7 +290,7 @@ public final class PendingCreations
         {
             if (held)
             {
-                drain.restart(System.nanoTime()); // held time is not drain time
+                cost.held(System.nanoTime());
             }
             return 0;
         }
@@ -414,9 +401,8 @@ public final class PendingCreations
                 topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
             }
             p.made = upTo;
-            final long perPartition = (System.nanoTime() - start) / Math.max(1, slice);
-            nsPerPartition += (perPartition - nsPerPartition) / 8; // a moving average over the last topics made
-            drain.made(slice, System.nanoTime());
+            final long now = System.nanoTime();
+            cost.made(slice, now - start, now);
             if (upTo < p.partitions)
             {
                 queue.addFirst(p); // its rest before the later large topics': they are made in journal order
@@ -451,7 +437,7 @@ public final class PendingCreations
         }
         unpublished.clear();
         slices.clear();
-        drain.drained(System.nanoTime());
+        cost.drained(System.nanoTime());
         try
         {
             journal.clear();

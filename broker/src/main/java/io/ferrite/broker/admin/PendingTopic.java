@@ -15,6 +15,8 @@ final class PendingTopic
     final Map<String, String> configs;
     /** Partitions made so far (a large topic's slices; 0 for the others until they are made whole). */
     int made;
+    /** A whole topic grown in slices ({@link PendingCreations#growing}), not a creation: the topic existed before. */
+    boolean growth;
 
     PendingTopic(final String name, final long[] id, final int partitions, final Map<String, String> configs)
     {

@@ -25,7 +25,9 @@ import java.util.Set;
  * on the network thread; the partitions are added by the {@link AdminAgent} (which checks the topic
  * again as it then is), answered when it is done, REQUEST_TIMED_OUT when it did not take the request
  * within its {@code timeoutMs} (nothing added). A large topic still being made in slices is grown in them: journaled
- * and answered at once, the new partitions made after the others ({@code admin.LargeTopicChanges}).
+ * and answered at once, the new partitions made after the others ({@code admin.LargeTopicChanges}); so is a whole topic
+ * grown by more than a slice (single node, with the creation journal). A growth of a slice or less is answered once its
+ * files are made.
  */
 public final class CreatePartitionsHandler implements RequestHandler
 {
@@ -196,11 +198,18 @@ public final class CreatePartitionsHandler implements RequestHandler
         {
             return;
         }
+        // a whole topic grown by more than a slice: journaled and answered at once too, its new partitions made in slices
+        final boolean journaled = slices || admin.creations() != null
+            && io.ferrite.broker.admin.LargeTopicChanges.growsInSlices(current, g.count);
         try
         {
             if (slices)
             {
                 admin.creations().largeTopics().grow(topic, g.count); // journaled: its slices make them
+            }
+            else if (journaled)
+            {
+                admin.creations().largeTopics().growWhole(topic, g.count);
             }
             else
             {
@@ -210,7 +219,7 @@ public final class CreatePartitionsHandler implements RequestHandler
         catch (final IOException | RuntimeException ex)
         {
             LOG.error("adding partitions to {} failed", g.name, ex);
-            g.answer(slices && ex instanceof IOException ? Errors.KAFKA_STORAGE_ERROR : Errors.UNKNOWN_SERVER_ERROR, ex.toString());
+            g.answer(journaled && ex instanceof IOException ? Errors.KAFKA_STORAGE_ERROR : Errors.UNKNOWN_SERVER_ERROR, ex.toString());
         }
     }
 

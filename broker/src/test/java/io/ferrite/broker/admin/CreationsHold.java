@@ -31,13 +31,13 @@ public final class CreationsHold
     /** The backlog's bound in estimated work (10 s unless a test sets another). */
     public static void backlog(final PendingCreations creations, final java.time.Duration work)
     {
-        creations.backlogNs(work.toNanos());
+        creations.cost().backlogNs(work.toNanos());
     }
 
     /** A fixed estimated cost of a partition's files (null: measured again), so a bound a test checks does not move. */
     public static void estimate(final PendingCreations creations, final java.time.Duration perPartition)
     {
-        creations.estimate(perPartition == null ? 0 : perPartition.toNanos());
+        creations.cost().estimate(perPartition == null ? 0 : perPartition.toNanos());
     }
 
     /** The journal size from which it is rewritten while topics are pending (1 MiB unless a test sets another). */

@@ -108,17 +108,17 @@ class PendingCreationsTest
     /**
      * More partitions pending than the bound allows: before a CreateTopics of 100 partitions is journaled, the oldest
      * pending topics are made (in order) until they and the request's are at most the bound — the backlog's work
-     * ({@link PendingCreations#BACKLOG_NS} by default, 4.5 s here) at the cost per partition assumed before any is
-     * measured ({@value PendingCreations#ASSUMED_MS_PER_PARTITION} ms, held fixed here: 500 partitions), so of 60 topics
+     * ({@link CreationCost#BACKLOG_NS} by default, 4.5 s here) at the cost per partition assumed before any is
+     * measured ({@value CreationCost#ASSUMED_MS_PER_PARTITION} ms, held fixed here: 500 partitions), so of 60 topics
      * of 10 partitions exactly the oldest 20 are made.
      */
     @Test
     void aCreateTopicsFindsTheBacklogBoundedAndTheOldestMadeFirst() throws Exception
     {
-        assertEquals(PendingCreations.BACKLOG_NS / java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(PendingCreations.ASSUMED_MS_PER_PARTITION),
+        assertEquals(CreationCost.BACKLOG_NS / java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(CreationCost.ASSUMED_MS_PER_PARTITION),
             pending.backlogBound(), "the default bound before any file is made: 10 s at the assumed cost");
-        CreationsHold.backlog(pending, java.time.Duration.ofMillis(PendingCreations.ASSUMED_MS_PER_PARTITION * 500));
-        CreationsHold.estimate(pending, java.time.Duration.ofMillis(PendingCreations.ASSUMED_MS_PER_PARTITION));
+        CreationsHold.backlog(pending, java.time.Duration.ofMillis(CreationCost.ASSUMED_MS_PER_PARTITION * 500));
+        CreationsHold.estimate(pending, java.time.Duration.ofMillis(CreationCost.ASSUMED_MS_PER_PARTITION));
         assertEquals(500, pending.backlogBound(), "the assumed cost");
         final int topics = 60; // 100 partitions over the bound at the assumed cost
         journaled("backlog-", topics, 10);

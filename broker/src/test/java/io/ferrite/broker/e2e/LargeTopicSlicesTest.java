@@ -569,13 +569,13 @@ class LargeTopicSlicesTest
     }
 
     /** A line to a {@link HeldCreationsServer}'s standard input. */
-    private static void command(final ServerCommand.Running server, final String line) throws Exception
+    static void command(final ServerCommand.Running server, final String line) throws Exception
     {
         server.process().getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
         server.process().getOutputStream().flush();
     }
 
-    private static void kill(final ServerCommand.Running server) throws Exception
+    static void kill(final ServerCommand.Running server) throws Exception
     {
         server.process().destroyForcibly();
         assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
@@ -583,7 +583,7 @@ class LargeTopicSlicesTest
     }
 
     /** After a start: partition {@code partition} of "big" takes a record at offset 0, and the journal is empty. */
-    private static void lastPartitionTakesARecord(final int port, final int partition, final Path data) throws Exception
+    static void lastPartitionTakesARecord(final int port, final int partition, final Path data) throws Exception
     {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", "127.0.0.1:" + port,
             "acks", "all", "key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class,
@@ -595,7 +595,7 @@ class LargeTopicSlicesTest
     }
 
     /** An IncrementalAlterConfigs of {@code topic}'s retention.ms to {@code value}, answered. */
-    private static void alterRetention(final Admin admin, final String topic, final String value) throws Exception
+    static void alterRetention(final Admin admin, final String topic, final String value) throws Exception
     {
         final var resource = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC,
             topic);
@@ -605,7 +605,7 @@ class LargeTopicSlicesTest
     }
 
     /** The overrides stored in a partition's directory ({@code partition.properties}; none without it). */
-    private static Map<String, String> storedOverrides(final Path partitionDir) throws Exception
+    static Map<String, String> storedOverrides(final Path partitionDir) throws Exception
     {
         final java.util.Properties props = new java.util.Properties();
         final Path file = partitionDir.resolve("partition.properties");
@@ -622,7 +622,7 @@ class LargeTopicSlicesTest
     }
 
     /** One chunk made on the agent's thread, held or not; returns once it is. */
-    private static void step(final RunningBroker broker, final PendingCreations pending) throws Exception
+    static void step(final RunningBroker broker, final PendingCreations pending) throws Exception
     {
         final CompletableFuture<Void> done = new CompletableFuture<>();
         broker.broker.admin().execute(() ->
@@ -634,18 +634,18 @@ class LargeTopicSlicesTest
     }
 
     /** The partitions of {@code name} made (published with their logs), 0 when it is not published. */
-    private static int made(final RunningBroker broker, final String name)
+    static int made(final RunningBroker broker, final String name)
     {
         final Topic t = broker.broker.topics().topic(name);
         return t == null ? 0 : t.partitions.length;
     }
 
-    private static ProducerRecord<byte[], byte[]> record(final String topic, final int partition)
+    static ProducerRecord<byte[], byte[]> record(final String topic, final int partition)
     {
         return new ProducerRecord<>(topic, partition, null, ("p" + partition).getBytes(StandardCharsets.UTF_8));
     }
 
-    private static MetadataResponseData.MetadataResponseTopic metadata(final RawClient raw, final String topic) throws Exception
+    static MetadataResponseData.MetadataResponseTopic metadata(final RawClient raw, final String topic) throws Exception
     {
         final short version = 12;
         final MetadataRequestData request = new MetadataRequestData().setAllowAutoTopicCreation(false)
@@ -654,7 +654,7 @@ class LargeTopicSlicesTest
             .topics().find(topic);
     }
 
-    private static Admin admin(final int port)
+    static Admin admin(final int port)
     {
         return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port));
     }
