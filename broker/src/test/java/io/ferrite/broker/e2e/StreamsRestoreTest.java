@@ -41,7 +41,7 @@ class StreamsRestoreTest extends WordCountTestBase
 {
     private static final int FIRST = 600;
     private static final int SECOND = 300;
-    /** From a start to RUNNING: the stopped member's 6 s session (Streams sends no LeaveGroup), a rebalance, a restore. */
+    /** From a start to RUNNING: a rebalance (the stopped member left the group on its close) and a restore. */
     private static final Duration START = Duration.ofSeconds(90);
 
     @Test
