@@ -1,6 +1,5 @@
 package io.ferrite.index;
 
-import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -49,15 +48,12 @@ abstract class MappedIndex implements AutoCloseable
     protected final Path file;
     protected final long baseOffset;
     protected final int entrySize;
-    private final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
     private final boolean writable;
-    /** {@link #buffer} wraps the mapping (release after the wrap; readers acquire it before reading). */
-    private volatile boolean mappedReady;
+    /** Its entries' mapping (made, given back and remade under this object's monitor). */
+    private final IndexMapping mapping = new IndexMapping();
     private boolean closed;
     /** Its file (sized, made, claimed and forced under this object's monitor). */
     private final IndexFile indexFile;
-    /** Written under this object's monitor; read by {@link #flush} without it. */
-    private volatile MappedByteBuffer mapped;
     private int maxEntries;
     /**
      * Blocks claimed (zeros written) up to here: raised under this object's monitor by the writer
@@ -113,16 +109,16 @@ abstract class MappedIndex implements AutoCloseable
      */
     protected final UnsafeBuffer buffer()
     {
-        if (!mappedReady)
+        if (!mapping.ready())
         {
             mapNow();
         }
-        return buffer;
+        return mapping.buffer();
     }
 
     private synchronized void mapNow()
     {
-        if (mappedReady)
+        if (mapping.ready())
         {
             return;
         }
@@ -138,15 +134,17 @@ abstract class MappedIndex implements AutoCloseable
             final boolean forWrites = writable && !closed;
             try (FileChannel channel = indexFile.openForMapping(forWrites, bytes))
             {
-                mapped = channel.map(forWrites ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, bytes);
+                mapping.map(channel, forWrites, bytes);
             }
             catch (final IOException ex)
             {
                 throw new UncheckedIOException("cannot map index " + file, ex);
             }
-            buffer.wrap(mapped);
         }
-        mappedReady = true;
+        else
+        {
+            mapping.mapEmpty();
+        }
     }
 
     /**
@@ -158,7 +156,7 @@ abstract class MappedIndex implements AutoCloseable
     {
         if (!dirty)
         {
-            unmap();
+            mapping.unmap();
         }
     }
 
@@ -387,7 +385,7 @@ abstract class MappedIndex implements AutoCloseable
     {
         requireWritable();
         final int capacity = Math.max(maxIndexSize / entrySize, entries());
-        unmap(); // what was written through it stays in the page cache; the next flush forces the file
+        mapping.unmap(); // what was written through it stays in the page cache; the next flush forces the file
         indexFile.setLength((long)capacity * entrySize);
         maxEntries = capacity; // mapped at the next use, at the new size
         sealed = false;
@@ -402,7 +400,7 @@ abstract class MappedIndex implements AutoCloseable
             return;
         }
         dirty = false; // before the force: an entry written during it sets it again for the next flush
-        final MappedByteBuffer m = mapped;
+        final MappedByteBuffer m = mapping.mapped();
         if (m != null)
         {
             m.force();
@@ -410,18 +408,6 @@ abstract class MappedIndex implements AutoCloseable
         else
         {
             indexFile.force(); // written through an earlier mapping, given back since (resize), or none
-        }
-    }
-
-    private void unmap()
-    {
-        mappedReady = false;
-        if (mapped != null)
-        {
-            final MappedByteBuffer m = mapped;
-            mapped = null;
-            buffer.wrap(0, 0);
-            IoUtil.unmap(m);
         }
     }
 
@@ -477,7 +463,7 @@ abstract class MappedIndex implements AutoCloseable
         }
         finally
         {
-            unmap();
+            mapping.unmap();
         }
     }
 

@@ -12,7 +12,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
@@ -38,14 +37,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -124,16 +121,12 @@ class FerriteStatTest
     {
         try (RunningBroker broker = new RunningBroker(dir, Map.of("auto.create.topics.enable", "false")))
         {
-            // long enough for a loaded machine's first Metadata answer (a new connection, ApiVersions, Metadata)
-            try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000)))
-            {
-                final ExecutionException failed = assertThrows(ExecutionException.class,
-                    () -> producer.send(new ProducerRecord<>("no-such-topic", new byte[10])).get(30, TimeUnit.SECONDS));
-                assertTrue(failed.getCause() instanceof TimeoutException, failed::toString);
-            }
-            // a Metadata request sent just before the producer gave up may still be in the broker's hands
             final CountersReader reader = broker.broker.counters().reader();
-            await(() -> sum(reader, "Metadata errors") >= 1, Duration.ofSeconds(30), "a Metadata error counted");
+            try (KafkaProducer<byte[], byte[]> producer = broker.producer(UnknownTopicSends.producerConfig()))
+            {
+                UnknownTopicSends.untilCounted(producer, "no-such-topic", () -> sum(reader, "Metadata errors") >= 1,
+                    "a Metadata error counted");
+            }
             final Map<String, Long> stat = stat("--once", "--filter", "rror");
             assertTrue(stat.getOrDefault("Metadata errors", 0L) >= 1, stat::toString);
             assertEquals(stat.get("Metadata errors"), stat.get("error UNKNOWN_TOPIC_OR_PARTITION (3)"), stat::toString);

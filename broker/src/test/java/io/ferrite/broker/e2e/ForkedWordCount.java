@@ -101,7 +101,7 @@ final class ForkedWordCount
         }
     }
 
-    /** SIGTERM: Kafka Streams closes cleanly (its shutdown hook); returns once the process has ended. */
+    /** SIGTERM: Kafka Streams closes cleanly and leaves the group (its shutdown hook); returns once the process has ended. */
     void stop() throws InterruptedException
     {
         // through the process handle: Process.destroy would also close the child's standard input, and the child

@@ -39,6 +39,9 @@ final class RunningBroker implements AutoCloseable
         values.put(BrokerConfig.LOG_DIR, dir.toString());
         values.put(BrokerConfig.NUM_NETWORK_THREADS, "2");
         values.put(BrokerConfig.LOG_THREADS, "2");
+        // a first member's join is answered at once, not after Kafka's 3 s wait for others (Kafka's own test brokers
+        // set 0 too); a test of that wait, or of several members gathered into one generation, sets its own
+        values.put(BrokerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS, "0");
         values.putAll(overrides);
         broker = Broker.start(BrokerConfig.of(values));
     }
