@@ -246,7 +246,11 @@ class FsyncFailureTest
                 assertError(Errors.NOT_COORDINATOR, commitError(raw, COMMIT_V, commit(15)),
                     "a commit after the failure (" + OFFSETS_TOPIC + "-0 takes no appends)");
             }
-            // FsyncFailure's own line: each refused write is logged on as well, by the coordinator
+            // FsyncFailure's own line: each refused write is logged on as well, by the coordinator. The answer can
+            // reach the client before the child's stderr line reaches this JVM's reader: wait for the line first.
+            final ServerCommand.Running first = server;
+            io.ferrite.testing.Await.await(() -> first.stderr().contains("FsyncFailure - fsync of " + OFFSETS_TOPIC + "-0 failed"),
+                java.time.Duration.ofSeconds(ANSWER_DEADLINE_S), "the failed fsync of " + OFFSETS_TOPIC + "-0 logged");
             final long logged = server.stderr().lines().filter(l -> l.contains("FsyncFailure - fsync of " + OFFSETS_TOPIC + "-0 failed"))
                 .count();
             assertEquals(1, logged, "the failure is logged once:\n" + server.stderr());
