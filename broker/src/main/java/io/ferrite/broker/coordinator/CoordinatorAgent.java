@@ -39,8 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  * ({@link CoordinatorCall#cancel}) is dropped at the next settling.
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
- * (at most until the next tick) and is unparked by a call queued and by a log thread answering the
- * coordinator ({@link #wake}); a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
+ * (at most until the next tick) and is unparked by a call queued, by a log thread answering the
+ * coordinator ({@link #wake}) and by {@link #close}; a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
  * instead (never both).
  */
 public final class CoordinatorAgent implements Agent, AutoCloseable
