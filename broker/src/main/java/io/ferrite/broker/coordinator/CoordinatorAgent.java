@@ -39,8 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  * ({@link CoordinatorCall#cancel}) is dropped at the next settling.
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
- * (at most until the next tick) and is unparked by a call queued and by a log thread answering the
- * coordinator ({@link #wake}); a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
+ * (at most until the next tick) and is unparked by a call queued, by a log thread answering the
+ * coordinator ({@link #wake}) and by {@link #close}; a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
  * instead (never both).
  */
 public final class CoordinatorAgent implements Agent, AutoCloseable
@@ -76,6 +76,8 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     private volatile boolean closed;
     /** Set as the agent's thread ends, however it ends: nothing queued will be run any more. */
     private volatile boolean stopped;
+    /** Set by {@link #close} on a running agent: its next pass ends the run (then {@link #onClose}). */
+    private volatile boolean closeRequested;
     /** The thread that runs the agent (its runner's, or the one stepping it), recorded at start: the groups' only thread. */
     private volatile Thread owner;
     /** The agent's thread while it runs (null once closed): whom {@link #wake} unparks. */
@@ -299,6 +301,10 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     @Override
     public int doWork()
     {
+        if (closeRequested)
+        {
+            throw new AgentTerminationException(true); // expected: the runner ends its run and calls onClose
+        }
         final long nowMs = clock.update();
         if (inHand != null)
         {
@@ -485,7 +491,11 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             onClose();
             return;
         }
-        // seen at the end of the current park: one tick at most
+        // the agent is woken to see it: Agrona's runner.close() only clears its running flag, which a parked agent
+        // saw at the end of its park (up to one tick, 50 ms; a park that never timed out, never: the runner then
+        // interrupted the thread after CLOSE_WAIT_MS)
+        closeRequested = true;
+        wake();
         runner.close((int)CLOSE_WAIT_MS, ignored -> LOG.warn("the coordinators' agent did not stop in {} ms", CLOSE_WAIT_MS));
     }
 }
