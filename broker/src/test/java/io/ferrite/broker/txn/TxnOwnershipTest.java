@@ -47,6 +47,8 @@ class TxnOwnershipTest
     private LogManager logs;
     private TopicRegistry topics;
     private CoordinatorRuntime runtime;
+    /** The coordinators' monotonic clock: the marker retries' backoffs are due by it. */
+    private final CachedNanoClock nano = new CachedNanoClock();
     private LogThread logThread;
     private AgentInvoker logThreadInvoker;
     private TxnCoordinator coordinator;
@@ -70,7 +72,7 @@ class TxnOwnershipTest
         final CachedEpochClock wall = new CachedEpochClock();
         wall.update(1_700_000_000_000L);
         runtime = new CoordinatorRuntime(topics, new AdminAgent(topics), new LogThread[] {logThread}, 1,
-            new CoordinatorClock(wall, new CachedNanoClock()));
+            new CoordinatorClock(wall, nano));
         final TxnConfig config = new TxnConfig(900_000, 2, 50, 604_800_000L, (short)2);
         coordinator = new TxnCoordinator(topics, config, 1 << 20, runtime, nextId::getAndIncrement);
         for (int i = 0; id0 == null || id1 == null; i++)
@@ -232,6 +234,60 @@ class TxnOwnershipTest
         assertEquals(first.producerId(), second.producerId());
         commitWritten(id0, second, data);
         assertEquals(9, coordinatorEpochAt(data, first.producerId()), "the next coordinator's markers carry its load's epoch");
+    }
+
+    /**
+     * Review 1 of txncoord, M4: a marker's route from the image, as the agent sees it change. A partition with no leader
+     * yet is tried again after its backoff and written once it has one; a partition of a topic gone is dropped from the
+     * transaction; a partition whose remote leader does not answer (a refused connection: REQUEST_TIMED_OUT, or
+     * NOT_LEADER_OR_FOLLOWER when its lane finds it moved) and then moves here is written here after its backoff. The transaction completes only once all three are done with.
+     */
+    @Test
+    void aMarkerWithNoLeaderYetWaitsAGoneTopicsIsDroppedAndAMovedLeaderIsFollowed() throws Exception
+    {
+        final TxnPartition waiting = new TxnPartition("waits", 0);
+        final TxnPartition moving = new TxnPartition("moves", 0);
+        final TxnPartition gone = new TxnPartition("gone", 0);
+        for (final TxnPartition tp : List.of(waiting, moving, gone))
+        {
+            topics.create(tp.topic(), 1, Map.of()); // AddPartitionsToTxn needs them known; "gone" is gone for the routing
+        }
+        final MarkerRouting.Route nobody = new MarkerRouting.Route(2, "127.0.0.1", io.ferrite.testing.LoopbackPorts.take(1)[0]);
+        final Map<String, MarkerRouting.Route> routes = new java.util.concurrent.ConcurrentHashMap<>(Map.of(
+            waiting.topic(), MarkerRouting.Route.NO_LEADER, moving.topic(), nobody, gone.topic(), MarkerRouting.Route.GONE));
+        final RemoteMarkers remote = new RemoteMarkers(io.ferrite.broker.replica.FetcherSettings.KAFKA_DEFAULTS, 1, () -> { });
+        try
+        {
+            coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092),
+                (topic, partition) -> routes.get(topic), remote);
+            start();
+            coordinator.ownership().led(0, 3);
+            invoker.invoke();
+            final TxnDecision.Answer p = initWritten(id0);
+            final TxnCoordinator.Pending added = coordinator.addPartitions(id0, p.producerId(), p.producerEpoch(),
+                java.util.Set.of(waiting, moving, gone), (short)2);
+            stepUntil(() -> added.answer() != null, "AddPartitionsToTxn written");
+            final TxnCoordinator.Pending ended = coordinator.endTxn(id0, p.producerId(), p.producerEpoch(), true, (short)5, 0);
+            stepUntil(() -> ended.answer() != null && coordinator.describe(id0).state().partitions().equals(java.util.Set.of(waiting,
+                moving)), "EndTxn answered, the gone topic's partition dropped");
+            assertEquals(TxnState.PREPARE_COMMIT, coordinator.describe(id0).state().state(), "no leader yet, and one not answering");
+            assertEquals(Integer.MIN_VALUE, coordinatorEpochAt(waiting, p.producerId()), "no marker at the partition with no leader");
+
+            routes.put(waiting.topic(), MarkerRouting.Route.LOCAL); // a leader now: this node
+            routes.put(moving.topic(), MarkerRouting.Route.LOCAL); // its leader moved here
+            stepUntil(() ->
+            {
+                nano.advance(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(RetryBackoff.MAX_MS)); // every backoff over
+                return coordinator.describe(id0).state().state() == TxnState.COMPLETE_COMMIT;
+            }, "both markers written after their backoffs, then CompleteCommit");
+            assertEquals(3, coordinatorEpochAt(waiting, p.producerId()), "written once it had a leader");
+            assertEquals(3, coordinatorEpochAt(moving, p.producerId()), "written at its new leader");
+            assertEquals(Integer.MIN_VALUE, coordinatorEpochAt(gone, p.producerId()), "never written to the gone topic");
+        }
+        finally
+        {
+            remote.close();
+        }
     }
 
     /** The coordinators' log (the runtime's), as the marker runs write through it. */
