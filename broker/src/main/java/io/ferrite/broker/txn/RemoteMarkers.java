@@ -15,11 +15,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The transaction coordinator's markers for partitions led by other nodes, in a cluster (issue 14): each one a
- * WriteTxnMarkers request to the partition's leader, sent over {@link NodeRequests} (its thread, one connection per
- * leader, kept). The leader's answer for the partition, or REQUEST_TIMED_OUT when the connection failed (the marker is
+ * WriteTxnMarkers request to the partition's leader, sent over {@link NodeRequests} (a lane per leader: a thread and one
+ * kept connection). The leader's answer for the partition, or REQUEST_TIMED_OUT when the connection failed (the marker is
  * then sent again after its backoff, to the leader the image names then, as Kafka retries a marker whose leader moved),
- * is handed back to the coordinators' agent, which applies it in its next pass ({@link #drain}). One request at a time:
- * a leader that does not answer holds the others up to the request timeout.
+ * is handed back to the coordinators' agent, which applies it in its next pass ({@link #drain}). One request in flight per
+ * leader, each leader's markers on a lane of their own: a leader that does not answer holds its own markers only (up to
+ * the request timeout, and those queued behind the one that failed are answered REQUEST_TIMED_OUT with it); a marker is
+ * routed again when its lane takes it ({@link #routeBy}).
  */
 public final class RemoteMarkers implements AutoCloseable
 {
@@ -27,7 +29,7 @@ public final class RemoteMarkers implements AutoCloseable
     private static final short VERSION = 2;
     private static final int FRAME_BYTES = 4096;
 
-    /** A marker on its way (agent to the sender thread); {@code then} runs on the agent with the partition's error. */
+    /** A marker on its way (agent to its leader's lane); {@code then} runs on the agent with the partition's error. */
     public record Send(MarkerRouting.Route to, TxnPartition tp, long producerId, short producerEpoch, int coordinatorEpoch,
         boolean commit, short transactionVersion, java.util.function.IntConsumer then)
     {
@@ -36,15 +38,24 @@ public final class RemoteMarkers implements AutoCloseable
     private final Runnable wakeAgent;
     private final NodeRequests requests;
     private final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
-    /** The request's codecs (sender thread only). */
-    private final WriteTxnMarkersRequestEncoder request = new WriteTxnMarkersRequestEncoder();
-    private final WriteTxnMarkersResponseDecoder response = new WriteTxnMarkersResponseDecoder();
+    /** Where a marker goes when its lane takes it (null: where it was queued for); the image's, read on the lanes' threads. */
+    private volatile MarkerRouting routing;
 
     /** Started at once; {@code wakeAgent} wakes the coordinators' agent when an answer is in. */
     public RemoteMarkers(final FetcherSettings settings, final int nodeId, final Runnable wakeAgent)
     {
         this.wakeAgent = wakeAgent;
         this.requests = new NodeRequests(settings, "ferrite-txn-markers-" + nodeId, FRAME_BYTES);
+    }
+
+    /**
+     * Before markers are sent: each marker's leader is looked up again by {@code routing} when its lane takes it (a leader
+     * that moved meanwhile gets it instead; one no longer on another node — here, none, or its topic gone — is answered
+     * NOT_LEADER_OR_FOLLOWER, and the coordinator routes it again after its backoff).
+     */
+    public void routeBy(final MarkerRouting routing)
+    {
+        this.routing = routing;
     }
 
     /** On the agent: sends a marker; its answer comes back through {@link #drain}. */
@@ -80,17 +91,47 @@ public final class RemoteMarkers implements AutoCloseable
     private final class Marker implements NodeRequests.Exchange
     {
         private final Send s;
-        private final InetSocketAddress to;
+        /** The request's codecs (its lane's thread). */
+        private final WriteTxnMarkersRequestEncoder request = new WriteTxnMarkersRequestEncoder();
+        private final WriteTxnMarkersResponseDecoder response = new WriteTxnMarkersResponseDecoder();
+        /** Its leader, as queued, then as its lane found it ({@link #resolve}). */
+        private volatile MarkerRouting.Route route;
+        private volatile InetSocketAddress to;
+        /** The lane found it led nowhere else now: answered NOT_LEADER_OR_FOLLOWER. */
+        private volatile boolean moved;
 
         Marker(final Send s)
         {
             this.s = s;
+            this.route = s.to();
             this.to = new InetSocketAddress(s.to().host(), s.to().port());
         }
 
         @Override
         public InetSocketAddress to()
         {
+            return to;
+        }
+
+        @Override
+        public InetSocketAddress resolve()
+        {
+            final MarkerRouting by = routing;
+            if (by == null)
+            {
+                return to;
+            }
+            final MarkerRouting.Route now = by.route(s.tp().topic(), s.tp().partition());
+            if (now == MarkerRouting.Route.LOCAL || now == MarkerRouting.Route.NO_LEADER || now == MarkerRouting.Route.GONE)
+            {
+                moved = true;
+                return null;
+            }
+            if (!now.equals(route))
+            {
+                route = now;
+                to = new InetSocketAddress(now.host(), now.port());
+            }
             return to;
         }
 
@@ -120,19 +161,19 @@ public final class RemoteMarkers implements AutoCloseable
         public void answered(final DirectBuffer in, final int body, final int limit)
         {
             response.wrap(in, body, limit, VERSION);
-            answer(s, errorOf(s));
+            answer(s, errorOf(response, s));
         }
 
         @Override
         public void failed(final Exception cause)
         {
-            LOG.debug("the marker of producer {} to {} at node {} failed: {}", s.producerId(), s.tp(), s.to().nodeId(), cause.toString());
-            answer(s, Errors.REQUEST_TIMED_OUT);
+            LOG.debug("the marker of producer {} to {} at node {} failed: {}", s.producerId(), s.tp(), route.nodeId(), cause.toString());
+            answer(s, moved ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.REQUEST_TIMED_OUT);
         }
     }
 
     /** The answer's error for the marker's partition (UNKNOWN_TOPIC_OR_PARTITION when the answer does not name it). */
-    private short errorOf(final Send s)
+    private static short errorOf(final WriteTxnMarkersResponseDecoder response, final Send s)
     {
         final WriteTxnMarkersResponseDecoder.WritableTxnMarkerResult markers = response.markers();
         while (markers.hasNext())

@@ -25,7 +25,8 @@ import java.util.Map;
  * that node over {@link NodeRequests} and the produce waits for its answer (bounded by {@code replica.socket.timeout.ms}).
  * No coordinator located (no topic, no leader, or the leader not live) answers COORDINATOR_NOT_AVAILABLE, a connection
  * that failed NETWORK_EXCEPTION, as Kafka's manager answers: the produce turns both into NOT_ENOUGH_REPLICAS, which the
- * client retries. Unlike Kafka, one request per produce (not batched per coordinator node), one at a time.
+ * client retries. Unlike Kafka, one request per produce (not batched per coordinator node), one at a time per
+ * coordinator node ({@link NodeRequests}: a lane per node).
  */
 public final class RemoteVerifier implements TxnVerifier, AutoCloseable
 {
@@ -36,9 +37,6 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
     private final PartitionOwnership.Locator coordinators;
     private final int nodeId;
     private final NodeRequests requests;
-    /** The codecs (the sender thread only). */
-    private final AddPartitionsToTxnRequestEncoder request = new AddPartitionsToTxnRequestEncoder();
-    private final AddPartitionsToTxnResponseDecoder response = new AddPartitionsToTxnResponseDecoder();
 
     /** {@code coordinators} locates a transactional id's coordinator; the questions go over {@code requests}, closed with this. */
     public RemoteVerifier(final TxnVerifier local, final PartitionOwnership.Locator coordinators, final int nodeId,
@@ -79,7 +77,7 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
         requests.close();
     }
 
-    /** One produce's question to the coordinator on another node; answered on the sender thread, polled on the network thread. */
+    /** One produce's question to the coordinator on another node; answered on its lane's thread, polled on the network thread. */
     private final class Remote implements Verification, NodeRequests.Exchange
     {
         private final String transactionalId;
@@ -90,6 +88,9 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
         private final boolean add;
         private final Runnable waker;
         private final short[] errors;
+        /** The codecs (its lane's thread). */
+        private final AddPartitionsToTxnRequestEncoder request = new AddPartitionsToTxnRequestEncoder();
+        private final AddPartitionsToTxnResponseDecoder response = new AddPartitionsToTxnResponseDecoder();
         private InetSocketAddress to;
         /** Set after {@link #errors} are. */
         private volatile boolean done;

@@ -209,7 +209,7 @@ public final class TxnCoordinator
     {
         ownership.followsLeaders(locator);
         store.createdElsewhere();
-        markers.through(routing, remote);
+        markers.through(routing, remote, id -> ownership.coordinatorEpoch(id, COORDINATOR_EPOCH));
         if (remote != null) // none: every partition's marker is local (tests)
         {
             runtime.onBeforeCalls(remote::drain);

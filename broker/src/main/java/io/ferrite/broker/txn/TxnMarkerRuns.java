@@ -30,7 +30,10 @@ import java.util.function.Consumer;
  * docs/reliability.md);</li>
  * <li>a retriable error sends the marker again after a growing delay ({@link RetryBackoff}), the first
  * failure in a row logged and the tries once it is written;</li>
- * <li>a refusal for good (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) — see {@link #refused}.</li>
+ * <li>a refusal for good (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) — see {@link #refused} (a remote
+ * leader's, whose answer does not say what the partition holds: the transaction is left prepared, as Kafka);</li>
+ * <li>UNSUPPORTED_VERSION / UNSUPPORTED_FOR_MESSAGE_FORMAT: the partition is dropped from the job (Kafka); any other error
+ * leaves the transaction prepared (Kafka's handler throws), logged at ERROR and counted in {@link #leftPrepared}.</li>
  * </ul>
  */
 final class TxnMarkerRuns
@@ -46,11 +49,17 @@ final class TxnMarkerRuns
     /** Marker jobs whose markers are still on their way, or waiting to be sent again. */
     private final List<MarkerRun> runs = new ArrayList<>();
     /**
-     * The coordinator epoch the markers carry: the {@code __transaction_state} partition's leader epoch, 0 on one
-     * node, raised to the epoch a partition fenced a marker with (only a client's WriteTxnMarkers can have given
-     * it one: see {@link #refused}). Not kept across a restart; the first fenced marker after it raises it again.
+     * Alone, the coordinator epoch the markers carry: 0, raised to the epoch a partition fenced a marker with (only a
+     * client's WriteTxnMarkers can have given it one: see {@link #refused}). Not kept across a restart; the first fenced
+     * marker after it raises it again. In a cluster each run's epoch is its id's partition's leader epoch ({@link #epochs}).
      */
     private int coordinatorEpoch = TxnCoordinator.COORDINATOR_EPOCH;
+    /**
+     * In a cluster: a transactional id's coordinator epoch, the leader epoch its {@code __transaction_state} partition was
+     * loaded at ({@link TxnOwnership#coordinatorEpoch}), taken when its run starts (Kafka's markers carry the epoch of the
+     * metadata they were queued from); null alone.
+     */
+    private java.util.function.ToIntFunction<String> epochs;
     /** Where each partition's marker goes: this node's log alone; in a cluster its leader ({@link #through}). */
     private MarkerRouting routing = MarkerRouting.ALONE;
     /** The markers to partitions led elsewhere (null alone). */
@@ -75,17 +84,20 @@ final class TxnMarkerRuns
         /** Not written yet: on its way, or failed and waiting for its retry ({@link #retries}). */
         final Set<TxnPartition> waiting = new HashSet<>();
         final Map<TxnPartition, RetryBackoff> retries = new HashMap<>();
+        /** The coordinator epoch its markers carry (in a cluster; alone {@link #coordinatorEpoch} is read at each send). */
+        final int coordinatorEpoch;
 
-        MarkerRun(final MarkerJob job)
+        MarkerRun(final MarkerJob job, final int coordinatorEpoch)
         {
             this.job = job;
+            this.coordinatorEpoch = coordinatorEpoch;
         }
     }
 
     /** Sends a job's markers (its Complete* at once when it has no partition). */
     void start(final MarkerJob job)
     {
-        final MarkerRun run = new MarkerRun(job);
+        final MarkerRun run = new MarkerRun(job, epochs == null ? -1 : epochs.applyAsInt(job.transactionalId()));
         runs.add(run);
         run.waiting.addAll(job.partitions());
         for (final TxnPartition tp : job.partitions())
@@ -115,8 +127,10 @@ final class TxnMarkerRuns
      * Drops the runs of the transactional ids {@code ofIds} accepts (their partition of {@code __transaction_state} is no
      * longer led here: its new leader's load sends their markers again, as Kafka's removeMarkersForTxnTopicPartition),
      * and their markers still queued for other nodes ({@link RemoteMarkers#purge}: sent late, after the new coordinator's,
-     * such a marker could end the producer's next transaction at the partition). A marker the sender thread has already
-     * taken still goes out; an answer still on its way for one of them finds its run gone and completes nothing.
+     * such a marker could end the producer's next transaction at the partition). A marker its lane has already taken
+     * still goes out, with the coordinator epoch of this node's load: a coordinator loaded since has a higher one, and
+     * the partition refuses it once that one's marker is there (TRANSACTION_COORDINATOR_FENCED); an answer still on its
+     * way for one of them finds its run gone and completes nothing.
      */
     void forget(final java.util.function.Predicate<String> ofIds)
     {
@@ -153,11 +167,25 @@ final class TxnMarkerRuns
         return leftPrepared;
     }
 
-    /** In a cluster: markers go to each partition's leader ({@code routing}), over {@code remote} when that is another node. */
-    void through(final MarkerRouting routing, final RemoteMarkers remote)
+    /**
+     * In a cluster: markers go to each partition's leader ({@code routing}), over {@code remote} when that is another node,
+     * with the coordinator epoch {@code epochs} gives their transactional id.
+     */
+    void through(final MarkerRouting routing, final RemoteMarkers remote, final java.util.function.ToIntFunction<String> epochs)
     {
         this.routing = routing;
         this.remote = remote;
+        this.epochs = epochs;
+        if (remote != null)
+        {
+            remote.routeBy(routing); // looked up again when a marker's lane takes it
+        }
+    }
+
+    /** The coordinator epoch of {@code run}'s markers now. */
+    private int epochOf(final MarkerRun run)
+    {
+        return epochs == null ? coordinatorEpoch : run.coordinatorEpoch;
     }
 
     private void send(final MarkerRun run, final TxnPartition tp)
@@ -177,7 +205,7 @@ final class TxnMarkerRuns
         if (to != MarkerRouting.Route.LOCAL)
         {
             final MarkerJob job = run.job;
-            remote.send(new RemoteMarkers.Send(to, tp, job.producerId(), job.producerEpoch(), coordinatorEpoch, job.commit(),
+            remote.send(new RemoteMarkers.Send(to, tp, job.producerId(), job.producerEpoch(), epochOf(run), job.commit(),
                 job.clientTransactionVersion(), new RemoteAnswer(run, tp)));
             return;
         }
@@ -190,7 +218,7 @@ final class TxnMarkerRuns
             return;
         }
         final MarkerJob job = run.job;
-        log.writeMarker(partition, job.producerId(), job.producerEpoch(), coordinatorEpoch, job.commit(),
+        log.writeMarker(partition, job.producerId(), job.producerEpoch(), epochOf(run), job.commit(),
             TxnTransit.epochBump(job.clientTransactionVersion()), new CoordinatorLog.MarkerWritten()
             {
                 @Override
@@ -213,8 +241,9 @@ final class TxnMarkerRuns
         switch (error)
         {
             case Errors.NONE:
-            case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
-                done(run, tp); // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
+            case Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT: // a marker on __consumer_offsets: CoordinatorLog told the group coordinator
+            case Errors.UNSUPPORTED_VERSION: // a leader without WriteTxnMarkers v2: Kafka drops the partition (no append reached it)
+                done(run, tp);
                 final RetryBackoff retried = run.retries.remove(tp);
                 if (retried != null)
                 {
@@ -236,10 +265,15 @@ final class TxnMarkerRuns
                         "repeats are not logged", run.job.transactionalId(), tp, error, RetryBackoff.MAX_MS);
                 }
                 break;
+            case Errors.INVALID_PRODUCER_EPOCH:
+            case Errors.TRANSACTION_COORDINATOR_FENCED:
+                // a remote leader's refusal (the local one comes to refused, with what the partition holds): Kafka's
+                // completion handler cancels the transaction's markers and leaves it prepared for whoever fenced them
+                abandon(run, tp, error, "from its leader");
+                break;
             default:
-                LOG.error("the marker of {} to {} failed with error {}: the transaction stays prepared", run.job.transactionalId(), tp,
-                    error);
-                runs.remove(run);
+                // Kafka's handler throws on any other error (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...): the transaction stays prepared
+                abandon(run, tp, error, "unexpected");
         }
     }
 
@@ -251,8 +285,9 @@ final class TxnMarkerRuns
      * <ul>
      * <li>no transaction of the producer open there: the marker is moot (a client's WriteTxnMarkers ended it), the
      * partition is dropped from the job and the transaction completes with the others' markers;</li>
-     * <li>open and fenced: only a client's WriteTxnMarkers with a higher coordinator epoch can have given the
-     * partition its epoch, so the markers carry that epoch from now on and this one is sent again;</li>
+     * <li>open and fenced, alone: only a client's WriteTxnMarkers with a higher coordinator epoch can have given the
+     * partition its epoch, so the markers carry that epoch from now on and this one is sent again; in a cluster a
+     * coordinator loaded at a later leader epoch fenced it: left prepared, as Kafka (that coordinator completes it);</li>
      * <li>open with a later producer epoch: the transaction stays prepared as in Kafka (its id answers
      * CONCURRENT_TRANSACTIONS; a restart's load sends its markers again), logged at ERROR and counted.</li>
      * </ul>
@@ -271,7 +306,7 @@ final class TxnMarkerRuns
             done(run, tp);
             finishIfDone(run);
         }
-        else if (error == Errors.TRANSACTION_COORDINATOR_FENCED)
+        else if (error == Errors.TRANSACTION_COORDINATOR_FENCED && epochs == null)
         {
             if (partitionCoordinatorEpoch > coordinatorEpoch)
             {
@@ -283,12 +318,19 @@ final class TxnMarkerRuns
         }
         else
         {
-            leftPrepared++;
-            LOG.error("the {} marker of {} (producer {}, epoch {}) to {} was refused ({}) while the partition has a transaction " +
-                "of the producer open from offset {}: the transaction stays prepared ({} so far)", job.commit() ? "COMMIT" : "ABORT",
-                job.transactionalId(), job.producerId(), job.producerEpoch(), tp, what, openTxnFirstOffset, leftPrepared);
-            runs.remove(run);
+            abandon(run, tp, error, "while the partition has a transaction of the producer open from offset " + openTxnFirstOffset);
         }
+    }
+
+    /** A marker refused for good: the run is dropped and its transaction stays prepared (Kafka: removeMarkersForTxn), counted. */
+    private void abandon(final MarkerRun run, final TxnPartition tp, final short error, final String how)
+    {
+        final MarkerJob job = run.job;
+        leftPrepared++;
+        LOG.error("the {} marker of {} (producer {}, epoch {}, coordinator epoch {}) to {} was refused with error {} ({}): the " +
+            "transaction stays prepared ({} so far)", job.commit() ? "COMMIT" : "ABORT", job.transactionalId(), job.producerId(),
+            job.producerEpoch(), epochOf(run), tp, error, how, leftPrepared);
+        runs.remove(run);
     }
 
     /** The partition's marker is written or no longer needed: it leaves the run and its transaction's partitions. */

@@ -6,6 +6,9 @@ import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.HashMap;
+import java.util.Map;
+
 /**
  * Which transactional ids this node coordinates ({@link PartitionOwnership} of {@code __transaction_state}). Alone
  * ({@link TxnCoordinator#followLeaders} never called), every one: the coordinator loads every partition at start. In a
@@ -20,6 +23,8 @@ public final class TxnOwnership extends PartitionOwnership
 
     private final TxnCoordinator coordinator;
     private final TopicRegistry topics;
+    /** The leader epoch each loaded partition was loaded at: its markers' coordinator epoch (agent only). */
+    private final Map<Integer, Integer> loadedEpochs = new HashMap<>();
 
     TxnOwnership(final TxnCoordinator coordinator, final TopicRegistry topics)
     {
@@ -36,6 +41,7 @@ public final class TxnOwnership extends PartitionOwnership
         {
             throw new IllegalStateException("led but not here");
         }
+        loadedEpochs.put(partition, leaderEpoch); // before the load: it starts the markers of the prepared transactions
         final int records = coordinator.loadPartition(topic.partition(partition), partition);
         LOG.info("{}-{}: coordinator of its transactional ids at leader epoch {} ({} records loaded)", TxnCoordinator.TOPIC, partition,
             leaderEpoch, records);
@@ -44,10 +50,22 @@ public final class TxnOwnership extends PartitionOwnership
     @Override
     protected void unload(final int partition)
     {
+        loadedEpochs.remove(partition);
         if (partition < coordinator.config().stateLogPartitions())
         {
             coordinator.unloadPartition(partition);
         }
         LOG.info("{}-{}: no longer its transactional ids' coordinator", TxnCoordinator.TOPIC, partition);
+    }
+
+    /**
+     * On the agent: the coordinator epoch of {@code transactionalId}'s markers, as Kafka's WriteTxnMarkers carries it —
+     * the leader epoch its {@code __transaction_state} partition was loaded at here (the partition keeps the highest it
+     * saw per producer and refuses a lower one: a deposed coordinator's late marker is TRANSACTION_COORDINATOR_FENCED);
+     * {@code otherwise} when the partition is not loaded here (alone: every partition, loaded at start).
+     */
+    int coordinatorEpoch(final String transactionalId, final int otherwise)
+    {
+        return loadedEpochs.getOrDefault(coordinator.config().partitionFor(transactionalId), otherwise);
     }
 }

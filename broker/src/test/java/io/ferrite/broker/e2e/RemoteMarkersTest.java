@@ -35,7 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The transaction coordinator's markers to a partition led by another node (issue 14): {@link RemoteMarkers} sends a
  * WriteTxnMarkers over the node-to-node connection to a real broker (here a single node standing in for the leader),
  * whose answer comes back through {@link RemoteMarkers#drain}: an ABORT of a kafka-clients producer's open transaction
- * is answered NONE and ends it there (the last stable offset reaches the log end); a topic the leader does not have is
+ * is answered NONE and ends it there (the last stable offset reaches the log end); a marker of a lower coordinator epoch
+ * after it is TRANSACTION_COORDINATOR_FENCED (the partition keeps the highest per producer); a topic the leader does not have is
  * answered UNKNOWN_TOPIC_OR_PARTITION; a leader nobody listens for is REQUEST_TIMED_OUT (retried by the coordinator).
  */
 class RemoteMarkersTest
@@ -68,14 +69,20 @@ class RemoteMarkersTest
                 final String[] at = broker.bootstrap().split(":");
                 final MarkerRouting.Route leader = new MarkerRouting.Route(1, at[0], Integer.parseInt(at[1]));
 
-                // an ABORT at the producer's epoch, transaction version 0 (the epoch at least the producer's)
+                // an ABORT at the producer's epoch, transaction version 0 (the epoch at least the producer's), from a
+                // coordinator loaded at leader epoch 5
                 markers.send(new RemoteMarkers.Send(leader, new TxnPartition(TOPIC, 0), open.producerId(), (short)open.producerEpoch(),
-                    0, false, (short)0, answers::add));
+                    5, false, (short)0, answers::add));
                 assertEquals(Errors.NONE, answer(markers, answers), "the leader's answer for the partition");
                 final Map<TopicPartition, OffsetSpec> latest = Map.of(TP, OffsetSpec.latest());
                 Await.await(() -> admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(30,
                     TimeUnit.SECONDS).get(TP).offset() == admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).get(TP).offset(),
                     Duration.ofSeconds(30), "the last stable offset at the log end once the ABORT marker is written");
+
+                // a deposed coordinator's (loaded at 4) marker arriving after it: fenced at the partition (H1 of txncoord's review)
+                markers.send(new RemoteMarkers.Send(leader, new TxnPartition(TOPIC, 0), open.producerId(), (short)open.producerEpoch(),
+                    4, true, (short)0, answers::add));
+                assertEquals(Errors.TRANSACTION_COORDINATOR_FENCED, answer(markers, answers), "a lower coordinator epoch than 5");
 
                 markers.send(new RemoteMarkers.Send(leader, new TxnPartition("no-such-topic", 0), open.producerId(),
                     (short)open.producerEpoch(), 0, false, (short)0, answers::add));

@@ -45,6 +45,10 @@ class TxnOwnershipTest
     Path dir;
 
     private LogManager logs;
+    private TopicRegistry topics;
+    private CoordinatorRuntime runtime;
+    /** The coordinators' monotonic clock: the marker retries' backoffs are due by it. */
+    private final CachedNanoClock nano = new CachedNanoClock();
     private LogThread logThread;
     private AgentInvoker logThreadInvoker;
     private TxnCoordinator coordinator;
@@ -59,7 +63,7 @@ class TxnOwnershipTest
     void open() throws Exception
     {
         logs = LogManager.open(LogManagerConfig.of(dir));
-        final TopicRegistry topics = new TopicRegistry(logs, 1);
+        topics = new TopicRegistry(logs, 1);
         topics.load();
         topics.create(TxnCoordinator.TOPIC, 2, Map.of()); // as the image's follows/leads make it here
         logThread = SteppedLogThreads.silent(2, 64);
@@ -67,8 +71,8 @@ class TxnOwnershipTest
         logThreadInvoker.start();
         final CachedEpochClock wall = new CachedEpochClock();
         wall.update(1_700_000_000_000L);
-        final CoordinatorRuntime runtime = new CoordinatorRuntime(topics, new AdminAgent(topics), new LogThread[] {logThread}, 1,
-            new CoordinatorClock(wall, new CachedNanoClock()));
+        runtime = new CoordinatorRuntime(topics, new AdminAgent(topics), new LogThread[] {logThread}, 1,
+            new CoordinatorClock(wall, nano));
         final TxnConfig config = new TxnConfig(900_000, 2, 50, 604_800_000L, (short)2);
         coordinator = new TxnCoordinator(topics, config, 1 << 20, runtime, nextId::getAndIncrement);
         for (int i = 0; id0 == null || id1 == null; i++)
@@ -174,6 +178,160 @@ class TxnOwnershipTest
         assertEquals(errorsBefore, coordinator.agent().errors(), "errors the agent reported applying the late answer");
         assertEquals(Errors.NOT_COORDINATOR, pending.answer().error());
         assertEquals(Errors.NONE, initWritten(id0).error(), "the new tenure serves the id");
+    }
+
+    /**
+     * Review 1 of txncoord, H1(a): markers carry the coordinator epoch Kafka's do — the leader epoch the id's
+     * {@code __transaction_state} partition was loaded at — so that the data partition, which keeps the highest it saw per
+     * producer, refuses a deposed coordinator's late marker (TRANSACTION_COORDINATOR_FENCED). Loaded at epoch 7: the
+     * commit's marker leaves 7 at the data partition; a marker at a lower epoch is then refused there; led again (a new
+     * tenure) at epoch 9, the next transaction's marker carries 9.
+     */
+    @Test
+    void markersCarryTheLeaderEpochTheirTransactionStatePartitionWasLoadedAt() throws Exception
+    {
+        final TxnPartition data = new TxnPartition("data", 0);
+        topics.create(data.topic(), 1, Map.of());
+        coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092), MarkerRouting.ALONE, null);
+        start();
+        final TxnOwnership ownership = coordinator.ownership();
+        ownership.led(0, 7);
+        invoker.invoke(); // loaded at leader epoch 7
+        final TxnDecision.Answer first = initWritten(id0);
+        commitWritten(id0, first, data);
+        assertEquals(7, coordinatorEpochAt(data, first.producerId()), "the commit's marker's coordinator epoch at the partition");
+
+        final io.ferrite.broker.topic.Partition partition = topics.topic(data.topic()).partition(0);
+        final java.util.concurrent.atomic.AtomicInteger refusal = new java.util.concurrent.atomic.AtomicInteger(-1);
+        coordinatorLog().writeMarker(partition, first.producerId(), (short)(first.producerEpoch() + 1), 6, true, true,
+            new io.ferrite.broker.coordinator.CoordinatorLog.MarkerWritten()
+            {
+                @Override
+                public void written(final short error)
+                {
+                    refusal.set(error);
+                }
+
+                @Override
+                public void refused(final short error, final long openTxnFirstOffset, final int partitionCoordinatorEpoch)
+                {
+                    refusal.set(error);
+                }
+            }); // a deposed coordinator's (loaded at 6) marker arriving late
+        await(() ->
+        {
+            logThreadInvoker.invoke();
+            invoker.invoke();
+            return refusal.get() >= 0;
+        }, Duration.ofSeconds(20), "the late marker's answer");
+        assertEquals(Errors.TRANSACTION_COORDINATOR_FENCED, refusal.get(), "a lower coordinator epoch than the partition's");
+
+        ownership.resigned(0);
+        invoker.invoke();
+        ownership.led(0, 9); // a new tenure at a later epoch: loaded again
+        invoker.invoke();
+        final TxnDecision.Answer second = initWritten(id0);
+        assertEquals(first.producerId(), second.producerId());
+        commitWritten(id0, second, data);
+        assertEquals(9, coordinatorEpochAt(data, first.producerId()), "the next coordinator's markers carry its load's epoch");
+    }
+
+    /**
+     * Review 1 of txncoord, M4: a marker's route from the image, as the agent sees it change. A partition with no leader
+     * yet is tried again after its backoff and written once it has one; a partition of a topic gone is dropped from the
+     * transaction; a partition whose remote leader does not answer (a refused connection: REQUEST_TIMED_OUT, or
+     * NOT_LEADER_OR_FOLLOWER when its lane finds it moved) and then moves here is written here after its backoff. The transaction completes only once all three are done with.
+     */
+    @Test
+    void aMarkerWithNoLeaderYetWaitsAGoneTopicsIsDroppedAndAMovedLeaderIsFollowed() throws Exception
+    {
+        final TxnPartition waiting = new TxnPartition("waits", 0);
+        final TxnPartition moving = new TxnPartition("moves", 0);
+        final TxnPartition gone = new TxnPartition("gone", 0);
+        for (final TxnPartition tp : List.of(waiting, moving, gone))
+        {
+            topics.create(tp.topic(), 1, Map.of()); // AddPartitionsToTxn needs them known; "gone" is gone for the routing
+        }
+        final MarkerRouting.Route nobody = new MarkerRouting.Route(2, "127.0.0.1", io.ferrite.testing.LoopbackPorts.take(1)[0]);
+        final Map<String, MarkerRouting.Route> routes = new java.util.concurrent.ConcurrentHashMap<>(Map.of(
+            waiting.topic(), MarkerRouting.Route.NO_LEADER, moving.topic(), nobody, gone.topic(), MarkerRouting.Route.GONE));
+        final RemoteMarkers remote = new RemoteMarkers(io.ferrite.broker.replica.FetcherSettings.KAFKA_DEFAULTS, 1, () -> { });
+        try
+        {
+            coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092),
+                (topic, partition) -> routes.get(topic), remote);
+            start();
+            coordinator.ownership().led(0, 3);
+            invoker.invoke();
+            final TxnDecision.Answer p = initWritten(id0);
+            final TxnCoordinator.Pending added = coordinator.addPartitions(id0, p.producerId(), p.producerEpoch(),
+                java.util.Set.of(waiting, moving, gone), (short)2);
+            stepUntil(() -> added.answer() != null, "AddPartitionsToTxn written");
+            final TxnCoordinator.Pending ended = coordinator.endTxn(id0, p.producerId(), p.producerEpoch(), true, (short)5, 0);
+            stepUntil(() -> ended.answer() != null && coordinator.describe(id0).state().partitions().equals(java.util.Set.of(waiting,
+                moving)), "EndTxn answered, the gone topic's partition dropped");
+            assertEquals(TxnState.PREPARE_COMMIT, coordinator.describe(id0).state().state(), "no leader yet, and one not answering");
+            assertEquals(Integer.MIN_VALUE, coordinatorEpochAt(waiting, p.producerId()), "no marker at the partition with no leader");
+
+            routes.put(waiting.topic(), MarkerRouting.Route.LOCAL); // a leader now: this node
+            routes.put(moving.topic(), MarkerRouting.Route.LOCAL); // its leader moved here
+            stepUntil(() ->
+            {
+                nano.advance(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(RetryBackoff.MAX_MS)); // every backoff over
+                return coordinator.describe(id0).state().state() == TxnState.COMPLETE_COMMIT;
+            }, "both markers written after their backoffs, then CompleteCommit");
+            assertEquals(3, coordinatorEpochAt(waiting, p.producerId()), "written once it had a leader");
+            assertEquals(3, coordinatorEpochAt(moving, p.producerId()), "written at its new leader");
+            assertEquals(Integer.MIN_VALUE, coordinatorEpochAt(gone, p.producerId()), "never written to the gone topic");
+        }
+        finally
+        {
+            remote.close();
+        }
+    }
+
+    /** The coordinators' log (the runtime's), as the marker runs write through it. */
+    private io.ferrite.broker.coordinator.CoordinatorLog coordinatorLog()
+    {
+        return runtime.log();
+    }
+
+    /** A transaction of {@code p} on {@code data} committed: added, EndTxn(commit), markers and CompleteCommit written. */
+    private void commitWritten(final String id, final TxnDecision.Answer p, final TxnPartition data)
+    {
+        final TxnCoordinator.Pending added = coordinator.addPartitions(id, p.producerId(), p.producerEpoch(), java.util.Set.of(data),
+            (short)2);
+        stepUntil(() -> added.answer() != null, "AddPartitionsToTxn written");
+        assertEquals(Errors.NONE, added.answer().error());
+        final TxnCoordinator.Pending ended = coordinator.endTxn(id, p.producerId(), p.producerEpoch(), true, (short)5, 0);
+        stepUntil(() -> ended.answer() != null && coordinator.describe(id).state().state() == TxnState.COMPLETE_COMMIT,
+            "EndTxn answered and the transaction complete (its marker written)");
+        assertEquals(Errors.NONE, ended.answer().error());
+    }
+
+    /** The coordinator epoch {@code data}'s partition keeps for {@code producerId} (read on this thread: it steps the log thread). */
+    private int coordinatorEpochAt(final TxnPartition data, final long producerId)
+    {
+        final java.util.concurrent.atomic.AtomicInteger epoch = new java.util.concurrent.atomic.AtomicInteger(Integer.MIN_VALUE);
+        topics.topic(data.topic()).partition(data.partition()).log.transactions().forEachProducer(
+            (id, producerEpoch, lastSequence, lastTimestamp, coordinatorEpoch, txnStart) ->
+            {
+                if (id == producerId)
+                {
+                    epoch.set(coordinatorEpoch);
+                }
+            });
+        return epoch.get();
+    }
+
+    private void stepUntil(final java.util.function.BooleanSupplier done, final String what)
+    {
+        await(() ->
+        {
+            logThreadInvoker.invoke();
+            invoker.invoke();
+            return done.getAsBoolean();
+        }, Duration.ofSeconds(20), what);
     }
 
     /** Steps the log thread and the agent until the pending request is answered. */
