@@ -14,38 +14,49 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
  * The cleaner's key to latest-offset map, Kafka's {@code SkimpyOffsetMap}: a fixed block of off-heap memory
- * (a cleaner thread's share of {@code log.cleaner.dedupe.buffer.size}, 128 MiB in all by default) holding
+ * (a cleaner thread's share of {@code log.cleaner.dedupe.buffer.size}, 128 MiB in all by default) of
  * 24-byte slots ({@link OffsetMapDescriptor}) — the key's 128-bit hash and an offset — in open addressing. Keys are
  * never stored, only their hashes: two keys with one hash would share a slot (Kafka accepts the same 2^-128 risk),
  * which is what lets 128 MiB hold 5.6 million slots (5 million keys at the 0.9 load factor) whatever the keys' length.
  *
  * <p>The hash is MurmurHash3 x64 128 ({@link KeyHash}, which says why that is as safe as Kafka's MD5), not MD5:
  * MD5 through {@code MessageDigest} was a large part of a clean's CPU (19% of the cleaner thread's in a profiled
- * broker clean, 40-55% in the in-memory {@code CleanBenchmark}). The slot layout, the probe sequence and the load
- * factor are Kafka's: attempt {@code i} reads the big-endian int at byte {@code min(i, 12)} of the hash, adds
- * {@code max(0, i - 12)}, and takes it modulo the slots (after Kafka's {@code Utils.abs}). So the map answers every
- * key as Kafka's map of the same size does and fills up after the same number of distinct keys (a clean stops
- * in the same place), though a key sits in another slot than in Kafka's.
+ * broker clean, 40-55% in the in-memory {@code CleanBenchmark}). The slot layout and the probe sequence are Kafka's:
+ * attempt {@code i} reads the big-endian int at byte {@code min(i, 12)} of the hash, adds {@code max(0, i - 12)}, and
+ * takes it modulo the slots of the region in use (after Kafka's {@code Utils.abs}; see below).
  *
- * <p>The map is "full" ({@link #isFull()}) once it holds {@code log.cleaner.io.buffer.load.factor} (0.9) of its
- * slots: past that, probe chains grow long, so the cleaner stops loading keys there and cleans the rest of the
- * dirty log in a later pass, as Kafka does. {@link #put} throws once every slot is taken, for a key already held
- * as for a new one (Kafka's {@code SkimpyOffsetMap.put} checks before it hashes).
+ * <p><b>Capacity is Kafka's.</b> The map is "full" ({@link #isFull()}) once it holds {@code log.cleaner.io.buffer.load.factor}
+ * (0.9) of its block's slots: past that, probe chains grow long, so the cleaner stops loading keys there and cleans
+ * the rest of the dirty log in a later pass, as Kafka does; a clean so covers the offsets Kafka's covers. {@link #put}
+ * throws once every slot of the block is taken, for a key already held as for a new one (Kafka's
+ * {@code SkimpyOffsetMap.put} checks before it hashes).
+ *
+ * <p><b>A region sized to the keys.</b> Kafka's map spreads even 10 keys over the whole block, so every probe of a
+ * clean is a cache and TLB miss on a page of its own (and, on a first clean here, a page fault): in a profiled broker
+ * clean of 20 000 keys (41.7 MB) the map's probes were half the cleaner thread's CPU. This map uses only a region at
+ * the block's start: 65 536 slots (1.5 MiB) after each {@link #clear()}, doubled whenever it is half full, until the next
+ * doubling would pass the block, whose whole is then the region (so a map near Kafka's capacity probes what Kafka's
+ * does). Growing moves the keys held into the new region in place, by their stored hashes (no key is read again;
+ * each entry is marked with its offset's sign bit and placed at the first free or still-marked slot of its new probe
+ * sequence, a marked one moving on in its turn), and allocates nothing. A power-of-two region takes its slot with a
+ * mask, which is the same slot as Kafka's {@code %}: a region of {@code r} slots holds its keys exactly where Kafka's
+ * map of {@code r} slots does, as long as it has not grown (after a growth, where a chain of collisions put a key
+ * depends on the order the growth moved them in). Where a key sits is not observable: the map answers every key as
+ * Kafka's of the same size does, holds the same set of (hash, offset) slots, and fills up after the same number of
+ * distinct keys.
  *
  * <p>Keys are read in place ({@code DirectBuffer}, offset, length): the record's key in the segment's mapping
- * or in a decompressed batch. Neither {@link #put} nor {@link #get} allocates: the hash and its bytes are this
- * map's own. One thread uses a map; {@link #close()} frees its memory at once
- * rather than when the GC finds the buffer.
+ * or in a decompressed batch. Neither {@link #put} nor {@link #get} allocates: the hash is this map's own. One thread
+ * uses a map; {@link #close()} frees its memory at once rather than when the GC finds the buffer.
  *
  * <p><b>Memory only where used.</b> Given a directory on disk, the block is a private (copy-on-write) mapping of a
  * sparse file made and deleted there at once ({@link OffsetMapMemory}), i.e. memory the OS hands out zeroed page by
- * page on first touch and never writes back to the disk: a map of 128 MiB that no clean ever uses costs its page tables, not 128 MiB of resident memory (a
- * {@code ByteBuffer.allocateDirect}, or Kafka's heap array, zeroes and so touches every page when made), and one that
- * held 10 keys costs the few pages they landed in. {@link #clear()} zeroes only the 4 KiB pages a {@link #put} wrote
- * since the last clear (a bitmap, one bit a page: 4 KiB of heap for 128 MiB), where Kafka's zeroes the whole block
- * before every clean; the slots, hashes, probes and load factor are Kafka's all the same. Without such a directory
- * (none given, one on {@code tmpfs}, one where no file can be made) the block is {@code allocateDirect}: resident
- * whole from the start.
+ * page on first touch and never writes back to the disk: a map of 128 MiB costs its page tables and the pages of the
+ * largest region a clean used, not 128 MiB of resident memory (a {@code ByteBuffer.allocateDirect}, or Kafka's heap
+ * array, zeroes and so touches every page when made). {@link #clear()} zeroes only the 4 KiB pages written since the
+ * last clear (a bitmap, one bit a page: 4 KiB of heap for 128 MiB), where Kafka's zeroes the whole block before every
+ * clean. Without such a directory (none given, one on {@code tmpfs}, one where no file can be made) the block is
+ * {@code allocateDirect}: resident whole from the start.
  */
 public final class OffsetMap implements AutoCloseable
 {
@@ -59,6 +70,13 @@ public final class OffsetMap implements AutoCloseable
 
     /** The granularity of {@link #clear()}'s bookkeeping: the OS page on x86-64 and most arm64 Linux. */
     private static final int PAGE_SHIFT = 12;
+    /**
+     * The region's slots after a clear, when the block has more: 1.5 MiB (384 pages, within a core's TLB reach and
+     * cache), which holds 32 768 keys before it first grows. Only the pages a clean writes become resident.
+     */
+    static final int FIRST_REGION_SLOTS = 65_536;
+    /** An entry's mark while a growth moves it: its offset's sign bit (offsets put are never negative). */
+    private static final long MOVING = Long.MIN_VALUE;
 
     private final ByteBuffer memory;
     private final boolean residentWhereUsed;
@@ -68,11 +86,16 @@ public final class OffsetMap implements AutoCloseable
     private boolean closed;
     private final int slots;
     private final int maxEntries;
+    private final int firstRegionSlots;
     private final KeyHash keyHash = new KeyHash();
-    private final byte[] hash = new byte[HASH_LENGTH];
-    private final UnsafeBuffer hashView = new UnsafeBuffer(hash);
     private long hashHigh;
     private long hashLow;
+    /** The slots in use: the block's first {@code region} slots. */
+    private int region;
+    /** {@code region - 1} when the region is a power of two, else -1 (the slot by {@code %}). */
+    private int regionMask;
+    /** The entries at which the next put first grows the region. */
+    private int growAt;
     private int entries;
     private long latestOffset = NO_OFFSET;
 
@@ -99,6 +122,15 @@ public final class OffsetMap implements AutoCloseable
      */
     public OffsetMap(final int memoryBytes, final double loadFactor, final Path dir)
     {
+        this(memoryBytes, loadFactor, dir, FIRST_REGION_SLOTS);
+    }
+
+    /**
+     * A map whose region after a clear is {@code firstRegionSlots} (or the whole block, if smaller): the tests'
+     * way to a map that never grows, which holds its keys byte for byte where Kafka's map of the same size does.
+     */
+    OffsetMap(final int memoryBytes, final double loadFactor, final Path dir, final int firstRegionSlots)
+    {
         final String problem = problem(memoryBytes, loadFactor);
         if (problem != null)
         {
@@ -111,6 +143,8 @@ public final class OffsetMap implements AutoCloseable
         memory = mapped != null ? mapped : ByteBuffer.allocateDirect(slots * SLOT_LENGTH); // zero: every slot empty
         slotsBuffer = new UnsafeBuffer(memory);
         writtenPages = new long[(((slots * SLOT_LENGTH - 1) >>> PAGE_SHIFT) >>> 6) + 1];
+        this.firstRegionSlots = firstRegionSlots;
+        useRegion(Math.min(slots, firstRegionSlots));
     }
 
     /**
@@ -147,9 +181,16 @@ public final class OffsetMap implements AutoCloseable
         return residentWhereUsed;
     }
 
+    /** The block's slots (Kafka's {@code slots}): what the capacity counts. */
     public int slots()
     {
         return slots;
+    }
+
+    /** The slots of the region in use (the first ones of the block). */
+    int regionSlots()
+    {
+        return region;
     }
 
     /** Keys held. */
@@ -186,7 +227,8 @@ public final class OffsetMap implements AutoCloseable
      * Records {@code offset} as the latest for the key at {@code [keyOffset, keyOffset + keyLength)} of
      * {@code key}, replacing the key's earlier offset, and makes it the map's latest offset.
      *
-     * @throws IllegalStateException when every slot is taken (even if the key is held), or the map is closed
+     * @throws IllegalStateException    when every slot is taken (even if the key is held), or the map is closed
+     * @throws IllegalArgumentException when {@code offset} is negative (no record has such an offset)
      */
     public void put(final DirectBuffer key, final int keyOffset, final int keyLength, final long offset)
     {
@@ -195,9 +237,17 @@ public final class OffsetMap implements AutoCloseable
         {
             throw new IllegalStateException("the offset map is full: " + entries + " entries in " + slots + " slots");
         }
+        if (offset < 0)
+        {
+            throw new IllegalArgumentException("offset " + offset + " put for a key");
+        }
+        if (entries >= growAt)
+        {
+            grow();
+        }
         hash(key, keyOffset, keyLength);
         int attempt = 0;
-        int position = positionOf(attempt);
+        int position = positionOf(hashHigh, hashLow, attempt);
         while (!isEmpty(position))
         {
             if (holdsHash(position))
@@ -206,13 +256,9 @@ public final class OffsetMap implements AutoCloseable
                 latestOffset = offset;
                 return;
             }
-            position = positionOf(++attempt);
+            position = positionOf(hashHigh, hashLow, ++attempt);
         }
-        // marked before the writes, so that a fault between them (an InternalError) leaves no written page unmarked
-        markWritten(position);
-        markWritten(position + SLOT_LENGTH - 1); // a slot may straddle two pages
-        slotsBuffer.putBytes(position, hash, 0, HASH_LENGTH);
-        slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
+        write(position, hashHigh, hashLow, offset);
         latestOffset = offset;
         entries++;
     }
@@ -223,10 +269,10 @@ public final class OffsetMap implements AutoCloseable
         ensureOpen();
         hash(key, keyOffset, keyLength);
         // as Kafka: a chain longer than the slots plus the hash's extra start points means the key is absent
-        final int maxAttempts = slots + HASH_LENGTH - 4;
+        final int maxAttempts = region + HASH_LENGTH - 4;
         for (int attempt = 0; attempt < maxAttempts; attempt++)
         {
-            final int position = positionOf(attempt);
+            final int position = positionOf(hashHigh, hashLow, attempt);
             if (isEmpty(position))
             {
                 return NO_OFFSET;
@@ -261,6 +307,81 @@ public final class OffsetMap implements AutoCloseable
         }
         entries = 0;
         latestOffset = NO_OFFSET;
+        useRegion(Math.min(slots, firstRegionSlots));
+    }
+
+    private void useRegion(final int regionSlots)
+    {
+        region = regionSlots;
+        regionMask = Integer.bitCount(regionSlots) == 1 ? regionSlots - 1 : -1;
+        growAt = regionSlots < slots ? regionSlots >>> 1 : Integer.MAX_VALUE;
+    }
+
+    /**
+     * Doubles the region (or makes it the whole block, if a doubling would pass it) and moves every entry into it: each
+     * entry of the old region is marked {@link #MOVING} first, then each marked one, in slot order, goes to the first
+     * slot of its new probe sequence that is empty or holds a marked entry, which it takes in turn to its own place.
+     * An entry is so placed past only slots that hold placed entries, as a put would have placed it.
+     */
+    private void grow()
+    {
+        final int old = region;
+        for (int position = 0; position < old * SLOT_LENGTH; position += SLOT_LENGTH)
+        {
+            if (!isEmpty(position))
+            {
+                slotsBuffer.putLong(position + OFFSET_OFFSET, slotsBuffer.getLong(position + OFFSET_OFFSET, BIG_ENDIAN) | MOVING, BIG_ENDIAN);
+            }
+        }
+        useRegion(old > slots >>> 1 ? slots : old << 1);
+        for (int from = 0; from < old * SLOT_LENGTH; from += SLOT_LENGTH)
+        {
+            if (isEmpty(from) || slotsBuffer.getLong(from + OFFSET_OFFSET, BIG_ENDIAN) >= 0)
+            {
+                continue; // empty, or an entry placed already
+            }
+            long high = slotsBuffer.getLong(from, BIG_ENDIAN);
+            long low = slotsBuffer.getLong(from + 8, BIG_ENDIAN);
+            long offset = slotsBuffer.getLong(from + OFFSET_OFFSET, BIG_ENDIAN) & ~MOVING;
+            slotsBuffer.setMemory(from, SLOT_LENGTH, (byte)0);
+            int attempt = 0;
+            while (true)
+            {
+                final int to = positionOf(high, low, attempt);
+                if (isEmpty(to))
+                {
+                    write(to, high, low, offset);
+                    break;
+                }
+                final long held = slotsBuffer.getLong(to + OFFSET_OFFSET, BIG_ENDIAN);
+                if (held < 0)
+                {
+                    // a marked entry: this one takes its slot, and it is moved next
+                    final long heldHigh = slotsBuffer.getLong(to, BIG_ENDIAN);
+                    final long heldLow = slotsBuffer.getLong(to + 8, BIG_ENDIAN);
+                    write(to, high, low, offset);
+                    high = heldHigh;
+                    low = heldLow;
+                    offset = held & ~MOVING;
+                    attempt = 0;
+                }
+                else
+                {
+                    attempt++;
+                }
+            }
+        }
+    }
+
+    /** One slot's hash and offset, its page(s) marked written first. */
+    private void write(final int position, final long high, final long low, final long offset)
+    {
+        // marked before the writes, so that a fault between them (an InternalError) leaves no written page unmarked
+        markWritten(position);
+        markWritten(position + SLOT_LENGTH - 1); // a slot may straddle two pages
+        slotsBuffer.putLong(position, high, BIG_ENDIAN);
+        slotsBuffer.putLong(position + 8, low, BIG_ENDIAN);
+        slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
     }
 
     private void markWritten(final int position)
@@ -297,21 +418,26 @@ public final class OffsetMap implements AutoCloseable
         keyHash.hash(key, keyOffset, keyLength);
         hashHigh = keyHash.high();
         hashLow = keyHash.low();
-        hashView.putLong(0, hashHigh, BIG_ENDIAN);
-        hashView.putLong(8, hashLow, BIG_ENDIAN);
     }
 
-    private int positionOf(final int attempt)
+    /**
+     * Kafka's probe: attempt {@code i} takes the big-endian int at byte {@code min(i, 12)} of the hash (its halves
+     * {@code high}, {@code low}, each big-endian), adds {@code max(0, i - 12)}, and takes Kafka's {@code Utils.abs} of
+     * it modulo the region's slots (a mask when they are a power of two: the same slot).
+     */
+    private int positionOf(final long high, final long low, final int attempt)
     {
-        final int probe = hashView.getInt(Math.min(attempt, HASH_LENGTH - 4), BIG_ENDIAN) + Math.max(0, attempt - HASH_LENGTH + 4);
-        final int slot = (probe == Integer.MIN_VALUE ? 0 : Math.abs(probe)) % slots;
-        return slot * SLOT_LENGTH;
+        final int at = Math.min(attempt, HASH_LENGTH - 4);
+        final long window = at == 0 ? high : at < 8 ? (high << (at << 3)) | (low >>> (64 - (at << 3))) : low << ((at - 8) << 3);
+        final int probe = (int)(window >>> 32) + Math.max(0, attempt - HASH_LENGTH + 4);
+        final int abs = probe == Integer.MIN_VALUE ? 0 : Math.abs(probe);
+        return (regionMask >= 0 ? abs & regionMask : abs % region) * SLOT_LENGTH;
     }
 
     /**
      * Whether the slot at {@code position} is 24 zero bytes. A slot whose page(s) no {@link #put} wrote since the last
-     * {@link #clear()} is zero without a look (every non-zero byte is on a page marked written): most probes of a
-     * large map that holds few keys are such, and not reading them spares a cache miss, and, in a sparse file's
+     * {@link #clear()} is zero without a look (every non-zero byte is on a page marked written): the probes of a
+     * region's pages no clean has used yet are such, and not reading them spares a cache miss, and, in a sparse file's
      * mapping, a read fault that maps a page of the file's page cache just before the put's write fault copies it.
      */
     private boolean isEmpty(final int position)

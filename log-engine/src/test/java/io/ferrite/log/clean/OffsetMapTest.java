@@ -245,7 +245,8 @@ class OffsetMapTest
                 kafka.clear();
                 ours.clear();
                 model = new HashMap<>();
-                try (OffsetMap fresh = new OffsetMap(memory, 0.9))
+                // made as ours: its region after a clear the whole block, or 4 096 slots growing (to the block in round 1)
+                try (OffsetMap fresh = new OffsetMap(memory, 0.9, null, ours.regionSlots()))
                 {
                     final int keys = round == 1 ? 4400 : 60;
                     for (int i = 0; i < keys; i++)
@@ -271,11 +272,13 @@ class OffsetMapTest
     }
 
     /**
-     * Runs {@code body} twice, each time over a new Kafka map and a new one of ours of {@code memory} bytes and a
-     * random of {@code seed}: first with Kafka's MD5, then with our {@link KeyHash} as Kafka's digest
-     * ({@link KeyHashDigest}). Each time it finds the same size, every key's latest offset the same in both, and in each
-     * block exactly one slot a key: its hash (big-endian, {@link KeyHash}'s high then low half in ours) then its latest
-     * offset big-endian, every other slot 24 zero bytes. With one hash in both, the blocks are equal byte for byte:
+     * Runs {@code body} four times, each time over a new Kafka map and a new one of ours of {@code memory} bytes and a
+     * random of {@code seed}: with Kafka's MD5, then with our {@link KeyHash} as Kafka's digest ({@link KeyHashDigest}),
+     * each with a map of ours whose region grows from 4 096 slots (as the cleaner's grows from
+     * {@link OffsetMap#FIRST_REGION_SLOTS}) and with one whose region is its whole block from the start. Each time it
+     * finds the same size, every key's latest offset the same in both, and in each block exactly one slot a key: its
+     * hash (big-endian, {@link KeyHash}'s high then low half in ours) then its latest offset big-endian, every other
+     * slot 24 zero bytes. With one hash in both and our region the whole block, the blocks are equal byte for byte:
      * every key in the slot Kafka's probe sequence gives it, which the sets of slots alone would not show.
      */
     private static void besideKafkas(final int memory, final long seed, final BothMaps body) throws Exception
@@ -283,30 +286,34 @@ class OffsetMapTest
         KeyHashDigest.register();
         for (final String algorithm : new String[] {"MD5", KeyHashDigest.ALGORITHM})
         {
-            final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory, algorithm);
-            try (OffsetMap ours = new OffsetMap(memory, 0.9))
+            for (final boolean wholeBlock : new boolean[] {false, true})
             {
-                final Map<String, Long> latest = body.accept(kafka, ours, new Random(seed));
-                assertEquals(kafka.size(), ours.size(), algorithm);
-                assertEquals(latest.size(), ours.size(), algorithm);
-                final Map<String, Long> kafkaSlots = new HashMap<>();
-                final Map<String, Long> ourSlots = new HashMap<>();
-                final MessageDigest kafkasHash = MessageDigest.getInstance(algorithm);
-                final KeyHash hash = new KeyHash();
-                for (final Map.Entry<String, Long> e : latest.entrySet())
+                final String what = algorithm + (wholeBlock ? ", the whole block" : ", a growing region");
+                final SkimpyOffsetMap kafka = new SkimpyOffsetMap(memory, algorithm);
+                try (OffsetMap ours = new OffsetMap(memory, 0.9, null, wholeBlock ? Integer.MAX_VALUE : 4096))
                 {
-                    final byte[] bytes = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
-                    assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length), e.getKey());
-                    assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)), e.getKey());
-                    kafkaSlots.put(hex(kafkasHash.digest(bytes)), e.getValue());
-                    hash.hash(new UnsafeBuffer(bytes), 0, bytes.length);
-                    ourSlots.put(hex(ByteBuffer.allocate(16).putLong(hash.high()).putLong(hash.low()).array()), e.getValue());
-                }
-                assertEquals(kafkaSlots, slotsHeld(kafkaBytes(kafka, ours.slots())), algorithm);
-                assertEquals(ourSlots, slotsHeld(ourBytes(ours)), algorithm);
-                if (algorithm.equals(KeyHashDigest.ALGORITHM))
-                {
-                    assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours), "slot layout and probe order are Kafka's");
+                    final Map<String, Long> latest = body.accept(kafka, ours, new Random(seed));
+                    assertEquals(kafka.size(), ours.size(), what);
+                    assertEquals(latest.size(), ours.size(), what);
+                    final Map<String, Long> kafkaSlots = new HashMap<>();
+                    final Map<String, Long> ourSlots = new HashMap<>();
+                    final MessageDigest kafkasHash = MessageDigest.getInstance(algorithm);
+                    final KeyHash hash = new KeyHash();
+                    for (final Map.Entry<String, Long> e : latest.entrySet())
+                    {
+                        final byte[] bytes = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
+                        assertEquals(e.getValue(), ours.get(new UnsafeBuffer(bytes), 0, bytes.length), e.getKey());
+                        assertEquals(e.getValue(), kafka.get(ByteBuffer.wrap(bytes)), e.getKey());
+                        kafkaSlots.put(hex(kafkasHash.digest(bytes)), e.getValue());
+                        hash.hash(new UnsafeBuffer(bytes), 0, bytes.length);
+                        ourSlots.put(hex(ByteBuffer.allocate(16).putLong(hash.high()).putLong(hash.low()).array()), e.getValue());
+                    }
+                    assertEquals(kafkaSlots, slotsHeld(kafkaBytes(kafka, ours.slots())), what);
+                    assertEquals(ourSlots, slotsHeld(ourBytes(ours)), what);
+                    if (algorithm.equals(KeyHashDigest.ALGORITHM) && wholeBlock)
+                    {
+                        assertArrayEquals(kafkaBytes(kafka, ours.slots()), ourBytes(ours), "slot layout and probe order are Kafka's");
+                    }
                 }
             }
         }
@@ -364,9 +371,10 @@ class OffsetMapTest
         }
         try (OffsetMap map = new OffsetMap(24 * slots, 0.9))
         {
-            put(map, straddling, -2L); // every byte of the offset is set
-            assertEquals(-2L, get(map, straddling));
-            final byte[] expected = ByteBuffer.allocate(24).putLong(hash.high()).putLong(hash.low()).putLong(-2L).array();
+            final long offset = 0x7efd_fcfb_faf9_f8f7L; // every byte of the offset is set
+            put(map, straddling, offset);
+            assertEquals(offset, get(map, straddling));
+            final byte[] expected = ByteBuffer.allocate(24).putLong(hash.high()).putLong(hash.low()).putLong(offset).array();
             assertArrayEquals(expected, Arrays.copyOfRange(ourBytes(map), position, position + 24),
                 "the key is in the straddling slot the probe gives it");
             map.clear();
@@ -376,32 +384,149 @@ class OffsetMapTest
     }
 
     @Test
-    void putAndGetAllocateNothing()
+    void putAndGetAllocateNothingEvenWhenTheRegionGrows()
     {
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-        final UnsafeBuffer keys = new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1000));
-        for (int i = 0; i < 1000; i++)
+        final int keyCount = 5000; // past half of 4 096 and of 8 192 slots: each window grows the region twice
+        final UnsafeBuffer keys = new UnsafeBuffer(ByteBuffer.allocateDirect(16 * keyCount));
+        for (int i = 0; i < keyCount; i++)
         {
             keys.putLong(i * 16, i * 31L);
             keys.putLong(i * 16 + 8, i);
         }
-        try (OffsetMap map = new OffsetMap(24 * 4096, 0.9))
+        try (OffsetMap map = new OffsetMap(24 * 16_384, 0.9, null, 4096))
         {
             long fewest = Long.MAX_VALUE;
             long sum = 0;
             for (int window = 0; window < 5; window++)
             {
                 final long before = threads.getCurrentThreadAllocatedBytes();
+                map.clear();
                 for (int n = 0; n < 20_000; n++)
                 {
-                    final int i = n % 1000;
+                    final int i = n % keyCount;
                     map.put(keys, i * 16, 16, n);
                     sum += map.get(keys, i * 16, 16);
                 }
+                assertEquals(16_384, map.regionSlots());
                 fewest = Math.min(fewest, threads.getCurrentThreadAllocatedBytes() - before);
             }
             assertTrue(sum > 0);
-            assertEquals(0, fewest, "bytes allocated by 20000 puts and gets of off-heap keys");
+            assertEquals(0, fewest, "bytes allocated by a clear and 20000 puts and gets of off-heap keys, two growths among them");
+        }
+    }
+
+    /**
+     * Until it grows, a region of 4 096 slots at the start of a larger block holds its keys byte for byte where Kafka's
+     * map of 4 096 slots does (the mask takes Kafka's slot), the rest of the block untouched; the put that finds it half
+     * full doubles it, and every key is found after the move; a clear makes it 4 096 slots again.
+     */
+    @Test
+    void aRegionHoldsItsKeysWhereKafkasMapOfItsSizeDoes() throws Exception
+    {
+        KeyHashDigest.register();
+        final SkimpyOffsetMap kafka = new SkimpyOffsetMap(24 * 4096, KeyHashDigest.ALGORITHM);
+        try (OffsetMap map = new OffsetMap(24 * 100_000, 0.9, null, 4096))
+        {
+            for (int round = 0; round < 2; round++)
+            {
+                kafka.clear();
+                map.clear();
+                assertEquals(4096, map.regionSlots());
+                for (int i = 0; i < 2048; i++)
+                {
+                    final byte[] key = ("round-" + round + "-key-" + i).getBytes(StandardCharsets.ISO_8859_1);
+                    kafka.put(ByteBuffer.wrap(key), 10L * i);
+                    map.put(new UnsafeBuffer(key), 0, key.length, 10L * i);
+                }
+                assertEquals(4096, map.regionSlots(), "2 048 keys fill half of the region: not grown yet");
+                final byte[] block = ourBytes(map);
+                assertArrayEquals(kafkaBytes(kafka, 4096), Arrays.copyOf(block, 24 * 4096), "round " + round);
+                assertArrayEquals(new byte[block.length - 24 * 4096], Arrays.copyOfRange(block, 24 * 4096, block.length));
+                put(map, "round-" + round + "-key-0", 1); // an update, and a put: the region grows first
+                assertEquals(8192, map.regionSlots());
+                assertEquals(1, get(map, "round-" + round + "-key-0"));
+                for (int i = 1; i < 2048; i++)
+                {
+                    assertEquals(10L * i, get(map, "round-" + round + "-key-" + i));
+                }
+                assertEquals(2048, map.size());
+            }
+        }
+    }
+
+    /**
+     * A map whose region starts at one slot grows through every power of two to its whole block of 1 000 slots, moving
+     * its keys ten times, and still answers every key as a map over the model, fills at Kafka's count, takes every slot
+     * at load factor 1 and then refuses a new key, as {@link #collisionsProbeOnUntilEverySlotIsTakenThenANewKeyIsRefused}.
+     */
+    @Test
+    void growingFromOneSlotToTheWholeBlockKeepsEveryKey()
+    {
+        try (OffsetMap map = new OffsetMap(24 * 1000 + 7, 1.0, null, 1))
+        {
+            final Map<String, Long> model = new HashMap<>();
+            final Random random = new Random(11);
+            long offset = 0;
+            while (model.size() < 1000)
+            {
+                assertFalse(map.isFull(), model.size() + " keys");
+                final String key = random.nextInt(4) == 0 && !model.isEmpty() ? "k" + random.nextInt(model.size()) : "k" + model.size();
+                put(map, key, offset);
+                model.put(key, offset++);
+                assertEquals(model.size(), map.size());
+                if (Integer.bitCount(model.size()) == 1 || model.size() % 97 == 0)
+                {
+                    for (final Map.Entry<String, Long> e : model.entrySet())
+                    {
+                        assertEquals(e.getValue(), get(map, e.getKey()), e.getKey() + " among " + model.size() + " keys");
+                    }
+                }
+            }
+            assertEquals(1000, map.regionSlots());
+            assertTrue(map.isFull());
+            for (final Map.Entry<String, Long> e : model.entrySet())
+            {
+                assertEquals(e.getValue(), get(map, e.getKey()));
+            }
+            assertEquals(OffsetMap.NO_OFFSET, get(map, "absent"));
+            assertThrows(IllegalStateException.class, () -> put(map, "one more", 1));
+        }
+    }
+
+    /**
+     * The same keys put into Kafka's SkimpyOffsetMap and ours of 20 000 slots, filled to Kafka's capacity at load
+     * factor 0.9 (18 000 keys) through our region's growths (4 096, 8 192, 16 384 slots, then the block), updates among
+     * them: the same answers and the same (hash, offset) slots.
+     */
+    @Test
+    void aMapFilledToItsCapacityThroughItsGrowthsAnswersAsKafkas() throws Exception
+    {
+        besideKafkas(24 * 20_000 + 3, 5, (kafka, ours, random) ->
+        {
+            final Map<String, Long> model = new HashMap<>();
+            for (long offset = 0; !ours.isFull(); offset++)
+            {
+                final String key = random.nextInt(3) == 0 && !model.isEmpty() ? "key-" + random.nextInt(model.size())
+                    : "key-" + model.size();
+                final byte[] bytes = key.getBytes(StandardCharsets.ISO_8859_1);
+                kafka.put(ByteBuffer.wrap(bytes), offset);
+                ours.put(new UnsafeBuffer(bytes), 0, bytes.length, offset);
+                model.put(key, offset);
+            }
+            assertEquals(18_000, ours.size(), "full at (int)(20 000 * 0.9) keys");
+            assertEquals(20_000, ours.regionSlots());
+            return model;
+        });
+    }
+
+    @Test
+    void aNegativeOffsetIsRefused()
+    {
+        try (OffsetMap map = new OffsetMap(24 * 100, 0.9))
+        {
+            assertThrows(IllegalArgumentException.class, () -> put(map, "k", -1));
+            assertEquals(0, map.size());
         }
     }
 

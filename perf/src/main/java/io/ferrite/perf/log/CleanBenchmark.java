@@ -27,6 +27,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -36,6 +37,11 @@ import java.util.concurrent.TimeUnit;
  * batches of 10 records of 100 B values, updates to 10 000 keys in random order with 1 in 20 a tombstone, so most
  * batches are rebuilt or dropped. One operation cleans the whole log: MB/s of dirty log cleaned is
  * {@code ops/s x mebibytes x 1.048576}. {@code -prof gc} shows what a clean allocates (nothing, once warm).
+ *
+ * <p>{@code mapBytes}: the offset map's block. 393 216 (16 384 slots) is just large enough for the keys; 134 217 728 is
+ * Kafka's default {@code log.cleaner.dedupe.buffer.size} for one cleaner thread, as the broker makes it (a sparse
+ * file's private mapping, here in {@code java.io.tmpdir}): the map the broker's cleaner probes, whose pages stay
+ * resident after the first clean (so this shows its cache and TLB misses, not the first clean's page faults).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -54,6 +60,10 @@ public class CleanBenchmark
     /** The batches' codec (rebuilt batches are compressed again with it). */
     @Param({"NONE", "LZ4"})
     public CompressionType compression;
+
+    /** The offset map's bytes: just enough for the keys, or the broker's default for one cleaner thread. */
+    @Param({"393216", "134217728"})
+    public int mapBytes;
 
     private UnsafeBuffer log;
     private int logLength;
@@ -94,9 +104,8 @@ public class CleanBenchmark
             logLength += length;
             endOffset = offset;
         }
-        // Kafka's sizing for one cleaner thread would be 128 MiB; a map just large enough for the keys is what
-        // the benchmark's working set needs (clear() writes zeros over all of it on each clean)
-        map = new OffsetMap(24 * 16_384, OffsetMap.DEFAULT_LOAD_FACTOR);
+        // the broker's map is a sparse file's mapping in its first log directory (this JVM's temporary directory here)
+        map = new OffsetMap(mapBytes, OffsetMap.DEFAULT_LOAD_FACTOR, Path.of(System.getProperty("java.io.tmpdir")));
         final Codecs loaderCodecs = new Codecs();
         loader = new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(loaderCodecs, 1 << 20)),
             new RecordReader(loaderCodecs, 1 << 20));
