@@ -66,6 +66,15 @@ class KafkaInteropTest extends ProducerInteropContract implements ConsumerIntero
                     return false; // UNKNOWN_TOPIC_OR_PARTITION until the broker applied the creation's metadata
                 }
             }, Duration.ofSeconds(60), "topic " + name + " with a leader");
+            // The metadata can name the leader before its replica manager serves the partition: a produce then gets
+            // NOT_LEADER_OR_FOLLOWER, which an acks=0 producer never sees (its records are lost). ListOffsets is
+            // served by the same check, and Admin retries it until the partition is online.
+            final Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new java.util.HashMap<>();
+            for (int p = 0; p < partitions; p++)
+            {
+                latest.put(new org.apache.kafka.common.TopicPartition(name, p), org.apache.kafka.clients.admin.OffsetSpec.latest());
+            }
+            admin.listOffsets(latest).all().get(60, TimeUnit.SECONDS);
         }
     }
 }
