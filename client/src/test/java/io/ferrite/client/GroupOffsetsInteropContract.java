@@ -120,8 +120,144 @@ interface GroupOffsetsInteropContract
                 consumer.doWork();
             }
             assertArrayEquals(new long[] {1, 42, ClientErrors.NONE}, outcome);
+            // a second commit, now allowed, runs the duty cycles in which a duplicate call of the first would come
+            consumer.commitOffset(topic, 0, 6);
+            final long[] second = {0};
+            assertTrue(consumer.commitAsync((tag, error) -> second[0]++, 44));
+            while (second[0] == 0)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "the second commit completed in time");
+                consumer.doWork();
+            }
+            assertArrayEquals(new long[] {1, 42, ClientErrors.NONE}, outcome, "the first handler told once only");
+            assertEquals(1, second[0]);
         }
-        assertEquals(Map.of(0, 5L, 1, 7L), kafkaCommitted(group, topic, 2));
+        assertEquals(Map.of(0, 6L, 1, 7L), kafkaCommitted(group, topic, 2));
+    }
+
+    /**
+     * A lookup whose caller gave up after its OffsetFetch was sent (committed() timed out) must not answer the next
+     * lookup, of another partition: its answer comes first on the coordinator connection (-1 for lk-a).
+     */
+    @Test
+    default void aLookupGivenUpDoesNotAnswerTheNextOne() throws Exception
+    {
+        final String group = "offsets-lookup-group";
+        createTopic("offsets-lk-a", 1);
+        createTopic("offsets-lk-b", 1);
+        try (Consumer committer = new Consumer(config(group)))
+        {
+            committer.assign("offsets-lk-b", 0);
+            committer.commitOffset("offsets-lk-b", 0, 7);
+            committer.commitSync(30_000);
+        }
+        try (Consumer consumer = new Consumer(config(group)))
+        {
+            assertEquals(7, consumer.committed("offsets-lk-b", 0, 30_000), "the coordinator found and connected");
+            final CommittedOffsets c = consumer.groupOffsets().committed;
+            c.startLookup("offsets-lk-a", 0, System.nanoTime());
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            while (!c.lookupInFlight())
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "the lookup of lk-a sent in time");
+                consumer.doWork();
+            }
+            c.endLookup(); // what committed("offsets-lk-a", 0, t) does when t runs out now
+            assertEquals(7, consumer.committed("offsets-lk-b", 0, 30_000), "lk-b's committed offset, not lk-a's answer");
+            assertEquals(-1, consumer.committed("offsets-lk-a", 0, 30_000));
+        }
+    }
+
+    /**
+     * A commit that fails (UNKNOWN_MEMBER_ID while the group has a member) keeps the staged offset: once the member
+     * left, committing again commits it, not the position ahead of it (records handed out but not processed).
+     */
+    @Test
+    default void aFailedCommitKeepsTheStagedOffsets() throws Exception
+    {
+        final String topic = "offsets-staged";
+        final String group = "offsets-staged-group";
+        createTopic(topic, 1);
+        produce(topic, 0, 10);
+        try (Consumer consumer = new Consumer(config(group).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)))
+        {
+            consumer.assign(topic, 0);
+            assertEquals(10, readValues(consumer, 10).size());
+            awaitPosition(consumer, topic, 10);
+            try (KafkaConsumer<byte[], byte[]> member = kafkaConsumer(group))
+            {
+                member.subscribe(List.of(topic));
+                final long deadline = System.nanoTime() + DEADLINE_NS;
+                while (member.assignment().isEmpty())
+                {
+                    assertTrue(System.nanoTime() - deadline < 0, "the member joined in time");
+                    member.poll(Duration.ofMillis(100));
+                }
+                consumer.commitOffset(topic, 0, 3);
+                final OffsetCommitException e = assertThrows(OffsetCommitException.class, () -> consumer.commitSync(30_000));
+                assertEquals(ClientErrors.UNKNOWN_MEMBER_ID, e.errorCode(), e.getMessage());
+            } // the member leaves the group
+            consumer.commitSync(30_000);
+            assertEquals(3, consumer.committed(topic, 0, 30_000), "the staged offset, not the position (10)");
+        }
+        assertEquals(Map.of(0, 3L), kafkaCommitted(group, topic, 1));
+    }
+
+    /**
+     * commitSync while a commit is outstanding — one whose commitSync timed out with it in flight (its answer told to
+     * no one), or a commitAsync — waits for it and commits its own, as kafka-clients commits again after a timeout.
+     */
+    @Test
+    default void commitSyncAfterACommitLeftInFlightCommitsAgain() throws Exception
+    {
+        final String topic = "offsets-again";
+        final String group = "offsets-again-group";
+        createTopic(topic, 1);
+        try (Consumer consumer = new Consumer(config(group)))
+        {
+            consumer.assign(topic, 0);
+            consumer.commitOffset(topic, 0, 5);
+            final long[] calls = {0};
+            final OffsetCommitHandler handler = (tag, error) -> calls[0]++;
+            assertTrue(consumer.commitAsync(handler, 1));
+            final GroupOffsets offsets = consumer.groupOffsets();
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            while (!offsets.commitInFlight())
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "the commit sent in time");
+                consumer.doWork();
+            }
+            offsets.forgetCommitCaller(handler); // what commitSync does when its timeout runs out now
+            consumer.commitOffset(topic, 0, 6);
+            consumer.commitSync(30_000);
+            assertEquals(0, calls[0], "the forgotten commit's answer told no one");
+            assertEquals(6, consumer.committed(topic, 0, 30_000));
+
+            consumer.commitOffset(topic, 0, 8);
+            assertTrue(consumer.commitAsync(handler, 2));
+            consumer.commitOffset(topic, 0, 9);
+            consumer.commitSync(Long.MAX_VALUE); // waits for the commitAsync (8), then commits 9; no overflow
+            assertEquals(1, calls[0], "commitAsync's handler told before commitSync returned");
+            assertEquals(9, consumer.committed(topic, 0, Long.MAX_VALUE));
+        }
+        assertEquals(Map.of(0, 9L), kafkaCommitted(group, topic, 1));
+    }
+
+    /** Negative timeouts are refused; a closed consumer refuses the committed-offset calls (as kafka-clients). */
+    @Test
+    default void badTimeoutsAndClosedConsumerAreRefused() throws Exception
+    {
+        final String topic = "offsets-refused";
+        createTopic(topic, 1);
+        final Consumer consumer = new Consumer(config("offsets-refused-group"));
+        consumer.assign(topic, 0);
+        assertThrows(IllegalArgumentException.class, () -> consumer.commitSync(-1));
+        assertThrows(IllegalArgumentException.class, () -> consumer.committed(topic, 0, -1));
+        consumer.close();
+        assertThrows(IllegalStateException.class, () -> consumer.committed(topic, 0, 30_000));
+        assertThrows(IllegalStateException.class, () -> consumer.commitOffset(topic, 0, 1));
+        assertThrows(IllegalStateException.class, () -> consumer.commitSync(30_000));
+        assertFalse(consumer.commitAsync((tag, error) -> { }, 0));
     }
 
     /**
@@ -190,6 +326,48 @@ interface GroupOffsetsInteropContract
             a.commitTransaction();                    // marker 17
             assertEquals(List.of(6, 7), readValues(committed, 2), "the fourth transaction once committed");
             awaitPosition(committed, topic, 18);
+        }
+    }
+
+    /**
+     * read_committed with one record batch per Fetch answer (fetch sizes of 1 byte): a Fetch that starts inside the
+     * aborted transaction gets it in its aborted list with a first offset below the fetch offset.
+     */
+    @Test
+    default void readCommittedOneBatchPerAnswer() throws Exception
+    {
+        final String topic = "offsets-one-batch";
+        createTopic(topic, 1);
+        try (KafkaProducer<byte[], byte[]> a = transactional("oa");
+             KafkaProducer<byte[], byte[]> b = transactional("ob");
+             Consumer committed = new Consumer(new ConsumerConfig().bootstrapServers(bootstrap()).fetchMaxWaitMs(100)
+                 .maxPartitionFetchBytes(1).fetchMaxBytes(1).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)
+                 .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED)))
+        {
+            a.beginTransaction();
+            sendEach(a, topic, 0, 3);
+            a.commitTransaction();
+            a.beginTransaction();                     // aborted: 4-5 (a), b's 6-7 interleaved, 8 (a)
+            sendEach(a, topic, 20, 2);
+            b.beginTransaction();
+            sendEach(b, topic, 50, 2);
+            sendEach(a, topic, 22, 1);
+            a.abortTransaction();
+            b.commitTransaction();
+            a.beginTransaction();
+            sendEach(a, topic, 3, 3);
+            a.commitTransaction();
+            committed.assign(topic, 0);
+            assertEquals(List.of(0, 1, 2, 50, 51, 3, 4, 5), readValues(committed, 8));
+        }
+    }
+
+    /** One batch per record: each flushed alone. */
+    private static void sendEach(final KafkaProducer<byte[], byte[]> p, final String topic, final int first, final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            send(p, topic, first + i, 1);
         }
     }
 
