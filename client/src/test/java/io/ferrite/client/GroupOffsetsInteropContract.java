@@ -28,7 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Apache Kafka 4.4): offsets committed by this consumer read by kafka-clients' and the other way round, the start
  * position taken from the committed offset ({@code auto.offset.reset} only without one), commitAsync's handler, the
  * typed error for a group with members; a kafka-clients transactional producer's commits and aborts read under
- * read_committed (exactly the committed records, the position held at the last stable offset) and read_uncommitted.
+ * read_committed (exactly the committed records, the position held at the last stable offset, also one batch per
+ * answer) and read_uncommitted; review 1's cases (a lookup given up, staged offsets after a failed commit, commitSync
+ * after a commit left outstanding, refused timeouts and calls after close, the coordinator lost in flight).
  */
 interface GroupOffsetsInteropContract
 {
@@ -113,22 +115,13 @@ interface GroupOffsetsInteropContract
             };
             assertTrue(consumer.commitAsync(handler, 42));
             assertFalse(consumer.commitAsync(handler, 43), "one commit outstanding at a time");
-            final long deadline = System.nanoTime() + DEADLINE_NS;
-            while (outcome[0] == 0)
-            {
-                assertTrue(System.nanoTime() - deadline < 0, "the commit completed in time");
-                consumer.doWork();
-            }
+            doWorkUntil(consumer, () -> outcome[0] != 0, "the commit completed in time");
             assertArrayEquals(new long[] {1, 42, ClientErrors.NONE}, outcome);
             // a second commit, now allowed, runs the duty cycles in which a duplicate call of the first would come
             consumer.commitOffset(topic, 0, 6);
             final long[] second = {0};
             assertTrue(consumer.commitAsync((tag, error) -> second[0]++, 44));
-            while (second[0] == 0)
-            {
-                assertTrue(System.nanoTime() - deadline < 0, "the second commit completed in time");
-                consumer.doWork();
-            }
+            doWorkUntil(consumer, () -> second[0] != 0, "the second commit completed in time");
             assertArrayEquals(new long[] {1, 42, ClientErrors.NONE}, outcome, "the first handler told once only");
             assertEquals(1, second[0]);
         }
@@ -156,12 +149,7 @@ interface GroupOffsetsInteropContract
             assertEquals(7, consumer.committed("offsets-lk-b", 0, 30_000), "the coordinator found and connected");
             final CommittedOffsets c = consumer.groupOffsets().committed;
             c.startLookup("offsets-lk-a", 0, System.nanoTime());
-            final long deadline = System.nanoTime() + DEADLINE_NS;
-            while (!c.lookupInFlight())
-            {
-                assertTrue(System.nanoTime() - deadline < 0, "the lookup of lk-a sent in time");
-                consumer.doWork();
-            }
+            doWorkUntil(consumer, c::lookupInFlight, "the lookup of lk-a sent in time");
             c.endLookup(); // what committed("offsets-lk-a", 0, t) does when t runs out now
             assertEquals(7, consumer.committed("offsets-lk-b", 0, 30_000), "lk-b's committed offset, not lk-a's answer");
             assertEquals(-1, consumer.committed("offsets-lk-a", 0, 30_000));
@@ -187,12 +175,7 @@ interface GroupOffsetsInteropContract
             try (KafkaConsumer<byte[], byte[]> member = kafkaConsumer(group))
             {
                 member.subscribe(List.of(topic));
-                final long deadline = System.nanoTime() + DEADLINE_NS;
-                while (member.assignment().isEmpty())
-                {
-                    assertTrue(System.nanoTime() - deadline < 0, "the member joined in time");
-                    member.poll(Duration.ofMillis(100));
-                }
+                awaitJoined(member);
                 consumer.commitOffset(topic, 0, 3);
                 final OffsetCommitException e = assertThrows(OffsetCommitException.class, () -> consumer.commitSync(30_000));
                 assertEquals(ClientErrors.UNKNOWN_MEMBER_ID, e.errorCode(), e.getMessage());
@@ -221,12 +204,7 @@ interface GroupOffsetsInteropContract
             final OffsetCommitHandler handler = (tag, error) -> calls[0]++;
             assertTrue(consumer.commitAsync(handler, 1));
             final GroupOffsets offsets = consumer.groupOffsets();
-            final long deadline = System.nanoTime() + DEADLINE_NS;
-            while (!offsets.commitInFlight())
-            {
-                assertTrue(System.nanoTime() - deadline < 0, "the commit sent in time");
-                consumer.doWork();
-            }
+            doWorkUntil(consumer, offsets::commitInFlight, "the commit sent in time");
             offsets.forgetCommitCaller(handler); // what commitSync does when its timeout runs out now
             consumer.commitOffset(topic, 0, 6);
             consumer.commitSync(30_000);
@@ -241,6 +219,46 @@ interface GroupOffsetsInteropContract
             assertEquals(9, consumer.committed(topic, 0, Long.MAX_VALUE));
         }
         assertEquals(Map.of(0, 9L), kafkaCommitted(group, topic, 1));
+    }
+
+    /**
+     * The coordinator forgotten (as a NOT_COORDINATOR answer or a lost connection makes it) while a commit and then a
+     * lookup are in flight: the connection is shut, the commit's handler gets NOT_COORDINATOR and its staged offset
+     * stays; the coordinator is found again, the commit made again and the lookup asked again, both on the new
+     * connection.
+     */
+    @Test
+    default void aCoordinatorLostInFlightIsFoundAgain() throws Exception
+    {
+        final String topic = "offsets-lost";
+        final String group = "offsets-lost-group";
+        createTopic(topic, 1);
+        try (Consumer consumer = new Consumer(config(group)))
+        {
+            consumer.assign(topic, 0);
+            consumer.commitOffset(topic, 0, 4);
+            final long[] outcome = {0, 0}; // calls, error
+            assertTrue(consumer.commitAsync((tag, error) ->
+            {
+                outcome[0]++;
+                outcome[1] = error;
+            }, 1));
+            final GroupOffsets offsets = consumer.groupOffsets();
+            doWorkUntil(consumer, offsets::commitInFlight, "the commit sent in time");
+            offsets.coordinatorUnknown();
+            doWorkUntil(consumer, () -> outcome[0] != 0, "the commit failed in time");
+            assertArrayEquals(new long[] {1, ClientErrors.NOT_COORDINATOR}, outcome);
+            consumer.commitSync(30_000); // the staged 4 again, the coordinator found again
+            final CommittedOffsets c = offsets.committed;
+            c.startLookup(topic, 0, System.nanoTime());
+            doWorkUntil(consumer, c::lookupInFlight, "the lookup sent in time");
+            offsets.coordinatorUnknown();
+            doWorkUntil(consumer, c::lookupDone, "the lookup answered in time");
+            assertEquals(ClientErrors.NONE, c.lookupError());
+            assertEquals(4, c.lookupOffset());
+            c.endLookup();
+        }
+        assertEquals(Map.of(0, 4L), kafkaCommitted(group, topic, 1));
     }
 
     /** Negative timeouts are refused; a closed consumer refuses the committed-offset calls (as kafka-clients). */
@@ -274,12 +292,7 @@ interface GroupOffsetsInteropContract
              Consumer consumer = new Consumer(config(group).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)))
         {
             member.subscribe(List.of(topic));
-            final long deadline = System.nanoTime() + DEADLINE_NS;
-            while (member.assignment().isEmpty())
-            {
-                assertTrue(System.nanoTime() - deadline < 0, "the member joined in time");
-                member.poll(Duration.ofMillis(100));
-            }
+            awaitJoined(member);
             consumer.assign(topic, 0);
             consumer.commitOffset(topic, 0, 3);
             final OffsetCommitException e = assertThrows(OffsetCommitException.class, () -> consumer.commitSync(30_000));
@@ -461,6 +474,28 @@ interface GroupOffsetsInteropContract
     private static List<Integer> readValues(final Consumer consumer, final int count)
     {
         return read(consumer, count).stream().map(r -> (int)r.value()[0]).toList();
+    }
+
+    /** A kafka-clients member polled until it has its assignment (it joined the group). */
+    private static void awaitJoined(final KafkaConsumer<byte[], byte[]> member)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (member.assignment().isEmpty())
+        {
+            assertTrue(System.nanoTime() - deadline < 0, "the member joined in time");
+            member.poll(Duration.ofMillis(100));
+        }
+    }
+
+    /** The consumer's duty cycle run until {@code done}, within {@link #DEADLINE_NS}. */
+    private static void doWorkUntil(final Consumer consumer, final java.util.function.BooleanSupplier done, final String what)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (!done.getAsBoolean())
+        {
+            assertTrue(System.nanoTime() - deadline < 0, what);
+            consumer.doWork();
+        }
     }
 
     private static void awaitPosition(final Consumer consumer, final String topic, final long position)
