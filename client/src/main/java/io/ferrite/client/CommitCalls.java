@@ -63,7 +63,8 @@ final class CommitCalls
 
     /**
      * A commit outstanding (a commitAsync's, or an earlier commitSync's that timed out in flight) is waited for first,
-     * within the timeout, then this one is sent (as kafka-clients commits again after a timed-out commitSync).
+     * within the timeout, then this one is sent (kafka-clients 4.4's {@code commitOffsetsSync} waits for the pending
+     * async commits first, and commits again after a timed-out commitSync).
      */
     void commitSync(final ArrayList<FetchPosition> assigned, final long timeoutMs)
     {

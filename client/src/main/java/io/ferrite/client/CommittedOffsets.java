@@ -17,8 +17,9 @@ import java.util.ArrayList;
  * partition with a transactional offset commit pending answers UNSTABLE_OFFSET_COMMIT and is asked again. Errors as
  * kafka-clients 4.4's {@code OffsetFetchResponseHandler}: of a partition's errors only UNSTABLE_OFFSET_COMMIT is
  * retried, any other stops the partition (or fails the lookup: UNKNOWN_TOPIC_OR_PARTITION, say); of the answer's
- * errors COORDINATOR_LOAD_IN_PROGRESS is retried, NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE (and a lost
- * connection) find the coordinator again and ask again, the others stop what was asked. Each lookup is its own request
+ * errors the retriable ones are retried (COORDINATOR_LOAD_IN_PROGRESS, say), NOT_COORDINATOR and
+ * COORDINATOR_NOT_AVAILABLE (and a lost connection) after the coordinator is found again, the others stop what was
+ * asked (GROUP_AUTHORIZATION_FAILED, say). Each lookup is its own request
  * context, so the answer to a lookup given up (its caller timed out) is never taken for a later lookup's.
  */
 final class CommittedOffsets
@@ -240,11 +241,13 @@ final class CommittedOffsets
         }
     }
 
-    /** The answer's errors asked again (kafka-clients' handler raises them as retriable), and a lost connection. */
+    /**
+     * The answer's errors asked again: kafka-clients' handler raises a retriable one as retriable (its caller asks
+     * again), any other as a KafkaException; a lost connection is retriable too.
+     */
     private static boolean retried(final short error)
     {
-        return error == ClientErrors.COORDINATOR_LOAD_IN_PROGRESS || error == ClientErrors.NOT_COORDINATOR ||
-            error == ClientErrors.COORDINATOR_NOT_AVAILABLE || error == ClientErrors.NETWORK_EXCEPTION;
+        return ClientErrors.retriable(error) || error == ClientErrors.NETWORK_EXCEPTION;
     }
 
     /** An error that is not retriable (from FindCoordinator, or the consumer closes): a lookup under way fails with it. */
