@@ -6,13 +6,16 @@ import java.util.ArrayList;
  * The consumer's calls on its group's offsets ({@link Consumer#commitAsync}, {@link Consumer#commitSync},
  * {@link Consumer#committed}): which offsets a commit takes, and the blocking calls, which run the consumer's duty
  * cycle on the caller's thread until the outcome is known, as kafka-clients' {@code commitSync} and
- * {@code committed} poll its network client. Single-threaded (the consumer's thread); {@code commitAsync} allocates
- * nothing.
+ * {@code committed} poll its network client (a cycle that did nothing is followed by {@link Thread#onSpinWait}).
+ * Timeouts are milliseconds, not negative; a very long one ({@code Long.MAX_VALUE}) waits without end. Single-threaded
+ * (the consumer's thread); {@code commitAsync} allocates nothing.
  */
 final class CommitCalls
 {
     /** {@link #syncError} until the commit of {@link #commitSync} completes. */
     private static final short PENDING = Short.MIN_VALUE;
+    /** The longest wait a deadline compared with {@code System.nanoTime()} differences can hold (~146 years). */
+    private static final long FOREVER_NS = Long.MAX_VALUE / 2;
 
     private final ConsumerConfig config;
     private final GroupOffsets group;
@@ -29,7 +32,8 @@ final class CommitCalls
 
     /**
      * Sets each partition's {@link FetchPosition#committing} offset: the staged ones if any partition has one, else
-     * each position (kafka-clients' {@code allConsumed}), and starts the commit; false while one is outstanding.
+     * each position (kafka-clients' {@code allConsumed}), and starts the commit; false while one is outstanding. The
+     * staged offsets stay staged until a commit carrying them succeeds ({@link GroupOffsets#onCommit}).
      */
     boolean commitAsync(final ArrayList<FetchPosition> assigned, final OffsetCommitHandler handler, final long tag)
     {
@@ -47,7 +51,6 @@ final class CommitCalls
         {
             final FetchPosition p = assigned.get(i);
             p.committing = staged ? p.commitStaged : p.state == FetchPosition.State.FETCHING ? p.position : -1;
-            p.commitStaged = -1;
             count += p.committing >= 0 ? 1 : 0;
         }
         if (count == 0)
@@ -58,13 +61,24 @@ final class CommitCalls
         return group.commit(handler, tag);
     }
 
+    /**
+     * A commit outstanding (a commitAsync's, or an earlier commitSync's that timed out in flight) is waited for first,
+     * within the timeout, then this one is sent (kafka-clients 4.4's {@code commitOffsetsSync} waits for the pending
+     * async commits first, and commits again after a timed-out commitSync).
+     */
     void commitSync(final ArrayList<FetchPosition> assigned, final long timeoutMs)
     {
-        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        final long deadline = deadline(timeoutMs);
+        while (group.commitOutstanding() && System.nanoTime() - deadline < 0)
+        {
+            dutyCycle();
+        }
         syncError = PENDING;
         if (!commitAsync(assigned, syncHandler, 0))
         {
-            throw new IllegalStateException("a commit is outstanding (commitAsync): one at a time");
+            throw new OffsetCommitException(ClientErrors.REQUEST_TIMED_OUT, "Offsets of group " + group.groupId +
+                " not committed within " + timeoutMs + " ms: an earlier commit (commitAsync, or a commitSync that " +
+                "timed out) was still waiting for its answer");
         }
         while (true)
         {
@@ -105,7 +119,7 @@ final class CommitCalls
 
     long committed(final String topic, final int partition, final long timeoutMs)
     {
-        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        final long deadline = deadline(timeoutMs);
         final CommittedOffsets c = group.committed;
         c.startLookup(topic, partition, System.nanoTime());
         try
@@ -131,8 +145,21 @@ final class CommitCalls
         }
     }
 
+    /** {@code System.nanoTime()} at {@code timeoutMs} from now, saturated at {@link #FOREVER_NS}. */
+    private static long deadline(final long timeoutMs)
+    {
+        if (timeoutMs < 0)
+        {
+            throw new IllegalArgumentException("timeout " + timeoutMs + " ms < 0");
+        }
+        return System.nanoTime() + (timeoutMs >= FOREVER_NS / 1_000_000L ? FOREVER_NS : timeoutMs * 1_000_000L);
+    }
+
     private void dutyCycle()
     {
-        consumer.doWork();
+        if (consumer.doWork() == 0)
+        {
+            Thread.onSpinWait();
+        }
     }
 }

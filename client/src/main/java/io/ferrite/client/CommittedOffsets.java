@@ -15,16 +15,19 @@ import java.util.ArrayList;
  * or {@code auto.offset.reset} when none is committed, as kafka-clients' {@code updateFetchPositions}), and the answer
  * to {@link Consumer#committed} (one partition at a time). {@code RequireStable} is set, as kafka-clients sets it: a
  * partition with a transactional offset commit pending answers UNSTABLE_OFFSET_COMMIT and is asked again. Errors as
- * kafka-clients' {@code OffsetFetchResponseHandler}: COORDINATOR_LOAD_IN_PROGRESS retried, NOT_COORDINATOR and
- * COORDINATOR_NOT_AVAILABLE find the coordinator again, others stop the partition (or fail the lookup).
+ * kafka-clients 4.4's {@code OffsetFetchResponseHandler}: of a partition's errors only UNSTABLE_OFFSET_COMMIT is
+ * retried, any other stops the partition (or fails the lookup: UNKNOWN_TOPIC_OR_PARTITION, say); of the answer's
+ * errors the retriable ones are retried (COORDINATOR_LOAD_IN_PROGRESS, say), NOT_COORDINATOR and
+ * COORDINATOR_NOT_AVAILABLE (and a lost connection) after the coordinator is found again, the others stop what was
+ * asked (GROUP_AUTHORIZATION_FAILED, say). Each lookup is its own request
+ * context, so the answer to a lookup given up (its caller timed out) is never taken for a later lookup's.
  */
 final class CommittedOffsets
 {
     /** Versions 8 and up batch groups (the same answer for one group); 10 names topics by id only. */
     private static final short MAX_OFFSET_FETCH_VERSION = 7;
-    /** The request contexts: which of the two an answer is for. */
+    /** The first positions' request context; a lookup's is {@link #lookupContext}, new for each lookup. */
     static final Object POSITIONS = new Object();
-    static final Object LOOKUP = new Object();
 
     private enum Lookup
     {
@@ -39,6 +42,8 @@ final class CommittedOffsets
     private long positionsNotBeforeNs;
 
     private Lookup lookup = Lookup.IDLE;
+    /** The current lookup's request context (a lookup allocates: the blocking {@link Consumer#committed} only). */
+    private Object lookupContext;
     private UnsafeBuffer lookupTopic;
     private int lookupPartition;
     private long lookupNotBeforeNs;
@@ -76,7 +81,7 @@ final class CommittedOffsets
             final short version = c.version(ApiKeys.OFFSET_FETCH, MAX_OFFSET_FETCH_VERSION);
             final int body = begin(c, version);
             request.topics(1).next().name(lookupTopic, 0, lookupTopic.capacity()).partitionIndexes(1).addInt32(lookupPartition);
-            finish(c, version, body, LOOKUP, nowNs);
+            finish(c, version, body, lookupContext, nowNs);
             lookup = Lookup.IN_FLIGHT;
             work++;
         }
@@ -168,9 +173,9 @@ final class CommittedOffsets
         {
             group.coordinatorUnknown();
         }
-        if (context == LOOKUP)
+        if (context != POSITIONS)
         {
-            onLookup(error, buffer, nowNs);
+            onLookup(context, error, buffer, nowNs);
             return;
         }
         positionsInFlight = false;
@@ -199,7 +204,7 @@ final class CommittedOffsets
                 {
                     fp.reset(config.autoOffsetReset, ClientErrors.NO_OFFSET_FOR_PARTITION); // none committed
                 }
-                else if (ClientErrors.retriable(e))
+                else if (e == ClientErrors.UNSTABLE_OFFSET_COMMIT)
                 {
                     fp.state = FetchPosition.State.AWAIT_COMMITTED; // UNSTABLE_OFFSET_COMMIT: a transaction's commit pending
                     positionsNotBeforeNs = nowNs + config.retryBackoffNs;
@@ -217,7 +222,7 @@ final class CommittedOffsets
     void retryOrFail(final ArrayList<FetchPosition> assigned, final short error, final long nowNs)
     {
         positionsInFlight = false;
-        final boolean retry = ClientErrors.retriable(error) || error == ClientErrors.NETWORK_EXCEPTION;
+        final boolean retry = retried(error);
         for (int i = 0; i < assigned.size(); i++)
         {
             final FetchPosition p = assigned.get(i);
@@ -236,7 +241,16 @@ final class CommittedOffsets
         }
     }
 
-    /** A group-level error that is not retriable (from FindCoordinator): a lookup under way fails with it. */
+    /**
+     * The answer's errors asked again: kafka-clients' handler raises a retriable one as retriable (its caller asks
+     * again), any other as a KafkaException; a lost connection is retriable too.
+     */
+    private static boolean retried(final short error)
+    {
+        return ClientErrors.retriable(error) || error == ClientErrors.NETWORK_EXCEPTION;
+    }
+
+    /** An error that is not retriable (from FindCoordinator, or the consumer closes): a lookup under way fails with it. */
     void failAll(final short error)
     {
         if (queryPending())
@@ -250,9 +264,9 @@ final class CommittedOffsets
     void failed(final Object context, final ArrayList<FetchPosition> assigned, final short error, final long nowNs)
     {
         group.coordinatorUnknown();
-        if (context == LOOKUP)
+        if (context != POSITIONS)
         {
-            if (lookup == Lookup.IN_FLIGHT)
+            if (context == lookupContext && lookup == Lookup.IN_FLIGHT)
             {
                 lookup = Lookup.DUE;
                 lookupNotBeforeNs = nowNs + config.retryBackoffNs;
@@ -264,11 +278,11 @@ final class CommittedOffsets
         }
     }
 
-    private void onLookup(final short error, final DirectBuffer buffer, final long nowNs)
+    private void onLookup(final Object context, final short error, final DirectBuffer buffer, final long nowNs)
     {
-        if (lookup != Lookup.IN_FLIGHT)
+        if (context != lookupContext || lookup != Lookup.IN_FLIGHT)
         {
-            return; // its caller gave up (timed out)
+            return; // an earlier lookup's, whose caller gave up (timed out)
         }
         short e = error;
         long committed = -1;
@@ -280,7 +294,8 @@ final class CommittedOffsets
                 for (var p = t.partitions(); p.hasNext(); )
                 {
                     p.next();
-                    if (p.partitionIndex() == lookupPartition && nameEquals(buffer, t.nameOffset(), t.nameLength()))
+                    if (p.partitionIndex() == lookupPartition &&
+                        TopicState.nameEquals(lookupTopic, buffer, t.nameOffset(), t.nameLength()))
                     {
                         e = p.errorCode();
                         committed = p.committedOffset();
@@ -288,7 +303,8 @@ final class CommittedOffsets
                 }
             }
         }
-        if (ClientErrors.retriable(e))
+        final boolean retry = error != ClientErrors.NONE ? retried(error) : e == ClientErrors.UNSTABLE_OFFSET_COMMIT;
+        if (retry)
         {
             lookup = Lookup.DUE;
             lookupNotBeforeNs = nowNs + config.retryBackoffNs;
@@ -297,22 +313,6 @@ final class CommittedOffsets
         lookup = Lookup.DONE;
         lookupError = e;
         lookupOffset = committed < 0 ? -1 : committed;
-    }
-
-    private boolean nameEquals(final DirectBuffer buffer, final int offset, final int length)
-    {
-        if (length != lookupTopic.capacity())
-        {
-            return false;
-        }
-        for (int i = 0; i < length; i++)
-        {
-            if (buffer.getByte(offset + i) != lookupTopic.getByte(i))
-            {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static FetchPosition waiting(final ArrayList<FetchPosition> assigned, final DirectBuffer buffer,
@@ -335,8 +335,14 @@ final class CommittedOffsets
     {
         lookupTopic = new UnsafeBuffer(topic.getBytes(StandardCharsets.UTF_8));
         lookupPartition = partition;
+        lookupContext = new Object();
         lookupNotBeforeNs = nowNs;
         lookup = Lookup.DUE;
+    }
+
+    boolean lookupInFlight()
+    {
+        return lookup == Lookup.IN_FLIGHT;
     }
 
     boolean lookupDone()

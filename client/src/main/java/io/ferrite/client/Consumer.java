@@ -205,10 +205,13 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         }
     }
 
-    /** The offset the next commit takes for an assigned partition (the next record the application wants, as Kafka's). */
+    /**
+     * The offset the next commit takes for an assigned partition (the next record the application wants, as Kafka's);
+     * it stays staged until a commit carrying it succeeds, so a commit made again after a failure takes it again.
+     */
     public void commitOffset(final String topic, final int partition, final long offset)
     {
-        requireGroup();
+        requireOpenGroup();
         if (offset < 0)
         {
             throw new IllegalArgumentException("offset " + offset + " < 0");
@@ -217,7 +220,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     }
 
     /**
-     * Commits the offsets given to {@link #commitOffset} since the last commit, or if none were, the position of each
+     * Commits the offsets given to {@link #commitOffset} and not yet committed, or if none are, the position of each
      * assigned partition that has one (kafka-clients' {@code commitAsync()}); {@code handler} is told the outcome
      * from a later duty cycle (or now, with nothing to commit). Not retried (as kafka-clients). One commit is
      * outstanding at a time: false (nothing started) while one is, or once the consumer is closed.
@@ -230,18 +233,15 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
 
     /**
      * {@link #commitAsync}, then the duty cycle run on this thread until it completes, retriable errors retried
-     * after {@code retry.backoff.ms} within {@code timeoutMs} (kafka-clients' {@code commitSync}).
+     * after {@code retry.backoff.ms} within {@code timeoutMs} (kafka-clients' {@code commitSync}). A commit still
+     * outstanding (commitAsync's, or one of a commitSync that timed out) is waited for first, within the timeout.
      *
      * @throws OffsetCommitException with the error that is not retriable (UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION:
      *                               the group has members), or REQUEST_TIMED_OUT when the time ran out
      */
     public void commitSync(final long timeoutMs)
     {
-        requireGroup();
-        if (closed)
-        {
-            throw new IllegalStateException("the consumer is closed");
-        }
+        requireOpenGroup();
         calls.commitSync(assigned, timeoutMs);
     }
 
@@ -253,7 +253,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
      */
     public long committed(final String topic, final int partition, final long timeoutMs)
     {
-        requireGroup();
+        requireOpenGroup();
         return calls.committed(topic, partition, timeoutMs);
     }
 
@@ -269,6 +269,22 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             throw new IllegalStateException("no group.id: committed offsets need one");
         }
+    }
+
+    /** As kafka-clients, a closed consumer refuses the calls on committed offsets (commitAsync returns false). */
+    private void requireOpenGroup()
+    {
+        requireGroup();
+        if (closed)
+        {
+            throw new IllegalStateException("the consumer is closed");
+        }
+    }
+
+    /** The group's offsets (package-private: tests step a lookup or a commit against it), null without a group.id. */
+    GroupOffsets groupOffsets()
+    {
+        return group;
     }
 
     @Override
@@ -396,11 +412,11 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         }
         else if (apiKey == ApiKeys.FIND_COORDINATOR.id)
         {
-            group.onFindCoordinator(version, buffer, offset, limit, nowNs);
+            group.onFindCoordinator(version, buffer, offset, limit, assigned, nowNs);
         }
         else if (apiKey == ApiKeys.OFFSET_COMMIT.id)
         {
-            group.onCommit(version, buffer, offset, limit);
+            group.onCommit(version, buffer, offset, limit, assigned);
         }
         else if (apiKey == ApiKeys.OFFSET_FETCH.id)
         {

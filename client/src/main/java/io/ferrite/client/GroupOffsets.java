@@ -20,8 +20,13 @@ import java.util.ArrayList;
  * partition is read with OffsetFetch ({@link CommittedOffsets}); offsets are written with OffsetCommit in the "simple
  * consumer" form (generation -1, empty member id), one commit outstanding at a time. Coordinator errors as
  * kafka-clients: COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, REQUEST_TIMED_OUT or a lost connection forget the
- * coordinator (found again); COORDINATOR_LOAD_IN_PROGRESS is retried; the rest go to the caller. Single-threaded (the
- * consumer's thread); a commit allocates nothing.
+ * coordinator (found again); a commit's error, COORDINATOR_LOAD_IN_PROGRESS included, goes to its handler
+ * (commitSync retries the retriable ones; the OffsetFetch paths retry COORDINATOR_LOAD_IN_PROGRESS themselves). A
+ * FindCoordinator error that is not retriable (GROUP_AUTHORIZATION_FAILED, say) fails what waits for the coordinator
+ * then — the commit, the lookup, the first positions — and the coordinator is looked up again for the next need (as
+ * kafka-clients' {@code ensureCoordinatorReady} on the next call). A successful commit clears the staged offsets it
+ * carried ({@link FetchPosition#commitStaged}); a failed one leaves them staged. Single-threaded (the consumer's
+ * thread); a commit allocates nothing.
  */
 final class GroupOffsets
 {
@@ -50,8 +55,6 @@ final class GroupOffsets
     private boolean coordinatorLost;
     private boolean findInFlight;
     private long findNotBeforeNs;
-    /** A group-level error that is not retriable (GROUP_AUTHORIZATION_FAILED from FindCoordinator), else NONE. */
-    short groupError;
 
     /** Non-null from {@link #commit} until its outcome is known. */
     private OffsetCommitHandler commitHandler;
@@ -78,19 +81,6 @@ final class GroupOffsets
     int doWork(final ArrayList<FetchPosition> assigned, final long nowNs)
     {
         int work = 0;
-        if (groupError != ClientErrors.NONE)
-        {
-            for (int i = 0; i < assigned.size(); i++)
-            {
-                final FetchPosition p = assigned.get(i);
-                if (p.state == FetchPosition.State.AWAIT_COMMITTED || p.state == FetchPosition.State.FETCHING_COMMITTED)
-                {
-                    p.fail(groupError); // no committed offset can be read: poll throws it
-                    work++;
-                }
-            }
-            return work;
-        }
         if (coordinatorLost)
         {
             final NodeConnection lost = coordinator;
@@ -123,10 +113,6 @@ final class GroupOffsets
 
     private boolean needed(final ArrayList<FetchPosition> assigned)
     {
-        if (groupError != ClientErrors.NONE)
-        {
-            return false;
-        }
         if (commitHandler != null || committed.queryPending())
         {
             return true;
@@ -174,7 +160,7 @@ final class GroupOffsets
     }
 
     void onFindCoordinator(final short version, final DirectBuffer buffer, final int offset, final int limit,
-        final long nowNs)
+        final ArrayList<FetchPosition> assigned, final long nowNs)
     {
         findInFlight = false;
         findResponse.wrap(buffer, offset, limit, version);
@@ -205,15 +191,9 @@ final class GroupOffsets
         }
         if (error == ClientErrors.NONE)
         {
-            if (coordinator == null || coordinator.nodeId != nodeId || !coordinator.sameAddress(host, port))
-            {
-                if (coordinator != null)
-                {
-                    coordinator.shutdown(nowNs, ClientErrors.NOT_COORDINATOR);
-                }
-                coordinator = new NodeConnection(nodeId, host, port, listener, config.transport());
-                coordinator.connect(nowNs);
-            }
+            // only asked while no coordinator is known (one FindCoordinator at a time): a connection of its own
+            coordinator = new NodeConnection(nodeId, host, port, listener, config.transport());
+            coordinator.connect(nowNs);
         }
         else if (ClientErrors.retriable(error))
         {
@@ -221,9 +201,18 @@ final class GroupOffsets
         }
         else
         {
-            groupError = error; // GROUP_AUTHORIZATION_FAILED: kafka-clients throws it to the caller
+            // GROUP_AUTHORIZATION_FAILED, say: kafka-clients throws it to the call that met it and looks again next time
+            findNotBeforeNs = nowNs + config.retryBackoffNs;
             committed.failAll(error);
             completeCommit(error);
+            for (int i = 0; i < assigned.size(); i++)
+            {
+                final FetchPosition p = assigned.get(i);
+                if (p.state == FetchPosition.State.AWAIT_COMMITTED || p.state == FetchPosition.State.FETCHING_COMMITTED)
+                {
+                    p.fail(error); // no committed offset can be read: poll throws it
+                }
+            }
         }
     }
 
@@ -244,6 +233,11 @@ final class GroupOffsets
         return commitHandler != null;
     }
 
+    boolean commitInFlight()
+    {
+        return commitInFlight;
+    }
+
     /**
      * Starts a commit of each partition's {@link FetchPosition#committing} offset (those at -1 take no part): sent
      * when the coordinator is ready. False if one is outstanding.
@@ -256,10 +250,6 @@ final class GroupOffsets
         }
         commitHandler = handler;
         commitTag = tag;
-        if (groupError != ClientErrors.NONE)
-        {
-            completeCommit(groupError);
-        }
         return true;
     }
 
@@ -332,7 +322,8 @@ final class GroupOffsets
     }
 
     /** kafka-clients' {@code OffsetCommitResponseHandler}: the first partition error fails the whole commit. */
-    void onCommit(final short version, final DirectBuffer buffer, final int offset, final int limit)
+    void onCommit(final short version, final DirectBuffer buffer, final int offset, final int limit,
+        final ArrayList<FetchPosition> assigned)
     {
         commitInFlight = false;
         commitResponse.wrap(buffer, offset, limit, version);
@@ -353,6 +344,17 @@ final class GroupOffsets
             first == ClientErrors.REQUEST_TIMED_OUT)
         {
             coordinatorUnknown();
+        }
+        if (first == ClientErrors.NONE)
+        {
+            for (int i = 0; i < assigned.size(); i++)
+            {
+                final FetchPosition p = assigned.get(i);
+                if (p.committing >= 0 && p.committing == p.commitStaged)
+                {
+                    p.commitStaged = -1; // committed; one staged since (another offset) stays for the next commit
+                }
+            }
         }
         completeCommit(first);
     }
@@ -375,7 +377,10 @@ final class GroupOffsets
         }
     }
 
-    /** The consumer closes: an outstanding commit completes with CLIENT_CLOSED. */
+    /**
+     * The consumer closes: an outstanding commit completes with CLIENT_CLOSED at once, sent or not (kafka-clients'
+     * close waits up to its timeout for commitAsync's commits in flight: here call commitSync before close).
+     */
     void close(final long nowNs)
     {
         final NodeConnection c = coordinator;

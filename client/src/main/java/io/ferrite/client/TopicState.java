@@ -32,13 +32,19 @@ final class TopicState
 
     boolean nameEquals(final DirectBuffer buffer, final int offset, final int length)
     {
-        if (length != nameBytes.capacity())
+        return nameEquals(nameBytes, buffer, offset, length);
+    }
+
+    /** Whether the {@code length} bytes at {@code offset} of {@code buffer} are {@code name}'s (a topic name's UTF-8). */
+    static boolean nameEquals(final DirectBuffer name, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (length != name.capacity())
         {
             return false;
         }
         for (int i = 0; i < length; i++)
         {
-            if (buffer.getByte(offset + i) != nameBytes.getByte(i))
+            if (buffer.getByte(offset + i) != name.getByte(i))
             {
                 return false;
             }

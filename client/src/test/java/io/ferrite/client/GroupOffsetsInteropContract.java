@@ -28,7 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Apache Kafka 4.4): offsets committed by this consumer read by kafka-clients' and the other way round, the start
  * position taken from the committed offset ({@code auto.offset.reset} only without one), commitAsync's handler, the
  * typed error for a group with members; a kafka-clients transactional producer's commits and aborts read under
- * read_committed (exactly the committed records, the position held at the last stable offset) and read_uncommitted.
+ * read_committed (exactly the committed records, the position held at the last stable offset, also one batch per
+ * answer) and read_uncommitted; review 1's cases (a lookup given up, staged offsets after a failed commit, commitSync
+ * after a commit left outstanding, refused timeouts and calls after close, the coordinator lost in flight).
  */
 interface GroupOffsetsInteropContract
 {
@@ -113,15 +115,167 @@ interface GroupOffsetsInteropContract
             };
             assertTrue(consumer.commitAsync(handler, 42));
             assertFalse(consumer.commitAsync(handler, 43), "one commit outstanding at a time");
-            final long deadline = System.nanoTime() + DEADLINE_NS;
-            while (outcome[0] == 0)
-            {
-                assertTrue(System.nanoTime() - deadline < 0, "the commit completed in time");
-                consumer.doWork();
-            }
+            doWorkUntil(consumer, () -> outcome[0] != 0, "the commit completed in time");
             assertArrayEquals(new long[] {1, 42, ClientErrors.NONE}, outcome);
+            // a second commit, now allowed, runs the duty cycles in which a duplicate call of the first would come
+            consumer.commitOffset(topic, 0, 6);
+            final long[] second = {0};
+            assertTrue(consumer.commitAsync((tag, error) -> second[0]++, 44));
+            doWorkUntil(consumer, () -> second[0] != 0, "the second commit completed in time");
+            assertArrayEquals(new long[] {1, 42, ClientErrors.NONE}, outcome, "the first handler told once only");
+            assertEquals(1, second[0]);
         }
-        assertEquals(Map.of(0, 5L, 1, 7L), kafkaCommitted(group, topic, 2));
+        assertEquals(Map.of(0, 6L, 1, 7L), kafkaCommitted(group, topic, 2));
+    }
+
+    /**
+     * A lookup whose caller gave up after its OffsetFetch was sent (committed() timed out) must not answer the next
+     * lookup, of another partition: its answer comes first on the coordinator connection (-1 for lk-a).
+     */
+    @Test
+    default void aLookupGivenUpDoesNotAnswerTheNextOne() throws Exception
+    {
+        final String group = "offsets-lookup-group";
+        createTopic("offsets-lk-a", 1);
+        createTopic("offsets-lk-b", 1);
+        try (Consumer committer = new Consumer(config(group)))
+        {
+            committer.assign("offsets-lk-b", 0);
+            committer.commitOffset("offsets-lk-b", 0, 7);
+            committer.commitSync(30_000);
+        }
+        try (Consumer consumer = new Consumer(config(group)))
+        {
+            assertEquals(7, consumer.committed("offsets-lk-b", 0, 30_000), "the coordinator found and connected");
+            final CommittedOffsets c = consumer.groupOffsets().committed;
+            c.startLookup("offsets-lk-a", 0, System.nanoTime());
+            doWorkUntil(consumer, c::lookupInFlight, "the lookup of lk-a sent in time");
+            c.endLookup(); // what committed("offsets-lk-a", 0, t) does when t runs out now
+            assertEquals(7, consumer.committed("offsets-lk-b", 0, 30_000), "lk-b's committed offset, not lk-a's answer");
+            assertEquals(-1, consumer.committed("offsets-lk-a", 0, 30_000));
+        }
+    }
+
+    /**
+     * A commit that fails (UNKNOWN_MEMBER_ID while the group has a member) keeps the staged offset: once the member
+     * left, committing again commits it, not the position ahead of it (records handed out but not processed).
+     */
+    @Test
+    default void aFailedCommitKeepsTheStagedOffsets() throws Exception
+    {
+        final String topic = "offsets-staged";
+        final String group = "offsets-staged-group";
+        createTopic(topic, 1);
+        produce(topic, 0, 10);
+        try (Consumer consumer = new Consumer(config(group).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)))
+        {
+            consumer.assign(topic, 0);
+            assertEquals(10, readValues(consumer, 10).size());
+            awaitPosition(consumer, topic, 10);
+            try (KafkaConsumer<byte[], byte[]> member = kafkaConsumer(group))
+            {
+                member.subscribe(List.of(topic));
+                awaitJoined(member);
+                consumer.commitOffset(topic, 0, 3);
+                final OffsetCommitException e = assertThrows(OffsetCommitException.class, () -> consumer.commitSync(30_000));
+                assertEquals(ClientErrors.UNKNOWN_MEMBER_ID, e.errorCode(), e.getMessage());
+            } // the member leaves the group
+            consumer.commitSync(30_000);
+            assertEquals(3, consumer.committed(topic, 0, 30_000), "the staged offset, not the position (10)");
+        }
+        assertEquals(Map.of(0, 3L), kafkaCommitted(group, topic, 1));
+    }
+
+    /**
+     * commitSync while a commit is outstanding — one whose commitSync timed out with it in flight (its answer told to
+     * no one), or a commitAsync — waits for it and commits its own, as kafka-clients commits again after a timeout.
+     */
+    @Test
+    default void commitSyncAfterACommitLeftInFlightCommitsAgain() throws Exception
+    {
+        final String topic = "offsets-again";
+        final String group = "offsets-again-group";
+        createTopic(topic, 1);
+        try (Consumer consumer = new Consumer(config(group)))
+        {
+            consumer.assign(topic, 0);
+            consumer.commitOffset(topic, 0, 5);
+            final long[] calls = {0};
+            final OffsetCommitHandler handler = (tag, error) -> calls[0]++;
+            assertTrue(consumer.commitAsync(handler, 1));
+            final GroupOffsets offsets = consumer.groupOffsets();
+            doWorkUntil(consumer, offsets::commitInFlight, "the commit sent in time");
+            offsets.forgetCommitCaller(handler); // what commitSync does when its timeout runs out now
+            consumer.commitOffset(topic, 0, 6);
+            consumer.commitSync(30_000);
+            assertEquals(0, calls[0], "the forgotten commit's answer told no one");
+            assertEquals(6, consumer.committed(topic, 0, 30_000));
+
+            consumer.commitOffset(topic, 0, 8);
+            assertTrue(consumer.commitAsync(handler, 2));
+            consumer.commitOffset(topic, 0, 9);
+            consumer.commitSync(Long.MAX_VALUE); // waits for the commitAsync (8), then commits 9; no overflow
+            assertEquals(1, calls[0], "commitAsync's handler told before commitSync returned");
+            assertEquals(9, consumer.committed(topic, 0, Long.MAX_VALUE));
+        }
+        assertEquals(Map.of(0, 9L), kafkaCommitted(group, topic, 1));
+    }
+
+    /**
+     * The coordinator forgotten (as a NOT_COORDINATOR answer or a lost connection makes it) while a commit and then a
+     * lookup are in flight: the connection is shut, the commit's handler gets NOT_COORDINATOR and its staged offset
+     * stays; the coordinator is found again, the commit made again and the lookup asked again, both on the new
+     * connection.
+     */
+    @Test
+    default void aCoordinatorLostInFlightIsFoundAgain() throws Exception
+    {
+        final String topic = "offsets-lost";
+        final String group = "offsets-lost-group";
+        createTopic(topic, 1);
+        try (Consumer consumer = new Consumer(config(group)))
+        {
+            consumer.assign(topic, 0);
+            consumer.commitOffset(topic, 0, 4);
+            final long[] outcome = {0, 0}; // calls, error
+            assertTrue(consumer.commitAsync((tag, error) ->
+            {
+                outcome[0]++;
+                outcome[1] = error;
+            }, 1));
+            final GroupOffsets offsets = consumer.groupOffsets();
+            doWorkUntil(consumer, offsets::commitInFlight, "the commit sent in time");
+            offsets.coordinatorUnknown();
+            doWorkUntil(consumer, () -> outcome[0] != 0, "the commit failed in time");
+            assertArrayEquals(new long[] {1, ClientErrors.NOT_COORDINATOR}, outcome);
+            consumer.commitSync(30_000); // the staged 4 again, the coordinator found again
+            final CommittedOffsets c = offsets.committed;
+            c.startLookup(topic, 0, System.nanoTime());
+            doWorkUntil(consumer, c::lookupInFlight, "the lookup sent in time");
+            offsets.coordinatorUnknown();
+            doWorkUntil(consumer, c::lookupDone, "the lookup answered in time");
+            assertEquals(ClientErrors.NONE, c.lookupError());
+            assertEquals(4, c.lookupOffset());
+            c.endLookup();
+        }
+        assertEquals(Map.of(0, 4L), kafkaCommitted(group, topic, 1));
+    }
+
+    /** Negative timeouts are refused; a closed consumer refuses the committed-offset calls (as kafka-clients). */
+    @Test
+    default void badTimeoutsAndClosedConsumerAreRefused() throws Exception
+    {
+        final String topic = "offsets-refused";
+        createTopic(topic, 1);
+        final Consumer consumer = new Consumer(config("offsets-refused-group"));
+        consumer.assign(topic, 0);
+        assertThrows(IllegalArgumentException.class, () -> consumer.commitSync(-1));
+        assertThrows(IllegalArgumentException.class, () -> consumer.committed(topic, 0, -1));
+        consumer.close();
+        assertThrows(IllegalStateException.class, () -> consumer.committed(topic, 0, 30_000));
+        assertThrows(IllegalStateException.class, () -> consumer.commitOffset(topic, 0, 1));
+        assertThrows(IllegalStateException.class, () -> consumer.commitSync(30_000));
+        assertFalse(consumer.commitAsync((tag, error) -> { }, 0));
     }
 
     /**
@@ -138,12 +292,7 @@ interface GroupOffsetsInteropContract
              Consumer consumer = new Consumer(config(group).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)))
         {
             member.subscribe(List.of(topic));
-            final long deadline = System.nanoTime() + DEADLINE_NS;
-            while (member.assignment().isEmpty())
-            {
-                assertTrue(System.nanoTime() - deadline < 0, "the member joined in time");
-                member.poll(Duration.ofMillis(100));
-            }
+            awaitJoined(member);
             consumer.assign(topic, 0);
             consumer.commitOffset(topic, 0, 3);
             final OffsetCommitException e = assertThrows(OffsetCommitException.class, () -> consumer.commitSync(30_000));
@@ -190,6 +339,48 @@ interface GroupOffsetsInteropContract
             a.commitTransaction();                    // marker 17
             assertEquals(List.of(6, 7), readValues(committed, 2), "the fourth transaction once committed");
             awaitPosition(committed, topic, 18);
+        }
+    }
+
+    /**
+     * read_committed with one record batch per Fetch answer (fetch sizes of 1 byte): a Fetch that starts inside the
+     * aborted transaction gets it in its aborted list with a first offset below the fetch offset.
+     */
+    @Test
+    default void readCommittedOneBatchPerAnswer() throws Exception
+    {
+        final String topic = "offsets-one-batch";
+        createTopic(topic, 1);
+        try (KafkaProducer<byte[], byte[]> a = transactional("oa");
+             KafkaProducer<byte[], byte[]> b = transactional("ob");
+             Consumer committed = new Consumer(new ConsumerConfig().bootstrapServers(bootstrap()).fetchMaxWaitMs(100)
+                 .maxPartitionFetchBytes(1).fetchMaxBytes(1).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)
+                 .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED)))
+        {
+            a.beginTransaction();
+            sendEach(a, topic, 0, 3);
+            a.commitTransaction();
+            a.beginTransaction();                     // aborted: 4-5 (a), b's 6-7 interleaved, 8 (a)
+            sendEach(a, topic, 20, 2);
+            b.beginTransaction();
+            sendEach(b, topic, 50, 2);
+            sendEach(a, topic, 22, 1);
+            a.abortTransaction();
+            b.commitTransaction();
+            a.beginTransaction();
+            sendEach(a, topic, 3, 3);
+            a.commitTransaction();
+            committed.assign(topic, 0);
+            assertEquals(List.of(0, 1, 2, 50, 51, 3, 4, 5), readValues(committed, 8));
+        }
+    }
+
+    /** One batch per record: each flushed alone. */
+    private static void sendEach(final KafkaProducer<byte[], byte[]> p, final String topic, final int first, final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            send(p, topic, first + i, 1);
         }
     }
 
@@ -283,6 +474,28 @@ interface GroupOffsetsInteropContract
     private static List<Integer> readValues(final Consumer consumer, final int count)
     {
         return read(consumer, count).stream().map(r -> (int)r.value()[0]).toList();
+    }
+
+    /** A kafka-clients member polled until it has its assignment (it joined the group). */
+    private static void awaitJoined(final KafkaConsumer<byte[], byte[]> member)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (member.assignment().isEmpty())
+        {
+            assertTrue(System.nanoTime() - deadline < 0, "the member joined in time");
+            member.poll(Duration.ofMillis(100));
+        }
+    }
+
+    /** The consumer's duty cycle run until {@code done}, within {@link #DEADLINE_NS}. */
+    private static void doWorkUntil(final Consumer consumer, final java.util.function.BooleanSupplier done, final String what)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (!done.getAsBoolean())
+        {
+            assertTrue(System.nanoTime() - deadline < 0, what);
+            consumer.doWork();
+        }
     }
 
     private static void awaitPosition(final Consumer consumer, final String topic, final long position)
