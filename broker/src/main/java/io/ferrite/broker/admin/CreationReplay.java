@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * Start-up, with {@link TopicRegistry#load} and before the broker serves: makes the partitions'
- * files of every creation the {@link CreationJournal} holds and the files do not reflect yet (a crash
+ * files of every creation and growth the {@link CreationJournal} holds and the files do not reflect yet (a crash
  * between an answer and the files), then empties the journal.
  *
  * <p>The rule, and why it never brings a deleted topic back. The admin agent is the journal's only
@@ -27,7 +27,10 @@ import java.util.Map;
  * is made: a topic absent from the files is created with its journaled id, partitions and configs;
  * one present with the same id gets the partitions it lacks (a creation cut short before any of its
  * partitions held its id loads with the journaled one, and its partitions without their id get the journaled
- * configs, durably before the id: {@link TopicRegistry#load(Map, Map)}); a topic of the same name with another id is
+ * configs, durably before the id: {@link TopicRegistry#load(Map, Map)}); a whole topic's growth (its CREATE emptied when it was
+ * made whole) is a GROW alone: its partitions made load with their id, one cut short inside a slice (a folder whose
+ * overrides are not yet durable, no id) gets the overrides of the last one made and the topic's id the same way, and
+ * the rest is added; a topic of the same name with another id is
  * left as the files have it (not the journal's: one made without the journal, logged). Making is idempotent: a replay cut
  * short by another crash is replayed again, as the journal is emptied only after it succeeded.
  */
@@ -67,13 +70,16 @@ public final class CreationReplay
             final Map<String, Map<String, String>> configs = new java.util.HashMap<>();
             for (final CreationJournal.Entry e : wanted(journal.entries()).values())
             {
-                if (e.kind() == CreationJournal.Kind.CREATE)
+                // a GROW alone too: a whole topic's growth (its CREATE emptied earlier), whose partition cut short at its
+                // files' creation (a folder, its overrides not yet durable) needs the topic's overrides as a creation's does;
+                // a CONFIG after either is merged into it (wanted), as are later GROWs
+                if (e.kind() == CreationJournal.Kind.CREATE || e.kind() == CreationJournal.Kind.GROW)
                 {
                     answered.put(e.name(), new long[] {e.idMsb(), e.idLsb()}); // the later creation of a name wins
                     configs.put(e.name(), e.configs());
                 }
             }
-            topics.load(answered, configs); // a creation cut short gets the configs answered before its ids
+            topics.load(answered, configs); // a creation or growth cut short gets the answered configs before its ids
             replay(journal, topics);
             return journal;
         }

@@ -450,7 +450,11 @@ public final class PendingCreations
         }
     }
 
-    /** The journal rewritten to the CREATE records of the topics still pending (with the ids they were answered). */
+    /**
+     * The journal rewritten to the records of the topics still pending (with the ids they were answered): a creation's
+     * CREATE, a whole topic's growth's GROW, each with the later GROWs and CONFIGs of its id merged in
+     * ({@link CreationReplay#wanted}).
+     */
     private void rewrite()
     {
         final List<CreationJournal.Entry> kept = new java.util.ArrayList<>(byName.size());

@@ -88,8 +88,8 @@ public final class TopicRegistry
     /**
      * {@link #load()}, a topic none of whose partitions holds its id (its creation cut short before any
      * {@code partition.metadata} was written) given the one in {@code answeredIds} (by name: the ids a creation
-     * journal answered with), else a new one. A topic of an answered id cut short (a partition without
-     * {@code partition.metadata}, written after its overrides are durable) gets on those partitions the overrides of
+     * journal answered with: a creation's, or a growth's), else a new one. A topic of an answered id cut short, made or
+     * grown (a partition without {@code partition.metadata}, written after its overrides are durable) gets on those partitions the overrides of
      * one that has its id, else {@code answeredConfigs}' (what it was answered with), durably before their id.
      */
     public void load(final Map<String, long[]> answeredIds, final Map<String, Map<String, String>> answeredConfigs) throws IOException
@@ -289,8 +289,9 @@ public final class TopicRegistry
     }
 
     /**
-     * Large topic {@code topic}, being made in slices ({@link #plan}), grown to {@code count} partitions as clients see
-     * them: none of the new ones made, its slices ({@link #addPartitions}) make them after the others.
+     * Large topic {@code topic}, being made in slices ({@link #plan}), or a whole topic grown by more than a slice,
+     * grown to {@code count} partitions as clients see them: none of the new ones made, its slices ({@link #addPartitions})
+     * make them after the others.
      */
     public Topic planMore(final Topic topic, final int count)
     {

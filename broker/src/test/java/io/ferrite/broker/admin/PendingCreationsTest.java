@@ -297,6 +297,117 @@ class PendingCreationsTest
         assertFalse(pending.largeTopics().journalsConfigs(registry.topic("big")), "made whole: the journal emptied");
     }
 
+    /**
+     * Review of grow, H1 / M1: a whole topic of 10 partitions ({@code cleanup.policy=compact, retention.ms=-1}) grown to
+     * 300 — a GROW journaled, no CREATE of it in the journal (emptied when it was made whole), no config change after —
+     * one slice made, then the process gone inside the second slice ({@code LogCreation.make} makes the slice's folders
+     * and their overrides first, fsyncs the overrides and writes {@code partition.metadata} after): {@code grown-110} a
+     * folder only, {@code grown-111} with its {@code partition.properties} empty (written, not yet fsynced: a power
+     * loss), {@code grown-112} with its overrides and no {@code partition.metadata}. The start gives each of them the
+     * topic's overrides and its id, and makes the rest with them (before the fix, 110 and 111 were sealed with the
+     * broker's defaults: {@code cleanup.policy=delete} on a compacted topic).
+     */
+    @Test
+    void aGrowthCutShortInsideASliceGivesItsPartitionsTheTopicsOverridesAtTheStart() throws Exception
+    {
+        final Map<String, String> kept = Map.of("cleanup.policy", "compact", "retention.ms", "-1");
+        final long[] id = registry.newId();
+        registry.create("grown", 10, kept, id);
+        pending.largeTopics().growWhole(registry.topic("grown"), 300);
+        CreationsHold.chunk(pending);
+        assertEquals(110, registry.topic("grown").partitions.length, "one slice made");
+        assertEquals(List.of(CreationJournal.Kind.GROW), journal.entries().stream().map(CreationJournal.Entry::kind).toList());
+        final Path properties = dir.resolve("grown-0").resolve("partition.properties");
+        java.nio.file.Files.createDirectory(dir.resolve("grown-110"));
+        java.nio.file.Files.createDirectory(dir.resolve("grown-111"));
+        java.nio.file.Files.createFile(dir.resolve("grown-111").resolve("partition.properties"));
+        java.nio.file.Files.createDirectory(dir.resolve("grown-112"));
+        java.nio.file.Files.copy(properties, dir.resolve("grown-112").resolve("partition.properties"));
+        reopen();
+        final io.ferrite.broker.topic.Topic grown = registry.topic("grown");
+        assertEquals(300, grown.partitions.length, "made to the grown count");
+        assertEquals(kept, grown.overrides);
+        for (final int p : new int[] {0, 109, 110, 111, 112, 113, 299})
+        {
+            assertEquals(kept, logs.overrides("grown", p), "partition " + p + ": has the topic's overrides");
+            assertEquals("version: 0\ntopic_id: " + io.ferrite.broker.topic.TopicIds.encode(id[0], id[1]) + "\n",
+                java.nio.file.Files.readString(dir.resolve("grown-" + p).resolve("partition.metadata")), "partition " + p + "'s id");
+        }
+        assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
+    }
+
+    /**
+     * The same with several GROWs and a CONFIG after them: a whole topic grown to 260, then (in slices) to 310, its
+     * configs changed, two slices made; the process gone inside the last slice, after its every folder and its
+     * overrides were written and before they were fsynced (a power loss: {@code partition.properties} empty, no
+     * {@code partition.metadata}, on 210..309). The files hold the grown count already, so the start makes nothing more
+     * and does not reconfigure: only the load's repair gives those partitions the changed overrides and the topic's id.
+     */
+    @Test
+    void aGrowthReconfiguredAndCutShortInItsLastSliceKeepsTheChangedOverrides() throws Exception
+    {
+        final Map<String, String> created = Map.of("cleanup.policy", "compact", "retention.ms", "-1");
+        final Map<String, String> changed = Map.of("cleanup.policy", "compact", "retention.ms", "86400000");
+        final long[] id = registry.newId();
+        registry.create("big", 10, created, id);
+        pending.largeTopics().growWhole(registry.topic("big"), 260);
+        CreationsHold.chunk(pending);
+        pending.largeTopics().grow(registry.topic("big"), 310);
+        changeConfigs(changed);
+        CreationsHold.chunk(pending);
+        assertEquals(210, registry.topic("big").partitions.length, "two slices made");
+        assertEquals(List.of(CreationJournal.Kind.GROW, CreationJournal.Kind.GROW, CreationJournal.Kind.CONFIG),
+            journal.entries().stream().map(CreationJournal.Entry::kind).toList());
+        for (int p = 210; p < 310; p++)
+        {
+            java.nio.file.Files.createFile(java.nio.file.Files.createDirectory(dir.resolve("big-" + p)).resolve("partition.properties"));
+        }
+        reopen();
+        final io.ferrite.broker.topic.Topic big = registry.topic("big");
+        assertEquals(310, big.partitions.length);
+        assertEquals(id[0], big.idMostSignificantBits);
+        assertEquals(changed, big.overrides);
+        for (final int p : new int[] {0, 109, 209, 210, 250, 309})
+        {
+            assertEquals(changed, logs.overrides("big", p), "partition " + p);
+            assertEquals("version: 0\ntopic_id: " + io.ferrite.broker.topic.TopicIds.encode(id[0], id[1]) + "\n",
+                java.nio.file.Files.readString(dir.resolve("big-" + p).resolve("partition.metadata")), "partition " + p + "'s id");
+        }
+        assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
+    }
+
+    /**
+     * Review of grow, L3: the journal rewritten while a whole topic's growth is pending (its rewrite size set to 1 byte)
+     * keeps the growth's GROW alone, with the config change journaled after it merged in; a start from it (the process
+     * gone inside the next slice: a folder without its overrides) makes the topic to the grown count with the changed
+     * overrides on every partition.
+     */
+    @Test
+    void aRewriteWithAGrowthPendingKeepsItsGrowWithItsChangedConfigs() throws Exception
+    {
+        final Map<String, String> changed = Map.of("retention.ms", "2000");
+        final long[] id = registry.newId();
+        registry.create("big", 10, Map.of("retention.ms", "1000"), id);
+        CreationsHold.rewriteFrom(pending, 1);
+        pending.largeTopics().growWhole(registry.topic("big"), 300);
+        changeConfigs(changed);
+        CreationsHold.chunk(pending);
+        assertEquals(110, registry.topic("big").partitions.length, "one slice made");
+        assertEquals(1, CreationsHold.rewrites(pending), "rewritten after the slice");
+        assertEquals(List.of(new CreationJournal.Entry(CreationJournal.Kind.GROW, "big", id[0], id[1], 300, changed)),
+            journal.entries(), "the growth's record alone, with its change");
+        java.nio.file.Files.createDirectory(dir.resolve("big-110"));
+        reopen();
+        final io.ferrite.broker.topic.Topic big = registry.topic("big");
+        assertEquals(300, big.partitions.length, "made to the grown count");
+        assertEquals(id[1], big.idLeastSignificantBits);
+        for (final int p : new int[] {0, 109, 110, 111, 299})
+        {
+            assertEquals(changed, logs.overrides("big", p), "partition " + p);
+        }
+        assertTrue(journal.isEmpty(), "the journal emptied once the start made its records");
+    }
+
     /** A config change of published topic "big" as {@code ConfigChanges} makes it (the registry's writer: this thread). */
     private void changeConfigs(final Map<String, String> overrides) throws Exception
     {

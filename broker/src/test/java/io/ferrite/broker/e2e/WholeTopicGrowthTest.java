@@ -179,21 +179,30 @@ class WholeTopicGrowthTest
 
     /**
      * A growth of one slice or less is made before its answer, as before (one chunk's work): 10 -> 110 is whole when
-     * answered.
+     * answered; one more partition (10 -> 111, review of grow L2: the bound is {@code >}) is journaled and answered with
+     * none of the new partitions made, then made in slices.
      */
     @Test
-    void aGrowthOfOneSliceIsMadeBeforeItsAnswer() throws Exception
+    void aGrowthOfOneSliceIsMadeBeforeItsAnswerAndOfOneMoreAfterIt() throws Exception
     {
         final int chunk = CreationsHold.chunkPartitions();
         try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin())
         {
             final PendingCreations pending = broker.broker.admin().creations();
-            admin.createTopics(List.of(new NewTopic("small", 10, (short)1))).all().get(30, TimeUnit.SECONDS);
-            Await.await(() -> pending.size() == 0, Duration.ofSeconds(30), "the creation made");
+            admin.createTopics(List.of(new NewTopic("small", 10, (short)1), new NewTopic("sliced", 10, (short)1))).all()
+                .get(30, TimeUnit.SECONDS);
+            Await.await(() -> pending.size() == 0, Duration.ofSeconds(30), "the creations made");
             CreationsHold.hold(pending, true);
             admin.createPartitions(Map.of("small", NewPartitions.increaseTo(10 + chunk))).all().get(30, TimeUnit.SECONDS);
             assertEquals(10 + chunk, made(broker, "small"), "made before the answer");
             assertEquals(0, pending.size());
+            admin.createPartitions(Map.of("sliced", NewPartitions.increaseTo(10 + chunk + 1))).all().get(30, TimeUnit.SECONDS);
+            assertEquals(10, made(broker, "sliced"), "one more than a slice: answered with none of the new partitions made");
+            assertTrue(pending.isGrowing("sliced"));
+            assertTrue(Files.size(dir.resolve(CreationJournal.FILE_NAME)) > 0, "journaled");
+            CreationsHold.hold(pending, false);
+            Await.await(() -> pending.size() == 0 && made(broker, "sliced") == 10 + chunk + 1, Duration.ofSeconds(60),
+                "made in slices");
         }
     }
 
