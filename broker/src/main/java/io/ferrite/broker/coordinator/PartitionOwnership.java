@@ -27,8 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * image's order; they change {@link #leading} and raise a flag, never queue a task (the request queue is bounded: a
  * load or an unload dropped by a full queue would be lost). At the start of each of its passes, before the requests
  * ({@link #reconcile}, a {@link CoordinatorDuties#beforeCalls}), the agent brings what is in memory in line with
- * {@link #leading}: it unloads each partition no longer led, or led again after a resignation (a new tenure: another
- * node may have written to it meanwhile), before it loads any, then loads one partition led and not loaded yet per
+ * {@link #leading}: it unloads each partition no longer led, or led again after a resignation or at a higher leader epoch
+ * (a new tenure: another node may have written to it meanwhile), before it loads any, then loads one partition led and not loaded yet per
  * pass (the requests of the keys loaded already run between two loads). A load that throws leaves the partition's
  * keys NOT_COORDINATOR until its next change of leadership (as Kafka's failed load). {@link #error} is read on the agent.
  */
@@ -59,7 +59,10 @@ public abstract class PartitionOwnership
 
     /**
      * A leadership of a partition here: its leader epoch, and its tenure, new at each lead that follows a resignation
-     * (or none) and kept by a lead at a new epoch without a resignation between (memory is the log's then).
+     * (or none) and at each lead at a higher leader epoch, resignation seen or not (review 1 of txnsend, H1: one image
+     * change can take this node from leader at 5 to leader at 7 with another node's leadership at 6 in between, which
+     * may have written to the partition; as Kafka 4.4's transaction coordinator's onElection, memory is unloaded and
+     * replayed from the log at the new epoch). A lead repeated at the same epoch keeps the tenure.
      */
     private record Lead(int epoch, long tenure)
     {
@@ -148,7 +151,8 @@ public abstract class PartitionOwnership
     /** Any thread: this node leads partition {@code partition} at {@code leaderEpoch}; the agent loads it. */
     public final void led(final int partition, final int leaderEpoch)
     {
-        leading.compute(partition, (p, was) -> new Lead(leaderEpoch, was == null ? tenures.incrementAndGet() : was.tenure));
+        leading.compute(partition, (p, was) -> was != null && leaderEpoch <= was.epoch ? was
+            : new Lead(leaderEpoch, tenures.incrementAndGet()));
         changed();
     }
 
