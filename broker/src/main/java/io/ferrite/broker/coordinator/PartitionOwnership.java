@@ -27,8 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * image's order; they change {@link #leading} and raise a flag, never queue a task (the request queue is bounded: a
  * load or an unload dropped by a full queue would be lost). At the start of each of its passes, before the requests
  * ({@link #reconcile}, a {@link CoordinatorDuties#beforeCalls}), the agent brings what is in memory in line with
- * {@link #leading}: it unloads each partition no longer led, or led again after a resignation (a new tenure: another
- * node may have written to it meanwhile), before it loads any, then loads one partition led and not loaded yet per
+ * {@link #leading}: it unloads each partition no longer led, or led again after a resignation (or, for the transaction
+ * coordinator, at a higher leader epoch: {@link Lead}) — a new tenure: another node may have written to it meanwhile —,
+ * before it loads any, then loads one partition led and not loaded yet per
  * pass (the requests of the keys loaded already run between two loads). A load that throws leaves the partition's
  * keys NOT_COORDINATOR until its next change of leadership (as Kafka's failed load). {@link #error} is read on the agent.
  */
@@ -53,13 +54,21 @@ public abstract class PartitionOwnership
     private final String keys;
     /** Wakes the coordinators' agent. */
     private final Runnable wake;
+    /** Whether a lead at a higher leader epoch is a new tenure even with no resignation seen ({@link Lead}). */
+    private final boolean reloadsAtEachElection;
     /** In a cluster: keys are coordinated where their partition is led. */
     private volatile boolean cluster;
     private volatile Locator locator;
 
     /**
      * A leadership of a partition here: its leader epoch, and its tenure, new at each lead that follows a resignation
-     * (or none) and kept by a lead at a new epoch without a resignation between (memory is the log's then).
+     * (or none). A lead at a higher leader epoch with no resignation seen (one image change can take this node from
+     * leader at 5 to leader at 7, another node's leadership at 6 in between) is a new tenure where the coordinator
+     * reloads at each election ({@link #reloadsAtEachElection}: the transaction coordinator, as Kafka 4.4's
+     * {@code TransactionCoordinator.onElection}; review 1 of txnsend, H1), and keeps the tenure, with the new epoch,
+     * where it does not (the group coordinator, as Kafka 4.4's {@code CoordinatorRuntime}, which answers an election of
+     * an active partition at a higher epoch "already active" and keeps its memory). A lead at the same epoch or a lower
+     * one changes nothing.
      */
     private record Lead(int epoch, long tenure)
     {
@@ -76,12 +85,16 @@ public abstract class PartitionOwnership
     /** The partitions whose load threw, by the tenure it was in: NOT_COORDINATOR until it changes (agent only). */
     private final Map<Integer, Long> failed = new HashMap<>();
 
-    /** For {@code topic}'s partitions of {@code keys}, loaded on the coordinators' agent, which {@code wake} wakes. */
-    protected PartitionOwnership(final String topic, final String keys, final Runnable wake)
+    /**
+     * For {@code topic}'s partitions of {@code keys}, loaded on the coordinators' agent, which {@code wake} wakes;
+     * reloaded at each lead at a higher leader epoch when {@code reloadsAtEachElection} ({@link Lead}).
+     */
+    protected PartitionOwnership(final String topic, final String keys, final Runnable wake, final boolean reloadsAtEachElection)
     {
         this.topic = topic;
         this.keys = keys;
         this.wake = wake;
+        this.reloadsAtEachElection = reloadsAtEachElection;
     }
 
     /** The internal topic whose leaders this follows. */
@@ -148,7 +161,9 @@ public abstract class PartitionOwnership
     /** Any thread: this node leads partition {@code partition} at {@code leaderEpoch}; the agent loads it. */
     public final void led(final int partition, final int leaderEpoch)
     {
-        leading.compute(partition, (p, was) -> new Lead(leaderEpoch, was == null ? tenures.incrementAndGet() : was.tenure));
+        leading.compute(partition, (p, was) -> was == null ? new Lead(leaderEpoch, tenures.incrementAndGet())
+            : leaderEpoch <= was.epoch ? was
+            : new Lead(leaderEpoch, reloadsAtEachElection ? tenures.incrementAndGet() : was.tenure));
         changed();
     }
 

@@ -31,7 +31,7 @@ public final class GroupOwnership extends PartitionOwnership
     GroupOwnership(final GroupCoordinator coordinator, final TopicRegistry topics, final Map<String, Group> groups,
         final TxnOffsets txnOffsets)
     {
-        super(GroupCoordinator.OFFSETS_TOPIC, "groups", () -> coordinator.agent().wake());
+        super(GroupCoordinator.OFFSETS_TOPIC, "groups", () -> coordinator.agent().wake(), false); // Kafka's runtime: "already active"
         this.coordinator = coordinator;
         this.topics = topics;
         this.groups = groups;

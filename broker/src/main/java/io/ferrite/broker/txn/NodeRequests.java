@@ -8,6 +8,8 @@ import io.ferrite.wire.message.ResponseHeaderDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,6 +35,10 @@ import java.util.function.Predicate;
  * (their senders retry them — a marker to the partition's leader of then) rather than each waiting a timeout of its own.
  * When its lane takes a request, where it goes is asked again ({@link Exchange#resolve}): one whose destination moved
  * meanwhile goes to that node's lane instead.
+ *
+ * <p>A request whose {@link Exchange#resolve} or callback throws fails alone (logged); a lane's thread that ends for any
+ * other reason (or idle for {@link #IDLE_NANOS}) leaves the lanes first and fails what it holds, so that the next request
+ * to its node makes a new lane (review 1 of txnsend, M2, LOW 6).
  */
 public final class NodeRequests implements AutoCloseable
 {
@@ -64,6 +70,10 @@ public final class NodeRequests implements AutoCloseable
         /** No answer: the connection failed, timed out, or the answer could not be read. */
         void failed(Exception cause);
     }
+
+    private static final Logger LOG = LoggerFactory.getLogger(NodeRequests.class);
+    /** A lane with nothing to send for this long ends (Kafka's connections.max.idle.ms default, 9 minutes). */
+    private static final long IDLE_NANOS = TimeUnit.MINUTES.toNanos(9);
 
     private final FetcherSettings settings;
     private final String clientId;
@@ -99,6 +109,12 @@ public final class NodeRequests implements AutoCloseable
             return;
         }
         lane.queue.add(exchange);
+        if (lane.ended && lane.queue.remove(exchange))
+        {
+            // its lane ended (closed, idle or dead) after this found it, and will not take it: a new lane, or failed
+            lanes.remove(exchange.to(), lane);
+            send(exchange);
+        }
     }
 
     /** Any thread: drops the exchanges still queued that {@code which} accepts; they are neither sent nor answered. */
@@ -118,6 +134,8 @@ public final class NodeRequests implements AutoCloseable
         private final ResponseHeaderDecoder responseHeader = new ResponseHeaderDecoder();
         private final Thread thread;
         private int correlationId;
+        /** Set before the thread's last drain of the queue: a request added after it is not taken (see {@link #send}). */
+        private volatile boolean ended;
 
         Lane(final InetSocketAddress to)
         {
@@ -139,32 +157,76 @@ public final class NodeRequests implements AutoCloseable
         @Override
         public void run()
         {
-            while (!closed)
+            try
             {
-                final Exchange e;
-                try
+                long idleSince = System.nanoTime();
+                while (!closed)
                 {
-                    e = queue.poll(100, TimeUnit.MILLISECONDS);
-                }
-                catch (final InterruptedException ex)
-                {
-                    break;
-                }
-                if (e != null)
-                {
-                    take(e);
+                    final Exchange e;
+                    try
+                    {
+                        e = queue.poll(100, TimeUnit.MILLISECONDS);
+                    }
+                    catch (final InterruptedException ex)
+                    {
+                        break;
+                    }
+                    if (e != null)
+                    {
+                        takeOrFail(e);
+                        idleSince = System.nanoTime();
+                    }
+                    else if (System.nanoTime() - idleSince > IDLE_NANOS)
+                    {
+                        break; // idle: its thread, selector and buffers are freed; the next request makes a new lane
+                    }
                 }
             }
-            failQueued(new IOException("closed")); // those waiting on an answer are not left waiting
-            channel.close();
+            finally
+            {
+                ended = true; // before the removal and the drain: a send that adds after the drain sees it
+                lanes.remove(to, this);
+                if (closed)
+                {
+                    failQueued(new IOException("closed")); // those waiting on an answer are not left waiting
+                }
+                else
+                {
+                    handOver();
+                }
+                channel.close();
+            }
+        }
+
+        /** Takes {@code e}: what throws is logged, the lane goes on (its resolve and callbacks fail it alone). */
+        private void takeOrFail(final Exchange e)
+        {
+            try
+            {
+                take(e);
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("Sending a request to {} failed", to, ex);
+            }
         }
 
         private void take(final Exchange e)
         {
-            final InetSocketAddress now = e.resolve();
+            final InetSocketAddress now;
+            try
+            {
+                now = e.resolve();
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("A request to {}: where it goes could not be found", to, ex);
+                fail(e, ex);
+                return;
+            }
             if (now == null)
             {
-                e.failed(new IOException("no longer for any node (was " + to + ")"));
+                fail(e, new IOException("no longer for any node (was " + to + ")"));
             }
             else if (!now.equals(to))
             {
@@ -176,6 +238,14 @@ public final class NodeRequests implements AutoCloseable
             }
         }
 
+        /** Ended while open (idle, or its thread died): what was queued since goes to a new lane. */
+        private void handOver()
+        {
+            final List<Exchange> queued = new ArrayList<>();
+            queue.drainTo(queued);
+            queued.forEach(NodeRequests.this::send);
+        }
+
         /** Each exchange queued fails now, but one whose destination moved meanwhile, which goes to that node's lane. */
         private void failQueued(final Exception cause)
         {
@@ -183,15 +253,38 @@ public final class NodeRequests implements AutoCloseable
             queue.drainTo(queued);
             for (final Exchange q : queued)
             {
-                final InetSocketAddress now = closed ? null : q.resolve();
+                final InetSocketAddress now;
+                try
+                {
+                    now = closed ? null : q.resolve();
+                }
+                catch (final RuntimeException ex)
+                {
+                    LOG.error("A request to {}: where it goes could not be found", to, ex);
+                    fail(q, ex);
+                    continue;
+                }
                 if (now != null && !now.equals(to))
                 {
                     send(q);
                 }
                 else
                 {
-                    q.failed(cause);
+                    fail(q, cause);
                 }
+            }
+        }
+
+        /** {@code e} fails with {@code cause}; what its callback throws is logged. */
+        private void fail(final Exchange e, final Exception cause)
+        {
+            try
+            {
+                e.failed(cause);
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("A failed request's callback threw", ex);
             }
         }
 
@@ -217,7 +310,7 @@ public final class NodeRequests implements AutoCloseable
             catch (final IOException | RuntimeException ex)
             {
                 channel.disconnect();
-                e.failed(ex);
+                fail(e, ex);
                 return false;
             }
             try
@@ -227,7 +320,7 @@ public final class NodeRequests implements AutoCloseable
             catch (final RuntimeException ex)
             {
                 channel.disconnect(); // an answer it could not read: the next request starts on a new connection
-                e.failed(ex);
+                fail(e, ex);
             }
             return true;
         }

@@ -86,6 +86,8 @@ final class TxnMarkerRuns
         final Map<TxnPartition, RetryBackoff> retries = new HashMap<>();
         /** The coordinator epoch its markers carry (in a cluster; alone {@link #coordinatorEpoch} is read at each send). */
         final int coordinatorEpoch;
+        /** In {@link #runs}: false once completed, abandoned or forgotten — an answer for it then changes nothing. */
+        boolean live = true;
 
         MarkerRun(final MarkerJob job, final int coordinatorEpoch)
         {
@@ -130,12 +132,14 @@ final class TxnMarkerRuns
      * such a marker could end the producer's next transaction at the partition). A marker its lane has already taken
      * still goes out, with the coordinator epoch of this node's load: a coordinator loaded since has a higher one, and
      * the partition refuses it once that one's marker is there (TRANSACTION_COORDINATOR_FENCED); an answer still on its
-     * way for one of them finds its run gone and completes nothing.
+     * way for one of them finds its run gone and changes nothing: no completion, count, log or metadata (review 1 of
+     * txnsend, LOW 3).
      */
     void forget(final java.util.function.Predicate<String> ofIds)
     {
         final Set<MarkerRun> gone = new HashSet<>();
         runs.removeIf(run -> ofIds.test(run.job.transactionalId()) && gone.add(run));
+        gone.forEach(run -> run.live = false);
         if (remote != null && !gone.isEmpty())
         {
             remote.purge(s -> s.then() instanceof RemoteAnswer a && gone.contains(a.run));
@@ -238,6 +242,10 @@ final class TxnMarkerRuns
     /** A partition's answer to a marker (Kafka's TransactionMarkerRequestCompletionHandler, per partition). */
     private void markerWritten(final MarkerRun run, final TxnPartition tp, final short error)
     {
+        if (!run.live)
+        {
+            return; // completed, abandoned (another of its partitions refused) or forgotten: nothing left to do for it
+        }
         switch (error)
         {
             case Errors.NONE:
@@ -295,6 +303,10 @@ final class TxnMarkerRuns
     private void refused(final MarkerRun run, final TxnPartition tp, final short error, final long openTxnFirstOffset,
         final int partitionCoordinatorEpoch)
     {
+        if (!run.live)
+        {
+            return; // as in markerWritten: counted and logged once per transaction
+        }
         final MarkerJob job = run.job;
         final String what = error == Errors.INVALID_PRODUCER_EPOCH ? "INVALID_PRODUCER_EPOCH" : "TRANSACTION_COORDINATOR_FENCED";
         run.retries.remove(tp);
@@ -331,6 +343,7 @@ final class TxnMarkerRuns
             "transaction stays prepared ({} so far)", job.commit() ? "COMMIT" : "ABORT", job.transactionalId(), job.producerId(),
             job.producerEpoch(), epochOf(run), tp, error, how, leftPrepared);
         runs.remove(run);
+        run.live = false;
     }
 
     /** The partition's marker is written or no longer needed: it leaves the run and its transaction's partitions. */
@@ -348,6 +361,7 @@ final class TxnMarkerRuns
     {
         if (run.waiting.isEmpty() && runs.remove(run))
         {
+            run.live = false;
             complete.accept(run.job.complete());
         }
     }

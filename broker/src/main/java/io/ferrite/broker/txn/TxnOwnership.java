@@ -28,7 +28,7 @@ public final class TxnOwnership extends PartitionOwnership
 
     TxnOwnership(final TxnCoordinator coordinator, final TopicRegistry topics)
     {
-        super(TxnCoordinator.TOPIC, "transactional ids", () -> coordinator.agent().wake());
+        super(TxnCoordinator.TOPIC, "transactional ids", () -> coordinator.agent().wake(), true); // Kafka's onElection reloads
         this.coordinator = coordinator;
         this.topics = topics;
     }

@@ -237,6 +237,38 @@ class TxnOwnershipTest
     }
 
     /**
+     * Review 1 of txnsend, H1: one image change can take this node from leader at 5 to leader at 7 (another node led at
+     * 6 meanwhile, and may have written): no resignation is seen, and the partition is led again in a new tenure all the
+     * same, as Kafka 4.4's onElection — COORDINATOR_LOAD_IN_PROGRESS until the agent reloaded it at 7, whose markers then
+     * carry 7. The same lead repeated at 7 keeps the tenure (no reload).
+     */
+    @Test
+    void aLeadAtAHigherEpochWithNoResignationBetweenIsANewTenureReloadedAtThatEpoch() throws Exception
+    {
+        final TxnPartition data = new TxnPartition("data", 0);
+        topics.create(data.topic(), 1, Map.of());
+        coordinator.followLeaders(id -> new PartitionOwnership.Located(Errors.NONE, 2, "127.0.0.1", 9092), MarkerRouting.ALONE, null);
+        start();
+        final TxnOwnership ownership = coordinator.ownership();
+        ownership.led(0, 5);
+        invoker.invoke(); // loaded at 5
+        final TxnDecision.Answer first = initWritten(id0);
+        commitWritten(id0, first, data);
+        assertEquals(5, coordinatorEpochAt(data, first.producerId()));
+
+        ownership.led(0, 7); // A@5 -> B@6 -> A@7 seen as one lead at 7
+        assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, init(id0).error(), "a new tenure: not served before its reload");
+        invoker.invoke(); // unloaded and replayed at 7
+        assertEquals(List.of(id0), listed(), "replayed from __transaction_state-0");
+        ownership.led(0, 7); // the same lead again: the same tenure
+        assertEquals(Errors.NONE, ownership.partitionError(0), "still loaded: no reload at the same epoch");
+        final TxnDecision.Answer second = initWritten(id0);
+        assertEquals(first.producerId(), second.producerId(), "the producer id written in the earlier tenure");
+        commitWritten(id0, second, data);
+        assertEquals(7, coordinatorEpochAt(data, first.producerId()), "the markers carry the epoch of the reload");
+    }
+
+    /**
      * Review 1 of txncoord, M4: a marker's route from the image, as the agent sees it change. A partition with no leader
      * yet is tried again after its backoff and written once it has one; a partition of a topic gone is dropped from the
      * transaction; a partition whose remote leader does not answer (a refused connection: REQUEST_TIMED_OUT, or

@@ -1,0 +1,118 @@
+package io.ferrite.broker.txn;
+
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.coordinator.CoordinatorClock;
+import io.ferrite.broker.replica.FetcherSettings;
+import io.ferrite.wire.message.WriteTxnMarkersRequestDecoder;
+import io.ferrite.wire.message.WriteTxnMarkersResponseEncoder;
+import org.agrona.concurrent.CachedEpochClock;
+import org.agrona.concurrent.CachedNanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.ferrite.testing.Await.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Review 1 of txnsend, LOW 3: a transaction whose markers go to three partitions of a remote leader that refuses each
+ * (TRANSACTION_COORDINATOR_FENCED: a coordinator loaded at a later epoch is there) is left prepared once — the first
+ * refusal drops its run, the other two answers find it gone and change nothing: {@link TxnMarkerRuns#leftPrepared} counts
+ * one transaction, not three. The leader is a loopback socket that reads each WriteTxnMarkers (v2) and answers it FENCED
+ * for the partition it names.
+ */
+class RefusedRemoteMarkersTest
+{
+    private static final short VERSION = 2;
+
+    @Test
+    void aTransactionRefusedByEachOfItsPartitionsIsLeftPreparedOnce() throws Exception
+    {
+        try (ServerSocket leader = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()))
+        {
+            final AtomicInteger answered = new AtomicInteger();
+            final Thread serves = new Thread(() -> refuseEach(leader, answered));
+            serves.setDaemon(true);
+            serves.start();
+            final MarkerRouting.Route route = new MarkerRouting.Route(2, "127.0.0.1", leader.getLocalPort());
+            final RemoteMarkers remote = new RemoteMarkers(FetcherSettings.KAFKA_DEFAULTS, 1, () -> { });
+            try
+            {
+                final CachedEpochClock wall = new CachedEpochClock();
+                wall.update(1_700_000_000_000L);
+                final List<TxnWrite> completed = new ArrayList<>();
+                final TxnMarkerRuns runs = new TxnMarkerRuns(null, new TxnCache(new TxnConfig(900_000, 2, 50, 604_800_000L, (short)2)),
+                    null, new CoordinatorClock(wall, new CachedNanoClock()), completed::add); // every route remote: no local part
+                runs.through((topic, partition) -> route, remote, id -> 5);
+                final Set<TxnPartition> partitions = Set.of(new TxnPartition("data", 0), new TxnPartition("data", 1),
+                    new TxnPartition("data", 2));
+                runs.start(new MarkerJob("t0", 7, (short)3, true, (short)2, partitions, new TxnWrite("t0", null, TxnWrite.Then.COMPLETED)));
+                final AtomicInteger drained = new AtomicInteger();
+                await(() ->
+                {
+                    drained.addAndGet(remote.drain()); // as the agent does each pass
+                    return drained.get() == 3;
+                }, Duration.ofSeconds(60), () -> "the three answers applied (" + drained.get() + ", the leader answered " +
+                    answered.get() + ")");
+                assertEquals(3, answered.get(), "each marker reached the leader and was refused");
+                assertEquals(1, runs.leftPrepared(), "transactions left prepared: one, refused by three partitions");
+                assertEquals(List.of(), completed, "a transaction left prepared does not complete");
+            }
+            finally
+            {
+                remote.close();
+                leader.close();
+                serves.join(10_000);
+            }
+        }
+    }
+
+    /** Answers each WriteTxnMarkers on each connection: TRANSACTION_COORDINATOR_FENCED for the partition it names. */
+    private static void refuseEach(final ServerSocket leader, final AtomicInteger answered)
+    {
+        final WriteTxnMarkersRequestDecoder request = new WriteTxnMarkersRequestDecoder();
+        final WriteTxnMarkersResponseEncoder response = new WriteTxnMarkersResponseEncoder();
+        final UnsafeBuffer out = new UnsafeBuffer(new byte[4096]);
+        try (Socket s = leader.accept(); DataInputStream in = new DataInputStream(s.getInputStream());
+            DataOutputStream answers = new DataOutputStream(s.getOutputStream()))
+        {
+            while (true)
+            {
+                final byte[] frame = new byte[in.readInt()];
+                in.readFully(frame);
+                final UnsafeBuffer buffer = new UnsafeBuffer(frame);
+                // header v2: api key, version, correlation id, client id (int16 length), no tagged fields
+                final int correlationId = buffer.getInt(4, java.nio.ByteOrder.BIG_ENDIAN);
+                final int body = 8 + 2 + buffer.getShort(8, java.nio.ByteOrder.BIG_ENDIAN) + 1;
+                request.wrap(buffer, body, frame.length, VERSION);
+                final WriteTxnMarkersRequestDecoder.WritableTxnMarker marker = request.markers().next();
+                final WriteTxnMarkersRequestDecoder.WritableTxnMarkerTopic topic = marker.topics().next();
+                response.wrap(out, 0, VERSION).markers(1).next().producerId(marker.producerId()).topics(1).next()
+                    .name(topic.name()).partitions(1).next().partitionIndex(topic.partitionIndexes(0))
+                    .errorCode(Errors.TRANSACTION_COORDINATOR_FENCED);
+                final int length = response.finish();
+                answers.writeInt(4 + 1 + length); // response header v1: the correlation id, no tagged fields
+                answers.writeInt(correlationId);
+                answers.write(0);
+                answers.write(out.byteArray(), 0, length);
+                answers.flush();
+                answered.incrementAndGet();
+            }
+        }
+        catch (final IOException ignored)
+        {
+            // the lane's connection or the server socket closed at the test's end
+        }
+    }
+}
