@@ -2,7 +2,6 @@ package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.metrics.NetworkCounters;
-import io.ferrite.broker.metrics.RequestKinds;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
@@ -127,6 +126,11 @@ public final class FetchHandler implements RequestHandler
             this.offset = offset;
             this.limit = limit;
             decoder.wrap(connection.in, offset, limit, version);
+            origin.start(decoder, version); // whose fetch it is first: one refused below is a follower's all the same
+            if (origin.follower())
+            {
+                connection.fetchFromFollower(); // Kafka's FetchFollower in RequestsPerSec and the request times
+            }
             final int sessionId = decoder.sessionId();
             final int epoch = decoder.sessionEpoch();
             if (sessionId != 0 || (epoch != 0 && epoch != -1))
@@ -139,11 +143,6 @@ public final class FetchHandler implements RequestHandler
             // Kafka's order: max_bytes capped by the broker first, then min_bytes by that, so a
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
-            origin.start(decoder, version);
-            if (origin.follower())
-            {
-                connection.fetchFromFollower(); // Kafka's FetchFollower in RequestsPerSec and the request times
-            }
             committed = !origin.follower() && version >= 4 && decoder.isolationLevel() == READ_COMMITTED;
             // the pass notes each partition it counts with the high watermark it counted up to: what
             // moves after that is seen by poll, and a partition it did not count is not waited on
@@ -451,7 +450,7 @@ public final class FetchHandler implements RequestHandler
                         rp.preferredReadReplica(-1);
                         if (error != Errors.NONE)
                         {
-                            counters.error(RequestKinds.of(ApiKeys.FETCH, origin.follower()), error);
+                            counters.error(ApiKeys.FETCH, error); // Kafka files every fetch's errors under request=Fetch
                         }
                         else if (length > 0 && origin.follower())
                         {

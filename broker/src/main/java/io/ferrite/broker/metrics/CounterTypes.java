@@ -51,8 +51,11 @@ public final class CounterTypes
     /** The key's value for a code not counted one by one. */
     public static final int OTHER_CODE = -1;
 
-    /** The kinds of request whose errors are counted ({@link RequestKinds}: Produce, FetchConsumer, FetchFollower, Metadata). */
-    static final int[] ERROR_KINDS = {ApiKeys.PRODUCE.id, ApiKeys.FETCH.id, RequestKinds.FETCH_FOLLOWER, ApiKeys.METADATA.id};
+    /**
+     * The kinds of request whose errors are counted ({@link RequestKinds}: Produce, Fetch — every fetch, as Kafka's
+     * ErrorsPerSec keeps them per API — and Metadata).
+     */
+    static final int[] ERROR_KINDS = {ApiKeys.PRODUCE.id, RequestKinds.FETCH_ALL, ApiKeys.METADATA.id};
 
     /** {@link #ERROR_KINDS} (a copy). */
     public static int[] errorKinds()

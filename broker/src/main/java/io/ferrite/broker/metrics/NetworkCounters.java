@@ -53,7 +53,7 @@ public final class NetworkCounters
         // Fetch's counter above counts consumers' fetches (Kafka's FetchConsumer), this one followers'
         requests[RequestKinds.FETCH_FOLLOWER] = counters.allocate(CounterTypes.REQUESTS, thread, RequestKinds.FETCH_FOLLOWER,
             "FetchFollower requests" + net);
-        times = new RequestTimes(requests);
+        times = new RequestTimes();
         for (final ApiKeys api : new ApiKeys[] {ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.METADATA})
         {
             apiErrors[api.id] = counters.allocate(CounterTypes.API_ERRORS, thread, api.id, api.title + " errors" + net);
@@ -74,7 +74,7 @@ public final class NetworkCounters
         for (int k = 0; k < CounterTypes.ERROR_KINDS.length; k++)
         {
             final int kind = CounterTypes.ERROR_KINDS[k];
-            kindIndex[kind] = k;
+            kindIndex[kind == RequestKinds.FETCH_ALL ? ApiKeys.FETCH.id : kind] = k; // by API: a fetch's are Fetch's
             requestErrors[k] = new AtomicCounter[CounterTypes.COUNTED_CODES.length + 1];
             for (int i = 0; i <= CounterTypes.COUNTED_CODES.length; i++)
             {
@@ -134,8 +134,9 @@ public final class NetworkCounters
     }
 
     /**
-     * A partition (or topic) of a request of {@code kind} ({@link RequestKinds}: a follower's fetch apart) answered
-     * {@code code}; NONE is not counted. Counted per API, per code, and per kind and code (Kafka's ErrorsPerSec).
+     * A partition (or topic) of a request of {@code kind} ({@link RequestKinds}; any of the fetch kinds is Fetch)
+     * answered {@code code}; NONE is not counted. Counted per API, per code, and per API and code (Kafka's ErrorsPerSec,
+     * whose {@code request=} is the API: {@code Fetch} for every fetch, never FetchConsumer or FetchFollower).
      */
     public void error(final int kind, final short code)
     {
@@ -143,14 +144,15 @@ public final class NetworkCounters
         {
             return;
         }
-        final AtomicCounter perApi = apiErrors[kind == RequestKinds.FETCH_FOLLOWER ? ApiKeys.FETCH.id : kind];
+        final int api = kind == RequestKinds.FETCH_FOLLOWER || kind == RequestKinds.FETCH_ALL ? ApiKeys.FETCH.id : kind;
+        final AtomicCounter perApi = apiErrors[api];
         if (perApi != null)
         {
             perApi.incrementOrdered();
         }
         final AtomicCounter perCode = code > 0 && code < codeErrors.length ? codeErrors[code] : null;
         (perCode != null ? perCode : otherErrors).incrementOrdered();
-        final int k = kindIndex[kind];
+        final int k = kindIndex[api];
         if (k >= 0)
         {
             final int c = code > 0 && code < codeIndex.length ? codeIndex[code] : -1;

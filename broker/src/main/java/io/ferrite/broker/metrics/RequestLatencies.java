@@ -1,6 +1,7 @@
 package io.ferrite.broker.metrics;
 
 import io.ferrite.broker.metrics.RequestTimes.Stage;
+import io.ferrite.wire.message.ApiKeys;
 import org.HdrHistogram.Histogram;
 
 import java.util.concurrent.TimeUnit;
@@ -15,7 +16,8 @@ import java.util.concurrent.TimeUnit;
  * <p>A reading first takes what each thread's recorder ({@link RequestTimes}) holds since the last reading (a
  * request's time is placed in the minute it is taken in, so a kind read less than once a minute — no scrape, no JMX
  * query — places requests of earlier minutes in the current one). Its histograms are made at the first reading that
- * finds a request of that kind (none for the kinds never seen). Readers only (synchronized: the JMX and Prometheus threads); the network threads are never waited for.
+ * finds a request of that kind (none for the kinds never seen). {@code request=Fetch} ({@link RequestKinds#FETCH_ALL})
+ * is the sum of the consumers' and followers' fetches, added up at each reading. Readers only (synchronized: the JMX and Prometheus threads); the network threads are never waited for.
  */
 public final class RequestLatencies
 {
@@ -68,18 +70,24 @@ public final class RequestLatencies
         }
     }
 
+    private static final Stage[] STAGES = Stage.values();
+
     private final RequestTimes[] threads;
-    /** [kind][stage] (null until first read). */
-    private final Times[][] times = new Times[RequestKinds.COUNT][Stage.values().length];
-    private final Histogram[] interval = new Histogram[Stage.values().length];
-    private final Histogram[] recent = new Histogram[Stage.values().length];
+    /** [kind][stage] (null until a request of the kind is found). */
+    private final Times[][] times = new Times[RequestKinds.COUNT][];
+    /** Scratch histograms per stage: all requests and recent ones of a reading (made at the first reading). */
+    private final Histogram[] all = new Histogram[STAGES.length];
+    private final Histogram[] recent = new Histogram[STAGES.length];
 
     RequestLatencies(final RequestTimes[] threads)
     {
         this.threads = threads;
     }
 
-    /** {@code kind}'s histogram of {@code stage} now; null for an int that is no kind. */
+    /**
+     * {@code kind}'s histogram of {@code stage} now; null for an int that is no kind. {@link RequestKinds#FETCH_ALL}:
+     * the consumers' and followers' fetches together.
+     */
     public synchronized Reading read(final int kind, final Stage stage)
     {
         if (RequestKinds.name(kind) == null)
@@ -88,46 +96,82 @@ public final class RequestLatencies
         }
         final int s = stage.ordinal();
         final long minute = Math.floorDiv(System.nanoTime(), WINDOW_NS);
-        if (interval[s] == null)
+        if (all[s] == null)
         {
-            interval[s] = RequestTimes.histogram(stage);
+            all[s] = RequestTimes.histogram(stage);
             recent[s] = RequestTimes.histogram(stage);
         }
-        Times t = times[kind][s];
-        if (t != null)
+        all[s].reset();
+        recent[s].reset();
+        if (kind == RequestKinds.FETCH_ALL)
         {
-            t.roll(minute);
+            addTo(s, take(ApiKeys.FETCH.id, minute));
+            addTo(s, take(RequestKinds.FETCH_FOLLOWER, minute));
         }
-        for (final RequestTimes thread : threads)
+        else
         {
-            thread.interval(kind, stage, interval[s]);
-            if (t == null && interval[s].getTotalCount() > 0)
-            {
-                t = new Times(stage, minute); // made at the first request of the kind: none for kinds never seen
-                times[kind][s] = t;
-            }
-            if (t != null)
-            {
-                t.total.add(interval[s]);
-                t.current.add(interval[s]);
-            }
+            addTo(s, take(kind, minute));
         }
-        if (t == null)
-        {
-            return NONE;
-        }
-        final Histogram all = t.total;
-        final long count = all.getTotalCount();
+        final Histogram a = all[s];
+        final long count = a.getTotalCount();
         if (count == 0)
         {
             return NONE;
         }
         final Histogram r = recent[s];
-        t.current.copyInto(r);
-        r.add(t.previous);
-        return new Reading(count, ms(all.getMinValue()), ms(all.getMaxValue()), all.getMean() / MICROS_PER_MS,
-            all.getStdDeviation() / MICROS_PER_MS, ms(r, 50), ms(r, 75), ms(r, 95), ms(r, 98), ms(r, 99), ms(r, 99.9),
-            all.getMean() * count / MICROS_PER_MS);
+        return new Reading(count, ms(a.getMinValue()), ms(a.getMaxValue()), a.getMean() / MICROS_PER_MS,
+            a.getStdDeviation() / MICROS_PER_MS, ms(r, 50), ms(r, 75), ms(r, 95), ms(r, 98), ms(r, 99), ms(r, 99.9),
+            a.getMean() * count / MICROS_PER_MS);
+    }
+
+    /** Adds stage {@code s} of {@code kind}'s histograms (none: nothing) to the reading's. */
+    private void addTo(final int s, final Times[] kind)
+    {
+        if (kind != null)
+        {
+            all[s].add(kind[s].total);
+            recent[s].add(kind[s].current);
+            recent[s].add(kind[s].previous);
+        }
+    }
+
+    /**
+     * Takes what each thread recorded of {@code kind} since the last reading (every stage: a thread's swap takes the
+     * five at once) into its histograms, moved to {@code minute}; null if no request of the kind was ever recorded.
+     */
+    private Times[] take(final int kind, final long minute)
+    {
+        Times[] t = times[kind];
+        if (t != null)
+        {
+            for (final Times stage : t)
+            {
+                stage.roll(minute);
+            }
+        }
+        for (final RequestTimes thread : threads)
+        {
+            final Histogram[] taken = thread.swap(kind);
+            if (taken == null)
+            {
+                continue;
+            }
+            if (t == null)
+            {
+                t = new Times[STAGES.length]; // made at the first request of the kind: none for kinds never seen
+                for (final Stage stage : STAGES)
+                {
+                    t[stage.ordinal()] = new Times(stage, minute);
+                }
+                times[kind] = t;
+            }
+            for (int s = 0; s < STAGES.length; s++)
+            {
+                t[s].total.add(taken[s]);
+                t[s].current.add(taken[s]);
+            }
+        }
+        return t;
     }
 
     private static double ms(final Histogram h, final double percentile)

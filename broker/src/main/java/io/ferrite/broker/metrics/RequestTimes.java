@@ -1,23 +1,22 @@
 package io.ferrite.broker.metrics;
 
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.SingleWriterRecorder;
-import org.agrona.concurrent.status.AtomicCounter;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * One network thread's request times, per kind of request ({@link RequestKinds}) and stage ({@link Stage}), in
- * microseconds: an HdrHistogram {@link SingleWriterRecorder} each, made at the start (none made later). The network
- * thread records ({@link #record}): wait-free, no lock and nothing allocated (the recorder's phaser is one atomic
- * increment around a store into its active histogram). Readers ({@link RequestLatencies}) swap a recorder's
- * histograms to take what was recorded since the last swap ({@link #interval}): the swap copies into a histogram the
- * reader keeps, and takes the recorder's reader lock, never a lock the network thread takes.
+ * microseconds: a {@link KindTimes} per kind (a double-buffered histogram per stage), made by the network thread at the
+ * kind's first request — a one-time allocation while the broker warms up, none for kinds never requested — and
+ * published with an ordered store. The network thread records ({@link #record}): wait-free, no lock and nothing
+ * allocated once the kind's histograms exist (the phaser is one atomic increment on entry and one on exit around the
+ * request's five stores). Readers ({@link RequestLatencies}) swap a kind's histograms to take what was recorded since
+ * the last swap ({@link #swap}): the swap takes the phaser's reader lock, never a lock the network thread takes.
  *
  * <p>A value beyond {@link #HIGHEST_MICROS} is recorded as that. {@link Stage#TOTAL} keeps two significant digits
- * (1%), the other stages one (within about 6%: the total is the precise figure), which keeps a network thread's
- * recorders near 3 MB for the 92 kinds, and as much again for the kinds requested once read (a recorder's second
- * histogram is made at its first swap; a kind never counted is not swapped).
+ * (1%), the other stages one (within about 6%: the total is the precise figure): a kind's five histograms are about
+ * 35 KB, and as much again once read (the second set is made at the first swap).
  */
 public final class RequestTimes
 {
@@ -48,32 +47,14 @@ public final class RequestTimes
 
     /** The highest time recorded as itself: 60 s. */
     public static final long HIGHEST_MICROS = TimeUnit.SECONDS.toMicros(60);
-    private static final Stage[] STAGES = Stage.values();
+    /** By kind: null until the kind's first request (written by the network thread only, read by the readers). */
+    private final AtomicReferenceArray<KindTimes> kinds = new AtomicReferenceArray<>(RequestKinds.COUNT);
 
-    /** [kind][stage]; null for an int that is no kind. */
-    private final SingleWriterRecorder[][] recorders = new SingleWriterRecorder[RequestKinds.COUNT][];
-
-    /** The thread's request counters by kind: a kind never counted has nothing recorded (its recorder is not swapped). */
-    private final AtomicCounter[] requests;
-
-    RequestTimes(final AtomicCounter[] requests)
+    RequestTimes()
     {
-        this.requests = requests;
-        for (int kind = 0; kind < RequestKinds.COUNT; kind++)
-        {
-            if (RequestKinds.name(kind) != null)
-            {
-                final SingleWriterRecorder[] stages = new SingleWriterRecorder[STAGES.length];
-                for (final Stage stage : STAGES)
-                {
-                    stages[stage.ordinal()] = new SingleWriterRecorder(1, HIGHEST_MICROS, stage.digits);
-                }
-                recorders[kind] = stages;
-            }
-        }
     }
 
-    /** An empty histogram of {@code stage}'s shape, to hand to {@link #interval}. */
+    /** An empty histogram of {@code stage}'s shape, as {@link #swap} hands them. */
     public static Histogram histogram(final Stage stage)
     {
         return new Histogram(1, HIGHEST_MICROS, stage.digits);
@@ -87,36 +68,33 @@ public final class RequestTimes
     public void record(final int kind, final long receivedNs, final long startNs, final long localNs, final long readyNs,
         final long sentNs)
     {
-        final SingleWriterRecorder[] stages = recorders[kind];
-        put(stages[Stage.TOTAL.ordinal()], sentNs - receivedNs);
-        put(stages[Stage.REQUEST_QUEUE.ordinal()], startNs - receivedNs);
-        put(stages[Stage.LOCAL.ordinal()], localNs - startNs);
-        put(stages[Stage.REMOTE.ordinal()], readyNs - localNs);
-        put(stages[Stage.RESPONSE_SEND.ordinal()], sentNs - readyNs);
+        KindTimes k = kinds.getPlain(kind); // this thread's own store, if any
+        if (k == null)
+        {
+            k = new KindTimes(); // the kind's first request on this thread: made once, during the warm-up
+            kinds.setRelease(kind, k);
+        }
+        k.record(micros(sentNs - receivedNs), micros(startNs - receivedNs), micros(localNs - startNs),
+            micros(readyNs - localNs), micros(sentNs - readyNs));
     }
 
-    private static void put(final SingleWriterRecorder recorder, final long nanos)
+    private static long micros(final long nanos)
     {
-        recorder.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, nanos / 1000)));
+        return Math.min(HIGHEST_MICROS, Math.max(0, nanos / 1000));
     }
 
     /**
-     * Copies what was recorded of {@code kind}, {@code stage} since the last call into {@code into} (from
-     * {@link #histogram}; emptied first); false for an int that is no kind. Any thread but the network thread.
+     * What was recorded of {@code kind} since the last call: its histograms per stage ({@link Stage#ordinal}), valid
+     * until the next call for the kind; null if nothing of the kind was ever recorded (or an int that is no kind). One
+     * reader at a time, any thread but the network thread.
      */
-    public boolean interval(final int kind, final Stage stage, final Histogram into)
+    Histogram[] swap(final int kind)
     {
-        final SingleWriterRecorder[] stages = recorders[kind];
-        if (stages == null)
+        if (kind < 0 || kind >= RequestKinds.COUNT)
         {
-            return false;
+            return null;
         }
-        if (requests[kind] == null || requests[kind].get() == 0)
-        {
-            into.reset(); // no request of the kind yet: the recorder's second histogram is not made for nothing
-            return true;
-        }
-        stages[stage.ordinal()].getIntervalHistogramInto(into);
-        return true;
+        final KindTimes k = kinds.get(kind);
+        return k == null ? null : k.swap();
     }
 }

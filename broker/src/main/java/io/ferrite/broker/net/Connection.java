@@ -92,6 +92,8 @@ public final class Connection
     // the request being answered, timed for RequestTimes: System.nanoTime stamps, its kind (-1: none timed)
     /** The last read that brought bytes: when the frames in the input were received, at the latest. */
     long readNs;
+    /** When the connection's last timed answer was written (Kafka reads a connection's next request only then). */
+    long lastSentNs;
     long receivedNs;
     long startNs;
     long localNs;

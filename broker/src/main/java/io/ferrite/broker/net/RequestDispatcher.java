@@ -159,6 +159,7 @@ final class RequestDispatcher
     {
         final long startNs = System.nanoTime();
         connection.followerFetch = false;
+        boolean fetchUncounted = false; // a Fetch is counted once its handler read whose it is (or it failed)
         try
         {
             if (end - start < 4)
@@ -177,6 +178,7 @@ final class RequestDispatcher
             {
                 counters.request(api); // a Fetch once its handler read whose it is (Kafka's FetchConsumer, FetchFollower)
             }
+            fetchUncounted = api == ApiKeys.FETCH;
             final boolean supported = api.isVersionSupported(version);
             if (!supported && api != ApiKeys.API_VERSIONS)
             {
@@ -195,6 +197,7 @@ final class RequestDispatcher
             final int bodyStart = 4 + responseHeader.finish();
             final int responseEnd = handler.handle(api, supported ? version : (short)-1, connection.in, body, end,
                 connection.out, bodyStart, connection);
+            fetchUncounted = false;
             timed(connection, RequestKinds.of(api, connection.followerFetch), startNs, System.nanoTime());
             if (responseEnd == RequestHandler.CLOSE)
             {
@@ -215,12 +218,14 @@ final class RequestDispatcher
         }
         catch (final ProtocolException ex)
         {
+            countFetch(connection, fetchUncounted);
             connections.close(connection, NetMessages.malformed(ex), true);
             return CLOSED;
         }
         catch (final RuntimeException ex)
         {
             // a defect in a handler costs only this connection, never the thread and its others
+            countFetch(connection, fetchUncounted);
             failed(connection, ex);
             return CLOSED;
         }
@@ -234,10 +239,21 @@ final class RequestDispatcher
             counters.request(kind);
         }
         connection.timedKind = kind;
-        connection.receivedNs = connection.readNs;
+        // Kafka reads one request of a connection at a time, the next once the answer before it is sent: a request
+        // read with earlier ones (pipelined) is received, as Kafka's clock has it, when the answer before it was sent
+        connection.receivedNs = Math.max(connection.readNs, connection.lastSentNs);
         connection.startNs = startNs;
         connection.localNs = localNs;
         connection.readyNs = localNs; // until a deferred answer is ready (resume)
+    }
+
+    /** A Fetch whose handler failed is counted all the same, as Kafka counts every request (a consumer's, unless read). */
+    private void countFetch(final Connection connection, final boolean uncounted)
+    {
+        if (uncounted)
+        {
+            counters.request(RequestKinds.of(ApiKeys.FETCH, connection.followerFetch));
+        }
     }
 
     /** The timed request's answer was written (or it has none) at {@code sentNs}: its times are recorded. */
@@ -247,6 +263,7 @@ final class RequestDispatcher
         if (kind >= 0)
         {
             connection.timedKind = -1;
+            connection.lastSentNs = sentNs;
             times.record(kind, connection.receivedNs, connection.startNs, connection.localNs, connection.readyNs, sentNs);
         }
     }

@@ -198,7 +198,7 @@ class FerriteStatTest
             }
             assertEquals(Map.of("Produce errors", 1L, "Fetch errors", 1L, "error UNKNOWN_TOPIC_OR_PARTITION (3)", 1L,
                 "error OFFSET_OUT_OF_RANGE (1)", 1L, "Produce error UNKNOWN_TOPIC_OR_PARTITION (3)", 1L,
-                "FetchConsumer error OFFSET_OUT_OF_RANGE (1)", 1L), stat("--once", "--filter", "rror"));
+                "Fetch error OFFSET_OUT_OF_RANGE (1)", 1L), stat("--once", "--filter", "rror"));
         }
     }
 

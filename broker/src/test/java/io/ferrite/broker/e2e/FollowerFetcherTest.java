@@ -290,7 +290,8 @@ class FollowerFetcherTest
             final int before = proposals.size();
             follow(3);
             caughtUpAndIdentical(3);
-            await(() -> proposals.subList(before, proposals.size()).stream().anyMatch(isr -> inIsr(isr, 3)), WAIT,
+            // a copy: a proposal added between subList and its stream would fail the view (ConcurrentModificationException)
+            await(() -> List.copyOf(proposals).stream().skip(before).anyMatch(isr -> inIsr(isr, 3)), WAIT,
                 "a proposal to take follower 3 back");
         }
         assertEquals(List.of(), early, "acks=all answered before the ISR had the batch");

@@ -1,5 +1,8 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.metrics.CounterReadings;
+import io.ferrite.broker.metrics.CounterReadings.Figure;
+import io.ferrite.broker.metrics.CounterTypes;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -32,9 +35,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Kafka's {@code RequestMetrics} request times (TotalTimeMs and its stages) and the Fetch split (FetchConsumer,
- * FetchFollower), read through the platform MBean server after real kafka-clients traffic and a follower's fetches
- * over a real socket: each histogram counts every request answered, its percentiles are ordered, and a follower's
- * fetches, and their errors (ErrorsPerSec per request and code), count only under FetchFollower.
+ * FetchFollower, and Fetch for every fetch, as Kafka 4.4's {@code Request.updateRequestMetrics}), read through the
+ * platform MBean server after real kafka-clients traffic and a follower's fetches over a real socket: each histogram
+ * counts every request answered, its percentiles are ordered, a follower's fetches count under FetchFollower and
+ * Fetch, and their errors under {@code ErrorsPerSec,request=Fetch} only (Kafka's are per API).
  */
 class RequestTimesTest
 {
@@ -103,6 +107,11 @@ class RequestTimesTest
                 consumed = (long)metric(consumer.metrics(), "fetch-total");
             }
             assertTrue(consumed > 0, "the consumer fetched");
+            // every client is closed: once the broker closed each connection (it read it to its end), no fetch of the
+            // consumer's (it sends the next one before poll returns) can still be counted
+            await(() -> connections(broker, CounterTypes.CONNECTIONS_CLOSED) == connections(broker, CounterTypes.CONNECTIONS_ACCEPTED),
+                DEADLINE, () -> "the broker closed the clients' connections: accepted "
+                    + connections(broker, CounterTypes.CONNECTIONS_ACCEPTED) + ", closed " + connections(broker, CounterTypes.CONNECTIONS_CLOSED));
             await(() -> count("TotalTimeMs", "FetchConsumer") >= consumed, DEADLINE,
                 () -> "the consumer's " + consumed + " answered fetches timed, " + count("TotalTimeMs", "FetchConsumer"));
             final long consumerFetches = (long)attribute("RequestsPerSec", "FetchConsumer", "Count");
@@ -110,9 +119,11 @@ class RequestTimesTest
             assertOrdered("TotalTimeMs", "FetchConsumer");
             assertEquals(0L, attribute("RequestsPerSec", "FetchFollower", "Count"), "no follower fetched yet");
             assertEquals(0L, count("TotalTimeMs", "FetchFollower"), "no follower fetched yet");
-            assertFalse(server.isRegistered(new ObjectName(METRICS + "RequestsPerSec,request=Fetch")),
-                "Kafka has FetchConsumer and FetchFollower, no Fetch");
-            assertFalse(server.isRegistered(new ObjectName(METRICS + "TotalTimeMs,request=Fetch")), "nor here");
+            assertEquals(consumerFetches, (long)attribute("RequestsPerSec", "Fetch", "Count"),
+                "Kafka's Fetch counts every fetch: the consumer's so far");
+            assertEquals(count("TotalTimeMs", "FetchConsumer"), count("TotalTimeMs", "Fetch"), "and times them");
+            assertEquals((double)attribute("TotalTimeMs", "FetchConsumer", "Max"), (double)attribute("TotalTimeMs", "Fetch", "Max"),
+                "the same fetches");
 
             // a follower's fetches: the replica id in the request (v12) and in its replica_state (v17)
             broker.broker.leadership().leadWithoutController("timed", 0, 0, new int[] {1, 2, 3}, new int[] {1, 2, 3},
@@ -124,7 +135,7 @@ class RequestTimesTest
                     assertEquals(Errors.NONE.code(), follower.fetch(0, 0).errorCode());
                 }
             }
-            // and one past the log end: its error is a follower's fetch's (Kafka's ErrorsPerSec,request=FetchFollower)
+            // and one past the log end: its error is a fetch's (Kafka's ErrorsPerSec is per API: request=Fetch)
             try (RawFollower follower = new RawFollower(broker.broker.address().getPort(), 2, RawFollower.NEW_VERSION, "timed",
                 topicId))
             {
@@ -133,14 +144,32 @@ class RequestTimesTest
             await(() -> count("TotalTimeMs", "FetchFollower") == 3, DEADLINE,
                 () -> "the follower's 3 fetches timed, " + count("TotalTimeMs", "FetchFollower"));
             assertEquals(3L, attribute("RequestsPerSec", "FetchFollower", "Count"), "and counted");
-            assertEquals(1L, attribute("ErrorsPerSec", "FetchFollower,error=OFFSET_OUT_OF_RANGE", "Count"),
-                "the error counted for the follower's fetch");
-            assertEquals(0L, attribute("ErrorsPerSec", "FetchConsumer,error=OFFSET_OUT_OF_RANGE", "Count"), "not a consumer's");
+            assertEquals(1L, attribute("ErrorsPerSec", "Fetch,error=OFFSET_OUT_OF_RANGE", "Count"),
+                "the follower's fetch's error counted under Fetch");
+            for (final String kind : new String[] {"FetchFollower", "FetchConsumer"})
+            {
+                assertFalse(server.isRegistered(new ObjectName(METRICS + "ErrorsPerSec,request=" + kind + ",error=OFFSET_OUT_OF_RANGE")),
+                    "Kafka has no ErrorsPerSec for " + kind);
+            }
             assertEquals(0L, attribute("ErrorsPerSec", "Produce,error=OFFSET_OUT_OF_RANGE", "Count"), "nor a produce's");
             assertOrdered("TotalTimeMs", "FetchFollower");
             assertEquals(consumerFetches, (long)attribute("RequestsPerSec", "FetchConsumer", "Count"),
                 "a follower's fetch is no consumer's");
+            assertEquals(consumerFetches + 3, (long)attribute("RequestsPerSec", "Fetch", "Count"),
+                "Fetch: FetchConsumer + FetchFollower");
+            assertEquals(count("TotalTimeMs", "FetchConsumer") + 3, count("TotalTimeMs", "Fetch"), "timed as both");
+            for (final String stage : STAGES)
+            {
+                assertEquals(count(stage, "FetchConsumer") + count(stage, "FetchFollower"), count(stage, "Fetch"), stage);
+            }
+            assertOrdered("TotalTimeMs", "Fetch");
         }
+    }
+
+    private static long connections(final RunningBroker broker, final int typeId)
+    {
+        return CounterReadings.summed(broker.broker.counters().reader())
+            .getOrDefault(new Figure(typeId, CounterReadings.ALL_THREADS, 0, null), 0L);
     }
 
     private long count(final String stage, final String request)

@@ -11,6 +11,7 @@ import io.ferrite.broker.metrics.RequestTimes;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
+import io.ferrite.wire.message.ApiKeys;
 import org.agrona.concurrent.status.CountersReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +34,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 /**
  * The broker's figures as MBeans of the platform MBean server under Kafka 4.4's names, so that Kafka's tools
@@ -140,8 +142,18 @@ public final class KafkaMBeans implements AutoCloseable
             final String request = RequestKinds.name(kind);
             if (request != null)
             {
-                meter("kafka.network:type=RequestMetrics,name=RequestsPerSec,request=" + request, ids, CounterTypes.REQUESTS,
-                    kind, "requests");
+                final String requests = "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=" + request;
+                if (kind == RequestKinds.FETCH_ALL)
+                {
+                    // Kafka's Fetch counts every fetch: the two kinds' counters summed when read
+                    final int[] both = IntStream.concat(IntStream.of(counterIds(ids, CounterTypes.REQUESTS, ApiKeys.FETCH.id)),
+                        IntStream.of(counterIds(ids, CounterTypes.REQUESTS, RequestKinds.FETCH_FOLLOWER))).toArray();
+                    register(requests, new Meter(() -> sum(both, CounterTypes.REQUESTS), "requests", System.nanoTime()));
+                }
+                else
+                {
+                    meter(requests, ids, CounterTypes.REQUESTS, kind, "requests");
+                }
                 for (final RequestTimes.Stage stage : RequestTimes.Stage.values())
                 {
                     final int k = kind;
@@ -331,8 +343,13 @@ public final class KafkaMBeans implements AutoCloseable
     /** A meter over the counters of figure {@code typeId}, {@code code} (every network thread's). */
     private void meter(final String name, final Map<Figure, int[]> ids, final int typeId, final int code, final String eventType)
     {
-        final int[] counters = ids.getOrDefault(new Figure(typeId, CounterReadings.ALL_THREADS, code, null), NONE);
+        final int[] counters = counterIds(ids, typeId, code);
         register(name, new Meter(() -> sum(counters, typeId), eventType, System.nanoTime()));
+    }
+
+    private static int[] counterIds(final Map<Figure, int[]> ids, final int typeId, final int code)
+    {
+        return ids.getOrDefault(new Figure(typeId, CounterReadings.ALL_THREADS, code, null), NONE);
     }
 
     private void gauge(final String name, final Supplier<Object> value)

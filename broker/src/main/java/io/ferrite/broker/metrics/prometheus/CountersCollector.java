@@ -5,6 +5,7 @@ import io.ferrite.broker.metrics.CounterReadings;
 import io.ferrite.broker.metrics.CounterReadings.Figure;
 import io.ferrite.broker.metrics.CounterTypes;
 import io.ferrite.broker.metrics.RequestKinds;
+import io.ferrite.wire.message.ApiKeys;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
@@ -31,6 +32,10 @@ final class CountersCollector implements MultiCollector
 {
     private static final String TOPIC_METRICS = "kafka_server_brokertopicmetrics_";
     private static final String SOCKET_METRICS = "kafka_server_socket_server_metrics_";
+    private static final String REQUESTS = "kafka_network_requestmetrics_requests";
+    private static final String REQUESTS_HELP = "Requests received, per API, fetches as FetchConsumer and FetchFollower and "
+        + "all as Fetch (Kafka's RequestsPerSec, without its version label)";
+    private static final Labels FETCH = Labels.of("request", RequestKinds.name(RequestKinds.FETCH_ALL));
 
     private final CountersReader reader;
     private final CounterReadGate reads = new CounterReadGate();
@@ -85,8 +90,14 @@ final class CountersCollector implements MultiCollector
                 "Bytes of record batches sent to consumers (BytesOutPerSec); no topic label: the broker's", topic, value);
             case CounterTypes.REPLICATION_BYTES_OUT -> add(metrics, TOPIC_METRICS + "replicationbytesout",
                 "Bytes of record batches sent to followers (ReplicationBytesOutPerSec)", topic, value);
-            case CounterTypes.REQUESTS -> add(metrics, "kafka_network_requestmetrics_requests",
-                "Requests received, per API, Fetch as FetchConsumer and FetchFollower (Kafka's RequestsPerSec, without its version label)", request(f), value);
+            case CounterTypes.REQUESTS ->
+            {
+                add(metrics, REQUESTS, REQUESTS_HELP, request(f), value);
+                if (f.code() == ApiKeys.FETCH.id || f.code() == RequestKinds.FETCH_FOLLOWER)
+                {
+                    add(metrics, REQUESTS, REQUESTS_HELP, FETCH, value); // Kafka's Fetch: every fetch, both kinds summed
+                }
+            }
             case CounterTypes.REQUEST_ERRORS -> add(metrics, "kafka_network_requestmetrics_errors",
                 "Partitions (Produce, Fetch) or topics (Metadata) answered with an error, per request and code (Kafka's "
                     + "ErrorsPerSec; NONE not counted; OTHER: the codes not counted one by one)",
