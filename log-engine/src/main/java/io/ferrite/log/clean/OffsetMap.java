@@ -34,9 +34,9 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * <p><b>A region sized to the keys.</b> Kafka's map spreads even 10 keys over the whole block, so every probe of a
  * clean is a cache and TLB miss on a page of its own (and, on a first clean here, a page fault): in a profiled broker
  * clean of 20 000 keys (41.7 MB) the map's probes were half the cleaner thread's CPU. This map uses only a region at
- * the block's start: 65 536 slots (1.5 MiB) after each {@link #clear()}, doubled whenever it is half full, until the next
- * doubling would pass the block, whose whole is then the region (so a map near Kafka's capacity probes what Kafka's
- * does). Growing moves the keys held into the new region in place, by their stored hashes (no key is read again;
+ * the block's start: 65 536 slots (1.5 MiB) after each {@link #clear()}, doubled whenever it is half full up to 12 MiB
+ * ({@link #LAST_DOUBLED_REGION_SLOTS}), after which (or once the next doubling would pass the block) the whole block is
+ * the region (so a map of more than 262 144 keys probes what Kafka's does). Growing moves the keys held into the new region in place, by their stored hashes (no key is read again;
  * each entry is marked with its offset's sign bit and placed at the first free or still-marked slot of its new probe
  * sequence, a marked one moving on in its turn), and allocates nothing. A power-of-two region takes its slot with a
  * mask, which is the same slot as Kafka's {@code %}: a region of {@code r} slots holds its keys exactly where Kafka's
@@ -75,6 +75,13 @@ public final class OffsetMap implements AutoCloseable
      * cache), which holds 32 768 keys before it first grows. Only the pages a clean writes become resident.
      */
     static final int FIRST_REGION_SLOTS = 65_536;
+    /**
+     * The largest region a doubling makes: 12 MiB (524 288 slots, 262 144 keys), about a server's last-level cache.
+     * When it is half full the region becomes the whole block at once: past the cache a larger region's probes miss as
+     * the block's do, and doubling on into 24, 48 and 96 MiB moved millions of entries Kafka's map never moves (a map of
+     * 3 million keys took 40-90% longer than the whole block from the start, review 1 of issue 13).
+     */
+    static final int LAST_DOUBLED_REGION_SLOTS = 1 << 19;
     /** An entry's mark while a growth moves it: its offset's sign bit (offsets put are never negative). */
     private static final long MOVING = Long.MIN_VALUE;
 
@@ -318,7 +325,8 @@ public final class OffsetMap implements AutoCloseable
     }
 
     /**
-     * Doubles the region (or makes it the whole block, if a doubling would pass it) and moves every entry into it: each
+     * Doubles the region (or makes it the whole block, if a doubling would pass it or the region is
+     * {@link #LAST_DOUBLED_REGION_SLOTS} already) and moves every entry into it: each
      * entry of the old region is marked {@link #MOVING} first, then each marked one, in slot order, goes to the first
      * slot of its new probe sequence that is empty or holds a marked entry, which it takes in turn to its own place.
      * An entry is so placed past only slots that hold placed entries, as a put would have placed it.
@@ -333,7 +341,7 @@ public final class OffsetMap implements AutoCloseable
                 slotsBuffer.putLong(position + OFFSET_OFFSET, slotsBuffer.getLong(position + OFFSET_OFFSET, BIG_ENDIAN) | MOVING, BIG_ENDIAN);
             }
         }
-        useRegion(old > slots >>> 1 ? slots : old << 1);
+        useRegion(old > slots >>> 1 || old >= LAST_DOUBLED_REGION_SLOTS ? slots : old << 1);
         for (int from = 0; from < old * SLOT_LENGTH; from += SLOT_LENGTH)
         {
             if (isEmpty(from) || slotsBuffer.getLong(from + OFFSET_OFFSET, BIG_ENDIAN) >= 0)

@@ -456,6 +456,42 @@ class OffsetMapTest
     }
 
     /**
+     * The broker's map (a block of 48 MiB here, 2 097 152 slots: past the last doubled region of 12 MiB, so a doubling
+     * would not pass it) doubles its region from 65 536 slots to 524 288, and the put that finds that half full makes
+     * the whole block the region at once (not 1 048 576 slots): every key is still found, and a clear starts over.
+     */
+    @Test
+    void pastTwelveMibTheRegionBecomesTheWholeBlock(@TempDir final Path dir)
+    {
+        final UnsafeBuffer key = new UnsafeBuffer(ByteBuffer.allocateDirect(8));
+        try (OffsetMap map = new OffsetMap(24 << 21, 0.9, dir))
+        {
+            for (int round = 0; round < 2; round++)
+            {
+                map.clear();
+                assertEquals(OffsetMap.FIRST_REGION_SLOTS, map.regionSlots());
+                final int keys = OffsetMap.LAST_DOUBLED_REGION_SLOTS / 2;
+                for (int i = 0; i < keys; i++)
+                {
+                    key.putLong(0, round * 10_000_000L + i);
+                    map.put(key, 0, 8, i);
+                }
+                assertEquals(OffsetMap.LAST_DOUBLED_REGION_SLOTS, map.regionSlots(), "half full: not grown yet");
+                key.putLong(0, -1);
+                map.put(key, 0, 8, keys);
+                assertEquals(map.slots(), map.regionSlots());
+                assertEquals(keys + 1, map.size());
+                assertEquals(keys, map.get(key, 0, 8));
+                for (int i = 0; i < keys; i++)
+                {
+                    key.putLong(0, round * 10_000_000L + i);
+                    assertEquals(i, map.get(key, 0, 8));
+                }
+            }
+        }
+    }
+
+    /**
      * A map whose region starts at one slot grows through every power of two to its whole block of 1 000 slots, moving
      * its keys ten times, and still answers every key as a map over the model, fills at Kafka's count, takes every slot
      * at load factor 1 and then refuses a new key, as {@link #collisionsProbeOnUntilEverySlotIsTakenThenANewKeyIsRefused}.
