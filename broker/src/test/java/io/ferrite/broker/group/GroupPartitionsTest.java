@@ -104,7 +104,7 @@ class GroupPartitionsTest
         }
         try (Broker broker = start(); Admin admin = admin(broker))
         {
-            admin.createTopics(List.of(new NewTopic("orders", 2, (short)1))).all().get();
+            createOrders(admin, 2);
             for (final String g : groups)
             {
                 admin.alterConsumerGroupOffsets(g, Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(7))).all().get();
@@ -146,7 +146,7 @@ class GroupPartitionsTest
         final TopicPartition tp2 = new TopicPartition("orders", 1);
         try (Broker broker = start(); Admin admin = admin(broker))
         {
-            admin.createTopics(List.of(new NewTopic("orders", 2, (short)1))).all().get();
+            createOrders(admin, 2);
             // makes __consumer_offsets (another group, in its own partition)
             admin.alterConsumerGroupOffsets("other", Map.of(tp, new OffsetAndMetadata(1))).all().get();
         }
@@ -255,7 +255,7 @@ class GroupPartitionsTest
         assertEquals(Utils.abs(group.hashCode()) % PARTITIONS, CoordinatorTopic.partitionFor(group, PARTITIONS));
         try (Broker broker = start(); Admin admin = admin(broker))
         {
-            admin.createTopics(List.of(new NewTopic("orders", 1, (short)1))).all().get();
+            createOrders(admin, 1);
             admin.alterConsumerGroupOffsets(group, Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(3))).all().get();
             assertEquals(1, endOffset(admin, Utils.abs(group.hashCode()) % PARTITIONS));
         }
@@ -365,8 +365,39 @@ class GroupPartitionsTest
 
     private static void makeOffsetsTopic(final Admin admin) throws Exception
     {
-        admin.createTopics(List.of(new NewTopic("orders", 2, (short)1))).all().get();
+        createOrders(admin, 2);
         admin.alterConsumerGroupOffsets("other", Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(1))).all().get();
+    }
+
+    /**
+     * Creates the topic "orders" and waits until each partition answers ListOffsets: CreateTopics is answered once the
+     * creation is journaled, and until its files are made a commit to it is UNKNOWN_TOPIC_OR_PARTITION (failed once in
+     * CI).
+     */
+    private static void createOrders(final Admin admin, final int partitions) throws Exception
+    {
+        admin.createTopics(List.of(new NewTopic("orders", partitions, (short)1))).all().get();
+        final Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int p = 0; p < partitions; p++)
+        {
+            latest.put(new TopicPartition("orders", p), OffsetSpec.latest());
+        }
+        Await.await(() ->
+        {
+            try
+            {
+                admin.listOffsets(latest).all().get();
+                return true;
+            }
+            catch (final java.util.concurrent.ExecutionException ex)
+            {
+                if (ex.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                {
+                    return false;
+                }
+                throw ex;
+            }
+        }, Duration.ofSeconds(30), "the new topic orders served");
     }
 
     private static byte[][] offset(final String group, final String topic, final int partition, final long committed)
