@@ -126,12 +126,14 @@ class ForgottenRemoteMarkersTest
         }
     }
 
-    private interface Io
+    /** Blocking socket work of a test's stand-in server. */
+    interface Io
     {
         void run() throws IOException;
     }
 
-    private static Thread daemon(final Io body)
+    /** Runs {@code body} on a started daemon thread; an IOException (its socket closed at the test's end) ends it. */
+    static Thread daemon(final Io body)
     {
         final Thread t = new Thread(() ->
         {
@@ -141,7 +143,7 @@ class ForgottenRemoteMarkersTest
             }
             catch (final IOException ignored)
             {
-                // the server socket closed at the test's end
+                // its socket closed at the test's end
             }
         });
         t.setDaemon(true);

@@ -111,7 +111,7 @@ class NodeRequestsLaneTest
             final CountDownLatch release = new CountDownLatch(1);
             final AtomicInteger readByX = new AtomicInteger();
             final AtomicInteger acceptedByY = new AtomicInteger();
-            final Thread servesX = daemon(() ->
+            final Thread servesX = ForgottenRemoteMarkersTest.daemon(() ->
             {
                 try (Socket s = x.accept(); DataInputStream in = new DataInputStream(s.getInputStream());
                     DataOutputStream out = new DataOutputStream(s.getOutputStream()))
@@ -134,7 +134,7 @@ class NodeRequestsLaneTest
                     Thread.currentThread().interrupt();
                 }
             });
-            final Thread servesY = daemon(() ->
+            final Thread servesY = ForgottenRemoteMarkersTest.daemon(() ->
             {
                 while (!y.isClosed())
                 {
@@ -170,29 +170,6 @@ class NodeRequestsLaneTest
                 servesY.join(10_000);
             }
         }
-    }
-
-    private interface Io
-    {
-        void run() throws IOException;
-    }
-
-    private static Thread daemon(final Io body)
-    {
-        final Thread t = new Thread(() ->
-        {
-            try
-            {
-                body.run();
-            }
-            catch (final IOException ignored)
-            {
-                // closed at the test's end
-            }
-        });
-        t.setDaemon(true);
-        t.start();
-        return t;
     }
 
     /** An ApiVersions request to {@code to} that records how it ended. */
