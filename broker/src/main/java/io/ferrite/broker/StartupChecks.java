@@ -144,6 +144,8 @@ final class StartupChecks
             final Listener listener = acceptors.listeners().get(i);
             final ListenerEndpoints.Endpoint e = advertised.get(listener.name());
             listener.advertise(e.host().isEmpty() ? "127.0.0.1" : e.host(), e.port() == 0 ? acceptors.address(i).getPort() : e.port());
+            LOG.info("listener {} on {}, advertised as {}:{}{}", listener, acceptors.address(i), listener.advertisedHost(),
+                listener.advertisedPort(), listener.sasl() ? ", SASL mechanisms " + listener.mechanisms() : "");
         }
         final Listener first = acceptors.listeners().get(0);
         for (final MetadataHandler m : metadata)

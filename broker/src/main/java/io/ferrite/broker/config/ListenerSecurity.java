@@ -65,7 +65,8 @@ public final class ListenerSecurity
                         + e.protocol() + ", which Ferrite does not serve yet (no TLS): use PLAINTEXT or SASL_PLAINTEXT");
             }
         }
-        if (config.values().get("process.roles") != null && (listeners.size() != 1 || !listeners.get(0).protocol().equals("PLAINTEXT")))
+        final boolean cluster = config.values().containsKey("process.roles") || config.values().containsKey("controller.quorum.voters");
+        if (cluster && (listeners.size() != 1 || !listeners.get(0).protocol().equals("PLAINTEXT")))
         {
             throw new ConfigException(BrokerConfig.LISTENERS, config.listeners(),
                 "a node of a cluster has one PLAINTEXT broker listener (and its controller listener) for now");

@@ -71,7 +71,7 @@ public final class Acceptor implements Agent, AutoCloseable
     /** The listener whose connections these are (each connection knows it). */
     private final Listener listener;
     /** Its runner's error handler and its own catches' (each distinct error logged once). */
-    private final AgentErrors errors = new AgentErrors("ferrite-acceptor", "it keeps accepting");
+    private final AgentErrors errors;
     private AgentRunner runner;
     /** Set by {@link #close}: no idle select begins after it. */
     private volatile boolean closing;
@@ -115,6 +115,7 @@ public final class Acceptor implements Agent, AutoCloseable
         }
         this.networkThreads = networkThreads;
         this.listener = listener;
+        this.errors = new AgentErrors(roleName(), "it keeps accepting");
         this.clock = clock;
     }
 
@@ -130,7 +131,7 @@ public final class Acceptor implements Agent, AutoCloseable
         return "ferrite-acceptor-" + listener.name();
     }
 
-    /** Runs this agent on a daemon thread of its own. */
+    /** Runs this agent on a daemon thread of its own, named by its role: {@code ferrite-acceptor-<listener name>}. */
     public void start()
     {
         runner = new AgentRunner(new GoingOnAfterInterrupt(new SelectIdle(),
