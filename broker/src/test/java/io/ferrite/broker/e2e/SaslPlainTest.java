@@ -226,6 +226,27 @@ class SaslPlainTest
         }
     }
 
+    /**
+     * A kafka-clients producer configured for PLAINTEXT pointed at the SASL port: its ApiVersions is answered, its
+     * Metadata closes the connection (Kafka 4.4's answer to a client that skips authentication), so it never learns the
+     * topic and its send fails when {@code max.block.ms} runs out; a PLAINTEXT producer on the other listener goes on.
+     */
+    @Test
+    void aPlaintextClientOnTheSaslPortNeverGetsMetadata() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, saslBroker());
+             KafkaProducer<byte[], byte[]> wrongPort = broker.producer(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                 "127.0.0.1:" + saslPort(broker), ProducerConfig.MAX_BLOCK_MS_CONFIG, 3000));
+             KafkaProducer<byte[], byte[]> plain = broker.producer(Map.of()))
+        {
+            final ExecutionException ex = assertThrows(ExecutionException.class,
+                () -> wrongPort.send(new ProducerRecord<>("wrong-port", new byte[1])).get(30, TimeUnit.SECONDS));
+            assertInstanceOf(org.apache.kafka.common.errors.TimeoutException.class, ex.getCause());
+            plain.send(new ProducerRecord<>("wrong-port", new byte[1])).get(30, TimeUnit.SECONDS);
+            assertEquals(1, consumeAll(broker.consumer(Map.of())).size());
+        }
+    }
+
     /** Garbage, a 100 MB frame, a truncated handshake and a bad bare token on the SASL port: each costs its connection only. */
     @Test
     void hostileInputCostsOnlyItsConnection() throws Exception
