@@ -2,6 +2,7 @@ package io.ferrite.broker;
 
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.api.AclHandlers;
+import io.ferrite.broker.api.SaslHandlers;
 import io.ferrite.broker.api.AlterConfigsHandler;
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.cluster.ClusterMode;
@@ -34,7 +35,7 @@ import io.ferrite.broker.group.GroupHandlers;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.logthread.LogThreadRunner;
 import io.ferrite.broker.logthread.LogThreadTasks;
-import io.ferrite.broker.net.Acceptor;
+import io.ferrite.broker.net.Acceptors;
 import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.metrics.NetworkCounters;
@@ -85,7 +86,7 @@ public final class Broker implements AutoCloseable
     private final NetworkThread[] networkThreads;
     private final BrokerCounters counters; // the mapped counters (ferrite-stat reads them)
     private volatile MetricsExports exports; // the MBeans and the Prometheus endpoint: from start() to close()
-    private final Acceptor acceptor;
+    private final Acceptors acceptor; // one per listener
     private final CoordinatorRuntime coordinators;
     private final GroupCoordinator groups;
     private final TxnCoordinator transactions;
@@ -192,7 +193,6 @@ public final class Broker implements AutoCloseable
             groups.load();
             transactions.load();
             coordinators.start();
-            final String advertised = config.advertisedListeners();
             final int maxRequest = config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
             final MetadataHandler[] metadata = new MetadataHandler[networkThreadCount];
             final TxnVerifier verifier = cluster.verifier(new ProduceVerifier(transactions,
@@ -228,21 +228,15 @@ public final class Broker implements AutoCloseable
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
+                SaslHandlers.register(apis); // ILLEGAL_SASL_STATE but while a SASL connection authenticates
                 AclHandlers.register(apis); // no authorizer: SECURITY_DISABLED, as a Kafka without one
                 DelegationTokenHandlers.register(apis); // PLAINTEXT only: not allowed, as Kafka on PLAINTEXT
                 cluster.register(apis, waker, metadata[i]);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest, netCounters);
                 networkThreads[i].logThreads(logThreads);
             }
-            this.address = acceptor.address();
-            final String advertisedHost = BrokerConfig.listenerHost(advertised).isEmpty() ? "127.0.0.1" :
-                BrokerConfig.listenerHost(advertised);
-            final int advertisedPort = BrokerConfig.listenerPort(advertised) == 0 ? address.getPort() :
-                BrokerConfig.listenerPort(advertised);
-            for (final MetadataHandler m : metadata)
-            {
-                m.advertise(advertisedHost, advertisedPort);
-            }
+            this.address = acceptor.address(0);
+            StartupChecks.advertise(config, acceptor, metadata);
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -287,10 +281,16 @@ public final class Broker implements AutoCloseable
         return broker;
     }
 
-    /** Where the listener is bound (the real port when 0 was configured). */
+    /** Where the first listener is bound (the real port when 0 was configured). */
     public InetSocketAddress address()
     {
         return address;
+    }
+
+    /** Where the listener named {@code name} (upper case) is bound, or null: none of that name. */
+    public InetSocketAddress address(final String name) throws IOException
+    {
+        return acceptor.address(name);
     }
 
     /** Network thread {@code i} (0 to num.network.threads - 1), for its counters. */

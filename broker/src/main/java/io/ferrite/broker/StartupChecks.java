@@ -1,10 +1,15 @@
 package io.ferrite.broker;
 
+import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.ListenerEndpoints;
+import io.ferrite.broker.config.ListenerSecurity;
 import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.CountersFile;
 import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.net.Acceptor;
+import io.ferrite.broker.net.Acceptors;
+import io.ferrite.broker.net.Listener;
 import io.ferrite.broker.net.NetworkThread;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,6 +20,8 @@ import java.net.InetSocketAddress;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The checks of what the user gave the broker to run on, made before anything is opened so that a
@@ -70,23 +77,80 @@ final class StartupChecks
         return config.values().containsKey(BrokerConfig.LOG_DIRS) ? BrokerConfig.LOG_DIRS : BrokerConfig.LOG_DIR;
     }
 
-    /** Binds the first listener, naming the listener setting when the address cannot be had. */
-    static Acceptor bind(final BrokerConfig config, final NetworkThread[] networkThreads) throws IOException
+    /**
+     * Binds every broker listener of {@code listeners} (each its own acceptor, all on {@code networkThreads}), naming the
+     * listener setting when an address cannot be had; what was bound before a failure is closed.
+     */
+    static Acceptors bind(final BrokerConfig config, final NetworkThread[] networkThreads) throws IOException
     {
-        final String host = BrokerConfig.listenerHost(config.listeners());
-        final int port = BrokerConfig.listenerPort(config.listeners());
-        final String listener = "PLAINTEXT://" + host + ":" + port;
+        final Acceptors acceptors = new Acceptors();
         try
         {
-            return new Acceptor(host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port), networkThreads);
+            for (final ListenerEndpoints.Endpoint e : ListenerSecurity.brokerListeners(config))
+            {
+                final Listener listener = listener(config, e);
+                acceptors.add(listener, bind(e, networkThreads, listener));
+            }
+            return acceptors;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            try
+            {
+                acceptors.close();
+            }
+            catch (final IOException closing)
+            {
+                ex.addSuppressed(closing);
+            }
+            throw ex;
+        }
+    }
+
+    private static Listener listener(final BrokerConfig config, final ListenerEndpoints.Endpoint e)
+    {
+        final boolean sasl = e.protocol().equals("SASL_PLAINTEXT");
+        return new Listener(e.name(), e.protocol(), sasl ? ListenerSecurity.mechanisms(config, e) : List.of(),
+            sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS));
+    }
+
+    private static Acceptor bind(final ListenerEndpoints.Endpoint e, final NetworkThread[] networkThreads, final Listener listener)
+        throws IOException
+    {
+        try
+        {
+            return new Acceptor(e.host().isEmpty() ? new InetSocketAddress(e.port()) : new InetSocketAddress(e.host(), e.port()),
+                networkThreads, listener);
         }
         catch (final BindException ex) // in use, not an address of this machine, or a privileged port
         {
-            throw new StartupException(BrokerConfig.LISTENERS + ": cannot listen on " + listener + ": " + bindReason(ex), ex);
+            throw new StartupException(BrokerConfig.LISTENERS + ": cannot listen on " + e + ": " + bindReason(ex), ex);
         }
         catch (final UnresolvedAddressException ex)
         {
-            throw new StartupException(BrokerConfig.LISTENERS + ": cannot listen on " + listener + ": unknown host " + host, ex);
+            throw new StartupException(BrokerConfig.LISTENERS + ": cannot listen on " + e + ": unknown host " + e.host(), ex);
+        }
+    }
+
+    /**
+     * Tells each listener what it advertises ({@code advertised.listeners}, else {@code listeners}; a host of "": 127.0.0.1,
+     * a port of 0: the one bound), and {@code metadata} the first listener's (a cluster registers that one).
+     */
+    static void advertise(final BrokerConfig config, final Acceptors acceptors, final MetadataHandler[] metadata) throws IOException
+    {
+        final Map<String, ListenerEndpoints.Endpoint> advertised = ListenerSecurity.advertised(config);
+        for (int i = 0; i < acceptors.listeners().size(); i++)
+        {
+            final Listener listener = acceptors.listeners().get(i);
+            final ListenerEndpoints.Endpoint e = advertised.get(listener.name());
+            listener.advertise(e.host().isEmpty() ? "127.0.0.1" : e.host(), e.port() == 0 ? acceptors.address(i).getPort() : e.port());
+            LOG.info("listener {} on {}, advertised as {}:{}{}", listener, acceptors.address(i), listener.advertisedHost(),
+                listener.advertisedPort(), listener.sasl() ? ", SASL mechanisms " + listener.mechanisms() : "");
+        }
+        final Listener first = acceptors.listeners().get(0);
+        for (final MetadataHandler m : metadata)
+        {
+            m.advertise(first.advertisedHost(), first.advertisedPort());
         }
     }
 

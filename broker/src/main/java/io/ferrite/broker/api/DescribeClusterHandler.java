@@ -53,7 +53,7 @@ public final class DescribeClusterHandler implements RequestHandler
         {
             response.errorCode(Errors.NONE).errorMessage((CharSequence)null).endpointType(BROKER_ENDPOINTS)
                 .clusterId(clusterId).controllerId(nodeId);
-            response.brokers(1).next().brokerId(nodeId).host(metadata.advertisedHost()).port(metadata.advertisedPort())
+            response.brokers(1).next().brokerId(nodeId).host(metadata.advertisedHost(connection)).port(metadata.advertisedPort(connection))
                 .rack((CharSequence)null).isFenced(false);
         }
         response.clusterAuthorizedOperations(Integer.MIN_VALUE);

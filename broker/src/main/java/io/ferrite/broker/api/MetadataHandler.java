@@ -82,6 +82,23 @@ public final class MetadataHandler implements RequestHandler
         return port;
     }
 
+    /**
+     * The host advertised to {@code connection}: its listener's (as Kafka, a client is told the endpoints of the listener
+     * its request came in on), else this handler's ({@link #advertise}).
+     */
+    public String advertisedHost(final Connection connection)
+    {
+        final String own = connection == null ? null : connection.listener().advertisedHost();
+        return own != null ? own : host;
+    }
+
+    /** The port advertised to {@code connection}: its listener's, else this handler's. */
+    public int advertisedPort(final Connection connection)
+    {
+        final int own = connection == null ? -1 : connection.listener().advertisedPort();
+        return own >= 0 ? own : port;
+    }
+
     /** The network thread's counters, where a topic answered an error is counted (none: not counted). */
     public MetadataHandler counters(final NetworkCounters counters)
     {
@@ -108,10 +125,10 @@ public final class MetadataHandler implements RequestHandler
             {
                 // the request's bytes stay in the connection's input while it waits: answered from them once created
                 return AdminAnswer.submit(admin, new AutoCreate(waker, missing),
-                    (o, at, abandoned) -> answer(in, offset, limit, version, o, at), connection);
+                    (o, at, abandoned) -> answer(in, offset, limit, version, o, at, connection), connection);
             }
         }
-        return answer(in, offset, limit, version, out, outOffset);
+        return answer(in, offset, limit, version, out, outOffset, connection);
     }
 
     /** The legal names a request asks for that do not exist, when it allows auto-creation (allocates; only then). */
@@ -144,14 +161,14 @@ public final class MetadataHandler implements RequestHandler
     }
 
     private int answer(final DirectBuffer in, final int offset, final int limit, final short version, final MutableDirectBuffer out,
-        final int outOffset)
+        final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
         final MetadataRequestDecoder.MetadataRequestTopic requested = request.topics();
         final boolean all = requested.isNullArray() || (version == 0 && requested.elementCount() == 0);
 
         response.wrap(out, outOffset, version).throttleTimeMs(0);
-        response.brokers(1).next().nodeId(nodeId).host(host).port(port).rack((CharSequence)null);
+        response.brokers(1).next().nodeId(nodeId).host(advertisedHost(connection)).port(advertisedPort(connection)).rack((CharSequence)null);
         response.clusterId(clusterId).controllerId(nodeId);
         if (all)
         {

@@ -113,11 +113,7 @@ public final class BrokerConfig
         }
         topicDefaults(); // validates the topic defaults too
         ReplicaChecks.check(this);
-        Listeners.port(LISTENERS, listeners());
-        if (values.containsKey(ADVERTISED_LISTENERS))
-        {
-            Listeners.port(ADVERTISED_LISTENERS, advertisedListeners());
-        }
+        ListenerSecurity.check(this);
         metricsListener();
     }
 
@@ -191,12 +187,6 @@ public final class BrokerConfig
         return getString(LISTENERS);
     }
 
-    public String advertisedListeners()
-    {
-        final String advertised = getString(ADVERTISED_LISTENERS);
-        return advertised == null ? listeners() : advertised;
-    }
-
     public List<Path> logDirs()
     {
         @SuppressWarnings("unchecked")
@@ -220,17 +210,6 @@ public final class BrokerConfig
     public WriteStrategy writeStrategy()
     {
         return WriteStrategy.valueOf(getString(WRITE_STRATEGY).toUpperCase(java.util.Locale.ROOT));
-    }
-
-    /** Host of the first listener ({@code PLAINTEXT://host:port}); empty means all interfaces. */
-    public static String listenerHost(final String listener)
-    {
-        return Listeners.host(LISTENERS, listener);
-    }
-
-    public static int listenerPort(final String listener)
-    {
-        return Listeners.port(LISTENERS, listener);
     }
 
     /** Where the Prometheus endpoint listens ({@value #METRICS_LISTENER}; its host not resolved yet), or null: none. */
@@ -482,6 +461,7 @@ public final class BrokerConfig
                     + (topicKey.implemented() ? "" : " (stored, no effect yet)"));
             }
         }
+        ListenerSecurity.define(c); // listener.security.protocol.map, sasl.enabled.mechanisms, ...
         return c;
     }
 }

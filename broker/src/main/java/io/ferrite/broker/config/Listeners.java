@@ -8,30 +8,15 @@ import java.net.URISyntaxException;
 import java.util.Locale;
 
 /**
- * The listener settings' values as addresses: the broker's {@code PLAINTEXT://host:port} (the first of a list) and the
- * Prometheus endpoint's {@code http://host:port}. A bad value is a {@link ConfigException} naming the setting.
+ * The Prometheus endpoint's {@code http://host:port} as an address (the broker's listeners: {@link ListenerEndpoints}).
+ * A bad value is a {@link ConfigException} naming the setting.
  */
 final class Listeners
 {
-    private static final String PLAINTEXT = "PLAINTEXT://";
     private static final String HTTP = "http://";
-    private static final String PLAINTEXT_FORM = "expected PLAINTEXT://host:port";
 
     private Listeners()
     {
-    }
-
-    /** The first listener's host; empty means all interfaces. */
-    static String host(final String name, final String listeners)
-    {
-        final URI uri = uri(name, listeners, first(name, listeners), PLAINTEXT_FORM);
-        return uri.getHost() == null ? "" : uri.getHost();
-    }
-
-    /** The first listener's port. */
-    static int port(final String name, final String listeners)
-    {
-        return port(name, listeners, uri(name, listeners, first(name, listeners), PLAINTEXT_FORM), PLAINTEXT_FORM);
     }
 
     /**
@@ -79,15 +64,5 @@ final class Listeners
             throw new ConfigException(name, value, expected);
         }
         return uri.getPort();
-    }
-
-    private static String first(final String name, final String listeners)
-    {
-        final String first = listeners.split(",")[0].trim();
-        if (!first.toUpperCase(Locale.ROOT).startsWith(PLAINTEXT))
-        {
-            throw new ConfigException(name, listeners, "only PLAINTEXT listeners are supported");
-        }
-        return first.replaceFirst("(?i)^PLAINTEXT://", "plaintext://");
     }
 }

@@ -63,7 +63,7 @@ final class FindCoordinatorHandler implements RequestHandler
      * COORDINATOR_NOT_AVAILABLE while the topic is being created or the partition has no leader); INVALID_REQUEST for
      * another key type.
      */
-    private PartitionOwnership.Located locate(final byte keyType, final String key)
+    private PartitionOwnership.Located locate(final byte keyType, final String key, final Connection connection)
     {
         final short error = error(keyType, key);
         if (error != Errors.NONE)
@@ -73,7 +73,7 @@ final class FindCoordinatorHandler implements RequestHandler
         final PartitionOwnership.Locator locator = keyType == GROUP_KEY ? coordinator.ownership().locator() :
             transactions.ownership().locator();
         return locator != null ? locator.locate(key) :
-            new PartitionOwnership.Located(Errors.NONE, nodeId, address.advertisedHost(), address.advertisedPort());
+            new PartitionOwnership.Located(Errors.NONE, nodeId, address.advertisedHost(connection), address.advertisedPort(connection));
     }
 
     @Override
@@ -94,18 +94,18 @@ final class FindCoordinatorHandler implements RequestHandler
             creating.whenComplete((topic, failure) -> waker.run());
             return DEFERRED;
         }
-        return answer(in, offset, limit, version, out, outOffset);
+        return answer(in, offset, limit, version, out, outOffset, connection);
     }
 
     private int answer(final DirectBuffer in, final int offset, final int limit, final short version, final MutableDirectBuffer out,
-        final int outOffset)
+        final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
         final byte keyType = version >= 1 ? request.keyType() : GROUP_KEY;
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         if (version < 4)
         {
-            final PartitionOwnership.Located at = locate(keyType, request.key());
+            final PartitionOwnership.Located at = locate(keyType, request.key(), connection);
             response.errorCode(at.error()).errorMessage(at.error() == Errors.NONE ? null : "The coordinator is not available.")
                 .nodeId(at.nodeId()).host(at.host()).port(at.port());
         }
@@ -116,7 +116,7 @@ final class FindCoordinatorHandler implements RequestHandler
             while (keys.hasNext())
             {
                 final String key = keys.next().value();
-                final PartitionOwnership.Located at = locate(keyType, key);
+                final PartitionOwnership.Located at = locate(keyType, key, connection);
                 c.next().key(key).nodeId(at.nodeId()).host(at.host()).port(at.port()).errorCode(at.error())
                     .errorMessage((CharSequence)null);
             }
@@ -146,7 +146,7 @@ final class FindCoordinatorHandler implements RequestHandler
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
         {
-            return creating.isDone() ? answer(in, offset, limit, version, connection.out, outOffset) : NOT_READY;
+            return creating.isDone() ? answer(in, offset, limit, version, connection.out, outOffset, connection) : NOT_READY;
         }
 
         @Override

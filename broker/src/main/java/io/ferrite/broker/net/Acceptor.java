@@ -68,8 +68,10 @@ public final class Acceptor implements Agent, AutoCloseable
     /** What the pause after a failed accept is timed by (a test's moves by hand). */
     private final NanoClock clock;
     private final NetworkThread[] networkThreads;
+    /** The listener whose connections these are (each connection knows it). */
+    private final Listener listener;
     /** Its runner's error handler and its own catches' (each distinct error logged once). */
-    private final AgentErrors errors = new AgentErrors("ferrite-acceptor", "it keeps accepting");
+    private final AgentErrors errors;
     private AgentRunner runner;
     /** Set by {@link #close}: no idle select begins after it. */
     private volatile boolean closing;
@@ -80,11 +82,23 @@ public final class Acceptor implements Agent, AutoCloseable
 
     public Acceptor(final InetSocketAddress address, final NetworkThread[] networkThreads) throws IOException
     {
-        this(address, networkThreads, SystemNanoClock.INSTANCE);
+        this(address, networkThreads, Listener.PLAINTEXT, SystemNanoClock.INSTANCE);
+    }
+
+    /** An acceptor of {@code listener}'s connections (one per listener, all dealing to the same network threads). */
+    public Acceptor(final InetSocketAddress address, final NetworkThread[] networkThreads, final Listener listener) throws IOException
+    {
+        this(address, networkThreads, listener, SystemNanoClock.INSTANCE);
     }
 
     /** {@code clock}: what the pause after a failed accept is timed by (a test moves it by hand). */
     Acceptor(final InetSocketAddress address, final NetworkThread[] networkThreads, final NanoClock clock) throws IOException
+    {
+        this(address, networkThreads, Listener.PLAINTEXT, clock);
+    }
+
+    private Acceptor(final InetSocketAddress address, final NetworkThread[] networkThreads, final Listener listener,
+        final NanoClock clock) throws IOException
     {
         this.server = ServerSocketChannel.open();
         try
@@ -100,6 +114,8 @@ public final class Acceptor implements Agent, AutoCloseable
             throw ex;
         }
         this.networkThreads = networkThreads;
+        this.listener = listener;
+        this.errors = new AgentErrors(roleName(), "it keeps accepting");
         this.clock = clock;
     }
 
@@ -112,10 +128,10 @@ public final class Acceptor implements Agent, AutoCloseable
     @Override
     public String roleName()
     {
-        return "ferrite-acceptor";
+        return "ferrite-acceptor-" + listener.name();
     }
 
-    /** Runs this agent on a daemon thread of its own. */
+    /** Runs this agent on a daemon thread of its own, named by its role: {@code ferrite-acceptor-<listener name>}. */
     public void start()
     {
         runner = new AgentRunner(new GoingOnAfterInterrupt(new SelectIdle(),
@@ -166,7 +182,7 @@ public final class Acceptor implements Agent, AutoCloseable
             {
                 break;
             }
-            networkThreads[next].accept(channel);
+            networkThreads[next].accept(channel, listener);
             next = (next + 1) % networkThreads.length;
             accepted++;
         }

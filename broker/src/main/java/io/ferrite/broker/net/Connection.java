@@ -110,12 +110,34 @@ public final class Connection
     /** Per-connection state of the API handlers, by API key (created by them on first use). */
     private final Object[] handlerState = new Object[128];
 
-    Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats)
+    // security: the listener it came in on; until a SASL connection authenticates, its gate takes every request
+    private final Listener listener;
+    /** Not null while the connection must authenticate first ({@link SaslAuthenticator}); null once it did, or for PLAINTEXT. */
+    RequestHandler gate;
+    /** The authenticated principal ({@code User:alice}), or {@code User:ANONYMOUS} (PLAINTEXT). */
+    String principal = "User:ANONYMOUS";
+    /** Set by a response that ends the connection once written (a failed authentication's). */
+    boolean closeAfterResponse;
+
+    Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats, final Listener listener)
     {
         this.id = id;
         this.channel = channel;
         this.remote = remote;
         this.stats = stats;
+        this.listener = listener;
+    }
+
+    /** The listener this connection came in on. */
+    public Listener listener()
+    {
+        return listener;
+    }
+
+    /** Who the client is: {@code User:<name>} once authenticated with SASL, {@code User:ANONYMOUS} on a PLAINTEXT listener. */
+    public String principal()
+    {
+        return principal;
     }
 
     public String remote()
@@ -214,7 +236,7 @@ public final class Connection
         final int size = in.getInt(frameStart, BIG_ENDIAN);
         if (size < 0 || size > maxRequestBytes)
         {
-            throw new FrameException(NetMessages.frameTooLarge(size, maxRequestBytes));
+            throw new FrameException(NetMessages.frameTooLarge(size, maxRequestBytes, gate != null));
         }
         return inEnd - frameStart - 4 >= size ? size : -1;
     }

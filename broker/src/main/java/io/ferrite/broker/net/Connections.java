@@ -35,13 +35,13 @@ final class Connections
     }
 
     /** Takes over an accepted channel: non-blocking, no Nagle delay, read interest. */
-    Connection register(final SocketChannel channel) throws IOException
+    Connection register(final SocketChannel channel, final Listener listener) throws IOException
     {
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         // the thread's id in the top bits keeps ids unique over the broker without a shared counter
         final Connection connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel,
-            String.valueOf(channel.getRemoteAddress()), stats);
+            String.valueOf(channel.getRemoteAddress()), stats, listener);
         connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
         count++;
         counters.accepted(count);

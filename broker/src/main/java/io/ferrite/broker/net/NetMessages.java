@@ -56,8 +56,9 @@ final class NetMessages
         return "I/O error: " + ex.getMessage();
     }
 
-    static String frameTooLarge(final int size, final int maxRequestBytes)
+    static String frameTooLarge(final int size, final int maxRequestBytes, final boolean authenticating)
     {
-        return "frame of " + size + " bytes (socket.request.max.bytes is " + maxRequestBytes + ")";
+        return authenticating ? "frame of " + size + " bytes before SASL authentication (sasl.server.max.receive.size is "
+            + maxRequestBytes + ")" : "frame of " + size + " bytes (socket.request.max.bytes is " + maxRequestBytes + ")";
     }
 }

@@ -46,7 +46,8 @@ public final class NetworkThread implements Agent, AutoCloseable
 
     private final int id;
     private final Selector selector;
-    private final Queue<SocketChannel> incoming = new ConcurrentLinkedQueue<>();
+    private final Queue<Accepted> incoming = new ConcurrentLinkedQueue<>();
+    private final RequestHandler handler;
     private final AgentErrors errors;
     private final Connections connections;
     private final NetworkStats stats = new NetworkStats();
@@ -73,6 +74,7 @@ public final class NetworkThread implements Agent, AutoCloseable
         throws IOException
     {
         this.id = id;
+        this.handler = handler;
         this.counters = counters;
         this.selector = Selector.open();
         this.errors = new AgentErrors("network thread " + id, "the thread carries on");
@@ -132,11 +134,22 @@ public final class NetworkThread implements Agent, AutoCloseable
         returns.signal();
     }
 
-    /** Hands over an accepted connection (from the acceptor thread). */
+    /** Hands over an accepted connection of a PLAINTEXT listener (from the acceptor thread). */
     public void accept(final SocketChannel channel)
     {
-        incoming.add(channel);
+        accept(channel, Listener.PLAINTEXT);
+    }
+
+    /** Hands over an accepted connection of {@code listener} (from its acceptor's thread). */
+    public void accept(final SocketChannel channel, final Listener listener)
+    {
+        incoming.add(new Accepted(channel, listener));
         selector.wakeup();
+    }
+
+    /** A connection handed over and the listener it came in on. */
+    private record Accepted(SocketChannel channel, Listener listener)
+    {
     }
 
     /** Connections open on this thread (read by tests and metrics; approximate from other threads). */
@@ -246,19 +259,23 @@ public final class NetworkThread implements Agent, AutoCloseable
     private int registerIncoming()
     {
         int n = 0;
-        SocketChannel channel;
-        while (n < ACCEPT_LIMIT && (channel = incoming.poll()) != null)
+        Accepted accepted;
+        while (n < ACCEPT_LIMIT && (accepted = incoming.poll()) != null)
         {
             n++;
             try
             {
-                connections.register(channel);
+                final Connection connection = connections.register(accepted.channel(), accepted.listener());
+                if (accepted.listener().sasl())
+                {
+                    connection.gate = new SaslAuthenticator(connection, handler); // until it authenticates
+                }
             }
             catch (final IOException | RuntimeException ex)
             {
                 // the client may be gone already; the channel must not outlive its failed hand-over
                 errors.onError(ex);
-                Connections.closeQuietly(channel);
+                Connections.closeQuietly(accepted.channel());
             }
         }
         return n;
@@ -273,10 +290,10 @@ public final class NetworkThread implements Agent, AutoCloseable
             return;
         }
         connections.closeAll();
-        SocketChannel channel;
-        while ((channel = incoming.poll()) != null)
+        Accepted accepted;
+        while ((accepted = incoming.poll()) != null)
         {
-            Connections.closeQuietly(channel);
+            Connections.closeQuietly(accepted.channel());
         }
         try
         {

@@ -73,6 +73,10 @@ final class RequestDispatcher
         if (connection.flush())
         {
             sent(connection, System.nanoTime());
+            if (closedAfterResponse(connection))
+            {
+                return;
+            }
             connection.key.interestOps(SelectionKey.OP_READ);
             processFrames(connection); // requests that arrived while the response was written
         }
@@ -103,8 +107,23 @@ final class RequestDispatcher
             }
         }
         sent(connection, end == PendingResponse.NO_RESPONSE ? connection.readyNs : System.nanoTime());
+        if (closedAfterResponse(connection))
+        {
+            return;
+        }
         connection.key.interestOps(SelectionKey.OP_READ);
         processFrames(connection);
+    }
+
+    /** A response that ends its connection (a failed authentication's) was written: the connection closes. */
+    private boolean closedAfterResponse(final Connection connection)
+    {
+        if (connection.closeAfterResponse)
+        {
+            connections.close(connection, "authentication failed", false);
+            return true;
+        }
+        return false;
     }
 
     private void processFrames(final Connection connection) throws IOException
@@ -114,7 +133,8 @@ final class RequestDispatcher
             final int size;
             try
             {
-                size = connection.completeFrame(maxRequestBytes);
+                // before it authenticated a SASL connection's frames are bounded by Kafka's sasl.server.max.receive.size
+                size = connection.completeFrame(connection.gate == null ? maxRequestBytes : SaslAuthenticator.MAX_RECEIVE_SIZE);
             }
             catch (final Connection.FrameException ex)
             {
@@ -162,6 +182,10 @@ final class RequestDispatcher
         boolean fetchUncounted = false; // a Fetch is counted once its handler read whose it is (or it failed)
         try
         {
+            if (connection.gate instanceof SaslAuthenticator sasl && sasl.bareToken())
+            {
+                return bareToken(connection, sasl, start, end);
+            }
             if (end - start < 4)
             {
                 throw NetMessages.shortFrame(end - start);
@@ -195,7 +219,8 @@ final class RequestDispatcher
             connection.beginResponse();
             responseHeader.wrap(connection.out, 4, api.responseHeaderVersion(readVersion)).correlationId(correlationId);
             final int bodyStart = 4 + responseHeader.finish();
-            final int responseEnd = handler.handle(api, supported ? version : (short)-1, connection.in, body, end,
+            final RequestHandler gate = connection.gate; // a SASL connection's until it authenticated, then null
+            final int responseEnd = (gate != null ? gate : handler).handle(api, supported ? version : (short)-1, connection.in, body, end,
                 connection.out, bodyStart, connection);
             fetchUncounted = false;
             timed(connection, RequestKinds.of(api, connection.followerFetch), startNs, System.nanoTime());
@@ -229,6 +254,20 @@ final class RequestDispatcher
             failed(connection, ex);
             return CLOSED;
         }
+    }
+
+    /** A bare SASL token (after a SaslHandshake v0): answered with a bare token, or (failed) closed after the delay. */
+    private int bareToken(final Connection connection, final SaslAuthenticator sasl, final int start, final int end)
+    {
+        connection.beginResponse();
+        final int responseEnd = sasl.bareToken(connection.in, start, end, 4);
+        if (responseEnd == RequestHandler.DEFERRED)
+        {
+            connection.pendingBodyStart = 4;
+            return DEFERRED;
+        }
+        connection.endResponse(responseEnd);
+        return ANSWERED;
     }
 
     /** The handler of a request of {@code kind} ran from {@code startNs} to {@code localNs}; a Fetch is counted now. */

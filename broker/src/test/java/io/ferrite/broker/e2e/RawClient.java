@@ -27,6 +27,12 @@ public final class RawClient implements AutoCloseable
         socket.setSoTimeout(20_000);
     }
 
+    /** Requests over a socket the caller owns (and also writes to itself). */
+    RawClient(final Socket socket)
+    {
+        this.socket = socket;
+    }
+
     public ByteBuffer exchange(final ApiKeys api, final short version, final ApiMessage data) throws IOException
     {
         return receive(api, version, send(api, version, data));

@@ -9,6 +9,9 @@ import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.SaslAuthenticateRequestData;
+import org.apache.kafka.common.message.SaslAuthenticateResponseData;
+import org.apache.kafka.common.message.SaslHandshakeRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
@@ -76,27 +79,7 @@ class RequestPathAllocationTest
             {
                 admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
             }
-            final MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE,
-                Compression.NONE, TimestampType.CREATE_TIME, 0L);
-            for (int i = 0; i < 10; i++)
-            {
-                builder.append(System.currentTimeMillis(), null, new byte[100]);
-            }
-            final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
-            topics.add(new ProduceRequestData.TopicProduceData().setName("alloc").setPartitionData(List.of(
-                new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(builder.build()))));
-            final ByteBuffer produce = frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setAcks((short)1)
-                .setTimeoutMs(30_000).setTopicData(topics));
-            final ByteBuffer fetch = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
-                .setMinBytes(0).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
-                    .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
-                        .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
-            // 64 KiB: a region above the copying threshold (32 KiB), sent from the file with transferTo (16 KiB is copied in)
-            final ByteBuffer fetchSpliced = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
-                .setMinBytes(0).setMaxBytes(64 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
-                    .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
-                        .setFetchOffset(0).setPartitionMaxBytes(64 * 1024))))));
-            assertAllocatesNothing(broker, "produce + fetch", produce, fetch, fetchSpliced);
+            assertAllocatesNothing(broker, "produce + fetch", produceAndFetch());
         }
     }
 
@@ -238,6 +221,73 @@ class RequestPathAllocationTest
         }
     }
 
+    /** A produce of 10 records to alloc-0, a fetch of 16 KiB (copied in) and one of 64 KiB (spliced from the file). */
+    private static ByteBuffer[] produceAndFetch()
+    {
+        final MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE,
+            Compression.NONE, TimestampType.CREATE_TIME, 0L);
+        for (int i = 0; i < 10; i++)
+        {
+            builder.append(System.currentTimeMillis(), null, new byte[100]);
+        }
+        final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+        topics.add(new ProduceRequestData.TopicProduceData().setName("alloc").setPartitionData(List.of(
+            new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(builder.build()))));
+        final ByteBuffer produce = frame(ApiKeys.PRODUCE, (short)12, new ProduceRequestData().setAcks((short)1)
+            .setTimeoutMs(30_000).setTopicData(topics));
+        final ByteBuffer fetch = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
+            .setMinBytes(0).setMaxBytes(16 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
+                .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
+                .setFetchOffset(0).setPartitionMaxBytes(16 * 1024))))));
+        // 64 KiB: a region above the copying threshold (32 KiB), sent from the file with transferTo (16 KiB is copied in)
+        final ByteBuffer fetchSpliced = frame(ApiKeys.FETCH, (short)12, new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0)
+            .setMinBytes(0).setMaxBytes(64 * 1024).setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic()
+                .setTopic("alloc").setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0)
+                .setFetchOffset(0).setPartitionMaxBytes(64 * 1024))))));
+        return new ByteBuffer[] {produce, fetch, fetchSpliced};
+    }
+
+    /**
+     * The same on a connection of a SASL_PLAINTEXT listener once it authenticated with PLAIN: authentication leaves
+     * nothing on the request path (the connection's gate is gone), so the produce and fetch paths still allocate nothing.
+     */
+    @Test
+    void produceAndFetchOnAnAuthenticatedSaslConnectionAllocateNothingOnTheBrokerThreads() throws Exception
+    {
+        final Map<String, String> overrides = new java.util.HashMap<>(SaslPlainTest.saslBroker());
+        overrides.put("num.network.threads", "1");
+        overrides.put("ferrite.log.threads", "1");
+        try (RunningBroker broker = new RunningBroker(dir, overrides))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            }
+            final ByteBuffer[] requests = produceAndFetch();
+            assertAllocatesNothing(broker, SaslPlainTest.saslPort(broker), RequestPathAllocationTest::authenticate,
+                "produce + fetch on SASL", round -> requests, (round, i, response) -> { });
+        }
+    }
+
+    /** SaslHandshake v1 (PLAIN) and SaslAuthenticate v2 as alice, both answered NONE. */
+    private static void authenticate(final SocketChannel channel) throws IOException
+    {
+        final ByteBuffer response = ByteBuffer.allocate(4096);
+        exchange(channel, frame(ApiKeys.SASL_HANDSHAKE, (short)1, new SaslHandshakeRequestData().setMechanism("PLAIN")), response);
+        exchange(channel, frame(ApiKeys.SASL_AUTHENTICATE, (short)2, new SaslAuthenticateRequestData()
+            .setAuthBytes("\0alice\0alice-secret".getBytes(java.nio.charset.StandardCharsets.UTF_8))), response);
+        final ByteBuffer body = response.duplicate().position(0);
+        ResponseHeader.parse(body, ApiKeys.SASL_AUTHENTICATE.responseHeaderVersion((short)2));
+        assertEquals(Errors.NONE.code(), new SaslAuthenticateResponseData(new ByteBufferAccessor(body), (short)2).errorCode());
+    }
+
+    /** What a connection does before its measured requests. */
+    @FunctionalInterface
+    private interface Prelude
+    {
+        void run(SocketChannel channel) throws IOException;
+    }
+
     /** The requests of one round, in turn. */
     @FunctionalInterface
     private interface Rounds
@@ -259,15 +309,22 @@ class RequestPathAllocationTest
         assertAllocatesNothing(broker, what, round -> requests, (round, i, response) -> { });
     }
 
+    private static void assertAllocatesNothing(final RunningBroker broker, final String what, final Rounds rounds,
+        final Answered answered) throws IOException
+    {
+        assertAllocatesNothing(broker, broker.broker.address().getPort(), channel -> { }, what, rounds, answered);
+    }
+
     /**
      * As above, each round's requests given by {@code rounds} (0 to WARM_UP + WINDOWS * WINDOW - 1) and each answer checked:
      * windows of {@link #WINDOW} rounds until one in which every broker thread allocated under {@link #ONE_OFF} bytes.
      */
-    private static void assertAllocatesNothing(final RunningBroker broker, final String what, final Rounds rounds,
-        final Answered answered) throws IOException
+    private static void assertAllocatesNothing(final RunningBroker broker, final int port, final Prelude prelude, final String what,
+        final Rounds rounds, final Answered answered) throws IOException
     {
-        try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", broker.broker.address().getPort())))
+        try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", port)))
         {
+            prelude.run(channel);
             final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
             int round = 0;
             for (; round < WARM_UP; round++)

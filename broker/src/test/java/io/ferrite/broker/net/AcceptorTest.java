@@ -99,7 +99,7 @@ class AcceptorTest
             Thread thread = null;
             for (final Thread t : Thread.getAllStackTraces().keySet())
             {
-                if (t.getName().equals("ferrite-acceptor"))
+                if (t.getName().equals("ferrite-acceptor-PLAINTEXT"))
                 {
                     thread = t;
                 }

@@ -1,0 +1,192 @@
+package io.ferrite.broker.config;
+
+import io.ferrite.broker.config.ListenerEndpoints.Endpoint;
+import io.ferrite.log.config.ConfigCatalogue;
+import io.ferrite.log.config.ConfigException;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import static io.ferrite.log.config.ConfigKey.Type.INT;
+import static io.ferrite.log.config.ConfigKey.Type.LIST;
+import static io.ferrite.log.config.ConfigKey.Type.STRING;
+import static io.ferrite.log.config.ConfigKey.Validator.NONE;
+import static io.ferrite.log.config.ConfigKey.Validator.atLeast;
+
+/**
+ * The broker's listeners and their security as Kafka 4.4 configures them: the broker listeners of {@code listeners}
+ * (those not named in {@code controller.listener.names}), what each advertises, and for a SASL_PLAINTEXT listener its
+ * mechanisms ({@code listener.name.<listener>.sasl.enabled.mechanisms}, else {@code sasl.enabled.mechanisms}) and its
+ * PLAIN users ({@code listener.name.<listener>.plain.sasl.jaas.config}). What Ferrite does not have yet (TLS: SSL and
+ * SASL_SSL; the mechanisms other than PLAIN) is refused at start with a message that says so, never served as plaintext.
+ */
+public final class ListenerSecurity
+{
+    public static final String SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms";
+    public static final String FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms";
+    public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
+    public static final String PLAIN = "PLAIN";
+
+    private ListenerSecurity()
+    {
+    }
+
+    /** The settings of this class in the broker's catalogue. */
+    static void define(final ConfigCatalogue c)
+    {
+        c.define(ListenerEndpoints.PROTOCOL_MAP, STRING, ListenerEndpoints.DEFAULT_PROTOCOL_MAP, NONE, true,
+            "each listener name's security protocol, NAME:PROTOCOL,... (PLAINTEXT and SASL_PLAINTEXT served; SSL, SASL_SSL refused: no TLS yet)")
+            .define(SASL_ENABLED_MECHANISMS, LIST, "GSSAPI", NONE, true, "the SASL mechanisms of SASL listeners "
+                + "(listener.name.<listener>.sasl.enabled.mechanisms per listener); only PLAIN is served yet: Kafka's default GSSAPI is refused")
+            .define(FAILED_AUTHENTICATION_DELAY_MS, INT, "100", atLeast(0), true,
+                "how long a failed SASL authentication's answer and the connection's close wait (slows password guessing)");
+    }
+
+    /** Checks the listener settings of {@code config} (at its construction). */
+    static void check(final BrokerConfig config)
+    {
+        final List<Endpoint> listeners = brokerListeners(config);
+        advertised(config);
+        for (final Endpoint e : listeners)
+        {
+            switch (e.protocol())
+            {
+                case "PLAINTEXT":
+                    break;
+                case "SASL_PLAINTEXT":
+                    plainUsers(config, e); // every mechanism checked, the users read
+                    break;
+                default:
+                    throw new ConfigException(BrokerConfig.LISTENERS, config.listeners(), "listener " + e.name() + " uses security protocol "
+                        + e.protocol() + ", which Ferrite does not serve yet (no TLS): use PLAINTEXT or SASL_PLAINTEXT");
+            }
+        }
+        final boolean cluster = config.values().containsKey("process.roles") || config.values().containsKey("controller.quorum.voters");
+        if (cluster && (listeners.size() != 1 || !listeners.get(0).protocol().equals("PLAINTEXT")))
+        {
+            throw new ConfigException(BrokerConfig.LISTENERS, config.listeners(),
+                "a node of a cluster has one PLAINTEXT broker listener (and its controller listener) for now");
+        }
+    }
+
+    /** The broker's listeners: those of {@code listeners} not named in {@code controller.listener.names}, in order. */
+    public static List<Endpoint> brokerListeners(final BrokerConfig config)
+    {
+        final List<String> controllers = controllerNames(config);
+        final List<Endpoint> all = ListenerEndpoints.parse(BrokerConfig.LISTENERS, config.listeners(),
+            config.values().get(ListenerEndpoints.PROTOCOL_MAP), controllers);
+        final List<Endpoint> brokers = new ArrayList<>();
+        for (final Endpoint e : all)
+        {
+            if (!controllers.contains(e.name()))
+            {
+                brokers.add(e);
+            }
+        }
+        if (brokers.isEmpty())
+        {
+            throw new ConfigException(BrokerConfig.LISTENERS, config.listeners(), "no broker listener (all are controller listeners)");
+        }
+        return brokers;
+    }
+
+    /**
+     * What each broker listener advertises, by name: its {@code advertised.listeners} entry, else its {@code listeners}
+     * one (a host of "" or a port of 0 there: filled in once bound).
+     */
+    public static Map<String, Endpoint> advertised(final BrokerConfig config)
+    {
+        final Map<String, Endpoint> byName = new LinkedHashMap<>();
+        for (final Endpoint e : brokerListeners(config))
+        {
+            byName.put(e.name(), e);
+        }
+        final String advertised = config.values().get(BrokerConfig.ADVERTISED_LISTENERS);
+        if (advertised != null)
+        {
+            for (final Endpoint e : ListenerEndpoints.parse(BrokerConfig.ADVERTISED_LISTENERS, advertised,
+                config.values().get(ListenerEndpoints.PROTOCOL_MAP), controllerNames(config)))
+            {
+                if (!byName.containsKey(e.name()))
+                {
+                    throw new ConfigException(BrokerConfig.ADVERTISED_LISTENERS, advertised, "advertised.listeners listener names must be "
+                        + "equal to or a subset of the ones defined in listeners. Found " + e.name() + ". The valid options based on "
+                        + "currently configured listeners are " + String.join(",", byName.keySet()));
+                }
+                byName.put(e.name(), e);
+            }
+        }
+        return byName;
+    }
+
+    /** The SASL mechanisms of a listener (upper case): its own setting, else the broker's. */
+    public static List<String> mechanisms(final BrokerConfig config, final Endpoint listener)
+    {
+        final String own = config.values().get(prefix(listener) + SASL_ENABLED_MECHANISMS);
+        final List<String> mechanisms = new ArrayList<>();
+        if (own != null)
+        {
+            Arrays.stream(own.split(",")).map(String::trim).filter(m -> !m.isEmpty()).forEach(mechanisms::add);
+        }
+        else
+        {
+            @SuppressWarnings("unchecked")
+            final List<String> broker = (List<String>)config.get(SASL_ENABLED_MECHANISMS);
+            mechanisms.addAll(broker);
+        }
+        return mechanisms;
+    }
+
+    /**
+     * The PLAIN users (name -> password) of a SASL listener, after checking its mechanisms.
+     *
+     * @throws ConfigException for no mechanism, one Ferrite does not serve yet, or PLAIN without its JAAS setting
+     */
+    public static Map<String, String> plainUsers(final BrokerConfig config, final Endpoint listener)
+    {
+        final List<String> mechanisms = mechanisms(config, listener);
+        final String setting = config.values().containsKey(prefix(listener) + SASL_ENABLED_MECHANISMS) ?
+            prefix(listener) + SASL_ENABLED_MECHANISMS : SASL_ENABLED_MECHANISMS;
+        if (mechanisms.isEmpty())
+        {
+            throw new ConfigException(setting, "", "No SASL mechanisms are enabled (listener " + listener.name() + ")");
+        }
+        for (final String m : mechanisms)
+        {
+            if (!m.equals(PLAIN))
+            {
+                throw new ConfigException(setting, String.join(",", mechanisms), "SASL mechanism " + m + " (listener " + listener.name()
+                    + ") is not supported by Ferrite yet: only PLAIN (SCRAM-SHA-256/512, GSSAPI and OAUTHBEARER are not)");
+            }
+        }
+        final String jaasSetting = prefix(listener) + PLAIN.toLowerCase(Locale.ROOT) + ".sasl.jaas.config";
+        final String jaas = config.values().get(jaasSetting);
+        if (jaas == null)
+        {
+            throw new ConfigException("Could not find a 'KafkaServer' or '" + listener.name().toLowerCase(Locale.ROOT)
+                + ".KafkaServer' entry in the JAAS configuration: set " + jaasSetting + " (Ferrite reads no JAAS file)");
+        }
+        return PlainJaas.users(jaasSetting, jaas);
+    }
+
+    /** Kafka's per-listener prefix: {@code listener.name.<name in lower case>.}. */
+    public static String prefix(final Endpoint listener)
+    {
+        return "listener.name." + listener.name().toLowerCase(Locale.ROOT) + ".";
+    }
+
+    private static List<String> controllerNames(final BrokerConfig config)
+    {
+        final String names = config.values().get(CONTROLLER_LISTENER_NAMES);
+        final List<String> list = new ArrayList<>();
+        if (names != null)
+        {
+            Arrays.stream(names.split(",")).map(n -> n.trim().toUpperCase(Locale.ROOT)).filter(n -> !n.isEmpty()).forEach(list::add);
+        }
+        return list;
+    }
+}

@@ -1,0 +1,102 @@
+package io.ferrite.broker.net;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One of the broker's listeners, as its connections know it: its name and security protocol, for a SASL listener the
+ * mechanisms it offers and its PLAIN users, and the endpoint it advertises (Metadata, DescribeCluster and
+ * FindCoordinator answer a client with the endpoint of the listener its request came in on, as Kafka does). Immutable
+ * but for the advertised endpoint, set once the listener is bound (a port of 0 is known then).
+ */
+public final class Listener
+{
+    /** A PLAINTEXT listener advertising nothing of its own (its handlers' endpoint is used): for tests and tools. */
+    public static final Listener PLAINTEXT = new Listener("PLAINTEXT", "PLAINTEXT", List.of(), Map.of(), 0);
+
+    private final String name;
+    private final String protocol;
+    private final List<String> mechanisms;
+    /** PLAIN users: name -> password as UTF-8 (compared in constant time). */
+    private final Map<String, byte[]> users;
+    private final long failedAuthenticationDelayMs;
+    private volatile String advertisedHost;
+    private volatile int advertisedPort = -1;
+
+    /**
+     * @param protocol PLAINTEXT or SASL_PLAINTEXT
+     * @param mechanisms a SASL listener's mechanisms, in the order offered
+     * @param users a SASL listener's PLAIN users (name -> password)
+     */
+    public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
+        final long failedAuthenticationDelayMs)
+    {
+        this.name = name;
+        this.protocol = protocol;
+        this.mechanisms = List.copyOf(mechanisms);
+        final Map<String, byte[]> bytes = new HashMap<>();
+        users.forEach((user, password) -> bytes.put(user, password.getBytes(StandardCharsets.UTF_8)));
+        this.users = bytes;
+        this.failedAuthenticationDelayMs = failedAuthenticationDelayMs;
+    }
+
+    public String name()
+    {
+        return name;
+    }
+
+    public String protocol()
+    {
+        return protocol;
+    }
+
+    /** Whether a connection must authenticate with SASL before anything but ApiVersions and the SASL requests. */
+    public boolean sasl()
+    {
+        return protocol.startsWith("SASL_");
+    }
+
+    public List<String> mechanisms()
+    {
+        return mechanisms;
+    }
+
+    /** The password of a PLAIN user, or null: no such user. */
+    byte[] password(final String user)
+    {
+        return users.get(user);
+    }
+
+    long failedAuthenticationDelayMs()
+    {
+        return failedAuthenticationDelayMs;
+    }
+
+    /** Sets the endpoint this listener advertises (once bound). */
+    public void advertise(final String host, final int port)
+    {
+        this.advertisedHost = host;
+        this.advertisedPort = port;
+    }
+
+    /** The advertised host, or null: none of its own (then the handler's). */
+    public String advertisedHost()
+    {
+        return advertisedHost;
+    }
+
+    /** The advertised port, or -1: none of its own. */
+    public int advertisedPort()
+    {
+        return advertisedPort;
+    }
+
+    /** Its name and protocol only: never its users. */
+    @Override
+    public String toString()
+    {
+        return name + " (" + protocol + ")";
+    }
+}

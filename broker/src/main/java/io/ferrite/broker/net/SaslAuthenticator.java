@@ -1,0 +1,196 @@
+package io.ferrite.broker.net;
+
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.ArrayEncoder;
+import io.ferrite.wire.message.SaslAuthenticateRequestDecoder;
+import io.ferrite.wire.message.SaslAuthenticateResponseEncoder;
+import io.ferrite.wire.message.SaslHandshakeRequestDecoder;
+import io.ferrite.wire.message.SaslHandshakeResponseEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.List;
+
+/**
+ * The SASL server side of one connection of a SASL listener, as Kafka 4.4's {@code SaslServerAuthenticator} behaves:
+ * the connection's gate ({@code Connection.gate}) until it authenticates, then gone (the request path after it is the
+ * same as a PLAINTEXT connection's: nothing is looked at per request but that the gate is null).
+ *
+ * <p>Before the handshake only ApiVersions (answered as always) and SaslHandshake are taken; any other request closes
+ * the connection without an answer (Kafka: "Unexpected Kafka request of type ... during SASL handshake"). A mechanism
+ * the listener does not offer is UNSUPPORTED_SASL_MECHANISM with the ones it does, and the connection closes. After a
+ * SaslHandshake v1 the client authenticates with SaslAuthenticate (v0-v2); after a v0 one it sends the PLAIN token as a
+ * bare size-prefixed frame and is answered with an empty one (Kafka still takes that form). A failed authentication is
+ * SASL_AUTHENTICATION_FAILED with Kafka's message (a bare token's: no answer), written after
+ * {@code connection.failed.authentication.delay.ms}, and the connection closes; its others are not held up (the
+ * delay is a pending response of this connection). Nothing here logs a token or a password.
+ */
+final class SaslAuthenticator implements RequestHandler
+{
+    static final short SASL_AUTHENTICATION_FAILED = 58;
+    static final short UNSUPPORTED_SASL_MECHANISM = 33;
+    /** Kafka's {@code sasl.server.max.receive.size} default: the largest frame before a connection authenticated. */
+    static final int MAX_RECEIVE_SIZE = 524288;
+    static final String INVALID_CREDENTIALS = "Authentication failed: Invalid username or password";
+
+    private enum State
+    {
+        HANDSHAKE, AUTHENTICATE, BARE_TOKEN
+    }
+
+    private final Connection connection;
+    private final RequestHandler apis;
+    private final Listener listener;
+    private State state = State.HANDSHAKE;
+
+    SaslAuthenticator(final Connection connection, final RequestHandler apis)
+    {
+        this.connection = connection;
+        this.apis = apis;
+        this.listener = connection.listener();
+    }
+
+    /** After a SaslHandshake v0: the next frame is a bare token, not a request. */
+    boolean bareToken()
+    {
+        return state == State.BARE_TOKEN;
+    }
+
+    @Override
+    public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
+        final MutableDirectBuffer out, final int outOffset, final Connection connection)
+    {
+        if (state == State.HANDSHAKE && api == ApiKeys.API_VERSIONS)
+        {
+            return apis.handle(api, version, in, offset, limit, out, outOffset, connection);
+        }
+        if (state == State.HANDSHAKE && api == ApiKeys.SASL_HANDSHAKE)
+        {
+            return handshake(version, in, offset, limit, out, outOffset);
+        }
+        if (state == State.AUTHENTICATE && api == ApiKeys.SASL_AUTHENTICATE)
+        {
+            return authenticate(version, in, offset, limit, out, outOffset);
+        }
+        return CLOSE; // Kafka: an unexpected request during the SASL handshake or authentication ends the connection
+    }
+
+    private int handshake(final short version, final DirectBuffer in, final int offset, final int limit, final MutableDirectBuffer out,
+        final int outOffset)
+    {
+        final SaslHandshakeRequestDecoder request = new SaslHandshakeRequestDecoder();
+        request.wrap(in, offset, limit, version);
+        final String mechanism = request.mechanism();
+        final List<String> offered = listener.mechanisms();
+        final boolean supported = offered.contains(mechanism);
+        final SaslHandshakeResponseEncoder response = new SaslHandshakeResponseEncoder().wrap(out, outOffset, version);
+        response.errorCode(supported ? 0 : UNSUPPORTED_SASL_MECHANISM);
+        final ArrayEncoder mechanisms = response.mechanisms(offered.size());
+        for (final String m : offered)
+        {
+            mechanisms.addString(m);
+        }
+        final int end = outOffset + response.finish();
+        if (!supported)
+        {
+            return failed(end);
+        }
+        state = version >= 1 ? State.AUTHENTICATE : State.BARE_TOKEN;
+        return end;
+    }
+
+    private int authenticate(final short version, final DirectBuffer in, final int offset, final int limit, final MutableDirectBuffer out,
+        final int outOffset)
+    {
+        final SaslAuthenticateRequestDecoder request = new SaslAuthenticateRequestDecoder();
+        request.wrap(in, offset, limit, version);
+        final String failure = verify(in, request.authBytesOffset(), request.authBytesIsNull() ? 0 : request.authBytesLength());
+        final SaslAuthenticateResponseEncoder response = new SaslAuthenticateResponseEncoder().wrap(out, outOffset, version);
+        response.errorCode(failure == null ? 0 : SASL_AUTHENTICATION_FAILED).errorMessage(failure).authBytes(new byte[0]).sessionLifetimeMs(0);
+        final int end = outOffset + response.finish();
+        return failure == null ? end : failed(end);
+    }
+
+    /** A bare PLAIN token (after a SaslHandshake v0) at {@code in[offset, limit)}: an empty token back, or the close after the delay. */
+    int bareToken(final DirectBuffer in, final int offset, final int limit, final int outOffset)
+    {
+        final String failure = verify(in, offset, limit - offset);
+        return failure == null ? outOffset : failed(RequestHandler.CLOSE);
+    }
+
+    /** Checks a PLAIN token ({@code authzid NUL user NUL password}): null when it is a user's, else Kafka's message. */
+    private String verify(final DirectBuffer in, final int offset, final int length)
+    {
+        final byte[] token = new byte[length];
+        in.getBytes(offset, token);
+        final String[] parts = new String(token, StandardCharsets.UTF_8).split("\u0000", -1);
+        java.util.Arrays.fill(token, (byte)0);
+        if (parts.length != 3)
+        {
+            return "Authentication failed during authentication due to invalid credentials with SASL mechanism PLAIN";
+        }
+        final String user = parts[1];
+        if (user.isEmpty())
+        {
+            return "Authentication failed: username not specified";
+        }
+        if (parts[2].isEmpty())
+        {
+            return "Authentication failed: password not specified";
+        }
+        final byte[] expected = listener.password(user);
+        final byte[] given = parts[2].getBytes(StandardCharsets.UTF_8);
+        // constant time over the password; an unknown user is compared too, so both failures take as long
+        final boolean matches = MessageDigest.isEqual(expected == null ? new byte[given.length] : expected, given) && expected != null;
+        if (!matches)
+        {
+            return INVALID_CREDENTIALS;
+        }
+        if (!parts[0].isEmpty() && !parts[0].equals(user))
+        {
+            return "Authentication failed: Client requested an authorization id that is different from username";
+        }
+        connection.principal = "User:" + user;
+        connection.gate = null; // authenticated: every request goes to the broker's handlers from now on
+        return null;
+    }
+
+    /** The answer ending at {@code end} (or none: {@link RequestHandler#CLOSE}) goes after the delay, then the connection closes. */
+    private int failed(final int end)
+    {
+        connection.defer(new DelayedFailure(end, System.currentTimeMillis() + listener.failedAuthenticationDelayMs()));
+        return DEFERRED;
+    }
+
+    /** A failure's answer, held back until its time; the connection closes once it is written. */
+    private static final class DelayedFailure implements PendingResponse
+    {
+        private final int end;
+        private final long dueMs;
+
+        DelayedFailure(final int end, final long dueMs)
+        {
+            this.end = end;
+            this.dueMs = dueMs;
+        }
+
+        @Override
+        public int poll(final Connection connection, final int outOffset, final long nowMs)
+        {
+            if (nowMs < dueMs)
+            {
+                return NOT_READY;
+            }
+            connection.closeAfterResponse = true;
+            return end;
+        }
+
+        @Override
+        public long deadlineMs()
+        {
+            return dueMs;
+        }
+    }
+}

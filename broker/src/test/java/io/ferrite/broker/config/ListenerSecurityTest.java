@@ -1,0 +1,110 @@
+package io.ferrite.broker.config;
+
+import io.ferrite.broker.config.ListenerEndpoints.Endpoint;
+import io.ferrite.log.config.ConfigException;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The listener settings as Kafka 4.4 reads them, what is refused and with which message, and PLAIN's JAAS users. */
+class ListenerSecurityTest
+{
+    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required\n"
+        + "  username=\"admin\" password=\"admin-secret\" user_alice=\"alice-secret\" user_bob=b0b;";
+
+    private static BrokerConfig config(final String... pairs)
+    {
+        final Map<String, String> values = new HashMap<>();
+        for (int i = 0; i < pairs.length; i += 2)
+        {
+            values.put(pairs[i], pairs[i + 1]);
+        }
+        return BrokerConfig.of(values);
+    }
+
+    private static String refused(final String... pairs)
+    {
+        return assertThrows(ConfigException.class, () -> config(pairs)).getMessage();
+    }
+
+    @Test
+    void theDefaultIsOnePlaintextListenerOnLoopback9092()
+    {
+        assertEquals(List.of(new Endpoint("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092)), ListenerSecurity.brokerListeners(config()));
+    }
+
+    @Test
+    void severalListenersTheirProtocolsAndWhatEachAdvertises()
+    {
+        final BrokerConfig config = config("listeners", "PLAINTEXT://:9092,sasl_plaintext://127.0.0.1:9094,INTERNAL://[::1]:9095",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT",
+            "advertised.listeners", "SASL_PLAINTEXT://public.example:19094",
+            "sasl.enabled.mechanisms", "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS);
+        assertEquals(List.of(new Endpoint("PLAINTEXT", "PLAINTEXT", "", 9092), new Endpoint("SASL_PLAINTEXT", "SASL_PLAINTEXT", "127.0.0.1", 9094),
+            new Endpoint("INTERNAL", "PLAINTEXT", "::1", 9095)), ListenerSecurity.brokerListeners(config));
+        final Map<String, Endpoint> advertised = ListenerSecurity.advertised(config);
+        assertEquals("public.example", advertised.get("SASL_PLAINTEXT").host());
+        assertEquals(19094, advertised.get("SASL_PLAINTEXT").port());
+        assertEquals(9092, advertised.get("PLAINTEXT").port(), "a listener not in advertised.listeners advertises its own");
+        final Endpoint sasl = ListenerSecurity.brokerListeners(config).get(1);
+        assertEquals(Map.of("alice", "alice-secret", "bob", "b0b"), ListenerSecurity.plainUsers(config, sasl));
+        assertEquals(List.of("PLAIN"), ListenerSecurity.mechanisms(config, sasl));
+    }
+
+    @Test
+    void kafkasMessagesForWhatItRefuses()
+    {
+        assertTrue(refused("listeners", "PLAINTEXT://:9092,PLAINTEXT://:9093").contains(
+            "Each listener must have a different name, listeners: PLAINTEXT://:9092,PLAINTEXT://:9093"));
+        assertTrue(refused("listeners", "PLAINTEXT://:9092,SASL_PLAINTEXT://:9092").contains(
+            "Each listener must have a different port, listeners: PLAINTEXT://:9092,SASL_PLAINTEXT://:9092"));
+        assertTrue(refused("listeners", "INTERNAL://:9092").contains("No security protocol defined for listener INTERNAL"));
+        assertTrue(refused("listeners", "PLAINTEXT://nowhere").contains("Unable to parse PLAINTEXT://nowhere to a broker endpoint"));
+        assertTrue(refused("listeners", "PLAINTEXT://:9092", "advertised.listeners", "OTHER://h:1",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT").contains(
+            "advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found OTHER."));
+        assertTrue(refused("listener.security.protocol.map", "PLAINTEXT:TLS").contains("listener.security.protocol.map"));
+    }
+
+    @Test
+    void tlsAndOtherMechanismsAreRefusedAsNotYetServedNeverServedAsPlaintext()
+    {
+        assertTrue(refused("listeners", "SSL://:9093").contains("listener SSL uses security protocol SSL, which Ferrite does not serve yet"));
+        assertTrue(refused("listeners", "SASL_SSL://:9093").contains("SASL_SSL, which Ferrite does not serve yet"));
+        // Kafka's default mechanism is GSSAPI: a SASL listener without sasl.enabled.mechanisms is refused, as not served
+        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093").contains("SASL mechanism GSSAPI (listener SASL_PLAINTEXT) is not supported"));
+        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "SCRAM-SHA-512",
+            "sasl.enabled.mechanisms", "PLAIN").contains("SCRAM-SHA-512"));
+        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "PLAIN").contains(
+            "Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in the JAAS configuration"));
+    }
+
+    @Test
+    void aBadJaasTextIsNamedNeverShown()
+    {
+        final String message = refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+            "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"top-secret\"");
+        assertTrue(message.contains("listener.name.sasl_plaintext.plain.sasl.jaas.config"), message);
+        assertFalse(message.contains("top-secret"), message);
+        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config", "com.example.Other required;").contains("must be " + PlainJaas.PLAIN_LOGIN_MODULE));
+    }
+
+    @Test
+    void controllerListenersAreNotTheBrokersAndMapToPlaintextByDefault()
+    {
+        final BrokerConfig config = config("listeners", "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
+            "controller.listener.names", "CONTROLLER");
+        assertEquals(List.of(new Endpoint("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092)), ListenerSecurity.brokerListeners(config));
+        assertTrue(refused("listeners", "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", "controller.listener.names", "CONTROLLER",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT").contains("No security protocol defined for listener CONTROLLER"));
+    }
+}
