@@ -28,6 +28,8 @@ public final class ClientErrors
     public static final short NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20;
     public static final short INVALID_REQUIRED_ACKS = 21;
     public static final short CLUSTER_AUTHORIZATION_FAILED = 31;
+    /** A record's timestamp outside the topic's {@code message.timestamp.before/after.max.ms}: not retriable. */
+    public static final short INVALID_TIMESTAMP = 32;
     public static final short DUPLICATE_SEQUENCE_NUMBER = 34;
     public static final short UNSUPPORTED_VERSION = 35;
     public static final short OUT_OF_ORDER_SEQUENCE_NUMBER = 45;

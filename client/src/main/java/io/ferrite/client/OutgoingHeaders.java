@@ -1,5 +1,6 @@
 package io.ferrite.client;
 
+import io.ferrite.wire.Varints;
 import org.agrona.DirectBuffer;
 
 /**
@@ -60,6 +61,23 @@ public final class OutgoingHeaders
             n += 10 + keyLengths[i] + Math.max(valueLengths[i], 0);
         }
         return n;
+    }
+
+    /** The bytes the headers take in a record: their count and each key and value with its varint length (-1 for null). */
+    int encodedLength()
+    {
+        int n = Varints.varintSize(count);
+        for (int i = 0; i < count; i++)
+        {
+            n += lengthPrefixed(keyLengths[i]) + lengthPrefixed(valueLengths[i]);
+        }
+        return n;
+    }
+
+    /** A field of {@code length} bytes with its varint length before it; a null one (-1) is its one-byte length. */
+    static int lengthPrefixed(final int length)
+    {
+        return length < 0 ? 1 : Varints.varintSize(length) + length;
     }
 
     void appendTo(final io.ferrite.wire.record.RecordBatchBuilder builder)

@@ -25,7 +25,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     public static final int METADATA_PENDING = -1;
     /** {@link #send}: the broker does not know the topic (its metadata answered an error). */
     public static final int UNKNOWN_TOPIC = -2;
-    /** {@link #send}: the record cannot fit a request of {@code max.request.size}. */
+    /** {@link #send}: the record cannot fit a request of {@code max.request.size} (or {@code buffer.memory}), counted as kafka-clients counts. */
     public static final int RECORD_TOO_LARGE = -3;
     /** {@link #send}: the producer is closed. */
     public static final int CLOSED = -4;
@@ -35,6 +35,9 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     public static final int BUFFER_FULL = -6;
     /** {@link #send}: the idempotent producer met a fatal error ({@link #fatalError()}); close it. */
     public static final int FATAL_ERROR = -7;
+
+    /** kafka-clients' {@code DefaultRecord.MAX_RECORD_OVERHEAD}: a record's length, attributes, deltas and header count. */
+    private static final int MAX_RECORD_OVERHEAD = 21;
 
     private final ProducerConfig config;
     private final CompletionHandler handler;
@@ -99,7 +102,8 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         }
         final int estimate = ProducerBatch.RECORD_OVERHEAD + Math.max(keyLength, 0) + Math.max(valueLength, 0) +
             (headers == null ? 0 : headers.maxEncodedLength());
-        if (estimate + ProducerBatch.BATCH_OVERHEAD > config.maxRequestSize)
+        final int upperBound = sizeUpperBound(keyLength, valueLength, headers);
+        if (upperBound > config.maxRequestSize || upperBound > config.bufferMemory)
         {
             return RECORD_TOO_LARGE;
         }
@@ -125,6 +129,18 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             value, valueOffset, valueLength, headers, estimate, tag);
         pending++;
         return p;
+    }
+
+    /**
+     * The bytes a batch holding only this record takes at most, as kafka-clients 4.4 reckons it before it accepts a
+     * record ({@code AbstractRecords.estimateSizeInBytesUpperBound}: the v2 batch header, a record's 21 bytes of
+     * overhead at most, then the key, value and headers with their varint lengths), so a record over
+     * {@code max.request.size} or {@code buffer.memory} by that count is refused here as kafka-clients refuses it.
+     */
+    static int sizeUpperBound(final int keyLength, final int valueLength, final OutgoingHeaders headers)
+    {
+        return ProducerBatch.BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + OutgoingHeaders.lengthPrefixed(keyLength) +
+            OutgoingHeaders.lengthPrefixed(valueLength) + (headers == null ? 1 : headers.encodedLength());
     }
 
     /** Seals every open batch at the next duty cycle, linger or not. */

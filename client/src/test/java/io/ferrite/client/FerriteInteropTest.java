@@ -5,9 +5,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.Map;
 
 /** {@link ProducerInteropContract} and {@link ConsumerInteropContract} against Ferrite, started in-process. */
-class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract
+class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract,
+    ProducerErrorsContract
 {
     @TempDir
     static Path dir;
@@ -35,5 +37,11 @@ class FerriteInteropTest extends ProducerInteropContract implements ConsumerInte
     public void createTopic(final String name, final int partitions) throws Exception
     {
         ferrite.createTopic(name, partitions);
+    }
+
+    @Override
+    public void createTopic(final String name, final int partitions, final Map<String, String> configs) throws Exception
+    {
+        ferrite.createTopic(name, partitions, configs);
     }
 }

@@ -69,7 +69,12 @@ abstract class IdempotentRetriesContract
     @Test
     void everyRecordExactlyOnceInOrderThroughDroppedAnswers() throws Exception
     {
-        final String topic = "idempotent-drops";
+        exactlyOnceInOrderThroughDroppedAnswers("idempotent-drops");
+    }
+
+    /** The case above on its own topic (a run of it again, to look for a rare failure, takes another). */
+    void exactlyOnceInOrderThroughDroppedAnswers(final String topic) throws Exception
+    {
         createTopic(topic, PARTITIONS, Map.of());
         final long[] offsets = new long[RECORDS];
         final short[] errors = new short[RECORDS];
@@ -165,6 +170,61 @@ abstract class IdempotentRetriesContract
             final int tag = i < small ? i : i + 1;
             assertEquals(0, errors[tag], "record " + tag);
             assertArrayEquals(value(tag), read.get(i).value(), "record at offset " + i);
+        }
+    }
+
+    /**
+     * A batch the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER to every time, and which is not the one right after the
+     * last acknowledged (so no epoch bump: an earlier batch might still arrive, kafka-clients' {@code canRetry}), is
+     * retried only until its {@code delivery.timeout.ms}, then fails (OUT_OF_ORDER_SEQUENCE_NUMBER, or DELIVERY_TIMEOUT
+     * if the deadline passes while it waits for its retry), as kafka-clients' {@code Sender.canRetry} stops at
+     * {@code hasReachedDeliveryTimeout}. The epoch is then bumped and the records after it are written. The gap is made
+     * by hand: the partition's next sequence is moved 1 000 past what the broker holds, as if batches in between were
+     * sent and lost, which no broker here can be made to do on demand.
+     */
+    @Test
+    void aBatchAnsweredOutOfOrderSequenceEveryTimeFailsAtItsDeliveryTimeoutAndTheRecordsAfterItAreWritten() throws Exception
+    {
+        final String topic = "idempotent-out-of-order";
+        createTopic(topic, 1, Map.of());
+        final short[] errors = new short[4];
+        Arrays.fill(errors, (short)-99);
+        proxy.dropping(false);
+        try (Producer producer = new Producer(config().deliveryTimeoutMs(3_000).requestTimeoutMs(2_000),
+            (tag, t, partition, offset, error) -> errors[(int)tag] = error))
+        {
+            assertEquals(1, producer.awaitPartitions(topic, 30_000));
+            sendSmall(producer, topic, 0, 1);
+            final PartitionState ps = producer.partitionState(topic, 0);
+            final short epoch = ps.producerEpoch;
+            ps.nextSequence = Sequences.increment(ps.nextSequence, 1_000);
+            final UnsafeBuffer value = new UnsafeBuffer(value(1));
+            assertEquals(0, producer.send(topic, 0, null, 0, -1, value, 0, value.capacity(), null, -1, 1));
+            producer.flush();
+            Await.await(() ->
+            {
+                producer.doWork();
+                return ps.firstUnacked != null && ps.firstUnacked.attempts >= 3 &&
+                    ps.firstUnacked.lastError == ClientErrors.OUT_OF_ORDER_SEQUENCE_NUMBER;
+            }, Duration.ofSeconds(30), () -> "the batch retried after OUT_OF_ORDER_SEQUENCE_NUMBER\n" + producer.describeState());
+            FerriteFixture.drain(producer);
+            assertTrue(errors[1] == ClientErrors.OUT_OF_ORDER_SEQUENCE_NUMBER || errors[1] == ClientErrors.DELIVERY_TIMEOUT,
+                "the batch's completion: " + errors[1]);
+            sendSmall(producer, topic, 2, 2);
+            assertEquals(epoch + 1, ps.producerEpoch, "the partition's epoch after the failed batch");
+            assertEquals(0, producer.fatalError());
+        }
+        finally
+        {
+            proxy.dropping(true);
+        }
+        final List<ConsumerRecord<byte[], byte[]>> read = readAll(topic, 0);
+        final int[] written = {0, 2, 3};
+        assertEquals(written.length, read.size());
+        for (int i = 0; i < written.length; i++)
+        {
+            assertEquals(0, errors[written[i]], "record " + written[i]);
+            assertArrayEquals(value(written[i]), read.get(i).value(), "record at offset " + i);
         }
     }
 

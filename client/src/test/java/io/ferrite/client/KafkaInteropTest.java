@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * spawned by {@link KafkaInteropNode} when the test plan starts (its configs are there). The broker's directory and
  * log stay on a failure.
  */
-class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract
+class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract,
+    ProducerErrorsContract
 {
     static BrokerNode kafka;
 
@@ -45,6 +46,12 @@ class KafkaInteropTest extends ProducerInteropContract implements ConsumerIntero
     public void createTopic(final String name, final int partitions) throws Exception
     {
         createTopic(bootstrap(), name, partitions, Map.of());
+    }
+
+    @Override
+    public void createTopic(final String name, final int partitions, final Map<String, String> configs) throws Exception
+    {
+        createTopic(bootstrap(), name, partitions, configs);
     }
 
     /** Creates the topic on Kafka at {@code bootstrap} and waits until its leader is elected (Kafka answers CreateTopics before that). */
