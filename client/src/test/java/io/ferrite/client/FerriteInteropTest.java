@@ -7,7 +7,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 
 /** {@link ProducerInteropContract} and {@link ConsumerInteropContract} against Ferrite, started in-process. */
-class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract
+class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract,
+    GroupMembershipInteropContract
 {
     @TempDir
     static Path dir;

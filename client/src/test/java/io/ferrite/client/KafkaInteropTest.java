@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * spawned by {@link KafkaInteropNode} when the test plan starts (its configs are there). The broker's directory and
  * log stay on a failure.
  */
-class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract
+class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract,
+    GroupMembershipInteropContract
 {
     static BrokerNode kafka;
 
