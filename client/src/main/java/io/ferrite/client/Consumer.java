@@ -18,8 +18,9 @@ import java.util.ArrayList;
  * records of the answers as flyweights read in place ({@link RecordHandler}), and sends a broker's next Fetch as it
  * starts on that broker's answer. {@code isolation.level} read_uncommitted (the default) or read_committed (aborted
  * transactions' records left out, {@link AbortedTransactions}). With a {@code group.id}, the group's committed offsets
- * ({@link GroupOffsets}): the first position of an assigned partition, and {@link #commitSync}/{@link #commitAsync};
- * no group membership (manual assignment only). No fetch sessions (each Fetch names every partition).
+ * ({@link GroupOffsets}): the first position of an assigned partition, {@link #commitSync}/{@link #commitAsync},
+ * auto-commit ({@link AutoCommit}), and group membership with {@link #subscribe} ({@link GroupMembership}, the classic
+ * protocol). No fetch sessions (each Fetch names every partition).
  */
 public final class Consumer implements Agent, ResponseListener, AutoCloseable
 {
@@ -71,10 +72,8 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     }
 
     /**
-     * Joins the {@code group.id}'s group with the classic protocol and the "range" assignor (as a kafka-clients 4.4
-     * consumer with {@code group.protocol=classic}): the partitions of {@code topics} are shared among its members,
-     * {@code listener} is told what this member gains and gives up ({@link GroupMembership}). The join goes on in the
-     * duty cycle; {@code poll} must be called within {@code max.poll.interval.ms}. Subscribing again rebalances.
+     * Joins the group with the classic protocol and the "range" assignor ({@link GroupMembership}): {@code listener} is
+     * told what this member gains and gives up. Call {@code poll} within {@code max.poll.interval.ms}.
      */
     public void subscribe(final java.util.List<String> topics, final RebalanceListener listener)
     {
@@ -83,14 +82,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             throw new IllegalStateException("Subscription to topics and manual assignment are mutually exclusive");
         }
-        if (topics.isEmpty())
-        {
-            throw new IllegalArgumentException("no topics: unsubscribe is not supported");
-        }
         membership.subscribe(topics, listener, System.nanoTime());
     }
 
-    /** The assign path, also for a partition the group gives this member (its position is the committed offset). */
+    /** {@link #assign}, also for a partition the group gives this member. */
     void assignFromGroup(final String topic, final int partition)
     {
         if (find(topic, partition) != null)
@@ -167,9 +162,9 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             throw new IllegalStateException("the consumer is closed");
         }
-        if (membership != null)
+        if (membership != null && !membership.polled(System.nanoTime()))
         {
-            membership.polled(System.nanoTime());
+            return 0; // revoking: a record handed out now would not be in the revocation's commit
         }
         reportFailure();
         int n = 0;
@@ -477,10 +472,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         return "ferrite-consumer";
     }
 
-    /**
-     * Closes the connections; what is buffered is dropped. With a group: revoke, commit and leave first
-     * ({@link GroupMembership#close}).
-     */
+    /** Closes the connections (buffered records dropped); with a group, revokes, commits and leaves first. */
     @Override
     public void close()
     {

@@ -1,8 +1,6 @@
 package io.ferrite.client;
 
 import io.ferrite.wire.message.ApiKeys;
-import io.ferrite.wire.message.HeartbeatRequestEncoder;
-import io.ferrite.wire.message.HeartbeatResponseDecoder;
 import io.ferrite.wire.message.JoinGroupRequestEncoder;
 import io.ferrite.wire.message.JoinGroupResponseDecoder;
 import io.ferrite.wire.message.SyncGroupRequestEncoder;
@@ -64,13 +62,12 @@ final class GroupMembership
     private final GroupOffsets group;
     private final ClusterMetadata metadata;
     private final MemberAssignment partitions;
+    private final GroupHeartbeat heartbeat;
     private final RangeAssignor assignor = new RangeAssignor();
     private final JoinGroupRequestEncoder joinRequest = new JoinGroupRequestEncoder();
     private final JoinGroupResponseDecoder joinResponse = new JoinGroupResponseDecoder();
     private final SyncGroupRequestEncoder syncRequest = new SyncGroupRequestEncoder();
     private final SyncGroupResponseDecoder syncResponse = new SyncGroupResponseDecoder();
-    private final HeartbeatRequestEncoder heartbeatRequest = new HeartbeatRequestEncoder();
-    private final HeartbeatResponseDecoder heartbeatResponse = new HeartbeatResponseDecoder();
     private final ExpandableDirectByteBuffer scratch = new ExpandableDirectByteBuffer(1024);
     private final OffsetCommitHandler revokeCommitDone = (tag, error) -> revokeCommitPending = false;
 
@@ -83,9 +80,6 @@ final class GroupMembership
     private TreeMap<String, List<String>> subscriptions;
     private Map<String, Map<String, List<Integer>>> assignment;
     private long notBeforeNs;
-    private long nextHeartbeatNs;
-    private boolean heartbeatInFlight;
-    private int heartbeatGeneration;
     private long lastPollNs;
     private long prepareDeadlineNs;
     private boolean revokeCommitStarted;
@@ -98,6 +92,7 @@ final class GroupMembership
         this.group = group;
         this.metadata = metadata;
         this.partitions = partitions;
+        this.heartbeat = new GroupHeartbeat(config, group);
         group.membership = this;
     }
 
@@ -131,6 +126,10 @@ final class GroupMembership
 
     void subscribe(final List<String> newTopics, final RebalanceListener newListener, final long nowNs)
     {
+        if (newTopics.isEmpty())
+        {
+            throw new IllegalArgumentException("no topics: unsubscribe is not supported");
+        }
         topics.clear();
         topics.addAll(newTopics);
         partitions.listener = newListener;
@@ -149,8 +148,11 @@ final class GroupMembership
         }
     }
 
-    /** The application called {@code poll}: the poll timer starts again, and a member that left joins again. */
-    void polled(final long nowNs)
+    /**
+     * The application called {@code poll}: the poll timer starts again, and a member that left joins again. False while
+     * the partitions are being revoked: nothing is handed out between the revocation's commit and the drop.
+     */
+    boolean polled(final long nowNs)
     {
         lastPollNs = nowNs;
         if (state == State.LEFT)
@@ -163,6 +165,7 @@ final class GroupMembership
             throw new ConsumerException(null, -1, error, "Group " + group.groupId + " membership failed with error " +
                 error + ": subscribe again to retry");
         }
+        return state != State.PREPARING;
     }
 
     int doWork(final ArrayList<FetchPosition> assigned, final long nowNs)
@@ -178,7 +181,7 @@ final class GroupMembership
                     state = State.LEFT;
                     return 1;
                 }
-                return heartbeat(nowNs);
+                return heartbeat.doWork(group.ready(), generation, memberId, nowNs);
             case PREPARING:
                 return prepareWork(assigned, nowNs);
             case JOIN_DUE:
@@ -240,41 +243,17 @@ final class GroupMembership
     private void resetGeneration(final boolean memberIdToo)
     {
         generation = -1;
-        if (memberIdToo)
-        {
-            memberId = "";
-        }
-    }
-
-    private int heartbeat(final long nowNs)
-    {
-        final NodeConnection c = group.ready();
-        if (c == null || heartbeatInFlight || nowNs - nextHeartbeatNs < 0)
-        {
-            return 0;
-        }
-        final short version = c.version(ApiKeys.HEARTBEAT, MAX_HEARTBEAT_VERSION);
-        final int body = c.begin(ApiKeys.HEARTBEAT, version);
-        heartbeatRequest.wrap(c.buffer(), body, version).groupId(group.groupIdBytes, 0, group.groupIdBytes.capacity())
-            .generationId(generation).memberId(memberId);
-        c.commit(ApiKeys.HEARTBEAT, version, body + heartbeatRequest.finish(), this, true, nowNs);
-        heartbeatInFlight = true;
-        heartbeatGeneration = generation;
-        nextHeartbeatNs = nowNs + config.heartbeatIntervalNs;
-        return 1;
+        memberId = memberIdToo ? "" : memberId;
     }
 
     void onHeartbeat(final short version, final DirectBuffer buffer, final int offset, final int limit,
         final ArrayList<FetchPosition> assigned, final long nowNs)
     {
-        heartbeatInFlight = false;
-        heartbeatResponse.wrap(buffer, offset, limit, version);
-        final short e = heartbeatResponse.errorCode();
-        if (state != State.STABLE || heartbeatGeneration != generation)
+        final short e = heartbeat.onResponse(version, buffer, offset, limit, generation);
+        if (state == State.STABLE && e != GroupHeartbeat.STALE)
         {
-            return; // a heartbeat of a generation left since: kafka-clients ignores its error too
+            onGroupError(e, assigned, nowNs);
         }
-        onGroupError(e, assigned, nowNs);
     }
 
     /** A Heartbeat's or a commit's error while a member: rebalance, fenced, or the coordinator moved. */
@@ -357,17 +336,31 @@ final class GroupMembership
                 memberId = joinResponse.memberId(); // KIP-394: join again at once with the id given
                 state = State.JOIN_DUE;
                 break;
-            case ClientErrors.UNKNOWN_MEMBER_ID:
-            case ClientErrors.ILLEGAL_GENERATION:
-                resetGeneration(e == ClientErrors.UNKNOWN_MEMBER_ID);
-                state = State.JOIN_DUE;
-                break;
-            case ClientErrors.REBALANCE_IN_PROGRESS:
-                state = State.JOIN_DUE; // kafka-clients joins again at once, without a backoff
-                break;
             default:
-                retryOrFail(e, nowNs);
+                joinAgain(e, nowNs);
                 break;
+        }
+    }
+
+    /**
+     * A JoinGroup's or SyncGroup's error: REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID (a new member id) and
+     * ILLEGAL_GENERATION join again at once, as kafka-clients' {@code joinGroupIfNeeded}; the rest go to
+     * {@link #retryOrFail}.
+     */
+    private void joinAgain(final short e, final long nowNs)
+    {
+        if (e == ClientErrors.REBALANCE_IN_PROGRESS || e == ClientErrors.UNKNOWN_MEMBER_ID ||
+            e == ClientErrors.ILLEGAL_GENERATION)
+        {
+            if (e != ClientErrors.REBALANCE_IN_PROGRESS)
+            {
+                resetGeneration(e == ClientErrors.UNKNOWN_MEMBER_ID);
+            }
+            state = State.JOIN_DUE;
+        }
+        else
+        {
+            retryOrFail(e, nowNs);
         }
     }
 
@@ -445,7 +438,7 @@ final class GroupMembership
         {
             case ClientErrors.NONE:
                 state = State.STABLE;
-                nextHeartbeatNs = nowNs + config.heartbeatIntervalNs;
+                heartbeat.start(nowNs);
                 subscriptions = null;
                 assignment = null;
                 for (var t = assignor.readAssignment(buffer, syncResponse.assignmentOffset(),
@@ -459,16 +452,8 @@ final class GroupMembership
                     }
                 }
                 break;
-            case ClientErrors.REBALANCE_IN_PROGRESS:
-                state = State.JOIN_DUE;
-                break;
-            case ClientErrors.UNKNOWN_MEMBER_ID:
-            case ClientErrors.ILLEGAL_GENERATION:
-                resetGeneration(e == ClientErrors.UNKNOWN_MEMBER_ID);
-                state = State.JOIN_DUE;
-                break;
             default:
-                retryOrFail(e, nowNs);
+                joinAgain(e, nowNs);
                 break;
         }
     }
@@ -478,7 +463,7 @@ final class GroupMembership
     {
         if (apiKey == ApiKeys.HEARTBEAT.id)
         {
-            heartbeatInFlight = false;
+            heartbeat.failed();
         }
         else if (apiKey == ApiKeys.LEAVE_GROUP.id)
         {
