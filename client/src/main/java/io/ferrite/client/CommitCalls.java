@@ -30,12 +30,27 @@ final class CommitCalls
         this.consumer = consumer;
     }
 
+    /** Which offsets a commit takes. */
+    enum Mode
+    {
+        /** The staged offsets if any partition has one, else every position ({@link Consumer#commitAsync}). */
+        APPLICATION,
+        /** Every position: kafka-clients' auto-commit of {@code allConsumed()}. */
+        POSITIONS,
+        /**
+         * Per partition its staged offset, else its position when auto-commit is on: the partitions given up in a
+         * rebalance or on close (the listener stages offsets from {@link RebalanceListener#onRevoked}).
+         */
+        REVOKE
+    }
+
     /**
-     * Sets each partition's {@link FetchPosition#committing} offset: the staged ones if any partition has one, else
-     * each position (kafka-clients' {@code allConsumed}), and starts the commit; false while one is outstanding. The
-     * staged offsets stay staged until a commit carrying them succeeds ({@link GroupOffsets#onCommit}).
+     * Sets each partition's {@link FetchPosition#committing} offset as {@code mode} says, and starts the commit; false
+     * while one is outstanding. The staged offsets stay staged until a commit carrying them succeeds
+     * ({@link GroupOffsets#onCommit}). With nothing to commit the handler is told NONE now.
      */
-    boolean commitAsync(final ArrayList<FetchPosition> assigned, final OffsetCommitHandler handler, final long tag)
+    boolean start(final ArrayList<FetchPosition> assigned, final OffsetCommitHandler handler, final long tag,
+        final Mode mode)
     {
         if (group.commitOutstanding())
         {
@@ -46,11 +61,14 @@ final class CommitCalls
         {
             staged |= assigned.get(i).commitStaged >= 0;
         }
+        final boolean positions = mode != Mode.REVOKE || config.autoCommit();
         int count = 0;
         for (int i = 0; i < assigned.size(); i++)
         {
             final FetchPosition p = assigned.get(i);
-            p.committing = staged ? p.commitStaged : p.state == FetchPosition.State.FETCHING ? p.position : -1;
+            final long position = positions && p.state == FetchPosition.State.FETCHING ? p.position : -1;
+            p.committing = mode == Mode.APPLICATION ? (staged ? p.commitStaged : position) :
+                mode == Mode.REVOKE && p.commitStaged >= 0 ? p.commitStaged : position;
             count += p.committing >= 0 ? 1 : 0;
         }
         if (count == 0)
@@ -66,7 +84,7 @@ final class CommitCalls
      * within the timeout, then this one is sent (kafka-clients 4.4's {@code commitOffsetsSync} waits for the pending
      * async commits first, and commits again after a timed-out commitSync).
      */
-    void commitSync(final ArrayList<FetchPosition> assigned, final long timeoutMs)
+    void commitSync(final ArrayList<FetchPosition> assigned, final long timeoutMs, final Mode mode)
     {
         final long deadline = deadline(timeoutMs);
         while (group.commitOutstanding() && System.nanoTime() - deadline < 0)
@@ -74,7 +92,7 @@ final class CommitCalls
             dutyCycle();
         }
         syncError = PENDING;
-        if (!commitAsync(assigned, syncHandler, 0))
+        if (!start(assigned, syncHandler, 0, mode))
         {
             throw new OffsetCommitException(ClientErrors.REQUEST_TIMED_OUT, "Offsets of group " + group.groupId +
                 " not committed within " + timeoutMs + " ms: an earlier commit (commitAsync, or a commitSync that " +

@@ -18,8 +18,9 @@ import java.util.ArrayList;
  * records of the answers as flyweights read in place ({@link RecordHandler}), and sends a broker's next Fetch as it
  * starts on that broker's answer. {@code isolation.level} read_uncommitted (the default) or read_committed (aborted
  * transactions' records left out, {@link AbortedTransactions}). With a {@code group.id}, the group's committed offsets
- * ({@link GroupOffsets}): the first position of an assigned partition, and {@link #commitSync}/{@link #commitAsync};
- * no group membership (manual assignment only). No fetch sessions (each Fetch names every partition).
+ * ({@link GroupOffsets}): the first position of an assigned partition, {@link #commitSync}/{@link #commitAsync},
+ * auto-commit ({@link AutoCommit}), and group membership with {@link #subscribe} ({@link GroupMembership}, the classic
+ * protocol). No fetch sessions (each Fetch names every partition).
  */
 public final class Consumer implements Agent, ResponseListener, AutoCloseable
 {
@@ -35,6 +36,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     private final GroupOffsets group;
     /** The blocking calls on the group's offsets, null without a {@code group.id}. */
     private final CommitCalls calls;
+    /** The group membership of {@link #subscribe}, null without a {@code group.id}. */
+    private final GroupMembership membership;
+    /** {@code enable.auto.commit}, null when off. */
+    private final AutoCommit autoCommit;
     private int nextFetcher;
     private boolean closed;
     private long nowNs;
@@ -48,6 +53,9 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         this.cursor = new RecordCursor(config.isolationLevel == ConsumerConfig.IsolationLevel.READ_COMMITTED);
         this.group = config.groupId == null ? null : new GroupOffsets(config, metadata, this);
         this.calls = group == null ? null : new CommitCalls(config, group, this);
+        this.membership = group == null ? null : new GroupMembership(config, group, metadata,
+            new MemberAssignment(config, group, this, assigned, calls));
+        this.autoCommit = config.autoCommit() ? new AutoCommit(config, calls, System.nanoTime()) : null;
     }
 
     /**
@@ -55,6 +63,30 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
      * {@code group.id}), else it comes from {@code auto.offset.reset}.
      */
     public void assign(final String topic, final int partition)
+    {
+        if (membership != null && membership.subscribed())
+        {
+            throw new IllegalStateException("Subscription to topics and manual assignment are mutually exclusive");
+        }
+        assignFromGroup(topic, partition);
+    }
+
+    /**
+     * Joins the group with the classic protocol and the "range" assignor ({@link GroupMembership}): {@code listener} is
+     * told what this member gains and gives up. Call {@code poll} within {@code max.poll.interval.ms}.
+     */
+    public void subscribe(final java.util.List<String> topics, final RebalanceListener listener)
+    {
+        requireOpenGroup();
+        if (!assigned.isEmpty() && !membership.subscribed())
+        {
+            throw new IllegalStateException("Subscription to topics and manual assignment are mutually exclusive");
+        }
+        membership.subscribe(topics, listener, System.nanoTime());
+    }
+
+    /** {@link #assign}, also for a partition the group gives this member. */
+    void assignFromGroup(final String topic, final int partition)
     {
         if (find(topic, partition) != null)
         {
@@ -130,6 +162,10 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             throw new IllegalStateException("the consumer is closed");
         }
+        if (membership != null && !membership.polled(System.nanoTime()))
+        {
+            return 0; // revoking: a record handed out now would not be in the revocation's commit
+        }
         reportFailure();
         int n = 0;
         while (n < limit)
@@ -180,28 +216,8 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
             if (p.state == FetchPosition.State.FAILED && !p.reported)
             {
                 p.reported = true;
-                throw new ConsumerException(p.topic.name, p.partition, p.error, describe(p));
+                throw new ConsumerException(p.topic.name, p.partition, p.error, ConsumerException.describe(p));
             }
-        }
-    }
-
-    private static String describe(final FetchPosition p)
-    {
-        final String tp = p.topic.name + "-" + p.partition;
-        switch (p.error)
-        {
-            case ClientErrors.UNKNOWN_TOPIC_OR_PARTITION:
-                return "Topic partition " + tp + " does not exist (UNKNOWN_TOPIC_OR_PARTITION)";
-            case ClientErrors.OFFSET_OUT_OF_RANGE:
-                return "Fetch position " + p.fetchOffset + " is out of range for partition " + tp +
-                    " and auto.offset.reset is none (OFFSET_OUT_OF_RANGE)";
-            case ClientErrors.NO_OFFSET_FOR_PARTITION:
-                return "Undefined offset with no reset policy for partition " + tp + " (auto.offset.reset is none)";
-            case ClientErrors.CORRUPT_MESSAGE:
-                return "A record batch of partition " + tp + " at or after offset " + p.position +
-                    " is corrupt (CRC, frame, compression or a malformed record; CORRUPT_MESSAGE): seek past it to go on";
-            default:
-                return "Partition " + tp + " stopped with error code " + p.error;
         }
     }
 
@@ -228,7 +244,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     public boolean commitAsync(final OffsetCommitHandler handler, final long tag)
     {
         requireGroup();
-        return !closed && calls.commitAsync(assigned, handler, tag);
+        return !closed && calls.start(assigned, handler, tag, CommitCalls.Mode.APPLICATION);
     }
 
     /**
@@ -242,7 +258,7 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     public void commitSync(final long timeoutMs)
     {
         requireOpenGroup();
-        calls.commitSync(assigned, timeoutMs);
+        calls.commitSync(assigned, timeoutMs, CommitCalls.Mode.APPLICATION);
     }
 
     /**
@@ -296,7 +312,8 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         work += checkMetadata(now);
         if (group != null)
         {
-            work += group.doWork(assigned, now);
+            work += group.doWork(assigned, now) + membership.doWork(assigned, now);
+            work += autoCommit != null ? autoCommit.doWork(assigned, now) : 0;
         }
         for (int i = 0; i < metadata.connections.size(); i++)
         {
@@ -410,17 +427,9 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             answers.onListOffsets((NodeFetcher)context, version, buffer, offset, limit, assigned, nowNs);
         }
-        else if (apiKey == ApiKeys.FIND_COORDINATOR.id)
+        else if (group != null)
         {
-            group.onFindCoordinator(version, buffer, offset, limit, assigned, nowNs);
-        }
-        else if (apiKey == ApiKeys.OFFSET_COMMIT.id)
-        {
-            group.onCommit(version, buffer, offset, limit, assigned);
-        }
-        else if (apiKey == ApiKeys.OFFSET_FETCH.id)
-        {
-            group.committed.onResponse(context, version, buffer, offset, limit, assigned, nowNs);
+            group.onResponse(apiKey, context, version, buffer, offset, limit, assigned, nowNs);
         }
     }
 
@@ -439,17 +448,9 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         {
             answers.failResets((NodeFetcher)context, assigned, nowNs);
         }
-        else if (apiKey == ApiKeys.FIND_COORDINATOR.id)
+        else if (group != null)
         {
-            group.findFailed(nowNs);
-        }
-        else if (apiKey == ApiKeys.OFFSET_COMMIT.id)
-        {
-            group.commitFailed(errorCode);
-        }
-        else if (apiKey == ApiKeys.OFFSET_FETCH.id)
-        {
-            group.committed.failed(context, assigned, errorCode, nowNs);
+            group.onFailure(apiKey, context, errorCode, assigned, nowNs);
         }
     }
 
@@ -471,13 +472,17 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
         return "ferrite-consumer";
     }
 
-    /** Closes the connections; what is buffered is dropped. */
+    /** Closes the connections (buffered records dropped); with a group, revokes, commits and leaves first. */
     @Override
     public void close()
     {
         if (closed)
         {
             return;
+        }
+        if (membership != null)
+        {
+            membership.close(autoCommit != null);
         }
         closed = true;
         metadata.shutdownAll(System.nanoTime(), ClientErrors.CLIENT_CLOSED);

@@ -35,6 +35,12 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
     OffsetReset autoOffsetReset = OffsetReset.LATEST;
     IsolationLevel isolationLevel = IsolationLevel.READ_UNCOMMITTED;
     String groupId;
+    /** Null: unset, true with a {@code group.id} (kafka-clients 4.4's default). */
+    Boolean enableAutoCommit;
+    long autoCommitIntervalNs = 5_000_000_000L;
+    int sessionTimeoutMs = 45_000;
+    long heartbeatIntervalNs = 3_000_000_000L;
+    int maxPollIntervalMs = 300_000;
 
     public ConsumerConfig()
     {
@@ -87,8 +93,8 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
      * {@code group.id}: the group whose committed offsets the consumer reads (a partition's first position is its
      * committed offset when there is one, {@code auto.offset.reset} otherwise) and writes ({@link Consumer#commitSync},
      * {@link Consumer#commitAsync}), as a kafka-clients consumer with {@code assign()} and no subscription: the
-     * consumer joins no group. Unset (null) by default: no committed offsets. There is no auto-commit
-     * ({@code enable.auto.commit}, true by default in kafka-clients, is not supported: commits are the application's).
+     * consumer joins no group unless it {@link Consumer#subscribe subscribes}. Unset (null) by default: no committed
+     * offsets. With it, {@code enable.auto.commit} is true unless set false (as kafka-clients 4.4).
      */
     public ConsumerConfig groupId(final String groupId)
     {
@@ -98,6 +104,70 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
         }
         this.groupId = groupId;
         return this;
+    }
+
+    /**
+     * {@code enable.auto.commit}: the consumed positions are committed every {@code auto.commit.interval.ms}, before
+     * the partitions are revoked in a rebalance and on close (true by default once a {@code group.id} is set, as
+     * kafka-clients 4.4; without a {@code group.id} setting it true throws at the consumer's construction).
+     */
+    public ConsumerConfig enableAutoCommit(final boolean enable)
+    {
+        this.enableAutoCommit = enable;
+        return this;
+    }
+
+    /** {@code auto.commit.interval.ms}: 5 000 ms, as kafka-clients. */
+    public ConsumerConfig autoCommitIntervalMs(final long ms)
+    {
+        this.autoCommitIntervalNs = ms * 1_000_000L;
+        return this;
+    }
+
+    /** {@code session.timeout.ms}: the coordinator drops a member that sent no heartbeat for this long (45 000 ms). */
+    public ConsumerConfig sessionTimeoutMs(final int ms)
+    {
+        this.sessionTimeoutMs = ms;
+        return this;
+    }
+
+    /** {@code heartbeat.interval.ms}: a member's heartbeats to its coordinator (3 000 ms, as kafka-clients). */
+    public ConsumerConfig heartbeatIntervalMs(final long ms)
+    {
+        this.heartbeatIntervalNs = ms * 1_000_000L;
+        return this;
+    }
+
+    /**
+     * {@code max.poll.interval.ms}: a member that does not call {@code poll} for this long leaves its group (and joins
+     * again at the next {@code poll}); also the rebalance timeout its JoinGroup carries (300 000 ms, as kafka-clients).
+     */
+    public ConsumerConfig maxPollIntervalMs(final int ms)
+    {
+        this.maxPollIntervalMs = ms;
+        return this;
+    }
+
+    /** Whether offsets are committed automatically (the default with a {@code group.id}). */
+    boolean autoCommit()
+    {
+        if (enableAutoCommit != null && enableAutoCommit && groupId == null)
+        {
+            throw new ConfigException("enable.auto.commit needs a group.id"); // kafka-clients' InvalidConfigurationException
+        }
+        return groupId != null && (enableAutoCommit == null || enableAutoCommit);
+    }
+
+    /**
+     * The coordinator connection's settings: a JoinGroup is answered once every member has joined again, up to the
+     * rebalance timeout ({@code max.poll.interval.ms}), so its request may wait that long and 5 s more (kafka-clients
+     * gives the JoinGroup that timeout; here the connection's one timeout covers the group's other requests too).
+     */
+    TransportSettings coordinatorTransport(final boolean member)
+    {
+        final long timeoutNs = member ? Math.max(requestTimeoutNs, (maxPollIntervalMs + 5_000L) * 1_000_000L) : requestTimeoutNs;
+        return new TransportSettings(bootstrap, clientId, timeoutNs, reconnectBackoffNs, reconnectBackoffMaxNs,
+            retryBackoffNs, metadataMaxAgeNs, 64 * 1024, 1);
     }
 
     /**

@@ -34,4 +34,25 @@ public final class ConsumerException extends RuntimeException
     {
         return errorCode;
     }
+
+    /** The message of a stopped partition's exception. */
+    static String describe(final FetchPosition p)
+    {
+        final String tp = p.topic.name + "-" + p.partition;
+        switch (p.error)
+        {
+            case ClientErrors.UNKNOWN_TOPIC_OR_PARTITION:
+                return "Topic partition " + tp + " does not exist (UNKNOWN_TOPIC_OR_PARTITION)";
+            case ClientErrors.OFFSET_OUT_OF_RANGE:
+                return "Fetch position " + p.fetchOffset + " is out of range for partition " + tp +
+                    " and auto.offset.reset is none (OFFSET_OUT_OF_RANGE)";
+            case ClientErrors.NO_OFFSET_FOR_PARTITION:
+                return "Undefined offset with no reset policy for partition " + tp + " (auto.offset.reset is none)";
+            case ClientErrors.CORRUPT_MESSAGE:
+                return "A record batch of partition " + tp + " at or after offset " + p.position +
+                    " is corrupt (CRC, frame, compression or a malformed record; CORRUPT_MESSAGE): seek past it to go on";
+            default:
+                return "Partition " + tp + " stopped with error code " + p.error;
+        }
+    }
 }

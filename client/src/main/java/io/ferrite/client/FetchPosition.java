@@ -20,7 +20,9 @@ final class FetchPosition
         RESETTING,
         FETCHING,
         /** Stopped with {@link #error}; a seek starts it again. */
-        FAILED
+        FAILED,
+        /** No longer assigned (a rebalance took it): an answer in flight for it is stale. */
+        REVOKED
     }
 
     /** ListOffsets' timestamps for the log start and end (kafka-clients' {@code ListOffsetsRequest}). */
@@ -123,6 +125,12 @@ final class FetchPosition
         generation++; // what is buffered for the old position is not handed out
         error = ClientErrors.NONE;
         reported = false;
+    }
+
+    /** Given up in a rebalance: no longer in the consumer's list; what a Fetch or the cursor holds of it is stale. */
+    void revoke()
+    {
+        restart(State.REVOKED);
     }
 
     void fail(final short errorCode)

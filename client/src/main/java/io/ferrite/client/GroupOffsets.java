@@ -60,6 +60,8 @@ final class GroupOffsets
     private OffsetCommitHandler commitHandler;
     private long commitTag;
     private boolean commitInFlight;
+    /** The subscribed consumer's membership (its commits carry the generation and member id), null with assign(). */
+    GroupMembership membership;
 
     GroupOffsets(final ConsumerConfig config, final ClusterMetadata metadata, final ResponseListener listener)
     {
@@ -113,7 +115,7 @@ final class GroupOffsets
 
     private boolean needed(final ArrayList<FetchPosition> assigned)
     {
-        if (commitHandler != null || committed.queryPending())
+        if (commitHandler != null || committed.queryPending() || (membership != null && membership.needsCoordinator()))
         {
             return true;
         }
@@ -192,7 +194,8 @@ final class GroupOffsets
         if (error == ClientErrors.NONE)
         {
             // only asked while no coordinator is known (one FindCoordinator at a time): a connection of its own
-            coordinator = new NodeConnection(nodeId, host, port, listener, config.transport());
+            coordinator = new NodeConnection(nodeId, host, port, listener,
+                config.coordinatorTransport(membership != null && membership.subscribed()));
             coordinator.connect(nowNs);
         }
         else if (ClientErrors.retriable(error))
@@ -288,7 +291,8 @@ final class GroupOffsets
         }
         final int body = c.begin(ApiKeys.OFFSET_COMMIT, version);
         commitRequest.wrap(c.buffer(), body, version).groupId(groupIdBytes, 0, groupIdBytes.capacity())
-            .generationIdOrMemberEpoch(NO_GENERATION).memberId("");
+            .generationIdOrMemberEpoch(membership == null ? NO_GENERATION : membership.commitGeneration())
+            .memberId(membership == null ? "" : membership.commitMemberId());
         final OffsetCommitRequestEncoder.OffsetCommitRequestTopic t = commitRequest.topics(topics);
         for (int i = 0; i < assigned.size(); )
         {
@@ -323,7 +327,7 @@ final class GroupOffsets
 
     /** kafka-clients' {@code OffsetCommitResponseHandler}: the first partition error fails the whole commit. */
     void onCommit(final short version, final DirectBuffer buffer, final int offset, final int limit,
-        final ArrayList<FetchPosition> assigned)
+        final ArrayList<FetchPosition> assigned, final long nowNs)
     {
         commitInFlight = false;
         commitResponse.wrap(buffer, offset, limit, version);
@@ -345,6 +349,10 @@ final class GroupOffsets
         {
             coordinatorUnknown();
         }
+        if (membership != null && first != ClientErrors.NONE)
+        {
+            membership.onGroupError(first, assigned, nowNs); // kafka-clients: rebalance, or the generation is reset
+        }
         if (first == ClientErrors.NONE)
         {
             for (int i = 0; i < assigned.size(); i++)
@@ -357,6 +365,74 @@ final class GroupOffsets
             }
         }
         completeCommit(first);
+    }
+
+    /** An answer from the coordinator (or a FindCoordinator's): false if {@code apiKey} is none of the group's. */
+    boolean onResponse(final short apiKey, final Object context, final short version, final DirectBuffer buffer,
+        final int offset, final int limit, final ArrayList<FetchPosition> assigned, final long nowNs)
+    {
+        if (apiKey == ApiKeys.FIND_COORDINATOR.id)
+        {
+            onFindCoordinator(version, buffer, offset, limit, assigned, nowNs);
+        }
+        else if (apiKey == ApiKeys.OFFSET_COMMIT.id)
+        {
+            onCommit(version, buffer, offset, limit, assigned, nowNs);
+        }
+        else if (apiKey == ApiKeys.OFFSET_FETCH.id)
+        {
+            committed.onResponse(context, version, buffer, offset, limit, assigned, nowNs);
+        }
+        else if (apiKey == ApiKeys.JOIN_GROUP.id)
+        {
+            membership.onJoin(version, buffer, offset, limit, nowNs);
+        }
+        else if (apiKey == ApiKeys.SYNC_GROUP.id)
+        {
+            membership.onSync(version, buffer, offset, limit, nowNs);
+        }
+        else if (apiKey == ApiKeys.HEARTBEAT.id)
+        {
+            membership.onHeartbeat(version, buffer, offset, limit, assigned, nowNs);
+        }
+        else if (apiKey == ApiKeys.LEAVE_GROUP.id)
+        {
+            membership.onLeave();
+        }
+        else
+        {
+            return false;
+        }
+        return true;
+    }
+
+    /** A request of the group's that got no answer: false if {@code apiKey} is none of the group's. */
+    boolean onFailure(final short apiKey, final Object context, final short errorCode, final ArrayList<FetchPosition> assigned,
+        final long nowNs)
+    {
+        if (apiKey == ApiKeys.FIND_COORDINATOR.id)
+        {
+            findFailed(nowNs);
+        }
+        else if (apiKey == ApiKeys.OFFSET_COMMIT.id)
+        {
+            commitFailed(errorCode);
+        }
+        else if (apiKey == ApiKeys.OFFSET_FETCH.id)
+        {
+            committed.failed(context, assigned, errorCode, nowNs);
+        }
+        else if (apiKey == ApiKeys.JOIN_GROUP.id || apiKey == ApiKeys.SYNC_GROUP.id || apiKey == ApiKeys.HEARTBEAT.id ||
+            apiKey == ApiKeys.LEAVE_GROUP.id)
+        {
+            coordinatorUnknown();
+            membership.onFailure(apiKey, nowNs);
+        }
+        else
+        {
+            return false;
+        }
+        return true;
     }
 
     /** The commit's request got no answer (the connection closed or timed out): the coordinator is looked up again. */

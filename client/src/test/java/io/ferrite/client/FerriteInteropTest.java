@@ -9,7 +9,8 @@ import java.util.Map;
 
 /** {@link ProducerInteropContract} and {@link ConsumerInteropContract} against Ferrite, started in-process. */
 class FerriteInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract,
-    ProducerErrorsContract
+    ProducerErrorsContract,
+    GroupMembershipInteropContract
 {
     @TempDir
     static Path dir;

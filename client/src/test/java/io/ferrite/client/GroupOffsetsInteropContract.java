@@ -420,7 +420,7 @@ interface GroupOffsetsInteropContract
 
     private ConsumerConfig config(final String group)
     {
-        return new ConsumerConfig().bootstrapServers(bootstrap()).fetchMaxWaitMs(100).groupId(group);
+        return new ConsumerConfig().bootstrapServers(bootstrap()).fetchMaxWaitMs(100).groupId(group).enableAutoCommit(false);
     }
 
     private KafkaConsumer<byte[], byte[]> kafkaConsumer(final String group)

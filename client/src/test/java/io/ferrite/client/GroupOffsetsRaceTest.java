@@ -42,7 +42,7 @@ class GroupOffsetsRaceTest
                 producer.flush();
             }
             final ConsumerConfig config = new ConsumerConfig().bootstrapServers(ferrite.bootstrap()).fetchMaxWaitMs(100)
-                .groupId("race-group");
+                .groupId("race-group").enableAutoCommit(false);
             try (Consumer committer = new Consumer(config))
             {
                 committer.assign("race", 0);

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * log stay on a failure.
  */
 class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract,
-    ProducerErrorsContract
+    ProducerErrorsContract,
+    GroupMembershipInteropContract
 {
     static BrokerNode kafka;
 

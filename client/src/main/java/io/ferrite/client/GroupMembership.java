@@ -1,0 +1,507 @@
+package io.ferrite.client;
+
+import io.ferrite.wire.message.ApiKeys;
+import io.ferrite.wire.message.JoinGroupRequestEncoder;
+import io.ferrite.wire.message.JoinGroupResponseDecoder;
+import io.ferrite.wire.message.SyncGroupRequestEncoder;
+import io.ferrite.wire.message.SyncGroupResponseDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableDirectByteBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A subscribed consumer's membership of its group with the classic protocol, as kafka-clients 4.4's
+ * {@code ConsumerCoordinator} with {@code group.protocol=classic} and the eager "range" assignor ({@link RangeAssignor}):
+ * JoinGroup (protocol type "consumer"; the first join of a new member is answered MEMBER_ID_REQUIRED with its id and
+ * joins again with it), the leader assigns and sends the assignment with its SyncGroup, every member gets its
+ * partitions in SyncGroup's answer, then Heartbeat every {@code heartbeat.interval.ms} from the duty cycle. Rebalance:
+ * a Heartbeat answered REBALANCE_IN_PROGRESS (or a commit so answered) makes the member give up all its partitions
+ * ({@link RebalanceListener#onRevoked}, then their offsets committed — {@link CommitCalls.Mode#REVOKE} — and awaited
+ * within {@code max.poll.interval.ms}) before it joins again. UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION and
+ * FENCED_INSTANCE_ID lose the partitions ({@link RebalanceListener#onLost}, positions dropped, nothing committed) and
+ * join again, as a new member after UNKNOWN_MEMBER_ID. A JoinGroup or SyncGroup answered REBALANCE_IN_PROGRESS joins
+ * again at once; coordinator errors find the coordinator again and join after {@code retry.backoff.ms}. A member whose
+ * application does not call {@code poll} within {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions;
+ * the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
+ * (INCONSISTENT_GROUP_PROTOCOL, GROUP_AUTHORIZATION_FAILED, ...) stop the membership: {@code poll} throws them.
+ * Single-threaded (the consumer's thread). A heartbeat allocates nothing; a rebalance does (ids, the leader's maps).
+ */
+final class GroupMembership
+{
+    static final short MEMBER_ID_REQUIRED = 79;
+    static final short FENCED_INSTANCE_ID = 82;
+    private static final short MAX_JOIN_VERSION = 9;
+    private static final short MAX_SYNC_VERSION = 5;
+    private static final short MAX_HEARTBEAT_VERSION = 4;
+    private static final String PROTOCOL_TYPE = "consumer";
+
+    enum State
+    {
+        /** Not subscribed, or closed. */
+        UNJOINED,
+        /** Giving up the partitions held (revoked, their commit awaited) before joining again. */
+        PREPARING,
+        JOIN_DUE,
+        JOINING,
+        /** The leader waits for the partition counts of the group's topics. */
+        ASSIGNING,
+        SYNC_DUE,
+        SYNCING,
+        STABLE,
+        /** Left after {@code max.poll.interval.ms} without a poll: joins again at the next poll. */
+        LEFT,
+        /** Stopped with {@link #error}. */
+        FAILED
+    }
+
+    private final ConsumerConfig config;
+    private final GroupOffsets group;
+    private final ClusterMetadata metadata;
+    private final MemberAssignment partitions;
+    private final GroupHeartbeat heartbeat;
+    private final RangeAssignor assignor = new RangeAssignor();
+    private final JoinGroupRequestEncoder joinRequest = new JoinGroupRequestEncoder();
+    private final JoinGroupResponseDecoder joinResponse = new JoinGroupResponseDecoder();
+    private final SyncGroupRequestEncoder syncRequest = new SyncGroupRequestEncoder();
+    private final SyncGroupResponseDecoder syncResponse = new SyncGroupResponseDecoder();
+    private final ExpandableDirectByteBuffer scratch = new ExpandableDirectByteBuffer(1024);
+    private final OffsetCommitHandler revokeCommitDone = (tag, error) -> revokeCommitPending = false;
+
+    private final ArrayList<String> topics = new ArrayList<>();
+    State state = State.UNJOINED;
+    private String memberId = "";
+    private int generation = -1;
+    private short error;
+    /** The leader's view of the join: member id to its subscribed topics, null for a follower. */
+    private TreeMap<String, List<String>> subscriptions;
+    private Map<String, Map<String, List<Integer>>> assignment;
+    private long notBeforeNs;
+    private long lastPollNs;
+    private long prepareDeadlineNs;
+    private boolean revokeCommitStarted;
+    private boolean revokeCommitPending;
+
+    GroupMembership(final ConsumerConfig config, final GroupOffsets group, final ClusterMetadata metadata,
+        final MemberAssignment partitions)
+    {
+        this.config = config;
+        this.group = group;
+        this.metadata = metadata;
+        this.partitions = partitions;
+        this.heartbeat = new GroupHeartbeat(config, group);
+        group.membership = this;
+    }
+
+    boolean subscribed()
+    {
+        return !topics.isEmpty();
+    }
+
+    /** The generation a commit carries: the member's once joined, else -1 (the "simple consumer" form). */
+    int commitGeneration()
+    {
+        return generation;
+    }
+
+    /** The member id the coordinator gave ("" before the first join; tests compare the range assignment with it). */
+    String memberId()
+    {
+        return memberId;
+    }
+
+    String commitMemberId()
+    {
+        return generation >= 0 ? memberId : "";
+    }
+
+    /** Whether the coordinator is wanted now (to join, sync, heartbeat or leave). */
+    boolean needsCoordinator()
+    {
+        return state != State.UNJOINED && state != State.LEFT && state != State.FAILED && state != State.ASSIGNING;
+    }
+
+    void subscribe(final List<String> newTopics, final RebalanceListener newListener, final long nowNs)
+    {
+        if (newTopics.isEmpty())
+        {
+            throw new IllegalArgumentException("no topics: unsubscribe is not supported");
+        }
+        topics.clear();
+        topics.addAll(newTopics);
+        partitions.listener = newListener;
+        lastPollNs = nowNs;
+        for (int i = 0; i < topics.size(); i++)
+        {
+            metadata.topic(topics.get(i)); // the partition counts the leader needs, and this member's fetches
+        }
+        if (state == State.UNJOINED || state == State.LEFT)
+        {
+            state = State.JOIN_DUE;
+        }
+        else if (state == State.STABLE)
+        {
+            prepare(nowNs); // a new subscription: the group rebalances (kafka-clients' requestRejoin)
+        }
+    }
+
+    /**
+     * The application called {@code poll}: the poll timer starts again, and a member that left joins again. False while
+     * the partitions are being revoked: nothing is handed out between the revocation's commit and the drop.
+     */
+    boolean polled(final long nowNs)
+    {
+        lastPollNs = nowNs;
+        if (state == State.LEFT)
+        {
+            state = State.JOIN_DUE;
+        }
+        else if (state == State.FAILED)
+        {
+            state = State.UNJOINED;
+            throw new ConsumerException(null, -1, error, "Group " + group.groupId + " membership failed with error " +
+                error + ": subscribe again to retry");
+        }
+        return state != State.PREPARING;
+    }
+
+    int doWork(final ArrayList<FetchPosition> assigned, final long nowNs)
+    {
+        switch (state)
+        {
+            case STABLE:
+                if (nowNs - lastPollNs > config.maxPollIntervalMs * 1_000_000L)
+                {
+                    // kafka-clients' heartbeat thread: "consumer poll timeout has expired", the member leaves
+                    partitions.sendLeave(memberId, "consumer poll timeout has expired", nowNs);
+                    lose();
+                    state = State.LEFT;
+                    return 1;
+                }
+                return heartbeat.doWork(group.ready(), generation, memberId, nowNs);
+            case PREPARING:
+                return prepareWork(assigned, nowNs);
+            case JOIN_DUE:
+                return nowNs - notBeforeNs >= 0 ? sendJoin(nowNs) : 0;
+            case ASSIGNING:
+                return assignWhenKnown(nowNs);
+            case SYNC_DUE:
+                return sendSync(nowNs);
+            default:
+                return 0;
+        }
+    }
+
+    /** Starts giving up the partitions: each revoked (the listener may stage offsets), then the commit of them. */
+    private void prepare(final long nowNs)
+    {
+        state = State.PREPARING;
+        prepareDeadlineNs = nowNs + config.maxPollIntervalMs * 1_000_000L;
+        revokeCommitStarted = false;
+        revokeCommitPending = false;
+        partitions.tell(false);
+    }
+
+    private int prepareWork(final ArrayList<FetchPosition> assigned, final long nowNs)
+    {
+        final boolean late = nowNs - prepareDeadlineNs >= 0;
+        if (!revokeCommitStarted && !late)
+        {
+            if (group.commitOutstanding())
+            {
+                return 0; // the application's commit first: one commit at a time
+            }
+            revokeCommitStarted = true;
+            revokeCommitPending = true;
+            partitions.startCommit(revokeCommitDone); // may complete now (nothing to commit)
+            return 1;
+        }
+        if (revokeCommitPending && !late)
+        {
+            return 0;
+        }
+        group.forgetCommitCaller(revokeCommitDone);
+        partitions.drop();
+        state = State.JOIN_DUE;
+        return 1;
+    }
+
+    /** The membership is lost: the partitions go without a commit (they may be another member's already). */
+    private void lose()
+    {
+        if (!partitions.isEmpty())
+        {
+            partitions.tell(true);
+            partitions.drop();
+        }
+        resetGeneration(true);
+    }
+
+    private void resetGeneration(final boolean memberIdToo)
+    {
+        generation = -1;
+        memberId = memberIdToo ? "" : memberId;
+    }
+
+    void onHeartbeat(final short version, final DirectBuffer buffer, final int offset, final int limit,
+        final ArrayList<FetchPosition> assigned, final long nowNs)
+    {
+        final short e = heartbeat.onResponse(version, buffer, offset, limit, generation);
+        if (state == State.STABLE && e != GroupHeartbeat.STALE)
+        {
+            onGroupError(e, assigned, nowNs);
+        }
+    }
+
+    /** A Heartbeat's or a commit's error while a member: rebalance, fenced, or the coordinator moved. */
+    void onGroupError(final short e, final ArrayList<FetchPosition> assigned, final long nowNs)
+    {
+        if (e == ClientErrors.REBALANCE_IN_PROGRESS && state == State.STABLE)
+        {
+            prepare(nowNs);
+        }
+        else if (e == ClientErrors.UNKNOWN_MEMBER_ID || e == ClientErrors.ILLEGAL_GENERATION || e == FENCED_INSTANCE_ID)
+        {
+            if (state == State.STABLE)
+            {
+                lose();
+                state = State.JOIN_DUE;
+            }
+            resetGeneration(e != ClientErrors.ILLEGAL_GENERATION);
+        }
+        else if (e == ClientErrors.COORDINATOR_NOT_AVAILABLE || e == ClientErrors.NOT_COORDINATOR)
+        {
+            group.coordinatorUnknown();
+        }
+    }
+
+    private int sendJoin(final long nowNs)
+    {
+        final NodeConnection c = group.ready();
+        if (c == null)
+        {
+            return 0;
+        }
+        final short version = c.version(ApiKeys.JOIN_GROUP, MAX_JOIN_VERSION);
+        if (version < 4)
+        {
+            return fail(ClientErrors.UNSUPPORTED_VERSION); // before 4 there is no MEMBER_ID_REQUIRED handshake
+        }
+        final int length = assignor.writeSubscription(scratch, 0, topics, generation);
+        final int body = c.begin(ApiKeys.JOIN_GROUP, version);
+        joinRequest.wrap(c.buffer(), body, version).groupId(group.groupIdBytes, 0, group.groupIdBytes.capacity())
+            .sessionTimeoutMs(config.sessionTimeoutMs).rebalanceTimeoutMs(config.maxPollIntervalMs).memberId(memberId)
+            .groupInstanceId((CharSequence)null).protocolType(PROTOCOL_TYPE);
+        joinRequest.protocols(1).next().name(RangeAssignor.NAME).metadata(scratch, 0, length);
+        c.commit(ApiKeys.JOIN_GROUP, version, body + joinRequest.finish(), this, true, nowNs);
+        state = State.JOINING;
+        return 1;
+    }
+
+    void onJoin(final short version, final DirectBuffer buffer, final int offset, final int limit, final long nowNs)
+    {
+        if (state != State.JOINING)
+        {
+            return;
+        }
+        joinResponse.wrap(buffer, offset, limit, version);
+        final short e = joinResponse.errorCode();
+        switch (e)
+        {
+            case ClientErrors.NONE:
+                generation = joinResponse.generationId();
+                memberId = joinResponse.memberId();
+                subscriptions = null;
+                if (memberId.equals(joinResponse.leader()) && !joinResponse.skipAssignment())
+                {
+                    subscriptions = new TreeMap<>();
+                    for (var m = joinResponse.members(); m.hasNext(); )
+                    {
+                        m.next();
+                        subscriptions.put(m.memberId(), assignor.readSubscription(buffer, m.metadataOffset(),
+                            m.metadataLength(), metadata));
+                    }
+                    metadata.requestUpdate(); // the partition counts as they are now, as the leader's assignor reads them
+                    state = State.ASSIGNING;
+                }
+                else
+                {
+                    state = State.SYNC_DUE;
+                }
+                break;
+            case MEMBER_ID_REQUIRED:
+                memberId = joinResponse.memberId(); // KIP-394: join again at once with the id given
+                state = State.JOIN_DUE;
+                break;
+            default:
+                joinAgain(e, nowNs);
+                break;
+        }
+    }
+
+    /**
+     * A JoinGroup's or SyncGroup's error: REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID (a new member id) and
+     * ILLEGAL_GENERATION join again at once, as kafka-clients' {@code joinGroupIfNeeded}; the rest go to
+     * {@link #retryOrFail}.
+     */
+    private void joinAgain(final short e, final long nowNs)
+    {
+        if (e == ClientErrors.REBALANCE_IN_PROGRESS || e == ClientErrors.UNKNOWN_MEMBER_ID ||
+            e == ClientErrors.ILLEGAL_GENERATION)
+        {
+            if (e != ClientErrors.REBALANCE_IN_PROGRESS)
+            {
+                resetGeneration(e == ClientErrors.UNKNOWN_MEMBER_ID);
+            }
+            state = State.JOIN_DUE;
+        }
+        else
+        {
+            retryOrFail(e, nowNs);
+        }
+    }
+
+    /** Coordinator errors and COORDINATOR_LOAD_IN_PROGRESS join again after the backoff; any other error stops. */
+    private void retryOrFail(final short e, final long nowNs)
+    {
+        if (e == ClientErrors.COORDINATOR_NOT_AVAILABLE || e == ClientErrors.NOT_COORDINATOR)
+        {
+            group.coordinatorUnknown();
+        }
+        if (ClientErrors.retriable(e) || e == ClientErrors.NETWORK_EXCEPTION)
+        {
+            state = State.JOIN_DUE;
+            notBeforeNs = nowNs + config.retryBackoffNs;
+        }
+        else
+        {
+            fail(e);
+        }
+    }
+
+    private int fail(final short e)
+    {
+        error = e;
+        state = State.FAILED;
+        return 1;
+    }
+
+    private int assignWhenKnown(final long nowNs)
+    {
+        assignment = RangeAssignor.assign(subscriptions, metadata);
+        if (assignment == null)
+        {
+            return 0;
+        }
+        state = State.SYNC_DUE;
+        return 1;
+    }
+
+    private int sendSync(final long nowNs)
+    {
+        final NodeConnection c = group.ready();
+        if (c == null)
+        {
+            return 0;
+        }
+        final short version = c.version(ApiKeys.SYNC_GROUP, MAX_SYNC_VERSION);
+        final int body = c.begin(ApiKeys.SYNC_GROUP, version);
+        syncRequest.wrap(c.buffer(), body, version).groupId(group.groupIdBytes, 0, group.groupIdBytes.capacity())
+            .generationId(generation).memberId(memberId).groupInstanceId((CharSequence)null).protocolType(PROTOCOL_TYPE)
+            .protocolName(RangeAssignor.NAME);
+        final var a = syncRequest.assignments(subscriptions == null ? 0 : assignment.size());
+        if (subscriptions != null)
+        {
+            for (final Map.Entry<String, Map<String, List<Integer>>> m : assignment.entrySet())
+            {
+                final int length = assignor.writeAssignment(scratch, 0, m.getValue());
+                a.next().memberId(m.getKey()).assignment(scratch, 0, length);
+            }
+        }
+        c.commit(ApiKeys.SYNC_GROUP, version, body + syncRequest.finish(), this, true, nowNs);
+        state = State.SYNCING;
+        return 1;
+    }
+
+    void onSync(final short version, final DirectBuffer buffer, final int offset, final int limit, final long nowNs)
+    {
+        if (state != State.SYNCING)
+        {
+            return;
+        }
+        syncResponse.wrap(buffer, offset, limit, version);
+        final short e = syncResponse.errorCode();
+        switch (e)
+        {
+            case ClientErrors.NONE:
+                state = State.STABLE;
+                heartbeat.start(nowNs);
+                subscriptions = null;
+                assignment = null;
+                for (var t = assignor.readAssignment(buffer, syncResponse.assignmentOffset(),
+                    Math.max(syncResponse.assignmentLength(), 0)); t != null && t.hasNext(); )
+                {
+                    t.next();
+                    final String topic = t.topic();
+                    for (int i = 0; i < t.partitionsCount(); i++)
+                    {
+                        partitions.add(topic, t.partitions(i));
+                    }
+                }
+                break;
+            default:
+                joinAgain(e, nowNs);
+                break;
+        }
+    }
+
+    /** A request of the membership got no answer (the coordinator's connection closed or timed out). */
+    void onFailure(final short apiKey, final long nowNs)
+    {
+        if (apiKey == ApiKeys.HEARTBEAT.id)
+        {
+            heartbeat.failed();
+        }
+        else if (apiKey == ApiKeys.LEAVE_GROUP.id)
+        {
+            partitions.leaving = false;
+        }
+        else if (state == State.JOINING || state == State.SYNCING)
+        {
+            retryOrFail(ClientErrors.NETWORK_EXCEPTION, nowNs);
+        }
+    }
+
+    void onLeave()
+    {
+        partitions.leaving = false;
+    }
+
+    /**
+     * The consumer closes: a member's partitions are revoked (the listener), their offsets committed
+     * ({@link MemberAssignment#commitOnClose}; with assign() and auto-commit, the positions), then it leaves the group
+     * and waits for LeaveGroup's answer, each within {@code request.timeout.ms} (kafka-clients' close: auto-commit,
+     * {@code onPartitionsRevoked}, LeaveGroup).
+     */
+    void close(final boolean autoCommit)
+    {
+        if (state == State.STABLE)
+        {
+            partitions.tell(false);
+        }
+        if (autoCommit || state == State.STABLE)
+        {
+            partitions.commitOnClose();
+        }
+        if (state != State.UNJOINED && state != State.LEFT && state != State.FAILED)
+        {
+            partitions.sendLeave(memberId, "the consumer is being closed", System.nanoTime());
+            partitions.awaitLeave();
+        }
+        resetGeneration(true);
+        state = State.UNJOINED;
+    }
+}

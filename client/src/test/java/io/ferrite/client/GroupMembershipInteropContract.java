@@ -1,0 +1,363 @@
+package io.ferrite.client;
+
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The {@link Consumer}'s group membership (subscribe, the classic protocol, the "range" assignor) and auto-commit,
+ * against a broker over sockets (run by {@link FerriteInteropTest} and {@link KafkaInteropTest}: Ferrite and Apache
+ * Kafka 4.4). Every consumer here runs on the test's thread, stepped in turn (the kafka-clients one with short polls),
+ * so the cases need no second thread. Each record is identified by its partition and offset: "exactly once" means every
+ * record produced was handed out, and none twice, across all the members of the case.
+ */
+interface GroupMembershipInteropContract
+{
+    long DEADLINE_NS = TimeUnit.SECONDS.toNanos(60);
+
+    String bootstrap();
+
+    void createTopic(String name, int partitions) throws Exception;
+
+    /** Two members share four partitions (two each, by member id); one closes, the other gets all four. */
+    @Test
+    default void twoMembersShareTheTopicThenOneLeaves() throws Exception
+    {
+        final String topic = "members-two";
+        createTopic(topic, 4);
+        produce(topic, 4, 20);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member b = member(topic, "members-two-group"))
+        {
+            try (Member a = member(topic, "members-two-group"))
+            {
+                runUntil(() -> a.owned.size() == 2 && b.owned.size() == 2 && a.read + b.read == 80, seen, a, b);
+                assertRange(List.of(a, b), 4);
+            }
+            // a closed: its positions committed (auto-commit), it left; b is given all four partitions
+            produce(topic, 4, 10);
+            runUntil(() -> b.owned.size() == 4 && seen.size() == 120, seen, b);
+            assertEquals(Set.of(0, 1, 2, 3), b.owned);
+        }
+        assertExactlyOnce(seen, 120);
+    }
+
+    /**
+     * A Ferrite member and a kafka-clients member ({@code group.protocol=classic}, RangeAssignor) in one group: the
+     * partitions split by member id as the range assignor splits them, whoever leads (the first to join leads).
+     */
+    @Test
+    default void aKafkaClientsMemberAndThisOneShareAGroup() throws Exception
+    {
+        sharedWithKafkaClients("members-mixed-ferrite-first", true);
+        sharedWithKafkaClients("members-mixed-kafka-first", false);
+    }
+
+    private void sharedWithKafkaClients(final String topic, final boolean ferriteFirst) throws Exception
+    {
+        createTopic(topic, 4);
+        produce(topic, 4, 20);
+        final String group = topic + "-group";
+        final Map<Long, Integer> seen = new HashMap<>();
+        final Set<Integer> kafkaOwned = new TreeSet<>();
+        try (KafkaConsumer<byte[], byte[]> kafka = kafkaConsumer(group))
+        {
+            final Member ferrite;
+            if (ferriteFirst)
+            {
+                ferrite = member(topic, group);
+                runUntil(() -> ferrite.owned.size() == 4, seen, ferrite);
+            }
+            else
+            {
+                ferrite = null;
+            }
+            kafka.subscribe(List.of(topic), new ConsumerRebalanceListener()
+            {
+                @Override
+                public void onPartitionsRevoked(final Collection<TopicPartition> partitions)
+                {
+                    partitions.forEach(tp -> kafkaOwned.remove(tp.partition()));
+                }
+
+                @Override
+                public void onPartitionsAssigned(final Collection<TopicPartition> partitions)
+                {
+                    partitions.forEach(tp -> kafkaOwned.add(tp.partition()));
+                }
+            });
+            final Member member = ferrite != null ? ferrite : joinAfterKafka(kafka, kafkaOwned, topic, group, seen);
+            try (Member m = member)
+            {
+                final long deadline = System.nanoTime() + DEADLINE_NS;
+                int expected = 80;
+                while (!(member.owned.size() == 2 && kafkaOwned.size() == 2 && seen.size() == 120))
+                {
+                    final int e = expected;
+                    assertTrue(System.nanoTime() - deadline < 0, () -> "shared in time: ferrite " + member.owned +
+                        ", kafka-clients " + kafkaOwned + ", " + seen.size() + " of " + e + " records read");
+                    member.step(seen);
+                    pollKafka(kafka, seen);
+                    if (expected == 80 && member.owned.size() == 2 && kafkaOwned.size() == 2 && seen.size() == 80)
+                    {
+                        produce(topic, 4, 10); // read after the split: each from where the other left it
+                        expected = 120;
+                    }
+                }
+                final String kafkaId = kafka.groupMetadata().memberId();
+                final boolean ferriteSortsFirst = member.memberId().compareTo(kafkaId) < 0;
+                assertEquals(ferriteSortsFirst ? Set.of(0, 1) : Set.of(2, 3), member.owned, "range: by member id");
+                assertEquals(ferriteSortsFirst ? Set.of(2, 3) : Set.of(0, 1), kafkaOwned, "range: by member id");
+            }
+        }
+        assertExactlyOnce(seen, 120);
+    }
+
+    private Member joinAfterKafka(final KafkaConsumer<byte[], byte[]> kafka, final Set<Integer> kafkaOwned,
+        final String topic, final String group, final Map<Long, Integer> seen)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (kafkaOwned.size() != 4)
+        {
+            assertTrue(System.nanoTime() - deadline < 0, "kafka-clients joined alone in time");
+            pollKafka(kafka, seen);
+        }
+        return member(topic, group);
+    }
+
+    /**
+     * Two members hold six partitions; a third joins: the coordinator answers the two members' heartbeats
+     * REBALANCE_IN_PROGRESS, they revoke (their positions committed) and join again within the test's deadline, which
+     * is shorter than the rebalance timeout (a member that ignored it would be waited for, then dropped, only after
+     * it). Each ends with two partitions; every record is read once.
+     */
+    @Test
+    default void aThirdMemberJoiningRebalancesTheOthers() throws Exception
+    {
+        final String topic = "members-three";
+        createTopic(topic, 6);
+        produce(topic, 6, 10);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member a = member(topic, "members-three-group"); Member b = member(topic, "members-three-group"))
+        {
+            runUntil(() -> a.owned.size() == 3 && b.owned.size() == 3 && seen.size() == 60, seen, a, b);
+            final int rebalancesBefore = a.assignedCalls + b.assignedCalls;
+            try (Member c = member(topic, "members-three-group"))
+            {
+                runUntil(() -> a.owned.size() == 2 && b.owned.size() == 2 && c.owned.size() == 2 &&
+                    a.assignedCalls + b.assignedCalls > rebalancesBefore, seen, a, b, c);
+                assertRange(List.of(a, b, c), 6);
+                // after the rebalance: a partition that moved, read again from an offset not committed, would hand out
+                // its first ten records again before these
+                produce(topic, 6, 10);
+                runUntil(() -> seen.size() == 120, seen, a, b, c);
+            }
+        }
+        assertExactlyOnce(seen, 120);
+    }
+
+    /**
+     * Auto-commit: the positions are committed on the interval (seen by another consumer of the group while this one
+     * still reads), and on close; the next consumer of the group starts where the last stopped.
+     */
+    @Test
+    default void autoCommitResumesTheNextConsumerWhereTheLastStopped() throws Exception
+    {
+        final String topic = "members-auto";
+        final String group = "members-auto-group";
+        createTopic(topic, 1);
+        produce(topic, 1, 50);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member first = new Member(bootstrap(), topic, group, 200))
+        {
+            first.limit = 30;
+            runUntil(() -> first.read == 30, seen, first);
+            runUntil(() -> kafkaCommitted(group, topic) == 30, seen, first); // the interval's commit
+            first.limit = 40;
+            runUntil(() -> first.read == 40, seen, first);
+        }
+        assertEquals(40, kafkaCommitted(group, topic), "committed on close");
+        try (Member next = member(topic, group))
+        {
+            runUntil(() -> seen.size() == 50, seen, next);
+            assertEquals(10, next.read, "the next consumer started at 40");
+        }
+        assertExactlyOnce(seen, 50);
+    }
+
+    /**
+     * A member whose interval auto-commit waits a minute, longer than any case: what a rebalance moves is saved only by
+     * the commit before the revocation and the one on close, so a case fails if either is missing.
+     */
+    private Member member(final String topic, final String group)
+    {
+        return new Member(bootstrap(), topic, group, 60_000);
+    }
+
+    /** One Ferrite member: the partitions its listener holds, the records it read (up to {@link #limit}). */
+    final class Member implements AutoCloseable
+    {
+        final Consumer consumer;
+        final Set<Integer> owned = new TreeSet<>();
+        int read;
+        int limit;
+        int assignedCalls;
+
+        Member(final String bootstrap, final String topic, final String group, final long autoCommitIntervalMs)
+        {
+            this.limit = Integer.MAX_VALUE;
+            consumer = new Consumer(new ConsumerConfig().bootstrapServers(bootstrap).fetchMaxWaitMs(50).groupId(group)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).heartbeatIntervalMs(100).sessionTimeoutMs(10_000)
+                .maxPollIntervalMs(120_000).autoCommitIntervalMs(autoCommitIntervalMs));
+            consumer.subscribe(List.of(topic), new RebalanceListener()
+            {
+                @Override
+                public void onRevoked(final String t, final int partition)
+                {
+                    owned.remove(partition);
+                }
+
+                @Override
+                public void onAssigned(final String t, final int partition)
+                {
+                    owned.add(partition);
+                    assignedCalls++;
+                }
+            });
+        }
+
+        String memberId()
+        {
+            return consumer.groupOffsets().membership.memberId();
+        }
+
+        void step(final Map<Long, Integer> seen)
+        {
+            consumer.doWork();
+            read += consumer.poll((t, p, r) -> seen.merge(key(p, r.offset()), 1, Integer::sum), Math.max(limit - read, 0));
+        }
+
+        @Override
+        public void close()
+        {
+            consumer.close();
+        }
+    }
+
+    private static long key(final int partition, final long offset)
+    {
+        return ((long)partition << 32) | offset;
+    }
+
+    private static void runUntil(final BooleanSupplier done, final Map<Long, Integer> seen, final Member... members)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (!done.getAsBoolean())
+        {
+            final StringBuilder state = new StringBuilder();
+            for (final Member m : members)
+            {
+                state.append(m.owned).append(' ').append(m.read).append("; ");
+            }
+            assertTrue(System.nanoTime() - deadline < 0, () -> "in time: " + state + seen.size() + " distinct records");
+            for (final Member m : members)
+            {
+                m.step(seen);
+            }
+        }
+    }
+
+    /** The range assignment of {@code partitions} over the members sorted by member id. */
+    private static void assertRange(final List<Member> members, final int partitions)
+    {
+        final List<Member> sorted = new ArrayList<>(members);
+        sorted.sort((x, y) -> x.memberId().compareTo(y.memberId()));
+        final int each = partitions / sorted.size();
+        for (int i = 0; i < sorted.size(); i++)
+        {
+            final Set<Integer> expected = new TreeSet<>();
+            for (int p = i * each; p < (i + 1) * each; p++)
+            {
+                expected.add(p);
+            }
+            assertEquals(expected, sorted.get(i).owned, "member " + i + " by id");
+        }
+    }
+
+    private static void assertExactlyOnce(final Map<Long, Integer> seen, final int produced)
+    {
+        assertEquals(produced, seen.size(), "every record read");
+        seen.forEach((k, n) -> assertEquals(1, n, () -> "partition " + (k >> 32) + " offset " + (k & 0xFFFFFFFFL) +
+            " read " + n + " times"));
+    }
+
+    private void pollKafka(final KafkaConsumer<byte[], byte[]> kafka, final Map<Long, Integer> seen)
+    {
+        for (final ConsumerRecord<byte[], byte[]> r : kafka.poll(Duration.ofMillis(20)))
+        {
+            seen.merge(key(r.partition(), r.offset()), 1, Integer::sum);
+        }
+    }
+
+    private KafkaConsumer<byte[], byte[]> kafkaConsumer(final String group)
+    {
+        final Map<String, Object> config = new HashMap<>(Map.of("bootstrap.servers", bootstrap(), "group.id", group,
+            "group.protocol", "classic", "partition.assignment.strategy",
+            "org.apache.kafka.clients.consumer.RangeAssignor", "enable.auto.commit", true, "auto.commit.interval.ms", 200,
+            "auto.offset.reset", "earliest", "heartbeat.interval.ms", 100, "session.timeout.ms", 10_000));
+        config.put("key.deserializer", ByteArrayDeserializer.class);
+        config.put("value.deserializer", ByteArrayDeserializer.class);
+        return new KafkaConsumer<>(config);
+    }
+
+    /** The group's committed offset of partition 0 as kafka-clients reads it (-1 for none). */
+    private long kafkaCommitted(final String group, final String topic)
+    {
+        try (KafkaConsumer<byte[], byte[]> kafka = new KafkaConsumer<>(Map.of("bootstrap.servers", bootstrap(),
+            "group.id", group, "enable.auto.commit", false, "key.deserializer", ByteArrayDeserializer.class,
+            "value.deserializer", ByteArrayDeserializer.class)))
+        {
+            final TopicPartition tp = new TopicPartition(topic, 0);
+            final OffsetAndMetadata om = kafka.committed(Set.of(tp), Duration.ofSeconds(30)).get(tp);
+            return om == null ? -1 : om.offset();
+        }
+    }
+
+    /** {@code perPartition} records to each of the topic's partitions with kafka-clients. */
+    private void produce(final String topic, final int partitions, final int perPartition)
+    {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap(),
+            "key.serializer", ByteArraySerializer.class, "value.serializer", ByteArraySerializer.class)))
+        {
+            for (int p = 0; p < partitions; p++)
+            {
+                for (int i = 0; i < perPartition; i++)
+                {
+                    producer.send(new ProducerRecord<>(topic, p, null, new byte[] {(byte)i}));
+                }
+            }
+            producer.flush();
+        }
+    }
+}
