@@ -97,8 +97,9 @@ final class ClusterTransformTest
             assertEquals(3, java.util.Set.of(outLeader, groupNode, txnNode).size(),
                 "output leader " + outLeader + ", group coordinator " + groupNode + ", transaction coordinator " + txnNode);
 
-            try (KafkaProducer<String, String> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                cluster.bootstrap(), ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer()))
+            final KafkaProducer<String, String> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrap(), ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer());
+            try (AutoCloseable closing = closing(plain))
             {
                 for (int i = 0; i < RECORDS; i++)
                 {
@@ -108,8 +109,8 @@ final class ClusterTransformTest
 
             final TopicPartition in = new TopicPartition(IN, 0);
             final List<Long> commitsSeen = new ArrayList<>();
-            try (KafkaConsumer<String, String> consumer = consumer(group);
-                KafkaProducer<String, String> producer = producer(transactionalId))
+            final KafkaProducer<String, String> producer = producer(transactionalId);
+            try (KafkaConsumer<String, String> consumer = consumer(group); AutoCloseable closing = closing(producer))
             {
                 consumer.assign(List.of(in));
                 int transactions = 0;
@@ -157,12 +158,14 @@ final class ClusterTransformTest
             assertEquals(expected, out, "read_committed: every input record transformed once, in order");
 
             // a producer fenced with its transaction open: the offsets it sent are dropped, its commit refused
-            try (KafkaProducer<String, String> old = producer(transactionalId))
+            final KafkaProducer<String, String> old = producer(transactionalId);
+            try (AutoCloseable closingOld = closing(old))
             {
                 old.beginTransaction();
                 old.send(new ProducerRecord<>(OUT, 0, "fenced", "FENCED"));
                 old.sendOffsetsToTransaction(Map.of(in, new OffsetAndMetadata(RECORDS + 100)), new ConsumerGroupMetadata(group));
-                try (KafkaProducer<String, String> fresh = producer(transactionalId))
+                final KafkaProducer<String, String> fresh = producer(transactionalId);
+                try (AutoCloseable closingFresh = closing(fresh))
                 {
                     final KafkaException refused = assertThrows(KafkaException.class, old::commitTransaction);
                     assertTrue(refused instanceof ProducerFencedException || refused instanceof InvalidProducerEpochException ||
@@ -283,6 +286,12 @@ final class ClusterTransformTest
             return got.size() >= count;
         }, DEADLINE, () -> count + " records of " + tp + ", got " + got);
         return got.subList(0, count);
+    }
+
+    /** Closes {@code producer} within a bound (its plain close waits for ever for what a failed test left unsent). */
+    private static AutoCloseable closing(final KafkaProducer<String, String> producer)
+    {
+        return () -> producer.close(Duration.ofSeconds(10));
     }
 
     /** The loop's consumer: the group's id, manual assignment, read_committed, its offsets committed by the producer only. */
