@@ -50,7 +50,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the markers reach the output's leader and the group's {@code __consumer_offsets} leader over WriteTxnMarkers. Every third
  * transaction is aborted and its records processed again. At the end read_committed sees each input record transformed
  * exactly once, in order; the group's committed offset moved with the committed transactions only; and a producer fenced by
- * a new one with the same id has its open transaction's offsets dropped and its commit refused.
+ * a new one with the same id has its open transaction's offsets dropped and its commit refused. And the group's
+ * coordinator SIGKILLed with offsets pending in an open transaction: its commit makes them the group's at the new one.
  */
 @Tag("slow") // three broker JVMs: about a minute
 final class ClusterTransformTest
@@ -79,33 +80,14 @@ final class ClusterTransformTest
     void offsetsCommitInTheTransactionWhenItsCoordinatorTheGroupsAndTheOutputsLeaderAreThreeNodes() throws Exception
     {
         cluster = new ThreeNodes(dir).start();
-        final String group;
-        final String transactionalId;
         try (Admin admin = cluster.admin(1))
         {
-            admin.createTopics(List.of(new NewTopic(IN, 1, (short)3), new NewTopic(OUT, 1, (short)3))).all().get(60, TimeUnit.SECONDS);
-            final int outLeader = leaders(admin, OUT, 1)[0];
-            // the first FindCoordinator of each kind has the internal topics made
-            final int[] offsetsLeaders = Await.awaitValue(() -> probeGroup(admin), l -> l != null, DEADLINE,
-                () -> "__consumer_offsets made and led\n" + cluster.tails("__consumer_offsets"));
-            final int[] stateLeaders = Await.awaitValue(() -> probeTransactions(admin), l -> l != null, DEADLINE,
-                () -> "__transaction_state made and led\n" + cluster.tails("__transaction_state"));
-            group = name("ctp-group-", offsetsLeaders, node -> node != outLeader);
-            final int groupNode = offsetsLeaders[Utils.abs(group.hashCode()) % offsetsLeaders.length];
-            transactionalId = name("ctp-txn-", stateLeaders, node -> node != outLeader && node != groupNode);
-            final int txnNode = stateLeaders[Utils.abs(transactionalId.hashCode()) % stateLeaders.length];
-            assertEquals(3, java.util.Set.of(outLeader, groupNode, txnNode).size(),
-                "output leader " + outLeader + ", group coordinator " + groupNode + ", transaction coordinator " + txnNode);
-
-            final KafkaProducer<String, String> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                cluster.bootstrap(), ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer());
-            try (AutoCloseable closing = closing(plain))
-            {
-                for (int i = 0; i < RECORDS; i++)
-                {
-                    plain.send(new ProducerRecord<>(IN, 0, "k" + i, "r" + i)).get(30, TimeUnit.SECONDS);
-                }
-            }
+            final Placement at = place(admin);
+            final String group = at.group();
+            final String transactionalId = at.transactionalId();
+            final int groupNode = at.groupNode();
+            final int txnNode = at.txnNode();
+            fill();
 
             final TopicPartition in = new TopicPartition(IN, 0);
             final List<Long> commitsSeen = new ArrayList<>();
@@ -179,6 +161,96 @@ final class ClusterTransformTest
             assertEquals(expected, readCommitted(cluster.bootstrap()), "nothing of the fenced transaction read_committed");
             assertNotEquals(groupNode, txnNode);
         }
+    }
+
+    /**
+     * The group's coordinator SIGKILLed while a transaction holds offsets pending there: the transaction coordinator's
+     * COMMIT marker for the group's {@code __consumer_offsets} partition reaches that partition's new leader, whose group
+     * coordinator loaded the pending offsets from the log, and the commit makes them the group's.
+     */
+    @Test
+    void pendingOffsetsCommitAtTheNewGroupCoordinatorWhenTheOldOneIsKilledMidTransaction() throws Exception
+    {
+        cluster = new ThreeNodes(dir).start();
+        final Placement at;
+        try (Admin admin = cluster.admin(1))
+        {
+            at = place(admin);
+        }
+        fill();
+        final TopicPartition in = new TopicPartition(IN, 0);
+        final KafkaProducer<String, String> producer = producer(at.transactionalId());
+        try (AutoCloseable closing = closing(producer))
+        {
+            transform(producer, at.group(), 0, BATCH);
+            producer.commitTransaction();
+            transform(producer, at.group(), BATCH, 2 * BATCH);
+            cluster.kill(at.groupNode());
+            producer.commitTransaction();
+        }
+        final int survivor = at.outLeader();
+        try (Admin admin = cluster.admin(survivor))
+        {
+            Await.await(() -> committedOffset(admin, at.group(), in) == 2 * BATCH, DEADLINE,
+                () -> "the group's offset at " + 2 * BATCH + " at its new coordinator\n" + cluster.tails(at.group()));
+            final int newCoordinator = admin.describeConsumerGroups(List.of(at.group())).describedGroups().get(at.group())
+                .get(30, TimeUnit.SECONDS).coordinator().id();
+            assertNotEquals(at.groupNode(), newCoordinator, "the group's coordinator after the kill");
+        }
+        final List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 2 * BATCH; i++)
+        {
+            expected.add("R" + i);
+        }
+        assertEquals(expected, readCommitted("127.0.0.1:" + cluster.brokerPort(survivor)), "read_committed after the kill");
+    }
+
+    /** Where the test's names land: the group's and the transactional id's coordinators and the output's leader, all different. */
+    private record Placement(String group, String transactionalId, int groupNode, int txnNode, int outLeader)
+    {
+    }
+
+    /** Makes the topics (the internal ones by a FindCoordinator each) and chooses the names so the three nodes differ. */
+    private Placement place(final Admin admin) throws Exception
+    {
+        admin.createTopics(List.of(new NewTopic(IN, 1, (short)3), new NewTopic(OUT, 1, (short)3))).all().get(60, TimeUnit.SECONDS);
+        final int outLeader = leaders(admin, OUT, 1)[0];
+        final int[] offsetsLeaders = Await.awaitValue(() -> probeGroup(admin), l -> l != null, DEADLINE,
+            () -> "__consumer_offsets made and led\n" + cluster.tails("__consumer_offsets"));
+        final int[] stateLeaders = Await.awaitValue(() -> probeTransactions(admin), l -> l != null, DEADLINE,
+            () -> "__transaction_state made and led\n" + cluster.tails("__transaction_state"));
+        final String group = name("ctp-group-", offsetsLeaders, node -> node != outLeader);
+        final int groupNode = offsetsLeaders[Utils.abs(group.hashCode()) % offsetsLeaders.length];
+        final String transactionalId = name("ctp-txn-", stateLeaders, node -> node != outLeader && node != groupNode);
+        final int txnNode = stateLeaders[Utils.abs(transactionalId.hashCode()) % stateLeaders.length];
+        assertEquals(3, java.util.Set.of(outLeader, groupNode, txnNode).size(),
+            "output leader " + outLeader + ", group coordinator " + groupNode + ", transaction coordinator " + txnNode);
+        return new Placement(group, transactionalId, groupNode, txnNode, outLeader);
+    }
+
+    /** The input's records, acks=all. */
+    private void fill() throws Exception
+    {
+        final KafkaProducer<String, String> plain = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            cluster.bootstrap(), ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer());
+        try (AutoCloseable closing = closing(plain))
+        {
+            for (int i = 0; i < RECORDS; i++)
+            {
+                plain.send(new ProducerRecord<>(IN, 0, "k" + i, "r" + i)).get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** Begins a transaction holding input records {@code from} to {@code to} (exclusive) transformed, and their offsets. */
+    private static void transform(final KafkaProducer<String, String> producer, final String group, final int from, final int to)
+    {
+        producer.beginTransaction();
+        for (int i = from; i < to; i++)
+        {
+            producer.send(new ProducerRecord<>(OUT, 0, "k" + i, "R" + i));
+        }
+        producer.sendOffsetsToTransaction(Map.of(new TopicPartition(IN, 0), new OffsetAndMetadata(to)), new ConsumerGroupMetadata(group));
     }
 
     /** A name {@code prefix + i} whose partition in {@code leaders} (one entry per partition) is led by a node {@code fits}. */
@@ -308,24 +380,7 @@ final class ClusterTransformTest
 
     private KafkaProducer<String, String> producer(final String transactionalId)
     {
-        final Properties props = new Properties();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
-        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
-        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
-        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-        final KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
-        try
-        {
-            producer.initTransactions();
-            return producer;
-        }
-        catch (final RuntimeException ex)
-        {
-            producer.close(Duration.ofSeconds(5));
-            throw ex;
-        }
+        return ThreeNodes.transactionalProducer(cluster.bootstrap(), transactionalId);
     }
 
     /** The output partition read_committed from its beginning to its last stable offset. */
