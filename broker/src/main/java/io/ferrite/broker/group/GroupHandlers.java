@@ -2,6 +2,7 @@ package io.ferrite.broker.group;
 
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.api.MetadataHandler;
+import io.ferrite.broker.api.TxnVerifier;
 import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -26,11 +27,14 @@ public final class GroupHandlers
     /**
      * Registers every group API on {@code apis} (each handler made on its first request); {@code waker} wakes their network
      * thread; {@code addRetryMaxMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}) bounds how long TxnOffsetCommit
-     * v5+'s implicit add is held while it meets CONCURRENT_TRANSACTIONS.
+     * v5+'s implicit add is held while it meets CONCURRENT_TRANSACTIONS; {@code verifier} (null: none) verifies
+     * TxnOffsetCommit's transaction when its transactional id's coordinator is another node of a cluster.
      */
     public static void register(final Apis apis, final GroupCoordinator coordinator, final TxnCoordinator transactions,
-        final TopicRegistry topics, final int nodeId, final MetadataHandler address, final long addRetryMaxMs, final Runnable waker)
+        final TxnVerifier verifier, final TopicRegistry topics, final int nodeId, final MetadataHandler address,
+        final long addRetryMaxMs, final Runnable waker)
     {
+        final RemoteTxnCheck remote = verifier == null ? RemoteTxnCheck.ALONE : new RemoteTxnCheck(verifier, nodeId);
         apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, transactions, waker, nodeId, address))
             .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator, waker))
             .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroupHandler(coordinator, waker))
@@ -42,7 +46,7 @@ public final class GroupHandlers
             .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDeleteHandler(coordinator, topics, waker))
-            .registerLazily(ApiKeys.TXN_OFFSET_COMMIT, () -> new TxnOffsetCommitHandler(coordinator, transactions, topics, addRetryMaxMs,
-                waker));
+            .registerLazily(ApiKeys.TXN_OFFSET_COMMIT, () -> new TxnOffsetCommitHandler(coordinator, transactions, remote, topics,
+                addRetryMaxMs, waker));
     }
 }

@@ -1,6 +1,7 @@
 package io.ferrite.broker.group;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.api.TxnVerifier;
 import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorLog;
@@ -32,7 +33,9 @@ import java.util.Set;
  * {@link TxnOffsets} until the transaction's marker. The verification (again, for v5+) and the
  * write's send are one step on the agent: the transaction's markers are sent from the same agent, so
  * a marker ending this transaction goes to the log thread after the batch, never before (a batch
- * after its transaction's marker would open a transaction no coordinator ends).
+ * after its transaction's marker would open a transaction no coordinator ends). In a cluster, when the transactional
+ * id's coordinator is another node, that node verifies or adds the partition ({@link RemoteTxnCheck}) and the group's
+ * checks and the write follow its answer, one step later.
  */
 final class TxnOffsetCommits
 {
@@ -48,15 +51,23 @@ final class TxnOffsetCommits
 
     /**
      * Starts the commit (on the agent): its answer once {@link Commit#complete}; a v5+ add meeting
-     * CONCURRENT_TRANSACTIONS is asked again until {@code retryMaxMs} after {@code nowMs}.
+     * CONCURRENT_TRANSACTIONS is asked again until {@code retryMaxMs} after {@code nowMs} (by the coordinator's node
+     * when that is another: {@code remote}).
      */
-    static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final Asked asked, final long nowMs,
-        final long retryMaxMs)
+    static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final RemoteTxnCheck remote,
+        final Asked asked, final long nowMs, final long retryMaxMs)
     {
         final Commit commit = new Commit(groups, transactions, asked);
         if (asked.groupId() == null || asked.groupId().isEmpty())
         {
             commit.finish(Errors.INVALID_GROUP_ID);
+            return commit;
+        }
+        commit.remote = remote.askElsewhere(transactions, asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
+            commit.offsetsPartition, asked.version() >= 5);
+        if (commit.remote != null)
+        {
+            commit.complete(nowMs);
         }
         else if (asked.version() >= 5)
         {
@@ -82,6 +93,8 @@ final class TxnOffsetCommits
         /** Until when the batch's write is waited for: from when it is sent, the add held before it aside. */
         private long deadlineMs;
         private HeldAdd adding;
+        /** The verification (or add) asked of the transactional id's coordinator on another node, until answered. */
+        private TxnVerifier.Verification remote;
         private CoordinatorLog.Write write;
         private boolean done;
         private short error;
@@ -105,6 +118,23 @@ final class TxnOffsetCommits
             if (done)
             {
                 return true;
+            }
+            if (remote != null)
+            {
+                if (!remote.done())
+                {
+                    return false;
+                }
+                final short verified = remote.error(0);
+                remote = null;
+                if (verified != Errors.NONE)
+                {
+                    everyPartition = true;
+                    finish(verificationError(verified));
+                    return true;
+                }
+                checkAndWrite(nowMs);
+                return done;
             }
             if (adding != null)
             {
@@ -165,6 +195,13 @@ final class TxnOffsetCommits
                 finish(verificationError(verified));
                 return;
             }
+            checkAndWrite(nowMs);
+        }
+
+        /** The transaction verified: the group checked, the batch sent. */
+        private void checkAndWrite(final long nowMs)
+        {
+            everyPartition = true;
             final short groupError = groups.validateTxnCommit(asked);
             if (groupError != Errors.NONE || asked.offsets().isEmpty())
             {

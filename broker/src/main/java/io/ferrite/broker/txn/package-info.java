@@ -42,7 +42,9 @@
  * marker runs, the timers, the load), and one handler per API ({@link io.ferrite.broker.txn.TxnHandlers}).
  *
  * <p>TxnOffsetCommit is the group coordinator's ({@code group.TxnOffsetCommits}, on the same agent):
- * it calls {@link io.ferrite.broker.txn.TxnCoordinator#verify} or {@code addPartitions} directly.
+ * it calls {@link io.ferrite.broker.txn.TxnCoordinator#verify} or {@code addPartitions} directly, or in a cluster,
+ * when the transactional id's coordinator is another node, asks that node through the produce's
+ * {@link io.ferrite.broker.txn.RemoteVerifier} ({@code group.RemoteTxnCheck}).
  *
  * <h2>Not here yet</h2>
  * InitProducerId v6's two-phase commit (KIP-939; Kafka 4.4 does not advertise it). The produce's

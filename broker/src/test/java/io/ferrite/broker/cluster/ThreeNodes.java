@@ -7,8 +7,11 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -114,6 +117,33 @@ final class ThreeNodes implements AutoCloseable
     {
         return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + listenerPorts[id],
             AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000", AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000"));
+    }
+
+    /**
+     * A kafka-clients transactional producer of {@code transactionalId} on {@code bootstrap}, acks=all, its transactions
+     * timed out after 20 s, initialised ({@code initTransactions}); closed again if that fails.
+     */
+    static KafkaProducer<String, String> transactionalProducer(final String bootstrap, final String transactionalId)
+    {
+        final Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "20000");
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        final KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+        try
+        {
+            producer.initTransactions();
+            return producer;
+        }
+        catch (final RuntimeException ex)
+        {
+            producer.close(Duration.ofSeconds(5));
+            throw ex;
+        }
     }
 
     /** The last lines node {@code id} logged, without stack frames. */

@@ -12,13 +12,11 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -291,25 +289,7 @@ final class TransactionCoordinatorFailoverTest
 
     private static KafkaProducer<String, String> producer(final String bootstrap)
     {
-        final Properties props = new Properties();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, TXN_ID);
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "20000");
-        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
-        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
-        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-        final KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
-        try
-        {
-            producer.initTransactions();
-            return producer;
-        }
-        catch (final RuntimeException ex)
-        {
-            producer.close(Duration.ofSeconds(5));
-            throw ex;
-        }
+        return ThreeNodes.transactionalProducer(bootstrap, TXN_ID);
     }
 
     /** Reads every partition to its last stable offset, read_committed: the partitions seen of each transaction. */
