@@ -67,10 +67,10 @@ public final class BrokerCounters
         this.groups = new GroupCounters(this);
     }
 
-    /** The most network threads whose counters (and the (others) topic's) fit in the file. */
+    /** The most network threads whose counters (and the (others) topic's, and the broker-wide group ones) fit in the file. */
     public static int maxNetworkThreads()
     {
-        return CAPACITY / (NetworkCounters.COUNT + TopicCounters.PER_THREAD);
+        return (CAPACITY - LagCounters.BROKER_WIDE - GroupCounters.COUNT) / (NetworkCounters.COUNT + TopicCounters.PER_THREAD);
     }
 
     /**

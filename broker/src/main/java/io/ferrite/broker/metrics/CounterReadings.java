@@ -52,15 +52,10 @@ public final class CounterReadings
         final List<Lag> lags = new ArrayList<>();
         reader.forEach((id, typeId, key, label) ->
         {
-            if (typeId == CounterTypes.CONSUMER_LAG && label.startsWith(LagCounters.PREFIX))
+            final String group = typeId == CounterTypes.CONSUMER_LAG ? LagCounters.groupOf(label) : null;
+            if (group != null)
             {
-                final int partitionAt = label.indexOf(LagCounters.PARTITION, LagCounters.PREFIX.length());
-                final int groupAt = partitionAt < 0 ? -1 : label.indexOf(LagCounters.GROUP, partitionAt);
-                if (groupAt > 0)
-                {
-                    lags.add(new Lag(label.substring(groupAt + LagCounters.GROUP.length()),
-                        label.substring(LagCounters.PREFIX.length(), partitionAt), key.getInt(4), reader.getCounterValue(id)));
-                }
+                lags.add(new Lag(group, LagCounters.topicOf(label), key.getInt(4), reader.getCounterValue(id)));
             }
         });
         return lags;

@@ -43,13 +43,13 @@ final class CounterTable
     /** As above; with {@code group}, only that consumer group's lag counters. */
     static List<Row> read(final CountersReader reader, final boolean perThread, final String filter, final String group)
     {
-        final String groupSuffix = group == null ? null : LagCounters.GROUP + group;
+
         final Map<String, long[]> sums = new LinkedHashMap<>(); // label -> {sum, type id}
         reader.forEach((value, id, label) ->
         {
             final String name = perThread ? label : withoutThread(label);
-            if ((filter == null || name.contains(filter)) && (groupSuffix == null ||
-                reader.getCounterTypeId(id) == CounterTypes.CONSUMER_LAG && name.endsWith(groupSuffix)))
+            if ((filter == null || name.contains(filter)) && (group == null ||
+                reader.getCounterTypeId(id) == CounterTypes.CONSUMER_LAG && group.equals(LagCounters.groupOf(label))))
             {
                 final long[] sum = sums.computeIfAbsent(name, k -> new long[] {0, reader.getCounterTypeId(id)});
                 sum[0] += value;

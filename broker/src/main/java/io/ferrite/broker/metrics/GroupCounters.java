@@ -14,6 +14,9 @@ public final class GroupCounters
     /** Kafka's classic group states as its metrics' {@code state} tag and its NumGroups* gauges name them. */
     public static final String[] STATES = {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"};
 
+    /** Counters allocated at the start: one per state and five more. */
+    static final int COUNT = STATES.length + 5;
+
     private final AtomicCounter[] groups = new AtomicCounter[STATES.length];
     private final AtomicCounter offsets;
     private final AtomicCounter commits;

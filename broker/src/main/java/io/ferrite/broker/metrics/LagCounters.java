@@ -30,6 +30,8 @@ public final class LagCounters
     public static final int MAX = 4096;
     /** Free counters left to topics (a topic takes 3 per network thread: 1024 is 113 topics of 3 network threads). */
     static final int RESERVE = 1024;
+    /** Broker-wide counters allocated at the start (the not-counted gauge). */
+    static final int BROKER_WIDE = 1;
     static final String PREFIX = "consumer lag topic=";
     static final String PARTITION = " partition=";
     static final String GROUP = " group=";
@@ -78,5 +80,29 @@ public final class LagCounters
     static String label(final String group, final String topic, final int partition)
     {
         return PREFIX + topic + PARTITION + partition + GROUP + group;
+    }
+
+    /** The group of a lag counter's {@code label} (after the first " group=" that follows " partition="), or null. */
+    static String groupOf(final String label)
+    {
+        final int at = groupAt(label);
+        return at < 0 ? null : label.substring(at + GROUP.length());
+    }
+
+    /** The topic of a lag counter's {@code label}, or null. */
+    static String topicOf(final String label)
+    {
+        final int at = groupAt(label);
+        return at < 0 ? null : label.substring(PREFIX.length(), label.indexOf(PARTITION, PREFIX.length()));
+    }
+
+    private static int groupAt(final String label)
+    {
+        if (!label.startsWith(PREFIX))
+        {
+            return -1;
+        }
+        final int partitionAt = label.indexOf(PARTITION, PREFIX.length());
+        return partitionAt < 0 ? -1 : label.indexOf(GROUP, partitionAt);
     }
 }
