@@ -6,6 +6,7 @@ import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.agrona.concurrent.status.AtomicCounter;
 
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
@@ -34,6 +35,9 @@ final class GroupLag
     {
         final AtomicCounter counter;
         long pass;
+        /** The partition, looked up again when the registry published a change ({@link #topicsVersion}); null: none. */
+        Partition partition;
+        long topicsVersion = -1;
 
         Lag(final AtomicCounter counter)
         {
@@ -53,6 +57,9 @@ final class GroupLag
     private int live;
     private int seen;
     private int notCounted;
+    /** The registry's list of topics last seen: it publishes a new list at each change, and only then. */
+    private Collection<Topic> topicsSeen;
+    private long topicsVersion;
 
     GroupLag(final Map<String, Group> groups, final TopicRegistry topics)
     {
@@ -73,6 +80,7 @@ final class GroupLag
         {
             return;
         }
+        checkTopics();
         pass++;
         seen = 0;
         notCounted = 0;
@@ -90,6 +98,7 @@ final class GroupLag
         final Group group = counters == null ? null : groups.get(groupId);
         if (group != null)
         {
+            checkTopics();
             refresh(group);
         }
     }
@@ -132,11 +141,26 @@ final class GroupLag
             lag.pass = pass;
             seen++;
         }
-        final Topic topic = topics.topic(tp.topic());
-        if (topic != null && tp.partition() < topic.partitions.length)
+        if (lag.topicsVersion != topicsVersion)
         {
-            final Partition partition = topic.partitions[tp.partition()];
-            lag.counter.setRelease(partition.log.highWatermark() - offset.offset());
+            // a lookup by name allocates: only after a change of topics, not at each refresh
+            final Topic topic = topics.topic(tp.topic());
+            lag.partition = topic != null && tp.partition() < topic.partitions.length ? topic.partitions[tp.partition()] : null;
+            lag.topicsVersion = topicsVersion;
+        }
+        if (lag.partition != null)
+        {
+            lag.counter.setRelease(lag.partition.log.highWatermark() - offset.offset());
+        }
+    }
+
+    private void checkTopics()
+    {
+        final Collection<Topic> now = topics.topics();
+        if (now != topicsSeen)
+        {
+            topicsSeen = now;
+            topicsVersion++;
         }
     }
 
