@@ -186,6 +186,7 @@ public final class Broker implements AutoCloseable
             this.leadership = new ReplicaLeadership(topics, logThreads, config);
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
+            groups.counters(counters);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
                 coordinators, producerIds);
             transactions.offsetsPartitionOf(groups::offsetsPartitionOf);

@@ -158,6 +158,8 @@ public final class GroupCoordinator implements AutoCloseable
     private final SyncPhase syncs;
     private final Membership members;
     private final GroupTimers timers;
+    /** What the agent writes into the broker's counters about the groups (agent only). */
+    private final GroupMetrics metrics;
     private final CoordinatorAgent agent;
     private final CoordinatorClock clock;
     /** Which groups this node coordinates: all alone, the partitions it leads in a cluster. */
@@ -196,10 +198,11 @@ public final class GroupCoordinator implements AutoCloseable
         this.store = runtime.log().topic(OFFSETS_TOPIC, "group", settings.offsetsTopicPartitions(),
             Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())),
             CoordinatorLog::ofFailedWrite);
+        this.metrics = new GroupMetrics(groups, topics);
         this.joins = new JoinPhase(groups, settings, store, clock);
-        this.syncs = new SyncPhase(groups, store, joins, clock);
+        this.syncs = new SyncPhase(groups, store, joins, clock, metrics);
         this.members = new Membership(groups, joins, clock);
-        this.timers = new GroupTimers(groups, txnOffsets, settings, store, joins, syncs, members, clock);
+        this.timers = new GroupTimers(groups, txnOffsets, settings, store, joins, syncs, members, clock, metrics);
         this.agent = runtime.agent();
         this.ownership = new GroupOwnership(this, topics, groups, txnOffsets);
         runtime.onBeforeCalls(ownership::reconcile);
@@ -227,6 +230,7 @@ public final class GroupCoordinator implements AutoCloseable
                 migration = null;
             }
             timers.check(nowMs);
+            metrics.tick(nowMs);
         });
     }
 
@@ -254,6 +258,14 @@ public final class GroupCoordinator implements AutoCloseable
     {
         ownership.followsLeaders(locator);
         store.createdElsewhere();
+    }
+
+    /**
+     * Where the groups' figures and lags go: the broker's counters file (before the agent starts; without it, nowhere).
+     */
+    public void counters(final io.ferrite.broker.metrics.BrokerCounters counters)
+    {
+        metrics.counters(counters.lag(), counters.groups());
     }
 
     /** The agent's clock. */
@@ -359,7 +371,7 @@ public final class GroupCoordinator implements AutoCloseable
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
-            commitHooks);
+            commitHooks, metrics);
     }
 
     /** TxnOffsetCommit's group checks ({@link TxnOffsetCommits#validate}). */
@@ -474,6 +486,6 @@ public final class GroupCoordinator implements AutoCloseable
         final Map<Group.TopicPartition, Short> results)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return GroupDeletions.deleteOffsets(groups, txnOffsets, store, groupId, partitions, results);
+        return GroupDeletions.deleteOffsets(groups, txnOffsets, store, groupId, partitions, results, metrics);
     }
 }

@@ -146,7 +146,8 @@ final class GroupDeletions
 
     /** OffsetDelete of {@code partitions} (known topics): GROUP_ID_NOT_FOUND or a write error for the whole request, else one per partition. */
     static OffsetsDeleted deleteOffsets(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
-        final String groupId, final Collection<Group.TopicPartition> partitions, final Map<Group.TopicPartition, Short> results)
+        final String groupId, final Collection<Group.TopicPartition> partitions, final Map<Group.TopicPartition, Short> results,
+        final GroupMetrics metrics)
     {
         if (groupId == null || groupId.isEmpty())
         {
@@ -185,6 +186,7 @@ final class GroupDeletions
             if (error == Errors.NONE)
             {
                 deleting.forEach(tp -> pending.drop(groupId, tp));
+                metrics.deleted(deleting.size());
             }
             if (error == Errors.NONE && now != null)
             {
@@ -203,7 +205,7 @@ final class GroupDeletions
      * keeps its offset, and a group with any keeps itself, as Kafka's cleanupExpiredOffsets.
      */
     static void expireOffsets(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
-        final long retentionMs, final long now)
+        final long retentionMs, final long now, final GroupMetrics metrics)
     {
         for (final Group group : new ArrayList<>(groups.values()))
         {
@@ -230,7 +232,14 @@ final class GroupDeletions
             {
                 continue;
             }
-            store.write(group.groupId, keys, tombstones(keys.size()), error -> expired(groups, store, group.groupId, expired, groupGoes, error));
+            store.write(group.groupId, keys, tombstones(keys.size()), error ->
+            {
+                expired(groups, store, group.groupId, expired, groupGoes, error);
+                if (error == Errors.NONE)
+                {
+                    metrics.expired(expired.size());
+                }
+            });
         }
     }
 

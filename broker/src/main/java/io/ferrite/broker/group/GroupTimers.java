@@ -28,11 +28,14 @@ final class GroupTimers
     private final SyncPhase syncs;
     private final Membership members;
     private final CoordinatorClock clock;
+    private final GroupMetrics metrics;
     private long nextRetentionCheck;
 
     GroupTimers(final Map<String, Group> groups, final TxnOffsets pending, final GroupCoordinator.Settings settings,
-        final CoordinatorTopic store, final JoinPhase joins, final SyncPhase syncs, final Membership members, final CoordinatorClock clock)
+        final CoordinatorTopic store, final JoinPhase joins, final SyncPhase syncs, final Membership members, final CoordinatorClock clock,
+        final GroupMetrics metrics)
     {
+        this.metrics = metrics;
         this.clock = clock;
         this.groups = groups;
         this.pending = pending;
@@ -80,7 +83,7 @@ final class GroupTimers
         {
             nextRetentionCheck = now + settings.retentionCheckIntervalMs();
             // retention counts from wall times (commit timestamps, the group's state timestamp)
-            GroupDeletions.expireOffsets(groups, pending, store, settings.offsetsRetentionMs(), clock.wallMs());
+            GroupDeletions.expireOffsets(groups, pending, store, settings.offsetsRetentionMs(), clock.wallMs(), metrics);
         }
     }
 }

@@ -53,10 +53,13 @@ final class OffsetCommits
     {
     }
 
-    /** Checks, then writes the {@code asked} offsets (the partitions that passed their own checks; may be empty), stored once written. */
+    /**
+     * Checks, then writes the {@code asked} offsets (the partitions that passed their own checks; may be empty), stored
+     * once written, and then counted in {@code metrics} (the group's lag refreshed).
+     */
     static Result commit(final Map<String, Group> groups, final CoordinatorTopic store, final String groupId, final int generationId,
         final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Asked> asked,
-        final Hooks hooks)
+        final Hooks hooks, final GroupMetrics metrics)
     {
         final short groupError = validate(groups, groupId, generationId, memberId, groupInstanceId, version);
         if (hooks != null && hooks.afterValidated() != null)
@@ -95,6 +98,7 @@ final class OffsetCommits
                 if (error == Errors.NONE)
                 {
                     store(groups, groupId, offsets, baseOffset, store.clock().wallMs());
+                    metrics.committed(groupId, offsets.size());
                 }
             }));
     }

@@ -25,13 +25,16 @@ final class SyncPhase
     private final CoordinatorTopic store;
     private final JoinPhase joins;
     private final CoordinatorClock clock;
+    private final GroupMetrics metrics;
 
-    SyncPhase(final Map<String, Group> groups, final CoordinatorTopic store, final JoinPhase joins, final CoordinatorClock clock)
+    SyncPhase(final Map<String, Group> groups, final CoordinatorTopic store, final JoinPhase joins, final CoordinatorClock clock,
+        final GroupMetrics metrics)
     {
         this.groups = groups;
         this.store = store;
         this.joins = joins;
         this.clock = clock;
+        this.metrics = metrics;
     }
 
 
@@ -161,6 +164,7 @@ final class SyncPhase
         if (error == Errors.NONE)
         {
             group.transition(Group.State.STABLE, clock.wallMs());
+            metrics.rebalanceCompleted(); // as Kafka's CompletedRebalances: the assignment stored, the group Stable
         }
         else
         {

@@ -40,6 +40,8 @@ public final class BrokerCounters
     private final RequestLatencies latencies;
     private final Map<String, TopicCounters> topics = new HashMap<>();
     private final TopicCounters others;
+    private final LagCounters lag;
+    private final GroupCounters groups;
     private boolean full;
 
     private BrokerCounters(final CountersFile file, final AtomicBuffer metadata, final AtomicBuffer values,
@@ -61,12 +63,14 @@ public final class BrokerCounters
         }
         this.latencies = new RequestLatencies(times);
         this.others = newTopic("(others)");
+        this.lag = new LagCounters(this);
+        this.groups = new GroupCounters(this);
     }
 
-    /** The most network threads whose counters (and the (others) topic's) fit in the file. */
+    /** The most network threads whose counters (and the (others) topic's, and the broker-wide group ones) fit in the file. */
     public static int maxNetworkThreads()
     {
-        return CAPACITY / (NetworkCounters.COUNT + TopicCounters.PER_THREAD);
+        return (CAPACITY - LagCounters.BROKER_WIDE - GroupCounters.COUNT) / (NetworkCounters.COUNT + TopicCounters.PER_THREAD);
     }
 
     /**
@@ -107,6 +111,30 @@ public final class BrokerCounters
     public RequestLatencies latencies()
     {
         return latencies;
+    }
+
+    /** The consumer groups' lag counters (written by the group coordinator's agent). */
+    public LagCounters lag()
+    {
+        return lag;
+    }
+
+    /** The group coordinator's counters (written by its agent). */
+    public GroupCounters groups()
+    {
+        return groups;
+    }
+
+    /** Counters still free in the file. */
+    synchronized int available()
+    {
+        return manager.available();
+    }
+
+    /** Gives counter {@code id} back (not reused for {@link #FREE_TO_REUSE_MS}). */
+    synchronized void free(final int id)
+    {
+        manager.free(id);
     }
 
     /** A reader of the counters (in this process). */

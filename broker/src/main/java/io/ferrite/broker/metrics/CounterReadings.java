@@ -3,9 +3,11 @@ package io.ferrite.broker.metrics;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -21,8 +23,9 @@ public final class CounterReadings
     public static final int ALL_THREADS = -1;
 
     /**
-     * One counter's figure: its type id, its network thread ({@link #ALL_THREADS} once summed), its API key or error
-     * code ({@link CounterTypes#REQUESTS}, {@link CounterTypes#API_ERRORS}, {@link CounterTypes#ERROR_CODES}; both
+     * One counter's figure: its type id, its network thread ({@link #ALL_THREADS} once summed), its API key, error
+     * code or group state ({@link CounterTypes#REQUESTS}, {@link CounterTypes#API_ERRORS}, {@link CounterTypes#ERROR_CODES},
+     * {@link CounterTypes#GROUPS}; both
      * for {@link CounterTypes#REQUEST_ERRORS}, see {@link CounterTypes#requestError}; 0 for the others) and its topic
      * (the per-topic types; null for the others).
      */
@@ -34,8 +37,28 @@ public final class CounterReadings
         }
     }
 
+    /** A consumer group's lag on a partition ({@link CounterTypes#CONSUMER_LAG}). */
+    public record Lag(String group, String topic, int partition, long value)
+    {
+    }
+
     private CounterReadings()
     {
+    }
+
+    /** Every consumer group's lag now, in the order of their counters' ids. */
+    public static List<Lag> lags(final CountersReader reader)
+    {
+        final List<Lag> lags = new ArrayList<>();
+        reader.forEach((id, typeId, key, label) ->
+        {
+            final String group = typeId == CounterTypes.CONSUMER_LAG ? LagCounters.groupOf(label) : null;
+            if (group != null)
+            {
+                lags.add(new Lag(group, LagCounters.topicOf(label), key.getInt(4), reader.getCounterValue(id)));
+            }
+        });
+        return lags;
     }
 
     /** Every allocated counter's figure and value now, in the order of their ids. */
@@ -117,7 +140,7 @@ public final class CounterReadings
             return new Figure(typeId, thread, 0, topic(key, label));
         }
         final boolean coded = typeId == CounterTypes.REQUESTS || typeId == CounterTypes.API_ERRORS ||
-            typeId == CounterTypes.ERROR_CODES || typeId == CounterTypes.REQUEST_ERRORS;
+            typeId == CounterTypes.ERROR_CODES || typeId == CounterTypes.REQUEST_ERRORS || typeId == CounterTypes.GROUPS;
         return new Figure(typeId, thread, coded ? key.getInt(4) : 0, null);
     }
 

@@ -20,7 +20,14 @@ final class CounterTable
         /** A level, not a count: a rate of it means nothing. */
         boolean isGauge()
         {
-            return typeId == CounterTypes.CONNECTIONS_OPEN;
+            return typeId == CounterTypes.CONNECTIONS_OPEN || typeId == CounterTypes.CONSUMER_LAG ||
+                typeId == CounterTypes.LAG_NOT_COUNTED;
+        }
+
+        /** Shown at 0 too: a lag counter exists only while its group has an offset committed, and 0 is its news. */
+        boolean shownAtZero()
+        {
+            return typeId == CounterTypes.CONSUMER_LAG;
         }
     }
 
@@ -30,11 +37,19 @@ final class CounterTable
 
     static List<Row> read(final CountersReader reader, final boolean perThread, final String filter)
     {
+        return read(reader, perThread, filter, null);
+    }
+
+    /** As above; with {@code group}, only that consumer group's lag counters. */
+    static List<Row> read(final CountersReader reader, final boolean perThread, final String filter, final String group)
+    {
+
         final Map<String, long[]> sums = new LinkedHashMap<>(); // label -> {sum, type id}
         reader.forEach((value, id, label) ->
         {
             final String name = perThread ? label : withoutThread(label);
-            if (filter == null || name.contains(filter))
+            if ((filter == null || name.contains(filter)) && (group == null ||
+                reader.getCounterTypeId(id) == CounterTypes.CONSUMER_LAG && group.equals(LagCounters.groupOf(label))))
             {
                 final long[] sum = sums.computeIfAbsent(name, k -> new long[] {0, reader.getCounterTypeId(id)});
                 sum[0] += value;

@@ -47,6 +47,25 @@ public final class CounterTypes
     public static final int CONNECTIONS_OPEN = 1032;
     /** Duty cycles of a network thread (key: thread). */
     public static final int DUTY_CYCLES = 1040;
+    /**
+     * A consumer group's lag on one partition, a gauge: the partition's high watermark minus the group's committed
+     * offset (key: -1, the partition; the topic and group in the label, see {@link LagCounters}).
+     */
+    public static final int CONSUMER_LAG = 1050;
+    /** Committed offsets whose lag has no counter (beyond {@link LagCounters#MAX}), a gauge (key: -1). */
+    public static final int LAG_NOT_COUNTED = 1051;
+    /** Classic groups in one state, a gauge (key: -1, the state's index in {@link GroupCounters#STATES}). */
+    public static final int GROUPS = 1060;
+    /** Committed offsets the coordinator holds, a gauge (key: -1; Kafka's NumOffsets, offset-count). */
+    public static final int OFFSETS = 1061;
+    /** Offsets committed by OffsetCommit, one per partition (key: -1; Kafka's offset-commit-count). */
+    public static final int OFFSET_COMMITS = 1062;
+    /** Offsets expired by offsets.retention.minutes (key: -1; Kafka's offset-expiration-count). */
+    public static final int OFFSETS_EXPIRED = 1063;
+    /** Offsets deleted by OffsetDelete (key: -1; Kafka's offset-deletion-count). */
+    public static final int OFFSETS_DELETED = 1064;
+    /** Classic groups' rebalances completed: their leader's assignment stored (key: -1; group-completed-rebalance-count). */
+    public static final int REBALANCES_COMPLETED = 1065;
 
     /** The key's value for a code not counted one by one. */
     public static final int OTHER_CODE = -1;

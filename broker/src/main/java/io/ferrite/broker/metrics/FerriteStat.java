@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code ferrite-stat [--dir LOG_DIR] [--once] [--filter TEXT] [--all] [--per-thread]}: reads a broker's counters
+ * {@code ferrite-stat [--dir LOG_DIR] [--once] [--filter TEXT] [--group GROUP] [--all] [--per-thread]}: reads a broker's counters
  * file from another process (as Aeron's AeronStat reads {@code cnc.dat}) and prints them as a table, every second
  * until interrupted, or once. It reads what the broker wrote last, whether the broker runs or died; a restarted
  * broker's new file is picked up at the next refresh (the file is mapped again each time; a refresh that finds none,
@@ -32,6 +32,9 @@ public final class FerriteStat implements Callable<Integer>
 
     @Option(names = "--filter", paramLabel = "TEXT", description = "only the counters whose label contains TEXT")
     String filter;
+
+    @Option(names = "--group", paramLabel = "GROUP", description = "only consumer group GROUP's lag, per partition")
+    String group;
 
     @Option(names = "--all", description = "also the counters still at 0")
     boolean all;
@@ -103,7 +106,7 @@ public final class FerriteStat implements Callable<Integer>
             final boolean alive = running(pid, file.startTimeMs());
             out.printf("%s  broker pid %d (%s), started %s%n", Instant.now(), pid, alive ? "running" : "not running",
                 Instant.ofEpochMilli(file.startTimeMs()));
-            final List<CounterTable.Row> rows = CounterTable.read(file.reader(), perThread, filter);
+            final List<CounterTable.Row> rows = CounterTable.read(file.reader(), perThread, filter, group);
             final long nowNs = System.nanoTime();
             final double seconds = previousNs == 0 ? 0 : (nowNs - previousNs) / 1e9; // the real interval, not the asked one
             previousNs = nowNs;
@@ -115,7 +118,7 @@ public final class FerriteStat implements Callable<Integer>
             out.printf(rates ? "%-" + width + "s %20s %14s%n" : "%-" + width + "s %20s%n", "label", "value", "per second");
             for (final CounterTable.Row row : rows)
             {
-                if (row.value() == 0 && !all)
+                if (row.value() == 0 && !all && !row.shownAtZero())
                 {
                     continue;
                 }

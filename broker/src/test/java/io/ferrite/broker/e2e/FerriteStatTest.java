@@ -323,7 +323,7 @@ class FerriteStatTest
         return rows(statLines(dir, args));
     }
 
-    private static Map<String, Long> rows(final List<String> lines)
+    static Map<String, Long> rows(final List<String> lines)
     {
         final Map<String, Long> rows = new LinkedHashMap<>();
         for (final String line : lines.subList(2, lines.size()))
@@ -346,7 +346,7 @@ class FerriteStatTest
     }
 
     /** {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it: its standard output. */
-    private static List<String> statLines(final Path logDir, final String... args) throws IOException, InterruptedException
+    static List<String> statLines(final Path logDir, final String... args) throws IOException, InterruptedException
     {
         final List<String> command = statCommand(logDir, args);
         final Path out = Files.createTempFile(logDir.getParent(), "stat", ".txt");

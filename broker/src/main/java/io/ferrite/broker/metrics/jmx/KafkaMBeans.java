@@ -16,6 +16,7 @@ import org.agrona.concurrent.status.CountersReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.management.DynamicMBean;
 import javax.management.InstanceAlreadyExistsException;
 import javax.management.InstanceNotFoundException;
 import javax.management.JMException;
@@ -24,10 +25,12 @@ import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
 import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -67,6 +70,8 @@ public final class KafkaMBeans implements AutoCloseable
     /** What this broker registered (its names only are unregistered at close). */
     private final Set<ObjectName> registered = new HashSet<>();
     private final Map<ObjectName, Meter> meters = new HashMap<>();
+    /** Meters behind rates of other MBeans (the group coordinator's), ticked with {@link #meters}. */
+    private final List<Meter> innerMeters = new ArrayList<>();
     /** The MBeans' objects by name, while registered (tests keep one past {@link #close} through {@link #bean}). */
     private final Map<ObjectName, Object> objects = new HashMap<>();
     /** Per topic: its counters' ids by {@link #TOPIC_TYPES} (refound on each change) and its partitions with gauges. */
@@ -174,6 +179,7 @@ public final class KafkaMBeans implements AutoCloseable
                 }
             }
         }
+        innerMeters.addAll(GroupCoordinatorBeans.register(this::register, ids, this::sum));
         final String replicaManager = "kafka.server:type=ReplicaManager,name=";
         gauge(replicaManager + "PartitionCount", () -> ReplicaCounts.partitions(topics));
         gauge(replicaManager + "LeaderCount", () -> ReplicaCounts.leaders(topics));
@@ -338,6 +344,10 @@ public final class KafkaMBeans implements AutoCloseable
         {
             meter.tick();
         }
+        for (final Meter meter : innerMeters)
+        {
+            meter.tick();
+        }
     }
 
     /** A meter over the counters of figure {@code typeId}, {@code code} (every network thread's). */
@@ -368,6 +378,13 @@ public final class KafkaMBeans implements AutoCloseable
         try
         {
             final ObjectName objectName = new ObjectName(name);
+            if (bean instanceof DynamicMBean dynamic)
+            {
+                server.registerMBean(dynamic, objectName);
+                registered.add(objectName);
+                objects.put(objectName, bean);
+                return;
+            }
             final Class<?> type = bean instanceof Meter ? MeterMBean.class :
                 bean instanceof Histogram ? HistogramMBean.class : GaugeMBean.class;
             @SuppressWarnings({"unchecked", "rawtypes"})

@@ -4,6 +4,7 @@ import io.ferrite.broker.metrics.CounterReadGate;
 import io.ferrite.broker.metrics.CounterReadings;
 import io.ferrite.broker.metrics.CounterReadings.Figure;
 import io.ferrite.broker.metrics.CounterTypes;
+import io.ferrite.broker.metrics.GroupCounters;
 import io.ferrite.broker.metrics.RequestKinds;
 import io.ferrite.wire.message.ApiKeys;
 import io.prometheus.metrics.model.registry.MultiCollector;
@@ -32,6 +33,7 @@ final class CountersCollector implements MultiCollector
 {
     private static final String TOPIC_METRICS = "kafka_server_brokertopicmetrics_";
     private static final String SOCKET_METRICS = "kafka_server_socket_server_metrics_";
+    private static final String GROUP_METRICS = "kafka_server_group_coordinator_metrics_";
     private static final String REQUESTS = "kafka_network_requestmetrics_requests";
     private static final String REQUESTS_HELP = "Requests received, per API, fetches as FetchConsumer and FetchFollower and "
         + "all as Fetch (Kafka's RequestsPerSec, without its version label)";
@@ -73,6 +75,13 @@ final class CountersCollector implements MultiCollector
         final Map<String, Metric> metrics = new LinkedHashMap<>();
         CounterReadings.summed(reader).forEach((figure, value) -> summed(metrics, figure, value));
         CounterReadings.perThread(reader).forEach((figure, value) -> perThread(metrics, figure, value));
+        for (final CounterReadings.Lag lag : CounterReadings.lags(reader))
+        {
+            // kafka_exporter's name and labels, which the usual consumer-lag dashboards and alerts read
+            gauge(metrics, "kafka_consumergroup_lag", "A consumer group's lag on a partition: the high watermark (the "
+                + "log end kafka-consumer-groups.sh shows) minus the group's committed offset", Labels.of("consumergroup",
+                lag.group(), "topic", lag.topic(), "partition", Integer.toString(lag.partition())), lag.value());
+        }
         return metrics;
     }
 
@@ -103,6 +112,26 @@ final class CountersCollector implements MultiCollector
                     + "ErrorsPerSec; NONE not counted; OTHER: the codes not counted one by one)",
                 Labels.of("request", RequestKinds.name(CounterTypes.errorKind(f.code())), "error",
                     CounterReadings.errorName(CounterTypes.errorCode(f.code()))), value);
+            case CounterTypes.GROUPS ->
+            {
+                gauge(metrics, GROUP_METRICS + "classic_group_count", "Classic groups per state (classic-group-count)",
+                    Labels.of("state", GroupCounters.STATES[f.code()]), value);
+                gauge(metrics, GROUP_METRICS + "group_count", "Groups per protocol, classic only (group-count)",
+                    Labels.of("protocol", "classic"), value);
+            }
+            case CounterTypes.OFFSETS -> gauge(metrics, GROUP_METRICS + "offset_count",
+                "Committed offsets the group coordinator holds (offset-count)", Labels.EMPTY, value);
+            case CounterTypes.OFFSET_COMMITS -> gauge(metrics, GROUP_METRICS + "offset_commit_count",
+                "Offsets committed, one per partition, since the start (offset-commit-count: a count, as the JMX exporter "
+                    + "names it)", Labels.EMPTY, value);
+            case CounterTypes.OFFSETS_EXPIRED -> gauge(metrics, GROUP_METRICS + "offset_expiration_count",
+                "Offsets expired by retention since the start (offset-expiration-count)", Labels.EMPTY, value);
+            case CounterTypes.OFFSETS_DELETED -> gauge(metrics, GROUP_METRICS + "offset_deletion_count",
+                "Offsets deleted by OffsetDelete since the start (offset-deletion-count)", Labels.EMPTY, value);
+            case CounterTypes.REBALANCES_COMPLETED -> gauge(metrics, GROUP_METRICS + "group_completed_rebalance_count",
+                "Classic groups' rebalances completed since the start (group-completed-rebalance-count)", Labels.EMPTY, value);
+            case CounterTypes.LAG_NOT_COUNTED -> gauge(metrics, "ferrite_consumergroup_lag_not_counted",
+                "Committed offsets whose lag has no counter (beyond the counters file's room for lag)", Labels.EMPTY, value);
             case CounterTypes.ERROR_CODES -> add(metrics, "ferrite_network_errors",
                 "Errors answered by Produce, Fetch and Metadata, per error code (OTHER: the codes not counted one by one)",
                 Labels.of("error", CounterReadings.errorName(f.code()), "code", Integer.toString(f.code())), value);
@@ -123,9 +152,8 @@ final class CountersCollector implements MultiCollector
                 "Connections a network processor took over (Kafka's connection-creation-total)", processor, value);
             case CounterTypes.CONNECTIONS_CLOSED -> add(metrics, SOCKET_METRICS + "connection_close",
                 "Connections a network processor closed, for any reason (connection-close-total)", processor, value);
-            case CounterTypes.CONNECTIONS_OPEN -> metrics.computeIfAbsent(SOCKET_METRICS + "connection_count",
-                name -> new Metric(name, "Connections open on a network processor (connection-count)", true,
-                    new LinkedHashMap<>())).points().merge(processor, value, Long::sum);
+            case CounterTypes.CONNECTIONS_OPEN -> gauge(metrics, SOCKET_METRICS + "connection_count",
+                "Connections open on a network processor (connection-count)", processor, value);
             case CounterTypes.DUTY_CYCLES -> add(metrics, "ferrite_network_duty_cycles",
                 "Passes of a network thread's duty cycle", Labels.of("networkProcessor", Integer.toString(f.thread())), value);
             default ->
@@ -145,6 +173,13 @@ final class CountersCollector implements MultiCollector
         final long value)
     {
         metrics.computeIfAbsent(name, n -> new Metric(n, help, false, new LinkedHashMap<>())).points()
+            .merge(labels, value, Long::sum);
+    }
+
+    private static void gauge(final Map<String, Metric> metrics, final String name, final String help, final Labels labels,
+        final long value)
+    {
+        metrics.computeIfAbsent(name, n -> new Metric(n, help, true, new LinkedHashMap<>())).points()
             .merge(labels, value, Long::sum);
     }
 

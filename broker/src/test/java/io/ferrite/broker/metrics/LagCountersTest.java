@@ -1,0 +1,68 @@
+package io.ferrite.broker.metrics;
+
+import org.agrona.concurrent.status.AtomicCounter;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/**
+ * The lag counters' bounds (at most {@link LagCounters#MAX}, never the file's last {@link LagCounters#RESERVE} free
+ * counters) and their reading back: group, topic and partition from the label and key, a group id with spaces and the
+ * label's own separators in it included, and ferrite-stat's {@code --group} selection.
+ */
+class LagCountersTest
+{
+    @Test
+    void atMostMaxLagCountersAndTheLastFreeCountersLeftToTopics()
+    {
+        final BrokerCounters roomy = BrokerCounters.inMemory(1, LagCounters.MAX + LagCounters.RESERVE + 1024);
+        final List<AtomicCounter> made = new ArrayList<>();
+        for (int i = 0; i < LagCounters.MAX; i++)
+        {
+            final AtomicCounter c = roomy.lag().allocate("g" + i, "t", 0);
+            assertNotNull(c);
+            made.add(c);
+        }
+        assertNull(roomy.lag().allocate("one-more", "t", 0), "no more than MAX");
+        roomy.lag().free(made.get(0));
+        assertNotNull(roomy.lag().allocate("one-more", "t", 0), "a freed one makes room (another slot: the file has some)");
+
+        final int atStart = 4096 - BrokerCounters.inMemory(1, 4096).available(); // the network thread's, (others), the groups'
+        final BrokerCounters tight = BrokerCounters.inMemory(1, atStart + LagCounters.RESERVE + 3);
+        for (int i = 0; i < 3; i++)
+        {
+            assertNotNull(tight.lag().allocate("g" + i, "t", i));
+        }
+        assertNull(tight.lag().allocate("g3", "t", 3), "the last " + LagCounters.RESERVE + " are the topics'");
+        assertEquals(LagCounters.RESERVE, tight.available());
+        assertEquals("still-counted", tight.topic("still-counted").topic, "a topic still gets counters of its own");
+    }
+
+    @Test
+    void groupTopicAndPartitionAreReadBack()
+    {
+        final BrokerCounters counters = BrokerCounters.inMemory(2, 4096);
+        final String odd = "a group= with spaces topic=x partition=9";
+        counters.lag().allocate(odd, "orders", 3).setRelease(42);
+        counters.lag().allocate("plain", "orders", 0).setRelease(-1); // committed past the end: not clamped
+        counters.lag().notCounted(7);
+
+        assertEquals(List.of(new CounterReadings.Lag(odd, "orders", 3, 42), new CounterReadings.Lag("plain", "orders", 0, -1)),
+            CounterReadings.lags(counters.reader()));
+        assertEquals(List.of(new CounterTable.Row("consumer lag topic=orders partition=0 group=plain", -1,
+            CounterTypes.CONSUMER_LAG)), CounterTable.read(counters.reader(), false, null, "plain"));
+        assertEquals(List.of(new CounterTable.Row("consumer lag topic=orders partition=3 group=" + odd, 42,
+            CounterTypes.CONSUMER_LAG)), CounterTable.read(counters.reader(), false, null, odd));
+        assertEquals(List.of(), CounterTable.read(counters.reader(), false, null, "partition=9"),
+            "a group is matched whole, not by the end of another's id");
+        counters.lag().allocate("y group=plain", "orders", 1).setRelease(5);
+        assertEquals(1, CounterTable.read(counters.reader(), false, null, "plain").size(), "group plain's only");
+        assertEquals(7L, CounterReadings.summed(counters.reader()).get(new CounterReadings.Figure(CounterTypes.LAG_NOT_COUNTED,
+            CounterReadings.ALL_THREADS, 0, null)));
+    }
+}
