@@ -173,7 +173,8 @@ public final class CreateTopicsHandler implements RequestHandler
                 incoming += o.planned && PendingCreations.publishedWhenMade(o.partitions) ? o.partitions : 0;
             }
             admin.creations().makeDownTo(incoming); // the backlog bounded by time: the oldest unpublished topics' files first
-            journal(journal, names, outcomes); // answered once journaled: the files are made in chunks between commands
+            journal(journal, names, outcomes); // answered once journaled: the files are made in chunks between commands,
+            admin.creations().makeSmallBeforeAnswer(); // or now when all unpublished ones are at most a chunk
         }
 
         @Override
