@@ -10,7 +10,6 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -67,8 +66,8 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     private final CoordinatorClock clock;
     private final CoordinatorErrors errors = new CoordinatorErrors();
     private final ManyToOneConcurrentArrayQueue<CoordinatorCall<?, ?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
-    /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
-    private final ArrayList<CoordinatorCall<?, ?>> waiting = new ArrayList<>();
+    /** Calls run whose answer is not final yet (agent only). */
+    private final WaitingCalls waiting = new WaitingCalls();
     /**
      * Set by {@link #close}, and when the agent's thread ended: later calls are refused (the network
      * threads stopped before, in the broker's close).
@@ -364,7 +363,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
         if (!failed && (work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
         {
-            settleWaiting(nowMs);
+            waiting.settle(nowMs, this::report, () -> failed);
         }
         if (!failed)
         {
@@ -420,37 +419,6 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
     }
 
-    /**
-     * Publishes the waiting answers that are final now, and drops the calls whose connection closed
-     * (removal swaps in the last: no order is kept).
-     */
-    private void settleWaiting(final long nowMs)
-    {
-        for (int i = 0; i < waiting.size() && !failed; )
-        {
-            final CoordinatorCall<?, ?> call = waiting.get(i);
-            boolean ended;
-            try
-            {
-                ended = call.cancelled() || call.settle(nowMs);
-            }
-            catch (final Throwable fault)
-            {
-                report(fault);
-                call.failed();
-                ended = true;
-            }
-            if (!ended)
-            {
-                i++;
-                continue;
-            }
-            final int last = waiting.size() - 1;
-            waiting.set(i, waiting.get(last));
-            waiting.remove(last);
-        }
-    }
-
     /** After the last pass: what is queued or waiting is answered COORDINATOR_NOT_AVAILABLE (the broker is closing). */
     @Override
     public void onClose()
@@ -474,11 +442,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             }
             endQuietly(call, false);
         }
-        for (final CoordinatorCall<?, ?> w : waiting)
-        {
-            endQuietly(w, false);
-        }
-        waiting.clear();
+        waiting.abandonAll(w -> endQuietly(w, false));
     }
 
     /** Stops the agent's thread (after the network threads: their answers under way may wait for it). */
