@@ -39,7 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
  * (at most until the next tick) and is unparked by a call queued, by a log thread answering the
- * coordinator ({@link #wake}) and by {@link #close}; a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
+ * coordinator, by another node answering a question a waiting call asked ({@link #wake}: the pass it wakes
+ * settles the waiting calls) and by {@link #close}; a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
  * instead (never both).
  */
 public final class CoordinatorAgent implements Agent, AutoCloseable
@@ -79,6 +80,13 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     private volatile boolean closeRequested;
     /** The thread that runs the agent (its runner's, or the one stepping it), recorded at start: the groups' only thread. */
     private volatile Thread owner;
+    /**
+     * Raised by each {@link #wake}, lowered by the pass that reads it, which then settles the waiting calls even when it
+     * found nothing else to do: an answer from another node (a remote AddPartitionsToTxn's, for a TxnOffsetCommit
+     * waiting on it) changes no state of the agent's, only a waiting call's outcome, and without this it was settled at
+     * the next tick, up to {@value #TICK_MS} ms later.
+     */
+    private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
     /** The agent's thread while it runs (null once closed): whom {@link #wake} unparks. */
     private volatile Thread thread;
     private AgentRunner runner;
@@ -263,6 +271,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     /** From any thread: makes the agent look at its sources now (a call queued, a log thread answered the coordinator). */
     public void wake()
     {
+        woken.set(true); // before the unpark: the pass it wakes sees it, and what the waker published before it
         final Thread t = thread;
         if (t != null)
         {
@@ -305,6 +314,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             throw new AgentTerminationException(true); // expected: the runner ends its run and calls onClose
         }
         final long nowMs = clock.update();
+        final boolean answered = woken.get() && woken.getAndSet(false); // a plain read first: most passes find it low
         if (inHand != null)
         {
             // the last pass was left by a throw while this call was in hand, and the agent carried on
@@ -361,7 +371,8 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
                 report(fault);
             }
         }
-        if (!failed && (work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
+        // a tick may have completed a join or timed a write out; a wake may bring a remote answer a call waits for
+        if (!failed && (work > 0 || tick || answered) && !waiting.isEmpty())
         {
             waiting.settle(nowMs, this::report, () -> failed);
         }
