@@ -8,6 +8,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -86,7 +87,15 @@ final class TxnStateGrownPartitionsTest
         assertFalse(ids.isEmpty(), "ids placed apart by 50 and 57 on different leaders: " + grown);
         for (final String id : ids)
         {
-            commit(id);
+            try
+            {
+                commit(id);
+            }
+            catch (final KafkaException ex)
+            {
+                throw new AssertionError(id + " (partition " + CoordinatorTopic.partitionFor(id, BEFORE) + " of " + BEFORE + ", " +
+                    CoordinatorTopic.partitionFor(id, AFTER) + " of " + AFTER + ") did not commit after the growth: " + grown, ex);
+            }
         }
     }
 
