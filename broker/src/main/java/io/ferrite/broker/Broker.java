@@ -26,6 +26,7 @@ import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorRuntime;
+import io.ferrite.broker.coordinator.PartitionCount;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.txn.TxnConfig;
 import io.ferrite.broker.txn.TxnCoordinator;
@@ -354,13 +355,20 @@ public final class Broker implements AutoCloseable
      * The transaction coordinator's settings. The partition counts of {@code __transaction_state} and
      * {@code __consumer_offsets} are the topics' own when they exist (a transactional id's partition,
      * a group's offsets partition, are placed by them), as Kafka's coordinators take them from the
-     * topics; the configured ones are for their creation.
+     * topics; the configured ones are for their creation. {@code __transaction_state}'s is fixed at the
+     * topic's first sight ({@link PartitionCount}): here if it exists, else when it is created (in a cluster,
+     * also seen in the metadata image).
      */
     private static TxnConfig txnConfig(final BrokerConfig config, final TopicRegistry topics)
     {
-        return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS),
-            partitions(topics, TxnCoordinator.TOPIC, config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
-                BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+        final PartitionCount stateLog = new PartitionCount(TxnCoordinator.TOPIC, BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS,
+            config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), () ->
+            {
+                final Topic t = topics.topic(TxnCoordinator.TOPIC);
+                return t == null ? 0 : t.partitions.length;
+            });
+        stateLog.get(); // fixed now if the topic exists: the count the load replays
+        return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS), stateLog,
             partitions(topics, GroupCoordinator.OFFSETS_TOPIC, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
                 BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2, config.getInt(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS));

@@ -10,6 +10,7 @@ import io.ferrite.broker.api.DescribeConfigsHandler;
 import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.DynamicBrokerConfigs;
+import io.ferrite.broker.coordinator.PartitionCount;
 import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.group.GroupCoordinator;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -217,8 +218,13 @@ public class ClusterMode implements AutoCloseable
                 Map.of("cleanup.policy", "compact", "compression.type", "producer", "segment.bytes",
                     Integer.toString(config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)))));
             remoteMarkers = new RemoteMarkers(FetcherSettings.of(config), config.nodeId(), () -> transactions.agent().wake());
-            txnPlacement = new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC,
-                config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+            final PartitionCount stateLog = transactions.config().stateLog(); // one count for FindCoordinator and the coordinator
+            stateLog.alsoSeenIn(() ->
+            {
+                final ClusterNode joined = node();
+                return joined == null ? 0 : joined.topic(TxnCoordinator.TOPIC).map(ClusterNode.TopicState::partitionCount).orElse(0);
+            });
+            txnPlacement = new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC, stateLog,
                 (short)config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "min.insync.replicas",
                     Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_MIN_ISR)), "unclean.leader.election.enable", "false",

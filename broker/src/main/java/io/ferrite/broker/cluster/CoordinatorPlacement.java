@@ -3,6 +3,7 @@ package io.ferrite.broker.cluster;
 import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.coordinator.PartitionCount;
 import io.ferrite.replication.ClusterNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +31,8 @@ final class CoordinatorPlacement implements PartitionOwnership.Locator
     private final int partitions;
     private final short replicationFactor;
     private final Map<String, String> configs;
+    /** The count keys are placed by, shared with the coordinator (null: the image's live count). */
+    private final PartitionCount count;
     /** A creation asked and not answered yet: one at a time. */
     private final AtomicBoolean creating = new AtomicBoolean();
 
@@ -37,6 +40,23 @@ final class CoordinatorPlacement implements PartitionOwnership.Locator
     CoordinatorPlacement(final Supplier<ClusterNode> node, final String name, final int partitions, final short replicationFactor,
         final Map<String, String> configs)
     {
+        this(node, name, partitions, replicationFactor, configs, null);
+    }
+
+    /**
+     * As above, the keys placed by {@code count} (fixed at the topic's first sight, the coordinator's own count),
+     * the topic created with its setting.
+     */
+    CoordinatorPlacement(final Supplier<ClusterNode> node, final String name, final PartitionCount count, final short replicationFactor,
+        final Map<String, String> configs)
+    {
+        this(node, name, count.configured(), replicationFactor, configs, count);
+    }
+
+    private CoordinatorPlacement(final Supplier<ClusterNode> node, final String name, final int partitions, final short replicationFactor,
+        final Map<String, String> configs, final PartitionCount count)
+    {
+        this.count = count;
         this.node = node;
         this.name = name;
         this.partitions = partitions;
@@ -58,7 +78,7 @@ final class CoordinatorPlacement implements PartitionOwnership.Locator
             create(joined);
             return notAvailable();
         }
-        final int partition = CoordinatorTopic.partitionFor(key, topic.partitionCount());
+        final int partition = CoordinatorTopic.partitionFor(key, count == null ? topic.partitionCount() : count.fix(topic.partitionCount()));
         for (final ClusterNode.PartitionState state : topic.partitions())
         {
             if (state.partition() != partition)

@@ -10,7 +10,6 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -40,7 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>In production {@link #start} runs it on an {@link AgentRunner} of its own that parks while idle
  * (at most until the next tick) and is unparked by a call queued, by a log thread answering the
- * coordinator ({@link #wake}) and by {@link #close}; a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
+ * coordinator, by another node answering a question a waiting call asked ({@link #wake}: the pass it wakes
+ * settles the waiting calls) and by {@link #close}; a test may step it with an {@link org.agrona.concurrent.AgentInvoker}
  * instead (never both).
  */
 public final class CoordinatorAgent implements Agent, AutoCloseable
@@ -67,8 +67,8 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     private final CoordinatorClock clock;
     private final CoordinatorErrors errors = new CoordinatorErrors();
     private final ManyToOneConcurrentArrayQueue<CoordinatorCall<?, ?>> calls = new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
-    /** Calls run whose answer is not final yet (agent only; no order is needed: one per connection). */
-    private final ArrayList<CoordinatorCall<?, ?>> waiting = new ArrayList<>();
+    /** Calls run whose answer is not final yet (agent only). */
+    private final WaitingCalls waiting = new WaitingCalls();
     /**
      * Set by {@link #close}, and when the agent's thread ended: later calls are refused (the network
      * threads stopped before, in the broker's close).
@@ -80,6 +80,13 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     private volatile boolean closeRequested;
     /** The thread that runs the agent (its runner's, or the one stepping it), recorded at start: the groups' only thread. */
     private volatile Thread owner;
+    /**
+     * Raised by each {@link #wake}, lowered by the pass that reads it, which then settles the waiting calls even when it
+     * found nothing else to do: an answer from another node (a remote AddPartitionsToTxn's, for a TxnOffsetCommit
+     * waiting on it) changes no state of the agent's, only a waiting call's outcome, and without this it was settled at
+     * the next tick, up to {@value #TICK_MS} ms later.
+     */
+    private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
     /** The agent's thread while it runs (null once closed): whom {@link #wake} unparks. */
     private volatile Thread thread;
     private AgentRunner runner;
@@ -264,6 +271,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
     /** From any thread: makes the agent look at its sources now (a call queued, a log thread answered the coordinator). */
     public void wake()
     {
+        woken.set(true); // before the unpark: the pass it wakes sees it, and what the waker published before it
         final Thread t = thread;
         if (t != null)
         {
@@ -306,6 +314,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             throw new AgentTerminationException(true); // expected: the runner ends its run and calls onClose
         }
         final long nowMs = clock.update();
+        final boolean answered = woken.get() && woken.getAndSet(false); // a plain read first: most passes find it low
         if (inHand != null)
         {
             // the last pass was left by a throw while this call was in hand, and the agent carried on
@@ -362,9 +371,10 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
                 report(fault);
             }
         }
-        if (!failed && (work > 0 || tick) && !waiting.isEmpty()) // a tick may have completed a join or timed a write out
+        // a tick may have completed a join or timed a write out; a wake may bring a remote answer a call waits for
+        if (!failed && (work > 0 || tick || answered) && !waiting.isEmpty())
         {
-            settleWaiting(nowMs);
+            waiting.settle(nowMs, this::report, () -> failed);
         }
         if (!failed)
         {
@@ -420,37 +430,6 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
         }
     }
 
-    /**
-     * Publishes the waiting answers that are final now, and drops the calls whose connection closed
-     * (removal swaps in the last: no order is kept).
-     */
-    private void settleWaiting(final long nowMs)
-    {
-        for (int i = 0; i < waiting.size() && !failed; )
-        {
-            final CoordinatorCall<?, ?> call = waiting.get(i);
-            boolean ended;
-            try
-            {
-                ended = call.cancelled() || call.settle(nowMs);
-            }
-            catch (final Throwable fault)
-            {
-                report(fault);
-                call.failed();
-                ended = true;
-            }
-            if (!ended)
-            {
-                i++;
-                continue;
-            }
-            final int last = waiting.size() - 1;
-            waiting.set(i, waiting.get(last));
-            waiting.remove(last);
-        }
-    }
-
     /** After the last pass: what is queued or waiting is answered COORDINATOR_NOT_AVAILABLE (the broker is closing). */
     @Override
     public void onClose()
@@ -474,11 +453,7 @@ public final class CoordinatorAgent implements Agent, AutoCloseable
             }
             endQuietly(call, false);
         }
-        for (final CoordinatorCall<?, ?> w : waiting)
-        {
-            endQuietly(w, false);
-        }
-        waiting.clear();
+        waiting.abandonAll(w -> endQuietly(w, false));
     }
 
     /** Stops the agent's thread (after the network threads: their answers under way may wait for it). */

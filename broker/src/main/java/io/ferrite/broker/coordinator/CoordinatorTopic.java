@@ -49,6 +49,8 @@ public final class CoordinatorTopic
      * 0 until fixed; agent only, but {@link #fixCount} before the agent runs.
      */
     private int count;
+    /** When set ({@link #placedBy}): the count shared with the coordinator's other placers, fixed there instead of {@link #count}. */
+    private PartitionCount shared;
     private final Map<String, String> configs;
     /**
      * The topic's creation on the admin agent, once asked for: by the network threads (FindCoordinator)
@@ -92,11 +94,24 @@ public final class CoordinatorTopic
      */
     public int fixCount(final Topic topic)
     {
+        if (shared != null)
+        {
+            return shared.fix(topic.partitions.length);
+        }
         if (count == 0)
         {
             count = topic.partitions.length;
         }
         return count;
+    }
+
+    /**
+     * Places the keys by {@code count}, which FindCoordinator's placement and the coordinator read too (the
+     * transaction coordinator's; before the agent runs).
+     */
+    public void placedBy(final PartitionCount count)
+    {
+        this.shared = count;
     }
 
     /** The topic's name. */
@@ -197,14 +212,13 @@ public final class CoordinatorTopic
     public int partitionCount()
     {
         final Topic topic = topics.topic(name);
-        return topic == null ? partitions : fixCount(topic);
+        return topic != null ? fixCount(topic) : shared != null ? shared.get() : partitions;
     }
 
     /** The partition a key's records go to (all of one partition can share a batch). */
     public int partitionOf(final String key)
     {
-        final Topic topic = topics.topic(name);
-        return partitionFor(key, topic == null ? partitions : fixCount(topic));
+        return partitionFor(key, partitionCount());
     }
 
     /**

@@ -20,9 +20,13 @@ public final class TxnCache
     private static final byte SERVED = 2;
 
     private final TxnConfig config;
-    private final byte[] partitions;
+    /**
+     * Per partition, its state. Sized by the count its ids are placed by ({@link TxnConfig#stateLog}), and grown if that
+     * count is fixed larger than it was when this was made (in a cluster, at the topic's first sight in the image).
+     */
+    private byte[] partitions;
     /** Per partition, how many times it was unloaded: a write sent in an earlier tenure is answered NOT_COORDINATOR. */
-    private final int[] tenures;
+    private int[] tenures;
     private final Map<String, TxnMetadata> byId = new HashMap<>();
     private int loading;
     /** In a cluster, which partitions this node coordinates (null, or not following leaders: the states above). */
@@ -33,6 +37,18 @@ public final class TxnCache
         this.config = config;
         this.partitions = new byte[config.stateLogPartitions()];
         this.tenures = new int[config.stateLogPartitions()];
+    }
+
+    /** {@code partition}, once the arrays hold it. */
+    private int slot(final int partition)
+    {
+        if (partition >= partitions.length)
+        {
+            final int size = Math.max(partition + 1, config.stateLogPartitions());
+            partitions = java.util.Arrays.copyOf(partitions, size);
+            tenures = java.util.Arrays.copyOf(tenures, size);
+        }
+        return partition;
     }
 
     public TxnConfig config()
@@ -51,7 +67,7 @@ public final class TxnCache
     {
         byId.values().removeIf(m -> config.partitionFor(m.transactionalId()) == partition);
         set(partition, NOT_SERVED);
-        tenures[partition]++;
+        tenures[slot(partition)]++;
     }
 
     /**
@@ -60,7 +76,7 @@ public final class TxnCache
      */
     int tenure(final String transactionalId)
     {
-        return tenures[config.partitionFor(transactionalId)];
+        return tenures[slot(config.partitionFor(transactionalId))];
     }
 
     /** The partition's load has begun: its ids answer COORDINATOR_LOAD_IN_PROGRESS until {@link #loaded}. */
@@ -90,7 +106,7 @@ public final class TxnCache
 
     private void set(final int partition, final byte state)
     {
-        if (partitions[partition] == LOADING)
+        if (partitions[slot(partition)] == LOADING)
         {
             loading--;
         }
@@ -109,7 +125,7 @@ public final class TxnCache
         {
             return o.partitionError(config.partitionFor(transactionalId)); // NONE once loaded in this tenure
         }
-        switch (partitions[config.partitionFor(transactionalId)])
+        switch (partitions[slot(config.partitionFor(transactionalId))])
         {
             case SERVED: return Errors.NONE;
             case LOADING: return Errors.COORDINATOR_LOAD_IN_PROGRESS;

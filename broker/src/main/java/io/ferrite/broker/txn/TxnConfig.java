@@ -1,12 +1,15 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.coordinator.PartitionCount;
 
 /**
  * The settings the coordinator's rules read (Kafka's names and 4.4 defaults in {@link #defaults()}).
  *
  * @param maxTimeoutMs           {@code transaction.max.timeout.ms}: a longer InitProducerId timeout is INVALID_TRANSACTION_TIMEOUT
- * @param stateLogPartitions     {@code transaction.state.log.num.partitions}
+ * @param stateLog               the partition count of {@code __transaction_state} its ids are placed by, one for the
+ *                               coordinator and for FindCoordinator's placement ({@link PartitionCount}: the existing
+ *                               topic's, fixed at its first sight, else {@code transaction.state.log.num.partitions})
  * @param offsetsPartitions      {@code offsets.topic.num.partitions}: AddOffsetsToTxn's partition of a group
  * @param idExpirationMs         {@code transactional.id.expiration.ms}: idle ids older than this are removed
  * @param transactionVersion     the cluster's finalized {@code transaction.version} level: the aborts the coordinator
@@ -16,17 +19,24 @@ import io.ferrite.broker.coordinator.CoordinatorTopic;
  * @param timeoutCheckMs         {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}: how often the
  *                               transactions past their timeout are looked for and aborted
  */
-public record TxnConfig(int maxTimeoutMs, int stateLogPartitions, int offsetsPartitions, long idExpirationMs,
+public record TxnConfig(int maxTimeoutMs, PartitionCount stateLog, int offsetsPartitions, long idExpirationMs,
     short transactionVersion, long timeoutCheckMs)
 {
     /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms default. */
     public static final long DEFAULT_TIMEOUT_CHECK_MS = 10_000;
 
-    /** With Kafka's default timeout check interval. */
+    /** With {@code __transaction_state}'s count fixed at {@code stateLogPartitions} and Kafka's default timeout check interval. */
     public TxnConfig(final int maxTimeoutMs, final int stateLogPartitions, final int offsetsPartitions, final long idExpirationMs,
         final short transactionVersion)
     {
-        this(maxTimeoutMs, stateLogPartitions, offsetsPartitions, idExpirationMs, transactionVersion, DEFAULT_TIMEOUT_CHECK_MS);
+        this(maxTimeoutMs, PartitionCount.fixedAt(TxnCoordinator.TOPIC, stateLogPartitions), offsetsPartitions, idExpirationMs,
+            transactionVersion, DEFAULT_TIMEOUT_CHECK_MS);
+    }
+
+    /** The partition count of {@code __transaction_state} its ids are placed by now ({@link PartitionCount#get}). */
+    public int stateLogPartitions()
+    {
+        return stateLog.get();
     }
 
     public static TxnConfig defaults()
@@ -42,7 +52,7 @@ public record TxnConfig(int maxTimeoutMs, int stateLogPartitions, int offsetsPar
     /** The {@code __transaction_state} partition of a transactional id. */
     public int partitionFor(final String transactionalId)
     {
-        return CoordinatorTopic.partitionFor(transactionalId, stateLogPartitions);
+        return stateLog.partitionFor(transactionalId);
     }
 
     /** The {@code __consumer_offsets} partition of a group (AddOffsetsToTxn). */

@@ -17,7 +17,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -65,8 +64,8 @@ public final class TxnCoordinator
     private final TxnMarkerRuns markers;
     /** Which partitions of {@code __transaction_state} this node coordinates. */
     private final TxnOwnership ownership;
-    /** Complete* records whose write failed retriably, by transactional id: written again when their backoff says. */
-    private final Map<String, Rewrite> rewrites = new LinkedHashMap<>();
+    /** Complete* records whose write failed retriably: written again when their backoff says. */
+    private final CompleteRewrites rewrites = new CompleteRewrites();
     /** Jobs the load left (prepared transactions), run by the agent's first tick. */
     private final List<MarkerJob> fromLoad = new ArrayList<>();
     /**
@@ -91,9 +90,10 @@ public final class TxnCoordinator
         this.runtime = runtime;
         this.clock = runtime.clock();
         this.ids = ids;
-        this.store = runtime.log().topic(TOPIC, "transactional id", config.stateLogPartitions(),
+        this.store = runtime.log().topic(TOPIC, "transactional id", config.stateLog().configured(),
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
+        store.placedBy(config.stateLog()); // one count for the store, the cache, the ownership and FindCoordinator
         this.offsetsPartitionOf = config::offsetsPartitionFor;
         this.markers = new TxnMarkerRuns(topics, cache, runtime.log(), clock, complete ->
         {
@@ -188,7 +188,7 @@ public final class TxnCoordinator
         cache.unloaded(p);
         final java.util.function.Predicate<String> ofIt = id -> config.partitionFor(id) == p;
         markers.forget(ofIt);
-        rewrites.keySet().removeIf(ofIt);
+        rewrites.forget(ofIt);
         fromLoad.removeIf(job -> ofIt.test(job.transactionalId()));
         toStart.removeIf(job -> ofIt.test(job.transactionalId()));
     }
@@ -347,7 +347,7 @@ public final class TxnCoordinator
             }
             if (w.then() == TxnWrite.Then.COMPLETED && stale == null)
             {
-                rewritten(w, error, outcome.retry() != null);
+                rewrites.answered(w, error, outcome.retry() != null, clock.nowMs());
             }
             if (outcome.answer() != null && answerTo != null)
             {
@@ -413,40 +413,6 @@ public final class TxnCoordinator
         }
     }
 
-    /**
-     * A Complete* record's answer: a retriable failure schedules it again. Logged where every coordinator write is
-     * (CoordinatorLog's RepeatedWriteFailures: the first failure in a row, then the success after them); a retry given
-     * up for a non-retriable error once some had failed is said here, as nothing else says it.
-     */
-    private void rewritten(final TxnWrite w, final short error, final boolean retry)
-    {
-        Rewrite r = rewrites.get(w.transactionalId());
-        if (retry)
-        {
-            if (r == null)
-            {
-                r = new Rewrite(w, new RetryBackoff());
-                rewrites.put(w.transactionalId(), r);
-            }
-            r.backoff().failed(clock.nowMs());
-            return;
-        }
-        if (r != null)
-        {
-            rewrites.remove(w.transactionalId());
-            if (error != Errors.NONE)
-            {
-                LOG.error("{} of {} given up after {} failed tries (error {}): it waits for the partition's next load", w.transit().state(),
-                    w.transactionalId(), r.backoff().failures(), error);
-            }
-        }
-    }
-
-    /** A Complete* record to write again, and when. */
-    private record Rewrite(TxnWrite write, RetryBackoff backoff)
-    {
-    }
-
     // ------------------------------------------------------------------------------------------
     // timed work
     // ------------------------------------------------------------------------------------------
@@ -460,13 +426,7 @@ public final class TxnCoordinator
             fromLoad.clear();
             jobs.forEach(markers::start);
         }
-        for (final Rewrite r : rewrites.isEmpty() ? List.<Rewrite>of() : new ArrayList<>(rewrites.values()))
-        {
-            if (r.backoff().take(nowMs))
-            {
-                write(r.write(), null);
-            }
-        }
+        rewrites.due(nowMs, w -> write(w, null));
         markers.tick(nowMs);
         if (nextTimeoutCheckMs == 0)
         {

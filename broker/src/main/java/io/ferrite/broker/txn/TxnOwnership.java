@@ -37,9 +37,17 @@ public final class TxnOwnership extends PartitionOwnership
     protected void load(final int partition, final int leaderEpoch)
     {
         final Topic topic = topics.topic(TxnCoordinator.TOPIC);
-        if (topic == null || partition >= topic.partitions.length || partition >= coordinator.config().stateLogPartitions())
+        if (topic == null || partition >= topic.partitions.length)
         {
             throw new IllegalStateException("led but not here");
+        }
+        final int count = coordinator.config().stateLogPartitions();
+        if (partition >= count)
+        {
+            // the topic grown (CreatePartitions) after its count was fixed: no id is placed here while this broker runs
+            LOG.info("{}-{}: led, but ids are placed by the {} partitions fixed at the topic's first sight: none is here",
+                TxnCoordinator.TOPIC, partition, count);
+            return;
         }
         loadedEpochs.put(partition, leaderEpoch); // before the load: it starts the markers of the prepared transactions
         final int records = coordinator.loadPartition(topic.partition(partition), partition);
