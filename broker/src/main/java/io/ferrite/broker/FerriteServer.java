@@ -1,6 +1,8 @@
 package io.ferrite.broker;
 
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.config.ListenerEndpoints;
+import io.ferrite.broker.config.ListenerSecurity;
 import io.ferrite.broker.config.UnknownNames;
 import io.ferrite.log.config.ConfigException;
 import picocli.CommandLine;
@@ -9,6 +11,7 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -18,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.StringJoiner;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -208,10 +212,22 @@ public final class FerriteServer implements Callable<Integer>
             sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> new Thread(shutdown, "ferrite-shutdown").start());
         }
         Runtime.getRuntime().addShutdownHook(new Thread(shutdown, "ferrite-exit"));
-        System.out.println("Ferrite listening on PLAINTEXT://" + broker.address().getHostString() + ":" + broker.address().getPort() +
+        System.out.println("Ferrite listening on " + listening(brokerConfig, broker) +
             " (node " + brokerConfig.nodeId() + ", cluster " + broker.clusterId() + ", data in " + brokerConfig.logDirs() + ")");
         System.out.flush();
         stopped.await();
         return 0;
+    }
+
+    /** Every broker listener, NAME://host:port as bound (the real port when 0 was configured), in the order of listeners. */
+    private static String listening(final BrokerConfig config, final Broker broker) throws IOException
+    {
+        final StringJoiner all = new StringJoiner(",");
+        for (final ListenerEndpoints.Endpoint e : ListenerSecurity.brokerListeners(config))
+        {
+            final InetSocketAddress bound = broker.address(e.name());
+            all.add(e.name() + "://" + bound.getHostString() + ":" + bound.getPort());
+        }
+        return all.toString();
     }
 }

@@ -133,13 +133,17 @@ public final class BrokerConfig
         return values;
     }
 
-    /** Names given that Ferrite does not know (Kafka warns about such ones and carries on). */
+    /**
+     * Names given that Ferrite does not know (Kafka warns about such ones and carries on). The per-listener settings
+     * Ferrite reads ({@link ListenerSecurity#perListenerNames}) are known; any other {@code listener.name.} one is not.
+     */
     public List<String> unknownNames()
     {
         final List<String> unknown = new ArrayList<>();
+        final Map<String, ConfigKey.Type> perListener = ListenerSecurity.perListenerNames(this);
         for (final String name : values.keySet())
         {
-            if (CATALOGUE.key(name) == null)
+            if (CATALOGUE.key(name) == null && !perListener.containsKey(name))
             {
                 unknown.add(name);
             }

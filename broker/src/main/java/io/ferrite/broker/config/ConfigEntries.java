@@ -193,6 +193,15 @@ public final class ConfigEntries
                 entries.add(brokerEntry(state, name, broker.values().get(name), true, TYPE_UNKNOWN, null, true));
             }
         }
+        for (final Map.Entry<String, ConfigKey.Type> e : ListenerSecurity.perListenerNames(broker).entrySet())
+        {
+            final String set = broker.values().get(e.getKey());
+            if (set != null && wanted.test(e.getKey()))
+            {
+                // typed as Kafka types a listener override: as the name it overrides (the JAAS text a PASSWORD, hidden)
+                entries.add(brokerEntry(state, e.getKey(), set, e.getValue() == ConfigKey.Type.PASSWORD, typeId(e.getValue()), null, true));
+            }
+        }
         return entries;
     }
 

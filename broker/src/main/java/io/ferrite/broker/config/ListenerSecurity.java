@@ -3,6 +3,7 @@ package io.ferrite.broker.config;
 import io.ferrite.broker.config.ListenerEndpoints.Endpoint;
 import io.ferrite.log.config.ConfigCatalogue;
 import io.ferrite.log.config.ConfigException;
+import io.ferrite.log.config.ConfigKey;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,6 +14,7 @@ import java.util.Map;
 
 import static io.ferrite.log.config.ConfigKey.Type.INT;
 import static io.ferrite.log.config.ConfigKey.Type.LIST;
+import static io.ferrite.log.config.ConfigKey.Type.PASSWORD;
 import static io.ferrite.log.config.ConfigKey.Type.STRING;
 import static io.ferrite.log.config.ConfigKey.Validator.NONE;
 import static io.ferrite.log.config.ConfigKey.Validator.atLeast;
@@ -30,6 +32,7 @@ public final class ListenerSecurity
     public static final String FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms";
     public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
     public static final String PLAIN = "PLAIN";
+    private static final String PLAIN_JAAS_SUFFIX = "plain.sasl.jaas.config";
 
     private ListenerSecurity()
     {
@@ -96,10 +99,13 @@ public final class ListenerSecurity
 
     /**
      * What each broker listener advertises, by name: its {@code advertised.listeners} entry, else its {@code listeners}
-     * one (a host of "" or a port of 0 there: filled in once bound).
+     * one (a host of "" or a port of 0 there: filled in once bound). As in Kafka 4.4 (KIP-853), {@code advertised.listeners}
+     * may also name controller listeners (Kafka's sample {@code server.properties} does): their names are checked against
+     * all of {@code listeners}, then left out, since the broker's requests never come in on them.
      */
     public static Map<String, Endpoint> advertised(final BrokerConfig config)
     {
+        final List<String> controllers = controllerNames(config);
         final Map<String, Endpoint> byName = new LinkedHashMap<>();
         for (final Endpoint e : brokerListeners(config))
         {
@@ -108,16 +114,22 @@ public final class ListenerSecurity
         final String advertised = config.values().get(BrokerConfig.ADVERTISED_LISTENERS);
         if (advertised != null)
         {
+            final List<String> valid = new ArrayList<>();
+            ListenerEndpoints.parse(BrokerConfig.LISTENERS, config.listeners(), config.values().get(ListenerEndpoints.PROTOCOL_MAP),
+                controllers).forEach(e -> valid.add(e.name()));
             for (final Endpoint e : ListenerEndpoints.parse(BrokerConfig.ADVERTISED_LISTENERS, advertised,
-                config.values().get(ListenerEndpoints.PROTOCOL_MAP), controllerNames(config)))
+                config.values().get(ListenerEndpoints.PROTOCOL_MAP), controllers))
             {
-                if (!byName.containsKey(e.name()))
+                if (!valid.contains(e.name()))
                 {
                     throw new ConfigException(BrokerConfig.ADVERTISED_LISTENERS, advertised, "advertised.listeners listener names must be "
                         + "equal to or a subset of the ones defined in listeners. Found " + e.name() + ". The valid options based on "
-                        + "currently configured listeners are " + String.join(",", byName.keySet()));
+                        + "currently configured listeners are " + String.join(",", valid));
                 }
-                byName.put(e.name(), e);
+                if (!controllers.contains(e.name()))
+                {
+                    byName.put(e.name(), e);
+                }
             }
         }
         return byName;
@@ -163,7 +175,7 @@ public final class ListenerSecurity
                     + ") is not supported by Ferrite yet: only PLAIN (SCRAM-SHA-256/512, GSSAPI and OAUTHBEARER are not)");
             }
         }
-        final String jaasSetting = prefix(listener) + PLAIN.toLowerCase(Locale.ROOT) + ".sasl.jaas.config";
+        final String jaasSetting = prefix(listener) + PLAIN_JAAS_SUFFIX;
         final String jaas = config.values().get(jaasSetting);
         if (jaas == null)
         {
@@ -171,6 +183,22 @@ public final class ListenerSecurity
                 + ".KafkaServer' entry in the JAAS configuration: set " + jaasSetting + " (Ferrite reads no JAAS file)");
         }
         return PlainJaas.users(jaasSetting, jaas);
+    }
+
+    /**
+     * The per-listener settings Ferrite reads, of the broker's listeners, with their Kafka types (those of the names they
+     * override): {@code listener.name.<l>.sasl.enabled.mechanisms} (LIST) and {@code listener.name.<l>.plain.sasl.jaas.config}
+     * (PASSWORD). Known names: no "unknown property" warning for them, and DescribeConfigs types them as Kafka does.
+     */
+    public static Map<String, ConfigKey.Type> perListenerNames(final BrokerConfig config)
+    {
+        final Map<String, ConfigKey.Type> names = new LinkedHashMap<>();
+        for (final Endpoint e : brokerListeners(config))
+        {
+            names.put(prefix(e) + SASL_ENABLED_MECHANISMS, LIST);
+            names.put(prefix(e) + PLAIN_JAAS_SUFFIX, PASSWORD);
+        }
+        return names;
     }
 
     /** Kafka's per-listener prefix: {@code listener.name.<name in lower case>.}. */

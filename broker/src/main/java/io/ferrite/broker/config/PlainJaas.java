@@ -44,12 +44,12 @@ public final class PlainJaas
         final String module = token("a login module class");
         if (!module.equals(PLAIN_LOGIN_MODULE))
         {
-            throw fail("the login module must be " + PLAIN_LOGIN_MODULE + ", not " + module);
+            throw fail("the login module must be " + PLAIN_LOGIN_MODULE);
         }
         final String flag = token("a control flag");
         if (!flag.equals("required") && !flag.equals("requisite") && !flag.equals("sufficient") && !flag.equals("optional"))
         {
-            throw fail("expected a control flag (required, requisite, sufficient, optional), not " + flag);
+            throw fail("expected a control flag (required, requisite, sufficient or optional) after the login module");
         }
         final Map<String, String> users = new LinkedHashMap<>();
         while (true)
@@ -68,7 +68,8 @@ public final class PlainJaas
             skipSpace();
             if (pos >= text.length() || text.charAt(pos) != '=')
             {
-                throw fail("value not specified for option " + key);
+                // the token is not followed by '=': not an option name, perhaps a password whose user_<name>= is missing
+                throw fail("expected an option name followed by '=' (is a user_<name>= missing?)");
             }
             pos++;
             final String value = value(key);
@@ -120,12 +121,12 @@ public final class PlainJaas
             }
             if (pos >= text.length())
             {
-                throw fail("unterminated quoted value of option " + key);
+                throw fail("unterminated quoted value of option " + named(key));
             }
             pos++;
             return value.toString();
         }
-        return token("a value for option " + key);
+        return token("a value for option " + named(key));
     }
 
     private void skipSpace()
@@ -134,6 +135,12 @@ public final class PlainJaas
         {
             pos++;
         }
+    }
+
+    /** An option name for a message: shown only when it looks like one (a misplaced password must not be). */
+    private static String named(final String key)
+    {
+        return key.matches("[A-Za-z_][A-Za-z0-9_.]*") ? key : "at this position";
     }
 
     private ConfigException fail(final String problem)

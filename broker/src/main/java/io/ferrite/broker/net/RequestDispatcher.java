@@ -138,6 +138,14 @@ final class RequestDispatcher
             }
             catch (final Connection.FrameException ex)
             {
+                if (connection.gate instanceof SaslAuthenticator sasl)
+                {
+                    // Kafka fails the authentication: the close waits for the failed-authentication delay
+                    sasl.oversized();
+                    connection.pendingFrameSize = 0;
+                    deferred.add(connection);
+                    return;
+                }
                 connections.close(connection, ex.getMessage(), true);
                 return;
             }

@@ -18,14 +18,21 @@ import java.util.List;
  * the connection's gate ({@code Connection.gate}) until it authenticates, then gone (the request path after it is the
  * same as a PLAINTEXT connection's: nothing is looked at per request but that the gate is null).
  *
- * <p>Before the handshake only ApiVersions (answered as always) and SaslHandshake are taken; any other request closes
- * the connection without an answer (Kafka: "Unexpected Kafka request of type ... during SASL handshake"). A mechanism
+ * <p>Before the handshake only ApiVersions (answered as always, once, as the connection's first request: a second one
+ * closes the connection unanswered, as Kafka's IllegalStateException does) and SaslHandshake are taken; any other request
+ * closes the connection without an answer (Kafka: "Unexpected Kafka request of type ... during SASL handshake"). After a
+ * SaslHandshake v1 a request other than SaslAuthenticate also closes the connection at once, unanswered. Kafka 4.4
+ * differs there: it answers that request, in its own API's format, with ILLEGAL_SASL_STATE ("Unexpected Kafka request
+ * of type X during SASL authentication") after the failed-authentication delay, then closes. Ferrite has no error
+ * response for every API; no kafka-clients or librdkafka flow sends such a request. A mechanism
  * the listener does not offer is UNSUPPORTED_SASL_MECHANISM with the ones it does, and the connection closes. After a
  * SaslHandshake v1 the client authenticates with SaslAuthenticate (v0-v2); after a v0 one it sends the PLAIN token as a
  * bare size-prefixed frame and is answered with an empty one (Kafka still takes that form). A failed authentication is
  * SASL_AUTHENTICATION_FAILED with Kafka's message (a bare token's: no answer), written after
  * {@code connection.failed.authentication.delay.ms}, and the connection closes; its others are not held up (the
- * delay is a pending response of this connection). Nothing here logs a token or a password.
+ * delay is a pending response of this connection). A frame over {@link #MAX_RECEIVE_SIZE} before authentication fails
+ * it too: no answer, the close after the delay (Kafka: "Failing SASL authentication due to invalid receive size").
+ * Nothing here logs a token or a password.
  */
 final class SaslAuthenticator implements RequestHandler
 {
@@ -37,13 +44,18 @@ final class SaslAuthenticator implements RequestHandler
 
     private enum State
     {
-        HANDSHAKE, AUTHENTICATE, BARE_TOKEN
+        /** The first request: ApiVersions or SaslHandshake. */
+        VERSIONS_OR_HANDSHAKE,
+        /** After an ApiVersions: SaslHandshake only. */
+        HANDSHAKE,
+        AUTHENTICATE,
+        BARE_TOKEN
     }
 
     private final Connection connection;
     private final RequestHandler apis;
     private final Listener listener;
-    private State state = State.HANDSHAKE;
+    private State state = State.VERSIONS_OR_HANDSHAKE;
 
     SaslAuthenticator(final Connection connection, final RequestHandler apis)
     {
@@ -62,11 +74,12 @@ final class SaslAuthenticator implements RequestHandler
     public int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        if (state == State.HANDSHAKE && api == ApiKeys.API_VERSIONS)
+        if (state == State.VERSIONS_OR_HANDSHAKE && api == ApiKeys.API_VERSIONS)
         {
+            state = State.HANDSHAKE;
             return apis.handle(api, version, in, offset, limit, out, outOffset, connection);
         }
-        if (state == State.HANDSHAKE && api == ApiKeys.SASL_HANDSHAKE)
+        if ((state == State.VERSIONS_OR_HANDSHAKE || state == State.HANDSHAKE) && api == ApiKeys.SASL_HANDSHAKE)
         {
             return handshake(version, in, offset, limit, out, outOffset);
         }
@@ -74,7 +87,9 @@ final class SaslAuthenticator implements RequestHandler
         {
             return authenticate(version, in, offset, limit, out, outOffset);
         }
-        return CLOSE; // Kafka: an unexpected request during the SASL handshake or authentication ends the connection
+        // Kafka: an unexpected request before the handshake ends the connection; after a v1 handshake Kafka answers it with
+        // ILLEGAL_SASL_STATE after the delay, Ferrite closes at once (see the class comment)
+        return CLOSE;
     }
 
     private int handshake(final short version, final DirectBuffer in, final int offset, final int limit, final MutableDirectBuffer out,
@@ -129,7 +144,8 @@ final class SaslAuthenticator implements RequestHandler
         java.util.Arrays.fill(token, (byte)0);
         if (parts.length != 3)
         {
-            return "Authentication failed during authentication due to invalid credentials with SASL mechanism PLAIN";
+            // Kafka's PlainSaslServer reads at most 4 NUL-separated parts, and names how many it read
+            return "Invalid SASL/PLAIN response: expected 3 tokens, got " + Math.min(parts.length, 4);
         }
         final String user = parts[1];
         if (user.isEmpty())
@@ -155,6 +171,12 @@ final class SaslAuthenticator implements RequestHandler
         connection.principal = "User:" + user;
         connection.gate = null; // authenticated: every request goes to the broker's handlers from now on
         return null;
+    }
+
+    /** A frame over {@link #MAX_RECEIVE_SIZE} before authentication: as a failed authentication, no answer, the close after the delay. */
+    void oversized()
+    {
+        failed(RequestHandler.CLOSE);
     }
 
     /** The answer ending at {@code end} (or none: {@link RequestHandler#CLOSE}) goes after the delay, then the connection closes. */

@@ -58,6 +58,11 @@ final class ClusterConfigsTest
             final String replica = Await.awaitValue(() -> NodeRequests.partition0(cluster.brokerPort(1), "solo"),
                 p -> p.startsWith("leader "), WAIT, () -> "node 1 to know solo-0: " + cluster.tails("solo"));
             assertTrue(replica.contains("replicas [" + NodeRequests.leader(replica) + "]"), replica);
+            // the replica makes the partition's directory when it applies the image, which may come after it answers
+            // from that image: awaited; the other two never make one
+            final int leader = NodeRequests.leader(replica);
+            Await.await(() -> Files.isDirectory(cluster.data(leader).resolve("solo-0")), WAIT,
+                () -> "the replica, node " + leader + ", to make solo-0's directory: " + cluster.tail(leader));
             final List<String> answers = new ArrayList<>();
             for (int id = 1; id <= 3; id++)
             {
@@ -65,7 +70,7 @@ final class ClusterConfigsTest
                 answers.add(Await.awaitValue(() -> shown(NodeRequests.describe(cluster.brokerPort(node), TOPIC, "solo")),
                     shown -> shown.startsWith("error 0"), WAIT, () -> "node " + node + " to describe solo's configs: "
                     + cluster.tail(node)));
-                assertEquals(id == NodeRequests.leader(replica), Files.isDirectory(cluster.data(id).resolve("solo-0")),
+                assertEquals(id == leader, Files.isDirectory(cluster.data(id).resolve("solo-0")),
                     "node " + id + " holds a log of solo-0 only if it is its replica: " + replica);
             }
             assertTrue(answers.get(0).contains(" retention.ms=123456 DYNAMIC_TOPIC_CONFIG [DYNAMIC_TOPIC_CONFIG:retention.ms=123456]"),

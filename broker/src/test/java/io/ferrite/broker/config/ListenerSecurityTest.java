@@ -94,8 +94,51 @@ class ListenerSecurityTest
             "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"top-secret\"");
         assertTrue(message.contains("listener.name.sasl_plaintext.plain.sasl.jaas.config"), message);
         assertFalse(message.contains("top-secret"), message);
-        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "PLAIN",
-            "listener.name.sasl_plaintext.plain.sasl.jaas.config", "com.example.Other required;").contains("must be " + PlainJaas.PLAIN_LOGIN_MODULE));
+        final String other = refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config", "com.example.Other required;");
+        assertTrue(other.contains("must be " + PlainJaas.PLAIN_LOGIN_MODULE), other);
+        assertFalse(other.contains("com.example.Other"), other);
+    }
+
+    @Test
+    void aJaasMistakeNeverEchoesAPassword()
+    {
+        // user_alice= left out: the token where an option name was expected is the password
+        for (final String jaas : new String[] {PlainJaas.PLAIN_LOGIN_MODULE + " required alice-secret;",
+            PlainJaas.PLAIN_LOGIN_MODULE + " required user_bob=\"b\" alice-secret user_carol=\"c\";",
+            PlainJaas.PLAIN_LOGIN_MODULE + " alice-secret user_alice=x;", "alice-secret required user_alice=x;"})
+        {
+            final String message = refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config", jaas);
+            assertTrue(message.contains("listener.name.sasl_plaintext.plain.sasl.jaas.config at character"), message);
+            assertFalse(message.contains("alice-secret"), message);
+        }
+    }
+
+    @Test
+    void thePerListenerSettingsFerriteReadsAreKnownNames()
+    {
+        final BrokerConfig config = config("listeners", "PLAINTEXT://:9092,SASL_PLAINTEXT://:9094", "sasl.enabled.mechanisms", "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS, "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN",
+            "listener.name.sasl_plaintext.ssl.keystore.location", "/k", "listener.name.other.sasl.enabled.mechanisms", "PLAIN");
+        assertEquals(List.of("listener.name.other.sasl.enabled.mechanisms", "listener.name.sasl_plaintext.ssl.keystore.location"),
+            config.unknownNames().stream().sorted().toList(), "only what Ferrite does not read (or no listener of that name has)");
+    }
+
+    @Test
+    void kafkasSampleAdvertisedListenersWithTheControllerListenerIsAccepted()
+    {
+        // Kafka 4.4's config/server.properties (KIP-853: advertised.listeners may name controller listeners)
+        final BrokerConfig config = config("process.roles", "broker,controller", "node.id", "1", "controller.listener.names", "CONTROLLER",
+            "listeners", "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
+            "advertised.listeners", "PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093");
+        final Map<String, Endpoint> advertised = ListenerSecurity.advertised(config);
+        assertEquals(List.of("PLAINTEXT"), List.copyOf(advertised.keySet()), "a controller listener is not the broker's");
+        assertEquals("localhost", advertised.get("PLAINTEXT").host());
+        final String message = refused("process.roles", "broker,controller", "node.id", "1", "controller.listener.names", "CONTROLLER",
+            "listeners", "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", "advertised.listeners", "PLAINTEXT://h:9092,OTHER://h:1",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,OTHER:PLAINTEXT");
+        assertTrue(message.contains("Found OTHER. The valid options based on currently configured listeners are PLAINTEXT,CONTROLLER"), message);
     }
 
     @Test

@@ -64,6 +64,28 @@ public final class RawClient implements AutoCloseable
         out.flush();
     }
 
+    /** The broker closed the connection and sent nothing first: the first read ends (or is reset); a timeout fails. */
+    void assertClosedUnanswered(final String what) throws IOException
+    {
+        assertClosedUnanswered(socket, what);
+    }
+
+    /** {@link #assertClosedUnanswered(String)} on a socket the caller owns. */
+    static void assertClosedUnanswered(final Socket socket, final String what) throws IOException
+    {
+        final int first;
+        try
+        {
+            first = socket.getInputStream().read();
+        }
+        catch (final java.net.SocketException ex) // a reset is a close too; a SocketTimeoutException is not one of these
+        {
+            org.junit.jupiter.api.Assertions.assertTrue(ex.getMessage() == null || ex.getMessage().contains("reset"), ex.toString());
+            return;
+        }
+        org.junit.jupiter.api.Assertions.assertEquals(-1, first, what + ": no byte came back before the close");
+    }
+
     /** Whether any byte of an answer has arrived. */
     boolean answered() throws IOException
     {

@@ -39,8 +39,8 @@ final class ServerCommand
         }
     }
 
-    /** A server that said where it listens; {@link #stop} ends it with SIGTERM. */
-    record Running(Process process, int port, Path stderrFile)
+    /** A server that said where it listens (its {@code listening} line); {@link #stop} ends it with SIGTERM. */
+    record Running(Process process, int port, Path stderrFile, String listening)
     {
         String stderr() throws IOException
         {
@@ -161,7 +161,7 @@ final class ServerCommand
                 }, "server-stdout");
                 drain.setDaemon(true);
                 drain.start();
-                return new Running(process, port, stderrFile);
+                return new Running(process, port, stderrFile, line);
             }
         }
         process.waitFor(30, TimeUnit.SECONDS);

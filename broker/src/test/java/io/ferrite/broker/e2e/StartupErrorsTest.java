@@ -106,6 +106,32 @@ class StartupErrorsTest
     }
 
     @Test
+    void theReadmesSecuredStartWarnsOfNothingAndNamesEveryListener() throws Exception
+    {
+        final ServerCommand.Running server = ServerCommand.start(dir, args("--override",
+            "listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "--override", "sasl.enabled.mechanisms=PLAIN",
+            "--override", "listener.name.sasl_plaintext.plain.sasl.jaas.config="
+                + "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\";",
+            "--override", "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN",
+            "--override", "listener.name.sasl_plaintext.ssl.keystore.location=/nowhere"));
+        try
+        {
+            final String stderr = server.stderr();
+            assertFalse(stderr.contains("jaas.config") || stderr.contains("sasl.enabled.mechanisms"),
+                "the per-listener settings Ferrite reads are known names: " + stderr);
+            assertTrue(stderr.contains("ignoring unknown property listener.name.sasl_plaintext.ssl.keystore.location"),
+                "one it does not read still warns: " + stderr);
+            assertFalse(stderr.contains("alice-secret"), stderr);
+            assertTrue(server.listening().matches("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:" + server.port()
+                + ",SASL_PLAINTEXT://127\\.0\\.0\\.1:[1-9][0-9]* \\(node .*"), "every listener with its bound port: " + server.listening());
+        }
+        finally
+        {
+            assertEquals(0, server.stop(), "clean exit after SIGTERM");
+        }
+    }
+
+    @Test
     void brokerDurabilityPropertyStartsInFsyncMode() throws Exception
     {
         final ServerCommand.Running server = ServerCommand.start(dir, args("--override", "ferrite.log.durability=fsync"));
