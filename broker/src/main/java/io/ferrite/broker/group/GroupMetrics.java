@@ -120,6 +120,19 @@ final class GroupMetrics
         }
     }
 
+    /**
+     * A TxnOffsetCommit of {@code offsetCount} offsets is written: counted in offset-commit-rate/-count as Kafka 4.4's
+     * {@code commitTransactionalOffset} counts them, at the request, whether the transaction commits or aborts (the lag
+     * follows at the next refresh, once a commit marker made them the group's).
+     */
+    void txnCommitted(final int offsetCount)
+    {
+        if (counters != null)
+        {
+            counters.committed(offsetCount);
+        }
+    }
+
     /** {@code offsetCount} offsets expired (their tombstones written). */
     void expired(final int offsetCount)
     {
