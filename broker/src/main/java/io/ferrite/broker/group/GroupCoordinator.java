@@ -391,6 +391,7 @@ public final class GroupCoordinator implements AutoCloseable
     CoordinatorLog.Write writeTxnOffsets(final TxnOffsetCommits.Asked asked)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
+        metrics.txnCommitted(asked.offsets().size()); // as Kafka 4.4: at the request, whatever the transaction's end
         return TxnOffsetCommits.write(groups, store, txnOffsets, asked);
     }
 

@@ -3,6 +3,9 @@ package io.ferrite.broker.group;
 import io.ferrite.broker.metrics.GroupCounters;
 import io.ferrite.broker.metrics.LagCounters;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -12,10 +15,14 @@ import java.util.function.BiConsumer;
  * What the coordinator's agent writes into the broker's counters about its groups ({@link GroupCounters}, {@link
  * GroupLag}): the events as they happen (offsets committed, expired, deleted; rebalances completed) and, every
  * {@value #REFRESH_MS} ms, the gauges (groups per state, offsets held, every group's lag). Agent only; without counters
- * (a coordinator made without a broker, in tests) it does nothing.
+ * (a coordinator made without a broker, in tests) it does nothing. A failure of the refresh is caught, logged once and
+ * counted ({@link #failures}): metrics never stop the agent's other timers (the transaction coordinator's tick runs
+ * after the group coordinator's) nor a commit's completion.
  */
 final class GroupMetrics
 {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupMetrics.class);
+
     /**
      * Every second: ferrite-stat's refresh, and well under Prometheus' default 15 s scrape; a refresh walks every group
      * and offset, a map lookup and two reads per offset (100 000 offsets: a few ms, on the agent, once a second).
@@ -31,6 +38,7 @@ final class GroupMetrics
     private GroupCounters counters;
     private long offsets;
     private long nextRefreshMs;
+    private long failures;
 
     GroupMetrics(final Map<String, Group> groups, final io.ferrite.broker.topic.TopicRegistry topics)
     {
@@ -57,15 +65,36 @@ final class GroupMetrics
             return;
         }
         nextRefreshMs = nowMs + REFRESH_MS;
-        Arrays.fill(states, 0);
-        offsets = 0;
-        groups.forEach(counting);
-        for (int s = 0; s < states.length; s++)
+        try
         {
-            counters.groups(s, states[s]);
+            Arrays.fill(states, 0);
+            offsets = 0;
+            groups.forEach(counting);
+            for (int s = 0; s < states.length; s++)
+            {
+                counters.groups(s, states[s]);
+            }
+            counters.offsets(offsets);
+            lag.refreshAll();
         }
-        counters.offsets(offsets);
-        lag.refreshAll();
+        catch (final RuntimeException e)
+        {
+            failed(e);
+        }
+    }
+
+    /** Refreshes that threw (agent only; for tests). */
+    long failures()
+    {
+        return failures;
+    }
+
+    private void failed(final RuntimeException e)
+    {
+        if (failures++ == 0)
+        {
+            LOG.error("the consumer groups' metrics refresh failed (logged the first time only; the figures may be stale)", e);
+        }
     }
 
     private void count(final Group group)
@@ -79,8 +108,28 @@ final class GroupMetrics
     {
         if (counters != null)
         {
+            try
+            {
+                counters.committed(offsetCount);
+                lag.committed(groupId);
+            }
+            catch (final RuntimeException e)
+            {
+                failed(e);
+            }
+        }
+    }
+
+    /**
+     * A TxnOffsetCommit of {@code offsetCount} offsets is written: counted in offset-commit-rate/-count as Kafka 4.4's
+     * {@code commitTransactionalOffset} counts them, at the request, whether the transaction commits or aborts (the lag
+     * follows at the next refresh, once a commit marker made them the group's).
+     */
+    void txnCommitted(final int offsetCount)
+    {
+        if (counters != null)
+        {
             counters.committed(offsetCount);
-            lag.committed(groupId);
         }
     }
 

@@ -247,6 +247,13 @@ public final class BrokerCounters
         return new AtomicCounter(values, id);
     }
 
+    /** As {@link #allocate}, or null when no more than {@code reserve} counters are free (checked under the same lock). */
+    synchronized AtomicCounter allocateKeeping(final int reserve, final int type, final int thread, final int code,
+        final String label)
+    {
+        return manager.available() <= reserve ? null : allocate(type, thread, code, label);
+    }
+
     private AtomicCounter allocateTopic(final int type, final int thread, final String topic, final String label)
     {
         final byte[] name = topic.getBytes(StandardCharsets.UTF_8);

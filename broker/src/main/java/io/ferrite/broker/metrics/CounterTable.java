@@ -47,11 +47,13 @@ final class CounterTable
         final Map<String, long[]> sums = new LinkedHashMap<>(); // label -> {sum, type id}
         reader.forEach((value, id, label) ->
         {
-            final String name = perThread ? label : withoutThread(label);
+            final int typeId = reader.getCounterTypeId(id);
+            // a lag counter's label ends with its group, which may hold " net=": never a network thread's suffix
+            final String name = perThread || typeId == CounterTypes.CONSUMER_LAG ? label : withoutThread(label);
             if ((filter == null || name.contains(filter)) && (group == null ||
-                reader.getCounterTypeId(id) == CounterTypes.CONSUMER_LAG && group.equals(LagCounters.groupOf(label))))
+                typeId == CounterTypes.CONSUMER_LAG && LagCounters.isOf(label, group)))
             {
-                final long[] sum = sums.computeIfAbsent(name, k -> new long[] {0, reader.getCounterTypeId(id)});
+                final long[] sum = sums.computeIfAbsent(name, k -> new long[] {0, typeId});
                 sum[0] += value;
             }
         });

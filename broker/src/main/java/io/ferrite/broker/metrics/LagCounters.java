@@ -1,8 +1,11 @@
 package io.ferrite.broker.metrics;
 
 import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
 
 /**
  * The consumer groups' lag counters ({@link CounterTypes#CONSUMER_LAG}): one gauge per (group, topic, partition) with
@@ -12,8 +15,11 @@ import org.slf4j.LoggerFactory;
  * Prometheus endpoint. Allocating takes {@link BrokerCounters}' lock, on the agent only, never on a request path.
  *
  * <p>The label is {@code "consumer lag topic=<topic> partition=<p> group=<group>"}: a topic name and a partition have
- * no spaces, so a reader splits it without doubt; the group comes last as it may hold anything, and a label longer
- * than Agrona's 380 bytes cuts the group's tail only. The key holds -1 (no network thread) and the partition.
+ * no spaces, so a reader splits it without doubt; the group comes last as it may hold anything. A label that would be
+ * longer than Agrona's 380 bytes ({@link CountersReader#MAX_LABEL_LENGTH}) holds, instead of the whole group, the
+ * group's first bytes (cut at a character's start), {@code "#"} and the 16 hex digits of a 64-bit FNV-1a hash of the
+ * whole group's UTF-8 bytes: two long groups alike in their first bytes stay two series, and {@link #isOf} finds a
+ * group's counters from its whole id. The key holds -1 (no network thread) and the partition.
  *
  * <p>Bounded: at most {@link #MAX} lag counters, and never the last {@link #RESERVE} free counters of the file (kept
  * for topics); the committed offsets beyond have no counter, and their number is the {@link CounterTypes#LAG_NOT_COUNTED}
@@ -35,6 +41,9 @@ public final class LagCounters
     static final String PREFIX = "consumer lag topic=";
     static final String PARTITION = " partition=";
     static final String GROUP = " group=";
+    /** Before the hash of a group too long for the label. */
+    static final char HASHED = '#';
+    private static final int HASH_DIGITS = 16;
 
     private final BrokerCounters counters;
     private final AtomicCounter notCounted;
@@ -50,7 +59,9 @@ public final class LagCounters
     /** A lag counter for {@code group} on {@code topic}-{@code partition}, or null when there is no room for one. */
     public AtomicCounter allocate(final String group, final String topic, final int partition)
     {
-        if (allocated >= MAX || counters.available() <= RESERVE)
+        final AtomicCounter counter = allocated >= MAX ? null :
+            counters.allocateKeeping(RESERVE, CounterTypes.CONSUMER_LAG, -1, partition, label(group, topic, partition));
+        if (counter == null)
         {
             if (!warned)
             {
@@ -61,7 +72,7 @@ public final class LagCounters
             return null;
         }
         allocated++;
-        return counters.allocate(CounterTypes.CONSUMER_LAG, -1, partition, label(group, topic, partition));
+        return counter;
     }
 
     /** Gives a lag counter back. */
@@ -79,10 +90,58 @@ public final class LagCounters
 
     static String label(final String group, final String topic, final int partition)
     {
-        return PREFIX + topic + PARTITION + partition + GROUP + group;
+        final String head = PREFIX + topic + PARTITION + partition + GROUP;
+        final byte[] whole = group.getBytes(StandardCharsets.UTF_8);
+        final int room = CountersReader.MAX_LABEL_LENGTH - head.getBytes(StandardCharsets.UTF_8).length;
+        if (whole.length <= room)
+        {
+            return head + group;
+        }
+        int cut = Math.max(0, room - 1 - HASH_DIGITS);
+        while (cut > 0 && (whole[cut] & 0xC0) == 0x80) // not inside a character
+        {
+            cut--;
+        }
+        return head + new String(whole, 0, cut, StandardCharsets.UTF_8) + HASHED + hash(whole);
     }
 
-    /** The group of a lag counter's {@code label} (after the first " group=" that follows " partition="), or null. */
+    /** Whether lag counter {@code label} is one of {@code group}'s (its whole id, as the client knows it). */
+    static boolean isOf(final String label, final String group)
+    {
+        final int at = groupAt(label);
+        if (at < 0)
+        {
+            return false;
+        }
+        final String topic = topicOf(label);
+        final int partitionAt = PREFIX.length() + topic.length() + PARTITION.length();
+        try
+        {
+            return label.equals(label(group, topic, Integer.parseInt(label.substring(partitionAt, at))));
+        }
+        catch (final NumberFormatException e)
+        {
+            return false;
+        }
+    }
+
+    /** FNV-1a, 64 bits, as 16 hex digits. */
+    private static String hash(final byte[] bytes)
+    {
+        long h = 0xcbf29ce484222325L;
+        for (final byte b : bytes)
+        {
+            h ^= b & 0xFF;
+            h *= 0x100000001b3L;
+        }
+        final String hex = Long.toHexString(h);
+        return "0".repeat(HASH_DIGITS - hex.length()) + hex;
+    }
+
+    /**
+     * The group of a lag counter's {@code label} (after the first " group=" that follows " partition="), or null: the
+     * whole group id, or for a long one its first bytes, {@code "#"} and its hash (see the class comment).
+     */
     static String groupOf(final String label)
     {
         final int at = groupAt(label);

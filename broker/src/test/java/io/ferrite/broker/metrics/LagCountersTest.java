@@ -7,8 +7,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The lag counters' bounds (at most {@link LagCounters#MAX}, never the file's last {@link LagCounters#RESERVE} free
@@ -64,5 +67,50 @@ class LagCountersTest
         assertEquals(1, CounterTable.read(counters.reader(), false, null, "plain").size(), "group plain's only");
         assertEquals(7L, CounterReadings.summed(counters.reader()).get(new CounterReadings.Figure(CounterTypes.LAG_NOT_COUNTED,
             CounterReadings.ALL_THREADS, 0, null)));
+    }
+
+    /** Review metrics-review1 M1: a group id too long for the label was cut, two such ids became one and unfindable. */
+    @Test
+    void aGroupTooLongForTheLabelStaysUniqueAndFindableByItsWholeId()
+    {
+        final BrokerCounters counters = BrokerCounters.inMemory(1, 4096);
+        final String common = "x".repeat(400);
+        final String longTopic = "t".repeat(249);
+        counters.lag().allocate(common + "-A", "orders", 0).setRelease(5);
+        counters.lag().allocate(common + "-B", "orders", 0).setRelease(7);
+        counters.lag().allocate(common + "-A", longTopic, 12).setRelease(3);
+        final String accented = "\u00e9".repeat(300); // 2 bytes each: the cut falls on a character's start
+        counters.lag().allocate(accented, "orders", 1).setRelease(9);
+
+        final List<CounterReadings.Lag> lags = CounterReadings.lags(counters.reader());
+        assertEquals(4, lags.size());
+        assertNotEquals(lags.get(0).group(), lags.get(1).group(), "two groups, two ids");
+        assertTrue(lags.get(3).group().startsWith("\u00e9".repeat(100)), lags.get(3).group());
+        assertFalse(lags.get(3).group().contains("\ufffd"), "no character cut in half: " + lags.get(3).group());
+
+        final List<CounterTable.Row> a = CounterTable.read(counters.reader(), false, null, common + "-A");
+        assertEquals(List.of(5L, 3L), a.stream().map(CounterTable.Row::value).toList(), "--group with the whole id: " + a);
+        assertEquals(List.of(7L), CounterTable.read(counters.reader(), false, null, common + "-B").stream()
+            .map(CounterTable.Row::value).toList());
+        assertEquals(List.of(9L), CounterTable.read(counters.reader(), false, null, accented).stream()
+            .map(CounterTable.Row::value).toList());
+        assertEquals(List.of(), CounterTable.read(counters.reader(), false, null, common + "-C"), "another long id: none");
+        assertEquals(List.of(5L), CounterTable.read(counters.reader(), false, null, lags.get(0).group()).stream()
+            .map(CounterTable.Row::value).toList(), "the id as shown (first bytes and hash) finds its row too");
+        assertEquals(4, CounterTable.read(counters.reader(), false, "consumer lag topic=", null).size(), "four rows");
+    }
+
+    /** Review metrics-review1 L2: a group id holding " net=" was cut there as a network thread's label, rows merged. */
+    @Test
+    void aGroupWithNetInItsIdIsNotTakenForANetworkThread()
+    {
+        final BrokerCounters counters = BrokerCounters.inMemory(2, 4096);
+        counters.lag().allocate("billing net=eu", "orders", 0).setRelease(5);
+        counters.lag().allocate("billing net=us", "orders", 0).setRelease(7);
+        assertEquals(List.of(new CounterTable.Row("consumer lag topic=orders partition=0 group=billing net=eu", 5,
+            CounterTypes.CONSUMER_LAG), new CounterTable.Row("consumer lag topic=orders partition=0 group=billing net=us", 7,
+            CounterTypes.CONSUMER_LAG)), CounterTable.read(counters.reader(), false, "consumer lag topic=", null));
+        assertEquals(List.of(new CounterTable.Row("consumer lag topic=orders partition=0 group=billing net=eu", 5,
+            CounterTypes.CONSUMER_LAG)), CounterTable.read(counters.reader(), false, null, "billing net=eu"));
     }
 }
