@@ -198,10 +198,21 @@ final class TxnOffsetCommits
             checkAndWrite(nowMs);
         }
 
-        /** The transaction verified: the group checked, the batch sent. */
+        /**
+         * The transaction verified: the group checked, the batch sent. This node is asked again whether it coordinates
+         * the group (the call's gate ran before the verification, which may have waited for another node's answer or a
+         * held add): if it no longer does, NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS) and nothing written, as Kafka
+         * 4.4 runs the shard's write after the verification in {@code withActiveContextOrThrow}.
+         */
         private void checkAndWrite(final long nowMs)
         {
             everyPartition = true;
+            final short coordinating = groups.ownership().error(asked.groupId());
+            if (coordinating != Errors.NONE)
+            {
+                finish(coordinating);
+                return;
+            }
             final short groupError = groups.validateTxnCommit(asked);
             if (groupError != Errors.NONE || asked.offsets().isEmpty())
             {
@@ -217,8 +228,7 @@ final class TxnOffsetCommits
         /**
          * A verification's error as the commit answers it: Kafka's AddPartitionsToTxnManager turns
          * PRODUCER_FENCED into INVALID_PRODUCER_EPOCH and, for v0-3, TRANSACTION_ABORTABLE into
-         * INVALID_TXN_STATE; the coordinator's operation helper turns the timeout of the transaction
-         * coordinator's write into COORDINATOR_NOT_AVAILABLE (as it is already here).
+         * INVALID_TXN_STATE; then the coordinator's operation helper translates the rest ({@link CoordinatorLog#ofOperationError}).
          */
         private short verificationError(final short e)
         {
@@ -226,7 +236,11 @@ final class TxnOffsetCommits
         }
     }
 
-    /** See {@link Commit}: a verification's error as a TxnOffsetCommit of {@code version} answers it. */
+    /**
+     * See {@link Commit}: a verification's error as a TxnOffsetCommit of {@code version} answers it, first as Kafka's
+     * AddPartitionsToTxnManager turns it, then as the coordinator's operation helper does ({@link CoordinatorLog#ofOperationError}:
+     * a remote coordinator's NETWORK_EXCEPTION is COORDINATOR_LOAD_IN_PROGRESS, a timeout COORDINATOR_NOT_AVAILABLE).
+     */
     static short verificationError(final short e, final short version)
     {
         if (e == Errors.PRODUCER_FENCED)
@@ -237,7 +251,7 @@ final class TxnOffsetCommits
         {
             return Errors.INVALID_TXN_STATE;
         }
-        return e;
+        return CoordinatorLog.ofOperationError(e);
     }
 
     /**
