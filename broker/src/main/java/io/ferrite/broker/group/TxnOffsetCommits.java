@@ -25,8 +25,10 @@ import java.util.Set;
  * transaction INVALID_TXN_STATE; v4 verify only, TRANSACTION_ABORTABLE; v5+ add it as
  * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write, and
  * while the transaction's last EndTxn completes (CONCURRENT_TRANSACTIONS) held on the agent up to
- * {@code add.partitions.to.txn.retry.backoff.max.ms} as Kafka 4.4 holds the add ({@link HeldAdd});
- * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH. Then the group's checks (a transactional
+ * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}). Not as Kafka 4.4: it holds only a produce's add
+ * so ({@code ReplicaManager.handleProduceAppend}, javap); its TxnOffsetCommit verification answers CONCURRENT_TRANSACTIONS
+ * at once, as the remote path below does, and the client retries after {@code retry.backoff.ms}.
+ * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH; the other errors as Kafka's operation helper turns them. Then the group's checks (a transactional
  * commit's: no REBALANCE_IN_PROGRESS, a commit without member or generation allowed), then the
  * offsets as one transactional batch of the producer (its id and epoch, Kafka's append origin
  * COORDINATOR) through the partition's log thread; once it is answered OK they are pending in
@@ -35,7 +37,7 @@ import java.util.Set;
  * a marker ending this transaction goes to the log thread after the batch, never before (a batch
  * after its transaction's marker would open a transaction no coordinator ends). In a cluster, when the transactional
  * id's coordinator is another node, that node verifies or adds the partition ({@link RemoteTxnCheck}) and the group's
- * checks and the write follow its answer, one step later.
+ * checks and the write follow its answer, one step later, after asking again whether this node still coordinates the group.
  */
 final class TxnOffsetCommits
 {
