@@ -56,7 +56,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * offset) and its commit refused. And the group's
  * coordinator SIGKILLed with offsets pending in an open transaction: its commit makes them the group's at the new one.
  */
-@Tag("slow") // three broker JVMs: 80-125 s for both tests on the loaded CI machine
+@Tag("slow") // three broker JVMs: 50-145 s for both tests on the loaded CI machine
 final class ClusterTransformTest
 {
     private static final Duration DEADLINE = Duration.ofSeconds(120);
