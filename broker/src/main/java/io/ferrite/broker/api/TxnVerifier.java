@@ -8,7 +8,10 @@ package io.ferrite.broker.api;
  */
 public interface TxnVerifier
 {
-    /** A question under way, polled on the network thread that asked it. */
+    /**
+     * A question under way, polled on the thread that asked it: a network thread (a produce), or the coordinators' agent
+     * (a TxnOffsetCommit whose transactional id's coordinator is another node, {@code group.RemoteTxnCheck}).
+     */
     interface Verification
     {
         /** Whether the coordinator answered (or never will: then each partition's error is COORDINATOR_NOT_AVAILABLE). */

@@ -282,9 +282,22 @@ public final class CoordinatorLog
      */
     public static short ofFailedWrite(final int appendStatus)
     {
-        final short produceError = Errors.ofAppend(appendStatus);
-        switch (produceError)
+        return ofOperationError(Errors.ofAppend(appendStatus));
+    }
+
+    /**
+     * An error met by a coordinator operation (its log write, or the verification of a TxnOffsetCommit's transaction) as
+     * Kafka 4.4's {@code CoordinatorOperationExceptionHelper.handleOperationException} answers it: NETWORK_EXCEPTION
+     * (which older clients may not retry) COORDINATOR_LOAD_IN_PROGRESS; UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS,
+     * REQUEST_TIMED_OUT COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR NOT_COORDINATOR;
+     * MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_FETCH_SIZE UNKNOWN_SERVER_ERROR; any other as it is.
+     */
+    public static short ofOperationError(final short error)
+    {
+        switch (error)
         {
+            case Errors.NETWORK_EXCEPTION:
+                return Errors.COORDINATOR_LOAD_IN_PROGRESS;
             case Errors.UNKNOWN_TOPIC_OR_PARTITION:
             case Errors.NOT_ENOUGH_REPLICAS:
             case Errors.REQUEST_TIMED_OUT:
@@ -297,7 +310,7 @@ public final class CoordinatorLog
             case Errors.INVALID_FETCH_SIZE:
                 return Errors.UNKNOWN_SERVER_ERROR;
             default:
-                return produceError;
+                return error;
         }
     }
 

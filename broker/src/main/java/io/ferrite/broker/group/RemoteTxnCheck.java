@@ -23,6 +23,10 @@ final class RemoteTxnCheck
 {
     /** Alone: every transactional id's coordinator is this node. */
     static final RemoteTxnCheck ALONE = new RemoteTxnCheck(null, -1);
+    /** The call queued by {@link #settleSoon}. */
+    private static final Runnable NOTHING = () ->
+    {
+    };
 
     private final TxnVerifier verifier;
     private final int nodeId;
@@ -37,7 +41,8 @@ final class RemoteTxnCheck
     /**
      * On the agent: null when {@code transactionalId}'s coordinator is this node (or cannot be located: the local
      * coordinator answers NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE), else the question to its node about
-     * {@code partition} — an add when {@code add} — whose answer wakes {@code transactions}' agent.
+     * {@code partition} — an add when {@code add} — whose answer has {@code transactions}' agent settle its waiting
+     * calls at once ({@link #settleSoon}).
      */
     TxnVerifier.Verification askElsewhere(final TxnCoordinator transactions, final String transactionalId, final long producerId,
         final short epoch, final TxnPartition partition, final boolean add)
@@ -53,6 +58,20 @@ final class RemoteTxnCheck
             return null;
         }
         return verifier.verify(transactionalId, producerId, epoch, new String[] {partition.topic()}, new int[] {partition.partition()},
-            1, add, () -> transactions.agent().wake());
+            1, add, () -> settleSoon(transactions));
+    }
+
+    /**
+     * From the lane's thread, once the answer is in: a wake alone would not do, as the agent settles its waiting calls only
+     * in a pass that did some work or ticked (every 50 ms); so a call that does nothing is queued, and the pass that runs
+     * it settles the commit waiting for this answer. Refused (the queue full: that pass has calls anyway; or the agent
+     * stopped: its waiting calls are abandoned), the agent is woken all the same.
+     */
+    private static void settleSoon(final TxnCoordinator transactions)
+    {
+        if (!transactions.agent().execute(NOTHING))
+        {
+            transactions.agent().wake();
+        }
     }
 }

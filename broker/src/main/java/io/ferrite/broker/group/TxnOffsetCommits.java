@@ -25,8 +25,10 @@ import java.util.Set;
  * transaction INVALID_TXN_STATE; v4 verify only, TRANSACTION_ABORTABLE; v5+ add it as
  * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write, and
  * while the transaction's last EndTxn completes (CONCURRENT_TRANSACTIONS) held on the agent up to
- * {@code add.partitions.to.txn.retry.backoff.max.ms} as Kafka 4.4 holds the add ({@link HeldAdd});
- * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH. Then the group's checks (a transactional
+ * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}). Not as Kafka 4.4: it holds only a produce's add
+ * so ({@code ReplicaManager.handleProduceAppend}, javap); its TxnOffsetCommit verification answers CONCURRENT_TRANSACTIONS
+ * at once, as the remote path below does, and the client retries after {@code retry.backoff.ms}.
+ * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH; the other errors as Kafka's operation helper turns them. Then the group's checks (a transactional
  * commit's: no REBALANCE_IN_PROGRESS, a commit without member or generation allowed), then the
  * offsets as one transactional batch of the producer (its id and epoch, Kafka's append origin
  * COORDINATOR) through the partition's log thread; once it is answered OK they are pending in
@@ -35,7 +37,7 @@ import java.util.Set;
  * a marker ending this transaction goes to the log thread after the batch, never before (a batch
  * after its transaction's marker would open a transaction no coordinator ends). In a cluster, when the transactional
  * id's coordinator is another node, that node verifies or adds the partition ({@link RemoteTxnCheck}) and the group's
- * checks and the write follow its answer, one step later.
+ * checks and the write follow its answer, one step later, after asking again whether this node still coordinates the group.
  */
 final class TxnOffsetCommits
 {
@@ -198,10 +200,21 @@ final class TxnOffsetCommits
             checkAndWrite(nowMs);
         }
 
-        /** The transaction verified: the group checked, the batch sent. */
+        /**
+         * The transaction verified: the group checked, the batch sent. This node is asked again whether it coordinates
+         * the group (the call's gate ran before the verification, which may have waited for another node's answer or a
+         * held add): if it no longer does, NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS) and nothing written, as Kafka
+         * 4.4 runs the shard's write after the verification in {@code withActiveContextOrThrow}.
+         */
         private void checkAndWrite(final long nowMs)
         {
             everyPartition = true;
+            final short coordinating = groups.ownership().error(asked.groupId());
+            if (coordinating != Errors.NONE)
+            {
+                finish(coordinating);
+                return;
+            }
             final short groupError = groups.validateTxnCommit(asked);
             if (groupError != Errors.NONE || asked.offsets().isEmpty())
             {
@@ -217,8 +230,7 @@ final class TxnOffsetCommits
         /**
          * A verification's error as the commit answers it: Kafka's AddPartitionsToTxnManager turns
          * PRODUCER_FENCED into INVALID_PRODUCER_EPOCH and, for v0-3, TRANSACTION_ABORTABLE into
-         * INVALID_TXN_STATE; the coordinator's operation helper turns the timeout of the transaction
-         * coordinator's write into COORDINATOR_NOT_AVAILABLE (as it is already here).
+         * INVALID_TXN_STATE; then the coordinator's operation helper translates the rest ({@link CoordinatorLog#ofOperationError}).
          */
         private short verificationError(final short e)
         {
@@ -226,7 +238,11 @@ final class TxnOffsetCommits
         }
     }
 
-    /** See {@link Commit}: a verification's error as a TxnOffsetCommit of {@code version} answers it. */
+    /**
+     * See {@link Commit}: a verification's error as a TxnOffsetCommit of {@code version} answers it, first as Kafka's
+     * AddPartitionsToTxnManager turns it, then as the coordinator's operation helper does ({@link CoordinatorLog#ofOperationError}:
+     * a remote coordinator's NETWORK_EXCEPTION is COORDINATOR_LOAD_IN_PROGRESS, a timeout COORDINATOR_NOT_AVAILABLE).
+     */
     static short verificationError(final short e, final short version)
     {
         if (e == Errors.PRODUCER_FENCED)
@@ -237,7 +253,7 @@ final class TxnOffsetCommits
         {
             return Errors.INVALID_TXN_STATE;
         }
-        return e;
+        return CoordinatorLog.ofOperationError(e);
     }
 
     /**

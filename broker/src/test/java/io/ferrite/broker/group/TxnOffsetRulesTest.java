@@ -141,6 +141,16 @@ class TxnOffsetRulesTest
                 TxnOffsetCommits.verificationError(Errors.TRANSACTION_ABORTABLE, v), "v" + v);
             assertEquals(Errors.INVALID_PRODUCER_ID_MAPPING, TxnOffsetCommits.verificationError(Errors.INVALID_PRODUCER_ID_MAPPING, v));
             assertEquals(Errors.CONCURRENT_TRANSACTIONS, TxnOffsetCommits.verificationError(Errors.CONCURRENT_TRANSACTIONS, v));
+            // then as Kafka 4.4's CoordinatorOperationExceptionHelper (a remote coordinator's answer, review 1 of clustertxn, M3)
+            assertEquals(Errors.COORDINATOR_LOAD_IN_PROGRESS, TxnOffsetCommits.verificationError(Errors.NETWORK_EXCEPTION, v));
+            assertEquals(Errors.COORDINATOR_NOT_AVAILABLE, TxnOffsetCommits.verificationError(Errors.REQUEST_TIMED_OUT, v));
+            assertEquals(Errors.COORDINATOR_NOT_AVAILABLE, TxnOffsetCommits.verificationError(Errors.NOT_ENOUGH_REPLICAS, v));
+            assertEquals(Errors.COORDINATOR_NOT_AVAILABLE, TxnOffsetCommits.verificationError(Errors.UNKNOWN_TOPIC_OR_PARTITION, v));
+            assertEquals(Errors.NOT_COORDINATOR, TxnOffsetCommits.verificationError(Errors.NOT_LEADER_OR_FOLLOWER, v));
+            assertEquals(Errors.NOT_COORDINATOR, TxnOffsetCommits.verificationError(Errors.KAFKA_STORAGE_ERROR, v));
+            assertEquals(Errors.UNKNOWN_SERVER_ERROR, TxnOffsetCommits.verificationError(Errors.MESSAGE_TOO_LARGE, v));
+            assertEquals(Errors.COORDINATOR_NOT_AVAILABLE, TxnOffsetCommits.verificationError(Errors.COORDINATOR_NOT_AVAILABLE, v));
+            assertEquals(Errors.NOT_COORDINATOR, TxnOffsetCommits.verificationError(Errors.NOT_COORDINATOR, v));
         }
     }
 }
