@@ -20,6 +20,7 @@ public final class ClientErrors
     public static final short COORDINATOR_LOAD_IN_PROGRESS = 14;
     public static final short COORDINATOR_NOT_AVAILABLE = 15;
     public static final short NOT_COORDINATOR = 16;
+    public static final short INVALID_TOPIC_EXCEPTION = 17;
     public static final short NOT_ENOUGH_REPLICAS = 19;
     public static final short ILLEGAL_GENERATION = 22;
     public static final short UNKNOWN_MEMBER_ID = 25;

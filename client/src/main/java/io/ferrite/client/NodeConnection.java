@@ -194,12 +194,19 @@ final class NodeConnection
                     }
                     return 0;
                 default:
+                    // answers already received first, as kafka-clients' NetworkClient: only a request still
+                    // unanswered after the read times out, even when this thread comes back late
+                    final int work = read(nowNs);
+                    if (state != State.NEGOTIATING && state != State.READY)
+                    {
+                        return work;
+                    }
                     if (inFlight > 0 && nowNs - deadlines[head] >= 0)
                     {
                         close(nowNs, ClientErrors.REQUEST_TIMED_OUT);
-                        return 1;
+                        return work + 1;
                     }
-                    return read(nowNs) + write();
+                    return work + write();
             }
         }
         catch (final IOException | ProtocolException ex)

@@ -28,11 +28,17 @@ public final class OutgoingHeaders
         return this;
     }
 
-    /** Adds a header; a -1 value length (and null value) is a null value. */
+    /**
+     * Adds a header; a -1 value length (and null value) is a null value.
+     *
+     * @throws NullPointerException     for a null key (a -1 key length), as kafka-clients' {@code RecordHeader}
+     * @throws IllegalArgumentException for a value length below -1 or a range outside its buffer
+     */
     public OutgoingHeaders add(
         final DirectBuffer key, final int keyOffset, final int keyLength,
         final DirectBuffer value, final int valueOffset, final int valueLength)
     {
+        checkHeader(key, keyOffset, keyLength, value, valueOffset, valueLength);
         if (count == keys.length)
         {
             grow();
@@ -50,6 +56,27 @@ public final class OutgoingHeaders
     public int count()
     {
         return count;
+    }
+
+    /** The ranges again at send: a buffer re-wrapped since {@link #add} may no longer hold them. */
+    void check()
+    {
+        for (int i = 0; i < count; i++)
+        {
+            checkHeader(keys[i], keyOffsets[i], keyLengths[i], values[i], valueOffsets[i], valueLengths[i]);
+        }
+    }
+
+    private static void checkHeader(
+        final DirectBuffer key, final int keyOffset, final int keyLength,
+        final DirectBuffer value, final int valueOffset, final int valueLength)
+    {
+        if (keyLength < 0)
+        {
+            throw new NullPointerException("Null header keys are not permitted");
+        }
+        RecordChecks.field("header key", key, keyOffset, keyLength);
+        RecordChecks.field("header value", value, valueOffset, valueLength);
     }
 
     /** The bytes the headers take in a record at most (each length a varint of at most five bytes). */

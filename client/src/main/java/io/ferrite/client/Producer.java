@@ -23,7 +23,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
 {
     /** {@link #send}: the topic's partitions are not known yet (asked for); call again after {@link #doWork()}. */
     public static final int METADATA_PENDING = -1;
-    /** {@link #send}: the broker does not know the topic (its metadata answered an error). */
+    /**
+     * {@link #send}: the broker does not know the topic (its metadata answered UNKNOWN_TOPIC_OR_PARTITION or another
+     * error that is not retriable, TOPIC_AUTHORIZATION_FAILED say).
+     */
     public static final int UNKNOWN_TOPIC = -2;
     /** {@link #send}: the record cannot fit a request of {@code max.request.size} (or {@code buffer.memory}), counted as kafka-clients counts. */
     public static final int RECORD_TOO_LARGE = -3;
@@ -35,6 +38,8 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     public static final int BUFFER_FULL = -6;
     /** {@link #send}: the idempotent producer met a fatal error ({@link #fatalError()}); close it. */
     public static final int FATAL_ERROR = -7;
+    /** {@link #send}: the topic's name is not a legal one (its metadata answered INVALID_TOPIC_EXCEPTION). */
+    public static final int INVALID_TOPIC = -8;
 
     /** kafka-clients' {@code DefaultRecord.MAX_RECORD_OVERHEAD}: a record's length, attributes, deltas and header count. */
     private static final int MAX_RECORD_OVERHEAD = 21;
@@ -72,7 +77,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
      * @param timestamp the record's timestamp, or -1 for now
      * @param tag       handed back to the {@link CompletionHandler} with the record's outcome
      * @return the partition (0 and up), or {@link #METADATA_PENDING}, {@link #UNKNOWN_TOPIC},
-     * {@link #RECORD_TOO_LARGE}, {@link #CLOSED}, {@link #INVALID_PARTITION}, {@link #BUFFER_FULL}, {@link #FATAL_ERROR}
+     * {@link #INVALID_TOPIC}, {@link #RECORD_TOO_LARGE}, {@link #CLOSED}, {@link #INVALID_PARTITION}, {@link #BUFFER_FULL},
+     * {@link #FATAL_ERROR}
+     * @throws IllegalArgumentException for a length below -1 or a range outside its buffer (key, value or a header),
+     *                                  before anything is taken
      */
     public int send(
         final String topic, final int partition,
@@ -88,10 +96,11 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         {
             return FATAL_ERROR;
         }
+        RecordChecks.check(key, keyOffset, keyLength, value, valueOffset, valueLength, headers);
         final TopicState t = metadata.topic(topic);
         if (t.status != TopicState.Status.KNOWN)
         {
-            return t.status == TopicState.Status.PENDING ? METADATA_PENDING : UNKNOWN_TOPIC;
+            return t.status == TopicState.Status.PENDING ? METADATA_PENDING : failed(t);
         }
         final int n = t.partitions.length;
         final int p = partition >= 0 ? partition :
@@ -189,7 +198,8 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
      * Runs the duty cycle until the topic's partitions are known or {@code timeoutMs} passed: for
      * the application's thread before its first sends (not for a producer on an {@code AgentRunner}).
      *
-     * @return the partition count, or {@link #UNKNOWN_TOPIC}, {@link #METADATA_PENDING} (timed out), {@link #CLOSED}
+     * @return the partition count, or {@link #UNKNOWN_TOPIC}, {@link #INVALID_TOPIC}, {@link #METADATA_PENDING} (timed
+     * out), {@link #CLOSED}
      */
     public int awaitPartitions(final String topic, final long timeoutMs)
     {
@@ -203,7 +213,12 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             }
         }
         return closed ? CLOSED : t.status == TopicState.Status.KNOWN ? t.partitions.length :
-            t.status == TopicState.Status.FAILED ? UNKNOWN_TOPIC : METADATA_PENDING;
+            t.status == TopicState.Status.FAILED ? failed(t) : METADATA_PENDING;
+    }
+
+    private static int failed(final TopicState t)
+    {
+        return t.error == ClientErrors.INVALID_TOPIC_EXCEPTION ? INVALID_TOPIC : UNKNOWN_TOPIC;
     }
 
     @Override

@@ -115,7 +115,16 @@ final class ProducerBatch
         else
         {
             builder.beginRecord(timestamp, recordCount, key, keyOffset, keyLength, value, valueOffset, valueLength);
-            headers.appendTo(builder);
+            try
+            {
+                headers.appendTo(builder);
+            }
+            catch (final RuntimeException ex)
+            {
+                // a header that throws half-way leaves no half-written record: the batch stays as it was
+                builder.abortRecord();
+                throw ex;
+            }
             builder.endRecord();
         }
         tags[recordCount++] = tag;

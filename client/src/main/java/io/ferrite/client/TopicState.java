@@ -13,7 +13,7 @@ final class TopicState
         /** Asked for, not answered yet. */
         PENDING,
         KNOWN,
-        /** The broker answered UNKNOWN_TOPIC_OR_PARTITION (or another error) for it. */
+        /** The broker answered UNKNOWN_TOPIC_OR_PARTITION or another error that is not retriable ({@link #error}). */
         FAILED
     }
 

@@ -6,6 +6,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
@@ -16,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -221,11 +223,16 @@ interface ConsumerInteropContract
             "key.serializer", ByteArraySerializer.class, "value.serializer", ByteArraySerializer.class,
             "batch.size", 4096, "linger.ms", 5)))
         {
+            final List<Future<RecordMetadata>> sent = new ArrayList<>();
             for (int i = 0; i < perPartition * 2; i++)
             {
-                producer.send(new ProducerRecord<>(topic, i % 2, null, sized(i / 2)));
+                sent.add(producer.send(new ProducerRecord<>(topic, i % 2, null, sized(i / 2))));
             }
             producer.flush();
+            for (int i = 0; i < sent.size(); i++)
+            {
+                assertEquals(i / 2, sent.get(i).get(30, TimeUnit.SECONDS).offset(), "record " + i + " written");
+            }
         }
         try (Consumer consumer = new Consumer(config().autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)
             .maxPartitionFetchBytes(96 * 1024)))

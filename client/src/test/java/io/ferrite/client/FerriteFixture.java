@@ -86,6 +86,34 @@ final class FerriteFixture implements AutoCloseable
     }
 
     /**
+     * Every record of one partition of any broker, from offset 0 up to its end offset (the high watermark) as the
+     * consumer first sees it, so a record written once too often is read too.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> readToEnd(final String bootstrap, final String topic, final int partition)
+    {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
+            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)))
+        {
+            final TopicPartition tp = new TopicPartition(topic, partition);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            final long end = consumer.endOffsets(List.of(tp)).get(tp);
+            final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+            Await.await(() ->
+            {
+                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
+                {
+                    records.add(r);
+                }
+                return consumer.position(tp) >= end;
+            }, Duration.ofSeconds(60), () -> "records of " + tp + " up to " + end + ", read " + records.size());
+            return records;
+        }
+    }
+
+    /**
      * Runs the producer's duty cycle until nothing it sent is pending (60 s at most), as an application's loop
      * runs it: without a pause between cycles, which would hold every answer, retry and reconnect back.
      */

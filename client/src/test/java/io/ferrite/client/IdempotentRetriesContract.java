@@ -3,18 +3,13 @@ package io.ferrite.client;
 import io.ferrite.testing.Await;
 import io.ferrite.testing.DroppingProxy;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -176,11 +171,13 @@ abstract class IdempotentRetriesContract
     /**
      * A batch the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER to every time, and which is not the one right after the
      * last acknowledged (so no epoch bump: an earlier batch might still arrive, kafka-clients' {@code canRetry}), is
-     * retried only until its {@code delivery.timeout.ms}, then fails (OUT_OF_ORDER_SEQUENCE_NUMBER, or DELIVERY_TIMEOUT
-     * if the deadline passes while it waits for its retry), as kafka-clients' {@code Sender.canRetry} stops at
-     * {@code hasReachedDeliveryTimeout}. The epoch is then bumped and the records after it are written. The gap is made
-     * by hand: the partition's next sequence is moved 1 000 past what the broker holds, as if batches in between were
-     * sent and lost, which no broker here can be made to do on demand.
+     * retried only until its {@code delivery.timeout.ms}, then fails, as kafka-clients' {@code Sender.canRetry} stops at
+     * {@code hasReachedDeliveryTimeout}; without that deadline it would be retried for ever and never complete. The
+     * epoch is then bumped and the records after it are written. The gap is made by hand: the partition's next
+     * sequence is moved 1 000 past what the broker holds, as if batches in between were sent and lost, which no broker
+     * here can be made to do on demand. The timeouts leave room for a stalled thread or broker on a loaded machine:
+     * what the batch fails with (OUT_OF_ORDER_SEQUENCE_NUMBER, DELIVERY_TIMEOUT, REQUEST_TIMED_OUT) depends on where
+     * the deadline finds it, so only its failure is asserted, after at least one OUT_OF_ORDER answer.
      */
     @Test
     void aBatchAnsweredOutOfOrderSequenceEveryTimeFailsAtItsDeliveryTimeoutAndTheRecordsAfterItAreWritten() throws Exception
@@ -190,7 +187,7 @@ abstract class IdempotentRetriesContract
         final short[] errors = new short[4];
         Arrays.fill(errors, (short)-99);
         proxy.dropping(false);
-        try (Producer producer = new Producer(config().deliveryTimeoutMs(3_000).requestTimeoutMs(2_000),
+        try (Producer producer = new Producer(config().deliveryTimeoutMs(12_000).requestTimeoutMs(10_000),
             (tag, t, partition, offset, error) -> errors[(int)tag] = error))
         {
             assertEquals(1, producer.awaitPartitions(topic, 30_000));
@@ -201,15 +198,22 @@ abstract class IdempotentRetriesContract
             final UnsafeBuffer value = new UnsafeBuffer(value(1));
             assertEquals(0, producer.send(topic, 0, null, 0, -1, value, 0, value.capacity(), null, -1, 1));
             producer.flush();
+            final boolean[] outOfOrder = {false};
+            // the delivery timeout ends the retries; 60 s is only this wait's own bound
             Await.await(() ->
             {
                 producer.doWork();
-                return ps.firstUnacked != null && ps.firstUnacked.attempts >= 3 &&
-                    ps.firstUnacked.lastError == ClientErrors.OUT_OF_ORDER_SEQUENCE_NUMBER;
-            }, Duration.ofSeconds(30), () -> "the batch retried after OUT_OF_ORDER_SEQUENCE_NUMBER\n" + producer.describeState());
+                final ProducerBatch b = ps.firstUnacked;
+                if (b != null && b.lastError == ClientErrors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+                {
+                    outOfOrder[0] = true;
+                }
+                return errors[1] != -99;
+            }, Duration.ofSeconds(60), () -> "the batch answered OUT_OF_ORDER_SEQUENCE_NUMBER completes by its delivery " +
+                "timeout\n" + producer.describeState());
+            assertTrue(outOfOrder[0], "the broker answered OUT_OF_ORDER_SEQUENCE_NUMBER to the batch at least once");
+            assertTrue(errors[1] != 0, "the batch failed: " + errors[1]);
             FerriteFixture.drain(producer);
-            assertTrue(errors[1] == ClientErrors.OUT_OF_ORDER_SEQUENCE_NUMBER || errors[1] == ClientErrors.DELIVERY_TIMEOUT,
-                "the batch's completion: " + errors[1]);
             sendSmall(producer, topic, 2, 2);
             assertEquals(epoch + 1, ps.producerEpoch, "the partition's epoch after the failed batch");
             assertEquals(0, producer.fatalError());
@@ -249,26 +253,7 @@ abstract class IdempotentRetriesContract
     /** Every record of the partition up to its end offset, read through the proxy (which passes every Fetch). */
     private List<ConsumerRecord<byte[], byte[]>> readAll(final String topic, final int partition)
     {
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
-            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, proxiedBootstrap(),
-            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
-            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)))
-        {
-            final TopicPartition tp = new TopicPartition(topic, partition);
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            final long end = consumer.endOffsets(List.of(tp)).get(tp);
-            final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-            Await.await(() ->
-            {
-                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    records.add(r);
-                }
-                return consumer.position(tp) >= end;
-            }, Duration.ofSeconds(60), () -> "records of " + tp + " up to " + end + ", read " + records.size());
-            return records;
-        }
+        return FerriteFixture.readToEnd(proxiedBootstrap(), topic, partition);
     }
 
     private static byte[] value(final int i)

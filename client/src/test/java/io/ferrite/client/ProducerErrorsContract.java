@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * Each bad input the producer can meet, against a broker over a socket (a JUnit test interface: the interop classes
@@ -73,7 +74,7 @@ interface ProducerErrorsContract
     /** Partition 0 of {@code topic} holds exactly the small records {@code tags}, in order, at the offsets their completions named. */
     private void assertLogHolds(final String topic, final Outcomes outcomes, final int... tags)
     {
-        final List<ConsumerRecord<byte[], byte[]>> read = FerriteFixture.read(bootstrap(), topic, 0, tags.length);
+        final List<ConsumerRecord<byte[], byte[]>> read = FerriteFixture.readToEnd(bootstrap(), topic, 0);
         assertEquals(tags.length, read.size(), "records in " + topic);
         for (int i = 0; i < tags.length; i++)
         {
@@ -115,6 +116,72 @@ interface ProducerErrorsContract
     }
 
     /**
+     * A topic name that is not legal ({@code "bad name!"}): the broker's metadata answers INVALID_TOPIC_EXCEPTION, and
+     * {@code awaitPartitions} and {@code send} say INVALID_TOPIC (not UNKNOWN_TOPIC); the records to a known topic
+     * before and after are written.
+     */
+    @Test
+    default void anInvalidTopicNameIsRefusedAsInvalidAndTheOtherRecordsAreWritten() throws Exception
+    {
+        final String topic = "errors-valid-name";
+        final String invalid = "bad name!";
+        createTopic(topic, 1, Map.of());
+        final Outcomes outcomes = new Outcomes(2);
+        try (Producer producer = new Producer(new ProducerConfig().bootstrapServers(bootstrap()), outcomes.handler()))
+        {
+            assertEquals(1, producer.awaitPartitions(topic, 30_000));
+            sendSmall(producer, topic, 0, -1);
+            assertEquals(Producer.INVALID_TOPIC, producer.awaitPartitions(invalid, 30_000));
+            final UnsafeBuffer value = new UnsafeBuffer(new byte[10]);
+            assertEquals(Producer.INVALID_TOPIC, producer.send(invalid, 0, null, 0, -1, value, 0, 10, null, -1, 99));
+            sendSmall(producer, topic, 1, -1);
+            FerriteFixture.drain(producer);
+        }
+        assertLogHolds(topic, outcomes, 0, 1);
+    }
+
+    /**
+     * Bad lengths and ranges are refused before the record is taken, as kafka-clients refuses them before it touches
+     * its accumulator: a null header key when the header is made ({@code NullPointerException}, as kafka-clients'
+     * {@code RecordHeader}), then at {@code send} ({@code IllegalArgumentException}) a header whose buffer no longer
+     * holds its range, a value range outside its buffer and a length below -1. Nothing is left half-written in the
+     * partition's batch: the records before and after are written, and the refused ones never complete.
+     */
+    @Test
+    default void badLengthsAreRefusedBeforeTheRecordIsTakenAndTheRecordsBeforeAndAfterAreWritten() throws Exception
+    {
+        final String topic = "errors-bad-lengths";
+        createTopic(topic, 1, Map.of());
+        final Outcomes outcomes = new Outcomes(5);
+        try (Producer producer = new Producer(new ProducerConfig().bootstrapServers(bootstrap()).lingerMs(50),
+            outcomes.handler()))
+        {
+            assertEquals(1, producer.awaitPartitions(topic, 30_000));
+            sendSmall(producer, topic, 0, -1);
+            final UnsafeBuffer value = new UnsafeBuffer(new byte[10]);
+            final NullPointerException nullKey = assertThrows(NullPointerException.class,
+                () -> new OutgoingHeaders().add(null, 0, -1, value, 0, 3));
+            assertEquals("Null header keys are not permitted", nullKey.getMessage());
+            final UnsafeBuffer headerKey = new UnsafeBuffer(new byte[10]);
+            final OutgoingHeaders headers = new OutgoingHeaders().add(headerKey, 0, 10, value, 0, 3);
+            headerKey.wrap(new byte[2]);
+            assertThrows(IllegalArgumentException.class,
+                () -> producer.send(topic, 0, null, 0, -1, value, 0, 10, headers, -1, 1));
+            assertThrows(IllegalArgumentException.class,
+                () -> producer.send(topic, 0, null, 0, -1, value, 5, 10, null, -1, 2));
+            assertThrows(IllegalArgumentException.class,
+                () -> producer.send(topic, 0, value, 0, -2, value, 0, 10, null, -1, 3));
+            sendSmall(producer, topic, 4, -1);
+            FerriteFixture.drain(producer);
+        }
+        for (int refused = 1; refused <= 3; refused++)
+        {
+            assertEquals(-99, outcomes.errors[refused], "refused record " + refused + " never completes");
+        }
+        assertLogHolds(topic, outcomes, 0, 4);
+    }
+
+    /**
      * A record over {@code max.request.size} by kafka-clients 4.4's count ({@code estimateSizeInBytesUpperBound}) is
      * refused by {@code send} with RECORD_TOO_LARGE and never completes; one exactly at the limit is taken and written;
      * the client's count is kafka-clients' for null and present keys, values and header values. A partition the
@@ -126,22 +193,31 @@ interface ProducerErrorsContract
         final byte[] key = new byte[10];
         final byte[] atLimit = new byte[1_000];
         final Header[] oneHeader = {new RecordHeader("h", new byte[3])};
-        // the count itself, shape by shape
-        for (final int keyLength : new int[] {-1, 0, 10, 200})
+        // the count itself, shape by shape: each length on both sides of a varint boundary (63/64, 8 191/8 192),
+        // null and empty fields, no headers, one, several, 64 and more (a two-byte count), long header keys
+        final int[][] headerShapes = {{-1}, {0}, {1, 1, -1}, {1, 1, 0}, {1, 1, 100}, {3, 5, 10}, {63, 1, 1}, {64, 1, 1},
+            {70, 2, -1}, {1, 63, 5}, {1, 64, 5}, {2, 200, 8_192}, {1, 8_191, 8_191}};
+        for (final int keyLength : new int[] {-1, 0, 10, 63, 64, 200, 8_191, 8_192})
         {
-            for (final int valueLength : new int[] {-1, 0, 63, 64, 1_000, 20_000})
+            for (final int valueLength : new int[] {-1, 0, 63, 64, 1_000, 8_191, 8_192, 20_000})
             {
-                for (final int headerValueLength : new int[] {-2, -1, 0, 100})
+                for (final int[] shape : headerShapes)
                 {
-                    final OutgoingHeaders headers = headerValueLength == -2 ? null : new OutgoingHeaders()
-                        .add(new UnsafeBuffer(new byte[1]), 0, 1, new UnsafeBuffer(new byte[100]), 0, headerValueLength);
-                    final Header[] kafkaHeaders = headerValueLength == -2 ? new Header[0] :
-                        new Header[] {new RecordHeader("h", headerValueLength < 0 ? null : new byte[headerValueLength])};
+                    final OutgoingHeaders headers = shape[0] < 0 ? null : new OutgoingHeaders();
+                    final Header[] kafkaHeaders = new Header[Math.max(shape[0], 0)];
+                    for (int h = 0; h < kafkaHeaders.length; h++)
+                    {
+                        final int keyBytes = shape[1];
+                        final int valueBytes = shape[2];
+                        headers.add(new UnsafeBuffer(new byte[keyBytes]), 0, keyBytes,
+                            new UnsafeBuffer(new byte[Math.max(valueBytes, 0)]), 0, valueBytes);
+                        kafkaHeaders[h] = new RecordHeader("k".repeat(keyBytes), valueBytes < 0 ? null : new byte[valueBytes]);
+                    }
                     assertEquals(AbstractRecords.estimateSizeInBytesUpperBound(RecordBatch.CURRENT_MAGIC_VALUE,
                             CompressionType.NONE, keyLength < 0 ? null : new byte[keyLength],
                             valueLength < 0 ? null : new byte[valueLength], kafkaHeaders),
                         Producer.sizeUpperBound(keyLength, valueLength, headers),
-                        "key " + keyLength + " value " + valueLength + " header value " + headerValueLength);
+                        "key " + keyLength + " value " + valueLength + " headers " + Arrays.toString(shape));
                 }
             }
         }

@@ -26,10 +26,10 @@ import java.util.Collection;
 /**
  * Metadata: this one node as the only broker, the controller and the leader of every partition,
  * with itself as the only replica and in-sync replica. Requested topics that do not exist are
- * UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id) — unless the request allows
- * auto-creation (always before v4) and {@code auto.create.topics.enable} is on: then a topic named
- * by the request is created with {@code num.partitions} partitions and the broker's topic defaults,
- * and an illegal name is INVALID_TOPIC_EXCEPTION, as Kafka answers. Kafka answers a topic it is still
+ * UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id), and an illegal name is
+ * INVALID_TOPIC_EXCEPTION, as Kafka answers — unless the request allows auto-creation (always
+ * before v4) and {@code auto.create.topics.enable} is on: then a topic named by the request with a
+ * legal name is created with {@code num.partitions} partitions and the broker's topic defaults. Kafka answers a topic it is still
  * creating with LEADER_NOT_AVAILABLE and the client asks again; here the answer waits (its
  * connection only) until the {@link AdminAgent} created the topics, so they are described at once.
  */
@@ -190,10 +190,10 @@ public final class MetadataHandler implements RequestHandler
                     requested.topicIdLeastSignificantBits(), in, requested.nameOffset(), requested.nameLength());
                 // live first: a deleted topic named by id is UNKNOWN_TOPIC_ID, as in Fetch
                 short error = PartitionLookup.notFound(PartitionLookup.live(topic), !byName);
-                if (PartitionLookup.live(topic) == null && byName && autoCreate && (version < 4 || request.allowAutoTopicCreation()))
+                if (PartitionLookup.live(topic) == null && byName && TopicNames.illegal(requested.name()) != null)
                 {
-                    // the agent created the legal ones before this answer; one still missing failed to be created
-                    error = TopicNames.illegal(requested.name()) != null ? Errors.INVALID_TOPIC_EXCEPTION : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    // as Kafka, with or without auto-creation (which made the legal ones before this answer)
+                    error = Errors.INVALID_TOPIC_EXCEPTION;
                 }
                 t.next();
                 if (PartitionLookup.live(topic) == null)

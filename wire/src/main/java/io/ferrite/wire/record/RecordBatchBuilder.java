@@ -63,6 +63,10 @@ public final class RecordBatchBuilder
     private int headerCountAt;
     private int headerCount;
     private boolean inRecord;
+    private int countBefore;
+    private int lastOffsetDeltaBefore;
+    private int nextOffsetDeltaBefore;
+    private long maxTimestampBefore;
 
     public RecordBatchBuilder()
     {
@@ -253,6 +257,10 @@ public final class RecordBatchBuilder
         headerCount = 0;
         position = p + MAX_LENGTH_VARINT; // room for the header count varint, also shrunk at the end
         inRecord = true;
+        countBefore = count;
+        lastOffsetDeltaBefore = lastOffsetDelta;
+        nextOffsetDeltaBefore = nextOffsetDelta;
+        maxTimestampBefore = maxTimestamp;
         recorded(timestamp, offsetDelta);
         return this;
     }
@@ -319,6 +327,25 @@ public final class RecordBatchBuilder
         final int lengthSize = Varints.putVarint(records, recordStart, bodyLength);
         records.putBytes(recordStart + lengthSize, records, bodyStart, bodyLength);
         position = recordStart + lengthSize + bodyLength;
+        inRecord = false;
+        return this;
+    }
+
+    /**
+     * Drops the record begun with {@link #beginRecord} and its headers: the batch is as it was before, so a header
+     * that threw half-way (a null key, a range outside its buffer) leaves no half-written record behind.
+     */
+    public RecordBatchBuilder abortRecord()
+    {
+        if (!inRecord)
+        {
+            throw new IllegalStateException("no record begun");
+        }
+        position = recordStart;
+        count = countBefore;
+        lastOffsetDelta = lastOffsetDeltaBefore;
+        nextOffsetDelta = nextOffsetDeltaBefore;
+        maxTimestamp = maxTimestampBefore;
         inRecord = false;
         return this;
     }
