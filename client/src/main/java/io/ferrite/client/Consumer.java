@@ -72,8 +72,9 @@ public final class Consumer implements Agent, ResponseListener, AutoCloseable
     }
 
     /**
-     * Joins the group with the classic protocol and the "range" assignor ({@link GroupMembership}): {@code listener} is
-     * told what this member gains and gives up. Call {@code poll} within {@code max.poll.interval.ms}.
+     * Joins the group (classic protocol, "range" assignor: {@link GroupMembership}); {@code listener} is told what this
+     * member gains and gives up. Heartbeats go only from {@link #doWork}: call it every {@code heartbeat.interval.ms}; a
+     * gap over {@code session.timeout.ms} loses the membership. Call {@code poll} within {@code max.poll.interval.ms}.
      */
     public void subscribe(final java.util.List<String> topics, final RebalanceListener listener)
     {

@@ -10,8 +10,6 @@ import org.agrona.ExpandableDirectByteBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * A subscribed consumer's membership of its group with the classic protocol, as kafka-clients 4.4's
@@ -28,7 +26,9 @@ import java.util.TreeMap;
  * application does not call {@code poll} within {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions;
  * the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
  * (INCONSISTENT_GROUP_PROTOCOL, GROUP_AUTHORIZATION_FAILED, ...) stop the membership: {@code poll} throws them.
- * Single-threaded (the consumer's thread). A heartbeat allocates nothing; a rebalance does (ids, the leader's maps).
+ * Single-threaded (the consumer's thread): heartbeats go only from {@code doWork}, so a gap between two calls longer
+ * than {@code session.timeout.ms} loses the membership (kafka-clients heartbeats from a thread of its own). A
+ * heartbeat allocates nothing; a rebalance does (ids, the leader's maps).
  */
 final class GroupMembership
 {
@@ -54,6 +54,8 @@ final class GroupMembership
         STABLE,
         /** Left after {@code max.poll.interval.ms} without a poll: joins again at the next poll. */
         LEFT,
+        /** {@link #close} runs: no heartbeat, no join, answers' group errors ignored; the commit and LeaveGroup go. */
+        CLOSING,
         /** Stopped with {@link #error}. */
         FAILED
     }
@@ -69,21 +71,20 @@ final class GroupMembership
     private final SyncGroupRequestEncoder syncRequest = new SyncGroupRequestEncoder();
     private final SyncGroupResponseDecoder syncResponse = new SyncGroupResponseDecoder();
     private final ExpandableDirectByteBuffer scratch = new ExpandableDirectByteBuffer(1024);
-    private final OffsetCommitHandler revokeCommitDone = (tag, error) -> revokeCommitPending = false;
+    private final Revocation revocation;
 
     private final ArrayList<String> topics = new ArrayList<>();
+    /** The topics of the last JoinGroup sent: a subscribe while it was in flight joins again after it. */
+    private final ArrayList<String> joinedTopics = new ArrayList<>();
     State state = State.UNJOINED;
     private String memberId = "";
     private int generation = -1;
     private short error;
-    /** The leader's view of the join: member id to its subscribed topics, null for a follower. */
-    private TreeMap<String, List<String>> subscriptions;
-    private Map<String, Map<String, List<Integer>>> assignment;
+    private final LeaderAssignment leader;
     private long notBeforeNs;
     private long lastPollNs;
-    private long prepareDeadlineNs;
-    private boolean revokeCommitStarted;
-    private boolean revokeCommitPending;
+    /** Whether this member led its last join (it assigned the partitions). */
+    boolean ledLastJoin;
 
     GroupMembership(final ConsumerConfig config, final GroupOffsets group, final ClusterMetadata metadata,
         final MemberAssignment partitions)
@@ -93,6 +94,8 @@ final class GroupMembership
         this.metadata = metadata;
         this.partitions = partitions;
         this.heartbeat = new GroupHeartbeat(config, group);
+        this.revocation = new Revocation(config, group, partitions);
+        this.leader = new LeaderAssignment(assignor, metadata, scratch);
         group.membership = this;
     }
 
@@ -177,13 +180,18 @@ final class GroupMembership
                 {
                     // kafka-clients' heartbeat thread: "consumer poll timeout has expired", the member leaves
                     partitions.sendLeave(memberId, "consumer poll timeout has expired", nowNs);
-                    lose();
+                    lose(true);
                     state = State.LEFT;
                     return 1;
                 }
                 return heartbeat.doWork(group.ready(), generation, memberId, nowNs);
             case PREPARING:
-                return prepareWork(assigned, nowNs);
+                final int work = revocation.doWork(nowNs);
+                if (revocation.finished())
+                {
+                    state = State.JOIN_DUE;
+                }
+                return work;
             case JOIN_DUE:
                 return nowNs - notBeforeNs >= 0 ? sendJoin(nowNs) : 0;
             case ASSIGNING:
@@ -195,49 +203,22 @@ final class GroupMembership
         }
     }
 
-    /** Starts giving up the partitions: each revoked (the listener may stage offsets), then the commit of them. */
+    /** Starts giving up the partitions ({@link Revocation}) before joining again. */
     private void prepare(final long nowNs)
     {
         state = State.PREPARING;
-        prepareDeadlineNs = nowNs + config.maxPollIntervalMs * 1_000_000L;
-        revokeCommitStarted = false;
-        revokeCommitPending = false;
-        partitions.tell(false);
-    }
-
-    private int prepareWork(final ArrayList<FetchPosition> assigned, final long nowNs)
-    {
-        final boolean late = nowNs - prepareDeadlineNs >= 0;
-        if (!revokeCommitStarted && !late)
-        {
-            if (group.commitOutstanding())
-            {
-                return 0; // the application's commit first: one commit at a time
-            }
-            revokeCommitStarted = true;
-            revokeCommitPending = true;
-            partitions.startCommit(revokeCommitDone); // may complete now (nothing to commit)
-            return 1;
-        }
-        if (revokeCommitPending && !late)
-        {
-            return 0;
-        }
-        group.forgetCommitCaller(revokeCommitDone);
-        partitions.drop();
-        state = State.JOIN_DUE;
-        return 1;
+        revocation.start(nowNs);
     }
 
     /** The membership is lost: the partitions go without a commit (they may be another member's already). */
-    private void lose()
+    private void lose(final boolean memberIdToo)
     {
         if (!partitions.isEmpty())
         {
             partitions.tell(true);
             partitions.drop();
         }
-        resetGeneration(true);
+        resetGeneration(memberIdToo);
     }
 
     private void resetGeneration(final boolean memberIdToo)
@@ -256,10 +237,20 @@ final class GroupMembership
         }
     }
 
-    /** A Heartbeat's or a commit's error while a member: rebalance, fenced, or the coordinator moved. */
+    /**
+     * A Heartbeat's or a commit's error while a member: rebalance, fenced (the member id kept after
+     * ILLEGAL_GENERATION, as kafka-clients), or the coordinator moved. Ignored while closing, but for the coordinator.
+     */
     void onGroupError(final short e, final ArrayList<FetchPosition> assigned, final long nowNs)
     {
-        if (e == ClientErrors.REBALANCE_IN_PROGRESS && state == State.STABLE)
+        if (state == State.CLOSING)
+        {
+            if (e == ClientErrors.COORDINATOR_NOT_AVAILABLE || e == ClientErrors.NOT_COORDINATOR)
+            {
+                group.coordinatorUnknown();
+            }
+        }
+        else if (e == ClientErrors.REBALANCE_IN_PROGRESS && state == State.STABLE)
         {
             prepare(nowNs);
         }
@@ -267,10 +258,13 @@ final class GroupMembership
         {
             if (state == State.STABLE)
             {
-                lose();
+                lose(e != ClientErrors.ILLEGAL_GENERATION);
                 state = State.JOIN_DUE;
             }
-            resetGeneration(e != ClientErrors.ILLEGAL_GENERATION);
+            else
+            {
+                resetGeneration(e != ClientErrors.ILLEGAL_GENERATION);
+            }
         }
         else if (e == ClientErrors.COORDINATOR_NOT_AVAILABLE || e == ClientErrors.NOT_COORDINATOR)
         {
@@ -297,6 +291,8 @@ final class GroupMembership
             .groupInstanceId((CharSequence)null).protocolType(PROTOCOL_TYPE);
         joinRequest.protocols(1).next().name(RangeAssignor.NAME).metadata(scratch, 0, length);
         c.commit(ApiKeys.JOIN_GROUP, version, body + joinRequest.finish(), this, true, nowNs);
+        joinedTopics.clear();
+        joinedTopics.addAll(topics);
         state = State.JOINING;
         return 1;
     }
@@ -314,21 +310,15 @@ final class GroupMembership
             case ClientErrors.NONE:
                 generation = joinResponse.generationId();
                 memberId = joinResponse.memberId();
-                subscriptions = null;
-                if (memberId.equals(joinResponse.leader()) && !joinResponse.skipAssignment())
+                ledLastJoin = memberId.equals(joinResponse.leader());
+                if (ledLastJoin && !joinResponse.skipAssignment())
                 {
-                    subscriptions = new TreeMap<>();
-                    for (var m = joinResponse.members(); m.hasNext(); )
-                    {
-                        m.next();
-                        subscriptions.put(m.memberId(), assignor.readSubscription(buffer, m.metadataOffset(),
-                            m.metadataLength(), metadata));
-                    }
-                    metadata.requestUpdate(); // the partition counts as they are now, as the leader's assignor reads them
+                    leader.lead(joinResponse, buffer);
                     state = State.ASSIGNING;
                 }
                 else
                 {
+                    leader.follow();
                     state = State.SYNC_DUE;
                 }
                 break;
@@ -391,8 +381,7 @@ final class GroupMembership
 
     private int assignWhenKnown(final long nowNs)
     {
-        assignment = RangeAssignor.assign(subscriptions, metadata);
-        if (assignment == null)
+        if (!leader.assignWhenKnown())
         {
             return 0;
         }
@@ -412,15 +401,7 @@ final class GroupMembership
         syncRequest.wrap(c.buffer(), body, version).groupId(group.groupIdBytes, 0, group.groupIdBytes.capacity())
             .generationId(generation).memberId(memberId).groupInstanceId((CharSequence)null).protocolType(PROTOCOL_TYPE)
             .protocolName(RangeAssignor.NAME);
-        final var a = syncRequest.assignments(subscriptions == null ? 0 : assignment.size());
-        if (subscriptions != null)
-        {
-            for (final Map.Entry<String, Map<String, List<Integer>>> m : assignment.entrySet())
-            {
-                final int length = assignor.writeAssignment(scratch, 0, m.getValue());
-                a.next().memberId(m.getKey()).assignment(scratch, 0, length);
-            }
-        }
+        leader.write(syncRequest);
         c.commit(ApiKeys.SYNC_GROUP, version, body + syncRequest.finish(), this, true, nowNs);
         state = State.SYNCING;
         return 1;
@@ -439,8 +420,7 @@ final class GroupMembership
             case ClientErrors.NONE:
                 state = State.STABLE;
                 heartbeat.start(nowNs);
-                subscriptions = null;
-                assignment = null;
+                leader.follow();
                 for (var t = assignor.readAssignment(buffer, syncResponse.assignmentOffset(),
                     Math.max(syncResponse.assignmentLength(), 0)); t != null && t.hasNext(); )
                 {
@@ -450,6 +430,10 @@ final class GroupMembership
                     {
                         partitions.add(topic, t.partitions(i));
                     }
+                }
+                if (!joinedTopics.equals(topics))
+                {
+                    prepare(nowNs); // subscribe while the join was in flight (kafka-clients' joinedSubscription check)
                 }
                 break;
             default:
@@ -481,22 +465,25 @@ final class GroupMembership
     }
 
     /**
-     * The consumer closes: a member's partitions are revoked (the listener), their offsets committed
+     * The consumer closes: a member's partitions are revoked (the listener, once), their offsets committed
      * ({@link MemberAssignment#commitOnClose}; with assign() and auto-commit, the positions), then it leaves the group
      * and waits for LeaveGroup's answer, each within {@code request.timeout.ms} (kafka-clients' close: auto-commit,
-     * {@code onPartitionsRevoked}, LeaveGroup).
+     * {@code onPartitionsRevoked}, LeaveGroup). While it closes ({@link State#CLOSING}) no heartbeat or JoinGroup is
+     * sent and a rebalance the coordinator starts meanwhile is not acted on.
      */
     void close(final boolean autoCommit)
     {
-        if (state == State.STABLE)
+        final State was = state;
+        state = State.CLOSING;
+        if (was == State.STABLE)
         {
             partitions.tell(false);
         }
-        if (autoCommit || state == State.STABLE)
+        if (autoCommit || was == State.STABLE)
         {
             partitions.commitOnClose();
         }
-        if (state != State.UNJOINED && state != State.LEFT && state != State.FAILED)
+        if (was != State.UNJOINED && was != State.LEFT && was != State.FAILED)
         {
             partitions.sendLeave(memberId, "the consumer is being closed", System.nanoTime());
             partitions.awaitLeave();

@@ -60,6 +60,10 @@ final class GroupOffsets
     private OffsetCommitHandler commitHandler;
     private long commitTag;
     private boolean commitInFlight;
+    /** The outstanding commit was sent (its answer may be being handled): true until its caller is told. */
+    private boolean commitSent;
+    /** The generation the commit in flight was sent with: its group errors apply only while it is the member's. */
+    private int commitGeneration;
     /** The subscribed consumer's membership (its commits carry the generation and member id), null with assign(). */
     GroupMembership membership;
 
@@ -265,6 +269,7 @@ final class GroupOffsets
         if (commitHandler == handler)
         {
             commitHandler = commitInFlight ? IGNORED : null;
+            commitSent = commitInFlight;
         }
     }
 
@@ -322,6 +327,8 @@ final class GroupOffsets
         }
         c.commit(ApiKeys.OFFSET_COMMIT, version, body + commitRequest.finish(), this, true, nowNs);
         commitInFlight = true;
+        commitSent = true;
+        commitGeneration = membership == null ? NO_GENERATION : membership.commitGeneration();
         return 1;
     }
 
@@ -349,9 +356,10 @@ final class GroupOffsets
         {
             coordinatorUnknown();
         }
-        if (membership != null && first != ClientErrors.NONE)
+        if (membership != null && first != ClientErrors.NONE && commitGeneration == membership.commitGeneration())
         {
-            membership.onGroupError(first, assigned, nowNs); // kafka-clients: rebalance, or the generation is reset
+            // kafka-clients: rebalance, or the generation is reset — only if the commit's generation is still the member's
+            membership.onGroupError(first, assigned, nowNs);
         }
         if (first == ClientErrors.NONE)
         {
@@ -443,12 +451,25 @@ final class GroupOffsets
         completeCommit(errorCode);
     }
 
+    /**
+     * The member's partitions were dropped: a commit not sent yet would carry none of them, so its caller is told it
+     * failed (REBALANCE_IN_PROGRESS; kafka-clients fails a commit that cannot be sent in the generation it was made in).
+     */
+    void failUnsentCommit()
+    {
+        if (!commitSent)
+        {
+            completeCommit(ClientErrors.REBALANCE_IN_PROGRESS);
+        }
+    }
+
     private void completeCommit(final short error)
     {
         final OffsetCommitHandler h = commitHandler;
         if (h != null && !commitInFlight)
         {
             commitHandler = null;
+            commitSent = false;
             h.onComplete(commitTag, error);
         }
     }

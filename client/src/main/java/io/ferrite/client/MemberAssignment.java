@@ -62,9 +62,13 @@ final class MemberAssignment
         listener.onAssigned(topic, partition);
     }
 
-    /** The partitions given up: positions and buffered records dropped (answers in flight for them are stale). */
+    /**
+     * The partitions given up: positions and buffered records dropped (answers in flight for them are stale), and an
+     * application's commit not sent yet failed.
+     */
     void drop()
     {
+        group.failUnsentCommit();
         for (int i = 0; i < assigned.size(); i++)
         {
             assigned.get(i).revoke();

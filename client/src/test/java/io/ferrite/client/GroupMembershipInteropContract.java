@@ -35,12 +35,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 interface GroupMembershipInteropContract
 {
     long DEADLINE_NS = TimeUnit.SECONDS.toNanos(60);
+    /**
+     * The Ferrite members' session timeout, longer than {@link #DEADLINE_NS}: a member that goes without LeaveGroup, or
+     * is replaced by a new member id, holds the group up past any case's deadline.
+     */
+    int SESSION_TIMEOUT_MS = 120_000;
 
     String bootstrap();
 
     void createTopic(String name, int partitions) throws Exception;
 
-    /** Two members share four partitions (two each, by member id); one closes, the other gets all four. */
+    /**
+     * Two members share four partitions (two each, by member id); one closes, the other gets all four. The members'
+     * session timeout is longer than the case's deadline: only the LeaveGroup of close hands a's partitions over in
+     * time. Close tells the listener of each partition once.
+     */
     @Test
     default void twoMembersShareTheTopicThenOneLeaves() throws Exception
     {
@@ -50,11 +59,16 @@ interface GroupMembershipInteropContract
         final Map<Long, Integer> seen = new HashMap<>();
         try (Member b = member(topic, "members-two-group"))
         {
+            final int revokedBefore;
+            final Member closed;
             try (Member a = member(topic, "members-two-group"))
             {
                 runUntil(() -> a.owned.size() == 2 && b.owned.size() == 2 && a.read + b.read == 80, seen, a, b);
                 assertRange(List.of(a, b), 4);
+                revokedBefore = a.revokedCalls;
+                closed = a;
             }
+            assertEquals(revokedBefore + 2, closed.revokedCalls, "onRevoked once per partition on close");
             // a closed: its positions committed (auto-commit), it left; b is given all four partitions
             produce(topic, 4, 10);
             runUntil(() -> b.owned.size() == 4 && seen.size() == 120, seen, b);
@@ -125,6 +139,8 @@ interface GroupMembershipInteropContract
                         expected = 120;
                     }
                 }
+                assertEquals(ferriteFirst, member.consumer.groupOffsets().membership.ledLastJoin,
+                    "the first to join leads: " + (ferriteFirst ? "Ferrite" : "kafka-clients"));
                 final String kafkaId = kafka.groupMetadata().memberId();
                 final boolean ferriteSortsFirst = member.memberId().compareTo(kafkaId) < 0;
                 assertEquals(ferriteSortsFirst ? Set.of(0, 1) : Set.of(2, 3), member.owned, "range: by member id");
@@ -178,6 +194,57 @@ interface GroupMembershipInteropContract
     }
 
     /**
+     * A Heartbeat answered ILLEGAL_GENERATION (the member's generation made stale) while the group is stable: the member
+     * loses its partitions and joins again with the same member id (kafka-clients 4.4), so the group is stable again
+     * well within the session timeout (longer than the deadline: with a new id the group would wait for the old one).
+     */
+    @Test
+    default void illegalGenerationJoinsAgainWithTheSameMemberId() throws Exception
+    {
+        final String topic = "members-generation";
+        createTopic(topic, 4);
+        produce(topic, 4, 5);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member a = member(topic, "members-generation-group"); Member b = member(topic, "members-generation-group"))
+        {
+            runUntil(() -> a.owned.size() == 2 && b.owned.size() == 2 && seen.size() == 20, seen, a, b);
+            final String idBefore = a.memberId();
+            final java.lang.reflect.Field generation = GroupMembership.class.getDeclaredField("generation");
+            generation.setAccessible(true);
+            final GroupMembership membership = a.consumer.groupOffsets().membership;
+            generation.setInt(membership, generation.getInt(membership) - 1);
+            runUntil(() -> a.lostCalls > 0, seen, a, b);
+            runUntil(() -> a.owned.size() == 2 && b.owned.size() == 2 &&
+                a.consumer.groupOffsets().membership.state == GroupMembership.State.STABLE &&
+                b.consumer.groupOffsets().membership.state == GroupMembership.State.STABLE, seen, a, b);
+            assertEquals(idBefore, a.memberId(), "the member id kept after ILLEGAL_GENERATION");
+            assertRange(List.of(a, b), 4);
+        }
+    }
+
+    /**
+     * A subscribe while the member's JoinGroup is in flight: once that join completes the member joins again for the
+     * new subscription, and gets the new topic's partitions too.
+     */
+    @Test
+    default void subscribeDuringAJoinJoinsAgainForTheNewTopics() throws Exception
+    {
+        final String first = "members-resubscribe-a";
+        final String second = "members-resubscribe-b";
+        createTopic(first, 2);
+        createTopic(second, 2);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member a = member(first, "members-resubscribe-group"))
+        {
+            final GroupMembership membership = a.consumer.groupOffsets().membership;
+            // the join with the member id given (the first is answered MEMBER_ID_REQUIRED), answered only after this step
+            runUntil(() -> membership.state == GroupMembership.State.JOINING && !membership.memberId().isEmpty(), seen, a);
+            a.subscribe(List.of(first, second));
+            runUntil(() -> a.held.equals(Set.of(first + "-0", first + "-1", second + "-0", second + "-1")), seen, a);
+        }
+    }
+
+    /**
      * Auto-commit: the positions are committed on the interval (seen by another consumer of the group while this one
      * still reads), and on close; the next consumer of the group starts where the last stopped.
      */
@@ -220,32 +287,54 @@ interface GroupMembershipInteropContract
     {
         final Consumer consumer;
         final Set<Integer> owned = new TreeSet<>();
+        /** "topic-partition" of each partition held. */
+        final Set<String> held = new TreeSet<>();
         int read;
         int limit;
         int assignedCalls;
+        int revokedCalls;
+        int lostCalls;
 
         Member(final String bootstrap, final String topic, final String group, final long autoCommitIntervalMs)
         {
             this.limit = Integer.MAX_VALUE;
             consumer = new Consumer(new ConsumerConfig().bootstrapServers(bootstrap).fetchMaxWaitMs(50).groupId(group)
-                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).heartbeatIntervalMs(100).sessionTimeoutMs(10_000)
-                .maxPollIntervalMs(120_000).autoCommitIntervalMs(autoCommitIntervalMs));
-            consumer.subscribe(List.of(topic), new RebalanceListener()
-            {
-                @Override
-                public void onRevoked(final String t, final int partition)
-                {
-                    owned.remove(partition);
-                }
-
-                @Override
-                public void onAssigned(final String t, final int partition)
-                {
-                    owned.add(partition);
-                    assignedCalls++;
-                }
-            });
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).heartbeatIntervalMs(100)
+                .sessionTimeoutMs(SESSION_TIMEOUT_MS).maxPollIntervalMs(120_000).autoCommitIntervalMs(autoCommitIntervalMs));
+            subscribe(List.of(topic));
         }
+
+        void subscribe(final List<String> topics)
+        {
+            consumer.subscribe(topics, listener);
+        }
+
+        private final RebalanceListener listener = new RebalanceListener()
+        {
+            @Override
+            public void onRevoked(final String t, final int partition)
+            {
+                owned.remove(partition);
+                held.remove(t + "-" + partition);
+                revokedCalls++;
+            }
+
+            @Override
+            public void onLost(final String t, final int partition)
+            {
+                owned.remove(partition);
+                held.remove(t + "-" + partition);
+                lostCalls++;
+            }
+
+            @Override
+            public void onAssigned(final String t, final int partition)
+            {
+                owned.add(partition);
+                held.add(t + "-" + partition);
+                assignedCalls++;
+            }
+        };
 
         String memberId()
         {
