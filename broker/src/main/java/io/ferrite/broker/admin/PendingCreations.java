@@ -15,9 +15,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * The topics a single-node CreateTopics journaled and answered whose files the {@link AdminAgent} has yet to make,
  * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole topics, a large one a slice of
- * {@value #CHUNK_PARTITIONS} partitions at a time, until {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics is journaled and
- * answered without waiting for an earlier one's files — as Kafka's controller answers once its record is committed
- * and its brokers make the logs after.
+ * {@value #CHUNK_PARTITIONS} partitions at a time, until {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics of
+ * a large topic is journaled and answered without waiting for an earlier one's files — as Kafka's controller answers once
+ * its record is committed and its brokers make the logs after; one with small topics has them, and the unpublished ones
+ * before them, made before its answer within the backlog's bound ({@link #makeSmallBeforeAnswer}).
  *
  * <p>The rules the journal relies on, with several topics pending at once:
  * <ul>
