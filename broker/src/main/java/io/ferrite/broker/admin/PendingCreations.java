@@ -15,9 +15,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * The topics a single-node CreateTopics journaled and answered whose files the {@link AdminAgent} has yet to make,
  * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole topics, a large one a slice of
- * {@value #CHUNK_PARTITIONS} partitions at a time, until {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics is journaled and
- * answered without waiting for an earlier one's files — as Kafka's controller answers once its record is committed
- * and its brokers make the logs after.
+ * {@value #CHUNK_PARTITIONS} partitions at a time, until {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics of
+ * a large topic is journaled and answered without waiting for an earlier one's files — as Kafka's controller answers once
+ * its record is committed and its brokers make the logs after; one with small topics has them, and the unpublished ones
+ * before them, made before its answer within the backlog's bound ({@link #makeSmallBeforeAnswer}).
  *
  * <p>The rules the journal relies on, with several topics pending at once:
  * <ul>
@@ -284,16 +285,24 @@ public final class PendingCreations
     }
 
     /**
-     * After a CreateTopics is journaled, before its answer: the unpublished topics, its own included, made now when they are a
-     * chunk at most, so a small topic is served once answered (Admin's OffsetCommit does not retry UNKNOWN_TOPIC_OR_PARTITION; a
-     * Kafka 4.4 broker has a committed topic in milliseconds). Not while {@link #hold held}. Files that fail: made at the next start.
+     * After a CreateTopics with topics published once made ({@link #publishedWhenMade}) is journaled, before its answer:
+     * every unpublished topic made, oldest first (journal order), so its own are, when they and those before them are at
+     * most {@link #backlogBound} partitions ({@link #makeDownTo} leaves no more, but for a request larger than the bound
+     * alone: answered at journaling, its files are its window). A small topic is then served once answered (Admin's
+     * OffsetCommit does not retry UNKNOWN_TOPIC_OR_PARTITION; a Kafka 4.4 broker has a committed topic in milliseconds),
+     * whatever the number of topics in the request. Not while {@link #hold held}. Files that fail: made at the next start.
      */
     public void makeSmallBeforeAnswer()
     {
-        while (!held && unpublishedPartitions > 0 && unpublishedPartitions <= CHUNK_PARTITIONS && makeNext(unpublished) != null)
+        if (unpublishedPartitions > backlogBound())
         {
-            settle(); // one made, the oldest: publication stays in journal order
+            return;
         }
+        while (!held && makeNext(unpublished) != null)
+        {
+            // made: the oldest first, publication stays in journal order
+        }
+        settle();
     }
 
     /** Between the agent's commands: one chunk made; the number of topics made (0: nothing pending, or held). */

@@ -173,8 +173,11 @@ public final class CreateTopicsHandler implements RequestHandler
                 incoming += o.planned && PendingCreations.publishedWhenMade(o.partitions) ? o.partitions : 0;
             }
             admin.creations().makeDownTo(incoming); // the backlog bounded by time: the oldest unpublished topics' files first
-            journal(journal, names, outcomes); // answered once journaled: the files are made in chunks between commands,
-            admin.creations().makeSmallBeforeAnswer(); // or now when all unpublished ones are at most a chunk
+            journal(journal, names, outcomes); // a large topic answered once journaled: its slices made between commands
+            if (incoming > 0)
+            {
+                admin.creations().makeSmallBeforeAnswer(); // small ones made now, with those before them (in the bound)
+            }
         }
 
         @Override

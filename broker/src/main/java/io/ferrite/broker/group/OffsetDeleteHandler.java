@@ -45,7 +45,7 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
                 p.next();
                 final Group.TopicPartition tp = new Group.TopicPartition(t.name(), p.partitionIndex());
                 askedHere.add(tp);
-                if (PartitionLookup.partition(topic, p.partitionIndex()) == null)
+                if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
                     results.put(tp, PartitionLookup.notFound(topic, false));
                 }

@@ -321,7 +321,8 @@ class LargeTopicSlicesTest
     /**
      * Requests Kafka 4.4 checks against its metadata, not its logs (review of chunks, L1), for a partition being made:
      * an OffsetCommit (the Admin's alterConsumerGroupOffsets) and a TxnOffsetCommit (a transactional producer's
-     * sendOffsetsToTransaction) are accepted and the offsets listed; ElectLeaders answers ELECTION_NOT_NEEDED (single
+     * sendOffsetsToTransaction) are accepted and the offsets listed, an OffsetDelete (deleteConsumerGroupOffsets; Kafka's
+     * {@code handleOffsetDeleteRequest} checks the metadata cache) accepted and the offset gone; ElectLeaders answers ELECTION_NOT_NEEDED (single
      * replica); DescribeProducers NOT_LEADER_OR_FOLLOWER (the broker does not host it yet). A partition past the count
      * stays UNKNOWN_TOPIC_OR_PARTITION.
      */
@@ -349,6 +350,12 @@ class LargeTopicSlicesTest
             }
             assertEquals(7, admin.listConsumerGroupOffsets("g2").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
                 .get(notMade).offset(), "TxnOffsetCommit of a partition being made accepted");
+            admin.deleteConsumerGroupOffsets("g", Set.of(notMade)).all().get(30, TimeUnit.SECONDS); // UNKNOWN_TOPIC_OR_PARTITION before
+            assertFalse(admin.listConsumerGroupOffsets("g").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+                .containsKey(notMade), "OffsetDelete of a partition being made accepted");
+            final ExecutionException past = assertThrows(ExecutionException.class, () -> admin.deleteConsumerGroupOffsets("g",
+                Set.of(new TopicPartition("huge", count))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(UnknownTopicOrPartitionException.class, past.getCause(), "OffsetDelete past the count");
             final var elected = admin.electLeaders(ElectionType.PREFERRED, Set.of(notMade, new TopicPartition("huge", count)))
                 .partitions().get(30, TimeUnit.SECONDS);
             assertInstanceOf(ElectionNotNeededException.class, elected.get(notMade).orElseThrow());
