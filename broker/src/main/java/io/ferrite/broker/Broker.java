@@ -3,6 +3,7 @@ package io.ferrite.broker;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.api.AclHandlers;
 import io.ferrite.broker.api.SaslHandlers;
+import io.ferrite.broker.api.ScramCredentialHandlers;
 import io.ferrite.broker.api.AlterConfigsHandler;
 import io.ferrite.broker.api.Apis;
 import io.ferrite.broker.cluster.ClusterMode;
@@ -41,6 +42,7 @@ import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.NetworkThread;
+import io.ferrite.broker.scram.ScramCredentials;
 import io.ferrite.broker.txn.EndTxnTiming;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
@@ -109,7 +111,8 @@ public final class Broker implements AutoCloseable
         this.cluster = ClusterMode.of(config, dynamic);
         // bound before the logs are opened: a port in use is told before a recovery that can take
         // minutes, and nothing has been logged yet; connections wait in the backlog until start()
-        this.acceptor = StartupChecks.bind(config, networkThreads);
+        final ScramCredentials scram = new ScramCredentials(); // loaded below, once the log directory is the broker's
+        this.acceptor = StartupChecks.bind(config, networkThreads, scram);
         final DurabilityWakeups wakeups = new DurabilityWakeups();
         final LogThreadTasks writerTasks = new LogThreadTasks();
         final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), dynamic.state().topicDefaults())
@@ -137,6 +140,7 @@ public final class Broker implements AutoCloseable
         }
         try
         {
+            StartupChecks.scramCredentials(scram, firstDir);
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             this.topics = new TopicRegistry(logs, logThreadCount);
             // a fresh counters file, once the log directory is ours (LogManager holds its lock)
@@ -233,6 +237,10 @@ public final class Broker implements AutoCloseable
                 SaslHandlers.register(apis); // ILLEGAL_SASL_STATE but while a SASL connection authenticates
                 AclHandlers.register(apis); // no authorizer: SECURITY_DISABLED, as a Kafka without one
                 DelegationTokenHandlers.register(apis); // PLAINTEXT only: not allowed, as Kafka on PLAINTEXT
+                if (cluster == ClusterMode.DISABLED) // a cluster's credentials belong in its metadata log: not served there yet
+                {
+                    ScramCredentialHandlers.register(apis, scram, admin, waker);
+                }
                 cluster.register(apis, waker, metadata[i]);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest, netCounters);
                 networkThreads[i].logThreads(logThreads);

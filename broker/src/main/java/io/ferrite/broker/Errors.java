@@ -51,6 +51,10 @@ public final class Errors
     public static final short DELEGATION_TOKEN_REQUEST_NOT_ALLOWED = 64;
     public static final short OPERATION_NOT_ATTEMPTED = 55;
     public static final short KAFKA_STORAGE_ERROR = 56;
+    // SCRAM credentials (package scram)
+    public static final short RESOURCE_NOT_FOUND = 91;
+    public static final short DUPLICATE_RESOURCE = 92;
+    public static final short UNACCEPTABLE_CREDENTIAL = 93;
     public static final short UNKNOWN_LEADER_EPOCH = 75;
     public static final short FENCED_LEADER_EPOCH = 74;
     public static final short NON_EMPTY_GROUP = 68;

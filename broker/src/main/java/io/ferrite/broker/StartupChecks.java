@@ -10,6 +10,7 @@ import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.Acceptors;
 import io.ferrite.broker.net.Listener;
+import io.ferrite.broker.scram.ScramCredentials;
 import io.ferrite.broker.net.NetworkThread;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,6 +72,23 @@ final class StartupChecks
         }
     }
 
+    /**
+     * Reads the SCRAM credentials of the first log directory (once the broker holds its lock, before a connection is
+     * served); a file that cannot be read whole stops the start — one line naming it, never its content — since starting
+     * without it would refuse every SCRAM user.
+     */
+    static void scramCredentials(final ScramCredentials scram, final Path firstDir) throws StartupException
+    {
+        try
+        {
+            scram.load(firstDir);
+        }
+        catch (final IOException ex)
+        {
+            throw new StartupException(ScramCredentials.fileIn(firstDir) + ": " + StartupException.reason(ex), ex);
+        }
+    }
+
     /** The setting the log directories came from, to name it in a message. */
     static String logDirSetting(final BrokerConfig config)
     {
@@ -81,14 +99,14 @@ final class StartupChecks
      * Binds every broker listener of {@code listeners} (each its own acceptor, all on {@code networkThreads}), naming the
      * listener setting when an address cannot be had; what was bound before a failure is closed.
      */
-    static Acceptors bind(final BrokerConfig config, final NetworkThread[] networkThreads) throws IOException
+    static Acceptors bind(final BrokerConfig config, final NetworkThread[] networkThreads, final ScramCredentials scram) throws IOException
     {
         final Acceptors acceptors = new Acceptors();
         try
         {
             for (final ListenerEndpoints.Endpoint e : ListenerSecurity.brokerListeners(config))
             {
-                final Listener listener = listener(config, e);
+                final Listener listener = listener(config, e, scram);
                 acceptors.add(listener, bind(e, networkThreads, listener));
             }
             return acceptors;
@@ -107,11 +125,11 @@ final class StartupChecks
         }
     }
 
-    private static Listener listener(final BrokerConfig config, final ListenerEndpoints.Endpoint e)
+    private static Listener listener(final BrokerConfig config, final ListenerEndpoints.Endpoint e, final ScramCredentials scram)
     {
         final boolean sasl = e.protocol().equals("SASL_PLAINTEXT");
         return new Listener(e.name(), e.protocol(), sasl ? ListenerSecurity.mechanisms(config, e) : List.of(),
-            sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS));
+            sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), scram, config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS));
     }
 
     private static Acceptor bind(final ListenerEndpoints.Endpoint e, final NetworkThread[] networkThreads, final Listener listener)

@@ -22,9 +22,10 @@ import static io.ferrite.log.config.ConfigKey.Validator.atLeast;
 /**
  * The broker's listeners and their security as Kafka 4.4 configures them: the broker listeners of {@code listeners}
  * (those not named in {@code controller.listener.names}), what each advertises, and for a SASL_PLAINTEXT listener its
- * mechanisms ({@code listener.name.<listener>.sasl.enabled.mechanisms}, else {@code sasl.enabled.mechanisms}) and its
- * PLAIN users ({@code listener.name.<listener>.plain.sasl.jaas.config}). What Ferrite does not have yet (TLS: SSL and
- * SASL_SSL; the mechanisms other than PLAIN) is refused at start with a message that says so, never served as plaintext.
+ * mechanisms ({@code listener.name.<listener>.sasl.enabled.mechanisms}, else {@code sasl.enabled.mechanisms}: PLAIN,
+ * SCRAM-SHA-256, SCRAM-SHA-512) and its PLAIN users ({@code listener.name.<listener>.plain.sasl.jaas.config}). What Ferrite
+ * does not have yet (TLS: SSL and SASL_SSL; GSSAPI, OAUTHBEARER) is refused at start with a message that says so, never
+ * served as plaintext.
  */
 public final class ListenerSecurity
 {
@@ -33,6 +34,10 @@ public final class ListenerSecurity
     public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
     public static final String PLAIN = "PLAIN";
     private static final String PLAIN_JAAS_SUFFIX = "plain.sasl.jaas.config";
+    /** Kafka's per-mechanism JAAS names of the SCRAM mechanisms: known, not read (SCRAM's users are the credentials' file). */
+    private static final List<String> SCRAM_JAAS_SUFFIXES = List.of("scram-sha-256.sasl.jaas.config", "scram-sha-512.sasl.jaas.config");
+    /** The mechanisms Ferrite serves. */
+    private static final List<String> SERVED = List.of(PLAIN, "SCRAM-SHA-256", "SCRAM-SHA-512");
 
     private ListenerSecurity()
     {
@@ -44,7 +49,7 @@ public final class ListenerSecurity
         c.define(ListenerEndpoints.PROTOCOL_MAP, STRING, ListenerEndpoints.DEFAULT_PROTOCOL_MAP, NONE, true,
             "each listener name's security protocol, NAME:PROTOCOL,... (PLAINTEXT and SASL_PLAINTEXT served; SSL, SASL_SSL refused: no TLS yet)")
             .define(SASL_ENABLED_MECHANISMS, LIST, "GSSAPI", NONE, true, "the SASL mechanisms of SASL listeners "
-                + "(listener.name.<listener>.sasl.enabled.mechanisms per listener); only PLAIN is served yet: Kafka's default GSSAPI is refused")
+                + "(listener.name.<listener>.sasl.enabled.mechanisms per listener): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; Kafka's default GSSAPI is refused")
             .define(FAILED_AUTHENTICATION_DELAY_MS, INT, "100", atLeast(0), true,
                 "how long a failed SASL authentication's answer and the connection's close wait (slows password guessing)");
     }
@@ -154,9 +159,10 @@ public final class ListenerSecurity
     }
 
     /**
-     * The PLAIN users (name -> password) of a SASL listener, after checking its mechanisms.
+     * The PLAIN users (name -> password) of a SASL listener, after checking its mechanisms (none when it does not offer
+     * PLAIN: SCRAM's users are the broker's credentials, made with AlterUserScramCredentials).
      *
-     * @throws ConfigException for no mechanism, one Ferrite does not serve yet, or PLAIN without its JAAS setting
+     * @throws ConfigException for no mechanism, one Ferrite does not serve, or PLAIN without its JAAS setting
      */
     public static Map<String, String> plainUsers(final BrokerConfig config, final Endpoint listener)
     {
@@ -169,11 +175,15 @@ public final class ListenerSecurity
         }
         for (final String m : mechanisms)
         {
-            if (!m.equals(PLAIN))
+            if (!SERVED.contains(m))
             {
                 throw new ConfigException(setting, String.join(",", mechanisms), "SASL mechanism " + m + " (listener " + listener.name()
-                    + ") is not supported by Ferrite yet: only PLAIN (SCRAM-SHA-256/512, GSSAPI and OAUTHBEARER are not)");
+                    + ") is not supported by Ferrite: only PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (GSSAPI and OAUTHBEARER are not)");
             }
+        }
+        if (!mechanisms.contains(PLAIN))
+        {
+            return Map.of();
         }
         final String jaasSetting = prefix(listener) + PLAIN_JAAS_SUFFIX;
         final String jaas = config.values().get(jaasSetting);
@@ -186,9 +196,11 @@ public final class ListenerSecurity
     }
 
     /**
-     * The per-listener settings Ferrite reads, of the broker's listeners, with their Kafka types (those of the names they
-     * override): {@code listener.name.<l>.sasl.enabled.mechanisms} (LIST) and {@code listener.name.<l>.plain.sasl.jaas.config}
-     * (PASSWORD). Known names: no "unknown property" warning for them, and DescribeConfigs types them as Kafka does.
+     * The per-listener settings Ferrite knows, of the broker's listeners, with their Kafka types (those of the names they
+     * override): {@code listener.name.<l>.sasl.enabled.mechanisms} (LIST), {@code listener.name.<l>.plain.sasl.jaas.config}
+     * (PASSWORD) and the SCRAM mechanisms' {@code listener.name.<l>.scram-sha-256.sasl.jaas.config} and {@code -512} (PASSWORD;
+     * taken as Kafka's operators write them, not read: a SCRAM login module has no server-side options Ferrite uses).
+     * Known names: no "unknown property" warning for them, and DescribeConfigs types them as Kafka does.
      */
     public static Map<String, ConfigKey.Type> perListenerNames(final BrokerConfig config)
     {
@@ -197,6 +209,7 @@ public final class ListenerSecurity
         {
             names.put(prefix(e) + SASL_ENABLED_MECHANISMS, LIST);
             names.put(prefix(e) + PLAIN_JAAS_SUFFIX, PASSWORD);
+            SCRAM_JAAS_SUFFIXES.forEach(suffix -> names.put(prefix(e) + suffix, PASSWORD));
         }
         return names;
     }

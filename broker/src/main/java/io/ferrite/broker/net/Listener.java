@@ -1,5 +1,7 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.broker.scram.ScramCredentials;
+
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
@@ -7,7 +9,7 @@ import java.util.Map;
 
 /**
  * One of the broker's listeners, as its connections know it: its name and security protocol, for a SASL listener the
- * mechanisms it offers and its PLAIN users, and the endpoint it advertises (Metadata, DescribeCluster and
+ * mechanisms it offers, its PLAIN users and the broker's SCRAM credentials, and the endpoint it advertises (Metadata, DescribeCluster and
  * FindCoordinator answer a client with the endpoint of the listener its request came in on, as Kafka does). Immutable
  * but for the advertised endpoint, set once the listener is bound (a port of 0 is known then).
  */
@@ -21,6 +23,8 @@ public final class Listener
     private final List<String> mechanisms;
     /** PLAIN users: name -> password as UTF-8 (compared in constant time). */
     private final Map<String, byte[]> users;
+    /** The broker's SCRAM credentials (the same for every listener, as in Kafka). */
+    private final ScramCredentials scramCredentials;
     private final long failedAuthenticationDelayMs;
     private volatile String advertisedHost;
     private volatile int advertisedPort = -1;
@@ -33,7 +37,15 @@ public final class Listener
     public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
         final long failedAuthenticationDelayMs)
     {
+        this(name, protocol, mechanisms, users, new ScramCredentials(), failedAuthenticationDelayMs);
+    }
+
+    /** @param scramCredentials the broker's SCRAM credentials, which a SCRAM mechanism checks */
+    public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
+        final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs)
+    {
         this.name = name;
+        this.scramCredentials = scramCredentials;
         this.protocol = protocol;
         this.mechanisms = List.copyOf(mechanisms);
         final Map<String, byte[]> bytes = new HashMap<>();
@@ -67,6 +79,11 @@ public final class Listener
     byte[] password(final String user)
     {
         return users.get(user);
+    }
+
+    ScramCredentials scramCredentials()
+    {
+        return scramCredentials;
     }
 
     long failedAuthenticationDelayMs()

@@ -1,5 +1,7 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.broker.scram.ScramMechanism;
+import io.ferrite.broker.scram.ScramServer;
 import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.ArrayEncoder;
 import io.ferrite.wire.message.SaslAuthenticateRequestDecoder;
@@ -26,13 +28,14 @@ import java.util.List;
  * of type X during SASL authentication") after the failed-authentication delay, then closes. Ferrite has no error
  * response for every API; no kafka-clients or librdkafka flow sends such a request. A mechanism
  * the listener does not offer is UNSUPPORTED_SASL_MECHANISM with the ones it does, and the connection closes. After a
- * SaslHandshake v1 the client authenticates with SaslAuthenticate (v0-v2); after a v0 one it sends the PLAIN token as a
- * bare size-prefixed frame and is answered with an empty one (Kafka still takes that form). A failed authentication is
+ * SaslHandshake v1 the client authenticates with SaslAuthenticate (v0-v2: once for PLAIN, twice for SCRAM, whose
+ * exchange {@link ScramServer} runs); after a v0 one it sends its tokens as bare size-prefixed frames and is answered with
+ * bare ones (PLAIN's empty; Kafka still takes that form). A failed authentication is
  * SASL_AUTHENTICATION_FAILED with Kafka's message (a bare token's: no answer), written after
  * {@code connection.failed.authentication.delay.ms}, and the connection closes; its others are not held up (the
  * delay is a pending response of this connection). A frame over {@link #MAX_RECEIVE_SIZE} before authentication fails
  * it too: no answer, the close after the delay (Kafka: "Failing SASL authentication due to invalid receive size").
- * Nothing here logs a token or a password.
+ * Nothing here logs a token, a password or a proof.
  */
 final class SaslAuthenticator implements RequestHandler
 {
@@ -56,6 +59,8 @@ final class SaslAuthenticator implements RequestHandler
     private final RequestHandler apis;
     private final Listener listener;
     private State state = State.VERSIONS_OR_HANDSHAKE;
+    /** The SCRAM exchange under way (a SCRAM mechanism was chosen), else null: PLAIN. */
+    private ScramServer scram;
 
     SaslAuthenticator(final Connection connection, final RequestHandler apis)
     {
@@ -113,6 +118,11 @@ final class SaslAuthenticator implements RequestHandler
             return failed(end);
         }
         state = version >= 1 ? State.AUTHENTICATE : State.BARE_TOKEN;
+        final ScramMechanism scramMechanism = ScramMechanism.forName(mechanism);
+        if (scramMechanism != null)
+        {
+            scram = new ScramServer(scramMechanism, listener.scramCredentials());
+        }
         return end;
     }
 
@@ -121,18 +131,66 @@ final class SaslAuthenticator implements RequestHandler
     {
         final SaslAuthenticateRequestDecoder request = new SaslAuthenticateRequestDecoder();
         request.wrap(in, offset, limit, version);
-        final String failure = verify(in, request.authBytesOffset(), request.authBytesIsNull() ? 0 : request.authBytesLength());
+        final int length = request.authBytesIsNull() ? 0 : request.authBytesLength();
+        byte[] answer = null;
+        final String failure;
+        final ScramServer exchange = scram; // cleared once authenticated
+        if (exchange != null)
+        {
+            answer = evaluateScram(in, request.authBytesOffset(), length);
+            failure = exchange.failure();
+        }
+        else
+        {
+            failure = verify(in, request.authBytesOffset(), length);
+        }
         final SaslAuthenticateResponseEncoder response = new SaslAuthenticateResponseEncoder().wrap(out, outOffset, version);
-        response.errorCode(failure == null ? 0 : SASL_AUTHENTICATION_FAILED).errorMessage(failure).authBytes(new byte[0]).sessionLifetimeMs(0);
+        response.errorCode(failure == null ? 0 : SASL_AUTHENTICATION_FAILED).errorMessage(failure)
+            .authBytes(answer == null ? new byte[0] : answer).sessionLifetimeMs(0);
         final int end = outOffset + response.finish();
         return failure == null ? end : failed(end);
     }
 
-    /** A bare PLAIN token (after a SaslHandshake v0) at {@code in[offset, limit)}: an empty token back, or the close after the delay. */
+    /**
+     * A bare token (after a SaslHandshake v0) at {@code in[offset, limit)}: PLAIN's answer is an empty token, SCRAM's the
+     * server's message, written at {@code outOffset}; a failure is the close after the delay, unanswered.
+     */
     int bareToken(final DirectBuffer in, final int offset, final int limit, final int outOffset)
     {
+        if (scram != null)
+        {
+            final byte[] answer = evaluateScram(in, offset, limit - offset);
+            if (answer == null)
+            {
+                return failed(RequestHandler.CLOSE);
+            }
+            connection.out.putBytes(outOffset, answer);
+            return outOffset + answer.length;
+        }
         final String failure = verify(in, offset, limit - offset);
         return failure == null ? outOffset : failed(RequestHandler.CLOSE);
+    }
+
+    /** The next SCRAM message of the client at {@code in[offset, offset + length)}: the server's answer, or null (failed). */
+    private byte[] evaluateScram(final DirectBuffer in, final int offset, final int length)
+    {
+        final byte[] token = new byte[length];
+        in.getBytes(offset, token);
+        final byte[] answer = scram.evaluate(token);
+        java.util.Arrays.fill(token, (byte)0);
+        if (scram.complete())
+        {
+            authenticated(scram.user());
+        }
+        return answer;
+    }
+
+    /** Authenticated as {@code user}: every request goes to the broker's handlers from now on. */
+    private void authenticated(final String user)
+    {
+        connection.principal = "User:" + user;
+        connection.gate = null;
+        scram = null;
     }
 
     /** Checks a PLAIN token ({@code authzid NUL user NUL password}): null when it is a user's, else Kafka's message. */
@@ -168,8 +226,7 @@ final class SaslAuthenticator implements RequestHandler
         {
             return "Authentication failed: Client requested an authorization id that is different from username";
         }
-        connection.principal = "User:" + user;
-        connection.gate = null; // authenticated: every request goes to the broker's handlers from now on
+        authenticated(user);
         return null;
     }
 

@@ -80,9 +80,25 @@ class ListenerSecurityTest
         assertTrue(refused("listeners", "SASL_SSL://:9093").contains("SASL_SSL, which Ferrite does not serve yet"));
         // Kafka's default mechanism is GSSAPI: a SASL listener without sasl.enabled.mechanisms is refused, as not served
         assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093").contains("SASL mechanism GSSAPI (listener SASL_PLAINTEXT) is not supported"));
-        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "SCRAM-SHA-512",
-            "sasl.enabled.mechanisms", "PLAIN").contains("SCRAM-SHA-512"));
+        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "OAUTHBEARER",
+            "sasl.enabled.mechanisms", "PLAIN").contains("SASL mechanism OAUTHBEARER (listener SASL_PLAINTEXT) is not supported"));
         assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "PLAIN").contains(
+            "Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in the JAAS configuration"));
+    }
+
+    @Test
+    void scramMechanismsNeedNoJaasTextAndTheirJaasNamesAreKnown()
+    {
+        final BrokerConfig config = config("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "SCRAM-SHA-256",
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "SCRAM-SHA-512,SCRAM-SHA-256",
+            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;");
+        final Endpoint sasl = ListenerSecurity.brokerListeners(config).get(0);
+        assertEquals(List.of("SCRAM-SHA-512", "SCRAM-SHA-256"), ListenerSecurity.mechanisms(config, sasl), "the listener's own, in its order");
+        assertEquals(Map.of(), ListenerSecurity.plainUsers(config, sasl), "no PLAIN: no JAAS users needed");
+        assertEquals(List.of(), config.unknownNames());
+        // with PLAIN beside SCRAM, PLAIN's JAAS text is still needed
+        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "sasl.enabled.mechanisms", "SCRAM-SHA-256,PLAIN").contains(
             "Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in the JAAS configuration"));
     }
 

@@ -281,6 +281,50 @@ class RequestPathAllocationTest
         assertEquals(Errors.NONE.code(), new SaslAuthenticateResponseData(new ByteBufferAccessor(body), (short)2).errorCode());
     }
 
+    /**
+     * The same on a connection authenticated with SCRAM-SHA-512 (kafka-clients' own SCRAM client): the SCRAM exchange
+     * leaves nothing on the request path either.
+     */
+    @Test
+    void produceAndFetchOnAScramAuthenticatedConnectionAllocateNothingOnTheBrokerThreads() throws Exception
+    {
+        final Map<String, String> overrides = new java.util.HashMap<>(SaslScramTest.scramBroker());
+        overrides.put("num.network.threads", "1");
+        overrides.put("ferrite.log.threads", "1");
+        try (RunningBroker broker = new RunningBroker(dir, overrides))
+        {
+            SaslScramTest.setCredential(broker, "alice", org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_512, 4096, "alice-secret");
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+            }
+            final ByteBuffer[] requests = produceAndFetch();
+            assertAllocatesNothing(broker, SaslPlainTest.saslPort(broker), RequestPathAllocationTest::authenticateScram,
+                "produce + fetch on SCRAM", round -> requests, (round, i, response) -> { });
+        }
+    }
+
+    /** SaslHandshake v1 (SCRAM-SHA-512) and two SaslAuthenticate v2 as alice, answered NONE, the server's signature checked. */
+    private static void authenticateScram(final SocketChannel channel) throws IOException
+    {
+        final ByteBuffer response = ByteBuffer.allocate(4096);
+        exchange(channel, frame(ApiKeys.SASL_HANDSHAKE, (short)1, new SaslHandshakeRequestData().setMechanism("SCRAM-SHA-512")), response);
+        final KafkaScramClient client = new KafkaScramClient("SCRAM-SHA-512", "alice", "alice-secret");
+        byte[] challenge = new byte[0];
+        for (int step = 0; step < 2; step++)
+        {
+            exchange(channel, frame(ApiKeys.SASL_AUTHENTICATE, (short)2, new SaslAuthenticateRequestData().setAuthBytes(client.next(challenge))),
+                response);
+            final ByteBuffer body = response.duplicate().position(0);
+            ResponseHeader.parse(body, ApiKeys.SASL_AUTHENTICATE.responseHeaderVersion((short)2));
+            final SaslAuthenticateResponseData answer = new SaslAuthenticateResponseData(new ByteBufferAccessor(body), (short)2);
+            assertEquals(Errors.NONE.code(), answer.errorCode(), answer.errorMessage());
+            challenge = answer.authBytes();
+        }
+        client.next(challenge);
+        assertTrue(client.complete());
+    }
+
     /** What a connection does before its measured requests. */
     @FunctionalInterface
     private interface Prelude

@@ -335,26 +335,26 @@ class SaslPlainTest
         }
     }
 
-    private static String kcat(final String input, final String... command) throws IOException, InterruptedException
+    static String kcat(final String input, final String... command) throws IOException, InterruptedException
     {
         return ChildProcess.run(null, input, 60, "apt-get install kcat", command);
     }
 
-    private static String[] concat(final String[] a, final String[] b)
+    static String[] concat(final String[] a, final String[] b)
     {
         final String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);
         return all;
     }
 
-    private static Map<String, Object> withTimeouts(final Map<String, Object> config)
+    static Map<String, Object> withTimeouts(final Map<String, Object> config)
     {
         config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
         config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         return config;
     }
 
-    private static List<String> consumeAll(final KafkaConsumer<byte[], byte[]> consumer)
+    static List<String> consumeAll(final KafkaConsumer<byte[], byte[]> consumer)
     {
         try (consumer)
         {

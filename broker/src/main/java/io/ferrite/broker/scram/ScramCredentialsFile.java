@@ -1,0 +1,162 @@
+package io.ferrite.broker.scram;
+
+import io.ferrite.log.config.DurableFile;
+
+import java.io.IOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+/**
+ * The SCRAM credentials' file, {@value #FILE} in the first log directory: every credential, replaced whole at each
+ * change through {@link DurableFile} (a temporary file fsynced, renamed over the old one, the directory fsynced), so a
+ * crash or a power loss leaves the old set or the new one. Changes are rare and small (one user at a time, a few
+ * hundred bytes each), so rewriting the whole file costs nothing worth a journal; a single node has no metadata log to
+ * hold Kafka's {@code UserScramCredentialRecord}s.
+ *
+ * <pre>
+ *   0        4        8        12
+ *   +--------+--------+--------+
+ *   | magic  |version | count  |   magic "FSCR", version 1, number of credentials
+ *   +--------+--------+--------+
+ *   | credential x count       |   user: int length + UTF-8, mechanism type: 1 byte, iterations: int,
+ *   |  ...                     |   salt, StoredKey, ServerKey: int length + bytes each
+ *   +--------+-----------------+
+ *   | CRC32C |                     of every byte before it
+ *   +--------+
+ * </pre>
+ *
+ * Read back whole or refused: a short file, a bad checksum, an unknown version or mechanism is an {@link IOException}
+ * naming the file (never its content), and the broker does not start on it — a damaged credential file is not an
+ * empty one, which would lock every SCRAM user out without a word.
+ */
+final class ScramCredentialsFile
+{
+    static final String FILE = "ferrite-scram-credentials";
+    private static final int MAGIC = 0x46534352; // "FSCR"
+    private static final int VERSION = 1;
+    private static final int HEADER_LENGTH = 12;
+    private static final int CRC_LENGTH = 4;
+    /** Bounds a length read from the file before anything is allocated for it. */
+    private static final int MAX_FIELD = 1 << 20;
+
+    private ScramCredentialsFile()
+    {
+    }
+
+    /** The credentials in {@code file}, or none when it does not exist. */
+    static Map<String, Map<ScramMechanism, ScramCredential>> read(final Path file) throws IOException
+    {
+        if (!Files.exists(file))
+        {
+            return Map.of();
+        }
+        final ByteBuffer buffer = ByteBuffer.wrap(Files.readAllBytes(file));
+        try
+        {
+            return decode(buffer);
+        }
+        catch (final BufferUnderflowException | IllegalArgumentException ex)
+        {
+            throw new IOException("damaged: " + (ex.getMessage() == null ? "cut short" : ex.getMessage()));
+        }
+    }
+
+    /** Replaces {@code file} with {@code credentials}, durably. */
+    static void write(final Path file, final Map<String, Map<ScramMechanism, ScramCredential>> credentials) throws IOException
+    {
+        DurableFile.write(file, encode(credentials));
+    }
+
+    static byte[] encode(final Map<String, Map<ScramMechanism, ScramCredential>> credentials)
+    {
+        int count = 0;
+        int length = HEADER_LENGTH + CRC_LENGTH;
+        for (final Map.Entry<String, Map<ScramMechanism, ScramCredential>> user : credentials.entrySet())
+        {
+            final int nameLength = user.getKey().getBytes(StandardCharsets.UTF_8).length;
+            for (final ScramCredential c : user.getValue().values())
+            {
+                count++;
+                length += 4 + nameLength + 1 + 4 + 4 + c.salt().length + 4 + c.storedKey().length + 4 + c.serverKey().length;
+            }
+        }
+        final ByteBuffer buffer = ByteBuffer.allocate(length).putInt(MAGIC).putInt(VERSION).putInt(count);
+        credentials.forEach((user, byMechanism) ->
+        {
+            final byte[] name = user.getBytes(StandardCharsets.UTF_8);
+            byMechanism.forEach((mechanism, c) ->
+            {
+                buffer.putInt(name.length).put(name).put(mechanism.type()).putInt(c.iterations());
+                buffer.putInt(c.salt().length).put(c.salt()).putInt(c.storedKey().length).put(c.storedKey())
+                    .putInt(c.serverKey().length).put(c.serverKey());
+            });
+        });
+        final CRC32C crc = new CRC32C();
+        crc.update(buffer.array(), 0, buffer.position());
+        buffer.putInt((int)crc.getValue());
+        return buffer.array();
+    }
+
+    private static Map<String, Map<ScramMechanism, ScramCredential>> decode(final ByteBuffer buffer)
+    {
+        if (buffer.remaining() < HEADER_LENGTH + CRC_LENGTH)
+        {
+            throw new IllegalArgumentException("shorter than its header (" + buffer.remaining() + " bytes)");
+        }
+        final CRC32C crc = new CRC32C();
+        crc.update(buffer.array(), 0, buffer.limit() - CRC_LENGTH);
+        if ((int)crc.getValue() != buffer.getInt(buffer.limit() - CRC_LENGTH))
+        {
+            throw new IllegalArgumentException("checksum mismatch");
+        }
+        buffer.limit(buffer.limit() - CRC_LENGTH);
+        if (buffer.getInt() != MAGIC)
+        {
+            throw new IllegalArgumentException("not a credentials file (bad magic)");
+        }
+        final int version = buffer.getInt();
+        if (version != VERSION)
+        {
+            throw new IllegalArgumentException("unknown version " + version);
+        }
+        final int count = buffer.getInt();
+        final Map<String, Map<ScramMechanism, ScramCredential>> credentials = new LinkedHashMap<>();
+        for (int i = 0; i < count; i++)
+        {
+            final String user = new String(field(buffer), StandardCharsets.UTF_8);
+            final byte type = buffer.get();
+            final ScramMechanism mechanism = ScramMechanism.forType(type);
+            if (mechanism == null)
+            {
+                throw new IllegalArgumentException("unknown mechanism type " + type + " in credential " + i);
+            }
+            final int iterations = buffer.getInt();
+            final ScramCredential c = new ScramCredential(field(buffer), field(buffer), field(buffer), iterations);
+            credentials.computeIfAbsent(user, u -> new EnumMap<>(ScramMechanism.class)).put(mechanism, c);
+        }
+        if (buffer.hasRemaining())
+        {
+            throw new IllegalArgumentException(buffer.remaining() + " bytes after the last credential");
+        }
+        return credentials;
+    }
+
+    private static byte[] field(final ByteBuffer buffer)
+    {
+        final int length = buffer.getInt();
+        if (length < 0 || length > Math.min(MAX_FIELD, buffer.remaining()))
+        {
+            throw new IllegalArgumentException("a field of " + length + " bytes where " + buffer.remaining() + " remain");
+        }
+        final byte[] bytes = new byte[length];
+        buffer.get(bytes);
+        return bytes;
+    }
+}
