@@ -17,9 +17,11 @@ import java.util.List;
  * partitions in SyncGroup's answer, then Heartbeat every {@code heartbeat.interval.ms} from the duty cycle. Rebalance:
  * a Heartbeat answered REBALANCE_IN_PROGRESS (or a commit so answered) makes the member give up all its partitions
  * ({@link Revocation}: with auto-commit their positions committed, then {@link RebalanceListener#onRevoked}, then the
- * offsets it staged committed, awaited within {@code max.poll.interval.ms}) before it joins again. UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION and
- * FENCED_INSTANCE_ID lose the partitions ({@link RebalanceListener#onLost}, positions dropped, nothing committed) and
- * join again, as a new member after UNKNOWN_MEMBER_ID. A JoinGroup or SyncGroup answered REBALANCE_IN_PROGRESS joins
+ * offsets it staged committed, awaited within {@code max.poll.interval.ms}) before it joins again. UNKNOWN_MEMBER_ID and
+ * ILLEGAL_GENERATION lose the partitions ({@link RebalanceListener#onLost}, positions dropped, nothing committed) and
+ * join again, as a new member after UNKNOWN_MEMBER_ID. FENCED_INSTANCE_ID (a static member replaced by another with its
+ * {@code group.instance.id}) loses them and stops the membership: {@code poll} throws {@link FencedInstanceIdException}
+ * (kafka-clients' is fatal too). A static member sends no LeaveGroup. A JoinGroup or SyncGroup answered REBALANCE_IN_PROGRESS joins
  * again at once; coordinator errors find the coordinator again and join after {@code retry.backoff.ms}. A member whose
  * application does not call {@code poll} within {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions;
  * the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
