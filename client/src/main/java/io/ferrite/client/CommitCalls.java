@@ -41,7 +41,9 @@ final class CommitCalls
          * Per partition its staged offset, else its position when auto-commit is on: the partitions given up in a
          * rebalance or on close (the listener stages offsets from {@link RebalanceListener#onRevoked}).
          */
-        REVOKE
+        REVOKE,
+        /** The staged offsets only: those the listener staged from {@link RebalanceListener#onRevoked}. */
+        STAGED
     }
 
     /**
@@ -61,14 +63,14 @@ final class CommitCalls
         {
             staged |= assigned.get(i).commitStaged >= 0;
         }
-        final boolean positions = mode != Mode.REVOKE || config.autoCommit();
+        final boolean positions = mode != Mode.STAGED && (mode != Mode.REVOKE || config.autoCommit());
         int count = 0;
         for (int i = 0; i < assigned.size(); i++)
         {
             final FetchPosition p = assigned.get(i);
             final long position = positions && p.state == FetchPosition.State.FETCHING ? p.position : -1;
             p.committing = mode == Mode.APPLICATION ? (staged ? p.commitStaged : position) :
-                mode == Mode.REVOKE && p.commitStaged >= 0 ? p.commitStaged : position;
+                (mode == Mode.REVOKE || mode == Mode.STAGED) && p.commitStaged >= 0 ? p.commitStaged : position;
             count += p.committing >= 0 ? 1 : 0;
         }
         if (count == 0)

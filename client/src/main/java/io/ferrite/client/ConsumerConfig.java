@@ -35,6 +35,8 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
     OffsetReset autoOffsetReset = OffsetReset.LATEST;
     IsolationLevel isolationLevel = IsolationLevel.READ_UNCOMMITTED;
     String groupId;
+    /** Null: a dynamic member. */
+    String groupInstanceId;
     /** Null: unset, true with a {@code group.id} (kafka-clients 4.4's default). */
     Boolean enableAutoCommit;
     long autoCommitIntervalNs = 5_000_000_000L;
@@ -103,6 +105,24 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
             throw new ConfigException("group.id must not be empty");
         }
         this.groupId = groupId;
+        return this;
+    }
+
+    /**
+     * {@code group.instance.id}: a static member (KIP-345) — the coordinator keeps its partitions for the instance id
+     * across a restart within {@code session.timeout.ms}, so it sends no LeaveGroup on close (kafka-clients' default
+     * close) nor when {@code max.poll.interval.ms} passes; a second consumer with the same id fences this one
+     * ({@link FencedInstanceIdException}). Null (the default): a dynamic member. Checked as kafka-clients'
+     * {@code JoinGroupRequest.validateGroupInstanceId}: not empty, at most 249 characters of {@code [a-zA-Z0-9._-]}.
+     */
+    public ConsumerConfig groupInstanceId(final String id)
+    {
+        if (id != null && (id.isEmpty() || id.length() > 249 || !id.matches("[a-zA-Z0-9._-]+")))
+        {
+            throw new ConfigException("Group instance id \"" + id + "\" is illegal: it must be 1 to 249 characters of " +
+                "ASCII alphanumerics, '.', '_' and '-'");
+        }
+        this.groupInstanceId = id;
         return this;
     }
 

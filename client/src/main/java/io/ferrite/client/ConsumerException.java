@@ -2,9 +2,11 @@ package io.ferrite.client;
 
 /**
  * A partition the consumer cannot read: thrown once by {@link Consumer#poll} (kafka-clients throws from {@code poll}
- * too), with Kafka's error code or the client's ({@link ClientErrors}). The partition stays stopped until a seek.
+ * too), with Kafka's error code or the client's ({@link ClientErrors}). The partition stays stopped until a seek. A
+ * group membership that stopped throws it too (no partition: topic null, partition -1), or its subclass
+ * {@link FencedInstanceIdException}.
  */
-public final class ConsumerException extends RuntimeException
+public class ConsumerException extends RuntimeException
 {
     private static final long serialVersionUID = 1L;
 

@@ -24,6 +24,8 @@ final class GroupHeartbeat
     private long nextNs;
     private boolean inFlight;
     private int sentGeneration;
+    /** Heartbeats sent (tests: the allocation test checks its measured phase had some). */
+    long sent;
 
     GroupHeartbeat(final ConsumerConfig config, final GroupOffsets group)
     {
@@ -47,9 +49,10 @@ final class GroupHeartbeat
         final short version = c.version(ApiKeys.HEARTBEAT, MAX_VERSION);
         final int body = c.begin(ApiKeys.HEARTBEAT, version);
         request.wrap(c.buffer(), body, version).groupId(group.groupIdBytes, 0, group.groupIdBytes.capacity())
-            .generationId(generation).memberId(memberId);
+            .generationId(generation).memberId(memberId).groupInstanceId(config.groupInstanceId);
         c.commit(ApiKeys.HEARTBEAT, version, body + request.finish(), this, true, nowNs);
         inFlight = true;
+        sent++;
         sentGeneration = generation;
         nextNs = nowNs + config.heartbeatIntervalNs;
         return 1;

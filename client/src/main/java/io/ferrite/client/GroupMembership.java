@@ -1,9 +1,7 @@
 package io.ferrite.client;
 
 import io.ferrite.wire.message.ApiKeys;
-import io.ferrite.wire.message.JoinGroupRequestEncoder;
 import io.ferrite.wire.message.JoinGroupResponseDecoder;
-import io.ferrite.wire.message.SyncGroupRequestEncoder;
 import io.ferrite.wire.message.SyncGroupResponseDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableDirectByteBuffer;
@@ -18,10 +16,12 @@ import java.util.List;
  * joins again with it), the leader assigns and sends the assignment with its SyncGroup, every member gets its
  * partitions in SyncGroup's answer, then Heartbeat every {@code heartbeat.interval.ms} from the duty cycle. Rebalance:
  * a Heartbeat answered REBALANCE_IN_PROGRESS (or a commit so answered) makes the member give up all its partitions
- * ({@link RebalanceListener#onRevoked}, then their offsets committed — {@link CommitCalls.Mode#REVOKE} — and awaited
- * within {@code max.poll.interval.ms}) before it joins again. UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION and
- * FENCED_INSTANCE_ID lose the partitions ({@link RebalanceListener#onLost}, positions dropped, nothing committed) and
- * join again, as a new member after UNKNOWN_MEMBER_ID. A JoinGroup or SyncGroup answered REBALANCE_IN_PROGRESS joins
+ * ({@link Revocation}: with auto-commit their positions committed, then {@link RebalanceListener#onRevoked}, then the
+ * offsets it staged committed, awaited within {@code max.poll.interval.ms}) before it joins again. UNKNOWN_MEMBER_ID and
+ * ILLEGAL_GENERATION lose the partitions ({@link RebalanceListener#onLost}, positions dropped, nothing committed) and
+ * join again, as a new member after UNKNOWN_MEMBER_ID. FENCED_INSTANCE_ID (a static member replaced by another with its
+ * {@code group.instance.id}) loses them and stops the membership: {@code poll} throws {@link FencedInstanceIdException}
+ * (kafka-clients' is fatal too). A static member sends no LeaveGroup. A JoinGroup or SyncGroup answered REBALANCE_IN_PROGRESS joins
  * again at once; coordinator errors find the coordinator again and join after {@code retry.backoff.ms}. A member whose
  * application does not call {@code poll} within {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions;
  * the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
@@ -34,10 +34,6 @@ final class GroupMembership
 {
     static final short MEMBER_ID_REQUIRED = 79;
     static final short FENCED_INSTANCE_ID = 82;
-    private static final short MAX_JOIN_VERSION = 9;
-    private static final short MAX_SYNC_VERSION = 5;
-    private static final short MAX_HEARTBEAT_VERSION = 4;
-    private static final String PROTOCOL_TYPE = "consumer";
 
     enum State
     {
@@ -66,9 +62,8 @@ final class GroupMembership
     private final MemberAssignment partitions;
     private final GroupHeartbeat heartbeat;
     private final RangeAssignor assignor = new RangeAssignor();
-    private final JoinGroupRequestEncoder joinRequest = new JoinGroupRequestEncoder();
     private final JoinGroupResponseDecoder joinResponse = new JoinGroupResponseDecoder();
-    private final SyncGroupRequestEncoder syncRequest = new SyncGroupRequestEncoder();
+    private final GroupRequests requests;
     private final SyncGroupResponseDecoder syncResponse = new SyncGroupResponseDecoder();
     private final ExpandableDirectByteBuffer scratch = new ExpandableDirectByteBuffer(1024);
     private final Revocation revocation;
@@ -96,6 +91,7 @@ final class GroupMembership
         this.heartbeat = new GroupHeartbeat(config, group);
         this.revocation = new Revocation(config, group, partitions);
         this.leader = new LeaderAssignment(assignor, metadata, scratch);
+        this.requests = new GroupRequests(config, group, assignor, scratch);
         group.membership = this;
     }
 
@@ -119,6 +115,18 @@ final class GroupMembership
     String commitMemberId()
     {
         return generation >= 0 ? memberId : "";
+    }
+
+    /** Heartbeats sent so far. */
+    long heartbeatsSent()
+    {
+        return heartbeat.sent;
+    }
+
+    /** The instance id a commit carries: a static member's once joined, else null (as kafka-clients). */
+    String commitInstanceId()
+    {
+        return generation >= 0 ? config.groupInstanceId : null;
     }
 
     /** Whether the coordinator is wanted now (to join, sync, heartbeat or leave). */
@@ -165,6 +173,11 @@ final class GroupMembership
         else if (state == State.FAILED)
         {
             state = State.UNJOINED;
+            if (error == FENCED_INSTANCE_ID)
+            {
+                throw new FencedInstanceIdException("Member " + config.groupInstanceId + " of group " + group.groupId +
+                    " was fenced (FENCED_INSTANCE_ID): another consumer joined with the same group.instance.id");
+            }
             throw new ConsumerException(null, -1, error, "Group " + group.groupId + " membership failed with error " +
                 error + ": subscribe again to retry");
         }
@@ -254,7 +267,12 @@ final class GroupMembership
         {
             prepare(nowNs);
         }
-        else if (e == ClientErrors.UNKNOWN_MEMBER_ID || e == ClientErrors.ILLEGAL_GENERATION || e == FENCED_INSTANCE_ID)
+        else if (e == FENCED_INSTANCE_ID)
+        {
+            lose(true); // fatal, as kafka-clients' FencedInstanceIdException: no join again
+            fail(e);
+        }
+        else if (e == ClientErrors.UNKNOWN_MEMBER_ID || e == ClientErrors.ILLEGAL_GENERATION)
         {
             if (state == State.STABLE)
             {
@@ -279,18 +297,11 @@ final class GroupMembership
         {
             return 0;
         }
-        final short version = c.version(ApiKeys.JOIN_GROUP, MAX_JOIN_VERSION);
-        if (version < 4)
+        final short e = requests.sendJoin(c, topics, generation, memberId, this, nowNs);
+        if (e != ClientErrors.NONE)
         {
-            return fail(ClientErrors.UNSUPPORTED_VERSION); // before 4 there is no MEMBER_ID_REQUIRED handshake
+            return fail(e);
         }
-        final int length = assignor.writeSubscription(scratch, 0, topics, generation);
-        final int body = c.begin(ApiKeys.JOIN_GROUP, version);
-        joinRequest.wrap(c.buffer(), body, version).groupId(group.groupIdBytes, 0, group.groupIdBytes.capacity())
-            .sessionTimeoutMs(config.sessionTimeoutMs).rebalanceTimeoutMs(config.maxPollIntervalMs).memberId(memberId)
-            .groupInstanceId((CharSequence)null).protocolType(PROTOCOL_TYPE);
-        joinRequest.protocols(1).next().name(RangeAssignor.NAME).metadata(scratch, 0, length);
-        c.commit(ApiKeys.JOIN_GROUP, version, body + joinRequest.finish(), this, true, nowNs);
         joinedTopics.clear();
         joinedTopics.addAll(topics);
         state = State.JOINING;
@@ -396,13 +407,7 @@ final class GroupMembership
         {
             return 0;
         }
-        final short version = c.version(ApiKeys.SYNC_GROUP, MAX_SYNC_VERSION);
-        final int body = c.begin(ApiKeys.SYNC_GROUP, version);
-        syncRequest.wrap(c.buffer(), body, version).groupId(group.groupIdBytes, 0, group.groupIdBytes.capacity())
-            .generationId(generation).memberId(memberId).groupInstanceId((CharSequence)null).protocolType(PROTOCOL_TYPE)
-            .protocolName(RangeAssignor.NAME);
-        leader.write(syncRequest);
-        c.commit(ApiKeys.SYNC_GROUP, version, body + syncRequest.finish(), this, true, nowNs);
+        requests.sendSync(c, generation, memberId, leader, this, nowNs);
         state = State.SYNCING;
         return 1;
     }
@@ -465,23 +470,24 @@ final class GroupMembership
     }
 
     /**
-     * The consumer closes: a member's partitions are revoked (the listener, once), their offsets committed
-     * ({@link MemberAssignment#commitOnClose}; with assign() and auto-commit, the positions), then it leaves the group
-     * and waits for LeaveGroup's answer, each within {@code request.timeout.ms} (kafka-clients' close: auto-commit,
-     * {@code onPartitionsRevoked}, LeaveGroup). While it closes ({@link State#CLOSING}) no heartbeat or JoinGroup is
+     * The consumer closes: with auto-commit the positions are committed first (with assign() too), then a member's
+     * partitions are revoked (the listener, once) and the offsets it staged committed
+     * ({@link MemberAssignment#commitOnClose}), then it leaves the group and waits for LeaveGroup's answer, each within
+     * {@code request.timeout.ms} (kafka-clients' close: auto-commit, {@code onPartitionsRevoked}, LeaveGroup). While it closes ({@link State#CLOSING}) no heartbeat or JoinGroup is
      * sent and a rebalance the coordinator starts meanwhile is not acted on.
      */
     void close(final boolean autoCommit)
     {
         final State was = state;
         state = State.CLOSING;
+        if (autoCommit)
+        {
+            partitions.commitOnClose(CommitCalls.Mode.REVOKE); // first, as kafka-clients' close auto-commits first
+        }
         if (was == State.STABLE)
         {
             partitions.tell(false);
-        }
-        if (autoCommit || was == State.STABLE)
-        {
-            partitions.commitOnClose();
+            partitions.commitOnClose(CommitCalls.Mode.STAGED); // what the listener staged (nothing staged: no request)
         }
         if (was != State.UNJOINED && was != State.LEFT && was != State.FAILED)
         {

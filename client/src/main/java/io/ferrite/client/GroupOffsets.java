@@ -297,7 +297,8 @@ final class GroupOffsets
         final int body = c.begin(ApiKeys.OFFSET_COMMIT, version);
         commitRequest.wrap(c.buffer(), body, version).groupId(groupIdBytes, 0, groupIdBytes.capacity())
             .generationIdOrMemberEpoch(membership == null ? NO_GENERATION : membership.commitGeneration())
-            .memberId(membership == null ? "" : membership.commitMemberId());
+            .memberId(membership == null ? "" : membership.commitMemberId())
+            .groupInstanceId(membership == null ? null : membership.commitInstanceId());
         final OffsetCommitRequestEncoder.OffsetCommitRequestTopic t = commitRequest.topics(topics);
         for (int i = 0; i < assigned.size(); )
         {

@@ -7,7 +7,7 @@ import java.util.ArrayList;
 
 /**
  * The partitions the group gave a subscribed consumer, as {@link GroupMembership} hands them over: the listener told
- * (revoked or lost), their commit before they go ({@link CommitCalls.Mode#REVOKE}), their positions dropped, and the
+ * (revoked or lost), their commits before they go ({@link Revocation}), their positions dropped, and the
  * LeaveGroup of a member that goes (closing, or {@code max.poll.interval.ms} passed). Single-threaded (the consumer's).
  */
 final class MemberAssignment
@@ -76,18 +76,18 @@ final class MemberAssignment
         assigned.clear();
     }
 
-    /** The commit before a revocation; {@code done} is told (now, if there is nothing to commit). False if one is out. */
-    boolean startCommit(final OffsetCommitHandler done)
+    /** A commit of a revocation; {@code done} is told (now, if there is nothing to commit). False if one is out. */
+    boolean startCommit(final OffsetCommitHandler done, final CommitCalls.Mode mode)
     {
-        return calls.start(assigned, done, 0, CommitCalls.Mode.REVOKE);
+        return calls.start(assigned, done, 0, mode);
     }
 
-    /** The commit on close, awaited within {@code request.timeout.ms}; a failure is dropped, as kafka-clients logs it. */
-    void commitOnClose()
+    /** A commit on close, awaited within {@code request.timeout.ms}; a failure is dropped, as kafka-clients logs it. */
+    void commitOnClose(final CommitCalls.Mode mode)
     {
         try
         {
-            calls.commitSync(assigned, config.requestTimeoutNs / 1_000_000L, CommitCalls.Mode.REVOKE);
+            calls.commitSync(assigned, config.requestTimeoutNs / 1_000_000L, mode);
         }
         catch (final OffsetCommitException e)
         {
@@ -95,11 +95,14 @@ final class MemberAssignment
         }
     }
 
-    /** Sends LeaveGroup for {@code memberId} when the coordinator is ready (kafka-clients leaves only then). */
+    /**
+     * Sends LeaveGroup for {@code memberId} when the coordinator is ready (kafka-clients leaves only then); a static
+     * member ({@code group.instance.id}) sends none, as kafka-clients' default close and poll timeout do not.
+     */
     void sendLeave(final String memberId, final String reason, final long nowNs)
     {
         final NodeConnection c = group.ready();
-        if (c == null || memberId.isEmpty())
+        if (c == null || memberId.isEmpty() || config.groupInstanceId != null)
         {
             return;
         }

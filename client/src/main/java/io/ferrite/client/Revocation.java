@@ -1,26 +1,42 @@
 package io.ferrite.client;
 
 /**
- * A member giving up its partitions before it joins again, as kafka-clients 4.4's {@code ConsumerCoordinator
- * .onJoinPrepare} with an eager assignor: each partition revoked ({@link RebalanceListener#onRevoked}), then their
- * offsets committed ({@link CommitCalls.Mode#REVOKE}). A commit that fails with a retriable error (the coordinator
- * moved or is loading, the request timed out, the connection was lost) is tried again after {@code retry.backoff.ms};
- * the positions are dropped once it succeeds, fails otherwise, or {@code max.poll.interval.ms} (the rebalance timeout)
- * after the revocation began. Single-threaded (the consumer's); allocates nothing.
+ * A member giving up its partitions before it joins again, in the order of kafka-clients 4.4's
+ * {@code ConsumerCoordinator.onJoinPrepare} with an eager assignor ({@code javap}): with auto-commit, the positions are
+ * committed first ({@code maybeAutoCommitOffsetsAsync}, awaited; {@link CommitCalls.Mode#REVOKE}, so offsets the
+ * application staged before go instead of its positions), then each partition is revoked
+ * ({@link RebalanceListener#onRevoked}: a listener that reads the committed offsets there sees the positions), then the
+ * offsets the listener staged are committed ({@link CommitCalls.Mode#STAGED}: what a kafka-clients listener does with
+ * {@code commitSync} in {@code onPartitionsRevoked}; no request when it staged none). A commit that fails with a
+ * retriable error (the coordinator moved or is loading, the request timed out, the connection was lost) is tried again
+ * after {@code retry.backoff.ms}; another failure goes on to the next step, as kafka-clients "will continue to join
+ * group". All within {@code max.poll.interval.ms} (the rebalance timeout) from the start: once it passes, a commit
+ * still waiting is given up and the rest goes on without commits (the listener is still told, as kafka-clients tells
+ * it after its join-prepare timer expired). The positions are dropped last. Single-threaded (the consumer's);
+ * allocates nothing.
  */
 final class Revocation
 {
+    private enum Step
+    {
+        /** With auto-commit: the positions committed before the listener is told. */
+        COMMIT_POSITIONS,
+        /** After the listener: the offsets it staged committed. */
+        COMMIT_STAGED,
+        DONE
+    }
+
     private final ConsumerConfig config;
     private final GroupOffsets group;
     private final MemberAssignment partitions;
     private final OffsetCommitHandler done = this::onCommitDone;
 
+    private Step step = Step.DONE;
     private long deadlineNs;
     private long notBeforeNs;
     private boolean commitStarted;
     private boolean commitPending;
     private short commitError;
-    private boolean finished;
 
     Revocation(final ConsumerConfig config, final GroupOffsets group, final MemberAssignment partitions)
     {
@@ -29,53 +45,98 @@ final class Revocation
         this.partitions = partitions;
     }
 
-    /** Starts giving up the partitions: each revoked (the listener may stage offsets); the commit follows in doWork. */
+    /** Starts giving up the partitions: the commits and the listener follow in doWork (the listener now, without auto-commit). */
     void start(final long nowNs)
     {
         deadlineNs = nowNs + config.maxPollIntervalMs * 1_000_000L;
-        notBeforeNs = nowNs;
-        commitStarted = false;
-        commitPending = false;
-        commitError = ClientErrors.NONE;
-        finished = false;
-        partitions.tell(false);
+        startCommit(nowNs);
+        if (config.autoCommit())
+        {
+            step = Step.COMMIT_POSITIONS;
+        }
+        else
+        {
+            step = Step.COMMIT_STAGED;
+            partitions.tell(false);
+        }
     }
 
     /** Whether the positions were dropped: the member may join. */
     boolean finished()
     {
-        return finished;
+        return step == Step.DONE;
     }
 
     int doWork(final long nowNs)
     {
-        final boolean late = nowNs - deadlineNs >= 0;
-        if (!late && commitPending)
+        if (step == Step.DONE)
         {
             return 0;
         }
-        if (!late && commitStarted && retriable(commitError))
+        final CommitCalls.Mode mode = step == Step.COMMIT_POSITIONS ? CommitCalls.Mode.REVOKE : CommitCalls.Mode.STAGED;
+        final int work = commit(nowNs, mode);
+        if (work <= 0)
+        {
+            return -work;
+        }
+        group.forgetCommitCaller(done); // a commit given up at the deadline: its late answer tells no one
+        if (step == Step.COMMIT_POSITIONS)
+        {
+            step = Step.COMMIT_STAGED;
+            startCommit(nowNs);
+            // lost instead when the commit's answer reset the generation (UNKNOWN_MEMBER_ID...), as onJoinPrepare
+            // checks the generation it is called with again after its auto-commit
+            partitions.tell(group.membership.commitGeneration() < 0);
+        }
+        else
+        {
+            partitions.drop();
+            step = Step.DONE;
+        }
+        return 1;
+    }
+
+    private void startCommit(final long nowNs)
+    {
+        notBeforeNs = nowNs;
+        commitStarted = false;
+        commitPending = false;
+        commitError = ClientErrors.NONE;
+    }
+
+    /**
+     * Runs this step's commit: 1 once it is over (succeeded, failed for good, or the deadline passed), else minus the work
+     * done (0 or -1).
+     */
+    private int commit(final long nowNs, final CommitCalls.Mode mode)
+    {
+        if (nowNs - deadlineNs >= 0)
+        {
+            return 1;
+        }
+        if (commitPending)
+        {
+            return 0;
+        }
+        if (commitStarted && retriable(commitError))
         {
             commitStarted = false; // kafka-clients: "Will retry it", after retry.backoff.ms
             commitError = ClientErrors.NONE;
             notBeforeNs = nowNs + config.retryBackoffNs;
-            return 1;
+            return -1;
         }
-        if (!late && !commitStarted)
+        if (commitStarted)
         {
-            if (nowNs - notBeforeNs < 0 || group.commitOutstanding())
-            {
-                return 0; // the backoff, or the application's commit first: one commit at a time
-            }
-            commitStarted = true;
-            commitPending = true;
-            partitions.startCommit(done); // may complete now (nothing to commit)
             return 1;
         }
-        group.forgetCommitCaller(done);
-        partitions.drop();
-        finished = true;
-        return 1;
+        if (nowNs - notBeforeNs < 0 || group.commitOutstanding())
+        {
+            return 0; // the backoff, or the application's commit first: one commit at a time
+        }
+        commitStarted = true;
+        commitPending = true;
+        partitions.startCommit(done, mode); // may complete now (nothing to commit)
+        return commitPending || retriable(commitError) ? -1 : 1;
     }
 
     private static boolean retriable(final short e)

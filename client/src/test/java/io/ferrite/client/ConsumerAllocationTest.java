@@ -3,6 +3,7 @@ package io.ferrite.client;
 import io.ferrite.wire.compress.CompressionType;
 import io.ferrite.wire.record.Record;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -11,6 +12,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -29,7 +31,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * found: not the answer buffers (the largest answer, 131 KiB, was seen in the warm-up and the buffers are sized for
  * it), not a metadata refresh or a fetch error (none happened). Until it is, the test fails most runs.
  */
-@EnabledIfSystemProperty(named = "ferrite.test.consumerAllocation", matches = "true")
 class ConsumerAllocationTest
 {
     private static final int WARM_UP = 200_000;
@@ -45,6 +46,7 @@ class ConsumerAllocationTest
     private long outOfOrder;
     private long headerBytes;
 
+    @EnabledIfSystemProperty(named = "ferrite.test.consumerAllocation", matches = "true")
     @ParameterizedTest(name = "compression={0}")
     @EnumSource(value = CompressionType.class, names = {"NONE", "LZ4"})
     void pollsAllocateNothingOnThePollingThread(final CompressionType compression) throws Exception
@@ -73,6 +75,69 @@ class ConsumerAllocationTest
                 assertEquals(WARM_UP + MEASURED, polled);
                 assertTrue(headerBytes > 0);
                 assertEquals(0, allocated, "bytes allocated over " + MEASURED + " polled records");
+            }
+        }
+    }
+
+    /**
+     * A subscribed member in steady state: the same records, the consumer in a group (it leads and is given both
+     * partitions), a Heartbeat every 10 ms and an auto-commit of the positions every 20 ms, so the measured phase holds
+     * heartbeats and commits (checked: heartbeats counted, and the offset committed after the phase is past the position
+     * before it) besides the fetches. The records are written before the consumer starts, so the phase fetches a
+     * stream that is already there, at the rate the consumer takes it. 0 bytes on the polling thread.
+     */
+    @Test
+    void aSubscribedMembersHeartbeatsCommitsAndPollsAllocateNothing() throws Exception
+    {
+        try (FerriteFixture ferrite = new FerriteFixture(dir))
+        {
+            ferrite.createTopic(TOPIC, PARTITIONS);
+            produce(ferrite.bootstrap(), CompressionType.NONE, WARM_UP + MEASURED + 10_000);
+            final String group = TOPIC + "-group";
+            final ConsumerConfig config = new ConsumerConfig().bootstrapServers(ferrite.bootstrap()).groupId(group)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPartitionFetchBytes(64 * 1024)
+                .heartbeatIntervalMs(10).autoCommitIntervalMs(20);
+            try (Consumer consumer = new Consumer(config))
+            {
+                final int[] assigned = new int[1];
+                consumer.subscribe(List.of(TOPIC), new RebalanceListener()
+                {
+                    @Override
+                    public void onAssigned(final String topic, final int partition)
+                    {
+                        nextKey[partition] = partition;
+                        assigned[0]++;
+                    }
+
+                    @Override
+                    public void onRevoked(final String topic, final int partition)
+                    {
+                        assigned[0]--;
+                    }
+                });
+                final RecordHandler handler = this::onRecord;
+                poll(consumer, handler, WARM_UP);
+                assertEquals(PARTITIONS, assigned[0]);
+                final GroupMembership membership = consumer.groupOffsets().membership;
+                final long heartbeatsBefore = membership.heartbeatsSent();
+                final long positionBefore = consumer.position(TOPIC, 0);
+                final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+                final long id = Thread.currentThread().getId();
+                final long before = threads.getThreadAllocatedBytes(id);
+                poll(consumer, handler, MEASURED);
+                final long allocated = threads.getThreadAllocatedBytes(id) - before;
+                final long heartbeats = membership.heartbeatsSent() - heartbeatsBefore;
+                assertEquals(0, outOfOrder, "records out of order or missing");
+                assertEquals(WARM_UP + MEASURED, polled);
+                assertEquals(GroupMembership.State.STABLE, membership.state, "no rebalance in the phase");
+                assertEquals(PARTITIONS, assigned[0]);
+                assertTrue(heartbeats >= 5, () -> heartbeats + " heartbeats in the measured phase");
+                // a commit in flight when the phase began carried positions up to positionBefore at most
+                final long committed = consumer.committed(TOPIC, 0, 30_000);
+                assertTrue(committed > positionBefore, () -> "committed " + committed + ", " + positionBefore +
+                    " before the phase: an auto-commit in the phase");
+                assertEquals(0, allocated, "bytes allocated over " + MEASURED + " polled records, " + heartbeats +
+                    " heartbeats and the auto-commits");
             }
         }
     }

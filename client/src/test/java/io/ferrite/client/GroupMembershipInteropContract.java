@@ -18,9 +18,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -274,6 +276,119 @@ interface GroupMembershipInteropContract
     }
 
     /**
+     * The order of a revocation with auto-commit, as kafka-clients 4.4's {@code onJoinPrepare}: the positions are
+     * committed first, then the listener is told, so a listener that reads the group's committed offsets in
+     * {@code onPartitionsRevoked} / {@code onRevoked} sees the positions it read up to. The interval commit waits a
+     * minute, so only the revocation's commit can have put them there. A second member joining makes the first revoke.
+     * The kafka-clients consumer is the reference (it shows the order against the same broker); the Ferrite member must
+     * see the same offsets.
+     */
+    @Test
+    default void autoCommitComesBeforeTheListenerIsToldOfTheRevocation() throws Exception
+    {
+        final String topic = "members-revoke-order";
+        createTopic(topic, 2);
+        produce(topic, 2, 10);
+        final Map<Long, Integer> seen = new HashMap<>();
+        final Map<Integer, Long> kafkaSaw = new TreeMap<>();
+        final String kafkaGroup = topic + "-kafka";
+        try (KafkaConsumer<byte[], byte[]> kafka = kafkaConsumer(kafkaGroup, 60_000))
+        {
+            kafka.subscribe(List.of(topic), new ConsumerRebalanceListener()
+            {
+                @Override
+                public void onPartitionsRevoked(final Collection<TopicPartition> partitions)
+                {
+                    partitions.forEach(tp -> kafkaSaw.put(tp.partition(), kafkaCommitted(kafkaGroup, topic, tp.partition())));
+                }
+
+                @Override
+                public void onPartitionsAssigned(final Collection<TopicPartition> partitions)
+                {
+                }
+            });
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            while (seen.size() < 20)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, () -> "kafka-clients read 20 in time: " + seen.size());
+                pollKafka(kafka, seen);
+            }
+            try (Member other = member(topic, kafkaGroup))
+            {
+                while (kafkaSaw.size() < 2)
+                {
+                    assertTrue(System.nanoTime() - deadline < 0, "kafka-clients revoked in time");
+                    pollKafka(kafka, seen);
+                    other.step(seen);
+                }
+            }
+        }
+        assertEquals(Map.of(0, 10L, 1, 10L), kafkaSaw, "kafka-clients: committed before onPartitionsRevoked");
+
+        final String group = topic + "-ferrite";
+        final Map<Integer, Long> ferriteSaw = new TreeMap<>();
+        try (Member a = member(topic, group))
+        {
+            a.onRevoked = partition -> ferriteSaw.put(partition, kafkaCommitted(group, topic, partition));
+            runUntil(() -> a.owned.size() == 2 && a.read == 20, seen, a);
+            try (Member b = member(topic, group))
+            {
+                runUntil(() -> ferriteSaw.size() == 2, seen, a, b);
+            }
+        }
+        assertEquals(Map.of(0, 10L, 1, 10L), ferriteSaw, "Ferrite: committed before onRevoked, as kafka-clients");
+    }
+
+    /**
+     * Static membership: a second consumer joining with the same {@code group.instance.id} takes the first one's place;
+     * the coordinator answers the first one's next heartbeat FENCED_INSTANCE_ID, which is fatal as in kafka-clients:
+     * {@code poll} throws {@link FencedInstanceIdException} once, its partitions are lost (not revoked: nothing
+     * committed), and it stays out of the group (it does not join again, so the second keeps every partition and reads
+     * every record). Neither sends LeaveGroup on close (kafka-clients' default for a static member).
+     */
+    @Test
+    default void aSecondMemberWithTheSameInstanceIdFencesTheFirst() throws Exception
+    {
+        final String topic = "members-static";
+        final String group = topic + "-group";
+        createTopic(topic, 2);
+        produce(topic, 2, 5);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member a = new Member(bootstrap(), topic, group, 60_000, "static-1"))
+        {
+            runUntil(() -> a.owned.size() == 2 && a.read == 10, seen, a);
+            try (Member b = new Member(bootstrap(), topic, group, 60_000, "static-1"))
+            {
+                FencedInstanceIdException fenced = null;
+                final long deadline = System.nanoTime() + DEADLINE_NS;
+                while (fenced == null)
+                {
+                    assertTrue(System.nanoTime() - deadline < 0, "the first member fenced in time");
+                    b.step(seen);
+                    try
+                    {
+                        a.step(seen);
+                    }
+                    catch (final FencedInstanceIdException e)
+                    {
+                        fenced = e;
+                    }
+                }
+                assertEquals(82, fenced.errorCode(), "FENCED_INSTANCE_ID");
+                assertEquals(Set.of(), a.owned, "the fenced member's partitions are gone");
+                assertEquals(2, a.lostCalls, "lost, not revoked");
+                assertEquals(0, a.revokedCalls, "lost, not revoked");
+                final GroupMembership membership = a.consumer.groupOffsets().membership;
+                assertEquals(GroupMembership.State.UNJOINED, membership.state, "stopped: it does not join again");
+                produce(topic, 2, 5);
+                runUntil(() -> b.owned.size() == 2 && b.read == 20, seen, a, b);
+                assertEquals(GroupMembership.State.UNJOINED, membership.state, "still out of the group");
+                assertEquals(10, a.read, "the fenced member read nothing more");
+            }
+        }
+    }
+
+    /**
      * A member whose interval auto-commit waits a minute, longer than any case: what a rebalance moves is saved only by
      * the commit before the revocation and the one on close, so a case fails if either is missing.
      */
@@ -294,12 +409,20 @@ interface GroupMembershipInteropContract
         int assignedCalls;
         int revokedCalls;
         int lostCalls;
+        /** Called from the listener's onRevoked with the partition, after the member's own bookkeeping. */
+        IntConsumer onRevoked = partition -> { };
 
         Member(final String bootstrap, final String topic, final String group, final long autoCommitIntervalMs)
         {
+            this(bootstrap, topic, group, autoCommitIntervalMs, null);
+        }
+
+        Member(final String bootstrap, final String topic, final String group, final long autoCommitIntervalMs,
+            final String instanceId)
+        {
             this.limit = Integer.MAX_VALUE;
             consumer = new Consumer(new ConsumerConfig().bootstrapServers(bootstrap).fetchMaxWaitMs(50).groupId(group)
-                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).heartbeatIntervalMs(100)
+                .groupInstanceId(instanceId).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).heartbeatIntervalMs(100)
                 .sessionTimeoutMs(SESSION_TIMEOUT_MS).maxPollIntervalMs(120_000).autoCommitIntervalMs(autoCommitIntervalMs));
             subscribe(List.of(topic));
         }
@@ -317,6 +440,7 @@ interface GroupMembershipInteropContract
                 owned.remove(partition);
                 held.remove(t + "-" + partition);
                 revokedCalls++;
+                onRevoked.accept(partition);
             }
 
             @Override
@@ -411,9 +535,15 @@ interface GroupMembershipInteropContract
 
     private KafkaConsumer<byte[], byte[]> kafkaConsumer(final String group)
     {
+        return kafkaConsumer(group, 200);
+    }
+
+    private KafkaConsumer<byte[], byte[]> kafkaConsumer(final String group, final int autoCommitIntervalMs)
+    {
         final Map<String, Object> config = new HashMap<>(Map.of("bootstrap.servers", bootstrap(), "group.id", group,
             "group.protocol", "classic", "partition.assignment.strategy",
-            "org.apache.kafka.clients.consumer.RangeAssignor", "enable.auto.commit", true, "auto.commit.interval.ms", 200,
+            "org.apache.kafka.clients.consumer.RangeAssignor", "enable.auto.commit", true, "auto.commit.interval.ms",
+            autoCommitIntervalMs,
             "auto.offset.reset", "earliest", "heartbeat.interval.ms", 100, "session.timeout.ms", 10_000));
         config.put("key.deserializer", ByteArrayDeserializer.class);
         config.put("value.deserializer", ByteArrayDeserializer.class);
@@ -423,11 +553,17 @@ interface GroupMembershipInteropContract
     /** The group's committed offset of partition 0 as kafka-clients reads it (-1 for none). */
     private long kafkaCommitted(final String group, final String topic)
     {
+        return kafkaCommitted(group, topic, 0);
+    }
+
+    /** The group's committed offset of a partition as kafka-clients reads it (-1 for none). */
+    private long kafkaCommitted(final String group, final String topic, final int partition)
+    {
         try (KafkaConsumer<byte[], byte[]> kafka = new KafkaConsumer<>(Map.of("bootstrap.servers", bootstrap(),
             "group.id", group, "enable.auto.commit", false, "key.deserializer", ByteArrayDeserializer.class,
             "value.deserializer", ByteArrayDeserializer.class)))
         {
-            final TopicPartition tp = new TopicPartition(topic, 0);
+            final TopicPartition tp = new TopicPartition(topic, partition);
             final OffsetAndMetadata om = kafka.committed(Set.of(tp), Duration.ofSeconds(30)).get(tp);
             return om == null ? -1 : om.offset();
         }
