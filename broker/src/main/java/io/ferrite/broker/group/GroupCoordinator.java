@@ -8,6 +8,7 @@ import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.coordinator.PartitionCount;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
@@ -195,7 +196,8 @@ public final class GroupCoordinator implements AutoCloseable
         this.topics = topics;
         this.runtime = runtime;
         this.clock = runtime.clock();
-        this.store = runtime.log().topic(OFFSETS_TOPIC, "group", settings.offsetsTopicPartitions(),
+        this.store = runtime.log().topic(OFFSETS_TOPIC, "group", PartitionCount.inRegistry(topics, OFFSETS_TOPIC,
+                "offsets.topic.num.partitions", settings.offsetsTopicPartitions()),
             Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())),
             CoordinatorLog::ofFailedWrite);
         this.metrics = new GroupMetrics(groups, topics);
@@ -274,10 +276,10 @@ public final class GroupCoordinator implements AutoCloseable
         return clock;
     }
 
-    /** The partition count groups are placed by in {@code __consumer_offsets}. */
-    int offsetsPartitionCount()
+    /** The partition count groups are placed by in {@code __consumer_offsets}: FindCoordinator's, in a cluster, too. */
+    public PartitionCount offsetsCount()
     {
-        return store.partitionCount();
+        return store.count();
     }
 
     /**
