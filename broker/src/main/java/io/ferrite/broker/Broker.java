@@ -226,8 +226,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]))
                     .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()))
                     .registerLazily(ApiKeys.ELECT_LEADERS, () -> new ElectLeadersHandler(topics)); // cluster mode: forwarded
-                GroupHandlers.register(apis, groups, transactions, verifier, topics, config.nodeId(), metadata[i],
-                    config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
+                GroupHandlers.register(apis, groups, transactions, verifier, topics, config.nodeId(), metadata[i], waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 SaslHandlers.register(apis); // ILLEGAL_SASL_STATE but while a SASL connection authenticates

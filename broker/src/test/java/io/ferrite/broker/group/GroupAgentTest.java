@@ -561,7 +561,7 @@ class GroupAgentTest
         topics.create("orders", 1, Map.of());
         final Apis apis = new Apis();
         final NetworkThread network = new NetworkThread(0, apis, 1 << 20);
-        GroupHandlers.register(apis, coordinator, null, null, topics, 0, null, 100, network::wakeup); // no transaction coordinator: no FindCoordinator here
+        GroupHandlers.register(apis, coordinator, null, null, topics, 0, null, network::wakeup); // no transaction coordinator: no FindCoordinator here
         final AgentInvoker networkInvoker = new AgentInvoker(escaped::add, null, network);
         final AgentInvoker logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
         networkInvoker.start();
