@@ -163,6 +163,17 @@ public final class CoordinatorLog
         return topic;
     }
 
+    /**
+     * As {@link #topic(String, String, PartitionCount, Map, FailedWrite)}, placed by the topic's count as this broker's
+     * registry has it ({@link PartitionCount#inRegistry}), created with {@code configured} partitions ({@code setting}'s
+     * value).
+     */
+    public CoordinatorTopic topic(final String name, final String keyKind, final String setting, final int configured,
+        final Map<String, String> configs, final FailedWrite failedWrite)
+    {
+        return topic(name, keyKind, PartitionCount.inRegistry(topics, name, setting, configured), configs, failedWrite);
+    }
+
     /** Before the agent runs: who is told of each marker appended ({@link MarkersAppended}). */
     public void markersAppended(final MarkersAppended told)
     {

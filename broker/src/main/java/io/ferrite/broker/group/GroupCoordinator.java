@@ -8,7 +8,6 @@ import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorRuntime;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
-import io.ferrite.broker.coordinator.PartitionCount;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
@@ -196,8 +195,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.topics = topics;
         this.runtime = runtime;
         this.clock = runtime.clock();
-        this.store = runtime.log().topic(OFFSETS_TOPIC, "group", PartitionCount.inRegistry(topics, OFFSETS_TOPIC,
-                "offsets.topic.num.partitions", settings.offsetsTopicPartitions()),
+        this.store = runtime.log().topic(OFFSETS_TOPIC, "group", "offsets.topic.num.partitions", settings.offsetsTopicPartitions(),
             Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())),
             CoordinatorLog::ofFailedWrite);
         this.metrics = new GroupMetrics(groups, topics);
@@ -277,7 +275,7 @@ public final class GroupCoordinator implements AutoCloseable
     }
 
     /** The partition count groups are placed by in {@code __consumer_offsets}: FindCoordinator's, in a cluster, too. */
-    public PartitionCount offsetsCount()
+    public io.ferrite.broker.coordinator.PartitionCount offsetsCount()
     {
         return store.count();
     }
