@@ -192,7 +192,7 @@ public final class Broker implements AutoCloseable
             this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             groups.counters(counters);
-            this.transactions = new TxnCoordinator(topics, txnConfig(config, topics), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
+            this.transactions = new TxnCoordinator(topics, txnConfig(config, topics, groups.offsetsCount()), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
                 coordinators, producerIds);
             transactions.offsetsPartitionOf(groups::offsetsPartitionOf);
             cluster.coordinates(groups, transactions); // in a cluster: they follow their topics' leaders, nothing loaded now
@@ -230,8 +230,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DESCRIBE_CLUSTER, () -> new DescribeClusterHandler(config.nodeId(), clusterId, metadata[thread]))
                     .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()))
                     .registerLazily(ApiKeys.ELECT_LEADERS, () -> new ElectLeadersHandler(topics)); // cluster mode: forwarded
-                GroupHandlers.register(apis, groups, transactions, verifier, topics, config.nodeId(), metadata[i],
-                    config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
+                GroupHandlers.register(apis, groups, transactions, verifier, topics, config.nodeId(), metadata[i], waker);
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 SaslHandlers.register(apis); // ILLEGAL_SASL_STATE but while a SASL connection authenticates
@@ -360,41 +359,20 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * The transaction coordinator's settings. The partition counts of {@code __transaction_state} and
-     * {@code __consumer_offsets} are the topics' own when they exist (a transactional id's partition,
-     * a group's offsets partition, are placed by them), as Kafka's coordinators take them from the
-     * topics; the configured ones are for their creation. {@code __transaction_state}'s is fixed at the
-     * topic's first sight ({@link PartitionCount}): here if it exists, else when it is created (in a cluster,
-     * also seen in the metadata image).
+     * The transaction coordinator's settings. The partition counts of {@code __transaction_state} and {@code
+     * __consumer_offsets} are the topics' own when they exist (a transactional id's partition, a group's offsets
+     * partition, are placed by them), as Kafka's coordinators take them from the topics; the configured ones are for
+     * their creation. Each is fixed at its topic's first sight ({@link PartitionCount}): {@code __transaction_state}'s
+     * here if it exists, else when it is created (in a cluster, also seen in the metadata image); {@code
+     * __consumer_offsets}' is the group coordinator's ({@code offsets}), which places AddOffsetsToTxn's partition too.
      */
-    private static TxnConfig txnConfig(final BrokerConfig config, final TopicRegistry topics)
+    private static TxnConfig txnConfig(final BrokerConfig config, final TopicRegistry topics, final PartitionCount offsets)
     {
-        final PartitionCount stateLog = new PartitionCount(TxnCoordinator.TOPIC, BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS,
-            config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), () ->
-            {
-                final Topic t = topics.topic(TxnCoordinator.TOPIC);
-                return t == null ? 0 : t.partitions.length;
-            });
+        final PartitionCount stateLog = PartitionCount.inRegistry(topics, TxnCoordinator.TOPIC,
+            BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS, config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS));
         stateLog.get(); // fixed now if the topic exists: the count the load replays
-        return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS), stateLog,
-            partitions(topics, GroupCoordinator.OFFSETS_TOPIC, config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
-                BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+        return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS), stateLog, offsets.get(),
             config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2, config.getInt(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS));
-    }
-
-    private static int partitions(final TopicRegistry topics, final String topic, final int configured, final String setting)
-    {
-        final Topic existing = topics.topic(topic);
-        if (existing == null)
-        {
-            return configured;
-        }
-        if (existing.partitions.length != configured)
-        {
-            LOG.warn("{} has {} partitions, {} says {}: the topic's count places its keys", topic, existing.partitions.length,
-                setting, configured);
-        }
-        return existing.partitions.length;
     }
 
     private static GroupCoordinator.Settings groupSettings(final BrokerConfig config)

@@ -213,23 +213,29 @@ public class ClusterMode implements AutoCloseable
         public void coordinates(final GroupCoordinator groups, final TxnCoordinator transactions)
         {
             owners = new PartitionOwnership[] {groups.ownership(), transactions.ownership()};
-            groups.followLeaders(new CoordinatorPlacement(this::node, GroupCoordinator.OFFSETS_TOPIC,
-                config.getInt(BrokerConfig.OFFSETS_TOPIC_NUM_PARTITIONS), (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR),
+            // one count for FindCoordinator and each coordinator, fixed at its topic's first sight (here or in the image)
+            final PartitionCount offsets = groups.offsetsCount();
+            offsets.alsoSeenIn(() -> imageCount(GroupCoordinator.OFFSETS_TOPIC));
+            groups.followLeaders(new CoordinatorPlacement(this::node, GroupCoordinator.OFFSETS_TOPIC, offsets,
+                (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "producer", "segment.bytes",
                     Integer.toString(config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)))));
             remoteMarkers = new RemoteMarkers(FetcherSettings.of(config), config.nodeId(), () -> transactions.agent().wake());
-            final PartitionCount stateLog = transactions.config().stateLog(); // one count for FindCoordinator and the coordinator
-            stateLog.alsoSeenIn(() ->
-            {
-                final ClusterNode joined = node();
-                return joined == null ? 0 : joined.topic(TxnCoordinator.TOPIC).map(ClusterNode.TopicState::partitionCount).orElse(0);
-            });
+            final PartitionCount stateLog = transactions.config().stateLog();
+            stateLog.alsoSeenIn(() -> imageCount(TxnCoordinator.TOPIC));
             txnPlacement = new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC, stateLog,
                 (short)config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "min.insync.replicas",
                     Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_MIN_ISR)), "unclean.leader.election.enable", "false",
                     "segment.bytes", Integer.toString(config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES))));
             transactions.followLeaders(txnPlacement, new ImageMarkerRouting(this::node, config.nodeId()), remoteMarkers);
+        }
+
+        /** {@code topic}'s partition count in the metadata image (0: not joined yet, or no such topic). */
+        private int imageCount(final String topic)
+        {
+            final ClusterNode joined = node();
+            return joined == null ? 0 : joined.topic(topic).map(ClusterNode.TopicState::partitionCount).orElse(0);
         }
 
         @Override

@@ -31,35 +31,22 @@ final class CoordinatorPlacement implements PartitionOwnership.Locator
     private final int partitions;
     private final short replicationFactor;
     private final Map<String, String> configs;
-    /** The count keys are placed by, shared with the coordinator (null: the image's live count). */
+    /** The count keys are placed by, shared with the coordinator: never the image's live count (a grown topic's). */
     private final PartitionCount count;
     /** A creation asked and not answered yet: one at a time. */
     private final AtomicBoolean creating = new AtomicBoolean();
 
-    /** {@code name}'s keys, the topic created with {@code partitions}, {@code replicationFactor} and {@code configs}. */
-    CoordinatorPlacement(final Supplier<ClusterNode> node, final String name, final int partitions, final short replicationFactor,
-        final Map<String, String> configs)
-    {
-        this(node, name, partitions, replicationFactor, configs, null);
-    }
-
     /**
-     * As above, the keys placed by {@code count} (fixed at the topic's first sight, the coordinator's own count),
-     * the topic created with its setting.
+     * {@code name}'s keys, placed by {@code count} (fixed at the topic's first sight, the coordinator's own count), the
+     * topic created with its setting, {@code replicationFactor} and {@code configs}.
      */
     CoordinatorPlacement(final Supplier<ClusterNode> node, final String name, final PartitionCount count, final short replicationFactor,
         final Map<String, String> configs)
     {
-        this(node, name, count.configured(), replicationFactor, configs, count);
-    }
-
-    private CoordinatorPlacement(final Supplier<ClusterNode> node, final String name, final int partitions, final short replicationFactor,
-        final Map<String, String> configs, final PartitionCount count)
-    {
         this.count = count;
         this.node = node;
         this.name = name;
-        this.partitions = partitions;
+        this.partitions = count.configured();
         this.replicationFactor = replicationFactor;
         this.configs = Map.copyOf(configs);
     }
@@ -78,7 +65,7 @@ final class CoordinatorPlacement implements PartitionOwnership.Locator
             create(joined);
             return notAvailable();
         }
-        final int partition = CoordinatorTopic.partitionFor(key, count == null ? topic.partitionCount() : count.fix(topic.partitionCount()));
+        final int partition = CoordinatorTopic.partitionFor(key, count.fix(topic.partitionCount()));
         for (final ClusterNode.PartitionState state : topic.partitions())
         {
             if (state.partition() != partition)

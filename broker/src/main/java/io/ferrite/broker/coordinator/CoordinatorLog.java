@@ -148,19 +148,30 @@ public final class CoordinatorLog
     }
 
     /**
-     * An internal topic written here, its keys named {@code keyKind} in the log ("group"):
-     * {@code partitions} and {@code configs} are what it is created with on first use.
+     * An internal topic written here, its keys named {@code keyKind} in the log ("group"), placed by {@code count}:
+     * {@code count}'s setting and {@code configs} are what it is created with on first use.
      */
-    public CoordinatorTopic topic(final String name, final String keyKind, final int partitions, final Map<String, String> configs,
+    public CoordinatorTopic topic(final String name, final String keyKind, final PartitionCount count, final Map<String, String> configs,
         final FailedWrite failedWrite)
     {
         if (registered.containsKey(name))
         {
             throw new IllegalStateException(name + " has its CoordinatorTopic already: a second would keep its own writes in flight");
         }
-        final CoordinatorTopic topic = new CoordinatorTopic(this, topics, admin, name, keyKind, partitions, configs, failedWrite);
+        final CoordinatorTopic topic = new CoordinatorTopic(this, topics, admin, name, keyKind, count, configs, failedWrite);
         registered.put(name, topic);
         return topic;
+    }
+
+    /**
+     * As {@link #topic(String, String, PartitionCount, Map, FailedWrite)}, placed by the topic's count as this broker's
+     * registry has it ({@link PartitionCount#inRegistry}), created with {@code configured} partitions ({@code setting}'s
+     * value).
+     */
+    public CoordinatorTopic topic(final String name, final String keyKind, final String setting, final int configured,
+        final Map<String, String> configs, final FailedWrite failedWrite)
+    {
+        return topic(name, keyKind, PartitionCount.inRegistry(topics, name, setting, configured), configs, failedWrite);
     }
 
     /** Before the agent runs: who is told of each marker appended ({@link MarkersAppended}). */

@@ -37,20 +37,17 @@ public final class CoordinatorTopic
     private final CoordinatorLog log;
     private final TopicRegistry topics;
     private final AdminAgent admin;
-    /** The partition count it is created with. */
-    private final int partitions;
     /**
-     * The partition count its keys are placed by, fixed at the topic's first sight ({@link #fixCount}:
-     * the replay at start, else its creation) for the broker's life, as Kafka's coordinator fixes
-     * numPartitions at start-up: Kafka 4.4 lets CreatePartitions grow {@code __consumer_offsets}
-     * (checked on a Kafka 4.4 node), and placing by the grown count would move keys to other partitions
-     * (other log threads) while their writes are in flight, so a later write could be applied before an
-     * earlier one. What the old count placed is found as strays at the next start, and moved home then.
-     * 0 until fixed; agent only, but {@link #fixCount} before the agent runs.
+     * The partition count its keys are placed by, shared with the coordinator's other placers (FindCoordinator's in a
+     * cluster) and fixed at the topic's first sight ({@link #fixCount}: the replay at start, else its creation, else, in
+     * a cluster, the metadata image) for the broker's life, as Kafka's coordinator fixes numPartitions at start-up:
+     * Kafka 4.4 lets CreatePartitions grow {@code __consumer_offsets} (checked on a Kafka 4.4 node), and placing by the
+     * grown count would move keys to other partitions (other log threads) while their writes are in flight, so a later
+     * write could be applied before an earlier one. What the old count placed is found as strays at the next start,
+     * and moved home then (alone; a cluster's controller topic has no strays). Its setting is what the topic is
+     * created with.
      */
-    private int count;
-    /** When set ({@link #placedBy}): the count shared with the coordinator's other placers, fixed there instead of {@link #count}. */
-    private PartitionCount shared;
+    private final PartitionCount count;
     private final Map<String, String> configs;
     /**
      * The topic's creation on the admin agent, once asked for: by the network threads (FindCoordinator)
@@ -63,7 +60,7 @@ public final class CoordinatorTopic
     private final Map<String, Integer> inFlight = new HashMap<>();
 
     CoordinatorTopic(final CoordinatorLog log, final TopicRegistry topics, final AdminAgent admin, final String name,
-        final String keyKind, final int partitions, final Map<String, String> configs, final CoordinatorLog.FailedWrite failedWrite)
+        final String keyKind, final PartitionCount count, final Map<String, String> configs, final CoordinatorLog.FailedWrite failedWrite)
     {
         this.keyKind = keyKind;
         this.failedWrite = failedWrite;
@@ -71,7 +68,7 @@ public final class CoordinatorTopic
         this.topics = topics;
         this.admin = admin;
         this.name = name;
-        this.partitions = partitions;
+        this.count = count;
         this.configs = configs;
     }
 
@@ -90,28 +87,17 @@ public final class CoordinatorTopic
 
     /**
      * Fixes the partition count keys are placed by to {@code topic}'s, if not fixed yet (see {@link
-     * #count}); returns the count fixed. Before the agent runs (the replay), or on the agent.
+     * #count}); returns the count fixed. Any thread.
      */
     public int fixCount(final Topic topic)
     {
-        if (shared != null)
-        {
-            return shared.fix(topic.partitions.length);
-        }
-        if (count == 0)
-        {
-            count = topic.partitions.length;
-        }
-        return count;
+        return count.fix(topic.partitions.length);
     }
 
-    /**
-     * Places the keys by {@code count}, which FindCoordinator's placement and the coordinator read too (the
-     * transaction coordinator's; before the agent runs).
-     */
-    public void placedBy(final PartitionCount count)
+    /** The count its keys are placed by, which FindCoordinator's placement reads too in a cluster. */
+    public PartitionCount count()
     {
-        this.shared = count;
+        return count;
     }
 
     /** The topic's name. */
@@ -212,7 +198,7 @@ public final class CoordinatorTopic
     public int partitionCount()
     {
         final Topic topic = topics.topic(name);
-        return topic != null ? fixCount(topic) : shared != null ? shared.get() : partitions;
+        return topic != null ? fixCount(topic) : count.get();
     }
 
     /** The partition a key's records go to (all of one partition can share a batch). */
@@ -243,7 +229,7 @@ public final class CoordinatorTopic
             final CompletableFuture<Topic> ask = new CompletableFuture<>();
             if (creating.compareAndSet(asked, ask))
             {
-                admin.createTopic(name, partitions, configs).whenComplete((topic, failure) ->
+                admin.createTopic(name, count.configured(), configs).whenComplete((topic, failure) ->
                 {
                     if (failure == null)
                     {

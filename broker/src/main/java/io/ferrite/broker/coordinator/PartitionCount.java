@@ -1,5 +1,7 @@
 package io.ferrite.broker.coordinator;
 
+import io.ferrite.broker.topic.Topic;
+import io.ferrite.broker.topic.TopicRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -9,12 +11,16 @@ import java.util.function.IntSupplier;
 /**
  * The partition count a coordinator's internal topic places its keys by ({@link CoordinatorTopic#partitionFor}),
  * one for everything that places them: FindCoordinator's placement in a cluster, the coordinator's own partition of
- * a key, its cache's sizes, its ownership's bounds. Fixed at the topic's first sight for the broker's life — the
- * existing topic's count (its local replica, or in a cluster the metadata image's), else the setting while the topic
- * does not exist — as Kafka 4.4 starts its transaction coordinator with {@code metadataCache.numPartitions} or
- * {@code transaction.state.log.num.partitions} and keeps that number: a restart with another setting, or a
- * CreatePartitions that grows the topic (Kafka 4.4 allows it), moves no key while the broker runs, and the locator
- * and the coordinator never disagree. Any thread (a CAS fixes it once).
+ * a key (its store's writes, AddOffsetsToTxn's partition of a group), its cache's sizes, its ownership's bounds. Fixed
+ * at the topic's first sight for the broker's life — the existing topic's count (its local replica, or in a cluster
+ * the metadata image's), else the setting while the topic does not exist — as Kafka 4.4's {@code
+ * BrokerMetadataPublisher.initializeManagers} starts its group and transaction coordinators with {@code
+ * metadataCache.numPartitions} of their topic or {@code offsets.topic.num.partitions} / {@code
+ * transaction.state.log.num.partitions}, and they keep that number ({@code GroupCoordinatorService.startup}, javap): a
+ * restart with another setting, or a CreatePartitions that grows the topic (Kafka 4.4 allows it), moves no key while
+ * the broker runs, and the locator and the coordinator never disagree. Not as Kafka: while the topic does not exist
+ * the setting is not fixed yet, so a topic created with another count (by hand) places by its own. Any thread (a CAS
+ * fixes it once).
  */
 public final class PartitionCount
 {
@@ -39,6 +45,16 @@ public final class PartitionCount
         this.setting = setting;
         this.configured = configured;
         this.sight = sight;
+    }
+
+    /** {@code topic}'s count as this broker's {@code topics} have it (its local replica), else {@code configured}. */
+    public static PartitionCount inRegistry(final TopicRegistry topics, final String topic, final String setting, final int configured)
+    {
+        return new PartitionCount(topic, setting, configured, () ->
+        {
+            final Topic t = topics.topic(topic);
+            return t == null ? 0 : t.partitions.length;
+        });
     }
 
     /** A count fixed from the start (tests, and the rules that run without a broker). */

@@ -195,7 +195,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.topics = topics;
         this.runtime = runtime;
         this.clock = runtime.clock();
-        this.store = runtime.log().topic(OFFSETS_TOPIC, "group", settings.offsetsTopicPartitions(),
+        this.store = runtime.log().topic(OFFSETS_TOPIC, "group", "offsets.topic.num.partitions", settings.offsetsTopicPartitions(),
             Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(settings.offsetsTopicSegmentBytes())),
             CoordinatorLog::ofFailedWrite);
         this.metrics = new GroupMetrics(groups, topics);
@@ -274,10 +274,10 @@ public final class GroupCoordinator implements AutoCloseable
         return clock;
     }
 
-    /** The partition count groups are placed by in {@code __consumer_offsets}. */
-    int offsetsPartitionCount()
+    /** The partition count groups are placed by in {@code __consumer_offsets}: FindCoordinator's, in a cluster, too. */
+    public io.ferrite.broker.coordinator.PartitionCount offsetsCount()
     {
-        return store.partitionCount();
+        return store.count();
     }
 
     /**

@@ -26,13 +26,12 @@ public final class GroupHandlers
 
     /**
      * Registers every group API on {@code apis} (each handler made on its first request); {@code waker} wakes their network
-     * thread; {@code addRetryMaxMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}) bounds how long TxnOffsetCommit
-     * v5+'s implicit add is held while it meets CONCURRENT_TRANSACTIONS; {@code verifier} (null: none) verifies
+     * thread; {@code verifier} (null: none) verifies
      * TxnOffsetCommit's transaction when its transactional id's coordinator is another node of a cluster.
      */
     public static void register(final Apis apis, final GroupCoordinator coordinator, final TxnCoordinator transactions,
         final TxnVerifier verifier, final TopicRegistry topics, final int nodeId, final MetadataHandler address,
-        final long addRetryMaxMs, final Runnable waker)
+        final Runnable waker)
     {
         final RemoteTxnCheck remote = verifier == null ? RemoteTxnCheck.ALONE : new RemoteTxnCheck(verifier, nodeId);
         apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, transactions, waker, nodeId, address))
@@ -46,7 +45,6 @@ public final class GroupHandlers
             .registerLazily(ApiKeys.DESCRIBE_GROUPS, () -> new DescribeGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.DELETE_GROUPS, () -> new DeleteGroupsHandler(coordinator, waker))
             .registerLazily(ApiKeys.OFFSET_DELETE, () -> new OffsetDeleteHandler(coordinator, topics, waker))
-            .registerLazily(ApiKeys.TXN_OFFSET_COMMIT, () -> new TxnOffsetCommitHandler(coordinator, transactions, remote, topics,
-                addRetryMaxMs, waker));
+            .registerLazily(ApiKeys.TXN_OFFSET_COMMIT, () -> new TxnOffsetCommitHandler(coordinator, transactions, remote, topics, waker));
     }
 }

@@ -59,8 +59,16 @@ public final class GroupOwnership extends PartitionOwnership
         {
             throw new IllegalStateException("led but not here");
         }
+        final int count = coordinator.offsetsCount().get();
+        if (partition >= count)
+        {
+            // the topic grown (CreatePartitions) after its count was fixed: no group is placed here while this broker runs
+            LOG.info("{}-{}: led, but groups are placed by the {} partitions fixed at the topic's first sight: none is here",
+                GroupCoordinator.OFFSETS_TOPIC, partition, count);
+            return;
+        }
         coordinator.clock().update();
-        final int records = GroupReplay.loadPartition(topic, coordinator.offsetsPartitionCount(), partition, groups, txnOffsets,
+        final int records = GroupReplay.loadPartition(topic, count, partition, groups, txnOffsets,
             coordinator.clock().wallMs());
         LOG.info("{}-{}: coordinator of its groups at leader epoch {} ({} records loaded)", GroupCoordinator.OFFSETS_TOPIC, partition,
             leaderEpoch, records);

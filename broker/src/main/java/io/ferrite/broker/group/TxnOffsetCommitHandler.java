@@ -31,16 +31,13 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
     private final TxnCoordinator transactions;
     /** In a cluster: the transactional id's coordinator on another node verifies. */
     private final RemoteTxnCheck remote;
-    /** {@code add.partitions.to.txn.retry.backoff.max.ms}: how long v5+'s implicit add is held while CONCURRENT_TRANSACTIONS. */
-    private final long addRetryMaxMs;
     private final TxnOffsetCommitResponseEncoder response = new TxnOffsetCommitResponseEncoder();
 
     TxnOffsetCommitHandler(final GroupCoordinator coordinator, final TxnCoordinator transactions, final RemoteTxnCheck remote,
-        final TopicRegistry topics, final long addRetryMaxMs, final Runnable waker)
+        final TopicRegistry topics, final Runnable waker)
     {
         super(coordinator, waker, new TxnOffsetCommitRequestDecoder());
         this.remote = remote;
-        this.addRetryMaxMs = addRetryMaxMs;
         this.topics = topics;
         this.transactions = transactions;
     }
@@ -91,7 +88,7 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
             version, valid);
         final TxnCoordinator txns = transactions;
         return submitFor(asked.groupId(), connection, out, outOffset,
-            (c, nowMs) -> TxnOffsetCommits.start(c, txns, remote, asked, nowMs, addRetryMaxMs),
+            (c, nowMs) -> TxnOffsetCommits.start(c, txns, remote, asked, nowMs),
             (o, at, commit) -> write(o, at, version, answer, commit.error(), commit.everyPartition()),
             (o, at, error) -> write(o, at, version, answer, error, true));
     }

@@ -7,7 +7,6 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
 import io.ferrite.broker.txn.AddPartitionsRules;
-import io.ferrite.broker.txn.HeldAdd;
 import io.ferrite.broker.txn.TxnCoordinator;
 import io.ferrite.broker.txn.TxnPartition;
 
@@ -23,11 +22,11 @@ import java.util.Set;
  * {@code __consumer_offsets} partition (Kafka's {@code AddPartitionsToTxnManager}, here a call into
  * the transaction coordinator on the same agent): v0-3 verify only, a partition not in the
  * transaction INVALID_TXN_STATE; v4 verify only, TRANSACTION_ABORTABLE; v5+ add it as
- * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write, and
- * while the transaction's last EndTxn completes (CONCURRENT_TRANSACTIONS) held on the agent up to
- * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}). Not as Kafka 4.4: it holds only a produce's add
- * so ({@code ReplicaManager.handleProduceAppend}, javap); its TxnOffsetCommit verification answers CONCURRENT_TRANSACTIONS
- * at once, as the remote path below does, and the client retries after {@code retry.backoff.ms}.
+ * AddPartitionsToTxn would (TV2 clients send no AddOffsetsToTxn), waiting for that record's write.
+ * While the transaction's last EndTxn completes the add is answered CONCURRENT_TRANSACTIONS at once, as Kafka 4.4
+ * answers it (its coordinator's verification, {@code ReplicaManager.maybeSendPartitionToTransactionCoordinator}, has no
+ * retry: only a produce's add is held, in {@code handleProduceAppend}, javap), here and on the remote path below; the
+ * client sends the commit again after {@code retry.backoff.ms} (kafka-clients: a retriable error).
  * PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH; the other errors as Kafka's operation helper turns them. Then the group's checks (a transactional
  * commit's: no REBALANCE_IN_PROGRESS, a commit without member or generation allowed), then the
  * offsets as one transactional batch of the producer (its id and epoch, Kafka's append origin
@@ -52,12 +51,12 @@ final class TxnOffsetCommits
     }
 
     /**
-     * Starts the commit (on the agent): its answer once {@link Commit#complete}; a v5+ add meeting
-     * CONCURRENT_TRANSACTIONS is asked again until {@code retryMaxMs} after {@code nowMs} (by the coordinator's node
-     * when that is another: {@code remote}).
+     * Starts the commit (on the agent): its answer once {@link Commit#complete}; the transaction verified, or for v5+
+     * the group's partition added, by the local transaction coordinator, or by the id's coordinator's node when that
+     * is another ({@code remote}).
      */
     static Commit start(final GroupCoordinator groups, final TxnCoordinator transactions, final RemoteTxnCheck remote,
-        final Asked asked, final long nowMs, final long retryMaxMs)
+        final Asked asked, final long nowMs)
     {
         final Commit commit = new Commit(groups, transactions, asked);
         if (asked.groupId() == null || asked.groupId().isEmpty())
@@ -73,9 +72,8 @@ final class TxnOffsetCommits
         }
         else if (asked.version() >= 5)
         {
-            final Set<TxnPartition> partition = Set.of(commit.offsetsPartition);
-            commit.adding = new HeldAdd(() -> transactions.addPartitions(asked.transactionalId(), asked.producerId(),
-                asked.producerEpoch(), partition, (short)2), nowMs + retryMaxMs);
+            commit.adding = transactions.addPartitions(asked.transactionalId(), asked.producerId(), asked.producerEpoch(),
+                Set.of(commit.offsetsPartition), (short)2);
             commit.complete(nowMs);
         }
         else
@@ -94,7 +92,8 @@ final class TxnOffsetCommits
         private final TxnPartition offsetsPartition;
         /** Until when the batch's write is waited for: from when it is sent, the add held before it aside. */
         private long deadlineMs;
-        private HeldAdd adding;
+        /** v5+'s add of the group's partition (local), until answered. */
+        private TxnCoordinator.Pending adding;
         /** The verification (or add) asked of the transactional id's coordinator on another node, until answered. */
         private TxnVerifier.Verification remote;
         private CoordinatorLog.Write write;

@@ -6,8 +6,7 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import java.util.function.Supplier;
 
 /**
- * An add to a transaction (a produce v12's implicit add, AddPartitionsToTxn v0-3, AddOffsetsToTxn, TxnOffsetCommit
- * v5+'s implicit add — the group coordinator's, hence public) held
+ * An add to a transaction (a produce v12's implicit add, AddPartitionsToTxn v0-3, AddOffsetsToTxn) held
  * on the coordinators' agent while it is answered CONCURRENT_TRANSACTIONS (the transaction's EndTxn was
  * answered at Prepare* and its markers are still being written: the client's very next add meets it),
  * tried again until {@code retryUntilMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}); after
@@ -18,14 +17,14 @@ import java.util.function.Supplier;
  * when Complete* is written) and at every tick — no timer, no loop. On the agent only; the network
  * thread reads {@link #answer} once the call is answered.
  */
-public final class HeldAdd implements CoordinatorCall.Outcome
+final class HeldAdd implements CoordinatorCall.Outcome
 {
     private final Supplier<TxnCoordinator.Pending> add;
     private final long retryUntilMs;
     private TxnCoordinator.Pending pending;
 
     /** Tries {@code add} now (on the agent); {@code retryUntilMs} is when a CONCURRENT_TRANSACTIONS answer stops being tried again. */
-    public HeldAdd(final Supplier<TxnCoordinator.Pending> add, final long retryUntilMs)
+    HeldAdd(final Supplier<TxnCoordinator.Pending> add, final long retryUntilMs)
     {
         this.add = add;
         this.retryUntilMs = retryUntilMs;
@@ -51,7 +50,7 @@ public final class HeldAdd implements CoordinatorCall.Outcome
     }
 
     /** The last try's answer, once {@link #complete}. */
-    public TxnDecision.Answer answer()
+    TxnDecision.Answer answer()
     {
         return pending.answer();
     }

@@ -90,10 +90,10 @@ public final class TxnCoordinator
         this.runtime = runtime;
         this.clock = runtime.clock();
         this.ids = ids;
-        this.store = runtime.log().topic(TOPIC, "transactional id", config.stateLog().configured(),
+        // one count for the store, the cache, the ownership and FindCoordinator
+        this.store = runtime.log().topic(TOPIC, "transactional id", config.stateLog(),
             Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "segment.bytes", Integer.toString(segmentBytes)),
             Errors::ofAppend);
-        store.placedBy(config.stateLog()); // one count for the store, the cache, the ownership and FindCoordinator
         this.offsetsPartitionOf = config::offsetsPartitionFor;
         this.markers = new TxnMarkerRuns(topics, cache, runtime.log(), clock, complete ->
         {

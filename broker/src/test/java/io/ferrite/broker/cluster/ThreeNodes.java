@@ -63,7 +63,7 @@ final class ThreeNodes implements AutoCloseable
         {
             for (int id = 1; id <= 3; id++)
             {
-                nodes[id] = launch(id);
+                nodes[id] = launch(id, Map.of());
             }
             for (int id = 1; id <= 3; id++)
             {
@@ -88,7 +88,13 @@ final class ThreeNodes implements AutoCloseable
     /** Starts node {@code id} again (after {@link #kill}) on its ports and data, and waits until it listens. */
     void restart(final int id) throws IOException
     {
-        nodes[id] = launch(id);
+        restart(id, Map.of());
+    }
+
+    /** As {@link #restart(int)}, with {@code settings} over the node's own ({@code --override}s). */
+    void restart(final int id, final Map<String, String> settings) throws IOException
+    {
+        nodes[id] = launch(id, settings);
         awaitListening(id);
     }
 
@@ -229,7 +235,7 @@ final class ThreeNodes implements AutoCloseable
             () -> "node " + id + " to join the cluster and listen: " + tail(id));
     }
 
-    private Process launch(final int id) throws IOException
+    private Process launch(final int id, final Map<String, String> settings) throws IOException
     {
         final String clusterClasspath = Files.readString(Path.of("..", "replication-lite", "target", "cluster.classpath"),
             StandardCharsets.UTF_8).trim();
@@ -246,6 +252,11 @@ final class ThreeNodes implements AutoCloseable
             command.add("--override");
             command.add(setting);
         }
+        settings.forEach((name, value) ->
+        {
+            command.add("--override");
+            command.add(name + "=" + value);
+        });
         return new ProcessBuilder(command).redirectOutput(dir.resolve("node" + id + ".out").toFile())
             .redirectError(dir.resolve("node" + id + ".err").toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
     }

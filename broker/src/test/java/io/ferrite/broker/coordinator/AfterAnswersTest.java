@@ -75,7 +75,7 @@ class AfterAnswersTest
         wall.update(1_700_000_000_000L);
         runtime = new CoordinatorRuntime(topics, new AdminAgent(topics), new LogThread[] {logThread}, 1,
             new CoordinatorClock(wall, new CachedNanoClock()));
-        store = runtime.log().topic(TOPIC, "key", 1, Map.of(), CoordinatorLog::ofFailedWrite);
+        store = runtime.log().topic(TOPIC, "key", PartitionCount.fixedAt(TOPIC, 1), Map.of(), CoordinatorLog::ofFailedWrite);
         runtime.onAfterAnswers(this::startJobs);
         invoker = new AgentInvoker(escaped::add, null, runtime.agent());
         invoker.start();

@@ -37,8 +37,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * CONCURRENT_TRANSACTIONS, which Kafka 4.4 answers at once (the client retries after 20 ms). Ferrite
  * holds them on the coordinators' agent until {@code add.partitions.to.txn.retry.backoff.max.ms}, as it
  * holds a produce v12's add: once CompleteCommit is written they are answered NONE; if the bound comes
- * first, CONCURRENT_TRANSACTIONS, Kafka's answer. The commit marker's fsync is held back (fsync
- * durability, {@link FlushLock}) so the transaction is certainly still PrepareCommit when the add asks.
+ * first, CONCURRENT_TRANSACTIONS, Kafka's answer. A TxnOffsetCommit v5's add is not held: answered at once, as
+ * Kafka 4.4 answers it. The commit marker's fsync is held back (fsync durability, {@link FlushLock}) so the
+ * transaction is certainly still PrepareCommit when the add asks.
  */
 class HeldAddsTest
 {
@@ -110,13 +111,7 @@ class HeldAddsTest
     private static int sendHeld(final RunningBroker broker, final RawClient raw, final ApiKeys api, final ApiMessage request)
         throws Exception
     {
-        return sendHeld(broker, raw, api, (short)3, request);
-    }
-
-    private static int sendHeld(final RunningBroker broker, final RawClient raw, final ApiKeys api, final short version,
-        final ApiMessage request) throws Exception
-    {
-        final int id = raw.send(api, version, request);
+        final int id = raw.send(api, (short)3, request);
         final CoordinatorAgent agent = broker.broker.groups().agent();
         await(() -> raw.answered() || agent.call(broker.broker.groups(), (g, nowMs) -> agent.waiting()).get() > 0,
             Duration.ofSeconds(20), "the add answered, or waiting on the coordinators' agent");
@@ -150,12 +145,14 @@ class HeldAddsTest
     /**
      * A transaction version 2 client's TxnOffsetCommit (v5: it adds the group's {@code __consumer_offsets}
      * partition itself, kafka-clients 4.4's sendOffsetsToTransaction) right after its EndTxn v5, the commit
-     * marker on that partition not durable yet: held as the other adds are, then NONE once CompleteCommit
-     * is written (Kafka 4.4 holds this add on the broker as it does a produce's). Before, it was answered
-     * CONCURRENT_TRANSACTIONS at once.
+     * marker on that partition not durable yet: answered CONCURRENT_TRANSACTIONS at once, whatever {@code
+     * add.partitions.to.txn.retry.backoff.max.ms} (here 600 s), as Kafka 4.4 answers it (its group coordinator's
+     * verification, {@code ReplicaManager.maybeSendPartitionToTransactionCoordinator}, holds nothing: only a produce's
+     * add is held; javap), and nothing written; sent again once CompleteCommit is written, NONE, in the next
+     * transaction. Before, Ferrite held it on the agent until CompleteCommit and answered NONE.
      */
     @Test
-    void aTxnOffsetCommitV5RightAfterTheCommitWaitsForTheCommitToComplete() throws Exception
+    void aTxnOffsetCommitV5RightAfterTheCommitIsAnsweredConcurrentTransactionsAtOnce() throws Exception
     {
         final String id = "held-offsets";
         try (RunningBroker broker = new RunningBroker(dir, Map.of("ferrite.log.durability", "fsync",
@@ -170,21 +167,24 @@ class HeldAddsTest
             final PartitionLog log = broker.broker.topics().topic("__consumer_offsets")
                 .partitions[broker.broker.groups().agent().call(broker.broker.groups(), (g, nowMs) -> g.offsetsPartitionOf(GROUP)).get()].log;
             assertTrue(log.config().fsyncDurability, "fsync durability");
-            final int sent;
+            final RawTxn.Producer next;
             synchronized (FlushLock.of(log)) // no fsync of the group's partition completes while held: the marker is not answered
             {
                 final EndTxnResponseData ended = new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, (short)5,
                     new EndTxnRequestData().setTransactionalId(id).setProducerId(init.producerId()).setProducerEpoch(init.producerEpoch())
                         .setCommitted(true))), (short)5);
                 assertEquals(0, ended.errorCode());
+                next = new RawTxn.Producer(ended.producerId(), ended.producerEpoch());
                 assertEquals(TransactionState.PREPARE_COMMIT, admin.describeTransactions(List.of(id)).description(id).get().state());
-                sent = sendHeld(broker, raw, ApiKeys.TXN_OFFSET_COMMIT, (short)5, RawTxn.request(id,
-                    new RawTxn.Producer(ended.producerId(), ended.producerEpoch()), GROUP, id, 0, 2));
+                final long end = log.logEndOffset();
+                // answered while the marker cannot be durable: the transaction is certainly still PrepareCommit
+                assertEquals(Errors.CONCURRENT_TRANSACTIONS, txn.commit((short)5, id, next, GROUP, id, 0, 2),
+                    "answered at once while the last transaction completes");
+                assertEquals(end, log.logEndOffset(), "nothing written for it");
             }
-            final TxnOffsetCommitResponseData answer = new TxnOffsetCommitResponseData(new ByteBufferAccessor(
-                raw.receive(ApiKeys.TXN_OFFSET_COMMIT, (short)5, sent)), (short)5);
-            assertEquals(Errors.NONE, Errors.forCode(answer.topics().get(0).partitions().get(0).errorCode()),
-                "held until CompleteCommit, then added to the next transaction");
+            await(() -> admin.describeTransactions(List.of(id)).description(id).get().state() == TransactionState.COMPLETE_COMMIT,
+                Duration.ofSeconds(20), "CompleteCommit once the marker is durable");
+            assertEquals(Errors.NONE, txn.commit((short)5, id, next, GROUP, id, 0, 2), "sent again: added to the next transaction");
             assertEquals(TransactionState.ONGOING, admin.describeTransactions(List.of(id)).description(id).get().state(),
                 "the next transaction");
         }

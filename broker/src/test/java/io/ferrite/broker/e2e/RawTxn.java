@@ -22,27 +22,27 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 
-/** The transaction and offset requests of the offsets-in-transactions tests, over a {@link RawClient}. */
-final class RawTxn
+/** The transaction and offset requests of the offsets-in-transactions tests (the cluster's too), over a {@link RawClient}. */
+public final class RawTxn
 {
     /** A producer id and epoch. */
-    record Producer(long id, short epoch)
+    public record Producer(long id, short epoch)
     {
     }
 
     /** A partition's committed offset as OffsetFetch answers it, with its error. */
-    record Fetched(long offset, Errors error)
+    public record Fetched(long offset, Errors error)
     {
     }
 
     private final RawClient raw;
 
-    RawTxn(final RawClient raw)
+    public RawTxn(final RawClient raw)
     {
         this.raw = raw;
     }
 
-    Producer initProducerId(final String transactionalId) throws IOException
+    public Producer initProducerId(final String transactionalId) throws IOException
     {
         return initProducerId(transactionalId, 60_000);
     }
@@ -59,7 +59,7 @@ final class RawTxn
         return new Producer(r.producerId(), r.producerEpoch());
     }
 
-    Errors addOffsets(final String transactionalId, final Producer p, final String groupId) throws IOException
+    public Errors addOffsets(final String transactionalId, final Producer p, final String groupId) throws IOException
     {
         final short v = 3;
         return Errors.forCode(new AddOffsetsToTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.ADD_OFFSETS_TO_TXN, v,
@@ -67,7 +67,7 @@ final class RawTxn
                 .setGroupId(groupId))), v).errorCode());
     }
 
-    Errors endTxn(final String transactionalId, final Producer p, final boolean commit) throws IOException
+    public Errors endTxn(final String transactionalId, final Producer p, final boolean commit) throws IOException
     {
         final short v = 3;
         return Errors.forCode(new EndTxnResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.END_TXN, v,
@@ -85,7 +85,7 @@ final class RawTxn
     }
 
     /** TxnOffsetCommit of one partition's offset (no member or generation); returns the partition's error. */
-    Errors commit(final short version, final String transactionalId, final Producer p, final String groupId, final String topic,
+    public Errors commit(final short version, final String transactionalId, final Producer p, final String groupId, final String topic,
         final int partition, final long offset) throws IOException
     {
         return commit(version, request(transactionalId, p, groupId, topic, partition, offset));
@@ -135,7 +135,7 @@ final class RawTxn
     }
 
     /** Waits (20 s at most) until a RequireStable OffsetFetch answers {@code offset}: the markers come after EndTxn's answer. */
-    void awaitCommitted(final String groupId, final String topic, final int partition, final long offset, final String what)
+    public void awaitCommitted(final String groupId, final String topic, final int partition, final long offset, final String what)
     {
         Await.await(() -> fetch(groupId, topic, partition, true).equals(new Fetched(offset, Errors.NONE)), Duration.ofSeconds(20), what);
     }
@@ -152,7 +152,7 @@ final class RawTxn
     }
 
     /** OffsetFetch v8 of one partition, with or without RequireStable. */
-    Fetched fetch(final String groupId, final String topic, final int partition, final boolean requireStable) throws IOException
+    public Fetched fetch(final String groupId, final String topic, final int partition, final boolean requireStable) throws IOException
     {
         final short v = 8;
         final OffsetFetchResponseData r = new OffsetFetchResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.OFFSET_FETCH, v,

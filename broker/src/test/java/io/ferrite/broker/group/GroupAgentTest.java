@@ -6,6 +6,7 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.coordinator.CoordinatorClock;
 import io.ferrite.broker.coordinator.CoordinatorLog;
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.coordinator.PartitionCount;
 
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.admin.AdminAgent;
@@ -513,7 +514,8 @@ class GroupAgentTest
     void aWriteWhoseApplyingThrowsIsNotReportedDone()
     {
         final CoordinatorLog log = new CoordinatorLog(topics, new AdminAgent(topics), new LogThread[] {logThread}, 1, clock);
-        final CoordinatorTopic store = log.topic(GroupCoordinator.OFFSETS_TOPIC, "group", settings.offsetsTopicPartitions(), java.util.Map.of(),
+        final CoordinatorTopic store = log.topic(GroupCoordinator.OFFSETS_TOPIC, "group",
+            PartitionCount.fixedAt(GroupCoordinator.OFFSETS_TOPIC, settings.offsetsTopicPartitions()), java.util.Map.of(),
             CoordinatorLog::ofFailedWrite);
         final AtomicInteger applied = new AtomicInteger();
         final CoordinatorLog.Write write = store.write(GROUP, GroupRecords.groupKey(GROUP), null, error ->
@@ -559,7 +561,7 @@ class GroupAgentTest
         topics.create("orders", 1, Map.of());
         final Apis apis = new Apis();
         final NetworkThread network = new NetworkThread(0, apis, 1 << 20);
-        GroupHandlers.register(apis, coordinator, null, null, topics, 0, null, 100, network::wakeup); // no transaction coordinator: no FindCoordinator here
+        GroupHandlers.register(apis, coordinator, null, null, topics, 0, null, network::wakeup); // no transaction coordinator: no FindCoordinator here
         final AgentInvoker networkInvoker = new AgentInvoker(escaped::add, null, network);
         final AgentInvoker logThreadInvoker = new AgentInvoker(logThread.faults(), null, logThread);
         networkInvoker.start();

@@ -153,7 +153,7 @@ class TxnOffsetRemoteAnswerTest
         final TxnOffsetCommits.Asked a = new TxnOffsetCommits.Asked("t7", group0, 7, (short)0, generation,
             generation < 0 ? "" : "m", null, (short)5, Map.of(new Group.TopicPartition(TOPIC, 0), new OffsetCommits.Asked(9, -1, "")));
         final CoordinatorCall<GroupCoordinator, TxnOffsetCommits.Commit> call = new CoordinatorCall<>(groups,
-            (c, nowMs) -> TxnOffsetCommits.start(c, transactions, remote, a, nowMs, 100), (o, at, r) -> at, (o, at, e) -> at, () ->
+            (c, nowMs) -> TxnOffsetCommits.start(c, transactions, remote, a, nowMs), (o, at, r) -> at, (o, at, e) -> at, () ->
             {
             });
         assertTrue(agent.offer(call));
