@@ -17,7 +17,6 @@ import org.junit.jupiter.api.io.TempDir;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -60,7 +59,7 @@ class LagPathsTest
         final int beyond = partitions * groups - LagCounters.MAX;
         final ByteArrayOutputStream captured = new ByteArrayOutputStream();
         final PrintStream originalErr = System.err;
-        System.setErr(new PrintStream(new Tee(originalErr, captured), true, StandardCharsets.UTF_8)); // slf4j-simple's output
+        System.setErr(new PrintStream(new BadInputTest.TeeStream(originalErr, captured), true, StandardCharsets.UTF_8)); // slf4j-simple's output
         try (RunningBroker broker = new RunningBroker(Files.createDirectories(dir.resolve("data")), Map.of());
              Admin admin = broker.admin())
         {
@@ -219,54 +218,11 @@ class LagPathsTest
 
     private static Map<String, Long> rows(final RunningBroker broker, final String... args)
     {
-        final String[] all = new String[args.length + 1];
-        all[0] = "--once";
-        System.arraycopy(args, 0, all, 1, args.length);
-        try
-        {
-            return FerriteStatTest.rows(FerriteStatTest.statLines(broker.dir, all));
-        }
-        catch (final Exception e)
-        {
-            throw new IllegalStateException(e);
-        }
+        return FerriteStatTest.onceRows(broker.dir, args);
     }
 
     private static void awaitJmx(final String name, final String attribute, final Object expected) throws Exception
     {
-        final ObjectName objectName = new ObjectName(name);
-        final Object[] seen = {null};
-        await(() ->
-        {
-            seen[0] = JMX.isRegistered(objectName) ? JMX.getAttribute(objectName, attribute) : "(not registered)";
-            return expected.equals(seen[0]);
-        }, DEADLINE, () -> name + " " + attribute + " == " + expected + ", was " + seen[0]);
-    }
-
-    /** Writes to both streams: the test's own output stays visible while it is read. */
-    private static final class Tee extends OutputStream
-    {
-        private final OutputStream a;
-        private final OutputStream b;
-
-        Tee(final OutputStream a, final OutputStream b)
-        {
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public synchronized void write(final int c) throws java.io.IOException
-        {
-            a.write(c);
-            b.write(c);
-        }
-
-        @Override
-        public synchronized void write(final byte[] bytes, final int off, final int len) throws java.io.IOException
-        {
-            a.write(bytes, off, len);
-            b.write(bytes, off, len);
-        }
+        ConsumerLagTest.awaitJmx(name, attribute, expected);
     }
 }

@@ -126,7 +126,6 @@ class TopicDeletionsTest
 
     private static void awaitDone(final CoordinatorAgent agent, final GroupCoordinator coordinator, final CoordinatorLog.Write w)
     {
-        await(() -> agent.call(coordinator, (c, now) -> w.done()).get(20, TimeUnit.SECONDS), Duration.ofSeconds(20), "the write answered");
-        assertEquals(Errors.NONE, w.error());
+        TxnOffsetsInFlightTest.awaitDone(agent, coordinator, w);
     }
 }
