@@ -223,7 +223,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES),
                         config.getInt(BrokerConfig.FETCH_INLINE_RECORD_BYTES), netCounters))
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker,
-                        config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE)))
+                        config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE), groups::topicDeleted))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
                     .registerLazily(ApiKeys.DELETE_RECORDS, () -> new DeleteRecordsHandler(topics, logThreads, waker))
                     .registerLazily(ApiKeys.OFFSET_FOR_LEADER_EPOCH, () -> new OffsetForLeaderEpochHandler(topics))

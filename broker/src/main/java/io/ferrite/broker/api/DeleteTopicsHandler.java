@@ -33,15 +33,19 @@ public final class DeleteTopicsHandler implements RequestHandler
     private final AdminAgent admin;
     private final Runnable waker;
     private final boolean enabled;
+    /** Told each topic deleted, on the admin agent (the group coordinator: its committed offsets go, as in Kafka). */
+    private final java.util.function.Consumer<String> deleted;
     private final DeleteTopicsRequestDecoder request = new DeleteTopicsRequestDecoder();
     private final DeleteTopicsResponseEncoder response = new DeleteTopicsResponseEncoder();
 
-    public DeleteTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final boolean enabled)
+    public DeleteTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final boolean enabled,
+        final java.util.function.Consumer<String> deleted)
     {
         this.topics = topics;
         this.admin = admin;
         this.waker = waker;
         this.enabled = enabled;
+        this.deleted = deleted;
     }
 
     @Override
@@ -247,6 +251,9 @@ public final class DeleteTopicsHandler implements RequestHandler
                 {
                     admin.creations().deleted(current.name, new long[] {current.idMostSignificantBits, current.idLeastSignificantBits});
                 }
+                // gone for requests even when a rename failed (its next start finishes it): its offsets go; before this
+                // agent can create the name again, so a commit to a new topic of that name is checked after this
+                deleted.accept(current.name);
             }
         }
         catch (final java.io.IOException ex)

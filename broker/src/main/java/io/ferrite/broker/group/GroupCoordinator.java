@@ -160,6 +160,7 @@ public final class GroupCoordinator implements AutoCloseable
     private final GroupTimers timers;
     /** What the agent writes into the broker's counters about the groups (agent only). */
     private final GroupMetrics metrics;
+    private final TopicDeletions topicDeletions; // a deleted topic's offsets tombstoned (its names from the admin agent)
     private final CoordinatorAgent agent;
     private final CoordinatorClock clock;
     /** Which groups this node coordinates: all alone, the partitions it leads in a cluster. */
@@ -206,6 +207,7 @@ public final class GroupCoordinator implements AutoCloseable
         this.agent = runtime.agent();
         this.ownership = new GroupOwnership(this, topics, groups, txnOffsets);
         runtime.onBeforeCalls(ownership::reconcile);
+        this.topicDeletions = new TopicDeletions(groups, txnOffsets, store, runtime, settings.retentionCheckIntervalMs());
         runtime.onStart(() ->
         {
             final GroupReplay.Loaded found = loaded;
@@ -266,6 +268,12 @@ public final class GroupCoordinator implements AutoCloseable
     public void counters(final io.ferrite.broker.metrics.BrokerCounters counters)
     {
         metrics.counters(counters.lag(), counters.groups());
+    }
+
+    /** Any thread (the admin agent's): DeleteTopics deleted {@code topic}; its committed offsets go ({@link TopicDeletions}). */
+    public void topicDeleted(final String topic)
+    {
+        topicDeletions.deleted(topic);
     }
 
     /** The agent's clock. */
@@ -370,6 +378,7 @@ public final class GroupCoordinator implements AutoCloseable
         final String groupInstanceId, final short version, final Map<Group.TopicPartition, OffsetCommits.Asked> offsets)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
+        topicDeletions.drain(); // a deleted topic's tombstones before any commit checked after its deletion
         return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
             commitHooks, metrics);
     }
@@ -392,6 +401,7 @@ public final class GroupCoordinator implements AutoCloseable
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         metrics.txnCommitted(asked.offsets().size()); // as Kafka 4.4: at the request, whatever the transaction's end
+        topicDeletions.drain(); // as in commitOffsets
         return TxnOffsetCommits.write(groups, store, txnOffsets, asked);
     }
 

@@ -202,14 +202,18 @@ final class GroupDeletions
      * write still on its way (a commit from outside the group, sent before this check) is left to the
      * next check: its offsets' timestamps are not in memory yet, and a tombstone written behind that
      * commit would delete the offset it has just stored. A partition with a transaction's offset pending
-     * keeps its offset, and a group with any keeps itself, as Kafka's cleanupExpiredOffsets.
+     * keeps its offset, and a group with any keeps itself, as Kafka's cleanupExpiredOffsets. An Empty group with no
+     * offset (and none pending) goes at the first check, whatever its age, as in Kafka.
      */
     static void expireOffsets(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
         final long retentionMs, final long now, final GroupMetrics metrics)
     {
         for (final Group group : new ArrayList<>(groups.values()))
         {
-            if (!group.is(Group.State.EMPTY) || now - group.stateTimestamp < retentionMs || store.writing(group.groupId))
+            // an Empty group without offsets goes whatever its age, as Kafka's cleanupGroupMetadata deletes it (its
+            // cleanupExpiredOffsets is true for a group with no offsets and no open transaction): left so by a deleted topic
+            if (!group.is(Group.State.EMPTY) || now - group.stateTimestamp < retentionMs && !group.offsets.isEmpty()
+                || store.writing(group.groupId))
             {
                 continue;
             }
@@ -272,7 +276,7 @@ final class GroupDeletions
         }
     }
 
-    private static List<byte[]> tombstones(final int count)
+    static List<byte[]> tombstones(final int count)
     {
         final List<byte[]> values = new ArrayList<>(count);
         for (int i = 0; i < count; i++)

@@ -22,7 +22,7 @@ import java.util.function.BiConsumer;
  * ListOffsets LATEST with the Admin client's default isolation level, read_uncommitted, which Kafka answers with the
  * high watermark (the last stable offset is only for read_committed). It is not clamped: an offset committed past the
  * end shows as a negative lag, as the tool shows it. A partition whose topic is gone keeps its last value until its
- * offset goes.
+ * offset goes (after a DeleteTopics the coordinator deletes it: {@link TopicDeletions}).
  *
  * <p>The refresh walks the groups and their offsets with visitors made once and stores each lag with a release store;
  * a counter is allocated at a partition's first commit and freed by the refresh that finds its offset gone (the only

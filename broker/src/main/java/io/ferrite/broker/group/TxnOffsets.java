@@ -116,6 +116,12 @@ final class TxnOffsets
         return open.containsKey(groupId);
     }
 
+    /** The groups with an offset pending in some transaction. */
+    Set<String> pendingGroups()
+    {
+        return open.keySet();
+    }
+
     /** The group's partitions with an offset pending (empty when none). */
     Set<Group.TopicPartition> pendingPartitions(final String groupId)
     {

@@ -280,7 +280,7 @@ class BadInputTest
     }
 
     /** Writes to the real stream and keeps a copy. */
-    private static final class TeeStream extends OutputStream
+    static final class TeeStream extends OutputStream
     {
         private final OutputStream a;
         private final ByteArrayOutputStream b;

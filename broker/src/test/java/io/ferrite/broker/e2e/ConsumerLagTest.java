@@ -173,7 +173,7 @@ class ConsumerLagTest
         return FerriteStatTest.rows(FerriteStatTest.statLines(broker.dir, "--once", "--group", GROUP));
     }
 
-    private static void awaitJmx(final String name, final String attribute, final Object expected) throws Exception
+    static void awaitJmx(final String name, final String attribute, final Object expected) throws Exception
     {
         final ObjectName objectName = new ObjectName(name);
         final Object[] seen = {null};

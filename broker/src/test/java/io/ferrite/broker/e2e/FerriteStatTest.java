@@ -323,6 +323,22 @@ class FerriteStatTest
         return rows(statLines(dir, args));
     }
 
+    /** The rows of {@code ferrite-stat --once args} (a child JVM), for an await's condition. */
+    static Map<String, Long> onceRows(final Path logDir, final String... args)
+    {
+        final String[] all = new String[args.length + 1];
+        all[0] = "--once";
+        System.arraycopy(args, 0, all, 1, args.length);
+        try
+        {
+            return rows(statLines(logDir, all));
+        }
+        catch (final java.io.IOException | InterruptedException e)
+        {
+            throw new IllegalStateException(e);
+        }
+    }
+
     static Map<String, Long> rows(final List<String> lines)
     {
         final Map<String, Long> rows = new LinkedHashMap<>();

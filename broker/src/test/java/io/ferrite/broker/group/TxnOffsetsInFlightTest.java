@@ -49,7 +49,7 @@ class TxnOffsetsInFlightTest
             Map.of(new Group.TopicPartition(TOPIC, partition), new OffsetCommits.Asked(offset, -1, "")));
     }
 
-    private static void awaitDone(final CoordinatorAgent agent, final GroupCoordinator coordinator, final CoordinatorLog.Write w)
+    static void awaitDone(final CoordinatorAgent agent, final GroupCoordinator coordinator, final CoordinatorLog.Write w)
     {
         await(() -> agent.call(coordinator, (c, now) -> w.done()).get(20, TimeUnit.SECONDS), Duration.ofSeconds(20), "the write answered");
         assertEquals(Errors.NONE, w.error());
