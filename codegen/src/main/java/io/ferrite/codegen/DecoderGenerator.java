@@ -43,15 +43,17 @@ final class DecoderGenerator
         w.line("import static java.nio.ByteOrder.BIG_ENDIAN;");
         w.blank();
         w.line("/**");
+        final boolean record = message.isCoordinatorRecord();
         w.line(" * Flyweight decoder of Kafka's {@code %s} (%s), versions %s, flexible %s.", message.name(),
-            message.apiKey() >= 0 ? "API key " + message.apiKey() : message.type(), message.valid(), message.flexible());
-        w.line(" * Generated at build time from the schema in kafka-clients; not checked in.");
+            message.apiKey() < 0 ? message.type() : (record ? "record type " : "API key ") + message.apiKey(), message.valid(),
+            message.flexible());
+        w.line(" * Generated at build time from the schema in %s; not checked in.", record ? "Kafka's coordinator jars" : "kafka-clients");
         w.line(" */");
         w.line("@SuppressWarnings({\"unused\", \"PointlessBooleanExpression\", \"ConstantConditions\"})");
         w.line("public final class %s extends StructDecoder {", message.decoderName());
         if (message.apiKey() >= 0)
         {
-            w.line("public static final short API_KEY = %d;", message.apiKey());
+            w.line("public static final short %s = %d;", record ? "RECORD_TYPE" : "API_KEY", message.apiKey());
         }
         w.line("public static final short LOWEST_VERSION = %d;", message.valid().lowest());
         w.line("public static final short HIGHEST_VERSION = %d;", message.valid().highest());

@@ -4,11 +4,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One schema file: a request, response, header or data message.
+ * One schema file: a request, response, header or data message, or a coordinator record's key or value.
  *
  * @param name                  e.g. {@code ProduceRequest}
- * @param type                  {@code request}, {@code response}, {@code header} or {@code data}
- * @param apiKey                the API key of a request or response, else -1
+ * @param type                  {@code request}, {@code response}, {@code header}, {@code data}, or
+ *                              {@code coordinator-key} / {@code coordinator-value} (an internal topic's records)
+ * @param apiKey                the API key of a request or response, the record type of a coordinator record, else -1
  * @param valid                 the versions the schema declares valid
  * @param flexible              the versions with compact encodings and tagged fields
  * @param latestVersionUnstable whether the highest version is still unstable in Kafka
@@ -44,6 +45,16 @@ public record MessageSpec(
     public List<FieldSpec> fields()
     {
         return root.fields();
+    }
+
+    /**
+     * Whether this is a key or value of a coordinator's internal topic ({@code __consumer_offsets},
+     * {@code __transaction_state}): type {@code coordinator-key} or {@code coordinator-value}, whose
+     * "apiKey" is the record type the key's first two bytes hold.
+     */
+    public boolean isCoordinatorRecord()
+    {
+        return type.startsWith("coordinator-");
     }
 
     /** The Kafka class that models this message in kafka-clients, e.g. {@code ProduceRequestData}. */

@@ -33,14 +33,24 @@ public final class SchemaLoader
 
     private final ObjectMapper mapper = new ObjectMapper().enable(JsonParser.Feature.ALLOW_COMMENTS);
 
-    /** Every schema found on the class path under {@code common/message/}, sorted by name. */
+    /** Every schema of kafka-clients (found on the class path under {@code common/message/}), sorted by name. */
     public static List<MessageSpec> loadFromClasspath()
     {
+        return loadFromJarOf("RequestHeader.json", "kafka-clients");
+    }
+
+    /**
+     * Every schema under {@code common/message/} in the jar (or directory) on the class path that holds
+     * {@code markerSchema}, sorted by name: several jars have that directory (kafka-clients, the group and
+     * transaction coordinators), the marker picks one. {@code jarName} names it in the error when it is missing.
+     */
+    public static List<MessageSpec> loadFromJarOf(final String markerSchema, final String jarName)
+    {
         final ClassLoader loader = SchemaLoader.class.getClassLoader();
-        final URL marker = loader.getResource(SCHEMA_DIR + "RequestHeader.json");
+        final URL marker = loader.getResource(SCHEMA_DIR + markerSchema);
         if (marker == null)
         {
-            throw new IllegalStateException("kafka-clients (with " + SCHEMA_DIR + ") is not on the class path");
+            throw new IllegalStateException(jarName + " (with " + SCHEMA_DIR + markerSchema + ") is not on the class path");
         }
         final Map<String, String> texts = new TreeMap<>();
         try
@@ -197,7 +207,8 @@ public final class SchemaLoader
         {
             final String fieldName = f.get("name").asText();
             final FieldType type = FieldType.parse(f.get("type").asText());
-            final Versions versions = Versions.parse(text(f, "versions"), null);
+            // a tagged field may leave out "versions": it is present in its tagged versions (StreamsGroupMetadataValue's)
+            final Versions versions = Versions.parse(text(f, f.has("versions") ? "versions" : "taggedVersions"), null);
             if (versions == null)
             {
                 throw new IllegalArgumentException(fileName + ": field " + fieldName + " has no versions");

@@ -8,7 +8,8 @@ import java.nio.charset.StandardCharsets;
  * tools can read them: an offset commit is key version 1 (group, topic, partition) with value
  * version 3 (offset, leader epoch, metadata, commit timestamp); group metadata is key version 2
  * (group) with value version 3 (protocol type, generation, protocol, leader, state timestamp,
- * members). A null value (tombstone) deletes the key.
+ * members). A null value (tombstone) deletes the key. What Kafka writes (every version of these, and
+ * its other record types) is read by {@link OffsetsTopicRecord}.
  */
 final class GroupRecords
 {
@@ -65,18 +66,6 @@ final class GroupRecords
         {
             b.putShort((short)s.length).put(s);
         }
-    }
-
-    static String string(final ByteBuffer b)
-    {
-        final int length = b.getShort();
-        if (length < 0)
-        {
-            return null;
-        }
-        final byte[] bytes = new byte[length];
-        b.get(bytes);
-        return new String(bytes, StandardCharsets.UTF_8);
     }
 
     private static byte[] utf8(final String s)

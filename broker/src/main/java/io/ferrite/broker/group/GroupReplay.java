@@ -5,6 +5,7 @@ import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.log.LogTailer;
+import io.ferrite.wire.message.GroupRecordTypes;
 import io.ferrite.wire.record.ControlRecords;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
@@ -92,6 +93,12 @@ final class GroupReplay
     private final long wallMs;
     private final RecordBatch read = new RecordBatch();
     private final RecordReader reader = new RecordReader();
+    private final OffsetsTopicRecord parsed = new OffsetsTopicRecord();
+    /** The records of the types Kafka writes and this coordinator does not keep, by type name, in the load's first pass. */
+    private final Map<String, Integer> unused = new TreeMap<>();
+    /** Whether this pass is the load's first: bad and unused records are logged and counted once, in it. */
+    private boolean reporting = true;
+    private int badRecords;
     /** The strays seen by the first pass, each with whether its last record is live (not a tombstone), in the order seen. */
     private final Map<StrayKey, Boolean> strays = new LinkedHashMap<>();
     /** The first pass's transactional strays of the partition read, by producer, until its marker there. */
@@ -140,6 +147,7 @@ final class GroupReplay
     {
         final GroupReplay replay = new GroupReplay(topic, partitions, groups, pending, wallMs);
         final int records = replay.run(Pass.HOME_AND_FIND_STRAYS);
+        replay.summarize();
         final Map<String, Map<Integer, List<byte[]>>> live = replay.liveStrays();
         if (live.isEmpty())
         {
@@ -147,6 +155,7 @@ final class GroupReplay
         }
         groups.clear();
         pending.clear();
+        replay.reporting = false; // the records again, said once already
         return new Loaded(replay.run(Pass.STRAYS) + replay.run(Pass.HOME), replay.strayRecords, live);
     }
 
@@ -161,7 +170,24 @@ final class GroupReplay
     {
         final GroupReplay replay = new GroupReplay(topic, partitions, groups, pending, wallMs);
         replay.only = partition;
-        return replay.run(Pass.HOME);
+        final int records = replay.run(Pass.HOME);
+        replay.summarize();
+        return records;
+    }
+
+    /** One line for the records of the first pass that are not applied: their kinds this coordinator does not keep, counted, and the bad ones. */
+    private void summarize()
+    {
+        if (!unused.isEmpty())
+        {
+            LOG.info("{}: skipped {} records of kinds this coordinator does not keep (by record type: {})", topic.name,
+                unused.values().stream().mapToInt(Integer::intValue).sum(), unused);
+        }
+        if (badRecords > 0)
+        {
+            LOG.warn("{}: skipped {} records that cannot be read (each logged above); the load went on without them", topic.name,
+                badRecords);
+        }
     }
 
     private Map<String, Map<Integer, List<byte[]>>> liveStrays()
@@ -203,44 +229,13 @@ final class GroupReplay
             after -= end;
             while (tailer.next(end, read))
             {
-                if (read.isControl())
+                try
                 {
-                    endTxn(pass, p.index); // a transaction marker: the producer's pending offsets here end
-                    continue;
+                    records += batch(pass, p.index, shift);
                 }
-                final long producerId = read.isTransactional() ? read.producerId() : RecordBatchDescriptor.NO_PRODUCER_ID;
-                reader.reset(read);
-                while (reader.hasNext())
+                catch (final RuntimeException ex) // the batch's records do not decompress, or are malformed: the rest of it is skipped
                 {
-                    final Record record = reader.next();
-                    if (!record.hasKey())
-                    {
-                        continue;
-                    }
-                    final byte[] keyBytes = bytes(record, record.keyOffset(), record.keyLength());
-                    final ByteBuffer key = ByteBuffer.wrap(keyBytes);
-                    final short keyVersion = key.getShort();
-                    if (keyVersion != 0 && keyVersion != GroupRecords.OFFSET_KEY && keyVersion != GroupRecords.GROUP_KEY)
-                    {
-                        continue; // a record kind this coordinator does not keep (KIP-848's, share groups', streams')
-                    }
-                    final String groupId = GroupRecords.string(key);
-                    if (groupId == null)
-                    {
-                        LOG.warn("{}-{}: a record with a null group id, skipped", topic.name, p.index);
-                        continue;
-                    }
-                    final boolean home = CoordinatorTopic.partitionFor(groupId, partitions) == p.index;
-                    if (pass == Pass.HOME_AND_FIND_STRAYS && !home)
-                    {
-                        strayRecords++;
-                        stray(new StrayKey(p.index, groupId, ByteBuffer.wrap(keyBytes)), record.hasValue(), producerId);
-                    }
-                    else if ((pass == Pass.STRAYS) != home)
-                    {
-                        apply(record, keyVersion, groupId, key, producerId, p.index, record.offset() - shift);
-                        records++;
-                    }
+                    bad(p.index, read.baseOffset(), "its batch's records cannot be read", ex);
                 }
             }
             if (pass == Pass.HOME_AND_FIND_STRAYS)
@@ -308,20 +303,78 @@ final class GroupReplay
         }
     }
 
-    /**
-     * Applies one record whose key (read up to its group id, in {@code key}) was {@code keyVersion},
-     * {@code groupId}, found in partition {@code partition} at {@code recordOffset} (a stray's placed
-     * below the groups' own partitions'); an offset of {@code producerId}'s transaction (not NO_PRODUCER_ID)
-     * is pending.
-     */
-    private void apply(final Record record, final short keyVersion, final String groupId, final ByteBuffer key, final long producerId,
-        final int partition, final long recordOffset)
+    /** The records of the batch read, in partition {@code partition}; returns how many it applied. */
+    private int batch(final Pass pass, final int partition, final long shift)
     {
-        final ByteBuffer value = record.hasValue() ? ByteBuffer.wrap(bytes(record, record.valueOffset(), record.valueLength())) : null;
-        if (keyVersion == GroupRecords.OFFSET_KEY || keyVersion == 0)
+        if (read.isControl())
         {
-            final Group.TopicPartition tp = new Group.TopicPartition(GroupRecords.string(key), key.getInt());
-            if (value == null)
+            endTxn(pass, partition); // a transaction marker: the producer's pending offsets here end
+            return 0;
+        }
+        int records = 0;
+        final long producerId = read.isTransactional() ? read.producerId() : RecordBatchDescriptor.NO_PRODUCER_ID;
+        reader.reset(read);
+        while (reader.hasNext())
+        {
+            final Record record = reader.next();
+            final OffsetsTopicRecord.Kind kind;
+            try
+            {
+                kind = parsed.read(record);
+            }
+            catch (final RuntimeException ex)
+            {
+                bad(partition, record.offset(), "it cannot be read", ex);
+                continue;
+            }
+            if (kind == OffsetsTopicRecord.Kind.UNUSED)
+            {
+                if (reporting)
+                {
+                    unused.merge(GroupRecordTypes.name(parsed.type()), 1, Integer::sum);
+                }
+                continue; // a record kind this coordinator does not keep (KIP-848's, share groups', streams')
+            }
+            final String groupId = parsed.groupId();
+            final boolean home = CoordinatorTopic.partitionFor(groupId, partitions) == partition;
+            if (pass == Pass.HOME_AND_FIND_STRAYS && !home)
+            {
+                strayRecords++;
+                stray(new StrayKey(partition, groupId, ByteBuffer.wrap(bytes(record, record.keyOffset(), record.keyLength()))),
+                    record.hasValue(), producerId);
+            }
+            else if ((pass == Pass.STRAYS) != home)
+            {
+                apply(kind, groupId, producerId, partition, record.offset() - shift);
+                records++;
+            }
+        }
+        return records;
+    }
+
+    /** A record (or the rest of a batch) at {@code offset} of {@code partition} skipped: one line, in the load's first pass. */
+    private void bad(final int partition, final long offset, final String why, final RuntimeException ex)
+    {
+        if (reporting)
+        {
+            badRecords++;
+            LOG.warn("{}-{} offset {}: a record skipped, {}: {}", topic.name, partition, offset, why, ex.toString());
+        }
+    }
+
+    /**
+     * Applies the record {@link #parsed} read, of {@code groupId}, found in partition {@code partition} at {@code recordOffset}
+     * (a stray's placed below the groups' own partitions'); an offset of {@code producerId}'s transaction (not NO_PRODUCER_ID)
+     * is pending. A group's tombstone leaves its offsets, as Kafka's does (their keys get their own tombstones; Kafka's
+     * move of a classic group to the consumer protocol writes one and keeps them).
+     */
+    private void apply(final OffsetsTopicRecord.Kind kind, final String groupId, final long producerId, final int partition,
+        final long recordOffset)
+    {
+        if (kind == OffsetsTopicRecord.Kind.OFFSET)
+        {
+            final Group.TopicPartition tp = parsed.topicPartition();
+            if (parsed.isTombstone())
             {
                 final Group g = groups.get(groupId);
                 if (g != null)
@@ -331,12 +384,7 @@ final class GroupReplay
                 pending.drop(groupId, tp);
                 return;
             }
-            value.getShort();
-            final long committed = value.getLong();
-            final int epoch = value.getInt();
-            final String metadata = GroupRecords.string(value);
-            final long timestamp = value.getLong();
-            final Group.Offset offset = new Group.Offset(committed, epoch, metadata, timestamp, recordOffset);
+            final Group.Offset offset = parsed.offset(recordOffset);
             final Group g = groups.computeIfAbsent(groupId, Group::new);
             if (producerId == RecordBatchDescriptor.NO_PRODUCER_ID)
             {
@@ -346,23 +394,29 @@ final class GroupReplay
             {
                 pending.add(producerId, groupId, tp, offset, partition);
             }
+            return;
         }
-        else if (keyVersion == GroupRecords.GROUP_KEY)
+        if (parsed.isTombstone())
         {
-            if (value == null)
+            final Group g = groups.get(groupId);
+            if (g != null && g.offsets.isEmpty())
             {
                 groups.remove(groupId);
-                return;
             }
-            value.getShort();
-            final Group g = groups.computeIfAbsent(groupId, Group::new);
-            g.protocolType = GroupRecords.string(value);
-            g.generationId = value.getInt();
-            g.protocolName = null; // the members rejoin: no protocol until they do
-            g.leaderId = null;
-            g.state = Group.State.EMPTY;
-            g.stateTimestamp = wallMs;
+            else if (g != null)
+            {
+                g.protocolType = null;
+                g.generationId = 0;
+            }
+            return;
         }
+        final Group g = groups.computeIfAbsent(groupId, Group::new);
+        g.protocolType = parsed.protocolType();
+        g.generationId = parsed.generation();
+        g.protocolName = null; // the members rejoin: no protocol until they do
+        g.leaderId = null;
+        g.state = Group.State.EMPTY;
+        g.stateTimestamp = wallMs;
     }
 
     private static byte[] bytes(final Record record, final int offset, final int length)

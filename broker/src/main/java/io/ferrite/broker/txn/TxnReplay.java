@@ -2,6 +2,7 @@ package io.ferrite.broker.txn;
 
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.log.LogTailer;
+import io.ferrite.wire.ProtocolException;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordReader;
@@ -25,7 +26,9 @@ import java.util.Map;
  * {@link #finish} counts them): a value of a version other than 0 and 1 (Kafka's load skips it with
  * a warning: a left-over of an aborted upgrade), and a value no coordinator writes — state Dead (its
  * record is a tombstone) or PrepareEpochFence (only ever pending), or a negative producer id or
- * epoch — which, loaded, would make later requests for the id throw.
+ * epoch — which, loaded, would make later requests for the id throw. A record that cannot be read at all
+ * (no key, cut short, lengths past its end, an unknown state; or a batch whose records do not decompress)
+ * is skipped with one WARN line naming its partition and offset: never a failed load.
  */
 public final class TxnReplay
 {
@@ -34,6 +37,7 @@ public final class TxnReplay
     private final Map<String, TxnTransit> last = new HashMap<>();
     private int records;
     private int skipped;
+    private int badRecords;
     private String firstSkipped;
 
     /** The transactions to cache, and the jobs of those to complete. */
@@ -108,17 +112,45 @@ public final class TxnReplay
             {
                 continue;
             }
-            reader.reset(batch);
-            while (reader.hasNext())
+            try
             {
-                final Record r = reader.next();
-                if (r.hasKey())
+                reader.reset(batch);
+                while (reader.hasNext())
                 {
-                    replay.apply(r.buffer(), r.keyOffset(), r.keyLength(), r.valueOffset(), r.hasValue() ? r.valueLength() : -1);
+                    final Record r = reader.next();
+                    try
+                    {
+                        if (!r.hasKey())
+                        {
+                            throw new ProtocolException("key", "a record without a key");
+                        }
+                        replay.apply(r.buffer(), r.keyOffset(), r.keyLength(), r.valueOffset(), r.hasValue() ? r.valueLength() : -1);
+                    }
+                    catch (final RuntimeException ex) // read whole before it changes anything: a bad record is skipped
+                    {
+                        replay.bad(partition, r.offset(), "it cannot be read", ex);
+                    }
                 }
+            }
+            catch (final RuntimeException ex) // the records do not decompress, or are malformed: the rest of the batch is skipped
+            {
+                replay.bad(partition, batch.baseOffset(), "its batch's records cannot be read", ex);
             }
         }
         return replay;
+    }
+
+    /** One line per record (or rest of a batch) that cannot be read: it is skipped, the load goes on. */
+    private void bad(final Partition partition, final long offset, final String why, final RuntimeException ex)
+    {
+        badRecords++;
+        LOG.warn("{}-{} offset {}: a record skipped, {}: {}", partition.topic, partition.index, offset, why, ex.toString());
+    }
+
+    /** The records that could not be read, each skipped with a line in the log. */
+    public int badRecords()
+    {
+        return badRecords;
     }
 
     /** The records read, skipped ones included. */

@@ -237,10 +237,9 @@ class TxnStraysReplayTest
         final Set<String> names = new TreeSet<>();
         for (final byte[] key : keys)
         {
-            final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(key);
-            b.getShort();
-            GroupRecords.string(b);
-            names.add(GroupRecords.string(b) + "-" + b.getInt());
+            final io.ferrite.wire.message.OffsetCommitKeyDecoder k = new io.ferrite.wire.message.OffsetCommitKeyDecoder();
+            k.wrap(new org.agrona.concurrent.UnsafeBuffer(key), 2, key.length, (short)0);
+            names.add(k.topic() + "-" + k.partition());
         }
         return names;
     }
