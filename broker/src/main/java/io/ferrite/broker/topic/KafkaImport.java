@@ -198,7 +198,7 @@ public final class KafkaImport
             if (logs.log(topic.name, p.getKey()) == null)
             {
                 LOG.warn("{}-{}: not in this node's log directories (Kafka had its replicas on brokers {}, leader {}): not taken "
-                    + "over; Ferrite serves the partition empty", topic.name, p.getKey(), Arrays.toString(state.replicas), state.leader);
+                    + "over: Ferrite has no copy of its records", topic.name, p.getKey(), Arrays.toString(state.replicas), state.leader);
             }
             else if (!onlyHere || (state.leader != nodeId && state.leader != -1)) // -1: none, as a clean stop leaves it
             {
