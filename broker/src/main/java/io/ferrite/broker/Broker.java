@@ -142,6 +142,11 @@ public final class Broker implements AutoCloseable
         {
             StartupChecks.scramCredentials(scram, firstDir);
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
+            if (cluster == ClusterMode.DISABLED)
+            {
+                // the first start on a Kafka 4.4 log directory: its topics' ids and configs, before the registry loads them
+                io.ferrite.broker.topic.KafkaImport.runOnce(config.logDirs(), logs, config.nodeId());
+            }
             this.topics = new TopicRegistry(logs, logThreadCount);
             // a fresh counters file, once the log directory is ours (LogManager holds its lock)
             this.counters = StartupChecks.counters(firstDir, networkThreadCount);

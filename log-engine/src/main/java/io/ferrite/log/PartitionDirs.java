@@ -16,11 +16,17 @@ import java.util.stream.Stream;
  * ({@code <topic>-<partition>}) to load, and what deletions left ({@code <topic>-<partition>.<uuid>-delete},
  * renamed at the deletion and removed after {@code file.delete.delay.ms}: a stop or a crash in between
  * leaves them), which are removed and never loaded — a new partition of the same name may be beside
- * one. Stray logs ({@code <topic>-<partition>.<uuid>-stray}, {@link LogManager#strayLogs}) are never loaded
+ * one. Kafka's metadata log ({@code __cluster_metadata-0}) is not a partition log: left alone. Stray logs ({@code <topic>-<partition>.<uuid>-stray}, {@link LogManager#strayLogs}) are never loaded
  * and never removed, as Kafka 4.4 keeps them. Anything else is not Ferrite's and is left alone.
  */
 final class PartitionDirs
 {
+    /**
+     * Kafka's KRaft metadata log ({@code __cluster_metadata-0}), found in a Kafka log directory Ferrite starts on: not a
+     * partition log (Kafka's own log manager skips it by this name too), never loaded, opened or changed here.
+     */
+    static final String KAFKA_METADATA_TOPIC = "__cluster_metadata";
+
     /** A partition directory found. */
     record Found(Path dir, String topic, int partition)
     {
@@ -52,7 +58,7 @@ final class PartitionDirs
                 continue; // kept for an operator, not served
             }
             final int dash = name.lastIndexOf('-');
-            if (dash <= 0)
+            if (dash <= 0 || name.substring(0, dash).equals(KAFKA_METADATA_TOPIC))
             {
                 continue;
             }

@@ -278,6 +278,10 @@ public final class CreateTopicsHandler implements RequestHandler
         {
             return new Outcome(Errors.INVALID_TOPIC_EXCEPTION, illegal);
         }
+        if (name.equals(TopicNames.KAFKA_METADATA))
+        {
+            return new Outcome(Errors.INVALID_REQUEST, "Creation of internal topic " + TopicNames.KAFKA_METADATA + " is prohibited.");
+        }
         if (topics.creatingId(name) != null || topics.topic(name) != null) // creating first: it is left once published
         {
             return new Outcome(Errors.TOPIC_ALREADY_EXISTS, "Topic '" + name + "' already exists.");

@@ -149,8 +149,9 @@ public final class MetadataHandler implements RequestHandler
             {
                 final String name = requested.name();
                 // a name answered as created (files being made, or failed) is not made again: answered at once as
-                // unknown, as Kafka 4.4's broker answers a topic it forwards for creation
-                if (TopicNames.illegal(name) == null && topics.creatingId(name) == null)
+                // unknown, as Kafka 4.4's broker answers a topic it forwards for creation; __cluster_metadata never made
+                // (Kafka's controller refuses it: the client sees it unknown)
+                if (TopicNames.illegal(name) == null && topics.creatingId(name) == null && !name.equals(TopicNames.KAFKA_METADATA))
                 {
                     missing = missing.isEmpty() ? new ArrayList<>() : missing;
                     missing.add(name);

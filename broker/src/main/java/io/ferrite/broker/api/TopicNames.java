@@ -6,6 +6,12 @@ public final class TopicNames
     /** Kafka's limit: a partition directory name must stay under 255 characters. */
     static final int MAX_LENGTH = 249;
 
+    /**
+     * Kafka's KRaft metadata log's name: never a topic here (its directory, when Ferrite starts on a Kafka log
+     * directory, is Kafka's and left alone), never created (as Kafka 4.4's controller refuses it) nor auto-created.
+     */
+    public static final String KAFKA_METADATA = "__cluster_metadata";
+
     private TopicNames()
     {
     }

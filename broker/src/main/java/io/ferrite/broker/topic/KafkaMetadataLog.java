@@ -1,0 +1,162 @@
+package io.ferrite.broker.topic;
+
+import io.ferrite.wire.record.Record;
+import io.ferrite.wire.record.RecordBatch;
+import io.ferrite.wire.record.RecordReader;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Reads a Kafka 4.4 KRaft metadata log directory ({@code __cluster_metadata-0}) into a {@link KafkaMetadataImage}, as
+ * Kafka's broker does at its start: the latest snapshot ({@code <end offset, 20 digits>-<epoch, 10 digits>.checkpoint},
+ * record batches whose records are the whole image up to the end offset, between a header and a footer in control
+ * batches), then the log's records from the snapshot's end offset on ({@code <base offset>.log} segments). Control
+ * batches (leader changes, voters, snapshot header and footer) are skipped. Read-only: the directory is Kafka's and is
+ * left as it is.
+ *
+ * <p>Damage costs what it touches: a batch that fails its checks ends the reading of its file (Kafka's recovery would
+ * truncate the metadata log there too); a record that cannot be parsed is logged and skipped. Either makes the image
+ * one not read whole ({@link KafkaMetadataImage#unreadable}), on which nothing is renamed stray.
+ */
+final class KafkaMetadataLog
+{
+    static final String DIR = "__cluster_metadata-0";
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaMetadataLog.class);
+    private static final String SNAPSHOT_SUFFIX = ".checkpoint";
+    private static final String SEGMENT_SUFFIX = ".log";
+
+    private final KafkaMetadataImage image = new KafkaMetadataImage();
+    private final RecordBatch batch = new RecordBatch();
+    private final RecordReader records = new RecordReader();
+    /** Where the records read so far came from, for the log lines. */
+    private final List<String> read = new ArrayList<>();
+
+    private KafkaMetadataLog()
+    {
+    }
+
+    /** The image of the metadata log in {@code dir}. */
+    static KafkaMetadataLog read(final Path dir) throws IOException
+    {
+        final KafkaMetadataLog log = new KafkaMetadataLog();
+        final List<Path> snapshots = files(dir, SNAPSHOT_SUFFIX);
+        long snapshotEnd = 0;
+        if (!snapshots.isEmpty())
+        {
+            final Path latest = snapshots.get(snapshots.size() - 1);
+            snapshotEnd = Long.parseLong(latest.getFileName().toString().substring(0, 20));
+            log.file(latest, Long.MIN_VALUE);
+        }
+        for (final Path segment : files(dir, SEGMENT_SUFFIX))
+        {
+            log.file(segment, snapshotEnd);
+        }
+        return log;
+    }
+
+    KafkaMetadataImage image()
+    {
+        return image;
+    }
+
+    /** The files read, with the records taken from each. */
+    List<String> sources()
+    {
+        return read;
+    }
+
+    /** Applies the records of one file at or after {@code from} (a log offset; a snapshot's records all apply). */
+    private void file(final Path file, final long from) throws IOException
+    {
+        final long size = Files.size(file);
+        if (size > Integer.MAX_VALUE)
+        {
+            throw new IOException(file + ": " + size + " bytes, more than a metadata segment can hold");
+        }
+        final ByteBuffer bytes = ByteBuffer.allocateDirect((int)size);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ))
+        {
+            while (bytes.hasRemaining() && channel.read(bytes) >= 0)
+            {
+                // read it whole: the file is small (a metadata log of a single node is kilobytes to megabytes)
+            }
+        }
+        final UnsafeBuffer buffer = new UnsafeBuffer(bytes, 0, bytes.position());
+        int position = 0;
+        int applied = 0;
+        while (position < buffer.capacity())
+        {
+            batch.wrap(buffer, position);
+            final int check = batch.check(buffer.capacity() - position);
+            if (check != RecordBatch.OK)
+            {
+                LOG.warn("Kafka metadata {}: the batch at byte {} fails its checks (code {}): the rest of the file is not read",
+                    file, position, check);
+                image.unreadable++;
+                break;
+            }
+            if (!batch.isControl() && batch.lastOffset() >= from)
+            {
+                applied += apply(file, from);
+            }
+            position += batch.sizeInBytes();
+        }
+        read.add(file.getFileName() + " (" + applied + " records)");
+    }
+
+    private int apply(final Path file, final long from)
+    {
+        int applied = 0;
+        try
+        {
+            records.reset(batch);
+            while (records.hasNext())
+            {
+                final Record record = records.next();
+                if (record.offset() < from || !record.hasValue())
+                {
+                    continue;
+                }
+                final ByteBuffer value = ByteBuffer.allocate(record.valueLength());
+                record.buffer().getBytes(record.valueOffset(), value, 0, record.valueLength());
+                try
+                {
+                    image.apply(value);
+                    applied++;
+                }
+                catch (final IllegalArgumentException ex)
+                {
+                    image.unreadable++;
+                    LOG.warn("Kafka metadata {}: the record at offset {} cannot be read ({}): skipped", file, record.offset(),
+                        ex.getMessage());
+                }
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            image.unreadable++;
+            LOG.warn("Kafka metadata {}: the batch at offset {} cannot be read ({}): skipped", file, batch.baseOffset(), ex.toString());
+        }
+        return applied;
+    }
+
+    /** The files of {@code dir} ending in {@code suffix}, by name (Kafka's zero-padded names sort by offset). */
+    private static List<Path> files(final Path dir, final String suffix) throws IOException
+    {
+        try (Stream<Path> list = Files.list(dir))
+        {
+            return list.filter(p -> p.getFileName().toString().endsWith(suffix)).sorted().toList();
+        }
+    }
+}
