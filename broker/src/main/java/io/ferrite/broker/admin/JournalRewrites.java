@@ -19,7 +19,8 @@ import java.util.Map;
  */
 final class JournalRewrites
 {
-    private static final Logger LOG = LoggerFactory.getLogger(JournalRewrites.class);
+    /** The log of {@link PendingCreations}, as before the split: a rewrite is logged under the same name. */
+    private static final Logger LOG = LoggerFactory.getLogger(PendingCreations.class);
     /** The journal's size from which it is rewritten to the pending topics' records while some are pending. */
     static final long REWRITE_BYTES = 1 << 20;
     /**
