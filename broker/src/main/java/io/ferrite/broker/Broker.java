@@ -97,7 +97,7 @@ public final class Broker implements AutoCloseable
     private final ClusterMode cluster; // the node's part of a cluster (issue 14), or DISABLED: one node alone
     private volatile boolean closed;
 
-    private Broker(final BrokerConfig config) throws IOException
+    private Broker(final BrokerConfig config, final CoordinatorClock coordinatorClock) throws IOException
     {
         this.config = config;
         StartupChecks.logDirs(config);
@@ -194,7 +194,7 @@ public final class Broker implements AutoCloseable
             wakeups.attach(topics, logThreads);
             writerTasks.attach(topics, logThreads);
             this.leadership = new ReplicaLeadership(topics, logThreads, config);
-            this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, CoordinatorClock.system());
+            this.coordinators = new CoordinatorRuntime(topics, admin, logThreads, networkThreadCount, coordinatorClock);
             this.groups = new GroupCoordinator(topics, groupSettings(config), coordinators);
             groups.counters(counters);
             this.transactions = new TxnCoordinator(topics, txnConfig(config, topics, groups.offsetsCount()), config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES),
@@ -277,7 +277,16 @@ public final class Broker implements AutoCloseable
     /** Opens the logs, binds the listener and starts every thread. */
     public static Broker start(final BrokerConfig config) throws IOException
     {
-        final Broker broker = new Broker(config);
+        return start(config, CoordinatorClock.system());
+    }
+
+    /**
+     * {@link #start(BrokerConfig)} with the group and transaction coordinators' clock given: a test moves it (a
+     * transaction's timeout, a session's expiry come without waiting them out); production uses the system clocks.
+     */
+    public static Broker start(final BrokerConfig config, final CoordinatorClock coordinatorClock) throws IOException
+    {
+        final Broker broker = new Broker(config, coordinatorClock);
         for (final LogThreadRunner runner : broker.logThreadRunners)
         {
             runner.start();

@@ -46,11 +46,8 @@ import java.util.concurrent.TimeUnit;
  * until they and the request's own unpublished ones' partitions are at most what the estimated cost of a partition says
  * is 10 s of work ({@link CreationCost}: why 10 s, how the cost is measured); a large topic's unmade partitions come
  * before no later publication, so they are not counted.</li>
- * <li>While topics stay pending the journal does not grow for ever: once it holds at least
- * {@link #REWRITE_BYTES} and twice what its last rewrite left, it is rewritten to the pending topics' records alone
- * ({@link CreationJournal#rewrite}: a new file fsynced, renamed over the old one, the directory fsynced), so a
- * steady stream of creations that never lets the queue drain costs a journal of its pending topics, amortized O(1)
- * a record. Not while a topic's files failed (its record stays for the next start, and so does every other).</li>
+ * <li>While topics stay pending the journal does not grow for ever: it is rewritten to the pending topics' records
+ * once large enough ({@link JournalRewrites}).</li>
  * </ul>
  * A topic whose files fail — any Throwable — costs that topic alone: logged, its name kept taken, the journal kept.
  * A stray interrupt of the agent's thread (one {@code LogCreation} restores for its caller, or one arriving between
@@ -69,13 +66,6 @@ public final class PendingCreations
     static final int CHUNK_PARTITIONS = 100;
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
-    /** The journal's size from which it is rewritten to the pending topics' records while some are pending. */
-    static final long REWRITE_BYTES = 1 << 20;
-    /**
-     * A JVM system property for tests that run the server in a child JVM (a crash test): the journal size from which it
-     * is rewritten instead of {@link #REWRITE_BYTES}. Internal: Kafka has no such setting, so no broker property.
-     */
-    static final String REWRITE_BYTES_PROPERTY = "ferrite.internal.creation.journal.rewrite.bytes";
 
     private final TopicRegistry topics;
     private final CreationJournal journal;
@@ -94,10 +84,8 @@ public final class PendingCreations
     private boolean slicesTurn;
     /** The estimated cost of a partition's files, and the backlog's bound (agent only, but its test setters). */
     private final CreationCost cost = new CreationCost();
-    /** The journal's size from which a rewrite is considered ({@link #REWRITE_BYTES}; tests set another). */
-    private volatile long rewriteBytes = Long.getLong(REWRITE_BYTES_PROPERTY, REWRITE_BYTES);
-    /** Rewrites of the journal (read by tests). */
-    private int rewrites;
+    /** The journal's rewrites while topics stay pending. */
+    private final JournalRewrites rewrites;
     /** CreatePartitions and config changes of the large topics still being made. */
     private final LargeTopicChanges large;
     /** Reports a stray interrupt cleared before a topic (the agent's count of faults). */
@@ -113,6 +101,7 @@ public final class PendingCreations
         this.topics = topics;
         this.journal = journal;
         this.logDirs = journal.logDirs();
+        this.rewrites = new JournalRewrites(journal);
         this.interrupted = interrupted;
         this.large = new LargeTopicChanges(topics, journal, this);
     }
@@ -200,13 +189,13 @@ public final class PendingCreations
     /** The journal size from which it is rewritten while topics are pending, for tests. */
     void rewriteBytes(final long bytes)
     {
-        rewriteBytes = bytes;
+        rewrites.rewriteBytes(bytes);
     }
 
     /** The journal rewrites so far (agent only; for tests). */
     int rewrites()
     {
-        return rewrites;
+        return rewrites.rewrites();
     }
 
     /** Topics pending (for tests and the docs' figures). */
@@ -444,17 +433,13 @@ public final class PendingCreations
 
     /**
      * Nothing pending: the journal emptied (nothing while a record's files failed). Something pending: the journal
-     * rewritten to the pending topics' records once it is large enough ({@link #rewriteBytes}) and at least twice what
-     * its last rewrite left.
+     * rewritten to the pending topics' records when due ({@link JournalRewrites#rewriteIfDue}).
      */
     private void settle()
     {
         if (!byName.isEmpty())
         {
-            if (journal.size() >= rewriteBytes && journal.size() >= 2 * journal.rewrittenSize() && !journal.isUnmade())
-            {
-                rewrite();
-            }
+            rewrites.rewriteIfDue(byName);
             return;
         }
         unpublished.clear();
@@ -468,43 +453,6 @@ public final class PendingCreations
         {
             journal.unmade(); // a deletion must still journal itself: the records stay
             LOG.error("emptying the creation journal {} failed: its records are replayed (idempotently) at the next start",
-                journal.file(), ex);
-        }
-    }
-
-    /**
-     * The journal rewritten to the records of the topics still pending (with the ids they were answered): a creation's
-     * CREATE, a whole topic's growth's GROW, each with the later GROWs and CONFIGs of its id merged in
-     * ({@link CreationReplay#wanted}).
-     */
-    private void rewrite()
-    {
-        final List<CreationJournal.Entry> kept = new java.util.ArrayList<>(byName.size());
-        for (final CreationJournal.Entry e : CreationReplay.wanted(journal.entries()).values())
-        {
-            final PendingTopic p = byName.get(e.name());
-            if (p != null && p.id[0] == e.idMsb() && p.id[1] == e.idLsb())
-            {
-                kept.add(e);
-            }
-        }
-        if (kept.size() != byName.size()) // a pending topic without its record: a rewrite would drop its only one
-        {
-            LOG.error("creation journal {} not rewritten: {} records found for {} pending topics", journal.file(), kept.size(),
-                byName.size());
-            return;
-        }
-        final long before = journal.size();
-        try
-        {
-            final boolean durable = journal.rewrite(kept);
-            rewrites++;
-            LOG.info("creation journal {} rewritten with {} topics pending: {} -> {} bytes{}", journal.file(), kept.size(), before,
-                journal.size(), durable ? "" : " (its directory not fsynced yet: the next append or emptying does it)");
-        }
-        catch (final IOException ex)
-        {
-            LOG.warn("rewriting the creation journal {} failed before its rename: it keeps every record (replayed idempotently)",
                 journal.file(), ex);
         }
     }

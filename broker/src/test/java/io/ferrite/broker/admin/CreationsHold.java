@@ -55,6 +55,6 @@ public final class CreationsHold
     /** The JVM system property that sets the rewrite size in a server started in a child JVM. */
     public static String rewriteProperty()
     {
-        return PendingCreations.REWRITE_BYTES_PROPERTY;
+        return JournalRewrites.REWRITE_BYTES_PROPERTY;
     }
 }

@@ -23,12 +23,21 @@ final class RunningBroker implements AutoCloseable
 {
     final Path dir;
     final Map<String, String> overrides;
+    /** The coordinators' clock, moved by the test; null: the system clocks. */
+    private final SteppedClock clock;
     Broker broker;
 
     RunningBroker(final Path dir, final Map<String, String> overrides) throws IOException
     {
+        this(dir, overrides, null);
+    }
+
+    /** With the coordinators on {@code clock} (null: the system clocks), which the test steps past their timeouts. */
+    RunningBroker(final Path dir, final Map<String, String> overrides, final SteppedClock clock) throws IOException
+    {
         this.dir = dir;
         this.overrides = overrides;
+        this.clock = clock;
         start();
     }
 
@@ -43,7 +52,7 @@ final class RunningBroker implements AutoCloseable
         // set 0 too); a test of that wait, or of several members gathered into one generation, sets its own
         values.put(BrokerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS, "0");
         values.putAll(overrides);
-        broker = Broker.start(BrokerConfig.of(values));
+        broker = clock == null ? Broker.start(BrokerConfig.of(values)) : Broker.start(BrokerConfig.of(values), clock.coordinatorClock());
     }
 
     /**

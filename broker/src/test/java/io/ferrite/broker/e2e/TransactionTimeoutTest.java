@@ -36,6 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * against Kafka 4.4 with transaction version 2 (what it and Ferrite finalize; checked on a Kafka 4.4
  * node), its commit fails InvalidTxnStateException (EndTxn v5 with the epoch before the bump is taken
  * for a retry, of an abort, by a commit). At transaction version 1 it failed ProducerFencedException.
+ * The stall is not waited out: the coordinators' clock is stepped past the timeout once the checks made
+ * while the transaction is open are done ({@link SteppedClock}).
  */
 class TransactionTimeoutTest
 {
@@ -43,9 +45,10 @@ class TransactionTimeoutTest
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
     /**
      * The stalled producer's transaction.timeout.ms: the checks between its write and the LSO's (a describe, the other
-     * producer's transaction, a ListOffsets) must come before the sweep aborts it, on a loaded machine too.
+     * producer's transaction, a ListOffsets) must come before the sweep aborts it, on a loaded machine too — in real
+     * time, since the clock is stepped past it only after them.
      */
-    private static final int STALL_MS = 15_000;
+    private static final int STALL_MS = 60_000;
 
     @TempDir
     Path dir;
@@ -69,9 +72,10 @@ class TransactionTimeoutTest
     @Test
     void aStalledTransactionIsAbortedAtItsTimeoutAndTheLastStableOffsetMovesOn() throws Exception
     {
-        // the sweep every 500 ms instead of Kafka's 10 s: the abort comes about STALL_MS after the stalled write,
-        // and STALL_MS leaves the checks before it (describe, the other producer's commit, the LSO) time on a loaded machine
-        try (RunningBroker broker = new RunningBroker(dir, Map.of(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS, "500"));
+        // the sweep every 500 ms instead of Kafka's 10 s: the abort comes at the first sweep after the clock is stepped
+        // past STALL_MS, which leaves the checks before it (describe, the other producer's commit, the LSO) time on a loaded machine
+        final SteppedClock clock = new SteppedClock();
+        try (RunningBroker broker = new RunningBroker(dir, Map.of(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS, "500"), clock);
              Admin admin = broker.admin())
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)1))).all().get();
@@ -90,10 +94,14 @@ class TransactionTimeoutTest
                 other.commitTransaction();
                 // committed after the stalled write, so held back behind it while it is open
                 assertEquals(0, latest(admin, IsolationLevel.READ_COMMITTED), "the LSO at the stalled transaction's first offset");
+                assertEquals(TransactionState.ONGOING, admin.describeTransactions(List.of("stalled")).description("stalled").get().state(),
+                    "still open before its timeout");
+
+                clock.step(Duration.ofMillis(STALL_MS + 1));
 
                 final TransactionDescription aborted = awaitValue(
                     () -> admin.describeTransactions(List.of("stalled")).description("stalled").get(),
-                    d -> d.state() == TransactionState.COMPLETE_ABORT, Duration.ofSeconds(60),
+                    d -> d.state() == TransactionState.COMPLETE_ABORT, Duration.ofMillis(STALL_MS / 2), // less than the stall: the step does it
                     "the timeout sweep aborts the stalled transaction");
                 assertEquals(ongoing.producerId(), aborted.producerId());
                 assertEquals(ongoing.producerEpoch() + 1, aborted.producerEpoch(), "aborted with the epoch bumped (fencing the producer)");
