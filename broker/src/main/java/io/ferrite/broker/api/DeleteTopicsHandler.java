@@ -15,6 +15,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.Set;
+import java.util.function.ObjIntConsumer;
 
 /**
  * DeleteTopics, by name (v1-5) or by name or id (v6+). A deleted topic disappears at once for new
@@ -33,13 +34,13 @@ public final class DeleteTopicsHandler implements RequestHandler
     private final AdminAgent admin;
     private final Runnable waker;
     private final boolean enabled;
-    /** Told each topic deleted, on the admin agent (the group coordinator: its committed offsets go, as in Kafka). */
-    private final java.util.function.Consumer<String> deleted;
+    /** Told each topic deleted and its partition count, on the admin agent (the group coordinator: its committed offsets go, as in Kafka). */
+    private final ObjIntConsumer<String> deleted;
     private final DeleteTopicsRequestDecoder request = new DeleteTopicsRequestDecoder();
     private final DeleteTopicsResponseEncoder response = new DeleteTopicsResponseEncoder();
 
     public DeleteTopicsHandler(final TopicRegistry topics, final AdminAgent admin, final Runnable waker, final boolean enabled,
-        final java.util.function.Consumer<String> deleted)
+        final ObjIntConsumer<String> deleted)
     {
         this.topics = topics;
         this.admin = admin;
@@ -253,7 +254,7 @@ public final class DeleteTopicsHandler implements RequestHandler
                 }
                 // gone for requests even when a rename failed (its next start finishes it): its offsets go; before this
                 // agent can create the name again, so a commit to a new topic of that name is checked after this
-                deleted.accept(current.name);
+                deleted.accept(current.name, current.partitions.length);
             }
         }
         catch (final java.io.IOException ex)

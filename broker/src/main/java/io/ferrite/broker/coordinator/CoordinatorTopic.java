@@ -178,6 +178,12 @@ public final class CoordinatorTopic
         return inFlight.containsKey(key);
     }
 
+    /** The keys with a write waiting for its log thread's answer ({@link #writing}), each once. */
+    public void forEachWriting(final java.util.function.Consumer<String> key)
+    {
+        inFlight.keySet().forEach(key);
+    }
+
     void sent(final String key)
     {
         inFlight.merge(key, 1, Integer::sum);

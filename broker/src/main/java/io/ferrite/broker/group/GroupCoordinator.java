@@ -222,7 +222,8 @@ public final class GroupCoordinator implements AutoCloseable
         {
             if (partition.topic.equals(OFFSETS_TOPIC))
             {
-                offsetsMarker(partition.index, producerId, commit);
+                assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
+                txnOffsets.markerAppended(partition.index, producerId, commit, groups, clock.wallMs());
             }
         });
         runtime.onTick(nowMs ->
@@ -270,10 +271,10 @@ public final class GroupCoordinator implements AutoCloseable
         metrics.counters(counters.lag(), counters.groups());
     }
 
-    /** Any thread (the admin agent's): DeleteTopics deleted {@code topic}; its committed offsets go ({@link TopicDeletions}). */
-    public void topicDeleted(final String topic)
+    /** Any thread (the admin agent's): DeleteTopics deleted {@code topic} of {@code partitions}; its offsets go ({@link TopicDeletions}). */
+    public void topicDeleted(final String topic, final int partitions)
     {
-        topicDeletions.deleted(topic);
+        topicDeletions.deleted(topic, partitions);
     }
 
     /** The agent's clock. */
@@ -405,23 +406,6 @@ public final class GroupCoordinator implements AutoCloseable
         return TxnOffsetCommits.write(groups, store, txnOffsets, asked);
     }
 
-    /**
-     * A transaction's marker is appended to partition {@code partition} of {@code __consumer_offsets}
-     * (on the agent: {@link CoordinatorLog#markersAppended}): the producer's offsets pending there are
-     * committed or dropped ({@link TxnOffsets#complete}).
-     */
-    private void offsetsMarker(final int partition, final long producerId, final boolean commit)
-    {
-        assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        // every group's: a stray's offsets pending since the load are in the partition they were found in, not the group's
-        final int ended = txnOffsets.complete(producerId, commit, partition, groupId -> true, groups, clock.wallMs());
-        if (ended > 0)
-        {
-            LOG.debug("{} {} transactional offsets of producer {} in {}-{}", commit ? "committed" : "dropped", ended, producerId,
-                OFFSETS_TOPIC, partition);
-        }
-    }
-
     /** offset.metadata.max.bytes (any thread: a setting). */
     public int offsetMetadataMaxBytes()
     {
@@ -442,11 +426,7 @@ public final class GroupCoordinator implements AutoCloseable
     public Committed committed(final String groupId, final String topic, final int partition, final boolean requireStable)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        if (requireStable && txnOffsets.isUnstable(groupId, new Group.TopicPartition(topic, partition)))
-        {
-            return UNSTABLE;
-        }
-        return GroupQueries.committed(groups, groupId, topic, partition);
+        return GroupQueries.committed(groups, requireStable ? txnOffsets : null, groupId, topic, partition);
     }
 
     /** Every committed offset of a group, by topic then partition (sorted). */
@@ -459,13 +439,7 @@ public final class GroupCoordinator implements AutoCloseable
     public Map<String, Map<Integer, Committed>> committed(final String groupId, final boolean requireStable)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        final Map<String, Map<Integer, Committed>> all = GroupQueries.committed(groups, groupId);
-        if (requireStable && txnOffsets.isUnstable(groupId))
-        {
-            all.forEach((topic, partitions) -> partitions.replaceAll((partition, c) ->
-                txnOffsets.isUnstable(groupId, new Group.TopicPartition(topic, partition)) ? UNSTABLE : c));
-        }
-        return all;
+        return GroupQueries.committed(groups, requireStable ? txnOffsets : null, groupId);
     }
 
     // ------------------------------------------------------------------------------------------

@@ -20,16 +20,24 @@ final class GroupQueries
     {
     }
 
-    /** The committed offset of a partition, or null. */
-    static Committed committed(final Map<String, Group> groups, final String groupId, final String topic, final int partition)
+    /**
+     * The committed offset of a partition, or null; {@link GroupCoordinator#UNSTABLE} when {@code unstable} (the pending
+     * transactional offsets, for a RequireStable fetch; null: not asked) has an offset pending or on its way for it.
+     */
+    static Committed committed(final Map<String, Group> groups, final TxnOffsets unstable, final String groupId, final String topic,
+        final int partition)
     {
+        if (unstable != null && unstable.isUnstable(groupId, new Group.TopicPartition(topic, partition)))
+        {
+            return GroupCoordinator.UNSTABLE;
+        }
         final Group group = groups.get(groupId);
         final Group.Offset o = group == null ? null : group.offsets.get(new Group.TopicPartition(topic, partition));
         return o == null ? null : new Committed(o.offset(), o.leaderEpoch(), o.metadata());
     }
 
-    /** Every committed offset of a group, by topic then partition (sorted). */
-    static Map<String, Map<Integer, Committed>> committed(final Map<String, Group> groups, final String groupId)
+    /** Every committed offset of a group, by topic then partition (sorted); {@code unstable} as in the partition's. */
+    static Map<String, Map<Integer, Committed>> committed(final Map<String, Group> groups, final TxnOffsets unstable, final String groupId)
     {
         final Map<String, Map<Integer, Committed>> all = new TreeMap<>();
         final Group group = groups.get(groupId);
@@ -41,6 +49,11 @@ final class GroupQueries
                 all.computeIfAbsent(e.getKey().topic(), k -> new TreeMap<>())
                     .put(e.getKey().partition(), new Committed(o.offset(), o.leaderEpoch(), o.metadata()));
             }
+        }
+        if (unstable != null && unstable.isUnstable(groupId))
+        {
+            all.forEach((topic, partitions) -> partitions.replaceAll((partition, c) ->
+                unstable.isUnstable(groupId, new Group.TopicPartition(topic, partition)) ? GroupCoordinator.UNSTABLE : c));
         }
         return all;
     }

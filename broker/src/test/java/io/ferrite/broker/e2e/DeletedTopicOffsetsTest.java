@@ -5,8 +5,12 @@ import io.ferrite.testing.LoopbackPorts;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -120,6 +124,71 @@ class DeletedTopicOffsetsTest
     private static String lag(final String topic, final int partition, final String group)
     {
         return "consumer lag topic=" + topic + " partition=" + partition + " group=" + group;
+    }
+
+    /**
+     * A transaction's offset of a topic deleted while the transaction is open: the deletion tombstones it and drops it
+     * from the pending ones (as Kafka's {@code onTopicsDeleted} does its pending transactional offsets), so the
+     * transaction's commit brings only its other offset; after a restart too, where the replay meets the transactional
+     * record, the tombstone and the marker in that order. The EndTxn is a call on the coordinators' agent made after the
+     * DeleteTopics answer, so the pass that runs it drains the deletion first.
+     */
+    @Test
+    void aTransactionsOffsetOfADeletedTopicIsNotCommittedWithIt() throws Exception
+    {
+        final String group = "transactional";
+        try (RunningBroker broker = new RunningBroker(Files.createDirectories(dir.resolve("data")),
+            Map.of(BrokerConfig.AUTO_CREATE_TOPICS, "false")))
+        {
+            try (Admin admin = broker.admin(); KafkaProducer<byte[], byte[]> producer =
+                broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "deleting-mid-transaction")))
+            {
+                admin.createTopics(List.of(new NewTopic(DOOMED, 1, (short)1), new NewTopic(KEPT, 1, (short)1)))
+                    .all().get(30, TimeUnit.SECONDS);
+                producer.initTransactions();
+                producer.beginTransaction();
+                producer.send(new ProducerRecord<>(KEPT, 0, null, new byte[] {1})).get(30, TimeUnit.SECONDS);
+                producer.sendOffsetsToTransaction(Map.of(tp(DOOMED, 0), new OffsetAndMetadata(3), tp(KEPT, 0),
+                    new OffsetAndMetadata(1)), new ConsumerGroupMetadata(group));
+                admin.deleteTopics(List.of(DOOMED)).all().get(30, TimeUnit.SECONDS);
+                producer.commitTransaction();
+                await(() -> offsets(admin, group).equals(Map.of(tp(KEPT, 0), 1L)), DEADLINE,
+                    () -> "only kept's offset committed: " + offsets(admin, group));
+            }
+            broker.restart();
+            try (Admin admin = broker.admin())
+            {
+                assertEquals(Map.of(tp(KEPT, 0), 1L), offsets(admin, group), "replayed: the tombstone between the record and the marker");
+            }
+        }
+    }
+
+    /**
+     * The retention check's other face (Kafka's {@code cleanupGroupMetadata}: a group with no offset at all expires
+     * whatever its age): a classic group whose consumer joined and left without committing goes at the next check, while
+     * a group Empty as long but with an offset within its retention stays.
+     */
+    @Test
+    void aGroupThatJoinedAndNeverCommittedGoesAtTheNextRetentionCheck() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(Files.createDirectories(dir.resolve("data")),
+            Map.of(BrokerConfig.OFFSETS_RETENTION_CHECK_INTERVAL_MS, "500", BrokerConfig.AUTO_CREATE_TOPICS, "false"));
+             Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(KEPT, 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+            admin.alterConsumerGroupOffsets("with-offset", Map.of(tp(KEPT, 0), new OffsetAndMetadata(0))).all().get(30, TimeUnit.SECONDS);
+            try (KafkaConsumer<byte[], byte[]> consumer = broker.consumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, "never-committed")))
+            {
+                consumer.subscribe(List.of(KEPT));
+                await(() ->
+                {
+                    consumer.poll(Duration.ofMillis(100));
+                    return !consumer.assignment().isEmpty();
+                }, DEADLINE, "the consumer joined and was assigned");
+            } // its LeaveGroup: the group is Empty, with no offset
+            await(() -> groups(admin).equals(Set.of("with-offset")), DEADLINE,
+                () -> "the group without offsets is gone, the one with an offset stays: " + groups(admin));
+        }
     }
 
     private static Map<TopicPartition, Long> offsets(final Admin admin, final String group)

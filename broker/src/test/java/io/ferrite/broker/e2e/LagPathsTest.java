@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The lag and offset figures' paths the other metrics tests leave out (review L5), each driven through a real broker
@@ -109,8 +109,9 @@ class LagPathsTest
             admin.alterConsumerGroupOffsets("expiring", Map.of(p0, new OffsetAndMetadata(0))).all().get(30, TimeUnit.SECONDS);
             // kafka-consumer-groups.sh --delete-offsets: OffsetDelete of an Empty group's partition
             admin.deleteConsumerGroupOffsets("deleting", Set.of(p0)).all().get(30, TimeUnit.SECONDS);
-            assertTrue(System.nanoTime() - committedAt < TimeUnit.MILLISECONDS.toNanos(retentionMs),
-                "the deletion came before any offset could expire (else the counts below prove nothing)");
+            // not an assertion of speed: on a machine too loaded to delete within the retention the counts below prove nothing
+            assumeTrue(System.nanoTime() - committedAt < TimeUnit.MILLISECONDS.toNanos(retentionMs),
+                "the deletion came before any offset could expire");
             awaitJmx(COORDINATOR, "offset-deletion-count", 1.0);
             assertEquals(Map.of("group offsets deleted", 1L), rows(broker, "--filter", "group offsets deleted"));
             assertEquals(0L, rows(broker, "--all", "--filter", "group offsets expired").get("group offsets expired"));

@@ -47,7 +47,7 @@ class TopicDeletionsTest
             // the deletion told (as the admin agent does), and a commit of the new topic taken before any drain of a pass
             final CoordinatorLog.Write newer = agent.call(coordinator, (c, now) ->
             {
-                c.topicDeleted(TP.topic());
+                c.topicDeleted(TP.topic(), 1);
                 return commitNow(c, 7);
             }).get(20, TimeUnit.SECONDS);
             awaitDone(agent, coordinator, newer);
@@ -59,7 +59,7 @@ class TopicDeletionsTest
             // and alone, a deletion deletes: the tombstone of the offset now held
             agent.call(coordinator, (c, now) ->
             {
-                c.topicDeleted(TP.topic());
+                c.topicDeleted(TP.topic(), 1);
                 return null;
             }).get(20, TimeUnit.SECONDS);
             await(() -> committed(coordinator) == null, Duration.ofSeconds(20), "the offset deleted");
@@ -88,15 +88,71 @@ class TopicDeletionsTest
             final long end = broker.topics().topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0].log.logEndOffset();
             agent.call(coordinator, (c, now) ->
             {
-                c.topicDeleted("never-committed");
+                c.topicDeleted("never-committed", 1);
                 return null;
             }).get(20, TimeUnit.SECONDS);
-            // a second call runs after the first's pass, whose drain took the name
-            agent.call(coordinator, (c, now) -> null).get(20, TimeUnit.SECONDS);
-            assertEquals(end, broker.topics().topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0].log.logEndOffset(),
-                "no batch for a topic no group committed to");
-            assertEquals(3, committed(coordinator).offset());
+            // a commit after the drain: any tombstone batch of the drain is appended before its record (one partition,
+            // writes in order), so once it is answered the log's end says whether one was written
+            awaitDone(agent, coordinator, commit(agent, coordinator, 4));
+            assertEquals(end + 1, broker.topics().topic(GroupCoordinator.OFFSETS_TOPIC).partitions[0].log.logEndOffset(),
+                "only the commit's record after the deletion: no batch for a topic no group committed to");
+            assertEquals(4, committed(coordinator).offset());
             assertNull(agent.call(coordinator, (c, now) -> c.committed(GROUP, "never-committed", 0)).get(20, TimeUnit.SECONDS));
+        }
+        finally
+        {
+            broker.close();
+        }
+    }
+
+    /**
+     * The review's probe (M1): a group's first commit of a partition still on its way when the deletion is drained.
+     * Kafka applies a commit when it makes its records, so its deletion covers it; here the drain tombstones every
+     * partition of the topic for a group with a write on its way, so the commit goes when answered, and after a restart.
+     * A transaction's offset on its way is dropped the same way (no longer pending).
+     */
+    @Test
+    void aCommitOnItsWayWhenTheDeletionIsDrainedIsDeletedToo() throws Exception
+    {
+        Broker broker = OffsetsTopicBroker.start(dir);
+        try
+        {
+            final GroupCoordinator coordinator = broker.groups();
+            final CoordinatorAgent agent = coordinator.agent();
+            final Group.TopicPartition doomed = new Group.TopicPartition("doomed", 2);
+            final Group.TopicPartition kept = new Group.TopicPartition("kept", 0);
+            final CoordinatorLog.Write[] writes = agent.call(coordinator, (c, now) ->
+            {
+                // both unanswered when the deletion is told: nothing of "doomed" in memory yet
+                final CoordinatorLog.Write first = c.commitOffsets("g1", -1, "", null, (short)8,
+                    Map.of(doomed, new OffsetCommits.Asked(5, -1, ""))).write();
+                final CoordinatorLog.Write txn = c.writeTxnOffsets(new TxnOffsetCommits.Asked("t7", "g3", 7, (short)0, -1, "", null,
+                    (short)3, Map.of(doomed, new OffsetCommits.Asked(6, -1, ""))));
+                c.topicDeleted(doomed.topic(), 3);
+                // another group's commit: it drains the deletion, in this same step
+                final CoordinatorLog.Write other = c.commitOffsets("g2", -1, "", null, (short)8,
+                    Map.of(kept, new OffsetCommits.Asked(1, -1, ""))).write();
+                return new CoordinatorLog.Write[] {first, txn, other};
+            }).get(20, TimeUnit.SECONDS);
+            for (final CoordinatorLog.Write w : writes)
+            {
+                awaitDone(agent, coordinator, w);
+            }
+            // the tombstones' batches were sent before g2's commit, so they are answered once it is
+            assertNull(agent.call(coordinator, (c, now) -> c.committed("g1", doomed.topic(), doomed.partition())).get(20, TimeUnit.SECONDS),
+                "the commit on its way at the deletion is deleted");
+            assertNull(agent.call(coordinator, (c, now) -> c.committed("g3", doomed.topic(), doomed.partition(), true)).get(20, TimeUnit.SECONDS),
+                "the transaction's offset on its way is no longer pending");
+            assertEquals(1, agent.call(coordinator, (c, now) -> c.committed("g2", kept.topic(), kept.partition()).offset())
+                .get(20, TimeUnit.SECONDS));
+
+            broker.close();
+            broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
+                BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
+            final GroupCoordinator again = broker.groups();
+            assertNull(again.agent().call(again, (c, now) -> c.committed("g1", doomed.topic(), doomed.partition())).get(20, TimeUnit.SECONDS),
+                "the log has the tombstone after the commit");
+            assertNull(again.agent().call(again, (c, now) -> c.committed("g3", doomed.topic(), doomed.partition(), true)).get(20, TimeUnit.SECONDS));
         }
         finally
         {
