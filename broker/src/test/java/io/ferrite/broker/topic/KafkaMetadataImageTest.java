@@ -152,7 +152,7 @@ class KafkaMetadataImageTest
     }
 
     /** The value Kafka's metadata log holds for a record: {@code MetadataRecordSerde}'s frame and the record. */
-    private static byte[] bytes(final ApiMessage record, final int version)
+    static byte[] bytes(final ApiMessage record, final int version)
     {
         final MetadataRecordSerde serde = new MetadataRecordSerde();
         final ObjectSerializationCache cache = new ObjectSerializationCache();
