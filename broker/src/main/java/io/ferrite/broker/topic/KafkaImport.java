@@ -120,6 +120,13 @@ public final class KafkaImport
             : log.image().unreadable > 0 ? log.image().unreadable + " batches or records cannot be read"
             : log.image().topics.isEmpty() && partitions > 0 ? "it holds no topic, and the log directories hold " + partitions + " partitions"
             : null;
+        if (incomplete != null && partitions == 0)
+        {
+            LOG.warn("Kafka's metadata log {} is not whole ({}), and the log directories hold no partition: nothing to take over",
+                metadata, incomplete);
+            mark(logDirs, "Kafka's metadata log " + metadata + " was not whole, with no partition to take over");
+            return;
+        }
         if (incomplete != null)
         {
             throw refused("Kafka's metadata log " + metadata + " is not whole: " + incomplete);

@@ -22,7 +22,8 @@ import java.util.stream.Stream;
  * Kafka's broker does at its start: the latest snapshot ({@code <end offset, 20 digits>-<epoch, 10 digits>.checkpoint},
  * record batches whose records are the whole image up to the end offset, between a header and a footer in control
  * batches), then the log's records from the snapshot's end offset on ({@code <base offset>.log} segments). Control
- * batches (leader changes, voters, snapshot header and footer) are skipped. Read-only: the directory is Kafka's and is
+ * batches (leader changes, voters, snapshot header and footer) are skipped; the records of a metadata transaction apply
+ * at its End only (none at an Abort, none of one left open). Read-only: the directory is Kafka's and is
  * left as it is.
  *
  * <p>Whole or said not to be: a batch that fails its checks ends the reading (what follows would apply on top of records
@@ -37,6 +38,10 @@ final class KafkaMetadataLog
     private static final Logger LOG = LoggerFactory.getLogger(KafkaMetadataLog.class);
     private static final String SNAPSHOT_SUFFIX = ".checkpoint";
     private static final String SEGMENT_SUFFIX = ".log";
+    /** Kafka 4.4's BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord (KIP-868). */
+    private static final int BEGIN_TRANSACTION = 23;
+    private static final int END_TRANSACTION = 24;
+    private static final int ABORT_TRANSACTION = 25;
 
     private final KafkaMetadataImage image = new KafkaMetadataImage();
     private final RecordBatch batch = new RecordBatch();
@@ -46,6 +51,8 @@ final class KafkaMetadataLog
     /** The offset the next log record must have: the latest snapshot's end, then one past each batch applied. */
     private long next;
     private String incomplete;
+    /** The records of the metadata transaction open, or null. */
+    private List<ByteBuffer> transaction;
 
     private KafkaMetadataLog()
     {
@@ -162,8 +169,7 @@ final class KafkaMetadataLog
                 record.buffer().getBytes(record.valueOffset(), value, 0, record.valueLength());
                 try
                 {
-                    image.apply(value);
-                    applied++;
+                    applied += transaction(value);
                 }
                 catch (final IllegalArgumentException ex)
                 {
@@ -179,6 +185,35 @@ final class KafkaMetadataLog
             LOG.warn("Kafka metadata {}: the batch at offset {} cannot be read ({}): skipped", file, batch.baseOffset(), ex.toString());
         }
         return applied;
+    }
+
+    /**
+     * Applies a record, or keeps it while a metadata transaction is open: its records apply at its End, none at its
+     * Abort, and none of one still open at the end of the log, as Kafka's loader publishes only committed ones.
+     */
+    private int transaction(final ByteBuffer value)
+    {
+        // the frame version (1) and the api key are one byte each for every record type of Kafka 4.4
+        final int apiKey = value.remaining() > 1 && value.get(0) == 1 ? value.get(1) : -1;
+        if (apiKey == BEGIN_TRANSACTION || apiKey == END_TRANSACTION || apiKey == ABORT_TRANSACTION)
+        {
+            image.apply(value); // counted among the types not read
+            final List<ByteBuffer> records = transaction;
+            transaction = apiKey == BEGIN_TRANSACTION ? new ArrayList<>() : null;
+            if (apiKey == END_TRANSACTION && records != null)
+            {
+                records.forEach(image::apply);
+                return records.size() + 1;
+            }
+            return 1;
+        }
+        if (transaction != null)
+        {
+            transaction.add(value);
+            return 0;
+        }
+        image.apply(value);
+        return 1;
     }
 
     /** The files of {@code dir} ending in {@code suffix}, by name (Kafka's zero-padded names sort by offset). */

@@ -12,7 +12,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.metadata.AbortTransactionRecord;
+import org.apache.kafka.common.metadata.BeginTransactionRecord;
 import org.apache.kafka.common.metadata.ConfigRecord;
+import org.apache.kafka.common.metadata.EndTransactionRecord;
 import org.apache.kafka.common.metadata.PartitionRecord;
 import org.apache.kafka.common.metadata.RemoveTopicRecord;
 import org.apache.kafka.common.metadata.TopicRecord;
@@ -71,6 +74,27 @@ class KafkaImportTest
         }
         assertEquals(Set.of("gone-0", "other-0"), strays(dir), "renamed -stray, kept on disk");
         assertTrue(Files.exists(dir.resolve(KafkaImport.MARKER)));
+    }
+
+    @Test
+    void anAbortedMetadataTransactionIsNotApplied() throws Exception
+    {
+        final Path dir = kafkaDir("data", true);
+        final List<byte[]> records = wholeHistory();
+        records.add(KafkaMetadataImageTest.bytes(new BeginTransactionRecord().setName("aborted"), 0));
+        records.add(KafkaMetadataImageTest.bytes(new RemoveTopicRecord().setTopicId(ORDERS), 0));
+        records.add(KafkaMetadataImageTest.bytes(new AbortTransactionRecord(), 0));
+        records.add(KafkaMetadataImageTest.bytes(new BeginTransactionRecord().setName("committed"), 0));
+        records.add(KafkaMetadataImageTest.bytes(new ConfigRecord().setResourceType(KafkaMetadataImage.RESOURCE_TOPIC)
+            .setResourceName("orders").setName("retention.ms").setValue("86400000"), 0));
+        records.add(KafkaMetadataImageTest.bytes(new EndTransactionRecord(), 0));
+        metadata(dir, 0, records);
+        try (Broker broker = start(Map.of(BrokerConfig.LOG_DIRS, dir.toString())))
+        {
+            assertEquals(Set.of("orders"), topics(broker), "the aborted removal not applied");
+            assertEquals("86400000", retentionMs(broker, "orders"), "the committed transaction applied");
+        }
+        assertEquals(Set.of(), strays(dir));
     }
 
     @Test
