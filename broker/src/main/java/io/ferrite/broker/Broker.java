@@ -145,7 +145,7 @@ public final class Broker implements AutoCloseable
             if (cluster == ClusterMode.DISABLED)
             {
                 // the first start on a Kafka 4.4 log directory: its topics' ids and configs, before the registry loads them
-                io.ferrite.broker.topic.KafkaImport.runOnce(config.logDirs(), logs, config.nodeId());
+                io.ferrite.broker.topic.KafkaImport.runOnce(config, logs);
             }
             this.topics = new TopicRegistry(logs, logThreadCount);
             // a fresh counters file, once the log directory is ours (LogManager holds its lock)

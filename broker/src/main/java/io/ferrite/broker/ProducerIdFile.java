@@ -17,7 +17,7 @@ import java.nio.file.Path;
  */
 public final class ProducerIdFile implements ProducerIdBlocks
 {
-    static final String FILE = "ferrite-producer-ids";
+    public static final String FILE = "ferrite-producer-ids";
 
     private final Path file;
     /** The end written last (the reserver's only). */

@@ -39,6 +39,10 @@ public final class BrokerConfig
     public static final String ADVERTISED_LISTENERS = "advertised.listeners";
     public static final String LOG_DIRS = "log.dirs";
     public static final String LOG_DIR = "log.dir";
+    /** Kafka's {@code metadata.log.dir}, read at the first start on a Kafka log directory (see topic.KafkaImport). */
+    public static final String KAFKA_METADATA_LOG_DIR = "kafka.metadata.log.dir";
+    /** false: the first start on a Kafka log directory does not take over Kafka's metadata (see topic.KafkaImport). */
+    public static final String KAFKA_METADATA_IMPORT_ENABLE = "kafka.metadata.import.enable";
     public static final String NUM_NETWORK_THREADS = "num.network.threads";
     public static final String NUM_PARTITIONS = "num.partitions";
     public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
@@ -369,6 +373,11 @@ public final class BrokerConfig
             .define("controller.listener.names", STRING, null, NONE, true, "the controller listener's name in listeners")
             .define("ferrite.cluster.id", STRING, null, NONE, true, "the cluster's id (kafka-storage format --cluster-id)")
             .define("metadata.log.dir", STRING, null, NONE, true, "the metadata log's directory (default: <first log dir>/cluster-metadata)")
+            .define(KAFKA_METADATA_LOG_DIR, STRING, null, NONE, true, "at the first start on an Apache Kafka log directory: Kafka's "
+                + "metadata.log.dir, which holds __cluster_metadata-0 (default: looked for in log.dirs)")
+            .define(KAFKA_METADATA_IMPORT_ENABLE, BOOLEAN, "true", NONE, true, "at the first start on an Apache Kafka log directory: "
+                + "take over its topics' ids and configs from Kafka's metadata log, or refuse to start without it (false: start "
+                + "with the broker defaults, which retention applies to Kafka's data)")
             .define("broker.heartbeat.interval.ms", INT, "2000", atLeast(1), true, "how often a broker heartbeats to the controller")
             .define("broker.session.timeout.ms", INT, "9000", atLeast(1), true, "a broker not heard from for this long is fenced")
             .define("initial.broker.registration.timeout.ms", INT, "60000", atLeast(1), true, "how long a starting broker tries to register")

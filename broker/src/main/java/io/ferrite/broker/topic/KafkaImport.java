@@ -1,5 +1,10 @@
 package io.ferrite.broker.topic;
 
+import io.ferrite.broker.ProducerIdFile;
+import io.ferrite.broker.StartupException;
+import io.ferrite.broker.admin.CreationJournal;
+import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.broker.metrics.CountersFile;
 import io.ferrite.log.LogManager;
 import io.ferrite.log.PartitionLog;
 import io.ferrite.log.config.DurableFile;
@@ -19,24 +24,33 @@ import java.util.TreeMap;
 
 /**
  * The first start on an Apache Kafka 4.4 log directory: what Kafka's KRaft metadata log ({@code __cluster_metadata-0},
- * which Kafka keeps in its first log directory unless {@code metadata.log.dir} says otherwise) says of the topics is
- * taken over into the partition directories, where Ferrite keeps it — each topic's id ({@code partition.metadata},
- * which Kafka writes too: checked, written when missing) and its config overrides ({@code partition.properties}) —
- * before the topic registry loads them. Partition directories of topics the image does not hold, or of another id, are
- * Kafka 4.4's stray logs, renamed {@code -stray}, kept and not served, as Kafka's broker does at its start; the
- * directories Kafka renamed {@code -delete} at a deletion the log manager removes, as Kafka does. On a metadata log that
- * could not be read whole (a damaged batch or record) nothing is renamed stray: a topic it does not show is kept.
+ * which Kafka keeps in its first log directory unless {@code metadata.log.dir} says otherwise: then Ferrite's
+ * {@value BrokerConfig#KAFKA_METADATA_LOG_DIR} names it) says of the topics is taken over into the partition directories,
+ * where Ferrite keeps it — each topic's id ({@code partition.metadata}, which Kafka writes too: checked, written when
+ * missing) and its config overrides ({@code partition.properties}) — before the topic registry loads them. Partition
+ * directories of topics the image does not hold, or of another id, are Kafka 4.4's stray logs, renamed {@code -stray},
+ * kept and not served, as Kafka's broker does at its start; the directories Kafka renamed {@code -delete} at a deletion
+ * the log manager removes, as Kafka does.
  *
- * <p>Once only: {@link #MARKER} in the first log directory records that it was done, and from then on Ferrite's own
- * state (its partition files, its creation journal) is the truth: a later start reads nothing of
- * {@code __cluster_metadata}, which stays on disk as Kafka left it and is never served as a topic. A metadata log that
- * cannot be read is logged, and the start goes on with what the partition directories hold (and tries again next
- * time). What cannot come across is one log line per item, at WARN; never a failed start.
+ * <p>It never guesses: log directories holding partitions but no Ferrite state (a first start on Kafka's data) whose
+ * metadata log is missing, empty, has a gap, or cannot be read whole fail the start ({@link StartupException}) with
+ * nothing renamed or written, since the broker defaults in place of Kafka's overrides would let retention delete what
+ * Kafka kept; {@value BrokerConfig#KAFKA_METADATA_IMPORT_ENABLE}{@code =false} says to start without Kafka's metadata.
+ *
+ * <p>Once per data set: it is considered only when no log directory holds Ferrite's own state ({@link #MARKER}, the
+ * counters file, the creation journal, the producer-id file), and {@link #MARKER} is written in every log directory once
+ * it was done or decided not to apply — and into a directory added later — so a reordered or grown {@code log.dirs}
+ * never runs it again over topics Ferrite created. From then on Ferrite's own files are the truth: {@code
+ * __cluster_metadata} stays on disk as Kafka left it and is never served as a topic. What cannot come across is one log
+ * line per item, at WARN. An I/O failure while applying (a partition's files) fails the start before the marker is
+ * written: every step is idempotent, and the next start does it again.
  */
 public final class KafkaImport
 {
-    /** Written once the import is done: its presence is the rule "Ferrite's own state wins". */
+    /** Written in every log directory once the import is done or decided against: "Ferrite's own state wins". */
     public static final String MARKER = "ferrite-kafka-metadata.imported";
+    /** Files only Ferrite writes: one in any log directory means Ferrite has run on this data. */
+    private static final List<String> FERRITE_STATE = List.of(MARKER, CountersFile.NAME, CreationJournal.FILE_NAME, ProducerIdFile.FILE);
     private static final Logger LOG = LoggerFactory.getLogger(KafkaImport.class);
 
     private final LogManager logs;
@@ -64,13 +78,34 @@ public final class KafkaImport
     }
 
     /** Takes over Kafka's topic metadata into {@code logs} when this is the first start on a Kafka directory. */
-    public static void runOnce(final List<Path> logDirs, final LogManager logs, final int nodeId) throws IOException
+    public static void runOnce(final BrokerConfig config, final LogManager logs) throws IOException
     {
-        final Path metadata = metadataDir(logDirs);
-        final Path marker = logDirs.get(0).resolve(MARKER);
-        if (metadata == null || Files.exists(marker))
+        final List<Path> logDirs = config.logDirs();
+        final String ours = ferriteState(logDirs);
+        if (ours != null)
         {
+            mark(logDirs, "Ferrite's own state (" + ours + ") was found: Kafka's metadata is not read");
             return;
+        }
+        final String setting = config.getString(BrokerConfig.KAFKA_METADATA_LOG_DIR);
+        final Path metadata = setting == null ? metadataDir(logDirs) : kafkaMetadataDir(Path.of(setting));
+        final int partitions = logs.logs().size();
+        if (!config.getBoolean(BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE))
+        {
+            LOG.warn("{}=false: Kafka's metadata is not taken over; the {} partitions found keep the broker defaults",
+                BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE, partitions);
+            mark(logDirs, BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE + "=false: Kafka's metadata was not taken over");
+            return;
+        }
+        if (metadata == null && partitions == 0)
+        {
+            mark(logDirs, "a first start on directories without Kafka's data: nothing to take over");
+            return;
+        }
+        if (metadata == null)
+        {
+            throw refused(logDirs + " hold " + partitions + " partitions and no Ferrite state (a first start on Kafka's data), but no "
+                + KafkaMetadataLog.DIR + " (Kafka keeps it in its metadata.log.dir when that is set)");
         }
         final KafkaMetadataLog log;
         try
@@ -79,15 +114,79 @@ public final class KafkaImport
         }
         catch (final IOException | RuntimeException ex)
         {
-            LOG.error("Kafka's metadata log {} cannot be read ({}): topic ids and configs are not taken over from it; the topics "
-                + "keep what their partition directories hold; tried again at the next start", metadata, ex.toString());
+            throw refused("Kafka's metadata log " + metadata + " cannot be read (" + ex + ")");
+        }
+        final String incomplete = log.incomplete() != null ? log.incomplete()
+            : log.image().unreadable > 0 ? log.image().unreadable + " batches or records cannot be read"
+            : log.image().topics.isEmpty() && partitions > 0 ? "it holds no topic, and the log directories hold " + partitions + " partitions"
+            : null;
+        if (incomplete != null && partitions == 0)
+        {
+            LOG.warn("Kafka's metadata log {} is not whole ({}), and the log directories hold no partition: nothing to take over",
+                metadata, incomplete);
+            mark(logDirs, "Kafka's metadata log " + metadata + " was not whole, with no partition to take over");
             return;
+        }
+        if (incomplete != null)
+        {
+            throw refused("Kafka's metadata log " + metadata + " is not whole: " + incomplete);
         }
         LOG.info("first start on a Kafka log directory: taking over topic ids and configs from {} ({})", metadata,
             String.join(", ", log.sources()));
-        new KafkaImport(logs, nodeId, log.image()).apply();
-        DurableFile.write(marker, ("Kafka's metadata log " + metadata + " was taken over at " + java.time.Instant.now()
-            + "; from now on Ferrite's own files are the truth and it is not read again\n").getBytes(StandardCharsets.UTF_8));
+        new KafkaImport(logs, config.nodeId(), log.image()).apply();
+        mark(logDirs, "Kafka's metadata log " + metadata + " was taken over");
+    }
+
+    /** The failed start: what was found, and the two ways on. Nothing was renamed or written. */
+    private static StartupException refused(final String found)
+    {
+        return new StartupException(found + ": the topics' ids and configs (cleanup.policy, retention) cannot be taken over, and the "
+            + "broker defaults in their place could let retention delete what Kafka kept; nothing was changed. Put Kafka's "
+            + KafkaMetadataLog.DIR + " whole into the first log directory or set " + BrokerConfig.KAFKA_METADATA_LOG_DIR
+            + " to Kafka's metadata.log.dir, or set " + BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE
+            + "=false to start with the broker defaults");
+    }
+
+    /** Kafka's {@code metadata.log.dir} (or its {@code __cluster_metadata-0} itself), which must be there. */
+    private static Path kafkaMetadataDir(final Path setting) throws StartupException
+    {
+        final Path dir = setting.getFileName() != null && setting.getFileName().toString().equals(KafkaMetadataLog.DIR)
+            ? setting : setting.resolve(KafkaMetadataLog.DIR);
+        if (!Files.isDirectory(dir))
+        {
+            throw new StartupException(BrokerConfig.KAFKA_METADATA_LOG_DIR + ": " + dir + " is not a directory");
+        }
+        return dir;
+    }
+
+    /** The first of Ferrite's own files found in {@code logDirs}, or null when Ferrite has never run on them. */
+    private static String ferriteState(final List<Path> logDirs)
+    {
+        for (final Path dir : logDirs)
+        {
+            for (final String name : FERRITE_STATE)
+            {
+                if (Files.exists(dir.resolve(name)))
+                {
+                    return dir.resolve(name).toString();
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The marker, durably, in each log directory that has none yet. */
+    private static void mark(final List<Path> logDirs, final String why) throws IOException
+    {
+        final byte[] text = (why + " at " + java.time.Instant.now() + "; from then on Ferrite's own files are the truth and "
+            + "Kafka's metadata is not read again\n").getBytes(StandardCharsets.UTF_8);
+        for (final Path dir : logDirs)
+        {
+            if (!Files.exists(dir.resolve(MARKER)))
+            {
+                DurableFile.write(dir.resolve(MARKER), text);
+            }
+        }
     }
 
     private void apply() throws IOException
@@ -103,11 +202,6 @@ public final class KafkaImport
         for (final Map.Entry<String, List<PartitionLog>> e : local.entrySet())
         {
             final KafkaMetadataImage.TopicState topic = byName.get(e.getKey());
-            if (topic == null && image.unreadable > 0)
-            {
-                LOG.warn("topic {}: not in Kafka's metadata, which could not be read whole: kept and served as it is", e.getKey());
-                continue;
-            }
             if (topic == null)
             {
                 LOG.warn("topic {}: not in Kafka's metadata (deleted, or never created by this cluster): its {} partition "
@@ -138,11 +232,6 @@ public final class KafkaImport
         {
             final long[] onDisk = TopicIds.read(log.dir());
             final boolean stray = !topic.partitions.containsKey(log.partition()) || (onDisk != null && !Arrays.equals(onDisk, topic.id));
-            if (stray && image.unreadable > 0)
-            {
-                LOG.warn("{}: not as Kafka's metadata has it, which could not be read whole: kept as it is", log.dir().getFileName());
-                continue;
-            }
             if (stray)
             {
                 LOG.warn("{}: {} in Kafka's metadata ({} there, topic id {}): renamed -stray, kept and not served, as Kafka 4.4 does",

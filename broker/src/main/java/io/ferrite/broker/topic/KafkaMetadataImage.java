@@ -20,7 +20,7 @@ import java.util.TreeSet;
  * of {@code org.apache.kafka:kafka-metadata:4.4.0}, all flexible: compact strings and arrays, tagged fields at the
  * end). Only the records below are read, each by its own few fields; every other record type is counted by api key
  * (a later version of a read type too), never a failure. A small reader per type rather than the wire module's
- * generator: four records of a handful of fields, read once at a start, and nothing of them on a request path.
+ * generator: a dozen record types of a handful of fields each, read once at a start, and nothing of them on a request path.
  */
 final class KafkaMetadataImage
 {
@@ -415,6 +415,10 @@ final class KafkaMetadataImage
             if (length < 0)
             {
                 return null;
+            }
+            if (length > b.remaining()) // checked before the array: a bad length is a record refused, not a 2 GB allocation
+            {
+                throw new IllegalArgumentException("a string of " + length + " bytes with " + b.remaining() + " left");
             }
             final byte[] bytes = new byte[length];
             b.get(bytes);

@@ -22,12 +22,15 @@ import java.util.stream.Stream;
  * Kafka's broker does at its start: the latest snapshot ({@code <end offset, 20 digits>-<epoch, 10 digits>.checkpoint},
  * record batches whose records are the whole image up to the end offset, between a header and a footer in control
  * batches), then the log's records from the snapshot's end offset on ({@code <base offset>.log} segments). Control
- * batches (leader changes, voters, snapshot header and footer) are skipped. Read-only: the directory is Kafka's and is
+ * batches (leader changes, voters, snapshot header and footer) are skipped; the records of a metadata transaction apply
+ * at its End only (none at an Abort, none of one left open). Read-only: the directory is Kafka's and is
  * left as it is.
  *
- * <p>Damage costs what it touches: a batch that fails its checks ends the reading of its file (Kafka's recovery would
- * truncate the metadata log there too); a record that cannot be parsed is logged and skipped. Either makes the image
- * one not read whole ({@link KafkaMetadataImage#unreadable}), on which nothing is renamed stray.
+ * <p>Whole or said not to be: a batch that fails its checks ends the reading (what follows would apply on top of records
+ * missed), and so does a gap (no snapshot and a log not starting at offset 0, or a segment starting past the offset
+ * expected); an empty directory is not a history either. These are {@link #incomplete()}; a record that cannot be parsed
+ * is logged, skipped and counted ({@link KafkaMetadataImage#unreadable}). {@link KafkaImport} takes over nothing from an
+ * image not read whole.
  */
 final class KafkaMetadataLog
 {
@@ -35,12 +38,21 @@ final class KafkaMetadataLog
     private static final Logger LOG = LoggerFactory.getLogger(KafkaMetadataLog.class);
     private static final String SNAPSHOT_SUFFIX = ".checkpoint";
     private static final String SEGMENT_SUFFIX = ".log";
+    /** Kafka 4.4's BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord (KIP-868). */
+    private static final int BEGIN_TRANSACTION = 23;
+    private static final int END_TRANSACTION = 24;
+    private static final int ABORT_TRANSACTION = 25;
 
     private final KafkaMetadataImage image = new KafkaMetadataImage();
     private final RecordBatch batch = new RecordBatch();
     private final RecordReader records = new RecordReader();
     /** Where the records read so far came from, for the log lines. */
     private final List<String> read = new ArrayList<>();
+    /** The offset the next log record must have: the latest snapshot's end, then one past each batch applied. */
+    private long next;
+    private String incomplete;
+    /** The records of the metadata transaction open, or null. */
+    private List<ByteBuffer> transaction;
 
     private KafkaMetadataLog()
     {
@@ -51,18 +63,32 @@ final class KafkaMetadataLog
     {
         final KafkaMetadataLog log = new KafkaMetadataLog();
         final List<Path> snapshots = files(dir, SNAPSHOT_SUFFIX);
-        long snapshotEnd = 0;
         if (!snapshots.isEmpty())
         {
             final Path latest = snapshots.get(snapshots.size() - 1);
-            snapshotEnd = Long.parseLong(latest.getFileName().toString().substring(0, 20));
-            log.file(latest, Long.MIN_VALUE);
+            final long end = Long.parseLong(latest.getFileName().toString().substring(0, 20));
+            log.file(latest, true);
+            log.next = end;
         }
         for (final Path segment : files(dir, SEGMENT_SUFFIX))
         {
-            log.file(segment, snapshotEnd);
+            if (log.incomplete != null)
+            {
+                break; // a damaged batch or a gap: what follows would apply on top of records missed
+            }
+            log.file(segment, false);
+        }
+        if (log.incomplete == null && snapshots.isEmpty() && log.next == 0)
+        {
+            log.incomplete = "no snapshot and no record (an empty " + DIR + ")";
         }
         return log;
+    }
+
+    /** Why the records read are not Kafka's whole history (an empty log, a gap, a damaged batch), or null. */
+    String incomplete()
+    {
+        return incomplete;
     }
 
     KafkaMetadataImage image()
@@ -76,8 +102,8 @@ final class KafkaMetadataLog
         return read;
     }
 
-    /** Applies the records of one file at or after {@code from} (a log offset; a snapshot's records all apply). */
-    private void file(final Path file, final long from) throws IOException
+    /** Applies the records of one file: a snapshot's all, a segment's from {@link #next} on, without a gap. */
+    private void file(final Path file, final boolean snapshot) throws IOException
     {
         final long size = Files.size(file);
         if (size > Integer.MAX_VALUE)
@@ -104,11 +130,22 @@ final class KafkaMetadataLog
                 LOG.warn("Kafka metadata {}: the batch at byte {} fails its checks (code {}): the rest of the file is not read",
                     file, position, check);
                 image.unreadable++;
+                incomplete = file.getFileName() + ": a damaged batch at byte " + position;
                 break;
             }
-            if (!batch.isControl() && batch.lastOffset() >= from)
+            if (!snapshot && batch.baseOffset() > next)
             {
-                applied += apply(file, from);
+                incomplete = file.getFileName() + ": offsets " + next + " to " + (batch.baseOffset() - 1) + " are missing "
+                    + (next == 0 ? "(no snapshot, and the log does not start at 0)" : "(between the snapshot or segment before and this one)");
+                break;
+            }
+            if (snapshot || batch.lastOffset() >= next)
+            {
+                if (!batch.isControl())
+                {
+                    applied += apply(file, snapshot ? Long.MIN_VALUE : next);
+                }
+                next = snapshot ? next : batch.lastOffset() + 1;
             }
             position += batch.sizeInBytes();
         }
@@ -132,8 +169,7 @@ final class KafkaMetadataLog
                 record.buffer().getBytes(record.valueOffset(), value, 0, record.valueLength());
                 try
                 {
-                    image.apply(value);
-                    applied++;
+                    applied += transaction(value);
                 }
                 catch (final IllegalArgumentException ex)
                 {
@@ -149,6 +185,35 @@ final class KafkaMetadataLog
             LOG.warn("Kafka metadata {}: the batch at offset {} cannot be read ({}): skipped", file, batch.baseOffset(), ex.toString());
         }
         return applied;
+    }
+
+    /**
+     * Applies a record, or keeps it while a metadata transaction is open: its records apply at its End, none at its
+     * Abort, and none of one still open at the end of the log, as Kafka's loader publishes only committed ones.
+     */
+    private int transaction(final ByteBuffer value)
+    {
+        // the frame version (1) and the api key are one byte each for every record type of Kafka 4.4
+        final int apiKey = value.remaining() > 1 && value.get(0) == 1 ? value.get(1) : -1;
+        if (apiKey == BEGIN_TRANSACTION || apiKey == END_TRANSACTION || apiKey == ABORT_TRANSACTION)
+        {
+            image.apply(value); // counted among the types not read
+            final List<ByteBuffer> records = transaction;
+            transaction = apiKey == BEGIN_TRANSACTION ? new ArrayList<>() : null;
+            if (apiKey == END_TRANSACTION && records != null)
+            {
+                records.forEach(image::apply);
+                return records.size() + 1;
+            }
+            return 1;
+        }
+        if (transaction != null)
+        {
+            transaction.add(value);
+            return 0;
+        }
+        image.apply(value);
+        return 1;
     }
 
     /** The files of {@code dir} ending in {@code suffix}, by name (Kafka's zero-padded names sort by offset). */

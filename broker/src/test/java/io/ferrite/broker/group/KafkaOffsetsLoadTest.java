@@ -102,7 +102,8 @@ class KafkaOffsetsLoadTest
         log.writeTo(dir);
 
         try (Broker broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1"))))
+            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE, "false", // a coordinator log written here, no Kafka metadata
+            "offsets.topic.num.partitions", "1"))))
         {
             final String bootstrap = "127.0.0.1:" + broker.address().getPort();
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap)))

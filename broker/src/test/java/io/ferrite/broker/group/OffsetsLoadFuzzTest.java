@@ -103,7 +103,8 @@ class OffsetsLoadFuzzTest
         System.setErr(new PrintStream(new Tee(originalErr, captured), true, StandardCharsets.UTF_8));
         final Map<String, Map<TopicPartition, Long>> listed = new HashMap<>();
         try (Broker broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
+            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE, "false", // a coordinator log written here, no Kafka metadata
+            "offsets.topic.num.partitions", "1")));
             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + broker.address().getPort())))
         {
             for (final String group : GROUPS)

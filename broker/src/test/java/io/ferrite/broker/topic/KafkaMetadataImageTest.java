@@ -135,6 +135,16 @@ class KafkaMetadataImageTest
         assertFalse(image.topics.containsKey(ORDERS.toString()));
     }
 
+    @Test
+    void aStringLengthPastTheRecordIsRefusedBeforeAnyArray()
+    {
+        // frame 1, TopicRecord (api key 2) v0, then its name's compact length as 2^31 - 1: far past the 9 bytes there are
+        final byte[] record = {1, 2, 0, (byte)0xff, (byte)0xff, (byte)0xff, (byte)0xff, 0x07, 'o', 'r', 'd', 'e', 'r', 's'};
+        final KafkaMetadataImage image = new KafkaMetadataImage();
+        assertThrows(IllegalArgumentException.class, () -> image.apply(ByteBuffer.wrap(record)));
+        assertTrue(image.topics.isEmpty());
+    }
+
     private static ConfigRecord topicConfig(final String topic, final String name, final String value)
     {
         return new ConfigRecord().setResourceType(KafkaMetadataImage.RESOURCE_TOPIC).setResourceName(topic).setName(name).setValue(value);
@@ -152,7 +162,7 @@ class KafkaMetadataImageTest
     }
 
     /** The value Kafka's metadata log holds for a record: {@code MetadataRecordSerde}'s frame and the record. */
-    private static byte[] bytes(final ApiMessage record, final int version)
+    static byte[] bytes(final ApiMessage record, final int version)
     {
         final MetadataRecordSerde serde = new MetadataRecordSerde();
         final ObjectSerializationCache cache = new ObjectSerializationCache();

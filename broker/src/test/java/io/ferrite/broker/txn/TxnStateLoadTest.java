@@ -81,7 +81,8 @@ class TxnStateLoadTest
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
         final Map<String, TransactionDescription> described;
         try (Broker broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS, "1")));
+            BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE, "false", // a coordinator log written here, no Kafka metadata
+            BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS, "1")));
             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + broker.address().getPort())))
         {
             described = admin.describeTransactions(List.of("txn-v0", "txn-v1")).all().get(30, TimeUnit.SECONDS);
