@@ -179,6 +179,13 @@ public final class ScramCredentialHandlers
                 {
                     credentials.replace(outcome.credentials());
                 }
+                catch (final ScramCredentials.NotDurableException ex)
+                {
+                    // memory and the file agree (the rename was made); only the durability of the change is in doubt
+                    LOG.error("AlterUserScramCredentials: the change is in effect, but a crash may undo it ({})", ex.toString());
+                    results = unchanged(outcome.results());
+                    return;
+                }
                 catch (final IOException ex)
                 {
                     // the path and the cause only: the file's content is never in the message
@@ -202,7 +209,10 @@ public final class ScramCredentialHandlers
             results = failed;
         }
 
-        /** The answers when the file could not be written: what would have been done is UNKNOWN_SERVER_ERROR. */
+        /**
+         * The answers when the file could not be written, or written but not made durable: what would have been (or was)
+         * done is UNKNOWN_SERVER_ERROR, as no durable success can be claimed.
+         */
         private static List<ScramRules.Result> unchanged(final List<ScramRules.Result> results)
         {
             final List<ScramRules.Result> unchanged = new ArrayList<>();

@@ -1,5 +1,7 @@
 package io.ferrite.broker.scram;
 
+import io.ferrite.log.config.DurableFile;
+
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -17,9 +19,38 @@ import java.util.Map;
  */
 public final class ScramCredentials
 {
+    /** Makes a directory's entries durable: {@link DurableFile#fsyncDirectory}, or a failing one in a test. */
+    @FunctionalInterface
+    interface DirectorySync
+    {
+        void fsync(Path dir) throws IOException;
+    }
+
+    /** The file was replaced and its content is in effect, but its directory could not be fsynced: a crash may undo the change. */
+    public static final class NotDurableException extends IOException
+    {
+        private static final long serialVersionUID = 1L;
+
+        NotDurableException(final IOException cause)
+        {
+            super("the credentials' file was replaced but its directory could not be fsynced: " + cause, cause);
+        }
+    }
+
+    private final DirectorySync directorySync;
     private volatile Map<String, Map<ScramMechanism, ScramCredential>> credentials = Map.of();
     /** Null until loaded (then nothing is written: a broker that has not read its file must not replace it). */
     private volatile Path file;
+
+    public ScramCredentials()
+    {
+        this(DurableFile::fsyncDirectory);
+    }
+
+    ScramCredentials(final DirectorySync directorySync)
+    {
+        this.directorySync = directorySync;
+    }
 
     /** The credentials' file of a broker whose first log directory is {@code dir}. */
     public static Path fileIn(final Path dir)
@@ -49,9 +80,11 @@ public final class ScramCredentials
     }
 
     /**
-     * The single writer's (the admin agent's): writes {@code next} to the file durably, then publishes it.
+     * The single writer's (the admin agent's): writes {@code next} to the file, publishes it once the file holds it (after
+     * the rename), then fsyncs the directory. The answer to the client waits for all of it.
      *
-     * @throws IOException when the file could not be written: nothing is published
+     * @throws NotDurableException when the directory fsync failed: {@code next} is published and in the file, maybe not durably
+     * @throws IOException when the file could not be replaced: nothing is published
      */
     public void replace(final Map<String, Map<ScramMechanism, ScramCredential>> next) throws IOException
     {
@@ -61,8 +94,16 @@ public final class ScramCredentials
             throw new IOException("the SCRAM credentials were not loaded");
         }
         final Map<String, Map<ScramMechanism, ScramCredential>> frozen = freeze(next);
-        ScramCredentialsFile.write(f, frozen);
-        credentials = frozen;
+        ScramCredentialsFile.writeContent(f, frozen); // throws: the old file stands, nothing changed
+        credentials = frozen; // the file holds it now, durable or not: memory says what the next start would read
+        try
+        {
+            directorySync.fsync(f.getParent());
+        }
+        catch (final IOException ex)
+        {
+            throw new NotDurableException(ex);
+        }
     }
 
     private static Map<String, Map<ScramMechanism, ScramCredential>> freeze(final Map<String, Map<ScramMechanism, ScramCredential>> map)

@@ -43,8 +43,6 @@ final class ScramCredentialsFile
     private static final int VERSION = 1;
     private static final int HEADER_LENGTH = 12;
     private static final int CRC_LENGTH = 4;
-    /** Bounds a length read from the file before anything is allocated for it. */
-    private static final int MAX_FIELD = 1 << 20;
 
     private ScramCredentialsFile()
     {
@@ -68,10 +66,13 @@ final class ScramCredentialsFile
         }
     }
 
-    /** Replaces {@code file} with {@code credentials}, durably. */
-    static void write(final Path file, final Map<String, Map<ScramMechanism, ScramCredential>> credentials) throws IOException
+    /**
+     * Replaces {@code file} with {@code credentials}, the content fsynced before the rename; its directory is not fsynced
+     * here (the caller's next step: {@link DurableFile#fsyncDirectory}), so that the caller knows whether the rename was made.
+     */
+    static void writeContent(final Path file, final Map<String, Map<ScramMechanism, ScramCredential>> credentials) throws IOException
     {
-        DurableFile.write(file, encode(credentials));
+        DurableFile.writeContent(file, encode(credentials));
     }
 
     static byte[] encode(final Map<String, Map<ScramMechanism, ScramCredential>> credentials)
@@ -151,7 +152,9 @@ final class ScramCredentialsFile
     private static byte[] field(final ByteBuffer buffer)
     {
         final int length = buffer.getInt();
-        if (length < 0 || length > Math.min(MAX_FIELD, buffer.remaining()))
+        // bounded by what remains of the file, read whole: no other bound, so the reader takes every field the writer wrote
+        // (Kafka 4.4 bounds no salt; AlterUserScramCredentials is bounded only by socket.request.max.bytes)
+        if (length < 0 || length > buffer.remaining())
         {
             throw new IllegalArgumentException("a field of " + length + " bytes where " + buffer.remaining() + " remain");
         }

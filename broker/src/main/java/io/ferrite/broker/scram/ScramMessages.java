@@ -4,8 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The two client messages of a SCRAM exchange, parsed with the grammar Kafka 4.4's {@code ScramMessages} accepts (RFC 5802
@@ -15,25 +13,22 @@ import java.util.regex.Pattern;
  * in the order of an immutable {@code Map.copyOf} (javap of {@code SaslExtensions}: an order drawn at random per JVM), so
  * a client sending two or more extensions fails there at random; here it does not. With none or one (kafka-clients sends
  * {@code tokenauth} for delegation tokens only, librdkafka none) both sign the same bytes.
+ *
+ * <p>The grammar is Kafka's regular expressions', checked here by one scan of the comma-separated attributes (no
+ * attribute holds a comma: a name's is escaped as {@code =2C}). A backtracking regex recursed once per character of a
+ * name and overflowed the network thread's stack on a name of a few thousand characters; the scan's cost is linear in
+ * the message, whose size is bounded only by the pre-authentication receive limit (512 KiB, Kafka's
+ * {@code sasl.server.max.receive.size} default), as in Kafka.
  */
 final class ScramMessages
 {
-    private static final String SASLNAME = "(?:[\\x01-\\x7F&&[^=,]]|=2C|=3D)+";
-    private static final String VALUE = "[\\x01-\\x7F&&[^,]]+";
-    private static final String VALUE_SAFE = "[\\x01-\\x7F&&[^=,]]+";
-    private static final String PRINTABLE = "[\\x21-\\x7E&&[^,]]+";
-    private static final String BASE64_CHAR = "[a-zA-Z0-9/+]";
-    private static final String BASE64 = "(?:" + BASE64_CHAR + "{4})*(?:" + BASE64_CHAR + "{3}=|" + BASE64_CHAR + "{2}==)?";
-    private static final String EXTENSIONS = "(,[A-Za-z]+=" + VALUE_SAFE + ")*";
-    private static final Pattern CLIENT_FIRST = Pattern.compile("n,(a=(?<authzid>" + SASLNAME + "))?,(?<bare>(m=" + VALUE
-        + ",)?n=(?<saslname>" + SASLNAME + "),r=(?<nonce>" + PRINTABLE + ")(?<extensions>" + EXTENSIONS + "))");
-    private static final Pattern CLIENT_FINAL = Pattern.compile("c=(?<channel>" + BASE64 + "),r=(?<nonce>" + PRINTABLE + ")"
-        + EXTENSIONS + ",p=(?<proof>" + BASE64 + ")");
+    private static final String BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
     /**
      * A client-first message: the user (its SASL name decoded: {@code =2C} is a comma, {@code =3D} an equals sign), the
-     * authorization id ("" when none), the client's nonce, the extensions, and the bare message as received
-     * ({@code n=<name>,r=<nonce>[,<extensions>]}, RFC 5802's client-first-message-bare: what the proofs sign).
+     * authorization id as sent ("" when none; Kafka compares it undecoded with the decoded user), the client's nonce,
+     * the extensions, and the bare message as received ({@code n=<name>,r=<nonce>[,<extensions>]}, RFC 5802's
+     * client-first-message-bare: what the proofs sign).
      */
     record ClientFirst(String bare, String user, String authorizationId, String nonce, Map<String, String> extensions)
     {
@@ -53,37 +48,149 @@ final class ScramMessages
     {
     }
 
-    /** The client-first message in {@code bytes}, or null when it is not one. */
+    /**
+     * The client-first message in {@code bytes}, or null when it is not one:
+     * {@code n,[a=<saslname>],[m=<value>,]n=<saslname>,r=<printable>(,<alpha>=<value-safe>)*}.
+     */
     static ClientFirst clientFirst(final byte[] bytes)
     {
-        final Matcher m = CLIENT_FIRST.matcher(new String(bytes, StandardCharsets.UTF_8));
-        if (!m.matches())
+        final String text = new String(bytes, StandardCharsets.UTF_8);
+        final String[] parts = text.split(",", -1); // one pass (a one-character separator); empty parts kept
+        if (parts.length < 4 || !parts[0].equals("n") || !(parts[1].isEmpty() || (parts[1].startsWith("a=") && saslName(parts[1], 2))))
         {
             return null;
         }
-        final Map<String, String> extensions = new HashMap<>(); // as Kafka's Utils.parseMap: a later key wins
-        final String text = m.group("extensions");
-        if (!text.isEmpty())
+        int i = 2;
+        if (parts[i].startsWith("m=") && value(parts[i], 2, false))
         {
-            for (final String pair : text.substring(1).split(","))
-            {
-                final int eq = pair.indexOf('=');
-                extensions.put(pair.substring(0, eq), pair.substring(eq + 1));
-            }
+            i++;
         }
-        final String authzid = m.group("authzid");
-        return new ClientFirst(m.group("bare"), user(m.group("saslname")), authzid == null ? "" : user(authzid), m.group("nonce"), extensions);
+        if (parts.length < i + 2 || !parts[i].startsWith("n=") || !saslName(parts[i], 2) || !parts[i + 1].startsWith("r=")
+            || !printable(parts[i + 1], 2))
+        {
+            return null;
+        }
+        final Map<String, String> extensions = extensions(parts, i + 2, parts.length);
+        if (extensions == null)
+        {
+            return null;
+        }
+        final String bare = text.substring(parts[0].length() + parts[1].length() + 2);
+        return new ClientFirst(bare, user(parts[i].substring(2)), parts[1].isEmpty() ? "" : parts[1].substring(2), parts[i + 1].substring(2),
+            extensions);
     }
 
-    /** The client-final message in {@code bytes}, or null when it is not one. */
+    /** The client-final message in {@code bytes}, or null when it is not one: {@code c=<base64>,r=<printable>(,<extension>)*,p=<base64>}. */
     static ClientFinal clientFinal(final byte[] bytes)
     {
-        final Matcher m = CLIENT_FINAL.matcher(new String(bytes, StandardCharsets.UTF_8));
-        if (!m.matches())
+        final String[] parts = new String(bytes, StandardCharsets.UTF_8).split(",", -1);
+        final int last = parts.length - 1;
+        if (parts.length < 3 || !parts[0].startsWith("c=") || !base64(parts[0], 2) || !parts[1].startsWith("r=") || !printable(parts[1], 2)
+            || !parts[last].startsWith("p=") || !base64(parts[last], 2) || extensions(parts, 2, last) == null)
         {
             return null;
         }
-        return new ClientFinal(Base64.getDecoder().decode(m.group("channel")), m.group("nonce"), Base64.getDecoder().decode(m.group("proof")));
+        return new ClientFinal(Base64.getDecoder().decode(parts[0].substring(2)), parts[1].substring(2), Base64.getDecoder().decode(parts[last].substring(2)));
+    }
+
+    /** {@code parts[from, to)} as extensions ({@code <alpha>+=<value-safe>}, a later key winning as in Kafka's {@code Utils.parseMap}), or null. */
+    private static Map<String, String> extensions(final String[] parts, final int from, final int to)
+    {
+        final Map<String, String> extensions = new HashMap<>();
+        for (int i = from; i < to; i++)
+        {
+            final String part = parts[i];
+            final int eq = part.indexOf('=');
+            if (eq < 1 || !value(part, eq + 1, true))
+            {
+                return null;
+            }
+            for (int k = 0; k < eq; k++)
+            {
+                final char c = part.charAt(k);
+                if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+                {
+                    return null;
+                }
+            }
+            extensions.put(part.substring(0, eq), part.substring(eq + 1));
+        }
+        return extensions;
+    }
+
+    /** Whether {@code s} from {@code from} is a saslname: ASCII 0x01-0x7F but ',' and '=', or the escapes {@code =2C} and {@code =3D}; one or more. */
+    private static boolean saslName(final String s, final int from)
+    {
+        if (s.length() == from)
+        {
+            return false;
+        }
+        for (int i = from; i < s.length(); i++)
+        {
+            final char c = s.charAt(i);
+            if (c == '=')
+            {
+                if (!(s.startsWith("2C", i + 1) || s.startsWith("3D", i + 1)))
+                {
+                    return false;
+                }
+                i += 2;
+            }
+            else if (c < 0x01 || c > 0x7F)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether {@code s} from {@code from} is a value: one or more of ASCII 0x01-0x7F (no ',': split on it), and no '=' when {@code safe}. */
+    private static boolean value(final String s, final int from, final boolean safe)
+    {
+        return run(s, from, (char)0x01, (char)0x7F, safe ? '=' : (char)0);
+    }
+
+    /** Whether {@code s} from {@code from} is printable: one or more of ASCII 0x21-0x7E (no ','). */
+    private static boolean printable(final String s, final int from)
+    {
+        return run(s, from, (char)0x21, (char)0x7E, (char)0);
+    }
+
+    /** Whether {@code s} from {@code from} is one or more characters in {@code [low, high]}, none of them {@code excluded}. */
+    private static boolean run(final String s, final int from, final char low, final char high, final char excluded)
+    {
+        if (s.length() == from)
+        {
+            return false;
+        }
+        for (int i = from; i < s.length(); i++)
+        {
+            final char c = s.charAt(i);
+            if (c < low || c > high || c == excluded)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether {@code s} from {@code from} is base64 as Kafka's grammar has it: quanta of four, the last one ending in {@code =} or {@code ==}; or empty. */
+    private static boolean base64(final String s, final int from)
+    {
+        final int length = s.length() - from;
+        if (length % 4 != 0)
+        {
+            return false;
+        }
+        final int padding = length == 0 ? 0 : s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
+        for (int i = from; i < s.length() - padding; i++)
+        {
+            if (BASE64_ALPHABET.indexOf(s.charAt(i)) < 0)
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** {@code r=<nonce>,s=<salt>,i=<iterations>}. */

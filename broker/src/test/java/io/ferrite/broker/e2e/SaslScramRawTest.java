@@ -20,7 +20,10 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import static io.ferrite.broker.e2e.SaslPlainTest.saslPort;
 import static io.ferrite.broker.e2e.SaslScramTest.INVALID;
@@ -180,6 +183,55 @@ class SaslScramRawTest
                 new RawClient(socket).exchange(ApiKeys.SASL_HANDSHAKE, (short)0, new SaslHandshakeRequestData().setMechanism("SCRAM-SHA-256"));
                 assertThrows(IOException.class, () -> bareExchange(socket, "n,,n=nobody,r=abc".getBytes(StandardCharsets.UTF_8)));
             }
+        }
+    }
+
+    @Test
+    void longNamesAuthorizationIdsAndExtensionListsCostOnlyTheirConnection() throws Exception
+    {
+        final Map<String, String> config = new HashMap<>(scramBroker());
+        config.put("num.network.threads", "1"); // every connection below on the same network thread
+        try (RunningBroker broker = new RunningBroker(dir, config))
+        {
+            setCredential(broker, "alice", ScramMechanism.SCRAM_SHA_256, 4096, "alice-secret");
+            final int port = saslPort(broker);
+            final String invalid = INVALID + "SCRAM-SHA-256";
+            try (RawClient served = handshake(port, "SCRAM-SHA-256"))
+            {
+                final KafkaScramClient client = new KafkaScramClient("SCRAM-SHA-256", "alice", "alice-secret");
+                final SaslAuthenticateResponseData first = authenticate(served, (short)2, client.next(new byte[0]));
+                client.next(authenticate(served, (short)2, client.next(first.authBytes())).authBytes());
+                assertTrue(client.complete());
+                final StringBuilder extensions = new StringBuilder("n,,n=alice,r=abc");
+                for (int i = 0; i < 2_000; i++)
+                {
+                    extensions.append(",ext=").append(i);
+                }
+                final Map<String, String> hostile = new LinkedHashMap<>();
+                hostile.put("n,,n=" + "a".repeat(20_000) + ",r=abc", invalid); // no such user
+                hostile.put("n,,n=" + "=2C".repeat(20_000) + ",r=abc", invalid);
+                hostile.put("n,a=" + "b".repeat(20_000) + ",n=alice,r=abc",
+                    "Authentication failed: Client requested an authorization id that is different from username");
+                hostile.put(extensions.toString(), null); // alice, with extensions Ferrite ignores: the server-first answer
+                for (final Map.Entry<String, String> message : hostile.entrySet())
+                {
+                    try (RawClient raw = handshake(port, "SCRAM-SHA-256"))
+                    {
+                        final SaslAuthenticateResponseData answer = authenticate(raw, (short)2, message.getKey().getBytes(StandardCharsets.UTF_8));
+                        if (message.getValue() == null)
+                        {
+                            assertEquals(Errors.NONE.code(), answer.errorCode(), answer.errorMessage());
+                            assertTrue(new String(answer.authBytes(), StandardCharsets.UTF_8).startsWith("r=abc"));
+                            continue;
+                        }
+                        assertFailed(raw, answer, message.getValue());
+                    }
+                    // the connection authenticated before is still served, on the same network thread
+                    assertEquals(port, new MetadataResponseData(new ByteBufferAccessor(served.exchange(ApiKeys.METADATA, (short)12,
+                        new MetadataRequestData().setTopics(null))), (short)12).brokers().iterator().next().port());
+                }
+            }
+            SaslScramTest.assertLogsIn(broker, "SCRAM-SHA-256", "alice", "alice-secret"); // and a new client logs in
         }
     }
 }

@@ -213,4 +213,25 @@ class ScramCredentialsApiTest
         Files.delete(file); // the operator's way out: the start goes on without SCRAM users
         new RunningBroker(dir, Map.of()).close();
     }
+
+    /** Kafka 4.4 bounds no salt (javap of ScramControlManager: the request's salt goes to the record as is); the file reader takes what the writer wrote. */
+    @Test
+    void aLargeSaltAcceptedByAlterIsReadBackAtTheNextStart() throws Exception
+    {
+        final byte[] salt = new byte[2 << 20];
+        new java.util.Random(7).nextBytes(salt);
+        final byte[] saltedPassword = javax.crypto.SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256")
+            .generateSecret(new javax.crypto.spec.PBEKeySpec("big-secret".toCharArray(), salt, 4096, 256)).getEncoded(); // Hi of RFC 5802
+        try (RunningBroker broker = new RunningBroker(dir, SaslScramTest.scramBroker()); RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final AlterUserScramCredentialsRequestData alter = new AlterUserScramCredentialsRequestData().setUpsertions(List.of(
+                new AlterUserScramCredentialsRequestData.ScramCredentialUpsertion().setName("big").setMechanism((byte)1).setIterations(4096)
+                    .setSalt(salt).setSaltedPassword(saltedPassword)));
+            final AlterUserScramCredentialsResponseData altered = new AlterUserScramCredentialsResponseData(new ByteBufferAccessor(
+                raw.exchange(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, (short)0, alter)), (short)0);
+            assertEquals(Errors.NONE.code(), altered.results().get(0).errorCode(), altered.results().get(0).errorMessage());
+            broker.restart();
+            SaslScramTest.assertLogsIn(broker, "SCRAM-SHA-256", "big", "big-secret");
+        }
+    }
 }

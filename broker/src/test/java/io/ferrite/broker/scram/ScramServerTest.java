@@ -162,4 +162,87 @@ class ScramServerTest
         assertTrue(server.complete());
         assertNull(server.evaluate(new byte[0]));
     }
+
+    @Test
+    void longNamesAuthorizationIdsExtensionListsAndProofsAreParsedWithoutRecursion() throws Exception
+    {
+        // a backtracking regex recursed once per character of a name here, and overflowed the stack near 5 000
+        final String longName = "a".repeat(20_000);
+        final ScramMessages.ClientFirst first = ScramMessages.clientFirst(("n,,n=" + longName + ",r=abc").getBytes(StandardCharsets.UTF_8));
+        assertEquals(longName, first.user());
+        assertEquals("n=" + longName + ",r=abc", first.bare());
+        final String escaped = "=2Cb=3D".repeat(5_000);
+        final ScramMessages.ClientFirst withAuthzid = ScramMessages.clientFirst(("n,a=" + escaped + ",n=" + escaped + ",r=abc")
+            .getBytes(StandardCharsets.UTF_8));
+        assertEquals(",b=".repeat(5_000), withAuthzid.user());
+        assertEquals(escaped, withAuthzid.authorizationId(), "the authorization id as sent, as Kafka keeps it");
+        final StringBuilder extensions = new StringBuilder("n,,m=reserved,n=alice,r=abc");
+        for (int i = 0; i < 2_000; i++)
+        {
+            extensions.append(",x").append((char)('a' + i % 26)).append(i % 26 == 25 ? "y" : "").append("=v").append(i);
+        }
+        final ScramMessages.ClientFirst many = ScramMessages.clientFirst(extensions.toString().getBytes(StandardCharsets.UTF_8));
+        assertEquals("alice", many.user());
+        assertEquals("v1999", many.extensions().get("xx")); // a later key wins, as in Kafka's Utils.parseMap
+        final String longProof = "AAAA".repeat(20_000);
+        final ScramMessages.ClientFinal last = ScramMessages.clientFinal(("c=biws,r=" + "n".repeat(20_000) + ",p=" + longProof)
+            .getBytes(StandardCharsets.UTF_8));
+        assertEquals(60_000, last.proof().length);
+        assertEquals("c=biws,r=" + "n".repeat(20_000), last.withoutProof());
+    }
+
+    @Test
+    void theGrammarRefusesWhatKafkasRefuses()
+    {
+        for (final String bad : List.of("", "n", "n,", "n,,", "y,,n=a,r=b", "p=x,,n=a,r=b", "n,,n=a", "n,,n=,r=b", "n,,n=a,r=", "n,,n=a=,r=b",
+            "n,,n=a=2D,r=b", "n,,n=a,r=b c", "n,,n=a,r=b,", "n,,n=a,r=b,x=", "n,,n=a,r=b,1=c", "n,,n=a,r=b,x=c=d", "n,a=,n=a,r=b",
+            "n,b=a,n=a,r=b", "n,,m=,n=a,r=b", "n,,r=b,n=a", "n,,n=\u00e9,r=b", "n,,n=a,r=b\u0000"))
+        {
+            assertNull(ScramMessages.clientFirst(bad.getBytes(StandardCharsets.UTF_8)), bad);
+        }
+        for (final String good : List.of("n,,n=a,r=b", "n,a=a,n=a,r=b", "n,,m=x y,n=a,r=b", "n,,n=a b\u0001,r=!~", "n,,n=a,r=b,Xy=z y"))
+        {
+            assertTrue(ScramMessages.clientFirst(good.getBytes(StandardCharsets.UTF_8)) != null, good);
+        }
+        for (final String bad : List.of("", "c=biws", "c=biws,r=a", "c=biw,r=a,p=AAAA", "c=biws,r=a,p=AAA", "c=biws,r=a,p=A===",
+            "c=biws,r=a,p=AA=A", "c=biws,r=,p=AAAA", "r=a,c=biws,p=AAAA", "c=biws,r=a,x=y=,p=AAAA", "c=biws,r=a,p=AAAA,", "c=biws,r=a b,p=AAAA",
+            "c=bi-s,r=a,p=AAAA"))
+        {
+            assertNull(ScramMessages.clientFinal(bad.getBytes(StandardCharsets.UTF_8)), bad);
+        }
+        for (final String good : List.of("c=,r=a,p=", "c=biws,r=a,p=AAAA", "c=biws,r=a,p=AA==", "c=biws,r=a,p=AAA=", "c=biws,r=a,xy=z,p=AAAA"))
+        {
+            assertTrue(ScramMessages.clientFinal(good.getBytes(StandardCharsets.UTF_8)) != null, good);
+        }
+    }
+
+    @Test
+    void anEscapedAuthorizationIdIsComparedAsSentAsKafkaComparesIt() throws Exception
+    {
+        final ScramCredentials credentials = credentials(ScramMechanism.SCRAM_SHA_256, "a,b", "pw");
+        final ScramServer refused = new ScramServer(ScramMechanism.SCRAM_SHA_256, credentials);
+        assertNull(refused.evaluate("n,a=a=2Cb,n=a=2Cb,r=abc".getBytes(StandardCharsets.UTF_8)));
+        assertEquals(ScramServer.AUTHZID_MISMATCH, refused.failure());
+        final ScramServer plain = new ScramServer(ScramMechanism.SCRAM_SHA_256, credentials(ScramMechanism.SCRAM_SHA_256, "ab", "pw"));
+        assertTrue(plain.evaluate("n,a=ab,n=ab,r=abc".getBytes(StandardCharsets.UTF_8)) != null, "an authorization id equal to the user passes");
+    }
+
+    @Test
+    void aFailedDirectoryFsyncAfterTheRenameLeavesMemoryAsTheFile() throws Exception
+    {
+        final ScramCredentials credentials = new ScramCredentials(d ->
+        {
+            throw new IOException("injected: fsync of " + d);
+        });
+        credentials.load(dir);
+        final byte[] salt = "pepper".getBytes(StandardCharsets.US_ASCII);
+        final ScramCredential bob = ScramCredential.of(ScramMechanism.SCRAM_SHA_256, salt, hi(ScramMechanism.SCRAM_SHA_256, "pw", salt, 4096), 4096);
+        final IOException failed = assertThrows(ScramCredentials.NotDurableException.class,
+            () -> credentials.replace(Map.of("bob", Map.of(ScramMechanism.SCRAM_SHA_256, bob))));
+        assertTrue(failed.getMessage().contains("injected"), failed.getMessage());
+        final ScramCredentials onDisk = new ScramCredentials();
+        onDisk.load(dir);
+        assertEquals(bob, onDisk.lookup(ScramMechanism.SCRAM_SHA_256, "bob"), "the rename was made: the file holds bob");
+        assertEquals(bob, credentials.lookup(ScramMechanism.SCRAM_SHA_256, "bob"), "and so does memory: both agree");
+    }
 }
