@@ -373,19 +373,17 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * The transaction coordinator's settings. The partition counts of {@code __transaction_state} and {@code
-     * __consumer_offsets} are the topics' own when they exist (a transactional id's partition, a group's offsets
-     * partition, are placed by them), as Kafka's coordinators take them from the topics; the configured ones are for
-     * their creation. Each is fixed at its topic's first sight ({@link PartitionCount}): {@code __transaction_state}'s
-     * here if it exists, else when it is created (in a cluster, also seen in the metadata image); {@code
-     * __consumer_offsets}' is the group coordinator's ({@code offsets}), which places AddOffsetsToTxn's partition too.
+     * The transaction coordinator's settings. The partition count of {@code __transaction_state} is fixed once
+     * ({@link PartitionCount}): alone, at the topic's first sight (the load's replay if it exists, else its creation);
+     * in a cluster, at the node's first metadata image. Nothing here fixes it: a cluster's node must not fix a stale
+     * local count before it joins. AddOffsetsToTxn's partition of a group is the group coordinator's count ({@code
+     * groups::offsetsPartitionOf}); the int here is {@code offsets.topic.num.partitions}, read by nothing else.
      */
     private static TxnConfig txnConfig(final BrokerConfig config, final TopicRegistry topics, final PartitionCount offsets)
     {
         final PartitionCount stateLog = PartitionCount.inRegistry(topics, TxnCoordinator.TOPIC,
             BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS, config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS));
-        stateLog.get(); // fixed now if the topic exists: the count the load replays
-        return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS), stateLog, offsets.get(),
+        return new TxnConfig(config.getInt(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS), stateLog, offsets.configured(),
             config.getInt(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), (short)2, config.getInt(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS));
     }
 

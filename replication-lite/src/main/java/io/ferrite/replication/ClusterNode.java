@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.ToIntFunction;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -70,6 +71,14 @@ public final class ClusterNode implements AutoCloseable
          * controlled shutdown. Told whenever the image's brokers change, before that image's partition changes.
          */
         default void eligibleBrokers(final int[] ids, final long[] epochs)
+        {
+        }
+
+        /**
+         * This node's first metadata image (caught up with the quorum), told once before any of its changes:
+         * {@code partitionCounts} gives a topic's partition count in that image (0: no such topic).
+         */
+        default void firstImage(final ToIntFunction<String> partitionCounts)
         {
         }
     }
@@ -451,6 +460,16 @@ public final class ClusterNode implements AutoCloseable
                 }
             }
             replicas.eligibleBrokers(java.util.Arrays.copyOf(ids, count), java.util.Arrays.copyOf(epochs, count));
+        }
+
+        @Override
+        public void firstImage(final MetadataImage image)
+        {
+            replicas.firstImage(name ->
+            {
+                final TopicImage topic = image.topics().getTopic(name);
+                return topic == null ? 0 : topic.partitions().size();
+            });
         }
 
         /** The topic without its partitions, its count taken from the partition's: the largest index seen so far + 1. */

@@ -89,6 +89,14 @@ public final class ClusterView implements AutoCloseable
         default void brokers(final Map<Integer, BrokerRegistration> brokers)
         {
         }
+
+        /**
+         * The first image this node publishes, {@code image} (the loader caught up with the quorum's high watermark),
+         * told once, before any of its changes: Kafka's {@code BrokerMetadataPublisher.initializeManagers} runs there.
+         */
+        default void firstImage(final MetadataImage image)
+        {
+        }
     }
 
     private final int nodeId;
@@ -217,7 +225,12 @@ public final class ClusterView implements AutoCloseable
         @Override
         public void onMetadataUpdate(final MetadataDelta delta, final MetadataImage newImage, final LoaderManifest manifest)
         {
+            final boolean first = image == MetadataImage.EMPTY;
             image = newImage; // first: a listener that looks at the view sees the state it hears of
+            if (first)
+            {
+                changes.firstImage(newImage);
+            }
             tell(nodeId, delta, newImage, changes);
         }
     }

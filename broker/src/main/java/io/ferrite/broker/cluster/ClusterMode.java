@@ -30,6 +30,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.BiConsumer;
+import java.util.function.ToIntFunction;
 
 /**
  * The broker in a cluster (issue 14): with Kafka's cluster settings ({@code controller.quorum.voters},
@@ -183,6 +184,8 @@ public class ClusterMode implements AutoCloseable
         private volatile ProducerIds producerIds;
         /** The coordinators' ownerships, told of the leads of their topics' partitions (none before {@link #coordinates}). */
         private volatile PartitionOwnership[] owners = new PartitionOwnership[0];
+        /** The counts of the coordinators' topics, fixed at this node's first metadata image (none before {@link #coordinates}). */
+        private volatile PartitionCount[] counts = new PartitionCount[0];
         /** The transaction coordinator's markers to partitions led by other nodes (null before {@link #coordinates}). */
         private volatile RemoteMarkers remoteMarkers;
         /** Where a transactional id's coordinator is (null before {@link #coordinates}). */
@@ -213,16 +216,17 @@ public class ClusterMode implements AutoCloseable
         public void coordinates(final GroupCoordinator groups, final TxnCoordinator transactions)
         {
             owners = new PartitionOwnership[] {groups.ownership(), transactions.ownership()};
-            // one count for FindCoordinator and each coordinator, fixed at its topic's first sight (here or in the image)
+            // one count for FindCoordinator and each coordinator, fixed at the node's first metadata image (imaged)
             final PartitionCount offsets = groups.offsetsCount();
-            offsets.alsoSeenIn(() -> imageCount(GroupCoordinator.OFFSETS_TOPIC));
+            final PartitionCount stateLog = transactions.config().stateLog();
+            offsets.fixedByImage();
+            stateLog.fixedByImage();
+            counts = new PartitionCount[] {offsets, stateLog};
             groups.followLeaders(new CoordinatorPlacement(this::node, GroupCoordinator.OFFSETS_TOPIC, offsets,
                 (short)config.getInt(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "producer", "segment.bytes",
                     Integer.toString(config.getInt(BrokerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)))));
             remoteMarkers = new RemoteMarkers(FetcherSettings.of(config), config.nodeId(), () -> transactions.agent().wake());
-            final PartitionCount stateLog = transactions.config().stateLog();
-            stateLog.alsoSeenIn(() -> imageCount(TxnCoordinator.TOPIC));
             txnPlacement = new CoordinatorPlacement(this::node, TxnCoordinator.TOPIC, stateLog,
                 (short)config.getInt(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
                 Map.of("cleanup.policy", "compact", "compression.type", "uncompressed", "min.insync.replicas",
@@ -231,11 +235,17 @@ public class ClusterMode implements AutoCloseable
             transactions.followLeaders(txnPlacement, new ImageMarkerRouting(this::node, config.nodeId()), remoteMarkers);
         }
 
-        /** {@code topic}'s partition count in the metadata image (0: not joined yet, or no such topic). */
-        private int imageCount(final String topic)
+        /**
+         * The node's first metadata image, before any of its changes (no partition led yet, no request answered): the
+         * coordinators' counts are fixed by it, as Kafka's {@code initializeManagers} starts its coordinators.
+         */
+        private void imaged(final ToIntFunction<String> partitionCounts)
         {
-            final ClusterNode joined = node();
-            return joined == null ? 0 : joined.topic(topic).map(ClusterNode.TopicState::partitionCount).orElse(0);
+            for (final PartitionCount count : counts)
+            {
+                final int fixed = count.imaged(partitionCounts.applyAsInt(count.topic()));
+                LOG.info("{}'s keys placed by {} partitions (first metadata image)", count.topic(), fixed);
+            }
         }
 
         @Override
@@ -325,7 +335,7 @@ public class ClusterMode implements AutoCloseable
             {
                 node = ClusterNode.start(clusterSettings(config), metadataDir != null ? Path.of(metadataDir) :
                     firstDir.resolve("cluster-metadata"), firstDir, endpoint,
-                    new ImageChanges(partitions, dynamic, admin, config.nodeId()));
+                    new ImageChanges(partitions, dynamic, admin, config.nodeId(), this::imaged));
                 partitions.joined(); // the follows heard during the start name their leader now
                 LOG.info("node {} joining cluster {} as broker {}", config.nodeId(), node.clusterId(), endpoint);
                 node.awaitUnfenced();

@@ -37,7 +37,7 @@ final class CoordinatorPlacement implements PartitionOwnership.Locator
     private final AtomicBoolean creating = new AtomicBoolean();
 
     /**
-     * {@code name}'s keys, placed by {@code count} (fixed at the topic's first sight, the coordinator's own count), the
+     * {@code name}'s keys, placed by {@code count} (fixed once, the coordinator's own count: PartitionCount), the
      * topic created with its setting, {@code replicationFactor} and {@code configs}.
      */
     CoordinatorPlacement(final Supplier<ClusterNode> node, final String name, final PartitionCount count, final short replicationFactor,

@@ -8,6 +8,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.ToIntFunction;
 
 /**
  * What the metadata image tells this node: its replicas' changes and the topics' configs go to
@@ -24,13 +26,22 @@ final class ImageChanges implements ClusterNode.LocalReplicas
     private final DynamicBrokerConfigs dynamic;
     private final AdminAgent admin;
     private final String nodeId;
+    private final Consumer<ToIntFunction<String>> firstImage;
 
-    ImageChanges(final ClusterPartitions partitions, final DynamicBrokerConfigs dynamic, final AdminAgent admin, final int nodeId)
+    ImageChanges(final ClusterPartitions partitions, final DynamicBrokerConfigs dynamic, final AdminAgent admin, final int nodeId,
+        final Consumer<ToIntFunction<String>> firstImage)
     {
+        this.firstImage = firstImage;
         this.partitions = partitions;
         this.dynamic = dynamic;
         this.admin = admin;
         this.nodeId = Integer.toString(nodeId);
+    }
+
+    @Override
+    public void firstImage(final ToIntFunction<String> partitionCounts)
+    {
+        firstImage.accept(partitionCounts);
     }
 
     @Override

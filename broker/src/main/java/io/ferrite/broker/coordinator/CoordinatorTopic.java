@@ -39,8 +39,8 @@ public final class CoordinatorTopic
     private final AdminAgent admin;
     /**
      * The partition count its keys are placed by, shared with the coordinator's other placers (FindCoordinator's in a
-     * cluster) and fixed at the topic's first sight ({@link #fixCount}: the replay at start, else its creation, else, in
-     * a cluster, the metadata image) for the broker's life, as Kafka's coordinator fixes numPartitions at start-up:
+     * cluster) and fixed for the broker's life ({@link PartitionCount}: alone, at the topic's first sight, {@link
+     * #fixCount}, the replay at start or its creation; in a cluster, at the node's first metadata image), as Kafka's coordinator fixes numPartitions at start-up:
      * Kafka 4.4 lets CreatePartitions grow {@code __consumer_offsets} (checked on a Kafka 4.4 node), and placing by the
      * grown count would move keys to other partitions (other log threads) while their writes are in flight, so a later
      * write could be applied before an earlier one. What the old count placed is found as strays at the next start,
@@ -91,7 +91,7 @@ public final class CoordinatorTopic
      */
     public int fixCount(final Topic topic)
     {
-        return count.fix(topic.partitions.length);
+        return count.fix(topic.plannedPartitions()); // a large topic is made in slices: its planned count
     }
 
     /** The count its keys are placed by, which FindCoordinator's placement reads too in a cluster. */

@@ -63,7 +63,7 @@ public final class GroupOwnership extends PartitionOwnership
         if (partition >= count)
         {
             // the topic grown (CreatePartitions) after its count was fixed: no group is placed here while this broker runs
-            LOG.info("{}-{}: led, but groups are placed by the {} partitions fixed at the topic's first sight: none is here",
+            LOG.info("{}-{}: led, but groups are placed by the {} partitions fixed for this broker's life: none is here",
                 GroupCoordinator.OFFSETS_TOPIC, partition, count);
             return;
         }

@@ -90,7 +90,7 @@ final class TxnOffsetCommits
         private final TxnCoordinator transactions;
         private final Asked asked;
         private final TxnPartition offsetsPartition;
-        /** Until when the batch's write is waited for: from when it is sent, the add held before it aside. */
+        /** Until when the batch's write is waited for: from when it is sent. */
         private long deadlineMs;
         /** v5+'s add of the group's partition (local), until answered. */
         private TxnCoordinator.Pending adding;
@@ -107,7 +107,7 @@ final class TxnOffsetCommits
             this.groups = groups;
             this.transactions = transactions;
             this.asked = asked;
-            // the partition the batch is written to (the store's count, fixed at the topic's first sight), so the
+            // the partition the batch is written to (the store's count, fixed once: PartitionCount), so the
             // transaction verified or added holds the very partition whose marker ends the offsets
             this.offsetsPartition = new TxnPartition(AddPartitionsRules.OFFSETS_TOPIC,
                 groups.offsetsPartitionOf(asked.groupId() == null ? "" : asked.groupId()));

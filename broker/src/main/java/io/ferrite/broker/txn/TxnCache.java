@@ -22,7 +22,7 @@ public final class TxnCache
     private final TxnConfig config;
     /**
      * Per partition, its state. Sized by the count its ids are placed by ({@link TxnConfig#stateLog}), and grown if that
-     * count is fixed larger than it was when this was made (in a cluster, at the topic's first sight in the image).
+     * count is fixed larger than it was when this was made (in a cluster, at the node's first metadata image).
      */
     private byte[] partitions;
     /** Per partition, how many times it was unloaded: a write sent in an earlier tenure is answered NOT_COORDINATOR. */

@@ -9,7 +9,7 @@ import io.ferrite.broker.coordinator.PartitionCount;
  * @param maxTimeoutMs           {@code transaction.max.timeout.ms}: a longer InitProducerId timeout is INVALID_TRANSACTION_TIMEOUT
  * @param stateLog               the partition count of {@code __transaction_state} its ids are placed by, one for the
  *                               coordinator and for FindCoordinator's placement ({@link PartitionCount}: the existing
- *                               topic's, fixed at its first sight, else {@code transaction.state.log.num.partitions})
+ *                               topic's, fixed once, else {@code transaction.state.log.num.partitions})
  * @param offsetsPartitions      {@code offsets.topic.num.partitions}: AddOffsetsToTxn's partition of a group
  * @param idExpirationMs         {@code transactional.id.expiration.ms}: idle ids older than this are removed
  * @param transactionVersion     the cluster's finalized {@code transaction.version} level: the aborts the coordinator

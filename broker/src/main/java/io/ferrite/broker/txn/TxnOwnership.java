@@ -45,7 +45,7 @@ public final class TxnOwnership extends PartitionOwnership
         if (partition >= count)
         {
             // the topic grown (CreatePartitions) after its count was fixed: no id is placed here while this broker runs
-            LOG.info("{}-{}: led, but ids are placed by the {} partitions fixed at the topic's first sight: none is here",
+            LOG.info("{}-{}: led, but ids are placed by the {} partitions fixed for this broker's life: none is here",
                 TxnCoordinator.TOPIC, partition, count);
             return;
         }

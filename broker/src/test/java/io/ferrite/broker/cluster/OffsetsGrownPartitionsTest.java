@@ -1,6 +1,7 @@
 package io.ferrite.broker.cluster;
 
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.broker.e2e.RawClient;
 import io.ferrite.testing.Await;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewPartitions;
@@ -16,6 +17,11 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -148,6 +154,109 @@ final class OffsetsGrownPartitionsTest
                 assertEquals(4, resume(group), group + ": the first offset its member read");
                 assertEquals(5, fetched(admin, group), group + "'s offset committed by its member");
             }
+        }
+    }
+
+    /**
+     * {@code __consumer_offsets} of 2 partitions, one replica each, so that one node holds none of it. Kafka 4.4 fixes
+     * the count when a node starts: every node started before the topic existed places by the setting, 2. The topic
+     * grown to 3, its new partition on the node that held none: that node had never looked at the topic, and placed by
+     * the count it saw first, 3, while the others kept 2, so FindCoordinator named two coordinators for one group. Then
+     * a node stopped while the topic grows to 4, restarted, and the other two restarted: each starts with the image's
+     * 4, as Kafka; the one that was down had fixed its stale local count (the highest partition it holds + 1) before it
+     * joined. Every node, asked itself, must name the same coordinator for every group, before and after.
+     */
+    @Test
+    void everyNodeFixesTheImagesCountWhenItJoinsNotAtItsFirstLookNorFromAStaleReplica() throws Exception
+    {
+        final Map<String, String> settings = Map.of("offsets.topic.num.partitions", "2", "offsets.topic.replication.factor", "1");
+        cluster = new ThreeNodes(dir).start(settings);
+        findCoordinator(1, "first"); // the first FindCoordinator has the controller create the topic
+        final TopicDescription two;
+        try (Admin admin = cluster.admin(1))
+        {
+            two = Await.awaitValue(() -> describe(admin), t -> t != null && t.partitions().size() == 2
+                && t.partitions().stream().allMatch(p -> p.leader() != null), DEADLINE, () -> OFFSETS + " created with 2 partitions");
+        }
+        final Set<Integer> holders = two.partitions().stream().map(p -> p.leader().id()).collect(Collectors.toSet());
+        // a node holding none, and not node 1 when another one is free (node 1 was asked before the topic existed)
+        final int unseen = IntStream.of(2, 3, 1).filter(id -> !holders.contains(id)).findFirst().orElseThrow();
+        grow(3, unseen, unseen == 1 ? 2 : 1);
+        assertAllNodesPlaceBy(3, 2);
+
+        final int down = holders.iterator().next();
+        cluster.kill(down);
+        grow(4, -1, down == 1 ? 2 : 1);
+        cluster.restart(down, settings);
+        for (int id = 1; id <= 3; id++)
+        {
+            if (id != down)
+            {
+                cluster.kill(id);
+                cluster.restart(id, settings);
+            }
+        }
+        assertAllNodesPlaceBy(4, 4);
+    }
+
+    /**
+     * Grows {@code __consumer_offsets} to {@code count} through node {@code via}, its new partition on node {@code on}
+     * (-1: the controller's choice).
+     */
+    private void grow(final int count, final int on, final int via) throws Exception
+    {
+        try (Admin admin = cluster.admin(via))
+        {
+            admin.createPartitions(Map.of(OFFSETS, on < 0 ? NewPartitions.increaseTo(count) :
+                NewPartitions.increaseTo(count, List.of(List.of(on))))).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Every node, asked itself, names for each of 6 groups the leader of its partition of {@code placedBy}, when {@code
+     * __consumer_offsets} has {@code grown} partitions (the groups: those another count would send to another node).
+     */
+    private void assertAllNodesPlaceBy(final int grown, final int placedBy) throws Exception
+    {
+        final TopicDescription topic;
+        try (Admin admin = cluster.admin(1))
+        {
+            topic = Await.awaitValue(() -> describe(admin), t -> t != null && t.partitions().size() == grown
+                && t.partitions().stream().allMatch(p -> p.leader() != null), DEADLINE, () -> OFFSETS + " of " + grown + ", with leaders");
+        }
+        int checked = 0;
+        for (int i = 0; checked < 6 && i < 10_000; i++)
+        {
+            final String group = "placed-group-" + i;
+            final int expected = leader(topic, CoordinatorTopic.partitionFor(group, placedBy));
+            // a group the other count would send elsewhere: after the growth, the topic's count; after the restarts, the
+            // count the node down during the growth held locally (1 or 2: its highest partition + 1)
+            if (placedBy != grown ? expected == leader(topic, CoordinatorTopic.partitionFor(group, grown))
+                : expected == leader(topic, CoordinatorTopic.partitionFor(group, 2)) || expected == leader(topic, 0))
+            {
+                continue; // the counts agree on this group: it shows nothing
+            }
+            checked++;
+            for (int id = 1; id <= 3; id++)
+            {
+                final int node = id;
+                final FindCoordinatorResponseData.Coordinator answer = Await.awaitValue(() -> findCoordinator(node, group),
+                    c -> c.errorCode() == Errors.NONE.code(), DEADLINE, () -> "node " + node + " to find " + group + "'s coordinator");
+                assertEquals(expected, answer.nodeId(), "node " + node + " names " + group + "'s coordinator (partition "
+                    + CoordinatorTopic.partitionFor(group, placedBy) + " of " + placedBy + "; " + OFFSETS + " has " + grown + ")");
+            }
+        }
+        assertEquals(6, checked, "groups the two counts place apart");
+    }
+
+    /** FindCoordinator v4 for {@code group}, sent to node {@code id} itself. */
+    private FindCoordinatorResponseData.Coordinator findCoordinator(final int id, final String group) throws Exception
+    {
+        try (RawClient raw = new RawClient(cluster.brokerPort(id)))
+        {
+            final FindCoordinatorRequestData request = new FindCoordinatorRequestData().setKeyType((byte)0).setCoordinatorKeys(List.of(group));
+            return new FindCoordinatorResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.FIND_COORDINATOR, (short)4, request)),
+                (short)4).coordinators().get(0);
         }
     }
 

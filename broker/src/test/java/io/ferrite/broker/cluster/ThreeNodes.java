@@ -59,11 +59,17 @@ final class ThreeNodes implements AutoCloseable
     /** Starts the three and waits until each joined the cluster and listens; if one does not, kills them all. */
     ThreeNodes start() throws IOException, InterruptedException
     {
+        return start(Map.of());
+    }
+
+    /** As {@link #start()}, with {@code settings} over each node's own ({@code --override}s). */
+    ThreeNodes start(final Map<String, String> settings) throws IOException, InterruptedException
+    {
         try
         {
             for (int id = 1; id <= 3; id++)
             {
-                nodes[id] = launch(id, Map.of());
+                nodes[id] = launch(id, settings);
             }
             for (int id = 1; id <= 3; id++)
             {
