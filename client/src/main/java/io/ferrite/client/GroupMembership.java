@@ -23,9 +23,9 @@ import java.util.List;
  * {@code group.instance.id}) from a Heartbeat, JoinGroup or SyncGroup loses them: {@code poll} throws
  * {@link FencedInstanceIdException} once and the next {@code poll} joins again (as a kafka-clients 4.4 consumer does,
  * fencing the other in turn); from a commit it fails the commit only. A static member sends no LeaveGroup. A JoinGroup
- * or SyncGroup answered REBALANCE_IN_PROGRESS joins again at once; coordinator errors find the coordinator again and join after {@code retry.backoff.ms}. A member whose
- * application does not call {@code poll} within {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions;
- * the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
+ * or SyncGroup answered REBALANCE_IN_PROGRESS joins again at once; coordinator errors find the coordinator again and
+ * join after {@code retry.backoff.ms}. A member whose application does not call {@code poll} within
+ * {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions; the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
  * (INCONSISTENT_GROUP_PROTOCOL, GROUP_AUTHORIZATION_FAILED, ...) stop the membership: {@code poll} throws them.
  * Single-threaded (the consumer's thread): heartbeats go only from {@code doWork}, so a gap between two calls longer
  * than {@code session.timeout.ms} loses the membership (kafka-clients heartbeats from a thread of its own). A
