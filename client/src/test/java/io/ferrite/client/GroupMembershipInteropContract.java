@@ -344,8 +344,9 @@ interface GroupMembershipInteropContract
      * Static membership: a second consumer joining with the same {@code group.instance.id} takes the first one's place,
      * and the coordinator answers the first one's next heartbeat FENCED_INSTANCE_ID. What a kafka-clients 4.4 consumer
      * does then is the reference, found by running it here (kafka-clients against the broker under test): its
-     * {@code poll} throws {@code FencedInstanceIdException} once, and its next poll tells {@code onPartitionsLost} (not
-     * revoked) and joins again with the same instance id, which fences the second consumer in turn. The Ferrite member
+     * {@code poll} throws {@code FencedInstanceIdException}, then either its next poll tells {@code onPartitionsLost}
+     * (not revoked) and joins again with the same instance id, fencing the second in turn, or (seen against Kafka 4.4,
+     * timing-dependent) every later poll throws again; it is never silent. The Ferrite member
      * must do the same: throw once, then join again (never stay out of the group silently); it tells {@code onLost}
      * when the Heartbeat's answer comes, before the throw.
      */
@@ -380,16 +381,20 @@ interface GroupMembershipInteropContract
             }
             assertEquals(0, kafkaLost[0] + kafkaRevoked[0], "kafka-clients: the listener is told at the next poll");
             final int assignedWhenFenced = kafkaAssigned[0];
-            // the experiment: does a join again (and fence b), or stay out of the group?
-            while (kafkaAssigned[0] == assignedWhenFenced || kafkaFenced[1] == 0)
+            // the experiment: does a join again (and fence b), or stay out of the group? Both were seen against Kafka
+            // 4.4: a joined again (fencing b), or a threw again at every poll (2 543 times in a minute). Never silent.
+            while ((kafkaAssigned[0] == assignedWhenFenced || kafkaFenced[1] == 0) && kafkaFenced[0] < 10)
             {
-                assertTrue(System.nanoTime() - deadline < 0, () -> "kafka-clients a joined again and fenced b in time: a " +
+                assertTrue(System.nanoTime() - deadline < 0, () -> "kafka-clients a joined again or threw again in time: a " +
                     "assigned " + kafkaAssigned[0] + " fenced " + kafkaFenced[0] + ", b fenced " + kafkaFenced[1]);
                 kafkaFenced[0] += pollFenced(ka, seen);
                 kafkaFenced[1] += pollFenced(kb, seen);
             }
-            assertEquals(1, kafkaFenced[0], "kafka-clients: a threw once");
-            assertEquals(2, kafkaLost[0], "kafka-clients: a's partitions lost before it joined again");
+            if (kafkaFenced[0] < 10)
+            {
+                assertEquals(1, kafkaFenced[0], "kafka-clients: a threw once, then joined again");
+                assertEquals(2, kafkaLost[0], "kafka-clients: a's partitions lost before it joined again");
+            }
             assertEquals(0, kafkaRevoked[0], "kafka-clients: lost, not revoked");
         }
 
