@@ -113,14 +113,15 @@ public final class ConsumerConfig extends ClientConfig<ConsumerConfig>
      * across a restart within {@code session.timeout.ms}, so it sends no LeaveGroup on close (kafka-clients' default
      * close) nor when {@code max.poll.interval.ms} passes; a second consumer with the same id fences this one
      * ({@link FencedInstanceIdException}). Null (the default): a dynamic member. Checked as kafka-clients'
-     * {@code JoinGroupRequest.validateGroupInstanceId}: not empty, at most 249 characters of {@code [a-zA-Z0-9._-]}.
+     * {@code JoinGroupRequest.validateGroupInstanceId}: not empty, not "." or "..", at most 249 characters of
+     * {@code [a-zA-Z0-9._-]}.
      */
     public ConsumerConfig groupInstanceId(final String id)
     {
-        if (id != null && (id.isEmpty() || id.length() > 249 || !id.matches("[a-zA-Z0-9._-]+")))
+        if (id != null && (id.length() > 249 || !id.matches("[a-zA-Z0-9._-]+") || id.equals(".") || id.equals("..")))
         {
             throw new ConfigException("Group instance id \"" + id + "\" is illegal: it must be 1 to 249 characters of " +
-                "ASCII alphanumerics, '.', '_' and '-'");
+                "ASCII alphanumerics, '.', '_' and '-', and not \".\" or \"..\"");
         }
         this.groupInstanceId = id;
         return this;

@@ -22,6 +22,18 @@ public class ConsumerException extends RuntimeException
         this.errorCode = errorCode;
     }
 
+    /** The exception of a group membership that stopped with {@code error}. */
+    static ConsumerException membershipFailed(final short error, final String groupId, final String instanceId)
+    {
+        if (error == GroupMembership.FENCED_INSTANCE_ID)
+        {
+            return new FencedInstanceIdException("Member " + instanceId + " of group " + groupId + " was fenced " +
+                "(FENCED_INSTANCE_ID): another consumer joined with the same group.instance.id; the next poll joins again");
+        }
+        return new ConsumerException(null, -1, error, "Group " + groupId + " membership failed with error " + error +
+            ": subscribe again to retry");
+    }
+
     public String topic()
     {
         return topic;

@@ -20,11 +20,12 @@ import java.util.List;
  * offsets it staged committed, awaited within {@code max.poll.interval.ms}) before it joins again. UNKNOWN_MEMBER_ID and
  * ILLEGAL_GENERATION lose the partitions ({@link RebalanceListener#onLost}, positions dropped, nothing committed) and
  * join again, as a new member after UNKNOWN_MEMBER_ID. FENCED_INSTANCE_ID (a static member replaced by another with its
- * {@code group.instance.id}) loses them and stops the membership: {@code poll} throws {@link FencedInstanceIdException}
- * (kafka-clients' is fatal too). A static member sends no LeaveGroup. A JoinGroup or SyncGroup answered REBALANCE_IN_PROGRESS joins
- * again at once; coordinator errors find the coordinator again and join after {@code retry.backoff.ms}. A member whose
- * application does not call {@code poll} within {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions;
- * the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
+ * {@code group.instance.id}) from a Heartbeat, JoinGroup or SyncGroup loses them: {@code poll} throws
+ * {@link FencedInstanceIdException} once and the next {@code poll} joins again (as a kafka-clients 4.4 consumer does,
+ * fencing the other in turn); from a commit it fails the commit only. A static member sends no LeaveGroup. A JoinGroup
+ * or SyncGroup answered REBALANCE_IN_PROGRESS joins again at once; coordinator errors find the coordinator again and
+ * join after {@code retry.backoff.ms}. A member whose application does not call {@code poll} within
+ * {@code max.poll.interval.ms} sends LeaveGroup and loses its partitions; the next {@code poll} joins again. {@link #close} revokes, and leaves. Errors that are not retriable
  * (INCONSISTENT_GROUP_PROTOCOL, GROUP_AUTHORIZATION_FAILED, ...) stop the membership: {@code poll} throws them.
  * Single-threaded (the consumer's thread): heartbeats go only from {@code doWork}, so a gap between two calls longer
  * than {@code session.timeout.ms} loses the membership (kafka-clients heartbeats from a thread of its own). A
@@ -172,14 +173,9 @@ final class GroupMembership
         }
         else if (state == State.FAILED)
         {
-            state = State.UNJOINED;
-            if (error == FENCED_INSTANCE_ID)
-            {
-                throw new FencedInstanceIdException("Member " + config.groupInstanceId + " of group " + group.groupId +
-                    " was fenced (FENCED_INSTANCE_ID): another consumer joined with the same group.instance.id");
-            }
-            throw new ConsumerException(null, -1, error, "Group " + group.groupId + " membership failed with error " +
-                error + ": subscribe again to retry");
+            // fenced: thrown once, the next poll joins again, as kafka-clients 4.4 (the contract's experiment)
+            state = error == FENCED_INSTANCE_ID ? State.JOIN_DUE : State.UNJOINED;
+            throw ConsumerException.membershipFailed(error, group.groupId, config.groupInstanceId);
         }
         return state != State.PREPARING;
     }
@@ -269,7 +265,7 @@ final class GroupMembership
         }
         else if (e == FENCED_INSTANCE_ID)
         {
-            lose(true); // fatal, as kafka-clients' FencedInstanceIdException: no join again
+            lose(true); // as kafka-clients' Heartbeat handler: generation and member id reset, poll throws once
             fail(e);
         }
         else if (e == ClientErrors.UNKNOWN_MEMBER_ID || e == ClientErrors.ILLEGAL_GENERATION)
@@ -473,8 +469,9 @@ final class GroupMembership
      * The consumer closes: with auto-commit the positions are committed first (with assign() too), then a member's
      * partitions are revoked (the listener, once) and the offsets it staged committed
      * ({@link MemberAssignment#commitOnClose}), then it leaves the group and waits for LeaveGroup's answer, each within
-     * {@code request.timeout.ms} (kafka-clients' close: auto-commit, {@code onPartitionsRevoked}, LeaveGroup). While it closes ({@link State#CLOSING}) no heartbeat or JoinGroup is
-     * sent and a rebalance the coordinator starts meanwhile is not acted on.
+     * {@code request.timeout.ms} (kafka-clients' close: auto-commit, {@code onPartitionsRevoked}, LeaveGroup); a
+     * revocation under way is finished ({@link Revocation#close}). While it closes ({@link State#CLOSING}) no heartbeat
+     * or JoinGroup is sent and a rebalance the coordinator starts meanwhile is not acted on.
      */
     void close(final boolean autoCommit)
     {
@@ -484,10 +481,9 @@ final class GroupMembership
         {
             partitions.commitOnClose(CommitCalls.Mode.REVOKE); // first, as kafka-clients' close auto-commits first
         }
-        if (was == State.STABLE)
+        if (was == State.STABLE || was == State.PREPARING)
         {
-            partitions.tell(false);
-            partitions.commitOnClose(CommitCalls.Mode.STAGED); // what the listener staged (nothing staged: no request)
+            revocation.close(was == State.STABLE);
         }
         if (was != State.UNJOINED && was != State.LEFT && was != State.FAILED)
         {

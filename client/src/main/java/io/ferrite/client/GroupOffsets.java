@@ -62,6 +62,8 @@ final class GroupOffsets
     private boolean commitInFlight;
     /** The outstanding commit was sent (its answer may be being handled): true until its caller is told. */
     private boolean commitSent;
+    /** OffsetCommit requests sent so far (tests: the allocation test checks its measured phase had some). */
+    long commitsSent;
     /** The generation the commit in flight was sent with: its group errors apply only while it is the member's. */
     private int commitGeneration;
     /** The subscribed consumer's membership (its commits carry the generation and member id), null with assign(). */
@@ -329,6 +331,7 @@ final class GroupOffsets
         c.commit(ApiKeys.OFFSET_COMMIT, version, body + commitRequest.finish(), this, true, nowNs);
         commitInFlight = true;
         commitSent = true;
+        commitsSent++;
         commitGeneration = membership == null ? NO_GENERATION : membership.commitGeneration();
         return 1;
     }
@@ -357,8 +360,10 @@ final class GroupOffsets
         {
             coordinatorUnknown();
         }
-        if (membership != null && first != ClientErrors.NONE && commitGeneration == membership.commitGeneration())
+        if (membership != null && first != ClientErrors.NONE && first != GroupMembership.FENCED_INSTANCE_ID &&
+            commitGeneration == membership.commitGeneration())
         {
+            // FENCED_INSTANCE_ID fails the commit only: the next Heartbeat's answer ends the membership (kafka-clients)
             // kafka-clients: rebalance, or the generation is reset — only if the commit's generation is still the member's
             membership.onGroupError(first, assigned, nowNs);
         }

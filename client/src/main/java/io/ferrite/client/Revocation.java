@@ -61,6 +61,25 @@ final class Revocation
         }
     }
 
+    /**
+     * The consumer closes while the member holds its partitions ({@code stable}) or gives them up: the listener is told
+     * unless the revocation told it already (its auto-commit still out), and the offsets it staged are committed, as
+     * kafka-clients' close always revokes what it still holds. The revocation ends.
+     */
+    void close(final boolean stable)
+    {
+        if (stable || step == Step.COMMIT_POSITIONS)
+        {
+            partitions.tell(false);
+        }
+        if (stable || step != Step.DONE)
+        {
+            partitions.commitOnClose(CommitCalls.Mode.STAGED); // nothing staged: no request
+        }
+        group.forgetCommitCaller(done);
+        step = Step.DONE;
+    }
+
     /** Whether the positions were dropped: the member may join. */
     boolean finished()
     {
@@ -80,13 +99,19 @@ final class Revocation
             return -work;
         }
         group.forgetCommitCaller(done); // a commit given up at the deadline: its late answer tells no one
-        if (step == Step.COMMIT_POSITIONS)
+        if (step == Step.COMMIT_POSITIONS && group.membership.commitGeneration() < 0)
+        {
+            // lost instead when the commit's answer reset the generation (UNKNOWN_MEMBER_ID...), as onJoinPrepare
+            // checks the generation again after its auto-commit; nothing more is committed after onPartitionsLost
+            partitions.tell(true);
+            partitions.drop();
+            step = Step.DONE;
+        }
+        else if (step == Step.COMMIT_POSITIONS)
         {
             step = Step.COMMIT_STAGED;
             startCommit(nowNs);
-            // lost instead when the commit's answer reset the generation (UNKNOWN_MEMBER_ID...), as onJoinPrepare
-            // checks the generation it is called with again after its auto-commit
-            partitions.tell(group.membership.commitGeneration() < 0);
+            partitions.tell(false);
         }
         else
         {

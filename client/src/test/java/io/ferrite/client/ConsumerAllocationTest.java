@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * code the LZ4 case measured 0 bytes every time; the uncompressed one 0 in one run, 952 bytes in four and 72 in one
  * (a per-call probe, in a seventh run, caught 72 bytes in one {@code doWork}, at its 3 018th call). The cause is not
  * found: not the answer buffers (the largest answer, 131 KiB, was seen in the warm-up and the buffers are sized for
- * it), not a metadata refresh or a fetch error (none happened). Until it is, the test fails most runs.
+ * it), not a metadata refresh or a fetch error (none happened). Until it is, that case fails most runs (the
+ * subscribed member's case below is in the default build).
  */
 class ConsumerAllocationTest
 {
@@ -82,9 +83,9 @@ class ConsumerAllocationTest
     /**
      * A subscribed member in steady state: the same records, the consumer in a group (it leads and is given both
      * partitions), a Heartbeat every 10 ms and an auto-commit of the positions every 20 ms, so the measured phase holds
-     * heartbeats and commits (checked: heartbeats counted, and the offset committed after the phase is past the position
-     * before it) besides the fetches. The records are written before the consumer starts, so the phase fetches a
-     * stream that is already there, at the rate the consumer takes it. 0 bytes on the polling thread.
+     * heartbeats and commits (checked: both counted as sent within the phase) besides the fetches. The records are
+     * written before the consumer starts, so the phase fetches a stream that is already there, at the rate the consumer
+     * takes it. 0 bytes on the polling thread.
      */
     @Test
     void aSubscribedMembersHeartbeatsCommitsAndPollsAllocateNothing() throws Exception
@@ -120,24 +121,22 @@ class ConsumerAllocationTest
                 assertEquals(PARTITIONS, assigned[0]);
                 final GroupMembership membership = consumer.groupOffsets().membership;
                 final long heartbeatsBefore = membership.heartbeatsSent();
-                final long positionBefore = consumer.position(TOPIC, 0);
+                final long commitsBefore = consumer.groupOffsets().commitsSent;
                 final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
                 final long id = Thread.currentThread().getId();
                 final long before = threads.getThreadAllocatedBytes(id);
                 poll(consumer, handler, MEASURED);
                 final long allocated = threads.getThreadAllocatedBytes(id) - before;
                 final long heartbeats = membership.heartbeatsSent() - heartbeatsBefore;
+                final long commits = consumer.groupOffsets().commitsSent - commitsBefore;
                 assertEquals(0, outOfOrder, "records out of order or missing");
                 assertEquals(WARM_UP + MEASURED, polled);
                 assertEquals(GroupMembership.State.STABLE, membership.state, "no rebalance in the phase");
                 assertEquals(PARTITIONS, assigned[0]);
                 assertTrue(heartbeats >= 5, () -> heartbeats + " heartbeats in the measured phase");
-                // a commit in flight when the phase began carried positions up to positionBefore at most
-                final long committed = consumer.committed(TOPIC, 0, 30_000);
-                assertTrue(committed > positionBefore, () -> "committed " + committed + ", " + positionBefore +
-                    " before the phase: an auto-commit in the phase");
+                assertTrue(commits >= 5, () -> commits + " auto-commits sent in the measured phase");
                 assertEquals(0, allocated, "bytes allocated over " + MEASURED + " polled records, " + heartbeats +
-                    " heartbeats and the auto-commits");
+                    " heartbeats and " + commits + " auto-commits");
             }
         }
     }

@@ -25,6 +25,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -340,51 +341,233 @@ interface GroupMembershipInteropContract
     }
 
     /**
-     * Static membership: a second consumer joining with the same {@code group.instance.id} takes the first one's place;
-     * the coordinator answers the first one's next heartbeat FENCED_INSTANCE_ID, which is fatal as in kafka-clients:
-     * {@code poll} throws {@link FencedInstanceIdException} once, its partitions are lost (not revoked: nothing
-     * committed), and it stays out of the group (it does not join again, so the second keeps every partition and reads
-     * every record). Neither sends LeaveGroup on close (kafka-clients' default for a static member).
+     * Static membership: a second consumer joining with the same {@code group.instance.id} takes the first one's place,
+     * and the coordinator answers the first one's next heartbeat FENCED_INSTANCE_ID. What a kafka-clients 4.4 consumer
+     * does then is the reference, found by running it here (kafka-clients against the broker under test): its
+     * {@code poll} throws {@code FencedInstanceIdException}, then either its next poll tells {@code onPartitionsLost}
+     * (not revoked) and joins again with the same instance id, fencing the second in turn, or (seen against Kafka 4.4,
+     * timing-dependent) every later poll throws again; it is never silent. The Ferrite member
+     * must do the same: throw once, then join again (never stay out of the group silently); it tells {@code onLost}
+     * when the Heartbeat's answer comes, before the throw.
      */
     @Test
     default void aSecondMemberWithTheSameInstanceIdFencesTheFirst() throws Exception
     {
         final String topic = "members-static";
-        final String group = topic + "-group";
         createTopic(topic, 2);
         produce(topic, 2, 5);
         final Map<Long, Integer> seen = new HashMap<>();
+        final String kafkaGroup = topic + "-kafka";
+        final int[] kafkaAssigned = new int[2];
+        final int[] kafkaLost = new int[2];
+        final int[] kafkaRevoked = new int[2];
+        final int[] kafkaFenced = new int[2];
+        try (KafkaConsumer<byte[], byte[]> ka = kafkaConsumer(kafkaGroup, 200, "static-k");
+            KafkaConsumer<byte[], byte[]> kb = kafkaConsumer(kafkaGroup, 200, "static-k"))
+        {
+            ka.subscribe(List.of(topic), counting(kafkaAssigned, kafkaRevoked, kafkaLost, 0));
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            while (kafkaAssigned[0] < 2)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "kafka-clients a joined in time");
+                pollKafka(ka, seen);
+            }
+            kb.subscribe(List.of(topic), counting(kafkaAssigned, kafkaRevoked, kafkaLost, 1));
+            while (kafkaFenced[0] == 0)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "kafka-clients a fenced in time");
+                kafkaFenced[1] += pollFenced(kb, seen);
+                kafkaFenced[0] += pollFenced(ka, seen);
+            }
+            assertEquals(0, kafkaLost[0] + kafkaRevoked[0], "kafka-clients: the listener is told at the next poll");
+            final int assignedWhenFenced = kafkaAssigned[0];
+            // the experiment: does a join again (and fence b), or stay out of the group? Both were seen against Kafka
+            // 4.4: a joined again (fencing b), or a threw again at every poll (2 543 times in a minute). Never silent.
+            while ((kafkaAssigned[0] == assignedWhenFenced || kafkaFenced[1] == 0) && kafkaFenced[0] < 10)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, () -> "kafka-clients a joined again or threw again in time: a " +
+                    "assigned " + kafkaAssigned[0] + " fenced " + kafkaFenced[0] + ", b fenced " + kafkaFenced[1]);
+                kafkaFenced[0] += pollFenced(ka, seen);
+                kafkaFenced[1] += pollFenced(kb, seen);
+            }
+            if (kafkaFenced[0] < 10)
+            {
+                assertEquals(1, kafkaFenced[0], "kafka-clients: a threw once, then joined again");
+                assertEquals(2, kafkaLost[0], "kafka-clients: a's partitions lost before it joined again");
+            }
+            assertEquals(0, kafkaRevoked[0], "kafka-clients: lost, not revoked");
+        }
+
+        final String group = topic + "-group";
         try (Member a = new Member(bootstrap(), topic, group, 60_000, "static-1"))
         {
-            runUntil(() -> a.owned.size() == 2 && a.read == 10, seen, a);
+            runUntil(() -> a.owned.size() == 2, seen, a);
             try (Member b = new Member(bootstrap(), topic, group, 60_000, "static-1"))
             {
-                FencedInstanceIdException fenced = null;
                 final long deadline = System.nanoTime() + DEADLINE_NS;
+                FencedInstanceIdException fenced = null;
                 while (fenced == null)
                 {
                     assertTrue(System.nanoTime() - deadline < 0, "the first member fenced in time");
-                    b.step(seen);
-                    try
-                    {
-                        a.step(seen);
-                    }
-                    catch (final FencedInstanceIdException e)
-                    {
-                        fenced = e;
-                    }
+                    b.stepFenced(seen);
+                    fenced = a.stepFenced(seen);
                 }
                 assertEquals(82, fenced.errorCode(), "FENCED_INSTANCE_ID");
                 assertEquals(Set.of(), a.owned, "the fenced member's partitions are gone");
                 assertEquals(2, a.lostCalls, "lost, not revoked");
                 assertEquals(0, a.revokedCalls, "lost, not revoked");
-                final GroupMembership membership = a.consumer.groupOffsets().membership;
-                assertEquals(GroupMembership.State.UNJOINED, membership.state, "stopped: it does not join again");
-                produce(topic, 2, 5);
-                runUntil(() -> b.owned.size() == 2 && b.read == 20, seen, a, b);
-                assertEquals(GroupMembership.State.UNJOINED, membership.state, "still out of the group");
-                assertEquals(10, a.read, "the fenced member read nothing more");
+                final int assignedWhenFenced = a.assignedCalls;
+                while (a.assignedCalls == assignedWhenFenced || b.fenced == 0)
+                {
+                    assertTrue(System.nanoTime() - deadline < 0, () -> "a joined again and fenced b in time, as " +
+                        "kafka-clients: a " + a.consumer.groupOffsets().membership.state + " assigned " + a.assignedCalls +
+                        ", b fenced " + b.fenced);
+                    a.stepFenced(seen);
+                    b.stepFenced(seen);
+                }
+                assertEquals(1, a.fenced, "a threw once");
+                assertEquals(2, a.lostCalls, "lost once, before it joined again");
             }
+        }
+    }
+
+    /**
+     * A commit of a fenced static member, sent before its next Heartbeat (a minute away), fails with
+     * FENCED_INSTANCE_ID. As kafka-clients 4.4's OffsetCommit handler, only the commit fails: the member stays in its
+     * generation until the next Heartbeat's answer ends it (the case above).
+     */
+    @Test
+    default void aCommitOfAFencedStaticMemberFailsWithFencedInstanceId() throws Exception
+    {
+        final String topic = "members-static-commit";
+        final String group = topic + "-group";
+        createTopic(topic, 2);
+        produce(topic, 2, 5);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member a = new Member(bootstrap(), topic, group, 60_000, "static-c", 60_000))
+        {
+            runUntil(() -> a.owned.size() == 2 && a.read == 10, seen, a);
+            try (Member b = new Member(bootstrap(), topic, group, 60_000, "static-c", 100))
+            {
+                runUntil(() -> b.owned.size() == 2, seen, b);
+                final GroupMembership membership = a.consumer.groupOffsets().membership;
+                assertEquals(0, membership.heartbeatsSent(), "a sent no Heartbeat: only the commit can tell it");
+                final OffsetCommitException e = assertThrows(OffsetCommitException.class, () -> a.consumer.commitSync(30_000));
+                assertEquals(82, e.errorCode(), "FENCED_INSTANCE_ID");
+                assertEquals(GroupMembership.State.STABLE, membership.state, "only the commit failed");
+                assertEquals(Set.of(0, 1), a.owned, "only the commit failed");
+            }
+        }
+    }
+
+    /**
+     * A static member sends no LeaveGroup on close (KIP-345): its partitions stay its own until
+     * {@code session.timeout.ms}, and a consumer started again with its instance id gets them back without the other
+     * member being revoked (no rebalance). With a LeaveGroup the group would rebalance at once: the other member would
+     * be revoked and take all the partitions.
+     */
+    @Test
+    default void aStaticMemberRestartedGetsItsPartitionsBackWithoutARebalance() throws Exception
+    {
+        final String topic = "members-static-restart";
+        final String group = topic + "-group";
+        createTopic(topic, 4);
+        produce(topic, 4, 5);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member b = new Member(bootstrap(), topic, group, 60_000, "static-b"))
+        {
+            final Set<Integer> aHad;
+            try (Member a = new Member(bootstrap(), topic, group, 60_000, "static-a"))
+            {
+                runUntil(() -> a.owned.size() == 2 && b.owned.size() == 2 && a.read + b.read == 20, seen, a, b);
+                aHad = Set.copyOf(a.owned);
+            }
+            final int bRevoked = b.revokedCalls;
+            final Set<Integer> bHad = Set.copyOf(b.owned);
+            try (Member again = new Member(bootstrap(), topic, group, 60_000, "static-a"))
+            {
+                produce(topic, 4, 5);
+                runUntil(() -> again.owned.size() == 2 && seen.size() == 40, seen, again, b);
+                assertEquals(aHad, again.owned, "the restarted static member has its partitions back");
+                assertEquals(bHad, b.owned, "the other member kept its own");
+                assertEquals(bRevoked, b.revokedCalls, "no rebalance: the other member was not revoked");
+            }
+        }
+        assertExactlyOnce(seen, 40);
+    }
+
+    /**
+     * {@link #close} while the revocation's auto-commit is out (the listener not told yet) still tells the listener
+     * of each partition, as kafka-clients' close always revokes what it holds.
+     */
+    @Test
+    default void closeDuringTheRevocationCommitTellsTheListener() throws Exception
+    {
+        final String topic = "members-close-revoking";
+        final String group = topic + "-group";
+        createTopic(topic, 2);
+        produce(topic, 2, 10);
+        final Map<Long, Integer> seen = new HashMap<>();
+        try (Member b = member(topic, group))
+        {
+            final Member a = member(topic, group);
+            try
+            {
+                runUntil(() -> a.owned.size() == 2 && a.read == 20, seen, a);
+                final GroupMembership membership = a.consumer.groupOffsets().membership;
+                final long deadline = System.nanoTime() + DEADLINE_NS;
+                while (membership.state != GroupMembership.State.PREPARING)
+                {
+                    assertTrue(System.nanoTime() - deadline < 0, "a revoking in time");
+                    b.step(seen);
+                    a.step(seen);
+                }
+                assertEquals(0, a.revokedCalls, "the auto-commit comes before the listener");
+            }
+            finally
+            {
+                a.close();
+            }
+            assertEquals(2, a.revokedCalls, "close told the listener of the revocation");
+        }
+    }
+
+    private static ConsumerRebalanceListener counting(final int[] assigned, final int[] revoked, final int[] lost,
+        final int i)
+    {
+        return new ConsumerRebalanceListener()
+        {
+            @Override
+            public void onPartitionsRevoked(final Collection<TopicPartition> partitions)
+            {
+                revoked[i] += partitions.size();
+            }
+
+            @Override
+            public void onPartitionsAssigned(final Collection<TopicPartition> partitions)
+            {
+                assigned[i] += partitions.size();
+            }
+
+            @Override
+            public void onPartitionsLost(final Collection<TopicPartition> partitions)
+            {
+                lost[i] += partitions.size();
+            }
+        };
+    }
+
+    /** One kafka-clients poll: 1 if it threw {@code FencedInstanceIdException}, else 0. */
+    private int pollFenced(final KafkaConsumer<byte[], byte[]> kafka, final Map<Long, Integer> seen)
+    {
+        try
+        {
+            pollKafka(kafka, seen);
+            return 0;
+        }
+        catch (final org.apache.kafka.common.errors.FencedInstanceIdException e)
+        {
+            return 1;
         }
     }
 
@@ -409,6 +592,7 @@ interface GroupMembershipInteropContract
         int assignedCalls;
         int revokedCalls;
         int lostCalls;
+        int fenced;
         /** Called from the listener's onRevoked with the partition, after the member's own bookkeeping. */
         IntConsumer onRevoked = partition -> { };
 
@@ -420,9 +604,15 @@ interface GroupMembershipInteropContract
         Member(final String bootstrap, final String topic, final String group, final long autoCommitIntervalMs,
             final String instanceId)
         {
+            this(bootstrap, topic, group, autoCommitIntervalMs, instanceId, 100);
+        }
+
+        Member(final String bootstrap, final String topic, final String group, final long autoCommitIntervalMs,
+            final String instanceId, final long heartbeatIntervalMs)
+        {
             this.limit = Integer.MAX_VALUE;
             consumer = new Consumer(new ConsumerConfig().bootstrapServers(bootstrap).fetchMaxWaitMs(50).groupId(group)
-                .groupInstanceId(instanceId).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).heartbeatIntervalMs(100)
+                .groupInstanceId(instanceId).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).heartbeatIntervalMs(heartbeatIntervalMs)
                 .sessionTimeoutMs(SESSION_TIMEOUT_MS).maxPollIntervalMs(120_000).autoCommitIntervalMs(autoCommitIntervalMs));
             subscribe(List.of(topic));
         }
@@ -463,6 +653,21 @@ interface GroupMembershipInteropContract
         String memberId()
         {
             return consumer.groupOffsets().membership.memberId();
+        }
+
+        /** One step; a {@link FencedInstanceIdException} is counted in {@link #fenced} and returned. */
+        FencedInstanceIdException stepFenced(final Map<Long, Integer> seen)
+        {
+            try
+            {
+                step(seen);
+                return null;
+            }
+            catch (final FencedInstanceIdException e)
+            {
+                fenced++;
+                return e;
+            }
         }
 
         void step(final Map<Long, Integer> seen)
@@ -540,6 +745,12 @@ interface GroupMembershipInteropContract
 
     private KafkaConsumer<byte[], byte[]> kafkaConsumer(final String group, final int autoCommitIntervalMs)
     {
+        return kafkaConsumer(group, autoCommitIntervalMs, null);
+    }
+
+    private KafkaConsumer<byte[], byte[]> kafkaConsumer(final String group, final int autoCommitIntervalMs,
+        final String instanceId)
+    {
         final Map<String, Object> config = new HashMap<>(Map.of("bootstrap.servers", bootstrap(), "group.id", group,
             "group.protocol", "classic", "partition.assignment.strategy",
             "org.apache.kafka.clients.consumer.RangeAssignor", "enable.auto.commit", true, "auto.commit.interval.ms",
@@ -547,6 +758,10 @@ interface GroupMembershipInteropContract
             "auto.offset.reset", "earliest", "heartbeat.interval.ms", 100, "session.timeout.ms", 10_000));
         config.put("key.deserializer", ByteArrayDeserializer.class);
         config.put("value.deserializer", ByteArrayDeserializer.class);
+        if (instanceId != null)
+        {
+            config.put("group.instance.id", instanceId);
+        }
         return new KafkaConsumer<>(config);
     }
 
