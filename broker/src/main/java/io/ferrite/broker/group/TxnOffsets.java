@@ -129,6 +129,13 @@ final class TxnOffsets
         return partitions == null ? Set.of() : partitions.keySet();
     }
 
+    /** The group's partitions with a transactional batch {@link #sent} and not answered (empty when none). */
+    Set<Group.TopicPartition> writingPartitions(final String groupId)
+    {
+        final Map<Group.TopicPartition, Integer> partitions = writing.get(groupId);
+        return partitions == null ? Set.of() : partitions.keySet();
+    }
+
     /** A tombstone of the key: every transaction's pending offset for it goes (Kafka's replay of a tombstone). */
     void drop(final String groupId, final Group.TopicPartition tp)
     {
