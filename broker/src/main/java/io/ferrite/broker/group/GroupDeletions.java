@@ -90,7 +90,6 @@ final class GroupDeletions
                     // Kafka's deleteAllOffsets: a partition with only a transaction's offset gets its tombstone too, and
                     // so does one of a commit on its way (appended before these, kept by the group's tombstone at a replay)
                     final Set<Group.TopicPartition> more = new java.util.LinkedHashSet<>(pending.pendingPartitions(groupId));
-                    more.addAll(pending.writingPartitions(groupId));
                     more.addAll(inFlight.partitions(groupId));
                     for (final Group.TopicPartition tp : more)
                     {

@@ -129,13 +129,6 @@ final class TxnOffsets
         return partitions == null ? Set.of() : partitions.keySet();
     }
 
-    /** The group's partitions with a transactional batch {@link #sent} and not answered (empty when none). */
-    Set<Group.TopicPartition> writingPartitions(final String groupId)
-    {
-        final Map<Group.TopicPartition, Integer> partitions = writing.get(groupId);
-        return partitions == null ? Set.of() : partitions.keySet();
-    }
-
     /** A tombstone of the key: every transaction's pending offset for it goes (Kafka's replay of a tombstone). */
     void drop(final String groupId, final Group.TopicPartition tp)
     {
@@ -165,6 +158,22 @@ final class TxnOffsets
         if (partitions.isEmpty())
         {
             open.remove(groupId);
+        }
+    }
+
+    /**
+     * A transaction's marker is appended to partition {@code partition} of {@code __consumer_offsets} (on the agent:
+     * {@code CoordinatorLog#markersAppended}): the producer's offsets pending there, of every group, are committed or
+     * dropped ({@link #complete}); a stray's offsets pending since the load are in the partition they were found in.
+     */
+    void markerAppended(final int partition, final long producerId, final boolean commit, final Map<String, Group> groups,
+        final long wallMs)
+    {
+        final int ended = complete(producerId, commit, partition, groupId -> true, groups, wallMs);
+        if (ended > 0)
+        {
+            LOG.debug("{} {} transactional offsets of producer {} in __consumer_offsets-{}", commit ? "committed" : "dropped", ended,
+                producerId, partition);
         }
     }
 
