@@ -162,22 +162,6 @@ final class TxnOffsets
     }
 
     /**
-     * A transaction's marker is appended to partition {@code partition} of {@code __consumer_offsets} (on the agent:
-     * {@code CoordinatorLog#markersAppended}): the producer's offsets pending there, of every group, are committed or
-     * dropped ({@link #complete}); a stray's offsets pending since the load are in the partition they were found in.
-     */
-    void markerAppended(final int partition, final long producerId, final boolean commit, final Map<String, Group> groups,
-        final long wallMs)
-    {
-        final int ended = complete(producerId, commit, partition, groupId -> true, groups, wallMs);
-        if (ended > 0)
-        {
-            LOG.debug("{} {} transactional offsets of producer {} in __consumer_offsets-{}", commit ? "committed" : "dropped", ended,
-                producerId, partition);
-        }
-    }
-
-    /**
      * Producer {@code producerId}'s transaction ended by a marker on partition {@code partition} of
      * {@code __consumer_offsets} (Kafka's {@code replayEndTransactionMarker}): its offsets written there,
      * of the groups {@code which} accepts, end. On a COMMIT they become committed offsets of {@code groups}
