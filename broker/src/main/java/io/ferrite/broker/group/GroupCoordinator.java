@@ -152,6 +152,7 @@ public final class GroupCoordinator implements AutoCloseable
     private final Map<String, Group> groups = new HashMap<>();
     /** Offsets committed inside transactions not ended yet. */
     private final TxnOffsets txnOffsets = new TxnOffsets();
+    private final CommitsInFlight commitsInFlight = new CommitsInFlight();
     private final CoordinatorRuntime runtime;
     private final CoordinatorTopic store;
     private final JoinPhase joins;
@@ -380,7 +381,7 @@ public final class GroupCoordinator implements AutoCloseable
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
         topicDeletions.drain(); // a deleted topic's tombstones before any commit checked after its deletion
-        return OffsetCommits.commit(groups, store, groupId, generationId, memberId, groupInstanceId, version, offsets,
+        return OffsetCommits.commit(groups, store, commitsInFlight, groupId, generationId, memberId, groupInstanceId, version, offsets,
             commitHooks, metrics);
     }
 
@@ -463,7 +464,7 @@ public final class GroupCoordinator implements AutoCloseable
     GroupDeletions.Deleted deleteGroups(final List<String> groupIds)
     {
         assert agent.isOwner() : Thread.currentThread() + " is not the group coordinator's agent";
-        return GroupDeletions.deleteGroups(groups, txnOffsets, store, groupIds, ownership::error);
+        return GroupDeletions.deleteGroups(groups, txnOffsets, commitsInFlight, store, groupIds, ownership::error);
     }
 
     /** OffsetDelete: the request's error, else an error per partition in {@code results}. */

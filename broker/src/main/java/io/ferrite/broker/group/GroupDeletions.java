@@ -55,8 +55,8 @@ final class GroupDeletions
      * every group of a failed shard write. A group this node does not coordinate (now) gets {@code owned}'s error
      * (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS: the Admin retries it at its coordinator).
      */
-    static Deleted deleteGroups(final Map<String, Group> groups, final TxnOffsets pending, final CoordinatorTopic store,
-        final List<String> groupIds, final java.util.function.ToIntFunction<String> owned)
+    static Deleted deleteGroups(final Map<String, Group> groups, final TxnOffsets pending, final CommitsInFlight inFlight,
+        final CoordinatorTopic store, final List<String> groupIds, final java.util.function.ToIntFunction<String> owned)
     {
         final short[] errors = new short[groupIds.size()];
         final int[] append = new int[groupIds.size()];
@@ -87,11 +87,14 @@ final class GroupDeletions
                         keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
                         tombstoned.add(Map.entry(groupId, tp));
                     }
-                    for (final Group.TopicPartition tp : pending.pendingPartitions(groupId))
+                    // Kafka's deleteAllOffsets: a partition with only a transaction's offset gets its tombstone too, and
+                    // so does one of a commit on its way (appended before these, kept by the group's tombstone at a replay)
+                    final Set<Group.TopicPartition> more = new java.util.LinkedHashSet<>(pending.pendingPartitions(groupId));
+                    more.addAll(inFlight.partitions(groupId));
+                    for (final Group.TopicPartition tp : more)
                     {
                         if (!groups.get(groupId).offsets.containsKey(tp))
                         {
-                            // Kafka's deleteAllOffsets: a partition with only a transaction's offset gets its tombstone too
                             keys.add(GroupRecords.offsetKey(groupId, tp.topic(), tp.partition()));
                             tombstoned.add(Map.entry(groupId, tp));
                         }
@@ -122,7 +125,8 @@ final class GroupDeletions
     }
 
     /**
-     * A group whose tombstone is appended: gone, as a replay of the log forgets it with every offset.
+     * A group whose tombstone is appended: gone with every offset, as a replay forgets them: the batch has a
+     * tombstone for each of its offsets, those in memory and those of commits on their way when it was made.
      * One that members joined since it was found Empty keeps them (their SyncGroup writes the group
      * again, after the tombstone) but not its offsets.
      */

@@ -57,9 +57,9 @@ final class OffsetCommits
      * Checks, then writes the {@code asked} offsets (the partitions that passed their own checks; may be empty), stored
      * once written, and then counted in {@code metrics} (the group's lag refreshed).
      */
-    static Result commit(final Map<String, Group> groups, final CoordinatorTopic store, final String groupId, final int generationId,
-        final String memberId, final String groupInstanceId, final short version, final Map<Group.TopicPartition, Asked> asked,
-        final Hooks hooks, final GroupMetrics metrics)
+    static Result commit(final Map<String, Group> groups, final CoordinatorTopic store, final CommitsInFlight inFlight, final String groupId,
+        final int generationId, final String memberId, final String groupInstanceId, final short version,
+        final Map<Group.TopicPartition, Asked> asked, final Hooks hooks, final GroupMetrics metrics)
     {
         final short groupError = validate(groups, groupId, generationId, memberId, groupInstanceId, version);
         if (hooks != null && hooks.afterValidated() != null)
@@ -92,9 +92,11 @@ final class OffsetCommits
         {
             hooks.beforeStored().run();
         }
+        inFlight.sent(groupId, offsets.keySet()); // before the write: a batch that cannot be sent is answered at once
         return new Result(Errors.NONE, store.write(groupId, keys, values, RecordBatchDescriptor.NO_PRODUCER_ID,
             RecordBatchDescriptor.NO_PRODUCER_EPOCH, (error, baseOffset) ->
             {
+                inFlight.answered(groupId, offsets.keySet());
                 if (error == Errors.NONE)
                 {
                     store(groups, groupId, offsets, baseOffset, store.clock().wallMs());

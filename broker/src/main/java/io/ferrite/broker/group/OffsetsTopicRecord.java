@@ -63,7 +63,8 @@ final class OffsetsTopicRecord
             if (!tombstone)
             {
                 offsetValue.wrap(buffer, record.valueOffset() + 2, record.valueOffset() + record.valueLength(),
-                    valueVersion(record, OffsetCommitValueDecoder.HIGHEST_VERSION));
+                    // type 0's value is LegacyOffsetCommitValue, version 0 only (OffsetCommitValue 0's layout), as Kafka 4.4 reads it
+                    valueVersion(record, type == 0 ? GroupRecordTypes.highestValueVersion(0) : OffsetCommitValueDecoder.HIGHEST_VERSION));
             }
             kind = Kind.OFFSET;
         }

@@ -36,8 +36,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Ferrite starts on a {@code __consumer_offsets} that Kafka 4.4's serializers wrote, in every key and
- * value version Kafka 4.4 writes or reads: committed offsets under record types 0 and 1 with
- * OffsetCommitValue 0 to 4 (4 flexible: compact strings, tagged fields — what 4.4 writes, and the
+ * value version Kafka 4.4 writes or reads: committed offsets under record type 1 with OffsetCommitValue
+ * 0 to 4 and under the legacy type 0 with LegacyOffsetCommitValue 0 (its only version: a type-0 value of
+ * another version is skipped, as Kafka's serde rejects it) (4 flexible: compact strings, tagged fields — what 4.4 writes, and the
  * start failure of issue 19 before Ferrite read it), a classic group's GroupMetadataValue 0 to 4, and a
  * consumer-protocol (KIP-848) group: its ConsumerGroup* records, which Ferrite skips, and its offsets,
  * which come across. Kafka's Admin lists both groups' offsets, and consumers resume from them.
@@ -79,8 +80,11 @@ class KafkaOffsetsLoadTest
             classic.put(new TopicPartition(TOPIC, v), new OffsetAndMetadata(100L + v, v >= 3 ? Optional.of(0) : Optional.empty(), "v" + v));
         }
         log.add(key(message("LegacyOffsetCommitKey", "Group", CLASSIC, "Topic", TOPIC, "Partition", 5)),
-            value(message("OffsetCommitValue", "Offset", 105L, "Metadata", "legacy", "CommitTimestamp", now), 1));
+            value(message("LegacyOffsetCommitValue", "Offset", 105L, "Metadata", "legacy", "CommitTimestamp", now), 0));
         classic.put(new TopicPartition(TOPIC, 5), new OffsetAndMetadata(105L, Optional.empty(), "legacy"));
+        // a legacy key's value in any version but 0 is skipped, as Kafka 4.4's serde rejects it (unknown record version)
+        log.add(key(message("LegacyOffsetCommitKey", "Group", CLASSIC, "Topic", TOPIC, "Partition", 6)),
+            value(message("OffsetCommitValue", "Offset", 106L, "Metadata", "not read", "CommitTimestamp", now), 1));
 
         // a consumer-protocol group as 4.4 writes it: its group, member and assignment records, then offsets (value 4)
         log.add(key(message("ConsumerGroupMetadataKey", "GroupId", MODERN)), value(message("ConsumerGroupMetadataValue", "Epoch", 4), 0));

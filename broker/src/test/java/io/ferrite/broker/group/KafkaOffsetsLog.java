@@ -20,7 +20,7 @@ import java.util.List;
 /**
  * For tests: a {@code __consumer_offsets} partition as Kafka 4.4 writes it, its keys and values made by
  * Kafka's own serializers (kafka-group-coordinator's generated record classes, through
- * {@code MessageUtil}), the records written as one v2 batch into the segment file
+ * {@code MessageUtil}), the records written as v2 batches (one, unless {@link #batch} or {@link #garbledBatch} closed some) into the segment file
  * {@code __consumer_offsets-0/00000000000000000000.log} of a log dir, as Kafka leaves it.
  *
  * <p>kafka-group-coordinator is kept off the broker's test class path (see the pom: the jars beside
@@ -33,6 +33,9 @@ final class KafkaOffsetsLog
     private static ClassLoader loader;
 
     private final List<SimpleRecord> records = new ArrayList<>();
+    /** The batches closed so far ({@link #batch}, {@link #garbledBatch}), in order; the records added after them are one more batch. */
+    private final List<java.nio.ByteBuffer> batches = new ArrayList<>();
+    private int closed;
 
     /** A Kafka record class ({@code OffsetCommitValue}, ...) with {@code setters}: name, value, name, value... */
     static ApiMessage message(final String className, final Object... setters)
@@ -81,21 +84,64 @@ final class KafkaOffsetsLog
     /** The offset the next record added gets. */
     int next()
     {
-        return records.size();
+        return closed + records.size();
+    }
+
+    /**
+     * Closes the records added since the last batch into one gzip batch whose compressed bytes are
+     * garbled (its CRC recomputed, so that the log takes it): a batch whose records do not decompress.
+     * Returns its base offset.
+     */
+    long garbledBatch()
+    {
+        final int base = closed;
+        final java.nio.ByteBuffer batch = MemoryRecords.withRecords(base, Compression.gzip().build(), records.toArray(new SimpleRecord[0]))
+            .buffer();
+        final int recordsAt = 61; // a v2 batch's header: the compressed records start here
+        for (int i = recordsAt; i < Math.min(batch.limit(), recordsAt + 16); i++)
+        {
+            batch.put(i, (byte)~batch.get(i));
+        }
+        final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(batch.duplicate().position(21)); // the CRC covers the batch from its attributes on
+        batch.putInt(17, (int)crc.getValue());
+        batches.add(batch);
+        closed += records.size();
+        records.clear();
+        return base;
+    }
+
+    /** Closes the records added since the last batch into one uncompressed batch. */
+    KafkaOffsetsLog batch()
+    {
+        flush(Compression.NONE);
+        return this;
+    }
+
+    private void flush(final Compression compression)
+    {
+        if (!records.isEmpty())
+        {
+            batches.add(MemoryRecords.withRecords(closed, compression, records.toArray(new SimpleRecord[0])).buffer());
+            closed += records.size();
+            records.clear();
+        }
     }
 
     /** Writes the records, from offset 0, into {@code logDir}'s {@code __consumer_offsets-0}. */
     void writeTo(final Path logDir) throws IOException
     {
         final Path partition = Files.createDirectories(logDir.resolve(GroupCoordinator.OFFSETS_TOPIC + "-0"));
-        final MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
+        flush(Compression.NONE);
         try (FileChannel ch = FileChannel.open(partition.resolve("00000000000000000000.log"), StandardOpenOption.CREATE_NEW,
             StandardOpenOption.WRITE))
         {
-            final java.nio.ByteBuffer bytes = batch.buffer();
-            while (bytes.hasRemaining())
+            for (final java.nio.ByteBuffer bytes : batches)
             {
-                ch.write(bytes);
+                while (bytes.hasRemaining())
+                {
+                    ch.write(bytes);
+                }
             }
         }
     }
