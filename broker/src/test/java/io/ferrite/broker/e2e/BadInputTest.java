@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.testing.TeeStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -277,32 +278,5 @@ class BadInputTest
             System.gc();
         }
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-    }
-
-    /** Writes to the real stream and keeps a copy. */
-    static final class TeeStream extends OutputStream
-    {
-        private final OutputStream a;
-        private final ByteArrayOutputStream b;
-
-        TeeStream(final OutputStream a, final ByteArrayOutputStream b)
-        {
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public synchronized void write(final int c) throws IOException
-        {
-            a.write(c);
-            b.write(c);
-        }
-
-        @Override
-        public synchronized void write(final byte[] bytes, final int off, final int len) throws IOException
-        {
-            a.write(bytes, off, len);
-            b.write(bytes, off, len);
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.testing.TeeStream;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.metrics.LagCounters;
 import org.apache.kafka.clients.admin.Admin;
@@ -59,7 +60,7 @@ class LagPathsTest
         final int beyond = partitions * groups - LagCounters.MAX;
         final ByteArrayOutputStream captured = new ByteArrayOutputStream();
         final PrintStream originalErr = System.err;
-        System.setErr(new PrintStream(new BadInputTest.TeeStream(originalErr, captured), true, StandardCharsets.UTF_8)); // slf4j-simple's output
+        System.setErr(new PrintStream(new TeeStream(originalErr, captured), true, StandardCharsets.UTF_8)); // slf4j-simple's output
         try (RunningBroker broker = new RunningBroker(Files.createDirectories(dir.resolve("data")), Map.of());
              Admin admin = broker.admin())
         {

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.testing.TeeStream;
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.config.BrokerConfig;
 import net.jqwik.api.ForAll;
@@ -12,8 +13,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -100,7 +99,7 @@ class OffsetsLoadFuzzTest
         log.writeTo(dir);
         final PrintStream originalErr = System.err;
         final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(new Tee(originalErr, captured), true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(new TeeStream(originalErr, captured), true, StandardCharsets.UTF_8));
         final Map<String, Map<TopicPartition, Long>> listed = new HashMap<>();
         try (Broker broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
             BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.KAFKA_METADATA_IMPORT_ENABLE, "false", // a coordinator log written here, no Kafka metadata
@@ -150,31 +149,5 @@ class OffsetsLoadFuzzTest
         final byte[] b = new byte[r.nextInt(40)];
         r.nextBytes(b);
         return b;
-    }
-
-    private static final class Tee extends OutputStream
-    {
-        private final OutputStream a;
-        private final OutputStream b;
-
-        Tee(final OutputStream a, final OutputStream b)
-        {
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public synchronized void write(final int c) throws IOException
-        {
-            a.write(c);
-            b.write(c);
-        }
-
-        @Override
-        public synchronized void write(final byte[] bytes, final int off, final int len) throws IOException
-        {
-            a.write(bytes, off, len);
-            b.write(bytes, off, len);
-        }
     }
 }
