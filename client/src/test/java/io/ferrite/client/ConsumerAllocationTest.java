@@ -126,11 +126,20 @@ class ConsumerAllocationTest
                 final long id = Thread.currentThread().getId();
                 final long before = threads.getThreadAllocatedBytes(id);
                 poll(consumer, handler, MEASURED);
+                // The phase goes on (the records left, then empty polls) until it holds 5 heartbeats and 5 auto-commits:
+                // on a quiet machine MEASURED records take less than 5 commit intervals
+                final long phaseDeadline = System.nanoTime() + 30_000_000_000L;
+                while (membership.heartbeatsSent() - heartbeatsBefore < 5 || consumer.groupOffsets().commitsSent - commitsBefore < 5)
+                {
+                    consumer.doWork();
+                    consumer.poll(handler, 500);
+                    assertTrue(System.nanoTime() - phaseDeadline < 0, "5 heartbeats and 5 auto-commits within 30 s");
+                }
                 final long allocated = threads.getThreadAllocatedBytes(id) - before;
                 final long heartbeats = membership.heartbeatsSent() - heartbeatsBefore;
                 final long commits = consumer.groupOffsets().commitsSent - commitsBefore;
                 assertEquals(0, outOfOrder, "records out of order or missing");
-                assertEquals(WARM_UP + MEASURED, polled);
+                assertTrue(polled >= WARM_UP + MEASURED, () -> polled + " records polled");
                 assertEquals(GroupMembership.State.STABLE, membership.state, "no rebalance in the phase");
                 assertEquals(PARTITIONS, assigned[0]);
                 assertTrue(heartbeats >= 5, () -> heartbeats + " heartbeats in the measured phase");
