@@ -146,10 +146,11 @@ final class TxnRound
     private TxnWorkloads.Run measure(final TxnWorkloads txn, final String name, final String topic, final String transactionalId,
         final int size, final int warmup, final int measured, final long intervalNanos) throws InterruptedException
     {
-        final BrokerRequestTimes.Reading endTxnBefore = endTxn();
+        final BrokerRequestTimes.Reading[] endTxnBefore = new BrokerRequestTimes.Reading[1];
         final long cpuBefore = broker.cpuNanos();
         final Probe probe = Probe.start(broker);
-        final TxnWorkloads.Run r = txn.transactional(topic, transactionalId, size, warmup, measured, intervalNanos);
+        final TxnWorkloads.Run r = txn.transactional(topic, transactionalId, size, warmup, measured, intervalNanos,
+            () -> endTxnBefore[0] = endTxn()); // after the warm-up: the broker's mean is over the measured commits only
         sink.context(kind, round, name, probe.stop());
         final BrokerRequestTimes.Reading endTxnAfter = endTxn();
         final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / SideBySide.megabytes(r.records());
@@ -161,15 +162,16 @@ final class TxnRound
         sink.add(kind, name, "commit p99.9 us", false, c.getValueAtPercentile(99.9));
         sink.add(kind, name, "commit max us", false, c.getMaxValue());
         sink.add(kind, name, "commit mean us", false, c.getMean());
-        if (endTxnAfter != null && endTxnBefore != null)
+        final BrokerRequestTimes.Reading before = endTxnBefore[0];
+        if (endTxnAfter != null && before != null)
         {
-            // the mean is exact over the workload (warm-up included); the percentiles are the broker's recent window
-            sink.add(kind, name, "broker EndTxn mean us", false, endTxnAfter.meanSinceMs(endTxnBefore) * 1000);
+            // the mean is exact over the measured transactions; the percentiles are the broker's recent window
+            sink.add(kind, name, "broker EndTxn mean us", false, endTxnAfter.meanSinceMs(before) * 1000);
             sink.add(kind, name, "broker EndTxn p50 us, recent", false, endTxnAfter.p50Ms() * 1000);
             sink.add(kind, name, "broker EndTxn p99 us, recent", false, endTxnAfter.p99Ms() * 1000);
             System.out.printf(Locale.ROOT, "  broker EndTxn (TotalTimeMs): %d requests, mean %.0f us (client commit mean %.0f us); "
-                    + "recent p50 %.0f p99 %.0f p99.9 %.0f us%n", endTxnAfter.count() - endTxnBefore.count(),
-                endTxnAfter.meanSinceMs(endTxnBefore) * 1000, c.getMean(), endTxnAfter.p50Ms() * 1000, endTxnAfter.p99Ms() * 1000,
+                    + "recent p50 %.0f p99 %.0f p99.9 %.0f us%n", endTxnAfter.count() - before.count(),
+                endTxnAfter.meanSinceMs(before) * 1000, c.getMean(), endTxnAfter.p50Ms() * 1000, endTxnAfter.p99Ms() * 1000,
                 endTxnAfter.p999Ms() * 1000);
         }
         final Histogram f = r.flushMicros();
@@ -221,11 +223,12 @@ final class TxnRound
                 + "wait for); the flush's latency beside it (the produce of the transaction's last batches)",
             "broker EndTxn: the broker's own time for EndTxn, its MBean kafka.network:type=RequestMetrics,name=TotalTimeMs,"
                 + "request=EndTxn (from the request's arrival to its answer written to the socket), read over JMX (the runner "
-                + "attaches to the broker JVM) before and after each producer workload; the mean is over that workload's "
-                + "EndTxns exactly (warm-up included: count and mean are since the start in both brokers), the p50 and p99 are "
-                + "what the MBean says right after the workload, over the broker's recent requests (Kafka 4.4: a reservoir "
-                + "biased to about the last 5 minutes, each time rounded to whole ms; Ferrite: the current and previous "
-                + "minute, in us), so only the first workload's are its own; compare the means with the client's commit mean",
+                + "attaches to the broker JVM) after each producer workload's warm-up and after the workload; the mean is over "
+                + "the measured transactions' EndTxns exactly (count and mean are since the start in both brokers), the p50 and "
+                + "p99 are what the MBean says right after the workload, over the broker's recent requests (Kafka 4.4: a "
+                + "reservoir biased to about the last 5 minutes, each time rounded to whole ms; Ferrite: the current and "
+                + "previous minute, in us), so they include the warm-up's and, after the first workload, the earlier "
+                + "workloads' EndTxns; compare the means with the client's commit mean",
             "consumers of the transactional log: one consumer (assign, default fetch sizes) reading each topic the "
                 + "transactional producer wrote, from offset 0 to its last committed record, with isolation.level "
                 + "read_committed and read_uncommitted alternately, " + o.txnReads + " time(s) each per round, after one "
