@@ -461,7 +461,7 @@ public final class SideBySide
         return o.isEmpty() ? "" : "; overrides " + String.join(", ", o);
     }
 
-    /** For the smoke test: the problems seen. */
+    /** The problems seen (the smoke test reads them; the transactional suite adds its own). */
     List<String> problems()
     {
         return problems;

@@ -3,6 +3,7 @@ package io.ferrite.perf.sidebyside;
 import io.ferrite.perf.sidebyside.BrokerProcess.Kind;
 import org.HdrHistogram.Histogram;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -24,6 +25,8 @@ final class TxnRound
     private final BrokerProcess broker;
     private final Workloads w;
     private final SideBySideOptions options;
+    /** The broker's own EndTxn times (null: the runner could not attach to the broker JVM, see {@link #run}). */
+    private BrokerRequestTimes brokerTimes;
 
     TxnRound(final SideBySide sink, final Kind kind, final int round, final BrokerProcess broker, final Workloads w,
         final SideBySideOptions options)
@@ -52,6 +55,31 @@ final class TxnRound
     }
 
     void run() throws Exception
+    {
+        try
+        {
+            // attached, and the broker's management agent started, before any workload: neither is in a measurement
+            brokerTimes = BrokerRequestTimes.attach(broker.process.pid());
+        }
+        catch (final IOException ex)
+        {
+            sink.problems().add(kind.label + " round " + round + ": no broker EndTxn times (" + ex + ")");
+            System.out.println("PROBLEM: no broker EndTxn times: " + ex);
+        }
+        try
+        {
+            workloads();
+        }
+        finally
+        {
+            if (brokerTimes != null)
+            {
+                brokerTimes.close();
+            }
+        }
+    }
+
+    private void workloads() throws Exception
     {
         final List<String> topics = new ArrayList<>();
         for (final int size : options.txnSizes)
@@ -118,10 +146,13 @@ final class TxnRound
     private TxnWorkloads.Run measure(final TxnWorkloads txn, final String name, final String topic, final String transactionalId,
         final int size, final int warmup, final int measured, final long intervalNanos) throws InterruptedException
     {
+        final BrokerRequestTimes.Reading[] endTxnBefore = new BrokerRequestTimes.Reading[1];
         final long cpuBefore = broker.cpuNanos();
         final Probe probe = Probe.start(broker);
-        final TxnWorkloads.Run r = txn.transactional(topic, transactionalId, size, warmup, measured, intervalNanos);
+        final TxnWorkloads.Run r = txn.transactional(topic, transactionalId, size, warmup, measured, intervalNanos,
+            () -> endTxnBefore[0] = endTxn()); // after the warm-up: the broker's mean is over the measured commits only
         sink.context(kind, round, name, probe.stop());
+        final BrokerRequestTimes.Reading endTxnAfter = endTxn();
         final double cpuMsPerMb = (broker.cpuNanos() - cpuBefore) / 1e6 / SideBySide.megabytes(r.records());
         sink.add(kind, name, "records/s", true, r.recordsPerSecond());
         sink.add(kind, name, "MB/s", true, r.megabytesPerSecond());
@@ -130,6 +161,19 @@ final class TxnRound
         sink.add(kind, name, "commit p99 us", false, c.getValueAtPercentile(99));
         sink.add(kind, name, "commit p99.9 us", false, c.getValueAtPercentile(99.9));
         sink.add(kind, name, "commit max us", false, c.getMaxValue());
+        sink.add(kind, name, "commit mean us", false, c.getMean());
+        final BrokerRequestTimes.Reading before = endTxnBefore[0];
+        if (endTxnAfter != null && before != null)
+        {
+            // the mean is exact over the measured transactions; the percentiles are the broker's recent window
+            sink.add(kind, name, "broker EndTxn mean us", false, endTxnAfter.meanSinceMs(before) * 1000);
+            sink.add(kind, name, "broker EndTxn p50 us, recent", false, endTxnAfter.p50Ms() * 1000);
+            sink.add(kind, name, "broker EndTxn p99 us, recent", false, endTxnAfter.p99Ms() * 1000);
+            System.out.printf(Locale.ROOT, "  broker EndTxn (TotalTimeMs): %d requests, mean %.0f us (client commit mean %.0f us); "
+                    + "recent p50 %.0f p99 %.0f p99.9 %.0f us%n", endTxnAfter.count() - before.count(),
+                endTxnAfter.meanSinceMs(before) * 1000, c.getMean(), endTxnAfter.p50Ms() * 1000, endTxnAfter.p99Ms() * 1000,
+                endTxnAfter.p999Ms() * 1000);
+        }
         final Histogram f = r.flushMicros();
         sink.add(kind, name, "flush before the commit p50 us", false, f.getValueAtPercentile(50));
         sink.add(kind, name, "flush before the commit p99 us", false, f.getValueAtPercentile(99));
@@ -139,6 +183,25 @@ final class TxnRound
             r.transactions(), c.getValueAtPercentile(50), c.getValueAtPercentile(99), c.getValueAtPercentile(99.9), c.getMaxValue(),
             f.getValueAtPercentile(50), f.getValueAtPercentile(99), cpuMsPerMb, Machine.loadAverages());
         return r;
+    }
+
+    /** The broker's EndTxn TotalTimeMs now, or null when it cannot be read (said once as a problem). */
+    private BrokerRequestTimes.Reading endTxn()
+    {
+        if (brokerTimes == null)
+        {
+            return null;
+        }
+        try
+        {
+            return brokerTimes.totalTime("EndTxn");
+        }
+        catch (final IOException ex)
+        {
+            sink.problems().add(kind.label + " round " + round + ": broker EndTxn times unreadable (" + ex + ")");
+            brokerTimes = null;
+            return null;
+        }
     }
 
     private static String topic(final int perTxn)
@@ -158,6 +221,14 @@ final class TxnRound
             "commit latency: each commitTransaction() from its call to its return (HdrHistogram, us), after the flush() that "
                 + "leaves it nothing to send, so it is the transaction's end alone (EndTxn, and whatever the broker makes it "
                 + "wait for); the flush's latency beside it (the produce of the transaction's last batches)",
+            "broker EndTxn: the broker's own time for EndTxn, its MBean kafka.network:type=RequestMetrics,name=TotalTimeMs,"
+                + "request=EndTxn (from the request's arrival to its answer written to the socket), read over JMX (the runner "
+                + "attaches to the broker JVM) after each producer workload's warm-up and after the workload; the mean is over "
+                + "the measured transactions' EndTxns exactly (count and mean are since the start in both brokers), the p50 and "
+                + "p99 are what the MBean says right after the workload, over the broker's recent requests (Kafka 4.4: a "
+                + "reservoir biased to about the last 5 minutes, each time rounded to whole ms; Ferrite: the current and "
+                + "previous minute, in us), so they include the warm-up's and, after the first workload, the earlier "
+                + "workloads' EndTxns; compare the means with the client's commit mean",
             "consumers of the transactional log: one consumer (assign, default fetch sizes) reading each topic the "
                 + "transactional producer wrote, from offset 0 to its last committed record, with isolation.level "
                 + "read_committed and read_uncommitted alternately, " + o.txnReads + " time(s) each per round, after one "

@@ -47,17 +47,19 @@ final class TxnWorkloads
      */
     Run transactional(final String topic, final String transactionalId, final int perTxn, final int warmup, final int measured)
     {
-        return transactional(topic, transactionalId, perTxn, warmup, measured, 0);
+        return transactional(topic, transactionalId, perTxn, warmup, measured, 0, () -> { });
     }
 
     /**
      * As {@link #transactional(String, String, int, int, int)}, with each transaction begun on a schedule
      * {@code intervalNanos} apart (0: at once after the previous one's commit): the same offered load on
      * either broker, so the commit latency of a paced run compares the two at equal work, not at each one's
-     * own saturation. A transaction whose start the previous one made late begins at once.
+     * own saturation. A transaction whose start the previous one made late begins at once. {@code measuredStart}
+     * runs once between the last warm-up transaction and the first measured one, before the clock and the
+     * schedule start (the runner reads the broker's request times there).
      */
     Run transactional(final String topic, final String transactionalId, final int perTxn, final int warmup, final int measured,
-        final long intervalNanos)
+        final long intervalNanos, final Runnable measuredStart)
     {
         final Histogram commits = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
         final Histogram flushes = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
@@ -82,6 +84,10 @@ final class TxnWorkloads
             producer.initTransactions();
             for (int t = 0; t < warmup + measured; t++)
             {
+                if (t == warmup)
+                {
+                    measuredStart.run();
+                }
                 if (t == 0 || t == warmup)
                 {
                     start = System.nanoTime(); // the schedule's origin too: the warm-up's, then the measured run's
