@@ -22,9 +22,10 @@ class CreationJournalRewriteTest
 
     /**
      * A child JVM whose journal is rewritten whenever it has doubled (rewrite size 1 byte, its internal system
-     * property): four CreateTopics of 25 topics x 10 partitions (each request's files take several chunks, and the
-     * journal is rewritten after a chunk that leaves topics pending, so before the next request is taken), a
-     * DeleteTopics of the oldest topic and of the newest, then SIGKILL ({@link CreationChunksTest#burstThenSigkill}).
+     * property) and whose creations are held: four CreateTopics of 25 topics x 2 partitions, a chunk stepped after the
+     * first two (the journal is rewritten when a CreateTopics or a chunk leaves topics pending, so before the next request
+     * is taken), a DeleteTopics of the oldest topic (made) and of the newest (pending), then SIGKILL
+     * ({@link CreationChunksTest#burstThenSigkill}).
      * The rewrite is seen in the killed broker's log.
      */
     @Test

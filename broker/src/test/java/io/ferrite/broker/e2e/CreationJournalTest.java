@@ -1,6 +1,8 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.admin.CreationJournal;
+import io.ferrite.broker.admin.CreationsHold;
+import io.ferrite.broker.admin.PendingCreations;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
@@ -165,15 +167,20 @@ class CreationJournalTest
      * controller sees a topic it committed, not UNKNOWN_TOPIC_OR_PARTITION from a network thread that has not seen it
      * yet: a second CreateTopics is TOPIC_ALREADY_EXISTS, CreatePartitions makes the pending topics up to it and grows
      * it, DeleteTopics deletes it — a published one as any topic, one still pending by a journaled DELETE that drops
-     * its files before any is made ({@code PendingCreations.forget}).
+     * its files before any is made ({@code PendingCreations.forget}). The agent's chunks are held and stepped after each
+     * CreateTopics until its first topic is published, so some of its topics are published and some pending (a chunk
+     * makes 100 partitions at most) when the commands come, whatever the machine's speed; before issue 17's build work the
+     * agent made 1 200 partitions a round between its commands, as fast as it could (11 s of the class's 23).
      */
     @Test
     void commandsOfANameJustCreatedSeeTheFinishedTopic() throws Exception
     {
-        // the client as it is (not broker.admin(), which waits for the topics to be published): its next request comes
-        // while the agent makes the files
+        final int partitions = 2;
+        // the client as it is (not broker.admin(), which waits for the topics to be published)
         try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
         {
+            final PendingCreations pending = broker.broker.admin().creations();
+            CreationsHold.hold(pending, true);
             for (int round = 0; round < 3; round++)
             {
                 final List<NewTopic> topics = new ArrayList<>();
@@ -181,18 +188,25 @@ class CreationJournalTest
                 for (int t = 0; t < TOPICS; t++)
                 {
                     names.add("r" + round + "-" + t);
-                    topics.add(new NewTopic(names.get(t), PARTITIONS, (short)1));
+                    topics.add(new NewTopic(names.get(t), partitions, (short)1));
                 }
                 admin.createTopics(topics).all().get(30, TimeUnit.SECONDS);
-                // each of these is sent right after the answer, while the agent makes the files in chunks between its
-                // commands (the DeleteTopics and CreatePartitions, which a network thread checks first, go first)
+                while (broker.broker.topics().topic(names.get(0)) == null)
+                {
+                    // a chunk makes one topic at least, 100 partitions or 20 ms at most: the previous round's pending
+                    // topic comes first, and a loaded machine's chunk may end with it
+                    LargeTopicSlicesTest.step(broker, pending);
+                }
+                assertTrue(pending.isPending(names.get(TOPICS - 2)) && pending.isPending(names.get(TOPICS - 1)), "the newest pending");
+                // the DeleteTopics of published and pending topics, the CreatePartitions of a pending one, the CreateTopics
+                // of a pending one's name
                 admin.deleteTopics(names.subList(0, TOPICS - 2)).all().get(30, TimeUnit.SECONDS);
-                admin.createPartitions(Map.of(names.get(TOPICS - 2), NewPartitions.increaseTo(PARTITIONS + 1))).all().get(30, TimeUnit.SECONDS);
+                admin.createPartitions(Map.of(names.get(TOPICS - 2), NewPartitions.increaseTo(partitions + 1))).all().get(30, TimeUnit.SECONDS);
                 final String last = names.get(TOPICS - 1);
                 final ExecutionException again = assertThrows(ExecutionException.class,
                     () -> admin.createTopics(List.of(new NewTopic(last, 1, (short)1))).all().get(30, TimeUnit.SECONDS));
                 assertInstanceOf(TopicExistsException.class, again.getCause());
-                assertEquals(PARTITIONS + 1, broker.broker.topics().topic(names.get(TOPICS - 2)).partitions.length);
+                assertEquals(partitions + 1, broker.broker.topics().topic(names.get(TOPICS - 2)).partitions.length);
             }
         }
     }

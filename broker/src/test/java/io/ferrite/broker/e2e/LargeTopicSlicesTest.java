@@ -34,6 +34,7 @@ import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -64,6 +65,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class LargeTopicSlicesTest
 {
     private static final Map<String, String> KEPT = Map.of("cleanup.policy", "compact", "retention.ms", "-1");
+    /**
+     * The partitions of the large topic the two SIGKILL tests create in a child JVM: 350 (four slices) in the default
+     * build, 1 500 in {@code -Pslow} and {@code -Plong} (the two are tagged {@code shortened}): the same steps and
+     * assertions, fewer files for the child to make and the start to finish. 1 500 in the default build before issue 17's
+     * build work (31 s of the class's 53).
+     */
+    private static final int SIGKILLED_PARTITIONS = Integer.getInteger("ferrite.largeTopic.partitions", 350);
 
     @TempDir
     Path dir;
@@ -464,18 +472,20 @@ class LargeTopicSlicesTest
     }
 
     /**
-     * A child JVM given one CreateTopics of 1 500 partitions whose ninth slice fails (a regular file where partition
-     * 850's directory goes), SIGKILLed once the eight slices before it exist: the kill lands with the topic published
-     * partly made whatever the machine's speed. Started again (the file gone), the topic is there whole with the id
-     * and configs answered, its last partition takes a record and the journal empties.
+     * A child JVM given one CreateTopics of {@link #SIGKILLED_PARTITIONS} partitions (350; 1 500 in {@code -Pslow}) whose
+     * slice past the middle fails (the third: a regular file where partition 250's directory goes; the ninth, 850, of
+     * 1 500), SIGKILLed once the slices before it exist: the kill lands with the topic published partly made whatever the
+     * machine's speed. Started again (the file gone), the topic is there whole with the id and configs answered, its
+     * last partition takes a record and the journal empties.
      */
     @Test
+    @Tag("shortened")
     void aSigkillInTheMiddleOfALargeTopicMakesTheRestAtTheStart() throws Exception
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
-        final int count = 1500;
+        final int count = SIGKILLED_PARTITIONS;
         final int chunk = CreationsHold.chunkPartitions();
-        final int failing = 8 * chunk + chunk / 2;
+        final int failing = (count / chunk / 2 + 1) * chunk + chunk / 2;
         Files.writeString(data.resolve("big-" + failing), "in the way"); // its slice fails: the rest waits for the start
         final String[] args = {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
         ServerCommand.Running server = ServerCommand.start(dir, Map.of(), args);
@@ -515,21 +525,22 @@ class LargeTopicSlicesTest
     }
 
     /**
-     * A child JVM whose creations are held ({@link HeldCreationsServer}) given a CreateTopics of 1 500 partitions, a
-     * CreatePartitions to 1 600 and a change of retention.ms, all answered while none of its slices is made (the hold
+     * A child JVM whose creations are held ({@link HeldCreationsServer}) given a CreateTopics of {@link #SIGKILLED_PARTITIONS}
+     * partitions (350; 1 500 in {@code -Pslow}), a CreatePartitions to 100 more and a change of retention.ms, all answered while none of its slices is made (the hold
      * makes this certain, not the child's speed: review of chunks2, M2); two slices then made (stepped); a second change
      * that fails on partition 150's files (a directory where its new partition.properties is written), answered
      * KAFKA_STORAGE_ERROR with partitions 0 to 149 changed; SIGKILLed. Started again (the obstacle gone), the topic has the
-     * 1 600 partitions, every one with the last change: the start finished the change the failure cut short (150 to 199,
+     * grown count of partitions, every one with the last change: the start finished the change the failure cut short (150 to 199,
      * which only the journal's CONFIG gives them: without it they keep the first change) and made the rest with it.
      * Before branch chunks2 the CreatePartitions made every remaining file first (the hold does not hold a command's
      * files), and the journal knew no config change.
      */
     @Test
+    @Tag("shortened")
     void aTopicGrownAndReconfiguredWhileMadeIsWholeAfterASigkill() throws Exception
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
-        final int count = 1500;
+        final int count = SIGKILLED_PARTITIONS;
         final int grown = count + 100;
         final int chunk = CreationsHold.chunkPartitions();
         final int cut = chunk + chunk / 2;

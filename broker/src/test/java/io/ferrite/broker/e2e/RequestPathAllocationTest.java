@@ -45,11 +45,17 @@ import static org.junit.jupiter.api.Assertions.fail;
  * The produce path (decode, route to the log thread, append, respond) and the fetch path (read,
  * respond, the records copied in or spliced), and ListOffsets and OffsetForLeaderEpoch, allocate nothing on the
  * broker's threads in steady state: measured per thread with {@code ThreadMXBean.getThreadAllocatedBytes}
- * over windows of thousands of requests after a warm-up (so the JIT has compiled the request path).
+ * over windows of thousands of requests.
  *
  * <p>A window passes when every broker thread allocated less than {@link #ONE_OFF} bytes in it: less than a byte a
- * request, so any allocation made per request (16 bytes at least) fails every window. Up to {@link #WINDOWS}
- * windows are taken until one passes, and a failure lists every window's figures. Why windows: under load (two cores
+ * request, so any allocation made per request (16 bytes at least) fails every window. Windows are taken from the first
+ * request on, up to {@link #WINDOWS}, until one passes, and a failure lists every window's figures. The warm-up is the
+ * windows that fail before the JIT has compiled the request path (what escape analysis removes is allocated until
+ * then), not a fixed count: a window that passes shows no per-request allocation whether its code ran compiled or not,
+ * since compiling removes allocations and adds none. The most rounds taken are the 30 000 of warm-up and 8 windows of
+ * 5 000 that the test took before (issue 17's build work); in that work's runs every case passed at its second window
+ * (10 000 rounds where 35 000 were taken; the first window holds the first requests' one-offs and code not yet compiled).
+ * Why windows: under load (two cores
  * shared by several builds) one measured phase runs for 10-50 s, and what the broker's threads do on timers meanwhile
  * falls into it — the cleaner's pass over the compacted logs every {@code log.cleaner.backoff.ms} (15 s; once
  * {@code __transaction_state}'s compacted partitions exist, on an idle broker: 20 KB at the first pass, 6 KB at each
@@ -59,11 +65,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class RequestPathAllocationTest
 {
-    private static final int WARM_UP = 30_000;
     /** Requests (rounds) a measured window: {@link #ONE_OFF} bytes over them is under a byte each. */
     private static final int WINDOW = 5_000;
-    /** Windows taken at most until one shows every thread under {@link #ONE_OFF}. */
-    private static final int WINDOWS = 8;
+    /** Windows taken at most, from the first request, until one shows every thread under {@link #ONE_OFF}. */
+    private static final int WINDOWS = 14;
     /** What a thread may allocate in a window: a stray one-off (a timer's work), never a per-request cost. */
     private static final long ONE_OFF = 4_096;
 
@@ -113,7 +118,10 @@ class RequestPathAllocationTest
             {
                 records[i] = new SimpleRecord(System.currentTimeMillis(), null, new byte[100]);
             }
-            final ByteBuffer[] frames = new ByteBuffer[WARM_UP + WINDOWS * WINDOW];
+            // built before the first send: built between sends instead (one run, issue 17's build work), every window from
+            // the second showed the network thread allocating 16 bytes a request (80 000 a window), which prebuilt frames
+            // never showed: the network thread at a slower request rate, not understood yet, left to a network-thread change
+            final ByteBuffer[] frames = new ByteBuffer[WINDOWS * WINDOW];
             for (int round = 0; round < frames.length; round++)
             {
                 final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
@@ -346,7 +354,7 @@ class RequestPathAllocationTest
         void check(int round, int i, ByteBuffer response);
     }
 
-    /** Sends the requests in turn, WARM_UP times and then in measured windows, and checks what the broker's threads allocated. */
+    /** Sends the requests in turn in measured windows from the first on, and checks what the broker's threads allocated. */
     private static void assertAllocatesNothing(final RunningBroker broker, final String what, final ByteBuffer... requests)
         throws IOException
     {
@@ -360,8 +368,9 @@ class RequestPathAllocationTest
     }
 
     /**
-     * As above, each round's requests given by {@code rounds} (0 to WARM_UP + WINDOWS * WINDOW - 1) and each answer checked:
-     * windows of {@link #WINDOW} rounds until one in which every broker thread allocated under {@link #ONE_OFF} bytes.
+     * As above, each round's requests given by {@code rounds} (0 to WINDOWS * WINDOW - 1) and each answer checked:
+     * windows of {@link #WINDOW} rounds from the first until one in which every broker thread allocated under {@link #ONE_OFF}
+     * bytes.
      */
     private static void assertAllocatesNothing(final RunningBroker broker, final int port, final Prelude prelude, final String what,
         final Rounds rounds, final Answered answered) throws IOException
@@ -371,10 +380,6 @@ class RequestPathAllocationTest
             prelude.run(channel);
             final ByteBuffer response = ByteBuffer.allocateDirect(1 << 20);
             int round = 0;
-            for (; round < WARM_UP; round++)
-            {
-                exchangeRound(channel, rounds, answered, round, response);
-            }
             final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
             final List<Thread> brokerThreads = new ArrayList<>();
             for (final Thread t : Thread.getAllStackTraces().keySet())
