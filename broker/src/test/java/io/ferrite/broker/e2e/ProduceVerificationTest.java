@@ -189,13 +189,28 @@ class ProduceVerificationTest
         }
     }
 
+    /**
+     * InitProducerId v5 for {@code transactionalId}, retried while the answer is COORDINATOR_NOT_AVAILABLE or
+     * COORDINATOR_LOAD_IN_PROGRESS (as kafka-clients retries them: the first one makes {@code __transaction_state},
+     * which a test holding the admin agent's creations delays), at most 30 s; any other error fails the test.
+     */
     static InitProducerIdResponseData init(final RawClient raw, final String transactionalId) throws IOException
     {
-        final InitProducerIdResponseData init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(
-            ApiKeys.INIT_PRODUCER_ID, (short)5, new InitProducerIdRequestData().setTransactionalId(transactionalId)
-                .setTransactionTimeoutMs(60_000).setProducerId(-1).setProducerEpoch((short)-1))), (short)5);
-        assertEquals(0, init.errorCode());
-        return init;
+        final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true)
+        {
+            final InitProducerIdResponseData init = new InitProducerIdResponseData(new ByteBufferAccessor(raw.exchange(
+                ApiKeys.INIT_PRODUCER_ID, (short)5, new InitProducerIdRequestData().setTransactionalId(transactionalId)
+                    .setTransactionTimeoutMs(60_000).setProducerId(-1).setProducerEpoch((short)-1))), (short)5);
+            final boolean retriable = init.errorCode() == Errors.COORDINATOR_NOT_AVAILABLE.code()
+                || init.errorCode() == Errors.COORDINATOR_LOAD_IN_PROGRESS.code();
+            if (!retriable || System.nanoTime() - deadline > 0)
+            {
+                assertEquals(0, init.errorCode());
+                return init;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // kafka-clients backs off between retries too
+        }
     }
 
     @FunctionalInterface
