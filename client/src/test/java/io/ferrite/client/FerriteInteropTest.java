@@ -1,5 +1,6 @@
 package io.ferrite.client;
 
+import io.ferrite.broker.config.BrokerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,10 +17,15 @@ class FerriteInteropTest extends ProducerInteropContract implements ConsumerInte
     static Path dir;
     static FerriteFixture ferrite;
 
+    /**
+     * Without Kafka's three seconds of {@code group.initial.rebalance.delay.ms} before a new group's first generation,
+     * as the Kafka node of {@link KafkaInteropTest} runs (test-support's BrokerNode sets 0): the group cases would
+     * each wait it out once per new group (about 40 s of this class in all), and the contract is the same on both.
+     */
     @BeforeAll
     static void start() throws Exception
     {
-        ferrite = new FerriteFixture(dir);
+        ferrite = new FerriteFixture(dir, Map.of(BrokerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS, "0"));
     }
 
     @AfterAll

@@ -1,5 +1,6 @@
 package io.ferrite.log;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * appends: after every round the follower's producer state and its LSO for the same high watermark are the
  * leader's; at the end its files are the leader's byte for byte, and again after an unclean reopen of both.
  */
+@Tag("shortened")
 class FollowerCopyPropertyTest
 {
     @TempDir
@@ -27,7 +29,10 @@ class FollowerCopyPropertyTest
     @Test
     void aFollowerFedAtRandomFetchBoundariesHasTheLeadersLog()
     {
-        ReplicaCopy.property("follower copy", 10, root, FollowerCopyPropertyTest::check);
+        // 4 tries in the default build; -Pslow runs this class (tagged shortened) with ferrite.followercopy.tries=10,
+        // -Plong with 10 times ferrite.tries.factor: 100
+        ReplicaCopy.property("follower copy", Integer.getInteger("ferrite.followercopy.tries", 4), root,
+            FollowerCopyPropertyTest::check);
     }
 
     private static void check(final Path data, final Random r) throws IOException

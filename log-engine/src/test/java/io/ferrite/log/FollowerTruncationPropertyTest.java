@@ -1,6 +1,7 @@
 package io.ferrite.log;
 
 import io.ferrite.wire.record.RecordBatch;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * round its batches are the leader's byte for byte, and its producer state and LSO for the same high watermark are the
  * leader's (for a high watermark that, as a leader's, never goes back); again after a clean and an unclean reopen.
  */
+@Tag("shortened")
 class FollowerTruncationPropertyTest
 {
     @TempDir
@@ -27,7 +29,10 @@ class FollowerTruncationPropertyTest
     @Test
     void aFollowerTruncatedAtRandomPointsAndFedAgainHasTheLeadersLog()
     {
-        ReplicaCopy.property("follower truncation", 8, root, FollowerTruncationPropertyTest::check);
+        // 3 tries in the default build; -Pslow runs this class (tagged shortened) with ferrite.followertruncation.tries=8,
+        // -Plong with 8 times ferrite.tries.factor: 80
+        ReplicaCopy.property("follower truncation", Integer.getInteger("ferrite.followertruncation.tries", 3), root,
+            FollowerTruncationPropertyTest::check);
     }
 
     private static void check(final Path data, final Random r) throws IOException
