@@ -173,10 +173,20 @@ final class RequestDispatcher
                 }
                 // TLS holds bytes the input had no room for: read them now, the socket will not tell of them again
                 connection.compact();
-                if (connection.read() < 0)
+                final int n = connection.read();
+                if (n < 0)
                 {
                     connections.close(connection, "closed by the client", false);
                     return;
+                }
+                if (n == 0)
+                {
+                    // no progress: a handshake message (a renegotiation) waits for room to be written first
+                    if (connection.transportWantsWrite())
+                    {
+                        connection.key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                    }
+                    break;
                 }
                 continue;
             }
