@@ -4,6 +4,7 @@ import io.ferrite.broker.api.MetadataHandler;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.broker.config.ListenerEndpoints;
 import io.ferrite.broker.config.ListenerSecurity;
+import io.ferrite.broker.config.TlsSettings;
 import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.CountersFile;
 import io.ferrite.broker.metrics.MetricsExports;
@@ -12,6 +13,7 @@ import io.ferrite.broker.net.Acceptors;
 import io.ferrite.broker.net.Listener;
 import io.ferrite.broker.scram.ScramCredentials;
 import io.ferrite.broker.net.NetworkThread;
+import io.ferrite.broker.net.TlsEngines;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -127,9 +129,15 @@ final class StartupChecks
 
     private static Listener listener(final BrokerConfig config, final ListenerEndpoints.Endpoint e, final ScramCredentials scram)
     {
-        final boolean sasl = e.protocol().equals("SASL_PLAINTEXT");
+        final boolean sasl = e.protocol().startsWith("SASL_");
+        TlsEngines tls = null;
+        if (e.protocol().endsWith("SSL"))
+        {
+            final TlsSettings.Server server = TlsSettings.server(config, e);
+            tls = new TlsEngines(server.context(), server.protocols(), server.cipherSuites(), server.clientAuth());
+        }
         return new Listener(e.name(), e.protocol(), sasl ? ListenerSecurity.mechanisms(config, e) : List.of(),
-            sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), scram, config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS));
+            sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), scram, config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS), tls);
     }
 
     private static Acceptor bind(final ListenerEndpoints.Endpoint e, final NetworkThread[] networkThreads, final Listener listener)

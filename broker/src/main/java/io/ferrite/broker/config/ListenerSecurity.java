@@ -23,9 +23,9 @@ import static io.ferrite.log.config.ConfigKey.Validator.atLeast;
  * The broker's listeners and their security as Kafka 4.4 configures them: the broker listeners of {@code listeners}
  * (those not named in {@code controller.listener.names}), what each advertises, and for a SASL_PLAINTEXT listener its
  * mechanisms ({@code listener.name.<listener>.sasl.enabled.mechanisms}, else {@code sasl.enabled.mechanisms}: PLAIN,
- * SCRAM-SHA-256, SCRAM-SHA-512) and its PLAIN users ({@code listener.name.<listener>.plain.sasl.jaas.config}). What Ferrite
- * does not have yet (TLS: SSL and SASL_SSL; GSSAPI, OAUTHBEARER) is refused at start with a message that says so, never
- * served as plaintext.
+ * SCRAM-SHA-256, SCRAM-SHA-512) and its PLAIN users ({@code listener.name.<listener>.plain.sasl.jaas.config}); for an SSL or
+ * SASL_SSL listener its TLS ({@link TlsSettings}). What Ferrite does not have (GSSAPI, OAUTHBEARER) is refused at start
+ * with a message that says so, never served as plaintext.
  */
 public final class ListenerSecurity
 {
@@ -47,11 +47,12 @@ public final class ListenerSecurity
     static void define(final ConfigCatalogue c)
     {
         c.define(ListenerEndpoints.PROTOCOL_MAP, STRING, ListenerEndpoints.DEFAULT_PROTOCOL_MAP, NONE, true,
-            "each listener name's security protocol, NAME:PROTOCOL,... (PLAINTEXT and SASL_PLAINTEXT served; SSL, SASL_SSL refused: no TLS yet)")
+            "each listener name's security protocol, NAME:PROTOCOL,... (PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL)")
             .define(SASL_ENABLED_MECHANISMS, LIST, "GSSAPI", NONE, true, "the SASL mechanisms of SASL listeners "
                 + "(listener.name.<listener>.sasl.enabled.mechanisms per listener): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; Kafka's default GSSAPI is refused")
             .define(FAILED_AUTHENTICATION_DELAY_MS, INT, "100", atLeast(0), true,
                 "how long a failed SASL authentication's answer and the connection's close wait (slows password guessing)");
+        TlsSettings.define(c);
     }
 
     /** Checks the listener settings of {@code config} (at its construction). */
@@ -68,9 +69,16 @@ public final class ListenerSecurity
                 case "SASL_PLAINTEXT":
                     plainUsers(config, e); // every mechanism checked, the users read
                     break;
+                case "SSL":
+                    TlsSettings.server(config, e); // the stores read, the protocols checked
+                    break;
+                case "SASL_SSL":
+                    plainUsers(config, e);
+                    TlsSettings.server(config, e);
+                    break;
                 default:
                     throw new ConfigException(BrokerConfig.LISTENERS, config.listeners(), "listener " + e.name() + " uses security protocol "
-                        + e.protocol() + ", which Ferrite does not serve yet (no TLS): use PLAINTEXT or SASL_PLAINTEXT");
+                        + e.protocol() + ", which Ferrite does not serve: use PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
             }
         }
         final boolean cluster = config.values().containsKey("process.roles") || config.values().containsKey("controller.quorum.voters");
@@ -199,7 +207,8 @@ public final class ListenerSecurity
      * The per-listener settings Ferrite knows, of the broker's listeners, with their Kafka types (those of the names they
      * override): {@code listener.name.<l>.sasl.enabled.mechanisms} (LIST), {@code listener.name.<l>.plain.sasl.jaas.config}
      * (PASSWORD) and the SCRAM mechanisms' {@code listener.name.<l>.scram-sha-256.sasl.jaas.config} and {@code -512} (PASSWORD;
-     * taken as Kafka's operators write them, not read: a SCRAM login module has no server-side options Ferrite uses).
+     * taken as Kafka's operators write them, not read: a SCRAM login module has no server-side options Ferrite uses); of a TLS
+ * listener its {@code listener.name.<l>.ssl.*} overrides ({@link TlsSettings}).
      * Known names: no "unknown property" warning for them, and DescribeConfigs types them as Kafka does.
      */
     public static Map<String, ConfigKey.Type> perListenerNames(final BrokerConfig config)
@@ -210,6 +219,10 @@ public final class ListenerSecurity
             names.put(prefix(e) + SASL_ENABLED_MECHANISMS, LIST);
             names.put(prefix(e) + PLAIN_JAAS_SUFFIX, PASSWORD);
             SCRAM_JAAS_SUFFIXES.forEach(suffix -> names.put(prefix(e) + suffix, PASSWORD));
+            if (e.protocol().endsWith("SSL"))
+            {
+                TlsSettings.PER_LISTENER.forEach(name -> names.put(prefix(e) + name, BrokerConfig.CATALOGUE.key(name).type()));
+            }
         }
         return names;
     }

@@ -118,6 +118,10 @@ public final class Connection
     String principal = "User:ANONYMOUS";
     /** Set by a response that ends the connection once written (a failed authentication's). */
     boolean closeAfterResponse;
+    /** TLS on this connection's socket (an SSL or SASL_SSL listener's), else null: the socket is read and written directly. */
+    TlsChannel tls;
+    /** An SSL connection's principal was taken from its handshake. */
+    private boolean tlsPrincipalTaken;
 
     Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats, final Listener listener)
     {
@@ -191,7 +195,7 @@ public final class Connection
         }
         final int room = in.capacity() - inEnd;
         final ByteBuffer view = inView.of(in, inEnd, room);
-        final int n = channel.read(view);
+        final int n = tls == null ? channel.read(view) : readTls(view);
         if (n > 0)
         {
             inEnd += n;
@@ -199,6 +203,40 @@ public final class Connection
         }
         readFilled = n == room;
         return n;
+    }
+
+    private int readTls(final ByteBuffer view) throws IOException
+    {
+        final int n = tls.read(view);
+        if (!tlsPrincipalTaken && !tls.handshaking())
+        {
+            tlsPrincipalTaken = true;
+            if (!listener.sasl())
+            {
+                // Kafka's default principal builder: User:<the certificate's subject>, or ANONYMOUS without a client certificate
+                final String peer = tls.peerName();
+                principal = peer == null ? "User:ANONYMOUS" : "User:" + peer;
+            }
+        }
+        return n;
+    }
+
+    /** TLS holds input the last read had no room for: it is read without waiting for the socket. */
+    boolean inputBuffered()
+    {
+        return tls != null && tls.buffered();
+    }
+
+    /** TLS output of its own waits (a handshake's): the socket must be watched for room. */
+    boolean transportWantsWrite()
+    {
+        return tls != null && tls.wantsWrite();
+    }
+
+    /** Writes TLS output of its own (a handshake's) and goes on with the handshake: true when none waits. */
+    boolean flushTransport() throws IOException
+    {
+        return tls == null || tls.flushPending();
     }
 
     /**
@@ -325,7 +363,8 @@ public final class Connection
             final int stop = spliceIndex < spliceCount ? spliceAt[spliceIndex] : outLength;
             if (sent < stop)
             {
-                sent += channel.write(outView.of(out, sent, stop - sent));
+                final ByteBuffer view = outView.of(out, sent, stop - sent);
+                sent += tls == null ? channel.write(view) : tls.write(view);
                 writeCalls++;
                 if (sent < stop)
                 {
@@ -337,18 +376,29 @@ public final class Connection
                 final long remaining = spliceLength[spliceIndex] - spliceSent;
                 if (remaining > 0)
                 {
-                    final long n = spliceChannel[spliceIndex].transferTo(spliceFilePosition[spliceIndex] + spliceSent, remaining, channel);
+                    // TLS cannot send a file region as it is: it is read into the engine a record at a time
+                    final long position = spliceFilePosition[spliceIndex] + spliceSent;
+                    final long n = tls == null ? spliceChannel[spliceIndex].transferTo(position, remaining, channel)
+                        : tls.writeFile(spliceChannel[spliceIndex], position, remaining);
                     spliceSent += n;
                     transferCalls++;
                     if (spliceSent < spliceLength[spliceIndex])
                     {
-                        return false;
+                        if (tls == null || n == 0)
+                        {
+                            return false; // the socket is full
+                        }
+                        continue;
                     }
                 }
                 spliceChannel[spliceIndex] = null;
                 spliceIndex++;
                 spliceSent = 0;
                 continue;
+            }
+            if (tls != null && !tls.flushPending())
+            {
+                return false; // the last record is still being written
             }
             writing = false;
             stats.responded(outLength + splicedBytes, writeCalls, transferCalls, spliceCount);

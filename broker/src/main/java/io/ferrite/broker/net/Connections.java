@@ -5,6 +5,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -42,6 +43,11 @@ final class Connections
         // the thread's id in the top bits keeps ids unique over the broker without a shared counter
         final Connection connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel,
             String.valueOf(channel.getRemoteAddress()), stats, listener);
+        if (listener.tls() != null)
+        {
+            final InetSocketAddress peer = (InetSocketAddress)channel.getRemoteAddress();
+            connection.tls = new TlsChannel(listener.tls().create(peer.getAddress().getHostAddress(), peer.getPort()), channel);
+        }
         connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
         count++;
         counters.accepted(count);
@@ -70,6 +76,10 @@ final class Connections
             LOG.debug("connection {} from {} ends: {}", connection.id, connection.remote(), reason);
         }
         connection.key.cancel();
+        if (connection.tls != null)
+        {
+            connection.tls.close(); // close_notify, if the socket takes it
+        }
         closeQuietly(connection.channel);
     }
 

@@ -26,11 +26,13 @@ public final class Listener
     /** The broker's SCRAM credentials (the same for every listener, as in Kafka). */
     private final ScramCredentials scramCredentials;
     private final long failedAuthenticationDelayMs;
+    /** A TLS listener's engines (SSL, SASL_SSL), else null. */
+    private final TlsEngines tls;
     private volatile String advertisedHost;
     private volatile int advertisedPort = -1;
 
     /**
-     * @param protocol PLAINTEXT or SASL_PLAINTEXT
+     * @param protocol PLAINTEXT or SASL_PLAINTEXT (SSL and SASL_SSL: the constructor with TLS engines)
      * @param mechanisms a SASL listener's mechanisms, in the order offered
      * @param users a SASL listener's PLAIN users (name -> password)
      */
@@ -44,6 +46,18 @@ public final class Listener
     public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
         final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs)
     {
+        this(name, protocol, mechanisms, users, scramCredentials, failedAuthenticationDelayMs, null);
+    }
+
+    /** @param tls an SSL or SASL_SSL listener's engines; null for PLAINTEXT and SASL_PLAINTEXT */
+    public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
+        final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs, final TlsEngines tls)
+    {
+        if ((tls != null) != protocol.endsWith("SSL"))
+        {
+            throw new IllegalArgumentException(protocol + (tls == null ? " needs" : " has no use for") + " TLS engines");
+        }
+        this.tls = tls;
         this.name = name;
         this.scramCredentials = scramCredentials;
         this.protocol = protocol;
@@ -68,6 +82,12 @@ public final class Listener
     public boolean sasl()
     {
         return protocol.startsWith("SASL_");
+    }
+
+    /** A TLS listener's engines, or null: its connections are not encrypted. */
+    TlsEngines tls()
+    {
+        return tls;
     }
 
     public List<String> mechanisms()

@@ -41,7 +41,7 @@ final class NetMessages
         return "malformed request: " + ex.getMessage();
     }
 
-    static String failed(final RuntimeException ex)
+    static String failed(final Throwable ex)
     {
         return "request failed: " + ex;
     }
@@ -49,6 +49,11 @@ final class NetMessages
     static IllegalStateException interrupted(final int id)
     {
         return new IllegalStateException("network thread " + id + " was interrupted; it goes on");
+    }
+
+    static String tlsFailed(final javax.net.ssl.SSLException ex)
+    {
+        return "TLS failed: " + ex.getMessage();
     }
 
     static String ioError(final Exception ex)

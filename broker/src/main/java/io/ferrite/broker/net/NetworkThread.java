@@ -8,6 +8,7 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.NoOpIdleStrategy;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -239,13 +240,14 @@ public final class NetworkThread implements Agent, AutoCloseable
                 dispatcher.onReadable(connection);
             }
         }
+        catch (final SSLException ex)
+        {
+            // a failed TLS handshake (an untrusted certificate, bytes that are not TLS): one line, that connection only
+            connections.close(connection, NetMessages.tlsFailed(ex), true);
+        }
         catch (final IOException ex)
         {
             connections.close(connection, NetMessages.ioError(ex), false);
-        }
-        catch (final RuntimeException ex)
-        {
-            dispatcher.failed(connection, ex);
         }
         catch (final InternalError ex)
         {
@@ -253,6 +255,20 @@ public final class NetworkThread implements Agent, AutoCloseable
             // this connection closes, as when a transferTo fails, and the thread's others go on
             errors.onError(ex);
             connections.close(connection, "I/O error reading a mapped segment: " + ex.getMessage(), false);
+        }
+        catch (final VirtualMachineError ex)
+        {
+            if (!(ex instanceof StackOverflowError))
+            {
+                throw ex; // out of memory: the JVM is not sound, nothing here can be trusted to go on
+            }
+            dispatcher.failed(connection, ex); // the stack is unwound: the JVM is sound, as after any exception
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            // Kafka's Processor closes the connection whatever it threw and goes on; so does this thread, but for a
+            // VirtualMachineError other than a stack overflow (above): an assertion, a class that failed to link
+            dispatcher.failed(connection, ex);
         }
     }
 

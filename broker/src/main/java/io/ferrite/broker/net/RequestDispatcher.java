@@ -65,11 +65,27 @@ final class RequestDispatcher
             connections.close(connection, "closed by the client", false);
             return;
         }
+        if (connection.transportWantsWrite())
+        {
+            // a TLS handshake's output the socket did not take yet: written when it has room
+            connection.key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+            return;
+        }
         processFrames(connection);
     }
 
     void onWritable(final Connection connection) throws IOException
     {
+        if (!connection.isWriting())
+        {
+            // no response under way: TLS output of its own (a handshake's) had to wait for room
+            if (connection.flushTransport())
+            {
+                connection.key.interestOps(SelectionKey.OP_READ);
+                onReadable(connection);
+            }
+            return;
+        }
         if (connection.flush())
         {
             sent(connection, System.nanoTime());
@@ -151,7 +167,28 @@ final class RequestDispatcher
             }
             if (size < 0)
             {
-                break;
+                if (!connection.inputBuffered())
+                {
+                    break;
+                }
+                // TLS holds bytes the input had no room for: read them now, the socket will not tell of them again
+                connection.compact();
+                final int n = connection.read();
+                if (n < 0)
+                {
+                    connections.close(connection, "closed by the client", false);
+                    return;
+                }
+                if (n == 0)
+                {
+                    // no progress: a handshake message (a renegotiation) waits for room to be written first
+                    if (connection.transportWantsWrite())
+                    {
+                        connection.key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                    }
+                    break;
+                }
+                continue;
             }
             final int start = connection.frameOffset();
             final int outcome = handleFrame(connection, start, start + size);
@@ -316,7 +353,7 @@ final class RequestDispatcher
     }
 
     /** A defect met while serving {@code connection}: reported (once per kind), and the connection closes. */
-    void failed(final Connection connection, final RuntimeException ex)
+    void failed(final Connection connection, final Throwable ex)
     {
         errors.onError(ex);
         connections.close(connection, NetMessages.failed(ex), true);

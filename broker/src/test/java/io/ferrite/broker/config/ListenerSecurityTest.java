@@ -74,10 +74,15 @@ class ListenerSecurityTest
     }
 
     @Test
-    void tlsAndOtherMechanismsAreRefusedAsNotYetServedNeverServedAsPlaintext()
+    void tlsListenersWithoutAKeyStoreAndOtherMechanismsAreRefusedNeverServedAsPlaintext()
     {
-        assertTrue(refused("listeners", "SSL://:9093").contains("listener SSL uses security protocol SSL, which Ferrite does not serve yet"));
-        assertTrue(refused("listeners", "SASL_SSL://:9093").contains("SASL_SSL, which Ferrite does not serve yet"));
+        assertTrue(refused("listeners", "SSL://:9093").contains("listener SSL (SSL) needs a key store"));
+        assertTrue(refused("listeners", "SSL://:9093", "ssl.keystore.location", "/nowhere/ks.p12").contains(
+            "SSL key store is specified, but key store password is not specified."));
+        assertTrue(refused("listeners", "SSL://:9093", "ssl.keystore.location", "/nowhere/ks.p12", "ssl.keystore.password", "pw",
+            "ssl.keystore.type", "PKCS12").contains("ssl.keystore.location"));
+        assertTrue(refused("listeners", "SASL_SSL://:9093", "sasl.enabled.mechanisms", "SCRAM-SHA-512").contains(
+            "listener SASL_SSL (SASL_SSL) needs a key store"));
         // Kafka's default mechanism is GSSAPI: a SASL listener without sasl.enabled.mechanisms is refused, as not served
         assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093").contains("SASL mechanism GSSAPI (listener SASL_PLAINTEXT) is not supported"));
         assertTrue(refused("listeners", "SASL_PLAINTEXT://:9093", "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "OAUTHBEARER",

@@ -230,7 +230,7 @@ class RequestPathAllocationTest
     }
 
     /** A produce of 10 records to alloc-0, a fetch of 16 KiB (copied in) and one of 64 KiB (spliced from the file). */
-    private static ByteBuffer[] produceAndFetch()
+    static ByteBuffer[] produceAndFetch()
     {
         final MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE,
             Compression.NONE, TimestampType.CREATE_TIME, 0L);

@@ -358,22 +358,28 @@ class SaslPlainTest
     {
         try (consumer)
         {
-            final List<String> values = new ArrayList<>();
             final List<TopicPartition> partitions = new ArrayList<>();
             consumer.partitionsFor(consumer.listTopics(Duration.ofSeconds(30)).keySet().stream().filter(t -> !t.startsWith("__"))
                 .findFirst().orElseThrow(), Duration.ofSeconds(30)).forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            final long end = consumer.endOffsets(partitions, Duration.ofSeconds(30)).values().stream().mapToLong(Long::longValue).sum();
-            await(() ->
-            {
-                for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-                {
-                    values.add(new String(r.value(), StandardCharsets.UTF_8));
-                }
-                return values.size() >= end;
-            }, Duration.ofSeconds(30), "every record read");
-            return values;
+            return readAll(consumer, partitions);
         }
+    }
+
+    /** Every record of {@code partitions}, read from the start up to their end offsets as of now. */
+    static List<String> readAll(final KafkaConsumer<byte[], byte[]> consumer, final List<TopicPartition> partitions)
+    {
+        final List<String> values = new ArrayList<>();
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        final long end = consumer.endOffsets(partitions, Duration.ofSeconds(30)).values().stream().mapToLong(Long::longValue).sum();
+        await(() ->
+        {
+            for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
+            {
+                values.add(new String(r.value(), StandardCharsets.UTF_8));
+            }
+            return values.size() >= end;
+        }, Duration.ofSeconds(30), "every record read");
+        return values;
     }
 }

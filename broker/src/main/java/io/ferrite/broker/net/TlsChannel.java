@@ -1,0 +1,453 @@
+package io.ferrite.broker.net;
+
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLEngineResult;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SocketChannel;
+import java.security.Principal;
+
+/**
+ * TLS on one connection's socket, driven by its network thread with the JDK's {@link SSLEngine}, non-blocking: what
+ * {@link Connection} reads and writes through instead of the socket on an SSL or SASL_SSL listener (Kafka's
+ * {@code SslTransportLayer}). Network thread only.
+ *
+ * <p>Buffers, all owned here and made once: {@code netIn} (bytes received, not yet decrypted; write mode), {@code appIn}
+ * (bytes decrypted, not yet handed to the connection's input; write mode), {@code netOut} (a TLS record wrapped, not
+ * yet written; read mode) and, from a connection's first spliced file region, {@code fileChunk}: a fetch's records are
+ * read from the segment file into it and encrypted from there (a TLS connection cannot {@code transferTo}; Kafka reads
+ * the file into a buffer the same way). Each is about one TLS record (16 KiB and its header).
+ *
+ * <p>The handshake's delegated tasks (certificate checks, key agreement: about a millisecond of CPU once per connection)
+ * run here, on the network thread, as Kafka's {@code SslTransportLayer} runs them: an executor would need a hand-back and
+ * a wake-up per task, and a connection cannot go on before its task anyway; the thread's other connections wait that
+ * long, once per handshake.
+ *
+ * <p>A handshake that fails (a certificate not trusted, no common protocol, bytes that are not TLS) sends the engine's
+ * alert once, best effort, and throws the engine's {@link SSLException}: the connection closes with one log line; its
+ * message is the JDK's and carries no key or password.
+ */
+final class TlsChannel
+{
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** A file region is read into the engine this much at a time: one TLS record's plaintext at most. */
+    private static final int FILE_CHUNK = 16 * 1024;
+
+    private final SSLEngine engine;
+    private final SocketChannel channel;
+    private ByteBuffer netIn;
+    private ByteBuffer appIn;
+    private final ByteBuffer netOut;
+    private ByteBuffer fileChunk;
+    /** The engine's one-element arrays: its two-buffer {@code wrap}/{@code unwrap} would make one per call. */
+    private final ByteBuffer[] source = new ByteBuffer[1];
+    private final ByteBuffer[] target = new ByteBuffer[1];
+    private boolean handshaking = true;
+    /** {@code netIn} may hold a whole record not yet decrypted (false after the engine asked for more bytes). */
+    private boolean netInUnread;
+
+    TlsChannel(final SSLEngine engine, final SocketChannel channel) throws SSLException
+    {
+        this.engine = engine;
+        this.channel = channel;
+        final int packet = engine.getSession().getPacketBufferSize();
+        netIn = ByteBuffer.allocateDirect(packet);
+        netOut = ByteBuffer.allocateDirect(packet);
+        netOut.flip(); // nothing to write
+        appIn = ByteBuffer.allocateDirect(engine.getSession().getApplicationBufferSize());
+        engine.beginHandshake();
+    }
+
+    /** Whether the first handshake is still under way (or a later one: a key update). */
+    boolean handshaking()
+    {
+        return handshaking;
+    }
+
+    /** The client certificate's subject, or null: none was asked for or given. */
+    String peerName()
+    {
+        try
+        {
+            final Principal peer = engine.getSession().getPeerPrincipal();
+            return peer.getName(); // an X500Principal: RFC 2253, as Kafka's default principal builder takes it
+        }
+        catch (final SSLPeerUnverifiedException ex)
+        {
+            return null;
+        }
+    }
+
+    /** Decrypted or received bytes wait here that the last {@link #read} had no room for. */
+    boolean buffered()
+    {
+        return appIn.position() > 0 || netInUnread;
+    }
+
+    /** Output of its own waits (handshake messages, a close_notify): the socket must be written when it takes more. */
+    boolean wantsWrite()
+    {
+        return netOut.hasRemaining();
+    }
+
+    /**
+     * Reads into {@code dst} what the peer sent, decrypted, as far as {@code dst}'s room and the socket allow; drives the
+     * handshake first while it is under way.
+     *
+     * @return the bytes put into {@code dst}, or -1 at the end of the stream (the peer closed, or sent close_notify)
+     */
+    int read(final ByteBuffer dst) throws IOException
+    {
+        if (handshaking && !handshake())
+        {
+            return deliver(dst); // early application data the handshake's unwrap met
+        }
+        int delivered = deliver(dst);
+        while (dst.hasRemaining())
+        {
+            if (netInUnread)
+            {
+                final SSLEngineResult result = unwrap();
+                switch (result.getStatus())
+                {
+                    case OK:
+                        delivered += deliver(dst);
+                        if (needsHandshake(result) && !handshake())
+                        {
+                            return delivered;
+                        }
+                        continue;
+                    case BUFFER_OVERFLOW:
+                        if (appIn.position() == 0)
+                        {
+                            appIn = grow(appIn, engine.getSession().getApplicationBufferSize());
+                        }
+                        delivered += deliver(dst);
+                        continue;
+                    case CLOSED:
+                        return delivered > 0 ? delivered : -1;
+                    default: // BUFFER_UNDERFLOW: a record's rest is still to come
+                        netInUnread = false;
+                        break;
+                }
+            }
+            final int n = receive();
+            if (n < 0)
+            {
+                return delivered > 0 ? delivered : -1;
+            }
+            if (n == 0)
+            {
+                break;
+            }
+        }
+        return delivered;
+    }
+
+    /**
+     * Encrypts and writes what of {@code src} the socket takes, a TLS record at a time.
+     *
+     * @return the bytes of {@code src} consumed (encrypted: written, or waiting in {@code netOut}); 0 when the socket is full
+     */
+    int write(final ByteBuffer src) throws IOException
+    {
+        if (handshaking && !handshake())
+        {
+            return 0;
+        }
+        int consumed = 0;
+        while (src.hasRemaining() && flushNet())
+        {
+            source[0] = src;
+            netOut.clear();
+            final SSLEngineResult result;
+            try
+            {
+                result = engine.wrap(source, 0, 1, netOut);
+            }
+            finally
+            {
+                netOut.flip();
+                source[0] = null;
+            }
+            if (result.getStatus() == SSLEngineResult.Status.CLOSED)
+            {
+                throw new EOFException("TLS connection closed");
+            }
+            consumed += result.bytesConsumed();
+            if (needsHandshake(result) && !handshake())
+            {
+                break;
+            }
+        }
+        flushNet();
+        return consumed;
+    }
+
+    /**
+     * Encrypts and writes what the socket takes of {@code length} bytes of {@code file} at {@code position} (a fetch's
+     * records), through {@code fileChunk}: what was read from the file and not yet encrypted stays there for the next call,
+     * which must name the same region from where this one's consumed bytes end.
+     *
+     * @return the region's bytes consumed; 0 when the socket is full
+     */
+    long writeFile(final FileChannel file, final long position, final long length) throws IOException
+    {
+        if (fileChunk == null)
+        {
+            fileChunk = ByteBuffer.allocateDirect(FILE_CHUNK);
+            fileChunk.flip();
+        }
+        if (!fileChunk.hasRemaining())
+        {
+            fileChunk.clear();
+            fileChunk.limit((int)Math.min(FILE_CHUNK, length));
+            while (fileChunk.hasRemaining())
+            {
+                if (file.read(fileChunk, position + fileChunk.position()) < 0)
+                {
+                    throw new EOFException("segment file ended inside a fetched region");
+                }
+            }
+            fileChunk.flip();
+        }
+        return write(fileChunk);
+    }
+
+    /** Forgets a file region's bytes not yet encrypted (its response was given up with the connection). */
+    void dropFileChunk()
+    {
+        if (fileChunk != null)
+        {
+            fileChunk.position(fileChunk.limit());
+        }
+    }
+
+    /** Writes what waits in {@code netOut}, then goes on with a handshake under way: true when nothing of its own waits. */
+    boolean flushPending() throws IOException
+    {
+        if (!flushNet())
+        {
+            return false;
+        }
+        if (handshaking)
+        {
+            handshake();
+        }
+        return !netOut.hasRemaining();
+    }
+
+    /** Sends close_notify, best effort (one write, never waiting): the socket is closed after this. */
+    void close()
+    {
+        try
+        {
+            engine.closeOutbound();
+            if (flushNet())
+            {
+                wrapHandshakeOutput();
+                flushNet();
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            // the peer may be gone: the close goes on
+        }
+    }
+
+    /** Drives the handshake as far as the socket allows: true once it is over. */
+    private boolean handshake() throws IOException
+    {
+        try
+        {
+            while (true)
+            {
+                switch (engine.getHandshakeStatus())
+                {
+                    case NEED_TASK:
+                        Runnable task;
+                        while ((task = engine.getDelegatedTask()) != null)
+                        {
+                            task.run(); // on this thread: see the class comment
+                        }
+                        break;
+                    case NEED_WRAP:
+                        if (!flushNet())
+                        {
+                            return false;
+                        }
+                        if (wrapHandshakeOutput().getStatus() == SSLEngineResult.Status.CLOSED && !netOut.hasRemaining())
+                        {
+                            throw new EOFException("TLS connection closed during the handshake");
+                        }
+                        if (!flushNet())
+                        {
+                            return false;
+                        }
+                        break;
+                    case NEED_UNWRAP:
+                    case NEED_UNWRAP_AGAIN:
+                        if (!handshakeUnwrap())
+                        {
+                            return false;
+                        }
+                        break;
+                    default: // NOT_HANDSHAKING (FINISHED is only ever a result's)
+                        if (engine.isOutboundDone() || engine.isInboundDone())
+                        {
+                            throw new EOFException("TLS connection closed during the handshake");
+                        }
+                        handshaking = false;
+                        return true;
+                }
+            }
+        }
+        catch (final SSLException ex)
+        {
+            sendAlert();
+            throw ex;
+        }
+    }
+
+    /** One unwrap of handshake bytes, reading the socket when a record is incomplete: false when it has nothing more now. */
+    private boolean handshakeUnwrap() throws IOException
+    {
+        final SSLEngineResult result = unwrap();
+        switch (result.getStatus())
+        {
+            case BUFFER_UNDERFLOW:
+                netInUnread = false;
+                final int n = receive();
+                if (n < 0)
+                {
+                    throw new EOFException("closed by the client during the TLS handshake");
+                }
+                return n > 0;
+            case BUFFER_OVERFLOW: // early application data fills appIn: the connection reads it first
+                if (appIn.position() == 0)
+                {
+                    appIn = grow(appIn, engine.getSession().getApplicationBufferSize());
+                    return true;
+                }
+                return false;
+            case CLOSED:
+                throw new EOFException("closed by the client during the TLS handshake");
+            default:
+                return true;
+        }
+    }
+
+    /** The engine's alert after a failed handshake, written once if the socket takes it. */
+    private void sendAlert()
+    {
+        try
+        {
+            if (flushNet())
+            {
+                wrapHandshakeOutput();
+                flushNet();
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            // best effort: the connection closes in any case
+        }
+    }
+
+    private SSLEngineResult wrapHandshakeOutput() throws SSLException
+    {
+        source[0] = EMPTY;
+        netOut.clear();
+        try
+        {
+            return engine.wrap(source, 0, 1, netOut);
+        }
+        finally
+        {
+            netOut.flip();
+            source[0] = null;
+        }
+    }
+
+    private SSLEngineResult unwrap() throws SSLException
+    {
+        target[0] = appIn;
+        netIn.flip();
+        try
+        {
+            final SSLEngineResult result = engine.unwrap(netIn, target, 0, 1);
+            netInUnread = netIn.hasRemaining() && result.getStatus() != SSLEngineResult.Status.BUFFER_UNDERFLOW;
+            return result;
+        }
+        finally
+        {
+            netIn.compact();
+            target[0] = null;
+        }
+    }
+
+    /** Reads the socket into {@code netIn} (grown to the session's packet size if a record needs more room). */
+    private int receive() throws IOException
+    {
+        if (!netIn.hasRemaining())
+        {
+            netIn = grow(netIn, engine.getSession().getPacketBufferSize());
+        }
+        final int n = channel.read(netIn);
+        if (n > 0)
+        {
+            netInUnread = true;
+        }
+        return n;
+    }
+
+    /** Moves decrypted bytes to {@code dst}, as many as it has room for. */
+    private int deliver(final ByteBuffer dst)
+    {
+        if (appIn.position() == 0)
+        {
+            return 0;
+        }
+        appIn.flip();
+        final int n = Math.min(appIn.remaining(), dst.remaining());
+        final int limit = appIn.limit();
+        appIn.limit(appIn.position() + n);
+        dst.put(appIn);
+        appIn.limit(limit);
+        appIn.compact();
+        return n;
+    }
+
+    /** Writes {@code netOut}: true when all of it is written. */
+    private boolean flushNet() throws IOException
+    {
+        if (netOut.hasRemaining())
+        {
+            channel.write(netOut);
+        }
+        return !netOut.hasRemaining();
+    }
+
+    private boolean needsHandshake(final SSLEngineResult result)
+    {
+        final SSLEngineResult.HandshakeStatus status = result.getHandshakeStatus();
+        if (status != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING && status != SSLEngineResult.HandshakeStatus.FINISHED)
+        {
+            handshaking = true;
+        }
+        return handshaking;
+    }
+
+    /** A buffer with the same content (write mode) and room for at least {@code size}. */
+    private static ByteBuffer grow(final ByteBuffer buffer, final int size)
+    {
+        final ByteBuffer bigger = ByteBuffer.allocateDirect(Math.max(size, buffer.capacity() * 2));
+        buffer.flip();
+        bigger.put(buffer);
+        return bigger;
+    }
+}
