@@ -92,7 +92,16 @@ class MigratedLeaderEpochTest
                     .get(30, TimeUnit.SECONDS).get(tp);
                 assertEquals(7, committed.offset());
                 assertEquals(Optional.of(EPOCH), committed.leaderEpoch(), "the commit names the epoch of the records read");
-
+            }
+            try (KafkaConsumer<byte[], byte[]> second = broker.consumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, "g")))
+            {
+                second.subscribe(List.of(TOPIC));
+                final List<ConsumerRecord<byte[], byte[]>> seen = poll(second, RECORDS - 7, "the group resuming at 7");
+                assertEquals(7, seen.get(0).offset(), "where the group committed");
+                second.commitSync();
+            }
+            try (Admin admin = broker.admin())
+            {
                 // ListOffsets (v4+) as Kafka answers: the log start's epoch, the current one for the latest, the batch's
                 assertEquals(Optional.of(0), listed(admin, tp, OffsetSpec.earliest()).leaderEpoch());
                 assertEquals(Optional.of(EPOCH), listed(admin, tp, OffsetSpec.latest()).leaderEpoch());
@@ -102,13 +111,6 @@ class MigratedLeaderEpochTest
                 final ListOffsetsResult.ListOffsetsResultInfo eighth = listed(admin, tp, OffsetSpec.forTimestamp(timestamps.get(8)));
                 assertEquals(8, eighth.offset());
                 assertEquals(Optional.of(EPOCH), eighth.leaderEpoch());
-            }
-            try (KafkaConsumer<byte[], byte[]> second = broker.consumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, "g")))
-            {
-                second.subscribe(List.of(TOPIC));
-                final List<ConsumerRecord<byte[], byte[]>> seen = poll(second, RECORDS - 7, "the group resuming at 7");
-                assertEquals(7, seen.get(0).offset(), "where the group committed");
-                second.commitSync();
             }
             try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "1")))
             {

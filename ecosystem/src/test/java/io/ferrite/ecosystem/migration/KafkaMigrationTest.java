@@ -236,8 +236,6 @@ class KafkaMigrationTest
         {
             final OffsetAndMetadata committed = admin.listConsumerGroupOffsets("g").partitionsToOffsetAndMetadata().get().get(tp);
             assertEquals(new OffsetAndMetadata(15, Optional.of(kafkaEpoch), ""), committed, "g's commit on Kafka");
-            assertEquals(Optional.of(kafkaEpoch), admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get()
-                .leaderEpoch(), "Ferrite's answer for the latest offset: the log's epoch, as Kafka's");
             try (KafkaConsumer<byte[], byte[]> consumer = consumer(ferrite.bootstrap(), Map.of("group.id", "g",
                 "group.protocol", "classic")))
             {
@@ -246,6 +244,8 @@ class KafkaMigrationTest
                 assertEquals(15, seen.get(0).offset(), "where g committed on Kafka");
                 consumer.commitSync();
             }
+            assertEquals(Optional.of(kafkaEpoch), admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get()
+                .leaderEpoch(), "Ferrite's answer for the latest offset: the log's epoch, as Kafka's");
             produceNumbered(ferrite.bootstrap(), 20, 23);
             try (KafkaConsumer<byte[], byte[]> consumer = consumer(ferrite.bootstrap(), Map.of("group.id", "g",
                 "group.protocol", "classic")))
