@@ -28,7 +28,6 @@ final class BatchPlacer
     private final ProducerStateManager producers;
     private final RecordBatch batch;
     private final LogEpochs epochs;
-    private int leaderEpoch;
 
     BatchPlacer(final PartitionLog log, final LogOffsets offsets, final SegmentRoller roller, final LogFlusher flusher,
         final ProducerStateManager producers, final RecordBatch batch, final LogEpochs epochs)
@@ -50,7 +49,6 @@ final class BatchPlacer
      */
     void leaderEpoch(final int epoch)
     {
-        this.leaderEpoch = epoch;
         epochs.becameLeader(epoch, offsets.logEndOffsetOpaque());
     }
 
@@ -162,7 +160,7 @@ final class BatchPlacer
     void patch(final MutableDirectBuffer buffer, final int offset, final long base, final LogConfig cfg, final long now,
         final AppendResult result)
     {
-        buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch, BIG_ENDIAN);
+        buffer.putInt(offset + PARTITION_LEADER_EPOCH_OFFSET, epochs.current(), BIG_ENDIAN); // one volatile read
         if (cfg.logAppendTime)
         {
             buffer.putShort(offset + ATTRIBUTES_OFFSET, (short)(batch.attributes() | TIMESTAMP_TYPE_MASK), BIG_ENDIAN);

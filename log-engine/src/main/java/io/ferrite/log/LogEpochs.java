@@ -32,12 +32,22 @@ import static io.ferrite.log.epoch.LeaderEpochCache.UNDEFINED_EPOCH;
  *       cut to the recovered log end and to the log start ({@link #loaded}). A log with no file — one
  *       written before Ferrite kept one, whose batches carry the epoch 0 the writer stamped — is
  *       rebuilt from every batch's header once ({@link #rebuild}) and written at the next flush.</li>
+ *   <li><b>The current epoch</b> ({@link #current}): the one the writer stamps on the batches it appends and the
+ *       partition's leader epoch on a single node (Metadata, ListOffsets, the Fetch check). Set when the writer becomes
+ *       leader ({@link #becameLeader}, a cluster's controller naming it), else at the open: the newest epoch the log's
+ *       file and batches knew, before the entries past the log end were cut (a Kafka leader's {@code (epoch, log end)}
+ *       entry with no batch yet is still the epoch it led at), 0 for a log that never had one. A single node keeps it
+ *       across its restarts: no other replica can hold divergent records and no zombie leader needs fencing, which
+ *       is all a Kafka restart's new epoch is for. {@link #endOffsetFor} answers it as ending at the log end while
+ *       no batch carries it yet, as Kafka's leader answers once its makeLeader assigned it there.</li>
  * </ul>
  */
 final class LogEpochs
 {
     private final LeaderEpochCheckpoint checkpoint;
     private final boolean fromFile;
+    /** See the class comment: written at the open (before the log is published) and by the writer, read by any thread. */
+    private volatile int current;
 
     private LogEpochs(final LeaderEpochCache cache, final boolean fromFile)
     {
@@ -69,6 +79,53 @@ final class LogEpochs
         return fromFile;
     }
 
+    /** The epoch the writer stamps on what it appends, the partition's leader epoch on a single node (any thread). */
+    int current()
+    {
+        return current;
+    }
+
+    /**
+     * Kafka's {@code endOffsetFor(requested, logEnd)} from the cache, as the leader at {@link #current} answers: while
+     * no entry carries it yet (the cache's latest is older or absent), {@code (current, logEnd)} is taken as the last
+     * entry — what Kafka's makeLeader would have assigned. Any thread; allocates nothing.
+     */
+    LeaderEpochCache.EpochOffset endOffsetFor(final int requested, final long logEnd, final LeaderEpochCache.EpochOffset out)
+    {
+        final int epoch = current;
+        final LeaderEpochCache cache = checkpoint.cache();
+        final int latest = cache.latestEpoch();
+        if (latest >= epoch || requested < 0)
+        {
+            return cache.endOffsetFor(requested, logEnd, out);
+        }
+        if (requested >= epoch)
+        {
+            out.epoch = requested == epoch ? epoch : UNDEFINED_EPOCH;
+            out.endOffset = requested == epoch ? logEnd : LeaderEpochCache.UNDEFINED_EPOCH_OFFSET;
+            return out;
+        }
+        cache.endOffsetFor(requested, logEnd, out);
+        if (requested >= latest)
+        {
+            // the latest entry ends where the current epoch starts: at the log end, no batch of it written yet
+            out.epoch = latest == UNDEFINED_EPOCH ? requested : latest;
+            out.endOffset = logEnd;
+        }
+        return out;
+    }
+
+    /**
+     * The epoch of the entry whose range holds {@code offset} (Kafka's {@code epochForOffset}), with {@link #current}
+     * from the log end on while no entry carries it; {@link LeaderEpochCache#UNDEFINED_EPOCH} below the first entry.
+     */
+    int epochForOffset(final long offset, final long logEnd)
+    {
+        final int epoch = current;
+        final LeaderEpochCache cache = checkpoint.cache();
+        return cache.latestEpoch() < epoch && offset >= logEnd ? epoch : cache.epochForOffset(offset);
+    }
+
     /** The writer placed {@code batch} at {@code base} (single writer; allocates nothing unless the epoch changes). */
     void placed(final RecordBatch batch, final long base)
     {
@@ -82,6 +139,7 @@ final class LogEpochs
     /** The writer became leader at {@code epoch} with the log ending at {@code logEnd} (see {@link BatchPlacer#leaderEpoch}). */
     void becameLeader(final int epoch, final long logEnd)
     {
+        current = epoch;
         if (epoch >= 0)
         {
             checkpoint.cache().assign(epoch, logEnd);
@@ -117,6 +175,7 @@ final class LogEpochs
     /** The open's end: entries past the recovered log end or below the log start go. */
     void loaded(final long logStart, final long logEnd)
     {
+        current = Math.max(0, checkpoint.cache().latestEpoch()); // before the cut: see the class comment
         checkpoint.cache().truncateFromEnd(logEnd);
         checkpoint.cache().truncateFromStart(logStart);
     }

@@ -221,7 +221,7 @@ final class LogReader
                         final Record r = reader.next();
                         if (r.timestamp() >= timestamp && r.offset() >= start && r.offset() < end)
                         {
-                            return out.set(r.timestamp(), r.offset());
+                            return out.set(r.timestamp(), r.offset(), b.partitionLeaderEpoch());
                         }
                     }
                 }
@@ -263,7 +263,7 @@ final class LogReader
         final RecordBatch b = new RecordBatch().wrap(best.log.view(), p);
         if (!b.isCrcValid())
         {
-            return out.set(max, b.lastOffset());
+            return out.set(max, b.lastOffset(), b.partitionLeaderEpoch());
         }
         final RecordReader reader = new RecordReader(new Codecs(), log.config().maxDecompressedMessageBytes).reset(b);
         while (reader.hasNext())
@@ -271,9 +271,9 @@ final class LogReader
             final Record r = reader.next();
             if (r.timestamp() == max)
             {
-                return out.set(max, r.offset());
+                return out.set(max, r.offset(), b.partitionLeaderEpoch());
             }
         }
-        return out.set(max, b.lastOffset());
+        return out.set(max, b.lastOffset(), b.partitionLeaderEpoch());
     }
 }

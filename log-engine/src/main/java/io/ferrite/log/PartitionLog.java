@@ -252,6 +252,28 @@ public final class PartitionLog implements AutoCloseable
         return epochs.cache();
     }
 
+    /**
+     * The epoch the writer stamps on what it appends: the one it became leader at, else (a single node) the newest epoch
+     * of the log when it was opened, 0 for a log that never had one ({@link LogEpochs}). Any thread, one volatile read.
+     */
+    public int leaderEpoch()
+    {
+        return epochs.current();
+    }
+
+    /** OffsetForLeaderEpoch's answer for {@code requested}, as the leader at {@link #leaderEpoch()} gives it (allocates nothing). */
+    public io.ferrite.log.epoch.LeaderEpochCache.EpochOffset endOffsetForEpoch(final int requested,
+        final io.ferrite.log.epoch.LeaderEpochCache.EpochOffset out)
+    {
+        return epochs.endOffsetFor(requested, logEndOffset(), out); // the log end first: an epoch assigned after ends no later
+    }
+
+    /** The leader epoch {@code offset} was written in (Kafka's {@code epochForOffset}), -1 below the first epoch known. */
+    public int epochForOffset(final long offset)
+    {
+        return epochs.epochForOffset(offset, logEndOffset());
+    }
+
     /** Hands the single-writer role to the calling thread (a log moving between threads); a claim left open is aborted. */
     public void claimWriter()
     {

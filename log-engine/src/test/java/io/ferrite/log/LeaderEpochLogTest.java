@@ -23,12 +23,7 @@ class LeaderEpochLogTest extends OrdersLogFixture
     private void append(final PartitionLog log, final int epoch, final int batchCount)
     {
         log.leaderEpoch(epoch);
-        for (int i = 0; i < batchCount; i++)
-        {
-            batches.records(3, i, clock.time());
-            log.append(batches.buffer, 0, batches.length, result);
-            assertEquals(AppendResult.OK, result.status, result.toString());
-        }
+        appendAlone(log, batchCount);
     }
 
     /** A closed log of ten 3-record batches per epoch given. */
@@ -97,6 +92,66 @@ class LeaderEpochLogTest extends OrdersLogFixture
             log.flush();
             assertEquals("0\n3\n0 0\n4 30\n6 39\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
         }
+    }
+
+    /**
+     * A single node (no {@code leaderEpoch(int)} call) goes on in the newest epoch its log knew at the open — here a
+     * restarted Kafka's, assigned at the log end with no batch after it: the open cuts that entry as Kafka's loader does,
+     * but the epoch is the log's, answered as ending at the log end, stamped on the next batch and assigned once.
+     */
+    @Test
+    void aSingleNodeGoesOnInTheNewestEpochItsLogKnew() throws IOException
+    {
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.createLog("orders", 0, SMALL);
+            assertEquals(0, log.leaderEpoch(), "a new log: epoch 0");
+            appendAlone(log, 10); // 0..29
+            assertArrayEquals(new long[][] {{0, 0}}, log.leaderEpochCache().snapshot());
+        }
+        Files.writeString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME), "0\n2\n0 0\n2 30\n");
+        final io.ferrite.log.epoch.LeaderEpochCache.EpochOffset answer = new io.ferrite.log.epoch.LeaderEpochCache.EpochOffset();
+        try (LogManager manager = open())
+        {
+            final PartitionLog log = manager.log("orders", 0);
+            assertArrayEquals(new long[][] {{0, 0}}, log.leaderEpochCache().snapshot(), "the entry at the log end cut");
+            assertEquals(2, log.leaderEpoch(), "but its epoch is the log's");
+            assertEquals("2/30", endOffset(log, 2, answer), "the current epoch ends at the log end");
+            assertEquals("0/30", endOffset(log, 0, answer), "epoch 0 ends where epoch 2 starts");
+            assertEquals("0/30", endOffset(log, 1, answer));
+            assertEquals("-1/-1", endOffset(log, 3, answer), "newer than the log's");
+            assertEquals(0, log.epochForOffset(29));
+            assertEquals(2, log.epochForOffset(30));
+            appendAlone(log, 2); // 30..35: stamped 2
+            assertArrayEquals(new long[][] {{0, 0}, {2, 30}}, log.leaderEpochCache().snapshot(), "assigned by the batch");
+            assertEquals("2/36", endOffset(log, 2, answer));
+            appendAlone(log, 1);
+            assertEquals(2, log.leaderEpochCache().size(), "the same epoch: no new entry");
+        }
+        assertEquals("0\n2\n0 0\n2 30\n", Files.readString(partitionDir().resolve(LeaderEpochCheckpoint.FILE_NAME)));
+        try (LogManager manager = open()) // Ferrite's own restart keeps the epoch (no bump)
+        {
+            final PartitionLog log = manager.log("orders", 0);
+            assertEquals(2, log.leaderEpoch());
+            appendAlone(log, 1);
+            assertArrayEquals(new long[][] {{0, 0}, {2, 30}}, log.leaderEpochCache().snapshot());
+        }
+    }
+
+    private void appendAlone(final PartitionLog log, final int batchCount)
+    {
+        for (int i = 0; i < batchCount; i++)
+        {
+            batches.records(3, i, clock.time());
+            log.append(batches.buffer, 0, batches.length, result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+        }
+    }
+
+    private static String endOffset(final PartitionLog log, final int epoch, final io.ferrite.log.epoch.LeaderEpochCache.EpochOffset out)
+    {
+        log.endOffsetForEpoch(epoch, out);
+        return out.epoch + "/" + out.endOffset;
     }
 
     @Test

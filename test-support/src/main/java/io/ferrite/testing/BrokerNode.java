@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * A broker in a child JVM on loopback, as a user runs it: Apache Kafka 4.4 (single-node KRaft,
  * storage formatted with {@code kafka.tools.StorageTool} first, from {@code target/kafka.classpath},
  * which this module's build writes) or Ferrite (its runnable jar, {@code broker/target/ferrite-broker.jar}).
- * Its output goes to {@code broker.log} in its directory.
+ * Its output goes to {@code broker.log} in its directory. {@link #restart} stops it cleanly and starts it again on the
+ * same directory, configuration and port (no new format).
  */
 public final class BrokerNode implements AutoCloseable
 {
@@ -33,14 +34,17 @@ public final class BrokerNode implements AutoCloseable
     public final String name;
     private final Path dir;
     private final int port;
+    private final List<String> command;
     private final Process process;
 
-    private BrokerNode(final Kind kind, final String name, final Path dir, final int port, final Process process)
+    private BrokerNode(final Kind kind, final String name, final Path dir, final int port, final List<String> command,
+        final Process process)
     {
         this.kind = kind;
         this.name = name;
         this.dir = dir;
         this.port = port;
+        this.command = List.copyOf(command);
         this.process = process;
     }
 
@@ -127,11 +131,29 @@ public final class BrokerNode implements AutoCloseable
                 command.addAll(List.of("--override", e.getKey() + "=" + e.getValue()));
             }
         }
+        return new BrokerNode(kind, name, dir, port, command, launch(command, dir, name, false));
+    }
+
+    /**
+     * Stops this broker cleanly ({@link #close}: SIGTERM) and starts it again on the same directory, configuration and
+     * port, without formatting anything: a restart as an operator makes one (a Kafka's controller then leads its
+     * partitions in a new leader epoch). The returned node stands for the new process; {@link #awaitReady} waits for it.
+     */
+    public BrokerNode restart() throws IOException, InterruptedException
+    {
+        close();
+        return new BrokerNode(kind, name, dir, port, command, launch(command, dir, name, true));
+    }
+
+    private static Process launch(final List<String> command, final Path dir, final String name, final boolean again)
+        throws IOException
+    {
+        final java.io.File log = dir.resolve("broker.log").toFile();
         final Process process = new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(dir.resolve("broker.log").toFile()).start();
+            .redirectOutput(again ? ProcessBuilder.Redirect.appendTo(log) : ProcessBuilder.Redirect.to(log)).start();
         // a test JVM that ends half-way leaves no broker behind
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + name));
-        return new BrokerNode(kind, name, dir, port, process);
+        return process;
     }
 
     /** Waits until the broker answers a DescribeCluster. */

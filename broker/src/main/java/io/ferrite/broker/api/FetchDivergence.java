@@ -26,28 +26,18 @@ final class FetchDivergence
      * Kafka's rule, in its order: no end known for {@code lastFetchedEpoch} (it is newer than any epoch this log
      * has) is OFFSET_OUT_OF_RANGE; so is a {@code fetchOffset} below the log start, diverging or not; then an end
      * found for a lower epoch than the one asked, or ending below {@code fetchOffset}, is {@link #DIVERGING};
-     * else {@link Errors#NONE}, the read goes on. {@code singleNode}: the partition has no followers, and its leader
-     * epoch is 0 (what Metadata answers) from its creation, as Kafka's makeLeader assigns (0, 0) to a new partition's
-     * cache; Ferrite's cache gets that epoch only with the first batch, so until then its (0, log end) is taken here.
+     * else {@link Errors#NONE}, the read goes on. The ends are the leader's at its epoch ({@link PartitionLog#endOffsetForEpoch}):
+     * a single node's epoch (what Metadata answers) ends at the log end while no batch carries it yet, as Kafka's
+     * makeLeader assigns it there (a new partition's (0, 0)).
      */
-    short check(final PartitionLog log, final boolean singleNode, final int lastFetchedEpoch, final long fetchOffset)
+    short check(final PartitionLog log, final int lastFetchedEpoch, final long fetchOffset)
     {
         if (lastFetchedEpoch < 0)
         {
             return Errors.NONE;
         }
         final long logStart = log.logStartOffset();
-        final LeaderEpochCache cache = log.leaderEpochCache();
-        if (singleNode && cache.latestEpoch() == LeaderEpochCache.UNDEFINED_EPOCH)
-        {
-            // Kafka's endOffsetFor with (0, start) the one entry: epoch 0 ends at the log end, a newer one is unknown
-            found.epoch = lastFetchedEpoch == 0 ? 0 : LeaderEpochCache.UNDEFINED_EPOCH;
-            found.endOffset = lastFetchedEpoch == 0 ? log.logEndOffset() : LeaderEpochCache.UNDEFINED_EPOCH_OFFSET;
-        }
-        else
-        {
-            cache.endOffsetFor(lastFetchedEpoch, log.logEndOffset(), found);
-        }
+        log.endOffsetForEpoch(lastFetchedEpoch, found);
         if (found.epoch == LeaderEpochCache.UNDEFINED_EPOCH || found.endOffset == LeaderEpochCache.UNDEFINED_EPOCH_OFFSET)
         {
             return Errors.OFFSET_OUT_OF_RANGE;

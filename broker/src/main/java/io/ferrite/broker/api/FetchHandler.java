@@ -402,8 +402,7 @@ public final class FetchHandler implements RequestHandler
                             record(partition, topic, bound);
                         }
                         // a diverging answer is read nothing, and does not move the follower (Kafka's fetchRecords)
-                        final short epochCheck = divergence.check(partition.log, partition.replicas() == null,
-                            p.lastFetchedEpoch(), p.fetchOffset());
+                        final short epochCheck = divergence.check(partition.log, p.lastFetchedEpoch(), p.fetchOffset());
                         diverging = epochCheck == FetchDivergence.DIVERGING;
                         final short read = epochCheck != Errors.NONE ? (diverging ? Errors.NONE : epochCheck) :
                             read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :

@@ -53,7 +53,7 @@ final class FetchOrigin
     /**
      * Kafka's checks before a read ({@code Partition.fetchRecords}): the leader epoch the fetcher knows
      * (a negative one is no check) below this node's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH
-     * (a partition led alone is in epoch 0); then a follower must be one of the partition's replicas, else
+     * ({@link Partition#leaderEpoch}); then a follower must be one of the partition's replicas, else
      * UNKNOWN_LEADER_EPOCH if it named an epoch, NOT_LEADER_OR_FOLLOWER if not (Kafka's
      * {@code followerReplicaOrThrow}). A partition this node follows is NOT_LEADER_OR_FOLLOWER to every fetch.
      */
@@ -76,7 +76,7 @@ final class FetchOrigin
      * Kafka's {@code Partition.localLogWithEpochOrThrow} for a read that only a leader serves: a partition followed
      * here is NOT_LEADER_OR_FOLLOWER (no replica.selector.class: Kafka 4.4 answers so on a follower); a current
      * leader epoch (a negative one is no check) below the one this node leads at is FENCED_LEADER_EPOCH, above it
-     * UNKNOWN_LEADER_EPOCH (a partition led alone is in epoch 0); else NONE.
+     * UNKNOWN_LEADER_EPOCH ({@link Partition#leaderEpoch}: a partition led alone is in its log's newest epoch); else NONE.
      */
     static short leaderCheck(final Partition partition, final int currentLeaderEpoch)
     {
@@ -84,8 +84,7 @@ final class FetchOrigin
         {
             return Errors.NOT_LEADER_OR_FOLLOWER;
         }
-        final LeaderReplicas replicas = partition.replicas();
-        final int epoch = replicas == null ? 0 : replicas.leaderEpoch;
+        final int epoch = partition.leaderEpoch();
         if (currentLeaderEpoch >= 0 && currentLeaderEpoch != epoch)
         {
             return currentLeaderEpoch < epoch ? Errors.FENCED_LEADER_EPOCH : Errors.UNKNOWN_LEADER_EPOCH;

@@ -26,8 +26,10 @@ import java.util.Map;
  * offset, LATEST the high watermark (the last stable offset equals it: there are no transactions
  * yet), MAX_TIMESTAMP the first record with the largest timestamp, a timestamp the first record at or
  * after it — both only below the high watermark, else offset -1. Tiered-storage specials
- * (LATEST_TIERED, EARLIEST_PENDING_UPLOAD) answer -1: nothing is tiered. The partition leader epoch
- * is always 0 here, so a client's newer epoch is UNKNOWN_LEADER_EPOCH (an older one cannot exist).
+ * (LATEST_TIERED, EARLIEST_PENDING_UPLOAD) answer -1: nothing is tiered. The leader epoch answered (v4+) is
+ * Kafka's: the partition's current one for LATEST ({@link Partition#leaderEpoch}), the epoch the log start lies in
+ * for EARLIEST, the found record's batch's for a timestamp (-1 for a batch without one); a client's epoch other than
+ * the partition's is FENCED_LEADER_EPOCH (older) or UNKNOWN_LEADER_EPOCH (newer).
  *
  * <p>A request that names a partition more than once, or a topic in more than one entry, is
  * answered as Kafka 4.4 answers it (its leader keeps the request in a map by partition): each topic
@@ -87,11 +89,11 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
         final short error)
     {
         answers.next().partitionIndex(index);
-        final short e = error == Errors.NONE ? lookUp(partition.log, timestamp, topic) : error;
+        final short e = error == Errors.NONE ? lookUp(partition, timestamp, topic) : error;
         if (e == Errors.NONE)
         {
             answers.errorCode(Errors.NONE).timestamp(found.timestamp).offset(found.offset)
-                .leaderEpoch(found.offset < 0 || version < 4 ? -1 : 0); // the field exists from v4
+                .leaderEpoch(found.offset < 0 || version < 4 ? -1 : found.leaderEpoch); // the field exists from v4
         }
         else
         {
@@ -229,11 +231,12 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
      * Looks the timestamp up into {@link #found}; the partition's error: a log closed before or under
      * the lookup (deleted, or the broker shutting down) answers as a partition that is gone.
      */
-    private short lookUp(final PartitionLog log, final long timestamp, final Topic topic)
+    private short lookUp(final Partition partition, final long timestamp, final Topic topic)
     {
+        final PartitionLog log = partition.log;
         try
         {
-            lookUp(log, timestamp);
+            lookUp(partition, timestamp);
         }
         catch (final LogClosedException gone)
         {
@@ -245,21 +248,26 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
     /**
      * As Kafka 4.4's Partition.fetchOffsetForTimestamp: what a consumer of the request's isolation level
      * may fetch ends at the last stable offset under read_committed, else at the high watermark; the
-     * latest offset is that end, and an offset found by timestamp at or past it is no answer.
+     * latest offset is that end, and an offset found by timestamp at or past it is no answer. Its leader epoch as
+     * Kafka's: the current one for the latest, the log start's for the earliest, the batch's for a timestamp.
      */
-    private void lookUp(final PartitionLog log, final long timestamp)
+    private void lookUp(final Partition partition, final long timestamp)
     {
+        final PartitionLog log = partition.log;
         final long fetchable = ((ListOffsetsRequestDecoder)request.decoder()).isolationLevel() == READ_COMMITTED ?
             log.transactions().lastStableOffset() : log.highWatermark();
         found.timestamp = -1;
         found.offset = -1;
+        found.leaderEpoch = -1;
         if (timestamp == EARLIEST || timestamp == EARLIEST_LOCAL)
         {
             found.offset = log.logStartOffset();
+            found.leaderEpoch = log.epochForOffset(found.offset);
         }
         else if (timestamp == LATEST)
         {
             found.offset = fetchable;
+            found.leaderEpoch = partition.leaderEpoch();
         }
         else if (timestamp == MAX_TIMESTAMP || timestamp >= 0)
         {

@@ -7,6 +7,7 @@ import io.ferrite.broker.admin.AdminCommand;
 import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
 import io.ferrite.wire.message.ApiKeys;
@@ -280,7 +281,9 @@ public final class MetadataHandler implements RequestHandler
         final MetadataResponseEncoder.MetadataResponsePartition p = t.partitions(count);
         for (int i = 0; i < count; i++)
         {
-            p.next().errorCode(Errors.NONE).partitionIndex(i).leaderId(nodeId).leaderEpoch(0);
+            // a partition being made has no log yet: a new partition's epoch is 0
+            final Partition made = topic.partition(i);
+            p.next().errorCode(Errors.NONE).partitionIndex(i).leaderId(nodeId).leaderEpoch(made == null ? 0 : made.leaderEpoch());
             p.replicaNodes(1).addInt32(nodeId);
             p.isrNodes(1).addInt32(nodeId);
             p.offlineReplicas(0);

@@ -18,18 +18,16 @@ import io.ferrite.wire.message.OffsetForLeaderEpochResponseEncoder.OffsetForLead
  * followers, to find where to truncate): answered from the partition's leader-epoch cache
  * ({@link LeaderEpochCache#endOffsetFor}, Kafka's answers: the latest epoch ends at the log end offset,
  * an older one where the next epoch starts, one above the latest is unknown — epoch and offset -1).
- * One node stamps leader epoch 0 on every batch and never changes leader, so its cache holds epoch 0
- * from the first batch; a log with no batch yet has an empty cache, and is answered as Kafka's leader
- * answers once it assigned its epoch at the log end when it became leader: epoch 0 ends at the log end
- * offset. A current leader epoch above 0 in the request is UNKNOWN_LEADER_EPOCH (see
+ * A single node leads each partition at its log's newest epoch ({@link PartitionLog#leaderEpoch()}, 0 for a new
+ * log; a log moved from Kafka keeps the epoch Kafka last led it at); while no batch carries that epoch yet (a new
+ * log, or Kafka's entry at the log end after its restart) it is answered as Kafka's leader answers once it assigned
+ * its epoch at the log end when it became leader: that epoch ends at the log end offset. A current leader epoch
+ * other than the partition's in the request is FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH (see
  * {@link PartitionOffsetsHandler}).
  */
 public final class OffsetForLeaderEpochHandler
     extends PartitionOffsetsHandler<OffsetForLeaderTopic, OffsetForLeaderPartition, OffsetForLeaderTopicResult>
 {
-    /** The epoch of a single node: the one its batches carry and its Metadata answers. */
-    private static final int NODE_LEADER_EPOCH = 0;
-
     private EpochEndOffset answers;
     private final LeaderEpochCache.EpochOffset found = new LeaderEpochCache.EpochOffset();
 
@@ -56,21 +54,7 @@ public final class OffsetForLeaderEpochHandler
             answers.next().errorCode(error).partition(p.partition()).leaderEpoch(-1).endOffset(-1);
             return;
         }
-        endOffsetFor(partition.log, p.leaderEpoch(), found);
+        partition.log.endOffsetForEpoch(p.leaderEpoch(), found);
         answers.next().errorCode(error).partition(p.partition()).leaderEpoch(found.epoch).endOffset(found.endOffset);
-    }
-
-    /** The answer for {@code requested} from {@code log}'s cache (allocates nothing). */
-    static LeaderEpochCache.EpochOffset endOffsetFor(final PartitionLog log, final int requested, final LeaderEpochCache.EpochOffset out)
-    {
-        final long logEnd = log.logEndOffset(); // read before the cache: an epoch assigned after it ends no later than this
-        final LeaderEpochCache cache = log.leaderEpochCache();
-        if (cache.latestEpoch() == LeaderEpochCache.UNDEFINED_EPOCH && requested == NODE_LEADER_EPOCH)
-        {
-            out.epoch = NODE_LEADER_EPOCH; // no batch yet: the node's epoch starts at the log end, as a new Kafka leader's
-            out.endOffset = logEnd;
-            return out;
-        }
-        return cache.endOffsetFor(requested, logEnd, out);
     }
 }

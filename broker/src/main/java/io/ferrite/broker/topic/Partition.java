@@ -84,7 +84,18 @@ public final class Partition
         this.counters = counters;
     }
 
-    /** The leader's replication state, or null: this node is the only replica. */
+    /**
+     * The partition's leader epoch as this node answers it (Metadata, ListOffsets, the current-leader-epoch checks): the
+     * controller's for a partition led with followers ({@link LeaderReplicas#leaderEpoch}), else its log's — the newest
+     * epoch of its log, the one a single node stamps on new batches ({@link PartitionLog#leaderEpoch()}). Any thread,
+     * allocates nothing.
+     */
+    public int leaderEpoch()
+    {
+        final LeaderReplicas led = replicas;
+        return led == null ? log.leaderEpoch() : led.leaderEpoch;
+    }
+
     /** Any thread: true if this call queued it for a durable high-watermark move (false: it is queued already). */
     public boolean queueDurable()
     {
@@ -97,6 +108,7 @@ public final class Partition
         durableQueued = false;
     }
 
+    /** The leader's replication state, or null: this node is the only replica. */
     public LeaderReplicas replicas()
     {
         return replicas;

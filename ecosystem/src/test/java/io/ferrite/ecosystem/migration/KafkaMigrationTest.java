@@ -8,6 +8,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -38,6 +39,7 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
@@ -183,6 +185,104 @@ class KafkaMigrationTest
                 }
             }
         }
+    }
+
+    /**
+     * A Kafka restarted once leads its partitions in a new leader epoch (a single-node KRaft restart bumps it) and stamps
+     * it on the batches written after; a consumer commits the epoch of the records it read. Ferrite on that directory
+     * must answer the partition in that epoch (Metadata, ListOffsets, the Fetch check) and stamp it on new batches:
+     * kafka-clients waits for metadata at least as new as a committed epoch, so with epoch 0 the group resumed nowhere.
+     */
+    @Test
+    void groupsResumeAfterAMoveFromAKafkaThatWasRestarted(@TempDir final Path dir) throws Exception
+    {
+        final Path kafkaLogs = dir.resolve("kafka").resolve("kafka-logs");
+        final TopicPartition tp = new TopicPartition("orders", 0);
+        final int kafkaEpoch;
+        BrokerNode kafka = BrokerNode.spawn(BrokerNode.Kind.KAFKA, "kafka", dir.resolve("kafka")).awaitReady();
+        try
+        {
+            try (Admin admin = Admin.create(kafka.clientConfig()))
+            {
+                admin.createTopics(List.of(new NewTopic("orders", 1, (short)1))).all().get();
+            }
+            produceNumbered(kafka.bootstrap(), 0, 10);
+            kafka = kafka.restart().awaitReady();
+            produceNumbered(kafka.bootstrap(), 10, 20);
+            try (KafkaConsumer<byte[], byte[]> consumer = consumer(kafka.bootstrap(), Map.of("group.id", "g",
+                "group.protocol", "classic")))
+            {
+                consumer.subscribe(List.of("orders"));
+                final List<ConsumerRecord<byte[], byte[]>> seen = poll(consumer, 15, "g reading 15 records on Kafka");
+                assertEquals(Optional.of(0), seen.get(0).leaderEpoch(), "the batches before Kafka's restart");
+                kafkaEpoch = seen.get(14).leaderEpoch().orElseThrow();
+                assertTrue(kafkaEpoch > 0, "Kafka's restart bumped the leader epoch of later batches: " + kafkaEpoch);
+                // what commitSync() commits after reading offset 14: its position, with the epoch of the record read
+                consumer.commitSync(Map.of(tp, new OffsetAndMetadata(15, Optional.of(kafkaEpoch), "")));
+            }
+            try (Admin admin = Admin.create(kafka.clientConfig()))
+            {
+                assertEquals(Optional.of(kafkaEpoch), admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get()
+                    .leaderEpoch(), "Kafka's answer for the latest offset");
+            }
+        }
+        finally
+        {
+            kafka.close();
+        }
+        try (BrokerNode ferrite = BrokerNode.spawn(BrokerNode.Kind.FERRITE, "ferrite", dir.resolve("ferrite"),
+            Map.of("log.dirs", kafkaLogs.toString())).awaitReady();
+            Admin admin = Admin.create(ferrite.clientConfig()))
+        {
+            final OffsetAndMetadata committed = admin.listConsumerGroupOffsets("g").partitionsToOffsetAndMetadata().get().get(tp);
+            assertEquals(new OffsetAndMetadata(15, Optional.of(kafkaEpoch), ""), committed, "g's commit on Kafka");
+            try (KafkaConsumer<byte[], byte[]> consumer = consumer(ferrite.bootstrap(), Map.of("group.id", "g",
+                "group.protocol", "classic")))
+            {
+                consumer.subscribe(List.of("orders"));
+                final List<ConsumerRecord<byte[], byte[]>> seen = poll(consumer, 5, "g resuming on Ferrite at its Kafka commit");
+                assertEquals(15, seen.get(0).offset(), "where g committed on Kafka");
+                consumer.commitSync();
+            }
+            assertEquals(Optional.of(kafkaEpoch), admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get()
+                .leaderEpoch(), "Ferrite's answer for the latest offset: the log's epoch, as Kafka's");
+            produceNumbered(ferrite.bootstrap(), 20, 23);
+            try (KafkaConsumer<byte[], byte[]> consumer = consumer(ferrite.bootstrap(), Map.of("group.id", "g",
+                "group.protocol", "classic")))
+            {
+                consumer.subscribe(List.of("orders"));
+                final List<ConsumerRecord<byte[], byte[]>> seen = poll(consumer, 3, "g resuming at its Ferrite commit");
+                assertEquals(20, seen.get(0).offset(), "where g committed on Ferrite");
+                for (final ConsumerRecord<byte[], byte[]> r : seen)
+                {
+                    assertEquals(Optional.of(kafkaEpoch), r.leaderEpoch(), "Ferrite's new batches carry the log's epoch");
+                }
+            }
+        }
+    }
+
+    /** Records {@code from} to {@code to} - 1 into orders-0, one batch each. */
+    private static void produceNumbered(final String bootstrap, final int from, final int to) throws Exception
+    {
+        try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, Map.of("acks", "all")))
+        {
+            for (int i = from; i < to; i++)
+            {
+                producer.send(new ProducerRecord<>("orders", 0, bytes("k" + i), bytes("v" + i))).get();
+            }
+        }
+    }
+
+    private static List<ConsumerRecord<byte[], byte[]>> poll(final KafkaConsumer<byte[], byte[]> consumer, final int count,
+        final String what)
+    {
+        final List<ConsumerRecord<byte[], byte[]>> seen = new ArrayList<>();
+        Await.await(() ->
+        {
+            consumer.poll(Duration.ofMillis(200)).forEach(seen::add);
+            return seen.size() >= count;
+        }, DEADLINE, () -> what + "; read " + seen.size());
+        return seen;
     }
 
     private static long consumeAndCommit(final String bootstrap, final String group, final String protocol, final int count)

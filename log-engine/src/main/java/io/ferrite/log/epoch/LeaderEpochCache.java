@@ -183,6 +183,22 @@ public final class LeaderEpochCache
     }
 
     /**
+     * Kafka's {@code epochForOffset(offset)}: the epoch of the last entry starting at or before {@code offset} (the
+     * epoch the batch holding it was written in), or {@link #UNDEFINED_EPOCH} below the first entry or for an empty
+     * cache. Any thread; allocates nothing.
+     */
+    public int epochForOffset(final long offset)
+    {
+        final Entries e = entries;
+        int i = e.size();
+        while (i > 0 && e.startOffsets[i - 1] > offset)
+        {
+            i--;
+        }
+        return i == 0 ? UNDEFINED_EPOCH : e.epochs[i - 1];
+    }
+
+    /**
      * Kafka's {@code truncateFromEnd(endOffset)}: removes every entry starting at or after
      * {@code endOffset} (the new log end of a truncated log). Nothing happens for a negative offset.
      *
