@@ -178,12 +178,14 @@ public final class AdminAgent implements Agent, AutoCloseable
             {
                 try
                 {
-                    if (creations != null && !creations.isGrowing(name) && creations.makeThrough(name) && topics.topic(name) != null)
+                    final boolean made = creations != null && !creations.isGrowing(name) && creations.makeThrough(name);
+                    final boolean failed = topics.creatingId(name) != null || creations != null && creations.filesFailed(name);
+                    if (made && !failed && topics.topic(name) != null)
                     {
                         created.complete(topics.topic(name)); // answered to a CreateTopics and pending: made first, that one
                         return;
                     }
-                    if (topics.creatingId(name) != null) // its files failed: it keeps its journaled id (made at the next start)
+                    if (failed) // its files failed: it keeps its journaled id (made at the next start), offline meanwhile
                     {
                         throw new java.io.IOException("the files of topic " + name + ", created, failed: made at the next start");
                     }

@@ -23,12 +23,22 @@ final class CreationLeftovers
     /** A failed topic's partition directories, if its cleanup left any, renamed for deletion (removed by the next start). */
     static void renameForDeletion(final List<Path> logDirs, final String name) throws IOException
     {
+        renameForDeletion(logDirs, name, 0);
+    }
+
+    /**
+     * {@link #renameForDeletion(List, String)} of the partitions from {@code from} on alone: those of a published topic
+     * whose files failed from there ({@code io.ferrite.broker.topic.Topic#isOffline}); the ones before are its open logs.
+     */
+    static void renameForDeletion(final List<Path> logDirs, final String name, final int from) throws IOException
+    {
         for (final Path dir : logDirs)
         {
             final List<Path> left;
             try (java.util.stream.Stream<Path> list = Files.list(dir))
             {
-                left = list.filter(d -> isPartitionOf(d.getFileName().toString(), name) && Files.isDirectory(d)).toList();
+                left = list.filter(d -> isPartitionOf(d.getFileName().toString(), name)
+                    && index(d.getFileName().toString(), name) >= from && Files.isDirectory(d)).toList();
             }
             for (final Path d : left)
             {
@@ -41,6 +51,13 @@ final class CreationLeftovers
                 DurableFile.fsyncDirectory(dir);
             }
         }
+    }
+
+    /** The partition of {@code file}, {@code <name>-<partition>} ({@link #isPartitionOf}); a number past an int's: the largest. */
+    private static int index(final String file, final String name)
+    {
+        final String digits = file.substring(name.length() + 1);
+        return digits.length() > 9 ? Integer.MAX_VALUE : Integer.parseInt(digits);
     }
 
     /** Whether {@code file} is {@code <name>-<partition>}. */

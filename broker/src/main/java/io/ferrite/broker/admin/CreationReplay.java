@@ -104,18 +104,31 @@ public final class CreationReplay
             }
             catch (final IOException | RuntimeException ex)
             {
-                // the broker starts without it; the record stays for the next start, its name taken meanwhile
+                // the broker starts without its files; the record stays for the next start, the topic listed meanwhile
+                // with the partitions not made offline (its name taken)
                 journal.unmade();
-                if (e.kind() == CreationJournal.Kind.CREATE && topics.topic(e.name()) == null)
-                {
-                    topics.creating(e.name(), new long[] {e.idMsb(), e.idLsb()});
-                }
                 LOG.error("making topic {}, answered before the last stop, failed: kept in {} for the next start", e.name(),
                     journal.file(), ex);
+                offline(e, topics);
             }
         }
         journal.clear();
         return made;
+    }
+
+    /**
+     * Journaled topic {@code e} whose files failed at the start: published with the partitions not made offline
+     * ({@link OfflineTopics}), or, when even that fails, an absent one's name kept taken. A GROW alone of a topic absent
+     * (deleted) publishes nothing.
+     */
+    private static void offline(final CreationJournal.Entry e, final TopicRegistry topics)
+    {
+        final boolean absent = topics.topic(e.name()) == null;
+        if ((!absent || e.kind() == CreationJournal.Kind.CREATE)
+            && !OfflineTopics.publish(topics, e.name(), new long[] {e.idMsb(), e.idLsb()}, e.partitions(), e.configs()) && absent)
+        {
+            topics.creating(e.name(), new long[] {e.idMsb(), e.idLsb()});
+        }
     }
 
     /**

@@ -60,7 +60,7 @@ public final class LargeTopicChanges
         final PendingTopic p = pending(topic);
         journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.GROW, topic.name, p.id[0], p.id[1], count,
             topic.overrides)));
-        final Topic grown = topics.planMore(topic, count);
+        final Topic grown = topics.planMore(topic, count, false);
         creations.grown(p, count);
         return grown;
     }
@@ -91,7 +91,7 @@ public final class LargeTopicChanges
         }
         journal.append(List.of(new CreationJournal.Entry(CreationJournal.Kind.GROW, topic.name, topic.idMostSignificantBits,
             topic.idLeastSignificantBits, count, topic.overrides)));
-        final Topic grown = topics.planMore(topic, count);
+        final Topic grown = topics.planMore(topic, count, false);
         creations.growing(grown, count);
         return grown;
     }
@@ -135,6 +135,12 @@ public final class LargeTopicChanges
         if (inSlices(topic))
         {
             creations.deleted(topic.name, new long[] {topic.idMostSignificantBits, topic.idLeastSignificantBits});
+            final Topic current = topics.topic(topic.name);
+            if (current != null && !current.isDeleted() && current.idMostSignificantBits == topic.idMostSignificantBits
+                && current.idLeastSignificantBits == topic.idLeastSignificantBits)
+            {
+                topics.planMore(current, current.plannedPartitions(), true); // its rest offline until the next start, as a failed slice's
+            }
         }
     }
 

@@ -49,7 +49,8 @@ import java.util.concurrent.TimeUnit;
  * <li>While topics stay pending the journal does not grow for ever: it is rewritten to the pending topics' records
  * once large enough ({@link JournalRewrites}).</li>
  * </ul>
- * A topic whose files fail — any Throwable — costs that topic alone: logged, its name kept taken, the journal kept.
+ * A topic whose files fail — any Throwable — costs that topic alone: logged, published with the partitions not made
+ * offline ({@link OfflineTopics}), the journal kept.
  * A stray interrupt of the agent's thread (one {@code LogCreation} restores for its caller, or one arriving between
  * topics) is cleared before each topic is made and reported: it costs at most the topic in hand, not the rest of the
  * chunk or of a {@link #makeThrough} / {@link #makeDownTo}.
@@ -217,12 +218,20 @@ public final class PendingCreations
     }
 
     /**
-     * From any thread: whether topic {@code name} was answered as created and its files failed (here, or in the start's
-     * replay). A topic leaves {@code byName} only after it is published and no longer creating, so the last look at
-     * the published topic tells a failed one from one made meanwhile.
+     * From any thread: whether topic {@code name} was answered as created and none of its files could be made (here, or
+     * in the start's replay): published with every partition offline ({@link #offline}), or, when even that failed,
+     * unpublished with its name kept taken. A topic leaves {@code byName} only after it is published and no longer
+     * creating, so the last look at the published topic tells a failed one from one made meanwhile.
      */
     public boolean filesFailed(final String name)
     {
+        final io.ferrite.broker.topic.Topic published = topics.topic(name);
+        if (published != null)
+        {
+            // a large topic whose first slice failed is not one: its config changes are journaled (LargeTopicChanges)
+            return !published.isDeleted() && published.partitions.length == 0 && published.hasOfflinePartitions()
+                && publishedWhenMade(published.plannedPartitions());
+        }
         return topics.creatingId(name) != null && !byName.containsKey(name) && topics.topic(name) == null;
     }
 
@@ -376,6 +385,16 @@ public final class PendingCreations
     }
 
     /**
+     * Before a DeleteTopics of published {@code topic} with {@link io.ferrite.broker.topic.Topic#isOffline offline}
+     * partitions journals its DELETE: their leftover directories (a failed creation's cleanup is best effort) renamed
+     * for deletion, durably, so the next start does not load them as a topic with a new id.
+     */
+    public void renameLeftovers(final io.ferrite.broker.topic.Topic topic) throws IOException
+    {
+        CreationLeftovers.renameForDeletion(logDirs, topic.name, topic.partitions.length);
+    }
+
+    /**
      * The oldest topic of {@code queue} made (deleted ones skipped), or tried and failed — of a large topic the next
      * slice of {@value #CHUNK_PARTITIONS} partitions, the topic kept first in its queue until its last slice; null when
      * nothing was pending there.
@@ -426,9 +445,23 @@ public final class PendingCreations
             partitions -= p.partitions - upTo; // a large topic's rest: not made before the next start
             LOG.error("making the files of topic {}, created and answered, failed: {} made at the next start", p.name,
                 p.large() ? "its partitions from " + p.made + " are" : "it is", ex);
+            offline(p);
         }
         byName.remove(p.name); // after its publication: see filesFailed
         return p;
+    }
+
+    /**
+     * Topic {@code p}, whose files failed, published with the partitions not made offline ({@link OfflineTopics}):
+     * listed with no leader, KAFKA_STORAGE_ERROR to their reads and writes, until the next start makes them or a
+     * DeleteTopics deletes it (as a published topic). A small topic leaves {@link TopicRegistry#creating} once published.
+     */
+    private void offline(final PendingTopic p)
+    {
+        if (OfflineTopics.publish(topics, p.name, p.id, p.partitions, p.configs) && !p.large())
+        {
+            topics.created(p.name);
+        }
     }
 
     /**

@@ -362,7 +362,7 @@ final class ConfigChanges
             {
                 return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
             }
-            if (topic == null && admin != null && admin.creations() != null
+            if ((topic == null || topic.hasOfflinePartitions()) && admin != null && admin.creations() != null
                 && admin.creations().filesFailed(resource.name())) // answered as created, its files failed: as CreatePartitions
             {
                 return new Outcome(Errors.KAFKA_STORAGE_ERROR, filesFailed(resource.name()));

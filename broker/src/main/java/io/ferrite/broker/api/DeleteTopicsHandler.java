@@ -236,6 +236,10 @@ public final class DeleteTopicsHandler implements RequestHandler
         }
         try
         {
+            if (current.hasOfflinePartitions() && admin.creations() != null)
+            {
+                admin.creations().renameLeftovers(current); // its files failed: what their cleanup left goes first
+            }
             if (admin.journal() != null) // before a file is renamed: a replay must not make it again
             {
                 admin.journal().deleting(current.name, current.idMostSignificantBits, current.idLeastSignificantBits);

@@ -281,6 +281,11 @@ public final class MetadataHandler implements RequestHandler
         final MetadataResponseEncoder.MetadataResponsePartition p = t.partitions(count);
         for (int i = 0; i < count; i++)
         {
+            if (topic.isOffline(i))
+            {
+                offline(p.next(), i);
+                continue;
+            }
             // a partition being made has no log yet: a new partition's epoch is 0
             final Partition made = topic.partition(i);
             p.next().errorCode(Errors.NONE).partitionIndex(i).leaderId(nodeId).leaderEpoch(made == null ? 0 : made.leaderEpoch());
@@ -289,5 +294,18 @@ public final class MetadataHandler implements RequestHandler
             p.offlineReplicas(0);
         }
         t.topicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+    }
+
+    /**
+     * A partition whose files failed ({@link Topic#isOffline}), as Kafka 4.4 (eligible leader replicas on, its default)
+     * lists a single-replica partition whose log directory failed: LEADER_NOT_AVAILABLE, no leader, its replica this
+     * node and offline, the ISR empty. The clients send it nothing until a metadata refresh shows a leader.
+     */
+    private void offline(final MetadataResponseEncoder.MetadataResponsePartition p, final int index)
+    {
+        p.errorCode(Errors.LEADER_NOT_AVAILABLE).partitionIndex(index).leaderId(-1).leaderEpoch(0);
+        p.replicaNodes(1).addInt32(nodeId);
+        p.isrNodes(0);
+        p.offlineReplicas(1).addInt32(nodeId);
     }
 }

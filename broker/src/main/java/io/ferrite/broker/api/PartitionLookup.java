@@ -70,11 +70,16 @@ public final class PartitionLookup
     /**
      * {@link #notFound}, but for partition {@code index} of a live topic whose files are still being made in slices
      * ({@link Topic#isBeingMade}): NOT_LEADER_OR_FOLLOWER, Kafka 4.4's answer for a partition its broker knows from the
-     * metadata and does not host yet (the clients refresh their metadata and retry).
+     * metadata and does not host yet (the clients refresh their metadata and retry); for one whose files failed
+     * ({@link Topic#isOffline}): KAFKA_STORAGE_ERROR, Kafka 4.4's answer for a partition whose log directory failed.
      */
     public static short notFound(final Topic topic, final boolean byId, final int index)
     {
-        return topic != null && !topic.isDeleted() && topic.isBeingMade(index) ? Errors.NOT_LEADER_OR_FOLLOWER : notFound(topic, byId);
+        if (topic != null && !topic.isDeleted() && topic.isBeingMade(index))
+        {
+            return topic.isOffline(index) ? Errors.KAFKA_STORAGE_ERROR : Errors.NOT_LEADER_OR_FOLLOWER;
+        }
+        return notFound(topic, byId);
     }
 
     /**

@@ -20,6 +20,11 @@ public final class Topic
     private final int planned;
     /** The topic config overrides (the same on every partition). */
     public final Map<String, String> overrides;
+    /**
+     * Whether the partitions not made (from {@link #partitions}' length to {@link #plannedPartitions}) are offline: their
+     * files failed, and they are made at the next start, not by a later slice ({@link #isOffline}).
+     */
+    private final boolean offline;
     private volatile boolean deleted;
 
     Topic(final String name, final long idMsb, final long idLsb, final Partition[] partitions, final Map<String, String> overrides)
@@ -30,7 +35,14 @@ public final class Topic
     Topic(final String name, final long idMsb, final long idLsb, final Partition[] partitions, final Map<String, String> overrides,
         final int planned)
     {
+        this(name, idMsb, idLsb, partitions, overrides, planned, false);
+    }
+
+    Topic(final String name, final long idMsb, final long idLsb, final Partition[] partitions, final Map<String, String> overrides,
+        final int planned, final boolean offline)
+    {
         this.planned = Math.max(planned, partitions.length);
+        this.offline = offline && this.planned > partitions.length;
         this.name = name;
         this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
         this.idMostSignificantBits = idMsb;
@@ -50,10 +62,29 @@ public final class Topic
         return planned;
     }
 
-    /** Whether partition {@code index} is one of the topic's that is not made yet (answered NOT_LEADER_OR_FOLLOWER meanwhile). */
+    /**
+     * Whether partition {@code index} is one of the topic's, in its metadata, that is not made: being made (answered
+     * NOT_LEADER_OR_FOLLOWER meanwhile), or {@link #isOffline}.
+     */
     public boolean isBeingMade(final int index)
     {
         return index >= partitions.length && index < planned;
+    }
+
+    /**
+     * Whether partition {@code index} is one whose files failed (the creation of its topic, a slice of it or a growth,
+     * or the start's replay of one): listed with no leader, KAFKA_STORAGE_ERROR to the requests that read or write it,
+     * made at the next start — as Kafka 4.4 answers for a partition whose log directory failed.
+     */
+    public boolean isOffline(final int index)
+    {
+        return offline && isBeingMade(index);
+    }
+
+    /** Whether some of its partitions are {@link #isOffline}. */
+    public boolean hasOfflinePartitions()
+    {
+        return offline;
     }
 
     /** Set when DeleteTopics removes it: requests that still hold it answer as for an unknown topic. */

@@ -262,7 +262,7 @@ public final class TopicRegistry
             partitions[p] = new Partition(topic.name, p, made[p - from], owner(topic.name, p));
         }
         final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, partitions,
-            topic.overrides, topic.plannedPartitions()); // a slice of a large topic's creation leaves its count as planned
+            topic.overrides, topic.plannedPartitions(), topic.hasOfflinePartitions()); // a slice of a large topic's creation leaves its count as planned
         publish(updated, topic);
         return updated;
     }
@@ -291,12 +291,13 @@ public final class TopicRegistry
     /**
      * Large topic {@code topic}, being made in slices ({@link #plan}), or a whole topic grown by more than a slice,
      * grown to {@code count} partitions as clients see them: none of the new ones made, its slices ({@link #addPartitions})
-     * make them after the others.
+     * make them after the others; or, {@code offline}, all its partitions not made failed ({@link Topic#isOffline}: no
+     * slice makes them, a start does), a topic planned for a small one's failed creation included.
      */
-    public Topic planMore(final Topic topic, final int count)
+    public Topic planMore(final Topic topic, final int count, final boolean offline)
     {
         final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, topic.partitions,
-            topic.overrides, count);
+            topic.overrides, count, offline);
         publish(updated, topic);
         return updated;
     }
@@ -323,7 +324,7 @@ public final class TopicRegistry
             logs.updateConfig(topic.name, p.index, overrides);
         }
         final Topic updated = new Topic(topic.name, topic.idMostSignificantBits, topic.idLeastSignificantBits, topic.partitions,
-            overrides, topic.plannedPartitions());
+            overrides, topic.plannedPartitions(), topic.hasOfflinePartitions());
         publish(updated, topic);
         return updated;
     }

@@ -316,15 +316,15 @@ class CreationChunksTest
             created.all().get(30, TimeUnit.SECONDS);
             answered = created.topicId("broken").get();
             Await.await(() -> broker.broker.topics().topic("after") != null, Duration.ofSeconds(30), "after made (broken tried first)");
-            assertTrue(broker.broker.topics().creatingId("broken") != null && broker.broker.topics().topic("broken") == null,
-                "broken's files failed");
+            assertTrue(broker.broker.topics().topic("broken") != null && broker.broker.topics().topic("broken").hasOfflinePartitions(),
+                "broken's files failed: listed offline");
             Files.delete(dir.resolve("broken-1")); // a create of the name would succeed now
             final ExecutionException again = assertThrows(ExecutionException.class,
                 () -> broker.broker.admin().createTopic("broken", 2, Map.of()).get(30, TimeUnit.SECONDS));
             assertInstanceOf(java.io.IOException.class, again.getCause());
-            assertEquals(null, broker.broker.topics().topic("broken"), "made under a second id");
-            final long[] id = broker.broker.topics().creatingId("broken");
-            assertEquals(answered, new Uuid(id[0], id[1]), "the name keeps its journaled id");
+            final io.ferrite.broker.topic.Topic kept = broker.broker.topics().topic("broken");
+            assertEquals(0, kept.partitions.length, "made under a second id");
+            assertEquals(answered, new Uuid(kept.idMostSignificantBits, kept.idLeastSignificantBits), "the name keeps its journaled id");
             final ConfigResource broken = new ConfigResource(ConfigResource.Type.TOPIC, "broken");
             final ExecutionException altered = assertThrows(ExecutionException.class, () -> admin.incrementalAlterConfigs(
                 Map.of(broken, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
@@ -486,8 +486,8 @@ class CreationChunksTest
             admin.createTopics(List.of(new NewTopic("left", 2, (short)1), new NewTopic("fine", 1, (short)1)))
                 .all().get(30, TimeUnit.SECONDS);
             Await.await(() -> broker.broker.topics().topic("fine") != null, Duration.ofSeconds(30), "fine made");
-            assertTrue(broker.broker.topics().creatingId("left") != null && broker.broker.topics().topic("left") == null,
-                "left's files failed: its name kept, not published");
+            assertTrue(broker.broker.topics().topic("left") != null && broker.broker.topics().topic("left").hasOfflinePartitions(),
+                "left's files failed: its name kept, listed offline");
             Files.createDirectory(dir.resolve("left-0")); // what a failed cleanup leaves
             admin.deleteTopics(List.of("left")).all().get(30, TimeUnit.SECONDS);
             assertFalse(Files.exists(dir.resolve("left-0")), "the leftover renamed for deletion");

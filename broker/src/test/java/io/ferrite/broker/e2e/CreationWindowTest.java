@@ -113,10 +113,10 @@ class CreationWindowTest
 
     /**
      * A topic answered NONE whose files then fail (a file where its partition directory would go) keeps its name:
-     * a second CreateTopics is TOPIC_ALREADY_EXISTS, a Metadata that may auto-create does not make it (answered
-     * UNKNOWN_TOPIC_OR_PARTITION), CreatePartitions is KAFKA_STORAGE_ERROR, also after a start whose replay fails
-     * again; DeleteTopics deletes it (a journaled DELETE: the next start, with the way clear, does not make it) and
-     * frees the name.
+     * a second CreateTopics is TOPIC_ALREADY_EXISTS, a Metadata that may auto-create does not make it (it lists the
+     * topic with its partition offline, LEADER_NOT_AVAILABLE: {@link OfflineTopicTest}), CreatePartitions is
+     * KAFKA_STORAGE_ERROR, also after a start whose replay fails again (listed offline again); DeleteTopics deletes it
+     * (a journaled DELETE: the next start, with the way clear, does not make it) and frees the name.
      */
     @Test
     void aTopicWhoseFilesFailedKeepsItsNameUntilItIsDeleted() throws Exception
@@ -128,17 +128,13 @@ class CreationWindowTest
         {
             first = admin.createTopics(List.of(new NewTopic("blocked", 1, (short)1))).topicId("blocked").get(30, TimeUnit.SECONDS);
             io.ferrite.testing.Await.await(() -> Files.size(data.resolve(CreationJournal.FILE_NAME)) > 0
-                    && broker.broker.topics().creatingId("blocked") != null && broker.broker.topics().topic("blocked") == null,
-                Duration.ofSeconds(30), "the creation answered");
+                    && broker.broker.topics().topic("blocked") != null && broker.broker.topics().topic("blocked").hasOfflinePartitions(),
+                Duration.ofSeconds(30), "the creation answered, its files failed");
             final ExecutionException again = assertThrows(ExecutionException.class,
                 () -> admin.createTopics(List.of(new NewTopic("blocked", 1, (short)1))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(TopicExistsException.class, again.getCause(), "a second creation of a name answered NONE");
-            try (RawClient raw = new RawClient(broker.broker.address().getPort()))
-            {
-                final MetadataResponseData m = metadata(raw, "blocked", true);
-                assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), m.topics().find("blocked").errorCode());
-            }
-            assertNull(broker.broker.topics().topic("blocked"), "auto-created with another id");
+            assertOffline(broker, first);
+            assertEquals(0, broker.broker.topics().topic("blocked").partitions.length, "auto-created");
             final ExecutionException grow = assertThrows(ExecutionException.class,
                 () -> admin.createPartitions(Map.of("blocked", NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(KafkaStorageException.class, grow.getCause());
@@ -149,8 +145,10 @@ class CreationWindowTest
             final ExecutionException again = assertThrows(ExecutionException.class,
                 () -> admin.createTopics(List.of(new NewTopic("blocked", 1, (short)1))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(TopicExistsException.class, again.getCause(), "after a start whose replay failed");
+            assertOffline(broker, first);
             admin.deleteTopics(List.of("blocked")).all().get(30, TimeUnit.SECONDS);
             assertNull(broker.broker.topics().creatingId("blocked"), "the name freed by the deletion");
+            assertNull(broker.broker.topics().topic("blocked"), "deleted");
         }
         Files.delete(blocker);
         try (RunningBroker broker = new RunningBroker(data, Map.of()); Admin admin = broker.plainAdmin())
@@ -214,7 +212,19 @@ class CreationWindowTest
         }
     }
 
-    private static MetadataResponseData metadata(final RawClient raw, final String topic, final boolean autoCreate) throws Exception
+    /** Topic blocked, of id {@code id}, listed by a Metadata that may auto-create with its one partition offline. */
+    private static void assertOffline(final RunningBroker broker, final Uuid id) throws Exception
+    {
+        try (RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            final MetadataResponseData.MetadataResponseTopic t = metadata(raw, "blocked", true).topics().find("blocked");
+            assertEquals(List.of(Errors.NONE.code(), id, 1), List.of(t.errorCode(), t.topicId(), t.partitions().size()));
+            assertEquals(List.of(Errors.LEADER_NOT_AVAILABLE.code(), -1), List.of(t.partitions().get(0).errorCode(),
+                t.partitions().get(0).leaderId()));
+        }
+    }
+
+    static MetadataResponseData metadata(final RawClient raw, final String topic, final boolean autoCreate) throws Exception
     {
         final short version = 12;
         final MetadataRequestData request = new MetadataRequestData().setAllowAutoTopicCreation(autoCreate)

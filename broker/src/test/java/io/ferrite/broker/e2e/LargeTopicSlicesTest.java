@@ -242,8 +242,9 @@ class LargeTopicSlicesTest
 
     /**
      * A slice whose files fail (a regular file where partition 150's directory goes: no mock) costs the topic's rest
-     * alone: the slice before it made and serving, the topic no longer pending, its unmade partitions answer
-     * NOT_LEADER_OR_FOLLOWER, a CreatePartitions of it KAFKA_STORAGE_ERROR, the journal kept; at the next start (the file
+     * alone: the slice before it made and serving, the topic no longer pending, its unmade partitions offline (listed
+     * LEADER_NOT_AVAILABLE with no leader, ListOffsets and Produce KAFKA_STORAGE_ERROR: what Kafka 4.4 answers for a
+     * partition whose log directory failed), a CreatePartitions of it KAFKA_STORAGE_ERROR, the journal kept; at the next start (the file
      * gone) the rest is made. (The review of branch chunks, M3: written by the reviewer, adapted.) A config change while
      * in slices (journaled) and one after the failure, both answered: the start keeps the later on every partition
      * (review of chunks2, H1: it gave them the earlier, journaled one, as the later was not journaled).
@@ -267,8 +268,20 @@ class LargeTopicSlicesTest
             alterRetention(admin, "huge", "3000"); // partly made, no longer in slices: answered
             assertFalse(pending.isPending("huge"), "not pending: the rest waits for the next start");
             assertEquals(Errors.NONE.code(), CreationWindowTest.listOffsets(raw, "huge", chunk - 1));
-            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), CreationWindowTest.listOffsets(raw, "huge", chunk + 20));
-            assertEquals(Errors.NOT_LEADER_OR_FOLLOWER.code(), CreationWindowTest.listOffsets(raw, "huge", count - 50));
+            assertEquals(Errors.KAFKA_STORAGE_ERROR.code(), CreationWindowTest.listOffsets(raw, "huge", chunk + 20));
+            assertEquals(Errors.KAFKA_STORAGE_ERROR.code(), CreationWindowTest.listOffsets(raw, "huge", count - 50));
+            assertEquals(Errors.KAFKA_STORAGE_ERROR.code(), OfflineTopicTest.produce(raw, "huge", count - 1));
+            assertEquals(Errors.NONE.code(), OfflineTopicTest.produce(raw, "huge", chunk - 1));
+            final List<org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePartition> listed =
+                CreationWindowTest.metadata(raw, "huge", false).topics().iterator().next().partitions();
+            assertEquals(count, listed.size(), "listed whole");
+            assertEquals(List.of(Errors.NONE.code(), broker.broker.config().nodeId()),
+                List.of(listed.get(chunk - 1).errorCode(), listed.get(chunk - 1).leaderId()), "a partition made");
+            for (final int p : new int[] {chunk, chunk + chunk / 2, count - 1})
+            {
+                assertEquals(List.of(Errors.LEADER_NOT_AVAILABLE.code(), -1, List.of()), List.of(listed.get(p).errorCode(),
+                    listed.get(p).leaderId(), listed.get(p).isrNodes()), "partition " + p + " offline");
+            }
             final ExecutionException grown = assertThrows(ExecutionException.class,
                 () -> admin.createPartitions(Map.of("huge", NewPartitions.increaseTo(count + 50))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(KafkaStorageException.class, grown.getCause());
