@@ -342,9 +342,8 @@ class MetricsMustShowTest
                 {
                     final double rate = (Double)JMX.getAttribute(meter, "OneMinuteRate");
                     final double now = nowSeconds();
-                    final boolean first = producer.metrics().keySet().stream().noneMatch(n -> TOPIC.equals(n.tags().get("topic")));
-                    samples.add(first ? new double[] {now, 0, 0} // nothing sent yet: the topic's metrics come with its first batch
-                        : new double[] {now, producerMetric(producer, "record-send-total"), producerMetric(producer, "byte-total")});
+                    // 0 before the topic's metrics are made, which comes with the first batch sent, one metric at a time
+                    samples.add(new double[] {now, sentSoFar(producer, "record-send-total"), sentSoFar(producer, "byte-total")});
                     if (rate != oneMinute)
                     {
                         ticks.add(now);
@@ -364,6 +363,12 @@ class MetricsMustShowTest
             running = false;
             thread.join(TimeUnit.SECONDS.toMillis(30));
             assertNull(failure);
+        }
+
+        private static double sentSoFar(final KafkaProducer<byte[], byte[]> producer, final String name)
+        {
+            return producer.metrics().keySet().stream().anyMatch(n -> n.group().equals("producer-topic-metrics")
+                && n.name().equals(name) && TOPIC.equals(n.tags().get("topic"))) ? producerMetric(producer, name) : 0;
         }
 
         List<Double> ticks()
