@@ -351,6 +351,8 @@ class MetricsMustShowTest
                     }
                     TimeUnit.MILLISECONDS.sleep(20);
                 }
+                // one after B, whatever this thread's stalls (a loaded run's last sample came 4 ms before B)
+                samples.add(new double[] {nowSeconds(), sentSoFar(producer, "record-send-total"), sentSoFar(producer, "byte-total")});
             }
             catch (final Throwable t)
             {
