@@ -19,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -64,7 +65,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * over the meter's lifetime, against what was produced over that lifetime (the meter starts with its topic, before the
  * traffic: the test brackets its start by watching for the MBeans as the topic is created, a bracket of
  * milliseconds);</li>
- * <li>Prometheus' {@code rate(...[B - A] @ B)}, computed by a real Prometheus server from its scrapes.</li>
+ * <li>Prometheus' {@code rate()}, computed by a real Prometheus server from its scrapes, over the span of its samples
+ * within [A, B] (the first and last of them read back through its API), against what was produced between those two
+ * samples' times.</li>
  * </ul>
  * Messages in, bytes in, and bytes out (Kafka counts no messages out). The steady phase lasts
  * {@value #STEADY_SECONDS} s, hence the {@code slow} tag (CI runs it with {@code -Pslow}). Every rate is checked and
@@ -182,12 +185,14 @@ class MetricsMustShowTest
                 paced.stop();
             }
             final double[] prometheusRates = new double[3];
+            final double[][] scraped = new double[3][];
             final double[] reference = new double[3];
             for (int k = 0; k < 3; k++)
             {
+                scraped[k] = scrapedSpan(prometheus, SERIES[k], a, b);
                 prometheusRates[k] = prometheus.value(String.format(Locale.ROOT, "sum(rate(%s[%dms] @ %.3f))", SERIES[k],
-                    Math.round((b - a) * 1000), b));
-                reference[k] = produced.rate(k, a, b);
+                    Math.round((scraped[k][1] - scraped[k][0]) * 1000) + 1, scraped[k][1]));
+                reference[k] = produced.rate(k, scraped[k][0], scraped[k][1]);
             }
             // the one-minute rates at B: the mean of the whole ticks' rates since the first tick with events (T1, at
             // most 12 of them, the mean's span), that is the rate over [T1, the last tick]
@@ -202,11 +207,12 @@ class MetricsMustShowTest
             final List<double[]> statRates = statRates(Files.readAllLines(dir.resolve("stat.txt")), a, b);
             final String rates = String.format(Locale.ROOT, "produced over [A, B] (%.1f s): %.2f msg/s, %.1f B/s (target %d msg/s);"
                     + " ferrite-stat refreshes [from, to, rates] %s (produced over each: %s); JMX OneMinuteRate %s (produced "
-                    + "over the %d ticks: %s), MeanRate %s (expected within %s); Prometheus %s",
+                    + "over the %d ticks: %s), MeanRate %s (expected within %s); Prometheus %s over the scrapes %s (produced: %s)",
                 b - a, reference[0], reference[1], PER_SECOND, statRates.stream().map(Arrays::toString).toList(),
                 statRates.stream().map(r -> Arrays.toString(new double[] {produced.rate(0, r[0], r[1]), produced.rate(1, r[0], r[1])})).toList(),
                 Arrays.toString(oneMinute), ticks.size(), Arrays.toString(oneMinuteExpected), Arrays.toString(meanRates),
-                Arrays.deepToString(meanExpected), Arrays.toString(prometheusRates));
+                Arrays.deepToString(meanExpected), Arrays.toString(prometheusRates), Arrays.deepToString(scraped),
+                Arrays.toString(reference));
             System.out.println(rates);
             assertTrue(statRates.size() >= 3, () -> "ferrite-stat refreshed at least 3 times within the window: " + rates);
             final List<Executable> checks = new ArrayList<>();
@@ -514,6 +520,22 @@ class MetricsMustShowTest
     private static void assertWithinOnePercent(final double expected, final double actual, final String what)
     {
         assertTrue(Math.abs(actual - expected) <= expected / 100, what + ": " + actual + " not within 1% of " + expected);
+    }
+
+    /**
+     * The times (epoch seconds) of the first and last samples Prometheus stored for {@code series} within [from, to]:
+     * {@code rate()} over exactly that span (ending at the last, starting a millisecond before the first, whether the
+     * range is closed, as in Prometheus 2, or open on the left, as in 3) extrapolates by that millisecond only, which
+     * cancels out, and is the increase between the two samples over the time between them.
+     */
+    private static double[] scrapedSpan(final PrometheusServer prometheus, final String series, final double from,
+        final double to) throws IOException
+    {
+        final List<double[]> samples = prometheus.samples(String.format(Locale.ROOT, "%s[%dms] @ %.3f", series,
+            Math.round((to - from) * 1000), to));
+        assertTrue(samples.size() >= 10, () -> "Prometheus scraped " + series + " at least 10 times over the steady phase: "
+            + samples.stream().map(Arrays::toString).toList());
+        return new double[] {samples.get(0)[0], samples.get(samples.size() - 1)[0]};
     }
 
     /** The last sample within a minute (a scrape that failed on a loaded machine marks the series stale for a while). */
