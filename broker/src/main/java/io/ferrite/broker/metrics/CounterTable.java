@@ -21,7 +21,7 @@ final class CounterTable
         boolean isGauge()
         {
             return typeId == CounterTypes.CONNECTIONS_OPEN || typeId == CounterTypes.CONSUMER_LAG ||
-                typeId == CounterTypes.LAG_NOT_COUNTED;
+                typeId == CounterTypes.LAG_NOT_COUNTED || typeId == CounterTypes.GROUPS || typeId == CounterTypes.OFFSETS;
         }
 
         /** Shown at 0 too: a lag counter exists only while its group has an offset committed, and 0 is its news. */

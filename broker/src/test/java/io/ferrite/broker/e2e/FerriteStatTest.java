@@ -352,7 +352,7 @@ class FerriteStatTest
     }
 
     /** The command line of {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it. */
-    private static List<String> statCommand(final Path logDir, final String... args)
+    static List<String> statCommand(final Path logDir, final String... args)
     {
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),

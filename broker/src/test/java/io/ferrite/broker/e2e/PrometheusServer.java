@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,6 +29,10 @@ final class PrometheusServer implements AutoCloseable
     static final String BINARY = "/usr/bin/prometheus";
     /** One sample of an instant vector: {@code "value":[<time>,"<value>"]}. */
     private static final Pattern VALUE = Pattern.compile("\"value\":\\[[0-9.e+-]+,\"([^\"]+)\"\\]");
+    /** The samples of a range vector's series: {@code "values":[[<time>,"<value>"],...]}. */
+    private static final Pattern VALUES = Pattern.compile("\"values\":\\[([^\\]]*\\](,\\[[^\\]]*\\])*)\\]");
+    /** One sample within {@link #VALUES}. */
+    private static final Pattern SAMPLE = Pattern.compile("\\[([0-9.e+-]+),\"([^\"]+)\"\\]");
 
     private final Process process;
     private final Path log;
@@ -78,13 +84,42 @@ final class PrometheusServer implements AutoCloseable
      */
     Double value(final String query) throws IOException
     {
+        final Matcher m = VALUE.matcher(success(query).body());
+        return m.find() ? Double.valueOf(m.group(1)) : null;
+    }
+
+    private HttpResponse<String> success(final String query) throws IOException
+    {
         final HttpResponse<String> answer = get("/api/v1/query?query=" + URLEncoder.encode(query, StandardCharsets.UTF_8));
         if (answer.statusCode() != 200 || !answer.body().contains("\"status\":\"success\""))
         {
             throw new AssertionError("query " + query + " answered " + answer.statusCode() + ": " + answer.body());
         }
-        final Matcher m = VALUE.matcher(answer.body());
-        return m.find() ? Double.valueOf(m.group(1)) : null;
+        return answer;
+    }
+
+    /**
+     * The raw samples Prometheus stored for {@code selector} (a range selector of exactly one series, e.g.
+     * {@code metric[50000ms] @ 1765071234.567}): {epoch seconds, value} each, oldest first.
+     */
+    List<double[]> samples(final String selector) throws IOException
+    {
+        final String body = success(selector).body();
+        final Matcher series = VALUES.matcher(body);
+        if (!series.find())
+        {
+            throw new AssertionError("no series for " + selector + ": " + body);
+        }
+        final List<double[]> samples = new ArrayList<>();
+        for (final Matcher m = SAMPLE.matcher(series.group(1)); m.find(); )
+        {
+            samples.add(new double[] {Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2))});
+        }
+        if (series.find())
+        {
+            throw new AssertionError("more than one series for " + selector + ": " + body);
+        }
+        return samples;
     }
 
     /** What Prometheus logged, for a failure's message. */

@@ -3,9 +3,13 @@ package io.ferrite.broker.metrics;
 import io.ferrite.wire.message.ApiKeys;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The counters read by type id and key: summed over the network threads as ferrite-stat sums them by label, per
@@ -80,5 +84,24 @@ class CounterReadingsTest
         assertEquals(2L, CounterReadings.sum(counters.reader(), secondIn, CounterTypes.TOPIC_RECORDS_IN));
         // a counter of another type (ids found for a figure, read as another) counts nothing
         assertEquals(0L, CounterReadings.sum(counters.reader(), ordersIn, CounterTypes.TOPIC_BYTES_IN));
+    }
+
+    @Test
+    void levelsAreGaugesWithNoRateAndCountsAreNot()
+    {
+        final BrokerCounters counters = BrokerCounters.inMemory(1, 4096);
+        counters.topic("orders");
+        final List<String> gauges = CounterTable.read(counters.reader(), false, null).stream()
+            .filter(CounterTable.Row::isGauge).map(CounterTable.Row::label).toList();
+        final List<String> levels = new ArrayList<>(List.of("connections open", "consumer lag not counted (no room)"));
+        for (final String state : GroupCounters.STATES)
+        {
+            levels.add("groups state=" + state);
+        }
+        levels.add("group offsets");
+        // ferrite-stat's live mode shows no per-second figure for these (a rate of a level means nothing)
+        assertEquals(new TreeSet<>(levels), new TreeSet<>(gauges));
+        assertTrue(CounterTable.read(counters.reader(), false, "group offsets committed").stream().noneMatch(CounterTable.Row::isGauge),
+            "offsets committed: a count");
     }
 }
