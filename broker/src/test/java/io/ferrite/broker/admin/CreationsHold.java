@@ -16,10 +16,13 @@ public final class CreationsHold
         creations.hold(hold);
     }
 
-    /** On the agent's thread (through {@code AdminAgent.execute}): one chunk made while held — a large topic's next slice. */
-    public static void chunk(final PendingCreations creations)
+    /**
+     * On the agent's thread (through {@code AdminAgent.execute}): one chunk made while held — a large topic's next slice,
+     * or unpublished topics; the number of topics made (at least 1).
+     */
+    public static int chunk(final PendingCreations creations)
     {
-        creations.makeOneChunk();
+        return creations.makeOneChunk();
     }
 
     /** The partitions a chunk makes at most: a topic of more is published at once and made in slices of this many. */

@@ -299,6 +299,13 @@ class CreationChunksTest
         return c;
     }
 
+    /** One chunk made on the held child's agent, awaited (its line) so that it runs before the test's next request. */
+    private static void stepChunk(final ServerCommand.Running server) throws Exception
+    {
+        LargeTopicSlicesTest.command(server, "chunk");
+        server.awaitLine("chunked ", Duration.ofSeconds(60));
+    }
+
     /**
      * A topic whose files failed (a file where its partition 1 directory goes), the obstacle then gone: the embedders'
      * {@code AdminAgent.createTopic} of its name fails rather than create it under a second id; AlterConfigs and
@@ -372,7 +379,7 @@ class CreationChunksTest
     /**
      * SIGKILL of a broker (child JVM) right after a burst of CreateTopics and the deletion of one of its topics: every
      * topic answered is there after the start, with its id, configs and partitions, and serves records; the deleted
-     * one is not made again. The child's creations are held ({@link HeldCreationsServer}) and stepped one chunk after
+     * one is not made again. The child's creations are held ({@link HeldCreationsServer}) and stepped, chunks awaited, after
      * each of the first two requests, so the kill comes with topics made and topics pending whatever the machine's speed
      * (before, a quiet machine made every file before each answer and the test skipped: nothing was replayed).
      */
@@ -384,13 +391,14 @@ class CreationChunksTest
 
     /**
      * A broker in a child JVM ({@code environment} added to its own) whose creations are held ({@link HeldCreationsServer}),
-     * given 4 CreateTopics of 25 topics x 2 partitions named {@code prefix<request>-<topic>}, one chunk stepped after
-     * each of the first two (files made; the last two requests' topics all pending: a held agent makes none between its
-     * commands), then a DeleteTopics of
-     * {@code deleted}, then SIGKILLed; started again (the plain server, without {@code environment}): every answered topic
-     * not deleted is there with its id, partitions and configs and serves records, no deleted one is, the journal is
-     * empty; some of their partition directories were missing at the kill (the start replayed them). Returns what the
-     * killed broker wrote to standard error.
+     * given 4 CreateTopics of 25 topics x 2 partitions named {@code prefix<request>-<topic>}, chunks stepped and awaited
+     * after the first two (the child prints {@code chunked} from the agent once a chunk's files are made, so it runs
+     * before the next request; a held agent otherwise makes files only to keep its backlog under its bound): after the
+     * first until the oldest topic is made, one after the second; then a DeleteTopics of {@code deleted}, then
+     * SIGKILLed; started again (the plain server, without {@code environment}): every answered topic not deleted is there
+     * with its id, partitions and configs and serves records, no deleted one is, the journal is empty; of their partition
+     * directories some were there at the kill and some missing (the start replayed them). Returns what the killed broker
+     * wrote to standard error.
      */
     static String burstThenSigkill(final Path dir, final Map<String, String> environment, final String prefix,
         final List<String> deleted) throws Exception
@@ -416,9 +424,19 @@ class CreationChunksTest
                 {
                     answered.put(t.name(), result.topicId(t.name()).get());
                 }
-                if (r < 2)
+                if (r == 0)
                 {
-                    LargeTopicSlicesTest.command(server, "chunk"); // taken by the agent before the next request
+                    // a chunk ends after 20 ms of work: a loaded machine can pre-empt it before its first topic
+                    final Path oldest = data.resolve(prefix + "0-0-0");
+                    for (int steps = 0; steps < 10 && !Files.isDirectory(oldest); steps++)
+                    {
+                        stepChunk(server);
+                    }
+                    assertTrue(Files.isDirectory(oldest), "the oldest topic not made by 10 chunks (so its deletion is not of a made one)");
+                }
+                else if (r == 1)
+                {
+                    stepChunk(server);
                 }
             }
             admin.deleteTopics(deleted).all().get(30, TimeUnit.SECONDS);
@@ -468,6 +486,7 @@ class CreationChunksTest
         }
         assertTrue(dirsAtKill < (long)answered.size() * partitions,
             "held creations, yet every file made before the kill: nothing was replayed (" + dirsAtKill + " directories)");
+        assertTrue(dirsAtKill > 0, "no files made before the kill: the chunks made nothing, only a replay was shown");
         return killedLog;
     }
 

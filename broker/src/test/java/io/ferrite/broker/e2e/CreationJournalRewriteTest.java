@@ -22,8 +22,8 @@ class CreationJournalRewriteTest
 
     /**
      * A child JVM whose journal is rewritten whenever it has doubled (rewrite size 1 byte, its internal system
-     * property) and whose creations are held: four CreateTopics of 25 topics x 2 partitions, a chunk stepped after the
-     * first two (the journal is rewritten when a CreateTopics or a chunk leaves topics pending, so before the next request
+     * property) and whose creations are held: four CreateTopics of 25 topics x 2 partitions, a chunk stepped and awaited
+     * after each of the first two (the journal is rewritten when a CreateTopics or a chunk leaves topics pending, so before the next request
      * is taken), a DeleteTopics of the oldest topic (made) and of the newest (pending), then SIGKILL
      * ({@link CreationChunksTest#burstThenSigkill}).
      * The rewrite is seen in the killed broker's log.

@@ -38,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A CreateTopics on one node is answered as Kafka answers it: once its one durable record (the creation journal,
@@ -191,10 +192,16 @@ class CreationJournalTest
                     topics.add(new NewTopic(names.get(t), partitions, (short)1));
                 }
                 admin.createTopics(topics).all().get(30, TimeUnit.SECONDS);
-                while (broker.broker.topics().topic(names.get(0)) == null)
+                // a chunk makes one topic at least (or drops deleted ones), 100 partitions or 20 ms at most: the previous
+                // round's pending topics come first, and a loaded machine's chunk may end with one; bounded, so a chunk
+                // that publishes nothing fails here instead of stepping for ever
+                for (int steps = 0; broker.broker.topics().topic(names.get(0)) == null; steps++)
                 {
-                    // a chunk makes one topic at least, 100 partitions or 20 ms at most: the previous round's pending
-                    // topic comes first, and a loaded machine's chunk may end with it
+                    if (steps == 2 * TOPICS)
+                    {
+                        fail(names.get(0) + " not published after " + steps + " chunks; of round " + round + " published: "
+                            + names.stream().filter(n -> broker.broker.topics().topic(n) != null).toList());
+                    }
                     LargeTopicSlicesTest.step(broker, pending);
                 }
                 assertTrue(pending.isPending(names.get(TOPICS - 2)) && pending.isPending(names.get(TOPICS - 1)), "the newest pending");

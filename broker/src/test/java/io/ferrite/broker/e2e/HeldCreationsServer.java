@@ -16,7 +16,8 @@ import java.util.Map;
  * creations held ({@link CreationsHold}) from before it says where it listens, so that a test's CreateTopics,
  * CreatePartitions and config changes of a large topic all reach it while none of its slices is made. A line on standard
  * input steps it: {@code chunk} makes one chunk on the admin agent (a large topic's next slice, queued behind the
- * commands the agent has taken), {@code release} lets the agent make the rest between its commands. A test ends it with
+ * commands the agent has taken) and then prints {@code chunked <topics made>} on standard output from the agent's thread
+ * (a test that must order the chunk before its next request waits for that line), {@code release} lets the agent make the rest between its commands. A test ends it with
  * SIGKILL; standard input closed (the test JVM gone) closes the broker and exits.
  */
 public final class HeldCreationsServer
@@ -49,12 +50,19 @@ public final class HeldCreationsServer
         {
             switch (line.trim())
             {
-                case "chunk" -> broker.admin().execute(() -> CreationsHold.chunk(creations));
+                case "chunk" -> broker.admin().execute(() -> chunked(CreationsHold.chunk(creations)));
                 case "release" -> CreationsHold.hold(creations, false);
                 default -> System.err.println("HeldCreationsServer: unknown command " + line);
             }
         }
         broker.close(); // standard input closed: the test is gone (a test ends this process with SIGKILL)
         System.exit(0);
+    }
+
+    /** On the agent's thread, after the chunk: its files are made when the test reads this line. */
+    private static void chunked(final int topics)
+    {
+        System.out.println("chunked " + topics);
+        System.out.flush();
     }
 }

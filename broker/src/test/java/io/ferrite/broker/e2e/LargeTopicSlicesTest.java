@@ -69,7 +69,7 @@ class LargeTopicSlicesTest
      * The partitions of the large topic the two SIGKILL tests create in a child JVM: 350 (four slices) in the default
      * build, 1 500 in {@code -Pslow} and {@code -Plong} (the two are tagged {@code shortened}): the same steps and
      * assertions, fewer files for the child to make and the start to finish. 1 500 in the default build before issue 17's
-     * build work (31 s of the class's 53).
+     * build work (31 s of the class's 53). 300 at least (refused below: {@link #sigkilledPartitions}).
      */
     private static final int SIGKILLED_PARTITIONS = Integer.getInteger("ferrite.largeTopic.partitions", 350);
 
@@ -496,8 +496,8 @@ class LargeTopicSlicesTest
     void aSigkillInTheMiddleOfALargeTopicMakesTheRestAtTheStart() throws Exception
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
-        final int count = SIGKILLED_PARTITIONS;
         final int chunk = CreationsHold.chunkPartitions();
+        final int count = sigkilledPartitions(chunk);
         final int failing = (count / chunk / 2 + 1) * chunk + chunk / 2;
         Files.writeString(data.resolve("big-" + failing), "in the way"); // its slice fails: the rest waits for the start
         final String[] args = {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
@@ -553,9 +553,9 @@ class LargeTopicSlicesTest
     void aTopicGrownAndReconfiguredWhileMadeIsWholeAfterASigkill() throws Exception
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
-        final int count = SIGKILLED_PARTITIONS;
-        final int grown = count + 100;
         final int chunk = CreationsHold.chunkPartitions();
+        final int count = sigkilledPartitions(chunk);
+        final int grown = count + 100;
         final int cut = chunk + chunk / 2;
         final Path obstacle = data.resolve("big-" + cut).resolve("partition.properties.tmp");
         final String[] args = {"--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0"};
@@ -600,6 +600,18 @@ class LargeTopicSlicesTest
     }
 
     /** A line to a {@link HeldCreationsServer}'s standard input. */
+    /**
+     * {@link #SIGKILLED_PARTITIONS}, refused below three slices: the failing partition of the first SIGKILL test (a slice
+     * past the middle, 250 of 350) and the "killed before the third slice" of the second must be in the topic; below, their
+     * own assertions would fail on a layout they did not mean.
+     */
+    private static int sigkilledPartitions(final int chunk)
+    {
+        assertTrue(SIGKILLED_PARTITIONS >= 3 * chunk, "-Dferrite.largeTopic.partitions=" + SIGKILLED_PARTITIONS
+            + ": the SIGKILL tests need " + 3 * chunk + " or more (three slices of " + chunk + " partitions)");
+        return SIGKILLED_PARTITIONS;
+    }
+
     static void command(final ServerCommand.Running server, final String line) throws Exception
     {
         server.process().getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));

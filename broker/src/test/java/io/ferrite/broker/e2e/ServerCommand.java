@@ -6,8 +6,11 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -19,6 +22,7 @@ import java.util.regex.Pattern;
  */
 final class ServerCommand
 {
+    private static final int KEPT_LINES = 1_000;
     private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
 
     /** A process that ended by itself: its exit status and what it wrote. */
@@ -39,12 +43,31 @@ final class ServerCommand
         }
     }
 
-    /** A server that said where it listens (its {@code listening} line); {@link #stop} ends it with SIGTERM. */
-    record Running(Process process, int port, Path stderrFile, String listening)
+    /**
+     * A server that said where it listens (its {@code listening} line); {@link #stop} ends it with SIGTERM. Its later lines
+     * of standard output are kept in {@code stdout} (the first 1 000 kept; the rest are read and dropped).
+     */
+    record Running(Process process, int port, Path stderrFile, String listening, BlockingQueue<String> stdout)
     {
         String stderr() throws IOException
         {
             return Files.readString(stderrFile, StandardCharsets.UTF_8);
+        }
+
+        /** The next kept line of standard output that starts with {@code prefix} (earlier ones skipped), within {@code bound}. */
+        String awaitLine(final String prefix, final Duration bound) throws InterruptedException
+        {
+            final long deadline = System.nanoTime() + bound.toNanos();
+            for (long left = bound.toNanos(); left > 0; left = deadline - System.nanoTime())
+            {
+                final String line = stdout.poll(left, TimeUnit.NANOSECONDS);
+                if (line != null && line.startsWith(prefix))
+                {
+                    return line;
+                }
+            }
+            throw new AssertionError("no line starting with \"" + prefix + "\" on the server's standard output within " + bound
+                + (process.isAlive() ? "" : " (exited " + process.exitValue() + ")"));
         }
 
         int stop() throws InterruptedException
@@ -145,13 +168,15 @@ final class ServerCommand
             {
                 final int port = Integer.parseInt(m.group(1));
                 // keep draining standard output so that the server never blocks on a full pipe
+                final BlockingQueue<String> kept = new LinkedBlockingQueue<>(KEPT_LINES);
                 final Thread drain = new Thread(() ->
                 {
                     try (out)
                     {
-                        while (out.readLine() != null)
+                        String next;
+                        while ((next = out.readLine()) != null)
                         {
-                            // discarded: the test reads standard error only
+                            kept.offer(next); // dropped once full: only a stepped child's few lines are awaited
                         }
                     }
                     catch (final IOException ignored)
@@ -161,7 +186,7 @@ final class ServerCommand
                 }, "server-stdout");
                 drain.setDaemon(true);
                 drain.start();
-                return new Running(process, port, stderrFile, line);
+                return new Running(process, port, stderrFile, line, kept);
             }
         }
         process.waitFor(30, TimeUnit.SECONDS);
