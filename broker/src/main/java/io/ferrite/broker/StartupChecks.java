@@ -133,6 +133,10 @@ final class StartupChecks
         TlsEngines tls = null;
         if (e.protocol().endsWith("SSL"))
         {
+            if (TlsSettings.brokerClientAuthIgnored(config, e))
+            {
+                LOG.warn(TlsSettings.CLIENT_AUTH_IGNORED + " (listener {})", e.name());
+            }
             final TlsSettings.Server server = TlsSettings.server(config, e);
             tls = new TlsEngines(server.context(), server.protocols(), server.cipherSuites(), server.clientAuth());
         }

@@ -109,13 +109,44 @@ public final class TlsSettings
     }
 
     /**
+     * A listener's {@code ssl.client.auth}. As Kafka 4.4's ChannelBuilders (KIP-684): the broker-wide value applies to
+     * SSL listeners only; a SASL_SSL listener takes only its {@code listener.name.<listener>.} setting, else none.
+     */
+    static String clientAuth(final BrokerConfig config, final Endpoint listener)
+    {
+        if (listener.protocol().equals("SASL_SSL"))
+        {
+            final String own = config.values().get(ListenerSecurity.prefix(listener) + CLIENT_AUTH);
+            return own == null ? "none" : own;
+        }
+        return value(config, listener, CLIENT_AUTH);
+    }
+
+    /**
+     * Whether a broker-wide {@code ssl.client.auth} other than none is set but not applied to SASL_SSL {@code listener}
+     * (which has no setting of its own): Kafka 4.4 warns then, with {@link #CLIENT_AUTH_IGNORED}.
+     */
+    public static boolean brokerClientAuthIgnored(final BrokerConfig config, final Endpoint listener)
+    {
+        final Object broker = config.get(CLIENT_AUTH);
+        return listener.protocol().equals("SASL_SSL") && config.values().get(ListenerSecurity.prefix(listener) + CLIENT_AUTH) == null
+            && broker != null && !broker.toString().trim().equalsIgnoreCase("none");
+    }
+
+    /** Kafka 4.4's warning when a broker-wide {@code ssl.client.auth} is not applied to a SASL_SSL listener. */
+    public static final String CLIENT_AUTH_IGNORED = "Broker configuration 'ssl.client.auth' is applied only to SSL listeners. "
+        + "Listener-prefixed configuration can be used to enable SSL client authentication for SASL_SSL listeners. In future "
+        + "releases, broker-wide option without listener prefix may be applied to SASL_SSL listeners as well. All configuration "
+        + "options intended for specific listeners should be listener-prefixed.";
+
+    /**
      * The TLS of an SSL or SASL_SSL listener, its stores read.
      *
      * @throws ConfigException naming the setting at fault (never a password)
      */
     public static Server server(final BrokerConfig config, final Endpoint listener)
     {
-        final String clientAuth = value(config, listener, CLIENT_AUTH).trim().toLowerCase(java.util.Locale.ROOT);
+        final String clientAuth = clientAuth(config, listener).trim().toLowerCase(java.util.Locale.ROOT);
         if (!List.of("required", "requested", "none").contains(clientAuth))
         {
             throw new ConfigException(name(listener, config, CLIENT_AUTH), clientAuth, "must be required, requested or none");

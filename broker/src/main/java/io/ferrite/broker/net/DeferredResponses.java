@@ -85,6 +85,11 @@ final class DeferredResponses
                 errors.onError(ex);
                 connections.close(connection, "I/O error reading a mapped segment: " + ex.getMessage(), false);
             }
+            catch (final Error ex)
+            {
+                RequestDispatcher.rethrowIfFatal(ex); // as in NetworkThread.onKey: a stack overflow, an assertion
+                dispatcher.failed(connection, ex);
+            }
         }
         return ended;
     }
@@ -102,6 +107,13 @@ final class DeferredResponses
         }
         catch (final RuntimeException | InternalError ex) // InternalError: a read error of a mapped page (SIGBUS)
         {
+            errors.onError(ex);
+            cancel(connection);
+            return RequestHandler.CLOSE;
+        }
+        catch (final Error ex)
+        {
+            RequestDispatcher.rethrowIfFatal(ex); // a stack overflow, an assertion: this connection only
             errors.onError(ex);
             cancel(connection);
             return RequestHandler.CLOSE;

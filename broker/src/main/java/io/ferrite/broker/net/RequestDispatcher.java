@@ -299,6 +299,28 @@ final class RequestDispatcher
             failed(connection, ex);
             return CLOSED;
         }
+        catch (final Error ex)
+        {
+            // here too, whether reached from a read or from resume (a request pipelined behind a deferred one)
+            rethrowIfFatal(ex);
+            countFetch(connection, fetchUncounted);
+            failed(connection, ex);
+            return CLOSED;
+        }
+    }
+
+    /**
+     * Kafka's Processor closes the connection whatever its request threw and goes on; so does a network thread, but
+     * for a VirtualMachineError other than a stack overflow (out of memory, an internal error: the JVM is not sound, or
+     * a mapped page's read error, which the caller closes as an I/O error). A stack overflow is unwound, an assertion
+     * or a class that failed to link leaves the JVM as sound as any exception does.
+     */
+    static void rethrowIfFatal(final Error ex)
+    {
+        if (ex instanceof VirtualMachineError && !(ex instanceof StackOverflowError))
+        {
+            throw ex;
+        }
     }
 
     /** A bare SASL token (after a SaslHandshake v0): answered with a bare token, or (failed) closed after the delay. */

@@ -3,6 +3,7 @@ package io.ferrite.broker.net;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import java.io.EOFException;
 import java.io.IOException;
@@ -47,6 +48,8 @@ final class TlsChannel
     private final ByteBuffer[] source = new ByteBuffer[1];
     private final ByteBuffer[] target = new ByteBuffer[1];
     private boolean handshaking = true;
+    /** The first handshake is done: another one (a TLS 1.2 renegotiation) is refused, as Kafka 4.4 refuses it. */
+    private boolean established;
     /** {@code netIn} may hold a whole record not yet decrypted (false after the engine asked for more bytes). */
     private boolean netInUnread;
 
@@ -302,6 +305,7 @@ final class TlsChannel
                             throw new EOFException("TLS connection closed during the handshake");
                         }
                         handshaking = false;
+                        established = true;
                         return true;
                 }
             }
@@ -432,11 +436,17 @@ final class TlsChannel
         return !netOut.hasRemaining();
     }
 
-    private boolean needsHandshake(final SSLEngineResult result)
+    private boolean needsHandshake(final SSLEngineResult result) throws SSLHandshakeException
     {
         final SSLEngineResult.HandshakeStatus status = result.getHandshakeStatus();
         if (status != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING && status != SSLEngineResult.HandshakeStatus.FINISHED)
         {
+            if (established && result.getStatus() == SSLEngineResult.Status.OK && !"TLSv1.3".equals(engine.getSession().getProtocol()))
+            {
+                // Kafka's SslTransportLayer closes the connection here; TLS 1.3's post-handshake messages (a key update,
+                // a session ticket) are not a handshake of their own and go on below
+                throw new SSLHandshakeException("Renegotiation is not supported");
+            }
             handshaking = true;
         }
         return handshaking;

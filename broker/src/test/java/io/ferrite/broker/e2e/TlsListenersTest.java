@@ -3,6 +3,8 @@ package io.ferrite.broker.e2e;
 import io.ferrite.broker.TestCertificates;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
@@ -11,6 +13,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.errors.SslAuthenticationException;
@@ -37,15 +40,17 @@ import java.util.concurrent.TimeUnit;
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * TLS listeners with Kafka 4.4's settings (issue 18): one broker with one network thread (so every connection below
  * shares the thread that a refused one is on) and four listeners — SSL, SASL_SSL (PLAIN from the listener's JAAS text,
- * SCRAM-SHA-512 made with Admin), MTLS (an SSL listener with {@code listener.name.mtls.ssl.client.auth=required}) and
- * PLAINTEXT — driven by kafka-clients 4.4 and kcat (librdkafka 2.0.2); the stores made by keytool
- * ({@link TestCertificates}). The refusals are those kafka-clients raises against a Kafka 4.4 broker.
+ * SCRAM-SHA-512 made with Admin), MTLS (an SSL listener that takes the broker-wide {@code ssl.client.auth=required}, which
+ * SSL overrides with none and SASL_SSL, as in Kafka 4.4, does not take: its clients have no key store) and PLAINTEXT — driven by kafka-clients 4.4 and kcat (librdkafka 2.0.2); the stores made by keytool
+ * ({@link TestCertificates}). The refusals are those kafka-clients 4.4 raises (not compared with a live Kafka 4.4 broker).
  */
 class TlsListenersTest
 {
@@ -71,7 +76,10 @@ class TlsListenersTest
         config.put("ssl.truststore.type", "PKCS12");
         config.put("ssl.truststore.location", certs.store("broker-trust").toString());
         config.put("ssl.truststore.password", TestCertificates.PASSWORD);
-        config.put("listener.name.mtls.ssl.client.auth", "required");
+        // broker-wide: MTLS takes it, SSL overrides it, and SASL_SSL does not take it (Kafka 4.4's rule, KIP-684)
+        config.put("ssl.client.auth", "required");
+        config.put("listener.name.ssl.ssl.client.auth", "none");
+        config.put("listener.name.mtls.ssl.keystore.password", TestCertificates.PASSWORD); // a per-listener password too
         config.put("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512");
         config.put("listener.name.sasl_ssl.plain.sasl.jaas.config", JAAS);
         config.put("connection.failed.authentication.delay.ms", "100");
@@ -176,6 +184,26 @@ class TlsListenersTest
         assertEquals(big + "2", read.get(22));
         assertEquals(read, consume(new HashMap<>(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port("PLAINTEXT"))),
             "over-ssl"), "the same records on the PLAINTEXT listener");
+    }
+
+    @Test
+    void describeConfigsHidesTheStorePasswords() throws Exception
+    {
+        try (Admin admin = Admin.create(SaslPlainTest.withTimeouts(ssl("SSL", "SSL"))))
+        {
+            final String id = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().idString();
+            final ConfigResource self = new ConfigResource(ConfigResource.Type.BROKER, id);
+            final Config config = admin.describeConfigs(List.of(self)).all().get(30, TimeUnit.SECONDS).get(self);
+            for (final String name : List.of("ssl.keystore.password", "ssl.key.password", "ssl.truststore.password",
+                "listener.name.mtls.ssl.keystore.password"))
+            {
+                final ConfigEntry entry = config.get(name);
+                assertNotNull(entry, name + " is listed");
+                assertTrue(entry.isSensitive(), name + " is sensitive");
+                assertNull(entry.value(), name + "'s value is hidden");
+            }
+            assertTrue(config.entries().stream().noneMatch(e -> TestCertificates.PASSWORD.equals(e.value())), "no entry shows a password");
+        }
     }
 
     @Test

@@ -156,6 +156,14 @@ final class SteppedNetwork implements AutoCloseable
         return n;
     }
 
+    /** The errors that escaped a pass so far (handed to the test, which expected them; not reported at close). */
+    List<Throwable> takeEscaped()
+    {
+        final List<Throwable> taken = List.copyOf(escaped);
+        escaped.clear();
+        return taken;
+    }
+
     @Override
     public void close() throws IOException
     {
