@@ -362,8 +362,9 @@ final class ConfigChanges
             {
                 return new Outcome(Errors.INVALID_CONFIG, ex.getMessage());
             }
-            if ((topic == null || topic.hasOfflinePartitions()) && admin != null && admin.creations() != null
-                && admin.creations().filesFailed(resource.name())) // answered as created, its files failed: as CreatePartitions
+            // answered as created and not even published offline (that failed too): as CreatePartitions. A topic published
+            // offline is changed as Kafka's controller changes one in a failed directory: journaled, applied at the start
+            if (topic == null && admin != null && admin.creations() != null && admin.creations().filesFailed(resource.name()))
             {
                 return new Outcome(Errors.KAFKA_STORAGE_ERROR, filesFailed(resource.name()));
             }

@@ -282,6 +282,9 @@ public final class CoordinatorTopic
                 return null;
             }
         }
-        return topic.partitions[partitionFor(key, fixCount(topic))];
+        // an offline topic (its files failed) is published with fewer partitions made than planned: the
+        // key's partition is missing, so the write answers COORDINATOR_NOT_AVAILABLE, as writeTo does
+        final int index = partitionFor(key, fixCount(topic));
+        return index < topic.partitions.length ? topic.partitions[index] : null;
     }
 }

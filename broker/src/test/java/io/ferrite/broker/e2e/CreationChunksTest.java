@@ -308,8 +308,8 @@ class CreationChunksTest
 
     /**
      * A topic whose files failed (a file where its partition 1 directory goes), the obstacle then gone: the embedders'
-     * {@code AdminAgent.createTopic} of its name fails rather than create it under a second id; AlterConfigs and
-     * CreatePartitions of it both answer KAFKA_STORAGE_ERROR; the next start makes it with its answered id.
+     * {@code AdminAgent.createTopic} of its name fails rather than create it under a second id; AlterConfigs of it is
+     * accepted, CreatePartitions answers KAFKA_STORAGE_ERROR; the next start makes it with its answered id and the new config.
      */
     @Test
     void aTopicWhoseFilesFailedKeepsItsIdAndAnswersStorageErrorsAlike() throws Exception
@@ -333,11 +333,10 @@ class CreationChunksTest
             assertEquals(0, kept.partitions.length, "made under a second id");
             assertEquals(answered, new Uuid(kept.idMostSignificantBits, kept.idLeastSignificantBits), "the name keeps its journaled id");
             final ConfigResource broken = new ConfigResource(ConfigResource.Type.TOPIC, "broken");
-            final ExecutionException altered = assertThrows(ExecutionException.class, () -> admin.incrementalAlterConfigs(
-                Map.of(broken, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
-                    new org.apache.kafka.clients.admin.ConfigEntry("retention.ms", "123456"),
-                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS));
-            assertInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class, altered.getCause());
+            // accepted, as Kafka's controller accepts a config change of a topic in a failed directory
+            admin.incrementalAlterConfigs(Map.of(broken, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                new org.apache.kafka.clients.admin.ConfigEntry("retention.ms", "123456"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
             final ExecutionException grown = assertThrows(ExecutionException.class,
                 () -> admin.createPartitions(Map.of("broken", NewPartitions.increaseTo(3))).all().get(30, TimeUnit.SECONDS));
             assertInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class, grown.getCause());
@@ -347,6 +346,9 @@ class CreationChunksTest
             final TopicDescription d = admin.describeTopics(List.of("broken")).allTopicNames().get(30, TimeUnit.SECONDS).get("broken");
             assertEquals(answered, d.topicId(), "made at the start with its answered id");
             assertEquals(2, d.partitions().size());
+            final ConfigResource broken = new ConfigResource(ConfigResource.Type.TOPIC, "broken");
+            assertEquals("123456", admin.describeConfigs(List.of(broken)).all().get(30, TimeUnit.SECONDS).get(broken)
+                .get("retention.ms").value(), "made with the config changed while it was offline");
         }
     }
 

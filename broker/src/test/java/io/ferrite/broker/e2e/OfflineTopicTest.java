@@ -24,6 +24,7 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,6 +35,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+
+import javax.management.ObjectName;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -101,6 +104,9 @@ class OfflineTopicTest
                 assertEquals(1, p.replicas().size(), "partition " + p.partition());
             }
             assertTrue(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("broken"), "listed by ListTopics");
+            assertEquals(2, ManagementFactory.getPlatformMBeanServer().getAttribute(
+                new ObjectName("kafka.controller:type=KafkaController,name=OfflinePartitionsCount"), "Value"),
+                "the controller's OfflinePartitionsCount: both partitions of the topic");
 
             for (final int p : new int[] {0, 1})
             {
@@ -126,6 +132,8 @@ class OfflineTopicTest
         {
             final TopicDescription d = admin.describeTopics(List.of("broken")).allTopicNames().get(30, TimeUnit.SECONDS).get("broken");
             assertEquals(answered, d.topicId(), "made at the start with its answered id");
+            assertEquals(0, ManagementFactory.getPlatformMBeanServer().getAttribute(
+                new ObjectName("kafka.controller:type=KafkaController,name=OfflinePartitionsCount"), "Value"), "made: none offline");
             for (final TopicPartitionInfo p : d.partitions())
             {
                 assertEquals(broker.broker.config().nodeId(), p.leader().id(), "partition " + p.partition() + " led again");

@@ -186,9 +186,9 @@ public final class KafkaMBeans implements AutoCloseable
         gauge(replicaManager + "UnderReplicatedPartitions", () -> ReplicaCounts.underReplicated(topics));
         if (aloneController)
         {
-            // alone, the node is its cluster's active controller and every partition has its leader: this node
+            // alone, the node is its cluster's active controller; a partition has no leader only when its files failed
             gauge("kafka.controller:type=KafkaController,name=ActiveControllerCount", () -> 1);
-            gauge("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", () -> 0);
+            gauge("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", () -> ReplicaCounts.offline(topics));
         }
     }
 

@@ -60,6 +60,20 @@ final class ReplicaCounts
         return n;
     }
 
+    /** The partitions listed offline (their files failed, made at the next start: {@link Topic#isOffline}). */
+    static Object offline(final TopicRegistry topics)
+    {
+        int n = 0;
+        for (final Topic t : topics.topics())
+        {
+            if (t.hasOfflinePartitions())
+            {
+                n += t.plannedPartitions() - t.partitions.length;
+            }
+        }
+        return n;
+    }
+
     static Object underReplicated(final TopicRegistry topics)
     {
         int n = 0;
