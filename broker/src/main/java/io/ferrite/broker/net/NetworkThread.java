@@ -256,18 +256,15 @@ public final class NetworkThread implements Agent, AutoCloseable
             errors.onError(ex);
             connections.close(connection, "I/O error reading a mapped segment: " + ex.getMessage(), false);
         }
-        catch (final VirtualMachineError ex)
+        catch (final RuntimeException ex)
         {
-            if (!(ex instanceof StackOverflowError))
-            {
-                throw ex; // out of memory: the JVM is not sound, nothing here can be trusted to go on
-            }
-            dispatcher.failed(connection, ex); // the stack is unwound: the JVM is sound, as after any exception
+            dispatcher.failed(connection, ex);
         }
-        catch (final RuntimeException | Error ex)
+        catch (final Error ex)
         {
             // Kafka's Processor closes the connection whatever it threw and goes on; so does this thread, but for a
-            // VirtualMachineError other than a stack overflow (above): an assertion, a class that failed to link
+            // VirtualMachineError other than a stack overflow (the rule the deferred paths apply too)
+            RequestDispatcher.rethrowIfFatal(ex);
             dispatcher.failed(connection, ex);
         }
     }
