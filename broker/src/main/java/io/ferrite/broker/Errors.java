@@ -63,8 +63,10 @@ public final class Errors
     public static final short TOPIC_DELETION_DISABLED = 73;
     public static final short INVALID_FETCH_SESSION_EPOCH = 71;
     public static final short MEMBER_ID_REQUIRED = 79;
+    public static final short PREFERRED_LEADER_NOT_AVAILABLE = 80;
     public static final short GROUP_MAX_SIZE_REACHED = 81;
     public static final short FENCED_INSTANCE_ID = 82;
+    public static final short ELIGIBLE_LEADERS_NOT_AVAILABLE = 83;
     public static final short ELECTION_NOT_NEEDED = 84;
     public static final short GROUP_SUBSCRIBED_TO_TOPIC = 86;
     public static final short INVALID_RECORD = 87;

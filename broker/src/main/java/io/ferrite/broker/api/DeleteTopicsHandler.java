@@ -257,8 +257,10 @@ public final class DeleteTopicsHandler implements RequestHandler
                     admin.creations().deleted(current.name, new long[] {current.idMostSignificantBits, current.idLeastSignificantBits});
                 }
                 // gone for requests even when a rename failed (its next start finishes it): its offsets go; before this
-                // agent can create the name again, so a commit to a new topic of that name is checked after this
-                deleted.accept(current.name, current.partitions.length);
+                // agent can create the name again, so a commit to a new topic of that name is checked after this. Every
+                // partition it was answered with: OffsetCommit accepts one not made (being made, or offline), so a commit
+                // on its way may name it
+                deleted.accept(current.name, current.plannedPartitions());
             }
         }
         catch (final java.io.IOException ex)

@@ -15,8 +15,6 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -359,18 +357,7 @@ class LargeTopicSlicesTest
             CreationsHold.hold(pending, true);
             admin.createTopics(List.of(new NewTopic("huge", count, (short)1))).all().get(30, TimeUnit.SECONDS);
             final TopicPartition notMade = new TopicPartition("huge", count - 1);
-            admin.alterConsumerGroupOffsets("g", Map.of(notMade, new OffsetAndMetadata(5))).all().get(30, TimeUnit.SECONDS);
-            assertEquals(5, admin.listConsumerGroupOffsets("g").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
-                .get(notMade).offset(), "OffsetCommit of a partition being made accepted");
-            try (KafkaProducer<byte[], byte[]> txn = broker.producer(Map.of("transactional.id", "t-huge", "max.block.ms", 30_000)))
-            {
-                txn.initTransactions();
-                txn.beginTransaction();
-                txn.sendOffsetsToTransaction(Map.of(notMade, new OffsetAndMetadata(7)), new ConsumerGroupMetadata("g2"));
-                txn.commitTransaction();
-            }
-            assertEquals(7, admin.listConsumerGroupOffsets("g2").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
-                .get(notMade).offset(), "TxnOffsetCommit of a partition being made accepted");
+            OfflinePartitionRequestsTest.committedBothWays(broker, admin, notMade, "t-huge", "a partition being made");
             admin.deleteConsumerGroupOffsets("g", Set.of(notMade)).all().get(30, TimeUnit.SECONDS); // UNKNOWN_TOPIC_OR_PARTITION before
             assertFalse(admin.listConsumerGroupOffsets("g").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
                 .containsKey(notMade), "OffsetDelete of a partition being made accepted");
@@ -453,8 +440,15 @@ class LargeTopicSlicesTest
     private static Map<Integer, Errors> addPartitions(final RawClient raw, final short version, final boolean verifyOnly, final String id,
         final long pid, final short epoch, final List<Integer> partitions) throws java.io.IOException
     {
+        return addPartitions(raw, version, verifyOnly, id, pid, epoch, "huge", partitions);
+    }
+
+    /** AddPartitionsToTxn of partitions of {@code topic} (v3: a client's; v4+: the broker's, {@code verifyOnly} or not); each one's error. */
+    static Map<Integer, Errors> addPartitions(final RawClient raw, final short version, final boolean verifyOnly, final String id,
+        final long pid, final short epoch, final String topic, final List<Integer> partitions) throws java.io.IOException
+    {
         final var topics = new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection();
-        topics.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName("huge").setPartitions(partitions));
+        topics.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName(topic).setPartitions(partitions));
         final AddPartitionsToTxnRequestData request = new AddPartitionsToTxnRequestData();
         if (version <= 3)
         {

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A deleted topic's offsets ({@link TopicDeletions}) against a commit to a topic of the same name created again before
@@ -29,6 +30,9 @@ class TopicDeletionsTest
 {
     private static final String GROUP = "survivors";
     private static final Group.TopicPartition TP = new Group.TopicPartition("orders", 0);
+    /** The deleted topic's partition and another topic's, of the tests with a commit on its way at a deletion. */
+    private static final Group.TopicPartition DOOMED = new Group.TopicPartition("doomed", 2);
+    private static final Group.TopicPartition KEPT = new Group.TopicPartition("kept", 0);
 
     @TempDir
     Path dir;
@@ -65,9 +69,7 @@ class TopicDeletionsTest
             await(() -> committed(coordinator) == null, Duration.ofSeconds(20), "the offset deleted");
 
             awaitDone(agent, coordinator, commit(agent, coordinator, 9)); // a topic of the name made a third time
-            broker.close();
-            broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-                BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
+            broker = restarted(broker);
             assertEquals(9, committed(broker.groups()).offset(), "the log replayed: tombstones and commits in their order");
         }
         finally
@@ -119,19 +121,17 @@ class TopicDeletionsTest
         {
             final GroupCoordinator coordinator = broker.groups();
             final CoordinatorAgent agent = coordinator.agent();
-            final Group.TopicPartition doomed = new Group.TopicPartition("doomed", 2);
-            final Group.TopicPartition kept = new Group.TopicPartition("kept", 0);
             final CoordinatorLog.Write[] writes = agent.call(coordinator, (c, now) ->
             {
                 // both unanswered when the deletion is told: nothing of "doomed" in memory yet
                 final CoordinatorLog.Write first = c.commitOffsets("g1", -1, "", null, (short)8,
-                    Map.of(doomed, new OffsetCommits.Asked(5, -1, ""))).write();
+                    Map.of(DOOMED, new OffsetCommits.Asked(5, -1, ""))).write();
                 final CoordinatorLog.Write txn = c.writeTxnOffsets(new TxnOffsetCommits.Asked("t7", "g3", 7, (short)0, -1, "", null,
-                    (short)3, Map.of(doomed, new OffsetCommits.Asked(6, -1, ""))));
-                c.topicDeleted(doomed.topic(), 3);
+                    (short)3, Map.of(DOOMED, new OffsetCommits.Asked(6, -1, ""))));
+                c.topicDeleted(DOOMED.topic(), 3);
                 // another group's commit: it drains the deletion, in this same step
                 final CoordinatorLog.Write other = c.commitOffsets("g2", -1, "", null, (short)8,
-                    Map.of(kept, new OffsetCommits.Asked(1, -1, ""))).write();
+                    Map.of(KEPT, new OffsetCommits.Asked(1, -1, ""))).write();
                 return new CoordinatorLog.Write[] {first, txn, other};
             }).get(20, TimeUnit.SECONDS);
             for (final CoordinatorLog.Write w : writes)
@@ -139,25 +139,92 @@ class TopicDeletionsTest
                 awaitDone(agent, coordinator, w);
             }
             // the tombstones' batches were sent before g2's commit, so they are answered once it is
-            assertNull(agent.call(coordinator, (c, now) -> c.committed("g1", doomed.topic(), doomed.partition())).get(20, TimeUnit.SECONDS),
+            assertNull(agent.call(coordinator, (c, now) -> c.committed("g1", DOOMED.topic(), DOOMED.partition())).get(20, TimeUnit.SECONDS),
                 "the commit on its way at the deletion is deleted");
-            assertNull(agent.call(coordinator, (c, now) -> c.committed("g3", doomed.topic(), doomed.partition(), true)).get(20, TimeUnit.SECONDS),
+            assertNull(agent.call(coordinator, (c, now) -> c.committed("g3", DOOMED.topic(), DOOMED.partition(), true)).get(20, TimeUnit.SECONDS),
                 "the transaction's offset on its way is no longer pending");
-            assertEquals(1, agent.call(coordinator, (c, now) -> c.committed("g2", kept.topic(), kept.partition()).offset())
+            assertEquals(1, agent.call(coordinator, (c, now) -> c.committed("g2", KEPT.topic(), KEPT.partition()).offset())
                 .get(20, TimeUnit.SECONDS));
 
-            broker.close();
-            broker = Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
-                BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
+            broker = restarted(broker);
             final GroupCoordinator again = broker.groups();
-            assertNull(again.agent().call(again, (c, now) -> c.committed("g1", doomed.topic(), doomed.partition())).get(20, TimeUnit.SECONDS),
+            assertNull(again.agent().call(again, (c, now) -> c.committed("g1", DOOMED.topic(), DOOMED.partition())).get(20, TimeUnit.SECONDS),
                 "the log has the tombstone after the commit");
-            assertNull(again.agent().call(again, (c, now) -> c.committed("g3", doomed.topic(), doomed.partition(), true)).get(20, TimeUnit.SECONDS));
+            assertNull(again.agent().call(again, (c, now) -> c.committed("g3", DOOMED.topic(), DOOMED.partition(), true)).get(20, TimeUnit.SECONDS));
         }
         finally
         {
             broker.close();
         }
+    }
+
+    /**
+     * A topic whose files failed (published with its partitions offline, none made) deleted by DeleteTopics while an
+     * OffsetCommit of one of its partitions is on its way (offline review L1): OffsetCommit accepts such a partition, as
+     * Kafka's does, so the deletion must tombstone every partition the topic was answered with for a group with a write
+     * on its way — not the partitions made, none here — or the commit outlives the topic and a topic of that name made
+     * later inherits it. The commit is sent in one call on the coordinators' agent that also waits for the DeleteTopics
+     * and then drains it (another group's commit), so the commit's answer comes after the drain on every run.
+     */
+    @Test
+    void aCommitOnItsWayToATopicWhoseFilesFailedIsDeletedWithTheTopic() throws Exception
+    {
+        java.nio.file.Files.writeString(dir.resolve("doomed-1"), "a file where the partition directory would go");
+        Broker broker = OffsetsTopicBroker.start(dir);
+        try
+        {
+            final GroupCoordinator coordinator = broker.groups();
+            final CoordinatorAgent agent = coordinator.agent();
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of(
+                "bootstrap.servers", "127.0.0.1:" + broker.address().getPort())))
+            {
+                admin.createTopics(java.util.List.of(new org.apache.kafka.clients.admin.NewTopic("doomed", 3, (short)1),
+                    new org.apache.kafka.clients.admin.NewTopic("kept", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+                final Broker running = broker;
+                await(() -> running.topics().topic("kept") != null, Duration.ofSeconds(30), "kept made (doomed tried first)");
+                assertTrue(broker.topics().topic("doomed").hasOfflinePartitions(), "doomed published offline");
+                final CoordinatorLog.Write[] writes = agent.call(coordinator, (c, now) ->
+                {
+                    final CoordinatorLog.Write first = c.commitOffsets("g1", -1, "", null, (short)8,
+                        Map.of(DOOMED, new OffsetCommits.Asked(5, -1, ""))).write();
+                    try
+                    {
+                        admin.deleteTopics(java.util.List.of("doomed")).all().get(30, TimeUnit.SECONDS);
+                    }
+                    catch (final Exception ex)
+                    {
+                        throw new IllegalStateException(ex);
+                    }
+                    final CoordinatorLog.Write other = c.commitOffsets("g2", -1, "", null, (short)8,
+                        Map.of(KEPT, new OffsetCommits.Asked(1, -1, ""))).write(); // drains the deletion
+                    return new CoordinatorLog.Write[] {first, other};
+                }).get(60, TimeUnit.SECONDS);
+                for (final CoordinatorLog.Write w : writes)
+                {
+                    awaitDone(agent, coordinator, w);
+                }
+            }
+            assertNull(agent.call(coordinator, (c, now) -> c.committed("g1", DOOMED.topic(), DOOMED.partition())).get(20, TimeUnit.SECONDS),
+                "the commit on its way to the offline topic's partition 2 is deleted with the topic");
+            assertEquals(1, agent.call(coordinator, (c, now) -> c.committed("g2", KEPT.topic(), KEPT.partition()).offset())
+                .get(20, TimeUnit.SECONDS));
+            broker = restarted(broker);
+            final GroupCoordinator again = broker.groups();
+            assertNull(again.agent().call(again, (c, now) -> c.committed("g1", DOOMED.topic(), DOOMED.partition())).get(20, TimeUnit.SECONDS),
+                "the log has the tombstone after the commit");
+        }
+        finally
+        {
+            broker.close();
+        }
+    }
+
+    /** {@code broker} closed and started again on the same directory. */
+    private Broker restarted(final Broker broker) throws Exception
+    {
+        broker.close();
+        return Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
+            BrokerConfig.LOG_DIR, dir.toString(), "offsets.topic.num.partitions", "1")));
     }
 
     private static CoordinatorLog.Write commit(final CoordinatorAgent agent, final GroupCoordinator coordinator, final long offset)
