@@ -116,8 +116,8 @@ public final class Connection
     RequestHandler gate;
     /** The authenticated principal ({@code User:alice}), or {@code User:ANONYMOUS} (PLAINTEXT). */
     String principal = "User:ANONYMOUS";
-    /** Set by a response that ends the connection once written (a failed authentication's). */
-    boolean closeAfterResponse;
+    /** Set by a response that ends the connection once written (a failed authentication's): why, for the log; else null. */
+    String closeAfterResponse;
     /** TLS on this connection's socket (an SSL or SASL_SSL listener's), else null: the socket is read and written directly. */
     TlsChannel tls;
     /** An SSL connection's principal was taken from its handshake. */
