@@ -141,7 +141,14 @@ final class StartupChecks
             tls = new TlsEngines(server.context(), server.protocols(), server.cipherSuites(), server.clientAuth());
         }
         return new Listener(e.name(), e.protocol(), sasl ? ListenerSecurity.mechanisms(config, e) : List.of(),
-            sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), scram, config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS), tls);
+            sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), scram, config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS), tls,
+            idleMs(config.getLong(ListenerSecurity.CONNECTIONS_MAX_IDLE_MS)), config.getInt(ListenerSecurity.SASL_SERVER_MAX_RECEIVE_SIZE));
+    }
+
+    /** {@code connections.max.idle.ms}: negative is never, as Kafka's Selector then keeps no idle expiry. */
+    private static long idleMs(final long setting)
+    {
+        return setting < 0 ? Long.MAX_VALUE : setting;
     }
 
     private static Acceptor bind(final ListenerEndpoints.Endpoint e, final NetworkThread[] networkThreads, final Listener listener)

@@ -14,6 +14,7 @@ import java.util.Map;
 
 import static io.ferrite.log.config.ConfigKey.Type.INT;
 import static io.ferrite.log.config.ConfigKey.Type.LIST;
+import static io.ferrite.log.config.ConfigKey.Type.LONG;
 import static io.ferrite.log.config.ConfigKey.Type.PASSWORD;
 import static io.ferrite.log.config.ConfigKey.Type.STRING;
 import static io.ferrite.log.config.ConfigKey.Validator.NONE;
@@ -31,6 +32,8 @@ public final class ListenerSecurity
 {
     public static final String SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms";
     public static final String FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms";
+    public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
+    public static final String SASL_SERVER_MAX_RECEIVE_SIZE = "sasl.server.max.receive.size";
     public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
     public static final String PLAIN = "PLAIN";
     private static final String PLAIN_JAAS_SUFFIX = "plain.sasl.jaas.config";
@@ -51,7 +54,12 @@ public final class ListenerSecurity
             .define(SASL_ENABLED_MECHANISMS, LIST, "GSSAPI", NONE, true, "the SASL mechanisms of SASL listeners "
                 + "(listener.name.<listener>.sasl.enabled.mechanisms per listener): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; Kafka's default GSSAPI is refused")
             .define(FAILED_AUTHENTICATION_DELAY_MS, INT, "100", atLeast(0), true,
-                "how long a failed SASL authentication's answer and the connection's close wait (slows password guessing)");
+                "how long a failed SASL authentication's answer and the connection's close wait (slows password guessing)")
+            .define(CONNECTIONS_MAX_IDLE_MS, LONG, "600000", NONE, true, "how long a connection of an SSL or SASL listener that has "
+                + "not finished its TLS handshake or SASL authentication may stay with no byte moving before it is closed (negative: "
+                + "never); Kafka applies it to every connection, Ferrite never closes an authenticated or PLAINTEXT one for idleness")
+            .define(SASL_SERVER_MAX_RECEIVE_SIZE, INT, "524288", NONE, true,
+                "the largest frame a SASL connection may send before it authenticated: a larger one fails the authentication");
         TlsSettings.define(c);
     }
 

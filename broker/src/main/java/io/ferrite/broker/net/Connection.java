@@ -116,12 +116,16 @@ public final class Connection
     RequestHandler gate;
     /** The authenticated principal ({@code User:alice}), or {@code User:ANONYMOUS} (PLAINTEXT). */
     String principal = "User:ANONYMOUS";
-    /** Set by a response that ends the connection once written (a failed authentication's). */
-    boolean closeAfterResponse;
+    /** Set by a response that ends the connection once written (a failed authentication's): why, for the log; else null. */
+    String closeAfterResponse;
     /** TLS on this connection's socket (an SSL or SASL_SSL listener's), else null: the socket is read and written directly. */
     TlsChannel tls;
     /** An SSL connection's principal was taken from its handshake. */
     private boolean tlsPrincipalTaken;
+    /** On its thread's list of connections not yet authenticated ({@link UnauthenticatedConnections}). */
+    boolean unauthenticated;
+    /** While {@link #unauthenticated}: when its socket was last ready (System.currentTimeMillis). */
+    long activeMs;
 
     Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats, final Listener listener)
     {
@@ -191,7 +195,7 @@ public final class Connection
         final int want = readRoom();
         if (in.capacity() - inEnd < want)
         {
-            in.checkLimit(inEnd + want);
+            growInput(inEnd + want);
         }
         final int room = in.capacity() - inEnd;
         final ByteBuffer view = inView.of(in, inEnd, room);
@@ -203,6 +207,19 @@ public final class Connection
         }
         readFilled = n == room;
         return n;
+    }
+
+    /** The input grown to {@code limit} bytes; direct memory used up costs only this connection (tls review M4). */
+    private void growInput(final int limit) throws DirectMemoryShortage
+    {
+        try
+        {
+            in.checkLimit(limit);
+        }
+        catch (final OutOfMemoryError ex) // Bits.reserveMemory's: the input is direct
+        {
+            throw DirectMemoryShortage.of(ex);
+        }
     }
 
     private int readTls(final ByteBuffer view) throws IOException
@@ -219,6 +236,12 @@ public final class Connection
             }
         }
         return n;
+    }
+
+    /** Its TLS handshake (if any) is over and its SASL authentication (if any) done. */
+    boolean authenticated()
+    {
+        return gate == null && (tls == null || tls.established());
     }
 
     /** TLS holds input the last read had no room for: it is read without waiting for the socket. */

@@ -4,6 +4,7 @@ import io.ferrite.broker.metrics.NetworkCounters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -41,8 +42,16 @@ final class Connections
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         // the thread's id in the top bits keeps ids unique over the broker without a shared counter
-        final Connection connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel,
-            String.valueOf(channel.getRemoteAddress()), stats, listener);
+        final Connection connection;
+        try
+        {
+            connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel, String.valueOf(channel.getRemoteAddress()),
+                stats, listener);
+        }
+        catch (final OutOfMemoryError ex) // its input and output buffers are direct: Bits.reserveMemory's refusal
+        {
+            throw DirectMemoryShortage.of(ex);
+        }
         if (listener.tls() != null)
         {
             final InetSocketAddress peer = (InetSocketAddress)channel.getRemoteAddress();
@@ -81,6 +90,43 @@ final class Connections
             connection.tls.close(); // close_notify, if the socket takes it
         }
         closeQuietly(connection.channel);
+    }
+
+    /**
+     * Closes {@code connection} after {@code ex}: a failed TLS handshake (what the client sent, or a certificate not
+     * trusted) and direct memory used up (counted) are one WARN line each; any other I/O error (the client went away) is
+     * debug.
+     */
+    void closeAfter(final Connection connection, final IOException ex)
+    {
+        if (ex instanceof SSLException)
+        {
+            close(connection, NetMessages.tlsFailed((SSLException)ex), true);
+        }
+        else if (ex instanceof DirectMemoryShortage)
+        {
+            close(connection, NetMessages.outOfDirectMemory(ex, stats.outOfDirectMemory()), true);
+        }
+        else
+        {
+            close(connection, NetMessages.ioError(ex), false);
+        }
+    }
+
+    /** A connection refused at accept, its buffers not to be had: closed, counted, one WARN line (tls review M4). */
+    void refuse(final SocketChannel channel, final DirectMemoryShortage ex)
+    {
+        String remote;
+        try
+        {
+            remote = String.valueOf(channel.getRemoteAddress());
+        }
+        catch (final IOException | RuntimeException gone)
+        {
+            remote = "a client gone";
+        }
+        closeQuietly(channel);
+        LOG.warn("refusing connection from {}: {}", remote, NetMessages.outOfDirectMemory(ex, stats.outOfDirectMemory()));
     }
 
     /** Closes every connection (the thread stops). */

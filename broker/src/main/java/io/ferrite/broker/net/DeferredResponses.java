@@ -73,7 +73,7 @@ final class DeferredResponses
             }
             catch (final IOException ex)
             {
-                connections.close(connection, NetMessages.ioError(ex), false);
+                connections.closeAfter(connection, ex); // as in NetworkThread.onKey
             }
             catch (final RuntimeException ex)
             {

@@ -17,6 +17,8 @@ public final class Listener
 {
     /** A PLAINTEXT listener advertising nothing of its own (its handlers' endpoint is used): for tests and tools. */
     public static final Listener PLAINTEXT = new Listener("PLAINTEXT", "PLAINTEXT", List.of(), Map.of(), 0);
+    /** Kafka's {@code connections.max.idle.ms} default: 10 minutes. */
+    public static final long DEFAULT_IDLE_MS = 600_000;
 
     private final String name;
     private final String protocol;
@@ -26,6 +28,8 @@ public final class Listener
     /** The broker's SCRAM credentials (the same for every listener, as in Kafka). */
     private final ScramCredentials scramCredentials;
     private final long failedAuthenticationDelayMs;
+    private final long unauthenticatedIdleMs;
+    private final int saslMaxReceiveSize;
     /** A TLS listener's engines (SSL, SASL_SSL), else null. */
     private final TlsEngines tls;
     private volatile String advertisedHost;
@@ -53,6 +57,21 @@ public final class Listener
     public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
         final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs, final TlsEngines tls)
     {
+        this(name, protocol, mechanisms, users, scramCredentials, failedAuthenticationDelayMs, tls, DEFAULT_IDLE_MS,
+            SaslAuthenticator.MAX_RECEIVE_SIZE);
+    }
+
+    /**
+     * @param unauthenticatedIdleMs {@code connections.max.idle.ms}: how long a connection of an SSL or SASL listener that
+     *     has not finished its TLS handshake or SASL authentication may stay with no byte moving before it is closed
+     * @param saslMaxReceiveSize {@code sasl.server.max.receive.size}: the largest frame before SASL authentication
+     */
+    public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
+        final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs, final TlsEngines tls,
+        final long unauthenticatedIdleMs, final int saslMaxReceiveSize)
+    {
+        this.unauthenticatedIdleMs = unauthenticatedIdleMs;
+        this.saslMaxReceiveSize = saslMaxReceiveSize;
         if ((tls != null) != protocol.endsWith("SSL"))
         {
             throw new IllegalArgumentException(protocol + (tls == null ? " needs" : " has no use for") + " TLS engines");
@@ -109,6 +128,18 @@ public final class Listener
     long failedAuthenticationDelayMs()
     {
         return failedAuthenticationDelayMs;
+    }
+
+    /** How long a connection not yet authenticated may stay with no byte moving ({@code connections.max.idle.ms}). */
+    long unauthenticatedIdleMs()
+    {
+        return unauthenticatedIdleMs;
+    }
+
+    /** The largest frame a SASL connection may send before it authenticated ({@code sasl.server.max.receive.size}). */
+    int saslMaxReceiveSize()
+    {
+        return saslMaxReceiveSize;
     }
 
     /** Sets the endpoint this listener advertises (once bound). */

@@ -3,6 +3,8 @@ package io.ferrite.broker.net;
 import io.ferrite.wire.ProtocolException;
 import io.ferrite.wire.message.ApiKeys;
 
+import java.io.IOException;
+
 /**
  * The messages of the network threads' refusals and failures, built here rather than in the request path's
  * methods that report them: javac's inline string concatenation (the build's {@code -XDstringConcat=inline},
@@ -54,6 +56,11 @@ final class NetMessages
     static String tlsFailed(final javax.net.ssl.SSLException ex)
     {
         return "TLS failed: " + ex.getMessage();
+    }
+
+    static String outOfDirectMemory(final IOException ex, final long count)
+    {
+        return ex.getMessage() + " (connections refused or closed for it on this thread: " + count + ")";
     }
 
     static String ioError(final Exception ex)

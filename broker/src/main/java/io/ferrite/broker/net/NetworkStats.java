@@ -16,6 +16,7 @@ public final class NetworkStats
     private final AtomicLong transfers = new AtomicLong();
     private final AtomicLong splices = new AtomicLong();
     private final AtomicLong outputsGivenBack = new AtomicLong();
+    private final AtomicLong outOfDirectMemory = new AtomicLong();
     private long lastWrites;
     private long lastTransfers;
     private long lastSplices;
@@ -37,6 +38,20 @@ public final class NetworkStats
     void outputGivenBack()
     {
         outputsGivenBack.lazySet(outputsGivenBack.get() + 1);
+    }
+
+    /** Counts a connection refused at accept or closed because a buffer of it could not be had; returns the count. */
+    long outOfDirectMemory()
+    {
+        final long n = outOfDirectMemory.get() + 1;
+        outOfDirectMemory.lazySet(n);
+        return n;
+    }
+
+    /** Connections refused at accept or closed because the JVM's direct memory was used up ({@link DirectMemoryShortage}). */
+    public long connectionsOutOfDirectMemory()
+    {
+        return outOfDirectMemory.get();
     }
 
     /** Responses fully written. */

@@ -8,7 +8,6 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.NoOpIdleStrategy;
 
-import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -54,6 +53,7 @@ public final class NetworkThread implements Agent, AutoCloseable
     private final NetworkStats stats = new NetworkStats();
     private final CommandReturns returns;
     private final DeferredResponses deferred;
+    private final UnauthenticatedConnections unauthenticated;
     private final RequestDispatcher dispatcher;
     private final NetworkCounters counters;
     private final java.util.function.Consumer<SelectionKey> onKey = this::onKey;
@@ -82,6 +82,7 @@ public final class NetworkThread implements Agent, AutoCloseable
         this.connections = new Connections(id, selector, stats, counters);
         this.returns = new CommandReturns(id, selector);
         this.deferred = new DeferredResponses(connections, errors);
+        this.unauthenticated = new UnauthenticatedConnections(connections);
         this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, errors, counters);
     }
 
@@ -195,6 +196,10 @@ public final class NetworkThread implements Agent, AutoCloseable
         {
             work += deferred.poll(System.currentTimeMillis(), dispatcher);
         }
+        if (!unauthenticated.isEmpty())
+        {
+            work += unauthenticated.expire(System.currentTimeMillis()); // none on a PLAINTEXT broker: no clock read
+        }
         if (Thread.interrupted())
         {
             // Agrona's AgentRunner ends its run on an interrupted idle pass (and select returns at once
@@ -229,6 +234,10 @@ public final class NetworkThread implements Agent, AutoCloseable
             return;
         }
         keysHandled++;
+        if (connection.unauthenticated)
+        {
+            connection.activeMs = System.currentTimeMillis(); // its idle time starts again, as in Kafka's Selector
+        }
         try
         {
             if (key.isWritable())
@@ -240,14 +249,11 @@ public final class NetworkThread implements Agent, AutoCloseable
                 dispatcher.onReadable(connection);
             }
         }
-        catch (final SSLException ex)
-        {
-            // a failed TLS handshake (an untrusted certificate, bytes that are not TLS): one line, that connection only
-            connections.close(connection, NetMessages.tlsFailed(ex), true);
-        }
         catch (final IOException ex)
         {
-            connections.close(connection, NetMessages.ioError(ex), false);
+            // a failed TLS handshake (an untrusted certificate, bytes that are not TLS), direct memory used up, the client
+            // gone: that connection only, one line
+            connections.closeAfter(connection, ex);
         }
         catch (final InternalError ex)
         {
@@ -276,19 +282,41 @@ public final class NetworkThread implements Agent, AutoCloseable
         while (n < ACCEPT_LIMIT && (accepted = incoming.poll()) != null)
         {
             n++;
+            Connection connection = null;
+            boolean handedOver = false;
             try
             {
-                final Connection connection = connections.register(accepted.channel(), accepted.listener());
+                connection = connections.register(accepted.channel(), accepted.listener());
                 if (accepted.listener().sasl())
                 {
                     connection.gate = new SaslAuthenticator(connection, handler); // until it authenticates
                 }
+                if (connection.gate != null || connection.tls != null)
+                {
+                    unauthenticated.add(connection, System.currentTimeMillis());
+                }
+                handedOver = true;
+            }
+            catch (final DirectMemoryShortage ex)
+            {
+                connections.refuse(accepted.channel(), ex); // closed, counted, one line
             }
             catch (final IOException | RuntimeException ex)
             {
-                // the client may be gone already; the channel must not outlive its failed hand-over
+                // the client may be gone already
                 errors.onError(ex);
-                Connections.closeQuietly(accepted.channel());
+            }
+            finally
+            {
+                // the channel must not outlive its failed hand-over, whatever failed it (an Error goes on up)
+                if (connection == null)
+                {
+                    Connections.closeQuietly(accepted.channel());
+                }
+                else if (!handedOver)
+                {
+                    connections.close(connection, "failed hand-over", false);
+                }
             }
         }
         return n;

@@ -108,7 +108,7 @@ final class RequestDispatcher
         }
         if (end == RequestHandler.CLOSE)
         {
-            connections.close(connection, "request refused", true);
+            connections.close(connection, connection.closeAfterResponse != null ? connection.closeAfterResponse : "request refused", true);
             return;
         }
         connection.consumeFrame(connection.pendingFrameSize);
@@ -131,12 +131,12 @@ final class RequestDispatcher
         processFrames(connection);
     }
 
-    /** A response that ends its connection (a failed authentication's) was written: the connection closes. */
+    /** A response that ends its connection (a failed authentication's) was written: the connection closes, one WARN line. */
     private boolean closedAfterResponse(final Connection connection)
     {
-        if (connection.closeAfterResponse)
+        if (connection.closeAfterResponse != null)
         {
-            connections.close(connection, "authentication failed", false);
+            connections.close(connection, connection.closeAfterResponse, true);
             return true;
         }
         return false;
@@ -150,7 +150,7 @@ final class RequestDispatcher
             try
             {
                 // before it authenticated a SASL connection's frames are bounded by Kafka's sasl.server.max.receive.size
-                size = connection.completeFrame(connection.gate == null ? maxRequestBytes : SaslAuthenticator.MAX_RECEIVE_SIZE);
+                size = connection.completeFrame(connection.gate == null ? maxRequestBytes : connection.listener().saslMaxReceiveSize());
             }
             catch (final Connection.FrameException ex)
             {

@@ -33,7 +33,8 @@ import java.util.List;
  * bare ones (PLAIN's empty; Kafka still takes that form). A failed authentication is
  * SASL_AUTHENTICATION_FAILED with Kafka's message (a bare token's: no answer), written after
  * {@code connection.failed.authentication.delay.ms}, and the connection closes; its others are not held up (the
- * delay is a pending response of this connection). A frame over {@link #MAX_RECEIVE_SIZE} before authentication fails
+ * delay is a pending response of this connection). A frame over {@code sasl.server.max.receive.size} (the listener's; Kafka's
+ * default {@link #MAX_RECEIVE_SIZE}) before authentication fails
  * it too: no answer, the close after the delay (Kafka: "Failing SASL authentication due to invalid receive size").
  * Nothing here logs a token, a password or a proof.
  */
@@ -115,7 +116,7 @@ final class SaslAuthenticator implements RequestHandler
         final int end = outOffset + response.finish();
         if (!supported)
         {
-            return failed(end);
+            return failed(end, "SASL mechanism not offered"); // not the client's text: it may be 512 KiB long
         }
         state = version >= 1 ? State.AUTHENTICATE : State.BARE_TOKEN;
         final ScramMechanism scramMechanism = ScramMechanism.forName(mechanism);
@@ -148,7 +149,7 @@ final class SaslAuthenticator implements RequestHandler
         response.errorCode(failure == null ? 0 : SASL_AUTHENTICATION_FAILED).errorMessage(failure)
             .authBytes(answer == null ? new byte[0] : answer).sessionLifetimeMs(0);
         final int end = outOffset + response.finish();
-        return failure == null ? end : failed(end);
+        return failure == null ? end : failed(end, failure);
     }
 
     /**
@@ -162,13 +163,13 @@ final class SaslAuthenticator implements RequestHandler
             final byte[] answer = evaluateScram(in, offset, limit - offset);
             if (answer == null)
             {
-                return failed(RequestHandler.CLOSE);
+                return failed(RequestHandler.CLOSE, scram.failure());
             }
             connection.out.putBytes(outOffset, answer);
             return outOffset + answer.length;
         }
         final String failure = verify(in, offset, limit - offset);
-        return failure == null ? outOffset : failed(RequestHandler.CLOSE);
+        return failure == null ? outOffset : failed(RequestHandler.CLOSE, failure);
     }
 
     /** The next SCRAM message of the client at {@code in[offset, offset + length)}: the server's answer, or null (failed). */
@@ -233,13 +234,18 @@ final class SaslAuthenticator implements RequestHandler
     /** A frame over {@link #MAX_RECEIVE_SIZE} before authentication: as a failed authentication, no answer, the close after the delay. */
     void oversized()
     {
-        failed(RequestHandler.CLOSE);
+        failed(RequestHandler.CLOSE, "frame over sasl.server.max.receive.size before authentication");
     }
 
-    /** The answer ending at {@code end} (or none: {@link RequestHandler#CLOSE}) goes after the delay, then the connection closes. */
-    private int failed(final int end)
+    /**
+     * The answer ending at {@code end} (or none: {@link RequestHandler#CLOSE}) goes after the delay, then the connection
+     * closes, with one WARN line saying {@code why} (Kafka's message, never a token's bytes; Kafka logs "Failed
+     * authentication with ..." at INFO).
+     */
+    private int failed(final int end, final String why)
     {
-        connection.defer(new DelayedFailure(end, System.currentTimeMillis() + listener.failedAuthenticationDelayMs()));
+        connection.defer(new DelayedFailure(end, System.currentTimeMillis() + listener.failedAuthenticationDelayMs(),
+            "SASL authentication failed: " + why));
         return DEFERRED;
     }
 
@@ -248,11 +254,13 @@ final class SaslAuthenticator implements RequestHandler
     {
         private final int end;
         private final long dueMs;
+        private final String why;
 
-        DelayedFailure(final int end, final long dueMs)
+        DelayedFailure(final int end, final long dueMs, final String why)
         {
             this.end = end;
             this.dueMs = dueMs;
+            this.why = why;
         }
 
         @Override
@@ -262,7 +270,7 @@ final class SaslAuthenticator implements RequestHandler
             {
                 return NOT_READY;
             }
-            connection.closeAfterResponse = true;
+            connection.closeAfterResponse = why;
             return end;
         }
 

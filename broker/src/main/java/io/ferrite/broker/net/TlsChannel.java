@@ -17,11 +17,15 @@ import java.security.Principal;
  * {@link Connection} reads and writes through instead of the socket on an SSL or SASL_SSL listener (Kafka's
  * {@code SslTransportLayer}). Network thread only.
  *
- * <p>Buffers, all owned here and made once: {@code netIn} (bytes received, not yet decrypted; write mode), {@code appIn}
- * (bytes decrypted, not yet handed to the connection's input; write mode), {@code netOut} (a TLS record wrapped, not
- * yet written; read mode) and, from a connection's first spliced file region, {@code fileChunk}: a fetch's records are
- * read from the segment file into it and encrypted from there (a TLS connection cannot {@code transferTo}; Kafka reads
- * the file into a buffer the same way). Each is about one TLS record (16 KiB and its header).
+ * <p>Buffers (direct, owned here), each made when first needed and freed at {@link #close} ({@link DirectBuffers}):
+ * {@code netIn} (received, not yet decrypted; write mode) at the first read, {@link #FIRST_READ} bytes, grown to a
+ * whole TLS record when one needs it; {@code netOut} (a record wrapped, not yet written; read mode) at the first wrap;
+ * {@code appIn} (decrypted, not yet handed to the connection; write mode) at the first application record; from the
+ * first spliced file region, {@code fileChunk}: a fetch's records are read from the segment file into it and encrypted
+ * from there (no {@code transferTo} on TLS; Kafka reads the file into a buffer too). The last three are a record each
+ * (16 KiB and its header). A connection that sent nothing holds none (three, some 50 KB, were made at accept: tls
+ * review M4), a cut handshake a KiB or a record's worth, as Kafka's {@code SslTransportLayer} makes its buffers when
+ * the handshake starts. A buffer that cannot be had ({@link DirectMemoryShortage}) closes this connection only.
  *
  * <p>The handshake's delegated tasks (certificate checks, key agreement: about a millisecond of CPU once per connection)
  * run here, on the network thread, as Kafka's {@code SslTransportLayer} runs them: an executor would need a hand-back and
@@ -35,15 +39,18 @@ import java.security.Principal;
 final class TlsChannel
 {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    private static final ByteBuffer NONE = DirectBuffers.NONE;
+    /** {@code netIn}'s first size: a ClientHello (kafka-clients' and librdkafka's are a few hundred bytes) fits. */
+    static final int FIRST_READ = 1024;
     /** A file region is read into the engine this much at a time: one TLS record's plaintext at most. */
     private static final int FILE_CHUNK = 16 * 1024;
 
     private final SSLEngine engine;
     private final SocketChannel channel;
-    private ByteBuffer netIn;
-    private ByteBuffer appIn;
-    private final ByteBuffer netOut;
-    private ByteBuffer fileChunk;
+    private ByteBuffer netIn = NONE;
+    private ByteBuffer appIn = NONE;
+    private ByteBuffer netOut = NONE;
+    private ByteBuffer fileChunk = NONE;
     /** The engine's one-element arrays: its two-buffer {@code wrap}/{@code unwrap} would make one per call. */
     private final ByteBuffer[] source = new ByteBuffer[1];
     private final ByteBuffer[] target = new ByteBuffer[1];
@@ -52,23 +59,27 @@ final class TlsChannel
     private boolean established;
     /** {@code netIn} may hold a whole record not yet decrypted (false after the engine asked for more bytes). */
     private boolean netInUnread;
+    /** {@link #close} gave the buffers back: nothing is read or written any more. */
+    private boolean closed;
 
     TlsChannel(final SSLEngine engine, final SocketChannel channel) throws SSLException
     {
         this.engine = engine;
         this.channel = channel;
-        final int packet = engine.getSession().getPacketBufferSize();
-        netIn = ByteBuffer.allocateDirect(packet);
-        netOut = ByteBuffer.allocateDirect(packet);
-        netOut.flip(); // nothing to write
-        appIn = ByteBuffer.allocateDirect(engine.getSession().getApplicationBufferSize());
-        engine.beginHandshake();
+        engine.beginHandshake(); // no buffer yet: see the class comment
+
     }
 
     /** Whether the first handshake is still under way (or a later one: a key update). */
     boolean handshaking()
     {
         return handshaking;
+    }
+
+    /** The first handshake is over (the connection's TLS is established; a SASL listener's authentication may not be). */
+    boolean established()
+    {
+        return established;
     }
 
     /** The client certificate's subject, or null: none was asked for or given. */
@@ -105,6 +116,7 @@ final class TlsChannel
      */
     int read(final ByteBuffer dst) throws IOException
     {
+        checkOpen();
         if (handshaking && !handshake())
         {
             return deliver(dst); // early application data the handshake's unwrap met
@@ -127,7 +139,7 @@ final class TlsChannel
                     case BUFFER_OVERFLOW:
                         if (appIn.position() == 0)
                         {
-                            appIn = grow(appIn, engine.getSession().getApplicationBufferSize());
+                            appIn = DirectBuffers.grow(appIn, engine.getSession().getApplicationBufferSize());
                         }
                         delivered += deliver(dst);
                         continue;
@@ -158,6 +170,7 @@ final class TlsChannel
      */
     int write(final ByteBuffer src) throws IOException
     {
+        checkOpen();
         if (handshaking && !handshake())
         {
             return 0;
@@ -165,18 +178,7 @@ final class TlsChannel
         int consumed = 0;
         while (src.hasRemaining() && flushNet())
         {
-            source[0] = src;
-            netOut.clear();
-            final SSLEngineResult result;
-            try
-            {
-                result = engine.wrap(source, 0, 1, netOut);
-            }
-            finally
-            {
-                netOut.flip();
-                source[0] = null;
-            }
+            final SSLEngineResult result = wrap(src);
             if (result.getStatus() == SSLEngineResult.Status.CLOSED)
             {
                 throw new EOFException("TLS connection closed");
@@ -200,9 +202,10 @@ final class TlsChannel
      */
     long writeFile(final FileChannel file, final long position, final long length) throws IOException
     {
-        if (fileChunk == null)
+        checkOpen();
+        if (fileChunk == NONE)
         {
-            fileChunk = ByteBuffer.allocateDirect(FILE_CHUNK);
+            fileChunk = DirectBuffers.allocate(FILE_CHUNK);
             fileChunk.flip();
         }
         if (!fileChunk.hasRemaining())
@@ -221,18 +224,10 @@ final class TlsChannel
         return write(fileChunk);
     }
 
-    /** Forgets a file region's bytes not yet encrypted (its response was given up with the connection). */
-    void dropFileChunk()
-    {
-        if (fileChunk != null)
-        {
-            fileChunk.position(fileChunk.limit());
-        }
-    }
-
     /** Writes what waits in {@code netOut}, then goes on with a handshake under way: true when nothing of its own waits. */
     boolean flushPending() throws IOException
     {
+        checkOpen();
         if (!flushNet())
         {
             return false;
@@ -244,13 +239,20 @@ final class TlsChannel
         return !netOut.hasRemaining();
     }
 
-    /** Sends close_notify, best effort (one write, never waiting): the socket is closed after this. */
+    /**
+     * Sends close_notify, best effort (one write, never waiting), unless the handshake never wrote anything (as Kafka,
+     * which sends none before its handshake started), and gives the buffers back: the socket is closed after this.
+     */
     void close()
     {
+        if (closed)
+        {
+            return;
+        }
         try
         {
             engine.closeOutbound();
-            if (flushNet())
+            if (netOut != NONE && flushNet())
             {
                 wrapHandshakeOutput();
                 flushNet();
@@ -259,6 +261,24 @@ final class TlsChannel
         catch (final IOException | RuntimeException ex)
         {
             // the peer may be gone: the close goes on
+        }
+        finally
+        {
+            closed = true;
+            // nothing refers to them after this (the engine keeps none of the buffers it is given; every use is above):
+            // freed now, not when a collection finds them
+            netIn = DirectBuffers.free(netIn);
+            appIn = DirectBuffers.free(appIn);
+            netOut = DirectBuffers.free(netOut);
+            fileChunk = DirectBuffers.free(fileChunk);
+        }
+    }
+
+    private void checkOpen() throws EOFException
+    {
+        if (closed)
+        {
+            throw new EOFException("TLS connection closed");
         }
     }
 
@@ -334,7 +354,7 @@ final class TlsChannel
             case BUFFER_OVERFLOW: // early application data fills appIn: the connection reads it first
                 if (appIn.position() == 0)
                 {
-                    appIn = grow(appIn, engine.getSession().getApplicationBufferSize());
+                    appIn = DirectBuffers.grow(appIn, engine.getSession().getApplicationBufferSize());
                     return true;
                 }
                 return false;
@@ -362,18 +382,47 @@ final class TlsChannel
         }
     }
 
-    private SSLEngineResult wrapHandshakeOutput() throws SSLException
+    private SSLEngineResult wrapHandshakeOutput() throws IOException
     {
-        source[0] = EMPTY;
-        netOut.clear();
-        try
+        return wrap(EMPTY);
+    }
+
+    /**
+     * Wraps what of {@code src} fits one TLS record into {@code netOut}, which must have nothing left to write (made at the
+     * first wrap; grown to the session's packet size if the engine asks for more, which the JDK allows after the
+     * handshake: tls review L1, where the wrap was tried again without end).
+     */
+    private SSLEngineResult wrap(final ByteBuffer src) throws IOException
+    {
+        if (netOut == NONE)
         {
-            return engine.wrap(source, 0, 1, netOut);
+            netOut = DirectBuffers.allocate(engine.getSession().getPacketBufferSize());
         }
-        finally
+        while (true)
         {
-            netOut.flip();
-            source[0] = null;
+            source[0] = src;
+            netOut.clear();
+            final SSLEngineResult result;
+            try
+            {
+                result = engine.wrap(source, 0, 1, netOut);
+            }
+            finally
+            {
+                netOut.flip();
+                source[0] = null;
+            }
+            if (result.getStatus() != SSLEngineResult.Status.BUFFER_OVERFLOW)
+            {
+                return result;
+            }
+            final int packet = engine.getSession().getPacketBufferSize();
+            if (netOut.capacity() >= packet)
+            {
+                throw new SSLException("no room to wrap a TLS record in " + netOut.capacity() + " bytes");
+            }
+            netOut = DirectBuffers.free(netOut); // NONE until the next is made: a failed allocation leaves nothing freed behind
+            netOut = DirectBuffers.allocate(packet);
         }
     }
 
@@ -397,9 +446,13 @@ final class TlsChannel
     /** Reads the socket into {@code netIn} (grown to the session's packet size if a record needs more room). */
     private int receive() throws IOException
     {
-        if (!netIn.hasRemaining())
+        if (netIn == NONE)
         {
-            netIn = grow(netIn, engine.getSession().getPacketBufferSize());
+            netIn = DirectBuffers.allocate(FIRST_READ);
+        }
+        else if (!netIn.hasRemaining())
+        {
+            netIn = DirectBuffers.grow(netIn, engine.getSession().getPacketBufferSize());
         }
         final int n = channel.read(netIn);
         if (n > 0)
@@ -450,14 +503,5 @@ final class TlsChannel
             handshaking = true;
         }
         return handshaking;
-    }
-
-    /** A buffer with the same content (write mode) and room for at least {@code size}. */
-    private static ByteBuffer grow(final ByteBuffer buffer, final int size)
-    {
-        final ByteBuffer bigger = ByteBuffer.allocateDirect(Math.max(size, buffer.capacity() * 2));
-        buffer.flip();
-        bigger.put(buffer);
-        return bigger;
     }
 }

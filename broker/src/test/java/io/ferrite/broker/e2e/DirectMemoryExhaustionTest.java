@@ -1,0 +1,210 @@
+package io.ferrite.broker.e2e;
+
+import io.ferrite.broker.TestCertificates;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static io.ferrite.testing.Await.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The JVM's direct memory used up (tls review M4): a child broker with {@code -XX:MaxDirectMemorySize} of
+ * {@value #DIRECT_LIMIT} and one network thread. Connections on its SSL listener each send a ClientHello and wait (the
+ * broker holds its answer's buffers, about 19 KB) until a buffer cannot be had: that connection is closed with one
+ * WARN line. Then connections that send nothing until one cannot get the buffers a connection needs at accept: it is
+ * refused (closed: its client reads the end of the stream), counted, one WARN line.
+ * The network thread never met an OutOfMemoryError (before: it escaped a pass and ended the thread, and every socket
+ * accepted after was left open, never read); once the clients close, the broker holds no socket of theirs, and a
+ * kafka-clients producer and consumer over SSL are served.
+ */
+class DirectMemoryExhaustionTest
+{
+    private static final String DIRECT_LIMIT = "32m";
+    private static final Pattern REFUSED = Pattern.compile("refusing connection from /127\\.0\\.0\\.1:(\\d+): out of direct memory");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void usedUpDirectMemoryCostsOnlyTheConnectionsThatAskedAndTheThreadServesOn() throws Exception
+    {
+        final TestCertificates certs = TestCertificates.shared();
+        final ServerCommand.Running server = ServerCommand.start(dir, Map.of("JAVA_TOOL_OPTIONS", "-XX:MaxDirectMemorySize=" + DIRECT_LIMIT),
+            "--override", "log.dir=" + dir.resolve("data"),
+            "--override", "listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            "--override", "ssl.keystore.type=PKCS12",
+            "--override", "ssl.keystore.location=" + certs.store("broker"),
+            "--override", "ssl.keystore.password=" + TestCertificates.PASSWORD,
+            "--override", "num.network.threads=1");
+        final List<Socket> clients = new ArrayList<>();
+        try
+        {
+            final Matcher ssl = Pattern.compile("SSL://127\\.0\\.0\\.1:(\\d+)").matcher(server.listening());
+            assertTrue(ssl.find(), server.listening());
+            final int sslPort = Integer.parseInt(ssl.group(1));
+            final long pid = server.process().pid();
+            final long baseline = sockets(pid);
+
+            final byte[] clientHello = clientHello(certs);
+            final RawClient probe = new RawClient(server.port()); // made while memory lasts; paces the steps below
+            int handshakes = 0;
+            while (true)
+            {
+                assertTrue(handshakes < 5_000, "direct memory never ran out after " + handshakes + " handshakes");
+                final Socket socket = new Socket("127.0.0.1", sslPort);
+                socket.setSoTimeout(30_000);
+                clients.add(socket);
+                handshakes++;
+                int first;
+                try
+                {
+                    socket.getOutputStream().write(clientHello);
+                    first = socket.getInputStream().read(); // the broker's answer: its buffers made and held while it waits
+                }
+                catch (final java.net.SocketException closed)
+                {
+                    first = -1;
+                }
+                if (first < 0)
+                {
+                    break; // closed by the broker: a buffer of it could not be had
+                }
+            }
+            assertTrue(server.stderr().contains("out of direct memory"), "the connection closed for it said so");
+            Matcher refused = REFUSED.matcher(server.stderr());
+            int idle = 0;
+            while (!refused.find())
+            {
+                assertTrue(idle < 2_000, "no connection refused at accept after " + idle + " more:\n" + tail(server.stderr()));
+                final Socket socket = new Socket("127.0.0.1", sslPort);
+                socket.setSoTimeout(30_000);
+                clients.add(socket);
+                idle++;
+                probe.apiVersions(); // two passes of the network thread after the accept: the connection was taken over
+                probe.apiVersions();
+                refused = REFUSED.matcher(server.stderr());
+            }
+            probe.apiVersions();
+            probe.close();
+            System.out.println(handshakes + " handshakes left waiting, then " + idle + " connections that sent nothing, until one was refused at accept");
+            final int refusedPort = Integer.parseInt(refused.group(1));
+            final Socket refusedClient = clients.stream().filter(s -> s.getLocalPort() == refusedPort).findFirst().orElse(null);
+            assertNotNull(refusedClient, "the refused connection is one of the test's");
+            refusedClient.setSoTimeout(30_000);
+            UnauthenticatedTlsCostTest.assertClosedByBroker(refusedClient); // closed, not left open
+            final String log = server.stderr();
+            assertFalse(log.contains("OutOfMemoryError"), "no OutOfMemoryError reached the network thread:\n" + tail(log));
+
+            for (final Socket socket : clients)
+            {
+                socket.close();
+            }
+            clients.clear();
+            final long[] now = new long[1];
+            await(() -> (now[0] = sockets(pid)) <= baseline, Duration.ofSeconds(60),
+                () -> "the broker holds no socket of the closed clients: " + baseline + " before, " + now[0] + " now");
+
+            produceAndConsumeOverSsl(certs, sslPort);
+        }
+        finally
+        {
+            for (final Socket socket : clients)
+            {
+                socket.close();
+            }
+            server.stop();
+        }
+    }
+
+    private static void produceAndConsumeOverSsl(final TestCertificates certs, final int sslPort) throws Exception
+    {
+        final Map<String, Object> ssl = new HashMap<>();
+        ssl.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + sslPort);
+        ssl.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SSL");
+        ssl.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PEM");
+        ssl.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, certs.brokerPem().toString());
+        final Map<String, Object> producerConfig = new HashMap<>(ssl);
+        producerConfig.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig))
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                producer.send(new ProducerRecord<>("after-exhaustion", 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8)))
+                    .get(60, TimeUnit.SECONDS);
+            }
+        }
+        final Map<String, Object> consumerConfig = new HashMap<>(ssl);
+        consumerConfig.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        consumerConfig.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig))
+        {
+            final List<String> read = SaslPlainTest.readAll(consumer, List.of(new TopicPartition("after-exhaustion", 0)));
+            assertEquals(List.of("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"), read);
+        }
+    }
+
+    /** A TLS client's first flight (its ClientHello), made once and sent on every connection: the broker cannot tell. */
+    private static byte[] clientHello(final TestCertificates certs) throws Exception
+    {
+        final javax.net.ssl.SSLEngine engine = certs.clientContext(null).createSSLEngine("127.0.0.1", 9093);
+        engine.setUseClientMode(true);
+        engine.beginHandshake();
+        final ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(ByteBuffer.allocate(0), out);
+        return java.util.Arrays.copyOf(out.array(), out.position());
+    }
+
+    /** The sockets process {@code pid} has open (its listeners' and its connections'). */
+    private static long sockets(final long pid) throws IOException
+    {
+        try (Stream<Path> fds = Files.list(Path.of("/proc", String.valueOf(pid), "fd")))
+        {
+            return fds.filter(fd ->
+            {
+                try
+                {
+                    return Files.readSymbolicLink(fd).toString().startsWith("socket:");
+                }
+                catch (final IOException gone)
+                {
+                    return false;
+                }
+            }).count();
+        }
+    }
+
+    private static String tail(final String log)
+    {
+        return log.length() <= 4000 ? log : log.substring(log.length() - 4000);
+    }
+}
