@@ -53,6 +53,7 @@ public final class ListenerSecurity
             .define(FAILED_AUTHENTICATION_DELAY_MS, INT, "100", atLeast(0), true,
                 "how long a failed SASL authentication's answer and the connection's close wait (slows password guessing)");
         TlsSettings.define(c);
+        AuthorizerSettings.define(c); // authorizer.class.name, super.users, allow.everyone.if.no.acl.found
     }
 
     /** Checks the listener settings of {@code config} (at its construction). */

@@ -1,5 +1,6 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.broker.acl.Authorizer;
 import io.ferrite.broker.scram.ScramCredentials;
 
 import java.nio.charset.StandardCharsets;
@@ -28,6 +29,8 @@ public final class Listener
     private final long failedAuthenticationDelayMs;
     /** A TLS listener's engines (SSL, SASL_SSL), else null. */
     private final TlsEngines tls;
+    /** The broker's authorizer (set before the network threads start). */
+    private Authorizer authorizer = Authorizer.DISABLED;
     private volatile String advertisedHost;
     private volatile int advertisedPort = -1;
 
@@ -104,6 +107,18 @@ public final class Listener
     ScramCredentials scramCredentials()
     {
         return scramCredentials;
+    }
+
+    /** The broker's authorizer, the same on every listener; {@code Authorizer.DISABLED} when none is configured. */
+    public Authorizer authorizer()
+    {
+        return authorizer;
+    }
+
+    /** Sets the authorizer, before the network threads start (their start publishes it). */
+    public void authorizer(final Authorizer authorizer)
+    {
+        this.authorizer = authorizer;
     }
 
     long failedAuthenticationDelayMs()
