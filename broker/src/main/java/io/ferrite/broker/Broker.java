@@ -42,6 +42,8 @@ import io.ferrite.broker.metrics.BrokerCounters;
 import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.NetworkThread;
+import io.ferrite.broker.acl.Authorizer;
+import io.ferrite.broker.config.AuthorizerSettings;
 import io.ferrite.broker.scram.ScramCredentials;
 import io.ferrite.broker.txn.EndTxnTiming;
 import io.ferrite.broker.topic.Partition;
@@ -113,6 +115,8 @@ public final class Broker implements AutoCloseable
         // minutes, and nothing has been logged yet; connections wait in the backlog until start()
         final ScramCredentials scram = new ScramCredentials(); // loaded below, once the log directory is the broker's
         this.acceptor = StartupChecks.bind(config, networkThreads, scram);
+        final Authorizer authorizer = AuthorizerSettings.authorizer(config); // its ACLs loaded with the credentials
+        acceptor.listeners().forEach(listener -> listener.authorizer(authorizer));
         final DurabilityWakeups wakeups = new DurabilityWakeups();
         final LogThreadTasks writerTasks = new LogThreadTasks();
         final LogManagerConfig logConfig = LogManagerConfig.of(config.logDirs(), dynamic.state().topicDefaults())
@@ -141,6 +145,7 @@ public final class Broker implements AutoCloseable
         try
         {
             StartupChecks.scramCredentials(scram, firstDir);
+            StartupChecks.acls(authorizer, firstDir);
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             if (cluster == ClusterMode.DISABLED)
             {
@@ -239,7 +244,7 @@ public final class Broker implements AutoCloseable
                 TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
                     config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
                 SaslHandlers.register(apis); // ILLEGAL_SASL_STATE but while a SASL connection authenticates
-                AclHandlers.register(apis); // no authorizer: SECURITY_DISABLED, as a Kafka without one
+                AclHandlers.register(apis, admin, waker); // no authorizer: SECURITY_DISABLED, as a Kafka without one
                 DelegationTokenHandlers.register(apis); // PLAINTEXT only: not allowed, as Kafka on PLAINTEXT
                 if (cluster == ClusterMode.DISABLED) // a cluster's credentials belong in its metadata log: not served there yet
                 {

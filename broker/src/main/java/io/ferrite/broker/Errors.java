@@ -30,6 +30,8 @@ public final class Errors
     public static final short UNKNOWN_MEMBER_ID = 25;
     public static final short INVALID_SESSION_TIMEOUT = 26;
     public static final short REBALANCE_IN_PROGRESS = 27;
+    public static final short TOPIC_AUTHORIZATION_FAILED = 29;
+    public static final short GROUP_AUTHORIZATION_FAILED = 30;
     public static final short CLUSTER_AUTHORIZATION_FAILED = 31;
     public static final short INVALID_TIMESTAMP = 32;
     public static final short UNSUPPORTED_SASL_MECHANISM = 33;

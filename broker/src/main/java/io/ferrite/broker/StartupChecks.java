@@ -11,6 +11,7 @@ import io.ferrite.broker.metrics.MetricsExports;
 import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.Acceptors;
 import io.ferrite.broker.net.Listener;
+import io.ferrite.broker.acl.Authorizer;
 import io.ferrite.broker.scram.ScramCredentials;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.net.TlsEngines;
@@ -88,6 +89,22 @@ final class StartupChecks
         catch (final IOException ex)
         {
             throw new StartupException(ScramCredentials.fileIn(firstDir) + ": " + StartupException.reason(ex), ex);
+        }
+    }
+
+    /**
+     * Reads the ACLs of the first log directory, as {@link #scramCredentials} reads the credentials: a file that cannot be
+     * read whole stops the start, since starting without it would change who may do what without a word.
+     */
+    static void acls(final Authorizer authorizer, final Path firstDir) throws StartupException
+    {
+        try
+        {
+            authorizer.load(firstDir);
+        }
+        catch (final IOException ex)
+        {
+            throw new StartupException(Authorizer.fileIn(firstDir) + ": " + StartupException.reason(ex), ex);
         }
     }
 

@@ -1,17 +1,26 @@
 package io.ferrite.broker.api;
 
+import io.ferrite.broker.acl.AclRules;
+import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.wire.message.ApiKeys;
 
 /**
  * DescribeAcls, CreateAcls and DeleteAcls ({@code kafka-acls.sh}, {@code Admin.describeAcls/createAcls/deleteAcls},
- * MirrorMaker 2's ACL sync): Ferrite has no authorizer, so it answers them as a Kafka 4.4 node with no
- * {@code authorizer.class.name} does (checked against one with {@code /work/shared/kafka-ref}): SECURITY_DISABLED,
- * which clients raise as {@code SecurityDisabledException}. Advertised with Kafka's ranges (v1-3) so a client gets
- * that answer rather than a closed connection. A request whose filter or creation has an UNKNOWN element (resource type,
- * pattern type, operation or permission type code 0) closes the connection, as Kafka's parse refuses it
- * (kafka-clients' {@code DescribeAclsRequest.normalizeAndValidate}, {@code CreateAclsRequest.validate},
- * {@code DeleteAclsRequest.normalizeAndValidate} throw; Kafka's network layer closes the connection on a request it
- * cannot parse). Only a raw client sends one: Admin's builders refuse them.
+ * MirrorMaker 2's ACL sync), advertised with Kafka's ranges (v1-3).
+ *
+ * <p>With an authorizer ({@code authorizer.class.name}, {@link io.ferrite.broker.acl.Authorizer}) they are answered as a
+ * Kafka 4.4 broker with StandardAuthorizer answers them: DescribeAcls needs DESCRIBE on the cluster, CreateAcls and
+ * DeleteAcls ALTER on it (else CLUSTER_AUTHORIZATION_FAILED); a creation Kafka refuses is INVALID_REQUEST with its message
+ * ({@link AclRules#refusal}); filters match as kafka-clients' {@code AclBindingFilter} (ANY, MATCH, null names). Changes run
+ * on the admin agent, one request after another, and are answered once the ACLs' file holds them.
+ *
+ * <p>Without one they are answered as a Kafka 4.4 node with no {@code authorizer.class.name} (checked against one with
+ * {@code /work/shared/kafka-ref}): SECURITY_DISABLED, which clients raise as {@code SecurityDisabledException}.
+ *
+ * <p>Either way, a request Kafka cannot parse closes the connection (kafka-clients' {@code DescribeAclsRequest},
+ * {@code CreateAclsRequest}, {@code DeleteAclsRequest} throw while reading it; Kafka's network layer closes the
+ * connection): a filter or creation with an UNKNOWN element (code 0, or one out of the enum), a creation with ANY (or a
+ * MATCH pattern) where it needs a value. Only a raw client sends one: Admin's builders refuse them.
  */
 public final class AclHandlers
 {
@@ -19,24 +28,27 @@ public final class AclHandlers
     static final String DESCRIBE_MESSAGE = "No Authorizer is configured on the broker";
     /** Kafka's message for each creation of a CreateAcls and each filter of a DeleteAcls without an authorizer. */
     static final String ALTER_MESSAGE = "No Authorizer is configured.";
-
-    /** The code of UNKNOWN in each of Kafka's ACL enums (ResourceType, PatternType, AclOperation, AclPermissionType). */
-    private static final byte UNKNOWN = 0;
+    /**
+     * The message of a CLUSTER_AUTHORIZATION_FAILED: none, so clients say their default for the code ("Cluster
+     * authorization failed."); Kafka's names the request ({@code Request <the request> is not authorized.}).
+     */
+    static final String CLUSTER_MESSAGE = null;
 
     private AclHandlers()
     {
     }
 
-    /** Whether Kafka refuses these codes of a filter or creation when it parses the request: any of them UNKNOWN. */
+    /** Whether Kafka refuses these codes of a filter when it parses the request. */
     static boolean hasUnknown(final byte resourceType, final byte patternType, final byte operation, final byte permissionType)
     {
-        return resourceType == UNKNOWN || patternType == UNKNOWN || operation == UNKNOWN || permissionType == UNKNOWN;
+        return !AclRules.parsable(resourceType, patternType, operation, permissionType);
     }
 
-    public static void register(final Apis apis)
+    /** Registers the three APIs; {@code waker} wakes the network thread of {@code apis} when a change is answered. */
+    public static void register(final Apis apis, final AdminAgent admin, final Runnable waker)
     {
         apis.registerLazily(ApiKeys.DESCRIBE_ACLS, DescribeAclsHandler::new)
-            .registerLazily(ApiKeys.CREATE_ACLS, CreateAclsHandler::new)
-            .registerLazily(ApiKeys.DELETE_ACLS, DeleteAclsHandler::new);
+            .registerLazily(ApiKeys.CREATE_ACLS, () -> new CreateAclsHandler(admin, waker))
+            .registerLazily(ApiKeys.DELETE_ACLS, () -> new DeleteAclsHandler(admin, waker));
     }
 }

@@ -1,5 +1,8 @@
 package io.ferrite.broker.api;
 
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.wire.message.ApiKeys;
@@ -89,8 +92,31 @@ abstract class ConfigResourcesHandler<T extends ArrayDecoder<T>, C extends Array
             }
             resources.add(new ConfigChanges.Resource((byte)request.type().applyAsInt(r), request.name().apply(r), ops));
         }
-        return changes.answer(resources, incremental, request.isValidateOnly(), connection, out, outOffset,
-            (o, at, outcomes) -> write(o, at, version, resources, outcomes));
+        // Kafka: a resource the principal may not ALTER_CONFIGS is refused (its own authorization error), the others changed
+        final short[] refused = new short[resources.size()];
+        final List<ConfigChanges.Resource> allowed = new ArrayList<>();
+        for (int i = 0; i < resources.size(); i++)
+        {
+            refused[i] = Access.configResource(connection, AclCodes.ALTER_CONFIGS, resources.get(i).type(), resources.get(i).name());
+            if (refused[i] == Errors.NONE)
+            {
+                allowed.add(resources.get(i));
+            }
+        }
+        return changes.answer(allowed, incremental, request.isValidateOnly(), connection, out, outOffset,
+            (o, at, outcomes) -> write(o, at, version, resources, merged(refused, outcomes)));
+    }
+
+    /** The outcomes of every resource, in request order: the refused ones' errors, the others' outcomes. */
+    private static List<ConfigChanges.Outcome> merged(final short[] refused, final List<ConfigChanges.Outcome> outcomes)
+    {
+        final List<ConfigChanges.Outcome> all = new ArrayList<>(refused.length);
+        int next = 0;
+        for (final short error : refused)
+        {
+            all.add(error == Errors.NONE ? outcomes.get(next++) : new ConfigChanges.Outcome(error, null));
+        }
+        return all;
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version,

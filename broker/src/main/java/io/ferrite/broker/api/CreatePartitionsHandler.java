@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
@@ -67,6 +69,10 @@ public final class CreatePartitionsHandler implements RequestHandler
             if (repeated.contains(g.name))
             {
                 g.answer(Errors.INVALID_REQUEST, "Duplicate topic name.");
+            }
+            else if (!Access.topic(connection, AclCodes.ALTER, g.name)) // Kafka: ALTER on the topic, before it looks it up
+            {
+                g.answer(Errors.TOPIC_AUTHORIZATION_FAILED, null);
             }
             else if (PartitionLookup.live(topic) == null && creating != null)
             {

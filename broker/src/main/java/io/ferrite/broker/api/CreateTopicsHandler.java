@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.admin.AdminAnswer;
 import io.ferrite.broker.admin.AdminCommand;
@@ -96,7 +98,10 @@ public final class CreateTopicsHandler implements RequestHandler
         {
             t.next();
             names[i] = t.name();
-            outcomes[i] = duplicates.contains(names[i]) ? new Outcome(Errors.INVALID_REQUEST, "Duplicate topic name.") : check(t, names[i]);
+            // Kafka's controller: a duplicate first, then CREATE on the cluster or the topic, then its checks
+            outcomes[i] = duplicates.contains(names[i]) ? new Outcome(Errors.INVALID_REQUEST, "Duplicate topic name.")
+                : !Access.cluster(connection, AclCodes.CREATE) && !Access.topic(connection, AclCodes.CREATE, names[i])
+                ? new Outcome(Errors.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.") : check(t, names[i]);
             work |= outcomes[i].planned;
         }
         if (validateOnly || !work)

@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
@@ -67,6 +69,7 @@ public final class DeleteRecordsHandler implements RequestHandler
             t.next();
             names[i] = t.name();
             final Topic topic = topics.topic(in, t.nameOffset(), t.nameLength());
+            final boolean authorized = Access.topic(connection, AclCodes.DELETE, topic, in, t.nameOffset(), t.nameLength());
             final DeleteRecordsRequestDecoder.DeleteRecordsPartition p = t.partitions();
             deletions[i] = new Deletion[p.elementCount()];
             for (int j = 0; p.hasNext(); j++)
@@ -75,7 +78,11 @@ public final class DeleteRecordsHandler implements RequestHandler
                 final Partition partition = PartitionLookup.partition(topic, p.partitionIndex());
                 final Deletion d = new Deletion(p.partitionIndex(), topic, partition, p.offset());
                 deletions[i][j] = d;
-                if (partition == null)
+                if (!authorized) // Kafka checks DELETE on the topic before it looks for the partition
+                {
+                    d.answer(-1, Errors.TOPIC_AUTHORIZATION_FAILED);
+                }
+                else if (partition == null)
                 {
                     d.answer(-1, PartitionLookup.notFound(topic, false, p.partitionIndex()));
                 }

@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
@@ -103,6 +105,15 @@ public final class DeleteTopicsHandler implements RequestHandler
                 deletions[i] = creating != null ? whenCreated(new Deletion(name, 0, 0, false), creating, repeated.contains(name))
                     : PartitionLookup.live(topic) == null ? new Deletion(name, 0, 0, false).notFound()
                     : check(new Deletion(name, 0, 0, false), topic, repeated.contains(name));
+            }
+        }
+        for (int i = 0; i < deletions.length; i++)
+        {
+            // Kafka's controller: a topic named (or found by id) without DELETE on it is TOPIC_AUTHORIZATION_FAILED, untouched
+            final Deletion d = deletions[i];
+            if (d.name != null && d.error != Errors.INVALID_REQUEST && !Access.topic(connection, AclCodes.DELETE, d.name))
+            {
+                deletions[i] = new Deletion(d.name, d.idMsb, d.idLsb, d.byId).answered(Errors.TOPIC_AUTHORIZATION_FAILED, null);
             }
         }
         return AdminItem.answer(admin, waker, deletions, request.timeoutMs(), this::delete,

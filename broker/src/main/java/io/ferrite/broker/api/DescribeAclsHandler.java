@@ -1,6 +1,10 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclBinding;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.AclRules;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.wire.message.ApiKeys;
@@ -9,10 +13,15 @@ import io.ferrite.wire.message.DescribeAclsResponseEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
 /**
- * DescribeAcls without an authorizer, as Kafka 4.4 answers it: SECURITY_DISABLED with "No Authorizer is configured on
- * the broker" and no resources for any filter Kafka parses; one with an UNKNOWN element closes the connection
- * ({@link AclHandlers}).
+ * DescribeAcls ({@link AclHandlers}): with an authorizer, the ACLs the filter matches, grouped by resource pattern as
+ * Kafka's {@code DescribeAclsResponse.aclsResources}; CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster.
+ * Without one, SECURITY_DISABLED and no resources. A filter with an UNKNOWN element closes the connection.
  */
 final class DescribeAclsHandler implements RequestHandler
 {
@@ -28,8 +37,43 @@ final class DescribeAclsHandler implements RequestHandler
         {
             return CLOSE;
         }
-        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.SECURITY_DISABLED)
-            .errorMessage(AclHandlers.DESCRIBE_MESSAGE).resources(0);
+        response.wrap(out, outOffset, version).throttleTimeMs(0);
+        if (!Access.enabled(connection))
+        {
+            response.errorCode(Errors.SECURITY_DISABLED).errorMessage(AclHandlers.DESCRIBE_MESSAGE).resources(0);
+            return outOffset + response.finish();
+        }
+        if (!Access.cluster(connection, AclCodes.DESCRIBE))
+        {
+            response.errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).errorMessage(AclHandlers.CLUSTER_MESSAGE).resources(0);
+            return outOffset + response.finish();
+        }
+        final AclRules.Filter filter = new AclRules.Filter(request.resourceTypeFilter(),
+            request.resourceNameFilterIsNull() ? null : request.resourceNameFilter(), request.patternTypeFilter(),
+            request.principalFilterIsNull() ? null : request.principalFilter(), request.hostFilterIsNull() ? null : request.hostFilter(),
+            request.operation(), request.permissionType());
+        final Map<AclBinding, List<AclBinding>> byPattern = new LinkedHashMap<>();
+        for (final AclBinding acl : connection.listener().authorizer().acls().all())
+        {
+            if (filter.matches(acl))
+            {
+                // keyed by the pattern alone: the entry's fields blanked
+                byPattern.computeIfAbsent(new AclBinding(acl.resourceType(), acl.resourceName(), acl.patternType(), "", "", (byte)0, (byte)0),
+                    k -> new ArrayList<>()).add(acl);
+            }
+        }
+        final DescribeAclsResponseEncoder.DescribeAclsResource resources = response.errorCode(Errors.NONE).errorMessage(null)
+            .resources(byPattern.size());
+        for (final Map.Entry<AclBinding, List<AclBinding>> e : byPattern.entrySet())
+        {
+            final AclBinding pattern = e.getKey();
+            final DescribeAclsResponseEncoder.AclDescription acls = resources.next().resourceType(pattern.resourceType())
+                .resourceName(pattern.resourceName()).patternType(pattern.patternType()).acls(e.getValue().size());
+            for (final AclBinding acl : e.getValue())
+            {
+                acls.next().principal(acl.principal()).host(acl.host()).operation(acl.operation()).permissionType(acl.permission());
+            }
+        }
         return outOffset + response.finish();
     }
 }

@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.config.DynamicBrokerConfigs;
 import io.ferrite.broker.config.ConfigEntries;
 import io.ferrite.broker.net.Connection;
@@ -92,7 +94,14 @@ public final class DescribeConfigsHandler implements RequestHandler
             short error = Errors.NONE;
             String message = "";
             List<ConfigEntries.Entry> configs = List.of();
-            if (type == TOPIC)
+            // Kafka: DESCRIBE_CONFIGS on the topic, group or cluster first, refused with the error's own message
+            final short refused = Access.configResource(connection, AclCodes.DESCRIBE_CONFIGS, type, name);
+            if (refused != Errors.NONE)
+            {
+                error = refused;
+                message = Access.message(refused);
+            }
+            else if (type == TOPIC)
             {
                 final String illegal = TopicNames.illegal(name);
                 final boolean imaged = illegal == null && image != null && image.fromImage(name);

@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
@@ -363,6 +365,7 @@ public final class FetchHandler implements RequestHandler
             {
                 t.next();
                 final Topic topic = topic(connection, t);
+                final boolean authorized = Access.topic(connection, AclCodes.READ, topic, connection.in, t.topicOffset(), t.topicLength());
                 final FetchRequestDecoder.FetchPartition p = t.partitions();
                 FetchResponseEncoder.PartitionData rp = null;
                 if (write)
@@ -382,11 +385,15 @@ public final class FetchHandler implements RequestHandler
                 {
                     p.next();
                     asked++;
-                    final Partition partition = topic == null ? null : topic.partition(p.partition());
+                    final Partition partition = topic == null || !authorized ? null : topic.partition(p.partition());
                     final short check = partition == null ? Errors.NONE : origin.check(partition, p.currentLeaderEpoch());
                     final short error;
                     boolean diverging = false;
-                    if (partition == null)
+                    if (!authorized)
+                    {
+                        error = Errors.TOPIC_AUTHORIZATION_FAILED;
+                    }
+                    else if (partition == null)
                     {
                         error = PartitionLookup.notFound(topic, version >= 13, p.partition());
                     }

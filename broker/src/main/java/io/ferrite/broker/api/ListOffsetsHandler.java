@@ -1,6 +1,9 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
+import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -104,9 +107,9 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
     /** A request that names a topic or a partition more than once is answered by {@link #answerRepeats}; others by the walk. */
     @Override
     int answerApart(final ListOffsetsTopic t, final DirectBuffer in, final short version, final MutableDirectBuffer out,
-        final int outOffset)
+        final int outOffset, final Connection connection)
     {
-        return namesAnyTwice(t, in) ? answerRepeats(version, out, outOffset) : WALK;
+        return namesAnyTwice(t, in) ? answerRepeats(version, out, outOffset, connection) : WALK;
     }
 
     /**
@@ -194,7 +197,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
      * Kafka's answer to a request that may name a topic or a partition twice (see the class comment):
      * the request read into each topic once and each of its partitions once, then answered from that.
      */
-    private int answerRepeats(final short version, final MutableDirectBuffer out, final int outOffset)
+    private int answerRepeats(final short version, final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         final Map<String, Map<Integer, Named>> asked = new LinkedHashMap<>();
         for (final ListOffsetsTopic t = request.topicsAgain(); t.hasNext(); )
@@ -211,6 +214,7 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
         for (final Map.Entry<String, Map<Integer, Named>> t : asked.entrySet())
         {
             final Topic topic = t.getKey() == null ? null : topics.topic(t.getKey());
+            final boolean authorized = t.getKey() == null || Access.topic(connection, AclCodes.DESCRIBE, t.getKey());
             answers = answerTopics.next().name(t.getKey()).partitions(t.getValue().size());
             for (final Map.Entry<Integer, Named> p : t.getValue().entrySet())
             {
@@ -221,7 +225,8 @@ public final class ListOffsetsHandler extends PartitionOffsetsHandler<ListOffset
                     continue;
                 }
                 final Partition partition = PartitionLookup.partition(topic, p.getKey());
-                answer(p.getKey(), n.timestamp(), version, topic, partition, error(topic, p.getKey(), partition, n.currentLeaderEpoch()));
+                answer(p.getKey(), n.timestamp(), version, topic, partition, authorized
+                    ? error(topic, p.getKey(), partition, n.currentLeaderEpoch()) : Errors.TOPIC_AUTHORIZATION_FAILED);
             }
         }
         return endResponse(outOffset);

@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.admin.AdminAnswer;
 import io.ferrite.broker.admin.AdminCommand;
@@ -121,7 +123,7 @@ public final class MetadataHandler implements RequestHandler
     {
         if (autoCreate)
         {
-            final List<String> missing = toCreate(in, offset, limit, version);
+            final List<String> missing = toCreate(in, offset, limit, version, connection);
             if (!missing.isEmpty())
             {
                 // the request's bytes stay in the connection's input while it waits: answered from them once created
@@ -133,7 +135,8 @@ public final class MetadataHandler implements RequestHandler
     }
 
     /** The legal names a request asks for that do not exist, when it allows auto-creation (allocates; only then). */
-    private List<String> toCreate(final DirectBuffer in, final int offset, final int limit, final short version)
+    private List<String> toCreate(final DirectBuffer in, final int offset, final int limit, final short version,
+        final Connection connection)
     {
         request.wrap(in, offset, limit, version);
         final MetadataRequestDecoder.MetadataRequestTopic requested = request.topics();
@@ -152,7 +155,8 @@ public final class MetadataHandler implements RequestHandler
                 // a name answered as created (files being made, or failed) is not made again: answered at once as
                 // unknown, as Kafka 4.4's broker answers a topic it forwards for creation; __cluster_metadata never made
                 // (Kafka's controller refuses it: the client sees it unknown)
-                if (TopicNames.illegal(name) == null && topics.creatingId(name) == null && !name.equals(TopicNames.KAFKA_METADATA))
+                if (TopicNames.illegal(name) == null && topics.creatingId(name) == null && !name.equals(TopicNames.KAFKA_METADATA)
+                    && Access.topic(connection, AclCodes.DESCRIBE, name) && mayCreate(connection, name))
                 {
                     missing = missing.isEmpty() ? new ArrayList<>() : missing;
                     missing.add(name);
@@ -174,7 +178,8 @@ public final class MetadataHandler implements RequestHandler
         response.clusterId(clusterId).controllerId(nodeId);
         if (all)
         {
-            final Collection<Topic> list = topics.topics();
+            // the topics the principal may describe, as Kafka leaves the others out (all of them without an authorizer)
+            final Collection<Topic> list = Access.enabled(connection) ? describable(connection, topics.topics()) : topics.topics();
             final MetadataResponseEncoder.MetadataResponseTopic t = response.topics(list.size());
             for (final Topic topic : list)
             {
@@ -197,8 +202,15 @@ public final class MetadataHandler implements RequestHandler
                     // as Kafka, with or without auto-creation (which made the legal ones before this answer)
                     error = Errors.INVALID_TOPIC_EXCEPTION;
                 }
+                final boolean authorized = Access.topic(connection, AclCodes.DESCRIBE, PartitionLookup.live(topic), in,
+                    requested.nameOffset(), byName ? requested.nameLength() : -1);
+                if (!authorized || PartitionLookup.live(topic) == null && byName && autoCreateAsked(version)
+                    && error == Errors.UNKNOWN_TOPIC_OR_PARTITION && !mayCreate(connection, requested.name()))
+                {
+                    error = Errors.TOPIC_AUTHORIZATION_FAILED; // as Kafka: not described, or not auto-created for want of CREATE
+                }
                 t.next();
-                if (PartitionLookup.live(topic) == null)
+                if (PartitionLookup.live(topic) == null || !authorized)
                 {
                     if (counters != null)
                     {
@@ -214,6 +226,31 @@ public final class MetadataHandler implements RequestHandler
         }
         response.clusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
         return outOffset + response.finish();
+    }
+
+    private static List<Topic> describable(final Connection connection, final Collection<Topic> all)
+    {
+        final List<Topic> list = new ArrayList<>();
+        for (final Topic topic : all)
+        {
+            if (Access.topic(connection, AclCodes.DESCRIBE, topic))
+            {
+                list.add(topic);
+            }
+        }
+        return list;
+    }
+
+    /** Whether this request may auto-create the topics it names: the broker's setting and the request's flag (v4+). */
+    private boolean autoCreateAsked(final short version)
+    {
+        return autoCreate && (version < 4 || request.allowAutoTopicCreation());
+    }
+
+    /** Kafka's rule for auto-creating a topic: CREATE on the cluster, or on the topic. */
+    private static boolean mayCreate(final Connection connection, final String name)
+    {
+        return Access.cluster(connection, AclCodes.CREATE) || Access.topic(connection, AclCodes.CREATE, name);
     }
 
     /** A requested topic that is not there, answered {@code error} with its name or id as asked (cluster mode's too). */

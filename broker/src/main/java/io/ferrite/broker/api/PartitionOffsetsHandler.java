@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
@@ -74,7 +76,7 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
     public final int handle(final ApiKeys api, final short version, final DirectBuffer in, final int offset, final int limit,
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
-        final int apart = answerApart(request.wrap(in, offset, limit, version), in, version, out, outOffset);
+        final int apart = answerApart(request.wrap(in, offset, limit, version), in, version, out, outOffset, connection);
         if (apart != WALK)
         {
             return apart;
@@ -85,6 +87,9 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
         {
             t.next();
             final Topic topic = topics.topic(in, request.nameOffset().applyAsInt(t), request.nameLength().applyAsInt(t));
+            // Kafka checks DESCRIBE on the topic (ListOffsets; OffsetForLeaderEpoch from a client) before it looks at the partition
+            final boolean authorized = Access.topic(connection, AclCodes.DESCRIBE, topic, in, request.nameOffset().applyAsInt(t),
+                request.nameLength().applyAsInt(t));
             final P p = request.partitions().apply(t);
             topic(t, answers, p.elementCount());
             while (p.hasNext())
@@ -92,7 +97,8 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
                 p.next();
                 final int index = request.partitionIndex().applyAsInt(p);
                 final Partition partition = PartitionLookup.partition(topic, index);
-                partition(p, topic, partition, error(topic, index, partition, request.currentLeaderEpoch().applyAsInt(p)));
+                partition(p, topic, partition, authorized ? error(topic, index, partition, request.currentLeaderEpoch().applyAsInt(p))
+                    : Errors.TOPIC_AUTHORIZATION_FAILED);
             }
         }
         return outOffset + response.finish();
@@ -112,7 +118,8 @@ abstract class PartitionOffsetsHandler<T extends ArrayDecoder<T>, P extends Arra
      * whole response and returns where it ends when the API answers this request otherwise, else
      * {@link #WALK}. The walk (the default) answers every entry of the request, in its order.
      */
-    int answerApart(final T t, final DirectBuffer in, final short version, final MutableDirectBuffer out, final int outOffset)
+    int answerApart(final T t, final DirectBuffer in, final short version, final MutableDirectBuffer out, final int outOffset,
+        final Connection connection)
     {
         return WALK;
     }

@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.logthread.AppendCommand;
 import io.ferrite.broker.logthread.LogThread;
 import io.ferrite.broker.metrics.NetworkCounters;
@@ -151,6 +153,7 @@ public final class ProduceHandler implements RequestHandler
                 t.next();
                 final Topic topic = PartitionLookup.find(topics, version >= 13, t.topicIdMostSignificantBits(),
                     t.topicIdLeastSignificantBits(), connection.in, t.nameOffset(), t.nameLength());
+                final boolean authorized = Access.topic(connection, AclCodes.WRITE, topic, connection.in, t.nameOffset(), t.nameLength());
                 final ProduceRequestDecoder.PartitionProduceData p = t.partitionData();
                 while (p.hasNext())
                 {
@@ -161,7 +164,11 @@ public final class ProduceHandler implements RequestHandler
                     message[slot] = null;
                     final Partition partition = PartitionLookup.partition(topic, p.index());
                     final short check;
-                    if (!validAcks)
+                    if (!authorized) // Kafka's KafkaApis checks WRITE before ReplicaManager looks at acks or the partition
+                    {
+                        check = Errors.TOPIC_AUTHORIZATION_FAILED;
+                    }
+                    else if (!validAcks)
                     {
                         check = Errors.INVALID_REQUIRED_ACKS;
                     }
@@ -215,7 +222,9 @@ public final class ProduceHandler implements RequestHandler
                     unsent++;
                 }
             }
-            if (transactionalBatch && decoder.transactionalIdIsNull())
+            // Kafka: transactional records need WRITE on the request's transactional id (the id read only with an authorizer)
+            if (transactionalBatch && (decoder.transactionalIdIsNull() || Access.enabled(connection)
+                && !Access.transactionalId(connection, AclCodes.WRITE, decoder.transactionalId())))
             {
                 refuseAll(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, null);
             }

@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.admin.AdminAnswer;
 import io.ferrite.broker.admin.AdminCommand;
@@ -32,8 +34,8 @@ import java.util.Set;
  * file durably and publishes them before the answer goes out.
  *
  * <p>Who may call them: Kafka checks DESCRIBE, and ALTER, on the cluster — with no authorizer configured every caller
- * may, and Ferrite has no authorizer yet, so any client that reached the broker may (on a SASL listener, once
- * authenticated). The salted password a request carries is turned into the two keys on the agent and then zeroed;
+ * may, so without {@code authorizer.class.name} any client that reached the broker may (on a SASL listener, once
+ * authenticated); with it, CLUSTER_AUTHORIZATION_FAILED as Kafka answers. The salted password a request carries is turned into the two keys on the agent and then zeroed;
  * nothing of it is logged.
  */
 public final class ScramCredentialHandlers
@@ -72,6 +74,12 @@ public final class ScramCredentialHandlers
             while (names.hasNext())
             {
                 users.add(names.next().name());
+            }
+            if (!Access.cluster(connection, AclCodes.DESCRIBE)) // Kafka: DESCRIBE on the cluster, else the request's error
+            {
+                response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED)
+                    .errorMessage(null).results(0);
+                return outOffset + response.finish();
             }
             final List<ScramRules.Described> described = ScramRules.describe(credentials.snapshot(), users);
             response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE).errorMessage(null);
@@ -125,6 +133,13 @@ public final class ScramCredentialHandlers
                 u.next();
                 upsertions.add(new ScramRules.Upsertion(u.name(), u.mechanism(), u.iterations(), u.salt(), u.saltedPassword()));
                 users.add(u.name());
+            }
+            if (!Access.cluster(connection, AclCodes.ALTER)) // Kafka: ALTER on the cluster, else each user answered the error
+            {
+                final AlterUserScramCredentialsResponseEncoder.AlterUserScramCredentialsResult r = response.wrap(out, outOffset, version)
+                    .throttleTimeMs(0).results(users.size());
+                users.forEach(user -> r.next().user(user).errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).errorMessage(null));
+                return outOffset + response.finish();
             }
             final Alteration alteration = new Alteration(credentials, deletions, upsertions, waker);
             return AdminAnswer.submit(admin, alteration, (o, at, timedOut) -> write(o, at, version, alteration, users, timedOut),

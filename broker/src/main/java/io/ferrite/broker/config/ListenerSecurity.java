@@ -61,6 +61,7 @@ public final class ListenerSecurity
             .define(SASL_SERVER_MAX_RECEIVE_SIZE, INT, "524288", NONE, true,
                 "the largest frame a SASL connection may send before it authenticated: a larger one fails the authentication");
         TlsSettings.define(c);
+        AuthorizerSettings.define(c); // authorizer.class.name, super.users, allow.everyone.if.no.acl.found
     }
 
     /** Checks the listener settings of {@code config} (at its construction). */

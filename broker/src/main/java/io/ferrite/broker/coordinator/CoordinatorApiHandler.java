@@ -1,5 +1,6 @@
 package io.ferrite.broker.coordinator;
 
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.wire.message.ApiKeys;
@@ -43,6 +44,21 @@ public abstract class CoordinatorApiHandler<C, Q extends StructDecoder> implemen
 
     /** Answers the request in {@link #request}, at once or deferred ({@link #submit}); as {@link RequestHandler#handle}. */
     protected abstract int handle(short version, MutableDirectBuffer out, int outOffset, Connection connection);
+
+    /**
+     * {@link #submit} once the connection's principal may do {@code operation} on the resource ({@code acl.AclCodes}),
+     * else answered at once by {@code refusal} with {@code denied} — Kafka's KafkaApis checks before its coordinator runs.
+     */
+    protected final <R> int submitAllowed(final byte operation, final byte resourceType, final String name, final short denied,
+        final Connection connection, final MutableDirectBuffer out, final int outOffset, final CoordinatorCall.Work<C, R> work,
+        final CoordinatorCall.Writer<R> writer, final CoordinatorCall.Refusal refusal)
+    {
+        if (!Access.allowed(connection, operation, resourceType, name))
+        {
+            return refusal.write(out, outOffset, denied);
+        }
+        return submit(connection, out, outOffset, work, writer, refusal);
+    }
 
     /** {@link CoordinatorCall#submit} to this handler's coordinator, woken by this handler's waker. */
     protected final <R> int submit(final Connection connection, final MutableDirectBuffer out, final int outOffset,

@@ -1,5 +1,8 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
+import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.AwaitingWrites;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.DeleteGroupsRequestDecoder;
@@ -34,12 +37,24 @@ final class DeleteGroupsHandler extends GroupApiHandler<DeleteGroupsRequestDecod
         {
             groupIds.add(names.next().value());
         }
+        // Kafka: a group the principal may not DELETE is GROUP_AUTHORIZATION_FAILED and left alone; the others deleted
+        final List<String> allowed = new ArrayList<>();
+        final int[] allowedAt = new int[groupIds.size()];
+        for (int i = 0; i < groupIds.size(); i++)
+        {
+            allowedAt[i] = Access.group(connection, AclCodes.DELETE, groupIds.get(i)) ? allowed.size() : -1;
+            if (allowedAt[i] >= 0)
+            {
+                allowed.add(groupIds.get(i));
+            }
+        }
         return submit(connection, out, outOffset, (c, now) ->
             {
-                final GroupDeletions.Deleted deleted = c.deleteGroups(groupIds);
+                final GroupDeletions.Deleted deleted = c.deleteGroups(allowed);
                 return new AwaitingWrites<>(deleted, deleted.writes(), now);
-            }, (o, at, deleting) -> write(o, at, version, groupIds, i -> deleting.value().error(i, deleting.outcomes())),
-            (o, at, error) -> write(o, at, version, groupIds, i -> error));
+            }, (o, at, deleting) -> write(o, at, version, groupIds, i -> allowedAt[i] < 0 ? Errors.GROUP_AUTHORIZATION_FAILED
+                : deleting.value().error(allowedAt[i], deleting.outcomes())),
+            (o, at, error) -> write(o, at, version, groupIds, i -> allowedAt[i] < 0 ? Errors.GROUP_AUTHORIZATION_FAILED : error));
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> groupIds,

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.DescribeGroupsRequestDecoder;
@@ -33,7 +35,7 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
             groupIds.add(names.next().value());
         }
         return submit(connection, out, outOffset, (c, now) -> describe(c, groupIds),
-            (o, at, described) -> write(o, at, version, groupIds, described), (o, at, error) ->
+            (o, at, described) -> write(o, at, version, groupIds, described, connection), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0);
                 final DescribeGroupsResponseEncoder.DescribedGroup g = response.groups(groupIds.size());
@@ -74,7 +76,7 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> groupIds,
-        final Described read)
+        final Described read, final Connection connection)
     {
         final List<GroupCoordinator.Description> described = read.groups();
         response.wrap(out, outOffset, version).throttleTimeMs(0);
@@ -84,9 +86,11 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
             final String groupId = groupIds.get(i);
             final GroupCoordinator.Description d = described.get(i);
             g.next();
-            if (read.errors()[i] != Errors.NONE)
+            // Kafka: a group the principal may not DESCRIBE is GROUP_AUTHORIZATION_FAILED, the others described
+            final short error = Access.group(connection, AclCodes.DESCRIBE, groupId) ? read.errors()[i] : Errors.GROUP_AUTHORIZATION_FAILED;
+            if (error != Errors.NONE)
             {
-                refused(g, groupId, read.errors()[i]);
+                refused(g, groupId, error);
             }
             else if (d == null)
             {

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.coordinator.PartitionOwnership;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.MetadataHandler;
@@ -52,9 +54,18 @@ final class FindCoordinatorHandler implements RequestHandler
      * with its address, for both key types and at every version (checked against a running 4.4 node);
      * nothing is written for a FindCoordinator, and the empty id's requests get their own errors.
      */
-    private short error(final byte keyType, final String key)
+    private static short error(final byte keyType, final String key, final Connection connection)
     {
-        return keyType == GROUP_KEY || keyType == TRANSACTION_KEY ? Errors.NONE : Errors.INVALID_REQUEST;
+        // Kafka checks DESCRIBE on the group or the transactional id first
+        if (keyType == GROUP_KEY)
+        {
+            return Access.group(connection, AclCodes.DESCRIBE, key) ? Errors.NONE : Errors.GROUP_AUTHORIZATION_FAILED;
+        }
+        if (keyType == TRANSACTION_KEY)
+        {
+            return Access.transactionalId(connection, AclCodes.DESCRIBE, key) ? Errors.NONE : Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        }
+        return Errors.INVALID_REQUEST;
     }
 
     /**
@@ -65,7 +76,7 @@ final class FindCoordinatorHandler implements RequestHandler
      */
     private PartitionOwnership.Located locate(final byte keyType, final String key, final Connection connection)
     {
-        final short error = error(keyType, key);
+        final short error = error(keyType, key, connection);
         if (error != Errors.NONE)
         {
             return new PartitionOwnership.Located(error, -1, "", -1);
@@ -106,7 +117,8 @@ final class FindCoordinatorHandler implements RequestHandler
         if (version < 4)
         {
             final PartitionOwnership.Located at = locate(keyType, request.key(), connection);
-            response.errorCode(at.error()).errorMessage(at.error() == Errors.NONE ? null : "The coordinator is not available.")
+            response.errorCode(at.error()).errorMessage(at.error() == Errors.NONE ? null
+                : Access.message(at.error()) != null ? Access.message(at.error()) : "The coordinator is not available.")
                 .nodeId(at.nodeId()).host(at.host()).port(at.port());
         }
         else

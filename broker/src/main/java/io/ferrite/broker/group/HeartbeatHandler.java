@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorCall;
 import io.ferrite.broker.net.Connection;
@@ -39,7 +40,7 @@ final class HeartbeatHandler extends GroupApiHandler<HeartbeatRequestDecoder>
             response.wrap(o, at, version).throttleTimeMs(0).errorCode(error);
             return at + response.finish();
         };
-        return submitFor(groupId, connection, out, outOffset,
+        return submitFor(AclCodes.READ, groupId, connection, out, outOffset,
             (c, now) -> c.heartbeat(groupId, memberId, groupInstanceId, generationId), (o, at, error) -> answer.write(o, at, error),
             (o, at, error) -> answer.write(o, at, refusedAs(error)));
     }

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.JoinGroupRequestDecoder;
@@ -37,7 +38,7 @@ final class JoinGroupHandler extends GroupApiHandler<JoinGroupRequestDecoder>
         final String clientHost = clientHost(connection);
         final int sessionTimeout = request.sessionTimeoutMs();
         final String protocolType = request.protocolType();
-        return submitFor(groupId, connection, out, outOffset,
+        return submitFor(AclCodes.READ, groupId, connection, out, outOffset,
             (c, now) -> c.join(groupId, memberId, groupInstanceId, clientId, clientHost, sessionTimeout, rebalanceTimeout,
                 protocolType, protocols, version >= 4, version >= 9),
             (o, at, waiter) -> write(o, at, version, waiter),

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.LeaveGroupRequestDecoder;
@@ -42,7 +43,7 @@ final class LeaveGroupHandler extends GroupApiHandler<LeaveGroupRequestDecoder>
             response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.INVALID_GROUP_ID).members(0);
             return outOffset + response.finish();
         }
-        return submitFor(groupId, connection, out, outOffset, (c, now) -> c.leave(groupId, leaving),
+        return submitFor(AclCodes.READ, groupId, connection, out, outOffset, (c, now) -> c.leave(groupId, leaving),
             (o, at, results) -> write(o, at, version, leaving, results), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0).errorCode(error).members(0);

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.ListGroupsRequestDecoder;
@@ -28,7 +30,7 @@ final class ListGroupsHandler extends GroupApiHandler<ListGroupsRequestDecoder>
         final Set<String> states = version >= 4 ? lower(request.statesFilter()) : Set.of();
         final Set<String> types = version >= 5 ? lower(request.typesFilter()) : Set.of();
         return submit(connection, out, outOffset, (c, now) -> c.list(),
-            (o, at, all) -> write(o, at, version, states, types, all), (o, at, error) ->
+            (o, at, all) -> write(o, at, version, states, types, all, connection), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0).errorCode(error).groups(0);
                 return at + response.finish();
@@ -36,13 +38,15 @@ final class ListGroupsHandler extends GroupApiHandler<ListGroupsRequestDecoder>
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final Set<String> states,
-        final Set<String> types, final List<GroupCoordinator.Description> all)
+        final Set<String> types, final List<GroupCoordinator.Description> all, final Connection connection)
     {
+        // Kafka: every group with DESCRIBE on the cluster, else those the principal may DESCRIBE
+        final boolean everyGroup = Access.cluster(connection, AclCodes.DESCRIBE);
         final List<GroupCoordinator.Description> groups = new ArrayList<>();
         for (final GroupCoordinator.Description d : all)
         {
             if ((states.isEmpty() || states.contains(d.state().toLowerCase(java.util.Locale.ROOT))) &&
-                (types.isEmpty() || types.contains("classic")))
+                (types.isEmpty() || types.contains("classic")) && (everyGroup || Access.group(connection, AclCodes.DESCRIBE, d.groupId())))
             {
                 groups.add(d);
             }

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.coordinator.AwaitingWrites;
@@ -46,13 +48,20 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
             final TopicErrors ta = version >= 10 ? new TopicErrors(null, t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
                 new TopicErrors(t.name(), 0, 0);
             answer.topics.add(ta);
+            // Kafka: READ on the topic (by id: one found), before it looks the partition up
+            final boolean authorized = version >= 10 ? topic == null || Access.topic(connection, AclCodes.READ, topic)
+                : Access.topic(connection, AclCodes.READ, t.name());
             final OffsetCommitRequestDecoder.OffsetCommitRequestPartition p = t.partitions();
             while (p.hasNext())
             {
                 p.next();
                 final String metadata = p.committedMetadata();
                 short error = Errors.NONE;
-                if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
+                if (!authorized)
+                {
+                    error = Errors.TOPIC_AUTHORIZATION_FAILED;
+                }
+                else if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
                     error = PartitionLookup.notFound(topic, version >= 10);
                 }
@@ -72,7 +81,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
         final int generationId = request.generationIdOrMemberEpoch();
         final String memberId = request.memberId();
         final String groupInstanceId = version >= 7 ? request.groupInstanceId() : null;
-        return submitFor(groupId, connection, out, outOffset, (c, nowMs) ->
+        return submitFor(AclCodes.READ, groupId, connection, out, outOffset, (c, nowMs) ->
             {
                 final OffsetCommits.Result result = c.commitOffsets(groupId, generationId, memberId, groupInstanceId, version, valid);
                 final boolean written = result.groupError() == Errors.NONE && result.write() != null;

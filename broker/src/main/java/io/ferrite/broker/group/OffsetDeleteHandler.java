@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.coordinator.AwaitingWrites;
@@ -56,7 +57,7 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
             }
         }
         final String groupId = request.groupId();
-        return submitFor(groupId, connection, out, outOffset, (c, now) ->
+        return submitFor(AclCodes.DELETE, groupId, connection, out, outOffset, (c, now) ->
             {
                 // results: the coordinator's error per partition, next to the unknown topics' (read once published)
                 final GroupDeletions.OffsetsDeleted deleted = c.deleteOffsets(groupId, known, results);

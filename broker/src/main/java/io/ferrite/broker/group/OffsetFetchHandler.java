@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.topic.Topic;
@@ -101,7 +102,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
         final boolean requireStable = version >= 7 && request.requireStable();
         // one group (the consumers' case): refused NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when not coordinated here
         // (GroupOwnership); several groups in one request: each group not coordinated here so, as Kafka (the Admin retries it)
-        return asked.size() == 1 ? submitFor(asked.get(0).groupId(), connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
+        return asked.size() == 1 ? submitFor(AclCodes.DESCRIBE, asked.get(0).groupId(), connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
             (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
             (o, at, error) -> write(o, at, version, asked, null, error)) :
             submit(connection, out, outOffset, (c, now) -> read(c, asked, requireStable),

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.SyncGroupRequestDecoder;
@@ -35,7 +36,7 @@ final class SyncGroupHandler extends GroupApiHandler<SyncGroupRequestDecoder>
         final String groupInstanceId = version >= 3 ? request.groupInstanceId() : null;
         final String protocolType = version >= 5 ? request.protocolType() : null;
         final String protocolName = version >= 5 ? request.protocolName() : null;
-        return submitFor(groupId, connection, out, outOffset,
+        return submitFor(AclCodes.READ, groupId, connection, out, outOffset,
             (c, now) -> c.sync(groupId, generationId, memberId, groupInstanceId, protocolType, protocolName, assignments),
             (o, at, waiter) -> write(o, at, version, waiter),
             (o, at, error) -> write(o, at, version, new GroupCoordinator.SyncWaiter().fail(error)));

@@ -1,5 +1,7 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.net.Connection;
@@ -78,6 +80,11 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
                 ta.add(p.partitionIndex(), error, error == Errors.NONE || error == Errors.OFFSET_METADATA_TOO_LARGE);
             }
         }
+        if (!Access.transactionalId(connection, AclCodes.WRITE, request.transactionalId()))
+        {
+            // Kafka: WRITE on the transactional id first (then READ on the group), every partition answered the error
+            return write(out, outOffset, version, answer, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, true);
+        }
         if (valid.isEmpty() && answer.stream().noneMatch(TopicErrors::anyToCoordinator))
         {
             return write(out, outOffset, version, answer, Errors.NONE, false); // KafkaApis answers without the coordinator
@@ -87,7 +94,7 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
             version >= 3 && request.memberId() != null ? request.memberId() : "", version >= 3 ? request.groupInstanceId() : null,
             version, valid);
         final TxnCoordinator txns = transactions;
-        return submitFor(asked.groupId(), connection, out, outOffset,
+        return submitFor(AclCodes.READ, asked.groupId(), connection, out, outOffset,
             (c, nowMs) -> TxnOffsetCommits.start(c, txns, remote, asked, nowMs),
             (o, at, commit) -> write(o, at, version, answer, commit.error(), commit.everyPartition()),
             (o, at, error) -> write(o, at, version, answer, error, true));

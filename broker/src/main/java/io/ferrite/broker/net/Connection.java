@@ -116,6 +116,10 @@ public final class Connection
     RequestHandler gate;
     /** The authenticated principal ({@code User:alice}), or {@code User:ANONYMOUS} (PLAINTEXT). */
     String principal = "User:ANONYMOUS";
+    /** The client's address as Kafka's ACLs name hosts ({@code InetAddress.getHostAddress}); made on first use. */
+    private String host;
+    /** The authorizer's cache of this connection's decisions ({@code acl.Access}), made on first use. */
+    private Object decisions;
     /** Set by a response that ends the connection once written (a failed authentication's): why, for the log; else null. */
     String closeAfterResponse;
     /** TLS on this connection's socket (an SSL or SASL_SSL listener's), else null: the socket is read and written directly. */
@@ -151,6 +155,28 @@ public final class Connection
     public String remote()
     {
         return remote;
+    }
+
+    /** The client's IP address as ACLs name hosts ({@code 127.0.0.1}); "" when the socket no longer knows it. */
+    public String host()
+    {
+        if (host == null)
+        {
+            final java.net.InetAddress address = channel.socket().getInetAddress();
+            host = address == null ? "" : address.getHostAddress();
+        }
+        return host;
+    }
+
+    /** The authorizer's per-connection state (null until it sets one); network thread only. */
+    public Object decisions()
+    {
+        return decisions;
+    }
+
+    public void decisions(final Object decisions)
+    {
+        this.decisions = decisions;
     }
 
     /** The client id of the request being handled (allocates: for admin paths). */

@@ -1,5 +1,6 @@
 package io.ferrite.broker.net;
 
+import io.ferrite.broker.acl.Authorizer;
 import io.ferrite.broker.scram.ScramCredentials;
 
 import java.nio.charset.StandardCharsets;
@@ -32,6 +33,8 @@ public final class Listener
     private final int saslMaxReceiveSize;
     /** A TLS listener's engines (SSL, SASL_SSL), else null. */
     private final TlsEngines tls;
+    /** The broker's authorizer (set before the network threads start). */
+    private Authorizer authorizer = Authorizer.DISABLED;
     private volatile String advertisedHost;
     private volatile int advertisedPort = -1;
 
@@ -123,6 +126,18 @@ public final class Listener
     ScramCredentials scramCredentials()
     {
         return scramCredentials;
+    }
+
+    /** The broker's authorizer, the same on every listener; {@code Authorizer.DISABLED} when none is configured. */
+    public Authorizer authorizer()
+    {
+        return authorizer;
+    }
+
+    /** Sets the authorizer, before the network threads start (their start publishes it). */
+    public void authorizer(final Authorizer authorizer)
+    {
+        this.authorizer = authorizer;
     }
 
     long failedAuthenticationDelayMs()

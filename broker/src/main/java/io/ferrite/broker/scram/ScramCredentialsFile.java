@@ -1,5 +1,6 @@
 package io.ferrite.broker.scram;
 
+import io.ferrite.broker.SealedFile;
 import io.ferrite.log.config.DurableFile;
 
 import java.io.IOException;
@@ -11,7 +12,6 @@ import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * The SCRAM credentials' file, {@value #FILE} in the first log directory: every credential, replaced whole at each
@@ -41,8 +41,6 @@ final class ScramCredentialsFile
     static final String FILE = "ferrite-scram-credentials";
     private static final int MAGIC = 0x46534352; // "FSCR"
     private static final int VERSION = 1;
-    private static final int HEADER_LENGTH = 12;
-    private static final int CRC_LENGTH = 4;
 
     private ScramCredentialsFile()
     {
@@ -78,7 +76,7 @@ final class ScramCredentialsFile
     static byte[] encode(final Map<String, Map<ScramMechanism, ScramCredential>> credentials)
     {
         int count = 0;
-        int length = HEADER_LENGTH + CRC_LENGTH;
+        int length = 0;
         for (final Map.Entry<String, Map<ScramMechanism, ScramCredential>> user : credentials.entrySet())
         {
             final int nameLength = user.getKey().getBytes(StandardCharsets.UTF_8).length;
@@ -88,7 +86,7 @@ final class ScramCredentialsFile
                 length += 4 + nameLength + 1 + 4 + 4 + c.salt().length + 4 + c.storedKey().length + 4 + c.serverKey().length;
             }
         }
-        final ByteBuffer buffer = ByteBuffer.allocate(length).putInt(MAGIC).putInt(VERSION).putInt(count);
+        final ByteBuffer buffer = SealedFile.start(length, MAGIC, VERSION, count);
         credentials.forEach((user, byMechanism) ->
         {
             final byte[] name = user.getBytes(StandardCharsets.UTF_8);
@@ -99,35 +97,12 @@ final class ScramCredentialsFile
                     .putInt(c.serverKey().length).put(c.serverKey());
             });
         });
-        final CRC32C crc = new CRC32C();
-        crc.update(buffer.array(), 0, buffer.position());
-        buffer.putInt((int)crc.getValue());
-        return buffer.array();
+        return SealedFile.seal(buffer);
     }
 
     private static Map<String, Map<ScramMechanism, ScramCredential>> decode(final ByteBuffer buffer)
     {
-        if (buffer.remaining() < HEADER_LENGTH + CRC_LENGTH)
-        {
-            throw new IllegalArgumentException("shorter than its header (" + buffer.remaining() + " bytes)");
-        }
-        final CRC32C crc = new CRC32C();
-        crc.update(buffer.array(), 0, buffer.limit() - CRC_LENGTH);
-        if ((int)crc.getValue() != buffer.getInt(buffer.limit() - CRC_LENGTH))
-        {
-            throw new IllegalArgumentException("checksum mismatch");
-        }
-        buffer.limit(buffer.limit() - CRC_LENGTH);
-        if (buffer.getInt() != MAGIC)
-        {
-            throw new IllegalArgumentException("not a credentials file (bad magic)");
-        }
-        final int version = buffer.getInt();
-        if (version != VERSION)
-        {
-            throw new IllegalArgumentException("unknown version " + version);
-        }
-        final int count = buffer.getInt();
+        final int count = SealedFile.open(buffer, MAGIC, VERSION, "a credentials file");
         final Map<String, Map<ScramMechanism, ScramCredential>> credentials = new LinkedHashMap<>();
         for (int i = 0; i < count; i++)
         {

@@ -1,5 +1,7 @@
 package io.ferrite.broker.txn;
 
+import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.AddOffsetsToTxnRequestDecoder;
@@ -29,7 +31,8 @@ final class AddOffsetsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator,
         final long producerId = request.producerId();
         final short epoch = request.producerEpoch();
         final String groupId = request.groupId();
-        return submit(connection, out, outOffset,
+        return submitAllowed(AclCodes.WRITE, AclCodes.TRANSACTIONAL_ID, transactionalId,
+            Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, connection, out, outOffset,
             (c, now) -> new HeldAdd(() -> c.addOffsets(transactionalId, producerId, epoch, groupId), now + retryMaxMs),
             (o, at, held) -> write(o, at, version, held.answer().error()), (o, at, error) -> write(o, at, version, error));
     }

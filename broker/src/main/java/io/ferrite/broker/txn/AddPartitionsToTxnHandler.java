@@ -1,5 +1,6 @@
 package io.ferrite.broker.txn;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
@@ -89,7 +90,8 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
                 return writeV3(out, outOffset, version, asked, UNKNOWN_TOPICS);
             }
             final short clientVersion = TxnErrors.addPartitionsClientVersion(version);
-            return submit(connection, out, outOffset,
+            return submitAllowed(AclCodes.WRITE, AclCodes.TRANSACTIONAL_ID, asked.transactionalId(),
+                Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, connection, out, outOffset,
                 (c, now) -> new HeldAdd(() -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(),
                     clientVersion), now + retryMaxMs),
                 (o, at, held) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(held.answer().error(), version)),

@@ -1,5 +1,6 @@
 package io.ferrite.broker.txn;
 
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
 import io.ferrite.broker.net.Connection;
@@ -29,7 +30,8 @@ final class EndTxnHandler extends CoordinatorApiHandler<TxnCoordinator, EndTxnRe
         final short epoch = request.producerEpoch();
         final boolean commit = request.committed();
         final long decodedNs = EndTxnTiming.ENABLED ? System.nanoTime() : 0;
-        return submit(connection, out, outOffset, (c, now) -> c.endTxn(transactionalId, producerId, epoch, commit, version, decodedNs),
+        return submitAllowed(AclCodes.WRITE, AclCodes.TRANSACTIONAL_ID, transactionalId,
+            Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, connection, out, outOffset, (c, now) -> c.endTxn(transactionalId, producerId, epoch, commit, version, decodedNs),
             (o, at, pending) ->
             {
                 EndTxnTiming.answered(pending);

@@ -1,5 +1,7 @@
 package io.ferrite.broker.txn;
 
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.ProducerIds;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
@@ -33,6 +35,12 @@ final class InitProducerIdHandler extends CoordinatorApiHandler<TxnCoordinator, 
         if (request.transactionalIdIsNull())
         {
             response.wrap(out, outOffset, version).throttleTimeMs(0);
+            if (!Access.cluster(connection, AclCodes.IDEMPOTENT_WRITE) && !Access.some(connection, AclCodes.WRITE, AclCodes.TOPIC))
+            {
+                // Kafka, before the id check: an idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic
+                response.errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).producerId(-1).producerEpoch((short)-1);
+                return outOffset + response.finish();
+            }
             if (version >= 3 && (request.producerId() == -1) != (request.producerEpoch() == -1))
             {
                 // Kafka's check for both paths: an id without its epoch, or an epoch without its id
@@ -54,7 +62,8 @@ final class InitProducerIdHandler extends CoordinatorApiHandler<TxnCoordinator, 
         final int timeoutMs = request.transactionTimeoutMs();
         final long expectedId = version >= 3 ? request.producerId() : -1;
         final short expectedEpoch = version >= 3 ? request.producerEpoch() : -1;
-        return submit(connection, out, outOffset, (c, now) -> c.initProducerId(transactionalId, timeoutMs, expectedId, expectedEpoch),
+        return submitAllowed(AclCodes.WRITE, AclCodes.TRANSACTIONAL_ID, transactionalId,
+            Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, connection, out, outOffset, (c, now) -> c.initProducerId(transactionalId, timeoutMs, expectedId, expectedEpoch),
             (o, at, pending) -> write(o, at, version, pending.answer()), (o, at, error) -> write(o, at, version, TxnDecision.Answer.error(error)));
     }
 

@@ -2,6 +2,13 @@ package io.ferrite.broker.e2e;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
@@ -275,6 +282,44 @@ class RequestPathAllocationTest
             final ByteBuffer[] requests = produceAndFetch();
             assertAllocatesNothing(broker, SaslPlainTest.saslPort(broker), RequestPathAllocationTest::authenticate,
                 "produce + fetch on SASL", round -> requests, (round, i, response) -> { });
+        }
+    }
+
+    /**
+     * The same with the authorizer on and alice given WRITE and READ on the topic: once her connection's decisions are
+     * cached (the warm-up rounds), checking them allocates nothing. Each produce is checked answered NONE, so a refusal
+     * (TOPIC_AUTHORIZATION_FAILED, which allocates nothing either) cannot pass for the allowed path.
+     */
+    @Test
+    void produceAndFetchWithTheAuthorizerAndAclsAllocateNothingOnTheBrokerThreads() throws Exception
+    {
+        final Map<String, String> overrides = new java.util.HashMap<>(SaslPlainTest.saslBroker());
+        overrides.put("num.network.threads", "1");
+        overrides.put("ferrite.log.threads", "1");
+        overrides.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+        overrides.put("super.users", "User:ANONYMOUS"); // the test's Admin, on the PLAINTEXT listener
+        try (RunningBroker broker = new RunningBroker(dir, overrides))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+                final ResourcePattern topic = new ResourcePattern(ResourceType.TOPIC, "alloc", PatternType.LITERAL);
+                admin.createAcls(List.of(new AclBinding(topic, new AccessControlEntry("User:alice", "*", AclOperation.WRITE,
+                    AclPermissionType.ALLOW)), new AclBinding(topic, new AccessControlEntry("User:alice", "*", AclOperation.READ,
+                    AclPermissionType.ALLOW)))).all().get(20, TimeUnit.SECONDS);
+            }
+            final ByteBuffer[] requests = produceAndFetch();
+            assertAllocatesNothing(broker, SaslPlainTest.saslPort(broker), RequestPathAllocationTest::authenticate,
+                "produce + fetch on SASL with ACLs", round -> requests, (round, i, response) ->
+                {
+                    if (i == 0)
+                    {
+                        final ByteBuffer body = response.duplicate().position(0);
+                        ResponseHeader.parse(body, ApiKeys.PRODUCE.responseHeaderVersion((short)12));
+                        assertEquals(Errors.NONE.code(), new ProduceResponseData(new ByteBufferAccessor(body), (short)12)
+                            .responses().iterator().next().partitionResponses().get(0).errorCode(), "produce " + round);
+                    }
+                });
         }
     }
 
