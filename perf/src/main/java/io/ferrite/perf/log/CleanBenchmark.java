@@ -119,7 +119,7 @@ public class CleanBenchmark
         loader = new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(loaderCodecs, 1 << 20)),
             new RecordReader(loaderCodecs, 1 << 20));
         final Codecs codecs = new Codecs();
-        retention = new CleanerRetention(map, new CleanedTransactions(new RecordReader(codecs, 1 << 20)));
+        retention = new CleanerRetention(loader, new CleanedTransactions(new RecordReader(codecs, 1 << 20)));
         filter = new BatchFilter(codecs, 1 << 20);
     }
 
