@@ -99,7 +99,16 @@ public final class BatchFilter
         {
             return 0;
         }
-        final boolean containsTombstones = readKept(batch, retention);
+        final boolean containsTombstones;
+        if (retention.keepsNoRecord(batch))
+        {
+            recordsRead = batch.recordCount(); // every one superseded in the map: nothing to read (Kafka reads them)
+            containsTombstones = false;
+        }
+        else
+        {
+            containsTombstones = readKept(batch, retention);
+        }
         if (recordsKept > 0)
         {
             final boolean markerForEmptyTxn = (check & MARKER_FOR_EMPTY_TXN) != 0;

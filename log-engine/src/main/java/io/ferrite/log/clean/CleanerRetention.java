@@ -9,7 +9,8 @@ import org.agrona.DirectBuffer;
  * <ul>
  *   <li>a record stays when it is past the map's latest offset (not deduplicated in this pass), or when it is
  *   its key's latest offset in the {@link OffsetMap} and it has a value or its batch's delete horizon has not
- *   passed (a tombstone stays until then); a record without a key goes;</li>
+ *   passed (a tombstone stays until then); a record without a key goes; a record the map's load put is answered
+ *   from what that load learned ({@link LoadedOffsets}), without hashing its key again;</li>
  *   <li>an aborted transaction's data batch goes as a whole ({@link CleanedTransactions#onBatchRead});</li>
  *   <li>a transaction marker with no data of its transaction left keeps its record until the batch's delete
  *   horizon, which the first clean that finds it so sets ({@link RecordRetention#MARKER_FOR_EMPTY_TXN}), then
@@ -24,6 +25,7 @@ import org.agrona.DirectBuffer;
 public final class CleanerRetention implements RecordRetention
 {
     private final OffsetMap map;
+    private final LoadedOffsets loaded;
     private final ActiveProducers activeProducers = new ActiveProducers();
     private final CleanedTransactions transactions;
 
@@ -32,9 +34,15 @@ public final class CleanerRetention implements RecordRetention
     private long highWatermark;
     private boolean discardBatchRecords;
 
-    public CleanerRetention(final OffsetMap map, final CleanedTransactions transactions)
+    /**
+     * @param loader       the loader of the map this filters by: what its load learned of each dirty offset
+     *                     ({@link LoadedOffsets}) answers the records it put without hashing or probing again
+     * @param transactions this filter's own (not the loader's)
+     */
+    public CleanerRetention(final OffsetMapLoader loader, final CleanedTransactions transactions)
     {
-        this.map = map;
+        this.map = loader.map();
+        this.loaded = loader.loadedOffsets();
         this.transactions = transactions;
     }
 
@@ -119,9 +127,26 @@ public final class CleanerRetention implements RecordRetention
         {
             return false; // Kafka counts it as an invalid message: a compacted topic's records have keys
         }
-        final boolean latestForKey = offset >= map.get(key, keyOffset, keyLength);
+        final int known = loaded.answer(offset);
+        final boolean latestForKey = known == LoadedOffsets.UNKNOWN ? offset >= map.get(key, keyOffset, keyLength) :
+            known == LoadedOffsets.LATEST;
+        assert known == LoadedOffsets.UNKNOWN || latestForKey == offset >= map.get(key, keyOffset, keyLength) :
+            "the load's answer for offset " + offset + " is not the map's";
         final boolean retainDeletes = !batch.hasDeleteHorizon() || currentTimeMs < batch.baseTimestamp();
         return latestForKey && (hasValue || retainDeletes);
+    }
+
+    /**
+     * A data batch every record of which the load put and a later put replaced ({@link LoadedOffsets}): each is
+     * within the map and not its key's latest, so {@link #retainRecord} would drop each (tombstones too). In a
+     * dirty log of many updates to few keys most batches are such; their records are then not decompressed or
+     * parsed a second time.
+     */
+    @Override
+    public boolean keepsNoRecord(final RecordBatch batch)
+    {
+        return !batch.isControl() && batch.lastOffset() <= map.latestOffset() &&
+            loaded.wholeBatchSuperseded(batch.baseOffset(), batch.lastOffset(), batch.recordCount());
     }
 
     @Override

@@ -77,7 +77,7 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
         // each reader its own codecs: a codec keeps a view of the buffer it last read (see BatchFilter)
         this.loader = new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(new Codecs(), maxDecompressedBytes)),
             new RecordReader(new Codecs(), maxDecompressedBytes));
-        this.retention = new CleanerRetention(map, new CleanedTransactions(new RecordReader(new Codecs(), maxDecompressedBytes)));
+        this.retention = new CleanerRetention(loader, new CleanedTransactions(new RecordReader(new Codecs(), maxDecompressedBytes)));
         this.filter = new BatchFilter(new Codecs(), maxDecompressedBytes);
     }
 

@@ -105,6 +105,8 @@ public final class OffsetMap implements AutoCloseable
     private int growAt;
     private int entries;
     private long latestOffset = NO_OFFSET;
+    /** {@link #clear()}s so far: a load's {@link LoadedOffsets} holds for the map as cleared that many times. */
+    private long clears;
 
     /**
      * @param memoryBytes the map's size in bytes (a cleaner thread's {@code dedupe.buffer.size / threads}); at
@@ -234,10 +236,12 @@ public final class OffsetMap implements AutoCloseable
      * Records {@code offset} as the latest for the key at {@code [keyOffset, keyOffset + keyLength)} of
      * {@code key}, replacing the key's earlier offset, and makes it the map's latest offset.
      *
+     * @return the offset the key's slot held before ({@link #NO_OFFSET} for a key new to the map): the load's
+     * {@link LoadedOffsets} learns from it that the older offset is no longer its key's latest, without a lookup
      * @throws IllegalStateException    when every slot is taken (even if the key is held), or the map is closed
      * @throws IllegalArgumentException when {@code offset} is negative (no record has such an offset)
      */
-    public void put(final DirectBuffer key, final int keyOffset, final int keyLength, final long offset)
+    public long put(final DirectBuffer key, final int keyOffset, final int keyLength, final long offset)
     {
         ensureOpen();
         if (entries >= slots)
@@ -259,15 +263,17 @@ public final class OffsetMap implements AutoCloseable
         {
             if (holdsHash(position))
             {
+                final long previous = slotsBuffer.getLong(position + OFFSET_OFFSET, BIG_ENDIAN);
                 slotsBuffer.putLong(position + OFFSET_OFFSET, offset, BIG_ENDIAN);
                 latestOffset = offset;
-                return;
+                return previous;
             }
             position = positionOf(hashHigh, hashLow, ++attempt);
         }
         write(position, hashHigh, hashLow, offset);
         latestOffset = offset;
         entries++;
+        return NO_OFFSET;
     }
 
     /** The latest offset put for the key, or {@link #NO_OFFSET}. */
@@ -314,7 +320,14 @@ public final class OffsetMap implements AutoCloseable
         }
         entries = 0;
         latestOffset = NO_OFFSET;
+        clears++;
         useRegion(Math.min(slots, firstRegionSlots));
+    }
+
+    /** How many times {@link #clear()} ran: a load's bookkeeping is for one of these. */
+    long clears()
+    {
+        return clears;
     }
 
     private void useRegion(final int regionSlots)

@@ -11,12 +11,18 @@ import io.ferrite.wire.record.RecordReader;
  * without a key put none; every batch moves the map's latest offset to its last offset. The caller moves it to
  * a segment's end ({@code nextSegmentBase - 1}) after the segment's last batch, as Kafka does, and stops at the
  * first batch this answers false for: the map is full, and the rest is cleaned in a later pass.
+ *
+ * <p>What each put learns is kept for the filter of the same clean ({@link LoadedOffsets}, which a
+ * {@link CleanerRetention} made with this loader reads): which offsets were put, which a later put of the same key
+ * replaced, and which batches had every record put. The first batch loaded after the map's {@link OffsetMap#clear()}
+ * starts that bookkeeping for the new clean.
  */
 public final class OffsetMapLoader
 {
     private final OffsetMap map;
     private final CleanedTransactions transactions;
     private final RecordReader reader;
+    private final LoadedOffsets loaded;
 
     /**
      * @param transactions this load's own (not the filter's): {@link CleanedTransactions#clear()} and fill it
@@ -27,6 +33,18 @@ public final class OffsetMapLoader
         this.map = map;
         this.transactions = transactions;
         this.reader = reader;
+        this.loaded = new LoadedOffsets(map);
+    }
+
+    OffsetMap map()
+    {
+        return map;
+    }
+
+    /** What this loader's puts learned since the map's last clear. */
+    LoadedOffsets loadedOffsets()
+    {
+        return loaded;
     }
 
     public CleanedTransactions transactions()
@@ -42,6 +60,7 @@ public final class OffsetMapLoader
      */
     public boolean load(final RecordBatch batch, final long startOffset)
     {
+        loaded.startIfCleared(startOffset);
         if (batch.isControl())
         {
             transactions.onControlBatchRead(batch);
@@ -49,17 +68,26 @@ public final class OffsetMapLoader
         else if (!transactions.onBatchRead(batch))
         {
             reader.reset(batch);
+            // every record put, the i-th at base + i, and as many as the batch's offsets: the filter may skip its records
+            boolean whole = batch.baseOffset() >= startOffset;
+            long expected = batch.baseOffset();
             while (reader.hasNext())
             {
                 final Record record = reader.next();
-                if (record.hasKey() && record.offset() >= startOffset)
+                final long offset = record.offset();
+                whole &= offset == expected++ && record.hasKey();
+                if (record.hasKey() && offset >= startOffset)
                 {
                     if (map.isFull())
                     {
                         return false;
                     }
-                    map.put(record.buffer(), record.keyOffset(), record.keyLength(), record.offset());
+                    loaded.onPut(offset, map.put(record.buffer(), record.keyOffset(), record.keyLength(), offset));
                 }
+            }
+            if (whole && expected - 1 == batch.lastOffset())
+            {
+                loaded.onWholeBatch(batch.baseOffset());
             }
         }
         if (batch.lastOffset() >= startOffset)

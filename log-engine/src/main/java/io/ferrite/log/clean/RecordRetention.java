@@ -7,7 +7,7 @@ import org.agrona.DirectBuffer;
  * What a clean keeps of each batch and record: Kafka's {@code MemoryRecords.RecordFilter}, which
  * {@link BatchFilter} applies as Kafka's {@code filterTo} does. {@link #checkBatch} is called once per batch,
  * before its records; {@link #retainRecord} then once per record of a batch not {@link #DELETE}d, in offset
- * order. {@link CleanerRetention} is the log cleaner's rules; a test or a tool may bring its own.
+ * order, unless {@link #keepsNoRecord} says at once that none stays. {@link CleanerRetention} is the log cleaner's rules; a test or a tool may bring its own.
  */
 public interface RecordRetention
 {
@@ -36,6 +36,16 @@ public interface RecordRetention
      * keyLength)} of {@code key} ({@code keyLength} -1 for no key); it is a tombstone when it has no value.
      */
     boolean retainRecord(RecordBatch batch, long offset, DirectBuffer key, int keyOffset, int keyLength, boolean hasValue);
+
+    /**
+     * Whether {@link #retainRecord} would answer false for every record of {@code batch}, known without reading them:
+     * the filter then neither reads nor asks about its records (no decompression, no parse). Asked after
+     * {@link #checkBatch} of a batch not {@link #DELETE}d; false, the default, when it is not known.
+     */
+    default boolean keepsNoRecord(RecordBatch batch)
+    {
+        return false;
+    }
 
     /**
      * The delete horizon to give a batch that keeps a tombstone or an empty transaction's marker and has none yet:

@@ -9,7 +9,7 @@
  *   map.clear(); loader.transactions().clear();               // OffsetMap, OffsetMapLoader
  *   ... loader.transactions().addAbortedTransaction(...)       // the dirty range's .txnindex entries
  *   for each batch from the first dirty offset:                // stop when load answers false: the map is full
- *       loader.load(batch, firstDirtyOffset)
+ *       loader.load(batch, firstDirtyOffset)                   // and its LoadedOffsets: put, superseded, whole batches
  *   map.updateLatestOffset(segmentEnd - 1) after each whole segment
  *
  *   retention.reset(now, delete.retention.ms, highWatermark); // CleanerRetention
@@ -24,7 +24,9 @@
  * <ul>
  *   <li>{@link io.ferrite.log.clean.OffsetMap}: key hash (MurmurHash3 x64 128, {@link io.ferrite.log.clean.KeyHash}; Kafka: MD5) to latest offset, off-heap, Kafka's slots and probes
  *   ({@link io.ferrite.log.clean.OffsetMapDescriptor}).</li>
- *   <li>{@link io.ferrite.log.clean.OffsetMapLoader}: fills the map from the dirty batches.</li>
+ *   <li>{@link io.ferrite.log.clean.OffsetMapLoader}: fills the map from the dirty batches, noting in its
+ *   {@code LoadedOffsets} which offsets it put and which a later put superseded, so the filter hashes no dirty key
+ *   a second time and skips the records of batches wholly superseded.</li>
  *   <li>{@link io.ferrite.log.clean.RecordRetention}: the decision per batch and per record (Kafka's
  *   {@code RecordFilter}); {@link io.ferrite.log.clean.CleanerRetention} is the cleaner's, over the map,
  *   {@link io.ferrite.log.clean.ActiveProducers} and {@link io.ferrite.log.clean.CleanedTransactions}.</li>

@@ -76,7 +76,7 @@ class BatchFilterAllocationTest
             final Codecs loaderCodecs = new Codecs();
             final OffsetMapLoader loader = new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(loaderCodecs, 1 << 20)),
                 new RecordReader(loaderCodecs, 1 << 20));
-            final CleanerRetention retention = new CleanerRetention(map, new CleanedTransactions(new RecordReader(codecs, 1 << 20)));
+            final CleanerRetention retention = new CleanerRetention(loader, new CleanedTransactions(new RecordReader(codecs, 1 << 20)));
             final BatchFilter filter = new BatchFilter(codecs, 1 << 20);
             long fewest = Long.MAX_VALUE;
             int written = 0;

@@ -149,6 +149,7 @@ class CompactionPropertyTest
         Statistics.label("second clean loaded from inside a batch").collect(!log.batchStarts.contains(firstDirty2));
         Statistics.label("high watermark below the log end").collect(highWatermark < log.endOffset);
         Statistics.label("several segments in a clean").collect(pass1Clean.segments() > 1 || pass2Clean.segments() > 1);
+        Statistics.label("a batch's records dropped unread").collect(pass1Clean.answers().batchesUnread + pass2Clean.answers().batchesUnread > 0);
         Statistics.label("second clean loaded from inside a batch").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
         Statistics.label("high watermark below the log end").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
         Statistics.label("several segments in a clean").coverage(c -> c.check(true).percentage(pct -> pct >= 30));
@@ -156,6 +157,7 @@ class CompactionPropertyTest
         Statistics.label("aborted transaction").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
         Statistics.label("empty batch kept").coverage(c -> c.check(true).percentage(pct -> pct >= 10));
         Statistics.label("tombstone given a horizon").coverage(c -> c.check(true).percentage(pct -> pct >= 30));
+        Statistics.label("a batch's records dropped unread").coverage(c -> c.check(true).percentage(pct -> pct >= 20));
     }
 
     /** The aborted transactions of which a data batch, empty or not, is in {@code cleaned}, in marker order. */
@@ -269,7 +271,7 @@ class CompactionPropertyTest
         {
             final OffsetMapLoader loader = new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20)),
                 new RecordReader(new Codecs(), 1 << 20));
-            final CleanerRetention retention = new CleanerRetention(map, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20))
+            final CleanerRetention retention = new CleanerRetention(loader, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20))
                 .keptAbortedTxns((pid, first, last, lso) -> kept.add(txn(pid, first, last, lso))));
             retention.reset(now, DELETE_RETENTION_MS, highWatermark);
             log.active.forEach((pid, last) -> retention.activeProducers().add(pid,

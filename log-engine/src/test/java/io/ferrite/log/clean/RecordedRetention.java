@@ -19,6 +19,8 @@ final class RecordedRetention implements RecordRetention
     final Map<Long, Integer> batchAnswers = new HashMap<>();
     final Set<Long> recordsAsked = new HashSet<>();
     final Set<Long> recordsKept = new HashSet<>();
+    /** Batches whose records {@link #keepsNoRecord} dropped unread. */
+    int batchesUnread;
 
     RecordedRetention(final RecordRetention delegate)
     {
@@ -48,6 +50,22 @@ final class RecordedRetention implements RecordRetention
             recordsKept.add(offset);
         }
         return kept;
+    }
+
+    /** The delegate's; each offset of a batch it drops unread is noted as asked and not kept. */
+    @Override
+    public boolean keepsNoRecord(final RecordBatch batch)
+    {
+        final boolean none = delegate.keepsNoRecord(batch);
+        if (none)
+        {
+            batchesUnread++;
+            for (long offset = batch.baseOffset(); offset <= batch.lastOffset(); offset++)
+            {
+                recordsAsked.add(offset);
+            }
+        }
+        return none;
     }
 
     @Override
