@@ -17,6 +17,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,7 +35,10 @@ import java.util.function.Predicate;
  * its own lane only, up to the timeout; when an exchange with it fails, every request queued behind it fails at once
  * (their senders retry them — a marker to the partition's leader of then) rather than each waiting a timeout of its own.
  * When its lane takes a request, where it goes is asked again ({@link Exchange#resolve}): one whose destination moved
- * meanwhile goes to that node's lane instead.
+ * meanwhile goes to that node's lane instead. An exchange that can share its request ({@link Exchange#batch}) takes
+ * with it those queued behind it for the same node that fit ({@link RequestBatch}), as Kafka's inter-broker senders
+ * drain a node's queue into one request; exchanges queued together ({@link #sendAll}) are all there when their lane
+ * takes the first of them.
  *
  * <p>A request whose {@link Exchange#resolve} or callback throws fails alone (logged); a lane's thread that ends for any
  * other reason (or idle for {@link #IDLE_NANOS}) leaves the lanes first and fails what it holds, so that the next request
@@ -69,6 +73,15 @@ public final class NodeRequests implements AutoCloseable
 
         /** No answer: the connection failed, timed out, or the answer could not be read. */
         void failed(Exception cause);
+
+        /**
+         * When its lane takes it: a batch of it alone that those queued behind it for the same node may join, sent in its
+         * stead; null (the default) when it goes alone.
+         */
+        default RequestBatch<?> batch()
+        {
+            return null;
+        }
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(NodeRequests.class);
@@ -93,27 +106,57 @@ public final class NodeRequests implements AutoCloseable
     /** Any thread: sends {@code exchange} after those queued before it for the same node. */
     public void send(final Exchange exchange)
     {
+        enqueue(exchange.to(), List.of(exchange));
+    }
+
+    /**
+     * Any thread: sends {@code exchanges} as {@link #send} does; those for one node are queued together, so that when its
+     * lane takes the first it finds the others behind it (to share its request when they can).
+     */
+    public void sendAll(final List<? extends Exchange> exchanges)
+    {
+        final Map<InetSocketAddress, List<Exchange>> byNode = new LinkedHashMap<>();
+        exchanges.forEach(e -> byNode.computeIfAbsent(e.to(), to -> new ArrayList<>()).add(e));
+        byNode.forEach(this::enqueue);
+    }
+
+    private void enqueue(final InetSocketAddress to, final List<Exchange> exchanges)
+    {
         if (closed)
         {
-            exchange.failed(new IOException("closed"));
+            exchanges.forEach(e -> e.failed(new IOException("closed")));
             return;
         }
         final Lane lane;
         try
         {
-            lane = lanes.computeIfAbsent(exchange.to(), Lane::new);
+            lane = lanes.computeIfAbsent(to, Lane::new);
         }
         catch (final UncheckedIOException ex)
         {
-            exchange.failed(ex.getCause()); // no selector for its connection: made again at the next request
+            exchanges.forEach(e -> e.failed(ex.getCause())); // no selector for its connection: made again at the next request
             return;
         }
-        lane.queue.add(exchange);
-        if (lane.ended && lane.queue.remove(exchange))
+        synchronized (lane.joining)
         {
-            // its lane ended (closed, idle or dead) after this found it, and will not take it: a new lane, or failed
-            lanes.remove(exchange.to(), lane);
-            send(exchange);
+            lane.queue.addAll(exchanges);
+        }
+        if (lane.ended)
+        {
+            // its lane ended (closed, idle or dead) after this found it, and will not take them: a new lane, or failed
+            final List<Exchange> left = new ArrayList<>();
+            for (final Exchange e : exchanges)
+            {
+                if (lane.queue.remove(e))
+                {
+                    left.add(e);
+                }
+            }
+            if (!left.isEmpty())
+            {
+                lanes.remove(to, lane);
+                enqueue(to, left);
+            }
         }
     }
 
@@ -128,6 +171,8 @@ public final class NodeRequests implements AutoCloseable
     {
         private final InetSocketAddress to;
         private final LinkedBlockingQueue<Exchange> queue = new LinkedBlockingQueue<>();
+        /** Held while exchanges queued together are added, and while a batch takes those queued behind its first. */
+        private final Object joining = new Object();
         private final FetcherChannel channel;
         private final UnsafeBuffer out;
         private final RequestHeaderEncoder header = new RequestHeaderEncoder();
@@ -232,9 +277,87 @@ public final class NodeRequests implements AutoCloseable
             {
                 send(e); // its destination moved: that node's lane
             }
-            else if (!exchange(e))
+            else
             {
-                failQueued(new IOException("an earlier request to " + to + " failed")); // retried by their senders
+                final Exchange sent;
+                try
+                {
+                    sent = joined(e);
+                }
+                catch (final RuntimeException ex)
+                {
+                    LOG.error("A request to {} could not be made", to, ex);
+                    fail(e, ex);
+                    return;
+                }
+                if (!exchange(sent))
+                {
+                    failQueued(new IOException("an earlier request to " + to + " failed")); // retried by their senders
+                }
+            }
+        }
+
+        /**
+         * {@code first} alone, or its batch with those queued behind it that fit (in order, up to the first that does not);
+         * on the way, one queued whose destination moved goes to that node's lane, one no longer for any node fails.
+         */
+        private Exchange joined(final Exchange first)
+        {
+            final RequestBatch<?> batch = first.batch();
+            if (batch == null)
+            {
+                return first;
+            }
+            final List<Exchange> moved = new ArrayList<>();
+            final List<Exchange> gone = new ArrayList<>();
+            synchronized (joining)
+            {
+                joinQueued(batch, moved, gone);
+            }
+            // outside the lock: another lane's send takes that lane's
+            gone.forEach(q -> fail(q, new IOException("no longer for any node (was " + to + ")")));
+            moved.forEach(NodeRequests.this::send);
+            return batch;
+        }
+
+        /** Under {@link #joining}: what {@link #joined} takes from the queue (what throws ends the batch where it is). */
+        private void joinQueued(final RequestBatch<?> batch, final List<Exchange> moved, final List<Exchange> gone)
+        {
+            try
+            {
+                for (Exchange q; (q = queue.peek()) != null; )
+                {
+                    InetSocketAddress now;
+                    try
+                    {
+                        now = q.resolve();
+                    }
+                    catch (final RuntimeException ex)
+                    {
+                        LOG.error("A request to {}: where it goes could not be found", to, ex);
+                        now = null;
+                    }
+                    if (to.equals(now) && !batch.fits(q))
+                    {
+                        break; // it and those behind it: the next request
+                    }
+                    if (!queue.remove(q))
+                    {
+                        continue; // purged meanwhile
+                    }
+                    if (to.equals(now))
+                    {
+                        batch.add(q);
+                    }
+                    else
+                    {
+                        (now == null ? gone : moved).add(q);
+                    }
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("Joining the requests queued for {} failed: those joined so far go", to, ex);
             }
         }
 

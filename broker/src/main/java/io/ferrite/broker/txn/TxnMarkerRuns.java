@@ -64,6 +64,8 @@ final class TxnMarkerRuns
     private MarkerRouting routing = MarkerRouting.ALONE;
     /** The markers to partitions led elsewhere (null alone). */
     private RemoteMarkers remote;
+    /** The remote markers of the call under way, sent together at its end ({@link #flush}: one request per leader). */
+    private final List<RemoteMarkers.Send> outgoing = new ArrayList<>();
     /** Transactions left prepared because a partition refused a marker while it still had their transaction open. */
     private long leftPrepared;
 
@@ -106,6 +108,7 @@ final class TxnMarkerRuns
         {
             send(run, tp);
         }
+        flush();
         finishIfDone(run);
     }
 
@@ -122,6 +125,22 @@ final class TxnMarkerRuns
                 }
             }
             finishIfDone(run);
+        }
+        flush();
+    }
+
+    /**
+     * The remote markers of this call go to their leaders' lanes together, so that a leader's lane finds them all when it
+     * takes the first and sends them in one WriteTxnMarkers (a transaction's partitions, the retries due at a tick), as
+     * Kafka's TransactionMarkerChannelManager queues a transaction's markers per broker at once.
+     */
+    private void flush()
+    {
+        if (!outgoing.isEmpty())
+        {
+            final List<RemoteMarkers.Send> sends = new ArrayList<>(outgoing);
+            outgoing.clear();
+            remote.sendAll(sends);
         }
     }
 
@@ -209,7 +228,7 @@ final class TxnMarkerRuns
         if (to != MarkerRouting.Route.LOCAL)
         {
             final MarkerJob job = run.job;
-            remote.send(new RemoteMarkers.Send(to, tp, job.producerId(), job.producerEpoch(), epochOf(run), job.commit(),
+            outgoing.add(new RemoteMarkers.Send(to, tp, job.producerId(), job.producerEpoch(), epochOf(run), job.commit(),
                 job.clientTransactionVersion(), new RemoteAnswer(run, tp)));
             return;
         }
@@ -327,6 +346,7 @@ final class TxnMarkerRuns
                 coordinatorEpoch = partitionCoordinatorEpoch;
             }
             send(run, tp);
+            flush();
         }
         else
         {

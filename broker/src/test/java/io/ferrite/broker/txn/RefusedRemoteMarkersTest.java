@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * (TRANSACTION_COORDINATOR_FENCED: a coordinator loaded at a later epoch is there) is left prepared once — the first
  * refusal drops its run, the other two answers find it gone and change nothing: {@link TxnMarkerRuns#leftPrepared} counts
  * one transaction, not three. The leader is a loopback socket that reads each WriteTxnMarkers (v2) and answers it FENCED
- * for the partition it names.
+ * for each partition it names (the three in one request since the markers are batched per leader).
  */
 class RefusedRemoteMarkersTest
 {
@@ -65,7 +65,7 @@ class RefusedRemoteMarkersTest
                     return drained.get() == 3;
                 }, Duration.ofSeconds(60), () -> "the three answers applied (" + drained.get() + ", the leader answered " +
                     answered.get() + ")");
-                assertEquals(3, answered.get(), "each marker reached the leader and was refused");
+                assertEquals(3, answered.get(), "each partition's marker reached the leader and was refused");
                 assertEquals(1, runs.leftPrepared(), "transactions left prepared: one, refused by three partitions");
                 assertEquals(List.of(), completed, "a transaction left prepared does not complete");
             }
@@ -78,7 +78,7 @@ class RefusedRemoteMarkersTest
         }
     }
 
-    /** Answers each WriteTxnMarkers on each connection: TRANSACTION_COORDINATOR_FENCED for the partition it names. */
+    /** Answers each WriteTxnMarkers on each connection: TRANSACTION_COORDINATOR_FENCED for each partition it names. */
     private static void refuseEach(final ServerSocket leader, final AtomicInteger answered)
     {
         final WriteTxnMarkersRequestDecoder request = new WriteTxnMarkersRequestDecoder();
@@ -96,18 +96,23 @@ class RefusedRemoteMarkersTest
                 final int correlationId = buffer.getInt(4, java.nio.ByteOrder.BIG_ENDIAN);
                 final int body = 8 + 2 + buffer.getShort(8, java.nio.ByteOrder.BIG_ENDIAN) + 1;
                 request.wrap(buffer, body, frame.length, VERSION);
+                // one marker entry of one topic (the transaction's three partitions go in one request to their leader)
                 final WriteTxnMarkersRequestDecoder.WritableTxnMarker marker = request.markers().next();
                 final WriteTxnMarkersRequestDecoder.WritableTxnMarkerTopic topic = marker.topics().next();
-                response.wrap(out, 0, VERSION).markers(1).next().producerId(marker.producerId()).topics(1).next()
-                    .name(topic.name()).partitions(1).next().partitionIndex(topic.partitionIndexes(0))
-                    .errorCode(Errors.TRANSACTION_COORDINATOR_FENCED);
+                final int count = topic.partitionIndexesCount();
+                final WriteTxnMarkersResponseEncoder.WritableTxnMarkerPartitionResult each = response.wrap(out, 0, VERSION).markers(1)
+                    .next().producerId(marker.producerId()).topics(1).next().name(topic.name()).partitions(count);
+                for (int i = 0; i < count; i++)
+                {
+                    each.next().partitionIndex(topic.partitionIndexes(i)).errorCode(Errors.TRANSACTION_COORDINATOR_FENCED);
+                }
                 final int length = response.finish();
                 answers.writeInt(4 + 1 + length); // response header v1: the correlation id, no tagged fields
                 answers.writeInt(correlationId);
                 answers.write(0);
                 answers.write(out.byteArray(), 0, length);
                 answers.flush();
-                answered.incrementAndGet();
+                answered.addAndGet(count);
             }
         }
         catch (final IOException ignored)

@@ -1,0 +1,96 @@
+package io.ferrite.broker.txn;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * Exchanges to one node that share one request, as Kafka 4.4's inter-broker senders drain what is queued for a node into
+ * one request ({@code TransactionMarkerChannelManager}: every marker queued for a broker in one WriteTxnMarkers;
+ * {@code AddPartitionsToTxnManager}: every verification queued for a coordinator node in one AddPartitionsToTxn). A lane
+ * of {@link NodeRequests} makes one from the exchange it takes ({@link NodeRequests.Exchange#batch}) and adds those queued
+ * behind it for the same node while they {@link #fits fit}; the batch is then sent, answered and failed as one exchange:
+ * {@link #answered} hands each member its own part of the answer, {@link #failed} fails each member (once each: a member's
+ * callback that throws is logged and the others are still failed). On its lane's thread only.
+ *
+ * @param <E> the members' kind: an exchange of another kind never joins
+ */
+public abstract class RequestBatch<E extends NodeRequests.Exchange> implements NodeRequests.Exchange
+{
+    private static final Logger LOG = LoggerFactory.getLogger(RequestBatch.class);
+
+    private final Class<E> kind;
+    private final List<E> members = new ArrayList<>();
+    private final int budget;
+    private int bytes;
+
+    /**
+     * A batch of {@code first} alone; others join while the sum of their {@link #bytes} stays within {@code budget} (the
+     * request and its answer must fit the lane's frame: {@code first} is taken whatever its size, and fails alone as it
+     * did unbatched when it does not fit).
+     */
+    protected RequestBatch(final Class<E> kind, final E first, final int budget)
+    {
+        this.kind = kind;
+        this.budget = budget;
+        members.add(first);
+        bytes = bytes(first);
+    }
+
+    /** An upper bound of what {@code member} adds to the request and to its answer, in bytes (each counted alone). */
+    protected abstract int bytes(E member);
+
+    /** Whether {@code member} can share the request with the members so far (say, not a second question of one id). */
+    protected abstract boolean joins(E member);
+
+    /** Whether {@code next} can join now; it is then {@link #add}ed, else it and those behind it wait for the next request. */
+    final boolean fits(final NodeRequests.Exchange next)
+    {
+        return kind.isInstance(next) && bytes + bytes(kind.cast(next)) <= budget && joins(kind.cast(next));
+    }
+
+    final void add(final NodeRequests.Exchange next)
+    {
+        final E member = kind.cast(next);
+        members.add(member);
+        bytes += bytes(member);
+        added(member);
+    }
+
+    /** {@code member} joined (after the first, which the subclass's constructor has). */
+    protected void added(final E member)
+    {
+    }
+
+    /** The members, in the order they were queued. */
+    protected final List<E> members()
+    {
+        return Collections.unmodifiableList(members);
+    }
+
+    @Override
+    public final InetSocketAddress to()
+    {
+        return members.get(0).to();
+    }
+
+    @Override
+    public final void failed(final Exception cause)
+    {
+        for (final E member : members)
+        {
+            try
+            {
+                member.failed(cause);
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("A failed request's callback threw", ex);
+            }
+        }
+    }
+}
