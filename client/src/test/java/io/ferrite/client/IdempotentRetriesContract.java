@@ -4,8 +4,6 @@ import io.ferrite.testing.Await;
 import io.ferrite.testing.DroppingProxy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -23,59 +21,46 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ten, once the broker had time to append it: every answer in flight on that connection is lost, the producer
  * resends those batches with their sequences (the first unacknowledged first, then the rest in order), and the
  * broker keeps one copy. Every record is read back by kafka-clients' KafkaConsumer exactly once, in send order,
- * at the offset its completion named; up to 5 batches of a partition were in flight at once.
+ * at the offset its completion named; up to 5 batches of a partition were in flight at once. A JUnit test interface:
+ * the class that implements it starts the proxy before its broker (which advertises the proxy's port) and closes it
+ * after; against Kafka 4.4 it runs in {@link KafkaInteropTest}, on the one Kafka node of the client's Kafka cases.
  */
-abstract class IdempotentRetriesContract
+interface IdempotentRetriesContract
 {
-    private static final int PARTITIONS = 2;
-    private static final int RECORDS = 1_500;
+    int IDEMPOTENT_PARTITIONS = 2;
+    int IDEMPOTENT_RECORDS = 1_500;
 
-    /** In front of the broker, which advertises its port; started before the subclass's broker, closed after it. */
-    static DroppingProxy proxy;
+    /** In front of the broker, which advertises its port; started before the broker, closed after it. */
+    DroppingProxy proxy();
 
-    @BeforeAll
-    static void startProxy() throws Exception
+    /** A proxy that cuts the connection after one Produce request in ten and loses the answers in flight. */
+    static DroppingProxy newProxy() throws java.io.IOException
     {
-        proxy = new DroppingProxy(15, 0.1, true);
+        return new DroppingProxy(15, 0.1, true);
     }
 
-    @AfterAll
-    static void closeProxy() throws Exception
+    private String proxiedBootstrap()
     {
-        if (proxy != null)
-        {
-            proxy.close();
-        }
+        return "127.0.0.1:" + proxy().port();
     }
 
-    /** Broker configs that make it advertise the proxy. */
-    static Map<String, String> advertiseProxy()
-    {
-        return Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port());
-    }
-
-    private static String proxiedBootstrap()
-    {
-        return "127.0.0.1:" + proxy.port();
-    }
-
-    abstract void createTopic(String name, int partitions, Map<String, String> configs) throws Exception;
+    void createTopic(String name, int partitions, Map<String, String> configs) throws Exception;
 
     @Test
-    void everyRecordExactlyOnceInOrderThroughDroppedAnswers() throws Exception
+    default void everyRecordExactlyOnceInOrderThroughDroppedAnswers() throws Exception
     {
         exactlyOnceInOrderThroughDroppedAnswers("idempotent-drops");
     }
 
     /** The case above on its own topic (a run of it again, to look for a rare failure, takes another). */
-    void exactlyOnceInOrderThroughDroppedAnswers(final String topic) throws Exception
+    default void exactlyOnceInOrderThroughDroppedAnswers(final String topic) throws Exception
     {
-        createTopic(topic, PARTITIONS, Map.of());
-        final long[] offsets = new long[RECORDS];
-        final short[] errors = new short[RECORDS];
+        createTopic(topic, IDEMPOTENT_PARTITIONS, Map.of());
+        final long[] offsets = new long[IDEMPOTENT_RECORDS];
+        final short[] errors = new short[IDEMPOTENT_RECORDS];
         Arrays.fill(errors, (short)-99);
         final ProducerConfig config = config();
-        final int dropsBefore = proxy.dropped.get();
+        final int dropsBefore = proxy().dropped.get();
         int peak = 0;
         final long startNs = System.nanoTime();
         try (Producer producer = new Producer(config, (tag, t, partition, offset, error) ->
@@ -85,38 +70,38 @@ abstract class IdempotentRetriesContract
         }))
         {
             assertTrue(producer.idempotent());
-            assertEquals(PARTITIONS, producer.awaitPartitions(topic, 30_000));
+            assertEquals(IDEMPOTENT_PARTITIONS, producer.awaitPartitions(topic, 30_000));
             final UnsafeBuffer value = new UnsafeBuffer(new byte[0]);
-            for (int i = 0; i < RECORDS; i++)
+            for (int i = 0; i < IDEMPOTENT_RECORDS; i++)
             {
                 final byte[] bytes = value(i);
                 value.wrap(bytes);
                 // all sent before the duty cycle runs: the batches are sealed and wait, so up to 5 go out at once
-                assertEquals(i % PARTITIONS, producer.send(topic, i % PARTITIONS, null, 0, -1, value, 0, bytes.length,
+                assertEquals(i % IDEMPOTENT_PARTITIONS, producer.send(topic, i % IDEMPOTENT_PARTITIONS, null, 0, -1, value, 0, bytes.length,
                     null, System.currentTimeMillis(), i));
             }
             FerriteFixture.drain(producer);
-            for (int p = 0; p < PARTITIONS; p++)
+            for (int p = 0; p < IDEMPOTENT_PARTITIONS; p++)
             {
                 peak = Math.max(peak, producer.partitionState(topic, p).peakInFlight);
             }
             assertEquals(0, producer.fatalError());
         }
         final long sentNs = System.nanoTime() - startNs;
-        System.out.println("idempotent retries: " + (proxy.dropped.get() - dropsBefore) + " connections dropped, at most " +
+        System.out.println("idempotent retries: " + (proxy().dropped.get() - dropsBefore) + " connections dropped, at most " +
             peak + " batches of a partition in flight, every record acknowledged in " + sentNs / 1_000_000 + " ms");
-        assertTrue(proxy.dropped.get() > dropsBefore, "the proxy dropped connections with answers in flight");
-        for (int i = 0; i < RECORDS; i++)
+        assertTrue(proxy().dropped.get() > dropsBefore, "the proxy dropped connections with answers in flight");
+        for (int i = 0; i < IDEMPOTENT_RECORDS; i++)
         {
             assertEquals(0, errors[i], "record " + i + "'s completion");
         }
-        for (int p = 0; p < PARTITIONS; p++)
+        for (int p = 0; p < IDEMPOTENT_PARTITIONS; p++)
         {
             final List<ConsumerRecord<byte[], byte[]>> read = readAll(topic, p);
-            assertEquals(RECORDS / PARTITIONS, read.size(), "records in partition " + p + " (a duplicate adds one)");
+            assertEquals(IDEMPOTENT_RECORDS / IDEMPOTENT_PARTITIONS, read.size(), "records in partition " + p + " (a duplicate adds one)");
             for (int k = 0; k < read.size(); k++)
             {
-                final int i = k * PARTITIONS + p;
+                final int i = k * IDEMPOTENT_PARTITIONS + p;
                 final ConsumerRecord<byte[], byte[]> r = read.get(k);
                 assertEquals(k, r.offset());
                 assertArrayEquals(value(i), r.value(), "record at offset " + k + " of partition " + p);
@@ -133,14 +118,14 @@ abstract class IdempotentRetriesContract
      * broker would answer OUT_OF_ORDER_SEQUENCE_NUMBER to each of them until their delivery timeout.
      */
     @Test
-    void aBatchRefusedAfterItWasSentBumpsTheEpochAndTheRecordsAfterItAreWritten() throws Exception
+    default void aBatchRefusedAfterItWasSentBumpsTheEpochAndTheRecordsAfterItAreWritten() throws Exception
     {
         final String topic = "idempotent-bump";
         createTopic(topic, 1, Map.of("max.message.bytes", "2048"));
         final int small = 20;
         final short[] errors = new short[2 * small + 1];
         Arrays.fill(errors, (short)-99);
-        proxy.dropping(false); // this test is about the bump, not about lost answers: nothing is cut
+        proxy().dropping(false); // this test is about the bump, not about lost answers: nothing is cut
         try (Producer producer = new Producer(config(), (tag, t, partition, offset, error) -> errors[(int)tag] = error))
         {
             assertEquals(1, producer.awaitPartitions(topic, 30_000));
@@ -156,7 +141,7 @@ abstract class IdempotentRetriesContract
         }
         finally
         {
-            proxy.dropping(true);
+            proxy().dropping(true);
         }
         final List<ConsumerRecord<byte[], byte[]>> read = readAll(topic, 0);
         assertEquals(2 * small, read.size());
@@ -175,19 +160,21 @@ abstract class IdempotentRetriesContract
      * {@code hasReachedDeliveryTimeout}; without that deadline it would be retried for ever and never complete. The
      * epoch is then bumped and the records after it are written. The gap is made by hand: the partition's next
      * sequence is moved 1 000 past what the broker holds, as if batches in between were sent and lost, which no broker
-     * here can be made to do on demand. The timeouts leave room for a stalled thread or broker on a loaded machine:
+     * here can be made to do on demand. The timeouts (a 6 s delivery timeout, 5 s per request: the retries of an answer
+     * that comes back in milliseconds fill them, and the case's time is the delivery timeout) leave room for a thread
+     * or broker stalled for seconds on a loaded machine:
      * what the batch fails with (OUT_OF_ORDER_SEQUENCE_NUMBER, DELIVERY_TIMEOUT, REQUEST_TIMED_OUT) depends on where
      * the deadline finds it, so only its failure is asserted, after at least one OUT_OF_ORDER answer.
      */
     @Test
-    void aBatchAnsweredOutOfOrderSequenceEveryTimeFailsAtItsDeliveryTimeoutAndTheRecordsAfterItAreWritten() throws Exception
+    default void aBatchAnsweredOutOfOrderSequenceEveryTimeFailsAtItsDeliveryTimeoutAndTheRecordsAfterItAreWritten() throws Exception
     {
         final String topic = "idempotent-out-of-order";
         createTopic(topic, 1, Map.of());
         final short[] errors = new short[4];
         Arrays.fill(errors, (short)-99);
-        proxy.dropping(false);
-        try (Producer producer = new Producer(config().deliveryTimeoutMs(12_000).requestTimeoutMs(10_000),
+        proxy().dropping(false);
+        try (Producer producer = new Producer(config().deliveryTimeoutMs(6_000).requestTimeoutMs(5_000),
             (tag, t, partition, offset, error) -> errors[(int)tag] = error))
         {
             assertEquals(1, producer.awaitPartitions(topic, 30_000));
@@ -220,7 +207,7 @@ abstract class IdempotentRetriesContract
         }
         finally
         {
-            proxy.dropping(true);
+            proxy().dropping(true);
         }
         final List<ConsumerRecord<byte[], byte[]>> read = readAll(topic, 0);
         final int[] written = {0, 2, 3};
@@ -244,7 +231,7 @@ abstract class IdempotentRetriesContract
         FerriteFixture.drain(producer);
     }
 
-    private static ProducerConfig config()
+    private ProducerConfig config()
     {
         return new ProducerConfig().bootstrapServers(proxiedBootstrap()).enableIdempotence(true)
             .lingerMs(0).batchSize(256).retryBackoffMs(10).reconnectBackoffMs(10, 100).requestTimeoutMs(15_000);

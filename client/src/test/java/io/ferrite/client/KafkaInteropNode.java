@@ -1,6 +1,7 @@
 package io.ferrite.client;
 
 import io.ferrite.testing.BrokerNode;
+import io.ferrite.testing.DroppingProxy;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.TestSource;
 import org.junit.platform.engine.support.descriptor.ClassSource;
@@ -22,7 +23,9 @@ import java.util.stream.Stream;
  * surefire runs its classes in alphabetical order: {@link FerriteInteropTest} first); the class then waits until the
  * node answers. Registered as a JUnit Platform listener (META-INF/services); a plan without the class starts nothing.
  * The node's directory ({@code target/kafka-interop-*}, its {@code broker.log} inside) is deleted when the plan ends
- * unless a test of the class failed.
+ * unless a test of the class failed. The node serves all of the client's cases against Kafka, those of
+ * {@link IdempotentRetriesContract} too, whose {@link DroppingProxy} (started here, before the node) is in front of the
+ * node's second listener, which advertises the proxy: one Kafka start for the module instead of one per class.
  */
 public final class KafkaInteropNode implements TestExecutionListener
 {
@@ -34,6 +37,7 @@ public final class KafkaInteropNode implements TestExecutionListener
     private static final Map<String, String> CONFIG = Map.of("log.initial.task.delay.ms", "0", "log.retention.check.interval.ms", "100");
 
     private static BrokerNode node;
+    private static DroppingProxy proxy;
     private static Path dir;
     private static boolean failed;
 
@@ -47,7 +51,13 @@ public final class KafkaInteropNode implements TestExecutionListener
         return node;
     }
 
-    /** Stops the node (its directory stays until the plan ends). */
+    /** The proxy in front of the node's second listener, which advertises it (after {@link #take}). */
+    static synchronized DroppingProxy proxy()
+    {
+        return proxy;
+    }
+
+    /** Stops the node and its proxy (its directory stays until the plan ends). */
     static synchronized void stop() throws InterruptedException
     {
         if (node != null)
@@ -56,12 +66,29 @@ public final class KafkaInteropNode implements TestExecutionListener
             node = null;
             stopping.close();
         }
+        if (proxy != null)
+        {
+            try
+            {
+                proxy.close();
+            }
+            catch (final IOException e)
+            {
+                System.err.println("could not close the proxy: " + e);
+            }
+            proxy = null;
+        }
     }
 
     private static void spawn() throws IOException, InterruptedException
     {
         dir = Files.createDirectories(Path.of("target")).resolve("kafka-interop-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
-        node = BrokerNode.spawn(BrokerNode.Kind.KAFKA, "kafka", dir.resolve("kafka"), CONFIG);
+        if (proxy == null)
+        {
+            proxy = IdempotentRetriesContract.newProxy();
+        }
+        node = BrokerNode.spawnWithProxiedListener("kafka", dir.resolve("kafka"), CONFIG, proxy.port());
+        proxy.target(node.proxiedPort());
     }
 
     @Override

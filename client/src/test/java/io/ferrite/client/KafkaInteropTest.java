@@ -2,6 +2,7 @@ package io.ferrite.client;
 
 import io.ferrite.testing.Await;
 import io.ferrite.testing.BrokerNode;
+import io.ferrite.testing.DroppingProxy;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -15,13 +16,15 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link ProducerInteropContract} against Apache Kafka 4.4 in a child JVM (single-node KRaft, from the Maven jars),
- * spawned by {@link KafkaInteropNode} when the test plan starts (its configs are there). The broker's directory and
- * log stay on a failure.
+ * {@link ProducerInteropContract} and the other contracts against Apache Kafka 4.4 in a child JVM (single-node KRaft,
+ * from the Maven jars), spawned by {@link KafkaInteropNode} when the test plan starts (its configs are there);
+ * {@link IdempotentRetriesContract} through the node's proxy, on the same node. The broker's directory and log stay on
+ * a failure.
  */
 class KafkaInteropTest extends ProducerInteropContract implements ConsumerInteropContract, GroupOffsetsInteropContract,
     ProducerErrorsContract,
-    GroupMembershipInteropContract
+    GroupMembershipInteropContract,
+    IdempotentRetriesContract
 {
     static BrokerNode kafka;
 
@@ -35,6 +38,12 @@ class KafkaInteropTest extends ProducerInteropContract implements ConsumerIntero
     static void stop() throws Exception
     {
         KafkaInteropNode.stop();
+    }
+
+    @Override
+    public DroppingProxy proxy()
+    {
+        return KafkaInteropNode.proxy();
     }
 
     @Override

@@ -74,12 +74,8 @@ class DumpLogSegmentsCompatibilityTest
         assertTrue(files.stream().filter(p -> p.toString().endsWith(".txnindex")).count() > 1, "transaction indexes: " + files);
         final String joined = String.join(",", files.stream().map(Path::toString).toList());
 
-        final String checked = dump("--files", joined, "--deep-iteration", "--index-sanity-check");
-        assertClean(checked);
-        final String verified = dump("--files", joined, "--deep-iteration", "--verify-index-only");
-        assertClean(verified);
-        final String printed = dump("--files", joined, "--deep-iteration", "--print-data-log");
-        assertClean(printed);
+        final List<String> outputs = checkVerifyAndPrint(joined);
+        final String printed = outputs.get(2);
         // every record of every segment was read back by Kafka's code
         final long recordLines = printed.lines().filter(l -> l.trim().startsWith("| offset:")).count();
         assertEquals(records, recordLines, printed.lines().limit(40).reduce("", (a, b) -> a + "\n" + b));
@@ -143,10 +139,7 @@ class DumpLogSegmentsCompatibilityTest
         }
         assertTrue(files.stream().anyMatch(p -> p.toString().endsWith(".txnindex")), "transaction indexes: " + files);
         final String joined = String.join(",", files.stream().map(Path::toString).toList());
-        assertClean(dump("--files", joined, "--deep-iteration", "--index-sanity-check"));
-        assertClean(dump("--files", joined, "--deep-iteration", "--verify-index-only"));
-        final String printed = dump("--files", joined, "--deep-iteration", "--print-data-log");
-        assertClean(printed);
+        final String printed = checkVerifyAndPrint(joined).get(2);
         assertEquals(kept, printed.lines().filter(l -> l.trim().startsWith("| offset:")).count(), "every record kept, read by Kafka");
         assertEquals(abortedTxns, printed.lines().filter(l -> l.startsWith("version: 0 producerId:")).toList(),
             "the entries of the markers kept, carried into the new segments");
@@ -197,16 +190,84 @@ class DumpLogSegmentsCompatibilityTest
         }
     }
 
+    /**
+     * DumpLogSegments over {@code files} three times, each output {@link #assertClean}: the index sanity check, the
+     * indexes verified against the log, and every record printed (deep iteration in each); the outputs in that order.
+     */
+    private static List<String> checkVerifyAndPrint(final String files) throws IOException, InterruptedException
+    {
+        final List<String> outputs = dumps(List.of(
+            List.of("--files", files, "--deep-iteration", "--index-sanity-check"),
+            List.of("--files", files, "--deep-iteration", "--verify-index-only"),
+            List.of("--files", files, "--deep-iteration", "--print-data-log")));
+        outputs.forEach(DumpLogSegmentsCompatibilityTest::assertClean);
+        return outputs;
+    }
+
     static String dump(final String... args) throws IOException, InterruptedException
+    {
+        return dumps(List.of(List.of(args))).get(0);
+    }
+
+    /**
+     * Kafka's DumpLogSegments run once per argument list, one after the other in one child JVM ({@link Runs}: a JVM's
+     * start per run was most of this class's time); what each run printed (the child's own output before the first
+     * run, a JVM warning say, counts as the first's), in order. The child must end with 0, as DumpLogSegments does.
+     */
+    static List<String> dumps(final List<List<String>> runs) throws IOException, InterruptedException
     {
         final List<String> command = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-cp", System.getProperty("java.class.path"), "org.apache.kafka.tools.DumpLogSegments"));
-        command.addAll(List.of(args));
+            "-cp", System.getProperty("java.class.path"), Runs.class.getName()));
+        for (final List<String> run : runs)
+        {
+            command.add(Runs.NEXT);
+            command.addAll(run);
+        }
         final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         final String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         assertEquals(0, p.exitValue(), output);
-        return output;
+        final List<StringBuilder> parts = new ArrayList<>(List.of(new StringBuilder())); // what came before the first run
+        for (final String line : output.lines().toList())
+        {
+            if (line.equals(Runs.NEXT))
+            {
+                parts.add(new StringBuilder());
+            }
+            else
+            {
+                parts.get(parts.size() - 1).append(line).append('\n');
+            }
+        }
+        assertEquals(runs.size() + 1, parts.size(), output);
+        parts.get(1).insert(0, parts.remove(0));
+        return parts.stream().map(StringBuilder::toString).toList();
+    }
+
+    /** The child: {@code DumpLogSegments.main} for each argument list that follows a {@link #NEXT}, which it prints first. */
+    public static final class Runs
+    {
+        static final String NEXT = "--next-dump-log-segments-run";
+
+        public static void main(final String[] args) throws Exception
+        {
+            final List<String> run = new ArrayList<>();
+            for (int i = 1; i <= args.length; i++)
+            {
+                if (i == args.length || args[i].equals(NEXT))
+                {
+                    System.out.println(NEXT);
+                    System.out.flush();
+                    org.apache.kafka.tools.DumpLogSegments.main(run.toArray(new String[0]));
+                    System.out.flush();
+                    run.clear();
+                }
+                else
+                {
+                    run.add(args[i]);
+                }
+            }
+        }
     }
 }

@@ -34,16 +34,18 @@ public final class BrokerNode implements AutoCloseable
     public final String name;
     private final Path dir;
     private final int port;
+    private final int proxiedPort;
     private final List<String> command;
     private final Process process;
 
-    private BrokerNode(final Kind kind, final String name, final Path dir, final int port, final List<String> command,
-        final Process process)
+    private BrokerNode(final Kind kind, final String name, final Path dir, final int port, final int proxiedPort,
+        final List<String> command, final Process process)
     {
         this.kind = kind;
         this.name = name;
         this.dir = dir;
         this.port = port;
+        this.proxiedPort = proxiedPort;
         this.command = List.copyOf(command);
         this.process = process;
     }
@@ -51,6 +53,12 @@ public final class BrokerNode implements AutoCloseable
     public String bootstrap()
     {
         return "127.0.0.1:" + port;
+    }
+
+    /** The port of the listener a proxy in front of the broker targets ({@link #spawnWithProxiedListener}), or -1. */
+    public int proxiedPort()
+    {
+        return proxiedPort;
     }
 
     /** Client properties that reach this broker. */
@@ -72,8 +80,27 @@ public final class BrokerNode implements AutoCloseable
     public static BrokerNode spawn(final Kind kind, final String name, final Path dir, final Map<String, String> brokerConfig)
         throws IOException, InterruptedException
     {
+        return spawn(kind, name, dir, brokerConfig, -1);
+    }
+
+    /**
+     * {@link #spawn(Kind, String, Path, Map)} of a Kafka with a second PLAINTEXT listener, {@code PROXIED}, on a loopback
+     * port of its own ({@link #proxiedPort}) that advertises {@code advertisedPort}, the port of a proxy in front of it:
+     * clients that bootstrap through the proxy are told the proxy's address, those on {@link #bootstrap} the broker's
+     * own (a broker answers Metadata with the addresses of the listener the request came in on).
+     */
+    public static BrokerNode spawnWithProxiedListener(final String name, final Path dir, final Map<String, String> brokerConfig,
+        final int advertisedPort) throws IOException, InterruptedException
+    {
+        return spawn(Kind.KAFKA, name, dir, brokerConfig, advertisedPort);
+    }
+
+    private static BrokerNode spawn(final Kind kind, final String name, final Path dir, final Map<String, String> brokerConfig,
+        final int proxyPort) throws IOException, InterruptedException
+    {
         Files.createDirectories(dir);
         final int port = LoopbackPorts.take();
+        final int proxiedPort = proxyPort < 0 ? -1 : LoopbackPorts.take();
         final List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xms256m", "-Xmx512m", "-XX:+UseG1GC",
             "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
@@ -89,15 +116,17 @@ public final class BrokerNode implements AutoCloseable
             final String classPath = Files.readString(Path.of(requiredProperty("ferrite.kafka.classpath")), StandardCharsets.UTF_8).strip();
             final int controllerPort = LoopbackPorts.take();
             final Path config = dir.resolve("server.properties");
+            final boolean proxied = proxiedPort >= 0;
             Files.write(config, List.of(
                 "process.roles=broker,controller",
                 "node.id=1",
                 "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
-                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort +
+                    (proxied ? ",PROXIED://127.0.0.1:" + proxiedPort : ""),
+                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port + (proxied ? ",PROXIED://127.0.0.1:" + proxyPort : ""),
                 "controller.listener.names=CONTROLLER",
                 "inter.broker.listener.name=PLAINTEXT",
-                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + (proxied ? ",PROXIED:PLAINTEXT" : ""),
                 "log.dirs=" + dir.resolve("kafka-logs"),
                 "num.partitions=1",
                 "offsets.topic.replication.factor=1",
@@ -131,7 +160,7 @@ public final class BrokerNode implements AutoCloseable
                 command.addAll(List.of("--override", e.getKey() + "=" + e.getValue()));
             }
         }
-        return new BrokerNode(kind, name, dir, port, command, launch(command, dir, name, false));
+        return new BrokerNode(kind, name, dir, port, proxiedPort, command, launch(command, dir, name, false));
     }
 
     /**
@@ -142,7 +171,7 @@ public final class BrokerNode implements AutoCloseable
     public BrokerNode restart() throws IOException, InterruptedException
     {
         close();
-        return new BrokerNode(kind, name, dir, port, command, launch(command, dir, name, true));
+        return new BrokerNode(kind, name, dir, port, proxiedPort, command, launch(command, dir, name, true));
     }
 
     private static Process launch(final List<String> command, final Path dir, final String name, final boolean again)
