@@ -11,6 +11,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,7 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The JVM's direct memory used up (tls review M4): a child broker with {@code -XX:MaxDirectMemorySize} of
- * {@value #DIRECT_LIMIT} and one network thread. Connections on its SSL listener each send a ClientHello and wait (the
+ * {@value #DIRECT_LIMIT} (about 630 waiting handshakes fill it) and one network thread. Connections on its SSL listener each
+ * send a ClientHello and wait (the
  * broker holds its answer's buffers, about 19 KB) until a buffer cannot be had: that connection is closed with one
  * WARN line. Then connections that send nothing until one cannot get the buffers a connection needs at accept: it is
  * refused (closed: its client reads the end of the stream), counted, one WARN line.
@@ -46,9 +48,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * accepted after was left open, never read); once the clients close, the broker holds no socket of theirs, and a
  * kafka-clients producer and consumer over SSL are served.
  */
+@Tag("slow") // fault injection in a child JVM (its direct memory used up), as the crash tests: about a minute at any size
 class DirectMemoryExhaustionTest
 {
-    private static final String DIRECT_LIMIT = "32m";
+    private static final String DIRECT_LIMIT = "12m";
     private static final Pattern REFUSED = Pattern.compile("refusing connection from /127\\.0\\.0\\.1:(\\d+): out of direct memory");
 
     @TempDir
