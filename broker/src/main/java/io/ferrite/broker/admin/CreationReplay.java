@@ -127,7 +127,7 @@ public final class CreationReplay
         if ((!absent || e.kind() == CreationJournal.Kind.CREATE)
             && !OfflineTopics.publish(topics, e.name(), new long[] {e.idMsb(), e.idLsb()}, e.partitions(), e.configs()) && absent)
         {
-            topics.creating(e.name(), new long[] {e.idMsb(), e.idLsb()});
+            topics.creating(e.name(), new long[] {e.idMsb(), e.idLsb()}, e.partitions());
         }
     }
 

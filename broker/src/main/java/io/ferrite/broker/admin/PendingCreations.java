@@ -158,7 +158,7 @@ public final class PendingCreations
         }
         else
         {
-            topics.creating(name, id);
+            topics.creating(name, id, count);
             unpublishedPartitions += count;
         }
         (p.large() ? slices : unpublished).add(p);

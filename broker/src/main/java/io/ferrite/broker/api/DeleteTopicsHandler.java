@@ -290,9 +290,14 @@ public final class DeleteTopicsHandler implements RequestHandler
     {
         try
         {
+            final int partitions = topics.creatingPartitions(d.name);
             if (!admin.creations().forget(d.name, d.creatingId))
             {
                 d.notFound();
+            }
+            else
+            {
+                deleted.accept(d.name, partitions); // OffsetCommit accepts its partitions: the offsets go, as a made topic's
             }
         }
         catch (final java.io.IOException ex)

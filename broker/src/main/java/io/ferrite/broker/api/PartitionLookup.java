@@ -58,6 +58,27 @@ public final class PartitionLookup
     }
 
     /**
+     * The partition count of topic {@code name} (null: none) when it is answered as created and not published yet
+     * ({@link TopicRegistry#creatingPartitions}: a small topic whose files the admin agent makes after the answer), else
+     * 0. Read it before the published topic: a topic leaves the ones being made only once published.
+     */
+    public static int answered(final TopicRegistry topics, final String name)
+    {
+        return name == null ? 0 : topics.creatingPartitions(name);
+    }
+
+    /**
+     * {@link #inMetadata(Topic, int)}, or partition {@code index} of a topic not published that was answered as created
+     * with {@code answered} partitions ({@link #answered}, read before {@code topic} was looked up): Kafka 4.4's broker has
+     * a topic in its metadata once its CreateTopics is answered, and checks OffsetCommit, TxnOffsetCommit and OffsetDelete
+     * against that, not its logs.
+     */
+    public static boolean inMetadata(final Topic topic, final int answered, final int index)
+    {
+        return inMetadata(topic, index) || live(topic) == null && index >= 0 && index < answered;
+    }
+
+    /**
      * The error for a topic or partition that is not there, given what the lookup found: with the
      * topic named by id and no topic found, UNKNOWN_TOPIC_ID; else UNKNOWN_TOPIC_OR_PARTITION (for a
      * known topic id without that partition too, as Kafka answers).

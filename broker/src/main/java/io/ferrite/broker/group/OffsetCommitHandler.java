@@ -43,13 +43,19 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
         while (t.hasNext())
         {
             t.next();
+            // a topic answered and not made yet is in Kafka's metadata: read before the published topic (left once published)
+            final String creating = version >= 10 ? topics.creatingName(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits())
+                : t.name();
+            final int answered = PartitionLookup.answered(topics, creating);
             final Topic topic = version >= 10 ? topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
                 topics.topic(t.name());
+            final String name = topic != null ? topic.name : creating;
             final TopicErrors ta = version >= 10 ? new TopicErrors(null, t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
                 new TopicErrors(t.name(), 0, 0);
             answer.topics.add(ta);
             // Kafka: READ on the topic (by id: one found), before it looks the partition up
-            final boolean authorized = version >= 10 ? topic == null || Access.topic(connection, AclCodes.READ, topic)
+            final boolean authorized = version >= 10 ? topic == null ? creating == null || Access.topic(connection, AclCodes.READ, creating)
+                : Access.topic(connection, AclCodes.READ, topic)
                 : Access.topic(connection, AclCodes.READ, t.name());
             final OffsetCommitRequestDecoder.OffsetCommitRequestPartition p = t.partitions();
             while (p.hasNext())
@@ -61,9 +67,9 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
                 {
                     error = Errors.TOPIC_AUTHORIZATION_FAILED;
                 }
-                else if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
+                else if (!PartitionLookup.inMetadata(topic, answered, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
-                    error = PartitionLookup.notFound(topic, version >= 10);
+                    error = PartitionLookup.notFound(topic, version >= 10 && creating == null); // an id being made is known
                 }
                 else if (metadata != null && metadata.length() > coordinator.offsetMetadataMaxBytes())
                 {
@@ -71,7 +77,7 @@ final class OffsetCommitHandler extends GroupApiHandler<OffsetCommitRequestDecod
                 }
                 else
                 {
-                    valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new OffsetCommits.Asked(p.committedOffset(),
+                    valid.put(new Group.TopicPartition(name, p.partitionIndex()), new OffsetCommits.Asked(p.committedOffset(),
                         version >= 6 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata));
                 }
                 ta.add(p.partitionIndex(), error, true); // a failed group check overrides every partition's own error

@@ -37,6 +37,7 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
         while (t.hasNext())
         {
             t.next();
+            final int answered = PartitionLookup.answered(topics, t.name()); // before the published topic, as OffsetCommit's
             final Topic topic = topics.topic(t.name());
             final List<Group.TopicPartition> askedHere = new ArrayList<>();
             asked.add(new Asked(t.name(), askedHere));
@@ -46,7 +47,7 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
                 p.next();
                 final Group.TopicPartition tp = new Group.TopicPartition(t.name(), p.partitionIndex());
                 askedHere.add(tp);
-                if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
+                if (!PartitionLookup.inMetadata(topic, answered, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
                     results.put(tp, PartitionLookup.notFound(topic, false));
                 }

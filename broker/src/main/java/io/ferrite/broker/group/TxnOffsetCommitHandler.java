@@ -54,7 +54,10 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
         {
             t.next();
             final boolean byId = version >= 6;
+            final String creating = byId ? topics.creatingName(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) : t.name();
+            final int answered = PartitionLookup.answered(topics, creating); // before the published topic, as OffsetCommit's
             final Topic topic = byId ? topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) : topics.topic(t.name());
+            final String name = topic != null ? topic.name : creating;
             final TopicErrors ta = byId ? new TopicErrors(null, t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits()) :
                 new TopicErrors(t.name(), 0, 0);
             answer.add(ta);
@@ -64,9 +67,9 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
                 p.next();
                 final String metadata = p.committedMetadata();
                 short error = Errors.NONE;
-                if (!PartitionLookup.inMetadata(topic, p.partitionIndex())) // one still being made is accepted, as Kafka does
+                if (!PartitionLookup.inMetadata(topic, answered, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
-                    error = byId && topic == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    error = byId && name == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 }
                 else if (metadata != null && metadata.length() > coordinator.offsetMetadataMaxBytes())
                 {
@@ -74,7 +77,7 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
                 }
                 else
                 {
-                    valid.put(new Group.TopicPartition(topic.name, p.partitionIndex()), new OffsetCommits.Asked(p.committedOffset(),
+                    valid.put(new Group.TopicPartition(name, p.partitionIndex()), new OffsetCommits.Asked(p.committedOffset(),
                         version >= 2 ? p.committedLeaderEpoch() : -1, metadata == null ? "" : metadata));
                 }
                 ta.add(p.partitionIndex(), error, error == Errors.NONE || error == Errors.OFFSET_METADATA_TOO_LARGE);

@@ -47,11 +47,13 @@ public final class TopicRegistry
     private final SecureRandom random = new SecureRandom();
     private volatile TopicTables tables = TopicTables.EMPTY;
     /**
-     * Topics answered as created whose files the writer is making (name to id), for the network threads' checks: a
-     * DeleteTopics or CreatePartitions of one is handed to the writer (as Kafka's controller knows a topic once it
-     * committed it). Written by the writer alone, one name at a time (no copy per change), read by any thread.
+     * Topics answered as created whose files the writer is making (name to id and partition count), for the network
+     * threads' checks: a DeleteTopics or CreatePartitions of one is handed to the writer, an OffsetCommit of one of its
+     * partitions accepted (as Kafka's controller knows a topic once it committed it, and its broker's metadata has it).
+     * Written by the writer alone, one name at a time (no copy per change), read by any thread.
      */
-    private final Map<String, long[]> creating = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Creating> creating = new java.util.concurrent.ConcurrentHashMap<>();
+    private record Creating(long[] id, int partitions) { }
     /** The same topics by id, for a DeleteTopics by id (no walk over every name being made); changed with {@link #creating}. */
     private final Map<String, String> creatingById = new java.util.concurrent.ConcurrentHashMap<>();
     /** The one thread that may write, once one is named (null: the starting thread, or a test's). */
@@ -428,16 +430,16 @@ public final class TopicRegistry
     }
 
     /**
-     * The writer: topic {@code name} (id {@code id}) is answered as created and its files being made, until {@link
+     * The writer: topic {@code name} (id {@code id}, {@code partitions}) is answered as created and its files being made, until {@link
      * #created}: published, or deleted (a name whose files failed stays here, taken, until then or the next start).
      */
-    public void creating(final String name, final long[] id)
+    public void creating(final String name, final long[] id, final int partitions)
     {
         assert isWriter() : Thread.currentThread() + " marks a topic creating, whose writer is " + writer;
-        final long[] before = creating.put(name, id);
+        final Creating before = creating.put(name, new Creating(id, partitions));
         if (before != null)
         {
-            creatingById.remove(TopicIds.encode(before[0], before[1]), name);
+            creatingById.remove(TopicIds.encode(before.id[0], before.id[1]), name);
         }
         creatingById.put(TopicIds.encode(id[0], id[1]), name);
     }
@@ -446,17 +448,25 @@ public final class TopicRegistry
     public void created(final String name)
     {
         assert isWriter() : Thread.currentThread() + " marks a topic created, whose writer is " + writer;
-        final long[] id = creating.remove(name);
-        if (id != null)
+        final Creating was = creating.remove(name);
+        if (was != null)
         {
-            creatingById.remove(TopicIds.encode(id[0], id[1]), name);
+            creatingById.remove(TopicIds.encode(was.id[0], was.id[1]), name);
         }
     }
 
     /** The id of a topic answered as created whose files are being made, or null. */
     public long[] creatingId(final String name)
     {
-        return creating.get(name);
+        final Creating c = creating.get(name);
+        return c == null ? null : c.id;
+    }
+
+    /** The partition count a topic answered as created whose files are being made was answered with, or 0 (none such). */
+    public int creatingPartitions(final String name)
+    {
+        final Creating c = creating.get(name);
+        return c == null ? 0 : c.partitions;
     }
 
     /** The name of a topic answered as created whose files are being made, by id, or null. */
