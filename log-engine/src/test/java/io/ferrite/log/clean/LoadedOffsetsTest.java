@@ -211,6 +211,43 @@ class LoadedOffsetsTest
         }
     }
 
+    /**
+     * A CRC-valid batch whose records' offset deltas point past its own offsets (a corrupt batch; produce refuses it,
+     * a follower's or a claim's append does not read the records) must not be dropped unread on the strength of other
+     * batches' bits: here X's header says offsets 10-11, whose bits are Y's superseded records, while X's own records
+     * are at 20-21 and are their keys' latest. The load switches the answers off, and X's records stay.
+     */
+    @Test
+    void aRecordOutsideItsBatchsOffsetsSwitchesTheAnswersOff()
+    {
+        final UnsafeBuffer keys = new UnsafeBuffer(new byte[] {'P', 'Q', 'K', 'L'});
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[] {42});
+        final ExpandableDirectByteBuffer log = new ExpandableDirectByteBuffer(1 << 12);
+        final RecordBatchBuilder builder = new RecordBatchBuilder();
+        int end = 0;
+        // Y: offsets 5-11, two records at 10 and 11 (as a cleaned batch)
+        builder.wrap(log, end).baseOffset(5).overrideLastOffsetDelta(6);
+        end += builder.appendRecord(NOW, 5, keys, 0, 1, value, 0, 1).appendRecord(NOW, 6, keys, 1, 1, value, 0, 1).build();
+        // X: its header says offsets 10-11 and two records; its records are at 20 and 21
+        builder.wrap(log, end).baseOffset(10).overrideLastOffsetDelta(1);
+        end += builder.appendRecord(NOW, 10, keys, 2, 1, value, 0, 1).appendRecord(NOW, 11, keys, 3, 1, value, 0, 1).build();
+        // Z: offsets 22-23, Y's keys again
+        builder.wrap(log, end).baseOffset(22);
+        end += builder.appendRecord(NOW, keys, 0, 1, value, 0, 1).appendRecord(NOW, keys, 1, 1, value, 0, 1).build();
+
+        try (OffsetMap map = new OffsetMap(24 * 4096, 0.9))
+        {
+            final OffsetMapLoader loader = loader(map);
+            final CleanerRetention retention = loadAll(loader, log, end);
+            final RecordedRetention recorded = new RecordedRetention(retention);
+            final byte[] withSkips = filter(log, end, retention, recorded, 24);
+            assertEquals(Set.of(20L, 21L, 22L, 23L), recorded.recordsKept, "X's records and Z's");
+            assertEquals(0, recorded.batchesUnread);
+            assertArrayEquals(filter(log, end, retention, new AskingEveryRecord(retention), 24), withSkips);
+            assertEquals(LoadedOffsets.UNKNOWN, loader.loadedOffsets().answer(23), "answers off for the clean");
+        }
+    }
+
     @Test
     void offsetsThatDoNotIncreaseSwitchTheAnswersOff()
     {
@@ -252,7 +289,6 @@ class LoadedOffsetsTest
             {
                 loaded.onPut(o, OffsetMap.NO_OFFSET);
             }
-            loaded.onWholeBatch(first + 60);
             for (long o = first + 60; o <= first + 130; o++)
             {
                 if (o != first + 129)
@@ -264,7 +300,7 @@ class LoadedOffsetsTest
             loaded.onPut(first + 2_000, first + 129);
             assertTrue(loaded.wholeBatchSuperseded(first + 60, first + 130, 71));
             assertFalse(loaded.wholeBatchSuperseded(first + 60, first + 130, 70), "a record count other than the offsets'");
-            assertFalse(loaded.wholeBatchSuperseded(first + 61, first + 130, 70), "no whole batch starts there");
+            assertFalse(loaded.wholeBatchSuperseded(first + 59, first + 130, 72), "offset 59 was not put");
 
             // past the first bitsets' 65 536 offsets, and at the last one tracked
             final long far = first + 300_000;
