@@ -59,7 +59,7 @@ public final class BatchFilter
     private int[] keptEnds = new int[64];
     private DirectBuffer records;
 
-    private int recordsRead;
+    private int recordsRead; // of the batch in hand, by readKept: all kept when it equals recordsKept
     private int recordsKept;
     private long maxOffset;
     private boolean wroteOriginal;
@@ -102,7 +102,8 @@ public final class BatchFilter
         final boolean containsTombstones;
         if (retention.keepsNoRecord(batch))
         {
-            recordsRead = batch.recordCount(); // every one superseded in the map: nothing to read (Kafka reads them)
+            // every one superseded in the map: nothing to read (Kafka reads them), none kept, so nothing below
+            // compares recordsRead
             containsTombstones = false;
         }
         else
@@ -139,12 +140,6 @@ public final class BatchFilter
     public DirectBuffer output()
     {
         return output;
-    }
-
-    /** Records read of the last batch filtered (0 when it was deleted unread). */
-    public int recordsRead()
-    {
-        return recordsRead;
     }
 
     /** Records kept of the last batch filtered. */

@@ -5,26 +5,24 @@ import java.util.Arrays;
 /**
  * What the {@link OffsetMap}'s load learned of each offset of the dirty range, kept for the filter of the same clean
  * so that it neither hashes a key the load hashed already nor probes the map for it, and skips the records of a batch
- * the load found wholly superseded: three bitsets indexed by {@code offset - firstDirtyOffset}.
+ * the load found wholly superseded: two bitsets indexed by {@code offset - firstDirtyOffset}.
  * <ul>
  *   <li><b>put</b>: the load put a key at this offset;</li>
  *   <li><b>superseded</b>: a later put of the same clean found this offset in the slot it took (the same key, or a
- *   key of the same hash): the map no longer answers it, so {@code offset >= map.get(key)} is false for it;</li>
- *   <li><b>whole batch</b> (at a batch's base offset): the load put a key for every record of that batch, its
- *   {@code i}-th record at {@code base + i} and as many records as the batch's offsets.</li>
+ *   key of the same hash): the map no longer answers it, so {@code offset >= map.get(key)} is false for it.</li>
  * </ul>
  * A put offset not superseded is what the map answers for its key ({@code offset >= map.get(key)} true). That holds
  * because the puts come in increasing offset order: a put that finds an offset in its slot is later than it. A load
  * whose offsets do not increase (a corrupt batch's offset deltas) switches this off for its clean
- * ({@link #answer} says {@link #UNKNOWN} for every offset), as a {@link OffsetMap#clear()} does until the next load
- * starts, and every offset past {@link #MAX_OFFSETS} is unknown: the filter then hashes and probes as before, for the
- * same answers.
+ * ({@link #answer} says {@link #UNKNOWN} for every offset), as does a record outside its batch's offsets
+ * ({@link #switchOff}), and a {@link OffsetMap#clear()} until the next load starts; every offset past
+ * {@link #MAX_OFFSETS} is unknown: the filter then hashes and probes as before, for the same answers.
  *
  * <p>Why bits and not the hashes: Kafka's cleaner (and this one until now) hashes each dirty key twice, once to
  * load and once to filter. Keeping the 16-byte hashes for the filter would still cost its probe of the map; what the
  * filter asks of the map for a loaded key is one bit, which the load learns for free (the put reads the slot's old
- * offset). Sizes: {@link #MAX_OFFSETS} of 2^23 offsets is 1 MiB per bitset at most (3 MiB in all), grown from
- * 24 KiB as cleans need it and kept for the next: about 1.7 GB of dirty log of 200-byte records (the side by side's
+ * offset). Sizes: {@link #MAX_OFFSETS} of 2^23 offsets is 1 MiB per bitset at most (2 MiB in all), grown from
+ * 16 KiB as cleans need it and kept for the next: about 1.7 GB of dirty log of 200-byte records (the side by side's
  * 210 bytes a record) per clean. One thread; allocates only when it grows.
  */
 final class LoadedOffsets
@@ -42,10 +40,9 @@ final class LoadedOffsets
 
     private static final int PUT = 0;
     private static final int SUPERSEDED_BITS = 1;
-    private static final int WHOLE_BATCH = 2;
 
-    /** The three bitsets: {@link #PUT}, {@link #SUPERSEDED_BITS}, {@link #WHOLE_BATCH}. */
-    private final long[][] bits = {new long[FIRST_WORDS], new long[FIRST_WORDS], new long[FIRST_WORDS]};
+    /** The two bitsets: {@link #PUT}, {@link #SUPERSEDED_BITS}. */
+    private final long[][] bits = {new long[FIRST_WORDS], new long[FIRST_WORDS]};
     /** Words {@code [0, usedWords)} may hold set bits. */
     private int usedWords;
     private final OffsetMap map;
@@ -115,14 +112,14 @@ final class LoadedOffsets
         }
     }
 
-    /** The load put a key for every record of the batch at {@code baseOffset}: the i-th at {@code baseOffset + i}, up to its last offset. */
-    void onWholeBatch(final long baseOffset)
+    /**
+     * The load read a record outside its batch's offsets (a corrupt batch's offset deltas): this clean's answers go
+     * off, as for offsets that do not increase. {@link #wholeBatchSuperseded} relies on every record read lying within
+     * its batch.
+     */
+    void switchOff()
     {
-        final int index = indexOf(baseOffset);
-        if (valid && index >= 0)
-        {
-            set(WHOLE_BATCH, index);
-        }
+        valid = false;
     }
 
     /** {@link #LATEST}, {@link #SUPERSEDED} or {@link #UNKNOWN} for the record at {@code offset}. */
@@ -137,14 +134,21 @@ final class LoadedOffsets
     }
 
     /**
-     * Whether every record of the batch {@code [baseOffset, lastOffset]} holding {@code recordCount} records was put
-     * by the load and superseded since: the map answers none of its keys with its offset.
+     * Whether every record of the data batch {@code [baseOffset, lastOffset]} holding {@code recordCount} records was
+     * put by the load and superseded since: the map answers none of its keys with its offset. The superseded bits of
+     * its offsets are enough, with no bit per batch: while the answers are on, every record the load read lay within
+     * its own batch's offsets ({@link #switchOff}) and no two puts had one offset ({@link #onPut}). A keyed record of
+     * this batch at or past the first dirty offset therefore sits at one of the batch's offsets and was put there
+     * (else the map filled first, and its offset is past the map's latest, which the caller checks), and it is the
+     * only put at that offset: the offset's superseded bit is that record's, the map's answer for it. A keyless
+     * record goes anyway. The record count equal to the offsets' is kept as a cheap first test (a cleaned batch with
+     * gaps never qualifies).
      */
     boolean wholeBatchSuperseded(final long baseOffset, final long lastOffset, final int recordCount)
     {
         final int first = indexOf(baseOffset);
         final int last = indexOf(lastOffset);
-        if (!answers() || first < 0 || last < 0 || lastOffset - baseOffset + 1 != recordCount || !isSet(WHOLE_BATCH, first))
+        if (!answers() || first < 0 || last < 0 || lastOffset - baseOffset + 1 != recordCount)
         {
             return false;
         }

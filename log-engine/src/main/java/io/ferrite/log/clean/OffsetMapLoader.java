@@ -13,8 +13,8 @@ import io.ferrite.wire.record.RecordReader;
  * first batch this answers false for: the map is full, and the rest is cleaned in a later pass.
  *
  * <p>What each put learns is kept for the filter of the same clean ({@link LoadedOffsets}, which a
- * {@link CleanerRetention} made with this loader reads): which offsets were put, which a later put of the same key
- * replaced, and which batches had every record put. The first batch loaded after the map's {@link OffsetMap#clear()}
+ * {@link CleanerRetention} made with this loader reads): which offsets were put and which a later put of the same key
+ * replaced. The first batch loaded after the map's {@link OffsetMap#clear()}
  * starts that bookkeeping for the new clean.
  */
 public final class OffsetMapLoader
@@ -68,14 +68,16 @@ public final class OffsetMapLoader
         else if (!transactions.onBatchRead(batch))
         {
             reader.reset(batch);
-            // every record put, the i-th at base + i, and as many as the batch's offsets: the filter may skip its records
-            boolean whole = batch.baseOffset() >= startOffset;
-            long expected = batch.baseOffset();
+            final long base = batch.baseOffset();
+            final long last = batch.lastOffset();
             while (reader.hasNext())
             {
                 final Record record = reader.next();
                 final long offset = record.offset();
-                whole &= offset == expected++ && record.hasKey();
+                if (offset < base || offset > last)
+                {
+                    loaded.switchOff(); // a corrupt batch's offset deltas: its bits would speak of other batches' offsets
+                }
                 if (record.hasKey() && offset >= startOffset)
                 {
                     if (map.isFull())
@@ -84,10 +86,6 @@ public final class OffsetMapLoader
                     }
                     loaded.onPut(offset, map.put(record.buffer(), record.keyOffset(), record.keyLength(), offset));
                 }
-            }
-            if (whole && expected - 1 == batch.lastOffset())
-            {
-                loaded.onWholeBatch(batch.baseOffset());
             }
         }
         if (batch.lastOffset() >= startOffset)

@@ -9,7 +9,7 @@
  *   map.clear(); loader.transactions().clear();               // OffsetMap, OffsetMapLoader
  *   ... loader.transactions().addAbortedTransaction(...)       // the dirty range's .txnindex entries
  *   for each batch from the first dirty offset:                // stop when load answers false: the map is full
- *       loader.load(batch, firstDirtyOffset)                   // and its LoadedOffsets: put, superseded, whole batches
+ *       loader.load(batch, firstDirtyOffset)                   // and its LoadedOffsets: put, superseded
  *   map.updateLatestOffset(segmentEnd - 1) after each whole segment
  *
  *   retention.reset(now, delete.retention.ms, highWatermark); // CleanerRetention

@@ -5,13 +5,21 @@ import io.ferrite.wire.compress.CompressionType;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordBatchBuilder;
+import io.ferrite.wire.record.RecordBatchDescriptor;
 import io.ferrite.wire.record.RecordReader;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.statistics.Statistics;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,7 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@link LoadedOffsets}: what the map's load keeps for the filter answers each loaded record as the map does, and a
- * batch dropped unread is filtered to the same bytes as when its records are read and asked one by one.
+ * batch dropped unread is filtered to the same bytes as when its records are read and asked one by one. The random
+ * logs are jqwik properties of a seed: jqwik prints the seed of every run and the failing sample's (reproduce with
+ * {@code @Property(seed = "...")}).
  */
 class LoadedOffsetsTest
 {
@@ -49,10 +59,9 @@ class LoadedOffsetsTest
         return end;
     }
 
-    @Test
-    void theLoadAnswersEachRecordItPutAsTheMapDoes()
+    @Property(tries = 40)
+    void theLoadAnswersEachRecordItPutAsTheMapDoes(@ForAll final long seed)
     {
-        final long seed = new Random().nextLong();
         final Random random = new Random(seed);
         final ExpandableDirectByteBuffer log = new ExpandableDirectByteBuffer(1 << 16);
         final int end = log(log, random, 1 + random.nextInt(40), CompressionType.NONE);
@@ -73,13 +82,17 @@ class LoadedOffsetsTest
                 final RecordReader reader = new RecordReader(new Codecs(), 1 << 20);
                 int latest = 0;
                 int superseded = 0;
+                int wholeBatches = 0;
                 for (int p = 0; p < end; p += batch.sizeInBytes())
                 {
                     reader.reset(batch.wrap(log, p));
+                    // the batch may be skipped when each of its records has a key, was put and was superseded
+                    boolean wholeBatchSuperseded = batch.baseOffset() >= firstDirty;
                     while (reader.hasNext())
                     {
                         final Record r = reader.next();
                         final int answer = loaded.answer(r.offset());
+                        wholeBatchSuperseded &= answer == LoadedOffsets.SUPERSEDED;
                         if (r.offset() < firstDirty || !r.hasKey())
                         {
                             assertEquals(LoadedOffsets.UNKNOWN, answer, "seed " + seed + ", offset " + r.offset());
@@ -91,41 +104,147 @@ class LoadedOffsetsTest
                         latest += mapsLatest ? 1 : 0;
                         superseded += mapsLatest ? 0 : 1;
                     }
+                    assertEquals(wholeBatchSuperseded, loaded.wholeBatchSuperseded(batch.baseOffset(), batch.lastOffset(), batch.recordCount()),
+                        "seed " + seed + ", the batch at " + batch.baseOffset());
+                    wholeBatches += wholeBatchSuperseded ? 1 : 0;
                 }
                 assertTrue(latest > 0 && superseded > 0, "seed " + seed + ": " + latest + " latest, " + superseded + " superseded");
+                Statistics.label("batches wholly superseded").collect(wholeBatches > 0);
             }
         }
     }
 
-    @Test
-    void batchesDroppedUnreadAreFilteredToTheBytesOfARecordByRecordFilter()
+    @Provide
+    Arbitrary<CompressionType> codecs()
     {
-        for (final CompressionType codec : new CompressionType[] {CompressionType.NONE, CompressionType.LZ4, CompressionType.GZIP})
+        return Arbitraries.of(CompressionType.NONE, CompressionType.LZ4, CompressionType.GZIP);
+    }
+
+    @Property(tries = 30)
+    void batchesDroppedUnreadAreFilteredToTheBytesOfARecordByRecordFilter(
+        @ForAll final long seed, @ForAll("codecs") final CompressionType codec)
+    {
+        final Random random = new Random(seed);
+        final ExpandableDirectByteBuffer log = new ExpandableDirectByteBuffer(1 << 16);
+        final int end = log(log, random, 1 + random.nextInt(30), codec);
+        try (OffsetMap map = new OffsetMap(24 * 4096, 0.9))
         {
-            final long seed = new Random().nextLong();
-            final Random random = new Random(seed);
-            final ExpandableDirectByteBuffer log = new ExpandableDirectByteBuffer(1 << 16);
-            final int end = log(log, random, 1 + random.nextInt(30), codec);
-            try (OffsetMap map = new OffsetMap(24 * 4096, 0.9))
+            final OffsetMapLoader loader = loader(map);
+            final CleanerRetention retention = new CleanerRetention(loader, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20)));
+            final RecordBatch batch = new RecordBatch();
+            map.clear();
+            long lastOffset = -1;
+            for (int p = 0; p < end; p += batch.sizeInBytes())
             {
-                final OffsetMapLoader loader = loader(map);
-                final CleanerRetention retention = new CleanerRetention(loader, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20)));
-                final RecordBatch batch = new RecordBatch();
-                map.clear();
-                long lastOffset = -1;
-                for (int p = 0; p < end; p += batch.sizeInBytes())
-                {
-                    assertTrue(loader.load(batch.wrap(log, p), 0));
-                    lastOffset = batch.lastOffset();
-                }
-                map.updateLatestOffset(lastOffset);
-                final RecordedRetention skipping = new RecordedRetention(retention);
-                final byte[] withSkips = filter(log, end, retention, skipping, lastOffset + 1);
-                final byte[] recordByRecord = filter(log, end, retention, new AskingEveryRecord(retention), lastOffset + 1);
-                assertArrayEquals(recordByRecord, withSkips, codec + ", seed " + seed);
-                assertTrue(skipping.batchesUnread > 0, codec + ", seed " + seed + ": no batch dropped unread");
-                assertTrue(withSkips.length > 0 && withSkips.length < end, codec + ", seed " + seed + ": " + withSkips.length);
+                assertTrue(loader.load(batch.wrap(log, p), 0));
+                lastOffset = batch.lastOffset();
             }
+            map.updateLatestOffset(lastOffset);
+            final RecordedRetention skipping = new RecordedRetention(retention);
+            final byte[] withSkips = filter(log, end, retention, skipping, lastOffset + 1);
+            final byte[] recordByRecord = filter(log, end, retention, new AskingEveryRecord(retention), lastOffset + 1);
+            assertArrayEquals(recordByRecord, withSkips, codec + ", seed " + seed);
+            assertTrue(skipping.batchesUnread > 0, codec + ", seed " + seed + ": no batch dropped unread");
+            assertTrue(withSkips.length > 0 && withSkips.length < end, codec + ", seed " + seed + ": " + withSkips.length);
+        }
+    }
+
+    /**
+     * A live producer's last batch, every record of it superseded, is dropped unread and still kept as its empty
+     * header (Kafka's RETAIN_EMPTY: the producer's state needs its last offset), while the producer's earlier batch,
+     * superseded as wholly, goes.
+     */
+    @Test
+    void aLiveProducersWhollySupersededLastBatchStaysAsItsEmptyHeader()
+    {
+        final byte[] k1 = {1};
+        final byte[] k2 = {2};
+        final byte[] k3 = {3};
+        final byte[] value = {42};
+        final ExpandableDirectByteBuffer log = new ExpandableDirectByteBuffer(1 << 12);
+        final RecordBatchBuilder builder = new RecordBatchBuilder();
+        int end = 0;
+        builder.wrap(log, end).baseOffset(0).producer(7, (short)0, 0); // A: pid 7 at 0-1
+        end += builder.appendRecord(NOW, k1, value).appendRecord(NOW, k2, value).build();
+        builder.wrap(log, end).baseOffset(2).producer(7, (short)0, 2); // B: pid 7's last batch, at 2-3
+        end += builder.appendRecord(NOW, k1, value).appendRecord(NOW, k2, null).build();
+        builder.wrap(log, end).baseOffset(4); // C: no producer id, at 4-5: supersedes every record of A and B
+        end += builder.appendRecord(NOW, k1, value).appendRecord(NOW, k2, null).build();
+        builder.wrap(log, end).baseOffset(6); // D at 6
+        end += builder.appendRecord(NOW, k3, value).build();
+        final long highWatermark = 7;
+
+        try (OffsetMap map = new OffsetMap(24 * 4096, 0.9))
+        {
+            final OffsetMapLoader loader = loader(map);
+            final CleanerRetention retention = loadAll(loader, log, end);
+            final RecordBatch batch = new RecordBatch();
+            retention.reset(NOW, 86_400_000L, highWatermark).activeProducers().add(7, 3, (short)0);
+            final RecordedRetention recorded = new RecordedRetention(retention);
+            final BatchFilter filter = new BatchFilter(new Codecs(), 1 << 20);
+            final RecordBatch out = new RecordBatch();
+            final int[] sizes = new int[4];
+            final int[] counts = new int[4];
+            int b = 0;
+            for (int p = 0; p < end; p += batch.sizeInBytes(), b++)
+            {
+                sizes[b] = filter.filter(batch.wrap(log, p), recorded);
+                if (sizes[b] > 0)
+                {
+                    out.wrap(filter.output(), 0);
+                    counts[b] = out.recordCount();
+                    assertEquals(batch.baseOffset(), out.baseOffset());
+                    assertEquals(batch.lastOffset(), out.lastOffset());
+                    assertEquals(batch.producerId(), out.producerId());
+                }
+            }
+            assertEquals(2, recorded.batchesUnread, "A and B dropped unread");
+            assertEquals(Set.of(4L, 5L, 6L), recorded.recordsKept, "C's two records and D's");
+            assertEquals(0, sizes[0], "A, pid 7's earlier batch: dropped");
+            assertEquals(RecordBatchDescriptor.HEADER_LENGTH, sizes[1], "B, pid 7's last batch: kept as its empty header");
+            assertEquals(0, counts[1]);
+            assertEquals(2, counts[2]);
+            assertEquals(1, counts[3]);
+            // the same bytes as when A's and B's records are read and asked one by one
+            assertArrayEquals(filter(log, end, retention, new AskingEveryRecord(retention), highWatermark, 7, 3),
+                filter(log, end, retention, retention, highWatermark, 7, 3));
+        }
+    }
+
+    /**
+     * A CRC-valid batch whose records' offset deltas point past its own offsets (a corrupt batch; produce refuses it,
+     * a follower's or a claim's append does not read the records) must not be dropped unread on the strength of other
+     * batches' bits: here X's header says offsets 10-11, whose bits are Y's superseded records, while X's own records
+     * are at 20-21 and are their keys' latest. The load switches the answers off, and X's records stay.
+     */
+    @Test
+    void aRecordOutsideItsBatchsOffsetsSwitchesTheAnswersOff()
+    {
+        final UnsafeBuffer keys = new UnsafeBuffer(new byte[] {'P', 'Q', 'K', 'L'});
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[] {42});
+        final ExpandableDirectByteBuffer log = new ExpandableDirectByteBuffer(1 << 12);
+        final RecordBatchBuilder builder = new RecordBatchBuilder();
+        int end = 0;
+        // Y: offsets 5-11, two records at 10 and 11 (as a cleaned batch)
+        builder.wrap(log, end).baseOffset(5).overrideLastOffsetDelta(6);
+        end += builder.appendRecord(NOW, 5, keys, 0, 1, value, 0, 1).appendRecord(NOW, 6, keys, 1, 1, value, 0, 1).build();
+        // X: its header says offsets 10-11 and two records; its records are at 20 and 21
+        builder.wrap(log, end).baseOffset(10).overrideLastOffsetDelta(1);
+        end += builder.appendRecord(NOW, 10, keys, 2, 1, value, 0, 1).appendRecord(NOW, 11, keys, 3, 1, value, 0, 1).build();
+        // Z: offsets 22-23, Y's keys again
+        builder.wrap(log, end).baseOffset(22);
+        end += builder.appendRecord(NOW, keys, 0, 1, value, 0, 1).appendRecord(NOW, keys, 1, 1, value, 0, 1).build();
+
+        try (OffsetMap map = new OffsetMap(24 * 4096, 0.9))
+        {
+            final OffsetMapLoader loader = loader(map);
+            final CleanerRetention retention = loadAll(loader, log, end);
+            final RecordedRetention recorded = new RecordedRetention(retention);
+            final byte[] withSkips = filter(log, end, retention, recorded, 24);
+            assertEquals(Set.of(20L, 21L, 22L, 23L), recorded.recordsKept, "X's records and Z's");
+            assertEquals(0, recorded.batchesUnread);
+            assertArrayEquals(filter(log, end, retention, new AskingEveryRecord(retention), 24), withSkips);
+            assertEquals(LoadedOffsets.UNKNOWN, loader.loadedOffsets().answer(23), "answers off for the clean");
         }
     }
 
@@ -170,7 +289,6 @@ class LoadedOffsetsTest
             {
                 loaded.onPut(o, OffsetMap.NO_OFFSET);
             }
-            loaded.onWholeBatch(first + 60);
             for (long o = first + 60; o <= first + 130; o++)
             {
                 if (o != first + 129)
@@ -182,7 +300,7 @@ class LoadedOffsetsTest
             loaded.onPut(first + 2_000, first + 129);
             assertTrue(loaded.wholeBatchSuperseded(first + 60, first + 130, 71));
             assertFalse(loaded.wholeBatchSuperseded(first + 60, first + 130, 70), "a record count other than the offsets'");
-            assertFalse(loaded.wholeBatchSuperseded(first + 61, first + 130, 70), "no whole batch starts there");
+            assertFalse(loaded.wholeBatchSuperseded(first + 59, first + 130, 72), "offset 59 was not put");
 
             // past the first bitsets' 65 536 offsets, and at the last one tracked
             final long far = first + 300_000;
@@ -204,11 +322,35 @@ class LoadedOffsetsTest
             new RecordReader(new Codecs(), 1 << 20));
     }
 
+    /** Clears the loader's map and loads every batch of the log (each CRC-valid) from offset 0: a filter for them. */
+    private static CleanerRetention loadAll(final OffsetMapLoader loader, final DirectBuffer log, final int end)
+    {
+        final RecordBatch batch = new RecordBatch();
+        loader.map().clear();
+        for (int p = 0; p < end; p += batch.sizeInBytes())
+        {
+            assertEquals(RecordBatch.OK, batch.wrap(log, p).check(end - p), "a CRC-valid batch at " + p);
+            assertTrue(loader.load(batch, 0));
+        }
+        return new CleanerRetention(loader, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20)));
+    }
+
     /** One filter pass over the log (the retention reset first), its output. */
     private static byte[] filter(final DirectBuffer log, final int end, final CleanerRetention cleaner, final RecordRetention retention,
         final long highWatermark)
     {
+        return filter(log, end, cleaner, retention, highWatermark, RecordBatchDescriptor.NO_PRODUCER_ID, -1);
+    }
+
+    /** As above, with {@code producerId} in the producer state, its last data batch ending at {@code lastDataOffset}. */
+    private static byte[] filter(final DirectBuffer log, final int end, final CleanerRetention cleaner, final RecordRetention retention,
+        final long highWatermark, final long producerId, final long lastDataOffset)
+    {
         cleaner.reset(NOW, 86_400_000L, highWatermark);
+        if (producerId != RecordBatchDescriptor.NO_PRODUCER_ID)
+        {
+            cleaner.activeProducers().add(producerId, lastDataOffset, (short)0);
+        }
         final BatchFilter filter = new BatchFilter(new Codecs(), 1 << 20);
         final ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(1 << 16);
         final RecordBatch batch = new RecordBatch();
