@@ -241,8 +241,7 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.DESCRIBE_LOG_DIRS, () -> new DescribeLogDirsHandler(topics, config.logDirs()))
                     .registerLazily(ApiKeys.ELECT_LEADERS, () -> new ElectLeadersHandler(topics)); // cluster mode: forwarded
                 GroupHandlers.register(apis, groups, transactions, verifier, topics, config.nodeId(), metadata[i], waker);
-                TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds,
-                    config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), waker);
+                TxnHandlers.register(apis, transactions, coordinators, logThreads, topics, producerIds, waker);
                 SaslHandlers.register(apis); // ILLEGAL_SASL_STATE but while a SASL connection authenticates
                 AclHandlers.register(apis, admin, waker); // no authorizer: SECURITY_DISABLED, as a Kafka without one
                 DelegationTokenHandlers.register(apis); // PLAINTEXT only: not allowed, as Kafka on PLAINTEXT

@@ -444,8 +444,8 @@ public final class BrokerConfig
             // Kafka's add.partitions.to.txn.retry.backoff.ms (20: the wait between its retries) has no use here: the
             // retry runs on the coordinators' agent whenever the coordinator's state changes, and at its ticks
             .define(ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS, INT, "100", atLeast(0), true,
-                "how long a produce v12+ whose partition's add meets CONCURRENT_TRANSACTIONS (its transaction still ending) retries it before that is its answer; "
-                    + "the same bound for a client's AddPartitionsToTxn v0-3 and AddOffsetsToTxn, held on the coordinators' agent (Kafka answers those at once)")
+                "how long a produce v12+ whose partition's add meets CONCURRENT_TRANSACTIONS (its transaction still ending) retries it before that is its answer "
+                    + "(a client's AddPartitionsToTxn and AddOffsetsToTxn are answered at once, as Kafka answers them)")
             .define(FETCH_MAX_BYTES, INT, "57671680", atLeast(1024), true,
                 "cap on the records of one fetch response: a request's max_bytes (and min_bytes) above it is lowered to it; a first batch larger than it still goes whole")
             .define(FETCH_INLINE_RECORD_BYTES, INT, "32768", atLeast(0), true, "a fetched partition's records up to this size are copied "

@@ -10,18 +10,17 @@ import org.agrona.MutableDirectBuffer;
 
 /**
  * AddOffsetsToTxn (v0-4): the group's {@code __consumer_offsets} partition joins the transaction; an add
- * meeting the previous transaction's end (CONCURRENT_TRANSACTIONS) is held on the agent until
- * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}).
+ * meeting the previous transaction's end (CONCURRENT_TRANSACTIONS) is answered so at once, as Kafka 4.4
+ * answers it (its KafkaApis hands the partition to {@code TransactionCoordinator.handleAddPartitionsToTransaction},
+ * which holds nothing); the client retries.
  */
 final class AddOffsetsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator, AddOffsetsToTxnRequestDecoder>
 {
     private final AddOffsetsToTxnResponseEncoder response = new AddOffsetsToTxnResponseEncoder();
-    private final long retryMaxMs;
 
-    AddOffsetsToTxnHandler(final TxnCoordinator coordinator, final long retryMaxMs, final Runnable waker)
+    AddOffsetsToTxnHandler(final TxnCoordinator coordinator, final Runnable waker)
     {
         super(coordinator, coordinator.agent(), waker, new AddOffsetsToTxnRequestDecoder());
-        this.retryMaxMs = retryMaxMs;
     }
 
     @Override
@@ -33,8 +32,8 @@ final class AddOffsetsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator,
         final String groupId = request.groupId();
         return submitAllowed(AclCodes.WRITE, AclCodes.TRANSACTIONAL_ID, transactionalId,
             Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, connection, out, outOffset,
-            (c, now) -> new HeldAdd(() -> c.addOffsets(transactionalId, producerId, epoch, groupId), now + retryMaxMs),
-            (o, at, held) -> write(o, at, version, held.answer().error()), (o, at, error) -> write(o, at, version, error));
+            (c, now) -> c.addOffsets(transactionalId, producerId, epoch, groupId),
+            (o, at, added) -> write(o, at, version, added.answer().error()), (o, at, error) -> write(o, at, version, error));
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final short error)

@@ -22,15 +22,17 @@ import java.util.Set;
 /**
  * AddPartitionsToTxn. Versions 0-3 (a client's): as Kafka's KafkaApis, a partition of a topic that
  * does not exist is UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing sent
- * to the coordinator; else the coordinator adds them all or none, one error for every partition — an
- * add meeting the previous transaction's end (CONCURRENT_TRANSACTIONS) held on the agent until
- * {@code add.partitions.to.txn.retry.backoff.max.ms} ({@link HeldAdd}; Kafka answers at once and the
- * client retries).
+ * to the coordinator; else the coordinator adds them all or none, one error for every partition. An add
+ * meeting the previous transaction's end (CONCURRENT_TRANSACTIONS: its markers are still being written)
+ * is answered so at once, as Kafka 4.4's {@code TransactionCoordinator.handleAddPartitionsToTransaction}
+ * answers it (javap); the client retries after its backoff (kafka-clients: {@code retry.backoff.ms}).
+ * Only a produce's own add is held and retried by the broker ({@link ProduceVerifier}).
  * Versions 4-5 (a broker's batched form): per transaction, a partition of a topic that does not exist
  * is UNKNOWN_TOPIC_OR_PARTITION and the transaction's others OPERATION_NOT_ATTEMPTED, nothing asked of
  * the coordinator for it (Kafka's KafkaApis, every version); else VerifyOnly answers per partition
  * whether it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), or the partitions are added
- * with transaction version 2. No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
+ * with transaction version 2; CONCURRENT_TRANSACTIONS answered at once here too, as Kafka 4.4's coordinator
+ * answers a broker's request (the asking broker retries it: Kafka's {@code ReplicaManager}). No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
  * A partition exists here as in Kafka's check, its metadata ({@link PartitionLookup#inMetadata}): one of a large topic
  * still being made in slices is added (a produce to it answers NOT_LEADER_OR_FOLLOWER until it is made; a marker the
  * transaction's end finds it still unmade for is dropped, as nothing of the transaction can be in a log not yet made, and
@@ -42,14 +44,12 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
     private static final short UNKNOWN_TOPICS = Short.MIN_VALUE;
 
     private final TopicRegistry topics;
-    private final long retryMaxMs;
     private final AddPartitionsToTxnResponseEncoder response = new AddPartitionsToTxnResponseEncoder();
 
-    AddPartitionsToTxnHandler(final TxnCoordinator coordinator, final TopicRegistry topics, final long retryMaxMs, final Runnable waker)
+    AddPartitionsToTxnHandler(final TxnCoordinator coordinator, final TopicRegistry topics, final Runnable waker)
     {
         super(coordinator, coordinator.agent(), waker, new AddPartitionsToTxnRequestDecoder());
         this.topics = topics;
-        this.retryMaxMs = retryMaxMs;
     }
 
     /** One transaction of the request: its partitions by topic, in request order. */
@@ -92,9 +92,8 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
             final short clientVersion = TxnErrors.addPartitionsClientVersion(version);
             return submitAllowed(AclCodes.WRITE, AclCodes.TRANSACTIONAL_ID, asked.transactionalId(),
                 Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, connection, out, outOffset,
-                (c, now) -> new HeldAdd(() -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(),
-                    clientVersion), now + retryMaxMs),
-                (o, at, held) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(held.answer().error(), version)),
+                (c, now) -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(), clientVersion),
+                (o, at, added) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(added.answer().error(), version)),
                 (o, at, error) -> writeV3(o, at, version, asked, error));
         }
         final List<Asked> transactions = new ArrayList<>();

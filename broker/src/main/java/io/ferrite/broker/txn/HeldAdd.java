@@ -6,16 +6,16 @@ import io.ferrite.broker.coordinator.CoordinatorCall;
 import java.util.function.Supplier;
 
 /**
- * An add to a transaction (a produce v12's implicit add, AddPartitionsToTxn v0-3, AddOffsetsToTxn) held
- * on the coordinators' agent while it is answered CONCURRENT_TRANSACTIONS (the transaction's EndTxn was
- * answered at Prepare* and its markers are still being written: the client's very next add meets it),
- * tried again until {@code retryUntilMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}); after
- * that the last answer goes to the client, CONCURRENT_TRANSACTIONS as Kafka 4.4 answers it. For a
- * produce this is Kafka 4.4's {@code ReplicaManager} retry; for a client's add Kafka answers at once and
- * the client retries after its backoff (kafka-clients: 20 ms), which holding makes shorter and
- * otherwise the same to see. The agent asks it again after every pass that changed anything (so at once
- * when Complete* is written) and at every tick — no timer, no loop. On the agent only; the network
- * thread reads {@link #answer} once the call is answered.
+ * A produce v12's implicit add to its transaction ({@link ProduceVerifier}) held on the coordinators' agent
+ * while it is answered CONCURRENT_TRANSACTIONS (the transaction's EndTxn was answered at Prepare* and its
+ * markers are still being written: the client's very next send meets it), tried again until
+ * {@code retryUntilMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}); after that the last answer goes
+ * to the client, CONCURRENT_TRANSACTIONS as Kafka 4.4 answers it. This is Kafka 4.4's {@code ReplicaManager}
+ * retry of a produce's add (javap: {@code handleProduceAppend}, bounded by {@code request.timeout.ms} too). A client's own add
+ * (AddPartitionsToTxn v0-3, AddOffsetsToTxn) and a broker's AddPartitionsToTxn v4-5 are not held: Kafka 4.4's
+ * {@code TransactionCoordinator} answers them at once. The agent asks again after every pass that changed
+ * anything (so at once when Complete* is written) and at every tick — no timer, no loop. On the agent only;
+ * the network thread reads {@link #answer} once the call is answered.
  */
 final class HeldAdd implements CoordinatorCall.Outcome
 {

@@ -22,15 +22,14 @@ public final class TxnHandlers
 
     /**
      * Registers every transaction API on {@code apis} (each handler made on its first request); {@code waker} wakes their
-     * network thread; {@code addRetryMaxMs} ({@code add.partitions.to.txn.retry.backoff.max.ms}) bounds how long an add
-     * meeting CONCURRENT_TRANSACTIONS is held ({@link HeldAdd}).
+     * network thread.
      */
     public static void register(final Apis apis, final TxnCoordinator coordinator, final CoordinatorRuntime runtime,
-        final LogThread[] logThreads, final TopicRegistry topics, final ProducerIds ids, final long addRetryMaxMs, final Runnable waker)
+        final LogThread[] logThreads, final TopicRegistry topics, final ProducerIds ids, final Runnable waker)
     {
         apis.registerLazily(ApiKeys.INIT_PRODUCER_ID, () -> new InitProducerIdHandler(coordinator, waker, ids))
-            .registerLazily(ApiKeys.ADD_PARTITIONS_TO_TXN, () -> new AddPartitionsToTxnHandler(coordinator, topics, addRetryMaxMs, waker))
-            .registerLazily(ApiKeys.ADD_OFFSETS_TO_TXN, () -> new AddOffsetsToTxnHandler(coordinator, addRetryMaxMs, waker))
+            .registerLazily(ApiKeys.ADD_PARTITIONS_TO_TXN, () -> new AddPartitionsToTxnHandler(coordinator, topics, waker))
+            .registerLazily(ApiKeys.ADD_OFFSETS_TO_TXN, () -> new AddOffsetsToTxnHandler(coordinator, waker))
             .registerLazily(ApiKeys.END_TXN, () -> new EndTxnHandler(coordinator, waker))
             .registerLazily(ApiKeys.DESCRIBE_TRANSACTIONS, () -> new DescribeTransactionsHandler(coordinator, waker))
             .registerLazily(ApiKeys.LIST_TRANSACTIONS, () -> new ListTransactionsHandler(coordinator, waker))

@@ -49,8 +49,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   <li>1: transaction version 1 — AddPartitionsToTxn v3, Produce v11, EndTxn v4, one epoch throughout.</li>
  * </ul>
  * What it asserts is that every request is answered NONE (an add or a produce that meets
- * CONCURRENT_TRANSACTIONS — the last commit's markers outlasting the broker's hold — is sent again, as
- * kafka-clients does, and counted) and that the partition ends with every transaction committed (the last
+ * CONCURRENT_TRANSACTIONS — the last commit's markers still being written: at once for AddPartitionsToTxn v3,
+ * as Kafka 4.4 answers it, after the broker's hold for a produce v12 — is sent again, as kafka-clients does,
+ * and counted) and that the partition ends with every transaction committed (the last
  * stable offset at the log end); with the timing on (the surefire execution {@code end-txn-timing} runs it
  * so), that every stage recorded one sample per counted EndTxn. The figures are printed only (no timing
  * assertion). {@code -Dferrite.endTxnLoop.transactions} (default 300) and {@code -Dferrite.endTxnLoop.rate}
@@ -113,7 +114,7 @@ class EndTxnLoopTest
                     short addError;
                     while ((addError = addPartition(raw, id, pid, epoch)) == Errors.CONCURRENT_TRANSACTIONS.code())
                     {
-                        // the last commit's markers outlasted the broker's hold of the add: kafka-clients sends it again
+                        // the last commit's markers are still being written (answered at once, as Kafka): kafka-clients sends it again
                         retries++;
                         assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20), "AddPartitionsToTxn CONCURRENT_TRANSACTIONS for 20 s");
                     }

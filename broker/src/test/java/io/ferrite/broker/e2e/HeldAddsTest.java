@@ -1,10 +1,16 @@
 package io.ferrite.broker.e2e;
 
-import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.log.PartitionLog;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.AddOffsetsToTxnRequestData;
 import org.apache.kafka.common.message.AddOffsetsToTxnResponseData;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
@@ -12,7 +18,6 @@ import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
 import org.apache.kafka.common.message.EndTxnRequestData;
 import org.apache.kafka.common.message.EndTxnResponseData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
-import org.apache.kafka.common.message.TxnOffsetCommitResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
@@ -21,25 +26,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A transaction version 1 client's adds right after its EndTxn (answered once PrepareCommit is written,
- * while the markers are still being written): AddPartitionsToTxn v3 and AddOffsetsToTxn v3 meet
- * CONCURRENT_TRANSACTIONS, which Kafka 4.4 answers at once (the client retries after 20 ms). Ferrite
- * holds them on the coordinators' agent until {@code add.partitions.to.txn.retry.backoff.max.ms}, as it
- * holds a produce v12's add: once CompleteCommit is written they are answered NONE; if the bound comes
- * first, CONCURRENT_TRANSACTIONS, Kafka's answer. A TxnOffsetCommit v5's add is not held: answered at once, as
- * Kafka 4.4 answers it. The commit marker's fsync is held back (fsync durability, {@link FlushLock}) so the
- * transaction is certainly still PrepareCommit when the add asks.
+ * A client's adds right after its EndTxn (answered once Prepare* is written, while the markers are still
+ * being written): a transaction version 1 client's AddPartitionsToTxn v3 and AddOffsetsToTxn v3, and a
+ * transaction version 2 client's TxnOffsetCommit v5, meet CONCURRENT_TRANSACTIONS, which Kafka 4.4 answers
+ * at once (its {@code TransactionCoordinator.handleAddPartitionsToTransaction} holds nothing; javap) and the
+ * client retries; only a produce's own add is held by the broker ({@code ProduceVerificationTest}). The
+ * commit marker's fsync is held back (fsync durability, {@link FlushLock}) so the transaction is certainly
+ * still PrepareCommit when the add asks; {@code add.partitions.to.txn.retry.backoff.max.ms} is raised to
+ * 600 s so that an add held by it could not be answered while the marker is held.
  */
 class HeldAddsTest
 {
@@ -107,39 +113,45 @@ class HeldAddsTest
         }
     }
 
-    /** Sends {@code request} and waits until it is answered or waits on the coordinators' agent; returns its correlation id. */
-    private static int sendHeld(final RunningBroker broker, final RawClient raw, final ApiKeys api, final ApiMessage request)
-        throws Exception
-    {
-        final int id = raw.send(api, (short)3, request);
-        final CoordinatorAgent agent = broker.broker.groups().agent();
-        await(() -> raw.answered() || agent.call(broker.broker.groups(), (g, nowMs) -> agent.waiting()).get() > 0,
-            Duration.ofSeconds(20), "the add answered, or waiting on the coordinators' agent");
-        return id;
-    }
-
+    /**
+     * AddPartitionsToTxn v3 and AddOffsetsToTxn v3 sent while the last transaction's commit marker cannot be durable:
+     * each answered CONCURRENT_TRANSACTIONS at once (before, Ferrite held them on the coordinators' agent until the
+     * bound, 600 s here, and the exchange timed out), the transaction still PrepareCommit (nothing written for them);
+     * sent again once CompleteCommit is written, NONE, in the next transaction.
+     */
     @Test
-    void aClientsAddRightAfterItsCommitWaitsForTheCommitToComplete() throws Exception
+    void aClientsAddRightAfterItsCommitIsAnsweredConcurrentTransactionsAtOnce() throws Exception
     {
         for (final ApiKeys api : List.of(ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN))
         {
-            final String id = "held-" + api.id;
+            final String id = "ending-" + api.id;
             try (RunningBroker broker = new RunningBroker(dir.resolve(id), Map.of("ferrite.log.durability", "fsync",
                 "add.partitions.to.txn.retry.backoff.max.ms", "600000")); Admin admin = broker.admin();
                 RawClient raw = new RawClient(broker.broker.address().getPort()))
             {
-                final int[] sent = new int[1];
-                commitHoldingTheMarkersFsync(broker, admin, raw, id, (pid, epoch) ->
+                final long[] producer = new long[2];
+                final List<String> answered = commitHoldingTheMarkersFsync(broker, admin, raw, id, (pid, epoch) ->
                 {
-                    sent[0] = sendHeld(broker, raw, api, api == ApiKeys.ADD_OFFSETS_TO_TXN ? addOffsets(id, pid, epoch) :
-                        addPartition(id, pid, epoch));
-                    return List.of();
+                    producer[0] = pid;
+                    producer[1] = epoch;
+                    final String error = error(api, raw.exchange(api, (short)3, add(api, id, pid, epoch)));
+                    return List.of(error, admin.describeTransactions(List.of(id)).description(id).get().state().toString());
                 });
-                assertEquals("NONE", error(api, raw.receive(api, (short)3, sent[0])), api + " held until CompleteCommit");
+                assertEquals(List.of("CONCURRENT_TRANSACTIONS", TransactionState.PREPARE_COMMIT.toString()), answered,
+                    api + " answered at once while the last transaction completes, nothing added");
+                await(() -> admin.describeTransactions(List.of(id)).description(id).get().state() == TransactionState.COMPLETE_COMMIT,
+                    Duration.ofSeconds(20), "CompleteCommit once the marker is durable");
+                assertEquals("NONE", error(api, raw.exchange(api, (short)3, add(api, id, producer[0], (short)producer[1]))),
+                    api + " sent again");
                 assertEquals(TransactionState.ONGOING, admin.describeTransactions(List.of(id)).description(id).get().state(),
                     "the next transaction");
             }
         }
+    }
+
+    private static ApiMessage add(final ApiKeys api, final String id, final long pid, final short epoch)
+    {
+        return api == ApiKeys.ADD_OFFSETS_TO_TXN ? addOffsets(id, pid, epoch) : addPartition(id, pid, epoch);
     }
 
     /**
@@ -190,23 +202,53 @@ class HeldAddsTest
         }
     }
 
-    /** The same adds when the bound ({@code add.partitions.to.txn.retry.backoff.max.ms}, 100 ms by default) ends first: Kafka's answer. */
+    /**
+     * kafka-clients 4.4 (transaction version 2: its sendOffsetsToTransaction is a TxnOffsetCommit v5 that adds the group's
+     * partition) commits, then begins its next transaction while the commit marker cannot be durable: its
+     * sendOffsetsToTransaction is answered CONCURRENT_TRANSACTIONS and sent again (counted by the broker's request
+     * metrics, the transaction still PrepareCommit: each of them met the ending transaction), then goes through once the
+     * marker is durable; the next transaction's record and offset are committed.
+     */
     @Test
-    void anAddStillMeetingTheEndingTransactionAfterTheBoundIsAnsweredAsKafkaAnswersIt() throws Exception
+    void aKafkaClientsProducersNextTransactionRetriesConcurrentTransactionsAndCommits() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of("ferrite.log.durability", "fsync")); Admin admin = broker.admin();
-             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        final String id = "clients-next";
+        final TopicPartition tp = new TopicPartition(id, 0);
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("ferrite.log.durability", "fsync",
+            "add.partitions.to.txn.retry.backoff.max.ms", "600000")); Admin admin = broker.admin();
+            KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id,
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, 60_000)))
         {
-            final List<String> answers = commitHoldingTheMarkersFsync(broker, admin, raw, "ending", (pid, epoch) ->
+            admin.createTopics(List.of(new NewTopic(id, 1, (short)1))).all().get();
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(id, 0, null, "first".getBytes(StandardCharsets.UTF_8))).get();
+            producer.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(1)), new ConsumerGroupMetadata(GROUP));
+            final PartitionLog log = broker.broker.topics().topic(id).partitions[0].log;
+            assertTrue(log.config().fsyncDurability, "fsync durability");
+            final CompletableFuture<Void> offsets;
+            synchronized (FlushLock.of(log)) // no fsync of the partition completes while held: the marker is not answered
             {
-                final List<String> each = new ArrayList<>();
-                each.add(error(ApiKeys.ADD_PARTITIONS_TO_TXN, raw.exchange(ApiKeys.ADD_PARTITIONS_TO_TXN, (short)3,
-                    addPartition("ending", pid, epoch))));
-                each.add(error(ApiKeys.ADD_OFFSETS_TO_TXN, raw.exchange(ApiKeys.ADD_OFFSETS_TO_TXN, (short)3,
-                    addOffsets("ending", pid, epoch))));
-                return each;
-            });
-            assertEquals(List.of("CONCURRENT_TRANSACTIONS", "CONCURRENT_TRANSACTIONS"), answers);
+                producer.commitTransaction(); // EndTxn v5, answered once PrepareCommit is written
+                assertEquals(TransactionState.PREPARE_COMMIT, admin.describeTransactions(List.of(id)).description(id).get().state());
+                final long before = RequestCounts.of(broker.dir, ApiKeys.TXN_OFFSET_COMMIT.id);
+                producer.beginTransaction();
+                offsets = CompletableFuture.runAsync(() ->
+                    producer.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(2)), new ConsumerGroupMetadata(GROUP)));
+                await(() -> RequestCounts.of(broker.dir, ApiKeys.TXN_OFFSET_COMMIT.id) - before >= 2, Duration.ofSeconds(20),
+                    "the client's TxnOffsetCommit answered and sent again");
+                assertEquals(TransactionState.PREPARE_COMMIT, admin.describeTransactions(List.of(id)).description(id).get().state(),
+                    "every one of them met the ending transaction");
+            }
+            offsets.get();
+            producer.send(new ProducerRecord<>(id, 0, null, "second".getBytes(StandardCharsets.UTF_8))).get();
+            producer.commitTransaction();
+            assertEquals(List.of("first", "second"), IsolatedReads.readAll(broker, List.of(tp), IsolationLevel.READ_COMMITTED, 2));
+            await(() ->
+            {
+                final OffsetAndMetadata committed = admin.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata().get().get(tp);
+                return committed != null && committed.offset() == 2;
+            }, Duration.ofSeconds(20), "the next transaction's offset committed");
         }
     }
 }
