@@ -36,7 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * holds no TLS buffer (three direct buffers of a TLS record each, some 50 KB, were made at accept); the buffers a
  * handshake made are freed when its connection closes, not when a collection finds them; and a connection that sent
  * nothing, a cut ClientHello and a SASL exchange left after its SaslHandshake are closed by the broker once idle for
- * the bound, while an authenticated connection idle as long is still served.
+ * the bound; so are an authenticated SASL_SSL connection and a PLAINTEXT one idle as long, as Kafka 4.4's Selector closes
+ * any idle connection (tls review 1, M2), while a PLAINTEXT connection that keeps asking is served throughout.
  */
 class UnauthenticatedTlsCostTest
 {
@@ -142,14 +143,37 @@ class UnauthenticatedTlsCostTest
     }
 
     @Test
-    void stalledHandshakesAndSaslExchangesAreClosedOnceIdleForTheBound() throws Exception
+    void everyConnectionIdleForTheBoundIsClosedAndAnActiveOneIsNot() throws Exception
     {
-        // authenticated first: it stays idle for as long as the others, and is served after they were closed
-        try (RawClient authenticated = new RawClient(tlsSocket(port(broker, "SASL_SSL"))))
+        final SSLSocket authenticatedSocket = tlsSocket(port(broker, "SASL_SSL"));
+        final Socket plaintextSocket = new Socket("127.0.0.1", port(broker, "PLAINTEXT"));
+        try (RawClient authenticated = new RawClient(authenticatedSocket); RawClient plaintext = new RawClient(plaintextSocket);
+            RawClient active = new RawClient(port(broker, "PLAINTEXT")))
         {
             final SaslAuthenticateResponseData ok = plain(authenticated, "alice", "alice-secret");
             assertEquals(0, ok.errorCode(), ok.errorMessage());
+            plaintext.apiVersions();
             final List<Socket> stalled = new ArrayList<>();
+            final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            final java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+            final java.util.concurrent.CompletableFuture<Void> keepsAsking = java.util.concurrent.CompletableFuture.runAsync(() ->
+            {
+                try
+                {
+                    while (!stop.get())
+                    {
+                        active.apiVersions(); // a round trip every IDLE_MS / 5 at most: never idle for the bound
+                        asked.incrementAndGet();
+                        Thread.sleep(IDLE_MS / 5);
+                    }
+                }
+                catch (final IOException | InterruptedException ex)
+                {
+                    throw new java.util.concurrent.CompletionException(ex);
+                }
+            });
+            stalled.add(authenticatedSocket); // authenticated, then idle: closed as in Kafka
+            stalled.add(plaintextSocket); // PLAINTEXT, answered, then idle: closed as in Kafka
             try
             {
                 stalled.add(new Socket("127.0.0.1", port(broker, "SSL"))); // sent nothing
@@ -170,12 +194,15 @@ class UnauthenticatedTlsCostTest
             }
             finally
             {
+                stop.set(true);
                 for (final Socket socket : stalled)
                 {
                     socket.close();
                 }
             }
-            authenticated.apiVersions(); // idle as long, authenticated: still served
+            keepsAsking.get(30, java.util.concurrent.TimeUnit.SECONDS); // every round trip answered while the others closed
+            assertTrue(asked.get() >= 3, "the active connection asked throughout: " + asked.get());
+            active.apiVersions(); // active throughout: never closed
         }
     }
 
