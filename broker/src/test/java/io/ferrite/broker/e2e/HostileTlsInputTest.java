@@ -140,6 +140,9 @@ class HostileTlsInputTest
             final List<String> read = Collections.synchronizedList(new ArrayList<>());
             final ExecutorService served = Executors.newFixedThreadPool(2);
             final boolean[] stop = new boolean[1];
+            // set once the producer's last send is acknowledged: the consumer reads until then and up to its count (a send
+            // in flight when the rounds stop is acknowledged after the stop)
+            final java.util.concurrent.atomic.AtomicBoolean produced = new java.util.concurrent.atomic.AtomicBoolean();
             final Map<String, Object> producerConfig = new HashMap<>(client);
             producerConfig.put("acks", "all");
             producerConfig.put("linger.ms", 0);
@@ -158,6 +161,10 @@ class HostileTlsInputTest
                 {
                     failure.compareAndSet(null, ex);
                 }
+                finally
+                {
+                    produced.set(true);
+                }
             });
             final Future<?> consuming = served.submit(() ->
             {
@@ -166,7 +173,7 @@ class HostileTlsInputTest
                     final TopicPartition tp = new TopicPartition("served", 0);
                     consumer.assign(List.of(tp));
                     consumer.seekToBeginning(List.of(tp));
-                    while (!stopped(stop) || read.size() < acked.get())
+                    while ((!produced.get() || read.size() < acked.get()) && failure.get() == null)
                     {
                         for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100)))
                         {
