@@ -159,7 +159,17 @@ final class StartupChecks
         }
         return new Listener(e.name(), e.protocol(), sasl ? ListenerSecurity.mechanisms(config, e) : List.of(),
             sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), scram, config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS), tls,
-            idleMs(config.getLong(ListenerSecurity.CONNECTIONS_MAX_IDLE_MS)), config.getInt(ListenerSecurity.SASL_SERVER_MAX_RECEIVE_SIZE));
+            idleMs(config.getLong(ListenerSecurity.CONNECTIONS_MAX_IDLE_MS)), saslMaxReceiveSize(config));
+    }
+
+    /**
+     * {@code sasl.server.max.receive.size}: -1 is Kafka's NetworkReceive.UNLIMITED, here bounded as every frame by
+     * {@code socket.request.max.bytes} (tls review 1, L1: it refused every SASL login); another value as given.
+     */
+    private static int saslMaxReceiveSize(final BrokerConfig config)
+    {
+        final int setting = config.getInt(ListenerSecurity.SASL_SERVER_MAX_RECEIVE_SIZE);
+        return setting == -1 ? config.getInt(BrokerConfig.SOCKET_REQUEST_MAX_BYTES) : setting;
     }
 
     /** {@code connections.max.idle.ms}: negative is never, as Kafka's Selector then keeps no idle expiry. */

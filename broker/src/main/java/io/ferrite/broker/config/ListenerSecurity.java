@@ -55,11 +55,11 @@ public final class ListenerSecurity
                 + "(listener.name.<listener>.sasl.enabled.mechanisms per listener): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; Kafka's default GSSAPI is refused")
             .define(FAILED_AUTHENTICATION_DELAY_MS, INT, "100", atLeast(0), true,
                 "how long a failed SASL authentication's answer and the connection's close wait (slows password guessing)")
-            .define(CONNECTIONS_MAX_IDLE_MS, LONG, "600000", NONE, true, "how long a connection of an SSL or SASL listener that has "
-                + "not finished its TLS handshake or SASL authentication may stay with no byte moving before it is closed (negative: "
-                + "never); Kafka applies it to every connection, Ferrite never closes an authenticated or PLAINTEXT one for idleness")
+            .define(CONNECTIONS_MAX_IDLE_MS, LONG, "600000", NONE, true, "how long a connection may stay with no byte moving before "
+                + "it is closed (negative: never), authenticated or not, as Kafka; a connection whose response is being made is left until it is written")
             .define(SASL_SERVER_MAX_RECEIVE_SIZE, INT, "524288", NONE, true,
-                "the largest frame a SASL connection may send before it authenticated: a larger one fails the authentication");
+                "the largest frame a SASL connection may send before it authenticated: a larger one fails the authentication (-1: "
+                + "Kafka's unlimited, here socket.request.max.bytes)");
         TlsSettings.define(c);
         AuthorizerSettings.define(c); // authorizer.class.name, super.users, allow.everyone.if.no.acl.found
     }

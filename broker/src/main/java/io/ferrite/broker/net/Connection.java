@@ -126,9 +126,7 @@ public final class Connection
     TlsChannel tls;
     /** An SSL connection's principal was taken from its handshake. */
     private boolean tlsPrincipalTaken;
-    /** On its thread's list of connections not yet authenticated ({@link UnauthenticatedConnections}). */
-    boolean unauthenticated;
-    /** While {@link #unauthenticated}: when its socket was last ready (System.currentTimeMillis). */
+    /** When its socket was last ready (System.currentTimeMillis of that select pass), for {@link IdleConnections}. */
     long activeMs;
 
     Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats, final Listener listener)
@@ -244,7 +242,7 @@ public final class Connection
         }
         catch (final OutOfMemoryError ex) // Bits.reserveMemory's: the input is direct
         {
-            throw DirectMemoryShortage.of(ex);
+            throw DirectMemoryShortage.orRethrow(ex);
         }
     }
 
@@ -476,12 +474,13 @@ public final class Connection
             wroteLarge = true;
             largeWrittenNs = now;
         }
-        if (!steady)
+        // direct memory used up (null): the connection keeps the buffer it has (tls review 1, H1)
+        final ExpandableDirectByteBuffer smaller = steady ? null : DirectBuffers.expandableOrNull(INITIAL_OUTPUT);
+        if (smaller != null)
         {
-            final ExpandableDirectByteBuffer old = out;
-            out = new ExpandableDirectByteBuffer(INITIAL_OUTPUT);
+            BufferUtil.free(out.byteBuffer());
+            out = smaller;
             outView = new BufferView();
-            BufferUtil.free(old.byteBuffer());
             stats.outputGivenBack();
         }
     }

@@ -50,7 +50,7 @@ final class Connections
         }
         catch (final OutOfMemoryError ex) // its input and output buffers are direct: Bits.reserveMemory's refusal
         {
-            throw DirectMemoryShortage.of(ex);
+            throw DirectMemoryShortage.orRethrow(ex); // the heap's goes on up (review L8)
         }
         if (listener.tls() != null)
         {
@@ -58,6 +58,15 @@ final class Connections
             connection.tls = new TlsChannel(listener.tls().create(peer.getAddress().getHostAddress(), peer.getPort()), channel);
         }
         connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
+        final java.util.function.Consumer<Object> watcher = NetworkThread.connectionWatcher;
+        if (watcher != null)
+        {
+            watcher.accept(connection);
+            if (connection.tls != null)
+            {
+                watcher.accept(connection.tls);
+            }
+        }
         count++;
         counters.accepted(count);
         return connection;
@@ -73,9 +82,6 @@ final class Connections
         {
             return;
         }
-        connection.closed = true;
-        count--;
-        counters.closed(count);
         if (protocolError)
         {
             LOG.warn("closing connection {} from {}: {}", connection.id, connection.remote(), reason);
@@ -84,6 +90,29 @@ final class Connections
         {
             LOG.debug("connection {} from {} ends: {}", connection.id, connection.remote(), reason);
         }
+        release(connection);
+    }
+
+    /**
+     * Closes {@code connection} after a failed SASL authentication or TLS handshake, with Kafka 4.4's INFO line (its
+     * {@code Selector}'s "Failed authentication with <client> (<why>)"; the client's port too, which Kafka leaves out):
+     * a mistyped password or a port scan is not a broker's warning (tls review 1, M3).
+     */
+    void closeFailedAuthentication(final Connection connection, final String why)
+    {
+        if (connection.closed)
+        {
+            return;
+        }
+        LOG.info("Failed authentication with {} ({})", connection.remote(), why);
+        release(connection);
+    }
+
+    private void release(final Connection connection)
+    {
+        connection.closed = true;
+        count--;
+        counters.closed(count);
         connection.key.cancel();
         if (connection.tls != null)
         {
@@ -94,12 +123,16 @@ final class Connections
 
     /**
      * Closes {@code connection} after {@code ex}: a failed TLS handshake (what the client sent, or a certificate not
-     * trusted) and direct memory used up (counted) are one WARN line each; any other I/O error (the client went away) is
-     * debug.
+     * trusted) is Kafka's INFO line, a TLS failure after it and direct memory used up (counted) one WARN line each; any
+     * other I/O error (the client went away) is debug.
      */
     void closeAfter(final Connection connection, final IOException ex)
     {
-        if (ex instanceof SSLException)
+        if (ex instanceof SSLException && connection.tls != null && !connection.tls.established())
+        {
+            closeFailedAuthentication(connection, NetMessages.handshakeFailed((SSLException)ex));
+        }
+        else if (ex instanceof SSLException)
         {
             close(connection, NetMessages.tlsFailed((SSLException)ex), true);
         }

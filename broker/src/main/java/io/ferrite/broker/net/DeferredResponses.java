@@ -87,8 +87,7 @@ final class DeferredResponses
             }
             catch (final Error ex)
             {
-                RequestDispatcher.rethrowIfFatal(ex); // as in NetworkThread.onKey: a stack overflow, an assertion
-                dispatcher.failed(connection, ex);
+                dispatcher.failed(connection, ex); // as in NetworkThread.onKey: a stack overflow, an assertion, direct memory refused
             }
         }
         return ended;
@@ -113,8 +112,16 @@ final class DeferredResponses
         }
         catch (final Error ex)
         {
-            RequestDispatcher.rethrowIfFatal(ex); // a stack overflow, an assertion: this connection only
-            errors.onError(ex);
+            if (DirectMemoryShortage.isRefusal(ex))
+            {
+                // the response grew the output past what direct memory had: this connection only, closed with its WARN line
+                connections.closeAfter(connection, DirectMemoryShortage.of((OutOfMemoryError)ex));
+            }
+            else
+            {
+                RequestDispatcher.rethrowIfFatal(ex); // a stack overflow, an assertion: this connection only
+                errors.onError(ex);
+            }
             cancel(connection);
             return RequestHandler.CLOSE;
         }

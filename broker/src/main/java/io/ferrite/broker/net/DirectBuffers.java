@@ -1,6 +1,7 @@
 package io.ferrite.broker.net;
 
 import org.agrona.BufferUtil;
+import org.agrona.ExpandableDirectByteBuffer;
 
 import java.nio.ByteBuffer;
 
@@ -30,7 +31,21 @@ final class DirectBuffers
         }
         catch (final OutOfMemoryError ex) // Bits.reserveMemory's "Cannot reserve N bytes of direct buffer memory"
         {
-            throw DirectMemoryShortage.of(ex);
+            throw DirectMemoryShortage.orRethrow(ex);
+        }
+    }
+
+    /** A growable direct buffer of {@code size} bytes, or null if direct memory is used up (a heap OutOfMemoryError goes on). */
+    static ExpandableDirectByteBuffer expandableOrNull(final int size)
+    {
+        try
+        {
+            return new ExpandableDirectByteBuffer(size);
+        }
+        catch (final OutOfMemoryError ex)
+        {
+            DirectMemoryShortage.orRethrow(ex);
+            return null;
         }
     }
 

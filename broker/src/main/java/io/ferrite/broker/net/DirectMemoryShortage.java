@@ -28,4 +28,32 @@ final class DirectMemoryShortage extends IOException
     {
         return new DirectMemoryShortage("out of direct memory: " + ex.getMessage());
     }
+
+    /**
+     * {@code ex} as this exception if it is the JDK's refusal of a direct buffer ({@link #isRefusal}); any other
+     * OutOfMemoryError (the heap, the JVM's own memory) is thrown on: it is the JVM's, not one connection's.
+     */
+    static DirectMemoryShortage orRethrow(final OutOfMemoryError ex)
+    {
+        if (!isRefusal(ex))
+        {
+            throw ex;
+        }
+        return of(ex);
+    }
+
+    /**
+     * Whether {@code ex} is {@code java.nio.Bits.reserveMemory}'s refusal of a direct buffer ({@code -XX:MaxDirectMemorySize}
+     * used up: "Cannot reserve N bytes of direct buffer memory ...", "Direct buffer memory" before JDK 16), which costs
+     * only the connection whose buffer it was, wherever it grew (review H1: a response growing its output).
+     */
+    static boolean isRefusal(final Throwable ex)
+    {
+        if (!(ex instanceof OutOfMemoryError))
+        {
+            return false;
+        }
+        final String message = ex.getMessage();
+        return message != null && (message.startsWith("Cannot reserve ") || message.equals("Direct buffer memory"));
+    }
 }

@@ -29,7 +29,7 @@ public final class Listener
     /** The broker's SCRAM credentials (the same for every listener, as in Kafka). */
     private final ScramCredentials scramCredentials;
     private final long failedAuthenticationDelayMs;
-    private final long unauthenticatedIdleMs;
+    private final long idleMs;
     private final int saslMaxReceiveSize;
     /** A TLS listener's engines (SSL, SASL_SSL), else null. */
     private final TlsEngines tls;
@@ -65,15 +65,14 @@ public final class Listener
     }
 
     /**
-     * @param unauthenticatedIdleMs {@code connections.max.idle.ms}: how long a connection of an SSL or SASL listener that
-     *     has not finished its TLS handshake or SASL authentication may stay with no byte moving before it is closed
+     * @param idleMs {@code connections.max.idle.ms}: how long a connection may stay with no byte moving before it is closed
      * @param saslMaxReceiveSize {@code sasl.server.max.receive.size}: the largest frame before SASL authentication
      */
     public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
         final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs, final TlsEngines tls,
-        final long unauthenticatedIdleMs, final int saslMaxReceiveSize)
+        final long idleMs, final int saslMaxReceiveSize)
     {
-        this.unauthenticatedIdleMs = unauthenticatedIdleMs;
+        this.idleMs = idleMs;
         this.saslMaxReceiveSize = saslMaxReceiveSize;
         if ((tls != null) != protocol.endsWith("SSL"))
         {
@@ -145,10 +144,10 @@ public final class Listener
         return failedAuthenticationDelayMs;
     }
 
-    /** How long a connection not yet authenticated may stay with no byte moving ({@code connections.max.idle.ms}). */
-    long unauthenticatedIdleMs()
+    /** How long a connection may stay with no byte moving ({@code connections.max.idle.ms}; never: Long.MAX_VALUE). */
+    long idleMs()
     {
-        return unauthenticatedIdleMs;
+        return idleMs;
     }
 
     /** The largest frame a SASL connection may send before it authenticated ({@code sasl.server.max.receive.size}). */

@@ -58,6 +58,12 @@ final class NetMessages
         return "TLS failed: " + ex.getMessage();
     }
 
+    /** Kafka's SslAuthenticationException message, with the JDK's reason after it. */
+    static String handshakeFailed(final javax.net.ssl.SSLException ex)
+    {
+        return "SSL handshake failed: " + ex.getMessage();
+    }
+
     static String outOfDirectMemory(final IOException ex, final long count)
     {
         return ex.getMessage() + " (connections refused or closed for it on this thread: " + count + ")";

@@ -108,7 +108,14 @@ final class RequestDispatcher
         }
         if (end == RequestHandler.CLOSE)
         {
-            connections.close(connection, connection.closeAfterResponse != null ? connection.closeAfterResponse : "request refused", true);
+            if (connection.closeAfterResponse != null)
+            {
+                connections.closeFailedAuthentication(connection, connection.closeAfterResponse);
+            }
+            else
+            {
+                connections.close(connection, "request refused", true);
+            }
             return;
         }
         connection.consumeFrame(connection.pendingFrameSize);
@@ -131,12 +138,12 @@ final class RequestDispatcher
         processFrames(connection);
     }
 
-    /** A response that ends its connection (a failed authentication's) was written: the connection closes, one WARN line. */
+    /** A response that ends its connection (a failed authentication's) was written: the connection closes, one INFO line. */
     private boolean closedAfterResponse(final Connection connection)
     {
         if (connection.closeAfterResponse != null)
         {
-            connections.close(connection, connection.closeAfterResponse, true);
+            connections.closeFailedAuthentication(connection, connection.closeAfterResponse);
             return true;
         }
         return false;
@@ -302,7 +309,6 @@ final class RequestDispatcher
         catch (final Error ex)
         {
             // here too, whether reached from a read or from resume (a request pipelined behind a deferred one)
-            rethrowIfFatal(ex);
             countFetch(connection, fetchUncounted);
             failed(connection, ex);
             return CLOSED;
@@ -311,7 +317,7 @@ final class RequestDispatcher
 
     /**
      * Kafka's Processor closes the connection whatever its request threw and goes on; so does a network thread, but
-     * for a VirtualMachineError other than a stack overflow (out of memory, an internal error: the JVM is not sound, or
+     * for a VirtualMachineError other than a stack overflow (the heap out of memory, an internal error: the JVM is not sound, or
      * a mapped page's read error, which the caller closes as an I/O error). A stack overflow is unwound, an assertion
      * or a class that failed to link leaves the JVM as sound as any exception does.
      */
@@ -379,5 +385,21 @@ final class RequestDispatcher
     {
         errors.onError(ex);
         connections.close(connection, NetMessages.failed(ex), true);
+    }
+
+    /**
+     * A connection's work threw {@code ex}: its buffer refused by the JVM's direct memory costs only it (closed, counted,
+     * one WARN line: a response that grew its output, review H1); a VirtualMachineError other than a stack overflow is
+     * thrown on ({@link #rethrowIfFatal}); any other Error closes the connection, as Kafka's Processor does.
+     */
+    void failed(final Connection connection, final Error ex)
+    {
+        if (DirectMemoryShortage.isRefusal(ex))
+        {
+            connections.closeAfter(connection, DirectMemoryShortage.of((OutOfMemoryError)ex));
+            return;
+        }
+        rethrowIfFatal(ex);
+        failed(connection, (Throwable)ex);
     }
 }

@@ -239,13 +239,13 @@ final class SaslAuthenticator implements RequestHandler
 
     /**
      * The answer ending at {@code end} (or none: {@link RequestHandler#CLOSE}) goes after the delay, then the connection
-     * closes, with one WARN line saying {@code why} (Kafka's message, never a token's bytes; Kafka logs "Failed
-     * authentication with ..." at INFO).
+     * closes, with Kafka's INFO line "Failed authentication with <client> (<why>)" ({@code why} Kafka's message, never a
+     * token's bytes).
      */
     private int failed(final int end, final String why)
     {
         connection.defer(new DelayedFailure(end, System.currentTimeMillis() + listener.failedAuthenticationDelayMs(),
-            "SASL authentication failed: " + why));
+            why));
         return DEFERRED;
     }
 

@@ -2,6 +2,8 @@ package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.TestCertificates;
 import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -9,6 +11,10 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Tag;
@@ -78,7 +84,10 @@ class DirectMemoryExhaustionTest
             final long baseline = sockets(pid);
 
             final byte[] clientHello = clientHello(certs);
+            createTopics(server.port()); // an all-topics Metadata is then answered with ~6 KB: more than a connection's first output
             final RawClient probe = new RawClient(server.port()); // made while memory lasts; paces the steps below
+            final RawClient asker = new RawClient(server.port()); // a PLAINTEXT client made while memory lasts (review H1)
+            asker.apiVersions();
             int handshakes = 0;
             while (true)
             {
@@ -116,6 +125,17 @@ class DirectMemoryExhaustionTest
                 probe.apiVersions();
                 refused = REFUSED.matcher(server.stderr());
             }
+            // review H1: an ordinary request whose answer must grow the connection's output, direct memory used up: it costs
+            // that connection at most (answered, or closed with one WARN line), never the thread and its other connections
+            final boolean answered = metadataOfAllTopics(asker);
+            probe.apiVersions();
+            assertFalse(server.stderr().contains("OutOfMemoryError"), "no OutOfMemoryError ended the network thread:\n" + tail(server.stderr()));
+            if (!answered)
+            {
+                assertTrue(server.stderr().contains("out of direct memory"), "the closed connection said why");
+            }
+            System.out.println("the Metadata asked with direct memory used up was " + (answered ? "answered" : "refused: its connection closed"));
+            asker.close();
             probe.apiVersions();
             probe.close();
             System.out.println(handshakes + " handshakes left waiting, then " + idle + " connections that sent nothing, until one was refused at accept");
@@ -146,6 +166,41 @@ class DirectMemoryExhaustionTest
             }
             server.stop();
         }
+    }
+
+    private static final int TOPICS = 40;
+
+    /** {@value #TOPICS} topics with long names, made while memory lasts. */
+    private static void createTopics(final int port) throws Exception
+    {
+        try (Admin admin = Admin.create(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port)))
+        {
+            final List<NewTopic> topics = new ArrayList<>();
+            for (int i = 0; i < TOPICS; i++)
+            {
+                topics.add(new NewTopic(String.format("a-topic-with-a-long-name-so-that-the-metadata-answer-is-large-%03d", i), 1, (short)1));
+            }
+            admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Metadata v12 of all topics on {@code client}: true if answered with every topic, false if the broker closed the connection. */
+    private static boolean metadataOfAllTopics(final RawClient client) throws IOException
+    {
+        final short version = 12;
+        final int id = client.send(ApiKeys.METADATA, version, new MetadataRequestData().setTopics(null));
+        final ByteBuffer body;
+        try
+        {
+            body = client.receive(ApiKeys.METADATA, version, id);
+        }
+        catch (final java.io.EOFException | java.net.SocketException closed) // SocketTimeoutException (no answer, no close) fails
+        {
+            return false;
+        }
+        final MetadataResponseData response = new MetadataResponseData(new ByteBufferAccessor(body), version);
+        assertEquals(TOPICS, response.topics().size(), "every topic answered");
+        return true;
     }
 
     private static void produceAndConsumeOverSsl(final TestCertificates certs, final int sslPort) throws Exception

@@ -32,11 +32,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What a connection of a TLS listener costs before it authenticated (tls review M4), on one broker with one network
- * thread, an SSL and a SASL_SSL listener and {@code connections.max.idle.ms} of 1.5 s: a connection that sent nothing
+ * thread, an SSL and a SASL_SSL listener (the idle test on a broker of its own with {@code connections.max.idle.ms} of
+ * 1.5 s): a connection that sent nothing
  * holds no TLS buffer (three direct buffers of a TLS record each, some 50 KB, were made at accept); the buffers a
  * handshake made are freed when its connection closes, not when a collection finds them; and a connection that sent
  * nothing, a cut ClientHello and a SASL exchange left after its SaslHandshake are closed by the broker once idle for
- * the bound, while an authenticated connection idle as long is still served.
+ * the bound; so are an authenticated SASL_SSL connection and a PLAINTEXT one idle as long, as Kafka 4.4's Selector closes
+ * any idle connection (tls review 1, M2), while a PLAINTEXT connection that keeps asking is served throughout.
  */
 class UnauthenticatedTlsCostTest
 {
@@ -53,7 +55,7 @@ class UnauthenticatedTlsCostTest
     {
         certs = TestCertificates.shared();
         Files.createDirectories(dir.resolve("logs"));
-        broker = new RunningBroker(dir.resolve("logs"), tlsConfig(certs, Map.of("connections.max.idle.ms", String.valueOf(IDLE_MS))));
+        broker = new RunningBroker(dir.resolve("logs"), tlsConfig(certs, Map.of())); // the default idle bound: the memory tests' connections stay
     }
 
     /** One network thread, PLAINTEXT, SSL and SASL_SSL (PLAIN: alice) listeners on the shared test stores, and {@code extra}. */
@@ -142,40 +144,72 @@ class UnauthenticatedTlsCostTest
     }
 
     @Test
-    void stalledHandshakesAndSaslExchangesAreClosedOnceIdleForTheBound() throws Exception
+    void everyConnectionIdleForTheBoundIsClosedAndAnActiveOneIsNot() throws Exception
     {
-        // authenticated first: it stays idle for as long as the others, and is served after they were closed
-        try (RawClient authenticated = new RawClient(tlsSocket(port(broker, "SASL_SSL"))))
+        Files.createDirectories(dir.resolve("idle-logs"));
+        // its own broker with a 1.5 s bound: on the class's, idle connections of the other tests would be closed under load
+        try (RunningBroker broker = new RunningBroker(dir.resolve("idle-logs"),
+            tlsConfig(certs, Map.of("connections.max.idle.ms", String.valueOf(IDLE_MS)))))
         {
-            final SaslAuthenticateResponseData ok = plain(authenticated, "alice", "alice-secret");
-            assertEquals(0, ok.errorCode(), ok.errorMessage());
-            final List<Socket> stalled = new ArrayList<>();
-            try
+            final SSLSocket authenticatedSocket = tlsSocket(port(broker, "SASL_SSL"));
+            final Socket plaintextSocket = new Socket("127.0.0.1", port(broker, "PLAINTEXT"));
+            try (RawClient authenticated = new RawClient(authenticatedSocket); RawClient plaintext = new RawClient(plaintextSocket);
+                RawClient active = new RawClient(port(broker, "PLAINTEXT")))
             {
-                stalled.add(new Socket("127.0.0.1", port(broker, "SSL"))); // sent nothing
-                stalled.add(new Socket("127.0.0.1", port(broker, "SASL_SSL")));
-                final Socket cut = new Socket("127.0.0.1", port(broker, "SSL"));
-                cut.getOutputStream().write(new byte[] {0x16, 3, 1, 0, (byte)200, 1, 0, 0, (byte)196, 3, 3}); // a ClientHello's start
-                stalled.add(cut);
-                final SSLSocket handshook = tlsSocket(port(broker, "SASL_SSL"));
-                new RawClient(handshook).exchange(ApiKeys.SASL_HANDSHAKE, (short)1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
-                stalled.add(handshook); // its TLS done, its SASL exchange left after the handshake
-                final long start = System.nanoTime();
-                for (final Socket socket : stalled)
+                final SaslAuthenticateResponseData ok = plain(authenticated, "alice", "alice-secret");
+                assertEquals(0, ok.errorCode(), ok.errorMessage());
+                plaintext.apiVersions();
+                final List<Socket> stalled = new ArrayList<>();
+                final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+                final java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+                final java.util.concurrent.CompletableFuture<Void> keepsAsking = java.util.concurrent.CompletableFuture.runAsync(() ->
                 {
-                    socket.setSoTimeout(30_000);
-                    assertClosedByBroker(socket);
-                }
-                assertTrue(System.nanoTime() - start >= (IDLE_MS - 200) * 1_000_000L, "not closed before the bound");
-            }
-            finally
-            {
-                for (final Socket socket : stalled)
+                    try
+                    {
+                        while (!stop.get())
+                        {
+                            active.apiVersions(); // a round trip every IDLE_MS / 5 at most: never idle for the bound
+                            asked.incrementAndGet();
+                            Thread.sleep(IDLE_MS / 5);
+                        }
+                    }
+                    catch (final IOException | InterruptedException ex)
+                    {
+                        throw new java.util.concurrent.CompletionException(ex);
+                    }
+                });
+                stalled.add(authenticatedSocket); // authenticated, then idle: closed as in Kafka
+                stalled.add(plaintextSocket); // PLAINTEXT, answered, then idle: closed as in Kafka
+                try
                 {
-                    socket.close();
+                    stalled.add(new Socket("127.0.0.1", port(broker, "SSL"))); // sent nothing
+                    stalled.add(new Socket("127.0.0.1", port(broker, "SASL_SSL")));
+                    final Socket cut = new Socket("127.0.0.1", port(broker, "SSL"));
+                    cut.getOutputStream().write(new byte[] {0x16, 3, 1, 0, (byte)200, 1, 0, 0, (byte)196, 3, 3}); // a ClientHello's start
+                    stalled.add(cut);
+                    final SSLSocket handshook = tlsSocket(port(broker, "SASL_SSL"));
+                    new RawClient(handshook).exchange(ApiKeys.SASL_HANDSHAKE, (short)1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
+                    stalled.add(handshook); // its TLS done, its SASL exchange left after the handshake
+                    final long start = System.nanoTime();
+                    for (final Socket socket : stalled)
+                    {
+                        socket.setSoTimeout(30_000);
+                        assertClosedByBroker(socket);
+                    }
+                    assertTrue(System.nanoTime() - start >= (IDLE_MS - 200) * 1_000_000L, "not closed before the bound");
                 }
+                finally
+                {
+                    stop.set(true);
+                    for (final Socket socket : stalled)
+                    {
+                        socket.close();
+                    }
+                }
+                keepsAsking.get(30, java.util.concurrent.TimeUnit.SECONDS); // every round trip answered while the others closed
+                assertTrue(asked.get() >= 3, "the active connection asked throughout: " + asked.get());
+                active.apiVersions(); // active throughout: never closed
             }
-            authenticated.apiVersions(); // idle as long, authenticated: still served
         }
     }
 
