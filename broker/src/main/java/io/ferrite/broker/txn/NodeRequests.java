@@ -21,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -40,7 +39,8 @@ import java.util.function.Predicate;
  * drain a node's queue into one request; exchanges queued together ({@link #sendAll}) are all there when their lane
  * takes the first of them.
  *
- * <p>A request whose {@link Exchange#resolve} or callback throws fails alone (logged); a lane's thread that ends for any
+ * <p>A request whose {@link Exchange#resolve} or callback throws, or that cannot be encoded (larger than the frame),
+ * fails alone (logged), the connection and those queued behind it untouched; a lane's thread that ends for any
  * other reason (or idle for {@link #IDLE_NANOS}) leaves the lanes first and fails what it holds, so that the next request
  * to its node makes a new lane (review 1 of txnsend, M2, LOW 6).
  */
@@ -137,10 +137,7 @@ public final class NodeRequests implements AutoCloseable
             exchanges.forEach(e -> e.failed(ex.getCause())); // no selector for its connection: made again at the next request
             return;
         }
-        synchronized (lane.joining)
-        {
-            lane.queue.addAll(exchanges);
-        }
+        lane.queue.addAll(exchanges);
         if (lane.ended)
         {
             // its lane ended (closed, idle or dead) after this found it, and will not take them: a new lane, or failed
@@ -163,16 +160,14 @@ public final class NodeRequests implements AutoCloseable
     /** Any thread: drops the exchanges still queued that {@code which} accepts; they are neither sent nor answered. */
     public void purge(final Predicate<Exchange> which)
     {
-        lanes.values().forEach(lane -> lane.queue.removeIf(which));
+        lanes.values().forEach(lane -> lane.queue.purge(which));
     }
 
     /** One destination's queue, connection and thread. */
     private final class Lane implements Runnable
     {
         private final InetSocketAddress to;
-        private final LinkedBlockingQueue<Exchange> queue = new LinkedBlockingQueue<>();
-        /** Held while exchanges queued together are added, and while a batch takes those queued behind its first. */
-        private final Object joining = new Object();
+        private final LaneQueue queue = new LaneQueue();
         private final FetcherChannel channel;
         private final UnsafeBuffer out;
         private final RequestHeaderEncoder header = new RequestHeaderEncoder();
@@ -210,7 +205,7 @@ public final class NodeRequests implements AutoCloseable
                     final Exchange e;
                     try
                     {
-                        e = queue.poll(100, TimeUnit.MILLISECONDS);
+                        e = queue.next(100);
                     }
                     catch (final InterruptedException ex)
                     {
@@ -279,10 +274,10 @@ public final class NodeRequests implements AutoCloseable
             }
             else
             {
-                final Exchange sent;
+                final RequestBatch<?> batch;
                 try
                 {
-                    sent = joined(e);
+                    batch = e.batch();
                 }
                 catch (final RuntimeException ex)
                 {
@@ -290,7 +285,11 @@ public final class NodeRequests implements AutoCloseable
                     fail(e, ex);
                     return;
                 }
-                if (!exchange(sent))
+                if (batch != null)
+                {
+                    joined(batch);
+                }
+                if (!exchange(batch == null ? e : batch))
                 {
                     failQueued(new IOException("an earlier request to " + to + " failed")); // retried by their senders
                 }
@@ -298,60 +297,42 @@ public final class NodeRequests implements AutoCloseable
         }
 
         /**
-         * {@code first} alone, or its batch with those queued behind it that fit (in order, up to the first that does not);
-         * on the way, one queued whose destination moved goes to that node's lane, one no longer for any node fails.
+         * {@code batch} takes those queued behind its first that fit (in order, up to the first that does not, which stays
+         * first in line); on the way, one queued whose destination moved goes to that node's lane, one no longer for any
+         * node fails. What throws ends the batch where it is: each exchange taken is in it, moved, or failed (review L2).
          */
-        private Exchange joined(final Exchange first)
+        private void joined(final RequestBatch<?> batch)
         {
-            final RequestBatch<?> batch = first.batch();
-            if (batch == null)
-            {
-                return first;
-            }
+            queue.carryQueued(); // pointer work under the senders' lock; the lookups after it
             final List<Exchange> moved = new ArrayList<>();
             final List<Exchange> gone = new ArrayList<>();
-            synchronized (joining)
-            {
-                joinQueued(batch, moved, gone);
-            }
-            // outside the lock: another lane's send takes that lane's
-            gone.forEach(q -> fail(q, new IOException("no longer for any node (was " + to + ")")));
-            moved.forEach(NodeRequests.this::send);
-            return batch;
-        }
-
-        /** Under {@link #joining}: what {@link #joined} takes from the queue (what throws ends the batch where it is). */
-        private void joinQueued(final RequestBatch<?> batch, final List<Exchange> moved, final List<Exchange> gone)
-        {
             try
             {
-                for (Exchange q; (q = queue.peek()) != null; )
+                for (Exchange q; (q = queue.firstCarried()) != null; )
                 {
-                    InetSocketAddress now;
-                    try
-                    {
-                        now = q.resolve();
-                    }
-                    catch (final RuntimeException ex)
-                    {
-                        LOG.error("A request to {}: where it goes could not be found", to, ex);
-                        now = null;
-                    }
-                    if (to.equals(now) && !batch.fits(q))
+                    final InetSocketAddress now = where(q);
+                    final boolean here = to.equals(now);
+                    if (here && !batch.fits(q))
                     {
                         break; // it and those behind it: the next request
                     }
-                    if (!queue.remove(q))
+                    if (!queue.takeCarried(q))
                     {
                         continue; // purged meanwhile
                     }
-                    if (to.equals(now))
+                    if (!here)
+                    {
+                        (now == null ? gone : moved).add(q);
+                        continue;
+                    }
+                    try
                     {
                         batch.add(q);
                     }
-                    else
+                    catch (final RuntimeException ex)
                     {
-                        (now == null ? gone : moved).add(q);
+                        fail(q, ex);
+                        throw ex;
                     }
                 }
             }
@@ -359,34 +340,49 @@ public final class NodeRequests implements AutoCloseable
             {
                 LOG.error("Joining the requests queued for {} failed: those joined so far go", to, ex);
             }
+            gone.forEach(q -> fail(q, new IOException("no longer for any node (was " + to + ")")));
+            for (final Exchange q : moved)
+            {
+                try
+                {
+                    send(q); // another lane's
+                }
+                catch (final RuntimeException ex)
+                {
+                    LOG.error("A request moved from {} could not be queued", to, ex);
+                    fail(q, ex);
+                }
+            }
+        }
+
+        /** Where {@code q} goes now ({@link Exchange#resolve}); null when that is no node or could not be found (logged). */
+        private InetSocketAddress where(final Exchange q)
+        {
+            try
+            {
+                return q.resolve();
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("A request to {}: where it goes could not be found", to, ex);
+                return null;
+            }
         }
 
         /** Ended while open (idle, or its thread died): what was queued since goes to a new lane. */
         private void handOver()
         {
-            final List<Exchange> queued = new ArrayList<>();
-            queue.drainTo(queued);
+            final List<Exchange> queued = queue.takeAll();
             queued.forEach(NodeRequests.this::send);
         }
 
         /** Each exchange queued fails now, but one whose destination moved meanwhile, which goes to that node's lane. */
         private void failQueued(final Exception cause)
         {
-            final List<Exchange> queued = new ArrayList<>();
-            queue.drainTo(queued);
+            final List<Exchange> queued = queue.takeAll();
             for (final Exchange q : queued)
             {
-                final InetSocketAddress now;
-                try
-                {
-                    now = closed ? null : q.resolve();
-                }
-                catch (final RuntimeException ex)
-                {
-                    LOG.error("A request to {}: where it goes could not be found", to, ex);
-                    fail(q, ex);
-                    continue;
-                }
+                final InetSocketAddress now = closed ? null : where(q);
                 if (now != null && !now.equals(to))
                 {
                     send(q);
@@ -411,9 +407,21 @@ public final class NodeRequests implements AutoCloseable
             }
         }
 
-        /** Whether the node answered (even an answer the exchange could not read). */
+        /** Whether the node answered (even an answer the exchange could not read), or {@code e} was not sent at all. */
         private boolean exchange(final Exchange e)
         {
+            final int frame;
+            try
+            {
+                frame = encode(e);
+            }
+            catch (final RuntimeException ex)
+            {
+                // not sent (say, larger than the frame): it fails alone; the connection and those queued behind go on (review M2)
+                LOG.warn("A request to {} could not be encoded: {}", to, ex.toString());
+                fail(e, ex);
+                return true;
+            }
             final int length;
             final int body;
             try
@@ -422,7 +430,7 @@ public final class NodeRequests implements AutoCloseable
                 {
                     channel.connect();
                 }
-                channel.send(out.byteBuffer().clear().limit(encode(e)));
+                channel.send(out.byteBuffer().clear().limit(frame));
                 length = channel.receive();
                 body = responseHeader.wrap(channel.inBuffer, 0, length, e.api().responseHeaderVersion(e.version()));
                 if (responseHeader.correlationId() != correlationId)

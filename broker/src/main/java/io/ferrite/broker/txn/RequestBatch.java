@@ -30,8 +30,8 @@ public abstract class RequestBatch<E extends NodeRequests.Exchange> implements N
 
     /**
      * A batch of {@code first} alone; others join while the sum of their {@link #bytes} stays within {@code budget} (the
-     * request and its answer must fit the lane's frame: {@code first} is taken whatever its size, and fails alone as it
-     * did unbatched when it does not fit).
+     * request and its answer must fit the lane's frame: {@code first} is taken whatever its size; a request it makes
+     * alone that does not fit the frame is not sent and fails alone, the lane going on with those queued behind it).
      */
     protected RequestBatch(final Class<E> kind, final E first, final int budget)
     {

@@ -37,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The transaction coordinator's markers to a leader on another node go as Kafka 4.4's TransactionMarkerChannelManager
@@ -167,6 +168,60 @@ class MarkerBatchesTest
         }
     }
 
+    /**
+     * Review M3: each partition's error goes to its own marker in a request of mixed answers. Producer a's marker for
+     * partition 0 is held; behind it: producer b's marker at a stale epoch for partition 0 (INVALID_PRODUCER_EPOCH), a's
+     * for partitions 1 and 2 (2 at a higher coordinator epoch: a marker entry of its own, which the leader answers in one
+     * entry with a's others), b's real marker for partition 0 (never in a request with its stale one: the next request),
+     * then a's for 3 and b's for 1 to 3.
+     */
+    @Test
+    void mixedAnswersInOneRequestGoEachToItsOwnMarker() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+            GatedProxy proxy = new GatedProxy(port(broker)))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short)1))).all().get(30, TimeUnit.SECONDS);
+            final List<KafkaProducer<String, String>> producers = new ArrayList<>();
+            final RemoteMarkers markers = new RemoteMarkers(FetcherSettings.KAFKA_DEFAULTS, 2, () -> { });
+            try
+            {
+                final Open a = openTransaction(broker, admin, "mixed-a", producers);
+                openTransaction(broker, admin, "mixed-b", producers);
+                final Open b = openTransaction(broker, admin, "mixed-b", producers); // fences the first: b's epoch is higher
+                assertTrue(b.epoch() > 0, "b's producer epoch after its second initTransactions: " + b.epoch());
+                final MarkerRouting.Route leader = new MarkerRouting.Route(1, "127.0.0.1", proxy.port());
+                final Map<String, Integer> answers = new ConcurrentHashMap<>();
+                markers.send(send(leader, "a0", a, 0, a.epoch(), 1, answers));
+                Await.await(() -> proxy.requests() == 1, Duration.ofSeconds(30), "the first request at the proxy");
+                markers.send(send(leader, "b0-stale", b, 0, (short)(b.epoch() - 1), 1, answers));
+                markers.send(send(leader, "a1", a, 1, a.epoch(), 1, answers));
+                markers.send(send(leader, "a2-ce2", a, 2, a.epoch(), 2, answers));
+                markers.send(send(leader, "b0", b, 0, b.epoch(), 1, answers));
+                markers.send(send(leader, "a3", a, 3, a.epoch(), 1, answers));
+                IntStream.range(1, PARTITIONS).forEach(p -> markers.send(send(leader, "b" + p, b, p, b.epoch(), 1, answers)));
+                proxy.pass(3);
+                Await.await(() ->
+                {
+                    markers.drain();
+                    return answers.size() == 9;
+                }, Duration.ofSeconds(60), () -> "every marker answered: " + answers);
+                final Map<String, Integer> expected = new java.util.TreeMap<>();
+                List.of("a0", "a1", "a2-ce2", "a3", "b0", "b1", "b2", "b3").forEach(m -> expected.put(m, (int)Errors.NONE));
+                expected.put("b0-stale", (int)Errors.INVALID_PRODUCER_EPOCH);
+                assertEquals(expected, new java.util.TreeMap<>(answers), "each marker's own partition's answer");
+                assertEquals(3, proxy.requests(), "the held a0; b0-stale, a1, a2-ce2; b0 and those behind it");
+                assertEquals(Set.of("mixed-a/0", "mixed-a/1", "mixed-a/2", "mixed-a/3", "mixed-b/0", "mixed-b/1", "mixed-b/2",
+                    "mixed-b/3"), readCommitted(broker, 8), "a's and b's second transaction committed on every partition");
+            }
+            finally
+            {
+                markers.close();
+                producers.forEach(p -> p.close(Duration.ofSeconds(5)));
+            }
+        }
+    }
+
     private static int port(final RunningBroker broker)
     {
         return Integer.parseInt(broker.bootstrap().split(":")[1]);
@@ -198,6 +253,14 @@ class MarkerBatchesTest
     {
         final String what = txn.id() + "/" + p;
         return new RemoteMarkers.Send(leader, new TxnPartition(TOPIC, p), txn.producerId(), txn.epoch(), 1, commit,
+            (short)0, error -> answers.put(what, error));
+    }
+
+    /** The COMMIT marker of {@code txn} for partition {@code p} at the epochs given; its answer goes in {@code answers} under {@code what}. */
+    private static RemoteMarkers.Send send(final MarkerRouting.Route leader, final String what, final Open txn, final int p,
+        final short epoch, final int coordinatorEpoch, final Map<String, Integer> answers)
+    {
+        return new RemoteMarkers.Send(leader, new TxnPartition(TOPIC, p), txn.producerId(), epoch, coordinatorEpoch, true,
             (short)0, error -> answers.put(what, error));
     }
 

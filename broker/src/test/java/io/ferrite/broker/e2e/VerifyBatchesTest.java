@@ -105,6 +105,54 @@ class VerifyBatchesTest
         }
     }
 
+    /**
+     * Review M2: a question too large for the lane's frame (20 000 partitions, some 80 KB encoded) fails alone; the
+     * connection is kept, and the question queued behind it is sent and answered (it failed NETWORK_EXCEPTION with it).
+     */
+    @Test
+    void aQuestionTooLargeForTheFrameFailsAloneAndTheOneBehindItIsAnswered() throws Exception
+    {
+        final TxnVerifier notHere = (id, pid, epoch, topics, partitions, count, add, waker) ->
+        {
+            throw new AssertionError("the local coordinator asked about " + id);
+        };
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+            GatedProxy proxy = new GatedProxy(Integer.parseInt(broker.bootstrap().split(":")[1])))
+        {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short)1))).all().get(30, TimeUnit.SECONDS);
+            final PartitionOwnership.Located coordinator = new PartitionOwnership.Located(Errors.NONE, 7, "127.0.0.1", proxy.port());
+            final RemoteVerifier verifier = new RemoteVerifier(notHere, id -> coordinator, 1,
+                new NodeRequests(FetcherSettings.KAFKA_DEFAULTS, "verify-batches-test", 64 * 1024));
+            final List<KafkaProducer<String, String>> producers = new ArrayList<>();
+            try
+            {
+                final Open[] open = new Open[3];
+                for (int t = 0; t < open.length; t++)
+                {
+                    open[t] = openTransaction(broker, admin, "sized-" + t, producers); // partition 0 in each
+                }
+                final TxnVerifier.Verification held = ask(verifier, open[0], false, 0);
+                Await.await(() -> proxy.requests() == 1, Duration.ofSeconds(30), "the first question at the proxy");
+                final TxnVerifier.Verification huge = ask(verifier, open[1], false, new int[20_000]);
+                final TxnVerifier.Verification small = ask(verifier, open[2], false, 0);
+                proxy.pass(3);
+                for (final TxnVerifier.Verification v : List.of(held, huge, small))
+                {
+                    Await.await(v::done, Duration.ofSeconds(60), "answered or failed");
+                }
+                assertEquals(Errors.NONE, held.error(0));
+                assertEquals(Errors.NETWORK_EXCEPTION, huge.error(0), "not sent: larger than a request frame");
+                assertEquals(Errors.NONE, small.error(0), "partition 0 is in sized-2's transaction");
+                assertEquals(2, proxy.requests(), "the held question, then the small one (the huge one never sent)");
+            }
+            finally
+            {
+                verifier.close();
+                producers.forEach(p -> p.close(Duration.ofSeconds(5)));
+            }
+        }
+    }
+
     /** A produce's question of {@code txn} about {@code partitions} of the topic: verify only, or an add. */
     private static TxnVerifier.Verification ask(final RemoteVerifier verifier, final Open txn, final boolean add,
         final int... partitions)

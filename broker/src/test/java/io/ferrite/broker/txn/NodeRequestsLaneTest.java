@@ -172,6 +172,140 @@ class NodeRequestsLaneTest
         }
     }
 
+    /**
+     * Review M1: a sender never waits on its lane's lookups. Two requests queued together; the lane, joining the second to
+     * the first's batch, asks where the second goes, and that lookup blocks (a slow image, say). Meanwhile another thread
+     * (the coordinators' agent, a network thread) queues a third for the same node: its send returns at once. The node
+     * answers every request; each of the three is answered once, the third in a request of its own after the batch.
+     */
+    @Test
+    void aSenderDoesNotWaitWhileItsLaneLooksUpWhereAQueuedRequestGoes() throws Exception
+    {
+        try (ServerSocket node = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()))
+        {
+            final AtomicInteger read = new AtomicInteger();
+            final Thread serves = ForgottenRemoteMarkersTest.daemon(() ->
+            {
+                try (Socket s = node.accept(); DataInputStream in = new DataInputStream(s.getInputStream());
+                    DataOutputStream out = new DataOutputStream(s.getOutputStream()))
+                {
+                    while (true)
+                    {
+                        final byte[] request = new byte[in.readInt()];
+                        in.readFully(request);
+                        read.incrementAndGet();
+                        out.writeInt(4); // a response header v0 (the correlation id), no body
+                        out.write(request, 4, 4);
+                        out.flush();
+                    }
+                }
+            });
+            final InetSocketAddress to = new InetSocketAddress(InetAddress.getLoopbackAddress(), node.getLocalPort());
+            final NodeRequests requests = new NodeRequests(FetcherSettings.KAFKA_DEFAULTS, "lane-test", 64 * 1024);
+            final CountDownLatch lookingUp = new CountDownLatch(1);
+            final CountDownLatch lookedUp = new CountDownLatch(1);
+            try
+            {
+                final Probe first = new Batched(to);
+                final Probe slow = new Batched(to)
+                {
+                    @Override
+                    public InetSocketAddress resolve()
+                    {
+                        lookingUp.countDown();
+                        try
+                        {
+                            lookedUp.await();
+                        }
+                        catch (final InterruptedException e)
+                        {
+                            Thread.currentThread().interrupt();
+                        }
+                        return super.resolve();
+                    }
+                };
+                requests.sendAll(java.util.List.of(first, slow));
+                await(() -> lookingUp.getCount() == 0, Duration.ofSeconds(30), "the lane looks up where the second goes");
+                final Probe third = new Batched(to);
+                final Thread agent = ForgottenRemoteMarkersTest.daemon(() -> requests.send(third));
+                await(() -> !agent.isAlive(), Duration.ofSeconds(10),
+                    () -> "the third's send returned while the lane looks up (its thread is " + agent.getState() + ")");
+                lookedUp.countDown();
+                await(() -> first.answers.get() + slow.answers.get() + third.answers.get() == 3, Duration.ofSeconds(30),
+                    () -> "each answered: " + first.answers + ", " + slow.answers + ", " + third.answers);
+                assertEquals(0, first.failures.get() + slow.failures.get() + third.failures.get(), "failed");
+                assertEquals(2, read.get(), "requests the node read: the first two in one, the third in the next");
+            }
+            finally
+            {
+                lookedUp.countDown();
+                requests.close();
+                node.close();
+                serves.join(10_000);
+            }
+        }
+    }
+
+    /** A {@link Probe} that shares its request with the probes queued behind it ({@link Probes}). */
+    private static class Batched extends Probe
+    {
+        Batched(final InetSocketAddress to)
+        {
+            super(to);
+        }
+
+        @Override
+        public RequestBatch<?> batch()
+        {
+            return new Probes(this);
+        }
+    }
+
+    /** Probes in one ApiVersions v0 request: the answer goes to each. */
+    private static final class Probes extends RequestBatch<Probe>
+    {
+        Probes(final Probe first)
+        {
+            super(Probe.class, first, 1024);
+        }
+
+        @Override
+        protected int bytes(final Probe member)
+        {
+            return 1;
+        }
+
+        @Override
+        protected boolean joins(final Probe member)
+        {
+            return true;
+        }
+
+        @Override
+        public ApiKeys api()
+        {
+            return ApiKeys.API_VERSIONS;
+        }
+
+        @Override
+        public short version()
+        {
+            return 0;
+        }
+
+        @Override
+        public int write(final MutableDirectBuffer out, final int at)
+        {
+            return 0;
+        }
+
+        @Override
+        public void answered(final DirectBuffer in, final int body, final int limit)
+        {
+            members().forEach(p -> p.answered(in, body, limit));
+        }
+    }
+
     /** An ApiVersions request to {@code to} that records how it ended. */
     private static class Probe implements NodeRequests.Exchange
     {
