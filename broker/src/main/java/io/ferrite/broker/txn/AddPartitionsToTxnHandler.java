@@ -1,6 +1,7 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
@@ -30,7 +31,8 @@ import java.util.Set;
  * is UNKNOWN_TOPIC_OR_PARTITION and the transaction's others OPERATION_NOT_ATTEMPTED, nothing asked of
  * the coordinator for it (Kafka's KafkaApis, every version); else VerifyOnly answers per partition
  * whether it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), or the partitions are added
- * with transaction version 2. No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
+ * with transaction version 2. With an authorizer they need CLUSTER_ACTION on the cluster, as in Kafka 4.4: else the
+ * top-level CLUSTER_AUTHORIZATION_FAILED and no results.
  * A partition exists here as in Kafka's check, its metadata ({@link PartitionLookup#inMetadata}): one of a large topic
  * still being made in slices is added (a produce to it answers NOT_LEADER_OR_FOLLOWER until it is made; a marker the
  * transaction's end finds it still unmade for is dropped, as nothing of the transaction can be in a log not yet made, and
@@ -96,6 +98,10 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
                     clientVersion), now + retryMaxMs),
                 (o, at, held) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(held.answer().error(), version)),
                 (o, at, error) -> writeV3(o, at, version, asked, error));
+        }
+        if (!Access.cluster(connection, AclCodes.CLUSTER_ACTION)) // v4+ is a broker's request: Kafka's top-level refusal
+        {
+            return writeBatch(out, outOffset, version, List.of(), null, Errors.CLUSTER_AUTHORIZATION_FAILED);
         }
         final List<Asked> transactions = new ArrayList<>();
         final List<Map<TxnPartition, Short>> unknown = new ArrayList<>(); // per transaction: its answer, or null to ask
