@@ -13,14 +13,21 @@ import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
 import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
 import org.apache.kafka.common.message.WriteTxnMarkersResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -176,6 +183,42 @@ class AclBrokerRequestsTest
             final WriteTxnMarkersResponseData served = abort(raw, open, tp);
             assertEquals(Errors.NONE.code(), served.markers().get(0).topics().get(0).partitions().get(0).errorCode(), served.toString());
             assertTrue(openTransaction(admin, tp).currentTransactionStartOffset().isEmpty(), "the granted abort ended the transaction");
+        }
+    }
+
+    /** A topic deleted (and an id never made) fetched and produced to by id: UNKNOWN_TOPIC_ID, and the connection serves on. */
+    @Test
+    void aDeletedOrUnknownTopicIdIsAnsweredUnknownTopicIdNotADisconnect() throws Exception
+    {
+        final Uuid gone;
+        try (Admin admin = Admin.create(asAdmin()))
+        {
+            gone = createTopic(admin, "gone");
+            admin.deleteTopics(List.of("gone")).all().get(30, TimeUnit.SECONDS);
+            io.ferrite.testing.Await.await(() -> broker.broker.topics().topic("gone") == null, java.time.Duration.ofSeconds(30), "gone deleted");
+        }
+        try (RawClient raw = anonymous())
+        {
+            for (final Uuid id : new Uuid[] {gone, Uuid.randomUuid()})
+            {
+                final short fetchVersion = 13;
+                final FetchRequestData fetch = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(0).setMaxBytes(1 << 20)
+                    .setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic().setTopicId(id).setPartitions(List.of(
+                        new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 16)))));
+                final FetchResponseData fetched = new FetchResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.FETCH, fetchVersion,
+                    fetch)), fetchVersion);
+                assertEquals(Errors.UNKNOWN_TOPIC_ID.code(), fetched.responses().get(0).partitions().get(0).errorCode(), fetched.toString());
+
+                final short produceVersion = 13;
+                final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+                topics.add(new ProduceRequestData.TopicProduceData().setTopicId(id).setPartitionData(List.of(
+                    new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.withRecords(Compression.NONE,
+                        new SimpleRecord("v".getBytes(StandardCharsets.UTF_8)))))));
+                final ProduceResponseData produced = new ProduceResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.PRODUCE,
+                    produceVersion, new ProduceRequestData().setAcks((short)1).setTimeoutMs(10_000).setTopicData(topics))), produceVersion);
+                assertEquals(Errors.UNKNOWN_TOPIC_ID.code(), produced.responses().iterator().next().partitionResponses().get(0).errorCode(),
+                    produced.toString());
+            }
         }
     }
 }
