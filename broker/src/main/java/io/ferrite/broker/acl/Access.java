@@ -52,7 +52,8 @@ public final class Access
     /**
      * Whether {@code operation} on the topic a request names is allowed: by {@code topic} when the lookup found one
      * (cached: no allocation), else by its name in {@code in} (a topic that does not exist: its name read, on that error
-     * path only), else — named by an id that matches no topic ({@code nameLength < 0}) — yes: the lookup's error answers.
+     * path only), else — named by an id that matches no topic — yes: the lookup's error answers (UNKNOWN_TOPIC_ID). A
+     * request by id passes {@code nameLength} -1: its decoder's name is absent (offset -1, length 0), not to be read.
      */
     public static boolean topic(final Connection connection, final byte operation, final Topic topic, final DirectBuffer in,
         final int nameOffset, final int nameLength)

@@ -75,7 +75,8 @@ public final class DeleteRecordsHandler implements RequestHandler
             for (int j = 0; p.hasNext(); j++)
             {
                 p.next();
-                final Partition partition = PartitionLookup.partition(topic, p.partitionIndex());
+                // a refused one is never sent: built without its partition, so it counts as answered by this thread
+                final Partition partition = authorized ? PartitionLookup.partition(topic, p.partitionIndex()) : null;
                 final Deletion d = new Deletion(p.partitionIndex(), topic, partition, p.offset());
                 deletions[i][j] = d;
                 if (!authorized) // Kafka checks DELETE on the topic before it looks for the partition

@@ -365,7 +365,8 @@ public final class FetchHandler implements RequestHandler
             {
                 t.next();
                 final Topic topic = topic(connection, t);
-                final boolean authorized = Access.topic(connection, AclCodes.READ, topic, connection.in, t.topicOffset(), t.topicLength());
+                final boolean authorized = Access.topic(connection, AclCodes.READ, topic, connection.in, t.topicOffset(),
+                    version >= 13 ? -1 : t.topicLength()); // v13+: by id, no name to read
                 final FetchRequestDecoder.FetchPartition p = t.partitions();
                 FetchResponseEncoder.PartitionData rp = null;
                 if (write)

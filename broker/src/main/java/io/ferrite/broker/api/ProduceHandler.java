@@ -153,7 +153,8 @@ public final class ProduceHandler implements RequestHandler
                 t.next();
                 final Topic topic = PartitionLookup.find(topics, version >= 13, t.topicIdMostSignificantBits(),
                     t.topicIdLeastSignificantBits(), connection.in, t.nameOffset(), t.nameLength());
-                final boolean authorized = Access.topic(connection, AclCodes.WRITE, topic, connection.in, t.nameOffset(), t.nameLength());
+                final boolean authorized = Access.topic(connection, AclCodes.WRITE, topic, connection.in, t.nameOffset(),
+                    version >= 13 ? -1 : t.nameLength()); // v13: by id, no name to read
                 final ProduceRequestDecoder.PartitionProduceData p = t.partitionData();
                 while (p.hasNext())
                 {

@@ -42,6 +42,29 @@ public final class AuthorizerSettings
                 "whether a resource no ACL names is open to every principal (false: only super users may use it)");
     }
 
+    /**
+     * Refuses an authorizer on a cluster node ({@code controller.quorum.voters} or {@code process.roles} set): a cluster's
+     * Metadata, forwarded topic commands and inter-node requests are not checked there, and each node would keep ACLs
+     * of its own, so the setting would promise a protection that does not hold. Refused until it is built.
+     */
+    static void check(final BrokerConfig config)
+    {
+        final String className = config.getString(AUTHORIZER_CLASS_NAME);
+        if (className == null || className.isEmpty())
+        {
+            return;
+        }
+        for (final String cluster : new String[] {"process.roles", "controller.quorum.voters"})
+        {
+            if (config.values().containsKey(cluster))
+            {
+                throw new ConfigException(AUTHORIZER_CLASS_NAME + " is not supported in cluster mode (" + cluster + " is set): "
+                    + "a cluster node checks no ACLs and does not replicate them yet; leave " + AUTHORIZER_CLASS_NAME
+                    + " empty there, or run a single node");
+            }
+        }
+    }
+
     /** The authorizer {@code config} asks for: {@link Authorizer#DISABLED}, or one with StandardAuthorizer's rules. */
     public static Authorizer authorizer(final BrokerConfig config)
     {

@@ -117,6 +117,7 @@ public final class BrokerConfig
         }
         topicDefaults(); // validates the topic defaults too
         ReplicaChecks.check(this);
+        AuthorizerSettings.check(this);
         ListenerSecurity.check(this);
         metricsListener();
     }

@@ -1,6 +1,7 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
@@ -32,7 +33,8 @@ import java.util.Set;
  * the coordinator for it (Kafka's KafkaApis, every version); else VerifyOnly answers per partition
  * whether it is in the ongoing transaction (TRANSACTION_ABORTABLE if not), or the partitions are added
  * with transaction version 2; CONCURRENT_TRANSACTIONS answered at once here too, as Kafka 4.4's coordinator
- * answers a broker's request (the asking broker retries it: Kafka's {@code ReplicaManager}). No authorization: Ferrite has no ACLs yet (Kafka checks CLUSTER_ACTION).
+ * answers a broker's request (the asking broker retries it: Kafka's {@code ReplicaManager}). With an authorizer they
+ * need CLUSTER_ACTION on the cluster, as in Kafka 4.4: else the top-level CLUSTER_AUTHORIZATION_FAILED and no results.
  * A partition exists here as in Kafka's check, its metadata ({@link PartitionLookup#inMetadata}): one of a large topic
  * still being made in slices is added (a produce to it answers NOT_LEADER_OR_FOLLOWER until it is made; a marker the
  * transaction's end finds it still unmade for is dropped, as nothing of the transaction can be in a log not yet made, and
@@ -95,6 +97,10 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
                 (c, now) -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(), clientVersion),
                 (o, at, added) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(added.answer().error(), version)),
                 (o, at, error) -> writeV3(o, at, version, asked, error));
+        }
+        if (!Access.cluster(connection, AclCodes.CLUSTER_ACTION)) // v4+ is a broker's request: Kafka's top-level refusal
+        {
+            return writeBatch(out, outOffset, version, List.of(), null, Errors.CLUSTER_AUTHORIZATION_FAILED);
         }
         final List<Asked> transactions = new ArrayList<>();
         final List<Map<TxnPartition, Short>> unknown = new ArrayList<>(); // per transaction: its answer, or null to ask

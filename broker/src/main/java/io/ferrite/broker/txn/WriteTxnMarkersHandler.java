@@ -1,6 +1,8 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.AclCodes;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.coordinator.CoordinatorAgent;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
@@ -14,6 +16,7 @@ import io.ferrite.wire.message.WriteTxnMarkersRequestDecoder;
 import io.ferrite.wire.message.WriteTxnMarkersResponseEncoder;
 import org.agrona.MutableDirectBuffer;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -30,6 +33,9 @@ import java.util.Map;
  *
  * <p>A marker to {@code __consumer_offsets} also ends the transaction's offsets pending in the group
  * coordinator, as Kafka's does: {@link CoordinatorLog} tells it of every marker appended.
+ *
+ * <p>With an authorizer, the request needs CLUSTER_ACTION on the cluster (a broker's right, as in Kafka 4.4): without it
+ * every partition of every marker is answered CLUSTER_AUTHORIZATION_FAILED and nothing is written.
  */
 final class WriteTxnMarkersHandler extends CoordinatorApiHandler<CoordinatorLog, WriteTxnMarkersRequestDecoder>
 {
@@ -78,6 +84,17 @@ final class WriteTxnMarkersHandler extends CoordinatorApiHandler<CoordinatorLog,
             }
         }
         final Appends appends = new Appends(markers);
+        if (!Access.cluster(connection, AclCodes.CLUSTER_ACTION)) // a broker's request: refused whole, as Kafka's
+        {
+            for (final Marker marker : markers)
+            {
+                for (final short[] errors : marker.errors)
+                {
+                    Arrays.fill(errors, Errors.CLUSTER_AUTHORIZATION_FAILED);
+                }
+            }
+            return write(out, outOffset, version, appends, Errors.NONE);
+        }
         return submit(connection, out, outOffset, (log, now) -> appends.send(log), (o, at, done) -> write(o, at, version, done, Errors.NONE),
             (o, at, error) -> write(o, at, version, appends, error));
     }
