@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.Access;
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Partition;
@@ -79,6 +81,12 @@ public final class DescribeLogDirsHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
+        if (!Access.cluster(connection, AclCodes.DESCRIBE))
+        {
+            // Kafka 4.4: no results, and from v3 the top-level error (v0-2 have none: an empty answer)
+            response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).results(0);
+            return outOffset + response.finish();
+        }
         final Map<String, IntHashSet> asked = asked(request.topics());
         final Collection<Topic> all = topics.topics();
         response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE);

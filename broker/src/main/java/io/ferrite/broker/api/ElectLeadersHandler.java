@@ -1,6 +1,8 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.Access;
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.broker.topic.Topic;
@@ -46,7 +48,9 @@ public final class ElectLeadersHandler implements RequestHandler
         final MutableDirectBuffer out, final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
-        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.NONE);
+        // Kafka 4.4: ALTER on the cluster, else the top-level error and each partition asked refused (no topic's existence told)
+        final boolean allowed = Access.cluster(connection, AclCodes.ALTER);
+        response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(allowed ? Errors.NONE : Errors.CLUSTER_AUTHORIZATION_FAILED);
         ElectLeadersRequestDecoder.TopicPartitions asked = request.topicPartitions();
         if (asked.isNullArray())
         {
@@ -74,7 +78,11 @@ public final class ElectLeadersHandler implements RequestHandler
             {
                 final int index = asked.partitions(i);
                 partitions.next().partitionId(index);
-                if (!known)
+                if (!allowed)
+                {
+                    partitions.errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED);
+                }
+                else if (!known)
                 {
                     partitions.errorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION).errorMessage("No such topic as " + name);
                 }

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.api.PartitionLookup;
@@ -39,6 +40,8 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
             t.next();
             final int answered = PartitionLookup.answered(topics, t.name()); // before the published topic, as OffsetCommit's
             final Topic topic = topics.topic(t.name());
+            final boolean readable = topic != null ? Access.topic(connection, AclCodes.READ, topic)
+                : Access.topic(connection, AclCodes.READ, t.name());
             final List<Group.TopicPartition> askedHere = new ArrayList<>();
             asked.add(new Asked(t.name(), askedHere));
             final OffsetDeleteRequestDecoder.OffsetDeleteRequestPartition p = t.partitions();
@@ -47,7 +50,11 @@ final class OffsetDeleteHandler extends GroupApiHandler<OffsetDeleteRequestDecod
                 p.next();
                 final Group.TopicPartition tp = new Group.TopicPartition(t.name(), p.partitionIndex());
                 askedHere.add(tp);
-                if (!PartitionLookup.inMetadata(topic, answered, p.partitionIndex())) // one still being made is accepted, as Kafka does
+                if (!readable) // Kafka 4.4: READ on the topic, checked before its existence
+                {
+                    results.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED);
+                }
+                else if (!PartitionLookup.inMetadata(topic, answered, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
                     results.put(tp, PartitionLookup.notFound(topic, false));
                 }

@@ -1,5 +1,6 @@
 package io.ferrite.broker.group;
 
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.Errors;
 import io.ferrite.broker.net.Connection;
@@ -10,6 +11,7 @@ import io.ferrite.wire.message.OffsetFetchResponseEncoder;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -20,6 +22,10 @@ import java.util.Map;
  * written from what it read. Offsets pending in a transaction are never returned; with RequireStable
  * (v7+, the Java consumer's under read_committed) a partition with one is UNSTABLE_OFFSET_COMMIT,
  * offset -1 (the client retries), as Kafka's {@code fetchOffsets}/{@code fetchAllOffsets}.
+ * With an authorizer, as Kafka 4.4's KafkaApis: DESCRIBE on each group (a refused group of several is answered
+ * GROUP_AUTHORIZATION_FAILED in its slot and not read; a request of one group is refused whole), and DESCRIBE on each
+ * topic: a topic named without it is answered TOPIC_AUTHORIZATION_FAILED per partition and not read, and left out of a
+ * group's every-offset answer.
  */
 final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder>
 {
@@ -32,13 +38,23 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
         this.topics = topics;
     }
 
-    /** A group asked for: its id and its topics, or null for every offset it committed. */
-    record Asked(String groupId, List<AskedTopic> topics)
+    /**
+     * A group asked for: its id and its topics, or null for every offset it committed; {@code refused}: the principal may
+     * not DESCRIBE it (answered GROUP_AUTHORIZATION_FAILED, not read).
+     */
+    record Asked(String groupId, List<AskedTopic> topics, boolean refused)
     {
+        Asked(final String groupId, final List<AskedTopic> topics)
+        {
+            this(groupId, topics, false);
+        }
     }
 
-    /** A topic asked for: its name (null for a topic id that is not known, v10+) and partitions. */
-    record AskedTopic(String name, long idMsb, long idLsb, int[] partitions)
+    /**
+     * A topic asked for: its name (null for a topic id that is not known, v10+) and partitions; {@code refused}: the
+     * principal may not DESCRIBE it (answered TOPIC_AUTHORIZATION_FAILED, not read).
+     */
+    record AskedTopic(String name, long idMsb, long idLsb, int[] partitions, boolean refused)
     {
     }
 
@@ -64,7 +80,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                 while (t.hasNext())
                 {
                     t.next();
-                    askedTopics.add(new AskedTopic(t.name(), 0, 0, partitions(t.partitionIndexesCount(), t::partitionIndexes)));
+                    askedTopics.add(askedTopic(connection, t.name(), 0, 0, partitions(t.partitionIndexesCount(), t::partitionIndexes)));
                 }
             }
             asked.add(new Asked(request.groupId(), askedTopics));
@@ -87,27 +103,55 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                         if (version >= 10)
                         {
                             final Topic topic = topics.topic(t.topicIdMostSignificantBits(), t.topicIdLeastSignificantBits());
-                            askedTopics.add(new AskedTopic(topic == null ? null : topic.name, t.topicIdMostSignificantBits(),
+                            askedTopics.add(askedTopic(connection, topic == null ? null : topic.name, t.topicIdMostSignificantBits(),
                                 t.topicIdLeastSignificantBits(), partitions));
                         }
                         else
                         {
-                            askedTopics.add(new AskedTopic(t.name(), 0, 0, partitions));
+                            askedTopics.add(askedTopic(connection, t.name(), 0, 0, partitions));
                         }
                     }
                 }
-                asked.add(new Asked(g.groupId(), askedTopics));
+                final String groupId = g.groupId();
+                asked.add(new Asked(groupId, askedTopics, !Access.group(connection, AclCodes.DESCRIBE, groupId)));
             }
         }
         final boolean requireStable = version >= 7 && request.requireStable();
         // one group (the consumers' case): refused NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when not coordinated here
-        // (GroupOwnership); several groups in one request: each group not coordinated here so, as Kafka (the Admin retries it)
+        // (GroupOwnership); several groups in one request: each group not coordinated here so, as Kafka (the Admin retries it);
+        // each refused DESCRIBE on its group answered so in its slot
         return asked.size() == 1 ? submitFor(AclCodes.DESCRIBE, asked.get(0).groupId(), connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
-            (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
-            (o, at, error) -> write(o, at, version, asked, null, error)) :
+            (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE, connection),
+            (o, at, error) -> write(o, at, version, asked, null, error, connection)) :
             submit(connection, out, outOffset, (c, now) -> read(c, asked, requireStable),
-            (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE),
-            (o, at, error) -> write(o, at, version, asked, null, error));
+            (o, at, reads) -> write(o, at, version, asked, reads, Errors.NONE, connection),
+            (o, at, error) -> write(o, at, version, asked, null, error, connection));
+    }
+
+    /** A topic asked for, refused when the principal may not DESCRIBE it (a topic id not known: its lookup's error answers). */
+    private static AskedTopic askedTopic(final Connection connection, final String name, final long idMsb, final long idLsb,
+        final int[] partitions)
+    {
+        return new AskedTopic(name, idMsb, idLsb, partitions, name != null && !Access.topic(connection, AclCodes.DESCRIBE, name));
+    }
+
+    /** A group's committed offsets without the topics the principal may not DESCRIBE (Kafka's filter of the every-offset form). */
+    private static Map<String, Map<Integer, GroupCoordinator.Committed>> visible(final Connection connection,
+        final Map<String, Map<Integer, GroupCoordinator.Committed>> all)
+    {
+        if (!Access.enabled(connection))
+        {
+            return all;
+        }
+        final Map<String, Map<Integer, GroupCoordinator.Committed>> visible = new LinkedHashMap<>();
+        all.forEach((topic, partitions) ->
+        {
+            if (Access.topic(connection, AclCodes.DESCRIBE, topic))
+            {
+                visible.put(topic, partitions);
+            }
+        });
+        return visible;
     }
 
     private static int[] partitions(final int count, final java.util.function.IntUnaryOperator partition)
@@ -126,6 +170,11 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
         final List<Read> reads = new ArrayList<>(asked.size());
         for (final Asked a : asked)
         {
+            if (a.refused())
+            {
+                reads.add(new Read(Map.of(), null, Errors.GROUP_AUTHORIZATION_FAILED));
+                continue;
+            }
             final short notHere = coordinator.ownership().error(a.groupId());
             if (notHere != Errors.NONE)
             {
@@ -141,7 +190,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
             for (final AskedTopic t : a.topics())
             {
                 final GroupCoordinator.Committed[] committed = new GroupCoordinator.Committed[t.partitions().length];
-                for (int i = 0; t.name() != null && i < committed.length; i++)
+                for (int i = 0; t.name() != null && !t.refused() && i < committed.length; i++)
                 {
                     committed[i] = coordinator.committed(a.groupId(), t.name(), t.partitions()[i], requireStable);
                 }
@@ -154,7 +203,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
 
     /** The response from what the agent read, or with {@code reads} null (not taken) {@code error} for every group. */
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<Asked> asked,
-        final List<Read> reads, final short error)
+        final List<Read> reads, final short error, final Connection connection)
     {
         response.wrap(out, outOffset, version).throttleTimeMs(0);
         if (version < 8)
@@ -163,7 +212,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
             final Read read = reads == null ? null : reads.get(0);
             if (a.topics() == null)
             {
-                final Map<String, Map<Integer, GroupCoordinator.Committed>> all = read == null ? Map.of() : read.all();
+                final Map<String, Map<Integer, GroupCoordinator.Committed>> all = read == null ? Map.of() : visible(connection, read.all());
                 final OffsetFetchResponseEncoder.OffsetFetchResponseTopic rt = response.topics(all.size());
                 for (final Map.Entry<String, Map<Integer, GroupCoordinator.Committed>> e : all.entrySet())
                 {
@@ -191,7 +240,7 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                         final GroupCoordinator.Committed c = committed == null ? null : committed[i];
                         rp.next().partitionIndex(t.partitions()[i]).committedOffset(c == null ? -1 : c.offset())
                             .committedLeaderEpoch(c == null ? -1 : c.leaderEpoch()).metadata(c == null ? "" : c.metadata())
-                            .errorCode(partitionError(c, error));
+                            .errorCode(t.refused() ? Errors.TOPIC_AUTHORIZATION_FAILED : partitionError(c, error));
                     }
                 }
             }
@@ -203,11 +252,11 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
         {
             final Asked a = asked.get(gi);
             final Read read = reads == null ? null : reads.get(gi);
-            final short groupError = read == null ? error : read.error();
+            final short groupError = a.refused() ? Errors.GROUP_AUTHORIZATION_FAILED : read == null ? error : read.error();
             rg.next().groupId(a.groupId());
             if (a.topics() == null)
             {
-                writeAll(rg, version, read == null ? Map.of() : read.all());
+                writeAll(rg, version, read == null || a.refused() ? Map.of() : visible(connection, read.all()));
             }
             else
             {
@@ -231,7 +280,8 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
                         final GroupCoordinator.Committed c = committed == null ? null : committed[i];
                         rp.next().partitionIndex(t.partitions()[i]).committedOffset(c == null ? -1 : c.offset())
                             .committedLeaderEpoch(c == null ? -1 : c.leaderEpoch()).metadata(c == null ? "" : c.metadata())
-                            .errorCode(t.name() == null ? Errors.UNKNOWN_TOPIC_ID : partitionError(c, groupError));
+                            .errorCode(t.name() == null ? Errors.UNKNOWN_TOPIC_ID
+                                : t.refused() ? Errors.TOPIC_AUTHORIZATION_FAILED : partitionError(c, groupError));
                     }
                 }
             }

@@ -1,6 +1,8 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.Access;
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.api.PartitionLookup;
 import io.ferrite.broker.api.PartitionTasks;
 import io.ferrite.broker.logthread.LogThread;
@@ -59,14 +61,20 @@ final class DescribeProducersHandler implements RequestHandler
             t.next();
             names[i] = t.name();
             final Topic topic = topics.topic(in, t.nameOffset(), t.nameLength());
+            // Kafka 4.4: READ on the topic, checked before its existence
+            final boolean allowed = Access.topic(connection, AclCodes.READ, topic, in, t.nameOffset(), t.nameLength());
             described[i] = new Described[t.partitionIndexesCount()];
             for (int j = 0; j < described[i].length; j++)
             {
                 final int index = t.partitionIndexes(j);
-                final Partition partition = PartitionLookup.partition(topic, index);
+                final Partition partition = allowed ? PartitionLookup.partition(topic, index) : null;
                 final Described d = new Described(index, topic, partition);
                 described[i][j] = d;
-                if (partition == null)
+                if (!allowed)
+                {
+                    d.error = Errors.TOPIC_AUTHORIZATION_FAILED;
+                }
+                else if (partition == null)
                 {
                     d.error = PartitionLookup.notFound(topic, false, index); // being made: NOT_LEADER_OR_FOLLOWER, as Kafka
                 }

@@ -1,6 +1,8 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.Access;
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.ArrayEncoder;
@@ -14,7 +16,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** DescribeTransactions: each id's state as the coordinator holds it (TRANSACTIONAL_ID_NOT_FOUND for none). */
+/**
+ * DescribeTransactions: each id's state as the coordinator holds it (TRANSACTIONAL_ID_NOT_FOUND for none). With an
+ * authorizer, as Kafka 4.4: an id the principal may not DESCRIBE is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (not read), and
+ * a topic it may not DESCRIBE is left out of a transaction's partitions.
+ */
 final class DescribeTransactionsHandler extends CoordinatorApiHandler<TxnCoordinator, DescribeTransactionsRequestDecoder>
 {
     private final DescribeTransactionsResponseEncoder response = new DescribeTransactionsResponseEncoder();
@@ -33,24 +39,32 @@ final class DescribeTransactionsHandler extends CoordinatorApiHandler<TxnCoordin
         {
             ids.add(asked.next().value());
         }
+        final boolean[] refused = new boolean[ids.size()];
+        for (int i = 0; i < refused.length; i++)
+        {
+            refused[i] = !Access.transactionalId(connection, AclCodes.DESCRIBE, ids.get(i));
+        }
         return submit(connection, out, outOffset, (c, now) ->
             {
                 final List<TxnQueries.Described> described = new ArrayList<>();
-                ids.forEach(id -> described.add(c.describe(id)));
+                for (int i = 0; i < refused.length; i++)
+                {
+                    described.add(refused[i] ? null : c.describe(ids.get(i)));
+                }
                 return described;
-            }, (o, at, described) -> write(o, at, version, ids, described, Errors.NONE),
-            (o, at, error) -> write(o, at, version, ids, null, error));
+            }, (o, at, described) -> write(o, at, version, ids, described, refused, Errors.NONE, connection),
+            (o, at, error) -> write(o, at, version, ids, null, refused, error, connection));
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> ids,
-        final List<TxnQueries.Described> described, final short error)
+        final List<TxnQueries.Described> described, final boolean[] refused, final short error, final Connection connection)
     {
         final DescribeTransactionsResponseEncoder.TransactionState s = response.wrap(out, outOffset, version).throttleTimeMs(0)
             .transactionStates(ids.size());
         for (int i = 0; i < ids.size(); i++)
         {
             final TxnQueries.Described d = described == null ? null : described.get(i);
-            final short e = d == null ? error : d.error();
+            final short e = refused[i] ? Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : d == null ? error : d.error();
             s.next().errorCode(e).transactionalId(ids.get(i));
             if (e != Errors.NONE)
             {
@@ -61,7 +75,13 @@ final class DescribeTransactionsHandler extends CoordinatorApiHandler<TxnCoordin
             s.transactionState(t.state().stateName()).transactionTimeoutMs(t.timeoutMs()).transactionStartTimeMs(t.startTimestamp())
                 .producerId(t.producerId()).producerEpoch(t.producerEpoch());
             final Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
-            t.partitions().forEach(tp -> byTopic.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition()));
+            t.partitions().forEach(tp ->
+            {
+                if (Access.topic(connection, AclCodes.DESCRIBE, tp.topic()))
+                {
+                    byTopic.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
+                }
+            });
             final DescribeTransactionsResponseEncoder.TopicData topics = s.topics(byTopic.size());
             for (final Map.Entry<String, List<Integer>> e2 : byTopic.entrySet())
             {

@@ -1,6 +1,8 @@
 package io.ferrite.broker.txn;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.Access;
+import io.ferrite.broker.acl.AclCodes;
 import io.ferrite.broker.coordinator.CoordinatorApiHandler;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.wire.message.ArrayEncoder;
@@ -14,7 +16,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-/** ListTransactions (v0-2): the coordinator's transactions, filtered by state, producer id, duration (v1) and id pattern (v2). */
+/**
+ * ListTransactions (v0-2): the coordinator's transactions, filtered by state, producer id, duration (v1) and id pattern (v2);
+ * with an authorizer, as Kafka 4.4, only the transactional ids the principal may DESCRIBE.
+ */
 final class ListTransactionsHandler extends CoordinatorApiHandler<TxnCoordinator, ListTransactionsRequestDecoder>
 {
     private final ListTransactionsResponseEncoder response = new ListTransactionsResponseEncoder();
@@ -41,8 +46,26 @@ final class ListTransactionsHandler extends CoordinatorApiHandler<TxnCoordinator
         final long duration = version >= 1 ? request.durationFilter() : -1;
         final String pattern = version >= 2 && !request.transactionalIdPatternIsNull() ? request.transactionalIdPattern() : null;
         return submit(connection, out, outOffset, (c, now) -> c.list(producerIds, states, duration, pattern),
-            (o, at, listing) -> write(o, at, version, listing), (o, at, error) -> write(o, at, version,
+            (o, at, listing) -> write(o, at, version, visible(connection, listing)), (o, at, error) -> write(o, at, version,
                 new TxnQueries.Listing(error, List.of(), List.of())));
+    }
+
+    /** The listing without the transactional ids the principal may not DESCRIBE (Kafka leaves them out, no error). */
+    private static TxnQueries.Listing visible(final Connection connection, final TxnQueries.Listing listing)
+    {
+        if (!Access.enabled(connection))
+        {
+            return listing;
+        }
+        final List<TxnQueries.Listed> visible = new ArrayList<>();
+        for (final TxnQueries.Listed l : listing.transactions())
+        {
+            if (Access.transactionalId(connection, AclCodes.DESCRIBE, l.transactionalId()))
+            {
+                visible.add(l);
+            }
+        }
+        return new TxnQueries.Listing(listing.error(), listing.unknownStateFilters(), visible);
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final TxnQueries.Listing listing)
