@@ -23,7 +23,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -301,7 +300,7 @@ class TlsListenersTest
                     bytes[4] = (byte)(bytes.length - 5);
                 }
                 socket.getOutputStream().write(bytes);
-                assertClosedByBroker(socket);
+                UnauthenticatedTlsCostTest.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
                 socket.close();
             }
             // a Kafka request in plaintext: closed, at most an alert back
@@ -311,7 +310,7 @@ class TlsListenersTest
                 final java.nio.ByteBuffer request = RawClient.frame(org.apache.kafka.common.protocol.ApiKeys.API_VERSIONS, (short)3,
                     new org.apache.kafka.common.message.ApiVersionsRequestData(), 1);
                 socket.getOutputStream().write(request.array(), request.arrayOffset(), request.limit());
-                assertClosedByBroker(socket);
+                UnauthenticatedTlsCostTest.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
             }
             // a truncated ClientHello: the first bytes of a real one, then nothing (left open) or the end of the stream
             for (int i = 0; i < 2; i++)
@@ -324,7 +323,7 @@ class TlsListenersTest
                 {
                     socket.shutdownOutput();
                     socket.setSoTimeout(20_000);
-                    assertClosedByBroker(socket);
+                    UnauthenticatedTlsCostTest.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
                     socket.close();
                 }
                 else
@@ -339,27 +338,6 @@ class TlsListenersTest
             }
         }
         assertEquals(List.of("before", "after"), consume(ssl("SSL", "SSL"), "hostile"));
-    }
-
-    /** A client reads what the broker sends until the end of the stream (an alert may come first): closed, not answered. */
-    private static void assertClosedByBroker(final Socket socket) throws IOException
-    {
-        final InputStream in = socket.getInputStream();
-        final byte[] buffer = new byte[4096];
-        int total = 0;
-        try
-        {
-            int n;
-            while ((n = in.read(buffer)) >= 0)
-            {
-                total += n;
-                assertTrue(total < 64, "at most a TLS alert before the close, got " + total + " bytes");
-            }
-        }
-        catch (final java.net.SocketException reset)
-        {
-            // a reset: closed too
-        }
     }
 
     @Test
