@@ -22,6 +22,12 @@ final class LogRetention
 {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogRetention.class);
 
+    /**
+     * Tests only (null otherwise): run by a retention pass after each segment's files are deleted, outside the segments
+     * lock, so that a test can roll the writer between two deletions of one pass ({@code RetentionDeletionLockTest}).
+     */
+    static volatile Runnable afterSegmentDeleted;
+
     private final PartitionLog log;
     private final LogOffsets offsets;
     private final SegmentList segments;
@@ -210,6 +216,11 @@ final class LogRetention
                 if (!segments.underOpenLog(() -> SegmentDeletion.deleteFiles(s)))
                 {
                     break; // deleted meanwhile: the rest goes with its renamed directory
+                }
+                final Runnable hook = afterSegmentDeleted;
+                if (hook != null)
+                {
+                    hook.run();
                 }
             }
         }
