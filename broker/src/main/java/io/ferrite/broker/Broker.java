@@ -154,7 +154,7 @@ public final class Broker implements AutoCloseable
             }
             this.topics = new TopicRegistry(logs, logThreadCount);
             // a fresh counters file, once the log directory is ours (LogManager holds its lock)
-            this.counters = StartupChecks.counters(firstDir, networkThreadCount);
+            this.counters = StartupChecks.counters(firstDir, networkThreadCount, config.getBoolean(BrokerConfig.METRICS_RECORDING));
             topics.onChange(counters::topicsChanged);
             // loaded; the topics' single writer from its start on; alone, a node journals its creations (a cluster's metadata log does)
             this.admin = new AdminAgent(topics, io.ferrite.broker.admin.CreationReplay.open(config.logDirs(), topics, cluster == ClusterMode.DISABLED));

@@ -269,7 +269,7 @@ final class StartupChecks
     }
 
     /** The counters file, made whole at the start: a full disk or too many network threads stop the start here. */
-    static BrokerCounters counters(final Path dir, final int networkThreads) throws StartupException
+    static BrokerCounters counters(final Path dir, final int networkThreads, final boolean recording) throws StartupException
     {
         if (networkThreads > BrokerCounters.maxNetworkThreads())
         {
@@ -278,7 +278,7 @@ final class StartupChecks
         }
         try
         {
-            return BrokerCounters.create(dir, networkThreads);
+            return BrokerCounters.create(dir, networkThreads, recording);
         }
         catch (final IOException ex)
         {
@@ -286,7 +286,7 @@ final class StartupChecks
             LOG.warn("cannot make the counters file {} ({} bytes): {}; the counters are kept in memory, not readable by "
                 + "ferrite-stat", dir.resolve(CountersFile.NAME), CountersFile.length(BrokerCounters.CAPACITY),
                 StartupException.reason(ex));
-            return BrokerCounters.inMemory(networkThreads, BrokerCounters.CAPACITY);
+            return BrokerCounters.inMemory(networkThreads, BrokerCounters.CAPACITY, recording);
         }
     }
 

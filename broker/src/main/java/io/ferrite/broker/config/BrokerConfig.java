@@ -94,6 +94,8 @@ public final class BrokerConfig
     public static final String LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms";
     /** The Prometheus endpoint: {@code http://host:port} (port 0: any free one); not set, no endpoint. */
     public static final String METRICS_LISTENER = "ferrite.metrics.listener";
+    /** false: the network threads record nothing per request (no request, error, record or byte counts, no times). */
+    public static final String METRICS_RECORDING = "ferrite.metrics.recording";
 
     /** Topic config -> the broker properties that set its default, most specific first (Kafka's synonyms). */
     public static final Map<String, List<String>> TOPIC_SYNONYMS = topicSynonyms();
@@ -415,6 +417,10 @@ public final class BrokerConfig
             .define(WRITE_STRATEGY, STRING, "mapped", in("mapped", "channel"), true, "how segments are written (see log-engine)")
             .define(METRICS_LISTENER, STRING, null, NONE, true, "http://host:port: serve the counters and JVM metrics in "
                 + "Prometheus' text format at /metrics there (docs/operations.md); not set: no endpoint")
+            .define(METRICS_RECORDING, BOOLEAN, "true", NONE, true, "false: the network threads record nothing per request "
+                + "(requests, errors, records and bytes in and out, request times, duty cycles all stay at 0); connections, "
+                + "consumer lag, the group coordinator's and the logs' figures still count. For measuring what the recording "
+                + "costs (docs/operations.md); read at the start")
             .define(GROUP_MIN_SESSION_TIMEOUT_MS, INT, "6000", NONE, true, "shortest session timeout a member may ask for")
             .define(GROUP_MAX_SESSION_TIMEOUT_MS, INT, "1800000", NONE, true, "longest session timeout a member may ask for")
             .define(GROUP_INITIAL_REBALANCE_DELAY_MS, INT, "3000", atLeast(0), true,

@@ -45,7 +45,7 @@ public final class BrokerCounters
     private boolean full;
 
     private BrokerCounters(final CountersFile file, final AtomicBuffer metadata, final AtomicBuffer values,
-        final int networkThreads)
+        final int networkThreads, final boolean recording)
     {
         this.file = file;
         this.values = values;
@@ -54,7 +54,7 @@ public final class BrokerCounters
         this.network = new NetworkCounters[networkThreads];
         for (int i = 0; i < networkThreads; i++)
         {
-            network[i] = new NetworkCounters(this, i);
+            network[i] = new NetworkCounters(this, i, recording);
         }
         final RequestTimes[] times = new RequestTimes[networkThreads];
         for (int i = 0; i < networkThreads; i++)
@@ -79,13 +79,22 @@ public final class BrokerCounters
      */
     public static BrokerCounters create(final Path dir, final int networkThreads) throws IOException
     {
+        return create(dir, networkThreads, true);
+    }
+
+    /**
+     * As {@link #create(Path, int)}; {@code recording} false: the network threads record nothing per request
+     * ({@code ferrite.metrics.recording}, {@link NetworkCounters#recording}), their counters are there at 0.
+     */
+    public static BrokerCounters create(final Path dir, final int networkThreads, final boolean recording) throws IOException
+    {
         if (networkThreads > maxNetworkThreads())
         {
             throw new IllegalArgumentException(networkThreads + " network threads: the counters file holds the counters of "
                 + maxNetworkThreads() + " at most");
         }
         final CountersFile file = CountersFile.create(dir, CAPACITY);
-        return new BrokerCounters(file, file.metadata(), file.values(), networkThreads);
+        return new BrokerCounters(file, file.metadata(), file.values(), networkThreads, recording);
     }
 
     /** Counters in this process's memory only (network threads made without a broker, in tests). */
@@ -97,9 +106,15 @@ public final class BrokerCounters
     /** Counters of {@code counters} slots in this process's memory only (a broker whose counters file cannot be made). */
     public static BrokerCounters inMemory(final int networkThreads, final int counters)
     {
+        return inMemory(networkThreads, counters, true);
+    }
+
+    /** As {@link #inMemory(int, int)}, recording per request or not ({@link #create(Path, int, boolean)}). */
+    public static BrokerCounters inMemory(final int networkThreads, final int counters, final boolean recording)
+    {
         return new BrokerCounters(null,
             new UnsafeBuffer(ByteBuffer.allocateDirect(counters * CountersReader.METADATA_LENGTH)),
-            new UnsafeBuffer(ByteBuffer.allocateDirect(counters * CountersReader.COUNTER_LENGTH)), networkThreads);
+            new UnsafeBuffer(ByteBuffer.allocateDirect(counters * CountersReader.COUNTER_LENGTH)), networkThreads, recording);
     }
 
     public NetworkCounters network(final int thread)

@@ -104,10 +104,13 @@ public final class FerriteStat implements Callable<Integer>
         {
             final long pid = file.pid();
             final boolean alive = running(pid, file.startTimeMs());
-            out.printf("%s  broker pid %d (%s), started %s%n", Instant.now(), pid, alive ? "running" : "not running",
-                Instant.ofEpochMilli(file.startTimeMs()));
             final List<CounterTable.Row> rows = CounterTable.read(file.reader(), perThread, filter, group);
+            // the header's time is the reading's, as the rates' interval is: stamped before the process check and the
+            // reading (as it was), it ran ahead of the values by their time, which a loaded machine stretches
+            final Instant readAt = Instant.now();
             final long nowNs = System.nanoTime();
+            out.printf("%s  broker pid %d (%s), started %s%n", readAt, pid, alive ? "running" : "not running",
+                Instant.ofEpochMilli(file.startTimeMs()));
             final double seconds = previousNs == 0 ? 0 : (nowNs - previousNs) / 1e9; // the real interval, not the asked one
             previousNs = nowNs;
             int width = 5;

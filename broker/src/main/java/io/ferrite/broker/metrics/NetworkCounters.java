@@ -12,6 +12,11 @@ import java.util.Arrays;
  * only, with ordered stores ({@code incrementOrdered}, {@code getAndAddOrdered}: a plain read and a release store, no
  * atomic instruction, no lock), nothing allocated; read from anywhere, another process included, through the counters
  * file. Allocated at the broker's start and never freed while it runs.
+ *
+ * <p>With {@code ferrite.metrics.recording=false} ({@link #recording} false) every per-request figure here — requests,
+ * errors, records and bytes, the request times (not stamped: {@code net.RequestDispatcher} asks {@link #recording}) —
+ * and the duty cycles are left at 0: each of those methods starts with a read of that final field and returns. The
+ * connection counts still count (once per connection, not per request).
  */
 public final class NetworkCounters
 {
@@ -20,6 +25,7 @@ public final class NetworkCounters
         (CounterTypes.COUNTED_CODES.length + 1) + 8;
 
     private final int thread;
+    private final boolean recording;
     private final AtomicCounter[] requests;
     private final AtomicCounter[] apiErrors;
     /** By error code (0 to 127); the codes not counted one by one share {@link #otherErrors}. */
@@ -40,9 +46,10 @@ public final class NetworkCounters
     private final AtomicCounter dutyCycles;
     private final RequestTimes times;
 
-    NetworkCounters(final BrokerCounters counters, final int thread)
+    NetworkCounters(final BrokerCounters counters, final int thread, final boolean recording)
     {
         this.thread = thread;
+        this.recording = recording;
         final String net = " net=" + thread;
         requests = new AtomicCounter[RequestKinds.COUNT];
         apiErrors = new AtomicCounter[RequestKinds.COUNT];
@@ -109,16 +116,31 @@ public final class NetworkCounters
         return thread;
     }
 
+    /**
+     * Whether this thread records its requests ({@code ferrite.metrics.recording}, fixed at the start): when false, the
+     * per-request methods below and {@link #dutyCycle} do nothing, and the network thread takes no request times.
+     */
+    public boolean recording()
+    {
+        return recording;
+    }
+
     /** A request of {@code api} (read, about to be handled): any but a Fetch, counted by {@link #request(int)}. */
     public void request(final ApiKeys api)
     {
-        requests[api.id].incrementOrdered();
+        if (recording)
+        {
+            requests[api.id].incrementOrdered();
+        }
     }
 
     /** A request of {@code kind} ({@link RequestKinds}: a Fetch, once its handler read whose it is). */
     public void request(final int kind)
     {
-        requests[kind].incrementOrdered();
+        if (recording)
+        {
+            requests[kind].incrementOrdered();
+        }
     }
 
     /** This thread's request times (its network thread records them, {@link RequestLatencies} reads them). */
@@ -140,7 +162,7 @@ public final class NetworkCounters
      */
     public void error(final int kind, final short code)
     {
-        if (code == 0)
+        if (code == 0 || !recording)
         {
             return;
         }
@@ -163,6 +185,10 @@ public final class NetworkCounters
     /** A produced batch of {@code records} records, {@code bytes} long, appended to a partition of {@code topic}. */
     public void produced(final TopicCounters topic, final long records, final int bytes)
     {
+        if (!recording)
+        {
+            return;
+        }
         recordsIn.getAndAddOrdered(records);
         bytesIn.getAndAddOrdered(bytes);
         topic.produced(thread, records, bytes);
@@ -175,6 +201,10 @@ public final class NetworkCounters
      */
     public void fetched(final TopicCounters topic, final int length)
     {
+        if (!recording)
+        {
+            return;
+        }
         bytesOut.getAndAddOrdered(length);
         topic.fetched(thread, length);
     }
@@ -182,7 +212,10 @@ public final class NetworkCounters
     /** A follower's fetch response sends {@code length} bytes of batches (Kafka's {@code ReplicationBytesOutPerSec}: not per topic). */
     public void replicated(final int length)
     {
-        replicationBytesOut.getAndAddOrdered(length);
+        if (recording)
+        {
+            replicationBytesOut.getAndAddOrdered(length);
+        }
     }
 
     /** A connection taken over from the acceptor; {@code openNow} on this thread after it. */
@@ -202,6 +235,9 @@ public final class NetworkCounters
     /** One pass of the thread's duty cycle. */
     public void dutyCycle()
     {
-        dutyCycles.incrementOrdered();
+        if (recording)
+        {
+            dutyCycles.incrementOrdered();
+        }
     }
 }

@@ -92,6 +92,7 @@ public final class Connection
     // the request being answered, timed for RequestTimes: System.nanoTime stamps, its kind (-1: none timed)
     /** The last read that brought bytes: when the frames in the input were received, at the latest. */
     long readNs;
+    private final boolean stampReads; // readNs stamped: the thread times requests (ferrite.metrics.recording)
     /** When the connection's last timed answer was written (Kafka reads a connection's next request only then). */
     long lastSentNs;
     long receivedNs;
@@ -129,9 +130,11 @@ public final class Connection
     /** When its socket was last ready (System.currentTimeMillis of that select pass), for {@link IdleConnections}. */
     long activeMs;
 
-    Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats, final Listener listener)
+    Connection(final long id, final SocketChannel channel, final String remote, final NetworkStats stats, final Listener listener,
+        final boolean stampReads)
     {
         this.id = id;
+        this.stampReads = stampReads;
         this.channel = channel;
         this.remote = remote;
         this.stats = stats;
@@ -227,7 +230,7 @@ public final class Connection
         if (n > 0)
         {
             inEnd += n;
-            readNs = System.nanoTime();
+            readNs = stampReads ? System.nanoTime() : 0;
         }
         readFilled = n == room;
         return n;

@@ -46,7 +46,7 @@ final class Connections
         try
         {
             connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel, String.valueOf(channel.getRemoteAddress()),
-                stats, listener);
+                stats, listener, counters.recording());
         }
         catch (final OutOfMemoryError ex) // its input and output buffers are direct: Bits.reserveMemory's refusal
         {

@@ -20,6 +20,11 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * once the previous response is written, or, for a request answered later, once its pending response
  * is done ({@link #resume}). A frame that breaks the protocol costs only its connection, as does a
  * handler that throws. Network thread only; the header codecs are reused for every request.
+ *
+ * <p>Requests are timed ({@link RequestTimes}) when the thread's counters record ({@link NetworkCounters#recording},
+ * {@code ferrite.metrics.recording}): then a request takes four {@code System.nanoTime} readings (five when deferred)
+ * and its times are recorded when its answer is written; otherwise none is taken ({@link #timing}, a final field read
+ * per request) and nothing is recorded.
  */
 final class RequestDispatcher
 {
@@ -35,6 +40,8 @@ final class RequestDispatcher
     private final ErrorHandler errors;
     private final NetworkCounters counters;
     private final RequestTimes times;
+    /** Whether requests are timed: {@code ferrite.metrics.recording}, fixed at the start. */
+    private final boolean timing;
     private final RequestHeaderDecoder header = new RequestHeaderDecoder();
     private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
 
@@ -43,6 +50,7 @@ final class RequestDispatcher
     {
         this.counters = counters;
         this.times = counters.times();
+        this.timing = counters.recording();
         this.handler = handler;
         this.maxRequestBytes = maxRequestBytes;
         this.connections = connections;
@@ -88,7 +96,7 @@ final class RequestDispatcher
         }
         if (connection.flush())
         {
-            sent(connection, System.nanoTime());
+            sentNow(connection);
             if (closedAfterResponse(connection))
             {
                 return;
@@ -119,7 +127,10 @@ final class RequestDispatcher
             return;
         }
         connection.consumeFrame(connection.pendingFrameSize);
-        connection.readyNs = System.nanoTime();
+        if (connection.timedKind >= 0)
+        {
+            connection.readyNs = System.nanoTime();
+        }
         if (end != PendingResponse.NO_RESPONSE)
         {
             connection.endResponse(end);
@@ -128,8 +139,12 @@ final class RequestDispatcher
                 connection.key.interestOps(SelectionKey.OP_WRITE);
                 return;
             }
+            sentNow(connection);
         }
-        sent(connection, end == PendingResponse.NO_RESPONSE ? connection.readyNs : System.nanoTime());
+        else
+        {
+            sent(connection, connection.readyNs);
+        }
         if (closedAfterResponse(connection))
         {
             return;
@@ -221,7 +236,7 @@ final class RequestDispatcher
                 connection.key.interestOps(SelectionKey.OP_WRITE);
                 return;
             }
-            sent(connection, System.nanoTime());
+            sentNow(connection);
         }
         connection.compact();
     }
@@ -229,7 +244,7 @@ final class RequestDispatcher
     /** Answers one request: {@link #ANSWERED}, {@link #CLOSED}, {@link #DEFERRED} or {@link #SILENT} (no response). */
     private int handleFrame(final Connection connection, final int start, final int end)
     {
-        final long startNs = System.nanoTime();
+        final long startNs = timing ? System.nanoTime() : 0;
         connection.followerFetch = false;
         boolean fetchUncounted = false; // a Fetch is counted once its handler read whose it is (or it failed)
         try
@@ -275,7 +290,7 @@ final class RequestDispatcher
             final int responseEnd = (gate != null ? gate : handler).handle(api, supported ? version : (short)-1, connection.in, body, end,
                 connection.out, bodyStart, connection);
             fetchUncounted = false;
-            timed(connection, RequestKinds.of(api, connection.followerFetch), startNs, System.nanoTime());
+            timed(connection, RequestKinds.of(api, connection.followerFetch), startNs);
             if (responseEnd == RequestHandler.CLOSE)
             {
                 connections.close(connection, NetMessages.refused(api, version), true);
@@ -343,12 +358,20 @@ final class RequestDispatcher
         return ANSWERED;
     }
 
-    /** The handler of a request of {@code kind} ran from {@code startNs} to {@code localNs}; a Fetch is counted now. */
-    private void timed(final Connection connection, final int kind, final long startNs, final long localNs)
+    /**
+     * The handler of a request of {@code kind}, started at {@code startNs}, returned now; a Fetch is counted now. Not
+     * timing ({@link #timing}): nothing is stamped, and {@link #sent} records nothing.
+     */
+    private void timed(final Connection connection, final int kind, final long startNs)
     {
+        final long localNs = timing ? System.nanoTime() : 0;
         if (kind == ApiKeys.FETCH.id || kind == RequestKinds.FETCH_FOLLOWER)
         {
             counters.request(kind);
+        }
+        if (!timing)
+        {
+            return;
         }
         connection.timedKind = kind;
         // Kafka reads one request of a connection at a time, the next once the answer before it is sent: a request
@@ -365,6 +388,15 @@ final class RequestDispatcher
         if (uncounted)
         {
             counters.request(RequestKinds.of(ApiKeys.FETCH, connection.followerFetch));
+        }
+    }
+
+    /** The timed request's answer was written now, if a request is timed: {@link #sent} (no clock read otherwise). */
+    private void sentNow(final Connection connection)
+    {
+        if (connection.timedKind >= 0)
+        {
+            sent(connection, System.nanoTime());
         }
     }
 

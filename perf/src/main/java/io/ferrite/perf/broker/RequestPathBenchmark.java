@@ -50,7 +50,9 @@ import java.util.stream.Stream;
  * {@code gc.alloc.rate.norm} (all threads) is what the broker's threads allocate per request.
  * {@code waitingFetches} other connections each hold a fetch waiting (for an hour) on the 10
  * partitions of another topic, on the same network thread: what idle consumers cost the requests
- * that do work.
+ * that do work. {@code recording} is the broker's {@code ferrite.metrics.recording}: {@code true} (the default: request
+ * counts, bytes, request times recorded on the network thread) or {@code false} (nothing recorded per request), so one
+ * jar measures the path with the metrics on and off ({@link RecordingAB} runs them alternately).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode({Mode.AverageTime, Mode.SampleTime})
@@ -62,6 +64,9 @@ public class RequestPathBenchmark
 {
     @Param({"0", "100"})
     public int waitingFetches;
+
+    @Param({"true", "false"})
+    public boolean recording;
 
     private Path dir;
     private Broker broker;
@@ -76,7 +81,7 @@ public class RequestPathBenchmark
     public void setUp() throws Exception
     {
         dir = Files.createTempDirectory("ferrite-request-bench");
-        broker = startBroker(dir);
+        broker = startBroker(dir, recording);
         broker.admin().createTopic("bench", 1, Map.of()).get(20, java.util.concurrent.TimeUnit.SECONDS); // the registry's writer
         channel = connect(broker);
 
@@ -128,10 +133,17 @@ public class RequestPathBenchmark
     /** A broker on an ephemeral loopback port, one network thread and one log thread, its data in {@code dir}. */
     public static Broker startBroker(final Path dir) throws IOException
     {
+        return startBroker(dir, true);
+    }
+
+    /** As {@link #startBroker(Path)}, with {@code ferrite.metrics.recording} on or off. */
+    static Broker startBroker(final Path dir, final boolean recording) throws IOException
+    {
         // -Dferrite.fetch.inline.record.bytes=N (e.g. in -jvmArgsAppend) sets the broker's setting: A/B runs of one jar
         return Broker.start(BrokerConfig.of(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
             BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1",
-            BrokerConfig.FETCH_INLINE_RECORD_BYTES, System.getProperty(BrokerConfig.FETCH_INLINE_RECORD_BYTES, "32768"))));
+            BrokerConfig.FETCH_INLINE_RECORD_BYTES, System.getProperty(BrokerConfig.FETCH_INLINE_RECORD_BYTES, "32768"),
+            BrokerConfig.METRICS_RECORDING, Boolean.toString(recording))));
     }
 
     /** A blocking client connection to {@code broker}, without Nagle's delay. */

@@ -48,11 +48,14 @@ public final class PrometheusEndpoint implements AutoCloseable
         final RequestLatencies latencies) throws IOException
     {
         final PrometheusRegistry registry = new PrometheusRegistry();
-        final PrometheusRegistry jvm = jvm();
-        registry.register((MultiCollector)jvm::scrape);
+        // collected in this order at each scrape: the counters first, so that they are read as near as can be to the
+        // scrape's start, the time Prometheus gives the samples (the JVM's metrics — threads, memory pools, GC —
+        // collected before them moved their reading later by their collection's time, longer on a loaded machine)
         final CountersCollector counters = new CountersCollector(reader);
         registry.register(counters);
         registry.register(new LatencyCollector(latencies));
+        final PrometheusRegistry jvm = jvm();
+        registry.register((MultiCollector)jvm::scrape);
         // one thread: a second scrape at once waits for the first
         final ExecutorService executor = Executors.newSingleThreadExecutor(r ->
         {
