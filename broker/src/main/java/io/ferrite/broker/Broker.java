@@ -3,6 +3,7 @@ package io.ferrite.broker;
 import io.ferrite.broker.admin.AdminAgent;
 import io.ferrite.broker.api.AclHandlers;
 import io.ferrite.broker.api.SaslHandlers;
+import io.ferrite.broker.api.ClientQuotaHandlers;
 import io.ferrite.broker.api.ScramCredentialHandlers;
 import io.ferrite.broker.api.AlterConfigsHandler;
 import io.ferrite.broker.api.Apis;
@@ -44,6 +45,7 @@ import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.acl.Authorizer;
 import io.ferrite.broker.config.AuthorizerSettings;
+import io.ferrite.broker.quota.ClientQuotas;
 import io.ferrite.broker.scram.ScramCredentials;
 import io.ferrite.broker.txn.EndTxnTiming;
 import io.ferrite.broker.topic.Partition;
@@ -116,6 +118,7 @@ public final class Broker implements AutoCloseable
         final ScramCredentials scram = new ScramCredentials(); // loaded below, once the log directory is the broker's
         this.acceptor = StartupChecks.bind(config, networkThreads, scram);
         final Authorizer authorizer = AuthorizerSettings.authorizer(config); // its ACLs loaded with the credentials
+        final ClientQuotas quotas = new ClientQuotas(networkThreadCount); // loaded with them too (single node)
         acceptor.listeners().forEach(listener -> listener.authorizer(authorizer));
         final DurabilityWakeups wakeups = new DurabilityWakeups();
         final LogThreadTasks writerTasks = new LogThreadTasks();
@@ -146,6 +149,10 @@ public final class Broker implements AutoCloseable
         {
             StartupChecks.scramCredentials(scram, firstDir);
             StartupChecks.acls(authorizer, firstDir);
+            if (cluster == ClusterMode.DISABLED) // a cluster's quotas belong in its metadata log: none there yet
+            {
+                StartupChecks.clientQuotas(quotas, firstDir);
+            }
             final int logThreadCount = config.getInt(BrokerConfig.LOG_THREADS);
             if (cluster == ClusterMode.DISABLED)
             {
@@ -229,9 +236,10 @@ public final class Broker implements AutoCloseable
                     .registerLazily(ApiKeys.ALTER_CONFIGS, () -> new AlterConfigsHandler(topics, admin, waker, dynamic))
                     .registerLazily(ApiKeys.INCREMENTAL_ALTER_CONFIGS, () -> new IncrementalAlterConfigsHandler(topics, admin, waker, dynamic))
                     .registerLazily(ApiKeys.LIST_OFFSETS, () -> new ListOffsetsHandler(topics))
-                    .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread, verifier, waker, netCounters))
+                    .registerLazily(ApiKeys.PRODUCE, () -> new ProduceHandler(topics, logThreads, thread, verifier, waker, netCounters,
+                        quotas))
                     .registerLazily(ApiKeys.FETCH, () -> new FetchHandler(topics, thread, config.getInt(BrokerConfig.FETCH_MAX_BYTES),
-                        config.getInt(BrokerConfig.FETCH_INLINE_RECORD_BYTES), netCounters))
+                        config.getInt(BrokerConfig.FETCH_INLINE_RECORD_BYTES), netCounters, quotas))
                     .registerLazily(ApiKeys.DELETE_TOPICS, () -> new DeleteTopicsHandler(topics, admin, waker,
                         config.getBoolean(BrokerConfig.DELETE_TOPIC_ENABLE), groups::topicDeleted))
                     .registerLazily(ApiKeys.CREATE_PARTITIONS, () -> new CreatePartitionsHandler(topics, admin, waker, config.nodeId()))
@@ -248,6 +256,7 @@ public final class Broker implements AutoCloseable
                 if (cluster == ClusterMode.DISABLED) // a cluster's credentials belong in its metadata log: not served there yet
                 {
                     ScramCredentialHandlers.register(apis, scram, admin, waker);
+                    ClientQuotaHandlers.register(apis, quotas, admin, waker);
                 }
                 cluster.register(apis, waker, metadata[i]);
                 networkThreads[i] = new NetworkThread(i, apis, maxRequest, netCounters);

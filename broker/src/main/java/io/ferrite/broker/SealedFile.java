@@ -1,6 +1,11 @@
 package io.ferrite.broker;
 
+import java.io.IOException;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.zip.CRC32C;
 
 /**
@@ -62,5 +67,48 @@ public final class SealedFile
             throw new IllegalArgumentException("unknown version " + found);
         }
         return buffer.getInt();
+    }
+
+    /** Reads a whole file's entries (its frame checked by {@link #open}). */
+    @FunctionalInterface
+    public interface Decoder<T>
+    {
+        /** @throws IllegalArgumentException or BufferUnderflowException: what is wrong with the bytes */
+        T decode(ByteBuffer file);
+    }
+
+    /**
+     * The content of {@code file} as {@code decoder} reads it, {@code absent} when there is no file.
+     *
+     * @throws IOException "damaged: ..." for a file the decoder refuses (never its content), or the read's failure
+     */
+    public static <T> T read(final Path file, final T absent, final Decoder<T> decoder) throws IOException
+    {
+        if (!Files.exists(file))
+        {
+            return absent;
+        }
+        final ByteBuffer buffer = ByteBuffer.wrap(Files.readAllBytes(file));
+        try
+        {
+            return decoder.decode(buffer);
+        }
+        catch (final BufferUnderflowException | IllegalArgumentException ex)
+        {
+            throw new IOException("damaged: " + (ex.getMessage() == null ? "cut short" : ex.getMessage()));
+        }
+    }
+
+    /** A string of an entry: int length, then UTF-8, the length bounded by what remains of the file. */
+    public static String string(final ByteBuffer buffer)
+    {
+        final int length = buffer.getInt();
+        if (length < 0 || length > buffer.remaining())
+        {
+            throw new IllegalArgumentException("a string of " + length + " bytes where " + buffer.remaining() + " remain");
+        }
+        final String s = new String(buffer.array(), buffer.position(), length, StandardCharsets.UTF_8);
+        buffer.position(buffer.position() + length);
+        return s;
     }
 }

@@ -12,6 +12,7 @@ import io.ferrite.broker.net.Acceptor;
 import io.ferrite.broker.net.Acceptors;
 import io.ferrite.broker.net.Listener;
 import io.ferrite.broker.acl.Authorizer;
+import io.ferrite.broker.quota.ClientQuotas;
 import io.ferrite.broker.scram.ScramCredentials;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.broker.net.TlsEngines;
@@ -89,6 +90,19 @@ final class StartupChecks
         catch (final IOException ex)
         {
             throw new StartupException(ScramCredentials.fileIn(firstDir) + ": " + StartupException.reason(ex), ex);
+        }
+    }
+
+    /** Reads the client quotas' file (single node), or stops the start naming it: a damaged one would lift every quota. */
+    static void clientQuotas(final ClientQuotas quotas, final Path firstDir) throws StartupException
+    {
+        try
+        {
+            quotas.load(firstDir);
+        }
+        catch (final IOException ex)
+        {
+            throw new StartupException(ClientQuotas.fileIn(firstDir) + ": " + StartupException.reason(ex), ex);
         }
     }
 

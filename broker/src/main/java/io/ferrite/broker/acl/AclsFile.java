@@ -4,10 +4,8 @@ import io.ferrite.broker.SealedFile;
 import io.ferrite.log.config.DurableFile;
 
 import java.io.IOException;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -50,19 +48,7 @@ final class AclsFile
     /** The ACLs in {@code file}, none when it does not exist. */
     static List<AclBinding> read(final Path file) throws IOException
     {
-        if (!Files.exists(file))
-        {
-            return List.of();
-        }
-        final ByteBuffer buffer = ByteBuffer.wrap(Files.readAllBytes(file));
-        try
-        {
-            return decode(buffer);
-        }
-        catch (final BufferUnderflowException | IllegalArgumentException ex)
-        {
-            throw new IOException("damaged: " + (ex.getMessage() == null ? "cut short" : ex.getMessage()));
-        }
+        return SealedFile.read(file, List.of(), AclsFile::decode);
     }
 
     /** Replaces {@code file} with {@code acls}, the content fsynced before the rename; the directory is the caller's to fsync. */
@@ -114,24 +100,13 @@ final class AclsFile
                 throw new IllegalArgumentException("ACL " + i + " has codes no ACL has (" + type + ", " + pattern + ", " + operation
                     + ", " + permission + ")");
             }
-            acls.add(new AclBinding(type, string(buffer), pattern, string(buffer), string(buffer), operation, permission));
+            acls.add(new AclBinding(type, SealedFile.string(buffer), pattern, SealedFile.string(buffer), SealedFile.string(buffer),
+                operation, permission));
         }
         if (buffer.hasRemaining())
         {
             throw new IllegalArgumentException(buffer.remaining() + " bytes after the last ACL");
         }
         return acls;
-    }
-
-    private static String string(final ByteBuffer buffer)
-    {
-        final int length = buffer.getInt();
-        if (length < 0 || length > buffer.remaining())
-        {
-            throw new IllegalArgumentException("a string of " + length + " bytes where " + buffer.remaining() + " remain");
-        }
-        final String s = new String(buffer.array(), buffer.position(), length, StandardCharsets.UTF_8);
-        buffer.position(buffer.position() + length);
-        return s;
     }
 }

@@ -7,6 +7,7 @@ import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.quota.ClientQuotas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -18,8 +19,6 @@ import io.ferrite.wire.message.FetchRequestDecoder;
 import io.ferrite.wire.message.FetchResponseEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
-
-import java.util.Arrays;
 
 /**
  * Fetch, as Kafka's leader answers a consumer. Large record regions go out zero-copy: the response
@@ -65,10 +64,13 @@ public final class FetchHandler implements RequestHandler
     private final int inlineRecordBytes;
 
     private final NetworkCounters counters;
+    /** The broker's client quotas: a consumer's {@code consumer_byte_rate} bounds and throttles its fetches. */
+    private final ClientQuotas quotas;
 
     public FetchHandler(final TopicRegistry topics, final int networkThread, final int maxBytes, final int inlineRecordBytes,
-        final NetworkCounters counters)
+        final NetworkCounters counters, final ClientQuotas quotas)
     {
+        this.quotas = quotas;
         this.counters = counters;
         this.topics = topics;
         this.networkThread = networkThread;
@@ -111,16 +113,14 @@ public final class FetchHandler implements RequestHandler
         /** Partitions the last pass was asked for. */
         private int asked;
         /** The partitions this fetch reads (those that exist), registered while it waits. */
-        private Partition[] parked = new Partition[8];
-        private Topic[] parkedTopics = new Topic[8];
-        /**
-         * Each one's bound (the high watermark, or the last stable offset under read_committed) as the
-         * last counting pass saw it (read before or during that pass, never after).
-         */
-        private long[] seen = new long[8];
-        private int parkedCount;
+        private final FetchParking parked = new FetchParking(this::bound);
         /** Set during the first counting pass, which notes what the fetch will wait on. */
         private boolean recording;
+        /** Set while a pass counts exactly what the response would hold (a consumer quota's measure before the answer). */
+        private boolean exact;
+        /** Whether a consumer quota applies to this fetch, and Kafka's bound on its response from it (else MAX_VALUE). */
+        private boolean quota;
+        private int quotaLimit;
 
         int start(final Connection connection, final short version, final int offset, final int limit, final int outOffset)
         {
@@ -142,13 +142,16 @@ public final class FetchHandler implements RequestHandler
                     .sessionId(0).responses(0);
                 return outOffset + encoder.finish();
             }
+            final long window = origin.follower() ? ClientQuotas.NO_LIMIT : quotas.fetchLimit(connection); // replicas: no client quota
+            quota = window != ClientQuotas.NO_LIMIT;
+            quotaLimit = (int)Math.min(Integer.MAX_VALUE, window);
             // Kafka's order: max_bytes capped by the broker first, then min_bytes by that, so a
             // min_bytes no response may reach does not always wait out max_wait_ms
             minBytes = Math.min(decoder.minBytes(), maxBytes(decoder));
             committed = !origin.follower() && version >= 4 && decoder.isolationLevel() == READ_COMMITTED;
             // the pass notes each partition it counts with the high watermark it counted up to: what
             // moves after that is seen by poll, and a partition it did not count is not waited on
-            parkedCount = 0;
+            parked.clear();
             recording = decoder.maxWaitMs() > 0;
             origin.recording = true;
             final int available = pass(connection, false, outOffset);
@@ -158,11 +161,11 @@ public final class FetchHandler implements RequestHandler
             // fetch session, and waits for the answer
             if (errors || available >= minBytes || decoder.maxWaitMs() <= 0 || asked == 0)
             {
-                forget(); // noted, never registered
-                return pass(connection, true, outOffset);
+                parked.forget(); // noted, never registered
+                return respond(connection, outOffset);
             }
             deadline = System.currentTimeMillis() + decoder.maxWaitMs();
-            park();
+            parked.park(networkThread);
             connection.defer(this);
             return DEFERRED;
         }
@@ -181,44 +184,52 @@ public final class FetchHandler implements RequestHandler
         @Override
         public int poll(final Connection connection, final int outOffset, final long nowMs)
         {
-            if (nowMs < deadline && !moved())
+            if (nowMs < deadline && !parked.moved())
             {
                 return NOT_READY;
             }
             if (nowMs < deadline)
             {
-                snapshot();
+                parked.snapshot();
                 decoder.wrap(connection.in, offset, limit, version);
                 if (pass(connection, false, outOffset) < minBytes && !errors)
                 {
                     return NOT_READY;
                 }
             }
-            unpark();
+            parked.unpark();
+            return respond(connection, outOffset);
+        }
+
+        /**
+         * Writes the response. Under a consumer quota first counts it exactly (Kafka records a fetch response's size
+         * before it is sent): when the rate with it is over the quota the answer is empty, with the throttle time, and
+         * the connection is muted once it is written, as Kafka answers a throttled fetch; else the response is written and
+         * what it came to beyond the count (its headers, a record appended between the passes) recorded too.
+         */
+        private int respond(final Connection connection, final int outOffset)
+        {
             decoder.wrap(connection.in, offset, limit, version);
-            return pass(connection, true, outOffset);
-        }
-
-        /** Whether a partition waited on moved its high watermark since the last counting pass, or went. */
-        private boolean moved()
-        {
-            for (int i = 0; i < parkedCount; i++)
+            if (!quota)
             {
-                final PartitionLog log = parked[i].log;
-                if (bound(log) != seen[i] || parkedTopics[i].isDeleted() || log.isClosed())
-                {
-                    return true;
-                }
+                return pass(connection, true, outOffset);
             }
-            return false;
-        }
-
-        private void snapshot()
-        {
-            for (int i = 0; i < parkedCount; i++)
+            exact = true;
+            final int counted = pass(connection, false, outOffset);
+            exact = false;
+            final long nowMs = System.currentTimeMillis();
+            final int throttleMs = quotas.fetching(connection, networkThread, counted, nowMs);
+            if (throttleMs > 0)
             {
-                seen[i] = bound(parked[i].log);
+                connection.throttle(throttleMs);
+                encoder.wrap(connection.out, outOffset, version).throttleTimeMs(throttleMs).errorCode(Errors.NONE).sessionId(0)
+                    .responses(0);
+                return outOffset + encoder.finish();
             }
+            decoder.wrap(connection.in, offset, limit, version);
+            final int end = pass(connection, true, outOffset);
+            quotas.fetchedMore(connection, networkThread, end - outOffset + connection.splicedBytes() - counted, nowMs);
+            return end;
         }
 
         @Override
@@ -230,57 +241,13 @@ public final class FetchHandler implements RequestHandler
         @Override
         public void cancel()
         {
-            unpark(); // else the partitions would wake this network thread for a fetch that is gone
+            parked.unpark(); // else the partitions would wake this network thread for a fetch that is gone
         }
 
-        /** From the first counting pass: a partition it counted, with the high watermark it counted up to. */
-        private void record(final Partition partition, final Topic topic, final long highWatermark)
-        {
-            if (parkedCount == parked.length)
-            {
-                parked = Arrays.copyOf(parked, parkedCount * 2);
-                parkedTopics = Arrays.copyOf(parkedTopics, parkedCount * 2);
-                seen = Arrays.copyOf(seen, parkedCount * 2);
-            }
-            parked[parkedCount] = partition;
-            parkedTopics[parkedCount] = topic;
-            seen[parkedCount] = highWatermark;
-            parkedCount++;
-        }
-
-        /** Registers on each partition counted, so that an advance of its high watermark wakes this thread. */
-        private void park()
-        {
-            for (int i = 0; i < parkedCount; i++)
-            {
-                parked[i].fetchParked(networkThread);
-            }
-        }
-
-        /** Undoes {@link #park} (a fetch that waited: answered or cancelled). */
-        private void unpark()
-        {
-            for (int i = 0; i < parkedCount; i++)
-            {
-                parked[i].fetchUnparked();
-            }
-            forget();
-        }
-
-        private void forget()
-        {
-            for (int i = 0; i < parkedCount; i++)
-            {
-                parked[i] = null;
-                parkedTopics[i] = null;
-            }
-            parkedCount = 0;
-        }
-
-        /** The request's max_bytes within the broker's fetch.max.bytes. */
+        /** The request's max_bytes within the broker's fetch.max.bytes and a consumer quota's window (Kafka's KafkaApis). */
         private int maxBytes(final FetchRequestDecoder request)
         {
-            return Math.min(request.maxBytes(), maxBytes);
+            return Math.min(Math.min(request.maxBytes(), maxBytes), quotaLimit);
         }
 
         private Topic topic(final Connection connection, final FetchRequestDecoder.FetchTopic t)
@@ -407,14 +374,14 @@ public final class FetchHandler implements RequestHandler
                         final long bound = bound(partition.log);
                         if (recording)
                         {
-                            record(partition, topic, bound);
+                            parked.record(partition, topic, bound);
                         }
                         // a diverging answer is read nothing, and does not move the follower (Kafka's fetchRecords)
                         final short epochCheck = divergence.check(partition.log, p.lastFetchedEpoch(), p.fetchOffset());
                         diverging = epochCheck == FetchDivergence.DIVERGING;
                         final short read = epochCheck != Errors.NONE ? (diverging ? Errors.NONE : epochCheck) :
-                            read(partition, topic, p, write ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
-                            countingLimit(p.partitionMaxBytes(), bytes), write ? first : true, bound);
+                            read(partition, topic, p, write || exact ? Math.min(Math.max(0, p.partitionMaxBytes()), remaining) :
+                            countingLimit(p.partitionMaxBytes(), bytes), write || exact ? first : true, bound);
                         if (read == Errors.NONE && !diverging)
                         {
                             origin.read(partition, p.fetchOffset());

@@ -9,6 +9,7 @@ import io.ferrite.broker.metrics.NetworkCounters;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.PendingResponse;
 import io.ferrite.broker.net.RequestHandler;
+import io.ferrite.broker.quota.ClientQuotas;
 import io.ferrite.broker.topic.Partition;
 import io.ferrite.broker.topic.Topic;
 import io.ferrite.broker.topic.TopicRegistry;
@@ -62,10 +63,13 @@ public final class ProduceHandler implements RequestHandler
     /** Wakes this network thread when the coordinator answers a verification. */
     private final Runnable waker;
     private final NetworkCounters counters;
+    private final ClientQuotas quotas;
 
+    /** @param quotas the broker's client quotas: a {@code producer_byte_rate} throttles the answer */
     public ProduceHandler(final TopicRegistry topics, final LogThread[] logThreads, final int networkThread,
-        final TxnVerifier verifier, final Runnable waker, final NetworkCounters counters)
+        final TxnVerifier verifier, final Runnable waker, final NetworkCounters counters, final ClientQuotas quotas)
     {
+        this.quotas = quotas;
         this.counters = counters;
         this.topics = topics;
         this.logThreads = logThreads;
@@ -380,6 +384,10 @@ public final class ProduceHandler implements RequestHandler
             {
                 counters.error(ApiKeys.PRODUCE, error[slot]);
             }
+            // Kafka records every produce's size when it is answered; a throttle mutes the connection once the answer is
+            // written, and with acks=0 (no answer) it is only that
+            final int throttleMs = quotas.produced(connection, networkThread);
+            connection.throttle(throttleMs);
             if (acks == 0)
             {
                 release();
@@ -428,7 +436,7 @@ public final class ProduceHandler implements RequestHandler
                     slot++;
                 }
             }
-            encoder.throttleTimeMs(0);
+            encoder.throttleTimeMs(throttleMs);
             release();
             return outOffset + encoder.finish();
         }

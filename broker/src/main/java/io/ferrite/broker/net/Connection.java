@@ -121,6 +121,12 @@ public final class Connection
     private String host;
     /** The authorizer's cache of this connection's decisions ({@code acl.Access}), made on first use. */
     private Object decisions;
+    /** Its client quotas as last resolved ({@code quota.ClientQuotas}), made once a quota applies to its requests. */
+    private Object quotaState;
+    /** Until when (currentTimeMillis) a quota mutes it once its response is written ({@link ThrottledConnections}); 0: never. */
+    long throttledUntilMs;
+    /** The size of the request being handled (its frame, without the size prefix): Kafka's {@code request.sizeInBytes}. */
+    int requestBytes;
     /** Set by a response that ends the connection once written (a failed authentication's): why, for the log; else null. */
     String closeAfterResponse;
     /** TLS on this connection's socket (an SSL or SASL_SSL listener's), else null: the socket is read and written directly. */
@@ -178,6 +184,44 @@ public final class Connection
     public void decisions(final Object decisions)
     {
         this.decisions = decisions;
+    }
+
+    /** The client quotas' per-connection state (null until they set one); network thread only. */
+    public Object quotaState()
+    {
+        return quotaState;
+    }
+
+    public void quotaState(final Object state)
+    {
+        this.quotaState = state;
+    }
+
+    /** A quota's throttle time for this request (KIP-219): once its response is written, nothing is read for that long. */
+    public void throttle(final int throttleMs)
+    {
+        if (throttleMs > 0)
+        {
+            throttledUntilMs = System.currentTimeMillis() + throttleMs;
+        }
+    }
+
+    /** The size of the request being handled, without its frame's size prefix. */
+    public int requestBytes()
+    {
+        return requestBytes;
+    }
+
+    /** Where the request's client id is in {@link #in} (valid while the request is handled). */
+    public int clientIdOffset()
+    {
+        return clientIdOffset;
+    }
+
+    /** The length of the request's client id in {@link #in}, -1 for a null one. */
+    public int clientIdLength()
+    {
+        return clientIdLength;
     }
 
     /** The client id of the request being handled (allocates: for admin paths). */
@@ -371,6 +415,12 @@ public final class Connection
         writeCalls = 0;
         transferCalls = 0;
         return 0;
+    }
+
+    /** The bytes of file regions spliced into the response being written so far. */
+    public long splicedBytes()
+    {
+        return splicedBytes;
     }
 
     /** Records that {@code length} bytes of {@code file} at {@code position} go at {@code outPosition}. */

@@ -59,6 +59,7 @@ public final class NetworkThread implements Agent, AutoCloseable
     private final NetworkStats stats = new NetworkStats();
     private final CommandReturns returns;
     private final DeferredResponses deferred;
+    private final ThrottledConnections throttled = new ThrottledConnections();
     private final IdleConnections idle;
     /** The time (System.currentTimeMillis) read once in this select pass, at its first ready key: its keys' activity. */
     private long passMs;
@@ -91,7 +92,7 @@ public final class NetworkThread implements Agent, AutoCloseable
         this.returns = new CommandReturns(id, selector);
         this.deferred = new DeferredResponses(connections, errors);
         this.idle = new IdleConnections(connections);
-        this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, errors, counters);
+        this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, throttled, errors, counters);
     }
 
     /** The log threads whose returned commands this thread drains (set before {@link #start}). */
@@ -204,6 +205,10 @@ public final class NetworkThread implements Agent, AutoCloseable
         {
             work += deferred.poll(System.currentTimeMillis(), dispatcher);
         }
+        if (!throttled.isEmpty())
+        {
+            work += throttled.poll(System.currentTimeMillis(), dispatcher);
+        }
         if (!idle.isEmpty())
         {
             work += idle.expire(System.currentTimeMillis()); // a sweep once per IdleConnections.SCAN_MS at most
@@ -222,7 +227,11 @@ public final class NetworkThread implements Agent, AutoCloseable
     private void select() throws IOException
     {
         // keys are handed to onKey as they are found: no selected-key set, no iterator, no garbage
-        final long timeout = ownThread ? deferred.timeoutMs(MAX_SELECT_MS) : 0;
+        long timeout = ownThread ? deferred.timeoutMs(MAX_SELECT_MS) : 0;
+        if (timeout > 0 && !throttled.isEmpty())
+        {
+            timeout = throttled.timeoutMs(timeout, System.currentTimeMillis()); // a muted connection reads again on time
+        }
         if (timeout > 0 && incoming.isEmpty() && !returns.arm())
         {
             selector.select(onKey, timeout);

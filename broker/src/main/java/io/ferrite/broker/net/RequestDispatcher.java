@@ -37,6 +37,7 @@ final class RequestDispatcher
     private final int maxRequestBytes;
     private final Connections connections;
     private final DeferredResponses deferred;
+    private final ThrottledConnections throttled;
     private final ErrorHandler errors;
     private final NetworkCounters counters;
     private final RequestTimes times;
@@ -46,8 +47,9 @@ final class RequestDispatcher
     private final ResponseHeaderEncoder responseHeader = new ResponseHeaderEncoder();
 
     RequestDispatcher(final RequestHandler handler, final int maxRequestBytes, final Connections connections,
-        final DeferredResponses deferred, final ErrorHandler errors, final NetworkCounters counters)
+        final DeferredResponses deferred, final ThrottledConnections throttled, final ErrorHandler errors, final NetworkCounters counters)
     {
+        this.throttled = throttled;
         this.counters = counters;
         this.times = counters.times();
         this.timing = counters.recording();
@@ -66,6 +68,11 @@ final class RequestDispatcher
             // (muting here rather than when deferring spares two epoll_ctl calls per deferred
             // request of a client that waits for each answer)
             connection.key.interestOps(0);
+            return;
+        }
+        if (connection.throttledUntilMs != 0 && !connection.isWriting())
+        {
+            connection.key.interestOps(0); // muted by a quota: read once its throttle time is over (ThrottledConnections)
             return;
         }
         if (connection.read() < 0)
@@ -97,7 +104,7 @@ final class RequestDispatcher
         if (connection.flush())
         {
             sentNow(connection);
-            if (closedAfterResponse(connection))
+            if (closedAfterResponse(connection) || throttled.muteIfThrottled(connection))
             {
                 return;
             }
@@ -145,12 +152,40 @@ final class RequestDispatcher
         {
             sent(connection, connection.readyNs);
         }
-        if (closedAfterResponse(connection))
+        if (closedAfterResponse(connection) || throttled.muteIfThrottled(connection))
         {
             return;
         }
         connection.key.interestOps(SelectionKey.OP_READ);
         processFrames(connection);
+    }
+
+    /** A connection muted by a quota whose throttle time is over: it reads again, first what it sent meanwhile. */
+    void unmuted(final Connection connection)
+    {
+        try
+        {
+            connection.key.interestOps(SelectionKey.OP_READ);
+            processFrames(connection);
+        }
+        catch (final IOException ex)
+        {
+            connections.closeAfter(connection, ex); // as in NetworkThread.onKey
+        }
+        catch (final RuntimeException ex)
+        {
+            failed(connection, ex);
+        }
+        catch (final InternalError ex)
+        {
+            // a read error of a mapped page (SIGBUS) in the next request's read: as in NetworkThread.onKey
+            errors.onError(ex);
+            connections.close(connection, "I/O error reading a mapped segment: " + ex.getMessage(), false);
+        }
+        catch (final Error ex)
+        {
+            failed(connection, ex);
+        }
     }
 
     /** A response that ends its connection (a failed authentication's) was written: the connection closes, one INFO line. */
@@ -229,14 +264,17 @@ final class RequestDispatcher
             if (outcome == SILENT)
             {
                 sent(connection, connection.readyNs);
-                continue;
             }
-            if (!connection.flush())
+            else if (!connection.flush())
             {
                 connection.key.interestOps(SelectionKey.OP_WRITE);
                 return;
             }
             sentNow(connection);
+            if (throttled.muteIfThrottled(connection))
+            {
+                break; // the next frames wait for the throttle time's end
+            }
         }
         connection.compact();
     }
@@ -281,6 +319,7 @@ final class RequestDispatcher
             final short readVersion = supported ? version : 0;
             final int body = header.wrap(connection.in, start, end, api.requestHeaderVersion(readVersion));
             final int correlationId = header.correlationId();
+            connection.requestBytes = end - start;
             connection.clientIdOffset = header.clientIdOffset();
             connection.clientIdLength = header.clientIdLength();
             connection.beginResponse();

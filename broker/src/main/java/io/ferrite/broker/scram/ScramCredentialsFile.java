@@ -4,10 +4,8 @@ import io.ferrite.broker.SealedFile;
 import io.ferrite.log.config.DurableFile;
 
 import java.io.IOException;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -49,19 +47,7 @@ final class ScramCredentialsFile
     /** The credentials in {@code file}, or none when it does not exist. */
     static Map<String, Map<ScramMechanism, ScramCredential>> read(final Path file) throws IOException
     {
-        if (!Files.exists(file))
-        {
-            return Map.of();
-        }
-        final ByteBuffer buffer = ByteBuffer.wrap(Files.readAllBytes(file));
-        try
-        {
-            return decode(buffer);
-        }
-        catch (final BufferUnderflowException | IllegalArgumentException ex)
-        {
-            throw new IOException("damaged: " + (ex.getMessage() == null ? "cut short" : ex.getMessage()));
-        }
+        return SealedFile.read(file, Map.of(), ScramCredentialsFile::decode);
     }
 
     /**

@@ -96,6 +96,40 @@ class RequestPathAllocationTest
     }
 
     /**
+     * The same with client quotas set at several levels (the default user, ANONYMOUS with the default client id, the
+     * default client id), so that produce and fetch resolve a quota, record into its rate and compute its throttle check
+     * on every request: once the connection's resolution is cached, nothing is allocated. The quotas are far above what
+     * the test sends, so no answer is throttled (each produce is checked answered with throttle time 0).
+     */
+    @Test
+    void produceAndFetchUnderClientQuotasAllocateNothingOnTheBrokerThreads() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("num.network.threads", "1", "ferrite.log.threads", "1")))
+        {
+            try (Admin admin = broker.admin())
+            {
+                admin.createTopics(List.of(new NewTopic("alloc", 1, (short)1))).all().get(20, TimeUnit.SECONDS);
+                ClientQuotasTest.alter(admin,
+                    ClientQuotasTest.set(ClientQuotasTest.entity("user", null), "producer_byte_rate", 1e12),
+                    ClientQuotasTest.set(ClientQuotasTest.entity("user", "ANONYMOUS", "client-id", null), "consumer_byte_rate", 1e12),
+                    ClientQuotasTest.set(ClientQuotasTest.entity("client-id", null), "producer_byte_rate", 2e12));
+            }
+            final ByteBuffer[] requests = produceAndFetch();
+            assertAllocatesNothing(broker, "produce + fetch under client quotas", round -> requests, (round, i, response) ->
+            {
+                if (i == 0 && round % 1000 == 0)
+                {
+                    final ByteBuffer body = response.duplicate().position(0);
+                    ResponseHeader.parse(body, ApiKeys.PRODUCE.responseHeaderVersion((short)12));
+                    final ProduceResponseData answer = new ProduceResponseData(new ByteBufferAccessor(body), (short)12);
+                    assertEquals(0, answer.throttleTimeMs(), "produce " + round);
+                    assertEquals(Errors.NONE.code(), answer.responses().iterator().next().partitionResponses().get(0).errorCode());
+                }
+            });
+        }
+    }
+
+    /**
      * A transactional produce (v12, transaction version 2) to a partition where its transaction is
      * open: no verification with the coordinator, nothing allocated. One frame per send, built before
      * the first, each batch with the next sequences: the first send opens the transaction (verified:
