@@ -29,4 +29,13 @@ public interface TxnVerifier
      */
     Verification verify(String transactionalId, long producerId, short epoch, String[] topics, int[] partitions, int count,
         boolean add, Runnable waker);
+
+    /**
+     * The verifier a TxnOffsetCommit asks: an add answered CONCURRENT_TRANSACTIONS is its answer at once (Kafka 4.4 retries
+     * only a produce's add, in its {@code ReplicaManager}); this one unless it retries ({@code txn.RemoteVerifier}).
+     */
+    default TxnVerifier forOffsetCommits()
+    {
+        return this;
+    }
 }

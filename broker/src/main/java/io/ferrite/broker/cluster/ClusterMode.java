@@ -49,6 +49,8 @@ import java.util.function.ToIntFunction;
 public class ClusterMode implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterMode.class);
+    /** Kafka's broker {@code request.timeout.ms} default, which bounds its retries of a produce's add. */
+    private static final int KAFKA_REQUEST_TIMEOUT_MS = 30_000;
     /** A single node: every method does nothing. */
     public static final ClusterMode DISABLED = new ClusterMode();
     /** Kafka's setting for the metadata log's directory; Ferrite's default is {@code <first log dir>/cluster-metadata}. */
@@ -251,8 +253,11 @@ public class ClusterMode implements AutoCloseable
         @Override
         public TxnVerifier verifier(final TxnVerifier local)
         {
+            // Kafka bounds the retries by the broker's request.timeout.ms too (30 s; Ferrite has no such setting)
+            final RemoteVerifier.Retries retries = new RemoteVerifier.Retries(config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS),
+                Math.min(config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), KAFKA_REQUEST_TIMEOUT_MS));
             remoteVerifier = new RemoteVerifier(local, txnPlacement, config.nodeId(),
-                new NodeRequests(FetcherSettings.of(config), "ferrite-txn-verify-" + config.nodeId(), 64 * 1024));
+                new NodeRequests(FetcherSettings.of(config), "ferrite-txn-verify-" + config.nodeId(), 64 * 1024), retries);
             return remoteVerifier;
         }
 

@@ -82,6 +82,7 @@ public final class BrokerConfig
     public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
     public static final String TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms";
     public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS = "add.partitions.to.txn.retry.backoff.max.ms";
+    public static final String ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS = "add.partitions.to.txn.retry.backoff.ms";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
     public static final String FETCH_INLINE_RECORD_BYTES = "ferrite.fetch.inline.record.bytes";
@@ -448,11 +449,13 @@ public final class BrokerConfig
                 "how long an idle transactional id (no transaction running) is kept before it is removed")
             .define(TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS, INT, "10000", atLeast(1), true,
                 "how often the coordinator looks for transactions past their transaction.timeout.ms, and aborts them")
-            // Kafka's add.partitions.to.txn.retry.backoff.ms (20: the wait between its retries) has no use here: the
-            // retry runs on the coordinators' agent whenever the coordinator's state changes, and at its ticks
             .define(ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS, INT, "100", atLeast(0), true,
                 "how long a produce v12+ whose partition's add meets CONCURRENT_TRANSACTIONS (its transaction still ending) retries it before that is its answer "
                     + "(a client's AddPartitionsToTxn and AddOffsetsToTxn are answered at once, as Kafka answers them)")
+            // the coordinator on this node retries on the coordinators' agent whenever its state changes, and at its ticks
+            // (txn.HeldAdd); the wait applies to a coordinator on another node of a cluster (txn.RemoteVerifier)
+            .define(ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS, INT, "20", atLeast(1), true,
+                "the wait before a produce v12+'s add that met CONCURRENT_TRANSACTIONS is sent again to its coordinator on another node")
             .define(FETCH_MAX_BYTES, INT, "57671680", atLeast(1024), true,
                 "cap on the records of one fetch response: a request's max_bytes (and min_bytes) above it is lowered to it; a first batch larger than it still goes whole")
             .define(FETCH_INLINE_RECORD_BYTES, INT, "32768", atLeast(0), true, "a fetched partition's records up to this size are copied "

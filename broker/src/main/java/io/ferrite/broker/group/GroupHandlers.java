@@ -33,7 +33,7 @@ public final class GroupHandlers
         final TxnVerifier verifier, final TopicRegistry topics, final int nodeId, final MetadataHandler address,
         final Runnable waker)
     {
-        final RemoteTxnCheck remote = verifier == null ? RemoteTxnCheck.ALONE : new RemoteTxnCheck(verifier, nodeId);
+        final RemoteTxnCheck remote = verifier == null ? RemoteTxnCheck.ALONE : new RemoteTxnCheck(verifier.forOffsetCommits(), nodeId);
         apis.registerLazily(ApiKeys.FIND_COORDINATOR, () -> new FindCoordinatorHandler(coordinator, transactions, waker, nodeId, address))
             .registerLazily(ApiKeys.JOIN_GROUP, () -> new JoinGroupHandler(coordinator, waker))
             .registerLazily(ApiKeys.SYNC_GROUP, () -> new SyncGroupHandler(coordinator, waker))

@@ -1,6 +1,7 @@
 package io.ferrite.broker.txn;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -57,13 +58,13 @@ final class LaneQueue
         }
     }
 
-    /** The lane's thread: the first carried over, left in place; null if none. */
-    NodeRequests.Exchange firstCarried()
+    /** The lane's thread: the carried-over ones in order, left in place (weakly consistent: one purged may still be seen). */
+    Iterator<NodeRequests.Exchange> carried()
     {
-        return carried.peekFirst();
+        return carried.iterator();
     }
 
-    /** The lane's thread: takes {@code e} from the carried-over ones; false if it was purged meanwhile. */
+    /** The lane's thread: takes {@code e} from the carried-over ones (a walk from the first); false if it was purged meanwhile. */
     boolean takeCarried(final NodeRequests.Exchange e)
     {
         return carried.remove(e);

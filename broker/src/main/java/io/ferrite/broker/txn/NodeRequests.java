@@ -17,6 +17,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,8 +35,8 @@ import java.util.function.Predicate;
  * its own lane only, up to the timeout; when an exchange with it fails, every request queued behind it fails at once
  * (their senders retry them — a marker to the partition's leader of then) rather than each waiting a timeout of its own.
  * When its lane takes a request, where it goes is asked again ({@link Exchange#resolve}): one whose destination moved
- * meanwhile goes to that node's lane instead. An exchange that can share its request ({@link Exchange#batch}) takes
- * with it those queued behind it for the same node that fit ({@link RequestBatch}), as Kafka's inter-broker senders
+ * meanwhile goes to that node's lane instead. An exchange that shares its request ({@link Exchange#request}: a
+ * {@link RequestBatch}) takes with it those queued behind it for the same node that fit, as Kafka's inter-broker senders
  * drain a node's queue into one request; exchanges queued together ({@link #sendAll}) are all there when their lane
  * takes the first of them.
  *
@@ -46,8 +47,18 @@ import java.util.function.Predicate;
  */
 public final class NodeRequests implements AutoCloseable
 {
-    /** One request and its answer; {@link #answered} or {@link #failed} runs on a lane's thread, once. */
-    public interface Exchange
+    /** What fails: a queued {@link Exchange}, a {@link Request}; on a lane's thread (or a sender's, when none takes it). */
+    public interface Failable
+    {
+        /** No answer: the connection failed, timed out, the answer could not be read, or it was never sent. */
+        void failed(Exception cause);
+    }
+
+    /**
+     * What a sender queues for a node: when its lane takes it, it goes in a {@link #request} — its own, or one it shares
+     * with those queued behind it — which is answered or {@link #failed}, once.
+     */
+    public interface Exchange extends Failable
     {
         /** The node it is for, when queued. */
         InetSocketAddress to();
@@ -61,6 +72,16 @@ public final class NodeRequests implements AutoCloseable
             return to();
         }
 
+        /**
+         * When its lane takes it: the request it goes in — itself when it is a {@link Request}, or a {@link RequestBatch}
+         * of it alone that those queued behind it for the same node may join.
+         */
+        Request request();
+    }
+
+    /** One request and its answer; {@link #answered} or {@link #failed} runs on a lane's thread, once. */
+    public interface Request extends Failable
+    {
         ApiKeys api();
 
         short version();
@@ -70,18 +91,6 @@ public final class NodeRequests implements AutoCloseable
 
         /** The answer's body, {@code body} to {@code limit} of {@code in}. */
         void answered(DirectBuffer in, int body, int limit);
-
-        /** No answer: the connection failed, timed out, or the answer could not be read. */
-        void failed(Exception cause);
-
-        /**
-         * When its lane takes it: a batch of it alone that those queued behind it for the same node may join, sent in its
-         * stead; null (the default) when it goes alone.
-         */
-        default RequestBatch<?> batch()
-        {
-            return null;
-        }
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(NodeRequests.class);
@@ -274,10 +283,10 @@ public final class NodeRequests implements AutoCloseable
             }
             else
             {
-                final RequestBatch<?> batch;
+                final Request request;
                 try
                 {
-                    batch = e.batch();
+                    request = e.request();
                 }
                 catch (final RuntimeException ex)
                 {
@@ -285,11 +294,11 @@ public final class NodeRequests implements AutoCloseable
                     fail(e, ex);
                     return;
                 }
-                if (batch != null)
+                if (request instanceof RequestBatch<?> batch)
                 {
                     joined(batch);
                 }
-                if (!exchange(batch == null ? e : batch))
+                if (!exchange(request))
                 {
                     failQueued(new IOException("an earlier request to " + to + " failed")); // retried by their senders
                 }
@@ -297,9 +306,12 @@ public final class NodeRequests implements AutoCloseable
         }
 
         /**
-         * {@code batch} takes those queued behind its first that fit (in order, up to the first that does not, which stays
-         * first in line); on the way, one queued whose destination moved goes to that node's lane, one no longer for any
-         * node fails. What throws ends the batch where it is: each exchange taken is in it, moved, or failed (review L2).
+         * {@code batch} takes those queued behind its first that fit (in order, up to the first too large for it, which
+         * stays first in line); one whose key the batch already has (a second marker of a producer to a partition, a
+         * second question of a transactional id) is passed over and stays first in line for the next request, those
+         * behind it still joining (review L1: only that key waits). On the way, one queued whose destination moved goes to
+         * that node's lane, one no longer for any node fails. What throws ends the batch where it is: each exchange taken
+         * is in it, moved, or failed (review L2).
          */
         private void joined(final RequestBatch<?> batch)
         {
@@ -308,17 +320,19 @@ public final class NodeRequests implements AutoCloseable
             final List<Exchange> gone = new ArrayList<>();
             try
             {
-                for (Exchange q; (q = queue.firstCarried()) != null; )
+                for (final Iterator<Exchange> carried = queue.carried(); carried.hasNext(); )
                 {
+                    final Exchange q = carried.next();
                     final InetSocketAddress now = where(q);
                     final boolean here = to.equals(now);
-                    if (here && !batch.fits(q))
+                    final RequestBatch.Fit fit = here ? batch.fit(q) : RequestBatch.Fit.JOINS;
+                    if (fit == RequestBatch.Fit.FULL)
                     {
                         break; // it and those behind it: the next request
                     }
-                    if (!queue.takeCarried(q))
+                    if (fit == RequestBatch.Fit.LATER || !queue.takeCarried(q))
                     {
-                        continue; // purged meanwhile
+                        continue; // its key is in the batch: the next request; or purged meanwhile
                     }
                     if (!here)
                     {
@@ -395,7 +409,7 @@ public final class NodeRequests implements AutoCloseable
         }
 
         /** {@code e} fails with {@code cause}; what its callback throws is logged. */
-        private void fail(final Exchange e, final Exception cause)
+        private void fail(final Failable e, final Exception cause)
         {
             try
             {
@@ -408,7 +422,7 @@ public final class NodeRequests implements AutoCloseable
         }
 
         /** Whether the node answered (even an answer the exchange could not read), or {@code e} was not sent at all. */
-        private boolean exchange(final Exchange e)
+        private boolean exchange(final Request e)
         {
             final int frame;
             try
@@ -456,7 +470,7 @@ public final class NodeRequests implements AutoCloseable
             return true;
         }
 
-        private int encode(final Exchange e)
+        private int encode(final Request e)
         {
             int at = FetcherChannel.SIZE_LENGTH;
             final ApiKeys api = e.api();

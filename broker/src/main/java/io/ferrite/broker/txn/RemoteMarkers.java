@@ -159,34 +159,9 @@ public final class RemoteMarkers implements AutoCloseable
         }
 
         @Override
-        public RequestBatch<?> batch()
+        public NodeRequests.Request request()
         {
             return new Markers(this);
-        }
-
-        @Override
-        public ApiKeys api()
-        {
-            return ApiKeys.WRITE_TXN_MARKERS;
-        }
-
-        @Override
-        public short version()
-        {
-            return VERSION;
-        }
-
-        /** As a request of its own (a lane sends its {@link #batch} instead, of it alone at least). */
-        @Override
-        public int write(final MutableDirectBuffer out, final int at)
-        {
-            return new Markers(this).write(out, at);
-        }
-
-        @Override
-        public void answered(final DirectBuffer in, final int body, final int limit)
-        {
-            new Markers(this).answered(in, body, limit);
         }
 
         void answer(final short error)
@@ -226,7 +201,7 @@ public final class RemoteMarkers implements AutoCloseable
     /**
      * One WriteTxnMarkers request to a leader: the markers queued for it, each transaction's partitions in one marker
      * entry (by topic), in the order queued. Two markers of one producer id to one partition never share a request (the
-     * answer could not tell them apart): the second waits for the next. The answer's error for each partition goes to its
+     * answer could not tell them apart): the second waits for the next, those behind it still joining. The answer's error for each partition goes to its
      * marker; a partition the answer does not name is UNKNOWN_TOPIC_OR_PARTITION, as before.
      */
     private final class Markers extends RequestBatch<Marker>
@@ -237,7 +212,7 @@ public final class RemoteMarkers implements AutoCloseable
 
         Markers(final Marker first)
         {
-            super(Marker.class, first, FRAME_BYTES - FRAME_SLACK);
+            super(ApiKeys.WRITE_TXN_MARKERS, VERSION, Marker.class, first, FRAME_BYTES - FRAME_SLACK);
             partitions.add(new Answered(first.s.producerId(), first.s.tp()));
         }
 
@@ -258,18 +233,6 @@ public final class RemoteMarkers implements AutoCloseable
         protected void added(final Marker m)
         {
             partitions.add(new Answered(m.s.producerId(), m.s.tp()));
-        }
-
-        @Override
-        public ApiKeys api()
-        {
-            return ApiKeys.WRITE_TXN_MARKERS;
-        }
-
-        @Override
-        public short version()
-        {
-            return VERSION;
         }
 
         @Override

@@ -8,6 +8,8 @@ import io.ferrite.wire.message.AddPartitionsToTxnResponseDecoder;
 import io.ferrite.wire.message.ApiKeys;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -18,6 +20,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A produce's verification in a cluster (KIP-890, issue 14), as Kafka 4.4's partition leader does it with its
@@ -31,9 +36,26 @@ import java.util.Set;
  * client retries. One request at a time per coordinator node ({@link NodeRequests}: a lane per node), carrying every
  * question queued for that node when its lane takes the first ({@link Questions}), as Kafka's manager batches them per
  * node: many transactional ids in one request.
+ *
+ * <p>A produce's add (v12+) answered CONCURRENT_TRANSACTIONS for any partition (the transaction's last EndTxn answered,
+ * its markers still being written) is asked again, all its partitions, {@link Retries#backoffMs} after each answer
+ * until {@link Retries#maxMs} have passed since it was first asked, then the last answer is the produce's (v12+ gets
+ * CONCURRENT_TRANSACTIONS), as Kafka 4.4's {@code ReplicaManager.handleProduceAppend} retries what its manager answers
+ * ({@code add.partitions.to.txn.retry.backoff.ms}, {@code add.partitions.to.txn.retry.backoff.max.ms}, there also
+ * bounded by {@code request.timeout.ms}); each retry locates the coordinator again and goes over the network wherever it
+ * is now, this node included, as Kafka's manager sends it. A verify-only question (a produce below v12) and a
+ * TxnOffsetCommit's question ({@link #forOffsetCommits}) are answered at once, as Kafka retries neither.
  */
 public final class RemoteVerifier implements TxnVerifier, AutoCloseable
 {
+    /** How a produce's add answered CONCURRENT_TRANSACTIONS is asked again: every {@code backoffMs}, for {@code maxMs}. */
+    public record Retries(long backoffMs, long maxMs)
+    {
+        /** Kafka 4.4's {@code add.partitions.to.txn.retry.backoff.ms} and {@code add.partitions.to.txn.retry.backoff.max.ms}. */
+        public static final Retries KAFKA_DEFAULTS = new Retries(20, 100);
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteVerifier.class);
     private static final short VERSION = 5;
     private static final int FRAME_BYTES = 64 * 1024;
     /** What the request's header and the arrays' lengths may take besides the questions. */
@@ -43,20 +65,57 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
     private final PartitionOwnership.Locator coordinators;
     private final int nodeId;
     private final NodeRequests requests;
+    private final Retries retries;
+    /** Where a retry waits for its backoff (its thread made at the first retry, ended idle), as Kafka's scheduler runs them. */
+    private final ScheduledThreadPoolExecutor retrying;
+    /** The questions of a TxnOffsetCommit: never retried. */
+    private final TxnVerifier offsetCommits = (id, pid, epoch, topics, partitions, count, add, waker) ->
+        ask(id, pid, epoch, topics, partitions, count, add, false, waker);
 
-    /** {@code coordinators} locates a transactional id's coordinator; the questions go over {@code requests}, closed with this. */
+    /** As the next, with Kafka's retries ({@link Retries#KAFKA_DEFAULTS}). */
     public RemoteVerifier(final TxnVerifier local, final PartitionOwnership.Locator coordinators, final int nodeId,
         final NodeRequests requests)
+    {
+        this(local, coordinators, nodeId, requests, Retries.KAFKA_DEFAULTS);
+    }
+
+    /**
+     * {@code coordinators} locates a transactional id's coordinator; the questions go over {@code requests}, closed with
+     * this; a produce's add answered CONCURRENT_TRANSACTIONS is asked again as {@code retries} says.
+     */
+    public RemoteVerifier(final TxnVerifier local, final PartitionOwnership.Locator coordinators, final int nodeId,
+        final NodeRequests requests, final Retries retries)
     {
         this.local = local;
         this.coordinators = coordinators;
         this.nodeId = nodeId;
         this.requests = requests;
+        this.retries = retries;
+        this.retrying = new ScheduledThreadPoolExecutor(1, r ->
+        {
+            final Thread t = new Thread(r, "ferrite-txn-verify-retries-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        });
+        retrying.setKeepAliveTime(1, TimeUnit.MINUTES); // no retry for a minute: its thread ends (made again at the next)
+        retrying.allowCoreThreadTimeOut(true);
     }
 
     @Override
     public Verification verify(final String transactionalId, final long producerId, final short epoch, final String[] topics,
         final int[] partitions, final int count, final boolean add, final Runnable waker)
+    {
+        return ask(transactionalId, producerId, epoch, topics, partitions, count, add, add, waker);
+    }
+
+    @Override
+    public TxnVerifier forOffsetCommits()
+    {
+        return offsetCommits;
+    }
+
+    private Verification ask(final String transactionalId, final long producerId, final short epoch, final String[] topics,
+        final int[] partitions, final int count, final boolean add, final boolean retried, final Runnable waker)
     {
         final PartitionOwnership.Located at = coordinators.locate(transactionalId);
         if (at.error() == Errors.NONE && at.nodeId() == nodeId)
@@ -64,16 +123,8 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
             return local.verify(transactionalId, producerId, epoch, topics, partitions, count, add, waker);
         }
         final Remote question = new Remote(transactionalId, producerId, epoch, Arrays.copyOf(topics, count),
-            Arrays.copyOf(partitions, count), add, waker);
-        if (at.error() != Errors.NONE)
-        {
-            question.answer(at.error());
-        }
-        else
-        {
-            question.to = new InetSocketAddress(at.host(), at.port());
-            requests.send(question);
-        }
+            Arrays.copyOf(partitions, count), add, waker, retried);
+        question.sendTo(at);
         return question;
     }
 
@@ -81,6 +132,8 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
     public void close() throws InterruptedException
     {
         requests.close();
+        retrying.shutdown(); // a retry waiting for its backoff still runs: its send fails (closed), NETWORK_EXCEPTION
+        retrying.awaitTermination(retries.backoffMs() + 5_000, TimeUnit.MILLISECONDS);
     }
 
     /** One produce's question to the coordinator on another node; answered on its lane's thread, polled on the network thread. */
@@ -94,12 +147,18 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
         private final boolean add;
         private final Runnable waker;
         private final short[] errors;
-        private InetSocketAddress to;
-        /** Set after {@link #errors} are. */
+        /** Whether an answer of CONCURRENT_TRANSACTIONS is asked again, until {@link #retryUntilNanos} ({@link System#nanoTime}). */
+        private final boolean retried;
+        private final long retryUntilNanos;
+        /** What it adds to a request and to its answer at most ({@link RemoteVerifier#bytes}). */
+        private final int bytes;
+        /** Set before each send (its lane reads it after). */
+        private volatile InetSocketAddress to;
+        /** Set after {@link #errors} are, once they are final. */
         private volatile boolean done;
 
         Remote(final String transactionalId, final long producerId, final short epoch, final String[] topics,
-            final int[] partitions, final boolean add, final Runnable waker)
+            final int[] partitions, final boolean add, final Runnable waker, final boolean retried)
         {
             this.transactionalId = transactionalId;
             this.producerId = producerId;
@@ -109,6 +168,9 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
             this.add = add;
             this.waker = waker;
             this.errors = new short[topics.length];
+            this.retried = retried;
+            this.retryUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(retries.maxMs());
+            this.bytes = bytes(transactionalId, topics);
         }
 
         @Override
@@ -123,15 +185,86 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
             return errors[i];
         }
 
+        /** To the coordinator {@code at}, over the network (its error, when none is located: the answer). */
+        void sendTo(final PartitionOwnership.Located at)
+        {
+            if (at.error() != Errors.NONE)
+            {
+                answer(at.error());
+                return;
+            }
+            to = new InetSocketAddress(at.host(), at.port());
+            requests.send(this);
+        }
+
         void answer(final short error)
+        {
+            if (!done)
+            {
+                Arrays.fill(errors, error);
+                settle();
+            }
+        }
+
+        /** Its partitions' errors from the answer's results for its id (null: none), UNKNOWN_SERVER_ERROR for one not named. */
+        void answered(final Map<TxnPartition, Short> results)
         {
             if (done)
             {
                 return;
             }
-            Arrays.fill(errors, error);
+            for (int i = 0; i < errors.length; i++)
+            {
+                final Short error = results == null ? null : results.get(new TxnPartition(topics[i], partitions[i]));
+                errors[i] = error == null ? Errors.UNKNOWN_SERVER_ERROR : error; // a partition not named, as the local verifier
+            }
+            settle();
+        }
+
+        /** The errors are in: final, or (CONCURRENT_TRANSACTIONS for some partition, before the bound) asked again later. */
+        private void settle()
+        {
+            if (retried && System.nanoTime() - retryUntilNanos < 0 && concurrent())
+            {
+                try
+                {
+                    retrying.schedule(this::retry, retries.backoffMs(), TimeUnit.MILLISECONDS);
+                    return;
+                }
+                catch (final RejectedExecutionException closed)
+                {
+                    // closed: the answer so far is final
+                }
+            }
             done = true;
             waker.run();
+        }
+
+        private boolean concurrent()
+        {
+            for (final short error : errors)
+            {
+                if (error == Errors.CONCURRENT_TRANSACTIONS)
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** After its backoff, on the retries' thread: asked again where the coordinator is now. */
+        private void retry()
+        {
+            try
+            {
+                sendTo(coordinators.locate(transactionalId));
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.error("Asking {}'s coordinator again failed: the last answer is final", transactionalId, ex);
+                done = true;
+                waker.run();
+            }
         }
 
         @Override
@@ -141,34 +274,9 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
         }
 
         @Override
-        public ApiKeys api()
-        {
-            return ApiKeys.ADD_PARTITIONS_TO_TXN;
-        }
-
-        @Override
-        public short version()
-        {
-            return VERSION;
-        }
-
-        @Override
-        public RequestBatch<?> batch()
+        public NodeRequests.Request request()
         {
             return new Questions(this);
-        }
-
-        /** As a request of its own (a lane sends its {@link #batch} instead, of it alone at least). */
-        @Override
-        public int write(final MutableDirectBuffer out, final int at)
-        {
-            return new Questions(this).write(out, at);
-        }
-
-        @Override
-        public void answered(final DirectBuffer in, final int body, final int limit)
-        {
-            new Questions(this).answered(in, body, limit);
         }
 
         /** Its transaction in the request, at {@code t} (its partitions by topic). */
@@ -188,33 +296,6 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
             }
         }
 
-        /** Its partitions' errors from the answer's results for its id (null: none), UNKNOWN_SERVER_ERROR for one not named. */
-        void answered(final Map<TxnPartition, Short> results)
-        {
-            if (done)
-            {
-                return;
-            }
-            for (int i = 0; i < errors.length; i++)
-            {
-                final Short error = results == null ? null : results.get(new TxnPartition(topics[i], partitions[i]));
-                errors[i] = error == null ? Errors.UNKNOWN_SERVER_ERROR : error; // a partition not named, as the local verifier
-            }
-            done = true;
-            waker.run();
-        }
-
-        /** Bytes it adds to a request and to its answer at most: its id, and each partition with its topic's name. */
-        int bytes()
-        {
-            int n = 40 + 3 * transactionalId.length();
-            for (final String topic : topics)
-            {
-                n += 24 + 3 * topic.length();
-            }
-            return n;
-        }
-
         @Override
         public void failed(final Exception cause)
         {
@@ -223,9 +304,30 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
     }
 
     /**
+     * Bytes a question adds to a request and to its answer at most: its id and the fields of its transaction, each topic's
+     * name once (up to 3 bytes a char) with its array lengths, and each partition's index in the request, its index and
+     * error in the answer (review L5: the name was counted once per partition).
+     */
+    static int bytes(final String transactionalId, final String[] topics)
+    {
+        int n = 40 + 3 * transactionalId.length();
+        final Set<String> named = new HashSet<>();
+        for (final String topic : topics)
+        {
+            n += 11;
+            if (named.add(topic))
+            {
+                n += 20 + 3 * topic.length();
+            }
+        }
+        return n;
+    }
+
+    /**
      * One AddPartitionsToTxn v5 to a coordinator node: the questions queued for it, one transaction each, in the order
      * queued. Two questions of one transactional id never share a request (the answer is per id): the second waits for
-     * the next (Kafka's manager answers the older one NETWORK_EXCEPTION, or INVALID_PRODUCER_EPOCH, and sends the newer).
+     * the next, those behind it still joining (Kafka's manager answers the older one NETWORK_EXCEPTION, or
+     * INVALID_PRODUCER_EPOCH, and sends the newer).
      * A request refused whole is each partition's error (a missing ACL: INVALID_TXN_STATE), as Kafka's manager.
      */
     private static final class Questions extends RequestBatch<Remote>
@@ -236,14 +338,14 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
 
         Questions(final Remote first)
         {
-            super(Remote.class, first, FRAME_BYTES - FRAME_SLACK);
+            super(ApiKeys.ADD_PARTITIONS_TO_TXN, VERSION, Remote.class, first, FRAME_BYTES - FRAME_SLACK);
             ids.add(first.transactionalId);
         }
 
         @Override
         protected int bytes(final Remote r)
         {
-            return r.bytes();
+            return r.bytes;
         }
 
         @Override
@@ -256,18 +358,6 @@ public final class RemoteVerifier implements TxnVerifier, AutoCloseable
         protected void added(final Remote r)
         {
             ids.add(r.transactionalId);
-        }
-
-        @Override
-        public ApiKeys api()
-        {
-            return ApiKeys.ADD_PARTITIONS_TO_TXN;
-        }
-
-        @Override
-        public short version()
-        {
-            return VERSION;
         }
 
         @Override

@@ -16,9 +16,8 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,24 +56,13 @@ final class ClusterModeTest
     private static final Duration START = Duration.ofSeconds(120);
     private static final int RECORDS = 100;
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
-
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
 
     @Test
     void threeBrokersShareTheControllersMetadataAndFollowAKilledLeader() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
 
         // replication: an acks=all producer with min.insync.replicas=2 gets every record acknowledged only once the
         // followers, which fetch from the leader's broker listener, have it; the ISR stays the three
@@ -145,7 +133,7 @@ final class ClusterModeTest
         createAndDescribeAlike("doomed");
         for (int id = 1; id <= 3; id++)
         {
-            final Path data = dir.resolve("data" + id);
+            final Path data = cluster.data(id);
             final int node = id;
             Await.await(() -> Files.isDirectory(data.resolve("doomed-0")), START,
                 () -> "node " + node + " to have a log of doomed-0: " + cluster.tail(node));
@@ -156,7 +144,7 @@ final class ClusterModeTest
         }
         for (int id = 1; id <= 3; id++)
         {
-            final Path data = dir.resolve("data" + id);
+            final Path data = cluster.data(id);
             final int node = id;
             Await.await(() -> !Files.exists(data.resolve("doomed-0")), START,
                 () -> "node " + node + " to delete its log of doomed-0: " + cluster.tail(node));

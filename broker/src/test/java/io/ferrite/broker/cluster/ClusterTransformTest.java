@@ -21,12 +21,10 @@ import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,24 +63,13 @@ final class ClusterTransformTest
     private static final int RECORDS = 30;
     private static final int BATCH = 4;
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
-
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
 
     @Test
     void offsetsCommitInTheTransactionWhenItsCoordinatorTheGroupsAndTheOutputsLeaderAreThreeNodes() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
         try (Admin admin = cluster.admin(1))
         {
             final Placement at = place(admin);
@@ -175,7 +162,7 @@ final class ClusterTransformTest
     @Test
     void pendingOffsetsCommitAtTheNewGroupCoordinatorWhenTheOldOneIsKilledMidTransaction() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
         final Placement at;
         try (Admin admin = cluster.admin(1))
         {

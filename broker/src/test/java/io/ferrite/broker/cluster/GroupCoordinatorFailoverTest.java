@@ -17,12 +17,10 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -56,10 +54,8 @@ final class GroupCoordinatorFailoverTest
     private static final int PARTITIONS = 4;
     private static final int RECORDS = 200;
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
     /** Per partition: the offset the last successful commitSync stored (the group never reads below it again). */
     private final Map<TopicPartition, Long> acked = new HashMap<>();
     /** Per partition: the offsets the group read. */
@@ -67,19 +63,10 @@ final class GroupCoordinatorFailoverTest
     /** Records read below their partition's acknowledged commit: committed work read again. */
     private final List<String> readAgain = new ArrayList<>();
 
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
-
     @Test
     void aGroupOnTwoNodesIsOneGroupAndResumesAtItsCommittedOffsetsAfterItsCoordinatorIsKilled() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
         try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short)3))).all().get(60, TimeUnit.SECONDS);

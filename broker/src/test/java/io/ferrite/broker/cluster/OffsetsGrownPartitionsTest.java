@@ -24,12 +24,10 @@ import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,24 +62,13 @@ final class OffsetsGrownPartitionsTest
     private static final int AFTER = 57;
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
-
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
 
     @Test
     void groupsCommitAndFetchAfterARestartWithAnotherSettingAndAfterTheOffsetsTopicIsGrown() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
         try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)3))).all().get(60, TimeUnit.SECONDS);
@@ -170,7 +157,7 @@ final class OffsetsGrownPartitionsTest
     void everyNodeFixesTheImagesCountWhenItJoinsNotAtItsFirstLookNorFromAStaleReplica() throws Exception
     {
         final Map<String, String> settings = Map.of("offsets.topic.num.partitions", "2", "offsets.topic.replication.factor", "1");
-        cluster = new ThreeNodes(dir).start(settings);
+        cluster.start(settings);
         findCoordinator(1, "first"); // the first FindCoordinator has the controller create the topic
         final TopicDescription two;
         try (Admin admin = cluster.admin(1))

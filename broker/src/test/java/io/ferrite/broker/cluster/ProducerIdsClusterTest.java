@@ -9,14 +9,12 @@ import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -42,24 +40,12 @@ final class ProducerIdsClusterTest
     /** The end of the ids node 1 gave while it was alone (its file before it joins). */
     private static final long FORMER_END = 2500;
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
-
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
 
     @Test
     void idsFromEveryNodeAreDistinctBeforeAndAfterTheActiveControllerIsKilled() throws Exception
     {
-        cluster = new ThreeNodes(dir);
         // node 1 was a node alone before and gave ids up to 2499 from its own file: it must not give them again
         Files.createDirectories(cluster.data(1));
         Files.writeString(cluster.data(1).resolve("ferrite-producer-ids"), Long.toString(FORMER_END));

@@ -10,13 +10,11 @@ import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -44,24 +42,13 @@ final class RemoteTxnOffsetCommitTest
     private static final byte GROUP_KEY = 0;
     private static final byte TRANSACTION_KEY = 1;
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
-
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
 
     @Test
     void oldTxnOffsetCommitVersionsAreVerifiedByTheTransactionsCoordinatorOnAnotherNode() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
         try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)3))).all().get(60, TimeUnit.SECONDS);

@@ -12,6 +12,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,31 +22,79 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Three Ferrite brokers in cluster mode for a test: child JVMs of {@code ferrite-server} ({@code -Xmx256m}) on loopback,
  * every node a broker and a voter, their ports chosen up front (a node restarted comes back on the same ones), each
  * node's output in {@code dir/node<i>.out|err} and its data in {@code dir/data<i>}. Node ids are 1 to 3.
+ *
+ * <p>A test class's field {@code @RegisterExtension final ThreeNodes cluster = new ThreeNodes();} gives each test its own
+ * directory and ports before it runs (started by the test, {@link #start()}), kills its nodes after it, and deletes the
+ * directory then — kept, and named on the standard error, when the test failed, so that the nodes' output can be read.
  */
-final class ThreeNodes implements AutoCloseable
+final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCallback
 {
     static final Duration START = Duration.ofSeconds(120);
     private static final Pattern LISTENING = Pattern.compile("Ferrite listening on PLAINTEXT://127\\.0\\.0\\.1:(\\d+)");
 
-    private final Path dir;
+    private Path dir;
     private final Process[] nodes = new Process[4];
     private final int[] controllerPorts = new int[4];
     private final int[] listenerPorts = new int[4];
-    private final String voters;
+    private String voters;
+    /** Made by {@link #beforeEach}: deleted by {@link #afterEach}. */
+    private boolean ownDir;
+
+    /** For a {@code @RegisterExtension} field: its directory and ports are chosen before each test. */
+    ThreeNodes()
+    {
+    }
+
+    /** In {@code dir}; chooses the ports. */
+    ThreeNodes(final Path dir) throws IOException
+    {
+        choose(dir);
+    }
+
+    @Override
+    public void beforeEach(final ExtensionContext context) throws IOException
+    {
+        choose(Files.createTempDirectory("three-nodes-"));
+        ownDir = true;
+    }
+
+    @Override
+    public void afterEach(final ExtensionContext context) throws IOException, InterruptedException
+    {
+        close();
+        if (!ownDir)
+        {
+            return;
+        }
+        if (context.getExecutionException().isPresent())
+        {
+            System.err.println(context.getDisplayName() + " failed: its nodes' output and data kept in " + dir);
+            return;
+        }
+        try (Stream<Path> all = Files.walk(dir))
+        {
+            for (final Path p : all.sorted(Comparator.reverseOrder()).toList())
+            {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
 
     /** Chooses the ports (all distinct: a broker listener on port 0 could take another node's controller port). */
-    ThreeNodes(final Path dir) throws IOException
+    private void choose(final Path dir) throws IOException
     {
         this.dir = dir;
         final int[] free = LoopbackPorts.take(6);
@@ -197,6 +248,18 @@ final class ThreeNodes implements AutoCloseable
         return said.toString();
     }
 
+    /** Every line the three nodes logged that contains {@code containing}, node 1's first. */
+    List<String> logLines(final String containing) throws IOException
+    {
+        final List<String> lines = new ArrayList<>();
+        for (int id = 1; id <= 3; id++)
+        {
+            Files.readAllLines(dir.resolve("node" + id + ".err"), StandardCharsets.UTF_8).stream().filter(l -> l.contains(containing))
+                .forEach(lines::add);
+        }
+        return lines;
+    }
+
     /** The first {@code count} records of {@code topic}-0 from its beginning, read from its leader. */
     List<String> readAll(final String topic, final int count)
     {
@@ -230,6 +293,7 @@ final class ThreeNodes implements AutoCloseable
             if (nodes[id] != null)
             {
                 kill(id);
+                nodes[id] = null;
             }
         }
     }
@@ -246,7 +310,9 @@ final class ThreeNodes implements AutoCloseable
         final String clusterClasspath = Files.readString(Path.of("..", "replication-lite", "target", "cluster.classpath"),
             StandardCharsets.UTF_8).trim();
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m", "-Dorg.slf4j.simpleLogger.log.io.ferrite.broker.cluster=info", "--add-opens",
+            // the markers' retries at INFO: MarkerBatchesClusterTest counts them ("written after N failed tries")
+            "-Xmx256m", "-Dorg.slf4j.simpleLogger.log.io.ferrite.broker.cluster=info",
+            "-Dorg.slf4j.simpleLogger.log.io.ferrite.broker.txn.TxnMarkerRuns=info", "--add-opens",
             "java.base/jdk.internal.misc=ALL-UNNAMED",
             "-cp", System.getProperty("java.class.path") + java.io.File.pathSeparator + clusterClasspath,
             ClusterBrokerMain.class.getName()));

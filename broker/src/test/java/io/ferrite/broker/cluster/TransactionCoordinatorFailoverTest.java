@@ -17,12 +17,10 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -60,29 +58,18 @@ final class TransactionCoordinatorFailoverTest
     private static final int BEFORE_KILL = 12;
     private static final int TRANSACTIONS = 30;
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
     private final Set<Integer> committed = new TreeSet<>();
     private final Set<Integer> aborted = new TreeSet<>();
     /** Transactions whose outcome the producer did not learn (its commit or abort failed): all or nothing. */
     private final Set<Integer> unknown = new TreeSet<>();
     private final List<Integer> survivors = new ArrayList<>();
 
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
-
     @Test
     void transactionsEndWholeAndReadCommittedSeesExactlyTheCommittedOnesAfterTheCoordinatorIsKilled() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
         try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short)3))).all().get(60, TimeUnit.SECONDS);

@@ -9,12 +9,10 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,24 +37,13 @@ final class TxnStateGrownPartitionsTest
     private static final int BEFORE = 50;
     private static final int AFTER = 57;
 
-    @TempDir
-    Path dir;
-
-    private ThreeNodes cluster;
-
-    @AfterEach
-    void stop() throws InterruptedException
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final ThreeNodes cluster = new ThreeNodes();
 
     @Test
     void transactionsCommitAfterTheTransactionStateTopicIsGrown() throws Exception
     {
-        cluster = new ThreeNodes(dir).start();
+        cluster.start();
         try (Admin admin = cluster.admin(1))
         {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short)3))).all().get(60, TimeUnit.SECONDS);

@@ -255,7 +255,7 @@ class NodeRequestsLaneTest
         }
 
         @Override
-        public RequestBatch<?> batch()
+        public NodeRequests.Request request()
         {
             return new Probes(this);
         }
@@ -266,7 +266,7 @@ class NodeRequestsLaneTest
     {
         Probes(final Probe first)
         {
-            super(Probe.class, first, 1024);
+            super(ApiKeys.API_VERSIONS, (short)0, Probe.class, first, 1024);
         }
 
         @Override
@@ -279,18 +279,6 @@ class NodeRequestsLaneTest
         protected boolean joins(final Probe member)
         {
             return true;
-        }
-
-        @Override
-        public ApiKeys api()
-        {
-            return ApiKeys.API_VERSIONS;
-        }
-
-        @Override
-        public short version()
-        {
-            return 0;
         }
 
         @Override
@@ -307,7 +295,7 @@ class NodeRequestsLaneTest
     }
 
     /** An ApiVersions request to {@code to} that records how it ended. */
-    private static class Probe implements NodeRequests.Exchange
+    private static class Probe implements NodeRequests.Exchange, NodeRequests.Request
     {
         /** Where it goes when its lane takes it. */
         volatile InetSocketAddress now;
@@ -324,6 +312,12 @@ class NodeRequestsLaneTest
         public InetSocketAddress to()
         {
             return now; // as a marker's: the node it was last routed to
+        }
+
+        @Override
+        public NodeRequests.Request request()
+        {
+            return this; // alone
         }
 
         @Override
