@@ -238,35 +238,39 @@ class AclAuthorizationTest
         Files.writeString(config, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
             + "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\";\n",
             StandardCharsets.UTF_8);
-        KafkaTool.Run run = acls(config, "--add", "--allow-principal", "User:dave", "--operation", "Read", "--topic", "cmd-topic");
-        assertEquals(0, run.status(), run.toString());
-        run = acls(config, "--list", "--topic", "cmd-topic");
-        assertEquals(0, run.status(), run.toString());
-        assertTrue(run.out().contains("(principal=User:dave, host=*, operation=READ, permissionType=ALLOW)"), run.toString());
+        try (KafkaToolSession tools = new KafkaToolSession())
+        {
+            KafkaTool.Run run = acls(tools, config, "--add", "--allow-principal", "User:dave", "--operation", "Read", "--topic", "cmd-topic");
+            assertEquals(0, run.status(), run.toString());
+            run = acls(tools, config, "--list", "--topic", "cmd-topic");
+            assertEquals(0, run.status(), run.toString());
+            assertTrue(run.out().contains("(principal=User:dave, host=*, operation=READ, permissionType=ALLOW)"), run.toString());
 
-        broker.restart();
-        try (Admin admin = admin("admin"))
-        {
-            assertTrue(admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS)
-                .contains(allow(ResourceType.TOPIC, "cmd-topic", "dave", AclOperation.READ)), "the ACL after the restart");
-        }
-        run = acls(config, "--remove", "--allow-principal", "User:dave", "--operation", "Read", "--topic", "cmd-topic", "--force");
-        assertEquals(0, run.status(), run.toString());
-        run = acls(config, "--list", "--topic", "cmd-topic");
-        assertFalse(run.out().contains("User:dave"), run.toString());
-        broker.restart();
-        try (Admin admin = admin("admin"))
-        {
-            assertFalse(admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS)
-                .contains(allow(ResourceType.TOPIC, "cmd-topic", "dave", AclOperation.READ)), "removed for good");
+            broker.restart();
+            try (Admin admin = admin("admin"))
+            {
+                assertTrue(admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS)
+                    .contains(allow(ResourceType.TOPIC, "cmd-topic", "dave", AclOperation.READ)), "the ACL after the restart");
+            }
+            run = acls(tools, config, "--remove", "--allow-principal", "User:dave", "--operation", "Read", "--topic", "cmd-topic", "--force");
+            assertEquals(0, run.status(), run.toString());
+            run = acls(tools, config, "--list", "--topic", "cmd-topic");
+            assertFalse(run.out().contains("User:dave"), run.toString());
+            broker.restart();
+            try (Admin admin = admin("admin"))
+            {
+                assertFalse(admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS)
+                    .contains(allow(ResourceType.TOPIC, "cmd-topic", "dave", AclOperation.READ)), "removed for good");
+            }
         }
     }
 
-    private KafkaTool.Run acls(final Path config, final String... args) throws Exception
+    /** kafka-acls.sh with {@code args} as the admin, in the test's child JVM of Kafka's tools. */
+    private KafkaTool.Run acls(final KafkaToolSession tools, final Path config, final String... args) throws Exception
     {
         final List<String> all = new ArrayList<>(List.of("--bootstrap-server", broker.bootstrap(), "--command-config", config.toString()));
         all.addAll(List.of(args));
-        return KafkaTool.run(90, null, "org.apache.kafka.tools.AclCommand", all.toArray(new String[0]));
+        return tools.run("org.apache.kafka.tools.AclCommand", all.toArray(new String[0]));
     }
 
     /**

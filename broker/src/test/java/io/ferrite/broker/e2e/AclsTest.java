@@ -169,23 +169,24 @@ class AclsTest
     @Test
     void aclCommandPrintsKafkasAnswer() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of()))
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); KafkaToolSession tools = new KafkaToolSession())
         {
-            assertPrints("No Authorizer is configured on the broker", acls(broker, "--list"));
+            assertPrints("No Authorizer is configured on the broker", acls(tools, broker, "--list"));
             assertPrints("No Authorizer is configured on the broker",
-                acls(broker, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "t1"));
+                acls(tools, broker, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "t1"));
             assertPrints("No Authorizer is configured.",
-                acls(broker, "--remove", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "t1", "--force"));
+                acls(tools, broker, "--remove", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "t1", "--force"));
         }
     }
 
-    private static KafkaTool.Run acls(final RunningBroker broker, final String... args) throws Exception
+    /** kafka-acls.sh with {@code args}, in the test's child JVM of Kafka's tools. */
+    private static KafkaTool.Run acls(final KafkaToolSession tools, final RunningBroker broker, final String... args) throws Exception
     {
         final String[] all = new String[args.length + 2];
         all[0] = "--bootstrap-server";
         all[1] = broker.bootstrap();
         System.arraycopy(args, 0, all, 2, args.length);
-        return KafkaTool.run(90, null, "org.apache.kafka.tools.AclCommand", all);
+        return tools.run("org.apache.kafka.tools.AclCommand", all);
     }
 
     /** Kafka's AclCommand prints the error and its stack trace on stdout and exits 1, as it does against Kafka. */

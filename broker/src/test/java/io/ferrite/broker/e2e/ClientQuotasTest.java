@@ -237,26 +237,26 @@ class ClientQuotasTest
     @Test
     void kafkaConfigsSetsDescribesAndDeletesQuotas() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, Map.of()); ConfigsTool tool = new ConfigsTool(broker))
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); KafkaToolSession tools = new KafkaToolSession())
         {
-            KafkaTool.Run run = tool.run("--describe", "--entity-type", "users");
+            KafkaTool.Run run = BrokerConfigsToolTest.configs(tools, broker, "--describe", "--entity-type", "users");
             assertEquals(List.of(), run.lines(), run.toString());
-            run = tool.run("--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config",
+            run = BrokerConfigsToolTest.configs(tools, broker, "--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config",
                 "producer_byte_rate=1024,consumer_byte_rate=2048");
             assertEquals(List.of("Completed updating config for user alice."), run.lines(), run.toString());
-            run = tool.run("--alter", "--entity-type", "clients", "--entity-default", "--add-config", "producer_byte_rate=4096");
+            run = BrokerConfigsToolTest.configs(tools, broker, "--alter", "--entity-type", "clients", "--entity-default", "--add-config", "producer_byte_rate=4096");
             assertEquals(List.of("Completed updating default config for clients in the cluster."), run.lines(), run.toString());
-            run = tool.run("--alter", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "c1",
+            run = BrokerConfigsToolTest.configs(tools, broker, "--alter", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "c1",
                 "--add-config", "request_percentage=50");
             assertEquals(List.of("Completed updating config for user alice."), run.lines(), run.toString()); // the tool's words
-            run = tool.run("--describe", "--entity-type", "users", "--entity-name", "alice");
+            run = BrokerConfigsToolTest.configs(tools, broker, "--describe", "--entity-type", "users", "--entity-name", "alice");
             assertEquals(List.of("Quota configs for user-principal 'alice' are consumer_byte_rate=2048.0, producer_byte_rate=1024.0"),
                 run.lines(), run.toString());
-            run = tool.run("--describe", "--entity-type", "clients", "--entity-default");
+            run = BrokerConfigsToolTest.configs(tools, broker, "--describe", "--entity-type", "clients", "--entity-default");
             assertEquals(List.of("Quota configs for the default client-id are producer_byte_rate=4096.0"), run.lines(), run.toString());
-            run = tool.run("--alter", "--entity-type", "users", "--entity-name", "alice", "--delete-config", "consumer_byte_rate");
+            run = BrokerConfigsToolTest.configs(tools, broker, "--alter", "--entity-type", "users", "--entity-name", "alice", "--delete-config", "consumer_byte_rate");
             assertEquals(List.of("Completed updating config for user alice."), run.lines(), run.toString());
-            run = tool.run("--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config", "producer_byte_rate=1.5");
+            run = BrokerConfigsToolTest.configs(tools, broker, "--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config", "producer_byte_rate=1.5");
             assertEquals(1, run.status(), run.toString());
             assertTrue(run.err().contains("InvalidRequestException: producer_byte_rate cannot be a fractional value."), run.err());
             try (Admin admin = broker.plainAdmin())

@@ -221,8 +221,7 @@ class ConsumerGroupTest
                     assertInstanceOf(InconsistentGroupProtocolException.class, c.awaitFailure(Duration.ofSeconds(30)),
                         "a member with no protocol in common is turned away");
                 }
-                a.awaitHeartbeatsAfterNow(); // a rebalance wrongly started by c would have reached a and b by then
-                b.awaitHeartbeatsAfterNow();
+                GroupMember.awaitHeartbeatsAfterNow(List.of(a, b)); // a rebalance wrongly started by c would have reached a and b by then
                 assertDescribed(admin, "voters", "range", List.of(a, b));
                 assertEquals(viewA, a.view(), "a undisturbed");
                 assertEquals(viewB, b.view(), "b undisturbed");
@@ -254,8 +253,7 @@ class ConsumerGroupTest
                     assertInstanceOf(GroupMaxSizeReachedException.class, c.awaitFailure(Duration.ofSeconds(30)),
                         "the third member is turned away");
                 }
-                a.awaitHeartbeatsAfterNow(); // a rebalance wrongly started by c would have reached a and b by then
-                b.awaitHeartbeatsAfterNow();
+                GroupMember.awaitHeartbeatsAfterNow(List.of(a, b)); // a rebalance wrongly started by c would have reached a and b by then
                 assertDescribed(admin, "small", "range", List.of(a, b));
                 assertEquals(viewA, a.view(), "a undisturbed");
                 assertEquals(viewB, b.view(), "b undisturbed");

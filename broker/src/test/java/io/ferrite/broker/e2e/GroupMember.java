@@ -206,9 +206,27 @@ final class GroupMember implements Members.Member, AutoCloseable
      */
     void awaitHeartbeatsAfterNow() throws Exception
     {
-        final double mark = heartbeats();
-        Await.await(() -> heartbeats() >= mark + 3, Duration.ofSeconds(30), () -> name + "'s third heartbeat answer after " + mark);
-        call(c -> null); // runs before the poll after the one that began once the third answer was counted
+        awaitHeartbeatsAfterNow(List.of(this));
+    }
+
+    /**
+     * {@link #awaitHeartbeatsAfterNow()} of several members at once: each one's three answers counted from this call,
+     * their heartbeats going on side by side (one after the other, the wait took three heartbeat intervals a member).
+     */
+    static void awaitHeartbeatsAfterNow(final List<GroupMember> members) throws Exception
+    {
+        final double[] marks = new double[members.size()];
+        for (int i = 0; i < marks.length; i++)
+        {
+            marks[i] = members.get(i).heartbeats();
+        }
+        for (int i = 0; i < marks.length; i++)
+        {
+            final GroupMember m = members.get(i);
+            final double mark = marks[i];
+            Await.await(() -> m.heartbeats() >= mark + 3, Duration.ofSeconds(30), () -> m.name + "'s third heartbeat answer after " + mark);
+            m.call(c -> null); // runs before the poll after the one that began once the third answer was counted
+        }
     }
 
     /** kafka-clients' count of heartbeat answers this consumer handled (read on its poll thread). */

@@ -267,14 +267,18 @@ class GroupProtocolTest
      * group goes from Stable to Empty and the member's next Heartbeat gets UNKNOWN_MEMBER_ID. A member with
      * the same timeout that keeps heartbeating (every 250 ms) stays for at least twice that long. The session
      * is 3 s rather than Kafka's 1 s minimum so that a loaded machine's stall (a join, sync and describe before
-     * the silent member's session ends; a late heartbeat) is not taken for an expiry.
+     * the silent member's session ends; a late heartbeat) is not taken for an expiry. The time is the
+     * coordinators' ({@link SteppedClock}), stepped 250 ms after each heartbeat of the member that stays
+     * (before issue 17's build work the test slept 250 ms there and waited out the 6 s in real time).
      */
     @Test
     void aMemberThatStopsHeartbeatingIsRemovedAfterItsSessionTimeout() throws Exception
     {
         final int session = 3_000;
+        final int pace = 250;
+        final SteppedClock clock = new SteppedClock();
         try (RunningBroker broker = new RunningBroker(dir, Map.of("group.initial.rebalance.delay.ms", "0",
-                "group.min.session.timeout.ms", "1000"));
+                "group.min.session.timeout.ms", "1000"), clock);
             Admin admin = broker.admin();
             RawClient silent = new RawClient(port(broker));
             RawClient beating = new RawClient(port(broker)))
@@ -290,15 +294,16 @@ class GroupProtocolTest
             final RawGroups.Joined alive = joinAlone(beating, "beating", null, session, "pulse", p0);
 
             // heartbeats until the silent member is gone and twice the session has passed, whichever is later
-            final long start = System.nanoTime();
-            final long deadline = start + TimeUnit.SECONDS.toNanos(60);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long stepped = 0;
             DescribeGroupsResponseData.DescribedGroup d = describe(silent, (short)5, "silent");
-            while (!d.groupState().equals("Empty") || TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) < 2L * session)
+            while (!d.groupState().equals("Empty") || stepped < 2L * session)
             {
                 assertTrue(System.nanoTime() < deadline, "the silent member removed within 60 s: " + d.groupState());
                 assertError(Errors.NONE, heartbeat(beating, "beating", alive.memberId(), null, alive.generation()),
                     "a member that heartbeats stays");
-                Thread.sleep(250); // the heartbeat's pace, not a wait for a state
+                clock.step(Duration.ofMillis(pace)); // the heartbeat's pace on the coordinators' clock
+                stepped += pace;
                 d = describe(silent, (short)5, "silent");
             }
             assertTrue(d.members().isEmpty(), "the silent member was removed");

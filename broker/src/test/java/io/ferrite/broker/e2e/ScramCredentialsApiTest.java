@@ -163,16 +163,16 @@ class ScramCredentialsApiTest
     @Test
     void kafkaConfigsAddsAndDeletesUserScramCredentials() throws Exception
     {
-        try (RunningBroker broker = new RunningBroker(dir, SaslScramTest.scramBroker()))
+        try (RunningBroker broker = new RunningBroker(dir, SaslScramTest.scramBroker()); KafkaToolSession tools = new KafkaToolSession())
         {
             // Kafka's documented two-mechanism form sends one user twice in one request, which Kafka 4.4's controller
             // refuses (checked against a real Kafka 4.4 node: the same DuplicateResourceException, nothing changed)
-            KafkaTool.Run run = configs(broker, "--add-config", "SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]");
+            KafkaTool.Run run = configs(tools, broker, "--add-config", "SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]");
             assertEquals(1, run.status(), run.toString());
             assertTrue(run.err().contains("DuplicateResourceException: A user credential cannot be altered twice in the same request"), run.err());
             for (final String config : List.of("SCRAM-SHA-256=[iterations=8192,password=alice-secret]", "SCRAM-SHA-512=[password=alice-secret]"))
             {
-                run = configs(broker, "--add-config", config);
+                run = configs(tools, broker, "--add-config", config);
                 assertEquals(List.of("Completed updating config for user alice."), run.lines(), run.toString());
             }
             try (Admin admin = broker.plainAdmin())
@@ -181,20 +181,20 @@ class ScramCredentialsApiTest
                     Set.copyOf(admin.describeUserScramCredentials(List.of("alice")).description("alice").get(30, TimeUnit.SECONDS).credentialInfos()));
             }
             SaslScramTest.assertLogsIn(broker, "SCRAM-SHA-256", "alice", "alice-secret");
-            run = configs(broker, "--delete-config", "SCRAM-SHA-512");
+            run = configs(tools, broker, "--delete-config", "SCRAM-SHA-512");
             assertEquals(List.of("Completed updating config for user alice."), run.lines(), run.toString());
             SaslScramTest.assertRefused(broker, "SCRAM-SHA-512", "alice", "alice-secret");
             SaslScramTest.assertLogsIn(broker, "SCRAM-SHA-256", "alice", "alice-secret");
         }
     }
 
-    /** kafka-configs.sh --alter {@code args} --entity-type users --entity-name alice, in a child JVM. */
-    private static KafkaTool.Run configs(final RunningBroker broker, final String... args) throws Exception
+    /** kafka-configs.sh --alter {@code args} --entity-type users --entity-name alice, in the test's child JVM of Kafka's tools. */
+    private static KafkaTool.Run configs(final KafkaToolSession tools, final RunningBroker broker, final String... args) throws Exception
     {
         final List<String> command = new java.util.ArrayList<>(List.of("--bootstrap-server", broker.bootstrap(), "--alter"));
         command.addAll(List.of(args));
         command.addAll(List.of("--entity-type", "users", "--entity-name", "alice"));
-        return KafkaTool.run(60, null, "org.apache.kafka.tools.ConfigCommand", command.toArray(new String[0]));
+        return tools.run("org.apache.kafka.tools.ConfigCommand", command.toArray(new String[0]));
     }
 
     @Test

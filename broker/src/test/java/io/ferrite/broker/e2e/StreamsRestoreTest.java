@@ -99,7 +99,7 @@ class StreamsRestoreTest extends WordCountTestBase
     private Map<String, Integer> feed(final String input, final Random random, final int count, final long firstSequence)
         throws InterruptedException
     {
-        feeder = new WordFeeder(bootstrap, input, random, WORDS, firstSequence);
+        feeder = new WordFeeder(bootstrap, input, random, WORDS, firstSequence, count); // unpaced: a clean stop, no kill
         await(() -> feeder.acknowledged() >= count, Duration.ofSeconds(60), () -> count + " words fed, " + feeder.acknowledged() + " so far");
         final Map<String, Integer> fed = feeder.stop();
         feeder.close();

@@ -18,24 +18,27 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * What the produce and fetch path allocates on the broker's threads over an SSL connection, measured as
  * {@link RequestPathAllocationTest} measures the plaintext one ({@code ThreadMXBean.getThreadAllocatedBytes} per thread
- * over windows of rounds after a warm-up): the same three requests a round (a produce, a fetch whose records are copied
+ * over windows of rounds): the same three requests a round (a produce, a fetch whose records are copied
  * into the response, a fetch of 64 KiB sent from the segment file — through the TLS engine here). It is not
  * allocation-free: measured on JDK 17.0.15 (TLSv1.3, TLS_AES_256_GCM_SHA384, direct buffers), the network thread
  * allocated 31 696 bytes a round, the same in every window (the log thread nothing), while the same rounds in plaintext
  * allocate nothing: taken to be the JDK's {@code SSLEngine} and its cipher, per record (not profiled; Ferrite's TLS
  * buffers are made once per connection). The test prints the figure and holds it under {@link #CEILING_PER_ROUND}, a regression guard that a
  * buffer made per request by Ferrite (a 16 KiB file chunk or engine buffer per fetch) would break, not a claim of zero.
+ * As in {@link RequestPathAllocationTest}, windows are taken from the first round until one passes (at most
+ * {@link #WINDOWS}, the 18 000 rounds the test took before issue 17's build work: 10 000 of warm-up and four windows),
+ * and a failure lists every window: a window under the ceiling shows the per-round cost under it whether its code ran
+ * compiled or not, since compiling removes allocations and adds none.
  */
 class TlsRequestPathAllocationTest
 {
-    private static final int WARM_UP = 10_000;
     private static final int WINDOW = 2_000;
-    private static final int WINDOWS = 4;
+    private static final int WINDOWS = 9;
     /** Bytes a round may cost the network thread: the 31 696 measured and less than a 16 KiB buffer more (class comment). */
     private static final long CEILING_PER_ROUND = 40_000;
 
@@ -70,11 +73,6 @@ class TlsRequestPathAllocationTest
                 final OutputStream out = socket.getOutputStream();
                 final DataInputStream in = new DataInputStream(socket.getInputStream());
                 final byte[] response = new byte[1 << 20];
-                int round = 0;
-                for (; round < WARM_UP; round++)
-                {
-                    exchange(frames, out, in, response);
-                }
                 final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
                 final List<Thread> brokerThreads = new ArrayList<>();
                 for (final Thread t : Thread.getAllStackTraces().keySet())
@@ -85,7 +83,6 @@ class TlsRequestPathAllocationTest
                     }
                 }
                 final StringBuilder report = new StringBuilder();
-                long least = Long.MAX_VALUE;
                 for (int window = 1; window <= WINDOWS; window++)
                 {
                     final long[] before = new long[brokerThreads.size()];
@@ -106,12 +103,16 @@ class TlsRequestPathAllocationTest
                             .append(" (").append(allocated / WINDOW).append(" a round)");
                         most = Math.max(most, allocated);
                     }
-                    least = Math.min(least, most);
+                    if (most / WINDOW < CEILING_PER_ROUND)
+                    {
+                        System.out.println("produce + fetch over SSL (" + socket.getSession().getProtocol() + " "
+                            + socket.getSession().getCipherSuite() + "): bytes allocated per broker thread over windows of " + WINDOW
+                            + " rounds" + report);
+                        return;
+                    }
                 }
-                System.out.println("produce + fetch over SSL (" + socket.getSession().getProtocol() + " "
-                    + socket.getSession().getCipherSuite() + "): bytes allocated per broker thread over windows of " + WINDOW
-                    + " rounds" + report);
-                assertTrue(least / WINDOW < CEILING_PER_ROUND, "bytes a round over SSL above the ceiling:" + report);
+                fail("no window of " + WINDOW + " rounds over SSL in which every broker thread allocated under " + CEILING_PER_ROUND
+                    + " bytes a round:" + report);
             }
         }
     }

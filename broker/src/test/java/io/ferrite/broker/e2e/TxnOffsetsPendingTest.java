@@ -136,22 +136,24 @@ class TxnOffsetsPendingTest
      * pending is kept, and the group with it. After the transaction's ABORT nothing holds it: it expires.
      * The witness groups are placed in our group's {@code __consumer_offsets} partition, so that the log
      * answers their writes in the order sent: once the second witness's commit is answered, every
-     * tombstone an expiry check sent before it is in that partition (none of ours).
+     * tombstone an expiry check sent before it is in that partition (none of ours). The retention is not
+     * waited out: the coordinators' clock ({@link SteppedClock}) is stepped past it once the witness's
+     * commit is answered (the test waited out 5 s of retention before issue 17's build work); the
+     * transaction's timeout is longer than the step, so that only its ABORT ends it.
      */
     @Test
     void expiryKeepsACommittedOffsetWithOnePendingAndTheGroupUntilTheTransactionEnds() throws Exception
     {
-        // GROUP's offset must still be there when the transaction's offset is added (else it expires with nothing
-        // pending): 5 s of retention for that, and the transaction's producer id (the first makes
-        // __transaction_state) taken before the offset is committed
-        try (RunningBroker broker = new RunningBroker(dir, Map.of("internal.offsets.retention.ms", "5000",
-            "offsets.retention.check.interval.ms", "200")); Admin admin = broker.admin();
+        final long retentionMs = 60_000;
+        final SteppedClock clock = new SteppedClock();
+        try (RunningBroker broker = new RunningBroker(dir, Map.of("internal.offsets.retention.ms", Long.toString(retentionMs),
+            "offsets.retention.check.interval.ms", "200"), clock); Admin admin = broker.admin();
              RawClient raw = new RawClient(broker.broker.address().getPort()))
         {
             admin.createTopics(List.of(new NewTopic(IN, 1, (short)1))).all().get();
             final TopicPartition tp = new TopicPartition(IN, 0);
             final RawTxn txn = new RawTxn(raw);
-            final RawTxn.Producer p = txn.initProducerId("expiring");
+            final RawTxn.Producer p = txn.initProducerId("expiring", (int)(5 * retentionMs));
             admin.alterConsumerGroupOffsets(GROUP, Map.of(tp, new OffsetAndMetadata(2))).all().get();
             assertEquals(Errors.NONE, txn.commit((short)5, "expiring", p, GROUP, IN, 0, 7));
             final int partitions = admin.describeTopics(List.of(OFFSETS)).allTopicNames().get().get(OFFSETS).partitions().size();
@@ -160,6 +162,8 @@ class TxnOffsetsPendingTest
             final String witness2 = besideGroup("witness-", partitions, 1);
             admin.alterConsumerGroupOffsets(witness, Map.of(tp, new OffsetAndMetadata(0))).all().get();
             final long witnessed = endOffset(admin, home);
+            assertTrue(listed(admin).containsAll(Set.of(GROUP, witness)), "both groups kept within their retention");
+            clock.step(Duration.ofMillis(retentionMs + 1)); // every offset above is past its retention now
             await(() -> !listed(admin).contains(witness), Duration.ofSeconds(60), "the witness group expired");
             admin.alterConsumerGroupOffsets(witness2, Map.of(tp, new OffsetAndMetadata(0))).all().get();
             assertEquals(witnessed + 3, endOffset(admin, home),

@@ -45,21 +45,18 @@ class TxnOffsetsTest
     /** The timeout sweep's interval in the test of the timeout's abort (Kafka's default: 10 s). */
     private static final int SWEEP_MS = 200;
     /**
-     * That test's transaction timeout: seconds of margin for the "pending" check after a restart on a loaded machine
-     * (restarts of up to 4.3 s measured, under load 17) and a stalled test thread.
+     * That test's transaction timeout. The coordinators' clock stands still through the restart, so it need not cover
+     * one (a restart under load took longer than the 7.5 s it was before issue 17's build work); it is the time a
+     * loaded machine may take between the transaction's start and the pause, and leaves the abort 10 s less this of
+     * the coordinators' time to come before a 10 s sweep's would.
      */
-    private static final int TXN_TIMEOUT_MS = 7_500;
+    private static final int TXN_TIMEOUT_MS = 5_000;
     /**
-     * Until when after the restart began that abort is awaited: a sweep of {@link #SWEEP_MS} after
-     * {@link #TXN_TIMEOUT_MS} comes well before it, the restarted coordinator's first 10 s sweep (10 s after its
-     * load, which follows the restart's beginning) after it.
+     * Until when after the coordinators' clock goes on (stepped past the timeout) the abort is awaited: a sweep of
+     * {@link #SWEEP_MS} comes well before it, the restarted coordinator's first 10 s sweep (10 s after its load, on a
+     * clock held still since before the restart) after it.
      */
-    private static final Duration SWEPT = Duration.ofMillis(9_800);
-    /**
-     * And at least until this long after the restart ended: a restart slowed by a loaded machine leaves the sweep, the
-     * marker and the fetch their time (the 10 s sweep of Kafka's default still comes after it).
-     */
-    private static final Duration RESTARTED_SWEPT = Duration.ofMillis(8_000);
+    private static final Duration SWEPT = Duration.ofMillis(10_000 - TXN_TIMEOUT_MS - 200);
 
     @TempDir
     Path dir;
@@ -154,16 +151,19 @@ class TxnOffsetsTest
 
     /**
      * The sweep runs every {@value #SWEEP_MS} ms here ({@code transaction.abort.timed.out.transaction.cleanup.interval.ms}):
-     * the restarted coordinator's first sweep comes that long after its load, and the abort is awaited until
-     * {@link #SWEPT} after the restart began, that is until some seconds after the transaction's
-     * {@value #TXN_TIMEOUT_MS} ms timeout (the transaction started before the restart). At Kafka's default of 10 s the
-     * restarted coordinator's first sweep would come after that deadline: the test fails if the setting is not used.
+     * the restarted coordinator's first sweep comes that long after its load. The coordinators' clock ({@link
+     * SteppedClock}) is held still from just after the transaction's start through the restart and the check that the
+     * offset is pending, then stepped past the transaction's {@value #TXN_TIMEOUT_MS} ms timeout, and the abort is
+     * awaited for {@link #SWEPT}: at Kafka's default of 10 s the restarted coordinator's first sweep would come after
+     * that, so the test fails if the setting is not used. Nothing is waited out (the test waited out its 7.5 s
+     * timeout before issue 17's build work), and a slow restart no longer times the transaction out before the check.
      */
     @Test
     void theTimeoutAbortOfATransactionOpenAcrossARestartDropsItsOffsets() throws Exception
     {
+        final SteppedClock clock = new SteppedClock();
         try (RunningBroker broker = new RunningBroker(dir, Map.of(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_INTERVAL_MS,
-            Integer.toString(SWEEP_MS))))
+            Integer.toString(SWEEP_MS)), clock))
         {
             try (Admin admin = broker.admin())
             {
@@ -175,21 +175,20 @@ class TxnOffsetsTest
                 final RawTxn.Producer p = txn.initProducerId("slow-1", TXN_TIMEOUT_MS);
                 assertEquals(Errors.NONE, txn.sendOffsets("slow-1", p, "slow", IN, 0, 4));
             }
-            final long restarting = System.nanoTime();
+            clock.pause();
             broker.restart();
-            final long restarted = System.nanoTime();
-            // a slow restart moves the deadline: the default 10 s sweep would come 10 s after the coordinator's load,
-            // which is at most a moment before the restart's end, so RESTARTED_SWEPT after that still tells them apart
-            final long deadline = Math.max(restarting + SWEPT.toNanos(), restarted + RESTARTED_SWEPT.toNanos());
             try (RawClient raw = new RawClient(broker.broker.address().getPort()))
             {
                 final RawTxn txn = new RawTxn(raw);
                 assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch("slow", IN, 0, true), "pending");
+                clock.resume();
+                final long resumed = System.nanoTime();
+                clock.step(Duration.ofMillis(TXN_TIMEOUT_MS + 1)); // the transaction started before the pause: timed out now
                 // the coordinator's timeout sweep aborts it: its ABORT marker drops the offset
                 await(() -> txn.fetch("slow", IN, 0, true).equals(new RawTxn.Fetched(-1, Errors.NONE)),
-                    Duration.ofNanos(deadline - System.nanoTime()),
-                    "the offset dropped by the timeout's abort (a sweep every " + SWEEP_MS + " ms), " + SWEPT
-                        + " after the restart began or " + RESTARTED_SWEPT + " after it ended");
+                    Duration.ofNanos(resumed + SWEPT.toNanos() - System.nanoTime()),
+                    "the offset dropped by the timeout's abort (a sweep every " + SWEEP_MS + " ms) within " + SWEPT
+                        + " of the coordinators' time past the pause");
             }
         }
     }

@@ -18,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 /**
  * The input of the Kafka Streams word count ({@link WordCountApplication}): records (key a unique sequence
  * number, value one of {@code words} words {@code w0}, {@code w1}, ...) fed at a steady pace on a thread of its
- * own by an idempotent producer, each word counted once its record is acknowledged.
+ * own by an idempotent producer, each word counted once its record is acknowledged; or a given number of them
+ * sent at once, unpaced, where no kill falls among them.
  */
 final class WordFeeder implements AutoCloseable
 {
@@ -30,6 +31,8 @@ final class WordFeeder implements AutoCloseable
     private final Random random;
     private final int words;
     private final long firstSequence;
+    /** The sequence number past the last record to send (Long.MAX_VALUE: until stopped). */
+    private final long endSequence;
     private final Map<String, Integer> acknowledged = new ConcurrentHashMap<>();
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     private final Thread thread;
@@ -37,6 +40,16 @@ final class WordFeeder implements AutoCloseable
 
     /** Starts feeding {@code topic}; sequence numbers start at {@code firstSequence} (unique across feeders of one topic). */
     WordFeeder(final String bootstrap, final String topic, final Random random, final int words, final long firstSequence)
+    {
+        this(bootstrap, topic, random, words, firstSequence, -1);
+    }
+
+    /**
+     * As above; {@code count} of 0 or more sends that many records, unpaced, and no more (a clean stop follows: no kill to place
+     * among records in flight); -1 feeds at the pace until stopped.
+     */
+    WordFeeder(final String bootstrap, final String topic, final Random random, final int words, final long firstSequence,
+        final int count)
     {
         final Map<String, Object> p = new HashMap<>();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -50,13 +63,14 @@ final class WordFeeder implements AutoCloseable
         this.random = random;
         this.words = words;
         this.firstSequence = firstSequence;
+        this.endSequence = count < 0 ? Long.MAX_VALUE : firstSequence + count;
         this.thread = new Thread(this::feed, "word-feeder");
         thread.start();
     }
 
     private void feed()
     {
-        for (long sequence = firstSequence; !stopping && failure.get() == null; sequence++)
+        for (long sequence = firstSequence; sequence < endSequence && !stopping && failure.get() == null; sequence++)
         {
             final String word = "w" + random.nextInt(words);
             producer.send(new ProducerRecord<>(topic, Long.toString(sequence), word), (metadata, ex) ->
@@ -70,6 +84,10 @@ final class WordFeeder implements AutoCloseable
                     acknowledged.merge(word, 1, Integer::sum);
                 }
             });
+            if (endSequence != Long.MAX_VALUE)
+            {
+                continue;
+            }
             try
             {
                 Thread.sleep(PAUSE_MS); // a pace, not a wait for anything
