@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.ClosedByBroker;
 import io.ferrite.broker.TestCertificates;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
@@ -143,7 +144,7 @@ class DirectMemoryExhaustionTest
             final Socket refusedClient = clients.stream().filter(s -> s.getLocalPort() == refusedPort).findFirst().orElse(null);
             assertNotNull(refusedClient, "the refused connection is one of the test's");
             refusedClient.setSoTimeout(30_000);
-            UnauthenticatedTlsCostTest.assertClosedByBroker(refusedClient); // closed, not left open
+            ClosedByBroker.assertClosedByBroker(refusedClient); // closed, not left open
             final String log = server.stderr();
             assertFalse(log.contains("OutOfMemoryError"), "no OutOfMemoryError reached the network thread:\n" + tail(log));
 

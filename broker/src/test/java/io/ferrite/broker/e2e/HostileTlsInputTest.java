@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.ClosedByBroker;
 import io.ferrite.broker.TestCertificates;
 import io.ferrite.broker.net.NetworkThread;
 import io.ferrite.testing.TeeStream;
@@ -310,7 +311,7 @@ class HostileTlsInputTest
                 {
                     socket.setSoTimeout(30_000);
                     socket.getOutputStream().write(garbage(random, i % 3));
-                    UnauthenticatedTlsCostTest.assertClosedByBroker(socket);
+                    ClosedByBroker.assertClosedByBroker(socket);
                 }
             }
             final List<Future<?>> floods = new ArrayList<>();
@@ -323,7 +324,7 @@ class HostileTlsInputTest
                     try (SSLSocket socket = UnauthenticatedTlsCostTest.tlsSocket(saslSsl))
                     {
                         saslFlood(socket, kind, new Random(seed));
-                        UnauthenticatedTlsCostTest.assertClosedByBroker(socket);
+                        ClosedByBroker.assertClosedByBroker(socket);
                     }
                     return null;
                 }));

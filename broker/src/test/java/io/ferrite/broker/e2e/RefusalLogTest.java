@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.ClosedByBroker;
 import io.ferrite.broker.TestCertificates;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData;
 import org.apache.kafka.common.message.AlterUserScramCredentialsResponseData;
@@ -107,7 +108,7 @@ class RefusalLogTest
                 final String text = new String(clientFinal, StandardCharsets.UTF_8);
                 secrets.addAll(encodings(Base64.getDecoder().decode(text.substring(text.indexOf(",p=") + 3))));
                 assertEquals(58, authenticate(client, clientFinal).errorCode(), "SASL_AUTHENTICATION_FAILED");
-                UnauthenticatedTlsCostTest.assertClosedByBroker(socket);
+                ClosedByBroker.assertClosedByBroker(socket);
                 refused.put("wrong SCRAM password", socket.getLocalPort());
             }
             try (Socket socket = new Socket("127.0.0.1", ssl))
@@ -121,7 +122,7 @@ class RefusalLogTest
                 garbage[3] = (byte)((garbage.length - 5) >> 8);
                 garbage[4] = (byte)(garbage.length - 5);
                 socket.getOutputStream().write(garbage);
-                UnauthenticatedTlsCostTest.assertClosedByBroker(socket);
+                ClosedByBroker.assertClosedByBroker(socket);
                 refused.put("TLS garbage", socket.getLocalPort());
             }
             try (Socket socket = new Socket("127.0.0.1", ssl))
@@ -129,7 +130,7 @@ class RefusalLogTest
                 socket.setSoTimeout(30_000);
                 final ByteBuffer request = RawClient.frame(ApiKeys.API_VERSIONS, (short)3, new ApiVersionsRequestData(), 1);
                 socket.getOutputStream().write(request.array(), 0, request.limit());
-                UnauthenticatedTlsCostTest.assertClosedByBroker(socket);
+                ClosedByBroker.assertClosedByBroker(socket);
                 refused.put("plaintext on the TLS port", socket.getLocalPort());
             }
         }
@@ -166,7 +167,7 @@ class RefusalLogTest
             final SaslAuthenticateResponseData answer = UnauthenticatedTlsCostTest.plain(new RawClient(socket), user, password);
             assertEquals(58, answer.errorCode(), "SASL_AUTHENTICATION_FAILED");
             assertEquals("Authentication failed: Invalid username or password", answer.errorMessage());
-            UnauthenticatedTlsCostTest.assertClosedByBroker(socket);
+            ClosedByBroker.assertClosedByBroker(socket);
             return socket.getLocalPort();
         }
     }

@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.ClosedByBroker;
 import io.ferrite.broker.TestCertificates;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
@@ -300,7 +301,7 @@ class TlsListenersTest
                     bytes[4] = (byte)(bytes.length - 5);
                 }
                 socket.getOutputStream().write(bytes);
-                UnauthenticatedTlsCostTest.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
+                ClosedByBroker.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
                 socket.close();
             }
             // a Kafka request in plaintext: closed, at most an alert back
@@ -310,7 +311,7 @@ class TlsListenersTest
                 final java.nio.ByteBuffer request = RawClient.frame(org.apache.kafka.common.protocol.ApiKeys.API_VERSIONS, (short)3,
                     new org.apache.kafka.common.message.ApiVersionsRequestData(), 1);
                 socket.getOutputStream().write(request.array(), request.arrayOffset(), request.limit());
-                UnauthenticatedTlsCostTest.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
+                ClosedByBroker.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
             }
             // a truncated ClientHello: the first bytes of a real one, then nothing (left open) or the end of the stream
             for (int i = 0; i < 2; i++)
@@ -323,7 +324,7 @@ class TlsListenersTest
                 {
                     socket.shutdownOutput();
                     socket.setSoTimeout(20_000);
-                    UnauthenticatedTlsCostTest.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
+                    ClosedByBroker.assertClosedByBroker(socket, 64); // at most a TLS alert before the close
                     socket.close();
                 }
                 else

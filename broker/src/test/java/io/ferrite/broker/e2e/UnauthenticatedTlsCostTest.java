@@ -13,7 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import javax.net.ssl.SSLSocket;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.Socket;
@@ -26,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import static io.ferrite.broker.ClosedByBroker.assertClosedByBroker;
 import static io.ferrite.testing.Await.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -235,36 +235,6 @@ class UnauthenticatedTlsCostTest
         socket.setSoTimeout(30_000);
         socket.startHandshake();
         return socket;
-    }
-
-    /**
-     * The broker closes {@code socket}: reads end, or are reset, with less than 8 KiB first (a refused SASL exchange's
-     * answer, TLS records, an alert or close_notify).
-     */
-    static void assertClosedByBroker(final Socket socket) throws IOException
-    {
-        assertClosedByBroker(socket, 8192);
-    }
-
-    /** The broker closes {@code socket}: reads end, or are reset, with fewer than {@code mostBytes} bytes read first. */
-    static void assertClosedByBroker(final Socket socket, final int mostBytes) throws IOException
-    {
-        final InputStream in = socket.getInputStream();
-        final byte[] buffer = new byte[4096];
-        int total = 0;
-        try
-        {
-            int n;
-            while ((n = in.read(buffer)) >= 0)
-            {
-                total += n;
-                assertTrue(total < mostBytes, "closed, not answered: " + total + " bytes");
-            }
-        }
-        catch (final java.net.SocketException | javax.net.ssl.SSLException reset)
-        {
-            // a reset is a close too (a SocketTimeoutException is neither: it fails the test)
-        }
     }
 
     /**
