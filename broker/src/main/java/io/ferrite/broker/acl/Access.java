@@ -186,11 +186,28 @@ public final class Access
     /**
      * Kafka 4.4's message of a CLUSTER_AUTHORIZATION_FAILED for want of {@code operation} on the cluster, where its answer
      * has a message (DescribeAcls, CreateAcls, DeleteAcls, ElectLeaders): {@code Request <the request> needs <OPERATION>
-     * permission.}, the request as Kafka describes it ({@link Connection#kafkaRequestText}).
+     * permission.}, the request as Kafka describes it (as Kafka describes it).
      */
     public static String clusterRefusal(final Connection connection, final byte operation)
     {
-        return "Request " + connection.kafkaRequestText() + " needs " + AclCodes.name(AclCodes.OPERATIONS, operation) + " permission.";
+        return "Request " + requestText(connection) + " needs " + AclCodes.name(AclCodes.OPERATIONS, operation) + " permission.";
+    }
+
+    /**
+     * How Kafka 4.4 describes a request in its authorization messages ({@code RequestChannel.Request}'s text): the network
+     * thread as the processor, Kafka's connection id (the listener's address, the client's, a sequence number), an identity
+     * for the session, the listener. Allocates: a refusal's message only.
+     */
+    private static String requestText(final Connection connection)
+    {
+        final Listener listener = connection.listener();
+        final String remote = connection.remote().startsWith("/") ? connection.remote().substring(1) : connection.remote();
+        final String local = listener.advertisedHost() == null ? "" : listener.advertisedHost() + ":" + listener.advertisedPort();
+        return "Request(processor=" + (connection.id >>> 48) + ", connectionId=" + local + "-" + remote + "-"
+            + (connection.id & 0xFFFF_FFFF_FFFFL) + ", session=org.apache.kafka.network.Session@"
+            + Integer.toHexString(System.identityHashCode(connection))
+            + ", listenerName=ListenerName(" + listener.name() + "), securityProtocol=" + listener.protocol()
+            + ", buffer=null, envelope=Optional.empty)";
     }
 
     /** Kafka's {@code ConfigResource.Type} codes of a topic and a group. */

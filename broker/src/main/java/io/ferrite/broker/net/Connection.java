@@ -166,29 +166,6 @@ public final class Connection
         return host;
     }
 
-    /**
-     * How Kafka 4.4 describes a request of this connection in its authorization messages ({@code RequestChannel.Request}'s
-     * text): this network thread as the processor, Kafka's connection id (local address, remote address, a sequence
-     * number), an identity for the session, the listener. Allocates: for a refusal's message only.
-     */
-    public String kafkaRequestText()
-    {
-        String local;
-        try
-        {
-            final java.net.InetSocketAddress address = (java.net.InetSocketAddress)channel.getLocalAddress();
-            local = address.getAddress().getHostAddress() + ":" + address.getPort();
-        }
-        catch (final java.io.IOException | RuntimeException ex)
-        {
-            local = "";
-        }
-        return "Request(processor=" + (id >>> 48) + ", connectionId=" + local + "-" + (remote.startsWith("/") ? remote.substring(1) : remote)
-            + "-" + (id & 0xFFFF_FFFF_FFFFL) + ", session=org.apache.kafka.network.Session@" + Integer.toHexString(System.identityHashCode(this))
-            + ", listenerName=ListenerName(" + listener.name() + "), securityProtocol=" + listener.protocol()
-            + ", buffer=null, envelope=Optional.empty)";
-    }
-
     /** The authorizer's per-connection state (null until it sets one); network thread only. */
     public Object decisions()
     {
