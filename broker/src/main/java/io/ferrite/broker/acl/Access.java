@@ -40,13 +40,7 @@ public final class Access
         {
             return true;
         }
-        Object decisions = connection.decisions();
-        if (decisions == null)
-        {
-            decisions = new TopicDecisions();
-            connection.decisions(decisions);
-        }
-        return ((TopicDecisions)decisions).allowed(authorizer, connection.principal(), connection.host(), operation, topic);
+        return decisions(connection).allowed(authorizer, connection.principal(), connection.host(), operation, topic);
     }
 
     /**
@@ -64,6 +58,30 @@ public final class Access
         }
         return nameLength < 0 || authorizer(connection) == null
             || topic(connection, operation, in.getStringWithoutLengthUtf8(nameOffset, nameLength));
+    }
+
+    /**
+     * Whether {@code operation} on the transactional id whose UTF-8 bytes are {@code length} bytes at {@code offset} in
+     * {@code in} is allowed: cached per connection (the latest id, compared in place), so a transactional producer's
+     * requests allocate nothing once decided.
+     */
+    public static boolean transactionalId(final Connection connection, final byte operation, final DirectBuffer in, final int offset,
+        final int length)
+    {
+        final Authorizer authorizer = authorizer(connection);
+        return authorizer == null || decisions(connection).transactionalIdAllowed(authorizer, connection.principal(), connection.host(),
+            operation, in, offset, length);
+    }
+
+    private static TopicDecisions decisions(final Connection connection)
+    {
+        Object decisions = connection.decisions();
+        if (decisions == null)
+        {
+            decisions = new TopicDecisions();
+            connection.decisions(decisions);
+        }
+        return (TopicDecisions)decisions;
     }
 
     /** Whether {@code operation} on the topic named {@code name} (one that may not exist) is allowed. */
@@ -125,6 +143,71 @@ public final class Access
             default:
                 return null;
         }
+    }
+
+    /** Kafka's {@code AclEntry.supportedOperations} of a topic, a group and the cluster: what authorized operations report. */
+    private static final byte[] TOPIC_OPERATIONS = {AclCodes.READ, AclCodes.WRITE, AclCodes.CREATE, AclCodes.DESCRIBE, AclCodes.DELETE,
+        AclCodes.ALTER, AclCodes.DESCRIBE_CONFIGS, AclCodes.ALTER_CONFIGS};
+    private static final byte[] GROUP_OPERATIONS = {AclCodes.READ, AclCodes.DESCRIBE, AclCodes.DELETE, AclCodes.DESCRIBE_CONFIGS,
+        AclCodes.ALTER_CONFIGS};
+    private static final byte[] CLUSTER_OPERATIONS = {AclCodes.CREATE, AclCodes.CLUSTER_ACTION, AclCodes.DESCRIBE_CONFIGS,
+        AclCodes.ALTER_CONFIGS, AclCodes.IDEMPOTENT_WRITE, AclCodes.ALTER, AclCodes.DESCRIBE};
+
+    /**
+     * Kafka's authorized operations of a topic, group or the cluster ({@link AclCodes#TOPIC}, {@link AclCodes#GROUP},
+     * {@link AclCodes#CLUSTER}) for the connection's principal: bit {@code 1 << code} set for each operation the resource
+     * type supports that is allowed (implications included: READ allows DESCRIBE); without an authorizer every supported
+     * one, as Kafka's {@code AuthHelper.authorizedOperations}. Metadata, DescribeCluster and DescribeGroups report it when asked.
+     */
+    public static int authorizedOperations(final Connection connection, final byte resourceType, final String name)
+    {
+        final byte[] supported = resourceType == AclCodes.TOPIC ? TOPIC_OPERATIONS : resourceType == AclCodes.GROUP ? GROUP_OPERATIONS :
+            CLUSTER_OPERATIONS;
+        int bits = 0;
+        for (final byte operation : supported)
+        {
+            if (allowed(connection, operation, resourceType, name))
+            {
+                bits |= 1 << operation;
+            }
+        }
+        return bits;
+    }
+
+    /**
+     * The cluster's authorized operations as Metadata v8-10 and DescribeCluster report them when asked: none (0) without
+     * DESCRIBE on the cluster, as Kafka 4.4.
+     */
+    public static int clusterOperations(final Connection connection)
+    {
+        return cluster(connection, AclCodes.DESCRIBE) ? authorizedOperations(connection, AclCodes.CLUSTER, AclCodes.CLUSTER_NAME) : 0;
+    }
+
+    /**
+     * Kafka 4.4's message of a CLUSTER_AUTHORIZATION_FAILED for want of {@code operation} on the cluster, where its answer
+     * has a message (DescribeAcls, CreateAcls, DeleteAcls, ElectLeaders): {@code Request <the request> needs <OPERATION>
+     * permission.}, the request as Kafka describes it (as Kafka describes it).
+     */
+    public static String clusterRefusal(final Connection connection, final byte operation)
+    {
+        return "Request " + requestText(connection) + " needs " + AclCodes.name(AclCodes.OPERATIONS, operation) + " permission.";
+    }
+
+    /**
+     * How Kafka 4.4 describes a request in its authorization messages ({@code RequestChannel.Request}'s text): the network
+     * thread as the processor, Kafka's connection id (the listener's address, the client's, a sequence number), an identity
+     * for the session, the listener. Allocates: a refusal's message only.
+     */
+    private static String requestText(final Connection connection)
+    {
+        final Listener listener = connection.listener();
+        final String remote = connection.remote().startsWith("/") ? connection.remote().substring(1) : connection.remote();
+        final String local = listener.advertisedHost() == null ? "" : listener.advertisedHost() + ":" + listener.advertisedPort();
+        return "Request(processor=" + (connection.id >>> 48) + ", connectionId=" + local + "-" + remote + "-"
+            + (connection.id & 0xFFFF_FFFF_FFFFL) + ", session=org.apache.kafka.network.Session@"
+            + Integer.toHexString(System.identityHashCode(connection))
+            + ", listenerName=ListenerName(" + listener.name() + "), securityProtocol=" + listener.protocol()
+            + ", buffer=null, envelope=Optional.empty)";
     }
 
     /** Kafka's {@code ConfigResource.Type} codes of a topic and a group. */

@@ -28,12 +28,6 @@ public final class AclHandlers
     static final String DESCRIBE_MESSAGE = "No Authorizer is configured on the broker";
     /** Kafka's message for each creation of a CreateAcls and each filter of a DeleteAcls without an authorizer. */
     static final String ALTER_MESSAGE = "No Authorizer is configured.";
-    /**
-     * The message of a CLUSTER_AUTHORIZATION_FAILED: none, so clients say their default for the code ("Cluster
-     * authorization failed."); Kafka's names the request ({@code Request <the request> is not authorized.}).
-     */
-    static final String CLUSTER_MESSAGE = null;
-
     private AclHandlers()
     {
     }

@@ -114,7 +114,9 @@ abstract class ConfigResourcesHandler<T extends ArrayDecoder<T>, C extends Array
         int next = 0;
         for (final short error : refused)
         {
-            all.add(error == Errors.NONE ? outcomes.get(next++) : new ConfigChanges.Outcome(error, null));
+            // Kafka 4.4 says why for a topic ("Topic authorization failed."), nothing for the cluster
+            all.add(error == Errors.NONE ? outcomes.get(next++) : new ConfigChanges.Outcome(error,
+                error == Errors.TOPIC_AUTHORIZATION_FAILED ? Access.message(error) : null));
         }
         return all;
     }

@@ -62,7 +62,7 @@ final class CreateAclsHandler implements RequestHandler
             for (int i = 0; i < creations.size(); i++)
             {
                 results.next().errorCode(enabled ? Errors.CLUSTER_AUTHORIZATION_FAILED : Errors.SECURITY_DISABLED)
-                    .errorMessage(enabled ? AclHandlers.CLUSTER_MESSAGE : AclHandlers.ALTER_MESSAGE);
+                    .errorMessage(enabled ? Access.clusterRefusal(connection, AclCodes.ALTER) : AclHandlers.ALTER_MESSAGE);
             }
             return outOffset + response.finish();
         }

@@ -62,7 +62,7 @@ final class DeleteAclsHandler implements RequestHandler
             for (int i = 0; i < filters.size(); i++)
             {
                 results.next().errorCode(enabled ? Errors.CLUSTER_AUTHORIZATION_FAILED : Errors.SECURITY_DISABLED)
-                    .errorMessage(enabled ? AclHandlers.CLUSTER_MESSAGE : AclHandlers.ALTER_MESSAGE).matchingAcls(0);
+                    .errorMessage(enabled ? Access.clusterRefusal(connection, AclCodes.ALTER) : AclHandlers.ALTER_MESSAGE).matchingAcls(0);
             }
             return outOffset + response.finish();
         }

@@ -113,7 +113,8 @@ public final class DeleteTopicsHandler implements RequestHandler
             final Deletion d = deletions[i];
             if (d.name != null && d.error != Errors.INVALID_REQUEST && !Access.topic(connection, AclCodes.DELETE, d.name))
             {
-                deletions[i] = new Deletion(d.name, d.idMsb, d.idLsb, d.byId).answered(Errors.TOPIC_AUTHORIZATION_FAILED, null);
+                deletions[i] = new Deletion(d.name, d.idMsb, d.idLsb, d.byId).answered(Errors.TOPIC_AUTHORIZATION_FAILED,
+                    Access.message(Errors.TOPIC_AUTHORIZATION_FAILED));
             }
         }
         return AdminItem.answer(admin, waker, deletions, request.timeoutMs(), this::delete,

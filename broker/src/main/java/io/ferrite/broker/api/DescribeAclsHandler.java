@@ -45,7 +45,8 @@ final class DescribeAclsHandler implements RequestHandler
         }
         if (!Access.cluster(connection, AclCodes.DESCRIBE))
         {
-            response.errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).errorMessage(AclHandlers.CLUSTER_MESSAGE).resources(0);
+            response.errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).errorMessage(Access.clusterRefusal(connection, AclCodes.DESCRIBE))
+                .resources(0);
             return outOffset + response.finish();
         }
         final AclRules.Filter filter = new AclRules.Filter(request.resourceTypeFilter(),

@@ -1,6 +1,7 @@
 package io.ferrite.broker.api;
 
 import io.ferrite.broker.Errors;
+import io.ferrite.broker.acl.Access;
 import io.ferrite.broker.net.Connection;
 import io.ferrite.broker.net.RequestHandler;
 import io.ferrite.wire.message.ApiKeys;
@@ -12,7 +13,8 @@ import org.agrona.MutableDirectBuffer;
 /**
  * DescribeCluster, as a Kafka broker answers it: the cluster id, this node as the only broker and
  * as the controller id. Asking a broker listener for controller endpoints is MISMATCHED_ENDPOINT_TYPE,
- * an unknown endpoint type UNSUPPORTED_ENDPOINT_TYPE (both INVALID_REQUEST in v0, as in Kafka).
+ * an unknown endpoint type UNSUPPORTED_ENDPOINT_TYPE (both INVALID_REQUEST in v0, as in Kafka). No ACL is needed (Kafka 4.4
+ * neither); {@code include_cluster_authorized_operations} is answered as Kafka's ({@link Access#clusterOperations}).
  */
 public final class DescribeClusterHandler implements RequestHandler
 {
@@ -48,6 +50,7 @@ public final class DescribeClusterHandler implements RequestHandler
                 "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER" :
                 "Unsupported endpoint type " + type)
                 .endpointType(BROKER_ENDPOINTS).clusterId(clusterId).controllerId(-1).brokers(0);
+            response.clusterAuthorizedOperations(Integer.MIN_VALUE);
         }
         else
         {
@@ -55,8 +58,10 @@ public final class DescribeClusterHandler implements RequestHandler
                 .clusterId(clusterId).controllerId(nodeId);
             response.brokers(1).next().brokerId(nodeId).host(metadata.advertisedHost(connection)).port(metadata.advertisedPort(connection))
                 .rack((CharSequence)null).isFenced(false);
+            // Kafka 4.4: when asked, the cluster's operations (none without DESCRIBE on it; every one without an authorizer)
+            response.clusterAuthorizedOperations(request.includeClusterAuthorizedOperations() ? Access.clusterOperations(connection) :
+                Integer.MIN_VALUE);
         }
-        response.clusterAuthorizedOperations(Integer.MIN_VALUE);
         return outOffset + response.finish();
     }
 }

@@ -80,7 +80,7 @@ public final class ElectLeadersHandler implements RequestHandler
                 partitions.next().partitionId(index);
                 if (!allowed)
                 {
-                    partitions.errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED);
+                    partitions.errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).errorMessage(Access.clusterRefusal(connection, AclCodes.ALTER));
                 }
                 else if (!known)
                 {

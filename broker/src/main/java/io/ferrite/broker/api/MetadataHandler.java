@@ -170,6 +170,8 @@ public final class MetadataHandler implements RequestHandler
         final int outOffset, final Connection connection)
     {
         request.wrap(in, offset, limit, version);
+        final boolean topicOperations = version >= 8 && request.includeTopicAuthorizedOperations();
+        final boolean clusterOperations = version >= 8 && version <= 10 && request.includeClusterAuthorizedOperations();
         final MetadataRequestDecoder.MetadataRequestTopic requested = request.topics();
         final boolean all = requested.isNullArray() || (version == 0 && requested.elementCount() == 0);
 
@@ -183,7 +185,7 @@ public final class MetadataHandler implements RequestHandler
             final MetadataResponseEncoder.MetadataResponseTopic t = response.topics(list.size());
             for (final Topic topic : list)
             {
-                describe(t.next(), topic);
+                describe(t.next(), topic, operations(topicOperations, connection, topic.name));
             }
         }
         else
@@ -216,16 +218,24 @@ public final class MetadataHandler implements RequestHandler
                     {
                         counters.error(ApiKeys.METADATA, error);
                     }
-                    notFound(t, error, in, requested);
+                    // Kafka reports the operations of a topic it answered from those the principal may describe
+                    notFound(t, error, in, requested, authorized && byName && error != Errors.TOPIC_AUTHORIZATION_FAILED ?
+                        operations(topicOperations, connection, requested.name()) : AUTHORIZED_OPERATIONS_OMITTED);
                 }
                 else
                 {
-                    describe(t, topic);
+                    describe(t, topic, operations(topicOperations, connection, topic.name));
                 }
             }
         }
-        response.clusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        response.clusterAuthorizedOperations(clusterOperations ? Access.clusterOperations(connection) : AUTHORIZED_OPERATIONS_OMITTED);
         return outOffset + response.finish();
+    }
+
+    /** A topic's authorized operations when the request asked for them, else Kafka's "omitted". */
+    private static int operations(final boolean asked, final Connection connection, final String topic)
+    {
+        return asked ? Access.authorizedOperations(connection, AclCodes.TOPIC, topic) : AUTHORIZED_OPERATIONS_OMITTED;
     }
 
     private static List<Topic> describable(final Connection connection, final Collection<Topic> all)
@@ -257,6 +267,12 @@ public final class MetadataHandler implements RequestHandler
     public static void notFound(final MetadataResponseEncoder.MetadataResponseTopic t, final short error, final DirectBuffer in,
         final MetadataRequestDecoder.MetadataRequestTopic requested)
     {
+        notFound(t, error, in, requested, AUTHORIZED_OPERATIONS_OMITTED);
+    }
+
+    private static void notFound(final MetadataResponseEncoder.MetadataResponseTopic t, final short error, final DirectBuffer in,
+        final MetadataRequestDecoder.MetadataRequestTopic requested, final int operations)
+    {
         t.errorCode(error);
         if (!requested.nameIsNull())
         {
@@ -268,7 +284,7 @@ public final class MetadataHandler implements RequestHandler
         }
         t.topicId(requested.topicIdMostSignificantBits(), requested.topicIdLeastSignificantBits()).isInternal(false)
             .partitions(0);
-        t.topicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        t.topicAuthorizedOperations(operations);
     }
 
     /** The creations a Metadata request asks for, on the admin agent; another request may have created a name meanwhile. */
@@ -308,7 +324,7 @@ public final class MetadataHandler implements RequestHandler
         }
     }
 
-    private void describe(final MetadataResponseEncoder.MetadataResponseTopic t, final Topic topic)
+    private void describe(final MetadataResponseEncoder.MetadataResponseTopic t, final Topic topic, final int operations)
     {
         t.errorCode(Errors.NONE).name(topic.name).topicId(topic.idMostSignificantBits, topic.idLeastSignificantBits)
             .isInternal(topic.isInternal());
@@ -330,7 +346,7 @@ public final class MetadataHandler implements RequestHandler
             p.isrNodes(1).addInt32(nodeId);
             p.offlineReplicas(0);
         }
-        t.topicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        t.topicAuthorizedOperations(operations);
     }
 
     /**

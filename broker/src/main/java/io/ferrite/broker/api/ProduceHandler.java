@@ -194,15 +194,17 @@ public final class ProduceHandler implements RequestHandler
                     {
                         check = Errors.NONE;
                     }
+                    // Kafka looks for transactional records in every partition's batch before any check (review L3): a
+                    // transactional request is refused whole for its transactional id before its topics are
+                    final boolean transactional = p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
+                        (connection.in.getShort(p.recordsOffset() + ATTRIBUTES_OFFSET, BIG_ENDIAN) & TRANSACTIONAL_MASK) != 0;
+                    transactionalBatch |= transactional;
                     error[slot] = check;
                     if (check != Errors.NONE)
                     {
                         failed = true;
                         continue;
                     }
-                    final boolean transactional = p.recordsLength() > ATTRIBUTES_OFFSET + 1 &&
-                        (connection.in.getShort(p.recordsOffset() + ATTRIBUTES_OFFSET, BIG_ENDIAN) & TRANSACTIONAL_MASK) != 0;
-                    transactionalBatch |= transactional;
                     if (transactional && p.recordsLength() >= PRODUCER_EPOCH_OFFSET + 2)
                     {
                         final long pid = connection.in.getLong(p.recordsOffset() + PRODUCER_ID_OFFSET, BIG_ENDIAN);
@@ -227,9 +229,9 @@ public final class ProduceHandler implements RequestHandler
                     unsent++;
                 }
             }
-            // Kafka: transactional records need WRITE on the request's transactional id (the id read only with an authorizer)
-            if (transactionalBatch && (decoder.transactionalIdIsNull() || Access.enabled(connection)
-                && !Access.transactionalId(connection, AclCodes.WRITE, decoder.transactionalId())))
+            // Kafka: transactional records need WRITE on the request's transactional id (decided from its bytes: no allocation)
+            if (transactionalBatch && (decoder.transactionalIdIsNull() || !Access.transactionalId(connection, AclCodes.WRITE,
+                connection.in, decoder.transactionalIdOffset(), decoder.transactionalIdLength())))
             {
                 refuseAll(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, null);
             }

@@ -77,8 +77,13 @@ public final class ScramCredentialHandlers
             }
             if (!Access.cluster(connection, AclCodes.DESCRIBE)) // Kafka: DESCRIBE on the cluster, else the request's error
             {
-                response.wrap(out, outOffset, version).throttleTimeMs(0).errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED)
-                    .errorMessage(null).results(0);
+                // Kafka 4.4's getErrorResponse: the error, and one result per user asked with the error and no user name
+                final DescribeUserScramCredentialsResponseEncoder.DescribeUserScramCredentialsResult r = response.wrap(out, outOffset,
+                    version).throttleTimeMs(0).errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).errorMessage(null).results(users.size());
+                for (int i = 0; i < users.size(); i++)
+                {
+                    r.next().user("").errorCode(Errors.CLUSTER_AUTHORIZATION_FAILED).errorMessage(null).credentialInfos(0);
+                }
                 return outOffset + response.finish();
             }
             final List<ScramRules.Described> described = ScramRules.describe(credentials.snapshot(), users);

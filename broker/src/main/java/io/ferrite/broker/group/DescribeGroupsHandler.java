@@ -14,7 +14,8 @@ import java.util.List;
 
 /**
  * DescribeGroups: an unknown group is Dead (GROUP_ID_NOT_FOUND from v6, as Kafka 4 answers); in a cluster a group not
- * coordinated here now is NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+ * coordinated here now is NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS. A group the principal may not DESCRIBE is
+ * GROUP_AUTHORIZATION_FAILED; {@code include_authorized_operations} (v3+) reports a described group's operations as Kafka 4.4.
  */
 final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestDecoder>
 {
@@ -34,8 +35,9 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
         {
             groupIds.add(names.next().value());
         }
+        final boolean operations = version >= 3 && request.includeAuthorizedOperations();
         return submit(connection, out, outOffset, (c, now) -> describe(c, groupIds),
-            (o, at, described) -> write(o, at, version, groupIds, described, connection), (o, at, error) ->
+            (o, at, described) -> write(o, at, version, groupIds, described, connection, operations), (o, at, error) ->
             {
                 response.wrap(o, at, version).throttleTimeMs(0);
                 final DescribeGroupsResponseEncoder.DescribedGroup g = response.groups(groupIds.size());
@@ -76,7 +78,7 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
     }
 
     private int write(final MutableDirectBuffer out, final int outOffset, final short version, final List<String> groupIds,
-        final Described read, final Connection connection)
+        final Described read, final Connection connection, final boolean operations)
     {
         final List<GroupCoordinator.Description> described = read.groups();
         response.wrap(out, outOffset, version).throttleTimeMs(0);
@@ -88,13 +90,13 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
             g.next();
             // Kafka: a group the principal may not DESCRIBE is GROUP_AUTHORIZATION_FAILED, the others described
             final short error = Access.group(connection, AclCodes.DESCRIBE, groupId) ? read.errors()[i] : Errors.GROUP_AUTHORIZATION_FAILED;
+            final boolean notFound = d == null && version >= 6;
             if (error != Errors.NONE)
             {
                 refused(g, groupId, error);
             }
             else if (d == null)
             {
-                final boolean notFound = version >= 6;
                 g.errorCode(notFound ? Errors.GROUP_ID_NOT_FOUND : Errors.NONE)
                     .errorMessage(notFound ? "Group " + groupId + " not found." : null)
                     .groupId(groupId).groupState("Dead").protocolType("").protocolData("").members(0);
@@ -110,7 +112,9 @@ final class DescribeGroupsHandler extends GroupApiHandler<DescribeGroupsRequestD
                         .clientHost(md.clientHost()).memberMetadata(md.metadata()).memberAssignment(md.assignment());
                 }
             }
-            g.authorizedOperations(Integer.MIN_VALUE);
+            // Kafka 4.4 reports the operations of a group answered without an error, when asked
+            g.authorizedOperations(operations && error == Errors.NONE && !notFound ?
+                Access.authorizedOperations(connection, AclCodes.GROUP, groupId) : Integer.MIN_VALUE);
         }
         return outOffset + response.finish();
     }

@@ -258,6 +258,10 @@ final class OffsetFetchHandler extends GroupApiHandler<OffsetFetchRequestDecoder
             {
                 writeAll(rg, version, read == null || a.refused() ? Map.of() : visible(connection, read.all()));
             }
+            else if (a.refused())
+            {
+                rg.topics(0); // Kafka 4.4: a group the principal may not DESCRIBE is its error alone, none of its topics
+            }
             else
             {
                 final OffsetFetchResponseEncoder.OffsetFetchResponseTopics rt = rg.topics(a.topics().size());

@@ -19,7 +19,9 @@ import java.util.Map;
 
 /**
  * TxnOffsetCommit (v0-6; v5 is transaction version 2's, which adds the group's partition to the
- * transaction itself; v6 names topics by id): each partition's own checks as Kafka's KafkaApis makes
+ * transaction itself; v6 names topics by id): with an authorizer, as Kafka 4.4's KafkaApis, WRITE on the transactional
+ * id and then READ on the group (each refusal answered for every partition), then READ on each topic (refused:
+ * TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not); each partition's own checks as Kafka's KafkaApis makes
  * them (UNKNOWN_TOPIC_OR_PARTITION, v6 UNKNOWN_TOPIC_ID: never sent to the coordinator, and a request
  * left with none is answered at once), then the coordinators' agent verifies the transaction, checks
  * the group and writes the offsets as the producer's transactional batch ({@link TxnOffsetCommits});
@@ -49,6 +51,10 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
     {
         final List<TopicErrors> answer = new ArrayList<>();
         final Map<Group.TopicPartition, OffsetCommits.Asked> valid = new LinkedHashMap<>();
+        // Kafka: WRITE on the transactional id, then READ on the group, each refusing every partition; then READ on each topic
+        final short refused = !Access.transactionalId(connection, AclCodes.WRITE, request.transactionalId()) ?
+            Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : !Access.group(connection, AclCodes.READ, request.groupId()) ?
+            Errors.GROUP_AUTHORIZATION_FAILED : Errors.NONE;
         final TxnOffsetCommitRequestDecoder.TxnOffsetCommitRequestTopic t = request.topics();
         while (t.hasNext())
         {
@@ -67,7 +73,16 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
                 p.next();
                 final String metadata = p.committedMetadata();
                 short error = Errors.NONE;
-                if (!PartitionLookup.inMetadata(topic, answered, p.partitionIndex())) // one still being made is accepted, as Kafka does
+                if (refused != Errors.NONE)
+                {
+                    error = refused;
+                }
+                else if (name != null && !(topic != null ? Access.topic(connection, AclCodes.READ, topic) :
+                    Access.topic(connection, AclCodes.READ, name))) // before its existence, as Kafka: a refusal does not tell it
+                {
+                    error = Errors.TOPIC_AUTHORIZATION_FAILED;
+                }
+                else if (!PartitionLookup.inMetadata(topic, answered, p.partitionIndex())) // one still being made is accepted, as Kafka does
                 {
                     error = byId && name == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 }
@@ -83,10 +98,9 @@ final class TxnOffsetCommitHandler extends GroupApiHandler<TxnOffsetCommitReques
                 ta.add(p.partitionIndex(), error, error == Errors.NONE || error == Errors.OFFSET_METADATA_TOO_LARGE);
             }
         }
-        if (!Access.transactionalId(connection, AclCodes.WRITE, request.transactionalId()))
+        if (refused != Errors.NONE)
         {
-            // Kafka: WRITE on the transactional id first (then READ on the group), every partition answered the error
-            return write(out, outOffset, version, answer, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, true);
+            return write(out, outOffset, version, answer, refused, true);
         }
         if (valid.isEmpty() && answer.stream().noneMatch(TopicErrors::anyToCoordinator))
         {

@@ -21,9 +21,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * AddPartitionsToTxn. Versions 0-3 (a client's): as Kafka's KafkaApis, a partition of a topic that
- * does not exist is UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing sent
- * to the coordinator; else the coordinator adds them all or none, one error for every partition. An add
+ * AddPartitionsToTxn. Versions 0-3 (a client's): as Kafka's KafkaApis, WRITE on the transactional id first (else
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition), then WRITE on each topic: a partition of a topic the
+ * principal may not write (or of one of Kafka's internal topics, refused to anyone) is TOPIC_AUTHORIZATION_FAILED, one of a
+ * topic that does not exist UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing sent to the
+ * coordinator; else the coordinator adds them all or none, one error for every partition. An add
  * meeting the previous transaction's end (CONCURRENT_TRANSACTIONS: its markers are still being written)
  * is answered so at once, as Kafka 4.4's {@code TransactionCoordinator.handleAddPartitionsToTransaction}
  * answers it (javap); the client retries after its backoff (kafka-clients: {@code retry.backoff.ms}).
@@ -42,8 +44,10 @@ import java.util.Set;
  */
 final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinator, AddPartitionsToTxnRequestDecoder>
 {
-    /** Not an error code: the answer of a request naming partitions that do not exist. */
+    /** Not an error code: the answer of a request naming partitions that do not exist or it may not write. */
     private static final short UNKNOWN_TOPICS = Short.MIN_VALUE;
+    /** Kafka's {@code Topic.isInternal} names. */
+    private static final Set<String> KAFKA_INTERNAL = Set.of("__consumer_offsets", "__transaction_state", "__share_group_state");
 
     private final TopicRegistry topics;
     private final AddPartitionsToTxnResponseEncoder response = new AddPartitionsToTxnResponseEncoder();
@@ -87,16 +91,20 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
         {
             final Asked asked = new Asked(request.v3AndBelowTransactionalId(), request.v3AndBelowProducerId(),
                 request.v3AndBelowProducerEpoch(), false, partitions(request.v3AndBelowTopics()));
-            if (anyUnknown(asked))
+            if (!Access.transactionalId(connection, AclCodes.WRITE, asked.transactionalId()))
             {
-                return writeV3(out, outOffset, version, asked, UNKNOWN_TOPICS);
+                return writeV3(out, outOffset, version, asked, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, Set.of());
+            }
+            final Set<String> refused = refusedTopics(asked, connection);
+            if (!refused.isEmpty() || anyUnknown(asked))
+            {
+                return writeV3(out, outOffset, version, asked, UNKNOWN_TOPICS, refused);
             }
             final short clientVersion = TxnErrors.addPartitionsClientVersion(version);
-            return submitAllowed(AclCodes.WRITE, AclCodes.TRANSACTIONAL_ID, asked.transactionalId(),
-                Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, connection, out, outOffset,
+            return submit(connection, out, outOffset,
                 (c, now) -> c.addPartitions(asked.transactionalId(), asked.producerId(), asked.epoch(), asked.set(), clientVersion),
-                (o, at, added) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(added.answer().error(), version)),
-                (o, at, error) -> writeV3(o, at, version, asked, error));
+                (o, at, added) -> writeV3(o, at, version, asked, TxnErrors.forTxnRequest(added.answer().error(), version), Set.of()),
+                (o, at, error) -> writeV3(o, at, version, asked, error, Set.of()));
         }
         if (!Access.cluster(connection, AclCodes.CLUSTER_ACTION)) // v4+ is a broker's request: Kafka's top-level refusal
         {
@@ -133,8 +141,33 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
         return false;
     }
 
-    /** The v0-3 answer: {@code error} for every partition, or ({@link #UNKNOWN_TOPICS}) each unknown one's and OPERATION_NOT_ATTEMPTED for the rest. */
-    private int writeV3(final MutableDirectBuffer out, final int outOffset, final short version, final Asked asked, final short error)
+    /**
+     * The topics of a client's request its principal may not WRITE, as Kafka 4.4's KafkaApis checks them after the transactional
+     * id: Kafka's internal topics always (its check leaves them out of what it authorizes, so they are refused even to a super
+     * user, or without an authorizer), the others by the ACLs.
+     */
+    private Set<String> refusedTopics(final Asked asked, final Connection connection)
+    {
+        Set<String> refused = Set.of();
+        for (final String name : asked.partitions().keySet())
+        {
+            final Topic topic = topics.topic(name);
+            if (KAFKA_INTERNAL.contains(name) || !(topic != null ? Access.topic(connection, AclCodes.WRITE, topic) :
+                Access.topic(connection, AclCodes.WRITE, name)))
+            {
+                refused = refused.isEmpty() ? new LinkedHashSet<>() : refused;
+                refused.add(name);
+            }
+        }
+        return refused;
+    }
+
+    /**
+     * The v0-3 answer: {@code error} for every partition, or ({@link #UNKNOWN_TOPICS}) TOPIC_AUTHORIZATION_FAILED for the
+     * {@code refused} topics' partitions, each unknown one's error and OPERATION_NOT_ATTEMPTED for the rest.
+     */
+    private int writeV3(final MutableDirectBuffer out, final int outOffset, final short version, final Asked asked, final short error,
+        final Set<String> refused)
     {
         final AddPartitionsToTxnResponseEncoder.AddPartitionsToTxnTopicResult r = response.wrap(out, outOffset, version)
             .throttleTimeMs(0).resultsByTopicV3AndBelow(asked.partitions().size());
@@ -145,7 +178,8 @@ final class AddPartitionsToTxnHandler extends CoordinatorApiHandler<TxnCoordinat
                 .resultsByPartition(e.getValue().size());
             for (final int p : e.getValue())
             {
-                final short each = error != UNKNOWN_TOPICS ? error : existence(topic, p);
+                final short each = error != UNKNOWN_TOPICS ? error :
+                    refused.contains(e.getKey()) ? Errors.TOPIC_AUTHORIZATION_FAILED : existence(topic, p);
                 pr.next().partitionIndex(p).partitionErrorCode(each);
             }
         }

@@ -148,7 +148,7 @@ final class DescribeProducersHandler implements RequestHandler
                 {
                     final boolean answered = d.answered();
                     final short error = answered ? d.error : Errors.KAFKA_STORAGE_ERROR; // its log thread stopped
-                    rp.next().partitionIndex(d.index).errorCode(error).errorMessage(null);
+                    rp.next().partitionIndex(d.index).errorCode(error).errorMessage(Access.message(error)); // Kafka's, refused
                     final LongArrayList p = d.producers;
                     final int count = answered && error == Errors.NONE ? p.size() / FIELDS : 0;
                     final DescribeProducersResponseEncoder.ProducerState s = rp.activeProducers(count);

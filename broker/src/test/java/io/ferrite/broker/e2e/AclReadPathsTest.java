@@ -4,6 +4,9 @@ import io.ferrite.testing.Await;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -369,6 +372,48 @@ class AclReadPathsTest
                 .filter(n -> n.startsWith("pfx-")).collect(Collectors.toSet()));
             thrown(TopicAuthorizationException.class, () -> carol.describeTopics(List.of("live-nothing")).allTopicNames().get(30, TimeUnit.SECONDS));
         }
+    }
+
+    /**
+     * {@code includeAuthorizedOperations} of Admin's describeCluster, describeTopics and describeConsumerGroups (Metadata,
+     * DescribeCluster and DescribeGroups underneath): the operations Kafka 4.4 reports — each one the resource type supports
+     * that the principal is allowed, implied ones included; the cluster's none without DESCRIBE on it; a super user's every
+     * supported one. They were left out (null) before.
+     */
+    @Test
+    void authorizedOperationsAreReportedAsKafkaReportsThem() throws Exception
+    {
+        topics("ops-topic");
+        try (Admin admin = admin("admin"))
+        {
+            admin.alterConsumerGroupOffsets("ops-group", Map.of(new TopicPartition("ops-topic", 0), new OffsetAndMetadata(1)))
+                .all().get(30, TimeUnit.SECONDS);
+            assertEquals(Set.of(AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
+                AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE), admin.describeCluster(
+                    new DescribeClusterOptions().includeAuthorizedOperations(true)).authorizedOperations().get(30, TimeUnit.SECONDS));
+        }
+        grant(carolMay(ResourceType.TOPIC, "ops-topic", AclOperation.READ), carolMay(ResourceType.TOPIC, "ops-topic", AclOperation.ALTER_CONFIGS),
+            carolMay(ResourceType.GROUP, "ops-group", AclOperation.DELETE));
+        try (Admin carol = admin("carol"))
+        {
+            assertEquals(Set.of(), carol.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true))
+                .authorizedOperations().get(30, TimeUnit.SECONDS), "no DESCRIBE on the cluster: none reported");
+            assertEquals(Set.of(AclOperation.READ, AclOperation.DESCRIBE, AclOperation.ALTER_CONFIGS, AclOperation.DESCRIBE_CONFIGS),
+                carol.describeTopics(List.of("ops-topic"), new DescribeTopicsOptions().includeAuthorizedOperations(true)).allTopicNames()
+                    .get(30, TimeUnit.SECONDS).get("ops-topic").authorizedOperations());
+            assertEquals(Set.of(AclOperation.DELETE, AclOperation.DESCRIBE), carol.describeConsumerGroups(List.of("ops-group"),
+                new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true)).all().get(30, TimeUnit.SECONDS).get("ops-group")
+                .authorizedOperations());
+            assertEquals(null, carol.describeTopics(List.of("ops-topic")).allTopicNames().get(30, TimeUnit.SECONDS).get("ops-topic")
+                .authorizedOperations(), "not asked: not reported");
+        }
+        grant(carolMay(ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER));
+        try (Admin carol = admin("carol"))
+        {
+            assertEquals(Set.of(AclOperation.ALTER, AclOperation.DESCRIBE), carol.describeCluster(
+                new DescribeClusterOptions().includeAuthorizedOperations(true)).authorizedOperations().get(30, TimeUnit.SECONDS));
+        }
+        revoke(carolMay(ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER));
     }
 
     /** Polls until the consumer throws (the test's assertion), at most 30 s: a poll that never throws fails it. */
