@@ -17,7 +17,7 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  * One client connection, owned by one network thread. Requests arrive as size-prefixed frames;
  * as Kafka does, a connection has one request in progress at a time: reading pauses until its
  * response is written, which also keeps responses in request order. A response is a buffer with
- * file regions spliced in (the records of a fetch, sent with {@code transferTo}).
+ * file regions spliced in (the records of a fetch, sent with {@code transferTo}; {@link Splices}).
  *
  * <p>The input buffer grows only as bytes arrive (a client declaring a huge frame and sending
  * little costs little) and keeps its size for the next requests; nothing is allocated per request.
@@ -39,7 +39,6 @@ public final class Connection
     private static final int SMALL_READ = 256;
     /** The output's first size: most answers to a quiet client (ApiVersions, Metadata of a few topics) fit. */
     private static final int INITIAL_OUTPUT = 1024;
-    private static final int MAX_SPLICES_INITIAL = 16;
     /**
      * An output above this is given back after a response unless the connection is a steady large responder. A
      * response counts as large above half of it: the output grows by at most twice (Agrona: 1.5 times), so a
@@ -63,26 +62,18 @@ public final class Connection
     private boolean readFilled;
     boolean closed;
 
-    // output: out[0, outLength) with file regions spliced in before out positions spliceAt[i]
+    // output: out[0, outLength) with file regions spliced in before out positions (splices)
     public ExpandableDirectByteBuffer out = new ExpandableDirectByteBuffer(INITIAL_OUTPUT);
     private BufferView outView = new BufferView();
     private int outLength;
     private int sent;
-    private int spliceCount;
-    private int spliceIndex;
-    private long spliceSent;
-    private int[] spliceAt = new int[MAX_SPLICES_INITIAL];
-    private FileChannel[] spliceChannel = new FileChannel[MAX_SPLICES_INITIAL];
-    private long[] spliceFilePosition = new long[MAX_SPLICES_INITIAL];
-    private int[] spliceLength = new int[MAX_SPLICES_INITIAL];
-    private long splicedBytes;
+    private final Splices splices = new Splices();
     private boolean writing;
     /** When the last large response was written; valid once {@link #wroteLarge}. */
     private long largeWrittenNs;
     private boolean wroteLarge;
-    // the system calls of the response being written, added to the thread's stats when it is written
+    // the write calls of the response being written (its transfers: splices), added to the thread's stats when it is written
     private int writeCalls;
-    private int transferCalls;
     private final NetworkStats stats;
 
     // where the current request's client id is in the input (-1 length: null)
@@ -408,45 +399,28 @@ public final class Connection
     {
         outLength = 0;
         sent = 0;
-        spliceCount = 0;
-        spliceIndex = 0;
-        spliceSent = 0;
-        splicedBytes = 0;
+        splices.clear();
         writeCalls = 0;
-        transferCalls = 0;
         return 0;
     }
 
     /** The bytes of file regions spliced into the response being written so far. */
     public long splicedBytes()
     {
-        return splicedBytes;
+        return splices.bytes();
     }
 
     /** Records that {@code length} bytes of {@code file} at {@code position} go at {@code outPosition}. */
     public void splice(final int outPosition, final FileChannel file, final long position, final int length)
     {
-        if (spliceCount == spliceAt.length)
-        {
-            final int n = spliceCount * 2;
-            spliceAt = java.util.Arrays.copyOf(spliceAt, n);
-            spliceChannel = java.util.Arrays.copyOf(spliceChannel, n);
-            spliceFilePosition = java.util.Arrays.copyOf(spliceFilePosition, n);
-            spliceLength = java.util.Arrays.copyOf(spliceLength, n);
-        }
-        spliceAt[spliceCount] = outPosition;
-        spliceChannel[spliceCount] = file;
-        spliceFilePosition[spliceCount] = position;
-        spliceLength[spliceCount] = length;
-        spliceCount++;
-        splicedBytes += length;
+        splices.add(outPosition, file, position, length);
     }
 
     /** Ends the response at {@code length} bytes of output: writes the frame size (spliced bytes included). */
     public void endResponse(final int length)
     {
         outLength = length;
-        out.putInt(0, (int)(length - 4 + splicedBytes), BIG_ENDIAN);
+        out.putInt(0, (int)(length - 4 + splices.bytes()), BIG_ENDIAN);
         writing = true;
     }
 
@@ -460,7 +434,7 @@ public final class Connection
     {
         while (true)
         {
-            final int stop = spliceIndex < spliceCount ? spliceAt[spliceIndex] : outLength;
+            final int stop = splices.stop(outLength);
             if (sent < stop)
             {
                 final ByteBuffer view = outView.of(out, sent, stop - sent);
@@ -471,29 +445,12 @@ public final class Connection
                     return false;
                 }
             }
-            if (spliceIndex < spliceCount)
+            if (splices.pending())
             {
-                final long remaining = spliceLength[spliceIndex] - spliceSent;
-                if (remaining > 0)
+                if (!splices.transfer(channel, tls))
                 {
-                    // TLS cannot send a file region as it is: it is read into the engine a record at a time
-                    final long position = spliceFilePosition[spliceIndex] + spliceSent;
-                    final long n = tls == null ? spliceChannel[spliceIndex].transferTo(position, remaining, channel)
-                        : tls.writeFile(spliceChannel[spliceIndex], position, remaining);
-                    spliceSent += n;
-                    transferCalls++;
-                    if (spliceSent < spliceLength[spliceIndex])
-                    {
-                        if (tls == null || n == 0)
-                        {
-                            return false; // the socket is full
-                        }
-                        continue;
-                    }
+                    return false; // the socket is full
                 }
-                spliceChannel[spliceIndex] = null;
-                spliceIndex++;
-                spliceSent = 0;
                 continue;
             }
             if (tls != null && !tls.flushPending())
@@ -501,7 +458,7 @@ public final class Connection
                 return false; // the last record is still being written
             }
             writing = false;
-            stats.responded(outLength + splicedBytes, writeCalls, transferCalls, spliceCount);
+            stats.responded(outLength + splices.bytes(), writeCalls, splices.transferCalls(), splices.count());
             keepOrGiveBackOutput();
             return true;
         }
@@ -535,17 +492,6 @@ public final class Connection
             out = smaller;
             outView = new BufferView();
             stats.outputGivenBack();
-        }
-    }
-
-    /** A frame that breaks the protocol before its request can be read: the connection closes. */
-    static final class FrameException extends RuntimeException
-    {
-        private static final long serialVersionUID = 1L;
-
-        FrameException(final String message)
-        {
-            super(message, null, false, false);
         }
     }
 }

@@ -209,7 +209,7 @@ final class RequestDispatcher
                 // before it authenticated a SASL connection's frames are bounded by Kafka's sasl.server.max.receive.size
                 size = connection.completeFrame(connection.gate == null ? maxRequestBytes : connection.listener().saslMaxReceiveSize());
             }
-            catch (final Connection.FrameException ex)
+            catch (final FrameException ex)
             {
                 if (connection.gate instanceof SaslAuthenticator sasl)
                 {
