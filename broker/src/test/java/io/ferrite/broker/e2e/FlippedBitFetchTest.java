@@ -126,16 +126,7 @@ class FlippedBitFetchTest
                 assertEquals(damaged, consumer.position(tp), "the consumer stays at the damaged batch");
 
                 consumer.seek(tp, damaged + 1);
-                final List<Long> after = new ArrayList<>();
-                await(() ->
-                {
-                    for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-                    {
-                        assertArrayEquals(value((int)r.offset()), r.value(), "record " + r.offset());
-                        after.add(r.offset());
-                    }
-                    return consumer.position(tp) >= RECORDS;
-                }, Duration.ofSeconds(60), () -> "past the damaged batch to the end (" + after.size() + ")");
+                final List<Long> after = readToTheEnd(consumer, tp, RECORDS);
                 assertEquals(RECORDS - damaged - 1, after.size(), "every record after the damaged batch");
                 assertEquals(damaged + 1, after.get(0));
             }
@@ -145,16 +136,7 @@ class FlippedBitFetchTest
             {
                 consumer.assign(List.of(other));
                 consumer.seekToBeginning(List.of(other));
-                final List<Long> offsets = new ArrayList<>();
-                await(() ->
-                {
-                    for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
-                    {
-                        assertArrayEquals(value((int)r.offset()), r.value(), "record " + r.offset());
-                        offsets.add(r.offset());
-                    }
-                    return consumer.position(other) >= OTHER_RECORDS;
-                }, Duration.ofSeconds(60), () -> "the other partition to its end (" + offsets.size() + ")");
+                final List<Long> offsets = readToTheEnd(consumer, other, OTHER_RECORDS);
                 assertEquals(OTHER_RECORDS, offsets.size(), "the other partition whole");
             }
 
@@ -168,6 +150,22 @@ class FlippedBitFetchTest
                 assertEquals(damaged + 2, offsetForTime(admin, tp, t0 + (damaged + 2) * STEP_MS), "a timestamp after it");
             }
         }
+    }
+
+    /** Polls {@code consumer} (assigned {@code tp} alone) until its position is {@code end}: the offsets it got, each value checked. */
+    private static List<Long> readToTheEnd(final KafkaConsumer<byte[], byte[]> consumer, final TopicPartition tp, final long end)
+    {
+        final List<Long> offsets = new ArrayList<>();
+        await(() ->
+        {
+            for (final ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200)))
+            {
+                assertArrayEquals(value((int)r.offset()), r.value(), "record " + r.offset());
+                offsets.add(r.offset());
+            }
+            return consumer.position(tp) >= end;
+        }, Duration.ofSeconds(60), () -> tp + " to offset " + end + " (" + offsets.size() + " records read)");
+        return offsets;
     }
 
     /** A distinct value per offset, so a record the client hands over is checked byte for byte. */
