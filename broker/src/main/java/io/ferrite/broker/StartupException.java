@@ -23,7 +23,7 @@ public final class StartupException extends IOException
     }
 
     /** What the operating system said, without the exception's class name (AccessDeniedException has no reason). */
-    static String reason(final Throwable ex)
+    public static String reason(final Throwable ex)
     {
         if (ex instanceof java.nio.file.FileSystemException fs && fs.getReason() != null)
         {

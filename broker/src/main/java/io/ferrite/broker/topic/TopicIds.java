@@ -1,5 +1,6 @@
 package io.ferrite.broker.topic;
 
+import io.ferrite.broker.StartupException;
 import io.ferrite.log.config.DurableFile;
 
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.List;
 
 /**
  * A topic's id as Kafka keeps it: in each partition directory's {@code partition.metadata} file ({@code version: 0} and
@@ -40,7 +42,11 @@ public final class TopicIds
         DurableFile.writeContent(partitionDir.resolve(PARTITION_METADATA), text(id));
     }
 
-    /** The id a partition directory's {@code partition.metadata} holds, or null (no such file, or no id in it). */
+    /**
+     * The id a partition directory's {@code partition.metadata} holds, or null (no such file, or no id in it). A file
+     * that cannot be read as one (not UTF-8 text, a {@code topic_id} that is not 16 bytes of base64url) refuses the start
+     * with one line naming it, as Kafka 4.4 refuses it ("Error while reading partition metadata file ...").
+     */
     static long[] read(final Path partitionDir) throws IOException
     {
         final Path file = partitionDir.resolve(PARTITION_METADATA);
@@ -48,14 +54,42 @@ public final class TopicIds
         {
             return null;
         }
-        for (final String line : Files.readAllLines(file))
+        final List<String> lines;
+        try
+        {
+            lines = Files.readAllLines(file);
+        }
+        catch (final IOException ex)
+        {
+            throw new StartupException(file + " is not a valid partition.metadata: " + StartupException.reason(ex), ex);
+        }
+        for (final String line : lines)
         {
             if (line.startsWith("topic_id:"))
             {
-                return decode(line.substring("topic_id:".length()).trim());
+                final String id = line.substring("topic_id:".length()).trim();
+                final byte[] bytes;
+                try
+                {
+                    bytes = Base64.getUrlDecoder().decode(id);
+                }
+                catch (final IllegalArgumentException ex)
+                {
+                    throw new StartupException(notATopicId(file, id), ex);
+                }
+                if (bytes.length != 16)
+                {
+                    throw new StartupException(notATopicId(file, id));
+                }
+                return decode(id);
             }
         }
         return null;
+    }
+
+    private static String notATopicId(final Path file, final String id)
+    {
+        return file + " is not a valid partition.metadata: topic_id '" + id + "' is not a topic id (16 bytes in base64url)";
     }
 
     private static byte[] text(final long[] id)

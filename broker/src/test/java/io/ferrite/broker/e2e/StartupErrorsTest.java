@@ -1,5 +1,6 @@
 package io.ferrite.broker.e2e;
 
+import io.ferrite.broker.topic.KafkaImport;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -303,5 +304,27 @@ class StartupErrorsTest
 
         Files.writeString(meta, "node.id=\\u12G4\n"); // Properties.load refuses a malformed escape
         assertOneLine(ServerCommand.runToEnd(dir, args()), START_ERROR, meta.toString());
+    }
+
+    /**
+     * A partition directory's {@code partition.metadata} that is not one (damage at rest): Kafka 4.4 refuses to start
+     * ("Error while reading partition metadata file ..."), and so does Ferrite, with one line naming the file.
+     */
+    @Test
+    void garbagePartitionMetadata() throws Exception
+    {
+        final Path partition = Files.createDirectories(dir.resolve("data").resolve("t-0"));
+        final Path metadata = partition.resolve("partition.metadata");
+        // a data directory Ferrite started on before: a partition and no Ferrite state would be a first start on Kafka's data
+        Files.createFile(dir.resolve("data").resolve(KafkaImport.MARKER));
+        final String[] args = args();
+        Files.write(metadata, new byte[] {(byte)0xC3, 0x28, (byte)0xFF, 0x00, (byte)0xFE, 0x0A});
+        assertOneLine(ServerCommand.runToEnd(dir, args), START_ERROR, metadata.toString(), "partition.metadata", "UTF-8");
+
+        Files.writeString(metadata, "version: 0\ntopic_id: not*base64\n");
+        assertOneLine(ServerCommand.runToEnd(dir, args), START_ERROR, metadata.toString(), "topic_id", "not*base64");
+
+        Files.writeString(metadata, "version: 0\ntopic_id: AAAAAAAAAAAA\n"); // 9 bytes, not a UUID's 16
+        assertOneLine(ServerCommand.runToEnd(dir, args), START_ERROR, metadata.toString(), "topic_id", "AAAAAAAAAAAA");
     }
 }
