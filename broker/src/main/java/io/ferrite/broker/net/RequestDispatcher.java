@@ -165,6 +165,12 @@ final class RequestDispatcher
     {
         try
         {
+            if (timing)
+            {
+                // Kafka's muted channel reads its next request only now: one read with the throttled request (pipelined)
+                // is received now (timed: the later of its read and this), not charged the throttle
+                connection.lastSentNs = System.nanoTime();
+            }
             connection.key.interestOps(SelectionKey.OP_READ);
             processFrames(connection);
         }

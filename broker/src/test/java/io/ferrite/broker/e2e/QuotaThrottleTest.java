@@ -41,10 +41,10 @@ class QuotaThrottleTest
     @TempDir
     Path dir;
 
-    private static final short PRODUCE_VERSION = 12;
+    static final short PRODUCE_VERSION = 12;
     private static final short FETCH_VERSION = 12;
 
-    private static ProduceRequestData produce(final int valueBytes)
+    static ProduceRequestData produce(final int valueBytes)
     {
         final ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
         topics.add(new ProduceRequestData.TopicProduceData().setName("q").setPartitionData(List.of(

@@ -48,14 +48,13 @@ public final class PrometheusEndpoint implements AutoCloseable
         final RequestLatencies latencies) throws IOException
     {
         final PrometheusRegistry registry = new PrometheusRegistry();
-        // collected in this order at each scrape: the counters first, so that they are read as near as can be to the
-        // scrape's start, the time Prometheus gives the samples (the JVM's metrics — threads, memory pools, GC —
-        // collected before them moved their reading later by their collection's time, longer on a loaded machine)
+        // collected in this order at each scrape (one collector: a registry's own order is none): the counters first,
+        // so that they are read as near as can be to the scrape's start, the time Prometheus gives the samples (the
+        // JVM's metrics — threads, memory pools, GC — collected before them would move their reading later by their
+        // collection's time, longer on a loaded machine)
         final CountersCollector counters = new CountersCollector(reader);
-        registry.register(counters);
-        registry.register(new LatencyCollector(latencies));
         final PrometheusRegistry jvm = jvm();
-        registry.register((MultiCollector)jvm::scrape);
+        registry.register(new InOrderCollector(counters, new LatencyCollector(latencies), (MultiCollector)jvm::scrape));
         // one thread: a second scrape at once waits for the first
         final ExecutorService executor = Executors.newSingleThreadExecutor(r ->
         {
