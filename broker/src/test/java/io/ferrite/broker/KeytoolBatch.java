@@ -1,5 +1,6 @@
 package io.ferrite.broker;
 
+import java.io.File;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +22,8 @@ public final class KeytoolBatch
     private static final String KEYTOOL = "sun.security.tools.keytool.Main";
     /** Between two commands in the commands file (an argument is one line; no keytool argument here is empty). */
     private static final String END_OF_COMMAND = "";
+    /** The child's last line, followed by how many commands it ran. */
+    private static final String DONE = "keytool commands run: ";
 
     private KeytoolBatch()
     {
@@ -44,19 +47,29 @@ public final class KeytoolBatch
         }
         final Path file = dir.resolve("keytool-commands.txt");
         Files.write(file, lines, StandardCharsets.UTF_8);
+        final Path output = dir.resolve("keytool-output.txt");
+        // stdin from /dev/null: a command that prompts (no -noprompt, no -storepass) fails instead of waiting forever;
+        // the output to a file, so nothing blocks on reading it and the bound below can fire
         final Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--add-exports", "java.base/sun.security.tools.keytool=ALL-UNNAMED",
             "-cp", classes().toString(),
-            KeytoolBatch.class.getName(), file.toString()).redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            KeytoolBatch.class.getName(), file.toString())
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+            .redirectErrorStream(true).redirectOutput(output.toFile()).start();
         if (!p.waitFor(120, TimeUnit.SECONDS))
         {
             p.destroyForcibly().waitFor();
-            throw new IOException("the " + commands.size() + " keytool commands did not end within 120 s: " + out);
+            throw new IOException("the " + commands.size() + " keytool commands did not end within 120 s: " + new String(Files.readAllBytes(output), StandardCharsets.UTF_8));
         }
+        final String out = new String(Files.readAllBytes(output), StandardCharsets.UTF_8);
         if (p.exitValue() != 0)
         {
             throw new IOException("a keytool command failed (exit " + p.exitValue() + "): " + out);
+        }
+        // a command that ends the JVM with status 0 (System.exit inside keytool) would skip the rest unseen
+        if (!out.endsWith(DONE + commands.size() + System.lineSeparator()))
+        {
+            throw new IOException("the child did not report all " + commands.size() + " keytool commands run: " + out);
         }
     }
 
@@ -77,6 +90,7 @@ public final class KeytoolBatch
     public static void main(final String[] args) throws Exception
     {
         final List<String> command = new ArrayList<>();
+        int ran = 0;
         for (final String line : Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8))
         {
             if (!line.equals(END_OF_COMMAND))
@@ -95,6 +109,8 @@ public final class KeytoolBatch
                 System.exit(1);
             }
             command.clear();
+            ran++;
         }
+        System.out.println(DONE + ran);
     }
 }

@@ -41,6 +41,10 @@ final class SteppedClock implements EpochClock, NanoClock
     /** Goes on from the readings held by {@link #pause}: the time paused never passed, for the coordinators. */
     synchronized void resume()
     {
+        if (pausedNs == Long.MIN_VALUE)
+        {
+            throw new IllegalStateException("resumed while running");
+        }
         final long held = pausedNs;
         offsetNs.addAndGet(held - (System.nanoTime() + offsetNs.get()));
         pausedNs = Long.MIN_VALUE;

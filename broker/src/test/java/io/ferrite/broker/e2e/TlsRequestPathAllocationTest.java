@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
@@ -82,6 +83,8 @@ class TlsRequestPathAllocationTest
                         brokerThreads.add(t);
                     }
                 }
+                assertTrue(brokerThreads.stream().anyMatch(t -> t.getName().startsWith("ferrite-network-")),
+                    "the broker's network thread is measured: " + brokerThreads);
                 final StringBuilder report = new StringBuilder();
                 for (int window = 1; window <= WINDOWS; window++)
                 {
