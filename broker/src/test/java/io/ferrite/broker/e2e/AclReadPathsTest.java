@@ -8,6 +8,7 @@ import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -24,8 +25,13 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.SaslAuthenticateRequestData;
+import org.apache.kafka.common.message.SaslAuthenticateResponseData;
+import org.apache.kafka.common.message.SaslHandshakeRequestData;
+import org.apache.kafka.common.message.SaslHandshakeResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
@@ -42,6 +48,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -344,6 +351,58 @@ class AclReadPathsTest
             thrown(TopicAuthorizationException.class, () -> producer.send(new ProducerRecord<>("live-topic", new byte[] {2})).get(30, TimeUnit.SECONDS));
             thrown(TopicAuthorizationException.class, () -> pollUntilThrown(consumer));
         }
+    }
+
+    /**
+     * The connection's cached decision on its latest transactional id (a transactional produce asks the authorizer nothing in
+     * steady state) is exact and dropped on an ACL change: over one SASL connection as carol, raw Produce v12 of {@code txa}
+     * (her WRITE ACL) is taken, of {@code txb} (same length, no ACL) refused, of {@code txa} again taken; once her
+     * {@code txa} ACL is deleted, {@code txa}'s next produce on the same connection is TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+     * and nothing is appended.
+     */
+    @Test
+    void aTransactionalIdsCachedDecisionIsExactAndDroppedWhenItsAclIsDeleted() throws Exception
+    {
+        topics("txid-topic");
+        final TopicPartition tp = new TopicPartition("txid-topic", 0);
+        final AclBinding txa = carolMay(ResourceType.TRANSACTIONAL_ID, "txa", AclOperation.WRITE);
+        grant(carolMay(ResourceType.TOPIC, "txid-topic", AclOperation.WRITE), txa);
+        try (RawClient asAdmin = sasl("admin"); RawClient carol = sasl("carol"); Admin admin = admin("admin"))
+        {
+            final InitProducerIdResponseData a = ProduceVerificationTest.init(asAdmin, "txa");
+            final InitProducerIdResponseData b = ProduceVerificationTest.init(asAdmin, "txb");
+            assertEquals("NONE", produce(carol, "txa", a, 0));
+            assertEquals("TRANSACTIONAL_ID_AUTHORIZATION_FAILED", produce(carol, "txb", b, 0), "an id of the same length without an ACL");
+            assertEquals("NONE", produce(carol, "txa", a, 1), "the allowed id again");
+            final long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(30, TimeUnit.SECONDS).offset();
+            assertEquals(2, end, "her two records");
+
+            revoke(txa);
+            assertEquals("TRANSACTIONAL_ID_AUTHORIZATION_FAILED", produce(carol, "txa", a, 2), "after the ACL was deleted");
+            assertEquals(end, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(30, TimeUnit.SECONDS).offset(),
+                "nothing appended");
+        }
+    }
+
+    /** A raw connection to the SASL listener, authenticated (SaslHandshake v1 PLAIN, SaslAuthenticate v2) as {@code user}. */
+    private RawClient sasl(final String user) throws Exception
+    {
+        final RawClient raw = new RawClient(broker.broker.address("SASL_PLAINTEXT").getPort());
+        assertEquals(Errors.NONE.code(), new SaslHandshakeResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.SASL_HANDSHAKE,
+            (short)1, new SaslHandshakeRequestData().setMechanism("PLAIN"))), (short)1).errorCode());
+        assertEquals(Errors.NONE.code(), new SaslAuthenticateResponseData(new ByteBufferAccessor(raw.exchange(ApiKeys.SASL_AUTHENTICATE,
+            (short)2, new SaslAuthenticateRequestData().setAuthBytes((user + "\0" + user + "\0" + user + "-pw")
+                .getBytes(StandardCharsets.UTF_8)))), (short)2).errorCode(), user + " authenticated");
+        return raw;
+    }
+
+    /** The error of a transactional Produce v12 of one record to txid-topic 0 by {@code init}'s producer, sequence {@code sequence}. */
+    private static String produce(final RawClient raw, final String transactionalId, final InitProducerIdResponseData init,
+        final int sequence) throws Exception
+    {
+        final short version = 12;
+        return ProduceVerificationTest.produceError(raw.exchange(ApiKeys.PRODUCE, version, ProduceVerificationTest.produceRequest(
+            transactionalId, "txid-topic", 0, init.producerId(), init.producerEpoch(), sequence)), version);
     }
 
     @Test

@@ -25,7 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * naming a partition that does not exist: as Kafka's KafkaApis does for every version, that transaction's
  * answer is UNKNOWN_TOPIC_OR_PARTITION for the unknown partition and OPERATION_NOT_ATTEMPTED for its
  * others, and nothing is added; another transaction of the same request is handled as usual. Ferrite
- * checked topics for v0-3 only: v5 added the existing partition and answered the unknown one NONE.
+ * checked topics for v0-3 only: v5 added the existing partition and answered the unknown one NONE. A client's v3
+ * request naming one of Kafka's internal topics is refused on a broker without an authorizer too.
  */
 class AddPartitionsUnknownTopicTest
 {
@@ -77,6 +78,37 @@ class AddPartitionsUnknownTopicTest
             final Map<String, TransactionDescription> described = admin.describeTransactions(List.of("txn-a", "txn-b")).all().get();
             assertTrue(described.get("txn-a").topicPartitions().isEmpty(), "nothing of txn-a added: " + described.get("txn-a"));
             assertEquals(1, described.get("txn-b").topicPartitions().size(), "txn-b's partition added: " + described.get("txn-b"));
+        }
+    }
+
+    /**
+     * A client's v3 add naming {@code __consumer_offsets} on a broker without an authorizer: Kafka 4.4's KafkaApis drops
+     * {@code Topic.isInternal} names before {@code AuthHelper.filterByAuthorized} (which, with no authorizer, passes every
+     * name it is given), so the internal topic is answered TOPIC_AUTHORIZATION_FAILED and the request's other partitions
+     * OPERATION_NOT_ATTEMPTED; nothing is added to the transaction.
+     */
+    @Test
+    void aClientAddNamingAnInternalTopicIsRefusedWithoutAnAuthorizer() throws Exception
+    {
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.admin();
+             RawClient raw = new RawClient(broker.broker.address().getPort()))
+        {
+            admin.createTopics(List.of(new NewTopic("known", 1, (short)1))).all().get();
+            final InitProducerIdResponseData init = ProduceVerificationTest.init(raw, "txn-internal");
+            final AddPartitionsToTxnRequestData request = new AddPartitionsToTxnRequestData().setV3AndBelowTransactionalId("txn-internal")
+                .setV3AndBelowProducerId(init.producerId()).setV3AndBelowProducerEpoch(init.producerEpoch());
+            for (final String topic : List.of("__consumer_offsets", "known"))
+            {
+                request.v3AndBelowTopics().add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName(topic).setPartitions(List.of(0)));
+            }
+            final AddPartitionsToTxnResponseData response = new AddPartitionsToTxnResponseData(new ByteBufferAccessor(
+                raw.exchange(ApiKeys.ADD_PARTITIONS_TO_TXN, (short)3, request)), (short)3);
+            final Map<String, String> answers = new TreeMap<>();
+            response.resultsByTopicV3AndBelow().forEach(t -> t.resultsByPartition().forEach(p ->
+                answers.put(t.name() + "-" + p.partitionIndex(), Errors.forCode(p.partitionErrorCode()).name())));
+            assertEquals(Map.of("__consumer_offsets-0", "TOPIC_AUTHORIZATION_FAILED", "known-0", "OPERATION_NOT_ATTEMPTED"), answers);
+            final TransactionDescription described = admin.describeTransactions(List.of("txn-internal")).description("txn-internal").get();
+            assertTrue(described.topicPartitions().isEmpty(), "nothing added: " + described);
         }
     }
 }
