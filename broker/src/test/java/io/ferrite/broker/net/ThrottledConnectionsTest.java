@@ -127,6 +127,14 @@ class ThrottledConnectionsTest
         return ByteBuffer.allocate(1024).put(apiVersions(1)).put(apiVersions(2)).flip();
     }
 
+    /** Sends requests 1 and 2 in one write, the first throttled for {@code throttleMs} and answered by {@code path}. */
+    private void sendTwoThrottled(final SocketChannel throttled, final Path path, final int throttleMs) throws IOException
+    {
+        throttledPath = path;
+        nextThrottleMs.set(throttleMs);
+        network.write(throttled, twoRequests());
+    }
+
     /**
      * A throttled request that gets no response (a produce with acks=0, over its quota) mutes its connection all the same:
      * the mute is then the quota's only enforcement, as no throttle_time_ms reaches the client (review quota47 M3).
@@ -136,9 +144,7 @@ class ThrottledConnectionsTest
     {
         try (SocketChannel throttled = network.connect(); SocketChannel other = network.connect())
         {
-            throttledPath = Path.SILENT;
-            nextThrottleMs.set(600_000);
-            network.write(throttled, twoRequests());
+            sendTwoThrottled(throttled, Path.SILENT, 600_000);
             assertMutedWhileOthersServed(throttled, other);
             assertEquals(1 + 5, handled.get(), "the silent request was handled, the one behind it never read (the other's five)");
         }
@@ -149,9 +155,7 @@ class ThrottledConnectionsTest
     {
         try (SocketChannel throttled = network.connect())
         {
-            throttledPath = Path.SILENT;
-            nextThrottleMs.set(200);
-            network.write(throttled, twoRequests());
+            sendTwoThrottled(throttled, Path.SILENT, 200);
             assertEquals(2, correlationId(network.receive(throttled)), "the request behind the silent one, after the mute");
         }
     }
@@ -165,9 +169,7 @@ class ThrottledConnectionsTest
     {
         try (SocketChannel throttled = network.connect(); SocketChannel other = network.connect())
         {
-            throttledPath = Path.DEFERRED;
-            nextThrottleMs.set(600_000);
-            network.write(throttled, twoRequests());
+            sendTwoThrottled(throttled, Path.DEFERRED, 600_000);
             for (int pass = 0; pass < 50 && handled.get() == 0; pass++)
             {
                 network.step();
