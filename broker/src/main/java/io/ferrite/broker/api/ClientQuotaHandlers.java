@@ -152,8 +152,8 @@ public final class ClientQuotaHandlers
             if (!Access.cluster(connection, AclCodes.ALTER_CONFIGS)) // Kafka: ALTER_CONFIGS on the cluster, else each entity the error
             {
                 final List<QuotaRules.Result> refused = new ArrayList<>();
-                alterations.forEach(a -> refused.add(new QuotaRules.Result(a.entity(), Errors.CLUSTER_AUTHORIZATION_FAILED,
-                    Access.message(Errors.CLUSTER_AUTHORIZATION_FAILED))));
+                final String message = Access.clusterRefusal(connection, AclCodes.ALTER_CONFIGS); // Kafka's controller's text
+                alterations.forEach(a -> refused.add(new QuotaRules.Result(a.entity(), Errors.CLUSTER_AUTHORIZATION_FAILED, message)));
                 return write(out, outOffset, version, refused);
             }
             final Alteration alteration = new Alteration(quotas, alterations, request.validateOnly(), waker);

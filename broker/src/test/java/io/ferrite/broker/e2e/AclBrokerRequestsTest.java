@@ -13,6 +13,10 @@ import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
@@ -43,9 +47,12 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -220,5 +227,54 @@ class AclBrokerRequestsTest
                     produced.toString());
             }
         }
+    }
+
+    /**
+     * Client quotas with the authorizer on (review quota47 M1): ANONYMOUS without an ACL is refused both APIs with
+     * CLUSTER_AUTHORIZATION_FAILED, AlterClientQuotas with the text of Kafka 4.4's controller ("Request Request(...) needs
+     * ALTER_CONFIGS permission.") and DescribeClientQuotas with none (Kafka's broker answers a null message, which the
+     * client reads as the error's default); DESCRIBE_CONFIGS on the cluster opens the describe only, ALTER_CONFIGS the alter.
+     */
+    @Test
+    void clientQuotasNeedDescribeConfigsAndAlterConfigsOnTheCluster() throws Exception
+    {
+        final ClientQuotaEntity bob = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "bob"));
+        final List<ClientQuotaAlteration> alteration = List.of(new ClientQuotaAlteration(bob,
+            List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 2048.0))));
+        final Map<String, Object> anonymousConfig = Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
+            "127.0.0.1:" + broker.broker.address("PLAINTEXT").getPort());
+        try (Admin admin = Admin.create(asAdmin()); Admin anonymous = Admin.create(anonymousConfig))
+        {
+            final Throwable describeRefused = assertThrows(ExecutionException.class, () -> anonymous.describeClientQuotas(
+                ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS)).getCause();
+            assertInstanceOf(ClusterAuthorizationException.class, describeRefused);
+            assertEquals("Cluster authorization failed.", describeRefused.getMessage());
+            assertAlterRefused(anonymous, alteration);
+
+            grant(admin, AclOperation.DESCRIBE_CONFIGS);
+            assertEquals(Map.of(), anonymous.describeClientQuotas(ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS));
+            assertAlterRefused(anonymous, alteration);
+
+            grant(admin, AclOperation.ALTER_CONFIGS);
+            anonymous.alterClientQuotas(alteration).all().get(30, TimeUnit.SECONDS);
+            assertEquals(Map.of(bob, Map.of("producer_byte_rate", 2048.0)),
+                admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS));
+        }
+    }
+
+    private static void assertAlterRefused(final Admin anonymous, final List<ClientQuotaAlteration> alteration)
+    {
+        final Throwable refused = assertThrows(ExecutionException.class, () -> anonymous.alterClientQuotas(alteration).all()
+            .get(30, TimeUnit.SECONDS)).getCause();
+        assertInstanceOf(ClusterAuthorizationException.class, refused);
+        final String message = refused.getMessage();
+        assertTrue(message.startsWith("Request Request(processor=") && message.contains(", listenerName=ListenerName(PLAINTEXT), ")
+            && message.endsWith(", buffer=null, envelope=Optional.empty) needs ALTER_CONFIGS permission."), message);
+    }
+
+    private static void grant(final Admin admin, final AclOperation operation) throws Exception
+    {
+        admin.createAcls(List.of(new AclBinding(new ResourcePattern(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL),
+            new AccessControlEntry("User:ANONYMOUS", "*", operation, AclPermissionType.ALLOW)))).all().get(30, TimeUnit.SECONDS);
     }
 }

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,8 +24,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class ThrottledConnectionsTest
 {
+    /** How the handler answers a throttled request: in line, with no response (acks=0), or later (a produce with acks=-1). */
+    private enum Path
+    {
+        ANSWERED, SILENT, DEFERRED
+    }
+
     /** The throttle time the handler gives the next request, then 0. */
     private final AtomicInteger nextThrottleMs = new AtomicInteger();
+    /** How the next throttled request is answered. */
+    private Path throttledPath = Path.ANSWERED;
+    /** A deferred answer is given once this is set. */
+    private final AtomicBoolean released = new AtomicBoolean();
+    /** Requests the handler was given. */
+    private final AtomicInteger handled = new AtomicInteger();
     private final Apis apis = new Apis();
     private final SteppedNetwork network;
 
@@ -32,8 +45,34 @@ class ThrottledConnectionsTest
     {
         network = new SteppedNetwork((api, version, in, offset, limit, out, outOffset, connection) ->
         {
-            connection.throttle(nextThrottleMs.getAndSet(0));
-            return apis.handle(api, version, in, offset, limit, out, outOffset, connection);
+            handled.incrementAndGet();
+            final int throttleMs = nextThrottleMs.getAndSet(0);
+            connection.throttle(throttleMs);
+            final Path path = throttleMs > 0 ? throttledPath : Path.ANSWERED;
+            if (path == Path.SILENT)
+            {
+                return PendingResponse.NO_RESPONSE;
+            }
+            final int end = apis.handle(api, version, in, offset, limit, out, outOffset, connection);
+            if (path == Path.DEFERRED)
+            {
+                connection.defer(new PendingResponse()
+                {
+                    @Override
+                    public int poll(final Connection c, final int at, final long nowMs)
+                    {
+                        return released.get() ? end : NOT_READY;
+                    }
+
+                    @Override
+                    public long deadlineMs()
+                    {
+                        return Long.MAX_VALUE;
+                    }
+                });
+                return RequestHandler.DEFERRED;
+            }
+            return end;
         }, 1);
     }
 
@@ -62,19 +101,85 @@ class ThrottledConnectionsTest
         {
             nextThrottleMs.set(600_000);
             // both requests in one write: the second is in the broker's socket or input before the first is answered
-            final ByteBuffer two = ByteBuffer.allocate(1024).put(apiVersions(1)).put(apiVersions(2)).flip();
-            network.write(throttled, two);
+            network.write(throttled, twoRequests());
             assertEquals(1, correlationId(network.receive(throttled)), "the throttled request itself is answered at once");
-            for (int round = 0; round < 5; round++)
-            {
-                network.write(other, apiVersions(10 + round));
-                assertEquals(10 + round, correlationId(network.receive(other)), "another connection of the thread is served");
-            }
-            for (int pass = 0; pass < 200; pass++)
+            assertMutedWhileOthersServed(throttled, other);
+        }
+    }
+
+    /** 200 stepped passes in which {@code other} is served five times and {@code throttled} answers nothing more. */
+    private void assertMutedWhileOthersServed(final SocketChannel throttled, final SocketChannel other) throws IOException
+    {
+        for (int round = 0; round < 5; round++)
+        {
+            network.write(other, apiVersions(10 + round));
+            assertEquals(10 + round, correlationId(network.receive(other)), "another connection of the thread is served");
+        }
+        for (int pass = 0; pass < 200; pass++)
+        {
+            network.step();
+        }
+        assertEquals(0, throttled.read(ByteBuffer.allocate(1)), "nothing more read from the muted connection in 200 passes");
+    }
+
+    private static ByteBuffer twoRequests()
+    {
+        return ByteBuffer.allocate(1024).put(apiVersions(1)).put(apiVersions(2)).flip();
+    }
+
+    /** Sends requests 1 and 2 in one write, the first throttled for {@code throttleMs} and answered by {@code path}. */
+    private void sendTwoThrottled(final SocketChannel throttled, final Path path, final int throttleMs) throws IOException
+    {
+        throttledPath = path;
+        nextThrottleMs.set(throttleMs);
+        network.write(throttled, twoRequests());
+    }
+
+    /**
+     * A throttled request that gets no response (a produce with acks=0, over its quota) mutes its connection all the same:
+     * the mute is then the quota's only enforcement, as no throttle_time_ms reaches the client (review quota47 M3).
+     */
+    @Test
+    void aThrottledRequestWithoutAResponseMutesItsConnection() throws IOException
+    {
+        try (SocketChannel throttled = network.connect(); SocketChannel other = network.connect())
+        {
+            sendTwoThrottled(throttled, Path.SILENT, 600_000);
+            assertMutedWhileOthersServed(throttled, other);
+            assertEquals(1 + 5, handled.get(), "the silent request was handled, the one behind it never read (the other's five)");
+        }
+    }
+
+    @Test
+    void aConnectionMutedWithoutAResponseAnswersOnceItsThrottleTimeIsOver() throws IOException
+    {
+        try (SocketChannel throttled = network.connect())
+        {
+            sendTwoThrottled(throttled, Path.SILENT, 200);
+            assertEquals(2, correlationId(network.receive(throttled)), "the request behind the silent one, after the mute");
+        }
+    }
+
+    /**
+     * A throttled request answered later (a produce with acks=-1 waiting for its log threads, a parked fetch) mutes its
+     * connection once that answer is written: the request sent behind it is not read until the throttle time is over.
+     */
+    @Test
+    void aThrottledRequestAnsweredLaterMutesItsConnectionAfterTheAnswer() throws IOException
+    {
+        try (SocketChannel throttled = network.connect(); SocketChannel other = network.connect())
+        {
+            sendTwoThrottled(throttled, Path.DEFERRED, 600_000);
+            for (int pass = 0; pass < 50 && handled.get() == 0; pass++)
             {
                 network.step();
             }
-            assertEquals(0, throttled.read(ByteBuffer.allocate(1)), "nothing more read from the muted connection in 200 passes");
+            assertEquals(1, handled.get(), "the first request is handled and waits");
+            assertEquals(0, throttled.read(ByteBuffer.allocate(1)), "no answer while it waits");
+            released.set(true);
+            assertEquals(1, correlationId(network.receive(throttled)), "the deferred, throttled request is answered");
+            assertMutedWhileOthersServed(throttled, other);
+            assertEquals(1 + 5, handled.get(), "the request behind the deferred one never read (the other's five)");
         }
     }
 
