@@ -61,6 +61,17 @@ public class ClusterMode implements AutoCloseable
     }
 
     /**
+     * How the leader asks again a produce's add answered CONCURRENT_TRANSACTIONS: every
+     * {@code add.partitions.to.txn.retry.backoff.ms}, for {@code add.partitions.to.txn.retry.backoff.max.ms} bounded by
+     * Kafka's broker {@code request.timeout.ms} (30 s; Ferrite has no such setting), as Kafka 4.4's {@code ReplicaManager}.
+     */
+    static RemoteVerifier.Retries retries(final BrokerConfig config)
+    {
+        return new RemoteVerifier.Retries(config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS),
+            Math.min(config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), KAFKA_REQUEST_TIMEOUT_MS));
+    }
+
+    /**
      * The cluster mode {@code config} asks for: {@link #DISABLED} without cluster settings. {@code dynamic}: the
      * broker's dynamic configs, which in a cluster follow the metadata image's.
      */
@@ -253,11 +264,8 @@ public class ClusterMode implements AutoCloseable
         @Override
         public TxnVerifier verifier(final TxnVerifier local)
         {
-            // Kafka bounds the retries by the broker's request.timeout.ms too (30 s; Ferrite has no such setting)
-            final RemoteVerifier.Retries retries = new RemoteVerifier.Retries(config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS),
-                Math.min(config.getInt(BrokerConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS), KAFKA_REQUEST_TIMEOUT_MS));
             remoteVerifier = new RemoteVerifier(local, txnPlacement, config.nodeId(),
-                new NodeRequests(FetcherSettings.of(config), "ferrite-txn-verify-" + config.nodeId(), 64 * 1024), retries);
+                new NodeRequests(FetcherSettings.of(config), "ferrite-txn-verify-" + config.nodeId(), 64 * 1024), retries(config));
             return remoteVerifier;
         }
 

@@ -72,9 +72,12 @@ class RemoteVerifierRetryTest
                 assertEquals(Errors.CONCURRENT_TRANSACTIONS, offsets.error(0), "a TxnOffsetCommit's add: answered at once");
                 assertEquals(1, node.received(ApiKeys.ADD_PARTITIONS_TO_TXN) - before, "asked once, never again");
 
+                final long beforeBounded = node.received(ApiKeys.ADD_PARTITIONS_TO_TXN);
                 final TxnVerifier.Verification ended = add(bounded, next);
                 Await.await(ended::done, Duration.ofSeconds(30), "the retries' bound (300 ms)");
                 assertEquals(Errors.CONCURRENT_TRANSACTIONS, ended.error(0), "the last answer once the retries end");
+                Await.await(() -> node.received(ApiKeys.ADD_PARTITIONS_TO_TXN) - beforeBounded >= 2, Duration.ofSeconds(30),
+                    "asked again before the bound (backoff 20 ms, bound 300 ms), not answered at the first answer (review L5)");
                 assertEquals(TransactionState.PREPARE_COMMIT, state(node), "the transaction still ending meanwhile");
 
                 final long asked = node.received(ApiKeys.ADD_PARTITIONS_TO_TXN);
