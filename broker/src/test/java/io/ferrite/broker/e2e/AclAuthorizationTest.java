@@ -172,7 +172,8 @@ class AclAuthorizationTest
         io.ferrite.testing.Await.await(() -> broker.broker.topics().topic(name) != null, Duration.ofSeconds(30), "topic " + name);
     }
 
-    private static <T extends Throwable> T cause(final Class<T> type, final ThrowingRunnable call)
+    /** The client's exception of {@code type} that {@code call} ends in: itself or a cause (a future's, the producer's). */
+    static <T extends Throwable> T cause(final Class<T> type, final ThrowingRunnable call)
     {
         final Throwable thrown = assertThrows(Throwable.class, call::run);
         // the client's exception: itself, or what a future or the producer's KafkaException wraps
@@ -187,7 +188,7 @@ class AclAuthorizationTest
     }
 
     @FunctionalInterface
-    private interface ThrowingRunnable
+    interface ThrowingRunnable
     {
         void run() throws Exception;
     }

@@ -60,8 +60,6 @@ import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -172,26 +170,6 @@ class AclReadPathsTest
         }
     }
 
-    /** The client's exception of {@code type} that {@code call} ends in: itself or a cause (a future's, the producer's). */
-    private static <T extends Throwable> T thrown(final Class<T> type, final Call call)
-    {
-        final Throwable thrown = assertThrows(Throwable.class, call::run);
-        for (Throwable t = thrown; t != null; t = t.getCause())
-        {
-            if (type.isInstance(t))
-            {
-                return type.cast(t);
-            }
-        }
-        return assertInstanceOf(type, thrown, "no " + type.getSimpleName() + " in " + thrown);
-    }
-
-    @FunctionalInterface
-    private interface Call
-    {
-        void run() throws Exception;
-    }
-
     @Test
     void offsetFetchOfSeveralGroupsChecksEachGroupAndEachTopic() throws Exception
     {
@@ -258,8 +236,8 @@ class AclReadPathsTest
             final int node = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().id();
             assertTrue(admin.describeLogDirs(List.of(node)).allDescriptions().get(30, TimeUnit.SECONDS).get(node).values().stream()
                 .anyMatch(d -> d.replicaInfos().containsKey(tp)), "a super user sees the topic's log dir");
-            thrown(ClusterAuthorizationException.class, () -> carol.describeLogDirs(List.of(node)).allDescriptions().get(30, TimeUnit.SECONDS));
-            thrown(ClusterAuthorizationException.class, () -> carol.electLeaders(ElectionType.PREFERRED, Set.of(tp)).partitions()
+            AclAuthorizationTest.cause(ClusterAuthorizationException.class, () -> carol.describeLogDirs(List.of(node)).allDescriptions().get(30, TimeUnit.SECONDS));
+            AclAuthorizationTest.cause(ClusterAuthorizationException.class, () -> carol.electLeaders(ElectionType.PREFERRED, Set.of(tp)).partitions()
                 .get(30, TimeUnit.SECONDS).get(tp).orElseThrow(() -> new AssertionError("elected")));
 
             grant(carolMay(ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE));
@@ -285,7 +263,7 @@ class AclReadPathsTest
                     .topicPartitions());
             }
             assertFalse(ids(carol).contains("tx-hidden"), "an id she may not DESCRIBE is left out");
-            thrown(TransactionalIdAuthorizationException.class, () -> carol.describeTransactions(List.of("tx-hidden"))
+            AclAuthorizationTest.cause(TransactionalIdAuthorizationException.class, () -> carol.describeTransactions(List.of("tx-hidden"))
                 .description("tx-hidden").get(30, TimeUnit.SECONDS));
 
             grant(carolMay(ResourceType.TRANSACTIONAL_ID, "tx-hidden", AclOperation.DESCRIBE));
@@ -297,7 +275,7 @@ class AclReadPathsTest
             grant(carolMay(ResourceType.TOPIC, "tx-topic", AclOperation.DESCRIBE));
             assertEquals(Set.of(tp), carol.describeTransactions(List.of("tx-hidden")).description("tx-hidden").get(30, TimeUnit.SECONDS)
                 .topicPartitions());
-            thrown(TopicAuthorizationException.class, () -> carol.describeProducers(List.of(tp)).partitionResult(tp).get(30, TimeUnit.SECONDS));
+            AclAuthorizationTest.cause(TopicAuthorizationException.class, () -> carol.describeProducers(List.of(tp)).partitionResult(tp).get(30, TimeUnit.SECONDS));
             grant(carolMay(ResourceType.TOPIC, "tx-topic", AclOperation.READ));
             assertEquals(1, carol.describeProducers(List.of(tp)).partitionResult(tp).get(30, TimeUnit.SECONDS).activeProducers().size());
             producer.abortTransaction();
@@ -319,7 +297,7 @@ class AclReadPathsTest
         {
             admin.alterConsumerGroupOffsets("od-group", Map.of(tp, new OffsetAndMetadata(3))).all().get(30, TimeUnit.SECONDS);
             grant(carolMay(ResourceType.GROUP, "od-group", AclOperation.DELETE));
-            thrown(TopicAuthorizationException.class, () -> carol.deleteConsumerGroupOffsets("od-group", Set.of(tp)).partitionResult(tp)
+            AclAuthorizationTest.cause(TopicAuthorizationException.class, () -> carol.deleteConsumerGroupOffsets("od-group", Set.of(tp)).partitionResult(tp)
                 .get(30, TimeUnit.SECONDS));
             assertEquals(Map.of(tp, new OffsetAndMetadata(3)), admin.listConsumerGroupOffsets("od-group").partitionsToOffsetAndMetadata()
                 .get(30, TimeUnit.SECONDS), "not deleted");
@@ -348,8 +326,8 @@ class AclReadPathsTest
             Await.await(() -> !consumer.poll(Duration.ofMillis(100)).isEmpty(), Duration.ofSeconds(30), "her record read");
 
             revoke(write, read);
-            thrown(TopicAuthorizationException.class, () -> producer.send(new ProducerRecord<>("live-topic", new byte[] {2})).get(30, TimeUnit.SECONDS));
-            thrown(TopicAuthorizationException.class, () -> pollUntilThrown(consumer));
+            AclAuthorizationTest.cause(TopicAuthorizationException.class, () -> producer.send(new ProducerRecord<>("live-topic", new byte[] {2})).get(30, TimeUnit.SECONDS));
+            AclAuthorizationTest.cause(TopicAuthorizationException.class, () -> pollUntilThrown(consumer));
         }
     }
 
@@ -414,7 +392,7 @@ class AclReadPathsTest
         try (KafkaProducer<byte[], byte[]> producer = producer("carol", null))
         {
             producer.send(new ProducerRecord<>("pfx-open", new byte[] {1})).get(30, TimeUnit.SECONDS);
-            thrown(TopicAuthorizationException.class, () -> producer.send(new ProducerRecord<>("pfx-denied", new byte[] {1})).get(30, TimeUnit.SECONDS));
+            AclAuthorizationTest.cause(TopicAuthorizationException.class, () -> producer.send(new ProducerRecord<>("pfx-denied", new byte[] {1})).get(30, TimeUnit.SECONDS));
         }
         final Map<String, Object> c = login("carol");
         c.remove(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
@@ -429,7 +407,7 @@ class AclReadPathsTest
         {
             assertEquals(Set.of("pfx-open", "pfx-denied"), carol.listTopics().names().get(30, TimeUnit.SECONDS).stream()
                 .filter(n -> n.startsWith("pfx-")).collect(Collectors.toSet()));
-            thrown(TopicAuthorizationException.class, () -> carol.describeTopics(List.of("live-nothing")).allTopicNames().get(30, TimeUnit.SECONDS));
+            AclAuthorizationTest.cause(TopicAuthorizationException.class, () -> carol.describeTopics(List.of("live-nothing")).allTopicNames().get(30, TimeUnit.SECONDS));
         }
     }
 
