@@ -256,12 +256,7 @@ class QuotaMustShowTest
     {
         try (RunningBroker broker = new RunningBroker(dir, Map.of()))
         {
-            try (Admin admin = broker.admin())
-            {
-                admin.createTopics(List.of(new NewTopic("consumed", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
-                ClientQuotasTest.alter(admin, ClientQuotasTest.set(ClientQuotasTest.entity(ClientQuotaEntity.CLIENT_ID, "throttled"),
-                    "consumer_byte_rate", QUOTA));
-            }
+            QuotaThrottleTest.topicWithQuota(broker, "consumed", "throttled", "consumer_byte_rate", QUOTA);
             try (KafkaProducer<byte[], byte[]> producer = broker.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5)))
             {
                 final byte[] value = new byte[1024];

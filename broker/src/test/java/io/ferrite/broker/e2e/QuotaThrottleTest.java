@@ -66,12 +66,7 @@ class QuotaThrottleTest
     {
         try (RunningBroker broker = new RunningBroker(dir, Map.of()))
         {
-            try (Admin admin = broker.admin())
-            {
-                admin.createTopics(List.of(new NewTopic("q", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
-                ClientQuotasTest.alter(admin, ClientQuotasTest.set(ClientQuotasTest.entity(ClientQuotaEntity.CLIENT_ID, "raw-test"),
-                    "producer_byte_rate", 1000.0));
-            }
+            topicWithQuota(broker, "q", "raw-test", "producer_byte_rate", 1000.0);
             try (RawClient raw = new RawClient(broker.broker.address().getPort()))
             {
                 // one request of S bytes: the rate is S over the 10 s a first window counts as, so the throttle time is
@@ -119,12 +114,7 @@ class QuotaThrottleTest
     {
         try (RunningBroker broker = new RunningBroker(dir, Map.of()))
         {
-            try (Admin admin = broker.admin())
-            {
-                admin.createTopics(List.of(new NewTopic("q", 1, (short)1))).all().get(30, TimeUnit.SECONDS);
-                ClientQuotasTest.alter(admin, ClientQuotasTest.set(ClientQuotasTest.entity(ClientQuotaEntity.CLIENT_ID, "raw-test"),
-                    "consumer_byte_rate", 2000.0));
-            }
+            topicWithQuota(broker, "q", "raw-test", "consumer_byte_rate", 2000.0);
             try (RawClient raw = new RawClient(broker.broker.address().getPort()))
             {
                 for (int i = 0; i < 20; i++) // 20 batches of one 3 000-byte record each
@@ -144,6 +134,17 @@ class QuotaThrottleTest
                 assertEquals(List.of(), second.responses(), "a throttled fetch is answered with no partitions");
                 assertTrue(second.throttleTimeMs() > 0, "throttle time " + second.throttleTimeMs());
             }
+        }
+    }
+
+    /** A topic of one partition made on {@code broker}, and {@code key} = {@code rate} for {@code clientId}'s quota. */
+    static void topicWithQuota(final RunningBroker broker, final String topic, final String clientId, final String key,
+        final double rate) throws Exception
+    {
+        try (Admin admin = broker.admin())
+        {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short)1))).all().get(30, TimeUnit.SECONDS);
+            ClientQuotasTest.alter(admin, ClientQuotasTest.set(ClientQuotasTest.entity(ClientQuotaEntity.CLIENT_ID, clientId), key, rate));
         }
     }
 }
