@@ -278,8 +278,8 @@ final class ClientLatency
             + "poll(100 ms) / Ferrite doWork+poll, default fetch settings) hands the record to the application (kafka-clients: "
             + "when poll() returns; Ferrite: in the record handler), on its own thread while the producer runs");
         settings.add("bare socket ping-pong: " + Workloads.RECORD_BYTES + "-byte messages at the same rates and schedule, written "
-            + "without waiting for the echoes; an echo thread (blocking reads and writes, TCP_NODELAY) returns each message "
-            + "whole; run first, with no broker running");
+            + "without waiting for the echoes (those due together in one write when the sender is behind); an echo thread "
+            + "(blocking reads and writes, TCP_NODELAY) writes back what it reads; run first, with no broker running");
         settings.add("throughput: one producer, unpaced, " + options.records + " records of 1 KiB, acks=1, batch.size 64 KiB, "
             + "linger.ms 5, then flush (the Ferrite client runs its duty cycle every 16 sends and when its batch pool is "
             + "full); client CPU per MB: the runner JVM's CPU time (all its threads, GC and JIT too) over the run, per MB "

@@ -15,13 +15,17 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The floor of {@link ClientLatency}'s table: a bare TCP ping-pong on loopback with no protocol at all. A sender
  * writes each message (the clients' record size) on a {@link FixedRate} schedule without waiting for the answers (as the
- * producers pipeline their requests); an echo thread reads each message whole and writes it back whole; a receiver
- * thread reads the echoes and records each one's latency from its message's intended send time. Blocking sockets with
- * TCP_NODELAY (the kernel wakes the waiting thread, nothing spins), all in the runner's JVM, none allocating per
- * message. What no client and broker can beat on this machine: two socket writes, two wake-ups and the copies.
+ * producers pipeline their requests), the messages due together in one write when it is behind (as a producer batches
+ * the records due together); an echo thread writes back whatever it reads; a receiver thread reads the echoes and
+ * records each message's latency from its intended send time. Blocking sockets with TCP_NODELAY (the kernel wakes the
+ * waiting thread, nothing spins), all in the runner's JVM, none allocating per message. What no client and broker can
+ * beat on this machine: two socket writes, two wake-ups and the copies.
  */
 final class PingPong
 {
+    /** Messages written together at most, when the sender is behind its schedule. */
+    private static final int MAX_BATCH = 64;
+
     private PingPong()
     {
     }
@@ -30,45 +34,35 @@ final class PingPong
     {
         final Histogram h = FixedRate.histogram();
         final AtomicReference<String> failure = new AtomicReference<>();
+        final AtomicLong received = new AtomicLong();
         try (ServerSocketChannel server = ServerSocketChannel.open())
         {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
-            final Thread echo = new Thread(() -> echo(server, size, failure), "ping-pong-echo");
+            final Thread echo = new Thread(() -> echo(server, size * MAX_BATCH, failure), "ping-pong-echo");
             echo.setDaemon(true);
             echo.start();
-            final AtomicLong received = new AtomicLong();
             try (SocketChannel client = SocketChannel.open(server.getLocalAddress()))
             {
                 client.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                final Thread receiver = new Thread(() ->
-                {
-                    final ByteBuffer in = ByteBuffer.allocateDirect(size);
-                    try
-                    {
-                        for (int i = 0; i < schedule.total; i++)
-                        {
-                            if (!readFully(client, in))
-                            {
-                                break;
-                            }
-                            schedule.record(h, in.getInt(8), System.nanoTime());
-                            received.incrementAndGet();
-                        }
-                    }
-                    catch (final IOException ex)
-                    {
-                        failure.compareAndSet(null, "receiver: " + ex);
-                    }
-                }, "ping-pong-receiver");
+                final Thread receiver = new Thread(() -> receive(client, size, schedule, h, received, failure), "ping-pong-receiver");
                 receiver.setDaemon(true);
                 receiver.start();
-                final ByteBuffer out = ByteBuffer.allocateDirect(size);
+                final ByteBuffer out = ByteBuffer.allocateDirect(size * MAX_BATCH);
                 schedule.start();
-                for (int i = 0; i < schedule.total; i++)
+                int next = 0;
+                while (next < schedule.total)
                 {
-                    schedule.awaitDue(i);
+                    schedule.awaitDue(next);
                     out.clear();
-                    out.putLong(0, schedule.due(i)).putInt(8, i);
+                    final long now = System.nanoTime();
+                    do
+                    {
+                        out.putLong(out.position(), schedule.due(next)).putInt(out.position() + 8, next);
+                        out.position(out.position() + size);
+                        next++;
+                    }
+                    while (next < schedule.total && out.hasRemaining() && schedule.due(next) - now <= 0);
+                    out.flip();
                     while (out.hasRemaining())
                     {
                         client.write(out);
@@ -83,42 +77,52 @@ final class PingPong
         }
     }
 
-    private static void echo(final ServerSocketChannel server, final int size, final AtomicReference<String> failure)
+    /** Reads the echoes, each message's latency from its intended time (its first 8 bytes; its number in the next 4). */
+    private static void receive(final SocketChannel client, final int size, final FixedRate schedule, final Histogram h,
+        final AtomicLong received, final AtomicReference<String> failure)
+    {
+        final ByteBuffer in = ByteBuffer.allocateDirect(size * MAX_BATCH);
+        try
+        {
+            while (received.get() < schedule.total && client.read(in) >= 0)
+            {
+                in.flip();
+                final long now = System.nanoTime();
+                while (in.remaining() >= size)
+                {
+                    schedule.record(h, in.getInt(in.position() + 8), now);
+                    in.position(in.position() + size);
+                    received.incrementAndGet();
+                }
+                in.compact();
+            }
+        }
+        catch (final IOException ex)
+        {
+            failure.compareAndSet(null, "receiver: " + ex);
+        }
+    }
+
+    /** Writes back every byte it reads until the stream ends. */
+    private static void echo(final ServerSocketChannel server, final int bufferSize, final AtomicReference<String> failure)
     {
         try (SocketChannel peer = server.accept())
         {
             peer.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            final ByteBuffer buffer = ByteBuffer.allocateDirect(size);
-            while (readFully(peer, buffer))
+            final ByteBuffer buffer = ByteBuffer.allocateDirect(bufferSize);
+            while (peer.read(buffer) >= 0)
             {
                 buffer.flip();
                 while (buffer.hasRemaining())
                 {
                     peer.write(buffer);
                 }
+                buffer.clear();
             }
         }
         catch (final IOException ex)
         {
             failure.compareAndSet(null, "echo: " + ex);
         }
-    }
-
-    /** Reads one whole message into {@code buffer} (cleared first); false at the end of the stream before any byte. */
-    private static boolean readFully(final SocketChannel channel, final ByteBuffer buffer) throws IOException
-    {
-        buffer.clear();
-        while (buffer.hasRemaining())
-        {
-            if (channel.read(buffer) < 0)
-            {
-                if (buffer.position() == 0)
-                {
-                    return false;
-                }
-                throw new IOException("the stream ended inside a message");
-            }
-        }
-        return true;
     }
 }

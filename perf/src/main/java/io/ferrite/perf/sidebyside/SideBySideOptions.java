@@ -35,7 +35,7 @@ final class SideBySideOptions
     /** Fixed rates (records/s) of the client latency cells. */
     int[] clientRates = {1_000, 10_000, 50_000};
     /** Measured seconds of each client latency cell, after {@link #cellWarmupSeconds} of records left out. */
-    double cellSeconds = 10;
+    double cellSeconds = 8;
     double cellWarmupSeconds = 2;
     /** How the Ferrite client's thread waits between duty cycles: backoff, yield or spin ({@link ClientLatency#idle}). */
     String clientIdle = "backoff";
