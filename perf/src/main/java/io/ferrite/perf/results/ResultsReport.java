@@ -99,6 +99,11 @@ public final class ResultsReport
             {
                 continue; // no benchmark: its table is damage-at-rest.md, generated beside it
             }
+            if (io.ferrite.perf.sidebyside.ClientLatencyReport.isClientLatency(json))
+            {
+                md.append(io.ferrite.perf.sidebyside.ClientLatencyReport.render(run.getKey(), json)); // carries its own provenance
+                continue;
+            }
             if (SideBySideReport.isSideBySide(json))
             {
                 md.append(SideBySideReport.render(run.getKey(), json)); // carries its own provenance

@@ -34,6 +34,8 @@ import java.util.regex.Pattern;
  *            [--sync-records 1000] [--e2e-rate 1000] [--e2e-seconds 10] [--tool-records 200000]
  *            [--tool-e2e-records 2000] [--skip-kafka] [--skip-tools] [--smoke]
  *            [--transactions [--txn-records 200000] [--txn-sizes 100,1000] [--txn-reads 5]]
+ *            [--client-latency [--client-rates 1000,10000,50000] [--cell-seconds 10] [--cell-warmup-seconds 2]
+ *             [--client-idle backoff|yield|spin]]
  *            [--ferrite-override k=v]... [--kafka-override k=v]... [--broker-jvm-option OPT]... [--out FILE.json]
  * </pre>
  */
@@ -63,7 +65,13 @@ public final class SideBySide
             // "Connection to node -1 could not be established" every few ms while a broker starts
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient", "error");
         }
-        final ObjectNode json = new SideBySide(SideBySideOptions.parse(args)).run();
+        final SideBySideOptions options = SideBySideOptions.parse(args);
+        if (options.clientLatency)
+        {
+            System.out.println(ClientLatencyReport.render("client-latency", new ClientLatency(options).run()));
+            return;
+        }
+        final ObjectNode json = new SideBySide(options).run();
         System.out.println(SideBySideReport.render("side-by-side", json));
     }
 

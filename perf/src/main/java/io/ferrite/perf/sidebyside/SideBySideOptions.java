@@ -30,6 +30,15 @@ final class SideBySideOptions
     /** Transactions per second of the paced run: below either broker's saturation, so both see the same load. */
     int txnPacedRate = 50;
     double txnPacedSeconds = 20;
+    /** The client latency table (issue 15) instead of the default suite: see {@link ClientLatency}. */
+    boolean clientLatency;
+    /** Fixed rates (records/s) of the client latency cells. */
+    int[] clientRates = {1_000, 10_000, 50_000};
+    /** Measured seconds of each client latency cell, after {@link #cellWarmupSeconds} of records left out. */
+    double cellSeconds = 8;
+    double cellWarmupSeconds = 2;
+    /** How the Ferrite client's thread waits between duty cycles: backoff, yield or spin ({@link ClientLatency#idle}). */
+    String clientIdle = "backoff";
     boolean skipKafka;
     boolean skipTools;
     final List<String> ferriteOverrides = new ArrayList<>();
@@ -64,6 +73,9 @@ final class SideBySideOptions
                     o.txnRecords = 2000;
                     o.txnReads = 1;
                     o.txnPacedSeconds = 1;
+                    o.clientRates = new int[] {1000};
+                    o.cellSeconds = 1;
+                    o.cellWarmupSeconds = 0.5;
                 }
                 case "--transactions" -> o.transactions = true;
                 case "--txn-records" -> o.txnRecords = Integer.parseInt(args[++i]);
@@ -72,6 +84,11 @@ final class SideBySideOptions
                 case "--txn-paced-size" -> o.txnPacedSize = Integer.parseInt(args[++i]);
                 case "--txn-paced-rate" -> o.txnPacedRate = Integer.parseInt(args[++i]);
                 case "--txn-paced-seconds" -> o.txnPacedSeconds = Double.parseDouble(args[++i]);
+                case "--client-latency" -> o.clientLatency = true;
+                case "--client-rates" -> o.clientRates = ints(args[++i]);
+                case "--cell-seconds" -> o.cellSeconds = Double.parseDouble(args[++i]);
+                case "--cell-warmup-seconds" -> o.cellWarmupSeconds = Double.parseDouble(args[++i]);
+                case "--client-idle" -> o.clientIdle = args[++i];
                 case "--skip-kafka" -> o.skipKafka = true;
                 case "--skip-tools" -> o.skipTools = true;
                 case "--rounds" -> o.rounds = Integer.parseInt(args[++i]);

@@ -37,22 +37,7 @@ public final class SideBySideReport
         {
             md.append("- ").append(s.asText()).append('\n');
         }
-        if (run.path("load").size() > 0)
-        {
-            final List<String> load = new ArrayList<>();
-            run.path("load").forEach(l -> load.add(l.asText()));
-            md.append("- 1-minute load average at the start and end of each round (other work on this machine, ")
-                .append(meta.path("cores").asText()).append(" cores): ").append(String.join("; ", load)).append('\n');
-            final double peak = peakLoad(load);
-            final int cores = meta.path("cores").asInt(0);
-            if (cores > 0 && peak > 2.0 * cores)
-            {
-                md.append("- **taken under load**: the 1-minute load average reached ").append(number(peak)).append(" on ")
-                    .append(cores).append(" cores (the run itself makes about 2), so other work had most of the machine; ")
-                    .append("compare Kafka and Ferrite within this run (rounds alternate, each sees about the same load), and ")
-                    .append("expect other figures on a quiet machine\n");
-            }
-        }
+        loadLines(md, run, "compare Kafka and Ferrite within this run (rounds alternate, each sees about the same load)");
         md.append("\nMedian over the rounds, (min–max) across rounds; ratio = Ferrite / Kafka of the medians.\n\n");
         md.append("| measure | unit | Kafka | Ferrite | Ferrite / Kafka | target | verdict |\n");
         md.append("|---|---|---:|---:|---:|---:|---|\n");
@@ -104,6 +89,31 @@ public final class SideBySideReport
             }
         }
         return md.toString();
+    }
+
+    /**
+     * The load average line of a run's {@code load} entries ("label before -> after") and, when it passed twice the
+     * cores, the warning that the run was taken under load, ending with {@code compare}: what may still be compared.
+     */
+    static void loadLines(final StringBuilder md, final JsonNode run, final String compare)
+    {
+        final JsonNode meta = run.path("meta");
+        if (run.path("load").size() == 0)
+        {
+            return;
+        }
+        final List<String> load = new ArrayList<>();
+        run.path("load").forEach(l -> load.add(l.asText()));
+        md.append("- 1-minute load average at the start and end of each round (other work on this machine, ")
+            .append(meta.path("cores").asText()).append(" cores): ").append(String.join("; ", load)).append('\n');
+        final double peak = peakLoad(load);
+        final int cores = meta.path("cores").asInt(0);
+        if (cores > 0 && peak > 2.0 * cores)
+        {
+            md.append("- **taken under load**: the 1-minute load average reached ").append(number(peak)).append(" on ")
+                .append(cores).append(" cores (the run itself makes about 2), so other work had most of the machine; ")
+                .append(compare).append(", and expect other figures on a quiet machine\n");
+        }
     }
 
     /**
