@@ -75,12 +75,18 @@ public final class SideBySide
         final ObjectNode json = toJson();
         if (options.out != null)
         {
-            Files.createDirectories(options.out.toAbsolutePath().getParent());
-            Files.writeString(options.out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-                .writeValueAsString(json) + "\n", StandardCharsets.UTF_8);
-            System.out.println("wrote " + options.out);
+            writeJson(options.out, json);
         }
         return json;
+    }
+
+    /** Writes a run's JSON, indented, to {@code out} (its folder made when missing). */
+    static void writeJson(final Path out, final ObjectNode json) throws IOException
+    {
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(json) + "\n",
+            StandardCharsets.UTF_8);
+        System.out.println("wrote " + out);
     }
 
     private void round(final Kind kind, final int round) throws Exception

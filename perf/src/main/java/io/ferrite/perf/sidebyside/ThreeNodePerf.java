@@ -1,7 +1,6 @@
 package io.ferrite.perf.sidebyside;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferrite.perf.sidebyside.BrokerProcess.Kind;
@@ -9,8 +8,6 @@ import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartitionInfo;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -144,10 +141,7 @@ public final class ThreeNodePerf
         System.out.println("the run took " + seconds + " s");
         if (options.out != null)
         {
-            Files.createDirectories(options.out.toAbsolutePath().getParent());
-            Files.writeString(options.out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-                .writeValueAsString(json) + "\n", StandardCharsets.UTF_8);
-            System.out.println("wrote " + options.out);
+            SideBySide.writeJson(options.out, json);
         }
         return json;
     }
