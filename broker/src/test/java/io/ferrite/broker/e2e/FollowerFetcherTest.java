@@ -49,6 +49,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The follower's half of replication: three brokers in this JVM on loopback ports, node 1 leading the
@@ -73,6 +74,8 @@ class FollowerFetcherTest
      * brokers in one JVM) puts no follower out of sync, unless a test waits for a follower to fall out (see there).
      */
     private String lagMaxMs = "6000";
+    /** Node 1's network and log threads, the ones its start added ({@link #cluster} starts it before the followers). */
+    private List<Thread> leaderThreads = List.of();
 
     @AfterEach
     void stop() throws Exception
@@ -106,7 +109,10 @@ class FollowerFetcherTest
         final int[] isr = new int[followers.length + 1];
         isr[0] = 1;
         System.arraycopy(followers, 0, isr, 1, followers.length);
+        final java.util.Set<Thread> existing = java.util.Set.copyOf(Thread.getAllStackTraces().keySet());
         start(1);
+        leaderThreads = Thread.getAllStackTraces().keySet().stream().filter(t -> !existing.contains(t)
+            && (t.getName().startsWith("ferrite-network-") || t.getName().startsWith("ferrite-log-"))).toList();
         for (final int f : followers)
         {
             start(f);
@@ -456,5 +462,64 @@ class FollowerFetcherTest
             assertTrue(allocated < 4_096, "the fetcher thread allocated " + allocated + " bytes over " + n + " rounds");
         }
         assertEquals(List.of(), early);
+    }
+
+    /**
+     * What the leader's network and log threads allocate per acks=all record in steady state while a follower
+     * replicates: the produce appended and held until the follower's fetch (replica_state) moves the high watermark,
+     * the follower's fetches answered and parked, the answer sent. Measured as {@code RequestPathAllocationTest}
+     * measures a lone broker's request path: windows of 1 000 records of 100 B, one at a time (linger.ms 0), from the
+     * first on, until one in which each of node 1's threads allocated under 4 KiB (about 4 bytes a record: an allocation
+     * made per record or per fetch, 16 bytes at least, fails every window); the warm-up is the windows before the JIT
+     * compiled the path. 100 B, not the other tests' 1-2 KiB: a window then writes about 170 KB, and most windows roll
+     * no 1 MiB segment. With 1-2 KiB records (about 1.5 MB a window: one or two rolls each) no window passed: the
+     * leader's log thread allocated 11 or 22 KB in alternate windows, the other threads under 1.5 KB, which reads as
+     * about 11 KB a segment roll, once per segment, not per record (each window prints the leader's segment count).
+     */
+    @Test
+    void theLeadersThreadsAllocateNothingPerAcksAllRecordWhileAFollowerReplicates() throws Exception
+    {
+        cluster(2);
+        assertTrue(leaderThreads.stream().anyMatch(t -> t.getName().startsWith("ferrite-network-"))
+            && leaderThreads.stream().anyMatch(t -> t.getName().startsWith("ferrite-log-")), "node 1's threads: " + leaderThreads);
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        final List<String> early = new CopyOnWriteArrayList<>();
+        final long[] before = new long[leaderThreads.size()];
+        final StringBuilder windows = new StringBuilder();
+        final byte[] value = new byte[100];
+        try (KafkaProducer<byte[], byte[]> producer = producer("none", null, 0))
+        {
+            for (int window = 1; window <= 12; window++)
+            {
+                for (int i = 0; i < before.length; i++)
+                {
+                    before[i] = threads.getThreadAllocatedBytes(leaderThreads.get(i).getId());
+                }
+                for (int r = 0; r < 1_000; r++)
+                {
+                    final RecordMetadata md = producer.send(new ProducerRecord<>(TOPIC, 0, null, value)).get(20, TimeUnit.SECONDS);
+                    if (log(2).logEndOffset() <= md.offset())
+                    {
+                        early.add("offset " + md.offset() + " answered with the follower at " + log(2).logEndOffset());
+                    }
+                }
+                boolean steady = true;
+                windows.append("\n  window ").append(window).append(" (leader's segments ").append(log(1).segmentCount()).append("):");
+                for (int i = 0; i < before.length; i++)
+                {
+                    final long allocated = threads.getThreadAllocatedBytes(leaderThreads.get(i).getId()) - before[i];
+                    windows.append(' ').append(leaderThreads.get(i).getName()).append(' ').append(allocated);
+                    steady &= allocated < 4_096;
+                }
+                if (steady)
+                {
+                    System.out.println("leader's threads, bytes allocated over windows of 1 000 acks=all records" + windows);
+                    assertEquals(List.of(), early);
+                    return;
+                }
+            }
+        }
+        fail("no window of 1 000 acks=all records in which each of the leader's threads allocated under 4 096 bytes; "
+            + "bytes per thread:" + windows);
     }
 }

@@ -14,10 +14,8 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -41,12 +39,8 @@ import java.util.regex.Pattern;
  */
 public final class SideBySide
 {
-    private record Metric(String name, String unit, boolean higherBetter, Double target, Map<Kind, List<Double>> values)
-    {
-    }
-
     private final SideBySideOptions options;
-    private final Map<String, Metric> metrics = new LinkedHashMap<>();
+    private final MetricTable metrics = new MetricTable();
     private final List<String> perRecord = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private final List<String> load = new ArrayList<>();
@@ -89,12 +83,18 @@ public final class SideBySide
         final ObjectNode json = toJson();
         if (options.out != null)
         {
-            Files.createDirectories(options.out.toAbsolutePath().getParent());
-            Files.writeString(options.out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-                .writeValueAsString(json) + "\n", StandardCharsets.UTF_8);
-            System.out.println("wrote " + options.out);
+            writeJson(options.out, json);
         }
         return json;
+    }
+
+    /** Writes a run's JSON, indented, to {@code out} (its folder made when missing). */
+    static void writeJson(final Path out, final ObjectNode json) throws IOException
+    {
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(json) + "\n",
+            StandardCharsets.UTF_8);
+        System.out.println("wrote " + out);
     }
 
     private void round(final Kind kind, final int round) throws Exception
@@ -348,10 +348,10 @@ public final class SideBySide
         node.put("hiccupMaxUs", f.hiccups().getMaxValue());
         node.put("runnerGcMs", f.runnerGcMs());
         node.put("runnerGcCount", f.runnerGcCount());
-        node.put("brokerGcMs", round3(f.brokerGc().totalMs()));
-        node.put("brokerGcMaxMs", round3(f.brokerGc().maxMs()));
+        node.put("brokerGcMs", MetricTable.round3(f.brokerGc().totalMs()));
+        node.put("brokerGcMaxMs", MetricTable.round3(f.brokerGc().maxMs()));
         node.put("brokerGcCount", f.brokerGc().count());
-        node.put("brokerCpuMs", round3(f.brokerCpuMs()));
+        node.put("brokerCpuMs", MetricTable.round3(f.brokerCpuMs()));
         context.add(node);
         System.out.printf(Locale.ROOT, "  during it: runner hiccups p99 %d us, max %d us; runner GC %.0f ms (%d); broker GC %.1f ms "
             + "(%d, longest %.1f); broker CPU %.0f ms%n", f.hiccups().getValueAtPercentile(99), f.hiccups().getMaxValue(),
@@ -368,9 +368,7 @@ public final class SideBySide
 
     void add(final Kind kind, final String name, final String unit, final boolean higherBetter, final double value)
     {
-        metrics.computeIfAbsent(name + "\u0000" + unit,
-                k -> new Metric(name, unit, higherBetter, SideBySideTargets.of(name, unit), new LinkedHashMap<>()))
-            .values().computeIfAbsent(kind, k -> new ArrayList<>()).add(value);
+        metrics.add(kind, name, unit, higherBetter, value);
     }
 
     private ObjectNode toJson()
@@ -432,22 +430,7 @@ public final class SideBySide
         {
             settings.add("extra broker JVM options (both brokers): " + String.join(" ", options.brokerJvmOptions));
         }
-        final ArrayNode ms = json.putArray("metrics");
-        for (final Metric m : metrics.values())
-        {
-            final ObjectNode node = ms.addObject();
-            node.put("name", m.name());
-            node.put("unit", m.unit());
-            node.put("better", m.higherBetter() ? "higher" : "lower");
-            if (m.target() != null)
-            {
-                node.put("target", m.target());
-            }
-            final ArrayNode k = node.putArray("kafka");
-            m.values().getOrDefault(Kind.KAFKA, List.of()).forEach(v -> k.add(round3(v)));
-            final ArrayNode f = node.putArray("ferrite");
-            m.values().getOrDefault(Kind.FERRITE, List.of()).forEach(v -> f.add(round3(v)));
-        }
+        metrics.writeTo(json.putArray("metrics"));
         final ArrayNode cx = json.putArray("context");
         context.forEach(cx::add);
         final ArrayNode pr = json.putArray("perRecord");
@@ -457,11 +440,6 @@ public final class SideBySide
         final ArrayNode pb = json.putArray("problems");
         problems.forEach(pb::add);
         return json;
-    }
-
-    private static double round3(final double v)
-    {
-        return Math.round(v * 1000) / 1000.0;
     }
 
     private static String overrides(final List<String> o)
