@@ -332,8 +332,9 @@ final class RequestDispatcher
             responseHeader.wrap(connection.out, 4, api.responseHeaderVersion(readVersion)).correlationId(correlationId);
             final int bodyStart = 4 + responseHeader.finish();
             if (connection.gate == null && (api == ApiKeys.SASL_HANDSHAKE || connection.activeMs > connection.sessionEndMs)
-                && sessionEnded(connection, api))
+                && SaslAuthenticator.sessionEnded(connection, api))
             {
+                connections.close(connection, SaslAuthenticator.SESSION_ENDED, false);
                 return CLOSED;
             }
             final RequestHandler gate = connection.gate; // a SASL connection's until it authenticated (and while it re-authenticates)
@@ -392,28 +393,6 @@ final class RequestDispatcher
         {
             throw ex;
         }
-    }
-
-    /**
-     * An authenticated connection's SaslHandshake, or a request after its SASL session's end (the pass's clock: no clock
-     * read per request), as Kafka 4.4's Processor takes them: a SaslHandshake begins a re-authentication if it may
-     * ({@code SaslAuthenticator.beginReauthentication}), else, like any request, it closes the connection when the session
-     * ended (Kafka: "Disconnecting expired channel", a debug line) or is answered as usual (ILLEGAL_SASL_STATE). Returns
-     * whether the connection was closed.
-     */
-    private boolean sessionEnded(final Connection connection, final ApiKeys api)
-    {
-        if (api == ApiKeys.SASL_HANDSHAKE && connection.sasl != null && connection.sasl.beginReauthentication())
-        {
-            return false;
-        }
-        if (connection.activeMs > connection.sessionEndMs)
-        {
-            connection.stats().sessionEnded();
-            connections.close(connection, "its SASL session ended (connections.max.reauth.ms) and it did not re-authenticate", false);
-            return true;
-        }
-        return false;
     }
 
     /** A bare SASL token (after a SaslHandshake v0): answered with a bare token, or (failed) closed after the delay. */

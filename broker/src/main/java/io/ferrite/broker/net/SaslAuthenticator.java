@@ -113,6 +113,29 @@ final class SaslAuthenticator implements RequestHandler
         return state == State.BARE_TOKEN;
     }
 
+    /** Why a connection closed at {@link #sessionEnded} (a debug line, as Kafka's "Disconnecting expired channel"). */
+    static final String SESSION_ENDED = "its SASL session ended (connections.max.reauth.ms) and it did not re-authenticate";
+
+    /**
+     * An authenticated connection's SaslHandshake, or a request after its SASL session's end (by the select pass's clock:
+     * no clock read per request), as Kafka 4.4's Processor takes them: a SaslHandshake begins a re-authentication if it
+     * may ({@link #beginReauthentication}); else the request, whatever it is, ends the connection (returns true, counted)
+     * when the session ended, or is answered as usual (a SaslHandshake: ILLEGAL_SASL_STATE).
+     */
+    static boolean sessionEnded(final Connection connection, final ApiKeys api)
+    {
+        if (api == ApiKeys.SASL_HANDSHAKE && connection.sasl != null && connection.sasl.beginReauthentication())
+        {
+            return false;
+        }
+        if (connection.activeMs > connection.sessionEndMs)
+        {
+            connection.stats().sessionEnded();
+            return true;
+        }
+        return false;
+    }
+
     /** Whether the connection authenticated before: the exchange under way (if any) is a re-authentication. */
     boolean reauthenticating()
     {
