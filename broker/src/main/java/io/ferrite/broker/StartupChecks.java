@@ -173,7 +173,8 @@ final class StartupChecks
         }
         return new Listener(e.name(), e.protocol(), sasl ? ListenerSecurity.mechanisms(config, e) : List.of(),
             sasl ? ListenerSecurity.plainUsers(config, e) : Map.of(), scram, config.getInt(ListenerSecurity.FAILED_AUTHENTICATION_DELAY_MS), tls,
-            idleMs(config.getLong(ListenerSecurity.CONNECTIONS_MAX_IDLE_MS)), saslMaxReceiveSize(config));
+            idleMs(config.getLong(ListenerSecurity.CONNECTIONS_MAX_IDLE_MS)), saslMaxReceiveSize(config),
+            sasl ? ListenerSecurity.reauthMs(config, e) : Map.of());
     }
 
     /**

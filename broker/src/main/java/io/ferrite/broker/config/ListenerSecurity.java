@@ -34,6 +34,7 @@ public final class ListenerSecurity
     public static final String FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms";
     public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
     public static final String SASL_SERVER_MAX_RECEIVE_SIZE = "sasl.server.max.receive.size";
+    public static final String CONNECTIONS_MAX_REAUTH_MS = "connections.max.reauth.ms";
     public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
     public static final String PLAIN = "PLAIN";
     private static final String PLAIN_JAAS_SUFFIX = "plain.sasl.jaas.config";
@@ -59,7 +60,10 @@ public final class ListenerSecurity
                 + "it is closed (negative: never), authenticated or not, as Kafka; a connection whose response is being made is left until it is written")
             .define(SASL_SERVER_MAX_RECEIVE_SIZE, INT, "524288", NONE, true,
                 "the largest frame a SASL connection may send before it authenticated: a larger one fails the authentication (-1: "
-                + "Kafka's unlimited, here socket.request.max.bytes)");
+                + "Kafka's unlimited, here socket.request.max.bytes)")
+            .define(CONNECTIONS_MAX_REAUTH_MS, LONG, "0", NONE, true, "the lifetime of a SASL session (KIP-368), per listener and "
+                + "mechanism with listener.name.<listener>.<mechanism>.connections.max.reauth.ms: a client re-authenticates on its "
+                + "connection before it ends, a connection whose session ended is closed at its next request; 0 or less: sessions never end");
         TlsSettings.define(c);
         AuthorizerSettings.define(c); // authorizer.class.name, super.users, allow.everyone.if.no.acl.found
     }
@@ -77,12 +81,14 @@ public final class ListenerSecurity
                     break;
                 case "SASL_PLAINTEXT":
                     plainUsers(config, e); // every mechanism checked, the users read
+                    reauthMs(config, e);
                     break;
                 case "SSL":
                     TlsSettings.server(config, e); // the stores read, the protocols checked
                     break;
                 case "SASL_SSL":
                     plainUsers(config, e);
+                    reauthMs(config, e);
                     TlsSettings.server(config, e);
                     break;
                 default:
@@ -213,6 +219,42 @@ public final class ListenerSecurity
     }
 
     /**
+     * A SASL listener's {@code connections.max.reauth.ms} by mechanism, as Kafka 4.4's {@code SaslChannelBuilder} reads it:
+     * {@code listener.name.<l>.<mechanism>.connections.max.reauth.ms}, else {@code listener.name.<l>.connections.max.reauth.ms},
+     * else the broker's. A mechanism whose value is 0 or less is left out: its sessions never expire.
+     */
+    public static Map<String, Long> reauthMs(final BrokerConfig config, final Endpoint listener)
+    {
+        final Map<String, Long> byMechanism = new LinkedHashMap<>();
+        final long broker = config.getLong(CONNECTIONS_MAX_REAUTH_MS);
+        for (final String m : mechanisms(config, listener))
+        {
+            final String own = prefix(listener) + m.toLowerCase(Locale.ROOT) + "." + CONNECTIONS_MAX_REAUTH_MS;
+            final String listenerWide = prefix(listener) + CONNECTIONS_MAX_REAUTH_MS;
+            final long ms = config.values().containsKey(own) ? parseLong(config, own)
+                : config.values().containsKey(listenerWide) ? parseLong(config, listenerWide) : broker;
+            if (ms > 0)
+            {
+                byMechanism.put(m, ms);
+            }
+        }
+        return byMechanism;
+    }
+
+    private static long parseLong(final BrokerConfig config, final String name)
+    {
+        final String value = config.values().get(name).trim();
+        try
+        {
+            return Long.parseLong(value);
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new ConfigException(name, value, "Not a number of type LONG");
+        }
+    }
+
+    /**
      * The per-listener settings Ferrite knows, of the broker's listeners, with their Kafka types (those of the names they
      * override): {@code listener.name.<l>.sasl.enabled.mechanisms} (LIST), {@code listener.name.<l>.plain.sasl.jaas.config}
      * (PASSWORD) and the SCRAM mechanisms' {@code listener.name.<l>.scram-sha-256.sasl.jaas.config} and {@code -512} (PASSWORD;
@@ -228,6 +270,8 @@ public final class ListenerSecurity
             names.put(prefix(e) + SASL_ENABLED_MECHANISMS, LIST);
             names.put(prefix(e) + PLAIN_JAAS_SUFFIX, PASSWORD);
             SCRAM_JAAS_SUFFIXES.forEach(suffix -> names.put(prefix(e) + suffix, PASSWORD));
+            names.put(prefix(e) + CONNECTIONS_MAX_REAUTH_MS, LONG);
+            SERVED.forEach(m -> names.put(prefix(e) + m.toLowerCase(Locale.ROOT) + "." + CONNECTIONS_MAX_REAUTH_MS, LONG));
             if (e.protocol().endsWith("SSL"))
             {
                 TlsSettings.PER_LISTENER.forEach(name -> names.put(prefix(e) + name, BrokerConfig.CATALOGUE.key(name).type()));

@@ -106,6 +106,10 @@ public final class Connection
     private final Listener listener;
     /** Not null while the connection must authenticate first ({@link SaslAuthenticator}); null once it did, or for PLAINTEXT. */
     RequestHandler gate;
+    /** A SASL connection's authenticator, kept after the authentication for a re-authentication (KIP-368); else null. */
+    SaslAuthenticator sasl;
+    /** When its SASL session ends ({@code connections.max.reauth.ms}; currentTimeMillis); Long.MAX_VALUE: never. */
+    long sessionEndMs = Long.MAX_VALUE;
     /** The authenticated principal ({@code User:alice}), or {@code User:ANONYMOUS} (PLAINTEXT). */
     String principal = "User:ANONYMOUS";
     /** The client's address as Kafka's ACLs name hosts ({@code InetAddress.getHostAddress}); made on first use. */
@@ -136,6 +140,11 @@ public final class Connection
         this.remote = remote;
         this.stats = stats;
         this.listener = listener;
+    }
+
+    NetworkStats stats()
+    {
+        return stats;
     }
 
     /** The listener this connection came in on. */

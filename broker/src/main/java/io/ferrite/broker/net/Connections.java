@@ -104,7 +104,9 @@ final class Connections
         {
             return;
         }
-        LOG.info("Failed authentication with {} ({})", connection.remote(), why);
+        // Kafka's Selector: "Failed re-authentication with" once the connection had authenticated
+        LOG.info("Failed {}authentication with {} ({})", connection.sasl != null && connection.sasl.reauthenticating() ? "re-" : "",
+            connection.remote(), why);
         release(connection);
     }
 

@@ -31,6 +31,8 @@ public final class Listener
     private final long failedAuthenticationDelayMs;
     private final long idleMs;
     private final int saslMaxReceiveSize;
+    /** A SASL listener's {@code connections.max.reauth.ms} by mechanism; a mechanism not in it: 0, no re-authentication. */
+    private final Map<String, Long> reauthMs;
     /** A TLS listener's engines (SSL, SASL_SSL), else null. */
     private final TlsEngines tls;
     /** The broker's authorizer (set before the network threads start). */
@@ -72,6 +74,18 @@ public final class Listener
         final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs, final TlsEngines tls,
         final long idleMs, final int saslMaxReceiveSize)
     {
+        this(name, protocol, mechanisms, users, scramCredentials, failedAuthenticationDelayMs, tls, idleMs, saslMaxReceiveSize, Map.of());
+    }
+
+    /**
+     * @param reauthMs {@code connections.max.reauth.ms} of each mechanism (KIP-368): a session's lifetime after it
+     *     authenticated with it; 0 or absent: sessions never expire and a SaslHandshake after authentication is refused
+     */
+    public Listener(final String name, final String protocol, final List<String> mechanisms, final Map<String, String> users,
+        final ScramCredentials scramCredentials, final long failedAuthenticationDelayMs, final TlsEngines tls,
+        final long idleMs, final int saslMaxReceiveSize, final Map<String, Long> reauthMs)
+    {
+        this.reauthMs = Map.copyOf(reauthMs);
         this.idleMs = idleMs;
         this.saslMaxReceiveSize = saslMaxReceiveSize;
         if ((tls != null) != protocol.endsWith("SSL"))
@@ -154,6 +168,16 @@ public final class Listener
     int saslMaxReceiveSize()
     {
         return saslMaxReceiveSize;
+    }
+
+    /**
+     * The session lifetime of a connection that authenticated with {@code mechanism} ({@code connections.max.reauth.ms}),
+     * or 0: it never expires. Read once per authentication, not per request.
+     */
+    long reauthMs(final String mechanism)
+    {
+        final Long ms = reauthMs.get(mechanism);
+        return ms == null ? 0 : ms;
     }
 
     /** Sets the endpoint this listener advertises (once bound). */

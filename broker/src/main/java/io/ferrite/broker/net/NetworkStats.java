@@ -17,6 +17,9 @@ public final class NetworkStats
     private final AtomicLong splices = new AtomicLong();
     private final AtomicLong outputsGivenBack = new AtomicLong();
     private final AtomicLong outOfDirectMemory = new AtomicLong();
+    private final AtomicLong authentications = new AtomicLong();
+    private final AtomicLong reauthentications = new AtomicLong();
+    private final AtomicLong sessionsEnded = new AtomicLong();
     private long lastWrites;
     private long lastTransfers;
     private long lastSplices;
@@ -46,6 +49,37 @@ public final class NetworkStats
         final long n = outOfDirectMemory.get() + 1;
         outOfDirectMemory.lazySet(n);
         return n;
+    }
+
+    /** Counts a SASL authentication that succeeded: a connection's first, or ({@code again}) a re-authentication. */
+    void authenticated(final boolean again)
+    {
+        final AtomicLong counter = again ? reauthentications : authentications;
+        counter.lazySet(counter.get() + 1);
+    }
+
+    /** Counts a connection closed because its SASL session ended before it re-authenticated. */
+    void sessionEnded()
+    {
+        sessionsEnded.lazySet(sessionsEnded.get() + 1);
+    }
+
+    /** SASL connections that authenticated (their first authentication; re-authentications: {@link #saslReauthentications}). */
+    public long saslAuthentications()
+    {
+        return authentications.get();
+    }
+
+    /** Successful SASL re-authentications (KIP-368) of connections that authenticated before. */
+    public long saslReauthentications()
+    {
+        return reauthentications.get();
+    }
+
+    /** Connections closed at a request after their SASL session ended ({@code connections.max.reauth.ms}). */
+    public long saslSessionsEnded()
+    {
+        return sessionsEnded.get();
     }
 
     /** Connections refused at accept or closed because the JVM's direct memory was used up ({@link DirectMemoryShortage}). */

@@ -306,7 +306,8 @@ public final class NetworkThread implements Agent, AutoCloseable
                 connection = connections.register(accepted.channel(), accepted.listener());
                 if (accepted.listener().sasl())
                 {
-                    connection.gate = new SaslAuthenticator(connection, handler); // until it authenticates
+                    connection.sasl = new SaslAuthenticator(connection, handler);
+                    connection.gate = connection.sasl; // until it authenticates
                 }
                 idle.add(connection, System.currentTimeMillis());
                 handedOver = true;

@@ -331,7 +331,13 @@ final class RequestDispatcher
             connection.beginResponse();
             responseHeader.wrap(connection.out, 4, api.responseHeaderVersion(readVersion)).correlationId(correlationId);
             final int bodyStart = 4 + responseHeader.finish();
-            final RequestHandler gate = connection.gate; // a SASL connection's until it authenticated, then null
+            if (connection.gate == null && (api == ApiKeys.SASL_HANDSHAKE || connection.activeMs > connection.sessionEndMs)
+                && SaslAuthenticator.sessionEnded(connection, api))
+            {
+                connections.close(connection, SaslAuthenticator.SESSION_ENDED, false);
+                return CLOSED;
+            }
+            final RequestHandler gate = connection.gate; // a SASL connection's until it authenticated (and while it re-authenticates)
             final int responseEnd = (gate != null ? gate : handler).handle(api, supported ? version : (short)-1, connection.in, body, end,
                 connection.out, bodyStart, connection);
             fetchUncounted = false;

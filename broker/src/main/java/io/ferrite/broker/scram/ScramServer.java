@@ -39,10 +39,16 @@ public final class ScramServer
 
     public ScramServer(final ScramMechanism mechanism, final ScramCredentials credentials)
     {
+        this(mechanism, credentials, false);
+    }
+
+    /** @param reauthentication the connection authenticated before: Kafka's message says "during re-authentication" */
+    public ScramServer(final ScramMechanism mechanism, final ScramCredentials credentials, final boolean reauthentication)
+    {
         this.mechanism = mechanism;
         this.credentials = credentials;
-        this.invalidCredentials = "Authentication failed during authentication due to invalid credentials with SASL mechanism "
-            + mechanism.mechanismName();
+        this.invalidCredentials = "Authentication failed during " + (reauthentication ? "re-authentication" : "authentication")
+            + " due to invalid credentials with SASL mechanism " + mechanism.mechanismName();
     }
 
     /**

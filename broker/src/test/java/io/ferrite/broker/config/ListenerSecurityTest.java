@@ -35,6 +35,29 @@ class ListenerSecurityTest
     }
 
     @Test
+    void reauthenticationLifetimesPerMechanismAsKafkasSaslChannelBuilderReadsThem()
+    {
+        final BrokerConfig config = config("listeners", "A://:9094,B://:9095,C://:9096",
+            "listener.security.protocol.map", "A:SASL_PLAINTEXT,B:SASL_PLAINTEXT,C:SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256", "connections.max.reauth.ms", "60000",
+            "listener.name.a.plain.sasl.jaas.config", JAAS, "listener.name.b.plain.sasl.jaas.config", JAAS,
+            "listener.name.c.plain.sasl.jaas.config", JAAS,
+            "listener.name.a.scram-sha-256.connections.max.reauth.ms", "1500", // the mechanism's, on its listener
+            "listener.name.b.connections.max.reauth.ms", "0"); // the listener's: off for both of its mechanisms
+        final List<Endpoint> listeners = ListenerSecurity.brokerListeners(config);
+        assertEquals(Map.of("PLAIN", 60_000L, "SCRAM-SHA-256", 1_500L), ListenerSecurity.reauthMs(config, listeners.get(0)));
+        assertEquals(Map.of(), ListenerSecurity.reauthMs(config, listeners.get(1)));
+        assertEquals(Map.of("PLAIN", 60_000L, "SCRAM-SHA-256", 60_000L), ListenerSecurity.reauthMs(config, listeners.get(2)));
+        final BrokerConfig byDefault = config("listeners", "SASL_PLAINTEXT://:9094", "sasl.enabled.mechanisms", "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS);
+        assertEquals(Map.of(), ListenerSecurity.reauthMs(byDefault, ListenerSecurity.brokerListeners(byDefault).get(0)),
+            "Kafka's default 0: no re-authentication");
+        assertTrue(refused("listeners", "SASL_PLAINTEXT://:9094", "sasl.enabled.mechanisms", "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS, "listener.name.sasl_plaintext.plain.connections.max.reauth.ms", "soon")
+            .contains("listener.name.sasl_plaintext.plain.connections.max.reauth.ms"));
+    }
+
+    @Test
     void theDefaultIsOnePlaintextListenerOnLoopback9092()
     {
         assertEquals(List.of(new Endpoint("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092)), ListenerSecurity.brokerListeners(config()));

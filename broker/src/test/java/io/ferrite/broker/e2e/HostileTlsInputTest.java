@@ -76,8 +76,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * broker refused (150; a failed authentication or handshake is Kafka's INFO line) and none for the 5 000 that only stalled (closed by their client; {@code connections.max.idle.ms}
  * closes them otherwise, {@link UnauthenticatedTlsCostTest}).
  *
- * <p>Re-authentication (KIP-368, {@code connections.max.reauth.ms}) is not implemented, so its races are not tested
- * here. The soak form ({@code -Pslow}) runs five rounds and checks the heap after each.
+ * <p>Re-authentication's races (KIP-368: requests pipelined behind its SaslHandshake, SaslHandshake floods, another
+ * principal or mechanism) are {@link SaslReauthenticationRawTest}'s. The soak form ({@code -Pslow}) runs five rounds and checks the heap after each.
  */
 class HostileTlsInputTest
 {
