@@ -34,6 +34,7 @@ import java.util.regex.Pattern;
  *            [--sync-records 1000] [--e2e-rate 1000] [--e2e-seconds 10] [--tool-records 200000]
  *            [--tool-e2e-records 2000] [--skip-kafka] [--skip-tools] [--smoke]
  *            [--transactions [--txn-records 200000] [--txn-sizes 100,1000] [--txn-reads 5]]
+ *            [--security ssl,sasl_ssl [--tls-protocol TLSv1.3] [--cipher-suites A,B] [--tls-rate 5000]]
  *            [--ferrite-override k=v]... [--kafka-override k=v]... [--broker-jvm-option OPT]... [--out FILE.json]
  * </pre>
  */
@@ -49,6 +50,8 @@ public final class SideBySide
     private final List<String> problems = new ArrayList<>();
     private final List<String> load = new ArrayList<>();
     private final List<ObjectNode> context = new ArrayList<>();
+    /** The secured suite ({@code --security}), or null. */
+    private TlsSuite tls;
 
     SideBySide(final SideBySideOptions options)
     {
@@ -70,13 +73,24 @@ public final class SideBySide
     /** Runs every round and answers the JSON (also written to {@code --out} when given). */
     ObjectNode run() throws Exception
     {
-        for (int round = 1; round <= options.rounds; round++)
+        tls = options.security.isEmpty() ? null : TlsSuite.make(options);
+        try
         {
-            if (!options.skipKafka)
+            for (int round = 1; round <= options.rounds; round++)
             {
-                round(Kind.KAFKA, round);
+                if (!options.skipKafka)
+                {
+                    round(Kind.KAFKA, round);
+                }
+                round(Kind.FERRITE, round);
             }
-            round(Kind.FERRITE, round);
+        }
+        finally
+        {
+            if (tls != null)
+            {
+                tls.close();
+            }
         }
         final ObjectNode json = toJson();
         if (options.out != null)
@@ -95,7 +109,8 @@ public final class SideBySide
         final String label = kind.label + " round " + round;
         final List<String> overrides = kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides;
         final String loadBefore = Machine.loadAverage();
-        final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides, options.brokerJvmOptions);
+        final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides, options.brokerJvmOptions,
+            tls == null ? null : tls.security);
         try
         {
             final Workloads w = new Workloads(broker.bootstrap(), p ->
@@ -108,6 +123,10 @@ public final class SideBySide
             if (options.transactions)
             {
                 new TxnRound(this, kind, round, broker, w, options).run();
+            }
+            else if (tls != null)
+            {
+                tls.round(this, kind, round, broker, w);
             }
             else
             {
@@ -395,6 +414,10 @@ public final class SideBySide
         if (options.transactions)
         {
             TxnRound.settings(options).forEach(settings::add);
+        }
+        else if (tls != null)
+        {
+            tls.settings(problems).forEach(settings::add);
         }
         else
         {
