@@ -259,7 +259,7 @@ public final class Broker implements AutoCloseable
                     ClientQuotaHandlers.register(apis, quotas, admin, waker);
                 }
                 cluster.register(apis, waker, metadata[i]);
-                networkThreads[i] = new NetworkThread(i, apis, maxRequest, netCounters);
+                networkThreads[i] = new NetworkThread(i, apis, maxRequest, netCounters, NetworkThread.directBudget(networkThreadCount));
                 networkThreads[i].logThreads(logThreads);
             }
             this.address = acceptor.address(0);

@@ -36,9 +36,9 @@ public final class Connection
     /** Bytes read per system call at most: the input grows by this much at a time. */
     static final int READ_CHUNK = 64 * 1024;
     /** Room for a frame's size and a small request: what a connection that sent nothing holds. */
-    private static final int SMALL_READ = 256;
+    static final int SMALL_READ = 256;
     /** The output's first size: most answers to a quiet client (ApiVersions, Metadata of a few topics) fit. */
-    private static final int INITIAL_OUTPUT = 1024;
+    static final int INITIAL_OUTPUT = 1024;
     /**
      * An output above this is given back after a response unless the connection is a steady large responder. A
      * response counts as large above half of it: the output grows by at most twice (Agrona: 1.5 times), so a

@@ -24,40 +24,72 @@ final class Connections
     private final Selector selector;
     private final NetworkStats stats;
     private final NetworkCounters counters;
+    /** The direct memory its connections' first buffers and TLS buffers may hold (tls review 1, M1). */
+    final DirectBudget budget;
     private long nextConnectionId;
     /** Written by the network thread only; read from elsewhere as an approximation. */
     private int count;
 
-    Connections(final int networkThread, final Selector selector, final NetworkStats stats, final NetworkCounters counters)
+    Connections(final int networkThread, final Selector selector, final NetworkStats stats, final NetworkCounters counters,
+        final DirectBudget budget)
     {
+        this.budget = budget;
         this.counters = counters;
         this.networkThread = networkThread;
         this.selector = selector;
         this.stats = stats;
     }
 
-    /** Takes over an accepted channel: non-blocking, no Nagle delay, read interest. */
+    /**
+     * Takes over an accepted channel: non-blocking, no Nagle delay, read interest; refused ({@link DirectMemoryShortage})
+     * when its first buffers do not fit the thread's {@link DirectBudget}, which they are taken from until it is closed.
+     */
     Connection register(final SocketChannel channel, final Listener listener) throws IOException
     {
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        // the thread's id in the top bits keeps ids unique over the broker without a shared counter
-        final Connection connection;
+        if (!budget.take(DirectBudget.FIRST_BUFFERS))
+        {
+            throw budget.refusal(DirectBudget.FIRST_BUFFERS); // without asking the JDK (review M1)
+        }
+        boolean registered = false;
         try
         {
-            connection = new Connection(((long)networkThread << 48) | nextConnectionId++, channel, String.valueOf(channel.getRemoteAddress()),
+            final Connection connection = connection(channel, listener);
+            if (listener.tls() != null)
+            {
+                final InetSocketAddress peer = (InetSocketAddress)channel.getRemoteAddress();
+                connection.tls = new TlsChannel(listener.tls().create(peer.getAddress().getHostAddress(), peer.getPort()), channel, budget);
+            }
+            connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
+            registered = true;
+            return registered(connection);
+        }
+        finally
+        {
+            if (!registered)
+            {
+                budget.giveBack(DirectBudget.FIRST_BUFFERS); // not a connection: release() will not give it back
+            }
+        }
+    }
+
+    private Connection connection(final SocketChannel channel, final Listener listener) throws IOException
+    {
+        try
+        {
+            // the thread's id in the top bits keeps ids unique over the broker without a shared counter
+            return new Connection(((long)networkThread << 48) | nextConnectionId++, channel, String.valueOf(channel.getRemoteAddress()),
                 stats, listener, counters.recording());
         }
         catch (final OutOfMemoryError ex) // its input and output buffers are direct: Bits.reserveMemory's refusal
         {
             throw DirectMemoryShortage.orRethrow(ex); // the heap's goes on up (review L8)
         }
-        if (listener.tls() != null)
-        {
-            final InetSocketAddress peer = (InetSocketAddress)channel.getRemoteAddress();
-            connection.tls = new TlsChannel(listener.tls().create(peer.getAddress().getHostAddress(), peer.getPort()), channel);
-        }
-        connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
+    }
+
+    private Connection registered(final Connection connection)
+    {
         final java.util.function.Consumer<Object> watcher = NetworkThread.connectionWatcher;
         if (watcher != null)
         {
@@ -115,6 +147,8 @@ final class Connections
         connection.closed = true;
         count--;
         counters.closed(count);
+        // its first input and output are left to the collector (a log thread may still read them): the reserve covers them
+        budget.giveBack(DirectBudget.FIRST_BUFFERS);
         connection.key.cancel();
         if (connection.tls != null)
         {

@@ -30,6 +30,16 @@ final class DirectMemoryShortage extends IOException
     }
 
     /**
+     * The network thread's budget ({@link DirectBudget}) has no room for {@code bytes} more: refused before the JDK is
+     * asked, so its wait and full collection are not paid (tls review 1, M1).
+     */
+    static DirectMemoryShortage budget(final int bytes, final long used, final long limit)
+    {
+        return new DirectMemoryShortage("out of direct memory: the network thread's budget for connection buffers has "
+            + (limit - used) + " of " + limit + " bytes left, " + bytes + " asked");
+    }
+
+    /**
      * {@code ex} as this exception if it is the JDK's refusal of a direct buffer ({@link #isRefusal}); any other
      * OutOfMemoryError (the heap, the JVM's own memory) is thrown on: it is the JVM's, not one connection's.
      */

@@ -79,20 +79,40 @@ public final class NetworkThread implements Agent, AutoCloseable
         this(id, handler, maxRequestBytes, NetworkCounters.detached());
     }
 
-    /** @param counters this thread's counters (the broker's {@code BrokerCounters.network(id)}) */
+    /**
+     * A thread with the whole budget of a JVM's one network thread ({@link DirectBudget#perThread}).
+     *
+     * @param counters this thread's counters (the broker's {@code BrokerCounters.network(id)})
+     */
     public NetworkThread(final int id, final RequestHandler handler, final int maxRequestBytes, final NetworkCounters counters)
         throws IOException
+    {
+        this(id, handler, maxRequestBytes, counters, DirectBudget.perThread(1));
+    }
+
+    /**
+     * @param directBudgetBytes the direct memory this thread's connections may hold in their first buffers and TLS
+     *                          buffers ({@link DirectBudget}; the broker's: {@link DirectBudget#perThread} of its threads)
+     */
+    public NetworkThread(final int id, final RequestHandler handler, final int maxRequestBytes, final NetworkCounters counters,
+        final long directBudgetBytes) throws IOException
     {
         this.id = id;
         this.handler = handler;
         this.counters = counters;
         this.selector = Selector.open();
         this.errors = new AgentErrors("network thread " + id, "the thread carries on");
-        this.connections = new Connections(id, selector, stats, counters);
+        this.connections = new Connections(id, selector, stats, counters, new DirectBudget(directBudgetBytes));
         this.returns = new CommandReturns(id, selector);
         this.deferred = new DeferredResponses(connections, errors);
         this.idle = new IdleConnections(connections);
         this.dispatcher = new RequestDispatcher(handler, maxRequestBytes, connections, deferred, throttled, errors, counters);
+    }
+
+    /** Each thread's direct-memory budget when a broker has {@code networkThreads} of them ({@link DirectBudget}). */
+    public static long directBudget(final int networkThreads)
+    {
+        return DirectBudget.perThread(networkThreads);
     }
 
     /** The log threads whose returned commands this thread drains (set before {@link #start}). */

@@ -25,7 +25,8 @@ import java.security.Principal;
  * from there (no {@code transferTo} on TLS; Kafka reads the file into a buffer too). The last three are a record each
  * (16 KiB and its header). A connection that sent nothing holds none (three, some 50 KB, were made at accept: tls
  * review M4), a cut handshake a KiB or a record's worth, as Kafka's {@code SslTransportLayer} makes its buffers when
- * the handshake starts. A buffer that cannot be had ({@link DirectMemoryShortage}) closes this connection only.
+ * the handshake starts. A buffer that cannot be had ({@link DirectMemoryShortage}: its network thread's
+ * {@link DirectBudget} has no room, or the JDK refused it) closes this connection only.
  *
  * <p>The handshake's delegated tasks (certificate checks, key agreement: about a millisecond of CPU once per connection)
  * run here, on the network thread, as Kafka's {@code SslTransportLayer} runs them: an executor would need a hand-back and
@@ -47,6 +48,8 @@ final class TlsChannel
 
     private final SSLEngine engine;
     private final SocketChannel channel;
+    /** Its network thread's: every buffer below is taken from it and given back to it (tls review 1, M1). */
+    private final DirectBudget budget;
     private ByteBuffer netIn = NONE;
     private ByteBuffer appIn = NONE;
     private ByteBuffer netOut = NONE;
@@ -62,12 +65,12 @@ final class TlsChannel
     /** {@link #close} gave the buffers back: nothing is read or written any more. */
     private boolean closed;
 
-    TlsChannel(final SSLEngine engine, final SocketChannel channel) throws SSLException
+    TlsChannel(final SSLEngine engine, final SocketChannel channel, final DirectBudget budget) throws SSLException
     {
         this.engine = engine;
         this.channel = channel;
+        this.budget = budget;
         engine.beginHandshake(); // no buffer yet: see the class comment
-
     }
 
     /** Whether the first handshake is still under way (or a later one: a key update). */
@@ -139,7 +142,7 @@ final class TlsChannel
                     case BUFFER_OVERFLOW:
                         if (appIn.position() == 0)
                         {
-                            appIn = DirectBuffers.grow(appIn, engine.getSession().getApplicationBufferSize());
+                            appIn = DirectBuffers.grow(budget, appIn, engine.getSession().getApplicationBufferSize());
                         }
                         delivered += deliver(dst);
                         continue;
@@ -205,7 +208,7 @@ final class TlsChannel
         checkOpen();
         if (fileChunk == NONE)
         {
-            fileChunk = DirectBuffers.allocate(FILE_CHUNK);
+            fileChunk = DirectBuffers.allocate(budget, FILE_CHUNK);
             fileChunk.flip();
         }
         if (!fileChunk.hasRemaining())
@@ -267,10 +270,10 @@ final class TlsChannel
             closed = true;
             // nothing refers to them after this (the engine keeps none of the buffers it is given; every use is above):
             // freed now, not when a collection finds them
-            netIn = DirectBuffers.free(netIn);
-            appIn = DirectBuffers.free(appIn);
-            netOut = DirectBuffers.free(netOut);
-            fileChunk = DirectBuffers.free(fileChunk);
+            netIn = DirectBuffers.free(budget, netIn);
+            appIn = DirectBuffers.free(budget, appIn);
+            netOut = DirectBuffers.free(budget, netOut);
+            fileChunk = DirectBuffers.free(budget, fileChunk);
         }
     }
 
@@ -354,7 +357,7 @@ final class TlsChannel
             case BUFFER_OVERFLOW: // early application data fills appIn: the connection reads it first
                 if (appIn.position() == 0)
                 {
-                    appIn = DirectBuffers.grow(appIn, engine.getSession().getApplicationBufferSize());
+                    appIn = DirectBuffers.grow(budget, appIn, engine.getSession().getApplicationBufferSize());
                     return true;
                 }
                 return false;
@@ -396,7 +399,7 @@ final class TlsChannel
     {
         if (netOut == NONE)
         {
-            netOut = DirectBuffers.allocate(engine.getSession().getPacketBufferSize());
+            netOut = DirectBuffers.allocate(budget, engine.getSession().getPacketBufferSize());
         }
         while (true)
         {
@@ -421,8 +424,8 @@ final class TlsChannel
             {
                 throw new SSLException("no room to wrap a TLS record in " + netOut.capacity() + " bytes");
             }
-            netOut = DirectBuffers.free(netOut); // NONE until the next is made: a failed allocation leaves nothing freed behind
-            netOut = DirectBuffers.allocate(packet);
+            netOut = DirectBuffers.free(budget, netOut); // NONE until the next is made: a failed allocation leaves nothing freed behind
+            netOut = DirectBuffers.allocate(budget, packet);
         }
     }
 
@@ -448,11 +451,11 @@ final class TlsChannel
     {
         if (netIn == NONE)
         {
-            netIn = DirectBuffers.allocate(FIRST_READ);
+            netIn = DirectBuffers.allocate(budget, FIRST_READ);
         }
         else if (!netIn.hasRemaining())
         {
-            netIn = DirectBuffers.grow(netIn, engine.getSession().getPacketBufferSize());
+            netIn = DirectBuffers.grow(budget, netIn, engine.getSession().getPacketBufferSize());
         }
         final int n = channel.read(netIn);
         if (n > 0)

@@ -46,7 +46,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The JVM's direct memory used up (tls review M4): a child broker with {@code -XX:MaxDirectMemorySize} of
- * {@value #DIRECT_LIMIT} (about 630 waiting handshakes fill it) and one network thread. Connections on its SSL listener each
+ * {@value #DIRECT_LIMIT} (about 500 waiting handshakes fill its network thread's budget, three quarters of it: {@code DirectBudget}; about 630 filled it before the budget) and one network thread. Connections on its SSL listener each
  * send a ClientHello and wait (the
  * broker holds its answer's buffers, about 19 KB) until a buffer cannot be had: that connection is closed with one
  * WARN line. Then connections that send nothing until one cannot get the buffers a connection needs at accept: it is
@@ -68,19 +68,11 @@ class DirectMemoryExhaustionTest
     void usedUpDirectMemoryCostsOnlyTheConnectionsThatAskedAndTheThreadServesOn() throws Exception
     {
         final TestCertificates certs = TestCertificates.shared();
-        final ServerCommand.Running server = ServerCommand.start(dir, Map.of("JAVA_TOOL_OPTIONS", "-XX:MaxDirectMemorySize=" + DIRECT_LIMIT),
-            "--override", "log.dir=" + dir.resolve("data"),
-            "--override", "listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
-            "--override", "ssl.keystore.type=PKCS12",
-            "--override", "ssl.keystore.location=" + certs.store("broker"),
-            "--override", "ssl.keystore.password=" + TestCertificates.PASSWORD,
-            "--override", "num.network.threads=1");
+        final ServerCommand.Running server = startWithSsl(dir, certs, "-XX:MaxDirectMemorySize=" + DIRECT_LIMIT);
         final List<Socket> clients = new ArrayList<>();
         try
         {
-            final Matcher ssl = Pattern.compile("SSL://127\\.0\\.0\\.1:(\\d+)").matcher(server.listening());
-            assertTrue(ssl.find(), server.listening());
-            final int sslPort = Integer.parseInt(ssl.group(1));
+            final int sslPort = sslPort(server);
             final long pid = server.process().pid();
             final long baseline = sockets(pid);
 
@@ -169,6 +161,26 @@ class DirectMemoryExhaustionTest
         }
     }
 
+    /** A child broker with one network thread, a PLAINTEXT and an SSL listener, and {@code jvmOptions} (JAVA_TOOL_OPTIONS). */
+    static ServerCommand.Running startWithSsl(final Path dir, final TestCertificates certs, final String jvmOptions) throws Exception
+    {
+        return ServerCommand.start(dir, Map.of("JAVA_TOOL_OPTIONS", jvmOptions),
+            "--override", "log.dir=" + dir.resolve("data"),
+            "--override", "listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            "--override", "ssl.keystore.type=PKCS12",
+            "--override", "ssl.keystore.location=" + certs.store("broker"),
+            "--override", "ssl.keystore.password=" + TestCertificates.PASSWORD,
+            "--override", "num.network.threads=1");
+    }
+
+    /** The port of {@code server}'s SSL listener, from the line that says where it listens. */
+    static int sslPort(final ServerCommand.Running server)
+    {
+        final Matcher ssl = Pattern.compile("SSL://127\\.0\\.0\\.1:(\\d+)").matcher(server.listening());
+        assertTrue(ssl.find(), server.listening());
+        return Integer.parseInt(ssl.group(1));
+    }
+
     private static final int TOPICS = 40;
 
     /** {@value #TOPICS} topics with long names, made while memory lasts. */
@@ -233,7 +245,7 @@ class DirectMemoryExhaustionTest
     }
 
     /** A TLS client's first flight (its ClientHello), made once and sent on every connection: the broker cannot tell. */
-    private static byte[] clientHello(final TestCertificates certs) throws Exception
+    static byte[] clientHello(final TestCertificates certs) throws Exception
     {
         final javax.net.ssl.SSLEngine engine = certs.clientContext(null).createSSLEngine("127.0.0.1", 9093);
         engine.setUseClientMode(true);
@@ -262,7 +274,7 @@ class DirectMemoryExhaustionTest
         }
     }
 
-    private static String tail(final String log)
+    static String tail(final String log)
     {
         return log.length() <= 4000 ? log : log.substring(log.length() - 4000);
     }

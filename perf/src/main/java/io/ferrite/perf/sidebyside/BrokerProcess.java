@@ -8,7 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -48,17 +50,20 @@ public final class BrokerProcess implements AutoCloseable
     public final Kind kind;
     public final Path dir;
     final int port;
+    /** The port of each broker listener by name: PLAINTEXT ({@link #port}), and SSL and SASL_SSL with {@code --security}. */
+    private final Map<String, Integer> listenerPorts;
     public final Process process;
     final long spawnedNanos;
     /** How this broker was started, so that {@link #restart} starts it again on the same files and port. */
     private final List<String> command;
 
-    private BrokerProcess(final Kind kind, final Path dir, final int port, final Process process, final long spawnedNanos,
-        final List<String> command)
+    private BrokerProcess(final Kind kind, final Path dir, final Map<String, Integer> listenerPorts, final Process process,
+        final long spawnedNanos, final List<String> command)
     {
         this.kind = kind;
         this.dir = dir;
-        this.port = port;
+        this.port = listenerPorts.get(BrokerSecurity.PLAINTEXT);
+        this.listenerPorts = Map.copyOf(listenerPorts);
         this.process = process;
         this.spawnedNanos = spawnedNanos;
         this.command = command;
@@ -67,6 +72,22 @@ public final class BrokerProcess implements AutoCloseable
     public String bootstrap()
     {
         return "127.0.0.1:" + port;
+    }
+
+    /** The bootstrap address of the listener named {@code listener} (PLAINTEXT, SSL, SASL_SSL). */
+    public String bootstrap(final String listener)
+    {
+        return "127.0.0.1:" + listenerPort(listener);
+    }
+
+    int listenerPort(final String listener)
+    {
+        final Integer p = listenerPorts.get(listener);
+        if (p == null)
+        {
+            throw new IllegalArgumentException(kind.label + " has no " + listener + " listener: " + listenerPorts.keySet());
+        }
+        return p;
     }
 
     /** The directory of the broker's log directory (Kafka's {@code log.dirs}) inside {@link #dir}. */
@@ -90,7 +111,7 @@ public final class BrokerProcess implements AutoCloseable
         final Process again = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(dir.resolve(logName).toFile()).start();
         Runtime.getRuntime().addShutdownHook(new Thread(again::destroyForcibly, "stop-" + kind.name().toLowerCase()));
-        return new BrokerProcess(kind, dir, port, again, spawned, command);
+        return new BrokerProcess(kind, dir, listenerPorts, again, spawned, command);
     }
 
     /** SIGTERM and waits for the exit (both brokers shut down cleanly on it); the files stay. */
@@ -113,8 +134,28 @@ public final class BrokerProcess implements AutoCloseable
         final List<String> extraJvmOptions)
         throws IOException, InterruptedException
     {
+        return start(kind, heap, classPath, extraOverrides, extraJvmOptions, null);
+    }
+
+    /**
+     * Starts a broker with a PLAINTEXT listener and, when {@code security} is given, an SSL and a SASL_SSL listener
+     * configured by its lines (the same for both brokers, before {@code extraOverrides}).
+     */
+    static BrokerProcess start(final Kind kind, final String heap, final String classPath, final List<String> extraOverrides,
+        final List<String> extraJvmOptions, final BrokerSecurity security)
+        throws IOException, InterruptedException
+    {
         final Path dir = Files.createTempDirectory("side-by-side-" + kind.name().toLowerCase());
         final int port = ChildPorts.take();
+        final Map<String, Integer> ports = new LinkedHashMap<>();
+        ports.put(BrokerSecurity.PLAINTEXT, port);
+        if (security != null)
+        {
+            ports.put(BrokerSecurity.SSL, ChildPorts.take());
+            ports.put(BrokerSecurity.SASL_SSL, ChildPorts.take());
+        }
+        final String listeners = listeners(ports);
+        final String protocolMap = security == null ? "PLAINTEXT:PLAINTEXT" : BrokerSecurity.protocolMap();
         final List<String> command = new ArrayList<>();
         command.add(javaBinary());
         command.addAll(jvmOptions(heap));
@@ -135,11 +176,11 @@ public final class BrokerProcess implements AutoCloseable
                 "process.roles=broker,controller",
                 "node.id=1",
                 "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
-                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+                "listeners=" + listeners + ",CONTROLLER://127.0.0.1:" + controllerPort,
+                "advertised.listeners=" + listeners,
                 "controller.listener.names=CONTROLLER",
                 "inter.broker.listener.name=PLAINTEXT",
-                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "listener.security.protocol.map=" + protocolMap + ",CONTROLLER:PLAINTEXT",
                 "log.dirs=" + dir.resolve("kafka-logs"),
                 "num.partitions=1",
                 "offsets.topic.replication.factor=1",
@@ -148,6 +189,10 @@ public final class BrokerProcess implements AutoCloseable
                 "share.coordinator.state.topic.replication.factor=1",
                 "share.coordinator.state.topic.min.isr=1",
                 "group.initial.rebalance.delay.ms=0"));
+            if (security != null)
+            {
+                lines.addAll(security.brokerLines());
+            }
             lines.addAll(extraOverrides);
             Files.write(config, lines, StandardCharsets.UTF_8);
             formatKafkaStorage(classPath, config, Uuid.randomUuid().toString()).await();
@@ -159,9 +204,14 @@ public final class BrokerProcess implements AutoCloseable
         {
             command.add("io.ferrite.broker.FerriteServer");
             final List<String> overrides = new ArrayList<>(List.of(
-                "listeners=PLAINTEXT://127.0.0.1:" + port,
+                "listeners=" + listeners,
                 "log.dirs=" + dir.resolve("ferrite-data"),
                 "num.partitions=1"));
+            if (security != null)
+            {
+                overrides.add("listener.security.protocol.map=" + protocolMap);
+                overrides.addAll(security.brokerLines());
+            }
             overrides.addAll(extraOverrides);
             for (final String o : overrides)
             {
@@ -169,7 +219,15 @@ public final class BrokerProcess implements AutoCloseable
                 command.add(o);
             }
         }
-        return spawn(kind, dir, port, command);
+        return spawn(kind, dir, ports, command);
+    }
+
+    /** {@code listeners}' value: NAME://127.0.0.1:PORT for each, the name being the security protocol. */
+    private static String listeners(final Map<String, Integer> ports)
+    {
+        final List<String> out = new ArrayList<>();
+        ports.forEach((name, p) -> out.add(name + "://127.0.0.1:" + p));
+        return String.join(",", out);
     }
 
     /**
@@ -178,12 +236,18 @@ public final class BrokerProcess implements AutoCloseable
      */
     public static BrokerProcess spawn(final Kind kind, final Path dir, final int port, final List<String> command) throws IOException
     {
+        return spawn(kind, dir, Map.of(BrokerSecurity.PLAINTEXT, port), command);
+    }
+
+    private static BrokerProcess spawn(final Kind kind, final Path dir, final Map<String, Integer> ports, final List<String> command)
+        throws IOException
+    {
         final long spawned = System.nanoTime();
         final Process process = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(dir.resolve("broker.log").toFile()).start();
         // a runner stopped half-way (Ctrl-C, a failed test JVM) leaves no broker behind
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "stop-" + kind.name().toLowerCase()));
-        return new BrokerProcess(kind, dir, port, process, spawned, List.copyOf(command));
+        return new BrokerProcess(kind, dir, ports, process, spawned, List.copyOf(command));
     }
 
     /** A {@code kafka-storage format} running in a child JVM (its output in format.log beside the config). */

@@ -34,6 +34,7 @@ import java.util.regex.Pattern;
  *            [--transactions [--txn-records 200000] [--txn-sizes 100,1000] [--txn-reads 5]]
  *            [--client-latency [--client-rates 1000,10000,50000] [--cell-seconds 10] [--cell-warmup-seconds 2]
  *             [--client-idle backoff|yield|spin]]
+ *            [--security ssl,sasl_ssl [--tls-protocol TLSv1.3] [--cipher-suites A,B] [--tls-rate 5000]]
  *            [--ferrite-override k=v]... [--kafka-override k=v]... [--broker-jvm-option OPT]... [--out FILE.json]
  * </pre>
  */
@@ -45,6 +46,8 @@ public final class SideBySide
     private final List<String> problems = new ArrayList<>();
     private final List<String> load = new ArrayList<>();
     private final List<ObjectNode> context = new ArrayList<>();
+    /** The secured suite ({@code --security}), or null. */
+    private TlsSuite tls;
 
     SideBySide(final SideBySideOptions options)
     {
@@ -72,13 +75,24 @@ public final class SideBySide
     /** Runs every round and answers the JSON (also written to {@code --out} when given). */
     ObjectNode run() throws Exception
     {
-        for (int round = 1; round <= options.rounds; round++)
+        tls = options.security.isEmpty() ? null : TlsSuite.make(options);
+        try
         {
-            if (!options.skipKafka)
+            for (int round = 1; round <= options.rounds; round++)
             {
-                round(Kind.KAFKA, round);
+                if (!options.skipKafka)
+                {
+                    round(Kind.KAFKA, round);
+                }
+                round(Kind.FERRITE, round);
             }
-            round(Kind.FERRITE, round);
+        }
+        finally
+        {
+            if (tls != null)
+            {
+                tls.close();
+            }
         }
         final ObjectNode json = toJson();
         if (options.out != null)
@@ -103,7 +117,8 @@ public final class SideBySide
         final String label = kind.label + " round " + round;
         final List<String> overrides = kind == Kind.KAFKA ? options.kafkaOverrides : options.ferriteOverrides;
         final String loadBefore = Machine.loadAverage();
-        final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides, options.brokerJvmOptions);
+        final BrokerProcess broker = BrokerProcess.start(kind, options.heap, options.classPath, overrides, options.brokerJvmOptions,
+            tls == null ? null : tls.security);
         try
         {
             final Workloads w = new Workloads(broker.bootstrap(), p ->
@@ -116,6 +131,10 @@ public final class SideBySide
             if (options.transactions)
             {
                 new TxnRound(this, kind, round, broker, w, options).run();
+            }
+            else if (tls != null)
+            {
+                tls.round(this, kind, round, broker, w);
             }
             else
             {
@@ -401,6 +420,10 @@ public final class SideBySide
         if (options.transactions)
         {
             TxnRound.settings(options).forEach(settings::add);
+        }
+        else if (tls != null)
+        {
+            tls.settings(problems).forEach(settings::add);
         }
         else
         {

@@ -39,6 +39,17 @@ final class SideBySideOptions
     double cellWarmupSeconds = 2;
     /** How the Ferrite client's thread waits between duty cycles: backoff, yield or spin ({@link ClientLatency#idle}). */
     String clientIdle = "backoff";
+    /**
+     * The secured suite (issue 18) instead of the default one when not empty: the security protocols to measure over
+     * (SSL, SASL_SSL; PLAINTEXT the same brokers' baseline), see {@link TlsSuite}.
+     */
+    final List<String> security = new ArrayList<>();
+    /** The secured suite's TLS version: both brokers' and the clients' ssl.enabled.protocols and ssl.protocol. */
+    String tlsProtocol = "TLSv1.3";
+    /** The secured suite's ssl.cipher.suites on both brokers and the clients (comma-separated; empty: the JDK's defaults). */
+    String cipherSuites = "";
+    /** The secured suite's fixed load, records/s (acks=1, linger.ms=0), for {@link #rateSeconds}. */
+    int tlsRate = 5_000;
     boolean skipKafka;
     boolean skipTools;
     final List<String> ferriteOverrides = new ArrayList<>();
@@ -76,6 +87,7 @@ final class SideBySideOptions
                     o.clientRates = new int[] {1000};
                     o.cellSeconds = 1;
                     o.cellWarmupSeconds = 0.5;
+                    o.tlsRate = 1000;
                 }
                 case "--transactions" -> o.transactions = true;
                 case "--txn-records" -> o.txnRecords = Integer.parseInt(args[++i]);
@@ -89,6 +101,10 @@ final class SideBySideOptions
                 case "--cell-seconds" -> o.cellSeconds = Double.parseDouble(args[++i]);
                 case "--cell-warmup-seconds" -> o.cellWarmupSeconds = Double.parseDouble(args[++i]);
                 case "--client-idle" -> o.clientIdle = args[++i];
+                case "--security" -> o.security.addAll(protocols(args[++i]));
+                case "--tls-protocol" -> o.tlsProtocol = args[++i];
+                case "--cipher-suites" -> o.cipherSuites = args[++i];
+                case "--tls-rate" -> o.tlsRate = Integer.parseInt(args[++i]);
                 case "--skip-kafka" -> o.skipKafka = true;
                 case "--skip-tools" -> o.skipTools = true;
                 case "--rounds" -> o.rounds = Integer.parseInt(args[++i]);
@@ -109,7 +125,29 @@ final class SideBySideOptions
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
         }
+        if (o.transactions && !o.security.isEmpty())
+        {
+            throw new IllegalArgumentException("--transactions and --security are two suites: run them one at a time");
+        }
         return o;
+    }
+
+    private static List<String> protocols(final String commaSeparated)
+    {
+        final List<String> out = new ArrayList<>();
+        for (final String part : commaSeparated.split(","))
+        {
+            final String protocol = part.trim().toUpperCase(java.util.Locale.ROOT);
+            if (!BrokerSecurity.PROTOCOLS.contains(protocol))
+            {
+                throw new IllegalArgumentException("--security takes " + BrokerSecurity.PROTOCOLS + ", not " + part);
+            }
+            if (!out.contains(protocol))
+            {
+                out.add(protocol);
+            }
+        }
+        return out;
     }
 
     private static int[] ints(final String commaSeparated)

@@ -37,12 +37,21 @@ final class Workloads
 
     final String bootstrap;
     final Consumer<String> problems;
+    /** Every client's security properties (security.protocol, ssl.*, sasl.*): none for a PLAINTEXT listener. */
+    private final Properties security;
     final byte[] payload = new byte[RECORD_BYTES];
 
     Workloads(final String bootstrap, final Consumer<String> problems)
     {
+        this(bootstrap, problems, new Properties());
+    }
+
+    /** Workloads whose clients connect with {@code security} (see {@link BrokerSecurity#client}). */
+    Workloads(final String bootstrap, final Consumer<String> problems, final Properties security)
+    {
         this.bootstrap = bootstrap;
         this.problems = problems;
+        this.security = security;
         final Random random = new Random(42);
         for (int i = 0; i < payload.length; i++)
         {
@@ -53,6 +62,7 @@ final class Workloads
     Properties producerProps(final String acks, final String compression, final int lingerMs)
     {
         final Properties p = new Properties();
+        p.putAll(security);
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.ACKS_CONFIG, acks);
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
@@ -66,6 +76,7 @@ final class Workloads
     Properties consumerProps()
     {
         final Properties p = new Properties();
+        p.putAll(security);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -78,6 +89,7 @@ final class Workloads
     long firstProduce(final String topic, final long timeoutMs) throws Exception
     {
         final Properties a = new Properties();
+        a.putAll(security);
         a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         a.put(AdminClientConfig.RECONNECT_BACKOFF_MS_CONFIG, 5);
         a.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 20);
@@ -118,6 +130,7 @@ final class Workloads
     void createTopics(final List<String> topics) throws Exception
     {
         final Properties a = new Properties();
+        a.putAll(security);
         a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(a))
         {
