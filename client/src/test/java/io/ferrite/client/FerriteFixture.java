@@ -3,6 +3,7 @@ package io.ferrite.client;
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.config.BrokerConfig;
 import io.ferrite.testing.Await;
+import io.ferrite.testing.TestInternalTopics;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -36,7 +37,8 @@ final class FerriteFixture implements AutoCloseable
         final Map<String, String> config = new java.util.HashMap<>(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0",
             BrokerConfig.LOG_DIR, dir.toString(), BrokerConfig.NUM_NETWORK_THREADS, "1", BrokerConfig.LOG_THREADS, "1"));
         config.putAll(extra);
-        broker = Broker.start(BrokerConfig.of(config));
+        // __consumer_offsets and __transaction_state of 5 partitions each, as KafkaInteropNode's Kafka makes them
+        broker = Broker.start(BrokerConfig.of(TestInternalTopics.withTestCounts(config)));
     }
 
     String bootstrap()

@@ -2,6 +2,7 @@ package io.ferrite.client;
 
 import io.ferrite.testing.BrokerNode;
 import io.ferrite.testing.DroppingProxy;
+import io.ferrite.testing.TestInternalTopics;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.TestSource;
 import org.junit.platform.engine.support.descriptor.ClassSource;
@@ -32,9 +33,11 @@ public final class KafkaInteropNode implements TestExecutionListener
     /**
      * Kafka's time retention runs every 100 ms from the start (its defaults: first after 30 s, then every 5 min), so
      * records the broker would delete by {@code retention.ms} before the consumer reads them fail every case, not
-     * the one that happens to be running 30 s after the start.
+     * the one that happens to be running 30 s after the start. Its internal topics have the test brokers' partition
+     * counts ({@link TestInternalTopics}), as the Ferrite of {@link FerriteInteropTest}'s.
      */
-    private static final Map<String, String> CONFIG = Map.of("log.initial.task.delay.ms", "0", "log.retention.check.interval.ms", "100");
+    private static final Map<String, String> CONFIG = Map.copyOf(TestInternalTopics.withTestCounts(
+        Map.of("log.initial.task.delay.ms", "0", "log.retention.check.interval.ms", "100")));
 
     private static BrokerNode node;
     private static DroppingProxy proxy;

@@ -2,6 +2,7 @@ package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.Broker;
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.testing.TestInternalTopics;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -52,7 +53,9 @@ final class RunningBroker implements AutoCloseable
         // set 0 too); a test of that wait, or of several members gathered into one generation, sets its own
         values.put(BrokerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS, "0");
         values.putAll(overrides);
-        broker = clock == null ? Broker.start(BrokerConfig.of(values)) : Broker.start(BrokerConfig.of(values), clock.coordinatorClock());
+        // __consumer_offsets and __transaction_state of 5 partitions each, not 50, unless the test sets its own
+        final BrokerConfig config = BrokerConfig.of(TestInternalTopics.withTestCounts(values));
+        broker = clock == null ? Broker.start(config) : Broker.start(config, clock.coordinatorClock());
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.coordinator.CoordinatorTopic;
+import io.ferrite.testing.TestInternalTopics;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -34,7 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class TxnOffsetStraysTest
 {
-    private static final int PARTITIONS = 50;
+    /** The test brokers' count ({@link TestInternalTopics}): the topic is grown from it. */
+    private static final int PARTITIONS = TestInternalTopics.OFFSETS_PARTITIONS;
     private static final int GROWN = PARTITIONS + 10;
     private static final String TOPIC = "orders";
     private static final String TXN_ID = "stray-app";

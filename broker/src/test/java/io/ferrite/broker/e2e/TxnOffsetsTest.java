@@ -1,6 +1,7 @@
 package io.ferrite.broker.e2e;
 
 import io.ferrite.broker.config.BrokerConfig;
+import io.ferrite.testing.TestInternalTopics;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionState;
@@ -144,7 +145,7 @@ class TxnOffsetsTest
             assertEquals(Errors.NONE, txn.sendOffsets("stuck-1", p, "stuck", IN, 0, 6));
             assertEquals(new RawTxn.Fetched(-1, Errors.UNSTABLE_OFFSET_COMMIT), txn.fetch("stuck", IN, 0, true));
             // kafka-transactions.sh abort: WriteTxnMarkers from a client, straight to the partition
-            assertEquals(Errors.NONE, txn.abortMarker(p, "__consumer_offsets", Utils.abs("stuck".hashCode()) % 50));
+            assertEquals(Errors.NONE, txn.abortMarker(p, "__consumer_offsets", Utils.abs("stuck".hashCode()) % TestInternalTopics.OFFSETS_PARTITIONS));
             assertEquals(new RawTxn.Fetched(-1, Errors.NONE), txn.fetch("stuck", IN, 0, true), "dropped: no offset committed");
         }
     }
