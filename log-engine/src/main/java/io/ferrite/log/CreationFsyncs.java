@@ -1,26 +1,23 @@
 package io.ferrite.log;
 
-import io.ferrite.log.config.DurableFile;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 
 /**
- * The last step of a creation batch ({@link LogCreation}) for each new partition, given as a
- * {@link PartitionFiles}: its files fsynced or written, then its directory fsynced. Two or three
- * fsyncs a partition, which a file system serves far faster several at a time than one after another
- * (ext4 commits the fsyncs waiting together in one journal commit): a batch of more than one
- * partition runs them on up to {@value #THREADS} threads of the log manager's (one instance per
- * manager, used by one creation at a time, as {@code createLogs} is; its threads started with the
- * first batch, ended after {@value #KEEP_ALIVE_S} s without one and by {@link #close}: a thread per
- * partition of every batch, started and ended, cost a thread-local allocation buffer each — 10 000
- * partitions left 165 MB more of the heap touched). Each thread only touches the directory of the
- * partition it finishes, which nothing else sees before the batch is published. Returns, or throws
- * the first failure, only once every step it started has ended, so that a failed batch is never
- * removed under a step still writing into it.
+ * The steps of a creation batch ({@link LogCreation}) run for every new partition at once: its files fsynced or written
+ * (a {@link PartitionFiles}), then, once all are, its directory fsynced. A file system serves fsyncs far faster several
+ * at a time than one after another (ext4 commits the fsyncs waiting together in one journal commit, and a directory
+ * whose entries a commit already covered costs next to nothing), so a batch of more than one partition runs them on up
+ * to {@value #THREADS} threads of the log manager's (one instance per manager, used by one creation at a time, as
+ * {@code createLogs} is; its threads started with the first batch, ended after {@value #KEEP_ALIVE_S} s without one
+ * and by {@link #close}: a thread per partition of every batch, started and ended, cost a thread-local allocation
+ * buffer each — 10 000 partitions left 165 MB more of the heap touched). Each step only touches the directory of its
+ * partition, which nothing else sees before the batch is published. {@link #run} returns only once every step it
+ * started has ended, so that a failed topic is never removed under a step still writing into it.
  */
 final class CreationFsyncs implements AutoCloseable
 {
@@ -52,66 +49,85 @@ final class CreationFsyncs implements AutoCloseable
         pool.shutdown();
     }
 
-    /**
-     * Runs {@code step} and the directory fsync for every partition of {@code made}. An interrupt of
-     * the caller's thread meanwhile is taken and noted in {@code interrupted[0]}, thrown or not: the
-     * batch's own fsyncs after this (or its removal's) would fail on it; the caller restores it when
-     * it is done.
-     */
-    void finish(final PartitionLog[] made, final int from, final PartitionFiles step, final boolean[] interrupted)
-        throws IOException
+    /** One step of a batch, for item {@code i}. */
+    @FunctionalInterface
+    interface Step
     {
-        if (made.length <= 1)
+        void run(int i) throws IOException;
+    }
+
+    /**
+     * Runs {@code step} for items 0 to {@code count - 1}, on the threads when more than one, and returns once every
+     * one started has ended: each item's failure (null where it ended well; an item never started, when a thread could
+     * not be, fails with that cause). An interrupt of the caller's thread meanwhile is taken and noted in
+     * {@code interrupted[0]}: the batch's own fsyncs after this (or its removal's) would fail on it; the caller restores
+     * it when it is done.
+     */
+    Exception[] run(final int count, final Step step, final boolean[] interrupted)
+    {
+        final Exception[] failures = new Exception[count];
+        if (count == 1)
         {
-            for (int i = 0; i < made.length; i++)
+            failures[0] = failureOf(() ->
             {
-                finishOne(made[i], from + i, step);
-            }
-            return;
+                step.run(0);
+                return null;
+            });
+            return failures;
         }
-        final List<Future<Void>> steps = new ArrayList<>(made.length);
-        Throwable notStarted = null;
+        final List<Future<Void>> steps = new ArrayList<>(count);
         try
         {
-            for (int i = 0; i < made.length; i++)
+            for (int i = 0; i < count; i++)
             {
-                final PartitionLog log = made[i];
-                final int partition = from + i;
+                final int item = i;
                 steps.add(pool.submit(() ->
                 {
-                    finishOne(log, partition, step);
+                    step.run(item);
                     return null;
                 }));
             }
         }
+        catch (final Throwable ex) // a thread that could not be started (a limit on threads): what started is waited for
+        {
+            for (int i = steps.size(); i < count; i++)
+            {
+                failures[i] = asException(ex);
+            }
+        }
+        awaitAll(steps, failures, interrupted);
+        return failures;
+    }
+
+    private static Exception failureOf(final Callable<Void> step)
+    {
+        try
+        {
+            step.call();
+            return null;
+        }
         catch (final Throwable ex)
         {
-            notStarted = ex; // a thread that could not be started (a limit on threads): what started is waited for
+            return asException(ex);
         }
-        awaitAll(steps, notStarted, interrupted);
     }
 
-    private static void finishOne(final PartitionLog log, final int partition, final PartitionFiles step) throws IOException
+    /** An IOException for anything but an Exception (an Error of a step: the creation fails, the agent goes on). */
+    private static Exception asException(final Throwable ex)
     {
-        step.write(log.dir(), partition);
-        DurableFile.fsyncDirectory(log.dir());
+        return ex instanceof Exception e ? e : new IOException("a partition's creation did not finish: " + ex, ex);
     }
 
-    /**
-     * Waits for every step, through interrupts (noted in {@code interrupted[0]}); throws the first
-     * failure, the others suppressed, an {@link IOException} for anything but an unchecked one.
-     */
-    private static void awaitAll(final List<Future<Void>> steps, final Throwable notStarted, final boolean[] interrupted)
-        throws IOException
+    /** Waits for every step, through interrupts (noted in {@code interrupted[0]}); each one's failure into {@code failures}. */
+    private static void awaitAll(final List<Future<Void>> steps, final Exception[] failures, final boolean[] interrupted)
     {
-        Throwable first = notStarted;
-        for (final Future<Void> step : steps)
+        for (int i = 0; i < steps.size(); i++)
         {
             while (true)
             {
                 try
                 {
-                    step.get();
+                    steps.get(i).get();
                     break;
                 }
                 catch (final InterruptedException ex)
@@ -120,29 +136,10 @@ final class CreationFsyncs implements AutoCloseable
                 }
                 catch (final ExecutionException ex)
                 {
-                    if (first == null)
-                    {
-                        first = ex.getCause();
-                    }
-                    else
-                    {
-                        first.addSuppressed(ex.getCause());
-                    }
+                    failures[i] = asException(ex.getCause());
                     break;
                 }
             }
-        }
-        if (first instanceof IOException io)
-        {
-            throw io;
-        }
-        if (first instanceof RuntimeException runtime)
-        {
-            throw runtime;
-        }
-        if (first != null)
-        {
-            throw new IOException("a partition's creation did not finish: " + first, first);
         }
     }
 }

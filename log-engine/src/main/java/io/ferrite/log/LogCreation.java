@@ -13,15 +13,17 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The making of a batch of new partition logs for {@link LogManager#createLogs}: each partition's
- * directory made in the log directory holding the fewest partitions, its overrides written at once
- * (a crash from there on finds them with the directory) and its log opened; then, several partitions
- * at a time ({@link CreationFsyncs}), the overrides file fsynced, the caller's {@link PartitionFiles}
- * written and the partition directory fsynced, so that every file in it is there after a power loss;
- * then each log directory that took one fsynced once (one fsync for all their entries, not one per
- * partition). All or nothing: a failure closes and removes what the batch made. A directory found in
- * place is loaded as a start would load it, its overrides replaced (durably) and the caller's files
- * written in it; a failure leaves it so.
+ * The making of a batch of new partition logs for {@link LogManager#createLogs}, for one topic or several (a
+ * CreateTopics' topics: one batch, so its fsyncs are grouped together rather than topic after topic). First, on the
+ * caller's thread, topic by topic: each partition's directory made in the log directory holding the fewest partitions,
+ * its overrides written at once (a crash from there on finds them with the directory) and its log opened. Then, for
+ * every partition of the batch, several at a time ({@link CreationFsyncs}): the overrides file fsynced and the caller's
+ * {@link PartitionFiles} written (durably). Then, once all are (so that one journal commit covers the entries of all),
+ * every partition directory fsynced, several at a time; then each log directory that took one fsynced once (one fsync
+ * for all their entries, not one per partition or per topic), so that every file is there after a power loss. All or
+ * nothing for each topic: a failure of one of its partitions closes and removes what the batch made of that topic, and
+ * the others go on; a failure of a log directory's fsync fails every topic. A directory found in place is loaded as a
+ * start would load it, its overrides replaced (durably) and the caller's files written in it; a failure leaves it so.
  */
 final class LogCreation
 {
@@ -44,70 +46,221 @@ final class LogCreation
         }
     }
 
-    /**
-     * Makes partitions {@code from} to {@code to - 1} of {@code topic}; {@code perDir} is how many
-     * partitions each log directory holds, counted up as this chooses.
-     */
-    static PartitionLog[] make(final String topic, final int from, final int to, final Map<String, String> overrides,
-        final PartitionFiles files, final CreationFsyncs fsyncs, final LogConfig logConfig, final LogManagerConfig config,
-        final Map<Path, Integer> perDir, final Map<Path, LogEnvironment> environments) throws IOException
+    /** What the batch needs of its log manager. */
+    record Context(java.util.function.Predicate<String> exists, java.util.function.Function<Map<String, String>, LogConfig> inForce,
+        CreationFsyncs fsyncs, LogManagerConfig config, Map<Path, Integer> perDir, Map<Path, LogEnvironment> environments)
     {
-        final PartitionLog[] made = new PartitionLog[Math.max(0, to - from)];
-        final boolean[] ours = new boolean[made.length]; // directories this batch made: the only ones a failure removes
+    }
+
+    /**
+     * Makes every entry of {@code batch}, each all or nothing; {@code beforeEach} runs before each entry's first file
+     * (the broker clears a stray interrupt there, so that one costs at most the topic in hand). {@code perDir} is how
+     * many partitions each log directory holds, counted up as this chooses.
+     */
+    static CreatedLogs make(final List<NewLogs> batch, final Runnable beforeEach, final Context context)
+    {
+        final int entries = batch.size();
+        final Opened[] opened = new Opened[entries];
+        final Exception[] failures = new Exception[entries];
         final Set<Path> touched = new LinkedHashSet<>();
-        Path making = null;
+        final Set<String> named = new java.util.HashSet<>();
         final boolean[] interrupted = new boolean[1];
+        int partitions = 0;
+        for (int e = 0; e < entries; e++)
+        {
+            beforeEach.run();
+            try
+            {
+                opened[e] = open(batch.get(e), named, touched, context);
+                partitions += opened[e].made.length;
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                failures[e] = ex;
+            }
+        }
+        if (Thread.interrupted()) // arrived while the last entry was opened (and failed it): the rest must not fail on it
+        {
+            interrupted[0] = true;
+        }
         try
         {
-            for (int p = from; p < to; p++)
+            // the files, then (once all are written) the partition directories, then the log directories
+            final Opened[] owners = new Opened[partitions];
+            final int[] indexes = new int[partitions];
+            int i = 0;
+            for (final Opened o : opened)
             {
-                final Path dir = chooseDir(perDir);
-                touched.add(dir);
-                final Path partitionDir = dir.resolve(OffsetCheckpoint.key(topic, p));
-                final PartitionLog log;
-                if (Files.exists(partitionDir))
+                for (int p = 0; o != null && p < o.made.length; p++, i++)
                 {
-                    // not ours to remove on a failure: loaded as it is, as a start would
-                    PartitionOverrides.write(partitionDir, overrides);
-                    log = LogLoader.load(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
-                        environments.get(dir), false, 0, 0);
+                    owners[i] = o;
+                    indexes[i] = p;
                 }
-                else
-                {
-                    Files.createDirectory(partitionDir);
-                    making = partitionDir;
-                    PartitionOverrides.writeNew(partitionDir, overrides);
-                    log = LogLoader.create(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
-                        environments.get(dir));
-                    making = null;
-                    ours[p - from] = true;
-                }
-                made[p - from] = log;
             }
-            fsyncs.finish(made, from, (partitionDir, partition) ->
+            fail(owners, context.fsyncs().run(partitions, item -> owners[item].writeFiles(indexes[item]), interrupted));
+            fail(owners, context.fsyncs().run(partitions, item ->
             {
-                if (ours[partition - from]) // a directory found in place had its overrides written durably
+                if (owners[item].failure == null)
                 {
-                    PartitionOverrides.fsyncNew(partitionDir, overrides);
+                    DurableFile.fsyncDirectory(owners[item].made[indexes[item]].dir());
                 }
-                files.write(partitionDir, partition);
-            }, interrupted);
-            for (final Path dir : touched)
+            }, interrupted));
+            fsyncLogDirs(touched, opened);
+            for (int e = 0; e < entries; e++)
             {
-                DurableFile.fsyncDirectory(dir);
+                if (opened[e] != null && opened[e].failure != null)
+                {
+                    failures[e] = opened[e].failure;
+                    removeUnpublished(opened[e].made, opened[e].ours, null, opened[e].failure);
+                }
             }
-            return made;
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            removeUnpublished(made, ours, making, ex);
-            throw ex;
         }
         finally
         {
             if (interrupted[0])
             {
                 Thread.currentThread().interrupt(); // kept for the caller: taken earlier, it would fail the fsyncs above
+            }
+        }
+        final PartitionLog[][] made = new PartitionLog[entries][];
+        for (int e = 0; e < entries; e++)
+        {
+            made[e] = failures[e] == null ? opened[e].made : null;
+        }
+        return new CreatedLogs(made, failures);
+    }
+
+    /** Each item's failure given to the topic it belongs to (its first; any later ones suppressed in it). */
+    private static void fail(final Opened[] owners, final Exception[] failures)
+    {
+        for (int i = 0; i < failures.length; i++)
+        {
+            if (failures[i] != null)
+            {
+                owners[i].failed(failures[i]);
+            }
+        }
+    }
+
+    /** Each log directory the batch made a partition in fsynced once; a failure fails every topic still made. */
+    private static void fsyncLogDirs(final Set<Path> touched, final Opened[] opened)
+    {
+        for (final Path dir : touched)
+        {
+            try
+            {
+                DurableFile.fsyncDirectory(dir);
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                for (final Opened o : opened)
+                {
+                    if (o != null)
+                    {
+                        o.failed(ex);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * One entry's partitions validated, their directories made, overrides written and logs opened; a failure closes and
+     * removes what this made of them (a directory found in place is left) and is thrown.
+     */
+    private static Opened open(final NewLogs entry, final Set<String> named, final Set<Path> touched, final Context context)
+        throws IOException
+    {
+        final String topic = entry.topic();
+        for (int p = entry.from(); p < entry.to(); p++)
+        {
+            validateName(topic, p);
+            final String key = OffsetCheckpoint.key(topic, p);
+            if (context.exists().test(key) || named.contains(key))
+            {
+                throw new IllegalArgumentException("partition " + key + " exists");
+            }
+        }
+        final LogConfig logConfig = context.inForce().apply(entry.overrides());
+        final Opened opened = new Opened(entry);
+        Path making = null;
+        try
+        {
+            for (int p = entry.from(); p < entry.to(); p++)
+            {
+                final Path dir = chooseDir(context.perDir());
+                touched.add(dir);
+                final Path partitionDir = dir.resolve(OffsetCheckpoint.key(topic, p));
+                final LogManagerConfig config = context.config();
+                final PartitionLog log;
+                if (Files.exists(partitionDir))
+                {
+                    // not ours to remove on a failure: loaded as it is, as a start would
+                    PartitionOverrides.write(partitionDir, entry.overrides());
+                    log = LogLoader.load(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
+                        context.environments().get(dir), false, 0, 0);
+                }
+                else
+                {
+                    Files.createDirectory(partitionDir);
+                    making = partitionDir;
+                    PartitionOverrides.writeNew(partitionDir, entry.overrides());
+                    log = LogLoader.create(topic, p, partitionDir, logConfig, config.writeStrategy(), config.clock(),
+                        context.environments().get(dir));
+                    making = null;
+                    opened.ours[p - entry.from()] = true;
+                }
+                opened.made[p - entry.from()] = log;
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            removeUnpublished(opened.made, opened.ours, making, ex);
+            throw ex;
+        }
+        for (int p = entry.from(); p < entry.to(); p++)
+        {
+            named.add(OffsetCheckpoint.key(topic, p));
+        }
+        return opened;
+    }
+
+    /** One entry's logs opened, the directories of them it made ({@code ours}: the only ones a failure removes). */
+    private static final class Opened
+    {
+        final NewLogs entry;
+        final PartitionLog[] made;
+        final boolean[] ours;
+        /** The first failure of one of its partitions' later steps (set on the caller's thread, after each step). */
+        Exception failure;
+
+        Opened(final NewLogs entry)
+        {
+            this.entry = entry;
+            this.made = new PartitionLog[entry.count()];
+            this.ours = new boolean[made.length];
+        }
+
+        /** On a creation thread: partition {@code i}'s overrides fsynced and the caller's files written. */
+        void writeFiles(final int i) throws IOException
+        {
+            final Path partitionDir = made[i].dir();
+            if (ours[i]) // a directory found in place had its overrides written durably
+            {
+                PartitionOverrides.fsyncNew(partitionDir, entry.overrides());
+            }
+            entry.files().write(partitionDir, entry.from() + i);
+        }
+
+        void failed(final Exception ex)
+        {
+            if (failure == null)
+            {
+                failure = ex;
+            }
+            else if (failure != ex)
+            {
+                failure.addSuppressed(ex);
             }
         }
     }

@@ -151,6 +151,57 @@ class CreateLogsTest
         }
     }
 
+    /**
+     * Several topics as one batch: each all or nothing — one whose files fail, and one naming a partition that exists,
+     * leave nothing of theirs — while the others are published, durable and there after a restart.
+     */
+    @Test
+    void aBatchOfSeveralTopicsFailsOnlyTheTopicThatFailed() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final PartitionFiles owner = (partitionDir, partition) ->
+            io.ferrite.log.config.DurableFile.writeContent(partitionDir.resolve("owner.txt"), new byte[] {'x'});
+        final PartitionFiles failingAtOne = (partitionDir, partition) ->
+        {
+            if (partition == 1)
+            {
+                throw new IOException("disk full, say");
+            }
+            owner.write(partitionDir, partition);
+        };
+        final int[] before = new int[1];
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            manager.createLogs("kept", 0, 1, Map.of());
+            final CreatedLogs created = manager.createLogs(List.of(
+                new NewLogs("orders", 0, 3, Map.of("segment.bytes", "1048576"), owner),
+                new NewLogs("failing", 0, 3, Map.of(), failingAtOne),
+                new NewLogs("kept", 0, 2, Map.of(), owner),
+                new NewLogs("payments", 0, 2, Map.of(), owner)), () -> before[0]++);
+            assertEquals(4, before[0], "run before each topic");
+            assertEquals(3, created.made(0).length);
+            assertNull(created.made(1));
+            assertEquals("disk full, say", created.failure(1).getMessage());
+            assertTrue(created.failure(2) instanceof IllegalArgumentException, "kept-0 exists: " + created.failure(2));
+            assertEquals(2, created.made(3).length);
+            for (int p = 0; p < 3; p++)
+            {
+                assertNull(manager.log("failing", p), "failing-" + p + " published");
+                assertFalse(Files.exists(data.resolve("failing-" + p)), "failing-" + p + " left behind");
+                assertTrue(created.made(0)[p] == manager.log("orders", p), "orders-" + p + " published");
+            }
+            assertNull(manager.log("kept", 1), "kept-1 made by a refused entry");
+            assertFalse(Files.exists(data.resolve("kept-1")));
+            assertEquals(6, manager.logs().size(), "kept-0, orders 0-2, payments 0-1");
+        }
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            assertEquals(6, manager.logs().size());
+            assertEquals(1048576, manager.log("orders", 2).config().segmentBytes, "overrides after the restart");
+            assertEquals("x", Files.readString(manager.log("payments", 1).dir().resolve("owner.txt")));
+        }
+    }
+
     /** A directory of the same name found in place (a stray one) is loaded, and a failed batch leaves it, records and all. */
     @Test
     void aFailedBatchLeavesADirectoryItFoundInPlace() throws Exception

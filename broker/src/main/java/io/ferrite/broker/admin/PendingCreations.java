@@ -7,6 +7,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -67,6 +68,8 @@ public final class PendingCreations
     static final int CHUNK_PARTITIONS = 100;
     /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** Partitions of unpublished topics made as one batch at most (a batch ends after the topic that reaches it). */
+    static final int BATCH_PARTITIONS = 2000;
 
     private final TopicRegistry topics;
     private final CreationJournal journal;
@@ -219,20 +222,11 @@ public final class PendingCreations
 
     /**
      * From any thread: whether topic {@code name} was answered as created and none of its files could be made (here, or
-     * in the start's replay): published with every partition offline ({@link #offline}), or, when even that failed,
-     * unpublished with its name kept taken. A topic leaves {@code byName} only after it is published and no longer
-     * creating, so the last look at the published topic tells a failed one from one made meanwhile.
+     * in the start's replay): {@link OfflineTopics#filesFailed}.
      */
     public boolean filesFailed(final String name)
     {
-        final io.ferrite.broker.topic.Topic published = topics.topic(name);
-        if (published != null)
-        {
-            // a large topic whose first slice failed is not one: its config changes are journaled (LargeTopicChanges)
-            return !published.isDeleted() && published.partitions.length == 0 && published.hasOfflinePartitions()
-                && publishedWhenMade(published.plannedPartitions());
-        }
-        return topics.creatingId(name) != null && !byName.containsKey(name) && topics.topic(name) == null;
+        return OfflineTopics.filesFailed(topics, name, byName.containsKey(name));
     }
 
     /** Whether {@code name} is a whole topic being grown in slices, not a creation (agent only). */
@@ -275,9 +269,10 @@ public final class PendingCreations
      */
     public void makeDownTo(final long incoming)
     {
-        while (unpublishedPartitions > 0 && unpublishedPartitions + incoming > backlogBound() && makeNext(unpublished) != null)
+        while (unpublishedPartitions > 0 && unpublishedPartitions + incoming > backlogBound()
+            && makeUnpublished(unpublishedPartitions + incoming - backlogBound(), null) > 0)
         {
-            // made
+            // made, the oldest first
         }
         settle();
     }
@@ -296,7 +291,7 @@ public final class PendingCreations
         {
             return;
         }
-        while (!held && makeNext(unpublished) != null)
+        while (!held && makeUnpublished(Long.MAX_VALUE, null) > 0)
         {
             // made: the oldest first, publication stays in journal order
         }
@@ -325,12 +320,19 @@ public final class PendingCreations
     {
         final ArrayDeque<PendingTopic> from = unpublished.isEmpty() ? slices : slices.isEmpty() ? unpublished : slicesTurn ? slices : unpublished;
         slicesTurn = from == unpublished;
-        final long start = System.nanoTime();
-        final int before = partitions;
         int made = 0;
-        while (before - partitions < CHUNK_PARTITIONS && System.nanoTime() - start < CHUNK_NS && makeNext(from) != null)
+        if (from == unpublished)
         {
-            made++;
+            made = makeUnpublished(CHUNK_PARTITIONS, null); // one batch: its fsyncs together
+        }
+        else
+        {
+            final long start = System.nanoTime();
+            final int before = partitions;
+            while (before - partitions < CHUNK_PARTITIONS && System.nanoTime() - start < CHUNK_NS && makeNext(from) != null)
+            {
+                made++;
+            }
         }
         settle();
         return Math.max(made, 1); // a pass that only skipped deleted ones still did work
@@ -347,7 +349,7 @@ public final class PendingCreations
         {
             return false;
         }
-        while (byName.get(name) == wanted && makeNext(wanted.large() ? slices : unpublished) != null)
+        while (byName.get(name) == wanted && (wanted.large() ? makeNext(slices) != null : makeUnpublished(Long.MAX_VALUE, wanted) > 0))
         {
             // made: the unpublished topics before it, then it; a large one slice by slice
         }
@@ -395,9 +397,8 @@ public final class PendingCreations
     }
 
     /**
-     * The oldest topic of {@code queue} made (deleted ones skipped), or tried and failed — of a large topic the next
-     * slice of {@value #CHUNK_PARTITIONS} partitions, the topic kept first in its queue until its last slice; null when
-     * nothing was pending there.
+     * The oldest large topic's next slice of {@value #CHUNK_PARTITIONS} partitions made (deleted ones skipped), or tried
+     * and failed, the topic kept first in {@link #slices} until its last slice; null when nothing was pending there.
      */
     private PendingTopic makeNext(final ArrayDeque<PendingTopic> queue)
     {
@@ -410,26 +411,14 @@ public final class PendingCreations
         {
             return null;
         }
-        final int upTo = p.large() ? Math.min(p.partitions, p.made + CHUNK_PARTITIONS) : p.partitions;
+        final int upTo = Math.min(p.partitions, p.made + CHUNK_PARTITIONS);
         final int slice = upTo - p.made;
         partitions -= slice;
-        unpublishedPartitions -= p.large() ? 0 : slice;
-        if (Thread.interrupted()) // left by the last topic's LogCreation, or stray: it would fail this topic's file work
-        {
-            interrupted.run();
-        }
+        clearInterrupt();
         try
         {
             final long start = System.nanoTime();
-            if (p.large())
-            {
-                topics.addPartitions(large.published(p), upTo); // the next slice; partitions after it answer NOT_LEADER_OR_FOLLOWER
-            }
-            else
-            {
-                topics.create(p.name, p.partitions, p.configs, p.id);
-                topics.created(p.name); // published first: a network thread that finds it no longer creating finds it
-            }
+            topics.addPartitions(large.published(p), upTo); // the next slice; partitions after it answer NOT_LEADER_OR_FOLLOWER
             p.made = upTo;
             final long now = System.nanoTime();
             cost.made(slice, now - start, now);
@@ -441,27 +430,54 @@ public final class PendingCreations
         }
         catch (final Throwable ex) // one topic's failure, an Error too, costs that topic alone
         {
-            journal.unmade();
-            partitions -= p.partitions - upTo; // a large topic's rest: not made before the next start
-            LOG.error("making the files of topic {}, created and answered, failed: {} made at the next start", p.name,
-                p.large() ? "its partitions from " + p.made + " are" : "it is", ex);
-            offline(p);
+            failed(p, upTo, ex);
         }
         byName.remove(p.name); // after its publication: see filesFailed
         return p;
     }
 
     /**
-     * Topic {@code p}, whose files failed, published with the partitions not made offline ({@link OfflineTopics}):
-     * listed with no leader, KAFKA_STORAGE_ERROR to their reads and writes, until the next start makes them or a
-     * DeleteTopics deletes it (as a published topic). A small topic leaves {@link TopicRegistry#creating} once published.
+     * The oldest unpublished topics (deleted ones skipped) made as one batch ({@link UnpublishedBatch}), until they come
+     * to {@code atLeast} partitions or {@value #BATCH_PARTITIONS}, or topic {@code through} was taken; published in
+     * journal order, each made or failed alone. The number of topics taken off the queue (0: none was pending).
      */
-    private void offline(final PendingTopic p)
+    private int makeUnpublished(final long atLeast, final PendingTopic through)
     {
-        if (OfflineTopics.publish(topics, p.name, p.id, p.partitions, p.configs) && !p.large())
+        final List<PendingTopic> batch = new ArrayList<>();
+        int polled = 0;
+        long taken = 0;
+        boolean reached = false;
+        PendingTopic p;
+        while (!reached && taken < Math.min(atLeast, BATCH_PARTITIONS) && (p = unpublished.poll()) != null)
         {
-            topics.created(p.name);
+            polled++;
+            if (byName.get(p.name) == p) // else deleted while pending
+            {
+                batch.add(p);
+                taken += p.partitions;
+                partitions -= p.partitions;
+                unpublishedPartitions -= p.partitions;
+                reached = p == through;
+            }
         }
+        UnpublishedBatch.make(topics, journal, batch, this::clearInterrupt, cost, made -> byName.remove(made.name));
+        return polled;
+    }
+
+    /** Before each topic's files: a stray interrupt (one a batch kept for its caller) cleared and reported. */
+    private void clearInterrupt()
+    {
+        if (Thread.interrupted()) // left by the last batch's LogCreation, or stray: it would fail this topic's file work
+        {
+            interrupted.run();
+        }
+    }
+
+    /** Large topic {@code p}'s files failed from its partition {@code p.made} (up to {@code upTo} tried): {@link OfflineTopics#failed}. */
+    private void failed(final PendingTopic p, final int upTo, final Throwable ex)
+    {
+        partitions -= p.partitions - upTo; // its rest: not made before the next start
+        OfflineTopics.failed(topics, journal, p, ex);
     }
 
     /**

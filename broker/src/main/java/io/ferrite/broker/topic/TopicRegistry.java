@@ -75,7 +75,7 @@ public final class TopicRegistry
         this.writer = thread;
     }
 
-    private boolean isWriter()
+    boolean isWriter()
     {
         final Thread w = writer;
         return w == null || w == Thread.currentThread();
@@ -242,14 +242,13 @@ public final class TopicRegistry
         // the name taken and come back as a topic of its own after a restart); nothing after it may fail, as
         // nothing after it would remove them
         final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides, (dir, p) -> TopicIds.writeNew(dir, id));
-        final Partition[] created = new Partition[partitions];
-        for (int p = 0; p < partitions; p++)
-        {
-            created[p] = new Partition(name, p, made[p], owner(name, p));
-        }
-        final Topic topic = new Topic(name, id[0], id[1], created, overrides);
-        publish(topic, null);
-        return topic;
+        return TopicBatch.published(this, name, id, made, overrides);
+    }
+
+    /** The log manager the topics' partitions live in ({@link TopicBatch}). */
+    LogManager logs()
+    {
+        return logs;
     }
 
     /** Adds partitions up to {@code count}. */
@@ -409,7 +408,7 @@ public final class TopicRegistry
         change = hook;
     }
 
-    private void publish(final Topic added, final Topic removed)
+    void publish(final Topic added, final Topic removed)
     {
         assert isWriter() : Thread.currentThread() + " writes the topics, whose writer is " + writer;
         change.accept(added, removed);

@@ -97,6 +97,55 @@ class CreationDurabilityTest
     }
 
     /**
+     * A CreateTopics of many small topics has their files made before its answer (PendingCreations.makeSmallBeforeAnswer)
+     * as one batch: before the answer, every partition's files fsynced and renamed, its directory fsynced after them,
+     * and the log directory fsynced after the last partition directory — once for the whole request (a checkpoint written
+     * meanwhile may add one or two), where making the topics one after another fsynced it once a topic (20 here).
+     */
+    @Test
+    void aRequestsSmallTopicsAreDurableBeforeTheAnswerWithOneFsyncOfTheLogDirectory() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final Path fsyncs = dir.resolve("fsyncs.txt");
+        final ServerCommand.Running server = startRecordingFsyncs(data, fsyncs);
+        final int topics = 20;
+        final int partitions = 3;
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.port())))
+        {
+            final List<NewTopic> created = new java.util.ArrayList<>();
+            for (int t = 0; t < topics; t++)
+            {
+                created.add(new NewTopic("batch" + t, partitions, (short)1).configs(Map.of("retention.ms", "3600000")));
+            }
+            Files.write(fsyncs, new byte[0]);
+            admin.createTopics(created).all().get(ANSWER_DEADLINE_S, TimeUnit.SECONDS);
+            final List<String> made = beforeTheAnswer(fsyncs);
+            int firstFile = made.size();
+            int lastPartitionDir = -1;
+            for (int t = 0; t < topics; t++)
+            {
+                for (int p = 0; p < partitions; p++)
+                {
+                    final Path partition = data.resolve("batch" + t + "-" + p);
+                    assertFsyncedIn(made, partition, "partition.metadata");
+                    assertFsyncedIn(made, partition, "partition.properties");
+                    firstFile = Math.min(firstFile, made.indexOf(partition.resolve("partition.properties").toString()));
+                    lastPartitionDir = Math.max(lastPartitionDir, made.lastIndexOf(partition.toString()));
+                }
+            }
+            assertTrue(made.lastIndexOf(data.toString()) > lastPartitionDir, "the log directory not fsynced after the last"
+                + " partition directory; recorded: " + made);
+            final long logDirFsyncs = made.subList(firstFile, made.size()).stream().filter(data.toString()::equals).count();
+            assertTrue(logDirFsyncs >= 1 && logDirFsyncs <= 3, "fsyncs of the log directory while " + topics
+                + " topics were made: " + logDirFsyncs + "; recorded: " + made);
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /**
      * A DeleteTopics answered NONE survives a power loss too: the partition directories' renames to
      * {@code -delete} are made durable by an fsync of the log directory before the answer — one for
      * the whole topic, plus the two of the checkpoints written again without it, however many

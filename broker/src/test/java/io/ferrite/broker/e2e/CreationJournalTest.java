@@ -105,13 +105,77 @@ class CreationJournalTest
         assertTrue(dirsAtKill < KILL_TOPICS * PARTITIONS, "the kill came after every partition was made: nothing replayed");
 
         server = start(data);
+        try
+        {
+            assertServedAsAnswered(server.port(), answered, dirsAtKill + " directories at the kill");
+            assertProducedAndConsumed(server.port(), "crash-" + (KILL_TOPICS - 1));
+            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /**
+     * SIGKILL right after the answer of a CreateTopics within the backlog's bound, whose small topics are made before the
+     * answer as one batch (PendingCreations.makeSmallBeforeAnswer): at the kill every partition directory is there and
+     * the journal already emptied — nothing for the next start to replay —, and the next start serves the topics with
+     * the ids and configs answered, records produced then consumed back.
+     */
+    @Test
+    void topicsMadeBeforeTheAnswerSurviveASigkillRightAfterIt() throws Exception
+    {
+        final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
+        final int topics = 30; // 300 partitions: within a fresh server's bound (1 111 at the 9 ms assumed)
+        final Map<String, Uuid> answered = new HashMap<>();
+        ServerCommand.Running server = start(data);
         try (Admin admin = admin(server.port()))
+        {
+            final List<NewTopic> created = new ArrayList<>();
+            for (int t = 0; t < topics; t++)
+            {
+                created.add(new NewTopic("made-" + t, PARTITIONS, (short)1).configs(KEPT));
+            }
+            final CreateTopicsResult result = admin.createTopics(created);
+            result.all().get(30, TimeUnit.SECONDS);
+            server.process().destroyForcibly(); // SIGKILL as soon as the answer is here
+            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+            assertEquals(137, server.process().exitValue(), "killed");
+            for (int t = 0; t < topics; t++)
+            {
+                answered.put("made-" + t, result.topicId("made-" + t).get());
+            }
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(data))
+        {
+            assertEquals(topics * PARTITIONS, files.filter(p -> p.getFileName().toString().startsWith("made-")).count(),
+                "partition directories at the kill: made before the answer");
+        }
+        assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied before the answer");
+        server = start(data);
+        try
+        {
+            assertServedAsAnswered(server.port(), answered, "made before the answer");
+            assertProducedAndConsumed(server.port(), "made-" + (topics - 1));
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    /** Every topic of {@code answered} described with the id answered, {@link #PARTITIONS} partitions and {@link #KEPT}. */
+    private static void assertServedAsAnswered(final int port, final Map<String, Uuid> answered, final String context)
+        throws Exception
+    {
+        try (Admin admin = admin(port))
         {
             final Map<String, TopicDescription> described = admin.describeTopics(answered.keySet()).allTopicNames().get(30, TimeUnit.SECONDS);
             for (final Map.Entry<String, Uuid> e : answered.entrySet())
             {
                 final TopicDescription d = described.get(e.getKey());
-                assertEquals(e.getValue(), d.topicId(), "the id answered, " + e.getKey() + " (" + dirsAtKill + " directories at the kill)");
+                assertEquals(e.getValue(), d.topicId(), "the id answered, " + e.getKey() + " (" + context + ")");
                 assertEquals(PARTITIONS, d.partitions().size(), e.getKey());
             }
             final List<org.apache.kafka.common.config.ConfigResource> resources = new ArrayList<>();
@@ -121,15 +185,9 @@ class CreationJournalTest
             }
             for (final var c : admin.describeConfigs(resources).all().get(30, TimeUnit.SECONDS).entrySet())
             {
-                assertEquals("compact", c.getValue().get("cleanup.policy").value(), c.getKey().name() + " (" + dirsAtKill + " at the kill)");
+                assertEquals("compact", c.getValue().get("cleanup.policy").value(), c.getKey().name() + " (" + context + ")");
                 assertEquals("-1", c.getValue().get("retention.ms").value(), c.getKey().name());
             }
-            assertProducedAndConsumed(server.port(), "crash-" + (KILL_TOPICS - 1));
-            assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied once its records are made");
-        }
-        finally
-        {
-            server.stop();
         }
     }
 
