@@ -48,7 +48,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Ferrite brokers in cluster mode (child JVMs, {@link ThreeNodes}): the broker's settings
  * ({@code add.partitions.to.txn.retry.backoff.ms}, {@code add.partitions.to.txn.retry.backoff.max.ms}) read by
  * {@link ClusterMode} into its {@code RemoteVerifier}, a kafka-clients 4.4 transactional producer (transaction version
- * 2: Produce v12, whose leader adds the partition) whose partition is led by another node than its transactional id's
+ * 2: Produce v12+, here v13, whose leader adds the partition) whose partition is led by another node than its transactional id's
  * coordinator, the leader's AddPartitionsToTxn v5 to the coordinator's node, and the produce's deferred answer.
  *
  * <p>The producer commits a transaction and at once sends into the next one, to partition {@value #SENT}-0 led by node
@@ -67,8 +67,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * PrepareCommit, and C received exactly one AddPartitionsToTxn per Produce L received (the client's try and its one
  * retry): asked once each time, never again.</li>
  * </ul>
- * Either fails when the wiring is broken (a fixed {@code Retries(20, 0)} in {@code ClusterMode}, or the add asked from
- * Produce v13 only: see the replication-lite README).
+ * The first fails when the wiring is broken (the verifier given a fixed {@code Retries(20, 0)} in {@code ClusterMode}, or
+ * the add asked from Produce v14 only; from v13 only changes nothing here, as kafka-clients 4.4 sends v13).
  */
 @Tag("slow") // three broker JVMs, a kill and the controller's fencing (broker.session.timeout.ms, 9 s): about a minute each
 final class RemoteVerifierRetryClusterTest
