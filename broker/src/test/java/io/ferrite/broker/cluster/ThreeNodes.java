@@ -188,6 +188,13 @@ final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCa
      */
     static KafkaProducer<String, String> transactionalProducer(final String bootstrap, final String transactionalId)
     {
+        return transactionalProducer(bootstrap, transactionalId, Map.of());
+    }
+
+    /** As {@link #transactionalProducer(String, String)}, with {@code settings} over those. */
+    static KafkaProducer<String, String> transactionalProducer(final String bootstrap, final String transactionalId,
+        final Map<String, String> settings)
+    {
         final Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
@@ -196,6 +203,7 @@ final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCa
         props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
         props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
         props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        props.putAll(settings);
         final KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
         try
         {
