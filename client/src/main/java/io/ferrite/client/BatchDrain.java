@@ -9,8 +9,8 @@ import io.ferrite.wire.message.ProduceRequestEncoder;
  * when none of the partition's is in flight, with it as {@link Idempotence#mayDrain} says — within
  * {@code max.request.size}. The first batch is the first sealed one, or, with none sealed, the open batch once
  * {@code linger.ms} has passed: it is sealed here, when it goes, and not before (kafka-clients closes a batch when it
- * drains it), so the records that came while the partition could not send are in it. A batch sent for the first time gets its sequence here. Allocates nothing: the
- * request's context comes from the pool.
+ * drains it), so the records that came while the partition could not send are in it. A batch sent for the first
+ * time gets its sequence here. Allocates nothing: the request's context comes from the pool.
  */
 final class BatchDrain
 {

@@ -12,8 +12,8 @@ import org.agrona.concurrent.Agent;
  * ({@code CompositeAgent}). {@code send} copies the record into its partition's open batch (built
  * in place off-heap); a batch is sealed when it is full, on {@link #flush()}, or once {@code linger.ms} has passed
  * when its partition may send it (a batch keeps taking records while the one before it is in flight, as
- * kafka-clients' accumulator); the duty cycle sends them to their leaders, and calls the {@link CompletionHandler} per record
- * with its offset or error. Retriable errors (kafka-clients' classification) are retried after
+ * kafka-clients' accumulator); the duty cycle sends them to their leaders, and calls the
+ * {@link CompletionHandler} per record with its offset or error. Retriable errors (kafka-clients' classification) are retried after
  * {@code retry.backoff.ms} within {@code retries} and {@code delivery.timeout.ms}. Idempotent by
  * default, as kafka-clients ({@link Idempotence}): a producer id, a sequence per batch, up to
  * {@code max.in.flight.requests.per.connection} (at most 5) batches of a partition in flight and retries
