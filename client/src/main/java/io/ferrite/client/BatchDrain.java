@@ -4,11 +4,13 @@ import io.ferrite.wire.message.ApiKeys;
 import io.ferrite.wire.message.ProduceRequestEncoder;
 
 /**
- * Drains sealed batches into Produce requests (kafka-clients' {@code RecordAccumulator.drain}): one request per
- * ready connection with the first sealed batch of each partition it leads that may go now — without idempotence
+ * Drains batches into Produce requests (kafka-clients' {@code RecordAccumulator.drain}): one request per
+ * ready connection with the first batch of each partition it leads that may go now — without idempotence
  * when none of the partition's is in flight, with it as {@link Idempotence#mayDrain} says — within
- * {@code max.request.size}. A batch sent for the first time gets its sequence here. Allocates nothing: the
- * request's context comes from the pool.
+ * {@code max.request.size}. The first batch is the first sealed one, or, with none sealed, the open batch once
+ * {@code linger.ms} has passed: it is sealed here, when it goes, and not before (kafka-clients closes a batch when it
+ * drains it), so the records that came while the partition could not send are in it. A batch sent for the first
+ * time gets its sequence here. Allocates nothing: the request's context comes from the pool.
  */
 final class BatchDrain
 {
@@ -48,9 +50,11 @@ final class BatchDrain
             for (int p = 0; p < t.partitions.length; p++)
             {
                 final PartitionState ps = t.partitions[p];
-                final ProducerBatch b = ps.sealed.peekFirst();
+                final ProducerBatch queued = ps.sealed.peekFirst();
+                final ProducerBatch b = queued != null ? queued :
+                    ps.open != null && now - ps.open.createdNs >= config.lingerNs ? ps.open : null;
                 if (b == null || ps.leader != c.nodeId || now - b.retryAtNs < 0 ||
-                    (bytes > 0 && bytes + b.size > config.maxRequestSize) ||
+                    (bytes > 0 && bytes + (b == queued ? b.size : b.estimatedSize) > config.maxRequestSize) ||
                     (idempotence.enabled() ? !idempotence.mayDrain(ps, b) : ps.inFlight > 0))
                 {
                     continue;
@@ -59,7 +63,14 @@ final class BatchDrain
                 {
                     ctx = pools.takeContext(metadata.partitionCount());
                 }
-                ps.sealed.pollFirst();
+                if (b == queued)
+                {
+                    ps.sealed.pollFirst();
+                }
+                else
+                {
+                    ps.sealOpen(); // lingered and may go now: closed only here, so it took every record until now
+                }
                 if (idempotence.enabled() && !b.hasSequence())
                 {
                     idempotence.assign(ps, b);

@@ -44,6 +44,19 @@ final class PartitionState
         this.partition = partition;
     }
 
+    /**
+     * Closes the open batch (kafka-clients closes a batch when its sender drains it, or when the next record does not
+     * fit): built, it takes no more records, and the topic's keyless records go to its next partition.
+     */
+    ProducerBatch sealOpen()
+    {
+        final ProducerBatch b = open;
+        b.seal();
+        open = null;
+        b.topic.sticky++;
+        return b;
+    }
+
     boolean hasUnacked()
     {
         return firstUnacked != null;

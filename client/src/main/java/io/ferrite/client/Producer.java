@@ -10,9 +10,10 @@ import org.agrona.concurrent.Agent;
  * {@link #doWork()} are called by one thread — the application's own (Aeron style: no client
  * thread), or an {@code AgentRunner} running this agent composed with the application's agent
  * ({@code CompositeAgent}). {@code send} copies the record into its partition's open batch (built
- * in place off-heap); the duty cycle seals batches on {@code batch.size}, {@code linger.ms} or
- * {@link #flush()}, sends them to their leaders, and calls the {@link CompletionHandler} per record
- * with its offset or error. Retriable errors (kafka-clients' classification) are retried after
+ * in place off-heap); a batch is sealed when it is full, on {@link #flush()}, or once {@code linger.ms} has passed
+ * when its partition may send it (a batch keeps taking records while the one before it is in flight, as
+ * kafka-clients' accumulator); the duty cycle sends them to their leaders, and calls the
+ * {@link CompletionHandler} per record with its offset or error. Retriable errors (kafka-clients' classification) are retried after
  * {@code retry.backoff.ms} within {@code retries} and {@code delivery.timeout.ms}. Idempotent by
  * default, as kafka-clients ({@link Idempotence}): a producer id, a sequence per batch, up to
  * {@code max.in.flight.requests.per.connection} (at most 5) batches of a partition in flight and retries
@@ -121,7 +122,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         ProducerBatch b = ps.open;
         if (b != null && b.estimatedSize + estimate > config.batchSize)
         {
-            seal(t, ps);
+            ps.sealed.addLast(ps.sealOpen()); // full: it waits for its turn, the record opens the next
             b = null;
         }
         if (b == null)
@@ -240,22 +241,26 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         return work;
     }
 
-    /** Seals the batches due, expires those past their delivery timeout, and fails all queued once {@code fatal}. */
+    /**
+     * Seals the batches that are full or flushed (all of them once closed or fatal), expires those past their delivery
+     * timeout, and fails all queued once {@code fatal}. A batch whose {@code linger.ms} has passed stays open, taking
+     * records, until its partition may send it ({@link BatchDrain} seals it then): sealed at once, records arriving
+     * faster than a round trip would queue as one small batch per duty cycle behind the batch in flight.
+     */
     private int sealDue(final long now, final short fatal)
     {
         int work = 0;
         for (int i = 0; i < metadata.topics.size(); i++)
         {
-            final TopicState t = metadata.topics.get(i);
-            final PartitionState[] partitions = t.partitions;
+            final PartitionState[] partitions = metadata.topics.get(i).partitions;
             for (int p = 0; p < partitions.length; p++)
             {
                 final PartitionState ps = partitions[p];
                 final ProducerBatch open = ps.open;
                 if (open != null && (flushRequested || closed || fatal != 0 || open.estimatedSize >= config.batchSize ||
-                    now - open.createdNs >= config.lingerNs))
+                    (ps.inFlight == 0 && ps.sealed.peekFirst() == null && now - open.deliveryDeadlineNs >= 0)))
                 {
-                    seal(t, ps);
+                    ps.sealed.addLast(ps.sealOpen()); // an open batch past its delivery timeout is sealed to expire below
                     work++;
                 }
                 for (ProducerBatch b = fatal != 0 ? ps.sealed.pollFirst() : null; b != null; b = ps.sealed.pollFirst())
@@ -264,9 +269,11 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                     work++;
                 }
                 final ProducerBatch first = ps.sealed.peekFirst();
-                if (first != null && ps.inFlight == 0)
+                final ProducerBatch waiting = first != null ? first :
+                    ps.open != null && now - ps.open.createdNs >= config.lingerNs ? ps.open : null;
+                if (waiting != null && ps.inFlight == 0)
                 {
-                    if (now - first.deliveryDeadlineNs >= 0)
+                    if (waiting == first && now - first.deliveryDeadlineNs >= 0)
                     {
                         ps.sealed.pollFirst();
                         fail(first, ClientErrors.DELIVERY_TIMEOUT);
@@ -281,15 +288,6 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         }
         flushRequested = false;
         return work;
-    }
-
-    private void seal(final TopicState t, final PartitionState ps)
-    {
-        final ProducerBatch b = ps.open;
-        b.seal();
-        ps.sealed.addLast(b);
-        ps.open = null;
-        t.sticky++;
     }
 
     /** acks=0: a batch is done once its request is in the socket (kafka-clients completes it then too, offset -1). */
@@ -469,7 +467,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             {
                 if (ps.open != null)
                 {
-                    seal(t, ps);
+                    ps.sealed.addLast(ps.sealOpen());
                 }
                 for (ProducerBatch b = ps.sealed.pollFirst(); b != null; b = ps.sealed.pollFirst())
                 {

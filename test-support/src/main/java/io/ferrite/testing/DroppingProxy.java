@@ -37,6 +37,9 @@ public final class DroppingProxy implements AutoCloseable
     private volatile int targetPort;
     private volatile boolean dropping = true;
     private volatile boolean mutedAll;
+    /** Guards {@link #held}: while it is set the answers wait in the proxy (and the broker's socket) instead of going on. */
+    private final Object holdLock = new Object();
+    private boolean held;
 
     public DroppingProxy(final long seed, final double dropChance) throws IOException
     {
@@ -72,6 +75,30 @@ public final class DroppingProxy implements AutoCloseable
     public void muteAnswers(final boolean on)
     {
         this.mutedAll = on;
+    }
+
+    /**
+     * On: what the brokers send waits in the proxy, on every connection, until it is turned off; then it goes on in
+     * order, nothing lost (a test that needs a request answered late for certain: its sender keeps it in flight).
+     */
+    public void holdAnswers(final boolean on)
+    {
+        synchronized (holdLock)
+        {
+            held = on;
+            holdLock.notifyAll();
+        }
+    }
+
+    private void awaitRelease() throws InterruptedException
+    {
+        synchronized (holdLock)
+        {
+            while (held)
+            {
+                holdLock.wait();
+            }
+        }
     }
 
     /** Cuts every connection now: their requests in flight fail on the clients. */
@@ -185,13 +212,14 @@ public final class DroppingProxy implements AutoCloseable
                 {
                     continue; // the connection is being cut: its answers are lost
                 }
+                awaitRelease();
                 out.write(buffer, 0, n);
                 out.flush();
             }
         }
-        catch (final IOException ex)
+        catch (final IOException | InterruptedException ex)
         {
-            // one side went away
+            // one side went away (or the proxy's thread was stopped)
         }
         closeQuietly(from);
         closeQuietly(to);
