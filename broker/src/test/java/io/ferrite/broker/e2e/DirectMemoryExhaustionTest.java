@@ -50,7 +50,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * send a ClientHello and wait (the
  * broker holds its answer's buffers, about 19 KB) until a buffer cannot be had: that connection is closed with one
  * WARN line. Then connections that send nothing until one cannot get the buffers a connection needs at accept: it is
- * refused (closed: its client reads the end of the stream), counted, one WARN line.
+ * refused (closed: its client reads the end of the stream), counted, one WARN line. The budget used up, the JDK still has
+ * about a quarter: PLAINTEXT connections made before send parts of requests (input growth is not budgeted: tls18 review 1,
+ * M2) until the JDK refuses ("Cannot reserve ..."), in steps of smaller parts so that little is left, and then an
+ * all-topics Metadata whose answer must grow its connection's output is refused by the JDK: that connection is closed
+ * with one WARN line, the thread serves on (tls18 review 1, H1: with the budget alone the Metadata was answered).
  * The network thread never met an OutOfMemoryError (before: it escaped a pass and ended the thread, and every socket
  * accepted after was left open, never read); once the clients close, the broker holds no socket of theirs, and a
  * kafka-clients producer and consumer over SSL are served.
@@ -77,10 +81,18 @@ class DirectMemoryExhaustionTest
             final long baseline = sockets(pid);
 
             final byte[] clientHello = clientHello(certs);
-            createTopics(server.port()); // an all-topics Metadata is then answered with ~6 KB: more than a connection's first output
+            createTopics(server.port()); // an all-topics Metadata is then answered with ~14 KB: more than a connection's first output
             final RawClient probe = new RawClient(server.port()); // made while memory lasts; paces the steps below
             final RawClient asker = new RawClient(server.port()); // a PLAINTEXT client made while memory lasts (review H1)
             asker.apiVersions();
+            final List<Socket> fillers = new ArrayList<>(); // PLAINTEXT, made while the budget lasts: their input grows outside it
+            for (int i = 0; i < FILLERS; i++)
+            {
+                final Socket filler = new Socket("127.0.0.1", server.port());
+                clients.add(filler);
+                fillers.add(filler);
+            }
+            probe.apiVersions();
             int handshakes = 0;
             while (true)
             {
@@ -118,16 +130,31 @@ class DirectMemoryExhaustionTest
                 probe.apiVersions();
                 refused = REFUSED.matcher(server.stderr());
             }
-            // review H1: an ordinary request whose answer must grow the connection's output, direct memory used up: it costs
-            // that connection at most (answered, or closed with one WARN line), never the thread and its other connections
+            // the budget used up, the JDK still has some MiB (the budget is three quarters of it): input growth is not
+            // budgeted (review M2), so the fillers' partial requests use up the rest, in smaller and smaller steps, until
+            // the JDK refuses a growth of the smallest kind (tls18 review 1, H1)
+            final int before = jdkRefusals(server.stderr());
+            int next = 0;
+            int jdkRefused = before;
+            for (final int body : FILL_STEPS)
+            {
+                final int refusedBefore = jdkRefused;
+                while (jdkRefused == refusedBefore)
+                {
+                    assertTrue(next < fillers.size(), "the JDK never refused an input growth of " + body + " bytes:\n" + tail(server.stderr()));
+                    fill(fillers.get(next++), body, probe);
+                    jdkRefused = jdkRefusals(server.stderr());
+                }
+            }
+            System.out.println("the JDK refused " + (jdkRefused - before) + " input growths over " + next + " fillers");
+            // review H1: an ordinary request whose answer must grow the connection's output past what the JDK has left:
+            // it costs that connection only (closed, one WARN line with the JDK's reason, counted), never the thread
             final boolean answered = metadataOfAllTopics(asker);
             probe.apiVersions();
             assertFalse(server.stderr().contains("OutOfMemoryError"), "no OutOfMemoryError ended the network thread:\n" + tail(server.stderr()));
-            if (!answered)
-            {
-                assertTrue(server.stderr().contains("out of direct memory"), "the closed connection said why");
-            }
-            System.out.println("the Metadata asked with direct memory used up was " + (answered ? "answered" : "refused: its connection closed"));
+            assertFalse(answered, "the Metadata asked with the JDK's direct memory used up was answered:\n" + tail(server.stderr()));
+            assertEquals(jdkRefused + 1, jdkRefusals(server.stderr()), "its connection closed with one WARN line giving the JDK's reason:\n" + tail(server.stderr()));
+            System.out.println("the Metadata asked with the JDK's direct memory used up: its connection closed");
             asker.close();
             probe.apiVersions();
             probe.close();
@@ -181,7 +208,52 @@ class DirectMemoryExhaustionTest
         return Integer.parseInt(ssl.group(1));
     }
 
-    private static final int TOPICS = 40;
+    private static final int TOPICS = 100;
+
+    /** PLAINTEXT connections that send part of a large request, each held open. */
+    private static final int FILLERS = 200;
+
+    /** The bytes of a request's body the fillers send, step by step: each step until the JDK refuses one input growth. */
+    private static final int[] FILL_STEPS = {192 * 1024, 16 * 1024, 1024};
+
+    /** The JDK's refusal of a direct buffer, as the WARN line of the connection closed for it gives it. */
+    private static final Pattern JDK_REFUSED = Pattern.compile("out of direct memory: Cannot reserve \\d+ bytes of direct buffer memory");
+
+    private static int jdkRefusals(final String log)
+    {
+        final Matcher m = JDK_REFUSED.matcher(log);
+        int n = 0;
+        while (m.find())
+        {
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * On {@code filler}: the size of a request of {@code body + 1} bytes (its input grows to about that, no more), then
+     * {@code body} bytes of it in 8 KiB writes, each followed by a
+     * request of {@code probe}'s (its answer: the network thread has passed over the filler's bytes). A filler closed by
+     * the broker ends it.
+     */
+    private static void fill(final Socket filler, final int body, final RawClient probe) throws IOException
+    {
+        final byte[] chunk = new byte[8 * 1024];
+        try
+        {
+            filler.getOutputStream().write(ByteBuffer.allocate(4).putInt(body + 1).array());
+            for (int sent = 0; sent < body; sent += chunk.length)
+            {
+                filler.getOutputStream().write(chunk, 0, Math.min(chunk.length, body - sent));
+                probe.apiVersions();
+            }
+        }
+        catch (final java.net.SocketException closed)
+        {
+            // closed by the broker: its input could not grow
+        }
+        probe.apiVersions();
+    }
 
     /** {@value #TOPICS} topics with long names, made while memory lasts. */
     private static void createTopics(final int port) throws Exception
