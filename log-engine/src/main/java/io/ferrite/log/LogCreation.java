@@ -66,18 +66,26 @@ final class LogCreation
         final Set<String> named = new java.util.HashSet<>();
         final boolean[] interrupted = new boolean[1];
         int partitions = 0;
-        for (int e = 0; e < entries; e++)
+        try
         {
-            beforeEach.run();
-            try
+            for (int e = 0; e < entries; e++)
             {
-                opened[e] = open(batch.get(e), named, touched, context);
-                partitions += opened[e].made.length;
+                beforeEach.run();
+                try
+                {
+                    opened[e] = open(batch.get(e), named, touched, context);
+                    partitions += opened[e].made.length;
+                }
+                catch (final IOException | RuntimeException ex)
+                {
+                    failures[e] = ex;
+                }
             }
-            catch (final IOException | RuntimeException ex)
-            {
-                failures[e] = ex;
-            }
+        }
+        catch (final Throwable t) // an Error (say an AssertionError of beforeEach): no entry opened so far is left open
+        {
+            removeAll(opened, t);
+            throw t;
         }
         if (Thread.interrupted()) // arrived while the last entry was opened (and failed it): the rest must not fail on it
         {
@@ -111,9 +119,14 @@ final class LogCreation
                 if (opened[e] != null && opened[e].failure != null)
                 {
                     failures[e] = opened[e].failure;
-                    removeUnpublished(opened[e].made, opened[e].ours, null, opened[e].failure);
+                    opened[e].remove(opened[e].failure);
                 }
             }
+        }
+        catch (final Throwable t) // an Error on this thread after the opening: the batch's logs not left open either
+        {
+            removeAll(opened, t);
+            throw t;
         }
         finally
         {
@@ -128,6 +141,18 @@ final class LogCreation
             made[e] = failures[e] == null ? opened[e].made : null;
         }
         return new CreatedLogs(made, failures);
+    }
+
+    /** After an Error: every entry opened so far and not yet removed closed and removed, its failures suppressed in {@code t}. */
+    private static void removeAll(final Opened[] opened, final Throwable t)
+    {
+        for (final Opened o : opened)
+        {
+            if (o != null)
+            {
+                o.remove(t);
+            }
+        }
     }
 
     /** Each item's failure given to the topic it belongs to (its first; any later ones suppressed in it). */
@@ -213,7 +238,7 @@ final class LogCreation
                 opened.made[p - entry.from()] = log;
             }
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final Throwable ex) // an Error too: what this made of the entry is not left open
         {
             removeUnpublished(opened.made, opened.ours, making, ex);
             throw ex;
@@ -233,6 +258,8 @@ final class LogCreation
         final boolean[] ours;
         /** The first failure of one of its partitions' later steps (set on the caller's thread, after each step). */
         Exception failure;
+        /** Its logs closed and the directories it made removed (once only). */
+        private boolean removed;
 
         Opened(final NewLogs entry)
         {
@@ -250,6 +277,16 @@ final class LogCreation
                 PartitionOverrides.fsyncNew(partitionDir, entry.overrides());
             }
             entry.files().write(partitionDir, entry.from() + i);
+        }
+
+        /** Its logs closed and the directories it made removed, once; what fails there suppressed in {@code cause}. */
+        void remove(final Throwable cause)
+        {
+            if (!removed)
+            {
+                removed = true;
+                removeUnpublished(made, ours, null, cause);
+            }
         }
 
         void failed(final Exception ex)
@@ -289,7 +326,7 @@ final class LogCreation
      * deleted, best effort; a directory it found and loaded is left as it was found.
      */
     private static void removeUnpublished(final PartitionLog[] made, final boolean[] ours, final Path halfMade,
-        final Exception cause)
+        final Throwable cause)
     {
         final List<Path> dirs = new ArrayList<>();
         for (int i = 0; i < made.length; i++)
