@@ -113,7 +113,11 @@ final class LogCreation
                     DurableFile.fsyncDirectory(owners[item].made[indexes[item]].dir());
                 }
             }, interrupted));
-            fsyncLogDirs(touched, opened);
+            fsyncLogDirs(touched, opened, context, interrupted);
+            if (Thread.interrupted()) // arrived once the last step had ended: the removals below must not fail on it
+            {
+                interrupted[0] = true;
+            }
             for (int e = 0; e < entries; e++)
             {
                 if (opened[e] != null && opened[e].failure != null)
@@ -167,23 +171,23 @@ final class LogCreation
         }
     }
 
-    /** Each log directory the batch made a partition in fsynced once; a failure fails every topic still made. */
-    private static void fsyncLogDirs(final Set<Path> touched, final Opened[] opened)
+    /**
+     * Each log directory the batch made a partition in fsynced once, on the creation threads (several at a time, and a
+     * stray interrupt of the caller's thread meanwhile is noted, not taken as a failure of the whole batch); a failure
+     * fails every topic still made.
+     */
+    private static void fsyncLogDirs(final Set<Path> touched, final Opened[] opened, final Context context,
+        final boolean[] interrupted)
     {
-        for (final Path dir : touched)
+        final Path[] dirs = touched.toArray(new Path[0]);
+        for (final Exception ex : context.fsyncs().runOnThreads(dirs.length, i -> DurableFile.fsyncDirectory(dirs[i]),
+            interrupted))
         {
-            try
+            for (int e = 0; ex != null && e < opened.length; e++)
             {
-                DurableFile.fsyncDirectory(dir);
-            }
-            catch (final IOException | RuntimeException ex)
-            {
-                for (final Opened o : opened)
+                if (opened[e] != null)
                 {
-                    if (o != null)
-                    {
-                        o.failed(ex);
-                    }
+                    opened[e].failed(ex);
                 }
             }
         }
