@@ -65,9 +65,9 @@ final class CreationFsyncs implements AutoCloseable
      */
     Exception[] run(final int count, final Step step, final boolean[] interrupted)
     {
-        final Exception[] failures = new Exception[count];
         if (count == 1)
         {
+            final Exception[] failures = new Exception[1];
             failures[0] = failureOf(() ->
             {
                 step.run(0);
@@ -75,6 +75,16 @@ final class CreationFsyncs implements AutoCloseable
             });
             return failures;
         }
+        return runOnThreads(count, step, interrupted);
+    }
+
+    /**
+     * As {@link #run}, but on the threads even for one item, so that an interrupt of the caller's thread meanwhile is
+     * noted rather than failing the item (a log directory's fsync, whose failure fails every topic of the batch).
+     */
+    Exception[] runOnThreads(final int count, final Step step, final boolean[] interrupted)
+    {
+        final Exception[] failures = new Exception[count];
         final List<Future<Void>> steps = new ArrayList<>(count);
         try
         {

@@ -66,18 +66,26 @@ final class LogCreation
         final Set<String> named = new java.util.HashSet<>();
         final boolean[] interrupted = new boolean[1];
         int partitions = 0;
-        for (int e = 0; e < entries; e++)
+        try
         {
-            beforeEach.run();
-            try
+            for (int e = 0; e < entries; e++)
             {
-                opened[e] = open(batch.get(e), named, touched, context);
-                partitions += opened[e].made.length;
+                beforeEach.run();
+                try
+                {
+                    opened[e] = open(batch.get(e), named, touched, context);
+                    partitions += opened[e].made.length;
+                }
+                catch (final IOException | RuntimeException ex)
+                {
+                    failures[e] = ex;
+                }
             }
-            catch (final IOException | RuntimeException ex)
-            {
-                failures[e] = ex;
-            }
+        }
+        catch (final Throwable t) // an Error (say an AssertionError of beforeEach): no entry opened so far is left open
+        {
+            removeAll(opened, t);
+            throw t;
         }
         if (Thread.interrupted()) // arrived while the last entry was opened (and failed it): the rest must not fail on it
         {
@@ -105,15 +113,24 @@ final class LogCreation
                     DurableFile.fsyncDirectory(owners[item].made[indexes[item]].dir());
                 }
             }, interrupted));
-            fsyncLogDirs(touched, opened);
+            fsyncLogDirs(touched, opened, context, interrupted);
+            if (Thread.interrupted()) // arrived once the last step had ended: the removals below must not fail on it
+            {
+                interrupted[0] = true;
+            }
             for (int e = 0; e < entries; e++)
             {
                 if (opened[e] != null && opened[e].failure != null)
                 {
                     failures[e] = opened[e].failure;
-                    removeUnpublished(opened[e].made, opened[e].ours, null, opened[e].failure);
+                    opened[e].remove(opened[e].failure);
                 }
             }
+        }
+        catch (final Throwable t) // an Error on this thread after the opening: the batch's logs not left open either
+        {
+            removeAll(opened, t);
+            throw t;
         }
         finally
         {
@@ -130,6 +147,18 @@ final class LogCreation
         return new CreatedLogs(made, failures);
     }
 
+    /** After an Error: every entry opened so far and not yet removed closed and removed, its failures suppressed in {@code t}. */
+    private static void removeAll(final Opened[] opened, final Throwable t)
+    {
+        for (final Opened o : opened)
+        {
+            if (o != null)
+            {
+                o.remove(t);
+            }
+        }
+    }
+
     /** Each item's failure given to the topic it belongs to (its first; any later ones suppressed in it). */
     private static void fail(final Opened[] owners, final Exception[] failures)
     {
@@ -142,23 +171,23 @@ final class LogCreation
         }
     }
 
-    /** Each log directory the batch made a partition in fsynced once; a failure fails every topic still made. */
-    private static void fsyncLogDirs(final Set<Path> touched, final Opened[] opened)
+    /**
+     * Each log directory the batch made a partition in fsynced once, on the creation threads (several at a time, and a
+     * stray interrupt of the caller's thread meanwhile is noted, not taken as a failure of the whole batch); a failure
+     * fails every topic still made.
+     */
+    private static void fsyncLogDirs(final Set<Path> touched, final Opened[] opened, final Context context,
+        final boolean[] interrupted)
     {
-        for (final Path dir : touched)
+        final Path[] dirs = touched.toArray(new Path[0]);
+        for (final Exception ex : context.fsyncs().runOnThreads(dirs.length, i -> DurableFile.fsyncDirectory(dirs[i]),
+            interrupted))
         {
-            try
+            for (int e = 0; ex != null && e < opened.length; e++)
             {
-                DurableFile.fsyncDirectory(dir);
-            }
-            catch (final IOException | RuntimeException ex)
-            {
-                for (final Opened o : opened)
+                if (opened[e] != null)
                 {
-                    if (o != null)
-                    {
-                        o.failed(ex);
-                    }
+                    opened[e].failed(ex);
                 }
             }
         }
@@ -213,7 +242,7 @@ final class LogCreation
                 opened.made[p - entry.from()] = log;
             }
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final Throwable ex) // an Error too: what this made of the entry is not left open
         {
             removeUnpublished(opened.made, opened.ours, making, ex);
             throw ex;
@@ -233,6 +262,8 @@ final class LogCreation
         final boolean[] ours;
         /** The first failure of one of its partitions' later steps (set on the caller's thread, after each step). */
         Exception failure;
+        /** Its logs closed and the directories it made removed (once only). */
+        private boolean removed;
 
         Opened(final NewLogs entry)
         {
@@ -250,6 +281,16 @@ final class LogCreation
                 PartitionOverrides.fsyncNew(partitionDir, entry.overrides());
             }
             entry.files().write(partitionDir, entry.from() + i);
+        }
+
+        /** Its logs closed and the directories it made removed, once; what fails there suppressed in {@code cause}. */
+        void remove(final Throwable cause)
+        {
+            if (!removed)
+            {
+                removed = true;
+                removeUnpublished(made, ours, null, cause);
+            }
         }
 
         void failed(final Exception ex)
@@ -289,7 +330,7 @@ final class LogCreation
      * deleted, best effort; a directory it found and loaded is left as it was found.
      */
     private static void removeUnpublished(final PartitionLog[] made, final boolean[] ours, final Path halfMade,
-        final Exception cause)
+        final Throwable cause)
     {
         final List<Path> dirs = new ArrayList<>();
         for (int i = 0; i < made.length; i++)

@@ -202,6 +202,51 @@ class CreateLogsTest
         }
     }
 
+    /**
+     * An Error on the caller's thread in the middle of a batch (here out of {@code beforeEach} before the second topic;
+     * an AssertionError under -ea, say) is thrown on, and the topics opened before it are closed and removed: none is
+     * left open and on disk unknown to the manager, and the same batch is made afresh afterwards.
+     */
+    @Test
+    void anErrorInTheMiddleOfABatchLeavesNoTopicOpenedBeforeIt() throws Exception
+    {
+        final Path data = dir.resolve("data");
+        final class Injected extends Error
+        {
+            Injected()
+            {
+                super("injected while the second topic opens");
+            }
+        }
+        final int[] calls = new int[1];
+        try (LogManager manager = LogManager.open(LogManagerConfig.of(data)))
+        {
+            final List<NewLogs> batch = List.of(new NewLogs("first", 0, 2, Map.of(), PartitionFiles.NONE),
+                new NewLogs("second", 0, 2, Map.of(), PartitionFiles.NONE));
+            assertThrows(Injected.class, () -> manager.createLogs(batch, () ->
+            {
+                if (++calls[0] == 2)
+                {
+                    throw new Injected();
+                }
+            }));
+            assertEquals(2, calls[0]);
+            for (final String topic : new String[] {"first", "second"})
+            {
+                for (int p = 0; p < 2; p++)
+                {
+                    assertNull(manager.log(topic, p), topic + "-" + p + " published");
+                    assertFalse(Files.exists(data.resolve(topic + "-" + p)), topic + "-" + p + " left on disk");
+                }
+            }
+            assertTrue(manager.logs().isEmpty());
+            final CreatedLogs again = manager.createLogs(batch, () -> { });
+            assertEquals(2, again.made(0).length);
+            assertEquals(2, again.made(1).length);
+            assertEquals(4, manager.logs().size());
+        }
+    }
+
     /** A directory of the same name found in place (a stray one) is loaded, and a failed batch leaves it, records and all. */
     @Test
     void aFailedBatchLeavesADirectoryItFoundInPlace() throws Exception

@@ -13,7 +13,8 @@ import java.util.Map;
  * least {@link #REWRITE_BYTES} and twice what its last rewrite left, it is rewritten to the pending topics' records alone
  * ({@link CreationJournal#rewrite}: a new file fsynced, renamed over the old one, the directory fsynced), so a steady
  * stream of creations that never lets the queue drain costs a journal of its pending topics, amortized O(1) a record.
- * Not while a topic's files failed (its record stays for the next start, and so does every other).
+ * Not while a topic's files failed (its record stays for the next start, and so does every other). Once nothing is
+ * pending the journal is emptied ({@link #empty}).
  *
  * <p>Threading: the admin agent only, but the tests' setter of the size ({@link #rewriteBytes(long)}).
  */
@@ -50,6 +51,25 @@ final class JournalRewrites
     int rewrites()
     {
         return rewrites;
+    }
+
+    /**
+     * Nothing pending: the journal emptied (nothing while a record's files failed: {@link CreationJournal#clear}). A
+     * failure keeps every record (replayed, idempotently, at the next start) and marks the journal unmade, so that it is
+     * not emptied or rewritten before then.
+     */
+    void empty()
+    {
+        try
+        {
+            journal.clear();
+        }
+        catch (final IOException ex)
+        {
+            journal.unmade(); // a deletion must still journal itself: the records stay
+            LOG.error("emptying the creation journal {} failed: its records are replayed (idempotently) at the next start",
+                journal.file(), ex);
+        }
     }
 
     /**

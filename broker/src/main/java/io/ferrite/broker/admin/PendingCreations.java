@@ -1,8 +1,6 @@
 package io.ferrite.broker.admin;
 
 import io.ferrite.broker.topic.TopicRegistry;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -60,7 +58,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PendingCreations
 {
-    private static final Logger LOG = LoggerFactory.getLogger(PendingCreations.class);
     /**
      * Partitions a chunk makes at most (it ends after the topic that reaches it), and the slice a larger topic is made in:
      * a topic of more is published at once and made a slice per chunk.
@@ -481,8 +478,8 @@ public final class PendingCreations
     }
 
     /**
-     * Nothing pending: the journal emptied (nothing while a record's files failed). Something pending: the journal
-     * rewritten to the pending topics' records when due ({@link JournalRewrites#rewriteIfDue}).
+     * Nothing pending: the journal emptied ({@link JournalRewrites#empty}). Something pending: the journal rewritten to
+     * the pending topics' records when due ({@link JournalRewrites#rewriteIfDue}).
      */
     private void settle()
     {
@@ -494,15 +491,6 @@ public final class PendingCreations
         unpublished.clear();
         slices.clear();
         cost.drained(System.nanoTime());
-        try
-        {
-            journal.clear();
-        }
-        catch (final IOException ex)
-        {
-            journal.unmade(); // a deletion must still journal itself: the records stay
-            LOG.error("emptying the creation journal {} failed: its records are replayed (idempotently) at the next start",
-                journal.file(), ex);
-        }
+        rewrites.empty();
     }
 }
