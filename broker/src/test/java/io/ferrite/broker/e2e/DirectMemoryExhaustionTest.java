@@ -81,7 +81,7 @@ class DirectMemoryExhaustionTest
             final long baseline = sockets(pid);
 
             final byte[] clientHello = clientHello(certs);
-            createTopics(server.port()); // an all-topics Metadata is then answered with ~14 KB: more than a connection's first output
+            createTopics(server.port()); // an all-topics Metadata is then answered with ~50 KB: see TOPICS
             final RawClient probe = new RawClient(server.port()); // made while memory lasts; paces the steps below
             final RawClient asker = new RawClient(server.port()); // a PLAINTEXT client made while memory lasts (review H1)
             asker.apiVersions();
@@ -208,7 +208,14 @@ class DirectMemoryExhaustionTest
         return Integer.parseInt(ssl.group(1));
     }
 
-    private static final int TOPICS = 100;
+    /**
+     * Topics whose names make an all-topics Metadata answer of about 50 KB (each topic about 250 bytes): more than the
+     * JDK can have left once it refused the fillers' smallest input growth (a filled 256-byte input asks for 32 KiB
+     * more, about 33 KB in all; the connection it closed gives back its 1.3 KB). With 100 topics of 66-character names
+     * (14 KB) the answer fitted in what was left once in CI, and was answered.
+     */
+    private static final int TOPICS = 200;
+    private static final String NAME_PADDING = "-padding".repeat(18);
 
     /** PLAINTEXT connections that send part of a large request, each held open. */
     private static final int FILLERS = 200;
@@ -263,7 +270,7 @@ class DirectMemoryExhaustionTest
             final List<NewTopic> topics = new ArrayList<>();
             for (int i = 0; i < TOPICS; i++)
             {
-                topics.add(new NewTopic(String.format("a-topic-with-a-long-name-so-that-the-metadata-answer-is-large-%03d", i), 1, (short)1));
+                topics.add(new NewTopic(String.format("a-topic-with-a-long-name-so-that-the-metadata-answer-is-large-%03d", i) + NAME_PADDING, 1, (short)1));
             }
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
         }
