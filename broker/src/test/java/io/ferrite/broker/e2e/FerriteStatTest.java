@@ -354,9 +354,9 @@ class FerriteStatTest
     /** The command line of {@code ferrite-stat --dir logDir args} in a child JVM, as bin/ferrite-stat runs it. */
     static List<String> statCommand(final Path logDir, final String... args)
     {
-        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-            "io.ferrite.broker.metrics.FerriteStat", "--dir", logDir.toString()));
+        // a --once lives a second: the client compiler alone (ChildJava)
+        final List<String> command = ChildJava.command(List.of(args).contains("--once"), "io.ferrite.broker.metrics.FerriteStat");
+        command.addAll(List.of("--dir", logDir.toString()));
         command.addAll(List.of(args));
         return command;
     }

@@ -87,22 +87,14 @@ final class ServerCommand
     {
     }
 
-    private static Process launch(final Path stderrFile, final List<String> args) throws IOException
-    {
-        return launch(stderrFile, java.util.Map.of(), args);
-    }
-
-    private static Process launch(final Path stderrFile, final java.util.Map<String, String> environment, final List<String> args)
-        throws IOException
-    {
-        return launch(stderrFile, environment, "io.ferrite.broker.FerriteServer", args);
-    }
-
+    /**
+     * The server's JVM ({@link ChildJava}: the test JVM's class path); {@code shortLived} for a start expected to be
+     * refused (the client compiler alone), not for a server that serves.
+     */
     private static Process launch(final Path stderrFile, final java.util.Map<String, String> environment, final String mainClass,
-        final List<String> args) throws IOException
+        final boolean shortLived, final List<String> args) throws IOException
     {
-        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), mainClass));
+        final List<String> command = ChildJava.command(shortLived, mainClass);
         command.addAll(args);
         final ProcessBuilder builder = new ProcessBuilder(command).redirectError(stderrFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
         builder.environment().putAll(environment);
@@ -116,7 +108,8 @@ final class ServerCommand
     static Ended runToEnd(final Path workDir, final String... args) throws IOException, InterruptedException
     {
         final Path stderrFile = Files.createTempFile(workDir, "stderr", ".txt");
-        final Process process = launch(stderrFile, List.of(args));
+        final Process process = launch(stderrFile, java.util.Map.of(), "io.ferrite.broker.FerriteServer", ChildJava.SHORT_LIVED,
+            List.of(args));
         final List<String> stdout = new ArrayList<>();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
         {
@@ -158,7 +151,7 @@ final class ServerCommand
         final String... args) throws IOException, InterruptedException
     {
         final Path stderrFile = Files.createTempFile(workDir, "stderr", ".txt");
-        final Process process = launch(stderrFile, environment, mainClass, List.of(args));
+        final Process process = launch(stderrFile, environment, mainClass, ChildJava.SERVING, List.of(args));
         final BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null)
