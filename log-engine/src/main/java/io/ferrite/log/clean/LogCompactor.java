@@ -117,7 +117,8 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
             }
             retention.reset(nowMs, deleteRetentionMs, log.highWatermark());
             log.transactions().lastBatchesOfProducers(this, retention.activeProducers());
-            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, uncleanable);
+            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, uncleanable,
+                loader.loadedOffsets());
             CleanerTiming.mark(CleanerTiming.Stage.PRODUCER_STATE);
             for (int g = 0; g < groups.count(); g++)
             {
