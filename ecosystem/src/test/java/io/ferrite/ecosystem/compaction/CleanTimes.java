@@ -25,9 +25,14 @@ import java.util.stream.Stream;
  * over the run's window from {@code /proc/<pid>/task/<tid>/schedstat} (the thread found by its name); and, from a
  * Ferrite started with {@code -Dferrite.cleaner.stageTiming=true}, its {@code CleanerTiming} line: the clean stage by
  * stage. Both brokers get the same JVM options ({@link #JVM_ARGS}): their log lines with a wall-clock time to the
- * millisecond, the cleaner's loggers at INFO.
+ * millisecond, the cleaner's loggers at INFO. The times: {@code releasedUs}, {@code alteredUs}, {@code seenUs} the run's
+ * (the release, the alter's answer, the poll that saw the checkpoint; wall clock, us); {@code startLineUs} the broker's
+ * start line (ms precision; -1 when not found); {@code checkpointUs} the checkpoint's mtime; {@code cleaner} the cleaner
+ * thread's CPU and run-queue wait over the window (null when not read); {@code stagesStartUs}, {@code stagesTotalMs}
+ * (wall, CPU, wait) and {@code stages} Ferrite's stage line (-1, null and empty without one).
  */
-final class CleanTimes
+record CleanTimes(long releasedUs, long alteredUs, long seenUs, long startLineUs, long checkpointUs, ThreadTimes cleaner,
+    long stagesStartUs, double[] stagesTotalMs, List<Stage> stages)
 {
     /** {@code -Dferrite.cleaner.perf.stages=false}: Ferrite's broker without its stage timing. */
     private static final boolean STAGES = !"false".equals(System.getProperty("ferrite.cleaner.perf.stages"));
@@ -55,32 +60,6 @@ final class CleanTimes
     /** One stage of Ferrite's clean: wall, CPU and run-queue wait, ms, and how many intervals. */
     record Stage(String name, double wallMs, double cpuMs, double waitMs, int count)
     {
-    }
-
-    private final long releasedUs;
-    private final long alteredUs;
-    private final long seenUs;
-    /** The broker's start line of the clean (ms precision), or -1 when not found. */
-    private final long startLineUs;
-    private final long checkpointUs;
-    private final ThreadTimes cleaner;
-    /** Ferrite's stage line: the duty cycle's start (us), or -1 when there is none. */
-    private final long stagesStartUs;
-    private final double[] stagesTotalMs;
-    private final List<Stage> stages;
-
-    private CleanTimes(final long releasedUs, final long alteredUs, final long seenUs, final long startLineUs, final long checkpointUs,
-        final ThreadTimes cleaner, final long stagesStartUs, final double[] stagesTotalMs, final List<Stage> stages)
-    {
-        this.releasedUs = releasedUs;
-        this.alteredUs = alteredUs;
-        this.seenUs = seenUs;
-        this.startLineUs = startLineUs;
-        this.checkpointUs = checkpointUs;
-        this.cleaner = cleaner;
-        this.stagesStartUs = stagesStartUs;
-        this.stagesTotalMs = stagesTotalMs;
-        this.stages = stages;
     }
 
     /**
