@@ -12,6 +12,11 @@ public final class Diagnostics
     public static final String END_TXN_TIMING_PROPERTY = "ferrite.txn.endTxnTiming";
     /** {@link #END_TXN_TIMING_PROPERTY} as the JVM started. */
     public static final boolean END_TXN_TIMING = Boolean.getBoolean(END_TXN_TIMING_PROPERTY);
+    /**
+     * The property that turns on the log cleaner's stage timing ({@code io.ferrite.log.CleanerTiming}, which reads it: the
+     * log engine does not see this class).
+     */
+    public static final String CLEANER_STAGE_TIMING_PROPERTY = io.ferrite.log.CleanerTiming.PROPERTY;
 
     private Diagnostics()
     {

@@ -104,6 +104,7 @@ final class CleanedSegments
             final TransactionIndex txnIndex = TransactionIndex.open(baseOffset, log.path(), false);
             current = new Segment(baseOffset, log, offsetIndex, timeIndex, txnIndex, config, 0, true, nowMs);
             currentTxns = null;
+            CleanerTiming.mark(CleanerTiming.Stage.CREATE);
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -164,6 +165,7 @@ final class CleanedSegments
                 Files.setLastModifiedTime(path(base, Segment.LOG_SUFFIX, CLEANED_SUFFIX), FileTime.fromMillis(lastModifiedMs));
             }
         });
+        CleanerTiming.mark(CleanerTiming.Stage.FINISH);
     }
 
     private void finishCurrent() throws IOException
@@ -174,6 +176,7 @@ final class CleanedSegments
             return;
         }
         current = null;
+        CleanerTiming.mark(CleanerTiming.Stage.COPY);
         try
         {
             underOpenLog(() ->
@@ -181,6 +184,7 @@ final class CleanedSegments
                 s.makeIndexFiles();
                 s.deactivate(); // trims the files, by path
             });
+            CleanerTiming.mark(CleanerTiming.Stage.FINISH);
             fsync(s::flush);
             if (currentTxns != null && currentTxns.position() > 0)
             {
@@ -220,7 +224,9 @@ final class CleanedSegments
             }
             throw ex;
         }
+        CleanerTiming.mark(CleanerTiming.Stage.FSYNC_SEGMENT);
         fsync(() -> close(s)); // its indexes' close flushes them again: a failure there is a failed fsync as well
+        CleanerTiming.mark(CleanerTiming.Stage.CLOSE);
     }
 
     /**

@@ -124,6 +124,7 @@ final class CleanerAgent implements Agent
             return 0;
         }
         backingOff = false;
+        CleanerTiming.begin();
         final long nowMs = clock.time();
         final boolean cleaned = cleanFilthiest(nowMs);
         deleteOldSegments(nowMs);
@@ -164,10 +165,14 @@ final class CleanerAgent implements Agent
     private boolean cleanFilthiest(final long nowMs)
     {
         final CleanerManager.LogToClean ltc = manager.grabFilthiest(nowMs);
+        CleanerTiming.mark(CleanerTiming.Stage.CHOICE);
         if (ltc == null)
         {
+            CleanerTiming.end(null);
             return false;
         }
+        // Kafka's "Beginning cleaning of log": where an operator's (and CleanerSideBySideRun's) clock of a clean starts
+        LOG.info("{} beginning the clean of {} from offset {}", role, ltc.log(), ltc.firstDirtyOffset());
         long next = ltc.firstDirtyOffset();
         boolean failed = false;
         cleaning = ltc;
@@ -183,6 +188,7 @@ final class CleanerAgent implements Agent
                     role, ltc.log(), ltc.firstDirtyOffset(), end, stats.bytesRead, stats.bytesWritten, stats.recordsKept,
                     stats.recordsRead, stats.segmentsReplaced);
             }
+            CleanerTiming.mark(CleanerTiming.Stage.OTHER);
         }
         catch (final InterruptedException ex)
         {
@@ -211,6 +217,8 @@ final class CleanerAgent implements Agent
             {
                 errors.onError(ex);
             }
+            CleanerTiming.mark(CleanerTiming.Stage.CHECKPOINT);
+            CleanerTiming.end(ltc.log());
         }
         return !failed;
     }
@@ -218,6 +226,7 @@ final class CleanerAgent implements Agent
     @Override
     public void onClose()
     {
+        CleanerTiming.close();
         map.close();
     }
 

@@ -179,6 +179,7 @@ public final class SegmentReplacer
             return RUN_GONE; // a .txnindex went with its segment meanwhile
         }
         final CleanedSegments cleaned = new CleanedSegments(log.dir(), segments, log.config(), clock.time(), abortedTxns);
+        CleanerTiming.mark(CleanerTiming.Stage.GROUP_SETUP);
         boolean committed = false;
         boolean interrupted = false;
         try
@@ -196,6 +197,7 @@ public final class SegmentReplacer
             {
                 return LOG_CLOSED;
             }
+            CleanerTiming.mark(CleanerTiming.Stage.RENAME);
             // a committed swap must finish, and it is short: an interrupt (a stopping cleaner) must not close a channel
             // of its opening or its directory fsync, which would fail a healthy log; it is given back once done
             interrupted = Thread.interrupted();
@@ -231,11 +233,13 @@ public final class SegmentReplacer
             {
                 env.closeLater(s, log.config().fileDeleteDelayMs); // their close unlinks their files, renamed .deleted
             }
+            CleanerTiming.mark(CleanerTiming.Stage.SWAP);
             if (dirFailure != null)
             {
                 throw flusher.fsyncFailed(dirFailure);
             }
             fsyncDirectory(dir);
+            CleanerTiming.mark(CleanerTiming.Stage.FSYNC_DIR);
             return REPLACED;
         }
         catch (final CleanedSegments.LogClosed closed)

@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@link LogCompactor} on real logs: readers at offsets a clean removed go on at the next offset present (a
  * {@link LogTailer} made before the clean and held across it, a new one, {@link PartitionLog#readBatch}); the
- * cleaned segments are grouped up to {@code segment.bytes}; the bytes read and written are given to the throttle;
+ * cleaned segments are grouped up to {@code segment.bytes} of what the clean leaves of them, and a group that leaves
+ * more than that is written into several new segments, none above it; the bytes read and written are given to the throttle;
  * and a clean allocates nothing per batch.
  */
 class LogCompactorTest
@@ -61,13 +62,7 @@ class LogCompactorTest
     private PartitionLog log(final String topic, final int segmentBytes, final long segmentMs, final int batches, final int perBatch)
         throws IOException
     {
-        if (manager == null)
-        {
-            // no cleaner thread of the manager's: the test runs every clean itself
-            final LogManagerConfig config = LogManagerConfig.of(dir);
-            manager = LogManager.open(config.withCleaner(config.cleaner().withEnable(false)));
-        }
-        final PartitionLog log = manager.createLog(topic, 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(segmentBytes),
+        final PartitionLog log = manager().createLog(topic, 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES, Integer.toString(segmentBytes),
             LogConfig.SEGMENT_MS, Long.toString(segmentMs), LogConfig.CLEANUP_POLICY, "compact",
             LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE),
             LogConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS, Long.toString(Long.MAX_VALUE)));
@@ -87,6 +82,17 @@ class LogCompactorTest
         }
         log.highWatermark(log.logEndOffset());
         return log;
+    }
+
+    /** The test's log manager, without cleaner threads of its own (the test runs every clean itself). */
+    private LogManager manager() throws IOException
+    {
+        if (manager == null)
+        {
+            final LogManagerConfig config = LogManagerConfig.of(dir);
+            manager = LogManager.open(config.withCleaner(config.cleaner().withEnable(false)));
+        }
+        return manager;
     }
 
     private static long activeBase(final PartitionLog log)
@@ -164,11 +170,74 @@ class LogCompactorTest
             assertEquals(stats.mapBytesRead + stats.producerStateBytesRead + stats.bytesRead + stats.bytesWritten, throttled[0],
                 "every byte read and written throttled");
             assertTrue(stats.recordsKept < stats.recordsRead && stats.recordsKept >= KEYS, stats.recordsKept + " of " + stats.recordsRead);
-            // the first clean groups the full segments one by one (as Kafka's); the next one finds them small: the
-            // 20 keys' latest values fit one segment, so the inactive ones become one and the active one stays
-            assertEquals(segmentsBefore, log.segmentCount());
+            // groups go by what the clean leaves of each segment (where Kafka's first clean rewrites full segments
+            // one by one and its next one merges them): the 20 keys' latest values fit one segment, so the inactive
+            // ones become one at once and the active one stays; the next clean keeps that
+            assertEquals(2, log.segmentCount(), "segments after the first clean: grouped up to segment.bytes of what it leaves");
             cleanAll(new LogCompactor(map, CleanerThrottle.NONE, 1 << 20), log, stats);
-            assertEquals(2, log.segmentCount(), "segments after: grouped up to segment.bytes");
+            assertEquals(2, log.segmentCount(), "segments after the second clean");
+        }
+    }
+
+    /**
+     * The grouping's estimate of what a segment keeps is its bytes less its superseded offsets' share; where the
+     * superseded records are small and the kept ones large, a group keeps far more than that, and its new segments roll
+     * where the writer would: none is above {@code segment.bytes}, every record kept is there.
+     */
+    @Test
+    void aGroupThatKeepsMoreThanItsEstimateIsWrittenIntoSegmentsNoneAboveSegmentBytes() throws Exception
+    {
+        final int segmentBytes = 8192;
+        final PartitionLog log = manager().createLog("outgrown", 0, Map.of(LogConfig.INTERNAL_SEGMENT_BYTES,
+            Integer.toString(segmentBytes), LogConfig.SEGMENT_MS, Long.toString(Long.MAX_VALUE), LogConfig.CLEANUP_POLICY, "compact",
+            LogConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS, Long.toString(Long.MAX_VALUE),
+            LogConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS, Long.toString(Long.MAX_VALUE)));
+        final UnsafeBuffer large = new UnsafeBuffer(new byte[1000]);
+        final AppendResult result = new AppendResult();
+        final List<Long> kept = new ArrayList<>();
+        long offset = 0;
+        for (int round = 0; round < 40; round++)
+        {
+            // one 1000-byte record under a key of its own (kept), then 50 8-byte records under 50 keys every round
+            // rewrites (all but the last round's superseded): 98% of a segment's offsets go, about half of its bytes stay
+            builder.wrap(buffer, 0).compression(CompressionType.NONE);
+            key.putLong(0, 1_000_000 + round);
+            builder.appendRecord(NOW, key, 0, 8, large, 0, large.capacity());
+            log.append(buffer, 0, builder.build(), result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+            kept.add(offset++);
+            builder.wrap(buffer, 0).compression(CompressionType.NONE);
+            for (int k = 0; k < 50; k++, offset++)
+            {
+                key.putLong(0, k);
+                builder.appendRecord(NOW, key, 0, 8, value, 0, 8);
+            }
+            log.append(buffer, 0, builder.build(), result);
+            assertEquals(AppendResult.OK, result.status, result.toString());
+        }
+        log.highWatermark(log.logEndOffset());
+        final int segmentsBefore = log.segmentCount();
+        assertTrue(segmentsBefore > 4, "segments before: " + segmentsBefore);
+        try (OffsetMap map = new OffsetMap(1 << 16, 0.9))
+        {
+            final CleanStats stats = new CleanStats();
+            final long end = cleanAll(new LogCompactor(map, CleanerThrottle.NONE, 1 << 20), log, stats);
+            assertEquals(segmentsBefore - 1, stats.segmentsReplaced, "every inactive segment cleaned");
+            final SegmentsView view = new SegmentsView().take(log);
+            for (int i = 0; i < view.count() - 1; i++)
+            {
+                assertTrue(view.sizeInBytes(i) <= segmentBytes, "segment " + view.baseOffset(i) + ": " + view.sizeInBytes(i) + " bytes");
+            }
+            assertTrue(view.count() < segmentsBefore, "groups of several segments: " + view.count() + " segments of " + segmentsBefore);
+            assertTrue(view.count() > 2, "what is kept needs several segments: " + view.count());
+            final long[] present = records(log);
+            for (final long o : kept)
+            {
+                if (o < end)
+                {
+                    assertEquals(1, present[(int)o], "the large record at " + o);
+                }
+            }
         }
     }
 

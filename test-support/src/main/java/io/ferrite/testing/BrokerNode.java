@@ -80,7 +80,17 @@ public final class BrokerNode implements AutoCloseable
     public static BrokerNode spawn(final Kind kind, final String name, final Path dir, final Map<String, String> brokerConfig)
         throws IOException, InterruptedException
     {
-        return spawn(kind, name, dir, brokerConfig, -1);
+        return spawn(kind, name, dir, brokerConfig, -1, List.of());
+    }
+
+    /**
+     * {@link #spawn(Kind, String, Path, Map)} with JVM options of its own for the broker's JVM (after the defaults and
+     * {@code -Dferrite.broker.jvmArgs}): a logger's level, a diagnostic switch.
+     */
+    public static BrokerNode spawn(final Kind kind, final String name, final Path dir, final Map<String, String> brokerConfig,
+        final List<String> jvmArgs) throws IOException, InterruptedException
+    {
+        return spawn(kind, name, dir, brokerConfig, -1, jvmArgs);
     }
 
     /**
@@ -92,11 +102,11 @@ public final class BrokerNode implements AutoCloseable
     public static BrokerNode spawnWithProxiedListener(final String name, final Path dir, final Map<String, String> brokerConfig,
         final int advertisedPort) throws IOException, InterruptedException
     {
-        return spawn(Kind.KAFKA, name, dir, brokerConfig, advertisedPort);
+        return spawn(Kind.KAFKA, name, dir, brokerConfig, advertisedPort, List.of());
     }
 
     private static BrokerNode spawn(final Kind kind, final String name, final Path dir, final Map<String, String> brokerConfig,
-        final int proxyPort) throws IOException, InterruptedException
+        final int proxyPort, final List<String> extraJvmArgs) throws IOException, InterruptedException
     {
         Files.createDirectories(dir);
         final int port = LoopbackPorts.take();
@@ -111,6 +121,7 @@ public final class BrokerNode implements AutoCloseable
         {
             command.addAll(List.of(jvmArgs.replace("{name}", name).split("\\s+")));
         }
+        command.addAll(extraJvmArgs);
         if (kind == Kind.KAFKA)
         {
             final String classPath = Files.readString(Path.of(requiredProperty("ferrite.kafka.classpath")), StandardCharsets.UTF_8).strip();
@@ -208,6 +219,18 @@ public final class BrokerNode implements AutoCloseable
             }, START_DEADLINE, () -> name + " answering on " + bootstrap() + "; its log ends: " + logTail());
         }
         return this;
+    }
+
+    /** The broker JVM's process id. */
+    public long pid()
+    {
+        return process.pid();
+    }
+
+    /** The broker's output (its log): {@code broker.log} in its directory. */
+    public Path logFile()
+    {
+        return dir.resolve("broker.log");
     }
 
     /** The directory of a partition's files: {@code <log.dirs>/<topic>-<partition>}. */

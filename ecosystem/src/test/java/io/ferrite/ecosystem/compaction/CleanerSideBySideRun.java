@@ -34,8 +34,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * buffer): a compacted partition of 20 000 keys updated 10 times (200-byte values, ~48 MB in 4 MiB
  * segments) is written while {@code min.compaction.lag.ms} holds the cleaner off; then the lag is set
  * to 0 and the time until the {@code cleaner-offset-checkpoint} reaches the active segment gives the
- * cleaner's throughput (MB of dirty log cleaned per second, the log's bytes below the active segment
- * before the clean). Meanwhile a probe producer sends 1 000 records/s to another topic (acks=1, one
+ * cleaner's throughput as an operator sees it (MB of dirty log cleaned per second, the log's bytes below the active
+ * segment before the clean): "seconds" and "mbPerSecond", from just before the release to the first 10 ms poll that
+ * finds the checkpoint. That window also holds the config's way to the log, the wait for the cleaner's next duty cycle
+ * ({@code log.cleaner.backoff.ms}, 0-100 ms) and up to 10 ms of the poll, the same for both brokers but twice as
+ * heavy in the shorter clean; so the clean itself is timed too, the same way for both ({@link CleanTimes}): from the
+ * broker's own log line where its cleaner begins the log to the checkpoint file's mtime ("cleanSeconds",
+ * "cleanMbPerSecond"), with the cleaner thread's CPU and run-queue wait over the window and, for Ferrite, its
+ * {@code CleanerTiming} stages ({@code -Dferrite.cleaner.perf.stages=false} turns that diagnostic off).
+ * Meanwhile a probe producer sends 1 000 records/s to another topic (acks=1, one
  * record a batch): its send-to-ack latency is reported before and while the cleaner works.
  * A measurement, not a test of a figure: enabled by {@code -Dferrite.cleaner.perf=true}; writes
  * {@code jmh-results/side-by-side-compaction.json} when {@code -Dferrite.cleaner.perf.out} names it.
@@ -79,7 +86,7 @@ class CleanerSideBySideRun
                 }
             }
             final String name = numbered ? kind.name().toLowerCase() + "-" + i : kind.name().toLowerCase();
-            try (BrokerNode broker = BrokerNode.spawn(kind, name, dir.resolve(name), config))
+            try (BrokerNode broker = BrokerNode.spawn(kind, name, dir.resolve(name), config, CleanTimes.JVM_ARGS))
             {
                 broker.awaitReady();
                 json.add(measure(broker));
@@ -109,11 +116,14 @@ class CleanerSideBySideRun
             try (Probe probe = new Probe(broker))
             {
                 final Histogram idle = probe.record(PROBE_IDLE_MS);
+                final CleanTimes.ThreadTimes cleanerBefore = CleanTimes.cleanerThread(broker);
+                final String loadBefore = CleanTimes.loadAverage();
                 final long started = System.nanoTime();
                 final long startedWallUs = wallMicros();
                 probe.startRecording();
                 admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, TOPIC),
                     List.of(new AlterConfigOp(new ConfigEntry("min.compaction.lag.ms", "0"), AlterConfigOp.OpType.SET)))).all().get();
+                final long alteredWallUs = wallMicros();
                 final Path checkpoint = partitionDir.getParent().resolve("cleaner-offset-checkpoint");
                 while (CleanerProgress.checkpointed(checkpoint, TOPIC, 0) < activeBase)
                 {
@@ -121,19 +131,26 @@ class CleanerSideBySideRun
                     Thread.sleep(10);
                 }
                 final double seconds = (System.nanoTime() - started) / 1e9;
+                final long seenWallUs = wallMicros();
+                final CleanTimes.ThreadTimes cleanerAfter = CleanTimes.cleanerThread(broker);
                 final Histogram cleaning = probe.stopRecording();
-                probe.writeTrace(broker.name, startedWallUs, wallMicros());
+                probe.writeTrace(broker.name, startedWallUs, seenWallUs);
                 final long after = CleanerProgress.bytesBelowActive(partitionDir);
                 final double mbPerSecond = dirtyBytes / 1e6 / seconds;
+                final CleanTimes times = CleanTimes.read(broker, TOPIC + "-0", checkpoint, startedWallUs, alteredWallUs, seenWallUs,
+                    cleanerBefore, cleanerAfter);
                 System.out.printf("%s: cleaned %.1f MB -> %.1f MB below offset %d in %.2f s: %.1f MB/s; probe p50/p99/max us idle %d/%d/%d (%d), "
-                        + "while cleaning %d/%d/%d (%d)%n", broker.name, dirtyBytes / 1e6, after / 1e6, activeBase, seconds, mbPerSecond,
-                    idle.getValueAtPercentile(50) / 1000, idle.getValueAtPercentile(99) / 1000, idle.getMaxValue() / 1000, idle.getTotalCount(),
-                    cleaning.getValueAtPercentile(50) / 1000, cleaning.getValueAtPercentile(99) / 1000, cleaning.getMaxValue() / 1000,
-                    cleaning.getTotalCount());
+                        + "while cleaning %d/%d/%d (%d); load %s -> %s%n", broker.name, dirtyBytes / 1e6, after / 1e6, activeBase, seconds,
+                    mbPerSecond, idle.getValueAtPercentile(50) / 1000, idle.getValueAtPercentile(99) / 1000, idle.getMaxValue() / 1000,
+                    idle.getTotalCount(), cleaning.getValueAtPercentile(50) / 1000, cleaning.getValueAtPercentile(99) / 1000,
+                    cleaning.getMaxValue() / 1000, cleaning.getTotalCount(), loadBefore, CleanTimes.loadAverage());
+                System.out.println(times.describe(broker.name, dirtyBytes));
                 return String.format("    {\"broker\": \"%s\", \"dirtyBytes\": %d, \"bytesAfter\": %d, \"seconds\": %.3f, \"mbPerSecond\": %.2f, "
-                        + "\"probeIdleP50us\": %d, \"probeIdleP99us\": %d, \"probeCleaningP50us\": %d, \"probeCleaningP99us\": %d, \"probeCleaningCount\": %d}",
+                        + "\"probeIdleP50us\": %d, \"probeIdleP99us\": %d, \"probeCleaningP50us\": %d, \"probeCleaningP99us\": %d, \"probeCleaningCount\": %d, "
+                        + "\"loadBefore\": \"%s\", %s}",
                     broker.name, dirtyBytes, after, seconds, mbPerSecond, idle.getValueAtPercentile(50) / 1000, idle.getValueAtPercentile(99) / 1000,
-                    cleaning.getValueAtPercentile(50) / 1000, cleaning.getValueAtPercentile(99) / 1000, cleaning.getTotalCount());
+                    cleaning.getValueAtPercentile(50) / 1000, cleaning.getValueAtPercentile(99) / 1000, cleaning.getTotalCount(), loadBefore,
+                    times.json(dirtyBytes));
             }
         }
     }

@@ -171,6 +171,39 @@ final class LoadedOffsets
         return true;
     }
 
+    /**
+     * How many offsets of {@code [from, to)} the load put and a later put superseded: records the filter drops, as no
+     * longer their key's latest (0 when the answers are off, or for offsets this clean does not track). A lower bound
+     * of what a clean removes there, for the grouping ({@link SegmentGroups}).
+     */
+    long supersededIn(final long from, final long to)
+    {
+        final long lo = Math.max(from, firstOffset);
+        final long hi = Math.min(to, firstOffset + MAX_OFFSETS);
+        if (!answers() || lo >= hi)
+        {
+            return 0;
+        }
+        final int first = (int)(lo - firstOffset);
+        final int last = (int)(hi - firstOffset) - 1;
+        final long[] words = bits[SUPERSEDED_BITS];
+        long superseded = 0;
+        for (int word = first >>> 6; word <= last >>> 6 && word < words.length; word++)
+        {
+            long mask = -1L;
+            if (word == first >>> 6)
+            {
+                mask &= -1L << (first & 63);
+            }
+            if (word == last >>> 6)
+            {
+                mask &= -1L >>> (63 - (last & 63));
+            }
+            superseded += Long.bitCount(words[word] & mask);
+        }
+        return superseded;
+    }
+
     /** Whether the bits are the map's: its puts came in increasing offsets, and it was not cleared since. */
     private boolean answers()
     {

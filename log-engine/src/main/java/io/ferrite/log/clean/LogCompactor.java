@@ -2,6 +2,7 @@ package io.ferrite.log.clean;
 
 import io.ferrite.log.AbortedTxnSink;
 import io.ferrite.log.BatchRewriter;
+import io.ferrite.log.CleanerTiming;
 import io.ferrite.log.LogClosedException;
 import io.ferrite.log.LogTransactions;
 import io.ferrite.log.PartitionLog;
@@ -102,7 +103,9 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
             {
                 return firstDirtyOffset;
             }
-            if (!buildOffsetMap(firstDirtyOffset, uncleanable))
+            final boolean mapped = buildOffsetMap(firstDirtyOffset, uncleanable);
+            CleanerTiming.mark(CleanerTiming.Stage.MAP);
+            if (!mapped)
             {
                 return ABANDONED;
             }
@@ -114,7 +117,9 @@ public final class LogCompactor implements LogCompaction, BatchRewriter, Aborted
             }
             retention.reset(nowMs, deleteRetentionMs, log.highWatermark());
             log.transactions().lastBatchesOfProducers(this, retention.activeProducers());
-            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, uncleanable);
+            groups.group(view, log.config().segmentBytes, log.config().segmentIndexBytes, endOffset, uncleanable,
+                loader.loadedOffsets());
+            CleanerTiming.mark(CleanerTiming.Stage.PRODUCER_STATE);
             for (int g = 0; g < groups.count(); g++)
             {
                 if (!cleanGroup(groups.first(g), groups.size(g)))

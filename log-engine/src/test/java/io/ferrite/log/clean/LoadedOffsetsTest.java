@@ -316,6 +316,51 @@ class LoadedOffsetsTest
         }
     }
 
+    /** The grouping's count of superseded offsets in a range is the per-offset answers', across words and bounds. */
+    @Property(tries = 30)
+    void theSupersededOffsetsOfARangeAreThoseTheAnswersSay(@ForAll final long seed)
+    {
+        final Random random = new Random(seed);
+        try (OffsetMap map = new OffsetMap(24 * 64, 0.9))
+        {
+            final LoadedOffsets loaded = new LoadedOffsets(map);
+            map.clear();
+            final long first = random.nextInt(1_000);
+            loaded.startIfCleared(first);
+            // puts at increasing offsets, each replacing a random earlier one of its "key" now and then
+            final java.util.List<Long> latest = new java.util.ArrayList<>();
+            long offset = first;
+            for (int i = 0; i < 3_000; i++)
+            {
+                offset += 1 + random.nextInt(3);
+                if (!latest.isEmpty() && random.nextInt(3) > 0)
+                {
+                    final int k = random.nextInt(latest.size());
+                    loaded.onPut(offset, latest.get(k));
+                    latest.set(k, offset);
+                }
+                else
+                {
+                    loaded.onPut(offset, OffsetMap.NO_OFFSET);
+                    latest.add(offset);
+                }
+            }
+            for (int r = 0; r < 50; r++)
+            {
+                final long from = first - 100 + random.nextInt((int)(offset - first) + 200);
+                final long to = from + random.nextInt(700);
+                long expected = 0;
+                for (long o = from; o < to; o++)
+                {
+                    expected += loaded.answer(o) == LoadedOffsets.SUPERSEDED ? 1 : 0;
+                }
+                assertEquals(expected, loaded.supersededIn(from, to), "[" + from + ", " + to + ")");
+            }
+            map.clear();
+            assertEquals(0, loaded.supersededIn(first, offset + 1), "a clear forgets the load");
+        }
+    }
+
     private static OffsetMapLoader loader(final OffsetMap map)
     {
         return new OffsetMapLoader(map, new CleanedTransactions(new RecordReader(new Codecs(), 1 << 20)),
