@@ -47,6 +47,10 @@ public final class CreatedLogs
         {
             throw runtime;
         }
+        if (failure != null) // a checked exception of another kind: not to be taken for a success
+        {
+            throw new IOException(failure);
+        }
         return made[i];
     }
 }

@@ -8,10 +8,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 
 /**
- * The steps of a creation batch ({@link LogCreation}) run for every new partition at once: its files fsynced or written
- * (a {@link PartitionFiles}), then, once all are, its directory fsynced. A file system serves fsyncs far faster several
- * at a time than one after another (ext4 commits the fsyncs waiting together in one journal commit, and a directory
- * whose entries a commit already covered costs next to nothing), so a batch of more than one partition runs them on up
+ * The steps of a creation batch ({@link LogCreation}) run for every new partition at once: its directory made, its log
+ * opened and its files fsynced or written (a {@link PartitionFiles}), then, once all are, its directory fsynced. A file
+ * system serves these far faster several at a time than one after another (ext4 commits the fsyncs waiting together in
+ * one journal commit, a directory whose entries a commit already covered costs next to nothing, and a file creation
+ * that waits behind a commit waits with the others, not before them), so a batch of more than one partition runs them on up
  * to {@value #THREADS} threads of the log manager's (one instance per manager, used by one creation at a time, as
  * {@code createLogs} is; its threads started with the first batch, ended after {@value #KEEP_ALIVE_S} s without one
  * and by {@link #close}: a thread per partition of every batch, started and ended, cost a thread-local allocation

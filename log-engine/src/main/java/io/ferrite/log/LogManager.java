@@ -212,11 +212,11 @@ public final class LogManager implements AutoCloseable
     }
 
     /**
-     * {@link #createLogs(String, int, int, Map)} of several topics as one batch ({@link LogCreation}): their files
-     * written and fsynced together, then their partition directories, then each log directory once, so that a batch of
-     * many small topics costs a few rounds of fsyncs, not a few per topic. Each entry all or nothing and published (in
-     * {@link #log}) only once durable; the others go on when one fails. {@code beforeEach} runs on this thread before
-     * each entry's first file.
+     * {@link #createLogs(String, int, int, Map)} of several topics as one batch ({@link LogCreation}): every partition
+     * opened with its files, several at a time, then their partition directories fsynced, then each log directory once: a
+     * few rounds of fsyncs for many small topics, not a few per topic. Each entry all or nothing, published (in {@link
+     * #log}) only once durable; the others go on when one fails. {@code beforeEach} runs on this thread before each entry
+     * is taken up. Holds this manager's monitor throughout: config changes, deletions and a close wait for the batch.
      */
     public synchronized CreatedLogs createLogs(final List<NewLogs> batch, final Runnable beforeEach)
     {

@@ -153,7 +153,9 @@ class CreateLogsTest
 
     /**
      * Several topics as one batch: each all or nothing — one whose files fail, and one naming a partition that exists,
-     * leave nothing of theirs — while the others are published, durable and there after a restart.
+     * leave nothing of theirs — while the others are published and opened again by a restart (that what a power loss
+     * needs is fsynced, and in which order, is the broker's {@code CreationDurabilityTest}; a failed fsync, {@link
+     * CreationFsyncFailureTest}).
      */
     @Test
     void aBatchOfSeveralTopicsFailsOnlyTheTopicThatFailed() throws Exception

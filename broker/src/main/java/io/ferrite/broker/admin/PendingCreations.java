@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The topics a single-node CreateTopics journaled and answered whose files the {@link AdminAgent} has yet to make,
- * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole topics, a large one a slice of
- * {@value #CHUNK_PARTITIONS} partitions at a time, until {@value #CHUNK_PARTITIONS} partitions or {@link #CHUNK_NS} of work), so a following CreateTopics of
+ * oldest first: made in chunks between the agent's commands ({@link #makeChunk}: whole unpublished topics as one batch
+ * that ends after the topic reaching {@value #CHUNK_PARTITIONS} partitions, or a large topic's next slice of
+ * {@value #CHUNK_PARTITIONS}), so a following CreateTopics of
  * a large topic is journaled and answered without waiting for an earlier one's files — as Kafka's controller answers once
  * its record is committed and its brokers make the logs after; one with small topics has them, and the unpublished ones
  * before them, made before its answer within the backlog's bound ({@link #makeSmallBeforeAnswer}).
@@ -50,9 +51,9 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  * A topic whose files fail — any Throwable — costs that topic alone: logged, published with the partitions not made
  * offline ({@link OfflineTopics}), the journal kept.
- * A stray interrupt of the agent's thread (one {@code LogCreation} restores for its caller, or one arriving between
- * topics) is cleared before each topic is made and reported: it costs at most the topic in hand, not the rest of the
- * chunk or of a {@link #makeThrough} / {@link #makeDownTo}.
+ * A stray interrupt of the agent's thread is cleared and reported before each topic is taken into a batch and before
+ * each slice; a batch's files are made on the log manager's creation threads, which it does not reach: it costs at most
+ * the slice in hand, not the rest of the chunk or of a {@link #makeThrough} / {@link #makeDownTo}.
  *
  * <p>Threading: the admin agent only, but {@link #hold} (a test hook), {@link #isPending} and {@link #filesFailed}.
  */
@@ -63,7 +64,7 @@ public final class PendingCreations
      * a topic of more is published at once and made a slice per chunk.
      */
     static final int CHUNK_PARTITIONS = 100;
-    /** The work a chunk does at most before the agent takes its commands again (ends after the topic in hand). */
+    /** The work a chunk of slices does at most (it ends after the slice in hand); a batch is bounded by its partitions alone. */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(20);
     /** Partitions of unpublished topics made as one batch at most (a batch ends after the topic that reaches it). */
     static final int BATCH_PARTITIONS = 2000;

@@ -8,10 +8,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A batch of {@link PendingCreations}' unpublished topics (oldest first) made together ({@link TopicBatch}): the files of
- * all written and fsynced at once, then their directories, then the log directory once — where topic after topic cost
- * three rounds of fsyncs each (about 20 ms for 10 partitions on this machine's ext4). Each topic is published, or fails,
- * alone and in journal order; its share of the batch's time is its cost ({@link CreationCost#made}).
+ * A batch of {@link PendingCreations}' unpublished topics (oldest first) made together ({@link TopicBatch}): the
+ * directories, logs and files of all made and fsynced several at a time, then their directories fsynced, then the log
+ * directory once — where topic after topic cost three rounds of fsyncs each (about 20 ms for 10 partitions on this
+ * machine's ext4). Each topic is published, or fails, alone and in journal order; its share of the batch's time is its
+ * cost ({@link CreationCost#made}).
  */
 final class UnpublishedBatch
 {
@@ -22,7 +23,7 @@ final class UnpublishedBatch
     /**
      * Makes {@code batch} in {@code topics} (on its writer), in journal order each topic published and no longer
      * creating, or failed ({@link OfflineTopics#failed}), then handed to {@code done}; {@code beforeEach} runs before each
-     * topic's first file. An Error out of the batch fails the topics not done yet, and only them.
+     * topic is taken up. An Error out of the batch fails the topics not done yet, and only them.
      */
     static void make(final TopicRegistry topics, final CreationJournal journal, final List<PendingTopic> batch,
         final Runnable beforeEach, final CreationCost cost, final java.util.function.Consumer<PendingTopic> done)

@@ -12,7 +12,7 @@ import java.util.Map;
  * Several topics created at once by the {@link TopicRegistry}'s writer (a CreateTopics' small topics): their partition
  * logs made as one batch of the log manager's ({@code LogManager.createLogs(List, Runnable)}: the files of all written
  * and fsynced together, then their directories, then each log directory once — a few rounds of fsyncs for the batch, not
- * a few per topic), each topic all or nothing, and each made one published as {@link TopicRegistry#create} publishes one.
+ * a few per topic), each topic all or nothing, and each made one published ({@link TopicRegistry#create} is a batch of one).
  */
 public final class TopicBatch
 {
@@ -38,7 +38,7 @@ public final class TopicBatch
     /**
      * Creates every topic of {@code batch} in {@code registry} (on its writer), telling {@code outcomes} of each in the
      * batch's order as it is published, so that what a caller does for one (a failed one published offline) comes in
-     * its turn; {@code beforeEach} runs before each topic's first file. A name taken (IllegalArgumentException) or an
+     * its turn; {@code beforeEach} runs before each topic is taken up. A name taken (IllegalArgumentException) or an
      * invalid config (ConfigException) fails that topic alone, before the disk is touched.
      */
     public static void create(final TopicRegistry registry, final List<NewTopic> batch, final Runnable beforeEach,
@@ -51,11 +51,7 @@ public final class TopicBatch
             final NewTopic t = batch.get(i);
             try
             {
-                if (registry.topic(t.name()) != null)
-                {
-                    throw new IllegalArgumentException("Topic '" + t.name() + "' already exists.");
-                }
-                io.ferrite.log.LogConfig.of(t.overrides()); // validate before touching the disk
+                registry.checkNew(t.name(), t.overrides()); // before the disk is touched
                 entries.add(new NewLogs(t.name(), 0, t.partitions(), t.overrides(), (dir, p) -> TopicIds.writeNew(dir, t.id())));
             }
             catch (final RuntimeException ex)
@@ -83,8 +79,42 @@ public final class TopicBatch
         }
     }
 
+    /** {@link #create} of one topic, published and returned; its failure thrown (an IOException or an unchecked one). */
+    static Topic createOne(final TopicRegistry registry, final NewTopic topic) throws java.io.IOException
+    {
+        final Topic[] created = new Topic[1];
+        final Exception[] failed = new Exception[1];
+        create(registry, List.of(topic), () -> { }, new Outcomes()
+        {
+            @Override
+            public void created(final int index, final Topic t)
+            {
+                created[0] = t;
+            }
+
+            @Override
+            public void failed(final int index, final Exception cause)
+            {
+                failed[0] = cause;
+            }
+        });
+        if (failed[0] instanceof java.io.IOException io)
+        {
+            throw io;
+        }
+        if (failed[0] instanceof RuntimeException unchecked)
+        {
+            throw unchecked;
+        }
+        if (failed[0] != null)
+        {
+            throw new java.io.IOException(failed[0]);
+        }
+        return created[0];
+    }
+
     /** The writer: new topic {@code name} of id {@code id} published in {@code registry} with the logs made of its partitions. */
-    static Topic published(final TopicRegistry registry, final String name, final long[] id, final PartitionLog[] made,
+    private static Topic published(final TopicRegistry registry, final String name, final long[] id, final PartitionLog[] made,
         final Map<String, String> overrides)
     {
         assert registry.isWriter() : Thread.currentThread() + " creates a topic, which is not its registry's writer";

@@ -2,21 +2,17 @@ package io.ferrite.broker.topic;
 
 import io.ferrite.log.LogManager;
 import io.ferrite.log.PartitionLog;
-import io.ferrite.log.config.DurableFile;
 import org.agrona.DirectBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The topics: created, deleted and reshaped here by one writer, looked up by any thread without a
@@ -29,18 +25,12 @@ import java.util.TreeMap;
  * is cheap because topics change rarely and are read on every request.
  *
  * <p>A topic's id lives in Kafka's {@code partition.metadata} file in each partition directory; its
- * config overrides in the partition logs; so the registry rebuilds itself from the log directories.
+ * config overrides in the partition logs; so the registry rebuilds itself from the log directories
+ * ({@link TopicsOnDisk}).
  */
 public final class TopicRegistry
 {
     private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
-    /**
-     * Written (and fsynced) in the directory of a deleted topic's partition whose log the deletion
-     * could not close or rename (and by versions that deleted the logs a moment after the answer):
-     * a restart must not bring the topic back, so {@link #load} finishes the deletion. Not a
-     * {@code .deleted} suffix: the log loader removes those.
-     */
-    static final String DELETED_MARKER = "topic.deleting";
 
     private final LogManager logs;
     private final int logThreads;
@@ -90,99 +80,15 @@ public final class TopicRegistry
     /**
      * {@link #load()}, a topic none of whose partitions holds its id (its creation cut short before any
      * {@code partition.metadata} was written) given the one in {@code answeredIds} (by name: the ids a creation
-     * journal answered with: a creation's, or a growth's), else a new one. A topic of an answered id cut short, made or
-     * grown (a partition without {@code partition.metadata}, written after its overrides are durable) gets on those partitions the overrides of
-     * one that has its id, else {@code answeredConfigs}' (what it was answered with), durably before their id.
+     * journal answered with: a creation's, or a growth's), else a new one; what else a start finishes is
+     * {@link TopicsOnDisk#load}'s.
      */
     public void load(final Map<String, long[]> answeredIds, final Map<String, Map<String, String>> answeredConfigs) throws IOException
     {
         assert isWriter() : Thread.currentThread() + " loads the topics, whose writer is " + writer;
-        final Map<String, List<PartitionLog>> byTopic = new TreeMap<>();
-        for (final PartitionLog log : logs.logs())
-        {
-            byTopic.computeIfAbsent(log.topic(), k -> new ArrayList<>()).add(log);
-        }
-        final List<Topic> topics = new ArrayList<>();
-        for (final Map.Entry<String, List<PartitionLog>> e : byTopic.entrySet())
-        {
-            final String name = e.getKey();
-            if (deleteIfMarked(name, e.getValue()))
-            {
-                continue;
-            }
-            int count = 0;
-            for (final PartitionLog log : e.getValue())
-            {
-                count = Math.max(count, log.partition() + 1);
-            }
-            final Partition[] partitions = new Partition[count];
-            final boolean[] unfinished = new boolean[count];
-            long[] id = null;
-            int finished = -1;
-            for (int p = 0; p < count; p++)
-            {
-                PartitionLog log = logs.log(name, p);
-                if (log == null)
-                {
-                    // a CreatePartitions cut short: fill the gap so the topic has no hole
-                    log = logs.createLog(name, p, logs.overrides(name, e.getValue().get(0).partition()));
-                }
-                final long[] partitionId = TopicIds.read(log.dir());
-                if (partitionId != null)
-                {
-                    id = partitionId;
-                    finished = p;
-                }
-                unfinished[p] = partitionId == null;
-                partitions[p] = new Partition(name, p, log, owner(name, p));
-            }
-            if (id == null)
-            {
-                id = answeredIds.containsKey(name) ? answeredIds.get(name) : newTopicId();
-            }
-            final long[] answered = answeredIds.get(name);
-            final Map<String, String> configs = finished >= 0 ? logs.overrides(name, finished) : answeredConfigs.get(name);
-            for (int p = 0; p < count; p++)
-            {
-                if (unfinished[p] && answered != null && answered[0] == id[0] && answered[1] == id[1] && configs != null)
-                {
-                    logs.updateConfig(name, p, configs); // durable (or its file removed, durably) before the id below
-                }
-                TopicIds.write(partitions[p].log.dir(), id);
-            }
-            // the stored overrides, not config().overrides(): that one has the broker's topic defaults merged in
-            topics.add(new Topic(name, id[0], id[1], partitions, logs.overrides(name, 0)));
-        }
+        final List<Topic> topics = TopicsOnDisk.load(this, answeredIds, answeredConfigs);
         tables = new TopicTables(topics);
         LOG.info("loaded {} topics", topics.size());
-    }
-
-    /** A topic deleted before the last stop whose logs were marked, not renamed ({@link #DELETED_MARKER}): they go now. */
-    private boolean deleteIfMarked(final String name, final List<PartitionLog> partitionLogs) throws IOException
-    {
-        boolean marked = false;
-        for (final PartitionLog log : partitionLogs)
-        {
-            marked |= Files.exists(log.dir().resolve(DELETED_MARKER));
-        }
-        if (marked)
-        {
-            LOG.info("deleting the logs of topic {}, deleted before the last stop", name);
-            for (final PartitionLog log : partitionLogs)
-            {
-                try
-                {
-                    logs.deleteLog(name, log.partition());
-                }
-                catch (final IOException | RuntimeException ex)
-                {
-                    // the broker starts without it (it was deleted): one directory it cannot remove must not keep it down
-                    LOG.error("cannot delete {} of topic {}, deleted before the last stop: not loaded, its files left in {}",
-                        log.partition(), name, log.dir(), ex);
-                }
-            }
-        }
-        return marked;
     }
 
     /** The log thread owning a partition: a stable hash, so partitions spread over the threads. */
@@ -232,17 +138,25 @@ public final class TopicRegistry
         throws IOException
     {
         assert isWriter() : Thread.currentThread() + " creates a topic, whose writer is " + writer;
+        // a batch of one: all or nothing, partition.metadata included (a partition left behind would keep the name
+        // taken and come back as a topic of its own after a restart)
+        return TopicBatch.createOne(this, new TopicBatch.NewTopic(name, partitions, overrides,
+            givenId != null ? givenId : newTopicId()));
+    }
+
+    /**
+     * The writer, before a new topic touches the disk or is published: its name free and its config valid.
+     *
+     * @throws IllegalArgumentException when it exists
+     * @throws io.ferrite.log.config.ConfigException for an invalid config
+     */
+    void checkNew(final String name, final Map<String, String> overrides)
+    {
         if (tables.byNameString(name) != null)
         {
             throw new IllegalArgumentException("Topic '" + name + "' already exists.");
         }
-        io.ferrite.log.LogConfig.of(overrides); // validate before touching the disk
-        final long[] id = givenId != null ? givenId : newTopicId();
-        // all or nothing, partition.metadata included: a failure leaves no partition behind (left, it would keep
-        // the name taken and come back as a topic of its own after a restart); nothing after it may fail, as
-        // nothing after it would remove them
-        final PartitionLog[] made = logs.createLogs(name, 0, partitions, overrides, (dir, p) -> TopicIds.writeNew(dir, id));
-        return TopicBatch.published(this, name, id, made, overrides);
+        io.ferrite.log.LogConfig.of(overrides);
     }
 
     /** The log manager the topics' partitions live in ({@link TopicBatch}). */
@@ -279,11 +193,7 @@ public final class TopicRegistry
     public Topic plan(final String name, final int partitions, final Map<String, String> overrides, final long[] id)
     {
         assert isWriter() : Thread.currentThread() + " plans a topic, whose writer is " + writer;
-        if (tables.byNameString(name) != null)
-        {
-            throw new IllegalArgumentException("Topic '" + name + "' already exists.");
-        }
-        io.ferrite.log.LogConfig.of(overrides);
+        checkNew(name, overrides);
         final Topic topic = new Topic(name, id[0], id[1], new Partition[0], overrides, partitions);
         publish(topic, null);
         return topic;
@@ -337,7 +247,7 @@ public final class TopicRegistry
      * that held it before meet closed logs and answer as for a topic that is gone; reads already in
      * its files keep them for {@code file.delete.delay.ms}, after which the log manager closes them
      * and removes the directories. A partition whose log could not be closed or renamed (a failing
-     * disk) is marked ({@link #DELETED_MARKER}, best effort) so that the next start finishes its
+     * disk) is marked ({@link TopicsOnDisk#DELETED_MARKER}, best effort) so that the next start finishes its
      * deletion, and the failure is thrown.
      */
     public void delete(final Topic topic) throws IOException
@@ -355,7 +265,7 @@ public final class TopicRegistry
             {
                 if (logs.log(topic.name, p.index) == p.log)
                 {
-                    markDeleted(p.log.dir(), ex);
+                    TopicsOnDisk.markDeleted(p.log.dir(), ex);
                 }
             }
             throw ex;
@@ -373,27 +283,6 @@ public final class TopicRegistry
         topic.markDeleted(); // a request that holds it meets closed logs and answers as for a topic that is gone
         publish(null, topic);
         logs.strayLogs(topic.name, 0, topic.partitions.length);
-    }
-
-    /** Writes and fsyncs the deletion marker in a partition directory; a failure is added to {@code cause}. */
-    private static void markDeleted(final Path partitionDir, final Exception cause)
-    {
-        try
-        {
-            try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(partitionDir.resolve(DELETED_MARKER),
-                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE))
-            {
-                channel.force(true);
-            }
-            try (java.nio.channels.FileChannel dir = java.nio.channels.FileChannel.open(partitionDir, java.nio.file.StandardOpenOption.READ))
-            {
-                dir.force(true);
-            }
-        }
-        catch (final IOException ex)
-        {
-            cause.addSuppressed(ex);
-        }
     }
 
     /** From now on, {@code hook} is told each partition a topic created or grown gains, before the topic is published. */

@@ -81,15 +81,15 @@ class PendingCreationsTest
 
     /**
      * The thread's interrupt set as {@code LogCreation} leaves it for its caller (or a stray one between topics): before
-     * each topic it is cleared and reported, so neither a chunk nor a {@code makeThrough} loses the topics after it
-     * (the interrupted thread's first channel operation would fail each of them with ClosedByInterruptException).
+     * each topic is taken into a batch it is cleared and reported, so neither a chunk nor a {@code makeThrough} loses the
+     * topics after it (a channel operation of the interrupted thread would fail with ClosedByInterruptException).
      */
     @Test
     void anInterruptCostsNoTopicAfterItInAChunkOrAMakeThrough() throws Exception
     {
         journaled("chunk-", 5, 1);
         Thread.currentThread().interrupt();
-        while (pending.size() > 0) // a chunk ends after 20 ms of work: one topic under load
+        while (pending.size() > 0) // one chunk: the 5 topics as one batch
         {
             pending.makeChunk();
         }

@@ -318,11 +318,8 @@ class CreationChunksTest
         final Uuid answered;
         try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
         {
-            final CreateTopicsResult created = admin.createTopics(List.of(new NewTopic("broken", 2, (short)1),
-                new NewTopic("after", 1, (short)1)));
-            created.all().get(30, TimeUnit.SECONDS);
-            answered = created.topicId("broken").get();
-            Await.await(() -> broker.broker.topics().topic("after") != null, Duration.ofSeconds(30), "after made (broken tried first)");
+            answered = createAwaiting(broker, admin, "after", new NewTopic("broken", 2, (short)1), new NewTopic("after", 1, (short)1))
+                .get("broken"); // after made: broken tried first
             assertTrue(broker.broker.topics().topic("broken") != null && broker.broker.topics().topic("broken").hasOfflinePartitions(),
                 "broken's files failed: listed offline");
             Files.delete(dir.resolve("broken-1")); // a create of the name would succeed now
@@ -349,6 +346,41 @@ class CreationChunksTest
             final ConfigResource broken = new ConfigResource(ConfigResource.Type.TOPIC, "broken");
             assertEquals("123456", admin.describeConfigs(List.of(broken)).all().get(30, TimeUnit.SECONDS).get(broken)
                 .get("retention.ms").value(), "made with the config changed while it was offline");
+        }
+    }
+
+    /**
+     * One CreateTopics of three small topics, made before its answer as one batch, the middle one's files failing (a file
+     * where its partition 1 directory goes): all three answered with their ids; the first and the last published and
+     * served; the middle one published offline with its answered id, between them (journal order), and the journal kept
+     * for the next start, which makes it with that id once the obstacle is gone and then empties the journal.
+     */
+    @Test
+    void aTopicWhoseFilesFailInARequestsBatchCostsThatTopicAlone() throws Exception
+    {
+        Files.writeString(dir.resolve("middle-1"), "a file where the partition directory would go");
+        final Uuid answered;
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            answered = createAwaiting(broker, admin, "last", new NewTopic("first", 2, (short)1), new NewTopic("middle", 2, (short)1),
+                new NewTopic("last", 3, (short)1)).get("middle");
+            final io.ferrite.broker.topic.Topic middle = broker.broker.topics().topic("middle");
+            assertTrue(middle != null && middle.hasOfflinePartitions(), "middle's files failed: listed offline");
+            assertEquals(answered, new Uuid(middle.idMostSignificantBits, middle.idLeastSignificantBits), "middle's answered id");
+            assertEquals(List.of("first", "middle", "last"), broker.broker.topics().topics().stream().map(t -> t.name)
+                .filter(n -> Set.of("first", "middle", "last").contains(n)).toList(), "published in journal order");
+            assertTrue(Files.size(dir.resolve(CreationJournal.FILE_NAME)) > 0, "the journal kept: middle's files were not made");
+            produceAndConsume(broker, "first", 2);
+            produceAndConsume(broker, "last", 3);
+        }
+        Files.delete(dir.resolve("middle-1"));
+        try (RunningBroker broker = new RunningBroker(dir, Map.of()); Admin admin = broker.plainAdmin())
+        {
+            final TopicDescription d = admin.describeTopics(List.of("middle")).allTopicNames().get(30, TimeUnit.SECONDS).get("middle");
+            assertEquals(answered, d.topicId(), "made at the start with its answered id");
+            assertEquals(2, d.partitions().size());
+            produceAndConsume(broker, "middle", 2);
+            assertEquals(0, Files.size(dir.resolve(CreationJournal.FILE_NAME)), "the journal emptied once middle is made");
         }
     }
 
@@ -519,6 +551,21 @@ class CreationChunksTest
             assertFalse(names.contains("left"), "a deleted topic's leftover loaded as a topic: " + names);
             assertTrue(names.contains("fine"), names.toString());
         }
+    }
+
+    /** One CreateTopics of {@code topics}, answered, then topic {@code last} awaited published: the ids answered, by name. */
+    private static Map<String, Uuid> createAwaiting(final RunningBroker broker, final Admin admin, final String last,
+        final NewTopic... topics) throws Exception
+    {
+        final CreateTopicsResult created = admin.createTopics(List.of(topics));
+        created.all().get(30, TimeUnit.SECONDS);
+        final Map<String, Uuid> ids = new HashMap<>();
+        for (final NewTopic t : topics)
+        {
+            ids.put(t.name(), created.topicId(t.name()).get());
+        }
+        Await.await(() -> broker.broker.topics().topic(last) != null, Duration.ofSeconds(30), last + " made");
+        return ids;
     }
 
     private static List<NewTopic> topics(final String prefix, final int count, final int partitions)

@@ -75,32 +75,11 @@ class CreationJournalTest
     void aCreationAnsweredNoneSurvivesASigkillRightAfterTheAnswer() throws Exception
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
-        final Map<String, Uuid> answered = new HashMap<>();
         ServerCommand.Running server = ServerCommand.startMain(dir, Map.of(), BoundedBacklogServer.class.getName(),
             "--backlog-ms", "1000", "--estimate-ms", "9", "--override", "log.dir=" + data,
             "--override", "listeners=PLAINTEXT://127.0.0.1:0");
-        final long dirsAtKill;
-        try (Admin admin = admin(server.port()))
-        {
-            final List<NewTopic> topics = new ArrayList<>();
-            for (int t = 0; t < KILL_TOPICS; t++)
-            {
-                topics.add(new NewTopic("crash-" + t, PARTITIONS, (short)1).configs(KEPT));
-            }
-            final CreateTopicsResult result = admin.createTopics(topics);
-            result.all().get(30, TimeUnit.SECONDS);
-            server.process().destroyForcibly(); // SIGKILL as soon as the answer is here
-            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
-            assertEquals(137, server.process().exitValue(), "killed");
-            for (int t = 0; t < KILL_TOPICS; t++)
-            {
-                answered.put("crash-" + t, result.topicId("crash-" + t).get());
-            }
-        }
-        try (java.util.stream.Stream<Path> files = Files.list(data))
-        {
-            dirsAtKill = files.filter(p -> p.getFileName().toString().startsWith("crash-")).count();
-        }
+        final Map<String, Uuid> answered = createThenKill(server, "crash-", KILL_TOPICS);
+        final long dirsAtKill = partitionDirs(data, "crash-");
         System.out.println("partition directories at the kill: " + dirsAtKill + " of " + KILL_TOPICS * PARTITIONS);
         assertTrue(dirsAtKill < KILL_TOPICS * PARTITIONS, "the kill came after every partition was made: nothing replayed");
 
@@ -128,30 +107,9 @@ class CreationJournalTest
     {
         final Path data = Files.createDirectories(dir.resolve("data")).toRealPath();
         final int topics = 30; // 300 partitions: within a fresh server's bound (1 111 at the 9 ms assumed)
-        final Map<String, Uuid> answered = new HashMap<>();
         ServerCommand.Running server = start(data);
-        try (Admin admin = admin(server.port()))
-        {
-            final List<NewTopic> created = new ArrayList<>();
-            for (int t = 0; t < topics; t++)
-            {
-                created.add(new NewTopic("made-" + t, PARTITIONS, (short)1).configs(KEPT));
-            }
-            final CreateTopicsResult result = admin.createTopics(created);
-            result.all().get(30, TimeUnit.SECONDS);
-            server.process().destroyForcibly(); // SIGKILL as soon as the answer is here
-            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
-            assertEquals(137, server.process().exitValue(), "killed");
-            for (int t = 0; t < topics; t++)
-            {
-                answered.put("made-" + t, result.topicId("made-" + t).get());
-            }
-        }
-        try (java.util.stream.Stream<Path> files = Files.list(data))
-        {
-            assertEquals(topics * PARTITIONS, files.filter(p -> p.getFileName().toString().startsWith("made-")).count(),
-                "partition directories at the kill: made before the answer");
-        }
+        final Map<String, Uuid> answered = createThenKill(server, "made-", topics);
+        assertEquals(topics * PARTITIONS, partitionDirs(data, "made-"), "partition directories at the kill: made before the answer");
         assertEquals(0, Files.size(data.resolve(CreationJournal.FILE_NAME)), "the journal emptied before the answer");
         server = start(data);
         try
@@ -321,6 +279,43 @@ class CreationJournalTest
     private ServerCommand.Running start(final Path data) throws Exception
     {
         return ServerCommand.start(dir, "--override", "log.dir=" + data, "--override", "listeners=PLAINTEXT://127.0.0.1:0");
+    }
+
+    /**
+     * One CreateTopics of topics {@code prefix}0 to {@code count - 1} of {@link #PARTITIONS} partitions with {@link #KEPT},
+     * answered, and {@code server} SIGKILLed as soon as it is: the ids answered, by name.
+     */
+    private static Map<String, Uuid> createThenKill(final ServerCommand.Running server, final String prefix, final int count)
+        throws Exception
+    {
+        final Map<String, Uuid> answered = new HashMap<>();
+        try (Admin admin = admin(server.port()))
+        {
+            final List<NewTopic> topics = new ArrayList<>();
+            for (int t = 0; t < count; t++)
+            {
+                topics.add(new NewTopic(prefix + t, PARTITIONS, (short)1).configs(KEPT));
+            }
+            final CreateTopicsResult result = admin.createTopics(topics);
+            result.all().get(30, TimeUnit.SECONDS);
+            server.process().destroyForcibly(); // SIGKILL as soon as the answer is here
+            assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+            assertEquals(137, server.process().exitValue(), "killed");
+            for (int t = 0; t < count; t++)
+            {
+                answered.put(prefix + t, result.topicId(prefix + t).get());
+            }
+        }
+        return answered;
+    }
+
+    /** The partition directories of topics named {@code prefix}... in {@code data}. */
+    private static long partitionDirs(final Path data, final String prefix) throws java.io.IOException
+    {
+        try (java.util.stream.Stream<Path> files = Files.list(data))
+        {
+            return files.filter(p -> p.getFileName().toString().startsWith(prefix)).count();
+        }
     }
 
     private static Admin admin(final int port)
