@@ -57,7 +57,11 @@ final class CrashFencingClusterTest
 
     @RegisterExtension
     final ThreeNodes cluster = new ThreeNodes().jvmOptions("-Dorg.slf4j.simpleLogger.showDateTime=true",
-        "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-Dorg.slf4j.simpleLogger.log.io.ferrite.replication=info");
+        "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-Dorg.slf4j.simpleLogger.log.io.ferrite.replication=info",
+        // the failover's steps in the nodes' logs: KRaft's leader change, the controller's fencing
+        "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.raft.QuorumState=info",
+        "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.controller.ReplicationControlManager=info",
+        "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.controller.BrokerHeartbeatManager=info");
 
     @Test
     void aKilledLeaderIsFencedByTheActiveControllerWithoutWaitingOutTheSession() throws Exception
@@ -156,8 +160,8 @@ final class CrashFencingClusterTest
             "failed: " + failed + "\n" + cluster.tails("fenc"));
         final long failoverMs = TimeUnit.NANOSECONDS.toMillis(firstAckAfterKill.get() - killedAt);
         System.out.println("CrashFencingClusterTest: killed " + victim + " (" + what + ") at " + killedAtClock +
-            ": first acks=all acknowledgement of " +
-            "a record sent after the kill " + failoverMs + " ms after it; " + cluster.logLines("fenc"));
+            ": first acks=all acknowledgement of a record sent after the kill " + failoverMs + " ms after it; the nodes' " +
+            "steps:\n" + stages(topic));
         assertTrue(failoverMs < FAILOVER_BOUND_MS, "kill of " + what + " to the first acknowledgement of a record sent " +
             "after it: " + failoverMs + " ms, not under " + FAILOVER_BOUND_MS + " ms (broker.session.timeout.ms " +
             SESSION_TIMEOUT_MS + ")\n" + cluster.tails("fenc"));
@@ -167,6 +171,21 @@ final class CrashFencingClusterTest
         lost.removeAll(read);
         assertEquals(Set.of(), lost, "acknowledged records missing from " + topic + "-0 after the failover");
         assertEquals(read.size(), new HashSet<>(read).size(), "no record read back twice");
+    }
+
+    /**
+     * The nodes' log lines of a failover's steps, in time order (each starts with its time): KRaft's leader change,
+     * the controller's fence (a session timeout, or crash fencing), every node applying it, the new leader and follower.
+     */
+    private String stages(final String topic) throws java.io.IOException
+    {
+        final java.util.TreeSet<String> lines = new java.util.TreeSet<>();
+        for (final String marker : List.of("CrashFencing", "Fencing broker", "granted fencing", "Completed transition to Leader",
+            "ISR-eligible brokers", topic + "-0: leader at epoch", topic + "-0: follower of"))
+        {
+            lines.addAll(cluster.logLines(marker));
+        }
+        return String.join("\n", lines);
     }
 
     /** Creates {@code topic} (one partition, replicas {@code leader} first: its preferred leader), waits for its ISR of 3. */
