@@ -50,9 +50,10 @@ final class CrashFencingClusterTest
     /**
      * Kill to the first acknowledgement of a record sent after it: the grace (0.5 s), a tick, the fence committed,
      * the new leader's image, the producer's metadata refresh — and for a killed active controller KRaft's election
-     * first (controller.quorum.fetch.timeout.ms 2 s, then the election timeout, 1-2 s). Far below the 30 s session.
+     * first (controller.quorum.fetch.timeout.ms 2 s, then the election timeout, 1-2 s; under a load average of 57 on
+     * this 2-core machine one such kill took two elections and 12.6 s). Well below the 30 s session.
      */
-    private static final long FAILOVER_BOUND_MS = 15_000;
+    private static final long FAILOVER_BOUND_MS = 20_000;
     private static final Duration WAIT = Duration.ofSeconds(120);
 
     @RegisterExtension
