@@ -48,13 +48,17 @@ public final class ClusterController implements AutoCloseable
     private final MetadataQuorum quorum;
     private final QuorumController controller;
     private final QuorumControllerMetrics metrics;
+    private final ControllerRequests requests;
+    /** Ferrite's fencing of crashed brokers ({@link #fenceCrashedBrokers}), null when off or not started. */
+    private volatile CrashFencing crashFencing;
 
     private ClusterController(final MetadataQuorum quorum, final QuorumController controller,
-        final QuorumControllerMetrics metrics)
+        final QuorumControllerMetrics metrics, final ControllerRequests requests)
     {
         this.quorum = quorum;
         this.controller = controller;
         this.metrics = metrics;
+        this.requests = requests;
     }
 
     /**
@@ -99,9 +103,29 @@ public final class ClusterController implements AutoCloseable
             .setFatalFaultHandler(fatal)
             .setNonFatalFaultHandler(new LoggingFaultHandler("controller-" + nodeId, () -> { }))
             .build();
-        final ClusterController started = new ClusterController(quorum, controller, metrics);
-        quorum.inbound().serveController(new ControllerRequests(controller, config.brokerHeartbeatIntervalMs() / 2));
+        final ControllerRequests requests = new ControllerRequests(controller, config.brokerHeartbeatIntervalMs() / 2);
+        final ClusterController started = new ClusterController(quorum, controller, metrics, requests);
+        quorum.inbound().serveController(requests);
         return started;
+    }
+
+    /**
+     * Starts Ferrite's fencing of crashed brokers ({@link CrashFencing}: {@value CrashFencing#SETTING} in
+     * {@code settings}, default {@value CrashFencing#DEFAULT_GRACE_MS} ms, -1 off), the brokers' registrations read
+     * from {@code view}. While this controller is active, a broker whose heartbeat connection closed and whose
+     * listener then refuses connections is fenced without waiting out {@code broker.session.timeout.ms}.
+     *
+     * @throws org.apache.kafka.common.config.ConfigException when the setting is not a grace in ms or -1
+     */
+    public void fenceCrashedBrokers(final ClusterView view, final Map<String, String> settings)
+    {
+        final CrashFencing fencing = CrashFencing.start(quorum.nodeId(), controller, controller::isActive,
+            view::brokers, CrashFencing.graceMs(settings));
+        if (fencing != null)
+        {
+            crashFencing = fencing;
+            requests.watchCrashes(fencing.suspects());
+        }
     }
 
     /** What this node's software supports, as Kafka's defaults: every production feature to its latest level. */
@@ -142,6 +166,12 @@ public final class ClusterController implements AutoCloseable
     public void close() throws InterruptedException
     {
         quorum.inbound().serveController(null);
+        requests.watchCrashes(null);
+        final CrashFencing fencing = crashFencing;
+        if (fencing != null)
+        {
+            fencing.close();
+        }
         controller.beginShutdown();
         controller.close();
         metrics.close();

@@ -155,6 +155,7 @@ public final class ClusterNode implements AutoCloseable
         {
             controller = ClusterController.start(quorum, settings, fatal);
             view = ClusterView.start(quorum, new Changes(replicas), fatal);
+            controller.fenceCrashedBrokers(view, settings); // Ferrite's: a crashed broker fenced sooner (CrashFencing)
             Files.createDirectories(logDir);
             // the directory id: the quorum directory's persistent one (meta.properties of the quorum directory); the
             // broker's own meta.properties in its log directory is Ferrite's and has none yet

@@ -11,6 +11,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.Uuid;
@@ -64,11 +65,40 @@ final class ControllerRequests
     private final Controller controller;
     /** A heartbeat not handled within this is answered REQUEST_TIMED_OUT: Kafka's {@code broker.heartbeat.interval.ms / 2}. */
     private final int heartbeatTimeoutMs;
+    /** Told of heartbeats and of lost heartbeat connections ({@link CrashFencing}); null: crash fencing is off. */
+    private volatile CrashSuspects crashSuspects;
 
     ControllerRequests(final Controller controller, final int heartbeatTimeoutMs)
     {
         this.controller = controller;
         this.heartbeatTimeoutMs = heartbeatTimeoutMs;
+    }
+
+    /** Tells {@code suspects} of every heartbeat and every lost heartbeat connection from now on (null: no more). */
+    void watchCrashes(final CrashSuspects suspects)
+    {
+        this.crashSuspects = suspects;
+    }
+
+    /**
+     * {@code heartbeat} arrived on a connection of the controller listener: the token that connection keeps for
+     * {@link #heartbeatConnectionLost}, -1 when crash fencing is off.
+     */
+    long heartbeatArrived(final BrokerHeartbeatRequestData heartbeat)
+    {
+        final CrashSuspects suspects = crashSuspects;
+        return suspects == null ? -1 :
+            suspects.heartbeat(heartbeat.brokerId(), heartbeat.brokerEpoch(), heartbeat.currentMetadataOffset());
+    }
+
+    /** The connection whose last heartbeat was {@code broker}'s ({@code epoch}, {@code token}) ended. */
+    void heartbeatConnectionLost(final int broker, final long epoch, final long token)
+    {
+        final CrashSuspects suspects = crashSuspects;
+        if (suspects != null)
+        {
+            suspects.connectionLost(broker, epoch, token, TimeUnit.NANOSECONDS.toMillis(System.nanoTime()));
+        }
     }
 
     /** The answer to {@code request}, one of {@link #APIS}; a failure becomes the request's error answer. */

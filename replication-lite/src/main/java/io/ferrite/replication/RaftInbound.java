@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import kafka.raft.KafkaRaftManager;
 import org.apache.kafka.common.message.ApiMessageType;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.network.ClientInformation;
@@ -156,6 +157,7 @@ public final class RaftInbound implements AutoCloseable
     private void serve(final SocketChannel channel)
     {
         final String connectionId = channel.toString();
+        final HeartbeatPeer peer = new HeartbeatPeer();
         try (channel)
         {
             final ByteBuffer sizeBuf = ByteBuffer.allocate(4);
@@ -173,7 +175,7 @@ public final class RaftInbound implements AutoCloseable
                 readFully(channel, frame);
                 frame.flip();
                 final RequestHeader header = RequestHeader.parse(frame);
-                write(channel, header, answer(channel, connectionId, header, frame).toCompletableFuture().get());
+                write(channel, header, answer(channel, connectionId, header, frame, peer).toCompletableFuture().get());
             }
         }
         catch (final InterruptedException ex)
@@ -189,6 +191,10 @@ public final class RaftInbound implements AutoCloseable
         finally
         {
             connections.remove(channel);
+            if (!closed)
+            {
+                peer.lost(); // not our close: the peer went away (a crashed broker's kernel closes it at once)
+            }
         }
     }
 
@@ -212,7 +218,7 @@ public final class RaftInbound implements AutoCloseable
     }
 
     private CompletionStage<ApiMessage> answer(final SocketChannel channel, final String connectionId,
-        final RequestHeader header, final ByteBuffer frame)
+        final RequestHeader header, final ByteBuffer frame, final HeartbeatPeer peer)
     {
         final ControllerRequests controllerApis = controller;
         if (header.apiKey() == ApiKeys.API_VERSIONS)
@@ -223,6 +229,10 @@ public final class RaftInbound implements AutoCloseable
             new ByteBufferAccessor(frame)).request;
         if (ControllerRequests.APIS.contains(header.apiKey()))
         {
+            if (controllerApis != null && header.apiKey() == ApiKeys.BROKER_HEARTBEAT)
+            {
+                peer.heard(controllerApis, (BrokerHeartbeatRequestData)request.data());
+            }
             // answered on the controller's thread, written here; none served (yet, or any more): not the controller
             return controllerApis != null ? controllerApis.handle(header, request) : CompletableFuture.completedFuture(
                 request.getErrorResponse(0, Errors.NOT_CONTROLLER.exception("no controller on this node")).data());
@@ -279,6 +289,35 @@ public final class RaftInbound implements AutoCloseable
         catch (final IOException ex)
         {
             throw new UncheckedIOException(ex);
+        }
+    }
+
+    /**
+     * The broker whose heartbeats a connection carried (Kafka's broker sends them on a channel of their own), so that
+     * the connection's end can be told to the controller's crash fencing ({@link CrashSuspects}). The connection's
+     * own thread only.
+     */
+    private static final class HeartbeatPeer
+    {
+        private ControllerRequests requests;
+        private int broker = -1;
+        private long epoch;
+        private long token = -1;
+
+        void heard(final ControllerRequests requests, final BrokerHeartbeatRequestData heartbeat)
+        {
+            this.requests = requests;
+            this.broker = heartbeat.brokerId();
+            this.epoch = heartbeat.brokerEpoch();
+            this.token = requests.heartbeatArrived(heartbeat);
+        }
+
+        void lost()
+        {
+            if (token >= 0)
+            {
+                requests.heartbeatConnectionLost(broker, epoch, token);
+            }
         }
     }
 

@@ -182,7 +182,7 @@ public class ClusterMode implements AutoCloseable
 
     /** The names (and prefixes) of the settings handed to the cluster's Kafka classes. */
     private static final String[] CLUSTER_PREFIXES = {"node.id", "process.roles", "controller.", "listeners",
-        "ferrite.cluster.id", "broker.heartbeat.", "broker.session.", "initial.broker.registration.", "num.partitions",
+        "ferrite.cluster.id", "ferrite.cluster.crash.", "broker.heartbeat.", "broker.session.", "initial.broker.registration.", "num.partitions",
         "default.replication.factor", "min.insync.replicas", "metadata.max.", "request.timeout.ms",
         "socket.request.max.bytes", "unclean.leader.election.", "auto.leader.rebalance.", "leader.imbalance."};
 

@@ -384,6 +384,9 @@ public final class BrokerConfig
                 + "with the broker defaults, which retention applies to Kafka's data)")
             .define("broker.heartbeat.interval.ms", INT, "2000", atLeast(1), true, "how often a broker heartbeats to the controller")
             .define("broker.session.timeout.ms", INT, "9000", atLeast(1), true, "a broker not heard from for this long is fenced")
+            .define("ferrite.cluster.crash.fence.ms", LONG, "500", atLeast(-1), true, "the active controller fences a broker "
+                + "whose heartbeat connection closed, that did not heartbeat within this grace and whose listener refuses "
+                + "connections (its process is gone) without waiting out broker.session.timeout.ms; -1: off (Kafka's behaviour)")
             .define("initial.broker.registration.timeout.ms", INT, "60000", atLeast(1), true, "how long a starting broker tries to register")
             .define(LOG_DIRS, LIST, null, NONE, true, "log directories (default: log.dir)")
             .define(LOG_DIR, STRING, "./data", NONE, true, "the log directory when log.dirs is not set")

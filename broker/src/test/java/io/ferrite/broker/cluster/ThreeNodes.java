@@ -50,6 +50,8 @@ final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCa
     private final int[] controllerPorts = new int[4];
     private final int[] listenerPorts = new int[4];
     private String voters;
+    /** JVM options of every node after the harness's own ({@link #jvmOptions}). */
+    private List<String> jvmOptions = List.of();
     /** Made by {@link #beforeEach}: deleted by {@link #afterEach}. */
     private boolean ownDir;
 
@@ -107,6 +109,13 @@ final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCa
             controllerPorts[3];
     }
 
+    /** {@code options} for every node's JVM from its next launch on (system properties: log levels, ...). */
+    ThreeNodes jvmOptions(final String... options)
+    {
+        this.jvmOptions = List.of(options);
+        return this;
+    }
+
     /** Starts the three and waits until each joined the cluster and listens; if one does not, kills them all. */
     ThreeNodes start() throws IOException, InterruptedException
     {
@@ -140,6 +149,30 @@ final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCa
     {
         nodes[id].toHandle().destroyForcibly();
         nodes[id].waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * SIGSTOPs node {@code id}: its process stops where it is, its sockets stay open and its listeners still complete
+     * connections into their backlogs (the kernel's, not the process's) — a GC pause that never ends.
+     */
+    void pause(final int id) throws IOException, InterruptedException
+    {
+        signal(id, "-STOP");
+    }
+
+    /** SIGCONTs node {@code id} after {@link #pause}. */
+    void resume(final int id) throws IOException, InterruptedException
+    {
+        signal(id, "-CONT");
+    }
+
+    private void signal(final int id, final String signal) throws IOException, InterruptedException
+    {
+        final Process kill = new ProcessBuilder("kill", signal, Long.toString(nodes[id].pid())).inheritIO().start();
+        if (!kill.waitFor(30, TimeUnit.SECONDS) || kill.exitValue() != 0)
+        {
+            throw new IOException("kill " + signal + " " + nodes[id].pid() + " failed");
+        }
     }
 
     /** Starts node {@code id} again (after {@link #kill}) on its ports and data, and waits until it listens. */
@@ -300,7 +333,7 @@ final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCa
         {
             if (nodes[id] != null)
             {
-                kill(id);
+                kill(id); // a SIGSTOPped node too: SIGKILL ends a stopped process
                 nodes[id] = null;
             }
         }
@@ -324,6 +357,7 @@ final class ThreeNodes implements AutoCloseable, BeforeEachCallback, AfterEachCa
             "java.base/jdk.internal.misc=ALL-UNNAMED",
             "-cp", System.getProperty("java.class.path") + java.io.File.pathSeparator + clusterClasspath,
             ClusterBrokerMain.class.getName()));
+        command.addAll(command.size() - 1, jvmOptions);
         for (final String setting : List.of("node.id=" + id, "process.roles=broker,controller",
             "controller.quorum.voters=" + voters, "controller.listener.names=CONTROLLER",
             "listeners=PLAINTEXT://127.0.0.1:" + listenerPorts[id] + ",CONTROLLER://127.0.0.1:" + controllerPorts[id],
