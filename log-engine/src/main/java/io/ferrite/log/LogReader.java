@@ -1,6 +1,7 @@
 package io.ferrite.log;
 
 import io.ferrite.wire.compress.Codecs;
+import io.ferrite.wire.record.CorruptRecordException;
 import io.ferrite.wire.record.Record;
 import io.ferrite.wire.record.RecordBatch;
 import io.ferrite.wire.record.RecordReader;
@@ -189,6 +190,17 @@ final class LogReader
         return answer;
     }
 
+    /**
+     * Kafka 4.4's search ({@code LogSegment.findOffsetByTimestamp}, {@code FileRecords.searchForTimestamp}): from the
+     * batch the time and offset indexes point at, the first batch whose max timestamp reaches {@code timestamp}, then
+     * its first record at or after it. A batch's records are read without its CRC, as Kafka reads them: a batch whose
+     * value bytes were damaged at rest is still answered from (its header and the records' timestamps hold), and the
+     * consumer that seeks there meets the damage through its own CRC check, as against Kafka. Where Ferrite answers
+     * otherwise, and why (Kafka's answer there is an error for ever, or none, though later records are served):
+     * records that do not hold together pass the rest of their batch over, where Kafka answers INVALID_RECORD each
+     * time; a damaged frame goes on at the next batch the offset index knows of, as a fetch does, where Kafka's walk
+     * ends (no offset) or fails (CORRUPT_MESSAGE); a segment with no answer goes on to the next one.
+     */
     private TimestampOffset lookUpTimestamp(final long timestamp, final TimestampOffset out)
     {
         out.set(-1, -1);
@@ -203,32 +215,57 @@ final class LogReader
                 continue;
             }
             final int size = seg.size();
-            int p = seg.offsetIndex.lookup(Math.max(start, seg.timeIndex.lookup(timestamp)));
-            while (p < size)
+            final long from = Math.max(start, seg.timeIndex.lookup(timestamp));
+            int p = seg.offsetIndex.lookup(from);
+            if (p != 0 && !seg.plausibleBatchAt(p, from, size))
+            {
+                p = 0; // indexes carry no checksum: one that points at no batch is ignored
+            }
+            while (p >= 0 && p < size)
             {
                 final int batchEnd = seg.frameEnd(p, size);
                 if (batchEnd < 0)
                 {
-                    break; // damage: the rest of this segment cannot be walked
+                    p = seg.indexedBatchAfter(p, size); // damage: on at the next indexed batch, as a fetch goes on
+                    continue;
                 }
-                b.wrap(seg.log.view(), p);
-                // a batch failing its CRC is passed over: its records cannot be trusted to decompress
-                if (seg.batchMaxTimestamp(p) >= timestamp && seg.batchLastOffset(p) >= start && b.isCrcValid())
+                if (seg.batchMaxTimestamp(p) >= timestamp && seg.batchLastOffset(p) >= start &&
+                    firstRecordAtOrAfter(reader, b.wrap(seg.log.view(), p), timestamp, start, end, out))
                 {
-                    reader.reset(b);
-                    while (reader.hasNext())
-                    {
-                        final Record r = reader.next();
-                        if (r.timestamp() >= timestamp && r.offset() >= start && r.offset() < end)
-                        {
-                            return out.set(r.timestamp(), r.offset(), b.partitionLeaderEpoch());
-                        }
-                    }
+                    return out;
                 }
                 p = batchEnd;
             }
         }
         return out;
+    }
+
+    /**
+     * Into {@code out}, the first record of batch {@code b} (read by {@code reader}) whose timestamp is at least {@code
+     * timestamp} and whose offset lies in [{@code start}, {@code end}); false when there is none, or when the records
+     * stop holding together before it (damage: the rest of the batch cannot be read).
+     */
+    private static boolean firstRecordAtOrAfter(final RecordReader reader, final RecordBatch b, final long timestamp, final long start,
+        final long end, final TimestampOffset out)
+    {
+        try
+        {
+            reader.reset(b);
+            while (reader.hasNext())
+            {
+                final Record r = reader.next();
+                if (r.timestamp() >= timestamp && r.offset() >= start && r.offset() < end)
+                {
+                    out.set(r.timestamp(), r.offset(), b.partitionLeaderEpoch());
+                    return true;
+                }
+            }
+        }
+        catch (final CorruptRecordException damaged)
+        {
+            return false;
+        }
+        return false;
     }
 
     /** See {@link PartitionLog#maxTimestampOffset}. */
@@ -260,19 +297,25 @@ final class LogReader
         {
             return out;
         }
+        // the first record with the max timestamp, its batch read without the CRC as Kafka's offsetOfMaxTimestamp reads
+        // it; records that do not hold together (Kafka answers INVALID_RECORD each time) answer the batch's last offset
         final RecordBatch b = new RecordBatch().wrap(best.log.view(), p);
-        if (!b.isCrcValid())
+        final RecordReader reader = new RecordReader(new Codecs(), log.config().maxDecompressedMessageBytes);
+        try
+        {
+            reader.reset(b);
+            while (reader.hasNext())
+            {
+                final Record r = reader.next();
+                if (r.timestamp() == max)
+                {
+                    return out.set(max, r.offset(), b.partitionLeaderEpoch());
+                }
+            }
+        }
+        catch (final CorruptRecordException damaged)
         {
             return out.set(max, b.lastOffset(), b.partitionLeaderEpoch());
-        }
-        final RecordReader reader = new RecordReader(new Codecs(), log.config().maxDecompressedMessageBytes).reset(b);
-        while (reader.hasNext())
-        {
-            final Record r = reader.next();
-            if (r.timestamp() == max)
-            {
-                return out.set(max, r.offset(), b.partitionLeaderEpoch());
-            }
         }
         return out.set(max, b.lastOffset(), b.partitionLeaderEpoch());
     }

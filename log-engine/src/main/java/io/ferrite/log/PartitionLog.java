@@ -421,7 +421,7 @@ public final class PartitionLog implements AutoCloseable
     /**
      * ListOffsets by timestamp, as Kafka answers it: the first record whose timestamp is at least
      * {@code timestamp}, found through the time index and the first batch whose max timestamp reaches
-     * it. Not for the hot path (may decompress).
+     * it, its records read without the CRC as Kafka reads them (damage: {@link LogReader}). Not for the hot path (may decompress).
      *
      * @throws LogClosedException when the log is closed
      */

@@ -321,6 +321,12 @@ final class Segment implements AutoCloseable
         return BatchFrame.end(log.view(), position, limit);
     }
 
+    /** The first batch the offset index points at past the damaged frame at {@code damaged}, whole below {@code limit}; or -1. */
+    int indexedBatchAfter(final int damaged, final int limit)
+    {
+        return SegmentSearch.indexedBatchAfter(this, offsetIndex, damaged, limit);
+    }
+
     /** Whether a batch header that could hold offsets up to {@code target} starts at {@code p}. */
     boolean plausibleBatchAt(final int p, final long target, final int limit)
     {

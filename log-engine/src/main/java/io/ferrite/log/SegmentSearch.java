@@ -52,7 +52,7 @@ final class SegmentSearch
      * entry (about {@code index.interval.bytes}), not the rest of the segment (a zeroed page in an
      * older segment lost 976 records where Kafka, reading on, lost 47).
      */
-    private static int indexedBatchAfter(final Segment s, final OffsetIndex offsetIndex, final int damaged, final int limit)
+    static int indexedBatchAfter(final Segment s, final OffsetIndex offsetIndex, final int damaged, final int limit)
     {
         int lo = 0;
         int hi = offsetIndex.entries() - 1;

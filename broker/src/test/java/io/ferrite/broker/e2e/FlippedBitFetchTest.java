@@ -36,9 +36,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * which checks no CRC on fetch either), and kafka-clients' CRC check ({@code check.crcs}, on by default) is what catches
  * it. What a consumer reading from offset 0 gets: every record before the damaged batch, then the client's CRC error at
  * that batch's offset (its {@code CorruptRecordException}'s message in a {@code KafkaException}); a seek past it reads
- * every later record; the partition next to it is served whole. A ListOffsets by timestamp that would land on the
- * damaged batch passes over it (its records cannot be trusted) to the next one, where Kafka 4.4 (its
- * {@code FileRecords.searchForTimestamp} iterates the records without a CRC check) would answer the damaged one.
+ * every later record; the partition next to it is served whole. A ListOffsets by timestamp that lands on the damaged
+ * batch answers it, as Kafka 4.4 does (its {@code FileRecords.searchForTimestamp} reads the records without a CRC
+ * check; the flip is in a value, the timestamps hold): the consumer that seeks there meets the damage, as above.
  */
 class FlippedBitFetchTest
 {
@@ -143,10 +143,11 @@ class FlippedBitFetchTest
             try (Admin admin = broker.admin())
             {
                 assertEquals(damaged - 1, offsetForTime(admin, tp, t0 + (damaged - 1) * STEP_MS), "a timestamp before the damage");
-                // the damaged batch's header (its timestamps) is intact, its CRC fails: passed over to the next batch
-                assertEquals(damaged + 1, offsetForTime(admin, tp, t0 + damaged * STEP_MS), "the damaged batch's timestamp");
-                assertEquals(damaged + 1, offsetForTime(admin, tp, t0 + damaged * STEP_MS - STEP_MS / 2),
+                // the damaged batch's header and its record's timestamp are intact, its CRC fails: answered, as Kafka
+                assertEquals(damaged, offsetForTime(admin, tp, t0 + damaged * STEP_MS), "the damaged batch's timestamp");
+                assertEquals(damaged, offsetForTime(admin, tp, t0 + damaged * STEP_MS - STEP_MS / 2),
                     "a timestamp between the batch before and the damaged one");
+                assertEquals(damaged + 1, offsetForTime(admin, tp, t0 + (damaged + 1) * STEP_MS), "the batch after it");
                 assertEquals(damaged + 2, offsetForTime(admin, tp, t0 + (damaged + 2) * STEP_MS), "a timestamp after it");
             }
         }
