@@ -51,8 +51,7 @@ final class BatchDrain
             {
                 final PartitionState ps = t.partitions[p];
                 final ProducerBatch queued = ps.sealed.peekFirst();
-                final ProducerBatch b = queued != null ? queued :
-                    ps.open != null && now - ps.open.createdNs >= config.lingerNs ? ps.open : null;
+                final ProducerBatch b = queued != null ? queued : ps.lingeredOpen(now, config.lingerNs);
                 if (b == null || ps.leader != c.nodeId || now - b.retryAtNs < 0 ||
                     (bytes > 0 && bytes + (b == queued ? b.size : b.estimatedSize) > config.maxRequestSize) ||
                     (idempotence.enabled() ? !idempotence.mayDrain(ps, b) : ps.inFlight > 0))
@@ -78,6 +77,10 @@ final class BatchDrain
                 ps.peakInFlight = Math.max(ps.peakInFlight, ++ps.inFlight);
                 b.attempts++;
                 ctx.add(b);
+                if (config.trace != null)
+                {
+                    config.trace.onDrained(b.tag(0), b.recordCount);
+                }
                 bytes += b.size;
                 if (!topicCounted)
                 {

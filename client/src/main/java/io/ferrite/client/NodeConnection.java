@@ -277,6 +277,20 @@ final class NodeConnection
         commit(ApiKeys.API_VERSIONS, API_VERSIONS_VERSION, body + length, null, true, nowNs);
     }
 
+    /** Writes what is queued (a request just committed) now rather than at the next {@link #poll}. */
+    int flush(final long nowNs)
+    {
+        try
+        {
+            return state == State.READY ? write() : 0;
+        }
+        catch (final IOException ex)
+        {
+            close(nowNs, ClientErrors.NETWORK_EXCEPTION);
+            return 1;
+        }
+    }
+
     private int write() throws IOException
     {
         if (outSent == outLimit || pendingSizeAt >= 0)
@@ -291,6 +305,7 @@ final class NodeConnection
         {
             outSent = 0;
             outLimit = 0;
+            listener.onFlushed(this);
             for (int i = 0; i < unansweredCount; i++)
             {
                 final Object context = unanswered[i];

@@ -57,6 +57,18 @@ final class PartitionState
         return b;
     }
 
+    /** Closes the open batch ({@link #sealOpen}) and queues it behind the sealed ones. */
+    void sealQueued()
+    {
+        sealed.addLast(sealOpen());
+    }
+
+    /** The open batch if it has waited {@code lingerNs} (it may go when its partition may send), else null. */
+    ProducerBatch lingeredOpen(final long nowNs, final long lingerNs)
+    {
+        return open != null && nowNs - open.createdNs >= lingerNs ? open : null;
+    }
+
     boolean hasUnacked()
     {
         return firstUnacked != null;

@@ -42,9 +42,6 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     /** {@link #send}: the topic's name is not a legal one (its metadata answered INVALID_TOPIC_EXCEPTION). */
     public static final int INVALID_TOPIC = -8;
 
-    /** kafka-clients' {@code DefaultRecord.MAX_RECORD_OVERHEAD}: a record's length, attributes, deltas and header count. */
-    private static final int MAX_RECORD_OVERHEAD = 21;
-
     private final ProducerConfig config;
     private final CompletionHandler handler;
     private final ClusterMetadata metadata;
@@ -52,6 +49,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     private final Idempotence idempotence;
     private final BatchDrain drain;
     private final ProduceResponseDecoder response = new ProduceResponseDecoder();
+    private final ProducerTrace trace;
     private boolean flushRequested;
     private boolean closed;
     private long pending;
@@ -66,6 +64,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         this.metadata = new ClusterMetadata(config.transport(), this);
         this.pools = new ProducerPools(config);
         this.drain = new BatchDrain(config, metadata, pools, idempotence);
+        this.trace = config.trace;
     }
 
     /**
@@ -112,7 +111,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         }
         final int estimate = ProducerBatch.RECORD_OVERHEAD + Math.max(keyLength, 0) + Math.max(valueLength, 0) +
             (headers == null ? 0 : headers.maxEncodedLength());
-        final int upperBound = sizeUpperBound(keyLength, valueLength, headers);
+        final int upperBound = RecordChecks.sizeUpperBound(keyLength, valueLength, headers);
         if (upperBound > config.maxRequestSize || upperBound > config.bufferMemory)
         {
             return RECORD_TOO_LARGE;
@@ -120,9 +119,11 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         final PartitionState ps = t.partitions[p];
         final long now = System.nanoTime();
         ProducerBatch b = ps.open;
-        if (b != null && b.estimatedSize + estimate > config.batchSize)
+        if (b != null && (b.estimatedSize + estimate > config.batchSize || now - b.deliveryDeadlineNs >= 0))
         {
-            ps.sealed.addLast(ps.sealOpen()); // full: it waits for its turn, the record opens the next
+            // full, it waits for its turn; past its delivery timeout (its partition busy since), it expires at the next
+            // duty cycle, as kafka-clients expires it and opens another: either way the record opens the next
+            ps.sealQueued();
             b = null;
         }
         if (b == null)
@@ -139,18 +140,6 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             value, valueOffset, valueLength, headers, estimate, tag);
         pending++;
         return p;
-    }
-
-    /**
-     * The bytes a batch holding only this record takes at most, as kafka-clients 4.4 reckons it before it accepts a
-     * record ({@code AbstractRecords.estimateSizeInBytesUpperBound}: the v2 batch header, a record's 21 bytes of
-     * overhead at most, then the key, value and headers with their varint lengths), so a record over
-     * {@code max.request.size} or {@code buffer.memory} by that count is refused here as kafka-clients refuses it.
-     */
-    static int sizeUpperBound(final int keyLength, final int valueLength, final OutgoingHeaders headers)
-    {
-        return ProducerBatch.BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + OutgoingHeaders.lengthPrefixed(keyLength) +
-            OutgoingHeaders.lengthPrefixed(valueLength) + (headers == null ? 1 : headers.encodedLength());
     }
 
     /** Seals every open batch at the next duty cycle, linger or not. */
@@ -233,19 +222,22 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         for (int i = 0; i < metadata.connections.size() && idempotence.ready(); i++)
         {
             final NodeConnection c = metadata.connections.get(i);
-            if (c.nodeId >= 0 && c.canSend() && c.inFlight() < config.maxInFlight && c.unsent() == 0)
+            if (c.nodeId >= 0 && c.canSend() && c.inFlight() < config.maxInFlight && c.unsent() == 0 &&
+                drain.sendTo(c, now) > 0)
             {
-                work += drain.sendTo(c, now);
+                work += 1 + c.flush(now); // written now, not at the next cycle's poll
             }
         }
         return work;
     }
 
     /**
-     * Seals the batches that are full or flushed (all of them once closed or fatal), expires those past their delivery
-     * timeout, and fails all queued once {@code fatal}. A batch whose {@code linger.ms} has passed stays open, taking
-     * records, until its partition may send it ({@link BatchDrain} seals it then): sealed at once, records arriving
-     * faster than a round trip would queue as one small batch per duty cycle behind the batch in flight.
+     * Seals the batches that are full or flushed (all of them once closed or fatal) and those past their delivery
+     * timeout, expires them, and fails all queued once {@code fatal}. A batch whose {@code linger.ms} has passed stays
+     * open, taking records, until its partition may send it ({@link BatchDrain} seals it then): sealed at once, records
+     * arriving faster than a round trip would queue as one small batch per duty cycle behind the batch in flight.
+     * A batch never sent expires at its deadline, batches of its partition in flight or not (kafka-clients'
+     * {@code RecordAccumulator.expiredBatches}); one sent before (a retry) once none of its partition is in flight.
      */
     private int sealDue(final long now, final short fatal)
     {
@@ -258,9 +250,9 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                 final PartitionState ps = partitions[p];
                 final ProducerBatch open = ps.open;
                 if (open != null && (flushRequested || closed || fatal != 0 || open.estimatedSize >= config.batchSize ||
-                    (ps.inFlight == 0 && ps.sealed.peekFirst() == null && now - open.deliveryDeadlineNs >= 0)))
+                    (ps.sealed.peekFirst() == null && now - open.deliveryDeadlineNs >= 0)))
                 {
-                    ps.sealed.addLast(ps.sealOpen()); // an open batch past its delivery timeout is sealed to expire below
+                    ps.sealQueued();
                     work++;
                 }
                 for (ProducerBatch b = fatal != 0 ? ps.sealed.pollFirst() : null; b != null; b = ps.sealed.pollFirst())
@@ -269,20 +261,16 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
                     work++;
                 }
                 final ProducerBatch first = ps.sealed.peekFirst();
-                final ProducerBatch waiting = first != null ? first :
-                    ps.open != null && now - ps.open.createdNs >= config.lingerNs ? ps.open : null;
-                if (waiting != null && ps.inFlight == 0)
+                if (first != null && now - first.deliveryDeadlineNs >= 0 && (ps.inFlight == 0 || first.attempts == 0))
                 {
-                    if (waiting == first && now - first.deliveryDeadlineNs >= 0)
-                    {
-                        ps.sealed.pollFirst();
-                        fail(first, ClientErrors.DELIVERY_TIMEOUT);
-                        work++;
-                    }
-                    else if (ps.leader < 0 || metadata.leaderConnection(ps.leader, now) == null)
-                    {
-                        metadata.requestUpdate();
-                    }
+                    ps.sealed.pollFirst();
+                    fail(first, ClientErrors.DELIVERY_TIMEOUT);
+                    work++;
+                }
+                else if (ps.inFlight == 0 && (first != null || ps.lingeredOpen(now, config.lingerNs) != null) &&
+                    (ps.leader < 0 || metadata.leaderConnection(ps.leader, now) == null))
+                {
+                    metadata.requestUpdate();
                 }
             }
         }
@@ -366,6 +354,15 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
     }
 
     @Override
+    public void onFlushed(final NodeConnection connection)
+    {
+        if (trace != null)
+        {
+            trace.onWritten(connection.nodeId);
+        }
+    }
+
+    @Override
     public void onReady(final NodeConnection connection)
     {
         pools.ensureContexts(metadata.connections.size());
@@ -377,6 +374,10 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
         final PartitionState ps = b.partition;
         ps.inFlight--;
         b.lastError = error;
+        if (trace != null)
+        {
+            trace.onAnswered(b.tag(0), b.recordCount, error);
+        }
         final boolean idempotent = idempotence.enabled();
         if (idempotence.fatalError() != 0)
         {
@@ -467,7 +468,7 @@ public final class Producer implements Agent, ResponseListener, AutoCloseable
             {
                 if (ps.open != null)
                 {
-                    ps.sealed.addLast(ps.sealOpen());
+                    ps.sealQueued();
                 }
                 for (ProducerBatch b = ps.sealed.pollFirst(); b != null; b = ps.sealed.pollFirst())
                 {

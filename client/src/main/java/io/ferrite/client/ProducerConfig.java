@@ -23,6 +23,7 @@ public final class ProducerConfig extends ClientConfig<ProducerConfig>
     boolean enableIdempotence = true;
     /** Whether the application set {@code enable.idempotence} itself: a conflict then throws instead of turning it off. */
     boolean idempotenceSet;
+    ProducerTrace trace;
 
     public ProducerConfig()
     {
@@ -99,6 +100,13 @@ public final class ProducerConfig extends ClientConfig<ProducerConfig>
             throw new IllegalArgumentException("max.in.flight.requests.per.connection must be at least 1, not " + requests);
         }
         this.maxInFlight = requests;
+        return this;
+    }
+
+    /** A {@link ProducerTrace} told where each batch is (drained, written, answered); null, the default, for none. */
+    public ProducerConfig trace(final ProducerTrace trace)
+    {
+        this.trace = trace;
         return this;
     }
 

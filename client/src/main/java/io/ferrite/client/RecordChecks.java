@@ -9,6 +9,9 @@ import org.agrona.DirectBuffer;
  */
 final class RecordChecks
 {
+    /** kafka-clients' {@code DefaultRecord.MAX_RECORD_OVERHEAD}: a record's length, attributes, deltas and header count. */
+    private static final int MAX_RECORD_OVERHEAD = 21;
+
     private RecordChecks()
     {
     }
@@ -39,5 +42,17 @@ final class RecordChecks
             throw new IllegalArgumentException("the " + what + "'s " + length + " bytes at " + offset +
                 " lie outside its buffer (" + (buffer == null ? "null" : buffer.capacity() + " bytes") + ")");
         }
+    }
+
+    /**
+     * The bytes a batch holding only this record takes at most, as kafka-clients 4.4 reckons it before it accepts a
+     * record ({@code AbstractRecords.estimateSizeInBytesUpperBound}: the v2 batch header, a record's 21 bytes of
+     * overhead at most, then the key, value and headers with their varint lengths), so {@link Producer#send}
+     * refuses a record over {@code max.request.size} or {@code buffer.memory} by that count as kafka-clients refuses it.
+     */
+    static int sizeUpperBound(final int keyLength, final int valueLength, final OutgoingHeaders headers)
+    {
+        return ProducerBatch.BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + OutgoingHeaders.lengthPrefixed(keyLength) +
+            OutgoingHeaders.lengthPrefixed(valueLength) + (headers == null ? 1 : headers.encodedLength());
     }
 }

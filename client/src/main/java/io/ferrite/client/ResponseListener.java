@@ -15,6 +15,11 @@ interface ResponseListener
     /** A request that waits for no answer (acks=0) was written whole to the socket. */
     void onWritten(NodeConnection connection, Object context);
 
+    /** Every byte queued on the connection was taken by the socket (a trace's stage; nothing to do by default). */
+    default void onFlushed(NodeConnection connection)
+    {
+    }
+
     /** The connection negotiated its versions and can take requests. */
     void onReady(NodeConnection connection);
 }

@@ -216,7 +216,7 @@ interface ProducerErrorsContract
                     assertEquals(AbstractRecords.estimateSizeInBytesUpperBound(RecordBatch.CURRENT_MAGIC_VALUE,
                             CompressionType.NONE, keyLength < 0 ? null : new byte[keyLength],
                             valueLength < 0 ? null : new byte[valueLength], kafkaHeaders),
-                        Producer.sizeUpperBound(keyLength, valueLength, headers),
+                        RecordChecks.sizeUpperBound(keyLength, valueLength, headers),
                         "key " + keyLength + " value " + valueLength + " headers " + Arrays.toString(shape));
                 }
             }

@@ -33,6 +33,7 @@ public final class DroppingProxy implements AutoCloseable
     private final double dropChance;
     private final boolean loseAnswers;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final List<Thread> pumps = new CopyOnWriteArrayList<>();
     public final AtomicInteger dropped = new AtomicInteger();
     private volatile int targetPort;
     private volatile boolean dropping = true;
@@ -141,8 +142,8 @@ public final class DroppingProxy implements AutoCloseable
                 sockets.add(client);
                 sockets.add(broker);
                 final java.util.concurrent.atomic.AtomicBoolean muted = new java.util.concurrent.atomic.AtomicBoolean();
-                start(() -> requests(client, broker, muted));
-                start(() -> pump(broker, client, muted));
+                pumps.add(start(() -> requests(client, broker, muted)));
+                pumps.add(start(() -> pump(broker, client, muted)));
             }
             catch (final IOException ex)
             {
@@ -151,11 +152,36 @@ public final class DroppingProxy implements AutoCloseable
         }
     }
 
-    private static void start(final Runnable r)
+    private static Thread start(final Runnable r)
     {
         final Thread t = new Thread(r, "proxy-pump");
         t.setDaemon(true);
         t.start();
+        return t;
+    }
+
+    /** This proxy's pump threads (two a connection) that have not ended: none some time after {@link #close()}. */
+    public int livePumps()
+    {
+        int n = 0;
+        for (final Thread t : pumps)
+        {
+            n += t.isAlive() ? 1 : 0;
+        }
+        return n;
+    }
+
+    /** Whether one of this proxy's pumps is waiting for held answers to be released ({@link #holdAnswers}). */
+    public boolean holdingAnswers()
+    {
+        for (final Thread t : pumps)
+        {
+            if (t.getState() == Thread.State.WAITING)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Client to broker, frame by frame, dropping the connection after some Produce requests. */
@@ -237,9 +263,11 @@ public final class DroppingProxy implements AutoCloseable
         }
     }
 
+    /** Closes the connections; answers held are let go first, so no pump is left waiting for a release (review L3). */
     @Override
     public void close() throws IOException
     {
+        holdAnswers(false);
         server.close();
         for (final Socket s : sockets)
         {

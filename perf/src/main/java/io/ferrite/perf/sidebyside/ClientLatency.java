@@ -48,6 +48,9 @@ final class ClientLatency
         + "\"What does not exist yet\"), and the broker offers none to kafka-clients; the engine's own in-process figures "
         + "against Chronicle Queue are embedded.EmbeddedLatencyBenchmark's";
 
+    /** The rate of the unmeasured warm-up of each broker ({@link #warmUp}). */
+    static final int WARM_RATE = 10_000;
+
     private final SideBySideOptions options;
     private final ObjectMapper mapper = new ObjectMapper();
     private final ArrayNode cells = mapper.createArrayNode();
@@ -111,9 +114,9 @@ final class ClientLatency
         return new FixedRate(rate, options.cellWarmupSeconds, options.cellSeconds);
     }
 
-    private static String topic(final String client, final String acks, final int rate)
+    private static String topic(final String client, final String acks, final int rate, final int pass)
     {
-        return (client.equals(KAFKA_CLIENTS) ? "kc" : "fc") + "-acks" + acks + "-" + rate;
+        return (client.equals(KAFKA_CLIENTS) ? "kc" : "fc") + "-acks" + acks + "-" + rate + (pass > 1 ? "-pass" + pass : "");
     }
 
     private void brokerPhase(final Kind kind) throws Exception
@@ -127,23 +130,30 @@ final class ClientLatency
         {
             final Workloads w = new Workloads(broker.bootstrap(), p -> problem(label + ": " + p));
             w.firstProduce("startup", 180_000);
-            final List<String> topics = new ArrayList<>(List.of("tp-kc", "tp-fc"));
-            for (final int rate : options.clientRates)
+            final List<String> topics = new ArrayList<>(List.of("tp-kc", "tp-fc", "warm-kc", "warm-fc"));
+            for (int pass = 1; pass <= options.clientRepeats; pass++)
             {
-                for (final String client : new String[] {KAFKA_CLIENTS, FERRITE_CLIENT})
+                for (final int rate : options.clientRates)
                 {
-                    topics.add(topic(client, "1", rate));
-                    topics.add(topic(client, "all", rate));
+                    for (final String client : new String[] {KAFKA_CLIENTS, FERRITE_CLIENT})
+                    {
+                        topics.add(topic(client, "1", rate, pass));
+                        topics.add(topic(client, "all", rate, pass));
+                    }
                 }
             }
             w.createTopics(topics);
             awaitTopics(broker.bootstrap(), topics);
-            for (final int rate : options.clientRates)
+            warmUp(broker, w);
+            for (int pass = 1; pass <= options.clientRepeats; pass++)
             {
-                for (final String client : new String[] {KAFKA_CLIENTS, FERRITE_CLIENT})
+                for (final int rate : options.clientRates)
                 {
-                    cell(broker, w, client, "1", rate);
-                    cell(broker, w, client, "all", rate);
+                    for (final String client : new String[] {KAFKA_CLIENTS, FERRITE_CLIENT})
+                    {
+                        cell(broker, w, client, "1", rate, pass);
+                        cell(broker, w, client, "all", rate, pass);
+                    }
                 }
             }
             final int n = options.records;
@@ -168,8 +178,30 @@ final class ClientLatency
         }
     }
 
+    /**
+     * Drives the broker just started with both clients, unmeasured, before its cells: kafka-clients then the Ferrite
+     * client, acks=1 with a consumer, at {@link #WARM_RATE} for half of {@code --client-broker-warmup-seconds} each. A
+     * broker's first cells ran while it was still compiling its hot paths (Kafka's especially: on 2 cores its JIT took
+     * the CPU from the cells), and the first path measured paid for it.
+     */
+    private void warmUp(final BrokerProcess broker, final Workloads w) throws Exception
+    {
+        final double half = options.clientBrokerWarmupSeconds / 2;
+        if (half <= 0)
+        {
+            return;
+        }
+        final String before = Machine.loadAverage();
+        final CellResult kc = KafkaClientCell.run(w, "warm-kc", "1", new FixedRate(WARM_RATE, half, 0), true);
+        final CellResult fc = FerriteClientCell.run(broker.bootstrap(), w.payload, "warm-fc", 1, new FixedRate(WARM_RATE, half, 0),
+            true, idles);
+        System.out.printf(Locale.ROOT, "%s warmed up: %.0f s of each client at %d/s, load %s -> %s%s%n", broker.kind.label, half,
+            WARM_RATE, before, Machine.loadAverage(), kc.failed() + fc.failed() > 0 ? " (" + (kc.failed() + fc.failed())
+            + " records failed)" : "");
+    }
+
     /** Waits until the broker's metadata names every topic (Ferrite answers CreateTopics before it publishes them). */
-    private static void awaitTopics(final String bootstrap, final List<String> topics) throws Exception
+    static void awaitTopics(final String bootstrap, final List<String> topics) throws Exception
     {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap)))
         {
@@ -193,11 +225,12 @@ final class ClientLatency
         }
     }
 
-    private void cell(final BrokerProcess broker, final Workloads w, final String client, final String acks, final int rate)
-        throws Exception
+    private void cell(final BrokerProcess broker, final Workloads w, final String client, final String acks, final int rate,
+        final int pass) throws Exception
     {
         final FixedRate schedule = schedule(rate);
-        final String topic = topic(client, acks, rate);
+        final String topic = topic(client, acks, rate, pass);
+        System.out.println("cell " + topic + ", load " + Machine.loadAverage());
         final boolean endToEnd = "1".equals(acks);
         final CellResult r = client.equals(KAFKA_CLIENTS) ? KafkaClientCell.run(w, topic, acks, schedule, endToEnd)
             : FerriteClientCell.run(broker.bootstrap(), w.payload, topic, "all".equals(acks) ? -1 : 1, schedule, endToEnd, idles);
@@ -269,6 +302,9 @@ final class ClientLatency
             + "its producer and the consumer each on one thread running send or poll and the duty cycle, idle strategy "
             + options.clientIdle + (options.clientIdle.equals("backoff") ? ": 10 spins, 5 yields, then parks of 1 to 20 us" : "")
             + ")");
+        settings.add("before its cells each broker is driven, unmeasured, by kafka-clients then the Ferrite client (acks=1 with a "
+            + "consumer, " + WARM_RATE + " records/s, " + options.clientBrokerWarmupSeconds / 2 + " s each): the first cells "
+            + "after a start otherwise ran while the broker (Kafka most) was still compiling");
         settings.add("each cell: records sent on a fixed-rate schedule (record i due at start + i/rate; the sender parks until "
             + "then) for " + options.cellWarmupSeconds + " s of warm-up, not measured, then " + options.cellSeconds + " s "
             + "measured; every latency is taken from the record's intended time on the schedule, not from when send() was "

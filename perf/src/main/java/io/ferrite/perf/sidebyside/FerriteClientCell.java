@@ -32,12 +32,15 @@ final class FerriteClientCell implements CompletionHandler
 {
     private final FixedRate schedule;
     private final Histogram ack = FixedRate.histogram();
+    /** The per-record profile, with {@code -Dclientlatency.trace}; null otherwise. */
+    private final ClientTrace trace;
     private long failed;
     private String first;
 
     private FerriteClientCell(final FixedRate schedule)
     {
         this.schedule = schedule;
+        this.trace = ClientTrace.directory() == null ? null : new ClientTrace(schedule);
     }
 
     @Override
@@ -50,6 +53,10 @@ final class FerriteClientCell implements CompletionHandler
         else
         {
             schedule.record(ack, tag, System.nanoTime());
+            if (trace != null)
+            {
+                trace.acked((int)tag);
+            }
         }
     }
 
@@ -65,6 +72,14 @@ final class FerriteClientCell implements CompletionHandler
     static CellResult run(final String bootstrap, final byte[] payload, final String topic, final int acks,
         final FixedRate schedule, final boolean endToEnd, final Supplier<IdleStrategy> idles) throws InterruptedException
     {
+        return run(bootstrap, payload, topic, acks, schedule, endToEnd, idles, c -> c);
+    }
+
+    /** With the producer's settings changed by {@code tweak} (a profile comparing two settings on the same cell). */
+    static CellResult run(final String bootstrap, final byte[] payload, final String topic, final int acks,
+        final FixedRate schedule, final boolean endToEnd, final Supplier<IdleStrategy> idles,
+        final java.util.function.UnaryOperator<ProducerConfig> tweak) throws InterruptedException
+    {
         final FerriteClientCell cell = new FerriteClientCell(schedule);
         final EndToEnd consumer = endToEnd ? new EndToEnd(bootstrap, topic, schedule, idles.get()) : null;
         if (consumer != null)
@@ -77,8 +92,8 @@ final class FerriteClientCell implements CompletionHandler
         }
         final UnsafeBuffer value = new UnsafeBuffer(ByteBuffer.allocateDirect(payload.length));
         value.putBytes(0, payload);
-        final Producer producer = new Producer(new ProducerConfig().bootstrapServers(bootstrap).acks(acks).lingerMs(0)
-            .batchSize(64 * 1024), cell);
+        final Producer producer = new Producer(tweak.apply(new ProducerConfig().bootstrapServers(bootstrap).acks(acks).lingerMs(0)
+            .batchSize(64 * 1024).trace(cell.trace)), cell);
         int next = 0;
         try
         {
@@ -90,6 +105,10 @@ final class FerriteClientCell implements CompletionHandler
             {
                 int work = 0;
                 final long now = System.nanoTime();
+                if (cell.trace != null)
+                {
+                    cell.trace.loop(now);
+                }
                 while (next < schedule.total && schedule.due(next) - now <= 0)
                 {
                     value.putLong(0, schedule.due(next));
@@ -102,6 +121,10 @@ final class FerriteClientCell implements CompletionHandler
                     if (r < 0)
                     {
                         cell.fail("send refused: " + r);
+                    }
+                    else if (cell.trace != null)
+                    {
+                        cell.trace.sent(next);
                     }
                     next++;
                     work++;
@@ -117,6 +140,17 @@ final class FerriteClientCell implements CompletionHandler
         finally
         {
             producer.close(); // a record still unacknowledged completes CLIENT_CLOSED: counted failed
+        }
+        if (cell.trace != null)
+        {
+            try
+            {
+                cell.trace.report(ClientTrace.directory(), topic);
+            }
+            catch (final java.io.IOException ex)
+            {
+                System.out.println("trace of " + topic + " not written: " + ex);
+            }
         }
         if (next < schedule.total)
         {

@@ -49,6 +49,7 @@ final class KafkaClientCell
                 first.compareAndSet(null, "the consumer did not poll within 60 s");
             }
         }
+        final ClientTrace trace = ClientTrace.directory() == null ? null : new ClientTrace(schedule);
         final byte[] value = w.payload.clone();
         final ByteBuffer header = ByteBuffer.wrap(value);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(w.producerProps(acks, "none", 0)))
@@ -60,6 +61,10 @@ final class KafkaClientCell
                 schedule.awaitDue(i);
                 header.putLong(0, schedule.due(i)).putInt(8, i);
                 final int n = i;
+                if (trace != null)
+                {
+                    trace.sent(n); // when the caller got to it: its own lateness
+                }
                 try
                 {
                     // the value is copied into the batch within send(), so the same array serves every record
@@ -73,6 +78,10 @@ final class KafkaClientCell
                         else
                         {
                             schedule.record(ack, n, System.nanoTime()); // on the producer's one I/O thread
+                            if (trace != null)
+                            {
+                                trace.acked(n);
+                            }
                         }
                     });
                 }
@@ -83,6 +92,17 @@ final class KafkaClientCell
                 }
             }
             producer.flush();
+        }
+        if (trace != null)
+        {
+            try
+            {
+                trace.report(ClientTrace.directory(), topic);
+            }
+            catch (final java.io.IOException ex)
+            {
+                System.out.println("trace of " + topic + " not written: " + ex);
+            }
         }
         if (endToEnd)
         {

@@ -39,6 +39,10 @@ final class SideBySideOptions
     double cellWarmupSeconds = 2;
     /** How the Ferrite client's thread waits between duty cycles: backoff, yield or spin ({@link ClientLatency#idle}). */
     String clientIdle = "backoff";
+    /** How many times each broker's latency cells run, one pass after the other (a profile of order and warm-up). */
+    int clientRepeats = 1;
+    /** Seconds each broker is driven by both clients, unmeasured, before its latency cells (half each client). */
+    double clientBrokerWarmupSeconds = 20;
     /**
      * The secured suite (issue 18) instead of the default one when not empty: the security protocols to measure over
      * (SSL, SASL_SSL; PLAINTEXT the same brokers' baseline), see {@link TlsSuite}.
@@ -85,6 +89,7 @@ final class SideBySideOptions
                     o.txnReads = 1;
                     o.txnPacedSeconds = 1;
                     o.clientRates = new int[] {1000};
+                    o.clientBrokerWarmupSeconds = 1;
                     o.cellSeconds = 1;
                     o.cellWarmupSeconds = 0.5;
                     o.tlsRate = 1000;
@@ -101,6 +106,8 @@ final class SideBySideOptions
                 case "--cell-seconds" -> o.cellSeconds = Double.parseDouble(args[++i]);
                 case "--cell-warmup-seconds" -> o.cellWarmupSeconds = Double.parseDouble(args[++i]);
                 case "--client-idle" -> o.clientIdle = args[++i];
+                case "--client-repeats" -> o.clientRepeats = Integer.parseInt(args[++i]);
+                case "--client-broker-warmup-seconds" -> o.clientBrokerWarmupSeconds = Double.parseDouble(args[++i]);
                 case "--security" -> o.security.addAll(protocols(args[++i]));
                 case "--tls-protocol" -> o.tlsProtocol = args[++i];
                 case "--cipher-suites" -> o.cipherSuites = args[++i];
