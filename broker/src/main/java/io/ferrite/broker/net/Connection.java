@@ -14,16 +14,13 @@ import java.util.concurrent.TimeUnit;
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
 /**
- * One client connection, owned by one network thread. Requests arrive as size-prefixed frames;
+ * One client connection, owned by one network thread. Requests arrive as size-prefixed frames ({@link RequestFrames});
  * as Kafka does, a connection has one request in progress at a time: reading pauses until its
  * response is written, which also keeps responses in request order. A response is a buffer with
  * file regions spliced in (the records of a fetch, sent with {@code transferTo}; {@link Splices}).
  *
- * <p>The input buffer grows only as bytes arrive (a client declaring a huge frame and sending
- * little costs little) and keeps its size for the next requests; nothing is allocated per request.
- * It starts small, as does the output, so an idle connection costs about a KiB of buffers (Kafka
- * allocates a request's buffer only once the frame's size is read): 5 000 idle connections took
- * 72 KiB each when both started at their working sizes ({@code IdleConnectionsTest}).
+ * <p>The input starts small, as does the output, so an idle connection costs about a KiB of buffers: 5 000 idle
+ * connections took 72 KiB each when both started at their working sizes ({@code IdleConnectionsTest}).
  *
  * <p>The output grows to the largest response (a fetch's copied records: up to 128 KiB and its headers) and is given
  * back, after a response is written, unless a large response (above half of {@link #KEEP_OUTPUT}) was written less than
@@ -33,10 +30,8 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
  */
 public final class Connection
 {
-    /** Bytes read per system call at most: the input grows by this much at a time. */
-    static final int READ_CHUNK = 64 * 1024;
     /** Room for a frame's size and a small request: what a connection that sent nothing holds. */
-    static final int SMALL_READ = 256;
+    static final int SMALL_READ = RequestFrames.SMALL_READ;
     /** The output's first size: most answers to a quiet client (ApiVersions, Metadata of a few topics) fit. */
     static final int INITIAL_OUTPUT = 1024;
     /**
@@ -55,11 +50,8 @@ public final class Connection
 
     // input
     public final ExpandableDirectByteBuffer in = new ExpandableDirectByteBuffer(SMALL_READ);
-    private final BufferView inView = new BufferView();
-    private int inEnd;
-    private int frameStart;
-    /** The last read filled all the room it had: the client sends faster than small reads take it. */
-    private boolean readFilled;
+    /** The frames in {@link #in}. */
+    final RequestFrames frames = new RequestFrames(in);
     boolean closed;
 
     // output: out[0, outLength) with file regions spliced in before out positions (splices)
@@ -263,50 +255,27 @@ public final class Connection
     /** Reads what the socket has; returns -1 at end of stream. */
     int read() throws IOException
     {
-        final int want = readRoom();
-        if (in.capacity() - inEnd < want)
-        {
-            growInput(inEnd + want);
-        }
-        final int room = in.capacity() - inEnd;
-        final ByteBuffer view = inView.of(in, inEnd, room);
-        final int n = tls == null ? channel.read(view) : readTls(view);
+        final int n = frames.read(channel, tls);
         if (n > 0)
         {
-            inEnd += n;
             readNs = stampReads ? System.nanoTime() : 0;
         }
-        readFilled = n == room;
+        if (tls != null && !tlsPrincipalTaken && !tls.handshaking())
+        {
+            takeTlsPrincipal();
+        }
         return n;
     }
 
-    /** The input grown to {@code limit} bytes; direct memory used up costs only this connection (tls review M4). */
-    private void growInput(final int limit) throws DirectMemoryShortage
+    private void takeTlsPrincipal()
     {
-        try
+        tlsPrincipalTaken = true;
+        if (!listener.sasl())
         {
-            in.checkLimit(limit);
+            // Kafka's default principal builder: User:<the certificate's subject>, or ANONYMOUS without a client certificate
+            final String peer = tls.peerName();
+            principal = peer == null ? "User:ANONYMOUS" : "User:" + peer;
         }
-        catch (final OutOfMemoryError ex) // Bits.reserveMemory's: the input is direct
-        {
-            throw DirectMemoryShortage.orRethrow(ex);
-        }
-    }
-
-    private int readTls(final ByteBuffer view) throws IOException
-    {
-        final int n = tls.read(view);
-        if (!tlsPrincipalTaken && !tls.handshaking())
-        {
-            tlsPrincipalTaken = true;
-            if (!listener.sasl())
-            {
-                // Kafka's default principal builder: User:<the certificate's subject>, or ANONYMOUS without a client certificate
-                final String peer = tls.peerName();
-                principal = peer == null ? "User:ANONYMOUS" : "User:" + peer;
-            }
-        }
-        return n;
     }
 
     /** Its TLS handshake (if any) is over and its SASL authentication (if any) done. */
@@ -331,74 +300,6 @@ public final class Connection
     boolean flushTransport() throws IOException
     {
         return tls == null || tls.flushPending();
-    }
-
-    /**
-     * The room the next read needs: the rest of the current frame when its size is known (at most
-     * {@link #READ_CHUNK}, so a declared size costs nothing until its bytes come), half a chunk for
-     * a client that filled the last read (pipelined requests: one system call takes many), else a
-     * small request's worth.
-     */
-    private int readRoom()
-    {
-        if (readFilled)
-        {
-            return READ_CHUNK / 2;
-        }
-        final int pending = inEnd - frameStart;
-        if (pending >= 4)
-        {
-            final long frameLeft = 4L + in.getInt(frameStart, BIG_ENDIAN) - pending;
-            return (int)Math.max(SMALL_READ, Math.min(READ_CHUNK, frameLeft));
-        }
-        return SMALL_READ;
-    }
-
-    /**
-     * The size of the complete frame at the read position, or -1 while it is incomplete.
-     *
-     * @throws FrameException for a negative size or one over {@code maxRequestBytes}
-     */
-    int completeFrame(final int maxRequestBytes)
-    {
-        if (inEnd - frameStart < 4)
-        {
-            return -1;
-        }
-        final int size = in.getInt(frameStart, BIG_ENDIAN);
-        if (size < 0 || size > maxRequestBytes)
-        {
-            throw new FrameException(NetMessages.frameTooLarge(size, maxRequestBytes, gate != null));
-        }
-        return inEnd - frameStart - 4 >= size ? size : -1;
-    }
-
-    /** Where the current frame's bytes (after its size) start in {@link #in}. */
-    int frameOffset()
-    {
-        return frameStart + 4;
-    }
-
-    /** Moves past the current frame; compacts the input when no request holds it. */
-    void consumeFrame(final int size)
-    {
-        frameStart += 4 + size;
-        if (frameStart == inEnd)
-        {
-            frameStart = 0;
-            inEnd = 0;
-        }
-    }
-
-    /** Moves a partial frame to the start of the input (only between requests). */
-    void compact()
-    {
-        if (frameStart > 0)
-        {
-            in.putBytes(0, in, frameStart, inEnd - frameStart);
-            inEnd -= frameStart;
-            frameStart = 0;
-        }
     }
 
     // ---- output ----

@@ -201,6 +201,12 @@ public final class NetworkThread implements Agent, AutoCloseable
         return stats;
     }
 
+    /** The direct memory its connections hold, as its {@link DirectBudget} counts it (tests; this thread, or once it stopped). */
+    long directBudgetUsed()
+    {
+        return connections.budget.used();
+    }
+
     /** Selector wake-ups the log threads gave this thread. */
     long commandWakeups()
     {

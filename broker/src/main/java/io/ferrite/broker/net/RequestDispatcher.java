@@ -133,7 +133,7 @@ final class RequestDispatcher
             }
             return;
         }
-        connection.consumeFrame(connection.pendingFrameSize);
+        connection.frames.consumeFrame(connection.pendingFrameSize);
         if (connection.timedKind >= 0)
         {
             connection.readyNs = System.nanoTime();
@@ -213,7 +213,8 @@ final class RequestDispatcher
             try
             {
                 // before it authenticated a SASL connection's frames are bounded by Kafka's sasl.server.max.receive.size
-                size = connection.completeFrame(connection.gate == null ? maxRequestBytes : connection.listener().saslMaxReceiveSize());
+                size = connection.frames.completeFrame(connection.gate == null ? maxRequestBytes : connection.listener().saslMaxReceiveSize(),
+                    connection.gate != null);
             }
             catch (final FrameException ex)
             {
@@ -235,7 +236,7 @@ final class RequestDispatcher
                     break;
                 }
                 // TLS holds bytes the input had no room for: read them now, the socket will not tell of them again
-                connection.compact();
+                connection.frames.compact();
                 final int n = connection.read();
                 if (n < 0)
                 {
@@ -253,7 +254,7 @@ final class RequestDispatcher
                 }
                 continue;
             }
-            final int start = connection.frameOffset();
+            final int start = connection.frames.frameOffset();
             final int outcome = handleFrame(connection, start, start + size);
             if (outcome == DEFERRED)
             {
@@ -262,7 +263,7 @@ final class RequestDispatcher
                 deferred.add(connection);
                 return;
             }
-            connection.consumeFrame(size);
+            connection.frames.consumeFrame(size);
             if (outcome == CLOSED)
             {
                 return;
@@ -282,7 +283,7 @@ final class RequestDispatcher
                 break; // the next frames wait for the throttle time's end
             }
         }
-        connection.compact();
+        connection.frames.compact();
     }
 
     /** Answers one request: {@link #ANSWERED}, {@link #CLOSED}, {@link #DEFERRED} or {@link #SILENT} (no response). */

@@ -17,16 +17,8 @@ import java.security.Principal;
  * {@link Connection} reads and writes through instead of the socket on an SSL or SASL_SSL listener (Kafka's
  * {@code SslTransportLayer}). Network thread only.
  *
- * <p>Buffers (direct, owned here), each made when first needed and freed at {@link #close} ({@link DirectBuffers}):
- * {@code netIn} (received, not yet decrypted; write mode) at the first read, {@link #FIRST_READ} bytes, grown to a
- * whole TLS record when one needs it; {@code netOut} (a record wrapped, not yet written; read mode) at the first wrap;
- * {@code appIn} (decrypted, not yet handed to the connection; write mode) at the first application record; from the
- * first spliced file region, {@code fileChunk}: a fetch's records are read from the segment file into it and encrypted
- * from there (no {@code transferTo} on TLS; Kafka reads the file into a buffer too). The last three are a record each
- * (16 KiB and its header). A connection that sent nothing holds none (three, some 50 KB, were made at accept: tls
- * review M4), a cut handshake a KiB or a record's worth, as Kafka's {@code SslTransportLayer} makes its buffers when
- * the handshake starts. A buffer that cannot be had ({@link DirectMemoryShortage}: its network thread's
- * {@link DirectBudget} has no room, or the JDK refused it) closes this connection only.
+ * <p>Its buffers, the engine's {@code wrap} and {@code unwrap} and the socket's reads and writes are its record layer's,
+ * {@link TlsRecords}; here: the handshake, and what the connection reads and writes.
  *
  * <p>The handshake's delegated tasks (certificate checks, key agreement: about a millisecond of CPU once per connection)
  * run here, on the network thread, as Kafka's {@code SslTransportLayer} runs them: an executor would need a hand-back and
@@ -40,36 +32,19 @@ import java.security.Principal;
 final class TlsChannel
 {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
-    private static final ByteBuffer NONE = DirectBuffers.NONE;
-    /** {@code netIn}'s first size: a ClientHello (kafka-clients' and librdkafka's are a few hundred bytes) fits. */
-    static final int FIRST_READ = 1024;
-    /** A file region is read into the engine this much at a time: one TLS record's plaintext at most. */
-    private static final int FILE_CHUNK = 16 * 1024;
 
     private final SSLEngine engine;
-    private final SocketChannel channel;
-    /** Its network thread's: every buffer below is taken from it and given back to it (tls review 1, M1). */
-    private final DirectBudget budget;
-    private ByteBuffer netIn = NONE;
-    private ByteBuffer appIn = NONE;
-    private ByteBuffer netOut = NONE;
-    private ByteBuffer fileChunk = NONE;
-    /** The engine's one-element arrays: its two-buffer {@code wrap}/{@code unwrap} would make one per call. */
-    private final ByteBuffer[] source = new ByteBuffer[1];
-    private final ByteBuffer[] target = new ByteBuffer[1];
+    private final TlsRecords records;
     private boolean handshaking = true;
     /** The first handshake is done: another one (a TLS 1.2 renegotiation) is refused, as Kafka 4.4 refuses it. */
     private boolean established;
-    /** {@code netIn} may hold a whole record not yet decrypted (false after the engine asked for more bytes). */
-    private boolean netInUnread;
     /** {@link #close} gave the buffers back: nothing is read or written any more. */
     private boolean closed;
 
     TlsChannel(final SSLEngine engine, final SocketChannel channel, final DirectBudget budget) throws SSLException
     {
         this.engine = engine;
-        this.channel = channel;
-        this.budget = budget;
+        this.records = new TlsRecords(engine, channel, budget);
         engine.beginHandshake(); // no buffer yet: see the class comment
     }
 
@@ -102,13 +77,13 @@ final class TlsChannel
     /** Decrypted or received bytes wait here that the last {@link #read} had no room for. */
     boolean buffered()
     {
-        return appIn.position() > 0 || netInUnread;
+        return records.buffered();
     }
 
     /** Output of its own waits (handshake messages, a close_notify): the socket must be written when it takes more. */
     boolean wantsWrite()
     {
-        return netOut.hasRemaining();
+        return records.outputWaits();
     }
 
     /**
@@ -122,38 +97,38 @@ final class TlsChannel
         checkOpen();
         if (handshaking && !handshake())
         {
-            return deliver(dst); // early application data the handshake's unwrap met
+            return records.deliver(dst); // early application data the handshake's unwrap met
         }
-        int delivered = deliver(dst);
+        int delivered = records.deliver(dst);
         while (dst.hasRemaining())
         {
-            if (netInUnread)
+            if (records.netInUnread())
             {
-                final SSLEngineResult result = unwrap();
+                final SSLEngineResult result = records.unwrap();
                 switch (result.getStatus())
                 {
                     case OK:
-                        delivered += deliver(dst);
+                        delivered += records.deliver(dst);
                         if (needsHandshake(result) && !handshake())
                         {
                             return delivered;
                         }
                         continue;
                     case BUFFER_OVERFLOW:
-                        if (appIn.position() == 0)
+                        if (records.appInEmpty())
                         {
-                            appIn = DirectBuffers.grow(budget, appIn, engine.getSession().getApplicationBufferSize());
+                            records.growAppIn();
                         }
-                        delivered += deliver(dst);
+                        delivered += records.deliver(dst);
                         continue;
                     case CLOSED:
                         return delivered > 0 ? delivered : -1;
                     default: // BUFFER_UNDERFLOW: a record's rest is still to come
-                        netInUnread = false;
+                        records.netInIncomplete();
                         break;
                 }
             }
-            final int n = receive();
+            final int n = records.receive();
             if (n < 0)
             {
                 return delivered > 0 ? delivered : -1;
@@ -179,9 +154,9 @@ final class TlsChannel
             return 0;
         }
         int consumed = 0;
-        while (src.hasRemaining() && flushNet())
+        while (src.hasRemaining() && records.flushNet())
         {
-            final SSLEngineResult result = wrap(src);
+            final SSLEngineResult result = records.wrap(src);
             if (result.getStatus() == SSLEngineResult.Status.CLOSED)
             {
                 throw new EOFException("TLS connection closed");
@@ -192,7 +167,7 @@ final class TlsChannel
                 break;
             }
         }
-        flushNet();
+        records.flushNet();
         return consumed;
     }
 
@@ -206,32 +181,14 @@ final class TlsChannel
     long writeFile(final FileChannel file, final long position, final long length) throws IOException
     {
         checkOpen();
-        if (fileChunk == NONE)
-        {
-            fileChunk = DirectBuffers.allocate(budget, FILE_CHUNK);
-            fileChunk.flip();
-        }
-        if (!fileChunk.hasRemaining())
-        {
-            fileChunk.clear();
-            fileChunk.limit((int)Math.min(FILE_CHUNK, length));
-            while (fileChunk.hasRemaining())
-            {
-                if (file.read(fileChunk, position + fileChunk.position()) < 0)
-                {
-                    throw new EOFException("segment file ended inside a fetched region");
-                }
-            }
-            fileChunk.flip();
-        }
-        return write(fileChunk);
+        return write(records.fileChunk(file, position, length));
     }
 
     /** Writes what waits in {@code netOut}, then goes on with a handshake under way: true when nothing of its own waits. */
     boolean flushPending() throws IOException
     {
         checkOpen();
-        if (!flushNet())
+        if (!records.flushNet())
         {
             return false;
         }
@@ -239,7 +196,7 @@ final class TlsChannel
         {
             handshake();
         }
-        return !netOut.hasRemaining();
+        return !records.outputWaits();
     }
 
     /**
@@ -255,10 +212,10 @@ final class TlsChannel
         try
         {
             engine.closeOutbound();
-            if (netOut != NONE && flushNet())
+            if (records.wroteAny() && records.flushNet())
             {
                 wrapHandshakeOutput();
-                flushNet();
+                records.flushNet();
             }
         }
         catch (final IOException | RuntimeException ex)
@@ -268,12 +225,7 @@ final class TlsChannel
         finally
         {
             closed = true;
-            // nothing refers to them after this (the engine keeps none of the buffers it is given; every use is above):
-            // freed now, not when a collection finds them
-            netIn = DirectBuffers.free(budget, netIn);
-            appIn = DirectBuffers.free(budget, appIn);
-            netOut = DirectBuffers.free(budget, netOut);
-            fileChunk = DirectBuffers.free(budget, fileChunk);
+            records.free();
         }
     }
 
@@ -302,15 +254,15 @@ final class TlsChannel
                         }
                         break;
                     case NEED_WRAP:
-                        if (!flushNet())
+                        if (!records.flushNet())
                         {
                             return false;
                         }
-                        if (wrapHandshakeOutput().getStatus() == SSLEngineResult.Status.CLOSED && !netOut.hasRemaining())
+                        if (wrapHandshakeOutput().getStatus() == SSLEngineResult.Status.CLOSED && !records.outputWaits())
                         {
                             throw new EOFException("TLS connection closed during the handshake");
                         }
-                        if (!flushNet())
+                        if (!records.flushNet())
                         {
                             return false;
                         }
@@ -343,21 +295,21 @@ final class TlsChannel
     /** One unwrap of handshake bytes, reading the socket when a record is incomplete: false when it has nothing more now. */
     private boolean handshakeUnwrap() throws IOException
     {
-        final SSLEngineResult result = unwrap();
+        final SSLEngineResult result = records.unwrap();
         switch (result.getStatus())
         {
             case BUFFER_UNDERFLOW:
-                netInUnread = false;
-                final int n = receive();
+                records.netInIncomplete();
+                final int n = records.receive();
                 if (n < 0)
                 {
                     throw new EOFException("closed by the client during the TLS handshake");
                 }
                 return n > 0;
             case BUFFER_OVERFLOW: // early application data fills appIn: the connection reads it first
-                if (appIn.position() == 0)
+                if (records.appInEmpty())
                 {
-                    appIn = DirectBuffers.grow(budget, appIn, engine.getSession().getApplicationBufferSize());
+                    records.growAppIn();
                     return true;
                 }
                 return false;
@@ -373,10 +325,10 @@ final class TlsChannel
     {
         try
         {
-            if (flushNet())
+            if (records.flushNet())
             {
                 wrapHandshakeOutput();
-                flushNet();
+                records.flushNet();
             }
         }
         catch (final IOException | RuntimeException ex)
@@ -387,109 +339,7 @@ final class TlsChannel
 
     private SSLEngineResult wrapHandshakeOutput() throws IOException
     {
-        return wrap(EMPTY);
-    }
-
-    /**
-     * Wraps what of {@code src} fits one TLS record into {@code netOut}, which must have nothing left to write (made at the
-     * first wrap; grown to the session's packet size if the engine asks for more, which the JDK allows after the
-     * handshake: tls review L1, where the wrap was tried again without end).
-     */
-    private SSLEngineResult wrap(final ByteBuffer src) throws IOException
-    {
-        if (netOut == NONE)
-        {
-            netOut = DirectBuffers.allocate(budget, engine.getSession().getPacketBufferSize());
-        }
-        while (true)
-        {
-            source[0] = src;
-            netOut.clear();
-            final SSLEngineResult result;
-            try
-            {
-                result = engine.wrap(source, 0, 1, netOut);
-            }
-            finally
-            {
-                netOut.flip();
-                source[0] = null;
-            }
-            if (result.getStatus() != SSLEngineResult.Status.BUFFER_OVERFLOW)
-            {
-                return result;
-            }
-            final int packet = engine.getSession().getPacketBufferSize();
-            if (netOut.capacity() >= packet)
-            {
-                throw new SSLException("no room to wrap a TLS record in " + netOut.capacity() + " bytes");
-            }
-            netOut = DirectBuffers.free(budget, netOut); // NONE until the next is made: a failed allocation leaves nothing freed behind
-            netOut = DirectBuffers.allocate(budget, packet);
-        }
-    }
-
-    private SSLEngineResult unwrap() throws SSLException
-    {
-        target[0] = appIn;
-        netIn.flip();
-        try
-        {
-            final SSLEngineResult result = engine.unwrap(netIn, target, 0, 1);
-            netInUnread = netIn.hasRemaining() && result.getStatus() != SSLEngineResult.Status.BUFFER_UNDERFLOW;
-            return result;
-        }
-        finally
-        {
-            netIn.compact();
-            target[0] = null;
-        }
-    }
-
-    /** Reads the socket into {@code netIn} (grown to the session's packet size if a record needs more room). */
-    private int receive() throws IOException
-    {
-        if (netIn == NONE)
-        {
-            netIn = DirectBuffers.allocate(budget, FIRST_READ);
-        }
-        else if (!netIn.hasRemaining())
-        {
-            netIn = DirectBuffers.grow(budget, netIn, engine.getSession().getPacketBufferSize());
-        }
-        final int n = channel.read(netIn);
-        if (n > 0)
-        {
-            netInUnread = true;
-        }
-        return n;
-    }
-
-    /** Moves decrypted bytes to {@code dst}, as many as it has room for. */
-    private int deliver(final ByteBuffer dst)
-    {
-        if (appIn.position() == 0)
-        {
-            return 0;
-        }
-        appIn.flip();
-        final int n = Math.min(appIn.remaining(), dst.remaining());
-        final int limit = appIn.limit();
-        appIn.limit(appIn.position() + n);
-        dst.put(appIn);
-        appIn.limit(limit);
-        appIn.compact();
-        return n;
-    }
-
-    /** Writes {@code netOut}: true when all of it is written. */
-    private boolean flushNet() throws IOException
-    {
-        if (netOut.hasRemaining())
-        {
-            channel.write(netOut);
-        }
-        return !netOut.hasRemaining();
+        return records.wrap(EMPTY);
     }
 
     private boolean needsHandshake(final SSLEngineResult result) throws SSLHandshakeException

@@ -14,7 +14,10 @@ import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -254,6 +257,65 @@ class SaslReauthenticationRawTest
                 assertServed(served);
             }
         }
+    }
+
+    /**
+     * A session begun through SaslAuthenticate v0 (no session_lifetime_ms in its answer) or through SaslHandshake v0 and a
+     * bare token (no answer to carry one) still ends: Kafka computes the end on both paths, and a client that cannot
+     * re-authenticate has its connection closed at its first request after it (reauth review 1, M3). PLAIN's lifetime is
+     * 1 500 ms on this broker; each connection is served before its end and closed, unanswered, after it.
+     */
+    @Test
+    void sessionsBegunThroughVersionZeroEndToo() throws Exception
+    {
+        final Map<String, String> config = reauthBroker();
+        config.put("listener.name.sasl_plaintext.plain.connections.max.reauth.ms", "1500");
+        try (RunningBroker broker = new RunningBroker(dir, config))
+        {
+            final int port = broker.broker.address("SASL_PLAINTEXT").getPort();
+            final long ended = stats(broker).saslSessionsEnded();
+            try (RawClient v0Authenticate = new RawClient(port); Socket socket = new Socket("127.0.0.1", port))
+            {
+                final long endsAfterMs = System.currentTimeMillis() + 1500;
+                assertEquals(Errors.NONE.code(), handshake(v0Authenticate, (short)1, "PLAIN").errorCode());
+                assertEquals(Errors.NONE.code(), authenticate(v0Authenticate, (short)0,
+                    "\0alice\0alice-secret".getBytes(StandardCharsets.UTF_8)).errorCode());
+                assertServed(v0Authenticate);
+
+                socket.setSoTimeout(20_000);
+                final RawClient v0Handshake = new RawClient(socket);
+                assertEquals(Errors.NONE.code(), handshake(v0Handshake, (short)0, "PLAIN").errorCode());
+                final byte[] token = "\0bob\0bob-secret".getBytes(StandardCharsets.UTF_8);
+                final DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+                out.writeInt(token.length);
+                out.write(token);
+                out.flush();
+                assertEquals(0, new DataInputStream(socket.getInputStream()).readInt(), "an empty bare token back");
+                assertServed(v0Handshake);
+
+                awaitClosedBySessionEnd(v0Authenticate, "the session begun with SaslAuthenticate v0");
+                awaitClosedBySessionEnd(v0Handshake, "the session begun with SaslHandshake v0");
+                assertTrue(System.currentTimeMillis() >= endsAfterMs, "closed only after the sessions' end");
+            }
+            assertEquals(ended + 2, stats(broker).saslSessionsEnded(), "both closes were the sessions' ends");
+        }
+    }
+
+    /** Metadata requests on {@code raw} until one meets the close (bounded: 30 s): its session ended. */
+    private static void awaitClosedBySessionEnd(final RawClient raw, final String what)
+    {
+        await(() ->
+        {
+            try
+            {
+                assertServed(raw);
+                return false;
+            }
+            catch (final IOException ex)
+            {
+                return true;
+            }
+        }, Duration.ofSeconds(30), what + ": its connection closed once the session ended");
     }
 
     /** {@code count} SaslHandshake v1 (PLAIN) frames in one buffer, correlation ids from {@code firstId}. */
