@@ -52,8 +52,9 @@ import java.util.concurrent.TimeUnit;
  * A topic whose files fail — any Throwable — costs that topic alone: logged, published with the partitions not made
  * offline ({@link OfflineTopics}), the journal kept.
  * A stray interrupt of the agent's thread is cleared and reported before each topic is taken into a batch and before
- * each slice; a batch's files are made on the log manager's creation threads, which it does not reach: it costs at most
- * the slice in hand, not the rest of the chunk or of a {@link #makeThrough} / {@link #makeDownTo}.
+ * each slice; a batch's files are made on the log manager's creation threads, which it does not reach — except a batch
+ * of one partition, made on the agent's thread (create11b review L2) —: it costs at most the slice or topic in hand,
+ * not the rest of the chunk or of a {@link #makeThrough} / {@link #makeDownTo}.
  *
  * <p>Threading: the admin agent only, but {@link #hold} (a test hook), {@link #isPending} and {@link #filesFailed}.
  */
