@@ -200,8 +200,8 @@ final class TlsRecords
     }
 
     /**
-     * {@code fileChunk} with bytes of {@code length} bytes of {@code file} at {@code position} still to be encrypted: what
-     * the last call read and was not consumed, else read anew, a chunk at most.
+     * {@code fileChunk} holding the next bytes, a chunk at most, of the {@code length} bytes of {@code file} at
+     * {@code position} still to be encrypted: what the last call read and the engine has not taken yet, else a fresh read.
      */
     ByteBuffer fileChunk(final FileChannel file, final long position, final long length) throws IOException
     {

@@ -62,6 +62,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * buffer), the broker closes for bad input (a frame over the limit), a TLS handshake fails (bytes that are not TLS), a
  * SASL authentication fails (a wrong password over SASL_SSL), an idle connection expires
  * ({@code connections.max.idle.ms}), a SASL session ends ({@code connections.max.reauth.ms}), and the thread shuts down.
+ * Not driven: a connection refused at accept, and a registration that fails after its budget was taken
+ * ({@code Connections}' hand-over; tls18b review L1).
  *
  * <p>One network thread with four listeners (PLAINTEXT, SSL, SASL_SSL whose PLAIN sessions last {@value #SESSION_MS}
  * ms, and an SSL one whose connections expire after {@value #IDLE_MS} ms idle), all stepped by this thread
