@@ -289,7 +289,7 @@ final class LogReader
         }
         catch (final CorruptRecordException damaged)
         {
-            return false;
+            // the rest of the batch cannot be read: none found in it
         }
         return false;
     }
@@ -341,7 +341,7 @@ final class LogReader
         }
         catch (final CorruptRecordException damaged)
         {
-            return out.set(max, b.lastOffset(), b.partitionLeaderEpoch());
+            // the rest of the batch cannot be read: its last offset, as when no record carries the max
         }
         return out.set(max, b.lastOffset(), b.partitionLeaderEpoch());
     }
